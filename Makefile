@@ -1,0 +1,36 @@
+# Two commands set everything up on a fresh machine with python3 and make:
+#   make run    create .venv, install, and do the main job
+#   make test   create .venv if missing, install, and run the whole suite
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck clean bench
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	@mkdir -p var/journals
+	$(PY) -m runtime fly --team solo --scenario solo-fix --journal var/journals/solo-fix-$$(date +%Y%m%d-%H%M%S).jsonl
+
+test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy runtime
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+typecheck: $(STAMP)
+	$(PY) -m mypy runtime
+
+bench: $(STAMP)
+	$(PY) bench/loop_overhead.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,54 @@
+"""Token budgets: a ledger per run, sub-ledgers per agent whose debits also hit the parent.
+
+Budgets are checked at turn boundaries, never mid-turn: a run that ends halted after calls
+u_1..u_k against an allowance B spent at most B - 1 + u_k (the overshoot is one call, and only
+one), and it stopped in a consistent, resumable state.
+"""
+
+from __future__ import annotations
+
+
+class Budget:
+    """A pot of tokens. `reserve` is held back for verification: only budgets allowed to use
+    it (`SubBudget(..., may_use_reserve=True)`) can spend the last `reserve` tokens."""
+
+    def __init__(self, allowance: int, name: str = "run", reserve: int = 0) -> None:
+        if allowance < 0 or reserve < 0 or reserve > allowance:
+            raise ValueError(
+                f"budget {name}: need 0 <= reserve <= allowance, got {reserve}, {allowance}"
+            )
+        self.name = name
+        self.allowance = allowance
+        self.reserve = reserve
+        self.spent = 0
+
+    @property
+    def remaining(self) -> int:
+        return self.allowance - self.spent
+
+    def debit(self, amount: int) -> None:
+        self.spent += amount
+
+    def exhausted(self, may_use_reserve: bool = True) -> bool:
+        limit = self.allowance if may_use_reserve else self.allowance - self.reserve
+        return self.spent >= limit
+
+
+class SubBudget(Budget):
+    """An agent's share of a parent budget. Its debits hit the parent too; exhausting it halts
+    only its own agent, while the parent and the siblings stand."""
+
+    def __init__(
+        self, parent: Budget, allowance: int, name: str, may_use_reserve: bool = False
+    ) -> None:
+        super().__init__(allowance, name)
+        self.parent = parent
+        self.may_use_reserve = may_use_reserve
+
+    def debit(self, amount: int) -> None:
+        super().debit(amount)
+        self.parent.debit(amount)
+
+    def exhausted(self, may_use_reserve: bool = True) -> bool:
+        own = self.spent >= self.allowance
+        return own or self.parent.exhausted(self.may_use_reserve and may_use_reserve)

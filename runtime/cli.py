@@ -1,0 +1,257 @@
+"""`python -m runtime`: a journal toolbox on the command line, no database needed.
+
+    fly --team T --scenario S --journal PATH  fly a team in-process, journalling to PATH
+    resume PATH       continue an interrupted or crashed run
+    replay PATH       re-run from the journal alone: "identical", or the first difference
+    views PATH        bill, threads, audit and resume point as JSON
+    interrupt PATH    ask a running flight to stop at its next turn boundary
+
+Exit status: 0 done (or identical), 1 a replay differs, 2 bad input, 3 the run ended with
+another verdict (failed, halted, out_of_turns, inconclusive, escalated), 4 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from runtime import flight, views
+from runtime.journal import JournalError
+from runtime.jsonl import JournalCorrupt, JsonlJournal
+from runtime.session import ReplayDivergence, StopRequest
+
+EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
+
+
+class StopSignal:
+    """The operator's off switch: a `<journal>.stop` file, or Ctrl-C once (twice quits hard)."""
+
+    def __init__(self, journal_path: Path) -> None:
+        self.path = stop_path(journal_path)
+        self.pressed = False
+
+    def __call__(self) -> StopRequest | None:
+        if self.pressed:
+            return StopRequest(by=operator(), reason="Ctrl-C")
+        try:
+            data = json.loads(self.path.read_text() or "{}")
+        except FileNotFoundError:
+            return None
+        except json.JSONDecodeError:
+            data = {}
+        return StopRequest(
+            by=str(data.get("by") or operator()), reason=str(data.get("reason") or "")
+        )
+
+    def install(self) -> Any:
+        """Take over Ctrl-C; returns the previous handler for `signal.signal` to restore."""
+
+        def on_sigint(signum: int, frame: FrameType | None) -> None:
+            if self.pressed:
+                raise KeyboardInterrupt
+            self.pressed = True
+            print(
+                "stopping at the next turn boundary (Ctrl-C again to quit at once)", file=sys.stderr
+            )
+
+        return signal.signal(signal.SIGINT, on_sigint)
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def stop_path(journal_path: Path) -> Path:
+    return journal_path.with_name(journal_path.name + ".stop")
+
+
+def operator() -> str:
+    return os.environ.get("USER") or os.environ.get("LOGNAME") or "operator"
+
+
+def open_journal(path: Path, must_exist: bool = True) -> JsonlJournal:
+    if must_exist and not path.is_file():
+        raise flight.FlightError(f"no journal at {path}")
+    journal = JsonlJournal(path)
+    if journal.torn is not None:
+        print(f"warning: {journal.torn.describe(path)}", file=sys.stderr)
+    return journal
+
+
+def run_of(journal: JsonlJournal, given: str | None) -> str:
+    return given or flight.find_run(journal, journal.streams())
+
+
+def report(outcome: flight.FlightOutcome, journal: JsonlJournal, path: Path, as_json: bool) -> int:
+    records = journal.read(f"run-{outcome.run_id}")
+    the_bill = views.bill(records)
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "run_id": outcome.run_id,
+                    "status": outcome.status,
+                    "reason": outcome.reason,
+                    "journal": str(path),
+                    "bill": the_bill,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(f"run {outcome.run_id}: {outcome.status} ({outcome.reason})")
+        print(f"journal: {path}")
+        print(format_bill(the_bill))
+    if outcome.status == "done":
+        return EXIT_OK
+    return EXIT_INTERRUPTED if outcome.status == "interrupted" else EXIT_VERDICT
+
+
+def format_bill(b: dict[str, Any]) -> str:
+    lines = ["bill:", f"  {'agent':<14}{'tokens':>8}{'calls':>7}{'share':>8}"]
+    for name, row in b["agents"].items():
+        lines.append(f"  {name:<14}{row['tokens']:>8}{row['calls']:>7}{row['share']:>8.1%}")
+    total = b["total"]
+    lines.append(f"  {'total':<14}{total['tokens']:>8}{total['calls']:>7}")
+    if b["allowance"] is not None:
+        lines.append(
+            f"  allowance {b['allowance']}, spent {b['spent']}, remaining {b['remaining']}"
+        )
+    return "\n".join(lines)
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+def cmd_fly(args: argparse.Namespace) -> int:
+    path = Path(args.journal)
+    journal = open_journal(path, must_exist=False)
+    run_id = args.run_id or flight.new_run_id()
+    config = flight.plan(
+        args.team,
+        args.scenario,
+        run_id,
+        allowance=args.allowance,
+        model=args.model,
+        max_turns=args.max_turns,
+        retries=args.retries,
+        bidding=args.bidding or None,
+    )
+    stop = StopSignal(path)
+    previous = stop.install()
+    root = Path(args.workspaces) if args.workspaces else path.resolve().parent
+    try:
+        outcome = flight.fly(journal, config, run_id, root, stop=stop)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return report(outcome, journal, path, args.json)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    path = Path(args.journal)
+    journal = open_journal(path)
+    run_id = run_of(journal, args.run)
+    stop = StopSignal(path)
+    stop.clear()  # resuming is the operator lifting the stop
+    previous = stop.install()
+    root = Path(args.workspaces) if args.workspaces else path.resolve().parent
+    try:
+        outcome = flight.resume(journal, run_id, root, stop=stop, by=operator())
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return report(outcome, journal, path, args.json)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    journal = open_journal(Path(args.journal))
+    result = flight.replay(journal, run_of(journal, args.run))
+    if result.identical:
+        note = (
+            ""
+            if result.complete
+            else f" (the journal ends after {result.events} events, before the run finished)"
+        )
+        print("identical" + note)
+        return EXIT_OK
+    print(f"differs {result.difference}")
+    return EXIT_DIFFERS
+
+
+def cmd_views(args: argparse.Namespace) -> int:
+    journal = open_journal(Path(args.journal))
+    records = journal.read(f"run-{run_of(journal, args.run)}")
+    print(json.dumps(views.all_views(records), indent=2, default=str))
+    return EXIT_OK
+
+
+def cmd_interrupt(args: argparse.Namespace) -> int:
+    path = Path(args.journal)
+    stop_path(path).write_text(json.dumps({"by": operator(), "reason": args.reason}))
+    print(f"asked the run journalled at {path} to stop at its next turn boundary")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    from runtime.teams import TEAMS
+
+    p = argparse.ArgumentParser(
+        prog="python -m runtime",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+
+    fly = sub.add_parser("fly", help="fly a team in-process")
+    fly.add_argument("--team", required=True, choices=sorted(TEAMS))
+    fly.add_argument("--scenario", required=True)
+    fly.add_argument("--journal", required=True, help="the JSONL file to journal to")
+    fly.add_argument("--run-id", help="the run's id (default: a new r-… id)")
+    fly.add_argument("--allowance", type=int, help="token allowance for the whole run")
+    fly.add_argument("--max-turns", type=int, help="turn cap per agent")
+    fly.add_argument("--retries", type=int, help="automatic retries of a failed tool call")
+    fly.add_argument(
+        "--model",
+        choices=["scripted", "openai"],
+        help="scripted (default) or an OpenAI-compatible endpoint from MINUTES_MODEL_*",
+    )
+    fly.add_argument("--bidding", action="store_true", help="contract-net bidding between coders")
+    fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
+    fly.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    fly.set_defaults(func=cmd_fly)
+
+    for name, func, text in (
+        ("resume", cmd_resume, "continue an interrupted or crashed run"),
+        ("replay", cmd_replay, "replay a run from its journal alone"),
+        ("views", cmd_views, "print bill, threads, audit and resume point as JSON"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("journal")
+        cmd.add_argument("--run", help="which run, when the journal holds several")
+        if name == "resume":
+            cmd.add_argument(
+                "--workspaces", help="where run workspaces are (default: beside the journal)"
+            )
+            cmd.add_argument("--json", action="store_true")
+        cmd.set_defaults(func=func)
+
+    stop = sub.add_parser("interrupt", help="stop a running flight at its next turn boundary")
+    stop.add_argument("journal")
+    stop.add_argument("--reason", default="")
+    stop.set_defaults(func=cmd_interrupt)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except (flight.FlightError, JournalCorrupt, JournalError, ReplayDivergence) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT

@@ -1,0 +1,62 @@
+"""Crash-test seams: SIGKILL this process at a chosen point, and log every real tool execution.
+
+Set `MINUTES_FAULT` to one or more comma-separated points:
+
+    after:ToolDispatched#2   die right after the 2nd ToolDispatched of the stream is durable
+    exec:edit_file#1         die right after the 1st edit_file ran, before its ToolReturned
+
+`after` ordinals count events of the stream (replayed ones included), so a point names the same
+place in a run whichever process gets there; `exec` ordinals count this process's executions.
+
+Set `MINUTES_EXEC_LOG` to a file to have every real (not replayed) tool execution appended to it
+as `<tool> <dispatch ordinal>`: the side channel a test uses to prove that no call that already
+returned ran again. Unset, this module does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass, field
+
+ENV = "MINUTES_FAULT"
+LOG_ENV = "MINUTES_EXEC_LOG"
+
+
+@dataclass
+class Faults:
+    after: dict[str, int] = field(default_factory=dict)
+    exec: dict[str, int] = field(default_factory=dict)
+    log: str | None = None
+
+    @classmethod
+    def from_env(cls) -> Faults:
+        spec = os.environ.get(ENV, "").strip()
+        faults = cls(log=os.environ.get(LOG_ENV) or None)
+        for point in filter(None, (p.strip() for p in spec.split(","))):
+            where, _, rest = point.partition(":")
+            name, _, nth = rest.partition("#")
+            if where not in ("after", "exec") or not name or not nth.isdigit():
+                raise ValueError(f"{ENV}: cannot read {point!r} (want after:Kind#n or exec:tool#n)")
+            getattr(faults, where)[name] = int(nth)
+        return faults
+
+    @property
+    def armed(self) -> bool:
+        return bool(self.after or self.exec or self.log)
+
+    def appended(self, kind: str, ordinal: int) -> None:
+        if self.after.get(kind) == ordinal:
+            die()
+
+    def executed(self, tool: str, ordinal: int, dispatch: int) -> None:
+        """`ordinal`: this tool's executions so far in the stream; `dispatch`: which dispatch."""
+        if self.log:
+            with open(self.log, "a") as f:
+                f.write(f"{tool} {dispatch}\n")
+        if self.exec.get(tool) == ordinal:
+            die()
+
+
+def die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,164 @@
+"""Flying a team: start a run, resume it from its journal, or replay it from its journal alone."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from runtime.events import TeamFinished, TeamStarted, describe_validation
+from runtime.journal import Journal, MemoryJournal
+from runtime.model import ModelClient, ScriptedClient
+from runtime.session import Interrupted, ReplayDivergence, ReplayEnded, Session, StopRequest
+from runtime.teams import TEAMS, FlightConfig, Team
+
+Stop = Callable[[], StopRequest | None]
+
+
+class FlightError(Exception):
+    """A run cannot be started, resumed or replayed; the message says why."""
+
+
+@dataclass(frozen=True)
+class FlightOutcome:
+    run_id: str
+    status: str
+    reason: str = ""
+    finished: TeamFinished | None = None
+
+
+def new_run_id() -> str:
+    return "r-" + uuid.uuid4().hex[:12]
+
+
+def team_named(name: str) -> Team:
+    team = TEAMS.get(name)
+    if team is None:
+        raise FlightError(f"unknown team {name!r}; known teams: {', '.join(sorted(TEAMS))}")
+    return team
+
+
+def plan(team_name: str, scenario_name: str, run_id: str, **settings: Any) -> FlightConfig:
+    """The full settings of a new run: the scenario's presets, then the caller's overrides."""
+    team = team_named(team_name)
+    scenario = team.scenarios.get(scenario_name)
+    if scenario is None:
+        known = ", ".join(sorted(team.scenarios))
+        raise FlightError(f"team {team_name!r} has no scenario {scenario_name!r}; known: {known}")
+    given = {k: v for k, v in settings.items() if v is not None}
+    try:
+        return FlightConfig(
+            team=team_name,
+            scenario=scenario_name,
+            task=given.pop("task", scenario.task),
+            template=scenario.template,
+            workspace=f"{run_id}.workspace",
+            **{**scenario.settings, **given},
+        )
+    except ValidationError as exc:
+        raise FlightError(f"bad settings: {describe_validation(exc)}") from None
+
+
+def clients_for(config: FlightConfig, team: Team, live: bool = True) -> dict[str, ModelClient]:
+    if not live:
+        # A replay serves every answer from the journal and never asks a live model.
+        return {agent: ModelClient() for agent in team.agents}
+    if config.model == "scripted":
+        scenario = team.scenarios[config.scenario]
+        return {
+            agent: ScriptedClient(scenario.scripts.get(agent, []), agent) for agent in team.agents
+        }
+    from runtime.openai_client import OpenAIClient
+
+    client = OpenAIClient.from_env()
+    return {agent: client for agent in team.agents}
+
+
+def _drive(session: Session, config: FlightConfig, root: Path, live: bool = True) -> FlightOutcome:
+    team = team_named(config.team)
+    try:
+        finished = team.fly(session, config, clients_for(config, team, live), root)
+    except Interrupted as exc:
+        return FlightOutcome(session.run_id, "interrupted", str(exc))
+    return FlightOutcome(session.run_id, finished.status, finished.reason, finished)
+
+
+def fly(
+    journal: Journal, config: FlightConfig, run_id: str, root: Path, stop: Stop | None = None
+) -> FlightOutcome:
+    session = Session(journal, run_id, stop=stop)
+    if session.recorded:
+        raise FlightError(
+            f"run {run_id} already has {len(session.recorded)} events; resume it instead"
+        )
+    root.mkdir(parents=True, exist_ok=True)
+    return _drive(session, config, root)
+
+
+def recorded_config(events: list[Any], run_id: str) -> FlightConfig:
+    if not events or not isinstance(events[0], TeamStarted):
+        raise FlightError(f"run {run_id}: the journal does not start with TeamStarted")
+    try:
+        return FlightConfig.model_validate(events[0].config)
+    except ValidationError as exc:
+        raise FlightError(
+            f"run {run_id}: unreadable settings in TeamStarted: {describe_validation(exc)}"
+        ) from None
+
+
+def resume(
+    journal: Journal, run_id: str, root: Path, stop: Stop | None = None, by: str = "operator"
+) -> FlightOutcome:
+    """Continue a crashed or interrupted run from its journal."""
+    events = [r.event for r in journal.read(f"run-{run_id}")]
+    config = recorded_config(events, run_id)
+    if isinstance(events[-1], TeamFinished):
+        last = events[-1]
+        return FlightOutcome(run_id, last.status, f"already finished: {last.reason}", last)
+    session = Session(journal, run_id, recorded=events, stop=stop, resumed_by=by)
+    return _drive(session, config, root)
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    identical: bool
+    events: int
+    difference: str = ""
+    complete: bool = True
+
+
+def replay(journal: Journal, run_id: str) -> ReplayReport:
+    """Re-run a run with every model answer and tool result served from its journal alone."""
+    events = [r.event for r in journal.read(f"run-{run_id}")]
+    config = recorded_config(events, run_id)
+    session = Session(MemoryJournal(), run_id, recorded=events, replay=True)
+    try:
+        _drive(session, config, Path("/nonexistent/replay-runs-no-tools"), live=False)
+    except ReplayDivergence as exc:
+        return ReplayReport(False, session.cursor, str(exc))
+    except ReplayEnded:
+        return ReplayReport(True, session.cursor, complete=False)
+    if session.cursor < len(events):
+        extra = events[session.cursor]
+        return ReplayReport(
+            False,
+            session.cursor,
+            f"at version {session.cursor + 1}: the replay ended; "
+            f"the journal goes on with {extra.kind}",
+        )
+    return ReplayReport(True, session.cursor)
+
+
+def find_run(journal: Journal, streams: list[str]) -> str:
+    runs = [s.removeprefix("run-") for s in streams if s.startswith("run-")]
+    if len(runs) != 1:
+        raise FlightError(
+            "the journal holds no run"
+            if not runs
+            else f"the journal holds several runs ({', '.join(runs)}): name one with --run"
+        )
+    return runs[0]

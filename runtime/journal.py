@@ -1,0 +1,139 @@
+"""The Journal protocol, its typed failures, and the in-memory implementation.
+
+The one primitive is `append(stream, events, expected_version)`: all or nothing, and it fails
+with `WrongExpectedVersion` when the stream has moved. Versions count from 1; expected version 0
+means "the stream must not exist yet". Every event also gets a global position (its place in
+the whole journal), which is what projections read by.
+
+Appending an event id that is already stored is not an error: it is a retry of a write whose
+answer was lost, and it returns the original records without writing anything.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from runtime.events import Event
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """An event as stored: where it sits in its stream and in the whole journal."""
+
+    stream: str
+    version: int
+    position: int
+    event: Event
+
+
+class JournalError(Exception):
+    """Base of the journal's typed failures."""
+
+
+class WrongExpectedVersion(JournalError):
+    """The stream moved since the writer read it: somebody else got there first."""
+
+    def __init__(self, stream: str, expected: int, actual: int) -> None:
+        super().__init__(f"stream {stream!r} is at version {actual}, not {expected}")
+        self.stream = stream
+        self.expected = expected
+        self.actual = actual
+
+
+class DuplicateEventId(JournalError):
+    """A batch mixes stored and new event ids, or repeats an id: it is not a retry."""
+
+
+class Journal(Protocol):
+    def append(
+        self, stream: str, events: Sequence[Event], expected_version: int
+    ) -> list[Recorded]: ...
+
+    def read(self, stream: str, after: int = 0) -> list[Recorded]:
+        """The stream's events with version > after, in version order."""
+        ...
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
+        """Every stream's events with position > after, in position order."""
+        ...
+
+    def version(self, stream: str) -> int:
+        """The stream's current version; 0 when it does not exist."""
+        ...
+
+
+def check_batch(stream: str, events: Sequence[Event], expected_version: int) -> None:
+    if not stream:
+        raise ValueError("stream name must not be empty")
+    if not events:
+        raise ValueError("append needs at least one event")
+    if expected_version < 0:
+        raise ValueError(f"expected_version must be >= 0, got {expected_version}")
+    ids = [e.id for e in events]
+    if len(set(ids)) != len(ids):
+        raise DuplicateEventId("the batch repeats an event id")
+
+
+def replayed_batch(
+    stream: str, events: Sequence[Event], found: list[Recorded | None]
+) -> list[Recorded] | None:
+    """Decide whether a batch is a retry of one already stored.
+
+    `found` holds, per event, the stored record with the same id (or None). A full match in the
+    same stream is a retry and returns the originals; no match returns None (a new write);
+    anything in between is refused.
+    """
+    if all(r is None for r in found):
+        return None
+    if any(r is None for r in found):
+        raise DuplicateEventId("the batch mixes stored and new event ids")
+    records = [r for r in found if r is not None]
+    if any(r.stream != stream for r in records):
+        raise DuplicateEventId(
+            f"an event id in the batch is stored in another stream than {stream!r}"
+        )
+    return records
+
+
+class MemoryJournal:
+    """A Journal in a Python list: for tests, replays and benchmarks. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._all: list[Recorded] = []
+        self._streams: dict[str, list[Recorded]] = {}
+        self._by_id: dict[str, Recorded] = {}
+
+    def append(self, stream: str, events: Sequence[Event], expected_version: int) -> list[Recorded]:
+        check_batch(stream, events, expected_version)
+        with self._lock:
+            retried = replayed_batch(stream, events, [self._by_id.get(e.id) for e in events])
+            if retried is not None:
+                return retried
+            records = self._streams.setdefault(stream, [])
+            if len(records) != expected_version:
+                raise WrongExpectedVersion(stream, expected_version, len(records))
+            out = []
+            for event in events:
+                rec = Recorded(stream, len(records) + 1, len(self._all) + 1, event)
+                records.append(rec)
+                self._all.append(rec)
+                self._by_id[event.id] = rec
+                out.append(rec)
+            return out
+
+    def read(self, stream: str, after: int = 0) -> list[Recorded]:
+        with self._lock:
+            return list(self._streams.get(stream, [])[after:])
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
+        with self._lock:
+            end = None if limit is None else after + limit
+            return self._all[after:end]
+
+    def version(self, stream: str) -> int:
+        with self._lock:
+            return len(self._streams.get(stream, []))

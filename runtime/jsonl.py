@@ -1,0 +1,209 @@
+"""JsonlJournal: a Journal in one JSONL file, one event per line, fsync per appended batch.
+
+The line is the unit of commit. A crash mid-write leaves a torn final line; the reader tolerates
+it, reports it, and the next append cuts it off (it was never acknowledged). Anything else that
+cannot be read stops the reader with the line number and the problem: a journal is evidence,
+and skipping a line of evidence silently is worse than refusing to go on.
+
+Several processes may append to the same file: an exclusive `flock` serializes writers, and each
+writer catches up with lines others wrote before checking its expected version.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime import flat
+from runtime.events import Event, EventFormatError
+from runtime.journal import (
+    Recorded,
+    WrongExpectedVersion,
+    check_batch,
+    replayed_batch,
+)
+
+
+class JournalCorrupt(Exception):
+    """A line of a journal file cannot be read. Names the file, the line and the problem."""
+
+    def __init__(self, path: str | Path, line_no: int, problem: str) -> None:
+        super().__init__(f"{path}, line {line_no}: {problem}")
+        self.path = str(path)
+        self.line_no = line_no
+        self.problem = problem
+
+
+@dataclass(frozen=True, slots=True)
+class TornLine:
+    """The final line of a file that stops mid-event."""
+
+    line_no: int
+    size: int
+    problem: str
+
+    def describe(self, path: str | Path) -> str:
+        return (
+            f"{path}, line {self.line_no}: torn final line ({self.size} bytes, {self.problem}); "
+            "ignored: it was never completely written"
+        )
+
+
+DEFAULT_STREAM = "run-imported"
+
+
+class JsonlJournal:
+    """A Journal backed by one JSONL file (created on first append)."""
+
+    def __init__(self, path: str | Path, *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self.torn: TornLine | None = None
+        self._lock = threading.Lock()
+        self._all: list[Recorded] = []
+        self._streams: dict[str, list[Recorded]] = {}
+        self._by_id: dict[str, Recorded] = {}
+        self._offset = 0  # bytes of complete lines already read
+        self._lines = 0
+        self._unterminated = False  # the last complete event has no newline after it
+        with self._lock:
+            self._catch_up()
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def _catch_up(self) -> None:
+        """Read whatever other writers added since we last looked."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size == self._offset and not self.torn:
+            return
+        with open(self.path, "rb") as f:
+            f.seek(self._offset)
+            data = f.read()
+        self.torn = None
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            line_no = self._lines + 1
+            if end == -1:
+                self._read_last_line(data[start:], line_no)
+                return
+            self._take(data[start:end], line_no)
+            self._offset += end + 1 - start
+            self._lines = line_no
+            start = end + 1
+
+    def _read_last_line(self, raw: bytes, line_no: int) -> None:
+        """A final line without a newline: an event if it parses, else a torn write."""
+        if not raw.strip():
+            return
+        try:
+            parsed = flat.loads(raw, line_no, str(self.path))
+        except EventFormatError as exc:
+            if exc.args[0].startswith(("not JSON", "not UTF-8")):
+                self.torn = TornLine(line_no, len(raw), exc.args[0])
+                return
+            raise JournalCorrupt(self.path, line_no, exc.args[0]) from None
+        self._store(parsed, line_no)
+        self._offset += len(raw)
+        self._lines = line_no
+        self._unterminated = True
+
+    def _take(self, raw: bytes, line_no: int) -> None:
+        if not raw.strip():
+            raise JournalCorrupt(self.path, line_no, "empty line")
+        try:
+            parsed = flat.loads(raw, line_no, str(self.path))
+        except EventFormatError as exc:
+            raise JournalCorrupt(self.path, line_no, exc.args[0]) from None
+        self._store(parsed, line_no)
+
+    def _store(self, parsed: flat.FlatLine, line_no: int) -> None:
+        event = parsed.event
+        stream = parsed.stream or (f"run-{event.run_id}" if event.run_id else DEFAULT_STREAM)
+        records = self._streams.setdefault(stream, [])
+        version = len(records) + 1
+        if parsed.version is not None and parsed.version != version:
+            raise JournalCorrupt(
+                self.path,
+                line_no,
+                f"broken version sequence in stream {stream!r}: "
+                f"expected version {version}, found {parsed.version}",
+            )
+        if event.id in self._by_id:
+            raise JournalCorrupt(self.path, line_no, f"event id {event.id} appears twice")
+        rec = Recorded(stream, version, len(self._all) + 1, event)
+        records.append(rec)
+        self._all.append(rec)
+        self._by_id[event.id] = rec
+
+    def read(self, stream: str, after: int = 0) -> list[Recorded]:
+        with self._lock:
+            self._catch_up()
+            return list(self._streams.get(stream, [])[after:])
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
+        with self._lock:
+            self._catch_up()
+            end = None if limit is None else after + limit
+            return self._all[after:end]
+
+    def version(self, stream: str) -> int:
+        with self._lock:
+            self._catch_up()
+            return len(self._streams.get(stream, []))
+
+    def streams(self) -> list[str]:
+        with self._lock:
+            self._catch_up()
+            return list(self._streams)
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def append(self, stream: str, events: Sequence[Event], expected_version: int) -> list[Recorded]:
+        check_batch(stream, events, expected_version)
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._catch_up()
+                retried = replayed_batch(stream, events, [self._by_id.get(e.id) for e in events])
+                if retried is not None:
+                    return retried
+                current = len(self._streams.get(stream, []))
+                if current != expected_version:
+                    raise WrongExpectedVersion(stream, expected_version, current)
+                return self._write(fd, stream, events, current)
+            finally:
+                os.close(fd)  # closing releases the flock
+
+    def _write(self, fd: int, stream: str, events: Sequence[Event], current: int) -> list[Recorded]:
+        lines = [flat.dumps(e, stream, current + i + 1) for i, e in enumerate(events)]
+        payload = ("\n".join(lines) + "\n").encode()
+        if self.torn is not None:
+            os.ftruncate(fd, self._offset)  # drop the torn tail: it was never acknowledged
+            self.torn = None
+        elif self._unterminated:
+            payload = b"\n" + payload
+        os.lseek(fd, self._offset, os.SEEK_SET)
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view) :]
+        if self.fsync:
+            os.fsync(fd)
+        self._unterminated = False
+        out = []
+        for i, event in enumerate(events):
+            parsed = flat.FlatLine(event, stream, current + i + 1)
+            self._store(parsed, self._lines + i + 1)
+            out.append(self._all[-1])
+        self._lines += len(events)
+        self._offset += len(payload)
+        return out

@@ -1,0 +1,192 @@
+"""The agent loop: assemble the window, ask the model, dispatch its calls, journal every step.
+
+A run stops for one of five reasons, each with its own event: the done tool (AgentFinished),
+the budget at a turn boundary (BudgetExhausted), the turn cap (TurnCapReached), two replies in
+a row without a tool call (RunInconclusive, after one nudge), or an operator's stop at a turn
+boundary (RunInterrupted, raised as `Interrupted`; such a run resumes where it stood).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from runtime.budget import Budget
+from runtime.context import DEFAULT_LIMIT, assemble, window_size
+from runtime.events import (
+    AgentFinished,
+    AgentNudged,
+    BudgetDebited,
+    BudgetExhausted,
+    ModelCalled,
+    ModelResponded,
+    RunInconclusive,
+    RunStarted,
+    ToolDispatched,
+    ToolReturned,
+    TurnCapReached,
+)
+from runtime.model import ChatMessage, ModelClient, ToolCall, ToolSpec
+from runtime.session import Session
+from runtime.tools import Outcome, Toolbox, ToolFailure, failure
+
+DONE = "done"
+DONE_SPEC: ToolSpec = {
+    "name": DONE,
+    "description": "Finish your work. Your arguments are your report.",
+    "parameters": {
+        "type": "object",
+        "properties": {"summary": {"type": "string", "description": "what you did and found"}},
+    },
+}
+NUDGE = "Reply with a tool call; call done when you are finished."
+
+Status = Literal["done", "halted", "out_of_turns", "inconclusive"]
+
+
+@dataclass
+class Agent:
+    """One construction for every role: a client, a toolbox, a system prompt, and limits."""
+
+    name: str
+    client: ModelClient
+    toolbox: Toolbox
+    system: str
+    max_turns: int = 12
+    retries: int = 0
+    window: int = DEFAULT_LIMIT
+    done_spec: ToolSpec = field(default_factory=lambda: DONE_SPEC)
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    status: Status
+    turns: int
+    report: dict[str, Any] | None = None
+
+
+Mail = Callable[[], Sequence[ChatMessage]]
+
+
+def run(
+    agent: Agent,
+    task: str,
+    session: Session,
+    budget: Budget,
+    *,
+    task_id: str | None = None,
+    mail: Mail | None = None,
+) -> AgentResult:
+    """Drive one agent until it stops. Raises `Interrupted` on an operator's stop."""
+    client = session.client(agent.name, agent.client)
+    specs = [*agent.toolbox.specs(), agent.done_spec]
+    envelope: dict[str, Any] = {"agent": agent.name, "task_id": task_id}
+    session.emit(
+        session.new(
+            RunStarted,
+            **envelope,
+            task=task,
+            tools=[s["name"] for s in specs],
+            max_turns=agent.max_turns,
+        )
+    )
+    history: list[list[ChatMessage]] = []
+    fresh: list[ChatMessage] = []
+    nudged = False
+    for turn in range(agent.max_turns):
+        session.boundary()
+        if mail is not None:
+            fresh.extend(mail())
+        window = assemble(agent.system, task, history, fresh, agent.window)
+        at = {**envelope, "turn": turn}
+        session.emit(
+            session.new(ModelCalled, **at, messages=len(window), window_chars=window_size(window))
+        )
+        response = client.complete(window, specs)
+        session.emit(
+            session.new(
+                ModelResponded,
+                **at,
+                text=response.text,
+                tool_calls=response.tool_calls,
+                usage=response.usage,
+            ),
+            session.new(BudgetDebited, **at, amount=response.usage.total),
+        )
+        budget.debit(response.usage.total)
+        step = [
+            ChatMessage(role="assistant", content=response.text, tool_calls=response.tool_calls)
+        ]
+        for call in response.tool_calls:
+            if call.name == DONE:  # finishing is an explicit, typed act
+                session.emit(session.new(AgentFinished, **at, result=call.args))
+                return AgentResult("done", turn + 1, call.args)
+            outcome = dispatch(agent, call, session, at)
+            step.append(
+                ChatMessage(
+                    role="tool", content=json.dumps(outcome.observation()), tool_call_id=call.id
+                )
+            )
+        drifted = not response.tool_calls
+        if drifted and not nudged:
+            session.emit(session.new(AgentNudged, **at, text=NUDGE))
+            step.append(ChatMessage(role="user", content=NUDGE))
+        if fresh:
+            history.append(fresh)
+        fresh = step
+        if budget.exhausted():  # wind down at the turn boundary, never mid-turn
+            session.emit(
+                session.new(BudgetExhausted, **at, spent=budget.spent, allowance=budget.allowance)
+            )
+            return AgentResult("halted", turn + 1)
+        if drifted and nudged:
+            session.emit(
+                session.new(
+                    RunInconclusive, **at, reason="two replies in a row without a tool call"
+                )
+            )
+            return AgentResult("inconclusive", turn + 1)
+        nudged = drifted
+    session.emit(session.new(TurnCapReached, **envelope, max_turns=agent.max_turns))
+    return AgentResult("out_of_turns", agent.max_turns)
+
+
+def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any]) -> Outcome:
+    """Run one tool call, retrying a failed execution up to `agent.retries` times.
+
+    Every attempt is journalled. Refusals (not allowed, bad arguments) are not retried: the
+    same call would be refused again. Tools that are not retry-safe are not retried either.
+    """
+    ids = {"tool": call.name, "call_id": call.id}
+    session.emit(session.new(ToolDispatched, **at, **ids, args=call.args))
+    try:
+        tool = agent.toolbox.check(call, agent.name)
+    except ToolFailure as exc:
+        outcome = failure(call.name, exc)
+        session.emit(session.new(ToolReturned, **at, **ids, error=outcome.error))
+        return outcome
+    attempts = 1 + (agent.retries if tool.retry_safe else 0)
+    for attempt in range(1, attempts + 1):
+        outcome = session.run_tool(tool, call.args)
+        session.emit(
+            session.new(
+                ToolReturned,
+                **at,
+                **ids,
+                attempt=attempt,
+                result=jsonable(outcome.result),
+                error=outcome.error,
+            )
+        )
+        if not outcome.failed:
+            break
+    return outcome
+
+
+def jsonable(value: Any) -> Any:
+    """The value as it will read back from a journal (tuples become lists, and so on)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.loads(json.dumps(value, default=str))

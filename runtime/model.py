@@ -1,0 +1,170 @@
+"""The model boundary: `ModelClient.complete(messages, tools) -> ModelResponse`.
+
+This is the only interface through which the runtime talks to a model. Everything
+vendor-specific (request shapes, authentication, rate limits) lives behind it, in one client
+module per protocol. Beside the network client sit two that spend no tokens: ScriptedClient
+(deterministic scripts for tests and demos) and ReplayClient (the responses a journal recorded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.events import CallData, Event, ModelResponded, Usage
+
+ToolCall = CallData
+"""A tool call the model asked for: id, name, arguments."""
+
+ToolSpec = dict[str, Any]
+"""What the model is shown of a tool: {"name", "description", "parameters": JSON schema}."""
+
+
+class ChatMessage(BaseModel):
+    """One entry of the window sent to the model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None  # on role="tool": which call this answers
+
+    def size(self) -> int:
+        """Characters this entry puts in the window (text plus tool-call arguments)."""
+        return self._size
+
+    @cached_property
+    def _size(self) -> int:
+        # Cached: every turn re-measures the whole kept history, and messages never change.
+        return len(self.content) + sum(len(c.name) + len(str(c.args)) for c in self.tool_calls)
+
+
+class ModelResponse(BaseModel):
+    """What a model produced: text, tool calls, or both, and always the usage."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Usage(total=0)
+
+
+class ModelError(Exception):
+    """The model could not be asked or its answer could not be understood."""
+
+
+class ScriptExhausted(ModelError):
+    pass
+
+
+class ReplayExhausted(ModelError):
+    pass
+
+
+class ModelClient:
+    """One method; everything vendor-specific lives behind it."""
+
+    def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
+        raise NotImplementedError
+
+    def fast_forward(self, calls: int) -> None:
+        """Skip `calls` answers already recorded in the journal before going live.
+
+        A resumed run replays its recorded responses and then asks this client for the next
+        one. A client with a position of its own (a script) must skip what was already served;
+        a network client has nothing to skip.
+        """
+
+
+class ScriptedClient(ModelClient):
+    """Serves a fixed list of responses in order: deterministic, and no tokens spent."""
+
+    def __init__(self, script: Iterable[ModelResponse], name: str = "scripted") -> None:
+        self.script = list(script)
+        self.name = name
+        self.position = 0
+
+    def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
+        if self.position >= len(self.script):
+            raise ScriptExhausted(
+                f"{self.name}: the script has {len(self.script)} responses and all were used"
+            )
+        response = self.script[self.position]
+        self.position += 1
+        if any(not c.id for c in response.tool_calls):
+            # Scripts leave call ids blank; number them by position so they are the same in
+            # every process that serves this script (resume compares them with the journal).
+            calls = [
+                c if c.id else c.model_copy(update={"id": f"{self.name}-{self.position}-{i}"})
+                for i, c in enumerate(response.tool_calls, 1)
+            ]
+            response = response.model_copy(update={"tool_calls": calls})
+        return response
+
+    def fast_forward(self, calls: int) -> None:
+        self.position = calls
+
+
+class ReplayClient(ModelClient):
+    """Serves the responses a journal recorded for one agent, in order.
+
+    With `then`, it hands over to that client once the recording runs out (first telling it
+    how many answers were already served): this is how a resumed run goes live.
+    """
+
+    def __init__(
+        self, events: Iterable[Event], agent: str, then: ModelClient | None = None
+    ) -> None:
+        self.agent = agent
+        self.recorded = [e for e in events if isinstance(e, ModelResponded) and e.agent == agent]
+        self.then = then
+        self.served = 0
+        self._handed_over = False
+
+    @property
+    def exhausted(self) -> bool:
+        return self.served >= len(self.recorded)
+
+    def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
+        if not self.exhausted:
+            event = self.recorded[self.served]
+            self.served += 1
+            return response_of(event)
+        if self.then is None:
+            raise ReplayExhausted(
+                f"the journal records {len(self.recorded)} responses for {self.agent!r} "
+                "and the run asked for another"
+            )
+        if not self._handed_over:
+            self.then.fast_forward(self.served)
+            self._handed_over = True
+        return self.then.complete(messages, tools)
+
+
+def response_of(event: ModelResponded) -> ModelResponse:
+    """The response a ModelResponded event recorded. v1 events recorded only the usage."""
+    if event.text is None or event.tool_calls is None:
+        raise ModelError(
+            f"the journal recorded only the usage of {event.agent}'s response at turn "
+            f"{event.turn} (ModelResponded v1): it cannot be replayed"
+        )
+    return ModelResponse(text=event.text, tool_calls=list(event.tool_calls), usage=event.usage)
+
+
+# --- small builders for scripts ----------------------------------------------------------------
+
+
+def say(text: str, usage: int) -> ModelResponse:
+    """A plain-prose answer (no tool call)."""
+    return ModelResponse(text=text, usage=Usage(total=usage))
+
+
+def call(name: str, usage: int, text: str = "", **args: Any) -> ModelResponse:
+    """An answer that calls one tool (ScriptedClient numbers the call)."""
+    return ModelResponse(
+        text=text, tool_calls=[ToolCall(id="", name=name, args=args)], usage=Usage(total=usage)
+    )

@@ -1,0 +1,440 @@
+"""A ModelClient for the OpenAI-compatible chat-completions protocol.
+
+`OpenAIClient` POSTs to `{base_url}/chat/completions`, the shape spoken by hosted APIs and by
+local servers (Ollama, vLLM, llama.cpp server). It translates our ChatMessage/ToolSpec into the
+wire format and the reply back into a ModelResponse, retries what is worth retrying (429, 5xx,
+timeouts, dropped connections) with jittered exponential backoff, and turns everything else into
+a ModelError subclass with a message a person can act on.
+
+HTTP is stdlib only and confined to `OpenAIClient._post`, the one outbound seam.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import os
+import random
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from email.message import Message
+from typing import Any
+
+from runtime.events import Usage
+from runtime.model import ChatMessage, ModelClient, ModelError, ModelResponse, ToolCall, ToolSpec
+
+CHAT_PATH = "/chat/completions"
+SNIPPET_CHARS = 500  # how much of an error body to quote: enough to read, not a whole HTML page
+
+
+class ModelConfigError(ModelError):
+    """The client cannot be built: a setting is missing or malformed."""
+
+
+class ModelHTTPError(ModelError):
+    """The server refused the request, or kept failing until the retries ran out.
+
+    `status` is the last HTTP status seen (None when no answer arrived: a timeout or a
+    connection error); `attempts` is how many requests were made.
+    """
+
+    def __init__(self, message: str, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+
+class ModelProtocolError(ModelError):
+    """The server answered, but not in the shape the protocol promises."""
+
+
+class _Retryable(Exception):
+    """One attempt failed in a way worth repeating (429, 5xx, timeout, connection trouble)."""
+
+    def __init__(
+        self, detail: str, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+        self.retry_after = retry_after
+
+
+class OpenAIClient(ModelClient):
+    """Asks an OpenAI-compatible server for chat completions.
+
+    `sleep` and `rng` are injectable so tests can observe backoff without waiting for it.
+    `temperature` and `tool_choice` are sent only when set, so the server's defaults apply
+    otherwise.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        temperature: float | None = None,
+        tool_choice: str | None = None,
+        sleep: Callable[[float], object] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            # urllib would otherwise fail on the first call with "unknown url type".
+            raise ModelConfigError(
+                f"the model base URL must start with http:// or https://: {base_url!r}"
+            )
+        if not model:
+            raise ModelConfigError("no model name given")
+        if timeout <= 0:
+            raise ModelConfigError(f"the timeout must be positive, not {timeout}")
+        if max_retries < 0:
+            raise ModelConfigError(f"max_retries must be 0 or more, not {max_retries}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key or None
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.temperature = temperature
+        self.tool_choice = tool_choice
+        self.sleep = sleep
+        self.rng = rng if rng is not None else random.Random()
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> OpenAIClient:
+        """Build a client from MINUTES_MODEL_* variables, falling back to OPENAI_*.
+
+        MINUTES_MODEL_BASE_URL (or OPENAI_BASE_URL) and MINUTES_MODEL (or OPENAI_MODEL) are
+        required; MINUTES_MODEL_API_KEY (or OPENAI_API_KEY) is optional because local servers
+        need none; MINUTES_MODEL_TIMEOUT is seconds as a number. Empty values count as unset.
+        """
+        base_url = environ.get("MINUTES_MODEL_BASE_URL") or environ.get("OPENAI_BASE_URL")
+        if not base_url:
+            raise ModelConfigError(
+                "MINUTES_MODEL_BASE_URL is not set (nor OPENAI_BASE_URL): the server's URL, "
+                "e.g. http://localhost:11434/v1"
+            )
+        if not base_url.startswith(("http://", "https://")):
+            raise ModelConfigError(
+                f"MINUTES_MODEL_BASE_URL (or OPENAI_BASE_URL) must start with http:// or "
+                f"https://, not {base_url!r}"
+            )
+        model = environ.get("MINUTES_MODEL") or environ.get("OPENAI_MODEL")
+        if not model:
+            raise ModelConfigError("MINUTES_MODEL is not set (nor OPENAI_MODEL): the model name")
+        api_key = environ.get("MINUTES_MODEL_API_KEY") or environ.get("OPENAI_API_KEY") or None
+        timeout = 60.0
+        raw_timeout = environ.get("MINUTES_MODEL_TIMEOUT")
+        if raw_timeout:
+            try:
+                timeout = float(raw_timeout)
+            except ValueError:
+                raise ModelConfigError(
+                    f"MINUTES_MODEL_TIMEOUT must be a number of seconds, not {raw_timeout!r}"
+                ) from None
+            if not math.isfinite(timeout) or timeout <= 0:
+                raise ModelConfigError(
+                    f"MINUTES_MODEL_TIMEOUT must be a positive number of seconds, "
+                    f"not {raw_timeout!r}"
+                )
+        return cls(base_url, model, api_key, timeout=timeout)
+
+    # --- the ModelClient interface -------------------------------------------------------------
+
+    def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
+        """Send the window and the tools; the model's text, tool calls and usage."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [wire_message(m) for m in messages],
+            "stream": False,
+        }
+        if tools:
+            # Some servers reject an empty "tools" array, so none means no key at all.
+            body["tools"] = [wire_tool(t) for t in tools]
+        if self.tool_choice is not None:
+            body["tool_choice"] = self.tool_choice
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        reply = self._post_with_retries(CHAT_PATH, body)
+        text, calls = parse_message(reply)
+        usage = parse_usage(reply.get("usage"))
+        if usage is None:
+            usage = estimate_usage(messages, tools, text, calls)
+        return ModelResponse(text=text, tool_calls=calls, usage=usage)
+
+    # --- HTTP ----------------------------------------------------------------------------------
+
+    def _post_with_retries(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """`_post`, repeated on transient failures with exponential backoff and full jitter."""
+        attempts = self.max_retries + 1
+        last: _Retryable | None = None
+        for attempt in range(attempts):
+            try:
+                return self._post(path, body)
+            except _Retryable as failure:
+                last = failure
+                if attempt + 1 < attempts:
+                    self.sleep(self._delay(attempt, failure.retry_after))
+        assert last is not None  # the loop runs at least once and returns unless it failed
+        raise ModelHTTPError(
+            f"gave up on POST {self.base_url}{path} after {attempts} attempt"
+            f"{'' if attempts == 1 else 's'}; the last failed with {last.detail}",
+            status=last.status,
+            attempts=attempts,
+        )
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number `attempt + 1`."""
+        if retry_after is not None:
+            # The server knows when it will take us again; trust it, within our own patience.
+            return min(self.max_backoff, retry_after)
+        # Full jitter: clients that failed together should not all come back together.
+        return self.rng.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST `body` as JSON to base_url + path and return the reply's JSON object.
+
+        The one place this module touches the network. One attempt only: transient failures
+        raise _Retryable for the caller's retry loop; other 4xx raise ModelHTTPError; a 2xx
+        whose body is not a JSON object raises ModelProtocolError.
+        """
+        url = self.base_url + path
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(
+            url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw: bytes = response.read()
+        except urllib.error.HTTPError as error:
+            with error:
+                detail = f"HTTP {error.code}: {_snippet(_read_quietly(error))}"
+                if error.code == 429 or error.code >= 500:
+                    raise _Retryable(detail, error.code, _retry_after(error.headers)) from None
+            raise ModelHTTPError(f"POST {url} was refused with {detail}", error.code) from None
+        except TimeoutError:
+            raise _Retryable(f"a timeout (no answer within {self.timeout:g} s)") from None
+        except urllib.error.URLError as error:
+            if isinstance(error.reason, TimeoutError):
+                raise _Retryable(f"a timeout (no answer within {self.timeout:g} s)") from None
+            raise _Retryable(f"a connection error ({error.reason})") from None
+        except (http.client.HTTPException, OSError) as error:
+            # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).
+            raise _Retryable(f"a connection error ({type(error).__name__}: {error})") from None
+        try:
+            decoded = json.loads(raw)
+        except ValueError:
+            raise ModelProtocolError(
+                f"the reply is not JSON: {_snippet(raw) or '(empty body)'}"
+            ) from None
+        if not isinstance(decoded, dict):
+            raise ModelProtocolError(
+                f"the reply is not a JSON object but {type(decoded).__name__}: {_snippet(raw)}"
+            )
+        return decoded
+
+
+# --- translation to the wire -------------------------------------------------------------------
+
+
+def wire_message(message: ChatMessage) -> dict[str, Any]:
+    """One ChatMessage in the chat-completions request shape."""
+    if message.role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id or "",
+            "content": message.content,
+        }
+    if message.role == "assistant":
+        # Content "" rather than null: some servers answer 500 to a null content beside
+        # tool calls.
+        wire: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            wire["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.args)},
+                }
+                for call in message.tool_calls
+            ]
+        return wire
+    return {"role": message.role, "content": message.content}
+
+
+def wire_tool(spec: ToolSpec) -> dict[str, Any]:
+    """One ToolSpec in the chat-completions "tools" shape."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec["name"],
+            "description": spec.get("description", ""),
+            "parameters": spec.get("parameters", {"type": "object", "properties": {}}),
+        },
+    }
+
+
+# --- translation from the wire -----------------------------------------------------------------
+
+
+def parse_message(reply: dict[str, Any]) -> tuple[str, list[ToolCall]]:
+    """The text and tool calls of choices[0].message, or ModelProtocolError saying what is off."""
+    if "choices" not in reply:
+        error = reply.get("error")
+        hint = f" (it carries an error: {_snippet(json.dumps(error))})" if error else ""
+        raise ModelProtocolError(f"the reply has no 'choices'{hint}")
+    choices = reply["choices"]
+    if not isinstance(choices, list):
+        raise ModelProtocolError(f"the reply's 'choices' is {type(choices).__name__}, not a list")
+    if not choices:
+        raise ModelProtocolError("the reply's 'choices' is empty")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise ModelProtocolError(f"choices[0] is {type(choice).__name__}, not an object")
+    message = choice.get("message")
+    if message is None:
+        raise ModelProtocolError("choices[0] has no 'message'")
+    if not isinstance(message, dict):
+        raise ModelProtocolError(f"choices[0].message is {type(message).__name__}, not an object")
+    content = message.get("content")
+    if content is None:
+        content = ""  # null content is normal when the model only calls tools
+    if not isinstance(content, str):
+        raise ModelProtocolError(
+            f"choices[0].message.content is {type(content).__name__}, not a string"
+        )
+    raw_calls = message.get("tool_calls")
+    if raw_calls is None:
+        raw_calls = []
+    if not isinstance(raw_calls, list):
+        raise ModelProtocolError(
+            f"choices[0].message.tool_calls is {type(raw_calls).__name__}, not a list"
+        )
+    return content, [parse_tool_call(raw, index) for index, raw in enumerate(raw_calls)]
+
+
+def parse_tool_call(raw: Any, index: int) -> ToolCall:
+    """One wire tool call as a ToolCall with its arguments decoded."""
+    where = f"tool_calls[{index}]"
+    if not isinstance(raw, dict):
+        raise ModelProtocolError(f"{where} is {type(raw).__name__}, not an object")
+    function = raw.get("function")
+    if not isinstance(function, dict):
+        raise ModelProtocolError(f"{where} has no 'function' object")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ModelProtocolError(f"{where} has no function name")
+    arguments = function.get("arguments")
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        # Some servers send nothing at all for a tool that takes no arguments.
+        args: Any = {}
+    elif isinstance(arguments, dict):
+        args = arguments  # a few servers send the object itself rather than its JSON text
+    elif isinstance(arguments, str):
+        try:
+            args = json.loads(arguments)
+        except ValueError as error:
+            raise ModelProtocolError(
+                f"the arguments of tool call {name!r} are not valid JSON ({error}): "
+                f"{_snippet(arguments)}"
+            ) from None
+    else:
+        raise ModelProtocolError(
+            f"the arguments of tool call {name!r} are {type(arguments).__name__}, not a JSON string"
+        )
+    if not isinstance(args, dict):
+        raise ModelProtocolError(
+            f"the arguments of tool call {name!r} are not a JSON object but "
+            f"{type(args).__name__}: {_snippet(json.dumps(args))}"
+        )
+    call_id = raw.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        # Some local servers omit ids. Numbering by position keeps them the same on every run,
+        # which replay and resume rely on.
+        call_id = f"call_{index}"
+    return ToolCall(id=call_id, name=name, args=args)
+
+
+def parse_usage(raw: Any) -> Usage | None:
+    """The server's token counts, or None when it reported none (or only zeros).
+
+    Usage is bookkeeping, not the answer: a malformed usage block is treated as absent (and
+    then estimated) rather than failing a reply whose content is fine.
+    """
+    if not isinstance(raw, dict):
+        return None
+    prompt = _count(raw.get("prompt_tokens"))
+    completion = _count(raw.get("completion_tokens"))
+    total = _count(raw.get("total_tokens"))
+    if not total:
+        total = (prompt or 0) + (completion or 0)
+    if total <= 0:
+        return None
+    return Usage(total=total, prompt=prompt, completion=completion)
+
+
+def estimate_usage(
+    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], text: str, calls: list[ToolCall]
+) -> Usage:
+    """A rough token count for a server that reports none: about four characters a token.
+
+    This is an ESTIMATE, not a measurement. Budgets debit `total`, so a call must never cost
+    zero; each side counts at least one token.
+    """
+    prompt_chars = sum(m.size() for m in messages) + sum(len(json.dumps(t)) for t in tools)
+    completion_chars = len(text) + sum(len(c.name) + len(json.dumps(c.args)) for c in calls)
+    prompt = max(1, math.ceil(prompt_chars / 4))
+    completion = max(1, math.ceil(completion_chars / 4))
+    return Usage(total=prompt + completion, prompt=prompt, completion=completion)
+
+
+# --- small helpers -----------------------------------------------------------------------------
+
+
+def _count(value: Any) -> int | None:
+    """A token count if `value` is a non-negative integer (bool is not), else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def _retry_after(headers: Message | None) -> float | None:
+    """Retry-After in seconds, or None when absent, an HTTP date, or nonsense."""
+    if headers is None:
+        return None
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None  # an HTTP date: rare from these servers, so fall back to our own backoff
+    if not math.isfinite(seconds) or seconds < 0:
+        return None
+    return seconds
+
+
+def _read_quietly(error: urllib.error.HTTPError) -> bytes:
+    """The body of an error answer, or b"" if even that cannot be read."""
+    try:
+        return error.read()
+    except (OSError, http.client.HTTPException):
+        return b""
+
+
+def _snippet(raw: bytes | str) -> str:
+    """The start of a body, on one line, for an error message."""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    text = " ".join(text.split())
+    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "..."

@@ -1,0 +1,220 @@
+"""The session: how a run writes its minutes, resumes from them, and replays them.
+
+A run is plain sequential code (the agent loop, the team harness) that emits events through a
+Session. The session holds what the journal already recorded for the run and a cursor into it:
+
+- while the cursor is inside the record, each emitted event must be the recorded one (equal but
+  for id and timestamp) and is not written again; model responses, tool results and harness
+  outcomes are served from the record instead of being asked for, so a tool call that already
+  returned never runs twice;
+- once the cursor reaches the end of the record, the run is live: events are appended with the
+  expected version, models are asked and tools run.
+
+Resuming after a crash is therefore re-running the same code over the journal; replaying is the
+same with nothing live allowed, into a fresh journal. A difference between what the code emits
+and what the journal holds stops the run with ReplayDivergence naming both events.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from runtime.events import ErrorInfo, Event, RunInterrupted, RunResumed, ToolReturned
+from runtime.faults import Faults
+from runtime.journal import Journal
+from runtime.model import ModelClient, ReplayClient
+from runtime.tools import Outcome, Tool, execute
+
+E = TypeVar("E", bound=Event)
+
+
+@dataclass(frozen=True)
+class StopRequest:
+    by: str
+    reason: str = ""
+
+
+class ReplayDivergence(Exception):
+    """The code emitted something other than what the journal recorded at that place."""
+
+    def __init__(self, version: int, expected: Event | None, got: Event | str) -> None:
+        want = "the end of the journal" if expected is None else describe(expected)
+        made = got if isinstance(got, str) else describe(got)
+        super().__init__(f"at version {version}: the journal has {want}, the run produced {made}")
+        self.version = version
+        self.expected = expected
+        self.got = got
+
+
+class ReplayEnded(Exception):
+    """A replay reached the end of the journal while the run wanted to go on live."""
+
+
+class Interrupted(Exception):
+    """An operator's stop was honoured at a turn boundary (RunInterrupted is journalled)."""
+
+    def __init__(self, request: StopRequest) -> None:
+        super().__init__(
+            f"interrupted by {request.by}" + (f": {request.reason}" if request.reason else "")
+        )
+        self.request = request
+
+
+def describe(event: Event) -> str:
+    fields = event.model_dump(mode="json", exclude={"id", "t", "run_id"}, exclude_none=True)
+    return f"{event.kind} {fields}"
+
+
+class ReplayedError(Exception):
+    """Base of the exceptions re-raised from a journal; each gets the recorded type's name."""
+
+
+def reraise(info: ErrorInfo) -> ReplayedError:
+    cls: type[ReplayedError] = type(info.type, (ReplayedError,), {})
+    return cls(info.message)
+
+
+def replayed_tool(tool: Tool, recorded: ToolReturned) -> Tool:
+    """A stand-in for `tool` that returns the recorded result or raises the recorded error."""
+
+    def recorded_call(**_: Any) -> Any:
+        if recorded.error is not None:
+            raise reraise(recorded.error)
+        return recorded.result
+
+    return Tool(tool.name, tool.description, tool.parameters, recorded_call, timeout=None)
+
+
+class Session:
+    """One driver's handle on a run's stream. See the module docstring."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        run_id: str,
+        *,
+        recorded: Sequence[Event] | None = None,
+        replay: bool = False,
+        stop: Callable[[], StopRequest | None] | None = None,
+        resumed_by: str = "operator",
+        faults: Faults | None = None,
+    ) -> None:
+        self.journal = journal
+        self.run_id = run_id
+        self.stream = f"run-{run_id}"
+        if recorded is None:
+            recorded = [r.event for r in journal.read(self.stream)]
+        self.recorded = list(recorded)
+        self.replay = replay
+        self.cursor = 0
+        # Resuming writes after the record; a replay writes everything into a fresh journal.
+        self.version = 0 if replay else len(self.recorded)
+        self.stop = stop
+        self.resumed_by = resumed_by
+        self.faults = faults if faults is not None else Faults.from_env()
+        self.counts: Counter[str] = Counter()
+        self.executions: Counter[str] = Counter()  # live executions per tool, for fault points
+        self.emitted: list[Event] = []
+
+    # --- where we are ----------------------------------------------------------------------
+
+    @property
+    def live(self) -> bool:
+        return self.cursor >= len(self.recorded)
+
+    def peek(self) -> Event | None:
+        return None if self.live else self.recorded[self.cursor]
+
+    def new(self, cls: type[E], **fields: Any) -> E:
+        return cls(run_id=self.run_id, **fields)
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def emit(self, *events: Event) -> None:
+        """Record events as one atomic batch (or check them against the record)."""
+        fresh: list[Event] = []
+        replayed = 0
+        for event in events:
+            if not self.live:
+                expected = self.recorded[self.cursor]
+                if not event.same_as(expected):
+                    raise ReplayDivergence(self.cursor + 1, expected, event)
+                self.cursor += 1
+                replayed += 1
+            else:
+                self._require_live()
+            fresh.append(event)
+        written = fresh if self.replay else fresh[replayed:]
+        if written:
+            self.journal.append(self.stream, written, self.version)
+            self.version += len(written)
+        for i, event in enumerate(events):
+            self.counts[event.kind] += 1
+            self.emitted.append(event)
+            if i >= replayed and self.faults.armed:
+                self.faults.appended(event.kind, self.counts[event.kind])
+
+    # --- inputs: from the record while inside it, live after ---------------------------------
+
+    def client(self, agent: str, live: ModelClient) -> ModelClient:
+        """The client an agent should ask: recorded answers first, then `live`."""
+        return ReplayClient(self.recorded, agent, then=None if self.replay else live)
+
+    def run_tool(self, tool: Tool, args: dict[str, Any]) -> Outcome:
+        """Execute a checked tool call, or serve its recorded outcome."""
+        recorded = self.peek()
+        if recorded is not None:
+            if not isinstance(recorded, ToolReturned) or recorded.tool != tool.name:
+                raise ReplayDivergence(self.cursor + 1, recorded, f"a call of {tool.name}")
+            return execute(replayed_tool(tool, recorded), args)
+        self._require_live()
+        outcome = execute(tool, args)
+        if self.faults.armed:
+            self.executions[tool.name] += 1
+            self.faults.executed(
+                tool.name, self.executions[tool.name], self.counts["ToolDispatched"]
+            )
+        return outcome
+
+    def activity(self, cls: type[E], work: Callable[[], dict[str, Any]], **envelope: Any) -> E:
+        """A harness side effect whose outcome is one event: done once, then read back.
+
+        `work` must be idempotent: a crash after it ran and before its event was written
+        runs it again on resume.
+        """
+        recorded = self.peek()
+        if recorded is not None:
+            if not isinstance(recorded, cls):
+                raise ReplayDivergence(self.cursor + 1, recorded, f"a {cls.kind}")
+            self.emit(recorded)
+            return recorded
+        self._require_live()
+        event = self.new(cls, **envelope, **work())
+        self.emit(event)
+        return event
+
+    def boundary(self) -> None:
+        """A turn boundary: where an operator's stop is honoured, and resumed past."""
+        recorded = self.peek()
+        if isinstance(recorded, RunInterrupted):
+            self.emit(recorded)
+            after = self.peek()
+            if isinstance(after, RunResumed):
+                self.emit(after)
+            else:
+                self._require_live()
+                self.emit(self.new(RunResumed, by=self.resumed_by))
+            return
+        if not self.live or self.stop is None:
+            return
+        request = self.stop()
+        if request is not None:
+            self.emit(self.new(RunInterrupted, by=request.by, reason=request.reason))
+            raise Interrupted(request)
+
+    def _require_live(self) -> None:
+        if self.replay and self.live:
+            raise ReplayEnded("the journal ends here and a replay does not go on live")

@@ -1,0 +1,10 @@
+"""The teams Minutes can fly, by name (an explicit list: adding a team is adding a line)."""
+
+from __future__ import annotations
+
+from runtime.teams.base import FlightConfig, Scenario, Team
+from runtime.teams.solo import SOLO
+
+TEAMS: dict[str, Team] = {team.name: team for team in (SOLO,)}
+
+__all__ = ["TEAMS", "FlightConfig", "Scenario", "Team"]

@@ -1,0 +1,62 @@
+"""What every team shares: its settings, its scenarios, and the verdict it reaches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.events import TeamFinished
+from runtime.model import ModelClient, ModelResponse
+from runtime.session import Session
+
+
+Verdict = Literal["done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"]
+
+
+class FlightConfig(BaseModel):
+    """Every setting a run needs, recorded in TeamStarted so resume and replay rebuild it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    team: str
+    scenario: str
+    task: str
+    template: str
+    workspace: str = Field(description="the workspace's directory name under the workspace root")
+    allowance: int = Field(default=5_000, ge=1)
+    max_turns: int = Field(default=12, ge=1, le=200)
+    retries: int = Field(default=0, ge=0, le=5)
+    window: int = Field(default=8_000, ge=200)
+    model: Literal["scripted", "openai"] = "scripted"
+    model_name: str | None = None
+    bidding: bool = False
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named preset: a template repository, a task, and (for the scripted model) what each
+    agent will say. The outcome is never scripted: the harness decides it."""
+
+    name: str
+    description: str
+    template: str
+    task: str
+    scripts: dict[str, list[ModelResponse]]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+Fly = Callable[[Session, FlightConfig, dict[str, ModelClient], Path], TeamFinished]
+
+
+@dataclass(frozen=True)
+class Team:
+    """A cast of agents, the scenarios it knows, and the harness that flies it."""
+
+    name: str
+    agents: tuple[str, ...]
+    scenarios: dict[str, Scenario]
+    fly: Fly

@@ -1,0 +1,118 @@
+"""The solo team: one coder makes a failing test pass in a scratch git repository.
+
+The smallest complete flight: a real workspace, real pytest runs, and a verdict the harness
+reaches by running the suite itself after the coder says it is done.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runtime import loop, workspace
+from runtime.budget import Budget
+from runtime.events import SuiteChecked, TeamFinished, TeamStarted, WorkspacePrepared
+from runtime.model import ModelClient, call
+from runtime.session import Session
+from runtime.teams.base import FlightConfig, Scenario, Team, Verdict
+from runtime.tools import Toolbox, ToolFailure
+
+CODER_SYSTEM = (
+    "You are the coder. You work in a git repository through your tools: list_files, "
+    "read_file, edit_file, write_file and run_tests. Find why the tests fail, change the code "
+    "(not the tests) until run_tests reports no failures, then call done with a summary."
+)
+
+FIX = '    fields = line.split(",")'
+GUARDED = "    if not line.strip():\n        return []\n" + FIX
+
+SOLO_FIX = Scenario(
+    name="solo-fix",
+    description="One coder makes the failing empty-input test pass; its first read misses.",
+    template="parse-empty",
+    task="Make the failing test pass and leave the whole suite green.",
+    scripts={
+        "coder": [
+            call("read_file", 80, path="parser.py"),  # wrong path: an error observation
+            call("list_files", 60),
+            call("read_file", 90, path="textparse/parser.py"),
+            call("run_tests", 70),
+            call("edit_file", 120, path="textparse/parser.py", old=FIX, new=GUARDED),
+            call("run_tests", 60),
+            call("done", 40, summary="parse('') now returns []; the suite is green"),
+        ]
+    },
+)
+
+
+def suite_check(root: Path) -> dict[str, object]:
+    """The harness's own run of the whole suite: the verdict never rests on an agent's word."""
+    try:
+        result = workspace.pytest_run(root)
+    except ToolFailure as exc:
+        return {"passed": 0, "failed": 0, "ok": False, "trace": str(exc)}
+    failed = int(result["failed"])
+    return {
+        "passed": result["passed"],
+        "failed": failed,
+        "ok": failed == 0 and result["passed"] > 0,
+        "trace": result.get("trace", ""),
+    }
+
+
+def fly(
+    session: Session, config: FlightConfig, clients: dict[str, ModelClient], root: Path
+) -> TeamFinished:
+    session.emit(
+        session.new(
+            TeamStarted,
+            team=config.team,
+            scenario=config.scenario,
+            task=config.task,
+            config=config.model_dump(mode="json"),
+        )
+    )
+    path = root / config.workspace
+    session.activity(
+        WorkspacePrepared,
+        lambda: {
+            "path": config.workspace,
+            "template": config.template,
+            "commit": workspace.prepare(path, config.template),
+        },
+    )
+    budget = Budget(config.allowance)
+    coder = loop.Agent(
+        "coder",
+        clients["coder"],
+        Toolbox(workspace.toolset(path)),
+        CODER_SYSTEM,
+        max_turns=config.max_turns,
+        retries=config.retries,
+        window=config.window,
+    )
+    result = loop.run(coder, config.task, session, budget, task_id="T1")
+    suite = session.activity(SuiteChecked, lambda: suite_check(path), task_id="T1")
+    status: Verdict
+    if result.status != "done":
+        status, reason = result.status, f"the coder stopped: {result.status}"
+    elif suite.ok:
+        status, reason = "done", "the coder reported done and the suite is green"
+    else:
+        status, reason = "failed", "the coder reported done but the suite is not green"
+    finished = session.new(
+        TeamFinished,
+        status=status,
+        reason=reason,
+        summary={
+            "spent": budget.spent,
+            "allowance": budget.allowance,
+            "turns": result.turns,
+            "passed": suite.passed,
+            "failed": suite.failed,
+        },
+    )
+    session.emit(finished)
+    return finished
+
+
+SOLO = Team(name="solo", agents=("coder",), scenarios={SOLO_FIX.name: SOLO_FIX}, fly=fly)

@@ -1,0 +1,171 @@
+"""Tools: a name, a JSON schema and a callable, dispatched so that failures become observations.
+
+Registration is an explicit list handed to an agent. Arguments are validated against the schema
+before anything runs. Whatever goes wrong — a tool the agent may not use, bad arguments, an
+exception, a timeout, a non-zero exit — comes back as `{"tool": ..., "error": {...}}`: to an
+agent a stack trace is data about the world, and whether to retry is the loop's policy.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from runtime.events import ErrorInfo
+from runtime.model import ToolCall, ToolSpec
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class ToolFailure(Exception):
+    """Raised by a tool to fail with a clear message (the type name is the observation's)."""
+
+
+class ToolExit(ToolFailure):
+    """A subprocess the tool ran exited non-zero."""
+
+    def __init__(self, command: str, code: int, output: str = "") -> None:
+        tail = output[-2000:]
+        super().__init__(f"{command} exited {code}" + (f": {tail}" if tail else ""))
+        self.code = code
+
+
+class ToolTimeout(ToolFailure):
+    pass
+
+
+class NotAllowed(ToolFailure):
+    pass
+
+
+class UnknownTool(ToolFailure):
+    pass
+
+
+class InvalidArguments(ToolFailure):
+    pass
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One capability. `fn` is called with the validated arguments as keywords.
+
+    `retry_safe` says whether running it twice is harmless; the loop's automatic retries skip
+    tools that are not (a second refund is not a retry).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any]
+    timeout: float | None = DEFAULT_TIMEOUT
+    retry_safe: bool = True
+    _validator: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        jsonschema.Draft202012Validator.check_schema(self.parameters)
+        object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.parameters))
+
+    def spec(self) -> ToolSpec:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def validate(self, args: dict[str, Any]) -> None:
+        error = best_match(self._validator.iter_errors(args))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path)
+            raise InvalidArguments(f"{where or 'arguments'}: {error.message}")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one execution of a tool call came to: a result or an error, never both."""
+
+    tool: str
+    result: Any = None
+    error: ErrorInfo | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def observation(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {
+                "tool": self.tool,
+                "error": {"type": self.error.type, "message": self.error.message},
+            }
+        return {"tool": self.tool, "result": self.result}
+
+
+def failure(tool: str, exc: BaseException) -> Outcome:
+    return Outcome(tool, error=ErrorInfo(type=type(exc).__name__, message=str(exc)))
+
+
+class Toolbox:
+    """The tools one agent holds, and the allowlist that says which of them it may use.
+
+    The allowlist is enforced twice: `specs()` shows the model only allowed tools, and
+    `check()` refuses an unlisted call at execution, since a model can name a tool it was
+    never shown.
+    """
+
+    def __init__(self, tools: Iterable[Tool], allow: Iterable[str] | None = None) -> None:
+        self.tools = {t.name: t for t in tools}
+        self.allow = frozenset(self.tools if allow is None else allow)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for name, t in self.tools.items() if name in self.allow]
+
+    def check(self, call: ToolCall, agent: str) -> Tool:
+        """The tool to run for this call, or a ToolFailure saying why not."""
+        tool = self.tools.get(call.name)
+        if call.name not in self.allow:
+            if tool is None:
+                raise UnknownTool(f"there is no tool named {call.name!r}")
+            raise NotAllowed(f"{agent} may not use {call.name!r}")
+        if tool is None:
+            raise UnknownTool(f"there is no tool named {call.name!r}")
+        tool.validate(call.args)
+        return tool
+
+
+def execute(tool: Tool, args: dict[str, Any]) -> Outcome:
+    """Run a checked tool with its timeout. Never raises for the tool's own failures."""
+    if tool.timeout is None:
+        try:
+            return Outcome(tool.name, result=tool.fn(**args))
+        except Exception as exc:  # a tool's failure is an observation, whatever its type
+            return failure(tool.name, exc)
+    box: list[Outcome] = []
+
+    def work() -> None:
+        try:
+            box.append(Outcome(tool.name, result=tool.fn(**args)))
+        except Exception as exc:
+            box.append(failure(tool.name, exc))
+
+    # A thread, not the caller, so a hung tool cannot hang the loop. Python cannot kill the
+    # thread; tools that run subprocesses enforce their own timeout and kill the child.
+    worker = threading.Thread(target=work, name=f"tool-{tool.name}", daemon=True)
+    worker.start()
+    worker.join(tool.timeout)
+    if not box:
+        return failure(
+            tool.name, ToolTimeout(f"{tool.name} gave no answer within {tool.timeout:g} s")
+        )
+    return box[0]
+
+
+def schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    """A JSON schema for an object of named arguments (no others allowed)."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }

@@ -1,0 +1,20 @@
+"""Small builders the runtime tests share."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from runtime.events import Event
+
+VOLATILE = ("t", "id")
+
+
+def facts(path_or_events: Path | list[Event]) -> list[dict[str, Any]]:
+    """A journal's events as dicts without their timestamps and ids: what "equal" means."""
+    if isinstance(path_or_events, Path):
+        rows = [json.loads(line) for line in path_or_events.read_text().splitlines()]
+    else:
+        rows = [e.model_dump(mode="json") | {"kind": e.kind} for e in path_or_events]
+    return [{k: v for k, v in row.items() if k not in VOLATILE} for row in rows]

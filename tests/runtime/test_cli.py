@@ -1,0 +1,116 @@
+"""The journal toolbox on the command line: fly, resume, replay, views, interrupt."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runtime.cli import main, stop_path
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def flown(tmp_path, capsys):
+    path = tmp_path / "j.jsonl"
+    code, out, _ = run(
+        capsys, "fly", "--team", "solo", "--scenario", "solo-fix", "--journal", str(path), "--json"
+    )
+    assert code == 0
+    return path, json.loads(out)
+
+
+def test_fly_prints_the_outcome_bill_and_journal_path(flown):
+    path, out = flown
+    assert out["status"] == "done" and out["journal"] == str(path)
+    assert out["bill"]["agents"]["coder"] == {"tokens": 520, "calls": 7, "share": 1.0}
+    assert out["bill"]["remaining"] == 5_000 - 520
+
+
+def test_replay_prints_identical(flown, capsys):
+    path, _ = flown
+    assert run(capsys, "replay", str(path))[:2] == (0, "identical\n")
+
+
+def test_views_prints_bill_threads_audit_and_resume_point(flown, capsys):
+    path, _ = flown
+    code, out, _ = run(capsys, "views", str(path))
+    views = json.loads(out)
+    assert code == 0 and set(views) == {"status", "bill", "threads", "audit", "resume_point"}
+    assert views["resume_point"]["stage"] == "complete"
+    assert views["bill"]["balanced"] is True
+
+
+def test_an_interrupted_flight_stops_at_a_boundary_and_resumes(tmp_path, capsys):
+    path = tmp_path / "j.jsonl"
+    assert run(capsys, "interrupt", str(path), "--reason", "wrong repo")[0] == 0
+    code, out, _ = run(
+        capsys, "fly", "--team", "solo", "--scenario", "solo-fix", "--journal", str(path)
+    )
+    assert code == 4 and "interrupted" in out
+    assert json.loads(run(capsys, "views", str(path))[1])["status"] == "interrupted"
+
+    code, out, _ = run(capsys, "resume", str(path))
+    assert code == 0 and "done" in out and not stop_path(path).exists()
+    audit = json.loads(run(capsys, "views", str(path))[1])["audit"]
+    decisions = [(a["what"], a["why"]) for a in audit if a.get("human")]
+    assert decisions == [("RunInterrupted", "wrong repo"), ("RunResumed", "")]
+    assert run(capsys, "replay", str(path))[:2] == (0, "identical\n")
+
+
+def test_resuming_a_finished_run_does_nothing(flown, capsys):
+    path, _ = flown
+    before = path.read_text()
+    code, out, _ = run(capsys, "resume", str(path))
+    assert code == 0 and "already finished" in out and path.read_text() == before
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["fly", "--team", "solo", "--scenario", "nope", "--journal", "{tmp}/j.jsonl"],
+            "team 'solo' has no scenario 'nope'; known: solo-fix",
+        ),
+        (
+            [
+                "fly",
+                "--team",
+                "solo",
+                "--scenario",
+                "solo-fix",
+                "--journal",
+                "{tmp}/j.jsonl",
+                "--allowance",
+                "0",
+            ],
+            "bad settings: field 'allowance'",
+        ),
+        (["replay", "{tmp}/missing.jsonl"], "no journal at"),
+    ],
+)
+def test_bad_input_is_a_clear_error_and_exit_2(tmp_path, capsys, argv, message):
+    code, _, err = run(capsys, *[a.format(tmp=tmp_path) for a in argv])
+    assert code == 2 and message in err
+
+
+def test_a_corrupt_journal_names_the_line(flown, capsys):
+    path, _ = flown
+    lines = path.read_text().splitlines()
+    lines[5] = lines[5][:-1]
+    path.write_text("\n".join(lines) + "\n")
+    code, _, err = run(capsys, "views", str(path))
+    assert code == 2 and "line 6: not JSON" in err
+
+
+def test_a_torn_final_line_is_reported_and_the_rest_still_reads(flown, capsys):
+    path, _ = flown
+    with open(path, "a") as f:
+        f.write('{"kind": "ModelCal')
+    code, _out, err = run(capsys, "views", str(path))
+    assert code == 0 and "torn final line" in err

@@ -1,0 +1,73 @@
+"""Context assembly: the policy, its invariant, and the two ways the window exceeds the limit."""
+
+from __future__ import annotations
+
+from runtime.context import assemble, marker, window_size
+from runtime.model import ChatMessage
+
+
+def step(n: int) -> list[ChatMessage]:
+    return [ChatMessage(role="assistant", content="h" * n)]
+
+
+def sizes(window):
+    return [m.size() for m in window]
+
+
+def test_the_worked_example_keeps_the_newest_steps_that_fit():
+    # system 40, task 100, one fresh observation of 60, limit 300: 100 left for history.
+    history = [step(n) for n in (80, 70, 60, 50, 40)]
+    fresh = [ChatMessage(role="user", content="o" * 60)]
+    window = assemble("s" * 40, "t" * 100, history, fresh, limit=300)
+    # newest first: 40 fits (60 left), 50 fits (10 left), 60 does not: three steps dropped
+    assert [m.content for m in window[:2]] == ["s" * 40, "t" * 100]
+    assert window[2].content == "[3 earlier steps dropped to fit the window]"
+    assert sizes(window[3:]) == [50, 40, 60]
+    assert window_size(window) == 40 + 100 + len(window[2].content) + 50 + 40 + 60
+
+
+def test_system_task_and_fresh_observations_are_always_kept():
+    fresh = [ChatMessage(role="tool", content="x" * 500, tool_call_id="c1")]
+    window = assemble("sys", "task", [step(10)], fresh, limit=100)
+    assert window[0].content == "sys" and window[1].content == "task"
+    assert window[-1] is fresh[0]
+
+
+def test_steps_are_kept_or_dropped_whole():
+    call_step = [
+        ChatMessage(
+            role="assistant",
+            content="",
+            tool_calls=[{"id": "c", "name": "read_file", "args": {"path": "a"}}],
+        ),
+        ChatMessage(role="tool", content="r" * 30, tool_call_id="c"),
+    ]
+    window = assemble("", "", [call_step], [], limit=call_step[0].size() + 29)
+    assert all(m.role != "tool" for m in window)
+    window = assemble("", "", [call_step], [], limit=call_step[0].size() + 30)
+    assert [m.role for m in window[2:]] == ["assistant", "tool"]
+
+
+def test_the_invariant_bounds_the_kept_history_not_the_window():
+    for limit in range(0, 400, 7):
+        history = [step(n) for n in (80, 70, 60, 50, 40, 5)]
+        fresh = [ChatMessage(role="user", content="o" * 60)]
+        window = assemble("s" * 40, "t" * 100, history, fresh, limit=limit)
+        kept = [m for m in window[2:-1] if not m.content.startswith("[")]
+        assert sum(m.size() for m in kept) <= max(0, limit - 40 - 100 - 60)
+
+
+def test_overflow_one_the_always_kept_parts_alone_exceed_the_limit_unbounded():
+    fresh = [ChatMessage(role="user", content="o" * 10_000)]
+    window = assemble("s" * 40, "t" * 100, [], fresh, limit=300)
+    assert window_size(window) == 10_140  # 33 times the limit, and nothing is cut
+
+
+def test_overflow_two_the_marker_comes_on_top_bounded_by_its_length():
+    # history budget 100 is filled exactly by the newest step; the marker adds its own length
+    history = [step(30), step(100)]
+    window = assemble(
+        "s" * 40, "t" * 100, history, [ChatMessage(role="user", content="o" * 60)], limit=300
+    )
+    assert window_size(window) == 300 + len(marker(1).content)
+    assert window_size(window) - 300 <= len(marker(99).content)

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import pytest
+
+from runtime import flat
+from runtime.events import (
+    ALL_KINDS,
+    EventFormatError,
+    ModelResponded,
+    ToolReturned,
+    Usage,
+    parse_event,
+)
+
+
+def test_a_v1_model_response_reads_as_v2_with_usage_and_no_recorded_text():
+    event = parse_event({"kind": "ModelResponded", "v": 1, "agent": "coder", "usage": 120})
+    assert isinstance(event, ModelResponded)
+    assert event.usage == Usage(total=120)
+    assert event.text is None and event.tool_calls is None
+    assert not event.replayable
+
+
+def test_a_line_without_v_is_version_1():
+    event = parse_event({"kind": "ModelResponded", "agent": "coder", "usage": 95})
+    assert event.usage.total == 95
+
+
+def test_a_v1_tool_error_string_reads_as_type_and_message():
+    event = parse_event(
+        {
+            "kind": "ToolReturned",
+            "agent": "coder",
+            "tool": "run_tests",
+            "error": "RuntimeError: runner exited 137",
+        }
+    )
+    assert isinstance(event, ToolReturned)
+    assert event.error is not None
+    assert (event.error.type, event.error.message) == ("RuntimeError", "runner exited 137")
+
+
+def test_a_v1_tool_error_without_a_type_keeps_its_whole_text():
+    event = parse_event({"kind": "ToolReturned", "tool": "x", "error": "unknown tool"})
+    assert event.error is not None
+    assert (event.error.type, event.error.message) == ("Error", "unknown tool")
+
+
+def test_the_stored_row_is_never_rewritten_by_reading_it():
+    row = {"kind": "ModelResponded", "v": 1, "usage": 7}
+    parse_event(row)
+    assert row == {"kind": "ModelResponded", "v": 1, "usage": 7}
+
+
+@pytest.mark.parametrize(
+    "row, problem",
+    [
+        ({"agent": "coder"}, "missing field 'kind'"),
+        ({"kind": "Teleported"}, "unknown kind 'Teleported'"),
+        ({"kind": "BudgetDebited"}, "missing field 'amount'"),
+        ({"kind": "BudgetDebited", "amount": "lots"}, "field 'amount'"),
+        ({"kind": "BudgetDebited", "amount": 3, "colour": "red"}, "unexpected field 'colour'"),
+        ({"kind": "ModelResponded", "v": 9, "usage": {"total": 1}}, "newer Minutes"),
+        ({"kind": "ModelResponded", "v": "2"}, "field 'v' must be a positive integer"),
+        (
+            {
+                "kind": "ModelResponded",
+                "v": 2,
+                "text": "",
+                "tool_calls": [],
+                "usage": {"total": -1},
+            },
+            "field 'usage.total'",
+        ),
+    ],
+)
+def test_an_unreadable_event_names_the_problem(row, problem):
+    with pytest.raises(EventFormatError, match=problem.replace("(", r"\(").replace(".", r"\.")):
+        parse_event(row)
+
+
+def test_every_kind_survives_the_flat_round_trip():
+    samples = {
+        "TeamStarted": {"team": "solo", "scenario": "s", "task": "t", "config": {"a": 1}},
+        "WorkspacePrepared": {"path": "w", "template": "x", "commit": "abc"},
+        "SuiteChecked": {"passed": 2, "failed": 0, "ok": True},
+        "TeamFinished": {"status": "done", "reason": "ok"},
+        "RunStarted": {"task": "fix", "tools": ["a"], "max_turns": 3},
+        "ModelCalled": {"messages": 2, "window_chars": 40},
+        "ModelResponded": {
+            "text": "hi",
+            "tool_calls": [{"id": "c1", "name": "x", "args": {"a": [1]}}],
+            "usage": {"total": 5, "prompt": 3, "completion": 2},
+        },
+        "BudgetDebited": {"amount": 5},
+        "ToolDispatched": {"tool": "x", "call_id": "c1", "args": {"a": 1}},
+        "ToolReturned": {"tool": "x", "call_id": "c1", "error": {"type": "E", "message": "m"}},
+        "MessageSent": {
+            "message_id": "m1",
+            "performative": "request",
+            "sender": "a",
+            "recipient": "b",
+            "payload": {"x": 1},
+        },
+        "MessageDelivered": {"message_id": "m1", "recipient": "b"},
+        "AgentFinished": {"result": {"summary": "s"}},
+        "BudgetExhausted": {"spent": 10, "allowance": 5},
+        "AgentNudged": {"text": "n"},
+        "TurnCapReached": {"max_turns": 3},
+        "RunInconclusive": {"reason": "r"},
+        "RunInterrupted": {"by": "ann", "reason": "lunch"},
+        "RunResumed": {"by": "ann"},
+    }
+    assert set(samples) == {cls.kind for cls in ALL_KINDS}
+    for cls in ALL_KINDS:
+        event = cls(run_id="r-1", agent="coder", turn=1, task_id="T1", **samples[cls.kind])
+        line = flat.dumps(event, "run-r-1", 4)
+        back = flat.loads(line, 1)
+        assert back.event == event
+        assert (back.stream, back.version) == ("run-r-1", 4)
+
+
+def test_same_as_ignores_only_id_and_timestamp():
+    a = ToolReturned(tool="x", result=1)
+    b = ToolReturned(tool="x", result=1)
+    assert a.id != b.id and a.same_as(b)
+    assert not a.same_as(ToolReturned(tool="x", result=2))

@@ -1,0 +1,533 @@
+"""OpenAIClient against a real local HTTP server that speaks the chat-completions protocol.
+
+The server answers from a per-test queue of canned replies and records every request, so the
+tests check both directions of the translation and the retry policy over real sockets.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import threading
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from runtime.model import ChatMessage, ModelError, ToolCall
+from runtime.openai_client import (
+    ModelConfigError,
+    ModelHTTPError,
+    ModelProtocolError,
+    OpenAIClient,
+)
+
+WEATHER_TOOL = {
+    "name": "weather",
+    "description": "The weather in a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
+}
+
+
+# --- the fake server ---------------------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """One canned answer: status, headers, and a body (a dict is sent as JSON)."""
+
+    body: dict[str, Any] | bytes
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    stall: float = 0.0  # seconds to hold the answer back (released early at teardown)
+
+
+@dataclass
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class FakeServer:
+    """A chat-completions server on 127.0.0.1 answering from a queue of canned replies."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[Request] = []
+        self.release = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                fake.requests.append(
+                    Request(
+                        self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw)
+                    )
+                )
+                reply = fake.replies.popleft() if fake.replies else Reply(b"no reply queued", 599)
+                if reply.stall:
+                    fake.release.wait(reply.stall)
+                body = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body)
+                data = body.encode() if isinstance(body, str) else body
+                try:
+                    self.send_response(reply.status)
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the client gave up waiting (the timeout test)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        # A short poll interval so shutdown at teardown takes milliseconds, not half a second.
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+
+    def queue(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    @property
+    def last(self) -> Any:
+        return self.requests[-1].body
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
+    # A proxy configured in the environment must not intercept calls to the local server.
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    fake = FakeServer()
+    fake.thread.start()
+    yield fake
+    fake.release.set()
+    fake.httpd.shutdown()
+    fake.httpd.server_close()
+    fake.thread.join(timeout=2)
+
+
+class RecordingSleep:
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+def client_for(server: FakeServer, **options: Any) -> tuple[OpenAIClient, RecordingSleep]:
+    sleep = RecordingSleep()
+    options.setdefault("rng", random.Random(7))
+    client = OpenAIClient(server.url, "test-model", sleep=sleep, **options)
+    return client, sleep
+
+
+def completion(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    usage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A chat-completions reply body."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls is not None:
+        message["tool_calls"] = tool_calls
+    body: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+def wire_call(name: str, arguments: str, call_id: str | None = "call_abc") -> dict[str, Any]:
+    call: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": arguments}}
+    if call_id is not None:
+        call["id"] = call_id
+    return call
+
+
+USAGE = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}
+
+
+# --- translation -------------------------------------------------------------------------------
+
+
+def test_a_tool_call_round_trip_translates_both_ways(server: FakeServer) -> None:
+    client, _ = client_for(server)
+    server.queue(
+        Reply(completion(None, [wire_call("weather", '{"city": "Oslo"}')], USAGE)),
+        Reply(completion("It is raining in Oslo.", usage=USAGE)),
+    )
+    window = [
+        ChatMessage(role="system", content="You are terse."),
+        ChatMessage(role="user", content="Weather in Oslo?"),
+    ]
+
+    first = client.complete(window, [WEATHER_TOOL])
+
+    assert first.text == ""
+    assert first.tool_calls == [ToolCall(id="call_abc", name="weather", args={"city": "Oslo"})]
+
+    window += [
+        ChatMessage(role="assistant", tool_calls=first.tool_calls),
+        ChatMessage(role="tool", tool_call_id="call_abc", content='{"sky": "rain"}'),
+    ]
+    second = client.complete(window, [WEATHER_TOOL])
+
+    assert second.text == "It is raining in Oslo."
+    assert second.tool_calls == []
+    sent = server.last
+    assert server.requests[-1].path == "/v1/chat/completions"
+    assert sent["model"] == "test-model"
+    assert sent["messages"] == [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Weather in Oslo?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_abc",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city": "Oslo"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_abc", "content": '{"sky": "rain"}'},
+    ]
+    assert sent["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "weather",
+                "description": "The weather in a city.",
+                "parameters": WEATHER_TOOL["parameters"],
+            },
+        }
+    ]
+
+
+def test_a_request_without_tools_has_no_tools_key_and_options_are_sent_only_when_set(
+    server: FakeServer,
+) -> None:
+    plain, _ = client_for(server)
+    tuned, _ = client_for(server, temperature=0.0, tool_choice="auto")
+    server.queue(Reply(completion("hi", usage=USAGE)), Reply(completion("hi", usage=USAGE)))
+
+    plain.complete([ChatMessage(role="user", content="hello")], [])
+    tuned.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
+
+    first, second = (r.body for r in server.requests)
+    assert "tools" not in first
+    assert "tool_choice" not in first
+    assert "temperature" not in first
+    assert second["tool_choice"] == "auto"
+    assert second["temperature"] == 0.0
+
+
+def test_a_tool_call_without_an_id_gets_one_numbered_by_position(server: FakeServer) -> None:
+    client, _ = client_for(server)
+    calls = [wire_call("weather", '{"city": "Oslo"}', None), wire_call("weather", "", None)]
+    server.queue(Reply(completion("checking", calls, USAGE)))
+
+    response = client.complete([ChatMessage(role="user", content="?")], [WEATHER_TOOL])
+
+    assert response.text == "checking"
+    assert [(c.id, c.args) for c in response.tool_calls] == [
+        ("call_0", {"city": "Oslo"}),
+        ("call_1", {}),
+    ]
+
+
+# --- usage -------------------------------------------------------------------------------------
+
+
+def test_usage_is_taken_from_the_server_when_it_reports_it(server: FakeServer) -> None:
+    client, _ = client_for(server)
+    server.queue(Reply(completion("ok", usage=USAGE)))
+
+    response = client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert (response.usage.total, response.usage.prompt, response.usage.completion) == (17, 12, 5)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [None, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}],
+    ids=["omitted", "zeros"],
+)
+def test_usage_is_estimated_and_non_zero_when_the_server_does_not_report_it(
+    server: FakeServer, usage: dict[str, Any] | None
+) -> None:
+    client, _ = client_for(server)
+    server.queue(Reply(completion("four score and seven years ago", usage=usage)))
+
+    response = client.complete([ChatMessage(role="user", content="x" * 40)], [])
+
+    assert response.usage.prompt is not None and response.usage.prompt >= 10
+    assert response.usage.completion is not None and response.usage.completion >= 1
+    assert response.usage.total == response.usage.prompt + response.usage.completion
+
+
+# --- retries -----------------------------------------------------------------------------------
+
+
+def test_a_429_is_retried_once_after_the_retry_after_delay(server: FakeServer) -> None:
+    client, sleep = client_for(server)
+    server.queue(
+        Reply({"error": {"message": "slow down"}}, 429, {"Retry-After": "3"}),
+        Reply(completion("done", usage=USAGE)),
+    )
+
+    response = client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert response.text == "done"
+    assert len(server.requests) == 2
+    assert sleep.calls == [3.0]
+
+
+def test_a_retry_after_longer_than_max_backoff_is_capped(server: FakeServer) -> None:
+    client, sleep = client_for(server, max_backoff=5.0)
+    server.queue(
+        Reply(b"busy", 429, {"Retry-After": "120"}), Reply(completion("done", usage=USAGE))
+    )
+
+    client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert sleep.calls == [5.0]
+
+
+def test_a_5xx_that_persists_fails_after_max_retries_plus_one_attempts(
+    server: FakeServer,
+) -> None:
+    client, sleep = client_for(server, max_retries=3, backoff=0.5, max_backoff=20.0)
+    server.queue(*[Reply(b"internal error", 500) for _ in range(4)])
+
+    with pytest.raises(ModelHTTPError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert len(server.requests) == 4
+    assert caught.value.status == 500
+    assert caught.value.attempts == 4
+    assert "4 attempts" in str(caught.value)
+    assert "HTTP 500" in str(caught.value)
+    # Full jitter: each wait is somewhere in [0, backoff * 2**attempt].
+    assert len(sleep.calls) == 3
+    for attempt, seconds in enumerate(sleep.calls):
+        assert 0 <= seconds <= 0.5 * 2**attempt
+
+
+def test_a_400_fails_at_once_without_a_retry(server: FakeServer) -> None:
+    client, sleep = client_for(server)
+    server.queue(Reply({"error": {"message": "model 'nope' not found"}}, 400))
+
+    with pytest.raises(ModelHTTPError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert len(server.requests) == 1
+    assert sleep.calls == []
+    assert caught.value.status == 400
+    assert "HTTP 400" in str(caught.value)
+    assert "model 'nope' not found" in str(caught.value)
+
+
+def test_a_server_that_does_not_answer_in_time_is_a_timeout_error(server: FakeServer) -> None:
+    client, _ = client_for(server, timeout=0.2, max_retries=0)
+    server.queue(Reply(completion("too late", usage=USAGE), stall=2.0))
+
+    with pytest.raises(ModelHTTPError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert "timeout" in str(caught.value)
+    assert caught.value.status is None
+
+
+def test_a_refused_connection_is_retried_then_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sleep = RecordingSleep()
+    client = OpenAIClient(f"http://127.0.0.1:{port}", "m", max_retries=2, sleep=sleep)
+
+    with pytest.raises(ModelHTTPError, match="connection error") as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert caught.value.attempts == 3
+    assert len(sleep.calls) == 2
+
+
+# --- malformed replies -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "phrase"),
+    [
+        (b"<html>Bad Gateway</html>", "not JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        ({"object": "chat.completion"}, "has no 'choices'"),
+        ({"error": {"message": "overloaded"}}, "overloaded"),
+        ({"choices": []}, "'choices' is empty"),
+        ({"choices": "yes"}, "not a list"),
+        ({"choices": [{"index": 0}]}, "has no 'message'"),
+        ({"choices": [{"message": {"content": 42}}]}, "content is int"),
+        (completion(None, [wire_call("weather", "{city: Oslo")]), "not valid JSON"),
+        (completion(None, [wire_call("weather", "[1]")]), "not a JSON object"),
+        (completion(None, [{"id": "c", "function": {"arguments": "{}"}}]), "no function name"),
+    ],
+    ids=[
+        "not-json",
+        "json-array",
+        "no-choices",
+        "error-body",
+        "empty-choices",
+        "choices-not-list",
+        "no-message",
+        "content-not-text",
+        "arguments-not-json",
+        "arguments-not-object",
+        "call-without-name",
+    ],
+)
+def test_a_malformed_reply_is_a_protocol_error_that_says_what_is_wrong(
+    server: FakeServer, body: dict[str, Any] | bytes, phrase: str
+) -> None:
+    client, sleep = client_for(server)
+    server.queue(Reply(body))
+
+    with pytest.raises(ModelProtocolError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
+
+    assert phrase in str(caught.value)
+    assert sleep.calls == []
+
+
+def test_bad_tool_arguments_name_the_tool(server: FakeServer) -> None:
+    client, _ = client_for(server)
+    server.queue(Reply(completion(None, [wire_call("weather", "{oops")])))
+
+    with pytest.raises(ModelProtocolError, match="'weather'"):
+        client.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
+
+
+# --- authentication ----------------------------------------------------------------------------
+
+
+def test_the_api_key_is_sent_as_a_bearer_token_only_when_given(server: FakeServer) -> None:
+    with_key, _ = client_for(server, api_key="sk-test")
+    without_key, _ = client_for(server)
+    server.queue(Reply(completion("a", usage=USAGE)), Reply(completion("b", usage=USAGE)))
+
+    with_key.complete([ChatMessage(role="user", content="hello")], [])
+    without_key.complete([ChatMessage(role="user", content="hello")], [])
+
+    keyed, anonymous = (r.headers for r in server.requests)
+    assert keyed["authorization"] == "Bearer sk-test"
+    assert keyed["content-type"] == "application/json"
+    assert "authorization" not in anonymous
+    assert anonymous["content-type"] == "application/json"
+
+
+# --- configuration from the environment --------------------------------------------------------
+
+
+def test_from_env_reads_the_minutes_variables() -> None:
+    client = OpenAIClient.from_env(
+        {
+            "MINUTES_MODEL_BASE_URL": "http://localhost:11434/v1/",
+            "MINUTES_MODEL": "llama3.1",
+            "MINUTES_MODEL_API_KEY": "k",
+            "MINUTES_MODEL_TIMEOUT": "12.5",
+            "OPENAI_BASE_URL": "https://ignored.example",
+            "OPENAI_MODEL": "ignored",
+        }
+    )
+
+    assert client.base_url == "http://localhost:11434/v1"
+    assert client.model == "llama3.1"
+    assert client.api_key == "k"
+    assert client.timeout == 12.5
+
+
+def test_from_env_falls_back_to_the_openai_variables() -> None:
+    client = OpenAIClient.from_env(
+        {
+            "OPENAI_BASE_URL": "https://api.example.com/v1",
+            "OPENAI_MODEL": "gpt-x",
+            "OPENAI_API_KEY": "sk-1",
+        }
+    )
+
+    assert (client.base_url, client.model, client.api_key) == (
+        "https://api.example.com/v1",
+        "gpt-x",
+        "sk-1",
+    )
+    assert client.timeout == 60.0
+
+
+def test_from_env_needs_no_api_key() -> None:
+    client = OpenAIClient.from_env({"MINUTES_MODEL_BASE_URL": "http://h/v1", "MINUTES_MODEL": "m"})
+
+    assert client.api_key is None
+
+
+@pytest.mark.parametrize(
+    ("environ", "variable"),
+    [
+        ({"MINUTES_MODEL": "m"}, "MINUTES_MODEL_BASE_URL"),
+        ({"MINUTES_MODEL_BASE_URL": "http://h/v1"}, "MINUTES_MODEL "),
+        ({"MINUTES_MODEL_BASE_URL": "", "MINUTES_MODEL": "m"}, "MINUTES_MODEL_BASE_URL"),
+        (
+            {
+                "MINUTES_MODEL_BASE_URL": "http://h",
+                "MINUTES_MODEL": "m",
+                "MINUTES_MODEL_TIMEOUT": "soon",
+            },
+            "MINUTES_MODEL_TIMEOUT",
+        ),
+        (
+            {
+                "MINUTES_MODEL_BASE_URL": "http://h",
+                "MINUTES_MODEL": "m",
+                "MINUTES_MODEL_TIMEOUT": "-1",
+            },
+            "MINUTES_MODEL_TIMEOUT",
+        ),
+        ({"MINUTES_MODEL_BASE_URL": "localhost:8000", "MINUTES_MODEL": "m"}, "http://"),
+    ],
+    ids=[
+        "no-base-url",
+        "no-model",
+        "empty-base-url",
+        "timeout-not-number",
+        "timeout-negative",
+        "no-scheme",
+    ],
+)
+def test_from_env_names_the_variable_that_is_missing_or_wrong(
+    environ: dict[str, str], variable: str
+) -> None:
+    with pytest.raises(ModelConfigError) as caught:
+        OpenAIClient.from_env(environ)
+
+    assert variable in str(caught.value)
+    assert isinstance(caught.value, ModelError)

@@ -1,0 +1,108 @@
+"""Replaying a run from its journal alone reproduces the same events, errors included."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runtime import flight
+from runtime.events import ErrorInfo, ToolReturned
+from runtime.journal import MemoryJournal
+from runtime.jsonl import JsonlJournal
+from runtime.session import ReplayDivergence, Session, replayed_tool, reraise
+from runtime.tools import Tool, execute, schema
+from tests.runtime.helpers import facts
+
+
+@pytest.fixture(scope="module")
+def flown(tmp_path_factory):
+    where = tmp_path_factory.mktemp("flown")
+    journal = JsonlJournal(where / "j.jsonl")
+    config = flight.plan("solo", "solo-fix", "r-rep")
+    outcome = flight.fly(journal, config, "r-rep", where)
+    assert outcome.status == "done"
+    return where / "j.jsonl"
+
+
+def test_a_recorded_error_is_reraised_with_its_type_and_message():
+    exc = reraise(ErrorInfo(type="FileNotFoundError", message="no file 'parser.py'"))
+    assert type(exc).__name__ == "FileNotFoundError" and str(exc) == "no file 'parser.py'"
+    tool = Tool("read_file", "Read.", schema({"path": {"type": "string"}}), lambda path: "live")
+    recorded = ToolReturned(
+        tool="read_file", error=ErrorInfo(type="FileNotFoundError", message="gone")
+    )
+    outcome = execute(replayed_tool(tool, recorded), {"path": "x"})
+    assert outcome.error == ErrorInfo(type="FileNotFoundError", message="gone")
+
+
+def test_replaying_a_run_with_a_tool_error_reproduces_every_event(flown):
+    events = [r.event for r in JsonlJournal(flown).read("run-r-rep")]
+    assert any(e.kind == "ToolReturned" and e.error is not None for e in events)
+    report = flight.replay(JsonlJournal(flown), "r-rep")
+    assert report.identical and report.complete and report.events == len(events)
+
+
+def test_the_replayed_events_equal_the_recorded_ones_but_for_timestamps_and_ids(flown):
+    events = [r.event for r in JsonlJournal(flown).read("run-r-rep")]
+    config = flight.recorded_config(events, "r-rep")
+    target = MemoryJournal()
+    session = Session(target, "r-rep", recorded=events, replay=True)
+    flight._drive(session, config, flown.parent, live=False)
+    replayed = [r.event for r in target.read("run-r-rep")]
+    assert facts(replayed) == facts(events)
+
+
+def tampered(flown, tmp_path, change):
+    rows = [json.loads(line) for line in flown.read_text().splitlines()]
+    change(rows)
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return JsonlJournal(path)
+
+
+def test_a_journal_that_does_not_match_the_code_is_reported_at_the_first_difference(
+    flown, tmp_path
+):
+    def change(rows):
+        first = next(r for r in rows if r["kind"] == "ModelCalled")
+        first["window_chars"] += 1
+
+    report = flight.replay(tampered(flown, tmp_path, change), "r-rep")
+    assert not report.identical
+    assert "at version 4" in report.difference and "ModelCalled" in report.difference
+
+
+def test_a_changed_tool_result_shows_up_in_what_the_model_saw_next(flown, tmp_path):
+    def change(rows):
+        listing = next(r for r in rows if r["kind"] == "ToolReturned" and r["tool"] == "list_files")
+        listing["result"].append("injected.py")
+
+    report = flight.replay(tampered(flown, tmp_path, change), "r-rep")
+    assert not report.identical and "ModelCalled" in report.difference
+
+
+def test_an_unfinished_journal_replays_identical_up_to_its_end(flown, tmp_path):
+    report = flight.replay(
+        tampered(flown, tmp_path, lambda rows: rows.__delitem__(slice(21, None))), "r-rep"
+    )
+    assert report.identical and not report.complete and report.events == 21
+
+
+def test_a_journal_with_extra_events_differs(flown, tmp_path):
+    def change(rows):
+        extra = dict(rows[-1], id="extra", version=len(rows) + 1)
+        rows.append(extra)
+
+    report = flight.replay(tampered(flown, tmp_path, change), "r-rep")
+    assert not report.identical and "the journal goes on with TeamFinished" in report.difference
+
+
+def test_a_session_refuses_to_write_over_a_different_record():
+    journal = MemoryJournal()
+    session = Session(journal, "r-1")
+    session.emit(ToolReturned(run_id="r-1", tool="a", result=1))
+    resumed = Session(journal, "r-1")
+    with pytest.raises(ReplayDivergence, match="the journal has ToolReturned"):
+        resumed.emit(ToolReturned(run_id="r-1", tool="a", result=2))
+    assert journal.version("run-r-1") == 1

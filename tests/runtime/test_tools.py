@@ -1,0 +1,88 @@
+"""Every way a tool call can fail comes back as an observation, never an exception."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+
+from runtime.model import ToolCall
+from runtime.tools import Tool, Toolbox, ToolExit, ToolFailure, execute, schema
+
+
+def echo(text: str) -> str:
+    return text
+
+
+def boom() -> None:
+    raise KeyError("no such order")
+
+
+def slow() -> str:
+    time.sleep(5)
+    return "late"
+
+
+def exits() -> str:
+    proc = subprocess.run(["sh", "-c", "echo dying >&2; exit 3"], capture_output=True, text=True)
+    if proc.returncode:
+        raise ToolExit("sh", proc.returncode, proc.stderr)
+    return proc.stdout
+
+
+TOOLS = [
+    Tool("echo", "Say it back.", schema({"text": {"type": "string"}}, ["text"]), echo),
+    Tool("boom", "Fails.", schema({}), boom),
+    Tool("slow", "Hangs.", schema({}), slow, timeout=0.2),
+    Tool("exits", "Exits 3.", schema({}), exits),
+    Tool("secret", "Not for everyone.", schema({}), lambda: "classified"),
+]
+
+
+@pytest.fixture
+def box():
+    return Toolbox(TOOLS, allow=["echo", "boom", "slow", "exits"])
+
+
+def run(box, name, **args):
+    call = ToolCall(id="c1", name=name, args=args)
+    try:
+        tool = box.check(call, "coder")
+    except ToolFailure as exc:
+        return {"tool": name, "error": {"type": type(exc).__name__, "message": str(exc)}}
+    return execute(tool, args).observation()
+
+
+def test_a_good_call_returns_its_result(box):
+    assert run(box, "echo", text="hi") == {"tool": "echo", "result": "hi"}
+
+
+@pytest.mark.parametrize(
+    "name, args, error_type, message",
+    [
+        ("echo", {}, "InvalidArguments", "'text' is a required property"),
+        ("echo", {"text": 5}, "InvalidArguments", "text: 5 is not of type 'string'"),
+        ("echo", {"text": "a", "extra": 1}, "InvalidArguments", "Additional properties"),
+        ("boom", {}, "KeyError", "no such order"),
+        ("slow", {}, "ToolTimeout", "no answer within 0.2 s"),
+        ("exits", {}, "ToolExit", "sh exited 3: dying"),
+        ("secret", {}, "NotAllowed", "coder may not use 'secret'"),
+        ("teleport", {}, "UnknownTool", "no tool named 'teleport'"),
+    ],
+)
+def test_each_failure_is_an_observation_with_type_and_message(box, name, args, error_type, message):
+    observation = run(box, name, **args)
+    assert observation["tool"] == name
+    assert observation["error"]["type"] == error_type
+    assert message in observation["error"]["message"]
+
+
+def test_the_model_is_shown_only_the_allowed_tools(box):
+    assert [s["name"] for s in box.specs()] == ["echo", "boom", "slow", "exits"]
+    assert box.specs()[0]["parameters"]["required"] == ["text"]
+
+
+def test_a_tool_with_a_broken_schema_is_refused_when_defined():
+    with pytest.raises(Exception, match="is not valid"):
+        Tool("bad", "Bad schema.", {"type": "objekt"}, echo)

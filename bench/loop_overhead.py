@@ -18,22 +18,19 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from runtime import loop  # noqa: E402
-from runtime.budget import Budget  # noqa: E402
-from runtime.events import Event  # noqa: E402
-from runtime.journal import Journal, MemoryJournal, Recorded  # noqa: E402
-from runtime.jsonl import JsonlJournal  # noqa: E402
-from runtime.model import ScriptedClient, call  # noqa: E402
-from runtime.session import Session  # noqa: E402
-from runtime.tools import Tool, Toolbox, schema  # noqa: E402
+from runtime import loop
+from runtime.budget import Budget
+from runtime.events import Event
+from runtime.journal import Journal, MemoryJournal, Recorded
+from runtime.jsonl import JsonlJournal
+from runtime.model import ScriptedClient, call
+from runtime.session import Session
+from runtime.tools import Tool, Toolbox, schema
 
 
 class NullJournal:
@@ -49,8 +46,13 @@ class NullJournal:
 def one_run(journal: Journal, turns: int) -> float:
     tools = [Tool("noop", "Nothing.", schema({"n": {"type": "integer"}}), lambda n=0: {"ok": n})]
     script = [call("noop", 50, n=i) for i in range(turns - 1)] + [call("done", 10)]
-    agent = loop.Agent("coder", ScriptedClient(script, "coder"), Toolbox(tools), "You are a bench.",
-                       max_turns=turns)
+    agent = loop.Agent(
+        "coder",
+        ScriptedClient(script, "coder"),
+        Toolbox(tools),
+        "You are a bench.",
+        max_turns=turns,
+    )
     session = Session(journal, f"bench-{time.monotonic_ns()}")
     started = time.perf_counter()
     result = loop.run(agent, "Run the bench.", session, Budget(10**9))
@@ -72,7 +74,9 @@ def measure(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()

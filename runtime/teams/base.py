@@ -13,7 +13,6 @@ from runtime.events import TeamFinished
 from runtime.model import ModelClient, ModelResponse
 from runtime.session import Session
 
-
 Verdict = Literal["done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"]
 
 

@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	@mkdir -p var/journals
-	$(PY) -m runtime fly --team solo --scenario solo-fix --journal var/journals/solo-fix-$$(date +%Y%m%d-%H%M%S).jsonl
+	$(PY) -m runtime fly --team repo-fix --scenario first-flight --journal var/journals/first-flight-$$(date +%Y%m%d-%H%M%S).jsonl
 
 test: $(STAMP)
 	$(PY) -m ruff check .
@@ -31,6 +31,7 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/loop_overhead.py
+	$(PY) bench/team_flight.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -3,7 +3,8 @@
     fly --team T --scenario S --journal PATH  fly a team in-process, journalling to PATH
     resume PATH       continue an interrupted or crashed run
     replay PATH       re-run from the journal alone: "identical", or the first difference
-    views PATH        bill, threads, audit and resume point as JSON
+    views PATH        bill, threads, audit, resume point and findings as JSON
+    diagnose PATH     findings: failure signatures, each citing the events that show it
     interrupt PATH    ask a running flight to stop at its next turn boundary
 
 Exit status: 0 done (or identical), 1 a replay differs, 2 bad input, 3 the run ended with
@@ -23,6 +24,7 @@ from types import FrameType
 from typing import Any
 
 from runtime import flight, views
+from runtime.diagnose import diagnose
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.session import ReplayDivergence, StopRequest
@@ -142,6 +144,8 @@ def cmd_fly(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         retries=args.retries,
         bidding=args.bidding or None,
+        docs=args.docs or None,
+        max_rounds=args.max_rounds,
     )
     stop = StopSignal(path)
     previous = stop.install()
@@ -190,6 +194,13 @@ def cmd_views(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    journal = open_journal(Path(args.journal))
+    records = journal.read(f"run-{run_of(journal, args.run)}")
+    print(json.dumps(diagnose(records), indent=2))
+    return EXIT_OK
+
+
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     stop_path(path).write_text(json.dumps({"by": operator(), "reason": args.reason}))
@@ -221,6 +232,8 @@ def parser() -> argparse.ArgumentParser:
         help="scripted (default) or an OpenAI-compatible endpoint from MINUTES_MODEL_*",
     )
     fly.add_argument("--bidding", action="store_true", help="contract-net bidding between coders")
+    fly.add_argument("--docs", action="store_true", help="add the docs agent (writes docs/ only)")
+    fly.add_argument("--max-rounds", type=int, help="REJECT/redo rounds before escalating")
     fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
     fly.add_argument("--json", action="store_true", help="print the outcome as JSON")
     fly.set_defaults(func=cmd_fly)
@@ -228,7 +241,8 @@ def parser() -> argparse.ArgumentParser:
     for name, func, text in (
         ("resume", cmd_resume, "continue an interrupted or crashed run"),
         ("replay", cmd_replay, "replay a run from its journal alone"),
-        ("views", cmd_views, "print bill, threads, audit and resume point as JSON"),
+        ("views", cmd_views, "print bill, threads, audit, resume point and findings as JSON"),
+        ("diagnose", cmd_diagnose, "print the findings: failure signatures and their events"),
     ):
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("journal")

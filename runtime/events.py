@@ -185,6 +185,7 @@ class MessageSent(Event):
     sender: str
     recipient: str
     payload: dict[str, Any] | None = None
+    in_reply_to: str | None = None
 
 
 class MessageDelivered(Event):
@@ -241,6 +242,80 @@ class RunResumed(Event):
     reason: str = ""
 
 
+# --- the team's coordination -----------------------------------------------------------------
+
+
+class TeamPlanned(Event):
+    """The orchestrator's decomposition, as the harness accepted it (typed, validated)."""
+
+    kind: ClassVar[str] = "TeamPlanned"
+    tasks: list[dict[str, Any]]
+    amended: list[str] = Field(default_factory=list)  # what the harness had to add, and why
+
+
+class BudgetAllocated(Event):
+    """A ledger opened: the run's allowance, or an agent's share of it."""
+
+    kind: ClassVar[str] = "BudgetAllocated"
+    name: str
+    allowance: int
+    parent: str | None = None
+    reserve: int = 0
+
+
+class ModelFailed(Event):
+    """The model could not be asked (the client's own retries ran out) or answered garbage."""
+
+    kind: ClassVar[str] = "ModelFailed"
+    error: ErrorInfo
+
+
+class CandidateCommitted(Event):
+    """The harness committed an agent's work on a task branch: what a reviewer will judge."""
+
+    kind: ClassVar[str] = "CandidateCommitted"
+    branch: str
+    commit: str
+    diff: str
+    files: list[str]
+
+
+class Integrated(Event):
+    """A candidate was merged, citing the ACCEPT it relied on."""
+
+    kind: ClassVar[str] = "Integrated"
+    branch: str
+    commit: str
+    approval: str  # the ACCEPT's message id
+    approved_by: str
+
+
+class IntegrationRefused(Event):
+    kind: ClassVar[str] = "IntegrationRefused"
+    branch: str
+    reason: str
+
+
+class DeadlinePassed(Event):
+    """An awaited reply did not come in time."""
+
+    kind: ClassVar[str] = "DeadlinePassed"
+    awaited: str
+    request: str  # the REQUEST's message id
+    attempt: int
+    reason: str
+
+
+class TaskEscalated(Event):
+    """Work that cannot finish, handed to a human with its reason."""
+
+    kind: ClassVar[str] = "TaskEscalated"
+    reason: str
+    cause: Literal["no_reply", "reject_cap", "no_bids", "other"] = "other"
+    attempts: int = 1
+    last_error: str = ""
+
+
 # --- registry and upcasters (explicit lists: reading one line answers "which kinds exist?") --
 
 ALL_KINDS: tuple[type[Event], ...] = (
@@ -263,6 +338,14 @@ ALL_KINDS: tuple[type[Event], ...] = (
     RunInconclusive,
     RunInterrupted,
     RunResumed,
+    TeamPlanned,
+    BudgetAllocated,
+    ModelFailed,
+    CandidateCommitted,
+    Integrated,
+    IntegrationRefused,
+    DeadlinePassed,
+    TaskEscalated,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]

@@ -2,8 +2,9 @@
 
 Set `MINUTES_FAULT` to one or more comma-separated points:
 
-    after:ToolDispatched#2   die right after the 2nd ToolDispatched of the stream is durable
-    exec:edit_file#1         die right after the 1st edit_file ran, before its ToolReturned
+    after:ToolDispatched#2          die right after the stream's 2nd ToolDispatched is durable
+    after:ModelCalled@reviewer#1    the same, counting only the reviewer's events
+    exec:edit_file#1                die right after the 1st edit_file ran, before its ToolReturned
 
 `after` ordinals count events of the stream (replayed ones included), so a point names the same
 place in a run whichever process gets there; `exec` ordinals count this process's executions.
@@ -45,8 +46,9 @@ class Faults:
     def armed(self) -> bool:
         return bool(self.after or self.exec or self.log)
 
-    def appended(self, kind: str, ordinal: int) -> None:
-        if self.after.get(kind) == ordinal:
+    def appended(self, kind: str, agent: str | None, ordinal: int, agent_ordinal: int) -> None:
+        """`ordinal`: this kind's count in the stream; `agent_ordinal`: the same for this agent."""
+        if self.after.get(kind) == ordinal or self.after.get(f"{kind}@{agent}") == agent_ordinal:
             die()
 
     def executed(self, tool: str, ordinal: int, dispatch: int) -> None:

@@ -50,6 +50,14 @@ def plan(team_name: str, scenario_name: str, run_id: str, **settings: Any) -> Fl
         known = ", ".join(sorted(team.scenarios))
         raise FlightError(f"team {team_name!r} has no scenario {scenario_name!r}; known: {known}")
     given = {k: v for k, v in settings.items() if v is not None}
+    if given.get("bidding"):
+        if not team.bidding:
+            raise FlightError(f"team {team_name!r} has no contract-net option (--bidding)")
+        missing = [a for a in ("coder-a", "coder-b") if a not in scenario.scripts]
+        if missing and given.get("model", "scripted") == "scripted":
+            raise FlightError(
+                f"scenario {scenario_name!r} has no bidding script for {', '.join(missing)}"
+            )
     try:
         return FlightConfig(
             team=team_name,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from runtime.budget import Budget
@@ -20,7 +20,9 @@ from runtime.events import (
     AgentNudged,
     BudgetDebited,
     BudgetExhausted,
+    ErrorInfo,
     ModelCalled,
+    ModelFailed,
     ModelResponded,
     RunInconclusive,
     RunStarted,
@@ -28,19 +30,23 @@ from runtime.events import (
     ToolReturned,
     TurnCapReached,
 )
-from runtime.model import ChatMessage, ModelClient, ToolCall, ToolSpec
+from runtime.model import ChatMessage, ModelClient, ModelError, ToolCall
 from runtime.session import Session
-from runtime.tools import Outcome, Toolbox, ToolFailure, failure
+from runtime.tools import Outcome, Tool, Toolbox, ToolFailure, failure
 
 DONE = "done"
-DONE_SPEC: ToolSpec = {
-    "name": DONE,
-    "description": "Finish your work. Your arguments are your report.",
-    "parameters": {
-        "type": "object",
-        "properties": {"summary": {"type": "string", "description": "what you did and found"}},
-    },
-}
+
+
+def done_tool(properties: dict[str, Any] | None = None, required: Sequence[str] = ()) -> Tool:
+    """The loop's own verb. Its schema is the agent's report contract, checked like any call."""
+    props = properties or {"summary": {"type": "string", "description": "what you did and found"}}
+    params = {"type": "object", "properties": props, "required": list(required)}
+    return Tool(
+        DONE, "Finish your work. Your arguments are your report.", params, dict, timeout=None
+    )
+
+
+DONE_TOOL = done_tool()
 NUDGE = "Reply with a tool call; call done when you are finished."
 
 Status = Literal["done", "halted", "out_of_turns", "inconclusive"]
@@ -57,7 +63,7 @@ class Agent:
     max_turns: int = 12
     retries: int = 0
     window: int = DEFAULT_LIMIT
-    done_spec: ToolSpec = field(default_factory=lambda: DONE_SPEC)
+    done: Tool = DONE_TOOL
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,7 @@ def run(
 ) -> AgentResult:
     """Drive one agent until it stops. Raises `Interrupted` on an operator's stop."""
     client = session.client(agent.name, agent.client)
-    specs = [*agent.toolbox.specs(), agent.done_spec]
+    specs = [*agent.toolbox.specs(), agent.done.spec()]
     envelope: dict[str, Any] = {"agent": agent.name, "task_id": task_id}
     session.emit(
         session.new(
@@ -104,7 +110,12 @@ def run(
         session.emit(
             session.new(ModelCalled, **at, messages=len(window), window_chars=window_size(window))
         )
-        response = client.complete(window, specs)
+        try:
+            response = session.ask(client, window, specs)
+        except ModelError as exc:
+            error = ErrorInfo(type=type(exc).__name__, message=str(exc))
+            session.emit(session.new(ModelFailed, **at, error=error))
+            raise
         session.emit(
             session.new(
                 ModelResponded,
@@ -121,9 +132,13 @@ def run(
         ]
         for call in response.tool_calls:
             if call.name == DONE:  # finishing is an explicit, typed act
-                session.emit(session.new(AgentFinished, **at, result=call.args))
-                return AgentResult("done", turn + 1, call.args)
-            outcome = dispatch(agent, call, session, at)
+                refused = check_report(agent, call, session, at)
+                if refused is None:
+                    session.emit(session.new(AgentFinished, **at, result=call.args))
+                    return AgentResult("done", turn + 1, call.args)
+                outcome = refused
+            else:
+                outcome = dispatch(agent, call, session, at)
             step.append(
                 ChatMessage(
                     role="tool", content=json.dumps(outcome.observation()), tool_call_id=call.id
@@ -151,6 +166,24 @@ def run(
         nudged = drifted
     session.emit(session.new(TurnCapReached, **envelope, max_turns=agent.max_turns))
     return AgentResult("out_of_turns", agent.max_turns)
+
+
+def check_report(
+    agent: Agent, call: ToolCall, session: Session, at: dict[str, Any]
+) -> Outcome | None:
+    """None when the done call's report meets the agent's contract; else the refusal, journalled
+    as a dispatch that came back with an error (the agent must report properly to finish)."""
+    try:
+        agent.done.validate(call.args)
+    except ToolFailure as exc:
+        ids = {"tool": call.name, "call_id": call.id}
+        outcome = failure(call.name, exc)
+        session.emit(
+            session.new(ToolDispatched, **at, **ids, args=call.args),
+            session.new(ToolReturned, **at, **ids, error=outcome.error),
+        )
+        return outcome
+    return None
 
 
 def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any]) -> Outcome:

@@ -22,10 +22,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from runtime.events import ErrorInfo, Event, RunInterrupted, RunResumed, ToolReturned
+from runtime.events import ErrorInfo, Event, ModelFailed, RunInterrupted, RunResumed, ToolReturned
 from runtime.faults import Faults
 from runtime.journal import Journal
-from runtime.model import ModelClient, ReplayClient
+from runtime.model import (
+    ChatMessage,
+    ModelClient,
+    ModelError,
+    ModelResponse,
+    ReplayClient,
+    ToolSpec,
+)
 from runtime.tools import Outcome, Tool, execute
 
 E = TypeVar("E", bound=Event)
@@ -72,8 +79,10 @@ class ReplayedError(Exception):
     """Base of the exceptions re-raised from a journal; each gets the recorded type's name."""
 
 
-def reraise(info: ErrorInfo) -> ReplayedError:
-    cls: type[ReplayedError] = type(info.type, (ReplayedError,), {})
+def reraise(info: ErrorInfo, also: type[Exception] | None = None) -> ReplayedError:
+    """An exception named like the recorded one (and also an `also`, for the catchers)."""
+    bases: tuple[type, ...] = (ReplayedError,) if also is None else (ReplayedError, also)
+    cls: type[ReplayedError] = type(info.type, bases, {})
     return cls(info.message)
 
 
@@ -118,6 +127,7 @@ class Session:
         self.counts: Counter[str] = Counter()
         self.executions: Counter[str] = Counter()  # live executions per tool, for fault points
         self.emitted: list[Event] = []
+        self.clients: dict[str, ReplayClient] = {}
 
     # --- where we are ----------------------------------------------------------------------
 
@@ -153,15 +163,38 @@ class Session:
             self.version += len(written)
         for i, event in enumerate(events):
             self.counts[event.kind] += 1
+            self.counts[f"{event.kind}@{event.agent}"] += 1
             self.emitted.append(event)
             if i >= replayed and self.faults.armed:
-                self.faults.appended(event.kind, self.counts[event.kind])
+                self.faults.appended(
+                    event.kind,
+                    event.agent,
+                    self.counts[event.kind],
+                    self.counts[f"{event.kind}@{event.agent}"],
+                )
 
     # --- inputs: from the record while inside it, live after ---------------------------------
 
     def client(self, agent: str, live: ModelClient) -> ModelClient:
-        """The client an agent should ask: recorded answers first, then `live`."""
-        return ReplayClient(self.recorded, agent, then=None if self.replay else live)
+        """The client an agent should ask: recorded answers first, then `live`.
+
+        One per agent for the whole session, so an agent that runs several times (a coder
+        sent back after a REJECT) picks up where its previous run left off.
+        """
+        client = self.clients.get(agent)
+        if client is None:
+            client = ReplayClient(self.recorded, agent, then=None if self.replay else live)
+            self.clients[agent] = client
+        return client
+
+    def ask(
+        self, client: ModelClient, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> ModelResponse:
+        """Ask the model, unless the journal recorded that this very call failed."""
+        recorded = self.peek()
+        if isinstance(recorded, ModelFailed):
+            raise reraise(recorded.error, ModelError)
+        return client.complete(messages, tools)
 
     def run_tool(self, tool: Tool, args: dict[str, Any]) -> Outcome:
         """Execute a checked tool call, or serve its recorded outcome."""

@@ -11,9 +11,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from runtime.diagnose import diagnose, is_coder
 from runtime.events import (
     AgentFinished,
+    BudgetAllocated,
     BudgetDebited,
+    Integrated,
+    IntegrationRefused,
     MessageDelivered,
     MessageSent,
     ModelResponded,
@@ -21,6 +25,7 @@ from runtime.events import (
     RunResumed,
     RunStarted,
     SuiteChecked,
+    TaskEscalated,
     TeamFinished,
     TeamStarted,
 )
@@ -45,6 +50,8 @@ def bill(records: Records) -> dict[str, Any]:
     allowance: int | None = None
     debited = 0
     has_ledger = False
+    ledgers: dict[str, dict[str, Any]] = {}
+    debited_by: dict[str, int] = defaultdict(int)
     for rec in records:
         e = rec.event
         if isinstance(e, ModelResponded):
@@ -54,18 +61,25 @@ def bill(records: Records) -> dict[str, Any]:
         elif isinstance(e, BudgetDebited):
             has_ledger = True
             debited += e.amount
+            debited_by[e.agent or "?"] += e.amount
         elif isinstance(e, TeamStarted):
             value = e.config.get("allowance")
             allowance = value if isinstance(value, int) else None
+        elif isinstance(e, BudgetAllocated):
+            ledgers[e.name] = {"allowance": e.allowance, "parent": e.parent, "reserve": e.reserve}
     total = sum(row["tokens"] for row in agents.values())
     spent = debited if has_ledger else total
 
     def rows(table: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
         return {k: {**v, "share": _share(v["tokens"], total)} for k, v in sorted(table.items())}
 
+    for name, ledger in ledgers.items():
+        spent_here = debited if ledger["parent"] is None else debited_by.get(name, 0)
+        ledger.update(spent=spent_here, remaining=ledger["allowance"] - spent_here)
     return {
         "agents": rows(agents),
         "tasks": rows(tasks),
+        "ledgers": ledgers,
         "total": {"tokens": total, "calls": sum(r["calls"] for r in agents.values())},
         "allowance": allowance,
         "spent": spent,
@@ -112,54 +126,53 @@ def threads(records: Records) -> dict[str, list[dict[str, Any]]]:
 
 
 def audit(records: Records) -> list[dict[str, Any]]:
-    """Who approved or rejected what on which evidence, and every human decision."""
+    """Who approved or rejected what on which evidence, every integration with the approval it
+    relied on, every refusal and escalation, the harness's own checks, and every human decision.
+    """
     entries: list[dict[str, Any]] = []
+    message_at: dict[str, int] = {}
     for rec in records:
         e = rec.event
-        if isinstance(e, MessageSent) and e.performative.lower() in ("accept", "reject"):
-            entries.append(
-                {
-                    "position": rec.position,
-                    "what": e.performative.upper(),
-                    "who": e.sender,
-                    "task_id": e.task_id,
-                    "evidence": e.payload,
-                }
+        entry: dict[str, Any] = {"position": rec.position, "what": e.kind, "task_id": e.task_id}
+        if isinstance(e, MessageSent):
+            if e.message_id:
+                message_at[e.message_id] = rec.position
+            if e.performative.lower() not in ("accept", "reject"):
+                continue
+            entry.update(
+                what=e.performative.upper(), who=e.sender, to=e.recipient, evidence=e.payload
             )
+        elif isinstance(e, Integrated):
+            entry.update(
+                who="harness",
+                commit=e.commit,
+                branch=e.branch,
+                approval=e.approval,
+                approved_by=e.approved_by,
+                approval_position=message_at.get(e.approval),
+            )
+        elif isinstance(e, IntegrationRefused | TaskEscalated):
+            entry.update(who="harness", why=e.reason)
         elif isinstance(e, RunInterrupted | RunResumed):
-            entries.append(
-                {
-                    "position": rec.position,
-                    "what": e.kind,
-                    "who": e.by,
-                    "human": True,
-                    "why": e.reason,
-                    "when": e.t,
-                }
-            )
+            entry.update(who=e.by, human=True, why=e.reason, when=e.t)
         elif isinstance(e, SuiteChecked):
-            entries.append(
-                {
-                    "position": rec.position,
-                    "what": "SuiteChecked",
-                    "who": "harness",
-                    "task_id": e.task_id,
-                    "evidence": {"passed": e.passed, "failed": e.failed, "ok": e.ok},
-                }
+            entry.update(
+                who="harness", evidence={"passed": e.passed, "failed": e.failed, "ok": e.ok}
             )
         elif isinstance(e, TeamFinished):
-            entries.append(
-                {
-                    "position": rec.position,
-                    "what": f"TeamFinished:{e.status}",
-                    "who": "harness",
-                    "why": e.reason,
-                }
-            )
+            entry.update(what=f"TeamFinished:{e.status}", who="harness", why=e.reason)
+        else:
+            continue
+        entries.append(entry)
     return entries
 
 
 STAGES = ("plan", "fix", "review", "verify", "complete")
+
+
+def role(agent: str | None) -> str:
+    """coder-a and coder-b are coders: a role is the name before any suffix."""
+    return (agent or "").split("-")[0]
 
 
 def resume_point(records: Records) -> dict[str, Any]:
@@ -172,15 +185,16 @@ def resume_point(records: Records) -> dict[str, Any]:
             stage = "complete"
         elif isinstance(e, MessageSent):
             p = e.performative.lower()
-            if (p == "request" and e.recipient.startswith("coder")) or p == "reject":
+            reviewer = role(e.sender) == "reviewer"  # a contract-net award is not a review
+            if (p == "request" and is_coder(e.recipient)) or (p == "reject" and reviewer):
                 stage = "fix"
-            elif p == "done" and e.sender.startswith("coder"):
+            elif p == "done" and is_coder(e.sender):
                 stage = "review"
-            elif p == "accept":
+            elif p == "accept" and reviewer:
                 stage = "verify"
-        elif isinstance(e, RunStarted) and e.agent == "coder" and stage == "plan":
+        elif isinstance(e, RunStarted) and is_coder(e.agent) and stage == "plan":
             stage = "fix"
-        elif isinstance(e, AgentFinished) and e.agent == "coder" and stage == "fix" and solo:
+        elif isinstance(e, AgentFinished) and is_coder(e.agent) and stage == "fix" and solo:
             stage = "verify"  # a solo run: nobody reviews, the harness checks the suite next
     last = records[-1] if records else None
     return {
@@ -210,4 +224,5 @@ def all_views(records: Records) -> dict[str, Any]:
         "threads": threads(records),
         "audit": audit(records),
         "resume_point": resume_point(records),
+        "findings": diagnose(records),
     }

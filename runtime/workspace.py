@@ -236,6 +236,10 @@ def pytest_run(root: Path, target: str = "", timeout: float = PYTEST_TIMEOUT) ->
             k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_", "MINUTES_"))
         }
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        # The workspace is somebody else's repository: the plugins installed beside Minutes
+        # (pytest-django, hypothesis, ...) are not its plugins. Not loading them is also 5x
+        # faster per run (0.9 s -> 0.18 s here).
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         proc = subprocess.Popen(
             command,
             cwd=root,
@@ -287,3 +291,35 @@ def summarize(report: Path, root: Path) -> dict[str, Any]:
 def scrub(text: str, root: Path) -> str:
     """Take the workspace's own path out of pytest's output."""
     return text.replace(str(root) + os.sep, "").replace(str(root), ".")
+
+
+# --- the harness's git operations (each idempotent: a crash may run it twice) -------------------
+
+
+def commit_candidate(root: Path, branch: str, message: str) -> dict[str, Any]:
+    """Commit the working tree on `branch` (made from the current HEAD if new); the diff against
+    main, the files it touches, and the commit id."""
+    if git(root, "rev-parse", "--abbrev-ref", "HEAD") != branch:
+        git(root, "checkout", "-q", "-B", branch)
+    git(root, "add", "-A")
+    if git(root, "status", "--porcelain"):
+        git(root, "commit", "-q", "-m", message)
+    files = git(root, "diff", "--name-only", "main", branch).splitlines()
+    return {
+        "branch": branch,
+        "commit": git(root, "rev-parse", "HEAD"),
+        "diff": git(root, "diff", "main", branch),
+        "files": files,
+    }
+
+
+def merge(root: Path, branch: str, message: str) -> str:
+    """Merge `branch` into main (a real merge commit); returns main's new commit id."""
+    head = git(root, "rev-parse", branch)
+    git(root, "checkout", "-q", "main")
+    already = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", head, "main"], cwd=root, capture_output=True
+    )
+    if already.returncode != 0:
+        git(root, "merge", "-q", "--no-ff", "-m", message, branch)
+    return git(root, "rev-parse", "main")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from runtime.teams.base import FlightConfig, Scenario, Team
+from runtime.teams.repo_fix import REPO_FIX
 from runtime.teams.solo import SOLO
 
-TEAMS: dict[str, Team] = {team.name: team for team in (SOLO,)}
+TEAMS: dict[str, Team] = {team.name: team for team in (SOLO, REPO_FIX)}
 
 __all__ = ["TEAMS", "FlightConfig", "Scenario", "Team"]

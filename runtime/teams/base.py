@@ -33,6 +33,8 @@ class FlightConfig(BaseModel):
     model: Literal["scripted", "openai"] = "scripted"
     model_name: str | None = None
     bidding: bool = False
+    docs: bool = False
+    max_rounds: int = Field(default=3, ge=1, le=10)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Scenario:
     task: str
     scripts: dict[str, list[ModelResponse]]
     settings: dict[str, Any] = field(default_factory=dict)
+    absent: tuple[str, ...] = ()  # agents whose process is down: mail reaches them, no reply
 
 
 Fly = Callable[[Session, FlightConfig, dict[str, ModelClient], Path], TeamFinished]
@@ -59,3 +62,4 @@ class Team:
     agents: tuple[str, ...]
     scenarios: dict[str, Scenario]
     fly: Fly
+    bidding: bool = False  # whether the team knows the contract-net option

@@ -41,7 +41,14 @@ def test_views_prints_bill_threads_audit_and_resume_point(flown, capsys):
     path, _ = flown
     code, out, _ = run(capsys, "views", str(path))
     views = json.loads(out)
-    assert code == 0 and set(views) == {"status", "bill", "threads", "audit", "resume_point"}
+    assert code == 0 and set(views) == {
+        "status",
+        "bill",
+        "threads",
+        "audit",
+        "resume_point",
+        "findings",
+    }
     assert views["resume_point"]["stage"] == "complete"
     assert views["bill"]["balanced"] is True
 

@@ -110,6 +110,14 @@ def test_every_kind_survives_the_flat_round_trip():
         "RunInconclusive": {"reason": "r"},
         "RunInterrupted": {"by": "ann", "reason": "lunch"},
         "RunResumed": {"by": "ann"},
+        "TeamPlanned": {"tasks": [{"id": "T1", "kind": "fix"}], "amended": ["added T2"]},
+        "BudgetAllocated": {"name": "coder", "allowance": 100, "parent": "run"},
+        "ModelFailed": {"error": {"type": "ModelHTTPError", "message": "gave up"}},
+        "CandidateCommitted": {"branch": "b", "commit": "c", "diff": "d", "files": ["f"]},
+        "Integrated": {"branch": "b", "commit": "c", "approval": "m-1", "approved_by": "reviewer"},
+        "IntegrationRefused": {"branch": "b", "reason": "no ACCEPT"},
+        "DeadlinePassed": {"awaited": "reviewer", "request": "m-1", "attempt": 1, "reason": "r"},
+        "TaskEscalated": {"reason": "r", "attempts": 2, "last_error": "e"},
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

@@ -27,6 +27,7 @@ from runtime import flight, views
 from runtime.diagnose import diagnose
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
+from runtime.model import ModelError
 from runtime.session import ReplayDivergence, StopRequest
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
@@ -131,6 +132,16 @@ def format_bill(b: dict[str, Any]) -> str:
 # --- commands ---------------------------------------------------------------------------------
 
 
+def per_agent(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        agent, sep, backend = pair.partition("=")
+        if not sep or not agent or not backend:
+            raise flight.FlightError(f"--model-for wants AGENT=BACKEND, got {pair!r}")
+        out[agent] = backend
+    return out
+
+
 def cmd_fly(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     journal = open_journal(path, must_exist=False)
@@ -146,6 +157,7 @@ def cmd_fly(args: argparse.Namespace) -> int:
         bidding=args.bidding or None,
         docs=args.docs or None,
         max_rounds=args.max_rounds,
+        models=per_agent(args.model_for) or None,
     )
     stop = StopSignal(path)
     previous = stop.install()
@@ -231,6 +243,13 @@ def parser() -> argparse.ArgumentParser:
         choices=["scripted", "openai"],
         help="scripted (default) or an OpenAI-compatible endpoint from MINUTES_MODEL_*",
     )
+    fly.add_argument(
+        "--model-for",
+        action="append",
+        default=[],
+        metavar="AGENT=BACKEND",
+        help="run one agent on another backend, e.g. --model-for reviewer=openai (repeatable)",
+    )
     fly.add_argument("--bidding", action="store_true", help="contract-net bidding between coders")
     fly.add_argument("--docs", action="store_true", help="add the docs agent (writes docs/ only)")
     fly.add_argument("--max-rounds", type=int, help="REJECT/redo rounds before escalating")
@@ -266,6 +285,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (flight.FlightError, JournalCorrupt, JournalError, ReplayDivergence) as exc:
+    except (flight.FlightError, JournalCorrupt, JournalError, ReplayDivergence, ModelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

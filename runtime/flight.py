@@ -50,6 +50,12 @@ def plan(team_name: str, scenario_name: str, run_id: str, **settings: Any) -> Fl
         known = ", ".join(sorted(team.scenarios))
         raise FlightError(f"team {team_name!r} has no scenario {scenario_name!r}; known: {known}")
     given = {k: v for k, v in settings.items() if v is not None}
+    unknown = set(given.get("models", {})) - set(team.agents)
+    if unknown:
+        raise FlightError(
+            f"team {team_name!r} has no agent {', '.join(sorted(unknown))}; "
+            f"its agents: {', '.join(team.agents)}"
+        )
     if given.get("bidding"):
         if not team.bidding:
             raise FlightError(f"team {team_name!r} has no contract-net option (--bidding)")
@@ -75,15 +81,19 @@ def clients_for(config: FlightConfig, team: Team, live: bool = True) -> dict[str
     if not live:
         # A replay serves every answer from the journal and never asks a live model.
         return {agent: ModelClient() for agent in team.agents}
-    if config.model == "scripted":
-        scenario = team.scenarios[config.scenario]
-        return {
-            agent: ScriptedClient(scenario.scripts.get(agent, []), agent) for agent in team.agents
-        }
-    from runtime.openai_client import OpenAIClient
+    scenario = team.scenarios[config.scenario]
+    network: ModelClient | None = None
+    clients: dict[str, ModelClient] = {}
+    for agent in team.agents:
+        if config.models.get(agent, config.model) == "scripted":
+            clients[agent] = ScriptedClient(scenario.scripts.get(agent, []), agent)
+            continue
+        if network is None:
+            from runtime.openai_client import OpenAIClient
 
-    client = OpenAIClient.from_env()
-    return {agent: client for agent in team.agents}
+            network = OpenAIClient.from_env()
+        clients[agent] = network
+    return clients
 
 
 def _drive(session: Session, config: FlightConfig, root: Path, live: bool = True) -> FlightOutcome:

@@ -13,6 +13,7 @@ from runtime.events import TeamFinished
 from runtime.model import ModelClient, ModelResponse
 from runtime.session import Session
 
+Backend = Literal["scripted", "openai"]
 Verdict = Literal["done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"]
 
 
@@ -30,7 +31,10 @@ class FlightConfig(BaseModel):
     max_turns: int = Field(default=12, ge=1, le=200)
     retries: int = Field(default=0, ge=0, le=5)
     window: int = Field(default=8_000, ge=200)
-    model: Literal["scripted", "openai"] = "scripted"
+    model: Backend = "scripted"
+    models: dict[str, Backend] = Field(
+        default_factory=dict, description="per-agent backends that differ from `model`"
+    )
     model_name: str | None = None
     bidding: bool = False
     docs: bool = False

@@ -136,7 +136,7 @@ class Harness:
         reserve = int(config.allowance * VERIFICATION_RESERVE)
         self.budget = Budget(config.allowance, reserve=reserve)
         self.ledgers: dict[str, SubBudget] = {}
-        self.rounds: dict[str, int] = {}
+        self.merged: dict[str, CandidateCommitted] = {}  # by task: the candidate that shipped
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -284,8 +284,9 @@ class Harness:
             )
         return winner
 
-    def fix(self, fix: dict[str, Any], coder: str) -> CandidateCommitted:
-        """Fix, review, and fix again on REJECT, until an ACCEPT or the round cap."""
+    def fix(self, fix: dict[str, Any], coder: str) -> Integrated:
+        """Fix, review, try to integrate; back to the coder when the gate refuses, until the
+        round cap. The gate, not the verdict branch, is what decides whether a merge happens."""
         task_id = fix["id"]
         payload: dict[str, Any] = {"brief": fix["brief"]}
         for round_no in range(1, self.config.max_rounds + 1):
@@ -330,8 +331,10 @@ class Harness:
                 {"commit": candidate.commit, "reasons": verdict.report["reasons"], "tests": tests},
                 in_reply_to=review_request.message_id,
             )
-            if accepted:
-                return candidate
+            integrated = self.integrate(task_id, candidate)
+            if integrated is not None:
+                self.merged[task_id] = candidate
+                return integrated
             payload = {
                 "brief": fix["brief"],
                 "rejected": verdict.report["reasons"],
@@ -359,13 +362,14 @@ class Harness:
                 return message
         return None
 
-    def integrate(self, task_id: str, candidate: CandidateCommitted) -> Integrated:
-        """Merge the candidate, which the harness does only with the reviewer's ACCEPT."""
+    def integrate(self, task_id: str, candidate: CandidateCommitted) -> Integrated | None:
+        """Merge the candidate, only with the reviewer's ACCEPT for it on the task thread.
+        Without one the merge is refused, with an event saying why, and None comes back."""
         approval = self.approval(task_id, candidate.commit)
         if approval is None:
             reason = f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}"
             self.emit(IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=reason)
-            raise Stop("failed", reason)
+            return None
         return self.session.activity(
             Integrated,
             lambda: {
@@ -395,10 +399,12 @@ class Harness:
             in_reply_to=request.message_id,
         )
 
-    def document(self, docs_task: dict[str, Any], shipped: list[CandidateCommitted]) -> None:
+    def document(self, docs_task: dict[str, Any], shipped: list[Integrated]) -> None:
         """Shipping does not wait for documentation: a missing changelog is a follow-up, not a
         reason to hold back a verified fix. So a silent docs agent escalates only its task."""
-        payload = {"brief": docs_task["brief"], "diff": "\n".join(c.diff for c in shipped)}
+        # Built from the recorded candidates, never by asking git: a replay has no workspace.
+        diff = "\n".join(self.merged[i.task_id or ""].diff for i in shipped)
+        payload = {"brief": docs_task["brief"], "diff": diff}
         try:
             request, reply = self.ask("docs", docs_task["id"], payload)
         except Stop:
@@ -459,16 +465,15 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
     # The orchestrator needs the task in its mail like everyone else.
     harness.post.send(REQUEST, "operator", "orchestrator", "plan", {"task": harness.config.task})
     tasks = harness.plan()
-    shipped: list[CandidateCommitted] = []
+    shipped: list[Integrated] = []
     for fix in (t for t in tasks if t["kind"] == "fix"):
         coder = harness.award(fix) if harness.config.bidding else "coder"
-        candidate = harness.fix(fix, coder)
-        integrated = harness.integrate(fix["id"], candidate)
-        shipped.append(candidate)
+        integrated = harness.fix(fix, coder)
+        shipped.append(integrated)
         for check in (t for t in tasks if t["kind"] == "verify" and t.get("of") == fix["id"]):
             harness.verify(check, integrated)
     suite = session.activity(SuiteChecked, lambda: suite_check(harness.path), task_id="suite")
-    summary.update(passed=suite.passed, failed=suite.failed, integrated=[c.commit for c in shipped])
+    summary.update(passed=suite.passed, failed=suite.failed, integrated=[i.commit for i in shipped])
     for docs_task in (t for t in tasks if t["kind"] == "docs"):
         harness.document(docs_task, shipped)
     if not suite.ok:

@@ -10,8 +10,14 @@ from pathlib import Path
 
 from runtime import loop, workspace
 from runtime.budget import Budget
-from runtime.events import SuiteChecked, TeamFinished, TeamStarted, WorkspacePrepared
-from runtime.model import ModelClient, call
+from runtime.events import (
+    SuiteChecked,
+    TaskEscalated,
+    TeamFinished,
+    TeamStarted,
+    WorkspacePrepared,
+)
+from runtime.model import ModelClient, ModelError, call
 from runtime.session import Session
 from runtime.teams.base import FlightConfig, Scenario, Team, Verdict
 from runtime.tools import Toolbox, ToolFailure
@@ -90,7 +96,17 @@ def fly(
         retries=config.retries,
         window=config.window,
     )
-    result = loop.run(coder, config.task, session, budget, task_id="T1")
+    try:
+        result = loop.run(coder, config.task, session, budget, task_id="T1")
+    except ModelError as exc:
+        # The client already retried what was worth retrying: a person has to look.
+        reason = f"the coder's model failed: {exc}"
+        escalated = session.new(TeamFinished, status="escalated", reason=reason)
+        session.emit(
+            session.new(TaskEscalated, task_id="T1", reason=reason, last_error=str(exc)),
+            escalated,
+        )
+        return escalated
     suite = session.activity(SuiteChecked, lambda: suite_check(path), task_id="T1")
     status: Verdict
     if result.status != "done":

@@ -99,7 +99,9 @@ def test_the_coders_done_carries_evidence_from_the_journal_not_its_claim(fly_tea
     ]
     assert [d.payload["tests"] for d in dones] == [None, {"passed": 2, "failed": 0}]
     kinds = flown.kinds()
-    # integration never ran before the evidence came
+    # the gate refused the first candidate, and merged only after the evidence came
+    refused = [e for e in flown.events if e.kind == "IntegrationRefused"]
+    assert len(refused) == 1 and flown.events.index(refused[0]) < flown.events.index(dones[1])
     assert kinds.index("Integrated") > flown.events.index(dones[1])
     rejects = [e for e in flown.events if e.kind == "MessageSent" and e.performative == "reject"]
     assert len(rejects) == 1
@@ -141,6 +143,8 @@ def test_the_reject_loop_is_bounded_by_its_round_cap(fly_team):
     assert len(rejects) == 2
     escalated = next(e for e in flown.events if e.kind == "TaskEscalated")
     assert escalated.cause == "reject_cap" and "Integrated" not in flown.kinds()
+    assert flown.kinds().count("IntegrationRefused") == 2  # the gate refused each round, end to end
+    assert "integrate" not in git(flown.workspace, "log", "--format=%s", "main")
 
 
 def test_the_vague_subtask_shows_two_agents_on_one_file(fly_team):

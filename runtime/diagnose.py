@@ -8,15 +8,16 @@
                               round cap escalated it
     budget_exhausted          an agent ran out of budget with its task unfinished
 
+Each signature is a fold (see `folds`), so a projector can keep findings current event by event.
 Works on the reference runtime's flat journals too (no ids, no args, no ModelCalled).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from runtime import folds
 from runtime.events import (
     BudgetExhausted,
     MessageDelivered,
@@ -26,6 +27,7 @@ from runtime.events import (
     ToolDispatched,
     ToolReturned,
 )
+from runtime.folds import Fold, State, key, unkey
 from runtime.journal import Recorded
 
 Finding = dict[str, Any]
@@ -36,56 +38,66 @@ def finding(kind: str, summary: str, positions: list[int], **detail: Any) -> Fin
     return {"kind": kind, "summary": summary, "positions": sorted(set(positions)), **detail}
 
 
+def role(agent: str | None) -> str:
+    """coder-a and coder-b are coders: a role is the name before any suffix."""
+    return (agent or "").split("-")[0]
+
+
 def is_coder(agent: str | None) -> bool:
-    return bool(agent) and (agent or "").split("-")[0] == "coder"
+    return role(agent) == "coder"
 
 
-def duplicate_work(records: Sequence[Recorded]) -> list[Finding]:
-    writers: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    dispatched_args: set[tuple[str | None, str | None]] = set()
-    for rec in records:
+class DuplicateWork(Fold):
+    name: ClassVar[str] = "duplicate_work"
+
+    def start(self) -> State:
+        return {"writers": {}, "counted": {}}
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
+        path = None
         if isinstance(e, ToolDispatched) and e.tool in WRITES and e.args and "path" in e.args:
-            writers[str(e.args["path"]).lstrip("./")][e.agent or "?"].append(rec.position)
-            dispatched_args.add((e.agent, e.call_id))
+            path = str(e.args["path"])
+            if e.call_id:
+                state["counted"][key(e.agent, e.call_id)] = True
         elif isinstance(e, ToolReturned) and e.tool in WRITES and isinstance(e.result, dict):
-            if (e.agent, e.call_id) in dispatched_args and e.call_id:
-                continue  # already counted at its dispatch
-            path = e.result.get("edited") or e.result.get("written")
-            if isinstance(path, str):
-                writers[path.lstrip("./")][e.agent or "?"].append(rec.position)
-    out = []
-    for path, by_agent in sorted(writers.items()):
-        if len(by_agent) > 1:
-            agents = sorted(by_agent)
-            out.append(
-                finding(
-                    "duplicate_work",
-                    f"{' and '.join(agents)} all wrote to {path}",
-                    [p for ps in by_agent.values() for p in ps],
-                    artefact=path,
-                    agents=agents,
+            if e.call_id and key(e.agent, e.call_id) in state["counted"]:
+                return  # already counted at its dispatch
+            found = e.result.get("edited") or e.result.get("written")
+            path = found if isinstance(found, str) else None
+        if path is not None:
+            by_agent = state["writers"].setdefault(path.lstrip("./"), {})
+            by_agent.setdefault(e.agent or "?", []).append(rec.position)
+
+    def result(self, state: State) -> list[Finding]:
+        out = []
+        for path, by_agent in sorted(state["writers"].items()):
+            if len(by_agent) > 1:
+                agents = sorted(by_agent)
+                out.append(
+                    finding(
+                        "duplicate_work",
+                        f"{' and '.join(agents)} all wrote to {path}",
+                        [p for ps in by_agent.values() for p in ps],
+                        artefact=path,
+                        agents=agents,
+                    )
                 )
-            )
-    return out
+        return out
 
 
-def unanswered_requests(records: Sequence[Recorded]) -> list[Finding]:
-    open_: list[dict[str, Any]] = []  # requests not yet answered, in order
+class UnansweredRequests(Fold):
+    name: ClassVar[str] = "unanswered_request"
 
-    def close(recipient: str | None, task: str | None) -> None:
-        open_[:] = [
-            r
-            for r in open_
-            if not (r["delivered"] and r["recipient"] == recipient and task in (None, r["task"]))
-        ]
+    def start(self) -> State:
+        return {"open": []}  # requests not yet answered, in order
 
-    for rec in records:
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, MessageSent):
-            close(e.sender, e.task_id or "-")  # any message from the recipient on the thread
+            self.close(state, e.sender, e.task_id or "-")  # any message from the recipient
             if e.performative.lower() == "request":
-                open_.append(
+                state["open"].append(
                     {
                         "id": e.message_id,
                         "recipient": e.recipient,
@@ -95,7 +107,7 @@ def unanswered_requests(records: Sequence[Recorded]) -> list[Finding]:
                     }
                 )
         elif isinstance(e, MessageDelivered) and not e.duplicate:
-            for r in open_:
+            for r in state["open"]:
                 same = (
                     r["id"] == e.message_id
                     if e.message_id
@@ -106,72 +118,88 @@ def unanswered_requests(records: Sequence[Recorded]) -> list[Finding]:
                     r["positions"].append(rec.position)
                     break
         elif isinstance(e, RunStarted):
-            close(e.agent, e.task_id)  # reference journals' runs name no task: any run counts
-    grouped: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for r in open_:
-        if r["delivered"]:
-            grouped[(r["task"], r["recipient"])].extend(r["positions"])
-    return [
-        finding(
-            "unanswered_request",
-            f"{recipient} was sent a REQUEST on {task} and neither replied nor ran",
-            positions,
-            task_id=task,
-            agents=[recipient],
-        )
-        for (task, recipient), positions in grouped.items()
-    ]
+            self.close(state, e.agent, e.task_id)  # reference runs name no task: any run counts
+
+    @staticmethod
+    def close(state: State, recipient: str | None, task: str | None) -> None:
+        state["open"] = [
+            r
+            for r in state["open"]
+            if not (r["delivered"] and r["recipient"] == recipient and task in (None, r["task"]))
+        ]
+
+    def result(self, state: State) -> list[Finding]:
+        grouped: dict[tuple[str, str], list[int]] = {}
+        for r in state["open"]:
+            if r["delivered"]:
+                grouped.setdefault((r["task"], r["recipient"]), []).extend(r["positions"])
+        return [
+            finding(
+                "unanswered_request",
+                f"{recipient} was sent a REQUEST on {task} and neither replied nor ran",
+                positions,
+                task_id=task,
+                agents=[recipient],
+            )
+            for (task, recipient), positions in grouped.items()
+        ]
 
 
-def done_without_evidence(records: Sequence[Recorded]) -> list[Finding]:
-    out = []
-    evidence: dict[str, bool] = {}
-    run_start: dict[str, int] = {}
-    for rec in records:
+class DoneWithoutEvidence(Fold):
+    name: ClassVar[str] = "done_without_evidence"
+
+    def start(self) -> State:
+        return {"evidence": {}, "run_start": {}, "found": []}
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, RunStarted) and e.agent:
-            evidence[e.agent] = False
-            run_start[e.agent] = rec.position
+            state["evidence"][e.agent] = False
+            state["run_start"][e.agent] = rec.position
         elif isinstance(e, ToolReturned) and e.agent and e.error is None:
             if e.tool in WRITES:
-                evidence[e.agent] = False  # tests run before an edit say nothing about it
+                state["evidence"][e.agent] = False  # tests before an edit say nothing about it
             elif e.tool == "run_tests":
-                evidence[e.agent] = True
+                state["evidence"][e.agent] = True
         elif (
             isinstance(e, MessageSent)
             and e.performative.lower() == "done"
             and is_coder(e.sender)
-            and not evidence.get(e.sender, False)
+            and not state["evidence"].get(e.sender, False)
         ):
-            out.append(
+            state["found"].append(
                 finding(
                     "done_without_evidence",
                     f"{e.sender} said DONE on {e.task_id or '-'} without a passing test run after "
                     "its last edit",
-                    [run_start.get(e.sender, rec.position), rec.position],
+                    [state["run_start"].get(e.sender, rec.position), rec.position],
                     task_id=e.task_id,
                     agents=[e.sender],
                 )
             )
-    return out
+
+    def result(self, state: State) -> list[Finding]:
+        return list(state["found"])
 
 
-def transient_errors(records: Sequence[Recorded]) -> list[Finding]:
-    args_of: dict[tuple[str | None, str | None], Any] = {}
-    failed: dict[tuple[str | None, str, str], int] = {}  # (agent, tool, args) -> position
-    out = []
-    for rec in records:
+class TransientErrors(Fold):
+    name: ClassVar[str] = "transient_error_absorbed"
+
+    def start(self) -> State:
+        return {"args_of": {}, "failed": {}, "found": []}
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, ToolDispatched):
-            args_of[(e.agent, e.call_id)] = e.args
+            state["args_of"][key(e.agent, e.call_id)] = e.args
         elif isinstance(e, ToolReturned):
-            args = args_of.get((e.agent, e.call_id)) if e.call_id else None
-            key = (e.agent, e.tool, repr(sorted((args or {}).items())))
+            args = state["args_of"].get(key(e.agent, e.call_id)) if e.call_id else None
+            call = key(e.agent, e.tool, sorted((args or {}).items()))
             if e.error is not None:
-                failed.setdefault(key, rec.position)
-            elif key in failed:
-                first = failed.pop(key)
-                out.append(
+                state["failed"].setdefault(call, rec.position)
+            elif call in state["failed"]:
+                first = state["failed"].pop(call)
+                state["found"].append(
                     finding(
                         "transient_error_absorbed",
                         f"{e.agent}'s {e.tool} failed and the same call later succeeded",
@@ -180,64 +208,98 @@ def transient_errors(records: Sequence[Recorded]) -> list[Finding]:
                         tool=e.tool,
                     )
                 )
-    return out
+
+    def result(self, state: State) -> list[Finding]:
+        return list(state["found"])
 
 
-def reject_caps(records: Sequence[Recorded]) -> list[Finding]:
-    rejects: dict[str, list[int]] = defaultdict(list)
-    out = []
-    for rec in records:
+class RejectCaps(Fold):
+    name: ClassVar[str] = "reject_cap_reached"
+
+    def start(self) -> State:
+        return {"rejects": {}, "found": []}
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
+        task = e.task_id or "-"
         if (
             isinstance(e, MessageSent)
             and e.performative.lower() == "reject"
-            and not is_coder(e.recipient)
+            and not is_coder(e.recipient)  # a contract-net REJECT of a bid is no review
         ):
-            rejects[e.task_id or "-"].append(rec.position)
+            state["rejects"].setdefault(task, []).append(rec.position)
         elif isinstance(e, TaskEscalated) and e.cause == "reject_cap":
-            task = e.task_id or "-"
-            out.append(
+            rejects = state["rejects"].get(task, [])
+            state["found"].append(
                 finding(
                     "reject_cap_reached",
-                    f"{task} was rejected {len(rejects[task])} times and escalated",
-                    [*rejects[task], rec.position],
+                    f"{task} was rejected {len(rejects)} times and escalated",
+                    [*rejects, rec.position],
                     task_id=task,
                 )
             )
-    return out
+
+    def result(self, state: State) -> list[Finding]:
+        return list(state["found"])
 
 
-def budget_exhausted(records: Sequence[Recorded]) -> list[Finding]:
-    halted: dict[tuple[str, str], int] = {}
-    for rec in records:
+class BudgetExhaustion(Fold):
+    name: ClassVar[str] = "budget_exhausted"
+
+    def start(self) -> State:
+        return {"halted": {}}
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, BudgetExhausted) and e.agent:
-            halted[(e.agent, e.task_id or "-")] = rec.position
+            state["halted"][key(e.agent, e.task_id or "-")] = rec.position
         elif isinstance(e, MessageSent) and e.performative.lower() == "done":
-            halted.pop((e.sender, e.task_id or "-"), None)
-    return [
-        finding(
-            "budget_exhausted",
-            f"{agent} ran out of budget on {task} before finishing it",
-            [position],
-            task_id=task,
-            agents=[agent],
-        )
-        for (agent, task), position in halted.items()
-    ]
+            state["halted"].pop(key(e.sender, e.task_id or "-"), None)
+
+    def result(self, state: State) -> list[Finding]:
+        out = []
+        for pair, position in state["halted"].items():
+            agent, task = unkey(pair)
+            out.append(
+                finding(
+                    "budget_exhausted",
+                    f"{agent} ran out of budget on {task} before finishing it",
+                    [position],
+                    task_id=task,
+                    agents=[agent],
+                )
+            )
+        return out
 
 
-SIGNATURES = (
-    duplicate_work,
-    unanswered_requests,
-    done_without_evidence,
-    transient_errors,
-    reject_caps,
-    budget_exhausted,
+SIGNATURES: tuple[Fold, ...] = (
+    DuplicateWork(),
+    UnansweredRequests(),
+    DoneWithoutEvidence(),
+    TransientErrors(),
+    RejectCaps(),
+    BudgetExhaustion(),
 )
+
+
+class Diagnosis(Fold):
+    """Every signature at once; the result is the findings in order of their first event."""
+
+    name: ClassVar[str] = "findings"
+
+    def start(self) -> State:
+        return {s.name: s.start() for s in SIGNATURES}
+
+    def step(self, state: State, rec: Recorded) -> None:
+        for s in SIGNATURES:
+            s.step(state[s.name], rec)
+
+    def result(self, state: State) -> list[Finding]:
+        found = [f for s in SIGNATURES for f in s.result(state[s.name])]
+        return sorted(found, key=lambda f: f["positions"][0])
 
 
 def diagnose(records: Sequence[Recorded]) -> list[Finding]:
     """Every finding in the run, in the order of the first event that shows it."""
-    found = [f for signature in SIGNATURES for f in signature(records)]
-    return sorted(found, key=lambda f: f["positions"][0])
+    result: list[Finding] = folds.run(Diagnosis(), records)
+    return result

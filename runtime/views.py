@@ -1,17 +1,18 @@
-"""Views: pure folds over a run's events. State is a view; it can be thrown away and rebuilt.
+"""Views: the bill, threads, audit, resume point, status and summary of a run, as folds.
 
-Each view takes the run's records in order (Recorded, so it can cite positions) and returns
-plain JSON-ready data. They read journals of the reference runtime too: lines without a
-version, without ModelCalled or BudgetDebited, without message ids.
+State is a view; it can be thrown away and rebuilt. Each view is a fold (see `folds`) over a
+run's records in order (Recorded, so it can cite positions), with a plain-function form for a
+whole list. They read the reference runtime's journals too: lines without a version, without
+ModelCalled or BudgetDebited, without message ids.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from runtime.diagnose import diagnose, is_coder
+from runtime import folds
+from runtime.diagnose import Diagnosis, diagnose, is_coder, role
 from runtime.events import (
     AgentFinished,
     BudgetAllocated,
@@ -29,116 +30,149 @@ from runtime.events import (
     TeamFinished,
     TeamStarted,
 )
+from runtime.folds import Fold, State
 from runtime.journal import Recorded
 
 Records = Sequence[Recorded]
+STAGES = ("plan", "fix", "review", "verify", "complete")
 
 
 def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def bill(records: Records) -> dict[str, Any]:
+class Bill(Fold):
     """Tokens and calls per agent and per task, and the budget: allowance, spent, remaining.
 
     Tokens come from ModelResponded.usage, so a journal without BudgetDebited still bills;
     `spent` is the budget ledger's sum of BudgetDebited (or the usage total when there is no
     ledger), and `balanced` says whether the two agree.
     """
-    agents: dict[str, dict[str, int]] = defaultdict(lambda: {"tokens": 0, "calls": 0})
-    tasks: dict[str, dict[str, int]] = defaultdict(lambda: {"tokens": 0, "calls": 0})
-    allowance: int | None = None
-    debited = 0
-    has_ledger = False
-    ledgers: dict[str, dict[str, Any]] = {}
-    debited_by: dict[str, int] = defaultdict(int)
-    for rec in records:
+
+    name: ClassVar[str] = "bill"
+
+    def start(self) -> State:
+        return {
+            "agents": {},
+            "tasks": {},
+            "allowance": None,
+            "debited": 0,
+            "ledger": False,
+            "ledgers": {},
+            "debited_by": {},
+        }
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, ModelResponded):
-            for row in (agents[e.agent or "?"], tasks[e.task_id or "-"]):
-                row["tokens"] += e.usage.total
-                row["calls"] += 1
+            for table, name in (("agents", e.agent or "?"), ("tasks", e.task_id or "-")):
+                row = state[table].setdefault(name, [0, 0])
+                row[0] += e.usage.total
+                row[1] += 1
         elif isinstance(e, BudgetDebited):
-            has_ledger = True
-            debited += e.amount
-            debited_by[e.agent or "?"] += e.amount
+            state["ledger"] = True
+            state["debited"] += e.amount
+            agent = e.agent or "?"
+            state["debited_by"][agent] = state["debited_by"].get(agent, 0) + e.amount
         elif isinstance(e, TeamStarted):
             value = e.config.get("allowance")
-            allowance = value if isinstance(value, int) else None
+            state["allowance"] = value if isinstance(value, int) else None
         elif isinstance(e, BudgetAllocated):
-            ledgers[e.name] = {"allowance": e.allowance, "parent": e.parent, "reserve": e.reserve}
-    total = sum(row["tokens"] for row in agents.values())
-    spent = debited if has_ledger else total
+            state["ledgers"][e.name] = {
+                "allowance": e.allowance,
+                "parent": e.parent,
+                "reserve": e.reserve,
+            }
 
-    def rows(table: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
-        return {k: {**v, "share": _share(v["tokens"], total)} for k, v in sorted(table.items())}
+    def result(self, state: State) -> dict[str, Any]:
+        total = sum(tokens for tokens, _ in state["agents"].values())
+        spent = state["debited"] if state["ledger"] else total
 
-    for name, ledger in ledgers.items():
-        spent_here = debited if ledger["parent"] is None else debited_by.get(name, 0)
-        ledger.update(spent=spent_here, remaining=ledger["allowance"] - spent_here)
-    return {
-        "agents": rows(agents),
-        "tasks": rows(tasks),
-        "ledgers": ledgers,
-        "total": {"tokens": total, "calls": sum(r["calls"] for r in agents.values())},
-        "allowance": allowance,
-        "spent": spent,
-        "remaining": None if allowance is None else allowance - spent,
-        "balanced": spent == total,
-    }
+        def rows(table: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+            return {
+                name: {"tokens": tokens, "calls": calls, "share": _share(tokens, total)}
+                for name, (tokens, calls) in sorted(table.items())
+            }
+
+        ledgers = {}
+        for name, ledger in state["ledgers"].items():
+            used = (
+                state["debited"] if ledger["parent"] is None else state["debited_by"].get(name, 0)
+            )
+            ledgers[name] = {**ledger, "spent": used, "remaining": ledger["allowance"] - used}
+        allowance = state["allowance"]
+        return {
+            "agents": rows(state["agents"]),
+            "tasks": rows(state["tasks"]),
+            "ledgers": ledgers,
+            "total": {"tokens": total, "calls": sum(c for _, c in state["agents"].values())},
+            "allowance": allowance,
+            "spent": spent,
+            "remaining": None if allowance is None else allowance - spent,
+            "balanced": spent == total,
+        }
 
 
-def threads(records: Records) -> dict[str, list[dict[str, Any]]]:
+class Threads(Fold):
     """Messages grouped by task thread, in order, each with its performative and delivery."""
-    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    by_id: dict[str, dict[str, Any]] = {}
-    for rec in records:
+
+    name: ClassVar[str] = "threads"
+
+    def start(self) -> State:
+        return {"threads": {}, "undelivered": {}}
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, MessageSent):
-            entry = {
-                "position": rec.position,
-                "message_id": e.message_id,
-                "performative": e.performative.upper(),
-                "sender": e.sender,
-                "recipient": e.recipient,
-                "payload": e.payload,
-                "delivered": False,
-            }
-            out[e.task_id or "-"].append(entry)
+            thread = state["threads"].setdefault(e.task_id or "-", [])
             if e.message_id:
-                by_id[e.message_id] = entry
+                state["undelivered"][e.message_id] = [e.task_id or "-", len(thread)]
+            thread.append(
+                {
+                    "position": rec.position,
+                    "message_id": e.message_id,
+                    "performative": e.performative.upper(),
+                    "sender": e.sender,
+                    "recipient": e.recipient,
+                    "payload": e.payload,
+                    "in_reply_to": e.in_reply_to,
+                    "delivered": False,
+                }
+            )
         elif isinstance(e, MessageDelivered):
-            entry_or_none = by_id.get(e.message_id or "")
-            if entry_or_none is None:
-                # Reference journals carry no ids: the delivery belongs to the newest undelivered
-                # message to that recipient on that thread.
-                entry_or_none = next(
-                    (
-                        m
-                        for m in reversed(out[e.task_id or "-"])
-                        if m["recipient"] == e.recipient and not m["delivered"]
-                    ),
-                    None,
-                )
-            if entry_or_none is not None:
-                entry_or_none["delivered"] = True
-    return dict(out)
+            where = state["undelivered"].pop(e.message_id or "", None)
+            if where is not None:
+                state["threads"][where[0]][where[1]]["delivered"] = True
+                return
+            # Reference journals carry no ids: the delivery belongs to the newest undelivered
+            # message to that recipient on that thread.
+            for entry in reversed(state["threads"].get(e.task_id or "-", [])):
+                if entry["recipient"] == e.recipient and not entry["delivered"]:
+                    entry["delivered"] = True
+                    break
+
+    def result(self, state: State) -> dict[str, list[dict[str, Any]]]:
+        return {task: list(messages) for task, messages in state["threads"].items()}
 
 
-def audit(records: Records) -> list[dict[str, Any]]:
+class Audit(Fold):
     """Who approved or rejected what on which evidence, every integration with the approval it
     relied on, every refusal and escalation, the harness's own checks, and every human decision.
     """
-    entries: list[dict[str, Any]] = []
-    message_at: dict[str, int] = {}
-    for rec in records:
+
+    name: ClassVar[str] = "audit"
+
+    def start(self) -> State:
+        return {"entries": [], "message_at": {}}
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         entry: dict[str, Any] = {"position": rec.position, "what": e.kind, "task_id": e.task_id}
         if isinstance(e, MessageSent):
             if e.message_id:
-                message_at[e.message_id] = rec.position
+                state["message_at"][e.message_id] = rec.position
             if e.performative.lower() not in ("accept", "reject"):
-                continue
+                return
             entry.update(
                 what=e.performative.upper(), who=e.sender, to=e.recipient, evidence=e.payload
             )
@@ -149,7 +183,7 @@ def audit(records: Records) -> list[dict[str, Any]]:
                 branch=e.branch,
                 approval=e.approval,
                 approved_by=e.approved_by,
-                approval_position=message_at.get(e.approval),
+                approval_position=state["message_at"].get(e.approval),
             )
         elif isinstance(e, IntegrationRefused | TaskEscalated):
             entry.update(who="harness", why=e.reason)
@@ -162,59 +196,116 @@ def audit(records: Records) -> list[dict[str, Any]]:
         elif isinstance(e, TeamFinished):
             entry.update(what=f"TeamFinished:{e.status}", who="harness", why=e.reason)
         else:
-            continue
-        entries.append(entry)
-    return entries
+            return
+        state["entries"].append(entry)
+
+    def result(self, state: State) -> list[dict[str, Any]]:
+        return list(state["entries"])
 
 
-STAGES = ("plan", "fix", "review", "verify", "complete")
-
-
-def role(agent: str | None) -> str:
-    """coder-a and coder-b are coders: a role is the name before any suffix."""
-    return (agent or "").split("-")[0]
-
-
-def resume_point(records: Records) -> dict[str, Any]:
+class ResumePoint(Fold):
     """The stage the run stands at (what comes next) and the position it resumes after."""
-    stage = "plan"
-    solo = not any(isinstance(r.event, MessageSent) for r in records)
-    for rec in records:
+
+    name: ClassVar[str] = "resume_point"
+
+    def start(self) -> State:
+        return {"stage": "plan", "messages": False, "position": 0, "version": 0}
+
+    def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
+        state["position"], state["version"] = rec.position, rec.version
         if isinstance(e, TeamFinished):
-            stage = "complete"
+            state["stage"] = "complete"
         elif isinstance(e, MessageSent):
+            state["messages"] = True
             p = e.performative.lower()
             reviewer = role(e.sender) == "reviewer"  # a contract-net award is not a review
             if (p == "request" and is_coder(e.recipient)) or (p == "reject" and reviewer):
-                stage = "fix"
+                state["stage"] = "fix"
             elif p == "done" and is_coder(e.sender):
-                stage = "review"
+                state["stage"] = "review"
             elif p == "accept" and reviewer:
-                stage = "verify"
-        elif isinstance(e, RunStarted) and is_coder(e.agent) and stage == "plan":
-            stage = "fix"
-        elif isinstance(e, AgentFinished) and is_coder(e.agent) and stage == "fix" and solo:
-            stage = "verify"  # a solo run: nobody reviews, the harness checks the suite next
-    last = records[-1] if records else None
-    return {
-        "stage": stage,
-        "position": last.position if last else 0,
-        "version": last.version if last else 0,
-    }
+                state["stage"] = "verify"
+        elif isinstance(e, RunStarted) and is_coder(e.agent) and state["stage"] == "plan":
+            state["stage"] = "fix"
+        elif (
+            isinstance(e, AgentFinished)
+            and is_coder(e.agent)
+            and state["stage"] == "fix"
+            and not state["messages"]
+        ):
+            state["stage"] = "verify"  # a solo run: nobody reviews, the harness checks next
+
+    def result(self, state: State) -> dict[str, Any]:
+        return {"stage": state["stage"], "position": state["position"], "version": state["version"]}
+
+
+class Summary(Fold):
+    """What a list of runs shows: team, task, status, times, size."""
+
+    name: ClassVar[str] = "summary"
+
+    def start(self) -> State:
+        return {
+            "team": None,
+            "scenario": None,
+            "task": None,
+            "status": "running",
+            "reason": "",
+            "started": None,
+            "finished": None,
+            "events": 0,
+            "last_position": 0,
+            "last_t": None,
+        }
+
+    def step(self, state: State, rec: Recorded) -> None:
+        e = rec.event
+        state["events"] += 1
+        state["last_position"] = rec.position
+        state["last_t"] = e.t or state["last_t"]
+        if state["started"] is None and e.t:
+            state["started"] = e.t
+        if isinstance(e, TeamStarted):
+            state.update(team=e.team, scenario=e.scenario, task=e.task, started=e.t or None)
+        elif isinstance(e, TeamFinished):
+            state.update(status=e.status, reason=e.reason, finished=e.t or None)
+        elif isinstance(e, RunInterrupted):
+            state.update(status="interrupted", reason=e.reason, finished=None)
+        elif isinstance(e, RunResumed):
+            state.update(status="running", reason="")
+
+    def result(self, state: State) -> dict[str, Any]:
+        return dict(state)
+
+
+ALL: tuple[Fold, ...] = (Summary(), Bill(), Threads(), Audit(), ResumePoint(), Diagnosis())
+
+
+def bill(records: Records) -> dict[str, Any]:
+    out: dict[str, Any] = folds.run(Bill(), records)
+    return out
+
+
+def threads(records: Records) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = folds.run(Threads(), records)
+    return out
+
+
+def audit(records: Records) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = folds.run(Audit(), records)
+    return out
+
+
+def resume_point(records: Records) -> dict[str, Any]:
+    out: dict[str, Any] = folds.run(ResumePoint(), records)
+    return out
 
 
 def status(records: Records) -> str:
     """running, interrupted, or the harness's verdict."""
-    for rec in reversed(records):
-        e = rec.event
-        if isinstance(e, TeamFinished):
-            return e.status
-        if isinstance(e, RunInterrupted):
-            return "interrupted"
-        if isinstance(e, RunResumed):
-            break
-    return "running"
+    out: str = folds.run(Summary(), records)["status"]
+    return out
 
 
 def all_views(records: Records) -> dict[str, Any]:

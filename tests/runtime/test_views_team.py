@@ -198,3 +198,19 @@ def test_the_reference_resume_point_after_the_done_and_after_the_accept(tmp_path
     end = next(i for i, line in enumerate(FIRST_FLIGHT) if line.get("performative") == cut)
     records = reference(tmp_path, cut, FIRST_FLIGHT[: end + 1])
     assert views.resume_point(records)["stage"] == stage
+
+
+@pytest.mark.parametrize(
+    "scenario", ["first-flight", "silent-dropout", "premature-done", "flaky-tool", "vague-subtask"]
+)
+def test_every_fold_survives_its_state_going_through_json_after_every_event(fly_team, scenario):
+    from runtime import folds
+    from runtime.views import ALL
+
+    records = fly_team(scenario).records
+    for fold in ALL:
+        state = fold.start()
+        for rec in records:
+            fold.step(state, rec)
+            state = json.loads(json.dumps(state))
+        assert fold.result(state) == folds.run(fold, records), fold.name

@@ -20,14 +20,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m mypy runtime
+	$(PY) -m mypy runtime journal_store config
 	$(PY) -m pytest
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
 typecheck: $(STAMP)
-	$(PY) -m mypy runtime
+	$(PY) -m mypy runtime journal_store config
 
 bench: $(STAMP)
 	$(PY) bench/loop_overhead.py

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,8 +56,8 @@ def fallback_id(text: str | bytes, line_no: int, source: str = "") -> str:
     second time), while two identical lines still get two ids.
     """
     raw = text if isinstance(text, bytes) else text.encode()
-    digest = hashlib.sha256(f"{source}\0{line_no}\0".encode() + raw).hexdigest()
-    return "ref-" + digest[:32]
+    digest = hashlib.sha256(f"{source}\0{line_no}\0".encode() + raw).digest()
+    return uuid.UUID(bytes=digest[:16], version=5).hex
 
 
 def from_object(data: Any, missing_id: Callable[[], str]) -> FlatLine:

@@ -17,6 +17,10 @@ from runtime.events import (
     AgentFinished,
     BudgetAllocated,
     BudgetDebited,
+    ConflictResolved,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
     Integrated,
     IntegrationRefused,
     MessageDelivered,
@@ -55,6 +59,7 @@ class Bill(Fold):
         return {
             "agents": {},
             "tasks": {},
+            "lines": {},
             "allowance": None,
             "debited": 0,
             "ledger": False,
@@ -65,7 +70,12 @@ class Bill(Fold):
     def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, ModelResponded):
-            for table, name in (("agents", e.agent or "?"), ("tasks", e.task_id or "-")):
+            cells = (
+                ("agents", e.agent or "?"),
+                ("tasks", e.task_id or "-"),
+                ("lines", folds.key(e.agent or "?", e.task_id or "-")),
+            )
+            for table, name in cells:
                 row = state[table].setdefault(name, [0, 0])
                 row[0] += e.usage.total
                 row[1] += 1
@@ -104,6 +114,12 @@ class Bill(Fold):
         return {
             "agents": rows(state["agents"]),
             "tasks": rows(state["tasks"]),
+            "lines": [
+                {"agent": agent, "task_id": task, "tokens": tokens, "calls": calls}
+                for (agent, task), (tokens, calls) in sorted(
+                    (tuple(folds.unkey(k)), v) for k, v in state["lines"].items()
+                )
+            ],
             "ledgers": ledgers,
             "total": {"tokens": total, "calls": sum(c for _, c in state["agents"].values())},
             "allowance": allowance,
@@ -187,8 +203,20 @@ class Audit(Fold):
             )
         elif isinstance(e, IntegrationRefused | TaskEscalated):
             entry.update(who="harness", why=e.reason)
-        elif isinstance(e, RunInterrupted | RunResumed):
+        elif isinstance(e, RunInterrupted | RunResumed | DeadLetterRetried | DeadLetterDiscarded):
             entry.update(who=e.by, human=True, why=e.reason, when=e.t)
+        elif isinstance(e, ConflictResolved):
+            entry.update(
+                who=e.by,
+                human=True,
+                why=e.reason,
+                when=e.t,
+                choice=e.choice,
+                value=e.value,
+                conflict=e.conflict_id,
+            )
+        elif isinstance(e, DeadLettered):
+            entry.update(who="harness", why=e.reason, attempts=e.attempts, last_error=e.last_error)
         elif isinstance(e, SuiteChecked):
             entry.update(
                 who="harness", evidence={"passed": e.passed, "failed": e.failed, "ok": e.ok}

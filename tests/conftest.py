@@ -3,9 +3,63 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from runtime import flight
+from runtime.journal import Recorded
+from runtime.jsonl import JsonlJournal
 
 # Crash-test seams must never leak in from the environment of whoever runs the suite.
 os.environ.pop("MINUTES_FAULT", None)
 os.environ.pop("MINUTES_EXEC_LOG", None)
+
+
+@dataclass
+class Flown:
+    path: Path
+    run_id: str
+    outcome: flight.FlightOutcome
+    workspace: Path
+
+    @property
+    def records(self) -> list[Recorded]:
+        return JsonlJournal(self.path).read(f"run-{self.run_id}")
+
+    @property
+    def events(self):
+        return [r.event for r in self.records]
+
+    def kinds(self) -> list[str]:
+        return [e.kind for e in self.events]
+
+    def messages(self) -> list[tuple[str, str, str]]:
+        return [
+            (e.performative.upper(), e.sender, e.recipient)
+            for e in self.events
+            if e.kind == "MessageSent"
+        ]
+
+
+@pytest.fixture(scope="session")
+def fly_team(tmp_path_factory):
+    """fly_team(scenario, team="repo-fix", **settings) -> Flown, cached per arguments."""
+    cache: dict[tuple, Flown] = {}
+    root = tmp_path_factory.mktemp("flights")
+
+    def fly(scenario: str, team: str = "repo-fix", **settings) -> Flown:
+        key = (team, scenario, tuple(sorted(settings.items())))
+        if key not in cache:
+            run_id = f"r-{scenario}-{len(cache)}"
+            path = root / f"{run_id}.jsonl"
+            config = flight.plan(team, scenario, run_id, **settings)
+            outcome = flight.fly(JsonlJournal(path), config, run_id, root)
+            cache[key] = Flown(path, run_id, outcome, root / config.workspace)
+        return cache[key]
+
+    return fly
+
 
 pytest_plugins = ["tests.fakellm"]  # the `server` fixture: a fake OpenAI-compatible endpoint

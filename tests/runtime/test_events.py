@@ -118,6 +118,23 @@ def test_every_kind_survives_the_flat_round_trip():
         "IntegrationRefused": {"branch": "b", "reason": "no ACCEPT"},
         "DeadlinePassed": {"awaited": "reviewer", "request": "m-1", "attempt": 1, "reason": "r"},
         "TaskEscalated": {"reason": "r", "attempts": 2, "last_error": "e"},
+        "DeadLettered": {"letter_id": "d1", "reason": "r", "attempts": 3, "last_error": "e"},
+        "DeadLetterRetried": {"letter_id": "d1", "by": "ann"},
+        "DeadLetterDiscarded": {"letter_id": "d1", "by": "ann", "reason": "stale"},
+        "ConflictParked": {
+            "conflict_id": "c1",
+            "subject": "order:1",
+            "predicate": "status",
+            "conflict_type": "state",
+            "claims": [{"value": "paid"}],
+        },
+        "ConflictResolved": {
+            "conflict_id": "c1",
+            "by": "bob",
+            "reason": "r",
+            "choice": "k1",
+            "value": "paid",
+        },
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

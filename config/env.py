@@ -1,0 +1,82 @@
+"""Settings from the environment, failing loudly on values that cannot be right."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE = {"1", "true", "yes", "on"}
+FALSE = {"0", "false", "no", "off", ""}
+
+
+def text(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def flag(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if raw.strip().lower() in TRUE:
+        return True
+    if raw.strip().lower() in FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}"
+    )
+
+
+def number(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
+
+
+def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]:
+    """Django's DATABASES entry for `sqlite:///relative/path`, `sqlite:////absolute/path` or
+    `postgres://user:password@host:port/name?option=value`."""
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        path = unquote(parts.path)[1:] if parts.path.startswith("/") else unquote(parts.path)
+        if not path:
+            raise ImproperlyConfigured(f"{name}: a sqlite URL needs a file path, got {url!r}")
+        file = Path(path) if Path(path).is_absolute() else base / path
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(file),
+            # A file, not memory, for the test database: the concurrency tests open several
+            # connections (threads and processes) that must see one database.
+            "TEST": {"NAME": str(file.with_name("test-" + file.name))},
+            "OPTIONS": {
+                # One writer at a time, taking the lock when the transaction begins, so a
+                # reader never sees positions commit out of order; WAL lets readers go on
+                # while the writer writes; FULL sync because a journal is evidence.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 30,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+            },
+        }
+    if parts.scheme in ("postgres", "postgresql"):
+        if not parts.path.strip("/"):
+            raise ImproperlyConfigured(f"{name}: a postgres URL needs a database name, got {url!r}")
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parts.path.strip("/")),
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+            "OPTIONS": dict(parse_qsl(parts.query)),
+            "CONN_MAX_AGE": 60,
+        }
+    raise ImproperlyConfigured(
+        f"{name} must start with sqlite:// or postgres://, got {url.split(':', 1)[0]!r}"
+    )

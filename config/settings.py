@@ -1,0 +1,105 @@
+"""Minutes' Django settings: one module, everything that varies comes from the environment.
+
+MINUTES_DEBUG            1 in development (the default for `make run`), 0 in production
+MINUTES_SECRET_KEY       required when MINUTES_DEBUG=0
+DATABASE_URL             sqlite:///var/minutes.sqlite3 (default) or postgres://...
+MINUTES_HOME             where journals, workspaces and the embedded broker live (var/)
+MINUTES_ALLOWED_HOSTS    comma-separated, for production
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config import env
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DEBUG = env.flag("MINUTES_DEBUG", default=True)
+SECRET_KEY = env.text("MINUTES_SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("MINUTES_SECRET_KEY must be set when MINUTES_DEBUG=0")
+    SECRET_KEY = "dev-only-not-secret-" + "x" * 40
+
+HOME = Path(env.text("MINUTES_HOME", str(BASE_DIR / "var"))).resolve()
+WORKSPACES = HOME / "workspaces"
+
+ALLOWED_HOSTS = [h for h in env.text("MINUTES_ALLOWED_HOSTS", "").split(",") if h]
+if DEBUG:
+    ALLOWED_HOSTS += ["localhost", "127.0.0.1", "[::1]", "testserver"]
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "journal_store",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.database(env.text("DATABASE_URL", "sqlite:///var/minutes.sqlite3"), BASE_DIR),
+}
+# The suite runs the store and projection tests on both backends: when tests/services.py has
+# started (or been given) a PostgreSQL server, it is the second database, "postgres".
+if env.text("MINUTES_TEST_POSTGRES_URL"):
+    DATABASES["postgres"] = env.database(
+        env.text("MINUTES_TEST_POSTGRES_URL"), BASE_DIR, "MINUTES_TEST_POSTGRES_URL"
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = HOME / "static"
+
+# Journal import limits: checked before anything is parsed.
+IMPORT_MAX_BYTES = env.number("MINUTES_IMPORT_MAX_BYTES", 50 * 1024 * 1024)
+IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", 1024 * 1024)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+}

@@ -1,0 +1,35 @@
+"""python manage.py export_journal RUN [-o FILE]"""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from journal_store.models import StoredEvent
+from journal_store.transfer import export
+
+
+class Command(BaseCommand):
+    help = "Export a run's journal as JSONL (to standard output, or to a file with -o)."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("run")
+        parser.add_argument("-o", "--output", help="write to this file instead of stdout")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        run_id = options["run"]
+        if not StoredEvent.objects.filter(run_id=run_id).exists():
+            raise CommandError(f"no run {run_id!r} in the journal store")
+        if options["output"]:
+            with open(options["output"], "w", encoding="utf-8") as out:
+                count = export(run_id, out)
+            self.stderr.write(f"{count} events written to {options['output']}")
+        else:
+            try:
+                export(run_id, sys.stdout)
+            except BrokenPipeError:
+                # The reader went away (`| head`): not an error of ours.
+                sys.stderr.close()

@@ -1,0 +1,47 @@
+"""python manage.py import_journal FILE [--run-id ID] [--allow-torn]"""
+
+from __future__ import annotations
+
+import os
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from journal_store import projection
+from journal_store.transfer import ImportRefused, import_journal
+
+
+class Command(BaseCommand):
+    help = "Import a JSONL journal (ours or the reference runtime's flat format) atomically."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("file")
+        parser.add_argument("--run-id", help="import as this run id (new event ids are derived)")
+        parser.add_argument(
+            "--allow-torn", action="store_true", help="import the rest when the final line is torn"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["file"]
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb") as source:
+                report = import_journal(
+                    source,
+                    name=path,
+                    run_id=options["run_id"],
+                    allow_torn=options["allow_torn"],
+                    size=size,
+                )
+        except FileNotFoundError:
+            raise CommandError(f"no file at {path}") from None
+        except ImportRefused as exc:
+            raise CommandError(f"{path}: {exc}") from None
+        if report.torn:
+            self.stderr.write(f"warning: {path}: {report.torn}; the rest was imported")
+        projection.catch_up()
+        for run_id in report.run_ids:
+            self.stdout.write(run_id)
+        if report.added == 0:
+            self.stderr.write(f"{path}: already imported; nothing added")

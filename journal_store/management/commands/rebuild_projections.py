@@ -1,0 +1,30 @@
+"""python manage.py rebuild_projections [--only NAME]"""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from journal_store import projection
+
+
+class Command(BaseCommand):
+    help = "Throw the read models away and rebuild them from the journal's first event."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument(
+            "--only",
+            action="append",
+            choices=sorted(projection.PROJECTORS),
+            help="rebuild only this projector (repeatable)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            applied = projection.rebuild(options["only"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        names = ", ".join(options["only"] or projection.PROJECTORS)
+        self.stdout.write(f"rebuilt {names} from {applied} events")

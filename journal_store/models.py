@@ -1,0 +1,182 @@
+"""The event store and the read models projected from it.
+
+`StoredEvent` is the journal: append-only, one row per event, unique (stream, version) as the
+concurrency check and unique event id as the idempotency check. Everything else in this module
+is a read model: it can be dropped and rebuilt from the events at any time.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class StoredEvent(models.Model):
+    position = models.BigAutoField(primary_key=True)
+    event_id = models.UUIDField(unique=True, db_column="id")
+    stream = models.CharField(max_length=200)
+    version = models.PositiveIntegerField()
+    run_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=64)
+    v = models.PositiveSmallIntegerField()
+    agent = models.CharField(max_length=64, null=True)
+    task_id = models.CharField(max_length=64, null=True)
+    turn = models.IntegerField(null=True)
+    # The payload as JSON text, byte for byte as written: PostgreSQL's jsonb would reorder keys,
+    # and an export must give back the journal that was imported.
+    data = models.TextField()
+    t = models.FloatField()  # the event's own timestamp, exactly as recorded
+    recorded_at = models.DateTimeField()  # the same instant, for people and date queries
+
+    class Meta:
+        db_table = "journal_event"
+        constraints = [
+            models.UniqueConstraint(fields=["stream", "version"], name="journal_stream_version"),
+        ]
+        indexes = [models.Index(fields=["run_id", "position"], name="journal_run_position")]
+
+    def __str__(self) -> str:
+        return f"{self.stream}@{self.version} {self.kind}"
+
+
+class Checkpoint(models.Model):
+    """How far a projector has applied the journal (a position)."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    position = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "projection_checkpoint"
+
+
+class RunState(models.Model):
+    """The folds' JSON state per run, so catch-up applies only new events."""
+
+    run_id = models.CharField(max_length=64, primary_key=True)
+    states = models.JSONField(default=dict)
+
+    class Meta:
+        db_table = "projection_run_state"
+
+
+class RunSummary(models.Model):
+    run_id = models.CharField(max_length=64, primary_key=True)
+    team = models.CharField(max_length=64, blank=True)
+    scenario = models.CharField(max_length=64, blank=True)
+    task = models.TextField(blank=True)
+    status = models.CharField(max_length=32, db_index=True)
+    reason = models.TextField(blank=True)
+    stage = models.CharField(max_length=16)
+    started_at = models.DateTimeField(null=True, db_index=True)
+    finished_at = models.DateTimeField(null=True)
+    tokens = models.BigIntegerField(default=0)
+    calls = models.IntegerField(default=0)
+    allowance = models.BigIntegerField(null=True)
+    spent = models.BigIntegerField(default=0)
+    event_count = models.IntegerField(default=0)
+    findings_count = models.IntegerField(default=0)
+    last_position = models.BigIntegerField(default=0)
+    resume_position = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "projection_run"
+
+
+class BillLine(models.Model):
+    """Tokens and calls of one agent on one task of one run."""
+
+    run_id = models.CharField(max_length=64)
+    agent = models.CharField(max_length=64)
+    task_id = models.CharField(max_length=64)
+    tokens = models.BigIntegerField()
+    calls = models.IntegerField()
+
+    class Meta:
+        db_table = "projection_bill"
+        constraints = [
+            models.UniqueConstraint(fields=["run_id", "agent", "task_id"], name="bill_line_unique"),
+        ]
+
+
+class ThreadMessage(models.Model):
+    run_id = models.CharField(max_length=64)
+    position = models.BigIntegerField()
+    message_id = models.CharField(max_length=64, null=True)
+    task_id = models.CharField(max_length=64)
+    performative = models.CharField(max_length=16)
+    sender = models.CharField(max_length=64)
+    recipient = models.CharField(max_length=64)
+    payload = models.JSONField(null=True)
+    in_reply_to = models.CharField(max_length=64, null=True)
+    delivered = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "projection_thread_message"
+        indexes = [models.Index(fields=["run_id", "position"], name="thread_run_position")]
+
+
+class AuditEntry(models.Model):
+    run_id = models.CharField(max_length=64)
+    position = models.BigIntegerField()
+    what = models.CharField(max_length=64)
+    who = models.CharField(max_length=150)
+    task_id = models.CharField(max_length=64, null=True)
+    human = models.BooleanField(default=False)
+    detail = models.JSONField(default=dict)
+
+    class Meta:
+        db_table = "projection_audit"
+        indexes = [models.Index(fields=["run_id", "position"], name="audit_run_position")]
+
+
+class Finding(models.Model):
+    run_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=64, db_index=True)
+    summary = models.TextField()
+    positions = models.JSONField()
+    first_position = models.BigIntegerField()
+    detail = models.JSONField(default=dict)
+
+    class Meta:
+        db_table = "projection_finding"
+        indexes = [models.Index(fields=["run_id", "first_position"], name="finding_run_position")]
+
+
+class DeadLetter(models.Model):
+    """Work that could not finish, waiting for a person to retry or discard it."""
+
+    letter_id = models.CharField(max_length=64, primary_key=True)
+    run_id = models.CharField(max_length=64, db_index=True)
+    task_id = models.CharField(max_length=64, null=True)
+    reason = models.TextField()
+    attempts = models.IntegerField(default=1)
+    last_error = models.TextField(blank=True)
+    status = models.CharField(max_length=16, default="open", db_index=True)
+    decided_by = models.CharField(max_length=150, blank=True)
+    decided_at = models.DateTimeField(null=True)
+    decision_reason = models.TextField(blank=True)
+    position = models.BigIntegerField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "projection_dead_letter"
+
+
+class Conflict(models.Model):
+    """Two claims the rules could not reconcile, parked for a reviewer."""
+
+    conflict_id = models.CharField(max_length=64, primary_key=True)
+    run_id = models.CharField(max_length=64, db_index=True)
+    subject = models.CharField(max_length=200)
+    predicate = models.CharField(max_length=100)
+    conflict_type = models.CharField(max_length=32)
+    claims = models.JSONField()
+    status = models.CharField(max_length=16, default="open", db_index=True)
+    resolution = models.JSONField(null=True)
+    decided_by = models.CharField(max_length=150, blank=True)
+    decided_at = models.DateTimeField(null=True)
+    decision_reason = models.TextField(blank=True)
+    position = models.BigIntegerField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "projection_conflict"

@@ -1,0 +1,189 @@
+"""Projections: incremental catch-up equals a rebuild from position 0, every event applied
+exactly once, and the read models say what the runtime's views say."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connections
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import (
+    AuditEntry,
+    BillLine,
+    Conflict,
+    DeadLetter,
+    Finding,
+    RunState,
+    RunSummary,
+    ThreadMessage,
+)
+from runtime import events as ev
+from runtime import views
+from runtime.diagnose import diagnose
+from tests.journal_store.conftest import on_every_backend
+
+pytestmark = pytest.mark.slow
+SCENARIOS = [
+    "first-flight",
+    "silent-dropout",
+    "premature-done",
+    "flaky-tool",
+    "vague-subtask",
+    "budget-starved",
+    "reject-loop",
+]
+
+
+def extras() -> list[ev.Event]:
+    """A small run with the kinds no scripted scenario produces."""
+    r = {"run_id": "r-extras"}
+    return [
+        ev.TeamStarted(**r, team="solo", scenario="solo-fix", task="t", config={"allowance": 100}),
+        ev.RunStarted(**r, agent="coder", task="t"),
+        ev.ModelCalled(**r, agent="coder", turn=0),
+        ev.ModelFailed(
+            **r, agent="coder", turn=0, error={"type": "ModelHTTPError", "message": "503"}
+        ),
+        ev.AgentNudged(**r, agent="coder", turn=1, text="use a tool"),
+        ev.RunInconclusive(**r, agent="coder", turn=2, reason="drift"),
+        ev.TurnCapReached(**r, agent="coder", max_turns=3),
+        ev.RunInterrupted(**r, by="ann", reason="lunch"),
+        ev.RunResumed(**r, by="bob"),
+        ev.DeadLettered(
+            **r, task_id="T1", letter_id="dl-1", reason="poison", attempts=3, last_error="boom"
+        ),
+        ev.DeadLetterRetried(**r, letter_id="dl-1", by="ann", reason="fixed the runner"),
+        ev.DeadLettered(**r, task_id="T1", letter_id="dl-2", reason="deadline", attempts=1),
+        ev.DeadLetterDiscarded(**r, letter_id="dl-2", by="bob", reason="obsolete"),
+        ev.ConflictParked(
+            **r,
+            conflict_id="c-1",
+            subject="order:1",
+            predicate="status",
+            conflict_type="state",
+            claims=[{"value": "paid"}, {"value": "refunded"}],
+        ),
+        ev.ConflictResolved(
+            **r, conflict_id="c-1", by="ann", reason="the bank says so", choice="0", value="paid"
+        ),
+    ]
+
+
+def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
+    batches = []
+    for scenario in SCENARIOS:
+        flown = fly_team(scenario)
+        batches.append((f"run-{flown.run_id}", flown.events))
+    batches.append(("run-r-extras", extras()))
+    kinds = {e.kind for _, events in batches for e in events}
+    assert kinds == set(ev.BY_KIND), set(ev.BY_KIND) - kinds
+    return batches
+
+
+def snapshot(alias: str) -> dict[str, list]:
+    def rows(model, *order):
+        fields = [f.name for f in model._meta.fields if f.name != "id"]
+        return list(model.objects.using(alias).order_by(*order).values_list(*fields))
+
+    return {
+        "summary": rows(RunSummary, "run_id"),
+        "state": rows(RunState, "run_id"),
+        "bill": rows(BillLine, "run_id", "agent", "task_id"),
+        "threads": rows(ThreadMessage, "run_id", "position"),
+        "audit": rows(AuditEntry, "run_id", "position"),
+        "findings": rows(Finding, "run_id", "first_position", "kind"),
+        "dead_letters": rows(DeadLetter, "letter_id"),
+        "conflicts": rows(Conflict, "conflict_id"),
+    }
+
+
+@on_every_backend(transaction=True)
+def test_rebuild_equals_the_incremental_path_on_a_journal_with_every_kind(fly_team, alias):
+    journal = DjangoJournal(alias)
+    for stream, events in every_kind_journal(fly_team):
+        for i in range(0, len(events), 7):  # appended in small batches, caught up as it goes
+            journal.append(stream, events[i : i + 7], i)
+            projection.catch_up(using=alias, batch=5)
+    incremental = snapshot(alias)
+    assert len(incremental["summary"]) == len(SCENARIOS) + 1
+    projection.rebuild(using=alias)
+    assert snapshot(alias) == incremental
+    projection.rebuild(["conflicts"], using=alias)
+    assert snapshot(alias) == incremental
+
+
+@on_every_backend(transaction=True)
+def test_the_read_models_say_what_the_views_say(fly_team, alias):
+    flown = fly_team("premature-done")
+    journal = DjangoJournal(alias)
+    journal.append(f"run-{flown.run_id}", flown.events, 0)
+    stored = journal.read(f"run-{flown.run_id}")  # the same events, at the store's positions
+    projection.catch_up(using=alias)
+    summary = RunSummary.objects.using(alias).get(run_id=flown.run_id)
+    bill = views.bill(flown.records)
+    assert (summary.status, summary.stage) == ("done", "complete")
+    assert (summary.tokens, summary.spent, summary.allowance) == (
+        bill["total"]["tokens"],
+        bill["spent"],
+        5000,
+    )
+    assert summary.event_count == len(flown.events)
+    lines = BillLine.objects.using(alias).filter(run_id=flown.run_id)
+    assert sum(line.tokens for line in lines) == bill["total"]["tokens"]
+    findings = Finding.objects.using(alias).filter(run_id=flown.run_id)
+    assert [(f.kind, f.positions) for f in findings] == [
+        (f["kind"], f["positions"]) for f in diagnose(stored)
+    ]
+    assert ThreadMessage.objects.using(alias).filter(run_id=flown.run_id).count() == sum(
+        len(t) for t in views.threads(flown.records).values()
+    )
+    assert projection.behind(alias) == {name: 0 for name in projection.PROJECTORS}
+
+
+@on_every_backend(transaction=True)
+def test_two_catch_ups_at_once_apply_each_event_exactly_once(fly_team, alias):
+    flown = fly_team("first-flight")
+    DjangoJournal(alias).append(f"run-{flown.run_id}", flown.events, 0)
+    barrier = threading.Barrier(3)
+    errors = []
+
+    def catch_up() -> None:
+        try:
+            barrier.wait()
+            projection.catch_up(using=alias, batch=3)
+        except Exception as exc:  # surfaced below: a thread's failure must fail the test
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=catch_up) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    summary = RunSummary.objects.using(alias).get(run_id=flown.run_id)
+    assert summary.event_count == len(flown.events)  # not 2x or 3x
+    assert summary.tokens == views.bill(flown.records)["total"]["tokens"]
+
+
+@on_every_backend()
+def test_the_queues_follow_their_decisions(alias):
+    DjangoJournal(alias).append("run-r-extras", extras(), 0)
+    projection.catch_up(using=alias)
+    letters = dict(DeadLetter.objects.using(alias).values_list("letter_id", "status"))
+    assert letters == {"dl-1": "retried", "dl-2": "discarded"}
+    conflict = Conflict.objects.using(alias).get()
+    assert conflict.status == "resolved" and conflict.resolution == {"choice": "0", "value": "paid"}
+    assert conflict.decided_by == "ann"
+    human = AuditEntry.objects.using(alias).filter(run_id="r-extras", human=True)
+    assert [a.what for a in human] == [
+        "RunInterrupted",
+        "RunResumed",
+        "DeadLetterRetried",
+        "DeadLetterDiscarded",
+        "ConflictResolved",
+    ]

@@ -1,0 +1,217 @@
+"""Import and export of JSONL journals: round trips, idempotence, reference journals, and bad
+input that imports nothing and names the line."""
+
+from __future__ import annotations
+
+import io
+import json
+import tracemalloc
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary, StoredEvent
+from journal_store.transfer import ImportRefused, export, import_journal
+from runtime.events import BudgetDebited
+from tests.journal_store.conftest import on_every_backend
+
+REFERENCE = [
+    {
+        "kind": "MessageSent",
+        "sender": "orchestrator",
+        "recipient": "coder",
+        "task_id": "T1",
+        "performative": "request",
+    },
+    {"kind": "MessageDelivered", "recipient": "coder", "task_id": "T1"},
+    {"kind": "RunStarted", "agent": "coder", "task": "Make the failing parser test pass."},
+    {"kind": "ModelResponded", "agent": "coder", "usage": 120},
+    {
+        "kind": "ToolReturned",
+        "agent": "coder",
+        "tool": "run_tests",
+        "error": "RuntimeError: runner exited 137",
+    },
+    {"kind": "ModelResponded", "agent": "coder", "usage": 120},
+]
+
+
+def jsonl(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def load(data: bytes, alias="default", **options):
+    return import_journal(io.BytesIO(data), using=alias, **options)
+
+
+@pytest.mark.slow
+@on_every_backend()
+def test_import_then_export_gives_back_the_same_file(fly_team, alias):
+    flown = fly_team("first-flight")
+    original = flown.path.read_bytes()
+    report = load(original, alias)
+    assert report.run_ids == [flown.run_id] and report.added == len(flown.events)
+    out = io.StringIO()
+    assert export(flown.run_id, out, alias) == len(flown.events)
+    assert out.getvalue().encode() == original
+    assert [r.event for r in DjangoJournal(alias).read(f"run-{flown.run_id}")] == flown.events
+
+
+@pytest.mark.slow
+@on_every_backend()
+def test_importing_the_same_file_twice_adds_nothing(fly_team, alias):
+    original = fly_team("premature-done").path.read_bytes()
+    load(original, alias)
+    again = load(original, alias)
+    assert again.added == 0 and again.events > 0
+    assert StoredEvent.objects.using(alias).count() == again.events
+
+
+@on_every_backend()
+def test_a_reference_runtime_journal_imports_as_a_run_and_only_once(alias):
+    first = load(jsonl(REFERENCE), alias)
+    [run_id] = first.run_ids
+    assert run_id.startswith("r-") and first.added == len(REFERENCE)
+    assert load(jsonl(REFERENCE), alias).added == 0
+    records = DjangoJournal(alias).read(f"run-{run_id}")
+    assert [r.version for r in records] == list(range(1, len(REFERENCE) + 1))
+    assert records[4].event.error.type == "RuntimeError"  # upcast on read
+    # two identical lines are still two events
+    assert records[3].event.id != records[5].event.id
+
+
+@on_every_backend()
+def test_a_renamed_import_is_a_new_run_and_still_idempotent(alias):
+    data = jsonl(REFERENCE)
+    original = load(data, alias).run_ids[0]
+    renamed = load(data, alias, run_id="r-copy")
+    assert renamed.run_ids == ["r-copy"] and renamed.added == len(REFERENCE)
+    assert load(data, alias, run_id="r-copy").added == 0
+    assert DjangoJournal(alias).version(f"run-{original}") == len(REFERENCE)
+    assert DjangoJournal(alias).version("run-r-copy") == len(REFERENCE)
+
+
+GOOD = json.dumps(
+    {"kind": "BudgetDebited", "amount": 1, "run_id": "r-x", "stream": "run-r-x", "version": 1}
+)
+
+
+@pytest.mark.parametrize(
+    "lines, problem",
+    [
+        ([GOOD, "{not json"], "line 2: not JSON"),
+        ([GOOD, '{"kind": "Teleported", "run_id": "r-x"}'], "line 2: unknown kind 'Teleported'"),
+        (
+            [GOOD, '{"kind": "BudgetDebited", "run_id": "r-x"}'],
+            "line 2: BudgetDebited: missing field 'amount'",
+        ),
+        (
+            [GOOD, '{"kind": "BudgetDebited", "amount": "lots", "run_id": "r-x"}'],
+            "line 2: BudgetDebited: field 'amount'",
+        ),
+        (
+            [
+                GOOD,
+                '{"kind": "BudgetDebited", "amount": 1, "run_id": "r-x", "stream": "run-r-x", "version": 5}',
+            ],
+            "line 2: broken version sequence in stream 'run-r-x': expected version 2, found 5",
+        ),
+        ([GOOD, "", GOOD.replace('"version": 1', '"version": 2')], "line 2: empty line"),
+        (
+            [GOOD, '{"kind": "BudgetDebited", "amount": 1, "pad": "' + "x" * 300 + '"}'],
+            "line 2: longer than the limit of 200 bytes",
+        ),
+    ],
+)
+@on_every_backend()
+def test_bad_input_imports_nothing_and_names_the_line(alias, settings, lines, problem):
+    settings.IMPORT_MAX_LINE_BYTES = 200
+    with pytest.raises(ImportRefused) as info:
+        load(("\n".join(lines) + "\n").encode(), alias)
+    assert problem in str(info.value)
+    assert StoredEvent.objects.using(alias).count() == 0
+
+
+@on_every_backend()
+def test_every_problem_is_listed_not_just_the_first(alias):
+    data = b'{"kind": "Nope"}\n{"kind": "BudgetDebited"}\n{"kind": "BudgetDebited", "amount": 1}\n'
+    with pytest.raises(ImportRefused) as info:
+        load(data, alias)
+    assert [p.split(":")[0] for p in info.value.problems] == ["line 1", "line 2"]
+
+
+@on_every_backend()
+def test_a_file_over_the_size_limit_is_refused_before_parsing(alias, settings):
+    settings.IMPORT_MAX_BYTES = 100
+    with pytest.raises(ImportRefused, match="over the limit of 100 bytes"):
+        load(b"x" * 101, alias, size=101)
+    with pytest.raises(ImportRefused, match="over the limit of 100 bytes"):
+        load(jsonl(REFERENCE), alias)  # no size given: found while fingerprinting
+    assert StoredEvent.objects.using(alias).count() == 0
+
+
+@on_every_backend()
+def test_a_torn_final_line_is_reported_and_the_rest_imported_only_when_allowed(alias):
+    data = jsonl(REFERENCE[:3]) + b'{"kind": "ModelResp'
+    with pytest.raises(ImportRefused, match="line 4: torn final line"):
+        load(data, alias)
+    assert StoredEvent.objects.using(alias).count() == 0
+    report = load(data, alias, allow_torn=True)
+    assert report.added == 3 and "line 4: torn final line" in report.torn
+
+
+@on_every_backend()
+def test_a_store_holding_a_different_journal_refuses_the_import(alias):
+    DjangoJournal(alias).append("run-r-x", [BudgetDebited(run_id="r-x", amount=9)], 0)
+    with pytest.raises(ImportRefused, match="the store holds a different journal there"):
+        load((GOOD + "\n").encode(), alias)
+    assert StoredEvent.objects.using(alias).count() == 1
+
+
+@pytest.mark.django_db
+def test_export_memory_does_not_grow_with_the_run():
+    journal = DjangoJournal()
+
+    def peak_for(count: int, run: str) -> int:
+        events = [BudgetDebited(run_id=run, amount=i) for i in range(count)]
+        for i in range(0, count, 1000):
+            journal.append(f"run-{run}", events[i : i + 1000], i)
+        sink = io.StringIO()
+        tracemalloc.start()
+        export(run, _Discard())
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        del sink
+        return peak
+
+    # Export fetches 2,000 rows at a time: past a few chunks its peak must stop growing.
+    small, large = peak_for(6_000, "r-small"), peak_for(30_000, "r-large")
+    assert large < small * 1.3, (small, large)  # five times the events, not five times the memory
+
+
+class _Discard(io.TextIOBase):
+    def write(self, s: str) -> int:
+        return len(s)
+
+
+@pytest.mark.django_db
+def test_the_commands_import_export_and_rebuild(tmp_path, capsys):
+    path = tmp_path / "ref.jsonl"
+    path.write_bytes(jsonl(REFERENCE))
+    call_command("import_journal", str(path))
+    run_id = capsys.readouterr().out.strip()
+    assert RunSummary.objects.get(run_id=run_id).event_count == len(REFERENCE)
+    out = tmp_path / "out.jsonl"
+    call_command("export_journal", run_id, "-o", str(out))
+    assert len(out.read_text().splitlines()) == len(REFERENCE)
+    call_command("rebuild_projections", "--only", "runs")
+    assert f"from {len(REFERENCE)} events" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="no run 'r-nope'"):
+        call_command("export_journal", "r-nope")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind": "Nope"}\n')
+    with pytest.raises(CommandError, match="line 1: unknown kind 'Nope'"):
+        call_command("import_journal", str(bad))
+    with pytest.raises(CommandError, match="no file at"):
+        call_command("import_journal", str(tmp_path / "missing.jsonl"))

@@ -74,7 +74,9 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             "PASSWORD": unquote(parts.password or ""),
             "HOST": parts.hostname or "",
             "PORT": str(parts.port or ""),
-            "OPTIONS": dict(parse_qsl(parts.query)),
+            # Server-side binding: psycopg's client-side binding formats every parameter into
+            # the SQL text in Python, which made a 100-event append 3x slower.
+            "OPTIONS": {"server_side_binding": True, **dict(parse_qsl(parts.query))},
             "CONN_MAX_AGE": 60,
         }
     raise ImproperlyConfigured(

@@ -10,93 +10,89 @@ there is one writer at a time (transactions begin IMMEDIATE). On PostgreSQL, seq
 are handed out at insert time but become visible at commit, so two concurrent appends could
 commit out of order; every append therefore takes one transaction-level advisory lock first,
 which makes appends (and so positions) commit one after the other.
+
+The hot paths (append, read, export, catch-up) speak SQL through Django's connection rather
+than the ORM: the ORM's per-field conversions cost more than the database did (see
+docs/benchmarks.md). The model in models.py still owns the schema and its migrations.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, connections, transaction
-from django.db.models import Max
+from pydantic import ValidationError
 
-from journal_store.models import StoredEvent
-from runtime.events import Event, event_fields, parse_event
-from runtime.journal import Recorded, WrongExpectedVersion, check_batch, replayed_batch
-
-APPEND_LOCK = 0x4D696E75746573  # "Minutes": the advisory lock that serializes appends
-ENVELOPE = ("kind", "v", "id", "t", "run_id", "agent", "turn", "task_id")
-COLUMNS = (
-    "position",
-    "event_id",
-    "stream",
-    "version",
-    "run_id",
-    "kind",
-    "v",
-    "agent",
-    "task_id",
-    "turn",
-    "data",
-    "t",
+from runtime import flat
+from runtime.events import BY_KIND, Event, EventFormatError, parse_event, payload_json
+from runtime.journal import (
+    DuplicateEventId,
+    Recorded,
+    WrongExpectedVersion,
+    check_batch,
+    replayed_batch,
 )
 
+APPEND_LOCK = 0x4D696E75746573  # "Minutes": the advisory lock that serializes appends
+SELECT = (
+    "SELECT position, id, stream, version, run_id, kind, v, agent, task_id, turn, data, t "
+    "FROM journal_event"
+)
+INSERT = (
+    "INSERT INTO journal_event "
+    "(id, stream, version, run_id, kind, v, agent, task_id, turn, data, t, recorded_at) VALUES "
+)
+ROW = "(" + ", ".join(["%s"] * 12) + ")"
+CHUNK = 500  # rows per INSERT statement on SQLite: well under its parameter limit
+# PostgreSQL gets one single-row statement per event through psycopg's executemany, which
+# pipelines them: the statement is parsed once, where a 1,200-placeholder VALUES list was
+# parsed anew on every append (and text arrays cost as much to escape).
+INSERT_ONE = INSERT + ROW + " RETURNING position"
 
-def to_row(event: Event, stream: str, version: int) -> StoredEvent:
-    body = event_fields(event)
-    data = json.dumps(
-        {k: v for k, v in body.items() if k not in ENVELOPE},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return StoredEvent(
-        event_id=uuid.UUID(hex=event.id),
-        stream=stream,
-        version=version,
-        run_id=event.run_id,
-        kind=event.kind,
-        v=event.v,
-        agent=event.agent,
-        task_id=event.task_id,
-        turn=event.turn,
-        data=data,
-        t=event.t,
-        recorded_at=datetime.fromtimestamp(event.t, tz=UTC),
-    )
+Row = tuple[Any, ...]
 
 
-def from_values(row: Sequence[Any]) -> Recorded:
-    """A Recorded from a values_list row in COLUMNS order; old versions are upcast here."""
-    (
-        position,
-        event_id,
-        stream,
-        version,
-        run_id,
-        kind,
-        v,
-        agent,
-        task_id,
-        turn,
-        data,
-        t,
-    ) = row
-    body = json.loads(data)
-    body.update(kind=kind, v=v, id=event_id.hex, t=t, run_id=run_id)
-    if agent is not None:
-        body["agent"] = agent
-    if task_id is not None:
-        body["task_id"] = task_id
-    if turn is not None:
-        body["turn"] = turn
-    return Recorded(stream, version, position, parse_event(body))
+def hex_id(value: Any) -> str:
+    return value if isinstance(value, str) else str(value.hex)
 
 
-def records(rows: Iterable[Sequence[Any]]) -> list[Recorded]:
-    return [from_values(row) for row in rows]
+def row_envelope(row: Row) -> str:
+    _, event_id, _, _, run_id, _, _, agent, task_id, turn, _, t = row
+    return flat.envelope(hex_id(event_id), t, run_id, agent, turn, task_id)
+
+
+def from_row(row: Row) -> Recorded:
+    """A Recorded from a SELECT row. Current versions are validated straight from JSON text;
+    older ones go through the upcasters."""
+    position, _, stream, version, _, kind, v, _, _, _, data, _ = row
+    cls = BY_KIND.get(kind)
+    try:
+        if cls is not None and v == cls.v:
+            event = cls.model_validate_json(flat.splice(row_envelope(row), data))
+        else:
+            body = json.loads(flat.splice(row_envelope(row), data))
+            event = parse_event({"kind": kind, "v": v, **body})
+    except ValidationError as exc:
+        raise EventFormatError(
+            f"the event at position {position} ({kind}) is unreadable: {exc}"
+        ) from None
+    return Recorded(stream, version, position, event)
+
+
+def flat_line(row: Row) -> str:
+    """The event as export writes it, built from the row's text without parsing it; the same
+    bytes flat.dumps writes for the event."""
+    _, _, stream, version, _, kind, v, _, _, _, data, _ = row
+    return flat.line(kind, v, row_envelope(row), data, stream, version)
+
+
+def recorded_at(t: float, vendor: str) -> Any:
+    """The timestamp column's value. SQLite stores naive UTC text, as Django would."""
+    moment = datetime.fromtimestamp(t, tz=UTC)
+    return moment.replace(tzinfo=None).isoformat(" ") if vendor == "sqlite" else moment
 
 
 class DjangoJournal:
@@ -106,87 +102,131 @@ class DjangoJournal:
         self.using = using
 
     @property
-    def postgres(self) -> bool:
-        return connections[self.using].vendor == "postgresql"
+    def connection(self) -> Any:
+        return connections[self.using]
 
     def serialize_appends(self) -> None:
         """Inside a transaction: wait until no other append is in flight (see module doc)."""
-        if self.postgres:
-            with connections[self.using].cursor() as cursor:
+        if self.connection.vendor == "postgresql":
+            with self.connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s)", [APPEND_LOCK])
+
+    # --- writing -----------------------------------------------------------------------------
 
     def append(self, stream: str, events: Sequence[Event], expected_version: int) -> list[Recorded]:
         check_batch(stream, events, expected_version)
         try:
             with transaction.atomic(using=self.using):
                 self.serialize_appends()
-                return self._append_locked(stream, events, expected_version)
-        except IntegrityError as exc:
-            # The unique (stream, version) constraint is the last line of defence: somebody
-            # got there first by a path that did not take the lock.
-            if "journal_stream_version" in str(exc) or "stream" in str(exc):
-                raise WrongExpectedVersion(stream, expected_version, self.version(stream)) from None
-            raise
+                return self.append_locked(stream, events, expected_version)
+        except IntegrityError:
+            # Only a path that skipped the checks gets here (an id stored in another stream,
+            # or a writer that did not take the lock). The transaction is gone; look again.
+            with transaction.atomic(using=self.using):
+                retried = self.retry_of(stream, events)
+                if retried is not None:
+                    return retried
+                current = self.version(stream)
+                if current != expected_version:
+                    raise WrongExpectedVersion(stream, expected_version, current) from None
+                raise DuplicateEventId("an event id in the batch is already stored") from None
 
-    def _append_locked(
+    def append_locked(
         self, stream: str, events: Sequence[Event], expected_version: int
     ) -> list[Recorded]:
-        stored = StoredEvent.objects.using(self.using)
-        ids = [uuid.UUID(hex=e.id) for e in events]
-        existing = {
+        """The append, inside a transaction that has already serialized appends."""
+        current = self.version(stream)
+        if current != expected_version:
+            # A retry of a batch that did commit finds the stream moved: answer it as before.
+            retried = self.retry_of(stream, events)
+            if retried is not None:
+                return retried
+            raise WrongExpectedVersion(stream, expected_version, current)
+        vendor = self.connection.vendor
+        rows = [
+            (
+                e.id,
+                stream,
+                current + i + 1,
+                e.run_id,
+                e.kind,
+                e.v,
+                e.agent,
+                e.task_id,
+                e.turn,
+                payload_json(e),
+                e.t,
+                recorded_at(e.t, vendor),
+            )
+            for i, e in enumerate(events)
+        ]
+        positions: list[int] = []
+        with self.connection.cursor() as cursor:
+            if vendor == "postgresql":
+                raw = cursor.cursor  # psycopg's own cursor, for executemany(returning=True)
+                with self.connection.wrap_database_errors:  # its errors as Django's
+                    raw.executemany(INSERT_ONE, rows, returning=True)
+                    while True:
+                        positions.append(raw.fetchone()[0])
+                        if not raw.nextset():
+                            break
+            else:
+                for start in range(0, len(rows), CHUNK):
+                    chunk = rows[start : start + CHUNK]
+                    params = [value for row in chunk for value in row]
+                    cursor.execute(
+                        INSERT + ", ".join([ROW] * len(chunk)) + " RETURNING position", params
+                    )
+                    positions += sorted(row[0] for row in cursor.fetchall())
+        # Appends are serialized, so the positions of one batch are consecutive and follow the
+        # order of the rows; RETURNING itself promises no order.
+        return [Recorded(stream, current + i + 1, positions[i], e) for i, e in enumerate(events)]
+
+    def retry_of(self, stream: str, events: Sequence[Event]) -> list[Recorded] | None:
+        """The stored records when every event of the batch is already stored (else None)."""
+        found = {
             r.event.id: r
-            for r in records(
-                stored.filter(event_id__in=ids).order_by("position").values_list(*COLUMNS)
+            for r in self.select(
+                "WHERE id IN ({})".format(", ".join(["%s"] * len(events))), [e.id for e in events]
             )
         }
-        retried = replayed_batch(stream, events, [existing.get(e.id) for e in events])
-        if retried is not None:
-            return retried
-        current = stored.filter(stream=stream).aggregate(v=Max("version"))["v"] or 0
-        if current != expected_version:
-            raise WrongExpectedVersion(stream, expected_version, current)
-        rows = [to_row(e, stream, current + i + 1) for i, e in enumerate(events)]
-        stored.bulk_create(rows)
-        return [
-            Recorded(r.stream, r.version, r.position, e) for r, e in zip(rows, events, strict=True)
-        ]
+        return replayed_batch(stream, events, [found.get(e.id) for e in events])
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def select(self, where: str, params: Sequence[Any]) -> list[Recorded]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"{SELECT} {where}", params)
+            return [from_row(row) for row in cursor.fetchall()]
+
+    def rows(self, where: str, params: Sequence[Any], chunk: int = 2_000) -> Iterator[Row]:
+        """Rows in `chunk`s through a server-side cursor where the backend has one: a reader of
+        a million events holds `chunk` of them at a time."""
+        with self.connection.chunked_cursor() as cursor:
+            cursor.execute(f"{SELECT} {where}", params)
+            while batch := cursor.fetchmany(chunk):
+                yield from batch
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
-        rows = (
-            StoredEvent.objects.using(self.using)
-            .filter(stream=stream, version__gt=after)
-            .order_by("version")
-            .values_list(*COLUMNS)
-        )
-        return records(rows)
+        return self.select("WHERE stream = %s AND version > %s ORDER BY version", [stream, after])
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
-        rows = (
-            StoredEvent.objects.using(self.using)
-            .filter(position__gt=after)
-            .order_by("position")
-            .values_list(*COLUMNS)
-        )
-        return records(rows if limit is None else rows[:limit])
+        if limit is None:
+            return self.select("WHERE position > %s ORDER BY position", [after])
+        return self.select("WHERE position > %s ORDER BY position LIMIT %s", [after, limit])
 
     def read_run(self, run_id: str, after: int = 0) -> list[Recorded]:
         """Every stream's events of one run, in position order."""
-        rows = (
-            StoredEvent.objects.using(self.using)
-            .filter(run_id=run_id, position__gt=after)
-            .order_by("position")
-            .values_list(*COLUMNS)
-        )
-        return records(rows)
+        return self.select("WHERE run_id = %s AND position > %s ORDER BY position", [run_id, after])
 
     def version(self, stream: str) -> int:
-        found: int | None = (
-            StoredEvent.objects.using(self.using)
-            .filter(stream=stream)
-            .aggregate(v=Max("version"))["v"]
-        )
-        return found or 0
+        with self.connection.cursor() as cursor:
+            cursor.execute("SELECT MAX(version) FROM journal_event WHERE stream = %s", [stream])
+            (found,) = cursor.fetchone()
+        return int(found or 0)
 
     def last_position(self) -> int:
-        found: int | None = StoredEvent.objects.using(self.using).aggregate(p=Max("position"))["p"]
-        return found or 0
+        with self.connection.cursor() as cursor:
+            cursor.execute("SELECT MAX(position) FROM journal_event")
+            (found,) = cursor.fetchone()
+        return int(found or 0)

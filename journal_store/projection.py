@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from django.db import transaction
 
-from journal_store.journal import COLUMNS, records
+from journal_store.journal import DjangoJournal
 from journal_store.models import (
     AuditEntry,
     BillLine,
@@ -32,6 +32,7 @@ from journal_store.models import (
     StoredEvent,
     ThreadMessage,
 )
+from runtime import folds
 from runtime.events import (
     ConflictParked,
     ConflictResolved,
@@ -57,6 +58,7 @@ def at(t: float) -> datetime:
 class Projector:
     name: ClassVar[str]
     models: ClassVar[tuple[Any, ...]] = ()
+    kinds: ClassVar[tuple[str, ...] | None] = None  # the kinds it reads; None: every event
 
     def apply(self, batch: list[Recorded], using: str) -> None:
         raise NotImplementedError
@@ -87,9 +89,7 @@ class Runs(Projector):
                 row = stored[run_id] = RunState(run_id=run_id, states={})
             states = row.states
             for fold in RUN_FOLDS:
-                state = states.setdefault(fold.name, fold.start())
-                for rec in recs:
-                    fold.step(state, rec)
+                folds.feed(fold, states.setdefault(fold.name, fold.start()), recs)
             results[run_id] = {fold.name: fold.result(states[fold.name]) for fold in RUN_FOLDS}
         RunState.objects.using(using).bulk_create(
             stored.values(),
@@ -191,6 +191,7 @@ class DeadLetters(Projector):
 
     name: ClassVar[str] = "dead_letters"
     models = (DeadLetter,)
+    kinds = ("DeadLettered", "DeadLetterRetried", "DeadLetterDiscarded")
 
     def apply(self, batch: list[Recorded], using: str) -> None:
         letters = DeadLetter.objects.using(using)
@@ -228,6 +229,7 @@ class Conflicts(Projector):
 
     name: ClassVar[str] = "conflicts"
     models = (Conflict,)
+    kinds = ("ConflictParked", "ConflictResolved")
 
     def apply(self, batch: list[Recorded], using: str) -> None:
         conflicts = Conflict.objects.using(using)
@@ -279,30 +281,37 @@ def catch_up(names: Iterable[str] | None = None, using: str = "default", batch: 
     for projector in named(names):
         while True:
             with transaction.atomic(using=using):
-                checkpoint = step(projector, using, batch)
-            if checkpoint == 0:
+                count, moved = step(projector, using, batch)
+            applied += count
+            if not moved:
                 break
-            applied += checkpoint
     return applied
 
 
-def step(projector: Projector, using: str, batch: int) -> int:
-    """One batch, inside the caller's transaction: apply it and move the checkpoint."""
+def step(projector: Projector, using: str, batch: int) -> tuple[int, bool]:
+    """One batch, inside the caller's transaction: apply it and move the checkpoint.
+
+    A projector that reads only some kinds asks the database for those alone, and moves its
+    checkpoint over everything up to the journal's end as it was read first: positions commit
+    in order, so nothing at or below that end can still appear.
+    """
     Checkpoint.objects.using(using).get_or_create(name=projector.name)
     checkpoint = Checkpoint.objects.using(using).select_for_update().get(name=projector.name)
-    rows = (
-        StoredEvent.objects.using(using)
-        .filter(position__gt=checkpoint.position)
-        .order_by("position")
-        .values_list(*COLUMNS)[:batch]
-    )
-    recs = records(rows)
-    if not recs:
-        return 0
-    projector.apply(recs, using)
-    checkpoint.position = recs[-1].position
+    journal = DjangoJournal(using)
+    top = journal.last_position()
+    if top <= checkpoint.position:
+        return 0, False
+    where = "WHERE position > %s AND position <= %s"
+    params: list[object] = [checkpoint.position, top]
+    if projector.kinds is not None:
+        where += " AND kind IN ({})".format(", ".join(["%s"] * len(projector.kinds)))
+        params += list(projector.kinds)
+    recs = journal.select(where + " ORDER BY position LIMIT %s", [*params, batch])
+    if recs:
+        projector.apply(recs, using)
+    checkpoint.position = recs[-1].position if len(recs) == batch else top
     checkpoint.save(using=using, update_fields=["position"])
-    return len(recs)
+    return len(recs), True
 
 
 def rebuild(names: Iterable[str] | None = None, using: str = "default", batch: int = BATCH) -> int:
@@ -315,8 +324,11 @@ def rebuild(names: Iterable[str] | None = None, using: str = "default", batch: i
             Checkpoint.objects.using(using).update_or_create(
                 name=projector.name, defaults={"position": 0}
             )
-            while n := step(projector, using, batch):
-                applied += n
+            while True:
+                count, moved = step(projector, using, batch)
+                applied += count
+                if not moved:
+                    break
     return applied
 
 

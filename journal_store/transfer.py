@@ -18,7 +18,7 @@ from typing import IO
 from django.conf import settings
 from django.db import transaction
 
-from journal_store.journal import COLUMNS, DjangoJournal, from_values
+from journal_store.journal import DjangoJournal, flat_line
 from journal_store.models import StoredEvent
 from runtime import flat
 from runtime.events import Event, EventFormatError
@@ -49,16 +49,8 @@ class ImportReport:
 
 def export_lines(run_id: str, using: str = "default") -> Iterator[str]:
     """The run's events as flat JSONL lines (with a trailing newline), in position order."""
-    rows = (
-        StoredEvent.objects.using(using)
-        .filter(run_id=run_id)
-        .order_by("position")
-        .values_list(*COLUMNS)
-        .iterator(chunk_size=2_000)
-    )
-    for row in rows:
-        rec = from_values(row)
-        yield flat.dumps(rec.event, rec.stream, rec.version) + "\n"
+    for row in DjangoJournal(using).rows("WHERE run_id = %s ORDER BY position", [run_id]):
+        yield flat_line(row) + "\n"
 
 
 def export(run_id: str, out: IO[str], using: str = "default") -> int:
@@ -214,7 +206,7 @@ def _flush(journal: DjangoJournal, name: str, stream: _Stream) -> tuple[int, lis
     stored = StoredEvent.objects.using(journal.using)
     already = stored.filter(event_id=uuid.UUID(hex=batch[0].id)).exists()
     try:
-        journal._append_locked(name, batch, first)
+        journal.append_locked(name, batch, first)
     except JournalError as exc:
         return 0, [f"stream {name!r}: {exc}; the store holds a different journal there"]
     return (0 if already else len(batch)), []

@@ -49,6 +49,7 @@ def is_coder(agent: str | None) -> bool:
 
 class DuplicateWork(Fold):
     name: ClassVar[str] = "duplicate_work"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
 
     def start(self) -> State:
         return {"writers": {}, "counted": {}}
@@ -88,6 +89,9 @@ class DuplicateWork(Fold):
 
 class UnansweredRequests(Fold):
     name: ClassVar[str] = "unanswered_request"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("MessageSent", "MessageDelivered", "RunStarted")
+    )
 
     def start(self) -> State:
         return {"open": []}  # requests not yet answered, in order
@@ -147,6 +151,9 @@ class UnansweredRequests(Fold):
 
 class DoneWithoutEvidence(Fold):
     name: ClassVar[str] = "done_without_evidence"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("RunStarted", "ToolReturned", "MessageSent")
+    )
 
     def start(self) -> State:
         return {"evidence": {}, "run_start": {}, "found": []}
@@ -184,6 +191,7 @@ class DoneWithoutEvidence(Fold):
 
 class TransientErrors(Fold):
     name: ClassVar[str] = "transient_error_absorbed"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
 
     def start(self) -> State:
         return {"args_of": {}, "failed": {}, "found": []}
@@ -215,6 +223,7 @@ class TransientErrors(Fold):
 
 class RejectCaps(Fold):
     name: ClassVar[str] = "reject_cap_reached"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("MessageSent", "TaskEscalated"))
 
     def start(self) -> State:
         return {"rejects": {}, "found": []}
@@ -245,6 +254,7 @@ class RejectCaps(Fold):
 
 class BudgetExhaustion(Fold):
     name: ClassVar[str] = "budget_exhausted"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("BudgetExhausted", "MessageSent"))
 
     def start(self) -> State:
         return {"halted": {}}
@@ -286,13 +296,16 @@ class Diagnosis(Fold):
     """Every signature at once; the result is the findings in order of their first event."""
 
     name: ClassVar[str] = "findings"
+    kinds: ClassVar[frozenset[str] | None] = frozenset().union(*(s.kinds or () for s in SIGNATURES))
 
     def start(self) -> State:
         return {s.name: s.start() for s in SIGNATURES}
 
     def step(self, state: State, rec: Recorded) -> None:
+        kind = rec.event.kind
         for s in SIGNATURES:
-            s.step(state[s.name], rec)
+            if s.kinds is None or kind in s.kinds:
+                s.step(state[s.name], rec)
 
     def result(self, state: State) -> list[Finding]:
         found = [f for s in SIGNATURES for f in s.result(state[s.name])]

@@ -477,6 +477,14 @@ def describe_validation(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+ENVELOPE_FIELDS = frozenset({"id", "t", "run_id", "agent", "turn", "task_id"})
+
+
+def payload_json(event: Event) -> str:
+    """The event's own fields (not the envelope) as compact JSON text, in declaration order."""
+    return event.model_dump_json(exclude=ENVELOPE_FIELDS)  # type: ignore[arg-type]
+
+
 def event_fields(event: Event) -> dict[str, Any]:
     """The event's flat JSON form without envelope placement: kind, v, then its fields."""
     body = event.model_dump(mode="json", exclude_none=False)

@@ -13,9 +13,10 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
-from runtime.events import Event, EventFormatError, event_fields, parse_event
+from runtime.events import Event, EventFormatError, parse_event, payload_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +28,42 @@ class FlatLine:
     version: int | None
 
 
+def text(value: Any) -> str:
+    """JSON text for a value; strings (the envelope's ids and names) take the C fast path."""
+    if isinstance(value, str):
+        return encode_basestring(value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def envelope(
+    event_id: str, t: float, run_id: str, agent: str | None, turn: int | None, task_id: str | None
+) -> str:
+    """The envelope's fields as JSON text without braces; agent, turn, task_id only when set."""
+    head = '"id":"' + event_id + '","t":' + repr(float(t)) + ',"run_id":' + text(run_id)
+    if agent is not None:
+        head += ',"agent":' + text(agent)
+    if turn is not None:
+        head += ',"turn":' + str(turn)
+    if task_id is not None:
+        head += ',"task_id":' + text(task_id)
+    return head
+
+
+def splice(head: str, payload: str, tail: str = "") -> str:
+    """`{head, <payload's fields>, tail}` without parsing `payload` (a JSON object's text)."""
+    inner = payload[1:-1]
+    return "{" + head + ("," + inner if inner else "") + tail + "}"
+
+
+def line(kind: str, v: int, head: str, payload: str, stream: str, version: int) -> str:
+    """A flat line: kind, v, the envelope, the payload, then stream and version."""
+    start = '"kind":' + text(kind) + ',"v":' + str(v) + "," + head
+    return splice(start, payload, ',"stream":' + text(stream) + ',"version":' + str(version))
+
+
 def dumps(event: Event, stream: str, version: int) -> str:
-    body = event_fields(event)
-    body["stream"] = stream
-    body["version"] = version
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    head = envelope(event.id, event.t, event.run_id, event.agent, event.turn, event.task_id)
+    return line(event.kind, event.v, head, payload_json(event), stream, version)
 
 
 def loads(text: str | bytes, line_no: int, source: str = "") -> FlatLine:

@@ -21,6 +21,7 @@ class Fold:
     """A view as a reducer. Subclasses keep every piece of state JSON-serializable."""
 
     name: ClassVar[str] = "fold"
+    kinds: ClassVar[frozenset[str] | None] = None  # the kinds `step` looks at; None: all
 
     def start(self) -> State:
         return {}
@@ -34,9 +35,16 @@ class Fold:
 
 def run(fold: Fold, records: Iterable[Recorded]) -> Any:
     state = fold.start()
-    for rec in records:
-        fold.step(state, rec)
+    feed(fold, state, records)
     return fold.result(state)
+
+
+def feed(fold: Fold, state: State, records: Iterable[Recorded]) -> None:
+    """Step the fold through the records it looks at."""
+    kinds = fold.kinds
+    for rec in records:
+        if kinds is None or rec.event.kind in kinds:
+            fold.step(state, rec)
 
 
 def key(*parts: object) -> str:

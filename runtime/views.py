@@ -54,6 +54,9 @@ class Bill(Fold):
     """
 
     name: ClassVar[str] = "bill"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("ModelResponded", "BudgetDebited", "TeamStarted", "BudgetAllocated")
+    )
 
     def start(self) -> State:
         return {
@@ -133,6 +136,7 @@ class Threads(Fold):
     """Messages grouped by task thread, in order, each with its performative and delivery."""
 
     name: ClassVar[str] = "threads"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("MessageSent", "MessageDelivered"))
 
     def start(self) -> State:
         return {"threads": {}, "undelivered": {}}
@@ -177,6 +181,22 @@ class Audit(Fold):
     """
 
     name: ClassVar[str] = "audit"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        (
+            "MessageSent",
+            "Integrated",
+            "IntegrationRefused",
+            "TaskEscalated",
+            "RunInterrupted",
+            "RunResumed",
+            "DeadLetterRetried",
+            "DeadLetterDiscarded",
+            "ConflictResolved",
+            "DeadLettered",
+            "SuiteChecked",
+            "TeamFinished",
+        )
+    )
 
     def start(self) -> State:
         return {"entries": [], "message_at": {}}

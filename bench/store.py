@@ -28,7 +28,6 @@ import time
 import tracemalloc
 import uuid
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -216,10 +215,6 @@ def library(recorder: Any, total: int, batch: int) -> float:
     return rate(total, time.perf_counter() - started)
 
 
-def median_of(repeats: int, fn: Callable[[], float]) -> float:
-    return statistics.median(fn() for _ in range(repeats))
-
-
 # --- catch-up and export -------------------------------------------------------------------------
 
 
@@ -295,30 +290,30 @@ def main() -> None:
         call_command("migrate", database=alias, verbosity=0)
     names = {"default": "SQLite", "postgres": "PostgreSQL"}
     print(
-        f"appends, events/s, medians of {args.repeats} ({args.single} single, {args.batched} batched)"
+        f"appends, events/s, medians of {args.repeats} "
+        f"({args.single} single, {args.batched} batched)"
     )
     print(
-        f"{'database':<11}{'per txn':>8}{'Minutes':>10}{'raw driver':>12}{'eventsourcing':>15}{'vs raw':>8}{'vs lib':>8}"
+        f"{'database':<11}{'per txn':>8}{'Minutes':>10}{'raw driver':>12}{'eventsourcing':>15}"
+        f"{'vs raw':>8}{'vs lib':>8}"
     )
     for alias in ALIASES:
         recorder = eventsourcing_recorder(alias)
+        raw = raw_sqlite if alias == "default" else raw_psycopg
         for batch, total in ((1, args.single), (100, args.batched)):
-            m = median_of(args.repeats, lambda: ours(alias, total, batch))
-            raw_fn = (
-                (lambda: raw_sqlite(total, batch))
-                if alias == "default"
-                else (lambda: raw_psycopg(total, batch))
-            )
-            r = median_of(args.repeats, raw_fn)
-            lib = median_of(args.repeats, lambda: library(recorder, total, batch))
+            m = statistics.median(ours(alias, total, batch) for _ in range(args.repeats))
+            r = statistics.median(raw(total, batch) for _ in range(args.repeats))
+            lib = statistics.median(library(recorder, total, batch) for _ in range(args.repeats))
             print(
-                f"{names[alias]:<11}{batch:>8}{m:>10,.0f}{r:>12,.0f}{lib:>15,.0f}{m / r:>8.2f}{m / lib:>8.2f}"
+                f"{names[alias]:<11}{batch:>8}{m:>10,.0f}{r:>12,.0f}{lib:>15,.0f}"
+                f"{m / r:>8.2f}{m / lib:>8.2f}"
             )
     print()
     print("catch-up (runs projector, rebuild from 0) vs a plain json.loads fold of the same rows;")
     print("'typed read' is reading and validating the events alone, without folds or writes")
     print(
-        f"{'database':<11}{'events':>8}{'Minutes ev/s':>14}{'typed read':>12}{'plain fold':>12}{'ratio':>8}"
+        f"{'database':<11}{'events':>8}{'Minutes ev/s':>14}{'typed read':>12}"
+        f"{'plain fold':>12}{'ratio':>8}"
     )
     for alias in ALIASES:
         seed(alias, args.runs)

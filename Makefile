@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck clean bench
+.PHONY: run fly test lint typecheck clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,23 +15,29 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
+	$(PY) manage.py demo
+
+fly: $(STAMP)
 	@mkdir -p var/journals
 	$(PY) -m runtime fly --team repo-fix --scenario first-flight --journal var/journals/first-flight-$$(date +%Y%m%d-%H%M%S).jsonl
 
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m mypy runtime journal_store config
+	$(PY) -m mypy runtime journal_store config tasks dashboard
 	$(PY) -m pytest
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
 typecheck: $(STAMP)
-	$(PY) -m mypy runtime journal_store config
+	$(PY) -m mypy runtime journal_store config tasks dashboard
 
 bench: $(STAMP)
 	$(PY) bench/loop_overhead.py
 	$(PY) bench/team_flight.py
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/store.py
+	$(PY) bench/workers.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "journal_store",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -96,6 +97,43 @@ STATIC_ROOT = HOME / "static"
 # Journal import limits: checked before anything is parsed.
 IMPORT_MAX_BYTES = env.number("MINUTES_IMPORT_MAX_BYTES", 50 * 1024 * 1024)
 IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", 1024 * 1024)
+
+# --- execution: Celery ---------------------------------------------------------------------
+# The embedded default needs no server: kombu's filesystem transport, in MINUTES_HOME. Point
+# CELERY_BROKER_URL at redis://... to scale out. No result backend: the journal says what
+# happened to every run.
+BROKER_DIR = HOME / "broker"
+CELERY_BROKER_URL = env.text("CELERY_BROKER_URL", "filesystem://localhost/")
+STEP_LEASE_SECONDS = env.number("MINUTES_STEP_LEASE_SECONDS", 600)
+# Longer than any step (a step is one agent turn; its tools time out well inside the lease).
+VISIBILITY_TIMEOUT = env.number("MINUTES_VISIBILITY_TIMEOUT", STEP_LEASE_SECONDS + 300)
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+        "polling_interval": 0.05,
+    }
+elif CELERY_BROKER_URL.startswith("sqla+"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}  # kombu passes these to create_engine: none fit
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ALWAYS_EAGER = env.flag("MINUTES_EAGER", default=False)
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE = {
+    "reconcile": {
+        "task": "tasks.runs.reconcile",
+        "schedule": float(env.number("MINUTES_RECONCILE_SECONDS", 30)),
+    },
+}
+MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3)
 
 LOGGING = {
     "version": 1,

@@ -31,6 +31,7 @@ from runtime.events import BY_KIND, Event, EventFormatError, parse_event, payloa
 from runtime.journal import (
     DuplicateEventId,
     Recorded,
+    StaleEpoch,
     WrongExpectedVersion,
     check_batch,
     replayed_batch,
@@ -113,11 +114,21 @@ class DjangoJournal:
 
     # --- writing -----------------------------------------------------------------------------
 
-    def append(self, stream: str, events: Sequence[Event], expected_version: int) -> list[Recorded]:
+    def append(
+        self,
+        stream: str,
+        events: Sequence[Event],
+        expected_version: int,
+        fence: tuple[str, int] | None = None,
+    ) -> list[Recorded]:
+        """Append atomically. With `fence=(lease stream, epoch)`, refuse (StaleEpoch) unless the
+        lease stream is still at that version: a driver whose lease moved cannot write."""
         check_batch(stream, events, expected_version)
         try:
             with transaction.atomic(using=self.using):
                 self.serialize_appends()
+                if fence is not None and (current := self.version(fence[0])) != fence[1]:
+                    raise StaleEpoch(fence[0], fence[1], current)
                 return self.append_locked(stream, events, expected_version)
         except IntegrityError:
             # Only a path that skipped the checks gets here (an id stored in another stream,
@@ -230,3 +241,23 @@ class DjangoJournal:
             cursor.execute("SELECT MAX(position) FROM journal_event")
             (found,) = cursor.fetchone()
         return int(found or 0)
+
+
+class Fenced:
+    """A Journal whose appends carry a lease's epoch (see DjangoJournal.append)."""
+
+    def __init__(self, journal: DjangoJournal, lease: str, epoch: int) -> None:
+        self.journal = journal
+        self.fence = (lease, epoch)
+
+    def append(self, stream: str, events: Sequence[Event], expected_version: int) -> list[Recorded]:
+        return self.journal.append(stream, events, expected_version, fence=self.fence)
+
+    def read(self, stream: str, after: int = 0) -> list[Recorded]:
+        return self.journal.read(stream, after)
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
+        return self.journal.read_all(after, limit)
+
+    def version(self, stream: str) -> int:
+        return self.journal.version(stream)

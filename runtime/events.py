@@ -367,6 +367,56 @@ class ConflictResolved(Event):
     value: Any = None
 
 
+# --- driving a run step by step (the control stream `control-<run>`) ------------------------
+
+
+class DriverLeased(Event):
+    """A worker took the right to drive the run for one step. The stream version of this event
+    is the lease's epoch: appends to the run carry it, and a stale epoch cannot write."""
+
+    kind: ClassVar[str] = "DriverLeased"
+    holder: str
+    expires: float
+    at_version: int  # the run stream's version when the step began (attempts are counted by it)
+
+
+class DriverReleased(Event):
+    kind: ClassVar[str] = "DriverReleased"
+    holder: str
+    outcome: str
+
+
+class StepFailed(Event):
+    """A step raised instead of finishing; counted towards dead-lettering."""
+
+    kind: ClassVar[str] = "StepFailed"
+    at_version: int
+    error: ErrorInfo
+
+
+class StopRequested(Event):
+    """A person asked the run to stop at its next turn boundary."""
+
+    kind: ClassVar[str] = "StopRequested"
+    by: str
+    reason: str = ""
+
+
+class ResumeRequested(Event):
+    kind: ClassVar[str] = "ResumeRequested"
+    by: str
+    reason: str = ""
+
+
+class CeilingReached(Event):
+    """A hard ceiling outside the agents ended the run: tokens, turns or wall-clock seconds."""
+
+    kind: ClassVar[str] = "CeilingReached"
+    ceiling: Literal["tokens", "turns", "seconds"]
+    limit: float
+    value: float
+
+
 # --- registry and upcasters (explicit lists: reading one line answers "which kinds exist?") --
 
 ALL_KINDS: tuple[type[Event], ...] = (
@@ -402,6 +452,12 @@ ALL_KINDS: tuple[type[Event], ...] = (
     DeadLetterDiscarded,
     ConflictParked,
     ConflictResolved,
+    DriverLeased,
+    DriverReleased,
+    StepFailed,
+    StopRequested,
+    ResumeRequested,
+    CeilingReached,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]

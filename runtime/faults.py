@@ -5,13 +5,14 @@ Set `MINUTES_FAULT` to one or more comma-separated points:
     after:ToolDispatched#2          die right after the stream's 2nd ToolDispatched is durable
     after:ModelCalled@reviewer#1    the same, counting only the reviewer's events
     exec:edit_file#1                die right after the 1st edit_file ran, before its ToolReturned
+    poison:r-123                    die at the start of every step of run r-123 (a poison step)
 
 `after` ordinals count events of the stream (replayed ones included), so a point names the same
 place in a run whichever process gets there; `exec` ordinals count this process's executions.
 
 Set `MINUTES_EXEC_LOG` to a file to have every real (not replayed) tool execution appended to it
-as `<tool> <dispatch ordinal>`: the side channel a test uses to prove that no call that already
-returned ran again. Unset, this module does nothing.
+as `<run> <tool> <dispatch ordinal>`: the side channel a test uses to prove that no call that
+already returned ran again. Unset, this module does nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ LOG_ENV = "MINUTES_EXEC_LOG"
 class Faults:
     after: dict[str, int] = field(default_factory=dict)
     exec: dict[str, int] = field(default_factory=dict)
+    poisoned: set[str] = field(default_factory=set)
     log: str | None = None
 
     @classmethod
@@ -36,6 +38,9 @@ class Faults:
         faults = cls(log=os.environ.get(LOG_ENV) or None)
         for point in filter(None, (p.strip() for p in spec.split(","))):
             where, _, rest = point.partition(":")
+            if where == "poison" and rest:
+                faults.poisoned.add(rest)
+                continue
             name, _, nth = rest.partition("#")
             if where not in ("after", "exec") or not name or not nth.isdigit():
                 raise ValueError(f"{ENV}: cannot read {point!r} (want after:Kind#n or exec:tool#n)")
@@ -46,16 +51,20 @@ class Faults:
     def armed(self) -> bool:
         return bool(self.after or self.exec or self.log)
 
+    def step_started(self, run_id: str) -> None:
+        if run_id in self.poisoned:
+            die()
+
     def appended(self, kind: str, agent: str | None, ordinal: int, agent_ordinal: int) -> None:
         """`ordinal`: this kind's count in the stream; `agent_ordinal`: the same for this agent."""
         if self.after.get(kind) == ordinal or self.after.get(f"{kind}@{agent}") == agent_ordinal:
             die()
 
-    def executed(self, tool: str, ordinal: int, dispatch: int) -> None:
-        """`ordinal`: this tool's executions so far in the stream; `dispatch`: which dispatch."""
+    def executed(self, run_id: str, tool: str, ordinal: int, dispatch: int) -> None:
+        """`ordinal`: this tool's executions in this process; `dispatch`: which dispatch."""
         if self.log:
             with open(self.log, "a") as f:
-                f.write(f"{tool} {dispatch}\n")
+                f.write(f"{run_id} {tool} {dispatch}\n")
         if self.exec.get(tool) == ordinal:
             die()
 

@@ -13,7 +13,17 @@ from pydantic import ValidationError
 from runtime.events import TeamFinished, TeamStarted, describe_validation
 from runtime.journal import Journal, MemoryJournal
 from runtime.model import ModelClient, ScriptedClient
-from runtime.session import Interrupted, ReplayDivergence, ReplayEnded, Session, StopRequest
+from runtime.session import (
+    CeilingBreached,
+    Ceilings,
+    Interrupted,
+    Parked,
+    ReplayDivergence,
+    ReplayEnded,
+    Session,
+    StepComplete,
+    StopRequest,
+)
 from runtime.teams import TEAMS, FlightConfig, Team
 
 Stop = Callable[[], StopRequest | None]
@@ -96,12 +106,26 @@ def clients_for(config: FlightConfig, team: Team, live: bool = True) -> dict[str
     return clients
 
 
-def _drive(session: Session, config: FlightConfig, root: Path, live: bool = True) -> FlightOutcome:
+def drive(session: Session, config: FlightConfig, root: Path, live: bool = True) -> FlightOutcome:
+    """Fly (or go on flying) the run as far as the session lets it.
+
+    Besides a verdict, a flight can end "interrupted" (an operator's stop), "dead-lettered"
+    (waiting for a person's decision) or "stepped" (the session's steps were used up: more to
+    do, in another session). A hard ceiling ends the run with the harness's verdict "halted".
+    """
     team = team_named(config.team)
+    session.ceilings = Ceilings(seconds=config.max_seconds, turns=config.max_run_turns)
     try:
         finished = team.fly(session, config, clients_for(config, team, live), root)
     except Interrupted as exc:
         return FlightOutcome(session.run_id, "interrupted", str(exc))
+    except Parked as exc:
+        return FlightOutcome(session.run_id, "dead-lettered", exc.reason)
+    except StepComplete:
+        return FlightOutcome(session.run_id, "stepped")
+    except CeilingBreached as exc:
+        finished = session.new(TeamFinished, status="halted", reason=str(exc))
+        session.emit(finished)
     return FlightOutcome(session.run_id, finished.status, finished.reason, finished)
 
 
@@ -114,7 +138,7 @@ def fly(
             f"run {run_id} already has {len(session.recorded)} events; resume it instead"
         )
     root.mkdir(parents=True, exist_ok=True)
-    return _drive(session, config, root)
+    return drive(session, config, root)
 
 
 def recorded_config(events: list[Any], run_id: str) -> FlightConfig:
@@ -138,7 +162,7 @@ def resume(
         last = events[-1]
         return FlightOutcome(run_id, last.status, f"already finished: {last.reason}", last)
     session = Session(journal, run_id, recorded=events, stop=stop, resumed_by=by)
-    return _drive(session, config, root)
+    return drive(session, config, root)
 
 
 @dataclass(frozen=True)
@@ -155,7 +179,7 @@ def replay(journal: Journal, run_id: str) -> ReplayReport:
     config = recorded_config(events, run_id)
     session = Session(MemoryJournal(), run_id, recorded=events, replay=True)
     try:
-        _drive(session, config, Path("/nonexistent/replay-runs-no-tools"), live=False)
+        drive(session, config, Path("/nonexistent/replay-runs-no-tools"), live=False)
     except ReplayDivergence as exc:
         return ReplayReport(False, session.cursor, str(exc))
     except ReplayEnded:

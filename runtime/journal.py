@@ -43,6 +43,16 @@ class WrongExpectedVersion(JournalError):
         self.actual = actual
 
 
+class StaleEpoch(JournalError):
+    """The writer's lease was taken over: its epoch is no longer the current one (fencing)."""
+
+    def __init__(self, lease: str, epoch: int, current: int) -> None:
+        super().__init__(f"lease {lease!r} is at epoch {current}; this writer holds {epoch}")
+        self.lease = lease
+        self.epoch = epoch
+        self.current = current
+
+
 class DuplicateEventId(JournalError):
     """A batch mixes stored and new event ids, or repeats an id: it is not a retry."""
 

@@ -17,12 +17,24 @@ and what the journal holds stops the run with ReplayDivergence naming both event
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from runtime.events import ErrorInfo, Event, ModelFailed, RunInterrupted, RunResumed, ToolReturned
+from runtime.events import (
+    CeilingReached,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+    ErrorInfo,
+    Event,
+    ModelFailed,
+    RunInterrupted,
+    RunResumed,
+    ToolReturned,
+)
 from runtime.faults import Faults
 from runtime.journal import Journal
 from runtime.model import (
@@ -54,6 +66,37 @@ class ReplayDivergence(Exception):
         self.version = version
         self.expected = expected
         self.got = got
+
+
+class StepComplete(Exception):
+    """The session's live steps are used up: the next turn belongs to the next step."""
+
+
+class CeilingBreached(Exception):
+    """A hard ceiling ended the run (CeilingReached is journalled)."""
+
+    def __init__(self, event: CeilingReached) -> None:
+        super().__init__(
+            f"the run hit its {event.ceiling} ceiling ({event.value:g} of {event.limit:g})"
+        )
+        self.event = event
+
+
+class Parked(Exception):
+    """Work was dead-lettered and waits for a person to retry or discard it."""
+
+    def __init__(self, letter_id: str, reason: str) -> None:
+        super().__init__(f"dead-lettered ({letter_id}): {reason}")
+        self.letter_id = letter_id
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Hard limits checked at every turn boundary, outside the agents."""
+
+    seconds: float | None = None  # wall clock since the run began
+    turns: int | None = None  # model calls across the whole run
 
 
 class ReplayEnded(Exception):
@@ -110,6 +153,8 @@ class Session:
         stop: Callable[[], StopRequest | None] | None = None,
         resumed_by: str = "operator",
         faults: Faults | None = None,
+        steps: int | None = None,
+        ceilings: Ceilings | None = None,
     ) -> None:
         self.journal = journal
         self.run_id = run_id
@@ -128,6 +173,10 @@ class Session:
         self.executions: Counter[str] = Counter()  # live executions per tool, for fault points
         self.emitted: list[Event] = []
         self.clients: dict[str, ReplayClient] = {}
+        self.steps = steps  # live turns this session may start; None: as many as it takes
+        self.live_turns = 0
+        self.ceilings = ceilings or Ceilings()
+        self.started = self.recorded[0].t if self.recorded else time.time()
 
     # --- where we are ----------------------------------------------------------------------
 
@@ -208,7 +257,7 @@ class Session:
         if self.faults.armed:
             self.executions[tool.name] += 1
             self.faults.executed(
-                tool.name, self.executions[tool.name], self.counts["ToolDispatched"]
+                self.run_id, tool.name, self.executions[tool.name], self.counts["ToolDispatched"]
             )
         return outcome
 
@@ -230,7 +279,9 @@ class Session:
         return event
 
     def boundary(self) -> None:
-        """A turn boundary: where an operator's stop is honoured, and resumed past."""
+        """A turn boundary: where a step ends, ceilings are checked, and an operator's stop is
+        honoured (and resumed past). Each decision taken here live is journalled, so a resumed
+        or replayed run takes it again at the same place."""
         recorded = self.peek()
         if isinstance(recorded, RunInterrupted):
             self.emit(recorded)
@@ -241,12 +292,63 @@ class Session:
                 self._require_live()
                 self.emit(self.new(RunResumed, by=self.resumed_by))
             return
-        if not self.live or self.stop is None:
+        if isinstance(recorded, CeilingReached):
+            self.emit(recorded)
+            raise CeilingBreached(recorded)
+        if not self.live:
             return
-        request = self.stop()
+        if self.steps is not None:
+            if self.live_turns >= self.steps:
+                raise StepComplete()
+            self.live_turns += 1
+        self.check_ceilings()
+        request = self.stop() if self.stop is not None else None
         if request is not None:
             self.emit(self.new(RunInterrupted, by=request.by, reason=request.reason))
             raise Interrupted(request)
+
+    def check_ceilings(self) -> None:
+        breach: tuple[str, float, float] | None = None
+        elapsed = time.time() - self.started
+        if self.ceilings.seconds is not None and elapsed > self.ceilings.seconds:
+            breach = ("seconds", self.ceilings.seconds, round(elapsed, 3))
+        turns = self.counts["ModelCalled"]
+        if self.ceilings.turns is not None and turns >= self.ceilings.turns:
+            breach = ("turns", self.ceilings.turns, turns)
+        if breach is not None:
+            event = self.new(CeilingReached, ceiling=breach[0], limit=breach[1], value=breach[2])
+            self.emit(event)
+            raise CeilingBreached(event)
+
+    def dead_letter(self, reason: str, attempts: int, last_error: str, **envelope: Any) -> str:
+        """Park work for a person; returns their decision, "retry" or "discard".
+
+        While nobody has decided, this raises Parked: the run rests with a DeadLettered event
+        last, and the decision (DeadLetterRetried or DeadLetterDiscarded, appended to the run
+        by whoever decides) is read back here when the run is driven again.
+        """
+        letter_id = f"{self.run_id}:{self.counts['DeadLettered'] + 1}"
+        self.emit(
+            self.new(
+                DeadLettered,
+                letter_id=letter_id,
+                reason=reason,
+                attempts=attempts,
+                last_error=last_error,
+                **envelope,
+            )
+        )
+        decision = self.peek()
+        if isinstance(decision, DeadLetterRetried) and decision.letter_id == letter_id:
+            self.emit(decision)
+            return "retry"
+        if isinstance(decision, DeadLetterDiscarded) and decision.letter_id == letter_id:
+            self.emit(decision)
+            return "discard"
+        if decision is not None:
+            raise ReplayDivergence(self.cursor + 1, decision, f"a decision on {letter_id}")
+        self._require_live()
+        raise Parked(letter_id, reason)
 
     def _require_live(self) -> None:
         if self.replay and self.live:

@@ -26,9 +26,11 @@ from runtime.events import (
     MessageDelivered,
     MessageSent,
     ModelResponded,
+    ResumeRequested,
     RunInterrupted,
     RunResumed,
     RunStarted,
+    StopRequested,
     SuiteChecked,
     TaskEscalated,
     TeamFinished,
@@ -195,6 +197,8 @@ class Audit(Fold):
             "DeadLettered",
             "SuiteChecked",
             "TeamFinished",
+            "StopRequested",
+            "ResumeRequested",
         )
     )
 
@@ -223,7 +227,15 @@ class Audit(Fold):
             )
         elif isinstance(e, IntegrationRefused | TaskEscalated):
             entry.update(who="harness", why=e.reason)
-        elif isinstance(e, RunInterrupted | RunResumed | DeadLetterRetried | DeadLetterDiscarded):
+        elif isinstance(
+            e,
+            RunInterrupted
+            | RunResumed
+            | DeadLetterRetried
+            | DeadLetterDiscarded
+            | StopRequested
+            | ResumeRequested,
+        ):
             entry.update(who=e.by, human=True, why=e.reason, when=e.t)
         elif isinstance(e, ConflictResolved):
             entry.update(
@@ -261,6 +273,8 @@ class ResumePoint(Fold):
 
     def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
+        if not rec.stream.startswith("run-"):
+            return  # the lease and control streams say how the run is driven, not where it is
         state["position"], state["version"] = rec.position, rec.version
         if isinstance(e, TeamFinished):
             state["stage"] = "complete"
@@ -309,6 +323,12 @@ class Summary(Fold):
 
     def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
+        if isinstance(e, DeadLettered):
+            state.update(status="dead-lettered", reason=e.reason)
+        elif isinstance(e, DeadLetterRetried):
+            state.update(status="running", reason="")
+        if not rec.stream.startswith("run-"):
+            return  # the lease and control streams are not the run's events
         state["events"] += 1
         state["last_position"] = rec.position
         state["last_t"] = e.t or state["last_t"]

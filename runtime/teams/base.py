@@ -39,6 +39,12 @@ class FlightConfig(BaseModel):
     bidding: bool = False
     docs: bool = False
     max_rounds: int = Field(default=3, ge=1, le=10)
+    max_seconds: float | None = Field(default=None, gt=0, description="wall-clock ceiling")
+    max_run_turns: int | None = Field(default=None, ge=1, description="model calls, all agents")
+    park: bool = Field(
+        default=False,
+        description="escalations wait in the dead-letter queue for a person's retry or discard",
+    )
 
 
 @dataclass(frozen=True)

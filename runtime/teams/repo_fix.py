@@ -196,32 +196,49 @@ class Harness:
 
     def ask(self, recipient: str, task_id: str, payload: dict[str, Any]) -> tuple[Message, Reply]:
         """REQUEST and await the report; re-issue once; escalate if there is still none."""
-        reason = ""
-        for attempt in range(1, REPLY_ATTEMPTS + 1):
-            request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
-            reply = self.run(recipient, task_id)
-            if reply.report is not None:
-                return request, reply
-            if reply.status == "halted":
-                raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
-            reason = f"{recipient} gave no report ({reply.status})"
-            self.emit(
-                DeadlinePassed,
-                task_id=task_id,
-                awaited=recipient,
-                request=request.message_id,
-                attempt=attempt,
-                reason=reason,
+        while True:
+            reason = ""
+            for attempt in range(1, REPLY_ATTEMPTS + 1):
+                request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
+                reply = self.run(recipient, task_id)
+                if reply.report is not None:
+                    return request, reply
+                if reply.status == "halted":
+                    raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
+                reason = f"{recipient} gave no report ({reply.status})"
+                self.emit(
+                    DeadlinePassed,
+                    task_id=task_id,
+                    awaited=recipient,
+                    request=request.message_id,
+                    attempt=attempt,
+                    reason=reason,
+                )
+            self.escalate(
+                task_id,
+                "no_reply",
+                REPLY_ATTEMPTS,
+                reason,
+                f"{recipient} did not reply to {REPLY_ATTEMPTS} requests on {task_id}",
             )
+
+    def escalate(
+        self, task_id: str, cause: str, attempts: int, last_error: str, reason: str
+    ) -> None:
+        """Hand the task to a person. Returns when they chose to retry it; otherwise stops."""
         self.emit(
             TaskEscalated,
             task_id=task_id,
-            attempts=REPLY_ATTEMPTS,
-            last_error=reason,
-            cause="no_reply",
-            reason=f"{recipient} did not reply to {REPLY_ATTEMPTS} requests on {task_id}",
+            attempts=attempts,
+            last_error=last_error,
+            cause=cause,
+            reason=reason,
         )
-        raise Stop("escalated", f"{recipient} did not reply on {task_id}")
+        if not self.config.park:
+            raise Stop("escalated", reason)
+        decision = self.session.dead_letter(reason, attempts, last_error, task_id=task_id)
+        if decision == "discard":
+            raise Stop("escalated", f"{reason}; a person discarded the task")
 
     def evidence(self, agent: str, since: int) -> dict[str, Any] | None:
         """The agent's last successful run_tests after its last edit, as the journal shows it."""
@@ -289,66 +306,71 @@ class Harness:
         round cap. The gate, not the verdict branch, is what decides whether a merge happens."""
         task_id = fix["id"]
         payload: dict[str, Any] = {"brief": fix["brief"]}
-        for round_no in range(1, self.config.max_rounds + 1):
-            request, reply = self.ask(coder, task_id, payload)
-            assert reply.report is not None
-            message = f"{task_id} round {round_no}: {reply.report['summary'][:60]}"
-            branch = f"candidate/{task_id}"
-            candidate = self.session.activity(
-                CandidateCommitted,
-                # activity() calls the lambda at once, so the loop variables are current
-                lambda: workspace.commit_candidate(self.path, branch, message),  # noqa: B023
-                agent=coder,
-                task_id=task_id,
-            )
-            tests = self.evidence(coder, reply.started)
-            self.post.send(
-                DONE,
-                coder,
-                "orchestrator",
+        while True:  # until integrated, or a person discards the task
+            for round_no in range(1, self.config.max_rounds + 1):
+                request, reply = self.ask(coder, task_id, payload)
+                assert reply.report is not None
+                message = f"{task_id} round {round_no}: {reply.report['summary'][:60]}"
+                branch = f"candidate/{task_id}"
+                candidate = self.session.activity(
+                    CandidateCommitted,
+                    # activity() calls the lambda at once, so the loop variables are current
+                    lambda: workspace.commit_candidate(self.path, branch, message),  # noqa: B023
+                    agent=coder,
+                    task_id=task_id,
+                )
+                tests = self.evidence(coder, reply.started)
+                self.post.send(
+                    DONE,
+                    coder,
+                    "orchestrator",
+                    task_id,
+                    {
+                        "summary": reply.report["summary"],
+                        "commit": candidate.commit,
+                        "diff": candidate.diff,
+                        "tests": tests,
+                    },
+                    in_reply_to=request.message_id,
+                )
+                # The reviewer sees the artefact and its evidence, not the coder's rationale.
+                review_request, verdict = self.ask(
+                    "reviewer",
+                    task_id,
+                    {"commit": candidate.commit, "diff": candidate.diff, "tests": tests},
+                )
+                assert verdict.report is not None
+                accepted = verdict.report["verdict"] == "accept"
+                self.post.send(
+                    ACCEPT if accepted else REJECT,
+                    "reviewer",
+                    "orchestrator",
+                    task_id,
+                    {
+                        "commit": candidate.commit,
+                        "reasons": verdict.report["reasons"],
+                        "tests": tests,
+                    },
+                    in_reply_to=review_request.message_id,
+                )
+                integrated = self.integrate(task_id, candidate)
+                if integrated is not None:
+                    self.merged[task_id] = candidate
+                    return integrated
+                payload = {
+                    "brief": fix["brief"],
+                    "rejected": verdict.report["reasons"],
+                    "round": round_no + 1,
+                }
+            self.escalate(
                 task_id,
-                {
-                    "summary": reply.report["summary"],
-                    "commit": candidate.commit,
-                    "diff": candidate.diff,
-                    "tests": tests,
-                },
-                in_reply_to=request.message_id,
+                "reject_cap",
+                self.config.max_rounds,
+                str(payload.get("rejected", "")),
+                f"the reviewer rejected {task_id} {self.config.max_rounds} times "
+                f"(the cap is {self.config.max_rounds})",
             )
-            # The reviewer sees the artefact and its evidence, not the coder's rationale.
-            review_request, verdict = self.ask(
-                "reviewer",
-                task_id,
-                {"commit": candidate.commit, "diff": candidate.diff, "tests": tests},
-            )
-            assert verdict.report is not None
-            accepted = verdict.report["verdict"] == "accept"
-            self.post.send(
-                ACCEPT if accepted else REJECT,
-                "reviewer",
-                "orchestrator",
-                task_id,
-                {"commit": candidate.commit, "reasons": verdict.report["reasons"], "tests": tests},
-                in_reply_to=review_request.message_id,
-            )
-            integrated = self.integrate(task_id, candidate)
-            if integrated is not None:
-                self.merged[task_id] = candidate
-                return integrated
-            payload = {
-                "brief": fix["brief"],
-                "rejected": verdict.report["reasons"],
-                "round": round_no + 1,
-            }
-        self.emit(
-            TaskEscalated,
-            task_id=task_id,
-            attempts=self.config.max_rounds,
-            cause="reject_cap",
-            reason=f"the reviewer rejected {task_id} {self.config.max_rounds} times "
-            f"(the cap is {self.config.max_rounds})",
-        )
-        raise Stop("escalated", f"{task_id} was rejected {self.config.max_rounds} times")
+            # a person sent it back: another set of rounds from the last rejection
 
     def approval(self, task_id: str, commit: str) -> Message | None:
         """The reviewer's ACCEPT on this thread for this very commit, if there is one."""

@@ -52,6 +52,7 @@ def extras() -> list[ev.Event]:
         ev.TurnCapReached(**r, agent="coder", max_turns=3),
         ev.RunInterrupted(**r, by="ann", reason="lunch"),
         ev.RunResumed(**r, by="bob"),
+        ev.CeilingReached(**r, ceiling="turns", limit=3, value=3),
         ev.DeadLettered(
             **r, task_id="T1", letter_id="dl-1", reason="poison", attempts=3, last_error="boom"
         ),
@@ -78,6 +79,28 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
         flown = fly_team(scenario)
         batches.append((f"run-{flown.run_id}", flown.events))
     batches.append(("run-r-extras", extras()))
+    r = {"run_id": "r-extras"}
+    batches.append(
+        (
+            "lease-r-extras",
+            [
+                ev.DriverLeased(**r, holder="w1", expires=1.0, at_version=3),
+                ev.DriverReleased(**r, holder="w1", outcome="stepped"),
+            ],
+        )
+    )
+    batches.append(
+        (
+            "control-r-extras",
+            [
+                ev.StopRequested(**r, by="ann", reason="lunch"),
+                ev.ResumeRequested(**r, by="bob"),
+                ev.StepFailed(
+                    **r, at_version=3, error={"type": "OperationalError", "message": "locked"}
+                ),
+            ],
+        )
+    )
     kinds = {e.kind for _, events in batches for e in events}
     assert kinds == set(ev.BY_KIND), set(ev.BY_KIND) - kinds
     return batches

@@ -84,7 +84,9 @@ def test_a_killed_flight_resumes_to_the_journal_of_an_uninterrupted_one(
     returned_before = {
         (r.event.tool, i) for i, r in enumerate(before) if r.event.kind == "ToolReturned"
     }
-    ran_before = log.read_text().splitlines() if log.exists() else []
+    ran_before = (
+        [line.split(" ", 1)[1] for line in log.read_text().splitlines()] if log.exists() else []
+    )
 
     resumed = cli("resume", "j.jsonl", env=env, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
@@ -94,7 +96,7 @@ def test_a_killed_flight_resumes_to_the_journal_of_an_uninterrupted_one(
     assert [r.version for r in records] == list(range(1, len(records) + 1))
     # No call that had already returned ran again: every dispatch ran once, except one that was
     # in flight at the kill (dispatched, or executed, but not yet returned), which may run twice.
-    runs = Counter(log.read_text().splitlines())
+    runs = Counter(line.split(" ", 1)[1] for line in log.read_text().splitlines())
     twice = [line for line, n in runs.items() if n > 1]
     assert len(twice) <= 1
     for line in twice:

@@ -135,6 +135,12 @@ def test_every_kind_survives_the_flat_round_trip():
             "choice": "k1",
             "value": "paid",
         },
+        "DriverLeased": {"holder": "w1", "expires": 10.0, "at_version": 3},
+        "DriverReleased": {"holder": "w1", "outcome": "stepped"},
+        "StepFailed": {"at_version": 3, "error": {"type": "OperationalError", "message": "locked"}},
+        "StopRequested": {"by": "ann", "reason": "lunch"},
+        "ResumeRequested": {"by": "ann"},
+        "CeilingReached": {"ceiling": "seconds", "limit": 60, "value": 61.5},
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

@@ -48,7 +48,7 @@ def test_the_replayed_events_equal_the_recorded_ones_but_for_timestamps_and_ids(
     config = flight.recorded_config(events, "r-rep")
     target = MemoryJournal()
     session = Session(target, "r-rep", recorded=events, replay=True)
-    flight._drive(session, config, flown.parent, live=False)
+    flight.drive(session, config, flown.parent, live=False)
     replayed = [r.event for r in target.read("run-r-rep")]
     assert facts(replayed) == facts(events)
 

@@ -1,0 +1,187 @@
+"""Scripted first flights per minute through Celery, against the broker's own ceiling.
+
+    no-op      tasks/s of a task that does nothing, on the same broker and worker: the ceiling
+    flights    repo-fix first flights per minute, every step a task, with 1 and 2 worker
+               processes, on Redis and on the embedded (filesystem) broker
+    overhead   what Celery adds per flight: (wall per flight with one process) minus the same
+               flight flown in-process, measured in this run
+
+SQLite is the database (the embedded default). Medians are not taken: each figure is one
+batch of flights, and the batches are big enough to average over.
+
+    .venv/bin/python bench/workers.py [--flights 12] [--noops 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-workers-"))
+sys.path.insert(0, str(ROOT))
+
+from tests.services import start_redis  # noqa: E402
+
+REDIS = start_redis()
+os.environ.update(
+    DATABASE_URL=f"sqlite:///{WORK / 'bench.sqlite3'}",
+    MINUTES_HOME=str(WORK / "home"),
+    MINUTES_DEBUG="0",
+    MINUTES_SECRET_KEY="bench-" + uuid.uuid4().hex,
+    DJANGO_SETTINGS_MODULE="config.settings",
+)
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+
+from config.celery import app  # noqa: E402
+from runtime import flight  # noqa: E402
+from runtime.journal import MemoryJournal  # noqa: E402
+from tasks import runs  # noqa: E402
+from tasks.bench import noop  # noqa: E402
+
+FILESYSTEM = "filesystem://localhost/"
+SQLALCHEMY = f"sqla+sqlite:///{WORK / 'broker.sqlite3'}"
+
+
+def point_at(broker: str) -> None:
+    import kombu.pools
+
+    options: dict[str, object]
+    if broker.startswith("redis"):
+        options = {"visibility_timeout": 900}
+    elif broker.startswith("sqla"):
+        # kombu 5.7 hands every transport option to SQLAlchemy's create_engine, so this
+        # transport's polling interval cannot be tuned from Celery: it stays at 1 s.
+        options = {}
+    else:
+        queue = str(WORK / "home" / "broker" / "queue")
+        options = {
+            "data_folder_in": queue,
+            "data_folder_out": queue,
+            "control_folder": str(WORK / "home" / "broker" / "control"),
+            "store_processed": False,
+            "polling_interval": 0.05,
+        }
+    for key in ("data_folder_in", "control_folder"):
+        if key in options:
+            Path(str(options[key])).mkdir(parents=True, exist_ok=True)
+    app.conf.update(broker_url=broker, broker_transport_options=options)
+    kombu.pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def worker(broker: str, concurrency: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "CELERY_BROKER_URL": broker}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "error",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(3)  # let it connect before timing
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(30)
+
+
+def noop_rate(broker: str, count: int) -> float:
+    tally = WORK / f"tally-{uuid.uuid4().hex}"
+    proc = worker(broker, 2)
+    try:
+        started = time.perf_counter()
+        for _ in range(count):
+            noop.delay(str(tally))
+        while not tally.exists() or len(tally.read_text().splitlines()) < count:
+            time.sleep(0.01)
+        return count / (time.perf_counter() - started)
+    finally:
+        stop(proc)
+
+
+def flights_per_minute(broker: str, concurrency: int, flights: int) -> float:
+    proc = worker(broker, concurrency)
+    try:
+        started = time.perf_counter()
+        ids = [runs.start_run("repo-fix", "first-flight") for _ in range(flights)]
+        while any(runs.status_of(r) == "running" for r in ids):
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - started
+        assert all(runs.status_of(r) == "done" for r in ids)
+        return flights / elapsed * 60
+    finally:
+        stop(proc)
+
+
+def in_process_seconds(flights: int) -> float:
+    started = time.perf_counter()
+    for n in range(flights):
+        run_id = f"r-inproc{n}"
+        config = flight.plan("repo-fix", "first-flight", run_id, park=True)
+        assert flight.fly(MemoryJournal(), config, run_id, WORK / "inproc").status == "done"
+    return (time.perf_counter() - started) / flights
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--flights", type=int, default=12)
+    parser.add_argument("--noops", type=int, default=400)
+    args = parser.parse_args()
+    call_command("migrate", verbosity=0)
+    local = in_process_seconds(4)
+    brokers = [("Redis", REDIS)] if REDIS else []
+    brokers.append(("filesystem", FILESYSTEM))
+    try:
+        import sqlalchemy  # noqa: F401
+
+        brokers.append(("sqlalchemy", SQLALCHEMY))
+    except ImportError:
+        print("(kombu's SQLAlchemy transport not measured: pip install sqlalchemy)")
+    print(f"in-process flight (no Celery): {local * 1000:.0f} ms each, {60 / local:.1f} per minute")
+    print(
+        f"{'broker':<10}{'no-op tasks/s':>15}{'flights/min, 1 proc':>22}{'2 procs':>10}"
+        f"{'Celery overhead/flight':>25}"
+    )
+    for name, url in brokers:
+        point_at(url)
+        ceiling = noop_rate(url, args.noops)
+        one = flights_per_minute(url, 1, args.flights)
+        two = flights_per_minute(url, 2, args.flights)
+        overhead = 60 / one - local
+        print(f"{name:<10}{ceiling:>15.0f}{one:>22.1f}{two:>10.1f}{overhead * 1000:>22.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

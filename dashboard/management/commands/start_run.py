@@ -1,0 +1,58 @@
+"""python manage.py start_run --team repo-fix --scenario first-flight [--wait]"""
+
+from __future__ import annotations
+
+import json
+import time
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from runtime import views
+from tasks import runs
+
+WAITING = ("running",)
+
+
+class Command(BaseCommand):
+    help = "Start a team run on the workers; prints its id (and with --wait, how it ended)."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--team", default="repo-fix")
+        parser.add_argument("--scenario", default="first-flight")
+        parser.add_argument("--task", help="the task text (default: the scenario's)")
+        parser.add_argument("--allowance", type=int)
+        parser.add_argument("--max-turns", type=int)
+        parser.add_argument("--max-seconds", type=float)
+        parser.add_argument("--model", choices=["scripted", "openai"])
+        parser.add_argument("--wait", action="store_true", help="block until the run ends")
+        parser.add_argument("--timeout", type=float, default=600, help="seconds --wait waits")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            run_id = runs.start_run(
+                options["team"],
+                options["scenario"],
+                task=options["task"],
+                allowance=options["allowance"],
+                max_turns=options["max_turns"],
+                max_seconds=options["max_seconds"],
+                model=options["model"],
+            )
+        except runs.RunError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(run_id)
+        if not options["wait"]:
+            return
+        deadline = time.monotonic() + options["timeout"]
+        while (status := runs.status_of(run_id)) in WAITING:
+            if time.monotonic() > deadline:
+                raise CommandError(f"run {run_id} is still {status} after {options['timeout']:g} s")
+            time.sleep(0.2)
+        projection.catch_up()
+        bill = views.bill(DjangoJournal().read(f"run-{run_id}"))
+        self.stdout.write(f"status: {status}")
+        self.stdout.write(json.dumps(bill, indent=2))

@@ -1,0 +1,1 @@
+"""Celery tasks: runs advance in bounded steps; reconciliation; projector catch-up."""

@@ -1,0 +1,171 @@
+"""How a run is driven, in two streams beside the run's own:
+
+    lease-<run>    who may drive it: DriverLeased / DriverReleased. The version of a lease's
+                   event is its epoch, and every append to the run is fenced by it.
+    control-<run>  what people asked of it (stop, resume), failed steps, and work dead-lettered
+                   outside the harness (a step that crashes its worker or keeps raising).
+
+The run's own stream holds what the run did. Keeping the driving apart means a resumed or
+replayed run never meets a lease or a request in its record, and a stop requested mid-step
+does not move the lease's epoch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+
+from journal_store.journal import DjangoJournal, Fenced
+from runtime.events import (
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+    DriverLeased,
+    DriverReleased,
+    ErrorInfo,
+    Event,
+    ResumeRequested,
+    StepFailed,
+    StopRequested,
+)
+from runtime.journal import JournalError
+from runtime.session import StopRequest
+
+
+@dataclass(frozen=True)
+class Lease:
+    stream: str
+    epoch: int  # the control stream's version holding this DriverLeased
+    holder: str
+    at_version: int
+
+
+class Control:
+    def __init__(self, run_id: str, journal: DjangoJournal | None = None) -> None:
+        self.run_id = run_id
+        self.journal = journal or DjangoJournal()
+        self.stream = f"control-{run_id}"
+        self.lease_stream = f"lease-{run_id}"
+
+    def events(self) -> list[Event]:
+        return [r.event for r in self.journal.read(self.stream)]
+
+    def append(self, event: Event) -> None:
+        self.journal.append(self.stream, [event], self.journal.version(self.stream))
+
+    # --- driving -----------------------------------------------------------------------------
+
+    def acquire(self, holder: str, ttl: float, at_version: int) -> Lease | None:
+        """The right to drive one step, or None while somebody else's lease is live."""
+        version = self.journal.version(self.lease_stream)
+        last = self.journal.read(self.lease_stream, after=version - 1) if version else []
+        if last and isinstance(last[0].event, DriverLeased) and last[0].event.expires > time.time():
+            return None
+        lease = DriverLeased(
+            run_id=self.run_id, holder=holder, expires=time.time() + ttl, at_version=at_version
+        )
+        try:
+            self.journal.append(self.lease_stream, [lease], version)
+        except JournalError:
+            return None  # another worker took it first: it drives, we do not
+        return Lease(self.lease_stream, version + 1, holder, at_version)
+
+    def release(self, lease: Lease, outcome: str) -> None:
+        """Give the lease back, fenced: a lease somebody took over is not ours to release."""
+        event = DriverReleased(run_id=self.run_id, holder=lease.holder, outcome=outcome)
+        # Taken over after it expired? Then the new holder releases it, not us.
+        with contextlib.suppress(JournalError):
+            fenced = Fenced(self.journal, lease.stream, lease.epoch)
+            fenced.append(lease.stream, [event], lease.epoch)
+
+    def attempts(self, at_version: int) -> int:
+        """Steps started at this run version since the last retry a person ordered."""
+        retried = [
+            r.position
+            for r in self.journal.read(self.stream)
+            if isinstance(r.event, DeadLetterRetried)
+        ]
+        since = retried[-1] if retried else 0
+        return sum(
+            1
+            for r in self.journal.read(self.lease_stream)
+            if r.position > since
+            and isinstance(r.event, DriverLeased)
+            and r.event.at_version == at_version
+        )
+
+    def lease_state(self) -> DriverLeased | DriverReleased | None:
+        version = self.journal.version(self.lease_stream)
+        if not version:
+            return None
+        event = self.journal.read(self.lease_stream, after=version - 1)[0].event
+        assert isinstance(event, DriverLeased | DriverReleased)
+        return event
+
+    def last_error(self, at_version: int) -> str:
+        failures = [
+            e for e in self.events() if isinstance(e, StepFailed) and e.at_version == at_version
+        ]
+        if not failures:
+            return ""
+        return f"{failures[-1].error.type}: {failures[-1].error.message}"
+
+    def step_failed(self, at_version: int, exc: BaseException) -> None:
+        error = ErrorInfo(type=type(exc).__name__, message=str(exc)[:2000])
+        self.append(StepFailed(run_id=self.run_id, at_version=at_version, error=error))
+
+    # --- what people asked -------------------------------------------------------------------
+
+    def stop_request(self) -> StopRequest | None:
+        """The pending stop, if the latest request is a stop (a resume cancels it)."""
+        for e in reversed(self.events()):
+            if isinstance(e, StopRequested):
+                return StopRequest(by=e.by, reason=e.reason)
+            if isinstance(e, ResumeRequested):
+                return None
+        return None
+
+    def resumed_by(self) -> str:
+        for e in reversed(self.events()):
+            if isinstance(e, ResumeRequested):
+                return e.by
+        return "operator"
+
+    def request_stop(self, by: str, reason: str) -> None:
+        self.append(StopRequested(run_id=self.run_id, by=by, reason=reason))
+
+    def request_resume(self, by: str, reason: str = "") -> None:
+        self.append(ResumeRequested(run_id=self.run_id, by=by, reason=reason))
+
+    # --- dead letters outside the harness ------------------------------------------------------
+
+    def open_letter(self) -> DeadLettered | None:
+        """The control stream's dead letter nobody has decided on yet."""
+        open_: dict[str, DeadLettered] = {}
+        for e in self.events():
+            if isinstance(e, DeadLettered):
+                open_[e.letter_id] = e
+            elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
+                open_.pop(e.letter_id, None)
+        return next(iter(open_.values()), None)
+
+    def discarded(self) -> DeadLetterDiscarded | None:
+        for e in reversed(self.events()):
+            if isinstance(e, DeadLetterDiscarded):
+                return e
+            if isinstance(e, DeadLetterRetried):
+                return None
+        return None
+
+    def dead_letter(self, reason: str, attempts: int, last_error: str) -> DeadLettered:
+        count = sum(1 for e in self.events() if isinstance(e, DeadLettered))
+        letter = DeadLettered(
+            run_id=self.run_id,
+            letter_id=f"{self.run_id}:control:{count + 1}",
+            reason=reason,
+            attempts=attempts,
+            last_error=last_error,
+        )
+        self.append(letter)
+        return letter

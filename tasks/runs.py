@@ -1,0 +1,259 @@
+"""Runs on Celery workers, one bounded step per task.
+
+`advance(run_id)` drives one step of a run (one agent turn, with the coordination around it)
+against the database journal, then enqueues the next. Each step rebuilds its state from the
+run's journal (recorded model answers and tool results are replayed, never redone) and goes
+live for one turn. So a killed worker loses at most that turn, many runs share few workers
+fairly, and stopping a run is simply not enqueueing its next step.
+
+Who drives is decided by a lease whose epoch fences every append: a second delivery of the
+same step finds the lease taken and stops without writing; a worker whose lease was taken over
+cannot write either. A step that keeps dying (killed, or raising) is dead-lettered after
+MAX_STEP_ATTEMPTS, counted in the database because Redis keeps no redelivery count.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+from django.db import OperationalError, transaction
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal, Fenced
+from journal_store.models import RunSummary
+from runtime import flight
+from runtime.events import (
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+    RunInterrupted,
+    TeamFinished,
+    TeamStarted,
+)
+from runtime.faults import Faults
+from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
+from runtime.session import Session
+from tasks.control import Control
+
+log = logging.getLogger(__name__)
+
+TERMINAL = ("done", "failed", "halted", "inconclusive", "out_of_turns", "escalated", "discarded")
+
+
+class RunError(Exception):
+    """A run cannot be started or changed as asked; the message says why."""
+
+
+# --- starting and steering runs (used by commands, the API and the dashboard) -----------------
+
+
+def start_run(team: str, scenario: str, *, by: str = "operator", **settings_: Any) -> str:
+    """Record the run's TeamStarted and enqueue its first step; returns the run id."""
+    run_id = flight.new_run_id()
+    try:
+        config = flight.plan(team, scenario, run_id, park=True, **settings_)
+    except flight.FlightError as exc:
+        raise RunError(str(exc)) from None
+    started = TeamStarted(
+        run_id=run_id,
+        team=config.team,
+        scenario=config.scenario,
+        task=config.task,
+        config=config.model_dump(mode="json"),
+    )
+    DjangoJournal().append(f"run-{run_id}", [started], 0)
+    projection.catch_up()
+    transaction.on_commit(lambda: advance.delay(run_id))
+    return run_id
+
+
+def interrupt(run_id: str, by: str, reason: str = "") -> None:
+    """Ask the run to stop at its next turn boundary."""
+    state = status_of(run_id)
+    if state in TERMINAL:
+        raise RunError(f"run {run_id} has already finished ({state})")
+    Control(run_id).request_stop(by, reason)
+
+
+def resume(run_id: str, by: str, reason: str = "") -> None:
+    """Lift a stop and drive the run on from its journal."""
+    state = status_of(run_id)
+    if state in TERMINAL:
+        raise RunError(f"run {run_id} has already finished ({state})")
+    Control(run_id).request_resume(by, reason)
+    transaction.on_commit(lambda: advance.delay(run_id))
+
+
+def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
+    """Retry or discard a dead letter, as a journalled human decision. Raises RunError when the
+    letter is unknown or already decided (WrongExpectedVersion makes two deciders race fairly:
+    exactly one decision is written)."""
+    run_id = letter_id.split(":", 1)[0]
+    journal = DjangoJournal()
+    stream = f"control-{run_id}" if ":control:" in letter_id else f"run-{run_id}"
+    records = journal.read(stream)
+    letters = {r.event.letter_id: r for r in records if isinstance(r.event, DeadLettered)}
+    if letter_id not in letters:
+        raise RunError(f"no dead letter {letter_id}")
+    decided = (DeadLetterRetried, DeadLetterDiscarded)
+    if any(isinstance(r.event, decided) and r.event.letter_id == letter_id for r in records):
+        raise LetterAlreadyDecided(letter_id)
+    cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
+    event = cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason)
+    try:
+        journal.append(stream, [event], len(records))
+    except WrongExpectedVersion:
+        raise LetterAlreadyDecided(letter_id) from None
+    if decision == "discard" and stream.startswith("control-"):
+        finish_discarded(run_id, by, reason)
+    projection.catch_up()
+    transaction.on_commit(lambda: advance.delay(run_id))
+
+
+class LetterAlreadyDecided(RunError):
+    def __init__(self, letter_id: str) -> None:
+        super().__init__(f"dead letter {letter_id} has already been decided")
+
+
+def finish_discarded(run_id: str, by: str, reason: str) -> None:
+    """A discarded infrastructure letter ends the run: nobody will drive it again."""
+    journal = DjangoJournal()
+    version = journal.version(f"run-{run_id}")
+    reason = f"discarded by {by}: {reason}"
+    finished = TeamFinished(run_id=run_id, status="escalated", reason=reason)
+    journal.append(f"run-{run_id}", [finished], version)
+
+
+def status_of(run_id: str) -> str:
+    events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
+    if not events:
+        raise RunError(f"no run {run_id}")
+    last = events[-1]
+    if isinstance(last, TeamFinished):
+        return last.status
+    if isinstance(last, DeadLettered) or Control(run_id).open_letter() is not None:
+        return "dead-lettered"
+    if isinstance(last, RunInterrupted):
+        return "interrupted"
+    return "running"
+
+
+# --- one step ---------------------------------------------------------------------------------
+
+
+def holder() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def drive_step(run_id: str, worker: str | None = None) -> str:
+    """Drive one step of the run; what became of it ("stepped", a verdict, "busy", ...)."""
+    journal = DjangoJournal()
+    control = Control(run_id, journal)
+    events = [r.event for r in journal.read(f"run-{run_id}")]
+    if not events:
+        return "missing"
+    config = flight.recorded_config(events, run_id)
+    if isinstance(events[-1], TeamFinished):
+        return events[-1].status
+    if control.open_letter() is not None:
+        return "dead-lettered"
+    if isinstance(events[-1], RunInterrupted) and control.stop_request() is not None:
+        return "interrupted"
+    at = len(events)
+    lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
+    if lease is None:
+        return "busy"  # somebody else is driving this run: we do not write
+    outcome = "lost"
+    try:
+        if control.attempts(at) > settings.MAX_STEP_ATTEMPTS:
+            letter = control.dead_letter(
+                f"the step at version {at} was started {control.attempts(at) - 1} times and never "
+                "finished (its worker died or it kept failing)",
+                control.attempts(at) - 1,
+                control.last_error(at),
+            )
+            outcome = "dead-lettered"
+            log.warning("run %s: %s", run_id, letter.reason)
+            return outcome
+        Faults.from_env().step_started(run_id)  # a crash-test seam; does nothing unless armed
+        session = Session(
+            Fenced(journal, lease.stream, lease.epoch),
+            run_id,
+            recorded=events,
+            steps=1,
+            stop=control.stop_request,
+            resumed_by=control.resumed_by(),
+        )
+        result = flight.drive(session, config, settings.WORKSPACES)
+        outcome = result.status
+    except (StaleEpoch, WrongExpectedVersion):
+        return "lost"  # another driver took over: it has the run, we stop without writing
+    except JournalError:
+        raise
+    except OperationalError:
+        raise  # transient database trouble: Celery retries the task with backoff
+    except Exception as exc:
+        # A step that raises is recorded; after MAX_STEP_ATTEMPTS it is dead-lettered above.
+        log.exception("run %s: step at version %s failed", run_id, at)
+        control.step_failed(at, exc)
+        outcome = "failed-step"
+        raise
+    finally:
+        control.release(lease, outcome)
+        projection.catch_up()
+    if outcome == "stepped":
+        transaction.on_commit(lambda: advance.delay(run_id))
+    return outcome
+
+
+# --- Celery tasks -----------------------------------------------------------------------------
+
+
+@shared_task(
+    name="tasks.runs.advance",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, Exception),
+    dont_autoretry_for=(JournalError,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=5,
+)
+def advance(self: Any, run_id: str) -> str:
+    """One step of a run. Takes an id, never an object: it reads everything from the journal."""
+    return drive_step(run_id, f"{holder()}:{self.request.id}")
+
+
+@shared_task(name="tasks.runs.reconcile")
+def reconcile() -> list[str]:
+    """Re-enqueue running runs that nobody is driving: their lease expired, or was released
+    with no next step in flight for a whole lease period (the message was lost)."""
+    now = time.time()
+    revived = []
+    for run_id in RunSummary.objects.filter(status="running").values_list("run_id", flat=True):
+        control = Control(run_id)
+        state = control.lease_state()
+        if state is None or control.open_letter() is not None:
+            continue
+        stale = (
+            state.expires < now
+            if hasattr(state, "expires")
+            else (now - state.t > settings.STEP_LEASE_SECONDS)
+        )
+        if stale:
+            advance.delay(run_id)
+            revived.append(run_id)
+    return revived
+
+
+@shared_task(name="tasks.runs.catch_up_projections")
+def catch_up_projections() -> int:
+    return projection.catch_up()

@@ -1,0 +1,151 @@
+"""Driving runs step by step in this process (no broker): leases, fencing, interrupts and the
+decisions people take on dead letters."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connections
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal, Fenced
+from journal_store.models import DeadLetter
+from runtime.events import BudgetDebited
+from runtime.journal import StaleEpoch
+from tasks import runs
+from tasks.control import Control
+from tests.tasks.conftest import use_broker
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+@pytest.fixture(autouse=True)
+def nowhere(settings, tmp_path):
+    """Enqueued steps go to an in-memory broker nobody reads: the test drives each step."""
+    use_broker("memory://", {})
+    settings.WORKSPACES = tmp_path / "workspaces"
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    yield
+    use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+
+
+def drive(run_id, limit=200):
+    outcomes = []
+    for _ in range(limit):
+        outcome = runs.drive_step(run_id, "test")
+        outcomes.append(outcome)
+        if outcome != "stepped":
+            return outcomes
+    raise AssertionError("never settled")
+
+
+def kinds(run_id):
+    return [r.event.kind for r in DjangoJournal().read(f"run-{run_id}")]
+
+
+def test_a_started_run_is_driven_to_its_verdict_one_step_at_a_time():
+    run_id = runs.start_run("repo-fix", "first-flight")
+    outcomes = drive(run_id)
+    assert (
+        outcomes[-1] == "done"
+        and outcomes.count("stepped") == kinds(run_id).count("ModelCalled") - 1
+    )
+    assert runs.drive_step(run_id) == "done"  # a late delivery does nothing
+
+
+def test_interrupt_stops_at_the_next_boundary_and_resume_goes_on():
+    run_id = runs.start_run("repo-fix", "first-flight")
+    assert runs.drive_step(run_id) == "stepped"
+    runs.interrupt(run_id, "ann", "wrong repository")
+    assert runs.drive_step(run_id) == "interrupted"
+    assert runs.drive_step(run_id) == "interrupted"  # stays stopped: no writes
+    assert kinds(run_id)[-1] == "RunInterrupted"
+    runs.resume(run_id, "bob", "it was the right one")
+    assert drive(run_id)[-1] == "done"
+    events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
+    stopped = next(e for e in events if e.kind == "RunInterrupted")
+    resumed = next(e for e in events if e.kind == "RunResumed")
+    assert (stopped.by, stopped.reason, resumed.by) == ("ann", "wrong repository", "bob")
+    projection.catch_up()
+    with pytest.raises(runs.RunError, match="already finished"):
+        runs.interrupt(run_id, "ann")
+
+
+def test_a_dead_lettered_escalation_can_be_retried_and_then_discarded():
+    run_id = runs.start_run("repo-fix", "silent-dropout")
+    assert drive(run_id)[-1] == "dead-lettered"
+    assert runs.status_of(run_id) == "dead-lettered"
+    projection.catch_up()
+    letter = DeadLetter.objects.get(run_id=run_id)
+    assert letter.status == "open" and "reviewer did not reply" in letter.reason
+    runs.decide_letter(letter.letter_id, "retry", "ann", "the reviewer is back")
+    assert drive(run_id)[-1] == "dead-lettered"  # still silent: a second letter
+    projection.catch_up()
+    second = DeadLetter.objects.filter(run_id=run_id, status="open").get()
+    assert DeadLetter.objects.get(letter_id=letter.letter_id).status == "retried"
+    runs.decide_letter(second.letter_id, "discard", "ann", "nobody will review this")
+    assert drive(run_id)[-1] == "escalated"
+    with pytest.raises(runs.LetterAlreadyDecided):
+        runs.decide_letter(second.letter_id, "retry", "bob", "too late")
+
+
+def test_two_deciders_at_once_record_exactly_one_decision():
+    run_id = runs.start_run("repo-fix", "silent-dropout")
+    drive(run_id)
+    letter_id = f"{run_id}:1"
+    barrier, results = threading.Barrier(2), []
+
+    def decide(who: str) -> None:
+        barrier.wait()
+        try:
+            runs.decide_letter(letter_id, "discard", who, "no")
+            results.append("decided")
+        except runs.LetterAlreadyDecided:
+            results.append("already")
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=decide, args=(w,)) for w in ("ann", "bob")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(results) == ["already", "decided"]
+    assert kinds(run_id).count("DeadLetterDiscarded") == 1
+
+
+def test_two_drivers_at_once_one_drives_and_the_other_writes_nothing():
+    run_id = runs.start_run("repo-fix", "first-flight")
+    barrier, outcomes = threading.Barrier(2), []
+
+    def step() -> None:
+        barrier.wait()
+        try:
+            outcomes.append(runs.drive_step(run_id, threading.current_thread().name))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=step) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(outcomes) in (["busy", "stepped"], ["lost", "stepped"])
+    assert kinds(run_id).count("ModelCalled") == 1
+
+
+def test_a_driver_whose_lease_was_taken_over_cannot_write(settings):
+    run_id = runs.start_run("repo-fix", "first-flight")
+    control = Control(run_id)
+    old = control.acquire("old", ttl=-1, at_version=1)  # already expired
+    new = control.acquire("new", ttl=60, at_version=1)
+    assert old is not None and new is not None and new.epoch == old.epoch + 1
+    journal = DjangoJournal()
+    stale = Fenced(journal, old.stream, old.epoch)
+    with pytest.raises(StaleEpoch):
+        stale.append(f"run-{run_id}", [BudgetDebited(run_id=run_id, amount=1)], 1)
+    Fenced(journal, new.stream, new.epoch).append(
+        f"run-{run_id}", [BudgetDebited(run_id=run_id, amount=1)], 1
+    )
+    assert journal.version(f"run-{run_id}") == 2

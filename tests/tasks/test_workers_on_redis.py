@@ -1,0 +1,105 @@
+"""Real worker processes on a real Redis broker: SIGKILL them mid-run, deliver steps twice,
+poison a run — every run still ends completed or dead-lettered, and nothing runs twice."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import StoredEvent
+from runtime import views
+from tasks import runs
+from tasks.runs import advance
+from tests.runtime.helpers import facts
+from tests.tasks.conftest import settled, wait_until
+
+pytestmark = pytest.mark.slow
+SCENARIOS = ["first-flight", "premature-done", "flaky-tool"]
+
+
+def run_events(run_id):
+    return [r.event for r in DjangoJournal().read(f"run-{run_id}")]
+
+
+def progress(run_ids) -> int:
+    return StoredEvent.objects.filter(run_id__in=run_ids, stream__startswith="run-").count()
+
+
+def comparable(run_id, events):
+    """The run's facts with its id and workspace name taken out, to compare two runs."""
+    rows = facts(events)
+    text = repr(rows).replace(run_id, "RUN")
+    return text
+
+
+def test_runs_survive_workers_killed_mid_run(redis_workers, fly_team):
+    run_ids = [runs.start_run("repo-fix", s) for s in SCENARIOS]
+    worker = redis_workers.start()
+    for threshold in (40, 110):  # kill at two different points of progress
+        wait_until(
+            lambda t=threshold: progress(run_ids) >= t, 60, f"{threshold} events", redis_workers
+        )
+        redis_workers.kill(worker)
+        worker = redis_workers.start()
+    wait_until(lambda: settled(run_ids), 120, "every run to settle", redis_workers)
+    projection.catch_up()
+    executed = Counter(redis_workers.exec_log.read_text().splitlines())
+    twice = {line: n for line, n in executed.items() if n > 1}
+    # Only a call in flight at a kill may run again: at most one per kill and run.
+    assert sum(n - 1 for n in twice.values()) <= 2 * len(run_ids), twice
+    cut = 0  # steps whose worker died under them: their lease was never given back
+    for run_id, scenario in zip(run_ids, SCENARIOS, strict=True):
+        assert runs.status_of(run_id) in ("done", "dead-lettered"), run_id
+        records = DjangoJournal().read(f"run-{run_id}")
+        assert [r.version for r in records] == list(range(1, len(records) + 1))
+        bill = views.bill(records)
+        debited = sum(e.amount for e in run_events(run_id) if e.kind == "BudgetDebited")
+        assert bill["balanced"] and bill["spent"] == debited
+        leases = [r.event.kind for r in DjangoJournal().read(f"lease-{run_id}")]
+        cut += sum(
+            1
+            for a, b in zip(leases, [*leases[1:], None], strict=True)
+            if a == "DriverLeased" and b != "DriverReleased"
+        )
+        rerun = any(line.startswith(run_id) for line in twice)
+        if runs.status_of(run_id) == "done" and not rerun:
+            # Nothing ran twice: the journal is the one an uninterrupted flight writes. (A call
+            # cut in flight runs again and may see a changed world: the flaky runner's
+            # marker, for one. Its journal is then valid, but not the same.)
+            reference = fly_team(scenario, park=True)
+            ours = [r.event for r in records]
+            assert comparable(run_id, ours) == comparable(reference.run_id, reference.events)
+    assert cut >= 1  # the kills really landed mid-step
+
+
+def test_the_same_step_delivered_twice_at_once_has_one_driver(redis_workers, fly_team):
+    run_id = runs.start_run("repo-fix", "first-flight")
+    advance.delay(run_id)  # duplicates of the first step, racing the original
+    advance.delay(run_id)
+    redis_workers.start(concurrency=3)
+    wait_until(lambda: settled([run_id]), 60, "the run to settle", redis_workers)
+    assert runs.status_of(run_id) == "done"
+    reference = fly_team("first-flight", park=True)
+    assert comparable(run_id, run_events(run_id)) == comparable(reference.run_id, reference.events)
+    leases = [
+        r.event for r in DjangoJournal().read(f"lease-{run_id}") if r.event.kind == "DriverLeased"
+    ]
+    steps = sum(1 for e in run_events(run_id) if e.kind == "ModelCalled")
+    assert len(leases) == steps  # one lease per step: the duplicates never drove
+
+
+def test_a_poison_step_is_dead_lettered_after_its_attempts(redis_workers, settings):
+    run_id = runs.start_run("repo-fix", "first-flight")
+    redis_workers.start(MINUTES_FAULT=f"poison:{run_id}")
+    wait_until(
+        lambda: runs.status_of(run_id) == "dead-lettered", 90, "the dead letter", redis_workers
+    )
+    projection.catch_up()
+    control = [r.event for r in DjangoJournal().read(f"control-{run_id}")]
+    [letter] = [e for e in control if e.kind == "DeadLettered"]
+    assert letter.attempts == settings.MAX_STEP_ATTEMPTS
+    assert "started 3 times and never finished" in letter.reason
+    assert len(run_events(run_id)) == 1  # it never got past TeamStarted, and stopped looping

@@ -149,3 +149,25 @@ def test_a_driver_whose_lease_was_taken_over_cannot_write(settings):
         f"run-{run_id}", [BudgetDebited(run_id=run_id, amount=1)], 1
     )
     assert journal.version(f"run-{run_id}") == 2
+
+
+def test_a_step_that_keeps_raising_is_dead_lettered_with_its_last_error(monkeypatch, settings):
+    from runtime import flight
+
+    run_id = runs.start_run("repo-fix", "first-flight")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the harness hit a bug")
+
+    monkeypatch.setattr(flight, "drive", broken)
+    for _ in range(settings.MAX_STEP_ATTEMPTS):
+        with pytest.raises(RuntimeError):
+            runs.drive_step(run_id)
+    assert runs.drive_step(run_id) == "dead-lettered"
+    assert runs.status_of(run_id) == "dead-lettered"
+    letter = Control(run_id).open_letter()
+    assert letter.last_error == "RuntimeError: the harness hit a bug"
+    assert letter.attempts == settings.MAX_STEP_ATTEMPTS
+    monkeypatch.undo()
+    runs.decide_letter(letter.letter_id, "retry", "ann", "fixed the bug")
+    assert drive(run_id)[-1] == "done"  # retried from the journal, to the end

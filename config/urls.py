@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from django.contrib.auth import views as auth
 from django.http import HttpRequest, HttpResponse
-from django.urls import URLPattern, URLResolver, path
+from django.urls import URLPattern, URLResolver, include, path
+
+from dashboard.api import api
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
@@ -13,4 +16,10 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok", content_type="text/plain")
 
 
-urlpatterns: list[URLPattern | URLResolver] = [path("healthz", healthz, name="healthz")]
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("healthz", healthz, name="healthz"),
+    path("login", auth.LoginView.as_view(), name="login"),
+    path("logout", auth.LogoutView.as_view(), name="logout"),
+    path("api/", api.urls),
+    path("", include("dashboard.urls")),
+]

@@ -60,7 +60,8 @@ class RunState(models.Model):
 
 class RunSummary(models.Model):
     run_id = models.CharField(max_length=64, primary_key=True)
-    team = models.CharField(max_length=64, blank=True)
+    team = models.CharField(max_length=64, blank=True, db_index=True)
+    started_by = models.CharField(max_length=150, blank=True)
     scenario = models.CharField(max_length=64, blank=True)
     task = models.TextField(blank=True)
     status = models.CharField(max_length=32, db_index=True)
@@ -79,6 +80,7 @@ class RunSummary(models.Model):
 
     class Meta:
         db_table = "projection_run"
+        indexes = [models.Index(fields=["-started_at"], name="run_started_desc")]
 
 
 class BillLine(models.Model):

@@ -112,6 +112,7 @@ class Runs(Projector):
                     team=s["team"] or "",
                     scenario=s["scenario"] or "",
                     task=s["task"] or "",
+                    started_by=s["started_by"] or "",
                     status=s["status"],
                     reason=s["reason"],
                     stage=point["stage"],

@@ -317,6 +317,7 @@ class Summary(Fold):
             "started": None,
             "finished": None,
             "events": 0,
+            "started_by": None,
             "last_position": 0,
             "last_t": None,
         }
@@ -335,7 +336,13 @@ class Summary(Fold):
         if state["started"] is None and e.t:
             state["started"] = e.t
         if isinstance(e, TeamStarted):
-            state.update(team=e.team, scenario=e.scenario, task=e.task, started=e.t or None)
+            state.update(
+                team=e.team,
+                scenario=e.scenario,
+                task=e.task,
+                started=e.t or None,
+                started_by=e.config.get("started_by"),
+            )
         elif isinstance(e, TeamFinished):
             state.update(status=e.status, reason=e.reason, finished=e.t or None)
         elif isinstance(e, RunInterrupted):

@@ -57,7 +57,7 @@ def start_run(team: str, scenario: str, *, by: str = "operator", **settings_: An
     """Record the run's TeamStarted and enqueue its first step; returns the run id."""
     run_id = flight.new_run_id()
     try:
-        config = flight.plan(team, scenario, run_id, park=True, **settings_)
+        config = flight.plan(team, scenario, run_id, park=True, started_by=by, **settings_)
     except flight.FlightError as exc:
         raise RunError(str(exc)) from None
     started = TeamStarted(

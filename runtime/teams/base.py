@@ -41,6 +41,7 @@ class FlightConfig(BaseModel):
     max_rounds: int = Field(default=3, ge=1, le=10)
     max_seconds: float | None = Field(default=None, gt=0, description="wall-clock ceiling")
     max_run_turns: int | None = Field(default=None, ge=1, description="model calls, all agents")
+    started_by: str | None = Field(default=None, description="who started the run")
     park: bool = Field(
         default=False,
         description="escalations wait in the dead-letter queue for a person's retry or discard",

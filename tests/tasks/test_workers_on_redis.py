@@ -69,7 +69,7 @@ def test_runs_survive_workers_killed_mid_run(redis_workers, fly_team):
             # Nothing ran twice: the journal is the one an uninterrupted flight writes. (A call
             # cut in flight runs again and may see a changed world: the flaky runner's
             # marker, for one. Its journal is then valid, but not the same.)
-            reference = fly_team(scenario, park=True)
+            reference = fly_team(scenario, park=True, started_by="operator")
             ours = [r.event for r in records]
             assert comparable(run_id, ours) == comparable(reference.run_id, reference.events)
     assert cut >= 1  # the kills really landed mid-step
@@ -82,7 +82,7 @@ def test_the_same_step_delivered_twice_at_once_has_one_driver(redis_workers, fly
     redis_workers.start(concurrency=3)
     wait_until(lambda: settled([run_id]), 60, "the run to settle", redis_workers)
     assert runs.status_of(run_id) == "done"
-    reference = fly_team("first-flight", park=True)
+    reference = fly_team("first-flight", park=True, started_by="operator")
     assert comparable(run_id, run_events(run_id)) == comparable(reference.run_id, reference.events)
     leases = [
         r.event for r in DjangoJournal().read(f"lease-{run_id}") if r.event.kind == "DriverLeased"

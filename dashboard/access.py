@@ -1,0 +1,58 @@
+"""Who may see and do what, in one place: runs are visible to every signed-in user; stopping
+and resuming a run is for whoever started it or a reviewer; decisions are for reviewers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest
+from django_htmx.middleware import HtmxDetails
+
+from journal_store import projection
+from journal_store.models import RunSummary
+
+DECIDE = "dashboard.decide"
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request as django-htmx's middleware leaves it (for the type checker)."""
+
+    htmx: HtmxDetails
+
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def can_decide(user: Any) -> bool:
+    return bool(user.is_authenticated and user.has_perm(DECIDE))
+
+
+def get_run_for_user(user: Any, run_id: str, fresh: bool = True) -> RunSummary:
+    """The run's summary, caught up with the journal; 404 when there is no such run."""
+    if not user.is_authenticated:
+        raise PermissionDenied("sign in first")
+    if fresh:
+        projection.catch_up()
+    try:
+        return RunSummary.objects.get(run_id=run_id)
+    except RunSummary.DoesNotExist:
+        raise Http404(f"no run {run_id}") from None
+
+
+def can_steer(user: Any, run: RunSummary) -> bool:
+    """Interrupt and resume: the person who started the run, or a reviewer."""
+    return bool(
+        user.is_authenticated and (run.started_by == user.get_username() or can_decide(user))
+    )
+
+
+def require_steer(user: Any, run: RunSummary) -> None:
+    if not can_steer(user, run):
+        raise PermissionDenied("only who started this run, or a reviewer, may stop or resume it")
+
+
+def require_decide(user: Any) -> None:
+    if not can_decide(user):
+        raise PermissionDenied("deciding on review items needs the reviewer permission")

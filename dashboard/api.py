@@ -1,0 +1,442 @@
+"""The JSON API (django-ninja; OpenAPI at /api/docs): what the pages do, for scripts.
+
+Every endpoint needs a login: the browser's session (with CSRF on every unsafe method), or a
+bearer token made with `manage.py api_token`. Decisions need the reviewer permission.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils import timezone
+from ninja import File, NinjaAPI, Query, Router, Schema
+from ninja.errors import HttpError
+from ninja.files import UploadedFile
+from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.security import HttpBearer, SessionAuth
+
+from dashboard.access import can_decide, get_run_for_user, require_steer
+from dashboard.models import ApiToken
+from dashboard.views.runs import filtered_runs
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import (
+    AuditEntry,
+    Conflict,
+    DeadLetter,
+    Finding,
+    RunState,
+    RunSummary,
+    StoredEvent,
+    ThreadMessage,
+)
+from journal_store.transfer import ImportRefused, export_lines, import_journal
+from runtime import views as run_views
+from tasks import review, runs
+
+
+class TokenAuth(HttpBearer):
+    """`Authorization: Bearer mt_…`: a script's token (stored hashed)."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        found = ApiToken.objects.select_related("user").filter(digest=ApiToken.hash(token)).first()
+        if found is None or not found.user.is_active:
+            return None
+        ApiToken.objects.filter(pk=found.pk).update(last_used_at=timezone.now())
+        request.user = found.user
+        return found.user
+
+
+api = NinjaAPI(
+    title="Minutes",
+    version="1",
+    description="Runs of LLM agent teams, their minutes, and the review queues.",
+    auth=[SessionAuth(csrf=True), TokenAuth()],
+    urls_namespace="api",
+)
+
+
+class Error(Schema):
+    detail: str
+
+
+class RunOut(Schema):
+    run_id: str
+    team: str
+    scenario: str
+    task: str
+    status: str
+    stage: str
+    started_by: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    tokens: int
+    allowance: int | None
+    spent: int
+    event_count: int
+    findings_count: int
+    reason: str
+
+
+class RunIn(Schema):
+    team: str = "repo-fix"
+    scenario: str = "first-flight"
+    task: str | None = None
+    model: Literal["scripted", "openai"] = "scripted"
+    allowance: int | None = None
+    max_turns: int | None = None
+    max_seconds: float | None = None
+
+
+class EventOut(Schema):
+    position: int
+    stream: str
+    version: int
+    kind: str
+    v: int
+    agent: str | None
+    task_id: str | None
+    turn: int | None
+    t: float
+    data: dict[str, Any]
+
+
+class ReasonIn(Schema):
+    reason: str = ""
+
+
+class ResolveIn(Schema):
+    choice: str
+    reason: str
+
+
+class LetterOut(Schema):
+    letter_id: str
+    run_id: str
+    task_id: str | None
+    reason: str
+    attempts: int
+    last_error: str
+    status: str
+    decided_by: str
+    decision_reason: str
+
+
+class ConflictOut(Schema):
+    conflict_id: str
+    run_id: str
+    subject: str
+    predicate: str
+    conflict_type: str
+    claims: list[dict[str, Any]]
+    status: str
+    resolution: dict[str, Any] | None
+    decided_by: str
+    decision_reason: str
+
+
+class ImportOut(Schema):
+    run_ids: list[str]
+    events: int
+    added: int
+    torn: str | None
+
+
+class ReplayOut(Schema):
+    identical: bool
+    events: int
+    complete: bool
+    difference: str
+
+
+class Accepted(Schema):
+    detail: str
+
+
+def user_name(request: HttpRequest) -> str:
+    return request.user.get_username()
+
+
+def run_or_404(request: HttpRequest, run_id: str) -> RunSummary:
+    from django.http import Http404
+
+    try:
+        return get_run_for_user(request.user, run_id)
+    except Http404 as exc:
+        raise HttpError(404, str(exc)) from None
+
+
+def decider(request: HttpRequest) -> None:
+    if not can_decide(request.user):
+        raise HttpError(403, "deciding on review items needs the reviewer permission")
+
+
+def folded(run_id: str, fold: str) -> Any:
+    """A fold's current result, from the state the projector keeps (no re-fold)."""
+    state = RunState.objects.filter(run_id=run_id).values_list("states", flat=True).first() or {}
+    found = next(f for f in run_views.ALL if f.name == fold)
+    return found.result(state.get(fold) or found.start())
+
+
+runs_router = Router(tags=["runs"])
+
+
+@runs_router.get("", response=list[RunOut])
+@paginate(LimitOffsetPagination)
+def list_runs(
+    request: HttpRequest,
+    status: str = "",
+    team: str = "",
+    q: str = "",
+    since: str = "",
+    until: str = "",
+    sort: str = "started",
+) -> Any:
+    projection.catch_up()
+    qs, _ = filtered_runs(
+        {"status": status, "team": team, "q": q, "since": since, "until": until, "sort": sort}
+    )
+    return qs
+
+
+@runs_router.post("", response={201: RunOut, 400: Error})
+def start_run(request: HttpRequest, body: RunIn) -> Any:
+    try:
+        run_id = runs.start_run(
+            body.team,
+            body.scenario,
+            by=user_name(request),
+            task=body.task,
+            model=body.model,
+            allowance=body.allowance,
+            max_turns=body.max_turns,
+            max_seconds=body.max_seconds,
+        )
+    except runs.RunError as exc:
+        return 400, {"detail": str(exc)}
+    return 201, run_or_404(request, run_id)
+
+
+@runs_router.get("/{run_id}", response={200: RunOut, 404: Error})
+def get_run(request: HttpRequest, run_id: str) -> Any:
+    return run_or_404(request, run_id)
+
+
+@runs_router.get("/{run_id}/events", response={200: list[EventOut], 404: Error})
+def events(
+    request: HttpRequest,
+    run_id: str,
+    after: int = 0,
+    kind: str = "",
+    limit: int = Query(100, ge=1, le=1000),  # type: ignore[type-arg]
+) -> Any:
+    import json
+
+    run_or_404(request, run_id)
+    qs = StoredEvent.objects.filter(run_id=run_id, position__gt=after)
+    if kind:
+        qs = qs.filter(kind=kind)
+    rows = qs.order_by("position").values(
+        "position", "stream", "version", "kind", "v", "agent", "task_id", "turn", "t", "data"
+    )[:limit]
+    return [{**row, "data": json.loads(row["data"])} for row in rows]
+
+
+@runs_router.get("/{run_id}/bill", response={200: dict[str, Any], 404: Error})
+def bill(request: HttpRequest, run_id: str) -> Any:
+    run_or_404(request, run_id)
+    return folded(run_id, "bill")
+
+
+@runs_router.get("/{run_id}/threads", response={200: dict[str, list[dict[str, Any]]], 404: Error})
+def threads(request: HttpRequest, run_id: str) -> Any:
+    run_or_404(request, run_id)
+    out: dict[str, list[dict[str, Any]]] = {}
+    fields = (
+        "position",
+        "message_id",
+        "task_id",
+        "performative",
+        "sender",
+        "recipient",
+        "payload",
+        "in_reply_to",
+        "delivered",
+    )
+    for m in ThreadMessage.objects.filter(run_id=run_id).order_by("position").values(*fields):
+        out.setdefault(str(m["task_id"]), []).append(dict(m))
+    return out
+
+
+@runs_router.get("/{run_id}/audit", response={200: list[dict[str, Any]], 404: Error})
+def audit(request: HttpRequest, run_id: str) -> Any:
+    run_or_404(request, run_id)
+    rows = (
+        AuditEntry.objects.filter(run_id=run_id)
+        .order_by("position")
+        .values("position", "what", "who", "task_id", "human", "detail")
+    )
+    return list(rows)
+
+
+@runs_router.get("/{run_id}/resume-point", response={200: dict[str, Any], 404: Error})
+def resume_point(request: HttpRequest, run_id: str) -> Any:
+    run_or_404(request, run_id)
+    return folded(run_id, "resume_point")
+
+
+@runs_router.get("/{run_id}/findings", response={200: list[dict[str, Any]], 404: Error})
+def findings(request: HttpRequest, run_id: str) -> Any:
+    run_or_404(request, run_id)
+    rows = (
+        Finding.objects.filter(run_id=run_id)
+        .order_by("first_position")
+        .values("kind", "summary", "positions", "detail")
+    )
+    return list(rows)
+
+
+@runs_router.get(
+    "/{run_id}/export",
+    response={200: None, 404: Error},
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "the run's journal, one JSON event per line",
+                "content": {"application/x-ndjson": {}},
+            }
+        }
+    },
+)
+def export(request: HttpRequest, run_id: str) -> Any:
+    run_or_404(request, run_id)
+    response = StreamingHttpResponse(export_lines(run_id), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="{run_id}.jsonl"'
+    return response
+
+
+@runs_router.post(
+    "/{run_id}/interrupt", response={202: Accepted, 403: Error, 404: Error, 409: Error}
+)
+def interrupt(request: HttpRequest, run_id: str, body: ReasonIn) -> Any:
+    return steer(request, run_id, "interrupt", body.reason)
+
+
+@runs_router.post("/{run_id}/resume", response={202: Accepted, 403: Error, 404: Error, 409: Error})
+def resume(request: HttpRequest, run_id: str, body: ReasonIn) -> Any:
+    return steer(request, run_id, "resume", body.reason)
+
+
+def steer(request: HttpRequest, run_id: str, action: str, reason: str) -> Any:
+    from django.core.exceptions import PermissionDenied
+
+    run = run_or_404(request, run_id)
+    try:
+        require_steer(request.user, run)
+        getattr(runs, action)(run_id, user_name(request), reason)
+    except PermissionDenied as exc:
+        return 403, {"detail": str(exc)}
+    except runs.RunError as exc:
+        return 409, {"detail": str(exc)}
+    verb = "will stop at its next turn boundary" if action == "interrupt" else "resumes"
+    return 202, {"detail": f"{run_id} {verb}"}
+
+
+@runs_router.post("/{run_id}/replay", response={200: ReplayOut, 404: Error})
+def replay(request: HttpRequest, run_id: str) -> Any:
+    from runtime import flight
+
+    run_or_404(request, run_id)
+    report = flight.replay(DjangoJournal(), run_id)
+    return {
+        "identical": report.identical,
+        "events": report.events,
+        "complete": report.complete,
+        "difference": report.difference,
+    }
+
+
+journals_router = Router(tags=["journals"])
+
+
+@journals_router.post("", response={201: ImportOut, 400: dict[str, Any]})
+def import_(request: HttpRequest, journal: File[UploadedFile], allow_torn: bool = False) -> Any:
+    try:
+        report = import_journal(
+            journal.open("rb"),
+            name=journal.name or "upload",
+            size=journal.size,
+            allow_torn=allow_torn,
+        )
+    except ImportRefused as exc:
+        return 400, {"detail": "nothing was imported", "problems": exc.problems}
+    projection.catch_up()
+    return 201, {
+        "run_ids": report.run_ids,
+        "events": report.events,
+        "added": report.added,
+        "torn": report.torn,
+    }
+
+
+review_router = Router(tags=["review"])
+
+
+@review_router.get("/conflicts", response=list[ConflictOut])
+@paginate(LimitOffsetPagination)
+def list_conflicts(
+    request: HttpRequest, status: Literal["open", "resolved", "all"] = "open"
+) -> Any:
+    projection.catch_up()
+    qs = Conflict.objects.order_by("-position")
+    return qs if status == "all" else qs.filter(status=status)
+
+
+@review_router.post(
+    "/conflicts/{conflict_id}/resolve",
+    response={200: ConflictOut, 400: Error, 403: Error, 404: Error, 409: Error},
+)
+def resolve_conflict(request: HttpRequest, conflict_id: str, body: ResolveIn) -> Any:
+    decider(request)
+    try:
+        review.resolve(conflict_id, body.choice, user_name(request), body.reason)
+    except review.ConflictAlreadyDecided as exc:
+        return 409, {"detail": str(exc)}
+    except review.ConflictError as exc:
+        status = 404 if "no parked conflict" in str(exc) else 400
+        return status, {"detail": str(exc)}
+    return 200, Conflict.objects.get(conflict_id=conflict_id)
+
+
+@review_router.get("/dead-letters", response=list[LetterOut])
+@paginate(LimitOffsetPagination)
+def list_dead_letters(
+    request: HttpRequest, status: Literal["open", "retried", "discarded", "all"] = "open"
+) -> Any:
+    projection.catch_up()
+    qs = DeadLetter.objects.order_by("-position")
+    return qs if status == "all" else qs.filter(status=status)
+
+
+@review_router.post(
+    "/dead-letters/{letter_id}/{decision}",
+    response={200: LetterOut, 403: Error, 404: Error, 409: Error},
+)
+def decide_letter(
+    request: HttpRequest, letter_id: str, decision: Literal["retry", "discard"], body: ReasonIn
+) -> Any:
+    decider(request)
+    try:
+        runs.decide_letter(letter_id, decision, user_name(request), body.reason)
+    except runs.LetterAlreadyDecided as exc:
+        return 409, {"detail": str(exc)}
+    except runs.RunError as exc:
+        return 404, {"detail": str(exc)}
+    return 200, DeadLetter.objects.get(letter_id=letter_id)
+
+
+api.add_router("/runs", runs_router)
+api.add_router("/journals", journals_router)
+api.add_router("/review", review_router)

@@ -1,0 +1,106 @@
+"""Turning events and read models into what a page shows: one-line summaries, pretty payloads,
+durations, and the bill's bar chart as SVG built on the server.
+
+Everything here returns plain strings; templates escape them. Agent output never becomes
+markup: the SVG is built from numbers and escaped names only.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from html import escape
+from typing import Any
+
+from django.utils import timezone
+
+
+def pretty(data: Any) -> str:
+    text: str = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    return text
+
+
+def clip(value: Any, limit: int = 90) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summary(kind: str, data: dict[str, Any]) -> str:
+    """One line saying what an event was, from its payload."""
+    if kind == "MessageSent":
+        return (
+            f"{data.get('performative', '').upper()} {data.get('sender')} → {data.get('recipient')}"
+        )
+    if kind == "ModelResponded":
+        calls = [c.get("name") for c in data.get("tool_calls") or []]
+        usage = (data.get("usage") or {}).get("total", data.get("usage"))
+        said = clip(data.get("text") or "", 50)
+        return (
+            f"{usage} tokens"
+            + (f"; calls {', '.join(calls)}" if calls else "")
+            + (f"; “{said}”" if said else "")
+        )
+    if kind == "ToolDispatched":
+        return f"{data.get('tool')} {clip(json.dumps(data.get('args') or {}), 60)}"
+    if kind == "ToolReturned":
+        error = data.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, dict) else error
+            kind_ = error.get("type") if isinstance(error, dict) else "Error"
+            return f"{data.get('tool')} failed: {kind_}: {clip(message, 60)}"
+        result = data.get("result")
+        if isinstance(result, dict) and "passed" in result:
+            return (
+                f"{data.get('tool')}: {result['passed']} passed, {result.get('failed', 0)} failed"
+            )
+        return f"{data.get('tool')}: {clip(json.dumps(result), 60)}"
+    for key in ("reason", "summary", "task", "status", "text", "by"):
+        if data.get(key):
+            return clip(data[key])
+    # Otherwise the first few simple fields, as "name value".
+    simple = [f"{k} {v}" for k, v in data.items() if isinstance(v, str | int | float) and v != ""]
+    return clip("; ".join(simple[:3]))
+
+
+def duration(start: datetime | None, end: datetime | None) -> str:
+    if start is None:
+        return ""
+    seconds = int(((end or timezone.now()) - start).total_seconds())
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def share(part: int | float, whole: int | float | None) -> float:
+    if not whole:
+        return 0.0
+    return max(0.0, min(100.0, 100.0 * part / whole))
+
+
+def bar_chart(rows: list[tuple[str, int]], width: int = 480, bar: int = 22) -> str:
+    """Horizontal bars, one per (label, tokens), as an SVG string with a title for each bar."""
+    if not rows:
+        return ""
+    top = max(value for _, value in rows) or 1
+    label_w, gap = 130, 8
+    height = len(rows) * (bar + gap) + gap
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'aria-label="tokens per agent">'
+    ]
+    for i, (label, value) in enumerate(rows):
+        y = gap + i * (bar + gap)
+        length = int((width - label_w - 70) * value / top)
+        name, base = escape(label), f"{y + bar * 0.7:.0f}"
+        parts.append(
+            f"<g><title>{name}: {value:,} tokens</title>"
+            f'<text x="0" y="{base}" class="chart-label">{name}</text>'
+            f'<rect x="{label_w}" y="{y}" width="{max(length, 1)}" height="{bar}" rx="3" '
+            f'class="chart-bar"/><text x="{label_w + length + 6}" y="{base}" '
+            f'class="chart-value">{value:,}</text></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from dashboard import present
+
+register = template.Library()
+
+
+@register.simple_tag
+def run_duration(run: Any) -> str:
+    return present.duration(run.started_at, run.finished_at)
+
+
+@register.filter
+def get_item(mapping: Any, key: str) -> Any:
+    return mapping.get(key) if hasattr(mapping, "get") else None
+
+
+@register.filter
+def as_json(value: Any) -> str:
+    """Pretty JSON text (the template escapes it)."""
+    return present.pretty(value)
+
+
+@register.filter
+def make_list_words(text: str) -> list[str]:
+    return text.split()

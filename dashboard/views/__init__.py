@@ -1,0 +1,1 @@
+"""The dashboard's function views, by subject: runs, review queues, transfer."""

@@ -1,0 +1,32 @@
+"""Importing a JSONL journal through the browser."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+
+from dashboard.access import HtmxHttpRequest
+from dashboard.forms import ImportForm
+from journal_store import projection
+from journal_store.transfer import ImportRefused, import_journal
+
+
+@login_required
+def import_view(request: HtmxHttpRequest) -> HttpResponse:
+    form = ImportForm(request.POST or None, request.FILES or None)
+    context: dict[str, object] = {"form": form}
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            upload = form.cleaned_data["journal"]
+            try:
+                report = import_journal(upload.file, name=upload.name, size=upload.size)
+            except ImportRefused as exc:
+                context["problems"] = exc.problems
+            else:
+                projection.catch_up()
+                context["report"] = report
+                status = 201
+    return render(request, "dashboard/import.html", context, status=status)

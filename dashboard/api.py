@@ -4,14 +4,15 @@ Every endpoint needs a login: the browser's session (with CSRF on every unsafe m
 bearer token made with `manage.py api_token`. Decisions need the reviewer permission.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: django-ninja reads the annotations at runtime
+# to build its query models, and a Literal left as a string makes them unusable.
 
 from datetime import datetime
 from typing import Any, Literal
 
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
-from ninja import File, NinjaAPI, Query, Router, Schema
+from ninja import File, NinjaAPI, Query, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
 from ninja.pagination import LimitOffsetPagination, paginate
@@ -49,11 +50,31 @@ class TokenAuth(HttpBearer):
         return found.user
 
 
-api = NinjaAPI(
+class MinutesAPI(NinjaAPI):
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        """The schema, with the 422 django-ninja answers to any request whose parameters or
+        body fail validation written down for every operation that takes input."""
+        schema = super().get_openapi_schema(*args, **kwargs)
+        for methods in schema["paths"].values():
+            for operation in methods.values():
+                if operation.get("parameters") or operation.get("requestBody"):
+                    operation["responses"].setdefault(
+                        "422",
+                        {
+                            "description": "the parameters or the body did not validate",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        },
+                    )
+        return schema
+
+
+api = MinutesAPI(
     title="Minutes",
     version="1",
     description="Runs of LLM agent teams, their minutes, and the review queues.",
-    auth=[SessionAuth(csrf=True), TokenAuth()],
+    # A bearer token first: a script sends no cookie, and the session check would refuse it
+    # for want of a CSRF token before the token was looked at.
+    auth=[TokenAuth(), SessionAuth(csrf=True)],
     urls_namespace="api",
 )
 
@@ -215,8 +236,8 @@ def start_run(request: HttpRequest, body: RunIn) -> Any:
             max_seconds=body.max_seconds,
         )
     except runs.RunError as exc:
-        return 400, {"detail": str(exc)}
-    return 201, run_or_404(request, run_id)
+        return Status(400, {"detail": str(exc)})
+    return Status(201, run_or_404(request, run_id))
 
 
 @runs_router.get("/{run_id}", response={200: RunOut, 404: Error})
@@ -337,11 +358,11 @@ def steer(request: HttpRequest, run_id: str, action: str, reason: str) -> Any:
         require_steer(request.user, run)
         getattr(runs, action)(run_id, user_name(request), reason)
     except PermissionDenied as exc:
-        return 403, {"detail": str(exc)}
+        return Status(403, {"detail": str(exc)})
     except runs.RunError as exc:
-        return 409, {"detail": str(exc)}
+        return Status(409, {"detail": str(exc)})
     verb = "will stop at its next turn boundary" if action == "interrupt" else "resumes"
-    return 202, {"detail": f"{run_id} {verb}"}
+    return Status(202, {"detail": f"{run_id} {verb}"})
 
 
 @runs_router.post("/{run_id}/replay", response={200: ReplayOut, 404: Error})
@@ -371,14 +392,17 @@ def import_(request: HttpRequest, journal: File[UploadedFile], allow_torn: bool 
             allow_torn=allow_torn,
         )
     except ImportRefused as exc:
-        return 400, {"detail": "nothing was imported", "problems": exc.problems}
+        return Status(400, {"detail": "nothing was imported", "problems": exc.problems})
     projection.catch_up()
-    return 201, {
-        "run_ids": report.run_ids,
-        "events": report.events,
-        "added": report.added,
-        "torn": report.torn,
-    }
+    return Status(
+        201,
+        {
+            "run_ids": report.run_ids,
+            "events": report.events,
+            "added": report.added,
+            "torn": report.torn,
+        },
+    )
 
 
 review_router = Router(tags=["review"])
@@ -403,11 +427,11 @@ def resolve_conflict(request: HttpRequest, conflict_id: str, body: ResolveIn) ->
     try:
         review.resolve(conflict_id, body.choice, user_name(request), body.reason)
     except review.ConflictAlreadyDecided as exc:
-        return 409, {"detail": str(exc)}
+        return Status(409, {"detail": str(exc)})
     except review.ConflictError as exc:
         status = 404 if "no parked conflict" in str(exc) else 400
-        return status, {"detail": str(exc)}
-    return 200, Conflict.objects.get(conflict_id=conflict_id)
+        return Status(status, {"detail": str(exc)})
+    return Status(200, Conflict.objects.get(conflict_id=conflict_id))
 
 
 @review_router.get("/dead-letters", response=list[LetterOut])
@@ -431,10 +455,10 @@ def decide_letter(
     try:
         runs.decide_letter(letter_id, decision, user_name(request), body.reason)
     except runs.LetterAlreadyDecided as exc:
-        return 409, {"detail": str(exc)}
+        return Status(409, {"detail": str(exc)})
     except runs.RunError as exc:
-        return 404, {"detail": str(exc)}
-    return 200, DeadLetter.objects.get(letter_id=letter_id)
+        return Status(404, {"detail": str(exc)})
+    return Status(200, DeadLetter.objects.get(letter_id=letter_id))
 
 
 api.add_router("/runs", runs_router)

@@ -1,0 +1,97 @@
+"""Personas and runs for the dashboard and API tests.
+
+owner: started the runs; reviewer: may decide on review items; outsider: signed in, nothing
+more. Runs are driven to their end in this process (an in-memory broker nobody reads), so the
+tests see real journals, real read models and real workspaces.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
+
+from dashboard.models import ApiToken
+from tasks import runs
+from tests.tasks.conftest import use_broker
+
+
+@pytest.fixture(autouse=True)
+def nowhere(settings, tmp_path):
+    use_broker("memory://", {})
+    settings.WORKSPACES = tmp_path / "workspaces"
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    yield
+    use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+
+
+def make_user(name: str, decide: bool = False) -> User:
+    user = User.objects.create_user(name, f"{name}@example.com", "pw")
+    if decide:
+        user.user_permissions.add(Permission.objects.get(codename="decide"))
+    return user
+
+
+@pytest.fixture
+def owner(db):
+    return make_user("owner")
+
+
+@pytest.fixture
+def reviewer(db):
+    return make_user("reviewer", decide=True)
+
+
+@pytest.fixture
+def outsider(db):
+    return make_user("outsider")
+
+
+def client_for(user: User, **kwargs) -> Client:
+    client = Client(**kwargs)
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def as_owner(owner):
+    return client_for(owner)
+
+
+@pytest.fixture
+def as_reviewer(reviewer):
+    return client_for(reviewer)
+
+
+@pytest.fixture
+def as_outsider(outsider):
+    return client_for(outsider)
+
+
+def drive(run_id: str) -> str:
+    for _ in range(300):
+        outcome = runs.drive_step(run_id, "test")
+        if outcome != "stepped":
+            return outcome
+    raise AssertionError("the run never settled")
+
+
+def run_of(scenario: str, by: str = "owner", steps: int | None = None) -> str:
+    """Start a run and drive it to its end (or `steps` steps)."""
+    run_id = runs.start_run("repo-fix", scenario, by=by)
+    if steps is None:
+        drive(run_id)
+    else:
+        for _ in range(steps):
+            runs.drive_step(run_id, "test")
+    return run_id
+
+
+@pytest.fixture
+def done_run(owner):
+    return run_of("premature-done")
+
+
+@pytest.fixture
+def token(reviewer):
+    return ApiToken.issue(reviewer, "tests")[1]

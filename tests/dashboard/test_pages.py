@@ -1,0 +1,164 @@
+"""Every page and partial: status codes, what they show, filters, paging, and query counts
+that do not grow with the rows shown."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from journal_store.models import RunSummary
+from tests.dashboard.conftest import run_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_every_page_needs_a_login(client, done_run):
+    for url in [
+        "/",
+        "/runs/new",
+        f"/runs/{done_run}/",
+        "/review/dead-letters",
+        "/review/conflicts",
+        "/import",
+    ]:
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/login"), url
+
+
+def test_the_runs_list_shows_each_run_with_its_figures(as_owner, done_run):
+    page = as_owner.get("/").content.decode()
+    assert done_run in page and "premature-done" in page and ">done<" in page
+    summary = RunSummary.objects.get(run_id=done_run)
+    assert f"{summary.tokens}<span" in page and f"/ {summary.allowance}" in page
+
+
+def test_filters_search_and_sorting(as_owner, owner):
+    done = run_of("first-flight")
+    parked = run_of("silent-dropout")
+
+    def ids(query):
+        page = as_owner.get("/" + query).content.decode()
+        return [r for r in (done, parked) if r in page]
+
+    assert ids("?status=done") == [done]
+    assert ids("?status=dead-lettered") == [parked]
+    assert ids("?team=solo") == []
+    assert ids("?q=" + parked[2:8]) == [parked]
+    assert ids("?since=2000-01-01&until=2999-12-31") == [done, parked]
+    assert ids("?since=2999-01-01") == []
+    assert ids("?since=not-a-date") == [done, parked]  # a bad date is ignored, not a 500
+    page = as_owner.get("/?sort=tokens").content.decode()
+    assert page.index(done) < page.index(parked)  # the first flight spent more
+
+
+def test_the_list_pages_fifty_runs_at_a_time(as_owner, owner):
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import TeamStarted
+
+    journal = DjangoJournal()
+    for n in range(55):
+        journal.append(
+            f"run-r-bulk{n:03d}",
+            [
+                TeamStarted(
+                    run_id=f"r-bulk{n:03d}", team="solo", scenario="solo-fix", task=f"task {n}"
+                )
+            ],
+            0,
+        )
+    projection.catch_up()
+    first = as_owner.get("/").content.decode()
+    second = as_owner.get("/?page=2").content.decode()
+    assert "Page 1 of 2 · 55 runs" in first and "Older →" in first
+    assert first.count("r-bulk") + second.count("r-bulk") >= 55
+
+
+def test_a_partial_for_htmx_and_the_whole_page_without_it(as_owner, done_run):
+    whole = as_owner.get(f"/runs/{done_run}/?tab=bill").content.decode()
+    assert "<html" in whole and "<svg" in whole
+    partial = as_owner.get(f"/runs/{done_run}/tabs/bill", **HTMX).content.decode()
+    assert "<html" not in partial and "<svg" in partial and 'aria-selected="true"' in partial
+    plain = as_owner.get(f"/runs/{done_run}/tabs/bill")
+    assert plain.status_code == 302 and plain["Location"].endswith("tab=bill")
+
+
+@pytest.mark.parametrize(
+    "tab, shows",
+    [
+        ("timeline", ["TeamStarted", "ModelResponded", "<details>"]),
+        ("threads", ["REQUEST", "REJECT", "ACCEPT", "Thread T1"]),
+        ("bill", ["<svg", "coder", "Per agent and task"]),
+        ("audit", ["REJECT", "ACCEPT", "Integrated", "relied on reviewer"]),
+        ("findings", ["done_without_evidence", "Shown by events"]),
+    ],
+)
+def test_each_tab_shows_its_part_of_the_minutes(as_owner, done_run, tab, shows):
+    page = as_owner.get(f"/runs/{done_run}/?tab={tab}").content.decode()
+    for text in shows:
+        assert text in page, (tab, text)
+
+
+def test_the_timeline_filters_and_pages_by_position(as_owner, done_run):
+    page = as_owner.get(f"/runs/{done_run}/?tab=timeline&kind=ToolReturned").content.decode()
+    assert "ToolReturned" in page and "ModelCalled</span>" not in page
+    first = as_owner.get(f"/runs/{done_run}/?tab=timeline").content.decode()
+    assert "Next 50 events after" in first
+    tail = as_owner.get(f"/runs/{done_run}/tail?after=10000000", **HTMX)
+    assert tail.status_code == 286  # a finished run: stop polling
+
+
+def test_rows_and_headers_of_a_finished_run_stop_polling(as_owner, done_run):
+    assert as_owner.get(f"/runs/{done_run}/row", **HTMX).status_code == 286
+    assert as_owner.get(f"/runs/{done_run}/header", **HTMX).status_code == 286
+
+
+def test_an_active_run_keeps_polling(as_owner, owner):
+    run_id = run_of("first-flight", steps=2)
+    assert as_owner.get(f"/runs/{run_id}/row", **HTMX).status_code == 200
+    page = as_owner.get(f"/runs/{run_id}/").content.decode()
+    assert 'hx-trigger="every 2s"' in page and "Live: new events appear here" in page
+
+
+def test_an_unknown_run_or_tab_is_a_clear_error(as_owner, done_run):
+    assert as_owner.get("/runs/r-nope/").status_code == 404
+    assert as_owner.get(f"/runs/{done_run}/tabs/nope", **HTMX).status_code == 400
+
+
+def test_export_downloads_the_journal(as_owner, done_run):
+    response = as_owner.get(f"/runs/{done_run}/export.jsonl")
+    body = b"".join(response.streaming_content).decode()
+    assert response["Content-Disposition"] == f'attachment; filename="{done_run}.jsonl"'
+    assert body.splitlines()[0].startswith('{"kind":"TeamStarted"')
+
+
+def test_check_replay_says_identical(as_owner, done_run):
+    page = as_owner.post(f"/runs/{done_run}/replay").content.decode()
+    assert "identical: all" in page
+
+
+def test_query_count_does_not_grow_with_the_rows_shown(as_owner, owner):
+    def queries(url):
+        with CaptureQueriesContext(connection) as captured:
+            assert as_owner.get(url).status_code == 200
+        return len(captured)
+
+    small = run_of("first-flight")
+    few = (
+        queries("/"),
+        queries(f"/runs/{small}/?tab=timeline"),
+        queries(f"/runs/{small}/?tab=threads"),
+        queries(f"/runs/{small}/?tab=audit"),
+    )
+    for _ in range(3):
+        run_of("premature-done")
+    big = run_of("reject-loop")  # more events, messages and audit entries than the first
+    many = (
+        queries("/"),
+        queries(f"/runs/{big}/?tab=timeline"),
+        queries(f"/runs/{big}/?tab=threads"),
+        queries(f"/runs/{big}/?tab=audit"),
+    )
+    assert many == few

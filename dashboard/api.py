@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
-from ninja import File, NinjaAPI, Query, Router, Schema, Status
+from ninja import Field, File, NinjaAPI, Query, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
 from ninja.pagination import LimitOffsetPagination, paginate
@@ -36,6 +36,15 @@ from journal_store.models import (
 from journal_store.transfer import ImportRefused, export_lines, import_journal
 from runtime import views as run_views
 from tasks import review, runs
+
+
+class Pages(LimitOffsetPagination):
+    """limit/offset paging with both bounded: an offset past any real count is a 422, not a
+    number the database cannot hold."""
+
+    class Input(Schema):
+        limit: int = Field(100, ge=1, le=1_000)
+        offset: int = Field(0, ge=0, le=1_000_000_000)
 
 
 class TokenAuth(HttpBearer):
@@ -205,7 +214,7 @@ runs_router = Router(tags=["runs"])
 
 
 @runs_router.get("", response=list[RunOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pages)
 def list_runs(
     request: HttpRequest,
     status: str = "",
@@ -409,7 +418,7 @@ review_router = Router(tags=["review"])
 
 
 @review_router.get("/conflicts", response=list[ConflictOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pages)
 def list_conflicts(
     request: HttpRequest, status: Literal["open", "resolved", "all"] = "open"
 ) -> Any:
@@ -435,7 +444,7 @@ def resolve_conflict(request: HttpRequest, conflict_id: str, body: ResolveIn) ->
 
 
 @review_router.get("/dead-letters", response=list[LetterOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pages)
 def list_dead_letters(
     request: HttpRequest, status: Literal["open", "retried", "discarded", "all"] = "open"
 ) -> Any:

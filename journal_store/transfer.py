@@ -170,6 +170,10 @@ def _import(
             stream_name = f"run-{run_id}"
         stream = streams.setdefault(stream_name, _Stream())
         expected = stream.version + 1
+        if parsed.version is not None and parsed.version != expected and problems:
+            # An earlier line could not be read, so a gap here may be that line: follow the
+            # file's numbering rather than report every later line of the stream too.
+            expected = parsed.version
         if parsed.version is not None and parsed.version != expected:
             problems.append(
                 f"line {number}: broken version sequence in stream {stream_name!r}: "

@@ -74,7 +74,9 @@ def loads(text: str | bytes, line_no: int, source: str = "") -> FlatLine:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise EventFormatError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        # json's messages may end in "at" ("Unterminated string starting at"): say it once.
+        what = exc.msg.removesuffix(" at")
+        raise EventFormatError(f"not JSON: {what} at column {exc.colno}") from None
     except UnicodeDecodeError:
         raise EventFormatError("not UTF-8 text") from None
     return from_object(data, lambda: fallback_id(text, line_no, source))

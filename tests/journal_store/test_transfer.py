@@ -215,3 +215,23 @@ def test_the_commands_import_export_and_rebuild(tmp_path, capsys):
         call_command("import_journal", str(bad))
     with pytest.raises(CommandError, match="no file at"):
         call_command("import_journal", str(tmp_path / "missing.jsonl"))
+
+
+@pytest.mark.slow
+@on_every_backend()
+def test_one_bad_line_is_one_problem_not_one_per_later_line(fly_team, alias):
+    lines = fly_team("first-flight").path.read_bytes().splitlines(keepends=True)
+    lines[4] = lines[4][:20] + b"\n"  # cut short: not JSON
+    with pytest.raises(ImportRefused) as info:
+        load(b"".join(lines), alias)
+    assert info.value.problems == [info.value.problems[0]]
+    assert info.value.problems[0].startswith("line 5: not JSON: Unterminated string starting at column")
+    assert StoredEvent.objects.using(alias).count() == 0
+
+
+@pytest.mark.django_db
+def test_the_api_refuses_an_offset_no_database_can_hold(client):
+    from tests.dashboard.conftest import make_user
+
+    client.force_login(make_user("pager"))
+    assert client.get("/api/runs?offset=3796577610859758401617920").status_code == 422

@@ -1,0 +1,324 @@
+"""The dashboard in a real headless Chromium: fixtures for the browser tests.
+
+The web process is pytest-django's `live_server` (a thread of this process, on the suite's
+SQLite test database file). Runs that must really execute get a Celery worker subprocess on the
+embedded (filesystem) broker in the test's own MINUTES_HOME; this process's Celery app is
+pointed at the same folders, so the live server enqueues where the worker listens. Runs that
+only need to exist are flown in-process once per session (about a second) and imported.
+
+Every page a test visits is saved as a full-page screenshot under var/screenshots/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import connections
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "var" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WIDE = {"width": 1280, "height": 900}
+NARROW = {"width": 390, "height": 844}
+PASSWORD = "correct horse battery staple"
+ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
+# Each tab of a run's page, and what shows that its content arrived.
+TABS_SHOWN = {
+    "timeline": "#events tr.event",
+    "threads": "#tab section.lane",
+    "bill": "#tab svg.chart",
+    "audit": "#tab tbody tr",
+    "findings": "#tab",
+}
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
+
+
+# --- the browser ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[sync_api.Browser]:
+    """One Chromium for the browser tests; gone, with what it needed, when they are done."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not available here (apt-get install chromium)")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    # Playwright's sync API keeps an event loop running in this thread, so Django refuses the
+    # (synchronous, safe) ORM calls that the tests and pytest-django make meanwhile. Allow them
+    # for these tests only: the rest of the suite keeps Django's check.
+    allowed = os.environ.get(ASYNC_UNSAFE)
+    os.environ[ASYNC_UNSAFE] = "true"
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                yield browser
+            finally:
+                browser.close()
+    finally:
+        if allowed is None:
+            os.environ.pop(ASYNC_UNSAFE, None)
+        else:
+            os.environ[ASYNC_UNSAFE] = allowed
+
+
+@dataclass
+class Watch:
+    """What a page did that it should not: dialogs, script errors, CSP reports, and requests."""
+
+    dialogs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+    def assert_clean(self) -> None:
+        assert self.dialogs == [], f"dialogs fired: {self.dialogs}"
+        assert self.errors == [], f"script errors or blocked content: {self.errors}"
+
+
+# Say which element broke the Content-Security-Policy, not only that something did.
+REPORT_CSP_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (e) => {
+  const where = e.target && e.target.outerHTML ? e.target.outerHTML.slice(0, 300) : String(e.target);
+  console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || "inline"}` +
+                ` ${JSON.stringify(e.sample)} on ${where}`);
+}, true);
+"""
+
+
+@pytest.fixture
+def watch() -> Watch:
+    return Watch()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.failed_call = report.failed
+    return report
+
+
+@pytest.fixture
+def page(request, browser, live_server, watch) -> Iterator[sync_api.Page]:
+    context = browser.new_context(
+        base_url=live_server.url, viewport=WIDE, accept_downloads=True, locale="en-GB"
+    )
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+
+    def on_dialog(dialog):
+        watch.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def on_console(message):
+        if message.type == "error":
+            where = message.location
+            watch.errors.append(f"{message.text} ({where.get('url')}:{where.get('lineNumber')})")
+
+    page.add_init_script(REPORT_CSP_VIOLATIONS)
+    page.on("dialog", on_dialog)
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: watch.errors.append(str(exc)))
+    page.on("request", lambda request: watch.requests.append(request.url))
+    try:
+        yield page
+        if getattr(request.node, "failed_call", False):
+            with contextlib.suppress(sync_api.Error):
+                shoot(page, f"FAILED-{request.node.name}")
+    finally:
+        context.close()
+
+
+def shoot(page: sync_api.Page, name: str) -> None:
+    """A full-page screenshot of what the page shows now: var/screenshots/<name>.png.
+
+    caret="initial": hiding the caret leaves `style=""` on the focused input, which htmx then
+    copies onto that input's replacement when it settles a swap, and the CSP blocks that.
+    """
+    page.screenshot(path=SHOTS / f"{name}.png", full_page=True, caret="initial")
+
+
+def overflow(page: sync_api.Page) -> int:
+    """How many pixels the document is wider than the viewport (0 when it fits)."""
+    return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+
+
+# --- people -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def reviewer(transactional_db):
+    """A reviewer (a superuser, so with dashboard.decide), who signs in through the form."""
+    from django.contrib.auth.models import User
+
+    return User.objects.create_superuser("rosa", "rosa@example.org", PASSWORD)
+
+
+def log_in(page: sync_api.Page, username: str, password: str = PASSWORD) -> None:
+    page.goto("/login")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+
+
+@pytest.fixture
+def signed_in(page, reviewer) -> sync_api.Page:
+    log_in(page, reviewer.username)
+    sync_api.expect(page.get_by_role("heading", name="Runs")).to_be_visible()
+    return page
+
+
+# --- runs that exist without a worker ---------------------------------------------------------
+
+
+def import_text(text: str, name: str = "journal.jsonl"):
+    """Import JSONL text into the store (as `manage.py import` would), then catch up."""
+    from journal_store import projection
+    from journal_store.transfer import import_journal
+
+    data = text.encode()
+    report = import_journal(io.BytesIO(data), name=name, size=len(data))
+    projection.catch_up()
+    return report
+
+
+def renamed(text: str, old: str, new: str, edit: Callable[[dict], None] | None = None) -> str:
+    """The journal moved to run `new`, every event with a fresh id; `edit` may change each."""
+    lines = []
+    for raw in text.splitlines():
+        event = json.loads(raw)
+        event["id"] = uuid.uuid4().hex
+        event["run_id"] = new
+        if event.get("stream") == f"run-{old}":
+            event["stream"] = f"run-{new}"
+        if edit:
+            edit(event)
+        lines.append(json.dumps(event, ensure_ascii=False))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def flown_run(fly_team, transactional_db) -> str:
+    """A finished repo-fix first-flight run in the store (flown once per session, imported)."""
+    flown = fly_team("first-flight")
+    import_text(flown.path.read_text(), name=flown.path.name)
+    return flown.run_id
+
+
+@pytest.fixture
+def journal_of(fly_team) -> Callable[[str], str]:
+    """The first-flight journal's text, moved to the given run id."""
+
+    def journal(run_id: str, edit: Callable[[dict], None] | None = None) -> str:
+        flown = fly_team("first-flight")
+        return renamed(flown.path.read_text(), flown.run_id, run_id, edit)
+
+    return journal
+
+
+# --- a real worker ----------------------------------------------------------------------------
+
+
+@dataclass
+class Worker:
+    """A Celery worker on the embedded broker in `home`, on the test database, started on demand."""
+
+    home: Path
+    proc: subprocess.Popen | None = None
+
+    @property
+    def log(self) -> Path:
+        return self.home.parent / "worker.log"
+
+    def env(self) -> dict[str, str]:
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{connections['default'].settings_dict['NAME']}",
+            "MINUTES_HOME": str(self.home),
+            "CELERY_BROKER_URL": "filesystem://localhost/",
+            "PYTHONUNBUFFERED": "1",
+        }
+        env.pop(ASYNC_UNSAFE, None)
+        return env
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "warning",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=ROOT,
+            env=self.env(),
+            start_new_session=True,
+            stdout=self.log.open("wb"),
+            stderr=subprocess.STDOUT,
+        )
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        # SIGKILL: the run is over and nothing is in flight, and Celery's own shutdown (warm or
+        # cold) takes 5-7 s on the filesystem broker. The worker has its own process group.
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(5)
+
+    def logs(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+
+
+@pytest.fixture
+def worker(tmp_path, transactional_db) -> Iterator[Worker]:
+    """A worker, not yet started; the live server enqueues into its broker folders meanwhile."""
+    from tests.tasks.conftest import use_broker
+
+    home = tmp_path / "home"
+    broker = home / "broker"
+    options = {
+        "data_folder_in": str(broker / "queue"),
+        "data_folder_out": str(broker / "queue"),
+        "control_folder": str(broker / "control"),
+        "store_processed": False,
+        "polling_interval": 0.05,
+    }
+    for folder in ("queue", "control"):
+        (broker / folder).mkdir(parents=True, exist_ok=True)
+    use_broker("filesystem://localhost/", options)
+    worker = Worker(home)
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        use_broker(
+            django_settings.CELERY_BROKER_URL, django_settings.CELERY_BROKER_TRANSPORT_OPTIONS
+        )

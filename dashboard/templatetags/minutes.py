@@ -28,3 +28,14 @@ def as_json(value: Any) -> str:
 @register.filter
 def make_list_words(text: str) -> list[str]:
     return text.split()
+
+
+@register.filter
+def gist(payload: Any) -> str:
+    """A message's point in a line: its reasons, summary, verdict or brief."""
+    if not isinstance(payload, dict):
+        return ""
+    for key in ("reasons", "summary", "verdict", "brief", "task", "bid"):
+        if payload.get(key) not in (None, ""):
+            return present.clip(payload[key], 110)
+    return ""

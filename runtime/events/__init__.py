@@ -1,0 +1,227 @@
+"""The journal's vocabulary: one frozen pydantic model per event kind, each with a schema version.
+
+Events are facts in the past tense and are never rewritten. When a kind changes shape its class
+version goes up and an upcaster turns the older shape into the newer one on read, so a journal
+written in June still folds in December. Lines without `v` (the reference runtime's flat
+journals) are version 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from runtime.events.base import (
+    ENVELOPE_FIELDS,
+    CallData,
+    ErrorInfo,
+    Event,
+    EventFormatError,
+    Usage,
+    describe_validation,
+    event_fields,
+    new_id,
+    payload_json,
+)
+from runtime.events.driving import (
+    CeilingReached,
+    DriverLeased,
+    DriverReleased,
+    ResumeRequested,
+    StepFailed,
+    StopRequested,
+)
+from runtime.events.loop import (
+    AgentFinished,
+    AgentNudged,
+    BudgetDebited,
+    BudgetExhausted,
+    MessageDelivered,
+    MessageSent,
+    ModelCalled,
+    ModelResponded,
+    RunInconclusive,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+    ToolDispatched,
+    ToolReturned,
+    TurnCapReached,
+)
+from runtime.events.review import (
+    ConflictParked,
+    ConflictResolved,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+)
+from runtime.events.team import (
+    BudgetAllocated,
+    CandidateCommitted,
+    DeadlinePassed,
+    Integrated,
+    IntegrationRefused,
+    ModelFailed,
+    SuiteChecked,
+    TaskEscalated,
+    TeamFinished,
+    TeamPlanned,
+    TeamStarted,
+    WorkspacePrepared,
+)
+
+# --- registry and upcasters (explicit lists: reading one line answers "which kinds exist?") --
+
+ALL_KINDS: tuple[type[Event], ...] = (
+    TeamStarted,
+    WorkspacePrepared,
+    SuiteChecked,
+    TeamFinished,
+    RunStarted,
+    ModelCalled,
+    ModelResponded,
+    BudgetDebited,
+    ToolDispatched,
+    ToolReturned,
+    MessageSent,
+    MessageDelivered,
+    AgentFinished,
+    BudgetExhausted,
+    AgentNudged,
+    TurnCapReached,
+    RunInconclusive,
+    RunInterrupted,
+    RunResumed,
+    TeamPlanned,
+    BudgetAllocated,
+    ModelFailed,
+    CandidateCommitted,
+    Integrated,
+    IntegrationRefused,
+    DeadlinePassed,
+    TaskEscalated,
+    DeadLettered,
+    DeadLetterRetried,
+    DeadLetterDiscarded,
+    ConflictParked,
+    ConflictResolved,
+    DriverLeased,
+    DriverReleased,
+    StepFailed,
+    StopRequested,
+    ResumeRequested,
+    CeilingReached,
+)
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _model_responded_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    usage = data.get("usage", 0)
+    return {**data, "usage": {"total": usage}, "text": None, "tool_calls": None}
+
+
+def _tool_returned_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    error = data.get("error")
+    if not isinstance(error, str):
+        return data
+    name, sep, message = error.partition(": ")
+    if not (sep and name.isidentifier()):
+        name, message = "Error", error
+    return {**data, "error": {"type": name, "message": message}}
+
+
+UPCASTERS: dict[tuple[str, int], Upcaster] = {
+    ("ModelResponded", 1): _model_responded_v1_v2,
+    ("ToolReturned", 1): _tool_returned_v1_v2,
+}
+
+
+BY_KIND: dict[str, type[Event]] = {cls.kind: cls for cls in ALL_KINDS}
+
+
+def parse_event(data: dict[str, Any]) -> Event:
+    """Build an event from its flat form, upcasting older versions. Raises EventFormatError."""
+    data = dict(data)
+    kind = data.pop("kind", None)
+    if not isinstance(kind, str):
+        raise EventFormatError("missing field 'kind'")
+    cls = BY_KIND.get(kind)
+    if cls is None:
+        raise EventFormatError(f"unknown kind {kind!r}")
+    version = data.pop("v", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise EventFormatError(f"{kind}: field 'v' must be a positive integer, got {version!r}")
+    if version > cls.v:
+        raise EventFormatError(
+            f"{kind} v{version} was written by a newer Minutes (this one reads up to v{cls.v})"
+        )
+    while version < cls.v:
+        data = UPCASTERS[(kind, version)](data)
+        version += 1
+    if data.get("t") is None:
+        # The reference runtime's abridged journals omit timestamps; 0 says "not recorded".
+        data["t"] = 0.0
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise EventFormatError(f"{kind}: {describe_validation(exc)}") from None
+
+
+__all__ = [
+    "ALL_KINDS",
+    "BY_KIND",
+    "ENVELOPE_FIELDS",
+    "UPCASTERS",
+    "AgentFinished",
+    "AgentNudged",
+    "BudgetAllocated",
+    "BudgetDebited",
+    "BudgetExhausted",
+    "CallData",
+    "CandidateCommitted",
+    "CeilingReached",
+    "ConflictParked",
+    "ConflictResolved",
+    "DeadLetterDiscarded",
+    "DeadLetterRetried",
+    "DeadLettered",
+    "DeadlinePassed",
+    "DriverLeased",
+    "DriverReleased",
+    "ErrorInfo",
+    "Event",
+    "EventFormatError",
+    "Integrated",
+    "IntegrationRefused",
+    "MessageDelivered",
+    "MessageSent",
+    "ModelCalled",
+    "ModelFailed",
+    "ModelResponded",
+    "ResumeRequested",
+    "RunInconclusive",
+    "RunInterrupted",
+    "RunResumed",
+    "RunStarted",
+    "StepFailed",
+    "StopRequested",
+    "SuiteChecked",
+    "TaskEscalated",
+    "TeamFinished",
+    "TeamPlanned",
+    "TeamStarted",
+    "ToolDispatched",
+    "ToolReturned",
+    "TurnCapReached",
+    "Upcaster",
+    "Usage",
+    "WorkspacePrepared",
+    "describe_validation",
+    "event_fields",
+    "new_id",
+    "parse_event",
+    "payload_json",
+]

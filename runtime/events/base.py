@@ -1,0 +1,108 @@
+"""The base of every event: the envelope, payload pieces, and the flat JSON form's helpers."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Event(BaseModel):
+    """One immutable fact in a run's minutes; subclasses name the kind and its payload."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: ClassVar[str] = "Event"
+    v: ClassVar[int] = 1
+
+    id: str = Field(default_factory=new_id)
+    t: float = Field(default_factory=time.time)
+    run_id: str = ""
+    agent: str | None = None
+    turn: int | None = None
+    task_id: str | None = None
+
+    def same_as(self, other: Event) -> bool:
+        """True when both record the same fact: equal but for the id and the timestamp."""
+        return type(self) is type(other) and _fact(self) == _fact(other)
+
+
+def _fact(event: Event) -> dict[str, Any]:
+    data = dict(event.__dict__)
+    data.pop("id")
+    data.pop("t")
+    return data
+
+
+# --- payload pieces -------------------------------------------------------------------------
+
+
+class Usage(BaseModel):
+    """Tokens one model call cost. `total` is what budgets debit; the split is known only
+    when the vendor reports it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    total: int = Field(ge=0)
+    prompt: int | None = Field(default=None, ge=0)
+    completion: int | None = Field(default=None, ge=0)
+
+
+class CallData(BaseModel):
+    """A tool call as the model asked for it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorInfo(BaseModel):
+    """A failure as recorded: the exception's type name and its message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str
+    message: str
+
+
+class EventFormatError(ValueError):
+    """A stored event that cannot be read; the message says what is wrong with it."""
+
+
+def describe_validation(exc: ValidationError) -> str:
+    """One line per problem, naming the field: "field 'usage.total': Input should be ..."."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(event)"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unexpected field {where!r}")
+        elif err["type"] == "missing":
+            parts.append(f"missing field {where!r}")
+        else:
+            parts.append(f"field {where!r}: {err['msg']}")
+    return "; ".join(parts)
+
+
+ENVELOPE_FIELDS = frozenset({"id", "t", "run_id", "agent", "turn", "task_id"})
+
+
+def payload_json(event: Event) -> str:
+    """The event's own fields (not the envelope) as compact JSON text, in declaration order."""
+    return event.model_dump_json(exclude=ENVELOPE_FIELDS)  # type: ignore[arg-type]
+
+
+def event_fields(event: Event) -> dict[str, Any]:
+    """The event's flat JSON form without envelope placement: kind, v, then its fields."""
+    body = event.model_dump(mode="json", exclude_none=False)
+    for key in ("agent", "turn", "task_id"):
+        if body.get(key) is None:
+            body.pop(key, None)
+    return {"kind": event.kind, "v": event.v, **body}

@@ -1,0 +1,56 @@
+"""Driving runs step by step: leases, failed steps, people's stop and resume, ceilings."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from runtime.events.base import ErrorInfo, Event
+
+# --- driving a run step by step (the control stream `control-<run>`) ------------------------
+
+
+class DriverLeased(Event):
+    """A worker took the right to drive the run for one step. The stream version of this event
+    is the lease's epoch: appends to the run carry it, and a stale epoch cannot write."""
+
+    kind: ClassVar[str] = "DriverLeased"
+    holder: str
+    expires: float
+    at_version: int  # the run stream's version when the step began (attempts are counted by it)
+
+
+class DriverReleased(Event):
+    kind: ClassVar[str] = "DriverReleased"
+    holder: str
+    outcome: str
+
+
+class StepFailed(Event):
+    """A step raised instead of finishing; counted towards dead-lettering."""
+
+    kind: ClassVar[str] = "StepFailed"
+    at_version: int
+    error: ErrorInfo
+
+
+class StopRequested(Event):
+    """A person asked the run to stop at its next turn boundary."""
+
+    kind: ClassVar[str] = "StopRequested"
+    by: str
+    reason: str = ""
+
+
+class ResumeRequested(Event):
+    kind: ClassVar[str] = "ResumeRequested"
+    by: str
+    reason: str = ""
+
+
+class CeilingReached(Event):
+    """A hard ceiling outside the agents ended the run: tokens, turns or wall-clock seconds."""
+
+    kind: ClassVar[str] = "CeilingReached"
+    ceiling: Literal["tokens", "turns", "seconds"]
+    limit: float
+    value: float

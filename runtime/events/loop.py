@@ -1,0 +1,130 @@
+"""The agent loop's kinds: the reference runtime's ten, and the other ways a run stops."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from runtime.events.base import CallData, ErrorInfo, Event, Usage
+
+# --- the agent loop's ten kinds (names kept from the reference runtime) ----------------------
+
+
+class RunStarted(Event):
+    """One agent's run begins."""
+
+    kind: ClassVar[str] = "RunStarted"
+    task: str
+    tools: list[str] | None = None
+    max_turns: int | None = None
+
+
+class ModelCalled(Event):
+    kind: ClassVar[str] = "ModelCalled"
+    messages: int | None = None
+    window_chars: int | None = None
+
+
+class ModelResponded(Event):
+    """The model answered. v2 carries the text and tool calls, so a run can be replayed;
+    v1 carried only `usage` (an int), and such responses read back with text and calls None."""
+
+    kind: ClassVar[str] = "ModelResponded"
+    v: ClassVar[int] = 2
+    text: str | None
+    tool_calls: list[CallData] | None
+    usage: Usage
+
+    @property
+    def replayable(self) -> bool:
+        return self.text is not None and self.tool_calls is not None
+
+
+class BudgetDebited(Event):
+    kind: ClassVar[str] = "BudgetDebited"
+    amount: int = Field(ge=0)
+
+
+class ToolDispatched(Event):
+    kind: ClassVar[str] = "ToolDispatched"
+    tool: str
+    call_id: str | None = None
+    args: dict[str, Any] | None = None
+
+
+class ToolReturned(Event):
+    """A tool came back with a result or an error. v2 records the error as type and message;
+    v1 recorded one string such as "RuntimeError: runner exited 137"."""
+
+    kind: ClassVar[str] = "ToolReturned"
+    v: ClassVar[int] = 2
+    tool: str
+    call_id: str | None = None
+    attempt: int = 1
+    result: Any = None
+    error: ErrorInfo | None = None
+
+
+class MessageSent(Event):
+    kind: ClassVar[str] = "MessageSent"
+    message_id: str | None = None
+    performative: str
+    sender: str
+    recipient: str
+    payload: dict[str, Any] | None = None
+    in_reply_to: str | None = None
+
+
+class MessageDelivered(Event):
+    """A message reached an inbox. `duplicate` marks a second delivery, which acts on nothing."""
+
+    kind: ClassVar[str] = "MessageDelivered"
+    message_id: str | None = None
+    recipient: str
+    duplicate: bool = False
+
+
+class AgentFinished(Event):
+    kind: ClassVar[str] = "AgentFinished"
+    result: dict[str, Any] | None = None
+
+
+class BudgetExhausted(Event):
+    kind: ClassVar[str] = "BudgetExhausted"
+    spent: int | None = None
+    allowance: int | None = None
+
+
+# --- the other ways an agent's run stops -----------------------------------------------------
+
+
+class AgentNudged(Event):
+    """The model answered in plain prose; the loop asked once for a tool call."""
+
+    kind: ClassVar[str] = "AgentNudged"
+    text: str
+
+
+class TurnCapReached(Event):
+    kind: ClassVar[str] = "TurnCapReached"
+    max_turns: int
+
+
+class RunInconclusive(Event):
+    kind: ClassVar[str] = "RunInconclusive"
+    reason: str
+
+
+class RunInterrupted(Event):
+    """An operator's stop, honoured at a turn boundary. Humans are journalled like agents."""
+
+    kind: ClassVar[str] = "RunInterrupted"
+    by: str
+    reason: str = ""
+
+
+class RunResumed(Event):
+    kind: ClassVar[str] = "RunResumed"
+    by: str
+    reason: str = ""

@@ -230,6 +230,10 @@ class DjangoJournal:
         """Every stream's events of one run, in position order."""
         return self.select("WHERE run_id = %s AND position > %s ORDER BY position", [run_id, after])
 
+    def read_prefix(self, prefix: str) -> list[Recorded]:
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return self.select("WHERE stream LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
+
     def version(self, stream: str) -> int:
         with self.connection.cursor() as cursor:
             cursor.execute("SELECT MAX(version) FROM journal_event WHERE stream = %s", [stream])

@@ -75,6 +75,26 @@ class Journal(Protocol):
         ...
 
 
+class ScanningJournal(Journal, Protocol):
+    def read_prefix(self, prefix: str) -> list[Recorded]:
+        """Every event of the streams whose names start with `prefix`, in position order."""
+        ...
+
+
+def append_next(
+    journal: Journal, stream: str, events: Sequence[Event], attempts: int = 20
+) -> list[Recorded]:
+    """Append at whatever version the stream is at: for logs whose order between writers does
+    not matter (an inbox, a list of claims). A lost race just means reading the version again.
+    """
+    for _ in range(attempts - 1):
+        try:
+            return journal.append(stream, events, journal.version(stream))
+        except WrongExpectedVersion:
+            continue
+    return journal.append(stream, events, journal.version(stream))
+
+
 def check_batch(stream: str, events: Sequence[Event], expected_version: int) -> None:
     if not stream:
         raise ValueError("stream name must not be empty")
@@ -147,3 +167,7 @@ class MemoryJournal:
     def version(self, stream: str) -> int:
         with self._lock:
             return len(self._streams.get(stream, []))
+
+    def read_prefix(self, prefix: str) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self._all if r.stream.startswith(prefix)]

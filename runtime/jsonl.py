@@ -159,6 +159,11 @@ class JsonlJournal:
             self._catch_up()
             return len(self._streams.get(stream, []))
 
+    def read_prefix(self, prefix: str) -> list[Recorded]:
+        with self._lock:
+            self._catch_up()
+            return [r for r in self._all if r.stream.startswith(prefix)]
+
     def streams(self) -> list[str]:
         with self._lock:
             self._catch_up()

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from runtime import flight
 from runtime.journal import Recorded
@@ -60,6 +61,26 @@ def fly_team(tmp_path_factory):
         return cache[key]
 
     return fly
+
+
+# --- every database backend: SQLite always, PostgreSQL when available -----------------------
+
+ALIASES = [alias for alias in ("default", "postgres") if alias in settings.DATABASES]
+BACKENDS = ["default", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS, ids=["sqlite", "postgres"])
+def alias(request):
+    if request.param not in settings.DATABASES:
+        pytest.skip(
+            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
+        )
+    return request.param
+
+
+def on_every_backend(transaction: bool = False):
+    """The django_db mark for tests that take the `alias` fixture."""
+    return pytest.mark.django_db(databases=ALIASES, transaction=transaction)
 
 
 pytest_plugins = ["tests.fakellm"]  # the `server` fixture: a fake OpenAI-compatible endpoint

@@ -1,0 +1,1 @@
+"""Coordination safety: effects once, facts by compare-and-swap, claims, intents and leases."""

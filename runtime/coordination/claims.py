@@ -1,0 +1,187 @@
+"""Claims and conflicts: disagreements become records, not silent overwrites.
+
+Agents assert claims (subject, predicate, value, who, based on which version, on what evidence,
+superseding which earlier claim) in the stream `claims-<subject>`. Two live claims on the same
+fact from the same version with different values are a conflict. The reconciler applies
+deterministic rules first:
+
+    source     authoritative state beats a verifier, which beats a model's judgement
+    authority  a configurable ranking of who may say what, per predicate
+
+and parks what the rules cannot decide — both sides with their evidence — for a person. Having
+no safe way to decide is an allowed outcome (HUMAN_REQUIRED), not an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from runtime.coordination.effects import canonical
+from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked
+from runtime.journal import Journal, append_next
+
+SOURCE_RANK = {"state": 3, "verifier": 2, "model": 1}
+ConflictType = Literal["state", "evidence", "authority", "ownership", "intent"]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Per predicate, who ranks above whom (a higher number decides). Unlisted: rank 0."""
+
+    authority: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    def rank(self, predicate: str, who: str) -> int:
+        ranks = self.authority.get(predicate, {})
+        return ranks.get(who, ranks.get(who.split("-")[0], 0))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What reconciling one fact came to."""
+
+    status: Literal["agreed", "decided", "parked", "nothing"]
+    value: Any = None
+    rule: str = ""
+    conflict_id: str | None = None
+
+
+def claim_id(subject: str, predicate: str, by: str, value: Any, based_on: int) -> str:
+    digest = hashlib.sha256(
+        canonical([subject, predicate, by, value, based_on]).encode()
+    ).hexdigest()
+    return "cl-" + digest[:16]
+
+
+class Claims:
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    @staticmethod
+    def stream(subject: str) -> str:
+        return f"claims-{subject}"
+
+    def all(self, subject: str) -> list[ClaimAsserted]:
+        return [
+            r.event
+            for r in self.journal.read(self.stream(subject))
+            if isinstance(r.event, ClaimAsserted)
+        ]
+
+    def claim(
+        self,
+        subject: str,
+        predicate: str,
+        value: Any,
+        based_on: int,
+        by: str,
+        source: Literal["state", "verifier", "model"],
+        evidence: dict[str, Any] | None = None,
+        supersedes: str | None = None,
+        run_id: str = "",
+    ) -> ClaimAsserted:
+        event = ClaimAsserted(
+            run_id=run_id,
+            claim_id=claim_id(subject, predicate, by, value, based_on),
+            subject=subject,
+            predicate=predicate,
+            value=value,
+            based_on=based_on,
+            source=source,
+            by=by,
+            evidence=evidence or {},
+            supersedes=supersedes,
+        )
+        append_next(self.journal, self.stream(subject), [event])
+        return event
+
+    def live(self, subject: str, predicate: str) -> list[ClaimAsserted]:
+        """Claims nobody superseded, newest last."""
+        claims = [c for c in self.all(subject) if c.predicate == predicate]
+        superseded = {c.supersedes for c in claims if c.supersedes}
+        return [c for c in claims if c.claim_id not in superseded]
+
+    def conflicts(self, subject: str, predicate: str) -> list[tuple[ClaimAsserted, ClaimAsserted]]:
+        """Pairs of live claims from the same version that disagree."""
+        live = self.live(subject, predicate)
+        return [
+            (a, b)
+            for i, a in enumerate(live)
+            for b in live[i + 1 :]
+            if a.based_on == b.based_on and canonical(a.value) != canonical(b.value)
+        ]
+
+    def reconcile(self, subject: str, predicate: str, rules: Rules, run_id: str = "") -> Outcome:
+        """Decide by rule when a rule decides; otherwise park the conflict for a person."""
+        live = self.live(subject, predicate)
+        if not live:
+            return Outcome("nothing")
+        pairs = self.conflicts(subject, predicate)
+        if not pairs:
+            return Outcome("agreed", live[-1].value)
+        contenders = {c.claim_id: c for pair in pairs for c in pair}
+        ranked = sorted(
+            contenders.values(),
+            key=lambda c: (SOURCE_RANK[c.source], rules.rank(predicate, c.by)),
+            reverse=True,
+        )
+        first, second = ranked[0], ranked[1]
+        if SOURCE_RANK[first.source] > SOURCE_RANK[second.source]:
+            rule = f"source: {first.source} over {second.source}"
+        elif rules.rank(predicate, first.by) > rules.rank(predicate, second.by):
+            rule = f"authority on {predicate}: {first.by} over {second.by}"
+        else:
+            return self.park(subject, predicate, list(contenders.values()), run_id)
+        losers = [c.claim_id for c in ranked[1:]]
+        decided = ClaimsReconciled(
+            run_id=run_id,
+            subject=subject,
+            predicate=predicate,
+            winner=first.claim_id,
+            losers=losers,
+            rule=rule,
+            value=first.value,
+        )
+        append_next(self.journal, self.stream(subject), [decided])
+        return Outcome("decided", first.value, rule)
+
+    def park(
+        self, subject: str, predicate: str, claims: list[ClaimAsserted], run_id: str
+    ) -> Outcome:
+        """Put the conflict in the review queue (stream `conflict-<id>`), once per set of claims."""
+        ids = sorted(c.claim_id for c in claims)
+        conflict_id = (
+            "cf-" + hashlib.sha256(canonical([subject, predicate, ids]).encode()).hexdigest()[:16]
+        )
+        parked = ConflictParked(
+            run_id=run_id,
+            conflict_id=conflict_id,
+            subject=subject,
+            predicate=predicate,
+            conflict_type=conflict_type(claims),
+            claims=[
+                {
+                    "claim_id": c.claim_id,
+                    "value": c.value,
+                    "agent": c.by,
+                    "run_id": c.run_id,
+                    "based_on": c.based_on,
+                    "source": c.source,
+                    "evidence": c.evidence,
+                }
+                for c in claims
+            ],
+        )
+        stream = f"conflict-{conflict_id}"
+        if self.journal.version(stream) == 0:
+            self.journal.append(stream, [parked], 0)
+        return Outcome("parked", None, "HUMAN_REQUIRED: no rule decides", conflict_id)
+
+
+def conflict_type(claims: list[ClaimAsserted]) -> ConflictType:
+    """What kind of disagreement this is, for the reviewer: different kinds of evidence, or
+    equals disagreeing about the state. (Stale intents and moved leases are refused at the gate
+    before they can become claims.)"""
+    return "evidence" if len({c.source for c in claims}) > 1 else "state"

@@ -1,0 +1,190 @@
+"""Side effects exactly once: an effect ledger on the journal.
+
+Every side-effecting tool goes through `Ledger.perform`. Its key is derived from the intent —
+run, step, target and payload — never made up by a model, so a retry of the same decision has
+the same key. The stream `effect-<key>` decides who performs it: the first EffectStarted at
+version 0 wins; everybody else reads what happened instead of doing it again:
+
+    finished       the recorded result (or the recorded failure, which is not retried under the
+                   same key: deciding to try again is the agent's call, and a new decision is a
+                   new key)
+    in flight      EffectInProgress
+    other payload  EffectKeyReused: one key, one request
+
+The key also goes downstream, so a provider that deduplicates on it (as payment APIs do)
+covers the window where we crash after it accepted the request and before we wrote that down.
+`reconcile` settles such effects later by asking the provider what became of the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from runtime.events import EffectFailed, EffectStarted, EffectSucceeded, ErrorInfo, Event
+from runtime.journal import ScanningJournal, WrongExpectedVersion
+
+
+class EffectError(Exception):
+    """Base of the ledger's typed refusals."""
+
+
+class EffectInProgress(EffectError):
+    def __init__(self, key: str, started: float) -> None:
+        super().__init__(
+            f"effect {key} is already in progress (started {time.time() - started:.1f} s ago)"
+        )
+        self.key = key
+
+
+class EffectKeyReused(EffectError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"effect key {key} was used for a different request: one key, one request")
+        self.key = key
+
+
+class EffectPreviouslyFailed(EffectError):
+    """The effect was tried under this key and failed; it is not retried automatically."""
+
+    def __init__(self, key: str, error: ErrorInfo) -> None:
+        super().__init__(
+            f"effect {key} already failed ({error.type}: {error.message}); "
+            "deciding to try again is a new decision, with a new key"
+        )
+        self.key = key
+        self.error = error
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def effect_key(run_id: str, step: str, target: str, payload: Any) -> str:
+    """The idempotency key of an intent: the same run, step, target and payload, the same key."""
+    digest = hashlib.sha256(canonical([run_id, step, target, payload]).encode()).hexdigest()
+    return "fx-" + digest[:40]
+
+
+def request_hash(effect_type: str, target: str, payload: Any) -> str:
+    return hashlib.sha256(canonical([effect_type, target, payload]).encode()).hexdigest()[:32]
+
+
+Status = Literal["succeeded", "failed", "unknown"]
+
+
+@dataclass(frozen=True)
+class ProviderStatus:
+    """What a provider says became of a key: its result, its error, or that it never saw it."""
+
+    status: Status
+    result: Any = None
+    error: ErrorInfo | None = None
+
+
+class Ledger:
+    def __init__(self, journal: ScanningJournal) -> None:
+        self.journal = journal
+
+    @staticmethod
+    def stream(key: str) -> str:
+        return f"effect-{key}"
+
+    def perform(
+        self,
+        key: str,
+        effect_type: str,
+        target: str,
+        payload: Any,
+        call: Callable[[str], Any],
+        *,
+        run_id: str = "",
+        intent: tuple[str, int] | None = None,
+    ) -> Any:
+        """Do the effect once for this key: `call(key)` runs only for the first caller."""
+        digest = request_hash(effect_type, target, payload)
+        stream = self.stream(key)
+        recorded = [r.event for r in self.journal.read(stream)]
+        if recorded:
+            return self.answer(key, digest, recorded)
+        started = EffectStarted(
+            run_id=run_id,
+            key=key,
+            effect_type=effect_type,
+            target=target,
+            request_hash=digest,
+            intent_id=intent[0] if intent else None,
+            intent_version=intent[1] if intent else None,
+        )
+        try:
+            self.journal.append(stream, [started], 0)
+        except WrongExpectedVersion:
+            # Somebody started it a moment before us: theirs is the effect.
+            return self.answer(key, digest, [r.event for r in self.journal.read(stream)])
+        try:
+            result = call(key)
+        except Exception as exc:  # the provider's failure is recorded, then reported
+            error = ErrorInfo(type=type(exc).__name__, message=str(exc))
+            self.settle(key, EffectFailed(run_id=run_id, key=key, error=error))
+            raise
+        self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result))
+        return result
+
+    def settle(self, key: str, outcome: Event) -> bool:
+        """Record an effect's outcome; False when somebody (the reconciler) already did."""
+        try:
+            self.journal.append(self.stream(key), [outcome], 1)
+        except WrongExpectedVersion:
+            return False
+        return True
+
+    def answer(self, key: str, digest: str, recorded: list[Event]) -> Any:
+        started = recorded[0]
+        assert isinstance(started, EffectStarted)
+        if started.request_hash != digest:
+            raise EffectKeyReused(key)
+        if len(recorded) == 1:
+            raise EffectInProgress(key, started.t)
+        outcome = recorded[1]
+        if isinstance(outcome, EffectFailed):
+            raise EffectPreviouslyFailed(key, outcome.error)
+        assert isinstance(outcome, EffectSucceeded)
+        return outcome.result
+
+    def pending(self, older_than: float) -> list[EffectStarted]:
+        """Effects started more than `older_than` seconds ago with no outcome recorded."""
+        started: dict[str, EffectStarted] = {}
+        for rec in self.journal.read_prefix("effect-"):
+            e = rec.event
+            if isinstance(e, EffectStarted):
+                started[e.key] = e
+            elif isinstance(e, EffectSucceeded | EffectFailed):
+                started.pop(e.key, None)
+        cutoff = time.time() - older_than
+        return [e for e in started.values() if e.t < cutoff]
+
+    def reconcile(
+        self, status_of: Callable[[EffectStarted], ProviderStatus], older_than: float = 60.0
+    ) -> list[tuple[str, Status]]:
+        """Settle effects stuck in flight by asking the provider what became of each key."""
+        settled: list[tuple[str, Status]] = []
+        for started in self.pending(older_than):
+            answer = status_of(started)
+            if answer.status == "succeeded":
+                outcome: Event = EffectSucceeded(
+                    run_id=started.run_id, key=started.key, result=answer.result, reconciled=True
+                )
+            elif answer.status == "failed" or answer.status == "unknown":
+                # The provider never saw it (or refused it): the effect did not happen.
+                error = answer.error or ErrorInfo(
+                    type="NeverReached", message="the provider has no record of this key"
+                )
+                outcome = EffectFailed(
+                    run_id=started.run_id, key=started.key, error=error, reconciled=True
+                )
+            if self.settle(started.key, outcome):
+                settled.append((started.key, answer.status))
+        return settled

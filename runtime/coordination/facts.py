@@ -1,0 +1,100 @@
+"""Shared facts without lost updates: a fact is the stream `subject-<name>`.
+
+Nobody writes a fact blindly. A write is a compare-and-swap on the version the writer read:
+the append carries that version as its expectation, and the store lets exactly one writer
+through. The loser learns it lost (WrongExpectedVersion), re-reads, and decides again — at most
+`attempts` times; after that the disagreement is no longer the writer's to settle alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.events import FactChanged
+from runtime.journal import Journal, WrongExpectedVersion
+
+
+@dataclass(frozen=True)
+class Fact:
+    subject: str
+    values: dict[str, Any]  # predicate -> value
+    version: int
+
+
+class StillContended(Exception):
+    """The writer lost every attempt: somebody else kept changing the fact."""
+
+    def __init__(self, subject: str, attempts: int, last: Fact) -> None:
+        super().__init__(f"{subject} changed under every one of {attempts} attempts")
+        self.subject = subject
+        self.last = last
+
+
+class Facts:
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    @staticmethod
+    def stream(subject: str) -> str:
+        return f"subject-{subject}"
+
+    def read(self, subject: str) -> Fact:
+        values: dict[str, Any] = {}
+        version = 0
+        for rec in self.journal.read(self.stream(subject)):
+            version = rec.version
+            if isinstance(rec.event, FactChanged):
+                values[rec.event.predicate] = rec.event.value
+        return Fact(subject, values, version)
+
+    def write(
+        self,
+        subject: str,
+        predicate: str,
+        value: Any,
+        based_on: int,
+        by: str,
+        *,
+        run_id: str = "",
+        intent_version: int | None = None,
+    ) -> int:
+        """Compare-and-swap: the new version, or WrongExpectedVersion when the fact moved."""
+        event = FactChanged(
+            run_id=run_id,
+            subject=subject,
+            predicate=predicate,
+            value=value,
+            based_on=based_on,
+            by=by,
+            intent_version=intent_version,
+        )
+        self.journal.append(self.stream(subject), [event], based_on)
+        return based_on + 1
+
+    def decide_and_write(
+        self,
+        subject: str,
+        predicate: str,
+        decide: Callable[[Fact], Any],
+        by: str,
+        attempts: int = 3,
+        *,
+        run_id: str = "",
+    ) -> tuple[Any, int]:
+        """Read, decide, write; on a lost race read again and decide again.
+
+        Returns the value written and the version it made. `decide` may return the value the
+        fact already has, which writes nothing. Raises StillContended after `attempts` losses.
+        """
+        fact = self.read(subject)
+        for _ in range(attempts):
+            value = decide(fact)
+            if fact.values.get(predicate) == value and predicate in fact.values:
+                return value, fact.version
+            try:
+                return value, self.write(subject, predicate, value, fact.version, by, run_id=run_id)
+            except WrongExpectedVersion:
+                fact = self.read(subject)
+        raise StillContended(subject, attempts, fact)

@@ -1,0 +1,145 @@
+"""The mutation boundary: intents with versions, and leases with epochs.
+
+An intent is what a person wants done (stream `intent-<id>`); when they change their mind, its
+version goes up, and work or messages decided under the old version are refused where they
+would change something — not applied and corrected later. A lease is ownership of a resource
+for a while (stream `lease-<resource>`); its epoch is the stream version of its grant, every
+mutation carries the epoch it holds, and a stale epoch is refused even when its owner is alive
+and sure of itself. Each refusal is journalled (StaleWorkRejected).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+
+from runtime.events import IntentDeclared, LeaseGranted, LeaseReleased, StaleWorkRejected
+from runtime.journal import Journal, WrongExpectedVersion, append_next
+
+
+class Stale(Exception):
+    """A mutation decided under a superseded intent, or under a lease that moved on."""
+
+    def __init__(self, rejected: StaleWorkRejected) -> None:
+        super().__init__(rejected.reason)
+        self.rejected = rejected
+
+
+@dataclass(frozen=True)
+class Intent:
+    intent_id: str
+    version: int
+    statement: str
+
+
+class Intents:
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    @staticmethod
+    def stream(intent_id: str) -> str:
+        return f"intent-{intent_id}"
+
+    def current(self, intent_id: str) -> Intent:
+        declared = [r.event for r in self.journal.read(self.stream(intent_id))]
+        if not declared:
+            raise KeyError(f"no intent {intent_id}")
+        last = declared[-1]
+        assert isinstance(last, IntentDeclared)
+        return Intent(intent_id, last.version, last.statement)
+
+    def declare(self, intent_id: str, statement: str, by: str, reason: str = "") -> Intent:
+        """Declare an intent, or supersede the current one with a new version."""
+        stream = self.stream(intent_id)
+        version = self.journal.version(stream)
+        event = IntentDeclared(
+            intent_id=intent_id, version=version + 1, statement=statement, by=by, reason=reason
+        )
+        self.journal.append(stream, [event], version)
+        return Intent(intent_id, version + 1, statement)
+
+    def check(self, intent_id: str, held: int, what: str, log: str, run_id: str = "") -> None:
+        """Refuse (and record) a mutation decided under an older version of the intent."""
+        current = self.current(intent_id).version
+        if held != current:
+            refuse(
+                self.journal,
+                log,
+                StaleWorkRejected(
+                    run_id=run_id,
+                    what=what,
+                    gate="intent",
+                    held=held,
+                    current=current,
+                    reason=f"{what} was decided under version {held} of intent {intent_id}, "
+                    f"which a person has since superseded with version {current}",
+                ),
+            )
+
+
+@dataclass(frozen=True)
+class Lease:
+    resource: str
+    holder: str
+    epoch: int
+    expires: float
+
+
+class Leases:
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    @staticmethod
+    def stream(resource: str) -> str:
+        return f"lease-{resource}"
+
+    def current(self, resource: str) -> Lease | None:
+        records = self.journal.read(self.stream(resource))
+        if not records or not isinstance(records[-1].event, LeaseGranted):
+            return None
+        grant = records[-1].event
+        return Lease(resource, grant.holder, records[-1].version, grant.expires)
+
+    def acquire(self, resource: str, holder: str, ttl: float) -> Lease | None:
+        """The lease, or None while somebody else's is live. Taking it moves the epoch."""
+        stream = self.stream(resource)
+        version = self.journal.version(stream)
+        held = self.current(resource)
+        if held is not None and held.expires > time.time() and held.holder != holder:
+            return None
+        grant = LeaseGranted(resource=resource, holder=holder, expires=time.time() + ttl)
+        try:
+            self.journal.append(stream, [grant], version)
+        except WrongExpectedVersion:
+            return None
+        return Lease(resource, holder, version + 1, grant.expires)
+
+    def release(self, lease: Lease) -> None:
+        released = LeaseReleased(resource=lease.resource, holder=lease.holder)
+        with contextlib.suppress(WrongExpectedVersion):  # taken over since: not ours to release
+            self.journal.append(self.stream(lease.resource), [released], lease.epoch)
+
+    def check(self, resource: str, epoch: int, what: str, log: str, run_id: str = "") -> None:
+        """Refuse (and record) a mutation carrying an epoch that is no longer the lease's."""
+        current = self.journal.version(self.stream(resource))
+        if epoch != current:
+            refuse(
+                self.journal,
+                log,
+                StaleWorkRejected(
+                    run_id=run_id,
+                    what=what,
+                    gate="lease",
+                    held=epoch,
+                    current=current,
+                    reason=f"{what} carries epoch {epoch} of the lease on {resource}, "
+                    f"which is at epoch {current} now",
+                ),
+            )
+
+
+def refuse(journal: Journal, log: str, rejected: StaleWorkRejected) -> None:
+    """Journal the refusal in `log` (a stream) and raise it."""
+    append_next(journal, log, [rejected])
+    raise Stale(rejected)

@@ -1,0 +1,124 @@
+"""Coordination between agents and the outside world: effects done once, facts changed by
+compare-and-swap, claims and their reconciliation, intents and leases."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from runtime.events.base import ErrorInfo, Event
+
+# --- side effects, once (stream `effect-<key>`) ------------------------------------------------
+
+
+class EffectStarted(Event):
+    """The first caller of an effect key won the right to perform it (version 1 of its stream).
+
+    `request_hash` is the payload's fingerprint: the same key with another payload is refused.
+    """
+
+    kind: ClassVar[str] = "EffectStarted"
+    key: str
+    effect_type: str
+    target: str
+    request_hash: str
+    intent_id: str | None = None
+    intent_version: int | None = None
+
+
+class EffectSucceeded(Event):
+    kind: ClassVar[str] = "EffectSucceeded"
+    key: str
+    result: Any = None
+    reconciled: bool = False  # settled by asking the provider, not by the caller
+
+
+class EffectFailed(Event):
+    kind: ClassVar[str] = "EffectFailed"
+    key: str
+    error: ErrorInfo
+    reconciled: bool = False
+
+
+# --- shared facts (stream `subject-<name>`) ----------------------------------------------------
+
+
+class FactChanged(Event):
+    """A fact's new value, written by compare-and-swap on the version it was decided from."""
+
+    kind: ClassVar[str] = "FactChanged"
+    subject: str
+    predicate: str
+    value: Any
+    based_on: int
+    by: str
+    intent_version: int | None = None
+
+
+class ClaimAsserted(Event):
+    """Somebody's statement about a fact, with what it rests on. Claims are never overwritten:
+    a later claim may supersede an earlier one, and both stay in the record."""
+
+    kind: ClassVar[str] = "ClaimAsserted"
+    claim_id: str
+    subject: str
+    predicate: str
+    value: Any
+    based_on: int
+    source: Literal["state", "verifier", "model"]
+    by: str
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    supersedes: str | None = None
+
+
+class ClaimsReconciled(Event):
+    """A rule decided between live claims; the losing claims stay visible."""
+
+    kind: ClassVar[str] = "ClaimsReconciled"
+    subject: str
+    predicate: str
+    winner: str
+    losers: list[str]
+    rule: str
+    value: Any = None
+
+
+# --- intents and leases ------------------------------------------------------------------------
+
+
+class IntentDeclared(Event):
+    """What a person wants done, with a version: work decided under an older version is stale."""
+
+    kind: ClassVar[str] = "IntentDeclared"
+    intent_id: str
+    version: int
+    statement: str
+    by: str
+    reason: str = ""
+
+
+class StaleWorkRejected(Event):
+    """A mutation refused at the boundary: its intent was superseded, or its lease moved on."""
+
+    kind: ClassVar[str] = "StaleWorkRejected"
+    what: str
+    gate: Literal["intent", "lease"]
+    held: int
+    current: int
+    reason: str
+
+
+class LeaseGranted(Event):
+    """Ownership of a resource for a while. The version of this event is the lease's epoch."""
+
+    kind: ClassVar[str] = "LeaseGranted"
+    resource: str
+    holder: str
+    expires: float
+
+
+class LeaseReleased(Event):
+    kind: ClassVar[str] = "LeaseReleased"
+    resource: str
+    holder: str

@@ -1,0 +1,176 @@
+"""Shared facts by compare-and-swap, claims, conflicts and their reconciliation, on SQLite and
+PostgreSQL, with real concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connections
+
+from journal_store.journal import DjangoJournal
+from runtime.coordination.claims import Claims, Rules
+from runtime.coordination.facts import Facts, StillContended
+from runtime.journal import WrongExpectedVersion
+from tests.coordination import child
+from tests.journal_store import child as journal_child
+from tests.journal_store.conftest import on_every_backend
+
+REPS = 50
+
+
+@on_every_backend(transaction=True)
+def test_two_threads_writing_from_the_same_version_50_times_exactly_one_wins(alias):
+    barrier, outcomes = threading.Barrier(2), []
+
+    def writer(who: str) -> None:
+        facts = Facts(DjangoJournal(alias))
+        try:
+            for rep in range(REPS):
+                barrier.wait()
+                try:
+                    facts.write(f"order:{rep}", "status", who, 0, who)
+                    outcomes.append((rep, who, "won"))
+                except WrongExpectedVersion:
+                    outcomes.append((rep, who, "lost"))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in ("orders", "support")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    facts = Facts(DjangoJournal(alias))
+    for rep in range(REPS):
+        mine = {who: result for r, who, result in outcomes if r == rep}
+        assert sorted(mine.values()) == ["lost", "won"]
+        fact = facts.read(f"order:{rep}")
+        winner = next(who for who, result in mine.items() if result == "won")
+        assert fact.version == 1 and fact.values == {"status": winner}
+
+
+@pytest.mark.slow
+@on_every_backend(transaction=True)
+def test_two_processes_writing_from_the_same_version_50_times_exactly_one_wins(alias):
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    env = journal_child.env_for(alias)
+    procs = [
+        ctx.Process(target=child.cas_racer, args=(env, alias, barrier, results, REPS, w))
+        for w in ("a", "b")
+    ]
+    for p in procs:
+        p.start()
+    outcomes = [results.get(timeout=120) for _ in range(2 * REPS)]
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    wins = Counter(rep for rep, result in outcomes if result == "won")
+    assert all(wins[rep] == 1 for rep in range(REPS)) and len(outcomes) == 2 * REPS
+    facts = Facts(DjangoJournal(alias))
+    assert all(facts.read(f"order:{rep}").version == 1 for rep in range(REPS))
+
+
+@on_every_backend()
+def test_the_loser_rereads_and_decides_again(alias):
+    facts = Facts(DjangoJournal(alias))
+    facts.write("order:4471", "status", "awaiting_stock", 0, "orders")
+    seen = []
+
+    def decide(fact):
+        seen.append(dict(fact.values))
+        if len(seen) == 1:  # meanwhile somebody else writes
+            facts.write("order:4471", "status", "partially_cancelled", fact.version, "orders")
+        return (
+            "refund_pending" if fact.values["status"] == "awaiting_stock" else fact.values["status"]
+        )
+
+    value, version = facts.decide_and_write("order:4471", "status", decide, "support")
+    assert seen == [{"status": "awaiting_stock"}, {"status": "partially_cancelled"}]
+    assert (value, version) == ("partially_cancelled", 2)  # re-decided on the new state
+
+
+@on_every_backend()
+def test_after_n_lost_races_the_writer_gives_up(alias):
+    facts = Facts(DjangoJournal(alias))
+
+    def decide(fact):
+        facts.write(
+            "hot", "n", fact.version + 100, fact.version, "other"
+        )  # always gets there first
+        return "mine"
+
+    with pytest.raises(StillContended):
+        facts.decide_and_write("hot", "n", decide, "me", attempts=3)
+
+
+@on_every_backend()
+def test_two_claims_from_the_same_version_that_disagree_are_a_conflict(alias):
+    claims = Claims(DjangoJournal(alias))
+    a = claims.claim(
+        "order:4471",
+        "status",
+        "partially_cancelled",
+        1,
+        "orders",
+        "model",
+        {"why": "item out of stock"},
+    )
+    b = claims.claim(
+        "order:4471", "status", "refund_pending", 1, "support", "model", {"why": "customer asked"}
+    )
+    assert claims.conflicts("order:4471", "status") == [(a, b)]
+    claims.claim(
+        "order:4471", "status", "refund_pending", 2, "support", "model", supersedes=b.claim_id
+    )
+    assert claims.conflicts("order:4471", "status") == []  # superseded: no longer live
+
+
+@pytest.mark.parametrize(
+    "a_source, b_source, ranks, expected",
+    [
+        ("state", "model", {}, ("decided", "shipped", "source: state over model")),
+        ("verifier", "model", {}, ("decided", "shipped", "source: verifier over model")),
+        (
+            "model",
+            "model",
+            {"orders": 2, "support": 1},
+            ("decided", "shipped", "authority on status: orders over support"),
+        ),
+        (
+            "model",
+            "model",
+            {"orders": 1, "support": 1},
+            ("parked", None, "HUMAN_REQUIRED: no rule decides"),
+        ),
+    ],
+)
+@on_every_backend()
+def test_rules_decide_first_and_what_they_cannot_is_parked(
+    alias, a_source, b_source, ranks, expected
+):
+    journal = DjangoJournal(alias)
+    claims = Claims(journal)
+    claims.claim("order:9", "status", "shipped", 3, "orders", a_source, {"scan": "DHL"})
+    claims.claim(
+        "order:9", "status", "cancelled", 3, "support", b_source, {"chat": "cancel please"}
+    )
+    outcome = claims.reconcile("order:9", "status", Rules({"status": ranks}))
+    assert (outcome.status, outcome.value, outcome.rule) == expected
+    if outcome.status == "parked":
+        [parked] = [r.event for r in journal.read(f"conflict-{outcome.conflict_id}")]
+        assert {c["value"] for c in parked.claims} == {"shipped", "cancelled"}
+        assert {c["agent"] for c in parked.claims} == {"orders", "support"}
+        assert (
+            claims.reconcile("order:9", "status", Rules({"status": ranks})).conflict_id
+            == outcome.conflict_id
+        )
+        assert journal.version(f"conflict-{outcome.conflict_id}") == 1  # parked once
+    else:
+        assert [c.value for c in claims.live("order:9", "status")] == [
+            "shipped",
+            "cancelled",
+        ]  # losers stay

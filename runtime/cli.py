@@ -158,6 +158,7 @@ def cmd_fly(args: argparse.Namespace) -> int:
         docs=args.docs or None,
         max_rounds=args.max_rounds,
         models=per_agent(args.model_for) or None,
+        desk={"order_id": args.order} if args.order else None,
     )
     stop = StopSignal(path)
     previous = stop.install()
@@ -253,6 +254,9 @@ def parser() -> argparse.ArgumentParser:
     fly.add_argument("--bidding", action="store_true", help="contract-net bidding between coders")
     fly.add_argument("--docs", action="store_true", help="add the docs agent (writes docs/ only)")
     fly.add_argument("--max-rounds", type=int, help="REJECT/redo rounds before escalating")
+    fly.add_argument(
+        "--order", help="support-desk: the order the ticket is about (default: a fresh one)"
+    )
     fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
     fly.add_argument("--json", action="store_true", help="print the outcome as JSON")
     fly.set_defaults(func=cmd_fly)
@@ -288,3 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (flight.FlightError, JournalCorrupt, JournalError, ReplayDivergence, ModelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error of ours. Point stdout at nothing so
+        # the interpreter's final flush does not complain a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -60,11 +60,15 @@ class Faults:
         if self.after.get(kind) == ordinal or self.after.get(f"{kind}@{agent}") == agent_ordinal:
             die()
 
-    def executed(self, run_id: str, tool: str, ordinal: int, dispatch: int) -> None:
-        """`ordinal`: this tool's executions in this process; `dispatch`: which dispatch."""
+    def starting(self, run_id: str, tool: str, dispatch: int) -> None:
+        """Log an execution as it starts: a call killed half-way may have changed the world, so
+        it counts as run (`dispatch`: which dispatch of the run it is)."""
         if self.log:
             with open(self.log, "a") as f:
                 f.write(f"{run_id} {tool} {dispatch}\n")
+
+    def executed(self, run_id: str, tool: str, ordinal: int, dispatch: int) -> None:
+        """`ordinal`: this tool's executions in this process; `dispatch`: which dispatch."""
         if self.exec.get(tool) == ordinal:
             die()
 

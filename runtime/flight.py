@@ -24,7 +24,7 @@ from runtime.session import (
     StepComplete,
     StopRequest,
 )
-from runtime.teams import TEAMS, FlightConfig, Team
+from runtime.teams import TEAMS, FlightConfig, Services, Team
 
 Stop = Callable[[], StopRequest | None]
 
@@ -66,6 +66,8 @@ def plan(team_name: str, scenario_name: str, run_id: str, **settings: Any) -> Fl
             f"team {team_name!r} has no agent {', '.join(sorted(unknown))}; "
             f"its agents: {', '.join(team.agents)}"
         )
+    if given.get("desk") and not team.desk:
+        raise FlightError(f"team {team_name!r} works on no orders: --order is for support-desk")
     if given.get("bidding"):
         if not team.bidding:
             raise FlightError(f"team {team_name!r} has no contract-net option (--bidding)")
@@ -74,14 +76,17 @@ def plan(team_name: str, scenario_name: str, run_id: str, **settings: Any) -> Fl
             raise FlightError(
                 f"scenario {scenario_name!r} has no bidding script for {', '.join(missing)}"
             )
+    merged = {**scenario.settings, **given}
+    if isinstance(scenario.settings.get("desk"), dict) and isinstance(given.get("desk"), dict):
+        merged["desk"] = {**scenario.settings["desk"], **given["desk"]}  # override field by field
     try:
         return FlightConfig(
             team=team_name,
             scenario=scenario_name,
-            task=given.pop("task", scenario.task),
+            task=merged.pop("task", scenario.task),
             template=scenario.template,
             workspace=f"{run_id}.workspace",
-            **{**scenario.settings, **given},
+            **merged,
         )
     except ValidationError as exc:
         raise FlightError(f"bad settings: {describe_validation(exc)}") from None
@@ -106,7 +111,13 @@ def clients_for(config: FlightConfig, team: Team, live: bool = True) -> dict[str
     return clients
 
 
-def drive(session: Session, config: FlightConfig, root: Path, live: bool = True) -> FlightOutcome:
+def drive(
+    session: Session,
+    config: FlightConfig,
+    root: Path,
+    live: bool = True,
+    services: Services | None = None,
+) -> FlightOutcome:
     """Fly (or go on flying) the run as far as the session lets it.
 
     Besides a verdict, a flight can end "interrupted" (an operator's stop), "dead-lettered"
@@ -116,7 +127,9 @@ def drive(session: Session, config: FlightConfig, root: Path, live: bool = True)
     team = team_named(config.team)
     session.ceilings = Ceilings(seconds=config.max_seconds, turns=config.max_run_turns)
     try:
-        finished = team.fly(session, config, clients_for(config, team, live), root)
+        finished = team.fly(
+            session, config, clients_for(config, team, live), root, services or Services()
+        )
     except Interrupted as exc:
         return FlightOutcome(session.run_id, "interrupted", str(exc))
     except Parked as exc:
@@ -130,7 +143,12 @@ def drive(session: Session, config: FlightConfig, root: Path, live: bool = True)
 
 
 def fly(
-    journal: Journal, config: FlightConfig, run_id: str, root: Path, stop: Stop | None = None
+    journal: Journal,
+    config: FlightConfig,
+    run_id: str,
+    root: Path,
+    stop: Stop | None = None,
+    services: Services | None = None,
 ) -> FlightOutcome:
     session = Session(journal, run_id, stop=stop)
     if session.recorded:
@@ -138,7 +156,7 @@ def fly(
             f"run {run_id} already has {len(session.recorded)} events; resume it instead"
         )
     root.mkdir(parents=True, exist_ok=True)
-    return drive(session, config, root)
+    return drive(session, config, root, services=services)
 
 
 def recorded_config(events: list[Any], run_id: str) -> FlightConfig:

@@ -253,6 +253,8 @@ class Session:
                 raise ReplayDivergence(self.cursor + 1, recorded, f"a call of {tool.name}")
             return execute(replayed_tool(tool, recorded), args)
         self._require_live()
+        if self.faults.armed:
+            self.faults.starting(self.run_id, tool.name, self.counts["ToolDispatched"])
         outcome = execute(tool, args)
         if self.faults.armed:
             self.executions[tool.name] += 1

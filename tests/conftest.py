@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +52,7 @@ def fly_team(tmp_path_factory):
     root = tmp_path_factory.mktemp("flights")
 
     def fly(scenario: str, team: str = "repo-fix", **settings) -> Flown:
-        key = (team, scenario, tuple(sorted(settings.items())))
+        key = (team, scenario, json.dumps(settings, sort_keys=True))
         if key not in cache:
             run_id = f"r-{scenario}-{len(cache)}"
             path = root / f"{run_id}.jsonl"

@@ -98,10 +98,40 @@ class Claims:
         return event
 
     def live(self, subject: str, predicate: str) -> list[ClaimAsserted]:
-        """Claims nobody superseded, newest last."""
-        claims = [c for c in self.all(subject) if c.predicate == predicate]
-        superseded = {c.supersedes for c in claims if c.supersedes}
-        return [c for c in claims if c.claim_id not in superseded]
+        """Claims nobody superseded and no decision settled, newest last."""
+        claims: list[ClaimAsserted] = []
+        settled: set[str] = set()
+        for rec in self.journal.read(self.stream(subject)):
+            e = rec.event
+            if isinstance(e, ClaimAsserted) and e.predicate == predicate:
+                claims.append(e)
+            elif isinstance(e, ClaimsReconciled) and e.predicate == predicate:
+                settled.update([e.winner, *e.losers])
+        settled.update(c.supersedes for c in claims if c.supersedes)
+        return [c for c in claims if c.claim_id not in settled]
+
+    def settle(
+        self,
+        subject: str,
+        predicate: str,
+        winner: str,
+        losers: list[str],
+        rule: str,
+        value: Any,
+        run_id: str = "",
+    ) -> None:
+        """Record a decision between claims: the winner and the losers stop being live (and
+        stay in the record)."""
+        decided = ClaimsReconciled(
+            run_id=run_id,
+            subject=subject,
+            predicate=predicate,
+            winner=winner,
+            losers=losers,
+            rule=rule,
+            value=value,
+        )
+        append_next(self.journal, self.stream(subject), [decided])
 
     def conflicts(self, subject: str, predicate: str) -> list[tuple[ClaimAsserted, ClaimAsserted]]:
         """Pairs of live claims from the same version that disagree."""
@@ -113,8 +143,16 @@ class Claims:
             if a.based_on == b.based_on and canonical(a.value) != canonical(b.value)
         ]
 
-    def reconcile(self, subject: str, predicate: str, rules: Rules, run_id: str = "") -> Outcome:
-        """Decide by rule when a rule decides; otherwise park the conflict for a person."""
+    def reconcile(
+        self,
+        subject: str,
+        predicate: str,
+        rules: Rules,
+        run_id: str = "",
+        commit: dict[str, Any] | None = None,
+    ) -> Outcome:
+        """Decide by rule when a rule decides; otherwise park the conflict for a person
+        (`commit` tells the review queue where a chosen value goes)."""
         live = self.live(subject, predicate)
         if not live:
             return Outcome("nothing")
@@ -133,22 +171,18 @@ class Claims:
         elif rules.rank(predicate, first.by) > rules.rank(predicate, second.by):
             rule = f"authority on {predicate}: {first.by} over {second.by}"
         else:
-            return self.park(subject, predicate, list(contenders.values()), run_id)
+            return self.park(subject, predicate, list(contenders.values()), run_id, commit)
         losers = [c.claim_id for c in ranked[1:]]
-        decided = ClaimsReconciled(
-            run_id=run_id,
-            subject=subject,
-            predicate=predicate,
-            winner=first.claim_id,
-            losers=losers,
-            rule=rule,
-            value=first.value,
-        )
-        append_next(self.journal, self.stream(subject), [decided])
+        self.settle(subject, predicate, first.claim_id, losers, rule, first.value, run_id)
         return Outcome("decided", first.value, rule)
 
     def park(
-        self, subject: str, predicate: str, claims: list[ClaimAsserted], run_id: str
+        self,
+        subject: str,
+        predicate: str,
+        claims: list[ClaimAsserted],
+        run_id: str,
+        commit: dict[str, Any] | None = None,
     ) -> Outcome:
         """Put the conflict in the review queue (stream `conflict-<id>`), once per set of claims."""
         ids = sorted(c.claim_id for c in claims)
@@ -173,6 +207,7 @@ class Claims:
                 }
                 for c in claims
             ],
+            commit=commit,
         )
         stream = f"conflict-{conflict_id}"
         if self.journal.version(stream) == 0:

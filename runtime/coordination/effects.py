@@ -23,10 +23,10 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from runtime.events import EffectFailed, EffectStarted, EffectSucceeded, ErrorInfo, Event
-from runtime.journal import ScanningJournal, WrongExpectedVersion
+from runtime.journal import Journal, ScanningJournal, WrongExpectedVersion
 
 
 class EffectError(Exception):
@@ -86,8 +86,13 @@ class ProviderStatus:
 
 
 class Ledger:
-    def __init__(self, journal: ScanningJournal) -> None:
+    """`journal` decides who performs an effect (on the workers it is fenced by the driver's
+    lease: a driver that lost its run cannot start effects). `outcomes` records what became of
+    one, and is not fenced: what the provider did is a fact whoever drives the run now."""
+
+    def __init__(self, journal: Journal, outcomes: Journal | None = None) -> None:
         self.journal = journal
+        self.outcomes = outcomes or journal
 
     @staticmethod
     def stream(key: str) -> str:
@@ -133,10 +138,22 @@ class Ledger:
         self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result))
         return result
 
+    def recorded(self, key: str) -> list[Event]:
+        return [r.event for r in self.outcomes.read(self.stream(key))]
+
+    def wait(self, key: str, timeout: float, poll: float = 0.05) -> list[Event]:
+        """The key's record once it has an outcome, or as it stands after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            recorded = self.recorded(key)
+            if len(recorded) != 1 or time.monotonic() >= deadline:
+                return recorded
+            time.sleep(poll)
+
     def settle(self, key: str, outcome: Event) -> bool:
         """Record an effect's outcome; False when somebody (the reconciler) already did."""
         try:
-            self.journal.append(self.stream(key), [outcome], 1)
+            self.outcomes.append(self.stream(key), [outcome], 1)
         except WrongExpectedVersion:
             return False
         return True
@@ -157,7 +174,8 @@ class Ledger:
     def pending(self, older_than: float) -> list[EffectStarted]:
         """Effects started more than `older_than` seconds ago with no outcome recorded."""
         started: dict[str, EffectStarted] = {}
-        for rec in self.journal.read_prefix("effect-"):
+        scan = cast(ScanningJournal, self.outcomes)
+        for rec in scan.read_prefix("effect-"):
             e = rec.event
             if isinstance(e, EffectStarted):
                 started[e.key] = e

@@ -47,14 +47,37 @@ class Intents:
             raise KeyError(f"no intent {intent_id}")
         last = declared[-1]
         assert isinstance(last, IntentDeclared)
-        return Intent(intent_id, last.version, last.statement)
+        return Intent(intent_id, last.intent_version, last.statement)
 
-    def declare(self, intent_id: str, statement: str, by: str, reason: str = "") -> Intent:
-        """Declare an intent, or supersede the current one with a new version."""
+    def history(self, intent_id: str) -> list[IntentDeclared]:
+        """Every version of the intent, oldest first."""
+        return [
+            r.event
+            for r in self.journal.read(self.stream(intent_id))
+            if isinstance(r.event, IntentDeclared)
+        ]
+
+    def declare(
+        self,
+        intent_id: str,
+        statement: str,
+        by: str,
+        reason: str = "",
+        based_on: int | None = None,
+    ) -> Intent:
+        """Declare an intent, or supersede the current one with a new version.
+
+        With `based_on` (the version the person was looking at) it is a compare-and-swap:
+        WrongExpectedVersion when somebody superseded it in between, so nobody replaces a
+        version they never saw."""
         stream = self.stream(intent_id)
-        version = self.journal.version(stream)
+        version = self.journal.version(stream) if based_on is None else based_on
         event = IntentDeclared(
-            intent_id=intent_id, version=version + 1, statement=statement, by=by, reason=reason
+            intent_id=intent_id,
+            intent_version=version + 1,
+            statement=statement,
+            by=by,
+            reason=reason,
         )
         self.journal.append(stream, [event], version)
         return Intent(intent_id, version + 1, statement)

@@ -28,13 +28,16 @@ from runtime.events.base import (
 from runtime.events.coordination import (
     ClaimAsserted,
     ClaimsReconciled,
+    DeskChecked,
     EffectFailed,
     EffectStarted,
     EffectSucceeded,
     FactChanged,
+    FactReconciled,
     IntentDeclared,
     LeaseGranted,
     LeaseReleased,
+    OrderPrepared,
     StaleWorkRejected,
 )
 from runtime.events.driving import (
@@ -135,6 +138,9 @@ ALL_KINDS: tuple[type[Event], ...] = (
     LeaseGranted,
     LeaseReleased,
     StaleWorkRejected,
+    FactReconciled,
+    OrderPrepared,
+    DeskChecked,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -213,6 +219,7 @@ __all__ = [
     "DeadLetterRetried",
     "DeadLettered",
     "DeadlinePassed",
+    "DeskChecked",
     "DriverLeased",
     "DriverReleased",
     "EffectFailed",
@@ -222,6 +229,7 @@ __all__ = [
     "Event",
     "EventFormatError",
     "FactChanged",
+    "FactReconciled",
     "Integrated",
     "IntegrationRefused",
     "IntentDeclared",
@@ -232,6 +240,7 @@ __all__ = [
     "ModelCalled",
     "ModelFailed",
     "ModelResponded",
+    "OrderPrepared",
     "ResumeRequested",
     "RunInconclusive",
     "RunInterrupted",

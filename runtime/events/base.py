@@ -13,6 +13,9 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+PLACEMENT_FIELDS = frozenset({"kind", "v", "stream", "version", "position"})
+
+
 class Event(BaseModel):
     """One immutable fact in a run's minutes; subclasses name the kind and its payload."""
 
@@ -27,6 +30,15 @@ class Event(BaseModel):
     agent: str | None = None
     turn: int | None = None
     task_id: str | None = None
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # The flat line puts the store's placement beside the payload: a payload field with
+        # one of these names would be silently taken for it.
+        clash = PLACEMENT_FIELDS & set(cls.model_fields)
+        if clash:
+            raise TypeError(f"{cls.__name__}: {sorted(clash)} are the journal's, not a payload's")
 
     def same_as(self, other: Event) -> bool:
         """True when both record the same fact: equal but for the id and the timestamp."""

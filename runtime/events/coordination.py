@@ -92,7 +92,7 @@ class IntentDeclared(Event):
 
     kind: ClassVar[str] = "IntentDeclared"
     intent_id: str
-    version: int
+    intent_version: int
     statement: str
     by: str
     reason: str = ""
@@ -122,3 +122,45 @@ class LeaseReleased(Event):
     kind: ClassVar[str] = "LeaseReleased"
     resource: str
     holder: str
+
+
+# --- in a run's own stream: what the harness found when it looked -----------------------------
+
+
+class FactReconciled(Event):
+    """The harness reconciled the live claims on a fact: they agreed, a rule decided (and the
+    winning value was committed by compare-and-swap), or nobody could and a person must."""
+
+    kind: ClassVar[str] = "FactReconciled"
+    subject: str
+    predicate: str
+    status: Literal["agreed", "decided", "parked", "nothing"]
+    value: Any = None
+    rule: str = ""
+    conflict_id: str | None = None
+    fact_version: int | None = None  # the fact's version after any commit
+
+
+class OrderPrepared(Event):
+    """The support desk's order as the run found (or opened) it, and the intent it works for."""
+
+    kind: ClassVar[str] = "OrderPrepared"
+    order_id: str
+    status: str
+    amount_cents: int
+    order_version: int
+    intent_id: str
+    intent_version: int
+
+
+class DeskChecked(Event):
+    """The harness's own look at the order, the ledger and the provider after the agents
+    finished: the verdict rests on this, never on an agent's report."""
+
+    kind: ClassVar[str] = "DeskChecked"
+    order: dict[str, Any]
+    refund_calls: int
+    effects: list[dict[str, Any]]
+    provider_refunds: list[dict[str, Any]]
+    refunded_cents: int
+    problems: list[str] = Field(default_factory=list)

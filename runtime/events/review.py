@@ -44,6 +44,9 @@ class ConflictParked(Event):
     predicate: str
     conflict_type: str
     claims: list[dict[str, Any]]
+    # Where a chosen value is committed, and from which version ({"service", "key",
+    # "version"}): the decision is a compare-and-swap, refused if the fact moved since.
+    commit: dict[str, Any] | None = None
 
 
 class ConflictResolved(Event):
@@ -55,3 +58,4 @@ class ConflictResolved(Event):
     reason: str
     choice: str
     value: Any = None
+    committed: dict[str, Any] | None = None  # the fact's new version, when a value was committed

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from runtime.teams.base import FlightConfig, Scenario, Team
+from runtime.teams.base import DeskSettings, FlightConfig, Scenario, Services, Team
+from runtime.teams.desk import DESK
 from runtime.teams.repo_fix import REPO_FIX
 from runtime.teams.solo import SOLO
 
-TEAMS: dict[str, Team] = {team.name: team for team in (SOLO, REPO_FIX)}
+TEAMS: dict[str, Team] = {team.name: team for team in (SOLO, REPO_FIX, DESK)}
 
-__all__ = ["TEAMS", "FlightConfig", "Scenario", "Team"]
+__all__ = ["TEAMS", "DeskSettings", "FlightConfig", "Scenario", "Services", "Team"]

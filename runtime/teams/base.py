@@ -10,11 +10,45 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.events import TeamFinished
+from runtime.journal import Journal
 from runtime.model import ModelClient, ModelResponse
 from runtime.session import Session
+from runtime.teams.desk_services import Desk, OrderStatus
 
 Backend = Literal["scripted", "openai"]
 Verdict = Literal["done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"]
+
+
+class DeskSettings(BaseModel):
+    """The support desk's world for one run: which order, how slow the payment provider is,
+    and who outranks whom when agents disagree."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    order_id: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$",
+        description="the order the ticket is about (default: a fresh order for this run)",
+    )
+    amount_cents: int = Field(default=4999, ge=1, le=100_000_000)
+    opening_status: OrderStatus = "paid"
+    feed: str = Field(
+        default="No warehouse events for this order since it was paid.",
+        max_length=2_000,
+        description="what the warehouse reports, for the order agent",
+    )
+    provider_latency: float = Field(default=0.05, ge=0, le=60, description="seconds per refund")
+    tool_timeout: float = Field(default=5.0, gt=0, le=120, description="how long a tool waits")
+    settle_seconds: float = Field(
+        default=30.0, ge=0, le=600, description="how long the harness waits for refunds in flight"
+    )
+    attempts: int = Field(
+        default=2, ge=1, le=10, description="lost compare-and-swaps before a person decides"
+    )
+    authority: dict[str, dict[str, int]] = Field(
+        default_factory=lambda: {"status": {"order-agent": 1, "support-agent": 1}},
+        description="per predicate, who outranks whom (higher decides)",
+    )
 
 
 class FlightConfig(BaseModel):
@@ -46,6 +80,7 @@ class FlightConfig(BaseModel):
         default=False,
         description="escalations wait in the dead-letter queue for a person's retry or discard",
     )
+    desk: DeskSettings | None = Field(default=None, description="the support desk's settings")
 
 
 @dataclass(frozen=True)
@@ -62,7 +97,15 @@ class Scenario:
     absent: tuple[str, ...] = ()  # agents whose process is down: mail reaches them, no reply
 
 
-Fly = Callable[[Session, FlightConfig, dict[str, ModelClient], Path], TeamFinished]
+@dataclass(frozen=True)
+class Services:
+    """The outside world a flight works on, where it differs by host: the command line uses
+    files, the workers the project's database. None: the team's command-line default."""
+
+    desk: Callable[[Journal, Path, DeskSettings], Desk] | None = None
+
+
+Fly = Callable[[Session, FlightConfig, dict[str, ModelClient], Path, Services], TeamFinished]
 
 
 @dataclass(frozen=True)
@@ -74,3 +117,4 @@ class Team:
     scenarios: dict[str, Scenario]
     fly: Fly
     bidding: bool = False  # whether the team knows the contract-net option
+    desk: bool = False  # whether the team works on the support desk's orders

@@ -41,7 +41,7 @@ from runtime.events import (
 from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
-from runtime.teams.base import FlightConfig, Team, Verdict
+from runtime.teams.base import FlightConfig, Services, Team, Verdict
 from runtime.teams.repo_fix_scenarios import SCENARIOS
 from runtime.teams.roles import (
     BIDDER_REPORT,
@@ -504,8 +504,13 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
 
 
 def fly_scenario(
-    session: Session, config: FlightConfig, clients: dict[str, ModelClient], root: Path
+    session: Session,
+    config: FlightConfig,
+    clients: dict[str, ModelClient],
+    root: Path,
+    services: Services,
 ) -> TeamFinished:
+    """The team's entry point (its world is a git workspace: it needs no services)."""
     scenario = SCENARIOS.get(config.scenario)
     return fly(session, config, clients, root, scenario.absent if scenario else ())
 

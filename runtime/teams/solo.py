@@ -19,7 +19,7 @@ from runtime.events import (
 )
 from runtime.model import ModelClient, ModelError, call
 from runtime.session import Session
-from runtime.teams.base import FlightConfig, Scenario, Team, Verdict
+from runtime.teams.base import FlightConfig, Scenario, Services, Team, Verdict
 from runtime.tools import Toolbox, ToolFailure
 
 CODER_SYSTEM = (
@@ -66,7 +66,11 @@ def suite_check(root: Path) -> dict[str, object]:
 
 
 def fly(
-    session: Session, config: FlightConfig, clients: dict[str, ModelClient], root: Path
+    session: Session,
+    config: FlightConfig,
+    clients: dict[str, ModelClient],
+    root: Path,
+    services: Services,
 ) -> TeamFinished:
     session.emit(
         session.new(

@@ -170,7 +170,7 @@ def test_rules_decide_first_and_what_they_cannot_is_parked(
         )
         assert journal.version(f"conflict-{outcome.conflict_id}") == 1  # parked once
     else:
-        assert [c.value for c in claims.live("order:9", "status")] == [
-            "shipped",
-            "cancelled",
-        ]  # losers stay
+        # Decided: neither claim is live any more, and both stay in the record.
+        assert claims.live("order:9", "status") == []
+        assert [c.value for c in claims.all("order:9")] == ["shipped", "cancelled"]
+        assert claims.reconcile("order:9", "status", Rules({"status": ranks})).status == "nothing"

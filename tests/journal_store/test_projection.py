@@ -23,6 +23,7 @@ from journal_store.models import (
 from runtime import events as ev
 from runtime import views
 from runtime.diagnose import diagnose
+from runtime.jsonl import JsonlJournal
 from tests.journal_store.conftest import on_every_backend
 
 pytestmark = pytest.mark.slow
@@ -101,6 +102,28 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
             ],
         )
     )
+    for scenario in ("double-refund", "lost-update"):
+        flown = fly_team(scenario, team="support-desk")
+        streams: dict[str, list[ev.Event]] = {}
+        for rec in JsonlJournal(flown.path).read_all():
+            streams.setdefault(rec.stream, []).append(rec.event)
+        batches.extend(streams.items())  # the run, its order, claims, effects, intent, conflict
+    batches.append(
+        (
+            "coordination-r-extras",
+            [
+                ev.EffectFailed(**r, key="fx-9", error={"type": "Declined", "message": "no"}),
+                ev.LeaseGranted(**r, resource="order:1", holder="w1", expires=1.0),
+                ev.LeaseReleased(**r, resource="order:1", holder="w1"),
+                ev.StaleWorkRejected(
+                    **r, what="refund", gate="lease", held=1, current=2, reason="moved"
+                ),
+                ev.ClaimsReconciled(
+                    **r, subject="order:1", predicate="status", winner="a", losers=["b"], rule="x"
+                ),
+            ],
+        )
+    )
     kinds = {e.kind for _, events in batches for e in events}
     assert kinds == set(ev.BY_KIND), set(ev.BY_KIND) - kinds
     return batches
@@ -131,7 +154,7 @@ def test_rebuild_equals_the_incremental_path_on_a_journal_with_every_kind(fly_te
             journal.append(stream, events[i : i + 7], i)
             projection.catch_up(using=alias, batch=5)
     incremental = snapshot(alias)
-    assert len(incremental["summary"]) == len(SCENARIOS) + 1
+    assert len(incremental["summary"]) == len(SCENARIOS) + 3  # and r-extras, two desk runs
     projection.rebuild(using=alias)
     assert snapshot(alias) == incremental
     projection.rebuild(["conflicts"], using=alias)
@@ -200,7 +223,8 @@ def test_the_queues_follow_their_decisions(alias):
     letters = dict(DeadLetter.objects.using(alias).values_list("letter_id", "status"))
     assert letters == {"dl-1": "retried", "dl-2": "discarded"}
     conflict = Conflict.objects.using(alias).get()
-    assert conflict.status == "resolved" and conflict.resolution == {"choice": "0", "value": "paid"}
+    assert conflict.status == "resolved"
+    assert conflict.resolution == {"choice": "0", "value": "paid", "committed": None}
     assert conflict.decided_by == "ann"
     human = AuditEntry.objects.using(alias).filter(run_id="r-extras", human=True)
     assert [a.what for a in human] == [

@@ -225,7 +225,9 @@ def test_one_bad_line_is_one_problem_not_one_per_later_line(fly_team, alias):
     with pytest.raises(ImportRefused) as info:
         load(b"".join(lines), alias)
     assert info.value.problems == [info.value.problems[0]]
-    assert info.value.problems[0].startswith("line 5: not JSON: Unterminated string starting at column")
+    assert info.value.problems[0].startswith(
+        "line 5: not JSON: Unterminated string starting at column"
+    )
     assert StoredEvent.objects.using(alias).count() == 0
 
 

@@ -12,6 +12,7 @@ COPY config config
 COPY journal_store journal_store
 COPY tasks tasks
 COPY dashboard dashboard
+COPY desk desk
 COPY templates templates
 COPY static static
 COPY manage.py ./

@@ -23,14 +23,14 @@ fly: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m mypy runtime journal_store config tasks dashboard
+	$(PY) -m mypy runtime journal_store config tasks dashboard desk
 	$(PY) -m pytest
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
 typecheck: $(STAMP)
-	$(PY) -m mypy runtime journal_store config tasks dashboard
+	$(PY) -m mypy runtime journal_store config tasks dashboard desk
 
 bench: $(STAMP)
 	$(PY) bench/loop_overhead.py

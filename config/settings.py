@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "journal_store",
+    "desk",
     "dashboard",
 ]
 
@@ -161,7 +162,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "tasks.runs.reconcile",
         "schedule": float(env.number("MINUTES_RECONCILE_SECONDS", 30)),
     },
+    "reconcile-effects": {
+        "task": "tasks.effects.reconcile_effects",
+        "schedule": float(env.number("MINUTES_EFFECT_RECONCILE_SECONDS", 60)),
+    },
 }
+# Effects in flight longer than this are settled by asking the provider what became of them. It
+# must be longer than any provider takes to answer: an effect still in flight is not "unknown".
+EFFECT_PENDING_SECONDS = float(env.number("MINUTES_EFFECT_PENDING_SECONDS", 600))
 MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3)
 
 LOGGING = {

@@ -34,7 +34,7 @@ def get_run_for_user(user: Any, run_id: str, fresh: bool = True) -> RunSummary:
     if not user.is_authenticated:
         raise PermissionDenied("sign in first")
     if fresh:
-        projection.catch_up()
+        projection.catch_up(wait=False)
     try:
         return RunSummary.objects.get(run_id=run_id)
     except RunSummary.DoesNotExist:

@@ -7,7 +7,7 @@ bearer token made with `manage.py api_token`. Decisions need the reviewer permis
 # No `from __future__ import annotations` here: django-ninja reads the annotations at runtime
 # to build its query models, and a Literal left as a string makes them unusable.
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from django.http import HttpRequest, StreamingHttpResponse
@@ -35,7 +35,7 @@ from journal_store.models import (
 )
 from journal_store.transfer import ImportRefused, export_lines, import_journal
 from runtime import views as run_views
-from tasks import review, runs
+from tasks import intents, review, runs
 
 
 class Pages(LimitOffsetPagination):
@@ -118,6 +118,9 @@ class RunIn(Schema):
     allowance: int | None = None
     max_turns: int | None = None
     max_seconds: float | None = None
+    order: str | None = Field(
+        default=None, description="support-desk: the order the ticket is about (default: fresh)"
+    )
 
 
 class EventOut(Schema):
@@ -161,6 +164,9 @@ class ConflictOut(Schema):
     predicate: str
     conflict_type: str
     claims: list[dict[str, Any]]
+    commit: dict[str, Any] | None = Field(
+        description="where a chosen value is committed, by compare-and-swap from `version`"
+    )
     status: str
     resolution: dict[str, Any] | None
     decided_by: str
@@ -183,6 +189,29 @@ class ReplayOut(Schema):
 
 class Accepted(Schema):
     detail: str
+
+
+class IntentVersionOut(Schema):
+    version: int
+    statement: str
+    by: str
+    reason: str
+    at: datetime
+
+
+class IntentOut(Schema):
+    intent_id: str
+    version: int = Field(description="the current version; work held under an older one is stale")
+    statement: str
+    history: list[IntentVersionOut]
+
+
+class SupersedeIn(Schema):
+    statement: str = Field(min_length=1, description="what is wanted now")
+    reason: str = Field(min_length=1, description="why: the runs it stops will show it")
+    version: int | None = Field(
+        None, description="the version you read; 409 when it has moved since (omit: any)"
+    )
 
 
 def user_name(request: HttpRequest) -> str:
@@ -224,7 +253,7 @@ def list_runs(
     until: str = "",
     sort: str = "started",
 ) -> Any:
-    projection.catch_up()
+    projection.catch_up(wait=False)
     qs, _ = filtered_runs(
         {"status": status, "team": team, "q": q, "since": since, "until": until, "sort": sort}
     )
@@ -243,6 +272,7 @@ def start_run(request: HttpRequest, body: RunIn) -> Any:
             allowance=body.allowance,
             max_turns=body.max_turns,
             max_seconds=body.max_seconds,
+            desk={"order_id": body.order} if body.order else None,
         )
     except runs.RunError as exc:
         return Status(400, {"detail": str(exc)})
@@ -435,7 +465,7 @@ def resolve_conflict(request: HttpRequest, conflict_id: str, body: ResolveIn) ->
     decider(request)
     try:
         review.resolve(conflict_id, body.choice, user_name(request), body.reason)
-    except review.ConflictAlreadyDecided as exc:
+    except (review.ConflictAlreadyDecided, review.ConflictMoved) as exc:
         return Status(409, {"detail": str(exc)})
     except review.ConflictError as exc:
         status = 404 if "no parked conflict" in str(exc) else 400
@@ -470,6 +500,55 @@ def decide_letter(
     return Status(200, DeadLetter.objects.get(letter_id=letter_id))
 
 
+intents_router = Router(tags=["intents"])
+
+
+def intent_out(intent_id: str, found: list[Any]) -> dict[str, Any]:
+    versions = [
+        {
+            "version": e.intent_version,
+            "statement": e.statement,
+            "by": e.by,
+            "reason": e.reason,
+            "at": datetime.fromtimestamp(e.t, tz=UTC),
+        }
+        for e in found
+    ]
+    last = versions[-1]
+    return {
+        "intent_id": intent_id,
+        "version": last["version"],
+        "statement": last["statement"],
+        "history": versions,
+    }
+
+
+@intents_router.get("/{intent_id}", response={200: IntentOut, 404: Error})
+def get_intent(request: HttpRequest, intent_id: str) -> Any:
+    try:
+        return Status(200, intent_out(intent_id, intents.history(intent_id)))
+    except intents.IntentMissing as exc:
+        return Status(404, {"detail": str(exc)})
+
+
+@intents_router.post(
+    "/{intent_id}", response={200: IntentOut, 400: Error, 403: Error, 404: Error, 409: Error}
+)
+def supersede_intent(request: HttpRequest, intent_id: str, body: SupersedeIn) -> Any:
+    """Supersede an intent: runs that hold an older version are refused at their next change."""
+    decider(request)
+    try:
+        intents.supersede(intent_id, body.statement, user_name(request), body.reason, body.version)
+    except intents.IntentMissing as exc:
+        return Status(404, {"detail": str(exc)})
+    except intents.IntentMoved as exc:
+        return Status(409, {"detail": str(exc)})
+    except intents.IntentError as exc:
+        return Status(400, {"detail": str(exc)})
+    return Status(200, intent_out(intent_id, intents.history(intent_id)))
+
+
 api.add_router("/runs", runs_router)
 api.add_router("/journals", journals_router)
 api.add_router("/review", review_router)
+api.add_router("/intents", intents_router)

@@ -40,6 +40,14 @@ class NewRunForm(forms.Form):
     max_seconds = forms.FloatField(
         min_value=1, max_value=86_400, required=False, label="Wall-clock ceiling (seconds)"
     )
+    order = forms.RegexField(
+        regex=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$",
+        required=False,
+        label="Order (support desk)",
+        help_text="The order the ticket is about; empty: a fresh order for this run. Runs on "
+        "the same order see each other's changes.",
+        error_messages={"invalid": "letters, digits, '.', '_' and '-' only, at most 40"},
+    )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -47,6 +55,8 @@ class NewRunForm(forms.Form):
         if team and scenario and scenario not in TEAMS[team].scenarios:
             known = ", ".join(sorted(TEAMS[team].scenarios))
             self.add_error("scenario", f"team {team} has no scenario {scenario}; it has: {known}")
+        if data.get("order") and team != "support-desk":
+            self.add_error("order", "only the support-desk team works on orders")
         if data.get("model") == "openai" and not (
             os.environ.get("MINUTES_MODEL_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
         ):

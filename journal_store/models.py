@@ -172,6 +172,7 @@ class Conflict(models.Model):
     predicate = models.CharField(max_length=100)
     conflict_type = models.CharField(max_length=32)
     claims = models.JSONField()
+    commit = models.JSONField(null=True)  # where a chosen value goes, from which version
     status = models.CharField(max_length=16, default="open", db_index=True)
     resolution = models.JSONField(null=True)
     decided_by = models.CharField(max_length=150, blank=True)

@@ -245,6 +245,7 @@ class Conflicts(Projector):
                         "predicate": e.predicate,
                         "conflict_type": e.conflict_type,
                         "claims": e.claims,
+                        "commit": e.commit,
                         "status": "open",
                         "position": rec.position,
                         "created_at": at(e.t),
@@ -257,7 +258,7 @@ class Conflicts(Projector):
             elif isinstance(e, ConflictResolved):
                 conflicts.filter(conflict_id=e.conflict_id).update(
                     status="resolved",
-                    resolution={"choice": e.choice, "value": e.value},
+                    resolution={"choice": e.choice, "value": e.value, "committed": e.committed},
                     decided_by=e.by,
                     decided_at=when(e.t),
                     decision_reason=e.reason,
@@ -276,20 +277,43 @@ def named(names: Iterable[str] | None) -> list[Projector]:
     return [PROJECTORS[n] for n in names]
 
 
-def catch_up(names: Iterable[str] | None = None, using: str = "default", batch: int = BATCH) -> int:
-    """Apply every event after each projector's checkpoint; the number of events applied."""
+def stale(projectors: list[Projector], using: str = "default") -> bool:
+    """Whether any of these read models has events left to apply: two reads, no lock. Pages
+    ask this first, so a page that has nothing to catch up never takes a write lock (on SQLite,
+    the database's; on PostgreSQL, a checkpoint row's, and a commit's WAL flush)."""
+    top = DjangoJournal(using).last_position()
+    marks = Checkpoint.objects.using(using).filter(name__in=[p.name for p in projectors])
+    positions = list(marks.values_list("position", flat=True))
+    return len(positions) < len(projectors) or min(positions, default=0) < top
+
+
+def catch_up(
+    names: Iterable[str] | None = None,
+    using: str = "default",
+    batch: int = BATCH,
+    wait: bool = True,
+) -> int:
+    """Apply every event after each projector's checkpoint; the number of events applied.
+
+    `wait=False` is for readers that can show a read model a moment old: when somebody else
+    is catching it up right now (its checkpoint row is locked), leave it to them instead of
+    queueing behind them. (SQLite has no row locks; its writers queue either way.)
+    """
+    projectors = named(names)
+    if not stale(projectors, using):
+        return 0
     applied = 0
-    for projector in named(names):
+    for projector in projectors:
         while True:
             with transaction.atomic(using=using):
-                count, moved = step(projector, using, batch)
+                count, moved = step(projector, using, batch, wait)
             applied += count
             if not moved:
                 break
     return applied
 
 
-def step(projector: Projector, using: str, batch: int) -> tuple[int, bool]:
+def step(projector: Projector, using: str, batch: int, wait: bool = True) -> tuple[int, bool]:
     """One batch, inside the caller's transaction: apply it and move the checkpoint.
 
     A projector that reads only some kinds asks the database for those alone, and moves its
@@ -297,7 +321,11 @@ def step(projector: Projector, using: str, batch: int) -> tuple[int, bool]:
     in order, so nothing at or below that end can still appear.
     """
     Checkpoint.objects.using(using).get_or_create(name=projector.name)
-    checkpoint = Checkpoint.objects.using(using).select_for_update().get(name=projector.name)
+    locked = Checkpoint.objects.using(using).select_for_update(skip_locked=not wait)
+    checkpoint = locked.filter(name=projector.name).first()
+    if checkpoint is None:
+        return 0, False  # somebody else holds it, and is catching it up
+
     journal = DjangoJournal(using)
     top = journal.last_position()
     if top <= checkpoint.position:

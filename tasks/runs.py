@@ -24,6 +24,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError, transaction
 
+from desk.services import database_desk
 from journal_store import projection
 from journal_store.journal import DjangoJournal, Fenced
 from journal_store.models import RunSummary
@@ -39,6 +40,7 @@ from runtime.events import (
 from runtime.faults import Faults
 from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.session import Session
+from runtime.teams import Services
 from tasks.control import Control
 
 log = logging.getLogger(__name__)
@@ -190,7 +192,8 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
             stop=control.stop_request,
             resumed_by=control.resumed_by(),
         )
-        result = flight.drive(session, config, settings.WORKSPACES)
+        services = Services(desk=database_desk())
+        result = flight.drive(session, config, settings.WORKSPACES, services=services)
         outcome = result.status
     except (StaleEpoch, WrongExpectedVersion):
         return "lost"  # another driver took over: it has the run, we stop without writing

@@ -127,7 +127,7 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     data = form.cleaned_data
     try:
         review.resolve(conflict_id, data["choice"], request.user.get_username(), data["reason"])
-    except review.ConflictAlreadyDecided as exc:
+    except (review.ConflictAlreadyDecided, review.ConflictMoved) as exc:
         return render(
             request, "dashboard/_message.html", {"message": str(exc), "level": "error"}, status=409
         )

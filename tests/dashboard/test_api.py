@@ -188,6 +188,7 @@ def test_a_conflict_is_resolved_once_and_audited(api, done_run, as_outsider):
     assert done.status_code == 200 and done.json()["resolution"] == {
         "choice": "k1",
         "value": "refunded",
+        "committed": None,
     }
     again = api.post(
         f"/api/review/conflicts/{conflict}/resolve",

@@ -103,3 +103,21 @@ def test_a_poison_step_is_dead_lettered_after_its_attempts(redis_workers, settin
     assert letter.attempts == settings.MAX_STEP_ATTEMPTS
     assert "started 3 times and never finished" in letter.reason
     assert len(run_events(run_id)) == 1  # it never got past TeamStarted, and stopped looping
+
+
+def test_the_support_desk_on_workers_refunds_once_and_parks_its_conflict(redis_workers):
+    """The refund outlives the step that timed out waiting for it (its thread goes on in the
+    worker), and the retry in the next step, maybe on another worker, does not refund again."""
+    from desk.models import Order, Refund
+
+    refund_run = runs.start_run("support-desk", "double-refund", desk={"order_id": "W-1"})
+    conflict_run = runs.start_run("support-desk", "lost-update", desk={"order_id": "W-2"})
+    redis_workers.start()
+    redis_workers.start(concurrency=1)
+    wait_until(lambda: settled([refund_run, conflict_run]), 90, "both runs", redis_workers)
+    assert runs.status_of(refund_run) == "done"
+    assert Refund.objects.filter(order_id="W-1").count() == 1
+    assert Order.objects.get(order_id="W-1").status == "refunded"
+    assert runs.status_of(conflict_run) == "escalated"
+    assert Order.objects.get(order_id="W-2").status == "shipped"
+    assert DjangoJournal().read_prefix("conflict-")[0].event.run_id == conflict_run

@@ -1,0 +1,40 @@
+"""python manage.py supersede_intent INTENT --statement WHAT --reason WHY [--version N]"""
+
+from __future__ import annotations
+
+import getpass
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from tasks import intents
+
+
+class Command(BaseCommand):
+    help = (
+        "Supersede an intent with a new version: runs that hold an older version are refused "
+        "at their next change (StaleWorkRejected in their journal)."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("intent", help="the intent id, e.g. ticket-o-4471")
+        parser.add_argument("--statement", required=True, help="what is wanted now")
+        parser.add_argument("--reason", required=True, help="why it changed")
+        parser.add_argument(
+            "--version", type=int, help="the version you read: refused if it has moved since"
+        )
+        parser.add_argument("--by", default=getpass.getuser())
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            intent = intents.supersede(
+                options["intent"],
+                options["statement"],
+                options["by"],
+                options["reason"],
+                options["version"],
+            )
+        except intents.IntentError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"{intent.intent_id} is now at version {intent.version}")

@@ -1,0 +1,150 @@
+"""The support desk through the API and the form: start a run on an order, let the workers
+drive it, resolve the conflict it parks, and find the order committed and the decision audited."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from desk.models import Order, Refund
+from desk.services import TableOrders
+from journal_store.journal import DjangoJournal
+from tests.dashboard.conftest import drive
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def api(token):
+    client = Client()
+    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    return client
+
+
+def start(api, scenario, **body):
+    response = api.post(
+        "/api/runs",
+        {"team": "support-desk", "scenario": scenario, **body},
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    run_id = response.json()["run_id"]
+    return run_id, drive(run_id)
+
+
+def test_a_lost_update_is_parked_resolved_through_the_api_committed_and_audited(api):
+    run_id, outcome = start(api, "lost-update", order="A-4471")
+    assert outcome == "escalated"
+    assert Order.objects.get(order_id="A-4471").status == "shipped"
+    [conflict] = [c for c in api.get("/api/review/conflicts").json()["items"]]
+    assert conflict["subject"] == "order:A-4471" and conflict["run_id"] == run_id
+    cancel = next(c["claim_id"] for c in conflict["claims"] if c["value"] == "cancelled")
+    resolved = api.post(
+        f"/api/review/conflicts/{conflict['conflict_id']}/resolve",
+        {"choice": cancel, "reason": "the customer asked before dispatch"},
+        content_type="application/json",
+    )
+    assert resolved.status_code == 200, resolved.content
+    order = Order.objects.get(order_id="A-4471")
+    assert (order.status, order.version, order.updated_by) == ("cancelled", 3, "reviewer:reviewer")
+    audit = api.get(f"/api/runs/{run_id}/audit").json()
+    [entry] = [a for a in audit if a["what"] == "ConflictResolved"]
+    assert entry["who"] == "reviewer" and entry["human"]
+    assert entry["detail"]["why"] == "the customer asked before dispatch"
+
+
+def test_a_resolution_after_the_order_moved_is_a_409_and_changes_nothing(api):
+    start(api, "lost-update", order="B-1")
+    [conflict] = api.get("/api/review/conflicts").json()["items"]
+    TableOrders(DjangoJournal()).set_status("B-1", "delivered", 2, "courier")
+    ship = next(c["claim_id"] for c in conflict["claims"] if c["value"] == "shipped")
+    refused = api.post(
+        f"/api/review/conflicts/{conflict['conflict_id']}/resolve",
+        {"choice": ship, "reason": "it shipped"},
+        content_type="application/json",
+    )
+    assert refused.status_code == 409
+    assert "order B-1 moved" in refused.json()["detail"]
+    assert api.get("/api/review/conflicts").json()["items"][0]["resolution"] is None
+    assert Order.objects.get(order_id="B-1").status == "delivered"
+
+
+def test_a_double_refund_started_from_the_form_refunds_once(as_owner):
+    response = as_owner.post(
+        "/runs/new",
+        {
+            "team": "support-desk",
+            "scenario": "double-refund",
+            "model": "scripted",
+            "allowance": 5000,
+            "max_turns": 12,
+            "order": "C-9",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    run_id = response.url.rstrip("/").rsplit("/", 1)[-1]
+    assert drive(run_id) == "done"
+    assert Refund.objects.filter(order_id="C-9").count() == 1
+    assert Order.objects.get(order_id="C-9").status == "refunded"
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"team": "repo-fix", "scenario": "first-flight", "order": "A-1"}, "only the support-desk"),
+        ({"team": "support-desk", "scenario": "lost-update", "order": "a b"}, "letters, digits"),
+    ],
+)
+def test_the_form_names_a_bad_order(as_owner, fields, error):
+    body = {"model": "scripted", "allowance": 5000, "max_turns": 12, **fields}
+    response = as_owner.post("/runs/new", body)
+    assert response.status_code == 400 and error in response.content.decode()
+
+
+def test_the_api_refuses_an_order_for_a_team_without_orders(api):
+    response = api.post(
+        "/api/runs",
+        {"team": "repo-fix", "scenario": "first-flight", "order": "A-1"},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and "works on no orders" in response.json()["detail"]
+
+
+def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refused(api, as_owner):
+    from runtime.events import OrderPrepared, StaleWorkRejected
+    from tasks import runs
+
+    response = api.post(
+        "/api/runs",
+        {"team": "support-desk", "scenario": "double-refund", "order": "C-7"},
+        content_type="application/json",
+    )
+    run_id = response.json()["run_id"]
+    journal = DjangoJournal()
+    while not any(isinstance(r.event, OrderPrepared) for r in journal.read(f"run-{run_id}")):
+        assert runs.drive_step(run_id, "test") == "stepped"
+
+    assert api.get("/api/intents/ticket-nobody").status_code == 404
+    intent = api.get("/api/intents/ticket-C-7").json()
+    assert intent["version"] == 1 and len(intent["history"]) == 1
+    change = {"statement": "no refund: replace the item", "reason": "customer called", "version": 1}
+    refused = as_owner.post("/api/intents/ticket-C-7", change, content_type="application/json")
+    assert refused.status_code == 403  # superseding is a decision: reviewers only
+    done = api.post("/api/intents/ticket-C-7", change, content_type="application/json")
+    assert done.status_code == 200, done.content
+    assert done.json()["version"] == 2 and done.json()["history"][-1]["by"] == "reviewer"
+    again = api.post("/api/intents/ticket-C-7", change, content_type="application/json")
+    assert again.status_code == 409 and "at version 2, not 1" in again.json()["detail"]
+    blank = api.post(
+        "/api/intents/ticket-C-7",
+        {**change, "version": 2, "reason": "  "},
+        content_type="application/json",
+    )
+    assert blank.status_code == 400 and "needs a reason" in blank.json()["detail"]
+
+    drive(run_id)
+    assert not Refund.objects.filter(order_id="C-7").exists()
+    rejected = [r.event for r in journal.read_run(run_id) if isinstance(r.event, StaleWorkRejected)]
+    assert rejected and all((e.held, e.current) == (1, 2) for e in rejected)
+    timeline = api.get(f"/api/runs/{run_id}/events?kind=StaleWorkRejected").json()
+    assert timeline and "superseded" in timeline[0]["data"]["reason"]

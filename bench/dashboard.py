@@ -1,0 +1,621 @@
+"""The dashboard's latency with 10,000 runs, side by side with a trivial view in the same run.
+
+    seed      --runs runs (10,000) of ~100 events each (~1M events). Six template runs are
+              flown once, step by step as a Celery worker flies them (each step takes and
+              gives back its lease, so a first flight is 76 events in its own stream and 20 in
+              its lease stream), then stored again under new run ids with fresh event ids,
+              timestamps spread over 30 days, several runs interleaved per transaction as
+              concurrent runs interleave. The mix: mostly repo-fix first flights, some
+              premature-done, silent-dropout, flaky-tool and budget-starved runs, and 2% still
+              running (a first flight's journal cut short). Then the read models are rebuilt
+              from the journal. Both are timed.
+    pages     p50 and p95 latency and requests/s over --requests requests per page from
+              --clients concurrent clients (threads, one connection each, kept alive where the
+              server allows: gunicorn's sync workers close it after every response) against
+              gunicorn: the runs list (first page), a run's page (its timeline tab is rendered
+              on the server), its bill and threads tabs, and the events API (100 events), each
+              for a run picked at random among all of them; next to /healthz, the floor
+              (gunicorn, the middleware and one SELECT 1). Target: p95 under 150 ms.
+              With --flying, the same while the runs still flying go on, as workers would:
+              an append of a step's events every --write-interval seconds.
+    queries   per page, the SQL statements one request runs and their total time, and one
+              request's wall time, in-process (no HTTP, no concurrency); for each page over the
+              target (every page with --profile) its slowest statements and a cProfile.
+
+Production settings (MINUTES_DEBUG=0, plain HTTP). SQLite by default (WAL, synchronous=FULL, a
+file in a temp dir, not ANALYZEd: Django never runs it); --postgres for a private PostgreSQL
+cluster with fsync on, VACUUM ANALYZEd after the load as autovacuum would. The load generator
+shares the machine with the server; the floor, measured the same way, shows what that costs.
+The share of the CPUs that other processes took during the load is printed: figures taken
+while it is well above 0% say more about the neighbours than about the dashboard.
+
+    .venv/bin/pip install -e '.[serve]' && .venv/bin/python bench/dashboard.py [--runs 500]
+    .venv/bin/python bench/dashboard.py --keep        # then: --reuse <its dir>, no new seed
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import http.client
+import io
+import os
+import pstats
+import random
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+
+from tests.services import free_port, start_postgres  # noqa: E402
+
+PARSER = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+)
+PARSER.add_argument("--runs", type=int, default=10_000, help="runs to seed")
+PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+PARSER.add_argument("--requests", type=int, default=300, help="measured requests per page")
+PARSER.add_argument("--clients", type=int, default=8, help="concurrent clients")
+PARSER.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+PARSER.add_argument("--repeats", type=int, default=3, help="measurements per page (medians)")
+PARSER.add_argument("--profile", action="store_true", help="profile every page, not only slow ones")
+PARSER.add_argument("--seed", type=int, default=1, help="random seed (run ids, mix)")
+PARSER.add_argument("--keep", action="store_true", help="keep the temp dir (database, logs)")
+PARSER.add_argument(
+    "--flying", action="store_true", help="measure while the runs still flying go on appending"
+)
+PARSER.add_argument(
+    "--write-interval", type=float, default=0.05, help="--flying: seconds between appends"
+)
+PARSER.add_argument(
+    "--reuse", type=Path, help="measure the SQLite database a --keep run left in this dir"
+)
+ARGS = PARSER.parse_args()
+if ARGS.reuse and ARGS.postgres:
+    sys.exit("--reuse is for a kept SQLite database; PostgreSQL is stopped at exit")
+if ARGS.reuse and ARGS.flying:
+    sys.exit("--flying needs a fresh seed: what the flying runs append is not kept")
+
+WORK = ARGS.reuse or Path(tempfile.mkdtemp(prefix="minutes-bench-dashboard-"))
+PG_URL = start_postgres(durable=True) if ARGS.postgres else None
+if ARGS.postgres and not PG_URL:
+    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
+ENV = {
+    "DATABASE_URL": PG_URL or f"sqlite:///{WORK / 'dashboard.sqlite3'}",
+    "MINUTES_HOME": str(WORK / "home"),
+    # Production settings: with DEBUG on, Django records every query and its parameters.
+    "MINUTES_DEBUG": "0",
+    "MINUTES_SECRET_KEY": "bench-" + uuid.uuid4().hex,
+    "MINUTES_SSL_REDIRECT": "0",  # plain HTTP with DEBUG off
+    "MINUTES_ALLOWED_HOSTS": "127.0.0.1",
+    "DJANGO_SETTINGS_MODULE": "config.settings",
+}
+os.environ.update(ENV)
+# The templates are flown here, each step run in-process as soon as it is enqueued.
+os.environ["MINUTES_EAGER"] = "1"
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.contrib.auth import (  # noqa: E402
+    BACKEND_SESSION_KEY,
+    HASH_SESSION_KEY,
+    SESSION_KEY,
+    get_user_model,
+)
+from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from journal_store import projection  # noqa: E402
+from journal_store.journal import DjangoJournal  # noqa: E402
+from journal_store.models import RunSummary, StoredEvent  # noqa: E402
+from runtime.events import DriverLeased, Event, payload_json  # noqa: E402
+from tasks import runs  # noqa: E402
+
+TARGET_MS = 150.0
+DAYS = 30  # the runs' start times are spread over this many days before now
+GROUP = 16  # runs per transaction, their events interleaved
+SLICE = 12  # events of one run appended before the next run's turn (about a step)
+# scenario, share of the runs; "running" is a first flight cut short (still flying).
+MIX = [
+    ("first-flight", 0.80),
+    ("premature-done", 0.06),
+    ("silent-dropout", 0.06),
+    ("flaky-tool", 0.04),
+    ("budget-starved", 0.02),
+    ("running", 0.02),
+]
+
+
+# --- seeding -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Template:
+    """A run flown once: its events in position order, with what each copy must change."""
+
+    run_id: str
+    records: list[tuple[str, Event, bool]]  # (stream, event, payload mentions the run id)
+    t0: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.t0 = self.records[0][1].t
+
+
+def fly_template(scenario: str) -> Template:
+    """One repo-fix run flown as a worker flies it: every step a task (eager here)."""
+    run_id = runs.start_run("repo-fix", scenario, by="bench")
+    status = runs.status_of(run_id)
+    assert status != "running", f"template {scenario} did not finish: {status}"
+    recs = DjangoJournal().read_run(run_id)
+    return Template(run_id, [(r.stream, r.event, run_id in payload_json(r.event)) for r in recs])
+
+
+def copy_event(t: Template, e: Event, run_id: str, shift: float, mentions: bool) -> Event:
+    update: dict[str, Any] = {"run_id": run_id, "id": uuid.uuid4().hex, "t": e.t + shift}
+    if isinstance(e, DriverLeased):
+        update["expires"] = e.expires + shift
+    if mentions:  # the run id inside the payload too (a workspace name): rewrite the text
+        text = e.model_dump_json().replace(t.run_id, run_id)
+        return type(e).model_validate_json(text).model_copy(update=update)
+    return e.model_copy(update=update)
+
+
+Stored = list[tuple[str, Event]]  # (stream, event) in the order they are appended
+
+
+def copy_run(t: Template, start: float) -> Stored:
+    run_id = "r-" + uuid.uuid4().hex[:12]
+    shift = start - t.t0
+    out = []
+    for stream, e, mentions in t.records:
+        out.append((stream.replace(t.run_id, run_id), copy_event(t, e, run_id, shift, mentions)))
+    return out
+
+
+def first_stream(events: Stored, limit: int) -> tuple[str, list[Event], Stored]:
+    """The leading events of one stream (at most `limit`): one append; and the rest."""
+    stream = events[0][0]
+    n = next((i for i, (s, _) in enumerate(events[:limit]) if s != stream), len(events[:limit]))
+    return stream, [e for _, e in events[:n]], events[n:]
+
+
+def store_group(journal: DjangoJournal, group: list[Stored]) -> None:
+    """The runs of a group in one transaction, a slice of each in turn."""
+    versions: Counter[str] = Counter()
+    with transaction.atomic():
+        journal.serialize_appends()
+        for offset in range(0, max(len(r) for r in group), SLICE):
+            for run in group:
+                part = run[offset : offset + SLICE]
+                while part:
+                    stream, events, part = first_stream(part, SLICE)
+                    journal.append_locked(stream, events, versions[stream])
+                    versions[stream] += len(events)
+
+
+def seed(count: int, rng: random.Random) -> tuple[int, float, float, list[Stored]]:
+    """Seed `count` runs; (events stored, seconds seeding, seconds rebuilding, and what the
+    runs still flying have yet to append)."""
+    started = time.perf_counter()
+    names = [name for name, _ in MIX]
+    templates = {
+        name: fly_template("first-flight" if name == "running" else name) for name in names
+    }
+    now = time.time()
+    journal = DjangoJournal()
+    remaining = count - len(templates)
+    picks = rng.choices(names, weights=[w for _, w in MIX], k=max(remaining, 0))
+    tails = []
+    for i in range(0, len(picks), GROUP):
+        group = []
+        for name in picks[i : i + GROUP]:
+            t = templates[name]
+            run = copy_run(t, now - rng.uniform(0, DAYS * 86_400))
+            if name == "running":  # cut short: the rest is appended by keep_flying, if at all
+                cut = rng.randrange(8, len(run) - 8)
+                run, tail = run[:cut], run[cut:]
+                tails.append(tail)
+            group.append(run)
+        store_group(journal, group)
+        done = i + len(group)
+        if done % 1000 < GROUP:
+            print(f"  {done + len(templates):,} runs stored", flush=True)
+    seeded = time.perf_counter() - started
+    started = time.perf_counter()
+    projection.rebuild()
+    rebuilt = time.perf_counter() - started
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")  # what autovacuum does after a bulk load
+    return StoredEvent.objects.count(), seeded, rebuilt, tails
+
+
+def keep_flying(tails: list[Stored], done: threading.Event, written: list[int]) -> None:
+    """What workers do meanwhile (--flying): the runs still flying go on, one append of up to
+    SLICE events of one stream, in its own transaction, every --write-interval seconds."""
+    journal = DjangoJournal()
+    versions: dict[str, int] = {}
+    todo = [t for t in tails if t]
+    try:
+        while todo and not done.is_set():
+            stream, events, rest = first_stream(todo.pop(0), SLICE)
+            if stream not in versions:
+                versions[stream] = journal.version(stream)
+            journal.append(stream, events, versions[stream])
+            versions[stream] += len(events)
+            written[0] += len(events)
+            if rest:
+                todo.append(rest)
+            done.wait(ARGS.write_interval)
+    finally:
+        connection.close()  # this thread's own
+
+
+def session_cookie() -> tuple[Any, str]:
+    """A user and a signed-in session, as the login view would leave them."""
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    store = SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.create()
+    return user, f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
+
+
+# --- the server and the load -------------------------------------------------------------------
+
+
+def start_gunicorn(port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if k != "MINUTES_EAGER"} | ENV
+    log = (WORK / "gunicorn.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--timeout",
+            "120",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"gunicorn exited: {(WORK / 'gunicorn.log').read_text()[-2000:]}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                conn.close()
+                return proc
+        except OSError:
+            pass
+        time.sleep(0.1)
+    stop(proc)
+    raise RuntimeError("gunicorn did not answer /healthz within 60 s")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+
+
+@dataclass
+class Result:
+    latencies: list[float]  # seconds
+    wall: float
+    failures: list[tuple[str, int, bytes]]  # (path, status, start of the body)
+
+    def p(self, q: int) -> float:
+        """The q-th percentile in ms."""
+        return statistics.quantiles(self.latencies, n=100, method="inclusive")[q - 1] * 1000
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.wall
+
+
+def load(port: int, cookie: str, paths: list[str], clients: int) -> Result:
+    """Every path once, `clients` at a time, each client on its own connection."""
+    todo = iter(paths)
+    lock = threading.Lock()
+    latencies: list[float] = []
+    failures: list[tuple[str, int, bytes]] = []
+    headers = {"Cookie": cookie, "Accept": "text/html,application/json"}
+
+    def client() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        while True:
+            with lock:
+                path = next(todo, None)
+            if path is None:
+                break
+            started = time.perf_counter()
+            try:
+                conn.request("GET", path, headers=headers)
+                response = conn.getresponse()
+                body = response.read()  # a response that closes the connection reopens it
+                status = response.status
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                body, status = repr(exc).encode(), 0
+            elapsed = time.perf_counter() - started
+            with lock:
+                latencies.append(elapsed)
+                if status != 200:
+                    failures.append((path, status, body[:300]))
+        conn.close()
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    started = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return Result(latencies, time.perf_counter() - started, failures)
+
+
+# --- pages --------------------------------------------------------------------------------------
+
+Page = tuple[str, Callable[[str], str]]
+FLOOR: Page = ("floor: /healthz", lambda run: "/healthz")
+PAGES: list[Page] = [
+    ("runs list /", lambda run: "/"),
+    ("run page (timeline)", lambda run: f"/runs/{run}/"),
+    ("bill tab", lambda run: f"/runs/{run}/?tab=bill"),
+    ("threads tab", lambda run: f"/runs/{run}/?tab=threads"),
+    ("events API (100)", lambda run: f"/api/runs/{run}/events?limit=100"),
+]
+
+
+def in_process(user: Any, path: str) -> tuple[int, list[tuple[float, str]]]:
+    """One request through Django in this process: its status and (seconds, SQL) per query."""
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    queries: list[tuple[float, str]] = []
+
+    def timed(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            queries.append((time.perf_counter() - started, sql))
+
+    with connection.execute_wrapper(timed):
+        response = client.get(path)
+    return response.status_code, queries
+
+
+def profile(user: Any, name: str, path: str) -> None:
+    """The slowest statements and the hottest functions of one request, for a slow page."""
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    client.get(path)  # warm: templates compiled, connections open
+    _, queries = in_process(user, path)
+    sql = sum(q[0] for q in queries)
+    print(f"\n--- {name}: {path}  ({len(queries)} statements, {sql * 1000:.1f} ms of SQL)")
+    for seconds, statement in sorted(queries, reverse=True)[:6]:
+        print(f"  {seconds * 1000:7.2f} ms  {statement[:220]}")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(10):
+        client.get(path)
+    profiler.disable()
+    for order, restriction, title in (
+        ("tottime", [14], "the hottest functions, by own time"),
+        ("cumulative", [rf"^{ROOT}/(?!\.venv)", 14], "this project's code, by cumulative time"),
+    ):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(*restriction)
+        lines = out.getvalue().splitlines()
+        first = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls"))
+        print(f"  cProfile of 10 requests, {title}:")
+        print("\n".join("  " + line for line in lines[first:] if line.strip()))
+
+
+def process_cpu(pid: int, reaped: bool) -> float:
+    """CPU seconds of a live process, with those of the children it has reaped if asked."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = [int(x) for x in fields[11:15]]  # utime, stime, cutime, cstime
+    return sum(ticks if reaped else ticks[:2]) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of the private PostgreSQL cluster: its postmaster, the backends it has reaped
+    and the live ones. It is part of what is measured, not another process on the machine."""
+    if not PG_URL:
+        return 0.0
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW data_directory")
+        (data,) = cursor.fetchone()
+    postmaster = int(Path(data, "postmaster.pid").read_text().split()[0])
+    total = process_cpu(postmaster, reaped=True)
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
+                total += process_cpu(int(proc.name), reaped=False)
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return total
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds used so far: by the whole machine, and by what is measured here (this
+    process, the children it has waited for: gunicorn and its workers once stopped, and the
+    private PostgreSQL). Linux: /proc."""
+    with open("/proc/stat") as stat:
+        ticks = [int(x) for x in stat.readline().split()[1:9]]
+    machine = (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # not idle, iowait
+    own = postgres_cpu()
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        own += usage.ru_utime + usage.ru_stime
+    return machine, own
+
+
+def measure(
+    run_ids: list[str], cookie: str, rng: random.Random, tails: list[Stored]
+) -> tuple[dict[str, list[Result]], float, int]:
+    """Every page --repeats times, the pages taking turns, against one gunicorn (with --flying,
+    while the runs still flying go on); the share of the machine's CPU that other processes
+    took meanwhile (0 on a quiet machine), and the events the flying runs appended."""
+    port = free_port()
+    machine_before, own_before = cpu_seconds()
+    started = time.perf_counter()
+    server = start_gunicorn(port, ARGS.workers)
+    results: dict[str, list[Result]] = {name: [] for name, _ in [FLOOR, *PAGES]}
+    done, written = threading.Event(), [0]
+    writer = threading.Thread(target=keep_flying, args=(tails, done, written))
+    try:
+        for _, make in [FLOOR, *PAGES]:  # every worker loads Django and each page first
+            warm = [make(rng.choice(run_ids)) for _ in range(ARGS.clients * 4)]
+            load(port, cookie, warm, ARGS.clients)
+        if ARGS.flying:
+            writer.start()
+        for _ in range(ARGS.repeats):
+            for name, make in [FLOOR, *PAGES]:
+                paths = [make(rng.choice(run_ids)) for _ in range(ARGS.requests)]
+                results[name].append(load(port, cookie, paths, ARGS.clients))
+    finally:
+        done.set()
+        if writer.is_alive():
+            writer.join()
+        stop(server)
+    machine, own = cpu_seconds()
+    capacity = (time.perf_counter() - started) * (os.cpu_count() or 1)
+    others = max(0.0, (machine - machine_before) - (own - own_before)) / capacity
+    return results, others, written[0]
+
+
+def in_process_ms(user: Any, path: str) -> float:
+    """One request's wall time through Django in this process, no HTTP and no concurrency: the
+    best of 9, as the least disturbed by whatever else runs on the machine."""
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    client.get(path)
+    times = []
+    for _ in range(9):
+        started = time.perf_counter()
+        client.get(path)
+        times.append(time.perf_counter() - started)
+    return min(times) * 1000
+
+
+def report(results: dict[str, list[Result]], user: Any, run_ids: list[str]) -> list[Page]:
+    """The table; the pages over the target."""
+
+    def median(name: str, figure: Callable[[Result], float]) -> float:
+        return statistics.median(figure(r) for r in results[name])
+
+    floor = median(FLOOR[0], lambda r: r.p(95))
+    print(
+        f"{'page':<22}{'p50 ms':>8}{'p95 ms':>8}{'req/s':>8}{'p95/floor':>11}{'< 150 ms':>10}"
+        f"{'non-200':>9}{'queries':>9}{'SQL ms':>8}{'alone ms':>10}"
+    )
+    slow = []
+    for page in [FLOOR, *PAGES]:
+        name, make = page
+        p95 = median(name, lambda r: r.p(95))
+        path = make(run_ids[len(run_ids) // 3])
+        status, queries = in_process(user, path)
+        assert status == 200, f"{name}: {path} answered {status} in-process"
+        if p95 >= TARGET_MS and page is not FLOOR:
+            slow.append(page)
+        print(
+            f"{name:<22}{median(name, lambda r: r.p(50)):>8.1f}{p95:>8.1f}"
+            f"{median(name, lambda r: r.rate):>8.1f}{p95 / floor:>11.1f}"
+            f"{'yes' if p95 < TARGET_MS else 'NO':>10}"
+            f"{sum(len(r.failures) for r in results[name]):>9}{len(queries):>9}"
+            f"{sum(q[0] for q in queries) * 1000:>8.1f}{in_process_ms(user, path):>10.1f}"
+        )
+    failures = [(name, f) for name, rs in results.items() for r in rs for f in r.failures]
+    if failures:
+        print(f"\n{len(failures)} responses were not 200; the first few:")
+        for name, (path, status, body) in failures[:5]:
+            print(f"  {name}: {path} -> {status}: {body!r}")
+    else:
+        print("\nevery response was 200")
+    return slow
+
+
+def main() -> None:
+    rng = random.Random(ARGS.seed)
+    backend = "PostgreSQL" if ARGS.postgres else "SQLite"
+    try:
+        call_command("migrate", verbosity=0)  # a kept database gets migrations added since
+        if ARGS.reuse:
+            print(f"reusing the database in {WORK}")
+            events, tails = StoredEvent.objects.count(), []
+        else:
+            print(f"seeding {ARGS.runs:,} runs on {backend} in {WORK}", flush=True)
+            events, seeded, rebuilt, tails = seed(ARGS.runs, rng)
+            print(
+                f"seeded {ARGS.runs:,} runs, {events:,} events ({events / ARGS.runs:.0f} per run) "
+                f"in {seeded:.0f} s ({events / seeded:,.0f} events/s); read models rebuilt in "
+                f"{rebuilt:.0f} s ({events / rebuilt:,.0f} events/s)"
+            )
+        run_ids = list(RunSummary.objects.values_list("run_id", flat=True))
+        statuses = Counter(RunSummary.objects.values_list("status", flat=True))
+        print("statuses: " + ", ".join(f"{s} {n:,}" for s, n in statuses.most_common()))
+        if not ARGS.postgres:
+            size = sum(f.stat().st_size for f in WORK.glob("dashboard.sqlite3*"))
+            print(f"database file: {size / 1e6:,.0f} MB")
+        user, cookie = session_cookie()
+        results, others, written = measure(run_ids, cookie, rng, tails)
+        projection.catch_up()  # what the flying runs appended last: not the in-process figures'
+        print(
+            f"\n{backend}, {len(run_ids):,} runs, {events:,} events; gunicorn {ARGS.workers} sync "
+            f"workers; {ARGS.clients} clients; medians of {ARGS.repeats} x {ARGS.requests} "
+            f"requests per page; {os.cpu_count()} CPUs, shared with the load generator; other "
+            f"processes took {others:.0%} of them meanwhile (0% on a quiet machine)"
+        )
+        if ARGS.flying:
+            print(
+                f"while the runs still flying appended {written:,} events, up to {SLICE} at a "
+                f"time every {ARGS.write_interval} s (each append its own transaction)"
+            )
+        print(
+            "queries, SQL ms, alone ms: one request in-process (no HTTP, no concurrency; "
+            "alone: the best of 9), the SQL timed statement by statement"
+        )
+        slow = report(results, user, run_ids)
+        for name, make in [FLOOR, *PAGES] if ARGS.profile else slow:
+            profile(user, name, make(rng.choice(run_ids)))
+    finally:
+        if ARGS.keep:
+            print(f"kept {WORK}: measure it again with --reuse {WORK}")
+        elif not ARGS.reuse:
+            shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

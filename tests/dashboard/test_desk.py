@@ -148,3 +148,34 @@ def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refuse
     assert rejected and all((e.held, e.current) == (1, 2) for e in rejected)
     timeline = api.get(f"/api/runs/{run_id}/events?kind=StaleWorkRejected").json()
     assert timeline and "superseded" in timeline[0]["data"]["reason"]
+
+
+def test_the_commands_start_a_desk_run_on_an_order_and_supersede_its_ticket(owner):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    out = io.StringIO()
+    call_command(
+        "start_run",
+        "--team",
+        "support-desk",
+        "--scenario",
+        "re-decide",
+        "--order",
+        "D-1",
+        stdout=out,
+    )
+    run_id = out.getvalue().strip()
+    assert drive(run_id) == "done"
+    assert Order.objects.get(order_id="D-1").status == "shipped"
+    with pytest.raises(CommandError, match="works on no orders"):
+        call_command("start_run", "--team", "repo-fix", "--order", "D-1", stdout=io.StringIO())
+
+    args = ["supersede_intent", "ticket-D-1", "--statement", "offer a return", "--by", "ana"]
+    with pytest.raises(CommandError, match="at version 1, not 5"):
+        call_command(*args, "--reason", "customer called", "--based-on", "5")
+    with pytest.raises(CommandError, match="no intent ticket-D-2"):
+        call_command("supersede_intent", "ticket-D-2", "--statement", "x", "--reason", "y")
+    call_command(*args, "--reason", "customer called", "--based-on", "1", stdout=out)
+    assert "ticket-D-1 is now at version 2" in out.getvalue()

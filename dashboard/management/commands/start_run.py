@@ -28,6 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--max-turns", type=int)
         parser.add_argument("--max-seconds", type=float)
         parser.add_argument("--model", choices=["scripted", "openai"])
+        parser.add_argument("--order", help="support-desk: the order the ticket is about")
         parser.add_argument("--wait", action="store_true", help="block until the run ends")
         parser.add_argument("--timeout", type=float, default=600, help="seconds --wait waits")
 
@@ -41,6 +42,7 @@ class Command(BaseCommand):
                 max_turns=options["max_turns"],
                 max_seconds=options["max_seconds"],
                 model=options["model"],
+                desk={"order_id": options["order"]} if options["order"] else None,
             )
         except runs.RunError as exc:
             raise CommandError(str(exc)) from None

@@ -1,4 +1,4 @@
-"""python manage.py supersede_intent INTENT --statement WHAT --reason WHY [--version N]"""
+"""python manage.py supersede_intent INTENT --statement WHAT --reason WHY [--based-on N]"""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--statement", required=True, help="what is wanted now")
         parser.add_argument("--reason", required=True, help="why it changed")
         parser.add_argument(
-            "--version", type=int, help="the version you read: refused if it has moved since"
+            "--based-on", type=int, help="the version you read: refused if it has moved since"
         )
         parser.add_argument("--by", default=getpass.getuser())
 
@@ -33,7 +33,7 @@ class Command(BaseCommand):
                 options["statement"],
                 options["by"],
                 options["reason"],
-                options["version"],
+                options["based_on"],
             )
         except intents.IntentError as exc:
             raise CommandError(str(exc)) from None

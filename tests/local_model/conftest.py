@@ -1,0 +1,36 @@
+"""One real local model server for the tests that need it, on a free port of its own."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from tasks import local_model
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def local_server(tmp_path_factory):
+    why = local_model.missing()
+    if why:
+        # CI counts a skip that says "not available" as a failure: there it must be installed.
+        pytest.skip(f"local model not available: {why}")
+    base = f"http://127.0.0.1:{free_port()}/v1"
+    server = local_model.LocalModelServer(base)
+    server.log = tmp_path_factory.mktemp("local-model") / "server.log"
+    server.start()
+    previous = os.environ.get("MINUTES_LOCAL_MODEL_URL")
+    os.environ["MINUTES_LOCAL_MODEL_URL"] = base
+    yield server
+    server.stop()
+    if previous is None:
+        os.environ.pop("MINUTES_LOCAL_MODEL_URL", None)
+    else:
+        os.environ["MINUTES_LOCAL_MODEL_URL"] = previous

@@ -35,19 +35,26 @@ class StillContended(Exception):
 class Facts:
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
+        # What this reader has folded so far, per subject. A stream's past never changes, so
+        # a re-read asks only for what came after: a hot fact with a long history costs its
+        # news, not its whole history, on every compare-and-swap (docs/benchmarks.md).
+        self.known: dict[str, Fact] = {}
 
     @staticmethod
     def stream(subject: str) -> str:
         return f"subject-{subject}"
 
     def read(self, subject: str) -> Fact:
-        values: dict[str, Any] = {}
-        version = 0
-        for rec in self.journal.read(self.stream(subject)):
+        known = self.known.get(subject) or Fact(subject, {}, 0)
+        values = dict(known.values)
+        version = known.version
+        for rec in self.journal.read(self.stream(subject), after=version):
             version = rec.version
             if isinstance(rec.event, FactChanged):
                 values[rec.event.predicate] = rec.event.value
-        return Fact(subject, values, version)
+        fact = Fact(subject, values, version)
+        self.known[subject] = fact
+        return fact
 
     def write(
         self,

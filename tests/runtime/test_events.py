@@ -212,6 +212,37 @@ def test_every_kind_survives_the_flat_round_trip():
             "refunded_cents": 4999,
             "problems": [],
         },
+        "WorkerHandedOff": {
+            "handoff": {"worker_id": "billing", "objective": "o", "inputs": {"order": "A-1"}},
+            "attempt": 2,
+        },
+        "WorkerReported": {"report": {"worker_id": "billing", "status": "ok", "findings": []}},
+        "WorkerTimedOut": {"worker_id": "billing", "deadline_seconds": 30.0, "elapsed": 31.5},
+        "RecoveryRouted": {
+            "worker_id": "billing",
+            "reason": "budget",
+            "attempt": 1,
+            "action": {"action": "retry", "why": "bigger budget"},
+        },
+        "BreakerTripped": {
+            "breaker": "orders",
+            "reason": "failure rate",
+            "rates": {"failure_rate": 0.6, "calls": 5.0},
+            "retry_in": 30.0,
+        },
+        "BreakerReset": {"breaker": "orders", "reason": "probe succeeded", "rates": {}},
+        "SagaStepCompleted": {"saga_id": "s1", "step": "hold", "key": "fx-1", "result": {"h": 1}},
+        "SagaAborted": {"saga_id": "s1", "reason": "declined", "failed_step": "charge"},
+        "SagaCompensated": {"saga_id": "s1", "step": "hold", "key": "fx-2", "result": None},
+        "FindingUnsupported": {
+            "worker_id": "billing",
+            "claim": "two charges of 129.00",
+            "call_id": "c9",
+            "reason": "facts_missing",
+            "missing": ["129.00"],
+            "detail": "d",
+        },
+        "AnswerComposed": {"text": "t", "degraded": "policy from cache", "sources": ["c1"]},
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

@@ -1,0 +1,139 @@
+"""Parallel specialists: hand-offs and reports, routed recovery, breakers, sagas, verification.
+
+The contracts themselves (Handoff, Report, the recovery actions) live in `runtime.fanout`; the
+events carry them as plain dicts, so this vocabulary does not depend on the package that builds
+on it and an old journal still reads after the contracts grow a field. The sub-task an event
+belongs to rides in the envelope's `task_id`: a reassigned hand-off changes the worker, not the
+sub-task.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from runtime.events.base import Event
+
+# --- hand-offs and reports (a run's stream) ----------------------------------------------------
+
+
+class WorkerHandedOff(Event):
+    """A specialist got its brief: the whole of what it may see, as `Handoff` fields."""
+
+    kind: ClassVar[str] = "WorkerHandedOff"
+    handoff: dict[str, Any]
+    attempt: int = 1
+
+
+class WorkerReported(Event):
+    """A specialist's typed report, as `Report` fields (status, findings, reason code)."""
+
+    kind: ClassVar[str] = "WorkerReported"
+    report: dict[str, Any]
+    attempt: int = 1
+
+
+class WorkerTimedOut(Event):
+    """A specialist gave no report before its deadline; recovery treats it as a budget failure."""
+
+    kind: ClassVar[str] = "WorkerTimedOut"
+    worker_id: str
+    deadline_seconds: float
+    elapsed: float
+    attempt: int = 1
+
+
+class RecoveryRouted(Event):
+    """What the router decided for a failed report: retry, reassign, fallback or escalate.
+
+    `action` holds the action's fields, with `action["action"]` naming which one.
+    """
+
+    kind: ClassVar[str] = "RecoveryRouted"
+    worker_id: str
+    reason: str
+    attempt: int
+    action: dict[str, Any]
+
+
+# --- breakers (whichever stream the caller keeps them in) --------------------------------------
+
+
+class BreakerTripped(Event):
+    """A breaker opened: calls are refused until `retry_in` seconds pass (None: until a person
+    resets it). `rates` holds the figures it judged on (failure rate, tokens per second...)."""
+
+    kind: ClassVar[str] = "BreakerTripped"
+    breaker: str
+    reason: str
+    rates: dict[str, float] = Field(default_factory=dict)
+    retry_in: float | None = None
+
+
+class BreakerReset(Event):
+    """A breaker closed again: its probe succeeded, or a person reset it."""
+
+    kind: ClassVar[str] = "BreakerReset"
+    breaker: str
+    reason: str
+    rates: dict[str, float] = Field(default_factory=dict)
+
+
+# --- sagas (stream `saga-<id>`) ----------------------------------------------------------------
+
+
+class SagaStepCompleted(Event):
+    """A saga step's action succeeded under effect key `key`; its compensation is now owed if
+    the saga is aborted."""
+
+    kind: ClassVar[str] = "SagaStepCompleted"
+    saga_id: str
+    step: str
+    key: str
+    result: Any = None
+
+
+class SagaAborted(Event):
+    """The saga will go no further: from here on its completed steps are compensated."""
+
+    kind: ClassVar[str] = "SagaAborted"
+    saga_id: str
+    reason: str
+    failed_step: str | None = None
+
+
+class SagaCompensated(Event):
+    """A completed step was undone, under its own effect key `key`."""
+
+    kind: ClassVar[str] = "SagaCompensated"
+    saga_id: str
+    step: str
+    key: str
+    result: Any = None
+
+
+# --- verification and the answer ---------------------------------------------------------------
+
+
+class FindingUnsupported(Event):
+    """A finding its cited tool call does not back: no such call, a failed call, another tool,
+    or key facts (numbers, ids, quoted words) the result does not contain."""
+
+    kind: ClassVar[str] = "FindingUnsupported"
+    worker_id: str
+    claim: str
+    call_id: str
+    reason: Literal["unknown_call", "call_failed", "wrong_tool", "facts_missing"]
+    missing: list[str] = Field(default_factory=list)
+    detail: str = ""
+
+
+class AnswerComposed(Event):
+    """The answer the run gives. `degraded` says, in words, what it lacks or substituted (None
+    when nothing did); `sources` names what it rests on (tool call ids, cached snapshots)."""
+
+    kind: ClassVar[str] = "AnswerComposed"
+    text: str
+    degraded: str | None = None
+    sources: list[str] = Field(default_factory=list)

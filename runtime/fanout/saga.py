@@ -1,0 +1,234 @@
+"""Sagas: multi-step side effects that walk backward when a later step fails.
+
+There is no transaction across a payment provider, a mail server and a ticket system, so each
+step brings its own undo. A `Saga` performs every action, and later every compensation,
+through the effect `Ledger`, and keeps its own account in the stream `saga-<id>`:
+
+    effect-<key>   (the Ledger's)  who performs an action or an undo, and its outcome: exactly
+                                   once per key, whoever asks and however often
+    saga-<id>      (the saga's)    SagaStepCompleted per step done, in order; SagaAborted once;
+                                   SagaCompensated per step undone
+
+Why both, rather than the effect streams alone: the effect streams say what happened to one
+key, but not which keys make up this saga, in which order, or that it was abandoned. The saga
+stream is that index, readable in one go; the effect streams keep the exactly-once guarantee.
+A crash between the two is harmless: the Ledger answers the replayed call with the recorded
+outcome (without calling anything) and the saga writes the missing line.
+
+Keys are derived, never made up: a step's key from the saga id, the step name and its payload;
+its undo's key from the saga id, the step name and the step's key. So a resumed saga (a new
+object on the same journal and id, after a crash) finds every key it had, and neither an
+action nor an undo runs twice.
+
+Callables are not journalled. A resumed driver re-runs its `step` calls, which return recorded
+results without acting and register the compensations again; or it registers them with `undo`.
+Step results are journalled, so they must be JSON data (a JsonlJournal hands them back parsed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.coordination.effects import (
+    EffectInProgress,
+    EffectPreviouslyFailed,
+    Ledger,
+    effect_key,
+)
+from runtime.events import Event, SagaAborted, SagaCompensated, SagaStepCompleted
+from runtime.journal import Journal, WrongExpectedVersion
+
+Action = Callable[[str], Any]
+Compensation = Callable[[str, Any], Any]
+
+_RACE_ATTEMPTS = 20
+
+
+class SagaError(Exception):
+    """Base of the saga's typed refusals."""
+
+
+class SagaClosed(SagaError):
+    """The saga was aborted: it takes no new steps, it only compensates."""
+
+
+class StepConflict(SagaError):
+    """A step name came back with another payload than the one it completed with."""
+
+
+class MissingCompensation(SagaError):
+    """A completed step has no compensation registered in this process (after a resume)."""
+
+
+class CompensationFailed(SagaError):
+    """An undo failed. It is not retried under the same key: what to do now is a person's call
+    (dead-letter it), and a new decision is a new key."""
+
+    def __init__(self, step: str, error: str) -> None:
+        super().__init__(f"compensating step {step!r} failed: {error}")
+        self.step = step
+        self.error = error
+
+
+@dataclass
+class SagaState:
+    """The saga as its stream tells it."""
+
+    version: int = 0
+    completed: dict[str, SagaStepCompleted] = field(default_factory=dict)  # in completion order
+    compensated: dict[str, SagaCompensated] = field(default_factory=dict)
+    aborted: SagaAborted | None = None
+
+
+def fold(events: list[Event]) -> SagaState:
+    state = SagaState(version=len(events))
+    for event in events:
+        if isinstance(event, SagaStepCompleted):
+            state.completed.setdefault(event.step, event)
+        elif isinstance(event, SagaCompensated):
+            state.compensated.setdefault(event.step, event)
+        elif isinstance(event, SagaAborted) and state.aborted is None:
+            state.aborted = event
+    return state
+
+
+class Saga:
+    def __init__(
+        self, journal: Journal, saga_id: str, run_id: str = "", ledger: Ledger | None = None
+    ) -> None:
+        self.journal = journal
+        self.saga_id = saga_id
+        self.run_id = run_id
+        self.ledger = ledger or Ledger(journal)
+        self._undo: dict[str, Compensation] = {}
+
+    @property
+    def stream(self) -> str:
+        return f"saga-{self.saga_id}"
+
+    def state(self) -> SagaState:
+        return fold([r.event for r in self.journal.read(self.stream)])
+
+    @property
+    def completed(self) -> list[str]:
+        return list(self.state().completed)
+
+    @property
+    def compensated(self) -> list[str]:
+        return list(self.state().compensated)
+
+    @property
+    def aborted(self) -> bool:
+        return self.state().aborted is not None
+
+    def step_key(self, name: str, payload: Any = None) -> str:
+        return effect_key(self.saga_id, f"step:{name}", self.stream, payload)
+
+    def undo_key(self, name: str, step_key: str) -> str:
+        return effect_key(self.saga_id, f"undo:{name}", self.stream, step_key)
+
+    # --- going forward --------------------------------------------------------------------
+
+    def step(
+        self, name: str, action: Action, compensation: Compensation, payload: Any = None
+    ) -> Any:
+        """Perform `action(key)` once and owe `compensation(key, result)` if the saga aborts.
+
+        A step already completed (a replay after a crash) returns its recorded result without
+        acting. An action that raises is recorded as failed by the Ledger and the exception
+        propagates: the caller decides to `compensate`.
+        """
+        key = self.step_key(name, payload)
+        done = self.state().completed.get(name)
+        if done is not None:
+            if done.key != key:
+                raise StepConflict(f"step {name!r} completed with another payload")
+            self._undo[name] = compensation
+            return done.result
+        if self.aborted:
+            raise SagaClosed(f"saga {self.saga_id} was aborted; step {name!r} not started")
+        result = self.ledger.perform(
+            key, "saga-step", f"{self.stream}/{name}", payload, action, run_id=self.run_id
+        )
+        self._undo[name] = compensation
+        self._record(
+            SagaStepCompleted(
+                run_id=self.run_id, saga_id=self.saga_id, step=name, key=key, result=result
+            ),
+            lambda state: name in state.completed,
+        )
+        return result
+
+    def undo(self, name: str, compensation: Compensation) -> None:
+        """Register a step's compensation without replaying the step (for a resumed saga)."""
+        self._undo[name] = compensation
+
+    # --- going backward -------------------------------------------------------------------
+
+    def compensate(self, reason: str = "", failed_step: str | None = None) -> list[str]:
+        """Undo every completed step, last first, each exactly once across calls and crashes.
+
+        Returns the steps this call recorded as compensated, in the order it undid them (an
+        empty list when an earlier call already did everything). Stops at the first undo that
+        fails, with CompensationFailed, or is in doubt, with EffectInProgress: undoing an
+        earlier step while a later one still stands could leave a state no forward run ever
+        produced.
+        """
+        self._record(
+            SagaAborted(
+                run_id=self.run_id, saga_id=self.saga_id, reason=reason, failed_step=failed_step
+            ),
+            lambda state: state.aborted is not None,
+        )
+        state = self.state()
+        owed = [s for s in reversed(state.completed.values()) if s.step not in state.compensated]
+        missing = [s.step for s in owed if s.step not in self._undo]
+        if missing:
+            # Checked before undoing anything: half a compensation is worse than none yet.
+            raise MissingCompensation(f"no compensation registered for steps {missing}")
+        return [done.step for done in owed if self._compensate_one(done)]
+
+    def _compensate_one(self, done: SagaStepCompleted) -> bool:
+        undo = self._undo[done.step]
+        key = self.undo_key(done.step, done.key)
+        try:
+            result = self.ledger.perform(
+                key,
+                "saga-compensation",
+                f"{self.stream}/{done.step}",
+                {"step": done.step, "step_key": done.key},
+                lambda k: undo(k, done.result),
+                run_id=self.run_id,
+            )
+        except EffectInProgress:
+            # Started and never settled (a crash, or another driver right now): in doubt, not
+            # failed. `Ledger.reconcile` settles it; then compensate again.
+            raise
+        except EffectPreviouslyFailed as exc:
+            raise CompensationFailed(done.step, f"{exc.error.type}: {exc.error.message}") from exc
+        except Exception as exc:
+            raise CompensationFailed(done.step, f"{type(exc).__name__}: {exc}") from exc
+        return self._record(
+            SagaCompensated(
+                run_id=self.run_id, saga_id=self.saga_id, step=done.step, key=key, result=result
+            ),
+            lambda state: done.step in state.compensated,
+        )
+
+    # --- the saga's stream ----------------------------------------------------------------
+
+    def _record(self, event: Event, already: Callable[[SagaState], bool]) -> bool:
+        """Append `event` unless the stream already says it (False then); a lost race just
+        means reading again (the winner may well have written the same fact)."""
+        for _ in range(_RACE_ATTEMPTS):
+            state = self.state()
+            if already(state):
+                return False
+            try:
+                self.journal.append(self.stream, [event], state.version)
+                return True
+            except WrongExpectedVersion:
+                continue
+        raise SagaError(f"saga {self.saga_id}: lost {_RACE_ATTEMPTS} races to append")

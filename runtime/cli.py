@@ -92,7 +92,7 @@ def run_of(journal: JsonlJournal, given: str | None) -> str:
 
 
 def report(outcome: flight.FlightOutcome, journal: JsonlJournal, path: Path, as_json: bool) -> int:
-    records = journal.read(f"run-{outcome.run_id}")
+    records = flight.run_records(journal, outcome.run_id)
     the_bill = views.bill(records)
     if as_json:
         print(
@@ -202,14 +202,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_views(args: argparse.Namespace) -> int:
     journal = open_journal(Path(args.journal))
-    records = journal.read(f"run-{run_of(journal, args.run)}")
+    records = flight.run_records(journal, run_of(journal, args.run))
     print(json.dumps(views.all_views(records), indent=2, default=str))
     return EXIT_OK
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     journal = open_journal(Path(args.journal))
-    records = journal.read(f"run-{run_of(journal, args.run)}")
+    records = flight.run_records(journal, run_of(journal, args.run))
     print(json.dumps(diagnose(records), indent=2))
     return EXIT_OK
 

@@ -6,12 +6,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from runtime.events import TeamFinished, TeamStarted, describe_validation
-from runtime.journal import Journal, MemoryJournal
+from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.model import ModelClient, ScriptedClient
 from runtime.session import (
     CeilingBreached,
@@ -23,6 +23,7 @@ from runtime.session import (
     Session,
     StepComplete,
     StopRequest,
+    Waiting,
 )
 from runtime.teams import TEAMS, FlightConfig, Services, Team
 
@@ -137,6 +138,8 @@ def drive(
         return FlightOutcome(session.run_id, "interrupted", str(exc))
     except Parked as exc:
         return FlightOutcome(session.run_id, "dead-lettered", exc.reason)
+    except Waiting as exc:
+        return FlightOutcome(session.run_id, "waiting", exc.why)
     except StepComplete:
         return FlightOutcome(session.run_id, "stepped")
     except CeilingBreached as exc:
@@ -194,11 +197,18 @@ class ReplayReport:
     complete: bool = True
 
 
+def run_records(journal: Journal, run_id: str) -> list[Recorded]:
+    """A run's records in journal order: its own stream and its parallel specialists'."""
+    own = journal.read(f"run-{run_id}")
+    workers = cast(ScanningJournal, journal).read_prefix(f"worker-{run_id}-")
+    return sorted([*own, *workers], key=lambda r: r.position) if workers else own
+
+
 def replay(journal: Journal, run_id: str) -> ReplayReport:
     """Re-run a run with every model answer and tool result served from its journal alone."""
     events = [r.event for r in journal.read(f"run-{run_id}")]
     config = recorded_config(events, run_id)
-    session = Session(MemoryJournal(), run_id, recorded=events, replay=True)
+    session = Session(MemoryJournal(), run_id, recorded=events, replay=True, source=journal)
     try:
         drive(session, config, Path("/nonexistent/replay-runs-no-tools"), live=False)
     except ReplayDivergence as exc:

@@ -190,6 +190,8 @@ class OpenAIClient(ModelClient):
             body["temperature"] = self.temperature
         reply = self._post_with_retries(CHAT_PATH, body)
         text, calls = parse_message(reply)
+        ours = {wire_name(t["name"]): t["name"] for t in tools}
+        calls = [c.model_copy(update={"name": ours.get(c.name, c.name)}) for c in calls]
         usage = parse_usage(reply.get("usage"))
         if usage is None:
             usage = estimate_usage(messages, tools, text, calls)
@@ -208,7 +210,9 @@ class OpenAIClient(ModelClient):
         name = named_tool(pick.text, names)
         if name is None:
             return pick
-        forced = self._ask(messages, tools, {"type": "function", "function": {"name": name}})
+        forced = self._ask(
+            messages, tools, {"type": "function", "function": {"name": wire_name(name)}}
+        )
         # The server may still answer with another tool or none; keep only the forced one.
         calls = [c for c in forced.tool_calls if c.name == name][:1]
         return ModelResponse(
@@ -311,7 +315,7 @@ def wire_message(message: ChatMessage) -> dict[str, Any]:
                 {
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.args)},
+                    "function": {"name": wire_name(call.name), "arguments": json.dumps(call.args)},
                 }
                 for call in message.tool_calls
             ]
@@ -319,12 +323,18 @@ def wire_message(message: ChatMessage) -> dict[str, Any]:
     return {"role": message.role, "content": message.content}
 
 
+def wire_name(name: str) -> str:
+    """A tool name the protocol accepts (letters, digits, _ and -): namespaced tools
+    (`orders.lookup_order`) travel as `orders__lookup_order` and come back as themselves."""
+    return name.replace(".", "__")
+
+
 def wire_tool(spec: ToolSpec) -> dict[str, Any]:
     """One ToolSpec in the chat-completions "tools" shape."""
     return {
         "type": "function",
         "function": {
-            "name": spec["name"],
+            "name": wire_name(spec["name"]),
             "description": spec.get("description", ""),
             "parameters": spec.get("parameters", {"type": "object", "properties": {}}),
         },

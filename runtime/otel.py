@@ -512,7 +512,8 @@ def encode_span(span: Span, trace_id: str) -> dict[str, Any]:
 def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
     """One run's journal as an OTLP/JSON ExportTraceServiceRequest.
 
-    Only the run's own stream (`run-<id>`) is read: the lease, control and effect streams say
+    Only the run's own stream (`run-<id>`) and its specialists' (`worker-<id>-...`) are read:
+    the lease, control and effect streams say
     how the run was driven, not what its agents did. The first run stream met names the run;
     records of any other run are ignored. No run stream at all gives a request with no spans.
     """
@@ -520,8 +521,10 @@ def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
     for rec in records:
         if trace is None and rec.stream.startswith("run-"):
             trace = Trace(rec.stream.removeprefix("run-"))
-        if trace is not None and rec.stream == trace.stream:
-            trace.step(rec)
+        if trace is not None and (
+            rec.stream == trace.stream or rec.stream.startswith(f"worker-{trace.run_id}-")
+        ):
+            trace.step(rec)  # the run's own stream, and its parallel specialists' streams
     if trace is None:
         return {"resourceSpans": []}
     trace.finish()

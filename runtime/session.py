@@ -72,6 +72,16 @@ class StepComplete(Exception):
     """The session's live steps are used up: the next turn belongs to the next step."""
 
 
+class Waiting(StepComplete):
+    """The run waits on work elsewhere (a specialist on another worker): this step ends, and
+    the next begins after `seconds`, replays to here and looks again."""
+
+    def __init__(self, seconds: float, why: str) -> None:
+        super().__init__(why)
+        self.seconds = seconds
+        self.why = why
+
+
 class CeilingBreached(Exception):
     """A hard ceiling ended the run (CeilingReached is journalled)."""
 
@@ -155,10 +165,15 @@ class Session:
         faults: Faults | None = None,
         steps: int | None = None,
         ceilings: Ceilings | None = None,
+        stream: str | None = None,
+        source: Journal | None = None,
     ) -> None:
         self.journal = journal
         self.run_id = run_id
-        self.stream = f"run-{run_id}"
+        self.stream = stream or f"run-{run_id}"
+        # Where the record came from: the journal itself, except in a replay, which writes
+        # into a fresh journal and must still find the record of the run's other streams.
+        self.source = source or journal
         if recorded is None:
             recorded = [r.event for r in journal.read(self.stream)]
         self.recorded = list(recorded)
@@ -262,6 +277,22 @@ class Session:
                 self.run_id, tool.name, self.executions[tool.name], self.counts["ToolDispatched"]
             )
         return outcome
+
+    def sub(self, stream: str) -> Session:
+        """A session of the same run on a stream of its own, for work that runs beside this
+        one (a parallel worker): its own versions, its own record, replayed like this one."""
+        return Session(
+            self.journal,
+            self.run_id,
+            recorded=[r.event for r in self.source.read(stream)],
+            replay=self.replay,
+            stop=self.stop,
+            resumed_by=self.resumed_by,
+            faults=self.faults,
+            ceilings=self.ceilings,
+            stream=stream,
+            source=self.source,
+        )
 
     def activity(self, cls: type[E], work: Callable[[], dict[str, Any]], **envelope: Any) -> E:
         """A harness side effect whose outcome is one event: done once, then read back.

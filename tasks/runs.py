@@ -24,7 +24,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError, transaction
 
-from desk.services import database_desk
+from desk.services import database_desk, release
 from journal_store import projection
 from journal_store.journal import DjangoJournal, Fenced
 from journal_store.models import RunSummary
@@ -41,11 +41,12 @@ from runtime.faults import Faults
 from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.session import Session
 from runtime.teams import Services
-from tasks import local_model
+from tasks import fanout, local_model
 from tasks.control import Control
 
 log = logging.getLogger(__name__)
 
+WAIT_SECONDS = 0.5  # between looks at specialists still at work (well under the visibility timeout)
 TERMINAL = ("done", "failed", "halted", "inconclusive", "out_of_turns", "escalated", "discarded")
 
 
@@ -198,7 +199,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
             stop=control.stop_request,
             resumed_by=control.resumed_by(),
         )
-        services = Services(desk=database_desk())
+        services = Services(desk=database_desk(), release=release, dispatch=fanout.dispatch)
         result = flight.drive(session, config, settings.WORKSPACES, services=services)
         outcome = result.status
     except (StaleEpoch, WrongExpectedVersion):
@@ -218,6 +219,9 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
         projection.catch_up()
     if outcome == "stepped":
         transaction.on_commit(lambda: advance.delay(run_id))
+    elif outcome == "waiting":
+        # Specialists are at work on other workers: look again in a moment, not at once.
+        transaction.on_commit(lambda: advance.apply_async((run_id,), countdown=WAIT_SECONDS))
     return outcome
 
 

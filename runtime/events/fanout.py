@@ -57,6 +57,15 @@ class RecoveryRouted(Event):
     action: dict[str, Any]
 
 
+class ToolsListed(Event):
+    """What the run's tool servers offered when it started, and which were degraded: a replay
+    rebuilds the workers' tool belts from this, with no server running."""
+
+    kind: ClassVar[str] = "ToolsListed"
+    tools: list[dict[str, Any]]  # name, description, parameters
+    degraded: dict[str, str] = Field(default_factory=dict)  # server -> why
+
+
 # --- breakers (whichever stream the caller keeps them in) --------------------------------------
 
 

@@ -87,6 +87,9 @@ class FlightConfig(BaseModel):
         description="escalations wait in the dead-letter queue for a person's retry or discard",
     )
     desk: DeskSettings | None = Field(default=None, description="the support desk's settings")
+    deadline: float = Field(
+        default=60.0, gt=0, le=3600, description="seconds a specialist has to report (fan-out)"
+    )
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,13 @@ class Services:
     files, the workers the project's database. None: the team's command-line default."""
 
     desk: Callable[[Journal, Path, DeskSettings], Desk] | None = None
+    # support-triage: the tool surface (default: the three MCP servers, started here), and
+    # what a specialist's thread calls when it ends (the workers close its database connection)
+    mcp: Callable[[], Any] | None = None
+    release: Callable[[], None] | None = None
+    # support-triage on the workers: send a specialist off to run elsewhere (run id, sub-task
+    # id, its hand-off); None runs specialists in threads of the flight's own process
+    dispatch: Callable[[str, str, dict[str, Any]], None] | None = None
 
 
 Fly = Callable[[Session, FlightConfig, dict[str, ModelClient], Path, Services], TeamFinished]

@@ -124,6 +124,23 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
             ],
         )
     )
+    flown = fly_team("broken-policy", team="support-triage")
+    streams = {}
+    for rec in JsonlJournal(flown.path).read_all():
+        streams.setdefault(rec.stream, []).append(rec.event)
+    batches.extend(streams.items())  # the run and its specialists' streams
+    batches.append(
+        (
+            "saga-r-extras",
+            [
+                ev.SagaStepCompleted(**r, saga_id="s-1", step="hold", key="fx-1", result={}),
+                ev.SagaAborted(**r, saga_id="s-1", reason="refund declined", failed_step="pay"),
+                ev.SagaCompensated(**r, saga_id="s-1", step="hold", key="fx-2", result={}),
+                ev.BreakerReset(**r, breaker="tools:policy", reason="probe succeeded"),
+                ev.WorkerTimedOut(**r, worker_id="kb-worker", deadline_seconds=1.0, elapsed=1.2),
+            ],
+        )
+    )
     kinds = {e.kind for _, events in batches for e in events}
     assert kinds == set(ev.BY_KIND), set(ev.BY_KIND) - kinds
     return batches
@@ -154,7 +171,7 @@ def test_rebuild_equals_the_incremental_path_on_a_journal_with_every_kind(fly_te
             journal.append(stream, events[i : i + 7], i)
             projection.catch_up(using=alias, batch=5)
     incremental = snapshot(alias)
-    assert len(incremental["summary"]) == len(SCENARIOS) + 3  # and r-extras, two desk runs
+    assert len(incremental["summary"]) == len(SCENARIOS) + 4  # r-extras, two desk runs, triage
     projection.rebuild(using=alias)
     assert snapshot(alias) == incremental
     projection.rebuild(["conflicts"], using=alias)

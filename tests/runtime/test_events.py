@@ -212,6 +212,10 @@ def test_every_kind_survives_the_flat_round_trip():
             "refunded_cents": 4999,
             "problems": [],
         },
+        "ToolsListed": {
+            "tools": [{"name": "kb.search", "description": "d", "parameters": {"type": "object"}}],
+            "degraded": {"policy": "3 calls failed in a row"},
+        },
         "WorkerHandedOff": {
             "handoff": {"worker_id": "billing", "objective": "o", "inputs": {"order": "A-1"}},
             "attempt": 2,

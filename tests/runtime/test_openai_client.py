@@ -470,3 +470,18 @@ def test_named_tool_prefers_the_earliest_and_then_the_longest_mention() -> None:
     assert named_tool("call run_tests now", names) == "run_tests"
     assert named_tool("Read file, then run tests", names) == "read_file"
     assert named_tool("nothing to do", names) is None
+
+
+def test_namespaced_tool_names_travel_in_the_protocols_alphabet(server: FakeServer) -> None:
+    client, _ = client_for(server)
+    lookup = {**WEATHER_TOOL, "name": "orders.lookup_order"}
+    server.queue(
+        Reply(completion(None, [wire_call("orders__lookup_order", '{"city": "x"}')], USAGE))
+    )
+    answer = client.complete([ChatMessage(role="user", content="Where is A1?")], [lookup])
+    assert answer.tool_calls[0].name == "orders.lookup_order"
+    assert server.last["tools"][0]["function"]["name"] == "orders__lookup_order"
+    again = [ChatMessage(role="assistant", tool_calls=answer.tool_calls)]
+    server.queue(Reply(completion("ok", usage=USAGE)))
+    client.complete(again, [lookup])
+    assert server.last["messages"][0]["tool_calls"][0]["function"]["name"] == "orders__lookup_order"

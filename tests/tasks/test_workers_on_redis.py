@@ -3,6 +3,7 @@ poison a run — every run still ends completed or dead-lettered, and nothing ru
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -121,3 +122,41 @@ def test_the_support_desk_on_workers_refunds_once_and_parks_its_conflict(redis_w
     assert runs.status_of(conflict_run) == "escalated"
     assert Order.objects.get(order_id="W-2").status == "shipped"
     assert DjangoJournal().read_prefix("conflict-")[0].event.run_id == conflict_run
+
+
+def test_support_triage_fans_out_to_specialists_on_two_worker_processes(redis_workers):
+    """Each specialist is a Celery task of its own, on its own stream and lease; the run's
+    step waits for them between steps, and the answer says DEGRADED when policy fails."""
+    from journal_store.models import BillLine
+    from runtime.events import AgentFinished, AnswerComposed, LeaseGranted, RunStarted
+
+    run_id = runs.start_run("support-triage", "broken-policy")
+    redis_workers.start(concurrency=2)
+    wait_until(lambda: settled([run_id]), 90, "the triage run", redis_workers)
+    assert runs.status_of(run_id) == "done"
+    journal = DjangoJournal()
+    [answer] = [e for e in run_events(run_id) if isinstance(e, AnswerComposed)]
+    assert answer.degraded and "cached policy" in answer.degraded
+    assert answer.text.startswith("DEGRADED:") and "KB-999" not in answer.text
+
+    specialists = journal.read_prefix(f"worker-{run_id}-")
+    streams = {r.stream for r in specialists}
+    assert len(streams) == 3
+    spans = []
+    for stream in streams:
+        events = [r.event for r in specialists if r.stream == stream]
+        start = next(e.t for e in events if isinstance(e, RunStarted))
+        end = next(e.t for e in events if isinstance(e, AgentFinished))
+        spans.append((start, end))
+    spans.sort()
+    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
+    holders = {
+        r.event.holder.split(":")[1]  # host:pid:task
+        for r in journal.read_prefix(f"lease-worker-{run_id}-")
+        if isinstance(r.event, LeaseGranted)
+    }
+    assert len(holders) >= 2  # two worker processes ran specialists at once
+
+    projection.catch_up()
+    billed = set(BillLine.objects.filter(run_id=run_id).values_list("agent", flat=True))
+    assert {"orders-worker", "kb-worker", "policy-worker"} <= billed

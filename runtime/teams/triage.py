@@ -1,0 +1,620 @@
+"""The support-triage team: specialists in parallel over real MCP tool servers.
+
+A ticket is split into independent sub-tasks, each handed to one specialist with a brief it
+cannot see past (objective, resolved inputs, its tool belt, step and token budgets, a report
+contract, a deadline). The specialists run at once, each on a stream of its own
+(`worker-<run>-<sub-task>`), and are collected with a deadline. What comes back is checked
+before it is believed:
+
+    report       typed (ok | failed, with a reason code); a broken report is a failure
+    findings     each must cite one of the worker's own tool calls and agree with its result
+    recovery     a failed sub-task is routed on its reason code: a bigger budget, a cached
+                 fallback, or escalation; an answer built on a fallback says DEGRADED and why
+    breakers     each tool server sits behind a circuit breaker on its failure rate; a tripped
+                 breaker refuses calls at once and is journalled
+
+The answer is composed by the harness from verified findings only; the verdict is "done" when
+every sub-task was answered (degraded or not) and "failed" when none was.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any
+
+from runtime import loop
+from runtime.budget import Budget
+from runtime.events import (
+    AgentFinished,
+    AnswerComposed,
+    BreakerReset,
+    BreakerTripped,
+    BudgetExhausted,
+    Event,
+    ModelFailed,
+    RunInconclusive,
+    TeamFinished,
+    TeamStarted,
+    ToolsListed,
+    TurnCapReached,
+    WorkerHandedOff,
+    WorkerReported,
+    WorkerTimedOut,
+)
+from runtime.fanout import contracts, recovery, verify
+from runtime.fanout.contracts import Handoff, Report
+from runtime.model import ModelClient, ModelError, call
+from runtime.session import Session, Waiting
+from runtime.teams.base import FlightConfig, Scenario, Services, Team
+from runtime.tools import Tool, ToolFailure
+
+ORDERS, KB, POLICY = "orders-worker", "kb-worker", "policy-worker"
+BELTS = {
+    ORDERS: ["orders.lookup_order", "orders.list_orders"],
+    KB: ["kb.search"],
+    POLICY: ["policy.check_refund_policy", "policy.policy_for"],
+}
+SYSTEM = (
+    "You are a support specialist with a narrow brief. Use only your tools, cite the id of the "
+    "tool call behind every finding, and finish by calling done with your report."
+)
+REPORT = loop.done_tool(
+    {
+        "worker_id": {"type": "string"},
+        "status": {"enum": ["ok", "failed"]},
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim": {"type": "string"},
+                    "source_call_id": {"type": "string"},
+                    "source_tool": {"type": "string"},
+                },
+                "required": ["claim", "source_call_id", "source_tool"],
+            },
+        },
+        "reason": {"enum": ["budget", "tool_error", "ambiguous", "refused", None]},
+        "degraded": {"type": ["string", "null"]},
+    },
+    required=["worker_id", "status"],
+)
+# What the policy specialist falls back on when the policy service fails: a snapshot of the
+# refund rules, dated, so the answer can say what it rests on.
+POLICY_SNAPSHOT = recovery.Cached(
+    source="policy snapshot 2025-05 (cached copy of the refund rules)",
+    text="Damaged items reported within 14 days of delivery are refunded in full to the "
+    "original payment method; no return is needed when a photo shows the damage.",
+)
+ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
+STOPS = (AgentFinished, BudgetExhausted, TurnCapReached, RunInconclusive, ModelFailed)
+
+
+def handoffs(task: str, steps: int, tokens: int, deadline: float) -> list[tuple[str, Handoff]]:
+    """The plan: three independent sub-tasks, each with its own resolved inputs."""
+    found = ORDER_ID.search(task)
+    order = {"order_id": found.group(0)} if found else {}
+    plan = [
+        (ORDERS, "Find the order's status, items and any note about the customer's problem."),
+        (KB, "Find the help articles that apply to this ticket."),
+        (POLICY, "Say whether refunding this order's total is within the refund policy."),
+    ]
+    return [
+        (
+            f"S{n}",
+            Handoff(
+                worker_id=worker,
+                objective=objective,
+                inputs={"ticket": task, **(order if worker != KB else {})},
+                allowed_tools=BELTS[worker],
+                max_steps=steps,
+                max_tokens=tokens,
+                return_contract="findings that each cite the tool call they rest on",
+                deadline_seconds=deadline,
+            ),
+        )
+        for n, (worker, objective) in enumerate(plan, 1)
+    ]
+
+
+class Belt:
+    """The run's tools, from what the servers listed; calls go to a surface started on first
+    use (never in a replay, whose results all come from the journal), behind one breaker per
+    server."""
+
+    def __init__(self, open_surface: Callable[[], Any]) -> None:
+        self.specs: list[dict[str, Any]] = []
+        self.open_surface = open_surface
+        self.surface: Any = None
+        self.lock = threading.Lock()
+        self.breakers: dict[str, recovery.CircuitBreaker] = {}
+        self.events: list[Event] = []
+
+    def breaker(self, server: str) -> recovery.CircuitBreaker:
+        with self.lock:
+            if server not in self.breakers:
+                self.breakers[server] = recovery.CircuitBreaker(
+                    f"tools:{server}",
+                    window=6,
+                    min_calls=2,
+                    max_failure_rate=0.5,
+                    cool_down=30.0,
+                    on_event=self.events.append,
+                )
+            return self.breakers[server]
+
+    def opened(self) -> Any:
+        with self.lock:
+            if self.surface is None:
+                self.surface = self.open_surface()
+            return self.surface
+
+    def listing(self) -> dict[str, Any]:
+        surface = self.opened()
+        return {"tools": [t.spec() for t in surface.tools()], "degraded": surface.degraded()}
+
+    def call(self, name: str, args: dict[str, Any]) -> Any:
+        self.opened()
+        breaker = self.breaker(name.split(".", 1)[0])
+        breaker.allow()  # an open breaker refuses at once: a ToolFailure, so an observation
+        try:
+            result = self.surface.call(name, args)
+        except ToolFailure:
+            breaker.record(False)
+            raise
+        breaker.record(True)
+        return result
+
+    def tools(self) -> list[Tool]:
+        return [
+            Tool(
+                s["name"],
+                s.get("description", ""),
+                s["parameters"],
+                lambda _name=s["name"], **args: self.call(_name, args),
+                timeout=20.0,
+            )
+            for s in self.specs
+        ]
+
+    def close(self) -> None:
+        if self.surface is not None:
+            self.surface.close()
+
+
+def default_surface() -> Any:
+    from runtime.mcp.client import McpSurface, support_servers
+
+    return McpSurface(support_servers())
+
+
+def worker_stream(run_id: str, sub_id: str, worker_id: str) -> str:
+    return f"worker-{run_id}-{sub_id}-{worker_id}"
+
+
+def finished(events: list[Event]) -> bool:
+    """Whether a specialist's stream holds a whole run (it stopped, one way or another)."""
+    return bool(events) and isinstance(events[-1], STOPS)
+
+
+def work(
+    sub: Session,
+    sub_id: str,
+    handoff: Handoff,
+    client: ModelClient,
+    belt: Belt,
+    release: Callable[[], None] | None = None,
+) -> Report:
+    """One specialist on its own stream (`sub`), from its brief alone; always a typed report.
+    On a stream that already holds its whole run, this reads the report back without acting."""
+    budget = Budget(handoff.max_tokens)
+    agent = loop.Agent(
+        handoff.worker_id,
+        client,
+        contracts.toolbox(handoff, belt.tools()),
+        SYSTEM,
+        max_turns=handoff.max_steps,
+        done=REPORT,
+    )
+    try:
+        result = loop.run(agent, contracts.brief(handoff), sub, budget, task_id=sub_id)
+    except ModelError as exc:
+        return failed(handoff, "tool_error", 0, budget.spent, f"its model failed: {exc}")
+    finally:
+        if release is not None:
+            release()
+    if result.status != "done" or result.report is None:
+        reason = "ambiguous" if result.status == "inconclusive" else "budget"
+        return failed(handoff, reason, result.turns, budget.spent, f"it stopped: {result.status}")
+    raw = {**result.report, "steps": result.turns, "tokens": budget.spent}
+    try:
+        return contracts.parse_report(raw, handoff)
+    except contracts.ContractError as exc:
+        return failed(handoff, "ambiguous", result.turns, budget.spent, f"a broken report: {exc}")
+
+
+def failed(handoff: Handoff, reason: Any, steps: int, tokens: int, why: str) -> Report:
+    return Report(
+        worker_id=handoff.worker_id,
+        status="failed",
+        reason=reason,
+        steps=steps,
+        tokens=tokens,
+        degraded=why,
+    )
+
+
+def replayed(session: Session, cls: tuple[type[Event], ...], live: list[Event]) -> None:
+    """Emit what only a live run can produce (breaker trips, timeouts): live, the events at
+    hand; on a replay, what the record holds at this place."""
+    while not session.live and isinstance(session.peek(), cls):
+        session.emit(session.peek())  # type: ignore[arg-type]
+    if session.live and live:
+        session.emit(*live)
+
+
+def fan_out(
+    session: Session,
+    planned: list[tuple[str, Handoff]],
+    clients: dict[str, ModelClient],
+    belt: Belt,
+    services: Services,
+    cap: int,
+) -> dict[str, Report]:
+    """Every specialist's report, collected by its deadline: in threads here (at most `cap`
+    at a time), or, where `services.dispatch` sends them to other workers, from their streams."""
+    recorded_timeouts = {
+        e.task_id for e in session.recorded if isinstance(e, WorkerTimedOut) and e.task_id
+    }
+    reports: dict[str, Report] = {}
+    timed_out: list[Event] = []
+    todo = []
+    for sub_id, handoff in planned:
+        if sub_id in recorded_timeouts and not session.live:
+            reports[sub_id] = recovery.timeout_report(handoff)
+        else:
+            todo.append((sub_id, handoff))
+    run = away if services.dispatch is not None else here
+    for sub_id, report in run(session, todo, clients, belt, services, cap).items():
+        if report is None:
+            handoff = dict(todo)[sub_id]
+            reports[sub_id] = recovery.timeout_report(handoff)
+            timed_out.append(
+                session.new(
+                    WorkerTimedOut,
+                    task_id=sub_id,
+                    worker_id=handoff.worker_id,
+                    deadline_seconds=handoff.deadline_seconds,
+                    elapsed=round(time.time() - handed_at(session, sub_id), 3),
+                )
+            )
+        else:
+            reports[sub_id] = report
+    replayed(session, (WorkerTimedOut,), timed_out)
+    return {sub_id: reports[sub_id] for sub_id, _ in planned}
+
+
+def handed_at(session: Session, sub_id: str) -> float:
+    """When the sub-task's brief was handed over (its deadline counts from then)."""
+    for event in [*session.recorded, *session.emitted]:
+        if isinstance(event, WorkerHandedOff) and event.task_id == sub_id:
+            return event.t
+    return time.time()
+
+
+def here(
+    session: Session,
+    todo: list[tuple[str, Handoff]],
+    clients: dict[str, ModelClient],
+    belt: Belt,
+    services: Services,
+    cap: int,
+) -> dict[str, Report | None]:
+    """Specialists in threads of this process; None for one that missed its deadline."""
+    pool = ThreadPoolExecutor(max_workers=cap, thread_name_prefix="specialist")
+    futures = {
+        sub_id: pool.submit(
+            work,
+            session.sub(worker_stream(session.run_id, sub_id, h.worker_id)),
+            sub_id,
+            h,
+            clients[h.worker_id],
+            belt,
+            services.release,
+        )
+        for sub_id, h in todo
+    }
+    out: dict[str, Report | None] = {}
+    for sub_id, handoff in todo:
+        left = handed_at(session, sub_id) + handoff.deadline_seconds - time.time()
+        try:
+            out[sub_id] = futures[sub_id].result(timeout=max(0.0, left))
+        except FutureTimeout:
+            out[sub_id] = None
+    pool.shutdown(wait=False, cancel_futures=True)  # a hung specialist is left behind
+    return out
+
+
+def away(
+    session: Session,
+    todo: list[tuple[str, Handoff]],
+    clients: dict[str, ModelClient],
+    belt: Belt,
+    services: Services,
+    cap: int,
+) -> dict[str, Report | None]:
+    """Specialists on other workers: each was sent off when its brief was handed over (see
+    `hand_off`); a stream that holds a whole run is read back here. While any is still at
+    work and within its deadline, this step ends and a later one looks again."""
+    out: dict[str, Report | None] = {}
+    waiting = []
+    for sub_id, handoff in todo:
+        stream = worker_stream(session.run_id, sub_id, handoff.worker_id)
+        if finished([r.event for r in session.source.read(stream)]):
+            out[sub_id] = work(
+                session.sub(stream), sub_id, handoff, clients[handoff.worker_id], belt
+            )
+        elif time.time() > handed_at(session, sub_id) + handoff.deadline_seconds:
+            out[sub_id] = None
+        else:
+            waiting.append(sub_id)
+    if waiting:
+        raise Waiting(0.5, f"waiting for {', '.join(waiting)}")
+    return out
+
+
+def hand_off(
+    session: Session, sub_id: str, handoff: Handoff, services: Services, attempt: int = 1
+) -> None:
+    """Journal the brief; where specialists run elsewhere, send this one off once, when the
+    brief is first written (a lost one misses its deadline, and recovery takes it from there)."""
+    fresh = session.live
+    session.emit(
+        session.new(
+            WorkerHandedOff,
+            task_id=sub_id,
+            handoff=handoff.model_dump(mode="json"),
+            attempt=attempt,
+        )
+    )
+    if fresh and services.dispatch is not None:
+        services.dispatch(session.run_id, sub_id, handoff.model_dump(mode="json"))
+
+
+def check(session: Session, sub_id: str, report: Report) -> Report:
+    """Drop the findings the worker's own tool results do not back, and journal each."""
+    stream = worker_stream(session.run_id, sub_id, report.worker_id)
+    # The record of the worker's stream: the journal itself when live, the original in a replay.
+    own = verify.tool_results([r.event for r in session.source.read(stream)], report.worker_id)
+    unsupported = verify.verify(report, own)
+    for problem in unsupported:
+        session.emit(problem.event(session.run_id).model_copy(update={"task_id": sub_id}))
+    bad = {(u.call_id, u.claim) for u in unsupported}
+    kept = [f for f in report.findings if (f.source_call_id, f.claim) not in bad]
+    return report.model_copy(update={"findings": kept})
+
+
+def fly(
+    session: Session,
+    config: FlightConfig,
+    clients: dict[str, ModelClient],
+    root: Path,
+    services: Services,
+) -> TeamFinished:
+    session.emit(
+        session.new(
+            TeamStarted,
+            team=config.team,
+            scenario=config.scenario,
+            task=config.task,
+            config=config.model_dump(mode="json"),
+        )
+    )
+    belt = Belt(services.mcp or default_surface)
+    try:
+        belt.specs = session.activity(ToolsListed, belt.listing).tools
+        planned = handoffs(
+            config.task,
+            steps=min(config.max_turns, 8),
+            tokens=max(200, config.allowance // 4),
+            deadline=config.deadline,
+        )
+        for sub_id, handoff in planned:
+            hand_off(session, sub_id, handoff, services)
+        reports = fan_out(session, planned, clients, belt, services, cap=3)
+        replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
+        answers = {
+            sub_id: settle(session, sub_id, handoff, reports[sub_id], clients, belt, services)
+            for sub_id, handoff in planned
+        }
+    finally:
+        belt.close()
+    return compose(session, planned, answers)
+
+
+Answer = tuple[Report, str | None, recovery.Cached | None]  # report, what is missing, fallback
+POLICY_RULES = recovery.RecoveryPolicy(fallbacks={POLICY: POLICY_SNAPSHOT}, budget_retries=1)
+
+
+def settle(
+    session: Session,
+    sub_id: str,
+    handoff: Handoff,
+    report: Report,
+    clients: dict[str, ModelClient],
+    belt: Belt,
+    services: Services,
+) -> Answer:
+    """Record a sub-task's report; check an ok one, route a failed one and act on the route."""
+    session.emit(session.new(WorkerReported, task_id=sub_id, report=report.model_dump(mode="json")))
+    if report.ok:
+        return check(session, sub_id, report), None, None
+    attempt = recovery.Attempt(handoff=handoff)
+    action = recovery.route(report, attempt, POLICY_RULES)
+    routed = recovery.routed_event(report, attempt, action, session.run_id)
+    session.emit(routed.model_copy(update={"task_id": sub_id}))
+    return resolve(session, sub_id, handoff, report, action, clients, belt, services)
+
+
+def resolve(
+    session: Session,
+    sub_id: str,
+    handoff: Handoff,
+    report: Report,
+    action: Any,
+    clients: dict[str, ModelClient],
+    belt: Belt,
+    services: Services,
+) -> Answer:
+    """Carry out the router's decision for one failed sub-task."""
+    if isinstance(action, recovery.Retry):
+        again = action.handoff
+        retry_id = f"{sub_id}r"
+        hand_off(session, retry_id, again, services, attempt=2)
+        retried = fan_out(session, [(retry_id, again)], clients, belt, services, cap=1)[retry_id]
+        session.emit(
+            session.new(
+                WorkerReported, task_id=sub_id, report=retried.model_dump(mode="json"), attempt=2
+            )
+        )
+        if retried.ok:
+            return check(session, retry_id, retried), None, None
+        return retried, f"{handoff.worker_id} failed twice ({retried.reason})", None
+    if isinstance(action, recovery.Fallback):
+        cached = recovery.Cached(source=action.source, text=action.text)
+        return report, action.degraded, cached
+    reason = getattr(action, "reason", str(action))
+    return report, f"{handoff.worker_id} escalated: {reason}", None
+
+
+def compose(
+    session: Session, planned: list[tuple[str, Handoff]], answers: dict[str, Answer]
+) -> TeamFinished:
+    """The answer, from verified findings and named fallbacks only; DEGRADED says what gave."""
+    lines: list[str] = []
+    sources: list[str] = []
+    notes: list[str] = []
+    answered = 0
+    for sub_id, _ in planned:
+        report, note, cached = answers[sub_id]
+        if note:
+            notes.append(note)
+        if report.ok and report.findings:
+            answered += 1
+            lines += [f"- {f.claim} [{f.source_tool} {f.source_call_id}]" for f in report.findings]
+            sources += [f.source_call_id for f in report.findings]
+        elif cached is not None:
+            answered += 1
+            lines.append(f"- {cached.text} [{cached.source}]")
+            sources.append(cached.source)
+    degraded = "; ".join(notes) or None
+    text = "\n".join(lines) or "No part of the ticket could be answered."
+    if degraded:
+        text = f"DEGRADED: {degraded}\n{text}"
+    session.emit(session.new(AnswerComposed, text=text, degraded=degraded, sources=sources))
+    if answered == 0:
+        status, reason = "failed", "no sub-task was answered"
+    elif degraded:
+        status, reason = "done", f"answered, DEGRADED: {degraded}"
+    else:
+        status, reason = "done", "answered from verified findings"
+    finished = session.new(
+        TeamFinished,
+        status=status,
+        reason=reason,
+        summary={"answered": answered, "sub_tasks": len(planned), "degraded": degraded},
+    )
+    session.emit(finished)
+    return finished
+
+
+TICKET = (
+    "From grace@example.com: the desk lamp from order B2001 arrived with a cracked shade. "
+    "Can I get my money back?"
+)
+
+
+def report_of(worker: str, findings: list[tuple[str, str, str]], **extra: Any) -> Any:
+    return call(
+        "done",
+        60,
+        worker_id=worker,
+        status="ok",
+        findings=[{"claim": c, "source_call_id": i, "source_tool": t} for c, i, t in findings],
+        **extra,
+    )
+
+
+SCRIPTS = {
+    ORDERS: [
+        call("orders.lookup_order", 90, order_id="B2001"),
+        report_of(
+            ORDERS,
+            [
+                (
+                    "Order B2001 was delivered on 2025-04-18: one desk lamp, 3900 cents.",
+                    "orders-worker-1-1",
+                    "orders.lookup_order",
+                ),
+                (
+                    "The order notes the lamp arrived with a cracked shade.",
+                    "orders-worker-1-1",
+                    "orders.lookup_order",
+                ),
+            ],
+        ),
+    ],
+    KB: [
+        call("kb.search", 80, query="damaged item refund"),
+        report_of(
+            KB,
+            [
+                (
+                    "KB-104 (Damaged or broken items): report damage within 14 days of delivery "
+                    "with a photo.",
+                    "kb-worker-1-1",
+                    "kb.search",
+                ),
+                (
+                    "KB-999 says damaged lamps are replaced the same day.",  # made up: dropped
+                    "kb-worker-1-1",
+                    "kb.search",
+                ),
+            ],
+        ),
+    ],
+    POLICY: [
+        call("policy.check_refund_policy", 90, order_id="B2001", amount_cents=3900),
+        call("policy.policy_for", 70, topic="damaged items"),
+        call(
+            "done",
+            50,
+            worker_id=POLICY,
+            status="failed",
+            reason="tool_error",
+            degraded="the policy service refused every call",
+        ),
+    ],
+}
+
+TRIAGE = Scenario(
+    name="broken-policy",
+    description="Three specialists at once; the policy server fails every call, so the answer "
+    "rests on a cached policy and says DEGRADED; one made-up finding is dropped.",
+    template="parse-empty",
+    task=TICKET,
+    scripts=SCRIPTS,
+)
+
+SUPPORT_TRIAGE = Team(
+    name="support-triage",
+    agents=(ORDERS, KB, POLICY),
+    scenarios={TRIAGE.name: TRIAGE},
+    fly=fly,
+)

@@ -1,0 +1,106 @@
+"""Specialists on the workers: each sub-task of a fan-out run is a Celery task of its own.
+
+The run's step hands a brief over (WorkerHandedOff in the run's stream) and sends the
+specialist off here; the step then ends, and later steps look at the specialists' streams until
+each holds a whole run or its deadline passes. A specialist:
+
+    - takes a lease on its stream (`lease-worker-...`) and writes through it, fenced: a
+      redelivered or duplicated task that lost the lease cannot write;
+    - resumes from its stream: a worker killed mid-specialist loses at most the turn in hand;
+    - talks to the MCP tool servers through one surface per worker process, started on first
+      use and shared by the specialists that process runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+from django.db import transaction
+
+from journal_store.journal import DjangoJournal, Fenced
+from runtime import flight
+from runtime.coordination.gates import Leases
+from runtime.events import ToolsListed
+from runtime.fanout.contracts import Handoff
+from runtime.journal import StaleEpoch, WrongExpectedVersion
+from runtime.session import Session
+from runtime.teams import triage
+
+log = logging.getLogger(__name__)
+
+_surface: Any = None
+_surface_lock = threading.Lock()
+
+
+def shared_surface() -> Any:
+    """This worker process's MCP surface (a dead server inside it is marked degraded, and its
+    calls come back as observations; the surface itself stays up)."""
+    global _surface
+    with _surface_lock:
+        if _surface is None:
+            _surface = triage.default_surface()
+        return _surface
+
+
+class Borrowed:
+    """The shared surface, lent to one specialist: closing it leaves it running."""
+
+    def __init__(self, surface: Any) -> None:
+        self.surface = surface
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.surface, name)
+
+    def close(self) -> None:
+        pass
+
+
+def dispatch(run_id: str, sub_id: str, handoff: dict[str, Any]) -> None:
+    """Send a specialist off once the step that handed its brief over has committed."""
+    transaction.on_commit(lambda: specialist.delay(run_id, sub_id, handoff))
+
+
+def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holder: str) -> str:
+    """Run one specialist to its end on its own stream; what became of it."""
+    journal = DjangoJournal()
+    handoff = Handoff.model_validate(handoff_data)
+    stream = triage.worker_stream(run_id, sub_id, handoff.worker_id)
+    if triage.finished([r.event for r in journal.read(stream)]):
+        return "finished"  # a duplicate delivery: the work is done and recorded
+    leases = Leases(journal)
+    lease = leases.acquire(stream, holder, settings.STEP_LEASE_SECONDS)
+    if lease is None:
+        return "busy"  # another worker holds this specialist
+    try:
+        events = [r.event for r in journal.read(f"run-{run_id}")]
+        config = flight.recorded_config(events, run_id)
+        clients = flight.clients_for(config, flight.team_named(config.team))
+        session = Session(
+            Fenced(journal, leases.stream(stream), lease.epoch), run_id, stream=stream
+        )
+        belt = triage.Belt(lambda: Borrowed(shared_surface()))
+        belt.specs = next(e.tools for e in events if isinstance(e, ToolsListed))
+        report = triage.work(session, sub_id, handoff, clients[handoff.worker_id], belt)
+        return report.status
+    except (StaleEpoch, WrongExpectedVersion):
+        return "lost"  # the lease moved on: somebody else has this specialist now
+    finally:
+        leases.release(lease)
+
+
+@shared_task(
+    name="tasks.fanout.specialist",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def specialist(self: Any, run_id: str, sub_id: str, handoff: dict[str, Any]) -> str:
+    from tasks.runs import holder
+
+    outcome = run_specialist(run_id, sub_id, handoff, f"{holder()}:{self.request.id}")
+    log.info("run %s: specialist %s %s", run_id, sub_id, outcome)
+    return outcome

@@ -1,0 +1,125 @@
+"""The support-triage team over three real MCP servers: specialists at once, each on its own
+stream and tool belt, the broken policy server contained, and an answer that says DEGRADED."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import pytest
+
+from runtime import flight, views
+from runtime.events import (
+    AgentFinished,
+    AnswerComposed,
+    BreakerTripped,
+    FindingUnsupported,
+    RecoveryRouted,
+    RunStarted,
+    TeamFinished,
+    ToolReturned,
+    WorkerTimedOut,
+)
+from runtime.journal import MemoryJournal
+from runtime.jsonl import JsonlJournal
+from runtime.model import ModelClient, ModelResponse, ScriptedClient, call
+from runtime.session import Session
+from runtime.teams import TEAMS, Services
+from runtime.teams.triage import BELTS, KB, ORDERS, POLICY, SCRIPTS
+
+pytestmark = pytest.mark.slow
+
+
+def by_stream(journal):
+    streams: dict[str, list] = {}
+    for rec in journal.read_all():
+        streams.setdefault(rec.stream, []).append(rec.event)
+    return streams
+
+
+def test_the_broken_policy_server_is_contained_and_the_answer_says_degraded(fly_team):
+    flown = fly_team("broken-policy", team="support-triage")
+    assert flown.outcome.status == "done"
+    assert "DEGRADED" in flown.outcome.reason and "cached policy" in flown.outcome.reason
+    journal = JsonlJournal(flown.path)
+    streams = by_stream(journal)
+    run = streams[f"run-{flown.run_id}"]
+    [answer] = [e for e in run if isinstance(e, AnswerComposed)]
+    assert answer.text.startswith("DEGRADED:") and "policy snapshot 2025-05" in answer.text
+    assert "B2001" in answer.text and "KB-104" in answer.text
+    # The made-up finding never reaches the answer: its cited result does not say KB-999.
+    [unsupported] = [e for e in run if isinstance(e, FindingUnsupported)]
+    assert unsupported.missing == ["KB-999"] and "KB-999" not in answer.text
+    # The policy server failed every call: its breaker tripped, recovery fell back.
+    assert any(isinstance(e, BreakerTripped) and e.breaker == "tools:policy" for e in run)
+    [routed] = [e for e in run if isinstance(e, RecoveryRouted)]
+    assert routed.worker_id == POLICY and routed.action["action"] == "fallback"
+
+    # Disjoint tool belts: each specialist was offered its own tools and nothing else.
+    workers = {s: e for s, e in streams.items() if s.startswith("worker-")}
+    assert len(workers) == 3
+    offered = {}
+    for events in workers.values():
+        started = next(e for e in events if isinstance(e, RunStarted))
+        offered[started.agent] = set(started.tools) - {"done"}
+    assert offered == {worker: set(belt) for worker, belt in BELTS.items()}
+    # Really concurrent: the specialists' runs overlap in time.
+    spans = sorted(
+        (
+            next(e.t for e in events if isinstance(e, RunStarted)),
+            next(e.t for e in events if isinstance(e, AgentFinished)),
+        )
+        for events in workers.values()
+    )
+    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
+
+    bill = views.bill(flight.run_records(journal, flown.run_id))
+    assert set(bill["agents"]) == {ORDERS, KB, POLICY} and bill["balanced"]
+    assert flight.replay(journal, flown.run_id).identical
+
+
+class Hangs(ModelClient):
+    """A specialist whose model never answers in time."""
+
+    def complete(self, messages, tools) -> ModelResponse:
+        time.sleep(4)
+        return call("done", 10, worker_id=KB, status="failed", reason="budget")
+
+
+def fly_with(tmp_path, clients, **settings):
+    run_id = "r-triage"
+    config = flight.plan("support-triage", "broken-policy", run_id, **settings)
+    team = TEAMS["support-triage"]
+    chosen = {
+        a: clients.get(a) or ScriptedClient(team.scenarios["broken-policy"].scripts[a], a)
+        for a in team.agents
+    }
+    journal = MemoryJournal()
+    finished = team.fly(Session(journal, run_id), config, chosen, tmp_path, Services())
+    return journal, finished
+
+
+def test_a_hung_specialist_misses_its_deadline_and_is_retried_once_then_degraded(tmp_path):
+    journal, finished = fly_with(tmp_path, {KB: Hangs()}, deadline=0.8)
+    assert isinstance(finished, TeamFinished) and finished.status == "done"
+    events = [r.event for r in journal.read("run-r-triage")]
+    timeouts = [e for e in events if isinstance(e, WorkerTimedOut)]
+    assert [e.task_id for e in timeouts] == ["S2", "S2r"]  # the retry had twice the time
+    assert all(e.worker_id == KB and e.elapsed >= e.deadline_seconds for e in timeouts)
+    assert "kb-worker failed twice (budget)" in finished.reason
+    assert "policy" in finished.reason  # and the policy fallback still stands
+
+
+def test_a_specialist_cannot_call_a_tool_outside_its_belt(tmp_path):
+    nosy = ScriptedClient(
+        [
+            call("orders.lookup_order", 50, order_id="B2001"),  # not on the kb belt
+            *SCRIPTS[KB],
+        ],
+        KB,
+    )
+    journal, finished = fly_with(tmp_path, {KB: nosy})
+    kb_stream = next(s for s in by_stream(journal) if s.endswith("-S2-kb-worker"))
+    [refused, *_] = [e for e in by_stream(journal)[kb_stream] if isinstance(e, ToolReturned)]
+    assert refused.tool == "orders.lookup_order" and refused.error.type == "UnknownTool"
+    assert finished.status == "done"

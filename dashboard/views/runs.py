@@ -346,7 +346,7 @@ def export(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
 def otlp_download(run_id: str) -> HttpResponse:
     """The run's journal as an OTLP/JSON trace file, for any OpenTelemetry collector or viewer.
     Callers check who may see the run; the page and the API share this."""
-    body = otel.otlp_json(DjangoJournal().read(f"run-{run_id}"))
+    body = otel.otlp_json(flight.run_records(DjangoJournal(), run_id))
     response = HttpResponse(body, content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{run_id}.otlp.json"'
     return response

@@ -56,6 +56,7 @@ from runtime.events.fanout import (
     RecoveryRouted,
     SagaAborted,
     SagaCompensated,
+    SagaSettled,
     SagaStepCompleted,
     ToolsListed,
     WorkerHandedOff,
@@ -165,6 +166,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     SagaStepCompleted,
     SagaAborted,
     SagaCompensated,
+    SagaSettled,
     FindingUnsupported,
     AnswerComposed,
 )
@@ -279,6 +281,7 @@ __all__ = [
     "RunStarted",
     "SagaAborted",
     "SagaCompensated",
+    "SagaSettled",
     "SagaStepCompleted",
     "StaleWorkRejected",
     "StepFailed",

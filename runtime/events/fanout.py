@@ -122,6 +122,18 @@ class SagaCompensated(Event):
     result: Any = None
 
 
+class SagaSettled(Event):
+    """How a saga ended, for the run's own stream: the steps done, the steps undone (in the
+    order they were undone), and the step that failed with why (None when all went through)."""
+
+    kind: ClassVar[str] = "SagaSettled"
+    saga_id: str
+    completed: list[str] = Field(default_factory=list)
+    compensated: list[str] = Field(default_factory=list)
+    failed_step: str | None = None
+    error: str | None = None
+
+
 # --- verification and the answer ---------------------------------------------------------------
 
 

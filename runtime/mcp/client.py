@@ -125,7 +125,9 @@ def support_servers(names: Iterable[str] = ("orders", "kb", "policy")) -> list[M
             # `python -m` puts the working directory on sys.path, so `runtime` imports even
             # without the project installed (the SDK passes only a minimal environment).
             cwd=str(PROJECT_ROOT),
-            read_only=True,
+            # orders also issues credits and labels: idempotent on their keys, but not
+            # something a loop should repeat on its own
+            read_only=name != "orders",
         )
         for name in names
     ]

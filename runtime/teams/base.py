@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from runtime.events import TeamFinished
+from runtime.events import TeamFinished, TeamStarted
 from runtime.journal import Journal
 from runtime.model import ModelClient, ModelResponse
 from runtime.openai_client import OLD_BACKEND_NAMES
@@ -87,6 +87,10 @@ class FlightConfig(BaseModel):
         description="escalations wait in the dead-letter queue for a person's retry or discard",
     )
     desk: DeskSettings | None = Field(default=None, description="the support desk's settings")
+    refund: bool = Field(
+        default=False, description="support-triage: after answering, carry out the refund"
+    )
+    parallel: int = Field(default=3, ge=1, le=16, description="specialists at once (fan-out)")
     deadline: float = Field(
         default=60.0, gt=0, le=3600, description="seconds a specialist has to report (fan-out)"
     )
@@ -134,3 +138,29 @@ class Team:
     fly: Fly
     bidding: bool = False  # whether the team knows the contract-net option
     desk: bool = False  # whether the team works on the support desk's orders
+
+
+def start(session: Session, config: FlightConfig) -> None:
+    """Journal TeamStarted with the run's settings, or, resuming or replaying, re-emit the one
+    recorded. Settings are compared as settings: a journal written before a setting existed
+    records no value for it, and reads as its default, so it still resumes and replays."""
+    recorded = session.peek()
+    if isinstance(recorded, TeamStarted):
+        settings = FlightConfig.model_validate(recorded.config)
+        if settings != config:
+            raise ValueError(
+                f"run {session.run_id}: the journal's settings differ from the run's: "
+                f"{settings.model_dump(exclude_defaults=True)} against "
+                f"{config.model_dump(exclude_defaults=True)}"
+            )
+        session.emit(recorded)
+        return
+    session.emit(
+        session.new(
+            TeamStarted,
+            team=config.team,
+            scenario=config.scenario,
+            task=config.task,
+            config=config.model_dump(mode="json"),
+        )
+    )

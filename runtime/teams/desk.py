@@ -36,13 +36,12 @@ from runtime.events import (
     OrderPrepared,
     TaskEscalated,
     TeamFinished,
-    TeamStarted,
     ToolDispatched,
     ToolReturned,
 )
 from runtime.model import ModelClient, ModelError, call
 from runtime.session import Session
-from runtime.teams.base import DeskSettings, FlightConfig, Scenario, Services, Team, Verdict
+from runtime.teams.base import DeskSettings, FlightConfig, Scenario, Services, Team, Verdict, start
 from runtime.teams.desk_services import (
     STATUSES,
     Desk,
@@ -397,15 +396,7 @@ def fly(
     root: Path,
     services: Services,
 ) -> TeamFinished:
-    session.emit(
-        session.new(
-            TeamStarted,
-            team=config.team,
-            scenario=config.scenario,
-            task=config.task,
-            config=config.model_dump(mode="json"),
-        )
-    )
+    start(session, config)
     settings = config.desk or DeskSettings()
     make = services.desk or (
         lambda journal, where, s: local_desk(journal, where, s.provider_latency)

@@ -34,14 +34,13 @@ from runtime.events import (
     TaskEscalated,
     TeamFinished,
     TeamPlanned,
-    TeamStarted,
     ToolReturned,
     WorkspacePrepared,
 )
 from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
-from runtime.teams.base import FlightConfig, Services, Team, Verdict
+from runtime.teams.base import FlightConfig, Services, Team, Verdict, start
 from runtime.teams.repo_fix_scenarios import SCENARIOS
 from runtime.teams.roles import (
     BIDDER_REPORT,
@@ -450,15 +449,7 @@ def fly(
     absent: tuple[str, ...] = (),
 ) -> TeamFinished:
     harness = Harness(session, config, clients, root, absent)
-    session.emit(
-        session.new(
-            TeamStarted,
-            team=config.team,
-            scenario=config.scenario,
-            task=config.task,
-            config=config.model_dump(mode="json"),
-        )
-    )
+    start(session, config)
     session.activity(
         WorkspacePrepared,
         lambda: {

@@ -14,12 +14,11 @@ from runtime.events import (
     SuiteChecked,
     TaskEscalated,
     TeamFinished,
-    TeamStarted,
     WorkspacePrepared,
 )
 from runtime.model import ModelClient, ModelError, call
 from runtime.session import Session
-from runtime.teams.base import FlightConfig, Scenario, Services, Team, Verdict
+from runtime.teams.base import FlightConfig, Scenario, Services, Team, Verdict, start
 from runtime.tools import Toolbox, ToolFailure
 
 CODER_SYSTEM = (
@@ -72,15 +71,7 @@ def fly(
     root: Path,
     services: Services,
 ) -> TeamFinished:
-    session.emit(
-        session.new(
-            TeamStarted,
-            team=config.team,
-            scenario=config.scenario,
-            task=config.task,
-            config=config.model_dump(mode="json"),
-        )
-    )
+    start(session, config)
     path = root / config.workspace
     session.activity(
         WorkspacePrepared,

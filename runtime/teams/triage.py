@@ -19,6 +19,8 @@ every sub-task was answered (degraded or not) and "failed" when none was.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 import threading
 import time
@@ -39,8 +41,8 @@ from runtime.events import (
     Event,
     ModelFailed,
     RunInconclusive,
+    SagaSettled,
     TeamFinished,
-    TeamStarted,
     ToolsListed,
     TurnCapReached,
     WorkerHandedOff,
@@ -49,9 +51,10 @@ from runtime.events import (
 )
 from runtime.fanout import contracts, recovery, verify
 from runtime.fanout.contracts import Handoff, Report
+from runtime.fanout.saga import Saga
 from runtime.model import ModelClient, ModelError, call
 from runtime.session import Session, Waiting
-from runtime.teams.base import FlightConfig, Scenario, Services, Team
+from runtime.teams.base import FlightConfig, Scenario, Services, Team, start
 from runtime.tools import Tool, ToolFailure
 
 ORDERS, KB, POLICY = "orders-worker", "kb-worker", "policy-worker"
@@ -188,10 +191,82 @@ class Belt:
             self.surface.close()
 
 
-def default_surface() -> Any:
+def default_surface(book: str | None = None) -> Any:
+    """The three MCP servers; the orders server keeps its book of credits and labels at
+    `book` (or MINUTES_ORDERS_BOOK: servers get no environment of ours unless given)."""
     from runtime.mcp.client import McpSurface, support_servers
 
-    return McpSurface(support_servers())
+    book = book or os.environ.get("MINUTES_ORDERS_BOOK")
+    servers = [
+        dataclasses.replace(s, env={"MINUTES_ORDERS_BOOK": book})
+        if s.name == "orders" and book
+        else s
+        for s in support_servers()
+    ]
+    return McpSurface(servers)
+
+
+def refund(session: Session, belt: Belt, order_id: str) -> SagaSettled:
+    """Carry out the refund as a saga: a return label, a store credit, and the decision on
+    record with the policy service. If a step fails, the steps before it are undone, last
+    first, each once (the saga's ledger keys survive a crash and a replay)."""
+
+    def work() -> dict[str, Any]:
+        saga = Saga(session.journal, f"refund-{session.run_id}", session.run_id)
+        order = belt.call("orders.lookup_order", {"order_id": order_id})["order"]
+        steps = [
+            (
+                "label",
+                lambda key: belt.call(
+                    "orders.create_return_label", {"order_id": order_id, "key": key}
+                ),
+                lambda key, done: belt.call(
+                    "orders.void_return_label", {"label_id": done["label_id"], "key": key}
+                ),
+            ),
+            (
+                "credit",
+                lambda key: belt.call(
+                    "orders.issue_credit",
+                    {"order_id": order_id, "amount_cents": order["total_cents"], "key": key},
+                ),
+                lambda key, done: belt.call(
+                    "orders.reverse_credit", {"credit_id": done["credit_id"], "key": key}
+                ),
+            ),
+            (
+                "record",
+                lambda key: belt.call(
+                    "policy.record_decision",
+                    {"order_id": order_id, "decision": "refund in full", "key": key},
+                ),
+                lambda key, done: None,  # the last step: nothing after it to fail
+            ),
+        ]
+        for name, action, undo in steps:
+            try:
+                saga.step(name, action, undo, payload={"order_id": order_id})
+            except Exception as exc:  # any failure turns the saga back
+                error = f"{type(exc).__name__}: {exc}"
+                saga.compensate(reason=error, failed_step=name)
+                return {
+                    "saga_id": saga.saga_id,
+                    "completed": saga.completed,
+                    "compensated": saga.compensated,
+                    "failed_step": name,
+                    "error": error,
+                }
+        return {"saga_id": saga.saga_id, "completed": saga.completed}
+
+    return session.activity(SagaSettled, work)
+
+
+def unavailable(handoff: Handoff, degraded: dict[str, str]) -> str | None:
+    """Why none of the specialist's tools can work (every server on its belt is degraded)."""
+    servers = {name.split(".", 1)[0] for name in handoff.allowed_tools}
+    if servers and servers <= set(degraded):
+        return "; ".join(f"server {s} is degraded: {degraded[s]}" for s in sorted(servers))
+    return None
 
 
 def worker_stream(run_id: str, sub_id: str, worker_id: str) -> str:
@@ -407,35 +482,39 @@ def fly(
     root: Path,
     services: Services,
 ) -> TeamFinished:
-    session.emit(
-        session.new(
-            TeamStarted,
-            team=config.team,
-            scenario=config.scenario,
-            task=config.task,
-            config=config.model_dump(mode="json"),
-        )
-    )
-    belt = Belt(services.mcp or default_surface)
+    start(session, config)
+    book = str(root / f"{config.workspace}.orders-book.sqlite3")
+    belt = Belt(services.mcp or (lambda: default_surface(book)))
     try:
-        belt.specs = session.activity(ToolsListed, belt.listing).tools
+        menu = session.activity(ToolsListed, belt.listing)
+        belt.specs = menu.tools
         planned = handoffs(
             config.task,
             steps=min(config.max_turns, 8),
             tokens=max(200, config.allowance // 4),
             deadline=config.deadline,
         )
-        for sub_id, handoff in planned:
+        # Route around servers that were down from the start: a specialist whose whole belt
+        # is on them is not sent to fail; its sub-task goes straight to recovery.
+        skipped = {
+            sub_id: failed(handoff, "tool_error", 0, 0, why)
+            for sub_id, handoff in planned
+            if (why := unavailable(handoff, menu.degraded))
+        }
+        sent = [(sub_id, h) for sub_id, h in planned if sub_id not in skipped]
+        for sub_id, handoff in sent:
             hand_off(session, sub_id, handoff, services)
-        reports = fan_out(session, planned, clients, belt, services, cap=3)
+        reports = {**skipped, **fan_out(session, sent, clients, belt, services, config.parallel)}
         replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
         answers = {
             sub_id: settle(session, sub_id, handoff, reports[sub_id], clients, belt, services)
             for sub_id, handoff in planned
         }
+        order = ORDER_ID.search(config.task)
+        refunded = refund(session, belt, order.group(0)) if config.refund and order else None
     finally:
         belt.close()
-    return compose(session, planned, answers)
+    return compose(session, planned, answers, refunded)
 
 
 Answer = tuple[Report, str | None, recovery.Cached | None]  # report, what is missing, fallback
@@ -488,13 +567,17 @@ def resolve(
         return retried, f"{handoff.worker_id} failed twice ({retried.reason})", None
     if isinstance(action, recovery.Fallback):
         cached = recovery.Cached(source=action.source, text=action.text)
-        return report, action.degraded, cached
+        why = f"{report.degraded}; {action.degraded}" if report.degraded else action.degraded
+        return report, why, cached
     reason = getattr(action, "reason", str(action))
     return report, f"{handoff.worker_id} escalated: {reason}", None
 
 
 def compose(
-    session: Session, planned: list[tuple[str, Handoff]], answers: dict[str, Answer]
+    session: Session,
+    planned: list[tuple[str, Handoff]],
+    answers: dict[str, Answer],
+    refunded: SagaSettled | None = None,
 ) -> TeamFinished:
     """The answer, from verified findings and named fallbacks only; DEGRADED says what gave."""
     lines: list[str] = []
@@ -513,6 +596,14 @@ def compose(
             answered += 1
             lines.append(f"- {cached.text} [{cached.source}]")
             sources.append(cached.source)
+    if refunded is not None and refunded.failed_step is None:
+        lines.append(f"- Refunded: {', '.join(refunded.completed)} done [{refunded.saga_id}]")
+    elif refunded is not None:
+        undone = ", ".join(refunded.compensated) or "nothing"
+        notes.append(
+            f"the refund did not go through ({refunded.failed_step} failed: {refunded.error}); "
+            f"undone: {undone}"
+        )
     degraded = "; ".join(notes) or None
     text = "\n".join(lines) or "No part of the ticket could be answered."
     if degraded:
@@ -612,9 +703,20 @@ TRIAGE = Scenario(
     scripts=SCRIPTS,
 )
 
+REFUND_SAGA = Scenario(
+    name="refund-saga",
+    description="As broken-policy, then the refund as a saga: label and credit go through, "
+    "recording the decision at policy fails, so the credit and the label are undone, in "
+    "reverse, once each.",
+    template="parse-empty",
+    task=TICKET,
+    scripts=SCRIPTS,
+    settings={"refund": True},
+)
+
 SUPPORT_TRIAGE = Team(
     name="support-triage",
     agents=(ORDERS, KB, POLICY),
-    scenarios={TRIAGE.name: TRIAGE},
+    scenarios={s.name: s for s in (TRIAGE, REFUND_SAGA)},
     fly=fly,
 )

@@ -124,7 +124,7 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
             ],
         )
     )
-    flown = fly_team("broken-policy", team="support-triage")
+    flown = fly_team("refund-saga", team="support-triage")
     streams = {}
     for rec in JsonlJournal(flown.path).read_all():
         streams.setdefault(rec.stream, []).append(rec.event)

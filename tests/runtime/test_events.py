@@ -212,6 +212,13 @@ def test_every_kind_survives_the_flat_round_trip():
             "refunded_cents": 4999,
             "problems": [],
         },
+        "SagaSettled": {
+            "saga_id": "refund-r-1",
+            "completed": ["label", "credit"],
+            "compensated": ["credit", "label"],
+            "failed_step": "record",
+            "error": "BreakerOpen: tools:policy is open",
+        },
         "ToolsListed": {
             "tools": [{"name": "kb.search", "description": "d", "parameters": {"type": "object"}}],
             "degraded": {"policy": "3 calls failed in a row"},

@@ -42,4 +42,3 @@ def test_the_audit_sees_a_vendor_where_one_is_named(tmp_path: Path) -> None:
     found = [m.split(": ", 1)[1] for m in mentions(probe)]
     assert found == ['MODEL = "SmolLM2"  # a vendor named']
     assert mentions(sample) == []
-

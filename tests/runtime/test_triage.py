@@ -123,3 +123,51 @@ def test_a_specialist_cannot_call_a_tool_outside_its_belt(tmp_path):
     [refused, *_] = [e for e in by_stream(journal)[kb_stream] if isinstance(e, ToolReturned)]
     assert refused.tool == "orders.lookup_order" and refused.error.type == "UnknownTool"
     assert finished.status == "done"
+
+
+def test_a_server_down_from_the_start_is_routed_around(tmp_path):
+    from runtime.events import WorkerHandedOff
+    from runtime.mcp.client import McpServer, McpSurface, support_servers
+
+    def surface():
+        dead = McpServer("policy", ("/nonexistent/policy-server",))
+        return McpSurface([*support_servers(("orders", "kb")), dead])
+
+    run_id = "r-down"
+    config = flight.plan("support-triage", "broken-policy", run_id)
+    team = TEAMS["support-triage"]
+    clients = {a: ScriptedClient(SCRIPTS[a], a) for a in team.agents}
+    journal = MemoryJournal()
+    finished = team.fly(Session(journal, run_id), config, clients, tmp_path, Services(mcp=surface))
+    events = [r.event for r in journal.read(f"run-{run_id}")]
+    handed = [e.handoff["worker_id"] for e in events if isinstance(e, WorkerHandedOff)]
+    assert handed == [ORDERS, KB]  # nobody was sent to a server that is down
+    assert finished.status == "done" and "server policy is degraded" in finished.reason
+    assert not journal.read_prefix(f"worker-{run_id}-S3")
+
+
+def test_the_refund_saga_undoes_its_steps_in_reverse_once_even_when_asked_again(fly_team):
+    import sqlite3
+
+    from runtime.events import SagaSettled
+    from runtime.fanout.saga import Saga
+
+    flown = fly_team("refund-saga", team="support-triage")
+    journal = JsonlJournal(flown.path)
+    [settled] = [e for e in flown.events if isinstance(e, SagaSettled)]
+    assert settled.completed == ["label", "credit"] and settled.failed_step == "record"
+    assert settled.compensated == ["credit", "label"]  # the reverse of the order they were done
+    assert "BreakerOpen" in settled.error  # policy's breaker had tripped during the fan-out
+    assert "undone: credit, label" in flown.outcome.reason
+
+    [book] = flown.path.parent.glob(f"**/{flown.run_id}*.orders-book.sqlite3")
+    operations = sqlite3.connect(book).execute("SELECT kind FROM operation ORDER BY at").fetchall()
+    assert [kind for (kind,) in operations] == ["label", "credit", "reversal", "void"]
+
+    # A resumed saga (a fresh object on the same journal) asked to compensate again finds
+    # every compensation recorded and calls nothing.
+    again = Saga(journal, settled.saga_id, flown.run_id)
+    again.undo("label", lambda key, done: pytest.fail("voided twice"))
+    again.undo("credit", lambda key, done: pytest.fail("reversed twice"))
+    assert again.compensate(reason="asked again") == []
+    assert flight.replay(journal, flown.run_id).identical

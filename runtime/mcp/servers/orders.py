@@ -1,12 +1,22 @@
-"""MCP server `orders`: look up one order, or list a customer's orders, from built-in data.
+"""MCP server `orders`: look up one order, or list a customer's orders, from built-in data;
+and the two operations a refund takes (a return label, a store credit), each with its undo.
 
 Run with `python -m runtime.mcp.servers.orders`; it speaks MCP over stdin/stdout.
 An unknown order is an answer (`found: false`), not an error: the caller asked a fair question,
 and an error would count against the server's health.
+
+The operations keep a book (SQLite, MINUTES_ORDERS_BOOK) and deduplicate on the caller's
+idempotency key, as a payment provider does: the same key twice is the same operation, done
+once, answered twice.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import sqlite3
+import tempfile
+import time
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -77,7 +87,7 @@ ORDERS: tuple[dict[str, Any], ...] = (
 
 server = MCPServer(
     "orders",
-    instructions="Read-only access to customer orders.",
+    instructions="Customer orders: look them up; return labels and store credits for refunds.",
     log_level="WARNING",  # stderr is the client's log file; INFO per call is noise there
 )
 
@@ -109,6 +119,80 @@ def list_orders(customer: str) -> dict[str, Any]:
     mine = [summary(order) for order in ORDERS if order["customer"] == wanted]
     mine.sort(key=lambda order: order["placed_on"], reverse=True)
     return {"customer": wanted, "orders": mine}
+
+
+def book() -> sqlite3.Connection:
+    path = os.environ.get("MINUTES_ORDERS_BOOK") or os.path.join(
+        tempfile.gettempdir(), "minutes-orders-book.sqlite3"
+    )
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS operation (key TEXT PRIMARY KEY, kind TEXT NOT NULL, "
+        "ref TEXT NOT NULL, answer TEXT NOT NULL, at REAL NOT NULL)"
+    )
+    return db
+
+
+def once(kind: str, key: str, ref: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """Do an operation under `key` once: a repeated key gets the first answer back."""
+    if not key.strip():
+        raise ValueError("an idempotency key is required")
+    db = book()
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        row = db.execute("SELECT kind, answer FROM operation WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            db.execute("COMMIT")
+            if row[0] != kind:
+                raise ValueError(f"key {key} was used for a {row[0]}, not a {kind}")
+            return {**json.loads(row[1]), "repeated": True}
+        db.execute(
+            "INSERT INTO operation VALUES (?, ?, ?, ?, ?)",
+            (key, kind, ref, json.dumps(answer), time.time()),
+        )
+        db.execute("COMMIT")
+        return answer
+    finally:
+        db.close()
+
+
+def known(order_id: str) -> dict[str, Any]:
+    wanted = normalise(order_id)
+    for order in ORDERS:
+        if order["order_id"] == wanted:
+            return order
+    raise ValueError(f"no order with id {wanted}")
+
+
+@server.tool()
+def create_return_label(order_id: str, key: str) -> dict[str, Any]:
+    """Create a prepaid return label for an order (idempotent on `key`)."""
+    order = known(order_id)
+    label = f"RL-{order['order_id']}-{key[-6:]}"
+    return once("label", key, label, {"label_id": label, "order_id": order["order_id"]})
+
+
+@server.tool()
+def void_return_label(label_id: str, key: str) -> dict[str, Any]:
+    """Void a return label (idempotent on `key`)."""
+    return once("void", key, label_id, {"voided": label_id})
+
+
+@server.tool()
+def issue_credit(order_id: str, amount_cents: int, key: str) -> dict[str, Any]:
+    """Issue a store credit on an order, at most its total (idempotent on `key`)."""
+    order = known(order_id)
+    if not 0 < amount_cents <= order["total_cents"]:
+        raise ValueError(f"a credit must be between 1 and {order['total_cents']} cents")
+    credit = f"CR-{order['order_id']}-{key[-6:]}"
+    answer = {"credit_id": credit, "order_id": order["order_id"], "amount_cents": amount_cents}
+    return once("credit", key, credit, answer)
+
+
+@server.tool()
+def reverse_credit(credit_id: str, key: str) -> dict[str, Any]:
+    """Reverse a store credit (idempotent on `key`)."""
+    return once("reversal", key, credit_id, {"reversed": credit_id})
 
 
 if __name__ == "__main__":

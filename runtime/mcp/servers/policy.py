@@ -34,5 +34,11 @@ def policy_for(topic: str) -> dict[str, Any]:
     raise ToolError(OUTAGE)
 
 
+@server.tool()
+def record_decision(order_id: str, decision: str, key: str) -> dict[str, Any]:
+    """Record a refund decision against the policy (idempotent on `key`)."""
+    raise ToolError(OUTAGE)
+
+
 if __name__ == "__main__":
     server.run("stdio")

@@ -405,11 +405,14 @@ def here(
         )
         for sub_id, h in todo
     }
+    # The clock starts now, not at the hand-off: a run resumed after a crash gives its
+    # specialists their whole time again. A replay has no clock: the record says who timed out.
+    began = time.time()
     out: dict[str, Report | None] = {}
     for sub_id, handoff in todo:
-        left = handed_at(session, sub_id) + handoff.deadline_seconds - time.time()
+        left = None if session.replay else began + handoff.deadline_seconds - time.time()
         try:
-            out[sub_id] = futures[sub_id].result(timeout=max(0.0, left))
+            out[sub_id] = futures[sub_id].result(timeout=None if left is None else max(0.0, left))
         except FutureTimeout:
             out[sub_id] = None
     pool.shutdown(wait=False, cancel_futures=True)  # a hung specialist is left behind
@@ -512,9 +515,9 @@ def fly(
         }
         order = ORDER_ID.search(config.task)
         refunded = refund(session, belt, order.group(0)) if config.refund and order else None
+        return compose(session, planned, answers, refunded)
     finally:
-        belt.close()
-    return compose(session, planned, answers, refunded)
+        belt.close()  # after the answer: stopping the servers takes a few hundred ms
 
 
 Answer = tuple[Report, str | None, recovery.Cached | None]  # report, what is missing, fallback

@@ -171,3 +171,13 @@ def test_the_refund_saga_undoes_its_steps_in_reverse_once_even_when_asked_again(
     again.undo("credit", lambda key, done: pytest.fail("reversed twice"))
     assert again.compensate(reason="asked again") == []
     assert flight.replay(journal, flown.run_id).identical
+
+
+def test_a_replay_long_after_the_deadlines_still_replays_identically(tmp_path):
+    journal = JsonlJournal(tmp_path / "j.jsonl")
+    config = flight.plan("support-triage", "broken-policy", "r-late", deadline=2.0)
+    outcome = flight.fly(journal, config, "r-late", tmp_path)
+    assert outcome.status == "done"
+    assert not [r for r in journal.read("run-r-late") if isinstance(r.event, WorkerTimedOut)]
+    time.sleep(2.1)  # every deadline has passed: a replay must not time anybody out
+    assert flight.replay(journal, "r-late").identical

@@ -6,6 +6,8 @@ Set `MINUTES_FAULT` to one or more comma-separated points:
     after:ModelCalled@reviewer#1    the same, counting only the reviewer's events
     exec:edit_file#1                die right after the 1st edit_file ran, before its ToolReturned
     poison:r-123                    die at the start of every step of run r-123 (a poison step)
+    fail:S2#1                       a specialist for sub-task S2 raises at its 1st start (a crash
+                                    its supervisor sees: the lease is released, the work undone)
 
 `after` ordinals count events of the stream (replayed ones included), so a point names the same
 place in a run whichever process gets there; `exec` ordinals count this process's executions.
@@ -30,6 +32,7 @@ class Faults:
     after: dict[str, int] = field(default_factory=dict)
     exec: dict[str, int] = field(default_factory=dict)
     poisoned: set[str] = field(default_factory=set)
+    fail: dict[str, set[int]] = field(default_factory=dict)
     log: str | None = None
 
     @classmethod
@@ -42,6 +45,9 @@ class Faults:
                 faults.poisoned.add(rest)
                 continue
             name, _, nth = rest.partition("#")
+            if where == "fail" and name and nth.isdigit():
+                faults.fail.setdefault(name, set()).add(int(nth))
+                continue
             if where not in ("after", "exec") or not name or not nth.isdigit():
                 raise ValueError(f"{ENV}: cannot read {point!r} (want after:Kind#n or exec:tool#n)")
             getattr(faults, where)[name] = int(nth)
@@ -50,6 +56,10 @@ class Faults:
     @property
     def armed(self) -> bool:
         return bool(self.after or self.exec or self.log)
+
+    def specialist_started(self, sub_id: str, start: int) -> None:
+        if start in self.fail.get(sub_id, ()):
+            raise InjectedFailure(f"{ENV}: specialist {sub_id} fails at start {start}")
 
     def step_started(self, run_id: str) -> None:
         if run_id in self.poisoned:
@@ -71,6 +81,10 @@ class Faults:
         """`ordinal`: this tool's executions in this process; `dispatch`: which dispatch."""
         if self.exec.get(tool) == ordinal:
             die()
+
+
+class InjectedFailure(RuntimeError):
+    pass
 
 
 def die() -> None:

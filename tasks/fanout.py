@@ -24,8 +24,9 @@ from django.db import transaction
 from journal_store.journal import DjangoJournal, Fenced
 from runtime import flight
 from runtime.coordination.gates import Leases
-from runtime.events import ToolsListed
+from runtime.events import BudgetDebited, ToolsListed
 from runtime.fanout.contracts import Handoff
+from runtime.faults import Faults
 from runtime.journal import StaleEpoch, WrongExpectedVersion
 from runtime.session import Session
 from runtime.teams import triage
@@ -76,6 +77,7 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
     if lease is None:
         return "busy"  # another worker holds this specialist
     try:
+        Faults.from_env().specialist_started(sub_id, starts(journal, stream))
         events = [r.event for r in journal.read(f"run-{run_id}")]
         config = flight.recorded_config(events, run_id)
         clients = flight.clients_for(config, flight.team_named(config.team))
@@ -84,12 +86,28 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
         )
         belt = triage.Belt(lambda: Borrowed(shared_surface()))
         belt.specs = next(e.tools for e in events if isinstance(e, ToolsListed))
-        report = triage.work(session, sub_id, handoff, clients[handoff.worker_id], belt)
+        # The run's spending so far seeds this process's breaker: the cap holds across
+        # workers; the rate is judged on what this specialist spends (its refusal is journalled
+        # as the model call that failed, in its own stream).
+        spent = sum(
+            r.event.amount
+            for r in flight.run_records(journal, run_id)
+            if isinstance(r.event, BudgetDebited)
+        )
+        client = triage.Metered(
+            clients[handoff.worker_id], triage.spend_breaker(config, run_id, belt, spent)
+        )
+        report = triage.work(session, sub_id, handoff, client, belt)
         return report.status
     except (StaleEpoch, WrongExpectedVersion):
         return "lost"  # the lease moved on: somebody else has this specialist now
     finally:
         leases.release(lease)
+
+
+def starts(journal: DjangoJournal, stream: str) -> int:
+    """How many times a specialist has been started (its lease granted)."""
+    return triage.starts([r.event for r in journal.read(Leases.stream(stream))])
 
 
 @shared_task(

@@ -90,6 +90,9 @@ class FlightConfig(BaseModel):
     refund: bool = Field(
         default=False, description="support-triage: after answering, carry out the refund"
     )
+    spend_rate: float | None = Field(
+        default=None, gt=0, description="fan-out: tokens per second before spending is stopped"
+    )
     parallel: int = Field(default=3, ge=1, le=16, description="specialists at once (fan-out)")
     deadline: float = Field(
         default=60.0, gt=0, le=3600, description="seconds a specialist has to report (fan-out)"

@@ -39,6 +39,8 @@ from runtime.events import (
     BreakerTripped,
     BudgetExhausted,
     Event,
+    LeaseGranted,
+    LeaseReleased,
     ModelFailed,
     RunInconclusive,
     SagaSettled,
@@ -52,7 +54,7 @@ from runtime.events import (
 from runtime.fanout import contracts, recovery, verify
 from runtime.fanout.contracts import Handoff, Report
 from runtime.fanout.saga import Saga
-from runtime.model import ModelClient, ModelError, call
+from runtime.model import ModelClient, ModelError, ModelResponse, call
 from runtime.session import Session, Waiting
 from runtime.teams.base import FlightConfig, Scenario, Services, Team, start
 from runtime.tools import Tool, ToolFailure
@@ -95,7 +97,9 @@ POLICY_SNAPSHOT = recovery.Cached(
     text="Damaged items reported within 14 days of delivery are refunded in full to the "
     "original payment method; no return is needed when a photo shows the damage.",
 )
+SPEND_WINDOW = 10.0  # seconds over which the spend rate is judged
 ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
+MAX_RESTARTS = 2  # a specialist that fails is started again at most this many times
 STOPS = (AgentFinished, BudgetExhausted, TurnCapReached, RunInconclusive, ModelFailed)
 
 
@@ -191,6 +195,42 @@ class Belt:
             self.surface.close()
 
 
+class SpendRefused(ModelError):
+    """The run's spend breaker is open: no more model calls for now."""
+
+
+class Metered(ModelClient):
+    """A specialist's model, behind the run's spend breaker: a call is refused while the
+    breaker is open, and every answer's tokens count toward the run's rate and cap."""
+
+    def __init__(self, client: ModelClient, breaker: recovery.SpendBreaker) -> None:
+        self.client = client
+        self.breaker = breaker
+
+    def complete(self, messages: Any, tools: Any) -> ModelResponse:
+        try:
+            self.breaker.allow()
+        except recovery.BreakerOpen as exc:
+            raise SpendRefused(str(exc)) from None
+        response = self.client.complete(messages, tools)
+        self.breaker.record(response.usage.total)
+        return response
+
+
+def spend_breaker(config: FlightConfig, run_id: str, belt: Belt, spent: int = 0) -> Any:
+    """The run's spend breaker: a rate (when the run sets one) and the allowance as a cap.
+    `spent` seeds it with what the run spent before (a specialist on another worker)."""
+    breaker = recovery.SpendBreaker(
+        run_id,
+        max_rate=config.spend_rate,
+        window_seconds=SPEND_WINDOW,
+        cap=config.allowance,
+        on_event=belt.events.append,
+    )
+    breaker.spent = spent
+    return breaker
+
+
 def default_surface(book: str | None = None) -> Any:
     """The three MCP servers; the orders server keeps its book of credits and labels at
     `book` (or MINUTES_ORDERS_BOOK: servers get no environment of ours unless given)."""
@@ -273,6 +313,11 @@ def worker_stream(run_id: str, sub_id: str, worker_id: str) -> str:
     return f"worker-{run_id}-{sub_id}-{worker_id}"
 
 
+def starts(lease: list[Event]) -> int:
+    """How many times a specialist was started: the grants of its lease."""
+    return sum(1 for e in lease if isinstance(e, LeaseGranted))
+
+
 def finished(events: list[Event]) -> bool:
     """Whether a specialist's stream holds a whole run (it stopped, one way or another)."""
     return bool(events) and isinstance(events[-1], STOPS)
@@ -300,6 +345,9 @@ def work(
     try:
         result = loop.run(agent, contracts.brief(handoff), sub, budget, task_id=sub_id)
     except ModelError as exc:
+        # Replayed, a refusal comes back as an error of the same name, not the same class.
+        if type(exc).__name__ == SpendRefused.__name__:
+            return failed(handoff, "refused", 0, budget.spent, f"spending stopped: {exc}")
         return failed(handoff, "tool_error", 0, budget.spent, f"its model failed: {exc}")
     finally:
         if release is not None:
@@ -434,12 +482,23 @@ def away(
     waiting = []
     for sub_id, handoff in todo:
         stream = worker_stream(session.run_id, sub_id, handoff.worker_id)
+        lease = [r.event for r in session.source.read(f"lease-{stream}")]
         if finished([r.event for r in session.source.read(stream)]):
             out[sub_id] = work(
                 session.sub(stream), sub_id, handoff, clients[handoff.worker_id], belt
             )
         elif time.time() > handed_at(session, sub_id) + handoff.deadline_seconds:
             out[sub_id] = None
+        elif lease and isinstance(lease[-1], LeaseReleased):
+            # It let go of its lease with its work unfinished: it failed. Start it again,
+            # up to the cap; then the sub-task has failed, and recovery takes it from there.
+            if starts(lease) > MAX_RESTARTS:
+                why = f"gave up after {starts(lease)} starts: the specialist kept failing"
+                out[sub_id] = failed(handoff, "tool_error", 0, 0, why)
+            else:
+                if session.live and services.dispatch is not None:
+                    services.dispatch(session.run_id, sub_id, handoff.model_dump(mode="json"))
+                waiting.append(sub_id)
         else:
             waiting.append(sub_id)
     if waiting:
@@ -507,10 +566,12 @@ def fly(
         sent = [(sub_id, h) for sub_id, h in planned if sub_id not in skipped]
         for sub_id, handoff in sent:
             hand_off(session, sub_id, handoff, services)
-        reports = {**skipped, **fan_out(session, sent, clients, belt, services, config.parallel)}
+        spend = spend_breaker(config, session.run_id, belt)
+        metered: dict[str, ModelClient] = {a: Metered(c, spend) for a, c in clients.items()}
+        reports = {**skipped, **fan_out(session, sent, metered, belt, services, config.parallel)}
         replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
         answers = {
-            sub_id: settle(session, sub_id, handoff, reports[sub_id], clients, belt, services)
+            sub_id: settle(session, sub_id, handoff, reports[sub_id], metered, belt, services)
             for sub_id, handoff in planned
         }
         order = ORDER_ID.search(config.task)
@@ -613,7 +674,10 @@ def compose(
         text = f"DEGRADED: {degraded}\n{text}"
     session.emit(session.new(AnswerComposed, text=text, degraded=degraded, sources=sources))
     if answered == 0:
-        status, reason = "failed", "no sub-task was answered"
+        status, reason = (
+            "failed",
+            "no sub-task was answered" + (f": {degraded}" if degraded else ""),
+        )
     elif degraded:
         status, reason = "done", f"answered, DEGRADED: {degraded}"
     else:
@@ -717,9 +781,23 @@ REFUND_SAGA = Scenario(
     settings={"refund": True},
 )
 
+RUNAWAY_SPEND = Scenario(
+    name="runaway-spend",
+    description="The knowledge-base specialist keeps searching with long, expensive answers: "
+    "the run's spend breaker trips, its next call is refused, and the sub-task is escalated.",
+    template="parse-empty",
+    task=TICKET,
+    scripts={
+        **SCRIPTS,
+        KB: [call("kb.search", 1200, query=f"damaged item refund, try {n}") for n in range(6)]
+        + [SCRIPTS[KB][-1]],
+    },
+    settings={"spend_rate": 150.0, "allowance": 40_000},
+)
+
 SUPPORT_TRIAGE = Team(
     name="support-triage",
     agents=(ORDERS, KB, POLICY),
-    scenarios={s.name: s for s in (TRIAGE, REFUND_SAGA)},
+    scenarios={s.name: s for s in (TRIAGE, REFUND_SAGA, RUNAWAY_SPEND)},
     fly=fly,
 )

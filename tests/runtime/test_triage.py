@@ -181,3 +181,31 @@ def test_a_replay_long_after_the_deadlines_still_replays_identically(tmp_path):
     assert not [r for r in journal.read("run-r-late") if isinstance(r.event, WorkerTimedOut)]
     time.sleep(2.1)  # every deadline has passed: a replay must not time anybody out
     assert flight.replay(journal, "r-late").identical
+
+
+def test_a_runaway_specialist_trips_the_runs_spend_breaker(fly_team):
+    from runtime.events import ModelFailed, WorkerReported
+
+    flown = fly_team("runaway-spend", team="support-triage")
+    journal = JsonlJournal(flown.path)
+    run = [r.event for r in journal.read(f"run-{flown.run_id}")]
+    [tripped] = [e for e in run if isinstance(e, BreakerTripped) and e.breaker.startswith("spend:")]
+    assert tripped.reason == "spend rate" and tripped.rates["tokens_per_second"] > 150
+    records = flight.run_records(journal, flown.run_id)
+    refused = [r.event for r in records if isinstance(r.event, ModelFailed)]
+    assert refused and all(e.error.type == "SpendRefused" for e in refused)
+    assert KB in {e.agent for e in refused}  # the spender was stopped mid-run
+    kb = next(
+        e.report for e in run if isinstance(e, WorkerReported) and e.report["worker_id"] == KB
+    )
+    assert (kb["status"], kb["reason"]) == ("failed", "refused")
+    routed = [e for e in run if isinstance(e, RecoveryRouted) and e.worker_id == KB]
+    assert routed[0].action["action"] == "escalate"  # refusals are not shopped around
+    spent = views.bill(records)["agents"][KB]["tokens"]
+    assert spent < 6 * 1200  # the script would have spent 7,200 and more
+    # The others may have been refused too (the breaker is the run's): whatever was answered,
+    # the answer says what is missing.
+    [answer] = [e for e in run if isinstance(e, AnswerComposed)]
+    assert answer.degraded and "kb-worker escalated" in answer.degraded
+    assert "kb-worker escalated" in flown.outcome.reason
+    assert flight.replay(journal, flown.run_id).identical

@@ -160,3 +160,23 @@ def test_support_triage_fans_out_to_specialists_on_two_worker_processes(redis_wo
     projection.catch_up()
     billed = set(BillLine.objects.filter(run_id=run_id).values_list("agent", flat=True))
     assert {"orders-worker", "kb-worker", "policy-worker"} <= billed
+
+
+def test_a_specialist_that_fails_is_started_again_by_its_supervisor(redis_workers):
+    """S2's first start raises (its lease is released with the work undone); the run's step
+    sees that and starts it again; the second start finishes the work, once."""
+    from runtime.events import AnswerComposed, LeaseGranted, ToolReturned
+
+    run_id = runs.start_run("support-triage", "broken-policy")
+    redis_workers.start(concurrency=2, MINUTES_FAULT="fail:S2#1")
+    wait_until(lambda: settled([run_id]), 90, "the triage run", redis_workers)
+    assert runs.status_of(run_id) == "done"
+    journal = DjangoJournal()
+    [lease] = {r.stream for r in journal.read_prefix(f"lease-worker-{run_id}-S2-")}
+    grants = [r.event for r in journal.read(lease) if isinstance(r.event, LeaseGranted)]
+    assert len(grants) >= 2  # failed once, started again
+    kb_stream = lease.removeprefix("lease-")
+    searches = [r.event for r in journal.read(kb_stream) if isinstance(r.event, ToolReturned)]
+    assert len(searches) == 1  # the work itself was done once
+    [answer] = [e for e in run_events(run_id) if isinstance(e, AnswerComposed)]
+    assert "KB-104" in answer.text

@@ -87,13 +87,20 @@ class Control:
             if isinstance(r.event, DeadLetterRetried)
         ]
         since = retried[-1] if retried else 0
-        return sum(
-            1
-            for r in self.journal.read(self.lease_stream)
-            if r.position > since
-            and isinstance(r.event, DriverLeased)
-            and r.event.at_version == at_version
-        )
+        # A step that ended "waiting" (on specialists elsewhere) did its part: the next look
+        # at the same version is not a retry of a step that kept dying.
+        count = 0
+        previous_here = False
+        for r in self.journal.read(self.lease_stream):
+            if r.position <= since:
+                continue
+            if isinstance(r.event, DriverLeased):
+                previous_here = r.event.at_version == at_version
+                count += previous_here
+            elif isinstance(r.event, DriverReleased) and previous_here:
+                count -= r.event.outcome == "waiting"
+                previous_here = False
+        return count
 
     def lease_state(self) -> DriverLeased | DriverReleased | None:
         version = self.journal.version(self.lease_stream)

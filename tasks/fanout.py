@@ -7,6 +7,9 @@ each holds a whole run or its deadline passes. A specialist:
     - takes a lease on its stream (`lease-worker-...`) and writes through it, fenced: a
       redelivered or duplicated task that lost the lease cannot write;
     - resumes from its stream: a worker killed mid-specialist loses at most the turn in hand;
+    - takes one of its run's `parallel` slots first (leases `slots-<run>-<n>`), or waits for
+      one without holding a worker: the per-run cap; the per-pool cap is the workers' own
+      concurrency;
     - talks to the MCP tool servers through one surface per worker process, started on first
       use and shared by the specialists that process runs.
 """
@@ -23,7 +26,7 @@ from django.db import transaction
 
 from journal_store.journal import DjangoJournal, Fenced
 from runtime import flight
-from runtime.coordination.gates import Leases
+from runtime.coordination.gates import Lease, Leases
 from runtime.events import BudgetDebited, ToolsListed
 from runtime.fanout.contracts import Handoff
 from runtime.faults import Faults
@@ -32,6 +35,7 @@ from runtime.session import Session
 from runtime.teams import triage
 
 log = logging.getLogger(__name__)
+SLOT_WAIT_SECONDS = 0.5
 
 _surface: Any = None
 _surface_lock = threading.Lock()
@@ -72,14 +76,18 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
     stream = triage.worker_stream(run_id, sub_id, handoff.worker_id)
     if triage.finished([r.event for r in journal.read(stream)]):
         return "finished"  # a duplicate delivery: the work is done and recorded
+    events = [r.event for r in journal.read(f"run-{run_id}")]
+    config = flight.recorded_config(events, run_id)
     leases = Leases(journal)
+    slot = take_slot(leases, run_id, config.parallel, holder)
+    if slot is None:
+        return "full"  # the run has as many specialists at work as it may: later
     lease = leases.acquire(stream, holder, settings.STEP_LEASE_SECONDS)
     if lease is None:
+        leases.release(slot)
         return "busy"  # another worker holds this specialist
     try:
         Faults.from_env().specialist_started(sub_id, starts(journal, stream))
-        events = [r.event for r in journal.read(f"run-{run_id}")]
-        config = flight.recorded_config(events, run_id)
         clients = flight.clients_for(config, flight.team_named(config.team))
         session = Session(
             Fenced(journal, leases.stream(stream), lease.epoch), run_id, stream=stream
@@ -103,6 +111,17 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
         return "lost"  # the lease moved on: somebody else has this specialist now
     finally:
         leases.release(lease)
+        leases.release(slot)
+
+
+def take_slot(leases: Leases, run_id: str, parallel: int, holder: str) -> Lease | None:
+    """One of the run's `parallel` specialist slots (each a lease: taking one is a
+    compare-and-swap, so two workers cannot both take the last), or None when all are held."""
+    for n in range(parallel):
+        slot = leases.acquire(f"slots-{run_id}-{n}", holder, settings.STEP_LEASE_SECONDS)
+        if slot is not None:
+            return slot
+    return None
 
 
 def starts(journal: DjangoJournal, stream: str) -> int:
@@ -121,4 +140,7 @@ def specialist(self: Any, run_id: str, sub_id: str, handoff: dict[str, Any]) -> 
 
     outcome = run_specialist(run_id, sub_id, handoff, f"{holder()}:{self.request.id}")
     log.info("run %s: specialist %s %s", run_id, sub_id, outcome)
+    if outcome == "full":
+        # Backpressure: wait for a slot of this run's without holding a worker meanwhile.
+        raise self.retry(countdown=SLOT_WAIT_SECONDS, max_retries=None)
     return outcome

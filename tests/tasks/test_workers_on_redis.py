@@ -180,3 +180,29 @@ def test_a_specialist_that_fails_is_started_again_by_its_supervisor(redis_worker
     assert len(searches) == 1  # the work itself was done once
     [answer] = [e for e in run_events(run_id) if isinstance(e, AnswerComposed)]
     assert "KB-104" in answer.text
+
+
+def test_a_runs_cap_on_parallel_specialists_holds_across_worker_processes(redis_workers):
+    """parallel=1: three specialists, four worker processes, and never two at work at once."""
+    from runtime.events import AgentFinished, RunStarted
+
+    run_id = runs.start_run("support-triage", "broken-policy", parallel=1)
+    redis_workers.start(concurrency=4)
+    wait_until(lambda: settled([run_id]), 90, "the triage run", redis_workers)
+    assert runs.status_of(run_id) == "done", run_events(run_id)[-3:]
+    specialists = DjangoJournal().read_prefix(f"worker-{run_id}-")
+    spans = sorted(
+        (
+            next(
+                r.event.t for r in specialists if r.stream == s and isinstance(r.event, RunStarted)
+            ),
+            next(
+                r.event.t
+                for r in specialists
+                if r.stream == s and isinstance(r.event, AgentFinished)
+            ),
+        )
+        for s in {r.stream for r in specialists}
+    )
+    assert len(spans) == 3
+    assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans))

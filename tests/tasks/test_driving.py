@@ -171,3 +171,35 @@ def test_a_step_that_keeps_raising_is_dead_lettered_with_its_last_error(monkeypa
     monkeypatch.undo()
     runs.decide_letter(letter.letter_id, "retry", "ann", "fixed the bug")
     assert drive(run_id)[-1] == "done"  # retried from the journal, to the end
+
+
+def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never_came(
+    monkeypatch,
+):
+    """Specialists sent elsewhere: the run's step ends "waiting" until their streams hold whole
+    runs. One never runs (its message was lost): its deadline passes, recovery retries it."""
+    import time
+
+    from runtime.events import WorkerTimedOut
+    from tasks import fanout
+
+    sent: list[tuple[str, str, dict]] = []
+    monkeypatch.setattr(
+        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+    )
+    run_id = runs.start_run("support-triage", "broken-policy", deadline=1.5)
+    assert drive(run_id)[-1] == "waiting"
+    assert [sub for _, sub, _ in sent] == ["S1", "S2", "S3"]
+    assert drive(run_id)[-1] == "waiting"  # nobody has done anything yet: still waiting
+    for run, sub, handoff in sent:
+        if sub != "S2":  # S2's message is lost
+            assert fanout.run_specialist(run, sub, handoff, "test-worker") in ("ok", "failed")
+    time.sleep(1.6)  # S2's deadline passes
+    assert drive(run_id)[-1] == "waiting"  # S2 timed out; its retry S2r was sent off
+    assert sent[-1][1] == "S2r"
+    fanout.run_specialist(*sent[-1], "test-worker")
+    assert drive(run_id)[-1] == "done"
+    events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
+    [timed_out] = [e for e in events if isinstance(e, WorkerTimedOut)]
+    assert timed_out.task_id == "S2" and timed_out.elapsed >= 1.5
+    assert Control(run_id).open_letter() is None  # waiting is not a step that keeps dying

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime import views
+from runtime import flight, views
 from tasks import runs
 
 WAITING = ("running",)
@@ -55,6 +55,6 @@ class Command(BaseCommand):
                 raise CommandError(f"run {run_id} is still {status} after {options['timeout']:g} s")
             time.sleep(0.2)
         projection.catch_up()
-        bill = views.bill(DjangoJournal().read(f"run-{run_id}"))
+        bill = views.bill(flight.run_records(DjangoJournal(), run_id))
         self.stdout.write(f"status: {status}")
         self.stdout.write(json.dumps(bill, indent=2))

@@ -44,6 +44,7 @@ from runtime.events import (
     ModelFailed,
     RunInconclusive,
     SagaSettled,
+    TaskEscalated,
     TeamFinished,
     ToolsListed,
     TurnCapReached,
@@ -571,7 +572,9 @@ def fly(
         reports = {**skipped, **fan_out(session, sent, metered, belt, services, config.parallel)}
         replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
         answers = {
-            sub_id: settle(session, sub_id, handoff, reports[sub_id], metered, belt, services)
+            sub_id: settle(
+                session, sub_id, handoff, reports[sub_id], metered, belt, services, config.park
+            )
             for sub_id, handoff in planned
         }
         order = ORDER_ID.search(config.task)
@@ -593,6 +596,7 @@ def settle(
     clients: dict[str, ModelClient],
     belt: Belt,
     services: Services,
+    park: bool = False,
 ) -> Answer:
     """Record a sub-task's report; check an ok one, route a failed one and act on the route."""
     session.emit(session.new(WorkerReported, task_id=sub_id, report=report.model_dump(mode="json")))
@@ -602,7 +606,7 @@ def settle(
     action = recovery.route(report, attempt, POLICY_RULES)
     routed = recovery.routed_event(report, attempt, action, session.run_id)
     session.emit(routed.model_copy(update={"task_id": sub_id}))
-    return resolve(session, sub_id, handoff, report, action, clients, belt, services)
+    return resolve(session, sub_id, handoff, report, action, clients, belt, services, park)
 
 
 def resolve(
@@ -614,8 +618,12 @@ def resolve(
     clients: dict[str, ModelClient],
     belt: Belt,
     services: Services,
+    park: bool = False,
 ) -> Answer:
-    """Carry out the router's decision for one failed sub-task."""
+    """Carry out the router's decision for one failed sub-task. Escalated, it is journalled
+    (TaskEscalated); where runs park (on the workers) it waits in the dead-letter queue for a
+    person, who retries it (the specialist runs again) or discards it (the answer goes on
+    without it)."""
     if isinstance(action, recovery.Retry):
         again = action.handoff
         retry_id = f"{sub_id}r"
@@ -633,8 +641,22 @@ def resolve(
         cached = recovery.Cached(source=action.source, text=action.text)
         why = f"{report.degraded}; {action.degraded}" if report.degraded else action.degraded
         return report, why, cached
-    reason = getattr(action, "reason", str(action))
-    return report, f"{handoff.worker_id} escalated: {reason}", None
+    reason = f"{handoff.worker_id} escalated: {getattr(action, 'reason', str(action))}"
+    last_error = report.degraded or str(report.reason)
+    session.emit(session.new(TaskEscalated, task_id=sub_id, reason=reason, last_error=last_error))
+    if not park:
+        return report, reason, None
+    if session.dead_letter(reason, 1, last_error, task_id=sub_id) == "discard":
+        return report, f"{reason}; a person discarded the sub-task", None
+    again_id = f"{sub_id}p"
+    hand_off(session, again_id, handoff, services, attempt=2)
+    rerun = fan_out(session, [(again_id, handoff)], clients, belt, services, cap=1)[again_id]
+    session.emit(
+        session.new(WorkerReported, task_id=sub_id, report=rerun.model_dump(mode="json"), attempt=2)
+    )
+    if rerun.ok:
+        return check(session, again_id, rerun), None, None
+    return rerun, f"{reason}; retried by a person, it failed again ({rerun.reason})", None
 
 
 def compose(

@@ -203,3 +203,29 @@ def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never
     [timed_out] = [e for e in events if isinstance(e, WorkerTimedOut)]
     assert timed_out.task_id == "S2" and timed_out.elapsed >= 1.5
     assert Control(run_id).open_letter() is None  # waiting is not a step that keeps dying
+
+
+def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(monkeypatch):
+    """On the workers an escalation parks the run: a person discards the sub-task, and the
+    answer goes on without it, saying so."""
+    from runtime.events import AnswerComposed, TaskEscalated
+    from tasks import fanout
+
+    sent: list[tuple[str, str, dict]] = []
+    monkeypatch.setattr(
+        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+    )
+    run_id = runs.start_run("support-triage", "runaway-spend")
+    assert drive(run_id)[-1] == "waiting"
+    for run, sub, handoff in sent:  # one after another: the spender trips the breaker alone
+        fanout.run_specialist(run, sub, handoff, "test-worker")
+    assert drive(run_id)[-1] == "dead-lettered"
+    projection.catch_up()
+    [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
+    assert letter.task_id == "S2" and "kb-worker escalated" in letter.reason
+    runs.decide_letter(letter.letter_id, "discard", "ann", "no knowledge base needed here")
+    assert drive(run_id)[-1] == "done"
+    events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
+    assert [e.task_id for e in events if isinstance(e, TaskEscalated)] == ["S2"]
+    [answer] = [e for e in events if isinstance(e, AnswerComposed)]
+    assert "a person discarded the sub-task" in answer.degraded

@@ -328,8 +328,8 @@ class Summary(Fold):
             state.update(status="dead-lettered", reason=e.reason)
         elif isinstance(e, DeadLetterRetried):
             state.update(status="running", reason="")
-        if not rec.stream.startswith("run-"):
-            return  # the lease and control streams are not the run's events
+        if not rec.stream.startswith(("run-", "worker-")):
+            return  # the lease and control streams are not the run's events (its specialists' are)
         state["events"] += 1
         state["last_position"] = rec.position
         state["last_t"] = e.t or state["last_t"]

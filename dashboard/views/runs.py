@@ -138,9 +138,21 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return response
 
 
+def answer_of(run_id: str) -> dict[str, Any] | None:
+    """The answer a run composed (fan-out teams), as journalled: text, degraded, sources."""
+    data = (
+        StoredEvent.objects.filter(run_id=run_id, kind="AnswerComposed")
+        .order_by("-position")
+        .values_list("data", flat=True)
+        .first()
+    )
+    return json.loads(data) if data else None
+
+
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     return {
         "run": run,
+        "answer": answer_of(run.run_id),
         "active": run.status in ACTIVE,
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),

@@ -30,6 +30,7 @@ server) must not flip back to healthy on the next ping.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 import tempfile
@@ -507,12 +508,18 @@ class McpSurface:
     def _stop_loop(self) -> None:
         if self._loop.is_closed():
             return
+        # Async generators are finalised on the loop's own thread: the caller's thread may be
+        # running a loop of its own (a browser driver, an async framework), where
+        # run_until_complete would refuse.
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._loop.shutdown_asyncgens(), self._loop).result(
+                timeout=CLOSE_TIMEOUT
+            )
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=CLOSE_TIMEOUT)
         if self._thread.is_alive():
             log.warning("the MCP event loop thread did not stop; leaving it (it is a daemon)")
             return
-        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         self._loop.close()
 
 

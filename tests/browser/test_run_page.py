@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from journal_store.models import RunSummary
-from tests.browser.conftest import NARROW, TABS_SHOWN, WIDE, overflow, shoot
+from tests.browser.conftest import NARROW, SHOTS, TABS_SHOWN, WIDE, overflow, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -98,3 +98,22 @@ def test_the_runs_page_and_a_run_page_fit_the_width_of_the_window(
 
     assert too_wide == {}, f"wider than the {width} px window by (px): {too_wide}"
     watch.assert_clean()
+
+
+def test_a_triage_run_shows_its_degraded_answer_and_its_specialists(signed_in, fly_team, watch):
+    """Flown in-process over the real MCP servers and imported: the page leads with the answer,
+    marked degraded, and the timeline holds the three specialists' streams."""
+    from tests.browser.conftest import import_text
+
+    flown = fly_team("refund-saga", team="support-triage")
+    import_text(flown.path.read_text(), name=flown.path.name)
+    page = signed_in
+    page.goto(f"/runs/{flown.run_id}/")
+    answer = page.get_by_role("region", name="the run's answer")
+    expect(answer).to_contain_text("degraded")
+    expect(answer).to_contain_text("policy snapshot 2025-05")
+    expect(answer).to_contain_text("undone: credit, label")
+    expect(answer).not_to_contain_text("KB-999")  # the made-up finding was dropped
+    expect(page.locator("#events")).to_contain_text("kb-worker")
+    shoot(page, "run-answer-1280")
+    page.screenshot(path=SHOTS / "run-answer-top-1280.png", caret="initial")  # for the README

@@ -179,3 +179,20 @@ def test_the_commands_start_a_desk_run_on_an_order_and_supersede_its_ticket(owne
         call_command("supersede_intent", "ticket-D-2", "--statement", "x", "--reason", "y")
     call_command(*args, "--reason", "customer called", "--based-on", "1", stdout=out)
     assert "ticket-D-1 is now at version 2" in out.getvalue()
+
+
+def test_a_triage_run_page_shows_its_answer_escaped_and_degraded(as_owner, monkeypatch):
+    """Specialists run inline here (the workers would run them as Celery tasks)."""
+    from tasks import fanout, runs
+
+    monkeypatch.setattr(
+        fanout,
+        "dispatch",
+        lambda run, sub, handoff: fanout.run_specialist(run, sub, handoff, "inline"),
+    )
+    run_id = runs.start_run("support-triage", "broken-policy", task="<b>Order B2001</b> broke")
+    assert drive(run_id) == "done"
+    page = as_owner.get(f"/runs/{run_id}/").content.decode()
+    assert "Answer" in page and "degraded" in page
+    assert "policy snapshot 2025-05" in page and "KB-104" in page
+    assert "<b>Order B2001</b>" not in page and "&lt;b&gt;Order B2001&lt;/b&gt;" in page

@@ -209,3 +209,36 @@ def test_a_runaway_specialist_trips_the_runs_spend_breaker(fly_team):
     assert answer.degraded and "kb-worker escalated" in answer.degraded
     assert "kb-worker escalated" in flown.outcome.reason
     assert flight.replay(journal, flown.run_id).identical
+
+
+def test_the_trace_of_a_triage_run_shows_its_specialists_side_by_side(fly_team):
+    from runtime import otel
+
+    flown = fly_team("broken-policy", team="support-triage")
+    trace = otel.otlp_trace(flight.run_records(JsonlJournal(flown.path), flown.run_id))
+    spans = [s for rs in trace["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+
+    def attribute(span, key):
+        return next((a["value"] for a in span["attributes"] if a["key"] == key), {})
+
+    agents = {
+        attribute(s, "gen_ai.agent.name").get("stringValue"): s
+        for s in spans
+        if attribute(s, "gen_ai.operation.name").get("stringValue") == "invoke_agent"
+    }
+    assert {ORDERS, KB, POLICY} <= set(agents)
+    windows = sorted(
+        (int(agents[a]["startTimeUnixNano"]), int(agents[a]["endTimeUnixNano"]))
+        for a in (ORDERS, KB, POLICY)
+    )
+    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(windows))
+    tools = [
+        s
+        for s in spans
+        if attribute(s, "gen_ai.operation.name").get("stringValue") == "execute_tool"
+    ]
+    assert {attribute(s, "gen_ai.tool.name")["stringValue"] for s in tools} >= {
+        "orders.lookup_order",
+        "kb.search",
+        "policy.check_refund_policy",
+    }

@@ -30,7 +30,7 @@ from runtime.coordination.gates import Lease, Leases
 from runtime.events import BudgetDebited, ToolsListed
 from runtime.fanout.contracts import Handoff
 from runtime.faults import Faults
-from runtime.journal import StaleEpoch, WrongExpectedVersion
+from runtime.journal import StaleEpoch, WrongExpectedVersion, append_next
 from runtime.session import Session
 from runtime.teams import triage
 
@@ -106,6 +106,13 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
             clients[handoff.worker_id], triage.spend_breaker(config, run_id, belt, spent)
         )
         report = triage.work(session, sub_id, handoff, client, belt)
+        if belt.events:
+            # Breakers that tripped in this process: the run's stream is its step's to write,
+            # so they go to the run's breaker log, which its pages and audit read by run id.
+            events = [
+                e.model_copy(update={"run_id": run_id, "task_id": sub_id}) for e in belt.events
+            ]
+            append_next(journal, f"breakers-{run_id}", events)
         return report.status
     except (StaleEpoch, WrongExpectedVersion):
         return "lost"  # the lease moved on: somebody else has this specialist now

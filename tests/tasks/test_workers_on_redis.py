@@ -157,6 +157,13 @@ def test_support_triage_fans_out_to_specialists_on_two_worker_processes(redis_wo
     }
     assert len(holders) >= 2  # two worker processes ran specialists at once
 
+    # The policy specialist's process tripped its breaker: logged for the run, by run id.
+    from runtime.events import BreakerTripped
+
+    trips = [r.event for r in journal.read(f"breakers-{run_id}")]
+    assert any(isinstance(e, BreakerTripped) and e.breaker == "tools:policy" for e in trips)
+    assert all(e.run_id == run_id for e in trips)
+
     projection.catch_up()
     billed = set(BillLine.objects.filter(run_id=run_id).values_list("agent", flat=True))
     assert {"orders-worker", "kb-worker", "policy-worker"} <= billed

@@ -24,12 +24,13 @@ def queue_status(request: HtmxHttpRequest) -> str:
     return status if status in ("open", "decided", "all") else "open"
 
 
-@login_required
-@require_GET
-def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
+def queue(
+    request: HtmxHttpRequest, model: type[DeadLetter | Conflict], template: str
+) -> HttpResponse:
+    """A review queue's page: its items, newest first, filtered by open or decided."""
     projection.catch_up()
     status = queue_status(request)
-    qs = DeadLetter.objects.order_by("-position")
+    qs = model.objects.order_by("-position")
     if status == "open":
         qs = qs.filter(status="open")
     elif status == "decided":
@@ -37,13 +38,28 @@ def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
     page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
     return render(
         request,
-        "dashboard/dead_letters.html",
-        {
-            "page": page,
-            "status": status,
-            "can_decide": can_decide(request.user),
-        },
+        template,
+        {"page": page, "status": status, "can_decide": can_decide(request.user)},
     )
+
+
+def message(
+    request: HtmxHttpRequest, text: str, level: str = "error", status: int = 200
+) -> HttpResponse:
+    return render(
+        request, "dashboard/_message.html", {"message": text, "level": level}, status=status
+    )
+
+
+def decided(request: HtmxHttpRequest, text: str, back: str) -> HttpResponse:
+    """After a decision: a message for htmx, the queue again for a plain form post."""
+    return message(request, text, "ok") if request.htmx else redirect(back)
+
+
+@login_required
+@require_GET
+def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
+    return queue(request, DeadLetter, "dashboard/dead_letters.html")
 
 
 @login_required
@@ -54,59 +70,22 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
     require_decide(request.user)
     form = DecisionForm(request.POST)
     if not form.is_valid():
-        return render(
-            request,
-            "dashboard/_message.html",
-            {
-                "message": "say why: the reason is recorded in the audit trail",
-                "level": "error",
-            },
-            status=400,
-        )
+        return message(request, "say why: the reason is recorded in the audit trail", status=400)
     try:
         runs.decide_letter(
             letter_id, decision, request.user.get_username(), form.cleaned_data["reason"]
         )
     except runs.LetterAlreadyDecided as exc:
-        return render(
-            request, "dashboard/_message.html", {"message": str(exc), "level": "error"}, status=409
-        )
+        return message(request, str(exc), status=409)
     except runs.RunError as exc:
-        return render(
-            request, "dashboard/_message.html", {"message": str(exc), "level": "error"}, status=404
-        )
-    if request.htmx:
-        return render(
-            request,
-            "dashboard/_message.html",
-            {
-                "message": f"{decision} recorded for {letter_id}",
-                "level": "ok",
-            },
-        )
-    return redirect("dead_letters")
+        return message(request, str(exc), status=404)
+    return decided(request, f"{decision} recorded for {letter_id}", "dead_letters")
 
 
 @login_required
 @require_GET
 def conflicts(request: HtmxHttpRequest) -> HttpResponse:
-    projection.catch_up()
-    status = queue_status(request)
-    qs = Conflict.objects.order_by("-position")
-    if status == "open":
-        qs = qs.filter(status="open")
-    elif status == "decided":
-        qs = qs.exclude(status="open")
-    page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "dashboard/conflicts.html",
-        {
-            "page": page,
-            "status": status,
-            "can_decide": can_decide(request.user),
-        },
-    )
+    return queue(request, Conflict, "dashboard/conflicts.html")
 
 
 @login_required
@@ -115,33 +94,12 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     require_decide(request.user)
     form = ResolveForm(request.POST)
     if not form.is_valid():
-        return render(
-            request,
-            "dashboard/_message.html",
-            {
-                "message": "choose a claim (or none) and say why",
-                "level": "error",
-            },
-            status=400,
-        )
+        return message(request, "choose a claim (or none) and say why", status=400)
     data = form.cleaned_data
     try:
         review.resolve(conflict_id, data["choice"], request.user.get_username(), data["reason"])
     except (review.ConflictAlreadyDecided, review.ConflictMoved) as exc:
-        return render(
-            request, "dashboard/_message.html", {"message": str(exc), "level": "error"}, status=409
-        )
+        return message(request, str(exc), status=409)
     except review.ConflictError as exc:
-        return render(
-            request, "dashboard/_message.html", {"message": str(exc), "level": "error"}, status=400
-        )
-    if request.htmx:
-        return render(
-            request,
-            "dashboard/_message.html",
-            {
-                "message": f"resolution recorded for {conflict_id}",
-                "level": "ok",
-            },
-        )
-    return redirect("conflicts")
+        return message(request, str(exc), status=400)
+    return decided(request, f"resolution recorded for {conflict_id}", "conflicts")

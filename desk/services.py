@@ -20,6 +20,7 @@ from django.db.models import F
 from desk.models import Order as OrderRow
 from desk.models import Refund
 from runtime.coordination.effects import ProviderStatus
+from runtime.coordination.facts import Facts
 from runtime.events import EffectStarted, FactChanged
 from runtime.journal import Journal, WrongExpectedVersion
 from runtime.teams import DeskSettings
@@ -29,6 +30,7 @@ from runtime.teams.desk_services import (
     OrderMissing,
     OrderMoved,
     Payments,
+    opened,
     receipt,
     refund_status,
     subject,
@@ -45,7 +47,7 @@ class TableOrders:
         self.using = using
 
     def stream(self, order_id: str) -> str:
-        return f"subject-{subject(order_id)}"
+        return Facts.stream(subject(order_id))
 
     def open(self, order_id: str, amount_cents: int, status: str, by: str) -> Order:
         try:
@@ -60,14 +62,8 @@ class TableOrders:
                     },
                 )
                 if created:
-                    opened = FactChanged(
-                        subject=subject(order_id),
-                        predicate="opened",
-                        value={"amount_cents": amount_cents, "status": status},
-                        based_on=0,
-                        by=by,
-                    )
-                    self.journal.append(self.stream(order_id), [opened], 0)
+                    first = opened(order_id, amount_cents, status, by)
+                    self.journal.append(self.stream(order_id), [first], 0)
         except (IntegrityError, WrongExpectedVersion):
             pass  # opened by somebody else a moment ago: theirs stands
         return self.get(order_id)

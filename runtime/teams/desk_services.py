@@ -108,6 +108,17 @@ def subject(order_id: str) -> str:
     return f"order:{order_id}"
 
 
+def opened(order_id: str, amount_cents: int, status: str, by: str) -> FactChanged:
+    """An order's first fact, at version 1 of its subject stream: what it costs, where it is."""
+    return FactChanged(
+        subject=subject(order_id),
+        predicate="opened",
+        value={"amount_cents": amount_cents, "status": status},
+        based_on=0,
+        by=by,
+    )
+
+
 # --- on the command line: orders as facts in the journal ---------------------------------------
 
 
@@ -118,16 +129,13 @@ class JournalOrders:
         self.facts = Facts(journal)
 
     def open(self, order_id: str, amount_cents: int, status: str, by: str) -> Order:
-        opened = FactChanged(
-            subject=subject(order_id),
-            predicate="opened",
-            value={"amount_cents": amount_cents, "status": status},
-            based_on=0,
-            by=by,
-        )
         # If it exists, somebody opened it first and theirs stands.
         with contextlib.suppress(WrongExpectedVersion):
-            self.facts.journal.append(self.facts.stream(subject(order_id)), [opened], 0)
+            self.facts.journal.append(
+                self.facts.stream(subject(order_id)),
+                [opened(order_id, amount_cents, status, by)],
+                0,
+            )
         return self.get(order_id)
 
     def get(self, order_id: str) -> Order:

@@ -42,12 +42,10 @@ class Intents:
         return f"intent-{intent_id}"
 
     def current(self, intent_id: str) -> Intent:
-        declared = [r.event for r in self.journal.read(self.stream(intent_id))]
+        declared = self.history(intent_id)
         if not declared:
             raise KeyError(f"no intent {intent_id}")
-        last = declared[-1]
-        assert isinstance(last, IntentDeclared)
-        return Intent(intent_id, last.intent_version, last.statement)
+        return Intent(intent_id, declared[-1].intent_version, declared[-1].statement)
 
     def history(self, intent_id: str) -> list[IntentDeclared]:
         """Every version of the intent, oldest first."""

@@ -124,15 +124,6 @@ class DjangoJournal:
         """Append atomically. With `fence=(lease stream, epoch)`, refuse (StaleEpoch) unless the
         lease stream is still at that version: a driver whose lease moved cannot write."""
         check_batch(stream, events, expected_version)
-        if fence is None and (current := self.version(stream)) != expected_version:
-            # Versions only grow, so this append is refused whatever happens next: say so
-            # without queueing for the append lock, which every append in the store shares.
-            # A writer that has already lost a compare-and-swap then costs one indexed read,
-            # and the other streams' appends do not wait behind its doomed transaction.
-            retried = self.retry_of(stream, events)
-            if retried is not None:
-                return retried
-            raise WrongExpectedVersion(stream, expected_version, current)
         try:
             with transaction.atomic(using=self.using):
                 self.serialize_appends()

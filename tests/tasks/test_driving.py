@@ -3,6 +3,7 @@ decisions people take on dead letters."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -229,3 +230,39 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
     assert [e.task_id for e in events if isinstance(e, TaskEscalated)] == ["S2"]
     [answer] = [e for e in events if isinstance(e, AnswerComposed)]
     assert "a person discarded the sub-task" in answer.degraded
+
+
+def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypatch):
+    """S2 fails at every start: started three times in all (two restarts), then the sub-task
+    fails and is escalated to the dead-letter queue."""
+    from runtime.faults import InjectedFailure
+    from runtime.teams.triage import MAX_RESTARTS
+    from tasks import fanout
+
+    sent: list[tuple[str, str, dict]] = []
+    monkeypatch.setattr(
+        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+    )
+    monkeypatch.setenv("MINUTES_FAULT", "fail:S2#1,fail:S2#2,fail:S2#3,fail:S2#4")
+    run_id = runs.start_run("support-triage", "broken-policy")
+    outcome = drive(run_id)[-1]
+    for _ in range(10):
+        if outcome != "waiting":
+            break
+        while sent:
+            run, sub, handoff = sent.pop(0)
+            # A failure lets the lease go with the work undone, as a crashed task leaves it.
+            with contextlib.suppress(InjectedFailure):
+                fanout.run_specialist(run, sub, handoff, "test-worker")
+        outcome = drive(run_id)[-1]
+    assert outcome == "dead-lettered"
+    grants = [
+        r
+        for r in DjangoJournal().read_prefix(f"lease-worker-{run_id}-S2-")
+        if r.event.kind == "LeaseGranted"
+    ]
+    assert len(grants) == 1 + MAX_RESTARTS
+    projection.catch_up()
+    [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
+    assert letter.task_id == "S2" and "kb-worker escalated" in letter.reason
+    assert f"gave up after {1 + MAX_RESTARTS} starts" in letter.last_error

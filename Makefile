@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+# `make run PORT=8001` when 8000 is taken.
+PORT ?= 8000
 
 .PHONY: run fly test lint typecheck clean bench local-model
 
@@ -16,14 +19,20 @@ STAMP := $(VENV)/.installed
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
 LOCAL_STAMP := $(VENV)/.local-model
 
+# What running Minutes needs; the suite's tools (pytest, mypy, Playwright, ...) come with
+# `make test` only, so a newcomer's first `make run` installs no more than it uses.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
 
+$(DEV_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(DEV_STAMP)
+
 run: $(STAMP)
-	$(PY) manage.py demo
+	$(PY) manage.py demo --port $(PORT)
 
 local-model: $(LOCAL_STAMP)
 
@@ -36,18 +45,18 @@ fly: $(STAMP)
 	@mkdir -p var/journals
 	$(PY) -m runtime fly --team repo-fix --scenario first-flight --journal var/journals/first-flight-$$(date +%Y%m%d-%H%M%S).jsonl
 
-test: $(STAMP) $(LOCAL_STAMP)
+test: $(DEV_STAMP) $(LOCAL_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy runtime journal_store config tasks dashboard desk
 	$(PY) -m pytest
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(PY) -m mypy runtime journal_store config tasks dashboard desk
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) bench/loop_overhead.py
 	$(PY) bench/team_flight.py
 	$(PY) -m pip install --quiet -e '.[bench]'

@@ -15,9 +15,42 @@ app.conf.imports = ["tasks.runs", "tasks.effects", "tasks.fanout", "tasks.bench"
 
 
 @app.on_after_configure.connect
-def make_broker_folders(sender: Celery, **_: object) -> None:
-    """The embedded broker keeps its queue in folders, which must exist before anyone uses it."""
-    options = sender.conf.broker_transport_options or {}
-    for key in ("data_folder_in", "data_folder_out", "control_folder"):
-        if key in options:
-            Path(options[key]).mkdir(parents=True, exist_ok=True)
+def start_embedded_broker(sender: Celery, **_: object) -> None:
+    """The first process that needs the embedded broker (a worker, or anyone enqueueing a step)
+    starts it, so a command run without `demo` still queues its work for the next worker.
+
+    Celery configures itself on first use, not on import: a process that never enqueues
+    (migrate, an export) never starts a broker.
+    """
+    from django.conf import settings
+
+    from config.broker import EmbeddedRedis
+
+    if settings.EMBEDDED_BROKER and sender.conf.broker_url == settings.CELERY_BROKER_URL:
+        EmbeddedRedis(settings.BROKER_DIR).ensure()
+
+
+def worker_command(
+    concurrency: int,
+    *,
+    beat: bool = False,
+    schedule: Path | None = None,
+    hostname: str | None = None,
+    loglevel: str = "warning",
+) -> list[str]:
+    """The one command line that starts a worker (demo, the tests and the benchmarks use it).
+
+    `beat` embeds the scheduler that revives stalled runs and settles effects; its schedule
+    file lives in MINUTES_HOME unless given.
+    """
+    import sys
+
+    from django.conf import settings
+
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker"]
+    command += ["--concurrency", str(concurrency), "--loglevel", loglevel]
+    if beat:
+        command += ["--beat", "--schedule", str(schedule or settings.HOME / "celerybeat-schedule")]
+    if hostname:
+        command += ["--hostname", hostname]
+    return command

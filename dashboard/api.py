@@ -20,7 +20,7 @@ from ninja.security import HttpBearer, SessionAuth
 
 from dashboard.access import can_decide, get_run_for_user, require_steer
 from dashboard.models import ApiToken
-from dashboard.views.runs import filtered_runs, otlp_download
+from dashboard.views.runs import filtered_runs, mark_stalled, otlp_download
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
@@ -108,6 +108,17 @@ class RunOut(Schema):
     event_count: int
     findings_count: int
     reason: str
+    stalled_since: datetime | None = Field(
+        None,
+        description="set while a running run has nobody driving it and no step on its way "
+        "(its worker died, or no worker is running); it is queued again automatically",
+    )
+
+    @staticmethod
+    def resolve_stalled_since(run: RunSummary) -> datetime | None:
+        if not hasattr(run, "stalled_since"):
+            mark_stalled([run])
+        return run.stalled_since  # type: ignore[attr-defined,no-any-return]
 
 
 class RunIn(Schema):

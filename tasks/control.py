@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from django.conf import settings
 
 from journal_store.journal import DjangoJournal, Fenced
 from runtime.events import (
@@ -176,3 +179,49 @@ class Control:
         )
         self.append(letter)
         return letter
+
+
+# --- runs nobody is driving ---------------------------------------------------------------------
+
+
+def stalled(started: Mapping[str, float], now: float | None = None) -> dict[str, float]:
+    """Of these running runs (id -> start time), those that nobody drives and no step is on its
+    way to, each with the time it has been stalled since.
+
+    A run is stalled when its last lease expired (the worker driving it died), or when its
+    lease was given back (or never taken) longer ago than STALL_SECONDS without anybody taking
+    it again (the next step's message was lost, or no worker is running). Two queries for any
+    number of runs: the list page asks about all its running rows at once.
+    """
+    if not started:
+        return {}
+    now = time.time() if now is None else now
+    grace = settings.STALL_SECONDS
+    journal = DjangoJournal()
+    streams = {f"lease-{run_id}": run_id for run_id in started}
+    marks = ", ".join(["%s"] * len(streams))
+    with journal.connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT stream, MAX(version) FROM journal_event WHERE stream IN ({marks}) "
+            "GROUP BY stream",
+            list(streams),
+        )
+        latest = cursor.fetchall()
+    last: dict[str, Event] = {}
+    if latest:
+        where = " OR ".join(["(stream = %s AND version = %s)"] * len(latest))
+        params = [value for pair in latest for value in pair]
+        for record in journal.select(f"WHERE {where}", params):
+            last[streams[record.stream]] = record.event
+    found = {}
+    for run_id, start in started.items():
+        event = last.get(run_id)
+        if isinstance(event, DriverLeased):
+            if event.expires < now:
+                found[run_id] = event.expires
+        elif event is None:
+            if now - start > grace:
+                found[run_id] = start
+        elif now - event.t > grace:
+            found[run_id] = event.t
+    return found

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
 from typing import Any
 
 from celery import shared_task
@@ -42,7 +41,7 @@ from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.session import Session
 from runtime.teams import Services
 from tasks import fanout, local_model
-from tasks.control import Control
+from tasks.control import Control, stalled
 
 log = logging.getLogger(__name__)
 
@@ -247,23 +246,23 @@ def advance(self: Any, run_id: str) -> str:
 
 @shared_task(name="tasks.runs.reconcile")
 def reconcile() -> list[str]:
-    """Re-enqueue running runs that nobody is driving: their lease expired, or was released
-    with no next step in flight for a whole lease period (the message was lost)."""
-    now = time.time()
-    revived = []
-    for run_id in RunSummary.objects.filter(status="running").values_list("run_id", flat=True):
-        control = Control(run_id)
-        state = control.lease_state()
-        if state is None or control.open_letter() is not None:
-            continue
-        stale = (
-            state.expires < now
-            if hasattr(state, "expires")
-            else (now - state.t > settings.STEP_LEASE_SECONDS)
+    """Re-enqueue running runs that nobody is driving (control.stalled: the lease expired, or
+    no step took it within STALL_SECONDS). A second delivery is harmless: the lease lets one
+    driver through and the other stops without writing."""
+    starts = {
+        run_id: started.timestamp() if started else 0.0
+        for run_id, started in RunSummary.objects.filter(status="running").values_list(
+            "run_id", "started_at"
         )
-        if stale:
-            advance.delay(run_id)
-            revived.append(run_id)
+    }
+    revived = []
+    for run_id in stalled(starts):
+        if Control(run_id).open_letter() is not None:
+            continue
+        advance.delay(run_id)
+        revived.append(run_id)
+    if revived:
+        log.warning("re-enqueued stalled runs: %s", ", ".join(revived))
     return revived
 
 

@@ -133,6 +133,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         url = start_redis()
         if url:
             os.environ[REDIS_ENV] = url
+    # Tests choose their broker: an in-memory one nobody reads, unless a test starts workers
+    # (they name theirs). Never the embedded default, which would start a Redis server in the
+    # checkout's var/ for whichever test first enqueued a step.
+    os.environ["CELERY_BROKER_URL"] = "memory://"
 
 
 def pytest_report_header() -> list[str]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import date
+from collections.abc import Iterable
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -39,6 +40,7 @@ from runtime import flight, otel
 from runtime.teams import TEAMS
 from runtime.views import Bill
 from tasks import runs
+from tasks.control import stalled
 
 ACTIVE = ("running",)
 PAGE = 50
@@ -52,6 +54,21 @@ SORTS = {
     "duration": "-duration",
 }
 TABS = ("timeline", "threads", "bill", "audit", "findings")
+
+
+def mark_stalled(rows: Iterable[RunSummary]) -> None:
+    """Set `stalled_since` (a datetime, or None) on each run: a running run that nobody drives
+    and no step is on its way to. It depends on the clock, so it is worked out when shown."""
+    rows = list(rows)
+    running = {
+        r.run_id: r.started_at.timestamp() if r.started_at else 0.0
+        for r in rows
+        if r.status in ACTIVE
+    }
+    since = stalled(running)
+    for run in rows:
+        at = since.get(run.run_id)
+        run.stalled_since = datetime.fromtimestamp(at, UTC) if at is not None else None  # type: ignore[attr-defined]
 
 
 def parse_date(value: str | None) -> date | None:
@@ -98,6 +115,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     projection.catch_up(wait=False)
     qs, chosen = filtered_runs(request.GET)
     page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
+    mark_stalled(page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -132,6 +150,7 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """One row of the list, polled while the run is active; stops the polling once it is not."""
     run = get_run_for_user(request.user, run_id)
     run.duration = None  # type: ignore[attr-defined]
+    mark_stalled([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})
     if run.status not in ACTIVE:
         response.status_code = HttpResponseStopPolling.status_code
@@ -150,6 +169,7 @@ def answer_of(run_id: str) -> dict[str, Any] | None:
 
 
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
+    mark_stalled([run])
     return {
         "run": run,
         "answer": answer_of(run.run_id),

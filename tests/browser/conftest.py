@@ -1,9 +1,10 @@
 """The dashboard in a real headless Chromium: fixtures for the browser tests.
 
 The web process is pytest-django's `live_server` (a thread of this process, on the suite's
-SQLite test database file). Runs that must really execute get a Celery worker subprocess on the
-embedded (filesystem) broker in the test's own MINUTES_HOME; this process's Celery app is
-pointed at the same folders, so the live server enqueues where the worker listens. Runs that
+SQLite test database file). Runs that must really execute get a Celery worker subprocess on an
+embedded broker of the test's own (config/broker.py: a Redis server on a unix socket); this
+process's Celery app is pointed at the same socket, so the live server enqueues where the
+worker listens. Runs that
 only need to exist are flown in-process once per session (about a second) and imported.
 
 Every page a test visits is saved as a full-page screenshot under var/screenshots/.
@@ -15,9 +16,10 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
-import sys
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +28,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 from django.db import connections
+
+from config.broker import EmbeddedRedis
+from config.celery import worker_command
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "var" / "screenshots"
@@ -241,9 +246,10 @@ def journal_of(fly_team) -> Callable[[str], str]:
 
 @dataclass
 class Worker:
-    """A Celery worker on the embedded broker in `home`, on the test database, started on demand."""
+    """A Celery worker on the test's own broker and the test database, started on demand."""
 
     home: Path
+    broker: str
     proc: subprocess.Popen | None = None
 
     @property
@@ -255,7 +261,7 @@ class Worker:
             **os.environ,
             "DATABASE_URL": f"sqlite:///{connections['default'].settings_dict['NAME']}",
             "MINUTES_HOME": str(self.home),
-            "CELERY_BROKER_URL": "filesystem://localhost/",
+            "CELERY_BROKER_URL": self.broker,
             "PYTHONUNBUFFERED": "1",
         }
         env.pop(ASYNC_UNSAFE, None)
@@ -264,16 +270,7 @@ class Worker:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--concurrency",
-                "1",
-                "--loglevel",
-                "warning",
+                *worker_command(1),
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
@@ -288,8 +285,8 @@ class Worker:
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
-        # SIGKILL: the run is over and nothing is in flight, and Celery's own shutdown (warm or
-        # cold) takes 5-7 s on the filesystem broker. The worker has its own process group.
+        # SIGKILL: the run is over and nothing is in flight, and Celery's own warm shutdown
+        # takes seconds. The worker has its own process group.
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(5)
 
@@ -299,26 +296,22 @@ class Worker:
 
 @pytest.fixture
 def worker(tmp_path, transactional_db) -> Iterator[Worker]:
-    """A worker, not yet started; the live server enqueues into its broker folders meanwhile."""
+    """A worker, not yet started; the live server enqueues into its broker meanwhile."""
     from tests.tasks.conftest import use_broker
 
     home = tmp_path / "home"
-    broker = home / "broker"
-    options = {
-        "data_folder_in": str(broker / "queue"),
-        "data_folder_out": str(broker / "queue"),
-        "control_folder": str(broker / "control"),
-        "store_processed": False,
-        "polling_interval": 0.05,
-    }
-    for folder in ("queue", "control"):
-        (broker / folder).mkdir(parents=True, exist_ok=True)
-    use_broker("filesystem://localhost/", options)
-    worker = Worker(home)
+    # A short folder of its own: a unix socket's path must stay under 108 bytes.
+    folder = Path(tempfile.mkdtemp(prefix="minutes-broker-"))
+    broker = EmbeddedRedis(folder)
+    broker.start()
+    use_broker(broker.url, {"visibility_timeout": 60})
+    worker = Worker(home, broker.url)
     try:
         yield worker
     finally:
         worker.stop()
+        broker.stop()
+        shutil.rmtree(folder, ignore_errors=True)
         use_broker(
             django_settings.CELERY_BROKER_URL, django_settings.CELERY_BROKER_TRANSPORT_OPTIONS
         )

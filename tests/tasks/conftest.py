@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ import pytest
 from django.db import connections
 
 from config.celery import app as celery_app
+from config.celery import worker_command
 from tasks import runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,23 +63,12 @@ class Workers:
     def start(self, concurrency: int = 2, **extra: str) -> subprocess.Popen:
         self.env_extra.update(extra)
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--beat",
-                "--schedule",
-                str(self.tmp / f"beat-{len(self.procs)}"),
-                "--concurrency",
-                str(concurrency),
-                "--loglevel",
-                "warning",
-                "--hostname",
-                f"test{len(self.procs)}@%h",
-            ],
+            worker_command(
+                concurrency,
+                beat=True,
+                schedule=self.tmp / f"beat-{len(self.procs)}",
+                hostname=f"test{len(self.procs)}@%h",
+            ),
             cwd=ROOT,
             env=self.env(),
             start_new_session=True,

@@ -1,5 +1,6 @@
-"""`manage.py demo` end to end on the embedded broker: it starts a worker and the web server,
-flies a sample run to its verdict, and Ctrl-C stops every process it started."""
+"""`manage.py demo` end to end on the embedded broker: the first screen, a sample run flown to
+its verdict, a worker that dies is restarted while the web server keeps serving, a restart adds
+no second sample, and Ctrl-C stops every process it started."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import urllib.request
 
 import pytest
@@ -20,7 +22,56 @@ from tests.tasks.conftest import ROOT, wait_until
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def test_demo_flies_a_sample_run_on_the_embedded_broker_and_stops_cleanly(tmp_path):
+class Demo:
+    """`manage.py demo` as a child process, its output collected line by line."""
+
+    def __init__(self, env: dict[str, str], port: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "demo", "--port", str(port), "--workers", "1"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: list[str] = []
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def wait_for(self, pattern: str, timeout: float = 90) -> re.Match[str]:
+        def found():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"demo exited {self.proc.returncode}:\n{self.output}")
+            return re.search(pattern, self.output)
+
+        return wait_until(found, timeout, f"{pattern!r} in demo's output:\n{self.output}")
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        return self.proc.wait(30)
+
+
+def environ_of(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as file:
+            return file.read()
+    except OSError:  # it ended meanwhile
+        return b""
+
+
+def get(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=10) as page:
+        return page.status
+
+
+def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_path):
     port = free_port()
     home = tmp_path / "home"
     env = {
@@ -30,34 +81,43 @@ def test_demo_flies_a_sample_run_on_the_embedded_broker_and_stops_cleanly(tmp_pa
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("CELERY_BROKER_URL", None)  # the embedded default: no server
-    demo = subprocess.Popen(
-        [sys.executable, "manage.py", "demo", "--port", str(port), "--workers", "1"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
+    demo = Demo(env, port)
     try:
-
-        def sample_started():
-            line = demo.stdout.readline()
-            lines.append(line)
-            found = re.search(r"sample run (r-[0-9a-f]+)", line)
-            if demo.poll() is not None:
-                raise AssertionError("demo exited:\n" + "".join(lines) + demo.stdout.read())
-            return found.group(1) if found else None
-
-        run_id = wait_until(sample_started, 90, "the sample run")
-        assert any("log in as 'demo' with password" in line for line in lines)
+        run_id = demo.wait_for(r"sample run:\s+\S+/runs/(r-[0-9a-f]+)/").group(1)
+        screen = demo.output
+        # The first screen ends with the block a newcomer needs, and nothing after it.
+        assert re.search(r"log in:\s+user 'demo', password '\S{16}' \(shown once\)", screen)
+        assert f"http://127.0.0.1:{port}/" in screen
+        assert "Ctrl-C stops everything" in screen
+        assert "superuser privileges" not in screen.split("Minutes is running")[0]
         wait_until(lambda: runs.status_of(run_id) != "running", 90, "the sample run to finish")
         assert runs.status_of(run_id) == "done"
-        assert (home / "broker" / "queue").is_dir()  # the queue really was the filesystem one
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as page:
-            assert page.status == 200
+        assert (home / "broker" / "appendonly.aof").is_file()  # the queue was the embedded Redis
+        assert get(f"http://127.0.0.1:{port}/login") == 200
+
+        # A worker killed outright is restarted; the web server never stops serving.
+        workers = subprocess.run(
+            ["pgrep", "-f", "celery -A config worker"], capture_output=True, text=True
+        ).stdout.split()
+        mine = [pid for pid in workers if str(home).encode() in environ_of(pid)]
+        assert mine, workers
+        os.killpg(os.getpgid(int(mine[0])), signal.SIGKILL)
+        demo.wait_for(r"the worker exited with status -?\d+: restarting it", 30)
+        assert get(f"http://127.0.0.1:{port}/healthz") == 200
     finally:
-        demo.send_signal(signal.SIGINT)
-        demo.wait(30)
+        assert demo.stop() == 0, demo.output
+    assert "stopped." in demo.output
     leftovers = subprocess.run(["pgrep", "-f", str(home)], capture_output=True, text=True)
     assert leftovers.stdout == "", "processes the demo started are still running"
+
+    # Started again on the same database: no password to print, no second sample run.
+    again = Demo(env, port)
+    try:
+        again.wait_for(r"Ctrl-C stops everything")
+        assert "manage.py changepassword demo" in again.output
+        assert "sample run" not in again.output
+        assert "password '" not in again.output
+    finally:
+        assert again.stop() == 0, again.output
+    leftovers = subprocess.run(["pgrep", "-f", str(home)], capture_output=True, text=True)
+    assert leftovers.stdout == ""

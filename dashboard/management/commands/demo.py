@@ -1,8 +1,11 @@
 """python manage.py demo: the main job — everything Minutes needs, running, with a sample run.
 
-Migrates the database, creates a login (its password is printed once, when it is created),
-starts a Celery worker (with the embedded scheduler for reconciliation) and the web server,
-starts a sample team run, and prints where to look. Ctrl-C stops every process it started.
+Migrates the database, creates a login, starts the embedded broker (unless CELERY_BROKER_URL
+names one), a Celery worker (with the embedded scheduler for reconciliation) and the web
+server, starts a sample team run on a fresh database, and ends with a short block saying where
+to look. The processes' own output goes to log files, so that block is the last thing on the
+screen. It then supervises them: a process that dies is restarted (and says so), so a crashed
+worker never takes the web server down. Ctrl-C stops every process it started.
 """
 
 from __future__ import annotations
@@ -10,10 +13,14 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
 from argparse import ArgumentParser
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -22,6 +29,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from config.broker import BrokerError, EmbeddedRedis
+from config.celery import worker_command
+from journal_store.models import StoredEvent
 from tasks import local_model, runs
 
 USER = "demo"
@@ -31,6 +41,43 @@ SAMPLE: dict[str, dict[str, Any]] = {
     "local": {"model": "local", "allowance": 60_000, "max_turns": 3},
     "endpoint": {"model": "endpoint", "allowance": 60_000, "max_turns": 6},
 }
+# A child that dies more often than this is left down (the others keep serving), not restarted
+# in a tight loop.
+RESTARTS = 5
+RESTART_WINDOW = 60.0
+
+
+@dataclass
+class Child:
+    """A process `demo` started and keeps alive."""
+
+    name: str
+    command: list[str]
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+    deaths: deque[float] = field(default_factory=deque)
+    given_up: bool = False
+
+    def start(self) -> None:
+        # A session of its own, so stopping it stops its children too (the worker's pool).
+        self.proc = subprocess.Popen(
+            self.command,
+            start_new_session=True,
+            env=os.environ.copy(),
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def stop(self, deadline: float) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
 
 
 class Command(BaseCommand):
@@ -50,45 +97,80 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self.port: int = options["port"]
+        self.refuse_a_busy_port()
+        settings.HOME.mkdir(parents=True, exist_ok=True)
+        self.logs = settings.HOME / "logs"
+        self.logs.mkdir(exist_ok=True)
+        self.say("preparing the database ...")
         call_command("migrate", verbosity=0)
         password = self.login()
-        self.children: list[subprocess.Popen[bytes]] = []
-        self.names: list[str] = []
-        signal.signal(signal.SIGTERM, self.on_signal)
+        self.children: list[Child] = []
+        self.broker: EmbeddedRedis | None = None
+        # Ctrl-C, a closed terminal or a polite kill all stop everything, even when whoever
+        # started us in the background told us to ignore SIGINT.
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, self.on_signal)
         model: local_model.LocalModelServer | None = None
         try:
             if options["model"] == "local":
                 model = local_model.LocalModelServer()
-                self.stdout.write(f"starting the local model server at {model.base} ...")
+                self.say(f"starting the local model server at {model.base} ...")
                 try:
                     model.start()
                 except local_model.LocalModelError as exc:
                     raise CommandError(str(exc)) from None
                 os.environ["MINUTES_LOCAL_MODEL_URL"] = model.base  # for the workers
-            self.start_worker(options["workers"])
-            self.start_web(options["port"])
-            self.wait_for_web(options["port"])
-            base = f"http://127.0.0.1:{options['port']}"
-            self.stdout.write(f"Minutes is running at {base}/")
-            if password:
-                self.stdout.write(f"log in as {USER!r} with password {password!r} (shown once)")
-            else:
-                self.stdout.write(
-                    f"log in as {USER!r} (`manage.py changepassword {USER}` sets a new password)"
-                )
-            if not options["no_sample"]:
-                run_id = runs.start_run(
-                    "repo-fix", options["scenario"], by=USER, **SAMPLE[options["model"]]
-                )
-                self.stdout.write(f"sample run {run_id}: {base}/runs/{run_id}/")
-            self.stdout.write("Ctrl-C stops everything.")
+            self.start_broker()
+            self.say("starting the worker and the web server ...")
+            self.start_child("worker", worker_command(options["workers"], beat=True))
+            self.start_child(
+                "web server",
+                [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
+            )
+            self.wait_for_web()
+            sample = None if options["no_sample"] else self.sample(options)
+            self.first_screen(password, sample)
             self.watch()
         except KeyboardInterrupt:
-            self.stdout.write("stopping")
+            self.say("\nstopping ...")
         finally:
-            self.stop_children()
+            self.stop_all()
             if model is not None:
                 model.stop()
+            self.say("stopped.")
+
+    # --- what a newcomer sees ----------------------------------------------------------------
+
+    def first_screen(self, password: str | None, sample: str | None) -> None:
+        base = f"http://127.0.0.1:{self.port}"
+        if password:
+            login = f"user {USER!r}, password {password!r} (shown once)"
+        else:
+            login = f"user {USER!r} (forgot the password? python manage.py changepassword {USER})"
+        lines = [
+            f"Minutes is running at {base}/",
+            f"  log in:      {login}",
+        ]
+        if sample:
+            lines.append(f"  sample run:  {base}/runs/{sample}/")
+        lines += [
+            f"  logs:        {self.logs}/ (web.log, worker.log)",
+            "  Ctrl-C stops everything (web server, worker, broker).",
+        ]
+        if os.geteuid() == 0:
+            lines.append("  (as root: worker.log warns of superuser privileges; expected)")
+        width = max(len(line) for line in lines)
+        self.say("")
+        self.say("=" * width)
+        for line in lines:
+            self.say(line)
+        self.say("=" * width)
+
+    def say(self, line: str) -> None:
+        # Flushed as written: piped to a file or `tee`, the screen must not wait for a buffer.
+        self.stdout.write(line)
+        self.stdout.flush()
 
     def login(self) -> str | None:
         """Create the demo user on first run; its password, or None if it already existed."""
@@ -99,74 +181,92 @@ class Command(BaseCommand):
         users.objects.create_superuser(USER, f"{USER}@localhost", password)
         return password
 
-    def spawn(self, name: str, command: list[str]) -> None:
-        # A session of its own, so stopping it stops its children too (the worker's pool).
-        self.children.append(
-            subprocess.Popen(command, start_new_session=True, env=os.environ.copy())
-        )
-        self.names.append(name)
+    def sample(self, options: dict[str, Any]) -> str | None:
+        """The sample run, started once per database: a restart adds nothing to the list."""
+        if StoredEvent.objects.exists():
+            return None
+        return runs.start_run("repo-fix", options["scenario"], by=USER, **SAMPLE[options["model"]])
 
-    def start_worker(self, workers: int) -> None:
-        settings.HOME.mkdir(parents=True, exist_ok=True)
-        self.spawn(
-            "worker",
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--beat",
-                "--schedule",
-                str(settings.HOME / "celerybeat-schedule"),
-                "--concurrency",
-                str(workers),
-                "--loglevel",
-                "warning",
-            ],
-        )
+    def refuse_a_busy_port(self) -> None:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                raise CommandError(
+                    f"port {self.port} is in use (another Minutes?): stop it, or pass --port"
+                )
 
-    def start_web(self, port: int) -> None:
-        self.spawn(
-            "web server",
-            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-        )
+    # --- the processes -----------------------------------------------------------------------
 
-    def wait_for_web(self, port: int) -> None:
-        import socket
+    def start_broker(self) -> None:
+        if not settings.EMBEDDED_BROKER:
+            return
+        self.broker = EmbeddedRedis(settings.BROKER_DIR)
+        self.say("starting the embedded broker ...")
+        try:
+            # Detached, so it keeps the queue while a worker restarts; stopped in stop_all (a
+            # broker a command started before us is adopted and stopped too).
+            self.broker.ensure()
+        except BrokerError as exc:
+            raise CommandError(str(exc)) from None
 
+    def start_child(self, name: str, command: list[str]) -> None:
+        child = Child(name, command, self.logs / f"{name.split()[0]}.log")
+        child.start()
+        self.children.append(child)
+
+    def wait_for_web(self) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            self.check_children()
+            self.supervise()
             try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return
             except OSError:
                 time.sleep(0.2)
-        raise CommandError(f"the web server did not listen on port {port} within 30 s")
-
-    def check_children(self) -> None:
-        for child, name in zip(self.children, self.names, strict=True):
-            if child.poll() is not None:
-                raise CommandError(f"the {name} exited with status {child.returncode}")
+        raise CommandError(
+            f"the web server did not listen on port {self.port} within 30 s "
+            f"(see {self.logs / 'web.log'})"
+        )
 
     def watch(self) -> None:
         while True:
-            self.check_children()
+            self.supervise()
             time.sleep(0.5)
+
+    def supervise(self) -> None:
+        """Restart what died, unless it keeps dying; the broker first, as the others need it."""
+        if self.broker is not None and not self.broker.ping():
+            self.say("the broker stopped: restarting it")
+            try:
+                self.broker.ensure()
+            except BrokerError as exc:
+                self.stderr.write(f"the broker cannot be restarted: {exc}")
+        now = time.monotonic()
+        for child in self.children:
+            if child.given_up or child.proc is None or child.proc.poll() is None:
+                continue
+            status = child.proc.returncode
+            child.deaths.append(now)
+            while child.deaths and now - child.deaths[0] > RESTART_WINDOW:
+                child.deaths.popleft()
+            if len(child.deaths) > RESTARTS:
+                child.given_up = True
+                self.stderr.write(
+                    f"the {child.name} exited {len(child.deaths)} times in a minute; left "
+                    f"stopped (see {child.log}). The rest keeps running."
+                )
+                continue
+            self.say(f"the {child.name} exited with status {status}: restarting it")
+            child.start()
 
     def on_signal(self, signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    def stop_children(self) -> None:
-        for child in self.children:
-            if child.poll() is None:
-                os.killpg(child.pid, signal.SIGTERM)
+    def stop_all(self) -> None:
         deadline = time.monotonic() + 10
         for child in self.children:
-            try:
-                child.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait()
+            if child.proc is not None and child.proc.poll() is None:
+                os.killpg(child.proc.pid, signal.SIGTERM)
+        for child in self.children:
+            child.stop(deadline)
+        if self.broker is not None:
+            self.broker.stop()

@@ -1,0 +1,103 @@
+"""The embedded broker under a crowd: several processes start, interrupt and resume runs at
+once while two workers drive them, and the broker itself is restarted mid-way. No worker
+errors, every run ends done, and nothing is lost — what the filesystem transport could not do
+(a worker read a half-written message file and died)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connections
+
+from config.broker import EmbeddedRedis
+from journal_store.models import StoredEvent
+from tasks import runs
+from tests.tasks.conftest import ROOT, Workers, use_broker, wait_until
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+CLIENTS = 3
+RUNS_EACH = 20  # each run: a start, two interrupts, two resumes; 300 operations in all
+
+
+@pytest.fixture
+def embedded(settings):
+    folder = Path(tempfile.mkdtemp(prefix="minutes-broker-"))
+    broker = EmbeddedRedis(folder)
+    broker.start()
+    use_broker(broker.url, {"visibility_timeout": 8})
+    try:
+        yield broker
+    finally:
+        broker.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+        use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+
+
+def test_concurrent_starts_interrupts_and_resumes_survive_a_broker_restart(
+    tmp_path, embedded, settings
+):
+    settings.WORKSPACES = tmp_path / "home" / "workspaces"
+    workers = Workers(tmp_path, embedded.url, {"MINUTES_STALL_SECONDS": "2"})
+    for _ in range(2):
+        workers.start(concurrency=1)
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{connections['default'].settings_dict['NAME']}",
+        "MINUTES_HOME": str(tmp_path / "home"),
+        "CELERY_BROKER_URL": embedded.url,
+    }
+    logs = [tmp_path / f"client-{n}.log" for n in range(CLIENTS)]
+    clients = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.tasks.stress_client", str(RUNS_EACH), str(log)],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.PIPE,
+        )
+        for log in logs
+    ]
+    try:
+        # Mid-way, the broker goes down and comes back (saving and reloading its queue).
+        wait_until(
+            lambda: StoredEvent.objects.filter(kind="TeamStarted").count() >= CLIENTS * 5,
+            120,
+            "a third of the runs to start",
+            workers,
+        )
+        embedded.stop()
+        time.sleep(0.5)
+        embedded.start()
+        for client in clients:
+            _, err = client.communicate(timeout=300)
+            assert client.returncode == 0, err.decode(errors="replace")[-3000:]
+        text = "".join(log.read_text() for log in logs)
+        started = re.findall(r"^run (\S+)$", text, re.M)
+        assert len(started) == CLIENTS * RUNS_EACH
+        assert "error " not in text, text  # no operation failed, not even during the restart
+        wait_until(
+            lambda: all(runs.status_of(r) not in ("running", "interrupted") for r in started),
+            300,
+            "every run to settle",
+            workers,
+        )
+        assert {r: runs.status_of(r) for r in started} == dict.fromkeys(started, "done")
+        for proc in workers.procs:
+            assert proc.poll() is None, "a worker died:\n" + workers.logs()
+        worker_logs = "\n".join(
+            p.read_text(errors="replace") for p in tmp_path.glob("worker-*.log")
+        )
+        assert "Unrecoverable error" not in worker_logs
+        assert "Traceback" not in worker_logs, worker_logs[-3000:]
+    finally:
+        for client in clients:
+            if client.poll() is None:
+                client.kill()
+        workers.stop_all()

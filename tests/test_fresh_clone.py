@@ -1,0 +1,100 @@
+"""The newcomer's path: a fresh clone, the README's first command, a login page.
+
+Clones this repository into an empty folder (with the working tree's uncommitted changes laid
+over it, so the test checks what is about to be committed), runs `make run` there with an
+environment that knows nothing of ours, waits for the login page, then stops it the way a
+person does, with Ctrl-C. It installs a fresh virtualenv (pip's cache makes that quick after
+`make test` has filled it), so it is the slowest test in the suite, and earns it: the bugs it
+catches (a folder that only our own checkouts had) are the first thing a newcomer meets.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.services import free_port
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def git(*args: str, cwd: Path = ROOT) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def fresh_clone(dest: Path) -> None:
+    git("clone", "--quiet", "--no-hardlinks", str(ROOT), str(dest))
+    changed = git("diff", "--name-only", "HEAD").split()
+    untracked = git("ls-files", "--others", "--exclude-standard").split()
+    for name in changed + untracked:
+        source, target = ROOT / name, dest / name
+        if source.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        else:
+            target.unlink(missing_ok=True)
+
+
+def status(url: str) -> int | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as page:
+            return page.status
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+def test_make_run_on_a_fresh_clone_serves_the_login_page_and_stops_on_ctrl_c(tmp_path):
+    dest = tmp_path / "minutes"
+    fresh_clone(dest)
+    assert not (dest / "var").exists() and not (dest / ".venv").exists()
+    port = free_port()
+    # The person's own environment (their pip settings, certificates, locale), but nothing of
+    # this suite's: no DATABASE_URL, MINUTES_*, broker, Django settings or our virtualenv.
+    ours = ("MINUTES_", "CELERY_", "DATABASE_URL", "DJANGO_", "VIRTUAL_ENV", "PYTHON", "PYTEST")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p)
+    log = (tmp_path / "make-run.log").open("w")
+    make = subprocess.Popen(
+        ["make", "run", f"PORT={port}"],
+        cwd=dest,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: Ctrl-C goes to the whole group
+    )
+
+    def output() -> str:
+        return (tmp_path / "make-run.log").read_text(errors="replace")
+
+    try:
+        deadline = time.monotonic() + 600
+        while status(f"http://127.0.0.1:{port}/login") != 200:
+            assert make.poll() is None, f"make run exited {make.returncode}:\n{output()[-4000:]}"
+            assert time.monotonic() < deadline, f"no login page after 600 s:\n{output()[-4000:]}"
+            time.sleep(1)
+        while "Ctrl-C stops everything" not in output():
+            assert time.monotonic() < deadline, output()[-4000:]
+            time.sleep(0.2)
+        assert (dest / "var" / "minutes.sqlite3").is_file()
+        assert "password '" in output()
+    finally:
+        os.killpg(make.pid, signal.SIGINT)
+        try:
+            make.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(make.pid, signal.SIGKILL)
+            raise
+    assert "stopped." in output()
+    leftovers = subprocess.run(["pgrep", "-f", str(dest)], capture_output=True, text=True)
+    assert leftovers.stdout == "", f"still running after Ctrl-C:\n{leftovers.stdout}"

@@ -43,6 +43,7 @@ STOP_AFTER = 1_000
 MAX_PROBLEM_CHARS = 300  # a problem may quote the line; the answer must not grow with it
 MAX_RUNS = 1_000  # runs one file may introduce (each costs the store a look-up)
 MAX_STREAMS = 10_000  # streams one file may write (each is remembered while reading)
+MAX_PENDING = 4 * CHUNK  # events held for appending, over all streams, before all are appended
 
 
 class ImportRefused(Exception):
@@ -197,6 +198,8 @@ class _Importer:
         self.runs: dict[str, bool] = {}  # run id -> the store held it before this import
         self.start = journal.last_position()  # later positions are this import's own
         self.owned: dict[str, str] = {}  # stream -> the run it was found to belong to
+        self.reported: set[str] = set()
+        self.pending = 0  # events held for appending, over all streams
 
     def read(self, source: IO[bytes], allow_torn: bool) -> None:
         max_line = settings.IMPORT_MAX_LINE_BYTES
@@ -243,6 +246,7 @@ class _Importer:
         if self.problems.count == 1:
             for stream in self.streams.values():
                 stream.pending = []  # nothing will be written now: keep nothing
+            self.pending = 0
 
     def line(self, number: int, parsed: flat.FlatLine) -> None:
         placed = self.admit(number, parsed)
@@ -270,12 +274,19 @@ class _Importer:
         if new is None:
             return
         self.report.events += 1
-        if event.run_id not in self.report.run_ids:
+        if event.run_id not in self.reported:  # (a set: a file may name a thousand runs)
+            self.reported.add(event.run_id)
             self.report.run_ids.append(event.run_id)
         if new and not self.problems:
             stream.pending.append((number, event))
+            self.pending += 1
             if len(stream.pending) >= CHUNK:
                 self.flush(name, stream)
+            elif self.pending >= MAX_PENDING:
+                # Many streams each short of a chunk: append them all rather than hold them.
+                for other, waiting in self.streams.items():
+                    if waiting.pending and not self.problems:
+                        self.flush(other, waiting)
 
     def admit(self, number: int, parsed: flat.FlatLine) -> tuple[Event, str] | None:
         """The event as it will be stored and its stream, or None (the problem is recorded)."""
@@ -391,6 +402,7 @@ class _Importer:
         """Append a stream's pending events; a refusal names the line of the first id the store
         (or an earlier line of the file) holds already."""
         batch, stream.pending = stream.pending, []
+        self.pending -= len(batch)
         events = [event for _, event in batch]
         try:
             with transaction.atomic(using=self.journal.using):  # a savepoint: a refusal here

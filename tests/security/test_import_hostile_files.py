@@ -219,3 +219,28 @@ def test_a_count_the_read_models_cannot_add_up_is_refused(row, field, tmp_path):
     client = Client()
     client.force_login(importer)
     assert client.get("/").status_code == 200
+
+
+def test_many_short_streams_are_not_held_in_memory():
+    """Each stream is appended a chunk at a time; many streams each short of a chunk are
+    appended together once enough is waiting, so memory does not grow with the file."""
+
+    def peak_for(streams: int, run_id: str) -> int:
+        rows = [team_started(run_id)] + [
+            line("RunInconclusive", run_id, reason="p" * 1_000, stream=f"worker-{run_id}-S{n}-w")
+            for n in range(streams)
+            for _ in range(3)
+        ]
+        data = jsonl(*rows)
+        tracemalloc.start()
+        try:
+            report = import_journal(io.BytesIO(data), name="streams.jsonl")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert report.added == len(rows)
+        return peak
+
+    small, large = peak_for(300, "r-few"), peak_for(3_000, "r-many")
+    # Ten times the lines, not ten times the memory (holding them all would add some 12 MB).
+    assert large < small + 5 * 1024 * 1024, (small, large)

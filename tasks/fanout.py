@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from journal_store.journal import DjangoJournal, Fenced
-from runtime import flight
+from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
 from runtime.events import BudgetDebited, ToolsListed
 from runtime.fanout.contracts import Handoff
@@ -112,7 +112,7 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
             events = [
                 e.model_copy(update={"run_id": run_id, "task_id": sub_id}) for e in belt.events
             ]
-            append_next(journal, f"breakers-{run_id}", events)
+            append_next(journal, streams.breakers(run_id), events)
         return report.status
     except (StaleEpoch, WrongExpectedVersion):
         return "lost"  # the lease moved on: somebody else has this specialist now
@@ -125,7 +125,7 @@ def take_slot(leases: Leases, run_id: str, parallel: int, holder: str) -> Lease 
     """One of the run's `parallel` specialist slots (each a lease: taking one is a
     compare-and-swap, so two workers cannot both take the last), or None when all are held."""
     for n in range(parallel):
-        slot = leases.acquire(f"slots-{run_id}-{n}", holder, settings.STEP_LEASE_SECONDS)
+        slot = leases.acquire(streams.slot(run_id, n), holder, settings.STEP_LEASE_SECONDS)
         if slot is not None:
             return slot
     return None

@@ -1,4 +1,8 @@
-"""Importing a JSONL journal through the browser."""
+"""Importing a JSONL journal through the browser.
+
+The body's size was checked before it was read (dashboard/uploads.py); what the file may hold
+and do is the importer's to check (journal_store/transfer.py). Whoever imports starts the runs.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +26,15 @@ def import_view(request: HtmxHttpRequest) -> HttpResponse:
         if form.is_valid():
             upload = form.cleaned_data["journal"]
             try:
-                report = import_journal(upload.file, name=upload.name, size=upload.size)
+                report = import_journal(
+                    upload.file,
+                    name=upload.name,
+                    size=upload.size,
+                    by=request.user.get_username(),
+                )
             except ImportRefused as exc:
                 context["problems"] = exc.problems
+                context["more"] = exc.more
             else:
                 projection.catch_up()
                 context["report"] = report

@@ -30,7 +30,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
-from runtime import loop
+from runtime import loop, streams
 from runtime.budget import Budget
 from runtime.events import (
     AgentFinished,
@@ -253,7 +253,7 @@ def refund(session: Session, belt: Belt, order_id: str) -> SagaSettled:
     first, each once (the saga's ledger keys survive a crash and a replay)."""
 
     def work() -> dict[str, Any]:
-        saga = Saga(session.journal, f"refund-{session.run_id}", session.run_id)
+        saga = Saga(session.journal, streams.saga_id("refund", session.run_id), session.run_id)
         order = belt.call("orders.lookup_order", {"order_id": order_id})["order"]
         steps = [
             (
@@ -311,7 +311,7 @@ def unavailable(handoff: Handoff, degraded: dict[str, str]) -> str | None:
 
 
 def worker_stream(run_id: str, sub_id: str, worker_id: str) -> str:
-    return f"worker-{run_id}-{sub_id}-{worker_id}"
+    return streams.worker(run_id, sub_id, worker_id)
 
 
 def starts(lease: list[Event]) -> int:

@@ -1,7 +1,8 @@
-"""python manage.py import_journal FILE [--run-id ID] [--allow-torn]"""
+"""python manage.py import_journal FILE [--run-id ID] [--allow-torn] [--by NAME]"""
 
 from __future__ import annotations
 
+import getpass
 import os
 from argparse import ArgumentParser
 from typing import Any
@@ -21,6 +22,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--allow-torn", action="store_true", help="import the rest when the final line is torn"
         )
+        parser.add_argument(
+            "--by",
+            default=getpass.getuser(),
+            help="who imports: the starter of the runs the file introduces (default: you)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
@@ -33,6 +39,7 @@ class Command(BaseCommand):
                     run_id=options["run_id"],
                     allow_torn=options["allow_torn"],
                     size=size,
+                    by=options["by"],
                 )
         except FileNotFoundError:
             raise CommandError(f"no file at {path}") from None

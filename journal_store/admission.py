@@ -1,0 +1,148 @@
+"""What an import lets in: the ids, kinds and envelope a line of someone else's file may carry.
+
+A journal file is untrusted input: anybody who may import can write it by hand. These checks
+are about one line at a time and need no database; what a line may do to the store (which runs
+and streams it may create) is decided in transfer.py.
+
+Run ids. Runs started here are `r-` and 12 hex digits (runtime.flight.new_run_id). An imported
+run's id may be 1 to 64 characters (the column's width) of letters, digits, `.`, `_` and `-`,
+starting with a letter or digit, and without `..`: it is a URL path segment, a file name part
+and a stream name part, so no slash, colon, space or control character.
+
+Event ids are 32 hex digits, or a UUID written with dashes (stored as the 32 digits).
+
+Kinds. A file cannot show who decided anything, nor that the work it parks is this server's to
+do, so two groups of kinds are refused from every import (the page, the API and the command):
+people's decisions (retrying or discarding a dead letter, resolving a conflict, stopping,
+interrupting or resuming a run, declaring or superseding an intent) and open review items
+(dead letters, parked conflicts), which would ask this server's reviewers to spend its workers
+and model keys, or to commit a value to a live fact, on evidence nobody here produced.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from collections.abc import Iterator
+
+from runtime.events import Event, TeamStarted, Usage
+
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+EVENT_ID = re.compile(
+    r"[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+MAX_STREAM = 200  # the stream column's width
+MAX_NAME = 64  # agent and task_id columns
+MAX_TURN = 2**31 - 1  # an integer column
+# Tokens or budget units in one event. The read models add them up in 64-bit columns: a million
+# lines of at most this stay well inside, where one line of 10**30 would stop every page that
+# catches up with the journal.
+MAX_AMOUNT = 2**40
+LATEST_T = 32503680000.0  # 3000-01-01: later timestamps are not from a run
+
+DECISIONS = frozenset(
+    {
+        "DeadLetterRetried",
+        "DeadLetterDiscarded",
+        "ConflictResolved",
+        "StopRequested",
+        "ResumeRequested",
+        "RunInterrupted",
+        "RunResumed",
+        "IntentDeclared",
+    }
+)
+REVIEW_ITEMS = frozenset({"DeadLettered", "ConflictParked"})
+REFUSED_KINDS = DECISIONS | REVIEW_ITEMS
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A value as a message may quote it: repr'd (control characters escaped), and short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+def event_id(value: str) -> str | None:
+    """The id as stored (32 lowercase hex digits), or None when it is not an event id."""
+    if not EVENT_ID.fullmatch(value):
+        return None
+    if len(value) == 32 and value == value.lower():
+        return value  # already as stored (the usual case: no UUID to build)
+    return uuid.UUID(value).hex
+
+
+def run_id_problem(run_id: str) -> str | None:
+    if RUN_ID.fullmatch(run_id) and ".." not in run_id:
+        return None
+    return (
+        f"field 'run_id': {shown(run_id)} is not a run id (1 to 64 letters, digits, '.', '_' "
+        "or '-', starting with a letter or digit, without '..')"
+    )
+
+
+def kind_problem(event: Event) -> str | None:
+    if event.kind in DECISIONS:
+        who = getattr(event, "by", None)
+        return (
+            f"{event.kind} records a person's decision (by {shown(who)}); a file cannot show "
+            "who decided, so no import carries decisions"
+        )
+    if event.kind in REVIEW_ITEMS:
+        return (
+            f"{event.kind} opens an item in a review queue; a file cannot put work before this "
+            "server's reviewers, so no import carries review items"
+        )
+    return None
+
+
+def envelope_problem(event: Event) -> str | None:
+    """Envelope values the store's columns or the pages could not hold."""
+    for name in ("agent", "task_id"):
+        value = getattr(event, name)
+        if value is not None and len(value) > MAX_NAME:
+            return f"field {name!r}: longer than {MAX_NAME} characters"
+    if event.turn is not None and not -MAX_TURN <= event.turn <= MAX_TURN:
+        return f"field 'turn': {event.turn} is out of range"
+    if not (math.isfinite(event.t) and 0 <= event.t < LATEST_T):
+        return f"field 't': {shown(event.t)} is not a timestamp of a run"
+    return None
+
+
+def amount_problem(event: Event) -> str | None:
+    """Token counts and budget amounts the read models could not add up."""
+    for name, value in _amounts(event):
+        if not -MAX_AMOUNT <= value <= MAX_AMOUNT:
+            return f"field {name!r}: {shown(value)} is more than a run can count"
+    return None
+
+
+def _amounts(event: Event) -> Iterator[tuple[str, int]]:
+    usage = getattr(event, "usage", None)
+    if isinstance(usage, Usage):
+        for part in ("total", "prompt", "completion"):
+            if (value := getattr(usage, part)) is not None:
+                yield f"usage.{part}", value
+    for name in ("amount", "allowance", "reserve", "spent"):
+        value = getattr(event, name, None)
+        if isinstance(value, int):
+            yield name, value
+    if isinstance(event, TeamStarted):
+        value = event.config.get("allowance")
+        if isinstance(value, int):
+            yield "config.allowance", value
+
+
+def stream_problem(stream: str) -> str | None:
+    if not stream:
+        return "field 'stream': empty"
+    if len(stream) > MAX_STREAM:
+        return f"field 'stream': longer than {MAX_STREAM} characters"
+    return None
+
+
+def started_by(event: Event, by: str | None) -> Event:
+    """A TeamStarted with `by` as the run's starter: whoever imports the file starts the run."""
+    if not isinstance(event, TeamStarted) or event.config.get("started_by") == by:
+        return event  # (a config without the key and no importer: left as written)
+    return event.model_copy(update={"config": {**event.config, "started_by": by}})

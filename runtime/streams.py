@@ -1,0 +1,87 @@
+"""The streams a run owns, by name: its journal and the sub-streams built from its id.
+
+A run writes to streams of two sorts. Its own: `run-<id>` (the journal), `control-<id>` (stop,
+resume, leases of the driver), `lease-<id>`, `breakers-<id>`, the fan-out specialists'
+`worker-<id>-<sub>-<worker>` with their leases `lease-worker-<id>-...`, the specialist slots'
+`lease-slots-<id>-<n>`, and its sagas' `saga-<name>-<id>`. And shared ones, whose names say
+nothing of the run: facts (`subject-...`), claims, conflicts, intents, effects, inboxes. Who
+builds a sub-stream's name builds it here, so that `owners` can tell whose a stream is: import
+lets a file write only to the streams of the runs it introduces.
+"""
+
+from __future__ import annotations
+
+import re
+
+# <prefix><run id>, exactly
+OWN = ("run-", "control-", "lease-", "breakers-")
+# <prefix><run id>-<more>: the run's id is some dash-separated beginning of the rest
+NESTED = ("worker-", "lease-worker-", "lease-slots-")
+# saga-<name>-<run id>, the name one lowercase word
+SAGA = re.compile(r"saga-[a-z]+-(?P<run>.+)")
+
+
+def journal(run_id: str) -> str:
+    return f"run-{run_id}"
+
+
+def control(run_id: str) -> str:
+    """Where people's stop and resume, and the driver's failed steps, are recorded."""
+    return f"control-{run_id}"
+
+
+def driver_lease(run_id: str) -> str:
+    """The driver's lease: its version is the epoch a step's appends are fenced by."""
+    return f"lease-{run_id}"
+
+
+def breakers(run_id: str) -> str:
+    return f"breakers-{run_id}"
+
+
+def worker(run_id: str, sub_id: str, worker_id: str) -> str:
+    """A fan-out specialist's own stream (its lease is `lease-` + this)."""
+    return f"worker-{run_id}-{sub_id}-{worker_id}"
+
+
+def slot(run_id: str, n: int) -> str:
+    """The resource name of a specialist slot (its lease stream is `lease-` + this)."""
+    return f"slots-{run_id}-{n}"
+
+
+def saga_id(name: str, run_id: str) -> str:
+    """A saga's id (its stream is `saga-` + this); `name` is one lowercase word."""
+    return f"{name}-{run_id}"
+
+
+def owners(stream: str) -> list[str]:
+    """Every run id whose own stream this could be, by the names above (maybe none).
+
+    Nested names are ambiguous (`worker-r-a-b-S1-w` is run `r-a`'s or run `r-a-b`'s), so all
+    readings are given: a caller keeping runs apart must look at each.
+    """
+    found = [stream[len(p) :] for p in OWN if stream.startswith(p) and len(stream) > len(p)]
+    for prefix in NESTED:
+        if stream.startswith(prefix):
+            parts = stream[len(prefix) :].split("-")
+            found += ["-".join(parts[:i]) for i in range(1, len(parts))]
+    if match := SAGA.fullmatch(stream):
+        found.append(match["run"])
+    return [run for run in dict.fromkeys(found) if run]
+
+
+def owned_by(stream: str, run_id: str) -> bool:
+    return run_id in owners(stream)
+
+
+def renamed(stream: str, old: str, new: str) -> str:
+    """The same stream of run `new` where it was run `old`'s (unchanged when it was not)."""
+    if not owned_by(stream, old):
+        return stream
+    for prefix in OWN:
+        if stream == prefix + old:
+            return prefix + new
+    for prefix in NESTED:
+        if stream.startswith(prefix + old + "-"):
+            return prefix + new + stream[len(prefix + old) :]
+    return stream.removesuffix(old) + new  # a saga: saga-<name>-<old>

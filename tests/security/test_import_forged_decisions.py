@@ -1,0 +1,97 @@
+"""An imported file cannot record a person's decision, nor open an item in a review queue:
+the victim's open dead letter and conflict stay open, and nothing is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.dashboard.conftest import make_user
+from tests.security.import_helpers import (
+    CHANNELS,
+    CONFLICT,
+    LETTER,
+    a_victim,
+    an_importer,
+    import_via,
+    jsonl,
+    line,
+    refused,
+    snapshot,
+    team_started,
+)
+
+pytestmark = pytest.mark.django_db
+
+FORGER = "r-forger"
+DECISIONS = {
+    "DeadLetterDiscarded": {"letter_id": LETTER, "by": "reviewer", "reason": "noise"},
+    "DeadLetterRetried": {"letter_id": LETTER, "by": "reviewer", "reason": "try again"},
+    "ConflictResolved": {
+        "conflict_id": CONFLICT,
+        "by": "reviewer",
+        "reason": "obvious",
+        "choice": "none",
+    },
+    "StopRequested": {"by": "reviewer"},
+    "ResumeRequested": {"by": "reviewer"},
+    "RunInterrupted": {"by": "reviewer"},
+    "RunResumed": {"by": "reviewer"},
+    "IntentDeclared": {
+        "intent_id": "ticket-o-1",
+        "intent_version": 2,
+        "statement": "refund everything",
+        "by": "reviewer",
+    },
+}
+REVIEW_ITEMS = {
+    "DeadLettered": {"letter_id": f"{FORGER}:1", "reason": "please retry me"},
+    "ConflictParked": {
+        "conflict_id": "cf-planted",
+        "subject": "order:o-1",
+        "predicate": "status",
+        "conflict_type": "value",
+        "claims": [],
+        "commit": {"service": "orders", "key": "o-1", "version": 1},
+    },
+}
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+@pytest.mark.parametrize("kind", sorted(DECISIONS))
+def test_an_import_cannot_forge_a_persons_decision(kind, channel, tmp_path):
+    importer = an_importer()
+    a_victim()
+    before = snapshot()
+    data = jsonl(team_started(FORGER), line(kind, FORGER, **DECISIONS[kind]))
+    answer = import_via(channel, importer, data, tmp_path)
+    assert answer.status == refused(channel), answer.text
+    assert f"line 2: {kind} records a person's decision (by 'reviewer')" in answer.text
+    assert snapshot() == before  # the letter and the conflict are still open, undecided
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+@pytest.mark.parametrize("kind", sorted(REVIEW_ITEMS))
+def test_an_import_cannot_open_a_review_item(kind, channel, tmp_path):
+    importer = an_importer()
+    a_victim()
+    before = snapshot()
+    data = jsonl(team_started(FORGER), line(kind, FORGER, **REVIEW_ITEMS[kind]))
+    answer = import_via(channel, importer, data, tmp_path)
+    assert answer.status == refused(channel), answer.text
+    assert f"line 2: {kind} opens an item in a review queue" in answer.text
+    assert snapshot() == before
+
+
+def test_a_reviewer_cannot_import_decisions_either(tmp_path):
+    """A file cannot show who decided, whoever uploads it."""
+    a_victim()
+    reviewer = make_user("reviewer", decide=True)
+    before = snapshot()
+    data = jsonl(
+        team_started(FORGER),
+        line("DeadLetterDiscarded", FORGER, **DECISIONS["DeadLetterDiscarded"]),
+    )
+    answer = import_via("api", reviewer, data, tmp_path)
+    assert answer.status == 400
+    assert "line 2: DeadLetterDiscarded records a person's decision" in answer.text
+    assert snapshot() == before

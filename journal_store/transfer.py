@@ -21,8 +21,9 @@ from django.db import transaction
 from journal_store.journal import DjangoJournal, flat_line
 from journal_store.models import StoredEvent
 from runtime import flat
-from runtime.events import Event, EventFormatError
+from runtime.events import Event, EventFormatError, TeamStarted, WorkspacePrepared
 from runtime.journal import JournalError
+from runtime.teams.base import place_problems, workspace_name
 
 CHUNK = 500
 MAX_PROBLEMS = 20
@@ -165,6 +166,9 @@ def _import(
             event = _renamed(event, run_id)
         elif not event.run_id:
             event = event.model_copy(update={"run_id": fallback_run})
+        if isinstance(event, TeamStarted) and (wrong := place_problems(event.config)):
+            problems += [f"line {number}: {problem}" for problem in wrong]
+            continue
         stream_name = parsed.stream or f"run-{event.run_id}"
         if run_id is not None and stream_name.startswith("run-"):
             stream_name = f"run-{run_id}"
@@ -217,9 +221,18 @@ def _flush(journal: DjangoJournal, name: str, stream: _Stream) -> tuple[int, lis
 
 
 def _renamed(event: Event, run_id: str) -> Event:
-    """The event moved to another run, with an id derived from its old id and the new run."""
+    """The event moved to another run, with an id derived from its old id and the new run.
+
+    The run's workspace moves with it: a renamed copy never works in its original's directory.
+    """
     new_id = uuid.uuid5(uuid.UUID(hex=event.id), run_id).hex
-    return event.model_copy(update={"run_id": run_id, "id": new_id})
+    update: dict[str, object] = {"run_id": run_id, "id": new_id}
+    old, new = workspace_name(event.run_id), workspace_name(run_id)
+    if isinstance(event, TeamStarted) and event.config.get("workspace") == old:
+        update["config"] = {**event.config, "workspace": new}
+    elif isinstance(event, WorkspacePrepared) and event.path == old:
+        update["path"] = new
+    return event.model_copy(update=update)
 
 
 def import_many(paths: Iterable[str], **options: object) -> list[ImportReport]:

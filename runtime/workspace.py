@@ -306,6 +306,9 @@ def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: set
         if rel in before:
             kind, content, mode = before[rel]
             path.parent.mkdir(parents=True, exist_ok=True)
+            # Sorted, a link the run put in place of a directory was taken out before its
+            # files come back; this makes sure nothing is written through one.
+            inside(base, str(PurePosixPath(rel).parent))
             if kind == "link":
                 os.symlink(content.decode(), path)
             else:

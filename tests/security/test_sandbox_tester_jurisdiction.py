@@ -47,3 +47,24 @@ def test_what_is_committed_after_the_testers_run_holds_no_product_change(tmp_pat
     sneaky_run_by_the_tester(root)
     candidate = workspace.commit_candidate(root, "candidate/T9", "tester's work")
     assert candidate["files"] == ["tests/test_sneaky.py"]
+
+
+def test_a_testers_run_that_swaps_a_package_for_a_link_out_is_undone_writing_nothing_outside(
+    tmp_path,
+):
+    _, root = fresh_workspace(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    before = files_under(root)
+    tester = ROLES["tester"].writable
+    swap = (
+        "import os, shutil\n\n\ndef test_swap():\n    shutil.rmtree('textparse')\n"
+        f"    os.symlink({str(elsewhere)!r}, 'textparse')\n"
+    )
+    tool(root, "write_file", tester, path="tests/test_swap.py", content=swap)
+    assert tool(root, "run_tests", tester)["error"]["type"] == "OutsideJurisdiction"
+    assert not (root / "textparse").is_symlink()
+    assert list(elsewhere.iterdir()) == []
+    after = files_under(root)
+    assert after.pop("tests/test_swap.py") == swap.encode()
+    assert after == before

@@ -76,7 +76,13 @@ class Finished:
 
 
 def run(
-    argv: list[str], *, workspace: Path, scratch: Path, timeout: float, sandbox: Sandbox
+    argv: list[str],
+    *,
+    workspace: Path,
+    scratch: Path,
+    timeout: float,
+    sandbox: Sandbox,
+    label: str = "the run",
 ) -> Finished:
     """Run `argv` in `workspace` as agent code; its output, capped. Raises ToolTimeout (after
     killing everything it started) or SandboxUnavailable."""
@@ -96,24 +102,23 @@ def run(
     deadline = time.monotonic() + timeout
     kept = bytearray()
     truncated = False
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not selector.select(left):
-                _kill(proc)
-                raise ToolTimeout(f"the run gave no answer within {timeout:g} s")
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                break
-            room = sandbox.limits.output_bytes - len(kept)
-            truncated = truncated or len(chunk) > room
-            kept += chunk[: max(room, 0)]
     try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    raise TimeoutError
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                room = sandbox.limits.output_bytes - len(kept)
+                truncated = truncated or len(chunk) > room
+                kept += chunk[: max(room, 0)]  # the rest is read and dropped: no blocked writer
         code = proc.wait(max(deadline - time.monotonic(), 0.1))
-    except subprocess.TimeoutExpired:
+    except (TimeoutError, subprocess.TimeoutExpired):
         _kill(proc)
-        raise ToolTimeout(f"the run gave no answer within {timeout:g} s") from None
+        raise ToolTimeout(f"{label} gave no answer within {timeout:g} s") from None
     finally:
         proc.stdout.close()
     text = kept.decode("utf-8", errors="replace")

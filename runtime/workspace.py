@@ -398,7 +398,12 @@ def pytest_run(
             *targets,
         ]
         done = sandboxing.run(
-            command, workspace=root, scratch=scratch, timeout=timeout, sandbox=sandbox
+            command,
+            workspace=root,
+            scratch=scratch,
+            timeout=timeout,
+            sandbox=sandbox,
+            label="pytest",
         )
         if done.code not in (0, 1) or not report.exists():
             raise ToolExit("pytest", done.code, _TIMING.sub("", scrub(done.output, root)))

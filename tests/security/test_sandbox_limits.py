@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 
 import pytest
 
-from runtime import sandbox
+from runtime import sandbox, workspace
+from runtime.model import ToolCall
 from runtime.sandbox import Limits, Sandbox
-from tests.security.sandboxing import needs_bwrap
+from runtime.tools import Toolbox, execute
+from tests.security.sandboxing import fresh_workspace, needs_bwrap
 
 pytestmark = needs_bwrap
 
@@ -62,3 +65,29 @@ def test_processes_beyond_the_limit_are_refused(tmp_path):
         processes=8,
     )
     assert "BlockingIOError" in done.output or "Resource temporarily unavailable" in done.output
+
+
+ESCAPER = """\
+import subprocess, sys, time
+
+
+def test_never_ends():
+    subprocess.Popen(
+        [sys.executable, "-c", "import time\\nwhile True:\\n    open('beat', 'a').write('.')\\n"
+         "    time.sleep(0.05)"],
+        start_new_session=True,
+    )
+    time.sleep(3600)
+"""
+
+
+def test_a_run_that_never_ends_is_ended_with_everything_it_started(tmp_path):
+    _, root = fresh_workspace(tmp_path)
+    (root / "tests" / "test_escaper.py").write_text(ESCAPER)
+    box = Toolbox(workspace.toolset(root, test_timeout=3))
+    observation = execute(box.check(ToolCall(id="c", name="run_tests", args={}), "agent"), {})
+    assert observation.error is not None and observation.error.type == "ToolTimeout"
+    assert "pytest gave no answer within 3 s" in observation.error.message
+    beats = (root / "beat").read_text()
+    time.sleep(0.5)  # long enough for a survivor to beat again
+    assert (root / "beat").read_text() == beats

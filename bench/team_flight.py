@@ -108,8 +108,8 @@ def main() -> None:
     extra = boxed["wall"] / bare["wall"] - 1
     runs = 4  # pytest runs per flight: the coder twice, the tester, the suite check
     print(
-        f"sandbox: +{(boxed['wall'] - bare['wall']) * 1000:.1f} ms per flight "
-        f"(+{(boxed['pytest'] - bare['pytest']) * 1000 / runs:.1f} ms per pytest run); "
+        f"sandbox: {(boxed['wall'] - bare['wall']) * 1000:+.1f} ms per flight "
+        f"({(boxed['pytest'] - bare['pytest']) * 1000 / runs:+.1f} ms per pytest run); "
         f"target: under 10% more wall time: {'meets' if extra < 0.10 else 'MISSES'} ({extra:+.1%})"
     )
 

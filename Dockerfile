@@ -2,7 +2,7 @@
 FROM python:3.11-slim
 
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git \
+    && apt-get install -y --no-install-recommends git bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home minutes
 WORKDIR /app

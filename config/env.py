@@ -30,6 +30,15 @@ def flag(name: str, default: bool = False) -> bool:
     )
 
 
+def choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    if raw.strip().lower() not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {raw!r}")
+    return raw.strip().lower()
+
+
 def number(name: str, default: int) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":

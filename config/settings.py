@@ -5,10 +5,13 @@ MINUTES_SECRET_KEY       required when MINUTES_DEBUG=0
 DATABASE_URL             sqlite:///var/minutes.sqlite3 (default) or postgres://...
 MINUTES_HOME             where journals, workspaces and the embedded broker live (var/)
 MINUTES_ALLOWED_HOSTS    comma-separated, for production
+MINUTES_SANDBOX          required (default): agent code runs in bubblewrap or not at all;
+                         off: the operator's explicit opt-out (warned at start, shown on runs)
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -25,6 +28,17 @@ if not SECRET_KEY:
 
 HOME = Path(env.text("MINUTES_HOME", str(BASE_DIR / "var"))).resolve()
 WORKSPACES = HOME / "workspaces"
+
+# Agent code (the tests agents write and run) runs in a bubblewrap sandbox: no secrets, no
+# network, writes to its workspace only (runtime/sandbox.py). Where bubblewrap is missing, a
+# run's test runs are refused, unless the operator opts out here, explicitly and loudly.
+SANDBOX = env.choice("MINUTES_SANDBOX", ("required", "off"), "required")
+SANDBOX_BWRAP = env.text("MINUTES_SANDBOX_BWRAP", "bwrap")
+if SANDBOX == "off":
+    logging.getLogger("minutes.sandbox").warning(
+        "MINUTES_SANDBOX=off: agent-written code runs WITHOUT the sandbox, with this process's "
+        "rights, files and network; runs started now say so on their page"
+    )
 
 ALLOWED_HOSTS = [h for h in env.text("MINUTES_ALLOWED_HOSTS", "").split(",") if h]
 if DEBUG:

@@ -32,8 +32,9 @@ from journal_store import admission
 from journal_store.journal import DjangoJournal, flat_line
 from journal_store.models import StoredEvent
 from runtime import flat, streams
-from runtime.events import Event, EventFormatError
+from runtime.events import Event, EventFormatError, TeamStarted, WorkspacePrepared
 from runtime.journal import JournalError
+from runtime.teams.base import place_problems, workspace_name
 
 CHUNK = 500
 MAX_PROBLEMS = 20
@@ -315,8 +316,10 @@ class _Importer:
                 name = streams.renamed(name, event.run_id, self.rename)
             event = _renamed(event, self.rename)
         name = name or streams.journal(event.run_id)
+        places = place_problems(event.config) if isinstance(event, TeamStarted) else []
         problem = (
             admission.run_id_problem(event.run_id)
+            or (places[0] if places else None)
             or admission.kind_problem(event)
             or admission.envelope_problem(event)
             or admission.amount_problem(event)
@@ -437,9 +440,18 @@ class _Importer:
 
 
 def _renamed(event: Event, run_id: str) -> Event:
-    """The event moved to another run, with an id derived from its old id and the new run."""
+    """The event moved to another run, with an id derived from its old id and the new run.
+
+    The run's workspace moves with it: a renamed copy never works in its original's directory.
+    """
     new_id = uuid.uuid5(uuid.UUID(hex=event.id), run_id).hex
-    return event.model_copy(update={"run_id": run_id, "id": new_id})
+    update: dict[str, object] = {"run_id": run_id, "id": new_id}
+    old, new = workspace_name(event.run_id), workspace_name(run_id)
+    if isinstance(event, TeamStarted) and event.config.get("workspace") == old:
+        update["config"] = {**event.config, "workspace": new}
+    elif isinstance(event, WorkspacePrepared) and event.path == old:
+        update["path"] = new
+    return event.model_copy(update=update)
 
 
 def import_many(paths: Iterable[str], **options: object) -> list[ImportReport]:

@@ -28,7 +28,9 @@ from runtime.diagnose import diagnose
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.model import ModelError
+from runtime.sandbox import Sandbox
 from runtime.session import ReplayDivergence, StopRequest
+from runtime.teams import Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
 
@@ -142,6 +144,18 @@ def per_agent(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def services(args: argparse.Namespace) -> Services:
+    """The command line's world; --no-sandbox is the operator's explicit opt-out."""
+    if not args.no_sandbox:
+        return Services()
+    print(
+        "warning: --no-sandbox: agent-written code runs WITHOUT the sandbox, with your rights, "
+        "files and network (a run started in the sandbox stays in it)",
+        file=sys.stderr,
+    )
+    return Services(sandbox=Sandbox(required=False))
+
+
 def cmd_fly(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     journal = open_journal(path, must_exist=False)
@@ -159,12 +173,13 @@ def cmd_fly(args: argparse.Namespace) -> int:
         max_rounds=args.max_rounds,
         models=per_agent(args.model_for) or None,
         desk={"order_id": args.order} if args.order else None,
+        sandbox=False if args.no_sandbox else None,
     )
     stop = StopSignal(path)
     previous = stop.install()
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     try:
-        outcome = flight.fly(journal, config, run_id, root, stop=stop)
+        outcome = flight.fly(journal, config, run_id, root, stop=stop, services=services(args))
     finally:
         signal.signal(signal.SIGINT, previous)
     return report(outcome, journal, path, args.json)
@@ -179,7 +194,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     previous = stop.install()
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     try:
-        outcome = flight.resume(journal, run_id, root, stop=stop, by=operator())
+        outcome = flight.resume(
+            journal, run_id, root, stop=stop, by=operator(), services=services(args)
+        )
     finally:
         signal.signal(signal.SIGINT, previous)
     return report(outcome, journal, path, args.json)
@@ -221,6 +238,12 @@ def cmd_interrupt(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+NO_SANDBOX = (
+    "run agent code without bubblewrap (where it is missing); it then has your rights, files "
+    "and network"
+)
+
+
 def parser() -> argparse.ArgumentParser:
     from runtime.teams import TEAMS
 
@@ -259,6 +282,7 @@ def parser() -> argparse.ArgumentParser:
         "--order", help="support-desk: the order the ticket is about (default: a fresh one)"
     )
     fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
+    fly.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     fly.add_argument("--json", action="store_true", help="print the outcome as JSON")
     fly.set_defaults(func=cmd_fly)
 
@@ -276,6 +300,7 @@ def parser() -> argparse.ArgumentParser:
                 "--workspaces", help="where run workspaces are (default: beside the journal)"
             )
             cmd.add_argument("--json", action="store_true")
+            cmd.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
         cmd.set_defaults(func=func)
 
     stop = sub.add_parser("interrupt", help="stop a running flight at its next turn boundary")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,6 +26,7 @@ from runtime.session import (
     Waiting,
 )
 from runtime.teams import TEAMS, FlightConfig, Services, Team
+from runtime.teams.base import workspace_name
 
 Stop = Callable[[], StopRequest | None]
 
@@ -61,6 +62,11 @@ def plan(team_name: str, scenario_name: str, run_id: str, **settings: Any) -> Fl
         known = ", ".join(sorted(team.scenarios))
         raise FlightError(f"team {team_name!r} has no scenario {scenario_name!r}; known: {known}")
     given = {k: v for k, v in settings.items() if v is not None}
+    fixed = sorted({"team", "scenario", "template", "workspace"} & set(given))
+    if fixed:
+        raise FlightError(
+            f"{', '.join(fixed)} cannot be set: they come from the team, the scenario and the run"
+        )
     unknown = set(given.get("models", {})) - set(team.agents)
     if unknown:
         raise FlightError(
@@ -81,13 +87,16 @@ def plan(team_name: str, scenario_name: str, run_id: str, **settings: Any) -> Fl
     if isinstance(scenario.settings.get("desk"), dict) and isinstance(given.get("desk"), dict):
         merged["desk"] = {**scenario.settings["desk"], **given["desk"]}  # override field by field
     try:
-        return FlightConfig(
-            team=team_name,
-            scenario=scenario_name,
-            task=merged.pop("task", scenario.task),
-            template=scenario.template,
-            workspace=f"{run_id}.workspace",
-            **merged,
+        return FlightConfig.model_validate(
+            {
+                "team": team_name,
+                "scenario": scenario_name,
+                "task": merged.pop("task", scenario.task),
+                "template": scenario.template,
+                "workspace": workspace_name(run_id),
+                **merged,
+            },
+            context={"run_id": run_id},
         )
     except ValidationError as exc:
         raise FlightError(f"bad settings: {describe_validation(exc)}") from None
@@ -130,10 +139,12 @@ def drive(
     """
     team = team_named(config.team)
     session.ceilings = Ceilings(seconds=config.max_seconds, turns=config.max_run_turns)
+    services = services or Services()
+    if config.sandbox and not services.sandbox.required:
+        # Started in the sandbox, the run stays in it: an opt-out covers runs started after it.
+        services = replace(services, sandbox=replace(services.sandbox, required=True))
     try:
-        finished = team.fly(
-            session, config, clients_for(config, team, live), root, services or Services()
-        )
+        finished = team.fly(session, config, clients_for(config, team, live), root, services)
     except Interrupted as exc:
         return FlightOutcome(session.run_id, "interrupted", str(exc))
     except Parked as exc:
@@ -169,7 +180,7 @@ def recorded_config(events: list[Any], run_id: str) -> FlightConfig:
     if not events or not isinstance(events[0], TeamStarted):
         raise FlightError(f"run {run_id}: the journal does not start with TeamStarted")
     try:
-        return FlightConfig.model_validate(events[0].config)
+        return FlightConfig.model_validate(events[0].config, context={"run_id": run_id})
     except ValidationError as exc:
         raise FlightError(
             f"run {run_id}: unreadable settings in TeamStarted: {describe_validation(exc)}"
@@ -177,7 +188,12 @@ def recorded_config(events: list[Any], run_id: str) -> FlightConfig:
 
 
 def resume(
-    journal: Journal, run_id: str, root: Path, stop: Stop | None = None, by: str = "operator"
+    journal: Journal,
+    run_id: str,
+    root: Path,
+    stop: Stop | None = None,
+    by: str = "operator",
+    services: Services | None = None,
 ) -> FlightOutcome:
     """Continue a crashed or interrupted run from its journal."""
     events = [r.event for r in journal.read(f"run-{run_id}")]
@@ -186,7 +202,7 @@ def resume(
         last = events[-1]
         return FlightOutcome(run_id, last.status, f"already finished: {last.reason}", last)
     session = Session(journal, run_id, recorded=events, stop=stop, resumed_by=by)
-    return drive(session, config, root)
+    return drive(session, config, root, services=services)
 
 
 @dataclass(frozen=True)

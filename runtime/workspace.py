@@ -1,9 +1,12 @@
 """A run's workspace: a real git repository made from a template, and the tools that work in it.
 
 Every path an agent names is resolved inside the workspace; one that escapes it (`..`, an
-absolute path, a symlink pointing out) is refused. `run_tests` shells out to pytest and reports
-counts and the failure trace, with the workspace's own path and pytest's timings taken out so
-the same code gives the same observation wherever and whenever it runs.
+absolute path, a symlink pointing out) is refused. The workspace itself must resolve to a
+directory directly under the workspaces root, and its template to a shipped one, before
+anything is deleted, created or copied (the settings were checked where they came in; this is
+the second lock). `run_tests` runs pytest as agent code (runtime/sandbox.py) and reports counts
+and the failure trace, with the workspace's own path and pytest's timings taken out so the same
+code gives the same observation wherever and whenever it runs.
 """
 
 from __future__ import annotations
@@ -11,21 +14,23 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runtime.tools import Tool, ToolExit, ToolFailure, ToolTimeout, schema
+from runtime import sandbox as sandboxing
+from runtime.sandbox import Sandbox
+from runtime.tools import Tool, ToolExit, ToolFailure, schema
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_READ = 200_000
 MAX_TRACE = 4_000
 PYTEST_TIMEOUT = 120.0
+REQUIRED = Sandbox()  # the default: agent code runs in bubblewrap, or not at all
 
 # Commits made by the harness carry a fixed date, so a flight's commit ids are the same
 # whenever it runs: the journal records when things happened; git records what.
@@ -39,14 +44,45 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
 }
+# A workspace's directory name: one path component, no separators, no leading dot.
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
 class PathRefused(ToolFailure):
     pass
 
 
+class OutsideJurisdiction(ToolFailure):
+    """A test run changed files its agent may not edit; the changes were reverted."""
+
+
 def templates() -> list[str]:
     return sorted(p.name for p in TEMPLATES.iterdir() if p.is_dir())
+
+
+def check_name(name: str) -> str:
+    """A workspace's directory name, or ValueError: one plain path component."""
+    if not NAME.match(name) or ".." in name:
+        raise ValueError(
+            f"{name!r} is not a workspace name (one directory name: letters, digits, '_', '.', "
+            "'-', not starting with a dot)"
+        )
+    return name
+
+
+def located(workspaces: Path, name: str) -> Path:
+    """The directory of workspace `name` under the workspaces root, or ValueError."""
+    path = Path(workspaces) / check_name(name)
+    under(Path(workspaces), path)
+    return path
+
+
+def under(workspaces: Path, path: Path) -> Path:
+    """`path` resolved, if it lies strictly inside `workspaces` (resolved); else ValueError."""
+    base, target = Path(workspaces).resolve(), Path(path).resolve()
+    if target == base or base not in target.parents:
+        raise ValueError(f"{str(path)!r} does not lie inside the workspaces root {str(base)!r}")
+    return target
 
 
 # --- git ---------------------------------------------------------------------------------------
@@ -66,16 +102,21 @@ def git(root: Path, *args: str) -> str:
     return proc.stdout.strip()
 
 
-def prepare(root: Path, template: str) -> str:
+def prepare(root: Path, template: str, workspaces: Path | None = None) -> str:
     """Make `root` a fresh git repository holding `template`; returns the commit id.
 
-    Idempotent: a half-made workspace left by a crash is wiped and made again.
+    Idempotent: a half-made workspace left by a crash is wiped and made again. With
+    `workspaces`, `root` must resolve inside it (checked before anything is touched).
     """
-    source = TEMPLATES / template
-    if not source.is_dir():
+    if template not in templates():
         raise ValueError(
             f"unknown workspace template {template!r}; known: {', '.join(templates())}"
         )
+    source = under(TEMPLATES, TEMPLATES / template)
+    if workspaces is not None:
+        under(workspaces, root)
+    if root.is_symlink():
+        raise ValueError(f"{str(root)!r} is a symbolic link, not a workspace")
     if root.exists():
         shutil.rmtree(root)
     shutil.copytree(source, root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -111,9 +152,13 @@ Writable = Callable[[str], bool]
 
 
 def toolset(
-    root: Path, writable: Writable | None = None, test_timeout: float = PYTEST_TIMEOUT
+    root: Path,
+    writable: Writable | None = None,
+    test_timeout: float = PYTEST_TIMEOUT,
+    sandbox: Sandbox = REQUIRED,
 ) -> list[Tool]:
-    """The coding tools for one workspace. `writable(relative_path)` is the jurisdiction."""
+    """The coding tools for one workspace. `writable(relative_path)` is the jurisdiction: it
+    holds for the file tools and for whatever the agent's test runs change."""
     root = Path(root)
 
     def may_write(path: str) -> Path:
@@ -162,9 +207,11 @@ def toolset(
         return {"edited": relative(root, target)}
 
     def run_tests(target: str = "") -> dict[str, Any]:
-        if target:
-            inside(root, target.split("::")[0])
-        return pytest_run(root, target, test_timeout)
+        if writable is None:
+            return pytest_run(root, target, test_timeout, sandbox)
+        return within_jurisdiction(
+            root, writable, lambda: pytest_run(root, target, test_timeout, sandbox)
+        )
 
     path_arg = {"type": "string", "description": "a path relative to the workspace root"}
     return [
@@ -202,11 +249,99 @@ def toolset(
         Tool(
             "run_tests",
             "Run the test suite (or one test path) with pytest.",
-            schema({"target": {"type": "string"}}),
+            schema(
+                {
+                    "target": {
+                        "type": "string",
+                        "description": "a test file or directory of the workspace, optionally "
+                        "with ::test_name (default: the whole suite)",
+                    }
+                }
+            ),
             run_tests,
             timeout=test_timeout + 10,
         ),
     ]
+
+
+# --- what a test run may change ---------------------------------------------------------------
+
+Snapshot = dict[str, tuple[str, bytes, int]]  # path -> (kind, content or link target, mode)
+
+
+def snapshot(root: Path, keep: Callable[[str], bool]) -> tuple[Snapshot, set[str]]:
+    """The files (and links) for which `keep(path)` holds, and every directory, outside .git."""
+    files: Snapshot = {}
+    dirs: set[str] = set()
+    base = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if not (dirpath == str(base) and d == ".git")]
+        here = Path(dirpath)
+        for d in dirnames:
+            dirs.add((here / d).relative_to(base).as_posix())
+        for name in [*filenames, *(d for d in dirnames if (here / d).is_symlink())]:
+            path = here / name
+            rel = path.relative_to(base).as_posix()
+            if not keep(rel):
+                continue
+            info = path.lstat()
+            if path.is_symlink():
+                files[rel] = ("link", os.readlink(path).encode(), 0)
+            else:
+                files[rel] = ("file", path.read_bytes(), info.st_mode & 0o7777)
+    return files, dirs
+
+
+def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: set[str]) -> list[str]:
+    """Put every kept path back as it was in `before`; the paths that had changed."""
+    base = root.resolve()
+    after, after_dirs = snapshot(base, keep)
+    changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+    for rel in changed:
+        path = base / rel
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+        if rel in before:
+            kind, content, mode = before[rel]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Sorted, a link the run put in place of a directory was taken out before its
+            # files come back; this makes sure nothing is written through one.
+            inside(base, str(PurePosixPath(rel).parent))
+            if kind == "link":
+                os.symlink(content.decode(), path)
+            else:
+                path.write_bytes(content)
+                path.chmod(mode)
+    for rel in sorted(after_dirs - dirs, key=len, reverse=True):
+        path = base / rel
+        if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+            path.rmdir()  # a directory the run made for files that were taken back out
+    return changed
+
+
+def within_jurisdiction(
+    root: Path, writable: Writable, run: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """Run agent code for an agent that may edit only `writable` paths: whatever it changed
+    outside them is reverted, and the run fails with the list (it is no evidence)."""
+    outside = lambda rel: not writable(rel)  # noqa: E731
+    before, dirs = snapshot(root, outside)
+    failure: ToolFailure | None = None
+    try:
+        result = run()
+    except ToolFailure as exc:
+        failure = exc
+    changed = restore(root, outside, before, dirs)
+    if changed:
+        raise OutsideJurisdiction(
+            f"the test run changed {', '.join(changed)}, outside what this agent may edit; "
+            "those changes were reverted and this run counts for nothing"
+        )
+    if failure is not None:
+        raise failure
+    return result
 
 
 # --- pytest ------------------------------------------------------------------------------------
@@ -214,11 +349,40 @@ def toolset(
 _TIMING = re.compile(r"\b\d+(\.\d+)?s\b")
 
 
-def pytest_run(root: Path, target: str = "", timeout: float = PYTEST_TIMEOUT) -> dict[str, Any]:
-    """Run pytest in the workspace as a subprocess; counts and the failure trace."""
+def checked_target(root: Path, target: str) -> str:
+    """An agent's run_tests target: a path inside the workspace (optionally ::test), never
+    anything pytest would read as its own option or as a file of options."""
+    path, _, _node = target.partition("::")
+    if any(ord(c) < 32 for c in target):
+        raise PathRefused(f"{target!r} holds control characters")
+    if target[:1] in ("-", "@"):
+        raise PathRefused(
+            f"{target!r} is not a test path: run_tests takes a file or directory of the "
+            "workspace, never options"
+        )
+    pure = PurePosixPath(path)
+    if not path or pure.is_absolute() or ".." in pure.parts:
+        raise PathRefused(f"{target!r} is not a path inside the workspace")
+    inside(root, path)
+    return target
+
+
+def pytest_run(
+    root: Path,
+    target: str = "",
+    timeout: float = PYTEST_TIMEOUT,
+    sandbox: Sandbox = REQUIRED,
+) -> dict[str, Any]:
+    """Run pytest on the workspace's code as agent code; counts and the failure trace.
+
+    pytest's own report and temporary files go to a scratch directory of this run; the agent's
+    target comes after `--`, so it can only ever be a path.
+    """
     root = Path(root).resolve()
+    targets = [checked_target(root, target)] if target else []
     with tempfile.TemporaryDirectory(prefix="minutes-pytest-") as tmp:
-        report = Path(tmp) / "report.xml"
+        scratch = Path(tmp)
+        report = scratch / "report.xml"
         command = [
             sys.executable,
             "-m",
@@ -229,35 +393,20 @@ def pytest_run(root: Path, target: str = "", timeout: float = PYTEST_TIMEOUT) ->
             "no:cacheprovider",
             f"--rootdir={root}",
             f"--junitxml={report}",
+            f"--basetemp={scratch / 'basetemp'}",
+            "--",
+            *targets,
         ]
-        if target:
-            command.append(target)
-        env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_", "MINUTES_"))
-        }
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        # The workspace is somebody else's repository: the plugins installed beside Minutes
-        # (pytest-django, hypothesis, ...) are not its plugins. Not loading them is also 5x
-        # faster per run (0.9 s -> 0.18 s here).
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        proc = subprocess.Popen(
+        done = sandboxing.run(
             command,
-            cwd=root,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
+            workspace=root,
+            scratch=scratch,
+            timeout=timeout,
+            sandbox=sandbox,
+            label="pytest",
         )
-        try:
-            output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise ToolTimeout(f"pytest gave no answer within {timeout:g} s") from None
-        code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
-        if code not in (0, 1) or not report.exists():
-            raise ToolExit("pytest", code, _TIMING.sub("", scrub(output, root)))
+        if done.code not in (0, 1) or not report.exists():
+            raise ToolExit("pytest", done.code, _TIMING.sub("", scrub(done.output, root)))
         return summarize(report, root)
 
 

@@ -38,6 +38,7 @@ from runtime.events import (
 )
 from runtime.faults import Faults
 from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
+from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.teams import Services
 from tasks import fanout, local_model
@@ -56,11 +57,24 @@ class RunError(Exception):
 # --- starting and steering runs (used by commands, the API and the dashboard) -----------------
 
 
+def sandbox() -> Sandbox:
+    """How agent code runs on this host, as the operator set it."""
+    return Sandbox(required=settings.SANDBOX != "off", bwrap=settings.SANDBOX_BWRAP)
+
+
 def start_run(team: str, scenario: str, *, by: str = "operator", **settings_: Any) -> str:
     """Record the run's TeamStarted and enqueue its first step; returns the run id."""
     run_id = flight.new_run_id()
     try:
-        config = flight.plan(team, scenario, run_id, park=True, started_by=by, **settings_)
+        config = flight.plan(
+            team,
+            scenario,
+            run_id,
+            park=True,
+            started_by=by,
+            sandbox=sandbox().required,
+            **settings_,
+        )
     except flight.FlightError as exc:
         raise RunError(str(exc)) from None
     if "local" in (config.model, *config.models.values()):
@@ -94,6 +108,10 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
     state = status_of(run_id)
     if state in TERMINAL:
         raise RunError(f"run {run_id} has already finished ({state})")
+    try:  # its settings name places on disk: checked before any worker acts on them
+        flight.recorded_config([r.event for r in DjangoJournal().read(f"run-{run_id}")], run_id)
+    except flight.FlightError as exc:
+        raise RunError(str(exc)) from None
     Control(run_id).request_resume(by, reason)
     transaction.on_commit(lambda: advance.delay(run_id))
 
@@ -166,7 +184,11 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
     events = [r.event for r in journal.read(f"run-{run_id}")]
     if not events:
         return "missing"
-    config = flight.recorded_config(events, run_id)
+    try:
+        config = flight.recorded_config(events, run_id)
+    except flight.FlightError as exc:
+        log.error("run %s: not driven: %s", run_id, exc)
+        return "refused"  # settings that name another place on disk: nothing is touched
     if isinstance(events[-1], TeamFinished):
         return events[-1].status
     if control.open_letter() is not None:
@@ -198,7 +220,9 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
             stop=control.stop_request,
             resumed_by=control.resumed_by(),
         )
-        services = Services(desk=database_desk(), release=release, dispatch=fanout.dispatch)
+        services = Services(
+            desk=database_desk(), release=release, dispatch=fanout.dispatch, sandbox=sandbox()
+        )
         result = flight.drive(session, config, settings.WORKSPACES, services=services)
         outcome = result.status
     except (StaleEpoch, WrongExpectedVersion):

@@ -168,11 +168,24 @@ def answer_of(run_id: str) -> dict[str, Any] | None:
     return json.loads(data) if data else None
 
 
+def unsandboxed(run_id: str) -> bool:
+    """Whether the run was started with the sandbox turned off (MINUTES_SANDBOX=off)."""
+    data = (
+        StoredEvent.objects.filter(run_id=run_id, kind="TeamStarted")
+        .order_by("position")
+        .values_list("data", flat=True)
+        .first()
+    )
+    config = json.loads(data).get("config") if data else None
+    return isinstance(config, dict) and config.get("sandbox") is False
+
+
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     mark_stalled([run])
     return {
         "run": run,
         "answer": answer_of(run.run_id),
+        "unsandboxed": unsandboxed(run.run_id),
         "active": run.status in ACTIVE,
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),

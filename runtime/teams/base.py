@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
+from runtime import workspace
 from runtime.events import TeamFinished, TeamStarted
 from runtime.journal import Journal
 from runtime.model import ModelClient, ModelResponse
 from runtime.openai_client import OLD_BACKEND_NAMES
+from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.teams.desk_services import Desk, OrderStatus
 
@@ -57,8 +59,50 @@ class DeskSettings(BaseModel):
     )
 
 
+def workspace_name(run_id: str) -> str:
+    """The directory a run works in, under the workspaces root: named for the run, always."""
+    return f"{run_id}.workspace"
+
+
+def shipped_templates() -> set[str]:
+    """The templates a run may name: the workspace templates, and the worlds the shipped
+    scenarios name (the support desk's "orders" is a world, not a repository)."""
+    from runtime.teams import TEAMS  # the registry imports this module
+
+    named = {s.template for team in TEAMS.values() for s in team.scenarios.values()}
+    return set(workspace.templates()) | named
+
+
+def place_problems(config: dict[str, Any]) -> list[str]:
+    """What is wrong with the places on disk a recorded config names (its workspace and its
+    template), for a journal coming in: checked field by field, as FlightConfig checks them."""
+    problems = []
+    for name, check in (("workspace", workspace.check_name), ("template", _shipped)):
+        if name not in config:
+            continue
+        try:
+            if not isinstance(config[name], str):
+                raise ValueError("it must be a string")
+            check(config[name])
+        except ValueError as exc:
+            problems.append(f"field 'config.{name}': {exc}")
+    return problems
+
+
+def _shipped(template: str) -> str:
+    known = shipped_templates()
+    if template not in known:
+        raise ValueError(f"unknown template {template!r}; known: {', '.join(sorted(known))}")
+    return template
+
+
 class FlightConfig(BaseModel):
-    """Every setting a run needs, recorded in TeamStarted so resume and replay rebuild it."""
+    """Every setting a run needs, recorded in TeamStarted so resume and replay rebuild it.
+
+    Validated with the run's id in the context (`context={"run_id": ...}`), the workspace must
+    be the run's own; without it, at least one plain directory name. Either way the template
+    must be a shipped one: these two name places on the server's disk.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -97,6 +141,27 @@ class FlightConfig(BaseModel):
     deadline: float = Field(
         default=60.0, gt=0, le=3600, description="seconds a specialist has to report (fan-out)"
     )
+    sandbox: bool = Field(
+        default=True,
+        description="agent code runs in the bubblewrap sandbox (False: the operator opted out "
+        "when the run started; the run page says so)",
+    )
+
+    @field_validator("workspace")
+    @classmethod
+    def _own_workspace(cls, value: str, info: ValidationInfo) -> str:
+        workspace.check_name(value)
+        run_id = (info.context or {}).get("run_id")
+        if run_id is not None and value != workspace_name(run_id):
+            raise ValueError(
+                f"{value!r} is not this run's workspace (it would be {workspace_name(run_id)!r})"
+            )
+        return value
+
+    @field_validator("template")
+    @classmethod
+    def _shipped_template(cls, value: str) -> str:
+        return _shipped(value)
 
 
 @dataclass(frozen=True)
@@ -126,6 +191,9 @@ class Services:
     # support-triage on the workers: send a specialist off to run elsewhere (run id, sub-task
     # id, its hand-off); None runs specialists in threads of the flight's own process
     dispatch: Callable[[str, str, dict[str, Any]], None] | None = None
+    # how agent code runs on this host (the workers: MINUTES_SANDBOX; the command line:
+    # --no-sandbox); a run started in the sandbox stays in it wherever it resumes
+    sandbox: Sandbox = field(default_factory=Sandbox)
 
 
 Fly = Callable[[Session, FlightConfig, dict[str, ModelClient], Path, Services], TeamFinished]

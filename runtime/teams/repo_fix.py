@@ -39,6 +39,7 @@ from runtime.events import (
 )
 from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
+from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.teams.base import FlightConfig, Services, Team, Verdict, start
 from runtime.teams.repo_fix_scenarios import SCENARIOS
@@ -125,11 +126,14 @@ class Harness:
         clients: dict[str, ModelClient],
         root: Path,
         absent: tuple[str, ...] = (),
+        sandbox: Sandbox = workspace.REQUIRED,
     ) -> None:
         self.session = session
         self.config = config
         self.clients = clients
-        self.path = root / config.workspace
+        self.root = root
+        self.path = workspace.located(root, config.workspace)
+        self.sandbox = sandbox
         self.post = PostOffice(session)
         self.absent = absent
         reserve = int(config.allowance * VERIFICATION_RESERVE)
@@ -162,7 +166,7 @@ class Harness:
 
     def make(self, name: str, role: Role | None = None) -> loop.Agent:
         role = role or role_of(name)
-        tools = workspace.toolset(self.path, role.writable)
+        tools = workspace.toolset(self.path, role.writable, sandbox=self.sandbox)
         return loop.Agent(
             name,
             self.clients[name],
@@ -447,15 +451,16 @@ def fly(
     clients: dict[str, ModelClient],
     root: Path,
     absent: tuple[str, ...] = (),
+    sandbox: Sandbox = workspace.REQUIRED,
 ) -> TeamFinished:
-    harness = Harness(session, config, clients, root, absent)
+    harness = Harness(session, config, clients, root, absent, sandbox)
     start(session, config)
     session.activity(
         WorkspacePrepared,
         lambda: {
             "path": config.workspace,
             "template": config.template,
-            "commit": workspace.prepare(harness.path, config.template),
+            "commit": workspace.prepare(harness.path, config.template, root),
         },
     )
     coders = ["coder-a", "coder-b"] if config.bidding else ["coder"]
@@ -485,7 +490,9 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
         shipped.append(integrated)
         for check in (t for t in tasks if t["kind"] == "verify" and t.get("of") == fix["id"]):
             harness.verify(check, integrated)
-    suite = session.activity(SuiteChecked, lambda: suite_check(harness.path), task_id="suite")
+    suite = session.activity(
+        SuiteChecked, lambda: suite_check(harness.path, harness.sandbox), task_id="suite"
+    )
     summary.update(passed=suite.passed, failed=suite.failed, integrated=[i.commit for i in shipped])
     for docs_task in (t for t in tasks if t["kind"] == "docs"):
         harness.document(docs_task, shipped)
@@ -503,7 +510,8 @@ def fly_scenario(
 ) -> TeamFinished:
     """The team's entry point (its world is a git workspace: it needs no services)."""
     scenario = SCENARIOS.get(config.scenario)
-    return fly(session, config, clients, root, scenario.absent if scenario else ())
+    absent = scenario.absent if scenario else ()
+    return fly(session, config, clients, root, absent, services.sandbox)
 
 
 REPO_FIX = Team(

@@ -17,6 +17,7 @@ from runtime.events import (
     WorkspacePrepared,
 )
 from runtime.model import ModelClient, ModelError, call
+from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.teams.base import FlightConfig, Scenario, Services, Team, Verdict, start
 from runtime.tools import Toolbox, ToolFailure
@@ -49,10 +50,11 @@ SOLO_FIX = Scenario(
 )
 
 
-def suite_check(root: Path) -> dict[str, object]:
-    """The harness's own run of the whole suite: the verdict never rests on an agent's word."""
+def suite_check(root: Path, sandbox: Sandbox = workspace.REQUIRED) -> dict[str, object]:
+    """The harness's own run of the whole suite: the verdict never rests on an agent's word.
+    The tests are agent code all the same: they run in the sandbox."""
     try:
-        result = workspace.pytest_run(root)
+        result = workspace.pytest_run(root, sandbox=sandbox)
     except ToolFailure as exc:
         return {"passed": 0, "failed": 0, "ok": False, "trace": str(exc)}
     failed = int(result["failed"])
@@ -72,20 +74,20 @@ def fly(
     services: Services,
 ) -> TeamFinished:
     start(session, config)
-    path = root / config.workspace
+    path = workspace.located(root, config.workspace)
     session.activity(
         WorkspacePrepared,
         lambda: {
             "path": config.workspace,
             "template": config.template,
-            "commit": workspace.prepare(path, config.template),
+            "commit": workspace.prepare(path, config.template, root),
         },
     )
     budget = Budget(config.allowance)
     coder = loop.Agent(
         "coder",
         clients["coder"],
-        Toolbox(workspace.toolset(path)),
+        Toolbox(workspace.toolset(path, sandbox=services.sandbox)),
         CODER_SYSTEM,
         max_turns=config.max_turns,
         retries=config.retries,
@@ -102,7 +104,9 @@ def fly(
             escalated,
         )
         return escalated
-    suite = session.activity(SuiteChecked, lambda: suite_check(path), task_id="T1")
+    suite = session.activity(
+        SuiteChecked, lambda: suite_check(path, services.sandbox), task_id="T1"
+    )
     status: Verdict
     if result.status != "done":
         status, reason = result.status, f"the coder stopped: {result.status}"

@@ -30,7 +30,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
-from runtime import loop, streams
+from runtime import loop, streams, workspace
 from runtime.budget import Budget
 from runtime.events import (
     AgentFinished,
@@ -546,7 +546,7 @@ def fly(
     services: Services,
 ) -> TeamFinished:
     start(session, config)
-    book = str(root / f"{config.workspace}.orders-book.sqlite3")
+    book = str(workspace.located(root, f"{config.workspace}.orders-book.sqlite3"))
     belt = Belt(services.mcp or (lambda: default_surface(book)))
     try:
         menu = session.activity(ToolsListed, belt.listing)

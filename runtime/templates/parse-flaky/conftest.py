@@ -4,7 +4,8 @@ import os
 import pathlib
 import signal
 
-_MARK = pathlib.Path(__file__).parent / ".git" / "runner-warmed-up"
+# In the checkout, not in .git: test runs are agent code, and .git is read-only to them.
+_MARK = pathlib.Path(__file__).parent / ".runner-warmed-up"
 
 
 def pytest_configure(config):

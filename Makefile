@@ -22,8 +22,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Settings default to production (MINUTES_DEBUG=0), which needs a real secret key. The demo is
+# development (its web server and worker inherit the variable), and so is mypy's Django plugin,
+# which loads the settings; the suite sets it itself (tests/services.py).
 run: $(STAMP)
-	$(PY) manage.py demo
+	MINUTES_DEBUG=1 $(PY) manage.py demo
 
 local-model: $(LOCAL_STAMP)
 
@@ -38,14 +41,14 @@ fly: $(STAMP)
 
 test: $(STAMP) $(LOCAL_STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m mypy runtime journal_store config tasks dashboard desk
+	MINUTES_DEBUG=1 $(PY) -m mypy runtime journal_store config tasks dashboard desk
 	$(PY) -m pytest
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
 typecheck: $(STAMP)
-	$(PY) -m mypy runtime journal_store config tasks dashboard desk
+	MINUTES_DEBUG=1 $(PY) -m mypy runtime journal_store config tasks dashboard desk
 
 bench: $(STAMP)
 	$(PY) bench/loop_overhead.py

@@ -18,6 +18,7 @@ from ninja.files import UploadedFile
 from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.security import HttpBearer, SessionAuth
 
+from dashboard import signin
 from dashboard.access import can_decide, get_run_for_user, require_steer
 from dashboard.models import ApiToken
 from dashboard.views.runs import filtered_runs, otlp_download
@@ -48,11 +49,18 @@ class Pages(LimitOffsetPagination):
 
 
 class TokenAuth(HttpBearer):
-    """`Authorization: Bearer mt_…`: a script's token (stored hashed)."""
+    """`Authorization: Bearer mt_…`: a script's token (stored hashed).
+
+    A wrong token counts as a failed sign-in from its address, and an address locked out for
+    too many failures (passwords or tokens) is answered 429 before any token is looked at.
+    """
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
+        if signin.token_locked_out(request):
+            raise HttpError(429, signin.LOCKED)
         found = ApiToken.objects.select_related("user").filter(digest=ApiToken.hash(token)).first()
         if found is None or not found.user.is_active:
+            signin.token_refused(request)
             return None
         ApiToken.objects.filter(pk=found.pk).update(last_used_at=timezone.now())
         request.user = found.user

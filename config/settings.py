@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "ninja",  # its templates and static files: the API docs are served from here, not a CDN
     "axes",
     "journal_store",
     "desk",

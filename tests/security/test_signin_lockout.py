@@ -146,3 +146,27 @@ def test_a_lockout_made_in_one_process_holds_in_another():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-1] == "429"
+
+
+def test_behind_a_proxy_the_address_counted_is_the_one_the_proxy_saw(db, settings):
+    settings.BEHIND_PROXY = True
+    person("sam")
+    proxy = "10.0.6.1"
+
+    def via_proxy(client, username, password, seen_by_proxy, claimed=""):
+        forwarded = f"{claimed}, {seen_by_proxy}" if claimed else seen_by_proxy
+        return client.post(
+            "/login",
+            {"username": username, "password": password},
+            REMOTE_ADDR=proxy,
+            HTTP_X_FORWARDED_FOR=forwarded,
+        )
+
+    attacker = Client()
+    for i in range(FAILURE_LIMIT):
+        # What the client writes before the proxy's own entry changes nothing.
+        via_proxy(attacker, f"nobody-{i}", "password", "203.0.113.9", claimed=f"198.51.100.{i}")
+    assert via_proxy(attacker, "sam", PASSWORD, "203.0.113.9").status_code == 429
+    colleague = Client()  # behind the same proxy, from another address: unaffected
+    assert via_proxy(colleague, "sam", PASSWORD, "203.0.113.10").status_code == 302
+    assert is_signed_in(colleague) and not is_signed_in(attacker)

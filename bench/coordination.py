@@ -44,7 +44,7 @@ if PG_URL:
     os.environ["MINUTES_TEST_POSTGRES_URL"] = PG_URL
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ["MINUTES_DEBUG"] = "0"  # with DEBUG on, Django records every query
-os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex)
+os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
 
 import django  # noqa: E402
 

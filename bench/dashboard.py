@@ -99,7 +99,7 @@ ENV = {
     "MINUTES_HOME": str(WORK / "home"),
     # Production settings: with DEBUG on, Django records every query and its parameters.
     "MINUTES_DEBUG": "0",
-    "MINUTES_SECRET_KEY": "bench-" + uuid.uuid4().hex,
+    "MINUTES_SECRET_KEY": "bench-" + uuid.uuid4().hex + uuid.uuid4().hex,
     "MINUTES_SSL_REDIRECT": "0",  # plain HTTP with DEBUG off
     "MINUTES_ALLOWED_HOSTS": "127.0.0.1",
     "DJANGO_SETTINGS_MODULE": "config.settings",

@@ -44,7 +44,7 @@ if PG_URL:
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Production settings: with DEBUG on, Django records every query and its parameters.
 os.environ["MINUTES_DEBUG"] = "0"
-os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex)
+os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
 
 import django  # noqa: E402
 

@@ -35,7 +35,7 @@ os.environ.update(
     DATABASE_URL=f"sqlite:///{WORK / 'bench.sqlite3'}",
     MINUTES_HOME=str(WORK / "home"),
     MINUTES_DEBUG="0",
-    MINUTES_SECRET_KEY="bench-" + uuid.uuid4().hex,
+    MINUTES_SECRET_KEY="bench-" + uuid.uuid4().hex + uuid.uuid4().hex,
     DJANGO_SETTINGS_MODULE="config.settings",
 )
 

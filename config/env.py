@@ -49,6 +49,36 @@ def number(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
 
 
+# .env.example's stand-in, refused like any other key that was never chosen.
+PLACEHOLDER_KEY = "change-me-to-50-random-characters"
+MIN_KEY_LENGTH = 50  # what Django's own deployment check asks for
+
+
+def secret_key(name: str, required: bool) -> str:
+    """The secret key from `name`; when `required` (production), one that a person chose.
+
+    Django only warns about a weak key (`check --deploy`); a production start refuses it here:
+    a short or guessable key lets anyone who guesses it sign sessions and password resets.
+    """
+    key = os.environ.get(name, "")
+    if not required:
+        return key
+    hint = "make one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    if not key:
+        raise ImproperlyConfigured(
+            f"{name} must be set when MINUTES_DEBUG=0 (the default; a development machine sets "
+            f"MINUTES_DEBUG=1, as `make run` does); {hint}"
+        )
+    if key.strip() == PLACEHOLDER_KEY:
+        raise ImproperlyConfigured(f"{name} is the placeholder from .env.example; {hint}")
+    if len(key) < MIN_KEY_LENGTH or len(set(key)) < 5:
+        raise ImproperlyConfigured(
+            f"{name} is {len(key)} characters of {len(set(key))} kinds; production needs at "
+            f"least {MIN_KEY_LENGTH} characters of 5 kinds or more; {hint}"
+        )
+    return key
+
+
 def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]:
     """Django's DATABASES entry for `sqlite:///relative/path`, `sqlite:////absolute/path` or
     `postgres://user:password@host:port/name?option=value`."""

@@ -1,7 +1,8 @@
 """Minutes' Django settings: one module, everything that varies comes from the environment.
 
-MINUTES_DEBUG            1 in development (the default for `make run`), 0 in production
-MINUTES_SECRET_KEY       required when MINUTES_DEBUG=0
+MINUTES_DEBUG            0 (the default: production) or 1 on a development machine
+                         (manage.py, hence `make run`, and the test suite default to 1)
+MINUTES_SECRET_KEY       required when MINUTES_DEBUG=0: 50 characters or more, not the example's
 DATABASE_URL             sqlite:///var/minutes.sqlite3 (default) or postgres://...
 MINUTES_HOME             where journals, workspaces and the embedded broker live (var/)
 MINUTES_ALLOWED_HOSTS    comma-separated, for production
@@ -12,19 +13,18 @@ MINUTES_SANDBOX          required (default): agent code runs in bubblewrap or no
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from pathlib import Path
-
-from django.core.exceptions import ImproperlyConfigured
 
 from config import env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-DEBUG = env.flag("MINUTES_DEBUG", default=True)
-SECRET_KEY = env.text("MINUTES_SECRET_KEY")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("MINUTES_SECRET_KEY must be set when MINUTES_DEBUG=0")
-    SECRET_KEY = "dev-only-not-secret-" + "x" * 40
+# Off unless asked for: a bare deployment (gunicorn, a worker) that forgot the variable must not
+# serve tracebacks, accept any host, or sign sessions with the development key below.
+DEBUG = env.flag("MINUTES_DEBUG", default=False)
+SECRET_KEY = env.secret_key("MINUTES_SECRET_KEY", required=not DEBUG) or (
+    "dev-only-not-secret-" + "x" * 40
+)
 
 HOME = Path(env.text("MINUTES_HOME", str(BASE_DIR / "var"))).resolve()
 WORKSPACES = HOME / "workspaces"
@@ -51,6 +51,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "ninja",  # its templates and static files: the API docs are served from here, not a CDN
+    "axes",
     "journal_store",
     "desk",
     "dashboard",
@@ -67,6 +69,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "dashboard.security.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes asks: it turns a sign-in refused for too many failures into the
+    # lockout page (or the API's 429).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -99,8 +104,34 @@ if env.text("MINUTES_TEST_POSTGRES_URL"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- signing in: repeated failures lock out (django-axes) --------------------------------------
+# Axes keeps its counts in the database, so every web process (gunicorn's workers, several
+# containers) sees the same failures with nothing more to run. Its backend comes first: it
+# refuses a locked-out attempt before the password is even checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.number("MINUTES_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.number("MINUTES_LOGIN_COOLOFF_MINUTES", 15))
+# A person's name and the address signed in from are counted apart (see dashboard/signin.py).
+AXES_LOCKOUT_PARAMETERS = "dashboard.signin.lockout_parameters"
+AXES_CLIENT_IP_CALLABLE = "dashboard.signin.client_ip"
+AXES_LOCKOUT_CALLABLE = "dashboard.signin.lockout_response"
+# A success does not wipe the address's count: an insider could otherwise guess a colleague's
+# password nine times, sign in as themselves, and start again.
+AXES_RESET_ON_SUCCESS = False
+# Attempts during a lockout are refused without being recorded: the lockout ends a cool-off
+# after the failure that caused it, and a locked-out flood cannot grow the table.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_DISABLE_ACCESS_LOG = True  # failures are what we need; no record of every sign-in
+BEHIND_PROXY = env.flag("MINUTES_BEHIND_PROXY", default=False)
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
@@ -131,7 +162,7 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = env.number("MINUTES_HSTS_SECONDS", 31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
-    if env.flag("MINUTES_BEHIND_PROXY", default=False):
+    if BEHIND_PROXY:
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS = [o for o in env.text("MINUTES_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 

@@ -7,18 +7,25 @@ bearer token made with `manage.py api_token`. Decisions need the reviewer permis
 # No `from __future__ import annotations` here: django-ninja reads the annotations at runtime
 # to build its query models, and a Literal left as a string makes them unusable.
 
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal
+from functools import wraps
+from typing import Annotated, Any, Literal
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.utils import timezone
 from ninja import Field, File, NinjaAPI, Query, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
+from ninja.openapi.docs import Swagger
 from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.security import HttpBearer, SessionAuth
+from pydantic import StringConstraints
 
+from dashboard import signin
 from dashboard.access import can_decide, get_run_for_user, require_steer
+from dashboard.downloads import attachment
 from dashboard.models import ApiToken
 from dashboard.views.runs import filtered_runs, mark_stalled, otlp_download
 from journal_store import projection
@@ -48,11 +55,18 @@ class Pages(LimitOffsetPagination):
 
 
 class TokenAuth(HttpBearer):
-    """`Authorization: Bearer mt_…`: a script's token (stored hashed)."""
+    """`Authorization: Bearer mt_…`: a script's token (stored hashed).
+
+    A wrong token counts as a failed sign-in from its address, and an address locked out for
+    too many failures (passwords or tokens) is answered 429 before any token is looked at.
+    """
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
+        if signin.token_locked_out(request):
+            raise HttpError(429, signin.LOCKED)
         found = ApiToken.objects.select_related("user").filter(digest=ApiToken.hash(token)).first()
         if found is None or not found.user.is_active:
+            signin.token_refused(request)
             return None
         ApiToken.objects.filter(pk=found.pk).update(last_used_at=timezone.now())
         request.user = found.user
@@ -77,10 +91,39 @@ class MinutesAPI(NinjaAPI):
         return schema
 
 
+def signed_in_docs(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The docs page and the schema are for people signed in (the schema also for a token).
+
+    Signed out, the page sends the browser to the login page; the schema answers 401 as the
+    rest of the API does.
+    """
+
+    @wraps(view)
+    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.user.is_authenticated:
+            return view(request, *args, **kwargs)
+        if not request.path.endswith(".json"):
+            return redirect_to_login(request.get_full_path())
+        try:
+            user = TokenAuth()(request)
+        except HttpError as exc:
+            return JsonResponse({"detail": exc.message}, status=exc.status_code)
+        if user is None:
+            return JsonResponse({"detail": "Unauthorized"}, status=401)
+        return view(request, *args, **kwargs)
+
+    return guarded
+
+
 api = MinutesAPI(
     title="Minutes",
     version="1",
     description="Runs of LLM agent teams, their minutes, and the review queues.",
+    # Swagger UI from django-ninja's own static files ("ninja" is an installed app), never a
+    # CDN: the docs work offline and under our Content-Security-Policy. No validator badge:
+    # it would send the schema to a public validator.
+    docs=Swagger(settings={"validatorUrl": None}),
+    docs_decorator=signed_in_docs,
     # A bearer token first: a script sends no cookie, and the session check would refuse it
     # for want of a CSRF token before the token was looked at.
     auth=[TokenAuth(), SessionAuth(csrf=True)],
@@ -155,9 +198,18 @@ class ReasonIn(Schema):
     reason: str = ""
 
 
+# A decision on a review item says why, as the pages ask: blank or whitespace is refused (422,
+# naming the field) before anything is journalled.
+Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000)]
+
+
+class DecisionIn(Schema):
+    reason: Reason = Field(description="why: recorded in the audit trail with your name")
+
+
 class ResolveIn(Schema):
     choice: str
-    reason: str
+    reason: Reason = Field(description="why: recorded in the audit trail with your name")
 
 
 class LetterOut(Schema):
@@ -388,7 +440,7 @@ def findings(request: HttpRequest, run_id: str) -> Any:
 def export(request: HttpRequest, run_id: str) -> Any:
     run_or_404(request, run_id)
     response = StreamingHttpResponse(export_lines(run_id), content_type="application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="{run_id}.jsonl"'
+    response["Content-Disposition"] = attachment(run_id, ".jsonl")
     return response
 
 
@@ -520,7 +572,7 @@ def list_dead_letters(
     response={200: LetterOut, 403: Error, 404: Error, 409: Error},
 )
 def decide_letter(
-    request: HttpRequest, letter_id: str, decision: Literal["retry", "discard"], body: ReasonIn
+    request: HttpRequest, letter_id: str, decision: Literal["retry", "discard"], body: DecisionIn
 ) -> Any:
     decider(request)
     try:

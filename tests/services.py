@@ -22,6 +22,11 @@ from pathlib import Path
 
 import pytest
 
+# The suite runs on development settings whatever the shell says (the settings default to
+# production, which refuses to start without a real secret key). Production settings are tested
+# in subprocesses that set their own environment (tests/dashboard/test_deploy.py).
+os.environ["MINUTES_DEBUG"] = "1"
+
 PG_ENV = "MINUTES_TEST_POSTGRES_URL"
 REDIS_ENV = "MINUTES_TEST_REDIS_URL"
 

@@ -13,7 +13,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet
 from django.db.models.functions import Coalesce, Now
 from django.http import (
     HttpResponse,
-    HttpResponseBadRequest,
+    HttpResponseNotFound,
     StreamingHttpResponse,
 )
 from django.shortcuts import redirect, render
@@ -23,6 +23,7 @@ from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
 from dashboard import present
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
+from dashboard.downloads import attachment
 from dashboard.forms import NewRunForm
 from journal_store import projection
 from journal_store.journal import DjangoJournal
@@ -222,7 +223,10 @@ def run_tab(request: HtmxHttpRequest, run_id: str, tab: str) -> HttpResponse:
     """A tab's content: a partial for htmx, the whole page for a plain link."""
     run = get_run_for_user(request.user, run_id)
     if tab not in TABS:
-        return HttpResponseBadRequest(f"no tab {tab!r}; tabs are {', '.join(TABS)}")
+        # Plain text, and the name is not repeated: whatever was asked for stays out of the page.
+        return HttpResponseNotFound(
+            f"no such tab; tabs are {', '.join(TABS)}", content_type="text/plain; charset=utf-8"
+        )
     if not request.htmx:
         return redirect(f"{reverse('run', args=[run_id])}?{request.GET.urlencode()}&tab={tab}")
     context = run_context(request, run) | {"tab": tab} | tab_context(request, run, tab)
@@ -384,7 +388,7 @@ def resume(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def export(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
     get_run_for_user(request.user, run_id, fresh=False)
     response = StreamingHttpResponse(export_lines(run_id), content_type="application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="{run_id}.jsonl"'
+    response["Content-Disposition"] = attachment(run_id, ".jsonl")
     return response
 
 
@@ -393,7 +397,7 @@ def otlp_download(run_id: str) -> HttpResponse:
     Callers check who may see the run; the page and the API share this."""
     body = otel.otlp_json(flight.run_records(DjangoJournal(), run_id))
     response = HttpResponse(body, content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="{run_id}.otlp.json"'
+    response["Content-Disposition"] = attachment(run_id, ".otlp.json")
     return response
 
 

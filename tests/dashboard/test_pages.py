@@ -124,7 +124,7 @@ def test_an_active_run_keeps_polling(as_owner, owner):
 
 def test_an_unknown_run_or_tab_is_a_clear_error(as_owner, done_run):
     assert as_owner.get("/runs/r-nope/").status_code == 404
-    assert as_owner.get(f"/runs/{done_run}/tabs/nope", **HTMX).status_code == 400
+    assert as_owner.get(f"/runs/{done_run}/tabs/nope", **HTMX).status_code == 404
 
 
 def test_export_downloads_the_journal(as_owner, done_run):

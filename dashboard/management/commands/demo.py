@@ -97,6 +97,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not settings.DEBUG:
+            # runserver serves the styles and scripts only in debug, and the login printed
+            # below is for one machine: this is no way to run Minutes for a team.
+            raise CommandError(
+                "demo is for a development machine: run it with MINUTES_DEBUG=1 (`make run` "
+                "does); docker-compose.yml runs Minutes in production"
+            )
         self.port: int = options["port"]
         self.refuse_a_busy_port()
         settings.HOME.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,82 @@
+"""Sign-in limits: wrong passwords and wrong API tokens count towards one lockout (django-axes).
+
+A wrong password counts against the name it was tried for and against the address it came
+from: ten in a row on one name (from anywhere) or from one address (on any names) and further
+attempts are refused, right password or not, until a cool-off has passed since the last
+failure. A wrong bearer token has no name: it counts against its address only, so a stranger
+cannot lock every script out by sending bad tokens from elsewhere.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from axes.handlers.proxy import AxesProxyHandler
+from django.conf import settings
+from django.contrib.auth.signals import user_login_failed
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+LOCKED = "too many failed sign-ins from here; try again later"
+
+
+def lockout_parameters(
+    request_or_attempt: Any, credentials: dict[str, Any] | None = None
+) -> list[str]:
+    """What a failure is counted against: the name tried (when there is one) and the address.
+
+    Axes asks with the credentials tried, or with a stored attempt; asked with neither (to
+    write a log line) the address alone will do, rather than parse a request's body for a name.
+    """
+    if credentials is not None:
+        username = credentials.get("username")
+    else:
+        username = getattr(request_or_attempt, "username", None)
+    return ["username", "ip_address"] if username else ["ip_address"]
+
+
+def client_ip(request: HttpRequest) -> str | None:
+    """The address a request came from: behind our own proxy, the one it says it was sent by.
+
+    Only the last X-Forwarded-For entry is the proxy's own word; the ones before it are
+    whatever the client wrote.
+    """
+    remote: str | None = request.META.get("REMOTE_ADDR")
+    if settings.BEHIND_PROXY:
+        last = request.META.get("HTTP_X_FORWARDED_FOR", "").rsplit(",", 1)[-1].strip()
+        try:
+            return str(ipaddress.ip_address(last))
+        except ValueError:
+            return remote
+    return remote
+
+
+def cool_off_seconds() -> int:
+    return int(settings.AXES_COOLOFF_TIME.total_seconds())
+
+
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: Any = None
+) -> HttpResponse:
+    """429 with a Retry-After: the API's JSON error shape, or the login page's own message."""
+    response: HttpResponse
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": LOCKED}, status=429)
+    else:
+        minutes = max(1, cool_off_seconds() // 60)
+        response = render(
+            request, "registration/locked_out.html", {"minutes": minutes}, status=429
+        )
+    response["Retry-After"] = str(cool_off_seconds())
+    return response
+
+
+def token_locked_out(request: HttpRequest) -> bool:
+    """Whether the address this request came from is locked out (no name: a token has none)."""
+    return not AxesProxyHandler.is_allowed(request, {"username": None})
+
+
+def token_refused(request: HttpRequest) -> None:
+    """Count a wrong bearer token as a failed sign-in from its address (the token is not kept)."""
+    user_login_failed.send(sender=__name__, credentials={"username": None}, request=request)

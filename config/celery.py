@@ -49,6 +49,9 @@ def worker_command(
 
     command = [sys.executable, "-m", "celery", "-A", "config", "worker"]
     command += ["--concurrency", str(concurrency), "--loglevel", loglevel]
+    # Workers coordinate through the journal (leases, fencing), never with each other: no
+    # gossip or mingle, whose restart after a broker blip also logs a Celery error.
+    command += ["--without-gossip", "--without-mingle"]
     if beat:
         command += ["--beat", "--schedule", str(schedule or settings.HOME / "celerybeat-schedule")]
     if hostname:

@@ -269,12 +269,7 @@ class Worker:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            [
-                *worker_command(1),
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
+            [*worker_command(1), "--without-heartbeat"],
             cwd=ROOT,
             env=self.env(),
             start_new_session=True,

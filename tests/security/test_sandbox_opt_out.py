@@ -26,7 +26,7 @@ def settings_loaded(**env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],
         cwd=ROOT,
-        env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", "MINUTES_DEBUG": "1", **env},
         capture_output=True,
         text=True,
         timeout=120,

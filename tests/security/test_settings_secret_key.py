@@ -51,7 +51,10 @@ def test_production_refuses_a_long_key_of_one_repeated_character(tmp_path):
 def test_a_bare_start_is_production(tmp_path):
     """No MINUTES_DEBUG at all (gunicorn or a worker started by hand): no debug, and so no
     start without a key of its own."""
-    show = ["-c", "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"]
+    show = [
+        "-c",
+        "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)",
+    ]
     keyed = fresh_process(
         show,
         DJANGO_SETTINGS_MODULE="config.settings",
@@ -60,8 +63,25 @@ def test_a_bare_start_is_production(tmp_path):
     )
     assert keyed.returncode == 0, keyed.stderr
     assert keyed.stdout.strip() == "False"
-    keyless = fresh_process(CHECK, MINUTES_HOME=str(tmp_path))
+    # What gunicorn (config.wsgi) and `celery -A config` do: load the settings, no manage.py.
+    load = ["-c", "import django; django.setup()"]
+    keyless = fresh_process(
+        load, DJANGO_SETTINGS_MODULE="config.settings", MINUTES_HOME=str(tmp_path)
+    )
     assert_refused(keyless, "must be set when MINUTES_DEBUG=0")
+
+
+def test_manage_py_is_the_developers_entry_point_and_runs_with_no_settings(tmp_path):
+    """On a fresh clone `python manage.py migrate` must work first thing; a deployment says
+    MINUTES_DEBUG=0 for its commands and is held to a real key (the tests above)."""
+    database = tmp_path / "db" / "fresh.sqlite3"
+    result = fresh_process(
+        ["manage.py", "migrate", "--verbosity", "0"],
+        MINUTES_HOME=str(tmp_path / "home"),
+        DATABASE_URL=f"sqlite:///{database}",
+    )
+    assert result.returncode == 0, result.stderr
+    assert database.is_file()  # its folder did not exist: made on demand
 
 
 def test_the_demo_will_not_run_on_production_settings(tmp_path):

@@ -29,6 +29,9 @@ def use_broker(url: str, options: dict) -> None:
     """Point this process's Celery app at another broker (its pools are rebuilt on next use)."""
     import kombu.pools
 
+    # Celery reads CELERY_BROKER_URL from the environment before its own settings (and the
+    # suite sets it: tests/services.py), so the environment must say the same.
+    os.environ["CELERY_BROKER_URL"] = url
     celery_app.conf.update(broker_url=url, broker_transport_options=options)
     kombu.pools.reset()  # kombu keeps producer pools per connection, process-wide
     celery_app._pool = None

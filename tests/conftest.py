@@ -85,3 +85,10 @@ def on_every_backend(transaction: bool = False):
 
 
 pytest_plugins = ["tests.fakellm"]  # the `server` fixture: a fake OpenAI-compatible endpoint
+
+
+@pytest.fixture(autouse=True)
+def quick_password_hashing(settings):
+    """Hashing a password the production way takes a third of a second; the suite signs in and
+    guesses wrong hundreds of times. What is tested (who may sign in, lockouts) is the same."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

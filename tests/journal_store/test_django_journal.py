@@ -61,6 +61,7 @@ def test_events_read_back_exactly_as_appended(alias):
     assert rec.event == event
 
 
+@pytest.mark.slow
 @on_every_backend(transaction=True)
 def test_processes_racing_at_one_expected_version_exactly_one_wins(alias):
     ctx = multiprocessing.get_context("spawn")

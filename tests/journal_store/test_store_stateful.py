@@ -15,6 +15,8 @@ from runtime.events import BudgetDebited
 from runtime.journal import DuplicateEventId, WrongExpectedVersion
 from tests.journal_store.conftest import ALIASES
 
+pytestmark = pytest.mark.slow
+
 STREAMS = st.sampled_from(["run-a", "run-b", "run-c"])
 
 

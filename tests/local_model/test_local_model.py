@@ -126,8 +126,12 @@ def test_the_four_agent_team_flies_on_the_local_model_and_the_gate_holds(local_s
     accepts = {
         e.message_id for e in events if isinstance(e, MessageSent) and e.performative == "accept"
     }
-    for merged in (e for e in events if isinstance(e, Integrated)):
-        assert merged.approval in accepts  # nothing was merged without an ACCEPT
+    merged = [e for e in events if isinstance(e, Integrated)]
+    # A 135M model rarely gets as far as a merge; either way the gate's rule shows: a merge
+    # cites an ACCEPT that is on the thread, and without a merge the run cannot end "done".
+    assert all(m.approval in accepts for m in merged), (merged, accepts)
+    if not merged:
+        assert outcome.status != "done", outcome
 
 
 def test_a_local_reviewer_decides_whether_scripted_work_is_merged(local_server, tmp_path):

@@ -221,6 +221,7 @@ def test_a_count_the_read_models_cannot_add_up_is_refused(row, field, tmp_path):
     assert client.get("/").status_code == 200
 
 
+@pytest.mark.slow
 def test_many_short_streams_are_not_held_in_memory():
     """Each stream is appended a chunk at a time; many streams each short of a chunk are
     appended together once enough is waiting, so memory does not grow with the file."""

@@ -16,7 +16,7 @@ from runtime.sandbox import Limits, Sandbox
 from runtime.tools import Toolbox, execute
 from tests.security.sandboxing import fresh_workspace, needs_bwrap
 
-pytestmark = needs_bwrap
+pytestmark = [needs_bwrap, pytest.mark.slow]  # real processes run to their limits
 
 
 def python(tmp_path, code: str, **limits: int) -> sandbox.Finished:

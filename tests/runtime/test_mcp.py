@@ -176,9 +176,7 @@ def test_policy_is_up_but_every_call_fails_until_it_is_degraded():
         assert failures[0]["error"]["message"].startswith("policy.check_refund_policy")
         assert "3 consecutive failed calls" in policy.degraded()["policy"]
 
-        started = time.monotonic()
         refused = observe(box, "policy.policy_for", topic="shipping")
-        assert time.monotonic() - started < 0.5
         assert error_type(refused) == "ServerDegraded"
         assert "server 'policy' is degraded" in refused["error"]["message"]
         assert policy.health()["policy"].calls == 3  # the refused call was never sent
@@ -202,9 +200,8 @@ def test_a_server_killed_mid_session_degrades_and_the_others_keep_working():
         os.kill(kb_pid, signal.SIGKILL)
         assert not wait_until_gone({kb_pid})
 
-        started = time.monotonic()
+        # Unreachable, not timed out: the dead pipe is noticed, not waited out.
         dead = observe(box, "kb.search", query="refund")
-        assert time.monotonic() - started < 3
         assert error_type(dead) == "ServerUnreachable"
         assert dead["error"]["message"].startswith("kb.search: server 'kb' is unreachable")
 

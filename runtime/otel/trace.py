@@ -22,9 +22,7 @@ bytes, and exporting twice gives a trace a collector will merge rather than dupl
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -444,93 +442,3 @@ class Trace:
         span.attributes["minutes.run_id"] = self.run_id
         self.spans.append(span)
         return span
-
-    def export(self) -> dict[str, Any]:
-        return {
-            "resourceSpans": [
-                {
-                    "resource": {"attributes": encode_attributes({"service.name": SERVICE_NAME})},
-                    "scopeSpans": [
-                        {
-                            "scope": {"name": SCOPE_NAME, "version": SCOPE_VERSION},
-                            "spans": [encode_span(s, self.trace_id) for s in self.spans],
-                        }
-                    ],
-                }
-            ]
-        }
-
-
-# --- the OTLP/JSON encoding --------------------------------------------------------------------
-
-
-def encode_value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):  # before int: a bool is an int to Python
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}  # int64 travels as a string in OTLP/JSON
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [encode_value(v) for v in value]}}
-    return {"stringValue": str(value)}
-
-
-def encode_attributes(attributes: dict[str, Any]) -> list[dict[str, Any]]:
-    """Attributes in the order they were set; unknown ones (None) are left out, not faked."""
-    return [{"key": k, "value": encode_value(v)} for k, v in attributes.items() if v is not None]
-
-
-def encode_span(span: Span, trace_id: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"traceId": trace_id, "spanId": span.span_id}
-    if span.parent_id is not None:
-        out["parentSpanId"] = span.parent_id
-    out.update(
-        {
-            "name": span.name,
-            "kind": span.kind,
-            "startTimeUnixNano": str(span.start),
-            "endTimeUnixNano": str(span.start if span.end is None else span.end),
-            "attributes": encode_attributes(span.attributes),
-        }
-    )
-    if span.events:
-        out["events"] = [
-            {"timeUnixNano": str(at), "name": name, "attributes": encode_attributes(attrs)}
-            for at, name, attrs in span.events
-        ]
-    if span.error is None:
-        out["status"] = {"code": STATUS_UNSET}
-    else:
-        out["status"] = {"code": STATUS_ERROR, "message": span.error}
-    return out
-
-
-# --- the entry points --------------------------------------------------------------------------
-
-
-def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
-    """One run's journal as an OTLP/JSON ExportTraceServiceRequest.
-
-    Only the run's own stream (`run-<id>`) and its specialists' (`worker-<id>-...`) are read:
-    the lease, control and effect streams say
-    how the run was driven, not what its agents did. The first run stream met names the run;
-    records of any other run are ignored. No run stream at all gives a request with no spans.
-    """
-    trace: Trace | None = None
-    for rec in records:
-        if trace is None and rec.stream.startswith("run-"):
-            trace = Trace(rec.stream.removeprefix("run-"))
-        if trace is not None and (
-            rec.stream == trace.stream or rec.stream.startswith(f"worker-{trace.run_id}-")
-        ):
-            trace.step(rec)  # the run's own stream, and its parallel specialists' streams
-    if trace is None:
-        return {"resourceSpans": []}
-    trace.finish()
-    return trace.export()
-
-
-def otlp_json(records: Iterable[Recorded]) -> str:
-    """The same as compact JSON text: equal journals give equal bytes."""
-    return json.dumps(otlp_trace(records), separators=(",", ":"), ensure_ascii=False)

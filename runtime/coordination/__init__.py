@@ -1,1 +1,5 @@
-"""Coordination safety: effects once, facts by compare-and-swap, claims, intents and leases."""
+"""Coordination safety: effects once, facts by compare-and-swap, claims, intents and leases.
+
+Each primitive is a small class over the Journal protocol, so it works on every store; none
+imports a team, Django or a model client.
+"""

@@ -203,9 +203,11 @@ def confinement(sandbox: Sandbox, workspace: Path, scratch: Path) -> list[str]:
     if os.getuid() == 0:
         command += ["--cap-drop", "ALL"]  # root keeps its capabilities in a sandbox otherwise
     command += _system_view()
+    # The empty /tmp first: a mount made later on top of it would hide anything bound there
+    # before it (a virtualenv in /tmp, as a CI clone may have).
+    command += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for root in python_roots():
         command += ["--ro-bind", root, root]
-    command += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     command += ["--bind", str(scratch), str(scratch), "--bind", str(workspace), str(workspace)]
     if (workspace / ".git").is_dir():
         # git runs outside the sandbox, on this directory: hooks or config planted here would

@@ -28,6 +28,7 @@ from journal_store.journal import DjangoJournal, Fenced
 from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
 from runtime.events import BudgetDebited, ToolsListed
+from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
 from runtime.faults import Faults
 from runtime.journal import StaleEpoch, WrongExpectedVersion, append_next
@@ -73,8 +74,8 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
     """Run one specialist to its end on its own stream; what became of it."""
     journal = DjangoJournal()
     handoff = Handoff.model_validate(handoff_data)
-    stream = triage.worker_stream(run_id, sub_id, handoff.worker_id)
-    if triage.finished([r.event for r in journal.read(stream)]):
+    stream = engine.worker_stream(run_id, sub_id, handoff.worker_id)
+    if engine.finished([r.event for r in journal.read(stream)]):
         return "finished"  # a duplicate delivery: the work is done and recorded
     events = [r.event for r in journal.read(f"run-{run_id}")]
     config = flight.recorded_config(events, run_id)
@@ -133,7 +134,7 @@ def take_slot(leases: Leases, run_id: str, parallel: int, holder: str) -> Lease 
 
 def starts(journal: DjangoJournal, stream: str) -> int:
     """How many times a specialist has been started (its lease granted)."""
-    return triage.starts([r.event for r in journal.read(Leases.stream(stream))])
+    return engine.starts([r.event for r in journal.read(Leases.stream(stream))])
 
 
 @shared_task(

@@ -23,42 +23,32 @@ import dataclasses
 import os
 import re
 import threading
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
 from runtime import loop, streams, workspace
 from runtime.budget import Budget
 from runtime.events import (
-    AgentFinished,
     AnswerComposed,
     BreakerReset,
     BreakerTripped,
-    BudgetExhausted,
     Event,
-    LeaseGranted,
-    LeaseReleased,
-    ModelFailed,
-    RunInconclusive,
     SagaSettled,
-    TaskEscalated,
     TeamFinished,
     ToolsListed,
-    TurnCapReached,
-    WorkerHandedOff,
-    WorkerReported,
-    WorkerTimedOut,
 )
-from runtime.fanout import contracts, recovery, verify
-from runtime.fanout.contracts import Handoff, Report
+from runtime.fanout import contracts
+from runtime.fanout.breakers import BreakerOpen, CircuitBreaker, SpendBreaker
+from runtime.fanout.contracts import Handoff, Reason, Report
+from runtime.fanout.engine import Crew, failed, fan_out, hand_off, replayed
+from runtime.fanout.routing import Cached, RecoveryPolicy
 from runtime.fanout.saga import Saga
+from runtime.fanout.settle import Answer, settle
 from runtime.model import ModelClient, ModelError, ModelResponse, call
-from runtime.session import Session, Waiting
+from runtime.session import Session
 from runtime.teams.base import FlightConfig, Scenario, Services, Team, start
-from runtime.tools import Tool, ToolFailure
+from runtime.tools import Tool
 
 ORDERS, KB, POLICY = "orders-worker", "kb-worker", "policy-worker"
 BELTS = {
@@ -93,15 +83,13 @@ REPORT = loop.done_tool(
 )
 # What the policy specialist falls back on when the policy service fails: a snapshot of the
 # refund rules, dated, so the answer can say what it rests on.
-POLICY_SNAPSHOT = recovery.Cached(
+POLICY_SNAPSHOT = Cached(
     source="policy snapshot 2025-05 (cached copy of the refund rules)",
     text="Damaged items reported within 14 days of delivery are refunded in full to the "
     "original payment method; no return is needed when a photo shows the damage.",
 )
 SPEND_WINDOW = 10.0  # seconds over which the spend rate is judged
 ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
-MAX_RESTARTS = 2  # a specialist that fails is started again at most this many times
-STOPS = (AgentFinished, BudgetExhausted, TurnCapReached, RunInconclusive, ModelFailed)
 
 
 def handoffs(task: str, steps: int, tokens: int, deadline: float) -> list[tuple[str, Handoff]]:
@@ -141,13 +129,13 @@ class Belt:
         self.open_surface = open_surface
         self.surface: Any = None
         self.lock = threading.Lock()
-        self.breakers: dict[str, recovery.CircuitBreaker] = {}
+        self.breakers: dict[str, CircuitBreaker] = {}
         self.events: list[Event] = []
 
-    def breaker(self, server: str) -> recovery.CircuitBreaker:
+    def breaker(self, server: str) -> CircuitBreaker:
         with self.lock:
             if server not in self.breakers:
-                self.breakers[server] = recovery.CircuitBreaker(
+                self.breakers[server] = CircuitBreaker(
                     f"tools:{server}",
                     window=6,
                     min_calls=2,
@@ -168,16 +156,10 @@ class Belt:
         return {"tools": [t.spec() for t in surface.tools()], "degraded": surface.degraded()}
 
     def call(self, name: str, args: dict[str, Any]) -> Any:
-        self.opened()
-        breaker = self.breaker(name.split(".", 1)[0])
-        breaker.allow()  # an open breaker refuses at once: a ToolFailure, so an observation
-        try:
-            result = self.surface.call(name, args)
-        except ToolFailure:
-            breaker.record(False)
-            raise
-        breaker.record(True)
-        return result
+        """The tool, behind its server's breaker (open: refused at once, a ToolFailure, so an
+        observation)."""
+        surface = self.opened()
+        return self.breaker(name.split(".", 1)[0]).call(lambda: surface.call(name, args))
 
     def tools(self) -> list[Tool]:
         return [
@@ -204,14 +186,14 @@ class Metered(ModelClient):
     """A specialist's model, behind the run's spend breaker: a call is refused while the
     breaker is open, and every answer's tokens count toward the run's rate and cap."""
 
-    def __init__(self, client: ModelClient, breaker: recovery.SpendBreaker) -> None:
+    def __init__(self, client: ModelClient, breaker: SpendBreaker) -> None:
         self.client = client
         self.breaker = breaker
 
     def complete(self, messages: Any, tools: Any) -> ModelResponse:
         try:
             self.breaker.allow()
-        except recovery.BreakerOpen as exc:
+        except BreakerOpen as exc:
             raise SpendRefused(str(exc)) from None
         response = self.client.complete(messages, tools)
         self.breaker.record(response.usage.total)
@@ -221,7 +203,7 @@ class Metered(ModelClient):
 def spend_breaker(config: FlightConfig, run_id: str, belt: Belt, spent: int = 0) -> Any:
     """The run's spend breaker: a rate (when the run sets one) and the allowance as a cap.
     `spent` seeds it with what the run spent before (a specialist on another worker)."""
-    breaker = recovery.SpendBreaker(
+    breaker = SpendBreaker(
         run_id,
         max_rate=config.spend_rate,
         window_seconds=SPEND_WINDOW,
@@ -310,27 +292,12 @@ def unavailable(handoff: Handoff, degraded: dict[str, str]) -> str | None:
     return None
 
 
-def worker_stream(run_id: str, sub_id: str, worker_id: str) -> str:
-    return streams.worker(run_id, sub_id, worker_id)
-
-
-def starts(lease: list[Event]) -> int:
-    """How many times a specialist was started: the grants of its lease."""
-    return sum(1 for e in lease if isinstance(e, LeaseGranted))
-
-
-def finished(events: list[Event]) -> bool:
-    """Whether a specialist's stream holds a whole run (it stopped, one way or another)."""
-    return bool(events) and isinstance(events[-1], STOPS)
-
-
 def work(
     sub: Session,
     sub_id: str,
     handoff: Handoff,
     client: ModelClient,
     belt: Belt,
-    release: Callable[[], None] | None = None,
 ) -> Report:
     """One specialist on its own stream (`sub`), from its brief alone; always a typed report.
     On a stream that already holds its whole run, this reads the report back without acting."""
@@ -350,192 +317,14 @@ def work(
         if type(exc).__name__ == SpendRefused.__name__:
             return failed(handoff, "refused", 0, budget.spent, f"spending stopped: {exc}")
         return failed(handoff, "tool_error", 0, budget.spent, f"its model failed: {exc}")
-    finally:
-        if release is not None:
-            release()
     if result.status != "done" or result.report is None:
-        reason = "ambiguous" if result.status == "inconclusive" else "budget"
+        reason: Reason = "ambiguous" if result.status == "inconclusive" else "budget"
         return failed(handoff, reason, result.turns, budget.spent, f"it stopped: {result.status}")
     raw = {**result.report, "steps": result.turns, "tokens": budget.spent}
     try:
         return contracts.parse_report(raw, handoff)
     except contracts.ContractError as exc:
         return failed(handoff, "ambiguous", result.turns, budget.spent, f"a broken report: {exc}")
-
-
-def failed(handoff: Handoff, reason: Any, steps: int, tokens: int, why: str) -> Report:
-    return Report(
-        worker_id=handoff.worker_id,
-        status="failed",
-        reason=reason,
-        steps=steps,
-        tokens=tokens,
-        degraded=why,
-    )
-
-
-def replayed(session: Session, cls: tuple[type[Event], ...], live: list[Event]) -> None:
-    """Emit what only a live run can produce (breaker trips, timeouts): live, the events at
-    hand; on a replay, what the record holds at this place."""
-    while not session.live and isinstance(session.peek(), cls):
-        session.emit(session.peek())  # type: ignore[arg-type]
-    if session.live and live:
-        session.emit(*live)
-
-
-def fan_out(
-    session: Session,
-    planned: list[tuple[str, Handoff]],
-    clients: dict[str, ModelClient],
-    belt: Belt,
-    services: Services,
-    cap: int,
-) -> dict[str, Report]:
-    """Every specialist's report, collected by its deadline: in threads here (at most `cap`
-    at a time), or, where `services.dispatch` sends them to other workers, from their streams."""
-    recorded_timeouts = {
-        e.task_id for e in session.recorded if isinstance(e, WorkerTimedOut) and e.task_id
-    }
-    reports: dict[str, Report] = {}
-    timed_out: list[Event] = []
-    todo = []
-    for sub_id, handoff in planned:
-        if sub_id in recorded_timeouts and not session.live:
-            reports[sub_id] = recovery.timeout_report(handoff)
-        else:
-            todo.append((sub_id, handoff))
-    run = away if services.dispatch is not None else here
-    for sub_id, report in run(session, todo, clients, belt, services, cap).items():
-        if report is None:
-            handoff = dict(todo)[sub_id]
-            reports[sub_id] = recovery.timeout_report(handoff)
-            timed_out.append(
-                session.new(
-                    WorkerTimedOut,
-                    task_id=sub_id,
-                    worker_id=handoff.worker_id,
-                    deadline_seconds=handoff.deadline_seconds,
-                    elapsed=round(time.time() - handed_at(session, sub_id), 3),
-                )
-            )
-        else:
-            reports[sub_id] = report
-    replayed(session, (WorkerTimedOut,), timed_out)
-    return {sub_id: reports[sub_id] for sub_id, _ in planned}
-
-
-def handed_at(session: Session, sub_id: str) -> float:
-    """When the sub-task's brief was handed over (its deadline counts from then)."""
-    for event in [*session.recorded, *session.emitted]:
-        if isinstance(event, WorkerHandedOff) and event.task_id == sub_id:
-            return event.t
-    return time.time()
-
-
-def here(
-    session: Session,
-    todo: list[tuple[str, Handoff]],
-    clients: dict[str, ModelClient],
-    belt: Belt,
-    services: Services,
-    cap: int,
-) -> dict[str, Report | None]:
-    """Specialists in threads of this process; None for one that missed its deadline."""
-    pool = ThreadPoolExecutor(max_workers=cap, thread_name_prefix="specialist")
-    futures = {
-        sub_id: pool.submit(
-            work,
-            session.sub(worker_stream(session.run_id, sub_id, h.worker_id)),
-            sub_id,
-            h,
-            clients[h.worker_id],
-            belt,
-            services.release,
-        )
-        for sub_id, h in todo
-    }
-    # The clock starts now, not at the hand-off: a run resumed after a crash gives its
-    # specialists their whole time again. A replay has no clock: the record says who timed out.
-    began = time.time()
-    out: dict[str, Report | None] = {}
-    for sub_id, handoff in todo:
-        left = None if session.replay else began + handoff.deadline_seconds - time.time()
-        try:
-            out[sub_id] = futures[sub_id].result(timeout=None if left is None else max(0.0, left))
-        except FutureTimeout:
-            out[sub_id] = None
-    pool.shutdown(wait=False, cancel_futures=True)  # a hung specialist is left behind
-    return out
-
-
-def away(
-    session: Session,
-    todo: list[tuple[str, Handoff]],
-    clients: dict[str, ModelClient],
-    belt: Belt,
-    services: Services,
-    cap: int,
-) -> dict[str, Report | None]:
-    """Specialists on other workers: each was sent off when its brief was handed over (see
-    `hand_off`); a stream that holds a whole run is read back here. While any is still at
-    work and within its deadline, this step ends and a later one looks again."""
-    out: dict[str, Report | None] = {}
-    waiting = []
-    for sub_id, handoff in todo:
-        stream = worker_stream(session.run_id, sub_id, handoff.worker_id)
-        lease = [r.event for r in session.source.read(f"lease-{stream}")]
-        if finished([r.event for r in session.source.read(stream)]):
-            out[sub_id] = work(
-                session.sub(stream), sub_id, handoff, clients[handoff.worker_id], belt
-            )
-        elif time.time() > handed_at(session, sub_id) + handoff.deadline_seconds:
-            out[sub_id] = None
-        elif lease and isinstance(lease[-1], LeaseReleased):
-            # It let go of its lease with its work unfinished: it failed. Start it again,
-            # up to the cap; then the sub-task has failed, and recovery takes it from there.
-            if starts(lease) > MAX_RESTARTS:
-                why = f"gave up after {starts(lease)} starts: the specialist kept failing"
-                out[sub_id] = failed(handoff, "tool_error", 0, 0, why)
-            else:
-                if session.live and services.dispatch is not None:
-                    services.dispatch(session.run_id, sub_id, handoff.model_dump(mode="json"))
-                waiting.append(sub_id)
-        else:
-            waiting.append(sub_id)
-    if waiting:
-        raise Waiting(0.5, f"waiting for {', '.join(waiting)}")
-    return out
-
-
-def hand_off(
-    session: Session, sub_id: str, handoff: Handoff, services: Services, attempt: int = 1
-) -> None:
-    """Journal the brief; where specialists run elsewhere, send this one off once, when the
-    brief is first written (a lost one misses its deadline, and recovery takes it from there)."""
-    fresh = session.live
-    session.emit(
-        session.new(
-            WorkerHandedOff,
-            task_id=sub_id,
-            handoff=handoff.model_dump(mode="json"),
-            attempt=attempt,
-        )
-    )
-    if fresh and services.dispatch is not None:
-        services.dispatch(session.run_id, sub_id, handoff.model_dump(mode="json"))
-
-
-def check(session: Session, sub_id: str, report: Report) -> Report:
-    """Drop the findings the worker's own tool results do not back, and journal each."""
-    stream = worker_stream(session.run_id, sub_id, report.worker_id)
-    # The record of the worker's stream: the journal itself when live, the original in a replay.
-    own = verify.tool_results([r.event for r in session.source.read(stream)], report.worker_id)
-    unsupported = verify.verify(report, own)
-    for problem in unsupported:
-        session.emit(problem.event(session.run_id).model_copy(update={"task_id": sub_id}))
-    bad = {(u.call_id, u.claim) for u in unsupported}
-    kept = [f for f in report.findings if (f.source_call_id, f.claim) not in bad]
-    return report.model_copy(update={"findings": kept})
 
 
 def fly(
@@ -565,15 +354,21 @@ def fly(
             if (why := unavailable(handoff, menu.degraded))
         }
         sent = [(sub_id, h) for sub_id, h in planned if sub_id not in skipped]
-        for sub_id, handoff in sent:
-            hand_off(session, sub_id, handoff, services)
         spend = spend_breaker(config, session.run_id, belt)
         metered: dict[str, ModelClient] = {a: Metered(c, spend) for a, c in clients.items()}
-        reports = {**skipped, **fan_out(session, sent, metered, belt, services, config.parallel)}
+        crew = Crew(
+            run=lambda sub, sub_id, h: work(sub, sub_id, h, metered[h.worker_id], belt),
+            cap=config.parallel,
+            dispatch=services.dispatch,
+            release=services.release,
+        )
+        for sub_id, handoff in sent:
+            hand_off(session, sub_id, handoff, crew)
+        reports = {**skipped, **fan_out(session, sent, crew)}
         replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
         answers = {
             sub_id: settle(
-                session, sub_id, handoff, reports[sub_id], metered, belt, services, config.park
+                session, sub_id, handoff, reports[sub_id], crew, POLICY_RULES, config.park
             )
             for sub_id, handoff in planned
         }
@@ -584,79 +379,7 @@ def fly(
         belt.close()  # after the answer: stopping the servers takes a few hundred ms
 
 
-Answer = tuple[Report, str | None, recovery.Cached | None]  # report, what is missing, fallback
-POLICY_RULES = recovery.RecoveryPolicy(fallbacks={POLICY: POLICY_SNAPSHOT}, budget_retries=1)
-
-
-def settle(
-    session: Session,
-    sub_id: str,
-    handoff: Handoff,
-    report: Report,
-    clients: dict[str, ModelClient],
-    belt: Belt,
-    services: Services,
-    park: bool = False,
-) -> Answer:
-    """Record a sub-task's report; check an ok one, route a failed one and act on the route."""
-    session.emit(session.new(WorkerReported, task_id=sub_id, report=report.model_dump(mode="json")))
-    if report.ok:
-        return check(session, sub_id, report), None, None
-    attempt = recovery.Attempt(handoff=handoff)
-    action = recovery.route(report, attempt, POLICY_RULES)
-    routed = recovery.routed_event(report, attempt, action, session.run_id)
-    session.emit(routed.model_copy(update={"task_id": sub_id}))
-    return resolve(session, sub_id, handoff, report, action, clients, belt, services, park)
-
-
-def resolve(
-    session: Session,
-    sub_id: str,
-    handoff: Handoff,
-    report: Report,
-    action: Any,
-    clients: dict[str, ModelClient],
-    belt: Belt,
-    services: Services,
-    park: bool = False,
-) -> Answer:
-    """Carry out the router's decision for one failed sub-task. Escalated, it is journalled
-    (TaskEscalated); where runs park (on the workers) it waits in the dead-letter queue for a
-    person, who retries it (the specialist runs again) or discards it (the answer goes on
-    without it)."""
-    if isinstance(action, recovery.Retry):
-        again = action.handoff
-        retry_id = f"{sub_id}r"
-        hand_off(session, retry_id, again, services, attempt=2)
-        retried = fan_out(session, [(retry_id, again)], clients, belt, services, cap=1)[retry_id]
-        session.emit(
-            session.new(
-                WorkerReported, task_id=sub_id, report=retried.model_dump(mode="json"), attempt=2
-            )
-        )
-        if retried.ok:
-            return check(session, retry_id, retried), None, None
-        return retried, f"{handoff.worker_id} failed twice ({retried.reason})", None
-    if isinstance(action, recovery.Fallback):
-        cached = recovery.Cached(source=action.source, text=action.text)
-        why = f"{report.degraded}; {action.degraded}" if report.degraded else action.degraded
-        return report, why, cached
-    reason = f"{handoff.worker_id} escalated: {getattr(action, 'reason', str(action))}"
-    last_error = report.degraded or str(report.reason)
-    session.emit(session.new(TaskEscalated, task_id=sub_id, reason=reason, last_error=last_error))
-    if not park:
-        return report, reason, None
-    if session.dead_letter(reason, 1, last_error, task_id=sub_id) == "discard":
-        return report, f"{reason}; a person discarded the sub-task", None
-    again_id = f"{sub_id}p"
-    hand_off(session, again_id, handoff, services, attempt=2)
-    rerun = fan_out(session, [(again_id, handoff)], clients, belt, services, cap=1)[again_id]
-    session.emit(
-        session.new(WorkerReported, task_id=sub_id, report=rerun.model_dump(mode="json"), attempt=2)
-    )
-    if rerun.ok:
-        return check(session, again_id, rerun), None, None
-    return rerun, f"{reason}; retried by a person, it failed again ({rerun.reason})", None
+POLICY_RULES = RecoveryPolicy(fallbacks={POLICY: POLICY_SNAPSHOT}, budget_retries=1)
 
 
 def compose(

@@ -7,31 +7,24 @@ import pytest
 
 from runtime import flat
 from runtime.events import BreakerReset, BreakerTripped
+from runtime.fanout.breakers import BreakerOpen, CircuitBreaker, SpendBreaker, execute_guarded
+from runtime.fanout.bulkheads import Bulkhead, BulkheadFull, Bulkheads
 from runtime.fanout.contracts import Handoff, Report
-from runtime.fanout.recovery import (
+from runtime.fanout.routing import (
     Alternate,
     Attempt,
-    BreakerOpen,
-    Bulkhead,
-    BulkheadFull,
-    Bulkheads,
     Cached,
-    CircuitBreaker,
     Escalate,
     Fallback,
-    GiveUp,
     Reassign,
     RecoveryPolicy,
-    Restart,
     Retry,
-    SpendBreaker,
-    Supervisor,
-    execute_guarded,
     parse_action,
     route,
     routed_event,
     timeout_report,
 )
+from runtime.fanout.supervisor import GiveUp, Restart, Supervisor
 from runtime.tools import Tool, ToolFailure, schema
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from email.message import Message
 from typing import Any
 
+from runtime import errors
 from runtime.events import Usage
 from runtime.model import ChatMessage, ModelClient, ModelError, ModelResponse, ToolCall, ToolSpec
 
@@ -32,10 +33,12 @@ LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server l
 SNIPPET_CHARS = 500  # how much of an error body to quote: enough to read, not a whole HTML page
 
 
+@errors.replayable
 class ModelConfigError(ModelError):
     """The client cannot be built: a setting is missing or malformed."""
 
 
+@errors.replayable
 class ModelHTTPError(ModelError):
     """The server refused the request, or kept failing until the retries ran out.
 
@@ -49,6 +52,7 @@ class ModelHTTPError(ModelError):
         self.attempts = attempts
 
 
+@errors.replayable
 class ModelProtocolError(ModelError):
     """The server answered, but not in the shape the protocol promises."""
 

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
+from runtime import errors
 from runtime.events import BreakerReset, BreakerTripped, Event
 from runtime.tools import Outcome, Tool, ToolFailure, execute, failure
 
@@ -25,6 +26,7 @@ T = TypeVar("T")
 State = Literal["closed", "open", "half_open"]
 
 
+@errors.replayable
 class BreakerOpen(ToolFailure):
     """Refused without trying: the breaker is open (or its one probe is out).
 

@@ -53,6 +53,7 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpTool
 
+from runtime import errors
 from runtime.tools import Tool, Toolbox, ToolFailure, ToolTimeout
 
 log = logging.getLogger(__name__)
@@ -73,22 +74,27 @@ GRACE = 2.0
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
+@errors.replayable
 class McpFailure(ToolFailure):
     """An MCP tool call that produced no result; the message names the server and the tool."""
 
 
+@errors.replayable
 class ServerDegraded(McpFailure):
     """The server was marked degraded earlier; the call was refused without reaching it."""
 
 
+@errors.replayable
 class ServerUnreachable(McpFailure):
     """The connection to the server is gone (its process died or closed its pipes)."""
 
 
+@errors.replayable
 class McpToolError(McpFailure):
     """The server answered with an error result, or an MCP error, instead of a result."""
 
 
+@errors.replayable
 class McpTimeout(McpFailure, ToolTimeout):
     """The server gave no answer in time."""
 

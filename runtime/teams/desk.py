@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runtime import loop
+from runtime import errors, loop
 from runtime.budget import Budget
 from runtime.coordination.claims import Claims, Rules
 from runtime.coordination.effects import Ledger, effect_key
@@ -79,6 +79,7 @@ REPORT = {
 }
 
 
+@errors.replayable
 class Contended(ToolFailure):
     """The agent lost every compare-and-swap it may try: a person settles it now."""
 
@@ -136,7 +137,7 @@ class DeskTools:
             and e.agent == self.agent
             and e.tool == "set_order_status"
             and e.error is not None
-            and e.error.type == "OrderMoved"
+            and errors.recorded_as(e.error, OrderMoved)
         )
 
     def set_order_status(self, status: str, based_on: int, evidence: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
+from runtime import errors
 from runtime.coordination.effects import ProviderStatus
 from runtime.coordination.facts import Facts
 from runtime.events import EffectStarted, ErrorInfo, FactChanged
@@ -49,11 +50,13 @@ class Order:
         }
 
 
+@errors.replayable
 class OrderMissing(ToolFailure):
     def __init__(self, order_id: str) -> None:
         super().__init__(f"there is no order {order_id!r}")
 
 
+@errors.replayable
 class OrderMoved(ToolFailure):
     """A compare-and-swap lost: the order is no longer at the version the caller decided from."""
 
@@ -68,6 +71,7 @@ class OrderMoved(ToolFailure):
         self.current = current
 
 
+@errors.replayable
 class RefundRefused(ToolFailure):
     pass
 

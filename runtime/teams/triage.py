@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runtime import loop, streams, workspace
+from runtime import errors, loop, streams, workspace
 from runtime.budget import Budget
 from runtime.events import (
     AnswerComposed,
@@ -178,6 +178,7 @@ class Belt:
             self.surface.close()
 
 
+@errors.replayable
 class SpendRefused(ModelError):
     """The run's spend breaker is open: no more model calls for now."""
 
@@ -313,8 +314,7 @@ def work(
     try:
         result = loop.run(agent, contracts.brief(handoff), sub, budget, task_id=sub_id)
     except ModelError as exc:
-        # Replayed, a refusal comes back as an error of the same name, not the same class.
-        if type(exc).__name__ == SpendRefused.__name__:
+        if isinstance(exc, SpendRefused):  # replayed too: the type is registered
             return failed(handoff, "refused", 0, budget.spent, f"spending stopped: {exc}")
         return failed(handoff, "tool_error", 0, budget.spent, f"its model failed: {exc}")
     if result.status != "done" or result.report is None:

@@ -28,7 +28,6 @@ from runtime.events import Usage
 from runtime.model import ChatMessage, ModelClient, ModelError, ModelResponse, ToolCall, ToolSpec
 
 CHAT_PATH = "/chat/completions"
-OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the rename
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
 SNIPPET_CHARS = 500  # how much of an error body to quote: enough to read, not a whole HTML page
 

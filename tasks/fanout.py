@@ -33,7 +33,11 @@ from runtime.fanout.contracts import Handoff
 from runtime.faults import Faults
 from runtime.journal import StaleEpoch, WrongExpectedVersion, append_next
 from runtime.session import Session
-from runtime.teams import triage
+from teams.triage.belt import Belt
+from teams.triage.settings import TriageSettings
+from teams.triage.specialist import work
+from teams.triage.spend import Metered, spend_breaker
+from teams.triage.surface import default_surface
 
 log = logging.getLogger(__name__)
 SLOT_WAIT_SECONDS = 0.5
@@ -48,7 +52,9 @@ def shared_surface() -> Any:
     global _surface
     with _surface_lock:
         if _surface is None:
-            _surface = triage.default_surface()
+            # One book of credits and labels for the process's runs, where the workspaces are.
+            settings.WORKSPACES.mkdir(parents=True, exist_ok=True)
+            _surface = default_surface(book=settings.WORKSPACES / "orders-book.sqlite3")
         return _surface
 
 
@@ -80,7 +86,7 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
     events = [r.event for r in journal.read(f"run-{run_id}")]
     config = flight.recorded_config(events, run_id)
     leases = Leases(journal)
-    slot = take_slot(leases, run_id, config.parallel, holder)
+    slot = take_slot(leases, run_id, TriageSettings.of(config).parallel, holder)
     if slot is None:
         return "full"  # the run has as many specialists at work as it may: later
     lease = leases.acquire(stream, holder, settings.STEP_LEASE_SECONDS)
@@ -93,7 +99,7 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
         session = Session(
             Fenced(journal, leases.stream(stream), lease.epoch), run_id, stream=stream
         )
-        belt = triage.Belt(lambda: Borrowed(shared_surface()))
+        belt = Belt(lambda: Borrowed(shared_surface()))
         belt.specs = next(e.tools for e in events if isinstance(e, ToolsListed))
         # The run's spending so far seeds this process's breaker: the cap holds across
         # workers; the rate is judged on what this specialist spends (its refusal is journalled
@@ -103,10 +109,8 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
             for r in flight.run_records(journal, run_id)
             if isinstance(r.event, BudgetDebited)
         )
-        client = triage.Metered(
-            clients[handoff.worker_id], triage.spend_breaker(config, run_id, belt, spent)
-        )
-        report = triage.work(session, sub_id, handoff, client, belt)
+        client = Metered(clients[handoff.worker_id], spend_breaker(config, run_id, belt, spent))
+        report = work(session, sub_id, handoff, client, belt)
         if belt.events:
             # Breakers that tripped in this process: the run's stream is its step's to write,
             # so they go to the run's breaker log, which its pages and audit read by run id.

@@ -54,9 +54,6 @@ class ModelResponse(BaseModel):
     usage: Usage = Usage(total=0)
 
 
-# Backends by the names journals recorded before a rename (the endpoint was "openai").
-OLD_BACKEND_NAMES = {"openai": "endpoint"}
-
 
 @errors.replayable
 class ModelError(Exception):

@@ -38,6 +38,7 @@ from runtime.openai_wire import (
 )
 
 CHAT_PATH = "/chat/completions"
+OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the rename
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
 
 

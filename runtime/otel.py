@@ -48,7 +48,7 @@ from runtime.events import (
     TurnCapReached,
 )
 from runtime.journal import Recorded
-from runtime.model import OLD_BACKEND_NAMES
+from runtime.openai_client import OLD_BACKEND_NAMES
 
 SERVICE_NAME = "minutes"
 SCOPE_NAME = "minutes.runtime.otel"

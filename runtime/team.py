@@ -30,7 +30,8 @@ from pydantic import (
 
 from runtime import workspace
 from runtime.events import TeamFinished, TeamStarted
-from runtime.model import OLD_BACKEND_NAMES, ModelClient, ModelResponse
+from runtime.model import ModelClient, ModelResponse
+from runtime.openai_client import OLD_BACKEND_NAMES
 from runtime.sandbox import Sandbox
 from runtime.session import Session
 

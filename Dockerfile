@@ -8,6 +8,7 @@ RUN useradd --create-home minutes
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY runtime runtime
+COPY teams teams
 COPY config config
 COPY journal_store journal_store
 COPY tasks tasks

@@ -61,7 +61,7 @@ fly: $(STAMP) sandbox
 
 test: $(DEV_STAMP) $(LOCAL_STAMP) sandbox
 	$(PY) -m ruff check .
-	MINUTES_DEBUG=1 $(PY) -m mypy runtime journal_store config tasks dashboard desk
+	MINUTES_DEBUG=1 $(PY) -m mypy runtime teams journal_store config tasks dashboard desk
 	$(PY) -m pytest
 
 # The quick loop while working: lint, types, and every test not marked slow (no browser, no
@@ -75,7 +75,7 @@ lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 
 typecheck: $(DEV_STAMP)
-	MINUTES_DEBUG=1 $(PY) -m mypy runtime journal_store config tasks dashboard desk
+	MINUTES_DEBUG=1 $(PY) -m mypy runtime teams journal_store config tasks dashboard desk
 
 bench: $(DEV_STAMP)
 	$(PY) bench/loop_overhead.py

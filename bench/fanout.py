@@ -32,7 +32,8 @@ from runtime.events import AgentFinished, AnswerComposed, RunStarted, WorkerHand
 from runtime.jsonl import JsonlJournal  # noqa: E402
 from runtime.model import ModelClient, ModelResponse, ScriptedClient  # noqa: E402
 from runtime.session import Session  # noqa: E402
-from runtime.teams import TEAMS, Services  # noqa: E402
+from runtime.team import Services  # noqa: E402
+from teams import TEAMS  # noqa: E402
 
 
 class Slow(ModelClient):

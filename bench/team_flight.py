@@ -31,7 +31,7 @@ from typing import Any
 from runtime import flight, workspace
 from runtime.jsonl import JsonlJournal
 from runtime.sandbox import Sandbox
-from runtime.teams import Services
+from runtime.team import Services
 
 MODES = {"sandboxed": Sandbox(), "unsandboxed": Sandbox(required=False)}
 

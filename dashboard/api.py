@@ -166,7 +166,7 @@ class RunOut(Schema):
 
 class RunIn(Schema):
     team: str = "repo-fix"
-    scenario: str = "first-flight"
+    scenario: str | None = None  # None: the team's own first scenario
     task: str | None = None
     model: Literal["scripted", "endpoint", "local", "openai"] = Field(
         "scripted",

@@ -8,8 +8,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from runtime.teams import TEAMS
 from tasks import local_model
+from teams import TEAMS, default_scenario
 
 BACKENDS = [
     ("scripted", "Scripted (no tokens spent)"),
@@ -22,7 +22,7 @@ class NewRunForm(forms.Form):
     team = forms.ChoiceField(choices=[(t, t) for t in sorted(TEAMS)], initial="repo-fix")
     scenario = forms.ChoiceField(
         choices=[(team.name, [(s, s) for s in sorted(team.scenarios)]) for team in TEAMS.values()],
-        initial="first-flight",
+        initial=default_scenario("repo-fix"),
         help_text="What the scripted agents say. The outcome is the harness's to decide.",
     )
     task = forms.CharField(

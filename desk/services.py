@@ -23,8 +23,7 @@ from runtime.coordination.effects import ProviderStatus
 from runtime.coordination.facts import Facts
 from runtime.events import EffectStarted, FactChanged
 from runtime.journal import Journal, WrongExpectedVersion
-from runtime.teams import DeskSettings
-from runtime.teams.desk_services import (
+from teams.desk.services import (
     Desk,
     Order,
     OrderMissing,
@@ -35,6 +34,7 @@ from runtime.teams.desk_services import (
     refund_status,
     subject,
 )
+from teams.desk.settings import DeskSettings
 
 
 def as_order(row: OrderRow) -> Order:
@@ -138,7 +138,7 @@ def release() -> None:
 
 
 def database_desk(using: str = "default") -> Callable[[Journal, Path, DeskSettings], Desk]:
-    """The factory the workers fly the support desk with (see runtime.teams.base.Services)."""
+    """The factory the workers fly the support desk with (`teams.desk.services.DeskServices`)."""
     from journal_store.journal import DjangoJournal
 
     def make(journal: Journal, root: Path, settings: DeskSettings) -> Desk:

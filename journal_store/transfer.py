@@ -34,7 +34,7 @@ from journal_store.models import StoredEvent
 from runtime import flat, streams
 from runtime.events import Event, EventFormatError, TeamStarted, WorkspacePrepared
 from runtime.journal import JournalError
-from runtime.teams.base import place_problems, workspace_name
+from runtime.team import place_problems, workspace_name
 
 CHUNK = 500
 MAX_PROBLEMS = 20

@@ -1,13 +1,12 @@
-"""The agent runtime: plain Python (pydantic allowed), never Django, and no team by name.
+"""The agent runtime, plain Python: no Django, and no team by name.
 
-What lives here: events (the journal's vocabulary) and the Journal protocol with its memory and
-JSONL implementations; the agent loop, tools, sessions (replay and resume), messages between
-agents; coordination primitives (effects, facts, claims, intents, leases) and the fan-out
-engine; the MCP hub; model clients (scripted, replay, OpenAI-compatible); views and diagnosis
-(pure folds); the OTLP export; the sandbox agent code runs in; the command line
-(`python -m runtime`).
+Events and the journal protocol (JSONL and in-memory journals), the agent loop, tools, the
+session (resume and replay), replayable errors, messages, the coordination primitives
+(`coordination/`), the generic fan-out engine (`fanout/`), the MCP client (`mcp/`), views,
+diagnosis, model clients, OTLP export and the command line (`python -m runtime`).
 
-It may import the standard library, pydantic, jsonschema and the MCP SDK. Everything else
-imports it: journal_store (the database journal), teams (the teams it flies), tasks and
-dashboard.
+What a team is to the runtime is `team.py` (the contract a team fills in); which teams exist
+is `plugins.py` (entry points, group `minutes.teams`). May import the standard library,
+pydantic, jsonschema and the MCP SDK; never Django, `teams`, `tasks`, `journal_store` or
+`dashboard`.
 """

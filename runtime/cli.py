@@ -1,6 +1,6 @@
 """`python -m runtime`: a journal toolbox on the command line, no database needed.
 
-    fly --team T --scenario S --journal PATH  fly a team in-process, journalling to PATH
+    fly --team T [--scenario S] --journal PATH  fly a team in-process, journalling to PATH
     resume PATH       continue an interrupted or crashed run
     replay PATH       re-run from the journal alone: "identical", or the first difference
     views PATH        bill, threads, audit, resume point and findings as JSON
@@ -9,6 +9,9 @@
 
 Exit status: 0 done (or identical), 1 a replay differs, 2 bad input, 3 the run ended with
 another verdict (failed, halted, out_of_turns, inconclusive, escalated), 4 interrupted.
+
+The teams are the installed ones (`runtime.plugins`); a team's own flags (`--order`,
+`--bidding`, ...) are the options it declares.
 """
 
 from __future__ import annotations
@@ -23,14 +26,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import flight, views
+from runtime import flight, plugins, views
 from runtime.diagnose import diagnose
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.model import ModelError
 from runtime.sandbox import Sandbox
 from runtime.session import ReplayDivergence, StopRequest
-from runtime.teams import Services
+from runtime.team import Option, Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
 
@@ -168,12 +171,9 @@ def cmd_fly(args: argparse.Namespace) -> int:
         model=args.model,
         max_turns=args.max_turns,
         retries=args.retries,
-        bidding=args.bidding or None,
-        docs=args.docs or None,
-        max_rounds=args.max_rounds,
         models=per_agent(args.model_for) or None,
-        desk={"order_id": args.order} if args.order else None,
         sandbox=False if args.no_sandbox else None,
+        **team_settings(args),
     )
     stop = StopSignal(path)
     previous = stop.install()
@@ -183,6 +183,31 @@ def cmd_fly(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, previous)
     return report(outcome, journal, path, args.json)
+
+
+def options() -> list[Option]:
+    """Every installed team's flags, once each (two teams may offer one flag for one setting)."""
+    found: dict[str, Option] = {}
+    for team in plugins.teams().values():
+        for option in team.options:
+            seen = found.setdefault(option.flag, option)
+            if (seen.setting, seen.into) != (option.setting, option.into):
+                raise flight.FlightError(f"two teams offer {option.flag} for different settings")
+    return list(found.values())
+
+
+def dest(option: Option) -> str:
+    return "team_" + option.flag.lstrip("-").replace("-", "_")
+
+
+def team_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The team flags given, as settings (a flag not given sets nothing)."""
+    given = {}
+    for option in options():
+        value = getattr(args, dest(option))
+        if value not in (None, False):
+            given[option.setting] = option.value(value)
+    return given
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -245,8 +270,6 @@ NO_SANDBOX = (
 
 
 def parser() -> argparse.ArgumentParser:
-    from runtime.teams import TEAMS
-
     p = argparse.ArgumentParser(
         prog="python -m runtime",
         description=__doc__,
@@ -255,8 +278,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     fly = sub.add_parser("fly", help="fly a team in-process")
-    fly.add_argument("--team", required=True, choices=sorted(TEAMS))
-    fly.add_argument("--scenario", required=True)
+    fly.add_argument("--team", required=True, choices=sorted(plugins.teams()))
+    fly.add_argument("--scenario", help="the scenario (default: the team's first)")
     fly.add_argument("--journal", required=True, help="the JSONL file to journal to")
     fly.add_argument("--run-id", help="the run's id (default: a new r-… id)")
     fly.add_argument("--allowance", type=int, help="token allowance for the whole run")
@@ -275,12 +298,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="AGENT=BACKEND",
         help="run one agent on another backend, e.g. --model-for reviewer=endpoint (repeatable)",
     )
-    fly.add_argument("--bidding", action="store_true", help="contract-net bidding between coders")
-    fly.add_argument("--docs", action="store_true", help="add the docs agent (writes docs/ only)")
-    fly.add_argument("--max-rounds", type=int, help="REJECT/redo rounds before escalating")
-    fly.add_argument(
-        "--order", help="support-desk: the order the ticket is about (default: a fresh one)"
-    )
+    for option in options():
+        if option.kind == "switch":
+            fly.add_argument(option.flag, dest=dest(option), action="store_true", help=option.help)
+        else:
+            kind = int if option.kind == "int" else str
+            fly.add_argument(option.flag, dest=dest(option), type=kind, help=option.help)
     fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
     fly.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     fly.add_argument("--json", action="store_true", help="print the outcome as JSON")
@@ -311,7 +334,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except (flight.FlightError, plugins.PluginError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         code: int = args.func(args)
         return code

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from runtime import plugins
 from runtime.events import TeamFinished, TeamStarted, describe_validation
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.model import ModelClient, ScriptedClient
@@ -25,8 +26,7 @@ from runtime.session import (
     StopRequest,
     Waiting,
 )
-from runtime.teams import TEAMS, FlightConfig, Services, Team
-from runtime.teams.base import workspace_name
+from runtime.team import COMMON, FlightConfig, Services, Team, workspace_name
 
 Stop = Callable[[], StopRequest | None]
 
@@ -48,58 +48,81 @@ def new_run_id() -> str:
 
 
 def team_named(name: str) -> Team:
-    team = TEAMS.get(name)
-    if team is None:
-        raise FlightError(f"unknown team {name!r}; known teams: {', '.join(sorted(TEAMS))}")
-    return team
+    """An installed team (`runtime.plugins`), or FlightError naming the known ones."""
+    try:
+        return plugins.team(name)
+    except plugins.PluginError as exc:
+        raise FlightError(str(exc)) from None
 
 
-def plan(team_name: str, scenario_name: str, run_id: str, **settings: Any) -> FlightConfig:
-    """The full settings of a new run: the scenario's presets, then the caller's overrides."""
+def plan(
+    team_name: str, scenario_name: str | None, run_id: str, **settings: Any
+) -> FlightConfig:
+    """The full settings of a new run: the scenario's presets, then the caller's overrides.
+
+    No scenario named: the team's default (its first). A setting is either one every run has
+    (`FlightConfig`'s) or one of the team's own (its settings model's); a setting another team
+    has is refused in that team's words (`Option.refusal`).
+    """
     team = team_named(team_name)
+    scenario_name = scenario_name or team.default_scenario
     scenario = team.scenarios.get(scenario_name)
     if scenario is None:
         known = ", ".join(sorted(team.scenarios))
         raise FlightError(f"team {team_name!r} has no scenario {scenario_name!r}; known: {known}")
     given = {k: v for k, v in settings.items() if v is not None}
-    fixed = sorted({"team", "scenario", "template", "workspace"} & set(given))
+    own = set(team.settings.model_fields) - {"team"}
+    fixed = sorted(
+        ({"team", "scenario", "workspace", "settings"} | set(team.settings.places)) & set(given)
+    )
     if fixed:
         raise FlightError(
             f"{', '.join(fixed)} cannot be set: they come from the team, the scenario and the run"
         )
+    for key in given:
+        if key not in COMMON and key not in own:
+            raise FlightError(f"team {team_name!r} {refusal(key)}")
     unknown = set(given.get("models", {})) - set(team.agents)
     if unknown:
         raise FlightError(
             f"team {team_name!r} has no agent {', '.join(sorted(unknown))}; "
             f"its agents: {', '.join(team.agents)}"
         )
-    if given.get("desk") and not team.desk:
-        raise FlightError(f"team {team_name!r} works on no orders: --order is for support-desk")
-    if given.get("bidding"):
-        if not team.bidding:
-            raise FlightError(f"team {team_name!r} has no contract-net option (--bidding)")
-        missing = [a for a in ("coder-a", "coder-b") if a not in scenario.scripts]
-        if missing and given.get("model", "scripted") == "scripted":
-            raise FlightError(
-                f"scenario {scenario_name!r} has no bidding script for {', '.join(missing)}"
-            )
-    merged = {**scenario.settings, **given}
-    if isinstance(scenario.settings.get("desk"), dict) and isinstance(given.get("desk"), dict):
-        merged["desk"] = {**scenario.settings["desk"], **given["desk"]}  # override field by field
+    merged = dict(scenario.settings)
+    for key, value in given.items():
+        preset = merged.get(key)
+        # A dict setting is overridden field by field (`--order` keeps the scenario's world).
+        if isinstance(preset, dict) and isinstance(value, dict):
+            value = {**preset, **value}
+        merged[key] = value
     try:
-        return FlightConfig.model_validate(
+        config = FlightConfig.model_validate(
             {
-                "team": team_name,
                 "scenario": scenario_name,
                 "task": merged.pop("task", scenario.task),
-                "template": scenario.template,
                 "workspace": workspace_name(run_id),
-                **merged,
+                **{k: v for k, v in merged.items() if k in COMMON},
+                "settings": {"team": team.name, **{k: v for k, v in merged.items() if k in own}},
             },
             context={"run_id": run_id},
         )
     except ValidationError as exc:
         raise FlightError(f"bad settings: {describe_validation(exc)}") from None
+    if team.vet is not None:
+        try:
+            team.vet(scenario, config)
+        except ValueError as exc:
+            raise FlightError(str(exc)) from None
+    return config
+
+
+def refusal(key: str) -> str:
+    """Why a team refuses a setting it lacks, in the words of a team that has it."""
+    for other in plugins.teams().values():
+        for option in other.options:
+            if option.setting == key and option.refusal:
+                return option.refusal
+    return f"has no setting {key!r}"
 
 
 def clients_for(config: FlightConfig, team: Team, live: bool = True) -> dict[str, ModelClient]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from runtime import errors
 from runtime.budget import Budget
 from runtime.context import DEFAULT_LIMIT, assemble, window_size
 from runtime.events import (
@@ -20,7 +21,6 @@ from runtime.events import (
     AgentNudged,
     BudgetDebited,
     BudgetExhausted,
-    ErrorInfo,
     ModelCalled,
     ModelFailed,
     ModelResponded,
@@ -113,8 +113,7 @@ def run(
         try:
             response = session.ask(client, window, specs)
         except ModelError as exc:
-            error = ErrorInfo(type=type(exc).__name__, message=str(exc))
-            session.emit(session.new(ModelFailed, **at, error=error))
+            session.emit(session.new(ModelFailed, **at, error=errors.describe(exc)))
             raise
         session.emit(
             session.new(

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runtime import errors
 from runtime.events import CallData, Event, ModelResponded, Usage
 
 ToolCall = CallData
@@ -53,14 +54,18 @@ class ModelResponse(BaseModel):
     usage: Usage = Usage(total=0)
 
 
+
+@errors.replayable
 class ModelError(Exception):
     """The model could not be asked or its answer could not be understood."""
 
 
+@errors.replayable
 class ScriptExhausted(ModelError):
     pass
 
 
+@errors.replayable
 class ReplayExhausted(ModelError):
     pass
 

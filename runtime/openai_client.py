@@ -2,9 +2,9 @@
 
 `OpenAIClient` POSTs to `{base_url}/chat/completions`, the shape spoken by hosted APIs and by
 local servers (Ollama, vLLM, llama.cpp server). It translates our ChatMessage/ToolSpec into the
-wire format and the reply back into a ModelResponse, retries what is worth retrying (429, 5xx,
-timeouts, dropped connections) with jittered exponential backoff, and turns everything else into
-a ModelError subclass with a message a person can act on.
+wire format and the reply back into a ModelResponse (`runtime.openai_wire`), retries what is
+worth retrying (429, 5xx, timeouts, dropped connections) with jittered exponential backoff, and
+turns everything else into a ModelError subclass with a message a person can act on.
 
 HTTP is stdlib only and confined to `OpenAIClient._post`, the one outbound seam.
 """
@@ -23,19 +23,31 @@ from collections.abc import Callable, Mapping, Sequence
 from email.message import Message
 from typing import Any
 
+from runtime import errors
 from runtime.events import Usage
-from runtime.model import ChatMessage, ModelClient, ModelError, ModelResponse, ToolCall, ToolSpec
+from runtime.model import ChatMessage, ModelClient, ModelError, ModelResponse, ToolSpec
+from runtime.openai_wire import (
+    ModelProtocolError,
+    estimate_usage,
+    parse_message,
+    parse_usage,
+    snippet,
+    wire_message,
+    wire_name,
+    wire_tool,
+)
 
 CHAT_PATH = "/chat/completions"
 OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the rename
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
-SNIPPET_CHARS = 500  # how much of an error body to quote: enough to read, not a whole HTML page
 
 
+@errors.replayable
 class ModelConfigError(ModelError):
     """The client cannot be built: a setting is missing or malformed."""
 
 
+@errors.replayable
 class ModelHTTPError(ModelError):
     """The server refused the request, or kept failing until the retries ran out.
 
@@ -47,10 +59,6 @@ class ModelHTTPError(ModelError):
         super().__init__(message)
         self.status = status
         self.attempts = attempts
-
-
-class ModelProtocolError(ModelError):
-    """The server answered, but not in the shape the protocol promises."""
 
 
 class _Retryable(Exception):
@@ -269,7 +277,7 @@ class OpenAIClient(ModelClient):
                 raw: bytes = response.read()
         except urllib.error.HTTPError as error:
             with error:
-                detail = f"HTTP {error.code}: {_snippet(_read_quietly(error))}"
+                detail = f"HTTP {error.code}: {snippet(_read_quietly(error))}"
                 if error.code == 429 or error.code >= 500:
                     raise _Retryable(detail, error.code, _retry_after(error.headers)) from None
             raise ModelHTTPError(f"POST {url} was refused with {detail}", error.code) from None
@@ -286,175 +294,13 @@ class OpenAIClient(ModelClient):
             decoded = json.loads(raw)
         except ValueError:
             raise ModelProtocolError(
-                f"the reply is not JSON: {_snippet(raw) or '(empty body)'}"
+                f"the reply is not JSON: {snippet(raw) or '(empty body)'}"
             ) from None
         if not isinstance(decoded, dict):
             raise ModelProtocolError(
-                f"the reply is not a JSON object but {type(decoded).__name__}: {_snippet(raw)}"
+                f"the reply is not a JSON object but {type(decoded).__name__}: {snippet(raw)}"
             )
         return decoded
-
-
-# --- translation to the wire -------------------------------------------------------------------
-
-
-def wire_message(message: ChatMessage) -> dict[str, Any]:
-    """One ChatMessage in the chat-completions request shape."""
-    if message.role == "tool":
-        return {
-            "role": "tool",
-            "tool_call_id": message.tool_call_id or "",
-            "content": message.content,
-        }
-    if message.role == "assistant":
-        # Content "" rather than null: some servers answer 500 to a null content beside
-        # tool calls.
-        wire: dict[str, Any] = {"role": "assistant", "content": message.content}
-        if message.tool_calls:
-            wire["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": wire_name(call.name), "arguments": json.dumps(call.args)},
-                }
-                for call in message.tool_calls
-            ]
-        return wire
-    return {"role": message.role, "content": message.content}
-
-
-def wire_name(name: str) -> str:
-    """A tool name the protocol accepts (letters, digits, _ and -): namespaced tools
-    (`orders.lookup_order`) travel as `orders__lookup_order` and come back as themselves."""
-    return name.replace(".", "__")
-
-
-def wire_tool(spec: ToolSpec) -> dict[str, Any]:
-    """One ToolSpec in the chat-completions "tools" shape."""
-    return {
-        "type": "function",
-        "function": {
-            "name": wire_name(spec["name"]),
-            "description": spec.get("description", ""),
-            "parameters": spec.get("parameters", {"type": "object", "properties": {}}),
-        },
-    }
-
-
-# --- translation from the wire -----------------------------------------------------------------
-
-
-def parse_message(reply: dict[str, Any]) -> tuple[str, list[ToolCall]]:
-    """The text and tool calls of choices[0].message, or ModelProtocolError saying what is off."""
-    if "choices" not in reply:
-        error = reply.get("error")
-        hint = f" (it carries an error: {_snippet(json.dumps(error))})" if error else ""
-        raise ModelProtocolError(f"the reply has no 'choices'{hint}")
-    choices = reply["choices"]
-    if not isinstance(choices, list):
-        raise ModelProtocolError(f"the reply's 'choices' is {type(choices).__name__}, not a list")
-    if not choices:
-        raise ModelProtocolError("the reply's 'choices' is empty")
-    choice = choices[0]
-    if not isinstance(choice, dict):
-        raise ModelProtocolError(f"choices[0] is {type(choice).__name__}, not an object")
-    message = choice.get("message")
-    if message is None:
-        raise ModelProtocolError("choices[0] has no 'message'")
-    if not isinstance(message, dict):
-        raise ModelProtocolError(f"choices[0].message is {type(message).__name__}, not an object")
-    content = message.get("content")
-    if content is None:
-        content = ""  # null content is normal when the model only calls tools
-    if not isinstance(content, str):
-        raise ModelProtocolError(
-            f"choices[0].message.content is {type(content).__name__}, not a string"
-        )
-    raw_calls = message.get("tool_calls")
-    if raw_calls is None:
-        raw_calls = []
-    if not isinstance(raw_calls, list):
-        raise ModelProtocolError(
-            f"choices[0].message.tool_calls is {type(raw_calls).__name__}, not a list"
-        )
-    return content, [parse_tool_call(raw, index) for index, raw in enumerate(raw_calls)]
-
-
-def parse_tool_call(raw: Any, index: int) -> ToolCall:
-    """One wire tool call as a ToolCall with its arguments decoded."""
-    where = f"tool_calls[{index}]"
-    if not isinstance(raw, dict):
-        raise ModelProtocolError(f"{where} is {type(raw).__name__}, not an object")
-    function = raw.get("function")
-    if not isinstance(function, dict):
-        raise ModelProtocolError(f"{where} has no 'function' object")
-    name = function.get("name")
-    if not isinstance(name, str) or not name:
-        raise ModelProtocolError(f"{where} has no function name")
-    arguments = function.get("arguments")
-    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        # Some servers send nothing at all for a tool that takes no arguments.
-        args: Any = {}
-    elif isinstance(arguments, dict):
-        args = arguments  # a few servers send the object itself rather than its JSON text
-    elif isinstance(arguments, str):
-        try:
-            # strict=False admits raw newlines and tabs inside strings, which small models
-            # write; the arguments are checked against the tool's schema before any use.
-            args = json.loads(arguments, strict=False)
-        except ValueError as error:
-            raise ModelProtocolError(
-                f"the arguments of tool call {name!r} are not valid JSON ({error}): "
-                f"{_snippet(arguments)}"
-            ) from None
-    else:
-        raise ModelProtocolError(
-            f"the arguments of tool call {name!r} are {type(arguments).__name__}, not a JSON string"
-        )
-    if not isinstance(args, dict):
-        raise ModelProtocolError(
-            f"the arguments of tool call {name!r} are not a JSON object but "
-            f"{type(args).__name__}: {_snippet(json.dumps(args))}"
-        )
-    call_id = raw.get("id")
-    if not isinstance(call_id, str) or not call_id:
-        # Some local servers omit ids. Numbering by position keeps them the same on every run,
-        # which replay and resume rely on.
-        call_id = f"call_{index}"
-    return ToolCall(id=call_id, name=name, args=args)
-
-
-def parse_usage(raw: Any) -> Usage | None:
-    """The server's token counts, or None when it reported none (or only zeros).
-
-    Usage is bookkeeping, not the answer: a malformed usage block is treated as absent (and
-    then estimated) rather than failing a reply whose content is fine.
-    """
-    if not isinstance(raw, dict):
-        return None
-    prompt = _count(raw.get("prompt_tokens"))
-    completion = _count(raw.get("completion_tokens"))
-    total = _count(raw.get("total_tokens"))
-    if not total:
-        total = (prompt or 0) + (completion or 0)
-    if total <= 0:
-        return None
-    return Usage(total=total, prompt=prompt, completion=completion)
-
-
-def estimate_usage(
-    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], text: str, calls: list[ToolCall]
-) -> Usage:
-    """A rough token count for a server that reports none: about four characters a token.
-
-    This is an ESTIMATE, not a measurement. Budgets debit `total`, so a call must never cost
-    zero; each side counts at least one token.
-    """
-    prompt_chars = sum(m.size() for m in messages) + sum(len(json.dumps(t)) for t in tools)
-    completion_chars = len(text) + sum(len(c.name) + len(json.dumps(c.args)) for c in calls)
-    prompt = max(1, math.ceil(prompt_chars / 4))
-    completion = max(1, math.ceil(completion_chars / 4))
-    return Usage(total=prompt + completion, prompt=prompt, completion=completion)
 
 
 # --- small helpers -----------------------------------------------------------------------------
@@ -484,13 +330,6 @@ def add_usage(a: Usage, b: Usage) -> Usage:
     )
 
 
-def _count(value: Any) -> int | None:
-    """A token count if `value` is a non-negative integer (bool is not), else None."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
-
-
 def _retry_after(headers: Message | None) -> float | None:
     """Retry-After in seconds, or None when absent, an HTTP date, or nonsense."""
     if headers is None:
@@ -513,10 +352,3 @@ def _read_quietly(error: urllib.error.HTTPError) -> bytes:
         return error.read()
     except (OSError, http.client.HTTPException):
         return b""
-
-
-def _snippet(raw: bytes | str) -> str:
-    """The start of a body, on one line, for an error message."""
-    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    text = " ".join(text.split())
-    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "..."

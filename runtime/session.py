@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from runtime import errors
 from runtime.events import (
     CeilingReached,
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
-    ErrorInfo,
     Event,
     ModelFailed,
     RunInterrupted,
@@ -128,15 +128,9 @@ def describe(event: Event) -> str:
     return f"{event.kind} {fields}"
 
 
-class ReplayedError(Exception):
-    """Base of the exceptions re-raised from a journal; each gets the recorded type's name."""
-
-
-def reraise(info: ErrorInfo, also: type[Exception] | None = None) -> ReplayedError:
-    """An exception named like the recorded one (and also an `also`, for the catchers)."""
-    bases: tuple[type, ...] = (ReplayedError,) if also is None else (ReplayedError, also)
-    cls: type[ReplayedError] = type(info.type, bases, {})
-    return cls(info.message)
+class ReplayedModelError(errors.ReplayedError, ModelError):
+    """A recorded model failure of a type nobody registered: still a ModelError, so the
+    harnesses that caught it live catch it on replay."""
 
 
 def replayed_tool(tool: Tool, recorded: ToolReturned) -> Tool:
@@ -144,7 +138,7 @@ def replayed_tool(tool: Tool, recorded: ToolReturned) -> Tool:
 
     def recorded_call(**_: Any) -> Any:
         if recorded.error is not None:
-            raise reraise(recorded.error)
+            raise errors.rebuild(recorded.error)
         return recorded.result
 
     return Tool(tool.name, tool.description, tool.parameters, recorded_call, timeout=None)
@@ -257,7 +251,7 @@ class Session:
         """Ask the model, unless the journal recorded that this very call failed."""
         recorded = self.peek()
         if isinstance(recorded, ModelFailed):
-            raise reraise(recorded.error, ModelError)
+            raise errors.rebuild(recorded.error, ModelError, ReplayedModelError)
         return client.complete(messages, tools)
 
     def run_tool(self, tool: Tool, args: dict[str, Any]) -> Outcome:

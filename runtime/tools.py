@@ -16,16 +16,19 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
+from runtime import errors
 from runtime.events import ErrorInfo
 from runtime.model import ToolCall, ToolSpec
 
 DEFAULT_TIMEOUT = 60.0
 
 
+@errors.replayable
 class ToolFailure(Exception):
     """Raised by a tool to fail with a clear message (the type name is the observation's)."""
 
 
+@errors.replayable
 class ToolExit(ToolFailure):
     """A subprocess the tool ran exited non-zero."""
 
@@ -35,18 +38,22 @@ class ToolExit(ToolFailure):
         self.code = code
 
 
+@errors.replayable
 class ToolTimeout(ToolFailure):
     pass
 
 
+@errors.replayable
 class NotAllowed(ToolFailure):
     pass
 
 
+@errors.replayable
 class UnknownTool(ToolFailure):
     pass
 
 
+@errors.replayable
 class InvalidArguments(ToolFailure):
     pass
 
@@ -103,7 +110,7 @@ class Outcome:
 
 
 def failure(tool: str, exc: BaseException) -> Outcome:
-    return Outcome(tool, error=ErrorInfo(type=type(exc).__name__, message=str(exc)))
+    return Outcome(tool, error=errors.describe(exc))
 
 
 class Toolbox:

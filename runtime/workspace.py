@@ -2,11 +2,12 @@
 
 Every path an agent names is resolved inside the workspace; one that escapes it (`..`, an
 absolute path, a symlink pointing out) is refused. The workspace itself must resolve to a
-directory directly under the workspaces root, and its template to a shipped one, before
-anything is deleted, created or copied (the settings were checked where they came in; this is
-the second lock). `run_tests` runs pytest as agent code (runtime/sandbox.py) and reports counts
-and the failure trace, with the workspace's own path and pytest's timings taken out so the same
-code gives the same observation wherever and whenever it runs.
+directory directly under the workspaces root, and its template to a real directory (a team's
+shipped one), before anything is deleted, created or copied (the settings were checked where
+they came in; this is the second lock). `run_tests` runs pytest as agent code
+(runtime/sandbox.py) and reports counts and the failure trace, with the workspace's own path
+and pytest's timings taken out so the same code gives the same observation wherever and
+whenever it runs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from runtime import sandbox as sandboxing
 from runtime.sandbox import Sandbox
 from runtime.tools import Tool, ToolExit, ToolFailure, schema
 
-TEMPLATES = Path(__file__).parent / "templates"
 MAX_READ = 200_000
 MAX_TRACE = 4_000
 PYTEST_TIMEOUT = 120.0
@@ -54,10 +54,6 @@ class PathRefused(ToolFailure):
 
 class OutsideJurisdiction(ToolFailure):
     """A test run changed files its agent may not edit; the changes were reverted."""
-
-
-def templates() -> list[str]:
-    return sorted(p.name for p in TEMPLATES.iterdir() if p.is_dir())
 
 
 def check_name(name: str) -> str:
@@ -102,17 +98,16 @@ def git(root: Path, *args: str) -> str:
     return proc.stdout.strip()
 
 
-def prepare(root: Path, template: str, workspaces: Path | None = None) -> str:
-    """Make `root` a fresh git repository holding `template`; returns the commit id.
+def prepare(root: Path, template: Path, workspaces: Path | None = None) -> str:
+    """Make `root` a fresh git repository holding a copy of the `template` directory (a team
+    resolves its template's name to one); returns the commit id.
 
     Idempotent: a half-made workspace left by a crash is wiped and made again. With
     `workspaces`, `root` must resolve inside it (checked before anything is touched).
     """
-    if template not in templates():
-        raise ValueError(
-            f"unknown workspace template {template!r}; known: {', '.join(templates())}"
-        )
-    source = under(TEMPLATES, TEMPLATES / template)
+    if template.is_symlink() or not template.is_dir():
+        raise ValueError(f"{str(template)!r} is not a template directory")
+    source = template.resolve()
     if workspaces is not None:
         under(workspaces, root)
     if root.is_symlink():
@@ -122,7 +117,7 @@ def prepare(root: Path, template: str, workspaces: Path | None = None) -> str:
     shutil.copytree(source, root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", f"workspace from template {template}")
+    git(root, "commit", "-q", "-m", f"workspace from template {template.name}")
     return git(root, "rev-parse", "HEAD")
 
 

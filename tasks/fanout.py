@@ -28,11 +28,16 @@ from journal_store.journal import DjangoJournal, Fenced
 from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
 from runtime.events import BudgetDebited, ToolsListed
+from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
 from runtime.faults import Faults
 from runtime.journal import StaleEpoch, WrongExpectedVersion, append_next
 from runtime.session import Session
-from runtime.teams import triage
+from teams.triage.belt import Belt
+from teams.triage.settings import TriageSettings
+from teams.triage.specialist import work
+from teams.triage.spend import Metered, spend_breaker
+from teams.triage.surface import default_surface
 
 log = logging.getLogger(__name__)
 SLOT_WAIT_SECONDS = 0.5
@@ -47,7 +52,9 @@ def shared_surface() -> Any:
     global _surface
     with _surface_lock:
         if _surface is None:
-            _surface = triage.default_surface()
+            # One book of credits and labels for the process's runs, where the workspaces are.
+            settings.WORKSPACES.mkdir(parents=True, exist_ok=True)
+            _surface = default_surface(book=settings.WORKSPACES / "orders-book.sqlite3")
         return _surface
 
 
@@ -73,13 +80,13 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
     """Run one specialist to its end on its own stream; what became of it."""
     journal = DjangoJournal()
     handoff = Handoff.model_validate(handoff_data)
-    stream = triage.worker_stream(run_id, sub_id, handoff.worker_id)
-    if triage.finished([r.event for r in journal.read(stream)]):
+    stream = engine.worker_stream(run_id, sub_id, handoff.worker_id)
+    if engine.finished([r.event for r in journal.read(stream)]):
         return "finished"  # a duplicate delivery: the work is done and recorded
     events = [r.event for r in journal.read(f"run-{run_id}")]
     config = flight.recorded_config(events, run_id)
     leases = Leases(journal)
-    slot = take_slot(leases, run_id, config.parallel, holder)
+    slot = take_slot(leases, run_id, TriageSettings.of(config).parallel, holder)
     if slot is None:
         return "full"  # the run has as many specialists at work as it may: later
     lease = leases.acquire(stream, holder, settings.STEP_LEASE_SECONDS)
@@ -92,7 +99,7 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
         session = Session(
             Fenced(journal, leases.stream(stream), lease.epoch), run_id, stream=stream
         )
-        belt = triage.Belt(lambda: Borrowed(shared_surface()))
+        belt = Belt(lambda: Borrowed(shared_surface()))
         belt.specs = next(e.tools for e in events if isinstance(e, ToolsListed))
         # The run's spending so far seeds this process's breaker: the cap holds across
         # workers; the rate is judged on what this specialist spends (its refusal is journalled
@@ -102,10 +109,8 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
             for r in flight.run_records(journal, run_id)
             if isinstance(r.event, BudgetDebited)
         )
-        client = triage.Metered(
-            clients[handoff.worker_id], triage.spend_breaker(config, run_id, belt, spent)
-        )
-        report = triage.work(session, sub_id, handoff, client, belt)
+        client = Metered(clients[handoff.worker_id], spend_breaker(config, run_id, belt, spent))
+        report = work(session, sub_id, handoff, client, belt)
         if belt.events:
             # Breakers that tripped in this process: the run's stream is its step's to write,
             # so they go to the run's breaker log, which its pages and audit read by run id.
@@ -133,7 +138,7 @@ def take_slot(leases: Leases, run_id: str, parallel: int, holder: str) -> Lease 
 
 def starts(journal: DjangoJournal, stream: str) -> int:
     """How many times a specialist has been started (its lease granted)."""
-    return triage.starts([r.event for r in journal.read(Leases.stream(stream))])
+    return engine.starts([r.event for r in journal.read(Leases.stream(stream))])
 
 
 @shared_task(

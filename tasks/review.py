@@ -23,7 +23,7 @@ from runtime.coordination.claims import Claims
 from runtime.coordination.facts import Facts
 from runtime.events import ConflictParked, ConflictResolved, Event
 from runtime.journal import WrongExpectedVersion
-from runtime.teams.desk_services import STATUSES, OrderMoved
+from teams.desk.services import STATUSES, OrderMoved
 
 NONE = "none"  # the choice that rejects every claim
 

@@ -40,9 +40,10 @@ from runtime.faults import Faults
 from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.sandbox import Sandbox
 from runtime.session import Session
-from runtime.teams import Services
+from runtime.team import Services
 from tasks import fanout, local_model
 from tasks.control import Control, stalled
+from teams.desk.services import DeskServices
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,11 @@ def sandbox() -> Sandbox:
     return Sandbox(required=settings.SANDBOX != "off", bwrap=settings.SANDBOX_BWRAP)
 
 
-def start_run(team: str, scenario: str, *, by: str = "operator", **settings_: Any) -> str:
-    """Record the run's TeamStarted and enqueue its first step; returns the run id."""
+def start_run(
+    team: str, scenario: str | None, *, by: str = "operator", **settings_: Any
+) -> str:
+    """Record the run's TeamStarted and enqueue its first step; returns the run id. No
+    scenario: the team's own first one."""
     run_id = flight.new_run_id()
     try:
         config = flight.plan(
@@ -221,7 +225,10 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
             resumed_by=control.resumed_by(),
         )
         services = Services(
-            desk=database_desk(), release=release, dispatch=fanout.dispatch, sandbox=sandbox()
+            sandbox=sandbox(),
+            release=release,
+            dispatch=fanout.dispatch,
+            provided=(DeskServices(desk=database_desk()),),
         )
         result = flight.drive(session, config, settings.WORKSPACES, services=services)
         outcome = result.status

@@ -38,10 +38,10 @@ from journal_store.models import (
 )
 from journal_store.transfer import export_lines
 from runtime import flight, otel
-from runtime.teams import TEAMS
 from runtime.views import Bill
 from tasks import runs
 from tasks.control import stalled
+from teams import TEAMS
 
 ACTIVE = ("running",)
 PAGE = 50

@@ -2,4 +2,5 @@
 
 Each primitive is a small class over the Journal protocol, so it works on every store; none
 imports a team, Django or a model client.
+It may import the rest of `runtime` (events, journal); never a team.
 """

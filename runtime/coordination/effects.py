@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from runtime import errors
 from runtime.events import EffectFailed, EffectStarted, EffectSucceeded, ErrorInfo, Event
 from runtime.journal import Journal, ScanningJournal, WrongExpectedVersion
 
@@ -132,8 +133,7 @@ class Ledger:
         try:
             result = call(key)
         except Exception as exc:  # the provider's failure is recorded, then reported
-            error = ErrorInfo(type=type(exc).__name__, message=str(exc))
-            self.settle(key, EffectFailed(run_id=run_id, key=key, error=error))
+            self.settle(key, EffectFailed(run_id=run_id, key=key, error=errors.describe(exc)))
             raise
         self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result))
         return result

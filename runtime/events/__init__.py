@@ -4,6 +4,10 @@ Events are facts in the past tense and are never rewritten. When a kind changes 
 version goes up and an upcaster turns the older shape into the newer one on read, so a journal
 written in June still folds in December. Lines without `v` (the reference runtime's flat
 journals) are version 1.
+
+May import pydantic and the standard library only; the one exception is TeamStarted's v1
+upcaster, which asks the installed teams (`runtime.plugins`, imported when it runs) which of a
+flat config's settings are a team's own.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ from runtime.events.team import (
     TeamPlanned,
     TeamStarted,
     WorkspacePrepared,
+    team_started_v1_v2,
 )
 
 # --- registry and upcasters (explicit lists: reading one line answers "which kinds exist?") --
@@ -192,6 +197,7 @@ def _tool_returned_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
     ("ToolReturned", 1): _tool_returned_v1_v2,
+    ("TeamStarted", 1): team_started_v1_v2,
 }
 
 

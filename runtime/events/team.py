@@ -13,13 +13,57 @@ from runtime.events.base import ErrorInfo, Event
 
 class TeamStarted(Event):
     """A run begins: which team, which scenario, what task, and every setting needed to
-    rebuild the same harness on resume or replay."""
+    rebuild the same harness on resume or replay (`runtime.team.FlightConfig`, as JSON).
+
+    v2: `config` holds the settings every run has, and the team's own under `settings`
+    (`{"team": ..., <the team's keys>}`). v1 kept every team's settings in one flat dict.
+    """
 
     kind: ClassVar[str] = "TeamStarted"
+    v: ClassVar[int] = 2
     team: str
     scenario: str
     task: str
     config: dict[str, Any] = Field(default_factory=dict)
+
+
+# The settings every run has, as TeamStarted v1 recorded them beside every team's own.
+COMMON_V1 = frozenset(
+    {
+        "scenario",
+        "task",
+        "workspace",
+        "allowance",
+        "max_turns",
+        "retries",
+        "window",
+        "model",
+        "models",
+        "model_name",
+        "max_seconds",
+        "max_run_turns",
+        "started_by",
+        "park",
+        "sandbox",
+    }
+)
+
+
+def team_started_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A flat v1 config, nested: the common settings stay, the team's own move under
+    `settings`. Which of the flat keys are the team's own its settings model says
+    (`TeamSettings.from_flat`: the keys it has), found among the installed teams; the rest
+    were other teams' settings at their defaults, read by nobody, and are dropped."""
+    config = data.get("config")
+    if not isinstance(config, dict):
+        return data
+    from runtime import plugins  # the teams' settings models; they import the events
+
+    team = config.get("team", data.get("team"))
+    common = {k: v for k, v in config.items() if k in COMMON_V1}
+    flat = {k: v for k, v in config.items() if k not in COMMON_V1 and k != "team"}
+    settings = {"team": team, **plugins.from_flat(team, flat)}
+    return {**data, "config": {**common, "settings": settings}}
 
 
 class WorkspacePrepared(Event):

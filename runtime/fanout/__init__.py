@@ -1,10 +1,17 @@
-"""Parallel specialists with structural recovery, as plain building blocks.
+"""Parallel specialists with structural recovery: the generic fan-out engine and its parts.
 
-    contracts  Handoff and Report: what a worker gets and what it must give back
-    recovery   the router on failure reasons, restart caps, breakers and bulkheads
-    saga       multi-step side effects with compensations, each exactly once
-    verify     findings checked against the tool results they cite
+    contracts   Handoff and Report: what a worker gets and what it must give back
+    engine      hand briefs over, run specialists at once (threads here, or other workers),
+                collect their reports by a deadline, check their findings
+    settle      what becomes of each report: checked, or routed and the route carried out
+    routing     the router on failure reasons (retry, reassign, fallback, escalate), capped
+    breakers    circuit and spend breakers, and the one guarded call (`CircuitBreaker.call`)
+    bulkheads   caps on parallel workers, per pool and per run
+    supervisor  restart caps per worker within a window
+    saga        multi-step side effects with compensations, each exactly once
+    verify      findings checked against the tool results they cite
 
-Nothing here runs workers or talks to a queue: a harness (a thread pool, Celery tasks) wires
-these together and journals the events they produce (`runtime.events.fanout`).
+May import the rest of `runtime` (events, session, journal, tools, coordination), never a team:
+a team (`teams.triage`) gives the engine its planner and its specialist as plain callables.
+Nothing here talks to a queue: a host's `dispatch` (the workers' Celery task) does.
 """

@@ -1,5 +1,6 @@
-"""Tools from MCP servers: `client` is the surface agents use, `servers` the built-in servers.
+"""Tools from MCP servers: `client` is the surface agents use (servers over stdio, namespaced
+`server.tool`, degraded servers marked and routed around).
 
-Kept empty on purpose: a server started as `python -m runtime.mcp.servers.orders` imports this
-package, and should not pay for (or depend on) the client side.
+The servers themselves belong to the teams that use them (`teams.triage.servers`). May import
+the rest of `runtime` and the MCP SDK; never a team.
 """

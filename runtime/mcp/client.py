@@ -32,12 +32,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import tempfile
 import threading
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO, TypeVar
 
@@ -53,7 +51,16 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpTool
 
-from runtime.tools import Tool, Toolbox, ToolFailure, ToolTimeout
+from runtime.mcp.server import (
+    McpFailure,
+    McpServer,
+    McpTimeout,
+    McpToolError,
+    ServerDegraded,
+    ServerHealth,
+    ServerUnreachable,
+)
+from runtime.tools import Tool, Toolbox
 
 log = logging.getLogger(__name__)
 
@@ -69,83 +76,6 @@ CLOSE_TIMEOUT = 10.0
 # How much longer the calling thread waits than the request timeout the SDK enforces, so the
 # SDK's own, clearer timeout normally fires first.
 GRACE = 2.0
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-
-class McpFailure(ToolFailure):
-    """An MCP tool call that produced no result; the message names the server and the tool."""
-
-
-class ServerDegraded(McpFailure):
-    """The server was marked degraded earlier; the call was refused without reaching it."""
-
-
-class ServerUnreachable(McpFailure):
-    """The connection to the server is gone (its process died or closed its pipes)."""
-
-
-class McpToolError(McpFailure):
-    """The server answered with an error result, or an MCP error, instead of a result."""
-
-
-class McpTimeout(McpFailure, ToolTimeout):
-    """The server gave no answer in time."""
-
-
-@dataclass(frozen=True)
-class McpServer:
-    """How to start one MCP server over stdio.
-
-    `env` is added to the SDK's minimal default environment (PATH, HOME, ...), not to ours:
-    servers do not inherit the caller's secrets by accident. `read_only` is the operator's word
-    that the server's tools have no side effects, so the loop may retry them; tool annotations
-    from the server are only hints, and the MCP spec says not to decide on them.
-    """
-
-    name: str
-    command: Sequence[str]
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    read_only: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.name or "." in self.name or "*" in self.name:
-            raise ValueError(f"a server name must be non-empty, without '.' or '*': {self.name!r}")
-        if not self.command:
-            raise ValueError(f"server {self.name!r} has an empty command")
-        object.__setattr__(self, "command", tuple(self.command))
-
-
-def support_servers(names: Iterable[str] = ("orders", "kb", "policy")) -> list[McpServer]:
-    """The built-in servers of `runtime.mcp.servers`, run with this interpreter."""
-    return [
-        McpServer(
-            name,
-            (sys.executable, "-m", f"runtime.mcp.servers.{name}"),
-            # `python -m` puts the working directory on sys.path, so `runtime` imports even
-            # without the project installed (the SDK passes only a minimal environment).
-            cwd=str(PROJECT_ROOT),
-            # orders also issues credits and labels: idempotent on their keys, but not
-            # something a loop should repeat on its own
-            read_only=name != "orders",
-        )
-        for name in names
-    ]
-
-
-@dataclass(frozen=True)
-class ServerHealth:
-    name: str
-    reason: str | None  # why the server is degraded; None when it is healthy
-    tools: tuple[str, ...]  # qualified names
-    calls: int  # calls sent to the server (refused ones are not sent)
-    consecutive_failures: int
-
-    @property
-    def ok(self) -> bool:
-        return self.reason is None
-
 
 @dataclass
 class _Link:

@@ -12,9 +12,10 @@ from journal_store.journal import DjangoJournal
 from runtime import flight
 from runtime.coordination.claims import Claims
 from runtime.events import ClaimsReconciled, ConflictResolved, EffectStarted, EffectSucceeded
-from runtime.teams import Services
-from runtime.teams.desk import SUPPORT_AGENT
+from runtime.team import Services
 from tasks import effects, review
+from teams.desk.services import DeskServices
+from teams.desk.tools import SUPPORT_AGENT
 from tests.conftest import on_every_backend
 
 pytestmark = on_every_backend(transaction=True)
@@ -25,7 +26,11 @@ def fly(alias, tmp_path, scenario, **settings):
     config = flight.plan("support-desk", scenario, run_id, **settings)
     journal = DjangoJournal(alias)
     outcome = flight.fly(
-        journal, config, run_id, tmp_path, services=Services(desk=database_desk(alias))
+        journal,
+        config,
+        run_id,
+        tmp_path,
+        services=Services(provided=(DeskServices(desk=database_desk(alias)),)),
     )
     return journal, run_id, "o-" + run_id.removeprefix("r-"), outcome
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from runtime.mcp.client import McpServer, McpSurface, support_servers
+from runtime.mcp.client import McpServer, McpSurface
 from runtime.model import ToolCall
 from runtime.tools import Toolbox, ToolFailure, execute
+from teams.triage.surface import support_servers
 
 pytestmark = [
     pytest.mark.slow,
@@ -195,7 +196,7 @@ def test_a_server_killed_mid_session_degrades_and_the_others_keep_working():
         [kb_pid] = [
             pid
             for pid, (_, cmd) in children().items()
-            if pid not in before and "runtime.mcp.servers.kb" in cmd
+            if pid not in before and "teams.triage.servers.kb" in cmd
         ]
         os.kill(kb_pid, signal.SIGKILL)
         assert not wait_until_gone({kb_pid})

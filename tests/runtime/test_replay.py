@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from runtime import flight
+from runtime import errors, flight
 from runtime.events import ErrorInfo, ToolReturned
 from runtime.journal import MemoryJournal
 from runtime.jsonl import JsonlJournal
-from runtime.session import ReplayDivergence, Session, replayed_tool, reraise
+from runtime.session import ReplayDivergence, Session, replayed_tool
 from runtime.tools import Tool, execute, schema
 from tests.runtime.helpers import facts
 
@@ -26,8 +26,9 @@ def flown(tmp_path_factory):
 
 
 def test_a_recorded_error_is_reraised_with_its_type_and_message():
-    exc = reraise(ErrorInfo(type="FileNotFoundError", message="no file 'parser.py'"))
-    assert type(exc).__name__ == "FileNotFoundError" and str(exc) == "no file 'parser.py'"
+    info = ErrorInfo(type="FileNotFoundError", message="no file 'parser.py'")
+    exc = errors.rebuild(info)
+    assert errors.describe(exc) == info and str(exc) == "no file 'parser.py'"
     tool = Tool("read_file", "Read.", schema({"path": {"type": "string"}}), lambda path: "live")
     recorded = ToolReturned(
         tool="read_file", error=ErrorInfo(type="FileNotFoundError", message="gone")

@@ -10,12 +10,13 @@ from runtime import workspace
 from runtime.model import ToolCall
 from runtime.tools import Toolbox, execute
 from runtime.workspace import PathRefused, inside
+from teams.repos import template
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
     root = tmp_path_factory.mktemp("ws") / "w"
-    commit = workspace.prepare(root, "parse-empty")
+    commit = workspace.prepare(root, template("parse-empty"))
     assert len(commit) == 40
     return root
 
@@ -32,7 +33,7 @@ def test_prepare_makes_a_git_repository_with_the_template_committed(repo):
 
 
 def test_commits_are_the_same_whenever_the_template_is_prepared(tmp_path, repo):
-    assert workspace.prepare(tmp_path / "again", "parse-empty") == workspace.git(
+    assert workspace.prepare(tmp_path / "again", template("parse-empty")) == workspace.git(
         repo, "rev-parse", "HEAD"
     )
 
@@ -95,7 +96,7 @@ def test_run_tests_reports_counts_and_the_failure_trace_without_paths_or_timings
 
 def test_run_tests_on_a_broken_suite_is_a_tool_exit(tmp_path):
     root = tmp_path / "w"
-    workspace.prepare(root, "parse-empty")
+    workspace.prepare(root, template("parse-empty"))
     (root / "tests" / "test_parser.py").write_text("def test_x(:\n")
     observation = call(root, "run_tests")
     assert observation["error"]["type"] == "ToolExit"

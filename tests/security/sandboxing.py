@@ -14,8 +14,9 @@ from runtime.events import TeamStarted
 from runtime.jsonl import JsonlJournal
 from runtime.model import ToolCall
 from runtime.sandbox import Sandbox
-from runtime.teams.base import workspace_name
+from runtime.team import workspace_name
 from runtime.tools import Toolbox, execute
+from teams.repos import template as shipped
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None,
@@ -28,7 +29,7 @@ def fresh_workspace(tmp_path: Path, template: str = "parse-empty") -> tuple[Path
     """(the workspaces root, a run's workspace prepared in it)."""
     workspaces = tmp_path / "workspaces"
     root = workspaces / "r-attack.workspace"
-    workspace.prepare(root, template, workspaces)
+    workspace.prepare(root, shipped(template), workspaces)
     return workspaces, root
 
 
@@ -60,9 +61,12 @@ def victim(path: Path) -> Path:
 
 
 def journal_with(path: Path, run_id: str, **changes: Any) -> JsonlJournal:
-    """A JSONL journal holding one run's TeamStarted, planned as usual, then edited by hand."""
+    """A JSONL journal holding one run's TeamStarted, planned as usual, then edited by hand
+    (a change to a setting of the team's own goes into `config.settings`)."""
     config = flight.plan("repo-fix", "first-flight", "r-template").model_dump(mode="json")
-    config.update({"workspace": workspace_name(run_id), **changes})
+    config.update({"workspace": workspace_name(run_id)})
+    for name, value in changes.items():
+        (config if name in config else config["settings"])[name] = value
     journal = JsonlJournal(path)
     started = TeamStarted(
         run_id=run_id, team="repo-fix", scenario="first-flight", task="t", config=config

@@ -5,7 +5,7 @@ it can reach a commit."""
 from __future__ import annotations
 
 from runtime import workspace
-from runtime.teams.roles import ROLES
+from teams.repo_fix.roles import ROLES
 from tests.security.sandboxing import files_under, fresh_workspace, needs_bwrap, tool
 
 pytestmark = needs_bwrap

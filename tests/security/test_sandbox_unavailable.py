@@ -7,7 +7,7 @@ from __future__ import annotations
 from runtime import flight
 from runtime.jsonl import JsonlJournal
 from runtime.sandbox import Sandbox
-from runtime.teams import Services
+from runtime.team import Services
 from tests.security.sandboxing import MISSING_BWRAP, fresh_workspace, tool
 
 MARKER = "import pathlib\n\n\ndef test_ran():\n    pathlib.Path('ran.txt').write_text('x')\n"

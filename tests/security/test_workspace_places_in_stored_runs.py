@@ -34,13 +34,17 @@ def no_broker(settings, tmp_path):
 
 def started(run_id: str, **changes) -> dict:
     config = flight.plan("repo-fix", "first-flight", run_id, started_by="owner")
+    config = config.model_dump(mode="json")
+    for name, value in changes.items():  # a change to the team's own setting goes under settings
+        (config if name in config else config["settings"])[name] = value
     return {
         "kind": "TeamStarted",
+        "v": TeamStarted.v,
         "run_id": run_id,
         "team": "repo-fix",
         "scenario": "first-flight",
         "task": "t",
-        "config": {**config.model_dump(mode="json"), **changes},
+        "config": config,
     }
 
 
@@ -50,12 +54,18 @@ def upload(*lines: dict, **options):
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("workspace", "../../../some/dir"), ("template", "../../config")]
+    ("field", "value", "named"),
+    [
+        ("workspace", "../../../some/dir", "config.workspace"),
+        ("template", "../../config", "config.settings.template"),
+    ],
 )
-def test_an_import_whose_settings_climb_out_is_refused_naming_the_line_and_field(field, value):
+def test_an_import_whose_settings_climb_out_is_refused_naming_the_line_and_field(
+    field, value, named
+):
     with pytest.raises(ImportRefused) as refused:
         upload(started("r-evil", **{field: value}))
-    assert f"line 1: field 'config.{field}'" in str(refused.value)
+    assert f"line 1: field '{named}'" in str(refused.value)
     assert StoredEvent.objects.count() == 0
 
 
@@ -69,7 +79,11 @@ def test_a_renamed_import_works_in_its_own_workspace_not_its_originals():
 def test_a_stored_run_naming_another_runs_workspace_is_neither_resumed_nor_driven(settings):
     theirs = victim(settings.WORKSPACES / "r-victim.workspace")
     event = TeamStarted.model_validate(
-        {k: v for k, v in started("r-evil", workspace="r-victim.workspace").items() if k != "kind"}
+        {
+            k: v
+            for k, v in started("r-evil", workspace="r-victim.workspace").items()
+            if k not in ("kind", "v")
+        }
     )
     DjangoJournal().append("run-r-evil", [event], 0)  # as stored before settings were checked
     projection.catch_up()

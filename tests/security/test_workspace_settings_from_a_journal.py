@@ -30,7 +30,8 @@ def test_resuming_a_journal_whose_template_climbs_out_copies_nothing(tmp_path):
     workspaces = tmp_path / "workspaces"
     journal = journal_with(tmp_path / "evil.jsonl", "r-evil", template="../../config")
     with pytest.raises(
-        flight.FlightError, match=r"field 'template': .*unknown template '../../config'"
+        flight.FlightError,
+        match=r"field 'settings.template': .*unknown template '../../config'",
     ):
         flight.resume(journal, "r-evil", workspaces)
     assert not workspaces.exists()

@@ -11,8 +11,10 @@ import pytest
 from runtime import workspace
 from runtime.journal import MemoryJournal
 from runtime.session import Session
-from runtime.teams.base import FlightConfig
-from runtime.teams.repo_fix import Harness
+from runtime.team import FlightConfig
+from teams.repo_fix.harness import Harness
+from teams.repo_fix.settings import RepoFixSettings
+from teams.repos import template
 from tests.security.sandboxing import files_under, victim
 
 
@@ -21,14 +23,16 @@ def test_preparing_a_workspace_outside_the_root_is_refused_and_deletes_nothing(t
     workspaces.mkdir()
     target = victim(tmp_path / "victim")
     with pytest.raises(ValueError, match="does not lie inside the workspaces root"):
-        workspace.prepare(workspaces / ".." / "victim", "parse-empty", workspaces)
+        workspace.prepare(workspaces / ".." / "victim", template("parse-empty"), workspaces)
     assert files_under(target) == {"precious.txt": b"not yours\n"}
 
 
 def test_preparing_from_a_template_outside_the_shipped_ones_copies_nothing(tmp_path):
     workspaces = tmp_path / "workspaces"
-    with pytest.raises(ValueError, match=r"unknown workspace template '\.\./\.\./config'"):
-        workspace.prepare(workspaces / "r-x.workspace", "../../config", workspaces)
+    with pytest.raises(ValueError, match=r"unknown template '\.\./\.\./config'"):
+        workspace.prepare(workspaces / "r-x.workspace", template("../../config"), workspaces)
+    with pytest.raises(ValueError, match="is not a template directory"):
+        workspace.prepare(workspaces / "r-x.workspace", tmp_path / "nothing-here", workspaces)
     assert not workspaces.exists()
 
 
@@ -37,7 +41,7 @@ def test_a_workspace_that_is_a_link_to_another_is_not_wiped(tmp_path):
     theirs = victim(workspaces / "r-victim.workspace")
     os.symlink(theirs, workspaces / "r-evil.workspace")
     with pytest.raises(ValueError, match="symbolic link"):
-        workspace.prepare(workspaces / "r-evil.workspace", "parse-empty", workspaces)
+        workspace.prepare(workspaces / "r-evil.workspace", template("parse-empty"), workspaces)
     assert files_under(theirs) == {"precious.txt": b"not yours\n"}
 
 
@@ -45,11 +49,10 @@ def test_a_harness_given_unvalidated_settings_refuses_the_place_they_name(tmp_pa
     workspaces = tmp_path / "workspaces"
     target = victim(tmp_path / "victim")
     unchecked = FlightConfig.model_construct(
-        team="repo-fix",
         scenario="first-flight",
         task="t",
-        template="parse-empty",
         workspace="../victim",
+        settings=RepoFixSettings(template="parse-empty"),
     )
     with pytest.raises(ValueError, match="not a workspace name"):
         Harness(Session(MemoryJournal(), "r-evil"), unchecked, {}, workspaces)

@@ -235,8 +235,8 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
 def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypatch):
     """S2 fails at every start: started three times in all (two restarts), then the sub-task
     fails and is escalated to the dead-letter queue."""
+    from runtime.fanout.engine import MAX_RESTARTS
     from runtime.faults import InjectedFailure
-    from runtime.teams.triage import MAX_RESTARTS
     from tasks import fanout
 
     sent: list[tuple[str, str, dict]] = []

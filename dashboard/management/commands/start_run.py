@@ -22,7 +22,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--team", default="repo-fix")
-        parser.add_argument("--scenario", default="first-flight")
+        parser.add_argument("--scenario", help="default: the team's own first scenario")
         parser.add_argument("--task", help="the task text (default: the scenario's)")
         parser.add_argument("--allowance", type=int)
         parser.add_argument("--max-turns", type=int)

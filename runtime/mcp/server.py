@@ -1,0 +1,76 @@
+"""An MCP server as the client sees it: how to start it, how it is doing, how a call fails.
+
+A call never raises through the agent loop: each failure is a `McpFailure` (a `ToolFailure`)
+naming the server and the tool, which `runtime.tools.execute` turns into an observation. The
+failure types are replayable (`runtime.errors`): a replayed run raises them again as themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from runtime import errors
+from runtime.tools import ToolFailure, ToolTimeout
+
+
+@errors.replayable
+class McpFailure(ToolFailure):
+    """An MCP tool call that produced no result; the message names the server and the tool."""
+
+
+@errors.replayable
+class ServerDegraded(McpFailure):
+    """The server was marked degraded earlier; the call was refused without reaching it."""
+
+
+@errors.replayable
+class ServerUnreachable(McpFailure):
+    """The connection to the server is gone (its process died or closed its pipes)."""
+
+
+@errors.replayable
+class McpToolError(McpFailure):
+    """The server answered with an error result, or an MCP error, instead of a result."""
+
+
+@errors.replayable
+class McpTimeout(McpFailure, ToolTimeout):
+    """The server gave no answer in time."""
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """How to start one MCP server over stdio.
+
+    `env` is added to the SDK's minimal default environment (PATH, HOME, ...), not to ours:
+    servers do not inherit the caller's secrets by accident. `read_only` is the operator's word
+    that the server's tools have no side effects, so the loop may retry them; tool annotations
+    from the server are only hints, and the MCP spec says not to decide on them.
+    """
+
+    name: str
+    command: Sequence[str]
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    read_only: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name or "." in self.name or "*" in self.name:
+            raise ValueError(f"a server name must be non-empty, without '.' or '*': {self.name!r}")
+        if not self.command:
+            raise ValueError(f"server {self.name!r} has an empty command")
+        object.__setattr__(self, "command", tuple(self.command))
+
+
+@dataclass(frozen=True)
+class ServerHealth:
+    name: str
+    reason: str | None  # why the server is degraded; None when it is healthy
+    tools: tuple[str, ...]  # qualified names
+    calls: int  # calls sent to the server (refused ones are not sent)
+    consecutive_failures: int
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None

@@ -1,5 +1,0 @@
-"""Three small MCP servers for the support-triage team, each runnable over stdio.
-
-`orders` and `kb` answer from built-in data; `policy` starts and advertises its tools but fails
-every call, so the surface's degraded-server handling has a real, reproducible case.
-"""

@@ -1,0 +1,46 @@
+"""The support desk: an order agent and a support agent working on one order.
+
+The order agent keeps the order's status true to the warehouse feed; the support agent answers
+the customer's ticket, and may refund through a slow payment provider. Both start from the same
+snapshot of the order, taken when the ticket arrived, so they can disagree. What keeps them
+honest is in the tools (`tools`), not the prompts, and the verdict is the harness's own check
+of the order, the ledger and the provider (`harness`).
+
+    settings   SupportDeskSettings: the desk's world for one run (DeskSettings)
+    services   the orders and payments protocols, the desk's errors, DeskServices (what a
+               host provides: the workers' database desk)
+    local      the command line's desk: orders in the journal, a stand-in payment provider
+    tools      the agents' tools, scoped to the run's order
+    harness    the flight and its verdict
+    scenarios  the scripted presets (the first is the default)
+
+May import `runtime` only; never another team, never Django (the database desk is the Django
+app `desk`, which imports this package).
+"""
+
+from __future__ import annotations
+
+from runtime.team import Option, Team
+from teams.desk.harness import fly
+from teams.desk.scenarios import SCENARIOS
+from teams.desk.settings import DeskSettings, SupportDeskSettings
+from teams.desk.tools import ORDER_AGENT, SUPPORT_AGENT
+
+TEAM = Team(
+    name="support-desk",
+    agents=(ORDER_AGENT, SUPPORT_AGENT),
+    scenarios=SCENARIOS,
+    fly=fly,
+    settings=SupportDeskSettings,
+    options=(
+        Option(
+            "--order",
+            "desk",
+            "support-desk: the order the ticket is about (default: a fresh one)",
+            into="order_id",
+            refusal="works on no orders: --order is for support-desk",
+        ),
+    ),
+)
+
+__all__ = ["TEAM", "DeskSettings", "SupportDeskSettings"]

@@ -1,0 +1,310 @@
+"""The support desk's flight: open the ticket's order, run both agents, then check the world.
+
+After the agents finish, the harness waits for refunds in flight, reconciles the claims on the
+order's status (a rule decides, or the conflict is parked for a person: HUMAN_REQUIRED), and
+checks the order, the ledger and the provider itself before it gives a verdict.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from runtime import loop
+from runtime.budget import Budget
+from runtime.coordination.claims import Claims, Rules
+from runtime.coordination.effects import Ledger, effect_key
+from runtime.coordination.gates import Intents
+from runtime.events import (
+    DeskChecked,
+    EffectFailed,
+    EffectSucceeded,
+    FactReconciled,
+    OrderPrepared,
+    TaskEscalated,
+    TeamFinished,
+    ToolDispatched,
+)
+from runtime.model import ModelClient, ModelError
+from runtime.session import Session
+from runtime.team import FlightConfig, Services, Verdict, start
+from runtime.tools import Toolbox, ToolFailure
+from teams.desk.local import local_desk
+from teams.desk.services import Desk, DeskServices, subject
+from teams.desk.settings import DeskSettings, SupportDeskSettings
+from teams.desk.tools import ORDER_AGENT, SUPPORT_AGENT, DeskTools
+
+ORDER_SYSTEM = (
+    "You are the order agent of a shop's support desk. You keep one order's status true to "
+    "what the warehouse reports. Read the order, set its status with set_order_status when the "
+    "warehouse feed says it changed (pass the version you decided from as based_on), or leave "
+    "it. If the order moved under you, read it again and decide again. Then call done."
+)
+SUPPORT_SYSTEM = (
+    "You are the support agent of a shop's support desk. You answer one customer's ticket "
+    "about one order: read the order, refund with issue_refund when the ticket warrants it "
+    "(a retry of the same refund is safe: it is the same refund), and set the order's status "
+    "with set_order_status (pass the version you decided from as based_on). If the order moved "
+    "under you, read it again and decide again, or stand by your decision: a person will "
+    "settle it. Then call done."
+)
+
+REPORT = {
+    "outcome": {
+        "type": "string",
+        "enum": ["updated", "unchanged", "refunded", "disputed", "refused"],
+        "description": "what became of your part",
+    },
+    "summary": {"type": "string", "description": "what you did and why"},
+}
+
+
+class EffectCheck(BaseModel):
+    """What became of one refund the agents asked for, as the harness found it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str
+    status: Literal["succeeded", "failed", "in flight"]
+
+
+def open_order(session: Session, desk: Desk, settings: DeskSettings, task: str) -> dict[str, Any]:
+    order_id = settings.order_id or "o-" + session.run_id.removeprefix("r-")
+    order = desk.orders.open(order_id, settings.amount_cents, settings.opening_status, "desk")
+    intents = Intents(session.journal)
+    intent_id = f"ticket-{order_id}"
+    try:
+        intent = intents.current(intent_id)
+    except KeyError:
+        intent = intents.declare(intent_id, task, by="desk")
+    return {
+        "order_id": order.order_id,
+        "status": order.status,
+        "amount_cents": order.amount_cents,
+        "order_version": order.version,
+        "intent_id": intent.intent_id,
+        "intent_version": intent.version,
+    }
+
+
+def refund_keys(session: Session, order_id: str) -> list[str]:
+    """The effect keys of every refund this run's agents asked for, recomputed from the record:
+    keys are derived, so the harness needs nothing from the agents to find them."""
+    keys: list[str] = []
+    for e in session.emitted:
+        if isinstance(e, ToolDispatched) and e.tool == "issue_refund" and e.args:
+            amount = e.args.get("amount_cents")
+            key = effect_key(
+                session.run_id, e.task_id or "", subject(order_id), {"amount_cents": amount}
+            )
+            if key not in keys:
+                keys.append(key)
+    return keys
+
+
+def check_desk(
+    session: Session, desk: Desk, settings: DeskSettings, order_id: str
+) -> dict[str, Any]:
+    ledger = Ledger(desk.outcomes)
+    keys = refund_keys(session, order_id)
+    effects: list[EffectCheck] = []
+    problems: list[str] = []
+    for key in keys:
+        recorded = ledger.wait(key, settings.settle_seconds)
+        if not recorded:
+            continue  # refused before it started (bad amount, stale intent)
+        outcome = recorded[1] if len(recorded) > 1 else None
+        effect = EffectCheck(
+            key=key,
+            status="succeeded"
+            if isinstance(outcome, EffectSucceeded)
+            else "failed"
+            if isinstance(outcome, EffectFailed)
+            else "in flight",
+        )
+        effects.append(effect)
+        if effect.status == "in flight":
+            problems.append(
+                f"refund {key} is still in flight after {settings.settle_seconds:g} s: the "
+                "effect reconciler settles it once the provider can say what happened"
+            )
+    ours = {e.key for e in effects}
+    provider = [r for r in desk.payments.refunds(order_id)]
+    done_by_us = [r for r in provider if r["key"] in ours]
+    succeeded = {e.key for e in effects if e.status == "succeeded"}
+    if {r["key"] for r in done_by_us} != succeeded and not problems:
+        problems.append(
+            "the provider's refunds and the ledger disagree: "
+            f"provider {sorted(r['key'] for r in done_by_us)}, ledger {sorted(succeeded)}"
+        )
+    order = desk.orders.get(order_id)
+    refunded = sum(r["amount_cents"] for r in provider)
+    if refunded > order.amount_cents:
+        problems.append(f"refunded {refunded} cents on an order of {order.amount_cents}")
+    calls = sum(
+        1 for e in session.emitted if isinstance(e, ToolDispatched) and e.tool == "issue_refund"
+    )
+    return {
+        "order": order.public(),
+        "refund_calls": calls,
+        "effects": [e.model_dump() for e in effects],
+        "provider_refunds": provider,
+        "refunded_cents": refunded,
+        "problems": problems,
+    }
+
+
+def reconcile_status(
+    session: Session, desk: Desk, settings: DeskSettings, order_id: str
+) -> dict[str, Any]:
+    """Reconcile the claims on the order's status; commit a rule's winner by compare-and-swap."""
+    about = subject(order_id)
+    claims = Claims(session.journal)
+    current = desk.orders.get(order_id)
+    commit = {"service": "orders", "key": order_id, "version": current.version}
+    outcome = claims.reconcile(
+        about, "status", Rules(settings.authority), session.run_id, commit=commit
+    )
+    version = current.version
+    if outcome.status == "decided" and outcome.value != current.status:
+        try:
+            version = desk.orders.set_status(
+                order_id, str(outcome.value), current.version, "reconciler", session.run_id
+            ).version
+        except ToolFailure:
+            # It moved while we decided: what was decided no longer applies as is.
+            live = claims.live(about, "status") or claims.all(about)
+            parked = claims.park(about, "status", live[-2:], session.run_id, commit)
+            return {
+                "subject": about,
+                "predicate": "status",
+                "status": "parked",
+                "rule": "the order moved while the rule's winner was committed",
+                "conflict_id": parked.conflict_id,
+                "fact_version": desk.orders.get(order_id).version,
+            }
+    return {
+        "subject": about,
+        "predicate": "status",
+        "status": outcome.status,
+        "value": outcome.value,
+        "rule": outcome.rule,
+        "conflict_id": outcome.conflict_id,
+        "fact_version": version,
+    }
+
+
+def snapshot(prepared: OrderPrepared) -> str:
+    return (
+        f"order {prepared.order_id} at version {prepared.order_version}: "
+        f"status {prepared.status!r}, paid {prepared.amount_cents} cents"
+    )
+
+
+def fly(
+    session: Session,
+    config: FlightConfig,
+    clients: dict[str, ModelClient],
+    root: Path,
+    services: Services,
+) -> TeamFinished:
+    start(session, config)
+    settings = SupportDeskSettings.of(config).desk
+    make = services.of(DeskServices).desk or (
+        lambda journal, where, s: local_desk(journal, where, s.provider_latency)
+    )
+    desk = make(session.journal, root, settings)
+    prepared = session.activity(
+        OrderPrepared, lambda: open_order(session, desk, settings, config.task)
+    )
+    budget = Budget(config.allowance)
+    seen = snapshot(prepared)
+    work = [
+        (
+            ORDER_AGENT,
+            ORDER_SYSTEM,
+            "T1",
+            f"Warehouse feed: {settings.feed}\nWhen the feed came in: {seen}.",
+        ),
+        (
+            SUPPORT_AGENT,
+            SUPPORT_SYSTEM,
+            "T2",
+            f"Customer ticket: {config.task}\nWhen the ticket came in: {seen}.",
+        ),
+    ]
+    results: dict[str, loop.AgentResult] = {}
+    for name, system, task_id, task in work:
+        agent = loop.Agent(
+            name,
+            clients[name],
+            Toolbox(DeskTools(session, desk, settings, prepared, name, task_id).tools()),
+            system,
+            max_turns=config.max_turns,
+            retries=config.retries,
+            window=config.window,
+            done=loop.done_tool(REPORT, ["outcome", "summary"]),
+        )
+        try:
+            results[name] = loop.run(agent, task, session, budget, task_id=task_id)
+        except ModelError as exc:
+            reason = f"the {name}'s model failed: {exc}"
+            escalated = session.new(TeamFinished, status="escalated", reason=reason)
+            session.emit(
+                session.new(TaskEscalated, task_id=task_id, reason=reason, last_error=str(exc)),
+                escalated,
+            )
+            return escalated
+    reconciled = session.activity(
+        FactReconciled, lambda: reconcile_status(session, desk, settings, prepared.order_id)
+    )
+    checked = session.activity(
+        DeskChecked, lambda: check_desk(session, desk, settings, prepared.order_id)
+    )
+    status, reason = verdict(results, reconciled, checked)
+    finished = session.new(
+        TeamFinished,
+        status=status,
+        reason=reason,
+        summary={
+            "order": checked.order,
+            "refund_calls": checked.refund_calls,
+            "effects": len(checked.effects),
+            "provider_refunds": len(checked.provider_refunds),
+            "spent": budget.spent,
+            "allowance": budget.allowance,
+        },
+    )
+    session.emit(finished)
+    return finished
+
+
+def verdict(
+    results: dict[str, loop.AgentResult], reconciled: FactReconciled, checked: DeskChecked
+) -> tuple[Verdict, str]:
+    stopped = [(n, r.status) for n, r in results.items() if r.status != "done"]
+    if stopped:
+        name, why = stopped[0]
+        return why, f"the {name} stopped: {why}"
+    if checked.problems:
+        # Typed, not read off the problems' wording: a refund still in flight is for the
+        # reconciler and a person (escalated); any other problem is a failure.
+        checks = [EffectCheck.model_validate(e) for e in checked.effects]
+        in_flight = any(c.status == "in flight" for c in checks)
+        return ("escalated" if in_flight else "failed"), "; ".join(checked.problems)
+    if reconciled.status == "parked":
+        return "escalated", (
+            f"HUMAN_REQUIRED: the agents disagree on {reconciled.subject}'s "
+            f"{reconciled.predicate} and no rule decides; conflict {reconciled.conflict_id} "
+            "waits for a person"
+        )
+    effects = len(checked.effects)
+    return "done", (
+        f"order {checked.order['order_id']} is {checked.order['status']!r} at version "
+        f"{checked.order['version']}; {checked.refund_calls} refund calls, {effects} "
+        f"effect{'s' if effects != 1 else ''}, {len(checked.provider_refunds)} refund"
+        f"{'s' if len(checked.provider_refunds) != 1 else ''} at the provider"
+        + (f"; {reconciled.rule}" if reconciled.status == "decided" else "")
+    )

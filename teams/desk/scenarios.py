@@ -1,0 +1,105 @@
+"""The support desk's scripted presets, by name (the first is the team's default)."""
+
+from __future__ import annotations
+
+from runtime.model import call
+from runtime.team import Scenario
+from teams.desk.tools import ORDER_AGENT, SUPPORT_AGENT
+
+DOUBLE_REFUND = Scenario(
+    name="double-refund",
+    description="The refund times out and the support agent retries it: one refund, one effect.",
+    task="My parcel arrived broken. Please refund me in full. (order delivered two days ago)",
+    settings={
+        "desk": {
+            "opening_status": "delivered",
+            "feed": "Delivered two days ago, signed for by the customer. Nothing since.",
+            "provider_latency": 1.0,
+            "tool_timeout": 0.3,
+        }
+    },
+    scripts={
+        ORDER_AGENT: [
+            call("read_order", 60),
+            call("done", 40, outcome="unchanged", summary="delivered; nothing new to record"),
+        ],
+        SUPPORT_AGENT: [
+            call("read_order", 70),
+            call("issue_refund", 110, amount_cents=4999, reason="arrived broken"),
+            call(
+                "issue_refund", 90, amount_cents=4999, reason="the first attempt timed out: retry"
+            ),
+            call(
+                "set_order_status",
+                80,
+                status="refunded",
+                based_on=1,
+                evidence="refunded in full: the parcel arrived broken",
+            ),
+            call("done", 50, outcome="refunded", summary="refunded 4999 cents once, status set"),
+        ],
+    },
+)
+
+LOST_UPDATE = Scenario(
+    name="lost-update",
+    description="Both agents decide the order's status from the same version and disagree: "
+    "one write wins, the other is refused, and the conflict is parked for a person.",
+    task="09:10 — please cancel my order, I picked the wrong size.",
+    settings={"desk": {"feed": "09:12 — parcel handed to the carrier (scan DHL-7731)."}},
+    scripts={
+        ORDER_AGENT: [
+            call(
+                "set_order_status",
+                70,
+                status="shipped",
+                based_on=1,
+                evidence="carrier scan DHL-7731 at 09:12",
+            ),
+            call("done", 40, outcome="updated", summary="shipped at 09:12 per the carrier scan"),
+        ],
+        SUPPORT_AGENT: [
+            call(
+                "set_order_status",
+                80,
+                status="cancelled",
+                based_on=1,
+                evidence="the customer asked to cancel at 09:10, before dispatch",
+            ),
+            call("read_order", 50),
+            call(
+                "done",
+                60,
+                outcome="disputed",
+                summary="the customer cancelled at 09:10, before the 09:12 dispatch: my claim "
+                "stands and a person should decide",
+            ),
+        ],
+    },
+)
+
+RE_DECIDE = Scenario(
+    name="re-decide",
+    description="As lost-update, but the support agent re-reads the order and decides again "
+    "from the new version: no conflict is left.",
+    task=LOST_UPDATE.task,
+    settings=LOST_UPDATE.settings,
+    scripts={
+        ORDER_AGENT: LOST_UPDATE.scripts[ORDER_AGENT],
+        SUPPORT_AGENT: [
+            LOST_UPDATE.scripts[SUPPORT_AGENT][0],
+            call("read_order", 50),
+            call(
+                "set_order_status",
+                60,
+                status="shipped",
+                based_on=2,
+                evidence="it shipped at 09:12; the customer can return it instead",
+            ),
+            call("done", 40, outcome="unchanged", summary="too late to cancel: offered a return"),
+        ],
+    },
+)
+
+
+SCENARIOS = {s.name: s for s in (DOUBLE_REFUND, LOST_UPDATE, RE_DECIDE)}

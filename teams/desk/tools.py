@@ -1,0 +1,198 @@
+"""The desk agents' tools, scoped to one run's order, with their guarantees in code.
+
+    set_order_status   a compare-and-swap on the version the agent decided from, recorded as a
+                       claim first; a lost race comes back as OrderMoved with the order as it is
+                       now, and after `attempts` losses the agent may not try again (Contended)
+    issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
+                       after a timeout is the same refund, done once
+    both               refused once a person has superseded the ticket's intent
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime import errors
+from runtime.coordination.claims import Claims
+from runtime.coordination.effects import Ledger, effect_key
+from runtime.coordination.gates import Intents
+from runtime.events import OrderPrepared, ToolReturned
+from runtime.session import Session
+from runtime.tools import Tool, ToolFailure, schema
+from teams.desk.services import STATUSES, Desk, OrderMoved, RefundRefused, subject
+from teams.desk.settings import DeskSettings
+
+ORDER_AGENT, SUPPORT_AGENT = "order-agent", "support-agent"
+
+
+@errors.replayable
+class Contended(ToolFailure):
+    """The agent lost every compare-and-swap it may try: a person settles it now."""
+
+
+class DeskTools:
+    """The tools of one agent on one task, scoped to the run's order."""
+
+    def __init__(
+        self,
+        session: Session,
+        desk: Desk,
+        settings: DeskSettings,
+        prepared: OrderPrepared,
+        agent: str,
+        task_id: str,
+    ) -> None:
+        self.session = session
+        self.desk = desk
+        self.settings = settings
+        self.order_id = prepared.order_id
+        self.intent = (prepared.intent_id, prepared.intent_version)
+        self.agent = agent
+        self.task_id = task_id
+        self.claims = Claims(session.journal)
+        self.ledger = Ledger(session.journal, desk.outcomes)
+
+    def read_order(self) -> dict[str, Any]:
+        order = self.desk.orders.get(self.order_id)
+        refunds = self.desk.payments.refunds(self.order_id)
+        return {
+            **order.public(),
+            "refunded_cents": sum(r["amount_cents"] for r in refunds),
+            "refunds": len(refunds),
+        }
+
+    def check_intent(self, what: str) -> None:
+        Intents(self.session.journal).check(
+            self.intent[0],
+            self.intent[1],
+            what,
+            f"stale-{self.session.run_id}",
+            run_id=self.session.run_id,
+        )
+
+    def losses(self) -> int:
+        """Compare-and-swaps this agent lost in this run (from the record, so a resumed run
+        counts what happened before the crash too)."""
+        return sum(
+            1
+            for e in self.session.emitted
+            if isinstance(e, ToolReturned)
+            and e.agent == self.agent
+            and e.tool == "set_order_status"
+            and e.error is not None
+            and errors.recorded_as(e.error, OrderMoved)
+        )
+
+    def set_order_status(self, status: str, based_on: int, evidence: str) -> dict[str, Any]:
+        self.check_intent(f"{self.agent} setting order {self.order_id} to {status}")
+        lost = self.losses()
+        if lost >= self.settings.attempts:
+            raise Contended(
+                f"you lost {lost} compare-and-swaps on order {self.order_id}: the disagreement "
+                "goes to a person; call done"
+            )
+        about = subject(self.order_id)
+        mine = [
+            c
+            for c in self.claims.live(about, "status")
+            if c.by == self.agent and c.run_id == self.session.run_id
+        ]
+        claim = self.claims.claim(
+            about,
+            "status",
+            status,
+            based_on,
+            self.agent,
+            "model",
+            {"text": evidence, "task": self.task_id},
+            supersedes=mine[-1].claim_id if mine else None,
+            run_id=self.session.run_id,
+        )
+        current = self.desk.orders.get(self.order_id)
+        if current.status == status and current.version == based_on:
+            return {**current.public(), "changed": False, "claim_id": claim.claim_id}
+        try:
+            order = self.desk.orders.set_status(
+                self.order_id, status, based_on, self.agent, self.session.run_id
+            )
+        except OrderMoved as exc:
+            if lost + 1 < self.settings.attempts:
+                raise
+            note = "That was your last attempt: stand by your claim or agree, and call done"
+            raise OrderMoved(based_on, exc.current, note) from None
+        return {**order.public(), "changed": True, "claim_id": claim.claim_id}
+
+    def issue_refund(self, amount_cents: int, reason: str) -> dict[str, Any]:
+        try:
+            self.check_intent(f"{self.agent} refunding {amount_cents} cents on {self.order_id}")
+            target = subject(self.order_id)
+            payload = {"amount_cents": amount_cents}
+            # The key is the decision's, never the model's: the same refund decided again in
+            # this task is the same key, whatever reason the agent gives this time.
+            key = effect_key(self.session.run_id, self.task_id, target, payload)
+            if not self.ledger.recorded(key):
+                order = self.desk.orders.get(self.order_id)
+                refunded = sum(r["amount_cents"] for r in self.desk.payments.refunds(self.order_id))
+                if refunded + amount_cents > order.amount_cents:
+                    raise RefundRefused(
+                        f"order {self.order_id} was paid {order.amount_cents} cents and "
+                        f"{refunded} are refunded already: {amount_cents} more is too much"
+                    )
+            receipt = self.ledger.perform(
+                key,
+                "refund",
+                target,
+                payload,
+                lambda k: self.desk.payments.refund(k, self.order_id, amount_cents),
+                run_id=self.session.run_id,
+                intent=self.intent,
+            )
+            return {"refund": receipt, "idempotency_key": key}
+        finally:
+            self.desk.release()  # this runs in the tool's own thread: give back its resources
+
+    def tools(self) -> list[Tool]:
+        status = {"type": "string", "enum": list(STATUSES)}
+        tools = [
+            Tool(
+                "read_order",
+                "The order this ticket is about: status, amount, version, refunds so far.",
+                schema({}),
+                self.read_order,
+                timeout=None,
+            ),
+            Tool(
+                "set_order_status",
+                "Set the order's status, as decided from version `based_on` of the order. "
+                "Refused (OrderMoved) if the order changed since: read it again and decide again.",
+                schema(
+                    {
+                        "status": status,
+                        "based_on": {"type": "integer", "minimum": 0},
+                        "evidence": {"type": "string", "maxLength": 1000},
+                    },
+                    ["status", "based_on", "evidence"],
+                ),
+                self.set_order_status,
+                timeout=None,
+            ),
+        ]
+        if self.agent == SUPPORT_AGENT:
+            tools.append(
+                Tool(
+                    "issue_refund",
+                    "Refund the customer through the payment provider. The provider is slow; "
+                    "repeating the same refund is safe (it is done once).",
+                    schema(
+                        {
+                            "amount_cents": {"type": "integer", "minimum": 1},
+                            "reason": {"type": "string", "maxLength": 1000},
+                        },
+                        ["amount_cents", "reason"],
+                    ),
+                    self.issue_refund,
+                    timeout=self.settings.tool_timeout,
+                    retry_safe=False,
+                )
+            )
+        return tools

@@ -1,0 +1,66 @@
+"""The repo-fix team: orchestrator, coder, reviewer and tester on a real git repository.
+
+The protocol, enforced by the harness rather than by prompts:
+
+    plan      the orchestrator's typed task list (the harness adds a review and a verify it forgot)
+    fix       REQUEST to the coder; its report becomes DONE carrying the candidate's diff and the
+              test evidence the journal shows (not what the coder claims)
+    review    REQUEST to the reviewer with the diff and test output only; its report becomes
+              ACCEPT or REJECT; a REJECT goes back to the coder, at most `max_rounds` times
+    integrate a real merge, and only with an ACCEPT on the task thread for that very commit
+    verify    REQUEST to the tester; then the harness runs the suite itself: green is a fact the
+              repository certifies, not a judgement anyone renders
+
+Every awaited reply has a deadline (the recipient's turns): a silent agent gets one re-issued
+REQUEST, then the task is escalated with its reason. Nothing waits forever.
+
+    settings   RepoFixSettings: template, bidding, docs, max_rounds
+    roles      what each agent sees, may use and must report
+    plan       the accepted plan (gates added)
+    harness    the protocol's steps
+    flight     the steps strung together, and the verdict
+    scenarios  the scripted presets (the first is the default)
+
+May import `runtime` and `teams.repos`; never another team.
+"""
+
+from __future__ import annotations
+
+from runtime.team import Option, Team
+from teams.repo_fix.flight import fly_scenario, vet
+from teams.repo_fix.scenarios import SCENARIOS
+from teams.repo_fix.settings import RepoFixSettings
+
+TEAM = Team(
+    name="repo-fix",
+    agents=("orchestrator", "coder", "coder-a", "coder-b", "reviewer", "tester", "docs"),
+    scenarios=SCENARIOS,
+    fly=fly_scenario,
+    settings=RepoFixSettings,
+    options=(
+        Option(
+            "--bidding",
+            "bidding",
+            "repo-fix: contract-net bidding between coders",
+            kind="switch",
+            refusal="has no contract-net option (--bidding)",
+        ),
+        Option(
+            "--docs",
+            "docs",
+            "repo-fix: add the docs agent (writes docs/ only)",
+            kind="switch",
+            refusal="has no docs agent (--docs is for repo-fix)",
+        ),
+        Option(
+            "--max-rounds",
+            "max_rounds",
+            "repo-fix: REJECT/redo rounds before escalating",
+            kind="int",
+            refusal="has no review rounds (--max-rounds is for repo-fix)",
+        ),
+    ),
+    vet=vet,
+)
+
+__all__ = ["TEAM", "RepoFixSettings"]

@@ -1,0 +1,101 @@
+"""The repo-fix flight: the protocol from plan to verified integration, and the run's verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from runtime import workspace
+from runtime.events import Integrated, SuiteChecked, TeamFinished, WorkspacePrepared
+from runtime.messages import Performative
+from runtime.model import ModelClient
+from runtime.sandbox import Sandbox
+from runtime.session import Session
+from runtime.team import FlightConfig, Scenario, Services, Verdict, start
+from teams.repo_fix.harness import Harness, Stop
+from teams.repo_fix.scenarios import SCENARIOS
+from teams.repo_fix.settings import RepoFixSettings
+from teams.repos import suite_check, template
+
+BIDDERS = ("coder-a", "coder-b")
+
+
+def fly(
+    session: Session,
+    config: FlightConfig,
+    clients: dict[str, ModelClient],
+    root: Path,
+    absent: tuple[str, ...] = (),
+    sandbox: Sandbox = workspace.REQUIRED,
+) -> TeamFinished:
+    settings = RepoFixSettings.of(config)
+    harness = Harness(session, config, clients, root, absent, sandbox)
+    start(session, config)
+    session.activity(
+        WorkspacePrepared,
+        lambda: {
+            "path": config.workspace,
+            "template": settings.template,
+            "commit": workspace.prepare(harness.path, template(settings.template), root),
+        },
+    )
+    coders = list(BIDDERS) if settings.bidding else ["coder"]
+    agents = ["orchestrator", *coders, "reviewer", "tester"] + (["docs"] if settings.docs else [])
+    harness.open_ledgers(agents)
+    summary: dict[str, Any] = {}
+    try:
+        status, reason = ship(harness, summary)
+    except Stop as stop:
+        status, reason = stop.status, stop.reason
+    summary.update(spent=harness.budget.spent, allowance=harness.budget.allowance)
+    finished = session.new(TeamFinished, status=status, reason=reason, summary=summary)
+    session.emit(finished)
+    return finished
+
+
+def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
+    """The protocol from plan to verified integration; raises Stop when it cannot go on."""
+    session = harness.session
+    # The orchestrator needs the task in its mail like everyone else.
+    harness.post.send(
+        Performative.REQUEST, "operator", "orchestrator", "plan", {"task": harness.config.task}
+    )
+    tasks = harness.plan()
+    shipped: list[Integrated] = []
+    for fix in (t for t in tasks if t["kind"] == "fix"):
+        coder = harness.award(fix) if harness.settings.bidding else "coder"
+        integrated = harness.fix(fix, coder)
+        shipped.append(integrated)
+        for check in (t for t in tasks if t["kind"] == "verify" and t.get("of") == fix["id"]):
+            harness.verify(check, integrated)
+    suite = session.activity(
+        SuiteChecked, lambda: suite_check(harness.path, harness.sandbox), task_id="suite"
+    )
+    summary.update(passed=suite.passed, failed=suite.failed, integrated=[i.commit for i in shipped])
+    for docs_task in (t for t in tasks if t["kind"] == "docs"):
+        harness.document(docs_task, shipped)
+    if not suite.ok:
+        return "failed", f"integrated, but the suite is not green ({suite.failed} failing)"
+    return "done", "reviewed, integrated, and the suite is green"
+
+
+def fly_scenario(
+    session: Session,
+    config: FlightConfig,
+    clients: dict[str, ModelClient],
+    root: Path,
+    services: Services,
+) -> TeamFinished:
+    """The team's entry point (its world is a git workspace: it needs no services)."""
+    scenario = SCENARIOS.get(config.scenario)
+    absent = scenario.absent if scenario else ()
+    return fly(session, config, clients, root, absent, services.sandbox)
+
+
+def vet(scenario: Scenario, config: FlightConfig) -> None:
+    """Refuse a scripted bidding run whose scenario scripts no bids."""
+    missing = [a for a in BIDDERS if a not in scenario.scripts]
+    if RepoFixSettings.of(config).bidding and missing and config.model == "scripted":
+        raise ValueError(
+            f"scenario {scenario.name!r} has no bidding script for {', '.join(missing)}"
+        )

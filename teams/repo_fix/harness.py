@@ -1,0 +1,391 @@
+"""The repo-fix harness: the protocol's steps, each enforced in code rather than by prompts.
+
+`Harness` holds a flight's state (its post office, budgets, the candidates that shipped) and
+carries out one step at a time: plan, award (contract net), fix and review in rounds,
+integrate behind the reviewer's ACCEPT, verify, document. `teams.repo_fix.flight` strings the
+steps together; the module docstring of `teams.repo_fix` says what each guarantees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runtime import loop, workspace
+from runtime.budget import Budget, SubBudget
+from runtime.events import (
+    BudgetAllocated,
+    CandidateCommitted,
+    DeadlinePassed,
+    Event,
+    Integrated,
+    IntegrationRefused,
+    TaskEscalated,
+    TeamPlanned,
+    ToolReturned,
+)
+from runtime.messages import Message, Performative, PostOffice
+from runtime.model import ModelClient, ModelError
+from runtime.sandbox import Sandbox
+from runtime.session import Session
+from runtime.team import FlightConfig, Verdict
+from runtime.tools import Toolbox
+from teams.repo_fix.plan import accept_plan
+from teams.repo_fix.roles import (
+    BIDDER_REPORT,
+    VERIFICATION_RESERVE,
+    Role,
+    role_of,
+)
+from teams.repo_fix.settings import RepoFixSettings
+
+REQUEST, DONE = Performative.REQUEST, Performative.DONE
+ACCEPT, REJECT, PROPOSE = Performative.ACCEPT, Performative.REJECT, Performative.PROPOSE
+REPLY_ATTEMPTS = 2  # the first REQUEST and one re-issue
+
+
+class Stop(Exception):
+    """The run cannot go on; the harness finishes it with this verdict and reason."""
+
+    def __init__(self, status: Verdict, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What came back from an agent asked to do something: its report, or why there is none."""
+
+    report: dict[str, Any] | None
+    status: str  # the agent's run status, or "absent" / "model failed"
+    started: int  # index in session.emitted where its run began (for evidence)
+
+
+class Harness:
+    def __init__(
+        self,
+        session: Session,
+        config: FlightConfig,
+        clients: dict[str, ModelClient],
+        root: Path,
+        absent: tuple[str, ...] = (),
+        sandbox: Sandbox = workspace.REQUIRED,
+    ) -> None:
+        self.session = session
+        self.config = config
+        self.settings = RepoFixSettings.of(config)
+        self.clients = clients
+        self.root = root
+        self.path = workspace.located(root, config.workspace)
+        self.sandbox = sandbox
+        self.post = PostOffice(session)
+        self.absent = absent
+        reserve = int(config.allowance * VERIFICATION_RESERVE)
+        self.budget = Budget(config.allowance, reserve=reserve)
+        self.ledgers: dict[str, SubBudget] = {}
+        self.merged: dict[str, CandidateCommitted] = {}  # by task: the candidate that shipped
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def emit(self, cls: type[Event], **fields: Any) -> None:
+        self.session.emit(self.session.new(cls, **fields))
+
+    def open_ledgers(self, agents: list[str]) -> None:
+        events: list[Event] = [
+            self.session.new(
+                BudgetAllocated,
+                name="run",
+                allowance=self.budget.allowance,
+                reserve=self.budget.reserve,
+            )
+        ]
+        for name in agents:
+            role = role_of(name)
+            share = max(1, int(self.config.allowance * role.share))
+            self.ledgers[name] = SubBudget(self.budget, share, name, role.may_use_reserve)
+            events.append(
+                self.session.new(BudgetAllocated, name=name, allowance=share, parent="run")
+            )
+        self.session.emit(*events)
+
+    def make(self, name: str, role: Role | None = None) -> loop.Agent:
+        role = role or role_of(name)
+        tools = workspace.toolset(self.path, role.writable, sandbox=self.sandbox)
+        return loop.Agent(
+            name,
+            self.clients[name],
+            Toolbox(tools, allow=role.allow),
+            role.system,
+            max_turns=self.config.max_turns,
+            retries=self.config.retries,
+            window=self.config.window,
+            done=role.report,
+        )
+
+    def run(self, name: str, task_id: str, agent: loop.Agent | None = None) -> Reply:
+        """Give an agent its turns on a task; it reads its mail at the top of each one."""
+        started = len(self.session.emitted)
+        if name in self.absent:
+            return Reply(None, "absent", started)  # its process is down: no turn is ever taken
+        agent = agent or self.make(name)
+        try:
+            result = loop.run(
+                agent,
+                role_of(name).standing,
+                self.session,
+                self.ledgers[name],
+                task_id=task_id,
+                mail=lambda: self.post.mail_for(name),
+            )
+        except ModelError as exc:
+            return Reply(None, f"model failed: {exc}", started)
+        return Reply(result.report, result.status, started)
+
+    def ask(self, recipient: str, task_id: str, payload: dict[str, Any]) -> tuple[Message, Reply]:
+        """REQUEST and await the report; re-issue once; escalate if there is still none."""
+        while True:
+            reason = ""
+            for attempt in range(1, REPLY_ATTEMPTS + 1):
+                request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
+                reply = self.run(recipient, task_id)
+                if reply.report is not None:
+                    return request, reply
+                if reply.status == "halted":
+                    raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
+                reason = f"{recipient} gave no report ({reply.status})"
+                self.emit(
+                    DeadlinePassed,
+                    task_id=task_id,
+                    awaited=recipient,
+                    request=request.message_id,
+                    attempt=attempt,
+                    reason=reason,
+                )
+            self.escalate(
+                task_id,
+                "no_reply",
+                REPLY_ATTEMPTS,
+                reason,
+                f"{recipient} did not reply to {REPLY_ATTEMPTS} requests on {task_id}",
+            )
+
+    def escalate(
+        self, task_id: str, cause: str, attempts: int, last_error: str, reason: str
+    ) -> None:
+        """Hand the task to a person. Returns when they chose to retry it; otherwise stops."""
+        self.emit(
+            TaskEscalated,
+            task_id=task_id,
+            attempts=attempts,
+            last_error=last_error,
+            cause=cause,
+            reason=reason,
+        )
+        if not self.config.park:
+            raise Stop("escalated", reason)
+        decision = self.session.dead_letter(reason, attempts, last_error, task_id=task_id)
+        if decision == "discard":
+            raise Stop("escalated", f"{reason}; a person discarded the task")
+
+    def evidence(self, agent: str, since: int) -> dict[str, Any] | None:
+        """The agent's last successful run_tests after its last edit, as the journal shows it."""
+        found: dict[str, Any] | None = None
+        for event in self.session.emitted[since:]:
+            if not isinstance(event, ToolReturned) or event.agent != agent or event.error:
+                continue
+            if event.tool in ("edit_file", "write_file"):
+                found = None  # tests run before an edit say nothing about the edited code
+            elif event.tool == "run_tests":
+                found = event.result
+        return found
+
+    # --- the protocol -----------------------------------------------------------------------
+
+    def plan(self) -> list[dict[str, Any]]:
+        reply = self.run("orchestrator", "plan")
+        if reply.report is None:
+            raise Stop("inconclusive", f"the orchestrator produced no plan ({reply.status})")
+        try:
+            tasks, amended = accept_plan(reply.report["tasks"], self.settings.docs)
+        except ValueError as exc:
+            raise Stop("inconclusive", f"the orchestrator's plan is unusable: {exc}") from None
+        self.emit(TeamPlanned, task_id="plan", tasks=tasks, amended=amended)
+        return tasks
+
+    def award(self, fix: dict[str, Any]) -> str:
+        """Contract net: announce to the coders, take bids, ACCEPT the lowest, REJECT the rest."""
+        bids: list[tuple[int, str]] = []
+        for bidder in ("coder-a", "coder-b"):
+            self.post.send(
+                REQUEST,
+                "orchestrator",
+                bidder,
+                fix["id"],
+                {"announce": fix["brief"], "bid": "your estimate in tokens"},
+            )
+            agent = self.make(bidder)
+            agent.done = BIDDER_REPORT
+            agent.max_turns = 1
+            reply = self.run(bidder, fix["id"], agent)
+            bid = (reply.report or {}).get("bid")
+            if isinstance(bid, int):
+                self.post.send(PROPOSE, bidder, "orchestrator", fix["id"], {"bid": bid})
+                bids.append((bid, bidder))
+        if not bids:
+            self.emit(
+                TaskEscalated,
+                task_id=fix["id"],
+                cause="no_bids",
+                reason=f"no coder bid for {fix['id']}",
+            )
+            raise Stop("escalated", f"no coder bid for {fix['id']}")
+        bids.sort()
+        winner = bids[0][1]
+        for bid, bidder in bids:
+            verdict = ACCEPT if bidder == winner else REJECT
+            self.post.send(
+                verdict, "orchestrator", bidder, fix["id"], {"bid": bid, "award": bidder == winner}
+            )
+        return winner
+
+    def fix(self, fix: dict[str, Any], coder: str) -> Integrated:
+        """Fix, review, try to integrate; back to the coder when the gate refuses, until the
+        round cap. The gate, not the verdict branch, is what decides whether a merge happens."""
+        task_id = fix["id"]
+        payload: dict[str, Any] = {"brief": fix["brief"]}
+        while True:  # until integrated, or a person discards the task
+            for round_no in range(1, self.settings.max_rounds + 1):
+                request, reply = self.ask(coder, task_id, payload)
+                assert reply.report is not None
+                message = f"{task_id} round {round_no}: {reply.report['summary'][:60]}"
+                branch = f"candidate/{task_id}"
+                candidate = self.session.activity(
+                    CandidateCommitted,
+                    # activity() calls the lambda at once, so the loop variables are current
+                    lambda: workspace.commit_candidate(self.path, branch, message),  # noqa: B023
+                    agent=coder,
+                    task_id=task_id,
+                )
+                tests = self.evidence(coder, reply.started)
+                self.post.send(
+                    DONE,
+                    coder,
+                    "orchestrator",
+                    task_id,
+                    {
+                        "summary": reply.report["summary"],
+                        "commit": candidate.commit,
+                        "diff": candidate.diff,
+                        "tests": tests,
+                    },
+                    in_reply_to=request.message_id,
+                )
+                # The reviewer sees the artefact and its evidence, not the coder's rationale.
+                review_request, verdict = self.ask(
+                    "reviewer",
+                    task_id,
+                    {"commit": candidate.commit, "diff": candidate.diff, "tests": tests},
+                )
+                assert verdict.report is not None
+                accepted = verdict.report["verdict"] == "accept"
+                self.post.send(
+                    ACCEPT if accepted else REJECT,
+                    "reviewer",
+                    "orchestrator",
+                    task_id,
+                    {
+                        "commit": candidate.commit,
+                        "reasons": verdict.report["reasons"],
+                        "tests": tests,
+                    },
+                    in_reply_to=review_request.message_id,
+                )
+                integrated = self.integrate(task_id, candidate)
+                if integrated is not None:
+                    self.merged[task_id] = candidate
+                    return integrated
+                payload = {
+                    "brief": fix["brief"],
+                    "rejected": verdict.report["reasons"],
+                    "round": round_no + 1,
+                }
+            self.escalate(
+                task_id,
+                "reject_cap",
+                self.settings.max_rounds,
+                str(payload.get("rejected", "")),
+                f"the reviewer rejected {task_id} {self.settings.max_rounds} times "
+                f"(the cap is {self.settings.max_rounds})",
+            )
+            # a person sent it back: another set of rounds from the last rejection
+
+    def approval(self, task_id: str, commit: str) -> Message | None:
+        """The reviewer's ACCEPT on this thread for this very commit, if there is one."""
+        for message in self.post.log:
+            if (
+                message.task_id == task_id
+                and message.performative is ACCEPT
+                and role_of(message.sender).name == "reviewer"
+                and message.payload.get("commit") == commit
+            ):
+                return message
+        return None
+
+    def integrate(self, task_id: str, candidate: CandidateCommitted) -> Integrated | None:
+        """Merge the candidate, only with the reviewer's ACCEPT for it on the task thread.
+        Without one the merge is refused, with an event saying why, and None comes back."""
+        approval = self.approval(task_id, candidate.commit)
+        if approval is None:
+            reason = f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}"
+            self.emit(IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=reason)
+            return None
+        return self.session.activity(
+            Integrated,
+            lambda: {
+                "branch": candidate.branch,
+                "commit": workspace.merge(self.path, candidate.branch, f"integrate {task_id}"),
+                "approval": approval.message_id,
+                "approved_by": approval.sender,
+            },
+            task_id=task_id,
+        )
+
+    def verify(self, check: dict[str, Any], integrated: Integrated) -> None:
+        request, reply = self.ask(
+            "tester", check["id"], {"brief": check["brief"], "commit": integrated.commit}
+        )
+        assert reply.report is not None
+        self.post.send(
+            DONE,
+            "tester",
+            "orchestrator",
+            check["id"],
+            {
+                "verdict": reply.report["verdict"],
+                "summary": reply.report["summary"],
+                "tests": self.evidence("tester", reply.started),
+            },
+            in_reply_to=request.message_id,
+        )
+
+    def document(self, docs_task: dict[str, Any], shipped: list[Integrated]) -> None:
+        """Shipping does not wait for documentation: a missing changelog is a follow-up, not a
+        reason to hold back a verified fix. So a silent docs agent escalates only its task."""
+        # Built from the recorded candidates, never by asking git: a replay has no workspace.
+        diff = "\n".join(self.merged[i.task_id or ""].diff for i in shipped)
+        payload = {"brief": docs_task["brief"], "diff": diff}
+        try:
+            request, reply = self.ask("docs", docs_task["id"], payload)
+        except Stop:
+            return
+        assert reply.report is not None
+        self.post.send(
+            DONE,
+            "docs",
+            "orchestrator",
+            docs_task["id"],
+            {"summary": reply.report["summary"]},
+            in_reply_to=request.message_id,
+        )

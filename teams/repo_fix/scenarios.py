@@ -1,0 +1,259 @@
+"""The repo-fix team's scripted presets, by name (the first is the team's default).
+
+Each scenario scripts what the agents say (for the scripted model) and nothing else: what the
+run comes to — integrated or not, green or not, escalated or halted — is what the harness
+decides from the workspace and the journal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.model import ModelResponse, call
+from runtime.team import Scenario
+
+PARSER = "textparse/parser.py"
+PARSE_TESTS = "tests/test_parser.py"
+SPLIT = '    fields = line.split(",")'
+GUARD = "    if not line.strip():\n        return []\n" + SPLIT
+SLUG = "slugkit/slug.py"
+SLUG_BUG = '    return title.strip().lower().replace(" ", "-")'
+SLUG_FIX = '    return "-".join(title.lower().split())'
+EMPTY_TEST = 'def test_empty_input_has_no_fields():\n    assert parse("") == []\n'
+
+
+def plan(usage: int, fix: str, review: str = "", verify: str = "") -> ModelResponse:
+    tasks: list[dict[str, Any]] = [{"id": "T1", "kind": "fix", "brief": fix}]
+    if review:
+        tasks.append({"id": "T2", "kind": "review", "of": "T1", "brief": review})
+    if verify:
+        tasks.append({"id": "T3", "kind": "verify", "of": "T1", "brief": verify})
+    return call("done", usage, tasks=tasks)
+
+
+def accept(usage: int, reasons: str) -> ModelResponse:
+    return call("done", usage, verdict="accept", reasons=reasons)
+
+
+def reject(usage: int, reasons: str) -> ModelResponse:
+    return call("done", usage, verdict="reject", reasons=reasons)
+
+
+def green(usage: int, summary: str) -> ModelResponse:
+    return call("done", usage, verdict="green", summary=summary)
+
+
+PARSE_PLAN = plan(
+    150,
+    fix="Make parse('') return [] without changing how non-empty lines split; run the tests "
+    "and include their result.",
+    review="Review T1's diff against its test evidence.",
+    verify="Run the whole suite on the integrated main branch.",
+)
+PARSE_CODER = [
+    call("run_tests", 120),  # the first test run fails: that is how the coder learns why
+    call("read_file", 90, path=PARSER),
+    call("edit_file", 95, path=PARSER, old=SPLIT, new=GUARD),
+    call("run_tests", 60),
+    call("done", 40, summary="parse('') now returns []; 2 passed, 0 failed"),
+]
+PARSE_REVIEWER = [
+    call("read_file", 30, path=PARSER),
+    accept(
+        40,
+        "The guard returns [] for blank input and leaves splitting alone; the evidence "
+        "shows 2 passed, 0 failed.",
+    ),
+]
+TESTER = [call("run_tests", 90), green(30, "the whole suite passes on main")]
+DOCS = [
+    call(
+        "write_file",
+        60,
+        path="docs/changelog.md",
+        content="# Changelog\n\n- parse('') returns [] instead of [''].\n",
+    ),
+    call("done", 20, summary="recorded the fix in docs/changelog.md"),
+]
+
+FIRST_FLIGHT = Scenario(
+    name="first-flight",
+    description="The coder's first test run fails, the second passes; reviewed, integrated, green.",
+    task="Make the failing parser test pass and leave the whole suite green.",
+    settings={"template": "parse-empty"},
+    scripts={
+        "orchestrator": [PARSE_PLAN],
+        "coder": PARSE_CODER,
+        "reviewer": PARSE_REVIEWER,
+        "tester": TESTER,
+        "docs": DOCS,
+        # --bidding: both coders bid in one cheap call; the lower bid wins and does the work
+        "coder-a": [call("done", 25, bid=900)],
+        "coder-b": [call("done", 30, bid=700), *PARSE_CODER],
+    },
+)
+
+VAGUE_SUBTASK = Scenario(
+    name="vague-subtask",
+    description="A terse plan blurs fix and verify: coder and tester both edit the same test file.",
+    task="Make the failing parser test pass and leave the whole suite green.",
+    settings={"template": "parse-empty"},
+    scripts={
+        "orchestrator": [
+            plan(
+                90,
+                fix="parse: empty input",
+                review="review",
+                verify="empty input: make sure it works and is tested",
+            )
+        ],
+        "coder": [
+            call("read_file", 90, path=PARSER),
+            call("edit_file", 95, path=PARSER, old=SPLIT, new=GUARD),
+            call(
+                "edit_file",
+                70,
+                path=PARSE_TESTS,
+                old=EMPTY_TEST,
+                new=EMPTY_TEST
+                + '\n\ndef test_blank_line_has_no_fields():\n    assert parse("   ") == []\n',
+            ),
+            call("run_tests", 60),
+            call("done", 40, summary="guarded empty input and added a regression test"),
+        ],
+        "reviewer": [accept(40, "Small guard, with a regression test; 3 passed, 0 failed.")],
+        "tester": [
+            call(
+                "edit_file",
+                80,
+                path=PARSE_TESTS,
+                old="def test_fields_are_trimmed():",
+                new="def test_whitespace_only_input_has_no_fields():\n"
+                '    assert parse(" \\t ") == []\n\n\ndef test_fields_are_trimmed():',
+            ),
+            call("run_tests", 60),
+            green(30, "empty input works and is tested"),
+        ],
+    },
+)
+
+SLUG_PLAN = plan(
+    140,
+    fix="Make slugify collapse runs of spaces into one hyphen; run the tests and include them.",
+    review="Review T1's diff against its test evidence.",
+    verify="Run the whole suite on the integrated main branch.",
+)
+
+SILENT_DROPOUT = Scenario(
+    name="silent-dropout",
+    description="The reviewer's process is down: the REQUEST is delivered and never answered.",
+    task="Make the failing slug test pass and leave the whole suite green.",
+    settings={"template": "slug-spaces"},
+    scripts={
+        "orchestrator": [SLUG_PLAN],
+        "coder": [
+            call("read_file", 80, path=SLUG),
+            call("edit_file", 90, path=SLUG, old=SLUG_BUG, new=SLUG_FIX),
+            call("run_tests", 60),
+            call("done", 40, summary="slugify splits on any whitespace; 2 passed"),
+        ],
+        "tester": TESTER,
+    },
+    absent=("reviewer",),
+)
+
+PREMATURE_DONE = Scenario(
+    name="premature-done",
+    description="The coder says DONE without running tests; the reviewer rejects until it does.",
+    task="Make the failing slug test pass and leave the whole suite green.",
+    settings={"template": "slug-spaces"},
+    scripts={
+        "orchestrator": [SLUG_PLAN],
+        "coder": [
+            call("read_file", 80, path=SLUG),
+            call("edit_file", 90, path=SLUG, old=SLUG_BUG, new=SLUG_FIX),
+            call("done", 30, summary="fixed slugify; it certainly works now"),
+            # round two, after the REJECT: bring the evidence
+            call("run_tests", 60),
+            call("done", 40, summary="slugify splits on any whitespace; 2 passed, 0 failed"),
+        ],
+        "reviewer": [
+            reject(40, "No test output came with this change. Run the tests and send them."),
+            accept(40, "Now with evidence: 2 passed, 0 failed. The change is minimal."),
+        ],
+        "tester": TESTER,
+    },
+)
+
+FLAKY_TOOL = Scenario(
+    name="flaky-tool",
+    description="The test runner dies once with exit 137; the loop retries before the model sees.",
+    task="Make the failing parser test pass and leave the whole suite green.",
+    scripts={
+        "orchestrator": [PARSE_PLAN],
+        "coder": PARSE_CODER,
+        "reviewer": PARSE_REVIEWER,
+        "tester": TESTER,
+    },
+    settings={"template": "parse-flaky", "retries": 1},
+)
+
+BUDGET_STARVED = Scenario(
+    name="budget-starved",
+    description="The allowance is too small: the coder's share runs out mid-fix.",
+    task="Make the failing slug test pass and leave the whole suite green.",
+    scripts={
+        "orchestrator": [SLUG_PLAN],
+        "coder": [
+            call("read_file", 90, path=SLUG),
+            call("edit_file", 120, path=SLUG, old=SLUG_BUG, new=SLUG_FIX),
+            call("run_tests", 60),
+            call("done", 40, summary="fixed"),
+        ],
+        "reviewer": [accept(40, "fine")],
+        "tester": TESTER,
+    },
+    settings={"template": "slug-spaces", "allowance": 400},
+)
+
+REJECT_LOOP = Scenario(
+    name="reject-loop",
+    description="Coder and reviewer disagree; the reject/redo loop hits its cap and escalates.",
+    task="Make the failing parser test pass and leave the whole suite green.",
+    scripts={
+        "orchestrator": [PARSE_PLAN],
+        "coder": [
+            call("read_file", 90, path=PARSER),
+            call(
+                "edit_file",
+                95,
+                path=PARSER,
+                old=SPLIT,
+                new='    if line == "":\n        return []\n' + SPLIT,
+            ),
+            call("run_tests", 60),
+            call("done", 40, summary="parse('') returns []; 2 passed"),
+            call("run_tests", 60),
+            call("done", 40, summary="the tests pass; the change is right as it is"),
+        ],
+        "reviewer": [
+            reject(40, "A line of only spaces still parses to ['']: guard on line.strip()."),
+            reject(40, "Unchanged: whitespace-only input is still wrong."),
+        ],
+        "tester": TESTER,
+    },
+    settings={"template": "parse-empty", "max_rounds": 2},
+)
+
+SCENARIOS = {
+    s.name: s
+    for s in (
+        FIRST_FLIGHT,
+        VAGUE_SUBTASK,
+        SILENT_DROPOUT,
+        PREMATURE_DONE,
+        FLAKY_TOOL,
+        BUDGET_STARVED,
+        REJECT_LOOP,
+    )
+}

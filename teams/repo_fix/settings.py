@@ -1,0 +1,22 @@
+"""The repo-fix team's own settings."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from runtime.team import TeamSettings
+from teams.repos import Template
+
+
+class RepoFixSettings(TeamSettings):
+    """The repository the team fixes, and how the team is made up and how long it argues."""
+
+    places: ClassVar[tuple[str, ...]] = ("template",)
+
+    team: Literal["repo-fix"] = "repo-fix"
+    template: Template
+    bidding: bool = Field(default=False, description="contract-net bidding between two coders")
+    docs: bool = Field(default=False, description="add the docs agent (writes docs/ only)")
+    max_rounds: int = Field(default=3, ge=1, le=10, description="REJECT/redo rounds")

@@ -1,0 +1,75 @@
+"""The support-triage flight: list the tools, plan, fan out, settle, refund, answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runtime import workspace
+from runtime.events import BreakerReset, BreakerTripped, TeamFinished, ToolsListed
+from runtime.fanout.engine import Crew, failed, fan_out, hand_off, replayed
+from runtime.fanout.settle import settle
+from runtime.model import ModelClient
+from runtime.session import Session
+from runtime.team import FlightConfig, Services, start
+from teams.triage.answer import compose
+from teams.triage.belt import Belt
+from teams.triage.plan import ORDER_ID, POLICY_RULES, handoffs, unavailable
+from teams.triage.saga import refund
+from teams.triage.services import TriageServices
+from teams.triage.settings import TriageSettings
+from teams.triage.specialist import work
+from teams.triage.spend import Metered, spend_breaker
+from teams.triage.surface import default_surface
+
+
+def fly(
+    session: Session,
+    config: FlightConfig,
+    clients: dict[str, ModelClient],
+    root: Path,
+    services: Services,
+) -> TeamFinished:
+    settings = TriageSettings.of(config)
+    start(session, config)
+    book = workspace.located(root, f"{config.workspace}.orders-book.sqlite3")
+    belt = Belt(services.of(TriageServices).mcp or (lambda: default_surface(book)))
+    try:
+        menu = session.activity(ToolsListed, belt.listing)
+        belt.specs = menu.tools
+        planned = handoffs(
+            config.task,
+            steps=min(config.max_turns, 8),
+            tokens=max(200, config.allowance // 4),
+            deadline=settings.deadline,
+        )
+        # Route around servers that were down from the start: a specialist whose whole belt
+        # is on them is not sent to fail; its sub-task goes straight to recovery.
+        skipped = {
+            sub_id: failed(handoff, "tool_error", 0, 0, why)
+            for sub_id, handoff in planned
+            if (why := unavailable(handoff, menu.degraded))
+        }
+        sent = [(sub_id, h) for sub_id, h in planned if sub_id not in skipped]
+        spend = spend_breaker(config, session.run_id, belt)
+        metered: dict[str, ModelClient] = {a: Metered(c, spend) for a, c in clients.items()}
+        crew = Crew(
+            run=lambda sub, sub_id, h: work(sub, sub_id, h, metered[h.worker_id], belt),
+            cap=settings.parallel,
+            dispatch=services.dispatch,
+            release=services.release,
+        )
+        for sub_id, handoff in sent:
+            hand_off(session, sub_id, handoff, crew)
+        reports = {**skipped, **fan_out(session, sent, crew)}
+        replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
+        answers = {
+            sub_id: settle(
+                session, sub_id, handoff, reports[sub_id], crew, POLICY_RULES, config.park
+            )
+            for sub_id, handoff in planned
+        }
+        order = ORDER_ID.search(config.task)
+        refunded = refund(session, belt, order.group(0)) if settings.refund and order else None
+        return compose(session, planned, answers, refunded)
+    finally:
+        belt.close()  # after the answer: stopping the servers takes a few hundred ms

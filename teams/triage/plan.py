@@ -1,0 +1,86 @@
+"""The plan: a ticket split into three independent sub-tasks, one brief per specialist, and
+what the team falls back on when one fails."""
+
+from __future__ import annotations
+
+import re
+
+from runtime import loop
+from runtime.fanout.contracts import Handoff
+from runtime.fanout.routing import Cached, RecoveryPolicy
+
+ORDERS, KB, POLICY = "orders-worker", "kb-worker", "policy-worker"
+BELTS = {
+    ORDERS: ["orders.lookup_order", "orders.list_orders"],
+    KB: ["kb.search"],
+    POLICY: ["policy.check_refund_policy", "policy.policy_for"],
+}
+SYSTEM = (
+    "You are a support specialist with a narrow brief. Use only your tools, cite the id of the "
+    "tool call behind every finding, and finish by calling done with your report."
+)
+REPORT = loop.done_tool(
+    {
+        "worker_id": {"type": "string"},
+        "status": {"enum": ["ok", "failed"]},
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim": {"type": "string"},
+                    "source_call_id": {"type": "string"},
+                    "source_tool": {"type": "string"},
+                },
+                "required": ["claim", "source_call_id", "source_tool"],
+            },
+        },
+        "reason": {"enum": ["budget", "tool_error", "ambiguous", "refused", None]},
+        "degraded": {"type": ["string", "null"]},
+    },
+    required=["worker_id", "status"],
+)
+# What the policy specialist falls back on when the policy service fails: a snapshot of the
+# refund rules, dated, so the answer can say what it rests on.
+POLICY_SNAPSHOT = Cached(
+    source="policy snapshot 2025-05 (cached copy of the refund rules)",
+    text="Damaged items reported within 14 days of delivery are refunded in full to the "
+    "original payment method; no return is needed when a photo shows the damage.",
+)
+ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
+POLICY_RULES = RecoveryPolicy(fallbacks={POLICY: POLICY_SNAPSHOT}, budget_retries=1)
+
+
+def handoffs(task: str, steps: int, tokens: int, deadline: float) -> list[tuple[str, Handoff]]:
+    """The plan: three independent sub-tasks, each with its own resolved inputs."""
+    found = ORDER_ID.search(task)
+    order = {"order_id": found.group(0)} if found else {}
+    plan = [
+        (ORDERS, "Find the order's status, items and any note about the customer's problem."),
+        (KB, "Find the help articles that apply to this ticket."),
+        (POLICY, "Say whether refunding this order's total is within the refund policy."),
+    ]
+    return [
+        (
+            f"S{n}",
+            Handoff(
+                worker_id=worker,
+                objective=objective,
+                inputs={"ticket": task, **(order if worker != KB else {})},
+                allowed_tools=BELTS[worker],
+                max_steps=steps,
+                max_tokens=tokens,
+                return_contract="findings that each cite the tool call they rest on",
+                deadline_seconds=deadline,
+            ),
+        )
+        for n, (worker, objective) in enumerate(plan, 1)
+    ]
+
+
+def unavailable(handoff: Handoff, degraded: dict[str, str]) -> str | None:
+    """Why none of the specialist's tools can work (every server on its belt is degraded)."""
+    servers = {name.split(".", 1)[0] for name in handoff.allowed_tools}
+    if servers and servers <= set(degraded):
+        return "; ".join(f"server {s} is degraded: {degraded[s]}" for s in sorted(servers))
+    return None

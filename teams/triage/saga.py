@@ -1,0 +1,66 @@
+"""The refund, carried out as a saga over the orders and policy servers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime import streams
+from runtime.events import SagaSettled
+from runtime.fanout.saga import Saga
+from runtime.session import Session
+from teams.triage.belt import Belt
+
+
+def refund(session: Session, belt: Belt, order_id: str) -> SagaSettled:
+    """Carry out the refund as a saga: a return label, a store credit, and the decision on
+    record with the policy service. If a step fails, the steps before it are undone, last
+    first, each once (the saga's ledger keys survive a crash and a replay)."""
+
+    def work() -> dict[str, Any]:
+        saga = Saga(session.journal, streams.saga_id("refund", session.run_id), session.run_id)
+        order = belt.call("orders.lookup_order", {"order_id": order_id})["order"]
+        steps = [
+            (
+                "label",
+                lambda key: belt.call(
+                    "orders.create_return_label", {"order_id": order_id, "key": key}
+                ),
+                lambda key, done: belt.call(
+                    "orders.void_return_label", {"label_id": done["label_id"], "key": key}
+                ),
+            ),
+            (
+                "credit",
+                lambda key: belt.call(
+                    "orders.issue_credit",
+                    {"order_id": order_id, "amount_cents": order["total_cents"], "key": key},
+                ),
+                lambda key, done: belt.call(
+                    "orders.reverse_credit", {"credit_id": done["credit_id"], "key": key}
+                ),
+            ),
+            (
+                "record",
+                lambda key: belt.call(
+                    "policy.record_decision",
+                    {"order_id": order_id, "decision": "refund in full", "key": key},
+                ),
+                lambda key, done: None,  # the last step: nothing after it to fail
+            ),
+        ]
+        for name, action, undo in steps:
+            try:
+                saga.step(name, action, undo, payload={"order_id": order_id})
+            except Exception as exc:  # any failure turns the saga back
+                error = f"{type(exc).__name__}: {exc}"
+                saga.compensate(reason=error, failed_step=name)
+                return {
+                    "saga_id": saga.saga_id,
+                    "completed": saga.completed,
+                    "compensated": saga.compensated,
+                    "failed_step": name,
+                    "error": error,
+                }
+        return {"saga_id": saga.saga_id, "completed": saga.completed}
+
+    return session.activity(SagaSettled, work)

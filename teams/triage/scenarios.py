@@ -1,0 +1,112 @@
+"""The support-triage team's scripted presets, by name (the first is the team's default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.model import call
+from runtime.team import Scenario
+from teams.triage.plan import KB, ORDERS, POLICY
+
+TICKET = (
+    "From grace@example.com: the desk lamp from order B2001 arrived with a cracked shade. "
+    "Can I get my money back?"
+)
+
+
+def report_of(worker: str, findings: list[tuple[str, str, str]], **extra: Any) -> Any:
+    return call(
+        "done",
+        60,
+        worker_id=worker,
+        status="ok",
+        findings=[{"claim": c, "source_call_id": i, "source_tool": t} for c, i, t in findings],
+        **extra,
+    )
+
+
+SCRIPTS = {
+    ORDERS: [
+        call("orders.lookup_order", 90, order_id="B2001"),
+        report_of(
+            ORDERS,
+            [
+                (
+                    "Order B2001 was delivered on 2025-04-18: one desk lamp, 3900 cents.",
+                    "orders-worker-1-1",
+                    "orders.lookup_order",
+                ),
+                (
+                    "The order notes the lamp arrived with a cracked shade.",
+                    "orders-worker-1-1",
+                    "orders.lookup_order",
+                ),
+            ],
+        ),
+    ],
+    KB: [
+        call("kb.search", 80, query="damaged item refund"),
+        report_of(
+            KB,
+            [
+                (
+                    "KB-104 (Damaged or broken items): report damage within 14 days of delivery "
+                    "with a photo.",
+                    "kb-worker-1-1",
+                    "kb.search",
+                ),
+                (
+                    "KB-999 says damaged lamps are replaced the same day.",  # made up: dropped
+                    "kb-worker-1-1",
+                    "kb.search",
+                ),
+            ],
+        ),
+    ],
+    POLICY: [
+        call("policy.check_refund_policy", 90, order_id="B2001", amount_cents=3900),
+        call("policy.policy_for", 70, topic="damaged items"),
+        call(
+            "done",
+            50,
+            worker_id=POLICY,
+            status="failed",
+            reason="tool_error",
+            degraded="the policy service refused every call",
+        ),
+    ],
+}
+
+TRIAGE = Scenario(
+    name="broken-policy",
+    description="Three specialists at once; the policy server fails every call, so the answer "
+    "rests on a cached policy and says DEGRADED; one made-up finding is dropped.",
+    task=TICKET,
+    scripts=SCRIPTS,
+)
+
+REFUND_SAGA = Scenario(
+    name="refund-saga",
+    description="As broken-policy, then the refund as a saga: label and credit go through, "
+    "recording the decision at policy fails, so the credit and the label are undone, in "
+    "reverse, once each.",
+    task=TICKET,
+    scripts=SCRIPTS,
+    settings={"refund": True},
+)
+
+RUNAWAY_SPEND = Scenario(
+    name="runaway-spend",
+    description="The knowledge-base specialist keeps searching with long, expensive answers: "
+    "the run's spend breaker trips, its next call is refused, and the sub-task is escalated.",
+    task=TICKET,
+    scripts={
+        **SCRIPTS,
+        KB: [call("kb.search", 1200, query=f"damaged item refund, try {n}") for n in range(6)]
+        + [SCRIPTS[KB][-1]],
+    },
+    settings={"spend_rate": 150.0, "allowance": 40_000},
+)
+
+
+SCENARIOS = {s.name: s for s in (TRIAGE, REFUND_SAGA, RUNAWAY_SPEND)}

@@ -1,0 +1,48 @@
+"""One specialist: a narrow brief, its tool belt, its model; always a typed report."""
+
+from __future__ import annotations
+
+from runtime import loop
+from runtime.budget import Budget
+from runtime.fanout import contracts
+from runtime.fanout.contracts import Handoff, Reason, Report
+from runtime.fanout.engine import failed
+from runtime.model import ModelClient, ModelError
+from runtime.session import Session
+from teams.triage.belt import Belt
+from teams.triage.plan import REPORT, SYSTEM
+from teams.triage.spend import SpendRefused
+
+
+def work(
+    sub: Session,
+    sub_id: str,
+    handoff: Handoff,
+    client: ModelClient,
+    belt: Belt,
+) -> Report:
+    """One specialist on its own stream (`sub`), from its brief alone; always a typed report.
+    On a stream that already holds its whole run, this reads the report back without acting."""
+    budget = Budget(handoff.max_tokens)
+    agent = loop.Agent(
+        handoff.worker_id,
+        client,
+        contracts.toolbox(handoff, belt.tools()),
+        SYSTEM,
+        max_turns=handoff.max_steps,
+        done=REPORT,
+    )
+    try:
+        result = loop.run(agent, contracts.brief(handoff), sub, budget, task_id=sub_id)
+    except ModelError as exc:
+        if isinstance(exc, SpendRefused):  # replayed too: the type is registered
+            return failed(handoff, "refused", 0, budget.spent, f"spending stopped: {exc}")
+        return failed(handoff, "tool_error", 0, budget.spent, f"its model failed: {exc}")
+    if result.status != "done" or result.report is None:
+        reason: Reason = "ambiguous" if result.status == "inconclusive" else "budget"
+        return failed(handoff, reason, result.turns, budget.spent, f"it stopped: {result.status}")
+    raw = {**result.report, "steps": result.turns, "tokens": budget.spent}
+    try:
+        return contracts.parse_report(raw, handoff)
+    except contracts.ContractError as exc:
+        return failed(handoff, "ambiguous", result.turns, budget.spent, f"a broken report: {exc}")

@@ -1,0 +1,45 @@
+"""The team's MCP servers (`teams.triage.servers`) and the surface that starts them.
+
+Nothing here reads the environment: where the orders server keeps its book is passed in (the
+command line: beside the run's workspace; the workers: from the project's settings).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from runtime.mcp.client import McpSurface
+from runtime.mcp.server import McpServer
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+NAMES = ("orders", "kb", "policy")
+
+
+def support_servers(names: Iterable[str] = NAMES, book: Path | None = None) -> list[McpServer]:
+    """The team's servers, run with this interpreter; the orders server keeps its book of
+    credits and labels at `book` (default: one file in the temporary directory)."""
+    return [
+        McpServer(
+            name,
+            (
+                sys.executable,
+                "-m",
+                f"teams.triage.servers.{name}",
+                *(("--book", str(book)) if name == "orders" and book is not None else ()),
+            ),
+            # `python -m` puts the working directory on sys.path, so `teams` imports even
+            # without the project installed (the SDK passes only a minimal environment).
+            cwd=str(PROJECT_ROOT),
+            # orders also issues credits and labels: idempotent on their keys, but not
+            # something a loop should repeat on its own
+            read_only=name != "orders",
+        )
+        for name in names
+    ]
+
+
+def default_surface(book: Path | None = None) -> McpSurface:
+    """The three servers, started together."""
+    return McpSurface(support_servers(book=book))

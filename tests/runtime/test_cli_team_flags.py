@@ -1,0 +1,44 @@
+"""The command line flies the installed teams without naming one: a team's flags are the
+options it declares, and a team flown without --scenario flies its own first scenario."""
+
+from __future__ import annotations
+
+import json
+
+from runtime.cli import main
+from runtime.jsonl import JsonlJournal
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_team_without_a_scenario_flies_its_own_first(tmp_path, capsys):
+    path = tmp_path / "desk.jsonl"
+    code, out, err = run(capsys, "fly", "--team", "support-desk", "--journal", str(path), "--json")
+    assert code == 0, err
+    [started] = [r.event for r in JsonlJournal(path).read(f"run-{json.loads(out)['run_id']}")][:1]
+    assert (started.team, started.scenario) == ("support-desk", "double-refund")
+
+
+def test_a_teams_own_flag_sets_its_setting(tmp_path, capsys):
+    path = tmp_path / "desk.jsonl"
+    argv = ["fly", "--team", "support-desk", "--order", "Z-9", "--journal", str(path), "--json"]
+    code, _, err = run(capsys, *argv)
+    assert code == 0, err
+    first = json.loads(path.read_text().splitlines()[0])
+    assert first["config"]["settings"]["desk"]["order_id"] == "Z-9"
+
+
+def test_another_teams_flag_is_refused_in_that_teams_words_and_nothing_is_written(
+    tmp_path, capsys
+):
+    path = tmp_path / "solo.jsonl"
+    argv = ["fly", "--team", "solo", "--order", "Z-9", "--journal", str(path)]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "team 'solo' works on no orders: --order is for support-desk" in err
+    code, _, err = run(capsys, "fly", "--team", "solo", "--bidding", "--journal", str(path))
+    assert code == 2 and "team 'solo' has no contract-net option (--bidding)" in err
+    assert not path.exists() or path.read_text() == ""

@@ -27,7 +27,7 @@ from desk.services import database_desk, release
 from journal_store import projection
 from journal_store.journal import DjangoJournal, Fenced
 from journal_store.models import RunSummary
-from runtime import flight
+from runtime import flight, status
 from runtime.events import (
     DeadLetterDiscarded,
     DeadLettered,
@@ -47,7 +47,6 @@ from tasks.control import Control, stalled
 log = logging.getLogger(__name__)
 
 WAIT_SECONDS = 0.5  # between looks at specialists still at work (well under the visibility timeout)
-TERMINAL = ("done", "failed", "halted", "inconclusive", "out_of_turns", "escalated", "discarded")
 
 
 class RunError(Exception):
@@ -98,7 +97,7 @@ def start_run(team: str, scenario: str, *, by: str = "operator", **settings_: An
 def interrupt(run_id: str, by: str, reason: str = "") -> None:
     """Ask the run to stop at its next turn boundary."""
     state = status_of(run_id)
-    if state in TERMINAL:
+    if status.is_terminal(state):
         raise RunError(f"run {run_id} has already finished ({state})")
     Control(run_id).request_stop(by, reason)
 
@@ -106,7 +105,7 @@ def interrupt(run_id: str, by: str, reason: str = "") -> None:
 def resume(run_id: str, by: str, reason: str = "") -> None:
     """Lift a stop and drive the run on from its journal."""
     state = status_of(run_id)
-    if state in TERMINAL:
+    if status.is_terminal(state):
         raise RunError(f"run {run_id} has already finished ({state})")
     try:  # its settings name places on disk: checked before any worker acts on them
         flight.recorded_config([r.event for r in DjangoJournal().read(f"run-{run_id}")], run_id)
@@ -164,10 +163,10 @@ def status_of(run_id: str) -> str:
     if isinstance(last, TeamFinished):
         return last.status
     if isinstance(last, DeadLettered) or Control(run_id).open_letter() is not None:
-        return "dead-lettered"
+        return status.DEAD_LETTERED
     if isinstance(last, RunInterrupted):
-        return "interrupted"
-    return "running"
+        return status.INTERRUPTED
+    return status.RUNNING
 
 
 # --- one step ---------------------------------------------------------------------------------
@@ -275,7 +274,7 @@ def reconcile() -> list[str]:
     driver through and the other stops without writing."""
     starts = {
         run_id: started.timestamp() if started else 0.0
-        for run_id, started in RunSummary.objects.filter(status="running").values_list(
+        for run_id, started in RunSummary.objects.filter(status__in=status.ACTIVE).values_list(
             "run_id", "started_at"
         )
     }

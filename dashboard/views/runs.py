@@ -37,13 +37,12 @@ from journal_store.models import (
     ThreadMessage,
 )
 from journal_store.transfer import export_lines
-from runtime import flight, otel
+from runtime import flight, otel, status
 from runtime.teams import TEAMS
 from runtime.views import Bill
 from tasks import runs
 from tasks.control import stalled
 
-ACTIVE = ("running",)
 PAGE = 50
 EVENTS_PAGE = 50
 SORTS = {
@@ -64,7 +63,7 @@ def mark_stalled(rows: Iterable[RunSummary]) -> None:
     running = {
         r.run_id: r.started_at.timestamp() if r.started_at else 0.0
         for r in rows
-        if r.status in ACTIVE
+        if status.is_active(r.status)
     }
     since = stalled(running)
     for run in rows:
@@ -123,17 +122,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         "page": page,
         "chosen": chosen,
         "query": query.urlencode(),
-        "statuses": [
-            "running",
-            "done",
-            "failed",
-            "halted",
-            "escalated",
-            "dead-lettered",
-            "interrupted",
-            "inconclusive",
-            "out_of_turns",
-        ],
+        "statuses": status.STATUSES,
         "teams": sorted(TEAMS),
         "sorts": list(SORTS),
     }
@@ -153,7 +142,7 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run.duration = None  # type: ignore[attr-defined]
     mark_stalled([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})
-    if run.status not in ACTIVE:
+    if not status.is_active(run.status):
         response.status_code = HttpResponseStopPolling.status_code
     return response
 
@@ -187,7 +176,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "run": run,
         "answer": answer_of(run.run_id),
         "unsandboxed": unsandboxed(run.run_id),
-        "active": run.status in ACTIVE,
+        "active": status.is_active(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),
         "can_steer": can_steer(request.user, run),
@@ -212,7 +201,7 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     response = render(request, "dashboard/_run_header.html", run_context(request, run))
-    if run.status not in ACTIVE:
+    if not status.is_active(run.status):
         response.status_code = HttpResponseStopPolling.status_code
     return response
 
@@ -315,7 +304,7 @@ def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any
             )
             if a
         ),
-        "tail": run.status in ACTIVE and not more,
+        "tail": status.is_active(run.status) and not more,
     }
 
 

@@ -11,10 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime import flight, views
+from runtime import flight, status, views
 from tasks import runs
-
-WAITING = ("running",)
 
 
 class Command(BaseCommand):
@@ -50,11 +48,11 @@ class Command(BaseCommand):
         if not options["wait"]:
             return
         deadline = time.monotonic() + options["timeout"]
-        while (status := runs.status_of(run_id)) in WAITING:
+        while status.is_active(state := runs.status_of(run_id)):
             if time.monotonic() > deadline:
-                raise CommandError(f"run {run_id} is still {status} after {options['timeout']:g} s")
+                raise CommandError(f"run {run_id} is still {state} after {options['timeout']:g} s")
             time.sleep(0.2)
         projection.catch_up()
         bill = views.bill(flight.run_records(DjangoJournal(), run_id))
-        self.stdout.write(f"status: {status}")
+        self.stdout.write(f"status: {state}")
         self.stdout.write(json.dumps(bill, indent=2))

@@ -10,6 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from dashboard import errors
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide
 from dashboard.forms import DecisionForm, ResolveForm
 from journal_store import projection
@@ -75,10 +76,8 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
         runs.decide_letter(
             letter_id, decision, request.user.get_username(), form.cleaned_data["reason"]
         )
-    except runs.LetterAlreadyDecided as exc:
-        return message(request, str(exc), status=409)
     except runs.RunError as exc:
-        return message(request, str(exc), status=404)
+        return message(request, str(exc), status=errors.status_for(exc))
     return decided(request, f"{decision} recorded for {letter_id}", "dead_letters")
 
 
@@ -98,8 +97,6 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     data = form.cleaned_data
     try:
         review.resolve(conflict_id, data["choice"], request.user.get_username(), data["reason"])
-    except (review.ConflictAlreadyDecided, review.ConflictMoved) as exc:
-        return message(request, str(exc), status=409)
     except review.ConflictError as exc:
-        return message(request, str(exc), status=400)
+        return message(request, str(exc), status=errors.status_for(exc))
     return decided(request, f"resolution recorded for {conflict_id}", "conflicts")

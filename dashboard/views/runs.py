@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from dashboard import present
+from dashboard import errors, present
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.downloads import attachment
 from dashboard.forms import NewRunForm
@@ -352,9 +352,8 @@ def steer(request: HtmxHttpRequest, run_id: str, action: str) -> HttpResponse:
     try:
         getattr(runs, action)(run_id, request.user.get_username(), reason)
     except runs.RunError as exc:
-        return render(
-            request, "dashboard/_message.html", {"message": str(exc), "level": "error"}, status=409
-        )
+        context = {"message": str(exc), "level": "error"}
+        return render(request, "dashboard/_message.html", context, status=errors.status_for(exc))
     if request.htmx:
         return HttpResponseClientRefresh()
     return redirect("run", run_id=run_id)

@@ -13,7 +13,7 @@ from functools import wraps
 from typing import Annotated, Any, Literal
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from ninja import Field, File, NinjaAPI, Query, Router, Schema, Status
 from ninja.errors import HttpError
@@ -23,11 +23,9 @@ from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.security import HttpBearer, SessionAuth
 from pydantic import StringConstraints
 
-from dashboard import signin
+from dashboard import actions, downloads, queries, signin
 from dashboard.access import can_decide, get_run_for_user, require_steer
-from dashboard.downloads import attachment
 from dashboard.models import ApiToken
-from dashboard.views.runs import filtered_runs, mark_stalled, otlp_download
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
@@ -35,13 +33,10 @@ from journal_store.models import (
     Conflict,
     DeadLetter,
     Finding,
-    RunState,
     RunSummary,
-    StoredEvent,
     ThreadMessage,
 )
-from journal_store.transfer import ImportRefused, export_lines, import_journal
-from runtime import views as run_views
+from journal_store.transfer import ImportRefused, import_journal
 from tasks import intents, review, runs
 
 
@@ -160,7 +155,7 @@ class RunOut(Schema):
     @staticmethod
     def resolve_stalled_since(run: RunSummary) -> datetime | None:
         if not hasattr(run, "stalled_since"):
-            mark_stalled([run])
+            queries.mark_stalled([run])
         return run.stalled_since  # type: ignore[attr-defined,no-any-return]
 
 
@@ -299,13 +294,6 @@ def decider(request: HttpRequest) -> None:
         raise HttpError(403, "deciding on review items needs the reviewer permission")
 
 
-def folded(run_id: str, fold: str) -> Any:
-    """A fold's current result, from the state the projector keeps (no re-fold)."""
-    state = RunState.objects.filter(run_id=run_id).values_list("states", flat=True).first() or {}
-    found = next(f for f in run_views.ALL if f.name == fold)
-    return found.result(state.get(fold) or found.start())
-
-
 runs_router = Router(tags=["runs"])
 
 
@@ -320,27 +308,14 @@ def list_runs(
     until: str = "",
     sort: str = "started",
 ) -> Any:
-    projection.catch_up(wait=False)
-    qs, _ = filtered_runs(
-        {"status": status, "team": team, "q": q, "since": since, "until": until, "sort": sort}
-    )
-    return qs
+    params = {"status": status, "team": team, "q": q, "since": since, "until": until, "sort": sort}
+    return queries.runs(queries.RunFilter.of(params))
 
 
 @runs_router.post("", response={201: RunOut, 400: Error})
 def start_run(request: HttpRequest, body: RunIn) -> Any:
     try:
-        run_id = runs.start_run(
-            body.team,
-            body.scenario,
-            by=user_name(request),
-            task=body.task,
-            model=body.model,
-            allowance=body.allowance,
-            max_turns=body.max_turns,
-            max_seconds=body.max_seconds,
-            desk={"order_id": body.order} if body.order else None,
-        )
+        run_id = actions.NewRun(**body.dict()).start(user_name(request))
     except runs.RunError as exc:
         return Status(400, {"detail": str(exc)})
     return Status(201, run_or_404(request, run_id))
@@ -359,22 +334,14 @@ def events(
     kind: str = "",
     limit: int = Query(100, ge=1, le=1000),  # type: ignore[type-arg]
 ) -> Any:
-    import json
-
     run_or_404(request, run_id)
-    qs = StoredEvent.objects.filter(run_id=run_id, position__gt=after)
-    if kind:
-        qs = qs.filter(kind=kind)
-    rows = qs.order_by("position").values(
-        "position", "stream", "version", "kind", "v", "agent", "task_id", "turn", "t", "data"
-    )[:limit]
-    return [{**row, "data": json.loads(row["data"])} for row in rows]
+    return queries.events(run_id, after, kind, limit=limit)
 
 
 @runs_router.get("/{run_id}/bill", response={200: dict[str, Any], 404: Error})
 def bill(request: HttpRequest, run_id: str) -> Any:
     run_or_404(request, run_id)
-    return folded(run_id, "bill")
+    return queries.bill(run_id)
 
 
 @runs_router.get("/{run_id}/threads", response={200: dict[str, list[dict[str, Any]]], 404: Error})
@@ -411,7 +378,7 @@ def audit(request: HttpRequest, run_id: str) -> Any:
 @runs_router.get("/{run_id}/resume-point", response={200: dict[str, Any], 404: Error})
 def resume_point(request: HttpRequest, run_id: str) -> Any:
     run_or_404(request, run_id)
-    return folded(run_id, "resume_point")
+    return queries.resume_point(run_id)
 
 
 @runs_router.get("/{run_id}/findings", response={200: list[dict[str, Any]], 404: Error})
@@ -439,9 +406,7 @@ def findings(request: HttpRequest, run_id: str) -> Any:
 )
 def export(request: HttpRequest, run_id: str) -> Any:
     run_or_404(request, run_id)
-    response = StreamingHttpResponse(export_lines(run_id), content_type="application/x-ndjson")
-    response["Content-Disposition"] = attachment(run_id, ".jsonl")
-    return response
+    return downloads.journal(run_id)
 
 
 @runs_router.get(
@@ -455,7 +420,7 @@ def export(request: HttpRequest, run_id: str) -> Any:
 )
 def otlp(request: HttpRequest, run_id: str) -> Any:
     run_or_404(request, run_id)
-    return otlp_download(run_id)
+    return downloads.otlp(run_id)
 
 
 @runs_router.post(
@@ -476,13 +441,12 @@ def steer(request: HttpRequest, run_id: str, action: str, reason: str) -> Any:
     run = run_or_404(request, run_id)
     try:
         require_steer(request.user, run)
-        getattr(runs, action)(run_id, user_name(request), reason)
+        said = actions.steer(run_id, action, user_name(request), reason)
     except PermissionDenied as exc:
         return Status(403, {"detail": str(exc)})
     except runs.RunError as exc:
         return Status(409, {"detail": str(exc)})
-    verb = "will stop at its next turn boundary" if action == "interrupt" else "resumes"
-    return Status(202, {"detail": f"{run_id} {verb}"})
+    return Status(202, {"detail": said})
 
 
 @runs_router.post("/{run_id}/replay", response={200: ReplayOut, 404: Error})

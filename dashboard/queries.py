@@ -1,5 +1,6 @@
 """What the pages and the API read, each built once: the runs list and its filter, a run's
-events and minutes (bill, threads, audit, resume point, findings, answer), stalls.
+events and minutes (bill, threads, audit, resume point, findings, answer), stalls, and the
+review queues.
 
 Events are read through the journal, so they come out decoded and upcast as the runtime folds
 them; nothing here parses stored JSON itself. The minutes come from the read models the
@@ -17,12 +18,13 @@ from typing import Any
 from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet
 from django.db.models.functions import Coalesce, Now
 
-from journal_store import projection
+from journal_store import projection, queues
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
     AuditEntry,
     BillLine,
     Finding,
+    QueueItem,
     RunState,
     RunSummary,
     StoredEvent,
@@ -244,3 +246,18 @@ def audit(run_id: str) -> QuerySet[AuditEntry]:
 
 def findings(run_id: str) -> QuerySet[Finding]:
     return Finding.objects.filter(run_id=run_id).order_by("first_position")
+
+
+# --- the review queues ----------------------------------------------------------------------------
+
+
+def queue_items(queue: queues.Queue, status: str = queues.OPEN) -> QuerySet[QueueItem]:
+    """A review queue's items, newest first: the open ones, the decided ones (whatever the
+    outcome), all, or those of one outcome (`retried`, `resolved`, ...)."""
+    projection.catch_up()
+    items: QuerySet[QueueItem] = queue.model._default_manager.order_by("-position")
+    if status == "all":
+        return items
+    if status == "decided":
+        return items.exclude(status=queues.OPEN)
+    return items.filter(status=status)

@@ -1,32 +1,43 @@
-"""/api/review: the review queues (claim conflicts, dead letters) and the decisions on them."""
+"""/api/review: the review queues (claim conflicts, dead letters) and the decisions on them.
+
+Both queues are listed by one endpoint builder, from their description in
+journal_store/queues.py; the decisions differ (a choice among claims; retry or discard).
+"""
 
 # No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
 
 from typing import Any, Literal
 
 from django.http import HttpRequest
-from ninja import Router, Status
+from ninja import Router, Schema, Status
 from ninja.pagination import paginate
 
+from dashboard import queries
 from dashboard.access import require_decide
 from dashboard.api.auth import user_name
 from dashboard.api.paging import Pages
 from dashboard.api.schemas import ConflictOut, DecisionIn, Error, LetterOut, ResolveIn
-from journal_store import projection
+from journal_store import queues
 from journal_store.models import Conflict, DeadLetter
 from tasks import review, runs
 
 router = Router(tags=["review"])
 
 
-@router.get("/conflicts", response=list[ConflictOut])
-@paginate(Pages)
-def list_conflicts(
-    request: HttpRequest, status: Literal["open", "resolved", "all"] = "open"
-) -> Any:
-    projection.catch_up()
-    qs = Conflict.objects.order_by("-position")
-    return qs if status == "all" else qs.filter(status=status)
+def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
+    """GET /api/review/<path>: the queue's items, newest first, open ones unless asked."""
+    # Literal of this queue's own statuses: the schema lists them and anything else is a 422.
+    Shown = Literal[(queues.OPEN, *queue.outcomes, "all")]  # type: ignore[valid-type]
+
+    def list_items(request: HttpRequest, status: Shown = queues.OPEN) -> Any:
+        return queries.queue_items(queue, status)
+
+    list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
+    router.get(path, response=list[out])(paginate(Pages)(list_items))  # type: ignore[valid-type]
+
+
+listing("/conflicts", queues.CONFLICTS, ConflictOut)
+listing("/dead-letters", queues.DEAD_LETTERS, LetterOut)
 
 
 @router.post(
@@ -37,16 +48,6 @@ def resolve_conflict(request: HttpRequest, conflict_id: str, body: ResolveIn) ->
     require_decide(request.user)
     review.resolve(conflict_id, body.choice, user_name(request), body.reason)
     return Status(200, Conflict.objects.get(conflict_id=conflict_id))
-
-
-@router.get("/dead-letters", response=list[LetterOut])
-@paginate(Pages)
-def list_dead_letters(
-    request: HttpRequest, status: Literal["open", "retried", "discarded", "all"] = "open"
-) -> Any:
-    projection.catch_up()
-    qs = DeadLetter.objects.order_by("-position")
-    return qs if status == "all" else qs.filter(status=status)
 
 
 @router.post(

@@ -10,33 +10,21 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard import errors
+from dashboard import errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide
 from dashboard.forms import DecisionForm, ResolveForm
-from journal_store import projection
-from journal_store.models import Conflict, DeadLetter
+from journal_store import queues
 from tasks import review, runs
 
 PAGE = 25
 
 
-def queue_status(request: HtmxHttpRequest) -> str:
-    status = request.GET.get("status", "open")
-    return status if status in ("open", "decided", "all") else "open"
-
-
-def queue(
-    request: HtmxHttpRequest, model: type[DeadLetter | Conflict], template: str
-) -> HttpResponse:
-    """A review queue's page: its items, newest first, filtered by open or decided."""
-    projection.catch_up()
-    status = queue_status(request)
-    qs = model.objects.order_by("-position")
-    if status == "open":
-        qs = qs.filter(status="open")
-    elif status == "decided":
-        qs = qs.exclude(status="open")
-    page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
+def queue_page(request: HtmxHttpRequest, queue: queues.Queue, template: str) -> HttpResponse:
+    """A review queue's page: its items, newest first, open or decided (or all)."""
+    status = request.GET.get("status", queues.OPEN)
+    status = status if status in (queues.OPEN, "decided", "all") else queues.OPEN
+    items = queries.queue_items(queue, status)
+    page = Paginator(items, PAGE).get_page(request.GET.get("page"))
     return render(
         request,
         template,
@@ -60,7 +48,7 @@ def decided(request: HtmxHttpRequest, text: str, back: str) -> HttpResponse:
 @login_required
 @require_GET
 def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
-    return queue(request, DeadLetter, "dashboard/dead_letters.html")
+    return queue_page(request, queues.DEAD_LETTERS, "dashboard/dead_letters.html")
 
 
 @login_required
@@ -84,7 +72,7 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
 @login_required
 @require_GET
 def conflicts(request: HtmxHttpRequest) -> HttpResponse:
-    return queue(request, Conflict, "dashboard/conflicts.html")
+    return queue_page(request, queues.CONFLICTS, "dashboard/conflicts.html")
 
 
 @login_required

@@ -18,16 +18,17 @@ REASON_MAX = 2_000  # characters of a stated reason that are kept
 
 @dataclass(frozen=True)
 class NewRun:
-    """What a person asks for when starting a run: the page's form and the API's body.
+    """What a person asks for when starting a run: the page's form, the API's body, the
+    start_run command's options.
 
-    Empty means the scenario's own (task) or the team's default (the rest); `order` is the
+    Empty means the scenario's own (task) or the scenario's preset (the rest); `order` is the
     support desk's order the ticket is about.
     """
 
     team: str
     scenario: str
     task: str | None = None
-    model: str = "scripted"
+    model: str | None = None
     allowance: int | None = None
     max_turns: int | None = None
     max_seconds: float | None = None

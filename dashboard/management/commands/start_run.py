@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from dashboard import actions
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, status, views
@@ -32,16 +33,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            run_id = runs.start_run(
-                options["team"],
-                options["scenario"],
+            run_id = actions.NewRun(
+                team=options["team"],
+                scenario=options["scenario"],
                 task=options["task"],
+                model=options["model"],
                 allowance=options["allowance"],
                 max_turns=options["max_turns"],
                 max_seconds=options["max_seconds"],
-                model=options["model"],
-                desk={"order_id": options["order"]} if options["order"] else None,
-            )
+                order=options["order"],
+            ).start(by="operator")
         except runs.RunError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(run_id)

@@ -32,9 +32,6 @@ REFUSALS: dict[type[Exception], int] = {
     intents.IntentError: 400,
 }
 
-# What a service may refuse with: the pages catch these, the API registers a handler for each.
-Refusal = runs.RunError | review.ConflictError | intents.IntentError
-
 
 def status_for(exc: Exception) -> int:
     """The status of the nearest class of `exc` in REFUSALS (its own first)."""

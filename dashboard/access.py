@@ -7,11 +7,12 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
 from journal_store import projection
 from journal_store.models import RunSummary
+from tasks.runs import RunNotFound
 
 DECIDE = "dashboard.decide"
 
@@ -30,7 +31,7 @@ def can_decide(user: Any) -> bool:
 
 
 def get_run_for_user(user: Any, run_id: str, fresh: bool = True) -> RunSummary:
-    """The run's summary, caught up with the journal; 404 when there is no such run."""
+    """The run's summary, caught up with the journal; RunNotFound (a 404) when there is none."""
     if not user.is_authenticated:
         raise PermissionDenied("sign in first")
     if fresh:
@@ -38,7 +39,7 @@ def get_run_for_user(user: Any, run_id: str, fresh: bool = True) -> RunSummary:
     try:
         return RunSummary.objects.get(run_id=run_id)
     except RunSummary.DoesNotExist:
-        raise Http404(f"no run {run_id}") from None
+        raise RunNotFound(run_id) from None
 
 
 def can_steer(user: Any, run: RunSummary) -> bool:

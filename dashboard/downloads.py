@@ -1,10 +1,19 @@
-"""Download names: a run's files are named after the run, never by pasting its id into a header."""
+"""A run's files, for the pages and the API alike: its journal as JSONL and as an OTLP trace.
+
+Files are named after the run, never by pasting its id into a header. Callers check who may
+see the run first.
+"""
 
 from __future__ import annotations
 
 import re
 
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
+
+from journal_store.journal import DjangoJournal
+from journal_store.transfer import export_lines
+from runtime import flight, otel
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -20,3 +29,18 @@ def attachment(run_id: str, suffix: str) -> str:
     header = content_disposition_header(True, f"{name}{suffix}")
     assert header is not None  # always a header for an attachment
     return header
+
+
+def journal(run_id: str) -> StreamingHttpResponse:
+    """The run's journal as export writes it, streamed: one flat JSON event per line."""
+    response = StreamingHttpResponse(export_lines(run_id), content_type="application/x-ndjson")
+    response["Content-Disposition"] = attachment(run_id, ".jsonl")
+    return response
+
+
+def otlp(run_id: str) -> HttpResponse:
+    """The run's journal as an OTLP/JSON trace file, for any OpenTelemetry collector or viewer."""
+    body = otel.otlp_json(flight.run_records(DjangoJournal(), run_id))
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = attachment(run_id, ".otlp.json")
+    return response

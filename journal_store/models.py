@@ -143,43 +143,45 @@ class Finding(models.Model):
         indexes = [models.Index(fields=["run_id", "first_position"], name="finding_run_position")]
 
 
-class DeadLetter(models.Model):
-    """Work that could not finish, waiting for a person to retry or discard it."""
+class QueueItem(models.Model):
+    """An item of a review queue: opened by an event, decided once by a person (who, when,
+    why); `status` is "open" until then, and the decision's outcome after. See queues.py."""
 
-    letter_id = models.CharField(max_length=64, primary_key=True)
     run_id = models.CharField(max_length=64, db_index=True)
-    task_id = models.CharField(max_length=64, null=True)
-    reason = models.TextField()
-    attempts = models.IntegerField(default=1)
-    last_error = models.TextField(blank=True)
     status = models.CharField(max_length=16, default="open", db_index=True)
     decided_by = models.CharField(max_length=150, blank=True)
     decided_at = models.DateTimeField(null=True)
     decision_reason = models.TextField(blank=True)
-    position = models.BigIntegerField()
+    position = models.BigIntegerField()  # of the event that opened it
     created_at = models.DateTimeField()
+
+    class Meta:
+        abstract = True
+
+
+class DeadLetter(QueueItem):
+    """Work that could not finish, waiting for a person to retry or discard it."""
+
+    letter_id = models.CharField(max_length=64, primary_key=True)
+    task_id = models.CharField(max_length=64, null=True)
+    reason = models.TextField()
+    attempts = models.IntegerField(default=1)
+    last_error = models.TextField(blank=True)
 
     class Meta:
         db_table = "projection_dead_letter"
 
 
-class Conflict(models.Model):
+class Conflict(QueueItem):
     """Two claims the rules could not reconcile, parked for a reviewer."""
 
     conflict_id = models.CharField(max_length=64, primary_key=True)
-    run_id = models.CharField(max_length=64, db_index=True)
     subject = models.CharField(max_length=200)
     predicate = models.CharField(max_length=100)
     conflict_type = models.CharField(max_length=32)
     claims = models.JSONField()
     commit = models.JSONField(null=True)  # where a chosen value goes, from which version
-    status = models.CharField(max_length=16, default="open", db_index=True)
     resolution = models.JSONField(null=True)
-    decided_by = models.CharField(max_length=150, blank=True)
-    decided_at = models.DateTimeField(null=True)
-    decision_reason = models.TextField(blank=True)
-    position = models.BigIntegerField()
-    created_at = models.DateTimeField()
 
     class Meta:
         db_table = "projection_conflict"

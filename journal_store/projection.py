@@ -15,17 +15,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, Protocol, cast
 
 from django.db import transaction
 
+from journal_store import queues
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
     AuditEntry,
     BillLine,
     Checkpoint,
-    Conflict,
-    DeadLetter,
     Finding,
     RunState,
     RunSummary,
@@ -33,13 +32,6 @@ from journal_store.models import (
     ThreadMessage,
 )
 from runtime import folds
-from runtime.events import (
-    ConflictParked,
-    ConflictResolved,
-    DeadLetterDiscarded,
-    DeadLettered,
-    DeadLetterRetried,
-)
 from runtime.journal import Recorded
 from runtime.views import ALL as RUN_FOLDS
 
@@ -56,9 +48,9 @@ def at(t: float) -> datetime:
 
 
 class Projector:
-    name: ClassVar[str]
-    models: ClassVar[tuple[Any, ...]] = ()
-    kinds: ClassVar[tuple[str, ...] | None] = None  # the kinds it reads; None: every event
+    name: str
+    models: tuple[Any, ...] = ()
+    kinds: tuple[str, ...] | None = None  # the kinds it reads; None: every event
 
     def apply(self, batch: list[Recorded], using: str) -> None:
         raise NotImplementedError
@@ -71,7 +63,7 @@ class Projector:
 class Runs(Projector):
     """Per run: summary, bill lines, thread messages, audit entries, resume point, findings."""
 
-    name: ClassVar[str] = "runs"
+    name = "runs"
     models = (RunState, RunSummary, BillLine, ThreadMessage, AuditEntry, Finding)
 
     def apply(self, batch: list[Recorded], using: str) -> None:
@@ -187,85 +179,56 @@ class Runs(Projector):
         Finding.objects.using(using).bulk_create(findings)
 
 
-class DeadLetters(Projector):
-    """The dead-letter queue: open letters and the decisions taken on them."""
+class QueueProjector(Projector):
+    """A review queue (journal_store/queues.py): a row per opened item, updated once when a
+    person decides on it. Opening again (a re-import) starts the item afresh."""
 
-    name: ClassVar[str] = "dead_letters"
-    models = (DeadLetter,)
-    kinds = ("DeadLettered", "DeadLetterRetried", "DeadLetterDiscarded")
-
-    def apply(self, batch: list[Recorded], using: str) -> None:
-        letters = DeadLetter.objects.using(using)
-        for rec in batch:
-            e = rec.event
-            if isinstance(e, DeadLettered):
-                letters.update_or_create(
-                    letter_id=e.letter_id,
-                    defaults={
-                        "run_id": e.run_id,
-                        "task_id": e.task_id,
-                        "reason": e.reason,
-                        "attempts": e.attempts,
-                        "last_error": e.last_error,
-                        "status": "open",
-                        "position": rec.position,
-                        "created_at": at(e.t),
-                        "decided_by": "",
-                        "decided_at": None,
-                        "decision_reason": "",
-                    },
-                )
-            elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
-                status = "retried" if isinstance(e, DeadLetterRetried) else "discarded"
-                letters.filter(letter_id=e.letter_id).update(
-                    status=status,
-                    decided_by=e.by,
-                    decided_at=when(e.t),
-                    decision_reason=e.reason,
-                )
-
-
-class Conflicts(Projector):
-    """The claim-conflict queue: both sides' evidence, and the reviewer's ruling."""
-
-    name: ClassVar[str] = "conflicts"
-    models = (Conflict,)
-    kinds = ("ConflictParked", "ConflictResolved")
+    def __init__(self, queue: queues.Queue) -> None:
+        self.queue = queue
+        self.name = queue.name
+        self.models = (queue.model,)
+        self.kinds = queue.kinds
 
     def apply(self, batch: list[Recorded], using: str) -> None:
-        conflicts = Conflict.objects.using(using)
+        queue = self.queue
+        rows = queue.model._default_manager.using(using)
         for rec in batch:
             e = rec.event
-            if isinstance(e, ConflictParked):
-                conflicts.update_or_create(
-                    conflict_id=e.conflict_id,
-                    defaults={
-                        "run_id": e.run_id,
-                        "subject": e.subject,
-                        "predicate": e.predicate,
-                        "conflict_type": e.conflict_type,
-                        "claims": e.claims,
-                        "commit": e.commit,
-                        "status": "open",
-                        "position": rec.position,
-                        "created_at": at(e.t),
-                        "resolution": None,
-                        "decided_by": "",
-                        "decided_at": None,
-                        "decision_reason": "",
-                    },
-                )
-            elif isinstance(e, ConflictResolved):
-                conflicts.filter(conflict_id=e.conflict_id).update(
-                    status="resolved",
-                    resolution={"choice": e.choice, "value": e.value, "committed": e.committed},
-                    decided_by=e.by,
-                    decided_at=when(e.t),
-                    decision_reason=e.reason,
+            item = {queue.key: getattr(e, queue.key)}
+            if isinstance(e, queue.opens):
+                opened = {
+                    "run_id": e.run_id,
+                    "status": queues.OPEN,
+                    "position": rec.position,
+                    "created_at": at(e.t),
+                    "decided_by": "",
+                    "decided_at": None,
+                    "decision_reason": "",
+                }
+                rows.update_or_create(**item, defaults=opened | queue.fields(e))
+            elif (decision := queue.decisions.get(type(e))) is not None:
+                outcome, columns = decision
+                decided = cast(Decided, e)
+                rows.filter(**item).update(
+                    status=outcome,
+                    decided_by=decided.by,
+                    decided_at=when(decided.t),
+                    decision_reason=decided.reason,
+                    **columns(e),
                 )
 
 
-PROJECTORS: dict[str, Projector] = {p.name: p for p in (Runs(), DeadLetters(), Conflicts())}
+class Decided(Protocol):
+    """What every deciding event records: who decided, when and why."""
+
+    by: str
+    reason: str
+    t: float
+
+
+PROJECTORS: dict[str, Projector] = {
+    p.name: p for p in (Runs(), *(QueueProjector(q) for q in queues.QUEUES))
+}
 
 
 def named(names: Iterable[str] | None) -> list[Projector]:

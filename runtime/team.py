@@ -41,7 +41,6 @@ Backend = Annotated[
     Literal["scripted", "endpoint", "local"],
     BeforeValidator(lambda value: OLD_BACKEND_NAMES.get(value, value)),
 ]
-Verdict = Literal["done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"]
 S = TypeVar("S", bound="TeamSettings")
 T = TypeVar("T")
 

@@ -38,6 +38,7 @@ from runtime.events import (
 )
 from runtime.folds import Fold, State
 from runtime.journal import Recorded
+from runtime.status import DEAD_LETTERED, INTERRUPTED, RUNNING
 
 Records = Sequence[Recorded]
 STAGES = ("plan", "fix", "review", "verify", "complete")
@@ -312,7 +313,7 @@ class Summary(Fold):
             "team": None,
             "scenario": None,
             "task": None,
-            "status": "running",
+            "status": RUNNING,
             "reason": "",
             "started": None,
             "finished": None,
@@ -325,9 +326,9 @@ class Summary(Fold):
     def step(self, state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, DeadLettered):
-            state.update(status="dead-lettered", reason=e.reason)
+            state.update(status=DEAD_LETTERED, reason=e.reason)
         elif isinstance(e, DeadLetterRetried):
-            state.update(status="running", reason="")
+            state.update(status=RUNNING, reason="")
         if not rec.stream.startswith(("run-", "worker-")):
             return  # the lease and control streams are not the run's events (its specialists' are)
         state["events"] += 1
@@ -346,9 +347,9 @@ class Summary(Fold):
         elif isinstance(e, TeamFinished):
             state.update(status=e.status, reason=e.reason, finished=e.t or None)
         elif isinstance(e, RunInterrupted):
-            state.update(status="interrupted", reason=e.reason, finished=None)
+            state.update(status=INTERRUPTED, reason=e.reason, finished=None)
         elif isinstance(e, RunResumed):
-            state.update(status="running", reason="")
+            state.update(status=RUNNING, reason="")
 
     def result(self, state: State) -> dict[str, Any]:
         return dict(state)

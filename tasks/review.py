@@ -29,7 +29,13 @@ NONE = "none"  # the choice that rejects every claim
 
 
 class ConflictError(Exception):
-    pass
+    """A decision on a conflict is refused as asked (a choice it does not offer, a value the
+    target cannot hold); the message says why."""
+
+
+class ConflictNotFound(ConflictError):
+    def __init__(self, conflict_id: str) -> None:
+        super().__init__(f"no parked conflict {conflict_id}")
 
 
 class ConflictAlreadyDecided(ConflictError):
@@ -58,7 +64,7 @@ def resolve(
     journal = DjangoJournal(using)
     events: list[Event] = [r.event for r in journal.read(f"conflict-{conflict_id}")]
     if not events or not isinstance(events[0], ConflictParked):
-        raise ConflictError(f"no parked conflict {conflict_id}")
+        raise ConflictNotFound(conflict_id)
     if len(events) > 1:
         raise ConflictAlreadyDecided(conflict_id)
     choices = claim_choices(events[0])

@@ -22,12 +22,13 @@ from typing import Any
 from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError, transaction
+from django.http import Http404
 
 from desk.services import database_desk, release
 from journal_store import projection
 from journal_store.journal import DjangoJournal, Fenced
 from journal_store.models import RunSummary
-from runtime import flight
+from runtime import flight, status
 from runtime.events import (
     DeadLetterDiscarded,
     DeadLettered,
@@ -48,11 +49,38 @@ from teams.desk.services import DeskServices
 log = logging.getLogger(__name__)
 
 WAIT_SECONDS = 0.5  # between looks at specialists still at work (well under the visibility timeout)
-TERMINAL = ("done", "failed", "halted", "inconclusive", "out_of_turns", "escalated", "discarded")
 
 
 class RunError(Exception):
     """A run cannot be started or changed as asked; the message says why."""
+
+
+class RunNotFound(RunError, Http404):
+    """No run has this id (a page or an endpoint answers 404)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run {run_id}")
+
+
+class RunFinished(RunError):
+    """The run has reached its verdict: nobody may stop or resume it any more."""
+
+    def __init__(self, run_id: str, verdict: str) -> None:
+        super().__init__(f"run {run_id} has already finished ({verdict})")
+
+
+class RunNotResumable(RunError):
+    """The run's recorded settings cannot be driven here (they name another place on disk)."""
+
+
+class LetterNotFound(RunError):
+    def __init__(self, letter_id: str) -> None:
+        super().__init__(f"no dead letter {letter_id}")
+
+
+class LetterAlreadyDecided(RunError):
+    def __init__(self, letter_id: str) -> None:
+        super().__init__(f"dead letter {letter_id} has already been decided")
 
 
 # --- starting and steering runs (used by commands, the API and the dashboard) -----------------
@@ -102,35 +130,35 @@ def start_run(
 def interrupt(run_id: str, by: str, reason: str = "") -> None:
     """Ask the run to stop at its next turn boundary."""
     state = status_of(run_id)
-    if state in TERMINAL:
-        raise RunError(f"run {run_id} has already finished ({state})")
+    if status.is_terminal(state):
+        raise RunFinished(run_id, state)
     Control(run_id).request_stop(by, reason)
 
 
 def resume(run_id: str, by: str, reason: str = "") -> None:
     """Lift a stop and drive the run on from its journal."""
     state = status_of(run_id)
-    if state in TERMINAL:
-        raise RunError(f"run {run_id} has already finished ({state})")
+    if status.is_terminal(state):
+        raise RunFinished(run_id, state)
     try:  # its settings name places on disk: checked before any worker acts on them
         flight.recorded_config([r.event for r in DjangoJournal().read(f"run-{run_id}")], run_id)
     except flight.FlightError as exc:
-        raise RunError(str(exc)) from None
+        raise RunNotResumable(str(exc)) from None
     Control(run_id).request_resume(by, reason)
     transaction.on_commit(lambda: advance.delay(run_id))
 
 
 def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
-    """Retry or discard a dead letter, as a journalled human decision. Raises RunError when the
-    letter is unknown or already decided (WrongExpectedVersion makes two deciders race fairly:
-    exactly one decision is written)."""
+    """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound
+    or LetterAlreadyDecided (WrongExpectedVersion makes two deciders race fairly: exactly one
+    decision is written)."""
     run_id = letter_id.split(":", 1)[0]
     journal = DjangoJournal()
     stream = f"control-{run_id}" if ":control:" in letter_id else f"run-{run_id}"
     records = journal.read(stream)
     letters = {r.event.letter_id: r for r in records if isinstance(r.event, DeadLettered)}
     if letter_id not in letters:
-        raise RunError(f"no dead letter {letter_id}")
+        raise LetterNotFound(letter_id)
     decided = (DeadLetterRetried, DeadLetterDiscarded)
     if any(isinstance(r.event, decided) and r.event.letter_id == letter_id for r in records):
         raise LetterAlreadyDecided(letter_id)
@@ -146,11 +174,6 @@ def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
     transaction.on_commit(lambda: advance.delay(run_id))
 
 
-class LetterAlreadyDecided(RunError):
-    def __init__(self, letter_id: str) -> None:
-        super().__init__(f"dead letter {letter_id} has already been decided")
-
-
 def finish_discarded(run_id: str, by: str, reason: str) -> None:
     """A discarded infrastructure letter ends the run: nobody will drive it again."""
     journal = DjangoJournal()
@@ -163,15 +186,15 @@ def finish_discarded(run_id: str, by: str, reason: str) -> None:
 def status_of(run_id: str) -> str:
     events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     if not events:
-        raise RunError(f"no run {run_id}")
+        raise RunNotFound(run_id)
     last = events[-1]
     if isinstance(last, TeamFinished):
         return last.status
     if isinstance(last, DeadLettered) or Control(run_id).open_letter() is not None:
-        return "dead-lettered"
+        return status.DEAD_LETTERED
     if isinstance(last, RunInterrupted):
-        return "interrupted"
-    return "running"
+        return status.INTERRUPTED
+    return status.RUNNING
 
 
 # --- one step ---------------------------------------------------------------------------------
@@ -282,7 +305,7 @@ def reconcile() -> list[str]:
     driver through and the other stops without writing."""
     starts = {
         run_id: started.timestamp() if started else 0.0
-        for run_id, started in RunSummary.objects.filter(status="running").values_list(
+        for run_id, started in RunSummary.objects.filter(status__in=status.ACTIVE).values_list(
             "run_id", "started_at"
         )
     }

@@ -10,32 +10,21 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from dashboard import errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide
 from dashboard.forms import DecisionForm, ResolveForm
-from journal_store import projection
-from journal_store.models import Conflict, DeadLetter
+from journal_store import queues
 from tasks import review, runs
 
 PAGE = 25
 
 
-def queue_status(request: HtmxHttpRequest) -> str:
-    status = request.GET.get("status", "open")
-    return status if status in ("open", "decided", "all") else "open"
-
-
-def queue(
-    request: HtmxHttpRequest, model: type[DeadLetter | Conflict], template: str
-) -> HttpResponse:
-    """A review queue's page: its items, newest first, filtered by open or decided."""
-    projection.catch_up()
-    status = queue_status(request)
-    qs = model.objects.order_by("-position")
-    if status == "open":
-        qs = qs.filter(status="open")
-    elif status == "decided":
-        qs = qs.exclude(status="open")
-    page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
+def queue_page(request: HtmxHttpRequest, queue: queues.Queue, template: str) -> HttpResponse:
+    """A review queue's page: its items, newest first, open or decided (or all)."""
+    status = request.GET.get("status", queues.OPEN)
+    status = status if status in (queues.OPEN, "decided", "all") else queues.OPEN
+    items = queries.queue_items(queue, status)
+    page = Paginator(items, PAGE).get_page(request.GET.get("page"))
     return render(
         request,
         template,
@@ -59,7 +48,7 @@ def decided(request: HtmxHttpRequest, text: str, back: str) -> HttpResponse:
 @login_required
 @require_GET
 def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
-    return queue(request, DeadLetter, "dashboard/dead_letters.html")
+    return queue_page(request, queues.DEAD_LETTERS, "dashboard/dead_letters.html")
 
 
 @login_required
@@ -75,17 +64,15 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
         runs.decide_letter(
             letter_id, decision, request.user.get_username(), form.cleaned_data["reason"]
         )
-    except runs.LetterAlreadyDecided as exc:
-        return message(request, str(exc), status=409)
     except runs.RunError as exc:
-        return message(request, str(exc), status=404)
+        return message(request, str(exc), status=errors.status_for(exc))
     return decided(request, f"{decision} recorded for {letter_id}", "dead_letters")
 
 
 @login_required
 @require_GET
 def conflicts(request: HtmxHttpRequest) -> HttpResponse:
-    return queue(request, Conflict, "dashboard/conflicts.html")
+    return queue_page(request, queues.CONFLICTS, "dashboard/conflicts.html")
 
 
 @login_required
@@ -98,8 +85,6 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     data = form.cleaned_data
     try:
         review.resolve(conflict_id, data["choice"], request.user.get_username(), data["reason"])
-    except (review.ConflictAlreadyDecided, review.ConflictMoved) as exc:
-        return message(request, str(exc), status=409)
     except review.ConflictError as exc:
-        return message(request, str(exc), status=400)
+        return message(request, str(exc), status=errors.status_for(exc))
     return decided(request, f"resolution recorded for {conflict_id}", "conflicts")

@@ -1,141 +1,51 @@
-"""Pages about runs: the list, a run's page and its tabs, starting and steering runs."""
+"""Pages about runs: the list, a run's page and its tabs, starting and steering runs.
+
+What they read and do is built in dashboard/queries.py and dashboard/actions.py, which the API
+shares; these views only choose templates.
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from datetime import UTC, date, datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet
-from django.db.models.functions import Coalesce, Now
-from django.http import (
-    HttpResponse,
-    HttpResponseNotFound,
-    StreamingHttpResponse,
-)
+from django.http import HttpResponse, HttpResponseNotFound, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from dashboard import present
+from dashboard import actions, downloads, errors, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
-from dashboard.downloads import attachment
 from dashboard.forms import NewRunForm
-from journal_store import projection
 from journal_store.journal import DjangoJournal
-from journal_store.models import (
-    AuditEntry,
-    BillLine,
-    Finding,
-    RunState,
-    RunSummary,
-    StoredEvent,
-    ThreadMessage,
-)
-from journal_store.transfer import export_lines
-from runtime import flight, otel
-from runtime.views import Bill
+from journal_store.models import RunSummary
+from runtime import flight, status
 from tasks import runs
-from tasks.control import stalled
 from teams import TEAMS
 
-ACTIVE = ("running",)
 PAGE = 50
 EVENTS_PAGE = 50
-SORTS = {
-    "started": "-started_at",
-    "oldest": "started_at",
-    "status": "status",
-    "tokens": "-tokens",
-    "findings": "-findings_count",
-    "duration": "-duration",
-}
 TABS = ("timeline", "threads", "bill", "audit", "findings")
-
-
-def mark_stalled(rows: Iterable[RunSummary]) -> None:
-    """Set `stalled_since` (a datetime, or None) on each run: a running run that nobody drives
-    and no step is on its way to. It depends on the clock, so it is worked out when shown."""
-    rows = list(rows)
-    running = {
-        r.run_id: r.started_at.timestamp() if r.started_at else 0.0
-        for r in rows
-        if r.status in ACTIVE
-    }
-    since = stalled(running)
-    for run in rows:
-        at = since.get(run.run_id)
-        run.stalled_since = datetime.fromtimestamp(at, UTC) if at is not None else None  # type: ignore[attr-defined]
-
-
-def parse_date(value: str | None) -> date | None:
-    try:
-        return date.fromisoformat(value) if value else None
-    except ValueError:
-        return None
-
-
-def filtered_runs(params: Any) -> tuple[QuerySet[RunSummary], dict[str, Any]]:
-    """The runs the list shows, and the filters as understood (bad dates are ignored)."""
-    qs = RunSummary.objects.all()
-    chosen = {
-        "status": params.get("status", ""),
-        "team": params.get("team", ""),
-        "since": parse_date(params.get("since")),
-        "until": parse_date(params.get("until")),
-        "q": params.get("q", "").strip(),
-        "sort": params.get("sort", "started") if params.get("sort") in SORTS else "started",
-    }
-    if chosen["status"]:
-        qs = qs.filter(status=chosen["status"])
-    if chosen["team"]:
-        qs = qs.filter(team=chosen["team"])
-    if chosen["since"]:
-        qs = qs.filter(started_at__date__gte=chosen["since"])
-    if chosen["until"]:
-        qs = qs.filter(started_at__date__lte=chosen["until"])
-    if chosen["q"]:
-        qs = qs.filter(Q(task__icontains=chosen["q"]) | Q(run_id__icontains=chosen["q"]))
-    if chosen["sort"] == "duration":
-        # Computed per row (SQLite has no interval type): only when sorting needs it.
-        qs = qs.annotate(
-            duration=ExpressionWrapper(
-                Coalesce(F("finished_at"), Now()) - F("started_at"), output_field=DurationField()
-            )
-        )
-    return qs.order_by(SORTS[chosen["sort"]], "-run_id"), chosen
 
 
 @login_required
 @require_GET
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
-    projection.catch_up(wait=False)
-    qs, chosen = filtered_runs(request.GET)
+    chosen = queries.RunFilter.of(request.GET)
+    qs = queries.runs(chosen)
     page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
-    mark_stalled(page.object_list)
+    queries.mark_stalled(page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "page": page,
         "chosen": chosen,
         "query": query.urlencode(),
-        "statuses": [
-            "running",
-            "done",
-            "failed",
-            "halted",
-            "escalated",
-            "dead-lettered",
-            "interrupted",
-            "inconclusive",
-            "out_of_turns",
-        ],
+        "statuses": status.STATUSES,
         "teams": sorted(TEAMS),
-        "sorts": list(SORTS),
+        "sorts": list(queries.SORTS),
     }
     template = (
         "dashboard/_run_table.html"
@@ -151,43 +61,20 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """One row of the list, polled while the run is active; stops the polling once it is not."""
     run = get_run_for_user(request.user, run_id)
     run.duration = None  # type: ignore[attr-defined]
-    mark_stalled([run])
+    queries.mark_stalled([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})
-    if run.status not in ACTIVE:
+    if not status.is_active(run.status):
         response.status_code = HttpResponseStopPolling.status_code
     return response
 
 
-def answer_of(run_id: str) -> dict[str, Any] | None:
-    """The answer a run composed (fan-out teams), as journalled: text, degraded, sources."""
-    data = (
-        StoredEvent.objects.filter(run_id=run_id, kind="AnswerComposed")
-        .order_by("-position")
-        .values_list("data", flat=True)
-        .first()
-    )
-    return json.loads(data) if data else None
-
-
-def unsandboxed(run_id: str) -> bool:
-    """Whether the run was started with the sandbox turned off (MINUTES_SANDBOX=off)."""
-    data = (
-        StoredEvent.objects.filter(run_id=run_id, kind="TeamStarted")
-        .order_by("position")
-        .values_list("data", flat=True)
-        .first()
-    )
-    config = json.loads(data).get("config") if data else None
-    return isinstance(config, dict) and config.get("sandbox") is False
-
-
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
-    mark_stalled([run])
+    queries.mark_stalled([run])
     return {
         "run": run,
-        "answer": answer_of(run.run_id),
-        "unsandboxed": unsandboxed(run.run_id),
-        "active": run.status in ACTIVE,
+        "answer": queries.answer(run.run_id),
+        "unsandboxed": queries.unsandboxed(run.run_id),
+        "active": status.is_active(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),
         "can_steer": can_steer(request.user, run),
@@ -212,7 +99,7 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     response = render(request, "dashboard/_run_header.html", run_context(request, run))
-    if run.status not in ACTIVE:
+    if not status.is_active(run.status):
         response.status_code = HttpResponseStopPolling.status_code
     return response
 
@@ -239,19 +126,18 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
     if tab == "timeline":
         return timeline_context(request, run)
     if tab == "threads":
-        lanes: dict[str, list[ThreadMessage]] = {}
-        for message in ThreadMessage.objects.filter(run_id=run.run_id).order_by("position"):
-            lanes.setdefault(message.task_id, []).append(message)
-        return {"lanes": lanes}
+        return {"lanes": queries.threads(run.run_id)}
     if tab == "bill":
-        state = RunState.objects.filter(run_id=run.run_id).values_list("states", flat=True).first()
-        bill = Bill().result(state["bill"]) if state else Bill().result(Bill().start())
-        lines = list(BillLine.objects.filter(run_id=run.run_id).order_by("agent", "task_id"))
+        bill = queries.bill(run.run_id)
         rows = [(name, row["tokens"]) for name, row in bill["agents"].items()]
-        return {"bill": bill, "lines": lines, "chart": present.bar_chart(rows)}
+        return {
+            "bill": bill,
+            "lines": list(queries.bill_lines(run.run_id)),
+            "chart": present.bar_chart(rows),
+        }
     if tab == "audit":
-        return {"entries": AuditEntry.objects.filter(run_id=run.run_id).order_by("position")}
-    return {"findings": Finding.objects.filter(run_id=run.run_id).order_by("first_position")}
+        return {"entries": queries.audit(run.run_id)}
+    return {"findings": queries.findings(run.run_id)}
 
 
 def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
@@ -260,43 +146,24 @@ def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any
         after = max(0, int(request.GET.get("after", "0")))
     except ValueError:
         after = 0
-    qs = StoredEvent.objects.filter(run_id=run.run_id, position__gt=after)
-    if kind:
-        qs = qs.filter(kind=kind)
-    if agent:
-        qs = qs.filter(agent=agent)
-    rows = list(
-        qs.order_by("position").values_list(
-            "position",
-            "stream",
-            "version",
-            "kind",
-            "agent",
-            "task_id",
-            "turn",
-            "data",
-            "recorded_at",
-        )[: EVENTS_PAGE + 1]
-    )
+    rows = queries.events(run.run_id, after, kind, agent, limit=EVENTS_PAGE + 1)
     more = len(rows) > EVENTS_PAGE
-    events = []
-    for position, stream, version, kind_, agent_, task, turn, data, at in rows[:EVENTS_PAGE]:
-        payload = json.loads(data)
-        events.append(
-            {
-                "position": position,
-                "stream": stream,
-                "version": version,
-                "kind": kind_,
-                "agent": agent_,
-                "task_id": task,
-                "turn": turn,
-                "at": at,
-                "summary": present.summary(kind_, payload),
-                "payload": present.pretty(payload),
-                "driving": not stream.startswith("run-"),
-            }
-        )
+    events = [
+        {
+            "position": e.position,
+            "stream": e.stream,
+            "version": e.version,
+            "kind": e.kind,
+            "agent": e.agent,
+            "task_id": e.task_id,
+            "turn": e.turn,
+            "at": e.at,
+            "summary": present.summary(e.kind, e.data),
+            "payload": present.pretty(e.data),
+            "driving": not e.stream.startswith("run-"),
+        }
+        for e in rows[:EVENTS_PAGE]
+    ]
     last = events[-1]["position"] if events else after
     return {
         "events": events,
@@ -305,17 +172,9 @@ def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any
         "last": last,
         "kind": kind,
         "agent": agent,
-        "kinds": sorted(
-            set(StoredEvent.objects.filter(run_id=run.run_id).values_list("kind", flat=True))
-        ),
-        "agents": sorted(
-            a
-            for a in set(
-                StoredEvent.objects.filter(run_id=run.run_id).values_list("agent", flat=True)
-            )
-            if a
-        ),
-        "tail": run.status in ACTIVE and not more,
+        "kinds": queries.event_kinds(run.run_id),
+        "agents": queries.event_agents(run.run_id),
+        "tail": status.is_active(run.status) and not more,
     }
 
 
@@ -335,37 +194,24 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def new_run(request: HtmxHttpRequest) -> HttpResponse:
     form = NewRunForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         try:
-            run_id = runs.start_run(
-                data["team"],
-                data["scenario"],
-                by=request.user.get_username(),
-                task=data["task"] or None,
-                model=data["model"],
-                allowance=data["allowance"],
-                max_turns=data["max_turns"],
-                max_seconds=data["max_seconds"],
-                desk={"order_id": data["order"]} if data.get("order") else None,
-            )
+            run_id = actions.NewRun(**form.cleaned_data).start(request.user.get_username())
         except runs.RunError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("run", run_id=run_id)
-    status = 400 if request.method == "POST" else 200
-    return render(request, "dashboard/new_run.html", {"form": form}, status=status)
+    code = 400 if request.method == "POST" else 200
+    return render(request, "dashboard/new_run.html", {"form": form}, status=code)
 
 
 def steer(request: HtmxHttpRequest, run_id: str, action: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     require_steer(request.user, run)
-    reason = request.POST.get("reason", "").strip()[:2000]
     try:
-        getattr(runs, action)(run_id, request.user.get_username(), reason)
+        actions.steer(run_id, action, request.user.get_username(), request.POST.get("reason", ""))
     except runs.RunError as exc:
-        return render(
-            request, "dashboard/_message.html", {"message": str(exc), "level": "error"}, status=409
-        )
+        context = {"message": str(exc), "level": "error"}
+        return render(request, "dashboard/_message.html", context, status=errors.status_for(exc))
     if request.htmx:
         return HttpResponseClientRefresh()
     return redirect("run", run_id=run_id)
@@ -387,25 +233,14 @@ def resume(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 @require_GET
 def export(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
     get_run_for_user(request.user, run_id, fresh=False)
-    response = StreamingHttpResponse(export_lines(run_id), content_type="application/x-ndjson")
-    response["Content-Disposition"] = attachment(run_id, ".jsonl")
-    return response
-
-
-def otlp_download(run_id: str) -> HttpResponse:
-    """The run's journal as an OTLP/JSON trace file, for any OpenTelemetry collector or viewer.
-    Callers check who may see the run; the page and the API share this."""
-    body = otel.otlp_json(flight.run_records(DjangoJournal(), run_id))
-    response = HttpResponse(body, content_type="application/json")
-    response["Content-Disposition"] = attachment(run_id, ".otlp.json")
-    return response
+    return downloads.journal(run_id)
 
 
 @login_required
 @require_GET
 def export_otlp(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     get_run_for_user(request.user, run_id, fresh=False)
-    return otlp_download(run_id)
+    return downloads.otlp(run_id)
 
 
 @login_required

@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from runtime.events.base import ErrorInfo, Event
+from runtime.status import Verdict
 
 # --- a team run's frame ---------------------------------------------------------------------
 
@@ -87,7 +88,7 @@ class TeamFinished(Event):
     """The harness's verdict on the run. Agents report; only the harness decides."""
 
     kind: ClassVar[str] = "TeamFinished"
-    status: Literal["done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"]
+    status: Verdict
     reason: str = ""
     summary: dict[str, Any] = Field(default_factory=dict)
 

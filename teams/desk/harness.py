@@ -29,7 +29,8 @@ from runtime.events import (
 )
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
-from runtime.team import FlightConfig, Services, Verdict, start
+from runtime.status import Verdict
+from runtime.team import FlightConfig, Services, start
 from runtime.tools import Toolbox, ToolFailure
 from teams.desk.local import local_desk
 from teams.desk.services import Desk, DeskServices, subject

@@ -11,7 +11,8 @@ from runtime.messages import Performative
 from runtime.model import ModelClient
 from runtime.sandbox import Sandbox
 from runtime.session import Session
-from runtime.team import FlightConfig, Scenario, Services, Verdict, start
+from runtime.status import Verdict
+from runtime.team import FlightConfig, Scenario, Services, start
 from teams.repo_fix.harness import Harness, Stop
 from teams.repo_fix.scenarios import SCENARIOS
 from teams.repo_fix.settings import RepoFixSettings

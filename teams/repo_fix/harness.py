@@ -29,7 +29,8 @@ from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
 from runtime.sandbox import Sandbox
 from runtime.session import Session
-from runtime.team import FlightConfig, Verdict
+from runtime.status import Verdict
+from runtime.team import FlightConfig
 from runtime.tools import Toolbox
 from teams.repo_fix.plan import accept_plan
 from teams.repo_fix.roles import (

@@ -18,7 +18,8 @@ from runtime.events import (
 )
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
-from runtime.team import FlightConfig, Services, Verdict, start
+from runtime.status import Verdict
+from runtime.team import FlightConfig, Services, start
 from runtime.tools import Toolbox
 from teams.repos import suite_check, template
 from teams.solo.settings import SoloSettings

@@ -9,12 +9,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from dashboard import actions
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime import flight, views
+from runtime import flight, status, views
 from tasks import runs
-
-WAITING = ("running",)
 
 
 class Command(BaseCommand):
@@ -34,27 +33,27 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            run_id = runs.start_run(
-                options["team"],
-                options["scenario"],
+            run_id = actions.NewRun(
+                team=options["team"],
+                scenario=options["scenario"],
                 task=options["task"],
+                model=options["model"],
                 allowance=options["allowance"],
                 max_turns=options["max_turns"],
                 max_seconds=options["max_seconds"],
-                model=options["model"],
-                desk={"order_id": options["order"]} if options["order"] else None,
-            )
+                order=options["order"],
+            ).start(by="operator")
         except runs.RunError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(run_id)
         if not options["wait"]:
             return
         deadline = time.monotonic() + options["timeout"]
-        while (status := runs.status_of(run_id)) in WAITING:
+        while status.is_active(state := runs.status_of(run_id)):
             if time.monotonic() > deadline:
-                raise CommandError(f"run {run_id} is still {status} after {options['timeout']:g} s")
+                raise CommandError(f"run {run_id} is still {state} after {options['timeout']:g} s")
             time.sleep(0.2)
         projection.catch_up()
         bill = views.bill(flight.run_records(DjangoJournal(), run_id))
-        self.stdout.write(f"status: {status}")
+        self.stdout.write(f"status: {state}")
         self.stdout.write(json.dumps(bill, indent=2))

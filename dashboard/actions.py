@@ -1,0 +1,70 @@
+"""What people do to runs, each built once for the pages, the API and the commands: start a run,
+stop it at a turn boundary, resume it.
+
+The services in `tasks` do the work and raise typed refusals (dashboard/errors.py says how
+each is answered). Whether this person may do it is the caller's to check first
+(dashboard/access.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tasks import runs
+
+REASON_MAX = 2_000  # characters of a stated reason that are kept
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """What a person asks for when starting a run: the page's form, the API's body, the
+    start_run command's options.
+
+    Empty means the scenario's own (task) or the scenario's preset (the rest); `order` is the
+    support desk's order the ticket is about.
+    """
+
+    team: str
+    scenario: str | None
+    task: str | None = None
+    model: str | None = None
+    allowance: int | None = None
+    max_turns: int | None = None
+    max_seconds: float | None = None
+    order: str | None = None
+
+    def start(self, by: str) -> str:
+        """Record the run and enqueue its first step; its id. RunError says why not."""
+        return runs.start_run(
+            self.team,
+            self.scenario,
+            by=by,
+            task=self.task or None,
+            model=self.model,
+            allowance=self.allowance,
+            max_turns=self.max_turns,
+            max_seconds=self.max_seconds,
+            desk={"order_id": self.order} if self.order else None,
+        )
+
+
+@dataclass(frozen=True)
+class Steering:
+    """One way of steering a run: the service that does it, and what it means, in words."""
+
+    act: Callable[[str, str, str], None]
+    outcome: str
+
+
+STEERING: dict[str, Steering] = {
+    "interrupt": Steering(runs.interrupt, "will stop at its next turn boundary"),
+    "resume": Steering(runs.resume, "resumes"),
+}
+
+
+def steer(run_id: str, action: str, by: str, reason: str = "") -> str:
+    """Interrupt or resume the run for `by`, recording why; what happens next, in words.
+    RunNotFound, RunFinished or RunNotResumable when it cannot be done."""
+    STEERING[action].act(run_id, by, reason.strip()[:REASON_MAX])
+    return f"{run_id} {STEERING[action].outcome}"

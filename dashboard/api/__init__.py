@@ -1,0 +1,37 @@
+"""The JSON API (django-ninja; OpenAPI at /api/docs): what the pages do, for scripts.
+
+What lives here, one module each: `auth` (bearer tokens, the session, the docs' guard),
+`openapi` (the API class and what it adds to the schema), `schemas` (every body in and out),
+`errors` (a handler per typed refusal), `paging`, and a router per area: `runs`, `journals`,
+`review`, `intents`. This module builds `api` from them; config/urls.py mounts it.
+
+May import: django, ninja, dashboard's shared layers (`queries`, `actions`, `downloads`,
+`access`, `errors`, `models`, `signin`), journal_store, tasks and runtime. It never imports
+dashboard.views: pages and API share those layers instead of each other.
+"""
+
+from ninja.openapi.docs import Swagger
+
+from dashboard.api import errors, intents, journals, review, runs
+from dashboard.api.auth import AUTH, signed_in_docs
+from dashboard.api.openapi import MinutesAPI
+
+api = MinutesAPI(
+    title="Minutes",
+    version="1",
+    description="Runs of LLM agent teams, their minutes, and the review queues.",
+    # Swagger UI from django-ninja's own static files ("ninja" is an installed app), never a
+    # CDN: the docs work offline and under our Content-Security-Policy. No validator badge:
+    # it would send the schema to a public validator.
+    docs=Swagger(settings={"validatorUrl": None}),
+    docs_decorator=signed_in_docs,
+    auth=AUTH,
+    urls_namespace="api",
+)
+errors.register(api)
+api.add_router("/runs", runs.router)
+api.add_router("/journals", journals.router)
+api.add_router("/review", review.router)
+api.add_router("/intents", intents.router)
+
+__all__ = ["api"]

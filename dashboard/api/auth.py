@@ -1,0 +1,73 @@
+"""Who is asking: a script's bearer token, or the browser's session; and the docs' own guard.
+
+Every endpoint needs one of the two (the session with CSRF on every unsafe method). The docs
+page and the schema are for people signed in, the schema also for a token.
+"""
+
+# No `from __future__ import annotations`: django-ninja inspects these classes at runtime.
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from ninja.errors import HttpError
+from ninja.security import HttpBearer, SessionAuth
+
+from dashboard import signin
+from dashboard.models import ApiToken
+
+
+class TokenAuth(HttpBearer):
+    """`Authorization: Bearer mt_…`: a script's token (stored hashed).
+
+    A wrong token counts as a failed sign-in from its address, and an address locked out for
+    too many failures (passwords or tokens) is answered 429 before any token is looked at.
+    """
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        if signin.token_locked_out(request):
+            raise HttpError(429, signin.LOCKED)
+        found = ApiToken.objects.select_related("user").filter(digest=ApiToken.hash(token)).first()
+        if found is None or not found.user.is_active:
+            signin.token_refused(request)
+            return None
+        ApiToken.objects.filter(pk=found.pk).update(last_used_at=timezone.now())
+        request.user = found.user
+        return found.user
+
+
+# A bearer token first: a script sends no cookie, and the session check would refuse it for
+# want of a CSRF token before the token was looked at.
+AUTH = [TokenAuth(), SessionAuth(csrf=True)]
+
+
+def signed_in_docs(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The docs page and the schema are for people signed in (the schema also for a token).
+
+    Signed out, the page sends the browser to the login page; the schema answers 401 as the
+    rest of the API does.
+    """
+
+    @wraps(view)
+    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.user.is_authenticated:
+            return view(request, *args, **kwargs)
+        if not request.path.endswith(".json"):
+            return redirect_to_login(request.get_full_path())
+        try:
+            user = TokenAuth()(request)
+        except HttpError as exc:
+            return JsonResponse({"detail": exc.message}, status=exc.status_code)
+        if user is None:
+            return JsonResponse({"detail": "Unauthorized"}, status=401)
+        return view(request, *args, **kwargs)
+
+    return guarded
+
+
+def user_name(request: HttpRequest) -> str:
+    """Who is asking, as the journal records people."""
+    return request.user.get_username()

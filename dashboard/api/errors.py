@@ -1,0 +1,39 @@
+"""Refusals answered by type: a handler per refusal the services raise, with the status
+dashboard/errors.py gives it (the pages use the same table), and the import's own answer.
+
+An endpoint lets a refusal pass; its handler answers `{"detail": <the refusal's message>}`.
+No handler looks at the message to choose a status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+
+from dashboard import errors
+from journal_store.transfer import ImportRefused
+
+
+def register(api: NinjaAPI) -> None:
+    """Give `api` a handler for every refusal in dashboard/errors.py, and for ImportRefused."""
+    for refusal, status in errors.REFUSALS.items():
+        api.add_exception_handler(refusal, answer(api, status))
+
+    @api.exception_handler(ImportRefused)
+    def import_refused(request: HttpRequest, exc: ImportRefused) -> HttpResponse:
+        body = {"detail": "nothing was imported", "problems": exc.problems, "more": exc.more}
+        return api.create_response(request, body, status=400)
+
+
+Handler = Callable[[HttpRequest, Exception | type[Exception]], HttpResponse]
+
+
+def answer(api: NinjaAPI, status: int) -> Handler:
+    """A handler answering `status` with the refusal's own message as the detail."""
+
+    def handler(request: HttpRequest, exc: Exception | type[Exception]) -> HttpResponse:
+        return api.create_response(request, {"detail": str(exc)}, status=status)
+
+    return handler

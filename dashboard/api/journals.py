@@ -1,0 +1,38 @@
+"""/api/journals: importing a JSONL journal (ours, or the reference runtime's)."""
+
+# No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import File, Router, Status
+from ninja.files import UploadedFile
+
+from dashboard.api.auth import user_name
+from dashboard.api.schemas import ImportOut, ImportRefusedOut
+from journal_store import projection
+from journal_store.transfer import import_journal
+
+router = Router(tags=["journals"])
+
+
+@router.post("", response={201: ImportOut, 400: ImportRefusedOut})
+def import_(request: HttpRequest, journal: File[UploadedFile], allow_torn: bool = False) -> Any:
+    """Import a journal, all or nothing: a refused file (400) lists its problems by line."""
+    report = import_journal(
+        journal.open("rb"),
+        name=journal.name or "upload",
+        size=journal.size,
+        allow_torn=allow_torn,
+        by=user_name(request),
+    )
+    projection.catch_up()
+    return Status(
+        201,
+        {
+            "run_ids": report.run_ids,
+            "events": report.events,
+            "added": report.added,
+            "torn": report.torn,
+        },
+    )

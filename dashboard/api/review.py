@@ -1,0 +1,62 @@
+"""/api/review: the review queues (claim conflicts, dead letters) and the decisions on them.
+
+Both queues are listed by one endpoint builder, from their description in
+journal_store/queues.py; the decisions differ (a choice among claims; retry or discard).
+"""
+
+# No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
+
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Router, Schema, Status
+from ninja.pagination import paginate
+
+from dashboard import queries
+from dashboard.access import require_decide
+from dashboard.api.auth import user_name
+from dashboard.api.paging import Pages
+from dashboard.api.schemas import ConflictOut, DecisionIn, Error, LetterOut, ResolveIn
+from journal_store import queues
+from journal_store.models import Conflict, DeadLetter
+from tasks import review, runs
+
+router = Router(tags=["review"])
+
+
+def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
+    """GET /api/review/<path>: the queue's items, newest first, open ones unless asked."""
+    # Literal of this queue's own statuses: the schema lists them and anything else is a 422.
+    Shown = Literal[(queues.OPEN, *queue.outcomes, "all")]  # type: ignore[valid-type]
+
+    def list_items(request: HttpRequest, status: Shown = queues.OPEN) -> Any:
+        return queries.queue_items(queue, status)
+
+    list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
+    router.get(path, response=list[out])(paginate(Pages)(list_items))  # type: ignore[valid-type]
+
+
+listing("/conflicts", queues.CONFLICTS, ConflictOut)
+listing("/dead-letters", queues.DEAD_LETTERS, LetterOut)
+
+
+@router.post(
+    "/conflicts/{conflict_id}/resolve",
+    response={200: ConflictOut, 400: Error, 403: Error, 404: Error, 409: Error},
+)
+def resolve_conflict(request: HttpRequest, conflict_id: str, body: ResolveIn) -> Any:
+    require_decide(request.user)
+    review.resolve(conflict_id, body.choice, user_name(request), body.reason)
+    return Status(200, Conflict.objects.get(conflict_id=conflict_id))
+
+
+@router.post(
+    "/dead-letters/{letter_id}/{decision}",
+    response={200: LetterOut, 403: Error, 404: Error, 409: Error},
+)
+def decide_letter(
+    request: HttpRequest, letter_id: str, decision: Literal["retry", "discard"], body: DecisionIn
+) -> Any:
+    require_decide(request.user)
+    runs.decide_letter(letter_id, decision, user_name(request), body.reason)
+    return Status(200, DeadLetter.objects.get(letter_id=letter_id))

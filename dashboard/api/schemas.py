@@ -1,0 +1,293 @@
+"""What the API takes (`XIn`) and gives (`XOut`): every body typed, so the OpenAPI schema says
+exactly which fields an answer holds.
+
+Payloads agents wrote (a message's payload, a claim's value, a reviewer's evidence) are any
+JSON value, and typed as such; everything Minutes itself builds has its fields named here.
+"""
+
+# No `from __future__ import annotations` here: django-ninja reads the annotations at runtime
+# to build its models, and a Literal left as a string makes them unusable.
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from ninja import Field, Schema
+from pydantic import StringConstraints
+
+from dashboard import queries
+from journal_store.models import RunSummary
+
+
+class Error(Schema):
+    detail: str
+
+
+class Accepted(Schema):
+    detail: str
+
+
+# --- runs ---------------------------------------------------------------------------------------
+
+
+class RunOut(Schema):
+    run_id: str
+    team: str
+    scenario: str
+    task: str
+    status: str = Field(
+        description="see runtime/status.py: running, interrupted, "
+        "dead-lettered, or the harness's verdict"
+    )
+    stage: str
+    started_by: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    tokens: int
+    allowance: int | None
+    spent: int
+    event_count: int
+    findings_count: int
+    reason: str
+    stalled_since: datetime | None = Field(
+        None,
+        description="set while a running run has nobody driving it and no step on its way "
+        "(its worker died, or no worker is running); it is queued again automatically",
+    )
+
+    @staticmethod
+    def resolve_stalled_since(run: RunSummary) -> datetime | None:
+        if not hasattr(run, "stalled_since"):
+            queries.mark_stalled([run])
+        return run.stalled_since  # type: ignore[attr-defined,no-any-return]
+
+
+class RunIn(Schema):
+    team: str = "repo-fix"
+    scenario: str | None = None  # None: the team's own first scenario
+    task: str | None = None
+    model: Literal["scripted", "endpoint", "local", "openai"] = Field(
+        "scripted",
+        description="scripted; endpoint: the OpenAI-compatible server at MINUTES_MODEL_BASE_URL "
+        "(openai is its old name); local: the local model server, started on demand",
+    )
+    allowance: int | None = None
+    max_turns: int | None = None
+    max_seconds: float | None = None
+    order: str | None = Field(
+        default=None, description="support-desk: the order the ticket is about (default: fresh)"
+    )
+
+
+class EventOut(Schema):
+    position: int
+    stream: str
+    version: int
+    kind: str
+    v: int = Field(description="the schema version the event is given in (older ones upcast)")
+    agent: str | None
+    task_id: str | None
+    turn: int | None
+    t: float
+    data: dict[str, Any] = Field(description="the event's own fields, by its kind")
+
+
+class ReasonIn(Schema):
+    reason: str = ""
+
+
+class ReplayOut(Schema):
+    identical: bool
+    events: int
+    complete: bool
+    difference: str
+
+
+# --- a run's minutes ------------------------------------------------------------------------------
+
+
+class BillRowOut(Schema):
+    tokens: int
+    calls: int
+    share: float = Field(description="of the run's tokens, 0 to 1")
+
+
+class BillLineOut(Schema):
+    agent: str
+    task_id: str
+    tokens: int
+    calls: int
+
+
+class LedgerOut(Schema):
+    allowance: int
+    parent: str | None
+    reserve: int
+    spent: int
+    remaining: int
+
+
+class TotalOut(Schema):
+    tokens: int
+    calls: int
+
+
+class BillOut(Schema):
+    agents: dict[str, BillRowOut]
+    tasks: dict[str, BillRowOut]
+    lines: list[BillLineOut]
+    ledgers: dict[str, LedgerOut] = Field(description="the budget's ledgers, by name")
+    total: TotalOut
+    allowance: int | None
+    spent: int = Field(description="what the budget ledger debited (the usage when none)")
+    remaining: int | None
+    balanced: bool = Field(description="whether the ledger and the usage agree")
+
+
+class MessageOut(Schema):
+    position: int
+    message_id: str | None
+    task_id: str
+    performative: str
+    sender: str
+    recipient: str
+    payload: Any = Field(description="what the sender sent: any JSON value")
+    in_reply_to: str | None
+    delivered: bool
+
+
+# The run's messages by task thread, each thread in order.
+ThreadsOut = dict[str, list[MessageOut]]
+
+
+class AuditDetailOut(Schema):
+    """What the entry rests on; which fields are present depends on what was done."""
+
+    to: str | None = Field(None, description="ACCEPT/REJECT: to whom")
+    evidence: Any = Field(None, description="ACCEPT/REJECT: the payload; a suite check's counts")
+    branch: str | None = None
+    commit: str | None = None
+    approval: str | None = Field(None, description="an integration: the ACCEPT's message id")
+    approved_by: str | None = None
+    approval_position: int | None = None
+    why: str | None = None
+    when: float | None = Field(None, description="a person's decision: when")
+    choice: str | None = Field(None, description="a conflict's ruling: the claim chosen")
+    value: Any = Field(None, description="a conflict's ruling: the value chosen")
+    conflict: str | None = None
+    attempts: int | None = Field(None, description="a dead letter: steps tried")
+    last_error: str | None = None
+
+
+class AuditEntryOut(Schema):
+    position: int
+    what: str
+    who: str
+    task_id: str | None
+    human: bool
+    detail: AuditDetailOut
+
+
+class ResumePointOut(Schema):
+    stage: Literal["plan", "fix", "review", "verify", "complete"]
+    position: int = Field(description="the run resumes after this position")
+    version: int = Field(description="the run stream's version at that position")
+
+
+class FindingDetailOut(Schema):
+    task_id: str | None = None
+    agents: list[str] | None = None
+    artefact: str | None = Field(None, description="duplicate work: the file written twice")
+    tool: str | None = Field(None, description="an absorbed error: the tool that failed")
+
+
+class FindingOut(Schema):
+    kind: str
+    summary: str
+    positions: list[int]
+    detail: FindingDetailOut
+
+
+# --- journals -----------------------------------------------------------------------------------
+
+
+class ImportOut(Schema):
+    run_ids: list[str]
+    events: int
+    added: int
+    torn: str | None
+
+
+class ImportRefusedOut(Schema):
+    detail: str
+    problems: list[str] = Field(description="the first problems, each naming its line")
+    more: int = Field(description="how many more problems there were")
+
+
+# --- review queues ------------------------------------------------------------------------------
+
+# A decision on a review item says why, as the pages ask: blank or whitespace is refused (422,
+# naming the field) before anything is journalled.
+Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000)]
+
+
+class DecisionIn(Schema):
+    reason: Reason = Field(description="why: recorded in the audit trail with your name")
+
+
+class ResolveIn(Schema):
+    choice: str
+    reason: Reason = Field(description="why: recorded in the audit trail with your name")
+
+
+class LetterOut(Schema):
+    letter_id: str
+    run_id: str
+    task_id: str | None
+    reason: str
+    attempts: int
+    last_error: str
+    status: str
+    decided_by: str
+    decision_reason: str
+
+
+class ConflictOut(Schema):
+    conflict_id: str
+    run_id: str
+    subject: str
+    predicate: str
+    conflict_type: str
+    claims: list[dict[str, Any]]
+    commit: dict[str, Any] | None = Field(
+        description="where a chosen value is committed, by compare-and-swap from `version`"
+    )
+    status: str
+    resolution: dict[str, Any] | None
+    decided_by: str
+    decision_reason: str
+
+
+# --- intents ------------------------------------------------------------------------------------
+
+
+class IntentVersionOut(Schema):
+    version: int
+    statement: str
+    by: str
+    reason: str
+    at: datetime
+
+
+class IntentOut(Schema):
+    intent_id: str
+    version: int = Field(description="the current version; work held under an older one is stale")
+    statement: str
+    history: list[IntentVersionOut]
+
+
+class SupersedeIn(Schema):
+    statement: str = Field(min_length=1, description="what is wanted now")
+    reason: str = Field(min_length=1, description="why: the runs it stops will show it")
+    version: int | None = Field(
+        None, description="the version you read; 409 when it has moved since (omit: any)"
+    )

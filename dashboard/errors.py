@@ -1,0 +1,41 @@
+"""Which HTTP status answers each refusal, by its type: one table for the pages and the API.
+
+The services raise typed errors where they find the condition (`tasks.runs`, `tasks.review`,
+`tasks.intents`); nothing here reads an error's message. A type not listed answers as its
+nearest listed base class does.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+
+from tasks import intents, review, runs
+
+REFUSALS: dict[type[Exception], int] = {
+    # Asked of something that is not there.
+    runs.RunNotFound: 404,
+    runs.LetterNotFound: 404,
+    review.ConflictNotFound: 404,
+    intents.IntentMissing: 404,
+    # There, but what it has become says no (decided, finished, moved since it was read).
+    runs.RunFinished: 409,
+    runs.RunNotResumable: 409,
+    runs.LetterAlreadyDecided: 409,
+    review.ConflictAlreadyDecided: 409,
+    review.ConflictMoved: 409,
+    intents.IntentMoved: 409,
+    # Not for this person.
+    PermissionDenied: 403,
+    # Asked wrongly: the settings, the choice or the statement do not hold.
+    runs.RunError: 400,
+    review.ConflictError: 400,
+    intents.IntentError: 400,
+}
+
+
+def status_for(exc: Exception) -> int:
+    """The status of the nearest class of `exc` in REFUSALS (its own first)."""
+    for cls in type(exc).__mro__:
+        if cls in REFUSALS:
+            return REFUSALS[cls]
+    raise LookupError(f"{type(exc).__name__} is not a refusal the dashboard answers")

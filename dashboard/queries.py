@@ -1,0 +1,263 @@
+"""What the pages and the API read, each built once: the runs list and its filter, a run's
+events and minutes (bill, threads, audit, resume point, findings, answer), stalls, and the
+review queues.
+
+Events are read through the journal, so they come out decoded and upcast as the runtime folds
+them; nothing here parses stored JSON itself. The minutes come from the read models the
+projectors keep. Who may read what is the caller's to check (dashboard/access.py) first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet
+from django.db.models.functions import Coalesce, Now
+
+from journal_store import projection, queues
+from journal_store.journal import DjangoJournal
+from journal_store.models import (
+    AuditEntry,
+    BillLine,
+    Finding,
+    QueueItem,
+    RunState,
+    RunSummary,
+    StoredEvent,
+    ThreadMessage,
+)
+from runtime import status
+from runtime.events import AnswerComposed, Event, TeamStarted, payload_json
+from runtime.folds import Fold
+from runtime.views import ALL as RUN_FOLDS
+from tasks.control import stalled
+
+# How the runs list may be sorted, by the name a filter uses.
+SORTS = {
+    "started": "-started_at",
+    "oldest": "started_at",
+    "status": "status",
+    "tokens": "-tokens",
+    "findings": "-findings_count",
+    "duration": "-duration",
+}
+EVENTS_MAX = 1_000  # events in one answer, whoever asks
+
+
+# --- the runs list --------------------------------------------------------------------------
+
+
+def parse_date(value: str | None) -> date | None:
+    try:
+        return date.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """The runs list's filters as understood: a bad date is no bound, an unknown sort the
+    default one. The page's form and the API's query parameters both arrive here."""
+
+    status: str = ""
+    team: str = ""
+    q: str = ""
+    since: date | None = None
+    until: date | None = None
+    sort: str = "started"
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> RunFilter:
+        sort = params.get("sort") or "started"
+        return cls(
+            status=params.get("status") or "",
+            team=params.get("team") or "",
+            q=(params.get("q") or "").strip(),
+            since=parse_date(params.get("since")),
+            until=parse_date(params.get("until")),
+            sort=sort if sort in SORTS else "started",
+        )
+
+
+def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
+    """The runs the filter selects, in its order, from the read model once it is caught up
+    (without queueing behind somebody else's catch-up: a moment old is fine for a list)."""
+    projection.catch_up(wait=False)
+    qs = RunSummary.objects.all()
+    if chosen.status:
+        qs = qs.filter(status=chosen.status)
+    if chosen.team:
+        qs = qs.filter(team=chosen.team)
+    if chosen.since:
+        qs = qs.filter(started_at__date__gte=chosen.since)
+    if chosen.until:
+        qs = qs.filter(started_at__date__lte=chosen.until)
+    if chosen.q:
+        qs = qs.filter(Q(task__icontains=chosen.q) | Q(run_id__icontains=chosen.q))
+    if chosen.sort == "duration":
+        # Computed per row (SQLite has no interval type): only when sorting needs it.
+        qs = qs.annotate(
+            duration=ExpressionWrapper(
+                Coalesce(F("finished_at"), Now()) - F("started_at"), output_field=DurationField()
+            )
+        )
+    return qs.order_by(SORTS[chosen.sort], "-run_id")
+
+
+def mark_stalled(rows: Iterable[RunSummary]) -> None:
+    """Set `stalled_since` (a datetime, or None) on each run: an active run that nobody drives
+    and no step is on its way to. It depends on the clock, so it is worked out when shown."""
+    rows = list(rows)
+    active = {
+        r.run_id: r.started_at.timestamp() if r.started_at else 0.0
+        for r in rows
+        if status.is_active(r.status)
+    }
+    since = stalled(active)
+    for run in rows:
+        at = since.get(run.run_id)
+        run.stalled_since = datetime.fromtimestamp(at, UTC) if at is not None else None  # type: ignore[attr-defined]
+
+
+# --- a run's events -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """One event as read (upcast to its current version): its place, its envelope, its fields."""
+
+    position: int
+    stream: str
+    version: int
+    kind: str
+    v: int
+    agent: str | None
+    task_id: str | None
+    turn: int | None
+    t: float
+    data: dict[str, Any]
+
+    @property
+    def at(self) -> datetime:
+        return datetime.fromtimestamp(self.t, UTC)
+
+
+def events(
+    run_id: str, after: int = 0, kind: str = "", agent: str = "", limit: int = 100
+) -> list[EventRow]:
+    """The run's events after position `after` (of one kind, of one agent), oldest first."""
+    where, params = "WHERE run_id = %s AND position > %s", [run_id, after]
+    if kind:
+        where, params = where + " AND kind = %s", [*params, kind]
+    if agent:
+        where, params = where + " AND agent = %s", [*params, agent]
+    limit = max(0, min(limit, EVENTS_MAX))
+    found = DjangoJournal().select(f"{where} ORDER BY position LIMIT %s", [*params, limit])
+    return [
+        EventRow(
+            position=r.position,
+            stream=r.stream,
+            version=r.version,
+            kind=r.event.kind,
+            v=r.event.v,
+            agent=r.event.agent,
+            task_id=r.event.task_id,
+            turn=r.event.turn,
+            t=r.event.t,
+            data=json.loads(payload_json(r.event)),
+        )
+        for r in found
+    ]
+
+
+def event_kinds(run_id: str) -> list[str]:
+    """The kinds of event the run holds, for a filter to offer."""
+    kinds = StoredEvent.objects.filter(run_id=run_id).values_list("kind", flat=True)
+    return sorted(set(kinds))
+
+
+def event_agents(run_id: str) -> list[str]:
+    agents = StoredEvent.objects.filter(run_id=run_id).values_list("agent", flat=True)
+    return sorted(a for a in set(agents) if a)
+
+
+def latest(run_id: str, kind: type[Event], first: bool = False) -> Event | None:
+    """The run's newest event of this kind (its oldest with `first`), decoded, or None."""
+    order = "" if first else " DESC"
+    found = DjangoJournal().select(
+        f"WHERE run_id = %s AND kind = %s ORDER BY position{order} LIMIT 1", [run_id, kind.kind]
+    )
+    return found[0].event if found else None
+
+
+def answer(run_id: str) -> AnswerComposed | None:
+    """The answer a run composed (fan-out teams), as journalled: text, degraded, sources."""
+    found = latest(run_id, AnswerComposed)
+    return found if isinstance(found, AnswerComposed) else None
+
+
+def unsandboxed(run_id: str) -> bool:
+    """Whether the run was started with the sandbox turned off (MINUTES_SANDBOX=off)."""
+    started = latest(run_id, TeamStarted, first=True)
+    return isinstance(started, TeamStarted) and started.config.get("sandbox") is False
+
+
+# --- a run's minutes, from the read models ----------------------------------------------------
+
+
+def folded(run_id: str, name: str) -> Any:
+    """A fold's current result from the state the projector keeps (nothing is re-folded)."""
+    fold: Fold = next(f for f in RUN_FOLDS if f.name == name)
+    states = RunState.objects.filter(run_id=run_id).values_list("states", flat=True).first()
+    return fold.result((states or {}).get(name) or fold.start())
+
+
+def bill(run_id: str) -> dict[str, Any]:
+    """Tokens and calls per agent and task, and the budget (see runtime.views.Bill)."""
+    found: dict[str, Any] = folded(run_id, "bill")
+    return found
+
+
+def bill_lines(run_id: str) -> QuerySet[BillLine]:
+    return BillLine.objects.filter(run_id=run_id).order_by("agent", "task_id")
+
+
+def resume_point(run_id: str) -> dict[str, Any]:
+    """The stage the run stands at and the position it resumes after."""
+    found: dict[str, Any] = folded(run_id, "resume_point")
+    return found
+
+
+def threads(run_id: str) -> dict[str, list[ThreadMessage]]:
+    """The run's messages by task thread, each thread in order."""
+    lanes: dict[str, list[ThreadMessage]] = {}
+    for message in ThreadMessage.objects.filter(run_id=run_id).order_by("position"):
+        lanes.setdefault(message.task_id, []).append(message)
+    return lanes
+
+
+def audit(run_id: str) -> QuerySet[AuditEntry]:
+    return AuditEntry.objects.filter(run_id=run_id).order_by("position")
+
+
+def findings(run_id: str) -> QuerySet[Finding]:
+    return Finding.objects.filter(run_id=run_id).order_by("first_position")
+
+
+# --- the review queues ----------------------------------------------------------------------------
+
+
+def queue_items(queue: queues.Queue, status: str = queues.OPEN) -> QuerySet[QueueItem]:
+    """A review queue's items, newest first: the open ones, the decided ones (whatever the
+    outcome), all, or those of one outcome (`retried`, `resolved`, ...)."""
+    projection.catch_up()
+    items: QuerySet[QueueItem] = queue.model._default_manager.order_by("-position")
+    if status == "all":
+        return items
+    if status == "decided":
+        return items.exclude(status=queues.OPEN)
+    return items.filter(status=status)

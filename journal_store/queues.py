@@ -1,0 +1,96 @@
+"""The review queues, each described once: which event opens an item, which events decide it
+and with what outcome, and the row it is kept in.
+
+One projector keeps every queue (projection.QueueProjector), and the pages and the API list
+every queue the same way (dashboard/queries.py): adding a queue is adding a `Queue` here and a
+model beside the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from journal_store.models import Conflict, DeadLetter, QueueItem
+from runtime.events import (
+    ConflictParked,
+    ConflictResolved,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+    Event,
+)
+
+OPEN = "open"
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A review queue: items `opens` opens, kept as rows of `model` keyed by `key` (a field of
+    the model and of every event about the item), and decided by one of `decisions`."""
+
+    name: str  # the projector's name (its checkpoint's)
+    model: type[QueueItem]
+    key: str
+    opens: type[Event]
+    fields: Callable[[Any], dict[str, Any]]  # an opened item's own columns, from its event
+    # Per deciding event: its outcome (the item's status) and any columns of its own.
+    decisions: Mapping[type[Event], tuple[str, Callable[[Any], dict[str, Any]]]]
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds of event the queue reads."""
+        return (self.opens.kind, *(cls.kind for cls in self.decisions))
+
+    @property
+    def outcomes(self) -> tuple[str, ...]:
+        """The statuses a decided item can have."""
+        return tuple(dict.fromkeys(outcome for outcome, _ in self.decisions.values()))
+
+
+def nothing(event: Any) -> dict[str, Any]:
+    return {}
+
+
+DEAD_LETTERS = Queue(
+    name="dead_letters",
+    model=DeadLetter,
+    key="letter_id",
+    opens=DeadLettered,
+    fields=lambda e: {
+        "task_id": e.task_id,
+        "reason": e.reason,
+        "attempts": e.attempts,
+        "last_error": e.last_error,
+    },
+    decisions={
+        DeadLetterRetried: ("retried", nothing),
+        DeadLetterDiscarded: ("discarded", nothing),
+    },
+)
+
+CONFLICTS = Queue(
+    name="conflicts",
+    model=Conflict,
+    key="conflict_id",
+    opens=ConflictParked,
+    fields=lambda e: {
+        "subject": e.subject,
+        "predicate": e.predicate,
+        "conflict_type": e.conflict_type,
+        "claims": e.claims,
+        "commit": e.commit,
+        "resolution": None,
+    },
+    decisions={
+        ConflictResolved: (
+            "resolved",
+            lambda e: {
+                "resolution": {"choice": e.choice, "value": e.value, "committed": e.committed}
+            },
+        )
+    },
+)
+
+QUEUES: tuple[Queue, ...] = (DEAD_LETTERS, CONFLICTS)

@@ -1,0 +1,110 @@
+"""Every review queue is described once (journal_store/queues.py) and kept, listed and shown by
+one mechanism: the projector, the API's list and the page agree on which items are open and
+which decided, whatever the queue."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from dashboard import queries
+from journal_store import projection, queues
+from journal_store.journal import DjangoJournal
+from runtime.events import ConflictParked, ConflictResolved, DeadLettered, DeadLetterRetried
+
+pytestmark = pytest.mark.django_db(transaction=True)
+R = {"run_id": "r-q"}
+
+
+def letter(n: int) -> DeadLettered:
+    return DeadLettered(**R, letter_id=f"r-q:{n}", reason="stuck", attempts=2)
+
+
+def parked(n: int) -> ConflictParked:
+    return ConflictParked(
+        **R,
+        conflict_id=f"c-{n}",
+        subject="order:1",
+        predicate="status",
+        conflict_type="state",
+        claims=[{"claim_id": "a", "value": "paid"}, {"claim_id": "b", "value": "refunded"}],
+    )
+
+
+# Per queue: its URL, two items opened, a decision on the first, and that decision's outcome.
+CASES = {
+    "dead_letters": (
+        "dead-letters",
+        [letter(1), letter(2)],
+        DeadLetterRetried(**R, letter_id="r-q:1", by="ann", reason="again"),
+        "retried",
+    ),
+    "conflicts": (
+        "conflicts",
+        [parked(1), parked(2)],
+        ConflictResolved(**R, conflict_id="c-1", by="ann", reason="bank", choice="a", value="paid"),
+        "resolved",
+    ),
+}
+
+
+def test_the_queues_are_kept_by_one_projector_each_reading_what_its_queue_names():
+    for queue in queues.QUEUES:
+        projector = projection.PROJECTORS[queue.name]
+        assert isinstance(projector, projection.QueueProjector) and projector.queue is queue
+        assert projector.kinds == queue.kinds and projector.models == (queue.model,)
+    assert {q.name for q in queues.QUEUES} == set(CASES)
+
+
+@pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)
+def test_the_page_the_api_and_the_query_list_the_same_items(queue, as_reviewer, token):
+    path, opened, decision, outcome = CASES[queue.name]
+    journal = DjangoJournal()
+    stream = f"queue-test-{queue.name}"
+    journal.append(stream, [*opened, decision], 0)
+    first, second = (getattr(e, queue.key) for e in opened)
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def listed(status: str) -> list[str]:
+        items = api.get(f"/api/review/{path}", {"status": status}).json()["items"]
+        return [item[queue.key] for item in items]
+
+    def shown(status: str) -> list[str]:
+        page = as_reviewer.get(f"/review/{path}", {"status": status}).context["page"]
+        return [getattr(item, queue.key) for item in page.object_list]
+
+    def built(status: str) -> list[str]:
+        return [getattr(item, queue.key) for item in queries.queue_items(queue, status)]
+
+    assert listed("open") == shown("open") == built("open") == [second]
+    assert listed(outcome) == shown("decided") == built("decided") == built(outcome) == [first]
+    assert listed("all") == shown("all") == built("all") == [second, first]  # newest first
+    decided = queue.model._default_manager.get(**{queue.key: first})
+    assert (decided.status, decided.decided_by, decided.decision_reason) == (
+        outcome,
+        "ann",
+        decision.reason,
+    )
+    schema = api.get("/api/openapi.json").json()
+    [param] = schema["paths"][f"/api/review/{path}"]["get"]["parameters"][:1]
+    assert param["name"] == "status"
+    assert param["schema"]["enum"] == ["open", *queue.outcomes, "all"]
+
+
+@pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)
+def test_an_item_opened_again_is_open_again_and_a_rebuild_agrees(queue):
+    _, opened, decision, _ = CASES[queue.name]
+    journal = DjangoJournal()
+    journal.append("queue-test", [opened[0], decision], 0)
+    projection.catch_up()
+    journal.append("queue-test-again", [opened[0].model_copy(update={"id": "f" * 32})], 0)
+    projection.catch_up()
+    key = getattr(opened[0], queue.key)
+
+    def row():
+        item = queue.model._default_manager.get(**{queue.key: key})
+        return (item.status, item.decided_by, item.decided_at, item.decision_reason)
+
+    assert row() == (queues.OPEN, "", None, "")
+    projection.rebuild([queue.name])
+    assert row() == (queues.OPEN, "", None, "")

@@ -148,3 +148,15 @@ def pytest_report_header() -> list[str]:
     pg = os.environ.get(PG_ENV, "not available: PostgreSQL tests skip")
     redis = os.environ.get(REDIS_ENV, "not available: Redis tests skip")
     return [f"postgres: {pg}", f"redis: {redis}"]
+
+
+def left_running(path: str, patience: float = 10.0) -> list[str]:
+    """Processes whose command line names `path` ("pid command"), after giving them
+    `patience` seconds to finish exiting: what Ctrl-C failed to stop."""
+    deadline = time.monotonic() + patience
+    while True:
+        found = subprocess.run(["pgrep", "-a", "-f", path], capture_output=True, text=True)
+        lines = found.stdout.splitlines()
+        if not lines or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.2)

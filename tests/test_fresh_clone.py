@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.services import free_port
+from tests.services import free_port, left_running
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,5 +96,4 @@ def test_make_run_on_a_fresh_clone_serves_the_login_page_and_stops_on_ctrl_c(tmp
             os.killpg(make.pid, signal.SIGKILL)
             raise
     assert "stopped." in output()
-    leftovers = subprocess.run(["pgrep", "-f", str(dest)], capture_output=True, text=True)
-    assert leftovers.stdout == "", f"still running after Ctrl-C:\n{leftovers.stdout}"
+    assert left_running(str(dest)) == [], "still running after Ctrl-C"

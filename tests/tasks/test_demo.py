@@ -16,7 +16,7 @@ import pytest
 from django.db import connections
 
 from tasks import runs
-from tests.services import free_port
+from tests.services import free_port, left_running
 from tests.tasks.conftest import ROOT, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -107,8 +107,7 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
     finally:
         assert demo.stop() == 0, demo.output
     assert "stopped." in demo.output
-    leftovers = subprocess.run(["pgrep", "-f", str(home)], capture_output=True, text=True)
-    assert leftovers.stdout == "", "processes the demo started are still running"
+    assert left_running(str(home)) == [], "processes the demo started are still running"
 
     # Started again on the same database: no password to print, no second sample run.
     again = Demo(env, port)
@@ -119,5 +118,4 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
         assert "password '" not in again.output
     finally:
         assert again.stop() == 0, again.output
-    leftovers = subprocess.run(["pgrep", "-f", str(home)], capture_output=True, text=True)
-    assert leftovers.stdout == ""
+    assert left_running(str(home)) == []

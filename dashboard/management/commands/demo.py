@@ -10,6 +10,7 @@ worker never takes the web server down. Ctrl-C stops every process it started.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -70,14 +71,18 @@ class Child:
         )
 
     def stop(self, deadline: float) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None:
             return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):  # then SIGKILL, below
+                self.proc.wait(max(0.1, deadline - time.monotonic()))
+        # Whatever of its group is left (a pool child slower than its parent, or the whole
+        # group if the parent did not stop in time) goes now: Ctrl-C leaves nothing behind.
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        self.proc.wait()
 
 
 class Command(BaseCommand):

@@ -1,8 +1,10 @@
-"""The product's Celery app with transport options from the environment, for bench/workers.py.
+"""The product's Celery app as bench/workers.py's workers run it: with the benchmark's own
+no-op task, and transport options from the environment.
 
 Minutes' settings support only Redis (embedded or not); kombu's filesystem and SQLAlchemy
 transports are measured for the record (docs/broker.md), so their workers need options that
-the settings no longer give: BENCH_BROKER_OPTIONS, a JSON object.
+the settings no longer give: BENCH_BROKER_OPTIONS, a JSON object. The no-op task lives here,
+not in tasks/, so production workers never register a task that appends to any path sent.
 """
 
 from __future__ import annotations
@@ -14,4 +16,12 @@ from config.celery import app
 
 app.conf.broker_transport_options = json.loads(os.environ.get("BENCH_BROKER_OPTIONS", "{}"))
 
-__all__ = ["app"]
+
+@app.task(name="bench.noop", acks_late=True)
+def noop(tally: str) -> None:
+    """Say it ran (the broker's ceiling is measured in tasks a second)."""
+    with open(tally, "a") as f:
+        f.write(f"{os.getpid()}\n")
+
+
+__all__ = ["app", "noop"]

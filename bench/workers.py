@@ -50,11 +50,11 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
+from bench.broker_app import noop  # noqa: E402
 from config.celery import app, worker_command  # noqa: E402
 from runtime import flight  # noqa: E402
 from runtime.journal import MemoryJournal  # noqa: E402
 from tasks import runs  # noqa: E402
-from tasks.bench import noop  # noqa: E402
 
 FILESYSTEM = "filesystem://localhost/"
 SQLALCHEMY = f"sqla+sqlite:///{WORK / 'broker.sqlite3'}"

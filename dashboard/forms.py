@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from django import forms
@@ -64,9 +63,7 @@ class NewRunForm(forms.Form):
             self.add_error("order", "only the support-desk team works on orders")
         if data.get("model") == "local" and (why := local_model.missing()):
             self.add_error("model", why)
-        if data.get("model") == "endpoint" and not (
-            os.environ.get("MINUTES_MODEL_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        ):
+        if data.get("model") == "endpoint" and not settings.MODEL_BASE_URL:
             self.add_error(
                 "model",
                 "no OpenAI-compatible endpoint is configured: set MINUTES_MODEL_BASE_URL and "

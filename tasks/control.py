@@ -24,7 +24,7 @@ from django.db import OperationalError, connections
 
 from journal_store.journal import DjangoJournal
 from runtime import streams
-from runtime.coordination.leases import Heartbeat, Lease, Leases, Standing, standing
+from runtime.coordination.leases import Heartbeat, Lease, Leases, standing
 from runtime.events import (
     DeadLetterDiscarded,
     DeadLettered,
@@ -80,9 +80,6 @@ class Control:
             if isinstance(r.event, DeadLetterRetried)
         ]
         return retried[-1] if retried else 0
-
-    def lease_state(self) -> Standing | None:
-        return standing(self.leases.last(self.run_id))
 
     def last_error(self, at_version: int) -> str:
         failures = [

@@ -68,10 +68,6 @@ class Control:
         the same version is not a retry of a step that kept dying."""
         self.leases.release(lease, outcome, counted=outcome != "waiting")
 
-    def attempts(self, at_version: int) -> int:
-        """Steps started at this run version since the last retry a person ordered."""
-        return self.leases.attempts(self.run_id, at_version, since=self.retried_at())
-
     def retried_at(self) -> int:
         """The position of the last dead-letter retry a person ordered here (0: none)."""
         retried = [

@@ -301,6 +301,13 @@ class JournalContract:
         assert (lease.epoch, lease.attempt) == (5, 3)
         assert leases.attempts("r", 7) == 3  # carried on by the new grant
 
+    def test_a_lease_stream_holding_no_lease_event_is_free_to_take(self, journal):
+        journal.append("lease-x", [debit(1)], 0)  # an imported journal may write anything there
+        leases = Leases(journal)
+        assert leases.current("x") is None
+        lease = leases.acquire("x", "w1", ttl=60, at_version=1)
+        assert (lease.epoch, lease.attempt) == (2, 1)
+
     # --- scanning by prefix ------------------------------------------------------------------
 
     def test_read_prefix_matches_its_prefix_literally(self, journal):

@@ -127,7 +127,7 @@ from django.test import Client  # noqa: E402
 from journal_store import projection  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from journal_store.models import RunSummary, StoredEvent  # noqa: E402
-from runtime.events import DriverLeased, Event, payload_json  # noqa: E402
+from runtime.events import DriverLeased, Event, LeaseGranted, LeaseRenewed, payload_json  # noqa: E402
 from tasks import runs  # noqa: E402
 
 TARGET_MS = 150.0
@@ -171,7 +171,7 @@ def fly_template(scenario: str) -> Template:
 
 def copy_event(t: Template, e: Event, run_id: str, shift: float, mentions: bool) -> Event:
     update: dict[str, Any] = {"run_id": run_id, "id": uuid.uuid4().hex, "t": e.t + shift}
-    if isinstance(e, DriverLeased):
+    if isinstance(e, DriverLeased | LeaseGranted | LeaseRenewed):
         update["expires"] = e.expires + shift
     if mentions:  # the run id inside the payload too (a workspace name): rewrite the text
         text = e.model_dump_json().replace(t.run_id, run_id)

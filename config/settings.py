@@ -196,12 +196,19 @@ MODEL_BASE_URL = env.text("MINUTES_MODEL_BASE_URL") or env.text("OPENAI_BASE_URL
 BROKER_DIR = HOME / "broker"
 EMBEDDED_BROKER = not env.text("CELERY_BROKER_URL")
 CELERY_BROKER_URL = env.text("CELERY_BROKER_URL") or f"redis+socket://{BROKER_DIR / 'redis.sock'}"
-STEP_LEASE_SECONDS = env.number("MINUTES_STEP_LEASE_SECONDS", 600)
-# Longer than any step (a step is one agent turn; its tools time out well inside the lease).
-VISIBILITY_TIMEOUT = env.number("MINUTES_VISIBILITY_TIMEOUT", STEP_LEASE_SECONDS + 300)
-# Redis redelivers a step whose worker died after this long (acks are late: a step is acked
-# when it is done). kombu's other transports are not supported: the filesystem one lost
-# messages under concurrent use (docs/broker.md).
+# Who drives a run's step (or runs a specialist) holds a lease this long, renewed by a heartbeat
+# every third of it while the work goes on: a step may take far longer (a slow model, a long
+# test suite), and a worker that dies stops renewing, so its lease runs out within this many
+# seconds and the reconciler (every MINUTES_RECONCILE_SECONDS) queues the run again.
+STEP_LEASE_SECONDS = env.number("MINUTES_STEP_LEASE_SECONDS", 30)
+# Redis redelivers a message whose worker died after this long (acks are late: a step is acked
+# when it is done). Recovery does not wait for it (the lease and the reconciler do that); it is
+# longer than a step may legitimately take (ten minutes, say), so a step still at work is not
+# delivered again (harmless anyway: the second delivery finds the lease held and stops). Keep
+# it longer than any countdown a task is sent with (half a second here). kombu's other
+# transports are not supported: the filesystem one lost messages under concurrent use
+# (docs/broker.md).
+VISIBILITY_TIMEOUT = env.number("MINUTES_VISIBILITY_TIMEOUT", 900)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

@@ -30,12 +30,14 @@ from runtime import flat
 from runtime.events import BY_KIND, Event, EventFormatError, parse_event, payload_json
 from runtime.journal import (
     DuplicateEventId,
+    Fence,
     Recorded,
-    StaleEpoch,
     WrongExpectedVersion,
     check_batch,
+    check_fence,
     replayed_batch,
 )
+from runtime.journal import Fenced as Fenced  # it lives in the runtime now; old imports still work
 
 APPEND_LOCK = 0x4D696E75746573  # "Minutes": the advisory lock that serializes appends
 SELECT = (
@@ -119,16 +121,17 @@ class DjangoJournal:
         stream: str,
         events: Sequence[Event],
         expected_version: int,
-        fence: tuple[str, int] | None = None,
+        fence: Fence | None = None,
     ) -> list[Recorded]:
         """Append atomically. With `fence=(lease stream, epoch)`, refuse (StaleEpoch) unless the
-        lease stream is still at that version: a driver whose lease moved cannot write."""
+        lease still stands at that epoch (runtime.journal.standing_epoch), read in the same
+        transaction: a writer whose lease was taken over cannot write."""
         check_batch(stream, events, expected_version)
         try:
             with transaction.atomic(using=self.using):
                 self.serialize_appends()
-                if fence is not None and (current := self.version(fence[0])) != fence[1]:
-                    raise StaleEpoch(fence[0], fence[1], current)
+                if fence is not None:
+                    check_fence(fence, self.last(fence[0]))
                 return self.append_locked(stream, events, expected_version)
         except IntegrityError:
             # Only a path that skipped the checks gets here (an id stored in another stream,
@@ -234,6 +237,11 @@ class DjangoJournal:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return self.select("WHERE stream LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
 
+    def last(self, stream: str) -> Recorded | None:
+        """The stream's last event (one row, by the (stream, version) index), or None."""
+        found = self.select("WHERE stream = %s ORDER BY version DESC LIMIT 1", [stream])
+        return found[0] if found else None
+
     def version(self, stream: str) -> int:
         with self.connection.cursor() as cursor:
             cursor.execute("SELECT MAX(version) FROM journal_event WHERE stream = %s", [stream])
@@ -245,23 +253,3 @@ class DjangoJournal:
             cursor.execute("SELECT MAX(position) FROM journal_event")
             (found,) = cursor.fetchone()
         return int(found or 0)
-
-
-class Fenced:
-    """A Journal whose appends carry a lease's epoch (see DjangoJournal.append)."""
-
-    def __init__(self, journal: DjangoJournal, lease: str, epoch: int) -> None:
-        self.journal = journal
-        self.fence = (lease, epoch)
-
-    def append(self, stream: str, events: Sequence[Event], expected_version: int) -> list[Recorded]:
-        return self.journal.append(stream, events, expected_version, fence=self.fence)
-
-    def read(self, stream: str, after: int = 0) -> list[Recorded]:
-        return self.journal.read(stream, after)
-
-    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
-        return self.journal.read_all(after, limit)
-
-    def version(self, stream: str) -> int:
-        return self.journal.version(stream)

@@ -7,6 +7,13 @@ the whole journal), which is what projections read by.
 
 Appending an event id that is already stored is not an error: it is a retry of a write whose
 answer was lost, and it returns the original records without writing anything.
+
+Fencing is part of the primitive: `append(..., fence=(lease stream, epoch))` is refused with
+`StaleEpoch` unless that lease still stands at that epoch, checked in the same atomic step as
+the expected version. A lease stands at the version of its live grant; a renewal names the
+grant it extends and keeps its epoch, a new grant or a release ends it (`standing_epoch`, from
+the lease stream's last event alone). `Fenced` wraps any Journal so that every append of one
+writer carries its fence.
 """
 
 from __future__ import annotations
@@ -14,9 +21,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
-from runtime.events import Event
+from runtime.events import DriverLeased, Event, LeaseGranted, LeaseRenewed
+
+Fence = tuple[str, int]  # (lease stream, epoch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +68,15 @@ class DuplicateEventId(JournalError):
 
 class Journal(Protocol):
     def append(
-        self, stream: str, events: Sequence[Event], expected_version: int
-    ) -> list[Recorded]: ...
+        self,
+        stream: str,
+        events: Sequence[Event],
+        expected_version: int,
+        fence: Fence | None = None,
+    ) -> list[Recorded]:
+        """Append atomically at `expected_version` (WrongExpectedVersion when the stream moved);
+        with a fence, only while that lease stands at that epoch (StaleEpoch otherwise)."""
+        ...
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         """The stream's events with version > after, in version order."""
@@ -79,6 +95,62 @@ class ScanningJournal(Journal, Protocol):
     def read_prefix(self, prefix: str) -> list[Recorded]:
         """Every event of the streams whose names start with `prefix`, in position order."""
         ...
+
+
+def standing_epoch(last: Recorded | None) -> int:
+    """The epoch a lease stream stands at, read from its last event: the version of the grant
+    that is live (a renewal names the grant it extends), or 0 when the lease was given back or
+    never granted. Expiry is not judged here: a holder whose lease ran out may still write
+    until somebody else is granted it, and that grant is what fences it out."""
+    if last is None:
+        return 0
+    if isinstance(last.event, LeaseRenewed):
+        return last.event.epoch
+    if isinstance(last.event, LeaseGranted | DriverLeased):
+        return last.version
+    return 0
+
+
+def check_fence(fence: Fence | None, last: Recorded | None) -> None:
+    """Raise StaleEpoch unless the lease whose last record is `last` stands at the fence's
+    epoch. Call it where the append is atomic (under the writer's lock or in its transaction)."""
+    if fence is None:
+        return
+    current = standing_epoch(last)
+    if current != fence[1]:
+        raise StaleEpoch(fence[0], fence[1], current)
+
+
+class Fenced:
+    """A Journal whose every append carries one lease's fence: a writer whose lease was taken
+    over cannot write, to whichever stream it writes. Reads pass through."""
+
+    def __init__(self, journal: Journal, lease: str, epoch: int) -> None:
+        self.journal = journal
+        self.fence: Fence = (lease, epoch)
+
+    def append(
+        self,
+        stream: str,
+        events: Sequence[Event],
+        expected_version: int,
+        fence: Fence | None = None,
+    ) -> list[Recorded]:
+        if fence is not None and fence != self.fence:
+            raise ValueError(f"this journal is fenced by {self.fence}, not {fence}")
+        return self.journal.append(stream, events, expected_version, fence=self.fence)
+
+    def read(self, stream: str, after: int = 0) -> list[Recorded]:
+        return self.journal.read(stream, after)
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
+        return self.journal.read_all(after, limit)
+
+    def version(self, stream: str) -> int:
+        return self.journal.version(stream)
+
+    def read_prefix(self, prefix: str) -> list[Recorded]:
+        return cast(ScanningJournal, self.journal).read_prefix(prefix)
 
 
 def append_next(
@@ -137,9 +209,18 @@ class MemoryJournal:
         self._streams: dict[str, list[Recorded]] = {}
         self._by_id: dict[str, Recorded] = {}
 
-    def append(self, stream: str, events: Sequence[Event], expected_version: int) -> list[Recorded]:
+    def append(
+        self,
+        stream: str,
+        events: Sequence[Event],
+        expected_version: int,
+        fence: Fence | None = None,
+    ) -> list[Recorded]:
         check_batch(stream, events, expected_version)
         with self._lock:
+            if fence is not None:
+                lease = self._streams.get(fence[0])
+                check_fence(fence, lease[-1] if lease else None)
             retried = replayed_batch(stream, events, [self._by_id.get(e.id) for e in events])
             if retried is not None:
                 return retried

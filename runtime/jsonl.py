@@ -21,9 +21,11 @@ from pathlib import Path
 from runtime import flat
 from runtime.events import Event, EventFormatError
 from runtime.journal import (
+    Fence,
     Recorded,
     WrongExpectedVersion,
     check_batch,
+    check_fence,
     replayed_batch,
 )
 
@@ -171,7 +173,13 @@ class JsonlJournal:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def append(self, stream: str, events: Sequence[Event], expected_version: int) -> list[Recorded]:
+    def append(
+        self,
+        stream: str,
+        events: Sequence[Event],
+        expected_version: int,
+        fence: Fence | None = None,
+    ) -> list[Recorded]:
         check_batch(stream, events, expected_version)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -179,6 +187,9 @@ class JsonlJournal:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 self._catch_up()
+                if fence is not None:
+                    lease = self._streams.get(fence[0])
+                    check_fence(fence, lease[-1] if lease else None)
                 retried = replayed_batch(stream, events, [self._by_id.get(e.id) for e in events])
                 if retried is not None:
                     return retried

@@ -1,7 +1,11 @@
 """How a run is driven, in two streams beside the run's own:
 
-    lease-<run>    who may drive it: DriverLeased / DriverReleased. The version of a lease's
-                   event is its epoch, and every append to the run is fenced by it.
+    lease-<run>    who may drive it: the lease primitive of runtime/coordination/leases.py
+                   (LeaseGranted / LeaseRenewed / LeaseReleased; journals from before it hold
+                   DriverLeased / DriverReleased, still read). The version of a grant is its
+                   epoch, and every append to the run is fenced by it. A heartbeat renews it
+                   while a step runs, so a short lease covers a long step and a dead worker's
+                   lease runs out in seconds.
     control-<run>  what people asked of it (stop, resume), failed steps, and work dead-lettered
                    outside the harness (a step that crashes its worker or keeps raising).
 
@@ -12,37 +16,27 @@ does not move the lease's epoch.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import OperationalError, connections
 
-from journal_store.journal import DjangoJournal, Fenced
+from journal_store.journal import DjangoJournal
 from runtime import streams
+from runtime.coordination.leases import Heartbeat, Lease, Leases, standing
 from runtime.events import (
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
-    DriverLeased,
-    DriverReleased,
     ErrorInfo,
     Event,
     ResumeRequested,
     StepFailed,
     StopRequested,
 )
-from runtime.journal import JournalError
+from runtime.journal import Recorded
 from runtime.session import StopRequest
-
-
-@dataclass(frozen=True)
-class Lease:
-    stream: str
-    epoch: int  # the control stream's version holding this DriverLeased
-    holder: str
-    at_version: int
 
 
 class Control:
@@ -51,6 +45,7 @@ class Control:
         self.journal = journal or DjangoJournal()
         self.stream = streams.control(run_id)
         self.lease_stream = streams.driver_lease(run_id)
+        self.leases = Leases(self.journal, run_id)  # its resource is the run id: lease-<run>
 
     def events(self) -> list[Event]:
         return [r.event for r in self.journal.read(self.stream)]
@@ -61,58 +56,26 @@ class Control:
     # --- driving -----------------------------------------------------------------------------
 
     def acquire(self, holder: str, ttl: float, at_version: int) -> Lease | None:
-        """The right to drive one step, or None while somebody else's lease is live."""
-        version = self.journal.version(self.lease_stream)
-        last = self.journal.read(self.lease_stream, after=version - 1) if version else []
-        if last and isinstance(last[0].event, DriverLeased) and last[0].event.expires > time.time():
-            return None
-        lease = DriverLeased(
-            run_id=self.run_id, holder=holder, expires=time.time() + ttl, at_version=at_version
+        """The right to drive one step, or None while somebody else's lease is live. The lease
+        counts the step's starts (`attempt`) since a person last retried a dead letter."""
+        return self.leases.acquire(
+            self.run_id, holder, ttl, at_version=at_version, since=self.retried_at()
         )
-        try:
-            self.journal.append(self.lease_stream, [lease], version)
-        except JournalError:
-            return None  # another worker took it first: it drives, we do not
-        return Lease(self.lease_stream, version + 1, holder, at_version)
 
     def release(self, lease: Lease, outcome: str) -> None:
-        """Give the lease back, fenced: a lease somebody took over is not ours to release."""
-        event = DriverReleased(run_id=self.run_id, holder=lease.holder, outcome=outcome)
-        # Taken over after it expired? Then the new holder releases it, not us.
-        with contextlib.suppress(JournalError):
-            fenced = Fenced(self.journal, lease.stream, lease.epoch)
-            fenced.append(lease.stream, [event], lease.epoch)
+        """Give the lease back, unless somebody took it over (then it is theirs to release).
+        A step that ended "waiting" (on specialists elsewhere) did its part: the next look at
+        the same version is not a retry of a step that kept dying."""
+        self.leases.release(lease, outcome, counted=outcome != "waiting")
 
-    def attempts(self, at_version: int) -> int:
-        """Steps started at this run version since the last retry a person ordered."""
+    def retried_at(self) -> int:
+        """The position of the last dead-letter retry a person ordered here (0: none)."""
         retried = [
             r.position
             for r in self.journal.read(self.stream)
             if isinstance(r.event, DeadLetterRetried)
         ]
-        since = retried[-1] if retried else 0
-        # A step that ended "waiting" (on specialists elsewhere) did its part: the next look
-        # at the same version is not a retry of a step that kept dying.
-        count = 0
-        previous_here = False
-        for r in self.journal.read(self.lease_stream):
-            if r.position <= since:
-                continue
-            if isinstance(r.event, DriverLeased):
-                previous_here = r.event.at_version == at_version
-                count += previous_here
-            elif isinstance(r.event, DriverReleased) and previous_here:
-                count -= r.event.outcome == "waiting"
-                previous_here = False
-        return count
-
-    def lease_state(self) -> DriverLeased | DriverReleased | None:
-        version = self.journal.version(self.lease_stream)
-        if not version:
-            return None
-        event = self.journal.read(self.lease_stream, after=version - 1)[0].event
-        assert isinstance(event, DriverLeased | DriverReleased)
-        return event
+        return retried[-1] if retried else 0
 
     def last_error(self, at_version: int) -> str:
         failures = [
@@ -182,6 +145,20 @@ class Control:
         return letter
 
 
+def heartbeat(leases: Leases, *held: Lease) -> Heartbeat:
+    """Renew these leases every STEP_LEASE_SECONDS / 3 from a thread of this process until
+    `stop()`: a step (or a specialist) that takes ten minutes keeps them, and a worker that
+    dies stops renewing, so its leases run out within STEP_LEASE_SECONDS."""
+    beat = Heartbeat(
+        leases,
+        held,
+        settings.STEP_LEASE_SECONDS,
+        transient=(OperationalError,),  # the database busy for a moment: renew at the next beat
+        on_exit=connections.close_all,  # the thread's own connection
+    )
+    return beat.start()
+
+
 # --- runs nobody is driving ---------------------------------------------------------------------
 
 
@@ -208,21 +185,23 @@ def stalled(started: Mapping[str, float], now: float | None = None) -> dict[str,
             list(streams),
         )
         latest = cursor.fetchall()
-    last: dict[str, Event] = {}
+    last: dict[str, Recorded] = {}
     if latest:
         where = " OR ".join(["(stream = %s AND version = %s)"] * len(latest))
         params = [value for pair in latest for value in pair]
         for record in journal.select(f"WHERE {where}", params):
-            last[streams[record.stream]] = record.event
+            last[streams[record.stream]] = record
     found = {}
     for run_id, start in started.items():
-        event = last.get(run_id)
-        if isinstance(event, DriverLeased):
-            if event.expires < now:
-                found[run_id] = event.expires
-        elif event is None:
+        state = standing(last.get(run_id))
+        if state is None:
             if now - start > grace:
                 found[run_id] = start
-        elif now - event.t > grace:
-            found[run_id] = event.t
+        elif not state.released:
+            # Held: stalled the moment it expires (its holder stopped renewing: it died), with
+            # no grace on top; a live holder's heartbeat keeps pushing `expires` on.
+            if state.expires < now:
+                found[run_id] = state.expires
+        elif now - state.t > grace:
+            found[run_id] = state.t
     return found

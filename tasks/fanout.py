@@ -5,7 +5,8 @@ specialist off here; the step then ends, and later steps look at the specialists
 each holds a whole run or its deadline passes. A specialist:
 
     - takes a lease on its stream (`lease-worker-...`) and writes through it, fenced: a
-      redelivered or duplicated task that lost the lease cannot write;
+      redelivered or duplicated task that lost the lease cannot write; a heartbeat renews it
+      (and the slot's) while the specialist works;
     - resumes from its stream: a worker killed mid-specialist loses at most the turn in hand;
     - takes one of its run's `parallel` slots first (leases `slots-<run>-<n>`), or waits for
       one without holding a worker: the per-run cap; the per-pool cap is the workers' own
@@ -24,15 +25,16 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
-from journal_store.journal import DjangoJournal, Fenced
+from journal_store.journal import DjangoJournal
 from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
 from runtime.events import BudgetDebited, ToolsListed
 from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
 from runtime.faults import Faults
-from runtime.journal import StaleEpoch, WrongExpectedVersion, append_next
+from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.session import Session
+from tasks.control import heartbeat
 from teams.triage.belt import Belt
 from teams.triage.settings import TriageSettings
 from teams.triage.specialist import work
@@ -93,6 +95,7 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
     if lease is None:
         leases.release(slot)
         return "busy"  # another worker holds this specialist
+    beat = heartbeat(leases, lease, slot)  # both stay held however long the specialist works
     try:
         Faults.from_env().specialist_started(sub_id, starts(journal, stream))
         clients = flight.clients_for(config, flight.team_named(config.team))
@@ -122,6 +125,7 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
     except (StaleEpoch, WrongExpectedVersion):
         return "lost"  # the lease moved on: somebody else has this specialist now
     finally:
+        lease, slot = beat.stop()
         leases.release(lease)
         leases.release(slot)
 

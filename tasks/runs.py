@@ -8,8 +8,11 @@ fairly, and stopping a run is simply not enqueueing its next step.
 
 Who drives is decided by a lease whose epoch fences every append: a second delivery of the
 same step finds the lease taken and stops without writing; a worker whose lease was taken over
-cannot write either. A step that keeps dying (killed, or raising) is dead-lettered after
-MAX_STEP_ATTEMPTS, counted in the database because Redis keeps no redelivery count.
+cannot write either. A heartbeat renews the lease while the step runs, so the lease is short
+(STEP_LEASE_SECONDS) however long the step: a killed worker's lease runs out within it, and
+`reconcile` queues the run again at its next beat. A step that keeps dying (killed, or raising)
+is dead-lettered after MAX_STEP_ATTEMPTS, counted in the lease's own events because Redis keeps
+no redelivery count.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from django.http import Http404
 
 from desk.services import database_desk, release
 from journal_store import projection
-from journal_store.journal import DjangoJournal, Fenced
+from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import flight, status
 from runtime.events import (
@@ -38,12 +41,12 @@ from runtime.events import (
     TeamStarted,
 )
 from runtime.faults import Faults
-from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
+from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.team import Services
 from tasks import fanout, local_model
-from tasks.control import Control, stalled
+from tasks.control import Control, heartbeat, stalled
 from teams.desk.services import DeskServices
 
 log = logging.getLogger(__name__)
@@ -226,13 +229,14 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
     lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
     if lease is None:
         return "busy"  # somebody else is driving this run: we do not write
+    beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
     outcome = "lost"
     try:
-        if control.attempts(at) > settings.MAX_STEP_ATTEMPTS:
+        if lease.attempt > settings.MAX_STEP_ATTEMPTS:
             letter = control.dead_letter(
-                f"the step at version {at} was started {control.attempts(at) - 1} times and never "
+                f"the step at version {at} was started {lease.attempt - 1} times and never "
                 "finished (its worker died or it kept failing)",
-                control.attempts(at) - 1,
+                lease.attempt - 1,
                 control.last_error(at),
             )
             outcome = "dead-lettered"
@@ -268,6 +272,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
         outcome = "failed-step"
         raise
     finally:
+        [lease] = beat.stop()  # as renewed: its version moved with each renewal
         control.release(lease, outcome)
         projection.catch_up()
     if outcome == "stepped":

@@ -3,19 +3,22 @@
 An intent is what a person wants done (stream `intent-<id>`); when they change their mind, its
 version goes up, and work or messages decided under the old version are refused where they
 would change something — not applied and corrected later. A lease is ownership of a resource
-for a while (stream `lease-<resource>`); its epoch is the stream version of its grant, every
-mutation carries the epoch it holds, and a stale epoch is refused even when its owner is alive
-and sure of itself. Each refusal is journalled (StaleWorkRejected).
+for a while (stream `lease-<resource>`, the one primitive of runtime/coordination/leases.py);
+its epoch is the stream version of its grant (renewals keep it), every mutation carries the
+epoch it holds, and a stale epoch is refused even when its owner is alive and sure of itself.
+Each refusal is journalled (StaleWorkRejected).
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
 from dataclasses import dataclass
 
-from runtime.events import IntentDeclared, LeaseGranted, LeaseReleased, StaleWorkRejected
-from runtime.journal import Journal, WrongExpectedVersion, append_next
+from runtime.coordination import leases
+from runtime.coordination.leases import Lease
+from runtime.events import IntentDeclared, StaleWorkRejected
+from runtime.journal import Journal, append_next, standing_epoch
+
+__all__ = ["Intent", "Intents", "Lease", "Leases", "Stale", "refuse"]
 
 
 class Stale(Exception):
@@ -99,51 +102,12 @@ class Intents:
             )
 
 
-@dataclass(frozen=True)
-class Lease:
-    resource: str
-    holder: str
-    epoch: int
-    expires: float
-
-
-class Leases:
-    def __init__(self, journal: Journal) -> None:
-        self.journal = journal
-
-    @staticmethod
-    def stream(resource: str) -> str:
-        return f"lease-{resource}"
-
-    def current(self, resource: str) -> Lease | None:
-        records = self.journal.read(self.stream(resource))
-        if not records or not isinstance(records[-1].event, LeaseGranted):
-            return None
-        grant = records[-1].event
-        return Lease(resource, grant.holder, records[-1].version, grant.expires)
-
-    def acquire(self, resource: str, holder: str, ttl: float) -> Lease | None:
-        """The lease, or None while somebody else's is live. Taking it moves the epoch."""
-        stream = self.stream(resource)
-        version = self.journal.version(stream)
-        held = self.current(resource)
-        if held is not None and held.expires > time.time() and held.holder != holder:
-            return None
-        grant = LeaseGranted(resource=resource, holder=holder, expires=time.time() + ttl)
-        try:
-            self.journal.append(stream, [grant], version)
-        except WrongExpectedVersion:
-            return None
-        return Lease(resource, holder, version + 1, grant.expires)
-
-    def release(self, lease: Lease) -> None:
-        released = LeaseReleased(resource=lease.resource, holder=lease.holder)
-        with contextlib.suppress(WrongExpectedVersion):  # taken over since: not ours to release
-            self.journal.append(self.stream(lease.resource), [released], lease.epoch)
+class Leases(leases.Leases):
+    """The lease primitive (runtime/coordination/leases.py), with the gate's check."""
 
     def check(self, resource: str, epoch: int, what: str, log: str, run_id: str = "") -> None:
         """Refuse (and record) a mutation carrying an epoch that is no longer the lease's."""
-        current = self.journal.version(self.stream(resource))
+        current = standing_epoch(self.last(resource))
         if epoch != current:
             refuse(
                 self.journal,

@@ -41,6 +41,7 @@ from runtime.events.coordination import (
     IntentDeclared,
     LeaseGranted,
     LeaseReleased,
+    LeaseRenewed,
     OrderPrepared,
     StaleWorkRejected,
 )
@@ -156,6 +157,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     FactChanged,
     IntentDeclared,
     LeaseGranted,
+    LeaseRenewed,
     LeaseReleased,
     StaleWorkRejected,
     FactReconciled,
@@ -194,10 +196,18 @@ def _tool_returned_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "error": {"type": name, "message": message}}
 
 
+def _lease_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # v1 kept no count of the work's attempts (nor, released, which grant): the defaults say
+    # "not recorded", and the lease reader counts such a stream the old way, once.
+    return data
+
+
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
     ("ToolReturned", 1): _tool_returned_v1_v2,
     ("TeamStarted", 1): team_started_v1_v2,
+    ("LeaseGranted", 1): _lease_v1_v2,
+    ("LeaseReleased", 1): _lease_v1_v2,
 }
 
 
@@ -273,6 +283,7 @@ __all__ = [
     "IntentDeclared",
     "LeaseGranted",
     "LeaseReleased",
+    "LeaseRenewed",
     "MessageDelivered",
     "MessageSent",
     "ModelCalled",

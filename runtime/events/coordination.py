@@ -110,18 +110,49 @@ class StaleWorkRejected(Event):
 
 
 class LeaseGranted(Event):
-    """Ownership of a resource for a while. The version of this event is the lease's epoch."""
+    """Ownership of a resource for a while. The version of this event is the lease's epoch.
+
+    v2 carries the bookkeeping of the work the lease is taken for, so that the stream's last
+    event alone answers "how many times was this started?" (runtime/coordination/leases.py):
+    `at_version` names the work (a run's step: the run's version when it began; None for a
+    lease that counts no work) and `attempt` is this start's number since the count was reset.
+    """
 
     kind: ClassVar[str] = "LeaseGranted"
+    v: ClassVar[int] = 2
     resource: str
     holder: str
     expires: float
+    at_version: int | None = None
+    attempt: int = 0  # 0: written by v1, which did not count
+
+
+class LeaseRenewed(Event):
+    """The holder extended its lease (a heartbeat). The epoch does not move: `epoch` names the
+    grant it extends, and appends fenced by that epoch still pass."""
+
+    kind: ClassVar[str] = "LeaseRenewed"
+    resource: str
+    holder: str
+    expires: float
+    epoch: int
+    at_version: int | None = None
+    attempt: int = 0
 
 
 class LeaseReleased(Event):
+    """The holder gave its lease back. v2 says which grant (`epoch`), what became of the work
+    (`outcome`), and the attempts that count so far: a start that ended handing its work on
+    (a step left "waiting" on specialists) is not counted against it."""
+
     kind: ClassVar[str] = "LeaseReleased"
+    v: ClassVar[int] = 2
     resource: str
     holder: str
+    epoch: int | None = None  # None: written by v1
+    outcome: str = ""
+    at_version: int | None = None
+    attempt: int = 0
 
 
 # --- in a run's own stream: what the harness found when it looked -----------------------------

@@ -9,6 +9,12 @@ from runtime.events.base import ErrorInfo, Event
 # --- driving a run step by step (the control stream `control-<run>`) ------------------------
 
 
+# Read, never written any more: journals from before the one lease primitive hold these in
+# `lease-<run>`. The driver's lease is now a LeaseGranted like any other (resource: the run id);
+# runtime/coordination/leases.py reads these as a grant and a release, and counts a step's
+# attempts over them the way they were counted when they were written.
+
+
 class DriverLeased(Event):
     """A worker took the right to drive the run for one step. The stream version of this event
     is the lease's epoch: appends to the run carry it, and a stale epoch cannot write."""

@@ -10,7 +10,7 @@ import pytest
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime.events import DriverLeased, DriverReleased
+from runtime.events import DriverLeased, LeaseGranted, LeaseReleased
 from tasks import runs
 from tasks.control import Control, stalled
 from tests.dashboard.conftest import run_of
@@ -36,7 +36,7 @@ def test_a_run_no_worker_has_taken_is_stalled_once_the_grace_has_passed(owner, s
 def test_a_run_whose_step_ended_and_whose_next_step_never_came_is_stalled(owner, settings):
     run_id = run_of("first-flight", steps=2)
     released = last_lease(run_id)
-    assert isinstance(released, DriverReleased) and released.outcome == "stepped"
+    assert isinstance(released, LeaseReleased) and released.outcome == "stepped"
     start = started_at(run_id)
     assert stalled({run_id: start}, now=released.t + 1) == {}
     later = released.t + settings.STALL_SECONDS + 1
@@ -48,10 +48,30 @@ def test_a_run_whose_driver_died_holding_the_lease_is_stalled_when_the_lease_exp
     lease = Control(run_id).acquire("a-worker-that-dies", ttl=30, at_version=1)
     assert lease is not None  # and never released: its worker was killed
     held = last_lease(run_id)
-    assert isinstance(held, DriverLeased)
+    assert isinstance(held, LeaseGranted)
     start = started_at(run_id)
     assert stalled({run_id: start}, now=held.expires - 1) == {}
     assert stalled({run_id: start}, now=held.expires + 1) == {run_id: held.expires}
+
+
+def test_a_lease_renewed_by_its_heartbeat_is_stalled_only_when_the_renewal_runs_out(owner):
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    control = Control(run_id)
+    lease = control.acquire("a-worker", ttl=30, at_version=1)
+    renewed = control.leases.renew(lease, ttl=300)
+    start = started_at(run_id)
+    assert stalled({run_id: start}, now=lease.expires + 1) == {}  # the heartbeat kept it
+    assert stalled({run_id: start}, now=renewed.expires + 1) == {run_id: renewed.expires}
+
+
+def test_a_driver_lease_stored_before_the_one_lease_primitive_still_says_stalled(owner):
+    """Journals written before LeaseGranted drove runs hold DriverLeased: still read."""
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    old = DriverLeased(run_id=run_id, holder="w-old", expires=1_000.0, at_version=1)
+    DjangoJournal().append(f"lease-{run_id}", [old], 0)
+    start = started_at(run_id)
+    assert stalled({run_id: start}, now=999.0) == {}
+    assert stalled({run_id: start}, now=1_001.0) == {run_id: 1_000.0}
 
 
 def test_a_finished_run_is_never_stalled(done_run, settings):

@@ -114,6 +114,7 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
             [
                 ev.EffectFailed(**r, key="fx-9", error={"type": "Declined", "message": "no"}),
                 ev.LeaseGranted(**r, resource="order:1", holder="w1", expires=1.0),
+                ev.LeaseRenewed(**r, resource="order:1", holder="w1", expires=2.0, epoch=1),
                 ev.LeaseReleased(**r, resource="order:1", holder="w1"),
                 ev.StaleWorkRejected(
                     **r, what="refund", gate="lease", held=1, current=2, reason="moved"

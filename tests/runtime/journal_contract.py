@@ -1,5 +1,9 @@
 """The Journal contract: one suite, subclassed for every implementation (memory, JSONL, the
-database ones). A subclass provides a `journal` fixture returning a fresh, empty journal."""
+database ones). A subclass provides a `journal` fixture returning a fresh, empty journal.
+
+Besides append and the reads: fencing (`append(..., fence=)` and `Fenced`), the lease primitive
+on top of it (runtime/coordination/leases.py), and `read_prefix`, so that every backend runs
+each of them."""
 
 from __future__ import annotations
 
@@ -7,12 +11,45 @@ import threading
 
 import pytest
 
-from runtime.events import BudgetDebited, Event
-from runtime.journal import DuplicateEventId, WrongExpectedVersion
+from runtime.coordination.leases import Leases
+from runtime.events import (
+    BudgetDebited,
+    DriverLeased,
+    DriverReleased,
+    Event,
+    LeaseGranted,
+    LeaseReleased,
+    LeaseRenewed,
+)
+from runtime.journal import (
+    DuplicateEventId,
+    Fenced,
+    StaleEpoch,
+    WrongExpectedVersion,
+)
 
 
 def debit(n: int = 1) -> Event:
     return BudgetDebited(run_id="r-1", amount=n)
+
+
+def grant(holder: str = "w1", expires: float = 9e9) -> Event:
+    return LeaseGranted(resource="x", holder=holder, expires=expires, attempt=1)
+
+
+class Watching:
+    """A journal that notes every read of a stream, to show what the lease primitive reads."""
+
+    def __init__(self, journal) -> None:
+        self.journal = journal
+        self.reads: list[tuple[str, int, int]] = []  # (stream, after, its version then)
+
+    def read(self, stream, after=0):
+        self.reads.append((stream, after, self.journal.version(stream)))
+        return self.journal.read(stream, after)
+
+    def __getattr__(self, name):
+        return getattr(self.journal, name)
 
 
 class JournalContract:
@@ -105,3 +142,184 @@ class JournalContract:
             t.join()
         assert len(wins) == 1 and len(losses) == 7
         assert [r.event.amount for r in journal.read("run-hot")] == wins
+
+    # --- fencing -------------------------------------------------------------------------------
+
+    def test_an_append_fenced_by_the_standing_epoch_is_written(self, journal):
+        journal.append("lease-x", [grant()], 0)
+        journal.append("run-a", [debit(1)], 0, fence=("lease-x", 1))
+        assert journal.version("run-a") == 1
+
+    def test_a_stale_epoch_cannot_append_and_nothing_is_written(self, journal):
+        journal.append("lease-x", [grant("old", expires=0.0)], 0)
+        journal.append("lease-x", [grant("new")], 1)  # taken over after it expired
+        with pytest.raises(StaleEpoch) as info:
+            journal.append("run-a", [debit(1), debit(2)], 0, fence=("lease-x", 1))
+        assert (info.value.lease, info.value.epoch, info.value.current) == ("lease-x", 1, 2)
+        assert journal.version("run-a") == 0 and len(journal.read_all()) == 2
+
+    def test_a_renewal_by_the_holder_does_not_fence_the_holder_out(self, journal):
+        journal.append("lease-x", [grant()], 0)
+        renewal = LeaseRenewed(resource="x", holder="w1", expires=9e9, epoch=1, attempt=1)
+        journal.append("lease-x", [renewal], 1)
+        journal.append("run-a", [debit(1)], 0, fence=("lease-x", 1))
+        with pytest.raises(StaleEpoch):  # the renewal's version is not an epoch
+            journal.append("run-a", [debit(2)], 1, fence=("lease-x", 2))
+        assert journal.version("run-a") == 1
+
+    def test_a_released_or_never_granted_lease_fences_everyone_out(self, journal):
+        with pytest.raises(StaleEpoch) as info:
+            journal.append("run-a", [debit(1)], 0, fence=("lease-x", 1))
+        assert info.value.current == 0
+        journal.append("lease-x", [grant()], 0)
+        journal.append("lease-x", [LeaseReleased(resource="x", holder="w1", epoch=1)], 1)
+        with pytest.raises(StaleEpoch):
+            journal.append("run-a", [debit(1)], 0, fence=("lease-x", 1))
+        assert journal.version("run-a") == 0
+
+    def test_a_fenced_journal_fences_every_append_through_it(self, journal):
+        journal.append("lease-x", [grant("old", expires=0.0)], 0)
+        fenced = Fenced(journal, "lease-x", 1)
+        fenced.append("run-a", [debit(1)], 0)
+        journal.append("lease-x", [grant("new")], 1)
+        with pytest.raises(StaleEpoch):
+            fenced.append("run-b", [debit(2)], 0)
+        assert journal.version("run-b") == 0
+        assert [r.event.amount for r in fenced.read("run-a")] == [1]
+
+    def test_a_driver_lease_from_before_the_one_primitive_still_fences(self, journal):
+        old = DriverLeased(run_id="r", holder="w1", expires=0.0, at_version=1)
+        journal.append("lease-r", [old], 0)
+        journal.append("run-r", [debit(1)], 0, fence=("lease-r", 1))
+        journal.append("lease-r", [DriverReleased(run_id="r", holder="w1", outcome="x")], 1)
+        with pytest.raises(StaleEpoch):
+            journal.append("run-r", [debit(2)], 1, fence=("lease-r", 1))
+
+    # --- the lease primitive --------------------------------------------------------------------
+
+    def test_a_lease_is_granted_at_an_epoch_and_refused_to_others_while_live(self, journal):
+        leases = Leases(journal)
+        first = leases.acquire("x", "w1", ttl=60)
+        assert (first.epoch, first.holder, first.attempt) == (1, "w1", 1)
+        assert leases.acquire("x", "w2", ttl=60) is None
+        assert leases.current("x").holder == "w1"
+        assert journal.version("lease-x") == 1  # the refusal wrote nothing
+
+    def test_an_expired_lease_goes_to_the_next_taker_and_fences_the_old_holder(self, journal):
+        leases = Leases(journal)
+        old = leases.acquire("x", "w1", ttl=-1)
+        new = leases.acquire("x", "w2", ttl=60)
+        assert new.epoch == old.epoch + 1
+        with pytest.raises(StaleEpoch):
+            journal.append("run-a", [debit(1)], 0, fence=old.fence)
+        journal.append("run-a", [debit(1)], 0, fence=new.fence)
+        with pytest.raises(StaleEpoch):  # nor can the old holder renew it
+            leases.renew(old, ttl=60)
+        assert leases.release(old) is False
+        assert leases.current("x").holder == "w2"
+
+    def test_a_renewal_keeps_the_epoch_and_pushes_the_expiry_on(self, journal):
+        leases = Leases(journal)
+        lease = leases.acquire("x", "w1", ttl=-1)  # as if it were about to run out
+        renewed = leases.renew(lease, ttl=60)
+        assert (renewed.epoch, renewed.version) == (lease.epoch, lease.version + 1)
+        assert renewed.expires > lease.expires
+        assert leases.acquire("x", "w2", ttl=60) is None  # live again: nobody takes it
+        journal.append("run-a", [debit(1)], 0, fence=renewed.fence)
+        assert leases.release(renewed, "done") is True
+        assert leases.current("x") is None
+        assert leases.acquire("x", "w2", ttl=60).epoch == 4  # given back: free at once
+
+    def test_a_renewal_whose_answer_was_lost_is_recognised_as_ours(self, journal):
+        leases = Leases(journal)
+        lease = leases.acquire("x", "w1", ttl=60)
+        leases.renew(lease, ttl=60)  # landed, but the holder never heard (keeps `lease`)
+        renewed = leases.renew(lease, ttl=60)
+        assert renewed.epoch == 1 and renewed.version == 3
+        assert leases.release(lease) is True  # found where it stands, still ours
+
+    def test_two_holders_racing_for_a_lease_exactly_one_gets_it(self, journal):
+        leases = Leases(journal)
+        leases.acquire("x", "before", ttl=-1)  # expired: up for grabs
+        barrier = threading.Barrier(6)
+        won = []
+
+        def take(i: int) -> None:
+            barrier.wait()
+            lease = Leases(journal).acquire("x", f"w{i}", ttl=60)
+            if lease is not None:
+                won.append(lease)
+
+        threads = [threading.Thread(target=take, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(won) == 1 and won[0].epoch == 2
+        assert journal.version("lease-x") == 2
+        assert leases.current("x").holder == won[0].holder
+
+    def test_a_lease_counts_the_starts_of_its_work_from_its_last_event(self, journal):
+        leases = Leases(journal)
+        first = leases.acquire("x", "w1", ttl=-1, at_version=5)  # its holder dies
+        second = leases.acquire("x", "w2", ttl=60, at_version=5)
+        assert (first.attempt, second.attempt) == (1, 2)
+        second = leases.renew(second, ttl=60)
+        leases.release(second, "waiting", counted=False)  # handed its work on: not a retry
+        assert leases.attempts("x", 5) == 1
+        assert leases.acquire("x", "w3", ttl=-1, at_version=5).attempt == 2
+        reset = journal.append("control-x", [debit(1)], 0)[0].position  # a person's retry
+        assert leases.attempts("x", 5, since=reset) == 0
+        assert leases.acquire("x", "w4", ttl=60, at_version=5, since=reset).attempt == 1
+        assert leases.attempts("x", 6) == 0
+
+    def test_the_lease_primitive_reads_only_the_last_event_of_a_long_lease(self, journal):
+        watching = Watching(journal)
+        leases = Leases(watching)
+        lease = leases.acquire("x", "w1", ttl=60, at_version=1)
+        for _ in range(20):
+            lease = leases.renew(lease, ttl=60)
+        leases.release(lease, "stepped")
+        lease = leases.acquire("x", "w2", ttl=60, at_version=1)
+        leases.current("x")
+        assert leases.attempts("x", 1) == 2 and lease.attempt == 2
+        assert watching.reads and all(
+            after == version - 1 for stream, after, version in watching.reads
+        )
+
+    def test_starts_written_before_the_count_was_carried_still_count(self, journal):
+        old = [
+            DriverLeased(run_id="r", holder="w1", expires=0.0, at_version=7),
+            DriverReleased(run_id="r", holder="w1", outcome="waiting"),
+            DriverLeased(run_id="r", holder="w2", expires=0.0, at_version=7),
+            DriverLeased(run_id="r", holder="w3", expires=0.0, at_version=7),
+        ]
+        journal.append("lease-r", old, 0)
+        leases = Leases(journal, "r")
+        assert leases.attempts("r", 7) == 2  # the start that ended "waiting" does not count
+        lease = leases.acquire("r", "w4", ttl=60, at_version=7)
+        assert (lease.epoch, lease.attempt) == (5, 3)
+        assert leases.attempts("r", 7) == 3  # carried on by the new grant
+
+    def test_a_lease_stream_holding_no_lease_event_is_free_to_take(self, journal):
+        journal.append("lease-x", [debit(1)], 0)  # an imported journal may write anything there
+        leases = Leases(journal)
+        assert leases.current("x") is None
+        lease = leases.acquire("x", "w1", ttl=60, at_version=1)
+        assert (lease.epoch, lease.attempt) == (2, 1)
+
+    # --- scanning by prefix ------------------------------------------------------------------
+
+    def test_read_prefix_matches_its_prefix_literally(self, journal):
+        names = ["lease-a%b", "lease-axb", "lease-a_b", "lease-aXb", "lease-a\\b", "lease-ab"]
+        for i, name in enumerate(names):
+            journal.append(name, [debit(i)], 0)
+
+        def found(prefix):
+            return [r.stream for r in journal.read_prefix(prefix)]
+
+        assert found("lease-a%") == ["lease-a%b"]
+        assert found("lease-a_") == ["lease-a_b"]
+        assert found("lease-a\\") == ["lease-a\\b"]
+        assert found("lease-a") == names  # in position order
+        assert found("lease-ab%") == [] and found("run-") == []

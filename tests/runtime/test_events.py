@@ -6,6 +6,8 @@ from runtime import flat
 from runtime.events import (
     ALL_KINDS,
     EventFormatError,
+    LeaseGranted,
+    LeaseReleased,
     ModelResponded,
     ToolReturned,
     Usage,
@@ -44,6 +46,17 @@ def test_a_v1_tool_error_without_a_type_keeps_its_whole_text():
     event = parse_event({"kind": "ToolReturned", "tool": "x", "error": "unknown tool"})
     assert event.error is not None
     assert (event.error.type, event.error.message) == ("Error", "unknown tool")
+
+
+def test_a_v1_lease_grant_and_release_read_as_v2_that_counted_nothing():
+    grant = parse_event(
+        {"kind": "LeaseGranted", "v": 1, "resource": "x", "holder": "w", "expires": 1}
+    )
+    assert isinstance(grant, LeaseGranted) and grant.v == 2
+    assert (grant.at_version, grant.attempt) == (None, 0)
+    released = parse_event({"kind": "LeaseReleased", "v": 1, "resource": "x", "holder": "w"})
+    assert isinstance(released, LeaseReleased)
+    assert (released.epoch, released.outcome, released.attempt) == (None, "", 0)
 
 
 def test_the_stored_row_is_never_rewritten_by_reading_it():
@@ -187,8 +200,29 @@ def test_every_kind_survives_the_flat_round_trip():
             "current": 2,
             "reason": "superseded",
         },
-        "LeaseGranted": {"resource": "order:1", "holder": "w1", "expires": 10.0},
-        "LeaseReleased": {"resource": "order:1", "holder": "w1"},
+        "LeaseGranted": {
+            "resource": "order:1",
+            "holder": "w1",
+            "expires": 10.0,
+            "at_version": 3,
+            "attempt": 2,
+        },
+        "LeaseRenewed": {
+            "resource": "order:1",
+            "holder": "w1",
+            "expires": 20.0,
+            "epoch": 4,
+            "at_version": 3,
+            "attempt": 2,
+        },
+        "LeaseReleased": {
+            "resource": "order:1",
+            "holder": "w1",
+            "epoch": 4,
+            "outcome": "waiting",
+            "at_version": 3,
+            "attempt": 1,
+        },
         "FactReconciled": {
             "subject": "order:1",
             "predicate": "status",

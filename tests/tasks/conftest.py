@@ -44,6 +44,9 @@ class Workers:
     broker: str
     env_extra: dict[str, str] = field(default_factory=dict)
     procs: list[subprocess.Popen] = field(default_factory=list)
+    # Short leases and a reconciler every second, for tests that are not about how long
+    # recovery takes; False leaves the settings' defaults, for those that are.
+    quick: bool = True
 
     @property
     def exec_log(self) -> Path:
@@ -51,14 +54,20 @@ class Workers:
 
     def env(self) -> dict[str, str]:
         db = connections["default"].settings_dict["NAME"]
-        return {
-            **os.environ,
-            "DATABASE_URL": f"sqlite:///{db}",
-            "MINUTES_HOME": str(self.tmp / "home"),
-            "CELERY_BROKER_URL": self.broker,
+        quick = {
             "MINUTES_STEP_LEASE_SECONDS": "4",
             "MINUTES_VISIBILITY_TIMEOUT": "8",
             "MINUTES_RECONCILE_SECONDS": "1",
+        }
+        timings = ("MINUTES_STEP_LEASE_SECONDS", "MINUTES_VISIBILITY_TIMEOUT")
+        timings += ("MINUTES_RECONCILE_SECONDS", "MINUTES_STALL_SECONDS")
+        inherited = {k: v for k, v in os.environ.items() if self.quick or k not in timings}
+        return {
+            **inherited,
+            "DATABASE_URL": f"sqlite:///{db}",
+            "MINUTES_HOME": str(self.tmp / "home"),
+            "CELERY_BROKER_URL": self.broker,
+            **(quick if self.quick else {}),
             "MINUTES_EXEC_LOG": str(self.exec_log),
             **self.env_extra,
         }

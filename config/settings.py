@@ -240,6 +240,9 @@ CELERY_BEAT_SCHEDULE = {
 # must be longer than any provider takes to answer: an effect still in flight is not "unknown".
 EFFECT_PENDING_SECONDS = float(env.number("MINUTES_EFFECT_PENDING_SECONDS", 600))
 MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3)
+# Crash-test seams (runtime/faults.py), for the suite's worker processes; empty in production.
+FAULT = env.text("MINUTES_FAULT")
+EXEC_LOG = env.text("MINUTES_EXEC_LOG")
 # A running run whose lease was given back (or never taken) this long ago with nobody taking it
 # again is stalled: its page says so, and the reconciler (every MINUTES_RECONCILE_SECONDS)
 # enqueues its next step again. Longer than a step waits in a busy queue, or runs are re-queued

@@ -28,6 +28,7 @@ from typing import Any
 
 from runtime import flight, plugins, views
 from runtime.diagnose import diagnose
+from runtime.faults import Faults
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.model import ModelError
@@ -179,10 +180,18 @@ def cmd_fly(args: argparse.Namespace) -> int:
     previous = stop.install()
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     try:
-        outcome = flight.fly(journal, config, run_id, root, stop=stop, services=services(args))
+        outcome = flight.fly(
+            journal, config, run_id, root, stop=stop, services=services(args), faults=faults()
+        )
     finally:
         signal.signal(signal.SIGINT, previous)
     return report(outcome, journal, path, args.json)
+
+
+def faults() -> Faults:
+    """The crash-test seams this command was started with (MINUTES_FAULT, MINUTES_EXEC_LOG):
+    the command line is a host, and reads its environment here, once."""
+    return Faults.from_env()
 
 
 def options() -> list[Option]:
@@ -220,7 +229,13 @@ def cmd_resume(args: argparse.Namespace) -> int:
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     try:
         outcome = flight.resume(
-            journal, run_id, root, stop=stop, by=operator(), services=services(args)
+            journal,
+            run_id,
+            root,
+            stop=stop,
+            by=operator(),
+            services=services(args),
+            faults=faults(),
         )
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 ENV = "MINUTES_FAULT"
@@ -42,9 +43,14 @@ class Faults:
     log: str | None = None
 
     @classmethod
-    def from_env(cls) -> Faults:
-        spec = os.environ.get(ENV, "").strip()
-        faults = cls(log=os.environ.get(LOG_ENV) or None)
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Faults:
+        """The seams a host process was started with (read once, by the host: the command
+        line, or Django's settings for the workers)."""
+        return cls.parse(environ.get(ENV, ""), environ.get(LOG_ENV) or None)
+
+    @classmethod
+    def parse(cls, spec: str, log: str | None = None) -> Faults:
+        faults = cls(log=log)
         for point in filter(None, (p.strip() for p in spec.split(","))):
             where, _, rest = point.partition(":")
             if where == "poison" and rest:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from runtime import plugins
 from runtime.events import TeamFinished, TeamStarted, describe_validation
+from runtime.faults import Faults
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.model import ModelClient, ScriptedClient
 from runtime.session import (
@@ -189,8 +190,9 @@ def fly(
     root: Path,
     stop: Stop | None = None,
     services: Services | None = None,
+    faults: Faults | None = None,
 ) -> FlightOutcome:
-    session = Session(journal, run_id, stop=stop)
+    session = Session(journal, run_id, stop=stop, faults=faults)
     if session.recorded:
         raise FlightError(
             f"run {run_id} already has {len(session.recorded)} events; resume it instead"
@@ -217,6 +219,7 @@ def resume(
     stop: Stop | None = None,
     by: str = "operator",
     services: Services | None = None,
+    faults: Faults | None = None,
 ) -> FlightOutcome:
     """Continue a crashed or interrupted run from its journal."""
     events = [r.event for r in journal.read(f"run-{run_id}")]
@@ -224,7 +227,7 @@ def resume(
     if isinstance(events[-1], TeamFinished):
         last = events[-1]
         return FlightOutcome(run_id, last.status, f"already finished: {last.reason}", last)
-    session = Session(journal, run_id, recorded=events, stop=stop, resumed_by=by)
+    session = Session(journal, run_id, recorded=events, stop=stop, resumed_by=by, faults=faults)
     return drive(session, config, root, services=services)
 
 

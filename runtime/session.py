@@ -177,7 +177,8 @@ class Session:
         self.version = 0 if replay else len(self.recorded)
         self.stop = stop
         self.resumed_by = resumed_by
-        self.faults = faults if faults is not None else Faults.from_env()
+        # Passed in by the host that read them; a session never reads the environment.
+        self.faults = faults if faults is not None else Faults()
         self.counts: Counter[str] = Counter()
         self.executions: Counter[str] = Counter()  # live executions per tool, for fault points
         self.emitted: list[Event] = []

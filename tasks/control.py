@@ -16,6 +16,7 @@ does not move the lease's epoch.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 
@@ -35,6 +36,7 @@ from runtime.events import (
     StepFailed,
     StopRequested,
 )
+from runtime.faults import Faults
 from runtime.journal import Recorded
 from runtime.session import StopRequest
 
@@ -143,6 +145,17 @@ class Control:
         )
         self.append(letter)
         return letter
+
+
+def faults() -> Faults:
+    """The crash-test seams this worker was started with (settings.FAULT, EXEC_LOG): read once
+    per value, not on every step."""
+    return _parsed(settings.FAULT, settings.EXEC_LOG or None)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(spec: str, log: str | None) -> Faults:
+    return Faults.parse(spec, log)
 
 
 def heartbeat(leases: Leases, *held: Lease) -> Heartbeat:

@@ -31,10 +31,9 @@ from runtime.coordination.gates import Lease, Leases
 from runtime.events import BudgetDebited, ToolsListed
 from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
-from runtime.faults import Faults
 from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.session import Session
-from tasks.control import heartbeat
+from tasks.control import faults, heartbeat
 from teams.triage.belt import Belt
 from teams.triage.settings import TriageSettings
 from teams.triage.specialist import work
@@ -97,10 +96,14 @@ def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holde
         return "busy"  # another worker holds this specialist
     beat = heartbeat(leases, lease, slot)  # both stay held however long the specialist works
     try:
-        Faults.from_env().specialist_started(sub_id, starts(journal, stream))
+        seams = faults()
+        seams.specialist_started(sub_id, starts(journal, stream))
         clients = flight.clients_for(config, flight.team_named(config.team))
         session = Session(
-            Fenced(journal, leases.stream(stream), lease.epoch), run_id, stream=stream
+            Fenced(journal, leases.stream(stream), lease.epoch),
+            run_id,
+            stream=stream,
+            faults=seams,
         )
         belt = Belt(lambda: Borrowed(shared_surface()))
         belt.specs = next(e.tools for e in events if isinstance(e, ToolsListed))

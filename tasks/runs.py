@@ -40,13 +40,12 @@ from runtime.events import (
     TeamFinished,
     TeamStarted,
 )
-from runtime.faults import Faults
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.team import Services
 from tasks import fanout, local_model
-from tasks.control import Control, heartbeat, stalled
+from tasks.control import Control, faults, heartbeat, stalled
 from teams.desk.services import DeskServices
 
 log = logging.getLogger(__name__)
@@ -242,7 +241,8 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
             outcome = "dead-lettered"
             log.warning("run %s: %s", run_id, letter.reason)
             return outcome
-        Faults.from_env().step_started(run_id)  # a crash-test seam; does nothing unless armed
+        seams = faults()
+        seams.step_started(run_id)  # a crash-test seam; does nothing unless armed
         session = Session(
             Fenced(journal, lease.stream, lease.epoch),
             run_id,
@@ -250,6 +250,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
             steps=1,
             stop=control.stop_request,
             resumed_by=control.resumed_by(),
+            faults=seams,
         )
         services = Services(
             sandbox=sandbox(),

@@ -232,7 +232,7 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
     assert "a person discarded the sub-task" in answer.degraded
 
 
-def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypatch):
+def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypatch, settings):
     """S2 fails at every start: started three times in all (two restarts), then the sub-task
     fails and is escalated to the dead-letter queue."""
     from runtime.fanout.engine import MAX_RESTARTS
@@ -243,7 +243,7 @@ def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypa
     monkeypatch.setattr(
         fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
     )
-    monkeypatch.setenv("MINUTES_FAULT", "fail:S2#1,fail:S2#2,fail:S2#3,fail:S2#4")
+    settings.FAULT = "fail:S2#1,fail:S2#2,fail:S2#3,fail:S2#4"
     run_id = runs.start_run("support-triage", "broken-policy")
     outcome = drive(run_id)[-1]
     for _ in range(10):

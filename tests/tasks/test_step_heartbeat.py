@@ -33,8 +33,8 @@ def nowhere(settings, tmp_path):
     use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
 
 
-def test_a_step_longer_than_its_lease_keeps_it_and_nobody_else_drives_the_run(nowhere, monkeypatch):
-    monkeypatch.setenv("MINUTES_FAULT", f"hang:ToolDispatched#1:{HANG}")
+def test_a_step_longer_than_its_lease_keeps_it_and_nobody_else_drives_the_run(nowhere, settings):
+    settings.FAULT = f"hang:ToolDispatched#1:{HANG}"
     run_id = runs.start_run("repo-fix", "first-flight")
     journal = DjangoJournal()
     outcomes: list[str] = []

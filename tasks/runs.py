@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import socket
 from typing import Any
 
 from celery import shared_task
 from django.conf import settings
-from django.db import OperationalError, transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.http import Http404
 
 from desk.services import database_desk, release
@@ -49,6 +50,9 @@ from tasks.control import Control, faults, heartbeat, stalled
 from teams.desk.services import DeskServices
 
 log = logging.getLogger(__name__)
+# What Celery retries a step for: the database was briefly unavailable (locked, restarting).
+# Anything else a step raises is recorded and retried by drive_step itself (see backoff).
+TRANSIENT = (OperationalError, InterfaceError)
 
 WAIT_SECONDS = 0.5  # between looks at specialists still at work (well under the visibility timeout)
 
@@ -230,6 +234,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
         return "busy"  # somebody else is driving this run: we do not write
     beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
     outcome = "lost"
+    retry_in = 0.0
     try:
         if lease.attempt > settings.MAX_STEP_ATTEMPTS:
             letter = control.dead_letter(
@@ -264,14 +269,15 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
         return "lost"  # another driver took over: it has the run, we stop without writing
     except JournalError:
         raise
-    except OperationalError:
-        raise  # transient database trouble: Celery retries the task with backoff
+    except TRANSIENT:
+        raise  # database trouble a retry can outlast: Celery retries the task with backoff
     except Exception as exc:
-        # A step that raises is recorded; after MAX_STEP_ATTEMPTS it is dead-lettered above.
+        # A step that raises is recorded and tried again after a backoff; the lease's attempt
+        # count, not Celery's, decides when it has failed often enough to dead-letter it.
         log.exception("run %s: step at version %s failed", run_id, at)
         control.step_failed(at, exc)
         outcome = "failed-step"
-        raise
+        retry_in = backoff(lease.attempt)
     finally:
         [lease] = beat.stop()  # as renewed: its version moved with each renewal
         control.release(lease, outcome)
@@ -281,7 +287,15 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
     elif outcome == "waiting":
         # Specialists are at work on other workers: look again in a moment, not at once.
         transaction.on_commit(lambda: advance.apply_async((run_id,), countdown=WAIT_SECONDS))
+    elif outcome == "failed-step":
+        transaction.on_commit(lambda: advance.apply_async((run_id,), countdown=retry_in))
     return outcome
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before trying a failed step again: doubling from 2 s, at most a minute, with
+    jitter so that steps that failed together do not retry together."""
+    return min(60.0, 2.0**attempt) * random.uniform(0.5, 1.0)
 
 
 # --- Celery tasks -----------------------------------------------------------------------------
@@ -292,8 +306,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, Exception),
-    dont_autoretry_for=(JournalError,),
+    autoretry_for=TRANSIENT,
     retry_backoff=2,
     retry_backoff_max=60,
     retry_jitter=True,

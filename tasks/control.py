@@ -17,6 +17,8 @@ does not move the lease's epoch.
 from __future__ import annotations
 
 import functools
+import os
+import socket
 import time
 from collections.abc import Mapping
 
@@ -145,6 +147,11 @@ class Control:
         )
         self.append(letter)
         return letter
+
+
+def holder() -> str:
+    """This process's name as a lease holder: host and pid (a task adds its delivery id)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def faults() -> Faults:

@@ -28,12 +28,12 @@ from django.db import transaction
 from journal_store.journal import DjangoJournal
 from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
-from runtime.events import BudgetDebited, ToolsListed
+from runtime.events import BudgetDebited, ToolsListed, WorkerHandedOff
 from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
 from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.session import Session
-from tasks.control import faults, heartbeat
+from tasks.control import faults, heartbeat, holder
 from teams.triage.belt import Belt
 from teams.triage.settings import TriageSettings
 from teams.triage.specialist import work
@@ -73,14 +73,25 @@ class Borrowed:
 
 
 def dispatch(run_id: str, sub_id: str, handoff: dict[str, Any]) -> None:
-    """Send a specialist off once the step that handed its brief over has committed."""
-    transaction.on_commit(lambda: specialist.delay(run_id, sub_id, handoff))
+    """Send a specialist off once the step that handed its brief over has committed. The task
+    carries ids only: its brief is the WorkerHandedOff that step journalled."""
+    transaction.on_commit(lambda: specialist.delay(run_id, sub_id))
 
 
-def run_specialist(run_id: str, sub_id: str, handoff_data: dict[str, Any], holder: str) -> str:
+def brief(journal: DjangoJournal, run_id: str, sub_id: str) -> Handoff | None:
+    """The sub-task's latest brief, as its run's stream holds it."""
+    for record in reversed(journal.read(f"run-{run_id}")):
+        if isinstance(record.event, WorkerHandedOff) and record.event.task_id == sub_id:
+            return Handoff.model_validate(record.event.handoff)
+    return None
+
+
+def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
     """Run one specialist to its end on its own stream; what became of it."""
     journal = DjangoJournal()
-    handoff = Handoff.model_validate(handoff_data)
+    handoff = brief(journal, run_id, sub_id)
+    if handoff is None:
+        return "missing"  # no such run or sub-task (or not committed yet): nothing to do
     stream = engine.worker_stream(run_id, sub_id, handoff.worker_id)
     if engine.finished([r.event for r in journal.read(stream)]):
         return "finished"  # a duplicate delivery: the work is done and recorded
@@ -154,10 +165,9 @@ def starts(journal: DjangoJournal, stream: str) -> int:
     acks_late=True,
     reject_on_worker_lost=True,
 )
-def specialist(self: Any, run_id: str, sub_id: str, handoff: dict[str, Any]) -> str:
-    from tasks.runs import holder
-
-    outcome = run_specialist(run_id, sub_id, handoff, f"{holder()}:{self.request.id}")
+def specialist(self: Any, run_id: str, sub_id: str) -> str:
+    """One specialist of a run. Takes ids, never objects: its brief is in the journal."""
+    outcome = run_specialist(run_id, sub_id, f"{holder()}:{self.request.id}")
     log.info("run %s: specialist %s %s", run_id, sub_id, outcome)
     if outcome == "full":
         # Backpressure: wait for a slot of this run's without holding a worker meanwhile.

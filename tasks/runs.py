@@ -18,9 +18,7 @@ no redelivery count.
 from __future__ import annotations
 
 import logging
-import os
 import random
-import socket
 from typing import Any
 
 from celery import shared_task
@@ -46,7 +44,7 @@ from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.team import Services
 from tasks import fanout, local_model
-from tasks.control import Control, faults, heartbeat, stalled
+from tasks.control import Control, faults, heartbeat, holder, stalled
 from teams.desk.services import DeskServices
 
 log = logging.getLogger(__name__)
@@ -204,10 +202,6 @@ def status_of(run_id: str) -> str:
 
 
 # --- one step ---------------------------------------------------------------------------------
-
-
-def holder() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def drive_step(run_id: str, worker: str | None = None) -> str:

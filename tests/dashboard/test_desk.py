@@ -188,7 +188,7 @@ def test_a_triage_run_page_shows_its_answer_escaped_and_degraded(as_owner, monke
     monkeypatch.setattr(
         fanout,
         "dispatch",
-        lambda run, sub, handoff: fanout.run_specialist(run, sub, handoff, "inline"),
+        lambda run, sub, handoff: fanout.run_specialist(run, sub, "inline"),
     )
     run_id = runs.start_run("support-triage", "broken-policy", task="<b>Order B2001</b> broke")
     assert drive(run_id) == "done"

@@ -192,13 +192,13 @@ def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never
     assert drive(run_id)[-1] == "waiting"
     assert [sub for _, sub, _ in sent] == ["S1", "S2", "S3"]
     assert drive(run_id)[-1] == "waiting"  # nobody has done anything yet: still waiting
-    for run, sub, handoff in sent:
+    for run, sub, _handoff in sent:
         if sub != "S2":  # S2's message is lost
-            assert fanout.run_specialist(run, sub, handoff, "test-worker") in ("ok", "failed")
+            assert fanout.run_specialist(run, sub, "test-worker") in ("ok", "failed")
     time.sleep(1.6)  # S2's deadline passes
     assert drive(run_id)[-1] == "waiting"  # S2 timed out; its retry S2r was sent off
     assert sent[-1][1] == "S2r"
-    fanout.run_specialist(*sent[-1], "test-worker")
+    fanout.run_specialist(*sent[-1][:2], "test-worker")
     assert drive(run_id)[-1] == "done"
     events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     [timed_out] = [e for e in events if isinstance(e, WorkerTimedOut)]
@@ -218,8 +218,8 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
     )
     run_id = runs.start_run("support-triage", "runaway-spend")
     assert drive(run_id)[-1] == "waiting"
-    for run, sub, handoff in sent:  # one after another: the spender trips the breaker alone
-        fanout.run_specialist(run, sub, handoff, "test-worker")
+    for run, sub, _handoff in sent:  # one after another: the spender trips the breaker alone
+        fanout.run_specialist(run, sub, "test-worker")
     assert drive(run_id)[-1] == "dead-lettered"
     projection.catch_up()
     [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
@@ -250,10 +250,10 @@ def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypa
         if outcome != "waiting":
             break
         while sent:
-            run, sub, handoff = sent.pop(0)
+            run, sub, _handoff = sent.pop(0)
             # A failure lets the lease go with the work undone, as a crashed task leaves it.
             with contextlib.suppress(InjectedFailure):
-                fanout.run_specialist(run, sub, handoff, "test-worker")
+                fanout.run_specialist(run, sub, "test-worker")
         outcome = drive(run_id)[-1]
     assert outcome == "dead-lettered"
     grants = [
@@ -273,3 +273,13 @@ def test_a_failed_step_backs_off_with_jitter_up_to_a_minute():
     assert all(1.0 <= s <= 2.0 for s in first) and len(set(first)) > 1  # jittered
     assert all(runs.backoff(10) <= 60.0 for _ in range(20))
     assert runs.TRANSIENT and RuntimeError not in runs.TRANSIENT  # Celery retries only these
+
+
+def test_a_specialist_is_sent_ids_only_and_reads_its_brief_from_the_journal(monkeypatch):
+    from tasks import fanout
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(fanout.specialist, "delay", lambda *args: sent.append(args))
+    fanout.dispatch("r-0123456789ab", "S1", {"brief": "x" * 10_000})
+    assert sent == [("r-0123456789ab", "S1")]  # the hand-off is journalled, not re-sent
+    assert fanout.run_specialist("r-0123456789ab", "S1", "test-worker") == "missing"

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from typing import Any
 
 from celery import shared_task
+from celery.utils.nodenames import worker_direct
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connections, transaction
 from django.http import Http404
 
 from desk.services import database_desk, release
@@ -31,10 +33,12 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import flight, status
+from runtime.coordination.leases import Lease
 from runtime.events import (
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
+    Event,
     RunInterrupted,
     TeamFinished,
     TeamStarted,
@@ -42,7 +46,8 @@ from runtime.events import (
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.sandbox import Sandbox
 from runtime.session import Session
-from runtime.team import Services
+from runtime.team import FlightConfig, Services
+from runtime.warm import WarmFlight, WarmFlights
 from tasks import fanout, local_model
 from tasks.control import Control, faults, heartbeat, holder, stalled
 from teams.desk.services import DeskServices
@@ -95,9 +100,7 @@ def sandbox() -> Sandbox:
     return Sandbox(required=settings.SANDBOX != "off", bwrap=settings.SANDBOX_BWRAP)
 
 
-def start_run(
-    team: str, scenario: str | None, *, by: str = "operator", **settings_: Any
-) -> str:
+def start_run(team: str, scenario: str | None, *, by: str = "operator", **settings_: Any) -> str:
     """Record the run's TeamStarted and enqueue its first step; returns the run id. No
     scenario: the team's own first one."""
     run_id = flight.new_run_id()
@@ -204,28 +207,101 @@ def status_of(run_id: str) -> str:
 # --- one step ---------------------------------------------------------------------------------
 
 
-def drive_step(run_id: str, worker: str | None = None) -> str:
-    """Drive one step of the run; what became of it ("stepped", a verdict, "busy", ...)."""
+# This process's runs parked between steps (runtime/warm.py): a step of one of them goes on
+# where the last one stopped instead of replaying the run's history.
+WARM = WarmFlights(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
+
+
+def drive_step(run_id: str, worker: str | None = None, node: str | None = None) -> str:
+    """Drive one step of the run; what became of it ("stepped", a verdict, "busy", ...).
+
+    A step is up to STEP_TURNS turns, or STEP_SECONDS of them, in one session. The first step
+    a process drives of a run reads the run's history and replays it; at the step's end the
+    flight is parked here (WARM), and the next step, if it finds the stream where the flight
+    left it, goes on without reading or replaying anything. `node` is the Celery worker that
+    drives the step: the next one is sent to it, where its flight waits.
+    """
     journal = DjangoJournal()
     control = Control(run_id, journal)
-    events = [r.event for r in journal.read(f"run-{run_id}")]
-    if not events:
+    stream = f"run-{run_id}"
+    at = journal.version(stream)
+    if at == 0:
         return "missing"
+    last = journal.read(stream, after=at - 1)[-1].event  # one row, however long the run
+    if isinstance(last, TeamFinished):
+        return last.status  # a late delivery: nothing to read, nothing to do
+    WARM.resize(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
+    warm = WARM.take(run_id, at)
+    events = None
+    if warm is None:
+        events = [r.event for r in journal.read(stream)]
+        try:
+            config = flight.recorded_config(events, run_id)
+        except flight.FlightError as exc:
+            log.error("run %s: not driven: %s", run_id, exc)
+            return "refused"  # settings that name another place on disk: nothing is touched
     try:
-        config = flight.recorded_config(events, run_id)
-    except flight.FlightError as exc:
-        log.error("run %s: not driven: %s", run_id, exc)
-        return "refused"  # settings that name another place on disk: nothing is touched
-    if isinstance(events[-1], TeamFinished):
-        return events[-1].status
-    if control.open_letter() is not None:
-        return "dead-lettered"
-    if isinstance(events[-1], RunInterrupted) and control.stop_request() is not None:
-        return "interrupted"
-    at = len(events)
-    lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
-    if lease is None:
-        return "busy"  # somebody else is driving this run: we do not write
+        if control.open_letter() is not None:
+            return "dead-lettered"
+        if isinstance(last, RunInterrupted) and control.stop_request() is not None:
+            return "interrupted"
+        lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
+        if lease is None:
+            return "busy"  # somebody else is driving this run: we do not write
+        if warm is None:
+            assert events is not None
+            warm = cold_flight(run_id, events, config, control, lease)
+        else:
+            fenced = warm.session.journal
+            assert isinstance(fenced, Fenced)
+            fenced.fence = lease.fence  # the flight's writes now carry this step's fence
+        outcome, retry_in = step_under(lease, warm, control, at)
+    finally:
+        if warm is not None and warm.parked and warm.version == journal.version(stream):
+            WARM.keep(warm)
+        elif warm is not None:
+            warm.abandon()
+            warm = None
+    if outcome == "stepped":
+        to = node if warm is not None else None
+        transaction.on_commit(lambda: enqueue_step(run_id, to))
+    elif outcome == "waiting":
+        # Specialists are at work on other workers: look again in a moment, not at once.
+        transaction.on_commit(lambda: advance.apply_async((run_id,), countdown=WAIT_SECONDS))
+    elif outcome == "failed-step":
+        transaction.on_commit(lambda: advance.apply_async((run_id,), countdown=retry_in))
+    return outcome
+
+
+def cold_flight(
+    run_id: str, events: list[Event], config: FlightConfig, control: Control, lease: Lease
+) -> WarmFlight:
+    """A flight that starts by replaying the run's history, on a thread of its own."""
+    session = Session(
+        Fenced(DjangoJournal(), lease.stream, lease.epoch),
+        run_id,
+        recorded=events,
+        stop=control.stop_request,
+        resumed_by=control.resumed_by(),
+        faults=faults(),
+    )
+    services = Services(
+        sandbox=sandbox(),
+        release=release,
+        dispatch=fanout.dispatch,
+        provided=(DeskServices(desk=database_desk()),),
+    )
+    return WarmFlight(
+        session,
+        lambda s: flight.drive(s, config, settings.WORKSPACES, services=services),
+        on_exit=connections.close_all,  # the flight's thread has a database connection of its own
+        threaded=WARM.size > 0,
+    )
+
+
+def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tuple[str, float]:
+    """One step of the flight while `lease` is held (and renewed): the outcome, and after how
+    many seconds to try again when the step failed."""
     beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
     outcome = "lost"
     retry_in = 0.0
@@ -238,29 +314,13 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
                 control.last_error(at),
             )
             outcome = "dead-lettered"
-            log.warning("run %s: %s", run_id, letter.reason)
-            return outcome
-        seams = faults()
-        seams.step_started(run_id)  # a crash-test seam; does nothing unless armed
-        session = Session(
-            Fenced(journal, lease.stream, lease.epoch),
-            run_id,
-            recorded=events,
-            steps=1,
-            stop=control.stop_request,
-            resumed_by=control.resumed_by(),
-            faults=seams,
-        )
-        services = Services(
-            sandbox=sandbox(),
-            release=release,
-            dispatch=fanout.dispatch,
-            provided=(DeskServices(desk=database_desk()),),
-        )
-        result = flight.drive(session, config, settings.WORKSPACES, services=services)
+            log.warning("run %s: %s", control.run_id, letter.reason)
+            return outcome, retry_in
+        faults().step_started(control.run_id)  # a crash-test seam; does nothing unless armed
+        result = warm.step(settings.STEP_TURNS, time.monotonic() + settings.STEP_SECONDS)
         outcome = result.status
     except (StaleEpoch, WrongExpectedVersion):
-        return "lost"  # another driver took over: it has the run, we stop without writing
+        return "lost", retry_in  # another driver took over: we stop without writing
     except JournalError:
         raise
     except TRANSIENT:
@@ -268,7 +328,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
     except Exception as exc:
         # A step that raises is recorded and tried again after a backoff; the lease's attempt
         # count, not Celery's, decides when it has failed often enough to dead-letter it.
-        log.exception("run %s: step at version %s failed", run_id, at)
+        log.exception("run %s: step at version %s failed", control.run_id, at)
         control.step_failed(at, exc)
         outcome = "failed-step"
         retry_in = backoff(lease.attempt)
@@ -276,14 +336,16 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
         [lease] = beat.stop()  # as renewed: its version moved with each renewal
         control.release(lease, outcome)
         projection.catch_up()
-    if outcome == "stepped":
-        transaction.on_commit(lambda: advance.delay(run_id))
-    elif outcome == "waiting":
-        # Specialists are at work on other workers: look again in a moment, not at once.
-        transaction.on_commit(lambda: advance.apply_async((run_id,), countdown=WAIT_SECONDS))
-    elif outcome == "failed-step":
-        transaction.on_commit(lambda: advance.apply_async((run_id,), countdown=retry_in))
-    return outcome
+    return outcome, retry_in
+
+
+def enqueue_step(run_id: str, node: str | None) -> None:
+    """Queue the run's next step: on `node`, whose process holds its parked flight, or on the
+    common queue. A node that dies with it queued is covered by `reconcile`."""
+    if node:
+        advance.apply_async((run_id,), queue=worker_direct(node))
+    else:
+        advance.delay(run_id)
 
 
 def backoff(attempt: int) -> float:
@@ -308,7 +370,7 @@ def backoff(attempt: int) -> float:
 )
 def advance(self: Any, run_id: str) -> str:
     """One step of a run. Takes an id, never an object: it reads everything from the journal."""
-    return drive_step(run_id, f"{holder()}:{self.request.id}")
+    return drive_step(run_id, f"{holder()}:{self.request.id}", self.request.hostname)
 
 
 @shared_task(name="tasks.runs.reconcile")

@@ -46,6 +46,7 @@ SORTS = {
     "duration": "-duration",
 }
 EVENTS_MAX = 1_000  # events in one answer, whoever asks
+PAGE_MAX = 1_000  # messages or audit entries in one answer: a long run's are read a page at a time
 
 
 # --- the runs list --------------------------------------------------------------------------
@@ -232,16 +233,26 @@ def resume_point(run_id: str) -> dict[str, Any]:
     return found
 
 
-def threads(run_id: str) -> dict[str, list[ThreadMessage]]:
-    """The run's messages by task thread, each thread in order."""
+def messages(run_id: str, after: int = 0, limit: int = PAGE_MAX) -> list[ThreadMessage]:
+    """The run's messages after position `after`, oldest first, at most `limit`."""
+    limit = max(0, min(limit, PAGE_MAX))
+    found = ThreadMessage.objects.filter(run_id=run_id, position__gt=after).order_by("position")
+    return list(found[:limit])
+
+
+def threads(run_id: str, after: int = 0, limit: int = PAGE_MAX) -> dict[str, list[ThreadMessage]]:
+    """A page of the run's messages (see `messages`) by task thread, each thread in order."""
     lanes: dict[str, list[ThreadMessage]] = {}
-    for message in ThreadMessage.objects.filter(run_id=run_id).order_by("position"):
+    for message in messages(run_id, after, limit):
         lanes.setdefault(message.task_id, []).append(message)
     return lanes
 
 
-def audit(run_id: str) -> QuerySet[AuditEntry]:
-    return AuditEntry.objects.filter(run_id=run_id).order_by("position")
+def audit(run_id: str, after: int = 0, limit: int = PAGE_MAX) -> list[AuditEntry]:
+    """The run's audit entries after position `after`, oldest first, at most `limit`."""
+    limit = max(0, min(limit, PAGE_MAX))
+    found = AuditEntry.objects.filter(run_id=run_id, position__gt=after).order_by("position")
+    return list(found[:limit])
 
 
 def findings(run_id: str) -> QuerySet[Finding]:

@@ -83,16 +83,28 @@ def bill(request: HttpRequest, run_id: str) -> Any:
 
 
 @router.get("/{run_id}/threads", response={200: ThreadsOut, 404: Error})
-def threads(request: HttpRequest, run_id: str) -> Any:
+def threads(
+    request: HttpRequest,
+    run_id: str,
+    after: int = Query(0, ge=0, description="messages after this position"),  # type: ignore[type-arg]
+    limit: int = Query(queries.PAGE_MAX, ge=1, le=queries.PAGE_MAX),  # type: ignore[type-arg]
+) -> Any:
+    """A page of the run's messages by task thread: ask again after the last position seen."""
     run_for(request, run_id)
-    return queries.threads(run_id)
+    return queries.threads(run_id, after, limit)
 
 
 # Details hold only what the entry rests on: the fields it does not have are left out.
 @router.get("/{run_id}/audit", response={200: list[AuditEntryOut], 404: Error}, exclude_unset=True)
-def audit(request: HttpRequest, run_id: str) -> Any:
+def audit(
+    request: HttpRequest,
+    run_id: str,
+    after: int = Query(0, ge=0, description="entries after this position"),  # type: ignore[type-arg]
+    limit: int = Query(queries.PAGE_MAX, ge=1, le=queries.PAGE_MAX),  # type: ignore[type-arg]
+) -> Any:
+    """A page of the run's audit trail, oldest first: ask again after the last position."""
     run_for(request, run_id)
-    return queries.audit(run_id)
+    return queries.audit(run_id, after, limit)
 
 
 @router.get("/{run_id}/resume-point", response={200: ResumePointOut, 404: Error})

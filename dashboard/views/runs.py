@@ -27,6 +27,7 @@ from teams import TEAMS
 
 PAGE = 50
 EVENTS_PAGE = 50
+TAB_PAGE = 100  # messages or audit entries on one page of their tab
 TABS = ("timeline", "threads", "bill", "audit", "findings")
 
 
@@ -126,7 +127,12 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
     if tab == "timeline":
         return timeline_context(request, run)
     if tab == "threads":
-        return {"lanes": queries.threads(run.run_id)}
+        after = position_after(request)
+        found = queries.messages(run.run_id, after, limit=TAB_PAGE + 1)
+        lanes: dict[str, list[Any]] = {}
+        for message in found[:TAB_PAGE]:
+            lanes.setdefault(message.task_id, []).append(message)
+        return {"lanes": lanes} | page_of(found, after)
     if tab == "bill":
         bill = queries.bill(run.run_id)
         rows = [(name, row["tokens"]) for name, row in bill["agents"].items()]
@@ -136,16 +142,36 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
             "chart": present.bar_chart(rows),
         }
     if tab == "audit":
-        return {"entries": queries.audit(run.run_id)}
+        after = position_after(request)
+        entries = queries.audit(run.run_id, after, limit=TAB_PAGE + 1)
+        return {"entries": entries[:TAB_PAGE]} | page_of(entries, after)
     return {"findings": queries.findings(run.run_id)}
 
 
-def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
-    kind, agent = request.GET.get("kind", ""), request.GET.get("agent", "")
+def position_after(request: HtmxHttpRequest) -> int:
+    """The `after` parameter: where a page starts (0, the start, when absent or not a number)."""
     try:
-        after = max(0, int(request.GET.get("after", "0")))
+        return max(0, int(request.GET.get("after", "0")))
     except ValueError:
-        after = 0
+        return 0
+
+
+def page_of(found: list[Any], after: int) -> dict[str, Any]:
+    """Where a page of rows read with one more than TAB_PAGE stands: whether more follow, and the
+    position the next page starts after."""
+    shown = found[:TAB_PAGE]
+    return {
+        "after": after,
+        "more": len(found) > TAB_PAGE,
+        "last": shown[-1].position if shown else after,
+        "page_size": TAB_PAGE,
+    }
+
+
+def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
+    """A page of the timeline's rows after `after`, filtered by kind and agent."""
+    kind, agent = request.GET.get("kind", ""), request.GET.get("agent", "")
+    after = position_after(request)
     rows = queries.events(run.run_id, after, kind, agent, limit=EVENTS_PAGE + 1)
     more = len(rows) > EVENTS_PAGE
     events = [
@@ -172,18 +198,30 @@ def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any
         "last": last,
         "kind": kind,
         "agent": agent,
+        "tail": status.is_active(run.status) and not more,
+    }
+
+
+def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
+    """The timeline tab: a page of rows, and what its filters offer."""
+    return timeline_rows(request, run) | {
         "kinds": queries.event_kinds(run.run_id),
         "agents": queries.event_agents(run.run_id),
-        "tail": status.is_active(run.status) and not more,
     }
 
 
 @login_required
 @require_GET
 def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    """New events after `after`, polled while the run is active (a live tail)."""
+    """New events after `after`, polled while the run is active (a live tail). Nothing new
+    while the run goes on: 204, so htmx swaps nothing and asks again; the poll costs one
+    indexed lookup however long the run."""
     run = get_run_for_user(request.user, run_id)
-    context = run_context(request, run) | timeline_context(request, run)
+    kind, agent = request.GET.get("kind", ""), request.GET.get("agent", "")
+    news = queries.events(run.run_id, position_after(request), kind, agent, limit=1)
+    if not news and status.is_active(run.status):
+        return HttpResponse(status=204)
+    context = {"run": run} | timeline_rows(request, run)
     response = render(request, "dashboard/_timeline_rows.html", context)
     if not context["tail"]:
         response.status_code = HttpResponseStopPolling.status_code

@@ -1,0 +1,90 @@
+"""A page costs what it shows: threads and audit come a page at a time (tabs and API), and the
+timeline's live tail answers 204 while nothing is new."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from dashboard import queries
+from dashboard.views import runs as pages
+from journal_store import projection
+from tasks import runs
+from tests.dashboard.conftest import run_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+HTMX = {"HX-Request": "true", "HX-Target": "tab"}
+# The link each row carries to the timeline just before it (its position - 1).
+ROW_LINK = {
+    "threads": r'class="muted mono" href="[^"]*after=(\d+)"',
+    "audit": r'<td class="num mono"><a href="[^"]*after=(\d+)"',
+}
+
+
+@pytest.fixture
+def api(token):
+    client = Client()
+    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    return client
+
+
+def follow(client, run_id, tab):
+    """Every position a tab shows, page after page, following its Next links."""
+    seen, url, pages_read = [], f"/runs/{run_id}/tabs/{tab}", 0
+    while url:
+        html = client.get(url, headers=HTMX).content.decode()
+        seen += [int(p) for p in re.findall(ROW_LINK[tab], html)]
+        nxt = re.search(r'hx-get="([^"]+\?after=\d+)"', html)
+        url = nxt.group(1).replace("&amp;", "&") if nxt else None
+        pages_read += 1
+    return seen, pages_read
+
+
+@pytest.mark.parametrize("tab", ["threads", "audit"])
+def test_a_long_tab_comes_a_page_at_a_time_and_the_pages_hold_every_row(as_owner, monkeypatch, tab):
+    run_id = run_of("first-flight")
+    rows = queries.messages(run_id) if tab == "threads" else queries.audit(run_id)
+    assert len(rows) > 2
+    monkeypatch.setattr(pages, "TAB_PAGE", 2)
+    links, pages_read = follow(as_owner, run_id, tab)
+    assert pages_read == -(-len(rows) // 2)  # two a page, and no empty page at the end
+    # each row links to the timeline just before it: position - 1
+    assert [p + 1 for p in links] == [r.position for r in rows]
+
+
+def test_the_api_pages_threads_and_audit_with_after_and_limit(api):
+    run_id = run_of("first-flight")
+    for what in ("threads", "audit"):
+        everything = api.get(f"/api/runs/{run_id}/{what}").json()
+        got, after = [], 0
+        while True:
+            page = api.get(f"/api/runs/{run_id}/{what}?after={after}&limit=2").json()
+            rows = page if what == "audit" else [m for lane in page.values() for m in lane]
+            if not rows:
+                break
+            assert len(rows) <= 2
+            got += sorted(r["position"] for r in rows)
+            after = got[-1]
+        whole = everything if what == "audit" else [m for v in everything.values() for m in v]
+        assert got == sorted(r["position"] for r in whole)
+        too_many = api.get(f"/api/runs/{run_id}/{what}?limit={queries.PAGE_MAX + 1}")
+        assert too_many.status_code == 422 and "limit" in too_many.text
+        assert api.get(f"/api/runs/{run_id}/{what}?after=-1").status_code == 422
+
+
+def test_the_live_tail_answers_204_until_something_new_then_the_rows(as_owner):
+    run_id = run_of("first-flight", steps=1)
+    projection.catch_up()
+    last = queries.events(run_id, limit=queries.EVENTS_MAX)[-1].position
+    idle = as_owner.get(f"/runs/{run_id}/tail?after={last}", headers={"HX-Request": "true"})
+    assert idle.status_code == 204 and idle.content == b""
+    assert runs.drive_step(run_id, "test") == "stepped"
+    fresh = as_owner.get(f"/runs/{run_id}/tail?after={last}", headers={"HX-Request": "true"})
+    assert fresh.status_code == 200 and f'id="e{last + 1}"' in fresh.content.decode()
+    while runs.drive_step(run_id, "test") == "stepped":
+        pass
+    end = queries.events(run_id, limit=queries.EVENTS_MAX)[-1].position
+    done = as_owner.get(f"/runs/{run_id}/tail?after={end}", headers={"HX-Request": "true"})
+    assert done.status_code == 286  # the run is over: htmx stops polling

@@ -88,3 +88,18 @@ def test_the_live_tail_answers_204_until_something_new_then_the_rows(as_owner):
     end = queries.events(run_id, limit=queries.EVENTS_MAX)[-1].position
     done = as_owner.get(f"/runs/{run_id}/tail?after={end}", headers={"HX-Request": "true"})
     assert done.status_code == 286  # the run is over: htmx stops polling
+
+
+def test_the_timeline_filters_offer_every_kind_and_agent_the_run_holds(as_owner):
+    from journal_store.models import StoredEvent
+
+    run_id = run_of("first-flight")
+    rows = StoredEvent.objects.filter(run_id=run_id)
+    kinds = sorted(set(rows.values_list("kind", flat=True)))
+    agents = sorted({a for a in rows.values_list("agent", flat=True) if a})
+    assert len(kinds) > 10 and len(agents) >= 3
+    assert queries.event_kinds(run_id) == kinds and queries.event_agents(run_id) == agents
+    assert queries.event_kinds("r-nothing") == [] == queries.event_agents("r-nothing")
+    html = as_owner.get(f"/runs/{run_id}/tabs/timeline", headers=HTMX).content.decode()
+    offered = re.findall(r'<option value="([^"]+)"', html)
+    assert offered == kinds + agents

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tasks import runs
+from services import runs
 
 REASON_MAX = 2_000  # characters of a stated reason that are kept
 

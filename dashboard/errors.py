@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 
-from tasks import intents, review, runs
+from services import intents, review, runs
 
 REFUSALS: dict[type[Exception], int] = {
     # Asked of something that is not there.

@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from tasks import local_model
+from services import local_model
 from teams import TEAMS, default_scenario
 
 BACKENDS = [

@@ -1,6 +1,2 @@
-"""Celery tasks: runs advance in bounded steps; specialists; reconciliation of stalled runs and
-effects left in flight.
-
-Tasks take ids, never objects, and read everything else from the journal. This package may
-import runtime, teams, journal_store and desk; dashboard imports it, never the reverse.
-"""
+"""Celery tasks. Their modules moved whole to services/ (with the tasks still inside them,
+registered under their old names); the next commit brings the tasks alone back here."""

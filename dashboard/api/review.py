@@ -19,7 +19,7 @@ from dashboard.api.paging import Pages
 from dashboard.api.schemas import ConflictOut, DecisionIn, Error, LetterOut, ResolveIn
 from journal_store import queues
 from journal_store.models import Conflict, DeadLetter
-from tasks import review, runs
+from services import review, runs
 
 router = Router(tags=["review"])
 

@@ -14,7 +14,7 @@ from dashboard import errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide
 from dashboard.forms import DecisionForm, ResolveForm
 from journal_store import queues
-from tasks import review, runs
+from services import review, runs
 
 PAGE = 25
 

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from dashboard.models import ApiToken
-from tasks import runs
+from services import runs
 from tests.tasks.conftest import use_broker
 
 

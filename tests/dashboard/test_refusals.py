@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from journal_store.models import StoredEvent
-from tasks import review, runs
+from services import review, runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,8 +11,8 @@ import pytest
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime.events import DriverLeased, LeaseGranted, LeaseReleased
-from tasks import runs
-from tasks.control import Control, stalled
+from services import runs
+from services.control import Control, stalled
 from tests.dashboard.conftest import run_of
 
 pytestmark = pytest.mark.django_db

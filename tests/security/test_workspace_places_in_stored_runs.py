@@ -16,7 +16,7 @@ from journal_store.models import StoredEvent
 from journal_store.transfer import ImportRefused, import_journal
 from runtime import flight
 from runtime.events import TeamStarted
-from tasks import runs
+from services import runs
 from tests.dashboard.conftest import client_for, make_user
 from tests.security.sandboxing import files_under, victim
 from tests.tasks.conftest import use_broker

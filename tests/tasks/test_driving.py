@@ -14,8 +14,8 @@ from journal_store.journal import DjangoJournal, Fenced
 from journal_store.models import DeadLetter
 from runtime.events import BudgetDebited
 from runtime.journal import StaleEpoch
-from tasks import runs
-from tasks.control import Control
+from services import runs
+from services.control import Control
 from tests.tasks.conftest import use_broker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -182,11 +182,11 @@ def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never
     import time
 
     from runtime.events import WorkerTimedOut
-    from tasks import fanout
+    from services import specialists
 
     sent: list[tuple[str, str, dict]] = []
     monkeypatch.setattr(
-        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+        specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
     )
     run_id = runs.start_run("support-triage", "broken-policy", deadline=1.5)
     assert drive(run_id)[-1] == "waiting"
@@ -194,11 +194,11 @@ def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never
     assert drive(run_id)[-1] == "waiting"  # nobody has done anything yet: still waiting
     for run, sub, _handoff in sent:
         if sub != "S2":  # S2's message is lost
-            assert fanout.run_specialist(run, sub, "test-worker") in ("ok", "failed")
+            assert specialists.run_specialist(run, sub, "test-worker") in ("ok", "failed")
     time.sleep(1.6)  # S2's deadline passes
     assert drive(run_id)[-1] == "waiting"  # S2 timed out; its retry S2r was sent off
     assert sent[-1][1] == "S2r"
-    fanout.run_specialist(*sent[-1][:2], "test-worker")
+    specialists.run_specialist(*sent[-1][:2], "test-worker")
     assert drive(run_id)[-1] == "done"
     events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     [timed_out] = [e for e in events if isinstance(e, WorkerTimedOut)]
@@ -210,16 +210,16 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
     """On the workers an escalation parks the run: a person discards the sub-task, and the
     answer goes on without it, saying so."""
     from runtime.events import AnswerComposed, TaskEscalated
-    from tasks import fanout
+    from services import specialists
 
     sent: list[tuple[str, str, dict]] = []
     monkeypatch.setattr(
-        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+        specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
     )
     run_id = runs.start_run("support-triage", "runaway-spend")
     assert drive(run_id)[-1] == "waiting"
     for run, sub, _handoff in sent:  # one after another: the spender trips the breaker alone
-        fanout.run_specialist(run, sub, "test-worker")
+        specialists.run_specialist(run, sub, "test-worker")
     assert drive(run_id)[-1] == "dead-lettered"
     projection.catch_up()
     [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
@@ -237,11 +237,11 @@ def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypa
     fails and is escalated to the dead-letter queue."""
     from runtime.fanout.engine import MAX_RESTARTS
     from runtime.faults import InjectedFailure
-    from tasks import fanout
+    from services import specialists
 
     sent: list[tuple[str, str, dict]] = []
     monkeypatch.setattr(
-        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+        specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
     )
     settings.FAULT = "fail:S2#1,fail:S2#2,fail:S2#3,fail:S2#4"
     run_id = runs.start_run("support-triage", "broken-policy")
@@ -253,7 +253,7 @@ def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypa
             run, sub, _handoff = sent.pop(0)
             # A failure lets the lease go with the work undone, as a crashed task leaves it.
             with contextlib.suppress(InjectedFailure):
-                fanout.run_specialist(run, sub, "test-worker")
+                specialists.run_specialist(run, sub, "test-worker")
         outcome = drive(run_id)[-1]
     assert outcome == "dead-lettered"
     grants = [
@@ -276,10 +276,10 @@ def test_a_failed_step_backs_off_with_jitter_up_to_a_minute():
 
 
 def test_a_specialist_is_sent_ids_only_and_reads_its_brief_from_the_journal(monkeypatch):
-    from tasks import fanout
+    from services import specialists
 
     sent: list[tuple] = []
-    monkeypatch.setattr(fanout.specialist, "delay", lambda *args: sent.append(args))
-    fanout.dispatch("r-0123456789ab", "S1", {"brief": "x" * 10_000})
+    monkeypatch.setattr(specialists.specialist, "delay", lambda *args: sent.append(args))
+    specialists.dispatch("r-0123456789ab", "S1", {"brief": "x" * 10_000})
     assert sent == [("r-0123456789ab", "S1")]  # the hand-off is journalled, not re-sent
-    assert fanout.run_specialist("r-0123456789ab", "S1", "test-worker") == "missing"
+    assert specialists.run_specialist("r-0123456789ab", "S1", "test-worker") == "missing"

@@ -13,8 +13,8 @@ from django.db import connections
 
 from journal_store.journal import DjangoJournal
 from runtime.events import LeaseGranted, LeaseReleased, LeaseRenewed
-from tasks import runs
-from tasks.control import stalled
+from services import runs
+from services.control import stalled
 from tests.tasks.conftest import settled, use_broker, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

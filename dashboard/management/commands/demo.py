@@ -33,7 +33,7 @@ from django.core.management.base import BaseCommand, CommandError
 from config.broker import BrokerError, EmbeddedRedis
 from config.celery import worker_command
 from journal_store.models import StoredEvent
-from tasks import local_model, runs
+from services import local_model, runs
 
 USER = "demo"
 # A real model is slow and small here: a short leash (the scripted run needs none).

@@ -43,8 +43,8 @@ from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersi
 from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.team import Services
-from tasks import fanout, local_model
-from tasks.control import Control, faults, heartbeat, holder, stalled
+from services import local_model, specialists
+from services.control import Control, faults, heartbeat, holder, stalled
 from teams.desk.services import DeskServices
 
 log = logging.getLogger(__name__)
@@ -254,7 +254,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
         services = Services(
             sandbox=sandbox(),
             release=release,
-            dispatch=fanout.dispatch,
+            dispatch=specialists.dispatch,
             provided=(DeskServices(desk=database_desk()),),
         )
         result = flight.drive(session, config, settings.WORKSPACES, services=services)

@@ -33,7 +33,7 @@ from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
 from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.session import Session
-from tasks.control import faults, heartbeat, holder
+from services.control import faults, heartbeat, holder
 from teams.triage.belt import Belt
 from teams.triage.settings import TriageSettings
 from teams.triage.specialist import work

@@ -11,8 +11,10 @@ catches (a folder that only our own checkouts had) are the first thing a newcome
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 import urllib.error
@@ -46,6 +48,13 @@ def fresh_clone(dest: Path) -> None:
             target.unlink(missing_ok=True)
 
 
+def run_status(database: Path, run_id: str) -> str | None:
+    """The run's status as its read model holds it (None before the projector has it)."""
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10) as db:
+        row = db.execute("SELECT status FROM projection_run WHERE run_id = ?", [run_id]).fetchone()
+    return row[0] if row else None
+
+
 def status(url: str) -> int | None:
     try:
         with urllib.request.urlopen(url, timeout=5) as page:
@@ -54,7 +63,7 @@ def status(url: str) -> int | None:
         return None
 
 
-def test_make_run_on_a_fresh_clone_serves_the_login_page_and_stops_on_ctrl_c(tmp_path):
+def test_make_run_on_a_fresh_clone_serves_the_login_page_flies_the_sample_and_stops(tmp_path):
     dest = tmp_path / "minutes"
     fresh_clone(dest)
     assert not (dest / "var").exists() and not (dest / ".venv").exists()
@@ -88,6 +97,16 @@ def test_make_run_on_a_fresh_clone_serves_the_login_page_and_stops_on_ctrl_c(tmp
             time.sleep(0.2)
         assert (dest / "var" / "minutes.sqlite3").is_file()
         assert "password '" in output()
+        # The sample run flies to its verdict on what `make run` installed, and nothing more
+        # (the coder's pytest runs, in the sandbox, need their own tools installed too).
+        sample = re.search(r"sample run:\s+\S+/runs/(r-[0-9a-f]+)/", output())
+        assert sample, output()[-4000:]
+        verdict = run_status(dest / "var" / "minutes.sqlite3", sample.group(1))
+        while verdict in (None, "running"):
+            assert time.monotonic() < deadline, f"the sample run is still {verdict}"
+            time.sleep(1)
+            verdict = run_status(dest / "var" / "minutes.sqlite3", sample.group(1))
+        assert verdict == "done", (verdict, output()[-4000:])
     finally:
         os.killpg(make.pid, signal.SIGINT)
         try:

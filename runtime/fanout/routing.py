@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field
 
 from runtime.events import RecoveryRouted
 from runtime.fanout.contracts import Contract, Handoff, Reason, Report
@@ -56,13 +56,6 @@ class Escalate(Contract):
     reason: str
 
 
-Action = Annotated[Retry | Reassign | Fallback | Escalate, Field(discriminator="action")]
-_ACTION = TypeAdapter(Action)
-
-
-def parse_action(data: Mapping[str, Any]) -> Retry | Reassign | Fallback | Escalate:
-    """An action back from its journalled dict (`RecoveryRouted.action`)."""
-    return _ACTION.validate_python(dict(data))
 
 
 # --- what the router knows about a sub-task ----------------------------------------------------

@@ -11,7 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("minutes")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ["services.runs", "services.effects", "services.specialists"]
+app.conf.imports = ["tasks.runs", "tasks.effects", "tasks.fanout"]
 
 
 @app.on_after_configure.connect

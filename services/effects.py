@@ -1,17 +1,17 @@
 """Settling side effects whose outcome was never recorded.
 
 A worker can die after the provider accepted an effect and before the ledger said so. Every
-effect carries its idempotency key to the provider, so the provider knows; this periodic task
-asks it about each effect in flight for longer than EFFECT_PENDING_SECONDS and records the
-answer (marked `reconciled`). An effect the provider never saw is recorded as failed: it did not
-happen, and trying again is the agent's decision, under a new key.
+effect carries its idempotency key to the provider, so the provider knows; `reconcile` (run
+on the beat by `tasks.effects.reconcile_effects`) asks it about each effect in flight for
+longer than EFFECT_PENDING_SECONDS and records the answer (marked `reconciled`). An effect
+the provider never saw is recorded as failed: it did not happen, and trying again is the
+agent's decision, under a new key.
 """
 
 from __future__ import annotations
 
 import logging
 
-from celery import shared_task
 from django.conf import settings
 
 from desk.services import effect_status
@@ -32,8 +32,3 @@ def reconcile(older_than: float | None = None, using: str = "default") -> list[t
     if settled:
         projection.catch_up(using=using)
     return [(key, str(status)) for key, status in settled]
-
-
-@shared_task(name="tasks.effects.reconcile_effects")
-def reconcile_effects() -> list[tuple[str, str]]:
-    return reconcile()

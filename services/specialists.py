@@ -1,7 +1,8 @@
-"""Specialists on the workers: each sub-task of a fan-out run is a Celery task of its own.
+"""The specialist step: one sub-task of a fan-out run, run to its end on a worker.
 
 The run's step hands a brief over (WorkerHandedOff in the run's stream) and sends the
-specialist off here; the step then ends, and later steps look at the specialists' streams until
+specialist off (`dispatch`; on a worker, the task `tasks.fanout.specialist` calls
+`run_specialist`). The step then ends, and later steps look at the specialists' streams until
 each holds a whole run or its deadline passes. A specialist:
 
     - takes a lease on its stream (`lease-worker-...`) and writes through it, fenced: a
@@ -21,9 +22,7 @@ import logging
 import threading
 from typing import Any
 
-from celery import shared_task
 from django.conf import settings
-from django.db import transaction
 
 from journal_store.journal import DjangoJournal
 from runtime import flight, streams
@@ -33,7 +32,8 @@ from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
 from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.session import Session
-from services.control import faults, heartbeat, holder
+from services import queue
+from services.control import faults, heartbeat
 from teams.triage.belt import Belt
 from teams.triage.settings import TriageSettings
 from teams.triage.specialist import work
@@ -41,7 +41,7 @@ from teams.triage.spend import Metered, spend_breaker
 from teams.triage.surface import default_surface
 
 log = logging.getLogger(__name__)
-SLOT_WAIT_SECONDS = 0.5
+SLOT_WAIT_SECONDS = 0.5  # before a specialist whose run has no free slot asks again
 
 _surface: Any = None
 _surface_lock = threading.Lock()
@@ -75,7 +75,7 @@ class Borrowed:
 def dispatch(run_id: str, sub_id: str, handoff: dict[str, Any]) -> None:
     """Send a specialist off once the step that handed its brief over has committed. The task
     carries ids only: its brief is the WorkerHandedOff that step journalled."""
-    transaction.on_commit(lambda: specialist.delay(run_id, sub_id))
+    queue.specialist(run_id, sub_id)
 
 
 def brief(journal: DjangoJournal, run_id: str, sub_id: str) -> Handoff | None:
@@ -157,19 +157,3 @@ def take_slot(leases: Leases, run_id: str, parallel: int, holder: str) -> Lease 
 def starts(journal: DjangoJournal, stream: str) -> int:
     """How many times a specialist has been started (its lease granted)."""
     return engine.starts([r.event for r in journal.read(Leases.stream(stream))])
-
-
-@shared_task(
-    name="tasks.fanout.specialist",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-)
-def specialist(self: Any, run_id: str, sub_id: str) -> str:
-    """One specialist of a run. Takes ids, never objects: its brief is in the journal."""
-    outcome = run_specialist(run_id, sub_id, f"{holder()}:{self.request.id}")
-    log.info("run %s: specialist %s %s", run_id, sub_id, outcome)
-    if outcome == "full":
-        # Backpressure: wait for a slot of this run's without holding a worker meanwhile.
-        raise self.retry(countdown=SLOT_WAIT_SECONDS, max_retries=None)
-    return outcome

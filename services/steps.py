@@ -1,0 +1,159 @@
+"""Driving a run one bounded step at a time, and finding the runs nobody drives.
+
+`drive_step(run_id)` drives one step of a run (one agent turn, with the coordination around it)
+against the database journal, then enqueues the next. Each step rebuilds its state from the
+run's journal (recorded model answers and tool results are replayed, never redone) and goes
+live for one turn. So a killed worker loses at most that turn, many runs share few workers
+fairly, and stopping a run is simply not enqueueing its next step.
+
+Who drives is decided by a lease whose epoch fences every append: a second delivery of the
+same step finds the lease taken and stops without writing; a worker whose lease was taken over
+cannot write either. A heartbeat renews the lease while the step runs, so the lease is short
+(STEP_LEASE_SECONDS) however long the step: a killed worker's lease runs out within it, and
+`revive_stalled` queues the run again at the reconciler's next beat. A step that keeps dying
+(killed, or raising) is dead-lettered after MAX_STEP_ATTEMPTS, counted in the lease's own
+events because Redis keeps no redelivery count.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+
+from desk.services import database_desk, release
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary
+from runtime import flight, status, streams
+from runtime.events import RunInterrupted, TeamFinished
+from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
+from runtime.sandbox import Sandbox
+from runtime.session import Session
+from runtime.team import Services
+from services import queue, specialists
+from services.control import Control, faults, heartbeat, holder, stalled
+from teams.desk.services import DeskServices
+
+log = logging.getLogger(__name__)
+# What Celery retries a step for: the database was briefly unavailable (locked, restarting).
+# Anything else a step raises is recorded and retried by drive_step itself (see backoff).
+TRANSIENT = (OperationalError, InterfaceError)
+
+WAIT_SECONDS = 0.5  # between looks at specialists still at work (well under the visibility timeout)
+
+
+def sandbox() -> Sandbox:
+    """How agent code runs on this host, as the operator set it."""
+    return Sandbox(required=settings.SANDBOX != "off", bwrap=settings.SANDBOX_BWRAP)
+
+
+def drive_step(run_id: str, worker: str | None = None) -> str:
+    """Drive one step of the run; what became of it ("stepped", a verdict, "busy", ...)."""
+    journal = DjangoJournal()
+    control = Control(run_id, journal)
+    events = [r.event for r in journal.read(streams.journal(run_id))]
+    if not events:
+        return "missing"
+    try:
+        config = flight.recorded_config(events, run_id)
+    except flight.FlightError as exc:
+        log.error("run %s: not driven: %s", run_id, exc)
+        return "refused"  # settings that name another place on disk: nothing is touched
+    if isinstance(events[-1], TeamFinished):
+        return events[-1].status
+    if control.open_letter() is not None:
+        return "dead-lettered"
+    if isinstance(events[-1], RunInterrupted) and control.stop_request() is not None:
+        return "interrupted"
+    at = len(events)
+    lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
+    if lease is None:
+        return "busy"  # somebody else is driving this run: we do not write
+    beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
+    outcome = "lost"
+    retry_in = 0.0
+    try:
+        if lease.attempt > settings.MAX_STEP_ATTEMPTS:
+            letter = control.dead_letter(
+                f"the step at version {at} was started {lease.attempt - 1} times and never "
+                "finished (its worker died or it kept failing)",
+                lease.attempt - 1,
+                control.last_error(at),
+            )
+            outcome = "dead-lettered"
+            log.warning("run %s: %s", run_id, letter.reason)
+            return outcome
+        seams = faults()
+        seams.step_started(run_id)  # a crash-test seam; does nothing unless armed
+        session = Session(
+            Fenced(journal, lease.stream, lease.epoch),
+            run_id,
+            recorded=events,
+            steps=1,
+            stop=control.stop_request,
+            resumed_by=control.resumed_by(),
+            faults=seams,
+        )
+        services = Services(
+            sandbox=sandbox(),
+            release=release,
+            dispatch=specialists.dispatch,
+            provided=(DeskServices(desk=database_desk()),),
+        )
+        result = flight.drive(session, config, settings.WORKSPACES, services=services)
+        outcome = result.status
+    except (StaleEpoch, WrongExpectedVersion):
+        return "lost"  # another driver took over: it has the run, we stop without writing
+    except JournalError:
+        raise
+    except TRANSIENT:
+        raise  # database trouble a retry can outlast: Celery retries the task with backoff
+    except Exception as exc:
+        # A step that raises is recorded and tried again after a backoff; the lease's attempt
+        # count, not Celery's, decides when it has failed often enough to dead-letter it.
+        log.exception("run %s: step at version %s failed", run_id, at)
+        control.step_failed(at, exc)
+        outcome = "failed-step"
+        retry_in = backoff(lease.attempt)
+    finally:
+        [lease] = beat.stop()  # as renewed: its version moved with each renewal
+        control.release(lease, outcome)
+        projection.catch_up()
+    if outcome == "stepped":
+        queue.advance(run_id)
+    elif outcome == "waiting":
+        # Specialists are at work on other workers: look again in a moment, not at once.
+        queue.advance(run_id, countdown=WAIT_SECONDS)
+    elif outcome == "failed-step":
+        queue.advance(run_id, countdown=retry_in)
+    return outcome
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before trying a failed step again: doubling from 2 s, at most a minute, with
+    jitter so that steps that failed together do not retry together."""
+    return min(60.0, 2.0**attempt) * random.uniform(0.5, 1.0)
+
+
+def revive_stalled() -> list[str]:
+    """Re-enqueue running runs that nobody is driving (control.stalled: the lease expired, or
+    no step took it within STALL_SECONDS); the ids sent. A second delivery is harmless: the
+    lease lets one driver through and the other stops without writing."""
+    starts = {
+        run_id: started.timestamp() if started else 0.0
+        for run_id, started in RunSummary.objects.filter(status__in=status.ACTIVE).values_list(
+            "run_id", "started_at"
+        )
+    }
+    revived = []
+    for run_id in stalled(starts):
+        if Control(run_id).open_letter() is not None:
+            continue
+        queue.advance(run_id)
+        revived.append(run_id)
+    if revived:
+        log.warning("re-enqueued stalled runs: %s", ", ".join(revived))
+    return revived

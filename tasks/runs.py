@@ -1,0 +1,34 @@
+"""The run's step and the reconciler that revives stalled runs, as Celery tasks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from services import steps
+from services.control import holder
+
+
+@shared_task(
+    name="tasks.runs.advance",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # Only a briefly unavailable database is Celery's to retry; a step that raises anything
+    # else is recorded and retried by the step itself, counted by its lease (services/steps.py).
+    autoretry_for=steps.TRANSIENT,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=5,
+)
+def advance(self: Any, run_id: str) -> str:
+    """One step of a run. Takes an id, never an object: it reads everything from the journal."""
+    return steps.drive_step(run_id, f"{holder()}:{self.request.id}")
+
+
+@shared_task(name="tasks.runs.reconcile")
+def reconcile() -> list[str]:
+    """On the beat: re-enqueue running runs that nobody is driving."""
+    return steps.revive_stalled()

@@ -24,6 +24,9 @@ REFUSALS: dict[type[Exception], int] = {
     review.ConflictAlreadyDecided: 409,
     review.ConflictMoved: 409,
     intents.IntentMoved: 409,
+    # Asked rightly, of something this installation cannot serve now (the local model's
+    # server is not running; the message says how to start it).
+    runs.ModelUnavailable: 503,
     # Not for this person.
     PermissionDenied: 403,
     # Asked wrongly: the settings, the choice or the statement do not hold.

@@ -43,6 +43,11 @@ class RunNotResumable(RunError):
     """The run's recorded settings cannot be driven here (they name another place on disk)."""
 
 
+class ModelUnavailable(RunError):
+    """The run asks for a model that is not serving here (the local model server is down or
+    not installed); the message says how to start it. Nothing was recorded."""
+
+
 def start_run(team: str, scenario: str | None, *, by: str = "operator", **settings_: Any) -> str:
     """Record the run's TeamStarted and enqueue its first step; returns the run id. No
     scenario: the team's own first one."""
@@ -60,10 +65,11 @@ def start_run(team: str, scenario: str | None, *, by: str = "operator", **settin
     except flight.FlightError as exc:
         raise RunError(str(exc)) from None
     if "local" in (config.model, *config.models.values()):
-        try:
-            local_model.ensure_running()  # before the run exists: no run waits on no model
-        except local_model.LocalModelError as exc:
-            raise RunError(str(exc)) from None
+        # Checked, never started, here: a request must not wait minutes on a model server
+        # (the demo command or a worker starts it), and no run is recorded that no model serves.
+        why = local_model.unavailable()
+        if why:
+            raise ModelUnavailable(why)
     started = TeamStarted(
         run_id=run_id,
         team=config.team,

@@ -23,6 +23,7 @@ REFUSALS: dict[type[Exception], int] = {
     letters.LetterAlreadyDecided: 409,
     review.ConflictAlreadyDecided: 409,
     review.ConflictMoved: 409,
+    review.UnknownCommitTarget: 409,  # its target's app is not installed here
     intents.IntentMoved: 409,
     # Asked rightly, of something this installation cannot serve now (the local model's
     # server is not running; the message says how to start it).

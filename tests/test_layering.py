@@ -1,6 +1,6 @@
 """The arrows between the project's packages point one way, and each room holds one idea:
 
-    dashboard -> services <- tasks        (config wires them)
+    dashboard -> services <- tasks        (config wires them; desk registers with services)
     services  -> journal_store, desk, teams -> runtime
 
 tasks/ holds Celery tasks only, each a thin call into a service; services never import tasks or
@@ -125,6 +125,12 @@ def test_tasks_holds_celery_tasks_only_each_taking_ids_and_calling_a_service():
     assert modules
     found = {relative(p): what_is_not_a_task(p) for p in modules}
     assert {p: wrong for p, wrong in found.items() if wrong} == {}
+
+
+def test_the_review_service_knows_no_commit_target_of_any_app():
+    path = ROOT / "services" / "review.py"
+    assert sorted(n for n in imported(parsed(path)) if top(n) in {"desk", "teams"}) == []
+    assert '"orders"' not in path.read_text()
 
 
 def test_the_services_load_without_the_tasks_module(tmp_path):

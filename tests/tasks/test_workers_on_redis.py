@@ -13,7 +13,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime import views
 from services import runs
-from services.runs import advance
+from tasks.runs import advance
 from tests.runtime.helpers import facts
 from tests.tasks.conftest import settled, wait_until
 

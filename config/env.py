@@ -39,14 +39,17 @@ def choice(name: str, choices: tuple[str, ...], default: str) -> str:
     return raw.strip().lower()
 
 
-def number(name: str, default: int) -> int:
+def number(name: str, default: int, minimum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
 
 
 # .env.example's stand-in, refused like any other key that was never chosen.

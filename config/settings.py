@@ -204,6 +204,18 @@ CELERY_BROKER_URL = env.text("CELERY_BROKER_URL") or f"redis+socket://{BROKER_DI
 # test suite), and a worker that dies stops renewing, so its lease runs out within this many
 # seconds and the reconciler (every MINUTES_RECONCILE_SECONDS) queues the run again.
 STEP_LEASE_SECONDS = env.number("MINUTES_STEP_LEASE_SECONDS", 30)
+# A step drives turns one after another in one warm session until it has started this many,
+# or this many seconds have passed (then it finishes the turn it is in): a run's history is
+# read and replayed once per step, not once per turn, and a busy queue still gets a worker
+# back every few seconds. An operator's stop is honoured at the next turn either way.
+# docs/long-runs.md says why and what it costs.
+STEP_TURNS = env.number("MINUTES_STEP_TURNS", 100, minimum=1)
+STEP_SECONDS = env.number("MINUTES_STEP_SECONDS", 15, minimum=1)
+# Between steps a worker process keeps up to this many runs' flights parked, each for up to
+# this many idle seconds, and the next step of such a run is sent to that worker: it goes on
+# without replaying the run's history (runtime/warm.py). 0: every step replays.
+WARM_RUNS = env.number("MINUTES_WARM_RUNS", 4, minimum=0)
+WARM_IDLE_SECONDS = env.number("MINUTES_WARM_IDLE_SECONDS", 600, minimum=1)
 # Redis redelivers a message whose worker died after this long (acks are late: a step is acked
 # when it is done). Recovery does not wait for it (the lease and the reconciler do that); it is
 # longer than a step may legitimately take (ten minutes, say), so a step still at work is not
@@ -218,6 +230,9 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Each worker also reads a queue of its own (`<hostname>.dq2`): a run's next step goes there,
+# to the process where its flight is parked (services/steps.py, drive_step).
+CELERY_WORKER_DIRECT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A step enqueued while the broker restarts waits for it (about 15 s) instead of failing the
 # request that started or resumed the run.

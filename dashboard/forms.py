@@ -36,7 +36,7 @@ class NewRunForm(forms.Form):
     )
     max_turns = forms.IntegerField(
         min_value=1,
-        max_value=200,
+        max_value=5_000,
         initial=12,
         label="Turn cap",
         help_text="Model calls per agent run.",

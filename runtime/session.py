@@ -158,6 +158,7 @@ class Session:
         resumed_by: str = "operator",
         faults: Faults | None = None,
         steps: int | None = None,
+        until: float | None = None,
         ceilings: Ceilings | None = None,
         stream: str | None = None,
         source: Journal | None = None,
@@ -184,7 +185,13 @@ class Session:
         self.emitted: list[Event] = []
         self.clients: dict[str, ReplayClient] = {}
         self.steps = steps  # live turns this session may start; None: as many as it takes
+        # After this time.monotonic() value no further live turn starts (one always does): a
+        # worker keeps a run's session warm for a slice of time, not for the whole run.
+        self.until = until
         self.live_turns = 0
+        # Set by a warm flight: called where the step ends, it returns when the next step
+        # begins (steps, until and live_turns set anew), or raises to unwind the flight.
+        self.pause: Callable[[], None] | None = None
         self.ceilings = ceilings or Ceilings()
         self.started = self.recorded[0].t if self.recorded else time.time()
 
@@ -325,15 +332,22 @@ class Session:
             raise CeilingBreached(recorded)
         if not self.live:
             return
-        if self.steps is not None:
-            if self.live_turns >= self.steps:
+        if self.step_used():
+            if self.pause is None:
                 raise StepComplete()
-            self.live_turns += 1
+            self.pause()  # a warm flight waits here for its next step (runtime/warm.py)
+        self.live_turns += 1
         self.check_ceilings()
         request = self.stop() if self.stop is not None else None
         if request is not None:
             self.emit(self.new(RunInterrupted, by=request.by, reason=request.reason))
             raise Interrupted(request)
+
+    def step_used(self) -> bool:
+        """Whether this step's live turns are used up (one always starts)."""
+        if self.steps is not None and self.live_turns >= self.steps:
+            return True
+        return self.until is not None and self.live_turns > 0 and time.monotonic() >= self.until
 
     def check_ceilings(self) -> None:
         breach: tuple[str, float, float] | None = None

@@ -90,7 +90,7 @@ class FlightConfig(BaseModel):
     task: str
     workspace: str = Field(description="the workspace's directory name under the workspace root")
     allowance: int = Field(default=5_000, ge=1)
-    max_turns: int = Field(default=12, ge=1, le=200)
+    max_turns: int = Field(default=12, ge=1, le=5_000)
     retries: int = Field(default=0, ge=0, le=5)
     window: int = Field(default=8_000, ge=200)
     model: Backend = "scripted"

@@ -8,6 +8,7 @@ agent a stack trace is data about the world, and whether to retry is the loop's 
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -75,8 +76,7 @@ class Tool:
     _validator: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        jsonschema.Draft202012Validator.check_schema(self.parameters)
-        object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.parameters))
+        object.__setattr__(self, "_validator", validator_for(self.parameters))
 
     def spec(self) -> ToolSpec:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
@@ -86,6 +86,26 @@ class Tool:
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
             raise InvalidArguments(f"{where or 'arguments'}: {error.message}")
+
+
+# Checking a schema and building its validator costs milliseconds; a long run's replay builds
+# a stand-in Tool for every recorded call, so each distinct schema is checked and built once
+# per process. A schema is data (never mutated after a Tool holds it), keyed by its JSON.
+_VALIDATORS: dict[str, Any] = {}
+_VALIDATORS_MAX = 1024
+
+
+def validator_for(parameters: dict[str, Any]) -> Any:
+    """The checked validator of a tool's JSON schema, built once per distinct schema."""
+    key = json.dumps(parameters, sort_keys=True, default=repr)
+    found = _VALIDATORS.get(key)
+    if found is None:
+        jsonschema.Draft202012Validator.check_schema(parameters)
+        found = jsonschema.Draft202012Validator(parameters)
+        if len(_VALIDATORS) >= _VALIDATORS_MAX:
+            _VALIDATORS.clear()  # tools made up on the fly (MCP servers) must not grow it forever
+        _VALIDATORS[key] = found
+    return found
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ picks a message up always finds what the sender wrote, and a rolled-back request
 
 from __future__ import annotations
 
+from celery.utils.nodenames import worker_direct
 from django.db import transaction
 
 from config.celery import app
@@ -20,12 +21,13 @@ ADVANCE = "tasks.runs.advance"
 SPECIALIST = "tasks.fanout.specialist"
 
 
-def send(name: str, *ids: str, countdown: float | None = None) -> None:
-    """Enqueue task `name` with these ids once the current transaction commits."""
-    transaction.on_commit(lambda: _publish(name, ids, countdown))
+def send(name: str, *ids: str, countdown: float | None = None, node: str | None = None) -> None:
+    """Enqueue task `name` with these ids once the current transaction commits: on the common
+    queue, or on worker `node`'s own queue (CELERY_WORKER_DIRECT) when given."""
+    transaction.on_commit(lambda: _publish(name, ids, countdown, node))
 
 
-def _publish(name: str, ids: tuple[str, ...], countdown: float | None) -> None:
+def _publish(name: str, ids: tuple[str, ...], countdown: float | None, node: str | None) -> None:
     if app.conf.task_always_eager:
         # MINUTES_EAGER (a benchmark flying runs in one process): run it here and now, as
         # Task.delay would. send_task ignores eagerness, so the task is looked up instead,
@@ -33,12 +35,15 @@ def _publish(name: str, ids: tuple[str, ...], countdown: float | None) -> None:
         app.loader.import_default_modules()
         app.tasks[name].apply(args=ids)
         return
-    app.send_task(name, args=ids, countdown=countdown)
+    # The node's own queue as Celery declares it (exchange C.dq2, routed by hostname).
+    routing = {"queue": worker_direct(node)} if node else {}
+    app.send_task(name, args=ids, countdown=countdown, **routing)
 
 
-def advance(run_id: str, countdown: float | None = None) -> None:
-    """Drive the run's next step (on a worker), after `countdown` seconds if given."""
-    send(ADVANCE, run_id, countdown=countdown)
+def advance(run_id: str, countdown: float | None = None, node: str | None = None) -> None:
+    """Drive the run's next step (on a worker), after `countdown` seconds if given; on worker
+    `node` when given, where the run's flight is parked."""
+    send(ADVANCE, run_id, countdown=countdown, node=node)
 
 
 def specialist(run_id: str, sub_id: str) -> None:

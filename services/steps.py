@@ -1,10 +1,13 @@
 """Driving a run one bounded step at a time, and finding the runs nobody drives.
 
-`drive_step(run_id)` drives one step of a run (one agent turn, with the coordination around it)
-against the database journal, then enqueues the next. Each step rebuilds its state from the
-run's journal (recorded model answers and tool results are replayed, never redone) and goes
-live for one turn. So a killed worker loses at most that turn, many runs share few workers
-fairly, and stopping a run is simply not enqueueing its next step.
+`drive_step(run_id)` drives one step of a run (up to STEP_TURNS agent turns, or STEP_SECONDS
+of them, with the coordination around them) against the database journal, then enqueues the
+next. The first step a process drives of a run rebuilds its state from the run's journal
+(recorded model answers and tool results are replayed, never redone); at the step's end the
+flight stays parked in this process (WARM, runtime/warm.py) and the next step is sent to this
+worker, where it goes on without replaying anything. So a killed worker loses at most the turn
+it was in, many runs share few workers fairly, and stopping a run is simply not enqueueing its
+next step.
 
 Who drives is decided by a lease whose epoch fences every append: a second delivery of the
 same step finds the lease taken and stops without writing; a worker whose lease was taken over
@@ -19,20 +22,23 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connections
 
 from desk.services import database_desk, release
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import flight, status, streams
-from runtime.events import RunInterrupted, TeamFinished
+from runtime.coordination.leases import Lease
+from runtime.events import Event, RunInterrupted, TeamFinished
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.sandbox import Sandbox
 from runtime.session import Session
-from runtime.team import Services
+from runtime.team import FlightConfig, Services
+from runtime.warm import WarmFlight, WarmFlights
 from services import queue, specialists
 from services.control import Control, faults, heartbeat, holder, stalled
 from teams.desk.services import DeskServices
@@ -50,28 +56,102 @@ def sandbox() -> Sandbox:
     return Sandbox(required=settings.SANDBOX != "off", bwrap=settings.SANDBOX_BWRAP)
 
 
-def drive_step(run_id: str, worker: str | None = None) -> str:
-    """Drive one step of the run; what became of it ("stepped", a verdict, "busy", ...)."""
+# This process's runs parked between steps (runtime/warm.py): a step of one of them goes on
+# where the last one stopped instead of replaying the run's history.
+WARM = WarmFlights(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
+
+
+def drive_step(run_id: str, worker: str | None = None, node: str | None = None) -> str:
+    """Drive one step of the run; what became of it ("stepped", a verdict, "busy", ...).
+
+    A step is up to STEP_TURNS turns, or STEP_SECONDS of them, in one session. The first step
+    a process drives of a run reads the run's history and replays it; at the step's end the
+    flight is parked here (WARM), and the next step, if it finds the stream where the flight
+    left it, goes on without reading or replaying anything. `node` is the Celery worker that
+    drives the step: the next one is sent to it, where its flight waits.
+    """
     journal = DjangoJournal()
     control = Control(run_id, journal)
-    events = [r.event for r in journal.read(streams.journal(run_id))]
-    if not events:
+    stream = streams.journal(run_id)
+    at = journal.version(stream)
+    if at == 0:
         return "missing"
+    last = journal.read(stream, after=at - 1)[-1].event  # one row, however long the run
+    if isinstance(last, TeamFinished):
+        return last.status  # a late delivery: nothing to read, nothing to do
+    WARM.resize(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
+    warm = WARM.take(run_id, at)
+    events = None
+    if warm is None:
+        events = [r.event for r in journal.read(stream)]
+        try:
+            config = flight.recorded_config(events, run_id)
+        except flight.FlightError as exc:
+            log.error("run %s: not driven: %s", run_id, exc)
+            return "refused"  # settings that name another place on disk: nothing is touched
     try:
-        config = flight.recorded_config(events, run_id)
-    except flight.FlightError as exc:
-        log.error("run %s: not driven: %s", run_id, exc)
-        return "refused"  # settings that name another place on disk: nothing is touched
-    if isinstance(events[-1], TeamFinished):
-        return events[-1].status
-    if control.open_letter() is not None:
-        return "dead-lettered"
-    if isinstance(events[-1], RunInterrupted) and control.stop_request() is not None:
-        return "interrupted"
-    at = len(events)
-    lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
-    if lease is None:
-        return "busy"  # somebody else is driving this run: we do not write
+        if control.open_letter() is not None:
+            return "dead-lettered"
+        if isinstance(last, RunInterrupted) and control.stop_request() is not None:
+            return "interrupted"
+        lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
+        if lease is None:
+            return "busy"  # somebody else is driving this run: we do not write
+        if warm is None:
+            assert events is not None
+            warm = cold_flight(run_id, events, config, control, lease)
+        else:
+            fenced = warm.session.journal
+            assert isinstance(fenced, Fenced)
+            fenced.fence = lease.fence  # the flight's writes now carry this step's fence
+        outcome, retry_in = step_under(lease, warm, control, at)
+    finally:
+        if warm is not None and warm.parked and warm.version == journal.version(stream):
+            WARM.keep(warm)
+        elif warm is not None:
+            warm.abandon()
+            warm = None
+    if outcome == "stepped":
+        # To the node whose process holds the parked flight; a node that dies with the step
+        # queued for it is covered by revive_stalled.
+        queue.advance(run_id, node=node if warm is not None else None)
+    elif outcome == "waiting":
+        # Specialists are at work on other workers: look again in a moment, not at once.
+        queue.advance(run_id, countdown=WAIT_SECONDS)
+    elif outcome == "failed-step":
+        queue.advance(run_id, countdown=retry_in)
+    return outcome
+
+
+def cold_flight(
+    run_id: str, events: list[Event], config: FlightConfig, control: Control, lease: Lease
+) -> WarmFlight:
+    """A flight that starts by replaying the run's history, on a thread of its own."""
+    session = Session(
+        Fenced(DjangoJournal(), lease.stream, lease.epoch),
+        run_id,
+        recorded=events,
+        stop=control.stop_request,
+        resumed_by=control.resumed_by(),
+        faults=faults(),
+    )
+    services = Services(
+        sandbox=sandbox(),
+        release=release,
+        dispatch=specialists.dispatch,
+        provided=(DeskServices(desk=database_desk()),),
+    )
+    return WarmFlight(
+        session,
+        lambda s: flight.drive(s, config, settings.WORKSPACES, services=services),
+        on_exit=connections.close_all,  # the flight's thread has a database connection of its own
+        threaded=WARM.size > 0,
+    )
+
+
+def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tuple[str, float]:
+    """One step of the flight while `lease` is held (and renewed): the outcome, and after how
+    many seconds to try again when the step failed."""
     beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
     outcome = "lost"
     retry_in = 0.0
@@ -84,29 +164,13 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
                 control.last_error(at),
             )
             outcome = "dead-lettered"
-            log.warning("run %s: %s", run_id, letter.reason)
-            return outcome
-        seams = faults()
-        seams.step_started(run_id)  # a crash-test seam; does nothing unless armed
-        session = Session(
-            Fenced(journal, lease.stream, lease.epoch),
-            run_id,
-            recorded=events,
-            steps=1,
-            stop=control.stop_request,
-            resumed_by=control.resumed_by(),
-            faults=seams,
-        )
-        services = Services(
-            sandbox=sandbox(),
-            release=release,
-            dispatch=specialists.dispatch,
-            provided=(DeskServices(desk=database_desk()),),
-        )
-        result = flight.drive(session, config, settings.WORKSPACES, services=services)
+            log.warning("run %s: %s", control.run_id, letter.reason)
+            return outcome, retry_in
+        faults().step_started(control.run_id)  # a crash-test seam; does nothing unless armed
+        result = warm.step(settings.STEP_TURNS, time.monotonic() + settings.STEP_SECONDS)
         outcome = result.status
     except (StaleEpoch, WrongExpectedVersion):
-        return "lost"  # another driver took over: it has the run, we stop without writing
+        return "lost", retry_in  # another driver took over: we stop without writing
     except JournalError:
         raise
     except TRANSIENT:
@@ -114,7 +178,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
     except Exception as exc:
         # A step that raises is recorded and tried again after a backoff; the lease's attempt
         # count, not Celery's, decides when it has failed often enough to dead-letter it.
-        log.exception("run %s: step at version %s failed", run_id, at)
+        log.exception("run %s: step at version %s failed", control.run_id, at)
         control.step_failed(at, exc)
         outcome = "failed-step"
         retry_in = backoff(lease.attempt)
@@ -122,14 +186,7 @@ def drive_step(run_id: str, worker: str | None = None) -> str:
         [lease] = beat.stop()  # as renewed: its version moved with each renewal
         control.release(lease, outcome)
         projection.catch_up()
-    if outcome == "stepped":
-        queue.advance(run_id)
-    elif outcome == "waiting":
-        # Specialists are at work on other workers: look again in a moment, not at once.
-        queue.advance(run_id, countdown=WAIT_SECONDS)
-    elif outcome == "failed-step":
-        queue.advance(run_id, countdown=retry_in)
-    return outcome
+    return outcome, retry_in
 
 
 def backoff(attempt: int) -> float:

@@ -25,7 +25,8 @@ from services.control import holder
 )
 def advance(self: Any, run_id: str) -> str:
     """One step of a run. Takes an id, never an object: it reads everything from the journal."""
-    return steps.drive_step(run_id, f"{holder()}:{self.request.id}")
+    # Its hostname: the run's next step is sent back to this worker, where its flight is parked.
+    return steps.drive_step(run_id, f"{holder()}:{self.request.id}", self.request.hostname)
 
 
 @shared_task(name="tasks.runs.reconcile")

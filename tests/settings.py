@@ -13,6 +13,15 @@ from config import env
 from config.settings import *  # noqa: F403
 from config.settings import BASE_DIR, DATABASES
 
+# One turn per step: every turn boundary is then also a cold resume from the journal, the
+# strictest check that driving in steps writes what one session would. Tests of multi-turn
+# steps set it themselves.
+STEP_TURNS = env.number("MINUTES_STEP_TURNS", 1, minimum=1)
+# And no flight is kept warm between steps, so each step replays the run's history from the
+# journal. The warm path has tests of its own (tests/runtime/test_warm.py,
+# tests/tasks/test_warm_steps.py), and the real workers of tests/tasks run the shipped settings.
+WARM_RUNS = env.number("MINUTES_WARM_RUNS", 0, minimum=0)
+
 if os.environ.get("MINUTES_TEST_POSTGRES_URL"):
     DATABASES["postgres"] = env.database(
         os.environ["MINUTES_TEST_POSTGRES_URL"], BASE_DIR, "MINUTES_TEST_POSTGRES_URL"

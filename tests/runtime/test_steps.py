@@ -3,6 +3,8 @@ parked in the dead-letter queue until a person decides."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from runtime import flight
@@ -14,11 +16,11 @@ from tests.runtime.helpers import facts
 pytestmark = pytest.mark.slow
 
 
-def step_through(journal, config, run_id, root, limit=200):
-    """Drive the run one live turn per session until it stops stepping."""
+def step_through(journal, config, run_id, root, limit=200, **slice_):
+    """Drive the run one live turn per session (or as `slice_` says) until it stops stepping."""
     outcomes = []
     for _ in range(limit):
-        session = Session(journal, run_id, steps=1)
+        session = Session(journal, run_id, **(slice_ or {"steps": 1}))
         outcome = flight.drive(session, config, root)
         outcomes.append(outcome.status)
         if outcome.status != "stepped":
@@ -35,6 +37,29 @@ def test_a_run_driven_one_turn_per_session_ends_with_the_journal_of_a_single_fli
     outcomes = step_through(journal, config, reference.run_id, tmp_path)
     assert outcomes[-1] == "done" and set(outcomes[:-1]) == {"stepped"}
     assert len(outcomes) == reference.kinds().count("ModelCalled")  # one turn per session
+    assert facts([r.event for r in journal.read(f"run-{reference.run_id}")]) == facts(
+        reference.events
+    )
+
+
+def test_sessions_of_several_turns_write_the_journal_of_a_single_flight(tmp_path, fly_team):
+    reference = fly_team("first-flight")
+    turns = reference.kinds().count("ModelCalled")
+    journal = MemoryJournal()
+    config = flight.plan("repo-fix", "first-flight", reference.run_id)
+    outcomes = step_through(journal, config, reference.run_id, tmp_path, steps=3)
+    assert outcomes[-1] == "done" and len(outcomes) == -(-turns // 3)  # three turns a session
+    assert facts([r.event for r in journal.read(f"run-{reference.run_id}")]) == facts(
+        reference.events
+    )
+
+
+def test_a_session_past_its_time_slice_still_starts_one_turn_and_then_stops(tmp_path, fly_team):
+    reference = fly_team("first-flight")
+    journal = MemoryJournal()
+    config = flight.plan("repo-fix", "first-flight", reference.run_id)
+    spent = step_through(journal, config, reference.run_id, tmp_path, until=time.monotonic() - 1)
+    assert len(spent) == reference.kinds().count("ModelCalled")  # never zero turns: it ends
     assert facts([r.event for r in journal.read(f"run-{reference.run_id}")]) == facts(
         reference.events
     )

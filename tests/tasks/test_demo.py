@@ -102,7 +102,7 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
         mine = [pid for pid in workers if str(home).encode() in environ_of(pid)]
         assert mine, workers
         os.killpg(os.getpgid(int(mine[0])), signal.SIGKILL)
-        demo.wait_for(r"the worker exited with status -?\d+: restarting it", 30)
+        demo.wait_for(r"the worker \d+ exited with status -?\d+: restarting it", 30)
         assert get(f"http://127.0.0.1:{port}/healthz") == 200
     finally:
         assert demo.stop() == 0, demo.output

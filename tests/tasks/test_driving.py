@@ -12,6 +12,7 @@ from django.db import connections
 from journal_store import projection
 from journal_store.journal import DjangoJournal, Fenced
 from journal_store.models import DeadLetter
+from runtime import flight
 from runtime.events import BudgetDebited
 from runtime.journal import StaleEpoch
 from services import letters, runs, steps
@@ -53,6 +54,14 @@ def test_a_started_run_is_driven_to_its_verdict_one_step_at_a_time():
         and outcomes.count("stepped") == kinds(run_id).count("ModelCalled") - 1
     )
     assert steps.drive_step(run_id) == "done"  # a late delivery does nothing
+
+
+def test_with_the_shipped_step_size_one_step_drives_a_short_run_to_its_verdict(settings):
+    settings.STEP_TURNS = 100  # the default; the suite's settings drive one turn per step
+    run_id = runs.start_run("repo-fix", "first-flight")
+    assert steps.drive_step(run_id) == "done"
+    assert kinds(run_id).count("ModelCalled") > 1  # many turns, one warm session
+    assert flight.replay(DjangoJournal(), run_id).identical
 
 
 def test_interrupt_stops_at_the_next_boundary_and_resume_goes_on():

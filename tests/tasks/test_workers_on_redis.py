@@ -217,3 +217,25 @@ def test_a_runs_cap_on_parallel_specialists_holds_across_worker_processes(redis_
     )
     assert len(spans) == 3
     assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans))
+
+
+def test_on_two_worker_nodes_each_run_stays_warm_on_one_and_writes_what_cold_steps_write(
+    redis_workers, fly_team
+):
+    run_ids = [runs.start_run("repo-fix", s) for s in SCENARIOS]
+    for _ in range(2):  # two nodes of one process each: a run's next step goes to its process
+        redis_workers.start(concurrency=1, MINUTES_WARM_RUNS="4", MINUTES_STEP_TURNS="1")
+    wait_until(lambda: settled(run_ids), 120, "every run to settle", redis_workers)
+    for run_id, scenario in zip(run_ids, SCENARIOS, strict=True):
+        assert runs.status_of(run_id) == "done", run_id
+        reference = fly_team(scenario, park=True, started_by="operator")
+        ours = run_events(run_id)
+        assert comparable(run_id, ours) == comparable(reference.run_id, reference.events)
+        granted = [
+            r.event.holder
+            for r in DjangoJournal().read(f"lease-{run_id}")
+            if r.event.kind == "LeaseGranted"
+        ]
+        assert len(granted) == sum(1 for e in ours if e.kind == "ModelCalled")  # a turn a step
+        processes = {holder.rsplit(":", 1)[0] for holder in granted}  # host:pid:delivery
+        assert len(processes) == 1, processes  # every step on the process its flight waits in

@@ -134,8 +134,15 @@ class Command(BaseCommand):
                     raise CommandError(str(exc)) from None
                 os.environ["MINUTES_LOCAL_MODEL_URL"] = model.base  # for the workers
             self.start_broker()
-            self.say("starting the worker and the web server ...")
-            self.start_child("worker", worker_command(options["workers"], beat=True))
+            self.say("starting the workers and the web server ...")
+            # One process per worker node: a run's next step is sent to its node, and a node of
+            # one process is the process where the run's flight waits (services/steps.py).
+            for n in range(1, options["workers"] + 1):
+                self.start_child(
+                    f"worker {n}",
+                    worker_command(1, beat=n == 1, hostname=f"worker{n}@%h"),
+                    log=f"worker-{n}.log",
+                )
             self.start_child(
                 "web server",
                 [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
@@ -167,11 +174,11 @@ class Command(BaseCommand):
         if sample:
             lines.append(f"  sample run:  {base}/runs/{sample}/")
         lines += [
-            f"  logs:        {self.logs}/ (web.log, worker.log)",
+            f"  logs:        {self.logs}/ (web.log, worker-1.log, ...)",
             "  Ctrl-C stops everything (web server, worker, broker).",
         ]
         if os.geteuid() == 0:
-            lines.append("  (as root: worker.log warns of superuser privileges; expected)")
+            lines.append("  (as root: the worker logs warn of superuser privileges; expected)")
         width = max(len(line) for line in lines)
         self.say("")
         self.say("=" * width)
@@ -220,8 +227,8 @@ class Command(BaseCommand):
         except BrokerError as exc:
             raise CommandError(str(exc)) from None
 
-    def start_child(self, name: str, command: list[str]) -> None:
-        child = Child(name, command, self.logs / f"{name.split()[0]}.log")
+    def start_child(self, name: str, command: list[str], log: str | None = None) -> None:
+        child = Child(name, command, self.logs / (log or f"{name.split()[0]}.log"))
         child.start()
         self.children.append(child)
 

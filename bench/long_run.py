@@ -1,0 +1,245 @@
+"""Long runs: what a step and a page cost at 100, 1,000, 5,000 and 20,000 events.
+
+One run per size is built for real: the solo team's coder, scripted to call read_file turn
+after turn (five events a turn: ModelCalled, ModelResponded, BudgetDebited, ToolDispatched,
+ToolReturned), flown in one session into the database, then projected. At each size, in one
+process and one database so the figures sit side by side:
+
+    cold step    drive_step, one turn a step, nothing kept warm (MINUTES_WARM_RUNS=0): read
+                 the run's history, replay it, take the lease, one live turn, give the lease
+                 back, catch the projector up. What every step cost before flights were kept
+                 warm, and what a step on a process that has not seen the run still costs.
+    warm step    the same with the run's flight parked in this process: no history read or
+                 replayed. The per-step overhead of a run driven on its worker.
+    pages        the run page and each of its tabs, and the timeline's tail poll, as a
+                 signed-in user (Django's test client: no HTTP, no server).
+
+Each figure is a median of --repeats, printed with its ratio to the 100-event figure. Then a
+whole 1,000-event run, driven step by step as a worker drives it (in this process: the
+worker's work without the broker), as shipped, one turn a step warm, and one turn a step cold
+(as before), against the same run flown in one session.
+
+SQLite in a temp dir by default; --postgres for a private PostgreSQL cluster (fsync on).
+
+    .venv/bin/python bench/long_run.py [--sizes 100,1000,5000,20000] [--repeats 5] [--postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+
+from tests.services import start_postgres  # noqa: E402
+
+PARSER = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+)
+PARSER.add_argument("--sizes", default="100,1000,5000,20000", help="events per run")
+PARSER.add_argument("--repeats", type=int, default=5, help="measurements per figure (medians)")
+PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+PARSER.add_argument("--whole", type=int, default=1000, help="events in the whole-run comparison")
+
+SCENARIO = "bench-long"
+TABS = ("timeline", "threads", "audit", "bill", "findings")
+TURN_EVENTS = 5
+
+
+def configure(postgres: bool) -> Path:
+    home = Path(tempfile.mkdtemp(prefix="minutes-long-"))
+    os.environ.update(
+        MINUTES_HOME=str(home),
+        MINUTES_DEBUG="1",
+        CELERY_BROKER_URL="memory://",  # the next steps are enqueued to nobody: we drive them
+        DJANGO_SETTINGS_MODULE="config.settings",
+        MINUTES_SANDBOX="off",
+    )
+    if postgres:
+        url = start_postgres(durable=True)
+        if url is None:
+            sys.exit("PostgreSQL is not installed (apt-get install postgresql)")
+        os.environ["DATABASE_URL"] = url
+    else:
+        os.environ["DATABASE_URL"] = f"sqlite:///{home / 'minutes.sqlite3'}"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return home
+
+
+def register_scenario(turns: int) -> None:
+    """A coder that reads the same file `turns` times, then says it is done."""
+    from runtime import flight
+    from runtime.model import call
+    from runtime.team import Scenario
+
+    script = [call("read_file", 50, path="textparse/parser.py") for _ in range(turns)]
+    flight.team_named("solo").scenarios[SCENARIO] = Scenario(
+        name=SCENARIO,
+        description="The benchmark's long run: read_file turn after turn.",
+        task="Read the parser, again and again.",
+        settings={"template": "parse-empty"},
+        scripts={"coder": [*script, call("done", 10, summary="read")]},
+    )
+
+
+def new_run(max_turns: int) -> str:
+    from services import runs
+
+    return runs.start_run("solo", SCENARIO, by="bench", max_turns=max_turns, allowance=10**9)
+
+
+def grow(run_id: str, events: int) -> None:
+    """Fly the run in one session until its stream holds about `events` events."""
+    from django.conf import settings
+
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime import flight
+    from runtime.session import Session
+
+    journal = DjangoJournal()
+    stream = f"run-{run_id}"
+    have = journal.version(stream)
+    turns = max(0, (events - have) // TURN_EVENTS)
+    if turns:
+        recorded = [r.event for r in journal.read(stream)]
+        config = flight.recorded_config(recorded, run_id)
+        session = Session(journal, run_id, recorded=recorded, steps=turns)
+        flight.drive(session, config, settings.WORKSPACES)
+    projection.catch_up()
+
+
+def median_ms(work: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def step_figures(run_id: str, repeats: int) -> dict[str, float]:
+    """One turn a step, cold (every step replays the run) and warm (its flight parked here)."""
+    from django.conf import settings
+
+    from services import steps
+
+    def step() -> object:
+        outcome = steps.drive_step(run_id, "bench")
+        assert outcome == "stepped", outcome
+        return outcome
+
+    settings.STEP_TURNS = 1
+    settings.WARM_RUNS = 0
+    cold = median_ms(step, repeats)
+    settings.WARM_RUNS = 4
+    step()  # the first step this process drives of the run replays it and parks the flight
+    warm = median_ms(step, repeats)
+    steps.WARM.clear()
+    return {"cold step": cold, "warm step": warm}
+
+
+def page_figures(client: object, run_id: str, repeats: int) -> dict[str, float]:
+    from journal_store.models import StoredEvent
+
+    last = (
+        StoredEvent.objects.filter(run_id=run_id)
+        .order_by("-position")
+        .values_list("position", flat=True)[0]
+    )
+    pages = {
+        "run page": f"/runs/{run_id}/",
+        **{f"{tab} tab": f"/runs/{run_id}/tabs/{tab}" for tab in TABS},
+        "tail poll": f"/runs/{run_id}/tail?after={last}",
+    }
+    figures = {}
+    for name, url in pages.items():
+
+        def get(url: str = url) -> None:
+            response = client.get(url, headers={"HX-Request": "true"})  # type: ignore[attr-defined]
+            assert response.status_code in (200, 286), (url, response.status_code)
+
+        get()  # warm the caches a user's second look would find warm
+        figures[name] = median_ms(get, repeats)
+    return figures
+
+
+def whole_run(events: int) -> dict[str, float]:
+    """One run to `events` events: in one session, and step by step as a worker drives it."""
+    from django.conf import settings
+
+    from journal_store.journal import DjangoJournal
+    from services import steps
+
+    turns = events // TURN_EVENTS
+    register_scenario(turns)
+    figures = {}
+    started = time.perf_counter()
+    grow(new_run(turns + 5), 10**9)
+    figures["one session"] = time.perf_counter() - started
+    ways = {
+        "steps as shipped (100 turns, warm)": (100, 4),
+        "one turn a step, warm": (1, 4),
+        "one turn a step, cold (before)": (1, 0),
+    }
+    for label, (per_step, warm) in ways.items():
+        settings.STEP_TURNS, settings.WARM_RUNS = per_step, warm
+        run_id = new_run(turns + 5)
+        started = time.perf_counter()
+        while steps.drive_step(run_id, "bench") == "stepped":
+            pass
+        figures[label] = time.perf_counter() - started
+        assert DjangoJournal().read(f"run-{run_id}")[-1].event.kind == "TeamFinished"
+    return figures
+
+
+def main() -> None:
+    args = PARSER.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    configure(args.postgres)
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    register_scenario(max(sizes) // TURN_EVENTS + 200)
+    user = get_user_model().objects.create_superuser("bench", "bench@example.com", "x" * 20)
+    client = Client()
+    client.force_login(user)
+    print(f"database: {connection.vendor}; medians of {args.repeats}; ms")
+    rows: dict[str, dict[int, float]] = {}
+    for size in sizes:
+        run_id = new_run(max(sizes) // TURN_EVENTS + 100)
+        started = time.perf_counter()
+        grow(run_id, size)
+        print(f"  built {size:,} events in {time.perf_counter() - started:.1f} s", flush=True)
+        for name, value in {
+            **step_figures(run_id, args.repeats),
+            **page_figures(client, run_id, args.repeats),
+        }.items():
+            rows.setdefault(name, {})[size] = value
+    header = "".join(f"{size:>12,}" for size in sizes) + "   ratio"
+    print(f"\n{'at this many events':<22}{header}")
+    for name, by_size in rows.items():
+        cells = "".join(f"{by_size[size]:>12.1f}" for size in sizes)
+        print(f"{name:<22}{cells}{by_size[sizes[-1]] / by_size[sizes[0]]:>8.2f}")
+    print(f"\nwhole run of {args.whole:,} events (s)")
+    whole = whole_run(args.whole)
+    base = whole["one session"]
+    for name, seconds in whole.items():
+        print(f"  {name:<30}{seconds:>8.2f}   {seconds / base:>5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""Minutes beside LangGraph's durable execution, on the same scripted loop, in one process.
+
+The loop: each turn a canned model answer carrying a tool call (~200 bytes of arguments,
+~50 tokens), then the tool's ~300-byte result; N turns, then one more after a "crash".
+
+    Minutes     the agent loop (runtime/loop.py) with the scripted client, journalled to the
+                embedded default: the Django journal on SQLite (WAL, synchronous=FULL), five
+                events a turn.
+    LangGraph   a StateGraph of two nodes (model, tool) with SqliteSaver, its SQLite
+                checkpointer: a checkpoint after each node, the state's messages appended by a
+                reducer (plain dicts, not LangChain message objects: the cheapest way to hold
+                them).
+
+For each N (--turns, default 1,000 and 5,000), in a fresh database each:
+
+    per turn        building the run, N turns in one go, divided by N (ms).
+    storage         the database file(s) after the run, less the empty database (MB).
+    resume + 1      a new journal / checkpointer and a new graph on the same database, as a
+                    restarted process would have: go on from where the run stands, one more
+                    turn (s). Minutes reads the run's events and replays the loop over them
+                    (runtime/session.py); LangGraph loads its latest checkpoint.
+
+    .venv/bin/pip install -e '.[bench]' && .venv/bin/python bench/peer_langgraph.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import operator
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ARGS = {"path": "src/textparse/parser.py", "note": "x" * 150}  # ~200 bytes as JSON
+RESULT = "r" * 300
+TOKENS = 50
+
+
+# --- LangGraph ------------------------------------------------------------------------------
+
+
+class State(TypedDict):
+    messages: Annotated[list[dict[str, Any]], operator.add]
+    turns: int
+    limit: int
+
+
+def model(state: State) -> dict[str, Any]:
+    answer = {
+        "role": "assistant",
+        "tool_calls": [{"id": f"c{state['turns']}", "name": "read_file", "args": ARGS}],
+        "usage": {"total_tokens": TOKENS},
+    }
+    return {"messages": [answer]}
+
+
+def tool(state: State) -> dict[str, Any]:
+    call = state["messages"][-1]["tool_calls"][0]
+    reply = {"role": "tool", "tool_call_id": call["id"], "content": RESULT}
+    return {"messages": [reply], "turns": state["turns"] + 1}
+
+
+def graph(path: Path) -> Any:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+
+    builder = StateGraph(State)
+    builder.add_node("model", model)
+    builder.add_node("tool", tool)
+    builder.add_edge(START, "model")
+    builder.add_edge("model", "tool")
+    builder.add_conditional_edges(
+        "tool", lambda s: END if s["turns"] >= s["limit"] else "model", ["model", END]
+    )
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    return builder.compile(checkpointer=saver)
+
+
+def langgraph_figures(turns: int, tmp: Path) -> dict[str, float]:
+    path = tmp / f"langgraph-{turns}.sqlite3"
+    config = {"configurable": {"thread_id": "run"}, "recursion_limit": 4 * turns + 10}
+    g = graph(path)
+    g.invoke({"messages": [], "turns": 0, "limit": 0}, config)  # the empty database
+    empty = size_of(path)
+    started = time.perf_counter()
+    g.invoke({"limit": turns}, config)
+    per_turn = (time.perf_counter() - started) / turns * 1000
+    stored = size_of(path) - empty
+    started = time.perf_counter()
+    again = graph(path)  # a restarted process: a new checkpointer on the same file
+    state = again.invoke({"limit": turns + 1}, config)
+    resume = time.perf_counter() - started
+    assert state["turns"] == turns + 1
+    return {"per turn (ms)": per_turn, "storage (MB)": stored / 1e6, "resume + 1 (s)": resume}
+
+
+# --- Minutes --------------------------------------------------------------------------------
+
+
+def minutes_figures(turns: int, tmp: Path) -> dict[str, float]:
+    from django.db import connections
+
+    from journal_store.journal import DjangoJournal
+    from runtime import loop
+    from runtime.budget import Budget
+    from runtime.model import ScriptedClient, call
+    from runtime.session import Session, StepComplete
+    from runtime.tools import Tool, Toolbox, schema
+
+    path = tmp / f"minutes-{turns}.sqlite3"
+    use_database(path)
+    empty = size_of(path)
+    tools = [
+        Tool(
+            "read_file",
+            "Read a file.",
+            schema({"path": {"type": "string"}, "note": {"type": "string"}}),
+            lambda path, note: RESULT,
+        )
+    ]
+    script = [call("read_file", TOKENS, **ARGS) for _ in range(turns + 1)] + [call("done", 10)]
+
+    def agent() -> loop.Agent:
+        client = ScriptedClient(script, "coder")
+        return loop.Agent("coder", client, Toolbox(tools), "You read.", max_turns=turns + 5)
+
+    def fly(session: Session) -> None:
+        with contextlib.suppress(StepComplete):  # the session's turns are used up
+            loop.run(agent(), "Read the file.", session, Budget(10**9))
+
+    started = time.perf_counter()
+    fly(Session(DjangoJournal(), "run", steps=turns))
+    per_turn = (time.perf_counter() - started) / turns * 1000
+    connections.close_all()
+    stored = size_of(path) - empty
+    started = time.perf_counter()
+    resumed = Session(DjangoJournal(), "run", steps=1)  # reads the run's events
+    fly(resumed)
+    resume = time.perf_counter() - started
+    assert resumed.counts["ModelCalled"] == turns + 1
+    return {"per turn (ms)": per_turn, "storage (MB)": stored / 1e6, "resume + 1 (s)": resume}
+
+
+def use_database(path: Path) -> None:
+    """Point the default connection at a fresh, migrated SQLite file."""
+    from django.core.management import call_command
+    from django.db import connections
+
+    connections.close_all()
+    connections.settings["default"]["NAME"] = str(path)
+    connections["default"].settings_dict["NAME"] = str(path)
+    call_command("migrate", verbosity=0)
+    connections.close_all()
+
+
+def size_of(path: Path) -> int:
+    """The database's bytes, with what its write-ahead log still holds."""
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--turns", default="1000,5000", help="turns per run")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure (medians)")
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="minutes-peer-"))
+    os.environ.update(
+        MINUTES_HOME=str(home),
+        MINUTES_DEBUG="1",
+        DATABASE_URL=f"sqlite:///{home / 'unused.sqlite3'}",
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    import django
+
+    django.setup()
+    print(f"medians of {args.repeats}; each run in a fresh SQLite database")
+    header = f"{'':<10}{'turns':>7}{'per turn (ms)':>15}{'storage (MB)':>14}{'resume + 1 (s)':>16}"
+    print(header)
+    for turns in [int(t) for t in args.turns.split(",")]:
+        samples: dict[str, dict[str, list[float]]] = {"Minutes": {}, "LangGraph": {}}
+        for i in range(args.repeats):
+            tmp = home / f"{turns}-{i}"
+            tmp.mkdir()
+            for name, measure in (("Minutes", minutes_figures), ("LangGraph", langgraph_figures)):
+                for key, value in measure(turns, tmp).items():
+                    samples[name].setdefault(key, []).append(value)
+        for name, figures in samples.items():
+            cells = [statistics.median(figures[k]) for k in figures]
+            print(f"{name:<10}{turns:>7,}{cells[0]:>15.2f}{cells[1]:>14.1f}{cells[2]:>16.2f}")
+
+
+if __name__ == "__main__":
+    main()

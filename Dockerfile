@@ -11,6 +11,7 @@ COPY runtime runtime
 COPY teams teams
 COPY config config
 COPY journal_store journal_store
+COPY services services
 COPY tasks tasks
 COPY dashboard dashboard
 COPY desk desk

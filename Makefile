@@ -61,21 +61,21 @@ fly: $(STAMP) sandbox
 
 test: $(DEV_STAMP) $(LOCAL_STAMP) sandbox
 	$(PY) -m ruff check .
-	MINUTES_DEBUG=1 $(PY) -m mypy runtime teams journal_store config tasks dashboard desk
+	MINUTES_DEBUG=1 $(PY) -m mypy runtime teams journal_store config services tasks dashboard desk
 	$(PY) -m pytest
 
 # The quick loop while working: lint, types, and every test not marked slow (no browser, no
 # worker processes, no fresh clone). `make test` before committing.
 check: $(DEV_STAMP)
 	$(PY) -m ruff check .
-	MINUTES_DEBUG=1 $(PY) -m mypy runtime journal_store config tasks dashboard desk
+	MINUTES_DEBUG=1 $(PY) -m mypy runtime teams journal_store config services tasks dashboard desk
 	$(PY) -m pytest -m "not slow" -q -x
 
 lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 
 typecheck: $(DEV_STAMP)
-	MINUTES_DEBUG=1 $(PY) -m mypy runtime teams journal_store config tasks dashboard desk
+	MINUTES_DEBUG=1 $(PY) -m mypy runtime teams journal_store config services tasks dashboard desk
 
 bench: $(DEV_STAMP)
 	$(PY) bench/loop_overhead.py

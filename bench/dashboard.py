@@ -128,7 +128,7 @@ from journal_store import projection  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from journal_store.models import RunSummary, StoredEvent  # noqa: E402
 from runtime.events import DriverLeased, Event, LeaseGranted, LeaseRenewed, payload_json  # noqa: E402
-from tasks import runs  # noqa: E402
+from services import runs  # noqa: E402
 
 TARGET_MS = 150.0
 DAYS = 30  # the runs' start times are spread over this many days before now

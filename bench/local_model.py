@@ -31,7 +31,7 @@ from runtime import flight  # noqa: E402
 from runtime.events import ModelResponded, ToolDispatched, ToolReturned  # noqa: E402
 from runtime.jsonl import JsonlJournal  # noqa: E402
 from runtime.openai_client import OpenAIClient  # noqa: E402
-from tasks import local_model  # noqa: E402
+from services import local_model  # noqa: E402
 
 PORT = 8791
 

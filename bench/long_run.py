@@ -98,7 +98,7 @@ def register_scenario(turns: int) -> None:
 
 
 def new_run(max_turns: int) -> str:
-    from tasks import runs
+    from services import runs
 
     return runs.start_run("solo", SCENARIO, by="bench", max_turns=max_turns, allowance=10**9)
 
@@ -137,10 +137,10 @@ def step_figures(run_id: str, repeats: int) -> dict[str, float]:
     """One turn a step, cold (every step replays the run) and warm (its flight parked here)."""
     from django.conf import settings
 
-    from tasks import runs
+    from services import steps
 
     def step() -> object:
-        outcome = runs.drive_step(run_id, "bench")
+        outcome = steps.drive_step(run_id, "bench")
         assert outcome == "stepped", outcome
         return outcome
 
@@ -150,7 +150,7 @@ def step_figures(run_id: str, repeats: int) -> dict[str, float]:
     settings.WARM_RUNS = 4
     step()  # the first step this process drives of the run replays it and parks the flight
     warm = median_ms(step, repeats)
-    runs.WARM.clear()
+    steps.WARM.clear()
     return {"cold step": cold, "warm step": warm}
 
 
@@ -185,7 +185,7 @@ def whole_run(events: int) -> dict[str, float]:
     from django.conf import settings
 
     from journal_store.journal import DjangoJournal
-    from tasks import runs
+    from services import steps
 
     turns = events // TURN_EVENTS
     register_scenario(turns)
@@ -202,7 +202,7 @@ def whole_run(events: int) -> dict[str, float]:
         settings.STEP_TURNS, settings.WARM_RUNS = per_step, warm
         run_id = new_run(turns + 5)
         started = time.perf_counter()
-        while runs.drive_step(run_id, "bench") == "stepped":
+        while steps.drive_step(run_id, "bench") == "stepped":
             pass
         figures[label] = time.perf_counter() - started
         assert DjangoJournal().read(f"run-{run_id}")[-1].event.kind == "TeamFinished"

@@ -54,7 +54,7 @@ from bench.broker_app import noop  # noqa: E402
 from config.celery import app, worker_command  # noqa: E402
 from runtime import flight  # noqa: E402
 from runtime.journal import MemoryJournal  # noqa: E402
-from tasks import runs  # noqa: E402
+from services import runs  # noqa: E402
 
 FILESYSTEM = "filesystem://localhost/"
 SQLALCHEMY = f"sqla+sqlite:///{WORK / 'broker.sqlite3'}"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -28,6 +30,24 @@ def start_embedded_broker(sender: Celery, **_: object) -> None:
 
     if settings.EMBEDDED_BROKER and sender.conf.broker_url == settings.CELERY_BROKER_URL:
         EmbeddedRedis(settings.BROKER_DIR).ensure()
+
+
+@worker_init.connect
+def start_local_model(**_: object) -> None:
+    """A worker started with MINUTES_LOCAL_MODEL_START starts the local model server before it
+    takes any work (unless one answers already), and stops it when it stops: where no `demo`
+    runs, the workers own the model, so that no web request ever has to start it."""
+    from django.conf import settings
+
+    if not settings.LOCAL_MODEL_START:
+        return
+    from services import local_model
+
+    try:
+        local_model.ensure_running()
+    except local_model.LocalModelError as exc:
+        # The worker still serves the other backends; runs on this one are refused at start.
+        logging.getLogger(__name__).error("the local model server did not start: %s", exc)
 
 
 def worker_command(

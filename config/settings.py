@@ -183,6 +183,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 # wheel. Its server's address, MINUTES_LOCAL_MODEL_URL, is read where the model client is made,
 # since the runtime's own command line (no Django) must find the same server.
 LOCAL_MODEL_FILE = env.text("MINUTES_LOCAL_MODEL_FILE")
+# Whether a worker starts the local model server when it starts (config/celery.py). A web
+# request never starts it; `manage.py demo --model local` starts it for everything it runs.
+LOCAL_MODEL_START = env.flag("MINUTES_LOCAL_MODEL_START", default=False)
 # An OpenAI-compatible endpoint for runs on the `endpoint` backend (its client reads the rest,
 # MINUTES_MODEL and MINUTES_MODEL_API_KEY, where it is made): the form offers the backend only
 # when this is set.
@@ -228,7 +231,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Each worker also reads a queue of its own (`<hostname>.dq2`): a run's next step goes there,
-# to the process where its flight is parked (tasks/runs.py, enqueue_step).
+# to the process where its flight is parked (services/steps.py, drive_step).
 CELERY_WORKER_DIRECT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A step enqueued while the broker restarts waits for it (about 15 s) instead of failing the

@@ -12,7 +12,8 @@ What lives here:
     api/           the JSON API (a router per area, typed schemas, refusal handlers)
     forms.py  signin.py  security.py  uploads.py  models.py (API tokens)  management/commands/
 
-May import: django and its add-ons, journal_store, tasks, runtime (and the teams, for the
-list a form offers). Nothing below imports dashboard. The pages and the API never import each
-other: what both need lives in queries, actions, errors, access and downloads.
+May import: django and its add-ons, services (what people ask of runs, letters, conflicts,
+intents), journal_store, runtime (and the teams, for the list a form offers); never tasks
+(services enqueue work by name). Nothing below imports dashboard. The pages and the API never
+import each other: what both need lives in queries, actions, errors, access and downloads.
 """

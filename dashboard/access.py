@@ -12,7 +12,7 @@ from django_htmx.middleware import HtmxDetails
 
 from journal_store import projection
 from journal_store.models import RunSummary
-from tasks.runs import RunNotFound
+from services.runs import RunNotFound
 
 DECIDE = "dashboard.decide"
 

@@ -1,7 +1,7 @@
 """What people do to runs, each built once for the pages, the API and the commands: start a run,
 stop it at a turn boundary, resume it.
 
-The services in `tasks` do the work and raise typed refusals (dashboard/errors.py says how
+The services (`services.runs`) do the work and raise typed refusals (dashboard/errors.py says how
 each is answered). Whether this person may do it is the caller's to check first
 (dashboard/access.py).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tasks import runs
+from services import runs
 
 REASON_MAX = 2_000  # characters of a stated reason that are kept
 

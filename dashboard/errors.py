@@ -1,29 +1,33 @@
 """Which HTTP status answers each refusal, by its type: one table for the pages and the API.
 
-The services raise typed errors where they find the condition (`tasks.runs`, `tasks.review`,
-`tasks.intents`); nothing here reads an error's message. A type not listed answers as its
-nearest listed base class does.
+The services raise typed errors where they find the condition (`services.runs`,
+`services.letters`, `services.review`, `services.intents`); nothing here reads an error's
+message. A type not listed answers as its nearest listed base class does.
 """
 
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 
-from tasks import intents, review, runs
+from services import intents, letters, review, runs
 
 REFUSALS: dict[type[Exception], int] = {
     # Asked of something that is not there.
     runs.RunNotFound: 404,
-    runs.LetterNotFound: 404,
+    letters.LetterNotFound: 404,
     review.ConflictNotFound: 404,
     intents.IntentMissing: 404,
     # There, but what it has become says no (decided, finished, moved since it was read).
     runs.RunFinished: 409,
     runs.RunNotResumable: 409,
-    runs.LetterAlreadyDecided: 409,
+    letters.LetterAlreadyDecided: 409,
     review.ConflictAlreadyDecided: 409,
     review.ConflictMoved: 409,
+    review.UnknownCommitTarget: 409,  # its target's app is not installed here
     intents.IntentMoved: 409,
+    # Asked rightly, of something this installation cannot serve now (the local model's
+    # server is not running; the message says how to start it).
+    runs.ModelUnavailable: 503,
     # Not for this person.
     PermissionDenied: 403,
     # Asked wrongly: the settings, the choice or the statement do not hold.

@@ -7,13 +7,13 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from tasks import local_model
+from services import local_model
 from teams import TEAMS, default_scenario
 
 BACKENDS = [
     ("scripted", "Scripted (no tokens spent)"),
     ("endpoint", "OpenAI-compatible endpoint"),
-    ("local", "Local model on this machine (started on demand)"),
+    ("local", "Local model on this machine (when its server is running)"),
 ]
 
 
@@ -61,7 +61,7 @@ class NewRunForm(forms.Form):
             self.add_error("scenario", f"team {team} has no scenario {scenario}; it has: {known}")
         if data.get("order") and team != "support-desk":
             self.add_error("order", "only the support-desk team works on orders")
-        if data.get("model") == "local" and (why := local_model.missing()):
+        if data.get("model") == "local" and (why := local_model.unavailable()):
             self.add_error("model", why)
         if data.get("model") == "endpoint" and not settings.MODEL_BASE_URL:
             self.add_error(

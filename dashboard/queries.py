@@ -33,7 +33,7 @@ from runtime import status
 from runtime.events import AnswerComposed, Event, TeamStarted, payload_json
 from runtime.folds import Fold
 from runtime.views import ALL as RUN_FOLDS
-from tasks.control import stalled
+from services.control import stalled
 
 # How the runs list may be sorted, by the name a filter uses.
 SORTS = {

@@ -5,5 +5,5 @@ What lives here: `journal` (the runtime's Journal protocol on Django's connectio
 `queues` (each review queue described once), `transfer` and `admission` (JSONL import/export
 and what an import may write).
 
-May import: django and runtime. Never tasks, dashboard or the teams.
+May import: django and runtime. Never services, tasks, dashboard, desk or the teams.
 """

@@ -1,6 +1,6 @@
 """The statuses a run can be in, and which of them are over: one vocabulary for all who ask.
 
-A run's status is read from its journal (`views.Summary`, `tasks.runs.status_of`):
+A run's status is read from its journal (`views.Summary`, `services.runs.status_of`):
 
     running        a step is driving it, or is on its way to it
     interrupted    a person stopped it at a turn boundary; a person may resume it
@@ -9,10 +9,10 @@ A run's status is read from its journal (`views.Summary`, `tasks.runs.status_of`
                    the harness's verdict (TeamFinished): the run is over
 
 and one more is worked out when the run is shown, never stored: `stalled`, a running run that
-nobody drives and no step is on its way to (`tasks.control.stalled`). The clock decides it, so
-it cannot be a column to filter on; it is shown beside the stored status.
+nobody drives and no step is on its way to (`services.control.stalled`). The clock decides it,
+so it cannot be a column to filter on; it is shown beside the stored status.
 
-Plain Python: the runtime, the tasks and the pages all import it.
+Plain Python: the runtime, the services and the pages all import it.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ What lives here, one module each: `auth` (bearer tokens, the session, the docs' 
 `review`, `intents`. This module builds `api` from them; config/urls.py mounts it.
 
 May import: django, ninja, dashboard's shared layers (`queries`, `actions`, `downloads`,
-`access`, `errors`, `models`, `signin`), journal_store, tasks and runtime. It never imports
+`access`, `errors`, `models`, `signin`), services, journal_store and runtime. It never imports
 dashboard.views: pages and API share those layers instead of each other.
 """
 

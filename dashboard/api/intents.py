@@ -12,7 +12,7 @@ from dashboard.access import require_decide
 from dashboard.api.auth import user_name
 from dashboard.api.schemas import Error, IntentOut, SupersedeIn
 from runtime.events import IntentDeclared
-from tasks import intents
+from services import intents
 
 router = Router(tags=["intents"])
 

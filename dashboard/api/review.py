@@ -19,7 +19,7 @@ from dashboard.api.paging import Pages
 from dashboard.api.schemas import ConflictOut, DecisionIn, Error, LetterOut, ResolveIn
 from journal_store import queues
 from journal_store.models import Conflict, DeadLetter
-from tasks import review, runs
+from services import letters, review
 
 router = Router(tags=["review"])
 
@@ -58,5 +58,5 @@ def decide_letter(
     request: HttpRequest, letter_id: str, decision: Literal["retry", "discard"], body: DecisionIn
 ) -> Any:
     require_decide(request.user)
-    runs.decide_letter(letter_id, decision, user_name(request), body.reason)
+    letters.decide_letter(letter_id, decision, user_name(request), body.reason)
     return Status(200, DeadLetter.objects.get(letter_id=letter_id))

@@ -53,7 +53,7 @@ def list_runs(
     return queries.runs(queries.RunFilter.of(params))
 
 
-@router.post("", response={201: RunOut, 400: Error})
+@router.post("", response={201: RunOut, 400: Error, 503: Error})
 def start_run(request: HttpRequest, body: RunIn) -> Any:
     run_id = actions.NewRun(**body.model_dump()).start(user_name(request))
     return Status(201, run_for(request, run_id))

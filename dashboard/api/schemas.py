@@ -68,7 +68,8 @@ class RunIn(Schema):
     model: Literal["scripted", "endpoint", "local", "openai"] = Field(
         "scripted",
         description="scripted; endpoint: the OpenAI-compatible server at MINUTES_MODEL_BASE_URL "
-        "(openai is its old name); local: the local model server, started on demand",
+        "(openai is its old name); local: the local model server, which must be running "
+        "(503 when it is not: the API never starts it)",
     )
     allowance: int | None = None
     max_turns: int | None = None

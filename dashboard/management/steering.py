@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard import actions
-from tasks import runs
+from services import runs
 
 
 class SteerCommand(BaseCommand):

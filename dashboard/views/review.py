@@ -14,7 +14,7 @@ from dashboard import errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide
 from dashboard.forms import DecisionForm, ResolveForm
 from journal_store import queues
-from tasks import review, runs
+from services import letters, review
 
 PAGE = 25
 
@@ -61,10 +61,10 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
     if not form.is_valid():
         return message(request, "say why: the reason is recorded in the audit trail", status=400)
     try:
-        runs.decide_letter(
+        letters.decide_letter(
             letter_id, decision, request.user.get_username(), form.cleaned_data["reason"]
         )
-    except runs.RunError as exc:
+    except letters.LetterError as exc:
         return message(request, str(exc), status=errors.status_for(exc))
     return decided(request, f"{decision} recorded for {letter_id}", "dead_letters")
 

@@ -22,7 +22,7 @@ from dashboard.forms import NewRunForm
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import flight, status
-from tasks import runs
+from services import runs
 from teams import TEAMS
 
 PAGE = 50

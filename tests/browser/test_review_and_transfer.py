@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from journal_store.models import RunSummary, StoredEvent
 from runtime.events import ConflictParked
-from tasks import review
+from services import review
 from tests.browser.conftest import shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -13,7 +13,7 @@ from runtime import flight
 from runtime.coordination.claims import Claims
 from runtime.events import ClaimsReconciled, ConflictResolved, EffectStarted, EffectSucceeded
 from runtime.team import Services
-from tasks import effects, review
+from services import effects, review
 from teams.desk.services import DeskServices
 from teams.desk.tools import SUPPORT_AGENT
 from tests.conftest import on_every_backend

@@ -12,7 +12,8 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from dashboard.models import ApiToken
-from tasks import runs
+from services import runs
+from services.steps import drive_step
 from tests.tasks.conftest import use_broker
 
 
@@ -70,7 +71,7 @@ def as_outsider(outsider):
 
 def drive(run_id: str) -> str:
     for _ in range(300):
-        outcome = runs.drive_step(run_id, "test")
+        outcome = drive_step(run_id, "test")
         if outcome != "stepped":
             return outcome
     raise AssertionError("the run never settled")
@@ -83,7 +84,7 @@ def run_of(scenario: str, by: str = "owner", steps: int | None = None) -> str:
         drive(run_id)
     else:
         for _ in range(steps):
-            runs.drive_step(run_id, "test")
+            drive_step(run_id, "test")
     return run_id
 
 

@@ -10,7 +10,7 @@ from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from runtime.events import ConflictParked
-from tasks import review, runs
+from services import review, runs
 from tests.dashboard.conftest import client_for, run_of
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,7 +15,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from journal_store.transfer import ImportRefused, import_journal
 from runtime.coordination.gates import Intents
-from tasks import intents, review, runs
+from services import intents, review, runs
 from tests.dashboard.conftest import client_for
 from tests.dashboard.test_api import parked_conflict
 

@@ -112,7 +112,7 @@ def test_the_api_refuses_an_order_for_a_team_without_orders(api):
 
 def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refused(api, as_owner):
     from runtime.events import OrderPrepared, StaleWorkRejected
-    from tasks import runs
+    from services import steps
 
     response = api.post(
         "/api/runs",
@@ -122,7 +122,7 @@ def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refuse
     run_id = response.json()["run_id"]
     journal = DjangoJournal()
     while not any(isinstance(r.event, OrderPrepared) for r in journal.read(f"run-{run_id}")):
-        assert runs.drive_step(run_id, "test") == "stepped"
+        assert steps.drive_step(run_id, "test") == "stepped"
 
     assert api.get("/api/intents/ticket-nobody").status_code == 404
     intent = api.get("/api/intents/ticket-C-7").json()
@@ -183,12 +183,12 @@ def test_the_commands_start_a_desk_run_on_an_order_and_supersede_its_ticket(owne
 
 def test_a_triage_run_page_shows_its_answer_escaped_and_degraded(as_owner, monkeypatch):
     """Specialists run inline here (the workers would run them as Celery tasks)."""
-    from tasks import fanout, runs
+    from services import runs, specialists
 
     monkeypatch.setattr(
-        fanout,
+        specialists,
         "dispatch",
-        lambda run, sub, handoff: fanout.run_specialist(run, sub, "inline"),
+        lambda run, sub, handoff: specialists.run_specialist(run, sub, "inline"),
     )
     run_id = runs.start_run("support-triage", "broken-policy", task="<b>Order B2001</b> broke")
     assert drive(run_id) == "done"

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from journal_store.journal import DjangoJournal
-from tasks import runs
+from services import runs
 from tests.dashboard.conftest import client_for, run_of
 
 pytestmark = pytest.mark.django_db(transaction=True)

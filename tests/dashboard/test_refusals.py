@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from journal_store.models import StoredEvent
-from tasks import review, runs
+from services import letters, review, runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,8 +23,8 @@ def test_a_dead_letter_nobody_wrote_is_not_found_on_the_page_and_nothing_is_writ
     as_reviewer, done_run
 ):
     before = StoredEvent.objects.count()
-    with pytest.raises(runs.LetterNotFound):
-        runs.decide_letter(f"{done_run}:9", "retry", "reviewer", "x")
+    with pytest.raises(letters.LetterNotFound):
+        letters.decide_letter(f"{done_run}:9", "retry", "reviewer", "x")
     response = as_reviewer.post(f"/review/dead-letters/{done_run}:9/retry", {"reason": "x"})
     assert response.status_code == 404 and b"no dead letter" in response.content
     assert StoredEvent.objects.count() == before

@@ -11,8 +11,8 @@ import pytest
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime.events import DriverLeased, LeaseGranted, LeaseReleased
-from tasks import runs
-from tasks.control import Control, stalled
+from services import runs, steps
+from services.control import Control, stalled
 from tests.dashboard.conftest import run_of
 
 pytestmark = pytest.mark.django_db
@@ -78,7 +78,7 @@ def test_a_finished_run_is_never_stalled(done_run, settings):
     assert runs.status_of(done_run) == "done"
     projection.catch_up()
     settings.STALL_SECONDS = 0
-    assert runs.reconcile() == []
+    assert steps.revive_stalled() == []
 
 
 def test_the_page_the_list_and_the_api_say_stalled_and_the_reconciler_queues_it(
@@ -100,4 +100,4 @@ def test_the_page_the_list_and_the_api_say_stalled_and_the_reconciler_queues_it(
     assert run_id in {
         r["run_id"] for r in as_owner.get("/api/runs").json()["items"] if r["stalled_since"]
     }
-    assert runs.reconcile() == [run_id]
+    assert steps.revive_stalled() == [run_id]

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from tasks import local_model
+from services import local_model
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from journal_store.journal import DjangoJournal
 from runtime.sandbox import Sandbox
-from tasks import runs
+from services import runs
 from tests.dashboard.conftest import client_for, make_user
 from tests.security.sandboxing import fresh_workspace, tool
 from tests.tasks.conftest import use_broker

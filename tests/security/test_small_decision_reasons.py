@@ -11,7 +11,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import Conflict, DeadLetter, StoredEvent
 from runtime.events import ConflictParked, DeadLettered
-from tasks import review
+from services import review
 from tests.security.signin_helpers import person
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from journal_store.models import StoredEvent
 from journal_store.transfer import ImportRefused, import_journal
 from runtime import flight
 from runtime.events import TeamStarted
-from tasks import runs
+from services import steps
 from tests.dashboard.conftest import client_for, make_user
 from tests.security.sandboxing import files_under, victim
 from tests.tasks.conftest import use_broker
@@ -95,6 +95,6 @@ def test_a_stored_run_naming_another_runs_workspace_is_neither_resumed_nor_drive
     assert response.status_code == 409
     assert "field 'workspace'" in response.json()["detail"]
     assert "not this run's workspace" in response.json()["detail"]
-    assert runs.drive_step("r-evil", "test") == "refused"
+    assert steps.drive_step("r-evil", "test") == "refused"
     assert StoredEvent.objects.count() == stored
     assert files_under(theirs) == {"precious.txt": b"not yours\n"}

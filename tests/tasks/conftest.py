@@ -16,7 +16,7 @@ from django.db import connections
 
 from config.celery import app as celery_app
 from config.celery import worker_command
-from tasks import runs
+from services import runs
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS = os.environ.get("MINUTES_TEST_REDIS_URL")

@@ -15,7 +15,7 @@ def main(count: int, out: str) -> None:
     import django
 
     django.setup()
-    from tasks import runs
+    from services import runs
 
     with open(out, "a") as log:
         for _ in range(count):

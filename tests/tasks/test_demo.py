@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 from django.db import connections
 
-from tasks import runs
+from services import runs
 from tests.services import free_port, left_running
 from tests.tasks.conftest import ROOT, wait_until
 

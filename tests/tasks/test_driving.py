@@ -15,8 +15,8 @@ from journal_store.models import DeadLetter
 from runtime import flight
 from runtime.events import BudgetDebited
 from runtime.journal import StaleEpoch
-from tasks import runs
-from tasks.control import Control
+from services import letters, runs, steps
+from services.control import Control
 from tests.tasks.conftest import use_broker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -35,7 +35,7 @@ def nowhere(settings, tmp_path):
 def drive(run_id, limit=200):
     outcomes = []
     for _ in range(limit):
-        outcome = runs.drive_step(run_id, "test")
+        outcome = steps.drive_step(run_id, "test")
         outcomes.append(outcome)
         if outcome != "stepped":
             return outcomes
@@ -53,23 +53,23 @@ def test_a_started_run_is_driven_to_its_verdict_one_step_at_a_time():
         outcomes[-1] == "done"
         and outcomes.count("stepped") == kinds(run_id).count("ModelCalled") - 1
     )
-    assert runs.drive_step(run_id) == "done"  # a late delivery does nothing
+    assert steps.drive_step(run_id) == "done"  # a late delivery does nothing
 
 
 def test_with_the_shipped_step_size_one_step_drives_a_short_run_to_its_verdict(settings):
     settings.STEP_TURNS = 100  # the default; the suite's settings drive one turn per step
     run_id = runs.start_run("repo-fix", "first-flight")
-    assert runs.drive_step(run_id) == "done"
+    assert steps.drive_step(run_id) == "done"
     assert kinds(run_id).count("ModelCalled") > 1  # many turns, one warm session
     assert flight.replay(DjangoJournal(), run_id).identical
 
 
 def test_interrupt_stops_at_the_next_boundary_and_resume_goes_on():
     run_id = runs.start_run("repo-fix", "first-flight")
-    assert runs.drive_step(run_id) == "stepped"
+    assert steps.drive_step(run_id) == "stepped"
     runs.interrupt(run_id, "ann", "wrong repository")
-    assert runs.drive_step(run_id) == "interrupted"
-    assert runs.drive_step(run_id) == "interrupted"  # stays stopped: no writes
+    assert steps.drive_step(run_id) == "interrupted"
+    assert steps.drive_step(run_id) == "interrupted"  # stays stopped: no writes
     assert kinds(run_id)[-1] == "RunInterrupted"
     runs.resume(run_id, "bob", "it was the right one")
     assert drive(run_id)[-1] == "done"
@@ -89,15 +89,15 @@ def test_a_dead_lettered_escalation_can_be_retried_and_then_discarded():
     projection.catch_up()
     letter = DeadLetter.objects.get(run_id=run_id)
     assert letter.status == "open" and "reviewer did not reply" in letter.reason
-    runs.decide_letter(letter.letter_id, "retry", "ann", "the reviewer is back")
+    letters.decide_letter(letter.letter_id, "retry", "ann", "the reviewer is back")
     assert drive(run_id)[-1] == "dead-lettered"  # still silent: a second letter
     projection.catch_up()
     second = DeadLetter.objects.filter(run_id=run_id, status="open").get()
     assert DeadLetter.objects.get(letter_id=letter.letter_id).status == "retried"
-    runs.decide_letter(second.letter_id, "discard", "ann", "nobody will review this")
+    letters.decide_letter(second.letter_id, "discard", "ann", "nobody will review this")
     assert drive(run_id)[-1] == "escalated"
-    with pytest.raises(runs.LetterAlreadyDecided):
-        runs.decide_letter(second.letter_id, "retry", "bob", "too late")
+    with pytest.raises(letters.LetterAlreadyDecided):
+        letters.decide_letter(second.letter_id, "retry", "bob", "too late")
 
 
 def test_two_deciders_at_once_record_exactly_one_decision():
@@ -109,9 +109,9 @@ def test_two_deciders_at_once_record_exactly_one_decision():
     def decide(who: str) -> None:
         barrier.wait()
         try:
-            runs.decide_letter(letter_id, "discard", who, "no")
+            letters.decide_letter(letter_id, "discard", who, "no")
             results.append("decided")
-        except runs.LetterAlreadyDecided:
+        except letters.LetterAlreadyDecided:
             results.append("already")
         finally:
             connections.close_all()
@@ -132,7 +132,7 @@ def test_two_drivers_at_once_one_drives_and_the_other_writes_nothing():
     def step() -> None:
         barrier.wait()
         try:
-            outcomes.append(runs.drive_step(run_id, threading.current_thread().name))
+            outcomes.append(steps.drive_step(run_id, threading.current_thread().name))
         finally:
             connections.close_all()
 
@@ -172,14 +172,14 @@ def test_a_step_that_keeps_raising_is_dead_lettered_with_its_last_error(monkeypa
     monkeypatch.setattr(flight, "drive", broken)
     for _ in range(settings.MAX_STEP_ATTEMPTS):
         # Recorded and tried again after a backoff by the step itself, not by Celery.
-        assert runs.drive_step(run_id) == "failed-step"
-    assert runs.drive_step(run_id) == "dead-lettered"
+        assert steps.drive_step(run_id) == "failed-step"
+    assert steps.drive_step(run_id) == "dead-lettered"
     assert runs.status_of(run_id) == "dead-lettered"
     letter = Control(run_id).open_letter()
     assert letter.last_error == "RuntimeError: the harness hit a bug"
     assert letter.attempts == settings.MAX_STEP_ATTEMPTS
     monkeypatch.undo()
-    runs.decide_letter(letter.letter_id, "retry", "ann", "fixed the bug")
+    letters.decide_letter(letter.letter_id, "retry", "ann", "fixed the bug")
     assert drive(run_id)[-1] == "done"  # retried from the journal, to the end
 
 
@@ -191,11 +191,11 @@ def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never
     import time
 
     from runtime.events import WorkerTimedOut
-    from tasks import fanout
+    from services import specialists
 
     sent: list[tuple[str, str, dict]] = []
     monkeypatch.setattr(
-        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+        specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
     )
     run_id = runs.start_run("support-triage", "broken-policy", deadline=1.5)
     assert drive(run_id)[-1] == "waiting"
@@ -203,11 +203,11 @@ def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never
     assert drive(run_id)[-1] == "waiting"  # nobody has done anything yet: still waiting
     for run, sub, _handoff in sent:
         if sub != "S2":  # S2's message is lost
-            assert fanout.run_specialist(run, sub, "test-worker") in ("ok", "failed")
+            assert specialists.run_specialist(run, sub, "test-worker") in ("ok", "failed")
     time.sleep(1.6)  # S2's deadline passes
     assert drive(run_id)[-1] == "waiting"  # S2 timed out; its retry S2r was sent off
     assert sent[-1][1] == "S2r"
-    fanout.run_specialist(*sent[-1][:2], "test-worker")
+    specialists.run_specialist(*sent[-1][:2], "test-worker")
     assert drive(run_id)[-1] == "done"
     events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     [timed_out] = [e for e in events if isinstance(e, WorkerTimedOut)]
@@ -219,21 +219,21 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
     """On the workers an escalation parks the run: a person discards the sub-task, and the
     answer goes on without it, saying so."""
     from runtime.events import AnswerComposed, TaskEscalated
-    from tasks import fanout
+    from services import specialists
 
     sent: list[tuple[str, str, dict]] = []
     monkeypatch.setattr(
-        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+        specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
     )
     run_id = runs.start_run("support-triage", "runaway-spend")
     assert drive(run_id)[-1] == "waiting"
     for run, sub, _handoff in sent:  # one after another: the spender trips the breaker alone
-        fanout.run_specialist(run, sub, "test-worker")
+        specialists.run_specialist(run, sub, "test-worker")
     assert drive(run_id)[-1] == "dead-lettered"
     projection.catch_up()
     [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
     assert letter.task_id == "S2" and "kb-worker escalated" in letter.reason
-    runs.decide_letter(letter.letter_id, "discard", "ann", "no knowledge base needed here")
+    letters.decide_letter(letter.letter_id, "discard", "ann", "no knowledge base needed here")
     assert drive(run_id)[-1] == "done"
     events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     assert [e.task_id for e in events if isinstance(e, TaskEscalated)] == ["S2"]
@@ -246,11 +246,11 @@ def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypa
     fails and is escalated to the dead-letter queue."""
     from runtime.fanout.engine import MAX_RESTARTS
     from runtime.faults import InjectedFailure
-    from tasks import fanout
+    from services import specialists
 
     sent: list[tuple[str, str, dict]] = []
     monkeypatch.setattr(
-        fanout, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+        specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
     )
     settings.FAULT = "fail:S2#1,fail:S2#2,fail:S2#3,fail:S2#4"
     run_id = runs.start_run("support-triage", "broken-policy")
@@ -262,7 +262,7 @@ def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypa
             run, sub, _handoff = sent.pop(0)
             # A failure lets the lease go with the work undone, as a crashed task leaves it.
             with contextlib.suppress(InjectedFailure):
-                fanout.run_specialist(run, sub, "test-worker")
+                specialists.run_specialist(run, sub, "test-worker")
         outcome = drive(run_id)[-1]
     assert outcome == "dead-lettered"
     grants = [
@@ -278,17 +278,27 @@ def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypa
 
 
 def test_a_failed_step_backs_off_with_jitter_up_to_a_minute():
-    first = [runs.backoff(1) for _ in range(50)]
+    first = [steps.backoff(1) for _ in range(50)]
     assert all(1.0 <= s <= 2.0 for s in first) and len(set(first)) > 1  # jittered
-    assert all(runs.backoff(10) <= 60.0 for _ in range(20))
-    assert runs.TRANSIENT and RuntimeError not in runs.TRANSIENT  # Celery retries only these
+    assert all(steps.backoff(10) <= 60.0 for _ in range(20))
+    assert steps.TRANSIENT and RuntimeError not in steps.TRANSIENT  # Celery retries only these
 
 
-def test_a_specialist_is_sent_ids_only_and_reads_its_brief_from_the_journal(monkeypatch):
-    from tasks import fanout
+def test_a_specialist_is_sent_ids_only_and_reads_its_brief_from_the_journal():
+    """The message on the broker names the task and carries two ids: the hand-off is
+    journalled, not re-sent, and the sender never imports the task's module."""
+    from config.celery import app
+    from services import specialists
 
-    sent: list[tuple] = []
-    monkeypatch.setattr(fanout.specialist, "delay", lambda *args: sent.append(args))
-    fanout.dispatch("r-0123456789ab", "S1", {"brief": "x" * 10_000})
-    assert sent == [("r-0123456789ab", "S1")]  # the hand-off is journalled, not re-sent
-    assert fanout.run_specialist("r-0123456789ab", "S1", "test-worker") == "missing"
+    with app.connection_for_read() as connection:
+        queue = connection.SimpleQueue("celery")
+        with contextlib.suppress(queue.Empty):
+            while True:  # what earlier tests left on the in-memory broker
+                queue.get_nowait().ack()
+        specialists.dispatch("r-0123456789ab", "S1", {"brief": "x" * 10_000})
+        message = queue.get(timeout=5)
+        message.ack()
+        queue.close()
+    assert message.headers["task"] == "tasks.fanout.specialist"
+    assert message.decode()[0] == ["r-0123456789ab", "S1"]
+    assert specialists.run_specialist("r-0123456789ab", "S1", "test-worker") == "missing"

@@ -19,7 +19,7 @@ from django.db import connections
 
 from config.broker import EmbeddedRedis
 from journal_store.models import StoredEvent
-from tasks import runs
+from services import runs
 from tests.tasks.conftest import ROOT, Workers, use_broker, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -13,8 +13,8 @@ from django.db import connections
 
 from journal_store.journal import DjangoJournal
 from runtime.events import LeaseGranted, LeaseReleased, LeaseRenewed
-from tasks import runs
-from tasks.control import stalled
+from services import runs, steps
+from services.control import stalled
 from tests.tasks.conftest import settled, use_broker, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -42,7 +42,7 @@ def test_a_step_longer_than_its_lease_keeps_it_and_nobody_else_drives_the_run(no
     def slow_worker() -> None:
         try:
             while not outcomes or outcomes[-1] == "stepped":
-                outcomes.append(runs.drive_step(run_id, "slow-worker"))
+                outcomes.append(steps.drive_step(run_id, "slow-worker"))
         finally:
             connections.close_all()
 
@@ -58,7 +58,7 @@ def test_a_step_longer_than_its_lease_keeps_it_and_nobody_else_drives_the_run(no
         time.sleep(1.5 * TTL)  # the lease it was granted has run out by now
         started = journal.read(f"run-{run_id}")[0].event.t
         assert stalled({run_id: started}) == {}  # held, renewed: the reconciler leaves it be
-        assert runs.drive_step(run_id, "intruder") == "busy"
+        assert steps.drive_step(run_id, "intruder") == "busy"
         assert journal.version(f"run-{run_id}") == hung_at  # the intruder wrote nothing
     finally:
         worker.join(120)

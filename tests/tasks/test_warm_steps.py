@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from journal_store.journal import DjangoJournal
 from runtime import flight
 from runtime.warm import WarmFlights
-from tasks import runs
+from services import runs, steps
 from tests.runtime.helpers import facts
 from tests.tasks.conftest import use_broker
 
@@ -25,7 +25,7 @@ def warm(settings, tmp_path):
     settings.WARM_RUNS = 4
     settings.STEP_TURNS = 1
     yield
-    runs.WARM.clear()
+    steps.WARM.clear()
 
 
 def events(run_id):
@@ -50,11 +50,11 @@ def test_after_its_first_step_a_run_is_driven_without_reading_its_history(fly_te
     outcomes, reads = [], []
     while not outcomes or outcomes[-1] == "stepped":
         with CaptureQueriesContext(connection) as queries:
-            outcomes.append(runs.drive_step(run_id, "test"))
+            outcomes.append(steps.drive_step(run_id, "test"))
         reads.append(len(whole_reads(queries.captured_queries, run_id)))
     assert outcomes[-1] == "done" and len(outcomes) > 3
     assert reads[0] >= 1 and set(reads[1:]) == {0}  # one replay, at the first step only
-    assert len(runs.WARM) == 0  # a finished flight is not kept
+    assert len(steps.WARM) == 0  # a finished flight is not kept
     reference = fly_team("first-flight", park=True, started_by="operator")
     assert comparable(run_id, events(run_id)) == comparable(reference.run_id, reference.events)
     assert flight.replay(DjangoJournal(), run_id).identical
@@ -62,13 +62,13 @@ def test_after_its_first_step_a_run_is_driven_without_reading_its_history(fly_te
 
 def test_an_operators_stop_ends_a_warm_flight_and_the_resumed_run_finishes_the_same(fly_team):
     run_id = runs.start_run("repo-fix", "first-flight")
-    assert runs.drive_step(run_id, "test") == "stepped"
-    assert runs.drive_step(run_id, "test") == "stepped"
+    assert steps.drive_step(run_id, "test") == "stepped"
+    assert steps.drive_step(run_id, "test") == "stepped"
     runs.interrupt(run_id, "ann", "a look first")
-    assert runs.drive_step(run_id, "test") == "interrupted"
-    assert len(runs.WARM) == 0
+    assert steps.drive_step(run_id, "test") == "interrupted"
+    assert len(steps.WARM) == 0
     runs.resume(run_id, "ann")
-    while (outcome := runs.drive_step(run_id, "test")) == "stepped":
+    while (outcome := steps.drive_step(run_id, "test")) == "stepped":
         pass
     assert outcome == "done"
     assert flight.replay(DjangoJournal(), run_id).identical
@@ -78,19 +78,19 @@ def test_a_flight_left_behind_by_another_driver_is_dropped_and_the_run_replayed(
     fly_team, monkeypatch
 ):
     run_id = runs.start_run("repo-fix", "first-flight")
-    assert runs.drive_step(run_id, "test") == "stepped"
-    parked = runs.WARM.take(run_id, DjangoJournal().version(f"run-{run_id}"))
+    assert steps.drive_step(run_id, "test") == "stepped"
+    parked = steps.WARM.take(run_id, DjangoJournal().version(f"run-{run_id}"))
     assert parked is not None and parked.parked
-    runs.WARM.keep(parked)
+    steps.WARM.keep(parked)
     # Another process drives the next step (cold: nothing of this process's is there).
     with monkeypatch.context() as elsewhere:
-        elsewhere.setattr(runs, "WARM", WarmFlights(size=0))
-        assert runs.drive_step(run_id, "other") == "stepped"
+        elsewhere.setattr(steps, "WARM", WarmFlights(size=0))
+        assert steps.drive_step(run_id, "other") == "stepped"
     with CaptureQueriesContext(connection) as queries:
-        assert runs.drive_step(run_id, "test") == "stepped"
+        assert steps.drive_step(run_id, "test") == "stepped"
     assert not parked.parked  # dropped: the stream had moved on without it
     assert len(whole_reads(queries.captured_queries, run_id)) == 1  # so this step replayed
-    while (outcome := runs.drive_step(run_id, "test")) == "stepped":
+    while (outcome := steps.drive_step(run_id, "test")) == "stepped":
         pass
     assert outcome == "done"
     reference = fly_team("first-flight", park=True, started_by="operator")

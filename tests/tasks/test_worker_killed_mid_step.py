@@ -19,7 +19,7 @@ import pytest
 from config.broker import EmbeddedRedis
 from journal_store.journal import DjangoJournal
 from runtime.events import LeaseGranted
-from tasks import runs
+from services import runs
 from tests.tasks.conftest import REDIS, Workers, settled, use_broker, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -12,7 +12,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime import views
-from tasks import runs
+from services import runs
 from tasks.runs import advance
 from tests.runtime.helpers import facts
 from tests.tasks.conftest import settled, wait_until

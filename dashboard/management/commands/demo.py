@@ -33,7 +33,7 @@ from django.core.management.base import BaseCommand, CommandError
 from config.broker import BrokerError, EmbeddedRedis
 from config.celery import worker_command
 from journal_store.models import StoredEvent
-from tasks import local_model, runs
+from services import local_model, runs
 
 USER = "demo"
 # A real model is slow and small here: a short leash (the scripted run needs none).
@@ -136,7 +136,7 @@ class Command(BaseCommand):
             self.start_broker()
             self.say("starting the workers and the web server ...")
             # One process per worker node: a run's next step is sent to its node, and a node of
-            # one process is the process where the run's flight waits (tasks/runs.py).
+            # one process is the process where the run's flight waits (services/steps.py).
             for n in range(1, options["workers"] + 1):
                 self.start_child(
                     f"worker {n}",

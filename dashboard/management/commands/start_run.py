@@ -13,7 +13,7 @@ from dashboard import actions
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, status, views
-from tasks import runs
+from services import runs
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks import intents
+from services import intents
 
 
 class Command(BaseCommand):

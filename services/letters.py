@@ -1,0 +1,67 @@
+"""A person's decision on a dead letter: retry the work, or discard it.
+
+A dead letter is in the run's own stream (the harness parked a sub-task) or in its control
+stream (a step kept dying: services/steps.py). Deciding one appends the decision beside it, at
+the version the decider read, so two deciders race fairly: exactly one decision is written.
+Either way the run is driven on; a discarded control letter ends the run, since nobody will
+drive that step again.
+"""
+
+from __future__ import annotations
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from runtime import streams
+from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried, TeamFinished
+from runtime.journal import WrongExpectedVersion
+from services import queue
+from services.runs import RunError
+
+
+class LetterError(RunError):
+    """A decision on a dead letter is refused; the message says why."""
+
+
+class LetterNotFound(LetterError):
+    def __init__(self, letter_id: str) -> None:
+        super().__init__(f"no dead letter {letter_id}")
+
+
+class LetterAlreadyDecided(LetterError):
+    def __init__(self, letter_id: str) -> None:
+        super().__init__(f"dead letter {letter_id} has already been decided")
+
+
+def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
+    """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound
+    or LetterAlreadyDecided."""
+    run_id = letter_id.split(":", 1)[0]
+    journal = DjangoJournal()
+    control = ":control:" in letter_id
+    stream = streams.control(run_id) if control else streams.journal(run_id)
+    records = journal.read(stream)
+    letters = {r.event.letter_id: r for r in records if isinstance(r.event, DeadLettered)}
+    if letter_id not in letters:
+        raise LetterNotFound(letter_id)
+    decided = (DeadLetterRetried, DeadLetterDiscarded)
+    if any(isinstance(r.event, decided) and r.event.letter_id == letter_id for r in records):
+        raise LetterAlreadyDecided(letter_id)
+    cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
+    event = cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason)
+    try:
+        journal.append(stream, [event], len(records))
+    except WrongExpectedVersion:
+        raise LetterAlreadyDecided(letter_id) from None
+    if decision == "discard" and control:
+        finish_discarded(run_id, by, reason)
+    projection.catch_up()
+    queue.advance(run_id)
+
+
+def finish_discarded(run_id: str, by: str, reason: str) -> None:
+    """A discarded infrastructure letter ends the run: nobody will drive it again."""
+    journal = DjangoJournal()
+    stream = streams.journal(run_id)
+    reason = f"discarded by {by}: {reason}"
+    finished = TeamFinished(run_id=run_id, status="escalated", reason=reason)
+    journal.append(stream, [finished], journal.version(stream))

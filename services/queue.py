@@ -1,0 +1,51 @@
+"""The one way a service enqueues work for the workers: a Celery task sent by its name.
+
+Services never import `tasks` (the tasks import the services): a message names its task, and
+whichever worker has it registered runs it. So the pages, the API and the commands send work
+without loading a task module, and renaming a task module cannot break a queued message as
+long as its `name=` stays (tests/tasks/test_task_names.py holds them to these names).
+
+Work is sent once the surrounding transaction commits (at once outside one): a worker that
+picks a message up always finds what the sender wrote, and a rolled-back request sends nothing.
+"""
+
+from __future__ import annotations
+
+from celery.utils.nodenames import worker_direct
+from django.db import transaction
+
+from config.celery import app
+
+# The names queued messages carry. They are the tasks' historical import paths; keep them.
+ADVANCE = "tasks.runs.advance"
+SPECIALIST = "tasks.fanout.specialist"
+
+
+def send(name: str, *ids: str, countdown: float | None = None, node: str | None = None) -> None:
+    """Enqueue task `name` with these ids once the current transaction commits: on the common
+    queue, or on worker `node`'s own queue (CELERY_WORKER_DIRECT) when given."""
+    transaction.on_commit(lambda: _publish(name, ids, countdown, node))
+
+
+def _publish(name: str, ids: tuple[str, ...], countdown: float | None, node: str | None) -> None:
+    if app.conf.task_always_eager:
+        # MINUTES_EAGER (a benchmark flying runs in one process): run it here and now, as
+        # Task.delay would. send_task ignores eagerness, so the task is looked up instead,
+        # from the modules the app is configured to load.
+        app.loader.import_default_modules()
+        app.tasks[name].apply(args=ids)
+        return
+    # The node's own queue as Celery declares it (exchange C.dq2, routed by hostname).
+    routing = {"queue": worker_direct(node)} if node else {}
+    app.send_task(name, args=ids, countdown=countdown, **routing)
+
+
+def advance(run_id: str, countdown: float | None = None, node: str | None = None) -> None:
+    """Drive the run's next step (on a worker), after `countdown` seconds if given; on worker
+    `node` when given, where the run's flight is parked."""
+    send(ADVANCE, run_id, countdown=countdown, node=node)
+
+
+def specialist(run_id: str, sub_id: str) -> None:
+    """Run one specialist of a fan-out run (on a worker); its brief is in the journal."""
+    send(SPECIALIST, run_id, sub_id)

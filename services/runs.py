@@ -1,0 +1,120 @@
+"""Starting a run and steering it: what the pages, the API and the commands ask of a run.
+
+`start_run` records the run's TeamStarted and enqueues its first step; `interrupt` asks it to
+stop at its next turn boundary and `resume` lifts that stop; `status_of` reads where a run is
+from its journal. Each refusal is a typed RunError (dashboard/errors.py answers each with its
+status). The steps themselves are driven on the workers (services/steps.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from runtime import flight, status, streams
+from runtime.events import DeadLettered, RunInterrupted, TeamFinished, TeamStarted
+from services import local_model, queue
+from services.control import Control
+from services.steps import sandbox
+
+
+class RunError(Exception):
+    """A run cannot be started or changed as asked; the message says why."""
+
+
+class RunNotFound(RunError, Http404):
+    """No run has this id (a page or an endpoint answers 404)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run {run_id}")
+
+
+class RunFinished(RunError):
+    """The run has reached its verdict: nobody may stop or resume it any more."""
+
+    def __init__(self, run_id: str, verdict: str) -> None:
+        super().__init__(f"run {run_id} has already finished ({verdict})")
+
+
+class RunNotResumable(RunError):
+    """The run's recorded settings cannot be driven here (they name another place on disk)."""
+
+
+class ModelUnavailable(RunError):
+    """The run asks for a model that is not serving here (the local model server is down or
+    not installed); the message says how to start it. Nothing was recorded."""
+
+
+def start_run(team: str, scenario: str | None, *, by: str = "operator", **settings_: Any) -> str:
+    """Record the run's TeamStarted and enqueue its first step; returns the run id. No
+    scenario: the team's own first one."""
+    run_id = flight.new_run_id()
+    try:
+        config = flight.plan(
+            team,
+            scenario,
+            run_id,
+            park=True,
+            started_by=by,
+            sandbox=sandbox().required,
+            **settings_,
+        )
+    except flight.FlightError as exc:
+        raise RunError(str(exc)) from None
+    if "local" in (config.model, *config.models.values()):
+        # Checked, never started, here: a request must not wait minutes on a model server
+        # (the demo command or a worker starts it), and no run is recorded that no model serves.
+        why = local_model.unavailable()
+        if why:
+            raise ModelUnavailable(why)
+    started = TeamStarted(
+        run_id=run_id,
+        team=config.team,
+        scenario=config.scenario,
+        task=config.task,
+        config=config.model_dump(mode="json"),
+    )
+    DjangoJournal().append(streams.journal(run_id), [started], 0)
+    projection.catch_up()
+    queue.advance(run_id)
+    return run_id
+
+
+def interrupt(run_id: str, by: str, reason: str = "") -> None:
+    """Ask the run to stop at its next turn boundary."""
+    state = status_of(run_id)
+    if status.is_terminal(state):
+        raise RunFinished(run_id, state)
+    Control(run_id).request_stop(by, reason)
+
+
+def resume(run_id: str, by: str, reason: str = "") -> None:
+    """Lift a stop and drive the run on from its journal."""
+    state = status_of(run_id)
+    if status.is_terminal(state):
+        raise RunFinished(run_id, state)
+    try:  # its settings name places on disk: checked before any worker acts on them
+        events = [r.event for r in DjangoJournal().read(streams.journal(run_id))]
+        flight.recorded_config(events, run_id)
+    except flight.FlightError as exc:
+        raise RunNotResumable(str(exc)) from None
+    Control(run_id).request_resume(by, reason)
+    queue.advance(run_id)
+
+
+def status_of(run_id: str) -> str:
+    """Where the run is (runtime/status.py's vocabulary), read from its journal."""
+    events = [r.event for r in DjangoJournal().read(streams.journal(run_id))]
+    if not events:
+        raise RunNotFound(run_id)
+    last = events[-1]
+    if isinstance(last, TeamFinished):
+        return last.status
+    if isinstance(last, DeadLettered) or Control(run_id).open_letter() is not None:
+        return status.DEAD_LETTERED
+    if isinstance(last, RunInterrupted):
+        return status.INTERRUPTED
+    return status.RUNNING

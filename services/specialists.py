@@ -1,0 +1,159 @@
+"""The specialist step: one sub-task of a fan-out run, run to its end on a worker.
+
+The run's step hands a brief over (WorkerHandedOff in the run's stream) and sends the
+specialist off (`dispatch`; on a worker, the task `tasks.fanout.specialist` calls
+`run_specialist`). The step then ends, and later steps look at the specialists' streams until
+each holds a whole run or its deadline passes. A specialist:
+
+    - takes a lease on its stream (`lease-worker-...`) and writes through it, fenced: a
+      redelivered or duplicated task that lost the lease cannot write; a heartbeat renews it
+      (and the slot's) while the specialist works;
+    - resumes from its stream: a worker killed mid-specialist loses at most the turn in hand;
+    - takes one of its run's `parallel` slots first (leases `slots-<run>-<n>`), or waits for
+      one without holding a worker: the per-run cap; the per-pool cap is the workers' own
+      concurrency;
+    - talks to the MCP tool servers through one surface per worker process, started on first
+      use and shared by the specialists that process runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from django.conf import settings
+
+from journal_store.journal import DjangoJournal
+from runtime import flight, streams
+from runtime.coordination.gates import Lease, Leases
+from runtime.events import BudgetDebited, ToolsListed, WorkerHandedOff
+from runtime.fanout import engine
+from runtime.fanout.contracts import Handoff
+from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
+from runtime.session import Session
+from services import queue
+from services.control import faults, heartbeat
+from teams.triage.belt import Belt
+from teams.triage.settings import TriageSettings
+from teams.triage.specialist import work
+from teams.triage.spend import Metered, spend_breaker
+from teams.triage.surface import default_surface
+
+log = logging.getLogger(__name__)
+SLOT_WAIT_SECONDS = 0.5  # before a specialist whose run has no free slot asks again
+
+_surface: Any = None
+_surface_lock = threading.Lock()
+
+
+def shared_surface() -> Any:
+    """This worker process's MCP surface (a dead server inside it is marked degraded, and its
+    calls come back as observations; the surface itself stays up)."""
+    global _surface
+    with _surface_lock:
+        if _surface is None:
+            # One book of credits and labels for the process's runs, where the workspaces are.
+            settings.WORKSPACES.mkdir(parents=True, exist_ok=True)
+            _surface = default_surface(book=settings.WORKSPACES / "orders-book.sqlite3")
+        return _surface
+
+
+class Borrowed:
+    """The shared surface, lent to one specialist: closing it leaves it running."""
+
+    def __init__(self, surface: Any) -> None:
+        self.surface = surface
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.surface, name)
+
+    def close(self) -> None:
+        pass
+
+
+def dispatch(run_id: str, sub_id: str, handoff: dict[str, Any]) -> None:
+    """Send a specialist off once the step that handed its brief over has committed. The task
+    carries ids only: its brief is the WorkerHandedOff that step journalled."""
+    queue.specialist(run_id, sub_id)
+
+
+def brief(journal: DjangoJournal, run_id: str, sub_id: str) -> Handoff | None:
+    """The sub-task's latest brief, as its run's stream holds it."""
+    for record in reversed(journal.read(f"run-{run_id}")):
+        if isinstance(record.event, WorkerHandedOff) and record.event.task_id == sub_id:
+            return Handoff.model_validate(record.event.handoff)
+    return None
+
+
+def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
+    """Run one specialist to its end on its own stream; what became of it."""
+    journal = DjangoJournal()
+    handoff = brief(journal, run_id, sub_id)
+    if handoff is None:
+        return "missing"  # no such run or sub-task (or not committed yet): nothing to do
+    stream = engine.worker_stream(run_id, sub_id, handoff.worker_id)
+    if engine.finished([r.event for r in journal.read(stream)]):
+        return "finished"  # a duplicate delivery: the work is done and recorded
+    events = [r.event for r in journal.read(f"run-{run_id}")]
+    config = flight.recorded_config(events, run_id)
+    leases = Leases(journal)
+    slot = take_slot(leases, run_id, TriageSettings.of(config).parallel, holder)
+    if slot is None:
+        return "full"  # the run has as many specialists at work as it may: later
+    lease = leases.acquire(stream, holder, settings.STEP_LEASE_SECONDS)
+    if lease is None:
+        leases.release(slot)
+        return "busy"  # another worker holds this specialist
+    beat = heartbeat(leases, lease, slot)  # both stay held however long the specialist works
+    try:
+        seams = faults()
+        seams.specialist_started(sub_id, starts(journal, stream))
+        clients = flight.clients_for(config, flight.team_named(config.team))
+        session = Session(
+            Fenced(journal, leases.stream(stream), lease.epoch),
+            run_id,
+            stream=stream,
+            faults=seams,
+        )
+        belt = Belt(lambda: Borrowed(shared_surface()))
+        belt.specs = next(e.tools for e in events if isinstance(e, ToolsListed))
+        # The run's spending so far seeds this process's breaker: the cap holds across
+        # workers; the rate is judged on what this specialist spends (its refusal is journalled
+        # as the model call that failed, in its own stream).
+        spent = sum(
+            r.event.amount
+            for r in flight.run_records(journal, run_id)
+            if isinstance(r.event, BudgetDebited)
+        )
+        client = Metered(clients[handoff.worker_id], spend_breaker(config, run_id, belt, spent))
+        report = work(session, sub_id, handoff, client, belt)
+        if belt.events:
+            # Breakers that tripped in this process: the run's stream is its step's to write,
+            # so they go to the run's breaker log, which its pages and audit read by run id.
+            events = [
+                e.model_copy(update={"run_id": run_id, "task_id": sub_id}) for e in belt.events
+            ]
+            append_next(journal, streams.breakers(run_id), events)
+        return report.status
+    except (StaleEpoch, WrongExpectedVersion):
+        return "lost"  # the lease moved on: somebody else has this specialist now
+    finally:
+        lease, slot = beat.stop()
+        leases.release(lease)
+        leases.release(slot)
+
+
+def take_slot(leases: Leases, run_id: str, parallel: int, holder: str) -> Lease | None:
+    """One of the run's `parallel` specialist slots (each a lease: taking one is a
+    compare-and-swap, so two workers cannot both take the last), or None when all are held."""
+    for n in range(parallel):
+        slot = leases.acquire(streams.slot(run_id, n), holder, settings.STEP_LEASE_SECONDS)
+        if slot is not None:
+            return slot
+    return None
+
+
+def starts(journal: DjangoJournal, stream: str) -> int:
+    """How many times a specialist has been started (its lease granted)."""
+    return engine.starts([r.event for r in journal.read(Leases.stream(stream))])

@@ -1,0 +1,216 @@
+"""Driving a run one bounded step at a time, and finding the runs nobody drives.
+
+`drive_step(run_id)` drives one step of a run (up to STEP_TURNS agent turns, or STEP_SECONDS
+of them, with the coordination around them) against the database journal, then enqueues the
+next. The first step a process drives of a run rebuilds its state from the run's journal
+(recorded model answers and tool results are replayed, never redone); at the step's end the
+flight stays parked in this process (WARM, runtime/warm.py) and the next step is sent to this
+worker, where it goes on without replaying anything. So a killed worker loses at most the turn
+it was in, many runs share few workers fairly, and stopping a run is simply not enqueueing its
+next step.
+
+Who drives is decided by a lease whose epoch fences every append: a second delivery of the
+same step finds the lease taken and stops without writing; a worker whose lease was taken over
+cannot write either. A heartbeat renews the lease while the step runs, so the lease is short
+(STEP_LEASE_SECONDS) however long the step: a killed worker's lease runs out within it, and
+`revive_stalled` queues the run again at the reconciler's next beat. A step that keeps dying
+(killed, or raising) is dead-lettered after MAX_STEP_ATTEMPTS, counted in the lease's own
+events because Redis keeps no redelivery count.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connections
+
+from desk.services import database_desk, release
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary
+from runtime import flight, status, streams
+from runtime.coordination.leases import Lease
+from runtime.events import Event, RunInterrupted, TeamFinished
+from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
+from runtime.sandbox import Sandbox
+from runtime.session import Session
+from runtime.team import FlightConfig, Services
+from runtime.warm import WarmFlight, WarmFlights
+from services import queue, specialists
+from services.control import Control, faults, heartbeat, holder, stalled
+from teams.desk.services import DeskServices
+
+log = logging.getLogger(__name__)
+# What Celery retries a step for: the database was briefly unavailable (locked, restarting).
+# Anything else a step raises is recorded and retried by drive_step itself (see backoff).
+TRANSIENT = (OperationalError, InterfaceError)
+
+WAIT_SECONDS = 0.5  # between looks at specialists still at work (well under the visibility timeout)
+
+
+def sandbox() -> Sandbox:
+    """How agent code runs on this host, as the operator set it."""
+    return Sandbox(required=settings.SANDBOX != "off", bwrap=settings.SANDBOX_BWRAP)
+
+
+# This process's runs parked between steps (runtime/warm.py): a step of one of them goes on
+# where the last one stopped instead of replaying the run's history.
+WARM = WarmFlights(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
+
+
+def drive_step(run_id: str, worker: str | None = None, node: str | None = None) -> str:
+    """Drive one step of the run; what became of it ("stepped", a verdict, "busy", ...).
+
+    A step is up to STEP_TURNS turns, or STEP_SECONDS of them, in one session. The first step
+    a process drives of a run reads the run's history and replays it; at the step's end the
+    flight is parked here (WARM), and the next step, if it finds the stream where the flight
+    left it, goes on without reading or replaying anything. `node` is the Celery worker that
+    drives the step: the next one is sent to it, where its flight waits.
+    """
+    journal = DjangoJournal()
+    control = Control(run_id, journal)
+    stream = streams.journal(run_id)
+    at = journal.version(stream)
+    if at == 0:
+        return "missing"
+    last = journal.read(stream, after=at - 1)[-1].event  # one row, however long the run
+    if isinstance(last, TeamFinished):
+        return last.status  # a late delivery: nothing to read, nothing to do
+    WARM.resize(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
+    warm = WARM.take(run_id, at)
+    events = None
+    if warm is None:
+        events = [r.event for r in journal.read(stream)]
+        try:
+            config = flight.recorded_config(events, run_id)
+        except flight.FlightError as exc:
+            log.error("run %s: not driven: %s", run_id, exc)
+            return "refused"  # settings that name another place on disk: nothing is touched
+    try:
+        if control.open_letter() is not None:
+            return "dead-lettered"
+        if isinstance(last, RunInterrupted) and control.stop_request() is not None:
+            return "interrupted"
+        lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
+        if lease is None:
+            return "busy"  # somebody else is driving this run: we do not write
+        if warm is None:
+            assert events is not None
+            warm = cold_flight(run_id, events, config, control, lease)
+        else:
+            fenced = warm.session.journal
+            assert isinstance(fenced, Fenced)
+            fenced.fence = lease.fence  # the flight's writes now carry this step's fence
+        outcome, retry_in = step_under(lease, warm, control, at)
+    finally:
+        if warm is not None and warm.parked and warm.version == journal.version(stream):
+            WARM.keep(warm)
+        elif warm is not None:
+            warm.abandon()
+            warm = None
+    if outcome == "stepped":
+        # To the node whose process holds the parked flight; a node that dies with the step
+        # queued for it is covered by revive_stalled.
+        queue.advance(run_id, node=node if warm is not None else None)
+    elif outcome == "waiting":
+        # Specialists are at work on other workers: look again in a moment, not at once.
+        queue.advance(run_id, countdown=WAIT_SECONDS)
+    elif outcome == "failed-step":
+        queue.advance(run_id, countdown=retry_in)
+    return outcome
+
+
+def cold_flight(
+    run_id: str, events: list[Event], config: FlightConfig, control: Control, lease: Lease
+) -> WarmFlight:
+    """A flight that starts by replaying the run's history, on a thread of its own."""
+    session = Session(
+        Fenced(DjangoJournal(), lease.stream, lease.epoch),
+        run_id,
+        recorded=events,
+        stop=control.stop_request,
+        resumed_by=control.resumed_by(),
+        faults=faults(),
+    )
+    services = Services(
+        sandbox=sandbox(),
+        release=release,
+        dispatch=specialists.dispatch,
+        provided=(DeskServices(desk=database_desk()),),
+    )
+    return WarmFlight(
+        session,
+        lambda s: flight.drive(s, config, settings.WORKSPACES, services=services),
+        on_exit=connections.close_all,  # the flight's thread has a database connection of its own
+        threaded=WARM.size > 0,
+    )
+
+
+def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tuple[str, float]:
+    """One step of the flight while `lease` is held (and renewed): the outcome, and after how
+    many seconds to try again when the step failed."""
+    beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
+    outcome = "lost"
+    retry_in = 0.0
+    try:
+        if lease.attempt > settings.MAX_STEP_ATTEMPTS:
+            letter = control.dead_letter(
+                f"the step at version {at} was started {lease.attempt - 1} times and never "
+                "finished (its worker died or it kept failing)",
+                lease.attempt - 1,
+                control.last_error(at),
+            )
+            outcome = "dead-lettered"
+            log.warning("run %s: %s", control.run_id, letter.reason)
+            return outcome, retry_in
+        faults().step_started(control.run_id)  # a crash-test seam; does nothing unless armed
+        result = warm.step(settings.STEP_TURNS, time.monotonic() + settings.STEP_SECONDS)
+        outcome = result.status
+    except (StaleEpoch, WrongExpectedVersion):
+        return "lost", retry_in  # another driver took over: we stop without writing
+    except JournalError:
+        raise
+    except TRANSIENT:
+        raise  # database trouble a retry can outlast: Celery retries the task with backoff
+    except Exception as exc:
+        # A step that raises is recorded and tried again after a backoff; the lease's attempt
+        # count, not Celery's, decides when it has failed often enough to dead-letter it.
+        log.exception("run %s: step at version %s failed", control.run_id, at)
+        control.step_failed(at, exc)
+        outcome = "failed-step"
+        retry_in = backoff(lease.attempt)
+    finally:
+        [lease] = beat.stop()  # as renewed: its version moved with each renewal
+        control.release(lease, outcome)
+        projection.catch_up()
+    return outcome, retry_in
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before trying a failed step again: doubling from 2 s, at most a minute, with
+    jitter so that steps that failed together do not retry together."""
+    return min(60.0, 2.0**attempt) * random.uniform(0.5, 1.0)
+
+
+def revive_stalled() -> list[str]:
+    """Re-enqueue running runs that nobody is driving (control.stalled: the lease expired, or
+    no step took it within STALL_SECONDS); the ids sent. A second delivery is harmless: the
+    lease lets one driver through and the other stops without writing."""
+    starts = {
+        run_id: started.timestamp() if started else 0.0
+        for run_id, started in RunSummary.objects.filter(status__in=status.ACTIVE).values_list(
+            "run_id", "started_at"
+        )
+    }
+    revived = []
+    for run_id in stalled(starts):
+        if Control(run_id).open_letter() is not None:
+            continue
+        queue.advance(run_id)
+        revived.append(run_id)
+    if revived:
+        log.warning("re-enqueued stalled runs: %s", ", ".join(revived))
+    return revived

@@ -11,7 +11,7 @@ from django.test import Client
 from dashboard import queries
 from dashboard.views import runs as pages
 from journal_store import projection
-from tasks import runs
+from services.steps import drive_step
 from tests.dashboard.conftest import run_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -80,10 +80,10 @@ def test_the_live_tail_answers_204_until_something_new_then_the_rows(as_owner):
     last = queries.events(run_id, limit=queries.EVENTS_MAX)[-1].position
     idle = as_owner.get(f"/runs/{run_id}/tail?after={last}", headers={"HX-Request": "true"})
     assert idle.status_code == 204 and idle.content == b""
-    assert runs.drive_step(run_id, "test") == "stepped"
+    assert drive_step(run_id, "test") == "stepped"
     fresh = as_owner.get(f"/runs/{run_id}/tail?after={last}", headers={"HX-Request": "true"})
     assert fresh.status_code == 200 and f'id="e{last + 1}"' in fresh.content.decode()
-    while runs.drive_step(run_id, "test") == "stepped":
+    while drive_step(run_id, "test") == "stepped":
         pass
     end = queries.events(run_id, limit=queries.EVENTS_MAX)[-1].position
     done = as_owner.get(f"/runs/{run_id}/tail?after={end}", headers={"HX-Request": "true"})

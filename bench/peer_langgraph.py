@@ -7,9 +7,11 @@ The loop: each turn a canned model answer carrying a tool call (~200 bytes of ar
                 embedded default: the Django journal on SQLite (WAL, synchronous=FULL), five
                 events a turn.
     LangGraph   a StateGraph of two nodes (model, tool) with SqliteSaver, its SQLite
-                checkpointer: a checkpoint after each node, the state's messages appended by a
-                reducer (plain dicts, not LangChain message objects: the cheapest way to hold
-                them).
+                checkpointer: a checkpoint after each node. Two shapes of state: the
+                conversation appended by a reducer, as an agent's MessagesState keeps it
+                (plain dicts, not LangChain message objects: the cheapest way to hold them),
+                up to 1,000 turns, since every checkpoint stores it again; and only the last
+                exchange, which a scripted loop that needs no history could keep.
 
 For each N (--turns, default 1,000 and 5,000), in a fresh database each:
 
@@ -49,9 +51,24 @@ TOKENS = 50
 
 
 class State(TypedDict):
+    """The conversation in the state, as a LangGraph agent keeps it (MessagesState)."""
+
     messages: Annotated[list[dict[str, Any]], operator.add]
     turns: int
     limit: int
+
+
+class LastState(TypedDict):
+    """Only the latest exchange: what a scripted loop that needs no history could keep."""
+
+    messages: list[dict[str, Any]]
+    turns: int
+    limit: int
+
+
+# With the whole conversation in the state, every checkpoint stores it again: storage grows
+# with the square of the turns (613 MB at 1,000 turns here), so that shape runs up to this.
+HISTORY_MAX_TURNS = 1_000
 
 
 def model(state: State) -> dict[str, Any]:
@@ -69,11 +86,11 @@ def tool(state: State) -> dict[str, Any]:
     return {"messages": [reply], "turns": state["turns"] + 1}
 
 
-def graph(path: Path) -> Any:
+def graph(path: Path, history: bool = True) -> Any:
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import END, START, StateGraph
 
-    builder = StateGraph(State)
+    builder = StateGraph(State if history else LastState)
     builder.add_node("model", model)
     builder.add_node("tool", tool)
     builder.add_edge(START, "model")
@@ -85,10 +102,10 @@ def graph(path: Path) -> Any:
     return builder.compile(checkpointer=saver)
 
 
-def langgraph_figures(turns: int, tmp: Path) -> dict[str, float]:
-    path = tmp / f"langgraph-{turns}.sqlite3"
+def langgraph_figures(turns: int, tmp: Path, history: bool = True) -> dict[str, float]:
+    path = tmp / f"langgraph-{turns}-{history}.sqlite3"
     config = {"configurable": {"thread_id": "run"}, "recursion_limit": 4 * turns + 10}
-    g = graph(path)
+    g = graph(path, history)
     g.invoke({"messages": [], "turns": 0, "limit": 0}, config)  # the empty database
     empty = size_of(path)
     started = time.perf_counter()
@@ -96,7 +113,7 @@ def langgraph_figures(turns: int, tmp: Path) -> dict[str, float]:
     per_turn = (time.perf_counter() - started) / turns * 1000
     stored = size_of(path) - empty
     started = time.perf_counter()
-    again = graph(path)  # a restarted process: a new checkpointer on the same file
+    again = graph(path, history)  # a restarted process: a new checkpointer on the same file
     state = again.invoke({"limit": turns + 1}, config)
     resume = time.perf_counter() - started
     assert state["turns"] == turns + 1
@@ -185,19 +202,29 @@ def main() -> None:
 
     django.setup()
     print(f"medians of {args.repeats}; each run in a fresh SQLite database")
-    header = f"{'':<10}{'turns':>7}{'per turn (ms)':>15}{'storage (MB)':>14}{'resume + 1 (s)':>16}"
+    header = f"{'':<26}{'turns':>7}{'per turn (ms)':>15}{'storage (MB)':>14}{'resume + 1 (s)':>16}"
     print(header)
     for turns in [int(t) for t in args.turns.split(",")]:
-        samples: dict[str, dict[str, list[float]]] = {"Minutes": {}, "LangGraph": {}}
+        contenders = {
+            "Minutes": minutes_figures,
+            "LangGraph, last exchange": lambda n, tmp: langgraph_figures(n, tmp, history=False),
+        }
+        if turns <= HISTORY_MAX_TURNS:
+            contenders["LangGraph, conversation"] = langgraph_figures
+        samples: dict[str, dict[str, list[float]]] = {name: {} for name in contenders}
         for i in range(args.repeats):
             tmp = home / f"{turns}-{i}"
             tmp.mkdir()
-            for name, measure in (("Minutes", minutes_figures), ("LangGraph", langgraph_figures)):
+            for name, measure in contenders.items():
                 for key, value in measure(turns, tmp).items():
                     samples[name].setdefault(key, []).append(value)
+                for used in tmp.iterdir():  # a few hundred MB each: keep the disk free
+                    used.unlink()
         for name, figures in samples.items():
             cells = [statistics.median(figures[k]) for k in figures]
-            print(f"{name:<10}{turns:>7,}{cells[0]:>15.2f}{cells[1]:>14.1f}{cells[2]:>16.2f}")
+            print(f"{name:<26}{turns:>7,}{cells[0]:>15.2f}{cells[1]:>14.1f}{cells[2]:>16.2f}")
+        if turns > HISTORY_MAX_TURNS:
+            print(f"{'LangGraph, conversation':<26}{turns:>7,}  not run: storage grows with turns²")
 
 
 if __name__ == "__main__":

@@ -37,16 +37,12 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import http.client
 import io
 import os
 import pstats
 import random
-import resource
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -54,7 +50,6 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -121,153 +116,16 @@ from django.contrib.auth import (  # noqa: E402
 )
 from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
+from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
+# What the bench does is in its parts: the seeding, and the server and the load.
+from bench.dashboard_load import Result, cpu_seconds, load, start_gunicorn, stop  # noqa: E402
+from bench.dashboard_seed import SLICE, Stored, keep_flying, seed  # noqa: E402
 from journal_store import projection  # noqa: E402
-from journal_store.journal import DjangoJournal  # noqa: E402
 from journal_store.models import RunSummary, StoredEvent  # noqa: E402
-from runtime.events import DriverLeased, Event, LeaseGranted, LeaseRenewed, payload_json  # noqa: E402
-from services import runs  # noqa: E402
 
 TARGET_MS = 150.0
-DAYS = 30  # the runs' start times are spread over this many days before now
-GROUP = 16  # runs per transaction, their events interleaved
-SLICE = 12  # events of one run appended before the next run's turn (about a step)
-# scenario, share of the runs; "running" is a first flight cut short (still flying).
-MIX = [
-    ("first-flight", 0.80),
-    ("premature-done", 0.06),
-    ("silent-dropout", 0.06),
-    ("flaky-tool", 0.04),
-    ("budget-starved", 0.02),
-    ("running", 0.02),
-]
-
-
-# --- seeding -------------------------------------------------------------------------------------
-
-
-@dataclass
-class Template:
-    """A run flown once: its events in position order, with what each copy must change."""
-
-    run_id: str
-    records: list[tuple[str, Event, bool]]  # (stream, event, payload mentions the run id)
-    t0: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.t0 = self.records[0][1].t
-
-
-def fly_template(scenario: str) -> Template:
-    """One repo-fix run flown as a worker flies it: every step a task (eager here)."""
-    run_id = runs.start_run("repo-fix", scenario, by="bench")
-    status = runs.status_of(run_id)
-    assert status != "running", f"template {scenario} did not finish: {status}"
-    recs = DjangoJournal().read_run(run_id)
-    return Template(run_id, [(r.stream, r.event, run_id in payload_json(r.event)) for r in recs])
-
-
-def copy_event(t: Template, e: Event, run_id: str, shift: float, mentions: bool) -> Event:
-    update: dict[str, Any] = {"run_id": run_id, "id": uuid.uuid4().hex, "t": e.t + shift}
-    if isinstance(e, DriverLeased | LeaseGranted | LeaseRenewed):
-        update["expires"] = e.expires + shift
-    if mentions:  # the run id inside the payload too (a workspace name): rewrite the text
-        text = e.model_dump_json().replace(t.run_id, run_id)
-        return type(e).model_validate_json(text).model_copy(update=update)
-    return e.model_copy(update=update)
-
-
-Stored = list[tuple[str, Event]]  # (stream, event) in the order they are appended
-
-
-def copy_run(t: Template, start: float) -> Stored:
-    run_id = "r-" + uuid.uuid4().hex[:12]
-    shift = start - t.t0
-    out = []
-    for stream, e, mentions in t.records:
-        out.append((stream.replace(t.run_id, run_id), copy_event(t, e, run_id, shift, mentions)))
-    return out
-
-
-def first_stream(events: Stored, limit: int) -> tuple[str, list[Event], Stored]:
-    """The leading events of one stream (at most `limit`): one append; and the rest."""
-    stream = events[0][0]
-    n = next((i for i, (s, _) in enumerate(events[:limit]) if s != stream), len(events[:limit]))
-    return stream, [e for _, e in events[:n]], events[n:]
-
-
-def store_group(journal: DjangoJournal, group: list[Stored]) -> None:
-    """The runs of a group in one transaction, a slice of each in turn."""
-    versions: Counter[str] = Counter()
-    with transaction.atomic():
-        journal.serialize_appends()
-        for offset in range(0, max(len(r) for r in group), SLICE):
-            for run in group:
-                part = run[offset : offset + SLICE]
-                while part:
-                    stream, events, part = first_stream(part, SLICE)
-                    journal.append_locked(stream, events, versions[stream])
-                    versions[stream] += len(events)
-
-
-def seed(count: int, rng: random.Random) -> tuple[int, float, float, list[Stored]]:
-    """Seed `count` runs; (events stored, seconds seeding, seconds rebuilding, and what the
-    runs still flying have yet to append)."""
-    started = time.perf_counter()
-    names = [name for name, _ in MIX]
-    templates = {
-        name: fly_template("first-flight" if name == "running" else name) for name in names
-    }
-    now = time.time()
-    journal = DjangoJournal()
-    remaining = count - len(templates)
-    picks = rng.choices(names, weights=[w for _, w in MIX], k=max(remaining, 0))
-    tails = []
-    for i in range(0, len(picks), GROUP):
-        group = []
-        for name in picks[i : i + GROUP]:
-            t = templates[name]
-            run = copy_run(t, now - rng.uniform(0, DAYS * 86_400))
-            if name == "running":  # cut short: the rest is appended by keep_flying, if at all
-                cut = rng.randrange(8, len(run) - 8)
-                run, tail = run[:cut], run[cut:]
-                tails.append(tail)
-            group.append(run)
-        store_group(journal, group)
-        done = i + len(group)
-        if done % 1000 < GROUP:
-            print(f"  {done + len(templates):,} runs stored", flush=True)
-    seeded = time.perf_counter() - started
-    started = time.perf_counter()
-    projection.rebuild()
-    rebuilt = time.perf_counter() - started
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE")  # what autovacuum does after a bulk load
-    return StoredEvent.objects.count(), seeded, rebuilt, tails
-
-
-def keep_flying(tails: list[Stored], done: threading.Event, written: list[int]) -> None:
-    """What workers do meanwhile (--flying): the runs still flying go on, one append of up to
-    SLICE events of one stream, in its own transaction, every --write-interval seconds."""
-    journal = DjangoJournal()
-    versions: dict[str, int] = {}
-    todo = [t for t in tails if t]
-    try:
-        while todo and not done.is_set():
-            stream, events, rest = first_stream(todo.pop(0), SLICE)
-            if stream not in versions:
-                versions[stream] = journal.version(stream)
-            journal.append(stream, events, versions[stream])
-            versions[stream] += len(events)
-            written[0] += len(events)
-            if rest:
-                todo.append(rest)
-            done.wait(ARGS.write_interval)
-    finally:
-        connection.close()  # this thread's own
 
 
 def session_cookie() -> tuple[Any, str]:
@@ -279,109 +137,6 @@ def session_cookie() -> tuple[Any, str]:
     store[HASH_SESSION_KEY] = user.get_session_auth_hash()
     store.create()
     return user, f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
-
-
-# --- the server and the load -------------------------------------------------------------------
-
-
-def start_gunicorn(port: int, workers: int) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if k != "MINUTES_EAGER"} | ENV
-    log = (WORK / "gunicorn.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--timeout",
-            "120",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"gunicorn exited: {(WORK / 'gunicorn.log').read_text()[-2000:]}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                conn.close()
-                return proc
-        except OSError:
-            pass
-        time.sleep(0.1)
-    stop(proc)
-    raise RuntimeError("gunicorn did not answer /healthz within 60 s")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
-
-
-@dataclass
-class Result:
-    latencies: list[float]  # seconds
-    wall: float
-    failures: list[tuple[str, int, bytes]]  # (path, status, start of the body)
-
-    def p(self, q: int) -> float:
-        """The q-th percentile in ms."""
-        return statistics.quantiles(self.latencies, n=100, method="inclusive")[q - 1] * 1000
-
-    @property
-    def rate(self) -> float:
-        return len(self.latencies) / self.wall
-
-
-def load(port: int, cookie: str, paths: list[str], clients: int) -> Result:
-    """Every path once, `clients` at a time, each client on its own connection."""
-    todo = iter(paths)
-    lock = threading.Lock()
-    latencies: list[float] = []
-    failures: list[tuple[str, int, bytes]] = []
-    headers = {"Cookie": cookie, "Accept": "text/html,application/json"}
-
-    def client() -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        while True:
-            with lock:
-                path = next(todo, None)
-            if path is None:
-                break
-            started = time.perf_counter()
-            try:
-                conn.request("GET", path, headers=headers)
-                response = conn.getresponse()
-                body = response.read()  # a response that closes the connection reopens it
-                status = response.status
-            except (OSError, http.client.HTTPException) as exc:
-                conn.close()
-                body, status = repr(exc).encode(), 0
-            elapsed = time.perf_counter() - started
-            with lock:
-                latencies.append(elapsed)
-                if status != 200:
-                    failures.append((path, status, body[:300]))
-        conn.close()
-
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    started = time.perf_counter()
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    return Result(latencies, time.perf_counter() - started, failures)
 
 
 # --- pages --------------------------------------------------------------------------------------
@@ -442,46 +197,6 @@ def profile(user: Any, name: str, path: str) -> None:
         print("\n".join("  " + line for line in lines[first:] if line.strip()))
 
 
-def process_cpu(pid: int, reaped: bool) -> float:
-    """CPU seconds of a live process, with those of the children it has reaped if asked."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = [int(x) for x in fields[11:15]]  # utime, stime, cutime, cstime
-    return sum(ticks if reaped else ticks[:2]) / os.sysconf("SC_CLK_TCK")
-
-
-def postgres_cpu() -> float:
-    """CPU seconds of the private PostgreSQL cluster: its postmaster, the backends it has reaped
-    and the live ones. It is part of what is measured, not another process on the machine."""
-    if not PG_URL:
-        return 0.0
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW data_directory")
-        (data,) = cursor.fetchone()
-    postmaster = int(Path(data, "postmaster.pid").read_text().split()[0])
-    total = process_cpu(postmaster, reaped=True)
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
-                total += process_cpu(int(proc.name), reaped=False)
-        except (OSError, ValueError):
-            continue  # gone meanwhile
-    return total
-
-
-def cpu_seconds() -> tuple[float, float]:
-    """CPU seconds used so far: by the whole machine, and by what is measured here (this
-    process, the children it has waited for: gunicorn and its workers once stopped, and the
-    private PostgreSQL). Linux: /proc."""
-    with open("/proc/stat") as stat:
-        ticks = [int(x) for x in stat.readline().split()[1:9]]
-    machine = (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # not idle, iowait
-    own = postgres_cpu()
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        usage = resource.getrusage(who)
-        own += usage.ru_utime + usage.ru_stime
-    return machine, own
-
-
 def measure(
     run_ids: list[str], cookie: str, rng: random.Random, tails: list[Stored]
 ) -> tuple[dict[str, list[Result]], float, int]:
@@ -489,12 +204,12 @@ def measure(
     while the runs still flying go on); the share of the machine's CPU that other processes
     took meanwhile (0 on a quiet machine), and the events the flying runs appended."""
     port = free_port()
-    machine_before, own_before = cpu_seconds()
+    machine_before, own_before = cpu_seconds(PG_URL is not None)
     started = time.perf_counter()
-    server = start_gunicorn(port, ARGS.workers)
+    server = start_gunicorn(port, ARGS.workers, ENV, WORK)
     results: dict[str, list[Result]] = {name: [] for name, _ in [FLOOR, *PAGES]}
     done, written = threading.Event(), [0]
-    writer = threading.Thread(target=keep_flying, args=(tails, done, written))
+    writer = threading.Thread(target=keep_flying, args=(tails, ARGS.write_interval, done, written))
     try:
         for _, make in [FLOOR, *PAGES]:  # every worker loads Django and each page first
             warm = [make(rng.choice(run_ids)) for _ in range(ARGS.clients * 4)]
@@ -510,7 +225,7 @@ def measure(
         if writer.is_alive():
             writer.join()
         stop(server)
-    machine, own = cpu_seconds()
+    machine, own = cpu_seconds(PG_URL is not None)
     capacity = (time.perf_counter() - started) * (os.cpu_count() or 1)
     others = max(0.0, (machine - machine_before) - (own - own_before)) / capacity
     return results, others, written[0]

@@ -32,7 +32,12 @@ class StoredEvent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["stream", "version"], name="journal_stream_version"),
         ]
-        indexes = [models.Index(fields=["run_id", "position"], name="journal_run_position")]
+        indexes = [
+            models.Index(fields=["run_id", "position"], name="journal_run_position"),
+            # What pages look up by kind (a run's answer, its first TeamStarted): a seek, not a
+            # scan of the run's rows.
+            models.Index(fields=["run_id", "kind", "position"], name="journal_run_kind"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.stream}@{self.version} {self.kind}"

@@ -26,7 +26,7 @@ from django.db import connections, transaction
 
 from journal_store import queues
 from journal_store.fold_rows import Batch, upsert
-from journal_store.journal import DjangoJournal
+from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
     AuditEntry,
     BillLine,
@@ -40,10 +40,10 @@ from journal_store.models import (
 )
 from runtime import folds
 from runtime.folds import Fold
-from runtime.journal import Recorded
 from runtime.views import STORED as RUN_FOLDS
 
 BATCH = 2_000
+POSITION, RUN_ID, KIND = 0, 4, 5  # columns of journal.SELECT
 
 
 def when(t: float | None) -> datetime | None:
@@ -60,7 +60,10 @@ class Projector:
     models: tuple[Any, ...] = ()
     kinds: tuple[str, ...] | None = None  # the kinds it reads; None: every event
 
-    def apply(self, batch: list[Recorded], using: str) -> None:
+    def apply(self, rows: list[Row], using: str) -> None:
+        """Apply a batch of the journal's rows (journal.SELECT's columns), in order. Each row
+        is decoded as it is applied and dropped after: a batch of typed events held at once
+        cost twice as much to build (the allocator and the garbage collector)."""
         raise NotImplementedError
 
     def clear(self, using: str) -> None:
@@ -105,8 +108,7 @@ COLUMNS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 FOLDS: dict[str, Fold] = {f.name: f for f in RUN_FOLDS}
 
 
-def compact(state: folds.State) -> str:
-    return json.dumps(state, separators=(",", ":"))
+compact = json.JSONEncoder(separators=(",", ":")).encode  # a state as the text stored
 
 
 def columns_of(fold: Fold, state: folds.State) -> dict[str, Any]:
@@ -138,17 +140,17 @@ class Runs(Projector):
             )
         return found
 
-    def apply(self, batch: list[Recorded], using: str) -> None:
-        by_run: dict[str, list[Recorded]] = {}
-        for rec in batch:
-            if rec.event.run_id:
-                by_run.setdefault(rec.event.run_id, []).append(rec)
+    def apply(self, rows: list[Row], using: str) -> None:
+        by_run: dict[str, list[Row]] = {}
+        for row in rows:
+            if row[RUN_ID]:
+                by_run.setdefault(row[RUN_ID], []).append(row)
         if not by_run:
             return
         touched: dict[str, dict[str, Fold]] = {}
-        for run_id, recs in by_run.items():
+        for run_id, mine in by_run.items():
             concerned: dict[str, Fold] = {}
-            for kind in dict.fromkeys(rec.event.kind for rec in recs):
+            for kind in {row[KIND] for row in mine}:
                 for fold in self.route(kind):
                     concerned[fold.name] = fold
             touched[run_id] = concerned
@@ -157,16 +159,18 @@ class Runs(Projector):
         saved: list[tuple[str, str, str]] = []
         started: list[tuple[str, str]] = []  # states back at their start: no row
         columns: dict[str, dict[str, Any]] = {}
-        for run_id, recs in by_run.items():
+        route = self.route
+        for run_id, mine in by_run.items():
             concerned = touched[run_id]
             states = {
                 name: json.loads(stored.get((run_id, name)) or STARTS[name]) for name in concerned
             }
             outs = {name: changes.out(run_id, name) for name in concerned}
-            for rec in recs:
-                for fold in self.route(rec.event.kind):
+            for row in mine:
+                rec = from_row(row)
+                for fold in route(row[KIND]):
                     fold.step(states[fold.name], rec, outs[fold.name])
-            mine = columns[run_id] = {}
+            changed = columns[run_id] = {}
             for name, fold in concerned.items():
                 text = compact(states[name])
                 before = stored.get((run_id, name))
@@ -177,7 +181,7 @@ class Runs(Projector):
                 else:
                     saved.append((run_id, name, text))
                 if name in COLUMNS:
-                    mine.update(columns_of(fold, states[name]))
+                    changed.update(columns_of(fold, states[name]))
         changes.write()
         connection = connections[using]
         with connection.cursor() as cursor:
@@ -243,10 +247,11 @@ class QueueProjector(Projector):
         self.models = (queue.model,)
         self.kinds = queue.kinds
 
-    def apply(self, batch: list[Recorded], using: str) -> None:
+    def apply(self, rows: list[Row], using: str) -> None:
         queue = self.queue
-        rows = queue.model._default_manager.using(using)
-        for rec in batch:
+        items = queue.model._default_manager.using(using)
+        for row in rows:
+            rec = from_row(row)
             e = rec.event
             item = {queue.key: getattr(e, queue.key)}
             if isinstance(e, queue.opens):
@@ -259,11 +264,11 @@ class QueueProjector(Projector):
                     "decided_at": None,
                     "decision_reason": "",
                 }
-                rows.update_or_create(**item, defaults=opened | queue.fields(e))
+                items.update_or_create(**item, defaults=opened | queue.fields(e))
             elif (decision := queue.decisions.get(type(e))) is not None:
                 outcome, columns = decision
                 decided = cast(Decided, e)
-                rows.filter(**item).update(
+                items.filter(**item).update(
                     status=outcome,
                     decided_by=decided.by,
                     decided_at=when(decided.t),
@@ -295,13 +300,21 @@ def named(names: Iterable[str] | None) -> list[Projector]:
 
 
 def stale(projectors: list[Projector], using: str = "default") -> bool:
-    """Whether any of these read models has events left to apply: two reads, no lock. Pages
-    ask this first, so a page that has nothing to catch up never takes a write lock (on SQLite,
-    the database's; on PostgreSQL, a checkpoint row's, and a commit's WAL flush)."""
-    top = DjangoJournal(using).last_position()
-    marks = Checkpoint.objects.using(using).filter(name__in=[p.name for p in projectors])
-    positions = list(marks.values_list("position", flat=True))
-    return len(positions) < len(projectors) or min(positions, default=0) < top
+    """Whether any of these read models has events left to apply: one read, no lock. Pages
+    and steps ask this first, so a catch-up with nothing to do is this query alone, and never
+    takes a write lock (on SQLite, the database's; on PostgreSQL, a checkpoint row's, and a
+    commit's WAL flush)."""
+    names = [p.name for p in projectors]
+    marks = ", ".join(["%s"] * len(names))
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(*), MIN(position), "
+            "(SELECT MAX(position) FROM journal_event) "
+            f"FROM {Checkpoint._meta.db_table} WHERE name IN ({marks})",
+            names,
+        )
+        count, lowest, top = cursor.fetchone()
+    return bool(count < len(names) or (lowest or 0) < (top or 0))
 
 
 def catch_up(
@@ -350,17 +363,14 @@ def advance(projectors: list[Projector], using: str, batch: int, wait: bool = Tr
             if any(p.kinds is None for p in group)
             else {k for p in group for k in p.kinds or ()}
         )
-        recs = read(journal, after, top, kinds, batch)
+        rows = read(using, after, top, kinds, batch)
         for projector in group:
-            mine = (
-                recs
-                if projector.kinds is None
-                else [r for r in recs if r.event.kind in projector.kinds]
-            )
+            wanted = projector.kinds
+            mine = rows if wanted is None else [r for r in rows if r[KIND] in wanted]
             if mine:
                 projector.apply(mine, using)
             applied += len(mine)
-            marks[projector.name] = recs[-1].position if len(recs) == batch else top
+            marks[projector.name] = rows[-1][POSITION] if len(rows) == batch else top
     moved = [(position, name) for name, position in marks.items() if position != start[name]]
     if moved:
         with connections[using].cursor() as cursor:
@@ -385,15 +395,17 @@ def lock(projectors: list[Projector], using: str, wait: bool) -> dict[str, int]:
     return marks
 
 
-def read(
-    journal: DjangoJournal, after: int, top: int, kinds: set[str] | None, batch: int
-) -> list[Recorded]:
+def read(using: str, after: int, top: int, kinds: set[str] | None, batch: int) -> list[Row]:
+    """The journal's rows after `after` up to `top` (of these kinds), undecoded."""
     where = "WHERE position > %s AND position <= %s"
-    params: list[object] = [after, top]
+    params: list[Any] = [after, top]
     if kinds is not None:
         where += " AND kind IN ({})".format(", ".join(["%s"] * len(kinds)))
         params += sorted(kinds)
-    return journal.select(where + " ORDER BY position LIMIT %s", [*params, batch])
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"{SELECT} {where} ORDER BY position LIMIT %s", [*params, batch])
+        rows: list[Row] = cursor.fetchall()
+    return rows
 
 
 def rebuild(names: Iterable[str] | None = None, using: str = "default", batch: int = BATCH) -> int:

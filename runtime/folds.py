@@ -143,9 +143,12 @@ def feed(fold: Fold, state: State, records: Iterable[Recorded], out: Out) -> Non
             fold.step(state, rec, out)
 
 
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps builds one per call
+
+
 def key(*parts: object) -> str:
     """A JSON object key made of several parts (JSON keys must be strings)."""
-    return json.dumps(parts, separators=(",", ":"))
+    return _encode(parts)
 
 
 def unkey(text: str) -> list[Any]:

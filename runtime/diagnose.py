@@ -49,30 +49,40 @@ def is_coder(agent: str | None) -> bool:
     return role(agent) == "coder"
 
 
+def lane(rec: Recorded) -> str:
+    """Where an agent's tool calls run one after the other: its stream (a run's, or a parallel
+    specialist's). A call's attempts are all journalled before the lane's next dispatch, so a
+    fold keeps one call per lane, not every call the run ever made."""
+    return key(rec.stream, rec.event.agent)
+
+
 class DuplicateWork(Fold):
-    """Keeps, per file, who wrote it (and the write calls not yet returned); the positions of
-    the writes are notes, read back once a second agent writes the same file."""
+    """Keeps, per file, who wrote it, and per lane (see `lane`) whether the call in flight is a
+    write already counted at its dispatch; the positions of the writes are notes, read back
+    once a second agent writes the same file."""
 
     name: ClassVar[str] = "duplicate_work"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
 
     def start(self) -> State:
-        return {"writers": {}, "dispatched": {}}
+        return {"writers": {}, "counted": {}}
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         path = None
-        if isinstance(e, ToolDispatched) and e.tool in WRITES and e.args and "path" in e.args:
-            path = str(e.args["path"])
-            if e.call_id:
-                state["dispatched"][key(e.agent, e.call_id)] = True
+        if isinstance(e, ToolDispatched):
+            state["counted"].pop(lane(rec), None)  # the lane's previous call is over
+            if e.tool in WRITES and e.args and "path" in e.args:
+                path = str(e.args["path"])
+                if e.call_id:
+                    state["counted"][lane(rec)] = e.call_id
         elif isinstance(e, ToolReturned) and e.tool in WRITES:
-            call = key(e.agent, e.call_id) if e.call_id else None
-            counted = call is not None and call in state["dispatched"]
-            if counted and e.error is None:
-                del state["dispatched"][call]  # a call that succeeded is not attempted again
-            if counted or not isinstance(e.result, dict):
-                return  # already counted at its dispatch, or nothing written
+            if e.call_id and state["counted"].get(lane(rec)) == e.call_id:
+                if e.error is None:
+                    del state["counted"][lane(rec)]  # its last attempt
+                return  # already counted at its dispatch
+            if not isinstance(e.result, dict):
+                return
             found = e.result.get("edited") or e.result.get("written")
             path = found if isinstance(found, str) else None
         if path is None:
@@ -227,27 +237,29 @@ class DoneWithoutEvidence(Fold):
 
 
 class TransientErrors(Fold):
-    """Keeps the arguments of the calls still to return (a failed attempt may be retried under
-    the same call id) and the calls that failed and have not succeeded since."""
+    """Keeps, per lane (see `lane`), the call in flight and its arguments (its attempts may
+    fail and be retried), and the calls that failed and have not succeeded since."""
 
     name: ClassVar[str] = "transient_error_absorbed"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
 
     def start(self) -> State:
-        return {"args_of": {}, "failed": {}}
+        return {"in_flight": {}, "failed": {}}
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         if isinstance(e, ToolDispatched):
             if e.call_id:
-                state["args_of"][key(e.agent, e.call_id)] = e.args
+                state["in_flight"][lane(rec)] = [e.call_id, e.args]
+            else:
+                state["in_flight"].pop(lane(rec), None)
         elif isinstance(e, ToolReturned):
             args = None
-            if e.call_id:
-                dispatched = key(e.agent, e.call_id)
-                args = state["args_of"].get(dispatched)
+            current = state["in_flight"].get(lane(rec))
+            if e.call_id and current is not None and current[0] == e.call_id:
+                args = current[1]
                 if e.error is None:
-                    state["args_of"].pop(dispatched, None)  # its last attempt
+                    del state["in_flight"][lane(rec)]  # its last attempt
             call = key(e.agent, e.tool, sorted((args or {}).items()))
             if e.error is not None:
                 state["failed"].setdefault(call, rec.position)

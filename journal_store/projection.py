@@ -39,10 +39,12 @@ from journal_store.models import (
     ThreadMessage,
 )
 from runtime import folds
-from runtime.folds import Fold
+from runtime.folds import Fold, Out
+from runtime.journal import Recorded
 from runtime.views import STORED as RUN_FOLDS
 
 BATCH = 2_000
+Step = Callable[[folds.State, Recorded, Out], None]
 POSITION, RUN_ID, KIND = 0, 4, 5  # columns of journal.SELECT
 
 
@@ -166,10 +168,18 @@ class Runs(Projector):
                 name: json.loads(stored.get((run_id, name)) or STARTS[name]) for name in concerned
             }
             outs = {name: changes.out(run_id, name) for name in concerned}
+            # Per kind, each concerned fold's step with its state and sink, looked up once.
+            steps: dict[str, list[tuple[Step, folds.State, Out]]] = {}
             for row in mine:
+                kind = row[KIND]
+                todo = steps.get(kind)
+                if todo is None:
+                    todo = steps[kind] = [
+                        (f.step, states[f.name], outs[f.name]) for f in route(kind)
+                    ]
                 rec = from_row(row)
-                for fold in route(row[KIND]):
-                    fold.step(states[fold.name], rec, outs[fold.name])
+                for step_fold, state, out in todo:
+                    step_fold(state, rec, out)
             changed = columns[run_id] = {}
             for name, fold in concerned.items():
                 text = compact(states[name])

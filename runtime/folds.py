@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, ClassVar, Protocol
+from json.encoder import encode_basestring_ascii as _quote
+from typing import Any, ClassVar, Protocol, cast
 
 from runtime.journal import Recorded
 
@@ -147,7 +148,11 @@ _encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps builds on
 
 
 def key(*parts: object) -> str:
-    """A JSON object key made of several parts (JSON keys must be strings)."""
+    """A JSON object key made of several parts (JSON keys must be strings): the text
+    json.dumps(parts, separators=(",", ":")) gives, built directly when every part is a string
+    (names and ids, nearly every key a fold makes, for every event it steps)."""
+    if all(type(part) is str for part in parts):
+        return "[" + ",".join(map(_quote, cast(tuple[str, ...], parts))) + "]"
     return _encode(parts)
 
 

@@ -71,15 +71,17 @@ class DuplicateWork(Fold):
         e = rec.event
         path = None
         if isinstance(e, ToolDispatched):
-            state["counted"].pop(lane(rec), None)  # the lane's previous call is over
+            here = lane(rec)
+            state["counted"].pop(here, None)  # the lane's previous call is over
             if e.tool in WRITES and e.args and "path" in e.args:
                 path = str(e.args["path"])
                 if e.call_id:
-                    state["counted"][lane(rec)] = e.call_id
+                    state["counted"][here] = e.call_id
         elif isinstance(e, ToolReturned) and e.tool in WRITES:
-            if e.call_id and state["counted"].get(lane(rec)) == e.call_id:
+            here = lane(rec)
+            if e.call_id and state["counted"].get(here) == e.call_id:
                 if e.error is None:
-                    del state["counted"][lane(rec)]  # its last attempt
+                    del state["counted"][here]  # its last attempt
                 return  # already counted at its dispatch
             if not isinstance(e.result, dict):
                 return
@@ -255,11 +257,12 @@ class TransientErrors(Fold):
                 state["in_flight"].pop(lane(rec), None)
         elif isinstance(e, ToolReturned):
             args = None
-            current = state["in_flight"].get(lane(rec))
+            here = lane(rec)
+            current = state["in_flight"].get(here)
             if e.call_id and current is not None and current[0] == e.call_id:
                 args = current[1]
                 if e.error is None:
-                    del state["in_flight"][lane(rec)]  # its last attempt
+                    del state["in_flight"][here]  # its last attempt
             call = key(e.agent, e.tool, sorted((args or {}).items()))
             if e.error is not None:
                 state["failed"].setdefault(call, rec.position)

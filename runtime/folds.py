@@ -151,9 +151,10 @@ def key(*parts: object) -> str:
     """A JSON object key made of several parts (JSON keys must be strings): the text
     json.dumps(parts, separators=(",", ":")) gives, built directly when every part is a string
     (names and ids, nearly every key a fold makes, for every event it steps)."""
-    if all(type(part) is str for part in parts):
+    try:
         return "[" + ",".join(map(_quote, cast(tuple[str, ...], parts))) + "]"
-    return _encode(parts)
+    except TypeError:  # a part that is not a string
+        return _encode(parts)
 
 
 def unkey(text: str) -> list[Any]:

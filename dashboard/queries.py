@@ -31,8 +31,8 @@ from journal_store.models import (
 )
 from runtime import status
 from runtime.events import AnswerComposed, Event, TeamStarted, payload_json
-from runtime.folds import Fold
-from runtime.views import ALL as RUN_FOLDS
+from runtime.folds import Fold, Rows
+from runtime.views import STORED as RUN_FOLDS
 from services.control import stalled
 
 # How the runs list may be sorted, by the name a filter uses.
@@ -229,10 +229,12 @@ def unsandboxed(run_id: str) -> bool:
 
 
 def folded(run_id: str, name: str) -> Any:
-    """A fold's current result from the state the projector keeps (nothing is re-folded)."""
+    """A fold's current result from the state the projector keeps for it (nothing is
+    re-folded, and no other fold's state is read); for folds whose result needs no rows."""
     fold: Fold = next(f for f in RUN_FOLDS if f.name == name)
-    states = RunState.objects.filter(run_id=run_id).values_list("states", flat=True).first()
-    return fold.result((states or {}).get(name) or fold.start())
+    state = RunState.objects.filter(run_id=run_id, fold=name).values_list("state", flat=True)
+    text = state.first()
+    return fold.result(json.loads(text) if text else fold.start(), Rows())
 
 
 def bill(run_id: str) -> dict[str, Any]:

@@ -32,7 +32,14 @@ class StoredEvent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["stream", "version"], name="journal_stream_version"),
         ]
-        indexes = [models.Index(fields=["run_id", "position"], name="journal_run_position")]
+        indexes = [
+            models.Index(fields=["run_id", "position"], name="journal_run_position"),
+            # What pages look up by kind (a run's answer, its first TeamStarted): a seek, not a
+            # scan of the run's rows.
+            models.Index(fields=["run_id", "kind", "position"], name="journal_run_kind"),
+            # The timeline's agent filter: one seek per agent (dashboard/queries.py, distinct).
+            models.Index(fields=["run_id", "agent"], name="journal_run_agent"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.stream}@{self.version} {self.kind}"
@@ -49,13 +56,35 @@ class Checkpoint(models.Model):
 
 
 class RunState(models.Model):
-    """The folds' JSON state per run, so catch-up applies only new events."""
+    """One fold's state for one run (runtime.folds): what later events still need, as JSON
+    text. A batch loads and writes only the folds its kinds concern; a fold still at its start
+    has no row."""
 
-    run_id = models.CharField(max_length=64, primary_key=True)
-    states = models.JSONField(default=dict)
+    run_id = models.CharField(max_length=64)
+    fold = models.CharField(max_length=64)
+    state = models.TextField()
 
     class Meta:
-        db_table = "projection_run_state"
+        db_table = "projection_fold_state"
+        constraints = [
+            models.UniqueConstraint(fields=["run_id", "fold"], name="fold_state_run_fold"),
+        ]
+
+
+class FoldNote(models.Model):
+    """A position a fold will cite later (runtime.folds.Out.note), kept as a row so that the
+    fold's state stays small: written as it comes, read only when the fold asks for it."""
+
+    run_id = models.CharField(max_length=64)
+    fold = models.CharField(max_length=64)
+    key = models.CharField(max_length=64)  # a digest of the fold's key (see fold_rows.digest)
+    position = models.BigIntegerField()
+
+    class Meta:
+        db_table = "projection_fold_note"
+        indexes = [
+            models.Index(fields=["run_id", "fold", "key", "position"], name="fold_note_lookup")
+        ]
 
 
 class RunSummary(models.Model):
@@ -133,6 +162,9 @@ class AuditEntry(models.Model):
 class Finding(models.Model):
     run_id = models.CharField(max_length=64)
     kind = models.CharField(max_length=64, db_index=True)
+    # Which finding of its kind this is, as its signature keys it (a file, a thread and
+    # recipient, a position), digested: a later batch replaces or drops it by this key.
+    key = models.CharField(max_length=64, default="")
     summary = models.TextField()
     positions = models.JSONField()
     first_position = models.BigIntegerField()
@@ -141,6 +173,9 @@ class Finding(models.Model):
     class Meta:
         db_table = "projection_finding"
         indexes = [models.Index(fields=["run_id", "first_position"], name="finding_run_position")]
+        constraints = [
+            models.UniqueConstraint(fields=["run_id", "kind", "key"], name="finding_run_kind_key"),
+        ]
 
 
 class QueueItem(models.Model):

@@ -1,41 +1,51 @@
 """Projectors: keep the read models current by applying the journal in position order.
 
-Each projector has a checkpoint (the last position it applied). Catch-up reads the events
-after it in batches and applies each batch in the same transaction as the checkpoint's move,
-so every event is applied exactly once even when two processes catch up at the same time (the
-second waits for the checkpoint's row lock, then sees the moved checkpoint).
+Each projector has a checkpoint (the last position it applied). A catch-up is one transaction:
+it locks the checkpoints it will move, reads the events after them in batches (projectors at
+the same checkpoint share one read), applies each batch and moves the checkpoints with it, so
+every event is applied exactly once even when two processes catch up at the same time (the
+second waits for the checkpoint rows' locks, then sees the moved checkpoints).
 
-The logic is the runtime's folds (`runtime.views`, `runtime.diagnose`): the runs projector
-stores each run's fold state as JSON and steps it with the new events only. No fold is written
-twice, and a rebuild from position 0 gives exactly what the incremental path gave.
+The logic is the runtime's folds (`runtime.views`, `runtime.diagnose`, see `runtime.folds`):
+the runs projector keeps each fold's state in a row of its own per run (RunState), loads only
+the folds whose kinds a batch holds, steps them with the new events, and writes the changes
+they emit (journal_store/fold_rows.py): new thread and audit rows, a delivery, a bill line's
+totals, a finding added, replaced or dropped, the summary's columns. A batch costs what it
+holds, whatever the length of its runs, and a rebuild from position 0 gives exactly what the
+incremental path gave.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
-from django.db import transaction
+from django.db import connections, transaction
 
 from journal_store import queues
-from journal_store.journal import DjangoJournal
+from journal_store.fold_rows import Batch, upsert
+from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
     AuditEntry,
     BillLine,
     Checkpoint,
     Finding,
+    FoldNote,
     RunState,
     RunSummary,
     StoredEvent,
     ThreadMessage,
 )
 from runtime import folds
+from runtime.folds import Fold, Out
 from runtime.journal import Recorded
-from runtime.views import ALL as RUN_FOLDS
+from runtime.views import STORED as RUN_FOLDS
 
 BATCH = 2_000
+Step = Callable[[folds.State, Recorded, Out], None]
+POSITION, RUN_ID, KIND = 0, 4, 5  # columns of journal.SELECT
 
 
 def when(t: float | None) -> datetime | None:
@@ -52,7 +62,10 @@ class Projector:
     models: tuple[Any, ...] = ()
     kinds: tuple[str, ...] | None = None  # the kinds it reads; None: every event
 
-    def apply(self, batch: list[Recorded], using: str) -> None:
+    def apply(self, rows: list[Row], using: str) -> None:
+        """Apply a batch of the journal's rows (journal.SELECT's columns), in order. Each row
+        is decoded as it is applied and dropped after: a batch of typed events held at once
+        cost twice as much to build (the allocator and the garbage collector)."""
         raise NotImplementedError
 
     def clear(self, using: str) -> None:
@@ -60,123 +73,178 @@ class Projector:
             model.objects.using(using).all().delete()
 
 
+# The summary's columns, from the folds that give them (their results need no rows).
+def summary_columns(s: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "team": s["team"] or "",
+        "scenario": s["scenario"] or "",
+        "task": s["task"] or "",
+        "started_by": s["started_by"] or "",
+        "status": s["status"],
+        "reason": s["reason"],
+        "started_at": when(s["started"]),
+        "finished_at": when(s["finished"]),
+        "event_count": s["events"],
+        "last_position": s["last_position"],
+    }
+
+
+def bill_columns(b: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "tokens": b["total"]["tokens"],
+        "calls": b["total"]["calls"],
+        "allowance": b["allowance"],
+        "spent": b["spent"],
+    }
+
+
+def resume_columns(p: dict[str, Any]) -> dict[str, Any]:
+    return {"stage": p["stage"], "resume_position": p["position"]}
+
+
+COLUMNS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "summary": summary_columns,
+    "bill": bill_columns,
+    "resume_point": resume_columns,
+}
+FOLDS: dict[str, Fold] = {f.name: f for f in RUN_FOLDS}
+
+
+compact = json.JSONEncoder(separators=(",", ":")).encode  # a state as the text stored
+
+
+def columns_of(fold: Fold, state: folds.State) -> dict[str, Any]:
+    return COLUMNS[fold.name](fold.result(state, folds.Rows()))
+
+
+STARTS = {f.name: compact(f.start()) for f in RUN_FOLDS}
+FIRST_SUMMARY: dict[str, Any] = {"findings_count": 0}  # a new run's row, before its batch
+for _fold in RUN_FOLDS:
+    if _fold.name in COLUMNS:
+        FIRST_SUMMARY.update(columns_of(_fold, _fold.start()))
+
+
 class Runs(Projector):
     """Per run: summary, bill lines, thread messages, audit entries, resume point, findings."""
 
     name = "runs"
-    models = (RunState, RunSummary, BillLine, ThreadMessage, AuditEntry, Finding)
+    models = (RunState, FoldNote, RunSummary, BillLine, ThreadMessage, AuditEntry, Finding)
 
-    def apply(self, batch: list[Recorded], using: str) -> None:
-        by_run: dict[str, list[Recorded]] = defaultdict(list)
-        for rec in batch:
-            if rec.event.run_id:
-                by_run[rec.event.run_id].append(rec)
+    def __init__(self) -> None:
+        self.routes: dict[str, tuple[Fold, ...]] = {}
+
+    def route(self, kind: str) -> tuple[Fold, ...]:
+        """The folds that look at events of this kind."""
+        found = self.routes.get(kind)
+        if found is None:
+            found = self.routes[kind] = tuple(
+                f for f in RUN_FOLDS if f.kinds is None or kind in f.kinds
+            )
+        return found
+
+    def apply(self, rows: list[Row], using: str) -> None:
+        by_run: dict[str, list[Row]] = {}
+        for row in rows:
+            if row[RUN_ID]:
+                by_run.setdefault(row[RUN_ID], []).append(row)
         if not by_run:
             return
-        stored = {s.run_id: s for s in RunState.objects.using(using).filter(run_id__in=by_run)}
-        results: dict[str, dict[str, Any]] = {}
-        for run_id, recs in by_run.items():
-            row = stored.get(run_id)
-            if row is None:
-                row = stored[run_id] = RunState(run_id=run_id, states={})
-            states = row.states
-            for fold in RUN_FOLDS:
-                folds.feed(fold, states.setdefault(fold.name, fold.start()), recs)
-            results[run_id] = {fold.name: fold.result(states[fold.name]) for fold in RUN_FOLDS}
-        RunState.objects.using(using).bulk_create(
-            stored.values(),
-            update_conflicts=True,
-            unique_fields=["run_id"],
-            update_fields=["states"],
-        )
-        self.write(results, using)
+        touched: dict[str, dict[str, Fold]] = {}
+        for run_id, mine in by_run.items():
+            concerned: dict[str, Fold] = {}
+            for kind in {row[KIND] for row in mine}:
+                for fold in self.route(kind):
+                    concerned[fold.name] = fold
+            touched[run_id] = concerned
+        stored = self.load(using, touched)
+        changes = Batch(using)
+        saved: list[tuple[str, str, str]] = []
+        started: list[tuple[str, str]] = []  # states back at their start: no row
+        columns: dict[str, dict[str, Any]] = {}
+        route = self.route
+        for run_id, mine in by_run.items():
+            concerned = touched[run_id]
+            states = {
+                name: json.loads(stored.get((run_id, name)) or STARTS[name]) for name in concerned
+            }
+            outs = {name: changes.out(run_id, name) for name in concerned}
+            # Per kind, each concerned fold's step with its state and sink, looked up once.
+            steps: dict[str, list[tuple[Step, folds.State, Out]]] = {}
+            for row in mine:
+                kind = row[KIND]
+                todo = steps.get(kind)
+                if todo is None:
+                    todo = steps[kind] = [
+                        (f.step, states[f.name], outs[f.name]) for f in route(kind)
+                    ]
+                rec = from_row(row)
+                for step_fold, state, out in todo:
+                    step_fold(state, rec, out)
+            changed = columns[run_id] = {}
+            for name, fold in concerned.items():
+                text = compact(states[name])
+                before = stored.get((run_id, name))
+                if text == (before or STARTS[name]):
+                    continue
+                if text == STARTS[name]:
+                    started.append((run_id, name))
+                else:
+                    saved.append((run_id, name, text))
+                if name in COLUMNS:
+                    changed.update(columns_of(fold, states[name]))
+        changes.write()
+        connection = connections[using]
+        with connection.cursor() as cursor:
+            table = RunState._meta.db_table
+            if saved:
+                upsert(
+                    cursor,
+                    table,
+                    ("run_id", "fold"),
+                    saved,
+                    ("run_id", "fold", "state"),
+                    ("state",),
+                )
+            if started:
+                cursor.executemany(f"DELETE FROM {table} WHERE run_id = %s AND fold = %s", started)
+            self.summarize(cursor, columns, changes.findings_delta())
 
-    def write(self, results: dict[str, dict[str, Any]], using: str) -> None:
-        runs = list(results)
-        for model in (BillLine, ThreadMessage, AuditEntry, Finding):
-            model.objects.using(using).filter(run_id__in=runs).delete()
-        summaries, bills, messages, audits, findings = [], [], [], [], []
-        for run_id, r in results.items():
-            s, bill, point = r["summary"], r["bill"], r["resume_point"]
-            summaries.append(
-                RunSummary(
-                    run_id=run_id,
-                    team=s["team"] or "",
-                    scenario=s["scenario"] or "",
-                    task=s["task"] or "",
-                    started_by=s["started_by"] or "",
-                    status=s["status"],
-                    reason=s["reason"],
-                    stage=point["stage"],
-                    started_at=when(s["started"]),
-                    finished_at=when(s["finished"]),
-                    tokens=bill["total"]["tokens"],
-                    calls=bill["total"]["calls"],
-                    allowance=bill["allowance"],
-                    spent=bill["spent"],
-                    event_count=s["events"],
-                    findings_count=len(r["findings"]),
-                    last_position=s["last_position"],
-                    resume_position=point["position"],
-                )
+    @staticmethod
+    def load(using: str, touched: dict[str, dict[str, Fold]]) -> dict[tuple[str, str], str]:
+        """The stored states of the folds a batch concerns (absent: still at their start)."""
+        runs = list(touched)
+        names = sorted({name for concerned in touched.values() for name in concerned})
+        with connections[using].cursor() as cursor:
+            cursor.execute(
+                f"SELECT run_id, fold, state FROM {RunState._meta.db_table} "
+                f"WHERE run_id IN ({', '.join(['%s'] * len(runs))}) "
+                f"AND fold IN ({', '.join(['%s'] * len(names))})",
+                [*runs, *names],
             )
-            for line in bill["lines"]:
-                bills.append(BillLine(run_id=run_id, **line))
-            for task, thread in r["threads"].items():
-                for m in thread:
-                    messages.append(
-                        ThreadMessage(
-                            run_id=run_id,
-                            position=m["position"],
-                            message_id=m["message_id"],
-                            task_id=task,
-                            performative=m["performative"],
-                            sender=m["sender"],
-                            recipient=m["recipient"],
-                            payload=m["payload"],
-                            in_reply_to=m["in_reply_to"],
-                            delivered=m["delivered"],
-                        )
-                    )
-            for a in r["audit"]:
-                detail = {
-                    k: v
-                    for k, v in a.items()
-                    if k not in ("position", "what", "who", "task_id", "human")
-                }
-                audits.append(
-                    AuditEntry(
-                        run_id=run_id,
-                        position=a["position"],
-                        what=a["what"],
-                        who=a.get("who") or "",
-                        task_id=a.get("task_id"),
-                        human=bool(a.get("human")),
-                        detail=detail,
-                    )
-                )
-            for f in r["findings"]:
-                detail = {k: v for k, v in f.items() if k not in ("kind", "summary", "positions")}
-                findings.append(
-                    Finding(
-                        run_id=run_id,
-                        kind=f["kind"],
-                        summary=f["summary"],
-                        positions=f["positions"],
-                        first_position=f["positions"][0],
-                        detail=detail,
-                    )
-                )
-        RunSummary.objects.using(using).bulk_create(
-            summaries,
-            update_conflicts=True,
-            unique_fields=["run_id"],
-            update_fields=[f.name for f in RunSummary._meta.fields if f.name != "run_id"],
-        )
-        BillLine.objects.using(using).bulk_create(bills)
-        ThreadMessage.objects.using(using).bulk_create(messages)
-        AuditEntry.objects.using(using).bulk_create(audits)
-        Finding.objects.using(using).bulk_create(findings)
+            return {
+                (run_id, fold): state
+                for run_id, fold, state in cursor.fetchall()
+                if fold in touched[run_id]
+            }
+
+    @staticmethod
+    def summarize(cursor: Any, columns: dict[str, dict[str, Any]], delta: dict[str, int]) -> None:
+        """Each run's summary row: created with the start's columns when it is new, else only
+        the columns of the folds that moved, and the findings counted by what came and went."""
+        ops = cursor.db.ops
+        names = ("run_id", *FIRST_SUMMARY)
+        counted = f"findings_count = {RunSummary._meta.db_table}.findings_count "
+        groups: dict[tuple[tuple[str, ...], bool], list[tuple[Any, ...]]] = {}
+        for run_id, changed in columns.items():
+            row = {**FIRST_SUMMARY, **changed, "findings_count": delta.get(run_id, 0)}
+            for name in ("started_at", "finished_at"):
+                row[name] = ops.adapt_datetimefield_value(row[name])
+            groups.setdefault((tuple(changed), bool(delta.get(run_id))), []).append(
+                (run_id, *row.values())
+            )
+        for (update, count), rows in groups.items():
+            extra = counted + "+ excluded.findings_count" if count else ""
+            upsert(cursor, RunSummary._meta.db_table, ("run_id",), rows, names, update, extra)
 
 
 class QueueProjector(Projector):
@@ -189,10 +257,11 @@ class QueueProjector(Projector):
         self.models = (queue.model,)
         self.kinds = queue.kinds
 
-    def apply(self, batch: list[Recorded], using: str) -> None:
+    def apply(self, rows: list[Row], using: str) -> None:
         queue = self.queue
-        rows = queue.model._default_manager.using(using)
-        for rec in batch:
+        items = queue.model._default_manager.using(using)
+        for row in rows:
+            rec = from_row(row)
             e = rec.event
             item = {queue.key: getattr(e, queue.key)}
             if isinstance(e, queue.opens):
@@ -205,11 +274,11 @@ class QueueProjector(Projector):
                     "decided_at": None,
                     "decision_reason": "",
                 }
-                rows.update_or_create(**item, defaults=opened | queue.fields(e))
+                items.update_or_create(**item, defaults=opened | queue.fields(e))
             elif (decision := queue.decisions.get(type(e))) is not None:
                 outcome, columns = decision
                 decided = cast(Decided, e)
-                rows.filter(**item).update(
+                items.filter(**item).update(
                     status=outcome,
                     decided_by=decided.by,
                     decided_at=when(decided.t),
@@ -241,13 +310,21 @@ def named(names: Iterable[str] | None) -> list[Projector]:
 
 
 def stale(projectors: list[Projector], using: str = "default") -> bool:
-    """Whether any of these read models has events left to apply: two reads, no lock. Pages
-    ask this first, so a page that has nothing to catch up never takes a write lock (on SQLite,
-    the database's; on PostgreSQL, a checkpoint row's, and a commit's WAL flush)."""
-    top = DjangoJournal(using).last_position()
-    marks = Checkpoint.objects.using(using).filter(name__in=[p.name for p in projectors])
-    positions = list(marks.values_list("position", flat=True))
-    return len(positions) < len(projectors) or min(positions, default=0) < top
+    """Whether any of these read models has events left to apply: one read, no lock. Pages
+    and steps ask this first, so a catch-up with nothing to do is this query alone, and never
+    takes a write lock (on SQLite, the database's; on PostgreSQL, a checkpoint row's, and a
+    commit's WAL flush)."""
+    names = [p.name for p in projectors]
+    marks = ", ".join(["%s"] * len(names))
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(*), MIN(position), "
+            "(SELECT MAX(position) FROM journal_event) "
+            f"FROM {Checkpoint._meta.db_table} WHERE name IN ({marks})",
+            names,
+        )
+        count, lowest, top = cursor.fetchone()
+    return bool(count < len(names) or (lowest or 0) < (top or 0))
 
 
 def catch_up(
@@ -256,7 +333,8 @@ def catch_up(
     batch: int = BATCH,
     wait: bool = True,
 ) -> int:
-    """Apply every event after each projector's checkpoint; the number of events applied.
+    """Apply every event after each projector's checkpoint, in one transaction; the number of
+    events applied (each projector counting those it read).
 
     `wait=False` is for readers that can show a read model a moment old: when somebody else
     is catching it up right now (its checkpoint row is locked), leave it to them instead of
@@ -265,63 +343,92 @@ def catch_up(
     projectors = named(names)
     if not stale(projectors, using):
         return 0
+    with transaction.atomic(using=using):
+        return advance(projectors, using, batch, wait)
+
+
+def advance(projectors: list[Projector], using: str, batch: int, wait: bool = True) -> int:
+    """Inside the caller's transaction: lock the projectors' checkpoints, then apply batch
+    after batch up to the journal's end as it stood once the locks were held.
+
+    Projectors at the same checkpoint share each read; one that reads only some kinds asks
+    the database for those alone when it reads by itself. A checkpoint moves over everything
+    up to that end: positions commit in order, so nothing at or below it can still appear.
+    """
+    marks = lock(projectors, using, wait)
+    if not marks:
+        return 0  # somebody else holds them all, and is catching them up
+    journal = DjangoJournal(using)
+    top = journal.last_position()
+    start = dict(marks)
     applied = 0
-    for projector in projectors:
-        while True:
-            with transaction.atomic(using=using):
-                count, moved = step(projector, using, batch, wait)
-            applied += count
-            if not moved:
-                break
+    while True:
+        behind = [p for p in projectors if p.name in marks and marks[p.name] < top]
+        if not behind:
+            break
+        after = min(marks[p.name] for p in behind)
+        group = [p for p in behind if marks[p.name] == after]
+        kinds = (
+            None
+            if any(p.kinds is None for p in group)
+            else {k for p in group for k in p.kinds or ()}
+        )
+        rows = read(using, after, top, kinds, batch)
+        for projector in group:
+            wanted = projector.kinds
+            mine = rows if wanted is None else [r for r in rows if r[KIND] in wanted]
+            if mine:
+                projector.apply(mine, using)
+            applied += len(mine)
+            marks[projector.name] = rows[-1][POSITION] if len(rows) == batch else top
+    moved = [(position, name) for name, position in marks.items() if position != start[name]]
+    if moved:
+        with connections[using].cursor() as cursor:
+            cursor.executemany(
+                f"UPDATE {Checkpoint._meta.db_table} SET position = %s WHERE name = %s", moved
+            )
     return applied
 
 
-def step(projector: Projector, using: str, batch: int, wait: bool = True) -> tuple[int, bool]:
-    """One batch, inside the caller's transaction: apply it and move the checkpoint.
-
-    A projector that reads only some kinds asks the database for those alone, and moves its
-    checkpoint over everything up to the journal's end as it was read first: positions commit
-    in order, so nothing at or below that end can still appear.
-    """
-    Checkpoint.objects.using(using).get_or_create(name=projector.name)
+def lock(projectors: list[Projector], using: str, wait: bool) -> dict[str, int]:
+    """The checkpoints of these projectors that this transaction now holds: name -> position.
+    Missing ones are created at 0 first."""
+    names = [p.name for p in projectors]
     locked = Checkpoint.objects.using(using).select_for_update(skip_locked=not wait)
-    checkpoint = locked.filter(name=projector.name).first()
-    if checkpoint is None:
-        return 0, False  # somebody else holds it, and is catching it up
+    marks = dict(locked.filter(name__in=names).values_list("name", "position"))
+    missing = [n for n in names if n not in marks]
+    if missing:
+        Checkpoint.objects.using(using).bulk_create(
+            [Checkpoint(name=n) for n in missing], ignore_conflicts=True
+        )
+        marks.update(locked.filter(name__in=missing).values_list("name", "position"))
+    return marks
 
-    journal = DjangoJournal(using)
-    top = journal.last_position()
-    if top <= checkpoint.position:
-        return 0, False
+
+def read(using: str, after: int, top: int, kinds: set[str] | None, batch: int) -> list[Row]:
+    """The journal's rows after `after` up to `top` (of these kinds), undecoded."""
     where = "WHERE position > %s AND position <= %s"
-    params: list[object] = [checkpoint.position, top]
-    if projector.kinds is not None:
-        where += " AND kind IN ({})".format(", ".join(["%s"] * len(projector.kinds)))
-        params += list(projector.kinds)
-    recs = journal.select(where + " ORDER BY position LIMIT %s", [*params, batch])
-    if recs:
-        projector.apply(recs, using)
-    checkpoint.position = recs[-1].position if len(recs) == batch else top
-    checkpoint.save(using=using, update_fields=["position"])
-    return len(recs), True
+    params: list[Any] = [after, top]
+    if kinds is not None:
+        where += " AND kind IN ({})".format(", ".join(["%s"] * len(kinds)))
+        params += sorted(kinds)
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"{SELECT} {where} ORDER BY position LIMIT %s", [*params, batch])
+        rows: list[Row] = cursor.fetchall()
+    return rows
 
 
 def rebuild(names: Iterable[str] | None = None, using: str = "default", batch: int = BATCH) -> int:
     """Throw the read models away and apply the journal from position 0, in one transaction:
     readers see the old read models until the new ones are complete."""
-    applied = 0
+    projectors = named(names)
     with transaction.atomic(using=using):
-        for projector in named(names):
+        for projector in projectors:
             projector.clear(using)
             Checkpoint.objects.using(using).update_or_create(
                 name=projector.name, defaults={"position": 0}
             )
-            while True:
-                count, moved = step(projector, using, batch)
-                applied += count
-                if not moved:
-                    break
-    return applied
+        return advance(projectors, using, batch)
 
 
 def behind(using: str = "default") -> dict[str, int]:

@@ -8,7 +8,9 @@
                               round cap escalated it
     budget_exhausted          an agent ran out of budget with its task unfinished
 
-Each signature is a fold (see `folds`), so a projector can keep findings current event by event.
+Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
+a finding is a row, added when the signature shows, replaced as it grows, dropped when later
+events answer it; each signature's state keeps only what later events can still change.
 Works on the reference runtime's flat journals too (no ids, no args, no ModelCalled).
 """
 
@@ -27,7 +29,7 @@ from runtime.events import (
     ToolDispatched,
     ToolReturned,
 )
-from runtime.folds import Fold, State, key, unkey
+from runtime.folds import Fold, Out, Rows, State, key
 from runtime.journal import Recorded
 
 Finding = dict[str, Any]
@@ -47,47 +49,76 @@ def is_coder(agent: str | None) -> bool:
     return role(agent) == "coder"
 
 
+def lane(rec: Recorded) -> str:
+    """Where an agent's tool calls run one after the other: its stream (a run's, or a parallel
+    specialist's). A call's attempts are all journalled before the lane's next dispatch, so a
+    fold keeps one call per lane, not every call the run ever made."""
+    return key(rec.stream, rec.event.agent)
+
+
 class DuplicateWork(Fold):
+    """Keeps, per file, who wrote it, and per lane (see `lane`) whether the call in flight is a
+    write already counted at its dispatch; the positions of the writes are notes, read back
+    once a second agent writes the same file."""
+
     name: ClassVar[str] = "duplicate_work"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
 
     def start(self) -> State:
         return {"writers": {}, "counted": {}}
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         path = None
-        if isinstance(e, ToolDispatched) and e.tool in WRITES and e.args and "path" in e.args:
-            path = str(e.args["path"])
-            if e.call_id:
-                state["counted"][key(e.agent, e.call_id)] = True
-        elif isinstance(e, ToolReturned) and e.tool in WRITES and isinstance(e.result, dict):
-            if e.call_id and key(e.agent, e.call_id) in state["counted"]:
+        if isinstance(e, ToolDispatched):
+            here = lane(rec)
+            state["counted"].pop(here, None)  # the lane's previous call is over
+            if e.tool in WRITES and e.args and "path" in e.args:
+                path = str(e.args["path"])
+                if e.call_id:
+                    state["counted"][here] = e.call_id
+        elif isinstance(e, ToolReturned) and e.tool in WRITES:
+            here = lane(rec)
+            if e.call_id and state["counted"].get(here) == e.call_id:
+                if e.error is None:
+                    del state["counted"][here]  # its last attempt
                 return  # already counted at its dispatch
+            if not isinstance(e.result, dict):
+                return
             found = e.result.get("edited") or e.result.get("written")
             path = found if isinstance(found, str) else None
-        if path is not None:
-            by_agent = state["writers"].setdefault(path.lstrip("./"), {})
-            by_agent.setdefault(e.agent or "?", []).append(rec.position)
+        if path is None:
+            return
+        path = path.lstrip("./")
+        out.note(path, rec.position)
+        writers = state["writers"].setdefault(path, [])
+        agent = e.agent or "?"
+        newcomer = agent not in writers
+        if newcomer:
+            writers.append(agent)
+        if len(writers) < 2:
+            return
+        agents = sorted(writers)
+        found_now = finding(
+            "duplicate_work",
+            f"{' and '.join(agents)} all wrote to {path}",
+            out.notes(path),
+            artefact=path,
+            agents=agents,
+        )
+        if newcomer and len(writers) == 2:
+            out.add(path, found_now)
+        else:
+            out.put(path, found_now)
 
-    def result(self, state: State) -> list[Finding]:
-        out = []
-        for path, by_agent in sorted(state["writers"].items()):
-            if len(by_agent) > 1:
-                agents = sorted(by_agent)
-                out.append(
-                    finding(
-                        "duplicate_work",
-                        f"{' and '.join(agents)} all wrote to {path}",
-                        [p for ps in by_agent.values() for p in ps],
-                        artefact=path,
-                        agents=agents,
-                    )
-                )
-        return out
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return [row for _, row in sorted(rows.rows.items())]
 
 
 class UnansweredRequests(Fold):
+    """Keeps the requests not yet answered; a finding per thread and recipient with delivered
+    requests among them, added, grown or dropped as they are delivered and answered."""
+
     name: ClassVar[str] = "unanswered_request"
     kinds: ClassVar[frozenset[str] | None] = frozenset(
         ("MessageSent", "MessageDelivered", "RunStarted")
@@ -96,7 +127,8 @@ class UnansweredRequests(Fold):
     def start(self) -> State:
         return {"open": []}  # requests not yet answered, in order
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        before = self.grouped(state)
         e = rec.event
         if isinstance(e, MessageSent):
             self.close(state, e.sender, e.task_id or "-")  # any message from the recipient
@@ -123,6 +155,14 @@ class UnansweredRequests(Fold):
                     break
         elif isinstance(e, RunStarted):
             self.close(state, e.agent, e.task_id)  # reference runs name no task: any run counts
+        after = self.grouped(state)
+        for group, positions in after.items():
+            if group not in before:
+                out.add(key(*group), self.finding(group, positions))
+            elif before[group] != positions:
+                out.put(key(*group), self.finding(group, positions))
+        for group in before.keys() - after.keys():
+            out.drop(key(*group))
 
     @staticmethod
     def close(state: State, recipient: str | None, task: str | None) -> None:
@@ -132,33 +172,41 @@ class UnansweredRequests(Fold):
             if not (r["delivered"] and r["recipient"] == recipient and task in (None, r["task"]))
         ]
 
-    def result(self, state: State) -> list[Finding]:
-        grouped: dict[tuple[str, str], list[int]] = {}
+    @staticmethod
+    def grouped(state: State) -> dict[tuple[str, str], list[int]]:
+        groups: dict[tuple[str, str], list[int]] = {}
         for r in state["open"]:
             if r["delivered"]:
-                grouped.setdefault((r["task"], r["recipient"]), []).extend(r["positions"])
-        return [
-            finding(
-                "unanswered_request",
-                f"{recipient} was sent a REQUEST on {task} and neither replied nor ran",
-                positions,
-                task_id=task,
-                agents=[recipient],
-            )
-            for (task, recipient), positions in grouped.items()
-        ]
+                groups.setdefault((r["task"], r["recipient"]), []).extend(r["positions"])
+        return groups
+
+    @staticmethod
+    def finding(group: tuple[str, str], positions: list[int]) -> Finding:
+        task, recipient = group
+        return finding(
+            "unanswered_request",
+            f"{recipient} was sent a REQUEST on {task} and neither replied nor ran",
+            positions,
+            task_id=task,
+            agents=[recipient],
+        )
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return sorted(rows.rows.values(), key=lambda f: f["positions"][0])
 
 
 class DoneWithoutEvidence(Fold):
+    """Keeps, per agent, where its run started and whether it has tested since its last edit."""
+
     name: ClassVar[str] = "done_without_evidence"
     kinds: ClassVar[frozenset[str] | None] = frozenset(
         ("RunStarted", "ToolReturned", "MessageSent")
     )
 
     def start(self) -> State:
-        return {"evidence": {}, "run_start": {}, "found": []}
+        return {"evidence": {}, "run_start": {}}
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         if isinstance(e, RunStarted) and e.agent:
             state["evidence"][e.agent] = False
@@ -174,7 +222,8 @@ class DoneWithoutEvidence(Fold):
             and is_coder(e.sender)
             and not state["evidence"].get(e.sender, False)
         ):
-            state["found"].append(
+            out.add(
+                rec.position,
                 finding(
                     "done_without_evidence",
                     f"{e.sender} said DONE on {e.task_id or '-'} without a passing test run after "
@@ -182,53 +231,66 @@ class DoneWithoutEvidence(Fold):
                     [state["run_start"].get(e.sender, rec.position), rec.position],
                     task_id=e.task_id,
                     agents=[e.sender],
-                )
+                ),
             )
 
-    def result(self, state: State) -> list[Finding]:
-        return list(state["found"])
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
 
 
 class TransientErrors(Fold):
+    """Keeps, per lane (see `lane`), the call in flight and its arguments (its attempts may
+    fail and be retried), and the calls that failed and have not succeeded since."""
+
     name: ClassVar[str] = "transient_error_absorbed"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
 
     def start(self) -> State:
-        return {"args_of": {}, "failed": {}, "found": []}
+        return {"in_flight": {}, "failed": {}}
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         if isinstance(e, ToolDispatched):
-            state["args_of"][key(e.agent, e.call_id)] = e.args
+            if e.call_id:
+                state["in_flight"][lane(rec)] = [e.call_id, e.args]
+            else:
+                state["in_flight"].pop(lane(rec), None)
         elif isinstance(e, ToolReturned):
-            args = state["args_of"].get(key(e.agent, e.call_id)) if e.call_id else None
+            args = None
+            here = lane(rec)
+            current = state["in_flight"].get(here)
+            if e.call_id and current is not None and current[0] == e.call_id:
+                args = current[1]
+                if e.error is None:
+                    del state["in_flight"][here]  # its last attempt
             call = key(e.agent, e.tool, sorted((args or {}).items()))
             if e.error is not None:
                 state["failed"].setdefault(call, rec.position)
             elif call in state["failed"]:
                 first = state["failed"].pop(call)
-                state["found"].append(
+                out.add(
+                    rec.position,
                     finding(
                         "transient_error_absorbed",
                         f"{e.agent}'s {e.tool} failed and the same call later succeeded",
                         [first, rec.position],
                         agents=[e.agent],
                         tool=e.tool,
-                    )
+                    ),
                 )
 
-    def result(self, state: State) -> list[Finding]:
-        return list(state["found"])
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
 
 
 class RejectCaps(Fold):
+    """Keeps nothing: each review REJECT of a task is a note, read back when the round cap
+    escalates the task."""
+
     name: ClassVar[str] = "reject_cap_reached"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("MessageSent", "TaskEscalated"))
 
-    def start(self) -> State:
-        return {"rejects": {}, "found": []}
-
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         task = e.task_id or "-"
         if (
@@ -236,50 +298,53 @@ class RejectCaps(Fold):
             and e.performative.lower() == "reject"
             and not is_coder(e.recipient)  # a contract-net REJECT of a bid is no review
         ):
-            state["rejects"].setdefault(task, []).append(rec.position)
+            out.note(task, rec.position)
         elif isinstance(e, TaskEscalated) and e.cause == "reject_cap":
-            rejects = state["rejects"].get(task, [])
-            state["found"].append(
+            rejects = out.notes(task)
+            out.add(
+                rec.position,
                 finding(
                     "reject_cap_reached",
                     f"{task} was rejected {len(rejects)} times and escalated",
                     [*rejects, rec.position],
                     task_id=task,
-                )
+                ),
             )
 
-    def result(self, state: State) -> list[Finding]:
-        return list(state["found"])
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
 
 
 class BudgetExhaustion(Fold):
+    """Keeps, per agent and task, where the budget ran out while the task is still undone."""
+
     name: ClassVar[str] = "budget_exhausted"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("BudgetExhausted", "MessageSent"))
 
     def start(self) -> State:
         return {"halted": {}}
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         if isinstance(e, BudgetExhausted) and e.agent:
-            state["halted"][key(e.agent, e.task_id or "-")] = rec.position
-        elif isinstance(e, MessageSent) and e.performative.lower() == "done":
-            state["halted"].pop(key(e.sender, e.task_id or "-"), None)
-
-    def result(self, state: State) -> list[Finding]:
-        out = []
-        for pair, position in state["halted"].items():
-            agent, task = unkey(pair)
-            out.append(
-                finding(
-                    "budget_exhausted",
-                    f"{agent} ran out of budget on {task} before finishing it",
-                    [position],
-                    task_id=task,
-                    agents=[agent],
-                )
+            task = e.task_id or "-"
+            pair = key(e.agent, task)
+            found = finding(
+                "budget_exhausted",
+                f"{e.agent} ran out of budget on {task} before finishing it",
+                [rec.position],
+                task_id=task,
+                agents=[e.agent],
             )
-        return out
+            (out.put if pair in state["halted"] else out.add)(pair, found)
+            state["halted"][pair] = rec.position
+        elif isinstance(e, MessageSent) and e.performative.lower() == "done":
+            pair = key(e.sender, e.task_id or "-")
+            if state["halted"].pop(pair, None) is not None:
+                out.drop(pair)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
 
 
 SIGNATURES: tuple[Fold, ...] = (
@@ -301,14 +366,14 @@ class Diagnosis(Fold):
     def start(self) -> State:
         return {s.name: s.start() for s in SIGNATURES}
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
         kind = rec.event.kind
         for s in SIGNATURES:
             if s.kinds is None or kind in s.kinds:
-                s.step(state[s.name], rec)
+                s.step(state[s.name], rec, out.part(s.name))
 
-    def result(self, state: State) -> list[Finding]:
-        found = [f for s in SIGNATURES for f in s.result(state[s.name])]
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        found = [f for s in SIGNATURES for f in s.result(state[s.name], rows.part(s.name))]
         return sorted(found, key=lambda f: f["positions"][0])
 
 

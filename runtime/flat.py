@@ -39,13 +39,16 @@ def envelope(
     event_id: str, t: float, run_id: str, agent: str | None, turn: int | None, task_id: str | None
 ) -> str:
     """The envelope's fields as JSON text without braces; agent, turn, task_id only when set."""
-    head = '"id":"' + event_id + '","t":' + repr(float(t)) + ',"run_id":' + text(run_id)
+    # encode_basestring, not text(): these are strings, and every read of the journal builds
+    # an envelope per event.
+    head = '"id":"' + event_id + '","t":' + repr(float(t)) + ',"run_id":'
+    head += encode_basestring(run_id)
     if agent is not None:
-        head += ',"agent":' + text(agent)
+        head += ',"agent":' + encode_basestring(agent)
     if turn is not None:
         head += ',"turn":' + str(turn)
     if task_id is not None:
-        head += ',"task_id":' + text(task_id)
+        head += ',"task_id":' + encode_basestring(task_id)
     return head
 
 

@@ -4,6 +4,14 @@ State is a view; it can be thrown away and rebuilt. Each view is a fold (see `fo
 run's records in order (Recorded, so it can cite positions), with a plain-function form for a
 whole list. They read the reference runtime's journals too: lines without a version, without
 ModelCalled or BudgetDebited, without message ids.
+
+What each fold keeps between events, and what it emits as rows:
+- bill: the totals per agent, task and line, the ledgers (all bounded by the team's size);
+  a line's row is added at its first response and changed at every later one.
+- threads: only the messages not yet delivered; each message is a row, and its delivery a
+  change of that row.
+- audit: nothing; each entry is a row, and the ACCEPTs an integration may cite are notes.
+- resume point and summary: a handful of fields.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from runtime import folds
-from runtime.diagnose import Diagnosis, diagnose, is_coder, role
+from runtime.diagnose import SIGNATURES, Diagnosis, diagnose, is_coder, role
 from runtime.events import (
     AgentFinished,
     BudgetAllocated,
@@ -73,18 +81,21 @@ class Bill(Fold):
             "debited_by": {},
         }
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
         e = rec.event
         if isinstance(e, ModelResponded):
-            cells = (
-                ("agents", e.agent or "?"),
-                ("tasks", e.task_id or "-"),
-                ("lines", folds.key(e.agent or "?", e.task_id or "-")),
-            )
-            for table, name in cells:
+            agent, task = e.agent or "?", e.task_id or "-"
+            line = folds.key(agent, task)
+            new = line not in state["lines"]
+            for table, name in (("agents", agent), ("tasks", task), ("lines", line)):
                 row = state[table].setdefault(name, [0, 0])
                 row[0] += e.usage.total
                 row[1] += 1
+            tokens, calls = state["lines"][line]
+            if new:
+                out.add(line, {"agent": agent, "task_id": task, "tokens": tokens, "calls": calls})
+            else:
+                out.change(line, {"tokens": tokens, "calls": calls})
         elif isinstance(e, BudgetDebited):
             state["ledger"] = True
             state["debited"] += e.amount
@@ -100,11 +111,11 @@ class Bill(Fold):
                 "reserve": e.reserve,
             }
 
-    def result(self, state: State) -> dict[str, Any]:
+    def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         total = sum(tokens for tokens, _ in state["agents"].values())
         spent = state["debited"] if state["ledger"] else total
 
-        def rows(table: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+        def shares(table: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
             return {
                 name: {"tokens": tokens, "calls": calls, "share": _share(tokens, total)}
                 for name, (tokens, calls) in sorted(table.items())
@@ -118,8 +129,8 @@ class Bill(Fold):
             ledgers[name] = {**ledger, "spent": used, "remaining": ledger["allowance"] - used}
         allowance = state["allowance"]
         return {
-            "agents": rows(state["agents"]),
-            "tasks": rows(state["tasks"]),
+            "agents": shares(state["agents"]),
+            "tasks": shares(state["tasks"]),
             "lines": [
                 {"agent": agent, "task_id": task, "tokens": tokens, "calls": calls}
                 for (agent, task), (tokens, calls) in sorted(
@@ -136,22 +147,27 @@ class Bill(Fold):
 
 
 class Threads(Fold):
-    """Messages grouped by task thread, in order, each with its performative and delivery."""
+    """Messages grouped by task thread, in order, each with its performative and delivery.
+
+    The state holds only the messages still waiting for their delivery: by message id, and per
+    thread (reference journals carry no ids, so a delivery there belongs to the newest waiting
+    message to that recipient on that thread).
+    """
 
     name: ClassVar[str] = "threads"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("MessageSent", "MessageDelivered"))
 
     def start(self) -> State:
-        return {"threads": {}, "undelivered": {}}
+        return {"ids": {}, "waiting": {}}
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
         e = rec.event
         if isinstance(e, MessageSent):
-            thread = state["threads"].setdefault(e.task_id or "-", [])
-            if e.message_id:
-                state["undelivered"][e.message_id] = [e.task_id or "-", len(thread)]
-            thread.append(
+            task = e.task_id or "-"
+            out.add(
+                rec.position,
                 {
+                    "task_id": task,
                     "position": rec.position,
                     "message_id": e.message_id,
                     "performative": e.performative.upper(),
@@ -160,22 +176,40 @@ class Threads(Fold):
                     "payload": e.payload,
                     "in_reply_to": e.in_reply_to,
                     "delivered": False,
-                }
+                },
             )
+            state["waiting"].setdefault(task, []).append([rec.position, e.recipient])
+            if e.message_id:
+                state["ids"][e.message_id] = [task, rec.position]
         elif isinstance(e, MessageDelivered):
-            where = state["undelivered"].pop(e.message_id or "", None)
+            where = state["ids"].pop(e.message_id or "", None)
             if where is not None:
-                state["threads"][where[0]][where[1]]["delivered"] = True
+                self.deliver(state, out, where[0], where[1])
                 return
-            # Reference journals carry no ids: the delivery belongs to the newest undelivered
-            # message to that recipient on that thread.
-            for entry in reversed(state["threads"].get(e.task_id or "-", [])):
-                if entry["recipient"] == e.recipient and not entry["delivered"]:
-                    entry["delivered"] = True
+            for position, recipient in reversed(state["waiting"].get(e.task_id or "-", [])):
+                if recipient == e.recipient:
+                    # A message with an id delivered this way keeps its id entry: a later
+                    # delivery naming it lands on it again, not on another message.
+                    self.deliver(state, out, e.task_id or "-", position)
                     break
 
-    def result(self, state: State) -> dict[str, list[dict[str, Any]]]:
-        return {task: list(messages) for task, messages in state["threads"].items()}
+    @staticmethod
+    def deliver(state: State, out: folds.Out, task: str, position: int) -> None:
+        out.change(position, {"delivered": True})
+        waiting = state["waiting"].get(task, [])
+        for i, (at, _) in enumerate(waiting):
+            if at == position:
+                del waiting[i]
+                break
+        if not waiting:
+            state["waiting"].pop(task, None)
+
+    def result(self, state: State, rows: folds.Rows) -> dict[str, list[dict[str, Any]]]:
+        lanes: dict[str, list[dict[str, Any]]] = {}
+        for row in rows.rows.values():
+            message = dict(row)
+            lanes.setdefault(message.pop("task_id"), []).append(message)
+        return lanes
 
 
 class Audit(Fold):
@@ -203,16 +237,14 @@ class Audit(Fold):
         )
     )
 
-    def start(self) -> State:
-        return {"entries": [], "message_at": {}}
-
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
         e = rec.event
         entry: dict[str, Any] = {"position": rec.position, "what": e.kind, "task_id": e.task_id}
         if isinstance(e, MessageSent):
-            if e.message_id:
-                state["message_at"][e.message_id] = rec.position
-            if e.performative.lower() not in ("accept", "reject"):
+            performative = e.performative.lower()
+            if performative == "accept" and e.message_id:
+                out.note(e.message_id, rec.position)  # what an integration cites
+            if performative not in ("accept", "reject"):
                 return
             entry.update(
                 what=e.performative.upper(), who=e.sender, to=e.recipient, evidence=e.payload
@@ -224,7 +256,7 @@ class Audit(Fold):
                 branch=e.branch,
                 approval=e.approval,
                 approved_by=e.approved_by,
-                approval_position=state["message_at"].get(e.approval),
+                approval_position=self.position_of(out, e.approval),
             )
         elif isinstance(e, IntegrationRefused | TaskEscalated):
             entry.update(who="harness", why=e.reason)
@@ -258,10 +290,17 @@ class Audit(Fold):
             entry.update(what=f"TeamFinished:{e.status}", who="harness", why=e.reason)
         else:
             return
-        state["entries"].append(entry)
+        out.add(rec.position, entry)
 
-    def result(self, state: State) -> list[dict[str, Any]]:
-        return list(state["entries"])
+    @staticmethod
+    def position_of(out: folds.Out, approval: str) -> int | None:
+        """Where the ACCEPT an integration relies on was sent (Integrated.approval names an
+        ACCEPT's message id; the newest, should an id have been sent twice)."""
+        found = out.notes(approval)
+        return found[-1] if found else None
+
+    def result(self, state: State, rows: folds.Rows) -> list[dict[str, Any]]:
+        return list(rows.rows.values())
 
 
 class ResumePoint(Fold):
@@ -272,7 +311,7 @@ class ResumePoint(Fold):
     def start(self) -> State:
         return {"stage": "plan", "messages": False, "position": 0, "version": 0}
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
         e = rec.event
         if not rec.stream.startswith("run-"):
             return  # the lease and control streams say how the run is driven, not where it is
@@ -299,7 +338,7 @@ class ResumePoint(Fold):
         ):
             state["stage"] = "verify"  # a solo run: nobody reviews, the harness checks next
 
-    def result(self, state: State) -> dict[str, Any]:
+    def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         return {"stage": state["stage"], "position": state["position"], "version": state["version"]}
 
 
@@ -323,7 +362,7 @@ class Summary(Fold):
             "last_t": None,
         }
 
-    def step(self, state: State, rec: Recorded) -> None:
+    def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
         e = rec.event
         if isinstance(e, DeadLettered):
             state.update(status=DEAD_LETTERED, reason=e.reason)
@@ -351,11 +390,14 @@ class Summary(Fold):
         elif isinstance(e, RunResumed):
             state.update(status=RUNNING, reason="")
 
-    def result(self, state: State) -> dict[str, Any]:
+    def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         return dict(state)
 
 
 ALL: tuple[Fold, ...] = (Summary(), Bill(), Threads(), Audit(), ResumePoint(), Diagnosis())
+# What a projector keeps, fold by fold: the diagnosis as its six signatures, so that a batch
+# loads and writes only the signatures its kinds concern.
+STORED: tuple[Fold, ...] = (*ALL[:-1], *SIGNATURES)
 
 
 def bill(records: Records) -> dict[str, Any]:

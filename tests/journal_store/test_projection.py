@@ -16,6 +16,7 @@ from journal_store.models import (
     Conflict,
     DeadLetter,
     Finding,
+    FoldNote,
     RunState,
     RunSummary,
     ThreadMessage,
@@ -154,7 +155,8 @@ def snapshot(alias: str) -> dict[str, list]:
 
     return {
         "summary": rows(RunSummary, "run_id"),
-        "state": rows(RunState, "run_id"),
+        "state": rows(RunState, "run_id", "fold"),
+        "notes": rows(FoldNote, "run_id", "fold", "key", "position"),
         "bill": rows(BillLine, "run_id", "agent", "task_id"),
         "threads": rows(ThreadMessage, "run_id", "position"),
         "audit": rows(AuditEntry, "run_id", "position"),

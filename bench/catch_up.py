@@ -1,0 +1,275 @@
+"""Projection catch-up on long runs: what one batch costs as the run grows, and the throughput.
+
+    batch     runs of 100, 1,000, 5,000 and 20,000 events in one database (a coder sent back
+              round after round: each round a REQUEST, turns calling read_file, an edit, a test
+              run, a DONE, a reviewer's turn and its REJECT, every message delivered; ~300
+              bytes of tool call and result per turn), caught up. Then, interleaved over the
+              sizes, --repeats times: append one 5-event batch carrying a thread message (a
+              DONE, its delivery, the reviewer's start, a model call and its response) to the
+              run and time `projection.catch_up()` (every projector, as a step or a page calls
+              it). Medians, each with its ratio to the 100-event run's. And the idle catch-up:
+              `catch_up()` with nothing to apply.
+    rebuild   the runs projector rebuilt from position 0 over the same rows, in events/s,
+              against a plain fold of the same rows in the same run (json.loads of each row's
+              payload and a sum per kind, as bench/store.py measures it), and against reading
+              and validating the typed events alone. Then the same over --flights more runs,
+              repo-fix first flights (76 events each, as bench/store.py seeds them), added to
+              the long runs.
+
+Production settings (MINUTES_DEBUG=0). SQLite (WAL, synchronous=FULL, a file in a temp dir)
+by default; --postgres for a private PostgreSQL cluster with fsync on, started here from the
+installed binaries.
+
+    PYTHONPATH=. .venv/bin/python bench/catch_up.py [--postgres] [--repeats 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-catch-up-"))
+sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+
+parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+)
+parser.add_argument("--postgres", action="store_true", help="on PostgreSQL instead of SQLite")
+parser.add_argument("--repeats", type=int, default=15, help="batches timed per run size")
+parser.add_argument(
+    "--sizes", default="100,1000,5000,20000", help="events in each run, comma-separated"
+)
+parser.add_argument("--flights", type=int, default=300, help="first flights for the rebuild")
+ARGS = parser.parse_args()
+
+if ARGS.postgres:
+    from tests.services import start_postgres
+
+    url = start_postgres(durable=True)
+    if url is None:
+        sys.exit("PostgreSQL is not installed here (no initdb/pg_ctl)")
+    os.environ["DATABASE_URL"] = url
+else:
+    os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+# Production settings: with DEBUG on, Django records every query and its parameters.
+os.environ["MINUTES_DEBUG"] = "0"
+os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+
+from journal_store import projection  # noqa: E402
+from journal_store.journal import DjangoJournal, from_row  # noqa: E402
+from journal_store.models import StoredEvent  # noqa: E402
+from runtime import events as ev  # noqa: E402
+from runtime import flight  # noqa: E402
+from runtime.events import Usage  # noqa: E402
+from runtime.journal import MemoryJournal  # noqa: E402
+
+CONTENT = "def parse(text):\n    return [line.split(',') for line in text.splitlines()]\n" * 4
+
+
+class Run:
+    """One long run's events, written round after round; `turn` numbers calls and messages."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.stream = f"run-{run_id}"
+        self.n = 0
+        self.round = 0
+
+    def e(self, cls: type[ev.Event], **fields: object) -> ev.Event:
+        self.n += 1
+        return cls(run_id=self.run_id, **fields)
+
+    def turn(self, agent: str, tool: str, args: dict[str, object], result: object) -> list:
+        call = f"call-{self.n}"
+        common = {"agent": agent, "task_id": "T1", "turn": self.n}
+        return [
+            self.e(ev.ModelCalled, **common, messages=2 * self.round + 3),
+            self.e(
+                ev.ModelResponded,
+                **common,
+                text="",
+                tool_calls=[{"id": call, "name": tool, "args": args}],
+                usage=Usage(total=180, prompt=150, completion=30),
+            ),
+            self.e(ev.BudgetDebited, **common, amount=180),
+            self.e(ev.ToolDispatched, **common, tool=tool, call_id=call, args=args),
+            self.e(ev.ToolReturned, **common, tool=tool, call_id=call, result=result),
+        ]
+
+    def message(self, sender: str, recipient: str, performative: str, text: str) -> list:
+        mid = f"m-{self.run_id}-{self.n}"
+        common = {"task_id": "T1"}
+        return [
+            self.e(
+                ev.MessageSent,
+                **common,
+                message_id=mid,
+                performative=performative,
+                sender=sender,
+                recipient=recipient,
+                payload={"text": text},
+            ),
+            self.e(ev.MessageDelivered, **common, message_id=mid, recipient=recipient),
+        ]
+
+    def start(self) -> list:
+        return [
+            self.e(
+                ev.TeamStarted,
+                team="repo-fix",
+                scenario="long-run",
+                task="fix the parser",
+                config={"allowance": 10_000_000},
+            )
+        ]
+
+    def rounds(self) -> list:
+        """One round: the coder is asked, reads, edits, tests and says DONE; REJECTed."""
+        self.round += 1
+        out = self.message("orchestrator", "coder", "request", f"round {self.round}: fix it")
+        out.append(self.e(ev.RunStarted, agent="coder", task_id="T1", task="fix the parser"))
+        for i in range(3):
+            path = f"textparse/part{i}.py"
+            out += self.turn("coder", "read_file", {"path": path}, {"content": CONTENT})
+        out += self.turn(
+            "coder",
+            "edit_file",
+            {"path": "textparse/parser.py", "old": "a", "new": "b"},
+            {"edited": "textparse/parser.py"},
+        )
+        out += self.turn("coder", "run_tests", {}, {"passed": 12, "failed": 0})
+        out += self.batch()
+        out += self.turn(
+            "reviewer", "read_file", {"path": "textparse/parser.py"}, {"content": CONTENT}
+        )
+        out += self.message("reviewer", "coder", "reject", "the edge case is still open")
+        return out
+
+    def batch(self) -> list:
+        """The timed batch: five events, one of them a thread message (and one its delivery)."""
+        common = {"agent": "reviewer", "task_id": "T1"}
+        return [
+            *self.message("coder", "reviewer", "done", "fixed, tests pass"),
+            self.e(ev.RunStarted, **common, task="review the fix"),
+            self.e(ev.ModelCalled, **common, turn=self.n, messages=3),
+            self.e(
+                ev.ModelResponded,
+                **common,
+                turn=self.n,
+                text="looking",
+                tool_calls=[],
+                usage=Usage(total=90, prompt=80, completion=10),
+            ),
+        ]
+
+
+def build(journal: DjangoJournal, size: int) -> Run:
+    run = Run(f"r-long-{size}")
+    pending = run.start()
+    version = 0
+    while version + len(pending) < size:
+        pending += run.rounds()
+        if len(pending) >= 500 or version + len(pending) >= size:
+            take = pending[: size - version]
+            journal.append(run.stream, take, version)
+            version += len(take)
+            pending = pending[len(take) :]
+    if version < size:
+        journal.append(run.stream, pending[: size - version], version)
+    return run
+
+
+def seed_flights(journal: DjangoJournal, runs: int) -> None:
+    """Fly one first flight in memory and store it `runs` times under new ids."""
+    memory = MemoryJournal()
+    config = flight.plan("repo-fix", "first-flight", "r-seed")
+    flight.fly(memory, config, "r-seed", WORK / "workspaces")
+    template = [r.event for r in memory.read("run-r-seed")]
+    for n in range(runs):
+        run = f"r-seed{n:05d}"
+        events = [e.model_copy(update={"run_id": run, "id": uuid.uuid4().hex}) for e in template]
+        journal.append(f"run-{run}", events, 0)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return (time.perf_counter() - started) * 1000
+
+
+def rebuild_rates() -> tuple[int, float, float, float]:
+    started = time.perf_counter()
+    applied = projection.rebuild(["runs"])
+    ours = applied / (time.perf_counter() - started)
+    journal = DjangoJournal()
+    started = time.perf_counter()
+    typed = sum(1 for row in journal.rows("ORDER BY position", []) if from_row(row))
+    typed_rate = typed / (time.perf_counter() - started)
+    started = time.perf_counter()
+    folded: Counter[str] = Counter()
+    count = 0
+    rows = StoredEvent.objects.order_by("position").values_list("kind", "data")
+    for kind, data in rows.iterator(chunk_size=2000):
+        folded[kind] += len(json.loads(data))
+        count += 1
+    plain = count / (time.perf_counter() - started)
+    return applied, ours, typed_rate, plain
+
+
+def main() -> None:
+    call_command("migrate", verbosity=0)
+    sizes = [int(s) for s in ARGS.sizes.split(",")]
+    journal = DjangoJournal()
+    runs = {size: build(journal, size) for size in sizes}
+    projection.catch_up()
+    timings: dict[int, list[float]] = {size: [] for size in sizes}
+    idle: list[float] = []
+    for _ in range(ARGS.repeats):
+        for size, run in runs.items():
+            journal.append(run.stream, run.batch(), journal.version(run.stream))
+            timings[size].append(timed(projection.catch_up))
+            idle.append(timed(projection.catch_up))
+    database = "PostgreSQL" if ARGS.postgres else "SQLite"
+    first = statistics.median(timings[sizes[0]])
+    print(f"catch-up of one 5-event batch carrying a thread message, {database}, ")
+    print(f"medians of {ARGS.repeats}, interleaved over the runs")
+    print(f"{'events in the run':>18}{'catch-up (ms)':>15}{'ratio':>8}")
+    for size in sizes:
+        median = statistics.median(timings[size])
+        print(f"{size:>18,}{median:>15.2f}{median / first:>8.2f}")
+    print(f"{'idle catch-up':>18}{statistics.median(idle):>15.2f}")
+    print()
+    print("rebuild of the runs projector over the same rows, against a plain json.loads fold")
+    print(
+        f"{'rows':>20}{'events':>8}{'catch-up ev/s':>15}{'typed read':>12}{'plain fold':>12}"
+        f"{'ratio':>8}"
+    )
+    for label in ("the long runs", f"+ {ARGS.flights} first flights"):
+        if label != "the long runs":
+            seed_flights(journal, ARGS.flights)
+        applied, ours, typed, plain = rebuild_rates()
+        print(
+            f"{label:>20}{applied:>8,}{ours:>15,.0f}{typed:>12,.0f}{plain:>12,.0f}"
+            f"{ours / plain:>8.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -19,13 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from runtime import folds
+from runtime import folds, roles
 from runtime.events import (
     BudgetExhausted,
+    Event,
     MessageDelivered,
     MessageSent,
     RunStarted,
     TaskEscalated,
+    TeamStarted,
     ToolDispatched,
     ToolReturned,
 )
@@ -40,13 +42,12 @@ def finding(kind: str, summary: str, positions: list[int], **detail: Any) -> Fin
     return {"kind": kind, "summary": summary, "positions": sorted(set(positions)), **detail}
 
 
-def role(agent: str | None) -> str:
-    """coder-a and coder-b are coders: a role is the name before any suffix."""
-    return (agent or "").split("-")[0]
-
-
-def is_coder(agent: str | None) -> bool:
-    return role(agent) == "coder"
+def team_roles(state: State, e: Event) -> dict[str, str]:
+    """The run's roles (runtime/roles.py), kept in the fold's state from its TeamStarted."""
+    if isinstance(e, TeamStarted):
+        state["roles"] = roles.of_team(e.team)
+    found: dict[str, str] = state.get("roles") or dict(roles.CONVENTION)
+    return found
 
 
 def lane(rec: Recorded) -> str:
@@ -200,7 +201,7 @@ class DoneWithoutEvidence(Fold):
 
     name: ClassVar[str] = "done_without_evidence"
     kinds: ClassVar[frozenset[str] | None] = frozenset(
-        ("RunStarted", "ToolReturned", "MessageSent")
+        ("TeamStarted", "RunStarted", "ToolReturned", "MessageSent")
     )
 
     def start(self) -> State:
@@ -208,6 +209,7 @@ class DoneWithoutEvidence(Fold):
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
+        cast = team_roles(state, e)
         if isinstance(e, RunStarted) and e.agent:
             state["evidence"][e.agent] = False
             state["run_start"][e.agent] = rec.position
@@ -219,7 +221,7 @@ class DoneWithoutEvidence(Fold):
         elif (
             isinstance(e, MessageSent)
             and e.performative.lower() == "done"
-            and is_coder(e.sender)
+            and roles.has(cast, e.sender, "writes")
             and not state["evidence"].get(e.sender, False)
         ):
             out.add(
@@ -288,15 +290,18 @@ class RejectCaps(Fold):
     escalates the task."""
 
     name: ClassVar[str] = "reject_cap_reached"
-    kinds: ClassVar[frozenset[str] | None] = frozenset(("MessageSent", "TaskEscalated"))
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("TeamStarted", "MessageSent", "TaskEscalated")
+    )
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
+        cast = team_roles(state, e)
         task = e.task_id or "-"
         if (
             isinstance(e, MessageSent)
             and e.performative.lower() == "reject"
-            and not is_coder(e.recipient)  # a contract-net REJECT of a bid is no review
+            and not roles.has(cast, e.recipient, "writes")  # a REJECT of a bid is no review
         ):
             out.note(task, rec.position)
         elif isinstance(e, TaskEscalated) and e.cause == "reject_cap":

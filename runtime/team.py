@@ -13,7 +13,7 @@ teams' (`runtime.plugins.parse_settings` picks the model by the tag).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
@@ -218,6 +218,8 @@ class Team:
     settings: type[TeamSettings]
     options: tuple[Option, ...] = ()
     vet: Vet | None = None
+    # What its agents do, for the views (runtime/roles.py): "writes" or "reviews", by name.
+    roles: Mapping[str, Literal["writes", "reviews"]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.scenarios:

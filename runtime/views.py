@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from runtime import folds
-from runtime.diagnose import SIGNATURES, Diagnosis, diagnose, is_coder, role
+from runtime import folds, roles
+from runtime.diagnose import SIGNATURES, Diagnosis, diagnose, team_roles
 from runtime.events import (
     AgentFinished,
     BudgetAllocated,
@@ -316,23 +316,29 @@ class ResumePoint(Fold):
         if not rec.stream.startswith("run-"):
             return  # the lease and control streams say how the run is driven, not where it is
         state["position"], state["version"] = rec.position, rec.version
+        cast = team_roles(state, e)
+
+        def writer(agent: str | None) -> bool:
+            return roles.has(cast, agent, "writes")
+
         if isinstance(e, TeamFinished):
             state["stage"] = "complete"
         elif isinstance(e, MessageSent):
             state["messages"] = True
             p = e.performative.lower()
-            reviewer = role(e.sender) == "reviewer"  # a contract-net award is not a review
-            if (p == "request" and is_coder(e.recipient)) or (p == "reject" and reviewer):
+            # a contract-net's award or refusal of a bid is no review
+            reviewer = roles.has(cast, e.sender, "reviews")
+            if (p == "request" and writer(e.recipient)) or (p == "reject" and reviewer):
                 state["stage"] = "fix"
-            elif p == "done" and is_coder(e.sender):
+            elif p == "done" and writer(e.sender):
                 state["stage"] = "review"
             elif p == "accept" and reviewer:
                 state["stage"] = "verify"
-        elif isinstance(e, RunStarted) and is_coder(e.agent) and state["stage"] == "plan":
+        elif isinstance(e, RunStarted) and writer(e.agent) and state["stage"] == "plan":
             state["stage"] = "fix"
         elif (
             isinstance(e, AgentFinished)
-            and is_coder(e.agent)
+            and writer(e.agent)
             and state["stage"] == "fix"
             and not state["messages"]
         ):

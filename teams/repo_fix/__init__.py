@@ -34,6 +34,7 @@ from teams.repo_fix.settings import RepoFixSettings
 TEAM = Team(
     name="repo-fix",
     agents=("orchestrator", "coder", "coder-a", "coder-b", "reviewer", "tester", "docs"),
+    roles={"coder": "writes", "reviewer": "reviews"},
     scenarios=SCENARIOS,
     fly=fly_scenario,
     settings=RepoFixSettings,

@@ -14,6 +14,13 @@ from teams.solo.harness import fly
 from teams.solo.scenarios import SCENARIOS
 from teams.solo.settings import SoloSettings
 
-TEAM = Team(name="solo", agents=("coder",), scenarios=SCENARIOS, fly=fly, settings=SoloSettings)
+TEAM = Team(
+    name="solo",
+    agents=("coder",),
+    scenarios=SCENARIOS,
+    fly=fly,
+    settings=SoloSettings,
+    roles={"coder": "writes"},
+)
 
 __all__ = ["TEAM", "SoloSettings"]

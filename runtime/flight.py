@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from runtime import plugins
+from runtime import plugins, streams
 from runtime.events import TeamFinished, TeamStarted, describe_validation
 from runtime.faults import Faults
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
@@ -222,7 +222,7 @@ def resume(
     faults: Faults | None = None,
 ) -> FlightOutcome:
     """Continue a crashed or interrupted run from its journal."""
-    events = [r.event for r in journal.read(f"run-{run_id}")]
+    events = [r.event for r in journal.read(streams.journal(run_id))]
     config = recorded_config(events, run_id)
     if isinstance(events[-1], TeamFinished):
         last = events[-1]
@@ -241,14 +241,14 @@ class ReplayReport:
 
 def run_records(journal: Journal, run_id: str) -> list[Recorded]:
     """A run's records in journal order: its own stream and its parallel specialists'."""
-    own = journal.read(f"run-{run_id}")
+    own = journal.read(streams.journal(run_id))
     workers = cast(ScanningJournal, journal).read_prefix(f"worker-{run_id}-")
     return sorted([*own, *workers], key=lambda r: r.position) if workers else own
 
 
 def replay(journal: Journal, run_id: str) -> ReplayReport:
     """Re-run a run with every model answer and tool result served from its journal alone."""
-    events = [r.event for r in journal.read(f"run-{run_id}")]
+    events = [r.event for r in journal.read(streams.journal(run_id))]
     config = recorded_config(events, run_id)
     session = Session(MemoryJournal(), run_id, recorded=events, replay=True, source=journal)
     try:

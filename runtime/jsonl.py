@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime import flat
+from runtime import flat, streams
 from runtime.events import Event, EventFormatError
 from runtime.journal import (
     Fence,
@@ -128,7 +128,9 @@ class JsonlJournal:
 
     def _store(self, parsed: flat.FlatLine, line_no: int) -> None:
         event = parsed.event
-        stream = parsed.stream or (f"run-{event.run_id}" if event.run_id else DEFAULT_STREAM)
+        stream = parsed.stream or (
+            streams.journal(event.run_id) if event.run_id else DEFAULT_STREAM
+        )
         records = self._streams.setdefault(stream, [])
         version = len(records) + 1
         if parsed.version is not None and parsed.version != version:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from runtime import errors
+from runtime import errors, streams
 from runtime.events import (
     CeilingReached,
     DeadLetterDiscarded,
@@ -165,7 +165,7 @@ class Session:
     ) -> None:
         self.journal = journal
         self.run_id = run_id
-        self.stream = stream or f"run-{run_id}"
+        self.stream = stream or streams.journal(run_id)
         # Where the record came from: the journal itself, except in a replay, which writes
         # into a fresh journal and must still find the record of the run's other streams.
         self.source = source or journal

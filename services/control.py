@@ -196,13 +196,13 @@ def stalled(started: Mapping[str, float], now: float | None = None) -> dict[str,
     now = time.time() if now is None else now
     grace = settings.STALL_SECONDS
     journal = DjangoJournal()
-    streams = {f"lease-{run_id}": run_id for run_id in started}
-    marks = ", ".join(["%s"] * len(streams))
+    leases = {streams.driver_lease(run_id): run_id for run_id in started}
+    marks = ", ".join(["%s"] * len(leases))
     with journal.connection.cursor() as cursor:
         cursor.execute(
             f"SELECT stream, MAX(version) FROM journal_event WHERE stream IN ({marks}) "
             "GROUP BY stream",
-            list(streams),
+            list(leases),
         )
         latest = cursor.fetchall()
     last: dict[str, Recorded] = {}
@@ -210,7 +210,7 @@ def stalled(started: Mapping[str, float], now: float | None = None) -> dict[str,
         where = " OR ".join(["(stream = %s AND version = %s)"] * len(latest))
         params = [value for pair in latest for value in pair]
         for record in journal.select(f"WHERE {where}", params):
-            last[streams[record.stream]] = record
+            last[leases[record.stream]] = record
     found = {}
     for run_id, start in started.items():
         state = standing(last.get(run_id))

@@ -80,7 +80,7 @@ def dispatch(run_id: str, sub_id: str, handoff: dict[str, Any]) -> None:
 
 def brief(journal: DjangoJournal, run_id: str, sub_id: str) -> Handoff | None:
     """The sub-task's latest brief, as its run's stream holds it."""
-    for record in reversed(journal.read(f"run-{run_id}")):
+    for record in reversed(journal.read(streams.journal(run_id))):
         if isinstance(record.event, WorkerHandedOff) and record.event.task_id == sub_id:
             return Handoff.model_validate(record.event.handoff)
     return None
@@ -95,7 +95,7 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
     stream = engine.worker_stream(run_id, sub_id, handoff.worker_id)
     if engine.finished([r.event for r in journal.read(stream)]):
         return "finished"  # a duplicate delivery: the work is done and recorded
-    events = [r.event for r in journal.read(f"run-{run_id}")]
+    events = [r.event for r in journal.read(streams.journal(run_id))]
     config = flight.recorded_config(events, run_id)
     leases = Leases(journal)
     slot = take_slot(leases, run_id, TriageSettings.of(config).parallel, holder)

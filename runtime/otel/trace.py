@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from runtime import streams
 from runtime.events import (
     AgentFinished,
     BudgetExhausted,
@@ -136,7 +137,7 @@ class Trace:
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
-        self.stream = f"run-{run_id}"
+        self.stream = streams.journal(run_id)
         self.trace_id = hex_id(f"minutes/{run_id}", 32)
         self.spans: list[Span] = []
         self.root: Span | None = None

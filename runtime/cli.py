@@ -149,15 +149,18 @@ def per_agent(pairs: list[str]) -> dict[str, str]:
 
 
 def services(args: argparse.Namespace) -> Services:
-    """The command line's world; --no-sandbox is the operator's explicit opt-out."""
+    """The command line's world: its environment names the model endpoints (the command line
+    is a host, and reads its environment here); --no-sandbox is the operator's explicit
+    opt-out."""
+    models = dict(os.environ)
     if not args.no_sandbox:
-        return Services()
+        return Services(models=models)
     print(
         "warning: --no-sandbox: agent-written code runs WITHOUT the sandbox, with your rights, "
         "files and network (a run started in the sandbox stays in it)",
         file=sys.stderr,
     )
-    return Services(sandbox=Sandbox(required=False))
+    return Services(sandbox=Sandbox(required=False), models=models)
 
 
 def cmd_fly(args: argparse.Namespace) -> int:
@@ -191,7 +194,7 @@ def cmd_fly(args: argparse.Namespace) -> int:
 def faults() -> Faults:
     """The crash-test seams this command was started with (MINUTES_FAULT, MINUTES_EXEC_LOG):
     the command line is a host, and reads its environment here, once."""
-    return Faults.from_env()
+    return Faults.from_env(os.environ)
 
 
 def options() -> list[Option]:

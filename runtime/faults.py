@@ -43,7 +43,7 @@ class Faults:
     log: str | None = None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Faults:
+    def from_env(cls, environ: Mapping[str, str]) -> Faults:
         """The seams a host process was started with (read once, by the host: the command
         line, or Django's settings for the workers)."""
         return cls.parse(environ.get(ENV, ""), environ.get(LOG_ENV) or None)

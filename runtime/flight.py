@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -56,9 +56,7 @@ def team_named(name: str) -> Team:
         raise FlightError(str(exc)) from None
 
 
-def plan(
-    team_name: str, scenario_name: str | None, run_id: str, **settings: Any
-) -> FlightConfig:
+def plan(team_name: str, scenario_name: str | None, run_id: str, **settings: Any) -> FlightConfig:
     """The full settings of a new run: the scenario's presets, then the caller's overrides.
 
     No scenario named: the team's default (its first). A setting is either one every run has
@@ -126,7 +124,11 @@ def refusal(key: str) -> str:
     return f"has no setting {key!r}"
 
 
-def clients_for(config: FlightConfig, team: Team, live: bool = True) -> dict[str, ModelClient]:
+def clients_for(
+    config: FlightConfig, team: Team, live: bool = True, models: Mapping[str, str] | None = None
+) -> dict[str, ModelClient]:
+    """Each agent's model client: the scenario's script, or a client of the endpoint or the
+    local server `models` (the host's MINUTES_MODEL_* settings) name."""
     if not live:
         # A replay serves every answer from the journal and never asks a live model.
         return {agent: ModelClient() for agent in team.agents}
@@ -142,7 +144,9 @@ def clients_for(config: FlightConfig, team: Team, live: bool = True) -> dict[str
             from runtime.openai_client import OpenAIClient
 
             network[backend] = (
-                OpenAIClient.local() if backend == "local" else OpenAIClient.from_env()
+                OpenAIClient.local(models or {})
+                if backend == "local"
+                else OpenAIClient.from_env(models or {})
             )
         clients[agent] = network[backend]
     return clients
@@ -168,7 +172,8 @@ def drive(
         # Started in the sandbox, the run stays in it: an opt-out covers runs started after it.
         services = replace(services, sandbox=replace(services.sandbox, required=True))
     try:
-        finished = team.fly(session, config, clients_for(config, team, live), root, services)
+        clients = clients_for(config, team, live, services.models)
+        finished = team.fly(session, config, clients, root, services)
     except Interrupted as exc:
         return FlightOutcome(session.run_id, "interrupted", str(exc))
     except Parked as exc:

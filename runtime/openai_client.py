@@ -14,7 +14,6 @@ from __future__ import annotations
 import http.client
 import json
 import math
-import os
 import random
 import time
 import urllib.error
@@ -128,14 +127,16 @@ class OpenAIClient(ModelClient):
         self.rng = rng if rng is not None else random.Random()
 
     @classmethod
-    def local(cls, environ: Mapping[str, str] = os.environ) -> OpenAIClient:
-        """The managed local model server (MINUTES_LOCAL_MODEL_URL), with its quirks handled."""
+    def local(cls, environ: Mapping[str, str]) -> OpenAIClient:
+        """The managed local model server (MINUTES_LOCAL_MODEL_URL in `environ`, the settings its
+        host read), with its quirks handled."""
         base_url = environ.get("MINUTES_LOCAL_MODEL_URL") or LOCAL_URL
         return cls(base_url, "local", timeout=300.0, max_retries=2, pick_then_force=True)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> OpenAIClient:
-        """Build a client from MINUTES_MODEL_* variables, falling back to OPENAI_*.
+    def from_env(cls, environ: Mapping[str, str]) -> OpenAIClient:
+        """Build a client from MINUTES_MODEL_* settings, falling back to OPENAI_*: `environ` is
+        what the host read (the command line its environment, the workers Django's settings).
 
         MINUTES_MODEL_BASE_URL (or OPENAI_BASE_URL) and MINUTES_MODEL (or OPENAI_MODEL) are
         required; MINUTES_MODEL_API_KEY (or OPENAI_API_KEY) is optional because local servers

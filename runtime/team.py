@@ -192,6 +192,10 @@ class Services:
     # None runs specialists in threads of the flight's own process
     dispatch: Callable[[str, str, dict[str, Any]], None] | None = None
     provided: tuple[object, ...] = ()
+    # Where the "endpoint" and "local" backends are, as the host read them: MINUTES_MODEL_*
+    # names to values (runtime/openai_client.py says which). The command line passes its
+    # environment, the workers Django's settings; the runtime itself reads none.
+    models: Mapping[str, str] = field(default_factory=dict)
 
     def of(self, kind: type[T]) -> T:
         """The provided service of this type, or the type's defaults (`kind()`)."""

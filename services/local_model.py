@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import time
@@ -44,7 +43,8 @@ class LocalModelError(Exception):
 
 
 def url() -> str:
-    return os.environ.get("MINUTES_LOCAL_MODEL_URL") or LOCAL_URL
+    """Where the local model's server listens (MINUTES_LOCAL_MODEL_URL, read in settings)."""
+    return settings.MODELS.get("MINUTES_LOCAL_MODEL_URL") or LOCAL_URL
 
 
 def weights() -> Path:

@@ -109,7 +109,7 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
     try:
         seams = faults()
         seams.specialist_started(sub_id, starts(journal, stream))
-        clients = flight.clients_for(config, flight.team_named(config.team))
+        clients = flight.clients_for(config, flight.team_named(config.team), models=settings.MODELS)
         session = Session(
             Fenced(journal, leases.stream(stream), lease.epoch),
             run_id,

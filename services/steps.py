@@ -140,6 +140,7 @@ def cold_flight(
         release=release,
         dispatch=specialists.dispatch,
         provided=(DeskServices(desk=database_desk()),),
+        models=settings.MODELS,
     )
     return WarmFlight(
         session,

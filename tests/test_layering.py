@@ -164,3 +164,26 @@ def test_the_services_load_without_the_tasks_module(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# Where a package may touch the process environment: the settings, the runtime's command line
+# (a host without Django), and code that hands an environment on to a child process (git's, in
+# runtime/workspace.py; the workers that `manage.py demo` starts), reading no setting from it.
+ENVIRONMENT_READERS = {
+    "config/settings.py",
+    "config/env.py",
+    "runtime/cli.py",
+    "runtime/workspace.py",
+    "dashboard/management/commands/demo.py",
+}
+
+
+def test_settings_are_read_from_the_environment_in_settings_and_the_command_line_only():
+    readers = set()
+    for package in ("runtime", "teams", "journal_store", "services", "tasks", "dashboard", "desk"):
+        for path in (ROOT / package).rglob("*.py"):
+            tree = ast.parse(path.read_text())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+                    readers.add(str(path.relative_to(ROOT)))
+    assert readers - ENVIRONMENT_READERS == set()

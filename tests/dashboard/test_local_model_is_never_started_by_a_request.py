@@ -24,12 +24,12 @@ def api(token):
 
 
 @pytest.fixture
-def nobody_listens(monkeypatch) -> int:
+def nobody_listens(settings) -> int:
     """A port of this machine with no model server behind it, as the local model's address."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
-    monkeypatch.setenv("MINUTES_LOCAL_MODEL_URL", f"http://127.0.0.1:{port}/v1")
+    settings.MODELS = {**settings.MODELS, "MINUTES_LOCAL_MODEL_URL": f"http://127.0.0.1:{port}/v1"}
     return port
 
 
@@ -71,7 +71,7 @@ def test_the_run_form_says_how_to_start_the_model_and_starts_nothing(as_owner, n
     assert StoredEvent.objects.count() == 0 and RunSummary.objects.count() == 0
 
 
-def test_a_local_run_is_started_once_a_model_server_answers(api, monkeypatch):
+def test_a_local_run_is_started_once_a_model_server_answers(api, settings):
     """The check only asks: a server somebody else runs (here a stand-in answering /models)
     is enough, and nothing is started beside it."""
     import http.server
@@ -92,7 +92,8 @@ def test_a_local_run_is_started_once_a_model_server_answers(api, monkeypatch):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Models)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        monkeypatch.setenv("MINUTES_LOCAL_MODEL_URL", f"http://127.0.0.1:{server.server_port}/v1")
+        address = f"http://127.0.0.1:{server.server_port}/v1"
+        settings.MODELS = {**settings.MODELS, "MINUTES_LOCAL_MODEL_URL": address}
         response = api.post(
             "/api/runs",
             {"team": "solo", "scenario": "solo-fix", "model": "local"},

@@ -13,13 +13,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def address(monkeypatch, settings, tmp_path):
+def address(settings, tmp_path):
     why = local_model.missing()
     if why:
         pytest.skip(f"local model not available: {why}")
     settings.HOME = tmp_path  # its log
     base = f"http://127.0.0.1:{free_port()}/v1"
-    monkeypatch.setenv("MINUTES_LOCAL_MODEL_URL", base)
+    settings.MODELS = {**settings.MODELS, "MINUTES_LOCAL_MODEL_URL": base}
     yield base
     if local_model._started is not None:
         local_model._started.stop()

@@ -8,6 +8,7 @@ identically from its journal alone.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -19,6 +20,7 @@ from runtime.events import Integrated, MessageSent, ModelResponded
 from runtime.jsonl import JsonlJournal
 from runtime.model import ChatMessage
 from runtime.openai_client import OpenAIClient
+from runtime.team import Services
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +39,7 @@ TYPED = {"done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"
 
 @pytest.fixture
 def client(local_server):
-    return OpenAIClient.local()
+    return OpenAIClient.local({"MINUTES_LOCAL_MODEL_URL": local_server.base})
 
 
 def test_a_plain_completion_reports_its_usage(client):
@@ -80,7 +82,9 @@ def fly(tmp_path, team: str, scenario: str, **settings):
     path = tmp_path / f"{team}.jsonl"
     settings.setdefault("model", "local")
     config = flight.plan(team, scenario, run_id, **settings)
-    outcome = flight.fly(JsonlJournal(path), config, run_id, tmp_path / "ws")
+    # The server the local_server fixture started, as a host's settings would name it.
+    here = Services(models={"MINUTES_LOCAL_MODEL_URL": os.environ["MINUTES_LOCAL_MODEL_URL"]})
+    outcome = flight.fly(JsonlJournal(path), config, run_id, tmp_path / "ws", services=here)
     return outcome, path, run_id
 
 

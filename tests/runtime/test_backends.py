@@ -22,10 +22,9 @@ def test_an_unknown_backend_is_refused_by_name() -> None:
         flight.plan("repo-fix", "first-flight", "r-x", model="gpt-9")
 
 
-def test_the_local_backend_talks_to_the_managed_server_with_its_quirks(monkeypatch) -> None:
-    monkeypatch.delenv("MINUTES_LOCAL_MODEL_URL", raising=False)
+def test_the_local_backend_talks_to_the_managed_server_with_its_quirks() -> None:
     config = flight.plan("repo-fix", "first-flight", "r-x", models={"reviewer": "local"})
-    clients = flight.clients_for(config, flight.team_named("repo-fix"))
+    clients = flight.clients_for(config, flight.team_named("repo-fix"), models={})
     reviewer = clients["reviewer"]
     assert isinstance(reviewer, OpenAIClient) and reviewer.pick_then_force
     assert reviewer.base_url == LOCAL_URL

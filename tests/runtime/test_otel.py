@@ -18,6 +18,7 @@ from runtime.journal import MemoryJournal, Recorded
 from runtime.jsonl import JsonlJournal
 from runtime.otel import STATUS_ERROR, STATUS_UNSET, nanos, otlp_json, otlp_trace
 from runtime.session import StopRequest
+from runtime.team import Services
 from tests.fakellm import Reply, completion, wire_call
 
 Span = dict[str, Any]
@@ -242,9 +243,8 @@ def test_other_streams_and_an_empty_journal(flaky):
     assert otlp_json([foreign, *flaky.records]) == otlp_json(flaky.records)
 
 
-def test_a_model_on_an_endpoint_reports_its_name_and_token_split(server, tmp_path, monkeypatch):
-    monkeypatch.setenv("MINUTES_MODEL_BASE_URL", server.url)
-    monkeypatch.setenv("MINUTES_MODEL", "local-test-model")
+def test_a_model_on_an_endpoint_reports_its_name_and_token_split(server, tmp_path):
+    models = {"MINUTES_MODEL_BASE_URL": server.url, "MINUTES_MODEL": "local-test-model"}
     verdict = {"verdict": "accept", "reasons": "minimal guard; 2 passed, 0 failed"}
     usage = {"prompt_tokens": 400, "completion_tokens": 30, "total_tokens": 430}
     server.queue(Reply(completion(None, [wire_call("done", json.dumps(verdict))], usage)))
@@ -256,7 +256,8 @@ def test_a_model_on_an_endpoint_reports_its_name_and_token_split(server, tmp_pat
         models={"reviewer": "openai"},
         model_name="local-test-model",
     )
-    assert flight.fly(journal, config, "r-otel", tmp_path).status == "done"
+    endpoint = Services(models=models)
+    assert flight.fly(journal, config, "r-otel", tmp_path, services=endpoint).status == "done"
 
     chats = children(spans_of(otlp_trace(journal.read("run-r-otel"))), "chat")
     [reviewer] = [s for s in chats if attrs(s)["gen_ai.agent.name"] == "reviewer"]

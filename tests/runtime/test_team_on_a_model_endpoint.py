@@ -9,16 +9,14 @@ import pytest
 
 from runtime import flight
 from runtime.jsonl import JsonlJournal
+from runtime.team import Services
 from tests.fakellm import Reply, completion, wire_call
 
 pytestmark = pytest.mark.slow
 
 
-def test_the_reviewer_on_a_model_endpoint_sees_only_its_tools_and_its_mail(
-    server, tmp_path, monkeypatch
-):
-    monkeypatch.setenv("MINUTES_MODEL_BASE_URL", server.url)
-    monkeypatch.setenv("MINUTES_MODEL", "local-test-model")
+def test_the_reviewer_on_a_model_endpoint_sees_only_its_tools_and_its_mail(server, tmp_path):
+    models = {"MINUTES_MODEL_BASE_URL": server.url, "MINUTES_MODEL": "local-test-model"}
     verdict = {"verdict": "accept", "reasons": "minimal guard; 2 passed, 0 failed"}
     server.queue(
         Reply(
@@ -31,7 +29,7 @@ def test_the_reviewer_on_a_model_endpoint_sees_only_its_tools_and_its_mail(
     )
     journal = JsonlJournal(tmp_path / "j.jsonl")
     config = flight.plan("repo-fix", "first-flight", "r-live", models={"reviewer": "endpoint"})
-    outcome = flight.fly(journal, config, "r-live", tmp_path)
+    outcome = flight.fly(journal, config, "r-live", tmp_path, services=Services(models=models))
 
     assert outcome.status == "done"
     [request] = server.requests

@@ -193,7 +193,7 @@ class Services:
     dispatch: Callable[[str, str, dict[str, Any]], None] | None = None
     provided: tuple[object, ...] = ()
     # Where the "endpoint" and "local" backends are, as the host read them: MINUTES_MODEL_*
-    # names to values (runtime/openai_client.py says which). The command line passes its
+    # names to values (runtime.openai_client says which). The command line passes its
     # environment, the workers Django's settings; the runtime itself reads none.
     models: Mapping[str, str] = field(default_factory=dict)
 

@@ -105,6 +105,16 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
     queue.advance(run_id)
 
 
+def replay(run_id: str) -> flight.ReplayReport:
+    """Re-run the run from its journal alone, into a scratch journal: whether it reproduces
+    every event. A run whose journal cannot be flown here (no TeamStarted first, settings that
+    name another place) is refused, not a server error."""
+    try:
+        return flight.replay(DjangoJournal(), run_id)
+    except flight.FlightError as exc:
+        raise RunNotResumable(str(exc)) from None
+
+
 def status_of(run_id: str) -> str:
     """Where the run is (runtime/status.py's vocabulary), read from its journal."""
     events = [r.event for r in DjangoJournal().read(streams.journal(run_id))]

@@ -26,9 +26,8 @@ from dashboard.api.schemas import (
     RunOut,
     ThreadsOut,
 )
-from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
-from runtime import flight
+from services import runs
 
 router = Router(tags=["runs"])
 
@@ -165,10 +164,10 @@ def steer(request: HttpRequest, run_id: str, action: str, reason: str) -> Any:
     return Status(202, {"detail": actions.steer(run_id, action, user_name(request), reason)})
 
 
-@router.post("/{run_id}/replay", response={200: ReplayOut, 404: Error})
+@router.post("/{run_id}/replay", response={200: ReplayOut, 404: Error, 409: Error})
 def replay(request: HttpRequest, run_id: str) -> Any:
     run_for(request, run_id)
-    report = flight.replay(DjangoJournal(), run_id)
+    report = runs.replay(run_id)
     return {
         "identical": report.identical,
         "events": report.events,

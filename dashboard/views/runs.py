@@ -19,9 +19,8 @@ from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 from dashboard import actions, downloads, errors, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.forms import NewRunForm
-from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
-from runtime import flight, status
+from runtime import status
 from services import runs
 from teams import TEAMS
 
@@ -287,8 +286,8 @@ def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Re-run the run from its journal alone and say whether it reproduces every event."""
     get_run_for_user(request.user, run_id, fresh=False)
     try:
-        report = flight.replay(DjangoJournal(), run_id)
-    except flight.FlightError as exc:
+        report = runs.replay(run_id)
+    except runs.RunNotResumable as exc:
         return render(request, "dashboard/_message.html", {"message": str(exc), "level": "error"})
     if report.identical:
         message = f"identical: all {report.events} events reproduced from the journal alone"

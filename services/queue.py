@@ -11,10 +11,18 @@ picks a message up always finds what the sender wrote, and a rolled-back request
 
 from __future__ import annotations
 
+import logging
+import time
+
+import kombu.pools
 from celery.utils.nodenames import worker_direct
 from django.db import transaction
 
 from config.celery import app
+
+log = logging.getLogger(__name__)
+# Sends of one message tried with a fresh pool after kombu handed back a closed channel.
+STALE_CHANNEL_TRIES = 3
 
 # The names queued messages carry. They are the tasks' historical import paths; keep them.
 ADVANCE = "tasks.runs.advance"
@@ -37,7 +45,27 @@ def _publish(name: str, ids: tuple[str, ...], countdown: float | None, node: str
         return
     # The node's own queue as Celery declares it (exchange C.dq2, routed by hostname).
     routing = {"queue": worker_direct(node)} if node else {}
-    app.send_task(name, args=ids, countdown=countdown, **routing)
+    for attempt in range(1, STALE_CHANNEL_TRIES + 1):
+        try:
+            app.send_task(name, args=ids, countdown=countdown, **routing)
+            return
+        except AttributeError:
+            # kombu's Redis transport can hand its retry a channel the broker's restart closed
+            # (its connection is None: AttributeError, which the publish retry policy does not
+            # cover). A fresh pool has a fresh channel. Seen in
+            # tests/tasks/test_embedded_broker_stress.py, once in several runs.
+            if attempt == STALE_CHANNEL_TRIES:
+                raise
+            log.warning("enqueue of %s found a closed broker channel; retrying", name)
+            fresh_pools()
+            time.sleep(0.5 * attempt)
+
+
+def fresh_pools() -> None:
+    """Drop this process's broker connections and producers; the next send makes new ones."""
+    kombu.pools.reset()  # type: ignore[no-untyped-call]
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 def advance(run_id: str, countdown: float | None = None, node: str | None = None) -> None:

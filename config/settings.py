@@ -60,6 +60,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the stylesheet, htmx, the API docs' Swagger UI) from the apps' own folders,
+    # in production too: gunicorn serves none, and there is no collectstatic step to forget.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "dashboard.uploads.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -162,7 +165,10 @@ CSRF_TRUSTED_ORIGINS = [o for o in env.text("MINUTES_CSRF_TRUSTED_ORIGINS", "").
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = HOME / "static"
+# Served where they are (WhiteNoise reads the apps' static folders at start), so there is no
+# collectstatic step and no STATIC_ROOT to fill.
+STATIC_ROOT = None
+WHITENOISE_USE_FINDERS = True
 
 # Journal import limits (a file is untrusted input; see journal_store/transfer.py). The size is
 # checked before anything is parsed, and an upload's Content-Length before its body is read.

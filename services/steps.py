@@ -73,10 +73,10 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
     journal = DjangoJournal()
     control = Control(run_id, journal)
     stream = streams.journal(run_id)
-    at = journal.version(stream)
-    if at == 0:
+    head = journal.last(stream)  # one row, however long the run
+    if head is None:
         return "missing"
-    last = journal.read(stream, after=at - 1)[-1].event  # one row, however long the run
+    at, last = head.version, head.event
     if isinstance(last, TeamFinished):
         return last.status  # a late delivery: nothing to read, nothing to do
     WARM.resize(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
@@ -106,8 +106,8 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
             fenced.fence = lease.fence  # the flight's writes now carry this step's fence
         outcome, retry_in = step_under(lease, warm, control, at)
     finally:
-        if warm is not None and warm.parked and warm.version == journal.version(stream):
-            WARM.keep(warm)
+        if warm is not None and warm.parked:
+            WARM.keep(warm)  # the next step's `take` checks the stream is still where it left it
         elif warm is not None:
             warm.abandon()
             warm = None

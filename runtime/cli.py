@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import flight, plugins, views
+from runtime import compare, flight, plugins, views
 from runtime.diagnose import diagnose
 from runtime.faults import Faults
 from runtime.journal import JournalError
@@ -274,6 +274,21 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    sides = []
+    for path, run in ((args.a, args.run_a), (args.b, args.run_b)):
+        journal = open_journal(Path(path))
+        run_id = run_of(journal, run)
+        sides.append((f"{path} ({run_id})", flight.run_records(journal, run_id)))
+    (a_name, a), (b_name, b) = sides
+    result = compare.compare(a, b, a_name, b_name)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        print(compare.text(result))
+    return EXIT_OK if result.identical else EXIT_DIFFERS
+
+
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     stop_path(path).write_text(json.dumps({"by": operator(), "reason": args.reason}))
@@ -343,6 +358,18 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("--json", action="store_true")
             cmd.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
         cmd.set_defaults(func=func)
+
+    diff = sub.add_parser(
+        "diff",
+        help="compare two runs: outcome, bill, calls, findings, and where they first part "
+        "(exit 0 when they took the same steps, 1 when not)",
+    )
+    diff.add_argument("a", help="the first run's journal")
+    diff.add_argument("b", help="the second run's journal (may be the same file)")
+    diff.add_argument("--run-a", help="which run of A, when its journal holds several")
+    diff.add_argument("--run-b", help="which run of B, when its journal holds several")
+    diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    diff.set_defaults(func=cmd_diff)
 
     stop = sub.add_parser("interrupt", help="stop a running flight at its next turn boundary")
     stop.add_argument("journal")

@@ -12,7 +12,7 @@ dashboard.views: pages and API share those layers instead of each other.
 
 from ninja.openapi.docs import Swagger
 
-from dashboard.api import errors, intents, journals, review, runs
+from dashboard.api import compare, errors, intents, journals, review, runs
 from dashboard.api.auth import AUTH, signed_in_docs
 from dashboard.api.openapi import MinutesAPI
 
@@ -29,6 +29,8 @@ api = MinutesAPI(
     urls_namespace="api",
 )
 errors.register(api)
+# Before /runs: "compare" would otherwise be read as a run id.
+api.add_router("/runs/compare", compare.router)
 api.add_router("/runs", runs.router)
 api.add_router("/journals", journals.router)
 api.add_router("/review", review.router)

@@ -1,0 +1,32 @@
+"""/api/runs/compare: two runs side by side and the first point where they part."""
+
+# No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema, Status
+
+from dashboard.access import get_run_for_user
+from dashboard.api.schemas import Error
+from services import compare
+
+router = Router(tags=["runs"])
+
+
+class Pair(Schema):
+    a: str
+    b: str
+
+
+@router.get("", response={200: dict[str, Any], 404: Error, 413: Error})
+def compare_runs(request: HttpRequest, pair: Query[Pair]) -> Any:
+    """Outcome and why, bill per agent with deltas, model calls and latency, findings, the first
+    divergence (the step of each run that differs, by agent and turn) and the threads of both
+    runs from there. `identical` is true when the runs took the same steps alike."""
+    for run_id in (pair.a, pair.b):
+        get_run_for_user(request.user, run_id)
+    try:
+        return compare.runs(pair.a, pair.b).as_dict()
+    except compare.TooLong as exc:
+        return Status(413, {"detail": str(exc)})

@@ -1,0 +1,81 @@
+"""The comparison page: two runs side by side, and the first point where they part."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from dashboard.access import HtmxHttpRequest
+from journal_store import projection
+from journal_store.models import RunSummary
+from runtime.compare import Comparison
+from services import compare
+
+ID_MAX = 64  # a run id's column
+
+
+@login_required
+@require_GET
+def compare_page(request: HtmxHttpRequest) -> HttpResponse:
+    """`?a=…&b=…`, or `?run=…&run=…` as the runs list's ticked rows send them."""
+    ticked = request.GET.getlist("run")
+    a = request.GET.get("a", ticked[0] if ticked else "").strip()
+    b = request.GET.get("b", ticked[1] if len(ticked) > 1 else "").strip()
+    context: dict[str, object] = {"a": a, "b": b, "errors": []}
+    if not a and not b:
+        return render(request, "dashboard/compare.html", context)
+    errors: list[str] = []
+    projection.catch_up(wait=False)
+    for field, run_id in (("A", a), ("B", b)):
+        if not run_id:
+            errors.append(f"Run {field}: choose a run to compare.")
+        elif len(run_id) > ID_MAX:
+            errors.append(f"Run {field}: a run id has at most {ID_MAX} characters.")
+        elif not RunSummary.objects.filter(run_id=run_id).exists():
+            errors.append(f"Run {field}: there is no run {run_id}.")
+    if len(ticked) > 2:
+        errors.append(f"Tick two runs to compare, not {len(ticked)}.")
+    if errors:
+        context["errors"] = errors
+        return render(request, "dashboard/compare.html", context, status=400)
+    try:
+        result = compare.runs(a, b)
+    except compare.TooLong as exc:
+        context["errors"] = [str(exc)]
+        return render(request, "dashboard/compare.html", context, status=413)
+    context.update(shown(result, a, b))
+    return render(request, "dashboard/compare.html", context)
+
+
+def shown(c: Comparison, a: str, b: str) -> dict[str, object]:
+    """The comparison laid out for the template: one entry per side, figures as text."""
+    summaries = {r.run_id: r for r in RunSummary.objects.filter(run_id__in=(a, b))}
+    parted = c.divergence
+    return {
+        "c": c,
+        "sides": [
+            {"name": name, "run": summaries[run_id], "outcome": c.outcome[key]}
+            for name, key, run_id in (("A", "a", a), ("B", "b", b))
+        ],
+        "parted": None if parted is None else [("A", parted.a, a), ("B", parted.b, b)],
+        "bill": [{**r, "change": f"{r['delta']['tokens']:+d}"} for r in c.bill],
+        "calls": [
+            {
+                "agent": r["agent"],
+                "a": r["a"],
+                "b": r["b"],
+                "a_median": seconds(r["a"]["median_s"]),
+                "b_median": seconds(r["b"]["median_s"]),
+            }
+            for r in c.calls
+        ],
+        "threads": [("A", c.threads.get("a", [])), ("B", c.threads.get("b", []))],
+    }
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"

@@ -1,0 +1,366 @@
+"""Two runs side by side: outcomes, bills, model calls, findings, and where they part.
+
+The point of a comparison is the first place the runs diverge. Runs are aligned by what each
+agent decided, not by position: a run's *steps* are its model answers, tool results, messages
+sent, agent reports and the harness's verdict, each keyed by (agent, what, n) — the n-th model
+answer of the coder, the n-th tool result of the tester. Two runs of the same scenario have
+the same keys with the same contents; the first key (in run A's order) whose content differs,
+or that one run has and the other lacks, is the divergence. Ids, timestamps, and the call ids
+an endpoint makes up are not content: two flights of one script compare identical.
+
+Works on any journal a view reads (stored, imported, the reference runtime's flat lines): it
+needs only the events, never the team that wrote them.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime import views
+from runtime.diagnose import diagnose
+from runtime.events import (
+    AgentFinished,
+    Event,
+    MessageSent,
+    ModelCalled,
+    ModelResponded,
+    TeamFinished,
+    ToolReturned,
+)
+from runtime.journal import Recorded
+
+Records = Sequence[Recorded]
+# The longest text a divergence shows of either side; the journal keeps the rest.
+SHOWN = 4_000
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decision in a run, keyed so that the same decision in another run finds it."""
+
+    agent: str
+    what: str  # "model answer", "tool result", "message", "report", "verdict"
+    n: int  # 1 for the agent's first of its kind
+    number: int  # the event's number in its run (1 for the run's first event)
+    position: int  # where it sits in the whole journal, for links
+    content: Any  # what must be equal for the runs to agree here
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.agent, self.what, self.n)
+
+    def label(self) -> str:
+        return f"{self.agent}'s {ordinal(self.n)} {self.what}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "what": self.what,
+            "n": self.n,
+            "number": self.number,
+            "position": self.position,
+            "content": clip(self.content),
+        }
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where two runs part: the step of each side (None where that run has no such step)."""
+
+    label: str
+    why: str
+    a: Step | None
+    b: Step | None
+    # Where each run's part after the divergence begins (a position): its step's, or, on the
+    # side that lacks the step, just after the last step the runs agreed on.
+    a_since: int = 0
+    b_since: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "why": self.why,
+            "a": self.a.as_dict() if self.a else None,
+            "b": self.b.as_dict() if self.b else None,
+        }
+
+
+@dataclass
+class Comparison:
+    a: str
+    b: str
+    outcome: dict[str, dict[str, Any]]
+    bill: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    findings: dict[str, list[str]]
+    divergence: Divergence | None
+    threads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    steps: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def identical(self) -> bool:
+        return self.divergence is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "identical": self.identical,
+            "outcome": self.outcome,
+            "bill": self.bill,
+            "calls": self.calls,
+            "findings": self.findings,
+            "steps": self.steps,
+            "divergence": self.divergence.as_dict() if self.divergence else None,
+            "threads": self.threads,
+        }
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def clip(value: Any) -> Any:
+    """Long texts cut for showing (the journal keeps them whole)."""
+    if isinstance(value, str) and len(value) > SHOWN:
+        return value[:SHOWN] + f"… [{len(value) - SHOWN} more characters]"
+    if isinstance(value, dict):
+        return {k: clip(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clip(v) for v in value]
+    return value
+
+
+def content_of(e: Event) -> tuple[str, str, Any] | None:
+    """(agent, what, content) for the events that are decisions; None for the rest."""
+    agent = e.agent or "team"
+    if isinstance(e, ModelResponded):
+        calls = [{"tool": c.name, "args": c.args} for c in e.tool_calls or []]
+        return agent, "model answer", {"text": e.text or "", "calls": calls}
+    if isinstance(e, ToolReturned):
+        if e.error is not None:
+            outcome: dict[str, Any] = {"error": f"{e.error.type}: {e.error.message}"}
+        else:
+            outcome = {"result": e.result}
+        return agent, "tool result", {"tool": e.tool, "attempt": e.attempt, **outcome}
+    if isinstance(e, MessageSent):
+        body = {"performative": e.performative, "to": e.recipient, "payload": e.payload}
+        return e.sender or agent, "message", body
+    if isinstance(e, AgentFinished):
+        return agent, "report", e.result
+    if isinstance(e, TeamFinished):
+        return "team", "verdict", {"status": e.status, "reason": e.reason}
+    return None
+
+
+def steps(records: Records) -> list[Step]:
+    """The run's decisions in journal order, each numbered per agent and kind."""
+    seen: Counter[tuple[str, str]] = Counter()
+    found = []
+    for number, rec in enumerate(records, start=1):
+        decided = content_of(rec.event)
+        if decided is None:
+            continue
+        agent, what, content = decided
+        seen[(agent, what)] += 1
+        found.append(Step(agent, what, seen[(agent, what)], number, rec.position, content))
+    return found
+
+
+def divergence(mine: Sequence[Step], others: Sequence[Step]) -> Divergence | None:
+    """The first step where the runs part, in A's order; then B's first step A lacks."""
+    theirs = {s.key: s for s in others}
+    agreed: tuple[int, int] = (0, 0)  # positions of the last step both runs took alike
+    for step in mine:
+        other = theirs.pop(step.key, None)
+        if other is None:
+            return Divergence(
+                step.label(), "only run A has it", step, None, step.position, agreed[1] + 1
+            )
+        if other.content != step.content:
+            return Divergence(
+                step.label(), "the runs differ here", step, other, step.position, other.position
+            )
+        agreed = (step.position, other.position)
+    if theirs:
+        first = min(theirs.values(), key=lambda s: s.number)
+        return Divergence(
+            first.label(), "only run B has it", None, first, agreed[0] + 1, first.position
+        )
+    return None
+
+
+def outcome(records: Records) -> dict[str, Any]:
+    verdict = next((r.event for r in reversed(records) if isinstance(r.event, TeamFinished)), None)
+    return {
+        "status": views.status(records),
+        "reason": verdict.reason if verdict is not None else "",
+        "events": len(records),
+        "started": records[0].event.t if records else None,
+        "ended": verdict.t if verdict is not None else None,
+    }
+
+
+def bill_rows(a: Records, b: Records) -> list[dict[str, Any]]:
+    """Tokens and calls per agent on each side and the change from A to B; "total" last."""
+    left = views.bill(a)["agents"]
+    right = views.bill(b)["agents"]
+    rows = []
+    for agent in sorted(set(left) | set(right)):
+        mine = left.get(agent, {"tokens": 0, "calls": 0})
+        theirs = right.get(agent, {"tokens": 0, "calls": 0})
+        rows.append(row(agent, mine, theirs))
+    total = {
+        side: {
+            "tokens": sum(v["tokens"] for v in agents.values()),
+            "calls": sum(v["calls"] for v in agents.values()),
+        }
+        for side, agents in (("a", left), ("b", right))
+    }
+    rows.append(row("total", total["a"], total["b"]))
+    return rows
+
+
+def row(agent: str, mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "agent": agent,
+        "a": {"tokens": mine["tokens"], "calls": mine["calls"]},
+        "b": {"tokens": theirs["tokens"], "calls": theirs["calls"]},
+        "delta": {
+            "tokens": theirs["tokens"] - mine["tokens"],
+            "calls": theirs["calls"] - mine["calls"],
+        },
+    }
+
+
+def latencies(records: Records) -> dict[str, list[float]]:
+    """Seconds from each model call to its answer, per agent. A call is answered in its own
+    stream (a parallel specialist's calls are in the specialist's), so pairs are kept per
+    stream and agent."""
+    asked: dict[tuple[str, str], float] = {}
+    found: dict[str, list[float]] = defaultdict(list)
+    for rec in records:
+        e = rec.event
+        lane = (rec.stream, e.agent or "team")
+        if isinstance(e, ModelCalled):
+            asked[lane] = e.t
+        elif isinstance(e, ModelResponded) and lane in asked:
+            found[lane[1]].append(max(0.0, e.t - asked.pop(lane)))
+    return found
+
+
+def call_rows(a: Records, b: Records) -> list[dict[str, Any]]:
+    """Model calls and their latency per agent, each side. Journals without ModelCalled (the
+    reference runtime's) have answers but no latency: it reads None."""
+
+    def side(records: Records) -> dict[str, dict[str, Any]]:
+        answers = Counter(
+            r.event.agent or "team" for r in records if isinstance(r.event, ModelResponded)
+        )
+        times = latencies(records)
+        return {
+            agent: {
+                "calls": answers[agent],
+                "median_s": round(statistics.median(times[agent]), 4) if times[agent] else None,
+                "total_s": round(sum(times[agent]), 4) if times[agent] else None,
+            }
+            for agent in answers
+        }
+
+    left, right = side(a), side(b)
+    empty = {"calls": 0, "median_s": None, "total_s": None}
+    return [
+        {"agent": agent, "a": left.get(agent, empty), "b": right.get(agent, empty)}
+        for agent in sorted(set(left) | set(right))
+    ]
+
+
+def finding_kinds(records: Records) -> list[str]:
+    return sorted({f["kind"] for f in diagnose(records)})
+
+
+def threads_from(records: Records, since: int) -> list[dict[str, Any]]:
+    """The run's messages from position `since` on, in the order they were sent."""
+    messages = [m for thread in views.threads(records).values() for m in thread]
+    return sorted((m for m in messages if m["position"] >= since), key=lambda m: m["position"])
+
+
+def compare(a: Records, b: Records, a_name: str = "A", b_name: str = "B") -> Comparison:
+    """Everything the comparison page, the API and `python -m runtime diff` show."""
+    mine, theirs = steps(a), steps(b)
+    parted = divergence(mine, theirs)
+    left_kinds, right_kinds = finding_kinds(a), finding_kinds(b)
+    result = Comparison(
+        a=a_name,
+        b=b_name,
+        outcome={"a": outcome(a), "b": outcome(b)},
+        bill=bill_rows(a, b),
+        calls=call_rows(a, b),
+        findings={
+            "both": [k for k in left_kinds if k in right_kinds],
+            "only_a": [k for k in left_kinds if k not in right_kinds],
+            "only_b": [k for k in right_kinds if k not in left_kinds],
+        },
+        divergence=parted,
+        steps={"a": len(mine), "b": len(theirs)},
+    )
+    if parted is not None:
+        result.threads = {
+            "a": clip(threads_from(a, parted.a_since)),
+            "b": clip(threads_from(b, parted.b_since)),
+        }
+    return result
+
+
+def text(c: Comparison) -> str:
+    """The comparison as `python -m runtime diff` prints it."""
+    out = [f"A {c.a}", f"B {c.b}", ""]
+    for side in ("a", "b"):
+        o = c.outcome[side]
+        why = f" — {o['reason']}" if o["reason"] else ""
+        out.append(f"{side.upper()}: {o['status']}{why} ({o['events']} events)")
+    out += ["", f"{'bill':<16}{'A tokens':>10}{'B tokens':>10}{'Δ':>8}{'A calls':>9}{'B calls':>9}"]
+    for r in c.bill:
+        out.append(
+            f"{r['agent']:<16}{r['a']['tokens']:>10}{r['b']['tokens']:>10}"
+            f"{r['delta']['tokens']:>+8}{r['a']['calls']:>9}{r['b']['calls']:>9}"
+        )
+    f = c.findings
+    if any(f.values()):
+        out += [
+            "",
+            "findings: "
+            + "; ".join(
+                f"{label} {', '.join(kinds)}"
+                for label, kinds in (
+                    ("both:", f["both"]),
+                    ("only A:", f["only_a"]),
+                    ("only B:", f["only_b"]),
+                )
+                if kinds
+            ),
+        ]
+    out.append("")
+    d = c.divergence
+    if d is None:
+        out.append(f"no divergence: the runs took the same {c.steps['a']} steps alike")
+        return "\n".join(out)
+    out.append(f"first divergence: {d.label} ({d.why})")
+    for side, step in (("A", d.a), ("B", d.b)):
+        if step is None:
+            out.append(f"  {side}: (no such step)")
+        else:
+            shown = json.dumps(clip(step.content), ensure_ascii=False)
+            out.append(f"  {side} event {step.number}: {shown}")
+    for side in ("a", "b"):
+        messages = c.threads.get(side, [])
+        out.append(f"messages of {side.upper()} from there: {len(messages)}")
+        for m in messages[:10]:
+            out.append(f"  {m['performative']} {m['sender']} → {m['recipient']}")
+    return "\n".join(out)

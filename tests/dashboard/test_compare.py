@@ -1,0 +1,84 @@
+"""The comparison page and API: two stored runs side by side, the first divergence, and clear
+refusals for ids that name no run."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from journal_store.models import StoredEvent
+from tests.dashboard.conftest import run_of
+from tests.dashboard.test_escaping import Elements, hostile_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def pair(owner):
+    return run_of("first-flight"), run_of("reject-loop")
+
+
+def test_the_api_compares_two_stored_runs(as_owner, pair):
+    a, b = pair
+    body = as_owner.get(f"/api/runs/compare?a={a}&b={b}").json()
+    assert body["identical"] is False
+    assert body["divergence"]["label"] == "coder's 1st model answer"
+    assert body["outcome"]["a"]["status"] == "done"
+    # The reject cap parks the run for a person (a dead letter) when it runs on workers.
+    assert body["outcome"]["b"]["status"] == "dead-lettered"
+    total = next(r for r in body["bill"] if r["agent"] == "total")
+    for side, run_id in (("a", a), ("b", b)):
+        bill = as_owner.get(f"/api/runs/{run_id}/bill").json()
+        assert total[side]["tokens"] == bill["total"]["tokens"]
+    same = as_owner.get(f"/api/runs/compare?a={a}&b={a}").json()
+    assert same["identical"] is True and same["divergence"] is None
+
+
+def test_the_page_shows_both_sides_of_the_divergence_with_links(as_owner, pair):
+    a, b = pair
+    page = as_owner.get(f"/runs/compare?a={a}&b={b}")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "First divergence: coder&#x27;s 1st model answer" in html
+    assert "run_tests" in html and "read_file" in html
+    assert f'href="/runs/{a}/?tab=timeline' in html and f'href="/runs/{b}/?tab=timeline' in html
+    assert "reject_cap_reached" in html
+    # The runs list's ticked rows arrive as run=…&run=…
+    ticked = as_owner.get(f"/runs/compare?run={a}&run={b}").content.decode()
+    assert "First divergence" in ticked
+
+
+def test_an_unknown_run_is_named_and_nothing_is_written(as_owner, pair):
+    a, _ = pair
+    before = StoredEvent.objects.count()
+    api = as_owner.get(f"/api/runs/compare?a={a}&b=r-nope")
+    assert api.status_code == 404 and "r-nope" in api.json()["detail"]
+    page = as_owner.get(f"/runs/compare?a={a}&b=r-nope")
+    assert page.status_code == 400
+    assert "Run B: there is no run r-nope." in page.content.decode()
+    long = as_owner.get(f"/runs/compare?a={'x' * 65}&b={a}")
+    assert long.status_code == 400 and "Run A: a run id has at most 64" in long.content.decode()
+    missing = as_owner.get("/api/runs/compare?a=" + a)
+    assert missing.status_code == 422
+    assert StoredEvent.objects.count() == before
+
+
+def test_agent_output_on_the_page_renders_inert(as_owner, done_run):
+    hostile = hostile_run()
+    page = as_owner.get(f"/runs/compare?a={hostile}&b={done_run}").content.decode()
+    assert "First divergence" in page
+    parsed = Elements()
+    parsed.feed(page)
+    for tag, attrs in parsed.elements:
+        assert tag != "script" or (attrs.get("src") or "").startswith("/static/")
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # shown as text
+    assert parsed.unguarded == []  # and only inside hx-disable containers
+
+
+def test_nobody_signed_out_compares(pair):
+    a, b = pair
+    stranger = Client()
+    assert stranger.get(f"/api/runs/compare?a={a}&b={b}").status_code == 401
+    page = stranger.get(f"/runs/compare?a={a}&b={b}")
+    assert page.status_code == 302 and "login" in page["Location"]

@@ -4,7 +4,7 @@ from urllib.parse import quote, unquote
 
 from django.urls import URLPattern, URLResolver, path, register_converter
 
-from dashboard.views import compare, review, runs, transfer
+from dashboard.views import compare, review, runs, search, transfer
 
 
 class Segment:
@@ -31,6 +31,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", runs.run_list, name="runs"),
     path("runs/new", runs.new_run, name="new_run"),
     path("runs/compare", compare.compare_page, name="compare"),
+    path("search", search.search_page, name="search"),
     path("runs/<id:run_id>/", runs.run_detail, name="run"),
     path("runs/<id:run_id>/row", runs.run_row, name="run_row"),
     path("runs/<id:run_id>/header", runs.run_header, name="run_header"),

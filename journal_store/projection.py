@@ -24,7 +24,7 @@ from typing import Any, Protocol, cast
 
 from django.db import connections, transaction
 
-from journal_store import queues
+from journal_store import queues, search
 from journal_store.fold_rows import Batch, upsert
 from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
@@ -287,6 +287,18 @@ class QueueProjector(Projector):
                 )
 
 
+class Search(Projector):
+    """The full-text index (journal_store/search.py): a document per event with prose."""
+
+    name = "search"
+
+    def apply(self, rows: list[Row], using: str) -> None:
+        search.index(rows, using)
+
+    def clear(self, using: str) -> None:
+        search.clear(using)
+
+
 class Decided(Protocol):
     """What every deciding event records: who decided, when and why."""
 
@@ -296,7 +308,7 @@ class Decided(Protocol):
 
 
 PROJECTORS: dict[str, Projector] = {
-    p.name: p for p in (Runs(), *(QueueProjector(q) for q in queues.QUEUES))
+    p.name: p for p in (Runs(), Search(), *(QueueProjector(q) for q in queues.QUEUES))
 }
 
 
@@ -398,6 +410,11 @@ def lock(projectors: list[Projector], using: str, wait: bool) -> dict[str, int]:
     marks = dict(locked.filter(name__in=names).values_list("name", "position"))
     missing = [n for n in names if n not in marks]
     if missing:
+        # No checkpoint: the read model is applied from position 0, so it must start empty
+        # (a table Django's flush does not know of, such as the search index, may not be).
+        for projector in projectors:
+            if projector.name in missing:
+                projector.clear(using)
         Checkpoint.objects.using(using).bulk_create(
             [Checkpoint(name=n) for n in missing], ignore_conflicts=True
         )

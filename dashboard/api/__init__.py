@@ -12,7 +12,7 @@ dashboard.views: pages and API share those layers instead of each other.
 
 from ninja.openapi.docs import Swagger
 
-from dashboard.api import compare, errors, intents, journals, review, runs
+from dashboard.api import compare, errors, intents, journals, review, runs, search
 from dashboard.api.auth import AUTH, signed_in_docs
 from dashboard.api.openapi import MinutesAPI
 
@@ -35,5 +35,6 @@ api.add_router("/runs", runs.router)
 api.add_router("/journals", journals.router)
 api.add_router("/review", review.router)
 api.add_router("/intents", intents.router)
+api.add_router("/search", search.router)
 
 __all__ = ["api"]

@@ -163,7 +163,14 @@ def snapshot(alias: str) -> dict[str, list]:
         "findings": rows(Finding, "run_id", "first_position", "kind"),
         "dead_letters": rows(DeadLetter, "letter_id"),
         "conflicts": rows(Conflict, "conflict_id"),
+        "search": search_rows(alias),
     }
+
+
+def search_rows(alias: str) -> list:
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT position, run_id, kind, body FROM search_event ORDER BY position")
+        return [tuple(row) for row in cursor.fetchall()]
 
 
 @on_every_backend(transaction=True)

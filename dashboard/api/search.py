@@ -1,0 +1,63 @@
+"""/api/search: which events and runs mention some words (full text over payloads)."""
+
+# No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema, Status
+from pydantic import Field
+
+from dashboard.access import get_run_for_user
+from dashboard.api.schemas import Error
+from services import search
+
+router = Router(tags=["search"])
+
+
+class SearchIn(Schema):
+    q: str = Field(description="words every hit must hold, e.g. DHL-7731")
+    run: str | None = Field(None, max_length=64, description="search one run only")
+    limit: int = Field(50, ge=1, le=200)
+
+
+class HitOut(Schema):
+    run_id: str
+    position: int
+    kind: str
+    snippet: str
+
+
+class RunHits(Schema):
+    run_id: str
+    team: str
+    status: str
+    task: str
+    events: int
+
+
+class SearchOut(Schema):
+    query: str
+    runs: list[RunHits]
+    hits: list[HitOut]
+
+
+@router.get("", response={200: SearchOut, 400: Error, 404: Error})
+def search_events(request: HttpRequest, params: Query[SearchIn]) -> Any:
+    """Events whose messages, tool arguments and results, answers or model text hold every
+    word of `q` (newest first, with a snippet), and the runs that hold them. Words are matched
+    as written (no stemming); nothing typed is query syntax."""
+    if params.run is not None:
+        get_run_for_user(request.user, params.run)
+    try:
+        found = search.find(params.q, params.run, params.limit)
+    except search.BadQuery as exc:
+        return Status(400, {"detail": f"q: {exc}"})
+    return {
+        "query": found.query,
+        "runs": [
+            {"run_id": r.run_id, "team": r.team, "status": r.status, "task": r.task, "events": n}
+            for r, n in found.runs
+        ],
+        "hits": [h.__dict__ for h in found.hits],
+    }

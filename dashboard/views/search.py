@@ -1,0 +1,36 @@
+"""The search page: which runs mention some words, and the events that do."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from dashboard.access import HtmxHttpRequest
+from journal_store.models import RunSummary
+from services import search
+
+ID_MAX = 64
+
+
+@login_required
+@require_GET
+def search_page(request: HtmxHttpRequest) -> HttpResponse:
+    """`?q=…` over every run, `&run=…` within one."""
+    query = request.GET.get("q", "").strip()
+    run_id = request.GET.get("run", "").strip() or None
+    context: dict[str, object] = {"q": query, "run_id": run_id or "", "error": ""}
+    if run_id is not None and (
+        len(run_id) > ID_MAX or not RunSummary.objects.filter(run_id=run_id).exists()
+    ):
+        context["error"] = f"There is no run {run_id[:ID_MAX]} to search in."
+        return render(request, "dashboard/search.html", context, status=404)
+    if not query:
+        return render(request, "dashboard/search.html", context)
+    try:
+        context["found"] = search.find(query, run_id)
+    except search.BadQuery as exc:
+        context["error"] = f"Search: {exc}."
+        return render(request, "dashboard/search.html", context, status=400)
+    return render(request, "dashboard/search.html", context)

@@ -1,0 +1,189 @@
+"""Full-text search over what runs said and did: messages, tool arguments and results, model
+answers, tasks, reasons. A read model like the others, kept by its own projector.
+
+One document per event, holding the string values of its payload (ids, lease bookkeeping and
+budget arithmetic are not prose, and their kinds are not indexed). SQLite keeps the documents
+in an FTS5 table; PostgreSQL in a table with a `simple`-configuration tsvector and a GIN index
+(`simple`: run ids, order numbers and file names are matched as written, never stemmed).
+
+What a person types is never query syntax: it is split into words, and every word must occur
+(in order within a word such as DHL-7731), on both databases.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections
+
+from journal_store.journal import Row
+
+TABLE = "search_event"
+# A document keeps this many characters of an event's text (a tool that read a large file
+# returned all of it; the head of it is what a search would find).
+DOC_MAX = 16_000
+QUERY_MAX = 200  # characters of what a person types
+WORDS_MAX = 12
+HITS_MAX = 200
+# Kinds with no prose to find: the loop's arithmetic and the drivers' bookkeeping.
+SKIPPED = frozenset(
+    {
+        "BudgetAllocated",
+        "BudgetDebited",
+        "DriverLeased",
+        "DriverReleased",
+        "LeaseGranted",
+        "LeaseReleased",
+        "LeaseRenewed",
+        "MessageDelivered",
+        "ModelCalled",
+        "RunResumed",
+    }
+)
+POSITION, RUN_ID, KIND, DATA = 0, 4, 5, 10  # columns of journal.SELECT
+WORD = re.compile(r"[^\s\"'()*:^+\-]+(?:[-.:/][^\s\"'()*:^+\-]+)*")
+
+
+class BadQuery(ValueError):
+    """What was typed holds no word to search for, or too many."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    run_id: str
+    position: int
+    kind: str
+    snippet: str
+
+
+def text_of(data: str) -> str:
+    """The string values of an event's payload (its JSON text), in order, one per line."""
+    found: list[str] = []
+    size = 0
+
+    def walk(value: Any) -> None:
+        nonlocal size
+        if size >= DOC_MAX:
+            return
+        if isinstance(value, str):
+            if value:
+                found.append(value)
+                size += len(value) + 1
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(json.loads(data))
+    return "\n".join(found)[:DOC_MAX]
+
+
+def words(query: str) -> list[str]:
+    """The words of what a person typed; BadQuery when there is none to search for."""
+    if len(query) > QUERY_MAX:
+        raise BadQuery(f"search for at most {QUERY_MAX} characters (this has {len(query)})")
+    found = WORD.findall(query)
+    if not found:
+        raise BadQuery("type a word to search for (letters or digits)")
+    if len(found) > WORDS_MAX:
+        raise BadQuery(f"search for at most {WORDS_MAX} words (this has {len(found)})")
+    return found
+
+
+def index(rows: list[Row], using: str) -> None:
+    """Add the documents of a batch of journal rows (journal.SELECT's columns)."""
+    docs = []
+    for row in rows:
+        if row[KIND] in SKIPPED:
+            continue
+        body = text_of(row[DATA])
+        if body:
+            docs.append((row[POSITION], row[RUN_ID], row[KIND], body))
+    if not docs:
+        return
+    with connections[using].cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {TABLE} (position, run_id, kind, body) VALUES (%s, %s, %s, %s)", docs
+        )
+
+
+def clear(using: str) -> None:
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"DELETE FROM {TABLE}")
+
+
+def search(
+    query: str, run_id: str | None = None, limit: int = 50, using: str = "default"
+) -> list[Hit]:
+    """The events whose text holds every word of `query`, newest first (in one run, or all)."""
+    terms = words(query)
+    limit = max(1, min(limit, HITS_MAX))
+    vendor = connections[using].vendor
+    if vendor == "postgresql":
+        sql, params = postgres_query(terms, run_id, limit)
+    else:
+        sql, params = sqlite_query(terms, run_id, limit)
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+        return [Hit(*row) for row in cursor.fetchall()]
+
+
+def sqlite_query(terms: list[str], run_id: str | None, limit: int) -> tuple[str, list[Any]]:
+    # Each word a quoted phrase: FTS5 then reads nothing in it as an operator, and a word such
+    # as DHL-7731 must appear as its parts in order.
+    match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    where = f"{TABLE} MATCH %s"
+    params: list[Any] = [match]
+    if run_id is not None:
+        where += " AND run_id = %s"
+        params.append(run_id)
+    sql = (
+        f"SELECT run_id, position, kind, snippet({TABLE}, 3, '[', ']', '…', 16) "
+        f"FROM {TABLE} WHERE {where} ORDER BY position DESC LIMIT %s"
+    )
+    return sql, [*params, limit]
+
+
+def postgres_query(terms: list[str], run_id: str | None, limit: int) -> tuple[str, list[Any]]:
+    # phraseto_tsquery per word: a word such as DHL-7731 matches its parts in order; no
+    # character of what was typed is query syntax.
+    query = " && ".join(["phraseto_tsquery('simple', %s)"] * len(terms))
+    where = f"tsv @@ ({query})"
+    params: list[Any] = list(terms)
+    if run_id is not None:
+        where += " AND run_id = %s"
+        params.append(run_id)
+    sql = (
+        f"SELECT run_id, position, kind, ts_headline('simple', body, ({query}), "
+        "'StartSel=[, StopSel=], MaxFragments=1, MaxWords=24, MinWords=8') "
+        f"FROM {TABLE} WHERE {where} ORDER BY position DESC LIMIT %s"
+    )
+    return sql, [*terms, *params, limit]
+
+
+def runs_mentioning(query: str, limit: int = 50, using: str = "default") -> list[tuple[str, int]]:
+    """The runs whose events hold every word of `query`, with how many events do, most
+    recent first."""
+    terms = words(query)
+    if connections[using].vendor == "postgresql":
+        query_sql = " && ".join(["phraseto_tsquery('simple', %s)"] * len(terms))
+        sql = (
+            f"SELECT run_id, COUNT(*), MAX(position) FROM {TABLE} WHERE tsv @@ ({query_sql}) "
+            "GROUP BY run_id ORDER BY MAX(position) DESC LIMIT %s"
+        )
+        params: list[Any] = [*terms, limit]
+    else:
+        match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        sql = (
+            f"SELECT run_id, COUNT(*), MAX(position) FROM {TABLE} WHERE {TABLE} MATCH %s "
+            "GROUP BY run_id ORDER BY MAX(position) DESC LIMIT %s"
+        )
+        params = [match, limit]
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(run_id, count) for run_id, count, _ in cursor.fetchall()]

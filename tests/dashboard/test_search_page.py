@@ -1,0 +1,54 @@
+"""Search from the pages and the API: which runs mention some words, the events that do with
+links to them, refusals that say what was wrong, and agent text shown inert."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from journal_store.models import StoredEvent
+from tests.dashboard.test_escaping import Elements, hostile_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_api_finds_the_run_and_event_that_mention_a_scan(as_owner):
+    hostile = hostile_run()  # an imported run: indexed like any other
+    body = as_owner.get("/api/search?q=alert").json()
+    assert [r["run_id"] for r in body["runs"]] == [hostile]
+    assert {h["kind"] for h in body["hits"]} >= {"TeamStarted", "MessageSent", "ModelResponded"}
+    within = as_owner.get(f"/api/search?q=alert&run={hostile}&limit=2").json()
+    assert len(within["hits"]) == 2 and within["runs"] == []
+
+
+def test_the_page_links_each_hit_to_its_event_and_renders_it_inert(as_owner):
+    hostile = hostile_run()
+    page = as_owner.get("/search?q=alert").content.decode()
+    assert f'href="/runs/{hostile}/?tab=timeline' in page
+    parsed = Elements()
+    parsed.feed(page)
+    for tag, attrs in parsed.elements:
+        assert tag != "script" or (attrs.get("src") or "").startswith("/static/")
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+    assert "&lt;script&gt;[alert]" in page  # the snippet, its match marked, as text
+    assert parsed.unguarded == []
+
+
+def test_bad_searches_say_what_was_wrong_and_write_nothing(as_owner):
+    hostile_run()
+    before = StoredEvent.objects.count()
+    api = as_owner.get('/api/search?q=" * ()')
+    assert api.status_code == 400 and api.json()["detail"].startswith("q: type a word")
+    assert as_owner.get("/api/search?q=" + "x" * 201).status_code == 400
+    assert as_owner.get("/api/search?q=alert&limit=500").status_code == 422
+    assert as_owner.get("/api/search?q=alert&run=r-nope").status_code == 404
+    page = as_owner.get("/search?q=" + "w " * 13)
+    assert page.status_code == 400 and "at most 12 words" in page.content.decode()
+    missing = as_owner.get("/search?q=alert&run=r-nope")
+    assert missing.status_code == 404 and "There is no run r-nope" in missing.content.decode()
+    assert StoredEvent.objects.count() == before
+
+
+def test_nobody_signed_out_searches():
+    assert Client().get("/api/search?q=alert").status_code == 401
+    assert Client().get("/search?q=alert").status_code == 302

@@ -1,0 +1,102 @@
+"""Full-text search over events, on SQLite (FTS5) and PostgreSQL (tsvector): what a person types
+is words, never query syntax; the index follows the journal like every read model."""
+
+from __future__ import annotations
+
+import pytest
+
+from journal_store import projection, search
+from journal_store.journal import DjangoJournal
+from runtime import events as ev
+from tests.journal_store.conftest import on_every_backend
+
+
+def store(alias: str, run_id: str, *events: ev.Event) -> None:
+    journal = DjangoJournal(alias)
+    stream = f"run-{run_id}"
+    journal.append(stream, list(events), journal.version(stream))
+
+
+def a_run(alias: str, run_id: str, scan: str) -> None:
+    r = {"run_id": run_id}
+    store(
+        alias,
+        run_id,
+        ev.TeamStarted(**r, team="support-desk", scenario="lost-update", task="cancel my order"),
+        ev.ToolDispatched(**r, agent="clerk", tool="read_feed", call_id="c1", args={"order": "A-1"}),
+        ev.ToolReturned(**r, agent="clerk", tool="read_feed", call_id="c1", result=[scan]),
+        ev.ModelCalled(**r, agent="clerk", turn=0, messages=3, window_chars=10),
+        ev.MessageSent(
+            **r,
+            performative="INFORM",
+            sender="clerk",
+            recipient="orchestrator",
+            payload={"summary": "the parcel left with the carrier"},
+        ),
+    )
+
+
+@on_every_backend(transaction=True)
+def test_a_tool_results_text_is_found_in_its_run(alias):
+    a_run(alias, "r-one", "09:12 parcel handed to the carrier (scan DHL-7731)")
+    a_run(alias, "r-two", "09:40 parcel handed to the carrier (scan DHL-9999)")
+    projection.catch_up(using=alias)
+    hits = search.search("DHL-7731", using=alias)
+    assert [(h.run_id, h.kind) for h in hits] == [("r-one", "ToolReturned")]
+    assert "[DHL" in hits[0].snippet and "7731" in hits[0].snippet
+    assert search.runs_mentioning("DHL-7731", using=alias) == [("r-one", 1)]
+    # Every word must occur, anywhere in the event; words are matched as written.
+    assert {h.run_id for h in search.search("parcel carrier", using=alias)} == {"r-one", "r-two"}
+    assert search.search("parcel DHL-9999", using=alias)[0].run_id == "r-two"
+    assert search.search("parcels", using=alias) == []
+    # Within one run; a message's payload; a tool's arguments; the run's task.
+    assert [h.kind for h in search.search("carrier", run_id="r-two", using=alias)] == [
+        "MessageSent",
+        "ToolReturned",
+    ]
+    assert search.search("A-1", run_id="r-one", using=alias)[0].kind == "ToolDispatched"
+    assert search.search("cancel", run_id="r-one", using=alias)[0].kind == "TeamStarted"
+
+
+@on_every_backend(transaction=True)
+def test_the_index_is_kept_incrementally_and_skips_bookkeeping(alias):
+    a_run(alias, "r-one", "scan DHL-7731")
+    projection.catch_up(using=alias)
+    assert search.search("DHL-7731", using=alias) != []
+    store(alias, "r-one", ev.AgentFinished(run_id="r-one", agent="clerk", result={"note": "zebra"}))
+    assert search.search("zebra", using=alias) == []  # not applied yet
+    projection.catch_up(using=alias)
+    assert [h.kind for h in search.search("zebra", using=alias)] == ["AgentFinished"]
+    # ModelCalled holds no prose: its kind is not indexed.
+    with DjangoJournal(alias).connection.cursor() as cursor:
+        cursor.execute("SELECT DISTINCT kind FROM search_event")
+        assert "ModelCalled" not in {row[0] for row in cursor.fetchall()}
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ['"', "*", "DHL OR", "NEAR(a b)", "col:value", "a AND -b", "^start", "x' ; DROP TABLE y --"],
+)
+@on_every_backend(transaction=True)
+def test_nothing_typed_is_query_syntax(alias, typed):
+    a_run(alias, "r-one", "scan DHL-7731 value start")
+    projection.catch_up(using=alias)
+    try:
+        search.search(typed, using=alias)  # an answer, or a BadQuery: never a database error
+    except search.BadQuery:
+        pass
+    assert search.search("DHL-7731", using=alias) != []  # and the index is untouched
+
+
+def test_bad_queries_are_refused_with_what_is_wrong():
+    with pytest.raises(search.BadQuery, match="type a word"):
+        search.words('  " * ( ) ')
+    with pytest.raises(search.BadQuery, match="at most 200 characters"):
+        search.words("x" * 201)
+    with pytest.raises(search.BadQuery, match="at most 12 words"):
+        search.words(" ".join(["w"] * 13))
+
+
+def test_a_large_tool_result_is_indexed_up_to_its_cap():
+    body = search.text_of('{"result": "' + "a " * 20_000 + '"}')
+    assert len(body) == search.DOC_MAX

@@ -106,6 +106,9 @@ class RunSummary(models.Model):
     findings_count = models.IntegerField(default=0)
     last_position = models.BigIntegerField(default=0)
     resume_position = models.BigIntegerField(default=0)
+    # A fork's parent run and the position of the parent's event it was forked after.
+    parent_id = models.CharField(max_length=64, blank=True, db_index=True)
+    fork_at = models.BigIntegerField(null=True)
 
     class Meta:
         db_table = "projection_run"

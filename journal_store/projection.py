@@ -86,6 +86,8 @@ def summary_columns(s: dict[str, Any]) -> dict[str, Any]:
         "finished_at": when(s["finished"]),
         "event_count": s["events"],
         "last_position": s["last_position"],
+        "parent_id": s.get("parent") or "",
+        "fork_at": s.get("fork_at"),
     }
 
 

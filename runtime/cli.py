@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import compare, flight, plugins, views
+from runtime import compare, flight, fork, plugins, views
 from runtime.diagnose import diagnose
 from runtime.faults import Faults
 from runtime.journal import JournalError
@@ -289,6 +289,52 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_OK if result.identical else EXIT_DIFFERS
 
 
+def cmd_fork(args: argparse.Namespace) -> int:
+    path = Path(args.journal)
+    journal = open_journal(path)
+    parent = run_of(journal, args.run)
+    child = args.run_id or flight.new_run_id()
+    if journal.version(f"run-{child}"):
+        raise flight.FlightError(f"--run-id: the journal already holds a run {child}")
+    result = None
+    if args.tool_result is not None:
+        try:
+            result = json.loads(args.tool_result)
+        except json.JSONDecodeError as exc:
+            raise flight.FlightError(f"--tool-result is not JSON: {exc}") from None
+    message = None
+    if args.say:
+        agent, _, text = args.say.partition("=")
+        message = (agent.strip(), text)
+    changes = fork.Changes(
+        models=per_agent(args.model_for),
+        message=message,
+        tool_result=result,
+        replace_result=args.tool_result is not None,
+        max_turns=args.max_turns,
+        allowance=args.allowance,
+    )
+    root = Path(args.workspaces) if args.workspaces else path.resolve().parent
+    records = fork.records_of(journal, parent)
+    planned = fork.plan(records, parent, child, args.at, changes, operator())
+    fork.verify(journal, planned)
+    fork.restore_workspace(planned, root)
+    fork.write(journal, planned)
+    print(f"forked {parent} at position {args.at} (its event {planned.forked.number}) as {child}")
+    if not args.go:
+        print(f"drive it with: python -m runtime resume {path} --run {child}")
+        return EXIT_OK
+    stop = StopSignal(path)
+    previous = stop.install()
+    try:
+        outcome = flight.resume(
+            journal, child, root, stop=stop, by=operator(), services=services(args)
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return report(outcome, journal, path, args.json)
+
+
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     stop_path(path).write_text(json.dumps({"by": operator(), "reason": args.reason}))
@@ -371,6 +417,34 @@ def parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
     diff.set_defaults(func=cmd_diff)
 
+    forking = sub.add_parser(
+        "fork",
+        help="start a new run from a run's journal up to one of its events, with changes; "
+        "its past is read back from the record, never done again",
+    )
+    forking.add_argument("journal")
+    forking.add_argument("--at", type=int, required=True, help="the event's position")
+    forking.add_argument("--run", help="which run, when the journal holds several")
+    forking.add_argument("--run-id", help="the fork's id (default: a new r-… id)")
+    forking.add_argument(
+        "--model-for",
+        action="append",
+        default=[],
+        metavar="AGENT=BACKEND",
+        help="another backend for an agent from the fork on (repeatable)",
+    )
+    forking.add_argument("--say", metavar="AGENT=TEXT", help="a message for an agent's next turn")
+    forking.add_argument(
+        "--tool-result", metavar="JSON", help="replace the tool result at --at (a ToolReturned)"
+    )
+    forking.add_argument("--max-turns", type=int, help="turn cap per agent")
+    forking.add_argument("--allowance", type=int, help="token allowance for the whole run")
+    forking.add_argument("--workspaces", help="where run workspaces are (default: beside it)")
+    forking.add_argument("--go", action="store_true", help="drive the fork now, in-process")
+    forking.add_argument("--json", action="store_true")
+    forking.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
+    forking.set_defaults(func=cmd_fork, model=None)
+
     stop = sub.add_parser("interrupt", help="stop a running flight at its next turn boundary")
     stop.add_argument("journal")
     stop.add_argument("--reason", default="")
@@ -387,7 +461,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (flight.FlightError, JournalCorrupt, JournalError, ReplayDivergence, ModelError) as exc:
+    except (
+        flight.FlightError,
+        fork.ForkRefused,
+        JournalCorrupt,
+        JournalError,
+        ReplayDivergence,
+        ModelError,
+    ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:

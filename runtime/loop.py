@@ -105,6 +105,8 @@ def run(
         session.boundary()
         if mail is not None:
             fresh.extend(mail())
+        for note in session.injected(agent.name):  # a person's word, where a fork began
+            fresh.append(ChatMessage(role="user", content=f"Message from {note.by}: {note.text}"))
         window = assemble(agent.system, task, history, fresh, agent.window)
         at = {**envelope, "turn": turn}
         session.emit(

@@ -30,6 +30,7 @@ from runtime.events import (
     DeadLettered,
     DeadLetterRetried,
     Event,
+    MessageInjected,
     ModelFailed,
     RunInterrupted,
     RunResumed,
@@ -194,15 +195,38 @@ class Session:
         self.pause: Callable[[], None] | None = None
         self.ceilings = ceilings or Ceilings()
         self.started = self.recorded[0].t if self.recorded else time.time()
+        # People's messages put in where the run was forked, per agent, not yet read.
+        self.inbox: dict[str, list[MessageInjected]] = {}
 
     # --- where we are ----------------------------------------------------------------------
 
     @property
     def live(self) -> bool:
+        self._absorb()
         return self.cursor >= len(self.recorded)
 
     def peek(self) -> Event | None:
         return None if self.live else self.recorded[self.cursor]
+
+    def _absorb(self) -> None:
+        """Take a person's message (MessageInjected, where a fork began) into its agent's inbox
+        when the cursor reaches it: nobody's code emits it, and the cursor reaches it at the
+        same place on every resume and replay."""
+        while self.cursor < len(self.recorded):
+            event = self.recorded[self.cursor]
+            if not isinstance(event, MessageInjected):
+                return
+            self.cursor += 1
+            self.inbox.setdefault(event.agent or "", []).append(event)
+            self.emitted.append(event)
+            self.counts[event.kind] += 1
+            if self.replay:
+                self.journal.append(self.stream, [event], self.version)
+                self.version += 1
+
+    def injected(self, agent: str) -> list[MessageInjected]:
+        """The people's messages for `agent` not read yet (and now read)."""
+        return self.inbox.pop(agent, [])
 
     def new(self, cls: type[E], **fields: Any) -> E:
         return cls(run_id=self.run_id, **fields)

@@ -207,6 +207,9 @@ class Services:
 
 Fly = Callable[[Session, FlightConfig, dict[str, ModelClient], Path, Services], TeamFinished]
 Vet = Callable[[Scenario, FlightConfig], None]
+# A fork's settings from its parent's (runtime/fork.py): what ties a run to its world by its id
+# (the desk's order is named for the run when none is given) must name the parent's world.
+Pin = Callable[["TeamSettings", str], "TeamSettings"]
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,7 @@ class Team:
     vet: Vet | None = None
     # What its agents do, for the views (runtime/roles.py): "writes" or "reviews", by name.
     roles: Mapping[str, Literal["writes", "reviews"]] = field(default_factory=dict)
+    pin: Pin | None = None
 
     def __post_init__(self) -> None:
         if not self.scenarios:

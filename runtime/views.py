@@ -35,6 +35,7 @@ from runtime.events import (
     MessageSent,
     ModelResponded,
     ResumeRequested,
+    RunForked,
     RunInterrupted,
     RunResumed,
     RunStarted,
@@ -366,6 +367,8 @@ class Summary(Fold):
             "started_by": None,
             "last_position": 0,
             "last_t": None,
+            "parent": None,
+            "fork_at": None,
         }
 
     def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
@@ -374,6 +377,8 @@ class Summary(Fold):
             state.update(status=DEAD_LETTERED, reason=e.reason)
         elif isinstance(e, DeadLetterRetried):
             state.update(status=RUNNING, reason="")
+        elif isinstance(e, RunForked):
+            state.update(parent=e.parent, fork_at=e.at)
         if not rec.stream.startswith(("run-", "worker-")):
             return  # the lease and control streams are not the run's events (its specialists' are)
         state["events"] += 1

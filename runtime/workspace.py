@@ -121,6 +121,25 @@ def prepare(root: Path, template: Path, workspaces: Path | None = None) -> str:
     return git(root, "rev-parse", "HEAD")
 
 
+def clone_at(
+    source: Path, root: Path, branches: dict[str, str], head: str, workspaces: Path
+) -> None:
+    """Make `root` a repository with `source`'s commits, its branches at `branches` (name ->
+    commit) and `head` checked out: a workspace as it stood at some earlier point (a fork).
+    Idempotent like `prepare`: a half-made one is wiped and made again."""
+    under(workspaces, root)
+    if root.is_symlink():
+        raise ValueError(f"{str(root)!r} is a symbolic link, not a workspace")
+    if root.exists():
+        shutil.rmtree(root)
+    git(workspaces, "clone", "-q", "--no-checkout", "--no-hardlinks", str(source), str(root))
+    git(root, "remote", "remove", "origin")
+    for name, commit in branches.items():
+        git(root, "update-ref", f"refs/heads/{name}", commit)
+    git(root, "symbolic-ref", "HEAD", f"refs/heads/{head}")
+    git(root, "reset", "-q", "--hard")
+
+
 # --- confinement -------------------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ from dashboard.api.schemas import (
     Error,
     EventOut,
     FindingOut,
+    ForkIn,
     ReasonIn,
     ReplayOut,
     ResumePointOut,
@@ -27,7 +28,7 @@ from dashboard.api.schemas import (
     ThreadsOut,
 )
 from journal_store.models import RunSummary
-from services import runs
+from services import forks, runs
 
 router = Router(tags=["runs"])
 
@@ -174,3 +175,22 @@ def replay(request: HttpRequest, run_id: str) -> Any:
         "complete": report.complete,
         "difference": report.difference,
     }
+
+
+@router.post("/{run_id}/fork", response={201: RunOut, 400: Error, 404: Error, 503: Error})
+def fork(request: HttpRequest, run_id: str, body: ForkIn) -> Any:
+    """A new run whose past is this run's up to the event at position `at` (read back from the
+    record: no model asked, no tool run, no side effect made again), going on live after it
+    with the changes given. Checked by replaying it before anything is written; refused (400)
+    naming the event when the run's past would not replay under the fork's settings."""
+    run_for(request, run_id)
+    changes = forks.Changes(
+        models=dict(body.models),
+        message=(body.message.agent, body.message.text) if body.message else None,
+        tool_result=body.tool_result,
+        replace_result="tool_result" in body.model_fields_set,
+        max_turns=body.max_turns,
+        allowance=body.allowance,
+    )
+    child = forks.fork_run(run_id, body.at, changes, user_name(request))
+    return Status(201, run_for(request, child))

@@ -48,6 +48,10 @@ class RunOut(Schema):
     event_count: int
     findings_count: int
     reason: str
+    parent_id: str = Field("", description="the run this one was forked from (empty: none)")
+    fork_at: int | None = Field(
+        None, description="the position of the parent's event it was forked after"
+    )
     stalled_since: datetime | None = Field(
         None,
         description="set while a running run has nobody driving it and no step on its way "
@@ -292,3 +296,25 @@ class SupersedeIn(Schema):
     version: int | None = Field(
         None, description="the version you read; 409 when it has moved since (omit: any)"
     )
+
+
+class InjectedIn(Schema):
+    agent: str = Field(max_length=64)
+    text: str = Field(min_length=1, max_length=8_000)
+
+
+class ForkIn(Schema):
+    """A fork of the run after its event at position `at`; each change is optional."""
+
+    at: int = Field(ge=1, description="the position of the event to fork after")
+    models: dict[str, Literal["scripted", "endpoint", "local"]] = Field(
+        default_factory=dict,
+        max_length=32,
+        description="another backend for some agents, from the fork on",
+    )
+    message: InjectedIn | None = Field(None, description="a message for an agent's next turn")
+    tool_result: Any = Field(
+        None, description="replace the result of the tool call at `at` (a ToolReturned)"
+    )
+    max_turns: int | None = Field(None, ge=1, le=5_000)
+    allowance: int | None = Field(None, ge=1, le=1_000_000_000)

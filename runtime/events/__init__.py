@@ -68,6 +68,7 @@ from runtime.events.fanout import (
     WorkerReported,
     WorkerTimedOut,
 )
+from runtime.events.lineage import MessageInjected, RunForked
 from runtime.events.loop import (
     AgentFinished,
     AgentNudged,
@@ -112,6 +113,8 @@ from runtime.events.team import (
 
 ALL_KINDS: tuple[type[Event], ...] = (
     TeamStarted,
+    RunForked,
+    MessageInjected,
     WorkspacePrepared,
     SuiteChecked,
     TeamFinished,
@@ -285,6 +288,7 @@ __all__ = [
     "LeaseReleased",
     "LeaseRenewed",
     "MessageDelivered",
+    "MessageInjected",
     "MessageSent",
     "ModelCalled",
     "ModelFailed",
@@ -292,6 +296,7 @@ __all__ = [
     "OrderPrepared",
     "RecoveryRouted",
     "ResumeRequested",
+    "RunForked",
     "RunInconclusive",
     "RunInterrupted",
     "RunResumed",

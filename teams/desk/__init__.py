@@ -20,11 +20,23 @@ app `desk`, which imports this package).
 
 from __future__ import annotations
 
-from runtime.team import Option, Team
+from runtime.team import Option, Team, TeamSettings
 from teams.desk.harness import fly
 from teams.desk.scenarios import SCENARIOS
 from teams.desk.settings import DeskSettings, SupportDeskSettings
 from teams.desk.tools import ORDER_AGENT, SUPPORT_AGENT
+
+
+def pin(settings: TeamSettings, parent: str) -> TeamSettings:
+    """A fork works on its parent's order (named for the parent when the run named none)."""
+    assert isinstance(settings, SupportDeskSettings)
+    if settings.desk.order_id is not None:
+        return settings
+    order = "o-" + parent.removeprefix("r-")
+    return settings.model_copy(
+        update={"desk": settings.desk.model_copy(update={"order_id": order})}
+    )
+
 
 TEAM = Team(
     name="support-desk",
@@ -41,6 +53,7 @@ TEAM = Team(
             refusal="works on no orders: --order is for support-desk",
         ),
     ),
+    pin=pin,
 )
 
 __all__ = ["TEAM", "DeskSettings", "SupportDeskSettings"]

@@ -54,6 +54,7 @@ def extras() -> list[ev.Event]:
         ev.TurnCapReached(**r, agent="coder", max_turns=3),
         ev.RunInterrupted(**r, by="ann", reason="lunch"),
         ev.RunResumed(**r, by="bob"),
+        ev.MessageInjected(**r, agent="coder", by="ana", text="mind the empty line"),
         ev.CeilingReached(**r, ceiling="turns", limit=3, value=3),
         ev.DeadLettered(
             **r, task_id="T1", letter_id="dl-1", reason="poison", attempts=3, last_error="boom"
@@ -100,6 +101,7 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.StepFailed(
                     **r, at_version=3, error={"type": "OperationalError", "message": "locked"}
                 ),
+                ev.RunForked(**r, parent="r-first", at=12, number=12, by="ana", changes={}),
             ],
         )
     )

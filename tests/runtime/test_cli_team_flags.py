@@ -32,9 +32,7 @@ def test_a_teams_own_flag_sets_its_setting(tmp_path, capsys):
     assert first["config"]["settings"]["desk"]["order_id"] == "Z-9"
 
 
-def test_another_teams_flag_is_refused_in_that_teams_words_and_nothing_is_written(
-    tmp_path, capsys
-):
+def test_another_teams_flag_is_refused_in_that_teams_words_and_nothing_is_written(tmp_path, capsys):
     path = tmp_path / "solo.jsonl"
     argv = ["fly", "--team", "solo", "--order", "Z-9", "--journal", str(path)]
     code, _, err = run(capsys, *argv)

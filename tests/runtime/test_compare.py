@@ -22,7 +22,9 @@ def test_two_flights_of_one_scenario_take_the_same_steps(fly_team, tmp_path):
     # A second flight of the same scenario under another run id: new ids, new timestamps.
     run_id = "r-again"
     path = tmp_path / "again.jsonl"
-    flight.fly(JsonlJournal(path), flight.plan("repo-fix", "first-flight", run_id), run_id, tmp_path)
+    flight.fly(
+        JsonlJournal(path), flight.plan("repo-fix", "first-flight", run_id), run_id, tmp_path
+    )
     again = flight.run_records(JsonlJournal(path), run_id)
     result = compare.compare(records(first), again)
     assert result.identical and result.divergence is None

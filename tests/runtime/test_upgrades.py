@@ -106,7 +106,9 @@ def test_an_old_journal_replays_identically(team, tmp_path):
 
 @pytest.mark.parametrize("team", TEAMS)
 def test_an_old_run_cut_short_after_it_started_resumes_to_the_same_verdict(team, tmp_path):
-    recorded = [json.loads(line) for line in (FIXTURES / f"{team}.v1.jsonl").read_text().splitlines()]
+    recorded = [
+        json.loads(line) for line in (FIXTURES / f"{team}.v1.jsonl").read_text().splitlines()
+    ]
     run_id = recorded[0]["run_id"]
     [finished] = [r for r in recorded if r["kind"] == "TeamFinished"]
     cut = tmp_path / "cut.jsonl"  # the old run, crashed right after its TeamStarted

@@ -1,0 +1,32 @@
+"""Where a run came from: a fork of another run at one of its events, and what a person
+changed there."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from runtime.events.base import Event
+
+
+class RunForked(Event):
+    """This run began as a copy of `parent` up to the event at position `at` (the parent's
+    `number`-th), then went its own way with `changes`. Recorded in the fork's control stream:
+    the fork's journal itself is the parent's prefix, replayed as it was."""
+
+    kind: ClassVar[str] = "RunForked"
+    parent: str
+    at: int  # the parent's event's position in the journal
+    number: int
+    by: str
+    changes: dict[str, Any] = Field(default_factory=dict)
+
+
+class MessageInjected(Event):
+    """A person's message for an agent (`agent`), put into the run where it was forked. The
+    agent reads it as new mail at its next turn."""
+
+    kind: ClassVar[str] = "MessageInjected"
+    by: str
+    text: str = Field(max_length=8_000)

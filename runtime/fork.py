@@ -1,0 +1,334 @@
+"""Forking a run at one of its events: a new run whose journal is the parent's up to there.
+
+The fork's journal is exactly what a crash right after that event would have left of the
+parent, under the fork's id: resuming it replays the parent's prefix from the record (every
+model answer, tool result and side effect is read back, never asked for or done again) and
+goes live after it. What a person changes applies from the fork point on:
+
+- `models`: another backend for some agents (the record still serves their past answers);
+- `message`: a person's word for one agent, read as new mail at its next turn;
+- `tool_result`: the tool result at the fork point replaced (the fork point must be one);
+- `max_turns`, `allowance`: the run's settings. These show in events the harness writes at
+  the start (a budget's ledger, an agent's turn cap), so they are refused when the prefix
+  already recorded the old value — the check below says where.
+
+Nothing is trusted: the fork is replayed against the harness in memory before anything is
+written, and refused, naming the event, when the prefix would not replay under its settings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runtime import streams
+from runtime.events import (
+    CandidateCommitted,
+    Event,
+    Integrated,
+    MessageInjected,
+    RunForked,
+    TeamFinished,
+    TeamStarted,
+    ToolReturned,
+    WorkspacePrepared,
+    new_id,
+)
+from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
+from runtime.team import FlightConfig, workspace_name
+
+BACKENDS = ("scripted", "endpoint", "local")
+MESSAGE_MAX = 8_000
+RESULT_MAX = 200_000  # characters of a replacement tool result, as JSON
+# The streams a fork copies: what the run did. Not its control (people's stop and resume) nor
+# its leases (who drove it): those belong to the parent's history alone.
+COPIED = ("run-", "worker-", "saga-", "breakers-")
+WRITES = ("edit_file", "write_file")  # the tools that change a workspace's files
+
+
+class ForkRefused(ValueError):
+    """The fork cannot be made as asked; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    models: dict[str, str] = field(default_factory=dict)
+    message: tuple[str, str] | None = None  # (agent, text)
+    tool_result: Any = None
+    replace_result: bool = False
+    max_turns: int | None = None
+    allowance: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.models:
+            out["models"] = dict(self.models)
+        if self.message is not None:
+            out["message"] = {"agent": self.message[0], "text": self.message[1]}
+        if self.replace_result:
+            out["tool_result"] = self.tool_result
+        if self.max_turns is not None:
+            out["max_turns"] = self.max_turns
+        if self.allowance is not None:
+            out["allowance"] = self.allowance
+        return out
+
+
+@dataclass
+class Fork:
+    """What to write for the fork: its streams' events in the parent's order, and its lineage."""
+
+    run_id: str
+    parent: str
+    config: FlightConfig
+    events: list[tuple[str, Event]]  # (stream, event), in the order they are to be appended
+    forked: RunForked
+    parent_workspace: str | None  # the parent's workspace directory, when the team has one
+    commit: str | None  # the workspace's commit at the fork point
+
+    def streams(self) -> dict[str, list[Event]]:
+        found: dict[str, list[Event]] = {}
+        for stream, event in self.events:
+            found.setdefault(stream, []).append(event)
+        return found
+
+
+def copied(stream: str, run_id: str) -> bool:
+    return streams.owned_by(stream, run_id) and stream.startswith(COPIED)
+
+
+def plan(
+    records: Sequence[Recorded],
+    parent: str,
+    child: str,
+    position: int,
+    changes: Changes,
+    by: str,
+) -> Fork:
+    """The fork of run `parent` (its records, every stream it owns, in position order) after
+    the event at `position`; ForkRefused says why not."""
+    own = [r for r in records if copied(r.stream, parent)]
+    main = [r for r in own if r.stream == streams.journal(parent)]
+    if not main or not isinstance(main[0].event, TeamStarted):
+        raise ForkRefused(f"run {parent} has no TeamStarted: there is nothing to fork")
+    where = next((i for i, r in enumerate(own) if r.position == position), None)
+    if where is None:
+        raise ForkRefused(
+            f"position {position} is not an event of run {parent}'s journal "
+            f"(its events are at positions {own[0].position} to {own[-1].position})"
+        )
+    at = own[where]
+    if isinstance(at.event, TeamFinished):
+        raise ForkRefused(
+            f"the event at position {position} is the run's verdict: fork at an earlier event"
+        )
+    prefix = own[: where + 1]
+    agents = {r.event.agent for r in records if r.event.agent}
+    check(changes, at, agents)
+    config = configured(main[0].event, child, changes, by)
+    events: list[tuple[str, Event]] = []
+    commit: str | None = None
+    for rec in prefix:
+        event = rec.event
+        if rec is at and changes.replace_result:
+            event = event.model_copy(update={"result": changes.tool_result, "error": None})
+        if isinstance(event, TeamStarted):
+            event = event.model_copy(update={"config": config.model_dump(mode="json")})
+        if isinstance(event, WorkspacePrepared):
+            commit = event.commit
+            event = event.model_copy(update={"path": config.workspace})
+        stream = streams.renamed(rec.stream, parent, child)
+        # A new id: an event is stored once; the copy is the fork's own fact.
+        events.append((stream, event.model_copy(update={"run_id": child, "id": new_id()})))
+    if changes.message is not None:
+        agent, text = changes.message
+        note = MessageInjected(run_id=child, agent=agent, by=by, text=text)
+        events.append((streams.journal(child), note))
+    forked = RunForked(
+        run_id=child,
+        parent=parent,
+        at=position,
+        number=main.index(at) + 1 if at in main else where + 1,
+        by=by,
+        changes=changes.as_dict(),
+    )
+    workspace = main[0].event.config.get("workspace") if commit is not None else None
+    return Fork(child, parent, config, events, forked, workspace, commit)
+
+
+def check(changes: Changes, at: Recorded, agents: set[str]) -> None:
+    for agent, backend in changes.models.items():
+        if agent not in agents:
+            raise ForkRefused(f"models: the run has no agent {agent!r} (it has {known(agents)})")
+        if backend not in BACKENDS:
+            raise ForkRefused(f"models: {backend!r} is not a backend ({', '.join(BACKENDS)})")
+    if changes.message is not None:
+        agent, text = changes.message
+        if agent not in agents:
+            raise ForkRefused(f"message: the run has no agent {agent!r} (it has {known(agents)})")
+        if not text.strip() or len(text) > MESSAGE_MAX:
+            raise ForkRefused(f"message: say something, in at most {MESSAGE_MAX:,} characters")
+    if changes.replace_result:
+        if not isinstance(at.event, ToolReturned):
+            raise ForkRefused(
+                f"tool_result: the event at position {at.position} is a {at.event.kind}; "
+                "fork at a ToolReturned to replace its result"
+            )
+        size = len(json.dumps(changes.tool_result, default=str))
+        if size > RESULT_MAX:
+            raise ForkRefused(f"tool_result: at most {RESULT_MAX:,} characters of JSON ({size:,})")
+
+
+def known(agents: set[str]) -> str:
+    return ", ".join(sorted(a for a in agents if a)) or "none"
+
+
+def configured(started: Event, child: str, changes: Changes, by: str) -> FlightConfig:
+    assert isinstance(started, TeamStarted)
+    settings = dict(started.config)
+    settings["workspace"] = workspace_name(child)
+    settings["started_by"] = by  # who forked it steers it
+    if changes.models:
+        settings["models"] = {**settings.get("models", {}), **changes.models}
+    if changes.max_turns is not None:
+        settings["max_turns"] = changes.max_turns
+    if changes.allowance is not None:
+        settings["allowance"] = changes.allowance
+    try:
+        config = FlightConfig.model_validate(settings, context={"run_id": child})
+    except ValueError as exc:
+        raise ForkRefused(f"the fork's settings are not valid: {exc}") from None
+    from runtime import plugins  # the installed teams import this package's modules
+
+    team = plugins.teams().get(config.team)
+    if team is not None and team.pin is not None:
+        config = config.model_copy(update={"settings": team.pin(config.settings, started.run_id)})
+    return config
+
+
+class Overlay:
+    """A journal that reads the fork's streams from memory and every other from `base`: the
+    fork replays against the shared world as it is, before a line of it is written."""
+
+    def __init__(self, base: Journal, fork: Fork) -> None:
+        self.base = base
+        self.mine = MemoryJournal()
+        for stream, events in fork.streams().items():
+            self.mine.append(stream, events, 0)
+        self.names = set(fork.streams())
+
+    def read(self, stream: str, after: int = 0) -> list[Recorded]:
+        if stream in self.names:
+            return self.mine.read(stream, after)
+        return self.base.read(stream, after)
+
+    def read_prefix(self, prefix: str) -> list[Recorded]:
+        own = self.mine.read_prefix(prefix)
+        theirs = [r for r in self.base_prefix(prefix) if r.stream not in self.names]
+        return sorted([*own, *theirs], key=lambda r: (r.stream not in self.names, r.position))
+
+    def base_prefix(self, prefix: str) -> list[Recorded]:
+        reader = getattr(self.base, "read_prefix", None)
+        return [] if reader is None else list(reader(prefix))
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
+        return self.base.read_all(after, limit)
+
+    def version(self, stream: str) -> int:
+        return self.mine.version(stream) if stream in self.names else self.base.version(stream)
+
+    def append(self, stream: str, events: Sequence[Event], expected: int, **kw: Any) -> Any:
+        raise ForkRefused("a fork is checked by replaying it: nothing may be written")
+
+
+def verify(base: Journal, fork: Fork) -> None:
+    """Replay the fork in memory; ForkRefused naming the first event that would not replay."""
+    from runtime import flight  # flight imports the teams, which may import this module
+
+    report = flight.replay(Overlay(base, fork), fork.run_id)  # type: ignore[arg-type]
+    if not report.identical:
+        raise ForkRefused(
+            "the run would not replay to the fork point under the fork's settings "
+            f"({report.difference}); fork at an earlier event, or change less"
+        )
+
+
+def write(journal: Journal, fork: Fork) -> None:
+    """Append the fork's events in the parent's order (each stream from version 0), then its
+    lineage. A caller that must write all or nothing wraps this in its transaction."""
+    versions: dict[str, int] = {}
+    batch: list[Event] = []
+    current: str | None = None
+    for stream, event in [*fork.events, (streams.control(fork.run_id), fork.forked)]:
+        if stream != current and batch:
+            assert current is not None
+            journal.append(current, batch, versions.get(current, 0))
+            versions[current] = versions.get(current, 0) + len(batch)
+            batch = []
+        current = stream
+        batch.append(event)
+    if batch and current is not None:
+        journal.append(current, batch, versions.get(current, 0))
+
+
+def records_of(journal: ScanningJournal, run_id: str) -> list[Recorded]:
+    """Every stream a fork may copy of run `run_id`, in position order."""
+    found: list[Recorded] = []
+    for prefix in COPIED:
+        if prefix == "run-":
+            found += journal.read(streams.journal(run_id))
+        elif prefix == "breakers-":
+            found += journal.read(streams.breakers(run_id))
+        else:
+            found += [
+                r for r in journal.read_prefix(f"{prefix}") if streams.owned_by(r.stream, run_id)
+            ]
+    return sorted(found, key=lambda r: r.position)
+
+
+def restore_workspace(fork: Fork, root: Path) -> None:
+    """The fork's workspace as the parent's stood at the fork point: a clone of the parent's
+    repository (every commit the run made is in it) with main, the task branches and HEAD where
+    the prefix's events left them. Refused when the parent's workspace is gone, or when the
+    prefix holds edits after the last commit (they are in no commit to return to)."""
+    from runtime import workspace  # git and files: only hosts that fork a workspace need it
+
+    if fork.parent_workspace is None or fork.commit is None:
+        return
+    source = root / fork.parent_workspace
+    if not (source / ".git").is_dir():
+        raise ForkRefused(
+            f"run {fork.parent}'s workspace ({source}) is gone: a fork of a team that works "
+            "in a repository needs the parent's repository"
+        )
+    branches, head = refs_at(fork)
+    workspace.clone_at(source, root / fork.config.workspace, branches, head, root)
+
+
+def refs_at(fork: Fork) -> tuple[dict[str, str], str]:
+    """The repository's branches (name -> commit) and checked-out branch at the fork point,
+    from the events that moved them: the workspace's first commit, each candidate committed
+    on its task branch, each integration into main."""
+    branches: dict[str, str] = {}
+    head = "main"
+    edited: ToolReturned | None = None
+    for _, event in fork.events:
+        if isinstance(event, WorkspacePrepared):
+            branches, head, edited = {"main": event.commit}, "main", None
+        elif isinstance(event, CandidateCommitted):
+            branches[event.branch] = event.commit
+            head, edited = event.branch, None
+        elif isinstance(event, Integrated):
+            branches["main"] = event.commit
+            head, edited = "main", None
+        elif isinstance(event, ToolReturned) and event.tool in WRITES and event.error is None:
+            edited = event
+    if edited is not None:
+        raise ForkRefused(
+            f"the workspace at the fork point holds {edited.agent}'s edits that no commit "
+            "records yet: fork before that edit, or after the work is committed"
+        )
+    return branches, head

@@ -1,0 +1,44 @@
+"""Forking a stored run at one of its events (runtime/fork.py decides what the fork is)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from runtime import flight, fork
+from services import local_model, queue
+from services.runs import ModelUnavailable, RunError, RunNotFound
+
+Changes = fork.Changes
+
+
+class ForkRefused(RunError):
+    """The fork cannot be made as asked (a 400): the message says what and where."""
+
+
+def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
+    """Start a fork of run `parent` after its event at position `at`; returns the fork's id.
+    Checked by replaying it before anything is written; written in one transaction; then
+    driven by the workers like any run (its past read back from the record)."""
+    journal = DjangoJournal()
+    records = fork.records_of(journal, parent)
+    if not records:
+        raise RunNotFound(parent)
+    child = flight.new_run_id()
+    try:
+        planned = fork.plan(records, parent, child, at, changes, by)
+        if "local" in changes.models.values():
+            why = local_model.unavailable()
+            if why:
+                raise ModelUnavailable(why)
+        fork.verify(journal, planned)
+        fork.restore_workspace(planned, settings.WORKSPACES)
+    except fork.ForkRefused as exc:
+        raise ForkRefused(str(exc)) from None
+    with transaction.atomic():
+        fork.write(journal, planned)
+    projection.catch_up()
+    queue.advance(child)
+    return child

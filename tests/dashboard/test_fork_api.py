@@ -1,0 +1,73 @@
+"""Forking a stored run from the API: the fork is driven by the workers like any run, records
+its parent and fork point, and a fork that cannot be made says why and writes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary, StoredEvent
+from runtime import compare, flight
+from tests.dashboard.conftest import drive, run_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def position(run_id: str, kind: str, tool: str | None = None) -> int:
+    return next(
+        r.position
+        for r in DjangoJournal().read(f"run-{run_id}")
+        if r.event.kind == kind and (tool is None or getattr(r.event, "tool", None) == tool)
+    )
+
+
+def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
+    parent = run_of("first-flight")
+    at = position(parent, "ToolReturned", "read_file")
+    response = as_owner.post(
+        f"/api/runs/{parent}/fork",
+        {"at": at, "message": {"agent": "coder", "text": "Keep it small."}},
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    child = response.json()
+    assert (child["parent_id"], child["fork_at"]) == (parent, at)
+    assert child["started_by"] == "owner"
+    assert drive(child["run_id"]) != "stepped"
+    assert RunSummary.objects.get(run_id=child["run_id"]).status == "done"
+    journal = DjangoJournal()
+    a = flight.run_records(journal, parent)
+    b = flight.run_records(journal, child["run_id"])
+    assert compare.compare(a, b).identical  # the scripted coder takes no advice
+    assert flight.replay(journal, child["run_id"]).identical
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        ({"at": 10**9}, 400, "is not an event of run"),
+        ({"at": "@verdict"}, 400, "is the run's verdict"),
+        ({"at": "@read", "tool_result": {"x": 1}}, 400, "fork at a ToolReturned"),
+        ({"at": "@read", "models": {"coder": "oracle"}}, 422, ""),
+        ({"at": "@read", "message": {"agent": "coder", "text": ""}}, 422, ""),
+        ({"at": "@read", "allowance": 10}, 400, "would not replay"),
+    ],
+)
+def test_a_fork_that_cannot_be_made_says_why_and_writes_nothing(as_owner, body, status, says):
+    parent = run_of("first-flight")
+    marks = {
+        "@verdict": position(parent, "TeamFinished"),
+        "@read": position(parent, "ToolDispatched", "read_file"),
+    }
+    body = {**body, "at": marks.get(body["at"], body["at"])}
+    before = (StoredEvent.objects.count(), RunSummary.objects.count())
+    response = as_owner.post(f"/api/runs/{parent}/fork", body, content_type="application/json")
+    assert response.status_code == status, response.content
+    if says:
+        assert says in response.json()["detail"]
+    assert (StoredEvent.objects.count(), RunSummary.objects.count()) == before
+
+
+def test_no_fork_of_a_run_that_is_not_there(as_owner):
+    response = as_owner.post("/api/runs/r-nope/fork", {"at": 1}, content_type="application/json")
+    assert response.status_code == 404

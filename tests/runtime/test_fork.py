@@ -1,0 +1,211 @@
+"""Forking a run at one of its events: the fork's past is the parent's, read back from the
+record; what a person changed applies from the fork point on; a fork that would not replay is
+refused before anything is written."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from runtime import compare, flight, fork, streams
+from runtime.cli import main
+from runtime.events import EffectStarted, MessageInjected, ModelCalled, RunForked, ToolReturned
+from runtime.jsonl import JsonlJournal
+from runtime.workspace import git
+from teams.desk.local import FilePayments
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def parent(fly_team, tmp_path):
+    """A copy of a first flight's journal (forks write into it), beside the flights' root."""
+    flown = fly_team("first-flight")
+    path = tmp_path / "j.jsonl"
+    shutil.copy(flown.path, path)
+    return path, flown.run_id, flown.path.parent
+
+
+def position_of(journal, run_id, kind, agent=None, tool=None, n=1):
+    found = [
+        r
+        for r in journal.read(streams.journal(run_id))
+        if r.event.kind == kind
+        and (agent is None or r.event.agent == agent)
+        and (tool is None or getattr(r.event, "tool", None) == tool)
+    ]
+    return found[n - 1].position
+
+
+def fork_and_fly(path, parent_id, child, at, root, changes=None, by="ana"):
+    journal = JsonlJournal(path)
+    planned = fork.plan(
+        fork.records_of(journal, parent_id), parent_id, child, at, changes or fork.Changes(), by
+    )
+    fork.verify(journal, planned)
+    fork.restore_workspace(planned, root)
+    fork.write(journal, planned)
+    outcome = flight.resume(journal, child, root)
+    return journal, planned, outcome
+
+
+def test_a_fork_without_changes_goes_on_as_its_parent_did(parent):
+    path, run_id, root = parent
+    journal = JsonlJournal(path)
+    at = position_of(journal, run_id, "ToolReturned", "coder", "read_file")
+    journal, _, outcome = fork_and_fly(path, run_id, "r-same", at, root)
+    assert outcome.status == "done"
+    a = flight.run_records(journal, run_id)
+    b = flight.run_records(journal, "r-same")
+    assert compare.compare(a, b).identical
+    assert flight.replay(journal, "r-same").identical
+    [forked] = [r.event for r in journal.read(streams.control("r-same"))]
+    assert isinstance(forked, RunForked)
+    assert (forked.parent, forked.at, forked.by) == (run_id, at, "ana")
+    assert forked.number == [r.position for r in a].index(at) + 1
+    # The copy is the fork's own: new ids, its own run id, its own workspace.
+    assert {r.event.id for r in a}.isdisjoint({r.event.id for r in b})
+    assert {r.event.run_id for r in b} == {"r-same"}
+    assert (root / "r-same.workspace" / ".git").is_dir()
+
+
+def test_a_message_for_an_agent_reaches_its_next_turn(parent):
+    path, run_id, root = parent
+    journal = JsonlJournal(path)
+    at = position_of(journal, run_id, "ToolReturned", "coder", "read_file")
+    changes = fork.Changes(message=("coder", "Mind the empty line."))
+    journal, _, outcome = fork_and_fly(path, run_id, "r-said", at, root, changes)
+    assert outcome.status == "done"
+    events = [r.event for r in journal.read(streams.journal("r-said"))]
+    [note] = [e for e in events if isinstance(e, MessageInjected)]
+    assert (note.agent, note.by, note.text) == ("coder", "ana", "Mind the empty line.")
+    # The coder's next call after the fork point saw one more message than its parent's did.
+    mine = [e for e in events if isinstance(e, ModelCalled) and e.agent == "coder"]
+    theirs = [
+        r.event
+        for r in journal.read(streams.journal(run_id))
+        if isinstance(r.event, ModelCalled) and r.event.agent == "coder"
+    ]
+    index = next(i for i, e in enumerate(events) if e is note)
+    after = next(i for i, e in enumerate(mine) if events.index(e) > index)
+    assert mine[after].messages == theirs[after].messages + 1
+    assert [e.messages for e in mine[:after]] == [e.messages for e in theirs[:after]]
+    assert flight.replay(journal, "r-said").identical
+
+
+def test_a_replaced_tool_result_is_where_the_runs_part(parent):
+    path, run_id, root = parent
+    journal = JsonlJournal(path)
+    at = position_of(journal, run_id, "ToolReturned", "coder", "read_file")
+    changes = fork.Changes(tool_result="def parse(line):\n    return []\n", replace_result=True)
+    journal, _, _ = fork_and_fly(path, run_id, "r-swap", at, root, changes)
+    a = flight.run_records(journal, run_id)
+    b = flight.run_records(journal, "r-swap")
+    parted = compare.compare(a, b).divergence
+    assert parted is not None and parted.label == "coder's 2nd tool result"
+    assert parted.b.content["result"] == "def parse(line):\n    return []\n"
+    assert flight.replay(journal, "r-swap").identical
+
+
+def test_a_fork_after_a_commit_works_in_the_parents_repository_as_it_stood(parent):
+    path, run_id, root = parent
+    journal = JsonlJournal(path)
+    committed = next(
+        r.event
+        for r in journal.read(streams.journal(run_id))
+        if r.event.kind == "CandidateCommitted"
+    )
+    at = position_of(journal, run_id, "CandidateCommitted")
+    journal, _, outcome = fork_and_fly(path, run_id, "r-later", at, root)
+    assert outcome.status == "done", outcome.reason
+    work = root / "r-later.workspace"
+    assert git(work, "rev-parse", committed.branch) == committed.commit
+    assert flight.replay(journal, "r-later").identical
+
+
+@pytest.mark.parametrize(
+    ("where", "changes", "says"),
+    [
+        ("nowhere", fork.Changes(), "is not an event of run"),
+        ("verdict", fork.Changes(), "is the run's verdict"),
+        ("call", fork.Changes(tool_result=1, replace_result=True), "fork at a ToolReturned"),
+        ("call", fork.Changes(models={"nobody": "endpoint"}), "the run has no agent 'nobody'"),
+        ("call", fork.Changes(models={"coder": "oracle"}), "'oracle' is not a backend"),
+        ("call", fork.Changes(message=("coder", " ")), "say something"),
+        ("edited", fork.Changes(), "edits that no commit records yet"),
+        ("call", fork.Changes(allowance=9_999), "would not replay to the fork point"),
+    ],
+)
+def test_a_fork_that_cannot_be_made_is_refused_and_writes_nothing(parent, where, changes, says):
+    path, run_id, root = parent
+    journal = JsonlJournal(path)
+    at = {
+        "nowhere": 10**6,
+        "verdict": position_of(journal, run_id, "TeamFinished"),
+        "call": position_of(journal, run_id, "ToolDispatched", "coder", "read_file"),
+        "edited": position_of(journal, run_id, "ToolReturned", "coder", "edit_file"),
+    }[where]
+    before = path.read_bytes()
+    with pytest.raises(fork.ForkRefused, match=says):
+        planned = fork.plan(fork.records_of(journal, run_id), run_id, "r-no", at, changes, "ana")
+        fork.verify(journal, planned)
+        fork.restore_workspace(planned, root)
+    assert path.read_bytes() == before
+    assert not (root / "r-no.workspace").exists()
+
+
+def test_a_fork_of_a_desk_run_makes_no_side_effect_its_parent_made(fly_team, tmp_path):
+    flown = fly_team("double-refund", team="support-desk")
+    work = tmp_path / "desk"
+    shutil.copytree(flown.path.parent, work, ignore=shutil.ignore_patterns("*.workspace"))
+    path = work / flown.path.name
+    journal = JsonlJournal(path)
+    refunds = [
+        r.position
+        for r in journal.read(streams.journal(flown.run_id))
+        if isinstance(r.event, ToolReturned) and r.event.tool == "issue_refund"
+    ]
+    before_refund = refunds[0] - 2  # the support agent has decided, nothing is refunded yet
+    for n, at in enumerate((before_refund, refunds[0], refunds[1])):
+        child = f"r-fork{n}"
+        _, _, outcome = fork_and_fly(path, flown.run_id, child, at, work)
+        assert outcome.status == "done", outcome.reason
+        assert flight.replay(JsonlJournal(path), child).identical
+    order = "o-" + flown.run_id.removeprefix("r-")
+    assert len(FilePayments(work / "payments.sqlite3").refunds(order)) == 1
+    started = [r for r in journal.read_prefix("effect-") if isinstance(r.event, EffectStarted)]
+    assert [r.event.run_id for r in started] == [flown.run_id]
+
+
+def test_the_command_line_forks_a_run_and_drives_it(fly_team, tmp_path, capsys):
+    flown = fly_team("first-flight")
+    path = tmp_path / "j.jsonl"
+    shutil.copy(flown.path, path)
+    at = next(r.position for r in flown.records if r.event.kind == "ToolReturned")
+    root = str(flown.path.parent)
+    code = main(
+        [
+            "fork",
+            str(path),
+            "--at",
+            str(at),
+            "--run-id",
+            "r-cli",
+            "--say",
+            "coder=hello",
+            "--workspaces",
+            root,
+            "--go",
+            "--json",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and f"forked {flown.run_id} at position {at}" in out
+    assert main(["replay", str(path), "--run", "r-cli"]) == 0
+    capsys.readouterr()
+    run = ["--run", flown.run_id]
+    assert main(["fork", str(path), *run, "--at", str(at), "--tool-result", "{oops"]) == 2
+    assert "--tool-result is not JSON" in capsys.readouterr().err
+    assert main(["fork", str(path), *run, "--at", "999999"]) == 2
+    assert "is not an event of run" in capsys.readouterr().err

@@ -14,7 +14,9 @@
               server allows: gunicorn's sync workers close it after every response) against
               gunicorn: the runs list (first page), a run's page (its timeline tab is rendered
               on the server), its bill and threads tabs, and the events API (100 events), each
-              for a run picked at random among all of them; next to /healthz, the floor
+              for a run picked at random among all of them, the compare page (that run and
+              another, ~100 events each) and the search page (a word every run holds, some
+              hold, or none); next to /healthz, the floor
               (gunicorn, the middleware and one SELECT 1). Target: p95 under 150 ms.
               With --flying, the same while the runs still flying go on, as workers would:
               an append of a step's events every --write-interval seconds.
@@ -149,7 +151,13 @@ PAGES: list[Page] = [
     ("bill tab", lambda run: f"/runs/{run}/?tab=bill"),
     ("threads tab", lambda run: f"/runs/{run}/?tab=threads"),
     ("events API (100)", lambda run: f"/api/runs/{run}/events?limit=100"),
+    # Two runs side by side: `run` against the run seeded after it (its pair, PAIRS).
+    ("compare page", lambda run: f"/runs/compare?a={run}&b={PAIRS.get(run, run)}"),
+    # Words every run holds, some runs hold, and none: what a common word costs matters most.
+    ("search page", lambda run: f"/search?q={WORDS[hash(run) % len(WORDS)]}"),
 ]
+PAIRS: dict[str, str] = {}  # filled in main: each run's partner for the compare page
+WORDS = ("parser", "textparse/parser.py", "empty line", "REJECT", "DHL-7731")
 
 
 def in_process(user: Any, path: str) -> tuple[int, list[tuple[float, str]]]:
@@ -299,6 +307,7 @@ def main() -> None:
                 f"{rebuilt:.0f} s ({events / rebuilt:,.0f} events/s)"
             )
         run_ids = list(RunSummary.objects.values_list("run_id", flat=True))
+        PAIRS.update(zip(run_ids, run_ids[1:] + run_ids[:1], strict=True))
         statuses = Counter(RunSummary.objects.values_list("status", flat=True))
         print("statuses: " + ", ".join(f"{s} {n:,}" for s, n in statuses.most_common()))
         if not ARGS.postgres:

@@ -28,6 +28,7 @@ DOC_MAX = 16_000
 QUERY_MAX = 200  # characters of what a person types
 WORDS_MAX = 12
 HITS_MAX = 200
+RECENT = 2_000  # matching events the runs list is gathered from, newest first
 # Kinds with no prose to find: the loop's arithmetic and the drivers' bookkeeping.
 SKIPPED = frozenset(
     {
@@ -106,9 +107,10 @@ def index(rows: list[Row], using: str) -> None:
             docs.append((row[POSITION], row[RUN_ID], row[KIND], body))
     if not docs:
         return
+    key = "rowid" if connections[using].vendor == "sqlite" else "position"
     with connections[using].cursor() as cursor:
         cursor.executemany(
-            f"INSERT INTO {TABLE} (position, run_id, kind, body) VALUES (%s, %s, %s, %s)", docs
+            f"INSERT INTO {TABLE} ({key}, run_id, kind, body) VALUES (%s, %s, %s, %s)", docs
         )
 
 
@@ -134,25 +136,20 @@ def search(
 
 
 def sqlite_query(terms: list[str], run_id: str | None, limit: int) -> tuple[str, list[Any]]:
-    # Each word a quoted phrase: FTS5 then reads nothing in it as an operator, and a word such
-    # as DHL-7731 must appear as its parts in order.
-    match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
     where = f"{TABLE} MATCH %s"
-    params: list[Any] = [match]
+    params: list[Any] = [fts_match(terms)]
     if run_id is not None:
         where += " AND run_id = %s"
         params.append(run_id)
     sql = (
-        f"SELECT run_id, position, kind, snippet({TABLE}, 3, '[', ']', '…', 16) "
-        f"FROM {TABLE} WHERE {where} ORDER BY position DESC LIMIT %s"
+        f"SELECT run_id, rowid, kind, snippet({TABLE}, 2, '[', ']', '…', 16) "
+        f"FROM {TABLE} WHERE {where} ORDER BY rowid DESC LIMIT %s"
     )
     return sql, [*params, limit]
 
 
 def postgres_query(terms: list[str], run_id: str | None, limit: int) -> tuple[str, list[Any]]:
-    # phraseto_tsquery per word: a word such as DHL-7731 matches its parts in order; no
-    # character of what was typed is query syntax.
-    query = " && ".join(["phraseto_tsquery('simple', %s)"] * len(terms))
+    query = ts_query(len(terms))
     where = f"tsv @@ ({query})"
     params: list[Any] = list(terms)
     if run_id is not None:
@@ -167,23 +164,38 @@ def postgres_query(terms: list[str], run_id: str | None, limit: int) -> tuple[st
 
 
 def runs_mentioning(query: str, limit: int = 50, using: str = "default") -> list[tuple[str, int]]:
-    """The runs whose events hold every word of `query`, with how many events do, most
-    recent first."""
+    """The runs among the newest RECENT events that hold every word of `query`, most recent
+    first, with how many of those events each holds. Bounded so that a word every run uses
+    costs what a rare one does."""
     terms = words(query)
     if connections[using].vendor == "postgresql":
-        query_sql = " && ".join(["phraseto_tsquery('simple', %s)"] * len(terms))
-        sql = (
-            f"SELECT run_id, COUNT(*), MAX(position) FROM {TABLE} WHERE tsv @@ ({query_sql}) "
-            "GROUP BY run_id ORDER BY MAX(position) DESC LIMIT %s"
+        inner = (
+            f"SELECT run_id, position FROM {TABLE} WHERE tsv @@ ({ts_query(len(terms))}) "
+            "ORDER BY position DESC LIMIT %s"
         )
-        params: list[Any] = [*terms, limit]
+        params: list[Any] = [*terms, RECENT]
     else:
-        match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        sql = (
-            f"SELECT run_id, COUNT(*), MAX(position) FROM {TABLE} WHERE {TABLE} MATCH %s "
-            "GROUP BY run_id ORDER BY MAX(position) DESC LIMIT %s"
+        inner = (
+            f"SELECT run_id, rowid AS position FROM {TABLE} WHERE {TABLE} MATCH %s "
+            "ORDER BY rowid DESC LIMIT %s"
         )
-        params = [match, limit]
+        params = [fts_match(terms), RECENT]
+    sql = (
+        f"SELECT run_id, COUNT(*), MAX(position) FROM ({inner}) AS hits "
+        "GROUP BY run_id ORDER BY MAX(position) DESC LIMIT %s"
+    )
     with connections[using].cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, limit])
         return [(run_id, count) for run_id, count, _ in cursor.fetchall()]
+
+
+def fts_match(terms: list[str]) -> str:
+    """FTS5's query: each word a quoted phrase, so nothing in it is an operator, and a word such
+    as DHL-7731 must appear as its parts in order."""
+    return " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def ts_query(count: int) -> str:
+    """PostgreSQL's query for `count` words (given as parameters): phraseto_tsquery per word,
+    so a word such as DHL-7731 matches its parts in order, and nothing typed is syntax."""
+    return " && ".join(["phraseto_tsquery('simple', %s)"] * count)

@@ -45,8 +45,9 @@ class SearchOut(Schema):
 @router.get("", response={200: SearchOut, 400: Error, 404: Error})
 def search_events(request: HttpRequest, params: Query[SearchIn]) -> Any:
     """Events whose messages, tool arguments and results, answers or model text hold every
-    word of `q` (newest first, with a snippet), and the runs that hold them. Words are matched
-    as written (no stemming); nothing typed is query syntax."""
+    word of `q` (newest first, with a snippet), and the most recent runs among the newest 2,000
+    such events (`events`: how many of those each holds). Words are matched as written (no
+    stemming); nothing typed is query syntax."""
     if params.run is not None:
         get_run_for_user(request.user, params.run)
     try:

@@ -171,7 +171,8 @@ def snapshot(alias: str) -> dict[str, list]:
 
 def search_rows(alias: str) -> list:
     with connections[alias].cursor() as cursor:
-        cursor.execute("SELECT position, run_id, kind, body FROM search_event ORDER BY position")
+        key = "rowid" if connections[alias].vendor == "sqlite" else "position"
+        cursor.execute(f"SELECT {key}, run_id, kind, body FROM search_event ORDER BY {key}")
         return [tuple(row) for row in cursor.fetchall()]
 
 

@@ -54,6 +54,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
@@ -154,7 +155,7 @@ PAGES: list[Page] = [
     # Two runs side by side: `run` against the run seeded after it (its pair, PAIRS).
     ("compare page", lambda run: f"/runs/compare?a={run}&b={PAIRS.get(run, run)}"),
     # Words every run holds, some runs hold, and none: what a common word costs matters most.
-    ("search page", lambda run: f"/search?q={WORDS[hash(run) % len(WORDS)]}"),
+    ("search page", lambda run: f"/search?q={quote(WORDS[hash(run) % len(WORDS)])}"),
 ]
 PAIRS: dict[str, str] = {}  # filled in main: each run's partner for the compare page
 WORDS = ("parser", "textparse/parser.py", "empty line", "REJECT", "DHL-7731")

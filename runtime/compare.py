@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,28 +189,55 @@ def divergence(mine: Sequence[Step], others: Sequence[Step]) -> Divergence | Non
             )
         agreed = (step.position, other.position)
     if theirs:
-        first = min(theirs.values(), key=lambda s: s.number)
+        first = min(theirs.values(), key=lambda s: s.position)
         return Divergence(
             first.label(), "only run B has it", None, first, agreed[0] + 1, first.position
         )
     return None
 
 
-def outcome(records: Records) -> dict[str, Any]:
+@dataclass
+class Side:
+    """One run's part of a comparison: from its records (`side_of`), or from a store's read
+    models and the run's decisions alone (what a page can afford for long runs)."""
+
+    outcome: dict[str, Any]
+    bill: dict[str, dict[str, int]]  # agent -> tokens, calls
+    calls: dict[str, dict[str, Any]]  # agent -> calls, median_s, total_s
+    findings: list[str]
+    steps: list[Step]
+    messages: Callable[[int], list[dict[str, Any]]]  # the messages from a position on
+
+
+def side_of(records: Records) -> Side:
+    """A run's side from its records (every stream it owns, in position order)."""
     verdict = next((r.event for r in reversed(records) if isinstance(r.event, TeamFinished)), None)
-    return {
-        "status": views.status(records),
-        "reason": verdict.reason if verdict is not None else "",
-        "events": len(records),
-        "started": records[0].event.t if records else None,
-        "ended": verdict.t if verdict is not None else None,
-    }
+    agents = views.bill(records)["agents"]
+
+    def messages(since: int) -> list[dict[str, Any]]:
+        found = [m for thread in views.threads(records).values() for m in thread]
+        return sorted((m for m in found if m["position"] >= since), key=lambda m: m["position"])
+
+    return Side(
+        outcome={
+            "status": views.status(records),
+            "reason": verdict.reason if verdict is not None else "",
+            "events": len(records),
+            "started": records[0].event.t if records else None,
+            "ended": verdict.t if verdict is not None else None,
+        },
+        bill={a: {"tokens": v["tokens"], "calls": v["calls"]} for a, v in agents.items()},
+        calls=call_figures(records),
+        findings=sorted({f["kind"] for f in diagnose(records)}),
+        steps=steps(records),
+        messages=messages,
+    )
 
 
-def bill_rows(a: Records, b: Records) -> list[dict[str, Any]]:
+def bill_rows(
+    left: dict[str, dict[str, int]], right: dict[str, dict[str, int]]
+) -> list[dict[str, Any]]:
     """Tokens and calls per agent on each side and the change from A to B; "total" last."""
-    left = views.bill(a)["agents"]
-    right = views.bill(b)["agents"]
     rows = []
     for agent in sorted(set(left) | set(right)):
         mine = left.get(agent, {"tokens": 0, "calls": 0})
@@ -255,25 +282,27 @@ def latencies(records: Records) -> dict[str, list[float]]:
     return found
 
 
-def call_rows(a: Records, b: Records) -> list[dict[str, Any]]:
-    """Model calls and their latency per agent, each side. Journals without ModelCalled (the
-    reference runtime's) have answers but no latency: it reads None."""
-
-    def side(records: Records) -> dict[str, dict[str, Any]]:
-        answers = Counter(
-            r.event.agent or "team" for r in records if isinstance(r.event, ModelResponded)
-        )
-        times = latencies(records)
-        return {
-            agent: {
-                "calls": answers[agent],
-                "median_s": round(statistics.median(times[agent]), 4) if times[agent] else None,
-                "total_s": round(sum(times[agent]), 4) if times[agent] else None,
-            }
-            for agent in answers
+def call_figures(records: Records) -> dict[str, dict[str, Any]]:
+    """Model calls and their latency per agent (records holding at least every ModelCalled and
+    ModelResponded). Journals without ModelCalled (the reference runtime's) have answers but
+    no latency: it reads None."""
+    answers = Counter(
+        r.event.agent or "team" for r in records if isinstance(r.event, ModelResponded)
+    )
+    times = latencies(records)
+    return {
+        agent: {
+            "calls": answers[agent],
+            "median_s": round(statistics.median(times[agent]), 4) if times[agent] else None,
+            "total_s": round(sum(times[agent]), 4) if times[agent] else None,
         }
+        for agent in answers
+    }
 
-    left, right = side(a), side(b)
+
+def call_rows(
+    left: dict[str, dict[str, Any]], right: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
     empty = {"calls": 0, "median_s": None, "total_s": None}
     return [
         {"agent": agent, "a": left.get(agent, empty), "b": right.get(agent, empty)}
@@ -281,39 +310,31 @@ def call_rows(a: Records, b: Records) -> list[dict[str, Any]]:
     ]
 
 
-def finding_kinds(records: Records) -> list[str]:
-    return sorted({f["kind"] for f in diagnose(records)})
-
-
-def threads_from(records: Records, since: int) -> list[dict[str, Any]]:
-    """The run's messages from position `since` on, in the order they were sent."""
-    messages = [m for thread in views.threads(records).values() for m in thread]
-    return sorted((m for m in messages if m["position"] >= since), key=lambda m: m["position"])
-
-
 def compare(a: Records, b: Records, a_name: str = "A", b_name: str = "B") -> Comparison:
     """Everything the comparison page, the API and `python -m runtime diff` show."""
-    mine, theirs = steps(a), steps(b)
-    parted = divergence(mine, theirs)
-    left_kinds, right_kinds = finding_kinds(a), finding_kinds(b)
+    return assemble(side_of(a), side_of(b), a_name, b_name)
+
+
+def assemble(a: Side, b: Side, a_name: str = "A", b_name: str = "B") -> Comparison:
+    parted = divergence(a.steps, b.steps)
     result = Comparison(
         a=a_name,
         b=b_name,
-        outcome={"a": outcome(a), "b": outcome(b)},
-        bill=bill_rows(a, b),
-        calls=call_rows(a, b),
+        outcome={"a": a.outcome, "b": b.outcome},
+        bill=bill_rows(a.bill, b.bill),
+        calls=call_rows(a.calls, b.calls),
         findings={
-            "both": [k for k in left_kinds if k in right_kinds],
-            "only_a": [k for k in left_kinds if k not in right_kinds],
-            "only_b": [k for k in right_kinds if k not in left_kinds],
+            "both": [k for k in a.findings if k in b.findings],
+            "only_a": [k for k in a.findings if k not in b.findings],
+            "only_b": [k for k in b.findings if k not in a.findings],
         },
         divergence=parted,
-        steps={"a": len(mine), "b": len(theirs)},
+        steps={"a": len(a.steps), "b": len(b.steps)},
     )
     if parted is not None:
         result.threads = {
-            "a": clip(threads_from(a, parted.a_since)),
-            "b": clip(threads_from(b, parted.b_since)),
+            "a": clip(a.messages(parted.a_since)),
+            "b": clip(b.messages(parted.b_since)),
         }
     return result
 

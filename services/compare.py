@@ -1,15 +1,34 @@
-"""Comparing two stored runs (runtime/compare.py does the work; this reads the runs)."""
+"""Comparing two stored runs (runtime/compare.py does the work; this reads the runs).
+
+A page must cost what it shows, not what the runs hold: each side is read from the read models
+(the summary, bill lines, findings, thread rows) and from the run's decisions alone (model
+calls and answers, tool results, messages, reports, the verdict), never from every event.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
+from django.db.models import Sum
+
 from journal_store.journal import DjangoJournal
-from journal_store.models import RunSummary
-from runtime import compare, flight
+from journal_store.models import BillLine, Finding, RunSummary, ThreadMessage
+from runtime import compare
 from services.runs import RunNotFound
 
-# Two runs of this many events each are read whole to compare them; past it the page would
-# take seconds, and a person comparing such runs should use `python -m runtime diff`.
+# Two runs of this many events each may be compared here; a person comparing longer ones uses
+# `python -m runtime diff` on their exports.
 EVENTS_MAX = 50_000
+THREAD_ROWS = 200  # messages shown per side from the divergence on
+DECISIONS = (
+    "ModelCalled",
+    "ModelResponded",
+    "ToolReturned",
+    "MessageSent",
+    "AgentFinished",
+    "TeamFinished",
+)
 
 
 class TooLong(Exception):
@@ -18,10 +37,9 @@ class TooLong(Exception):
 
 def runs(a: str, b: str) -> compare.Comparison:
     """Compare runs `a` and `b`; RunNotFound names the first unknown id."""
-    journal = DjangoJournal()
-    sides = []
+    summaries = {}
     for run_id in (a, b):
-        summary = RunSummary.objects.filter(run_id=run_id).only("run_id", "event_count").first()
+        summary = RunSummary.objects.filter(run_id=run_id).first()
         if summary is None:
             raise RunNotFound(run_id)
         if summary.event_count > EVENTS_MAX:
@@ -29,5 +47,75 @@ def runs(a: str, b: str) -> compare.Comparison:
                 f"run {run_id} has {summary.event_count:,} events; compare runs of up to "
                 f"{EVENTS_MAX:,} here, or export both and use `python -m runtime diff`"
             )
-        sides.append(flight.run_records(journal, run_id))
-    return compare.compare(sides[0], sides[1], a, b)
+        summaries[run_id] = summary
+    result = compare.assemble(side(summaries[a]), side(summaries[b]), a, b)
+    if result.divergence is not None:
+        result.divergence = numbered(result.divergence, a, b)
+    return result
+
+
+def side(run: RunSummary) -> compare.Side:
+    journal = DjangoJournal()
+    marks = ", ".join(["%s"] * len(DECISIONS))
+    decided = journal.select(
+        f"WHERE run_id = %s AND kind IN ({marks}) ORDER BY position", [run.run_id, *DECISIONS]
+    )
+    bill = (
+        BillLine.objects.filter(run_id=run.run_id)
+        .values("agent")
+        .annotate(tokens=Sum("tokens"), calls=Sum("calls"))
+    )
+
+    def messages(since: int) -> list[dict[str, Any]]:
+        rows = ThreadMessage.objects.filter(run_id=run.run_id, position__gte=since).order_by(
+            "position"
+        )[:THREAD_ROWS]
+        return [
+            {
+                "position": m.position,
+                "message_id": m.message_id,
+                "performative": m.performative,
+                "sender": m.sender,
+                "recipient": m.recipient,
+                "payload": m.payload,
+                "in_reply_to": m.in_reply_to,
+                "delivered": m.delivered,
+            }
+            for m in rows
+        ]
+
+    return compare.Side(
+        outcome={
+            "status": run.status,
+            "reason": run.reason,
+            "events": run.event_count,
+            "started": run.started_at.timestamp() if run.started_at else None,
+            "ended": run.finished_at.timestamp() if run.finished_at else None,
+        },
+        bill={r["agent"]: {"tokens": r["tokens"], "calls": r["calls"]} for r in bill},
+        calls=compare.call_figures(decided),
+        findings=sorted(
+            set(Finding.objects.filter(run_id=run.run_id).values_list("kind", flat=True))
+        ),
+        steps=compare.steps(decided),
+        messages=messages,
+    )
+
+
+def numbered(parted: compare.Divergence, a: str, b: str) -> compare.Divergence:
+    """The divergence with each step's number in its run (its events counted up to it), as the
+    run's timeline numbers them: the decisions alone cannot say."""
+
+    def fix(step: compare.Step | None, run_id: str) -> compare.Step | None:
+        if step is None:
+            return None
+        with DjangoJournal().connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM journal_event WHERE run_id = %s AND position <= %s "
+                "AND (stream LIKE %s OR stream LIKE %s)",
+                [run_id, step.position, "run-%", "worker-%"],
+            )
+            (count,) = cursor.fetchone()
+        return dataclasses.replace(step, number=count)
+
+    return dataclasses.replace(parted, a=fix(parted.a, a), b=fix(parted.b, b))

@@ -82,3 +82,23 @@ def test_nobody_signed_out_compares(pair):
     assert stranger.get(f"/api/runs/compare?a={a}&b={b}").status_code == 401
     page = stranger.get(f"/runs/compare?a={a}&b={b}")
     assert page.status_code == 302 and "login" in page["Location"]
+
+
+def test_the_page_reads_what_comparing_the_journals_says(pair):
+    """The page reads the read models and the runs' decisions only; it must agree with the
+    comparison of the whole journals."""
+    from journal_store.journal import DjangoJournal
+    from runtime import compare as journals
+    from runtime import flight
+    from services import compare as stored
+
+    a, b = pair
+    page = stored.runs(a, b).as_dict()
+    journal = DjangoJournal()
+    whole = journals.compare(
+        flight.run_records(journal, a), flight.run_records(journal, b), a, b
+    ).as_dict()
+    for key in ("bill", "findings", "steps", "divergence", "threads"):
+        assert page[key] == whole[key], key
+    assert [r["agent"] for r in page["calls"]] == [r["agent"] for r in whole["calls"]]
+    assert page["outcome"]["a"]["events"] == whole["outcome"]["a"]["events"]

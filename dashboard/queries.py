@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet
+from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Now
 
 from journal_store import projection, queues
@@ -27,6 +27,7 @@ from journal_store.models import (
     QueueItem,
     RunState,
     RunSummary,
+    RunTag,
     ThreadMessage,
 )
 from runtime import status
@@ -69,6 +70,7 @@ class RunFilter:
     since: date | None = None
     until: date | None = None
     sort: str = "started"
+    tag: str = ""
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> RunFilter:
@@ -80,6 +82,7 @@ class RunFilter:
             since=parse_date(params.get("since")),
             until=parse_date(params.get("until")),
             sort=sort if sort in SORTS else "started",
+            tag=(params.get("tag") or "").strip().lower()[:32],
         )
 
 
@@ -98,6 +101,9 @@ def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
         qs = qs.filter(started_at__date__lte=chosen.until)
     if chosen.q:
         qs = qs.filter(Q(task__icontains=chosen.q) | Q(run_id__icontains=chosen.q))
+    if chosen.tag:
+        tagged = RunTag.objects.filter(tag=chosen.tag).values("run_id")
+        qs = qs.filter(run_id__in=Subquery(tagged))
     if chosen.sort == "duration":
         # Computed per row (SQLite has no interval type): only when sorting needs it.
         qs = qs.annotate(

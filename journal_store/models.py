@@ -115,6 +115,17 @@ class RunSummary(models.Model):
         indexes = [models.Index(fields=["-started_at"], name="run_started_desc")]
 
 
+class RunTag(models.Model):
+    """A tag a person put on a run (RunTagged, in the run's control stream)."""
+
+    run_id = models.CharField(max_length=64)
+    tag = models.CharField(max_length=32, db_index=True)
+
+    class Meta:
+        db_table = "projection_run_tag"
+        constraints = [models.UniqueConstraint(fields=["run_id", "tag"], name="run_tag_unique")]
+
+
 class BillLine(models.Model):
     """Tokens and calls of one agent on one task of one run."""
 

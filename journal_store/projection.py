@@ -35,10 +35,12 @@ from journal_store.models import (
     FoldNote,
     RunState,
     RunSummary,
+    RunTag,
     StoredEvent,
     ThreadMessage,
 )
 from runtime import folds
+from runtime.events import RunTagged
 from runtime.folds import Fold, Out
 from runtime.journal import Recorded
 from runtime.views import STORED as RUN_FOLDS
@@ -289,6 +291,25 @@ class QueueProjector(Projector):
                 )
 
 
+class Tags(Projector):
+    """The tags people put on runs: a row per run and tag."""
+
+    name = "tags"
+    models = (RunTag,)
+    kinds = ("RunTagged",)
+
+    def apply(self, rows: list[Row], using: str) -> None:
+        tags = RunTag.objects.using(using)
+        for row in rows:
+            e = cast(RunTagged, from_row(row).event)
+            if e.removed:
+                tags.filter(run_id=e.run_id, tag__in=e.removed).delete()
+            if e.added:
+                tags.bulk_create(
+                    [RunTag(run_id=e.run_id, tag=t) for t in e.added], ignore_conflicts=True
+                )
+
+
 class Search(Projector):
     """The full-text index (journal_store/search.py): a document per event with prose."""
 
@@ -310,7 +331,7 @@ class Decided(Protocol):
 
 
 PROJECTORS: dict[str, Projector] = {
-    p.name: p for p in (Runs(), Search(), *(QueueProjector(q) for q in queues.QUEUES))
+    p.name: p for p in (Runs(), Search(), Tags(), *(QueueProjector(q) for q in queues.QUEUES))
 }
 
 

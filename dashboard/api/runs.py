@@ -25,10 +25,12 @@ from dashboard.api.schemas import (
     ResumePointOut,
     RunIn,
     RunOut,
+    TagsIn,
+    TagsOut,
     ThreadsOut,
 )
 from journal_store.models import RunSummary
-from services import forks, runs
+from services import forks, runs, tags
 
 router = Router(tags=["runs"])
 
@@ -48,8 +50,17 @@ def list_runs(
     since: str = "",
     until: str = "",
     sort: str = "started",
+    tag: str = "",
 ) -> Any:
-    params = {"status": status, "team": team, "q": q, "since": since, "until": until, "sort": sort}
+    params = {
+        "status": status,
+        "team": team,
+        "q": q,
+        "since": since,
+        "until": until,
+        "sort": sort,
+        "tag": tag,
+    }
     return queries.runs(queries.RunFilter.of(params))
 
 
@@ -194,3 +205,17 @@ def fork(request: HttpRequest, run_id: str, body: ForkIn) -> Any:
     )
     child = forks.fork_run(run_id, body.at, changes, user_name(request))
     return Status(201, run_for(request, child))
+
+
+@router.get("/{run_id}/tags", response={200: TagsOut, 404: Error})
+def get_tags(request: HttpRequest, run_id: str) -> Any:
+    run_for(request, run_id)
+    return {"tags": tags.of(run_id)}
+
+
+@router.post("/{run_id}/tags", response={200: TagsOut, 400: Error, 404: Error})
+def set_tags(request: HttpRequest, run_id: str, body: TagsIn) -> Any:
+    """Put tags on the run (`add`) and take others off (`remove`); journalled (RunTagged, who
+    and when) in the run's control stream. Find tagged runs with GET /api/runs?tag=…"""
+    run_for(request, run_id)
+    return {"tags": tags.tag(run_id, body.add, body.remove, user_name(request))}

@@ -318,3 +318,16 @@ class ForkIn(Schema):
     )
     max_turns: int | None = Field(None, ge=1, le=5_000)
     allowance: int | None = Field(None, ge=1, le=1_000_000_000)
+
+
+class TagsIn(Schema):
+    add: list[Annotated[str, StringConstraints(max_length=64)]] = Field(
+        default_factory=list, max_length=20
+    )
+    remove: list[Annotated[str, StringConstraints(max_length=64)]] = Field(
+        default_factory=list, max_length=20
+    )
+
+
+class TagsOut(Schema):
+    tags: list[str]

@@ -68,7 +68,7 @@ from runtime.events.fanout import (
     WorkerReported,
     WorkerTimedOut,
 )
-from runtime.events.lineage import MessageInjected, RunForked
+from runtime.events.lineage import MessageInjected, RunForked, RunTagged
 from runtime.events.loop import (
     AgentFinished,
     AgentNudged,
@@ -115,6 +115,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     TeamStarted,
     RunForked,
     MessageInjected,
+    RunTagged,
     WorkspacePrepared,
     SuiteChecked,
     TeamFinished,
@@ -301,6 +302,7 @@ __all__ = [
     "RunInterrupted",
     "RunResumed",
     "RunStarted",
+    "RunTagged",
     "SagaAborted",
     "SagaCompensated",
     "SagaSettled",

@@ -1,5 +1,5 @@
-"""Where a run came from: a fork of another run at one of its events, and what a person
-changed there."""
+"""What people say of a run beside its minutes: where it came from (a fork of another run, and
+what a person changed there), and the tags they put on it."""
 
 from __future__ import annotations
 
@@ -30,3 +30,13 @@ class MessageInjected(Event):
     kind: ClassVar[str] = "MessageInjected"
     by: str
     text: str = Field(max_length=8_000)
+
+
+class RunTagged(Event):
+    """A person put tags on the run (`added`) or took them off (`removed`). Recorded in the
+    run's control stream: tags are people's notes about a run, not part of its minutes."""
+
+    kind: ClassVar[str] = "RunTagged"
+    by: str
+    added: list[str] = Field(default_factory=list, max_length=20)
+    removed: list[str] = Field(default_factory=list, max_length=20)

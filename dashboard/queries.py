@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Now
 
@@ -30,18 +31,20 @@ from journal_store.models import (
     RunTag,
     ThreadMessage,
 )
-from runtime import status
+from runtime import prices, status
 from runtime.events import AnswerComposed, Event, TeamStarted, payload_json
 from runtime.folds import Fold, Rows
 from runtime.views import STORED as RUN_FOLDS
 from services.control import stalled
 
 # How the runs list may be sorted, by the name a filter uses.
-SORTS = {
+SORTS: dict[str, Any] = {
     "started": "-started_at",
     "oldest": "started_at",
     "status": "status",
     "tokens": "-tokens",
+    # Runs without a known cost last, on both databases (PostgreSQL puts NULLs first).
+    "cost": F("cost").desc(nulls_last=True),
     "findings": "-findings_count",
     "duration": "-duration",
 }
@@ -243,9 +246,11 @@ def folded(run_id: str, name: str) -> Any:
     return fold.result(json.loads(text) if text else fold.start(), Rows())
 
 
-def bill(run_id: str) -> dict[str, Any]:
-    """Tokens and calls per agent and task, and the budget (see runtime.views.Bill)."""
+def bill(run_id: str, status: str | None = None) -> dict[str, Any]:
+    """Tokens and calls per agent and task, the budget (see runtime.views.Bill), and what they
+    cost in the price table (runtime.prices; per verified success when the run is done)."""
     found: dict[str, Any] = folded(run_id, "bill")
+    found["money"] = prices.priced(found, settings.PRICES, verified=status == "done")
     return found
 
 

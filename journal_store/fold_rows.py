@@ -78,7 +78,7 @@ def audit_columns(fold: str, key: Key, row: Row) -> Columns:
 
 
 def bill_columns(fold: str, key: Key, row: Row) -> Columns:
-    return {k: row[k] for k in ("agent", "task_id", "tokens", "calls")}
+    return {k: row.get(k) for k in ("agent", "task_id", "tokens", "calls", "prompt", "completion")}
 
 
 FINDING_OWN = ("kind", "summary", "positions")

@@ -102,6 +102,7 @@ class RunSummary(models.Model):
     calls = models.IntegerField(default=0)
     allowance = models.BigIntegerField(null=True)
     spent = models.BigIntegerField(default=0)
+    cost = models.FloatField(null=True)  # in settings.PRICES' currency; None: not known
     event_count = models.IntegerField(default=0)
     findings_count = models.IntegerField(default=0)
     last_position = models.BigIntegerField(default=0)
@@ -134,6 +135,8 @@ class BillLine(models.Model):
     task_id = models.CharField(max_length=64)
     tokens = models.BigIntegerField()
     calls = models.IntegerField()
+    prompt = models.BigIntegerField(null=True)  # None: some call reported only its total
+    completion = models.BigIntegerField(null=True)
 
     class Meta:
         db_table = "projection_bill"

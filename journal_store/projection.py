@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
+from django.conf import settings
 from django.db import connections, transaction
 
 from journal_store import queues, search
@@ -39,7 +40,7 @@ from journal_store.models import (
     StoredEvent,
     ThreadMessage,
 )
-from runtime import folds
+from runtime import folds, prices
 from runtime.events import RunTagged
 from runtime.folds import Fold, Out
 from runtime.journal import Recorded
@@ -99,6 +100,9 @@ def bill_columns(b: dict[str, Any]) -> dict[str, Any]:
         "calls": b["total"]["calls"],
         "allowance": b["allowance"],
         "spent": b["spent"],
+        # In the price table of the projection's time (settings.PRICES): a new table applies to
+        # runs as they move, and to every run after `manage.py rebuild_projections`.
+        "cost": prices.priced(b, settings.PRICES, False)["total"],
     }
 
 

@@ -57,6 +57,50 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
+def widened(row: list[int]) -> list[int]:
+    """A bill row as [tokens, calls, prompt, completion, calls without a split]. A state stored
+    before the split was kept held [tokens, calls]: its calls count as unsplit."""
+    if len(row) == 2:
+        row.extend([0, 0, row[1]])
+    return row
+
+
+def line_figures(row: list[int]) -> dict[str, Any]:
+    """Tokens and calls, and the input/output split when every call reported one (None: some
+    call said only its total, as the reference runtime's journals and old scripts do)."""
+    row = widened(row)
+    known = row[4] == 0
+    return {
+        "tokens": row[0],
+        "calls": row[1],
+        "prompt": row[2] if known else None,
+        "completion": row[3] if known else None,
+    }
+
+
+def models_of(config: dict[str, Any]) -> dict[str, Any]:
+    """Which model each agent asked, from TeamStarted's settings: the run's backend, an agent's
+    own backend, and the endpoint's model name."""
+    return {
+        "default": config.get("model") or "scripted",
+        "agents": dict(config.get("models") or {}),
+        "name": config.get("model_name"),
+    }
+
+
+def model_for(models: dict[str, Any], agent: str) -> str | None:
+    """The model an agent asked: "scripted", "local", the endpoint's model name, or None when
+    the journal does not say (an endpoint run without a model name, a reference journal)."""
+    if not models:
+        return None
+    backend = models["agents"].get(agent, models["default"])
+    return (
+        str(models["name"])
+        if backend == "endpoint" and models["name"]
+        else (None if backend == "endpoint" else str(backend))
+    )
+
+
 class Bill(Fold):
     """Tokens and calls per agent and per task, and the budget: allowance, spent, remaining.
 
@@ -88,15 +132,22 @@ class Bill(Fold):
             agent, task = e.agent or "?", e.task_id or "-"
             line = folds.key(agent, task)
             new = line not in state["lines"]
+            usage = e.usage
+            split = usage.prompt is not None and usage.completion is not None
             for table, name in (("agents", agent), ("tasks", task), ("lines", line)):
-                row = state[table].setdefault(name, [0, 0])
-                row[0] += e.usage.total
+                row = widened(state[table].setdefault(name, [0, 0, 0, 0, 0]))
+                row[0] += usage.total
                 row[1] += 1
-            tokens, calls = state["lines"][line]
+                if split:
+                    row[2] += usage.prompt or 0
+                    row[3] += usage.completion or 0
+                else:
+                    row[4] += 1  # a call that said only its total: the split is unknown
+            figures = line_figures(state["lines"][line])
             if new:
-                out.add(line, {"agent": agent, "task_id": task, "tokens": tokens, "calls": calls})
+                out.add(line, {"agent": agent, "task_id": task, **figures})
             else:
-                out.change(line, {"tokens": tokens, "calls": calls})
+                out.change(line, figures)
         elif isinstance(e, BudgetDebited):
             state["ledger"] = True
             state["debited"] += e.amount
@@ -105,6 +156,7 @@ class Bill(Fold):
         elif isinstance(e, TeamStarted):
             value = e.config.get("allowance")
             state["allowance"] = value if isinstance(value, int) else None
+            state["models"] = models_of(e.config)
         elif isinstance(e, BudgetAllocated):
             state["ledgers"][e.name] = {
                 "allowance": e.allowance,
@@ -113,14 +165,16 @@ class Bill(Fold):
             }
 
     def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
-        total = sum(tokens for tokens, _ in state["agents"].values())
+        total = sum(row[0] for row in state["agents"].values())
         spent = state["debited"] if state["ledger"] else total
 
         def shares(table: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
             return {
-                name: {"tokens": tokens, "calls": calls, "share": _share(tokens, total)}
-                for name, (tokens, calls) in sorted(table.items())
+                name: {**line_figures(row), "share": _share(row[0], total)}
+                for name, row in sorted(table.items())
             }
+
+        models = state.get("models") or {}
 
         ledgers = {}
         for name, ledger in state["ledgers"].items():
@@ -130,16 +184,24 @@ class Bill(Fold):
             ledgers[name] = {**ledger, "spent": used, "remaining": ledger["allowance"] - used}
         allowance = state["allowance"]
         return {
-            "agents": shares(state["agents"]),
+            "agents": {
+                name: {**row, "model": model_for(models, name)}
+                for name, row in shares(state["agents"]).items()
+            },
             "tasks": shares(state["tasks"]),
             "lines": [
-                {"agent": agent, "task_id": task, "tokens": tokens, "calls": calls}
-                for (agent, task), (tokens, calls) in sorted(
+                {"agent": agent, "task_id": task, **line_figures(row)}
+                for (agent, task), row in sorted(
                     (tuple(folds.unkey(k)), v) for k, v in state["lines"].items()
                 )
             ],
             "ledgers": ledgers,
-            "total": {"tokens": total, "calls": sum(c for _, c in state["agents"].values())},
+            "total": {
+                **line_figures(
+                    [sum(col) for col in zip(*map(widened, state["agents"].values()), strict=True)]
+                    or [0, 0, 0, 0, 0]
+                ),
+            },
             "allowance": allowance,
             "spent": spent,
             "remaining": None if allowance is None else allowance - spent,

@@ -89,8 +89,7 @@ def events(
 
 @router.get("/{run_id}/bill", response={200: BillOut, 404: Error})
 def bill(request: HttpRequest, run_id: str) -> Any:
-    run_for(request, run_id)
-    return queries.bill(run_id)
+    return queries.bill(run_id, run_for(request, run_id).status)
 
 
 @router.get("/{run_id}/threads", response={200: ThreadsOut, 404: Error})

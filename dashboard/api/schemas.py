@@ -48,6 +48,7 @@ class RunOut(Schema):
     event_count: int
     findings_count: int
     reason: str
+    cost: float | None = Field(None, description="in the price table's currency; None: unknown")
     parent_id: str = Field("", description="the run this one was forked from (empty: none)")
     fork_at: int | None = Field(
         None, description="the position of the parent's event it was forked after"
@@ -114,6 +115,9 @@ class BillRowOut(Schema):
     tokens: int
     calls: int
     share: float = Field(description="of the run's tokens, 0 to 1")
+    prompt: int | None = Field(None, description="input tokens; None: some call gave only a total")
+    completion: int | None = Field(None, description="output tokens")
+    model: str | None = Field(None, description="the agent's model (agents only)")
 
 
 class BillLineOut(Schema):
@@ -121,6 +125,8 @@ class BillLineOut(Schema):
     task_id: str
     tokens: int
     calls: int
+    prompt: int | None = None
+    completion: int | None = None
 
 
 class LedgerOut(Schema):
@@ -134,6 +140,23 @@ class LedgerOut(Schema):
 class TotalOut(Schema):
     tokens: int
     calls: int
+    prompt: int | None = None
+    completion: int | None = None
+
+
+class AgentCostOut(Schema):
+    cost: float | None = Field(description="None: not known (the reason says why)")
+    why: str
+
+
+class MoneyOut(Schema):
+    currency: str
+    agents: dict[str, AgentCostOut]
+    tasks: dict[str, float | None]
+    total: float | None = Field(description="None when any agent's cost is not known")
+    per_verified_success: float | None = Field(
+        description="the run's cost when the harness verified its outcome (done); else None"
+    )
 
 
 class BillOut(Schema):
@@ -146,6 +169,7 @@ class BillOut(Schema):
     spent: int = Field(description="what the budget ledger debited (the usage when none)")
     remaining: int | None
     balanced: bool = Field(description="whether the ledger and the usage agree")
+    money: MoneyOut = Field(description="the bill in the price table (MINUTES_PRICES)")
 
 
 class MessageOut(Schema):

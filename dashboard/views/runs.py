@@ -133,7 +133,7 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
             lanes.setdefault(message.task_id, []).append(message)
         return {"lanes": lanes} | page_of(found, after)
     if tab == "bill":
-        bill = queries.bill(run.run_id)
+        bill = queries.bill(run.run_id, run.status)
         rows = [(name, row["tokens"]) for name, row in bill["agents"].items()]
         return {
             "bill": bill,

@@ -1,0 +1,125 @@
+"""What model calls cost in money: a price table per model, applied to a bill's token splits.
+
+Prices are per million tokens, input and output apart, in one currency, configured by whoever
+runs Minutes (settings, or a JSON file named by MINUTES_PRICES):
+
+    {"currency": "USD", "models": {"gpt-4o-mini": {"input": 0.15, "output": 0.60}}}
+
+Scripted and local models cost nothing and say so ("scripted: priced at zero"). A model the
+table does not know, or a call that reported only its total (no input/output split, unless
+both prices are the same), has no cost: None, with the reason, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FREE = {"scripted": "scripted: no model was paid for", "local": "the local model: runs here"}
+MODELS_MAX = 500
+
+
+class PriceError(ValueError):
+    """The price table is not one; the message names the entry."""
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float  # per million input (prompt) tokens
+    output: float  # per million output (completion) tokens
+
+
+@dataclass(frozen=True)
+class Table:
+    currency: str
+    models: dict[str, Price]
+
+    def cost(
+        self, model: str | None, tokens: int, prompt: int | None, completion: int | None
+    ) -> tuple[float | None, str]:
+        """(cost, why): the cost of these tokens on `model`, or None and why it is unknown."""
+        if model in FREE:
+            return 0.0, FREE[model]
+        if model is None:
+            return None, "the journal does not say which model answered"
+        price = self.models.get(model)
+        if price is None:
+            return None, f"no price for {model}"
+        if prompt is None or completion is None:
+            if price.input == price.output:
+                return round(tokens * price.input / 1e6, 6), f"{model} at one price"
+            return None, "some calls reported only a total, not input and output"
+        money = (prompt * price.input + completion * price.output) / 1e6
+        return round(money, 6), f"{model}: {prompt:,} in, {completion:,} out"
+
+
+EMPTY = Table("USD", {})
+
+
+def parse(data: Any, where: str = "the price table") -> Table:
+    """A Table from its JSON form; PriceError names what is wrong and where."""
+    if not isinstance(data, dict):
+        raise PriceError(f"{where}: expected an object with 'currency' and 'models'")
+    currency = data.get("currency", "USD")
+    if not isinstance(currency, str) or not 1 <= len(currency) <= 8:
+        raise PriceError(f"{where}: currency must be a short name such as 'USD'")
+    models = data.get("models", {})
+    if not isinstance(models, dict) or len(models) > MODELS_MAX:
+        raise PriceError(f"{where}: models must be an object of at most {MODELS_MAX} models")
+    table = {}
+    for name, entry in models.items():
+        if not isinstance(entry, dict) or set(entry) - {"input", "output"}:
+            raise PriceError(f"{where}: models.{name} must be {{'input': …, 'output': …}}")
+        try:
+            price = Price(float(entry["input"]), float(entry["output"]))
+        except (KeyError, TypeError, ValueError):
+            raise PriceError(
+                f"{where}: models.{name} needs numbers 'input' and 'output' (per million tokens)"
+            ) from None
+        if min(price.input, price.output) < 0 or max(price.input, price.output) > 1e6:
+            raise PriceError(f"{where}: models.{name}: prices are between 0 and 1,000,000")
+        table[str(name)] = price
+    return Table(currency, table)
+
+
+def load(path: Path) -> Table:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise PriceError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        return parse(json.loads(text), str(path))
+    except json.JSONDecodeError as exc:
+        raise PriceError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+
+
+def priced(bill: dict[str, Any], table: Table, verified: bool) -> dict[str, Any]:
+    """A bill's cost per agent, per task and in all, and per verified success (the run's cost
+    when the harness verified its outcome; None when it did not: no success to divide by)."""
+    agents: dict[str, dict[str, Any]] = {}
+    for name, row in bill["agents"].items():
+        money, why = table.cost(
+            row.get("model"), row["tokens"], row.get("prompt"), row.get("completion")
+        )
+        agents[name] = {"cost": money, "why": why}
+    known: list[float | None] = [a["cost"] for a in agents.values()]
+    total = None if None in known else round(sum(c or 0.0 for c in known), 6)
+    models = {name: row.get("model") for name, row in bill["agents"].items()}
+    tasks: dict[str, float | None] = {}
+    for line in bill["lines"]:
+        money, _ = table.cost(
+            models.get(line["agent"]), line["tokens"], line.get("prompt"), line.get("completion")
+        )
+        before = tasks.get(line["task_id"], 0.0)
+        tasks[line["task_id"]] = (
+            None if money is None or before is None else round(before + money, 6)
+        )
+    return {
+        "currency": table.currency,
+        "agents": agents,
+        "tasks": tasks,
+        "total": total,
+        "per_verified_success": total if verified else None,
+    }

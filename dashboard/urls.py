@@ -4,7 +4,7 @@ from urllib.parse import quote, unquote
 
 from django.urls import URLPattern, URLResolver, path, register_converter
 
-from dashboard.views import compare, review, runs, search, transfer
+from dashboard.views import compare, fork, review, runs, search, transfer
 
 
 class Segment:
@@ -42,6 +42,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("runs/<id:run_id>/export.jsonl", runs.export, name="export"),
     path("runs/<id:run_id>/trace.otlp.json", runs.export_otlp, name="export_otlp"),
     path("runs/<id:run_id>/replay", runs.check_replay, name="check_replay"),
+    path("runs/<id:run_id>/fork", fork.fork_page, name="fork"),
     path("review/dead-letters", review.dead_letters, name="dead_letters"),
     path(
         "review/dead-letters/<id:letter_id>/<str:decision>",

@@ -1,0 +1,75 @@
+"""The fork form: what a person may change when forking a run at one of its events."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+
+from runtime import fork
+
+BACKEND_CHOICES = [
+    ("", "as it was"),
+    ("scripted", "Scripted"),
+    ("endpoint", "OpenAI-compatible endpoint"),
+    ("local", "Local model"),
+]
+
+
+class ForkForm(forms.Form):
+    """`agents` are the run's agents (the choices for a backend change and for a message)."""
+
+    at = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    agent = forms.ChoiceField(required=False, label="Agent", help_text="Whose backend to change.")
+    backend = forms.ChoiceField(
+        choices=BACKEND_CHOICES, required=False, label="Its backend from here"
+    )
+    to = forms.ChoiceField(required=False, label="Message for")
+    message = forms.CharField(
+        required=False,
+        max_length=fork.MESSAGE_MAX,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Read by the agent as new mail at its next turn.",
+    )
+    tool_result = forms.CharField(
+        required=False,
+        max_length=fork.RESULT_MAX,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="Replace the tool result (JSON)",
+        help_text="Only when forking at a tool result; empty keeps it.",
+    )
+    max_turns = forms.IntegerField(required=False, min_value=1, max_value=5_000, label="Turn cap")
+    allowance = forms.IntegerField(
+        required=False, min_value=1, max_value=1_000_000_000, label="Allowance"
+    )
+
+    def __init__(self, *args: Any, agents: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "none"), *((a, a) for a in agents)]
+        self.fields["agent"].choices = choices  # type: ignore[attr-defined]
+        self.fields["to"].choices = choices  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if bool(data.get("agent")) != bool(data.get("backend")):
+            self.add_error("backend", "choose an agent and its backend together")
+        if data.get("message", "").strip() and not data.get("to"):
+            self.add_error("to", "choose who the message is for")
+        if data.get("tool_result", "").strip():
+            try:
+                data["result_value"] = json.loads(data["tool_result"])
+            except json.JSONDecodeError as exc:
+                self.add_error("tool_result", f"not JSON: {exc.msg} (line {exc.lineno})")
+        return data
+
+    def changes(self) -> fork.Changes:
+        data = self.cleaned_data
+        return fork.Changes(
+            models={data["agent"]: data["backend"]} if data.get("agent") else {},
+            message=(data["to"], data["message"]) if data.get("message", "").strip() else None,
+            tool_result=data.get("result_value"),
+            replace_result="result_value" in data,
+            max_turns=data.get("max_turns"),
+            allowance=data.get("allowance"),
+        )

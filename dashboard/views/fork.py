@@ -1,0 +1,52 @@
+"""The fork page: start a new run from one of a run's events, with a person's changes."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from dashboard import present
+from dashboard.access import HtmxHttpRequest, get_run_for_user
+from dashboard.forking import ForkForm
+from journal_store.journal import DjangoJournal
+from journal_store.models import StoredEvent
+from services import forks, runs
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    run = get_run_for_user(request.user, run_id)
+    agents = sorted(
+        a
+        for a in StoredEvent.objects.filter(run_id=run_id, agent__isnull=False)
+        .values_list("agent", flat=True)
+        .distinct()
+        if a
+    )
+    data = request.POST if request.method == "POST" else None
+    at = request.POST.get("at") or request.GET.get("at")
+    form = ForkForm(data, agents=agents, initial={"at": at})
+    event = None
+    if at and at.isdigit():
+        found = DjangoJournal().select("WHERE run_id = %s AND position = %s", [run_id, int(at)])
+        event = found[0].event if found else None
+    context = {"run": run, "form": form, "event": event, "at": at}
+    if event is not None:
+        context["gist"] = present.summary(event.kind, event.model_dump(mode="json"))
+    if event is None:
+        context["error"] = "Choose an event of this run to fork at (the Fork link on the timeline)."
+        return render(request, "dashboard/fork.html", context, status=400 if at else 200)
+    if request.method == "POST" and form.is_valid():
+        try:
+            child = forks.fork_run(
+                run_id, form.cleaned_data["at"], form.changes(), request.user.get_username()
+            )
+        except runs.RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("run", run_id=child)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "dashboard/fork.html", context, status=status)

@@ -1,0 +1,69 @@
+"""The fork page: a form for one event of a run, the fork started and shown, and mistakes
+named on the form with nothing written."""
+
+from __future__ import annotations
+
+import pytest
+
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary, StoredEvent
+from tests.dashboard.conftest import drive, run_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def at(run_id: str, kind: str, tool: str | None = None) -> int:
+    return next(
+        r.position
+        for r in DjangoJournal().read(f"run-{run_id}")
+        if r.event.kind == kind and (tool is None or getattr(r.event, "tool", None) == tool)
+    )
+
+
+def test_a_fork_from_the_page_starts_a_run_with_its_parent_named(as_owner, owner):
+    parent = run_of("first-flight")
+    where = at(parent, "ToolReturned", "read_file")
+    page = as_owner.get(f"/runs/{parent}/fork?at={where}")
+    assert page.status_code == 200 and "ToolReturned" in page.content.decode()
+    response = as_owner.post(
+        f"/runs/{parent}/fork",
+        {"at": where, "to": "coder", "message": "Keep the change small.", "tool_result": '"x"'},
+    )
+    assert response.status_code == 302
+    child = response["Location"].split("/")[2]
+    summary = RunSummary.objects.get(run_id=child)
+    assert (summary.parent_id, summary.fork_at, summary.started_by) == (parent, where, "owner")
+    assert drive(child) != "stepped"
+
+
+@pytest.mark.parametrize(
+    ("form", "says"),
+    [
+        ({"agent": "coder"}, "choose an agent and its backend together"),
+        ({"message": "hello"}, "choose who the message is for"),
+        ({"tool_result": "{not json"}, "not JSON"),
+        ({"max_turns": "0"}, "greater than or equal to 1"),
+        ({"agent": "coder", "backend": "oracle"}, "Select a valid choice"),
+    ],
+)
+def test_mistakes_are_named_on_the_form_and_nothing_is_written(as_owner, owner, form, says):
+    parent = run_of("premature-done")
+    where = at(parent, "ToolReturned")
+    before = (StoredEvent.objects.count(), RunSummary.objects.count())
+    response = as_owner.post(f"/runs/{parent}/fork", {"at": where, **form})
+    assert response.status_code == 400 and says in response.content.decode()
+    assert (StoredEvent.objects.count(), RunSummary.objects.count()) == before
+
+
+def test_a_fork_the_record_refuses_says_why_on_the_form(as_owner, owner):
+    parent = run_of("premature-done")
+    where = at(parent, "ToolDispatched")
+    response = as_owner.post(f"/runs/{parent}/fork", {"at": where, "tool_result": "1"})
+    assert response.status_code == 400
+    assert "fork at a ToolReturned to replace its result" in response.content.decode()
+
+
+def test_the_page_asks_for_an_event(as_owner, owner):
+    parent = run_of("premature-done")
+    assert "Choose an event of this run" in as_owner.get(f"/runs/{parent}/fork").content.decode()
+    assert as_owner.get(f"/runs/{parent}/fork?at=999999").status_code == 400

@@ -291,6 +291,18 @@ def report(results: dict[str, list[Result]], user: Any, run_ids: list[str]) -> l
     return slow
 
 
+def two_long_runs(events: int = 1_000) -> list[str]:
+    """Two runs of `events` events each (a coder reading a file turn after turn, as
+    bench/long_run.py grows them), for the compare page: they part at the coder's last turn."""
+    from bench.long_run import TURN_EVENTS, grow, new_run, register_scenario
+
+    register_scenario(events // TURN_EVENTS)
+    pair = [new_run(events // TURN_EVENTS + 5) for _ in range(2)]
+    for run_id in pair:
+        grow(run_id, events)
+    return pair
+
+
 def main() -> None:
     rng = random.Random(ARGS.seed)
     backend = "PostgreSQL" if ARGS.postgres else "SQLite"
@@ -307,6 +319,13 @@ def main() -> None:
                 f"in {seeded:.0f} s ({events / seeded:,.0f} events/s); read models rebuilt in "
                 f"{rebuilt:.0f} s ({events / rebuilt:,.0f} events/s)"
             )
+        long_pair = two_long_runs()
+        PAGES.append(
+            (
+                "compare, 1,000-event runs",
+                lambda run: f"/runs/compare?a={long_pair[0]}&b={long_pair[1]}",
+            )
+        )
         run_ids = list(RunSummary.objects.values_list("run_id", flat=True))
         PAIRS.update(zip(run_ids, run_ids[1:] + run_ids[:1], strict=True))
         statuses = Counter(RunSummary.objects.values_list("status", flat=True))

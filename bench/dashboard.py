@@ -293,7 +293,7 @@ def report(results: dict[str, list[Result]], user: Any, run_ids: list[str]) -> l
 
 def two_long_runs(events: int = 1_000) -> list[str]:
     """Two runs of `events` events each (a coder reading a file turn after turn, as
-    bench/long_run.py grows them), for the compare page: they part at the coder's last turn."""
+    bench/long_run.py grows them), for the compare page: alike, so it reads every decision."""
     from bench.long_run import TURN_EVENTS, grow, new_run, register_scenario
 
     register_scenario(events // TURN_EVENTS)

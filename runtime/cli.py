@@ -335,6 +335,31 @@ def cmd_fork(args: argparse.Namespace) -> int:
     return report(outcome, journal, path, args.json)
 
 
+def cmd_zi(args: argparse.Namespace) -> int:
+    from runtime import zero
+
+    root = Path(args.dir)
+    root.mkdir(parents=True, exist_ok=True)
+    cells = []
+    for coder in zero.CODERS:
+        for reviewer in zero.REVIEWERS:
+            path = root / f"zi-{coder}-{reviewer}.jsonl"
+            if path.exists():
+                raise flight.FlightError(f"{path} exists: give another --dir")
+            journal = JsonlJournal(path)
+            run_id = flight.new_run_id()
+            models = {"coder": coder, "reviewer": reviewer, "tester": "zi"}
+            config = flight.plan("repo-fix", args.scenario, run_id, models=models)
+            flight.fly(journal, config, run_id, root, services=services(args))
+            cells.append(zero.cell(flight.run_records(journal, run_id), coder, reviewer))
+    if args.json:
+        print(json.dumps(cells, indent=2))
+    else:
+        print(zero.table(cells))
+        print(f"\njournals: {root}/zi-*.jsonl")
+    return EXIT_OK
+
+
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     stop_path(path).write_text(json.dumps({"by": operator(), "reason": args.reason}))
@@ -444,6 +469,17 @@ def parser() -> argparse.ArgumentParser:
     forking.add_argument("--json", action="store_true")
     forking.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     forking.set_defaults(func=cmd_fork, model=None)
+
+    zi = sub.add_parser(
+        "zi",
+        help="the zero-intelligence test: fly the 2x2 (scripted or ZI coder, rule or ZI "
+        "reviewer, the ZI tester) and print what held in every cell",
+    )
+    zi.add_argument("--dir", required=True, help="where the four journals and workspaces go")
+    zi.add_argument("--scenario", default="first-flight", help="the repo-fix scenario")
+    zi.add_argument("--json", action="store_true")
+    zi.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
+    zi.set_defaults(func=cmd_zi)
 
     stop = sub.add_parser("interrupt", help="stop a running flight at its next turn boundary")
     stop.add_argument("journal")

@@ -140,6 +140,11 @@ def clients_for(
         if backend == "scripted":
             clients[agent] = ScriptedClient(scenario.scripts.get(agent, []), agent)
             continue
+        if backend in ("zi", "rules"):
+            from runtime.zero import RuleClient, ZIClient
+
+            clients[agent] = ZIClient(agent) if backend == "zi" else RuleClient()
+            continue
         if backend not in network:
             from runtime.openai_client import OpenAIClient
 

@@ -40,7 +40,7 @@ from runtime.events import (
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.team import FlightConfig, workspace_name
 
-BACKENDS = ("scripted", "endpoint", "local")
+BACKENDS = ("scripted", "endpoint", "local", "zi", "rules")
 MESSAGE_MAX = 8_000
 RESULT_MAX = 200_000  # characters of a replacement tool result, as JSON
 # The streams a fork copies: what the run did. Not its control (people's stop and resume) nor

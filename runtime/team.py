@@ -36,9 +36,10 @@ from runtime.sandbox import Sandbox
 from runtime.session import Session
 
 # scripted: the scenario's scripts; endpoint: any OpenAI-compatible server (MINUTES_MODEL_*);
-# local: the managed local model server. Older journals name the endpoint differently.
+# local: the managed local model server; zi and rules: no intelligence at all (runtime/zero.py),
+# to measure what the harness guarantees alone. Older journals name the endpoint differently.
 Backend = Annotated[
-    Literal["scripted", "endpoint", "local"],
+    Literal["scripted", "endpoint", "local", "zi", "rules"],
     BeforeValidator(lambda value: OLD_BACKEND_NAMES.get(value, value)),
 ]
 S = TypeVar("S", bound="TeamSettings")

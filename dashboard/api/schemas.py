@@ -331,7 +331,7 @@ class ForkIn(Schema):
     """A fork of the run after its event at position `at`; each change is optional."""
 
     at: int = Field(ge=1, description="the position of the event to fork after")
-    models: dict[str, Literal["scripted", "endpoint", "local"]] = Field(
+    models: dict[str, Literal["scripted", "endpoint", "local", "zi", "rules"]] = Field(
         default_factory=dict,
         max_length=32,
         description="another backend for some agents, from the fork on",

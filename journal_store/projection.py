@@ -64,6 +64,7 @@ class Projector:
     name: str
     models: tuple[Any, ...] = ()
     kinds: tuple[str, ...] | None = None  # the kinds it reads; None: every event
+    clear_when_new = False  # emptied when its checkpoint is created (tables flush misses)
 
     def apply(self, rows: list[Row], using: str) -> None:
         """Apply a batch of the journal's rows (journal.SELECT's columns), in order. Each row
@@ -318,6 +319,7 @@ class Search(Projector):
     """The full-text index (journal_store/search.py): a document per event with prose."""
 
     name = "search"
+    clear_when_new = True
 
     def apply(self, rows: list[Row], using: str) -> None:
         search.index(rows, using)
@@ -437,10 +439,10 @@ def lock(projectors: list[Projector], using: str, wait: bool) -> dict[str, int]:
     marks = dict(locked.filter(name__in=names).values_list("name", "position"))
     missing = [n for n in names if n not in marks]
     if missing:
-        # No checkpoint: the read model is applied from position 0, so it must start empty
-        # (a table Django's flush does not know of, such as the search index, may not be).
+        # No checkpoint: the read model is applied from position 0. A table Django's flush
+        # does not know of (the search index) may still hold rows: it must start empty.
         for projector in projectors:
-            if projector.name in missing:
+            if projector.name in missing and projector.clear_when_new:
                 projector.clear(using)
         Checkpoint.objects.using(using).bulk_create(
             [Checkpoint(name=n) for n in missing], ignore_conflicts=True

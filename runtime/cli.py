@@ -338,6 +338,11 @@ def cmd_fork(args: argparse.Namespace) -> int:
 def cmd_zi(args: argparse.Namespace) -> int:
     from runtime import zero
 
+    team = flight.team_named(args.team)
+    writer = next((a for a, r in team.roles.items() if r == "writes"), None)
+    reviewer_name = next((a for a, r in team.roles.items() if r == "reviews"), None)
+    if writer is None or reviewer_name is None:
+        raise flight.FlightError(f"team {args.team} has no writer and reviewer to replace")
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
     cells = []
@@ -348,8 +353,10 @@ def cmd_zi(args: argparse.Namespace) -> int:
                 raise flight.FlightError(f"{path} exists: give another --dir")
             journal = JsonlJournal(path)
             run_id = flight.new_run_id()
-            models = {"coder": coder, "reviewer": reviewer, "tester": "zi"}
-            config = flight.plan("repo-fix", args.scenario, run_id, models=models)
+            models = {writer: coder, reviewer_name: reviewer}
+            # The rest of the cast (a tester) says its fixed "done" too; the plan stays scripted.
+            models.update({a: "zi" for a in team.agents if a == "tester"})
+            config = flight.plan(args.team, args.scenario, run_id, models=models)
             flight.fly(journal, config, run_id, root, services=services(args))
             cells.append(zero.cell(flight.run_records(journal, run_id), coder, reviewer))
     if args.json:
@@ -476,7 +483,15 @@ def parser() -> argparse.ArgumentParser:
         "reviewer, the ZI tester) and print what held in every cell",
     )
     zi.add_argument("--dir", required=True, help="where the four journals and workspaces go")
-    zi.add_argument("--scenario", default="first-flight", help="the repo-fix scenario")
+    zi.add_argument(
+        "--team",
+        required=True,
+        choices=sorted(
+            n for n, t in plugins.teams().items() if set(t.roles.values()) >= {"writes", "reviews"}
+        ),
+        help="a team with a writer and a reviewer",
+    )
+    zi.add_argument("--scenario", help="the team's scenario (default: its first)")
     zi.add_argument("--json", action="store_true")
     zi.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     zi.set_defaults(func=cmd_zi)

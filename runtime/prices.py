@@ -3,7 +3,7 @@
 Prices are per million tokens, input and output apart, in one currency, configured by whoever
 runs Minutes (settings, or a JSON file named by MINUTES_PRICES):
 
-    {"currency": "USD", "models": {"gpt-4o-mini": {"input": 0.15, "output": 0.60}}}
+    {"currency": "USD", "models": {"small-model": {"input": 0.15, "output": 0.60}}}
 
 Scripted and local models cost nothing and say so ("scripted: priced at zero"). A model the
 table does not know, or a call that reported only its total (no input/output split, unless

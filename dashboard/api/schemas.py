@@ -117,7 +117,10 @@ class BillRowOut(Schema):
     share: float = Field(description="of the run's tokens, 0 to 1")
     prompt: int | None = Field(None, description="input tokens; None: some call gave only a total")
     completion: int | None = Field(None, description="output tokens")
-    model: str | None = Field(None, description="the agent's model (agents only)")
+
+
+class BillAgentOut(BillRowOut):
+    model: str | None = Field(None, description="the model the agent asked (None: not known)")
 
 
 class BillLineOut(Schema):
@@ -160,7 +163,7 @@ class MoneyOut(Schema):
 
 
 class BillOut(Schema):
-    agents: dict[str, BillRowOut]
+    agents: dict[str, BillAgentOut]
     tasks: dict[str, BillRowOut]
     lines: list[BillLineOut]
     ledgers: dict[str, LedgerOut] = Field(description="the budget's ledgers, by name")

@@ -58,7 +58,7 @@ def test_the_typed_answers_hold_everything_the_read_models_hold(api, fly_team):
     audit_fields = set(schemas["AuditDetailOut"]["properties"])
     finding_fields = set(schemas["FindingDetailOut"]["properties"])
 
-    for run_id in RunSummary.objects.values_list("run_id", flat=True):
+    for run_id, state in RunSummary.objects.values_list("run_id", "status"):
         audit = api.get(f"/api/runs/{run_id}/audit").json()
         stored = list(AuditEntry.objects.filter(run_id=run_id).order_by("position"))
         assert [a["detail"] for a in audit] == [e.detail for e in stored]
@@ -67,7 +67,7 @@ def test_the_typed_answers_hold_everything_the_read_models_hold(api, fly_team):
         stored_findings = list(Finding.objects.filter(run_id=run_id).order_by("first_position"))
         assert [f["detail"] for f in findings] == [f.detail for f in stored_findings]
         assert all(set(f.detail) <= finding_fields for f in stored_findings), run_id
-        assert api.get(f"/api/runs/{run_id}/bill").json() == queries.bill(run_id)
+        assert api.get(f"/api/runs/{run_id}/bill").json() == queries.bill(run_id, state)
         assert api.get(f"/api/runs/{run_id}/resume-point").json() == queries.resume_point(run_id)
         threads = api.get(f"/api/runs/{run_id}/threads").json()
         assert {task: [m["position"] for m in thread] for task, thread in threads.items()} == {

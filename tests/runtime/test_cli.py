@@ -28,7 +28,13 @@ def flown(tmp_path, capsys):
 def test_fly_prints_the_outcome_bill_and_journal_path(flown):
     path, out = flown
     assert out["status"] == "done" and out["journal"] == str(path)
-    assert out["bill"]["agents"]["coder"] == {"tokens": 520, "calls": 7, "share": 1.0}
+    coder = out["bill"]["agents"]["coder"]
+    assert (coder["tokens"], coder["calls"], coder["share"], coder["model"]) == (
+        520,
+        7,
+        1.0,
+        "scripted",
+    )
     assert out["bill"]["remaining"] == 5_000 - 520
 
 

@@ -50,7 +50,7 @@ def test_a_zi_agent_says_its_roles_done_whatever_it_is_told():
 
 
 def test_the_two_by_two_shows_what_the_harness_guarantees(tmp_path, capsys):
-    assert main(["zi", "--dir", str(tmp_path), "--json"]) == 0
+    assert main(["zi", "--team", "repo-fix", "--dir", str(tmp_path), "--json"]) == 0
     cells = {(c["coder"], c["reviewer"]): c for c in json.loads(capsys.readouterr().out)}
     # Competent coder: shipped whoever reviews.
     for reviewer in ("rules", "zi"):
@@ -70,5 +70,5 @@ def test_the_two_by_two_shows_what_the_harness_guarantees(tmp_path, capsys):
     for path in tmp_path.glob("zi-*.jsonl"):
         journal = JsonlJournal(path)
         assert flight.replay(journal, flight.find_run(journal, journal.streams())).identical
-    assert main(["zi", "--dir", str(tmp_path)]) == 2  # the journals are there: refused
+    assert main(["zi", "--team", "repo-fix", "--dir", str(tmp_path)]) == 2  # the journals are there: refused
     assert "exists: give another --dir" in capsys.readouterr().err

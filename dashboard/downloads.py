@@ -11,6 +11,7 @@ import re
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
+from journal_store import traces
 from journal_store.journal import DjangoJournal
 from journal_store.transfer import export_lines
 from runtime import flight, otel
@@ -40,7 +41,7 @@ def journal(run_id: str) -> StreamingHttpResponse:
 
 def otlp(run_id: str) -> HttpResponse:
     """The run's journal as an OTLP/JSON trace file, for any OpenTelemetry collector or viewer."""
-    body = otel.otlp_json(flight.run_records(DjangoJournal(), run_id))
+    body = otel.otlp_json(flight.run_records(DjangoJournal(), run_id), traces.options())
     response = HttpResponse(body, content_type="application/json")
     response["Content-Disposition"] = attachment(run_id, ".otlp.json")
     return response

@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from runtime.journal import Recorded
+from runtime.otel.options import TraceOptions
 from runtime.otel.trace import (
     SCOPE_NAME,
     SCOPE_VERSION,
-    SERVICE_NAME,
     STATUS_ERROR,
     STATUS_UNSET,
     Span,
@@ -63,12 +63,18 @@ def encode_span(span: Span, trace_id: str) -> dict[str, Any]:
 # --- the entry points --------------------------------------------------------------------------
 
 
+def resource(options: TraceOptions) -> dict[str, Any]:
+    """Who sent the spans: the project a consumer files them under (Phoenix reads the
+    OpenInference attribute, most others `service.name`)."""
+    return {"service.name": options.project, "openinference.project.name": options.project}
+
+
 def export(trace: Trace) -> dict[str, Any]:
     """The spans as one ExportTraceServiceRequest, in OTLP/JSON's shape."""
     return {
         "resourceSpans": [
             {
-                "resource": {"attributes": encode_attributes({"service.name": SERVICE_NAME})},
+                "resource": {"attributes": encode_attributes(resource(trace.options))},
                 "scopeSpans": [
                     {
                         "scope": {"name": SCOPE_NAME, "version": SCOPE_VERSION},
@@ -80,7 +86,7 @@ def export(trace: Trace) -> dict[str, Any]:
     }
 
 
-def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
+def otlp_trace(records: Iterable[Recorded], options: TraceOptions | None = None) -> dict[str, Any]:
     """One run's journal as an OTLP/JSON ExportTraceServiceRequest.
 
     Only the run's own stream (`run-<id>`) and its specialists' (`worker-<id>-...`) are read:
@@ -91,7 +97,7 @@ def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
     trace: Trace | None = None
     for rec in records:
         if trace is None and rec.stream.startswith("run-"):
-            trace = Trace(rec.stream.removeprefix("run-"))
+            trace = Trace(rec.stream.removeprefix("run-"), options)
         if trace is not None and (
             rec.stream == trace.stream or rec.stream.startswith(f"worker-{trace.run_id}-")
         ):
@@ -102,6 +108,6 @@ def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
     return export(trace)
 
 
-def otlp_json(records: Iterable[Recorded]) -> str:
+def otlp_json(records: Iterable[Recorded], options: TraceOptions | None = None) -> str:
     """The same as compact JSON text: equal journals give equal bytes."""
-    return json.dumps(otlp_trace(records), separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(otlp_trace(records, options), separators=(",", ":"), ensure_ascii=False)

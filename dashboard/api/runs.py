@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
 
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Query, Router, Status
@@ -140,13 +140,17 @@ def export(request: HttpRequest, run_id: str) -> Any:
     response={200: dict[str, Any], 404: Error},
     openapi_extra={
         "responses": {
-            200: {"description": "the run as an OpenTelemetry trace: an OTLP/JSON export request"}
+            200: {
+                "description": "the run as an OpenTelemetry trace: an OTLP export request, as "
+                "OTLP/JSON, or with format=protobuf as OTLP/protobuf",
+                "content": {"application/json": {}, "application/x-protobuf": {}},
+            }
         }
     },
 )
-def otlp(request: HttpRequest, run_id: str) -> Any:
+def otlp(request: HttpRequest, run_id: str, format: Literal["json", "protobuf"] = "json") -> Any:
     run_for(request, run_id)
-    return downloads.otlp(run_id)
+    return downloads.otlp(run_id, protobuf=format == "protobuf")
 
 
 @router.post("/{run_id}/interrupt", response={202: Accepted, 403: Error, 404: Error, 409: Error})

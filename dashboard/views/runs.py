@@ -281,6 +281,13 @@ def export_otlp(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    get_run_for_user(request.user, run_id, fresh=False)
+    return downloads.otlp(run_id, protobuf=True)
+
+
+@login_required
 @require_POST
 def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Re-run the run from its journal alone and say whether it reproduces every event."""

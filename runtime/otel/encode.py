@@ -94,6 +94,12 @@ def otlp_trace(records: Iterable[Recorded], options: TraceOptions | None = None)
     how the run was driven, not what its agents did. The first run stream met names the run;
     records of any other run are ignored. No run stream at all gives a request with no spans.
     """
+    trace = build(records, options)
+    return {"resourceSpans": []} if trace is None else export(trace)
+
+
+def build(records: Iterable[Recorded], options: TraceOptions | None = None) -> Trace | None:
+    """The run's spans, folded from its records (None when no run stream is among them)."""
     trace: Trace | None = None
     for rec in records:
         if trace is None and rec.stream.startswith("run-"):
@@ -102,10 +108,9 @@ def otlp_trace(records: Iterable[Recorded], options: TraceOptions | None = None)
             rec.stream == trace.stream or rec.stream.startswith(f"worker-{trace.run_id}-")
         ):
             trace.step(rec)  # the run's own stream, and its parallel specialists' streams
-    if trace is None:
-        return {"resourceSpans": []}
-    trace.finish()
-    return export(trace)
+    if trace is not None:
+        trace.finish()
+    return trace
 
 
 def otlp_json(records: Iterable[Recorded], options: TraceOptions | None = None) -> str:

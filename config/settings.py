@@ -300,6 +300,7 @@ if OTLP_ENDPOINT and not OTLP_ENDPOINT.startswith(("http://", "https://")):
 OTLP_HEADERS = env.pairs("MINUTES_OTLP_HEADERS")
 OTLP_TIMEOUT_SECONDS = env.number("MINUTES_OTLP_TIMEOUT_SECONDS", 10, minimum=1)
 OTLP_ATTEMPTS = env.number("MINUTES_OTLP_ATTEMPTS", 4, minimum=1)
+OTLP_BACKOFF_SECONDS = 1.0  # before the second attempt; doubling, with jitter, at most 30 s
 # Pushes waiting in the queue at most; past it a run's push is recorded as refused (retry it
 # from its page), so a dead collector cannot pile up work behind it.
 OTLP_QUEUE = env.number("MINUTES_OTLP_QUEUE", 100, minimum=1)

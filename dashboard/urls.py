@@ -40,6 +40,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("runs/<id:run_id>/export.jsonl", runs.export, name="export"),
     path("runs/<id:run_id>/trace.otlp.json", runs.export_otlp, name="export_otlp"),
     path("runs/<id:run_id>/trace.otlp.pb", runs.export_otlp_protobuf, name="export_otlp_pb"),
+    path("runs/<id:run_id>/trace/push", runs.push_trace, name="push_trace"),
     path("runs/<id:run_id>/replay", runs.check_replay, name="check_replay"),
     path("review/dead-letters", review.dead_letters, name="dead_letters"),
     path(

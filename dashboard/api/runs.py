@@ -27,7 +27,8 @@ from dashboard.api.schemas import (
     ThreadsOut,
 )
 from journal_store.models import RunSummary
-from services import runs
+from runtime import status
+from services import runs, traces
 
 router = Router(tags=["runs"])
 
@@ -151,6 +152,26 @@ def export(request: HttpRequest, run_id: str) -> Any:
 def otlp(request: HttpRequest, run_id: str, format: Literal["json", "protobuf"] = "json") -> Any:
     run_for(request, run_id)
     return downloads.otlp(run_id, protobuf=format == "protobuf")
+
+
+@router.post("/{run_id}/otlp/push", response={202: Accepted, 403: Error, 404: Error, 409: Error})
+def push_trace(request: HttpRequest, run_id: str) -> Any:
+    """Push the run's trace to the configured collector again (after a failed push)."""
+    run = run_for(request, run_id)
+    require_steer(request.user, run)
+    refusal = push_refusal(run)
+    if refusal:
+        return Status(409, {"detail": refusal})
+    return Status(202, {"detail": traces.request_push(run_id, by=user_name(request))})
+
+
+def push_refusal(run: RunSummary) -> str:
+    """Why the run's trace cannot be pushed now ("" when it can)."""
+    if not traces.enabled():
+        return "no collector is configured (MINUTES_OTLP_ENDPOINT)"
+    if not status.is_terminal(run.status):
+        return f"the run is {run.status}: its trace is pushed once it has ended"
+    return ""
 
 
 @router.post("/{run_id}/interrupt", response={202: Accepted, 403: Error, 404: Error, 409: Error})

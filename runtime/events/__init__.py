@@ -108,6 +108,7 @@ from runtime.events.team import (
     WorkspacePrepared,
     team_started_v1_v2,
 )
+from runtime.events.traces import TracePushed, TracePushFailed, TracePushQueued
 
 # --- registry and upcasters (explicit lists: reading one line answers "which kinds exist?") --
 
@@ -177,6 +178,9 @@ ALL_KINDS: tuple[type[Event], ...] = (
     SagaSettled,
     FindingUnsupported,
     AnswerComposed,
+    TracePushQueued,
+    TracePushed,
+    TracePushFailed,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -313,6 +317,9 @@ __all__ = [
     "ToolDispatched",
     "ToolReturned",
     "ToolsListed",
+    "TracePushFailed",
+    "TracePushQueued",
+    "TracePushed",
     "TurnCapReached",
     "Upcaster",
     "Usage",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from runtime.journal import Recorded
 from runtime.otel.options import TraceOptions
+from runtime.otel.text import trace_text
 from runtime.otel.trace import (
     SCOPE_NAME,
     SCOPE_VERSION,
@@ -114,5 +114,10 @@ def build(records: Iterable[Recorded], options: TraceOptions | None = None) -> T
 
 
 def otlp_json(records: Iterable[Recorded], options: TraceOptions | None = None) -> str:
-    """The same as compact JSON text: equal journals give equal bytes."""
-    return json.dumps(otlp_trace(records, options), separators=(",", ":"), ensure_ascii=False)
+    """The same as compact JSON text: equal journals give equal bytes. Written straight to text
+    (runtime/otel/text.py), equal to `json.dumps` of `otlp_trace` with compact separators."""
+    trace = build(records, options)
+    if trace is None:
+        return trace_text(None, {}, {})
+    scope = {"name": SCOPE_NAME, "version": SCOPE_VERSION}
+    return trace_text(trace, resource(trace.options), scope)

@@ -175,6 +175,32 @@ def call_key(event: ToolDispatched | ToolReturned) -> str:
     return event.call_id or f"tool:{event.tool}"
 
 
+# The kinds `Trace.step` reads; the others only move the clock.
+SPANNED = frozenset(
+    cls.kind
+    for cls in (
+        TeamStarted,
+        TeamFinished,
+        RunStarted,
+        ModelCalled,
+        ModelResponded,
+        ModelFailed,
+        ToolDispatched,
+        ToolReturned,
+        AgentFinished,
+        BudgetExhausted,
+        TurnCapReached,
+        RunInconclusive,
+        MessageSent,
+        RunInterrupted,
+        RunResumed,
+        WorkerReported,
+        WorkerTimedOut,
+        AnswerComposed,
+    )
+)
+
+
 class Trace:
     """The fold: steps through one run's records and builds its spans."""
 
@@ -201,7 +227,9 @@ class Trace:
         # start and every child inside its parent.
         self.now = max(self.now, nanos(e.t))
         root = self.root or self.open_root(rec)
-        if isinstance(e, TeamStarted):
+        if e.kind not in SPANNED:
+            pass  # most of a run's events (debits, deliveries, claims) shape no span
+        elif isinstance(e, TeamStarted):
             self.on_team_started(root, e)
         elif isinstance(e, TeamFinished):
             self.on_team_finished(root, e)

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from runtime import flight, views
 from runtime.journal import MemoryJournal, Recorded
 from runtime.jsonl import JsonlJournal
-from runtime.otel import STATUS_ERROR, STATUS_UNSET, nanos, otlp_json, otlp_trace
+from runtime.otel import STATUS_ERROR, STATUS_UNSET, TraceOptions, nanos, otlp_json, otlp_trace
 from runtime.session import StopRequest
 from runtime.team import Services
 from tests.fakellm import Reply, completion, wire_call
@@ -302,3 +302,12 @@ def test_a_model_on_an_endpoint_reports_its_name_and_token_split(server, tmp_pat
     scripted = [attrs(s) for s in chats if s is not reviewer]
     assert all(a["gen_ai.provider.name"] == "minutes" for a in scripted)
     assert all(a["gen_ai.request.model"] == "scripted" for a in scripted)
+
+
+@pytest.mark.parametrize("scenario", ["first-flight", "flaky-tool", "budget-starved"])
+def test_the_json_text_is_the_compact_dump_of_the_export(fly_team, scenario):
+    records = fly_team(scenario).records
+    for options in (None, TraceOptions(content_chars=20)):  # cut content carries "…"
+        text = otlp_json(records, options)
+        doc = otlp_trace(records, options)
+        assert text == json.dumps(doc, separators=(",", ":"), ensure_ascii=False)

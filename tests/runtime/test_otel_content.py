@@ -104,6 +104,8 @@ def test_the_scrubber_keeps_what_is_not_a_credential():
     said = "Authorization: Bearer abcdef0123456789 and -----BEGIN RSA PRIVATE KEY-----\nxyz"
     assert scrub(said) == "Authorization: [REDACTED] and [REDACTED]"
     assert scrub('{"password": "pw1234"}') == '{"password": "[REDACTED]"}'
+    # counts beside such words are not credentials: a specialist's report says how many tokens
+    assert scrub('{"tokens": 120, "max_tokens=4096"}') == '{"tokens": 120, "max_tokens=4096"}'
     assert scrub("2 passed, 0 failed in 0.01s; token budget 300") == (
         "2 passed, 0 failed in 0.01s; token budget 300"
     )

@@ -18,7 +18,7 @@ from typing import Any
 REDACTED = "[REDACTED]"
 
 # Values of keys that name a credential: `api_key=...`, `"password": "..."`, `token: ...`.
-# The match starts at the keyword (a prefix such as `OPENAI_` stays as it is): a pattern that
+# The match starts at the keyword (a prefix such as `BILLING_` stays as it is): a pattern that
 # starts with `[\w.-]*` would try every position of every text, several times slower.
 _NAMED = re.compile(
     r"(?i)((?:api[_-]?key|secret|token|password|passwd|authorization|credential)[\w.-]*"

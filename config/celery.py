@@ -13,7 +13,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("minutes")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ["tasks.runs", "tasks.effects", "tasks.fanout"]
+app.conf.imports = ["tasks.runs", "tasks.effects", "tasks.fanout", "tasks.traces"]
 
 
 @app.on_after_configure.connect

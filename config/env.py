@@ -52,6 +52,22 @@ def number(name: str, default: int, minimum: int | None = None) -> int:
     return value
 
 
+def pairs(name: str) -> dict[str, str]:
+    """`key=value,key=value` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS writes them."""
+    raw = os.environ.get(name, "")
+    out: dict[str, str] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            # The value may be a credential: name the variable and the item's place, not it.
+            place = len(out) + 1
+            raise ImproperlyConfigured(f"{name}: item {place} is not key=value")
+        out[key.strip()] = unquote(value.strip())
+    return out
+
+
 # .env.example's stand-in, refused like any other key that was never chosen.
 PLACEHOLDER_KEY = "change-me-to-50-random-characters"
 MIN_KEY_LENGTH = 50  # what Django's own deployment check asks for

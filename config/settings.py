@@ -296,6 +296,26 @@ EXEC_LOG = env.text("MINUTES_EXEC_LOG")
 # for nothing (harmless: the lease lets one delivery drive, but wasteful).
 STALL_SECONDS = env.number("MINUTES_STALL_SECONDS", 60)
 
+# Traces (runtime/otel, docs/traces.md). The project names the service a consumer files runs
+# under; content (prompts, answers, tool arguments and results) can be left out, and is cut to
+# MINUTES_OTLP_CONTENT_CHARS a field. With an endpoint, every run that ends is pushed there as
+# OTLP/HTTP protobuf (POST <endpoint>/v1/traces) by the workers, with these headers (auth).
+OTLP_PROJECT = env.text("MINUTES_OTLP_PROJECT", "minutes").strip() or "minutes"
+OTLP_CONTENT = env.flag("MINUTES_OTLP_CONTENT", default=True)
+OTLP_CONTENT_CHARS = env.number("MINUTES_OTLP_CONTENT_CHARS", 4_000, minimum=1)
+OTLP_ENDPOINT = env.text("MINUTES_OTLP_ENDPOINT").strip().rstrip("/")
+if OTLP_ENDPOINT and not OTLP_ENDPOINT.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"MINUTES_OTLP_ENDPOINT must start with http:// or https://, got {OTLP_ENDPOINT!r}"
+    )
+OTLP_HEADERS = env.pairs("MINUTES_OTLP_HEADERS")
+OTLP_TIMEOUT_SECONDS = env.number("MINUTES_OTLP_TIMEOUT_SECONDS", 10, minimum=1)
+OTLP_ATTEMPTS = env.number("MINUTES_OTLP_ATTEMPTS", 4, minimum=1)
+OTLP_BACKOFF_SECONDS = 1.0  # before the second attempt; doubling, with jitter, at most 30 s
+# Pushes waiting in the queue at most; past it a run's push is recorded as refused (retry it
+# from its page), so a dead collector cannot pile up work behind it.
+OTLP_QUEUE = env.number("MINUTES_OTLP_QUEUE", 100, minimum=1)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

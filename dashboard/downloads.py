@@ -11,6 +11,7 @@ import re
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
+from journal_store import traces
 from journal_store.journal import DjangoJournal
 from journal_store.transfer import export_lines
 from runtime import flight, otel
@@ -19,7 +20,7 @@ UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def attachment(run_id: str, suffix: str) -> str:
-    """The Content-Disposition for one of a run's files (`.jsonl`, `.otlp.json`).
+    """The Content-Disposition for one of a run's files (`.jsonl`, `.otlp.json`, `.otlp.pb`).
 
     Anything in the id but letters, digits, '.', '_' and '-' becomes '_', so a hostile id
     cannot add parameters (`filename*=`), break out of the quotes or name a path; Django
@@ -38,9 +39,16 @@ def journal(run_id: str) -> StreamingHttpResponse:
     return response
 
 
-def otlp(run_id: str) -> HttpResponse:
-    """The run's journal as an OTLP/JSON trace file, for any OpenTelemetry collector or viewer."""
-    body = otel.otlp_json(flight.run_records(DjangoJournal(), run_id))
+def otlp(run_id: str, protobuf: bool = False) -> HttpResponse:
+    """The run's journal as an OTLP trace file, for any OpenTelemetry collector or viewer:
+    OTLP/JSON, or OTLP/protobuf (what collectors that refuse JSON take, Phoenix among them)."""
+    records = flight.run_records(DjangoJournal(), run_id)
+    if protobuf:
+        pb = otel.otlp_protobuf(records, traces.options())
+        response = HttpResponse(pb, content_type=otel.PROTOBUF_TYPE)
+        response["Content-Disposition"] = attachment(run_id, ".otlp.pb")
+        return response
+    body = otel.otlp_json(records, traces.options())
     response = HttpResponse(body, content_type="application/json")
     response["Content-Disposition"] = attachment(run_id, ".otlp.json")
     return response

@@ -6,6 +6,8 @@
     views PATH        bill, threads, audit, resume point and findings as JSON
     diagnose PATH     findings: failure signatures, each citing the events that show it
     interrupt PATH    ask a running flight to stop at its next turn boundary
+    otlp PATH [--protobuf] [-o FILE] [--project P] [--no-content] [--content-chars N]
+                      the run as an OpenTelemetry trace: OTLP/JSON, or OTLP/protobuf
 
 Exit status: 0 done (or identical), 1 a replay differs, 2 bad input, 3 the run ended with
 another verdict (failed, halted, out_of_turns, inconclusive, escalated), 4 interrupted.
@@ -26,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import compare, flight, fork, plugins, views
+from runtime import compare, flight, fork, otel, plugins, views
 from runtime.diagnose import diagnose
 from runtime.faults import Faults
 from runtime.journal import JournalError
@@ -367,6 +369,29 @@ def cmd_zi(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_otlp(args: argparse.Namespace) -> int:
+    journal = open_journal(Path(args.journal))
+    records = flight.run_records(journal, run_of(journal, args.run))
+    try:
+        options = otel.TraceOptions(args.project, not args.no_content, args.content_chars)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.protobuf:
+        body = otel.otlp_protobuf(records, options)
+    else:
+        body = (otel.otlp_json(records, options) + "\n").encode()
+    if args.output and args.output != "-":
+        Path(args.output).write_bytes(body)
+    elif args.protobuf and sys.stdout.isatty():
+        print("error: protobuf is binary: name a file with -o FILE", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    else:
+        sys.stdout.buffer.write(body)
+        sys.stdout.flush()
+    return EXIT_OK
+
+
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     stop_path(path).write_text(json.dumps({"by": operator(), "reason": args.reason}))
@@ -495,6 +520,24 @@ def parser() -> argparse.ArgumentParser:
     zi.add_argument("--json", action="store_true")
     zi.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     zi.set_defaults(func=cmd_zi)
+    trace = sub.add_parser("otlp", help="the run as an OpenTelemetry trace (OTLP)")
+    trace.add_argument("journal")
+    trace.add_argument("--run", help="which run, when the journal holds several")
+    trace.add_argument("--protobuf", action="store_true", help="OTLP/protobuf (default: OTLP/JSON)")
+    trace.add_argument("-o", "--output", help="write to FILE (default: standard output)")
+    trace.add_argument(
+        "--project", default=otel.DEFAULT_PROJECT, help="service.name and project of the spans"
+    )
+    trace.add_argument(
+        "--no-content", action="store_true", help="leave prompts, answers and tool data out"
+    )
+    trace.add_argument(
+        "--content-chars",
+        type=int,
+        default=otel.DEFAULT_CONTENT_CHARS,
+        help="the most characters of any one piece of content",
+    )
+    trace.set_defaults(func=cmd_otlp)
 
     stop = sub.add_parser("interrupt", help="stop a running flight at its next turn boundary")
     stop.add_argument("journal")

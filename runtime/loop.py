@@ -124,6 +124,7 @@ def run(
                 text=response.text,
                 tool_calls=response.tool_calls,
                 usage=response.usage,
+                served=response.served,
             ),
             session.new(BudgetDebited, **at, amount=response.usage.total),
         )

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime import errors
-from runtime.events import CallData, Event, ModelResponded, Usage
+from runtime.events import CallData, Event, ModelResponded, Served, Usage
 
 ToolCall = CallData
 """A tool call the model asked for: id, name, arguments."""
@@ -52,7 +52,11 @@ class ModelResponse(BaseModel):
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Usage(total=0)
+    served: Served | None = None  # what the vendor said of the model and server that answered
 
+    def size(self) -> int:
+        """Characters of the answer (text plus tool-call names and arguments)."""
+        return len(self.text) + sum(len(c.name) + len(str(c.args)) for c in self.tool_calls)
 
 
 @errors.replayable
@@ -108,6 +112,9 @@ class ScriptedClient(ModelClient):
                 for i, c in enumerate(response.tool_calls, 1)
             ]
             response = response.model_copy(update={"tool_calls": calls})
+        if response.usage.prompt is None and response.usage.completion is None:
+            usage = split(response.usage, messages, response)
+            response = response.model_copy(update={"usage": usage})
         return response
 
     def fast_forward(self, calls: int) -> None:
@@ -150,6 +157,24 @@ class ReplayClient(ModelClient):
         return self.then.complete(messages, tools)
 
 
+def split(usage: Usage, window: Sequence[ChatMessage], answer: ModelResponse) -> Usage:
+    """A script's synthetic total, split between input and output in proportion to the window's
+    and the answer's sizes.
+
+    A script says only what a call costs; trace consumers compute the total as input + output,
+    so a total alone reads as 0 tokens there. The parts always add up to the total the script
+    gave, so bills and budgets are unchanged. Deterministic: a resumed run splits the same way.
+    """
+    asked = sum(m.size() for m in window)
+    answered = answer.size()
+    if usage.total == 0 or asked + answered == 0:
+        return Usage(total=usage.total, prompt=usage.total, completion=0)
+    prompt = usage.total * asked // (asked + answered)
+    if answered and prompt == usage.total and usage.total > 1:
+        prompt -= 1  # an answer of any length costs at least one output token
+    return Usage(total=usage.total, prompt=prompt, completion=usage.total - prompt)
+
+
 def response_of(event: ModelResponded) -> ModelResponse:
     """The response a ModelResponded event recorded. v1 events recorded only the usage."""
     if event.text is None or event.tool_calls is None:
@@ -157,7 +182,9 @@ def response_of(event: ModelResponded) -> ModelResponse:
             f"the journal recorded only the usage of {event.agent}'s response at turn "
             f"{event.turn} (ModelResponded v1): it cannot be replayed"
         )
-    return ModelResponse(text=event.text, tool_calls=list(event.tool_calls), usage=event.usage)
+    return ModelResponse(
+        text=event.text, tool_calls=list(event.tool_calls), usage=event.usage, served=event.served
+    )
 
 
 # --- small builders for scripts ----------------------------------------------------------------

@@ -29,6 +29,7 @@ from runtime.openai_wire import (
     ModelProtocolError,
     estimate_usage,
     parse_message,
+    parse_served,
     parse_usage,
     snippet,
     wire_message,
@@ -38,6 +39,9 @@ from runtime.openai_wire import (
 
 CHAT_PATH = "/chat/completions"
 OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the rename
+# How the GenAI semantic conventions name the provider of a server that speaks this protocol
+# (`gen_ai.provider.name`), whoever runs it: a trace names the protocol, not our backend.
+GENAI_PROVIDER = "openai"
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
 
 
@@ -204,7 +208,8 @@ class OpenAIClient(ModelClient):
         usage = parse_usage(reply.get("usage"))
         if usage is None:
             usage = estimate_usage(messages, tools, text, calls)
-        return ModelResponse(text=text, tool_calls=calls, usage=usage)
+        served = parse_served(reply, self.base_url)
+        return ModelResponse(text=text, tool_calls=calls, usage=usage, served=served)
 
     def _pick_then_force(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
@@ -228,6 +233,7 @@ class OpenAIClient(ModelClient):
             text=forced.text if calls else pick.text,
             tool_calls=calls,
             usage=add_usage(pick.usage, forced.usage),
+            served=forced.served if calls else pick.served,
         )
 
     # --- HTTP ----------------------------------------------------------------------------------

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import math
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
 from runtime import errors
-from runtime.events import Usage
+from runtime.events import Served, Usage
 from runtime.model import ChatMessage, ModelError, ToolCall, ToolSpec
 
 SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a whole HTML page
@@ -166,6 +167,29 @@ def parse_usage(raw: Any) -> Usage | None:
     if total <= 0:
         return None
     return Usage(total=total, prompt=prompt, completion=completion)
+
+
+def parse_served(reply: dict[str, Any], base_url: str) -> Served:
+    """Who answered: the reply's model, id and finish reason (each only when it is a string),
+    and the server's host and port from the base URL (never its path or credentials)."""
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) and value else None
+
+    choices = reply.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else {}
+    url = urllib.parse.urlsplit(base_url)
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+    except ValueError:  # a port that is not a number: say nothing rather than fail the answer
+        port = None
+    return Served(
+        model=text(reply.get("model")),
+        response_id=text(reply.get("id")),
+        finish_reason=text(first.get("finish_reason")) if isinstance(first, dict) else None,
+        server_address=url.hostname or None,
+        server_port=port,
+    )
 
 
 def estimate_usage(

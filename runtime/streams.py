@@ -1,7 +1,8 @@
 """The streams a run owns, by name: its journal and the sub-streams built from its id.
 
 A run writes to streams of two sorts. Its own: `run-<id>` (the journal), `control-<id>` (stop,
-resume, leases of the driver), `lease-<id>`, `breakers-<id>`, the fan-out specialists'
+resume, leases of the driver), `lease-<id>`, `breakers-<id>`, `traces-<id>` (pushes of its
+trace), the fan-out specialists'
 `worker-<id>-<sub>-<worker>` with their leases `lease-worker-<id>-...`, the specialist slots'
 `lease-slots-<id>-<n>`, and its sagas' `saga-<name>-<id>`. And shared ones, whose names say
 nothing of the run: facts (`subject-...`), claims, conflicts, intents, effects, inboxes. Who
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 
 # <prefix><run id>, exactly
-OWN = ("run-", "control-", "lease-", "breakers-")
+OWN = ("run-", "control-", "lease-", "breakers-", "traces-")
 # <prefix><run id>-<more>: the run's id is some dash-separated beginning of the rest
 NESTED = ("worker-", "lease-worker-", "lease-slots-")
 # saga-<name>-<run id>, the name one lowercase word
@@ -33,6 +34,11 @@ def control(run_id: str) -> str:
 def driver_lease(run_id: str) -> str:
     """The driver's lease: its version is the epoch a step's appends are fenced by."""
     return f"lease-{run_id}"
+
+
+def traces(run_id: str) -> str:
+    """What became of the run's trace: pushes to a collector, and their outcomes."""
+    return f"traces-{run_id}"
 
 
 def breakers(run_id: str) -> str:

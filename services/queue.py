@@ -27,6 +27,7 @@ STALE_CHANNEL_TRIES = 3
 # The names queued messages carry. They are the tasks' historical import paths; keep them.
 ADVANCE = "tasks.runs.advance"
 SPECIALIST = "tasks.fanout.specialist"
+PUSH_TRACE = "tasks.traces.push"
 
 
 def send(name: str, *ids: str, countdown: float | None = None, node: str | None = None) -> None:
@@ -72,6 +73,11 @@ def advance(run_id: str, countdown: float | None = None, node: str | None = None
     """Drive the run's next step (on a worker), after `countdown` seconds if given; on worker
     `node` when given, where the run's flight is parked."""
     send(ADVANCE, run_id, countdown=countdown, node=node)
+
+
+def push_trace(run_id: str) -> None:
+    """Push the run's trace to the configured collector (on a worker; services/traces.py)."""
+    send(PUSH_TRACE, run_id)
 
 
 def specialist(run_id: str, sub_id: str) -> None:

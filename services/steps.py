@@ -39,7 +39,7 @@ from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.team import FlightConfig, Services
 from runtime.warm import WarmFlight, WarmFlights
-from services import queue, specialists
+from services import queue, specialists, traces
 from services.control import Control, faults, heartbeat, holder, stalled
 from teams.desk.services import DeskServices
 
@@ -120,6 +120,8 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
         queue.advance(run_id, countdown=WAIT_SECONDS)
     elif outcome == "failed-step":
         queue.advance(run_id, countdown=retry_in)
+    elif status.is_terminal(outcome):
+        traces.run_ended(run_id)  # its trace to the collector, if one is set: from a worker, later
     return outcome
 
 

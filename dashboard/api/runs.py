@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
 
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Query, Router, Status
@@ -30,7 +30,8 @@ from dashboard.api.schemas import (
     ThreadsOut,
 )
 from journal_store.models import RunSummary
-from services import forks, runs, tags
+from runtime import status
+from services import forks, runs, tags, traces
 
 router = Router(tags=["runs"])
 
@@ -151,13 +152,37 @@ def export(request: HttpRequest, run_id: str) -> Any:
     response={200: dict[str, Any], 404: Error},
     openapi_extra={
         "responses": {
-            200: {"description": "the run as an OpenTelemetry trace: an OTLP/JSON export request"}
+            200: {
+                "description": "the run as an OpenTelemetry trace: an OTLP export request, as "
+                "OTLP/JSON, or with format=protobuf as OTLP/protobuf",
+                "content": {"application/json": {}, "application/x-protobuf": {}},
+            }
         }
     },
 )
-def otlp(request: HttpRequest, run_id: str) -> Any:
+def otlp(request: HttpRequest, run_id: str, format: Literal["json", "protobuf"] = "json") -> Any:
     run_for(request, run_id)
-    return downloads.otlp(run_id)
+    return downloads.otlp(run_id, protobuf=format == "protobuf")
+
+
+@router.post("/{run_id}/otlp/push", response={202: Accepted, 403: Error, 404: Error, 409: Error})
+def push_trace(request: HttpRequest, run_id: str) -> Any:
+    """Push the run's trace to the configured collector again (after a failed push)."""
+    run = run_for(request, run_id)
+    require_steer(request.user, run)
+    refusal = push_refusal(run)
+    if refusal:
+        return Status(409, {"detail": refusal})
+    return Status(202, {"detail": traces.request_push(run_id, by=user_name(request))})
+
+
+def push_refusal(run: RunSummary) -> str:
+    """Why the run's trace cannot be pushed now ("" when it can)."""
+    if not traces.enabled():
+        return "no collector is configured (MINUTES_OTLP_ENDPOINT)"
+    if not status.is_terminal(run.status):
+        return f"the run is {run.status}: its trace is pushed once it has ended"
+    return ""
 
 
 @router.post("/{run_id}/interrupt", response={202: Accepted, 403: Error, 404: Error, 409: Error})

@@ -19,9 +19,10 @@ from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 from dashboard import actions, downloads, errors, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.forms import NewRunForm
+from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import status
-from services import runs
+from services import runs, traces
 from teams import TEAMS
 
 PAGE = 50
@@ -80,7 +81,18 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "can_steer": can_steer(request.user, run),
         "can_decide": can_decide(request.user),
         "tabs": TABS,
+        "trace_push": traces_state(run),
     }
+
+
+def traces_state(run: RunSummary) -> dict[str, Any] | None:
+    """The run's last trace push, and whether one may be asked for (a run that ended, with a
+    collector configured, and no push waiting)."""
+    last = journal_traces.state(run.run_id)
+    if not traces.enabled() and last is None:
+        return None
+    open_ = traces.enabled() and status.is_terminal(run.status)
+    return {"last": last, "can_push": open_ and (last is None or last["state"] != "queued")}
 
 
 @login_required
@@ -278,6 +290,28 @@ def export(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
 def export_otlp(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     get_run_for_user(request.user, run_id, fresh=False)
     return downloads.otlp(run_id)
+
+
+@login_required
+@require_GET
+def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    get_run_for_user(request.user, run_id, fresh=False)
+    return downloads.otlp(run_id, protobuf=True)
+
+
+@login_required
+@require_POST
+def push_trace(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    """Push the run's trace to the collector (again): the retry button of a failed push."""
+    run = get_run_for_user(request.user, run_id)
+    require_steer(request.user, run)
+    if not (traces.enabled() and status.is_terminal(run.status)):
+        context = {"message": "the trace cannot be pushed now", "level": "error"}
+        return render(request, "dashboard/_message.html", context, status=409)
+    traces.request_push(run_id, by=request.user.get_username())
+    if request.htmx:
+        return HttpResponseClientRefresh()
+    return redirect("run", run_id=run_id)
 
 
 @login_required

@@ -23,6 +23,7 @@ from runtime.events.base import (
     ErrorInfo,
     Event,
     EventFormatError,
+    Served,
     Usage,
     describe_validation,
     event_fields,
@@ -108,6 +109,7 @@ from runtime.events.team import (
     WorkspacePrepared,
     team_started_v1_v2,
 )
+from runtime.events.traces import TracePushed, TracePushFailed, TracePushQueued
 
 # --- registry and upcasters (explicit lists: reading one line answers "which kinds exist?") --
 
@@ -180,6 +182,9 @@ ALL_KINDS: tuple[type[Event], ...] = (
     SagaSettled,
     FindingUnsupported,
     AnswerComposed,
+    TracePushQueued,
+    TracePushed,
+    TracePushFailed,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -307,6 +312,7 @@ __all__ = [
     "SagaCompensated",
     "SagaSettled",
     "SagaStepCompleted",
+    "Served",
     "StaleWorkRejected",
     "StepFailed",
     "StopRequested",
@@ -318,6 +324,9 @@ __all__ = [
     "ToolDispatched",
     "ToolReturned",
     "ToolsListed",
+    "TracePushFailed",
+    "TracePushQueued",
+    "TracePushed",
     "TurnCapReached",
     "Upcaster",
     "Usage",

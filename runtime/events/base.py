@@ -66,6 +66,20 @@ class Usage(BaseModel):
     completion: int | None = Field(default=None, ge=0)
 
 
+class Served(BaseModel):
+    """What the vendor said of who answered a model call: all optional, since a scripted model,
+    a replayed journal, or a server that says nothing leaves them unknown. A trace reads them
+    (`gen_ai.response.*`, `server.*`); nothing in the run depends on them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = None  # the model the server says answered (may differ from the asked)
+    response_id: str | None = None
+    finish_reason: str | None = None  # as the vendor wrote it: stop, tool_calls, length, ...
+    server_address: str | None = None  # the endpoint's host, never its path or credentials
+    server_port: int | None = None
+
+
 class CallData(BaseModel):
     """A tool call as the model asked for it."""
 

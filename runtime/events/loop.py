@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from runtime.events.base import CallData, ErrorInfo, Event, Usage
+from runtime.events.base import CallData, ErrorInfo, Event, Served, Usage
 
 # --- the agent loop's ten kinds (names kept from the reference runtime) ----------------------
 
@@ -28,13 +28,15 @@ class ModelCalled(Event):
 
 class ModelResponded(Event):
     """The model answered. v2 carries the text and tool calls, so a run can be replayed;
-    v1 carried only `usage` (an int), and such responses read back with text and calls None."""
+    v1 carried only `usage` (an int), and such responses read back with text and calls None.
+    `served` (optional, so older v2 lines load unchanged) says which model and server answered."""
 
     kind: ClassVar[str] = "ModelResponded"
     v: ClassVar[int] = 2
     text: str | None
     tool_calls: list[CallData] | None
     usage: Usage
+    served: Served | None = None
 
     @property
     def replayable(self) -> bool:

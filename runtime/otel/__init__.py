@@ -2,11 +2,28 @@
 
 trace.py    the fold: a run's journal (its own stream and its specialists') to spans
 encode.py   the OTLP/JSON encoding and the entry points, `otlp_trace` and `otlp_json`
+protobuf.py the OTLP/protobuf encoding (official definitions), `otlp_protobuf` and `otlp_request`
+push.py     the push of a protobuf trace to an OTLP/HTTP collector, with retries (the network)
+options.py  what a deployment chooses: the project, and whether (and how much) content goes in
 
-Plain Python like the rest of the runtime: no Django, no clock, no network.
+Plain Python like the rest of the runtime: no Django; no clock and no network but in push.py.
 """
 
 from runtime.otel.encode import otlp_json, otlp_trace
+from runtime.otel.options import DEFAULT_CONTENT_CHARS, DEFAULT_PROJECT, TraceOptions
+from runtime.otel.protobuf import PROTOBUF_TYPE, otlp_protobuf, otlp_request
 from runtime.otel.trace import STATUS_ERROR, STATUS_UNSET, nanos
 
-__all__ = ["STATUS_ERROR", "STATUS_UNSET", "nanos", "otlp_json", "otlp_trace"]
+__all__ = [
+    "DEFAULT_CONTENT_CHARS",
+    "DEFAULT_PROJECT",
+    "PROTOBUF_TYPE",
+    "STATUS_ERROR",
+    "STATUS_UNSET",
+    "TraceOptions",
+    "nanos",
+    "otlp_json",
+    "otlp_protobuf",
+    "otlp_request",
+    "otlp_trace",
+]

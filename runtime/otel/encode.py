@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from runtime.journal import Recorded
+from runtime.otel.options import TraceOptions
+from runtime.otel.text import trace_text
 from runtime.otel.trace import (
     SCOPE_NAME,
     SCOPE_VERSION,
-    SERVICE_NAME,
     STATUS_ERROR,
     STATUS_UNSET,
     Span,
@@ -63,12 +63,18 @@ def encode_span(span: Span, trace_id: str) -> dict[str, Any]:
 # --- the entry points --------------------------------------------------------------------------
 
 
+def resource(options: TraceOptions) -> dict[str, Any]:
+    """Who sent the spans: the project a consumer files them under (Phoenix reads the
+    OpenInference attribute, most others `service.name`)."""
+    return {"service.name": options.project, "openinference.project.name": options.project}
+
+
 def export(trace: Trace) -> dict[str, Any]:
     """The spans as one ExportTraceServiceRequest, in OTLP/JSON's shape."""
     return {
         "resourceSpans": [
             {
-                "resource": {"attributes": encode_attributes({"service.name": SERVICE_NAME})},
+                "resource": {"attributes": encode_attributes(resource(trace.options))},
                 "scopeSpans": [
                     {
                         "scope": {"name": SCOPE_NAME, "version": SCOPE_VERSION},
@@ -80,7 +86,7 @@ def export(trace: Trace) -> dict[str, Any]:
     }
 
 
-def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
+def otlp_trace(records: Iterable[Recorded], options: TraceOptions | None = None) -> dict[str, Any]:
     """One run's journal as an OTLP/JSON ExportTraceServiceRequest.
 
     Only the run's own stream (`run-<id>`) and its specialists' (`worker-<id>-...`) are read:
@@ -88,20 +94,30 @@ def otlp_trace(records: Iterable[Recorded]) -> dict[str, Any]:
     how the run was driven, not what its agents did. The first run stream met names the run;
     records of any other run are ignored. No run stream at all gives a request with no spans.
     """
+    trace = build(records, options)
+    return {"resourceSpans": []} if trace is None else export(trace)
+
+
+def build(records: Iterable[Recorded], options: TraceOptions | None = None) -> Trace | None:
+    """The run's spans, folded from its records (None when no run stream is among them)."""
     trace: Trace | None = None
     for rec in records:
         if trace is None and rec.stream.startswith("run-"):
-            trace = Trace(rec.stream.removeprefix("run-"))
+            trace = Trace(rec.stream.removeprefix("run-"), options)
         if trace is not None and (
             rec.stream == trace.stream or rec.stream.startswith(f"worker-{trace.run_id}-")
         ):
             trace.step(rec)  # the run's own stream, and its parallel specialists' streams
+    if trace is not None:
+        trace.finish()
+    return trace
+
+
+def otlp_json(records: Iterable[Recorded], options: TraceOptions | None = None) -> str:
+    """The same as compact JSON text: equal journals give equal bytes. Written straight to text
+    (runtime/otel/text.py), equal to `json.dumps` of `otlp_trace` with compact separators."""
+    trace = build(records, options)
     if trace is None:
-        return {"resourceSpans": []}
-    trace.finish()
-    return export(trace)
-
-
-def otlp_json(records: Iterable[Recorded]) -> str:
-    """The same as compact JSON text: equal journals give equal bytes."""
-    return json.dumps(otlp_trace(records), separators=(",", ":"), ensure_ascii=False)
+        return trace_text(None, {}, {})
+    scope = {"name": SCOPE_NAME, "version": SCOPE_VERSION}
+    return trace_text(trace, resource(trace.options), scope)

@@ -30,6 +30,7 @@ from typing import Any
 from runtime import streams
 from runtime.events import (
     AgentFinished,
+    AnswerComposed,
     BudgetExhausted,
     Event,
     MessageSent,
@@ -40,16 +41,20 @@ from runtime.events import (
     RunInterrupted,
     RunResumed,
     RunStarted,
+    Served,
     TeamFinished,
     TeamStarted,
     ToolDispatched,
     ToolReturned,
     TurnCapReached,
+    WorkerReported,
+    WorkerTimedOut,
 )
 from runtime.journal import Recorded
-from runtime.openai_client import OLD_BACKEND_NAMES
+from runtime.openai_client import GENAI_PROVIDER, OLD_BACKEND_NAMES
+from runtime.otel import content
+from runtime.otel.options import TraceOptions
 
-SERVICE_NAME = "minutes"
 SCOPE_NAME = "minutes.runtime.otel"
 SCOPE_VERSION = "1"
 
@@ -59,8 +64,15 @@ KIND_CLIENT = 3
 STATUS_UNSET = 0
 STATUS_ERROR = 2
 
+# Provider names as the GenAI conventions spell them, by backend; and the model a backend uses
+# when the settings name none.
+PROVIDERS = {"scripted": "minutes", "endpoint": GENAI_PROVIDER, "local": GENAI_PROVIDER}
+DEFAULT_MODELS = {"scripted": "scripted", "local": "local"}
+
 # The error.type of a span whose closing event the journal does not hold.
 UNFINISHED = "unfinished"
+# The error.type of a run that answered, but with an answer that says what it lacks.
+DEGRADED = "degraded"
 CUT_SHORT = "the journal ends here: the run crashed, or was still going when exported"
 
 
@@ -120,10 +132,41 @@ class AgentRun:
     last: int  # when the agent last did anything: where a model call without ModelCalled starts
     model_call: Span | None = None
     tools: dict[str, ToolCall] = field(default_factory=dict)
+    # The conversation as the journal holds it (content only): the task, then each answer and
+    # each tool's response. A model call's input is its newest part that fit the window.
+    history: list[dict[str, Any]] = field(default_factory=list)
 
 
 def agent_name(event: Event) -> str:
     return event.agent or "?"  # as the bill names events of no agent
+
+
+def finish_reasons(e: ModelResponded) -> list[str] | None:
+    """Why the model stopped: what the vendor said, else what the answer shows (calls or not);
+    unknown for a v1 response, which recorded no answer."""
+    if e.served is not None and e.served.finish_reason:
+        return [e.served.finish_reason]
+    if e.tool_calls is None:
+        return None
+    return ["tool_calls" if e.tool_calls else "stop"]
+
+
+def reported_failure(report: Any) -> tuple[str, str] | None:
+    """The error type and message of a specialist's report that says it failed, else None.
+
+    Reports are typed (runtime/fanout/contracts.py): status "failed" with a reason code, and
+    in `degraded` what is missing. Results of other agents are free-form: only that shape counts.
+    """
+    if not isinstance(report, dict) or report.get("status") != "failed":
+        return None
+    reason = report.get("reason")
+    why = report.get("degraded") or reason or "no reason given"
+    return (str(reason or "failed"), f"the agent reported failure: {why}")
+
+
+def agent_id(run_id: str, agent: str) -> str:
+    """An agent's id in the conventions' sense: its role, within this run."""
+    return f"{run_id}/{agent}"
 
 
 def call_key(event: ToolDispatched | ToolReturned) -> str:
@@ -132,11 +175,38 @@ def call_key(event: ToolDispatched | ToolReturned) -> str:
     return event.call_id or f"tool:{event.tool}"
 
 
+# The kinds `Trace.step` reads; the others only move the clock.
+SPANNED = frozenset(
+    cls.kind
+    for cls in (
+        TeamStarted,
+        TeamFinished,
+        RunStarted,
+        ModelCalled,
+        ModelResponded,
+        ModelFailed,
+        ToolDispatched,
+        ToolReturned,
+        AgentFinished,
+        BudgetExhausted,
+        TurnCapReached,
+        RunInconclusive,
+        MessageSent,
+        RunInterrupted,
+        RunResumed,
+        WorkerReported,
+        WorkerTimedOut,
+        AnswerComposed,
+    )
+)
+
+
 class Trace:
     """The fold: steps through one run's records and builds its spans."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, options: TraceOptions | None = None) -> None:
         self.run_id = run_id
+        self.options = options or TraceOptions()
         self.stream = streams.journal(run_id)
         self.trace_id = hex_id(f"minutes/{run_id}", 32)
         self.spans: list[Span] = []
@@ -145,6 +215,8 @@ class Trace:
         self.config: dict[str, Any] = {}
         self.now = 0
         self.paused: str | None = None  # who stopped the run and why, until it is resumed
+        self.degraded: str | None = None  # what the run's answer says it lacks
+        self.stopped: dict[tuple[str, str | None], Span] = {}  # agent runs that ended, by task
 
     # --- stepping ------------------------------------------------------------------------------
 
@@ -155,7 +227,9 @@ class Trace:
         # start and every child inside its parent.
         self.now = max(self.now, nanos(e.t))
         root = self.root or self.open_root(rec)
-        if isinstance(e, TeamStarted):
+        if e.kind not in SPANNED:
+            pass  # most of a run's events (debits, deliveries, claims) shape no span
+        elif isinstance(e, TeamStarted):
             self.on_team_started(root, e)
         elif isinstance(e, TeamFinished):
             self.on_team_finished(root, e)
@@ -175,6 +249,11 @@ class Trace:
             self.on_agent_stopped(e)
         elif isinstance(e, MessageSent | RunInterrupted | RunResumed):
             self.note(root, e)
+        elif isinstance(e, WorkerReported | WorkerTimedOut):
+            self.on_worker_failed(e)
+        elif isinstance(e, AnswerComposed):
+            self.degraded = e.degraded or None
+            self.put(root, "output.value", e.text)
         run = self.agents.get(agent_name(e))
         if run is not None:
             run.last = self.now
@@ -201,10 +280,11 @@ class Trace:
                 "gen_ai.agent.name": e.team,
                 "minutes.team": e.team,
                 "minutes.scenario": e.scenario,
-                "minutes.task": e.task,
                 "minutes.started_by": e.config.get("started_by"),
             }
         )
+        self.put(root, "minutes.task", e.task)  # the task is content, like the prompts
+        self.put(root, "input.value", e.task)
 
     def on_team_finished(self, root: Span, e: TeamFinished) -> None:
         for name in list(self.agents):
@@ -212,8 +292,13 @@ class Trace:
                 name, self.now, UNFINISHED, f"the run finished ({e.status}) before the agent did"
             )
         root.attributes["minutes.status"] = e.status
+        if "output.value" not in root.attributes:
+            self.put(root, "output.value", e.reason or e.status)
         if e.status != "done":
             root.fail(e.status, e.reason or e.status)
+        elif self.degraded is not None:
+            # Answered, but short of what was asked: a consumer lists it with the failures.
+            root.fail(DEGRADED, e.reason or f"the answer is degraded: {self.degraded}")
         root.end = self.now
 
     def note(self, root: Span, e: MessageSent | RunInterrupted | RunResumed) -> None:
@@ -248,14 +333,18 @@ class Trace:
             {
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.agent.name": name,
+                "gen_ai.agent.id": agent_id(self.run_id, name),
                 **self.model_attributes(name),
                 "minutes.task_id": e.task_id,
             }
         )
+        run = AgentRun(span, self.now)
         if isinstance(e, RunStarted):
             span.attributes["minutes.agent.max_turns"] = e.max_turns
             span.attributes["minutes.agent.tools"] = e.tools
-        run = AgentRun(span, self.now)
+            self.put(span, "input.value", e.task)
+            if self.options.content:
+                run.history.append(content.text_message("user", e.task, self.limit))
         self.agents[name] = run
         return run
 
@@ -271,7 +360,13 @@ class Trace:
         if name not in self.agents:
             return
         if isinstance(e, AgentFinished):
-            self.close_agent(name, self.now, outcome="done")
+            if e.result is not None:
+                self.put(self.agents[name].span, "output.value", e.result)
+            failed = reported_failure(e.result)
+            if failed is None:
+                self.close_agent(name, self.now, outcome="done")
+            else:
+                self.close_agent(name, self.now, *failed, outcome="failed")
         elif isinstance(e, BudgetExhausted):
             spent = f": spent {e.spent} of {e.allowance} tokens" if e.spent is not None else ""
             self.close_agent(name, self.now, "halted", f"budget exhausted{spent}")
@@ -297,25 +392,48 @@ class Trace:
                 self.dangling_tool(run, call, at, why)
         run.span.attributes["minutes.agent.outcome"] = outcome or error_type
         run.span.close(at, error_type, message)
+        self.stopped[(name, run.span.attributes.get("minutes.task_id"))] = run.span
+
+    def on_worker_failed(self, e: WorkerReported | WorkerTimedOut) -> None:
+        """The supervisor's word that a specialist failed: its span is red, even when the
+        specialist itself finished quietly (a report it got wrong, a deadline it missed)."""
+        if isinstance(e, WorkerTimedOut):
+            worker: Any = e.worker_id
+            failed: tuple[str, str] | None = (
+                "timeout",
+                f"no report within {e.deadline_seconds:g} s (waited {e.elapsed:.1f} s)",
+            )
+        else:
+            worker = e.report.get("worker_id")
+            failed = reported_failure(e.report)
+        if failed is None or not isinstance(worker, str):
+            return
+        run = self.agents.get(worker)
+        span = run.span if run is not None else self.stopped.get((worker, e.task_id))
+        if span is not None and span.error is None:
+            span.fail(*failed)
+            span.attributes["minutes.agent.outcome"] = "failed"
 
     def model_attributes(self, agent: str) -> dict[str, Any]:
         """What the recorded settings say of the agent's model.
 
-        The provider is the backend the run was configured with (scripted, endpoint, local):
-        an endpoint may be served by anybody, so naming a vendor would be a guess. The
-        model's name is known only when the settings recorded it.
+        The provider is named as the GenAI conventions name them, not by our backend's name:
+        an endpoint or a local server speaks the OpenAI-compatible protocol (whoever serves it),
+        and the client module names that protocol's provider; a script is Minutes' own. The
+        backend stays in `minutes.model.backend`. The model's name is the one the settings
+        recorded, "scripted" for a script, "local" for the local server.
         """
         models = self.config.get("models") or {}
         backend = models.get(agent) or self.config.get("model")
         if backend is None:
             return {}
         backend = OLD_BACKEND_NAMES.get(backend, backend)  # its name in older journals
-        scripted = backend == "scripted"
-        provider = backend
+        provider = PROVIDERS.get(backend, backend)
+        named = None if backend == "scripted" else self.config.get("model_name")
         return {
             "gen_ai.provider.name": provider,
             "gen_ai.system": provider,  # the attribute's older name, still read by many tools
-            "gen_ai.request.model": None if scripted else self.config.get("model_name"),
+            "gen_ai.request.model": named or DEFAULT_MODELS.get(backend),
             "minutes.model.backend": backend,
         }
 
@@ -328,6 +446,13 @@ class Trace:
         run.model_call = self.open_model_call(rec, run, self.now)
         run.model_call.attributes["minutes.window.messages"] = e.messages
         run.model_call.attributes["minutes.window.chars"] = e.window_chars
+        if self.options.content and run.history:
+            # The window held the system prompt (not journalled), the task, and the newest
+            # turns that fit: as many as the recorded count says, less those two.
+            newer = run.history[1:]
+            keep = len(newer) if e.messages is None else max(0, e.messages - 2)
+            window = run.history[:1] + (newer[-keep:] if keep else [])
+            run.model_call.attributes["gen_ai.input.messages"] = content.messages_json(window)
 
     def open_model_call(self, rec: Recorded, run: AgentRun, start: int) -> Span:
         e = rec.event
@@ -340,6 +465,7 @@ class Trace:
                 "gen_ai.operation.name": "chat",
                 **model,
                 "gen_ai.agent.name": name,
+                "gen_ai.agent.id": agent_id(self.run_id, name),
                 "minutes.task_id": e.task_id,
                 "minutes.turn": e.turn,
             }
@@ -357,16 +483,33 @@ class Trace:
     def on_model_responded(self, rec: Recorded, e: ModelResponded) -> None:
         span = self.take_model_call(rec)
         usage = e.usage
+        served = e.served or Served()
         span.attributes.update(
             {
-                # The split is known only when the vendor reports it; the total always is.
+                # The split is known when the vendor (or the script) reports it; the total
+                # always is. Journals from before scripts split their totals have none.
                 "gen_ai.usage.input_tokens": usage.prompt,
                 "gen_ai.usage.output_tokens": usage.completion,
                 "minutes.usage.total_tokens": usage.total,
                 "minutes.tool_calls": None if e.tool_calls is None else len(e.tool_calls),
+                "gen_ai.response.finish_reasons": finish_reasons(e),
+                "gen_ai.response.model": served.model,
+                "gen_ai.response.id": served.response_id,
+                "server.address": served.server_address,
+                "server.port": served.server_port,
             }
         )
         span.close(self.now)
+        if self.options.content and e.text is not None:
+            calls = [(c.id, c.name, c.args) for c in e.tool_calls or []]
+            reasons = finish_reasons(e)
+            said = content.assistant_message(
+                e.text, calls, self.limit, reasons[0] if reasons else None
+            )
+            span.attributes["gen_ai.output.messages"] = content.messages_json([said])
+            run = self.agents.get(agent_name(e))
+            if run is not None:
+                run.history.append({k: v for k, v in said.items() if k != "finish_reason"})
 
     def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
         self.take_model_call(rec).close(self.now, e.error.type, e.error.message)
@@ -391,6 +534,13 @@ class Trace:
         call = run.tools.get(key) or ToolCall(rec, run.last)  # a return with no dispatch
         span = self.open_tool_span(rec, run, e, call.since)
         span.attributes["minutes.tool.attempt"] = e.attempt
+        if self.options.content:
+            asked = call.dispatched.event
+            if isinstance(asked, ToolDispatched) and asked.args is not None:
+                self.put(span, "gen_ai.tool.call.arguments", asked.args)
+            answer = e.result if e.error is None else f"{e.error.type}: {e.error.message}"
+            self.put(span, "gen_ai.tool.call.result", answer)
+            run.history.append(content.tool_message(e.call_id, answer, self.limit))
         if e.error is not None:
             span.close(self.now, e.error.type, e.error.message)
             call.attempts += 1
@@ -421,11 +571,23 @@ class Trace:
                 "gen_ai.tool.call.id": e.call_id,
                 "gen_ai.tool.type": "function",
                 "gen_ai.agent.name": agent_name(e),
+                "gen_ai.agent.id": agent_id(self.run_id, agent_name(e)),
                 "minutes.task_id": e.task_id,
                 "minutes.turn": e.turn,
             }
         )
         return span
+
+    # --- content ---------------------------------------------------------------------------------
+
+    @property
+    def limit(self) -> int:
+        return self.options.content_chars
+
+    def put(self, span: Span, key: str, value: Any) -> None:
+        """One piece of content on a span, scrubbed and bounded; nothing when content is off."""
+        if self.options.content and value is not None:
+            span.attributes[key] = content.clean(value, self.limit)
 
     # --- building spans ------------------------------------------------------------------------
 
@@ -441,5 +603,9 @@ class Trace:
         span_id = hex_id(f"{self.run_id}/{rec.stream}#{rec.version}/{role}", 16)
         span = Span(span_id, parent_id, name, kind, self.now if start is None else start)
         span.attributes["minutes.run_id"] = self.run_id
+        # Groups the run's spans as one conversation: the conventions' name, and OpenInference's
+        # (Phoenix lists sessions by it).
+        span.attributes["gen_ai.conversation.id"] = self.run_id
+        span.attributes["session.id"] = self.run_id
         self.spans.append(span)
         return span

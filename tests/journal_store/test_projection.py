@@ -148,6 +148,18 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
             ],
         )
     )
+    endpoint = "http://127.0.0.1:4318"
+    batches.append(
+        (
+            "traces-r-extras",
+            [
+                ev.TracePushQueued(**r, endpoint=endpoint),
+                ev.TracePushFailed(**r, endpoint=endpoint, error="HTTP 503", attempts=4),
+                ev.TracePushQueued(**r, endpoint=endpoint, by="alice"),
+                ev.TracePushed(**r, endpoint=endpoint, spans=3, bytes=300, attempts=1),
+            ],
+        )
+    )
     kinds = {e.kind for _, events in batches for e in events}
     assert kinds == set(ev.BY_KIND), set(ev.BY_KIND) - kinds
     return batches

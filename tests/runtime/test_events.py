@@ -291,6 +291,19 @@ def test_every_kind_survives_the_flat_round_trip():
             "detail": "d",
         },
         "AnswerComposed": {"text": "t", "degraded": "policy from cache", "sources": ["c1"]},
+        "TracePushQueued": {"endpoint": "http://127.0.0.1:6006", "by": "alice"},
+        "TracePushed": {
+            "endpoint": "http://127.0.0.1:6006",
+            "spans": 9,
+            "bytes": 900,
+            "attempts": 1,
+        },
+        "TracePushFailed": {
+            "endpoint": "http://127.0.0.1:6006",
+            "error": "HTTP 503",
+            "status": 503,
+            "attempts": 4,
+        },
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

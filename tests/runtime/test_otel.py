@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from runtime import flight, views
 from runtime.journal import MemoryJournal, Recorded
 from runtime.jsonl import JsonlJournal
-from runtime.otel import STATUS_ERROR, STATUS_UNSET, nanos, otlp_json, otlp_trace
+from runtime.otel import STATUS_ERROR, STATUS_UNSET, TraceOptions, nanos, otlp_json, otlp_trace
 from runtime.session import StopRequest
 from runtime.team import Services
 from tests.fakellm import Reply, completion, wire_call
@@ -131,8 +131,34 @@ def test_tokens_add_up_to_the_bill(fly_team):
     for span in chats:
         per_agent[attrs(span)["gen_ai.agent.name"]] += attrs(span)["minutes.usage.total_tokens"]
     assert per_agent == {agent: row["tokens"] for agent, row in bill["agents"].items()}
-    # the scripted model reports no split: the convention's attributes are left out, not faked
-    assert not any("gen_ai.usage.input_tokens" in attrs(s) for s in chats)
+    # the scripted model splits its synthetic total: consumers add input and output up, and
+    # get the bill
+    split: Counter[str] = Counter()
+    for span in chats:
+        seen = attrs(span)
+        assert seen["gen_ai.usage.input_tokens"] > 0 and seen["gen_ai.usage.output_tokens"] > 0
+        split[seen["gen_ai.agent.name"]] += (
+            seen["gen_ai.usage.input_tokens"] + seen["gen_ai.usage.output_tokens"]
+        )
+    assert split == per_agent
+
+
+def test_scripted_model_calls_are_named_and_say_why_they_stopped(fly_team):
+    records = fly_team("first-flight").records
+    run_id = records[0].stream.removeprefix("run-")
+    spans = spans_of(otlp_trace(records))
+    chats = children(spans, "chat")
+    for span in chats:
+        seen = attrs(span)
+        assert span["name"] == "chat scripted" and seen["gen_ai.request.model"] == "scripted"
+        assert seen["gen_ai.provider.name"] == "minutes" == seen["gen_ai.system"]
+        assert seen["minutes.model.backend"] == "scripted"
+        assert seen["gen_ai.response.finish_reasons"] == {"values": [{"stringValue": "tool_calls"}]}
+        assert seen["gen_ai.agent.id"] == f"{run_id}/{seen['gen_ai.agent.name']}"
+        assert "server.address" not in seen and "gen_ai.response.id" not in seen
+    for span in children(spans, "invoke_agent") + children(spans, "execute_tool"):
+        seen = attrs(span)
+        assert seen["gen_ai.agent.id"] == f"{run_id}/{seen['gen_ai.agent.name']}"
 
 
 @pytest.mark.parametrize("scenario", ["first-flight", "flaky-tool", "budget-starved"])
@@ -264,10 +290,24 @@ def test_a_model_on_an_endpoint_reports_its_name_and_token_split(server, tmp_pat
     assert reviewer["name"] == "chat local-test-model" and reviewer["kind"] == 3  # CLIENT
     seen = attrs(reviewer)
     assert seen["gen_ai.request.model"] == "local-test-model"
-    assert seen["gen_ai.provider.name"] == "endpoint" == seen["gen_ai.system"]
+    # the provider as the conventions name it: the endpoint speaks OpenAI's protocol
+    assert seen["gen_ai.provider.name"] == "openai" == seen["gen_ai.system"]
     assert seen["minutes.model.backend"] == "endpoint"  # journals before it was named said "openai"
     assert (seen["gen_ai.usage.input_tokens"], seen["gen_ai.usage.output_tokens"]) == (400, 30)
     assert seen["minutes.usage.total_tokens"] == 430
+    host, port = server.url.split("//")[1].split("/")[0].split(":")
+    assert (seen["server.address"], seen["server.port"]) == (host, int(port))
+    assert seen["gen_ai.response.id"] == "chatcmpl-1"
+    assert seen["gen_ai.response.finish_reasons"] == {"values": [{"stringValue": "stop"}]}
     scripted = [attrs(s) for s in chats if s is not reviewer]
-    assert all(a["gen_ai.provider.name"] == "scripted" for a in scripted)
-    assert not any("gen_ai.request.model" in a for a in scripted)
+    assert all(a["gen_ai.provider.name"] == "minutes" for a in scripted)
+    assert all(a["gen_ai.request.model"] == "scripted" for a in scripted)
+
+
+@pytest.mark.parametrize("scenario", ["first-flight", "flaky-tool", "budget-starved"])
+def test_the_json_text_is_the_compact_dump_of_the_export(fly_team, scenario):
+    records = fly_team(scenario).records
+    for options in (None, TraceOptions(content_chars=20)):  # cut content carries "…"
+        text = otlp_json(records, options)
+        doc = otlp_trace(records, options)
+        assert text == json.dumps(doc, separators=(",", ":"), ensure_ascii=False)

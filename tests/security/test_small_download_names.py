@@ -20,7 +20,7 @@ HOSTILE = [
     "r-../../etc/passwd",  # never in a URL (a slash), but the name must not carry it either
     "r-ünïcode\u202egnp.exe",
 ]
-SAFE_NAME = re.compile(r'^attachment; filename="[A-Za-z0-9._-]+(\.jsonl|\.otlp\.json)"$')
+SAFE_NAME = re.compile(r'^attachment; filename="[A-Za-z0-9._-]+(\.jsonl|\.otlp\.json|\.otlp\.pb)"$')
 
 
 @pytest.fixture
@@ -35,6 +35,7 @@ def downloads(run_id: str) -> list[str]:
     return [
         f"/runs/{quoted}/export.jsonl",
         f"/runs/{quoted}/trace.otlp.json",
+        f"/runs/{quoted}/trace.otlp.pb",
         f"/api/runs/{quoted}/export",
     ]
 

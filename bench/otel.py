@@ -1,0 +1,150 @@
+"""The trace export's speed and memory, beside the JSONL export of the same run.
+
+    json      otlp_json of a run of N events: events/s, peak traced memory
+    protobuf  otlp_protobuf of the same run
+    jsonl     the same records written as the journal's flat JSONL lines (runtime/flat.py), in
+              the same process: the baseline the issue's target names ("at least half the speed
+              of the JSONL export"); bench/store.py measures the database export separately
+    push      the protobuf POSTed to a local receiver (a thread on loopback): pushes/s, MB/s
+
+The run is a first flight (repo-fix), its agents' turns repeated under new agent names until
+it holds N events: the shape of a real run (model calls, tool calls, messages), at any length.
+Content is on (the default), so prompts and tool results are rebuilt, scrubbed and bounded.
+
+    PYTHONPATH=. .venv/bin/python bench/otel.py [--events 1000 20000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import threading
+import time
+import tracemalloc
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from runtime import flat, flight
+from runtime.journal import MemoryJournal, Recorded
+from runtime.otel import otlp_json, otlp_protobuf
+from runtime.otel.push import push
+
+WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-otel-"))
+
+
+def template() -> list[Recorded]:
+    memory = MemoryJournal()
+    config = flight.plan("repo-fix", "first-flight", "r-bench")
+    flight.fly(memory, config, "r-bench", WORK / "workspaces")
+    return memory.read("run-r-bench")
+
+
+def long_run(events: int) -> list[Recorded]:
+    """A run of `events` events: the flight's first event, its middle repeated under new agent
+    names and call ids, and its last event."""
+    base = template()
+    first, middle, last = base[0], base[1:-1], base[-1]
+    out = [first]
+    round_ = 0
+    while len(out) < events - 1:
+        for rec in middle:
+            e = rec.event
+            update: dict[str, Any] = {}
+            if e.agent:
+                update["agent"] = f"{e.agent}-{round_}"
+            call_id = getattr(e, "call_id", None)
+            if call_id:
+                update["call_id"] = f"{call_id}-{round_}"
+            at = len(out) + 1
+            out.append(Recorded(rec.stream, at, at, e.model_copy(update=update)))
+            if len(out) >= events - 1:
+                break
+        round_ += 1
+    out.append(Recorded(last.stream, len(out) + 1, len(out) + 1, last.event))
+    return out
+
+
+def jsonl(records: list[Recorded]) -> int:
+    size = 0
+    for rec in records:
+        size += len(flat.dumps(rec.event, rec.stream, rec.version)) + 1
+    return size
+
+
+def measure(work: Callable[[], object], count: int, repeats: int) -> tuple[float, int]:
+    """Events/s (median of `repeats`) and peak traced memory (one more, traced, pass)."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    tracemalloc.start()
+    work()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return count / statistics.median(times), peak
+
+
+class Sink(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def push_rate(body: bytes, pushes: int) -> float:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    started = time.perf_counter()
+    for _ in range(pushes):
+        push(body, url)
+    elapsed = time.perf_counter() - started
+    httpd.shutdown()
+    httpd.server_close()
+    return pushes / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, nargs="+", default=[1_000, 20_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print("| events | encoding | ev/s | peak traced memory | size | vs JSONL |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for n in args.events:
+        records = long_run(n)
+        encoders: dict[str, Callable[[], object]] = {
+            "JSONL (baseline)": lambda records=records: jsonl(records),
+            "OTLP/JSON": lambda records=records: otlp_json(records),
+            "OTLP/protobuf": lambda records=records: otlp_protobuf(records),
+        }
+        sizes = {
+            "JSONL (baseline)": jsonl(records),
+            "OTLP/JSON": len(otlp_json(records).encode()),
+            "OTLP/protobuf": len(otlp_protobuf(records)),
+        }
+        rows = {name: measure(work, n, args.repeats) for name, work in encoders.items()}
+        base = rows["JSONL (baseline)"][0]
+        for name, (ev_s, peak) in rows.items():
+            print(
+                f"| {n:,} | {name} | {ev_s:,.0f} | {peak / 1e6:.1f} MB | "
+                f"{sizes[name] / 1e6:.2f} MB | {ev_s / base:.2f} |"
+            )
+    body = otlp_protobuf(long_run(1_000))
+    rate = push_rate(body, 200)
+    kb = len(body) / 1e3
+    print(f"\npush of a 1,000-event run ({kb:.0f} kB protobuf) to a loopback receiver:")
+    print(f"{rate:,.0f} pushes/s, {rate * len(body) / 1e6:.1f} MB/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""What became of a run's trace after the run: pushed to a collector, or not, and why.
+
+They live on the run's `traces-<id>` stream (runtime/streams.py), beside its journal: the
+trace is read from the journal, so these never change what the journal says of the run.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from runtime.events.base import Event
+
+
+class TracePushQueued(Event):
+    """A push of the run's trace was asked for: when the run ended, or by a person's retry."""
+
+    kind: ClassVar[str] = "TracePushQueued"
+    endpoint: str  # scheme, host and port of the collector: never its path's secrets or headers
+    by: str | None = None  # who asked again; None when the run's end did
+
+
+class TracePushed(Event):
+    """The collector took the trace."""
+
+    kind: ClassVar[str] = "TracePushed"
+    endpoint: str
+    spans: int = Field(ge=0)
+    bytes: int = Field(ge=0)
+    attempts: int = Field(ge=1)
+
+
+class TracePushFailed(Event):
+    """The trace did not reach the collector: the last answer or error, after every attempt
+    (0 attempts: refused before sending, e.g. the queue of pushes was full)."""
+
+    kind: ClassVar[str] = "TracePushFailed"
+    endpoint: str
+    error: str
+    status: int | None = None  # the collector's last HTTP status, when it answered
+    attempts: int = Field(ge=0)

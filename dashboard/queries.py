@@ -243,6 +243,12 @@ def bill(run_id: str) -> dict[str, Any]:
     return found
 
 
+def metrics(run_id: str) -> dict[str, Any]:
+    """The run's coordination metrics (see runtime.metrics.Metrics, docs/metrics.md)."""
+    found: dict[str, Any] = folded(run_id, "metrics")
+    return found
+
+
 def bill_lines(run_id: str) -> QuerySet[BillLine]:
     return BillLine.objects.filter(run_id=run_id).order_by("agent", "task_id")
 

@@ -3,7 +3,7 @@
     fly --team T [--scenario S] --journal PATH  fly a team in-process, journalling to PATH
     resume PATH       continue an interrupted or crashed run
     replay PATH       re-run from the journal alone: "identical", or the first difference
-    views PATH        bill, threads, audit, resume point and findings as JSON
+    views PATH        bill, threads, audit, resume point, findings and metrics as JSON
     diagnose PATH     findings: failure signatures, each citing the events that show it
     interrupt PATH    ask a running flight to stop at its next turn boundary
 
@@ -330,7 +330,11 @@ def parser() -> argparse.ArgumentParser:
     for name, func, text in (
         ("resume", cmd_resume, "continue an interrupted or crashed run"),
         ("replay", cmd_replay, "replay a run from its journal alone"),
-        ("views", cmd_views, "print bill, threads, audit, resume point and findings as JSON"),
+        (
+            "views",
+            cmd_views,
+            "print bill, threads, audit, resume point, findings and coordination metrics as JSON",
+        ),
         ("diagnose", cmd_diagnose, "print the findings: failure signatures and their events"),
     ):
         cmd = sub.add_parser(name, help=text)

@@ -19,6 +19,7 @@ from dashboard.api.schemas import (
     Error,
     EventOut,
     FindingOut,
+    MetricOut,
     ReasonIn,
     ReplayOut,
     ResumePointOut,
@@ -110,6 +111,22 @@ def audit(
 def resume_point(request: HttpRequest, run_id: str) -> Any:
     run_for(request, run_id)
     return queries.resume_point(run_id)
+
+
+@router.get(
+    "/{run_id}/metrics", response={200: dict[str, MetricOut], 404: Error}, exclude_unset=True
+)
+def metrics(request: HttpRequest, run_id: str) -> Any:
+    """The run's coordination metrics, by name (docs/metrics.md)."""
+    run_for(request, run_id)
+    return {
+        name: {"value": m["value"], "reason": m["reason"], "detail": detail(m)}
+        for name, m in queries.metrics(run_id).items()
+    }
+
+
+def detail(metric: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metric.items() if k not in ("value", "reason")}
 
 
 @router.get("/{run_id}/findings", response={200: list[FindingOut], 404: Error}, exclude_unset=True)

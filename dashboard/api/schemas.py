@@ -194,6 +194,43 @@ class ResumePointOut(Schema):
     version: int = Field(description="the run stream's version at that position")
 
 
+class MetricDetailOut(Schema):
+    """What a metric was computed from; each metric sets its own fields (docs/metrics.md)."""
+
+    unit: str | None = Field(None, description="seconds or tokens, where not a rate or count")
+    shared_files: int | None = None
+    files_written: int | None = None
+    coordination_tokens: int | None = None
+    work_tokens: int | None = None
+    coordinating_agents: list[str] | None = None
+    coordination_seconds: float | None = None
+    work_seconds: float | None = None
+    seconds_ratio: float | None = None
+    contested: int | None = None
+    claims: int | None = None
+    stale: int | None = None
+    deliveries: int | None = None
+    resolved: int | None = None
+    open: int | None = None
+    longest: float | None = None
+    waiting_for_people_seconds: float | None = None
+    livelocked: int | None = None
+    reviewed_tasks: int | None = None
+    independent: int | None = None
+    verifications: int | None = None
+    failed: int | None = None
+    handoffs: int | None = None
+    verified_successes: int | None = None
+
+
+class MetricOut(Schema):
+    """One coordination metric (docs/metrics.md): its value, or null and why not."""
+
+    value: float | None = Field(description="null when the journal lacks what defines it")
+    reason: str | None = Field(description="why the value is null; null when it was measured")
+    detail: MetricDetailOut
+
+
 class FindingDetailOut(Schema):
     task_id: str | None = None
     agents: list[str] | None = None

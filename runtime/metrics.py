@@ -41,6 +41,7 @@ from runtime.events import (
     SuiteChecked,
     TaskEscalated,
     TeamFinished,
+    TeamStarted,
     ToolDispatched,
     ToolReturned,
     WorkerHandedOff,
@@ -188,30 +189,32 @@ class Metrics(Fold):
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
-        if e.kind in ("ToolDispatched", "ToolReturned"):
-            DUPLICATES.step(state["duplicates"], rec, DISCARD)
-        cast = team_roles(state, e)
-        if isinstance(e, ModelCalled):
-            if e.t:
-                state["called"][lane(rec)] = e.t
-        elif isinstance(e, ModelResponded):
+        # The kinds every turn brings first, each tested once; the rare ones after.
+        if isinstance(e, ModelResponded):
             row = self.agent(state, e.agent)
             row[0] += e.usage.total
             called = state["called"].pop(lane(rec), None)
             if called is not None and e.t:
                 row[1] += max(0.0, e.t - called)
                 state["timed"] = True
+        elif isinstance(e, ToolReturned):
+            DUPLICATES.step(state["duplicates"], rec, DISCARD)
+            self.returned(state, rec, e)
         elif isinstance(e, ToolDispatched):
+            DUPLICATES.step(state["duplicates"], rec, DISCARD)
             if e.t:
                 state["dispatched"][lane(rec)] = e.t
             else:
                 state["dispatched"].pop(lane(rec), None)
-        elif isinstance(e, ToolReturned):
-            self.returned(state, rec, e, cast)
+        elif isinstance(e, ModelCalled):
+            if e.t:
+                state["called"][lane(rec)] = e.t
         elif isinstance(e, MessageSent):
-            self.sent(state, rec, e, cast)
+            self.sent(state, rec, e, team_roles(state, e))
         elif isinstance(e, MessageDelivered):
             self.delivered(state, rec, e)
+        elif isinstance(e, TeamStarted):
+            team_roles(state, e)  # keeps the team's roles for the verdicts to come
         elif isinstance(e, WorkerHandedOff):
             state["handoffs"] += 1
         elif isinstance(e, WorkerTimedOut | RecoveryRouted):
@@ -249,7 +252,7 @@ class Metrics(Fold):
         elif isinstance(e, TeamFinished):
             state["status"] = e.status
 
-    def returned(self, state: State, rec: Recorded, e: ToolReturned, cast: dict[str, str]) -> None:
+    def returned(self, state: State, rec: Recorded, e: ToolReturned) -> None:
         here = lane(rec)
         began = state["dispatched"].get(here)
         if began is not None and e.t:

@@ -3,6 +3,7 @@
     fly --team T [--scenario S] --journal PATH  fly a team in-process, journalling to PATH
     resume PATH       continue an interrupted or crashed run
     replay PATH       re-run from the journal alone: "identical", or the first difference
+    baseline PATH     fly a team run's single-agent baseline into PATH, print the two side by side
     views PATH        bill, threads, audit, resume point, findings and metrics as JSON
     diagnose PATH     findings: failure signatures, each citing the events that show it
     interrupt PATH    ask a running flight to stop at its next turn boundary
@@ -26,7 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import flight, plugins, views
+from runtime import baseline, flight, plugins, streams, views
 from runtime.diagnose import diagnose
 from runtime.faults import Faults
 from runtime.journal import JournalError
@@ -34,7 +35,7 @@ from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.model import ModelError
 from runtime.sandbox import Sandbox
 from runtime.session import ReplayDivergence, StopRequest
-from runtime.team import Option, Services
+from runtime.team import FlightConfig, Option, Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
 
@@ -179,6 +180,8 @@ def cmd_fly(args: argparse.Namespace) -> int:
         sandbox=False if args.no_sandbox else None,
         **team_settings(args),
     )
+    if args.baseline and (why := baseline.refusal(config)):
+        raise flight.FlightError(f"--baseline: {why}")
     stop = StopSignal(path)
     previous = stop.install()
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
@@ -188,7 +191,47 @@ def cmd_fly(args: argparse.Namespace) -> int:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    return report(outcome, journal, path, args.json)
+    code = report(outcome, journal, path, args.json)
+    if args.baseline:
+        fly_baseline(args, journal, path, run_id, config)
+    return code
+
+
+def fly_baseline(
+    args: argparse.Namespace,
+    journal: JsonlJournal,
+    path: Path,
+    team_run_id: str,
+    team_config: FlightConfig,
+) -> int:
+    """Fly the team run's single-agent baseline into the same journal, and print both side by
+    side (runtime/baseline.py)."""
+    run_id = flight.new_run_id()
+    config = baseline.plan_baseline(
+        team_config, team_run_id, run_id, sandbox=False if args.no_sandbox else None
+    )
+    root = Path(args.workspaces) if args.workspaces else path.resolve().parent
+    outcome = flight.fly(journal, config, run_id, root, services=services(args), faults=faults())
+    compared = baseline.compare(
+        baseline.of_records(team_run_id, flight.run_records(journal, team_run_id)),
+        baseline.of_records(run_id, flight.run_records(journal, run_id)),
+    )
+    if args.json:
+        print(json.dumps(compared, indent=2))
+    else:
+        print(f"baseline {run_id}: {outcome.status} ({outcome.reason})")
+        print(baseline.format_comparison(compared))
+    return EXIT_OK
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    path = Path(args.journal)
+    journal = open_journal(path)
+    team_run_id = run_of(journal, args.run)
+    config = flight.recorded_config(
+        [r.event for r in journal.read(streams.journal(team_run_id))], team_run_id
+    )
+    return fly_baseline(args, journal, path, team_run_id, config)
 
 
 def faults() -> Faults:
@@ -325,7 +368,24 @@ def parser() -> argparse.ArgumentParser:
     fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
     fly.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     fly.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    fly.add_argument(
+        "--baseline",
+        action="store_true",
+        help="then fly the single-agent baseline (the solo coder on the same task, template and "
+        "model) into the same journal, and print the two side by side",
+    )
     fly.set_defaults(func=cmd_fly)
+
+    solo = sub.add_parser(
+        "baseline",
+        help="fly a team run's single-agent baseline into its journal and compare the two",
+    )
+    solo.add_argument("journal")
+    solo.add_argument("--run", help="the team run, when the journal holds several")
+    solo.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
+    solo.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
+    solo.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    solo.set_defaults(func=cmd_baseline)
 
     for name, func, text in (
         ("resume", cmd_resume, "continue an interrupted or crashed run"),

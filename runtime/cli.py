@@ -98,7 +98,13 @@ def run_of(journal: JsonlJournal, given: str | None) -> str:
     return given or flight.find_run(journal, journal.streams())
 
 
-def report(outcome: flight.FlightOutcome, journal: JsonlJournal, path: Path, as_json: bool) -> int:
+def report(
+    outcome: flight.FlightOutcome,
+    journal: JsonlJournal,
+    path: Path,
+    as_json: bool,
+    extra: dict[str, Any] | None = None,
+) -> int:
     records = flight.run_records(journal, outcome.run_id)
     the_bill = views.bill(records)
     if as_json:
@@ -110,6 +116,7 @@ def report(outcome: flight.FlightOutcome, journal: JsonlJournal, path: Path, as_
                     "reason": outcome.reason,
                     "journal": str(path),
                     "bill": the_bill,
+                    **(extra or {}),
                 },
                 indent=2,
             )
@@ -191,9 +198,13 @@ def cmd_fly(args: argparse.Namespace) -> int:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    code = report(outcome, journal, path, args.json)
-    if args.baseline:
-        fly_baseline(args, journal, path, run_id, config)
+    if not args.baseline:
+        return report(outcome, journal, path, args.json)
+    compared = fly_baseline(args, journal, path, run_id, config)
+    # One JSON document: the team run's outcome with the comparison in it.
+    code = report(outcome, journal, path, args.json, {"comparison": compared})
+    if not args.json:
+        print_baseline(compared)
     return code
 
 
@@ -203,9 +214,9 @@ def fly_baseline(
     path: Path,
     team_run_id: str,
     team_config: FlightConfig,
-) -> int:
-    """Fly the team run's single-agent baseline into the same journal, and print both side by
-    side (runtime/baseline.py)."""
+) -> dict[str, Any]:
+    """Fly the team run's single-agent baseline into the same journal; the two side by side
+    (runtime/baseline.py)."""
     run_id = flight.new_run_id()
     config = baseline.plan_baseline(
         team_config, team_run_id, run_id, sandbox=False if args.no_sandbox else None
@@ -216,12 +227,14 @@ def fly_baseline(
         baseline.of_records(team_run_id, flight.run_records(journal, team_run_id)),
         baseline.of_records(run_id, flight.run_records(journal, run_id)),
     )
-    if args.json:
-        print(json.dumps(compared, indent=2))
-    else:
-        print(f"baseline {run_id}: {outcome.status} ({outcome.reason})")
-        print(baseline.format_comparison(compared))
-    return EXIT_OK
+    compared["baseline"]["reason"] = outcome.reason
+    return compared
+
+
+def print_baseline(compared: dict[str, Any]) -> None:
+    solo = compared["baseline"]
+    print(f"baseline {solo['run_id']}: {solo['outcome']} ({solo['reason']})")
+    print(baseline.format_comparison(compared))
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -231,7 +244,12 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     config = flight.recorded_config(
         [r.event for r in journal.read(streams.journal(team_run_id))], team_run_id
     )
-    return fly_baseline(args, journal, path, team_run_id, config)
+    compared = fly_baseline(args, journal, path, team_run_id, config)
+    if args.json:
+        print(json.dumps(compared, indent=2))
+    else:
+        print_baseline(compared)
+    return EXIT_OK
 
 
 def faults() -> Faults:

@@ -100,3 +100,26 @@ def test_a_solo_run_is_its_own_baseline(tmp_path, capsys):
     code, _, err = run(capsys, "baseline", str(path))
     assert code == 2 and "a solo run is its own single-agent baseline" in err
     assert len(runs_in(path)) == 1
+
+
+def test_fly_with_baseline_and_json_prints_one_document_with_the_comparison(tmp_path, capsys):
+    path = tmp_path / "j.jsonl"
+    code, out, _ = run(
+        capsys,
+        "fly",
+        "--team",
+        "repo-fix",
+        "--scenario",
+        "first-flight",
+        "--journal",
+        str(path),
+        "--baseline",
+        "--json",
+    )
+    assert code == 0
+    document = json.loads(out)
+    compared = document["comparison"]
+    assert compared["team"]["run_id"] == document["run_id"]
+    assert compared["team"]["tokens"] == document["bill"]["total"]["tokens"]
+    solo_run = compared["baseline"]["run_id"]
+    assert started(JsonlJournal(path), solo_run).config["baseline_of"] == document["run_id"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runtime import baseline
+from services import baseline as baselines
 from services import runs
 
 REASON_MAX = 2_000  # characters of a stated reason that are kept
@@ -33,9 +35,19 @@ class NewRun:
     max_turns: int | None = None
     max_seconds: float | None = None
     order: str | None = None
+    baseline: bool = False  # also fly the single-agent baseline, linked to this run
 
     def start(self, by: str) -> str:
-        """Record the run and enqueue its first step; its id. RunError says why not."""
+        """Record the run (and its baseline when asked) and enqueue its first step; its id.
+        RunError says why not."""
+        if self.baseline and (why := baseline.team_refusal(self.team)):
+            raise baselines.NoBaseline(why)  # refused before anything is recorded
+        run_id = self.start_team(by)
+        if self.baseline:
+            baselines.start_baseline(run_id, by)
+        return run_id
+
+    def start_team(self, by: str) -> str:
         return runs.start_run(
             self.team,
             self.scenario,

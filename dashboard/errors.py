@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 
-from services import intents, letters, review, runs
+from services import baseline, intents, letters, review, runs
 
 REFUSALS: dict[type[Exception], int] = {
     # Asked of something that is not there.
     runs.RunNotFound: 404,
+    baseline.BaselineNotFound: 404,
     letters.LetterNotFound: 404,
     review.ConflictNotFound: 404,
     intents.IntentMissing: 404,
     # There, but what it has become says no (decided, finished, moved since it was read).
     runs.RunFinished: 409,
     runs.RunNotResumable: 409,
+    baseline.NoBaseline: 409,  # a solo run, a team with no repository, a baseline itself
     letters.LetterAlreadyDecided: 409,
     review.ConflictAlreadyDecided: 409,
     review.ConflictMoved: 409,

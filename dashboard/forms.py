@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from runtime import baseline
 from services import local_model
 from teams import TEAMS, default_scenario
 
@@ -52,6 +53,12 @@ class NewRunForm(forms.Form):
         "the same order see each other's changes.",
         error_messages={"invalid": "letters, digits, '.', '_' and '-' only, at most 40"},
     )
+    baseline = forms.BooleanField(
+        required=False,
+        label="Also fly the single-agent baseline",
+        help_text="The solo coder on the same task, template and model, linked to this run, "
+        "to compare outcome, tokens, calls and time.",
+    )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -59,6 +66,8 @@ class NewRunForm(forms.Form):
         if team and scenario and scenario not in TEAMS[team].scenarios:
             known = ", ".join(sorted(TEAMS[team].scenarios))
             self.add_error("scenario", f"team {team} has no scenario {scenario}; it has: {known}")
+        if data.get("baseline") and team and (why := baseline.team_refusal(team)):
+            self.add_error("baseline", why)
         if data.get("order") and team != "support-desk":
             self.add_error("order", "only the support-desk team works on orders")
         if data.get("model") == "local" and (why := local_model.unavailable()):

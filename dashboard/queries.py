@@ -31,10 +31,11 @@ from journal_store.models import (
     RunTag,
     ThreadMessage,
 )
-from runtime import prices, status
+from runtime import baseline, prices, status
 from runtime.events import AnswerComposed, Event, TeamStarted, payload_json
 from runtime.folds import Fold, Rows
 from runtime.views import STORED as RUN_FOLDS
+from services import baseline as baselines
 from services.control import stalled
 
 # How the runs list may be sorted, by the name a filter uses.
@@ -252,6 +253,26 @@ def bill(run_id: str, status: str | None = None) -> dict[str, Any]:
     found: dict[str, Any] = folded(run_id, "bill")
     found["money"] = prices.priced(found, settings.PRICES, verified=status == "done")
     return found
+
+
+def metrics(run_id: str) -> dict[str, Any]:
+    """The run's coordination metrics (see runtime.metrics.Metrics, docs/metrics.md)."""
+    found: dict[str, Any] = folded(run_id, "metrics")
+    return found
+
+
+def comparison(run_id: str) -> dict[str, Any]:
+    """The team run beside its newest single-agent baseline (runtime/baseline.py): each side's
+    outcome, tokens and calls from its bill, wall time from its summary. BaselineNotFound when
+    no baseline was started for it."""
+    found = baselines.baselines_of(run_id)
+    if not found:
+        raise baselines.BaselineNotFound(run_id)
+    return baseline.compare(side(run_id), side(found[-1]))
+
+
+def side(run_id: str) -> dict[str, Any]:
+    return baseline.side(run_id, folded(run_id, "summary"), bill(run_id))
 
 
 def bill_lines(run_id: str) -> QuerySet[BillLine]:

@@ -3,7 +3,8 @@
     fly --team T [--scenario S] --journal PATH  fly a team in-process, journalling to PATH
     resume PATH       continue an interrupted or crashed run
     replay PATH       re-run from the journal alone: "identical", or the first difference
-    views PATH        bill, threads, audit, resume point and findings as JSON
+    baseline PATH     fly a team run's single-agent baseline into PATH, print the two side by side
+    views PATH        bill, threads, audit, resume point, findings and metrics as JSON
     diagnose PATH     findings: failure signatures, each citing the events that show it
     interrupt PATH    ask a running flight to stop at its next turn boundary
     otlp PATH [--protobuf] [-o FILE] [--project P] [--no-content] [--content-chars N]
@@ -28,7 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import compare, flight, fork, otel, plugins, views
+from runtime import baseline, compare, flight, fork, otel, plugins, streams, views
 from runtime.diagnose import diagnose
 from runtime.faults import Faults
 from runtime.journal import JournalError
@@ -36,7 +37,7 @@ from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.model import ModelError
 from runtime.sandbox import Sandbox
 from runtime.session import ReplayDivergence, StopRequest
-from runtime.team import Option, Services
+from runtime.team import FlightConfig, Option, Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
 
@@ -99,7 +100,13 @@ def run_of(journal: JsonlJournal, given: str | None) -> str:
     return given or flight.find_run(journal, journal.streams())
 
 
-def report(outcome: flight.FlightOutcome, journal: JsonlJournal, path: Path, as_json: bool) -> int:
+def report(
+    outcome: flight.FlightOutcome,
+    journal: JsonlJournal,
+    path: Path,
+    as_json: bool,
+    extra: dict[str, Any] | None = None,
+) -> int:
     records = flight.run_records(journal, outcome.run_id)
     the_bill = views.bill(records)
     if as_json:
@@ -111,6 +118,7 @@ def report(outcome: flight.FlightOutcome, journal: JsonlJournal, path: Path, as_
                     "reason": outcome.reason,
                     "journal": str(path),
                     "bill": the_bill,
+                    **(extra or {}),
                 },
                 indent=2,
             )
@@ -181,6 +189,8 @@ def cmd_fly(args: argparse.Namespace) -> int:
         sandbox=False if args.no_sandbox else None,
         **team_settings(args),
     )
+    if args.baseline and (why := baseline.refusal(config)):
+        raise flight.FlightError(f"--baseline: {why}")
     stop = StopSignal(path)
     previous = stop.install()
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
@@ -190,7 +200,58 @@ def cmd_fly(args: argparse.Namespace) -> int:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    return report(outcome, journal, path, args.json)
+    if not args.baseline:
+        return report(outcome, journal, path, args.json)
+    compared = fly_baseline(args, journal, path, run_id, config)
+    # One JSON document: the team run's outcome with the comparison in it.
+    code = report(outcome, journal, path, args.json, {"comparison": compared})
+    if not args.json:
+        print_baseline(compared)
+    return code
+
+
+def fly_baseline(
+    args: argparse.Namespace,
+    journal: JsonlJournal,
+    path: Path,
+    team_run_id: str,
+    team_config: FlightConfig,
+) -> dict[str, Any]:
+    """Fly the team run's single-agent baseline into the same journal; the two side by side
+    (runtime/baseline.py)."""
+    run_id = flight.new_run_id()
+    config = baseline.plan_baseline(
+        team_config, team_run_id, run_id, sandbox=False if args.no_sandbox else None
+    )
+    root = Path(args.workspaces) if args.workspaces else path.resolve().parent
+    outcome = flight.fly(journal, config, run_id, root, services=services(args), faults=faults())
+    compared = baseline.compare(
+        baseline.of_records(team_run_id, flight.run_records(journal, team_run_id)),
+        baseline.of_records(run_id, flight.run_records(journal, run_id)),
+    )
+    compared["baseline"]["reason"] = outcome.reason
+    return compared
+
+
+def print_baseline(compared: dict[str, Any]) -> None:
+    solo = compared["baseline"]
+    print(f"baseline {solo['run_id']}: {solo['outcome']} ({solo['reason']})")
+    print(baseline.format_comparison(compared))
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    path = Path(args.journal)
+    journal = open_journal(path)
+    team_run_id = run_of(journal, args.run)
+    config = flight.recorded_config(
+        [r.event for r in journal.read(streams.journal(team_run_id))], team_run_id
+    )
+    compared = fly_baseline(args, journal, path, team_run_id, config)
+    if args.json:
+        print(json.dumps(compared, indent=2))
+    else:
+        print_baseline(compared)
+    return EXIT_OK
 
 
 def faults() -> Faults:
@@ -443,12 +504,33 @@ def parser() -> argparse.ArgumentParser:
     fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
     fly.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     fly.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    fly.add_argument(
+        "--baseline",
+        action="store_true",
+        help="then fly the single-agent baseline (the solo coder on the same task, template and "
+        "model) into the same journal, and print the two side by side",
+    )
     fly.set_defaults(func=cmd_fly)
+
+    solo = sub.add_parser(
+        "baseline",
+        help="fly a team run's single-agent baseline into its journal and compare the two",
+    )
+    solo.add_argument("journal")
+    solo.add_argument("--run", help="the team run, when the journal holds several")
+    solo.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
+    solo.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
+    solo.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    solo.set_defaults(func=cmd_baseline)
 
     for name, func, text in (
         ("resume", cmd_resume, "continue an interrupted or crashed run"),
         ("replay", cmd_replay, "replay a run from its journal alone"),
-        ("views", cmd_views, "print bill, threads, audit, resume point and findings as JSON"),
+        (
+            "views",
+            cmd_views,
+            "print bill, threads, audit, resume point, findings and coordination metrics as JSON",
+        ),
         ("diagnose", cmd_diagnose, "print the findings: failure signatures and their events"),
     ):
         cmd = sub.add_parser(name, help=text)

@@ -111,6 +111,10 @@ class FlightConfig(BaseModel):
         description="agent code runs in the bubblewrap sandbox (False: the operator opted out "
         "when the run started; the run page says so)",
     )
+    baseline_of: str | None = Field(
+        default=None,
+        description="the team run this run is the single-agent baseline of (runtime/baseline.py)",
+    )
     settings: SerializeAsAny[TeamSettings] = Field(description="the team's own settings")
 
     @property
@@ -229,6 +233,9 @@ class Team:
     # What its agents do, for the views (runtime/roles.py): "writes" or "reviews", by name.
     roles: Mapping[str, Literal["writes", "reviews"]] = field(default_factory=dict)
     pin: Pin | None = None
+    # One agent on a repository template: the team flown as other teams' single-agent baseline
+    # (runtime/baseline.py), its first agent on their task.
+    single_agent: bool = False
 
     def __post_init__(self) -> None:
         if not self.scenarios:

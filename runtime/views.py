@@ -12,6 +12,7 @@ What each fold keeps between events, and what it emits as rows:
   change of that row.
 - audit: nothing; each entry is a row, and the ACCEPTs an integration may cite are notes.
 - resume point and summary: a handful of fields.
+- metrics (runtime/metrics.py): counters and what later events still need; no rows.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from runtime.events import (
 )
 from runtime.folds import Fold, State
 from runtime.journal import Recorded
+from runtime.metrics import Metrics, metrics
 from runtime.status import DEAD_LETTERED, INTERRUPTED, RUNNING
 
 Records = Sequence[Recorded]
@@ -467,7 +469,15 @@ class Summary(Fold):
         return dict(state)
 
 
-ALL: tuple[Fold, ...] = (Summary(), Bill(), Threads(), Audit(), ResumePoint(), Diagnosis())
+ALL: tuple[Fold, ...] = (
+    Summary(),
+    Bill(),
+    Threads(),
+    Audit(),
+    ResumePoint(),
+    Metrics(),
+    Diagnosis(),
+)
 # What a projector keeps, fold by fold: the diagnosis as its six signatures, so that a batch
 # loads and writes only the signatures its kinds concern.
 STORED: tuple[Fold, ...] = (*ALL[:-1], *SIGNATURES)
@@ -507,4 +517,5 @@ def all_views(records: Records) -> dict[str, Any]:
         "audit": audit(records),
         "resume_point": resume_point(records),
         "findings": diagnose(records),
+        "metrics": metrics(records),
     }

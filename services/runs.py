@@ -16,6 +16,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, status, streams
 from runtime.events import DeadLettered, RunInterrupted, TeamFinished, TeamStarted
+from runtime.team import FlightConfig
 from services import local_model, queue
 from services.control import Control
 from services.steps import sandbox
@@ -64,6 +65,12 @@ def start_run(team: str, scenario: str | None, *, by: str = "operator", **settin
         )
     except flight.FlightError as exc:
         raise RunError(str(exc)) from None
+    begin(run_id, config)
+    return run_id
+
+
+def begin(run_id: str, config: FlightConfig) -> None:
+    """Record a planned run's TeamStarted and enqueue its first step."""
     if "local" in (config.model, *config.models.values()):
         # Checked, never started, here: a request must not wait minutes on a model server
         # (the demo command or a worker starts it), and no run is recorded that no model serves.
@@ -80,7 +87,6 @@ def start_run(team: str, scenario: str | None, *, by: str = "operator", **settin
     DjangoJournal().append(streams.journal(run_id), [started], 0)
     projection.catch_up()
     queue.advance(run_id)
-    return run_id
 
 
 def interrupt(run_id: str, by: str, reason: str = "") -> None:

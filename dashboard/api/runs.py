@@ -16,10 +16,12 @@ from dashboard.api.schemas import (
     Accepted,
     AuditEntryOut,
     BillOut,
+    ComparisonOut,
     Error,
     EventOut,
     FindingOut,
     ForkIn,
+    MetricOut,
     ReasonIn,
     ReplayOut,
     ResumePointOut,
@@ -31,6 +33,7 @@ from dashboard.api.schemas import (
 )
 from journal_store.models import RunSummary
 from runtime import status
+from services import baseline as baselines
 from services import forks, runs, tags, traces
 
 router = Router(tags=["runs"])
@@ -122,6 +125,39 @@ def audit(
 def resume_point(request: HttpRequest, run_id: str) -> Any:
     run_for(request, run_id)
     return queries.resume_point(run_id)
+
+
+@router.get(
+    "/{run_id}/metrics", response={200: dict[str, MetricOut], 404: Error}, exclude_unset=True
+)
+def metrics(request: HttpRequest, run_id: str) -> Any:
+    """The run's coordination metrics, by name (docs/metrics.md)."""
+    run_for(request, run_id)
+    return {
+        name: {"value": m["value"], "reason": m["reason"], "detail": detail(m)}
+        for name, m in queries.metrics(run_id).items()
+    }
+
+
+def detail(metric: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metric.items() if k not in ("value", "reason")}
+
+
+@router.post("/{run_id}/baseline", response={201: RunOut, 404: Error, 409: Error, 503: Error})
+def start_baseline(request: HttpRequest, run_id: str) -> Any:
+    """Start the run's single-agent baseline (the solo coder on the same task, template and
+    model), linked to it by its TeamStarted's `baseline_of`."""
+    run_for(request, run_id)
+    solo = baselines.start_baseline(run_id, user_name(request))
+    return Status(201, run_for(request, solo))
+
+
+@router.get("/{run_id}/comparison", response={200: ComparisonOut, 404: Error})
+def comparison(request: HttpRequest, run_id: str) -> Any:
+    """The run beside its newest single-agent baseline: outcome, tokens, model calls, wall time
+    and tokens per verified success, from the two runs' bills and summaries."""
+    run_for(request, run_id)
+    return queries.comparison(run_id)
 
 
 @router.get("/{run_id}/findings", response={200: list[FindingOut], 404: Error}, exclude_unset=True)

@@ -82,6 +82,11 @@ class RunIn(Schema):
     order: str | None = Field(
         default=None, description="support-desk: the order the ticket is about (default: fresh)"
     )
+    baseline: bool = Field(
+        default=False,
+        description="also fly the single-agent baseline (the solo coder on the same task, "
+        "template and model), linked to this run; see /api/runs/{id}/comparison",
+    )
 
 
 class EventOut(Schema):
@@ -223,6 +228,73 @@ class ResumePointOut(Schema):
     stage: Literal["plan", "fix", "review", "verify", "complete"]
     position: int = Field(description="the run resumes after this position")
     version: int = Field(description="the run stream's version at that position")
+
+
+class SideOut(Schema):
+    """One run of a comparison: its outcome and what it cost (runtime/baseline.py)."""
+
+    run_id: str
+    team: str | None
+    scenario: str | None
+    outcome: str = Field(description="the harness's verdict, or running / interrupted")
+    tokens: int = Field(description="the bill's total tokens")
+    model_calls: int = Field(description="the bill's total calls")
+    wall_seconds: float | None = Field(description="started to finished; null until finished")
+    verified_successes: int = Field(description="1 when the verdict is done, else 0")
+    cost_per_verified_success: float | None = Field(description="tokens per verified success")
+    cost_reason: str | None = Field(description="why there is no cost per verified success")
+
+
+class RatiosOut(Schema):
+    tokens: float | None
+    model_calls: float | None
+    wall_seconds: float | None
+    cost_per_verified_success: float | None
+
+
+class ComparisonOut(Schema):
+    """A team run beside its single-agent baseline."""
+
+    team: SideOut
+    baseline: SideOut
+    team_over_baseline: RatiosOut = Field(description="the team's figure over the baseline's")
+
+
+class MetricDetailOut(Schema):
+    """What a metric was computed from; each metric sets its own fields (docs/metrics.md)."""
+
+    unit: str | None = Field(None, description="seconds or tokens, where not a rate or count")
+    shared_files: int | None = None
+    files_written: int | None = None
+    coordination_tokens: int | None = None
+    work_tokens: int | None = None
+    coordinating_agents: list[str] | None = None
+    coordination_seconds: float | None = None
+    work_seconds: float | None = None
+    seconds_ratio: float | None = None
+    contested: int | None = None
+    claims: int | None = None
+    stale: int | None = None
+    deliveries: int | None = None
+    resolved: int | None = None
+    open: int | None = None
+    longest: float | None = None
+    waiting_for_people_seconds: float | None = None
+    livelocked: int | None = None
+    reviewed_tasks: int | None = None
+    independent: int | None = None
+    verifications: int | None = None
+    failed: int | None = None
+    handoffs: int | None = None
+    verified_successes: int | None = None
+
+
+class MetricOut(Schema):
+    """One coordination metric (docs/metrics.md): its value, or null and why not."""
+
+    value: float | None = Field(description="null when the journal lacks what defines it")
+    reason: str | None = Field(description="why the value is null; null when it was measured")
+    detail: MetricDetailOut
 
 
 class FindingDetailOut(Schema):

@@ -21,6 +21,7 @@ TEAM = Team(
     fly=fly,
     settings=SoloSettings,
     roles={"coder": "writes"},
+    single_agent=True,  # the single-agent baseline of the teams that fix a repository
 )
 
 __all__ = ["TEAM", "SoloSettings"]

@@ -14,7 +14,7 @@ from tests.journal_store.test_projection import every_kind_journal
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-MINUTES = ["bill", "threads", "audit", "resume-point", "findings"]
+MINUTES = ["bill", "threads", "audit", "resume-point", "findings", "metrics"]
 
 
 def free_form(node, components, path="") -> list[str]:
@@ -69,6 +69,11 @@ def test_the_typed_answers_hold_everything_the_read_models_hold(api, fly_team):
         assert all(set(f.detail) <= finding_fields for f in stored_findings), run_id
         assert api.get(f"/api/runs/{run_id}/bill").json() == queries.bill(run_id, state)
         assert api.get(f"/api/runs/{run_id}/resume-point").json() == queries.resume_point(run_id)
+        metrics = api.get(f"/api/runs/{run_id}/metrics").json()
+        assert {
+            name: {"value": m["value"], "reason": m["reason"], **m["detail"]}
+            for name, m in metrics.items()
+        } == queries.metrics(run_id)
         threads = api.get(f"/api/runs/{run_id}/threads").json()
         assert {task: [m["position"] for m in thread] for task, thread in threads.items()} == {
             task: [m.position for m in thread] for task, thread in queries.threads(run_id).items()

@@ -111,6 +111,7 @@ def from_the_read_models(alias: str, run_id: str) -> dict[str, Any]:
             .values("agent", "task_id", "tokens", "calls", "prompt", "completion")
         ),
         "resume_point": result("resume_point"),
+        "metrics": result("metrics"),
         "summary": {
             "status": s.status,
             "stage": s.stage,
@@ -138,6 +139,7 @@ def from_the_views(records: list[Recorded]) -> dict[str, Any]:
         "bill": bill,
         "bill_lines": bill["lines"],
         "resume_point": point,
+        "metrics": every["metrics"],
         "summary": {
             "status": every["status"],
             "stage": point["stage"],

@@ -54,6 +54,7 @@ def test_views_prints_bill_threads_audit_and_resume_point(flown, capsys):
         "audit",
         "resume_point",
         "findings",
+        "metrics",
     }
     assert views["resume_point"]["stage"] == "complete"
     assert views["bill"]["balanced"] is True

@@ -1,0 +1,453 @@
+"""Coordination metrics of a run, as a fold: is the team worth what it costs?
+
+Seed 02 (§40-41) asks for numbers that say whether coordinating agents paid for itself. Each
+metric is defined in docs/metrics.md: which events it counts, and why it is null — not 0 — when
+the journal lacks the events that define it (a reference journal, a team that never coordinates
+that way, events this runtime does not journal yet). Every metric comes back as
+`{"value": number | None, "reason": str | None, ...what it was computed from}`.
+
+The state keeps counters, per agent a handful of numbers (bounded by the team's size), and only
+what later events still need: the messages not yet delivered, the lanes' calls in flight, the
+conflicts and dead letters a person has not decided yet, the tasks reviewed. It emits no rows:
+the result is read from the state, as the bill's and the resume point's are, so a projector keeps
+it current for what each batch costs. Duplicate work is the diagnosis's own fold
+(`diagnose.DuplicateWork`) stepped inside this one, so both say the same about the same writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from runtime import folds, roles
+from runtime.diagnose import DuplicateWork, team_roles
+from runtime.events import (
+    ClaimAsserted,
+    ClaimsReconciled,
+    ConflictParked,
+    ConflictResolved,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+    DeadlinePassed,
+    DeskChecked,
+    LeaseGranted,
+    MessageDelivered,
+    MessageSent,
+    ModelCalled,
+    ModelResponded,
+    RecoveryRouted,
+    StaleWorkRejected,
+    SuiteChecked,
+    TaskEscalated,
+    TeamFinished,
+    TeamStarted,
+    ToolDispatched,
+    ToolReturned,
+    WorkerHandedOff,
+    WorkerTimedOut,
+)
+from runtime.folds import Fold, Key, Out, Row, Rows, State
+from runtime.journal import Recorded
+
+NAMES = (
+    "duplicate_work_rate",
+    "coordination_overhead_ratio",
+    "assignment_handoff_count",
+    "ownership_conflict_rate",
+    "stale_message_rate",
+    "conflict_resolution_latency",
+    "deadlock_rate",
+    "livelock_rate",
+    "verification_independence_rate",
+    "commitment_orphan_rate",
+    "handoff_failure_rate",
+    "coordination_cost_per_verified_success",
+)
+# Why two metrics are null on every journal this runtime writes today (docs/metrics.md).
+NOT_JOURNALLED = {
+    "deadlock_rate": "not measurable: this journal records no wait-for or deadlock-detection "
+    "events (the runtime does not journal them yet), and a deadlock cannot be told from a "
+    "slow agent without them",
+    "commitment_orphan_rate": "not measurable: this journal records no commitment events "
+    "(made, released), so no commitment can be seen left open; the unanswered_request finding "
+    "is the nearest thing the journal shows",
+}
+VERIFY_TOOL = "run_tests"
+
+
+class Discard:
+    """An Out that keeps nothing: DuplicateWork's rows and notes belong to the diagnosis;
+    the metrics read only its state (who wrote which file)."""
+
+    def add(self, key: Key, row: Row) -> None:
+        pass
+
+    def put(self, key: Key, row: Row) -> None:
+        pass
+
+    def change(self, key: Key, fields: Row) -> None:
+        pass
+
+    def drop(self, key: Key) -> None:
+        pass
+
+    def note(self, key: str, position: int) -> None:
+        pass
+
+    def notes(self, key: str) -> list[int]:
+        return []
+
+    def part(self, name: str) -> Out:
+        return self
+
+
+DISCARD = Discard()
+DUPLICATES = DuplicateWork()
+
+
+def measured(value: float | int, **detail: Any) -> dict[str, Any]:
+    return {"value": value, "reason": None, **detail}
+
+
+def unmeasured(reason: str, **detail: Any) -> dict[str, Any]:
+    return {"value": None, "reason": reason, **detail}
+
+
+def rate(part: int, whole: int, none: str, **detail: Any) -> dict[str, Any]:
+    if not whole:
+        return unmeasured(f"not measurable: {none}", **detail)
+    return measured(round(part / whole, 4), **detail)
+
+
+def lane(rec: Recorded) -> str:
+    return folds.key(rec.stream, rec.event.agent)
+
+
+class Metrics(Fold):
+    """The twelve coordination metrics of seed 02 §40, per run (docs/metrics.md)."""
+
+    name: ClassVar[str] = "metrics"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        (
+            "TeamStarted",
+            "ModelCalled",
+            "ModelResponded",
+            "ToolDispatched",
+            "ToolReturned",
+            "MessageSent",
+            "MessageDelivered",
+            "WorkerHandedOff",
+            "WorkerTimedOut",
+            "RecoveryRouted",
+            "DeadlinePassed",
+            "TaskEscalated",
+            "ClaimAsserted",
+            "LeaseGranted",
+            "ClaimsReconciled",
+            "ConflictParked",
+            "ConflictResolved",
+            "StaleWorkRejected",
+            "DeadLettered",
+            "DeadLetterRetried",
+            "DeadLetterDiscarded",
+            "SuiteChecked",
+            "DeskChecked",
+            "TeamFinished",
+        )
+    )
+
+    def start(self) -> State:
+        return {
+            "duplicates": DUPLICATES.start(),
+            # agent -> [tokens, seconds, coordinates (0/1)]
+            "agents": {},
+            "called": {},  # lane -> t of its ModelCalled awaiting a response
+            "dispatched": {},  # lane -> t its tool call (or last attempt) started
+            "timed": False,  # whether any model or tool time could be measured
+            "waiting": {},  # message key -> [task, recipient, t sent, superseded (0/1)]
+            "transit": 0.0,  # seconds messages spent between sent and delivered
+            "deliveries": 0,
+            "stale": 0,
+            "handoffs": 0,
+            "failed": [],  # the hand-offs that failed (keys), each counted once
+            "claims": 0,
+            "contested": 0,
+            "parked": {},  # conflict id -> t parked, until a person resolves it
+            "resolved": [0, 0.0, 0.0],  # count, seconds in all, longest
+            "letters": {},  # letter id -> t dead-lettered, until a person decides
+            "human_wait": 0.0,  # seconds conflicts and dead letters waited for a person
+            "reviewed": [],  # tasks with a review verdict
+            "livelocked": [],  # tasks escalated at the REJECT round cap
+            "checks": [0, 0],  # verifications, of which independent
+            "status": None,
+        }
+
+    def agent(self, state: State, name: str | None) -> list[Any]:
+        row: list[Any] = state["agents"].setdefault(name or "?", [0, 0.0, 0])
+        return row
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        # The kinds every turn brings first, each tested once; the rare ones after.
+        if isinstance(e, ModelResponded):
+            row = self.agent(state, e.agent)
+            row[0] += e.usage.total
+            called = state["called"].pop(lane(rec), None)
+            if called is not None and e.t:
+                row[1] += max(0.0, e.t - called)
+                state["timed"] = True
+        elif isinstance(e, ToolReturned):
+            DUPLICATES.step(state["duplicates"], rec, DISCARD)
+            self.returned(state, rec, e)
+        elif isinstance(e, ToolDispatched):
+            DUPLICATES.step(state["duplicates"], rec, DISCARD)
+            if e.t:
+                state["dispatched"][lane(rec)] = e.t
+            else:
+                state["dispatched"].pop(lane(rec), None)
+        elif isinstance(e, ModelCalled):
+            if e.t:
+                state["called"][lane(rec)] = e.t
+        elif isinstance(e, MessageSent):
+            self.sent(state, rec, e, team_roles(state, e))
+        elif isinstance(e, MessageDelivered):
+            self.delivered(state, rec, e)
+        elif isinstance(e, TeamStarted):
+            team_roles(state, e)  # keeps the team's roles for the verdicts to come
+        elif isinstance(e, WorkerHandedOff):
+            state["handoffs"] += 1
+        elif isinstance(e, WorkerTimedOut | RecoveryRouted):
+            self.fail(state, folds.key("worker", e.worker_id, str(e.attempt)))
+        elif isinstance(e, DeadlinePassed):
+            self.fail(state, folds.key("message", e.request))
+        elif isinstance(e, TaskEscalated):
+            task = e.task_id or "-"
+            if e.cause == "reject_cap" and task not in state["livelocked"]:
+                state["livelocked"].append(task)
+        elif isinstance(e, ClaimAsserted | LeaseGranted):
+            state["claims"] += 1
+        elif isinstance(e, ClaimsReconciled | StaleWorkRejected):
+            state["contested"] += 1
+        elif isinstance(e, ConflictParked):
+            state["contested"] += 1
+            state["parked"][e.conflict_id] = e.t
+        elif isinstance(e, ConflictResolved):
+            parked = state["parked"].pop(e.conflict_id, None)
+            if parked is not None:
+                waited = max(0.0, e.t - parked) if parked and e.t else 0.0
+                done = state["resolved"]
+                done[0] += 1
+                done[1] += waited
+                done[2] = max(done[2], waited)
+                state["human_wait"] += waited
+        elif isinstance(e, DeadLettered):
+            state["letters"][e.letter_id] = e.t
+        elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
+            lettered = state["letters"].pop(e.letter_id, None)
+            if lettered and e.t:
+                state["human_wait"] += max(0.0, e.t - lettered)
+        elif isinstance(e, SuiteChecked | DeskChecked):
+            self.check(state, independent=True)  # the harness checks, no agent
+        elif isinstance(e, TeamFinished):
+            state["status"] = e.status
+
+    def returned(self, state: State, rec: Recorded, e: ToolReturned) -> None:
+        here = lane(rec)
+        began = state["dispatched"].get(here)
+        if began is not None and e.t:
+            self.agent(state, e.agent)[1] += max(0.0, e.t - began)
+            state["dispatched"][here] = e.t  # a retried call's next attempt starts here
+            state["timed"] = True
+        if e.error is None:
+            state["dispatched"].pop(here, None)
+        if e.tool != VERIFY_TOOL or e.error is not None:
+            return
+        writers = self.writers(state)
+        if not writers:
+            return  # a test run before anything was written reproduces, it verifies nothing
+        independent = (e.agent or "?") not in writers
+        if independent:
+            self.agent(state, e.agent)[2] = 1  # a tester: it checks others' work
+        self.check(state, independent)
+
+    def sent(self, state: State, rec: Recorded, e: MessageSent, cast: dict[str, str]) -> None:
+        task = e.task_id or "-"
+        for waiting in state["waiting"].values():
+            if waiting[0] == task and waiting[1] == e.recipient:
+                waiting[3] = 1  # a newer message to the same reader on the same thread
+        state["waiting"][e.message_id or str(rec.position)] = [task, e.recipient, e.t, 0]
+        performative = e.performative.lower()
+        if performative == "request" and e.sender != e.recipient:
+            state["handoffs"] += 1
+            self.agent(state, e.sender)[2] = 1  # it assigns work
+        elif (
+            performative in ("accept", "reject")
+            and roles.has(cast, e.sender, "reviews")
+            and not roles.has(cast, e.recipient, "writes")  # an award or refusal of a bid
+        ):
+            self.agent(state, e.sender)[2] = 1
+            if task not in state["reviewed"]:
+                state["reviewed"].append(task)
+            self.check(state, e.sender not in self.writers(state))
+
+    def delivered(self, state: State, rec: Recorded, e: MessageDelivered) -> None:
+        state["deliveries"] += 1
+        waiting = state["waiting"]
+        found = waiting.pop(e.message_id, None) if e.message_id else None
+        if found is None and not e.message_id:
+            task = e.task_id or "-"
+            for k in reversed(list(waiting)):
+                if waiting[k][0] == task and waiting[k][1] == e.recipient:
+                    found = waiting.pop(k)
+                    break
+        if e.duplicate or (found is not None and found[3]):
+            state["stale"] += 1
+        if found is not None and found[2] and e.t:
+            state["transit"] += max(0.0, e.t - found[2])
+
+    @staticmethod
+    def fail(state: State, key: str) -> None:
+        if key not in state["failed"]:
+            state["failed"].append(key)
+
+    @staticmethod
+    def check(state: State, independent: bool) -> None:
+        state["checks"][0] += 1
+        state["checks"][1] += int(independent)
+
+    @staticmethod
+    def writers(state: State) -> set[str]:
+        return {a for agents in state["duplicates"]["writers"].values() for a in agents}
+
+    def result(self, state: State, rows: Rows) -> dict[str, dict[str, Any]]:
+        writers = state["duplicates"]["writers"]
+        shared = sum(1 for agents in writers.values() if len(agents) > 1)
+        coord_tokens = work_tokens = 0
+        coord_seconds = state["transit"] + state["human_wait"]
+        work_seconds = 0.0
+        coordinating = []
+        producers = self.writers(state)
+        for name, (tokens, seconds, coordinates) in sorted(state["agents"].items()):
+            if coordinates and name not in producers:
+                coord_tokens += tokens
+                coord_seconds += seconds
+                coordinating.append(name)
+            else:
+                work_tokens += tokens
+                work_seconds += seconds
+        timed = state["timed"]
+        overhead_detail = {
+            "coordination_tokens": coord_tokens,
+            "work_tokens": work_tokens,
+            "coordinating_agents": coordinating,
+            "coordination_seconds": round(coord_seconds, 3) if timed else None,
+            "work_seconds": round(work_seconds, 3) if timed else None,
+            "seconds_ratio": round(coord_seconds / work_seconds, 4)
+            if timed and work_seconds
+            else None,
+        }
+        if not state["agents"]:
+            overhead = unmeasured("not measurable: no model response was journalled")
+            overhead.update(overhead_detail)
+        else:
+            overhead = rate(
+                coord_tokens,
+                work_tokens,
+                "no tokens were spent on the work itself (every agent only coordinated)",
+                **overhead_detail,
+            )
+        count, waited, longest = state["resolved"]
+        open_conflicts = len(state["parked"])
+        if count:
+            latency = measured(
+                round(waited / count, 3),
+                unit="seconds",
+                resolved=count,
+                open=open_conflicts,
+                longest=round(longest, 3),
+                waiting_for_people_seconds=round(state["human_wait"], 3),
+            )
+        else:
+            latency = unmeasured(
+                f"not measurable: {open_conflicts} conflicts parked, none resolved yet"
+                if open_conflicts
+                else "not measurable: no conflict was parked for a person",
+                unit="seconds",
+                resolved=0,
+                open=open_conflicts,
+                waiting_for_people_seconds=round(state["human_wait"], 3),
+            )
+        status = state["status"]
+        if status is None:
+            cost = unmeasured("not measurable: the run has not finished", verified_successes=0)
+        elif status != "done":
+            cost = unmeasured(
+                f"not measurable: the run ended {status}, no verified success to divide by",
+                verified_successes=0,
+                coordination_tokens=coord_tokens,
+            )
+        else:
+            cost = measured(coord_tokens, unit="tokens", verified_successes=1)
+        checks, independent = state["checks"]
+        handoffs = state["handoffs"]
+        return {
+            "duplicate_work_rate": rate(
+                shared,
+                len(writers),
+                "no agent wrote a file",
+                shared_files=shared,
+                files_written=len(writers),
+            ),
+            "coordination_overhead_ratio": overhead,
+            "assignment_handoff_count": measured(handoffs),
+            "ownership_conflict_rate": rate(
+                state["contested"],
+                state["claims"],
+                "no claim or lease was journalled, so nothing could be contested",
+                contested=state["contested"],
+                claims=state["claims"],
+            ),
+            "stale_message_rate": rate(
+                state["stale"],
+                state["deliveries"],
+                "no message was delivered",
+                stale=state["stale"],
+                deliveries=state["deliveries"],
+            ),
+            "conflict_resolution_latency": latency,
+            "deadlock_rate": unmeasured(NOT_JOURNALLED["deadlock_rate"]),
+            "livelock_rate": rate(
+                len(state["livelocked"]),
+                len(state["reviewed"]),
+                "no task was reviewed, so none could go round the REJECT loop",
+                livelocked=len(state["livelocked"]),
+                reviewed_tasks=len(state["reviewed"]),
+            ),
+            "verification_independence_rate": rate(
+                independent,
+                checks,
+                "nothing was checked (no review verdict, no test run after an edit, no harness "
+                "check)",
+                independent=independent,
+                verifications=checks,
+            ),
+            "commitment_orphan_rate": unmeasured(NOT_JOURNALLED["commitment_orphan_rate"]),
+            "handoff_failure_rate": rate(
+                len(state["failed"]),
+                handoffs,
+                "no work was handed off",
+                failed=len(state["failed"]),
+                handoffs=handoffs,
+            ),
+            "coordination_cost_per_verified_success": cost,
+        }
+
+
+def metrics(records: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
+    """The run's coordination metrics (docs/metrics.md)."""
+    out: dict[str, dict[str, Any]] = folds.run(Metrics(), records)
+    return out
+
+
+__all__ = ["NAMES", "Metrics", "metrics"]

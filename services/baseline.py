@@ -1,0 +1,65 @@
+"""The single-agent baseline of a team run: start it, linked, and find it again.
+
+The baseline is the `solo` team on the team run's task, template and model
+(runtime/baseline.py); its TeamStarted records `baseline_of`, the team run's id, which is how
+`baselines_of` finds it again: from the journal, not from anything kept in memory.
+"""
+
+from __future__ import annotations
+
+import json
+
+from journal_store.journal import DjangoJournal
+from journal_store.models import StoredEvent
+from runtime import baseline, flight, streams
+from runtime.events import TeamStarted
+from services import runs
+from services.steps import sandbox
+
+
+class NoBaseline(runs.RunError):
+    """This run cannot have a single-agent baseline (a solo run, a team without a repository
+    template, a baseline itself); the message says which."""
+
+
+class BaselineNotFound(runs.RunError):
+    """The run has no single-agent baseline yet."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} has no single-agent baseline yet")
+
+
+def start_baseline(team_run_id: str, by: str) -> str:
+    """Record the baseline run of this team run and enqueue its first step; its id."""
+    events = [r.event for r in DjangoJournal().read(streams.journal(team_run_id))]
+    if not events:
+        raise runs.RunNotFound(team_run_id)
+    try:
+        team = flight.recorded_config(events, team_run_id)
+    except flight.FlightError as exc:
+        raise NoBaseline(str(exc)) from None
+    run_id = flight.new_run_id()
+    try:
+        config = baseline.plan_baseline(
+            team, team_run_id, run_id, park=True, started_by=by, sandbox=sandbox().required
+        )
+    except flight.FlightError as exc:
+        raise NoBaseline(str(exc)) from None
+    runs.begin(run_id, config)
+    return run_id
+
+
+def baselines_of(team_run_id: str) -> list[str]:
+    """The ids of the baseline runs started for this team run, oldest first."""
+    marker = f'"baseline_of":"{team_run_id}"'  # the compact JSON a TeamStarted is stored as
+    found = (
+        StoredEvent.objects.filter(kind=TeamStarted.kind, data__contains=marker)
+        .order_by("position")
+        .values_list("run_id", "data")
+    )
+    linked = []
+    for run_id, data in found:
+        config = json.loads(data).get("config") or {}
+        if config.get("baseline_of") == team_run_id:  # the text matched; the field must too
+            linked.append(run_id)
+    return linked

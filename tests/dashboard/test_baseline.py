@@ -1,0 +1,112 @@
+"""The single-agent baseline from the API and the run form: started linked to the team run (its
+TeamStarted says `baseline_of`), and compared with the figures of the two bills."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from dashboard import queries
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary, StoredEvent
+from services import baseline as baselines
+from tests.dashboard.conftest import drive, run_of
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+FORM = {"model": "scripted", "allowance": 5000, "max_turns": 12}
+
+
+@pytest.fixture
+def api(token):
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+def started(run_id):
+    return DjangoJournal().read(f"run-{run_id}")[0].event
+
+
+def test_the_api_starts_a_baseline_linked_to_a_finished_team_run_and_compares_the_bills(api):
+    team_run = run_of("first-flight")
+    answer = api.post(f"/api/runs/{team_run}/baseline")
+    assert answer.status_code == 201, answer.content
+    solo_run = answer.json()["run_id"]
+    solo, team = started(solo_run), started(team_run)
+    assert (solo.team, solo.config["baseline_of"]) == ("solo", team_run)
+    assert solo.task == team.task
+    assert solo.config["settings"]["template"] == team.config["settings"]["template"]
+    assert baselines.baselines_of(team_run) == [solo_run]
+    assert drive(solo_run) == "done"
+
+    compared = api.get(f"/api/runs/{team_run}/comparison").json()
+    for side, run_id in (("team", team_run), ("baseline", solo_run)):
+        bill = queries.bill(run_id)
+        assert compared[side]["run_id"] == run_id
+        assert compared[side]["tokens"] == bill["total"]["tokens"]
+        assert compared[side]["model_calls"] == bill["total"]["calls"]
+        assert compared[side]["outcome"] == "done"
+        assert compared[side]["cost_per_verified_success"] == bill["total"]["tokens"]
+        assert compared[side]["wall_seconds"] is not None
+    assert compared["team_over_baseline"]["tokens"] == round(
+        queries.bill(team_run)["total"]["tokens"] / queries.bill(solo_run)["total"]["tokens"], 4
+    )
+
+
+def test_starting_a_run_with_baseline_through_the_api_starts_both(api):
+    answer = api.post(
+        "/api/runs",
+        {"team": "repo-fix", "scenario": "first-flight", "baseline": True},
+        content_type="application/json",
+    )
+    assert answer.status_code == 201, answer.content
+    team_run = answer.json()["run_id"]
+    [solo_run] = baselines.baselines_of(team_run)
+    assert started(solo_run).config["baseline_of"] == team_run
+
+
+def test_a_run_without_a_baseline_has_no_comparison(api):
+    team_run = run_of("first-flight", steps=1)
+    answer = api.get(f"/api/runs/{team_run}/comparison")
+    assert answer.status_code == 404
+    assert "has no single-agent baseline yet" in answer.json()["detail"]
+
+
+def test_a_team_without_a_repository_gets_no_baseline_and_nothing_is_recorded(api):
+    answer = api.post(
+        "/api/runs",
+        {"team": "support-desk", "baseline": True},
+        content_type="application/json",
+    )
+    assert answer.status_code == 409
+    assert "works on no repository template" in answer.json()["detail"]
+    assert StoredEvent.objects.count() == 0 and RunSummary.objects.count() == 0
+
+
+def test_a_solo_run_is_refused_its_own_baseline(api):
+    answer = api.post("/api/runs", {"team": "solo"}, content_type="application/json")
+    solo_run = answer.json()["run_id"]
+    before = StoredEvent.objects.count()
+    refused = api.post(f"/api/runs/{solo_run}/baseline")
+    assert refused.status_code == 409
+    assert "a solo run is its own single-agent baseline" in refused.json()["detail"]
+    assert StoredEvent.objects.count() == before
+
+
+def test_the_form_checkbox_also_flies_the_baseline(as_owner):
+    response = as_owner.post(
+        "/runs/new", {**FORM, "team": "repo-fix", "scenario": "first-flight", "baseline": "on"}
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    team_run = response.url.rstrip("/").rsplit("/", 1)[-1]
+    [solo_run] = baselines.baselines_of(team_run)
+    assert started(solo_run).team == "solo"
+    assert "Also fly the single-agent baseline" in as_owner.get("/runs/new").content.decode()
+
+
+def test_the_form_refuses_the_baseline_for_a_team_without_a_repository(as_owner):
+    response = as_owner.post(
+        "/runs/new", {**FORM, "team": "support-desk", "scenario": "double-refund", "baseline": "on"}
+    )
+    assert response.status_code == 400
+    assert "works on no repository template" in response.content.decode()
+    assert StoredEvent.objects.count() == 0

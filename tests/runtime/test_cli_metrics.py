@@ -1,0 +1,20 @@
+"""`python -m runtime views` prints a run's coordination metrics, on an old journal too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from runtime.cli import main
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
+
+
+def test_views_prints_the_metrics_of_an_old_fixture_journal(capsys):
+    code = main(["views", str(FIXTURES / "repo-fix.v1.jsonl")])
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
+    assert code == 0
+    assert metrics["coordination_overhead_ratio"]["value"] == 0.701
+    assert metrics["assignment_handoff_count"]["value"] == 5
+    assert metrics["deadlock_rate"]["value"] is None
+    assert metrics["deadlock_rate"]["reason"].startswith("not measurable")

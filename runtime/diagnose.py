@@ -7,6 +7,8 @@
     reject_cap_reached        a task went back and forth between coder and reviewer until the
                               round cap escalated it
     budget_exhausted          an agent ran out of budget with its task unfinished
+    degraded_subtask          a fan-out sub-task ended without one verified finding (failed,
+                              refused, timed out, or `ok` on claims its tool results do not back)
 
 Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
 a finding is a row, added when the signature shows, replaced as it grows, dropped when later
@@ -21,15 +23,19 @@ from typing import Any, ClassVar
 
 from runtime import folds, roles
 from runtime.events import (
+    AnswerComposed,
     BudgetExhausted,
     Event,
+    FindingUnsupported,
     MessageDelivered,
     MessageSent,
     RunStarted,
+    SubtaskDegraded,
     TaskEscalated,
     TeamStarted,
     ToolDispatched,
     ToolReturned,
+    WorkerReported,
 )
 from runtime.folds import Fold, Out, Rows, State, key
 from runtime.journal import Recorded
@@ -352,6 +358,72 @@ class BudgetExhaustion(Fold):
         return list(rows.rows.values())
 
 
+class DegradedSubtasks(Fold):
+    """Keeps, per fan-out sub-task, its last report's verified findings (findings of an ok
+    report, less those found unsupported) and why it has none; when the answer is composed,
+    each sub-task left with none is a finding. Read from the reports and the verification, so
+    a journal from before SubtaskDegraded existed shows the same; where the event is there, its
+    `why` is the harness's own words."""
+
+    name: ClassVar[str] = "degraded_subtask"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("WorkerReported", "FindingUnsupported", "SubtaskDegraded", "AnswerComposed")
+    )
+
+    def start(self) -> State:
+        return {"tasks": {}, "last": None, "found": []}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        tasks = state["tasks"]
+        if isinstance(e, WorkerReported) and e.task_id:
+            report = e.report
+            ok = report.get("status") == "ok"
+            tasks[e.task_id] = {
+                "worker": report.get("worker_id") or e.agent or "?",
+                "verified": len(report.get("findings") or []) if ok else 0,
+                "why": "it reported ok with no findings"
+                if ok
+                else f"it failed ({report.get('reason')})",
+                "unsupported": 0,
+                "positions": [rec.position],
+            }
+            state["last"] = e.task_id  # its findings are checked next, under a retry's id too
+        elif isinstance(e, FindingUnsupported) and state["last"] in tasks:
+            task = tasks[state["last"]]
+            task["verified"] -= 1
+            task["unsupported"] += 1
+            task["why"] = f"{task['unsupported']} of its findings unsupported ({e.reason})"
+            task["positions"].append(rec.position)
+        elif isinstance(e, SubtaskDegraded) and e.task_id in tasks:
+            tasks[e.task_id]["why"] = e.why
+            tasks[e.task_id]["said"] = True  # the harness's words name the sub-task already
+            tasks[e.task_id]["positions"].append(rec.position)
+        elif isinstance(e, AnswerComposed):
+            for sub_id, task in tasks.items():
+                if task["verified"] > 0:
+                    continue
+                seen = sub_id in state["found"]
+                if not seen:
+                    state["found"].append(sub_id)
+                (out.put if seen else out.add)(
+                    sub_id,
+                    finding(
+                        "degraded_subtask",
+                        task["why"]
+                        if task.get("said")
+                        else f"{task['worker']} on {sub_id} ended without a verified finding: "
+                        f"{task['why']}",
+                        [*task["positions"], rec.position],
+                        task_id=sub_id,
+                        agents=[task["worker"]],
+                    ),
+                )
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
 SIGNATURES: tuple[Fold, ...] = (
     DuplicateWork(),
     UnansweredRequests(),
@@ -359,6 +431,7 @@ SIGNATURES: tuple[Fold, ...] = (
     TransientErrors(),
     RejectCaps(),
     BudgetExhaustion(),
+    DegradedSubtasks(),
 )
 
 
@@ -375,10 +448,15 @@ class Diagnosis(Fold):
         kind = rec.event.kind
         for s in SIGNATURES:
             if s.kinds is None or kind in s.kinds:
-                s.step(state[s.name], rec, out.part(s.name))
+                # setdefault: a state stored before a signature was added lacks its part
+                s.step(state.setdefault(s.name, s.start()), rec, out.part(s.name))
 
     def result(self, state: State, rows: Rows) -> list[Finding]:
-        found = [f for s in SIGNATURES for f in s.result(state[s.name], rows.part(s.name))]
+        found = [
+            f
+            for s in SIGNATURES
+            for f in s.result(state.get(s.name) or s.start(), rows.part(s.name))
+        ]
         return sorted(found, key=lambda f: f["positions"][0])
 
 

@@ -63,6 +63,7 @@ from runtime.events.fanout import (
     SagaCompensated,
     SagaSettled,
     SagaStepCompleted,
+    SubtaskDegraded,
     ToolsListed,
     WorkerHandedOff,
     WorkerReported,
@@ -175,6 +176,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     SagaCompensated,
     SagaSettled,
     FindingUnsupported,
+    SubtaskDegraded,
     AnswerComposed,
 )
 
@@ -303,6 +305,7 @@ __all__ = [
     "StaleWorkRejected",
     "StepFailed",
     "StopRequested",
+    "SubtaskDegraded",
     "SuiteChecked",
     "TaskEscalated",
     "TeamFinished",

@@ -56,8 +56,6 @@ class Escalate(Contract):
     reason: str
 
 
-
-
 # --- what the router knows about a sub-task ----------------------------------------------------
 
 

@@ -288,6 +288,12 @@ def test_every_kind_survives_the_flat_round_trip():
             "detail": "d",
         },
         "AnswerComposed": {"text": "t", "degraded": "policy from cache", "sources": ["c1"]},
+        "SubtaskDegraded": {
+            "worker_id": "billing",
+            "objective": "find the charges",
+            "why": "its 1 finding(s) were not backed by its own tool results (1 call_failed)",
+            "fallback": None,
+        },
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

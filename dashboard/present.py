@@ -75,6 +75,16 @@ def _coordination_summary(kind: str, data: dict[str, Any]) -> str | None:
             + (f" (answered from {fallback})" if fallback else ""),
             140,
         )
+    if kind == "ReplyOverdue":
+        return clip(
+            f"OVERDUE {data.get('awaited')} on {data.get('request')}: {data.get('reason')}", 140
+        )
+    if kind == "DeadlinePassed":
+        return clip(
+            f"deadline passed: {data.get('awaited')}, attempt {data.get('attempt')}: "
+            f"{data.get('reason')}",
+            140,
+        )
     return None
 
 

@@ -7,6 +7,8 @@
     reject_cap_reached        a task went back and forth between coder and reviewer until the
                               round cap escalated it
     budget_exhausted          an agent ran out of budget with its task unfinished
+    missed_deadline           an agent asked for a reply let its deadline pass (absent, or present
+                              and silent), once or more, on one task
     degraded_subtask          a fan-out sub-task ended without one verified finding (failed,
                               refused, timed out, or `ok` on claims its tool results do not back)
 
@@ -25,10 +27,12 @@ from runtime import folds, roles
 from runtime.events import (
     AnswerComposed,
     BudgetExhausted,
+    DeadlinePassed,
     Event,
     FindingUnsupported,
     MessageDelivered,
     MessageSent,
+    ReplyOverdue,
     RunStarted,
     SubtaskDegraded,
     TaskEscalated,
@@ -358,6 +362,46 @@ class BudgetExhaustion(Fold):
         return list(rows.rows.values())
 
 
+class MissedDeadlines(Fold):
+    """Keeps, per task and awaited agent, how many deadlines passed and the last reason; the
+    positions are notes. A DeadlinePassed is the harness's verdict on each request (journals
+    from before ReplyOverdue have it too); a ReplyOverdue before it says which clock ran out."""
+
+    name: ClassVar[str] = "missed_deadline"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("ReplyOverdue", "DeadlinePassed"))
+
+    def start(self) -> State:
+        return {"missed": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        if isinstance(e, ReplyOverdue):
+            out.note(key(e.task_id or "-", e.awaited), rec.position)
+            return
+        if not isinstance(e, DeadlinePassed):
+            return
+        pair = key(e.task_id or "-", e.awaited)
+        out.note(pair, rec.position)
+        seen = pair in state["missed"]
+        count = state["missed"][pair] = state["missed"].get(pair, 0) + 1
+        requests = "request" if count == 1 else f"{count} requests"
+        (out.put if seen else out.add)(
+            pair,
+            finding(
+                "missed_deadline",
+                f"{e.awaited} let the deadline of {requests} on {e.task_id or '-'} pass: "
+                f"{e.reason}",
+                out.notes(pair),
+                task_id=e.task_id,
+                agents=[e.awaited],
+                misses=count,
+            ),
+        )
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
 class DegradedSubtasks(Fold):
     """Keeps, per fan-out sub-task, its last report's verified findings (findings of an ok
     report, less those found unsupported) and why it has none; when the answer is composed,
@@ -431,6 +475,7 @@ SIGNATURES: tuple[Fold, ...] = (
     TransientErrors(),
     RejectCaps(),
     BudgetExhaustion(),
+    MissedDeadlines(),
     DegradedSubtasks(),
 )
 

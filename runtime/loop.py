@@ -3,7 +3,9 @@
 A run stops for one of five reasons, each with its own event: the done tool (AgentFinished),
 the budget at a turn boundary (BudgetExhausted), the turn cap (TurnCapReached), two replies in
 a row without a tool call (RunInconclusive, after one nudge), or an operator's stop at a turn
-boundary (RunInterrupted, raised as `Interrupted`; such a run resumes where it stood).
+boundary (RunInterrupted, raised as `Interrupted`; such a run resumes where it stood). A run
+that answers a request with a deadline (`deadline`, see runtime/coordination/deadlines.py) also
+stops when it is overdue (ReplyOverdue).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from runtime.events import (
     AgentNudged,
     BudgetDebited,
     BudgetExhausted,
+    Event,
     ModelCalled,
     ModelFailed,
     ModelResponded,
@@ -49,7 +52,15 @@ def done_tool(properties: dict[str, Any] | None = None, required: Sequence[str] 
 DONE_TOOL = done_tool()
 NUDGE = "Reply with a tool call; call done when you are finished."
 
-Status = Literal["done", "halted", "out_of_turns", "inconclusive"]
+Status = Literal["done", "halted", "out_of_turns", "inconclusive", "overdue"]
+Ending = Literal["done", "halted", "out_of_turns", "inconclusive"]
+
+
+def ending(status: Status) -> Ending:
+    """An agent's stop as a run's verdict: overdue is out of the turns (or time) it had."""
+    if status == "overdue":
+        return "out_of_turns"
+    return status
 
 
 @dataclass
@@ -74,6 +85,8 @@ class AgentResult:
 
 
 Mail = Callable[[], Sequence[ChatMessage]]
+# Checked at the top of each turn with its number: the event that ends an overdue run, or None.
+Overdue = Callable[[int], Event | None]
 
 
 def run(
@@ -84,6 +97,7 @@ def run(
     *,
     task_id: str | None = None,
     mail: Mail | None = None,
+    deadline: Overdue | None = None,
 ) -> AgentResult:
     """Drive one agent until it stops. Raises `Interrupted` on an operator's stop."""
     client = session.client(agent.name, agent.client)
@@ -103,6 +117,8 @@ def run(
     nudged = False
     for turn in range(agent.max_turns):
         session.boundary()
+        if deadline is not None and deadline(turn) is not None:
+            return AgentResult("overdue", turn)
         if mail is not None:
             fresh.extend(mail())
         window = assemble(agent.system, task, history, fresh, agent.window)

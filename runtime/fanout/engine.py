@@ -34,6 +34,7 @@ from runtime.events import (
     LeaseGranted,
     LeaseReleased,
     ModelFailed,
+    ReplyOverdue,
     RunInconclusive,
     TurnCapReached,
     WorkerHandedOff,
@@ -50,7 +51,14 @@ Specialist = Callable[[Session, str, Handoff], Report]
 Dispatch = Callable[[str, str, dict[str, Any]], None]
 
 MAX_RESTARTS = 2  # a specialist that fails is started again at most this many times
-STOPS = (AgentFinished, BudgetExhausted, TurnCapReached, RunInconclusive, ModelFailed)
+STOPS = (
+    AgentFinished,
+    BudgetExhausted,
+    TurnCapReached,
+    RunInconclusive,
+    ModelFailed,
+    ReplyOverdue,
+)
 WAIT_SECONDS = 0.5  # how soon a step waiting on specialists elsewhere looks again
 
 

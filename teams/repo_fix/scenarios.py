@@ -162,6 +162,20 @@ SILENT_DROPOUT = Scenario(
     absent=("reviewer",),
 )
 
+SILENT_REVIEWER = Scenario(
+    name="silent-reviewer",
+    description="The reviewer is there but never answers: it keeps reading files. Its reply "
+    "deadline (4 turns) passes, it is asked once more, then the task is escalated.",
+    task="Make the failing slug test pass and leave the whole suite green.",
+    settings={"template": "slug-spaces", "reply_turns": 4},
+    scripts={
+        "orchestrator": [SLUG_PLAN],
+        "coder": SILENT_DROPOUT.scripts["coder"],
+        "reviewer": [call("read_file", 30, path=SLUG) for _ in range(8)],
+        "tester": TESTER,
+    },
+)
+
 PREMATURE_DONE = Scenario(
     name="premature-done",
     description="The coder says DONE without running tests; the reviewer rejects until it does.",
@@ -251,6 +265,7 @@ SCENARIOS = {
         FIRST_FLIGHT,
         VAGUE_SUBTASK,
         SILENT_DROPOUT,
+        SILENT_REVIEWER,
         PREMATURE_DONE,
         FLAKY_TOOL,
         BUDGET_STARVED,

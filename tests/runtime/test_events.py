@@ -288,6 +288,15 @@ def test_every_kind_survives_the_flat_round_trip():
             "detail": "d",
         },
         "AnswerComposed": {"text": "t", "degraded": "policy from cache", "sources": ["c1"]},
+        "ReplyOverdue": {
+            "awaited": "reviewer",
+            "request": "m-004",
+            "turns": 3,
+            "elapsed": 1.5,
+            "max_turns": 3,
+            "max_seconds": 1800.0,
+            "reason": "reviewer took 3 turns without a reply (the deadline is 3)",
+        },
         "SubtaskDegraded": {
             "worker_id": "billing",
             "objective": "find the charges",

@@ -75,6 +75,17 @@ def _coordination_summary(kind: str, data: dict[str, Any]) -> str | None:
             + (f" (answered from {fallback})" if fallback else ""),
             140,
         )
+    if kind == "BreakerTripped":
+        breaker = str(data.get("breaker") or "")
+        which = breaker.split(":", 1)[0] if ":" in breaker else breaker
+        label = {"spend": "spend breaker", "tools": "tool-failure breaker", "loop": "loop breaker"}
+        rates = data.get("rates") or {}
+        figures = ", ".join(f"{k} {v:g}" for k, v in rates.items() if isinstance(v, int | float))
+        return clip(
+            f"TRIPPED {label.get(which, 'breaker')} {breaker}: {data.get('reason')}"
+            + (f" ({figures})" if figures else ""),
+            140,
+        )
     if kind == "ReplyOverdue":
         return clip(
             f"OVERDUE {data.get('awaited')} on {data.get('request')}: {data.get('reason')}", 140

@@ -9,6 +9,8 @@
     budget_exhausted          an agent ran out of budget with its task unfinished
     missed_deadline           an agent asked for a reply let its deadline pass (absent, or present
                               and silent), once or more, on one task
+    looping_agent             an agent made the same tool call (same tool, same arguments) three
+                              times in a row, or the loop breaker stopped it for doing so
     degraded_subtask          a fan-out sub-task ended without one verified finding (failed,
                               refused, timed out, or `ok` on claims its tool results do not back)
 
@@ -26,6 +28,7 @@ from typing import Any, ClassVar
 from runtime import folds, roles
 from runtime.events import (
     AnswerComposed,
+    BreakerTripped,
     BudgetExhausted,
     DeadlinePassed,
     Event,
@@ -362,6 +365,68 @@ class BudgetExhaustion(Fold):
         return list(rows.rows.values())
 
 
+LOOP_REPEATS = 3  # identical calls in a row that make a loop (the loop breaker's default)
+
+
+class LoopingAgents(Fold):
+    """Keeps, per lane (see `lane`), the last call's tool and arguments, how often it came in
+    a row and where. Journals from before the loop breaker show the repeats themselves; where
+    the breaker stopped the agent, its BreakerTripped ends the streak it cut short."""
+
+    name: ClassVar[str] = "looping_agent"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "BreakerTripped"))
+
+    def start(self) -> State:
+        return {"streaks": {}, "found": []}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        here = lane(rec)
+        if isinstance(e, ToolDispatched):
+            signature = key(e.tool, sorted((e.args or {}).items()))
+            streak = state["streaks"].get(here)
+            if streak is None or streak["call"] != signature:
+                streak = state["streaks"][here] = {
+                    "call": signature,
+                    "tool": e.tool,
+                    "positions": [],
+                    "key": key(here, rec.position),
+                }
+            streak["positions"].append(rec.position)
+            if len(streak["positions"]) >= LOOP_REPEATS:
+                self.found(
+                    state,
+                    out,
+                    streak,
+                    e.agent,
+                    f"called {e.tool} "
+                    f"{len(streak['positions'])} times in a row with the same arguments",
+                )
+        elif isinstance(e, BreakerTripped) and e.breaker.startswith("loop:"):
+            streak = state["streaks"].pop(here, None) or {"positions": [], "tool": "?"}
+            streak.setdefault("key", key(here, rec.position))
+            streak["positions"].append(rec.position)
+            self.found(state, out, streak, e.agent, f"was stopped by the loop breaker: {e.reason}")
+
+    @staticmethod
+    def found(state: State, out: Out, streak: dict[str, Any], agent: str | None, what: str) -> None:
+        row = finding(
+            "looping_agent",
+            f"{agent or '?'} {what}",
+            streak["positions"],
+            agents=[agent or "?"],
+            tool=streak["tool"],
+        )
+        if streak["key"] in state["found"]:
+            out.put(streak["key"], row)
+        else:
+            state["found"].append(streak["key"])
+            out.add(streak["key"], row)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
 class MissedDeadlines(Fold):
     """Keeps, per task and awaited agent, how many deadlines passed and the last reason; the
     positions are notes. A DeadlinePassed is the harness's verdict on each request (journals
@@ -476,6 +541,7 @@ SIGNATURES: tuple[Fold, ...] = (
     RejectCaps(),
     BudgetExhaustion(),
     MissedDeadlines(),
+    LoopingAgents(),
     DegradedSubtasks(),
 )
 

@@ -5,7 +5,9 @@ the budget at a turn boundary (BudgetExhausted), the turn cap (TurnCapReached), 
 a row without a tool call (RunInconclusive, after one nudge), or an operator's stop at a turn
 boundary (RunInterrupted, raised as `Interrupted`; such a run resumes where it stood). A run
 that answers a request with a deadline (`deadline`, see runtime/coordination/deadlines.py) also
-stops when it is overdue (ReplyOverdue).
+stops when it is overdue (ReplyOverdue). With `Agent.repeats` set, the loop breaker stops an
+agent that makes the same tool call (same tool, same arguments) that many times in a row: the
+repeat is not run, BreakerTripped names the call, and the run ends "looping".
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from runtime.context import DEFAULT_LIMIT, assemble, window_size
 from runtime.events import (
     AgentFinished,
     AgentNudged,
+    BreakerTripped,
     BudgetDebited,
     BudgetExhausted,
     Event,
@@ -52,14 +55,17 @@ def done_tool(properties: dict[str, Any] | None = None, required: Sequence[str] 
 DONE_TOOL = done_tool()
 NUDGE = "Reply with a tool call; call done when you are finished."
 
-Status = Literal["done", "halted", "out_of_turns", "inconclusive", "overdue"]
+Status = Literal["done", "halted", "out_of_turns", "inconclusive", "overdue", "looping"]
 Ending = Literal["done", "halted", "out_of_turns", "inconclusive"]
 
 
 def ending(status: Status) -> Ending:
-    """An agent's stop as a run's verdict: overdue is out of the turns (or time) it had."""
+    """An agent's stop as a run's verdict: overdue is out of the turns (or time) it had, and
+    one going round in circles came to no conclusion."""
     if status == "overdue":
         return "out_of_turns"
+    if status == "looping":
+        return "inconclusive"
     return status
 
 
@@ -75,6 +81,7 @@ class Agent:
     retries: int = 0
     window: int = DEFAULT_LIMIT
     done: Tool = DONE_TOOL
+    repeats: int | None = None  # the loop breaker: this many identical calls in a row (None: off)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,7 @@ def run(
     history: list[list[ChatMessage]] = []
     fresh: list[ChatMessage] = []
     nudged = False
+    streak: list[Any] = [None, 0]  # the last call (tool and arguments) and how often in a row
     for turn in range(agent.max_turns):
         session.boundary()
         if deadline is not None and deadline(turn) is not None:
@@ -152,6 +160,18 @@ def run(
                     session.emit(session.new(AgentFinished, **at, result=call.args))
                     return AgentResult("done", turn + 1, call.args)
                 outcome = refused
+            elif looping(agent, call, streak):
+                session.emit(
+                    session.new(
+                        BreakerTripped,
+                        **at,
+                        breaker=f"loop:{agent.name}",
+                        reason=f"{call.name} called {streak[1]} times in a row with the same "
+                        "arguments",
+                        rates={"repeats": float(streak[1])},
+                    )
+                )
+                return AgentResult("looping", turn + 1)
             else:
                 outcome = dispatch(agent, call, session, at)
             step.append(
@@ -181,6 +201,15 @@ def run(
         nudged = drifted
     session.emit(session.new(TurnCapReached, **envelope, max_turns=agent.max_turns))
     return AgentResult("out_of_turns", agent.max_turns)
+
+
+def looping(agent: Agent, call: ToolCall, streak: list[Any]) -> bool:
+    """Count the call into the streak of identical calls; True when it trips the loop breaker.
+    Judged on the model's calls alone, so a replay judges the same."""
+    signature = [call.name, json.dumps(call.args, sort_keys=True, default=str)]
+    streak[1] = streak[1] + 1 if streak[0] == signature else 1
+    streak[0] = signature
+    return agent.repeats is not None and streak[1] >= agent.repeats
 
 
 def check_report(

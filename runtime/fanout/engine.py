@@ -29,6 +29,7 @@ from runtime import streams
 from runtime.coordination.gates import Leases
 from runtime.events import (
     AgentFinished,
+    BreakerTripped,
     BudgetExhausted,
     Event,
     LeaseGranted,
@@ -58,6 +59,7 @@ STOPS = (
     RunInconclusive,
     ModelFailed,
     ReplyOverdue,
+    BreakerTripped,  # in a specialist's own stream, only the loop breaker trips: its run ends
 )
 WAIT_SECONDS = 0.5  # how soon a step waiting on specialists elsewhere looks again
 

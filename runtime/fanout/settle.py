@@ -85,14 +85,15 @@ def judged(session: Session, sub_id: str, handoff: Handoff, answer: Answer) -> A
     report, note, cached = answer
     if report.ok and report.findings:
         return answer
-    why = note or f"{named(sub_id, handoff)} has no verified finding ({report.reason})"
+    name = named(sub_id, handoff)
+    why = note or f"{name} has no verified finding ({report.reason})"
     event = session.new(
         SubtaskDegraded,
         task_id=sub_id,
         agent=handoff.worker_id,
         worker_id=handoff.worker_id,
         objective=handoff.objective,
-        why=why,
+        why=why if why.startswith(name) else f"{name}: {why}",
         fallback=cached.source if cached is not None else None,
     )
     replayed(session, (SubtaskDegraded,), [event])

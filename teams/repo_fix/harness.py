@@ -45,6 +45,7 @@ from teams.repo_fix.settings import RepoFixSettings
 REQUEST, DONE = Performative.REQUEST, Performative.DONE
 ACCEPT, REJECT, PROPOSE = Performative.ACCEPT, Performative.REJECT, Performative.PROPOSE
 REPLY_ATTEMPTS = 2  # the first REQUEST and one re-issue
+LOOP_REPEATS = 3  # the same tool call this many times in a row trips the loop breaker
 
 
 class Stop(Exception):
@@ -125,6 +126,7 @@ class Harness:
             retries=self.config.retries,
             window=self.config.window,
             done=role.report,
+            repeats=LOOP_REPEATS,
         )
 
     def run(

@@ -17,6 +17,7 @@ PARSE_TESTS = "tests/test_parser.py"
 SPLIT = '    fields = line.split(",")'
 GUARD = "    if not line.strip():\n        return []\n" + SPLIT
 SLUG = "slugkit/slug.py"
+SLUG_TESTS = "tests/test_slug.py"
 SLUG_BUG = '    return title.strip().lower().replace(" ", "-")'
 SLUG_FIX = '    return "-".join(title.lower().split())'
 EMPTY_TEST = 'def test_empty_input_has_no_fields():\n    assert parse("") == []\n'
@@ -171,7 +172,8 @@ SILENT_REVIEWER = Scenario(
     scripts={
         "orchestrator": [SLUG_PLAN],
         "coder": SILENT_DROPOUT.scripts["coder"],
-        "reviewer": [call("read_file", 30, path=SLUG) for _ in range(8)],
+        # a different file each turn: busy, not looping (the loop breaker would stop a loop)
+        "reviewer": [call("read_file", 30, path=(SLUG, SLUG_TESTS)[n % 2]) for n in range(8)],
         "tester": TESTER,
     },
 )

@@ -137,5 +137,18 @@ LIAR = Scenario(
     },
 )
 
+LOOPING = Scenario(
+    name="looping-agent",
+    description="The knowledge-base specialist asks the same search again and again: the "
+    "third identical call trips the loop breaker, which stops it; with no cache to fall back "
+    "on, its sub-task is escalated, and the answer says the loop breaker stopped it.",
+    task=TICKET,
+    scripts={
+        **SCRIPTS,
+        KB: [call("kb.search", 80, query="damaged item refund") for _ in range(5)]
+        + [SCRIPTS[KB][-1]],
+    },
+)
 
-SCENARIOS = {s.name: s for s in (TRIAGE, REFUND_SAGA, RUNAWAY_SPEND, LIAR)}
+
+SCENARIOS = {s.name: s for s in (TRIAGE, REFUND_SAGA, RUNAWAY_SPEND, LIAR, LOOPING)}

@@ -86,6 +86,9 @@ def _coordination_summary(kind: str, data: dict[str, Any]) -> str | None:
             + (f" ({figures})" if figures else ""),
             140,
         )
+    if kind == "ToolRetryScheduled":
+        tool, attempt, delay = data.get("tool"), data.get("attempt"), data.get("delay")
+        return f"{tool}: attempt {attempt} after a {delay} s backoff"
     if kind == "ReplyOverdue":
         return clip(
             f"OVERDUE {data.get('awaited')} on {data.get('request')}: {data.get('reason')}", 140

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from runtime import errors
+from runtime.backoff import Backoff
 from runtime.budget import Budget
 from runtime.context import DEFAULT_LIMIT, assemble, window_size
 from runtime.events import (
@@ -33,6 +34,7 @@ from runtime.events import (
     RunInconclusive,
     RunStarted,
     ToolDispatched,
+    ToolRetryScheduled,
     ToolReturned,
     TurnCapReached,
 )
@@ -82,6 +84,7 @@ class Agent:
     window: int = DEFAULT_LIMIT
     done: Tool = DONE_TOOL
     repeats: int | None = None  # the loop breaker: this many identical calls in a row (None: off)
+    backoff: Backoff = field(default_factory=Backoff)  # the waits between a call's retries
 
 
 @dataclass(frozen=True)
@@ -231,7 +234,8 @@ def check_report(
 
 
 def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any]) -> Outcome:
-    """Run one tool call, retrying a failed execution up to `agent.retries` times.
+    """Run one tool call, retrying a failed execution up to `agent.retries` times, each after
+    a backoff with jitter (see `wait`).
 
     Every attempt is journalled. Refusals (not allowed, bad arguments) are not retried: the
     same call would be refused again. Tools that are not retry-safe are not retried either.
@@ -246,6 +250,8 @@ def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any])
         return outcome
     attempts = 1 + (agent.retries if tool.retry_safe else 0)
     for attempt in range(1, attempts + 1):
+        if attempt > 1:
+            wait(agent, session, {**at, **ids}, attempt)
         outcome = session.run_tool(tool, call.args)
         session.emit(
             session.new(
@@ -260,6 +266,21 @@ def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any])
         if not outcome.failed:
             break
     return outcome
+
+
+def wait(agent: Agent, session: Session, at: dict[str, Any], attempt: int) -> None:
+    """Back off before `attempt`: live, draw the delay, journal it, then sleep it; resumed or
+    replayed, read the recorded delay and do not sleep again (the wait is over). A journal
+    written before backoff existed records none at this place, and none is made up."""
+    recorded = session.peek()
+    if isinstance(recorded, ToolRetryScheduled):
+        session.emit(recorded)
+        return
+    if not session.live:
+        return
+    delay = agent.backoff.delay(attempt - 1)
+    session.emit(session.new(ToolRetryScheduled, **at, attempt=attempt, delay=delay))
+    agent.backoff.sleep(delay)
 
 
 def jsonable(value: Any) -> Any:

@@ -83,6 +83,7 @@ from runtime.events.loop import (
     RunResumed,
     RunStarted,
     ToolDispatched,
+    ToolRetryScheduled,
     ToolReturned,
     TurnCapReached,
 )
@@ -123,6 +124,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     BudgetDebited,
     ToolDispatched,
     ToolReturned,
+    ToolRetryScheduled,
     MessageSent,
     MessageDelivered,
     AgentFinished,
@@ -315,6 +317,7 @@ __all__ = [
     "TeamPlanned",
     "TeamStarted",
     "ToolDispatched",
+    "ToolRetryScheduled",
     "ToolReturned",
     "ToolsListed",
     "TurnCapReached",

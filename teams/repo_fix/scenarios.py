@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.model import ModelResponse, call
+from runtime.model import IfFailed, ModelResponse, call
 from runtime.team import Scenario
 
 PARSER = "textparse/parser.py"
@@ -203,11 +203,14 @@ PREMATURE_DONE = Scenario(
 
 FLAKY_TOOL = Scenario(
     name="flaky-tool",
-    description="The test runner dies once with exit 137; the loop retries before the model sees.",
+    description="The test runner dies once with exit 137; the loop retries it after a backoff "
+    "before the model sees, sparing the coder the model call it takes to run the tests again "
+    "(with --retries 0 it sees the error and does).",
     task="Make the failing parser test pass and leave the whole suite green.",
     scripts={
         "orchestrator": [PARSE_PLAN],
-        "coder": PARSE_CODER,
+        # the coder reacts to what it is shown: a dead runner is run again
+        "coder": [PARSE_CODER[0], IfFailed(then=call("run_tests", 120)), *PARSE_CODER[1:]],
         "reviewer": PARSE_REVIEWER,
         "tester": TESTER,
     },

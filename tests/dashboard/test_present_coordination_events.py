@@ -49,3 +49,8 @@ def test_each_breaker_says_which_it_is_and_what_tripped_it():
     assert summary("BreakerTripped", loop) == (
         "TRIPPED loop breaker loop:kb-worker: kb.search called 3 times (repeats 3)"
     )
+
+
+def test_a_scheduled_retry_says_which_attempt_and_how_long_it_waits():
+    retry = {"tool": "run_tests", "call_id": "c1", "attempt": 2, "delay": 0.137}
+    assert summary("ToolRetryScheduled", retry) == "run_tests: attempt 2 after a 0.137 s backoff"

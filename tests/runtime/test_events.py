@@ -297,6 +297,7 @@ def test_every_kind_survives_the_flat_round_trip():
             "max_seconds": 1800.0,
             "reason": "reviewer took 3 turns without a reply (the deadline is 3)",
         },
+        "ToolRetryScheduled": {"tool": "run_tests", "call_id": "c1", "attempt": 2, "delay": 0.137},
         "SubtaskDegraded": {
             "worker_id": "billing",
             "objective": "find the charges",

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "journals"
 TEAMS = ("solo", "repo-fix", "support-desk", "support-triage")
-ADDED_SINCE = frozenset({"SubtaskDegraded", "ReplyOverdue"})  # event kinds newer than the fixtures
+ADDED_SINCE = frozenset(
+    {"SubtaskDegraded", "ReplyOverdue", "ToolRetryScheduled"}
+)  # event kinds newer than the fixtures
 NEWER = ("desk", "parallel", "deadline", "refund")  # settings added after the first release
 
 

@@ -12,14 +12,16 @@ at a clock, and a journal written before deadlines existed, which holds no decis
 it was written. An agent present but silent (it keeps calling tools, or answers nothing) and an
 agent absent thus take one path: no report, re-asked once, then escalated.
 
-The clock is looked at between turns: a model call that hangs is noticed when it returns.
+The clock is looked at between turns: a model call that hangs is noticed when it returns. Time
+the run stood still because a person stopped it (RunInterrupted to RunResumed) does not count;
+a crash's downtime, which no event marks, does, once the resumed run journals again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runtime.events import ReplyOverdue
+from runtime.events import ReplyOverdue, RunInterrupted, RunResumed
 from runtime.session import Session
 
 
@@ -68,9 +70,7 @@ class Due:
             return recorded
         if not session.live:
             return None
-        elapsed = journalled_at(session, len(session.emitted) - 1) - journalled_at(
-            session, self.sent_at
-        )
+        elapsed = self.elapsed()
         limit = self.deadline
         reason = ""
         if limit.turns is not None and turn >= limit.turns:
@@ -98,3 +98,19 @@ class Due:
         )
         session.emit(event)
         return event
+
+    def elapsed(self) -> float:
+        """Seconds between the REQUEST and the session's latest event, by journalled times,
+        less the time a person held the run stopped."""
+        session = self.session
+        last = len(session.emitted) - 1
+        stopped_at: float | None = None
+        paused = 0.0
+        for index in range(self.sent_at, last + 1):
+            event = session.emitted[index]
+            if isinstance(event, RunInterrupted):
+                stopped_at = journalled_at(session, index)
+            elif isinstance(event, RunResumed) and stopped_at is not None:
+                paused += journalled_at(session, index) - stopped_at
+                stopped_at = None
+        return journalled_at(session, last) - journalled_at(session, self.sent_at) - paused

@@ -9,8 +9,8 @@
     budget_exhausted          an agent ran out of budget with its task unfinished
     missed_deadline           an agent asked for a reply let its deadline pass (absent, or present
                               and silent), once or more, on one task
-    looping_agent             an agent made the same tool call (same tool, same arguments) three
-                              times in a row, or the loop breaker stopped it for doing so
+    looping_agent             an agent made the same tool call (same tool, same arguments), or met
+                              the same failure, three times in a row; or the loop breaker stopped it
     degraded_subtask          a fan-out sub-task ended without one verified finding (failed,
                               refused, timed out, or `ok` on claims its tool results do not back)
 
@@ -369,47 +369,90 @@ LOOP_REPEATS = 3  # identical calls in a row that make a loop (the loop breaker'
 
 
 class LoopingAgents(Fold):
-    """Keeps, per lane (see `lane`), the last call's tool and arguments, how often it came in
-    a row and where. Journals from before the loop breaker show the repeats themselves; where
-    the breaker stopped the agent, its BreakerTripped ends the streak it cut short."""
+    """Keeps, per lane (see `lane`), two streaks: the same call (tool and arguments) made again
+    and again, and the same failure (tool, error type and message: one conflict met again and
+    again) returned call after call; each is a finding once it is `LOOP_REPEATS` long. Journals
+    from before the loop breaker show the repeats themselves; where the breaker stopped the
+    agent, its BreakerTripped joins the finding of the streak it cut short (or makes one)."""
 
     name: ClassVar[str] = "looping_agent"
-    kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "BreakerTripped"))
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("ToolDispatched", "ToolReturned", "BreakerTripped")
+    )
 
     def start(self) -> State:
-        return {"streaks": {}, "found": []}
+        return {"calls": {}, "failures": {}, "found": {}}
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         here = lane(rec)
         if isinstance(e, ToolDispatched):
             signature = key(e.tool, sorted((e.args or {}).items()))
-            streak = state["streaks"].get(here)
-            if streak is None or streak["call"] != signature:
-                streak = state["streaks"][here] = {
-                    "call": signature,
-                    "tool": e.tool,
-                    "positions": [],
-                    "key": key(here, rec.position),
-                }
-            streak["positions"].append(rec.position)
-            if len(streak["positions"]) >= LOOP_REPEATS:
-                self.found(
-                    state,
-                    out,
-                    streak,
-                    e.agent,
-                    f"called {e.tool} "
-                    f"{len(streak['positions'])} times in a row with the same arguments",
+            streak = self.extend(state["calls"], here, signature, e.tool, rec.position, e.call_id)
+            if streak["count"] >= LOOP_REPEATS:
+                what = f"called {e.tool} {streak['count']} times in a row with the same arguments"
+                self.found(state, out, here, streak, e.agent, what)
+        elif isinstance(e, ToolReturned):
+            if e.error is None:
+                state["failures"].pop(here, None)
+                return
+            signature = key(e.tool, e.error.type, e.error.message)
+            failures = state["failures"]
+            streak = self.extend(failures, here, signature, e.tool, rec.position, e.call_id)
+            if streak["count"] >= LOOP_REPEATS:
+                what = (
+                    f"met the same failure of {e.tool} {streak['count']} times in a row "
+                    f"({e.error.type}: {e.error.message})"
                 )
+                self.found(state, out, here, streak, e.agent, what)
         elif isinstance(e, BreakerTripped) and e.breaker.startswith("loop:"):
-            streak = state["streaks"].pop(here, None) or {"positions": [], "tool": "?"}
-            streak.setdefault("key", key(here, rec.position))
-            streak["positions"].append(rec.position)
-            self.found(state, out, streak, e.agent, f"was stopped by the loop breaker: {e.reason}")
+            # The trip ends the latest streak of the lane: the repeats it refused to run, or
+            # the failures it would not meet again (already a finding).
+            candidates = [s for s in (state["found"].get(here), state["calls"].get(here)) if s]
+            latest: dict[str, Any] = {"positions": [], "tool": "?", "key": key(here, rec.position)}
+            if candidates:
+                latest = max(candidates, key=lambda s: int(s["positions"][-1]))
+            streak = {**latest, "positions": [*latest["positions"], rec.position]}
+            what = f"was stopped by the loop breaker: {e.reason}"
+            self.found(state, out, here, streak, e.agent, what)
+            state["calls"].pop(here, None)
+            state["failures"].pop(here, None)
 
     @staticmethod
-    def found(state: State, out: Out, streak: dict[str, Any], agent: str | None, what: str) -> None:
+    def extend(
+        streaks: dict[str, Any],
+        here: str,
+        signature: str,
+        tool: str,
+        position: int,
+        call_id: str | None,
+    ) -> dict[str, Any]:
+        """The lane's streak grown by one call (a retry's attempts are one call)."""
+        streak = streaks.get(here)
+        if streak is None or streak["signature"] != signature:
+            streak = streaks[here] = {
+                "signature": signature,
+                "tool": tool,
+                "positions": [],
+                "count": 0,
+                "call": None,
+                "key": key(here, position),
+            }
+        streak["positions"].append(position)
+        if call_id is None or call_id != streak["call"]:
+            streak["count"] += 1
+        streak["call"] = call_id
+        return streak
+
+    @staticmethod
+    def found(
+        state: State,
+        out: Out,
+        here: str,
+        streak: dict[str, Any],
+        agent: str | None,
+        what: str,
+    ) -> None:
         row = finding(
             "looping_agent",
             f"{agent or '?'} {what}",
@@ -417,11 +460,15 @@ class LoopingAgents(Fold):
             agents=[agent or "?"],
             tool=streak["tool"],
         )
-        if streak["key"] in state["found"]:
-            out.put(streak["key"], row)
-        else:
-            state["found"].append(streak["key"])
-            out.add(streak["key"], row)
+        (out.put if streak.get("reported") else out.add)(streak["key"], row)
+        streak["reported"] = True
+        # a copy, never the streak itself: the state is JSON, and a stored state has no aliases
+        state["found"][here] = {
+            "key": streak["key"],
+            "tool": streak["tool"],
+            "positions": list(streak["positions"]),
+            "reported": True,
+        }
 
     def result(self, state: State, rows: Rows) -> list[Finding]:
         return list(rows.rows.values())

@@ -6,8 +6,9 @@ a row without a tool call (RunInconclusive, after one nudge), or an operator's s
 boundary (RunInterrupted, raised as `Interrupted`; such a run resumes where it stood). A run
 that answers a request with a deadline (`deadline`, see runtime/coordination/deadlines.py) also
 stops when it is overdue (ReplyOverdue). With `Agent.repeats` set, the loop breaker stops an
-agent that makes the same tool call (same tool, same arguments) that many times in a row: the
-repeat is not run, BreakerTripped names the call, and the run ends "looping".
+agent that makes the same tool call (same tool, same arguments) that many times in a row (the
+repeat is not run), or meets the same failure that many times in a row: BreakerTripped says
+which, and the run ends "looping".
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from runtime.events import (
     ToolReturned,
     TurnCapReached,
 )
+from runtime.fanout.breakers import LoopBreaker
 from runtime.model import ChatMessage, ModelClient, ModelError, ToolCall
 from runtime.session import Session
 from runtime.tools import Outcome, Tool, Toolbox, ToolFailure, failure
@@ -125,7 +127,7 @@ def run(
     history: list[list[ChatMessage]] = []
     fresh: list[ChatMessage] = []
     nudged = False
-    streak: list[Any] = [None, 0]  # the last call (tool and arguments) and how often in a row
+    breaker = LoopBreaker(agent.repeats) if agent.repeats is not None else None
     for turn in range(agent.max_turns):
         session.boundary()
         if deadline is not None and deadline(turn) is not None:
@@ -163,20 +165,14 @@ def run(
                     session.emit(session.new(AgentFinished, **at, result=call.args))
                     return AgentResult("done", turn + 1, call.args)
                 outcome = refused
-            elif looping(agent, call, streak):
-                session.emit(
-                    session.new(
-                        BreakerTripped,
-                        **at,
-                        breaker=f"loop:{agent.name}",
-                        reason=f"{call.name} called {streak[1]} times in a row with the same "
-                        "arguments",
-                        rates={"repeats": float(streak[1])},
-                    )
-                )
+            elif breaker is not None and (loop := breaker.before(call.name, call.args)):
+                trip(agent, session, at, loop, breaker.repeats)
                 return AgentResult("looping", turn + 1)
             else:
                 outcome = dispatch(agent, call, session, at)
+                if breaker is not None and (loop := breaker.after(call.name, outcome)):
+                    trip(agent, session, at, loop, breaker.repeats)
+                    return AgentResult("looping", turn + 1)
             step.append(
                 ChatMessage(
                     role="tool", content=json.dumps(outcome.observation()), tool_call_id=call.id
@@ -206,13 +202,17 @@ def run(
     return AgentResult("out_of_turns", agent.max_turns)
 
 
-def looping(agent: Agent, call: ToolCall, streak: list[Any]) -> bool:
-    """Count the call into the streak of identical calls; True when it trips the loop breaker.
-    Judged on the model's calls alone, so a replay judges the same."""
-    signature = [call.name, json.dumps(call.args, sort_keys=True, default=str)]
-    streak[1] = streak[1] + 1 if streak[0] == signature else 1
-    streak[0] = signature
-    return agent.repeats is not None and streak[1] >= agent.repeats
+def trip(agent: Agent, session: Session, at: dict[str, Any], why: str, repeats: int) -> None:
+    """Journal the loop breaker's trip: the agent's run ends here."""
+    session.emit(
+        session.new(
+            BreakerTripped,
+            **at,
+            breaker=f"loop:{agent.name}",
+            reason=why,
+            rates={"repeats": float(repeats)},
+        )
+    )
 
 
 def check_report(

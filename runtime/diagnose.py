@@ -506,7 +506,6 @@ class MissedDeadlines(Fold):
                 out.notes(pair),
                 task_id=e.task_id,
                 agents=[e.awaited],
-                misses=count,
             ),
         )
 

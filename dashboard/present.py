@@ -54,12 +54,52 @@ def summary(kind: str, data: dict[str, Any]) -> str:
                 f"{data.get('tool')}: {result['passed']} passed, {result.get('failed', 0)} failed"
             )
         return f"{data.get('tool')}: {clip(json.dumps(result), 60)}"
+    special = _coordination_summary(kind, data)
+    if special is not None:
+        return special
     for key in ("reason", "summary", "task", "status", "text", "by"):
         if data.get(key):
             return clip(data[key])
     # Otherwise the first few simple fields, as "name value".
     simple = [f"{k} {v}" for k, v in data.items() if isinstance(v, str | int | float) and v != ""]
     return clip("; ".join(simple[:3]))
+
+
+def _coordination_summary(kind: str, data: dict[str, Any]) -> str | None:
+    """The harness's coordination decisions (degraded sub-tasks, missed deadlines, retries and
+    breakers), said in a line that names who and why; None for other kinds."""
+    if kind == "SubtaskDegraded":
+        fallback = data.get("fallback")
+        return clip(
+            f"DEGRADED {data.get('worker_id')}: {data.get('why')}"
+            + (f" (answered from {fallback})" if fallback else ""),
+            140,
+        )
+    if kind == "BreakerTripped":
+        breaker = str(data.get("breaker") or "")
+        which = breaker.split(":", 1)[0] if ":" in breaker else breaker
+        label = {"spend": "spend breaker", "tools": "tool-failure breaker", "loop": "loop breaker"}
+        rates = data.get("rates") or {}
+        figures = ", ".join(f"{k} {v:g}" for k, v in rates.items() if isinstance(v, int | float))
+        return clip(
+            f"TRIPPED {label.get(which, 'breaker')} {breaker}: {data.get('reason')}"
+            + (f" ({figures})" if figures else ""),
+            140,
+        )
+    if kind == "ToolRetryScheduled":
+        tool, attempt, delay = data.get("tool"), data.get("attempt"), data.get("delay")
+        return f"{tool}: attempt {attempt} after a {delay} s backoff"
+    if kind == "ReplyOverdue":
+        return clip(
+            f"OVERDUE {data.get('awaited')} on {data.get('request')}: {data.get('reason')}", 140
+        )
+    if kind == "DeadlinePassed":
+        return clip(
+            f"deadline passed: {data.get('awaited')}, attempt {data.get('attempt')}: "
+            f"{data.get('reason')}",
+            140,
+        )
+    return None
 
 
 def duration(start: datetime | None, end: datetime | None) -> str:

@@ -143,10 +143,6 @@ def plan(
         stream = streams.renamed(rec.stream, parent, child)
         # A new id: an event is stored once; the copy is the fork's own fact.
         events.append((stream, event.model_copy(update={"run_id": child, "id": new_id()})))
-    if changes.message is not None:
-        agent, text = changes.message
-        note = MessageInjected(run_id=child, agent=agent, by=by, text=text)
-        events.append((streams.journal(child), note))
     forked = RunForked(
         run_id=child,
         parent=parent,
@@ -155,6 +151,14 @@ def plan(
         by=by,
         changes=changes.as_dict(),
     )
+    # The fork point, in the fork's own journal: where its clock restarts (a reply's deadline
+    # does not count the time between the parent's event and the fork) and where a person's
+    # message is put.
+    events.append((streams.journal(child), forked))
+    if changes.message is not None:
+        agent, text = changes.message
+        note = MessageInjected(run_id=child, agent=agent, by=by, text=text)
+        events.append((streams.journal(child), note))
     workspace = main[0].event.config.get("workspace") if commit is not None else None
     return Fork(child, parent, config, events, forked, workspace, commit)
 
@@ -257,12 +261,13 @@ def verify(base: Journal, fork: Fork) -> None:
 
 
 def write(journal: Journal, fork: Fork) -> None:
-    """Append the fork's events in the parent's order (each stream from version 0), then its
-    lineage. A caller that must write all or nothing wraps this in its transaction."""
+    """Append the fork's events in the parent's order (each stream from version 0), its
+    RunForked and a person's message last. A caller that must write all or nothing wraps this
+    in its transaction."""
     versions: dict[str, int] = {}
     batch: list[Event] = []
     current: str | None = None
-    for stream, event in [*fork.events, (streams.control(fork.run_id), fork.forked)]:
+    for stream, event in fork.events:
         if stream != current and batch:
             assert current is not None
             journal.append(current, batch, versions.get(current, 0))

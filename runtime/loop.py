@@ -3,33 +3,43 @@
 A run stops for one of five reasons, each with its own event: the done tool (AgentFinished),
 the budget at a turn boundary (BudgetExhausted), the turn cap (TurnCapReached), two replies in
 a row without a tool call (RunInconclusive, after one nudge), or an operator's stop at a turn
-boundary (RunInterrupted, raised as `Interrupted`; such a run resumes where it stood).
+boundary (RunInterrupted, raised as `Interrupted`; such a run resumes where it stood). A run
+that answers a request with a deadline (`deadline`, see runtime/coordination/deadlines.py) also
+stops when it is overdue (ReplyOverdue). With `Agent.repeats` set, the loop breaker stops an
+agent that makes the same tool call (same tool, same arguments) that many times in a row (the
+repeat is not run), or meets the same failure that many times in a row: BreakerTripped says
+which, and the run ends "looping".
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from runtime import errors
+from runtime.backoff import Backoff
 from runtime.budget import Budget
 from runtime.context import DEFAULT_LIMIT, assemble, window_size
 from runtime.events import (
     AgentFinished,
     AgentNudged,
+    BreakerTripped,
     BudgetDebited,
     BudgetExhausted,
+    Event,
     ModelCalled,
     ModelFailed,
     ModelResponded,
     RunInconclusive,
     RunStarted,
     ToolDispatched,
+    ToolRetryScheduled,
     ToolReturned,
     TurnCapReached,
 )
+from runtime.fanout.breakers import LoopBreaker
 from runtime.model import ChatMessage, ModelClient, ModelError, ToolCall
 from runtime.session import Session
 from runtime.tools import Outcome, Tool, Toolbox, ToolFailure, failure
@@ -49,7 +59,18 @@ def done_tool(properties: dict[str, Any] | None = None, required: Sequence[str] 
 DONE_TOOL = done_tool()
 NUDGE = "Reply with a tool call; call done when you are finished."
 
-Status = Literal["done", "halted", "out_of_turns", "inconclusive"]
+Status = Literal["done", "halted", "out_of_turns", "inconclusive", "overdue", "looping"]
+Ending = Literal["done", "halted", "out_of_turns", "inconclusive"]
+
+
+def ending(status: Status) -> Ending:
+    """An agent's stop as a run's verdict: overdue is out of the turns (or time) it had, and
+    one going round in circles came to no conclusion."""
+    if status == "overdue":
+        return "out_of_turns"
+    if status == "looping":
+        return "inconclusive"
+    return status
 
 
 @dataclass
@@ -64,6 +85,8 @@ class Agent:
     retries: int = 0
     window: int = DEFAULT_LIMIT
     done: Tool = DONE_TOOL
+    repeats: int | None = None  # the loop breaker: this many identical calls in a row (None: off)
+    backoff: Backoff = field(default_factory=Backoff)  # the waits between a call's retries
 
 
 @dataclass(frozen=True)
@@ -74,6 +97,8 @@ class AgentResult:
 
 
 Mail = Callable[[], Sequence[ChatMessage]]
+# Checked at the top of each turn with its number: the event that ends an overdue run, or None.
+Overdue = Callable[[int], Event | None]
 
 
 def run(
@@ -84,6 +109,7 @@ def run(
     *,
     task_id: str | None = None,
     mail: Mail | None = None,
+    deadline: Overdue | None = None,
 ) -> AgentResult:
     """Drive one agent until it stops. Raises `Interrupted` on an operator's stop."""
     client = session.client(agent.name, agent.client)
@@ -101,8 +127,11 @@ def run(
     history: list[list[ChatMessage]] = []
     fresh: list[ChatMessage] = []
     nudged = False
+    breaker = LoopBreaker(agent.repeats) if agent.repeats is not None else None
     for turn in range(agent.max_turns):
         session.boundary()
+        if deadline is not None and deadline(turn) is not None:
+            return AgentResult("overdue", turn)
         if mail is not None:
             fresh.extend(mail())
         for note in session.injected(agent.name):  # a person's word, where a fork began
@@ -139,8 +168,14 @@ def run(
                     session.emit(session.new(AgentFinished, **at, result=call.args))
                     return AgentResult("done", turn + 1, call.args)
                 outcome = refused
+            elif breaker is not None and (loop := breaker.before(call.name, call.args)):
+                trip(agent, session, at, loop, breaker.repeats)
+                return AgentResult("looping", turn + 1)
             else:
                 outcome = dispatch(agent, call, session, at)
+                if breaker is not None and (loop := breaker.after(call.name, outcome)):
+                    trip(agent, session, at, loop, breaker.repeats)
+                    return AgentResult("looping", turn + 1)
             step.append(
                 ChatMessage(
                     role="tool", content=json.dumps(outcome.observation()), tool_call_id=call.id
@@ -170,6 +205,19 @@ def run(
     return AgentResult("out_of_turns", agent.max_turns)
 
 
+def trip(agent: Agent, session: Session, at: dict[str, Any], why: str, repeats: int) -> None:
+    """Journal the loop breaker's trip: the agent's run ends here."""
+    session.emit(
+        session.new(
+            BreakerTripped,
+            **at,
+            breaker=f"loop:{agent.name}",
+            reason=why,
+            rates={"repeats": float(repeats)},
+        )
+    )
+
+
 def check_report(
     agent: Agent, call: ToolCall, session: Session, at: dict[str, Any]
 ) -> Outcome | None:
@@ -189,7 +237,8 @@ def check_report(
 
 
 def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any]) -> Outcome:
-    """Run one tool call, retrying a failed execution up to `agent.retries` times.
+    """Run one tool call, retrying a failed execution up to `agent.retries` times, each after
+    a backoff with jitter (see `wait`).
 
     Every attempt is journalled. Refusals (not allowed, bad arguments) are not retried: the
     same call would be refused again. Tools that are not retry-safe are not retried either.
@@ -204,6 +253,8 @@ def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any])
         return outcome
     attempts = 1 + (agent.retries if tool.retry_safe else 0)
     for attempt in range(1, attempts + 1):
+        if attempt > 1:
+            wait(agent, session, {**at, **ids}, attempt)
         outcome = session.run_tool(tool, call.args)
         session.emit(
             session.new(
@@ -218,6 +269,21 @@ def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any])
         if not outcome.failed:
             break
     return outcome
+
+
+def wait(agent: Agent, session: Session, at: dict[str, Any], attempt: int) -> None:
+    """Back off before `attempt`: live, draw the delay, journal it, then sleep it; resumed or
+    replayed, read the recorded delay and do not sleep again (the wait is over). A journal
+    written before backoff existed records none at this place, and none is made up."""
+    recorded = session.peek()
+    if isinstance(recorded, ToolRetryScheduled):
+        session.emit(recorded)
+        return
+    if not session.live:
+        return
+    delay = agent.backoff.delay(attempt - 1)
+    session.emit(session.new(ToolRetryScheduled, **at, attempt=attempt, delay=delay))
+    agent.backoff.sleep(delay)
 
 
 def jsonable(value: Any) -> Any:

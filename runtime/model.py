@@ -8,6 +8,7 @@ module per protocol. Beside the network client sit two that spend no tokens: Scr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import Any, Literal
@@ -88,27 +89,70 @@ class ModelClient:
         a network client has nothing to skip.
         """
 
+    def fast_forward_over(self, responses: Sequence[ModelResponse]) -> None:
+        """`fast_forward`, told the answers themselves (a script that reacts needs them)."""
+        self.fast_forward(len(responses))
+
+
+class IfFailed(BaseModel):
+    """A script step the scripted agent takes only when its last tool call came back with an
+    error, and skips (at no cost) otherwise: a script that reacts to what its tools return."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    then: ModelResponse
+
+
+Step = ModelResponse | IfFailed
+"""One entry of a script: an answer, or an answer given only after a failed tool call."""
+
+
+def last_call_failed(messages: Sequence[ChatMessage]) -> bool:
+    """Whether the tool results since the model's last answer include an error."""
+    for message in reversed(messages):
+        if message.role == "assistant":
+            return False
+        if message.role == "tool":
+            try:
+                observed = json.loads(message.content)
+            except ValueError:
+                continue
+            if isinstance(observed, dict) and observed.get("error"):
+                return True
+    return False
+
 
 class ScriptedClient(ModelClient):
-    """Serves a fixed list of responses in order: deterministic, and no tokens spent."""
+    """Serves a fixed list of responses in order: deterministic, and no tokens spent. An
+    `IfFailed` step is served only after a failed tool call, and passed over otherwise."""
 
-    def __init__(self, script: Iterable[ModelResponse], name: str = "scripted") -> None:
+    def __init__(self, script: Iterable[Step], name: str = "scripted") -> None:
         self.script = list(script)
         self.name = name
-        self.position = 0
+        self.position = 0  # the next step of the script
+        self.served = 0  # answers given: call ids are numbered by it, whatever was passed over
 
     def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
+        failed = last_call_failed(messages)
+        while (
+            self.position < len(self.script)
+            and isinstance(self.script[self.position], IfFailed)
+            and not failed
+        ):
+            self.position += 1
         if self.position >= len(self.script):
             raise ScriptExhausted(
                 f"{self.name}: the script has {len(self.script)} responses and all were used"
             )
-        response = self.script[self.position]
+        step = self.script[self.position]
+        response = step.then if isinstance(step, IfFailed) else step
         self.position += 1
+        self.served += 1
         if any(not c.id for c in response.tool_calls):
-            # Scripts leave call ids blank; number them by position so they are the same in
+            # Scripts leave call ids blank; number them by answer so they are the same in
             # every process that serves this script (resume compares them with the journal).
             calls = [
-                c if c.id else c.model_copy(update={"id": f"{self.name}-{self.position}-{i}"})
+                c if c.id else c.model_copy(update={"id": f"{self.name}-{self.served}-{i}"})
                 for i, c in enumerate(response.tool_calls, 1)
             ]
             response = response.model_copy(update={"tool_calls": calls})
@@ -118,7 +162,23 @@ class ScriptedClient(ModelClient):
         return response
 
     def fast_forward(self, calls: int) -> None:
-        self.position = calls
+        self.position = self.served = calls
+
+    def fast_forward_over(self, responses: Sequence[ModelResponse]) -> None:
+        """Skip the answers already given, telling a reacting step taken from one passed over
+        by what was answered."""
+        position = 0
+        for given in responses:
+            while position < len(self.script):
+                step = self.script[position]
+                position += 1
+                if not isinstance(step, IfFailed) or _same_calls(step.then, given):
+                    break
+        self.position, self.served = position, len(responses)
+
+
+def _same_calls(a: ModelResponse, b: ModelResponse) -> bool:
+    return [(c.name, c.args) for c in a.tool_calls] == [(c.name, c.args) for c in b.tool_calls]
 
 
 class ReplayClient(ModelClient):
@@ -152,7 +212,7 @@ class ReplayClient(ModelClient):
                 "and the run asked for another"
             )
         if not self._handed_over:
-            self.then.fast_forward(self.served)
+            self.then.fast_forward_over([response_of(e) for e in self.recorded[: self.served]])
             self._handed_over = True
         return self.then.complete(messages, tools)
 

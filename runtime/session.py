@@ -32,6 +32,7 @@ from runtime.events import (
     Event,
     MessageInjected,
     ModelFailed,
+    RunForked,
     RunInterrupted,
     RunResumed,
     ToolReturned,
@@ -209,15 +210,16 @@ class Session:
         return None if self.live else self.recorded[self.cursor]
 
     def _absorb(self) -> None:
-        """Take a person's message (MessageInjected, where a fork began) into its agent's inbox
-        when the cursor reaches it: nobody's code emits it, and the cursor reaches it at the
-        same place on every resume and replay."""
+        """Take what a person put where a fork began (RunForked, and MessageInjected into its
+        agent's inbox) when the cursor reaches it: nobody's code emits these, and the cursor
+        reaches them at the same place on every resume and replay."""
         while self.cursor < len(self.recorded):
             event = self.recorded[self.cursor]
-            if not isinstance(event, MessageInjected):
+            if not isinstance(event, MessageInjected | RunForked):
                 return
             self.cursor += 1
-            self.inbox.setdefault(event.agent or "", []).append(event)
+            if isinstance(event, MessageInjected):
+                self.inbox.setdefault(event.agent or "", []).append(event)
             self.emitted.append(event)
             self.counts[event.kind] += 1
             if self.replay:

@@ -13,7 +13,7 @@ teams' (`runtime.plugins.parse_settings` picks the model by the tag).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
@@ -30,7 +30,7 @@ from pydantic import (
 
 from runtime import workspace
 from runtime.events import TeamFinished, TeamStarted
-from runtime.model import ModelClient, ModelResponse
+from runtime.model import ModelClient, Step
 from runtime.openai_client import OLD_BACKEND_NAMES
 from runtime.sandbox import Sandbox
 from runtime.session import Session
@@ -153,7 +153,7 @@ class Scenario:
     name: str
     description: str
     task: str
-    scripts: dict[str, list[ModelResponse]]
+    scripts: Mapping[str, Sequence[Step]]  # an IfFailed step reacts to a failed tool call
     settings: dict[str, Any] = field(default_factory=dict)  # common ones and the team's own
     absent: tuple[str, ...] = ()  # agents whose process is down: mail reaches them, no reply
 

@@ -301,7 +301,9 @@ class FindingDetailOut(Schema):
     task_id: str | None = None
     agents: list[str] | None = None
     artefact: str | None = Field(None, description="duplicate work: the file written twice")
-    tool: str | None = Field(None, description="an absorbed error: the tool that failed")
+    tool: str | None = Field(
+        None, description="an absorbed error: the tool that failed; a loop: the tool repeated"
+    )
 
 
 class FindingOut(Schema):

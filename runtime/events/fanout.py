@@ -150,6 +150,18 @@ class FindingUnsupported(Event):
     detail: str = ""
 
 
+class SubtaskDegraded(Event):
+    """The harness found a sub-task without one verified finding, whatever the worker said:
+    it failed, refused, missed its deadline, or claimed what its own tool results do not
+    back. `why` names the cause; `fallback` the cached answer used instead (None: none)."""
+
+    kind: ClassVar[str] = "SubtaskDegraded"
+    worker_id: str
+    objective: str
+    why: str
+    fallback: str | None = None
+
+
 class AnswerComposed(Event):
     """The answer the run gives. `degraded` says, in words, what it lacks or substituted (None
     when nothing did); `sources` names what it rests on (tool call ids, cached snapshots)."""

@@ -12,8 +12,9 @@ from runtime.events.base import Event
 
 class RunForked(Event):
     """This run began as a copy of `parent` up to the event at position `at` (the parent's
-    `number`-th), then went its own way with `changes`. Recorded in the fork's control stream:
-    the fork's journal itself is the parent's prefix, replayed as it was."""
+    `number`-th), then went its own way with `changes`. Recorded in the fork's journal right
+    after the copied prefix: no code emits it (a session takes it as it passes), and a reply's
+    deadline does not count the time between the parent's event and the fork."""
 
     kind: ClassVar[str] = "RunForked"
     parent: str

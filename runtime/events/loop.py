@@ -68,6 +68,17 @@ class ToolReturned(Event):
     error: ErrorInfo | None = None
 
 
+class ToolRetryScheduled(Event):
+    """A failed tool call will be tried again after `delay` seconds: exponential backoff with
+    jitter, drawn once, live. A replay reads the delay from here instead of drawing anew."""
+
+    kind: ClassVar[str] = "ToolRetryScheduled"
+    tool: str
+    call_id: str | None = None
+    attempt: int  # the attempt about to be made
+    delay: float
+
+
 class MessageSent(Event):
     kind: ClassVar[str] = "MessageSent"
     message_id: str | None = None

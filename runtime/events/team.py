@@ -157,6 +157,21 @@ class DeadlinePassed(Event):
     reason: str
 
 
+class ReplyOverdue(Event):
+    """An agent asked for a reply used up its deadline without giving one: `turns` of its own
+    turns, or `elapsed` seconds between the REQUEST and its latest event, both read from the
+    journal. Its run stops here; the harness re-asks once, then escalates (DeadlinePassed)."""
+
+    kind: ClassVar[str] = "ReplyOverdue"
+    awaited: str
+    request: str  # the REQUEST's message id
+    turns: int
+    elapsed: float
+    max_turns: int | None = None
+    max_seconds: float | None = None
+    reason: str
+
+
 class TaskEscalated(Event):
     """Work that cannot finish, handed to a human with its reason."""
 

@@ -2,14 +2,17 @@
 
 `CircuitBreaker` trips on a tool's failure rate and `SpendBreaker` on a run's spending; both
 refuse calls while open, let one probe through after a cool-down, and report each change as an
-event the caller journals. `CircuitBreaker.call` is the guarded call: every caller that puts
-work behind a breaker goes through it (a team's tool belt, `execute_guarded` for a `Tool`).
+event the caller journals. `LoopBreaker` trips on one agent going round in circles (the agent
+loop stops the agent; there is nothing to cool down). `CircuitBreaker.call` is the guarded
+call: every caller that puts work behind a breaker goes through it (a team's tool belt,
+`execute_guarded` for a `Tool`).
 
 Everything takes its clock as an argument: tests move time by hand and never sleep.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import deque
@@ -305,3 +308,45 @@ class SpendBreaker(Breaker):
                 "window_tokens": float(recent),
                 "spent": float(self.spent),
             }
+
+
+class LoopBreaker:
+    """One agent's run going round in circles: the same call (tool and arguments) `repeats`
+    times in a row, or the same failure (tool, error type and message: the signature of one
+    conflict met again and again) that many times in a row, whatever the arguments.
+
+    Judged on the model's calls and their recorded outcomes alone, so a replayed run trips at
+    the same place. `before` is asked before a call runs (the repeat is not run), `after` once
+    it has; each returns why it trips, or None.
+    """
+
+    def __init__(self, repeats: int) -> None:
+        if repeats < 2:
+            raise ValueError("a loop needs at least two repeats")
+        self.repeats = repeats
+        self._call: tuple[str, str] | None = None
+        self._calls = 0
+        self._failure: tuple[str, str, str] | None = None
+        self._failures = 0
+
+    def before(self, tool: str, args: dict[str, Any]) -> str | None:
+        call = (tool, json.dumps(args, sort_keys=True, default=str))
+        self._calls = self._calls + 1 if call == self._call else 1
+        self._call = call
+        if self._calls >= self.repeats:
+            return f"{tool} called {self._calls} times in a row with the same arguments"
+        return None
+
+    def after(self, tool: str, outcome: Outcome) -> str | None:
+        if outcome.error is None:
+            self._failure, self._failures = None, 0
+            return None
+        failure = (tool, outcome.error.type, outcome.error.message)
+        self._failures = self._failures + 1 if failure == self._failure else 1
+        self._failure = failure
+        if self._failures >= self.repeats:
+            return (
+                f"{tool} failed the same way {self._failures} times in a row "
+                f"({outcome.error.type}: {outcome.error.message})"
+            )
+        return None

@@ -25,11 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from runtime.events import describe_validation
 from runtime.tools import Tool, Toolbox
 
-Reason = Literal["budget", "tool_error", "ambiguous", "refused"]
+Reason = Literal["budget", "tool_error", "ambiguous", "refused", "breaker"]
 """Why a worker failed: it ran out of budget, a tool failed it, it could not tell what was
-asked, or it would not do it."""
+asked, or it would not do it; or, said only by the harness, a breaker stopped it (the run's
+spend, or the loop breaker on its own repeated calls): not its judgement, so not a refusal."""
 
 REASONS: tuple[Reason, ...] = ("budget", "tool_error", "ambiguous", "refused")
+"""The reasons a worker may give of itself."""
 
 
 class Contract(BaseModel):
@@ -142,6 +144,11 @@ def parse_report(raw: str | Mapping[str, Any], handoff: Handoff) -> Report:
         report = Report.model_validate(data)
     except ValidationError as exc:
         raise ContractError(f"report: {describe_validation(exc)}") from None
+    if report.reason == "breaker":
+        raise ContractError(
+            "field 'reason': 'breaker' is the harness's to give, not a worker's: "
+            + ", ".join(REASONS)
+        )
     if report.worker_id != handoff.worker_id:
         raise ContractError(
             f"field 'worker_id': report is from {report.worker_id!r}, "

@@ -29,11 +29,13 @@ from runtime import streams
 from runtime.coordination.gates import Leases
 from runtime.events import (
     AgentFinished,
+    BreakerTripped,
     BudgetExhausted,
     Event,
     LeaseGranted,
     LeaseReleased,
     ModelFailed,
+    ReplyOverdue,
     RunInconclusive,
     TurnCapReached,
     WorkerHandedOff,
@@ -50,7 +52,15 @@ Specialist = Callable[[Session, str, Handoff], Report]
 Dispatch = Callable[[str, str, dict[str, Any]], None]
 
 MAX_RESTARTS = 2  # a specialist that fails is started again at most this many times
-STOPS = (AgentFinished, BudgetExhausted, TurnCapReached, RunInconclusive, ModelFailed)
+STOPS = (
+    AgentFinished,
+    BudgetExhausted,
+    TurnCapReached,
+    RunInconclusive,
+    ModelFailed,
+    ReplyOverdue,
+    BreakerTripped,  # in a specialist's own stream, only the loop breaker trips: its run ends
+)
 WAIT_SECONDS = 0.5  # how soon a step waiting on specialists elsewhere looks again
 
 
@@ -102,9 +112,7 @@ def replayed(session: Session, cls: tuple[type[Event], ...], live: list[Event]) 
         session.emit(*live)
 
 
-def hand_off(
-    session: Session, sub_id: str, handoff: Handoff, crew: Crew, attempt: int = 1
-) -> None:
+def hand_off(session: Session, sub_id: str, handoff: Handoff, crew: Crew, attempt: int = 1) -> None:
     """Journal the brief; where specialists run elsewhere, send this one off once, when the
     brief is first written (a lost one misses its deadline, and recovery takes it from there)."""
     fresh = session.live
@@ -163,9 +171,7 @@ def handed_at(session: Session, sub_id: str) -> float:
     return time.time()
 
 
-def here(
-    session: Session, todo: list[tuple[str, Handoff]], crew: Crew
-) -> dict[str, Report | None]:
+def here(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[str, Report | None]:
     """Specialists in threads of this process; None for one that missed its deadline."""
 
     def run(sub: Session, sub_id: str, handoff: Handoff) -> Report:
@@ -196,9 +202,7 @@ def here(
     return out
 
 
-def away(
-    session: Session, todo: list[tuple[str, Handoff]], crew: Crew
-) -> dict[str, Report | None]:
+def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[str, Report | None]:
     """Specialists on other workers: each was sent off when its brief was handed over (see
     `hand_off`); a stream that holds a whole run is read back here. While any is still at
     work and within its deadline, this step ends (Waiting) and a later one looks again."""
@@ -230,6 +234,13 @@ def away(
 
 def check(session: Session, sub_id: str, report: Report) -> Report:
     """Drop the findings the worker's own tool results do not back, and journal each."""
+    return checked(session, sub_id, report)[0]
+
+
+def checked(
+    session: Session, sub_id: str, report: Report
+) -> tuple[Report, list[verify.Unsupported]]:
+    """`check`, and the findings it dropped with why."""
     stream = worker_stream(session.run_id, sub_id, report.worker_id)
     # The record of the worker's stream: the journal itself when live, the original in a replay.
     own = verify.tool_results([r.event for r in session.source.read(stream)], report.worker_id)
@@ -238,4 +249,4 @@ def check(session: Session, sub_id: str, report: Report) -> Report:
         session.emit(problem.event(session.run_id).model_copy(update={"task_id": sub_id}))
     bad = {(u.call_id, u.claim) for u in unsupported}
     kept = [f for f in report.findings if (f.source_call_id, f.claim) not in bad]
-    return report.model_copy(update={"findings": kept})
+    return report.model_copy(update={"findings": kept}), unsupported

@@ -56,8 +56,6 @@ class Escalate(Contract):
     reason: str
 
 
-
-
 # --- what the router knows about a sub-task ----------------------------------------------------
 
 
@@ -167,6 +165,11 @@ def route(
             f"{attempt.handoff.worker_id!r}"
         )
     action = _ROUTES[report.reason](attempt, policy)
+    if isinstance(action, Escalate) and report.reason == "breaker" and report.degraded:
+        # Which breaker and why: the harness wrote it into the report it made for the worker.
+        action = action.model_copy(
+            update={"reason": f"{report.degraded}; no cache to fall back on"}
+        )
     # The cap bounds attempts, so it stops only actions that start one; a fallback is terminal.
     if isinstance(action, Retry | Reassign) and not _may_try_again(attempt, policy):
         return Escalate(
@@ -258,6 +261,21 @@ def _on_refused(attempt: Attempt, policy: RecoveryPolicy) -> Escalate:
     return Escalate(code="refused", reason=f"{attempt.handoff.worker_id} refused the task")
 
 
+def _on_breaker(attempt: Attempt, policy: RecoveryPolicy) -> Fallback | Escalate:
+    # A breaker stopped the worker, not its judgement. Running it again would only meet the
+    # open breaker: collateral work answers from its cache where it has one; the rest goes to
+    # a person, saying which breaker it was.
+    for worker_id in attempt.workers():
+        cached = policy.fallbacks.get(worker_id)
+        if cached is not None:
+            return Fallback(
+                source=cached.source,
+                text=cached.text,
+                degraded=f"answered from the cached {cached.source}",
+            )
+    return Escalate(code="breaker", reason="a breaker stopped it; no cache to fall back on")
+
+
 _ROUTES: dict[
     Reason, Callable[[Attempt, RecoveryPolicy], Retry | Reassign | Fallback | Escalate]
 ] = {
@@ -265,6 +283,7 @@ _ROUTES: dict[
     "tool_error": _on_tool_error,
     "ambiguous": _on_ambiguous,
     "refused": _on_refused,
+    "breaker": _on_breaker,
 }
 
 

@@ -288,7 +288,7 @@ def verdict(
     stopped = [(n, r.status) for n, r in results.items() if r.status != "done"]
     if stopped:
         name, why = stopped[0]
-        return why, f"the {name} stopped: {why}"
+        return loop.ending(why), f"the {name} stopped: {why}"
     if checked.problems:
         # Typed, not read off the problems' wording: a refund still in flight is for the
         # reconciler and a person (escalated); any other problem is a failure.

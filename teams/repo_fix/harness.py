@@ -14,6 +14,7 @@ from typing import Any
 
 from runtime import loop, workspace
 from runtime.budget import Budget, SubBudget
+from runtime.coordination.deadlines import Deadline, Due
 from runtime.events import (
     BudgetAllocated,
     CandidateCommitted,
@@ -44,6 +45,7 @@ from teams.repo_fix.settings import RepoFixSettings
 REQUEST, DONE = Performative.REQUEST, Performative.DONE
 ACCEPT, REJECT, PROPOSE = Performative.ACCEPT, Performative.REJECT, Performative.PROPOSE
 REPLY_ATTEMPTS = 2  # the first REQUEST and one re-issue
+LOOP_REPEATS = 3  # the same tool call this many times in a row trips the loop breaker
 
 
 class Stop(Exception):
@@ -62,6 +64,7 @@ class Reply:
     report: dict[str, Any] | None
     status: str  # the agent's run status, or "absent" / "model failed"
     started: int  # index in session.emitted where its run began (for evidence)
+    why: str = ""  # what stopped it, where the harness knows more than the status
 
 
 class Harness:
@@ -123,10 +126,14 @@ class Harness:
             retries=self.config.retries,
             window=self.config.window,
             done=role.report,
+            repeats=LOOP_REPEATS,
         )
 
-    def run(self, name: str, task_id: str, agent: loop.Agent | None = None) -> Reply:
-        """Give an agent its turns on a task; it reads its mail at the top of each one."""
+    def run(
+        self, name: str, task_id: str, agent: loop.Agent | None = None, due: Due | None = None
+    ) -> Reply:
+        """Give an agent its turns on a task; it reads its mail at the top of each one, and
+        stops when `due` says its reply is overdue."""
         started = len(self.session.emitted)
         if name in self.absent:
             return Reply(None, "absent", started)  # its process is down: no turn is ever taken
@@ -139,23 +146,44 @@ class Harness:
                 self.ledgers[name],
                 task_id=task_id,
                 mail=lambda: self.post.mail_for(name),
+                deadline=None if due is None else due.check,
             )
         except ModelError as exc:
             return Reply(None, f"model failed: {exc}", started)
-        return Reply(result.report, result.status, started)
+        overdue = self.session.emitted[-1] if result.status == "overdue" else None
+        return Reply(result.report, result.status, started, getattr(overdue, "reason", ""))
+
+    def deadline(self, recipient: str) -> Deadline:
+        """The clock on a reply: the team's reply turns (within the agent's own turn cap) and
+        seconds."""
+        turns = self.settings.reply_turns
+        if turns is not None and turns >= self.config.max_turns:
+            turns = None  # the turn cap stops the run first
+        return Deadline(turns=turns, seconds=self.settings.reply_seconds)
 
     def ask(self, recipient: str, task_id: str, payload: dict[str, Any]) -> tuple[Message, Reply]:
         """REQUEST and await the report; re-issue once; escalate if there is still none."""
         while True:
             reason = ""
             for attempt in range(1, REPLY_ATTEMPTS + 1):
+                sent_at = len(self.session.emitted)
                 request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
-                reply = self.run(recipient, task_id)
+                due = Due(
+                    self.session,
+                    recipient,
+                    task_id,
+                    request.message_id,
+                    sent_at,
+                    self.deadline(recipient),
+                )
+                reply = self.run(recipient, task_id, due=due)
                 if reply.report is not None:
                     return request, reply
                 if reply.status == "halted":
                     raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
                 reason = f"{recipient} gave no report ({reply.status})"
+                if reply.why:
+                    reason = f"{reason}: {reply.why}"
                 self.emit(
                     DeadlinePassed,
                     task_id=task_id,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.model import ModelResponse, call
+from runtime.model import IfFailed, ModelResponse, call
 from runtime.team import Scenario
 
 PARSER = "textparse/parser.py"
@@ -17,6 +17,7 @@ PARSE_TESTS = "tests/test_parser.py"
 SPLIT = '    fields = line.split(",")'
 GUARD = "    if not line.strip():\n        return []\n" + SPLIT
 SLUG = "slugkit/slug.py"
+SLUG_TESTS = "tests/test_slug.py"
 SLUG_BUG = '    return title.strip().lower().replace(" ", "-")'
 SLUG_FIX = '    return "-".join(title.lower().split())'
 EMPTY_TEST = 'def test_empty_input_has_no_fields():\n    assert parse("") == []\n'
@@ -162,6 +163,21 @@ SILENT_DROPOUT = Scenario(
     absent=("reviewer",),
 )
 
+SILENT_REVIEWER = Scenario(
+    name="silent-reviewer",
+    description="The reviewer is there but never answers: it keeps reading files. Its reply "
+    "deadline (4 turns) passes, it is asked once more, then the task is escalated.",
+    task="Make the failing slug test pass and leave the whole suite green.",
+    settings={"template": "slug-spaces", "reply_turns": 4},
+    scripts={
+        "orchestrator": [SLUG_PLAN],
+        "coder": SILENT_DROPOUT.scripts["coder"],
+        # a different file each turn: busy, not looping (the loop breaker would stop a loop)
+        "reviewer": [call("read_file", 30, path=(SLUG, SLUG_TESTS)[n % 2]) for n in range(8)],
+        "tester": TESTER,
+    },
+)
+
 PREMATURE_DONE = Scenario(
     name="premature-done",
     description="The coder says DONE without running tests; the reviewer rejects until it does.",
@@ -187,11 +203,14 @@ PREMATURE_DONE = Scenario(
 
 FLAKY_TOOL = Scenario(
     name="flaky-tool",
-    description="The test runner dies once with exit 137; the loop retries before the model sees.",
+    description="The test runner dies once with exit 137; the loop retries it after a backoff "
+    "before the model sees, sparing the coder the model call it takes to run the tests again "
+    "(with --retries 0 it sees the error and does).",
     task="Make the failing parser test pass and leave the whole suite green.",
     scripts={
         "orchestrator": [PARSE_PLAN],
-        "coder": PARSE_CODER,
+        # the coder reacts to what it is shown: a dead runner is run again
+        "coder": [PARSE_CODER[0], IfFailed(then=call("run_tests", 120)), *PARSE_CODER[1:]],
         "reviewer": PARSE_REVIEWER,
         "tester": TESTER,
     },
@@ -251,6 +270,7 @@ SCENARIOS = {
         FIRST_FLIGHT,
         VAGUE_SUBTASK,
         SILENT_DROPOUT,
+        SILENT_REVIEWER,
         PREMATURE_DONE,
         FLAKY_TOOL,
         BUDGET_STARVED,

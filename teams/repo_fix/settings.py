@@ -20,3 +20,14 @@ class RepoFixSettings(TeamSettings):
     bidding: bool = Field(default=False, description="contract-net bidding between two coders")
     docs: bool = Field(default=False, description="add the docs agent (writes docs/ only)")
     max_rounds: int = Field(default=3, ge=1, le=10, description="REJECT/redo rounds")
+    reply_turns: int | None = Field(
+        default=None,
+        ge=1,
+        le=5_000,
+        description="turns an agent asked for a reply may take (None: its turn cap)",
+    )
+    reply_seconds: float | None = Field(
+        default=1800.0,
+        gt=0,
+        description="seconds an agent asked for a reply may take, by the journal's clock",
+    )

@@ -30,6 +30,7 @@ CODER_SYSTEM = (
     "(not the tests) until run_tests reports no failures, then call done with a summary."
 )
 
+
 def fly(
     session: Session,
     config: FlightConfig,
@@ -74,7 +75,7 @@ def fly(
     )
     status: Verdict
     if result.status != "done":
-        status, reason = result.status, f"the coder stopped: {result.status}"
+        status, reason = loop.ending(result.status), f"the coder stopped: {result.status}"
     elif suite.ok:
         status, reason = "done", "the coder reported done and the suite is green"
     else:
@@ -93,4 +94,3 @@ def fly(
     )
     session.emit(finished)
     return finished
-

@@ -108,5 +108,47 @@ RUNAWAY_SPEND = Scenario(
     settings={"spend_rate": 150.0, "allowance": 40_000},
 )
 
+LIAR = Scenario(
+    name="liar",
+    description="The policy specialist's calls all fail, yet it reports ok, citing them: the "
+    "harness drops the unsupported findings and the answer says DEGRADED, naming the policy "
+    "question, though the worker never said it failed.",
+    task=TICKET,
+    scripts={
+        **SCRIPTS,
+        POLICY: [
+            *SCRIPTS[POLICY][:2],
+            report_of(
+                POLICY,
+                [
+                    (
+                        "Refunding 3900 cents for order B2001 is within the refund policy.",
+                        "policy-worker-1-1",
+                        "policy.check_refund_policy",
+                    ),
+                    (
+                        "Damaged items are refunded in full.",
+                        "policy-worker-2-1",
+                        "policy.policy_for",
+                    ),
+                ],
+            ),
+        ],
+    },
+)
 
-SCENARIOS = {s.name: s for s in (TRIAGE, REFUND_SAGA, RUNAWAY_SPEND)}
+LOOPING = Scenario(
+    name="looping-agent",
+    description="The knowledge-base specialist asks the same search again and again: the "
+    "third identical call trips the loop breaker, which stops it; with no cache to fall back "
+    "on, its sub-task is escalated, and the answer says the loop breaker stopped it.",
+    task=TICKET,
+    scripts={
+        **SCRIPTS,
+        KB: [call("kb.search", 80, query="damaged item refund") for _ in range(5)]
+        + [SCRIPTS[KB][-1]],
+    },
+)
+
+
+SCENARIOS = {s.name: s for s in (TRIAGE, REFUND_SAGA, RUNAWAY_SPEND, LIAR, LOOPING)}

@@ -13,6 +13,8 @@ from teams.triage.belt import Belt
 from teams.triage.plan import REPORT, SYSTEM
 from teams.triage.spend import SpendRefused
 
+LOOP_REPEATS = 3  # the same call this many times in a row trips the loop breaker
+
 
 def work(
     sub: Session,
@@ -31,13 +33,30 @@ def work(
         SYSTEM,
         max_turns=handoff.max_steps,
         done=REPORT,
+        repeats=LOOP_REPEATS,
     )
     try:
         result = loop.run(agent, contracts.brief(handoff), sub, budget, task_id=sub_id)
     except ModelError as exc:
         if isinstance(exc, SpendRefused):  # replayed too: the type is registered
-            return failed(handoff, "refused", 0, budget.spent, f"spending stopped: {exc}")
+            # the breaker refused, not the worker: recovery must not take it for a judgement
+            return failed(
+                handoff,
+                "breaker",
+                0,
+                budget.spent,
+                f"the spend breaker stopped {handoff.worker_id}: {exc}",
+            )
         return failed(handoff, "tool_error", 0, budget.spent, f"its model failed: {exc}")
+    if result.status == "looping":
+        why = getattr(sub.emitted[-1], "reason", "it repeated itself")
+        return failed(
+            handoff,
+            "breaker",
+            result.turns,
+            budget.spent,
+            f"the loop breaker stopped {handoff.worker_id}: {why}",
+        )
     if result.status != "done" or result.report is None:
         reason: Reason = "ambiguous" if result.status == "inconclusive" else "budget"
         return failed(handoff, reason, result.turns, budget.spent, f"it stopped: {result.status}")

@@ -145,6 +145,11 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.SagaCompensated(**r, saga_id="s-1", step="hold", key="fx-2", result={}),
                 ev.BreakerReset(**r, breaker="tools:policy", reason="probe succeeded"),
                 ev.WorkerTimedOut(**r, worker_id="kb-worker", deadline_seconds=1.0, elapsed=1.2),
+                ev.SubtaskDegraded(**r, worker_id="kb-worker", objective="o", why="timed out"),
+                ev.ToolRetryScheduled(**r, tool="run_tests", call_id="c1", attempt=2, delay=0.1),
+                ev.ReplyOverdue(
+                    **r, awaited="reviewer", request="m-1", turns=3, elapsed=0.5, reason="slow"
+                ),
             ],
         )
     )

@@ -304,6 +304,22 @@ def test_every_kind_survives_the_flat_round_trip():
             "status": 503,
             "attempts": 4,
         },
+        "ReplyOverdue": {
+            "awaited": "reviewer",
+            "request": "m-004",
+            "turns": 3,
+            "elapsed": 1.5,
+            "max_turns": 3,
+            "max_seconds": 1800.0,
+            "reason": "reviewer took 3 turns without a reply (the deadline is 3)",
+        },
+        "ToolRetryScheduled": {"tool": "run_tests", "call_id": "c1", "attempt": 2, "delay": 0.137},
+        "SubtaskDegraded": {
+            "worker_id": "billing",
+            "objective": "find the charges",
+            "why": "its 1 finding(s) were not backed by its own tool results (1 call_failed)",
+            "fallback": None,
+        },
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

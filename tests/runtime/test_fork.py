@@ -60,7 +60,9 @@ def test_a_fork_without_changes_goes_on_as_its_parent_did(parent):
     b = flight.run_records(journal, "r-same")
     assert compare.compare(a, b).identical
     assert flight.replay(journal, "r-same").identical
-    [forked] = [r.event for r in journal.read(streams.control("r-same"))]
+    [forked] = [
+        r.event for r in journal.read(streams.journal("r-same")) if isinstance(r.event, RunForked)
+    ]
     assert isinstance(forked, RunForked)
     assert (forked.parent, forked.at, forked.by) == (run_id, at, "ana")
     assert forked.number == [r.position for r in a].index(at) + 1
@@ -209,3 +211,20 @@ def test_the_command_line_forks_a_run_and_drives_it(fly_team, tmp_path, capsys):
     assert "--tool-result is not JSON" in capsys.readouterr().err
     assert main(["fork", str(path), *run, "--at", "999999"]) == 2
     assert "is not an event of run" in capsys.readouterr().err
+
+
+def test_a_reply_deadline_does_not_count_the_time_before_the_fork(fly_team, tmp_path):
+    """A request the parent sent two hours before the fork is not overdue in the fork: the
+    clock restarts at RunForked (the reply deadline is 1,800 s by default)."""
+    import json
+
+    flown = fly_team("first-flight")
+    path = tmp_path / "old.jsonl"
+    lines = [json.loads(line) for line in flown.path.read_text().splitlines()]
+    path.write_text("".join(json.dumps({**d, "t": d["t"] - 7_200}) + "\n" for d in lines))
+    journal = JsonlJournal(path)
+    at = position_of(journal, flown.run_id, "ToolReturned", "reviewer", "read_file")
+    journal, _, outcome = fork_and_fly(path, flown.run_id, "r-late", at, flown.path.parent)
+    assert outcome.status == "done", outcome.reason
+    kinds = {r.event.kind for r in journal.read(streams.journal("r-late"))}
+    assert "ReplyOverdue" not in kinds and "RunForked" in kinds

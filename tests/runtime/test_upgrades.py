@@ -24,6 +24,9 @@ pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "journals"
 TEAMS = ("solo", "repo-fix", "support-desk", "support-triage")
+ADDED_SINCE = frozenset(
+    {"SubtaskDegraded", "ReplyOverdue", "ToolRetryScheduled"}
+)  # event kinds newer than the fixtures
 NEWER = ("desk", "parallel", "deadline", "refund")  # settings added after the first release
 
 
@@ -119,7 +122,9 @@ def test_an_old_run_cut_short_after_it_started_resumes_to_the_same_verdict(team,
     resumed = [r.event for r in journal.read(f"run-{run_id}")]
     assert isinstance(resumed[-1], TeamFinished)
     old_kinds = [r["kind"] for r in recorded if r.get("stream") == f"run-{run_id}"]
-    assert [e.kind for e in resumed] == old_kinds
+    # Kinds added since the fixture was written say more about the same run; what it said
+    # before is said again, in the same order.
+    assert [e.kind for e in resumed if e.kind not in ADDED_SINCE] == old_kinds
     assert json.loads(cut.read_text().splitlines()[0])["v"] == 1  # the old line is not rewritten
     assert flight.replay(journal, run_id).identical
 

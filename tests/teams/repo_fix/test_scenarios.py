@@ -18,7 +18,8 @@ pytestmark = pytest.mark.slow
 EXPECTED = {
     "first-flight": ("done", set()),
     "vague-subtask": ("done", {"duplicate_work"}),
-    "silent-dropout": ("escalated", {"unanswered_request"}),
+    "silent-dropout": ("escalated", {"unanswered_request", "missed_deadline"}),
+    "silent-reviewer": ("escalated", {"missed_deadline"}),
     "premature-done": ("done", {"done_without_evidence"}),
     "flaky-tool": ("done", {"transient_error_absorbed"}),
     "budget-starved": ("halted", {"budget_exhausted"}),

@@ -202,9 +202,9 @@ def test_a_runaway_specialist_trips_the_runs_spend_breaker(fly_team):
     kb = next(
         e.report for e in run if isinstance(e, WorkerReported) and e.report["worker_id"] == KB
     )
-    assert (kb["status"], kb["reason"]) == ("failed", "refused")
+    assert (kb["status"], kb["reason"]) == ("failed", "breaker")  # not its own refusal
     routed = [e for e in run if isinstance(e, RecoveryRouted) and e.worker_id == KB]
-    assert routed[0].action["action"] == "escalate"  # refusals are not shopped around
+    assert routed[0].action["action"] == "escalate"  # no cache, and a retry meets the breaker
     spent = views.bill(records)["agents"][KB]["tokens"]
     assert spent < 6 * 1200  # the script would have spent 7,200 and more
     # The others may have been refused too (the breaker is the run's): whatever was answered,

@@ -1,0 +1,120 @@
+"""Deadlines on awaited replies: a clock in turns and seconds, read from the journal.
+
+A REQUEST that expects a reply gets a `Deadline`; the recipient's run checks it at the top of
+each of its turns (`Due.check`, passed to `runtime.loop.run`). It is missed when the recipient
+has taken `turns` turns without reporting, or when more than `seconds` passed between the
+REQUEST and the recipient's latest event. Both ends of that interval are journalled times (the
+`t` the journal holds for each event), so the clock is the journal's, not the process's.
+
+The decision is journalled too (ReplyOverdue, where the run stops): a resumed or replayed run
+meets it at the same place and reads it back instead of measuring again. A replay never looks
+at a clock, and a journal written before deadlines existed, which holds no decision, replays as
+it was written. An agent present but silent (it keeps calling tools, or answers nothing) and an
+agent absent thus take one path: no report, re-asked once, then escalated.
+
+The clock is looked at between turns: a model call that hangs is noticed when it returns. Time
+the run stood still because a person stopped it (RunInterrupted to RunResumed), or between a
+parent's event and a fork made from it (RunForked), does not count;
+a crash's downtime, which no event marks, does, once the resumed run journals again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runtime.events import ReplyOverdue, RunForked, RunInterrupted, RunResumed
+from runtime.session import Session
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """How long an awaited reply may take, in the recipient's turns and in seconds (None: no
+    limit of that kind)."""
+
+    turns: int | None = None
+    seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.turns is not None and self.turns < 1:
+            raise ValueError("a deadline in turns needs at least one turn")
+        if self.seconds is not None and self.seconds <= 0:
+            raise ValueError("a deadline in seconds must be above 0")
+
+
+def journalled_at(session: Session, index: int) -> float:
+    """When the session's `index`-th event was journalled: the record's time for an event the
+    record already held (a resumed or replayed one is re-made with a new `t`), else its own."""
+    if index < len(session.recorded):
+        return session.recorded[index].t
+    return session.emitted[index].t
+
+
+@dataclass(frozen=True)
+class Due:
+    """One request's deadline: who is awaited, on which REQUEST (its message id and its place
+    among the session's events), and the limits."""
+
+    session: Session
+    awaited: str
+    task_id: str
+    request: str
+    sent_at: int  # index in session.emitted of the REQUEST's MessageSent
+    deadline: Deadline
+
+    def check(self, turn: int) -> ReplyOverdue | None:
+        """At the top of the recipient's turn `turn` (0-based): the ReplyOverdue that ends its
+        run, or None while it is in time. In the record: what the record decided here."""
+        session = self.session
+        recorded = session.peek()
+        if isinstance(recorded, ReplyOverdue):
+            session.emit(recorded)
+            return recorded
+        if not session.live:
+            return None
+        elapsed = self.elapsed()
+        limit = self.deadline
+        reason = ""
+        if limit.turns is not None and turn >= limit.turns:
+            reason = (
+                f"{self.awaited} took {turn} turns without a reply (the deadline is {limit.turns})"
+            )
+        elif limit.seconds is not None and elapsed > limit.seconds:
+            reason = (
+                f"{self.awaited} gave no reply within {limit.seconds:g} s "
+                f"({elapsed:.1f} s since the request, as journalled)"
+            )
+        if not reason:
+            return None
+        event = session.new(
+            ReplyOverdue,
+            agent=self.awaited,
+            task_id=self.task_id,
+            awaited=self.awaited,
+            request=self.request,
+            turns=turn,
+            elapsed=round(elapsed, 3),
+            max_turns=limit.turns,
+            max_seconds=limit.seconds,
+            reason=reason,
+        )
+        session.emit(event)
+        return event
+
+    def elapsed(self) -> float:
+        """Seconds between the REQUEST and the session's latest event, by journalled times,
+        less the time a person held the run stopped."""
+        session = self.session
+        last = len(session.emitted) - 1
+        stopped_at: float | None = None
+        paused = 0.0
+        for index in range(self.sent_at, last + 1):
+            event = session.emitted[index]
+            if isinstance(event, RunForked) and index > self.sent_at:
+                # The parent's event before it, and the fork made later: not the agent's time.
+                paused += journalled_at(session, index) - journalled_at(session, index - 1)
+            elif isinstance(event, RunInterrupted):
+                stopped_at = journalled_at(session, index)
+            elif isinstance(event, RunResumed) and stopped_at is not None:
+                paused += journalled_at(session, index) - stopped_at
+                stopped_at = None
+        return journalled_at(session, last) - journalled_at(session, self.sent_at) - paused

@@ -63,8 +63,10 @@ def summary(kind: str, data: dict[str, Any]) -> str:
 
 
 def duration(start: datetime | None, end: datetime | None) -> str:
+    """From start to end, or to now while the run goes on (its status stops the clock: the
+    summary's `finished` is set at a verdict, a dead letter, an interrupt or an import)."""
     if start is None:
-        return ""
+        return "unknown"
     seconds = int(((end or timezone.now()) - start).total_seconds())
     if seconds < 60:
         return f"{seconds} s"

@@ -30,7 +30,7 @@ from journal_store.models import (
     ThreadMessage,
 )
 from runtime import status
-from runtime.events import AnswerComposed, Event, TeamStarted, payload_json
+from runtime.events import AnswerComposed, Event, JournalImported, TeamStarted, payload_json
 from runtime.folds import Fold, Rows
 from runtime.views import STORED as RUN_FOLDS
 from services.control import stalled
@@ -217,6 +217,12 @@ def answer(run_id: str) -> AnswerComposed | None:
     """The answer a run composed (fan-out teams), as journalled: text, degraded, sources."""
     found = latest(run_id, AnswerComposed)
     return found if isinstance(found, AnswerComposed) else None
+
+
+def origin(run_id: str) -> JournalImported | None:
+    """Where an imported run came from (its file, who imported it, when), or None: flown here."""
+    found = latest(run_id, JournalImported, first=True)
+    return found if isinstance(found, JournalImported) else None
 
 
 def unsandboxed(run_id: str) -> bool:

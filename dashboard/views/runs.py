@@ -6,6 +6,7 @@ shares; these views only choose templates.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -68,12 +69,21 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return response
 
 
+def origin_of(run_id: str) -> dict[str, Any] | None:
+    """Where an imported run came from, as the header shows it (None: flown here)."""
+    found = queries.origin(run_id)
+    if found is None:
+        return None
+    return {"file": found.file, "by": found.by, "at": datetime.fromtimestamp(found.t, UTC)}
+
+
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     queries.mark_stalled([run])
     return {
         "run": run,
         "answer": queries.answer(run.run_id),
         "unsandboxed": queries.unsandboxed(run.run_id),
+        "origin": origin_of(run.run_id),
         "active": status.is_active(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),

@@ -7,6 +7,8 @@
     reject_cap_reached        a task went back and forth between coder and reviewer until the
                               round cap escalated it
     budget_exhausted          an agent ran out of budget with its task unfinished
+    breaker_tripped           a circuit breaker opened: calls behind it were refused
+    saga_compensated          a saga step failed and the steps before it were undone
 
 Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
 a finding is a row, added when the signature shows, replaced as it grows, dropped when later
@@ -21,11 +23,14 @@ from typing import Any, ClassVar
 
 from runtime import folds, roles
 from runtime.events import (
+    BreakerTripped,
     BudgetExhausted,
     Event,
     MessageDelivered,
     MessageSent,
     RunStarted,
+    SagaAborted,
+    SagaCompensated,
     TaskEscalated,
     TeamStarted,
     ToolDispatched,
@@ -352,6 +357,74 @@ class BudgetExhaustion(Fold):
         return list(rows.rows.values())
 
 
+class BreakerTrips(Fold):
+    """Keeps, per breaker, the positions where it opened (a reset does not unmake a trip)."""
+
+    name: ClassVar[str] = "breaker_tripped"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("BreakerTripped",))
+
+    def start(self) -> State:
+        return {"trips": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        assert isinstance(e, BreakerTripped)
+        trips = state["trips"].setdefault(e.breaker, [])
+        seen = state.setdefault("seen", {}).setdefault(e.breaker, [])
+        if e.t in seen:
+            return  # the same trip, copied into the run's own stream by a harness (engine.replayed)
+        seen.append(e.t)
+        trips.append(rec.position)
+        times = "" if len(trips) == 1 else f" ({len(trips)} times)"
+        found = finding(
+            "breaker_tripped",
+            f"breaker {e.breaker} tripped{times}: {e.reason}",
+            trips,
+            breaker=e.breaker,
+        )
+        (out.put if len(trips) > 1 else out.add)(e.breaker, found)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
+class SagaCompensations(Fold):
+    """Keeps, per aborted saga, the step that failed and the steps undone so far."""
+
+    name: ClassVar[str] = "saga_compensated"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("SagaAborted", "SagaCompensated"))
+
+    def start(self) -> State:
+        return {"sagas": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        if isinstance(e, SagaAborted):
+            saga = {"failed": e.failed_step, "why": e.reason, "undone": [], "at": [rec.position]}
+            state["sagas"][e.saga_id] = saga
+            fresh = True
+        elif isinstance(e, SagaCompensated) and e.saga_id in state["sagas"]:
+            saga = state["sagas"][e.saga_id]
+            saga["undone"].append(e.step)
+            saga["at"].append(rec.position)
+            fresh = False
+        else:
+            return
+        undone = ", ".join(saga["undone"]) or "nothing yet"
+        failed = saga["failed"] or "a step"
+        found = finding(
+            "saga_compensated",
+            f"saga {e.saga_id}: {failed} failed ({saga['why']}); undone: {undone}",
+            saga["at"],
+            saga=e.saga_id,
+            undone=list(saga["undone"]),
+        )
+        (out.add if fresh else out.put)(e.saga_id, found)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
 SIGNATURES: tuple[Fold, ...] = (
     DuplicateWork(),
     UnansweredRequests(),
@@ -359,6 +432,8 @@ SIGNATURES: tuple[Fold, ...] = (
     TransientErrors(),
     RejectCaps(),
     BudgetExhaustion(),
+    BreakerTrips(),
+    SagaCompensations(),
 )
 
 

@@ -205,6 +205,9 @@ class FindingDetailOut(Schema):
     agents: list[str] | None = None
     artefact: str | None = Field(None, description="duplicate work: the file written twice")
     tool: str | None = Field(None, description="an absorbed error: the tool that failed")
+    breaker: str | None = Field(None, description="a breaker that tripped")
+    saga: str | None = Field(None, description="a saga that was turned back")
+    undone: list[str] | None = Field(None, description="a saga's steps undone, in that order")
 
 
 class FindingOut(Schema):

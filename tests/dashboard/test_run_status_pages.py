@@ -83,6 +83,8 @@ def test_a_refund_saga_that_was_undone_ends_compensated_with_its_steps_in_the_au
         ("SagaCompensated", "credit"),
         ("SagaCompensated", "label"),
     ]
+    kinds = [f["kind"] for f in api.get(f"/api/runs/{run_id}/findings").json()]
+    assert "breaker_tripped" in kinds and "saga_compensated" in kinds
 
 
 def journal_file(run_id: str) -> bytes:

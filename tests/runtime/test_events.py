@@ -288,6 +288,7 @@ def test_every_kind_survives_the_flat_round_trip():
             "detail": "d",
         },
         "AnswerComposed": {"text": "t", "degraded": "policy from cache", "sources": ["c1"]},
+        "JournalImported": {"file": "old run.jsonl", "by": "ann"},
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

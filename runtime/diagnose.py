@@ -399,6 +399,7 @@ class SagaCompensations(Fold):
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
+        saga: dict[str, Any]
         if isinstance(e, SagaAborted):
             saga = {"failed": e.failed_step, "why": e.reason, "undone": [], "at": [rec.position]}
             state["sagas"][e.saga_id] = saga

@@ -10,7 +10,7 @@ projectors keep. Who may read what is the caller's to check (dashboard/access.py
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -146,17 +146,38 @@ class EventRow:
         return datetime.fromtimestamp(self.t, UTC)
 
 
+# Streams that hold how a run was driven (leases of its driver, its specialists and their
+# slots), not what it did: the timeline hides them unless asked.
+INFRASTRUCTURE = "lease-"
+
+
 def events(
-    run_id: str, after: int = 0, kind: str = "", agent: str = "", limit: int = 100
+    run_id: str,
+    after: int = 0,
+    kind: str | Sequence[str] = "",
+    agent: str = "",
+    limit: int = 100,
+    infra: bool = True,
+    newest: bool = False,
 ) -> list[EventRow]:
-    """The run's events after position `after` (of one kind, of one agent), oldest first."""
+    """The run's events after position `after` (of these kinds, of one agent; without the
+    driving's lease streams unless `infra`), oldest first. `newest`: the last `limit` of
+    them instead of the first, still oldest first (a jump to the latest)."""
+    kinds = [kind] if isinstance(kind, str) else list(kind)
+    kinds = [k for k in kinds if k]
     where, params = "WHERE run_id = %s AND position > %s", [run_id, after]
-    if kind:
-        where, params = where + " AND kind = %s", [*params, kind]
+    if kinds:
+        marks = ", ".join(["%s"] * len(kinds))
+        where, params = where + f" AND kind IN ({marks})", [*params, *kinds]
     if agent:
         where, params = where + " AND agent = %s", [*params, agent]
+    if not infra:
+        where, params = where + " AND stream NOT LIKE %s", [*params, INFRASTRUCTURE + "%"]
     limit = max(0, min(limit, EVENTS_MAX))
-    found = DjangoJournal().select(f"{where} ORDER BY position LIMIT %s", [*params, limit])
+    order = "DESC" if newest else ""
+    found = DjangoJournal().select(f"{where} ORDER BY position {order} LIMIT %s", [*params, limit])
+    if newest:
+        found.reverse()
     return [
         EventRow(
             position=r.position,

@@ -6,12 +6,14 @@ shares; these views only choose templates.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpResponse, HttpResponseNotFound, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseNotFound, QueryDict, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -177,23 +179,62 @@ def page_of(found: list[Any], after: int) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class TimelineFilter:
+    """What the timeline shows, as its URL says: kinds (any number), an agent, and whether
+    the driving's lease events are shown (hidden unless asked)."""
+
+    kinds: tuple[str, ...] = ()
+    agent: str = ""
+    infra: bool = False
+
+    @classmethod
+    def of(cls, query: QueryDict) -> TimelineFilter:
+        kinds = tuple(dict.fromkeys(k for k in query.getlist("kind") if k))
+        return cls(kinds, query.get("agent", ""), query.get("infra") == "1")
+
+    def query(self) -> str:
+        """The filter as URL parameters, for the links that keep it (next page, tail, latest)."""
+        fields: list[tuple[str, str]] = [("kind", k) for k in self.kinds]
+        if self.agent:
+            fields.append(("agent", self.agent))
+        if self.infra:
+            fields.append(("infra", "1"))
+        return urlencode(fields)
+
+    def events(self, run_id: str, after: int, limit: int, newest: bool = False) -> list[Any]:
+        return queries.events(
+            run_id, after, self.kinds, self.agent, limit=limit, infra=self.infra, newest=newest
+        )
+
+
 def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
-    """A page of the timeline's rows after `after`, filtered by kind and agent."""
-    kind, agent = request.GET.get("kind", ""), request.GET.get("agent", "")
+    """A page of the timeline's rows after `after`, filtered by kinds, agent and the lease
+    toggle; `latest=1`: the last page instead (a jump to the latest)."""
+    chosen = TimelineFilter.of(request.GET)
     after = position_after(request)
-    rows = queries.events(run.run_id, after, kind, agent, limit=EVENTS_PAGE + 1)
-    more = len(rows) > EVENTS_PAGE
+    latest = request.GET.get("latest") == "1"
+    if latest:
+        rows = chosen.events(run.run_id, 0, EVENTS_PAGE, newest=True)
+        more = False
+        after = rows[0].position - 1 if rows else 0
+    else:
+        rows = chosen.events(run.run_id, after, EVENTS_PAGE + 1)
+        more = len(rows) > EVENTS_PAGE
     events = [
         {
             "position": e.position,
+            "number": present.number(e.stream, e.version, run.run_id),
             "stream": e.stream,
             "version": e.version,
             "kind": e.kind,
             "agent": e.agent,
             "task_id": e.task_id,
             "turn": e.turn,
-            "at": e.at,
+            "at": e.at if e.t > 0 else None,
+            "since": present.since(e.t, run.started_at),
             "summary": present.summary(e.kind, e.data),
+            "title": present.summary_title(e.kind, e.data),
             "payload": present.pretty(e.data),
             "driving": not e.stream.startswith("run-"),
         }
@@ -202,20 +243,25 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     last = events[-1]["position"] if events else after
     return {
         "events": events,
+        "last_number": events[-1]["number"] if events else "",
         "more": more,
         "after": after,
         "last": last,
-        "kind": kind,
-        "agent": agent,
+        "kinds_chosen": chosen.kinds,
+        "agent": chosen.agent,
+        "infra": chosen.infra,
+        "filters": chosen.query(),
         "tail": status.is_active(run.status) and not more,
     }
 
 
 def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
-    """The timeline tab: a page of rows, and what its filters offer."""
+    """The timeline tab: a page of rows, what its filters offer, and where the run would
+    resume from."""
     return timeline_rows(request, run) | {
         "kinds": queries.event_kinds(run.run_id),
         "agents": queries.event_agents(run.run_id),
+        "resume": queries.resume_point(run.run_id),
     }
 
 
@@ -226,8 +272,7 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     while the run goes on: 204, so htmx swaps nothing and asks again; the poll costs one
     indexed lookup however long the run."""
     run = get_run_for_user(request.user, run_id)
-    kind, agent = request.GET.get("kind", ""), request.GET.get("agent", "")
-    news = queries.events(run.run_id, position_after(request), kind, agent, limit=1)
+    news = TimelineFilter.of(request.GET).events(run.run_id, position_after(request), 1)
     if not news and status.is_active(run.status):
         return HttpResponse(status=204)
     context = {"run": run} | timeline_rows(request, run)

@@ -452,8 +452,8 @@ class Summary(Fold):
             )
         elif isinstance(e, TeamFinished):
             state.update(verdict=e.status, reason=e.reason, finished=e.t or None)
-        elif isinstance(e, SagaSettled) and e.failed_step is not None:
-            state["undone"] = True
+        elif isinstance(e, SagaSettled) and e.compensated:
+            state["undone"] = True  # steps were done, then undone: the money did not move
         elif isinstance(e, RunInterrupted):
             state.update(driving=INTERRUPTED, reason=e.reason, finished=e.t or None)
         elif isinstance(e, RunResumed):

@@ -59,6 +59,9 @@ def test_a_refund_saga_that_was_undone_ends_compensated_with_its_steps_in_the_au
 ):
     from services import specialists
 
+    # A surface of this test's own: the process's shared one keeps its orders book (and its
+    # servers' state) in the workspace of whichever test first asked for it.
+    monkeypatch.setattr(specialists, "_surface", None)
     monkeypatch.setattr(
         specialists,
         "dispatch",
@@ -85,6 +88,7 @@ def test_a_refund_saga_that_was_undone_ends_compensated_with_its_steps_in_the_au
     ]
     kinds = [f["kind"] for f in api.get(f"/api/runs/{run_id}/findings").json()]
     assert "breaker_tripped" in kinds and "saga_compensated" in kinds
+    specialists._surface.close()
 
 
 def journal_file(run_id: str) -> bytes:

@@ -80,3 +80,15 @@ def test_a_task_typed_for_the_scripted_backend_is_refused_and_nothing_starts(as_
     assert response.status_code == 400
     assert "a task of your own needs a model backend" in response.content.decode()
     assert StoredEvent.objects.count() == before
+
+
+def test_the_form_and_the_command_lines_help_describe_each_scenario_in_the_same_words(as_owner):
+    from runtime.cli import scenarios_help
+
+    helped = scenarios_help()
+    for team in TEAMS.values():
+        page = as_owner.get(f"/runs/new?team={team.name}").content.decode()
+        page = page.replace("&#x27;", "'").replace("&quot;", '"')
+        for name, scenario in team.scenarios.items():
+            line = f"{name}: {scenario.description}"
+            assert line in helped and line in page, line

@@ -306,6 +306,15 @@ def findings(run_id: str) -> QuerySet[Finding]:
     return Finding.objects.filter(run_id=run_id).order_by("first_position")
 
 
+def review_items(run_id: str) -> dict[str, list[QueueItem]]:
+    """The run's items in the review queues (dead letters, conflicts), oldest first, open or
+    decided: what its page links to, and how each was decided."""
+    return {
+        queue.name: list(queue.model._default_manager.filter(run_id=run_id).order_by("position"))
+        for queue in queues.QUEUES
+    }
+
+
 # --- the review queues ----------------------------------------------------------------------------
 
 

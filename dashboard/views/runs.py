@@ -86,6 +86,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "answer": queries.answer(run.run_id),
         "unsandboxed": queries.unsandboxed(run.run_id),
         "origin": origin_of(run.run_id),
+        "review": queries.review_items(run.run_id),
         "active": status.is_active(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),

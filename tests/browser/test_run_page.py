@@ -18,7 +18,7 @@ def test_every_tab_of_a_run_opens_in_place_and_shows_its_content(signed_in, flow
     run = RunSummary.objects.get(run_id=flown_run)
     page = signed_in
     page.goto(f"/runs/{flown_run}/")
-    expect(page.locator("#run-header h1 > span.badge")).to_have_text("done")
+    expect(page.locator("#run-header h1 > span.badge").first).to_have_text("done")
     page.evaluate("window.__sameDocument = true")
 
     def open_tab(name: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -132,3 +133,32 @@ def test_an_imported_run_names_its_file_keeps_its_times_and_offers_no_interrupt(
     again = import_journal(io.BytesIO(exported), name="again.jsonl", run_id="legacy-2", by="owner")
     assert again.added == 2
     assert [r.event.file for r in DjangoJournal().read("import-legacy-2")] == ["again.jsonl"]
+
+
+def test_a_conflict_reads_by_its_values_marks_the_winner_and_links_both_ways(api, as_reviewer):
+    started = api.post(
+        "/api/runs",
+        {"team": "support-desk", "scenario": "lost-update", "order": "A-77"},
+        content_type="application/json",
+    )
+    run_id = started.json()["run_id"]
+    drive(run_id)
+    [conflict] = api.get("/api/review/conflicts").json()["items"]
+    cid = conflict["conflict_id"]
+    queue = as_reviewer.get("/review/conflicts").content.decode()
+    assert "commit &quot;cancelled&quot;" in queue and "commit &quot;shipped&quot;" in queue
+    assert "commit claim cl-" not in queue
+    assert f'href="/runs/{run_id}/"' in queue  # the item links to its run...
+    header = as_reviewer.get(f"/runs/{run_id}/").content.decode()
+    assert f'href="/review/conflicts?status=all#{cid}"' in header  # ...and the run to its item
+    assert f'id="{cid}"' in queue
+    cancel = next(c["claim_id"] for c in conflict["claims"] if c["value"] == "cancelled")
+    api.post(
+        f"/api/review/conflicts/{cid}/resolve",
+        {"choice": cancel, "reason": "asked before dispatch"},
+        content_type="application/json",
+    )
+    decided = as_reviewer.get("/review/conflicts?status=all").content.decode()
+    assert "chose &quot;cancelled&quot;" in decided
+    chosen = re.search(r'<div class="card chosen"[^>]*>\s*<h3>([^<]+)', decided)
+    assert chosen and chosen.group(1).strip() == "&quot;cancelled&quot;"

@@ -147,8 +147,9 @@ class EventRow:
 
 
 # Streams that hold how a run was driven (leases of its driver, its specialists and their
-# slots), not what it did: the timeline hides them unless asked.
-INFRASTRUCTURE = "lease-"
+# slots) or where it came from (this server's note of an import, shown in the header), not
+# what it did: the timeline hides them unless asked.
+INFRASTRUCTURE = ("lease-", "import-")
 
 
 def events(
@@ -172,7 +173,8 @@ def events(
     if agent:
         where, params = where + " AND agent = %s", [*params, agent]
     if not infra:
-        where, params = where + " AND stream NOT LIKE %s", [*params, INFRASTRUCTURE + "%"]
+        for prefix in INFRASTRUCTURE:
+            where, params = where + " AND stream NOT LIKE %s", [*params, prefix + "%"]
     limit = max(0, min(limit, EVENTS_MAX))
     order = "DESC" if newest else ""
     found = DjangoJournal().select(f"{where} ORDER BY position {order} LIMIT %s", [*params, limit])

@@ -56,6 +56,9 @@ def test_a_resolved_conflict_shows_in_the_runs_audit_with_who_and_why(signed_in,
     conflict.get_by_label("Why").fill(why)
     conflict.get_by_role("button", name="Record the decision").click()
     expect(conflict.get_by_role("status")).to_have_text("resolution recorded for c-parser-owner")
+    # Decided in place: the card's status and the chosen claim, without a reload.
+    expect(conflict.locator("h2 .badge")).not_to_have_text("open")
+    expect(conflict.locator(".claims > .card.chosen")).to_contain_text("claimed by reviewer")
     shoot(page, "conflicts-resolved")
 
     page.goto("/review/conflicts?status=decided")

@@ -153,11 +153,17 @@ def test_a_conflict_reads_by_its_values_marks_the_winner_and_links_both_ways(api
     assert f'href="/review/conflicts?status=all#{cid}"' in header  # ...and the run to its item
     assert f'id="{cid}"' in queue
     cancel = next(c["claim_id"] for c in conflict["claims"] if c["value"] == "cancelled")
-    api.post(
-        f"/api/review/conflicts/{cid}/resolve",
+    card = as_reviewer.post(
+        f"/review/conflicts/{cid}/resolve",
         {"choice": cancel, "reason": "asked before dispatch"},
-        content_type="application/json",
+        headers={"HX-Request": "true"},
     )
+    # The card comes back decided, in place of the one the form was in.
+    assert card["HX-Retarget"] == "closest section" and card["HX-Reswap"] == "outerHTML"
+    html = card.content.decode()
+    assert html.lstrip().startswith(f'<section class="card" id="{cid}"')
+    assert 'class="card chosen"' in html and "open</span>" not in html
+    assert f"resolution recorded for {cid}" in html
     decided = as_reviewer.get("/review/conflicts?status=all").content.decode()
     assert "chose &quot;cancelled&quot;" in decided
     chosen = re.search(r'<div class="card chosen"[^>]*>\s*<h3>([^<]+)', decided)

@@ -166,6 +166,10 @@ def page_figures(client: object, run_id: str, repeats: int) -> dict[str, float]:
     pages = {
         "run page": f"/runs/{run_id}/",
         **{f"{tab} tab": f"/runs/{run_id}/tabs/{tab}" for tab in TABS},
+        "timeline, latest": f"/runs/{run_id}/tabs/timeline?latest=1",
+        "timeline, 2 kinds+lease": (
+            f"/runs/{run_id}/tabs/timeline?kind=ToolReturned&kind=ModelResponded&infra=1"
+        ),
         "tail poll, idle": f"/runs/{run_id}/tail?after={last}",
         "tail poll, 5 new": f"/runs/{run_id}/tail?after={last - 5}",
     }

@@ -6,16 +6,41 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.urls import reverse
 
-from runtime import baseline
+from runtime import baseline, flight
 from services import local_model
 from teams import TEAMS, default_scenario
 
 BACKENDS = [
-    ("scripted", "Scripted (no tokens spent)"),
+    ("scripted", "Scripted: the scenario's script, synthetic token counts, no model called"),
     ("endpoint", "OpenAI-compatible endpoint"),
     ("local", "Local model on this machine (when its server is running)"),
 ]
+
+
+# The settings the form shows beside the scenario, each prefilled with the scenario's own.
+PRESETS = ("allowance", "max_turns", "max_seconds")
+SCRIPTED_TASK = (
+    "With the scripted backend the agents say what the scenario scripts, whatever the task: "
+    "a task of your own needs a model backend."
+)
+
+
+def presets(team: str, scenario: str) -> dict[str, Any]:
+    """The scenario's own allowance, turn cap and ceiling (its settings over the team's), as
+    a run started with none of them given would have them."""
+    try:
+        config = flight.plan(team, scenario, "r-000000000000")
+    except flight.FlightError:
+        return {}
+    return {name: getattr(config, name) for name in PRESETS}
+
+
+def described(team: str) -> list[tuple[str, str]]:
+    """The team's scenarios as the form offers them: each with its one-line description (the
+    scenario's own, as the command line's help shows it)."""
+    return [(name, f"{name}: {s.description}") for name, s in TEAMS[team].scenarios.items()]
 
 
 class NewRunForm(forms.Form):
@@ -33,14 +58,17 @@ class NewRunForm(forms.Form):
     )
     model = forms.ChoiceField(choices=BACKENDS, initial="scripted", label="Model backend")
     allowance = forms.IntegerField(
-        min_value=1, max_value=10_000_000, initial=5_000, help_text="Tokens for the whole run."
+        min_value=1,
+        max_value=10_000_000,
+        required=False,
+        help_text="Tokens for the whole run; empty: the scenario's own.",
     )
     max_turns = forms.IntegerField(
         min_value=1,
         max_value=5_000,
-        initial=12,
+        required=False,
         label="Turn cap",
-        help_text="Model calls per agent run.",
+        help_text="Model calls per agent run; empty: the scenario's own.",
     )
     max_seconds = forms.FloatField(
         min_value=1, max_value=86_400, required=False, label="Wall-clock ceiling (seconds)"
@@ -59,6 +87,40 @@ class NewRunForm(forms.Form):
         help_text="The solo coder on the same task, template and model, linked to this run, "
         "to compare outcome, tokens, calls and time.",
     )
+    # Which scenario's settings the boxes were prefilled with ("team/scenario"): a box still
+    # holding that scenario's preset is the scenario's own, not a choice, whichever scenario
+    # is sent (a person who changed the scenario without the page re-rendering keeps its own).
+    presets_of = forms.CharField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        source = self.data if self.is_bound else self.initial
+        team = source.get("team") or "repo-fix"
+        team = team if team in TEAMS else "repo-fix"
+        scenario = source.get("scenario") or TEAMS[team].default_scenario
+        scenario = scenario if scenario in TEAMS[team].scenarios else TEAMS[team].default_scenario
+        # Every scenario stays a valid choice (clean() says which team has which); the widget
+        # offers the chosen team's, each with its description.
+        self.fields["scenario"].widget.choices = described(team)
+        self.fields["scenario"].help_text = TEAMS[team].scenarios[scenario].description
+        if not self.is_bound:
+            self.initial = {**presets(team, scenario), **self.initial}
+            self.initial.update(team=team, scenario=scenario, presets_of=f"{team}/{scenario}")
+        self.scripted = (source.get("model") or "scripted") == "scripted"
+        if self.scripted:
+            self.fields["task"].help_text = SCRIPTED_TASK
+        for name in ("team", "scenario", "model"):
+            # Changing one re-renders the form for it (htmx): its scenarios, their settings.
+            self.fields[name].widget.attrs.update(
+                {
+                    "hx-get": reverse("new_run"),
+                    "hx-trigger": "change",
+                    "hx-target": "#new-run",
+                    "hx-select": "#new-run",
+                    "hx-swap": "outerHTML",
+                    "hx-include": "closest form",
+                }
+            )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -68,6 +130,14 @@ class NewRunForm(forms.Form):
             self.add_error("scenario", f"team {team} has no scenario {scenario}; it has: {known}")
         if data.get("baseline") and team and (why := baseline.team_refusal(team)):
             self.add_error("baseline", why)
+        shown_for = (data.get("presets_of") or "").split("/", 1)
+        if len(shown_for) == 2 and shown_for[0] in TEAMS:
+            shown = presets(*shown_for)
+            for name in PRESETS:
+                if name in shown and data.get(name) == shown[name]:
+                    data[name] = None  # untouched: the scenario's own
+        if data.get("model") == "scripted" and (data.get("task") or "").strip():
+            self.add_error("task", SCRIPTED_TASK)
         if data.get("order") and team != "support-desk":
             self.add_error("order", "only the support-desk team works on orders")
         if data.get("model") == "local" and (why := local_model.unavailable()):

@@ -8,7 +8,8 @@ markup: the SVG is built from numbers and escaped names only.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import re
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -25,8 +26,37 @@ def clip(value: Any, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Ids as the runtime makes them (claims, conflicts, letters, effect keys, event ids): a short
+# word and a dash, then a long run of hex digits. Shown as their first digits; the whole line,
+# ids and all, is the summary's title.
+LONG_ID = re.compile(r"\b((?:[a-z]{1,12}-)*)([0-9a-f]{8})[0-9a-f]{6,}\b")
+# Payload fields that hold an instant (seconds since the epoch).
+INSTANTS = frozenset({"expires", "t", "at", "since", "until", "deadline", "started", "finished"})
+
+
+def short_ids(text: str) -> str:
+    return LONG_ID.sub(lambda m: f"{m[1]}{m[2]}…", text)
+
+
+def readable(name: str, value: Any) -> str:
+    """A payload value as a person reads it: yes/no, a time of day, a rounded figure."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float) and name in INSTANTS and value > 1e9:
+        return datetime.fromtimestamp(value, UTC).strftime("%H:%M:%S UTC")
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
 def summary(kind: str, data: dict[str, Any]) -> str:
-    """One line saying what an event was, from its payload."""
+    """One line saying what an event was, from its payload (long ids shortened: the whole
+    line is `summary_title`)."""
+    return short_ids(summary_title(kind, data))
+
+
+def summary_title(kind: str, data: dict[str, Any]) -> str:
+    """The event's one line in full."""
     if kind == "MessageSent":
         return (
             f"{data.get('performative', '').upper()} {data.get('sender')} → {data.get('recipient')}"
@@ -61,7 +91,11 @@ def summary(kind: str, data: dict[str, Any]) -> str:
         if data.get(key):
             return clip(data[key])
     # Otherwise the first few simple fields, as "name value".
-    simple = [f"{k} {v}" for k, v in data.items() if isinstance(v, str | int | float) and v != ""]
+    simple = [
+        f"{k} {readable(k, v)}"
+        for k, v in data.items()
+        if isinstance(v, str | int | float) and v != ""
+    ]
     return clip("; ".join(simple[:3]))
 
 
@@ -102,9 +136,33 @@ def _coordination_summary(kind: str, data: dict[str, Any]) -> str | None:
     return None
 
 
-def duration(start: datetime | None, end: datetime | None) -> str:
-    if start is None:
+def number(stream: str, version: int, run_id: str) -> str:
+    """An event's number in the run's minutes: its place in the run's own journal (1, 2, 3...),
+    or in the stream beside it that holds it (a specialist's, a lease, a saga), named without
+    the run's id. Stored with the event (its version): nothing is counted to show it."""
+    if stream == f"run-{run_id}":
+        return str(version)
+    named = stream.replace(f"-{run_id}-", "-").removesuffix(f"-{run_id}")
+    return f"{named} {version}"
+
+
+def since(t: float, start: datetime | None) -> str:
+    """How long after the run's start an event came ("+1 min 5 s"), or "" without a start."""
+    if start is None or t <= 0:
         return ""
+    seconds = t - start.timestamp()
+    if seconds < 0:
+        return ""
+    if seconds < 10:
+        return f"+{seconds:.1f} s"
+    return "+" + duration(start, datetime.fromtimestamp(t, UTC))
+
+
+def duration(start: datetime | None, end: datetime | None) -> str:
+    """From start to end, or to now while the run goes on (its status stops the clock: the
+    summary's `finished` is set at a verdict, a dead letter, an interrupt or an import)."""
+    if start is None:
+        return "unknown"
     seconds = int(((end or timezone.now()) - start).total_seconds())
     if seconds < 60:
         return f"{seconds} s"

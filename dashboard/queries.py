@@ -10,7 +10,7 @@ projectors keep. Who may read what is the caller's to check (dashboard/access.py
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -32,7 +32,7 @@ from journal_store.models import (
     ThreadMessage,
 )
 from runtime import baseline, prices, status
-from runtime.events import AnswerComposed, Event, TeamStarted, payload_json
+from runtime.events import AnswerComposed, Event, JournalImported, TeamStarted, payload_json
 from runtime.folds import Fold, Rows
 from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
@@ -156,17 +156,40 @@ class EventRow:
         return datetime.fromtimestamp(self.t, UTC)
 
 
+# Streams that hold how a run was driven (leases of its driver, its specialists and their
+# slots) or where it came from (this server's note of an import, shown in the header), not
+# what it did: the timeline hides them unless asked.
+INFRASTRUCTURE = ("lease-", "import-")
+
+
 def events(
-    run_id: str, after: int = 0, kind: str = "", agent: str = "", limit: int = 100
+    run_id: str,
+    after: int = 0,
+    kind: str | Sequence[str] = "",
+    agent: str = "",
+    limit: int = 100,
+    infra: bool = True,
+    newest: bool = False,
 ) -> list[EventRow]:
-    """The run's events after position `after` (of one kind, of one agent), oldest first."""
+    """The run's events after position `after` (of these kinds, of one agent; without the
+    driving's lease streams unless `infra`), oldest first. `newest`: the last `limit` of
+    them instead of the first, still oldest first (a jump to the latest)."""
+    kinds = [kind] if isinstance(kind, str) else list(kind)
+    kinds = [k for k in kinds if k]
     where, params = "WHERE run_id = %s AND position > %s", [run_id, after]
-    if kind:
-        where, params = where + " AND kind = %s", [*params, kind]
+    if kinds:
+        marks = ", ".join(["%s"] * len(kinds))
+        where, params = where + f" AND kind IN ({marks})", [*params, *kinds]
     if agent:
         where, params = where + " AND agent = %s", [*params, agent]
+    if not infra:
+        for prefix in INFRASTRUCTURE:
+            where, params = where + " AND stream NOT LIKE %s", [*params, prefix + "%"]
     limit = max(0, min(limit, EVENTS_MAX))
-    found = DjangoJournal().select(f"{where} ORDER BY position LIMIT %s", [*params, limit])
+    order = "DESC" if newest else ""
+    found = DjangoJournal().select(f"{where} ORDER BY position {order} LIMIT %s", [*params, limit])
+    if newest:
+        found.reverse()
     return [
         EventRow(
             position=r.position,
@@ -227,6 +250,12 @@ def answer(run_id: str) -> AnswerComposed | None:
     """The answer a run composed (fan-out teams), as journalled: text, degraded, sources."""
     found = latest(run_id, AnswerComposed)
     return found if isinstance(found, AnswerComposed) else None
+
+
+def origin(run_id: str) -> JournalImported | None:
+    """Where an imported run came from (its file, who imported it, when), or None: flown here."""
+    found = latest(run_id, JournalImported, first=True)
+    return found if isinstance(found, JournalImported) else None
 
 
 def unsandboxed(run_id: str) -> bool:
@@ -309,6 +338,15 @@ def audit(run_id: str, after: int = 0, limit: int = PAGE_MAX) -> list[AuditEntry
 
 def findings(run_id: str) -> QuerySet[Finding]:
     return Finding.objects.filter(run_id=run_id).order_by("first_position")
+
+
+def review_items(run_id: str) -> dict[str, list[QueueItem]]:
+    """The run's items in the review queues (dead letters, conflicts), oldest first, open or
+    decided: what its page links to, and how each was decided."""
+    return {
+        queue.name: list(queue.model._default_manager.filter(run_id=run_id).order_by("position"))
+        for queue in queues.QUEUES
+    }
 
 
 # --- the review queues ----------------------------------------------------------------------------

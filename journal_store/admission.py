@@ -54,7 +54,9 @@ DECISIONS = frozenset(
     }
 )
 REVIEW_ITEMS = frozenset({"DeadLettered", "ConflictParked"})
-REFUSED_KINDS = DECISIONS | REVIEW_ITEMS
+# This server's own note of where a run came from: a file cannot say it was imported here.
+PROVENANCE = frozenset({"JournalImported"})
+REFUSED_KINDS = DECISIONS | REVIEW_ITEMS | PROVENANCE
 
 
 def shown(value: object, limit: int = 60) -> str:
@@ -88,6 +90,8 @@ def kind_problem(event: Event) -> str | None:
             f"{event.kind} records a person's decision (by {shown(who)}); a file cannot show "
             "who decided, so no import carries decisions"
         )
+    if event.kind in PROVENANCE:
+        return f"{event.kind} is this server's note of an import it did; a file cannot carry it"
     if event.kind in REVIEW_ITEMS:
         return (
             f"{event.kind} opens an item in a review queue; a file cannot put work before this "

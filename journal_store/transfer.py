@@ -20,6 +20,7 @@ problems and a count; nothing pending once a problem means nothing will be writt
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +33,13 @@ from journal_store import admission
 from journal_store.journal import DjangoJournal, flat_line
 from journal_store.models import StoredEvent
 from runtime import flat, streams
-from runtime.events import Event, EventFormatError, TeamStarted, WorkspacePrepared
+from runtime.events import (
+    Event,
+    EventFormatError,
+    JournalImported,
+    TeamStarted,
+    WorkspacePrepared,
+)
 from runtime.journal import JournalError
 from runtime.team import place_problems, workspace_name
 
@@ -70,7 +77,10 @@ class ImportReport:
 
 def export_lines(run_id: str, using: str = "default") -> Iterator[str]:
     """The run's events as flat JSONL lines (with a trailing newline), in position order."""
-    for row in DjangoJournal(using).rows("WHERE run_id = %s ORDER BY position", [run_id]):
+    # Without this store's note of an import (JournalImported): it is not the run's record,
+    # and a file carrying it would be refused here.
+    where = "WHERE run_id = %s AND kind <> %s ORDER BY position"
+    for row in DjangoJournal(using).rows(where, [run_id, JournalImported.kind]):
         yield flat_line(row) + "\n"
 
 
@@ -115,6 +125,7 @@ def import_journal(
         if importer.problems:
             transaction.set_rollback(True, using=using)
             raise ImportRefused(importer.problems.shown, importer.problems.more)
+        importer.note_origin(os.path.basename(name))
     return importer.report
 
 
@@ -241,6 +252,15 @@ class _Importer:
         for name, stream in self.streams.items():
             if stream.pending and not self.problems:
                 self.flush(name, stream)
+
+    def note_origin(self, file: str) -> None:
+        """Beside each run this file introduced, where it came from (JournalImported): the
+        pages show it, and say "imported" of a run nothing here will drive. A run the store
+        held already keeps the origin it had."""
+        for run_id, held in self.runs.items():
+            if not held:
+                origin = JournalImported(run_id=run_id, file=file, by=self.by)
+                self.journal.append_locked(streams.imported(run_id), [origin], 0)
 
     def problem(self, text: str) -> None:
         self.problems.add(text)

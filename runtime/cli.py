@@ -466,6 +466,16 @@ NO_SANDBOX = (
 )
 
 
+def scenarios_help() -> str:
+    """Each team's scenarios with their one-line descriptions: the scenario's own
+    `description`, the same words the dashboard's new-run form shows."""
+    lines = ["scenarios (--scenario), by team:"]
+    for name, team in plugins.teams().items():
+        lines.append(f"  {name}")
+        lines += [f"    {s}: {scenario.description}" for s, scenario in team.scenarios.items()]
+    return "\n".join(lines)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m runtime",
@@ -474,7 +484,12 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
 
-    fly = sub.add_parser("fly", help="fly a team in-process")
+    fly = sub.add_parser(
+        "fly",
+        help="fly a team in-process",
+        epilog=scenarios_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     fly.add_argument("--team", required=True, choices=sorted(plugins.teams()))
     fly.add_argument("--scenario", help="the scenario (default: the team's first)")
     fly.add_argument("--journal", required=True, help="the JSONL file to journal to")

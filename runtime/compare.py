@@ -46,9 +46,10 @@ class Step:
     agent: str
     what: str  # "model answer", "tool result", "message", "report", "verdict"
     n: int  # 1 for the agent's first of its kind
-    number: int  # the event's number in its run (1 for the run's first event)
+    number: int  # the event's number in its stream (the run's timeline numbers it so)
     position: int  # where it sits in the whole journal, for links
     content: Any  # what must be equal for the runs to agree here
+    stream: str = ""  # the run's own journal, or a specialist's stream beside it
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -64,6 +65,7 @@ class Step:
             "n": self.n,
             "number": self.number,
             "position": self.position,
+            "stream": self.stream,
             "content": clip(self.content),
         }
 
@@ -163,13 +165,14 @@ def steps(records: Records) -> list[Step]:
     """The run's decisions in journal order, each numbered per agent and kind."""
     seen: Counter[tuple[str, str]] = Counter()
     found = []
-    for number, rec in enumerate(records, start=1):
+    for rec in records:
         decided = content_of(rec.event)
         if decided is None:
             continue
         agent, what, content = decided
         seen[(agent, what)] += 1
-        found.append(Step(agent, what, seen[(agent, what)], number, rec.position, content))
+        n = seen[(agent, what)]
+        found.append(Step(agent, what, n, rec.version, rec.position, content, rec.stream))
     return found
 
 

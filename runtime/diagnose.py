@@ -13,6 +13,8 @@
                               the same failure, three times in a row; or the loop breaker stopped it
     degraded_subtask          a fan-out sub-task ended without one verified finding (failed,
                               refused, timed out, or `ok` on claims its tool results do not back)
+    breaker_tripped           a circuit breaker opened: calls behind it were refused
+    saga_compensated          a saga step failed and the steps before it were undone
 
 Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
 a finding is a row, added when the signature shows, replaced as it grows, dropped when later
@@ -37,6 +39,8 @@ from runtime.events import (
     MessageSent,
     ReplyOverdue,
     RunStarted,
+    SagaAborted,
+    SagaCompensated,
     SubtaskDegraded,
     TaskEscalated,
     TeamStarted,
@@ -474,6 +478,39 @@ class LoopingAgents(Fold):
         return list(rows.rows.values())
 
 
+class BreakerTrips(Fold):
+    """Keeps, per breaker, the positions where it opened (a reset does not unmake a trip)."""
+
+    name: ClassVar[str] = "breaker_tripped"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("BreakerTripped",))
+
+    def start(self) -> State:
+        return {"trips": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        assert isinstance(e, BreakerTripped)
+        if e.breaker.startswith("loop:"):
+            return  # an agent stopped for repeating itself: the looping_agent finding says so
+        trips = state["trips"].setdefault(e.breaker, [])
+        seen = state.setdefault("seen", {}).setdefault(e.breaker, [])
+        if e.t in seen:
+            return  # the same trip, copied into the run's own stream by a harness (engine.replayed)
+        seen.append(e.t)
+        trips.append(rec.position)
+        times = "" if len(trips) == 1 else f" ({len(trips)} times)"
+        found = finding(
+            "breaker_tripped",
+            f"breaker {e.breaker} tripped{times}: {e.reason}",
+            trips,
+            breaker=e.breaker,
+        )
+        (out.put if len(trips) > 1 else out.add)(e.breaker, found)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
 class MissedDeadlines(Fold):
     """Keeps, per task and awaited agent, how many deadlines passed and the last reason; the
     positions are notes. A DeadlinePassed is the harness's verdict on each request (journals
@@ -579,6 +616,44 @@ class DegradedSubtasks(Fold):
         return list(rows.rows.values())
 
 
+class SagaCompensations(Fold):
+    """Keeps, per aborted saga, the step that failed and the steps undone so far."""
+
+    name: ClassVar[str] = "saga_compensated"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("SagaAborted", "SagaCompensated"))
+
+    def start(self) -> State:
+        return {"sagas": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        saga: dict[str, Any]
+        if isinstance(e, SagaAborted):
+            saga = {"failed": e.failed_step, "why": e.reason, "undone": [], "at": [rec.position]}
+            state["sagas"][e.saga_id] = saga
+            fresh = True
+        elif isinstance(e, SagaCompensated) and e.saga_id in state["sagas"]:
+            saga = state["sagas"][e.saga_id]
+            saga["undone"].append(e.step)
+            saga["at"].append(rec.position)
+            fresh = False
+        else:
+            return
+        undone = ", ".join(saga["undone"]) or "nothing yet"
+        failed = saga["failed"] or "a step"
+        found = finding(
+            "saga_compensated",
+            f"saga {e.saga_id}: {failed} failed ({saga['why']}); undone: {undone}",
+            saga["at"],
+            saga=e.saga_id,
+            undone=list(saga["undone"]),
+        )
+        (out.add if fresh else out.put)(e.saga_id, found)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
 SIGNATURES: tuple[Fold, ...] = (
     DuplicateWork(),
     UnansweredRequests(),
@@ -589,6 +664,8 @@ SIGNATURES: tuple[Fold, ...] = (
     MissedDeadlines(),
     LoopingAgents(),
     DegradedSubtasks(),
+    BreakerTrips(),
+    SagaCompensations(),
 )
 
 

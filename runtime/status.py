@@ -8,6 +8,14 @@ A run's status is read from its journal (`views.Summary`, `services.runs.status_
     done, failed, halted, inconclusive, out_of_turns, escalated
                    the harness's verdict (TeamFinished): the run is over
 
+and what a verdict has become in the light of what else the journal holds (`derived`):
+
+    waiting        escalated to a person whose decision is still open (a parked conflict)
+    resolved       escalated, and a person has since decided every conflict it parked
+    discarded      a person discarded its work, and the run ended without it
+    compensated    "done", but money steps failed and the ones before them were undone
+    imported       read from a file with no verdict in it: nothing here drives it
+
 and one more is worked out when the run is shown, never stored: `stalled`, a running run that
 nobody drives and no step is on its way to (`services.control.stalled`). The clock decides it,
 so it cannot be a column to filter on; it is shown beside the stored status.
@@ -25,12 +33,28 @@ RUNNING: Final = "running"
 INTERRUPTED: Final = "interrupted"
 DEAD_LETTERED: Final = "dead-lettered"
 STALLED: Final = "stalled"  # derived when shown (see the module's doc), never stored
+WAITING: Final = "waiting"
+RESOLVED: Final = "resolved"
+DISCARDED: Final = "discarded"
+COMPENSATED: Final = "compensated"
+IMPORTED: Final = "imported"
 
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+# A verdict read beside the rest of the journal: over, like the verdicts.
+ENDINGS: tuple[str, ...] = (WAITING, RESOLVED, DISCARDED, COMPENSATED, IMPORTED)
 # Every status a run's summary can hold, in the order a filter offers them.
-STATUSES: tuple[str, ...] = (RUNNING, *VERDICTS, DEAD_LETTERED, INTERRUPTED)
+STATUSES: tuple[str, ...] = (RUNNING, *VERDICTS, *ENDINGS, DEAD_LETTERED, INTERRUPTED)
 # Over: nothing will drive the run again, nobody may stop or resume it.
-TERMINAL: frozenset[str] = frozenset(VERDICTS)
+TERMINAL: frozenset[str] = frozenset((*VERDICTS, *ENDINGS))
+# What a page says for each, where the word alone would mislead or read like code.
+LABELS: dict[str, str] = {
+    WAITING: "waiting for a person",
+    RESOLVED: "resolved by a person",
+    DISCARDED: "discarded by a person",
+    COMPENSATED: "undone (compensated)",
+    DEAD_LETTERED: "dead-lettered: waiting for a person",
+    "out_of_turns": "out of turns",
+}
 # Somebody is driving it, or should be: pages poll it, the reconciler watches it for stalls.
 ACTIVE: frozenset[str] = frozenset({RUNNING})
 
@@ -41,3 +65,35 @@ def is_terminal(status: str) -> bool:
 
 def is_active(status: str) -> bool:
     return status in ACTIVE
+
+
+def label(status: str) -> str:
+    """The status as a person reads it."""
+    return LABELS.get(status, status)
+
+
+def derived(
+    verdict: str | None,
+    driving: str,
+    *,
+    conflicts_open: bool = False,
+    conflicts_decided: bool = False,
+    discarded: bool = False,
+    undone: bool = False,
+    imported: bool = False,
+) -> str:
+    """The status a run's journal adds up to: its verdict (None: none yet) read beside what
+    people decided on it and what its sagas undid, or, unfinished, how it is driven
+    (`driving`: running, interrupted or dead-lettered)."""
+    if verdict is None:
+        return IMPORTED if imported and driving == RUNNING else driving
+    if verdict == "escalated":
+        if conflicts_open:
+            return WAITING
+        if conflicts_decided:
+            return RESOLVED
+        if discarded:
+            return DISCARDED
+    if verdict == "done" and undone:
+        return COMPENSATED
+    return verdict

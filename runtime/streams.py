@@ -41,6 +41,12 @@ def traces(run_id: str) -> str:
     return f"traces-{run_id}"
 
 
+def imported(run_id: str) -> str:
+    """Where this server notes that it imported the run (JournalImported): no file may write
+    there, so it is none of the run's own streams an import may fill."""
+    return f"import-{run_id}"
+
+
 def breakers(run_id: str) -> str:
     return f"breakers-{run_id}"
 

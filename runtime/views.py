@@ -21,17 +21,21 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from runtime import folds, roles
+from runtime import status as status_
 from runtime.diagnose import SIGNATURES, Diagnosis, diagnose, team_roles
 from runtime.events import (
     AgentFinished,
+    BreakerTripped,
     BudgetAllocated,
     BudgetDebited,
+    ConflictParked,
     ConflictResolved,
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
     Integrated,
     IntegrationRefused,
+    JournalImported,
     MessageDelivered,
     MessageSent,
     ModelResponded,
@@ -40,6 +44,10 @@ from runtime.events import (
     RunInterrupted,
     RunResumed,
     RunStarted,
+    SagaAborted,
+    SagaCompensated,
+    SagaSettled,
+    SagaStepCompleted,
     StopRequested,
     SuiteChecked,
     TaskEscalated,
@@ -299,6 +307,10 @@ class Audit(Fold):
             "TeamFinished",
             "StopRequested",
             "ResumeRequested",
+            "SagaStepCompleted",
+            "SagaAborted",
+            "SagaCompensated",
+            "BreakerTripped",
         )
     )
 
@@ -353,6 +365,13 @@ class Audit(Fold):
             )
         elif isinstance(e, TeamFinished):
             entry.update(what=f"TeamFinished:{e.status}", who="harness", why=e.reason)
+        elif isinstance(e, SagaStepCompleted | SagaCompensated):
+            # An effect done, or its reversal: the money steps and what undid them.
+            entry.update(who="harness", saga=e.saga_id, step=e.step, key=e.key, result=e.result)
+        elif isinstance(e, SagaAborted):
+            entry.update(who="harness", saga=e.saga_id, step=e.failed_step, why=e.reason)
+        elif isinstance(e, BreakerTripped):
+            entry.update(who="harness", breaker=e.breaker, why=e.reason, rates=e.rates)
         else:
             return
         out.add(rec.position, entry)
@@ -414,7 +433,13 @@ class ResumePoint(Fold):
 
 
 class Summary(Fold):
-    """What a list of runs shows: team, task, status, times, size."""
+    """What a list of runs shows: team, task, status, times, size.
+
+    The status is `status.derived`: the harness's verdict read beside the conflicts people
+    decided, the work they discarded and the saga steps that were undone. The clock stops
+    where the run stops: at its verdict, at a dead letter or an interrupt (until it goes on),
+    and, for an imported run with no verdict, at its last recorded event.
+    """
 
     name: ClassVar[str] = "summary"
 
@@ -431,16 +456,52 @@ class Summary(Fold):
             "started_by": None,
             "last_position": 0,
             "last_t": None,
+            "verdict": None,
+            "driving": RUNNING,
+            "conflicts": [],
+            "decided": 0,
+            "discarded": False,
+            "undone": False,
+            "imported": None,
             "parent": None,
             "fork_at": None,
         }
 
     def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
+        for key, value in self.start().items():
+            state.setdefault(key, value)  # a state stored before the key was kept
+        self.follow(state, rec)
+        state["status"] = status_.derived(
+            state["verdict"],
+            state["driving"],
+            conflicts_open=bool(state["conflicts"]),
+            conflicts_decided=state["decided"] > 0,
+            discarded=state["discarded"],
+            undone=state["undone"],
+            imported=state["imported"] is not None,
+        )
+
+    @staticmethod
+    def follow(state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, DeadLettered):
-            state.update(status=DEAD_LETTERED, reason=e.reason)
+            state.update(driving=DEAD_LETTERED, reason=e.reason, finished=e.t or None)
         elif isinstance(e, DeadLetterRetried):
-            state.update(status=RUNNING, reason="")
+            state.update(driving=RUNNING, reason="", finished=None)
+        elif isinstance(e, DeadLetterDiscarded):
+            state["discarded"] = True
+        elif isinstance(e, ConflictParked):
+            state["conflicts"] = [*state["conflicts"], e.conflict_id]
+        elif isinstance(e, ConflictResolved) and e.conflict_id in state["conflicts"]:
+            state["conflicts"] = [c for c in state["conflicts"] if c != e.conflict_id]
+            state["decided"] += 1
+            chosen = "no claim" if e.choice == "none" else repr(e.value)
+            state["reason"] = f"conflict {e.conflict_id} resolved by {e.by}: {chosen}"
+        elif isinstance(e, JournalImported):
+            state["imported"] = {"file": e.file, "by": e.by, "t": e.t}
+            state["started_by"] = state["started_by"] or e.by
+            if state["verdict"] is None:
+                state["finished"] = state["last_t"]  # its clock is the journal's
         elif isinstance(e, RunForked):
             state.update(parent=e.parent, fork_at=e.at)
         if not rec.stream.startswith(("run-", "worker-")):
@@ -459,11 +520,13 @@ class Summary(Fold):
                 started_by=e.config.get("started_by"),
             )
         elif isinstance(e, TeamFinished):
-            state.update(status=e.status, reason=e.reason, finished=e.t or None)
+            state.update(verdict=e.status, reason=e.reason, finished=e.t or None)
+        elif isinstance(e, SagaSettled) and e.compensated:
+            state["undone"] = True  # steps were done, then undone: the money did not move
         elif isinstance(e, RunInterrupted):
-            state.update(status=INTERRUPTED, reason=e.reason, finished=None)
+            state.update(driving=INTERRUPTED, reason=e.reason, finished=e.t or None)
         elif isinstance(e, RunResumed):
-            state.update(status=RUNNING, reason="")
+            state.update(driving=RUNNING, reason="", finished=None)
 
     def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         return dict(state)

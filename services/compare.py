@@ -7,7 +7,6 @@ calls and answers, tool results, messages, reports, the verdict), never from eve
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from django.db.models import Sum
@@ -48,10 +47,7 @@ def runs(a: str, b: str) -> compare.Comparison:
                 f"{EVENTS_MAX:,} here, or export both and use `python -m runtime diff`"
             )
         summaries[run_id] = summary
-    result = compare.assemble(side(summaries[a]), side(summaries[b]), a, b)
-    if result.divergence is not None:
-        result.divergence = numbered(result.divergence, a, b)
-    return result
+    return compare.assemble(side(summaries[a]), side(summaries[b]), a, b)
 
 
 def side(run: RunSummary) -> compare.Side:
@@ -100,22 +96,3 @@ def side(run: RunSummary) -> compare.Side:
         steps=compare.steps(decided),
         messages=messages,
     )
-
-
-def numbered(parted: compare.Divergence, a: str, b: str) -> compare.Divergence:
-    """The divergence with each step's number in its run (its events counted up to it), as the
-    run's timeline numbers them: the decisions alone cannot say."""
-
-    def fix(step: compare.Step | None, run_id: str) -> compare.Step | None:
-        if step is None:
-            return None
-        with DjangoJournal().connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT COUNT(*) FROM journal_event WHERE run_id = %s AND position <= %s "
-                "AND (stream LIKE %s OR stream LIKE %s)",
-                [run_id, step.position, "run-%", "worker-%"],
-            )
-            (count,) = cursor.fetchone()
-        return dataclasses.replace(step, number=count)
-
-    return dataclasses.replace(parted, a=fix(parted.a, a), b=fix(parted.b, b))

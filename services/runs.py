@@ -14,8 +14,8 @@ from django.http import Http404
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime import flight, status, streams
-from runtime.events import DeadLettered, RunInterrupted, TeamFinished, TeamStarted
+from runtime import flight, status, streams, views
+from runtime.events import TeamStarted
 from runtime.team import FlightConfig
 from services import local_model, queue
 from services.control import Control
@@ -38,6 +38,13 @@ class RunFinished(RunError):
 
     def __init__(self, run_id: str, verdict: str) -> None:
         super().__init__(f"run {run_id} has already finished ({verdict})")
+
+
+class RunImported(RunFinished):
+    """The run was imported from a file: nothing here drives it, so nobody stops or resumes it."""
+
+    def __init__(self, run_id: str) -> None:
+        RunError.__init__(self, f"run {run_id} was imported from a file: nothing here drives it")
 
 
 class RunNotResumable(RunError):
@@ -92,6 +99,8 @@ def begin(run_id: str, config: FlightConfig) -> None:
 def interrupt(run_id: str, by: str, reason: str = "") -> None:
     """Ask the run to stop at its next turn boundary."""
     state = status_of(run_id)
+    if state == status.IMPORTED:
+        raise RunImported(run_id)
     if status.is_terminal(state):
         raise RunFinished(run_id, state)
     Control(run_id).request_stop(by, reason)
@@ -100,6 +109,8 @@ def interrupt(run_id: str, by: str, reason: str = "") -> None:
 def resume(run_id: str, by: str, reason: str = "") -> None:
     """Lift a stop and drive the run on from its journal."""
     state = status_of(run_id)
+    if state == status.IMPORTED:
+        raise RunImported(run_id)
     if status.is_terminal(state):
         raise RunFinished(run_id, state)
     try:  # its settings name places on disk: checked before any worker acts on them
@@ -122,15 +133,9 @@ def replay(run_id: str) -> flight.ReplayReport:
 
 
 def status_of(run_id: str) -> str:
-    """Where the run is (runtime/status.py's vocabulary), read from its journal."""
-    events = [r.event for r in DjangoJournal().read(streams.journal(run_id))]
-    if not events:
+    """Where the run is (runtime/status.py's vocabulary), read from its journal: the same fold
+    the list and the pages read (views.Summary), over every stream of the run."""
+    records = DjangoJournal().read_run(run_id)
+    if not records:
         raise RunNotFound(run_id)
-    last = events[-1]
-    if isinstance(last, TeamFinished):
-        return last.status
-    if isinstance(last, DeadLettered) or Control(run_id).open_letter() is not None:
-        return status.DEAD_LETTERED
-    if isinstance(last, RunInterrupted):
-        return status.INTERRUPTED
-    return status.RUNNING
+    return views.status(records)

@@ -213,6 +213,12 @@ class AuditDetailOut(Schema):
     conflict: str | None = None
     attempts: int | None = Field(None, description="a dead letter: steps tried")
     last_error: str | None = None
+    saga: str | None = Field(None, description="a saga's step, its abort or its reversal: which")
+    step: str | None = Field(None, description="the saga step done, undone, or that failed")
+    key: str | None = Field(None, description="the step's (or its reversal's) effect key")
+    result: Any = Field(None, description="what the step or its reversal returned")
+    breaker: str | None = Field(None, description="a breaker that tripped")
+    rates: dict[str, float] | None = Field(None, description="the figures the breaker judged on")
 
 
 class AuditEntryOut(Schema):
@@ -304,6 +310,9 @@ class FindingDetailOut(Schema):
     tool: str | None = Field(
         None, description="an absorbed error: the tool that failed; a loop: the tool repeated"
     )
+    breaker: str | None = Field(None, description="a breaker that tripped")
+    saga: str | None = Field(None, description="a saga that was turned back")
+    undone: list[str] | None = Field(None, description="a saga's steps undone, in that order")
 
 
 class FindingOut(Schema):

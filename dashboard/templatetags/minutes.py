@@ -5,6 +5,7 @@ from typing import Any
 from django import template
 
 from dashboard import present
+from runtime import status
 
 register = template.Library()
 
@@ -12,6 +13,12 @@ register = template.Library()
 @register.simple_tag
 def run_duration(run: Any) -> str:
     return present.duration(run.started_at, run.finished_at)
+
+
+@register.filter
+def status_label(value: str) -> str:
+    """A status as a person reads it ("waiting for a person", not "waiting")."""
+    return status.label(value)
 
 
 @register.filter

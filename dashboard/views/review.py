@@ -9,11 +9,13 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap, retarget
 
 from dashboard import errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide
 from dashboard.forms import DecisionForm, ResolveForm
-from journal_store import queues
+from journal_store import projection, queues
+from journal_store.models import Conflict
 from services import letters, review
 
 PAGE = 25
@@ -87,4 +89,13 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
         review.resolve(conflict_id, data["choice"], request.user.get_username(), data["reason"])
     except review.ConflictError as exc:
         return message(request, str(exc), status=errors.status_for(exc))
-    return decided(request, f"resolution recorded for {conflict_id}", "conflicts")
+    text = f"resolution recorded for {conflict_id}"
+    if not request.htmx:
+        return redirect("conflicts")
+    # The card again, decided, in place of the one the form was in: its status, the chosen
+    # claim marked, who decided and why, without reloading the queue.
+    projection.catch_up()
+    item = Conflict.objects.get(conflict_id=conflict_id)
+    context = {"item": item, "n": conflict_id, "message": text, "can_decide": True}
+    response = render(request, "dashboard/_conflict_card.html", context)
+    return reswap(retarget(response, "closest section"), "outerHTML")

@@ -6,11 +6,14 @@ shares; these views only choose templates.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpResponse, HttpResponseNotFound, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseNotFound, QueryDict, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -18,7 +21,7 @@ from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
 from dashboard import actions, downloads, errors, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
-from dashboard.forms import NewRunForm
+from dashboard.forms import PRESETS, NewRunForm, presets
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import status
@@ -69,12 +72,22 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return response
 
 
+def origin_of(run_id: str) -> dict[str, Any] | None:
+    """Where an imported run came from, as the header shows it (None: flown here)."""
+    found = queries.origin(run_id)
+    if found is None:
+        return None
+    return {"file": found.file, "by": found.by, "at": datetime.fromtimestamp(found.t, UTC)}
+
+
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     queries.mark_stalled([run])
     return {
         "run": run,
         "answer": queries.answer(run.run_id),
         "unsandboxed": queries.unsandboxed(run.run_id),
+        "origin": origin_of(run.run_id),
+        "review": queries.review_items(run.run_id),
         "active": status.is_active(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),
@@ -179,23 +192,62 @@ def page_of(found: list[Any], after: int) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class TimelineFilter:
+    """What the timeline shows, as its URL says: kinds (any number), an agent, and whether
+    the driving's lease events are shown (hidden unless asked)."""
+
+    kinds: tuple[str, ...] = ()
+    agent: str = ""
+    infra: bool = False
+
+    @classmethod
+    def of(cls, query: QueryDict) -> TimelineFilter:
+        kinds = tuple(dict.fromkeys(k for k in query.getlist("kind") if k))
+        return cls(kinds, query.get("agent", ""), query.get("infra") == "1")
+
+    def query(self) -> str:
+        """The filter as URL parameters, for the links that keep it (next page, tail, latest)."""
+        fields: list[tuple[str, str]] = [("kind", k) for k in self.kinds]
+        if self.agent:
+            fields.append(("agent", self.agent))
+        if self.infra:
+            fields.append(("infra", "1"))
+        return urlencode(fields)
+
+    def events(self, run_id: str, after: int, limit: int, newest: bool = False) -> list[Any]:
+        return queries.events(
+            run_id, after, self.kinds, self.agent, limit=limit, infra=self.infra, newest=newest
+        )
+
+
 def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
-    """A page of the timeline's rows after `after`, filtered by kind and agent."""
-    kind, agent = request.GET.get("kind", ""), request.GET.get("agent", "")
+    """A page of the timeline's rows after `after`, filtered by kinds, agent and the lease
+    toggle; `latest=1`: the last page instead (a jump to the latest)."""
+    chosen = TimelineFilter.of(request.GET)
     after = position_after(request)
-    rows = queries.events(run.run_id, after, kind, agent, limit=EVENTS_PAGE + 1)
-    more = len(rows) > EVENTS_PAGE
+    latest = request.GET.get("latest") == "1"
+    if latest:
+        rows = chosen.events(run.run_id, 0, EVENTS_PAGE, newest=True)
+        more = False
+        after = rows[0].position - 1 if rows else 0
+    else:
+        rows = chosen.events(run.run_id, after, EVENTS_PAGE + 1)
+        more = len(rows) > EVENTS_PAGE
     events = [
         {
             "position": e.position,
+            "number": present.number(e.stream, e.version, run.run_id),
             "stream": e.stream,
             "version": e.version,
             "kind": e.kind,
             "agent": e.agent,
             "task_id": e.task_id,
             "turn": e.turn,
-            "at": e.at,
+            "at": e.at if e.t > 0 else None,
+            "since": present.since(e.t, run.started_at),
             "summary": present.summary(e.kind, e.data),
+            "title": present.summary_title(e.kind, e.data),
             "payload": present.pretty(e.data),
             "driving": not e.stream.startswith("run-"),
         }
@@ -204,20 +256,25 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     last = events[-1]["position"] if events else after
     return {
         "events": events,
+        "last_number": events[-1]["number"] if events else "",
         "more": more,
         "after": after,
         "last": last,
-        "kind": kind,
-        "agent": agent,
+        "kinds_chosen": chosen.kinds,
+        "agent": chosen.agent,
+        "infra": chosen.infra,
+        "filters": chosen.query(),
         "tail": status.is_active(run.status) and not more,
     }
 
 
 def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
-    """The timeline tab: a page of rows, and what its filters offer."""
+    """The timeline tab: a page of rows, what its filters offer, and where the run would
+    resume from."""
     return timeline_rows(request, run) | {
         "kinds": queries.event_kinds(run.run_id),
         "agents": queries.event_agents(run.run_id),
+        "resume": queries.resume_point(run.run_id),
     }
 
 
@@ -228,8 +285,7 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     while the run goes on: 204, so htmx swaps nothing and asks again; the poll costs one
     indexed lookup however long the run."""
     run = get_run_for_user(request.user, run_id)
-    kind, agent = request.GET.get("kind", ""), request.GET.get("agent", "")
-    news = queries.events(run.run_id, position_after(request), kind, agent, limit=1)
+    news = TimelineFilter.of(request.GET).events(run.run_id, position_after(request), 1)
     if not news and status.is_active(run.status):
         return HttpResponse(status=204)
     context = {"run": run} | timeline_rows(request, run)
@@ -241,16 +297,38 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 @login_required
 def new_run(request: HtmxHttpRequest) -> HttpResponse:
-    form = NewRunForm(request.POST or None)
+    """The form; asked again with its values (htmx, on a change of team, scenario or backend),
+    the form for them: the team's scenarios, the scenario's own settings where the person has
+    not typed their own."""
+    if request.method == "POST":
+        form = NewRunForm(request.POST)
+    else:
+        form = NewRunForm(initial=kept_choices(request.GET))
     if request.method == "POST" and form.is_valid():
+        choice = {k: v for k, v in form.cleaned_data.items() if k != "presets_of"}
         try:
-            run_id = actions.NewRun(**form.cleaned_data).start(request.user.get_username())
+            run_id = actions.NewRun(**choice).start(request.user.get_username())
         except runs.RunError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("run", run_id=run_id)
     code = 400 if request.method == "POST" else 200
     return render(request, "dashboard/new_run.html", {"form": form}, status=code)
+
+
+def kept_choices(query: QueryDict) -> dict[str, Any]:
+    """What a person chose on the form before it is drawn again: the settings boxes only where
+    they differ from the presets they were prefilled with (else the new scenario's own)."""
+    kept: dict[str, Any] = {
+        k: query[k] for k in ("team", "scenario", "task", "model", "order") if query.get(k)
+    }
+    shown_for = query.get("presets_of", "").split("/", 1)
+    shown = presets(*shown_for) if len(shown_for) == 2 and shown_for[0] in TEAMS else {}
+    for name in PRESETS:
+        value = query.get(name, "")
+        if value and str(shown.get(name)) != value:
+            kept[name] = value
+    return kept
 
 
 def steer(request: HtmxHttpRequest, run_id: str, action: str) -> HttpResponse:

@@ -53,6 +53,16 @@ class ResumeRequested(Event):
     reason: str = ""
 
 
+class JournalImported(Event):
+    """The run was read from a file here, not flown here: which file, and who imported it (the
+    event's `t` says when). Recorded by this server beside the run (`import-<run>`), never
+    taken from a file and never exported: it is this store's note, not the run's record."""
+
+    kind: ClassVar[str] = "JournalImported"
+    file: str
+    by: str | None = None
+
+
 class CeilingReached(Event):
     """A hard ceiling outside the agents ended the run: tokens, turns or wall-clock seconds."""
 

@@ -58,8 +58,13 @@ def fly(
             dispatch=services.dispatch,
             release=services.release,
         )
+        # The flight's boundaries, where an operator's stop is honoured (and resumed past):
+        # before any specialist is sent, on every look at their reports (a step waiting on
+        # them elsewhere comes back here), and before money moves.
+        session.boundary()
         for sub_id, handoff in sent:
             hand_off(session, sub_id, handoff, crew)
+        session.boundary()
         reports = {**skipped, **fan_out(session, sent, crew)}
         replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
         answers = {
@@ -69,6 +74,7 @@ def fly(
             for sub_id, handoff in planned
         }
         order = ORDER_ID.search(config.task)
+        session.boundary()
         refunded = refund(session, belt, order.group(0)) if settings.refund and order else None
         return compose(session, planned, answers, refunded)
     finally:

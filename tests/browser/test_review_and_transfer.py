@@ -52,16 +52,20 @@ def test_a_resolved_conflict_shows_in_the_runs_audit_with_who_and_why(signed_in,
     shoot(page, "conflicts")
 
     why = "the reviewer signed off on the change, so the reviewer owns it"
-    conflict.get_by_label("commit claim k2").check()
+    conflict.get_by_label('commit "reviewer" (claimed by reviewer)').check()
     conflict.get_by_label("Why").fill(why)
     conflict.get_by_role("button", name="Record the decision").click()
     expect(conflict.get_by_role("status")).to_have_text("resolution recorded for c-parser-owner")
+    # Decided in place: the card's status and the chosen claim, without a reload.
+    expect(conflict.locator("h2 .badge")).not_to_have_text("open")
+    expect(conflict.locator(".claims > .card.chosen")).to_contain_text("claimed by reviewer")
     shoot(page, "conflicts-resolved")
 
     page.goto("/review/conflicts?status=decided")
     decided = page.locator("section.card", has_text="c-parser-owner")
     expect(decided).to_contain_text("Resolved by rosa on")
-    expect(decided).to_contain_text(f"chose k2 — {why}")
+    expect(decided).to_contain_text(f'chose "reviewer" — {why}')
+    expect(decided.locator(".claims > .card.chosen")).to_contain_text("claimed by reviewer")
     shoot(page, "conflicts-decided")
 
     decided.get_by_role("link", name=flown_run).click()
@@ -87,7 +91,8 @@ def test_an_exported_journal_imports_back_as_nothing_new_and_a_bad_copy_imports_
     exported = tmp_path / download.value.suggested_filename
     download.value.save_as(exported)
     lines = exported.read_text().splitlines()
-    total = StoredEvent.objects.filter(run_id=flown_run).count()
+    # The run's events, without this server's note that it imported them (not exported).
+    total = StoredEvent.objects.filter(run_id=flown_run).exclude(kind="JournalImported").count()
     assert len(lines) == total
     assert all(f'"run_id":"{flown_run}"' in line for line in lines)
 

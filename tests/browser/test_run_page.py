@@ -18,7 +18,7 @@ def test_every_tab_of_a_run_opens_in_place_and_shows_its_content(signed_in, flow
     run = RunSummary.objects.get(run_id=flown_run)
     page = signed_in
     page.goto(f"/runs/{flown_run}/")
-    expect(page.locator("#run-header h1 > span.badge")).to_have_text("done")
+    expect(page.locator("#run-header h1 > span.badge").first).to_have_text("done")
     page.evaluate("window.__sameDocument = true")
 
     def open_tab(name: str) -> None:
@@ -63,7 +63,7 @@ def test_every_tab_of_a_run_opens_in_place_and_shows_its_content(signed_in, flow
     expect(events).to_have_count(50)
     expect(events.first).to_contain_text("TeamStarted")
     expect(events.first.locator("summary")).to_contain_text("Make the failing parser test pass")
-    page.get_by_role("link", name=re.compile(r"^Next 50 events after #\d+")).click()
+    page.get_by_role("link", name=re.compile(r"^Next 50 events after #")).click()
     expect(events).to_have_count(run.event_count)
     expect(events.last).to_contain_text("TeamFinished")
     events.last.locator("summary").click()

@@ -42,7 +42,7 @@ def test_first_flight_and_reject_loop_part_at_the_coders_first_answer(fly_team):
     assert [c["tool"] for c in parted.a.content["calls"]] == ["run_tests"]
     assert [c["tool"] for c in parted.b.content["calls"]] == ["read_file"]
     # Everything before it was alike: the plan and the brief are the same in both runs.
-    before = [s for s in compare.steps(a) if s.number < parted.a.number]
+    before = [s for s in compare.steps(a) if s.position < parted.a.position]
     theirs = {s.key: s for s in compare.steps(b)}
     assert before and all(theirs[s.key].content == s.content for s in before)
     # The outcome and why, the findings, and the threads from the divergence on.
@@ -70,7 +70,7 @@ def test_a_run_cut_short_parts_where_the_cut_is(fly_team):
     cut = whole[: len(whole) // 2]
     parted = compare.compare(whole, cut).divergence
     assert parted is not None and parted.why == "only run A has it" and parted.b is None
-    assert parted.a.number > len(cut)
+    assert parted.a.position > cut[-1].position
     # The other way round, the longer run is B and the step is B's.
     flipped = compare.compare(cut, whole).divergence
     assert flipped is not None and flipped.why == "only run B has it" and flipped.a is None

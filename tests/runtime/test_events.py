@@ -320,6 +320,7 @@ def test_every_kind_survives_the_flat_round_trip():
             "why": "its 1 finding(s) were not backed by its own tool results (1 call_failed)",
             "fallback": None,
         },
+        "JournalImported": {"file": "old run.jsonl", "by": "ann"},
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

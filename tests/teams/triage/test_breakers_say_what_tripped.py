@@ -73,7 +73,10 @@ def test_an_agent_repeating_the_same_call_is_stopped_by_the_loop_breaker(fly_tea
     assert "kb-worker escalated: the loop breaker stopped kb-worker" in flown.outcome.reason
 
     found = {f["kind"]: f for f in diagnose(records)}
-    assert set(found) == {"looping_agent", "degraded_subtask"}
+    # The policy tool's failures trip its breaker too (breaker_tripped); the loop breaker's
+    # trip is told by looping_agent alone.
+    assert set(found) == {"looping_agent", "degraded_subtask", "breaker_tripped"}
+    assert found["breaker_tripped"]["breaker"] == "tools:policy"
     loop = found["looping_agent"]
     assert loop["agents"] == [KB] and loop["tool"] == "kb.search"
     assert {r.position for r in records if isinstance(r.event, BreakerTripped)} & set(

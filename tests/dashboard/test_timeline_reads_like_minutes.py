@@ -1,0 +1,65 @@
+"""The timeline reads like minutes: the run's own numbers (1, 2, 3...), the driver's lease
+events hidden unless asked, values a person reads (no raw epoch seconds, no Python False, ids
+shortened with the whole line in a title), several kinds at once kept in the URL, a jump to the
+latest events, and the resume point on the page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dashboard import present
+from journal_store.models import StoredEvent
+from tests.dashboard.conftest import run_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def numbers(html: str) -> list[str]:
+    return re.findall(r'<td class="num mono" title="position \d+[^"]*">([^<]+)</td>', html)
+
+
+def test_events_carry_the_runs_own_numbers_and_lease_events_are_hidden_until_asked(as_owner):
+    run_id = run_of("first-flight")
+    page = as_owner.get(f"/runs/{run_id}/?tab=timeline").content.decode()
+    assert numbers(page)[:3] == ["1", "2", "3"]
+    kinds = set(re.findall(r'<td><span class="badge">(\w+)</span></td>', page))
+    assert kinds and not kinds & {"LeaseGranted", "LeaseRenewed", "LeaseReleased"}
+    assert 'name="infra" value="1" ' in page and "Show lease and driver events" in page
+    shown = as_owner.get(f"/runs/{run_id}/?tab=timeline&infra=1").content.decode()
+    assert "LeaseGranted</span>" in shown and "lease 1" in numbers(shown)
+    assert 'name="infra" value="1" checked' in shown
+
+
+def test_several_kinds_at_once_and_the_filter_is_kept_in_every_link(as_owner):
+    run_id = run_of("reject-loop")
+    url = f"/runs/{run_id}/?tab=timeline&kind=MessageSent&kind=ToolReturned"
+    page = as_owner.get(url).content.decode()
+    kinds = set(re.findall(r'<td><span class="badge">(\w+)</span></td>', page))
+    assert kinds == {"MessageSent", "ToolReturned"}
+    assert 'value="MessageSent" selected' in page and 'value="ToolReturned" selected' in page
+    assert "kind=MessageSent&amp;kind=ToolReturned" in page  # next page, tail, latest
+    assert 'hx-push-url="true"' in page  # a change of filter goes into the address bar
+
+
+def test_jump_to_latest_shows_the_last_events_and_the_resume_point_is_on_the_page(as_owner):
+    run_id = run_of("reject-loop")
+    mine = StoredEvent.objects.filter(run_id=run_id).exclude(stream__startswith="lease-")
+    last = mine.order_by("-position").first()
+    page = as_owner.get(f"/runs/{run_id}/?tab=timeline").content.decode()
+    assert "Jump to latest" in page and f'id="e{last.position}"' not in page
+    latest = as_owner.get(f"/runs/{run_id}/?tab=timeline&latest=1").content.decode()
+    assert f'id="e{last.position}"' in latest
+    assert re.search(
+        r"Resume point: stage <strong>\w+</strong>, after event <a href=\"[^\"]+#e\d+\">#\d+</a>",
+        page,
+    )
+
+
+def test_values_read_as_a_person_reads_them():
+    line = present.summary("LeaseGranted", {"holder": "w1", "expires": 1796055333.79, "ok": False})
+    assert line == "holder w1; expires 16:15:33 UTC; ok no"
+    said = {"reason": "commit claim cl-66f8c8f8c97489aa to order:A-1"}
+    assert present.summary("ConflictParked", said) == "commit claim cl-66f8c8f8… to order:A-1"
+    assert present.summary_title("ConflictParked", said) == said["reason"]

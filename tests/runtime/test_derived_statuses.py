@@ -1,0 +1,98 @@
+"""A run's status says what its whole journal says: a verdict read beside the decisions people
+took on it and the steps its sagas undid, and a clock that stops where the run stops."""
+
+from __future__ import annotations
+
+from runtime import folds, views
+from runtime.events import (
+    ConflictParked,
+    ConflictResolved,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+    JournalImported,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+    SagaSettled,
+    TeamFinished,
+    TeamStarted,
+)
+from runtime.journal import Recorded
+
+R = {"run_id": "r-1"}
+
+
+def summary(*events, stream: str = "run-r-1") -> dict:
+    started = TeamStarted(**R, team="desk", scenario="s", task="t", t=100.0)
+    records = [Recorded(stream, i + 1, i + 1, e) for i, e in enumerate([started, *events])]
+    return folds.run(views.Summary(), records)
+
+
+def parked(conflict_id: str) -> ConflictParked:
+    return ConflictParked(
+        **R,
+        conflict_id=conflict_id,
+        subject="order-1",
+        predicate="status",
+        conflict_type="value",
+        claims=[],
+        t=110.0,
+    )
+
+
+ESCALATED = TeamFinished(**R, status="escalated", reason="c-1 waits for a person", t=120.0)
+
+
+def test_an_escalated_run_waits_for_a_person_until_every_conflict_it_parked_is_decided():
+    waiting = summary(parked("c-1"), parked("c-2"), ESCALATED)
+    assert waiting["status"] == "waiting"
+    one = ConflictResolved(**R, conflict_id="c-1", by="ann", reason="", choice="a", value="shipped")
+    assert summary(parked("c-1"), parked("c-2"), ESCALATED, one)["status"] == "waiting"
+    two = ConflictResolved(**R, conflict_id="c-2", by="bob", reason="", choice="none")
+    resolved = summary(parked("c-1"), parked("c-2"), ESCALATED, one, two)
+    assert resolved["status"] == "resolved"
+    assert "waits for a person" not in resolved["reason"]
+    assert resolved["reason"] == "conflict c-2 resolved by bob: no claim"
+
+
+def test_a_run_a_person_discarded_reads_discarded_not_escalated():
+    letter = DeadLettered(**R, letter_id="r-1:1", reason="stuck", t=110.0)
+    gone = DeadLetterDiscarded(**R, letter_id="r-1:1", by="ann", reason="not worth it")
+    assert summary(letter, gone, ESCALATED)["status"] == "discarded"
+    assert summary(ESCALATED)["status"] == "escalated"  # nobody discarded anything
+
+
+def test_a_done_run_whose_saga_was_undone_reads_compensated():
+    undone = SagaSettled(
+        **R,
+        saga_id="refund-r-1",
+        completed=["label", "credit"],
+        compensated=["credit", "label"],
+        failed_step="record",
+        error="RuntimeError: down",
+    )
+    through = SagaSettled(**R, saga_id="refund-r-1", completed=["label", "credit", "record"])
+    done = TeamFinished(**R, status="done", reason="answered", t=130.0)
+    assert summary(undone, done)["status"] == "compensated"
+    assert summary(through, done)["status"] == "done"
+
+
+def test_the_clock_stops_at_a_dead_letter_and_an_interrupt_and_runs_again_when_the_run_goes_on():
+    letter = DeadLettered(**R, letter_id="r-1:1", reason="stuck", t=150.0)
+    assert summary(letter, stream="control-r-1")["finished"] == 150.0
+    retried = DeadLetterRetried(**R, letter_id="r-1:1", by="ann", reason="")
+    assert summary(letter, retried, stream="control-r-1")["finished"] is None
+    stopped = RunInterrupted(**R, by="ann", t=160.0)
+    assert summary(stopped)["finished"] == 160.0
+    assert summary(stopped, RunResumed(**R, by="ann", t=170.0))["finished"] is None
+
+
+def test_an_imported_run_without_a_verdict_reads_imported_with_the_journals_own_times():
+    run = [RunStarted(**R, task="t", t=50.0), RunStarted(**R, task="t", t=58.5)]
+    records = [Recorded("run-r-1", i + 1, i + 1, e) for i, e in enumerate(run)]
+    noted = JournalImported(**R, file="old.jsonl", by="ann", t=9_000.0)
+    state = folds.run(views.Summary(), [*records, Recorded("import-r-1", 1, 3, noted)])
+    assert state["status"] == "imported"
+    assert (state["started"], state["finished"]) == (50.0, 58.5)  # not the import's time
+    assert state["started_by"] == "ann" and state["events"] == 2

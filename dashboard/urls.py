@@ -4,7 +4,7 @@ from urllib.parse import quote, unquote
 
 from django.urls import URLPattern, URLResolver, path, register_converter
 
-from dashboard.views import compare, fork, review, runs, search, transfer
+from dashboard.views import compare, fork, review, runs, search, tags, transfer
 
 
 class Segment:
@@ -45,6 +45,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("runs/<id:run_id>/trace/push", runs.push_trace, name="push_trace"),
     path("runs/<id:run_id>/replay", runs.check_replay, name="check_replay"),
     path("runs/<id:run_id>/fork", fork.fork_page, name="fork"),
+    path("runs/<id:run_id>/tags", tags.tag_run, name="tag_run"),
     path("review/dead-letters", review.dead_letters, name="dead_letters"),
     path(
         "review/dead-letters/<id:letter_id>/<str:decision>",

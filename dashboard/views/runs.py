@@ -25,7 +25,7 @@ from dashboard.forms import PRESETS, NewRunForm, presets
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import status
-from services import runs, traces
+from services import runs, tags, traces
 from teams import TEAMS
 
 PAGE = 50
@@ -95,6 +95,12 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "can_decide": can_decide(request.user),
         "tabs": TABS,
         "trace_push": traces_state(run),
+        "forks": list(
+            RunSummary.objects.filter(parent_id=run.run_id)
+            .order_by("-started_at")
+            .values_list("run_id", "fork_at")[:20]
+        ),
+        "tags": tags.of(run.run_id),
     }
 
 

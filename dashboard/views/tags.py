@@ -1,0 +1,25 @@
+"""Tagging a run from its page (the API's POST /api/runs/{id}/tags does the same)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from dashboard.access import HtmxHttpRequest, get_run_for_user
+from services import runs, tags
+
+
+@login_required
+@require_POST
+def tag_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    get_run_for_user(request.user, run_id)
+    add = [t for t in request.POST.getlist("add") if t.strip()]
+    remove = [t for t in request.POST.getlist("remove") if t.strip()]
+    try:
+        tags.tag(run_id, add, remove, request.user.get_username())
+    except runs.RunError as exc:
+        messages.error(request, str(exc))
+    return redirect("run", run_id=run_id)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime import views
+from runtime import metrics, views
 from runtime.diagnose import diagnose
 from runtime.events import (
     AgentFinished,
@@ -101,6 +101,7 @@ class Comparison:
     calls: list[dict[str, Any]]
     findings: dict[str, list[str]]
     divergence: Divergence | None
+    metrics: list[dict[str, Any]] = field(default_factory=list)
     threads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     steps: dict[str, int] = field(default_factory=dict)
 
@@ -117,6 +118,7 @@ class Comparison:
             "bill": self.bill,
             "calls": self.calls,
             "findings": self.findings,
+            "metrics": self.metrics,
             "steps": self.steps,
             "divergence": self.divergence.as_dict() if self.divergence else None,
             "threads": self.threads,
@@ -210,6 +212,7 @@ class Side:
     findings: list[str]
     steps: list[Step]
     messages: Callable[[int], list[dict[str, Any]]]  # the messages from a position on
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # runtime/metrics.py
 
 
 def side_of(records: Records) -> Side:
@@ -234,6 +237,7 @@ def side_of(records: Records) -> Side:
         findings=sorted({f["kind"] for f in diagnose(records)}),
         steps=steps(records),
         messages=messages,
+        metrics=metrics.metrics(records),
     )
 
 
@@ -333,6 +337,10 @@ def assemble(a: Side, b: Side, a_name: str = "A", b_name: str = "B") -> Comparis
         },
         divergence=parted,
         steps={"a": len(a.steps), "b": len(b.steps)},
+        metrics=[
+            {"name": name, "a": a.metrics.get(name), "b": b.metrics.get(name)}
+            for name in sorted(set(a.metrics) | set(b.metrics))
+        ],
     )
     if parted is not None:
         result.threads = {

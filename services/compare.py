@@ -7,13 +7,16 @@ calls and answers, tool results, messages, reports, the verdict), never from eve
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db.models import Sum
 
 from journal_store.journal import DjangoJournal
-from journal_store.models import BillLine, Finding, RunSummary, ThreadMessage
+from journal_store.models import BillLine, Finding, RunState, RunSummary, ThreadMessage
 from runtime import compare
+from runtime.folds import Rows
+from runtime.views import STORED as RUN_FOLDS
 from services.runs import RunNotFound
 
 # Two runs of this many events each may be compared here; a person comparing longer ones uses
@@ -95,4 +98,15 @@ def side(run: RunSummary) -> compare.Side:
         ),
         steps=compare.steps(decided),
         messages=messages,
+        metrics=queries_metrics(run.run_id),
     )
+
+
+def queries_metrics(run_id: str) -> dict[str, Any]:
+    """The run's coordination metrics from the state the projector keeps for the fold
+    (runtime/metrics.py): nothing is re-folded."""
+    fold = next(f for f in RUN_FOLDS if f.name == "metrics")
+    text = RunState.objects.filter(run_id=run_id, fold="metrics").values_list("state", flat=True)
+    state = text.first()
+    result: dict[str, Any] = fold.result(json.loads(state) if state else fold.start(), Rows())
+    return result

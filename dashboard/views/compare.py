@@ -23,6 +23,11 @@ def compare_page(request: HtmxHttpRequest) -> HttpResponse:
     ticked = request.GET.getlist("run")
     a = request.GET.get("a", ticked[0] if ticked else "").strip()
     b = request.GET.get("b", ticked[1] if len(ticked) > 1 else "").strip()
+    if a and not b:
+        # A fork compares with its parent by default: the parent as A, the fork as B.
+        parent = RunSummary.objects.filter(run_id=a).values_list("parent_id", flat=True).first()
+        if parent:
+            a, b = parent, a
     context: dict[str, object] = {"a": a, "b": b, "errors": []}
     if not a and not b:
         return render(request, "dashboard/compare.html", context)

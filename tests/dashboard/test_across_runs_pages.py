@@ -29,6 +29,10 @@ def test_a_forks_page_and_its_parents_link_each_other_and_their_comparison(as_ow
     assert f'href="/runs/{child}/"' in back and "Forks:" in back
     compared = as_owner.get(f"/runs/compare?a={parent}&b={child}").content.decode()
     assert "No divergence" in compared  # the scripted agents did as the parent's did
+    assert "assignment_handoff_count" in compared  # the coordination metrics, side by side
+    # The fork alone opens on its parent beside it.
+    default = as_owner.get(f"/runs/compare?a={child}").content.decode()
+    assert f'value="{parent}"' in default and f'value="{child}"' in default
 
 
 def test_tags_from_the_run_page_filter_the_list(as_owner, owner):

@@ -50,6 +50,8 @@ def test_first_flight_and_reject_loop_part_at_the_coders_first_answer(fly_team):
     assert result.outcome["b"]["status"] == "escalated"
     assert "rejected" in result.outcome["b"]["reason"]
     assert result.findings["only_b"] == ["reject_cap_reached"]
+    handoffs = next(m for m in result.metrics if m["name"] == "assignment_handoff_count")
+    assert handoffs["b"]["value"] > handoffs["a"]["value"]  # the coder was sent back
     assert [m["performative"] for m in result.threads["b"]].count("REJECT") == 2
     assert all(m["position"] >= parted.b.position for m in result.threads["b"])
 

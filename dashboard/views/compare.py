@@ -7,10 +7,11 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from dashboard import present
 from dashboard.access import HtmxHttpRequest
 from journal_store import projection
 from journal_store.models import RunSummary
-from runtime.compare import Comparison
+from runtime.compare import Comparison, Step
 from services import compare
 
 ID_MAX = 64  # a run id's column
@@ -64,7 +65,12 @@ def shown(c: Comparison, a: str, b: str) -> dict[str, object]:
             {"name": name, "run": summaries[run_id], "outcome": c.outcome[key]}
             for name, key, run_id in (("A", "a", a), ("B", "b", b))
         ],
-        "parted": None if parted is None else [("A", parted.a, a), ("B", parted.b, b)],
+        "parted": None
+        if parted is None
+        else [
+            ("A", parted.a, a, fields(parted.a)),
+            ("B", parted.b, b, fields(parted.b)),
+        ],
         "bill": [{**r, "change": f"{r['delta']['tokens']:+d}"} for r in c.bill],
         "calls": [
             {
@@ -78,6 +84,18 @@ def shown(c: Comparison, a: str, b: str) -> dict[str, object]:
         ],
         "threads": [("A", c.threads.get("a", [])), ("B", c.threads.get("b", []))],
     }
+
+
+def fields(step: Step | None) -> list[tuple[str, str]]:
+    """A step's content as (name, text) to show: a text as it reads (a file, an answer), any
+    other value as JSON."""
+    if step is None:
+        return []
+    content = step.content if isinstance(step.content, dict) else {"value": step.content}
+    return [
+        (name, value if isinstance(value, str) else present.pretty(value))
+        for name, value in content.items()
+    ]
 
 
 def seconds(value: float | None) -> str:

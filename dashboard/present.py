@@ -84,6 +84,20 @@ def summary_title(kind: str, data: dict[str, Any]) -> str:
                 f"{data.get('tool')}: {result['passed']} passed, {result.get('failed', 0)} failed"
             )
         return f"{data.get('tool')}: {clip(json.dumps(result), 60)}"
+    if kind == "RunForked":
+        changed = ", ".join(sorted(data.get("changes") or {})) or "nothing changed"
+        return (
+            f"forked by {data.get('by')} from {data.get('parent')} after its event at "
+            f"#{data.get('at')} ({changed})"
+        )
+    if kind == "MessageInjected":
+        return (
+            f"{data.get('by')} to {data.get('agent') or 'an agent'}: {clip(data.get('text'), 80)}"
+        )
+    if kind == "RunTagged":
+        added = " ".join(f"+{t}" for t in data.get("added") or [])
+        removed = " ".join(f"-{t}" for t in data.get("removed") or [])
+        return f"{data.get('by')} tagged it {added} {removed}".strip()
     special = _coordination_summary(kind, data)
     if special is not None:
         return special

@@ -94,6 +94,12 @@ def summary_title(kind: str, data: dict[str, Any]) -> str:
         return (
             f"{data.get('by')} to {data.get('agent') or 'an agent'}: {clip(data.get('text'), 80)}"
         )
+    if kind == "VoteTaken":
+        verdicts = data.get("verdicts") or []
+        return (
+            f"vote of {data.get('samples')}: {data.get('winner')} "
+            f"({verdicts.count(data.get('winner'))} of {len(verdicts)}); the minority kept"
+        )
     if kind == "RunTagged":
         added = " ".join(f"+{t}" for t in data.get("added") or [])
         removed = " ".join(f"-{t}" for t in data.get("removed") or [])

@@ -110,6 +110,7 @@ from runtime.events.team import (
     TeamFinished,
     TeamPlanned,
     TeamStarted,
+    VoteTaken,
     WorkspacePrepared,
     team_started_v1_v2,
 )
@@ -122,6 +123,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     RunForked,
     MessageInjected,
     RunTagged,
+    VoteTaken,
     WorkspacePrepared,
     SuiteChecked,
     TeamFinished,
@@ -342,6 +344,7 @@ __all__ = [
     "TurnCapReached",
     "Upcaster",
     "Usage",
+    "VoteTaken",
     "WorkerHandedOff",
     "WorkerReported",
     "WorkerTimedOut",

@@ -172,6 +172,17 @@ class ReplyOverdue(Event):
     reason: str
 
 
+class VoteTaken(Event):
+    """A critical verdict taken by vote: `samples` independent answers of one agent, their
+    majority, and the minority kept as evidence (each with its sample number and reasons)."""
+
+    kind: ClassVar[str] = "VoteTaken"
+    samples: int
+    verdicts: list[str]
+    winner: str
+    minority: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class TaskEscalated(Event):
     """Work that cannot finish, handed to a human with its reason."""
 

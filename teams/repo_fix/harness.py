@@ -25,6 +25,7 @@ from runtime.events import (
     TaskEscalated,
     TeamPlanned,
     ToolReturned,
+    VoteTaken,
 )
 from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
@@ -200,6 +201,36 @@ class Harness:
                 f"{recipient} did not reply to {REPLY_ATTEMPTS} requests on {task_id}",
             )
 
+    def review(self, task_id: str, payload: dict[str, Any]) -> tuple[Message, Reply]:
+        """The reviewer's verdict. With `votes` above 1 it is critical: that many independent
+        samples (each a fresh run of the reviewer on the same evidence, seeing no other
+        sample), and their majority (VoteTaken, the minority kept as evidence). The samples
+        after the first are asked on `<task>:vote`, so the bill shows what the vote cost."""
+        first = self.ask("reviewer", task_id, payload)
+        votes = self.settings.votes
+        if votes == 1:
+            return first
+        samples = [first] + [
+            self.ask("reviewer", f"{task_id}:vote", payload) for _ in range(votes - 1)
+        ]
+        verdicts = [str((reply.report or {}).get("verdict")) for _, reply in samples]
+        winner = max(("accept", "reject"), key=verdicts.count)  # odd votes: a strict majority
+        minority = [
+            {"sample": i, "verdict": v, "reasons": (samples[i - 1][1].report or {}).get("reasons")}
+            for i, v in enumerate(verdicts, start=1)
+            if v != winner
+        ]
+        self.emit(
+            VoteTaken,
+            agent="reviewer",
+            task_id=task_id,
+            samples=votes,
+            verdicts=verdicts,
+            winner=winner,
+            minority=minority,
+        )
+        return next(s for s, v in zip(samples, verdicts, strict=True) if v == winner)
+
     def escalate(
         self, task_id: str, cause: str, attempts: int, last_error: str, reason: str
     ) -> None:
@@ -312,10 +343,8 @@ class Harness:
                     in_reply_to=request.message_id,
                 )
                 # The reviewer sees the artefact and its evidence, not the coder's rationale.
-                review_request, verdict = self.ask(
-                    "reviewer",
-                    task_id,
-                    {"commit": candidate.commit, "diff": candidate.diff, "tests": tests},
+                review_request, verdict = self.review(
+                    task_id, {"commit": candidate.commit, "diff": candidate.diff, "tests": tests}
                 )
                 assert verdict.report is not None
                 accepted = verdict.report["verdict"] == "accept"

@@ -264,6 +264,25 @@ REJECT_LOOP = Scenario(
     settings={"template": "parse-empty", "max_rounds": 2},
 )
 
+VOTE = Scenario(
+    name="vote",
+    description="Three samples of the reviewer's verdict: one wrongly rejects a good fix; the "
+    "majority accepts it, and the vote's cost is billed on T1:vote.",
+    task="Make the failing parser test pass and leave the whole suite green.",
+    settings={"template": "parse-empty", "votes": 3},
+    scripts={
+        "orchestrator": [PARSE_PLAN],
+        "coder": PARSE_CODER,
+        "reviewer": [
+            *PARSE_REVIEWER,
+            call("read_file", 30, path=PARSER),
+            reject(40, "Splitting should happen before the guard."),  # the wrong sample
+            *PARSE_REVIEWER,
+        ],
+        "tester": TESTER,
+    },
+)
+
 SCENARIOS = {
     s.name: s
     for s in (
@@ -275,5 +294,6 @@ SCENARIOS = {
         FLAKY_TOOL,
         BUDGET_STARVED,
         REJECT_LOOP,
+        VOTE,
     )
 }

@@ -20,6 +20,11 @@ class RepoFixSettings(TeamSettings):
     bidding: bool = Field(default=False, description="contract-net bidding between two coders")
     docs: bool = Field(default=False, description="add the docs agent (writes docs/ only)")
     max_rounds: int = Field(default=3, ge=1, le=10, description="REJECT/redo rounds")
+    votes: Literal[1, 3, 5] = Field(
+        default=1,
+        description="independent samples of the reviewer's verdict, and their majority "
+        "(the samples after the first are billed on <task>:vote)",
+    )
     reply_turns: int | None = Field(
         default=None,
         ge=1,

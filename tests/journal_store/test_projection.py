@@ -56,6 +56,13 @@ def extras() -> list[ev.Event]:
         ev.RunInterrupted(**r, by="ann", reason="lunch"),
         ev.RunResumed(**r, by="bob"),
         ev.MessageInjected(**r, agent="coder", by="ana", text="mind the empty line"),
+        ev.VoteTaken(
+            **r,
+            agent="reviewer",
+            samples=3,
+            verdicts=["accept", "reject", "accept"],
+            winner="accept",
+        ),
         ev.CeilingReached(**r, ceiling="turns", limit=3, value=3),
         ev.DeadLettered(
             **r, task_id="T1", letter_id="dl-1", reason="poison", attempts=3, last_error="boom"

@@ -131,6 +131,12 @@ def test_every_kind_survives_the_flat_round_trip():
         "RunForked": {"parent": "r-p", "at": 12, "number": 9, "by": "ann", "changes": {"x": 1}},
         "MessageInjected": {"by": "ann", "text": "mind the empty line"},
         "RunTagged": {"by": "ann", "added": ["slow"], "removed": ["flaky"]},
+        "VoteTaken": {
+            "samples": 3,
+            "verdicts": ["accept", "reject", "accept"],
+            "winner": "accept",
+            "minority": [{"sample": 2, "verdict": "reject", "reasons": "r"}],
+        },
         "IntegrationRefused": {"branch": "b", "reason": "no ACCEPT"},
         "DeadlinePassed": {"awaited": "reviewer", "request": "m-1", "attempt": 1, "reason": "r"},
         "TaskEscalated": {"reason": "r", "attempts": 2, "last_error": "e"},

@@ -228,3 +228,21 @@ def test_a_reply_deadline_does_not_count_the_time_before_the_fork(fly_team, tmp_
     assert outcome.status == "done", outcome.reason
     kinds = {r.event.kind for r in journal.read(streams.journal("r-late"))}
     assert "ReplyOverdue" not in kinds and "RunForked" in kinds
+
+
+def test_another_backend_for_an_agent_answers_from_the_fork_on(parent):
+    """The coder handed to the zero-intelligence backend after its first read: its past answers
+    are still served from the record, and from the fork on it says its fixed done."""
+    path, run_id, root = parent
+    journal = JsonlJournal(path)
+    at = position_of(journal, run_id, "ToolReturned", "coder", "read_file")
+    changes = fork.Changes(models={"coder": "zi"})
+    journal, planned, outcome = fork_and_fly(path, run_id, "r-zi", at, root, changes)
+    assert planned.config.models["coder"] == "zi"
+    a = flight.run_records(journal, run_id)
+    b = flight.run_records(journal, "r-zi")
+    parted = compare.compare(a, b).divergence
+    assert parted is not None and parted.label == "coder's 3rd model answer"
+    assert parted.b.content["calls"] == [{"tool": "done", "args": {"summary": "done"}}]
+    assert outcome.status != "done"  # nothing edited, nothing tested: the harness does not ship it
+    assert flight.replay(journal, "r-zi").identical

@@ -141,6 +141,40 @@ def clip(value: Any) -> Any:
     return value
 
 
+def content_of_data(
+    kind: str, agent: str | None, data: dict[str, Any]
+) -> tuple[str, str, Any] | None:
+    """`content_of` from an event's stored JSON at its kind's current version (a page reading
+    a long run's rows need not build a typed event for each)."""
+    who = agent or "team"
+    if kind == "ModelResponded":
+        calls = [{"tool": c["name"], "args": c["args"]} for c in data.get("tool_calls") or []]
+        return who, "model answer", {"text": data.get("text") or "", "calls": calls}
+    if kind == "ToolReturned":
+        error = data.get("error")
+        if error is not None:
+            outcome: dict[str, Any] = {"error": f"{error['type']}: {error['message']}"}
+        else:
+            outcome = {"result": data.get("result")}
+        return (
+            who,
+            "tool result",
+            {"tool": data["tool"], "attempt": data.get("attempt", 1), **outcome},
+        )
+    if kind == "MessageSent":
+        body = {
+            "performative": data["performative"],
+            "to": data["recipient"],
+            "payload": data.get("payload"),
+        }
+        return data.get("sender") or who, "message", body
+    if kind == "AgentFinished":
+        return who, "report", data.get("result")
+    if kind == "TeamFinished":
+        return "team", "verdict", {"status": data["status"], "reason": data.get("reason", "")}
+    return None
+
+
 def content_of(e: Event) -> tuple[str, str, Any] | None:
     """(agent, what, content) for the events that are decisions; None for the rest."""
     agent = e.agent or "team"

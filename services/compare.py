@@ -8,13 +8,16 @@ calls and answers, tool results, messages, reports, the verdict), never from eve
 from __future__ import annotations
 
 import json
+import statistics
+from collections import Counter, defaultdict
 from typing import Any
 
 from django.db.models import Sum
 
-from journal_store.journal import DjangoJournal
+from journal_store.journal import DjangoJournal, from_row
 from journal_store.models import BillLine, Finding, RunState, RunSummary, ThreadMessage
 from runtime import compare
+from runtime.events import BY_KIND
 from runtime.folds import Rows
 from runtime.views import STORED as RUN_FOLDS
 from services.runs import RunNotFound
@@ -53,12 +56,51 @@ def runs(a: str, b: str) -> compare.Comparison:
     return compare.assemble(side(summaries[a]), side(summaries[b]), a, b)
 
 
-def side(run: RunSummary) -> compare.Side:
-    journal = DjangoJournal()
+def decisions(run_id: str) -> tuple[list[compare.Step], dict[str, dict[str, Any]]]:
+    """The run's steps and model-call figures, read from the rows' JSON: a typed event is built
+    only for a row written at an older version of its kind (the upcasters read it)."""
     marks = ", ".join(["%s"] * len(DECISIONS))
-    decided = journal.select(
-        f"WHERE run_id = %s AND kind IN ({marks}) ORDER BY position", [run.run_id, *DECISIONS]
-    )
+    journal = DjangoJournal()
+    seen: Counter[tuple[str, str]] = Counter()
+    steps: list[compare.Step] = []
+    asked: dict[tuple[str, str], float] = {}
+    times: dict[str, list[float]] = defaultdict(list)
+    answers: Counter[str] = Counter()
+    for row in journal.rows(
+        f"WHERE run_id = %s AND kind IN ({marks}) ORDER BY position", [run_id, *DECISIONS]
+    ):
+        position, _, stream, version, _, kind, v, agent, _, _, data, t = row
+        lane = (stream, agent or "team")
+        if kind == "ModelCalled":
+            asked[lane] = t
+            continue
+        if kind == "ModelResponded":
+            answers[agent or "team"] += 1
+            if lane in asked:
+                times[lane[1]].append(max(0.0, t - asked.pop(lane)))
+        current = BY_KIND.get(kind)
+        if current is not None and v == current.v:
+            decided = compare.content_of_data(kind, agent, json.loads(data))
+        else:
+            decided = compare.content_of(from_row(row).event)
+        if decided is None:
+            continue
+        who, what, content = decided
+        seen[(who, what)] += 1
+        steps.append(compare.Step(who, what, seen[(who, what)], version, position, content, stream))
+    calls = {
+        agent: {
+            "calls": answers[agent],
+            "median_s": round(statistics.median(times[agent]), 4) if times[agent] else None,
+            "total_s": round(sum(times[agent]), 4) if times[agent] else None,
+        }
+        for agent in answers
+    }
+    return steps, calls
+
+
+def side(run: RunSummary) -> compare.Side:
+    steps, calls = decisions(run.run_id)
     bill = (
         BillLine.objects.filter(run_id=run.run_id)
         .values("agent")
@@ -92,11 +134,11 @@ def side(run: RunSummary) -> compare.Side:
             "ended": run.finished_at.timestamp() if run.finished_at else None,
         },
         bill={r["agent"]: {"tokens": r["tokens"], "calls": r["calls"]} for r in bill},
-        calls=compare.call_figures(decided),
+        calls=calls,
         findings=sorted(
             set(Finding.objects.filter(run_id=run.run_id).values_list("kind", flat=True))
         ),
-        steps=compare.steps(decided),
+        steps=steps,
         messages=messages,
         metrics=queries_metrics(run.run_id),
     )

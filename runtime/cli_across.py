@@ -1,0 +1,179 @@
+"""The command line's commands across runs: diff (compare two runs), fork (a new run from an
+event of another), zi (the zero-intelligence 2 x 2). `runtime.cli` registers them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from pathlib import Path
+
+from runtime import compare, flight, fork, plugins
+from runtime.cli import (
+    EXIT_DIFFERS,
+    EXIT_OK,
+    NO_SANDBOX,
+    StopSignal,
+    open_journal,
+    operator,
+    per_agent,
+    report,
+    run_of,
+    services,
+)
+from runtime.jsonl import JsonlJournal
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    sides = []
+    for path, run in ((args.a, args.run_a), (args.b, args.run_b)):
+        journal = open_journal(Path(path))
+        run_id = run_of(journal, run)
+        sides.append((f"{path} ({run_id})", flight.run_records(journal, run_id)))
+    (a_name, a), (b_name, b) = sides
+    result = compare.compare(a, b, a_name, b_name)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        print(compare.text(result))
+    return EXIT_OK if result.identical else EXIT_DIFFERS
+
+
+def cmd_fork(args: argparse.Namespace) -> int:
+    path = Path(args.journal)
+    journal = open_journal(path)
+    parent = run_of(journal, args.run)
+    child = args.run_id or flight.new_run_id()
+    if journal.version(f"run-{child}"):
+        raise flight.FlightError(f"--run-id: the journal already holds a run {child}")
+    result = None
+    if args.tool_result is not None:
+        try:
+            result = json.loads(args.tool_result)
+        except json.JSONDecodeError as exc:
+            raise flight.FlightError(f"--tool-result is not JSON: {exc}") from None
+    message = None
+    if args.say:
+        agent, _, text = args.say.partition("=")
+        message = (agent.strip(), text)
+    changes = fork.Changes(
+        models=per_agent(args.model_for),
+        message=message,
+        tool_result=result,
+        replace_result=args.tool_result is not None,
+        max_turns=args.max_turns,
+        allowance=args.allowance,
+    )
+    root = Path(args.workspaces) if args.workspaces else path.resolve().parent
+    records = fork.records_of(journal, parent)
+    planned = fork.plan(records, parent, child, args.at, changes, operator())
+    fork.verify(journal, planned)
+    fork.restore_workspace(planned, root)
+    fork.write(journal, planned)
+    print(f"forked {parent} at position {args.at} (its event {planned.forked.number}) as {child}")
+    if not args.go:
+        print(f"drive it with: python -m runtime resume {path} --run {child}")
+        return EXIT_OK
+    stop = StopSignal(path)
+    previous = stop.install()
+    try:
+        outcome = flight.resume(
+            journal, child, root, stop=stop, by=operator(), services=services(args)
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return report(outcome, journal, path, args.json)
+
+
+def cmd_zi(args: argparse.Namespace) -> int:
+    from runtime import zero
+
+    team = flight.team_named(args.team)
+    writer = next((a for a, r in team.roles.items() if r == "writes"), None)
+    reviewer_name = next((a for a, r in team.roles.items() if r == "reviews"), None)
+    if writer is None or reviewer_name is None:
+        raise flight.FlightError(f"team {args.team} has no writer and reviewer to replace")
+    root = Path(args.dir)
+    root.mkdir(parents=True, exist_ok=True)
+    cells = []
+    for coder in zero.CODERS:
+        for reviewer in zero.REVIEWERS:
+            path = root / f"zi-{coder}-{reviewer}.jsonl"
+            if path.exists():
+                raise flight.FlightError(f"{path} exists: give another --dir")
+            journal = JsonlJournal(path)
+            run_id = flight.new_run_id()
+            models = {writer: coder, reviewer_name: reviewer}
+            # The rest of the cast (a tester) says its fixed "done" too; the plan stays scripted.
+            models.update({a: "zi" for a in team.agents if a == "tester"})
+            config = flight.plan(args.team, args.scenario, run_id, models=models)
+            flight.fly(journal, config, run_id, root, services=services(args))
+            cells.append(zero.cell(flight.run_records(journal, run_id), coder, reviewer))
+    if args.json:
+        print(json.dumps(cells, indent=2))
+    else:
+        print(zero.table(cells))
+        print(f"\njournals: {root}/zi-*.jsonl")
+    return EXIT_OK
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the commands on the command line's subparsers."""
+    diff = sub.add_parser(
+        "diff",
+        help="compare two runs: outcome, bill, calls, findings, and where they first part "
+        "(exit 0 when they took the same steps, 1 when not)",
+    )
+    diff.add_argument("a", help="the first run's journal")
+    diff.add_argument("b", help="the second run's journal (may be the same file)")
+    diff.add_argument("--run-a", help="which run of A, when its journal holds several")
+    diff.add_argument("--run-b", help="which run of B, when its journal holds several")
+    diff.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    diff.set_defaults(func=cmd_diff)
+
+    forking = sub.add_parser(
+        "fork",
+        help="start a new run from a run's journal up to one of its events, with changes; "
+        "its past is read back from the record, never done again",
+    )
+    forking.add_argument("journal")
+    forking.add_argument("--at", type=int, required=True, help="the event's position")
+    forking.add_argument("--run", help="which run, when the journal holds several")
+    forking.add_argument("--run-id", help="the fork's id (default: a new r-… id)")
+    forking.add_argument(
+        "--model-for",
+        action="append",
+        default=[],
+        metavar="AGENT=BACKEND",
+        help="another backend for an agent from the fork on (repeatable)",
+    )
+    forking.add_argument("--say", metavar="AGENT=TEXT", help="a message for an agent's next turn")
+    forking.add_argument(
+        "--tool-result", metavar="JSON", help="replace the tool result at --at (a ToolReturned)"
+    )
+    forking.add_argument("--max-turns", type=int, help="turn cap per agent")
+    forking.add_argument("--allowance", type=int, help="token allowance for the whole run")
+    forking.add_argument("--workspaces", help="where run workspaces are (default: beside it)")
+    forking.add_argument("--go", action="store_true", help="drive the fork now, in-process")
+    forking.add_argument("--json", action="store_true")
+    forking.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
+    forking.set_defaults(func=cmd_fork, model=None)
+
+    zi = sub.add_parser(
+        "zi",
+        help="the zero-intelligence test: fly the 2x2 (scripted or ZI coder, rule or ZI "
+        "reviewer, the ZI tester) and print what held in every cell",
+    )
+    zi.add_argument("--dir", required=True, help="where the four journals and workspaces go")
+    zi.add_argument(
+        "--team",
+        required=True,
+        choices=sorted(
+            n for n, t in plugins.teams().items() if set(t.roles.values()) >= {"writes", "reviews"}
+        ),
+        help="a team with a writer and a reviewer",
+    )
+    zi.add_argument("--scenario", help="the team's scenario (default: its first)")
+    zi.add_argument("--json", action="store_true")
+    zi.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
+    zi.set_defaults(func=cmd_zi)

@@ -1,0 +1,1 @@
+"""The failure signatures that `runtime.diagnose` folds: one Fold each, citing its events."""

@@ -1,0 +1,314 @@
+"""How agents worked: duplicated, unanswered, unproven, retried, rejected, out of budget."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from runtime import roles
+from runtime.events import (
+    BudgetExhausted,
+    MessageDelivered,
+    MessageSent,
+    RunStarted,
+    TaskEscalated,
+    ToolDispatched,
+    ToolReturned,
+)
+from runtime.folds import Fold, Out, Rows, State, key
+from runtime.journal import Recorded
+from runtime.signatures.base import WRITES, Finding, finding, lane, team_roles
+
+
+class DuplicateWork(Fold):
+    """Keeps, per file, who wrote it, and per lane (see `lane`) whether the call in flight is a
+    write already counted at its dispatch; the positions of the writes are notes, read back
+    once a second agent writes the same file."""
+
+    name: ClassVar[str] = "duplicate_work"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
+
+    def start(self) -> State:
+        return {"writers": {}, "counted": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        path = None
+        if isinstance(e, ToolDispatched):
+            here = lane(rec)
+            state["counted"].pop(here, None)  # the lane's previous call is over
+            if e.tool in WRITES and e.args and "path" in e.args:
+                path = str(e.args["path"])
+                if e.call_id:
+                    state["counted"][here] = e.call_id
+        elif isinstance(e, ToolReturned) and e.tool in WRITES:
+            here = lane(rec)
+            if e.call_id and state["counted"].get(here) == e.call_id:
+                if e.error is None:
+                    del state["counted"][here]  # its last attempt
+                return  # already counted at its dispatch
+            if not isinstance(e.result, dict):
+                return
+            found = e.result.get("edited") or e.result.get("written")
+            path = found if isinstance(found, str) else None
+        if path is None:
+            return
+        path = path.lstrip("./")
+        out.note(path, rec.position)
+        writers = state["writers"].setdefault(path, [])
+        agent = e.agent or "?"
+        newcomer = agent not in writers
+        if newcomer:
+            writers.append(agent)
+        if len(writers) < 2:
+            return
+        agents = sorted(writers)
+        found_now = finding(
+            "duplicate_work",
+            f"{' and '.join(agents)} all wrote to {path}",
+            out.notes(path),
+            artefact=path,
+            agents=agents,
+        )
+        if newcomer and len(writers) == 2:
+            out.add(path, found_now)
+        else:
+            out.put(path, found_now)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return [row for _, row in sorted(rows.rows.items())]
+
+
+class UnansweredRequests(Fold):
+    """Keeps the requests not yet answered; a finding per thread and recipient with delivered
+    requests among them, added, grown or dropped as they are delivered and answered."""
+
+    name: ClassVar[str] = "unanswered_request"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("MessageSent", "MessageDelivered", "RunStarted")
+    )
+
+    def start(self) -> State:
+        return {"open": []}  # requests not yet answered, in order
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        before = self.grouped(state)
+        e = rec.event
+        if isinstance(e, MessageSent):
+            self.close(state, e.sender, e.task_id or "-")  # any message from the recipient
+            if e.performative.lower() == "request":
+                state["open"].append(
+                    {
+                        "id": e.message_id,
+                        "recipient": e.recipient,
+                        "task": e.task_id or "-",
+                        "positions": [rec.position],
+                        "delivered": False,
+                    }
+                )
+        elif isinstance(e, MessageDelivered) and not e.duplicate:
+            for r in state["open"]:
+                same = (
+                    r["id"] == e.message_id
+                    if e.message_id
+                    else (r["recipient"] == e.recipient and r["task"] == (e.task_id or "-"))
+                )
+                if same and not r["delivered"]:
+                    r["delivered"] = True
+                    r["positions"].append(rec.position)
+                    break
+        elif isinstance(e, RunStarted):
+            self.close(state, e.agent, e.task_id)  # reference runs name no task: any run counts
+        after = self.grouped(state)
+        for group, positions in after.items():
+            if group not in before:
+                out.add(key(*group), self.finding(group, positions))
+            elif before[group] != positions:
+                out.put(key(*group), self.finding(group, positions))
+        for group in before.keys() - after.keys():
+            out.drop(key(*group))
+
+    @staticmethod
+    def close(state: State, recipient: str | None, task: str | None) -> None:
+        state["open"] = [
+            r
+            for r in state["open"]
+            if not (r["delivered"] and r["recipient"] == recipient and task in (None, r["task"]))
+        ]
+
+    @staticmethod
+    def grouped(state: State) -> dict[tuple[str, str], list[int]]:
+        groups: dict[tuple[str, str], list[int]] = {}
+        for r in state["open"]:
+            if r["delivered"]:
+                groups.setdefault((r["task"], r["recipient"]), []).extend(r["positions"])
+        return groups
+
+    @staticmethod
+    def finding(group: tuple[str, str], positions: list[int]) -> Finding:
+        task, recipient = group
+        return finding(
+            "unanswered_request",
+            f"{recipient} was sent a REQUEST on {task} and neither replied nor ran",
+            positions,
+            task_id=task,
+            agents=[recipient],
+        )
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return sorted(rows.rows.values(), key=lambda f: f["positions"][0])
+
+
+class DoneWithoutEvidence(Fold):
+    """Keeps, per agent, where its run started and whether it has tested since its last edit."""
+
+    name: ClassVar[str] = "done_without_evidence"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("TeamStarted", "RunStarted", "ToolReturned", "MessageSent")
+    )
+
+    def start(self) -> State:
+        return {"evidence": {}, "run_start": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        cast = team_roles(state, e)
+        if isinstance(e, RunStarted) and e.agent:
+            state["evidence"][e.agent] = False
+            state["run_start"][e.agent] = rec.position
+        elif isinstance(e, ToolReturned) and e.agent and e.error is None:
+            if e.tool in WRITES:
+                state["evidence"][e.agent] = False  # tests before an edit say nothing about it
+            elif e.tool == "run_tests":
+                state["evidence"][e.agent] = True
+        elif (
+            isinstance(e, MessageSent)
+            and e.performative.lower() == "done"
+            and roles.has(cast, e.sender, "writes")
+            and not state["evidence"].get(e.sender, False)
+        ):
+            out.add(
+                rec.position,
+                finding(
+                    "done_without_evidence",
+                    f"{e.sender} said DONE on {e.task_id or '-'} without a passing test run after "
+                    "its last edit",
+                    [state["run_start"].get(e.sender, rec.position), rec.position],
+                    task_id=e.task_id,
+                    agents=[e.sender],
+                ),
+            )
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
+class TransientErrors(Fold):
+    """Keeps, per lane (see `lane`), the call in flight and its arguments (its attempts may
+    fail and be retried), and the calls that failed and have not succeeded since."""
+
+    name: ClassVar[str] = "transient_error_absorbed"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
+
+    def start(self) -> State:
+        return {"in_flight": {}, "failed": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        if isinstance(e, ToolDispatched):
+            if e.call_id:
+                state["in_flight"][lane(rec)] = [e.call_id, e.args]
+            else:
+                state["in_flight"].pop(lane(rec), None)
+        elif isinstance(e, ToolReturned):
+            args = None
+            here = lane(rec)
+            current = state["in_flight"].get(here)
+            if e.call_id and current is not None and current[0] == e.call_id:
+                args = current[1]
+                if e.error is None:
+                    del state["in_flight"][here]  # its last attempt
+            call = key(e.agent, e.tool, sorted((args or {}).items()))
+            if e.error is not None:
+                state["failed"].setdefault(call, rec.position)
+            elif call in state["failed"]:
+                first = state["failed"].pop(call)
+                out.add(
+                    rec.position,
+                    finding(
+                        "transient_error_absorbed",
+                        f"{e.agent}'s {e.tool} failed and the same call later succeeded",
+                        [first, rec.position],
+                        agents=[e.agent],
+                        tool=e.tool,
+                    ),
+                )
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
+class RejectCaps(Fold):
+    """Keeps nothing: each review REJECT of a task is a note, read back when the round cap
+    escalates the task."""
+
+    name: ClassVar[str] = "reject_cap_reached"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("TeamStarted", "MessageSent", "TaskEscalated")
+    )
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        cast = team_roles(state, e)
+        task = e.task_id or "-"
+        if (
+            isinstance(e, MessageSent)
+            and e.performative.lower() == "reject"
+            and not roles.has(cast, e.recipient, "writes")  # a REJECT of a bid is no review
+        ):
+            out.note(task, rec.position)
+        elif isinstance(e, TaskEscalated) and e.cause == "reject_cap":
+            rejects = out.notes(task)
+            out.add(
+                rec.position,
+                finding(
+                    "reject_cap_reached",
+                    f"{task} was rejected {len(rejects)} times and escalated",
+                    [*rejects, rec.position],
+                    task_id=task,
+                ),
+            )
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
+class BudgetExhaustion(Fold):
+    """Keeps, per agent and task, where the budget ran out while the task is still undone."""
+
+    name: ClassVar[str] = "budget_exhausted"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(("BudgetExhausted", "MessageSent"))
+
+    def start(self) -> State:
+        return {"halted": {}}
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        if isinstance(e, BudgetExhausted) and e.agent:
+            task = e.task_id or "-"
+            pair = key(e.agent, task)
+            found = finding(
+                "budget_exhausted",
+                f"{e.agent} ran out of budget on {task} before finishing it",
+                [rec.position],
+                task_id=task,
+                agents=[e.agent],
+            )
+            (out.put if pair in state["halted"] else out.add)(pair, found)
+            state["halted"][pair] = rec.position
+        elif isinstance(e, MessageSent) and e.performative.lower() == "done":
+            pair = key(e.sender, e.task_id or "-")
+            if state["halted"].pop(pair, None) is not None:
+                out.drop(pair)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())

@@ -1,0 +1,35 @@
+"""What every failure signature shares: the finding shape, the run's roles, an agent's lane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime import roles
+from runtime.events import (
+    Event,
+    TeamStarted,
+)
+from runtime.folds import State, key
+from runtime.journal import Recorded
+
+Finding = dict[str, Any]
+WRITES = ("edit_file", "write_file")
+
+
+def finding(kind: str, summary: str, positions: list[int], **detail: Any) -> Finding:
+    return {"kind": kind, "summary": summary, "positions": sorted(set(positions)), **detail}
+
+
+def team_roles(state: State, e: Event) -> dict[str, str]:
+    """The run's roles (runtime/roles.py), kept in the fold's state from its TeamStarted."""
+    if isinstance(e, TeamStarted):
+        state["roles"] = roles.of_team(e.team)
+    found: dict[str, str] = state.get("roles") or dict(roles.CONVENTION)
+    return found
+
+
+def lane(rec: Recorded) -> str:
+    """Where an agent's tool calls run one after the other: its stream (a run's, or a parallel
+    specialist's). A call's attempts are all journalled before the lane's next dispatch, so a
+    fold keeps one call per lane, not every call the run ever made."""
+    return key(rec.stream, rec.event.agent)

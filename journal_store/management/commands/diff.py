@@ -1,0 +1,69 @@
+"""python manage.py diff A B [--json]: compare two runs, each a stored run's id or a journal file.
+
+The command line's `python -m runtime diff` reads journal files only (the runtime knows no
+database); this one also reads runs from the store, whole (no page limit), so a stored run can be
+compared with another, or with a journal on disk, without exporting it first.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from journal_store.journal import DjangoJournal
+from journal_store.models import StoredEvent
+from runtime import compare, flight
+from runtime.journal import Recorded
+from runtime.jsonl import JsonlJournal
+
+EXIT_DIFFERS = 1  # as `python -m runtime diff`: 0 when the runs took the same steps
+
+
+def side(name: str, run: str | None) -> tuple[str, list[Recorded]]:
+    """The run `name` names: a journal file (its one run, or `run`) or a stored run's id."""
+    path = Path(name)
+    if path.is_file():
+        journal = JsonlJournal(path)
+        try:
+            run_id = run or flight.find_run(journal, journal.streams())
+        except flight.FlightError as exc:
+            raise CommandError(f"{name}: {exc}") from None
+        records = flight.run_records(journal, run_id)
+        if not records:
+            raise CommandError(f"{name}: no run {run_id!r} in this journal")
+        return f"{name} ({run_id})", records
+    if run:
+        raise CommandError(f"--run-… names a run inside a journal file; there is no file {name}")
+    if not StoredEvent.objects.filter(run_id=name).exists():
+        raise CommandError(f"{name}: neither a journal file nor a run in the journal store")
+    return name, flight.run_records(DjangoJournal(), name)
+
+
+class Command(BaseCommand):
+    help = (
+        "Compare two runs, each a stored run's id or a journal file: outcome, bill, calls, "
+        "findings, metrics and where they first part (exits 1 when they differ)."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("a", help="a stored run's id, or a journal file")
+        parser.add_argument("b", help="a stored run's id, or a journal file")
+        parser.add_argument("--run-a", help="which run of A, when A is a file holding several")
+        parser.add_argument("--run-b", help="which run of B, when B is a file holding several")
+        parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        a_name, a = side(options["a"], options["run_a"])
+        b_name, b = side(options["b"], options["run_b"])
+        result = compare.compare(a, b, a_name, b_name)
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_dict(), indent=2, default=str))
+        else:
+            self.stdout.write(compare.text(result))
+        if not result.identical:
+            sys.exit(EXIT_DIFFERS)

@@ -1,0 +1,50 @@
+"""`manage.py diff`: stored runs (and journal files) compared from the command line, with the
+exit status of `python -m runtime diff`, and unknown names refused by name."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from journal_store.models import StoredEvent
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+
+def stored(path, capsys) -> str:
+    call_command("import_journal", str(path))
+    return capsys.readouterr().out.strip()
+
+
+def test_a_stored_run_compares_identical_to_its_own_journal(fly_team, capsys):
+    flown = fly_team("first-flight")
+    run_id = stored(flown.path, capsys)
+    call_command("diff", run_id, str(flown.path))  # no SystemExit: identical
+    assert "no divergence: the runs took the same 28 steps alike" in capsys.readouterr().out
+
+
+def test_two_stored_runs_that_part_exit_1_and_name_where(fly_team, capsys):
+    a = stored(fly_team("first-flight").path, capsys)
+    b = stored(fly_team("reject-loop").path, capsys)
+    with pytest.raises(SystemExit) as exit_:
+        call_command("diff", a, b, "--json")
+    assert exit_.value.code == 1
+    body = json.loads(capsys.readouterr().out)
+    assert body["identical"] is False
+    assert body["divergence"]["label"] == "coder's 1st model answer"
+
+
+def test_a_name_that_is_neither_a_file_nor_a_stored_run_is_named(fly_team, tmp_path, capsys):
+    a = stored(fly_team("first-flight").path, capsys)
+    before = StoredEvent.objects.count()
+    with pytest.raises(CommandError, match="r-nope: neither a journal file nor a run"):
+        call_command("diff", a, "r-nope")
+    with pytest.raises(CommandError, match="there is no file r-nope"):
+        call_command("diff", a, "r-nope", "--run-b", "r-1")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(CommandError, match=r"empty\.jsonl: the journal holds no run"):
+        call_command("diff", str(empty), a)
+    assert StoredEvent.objects.count() == before

@@ -39,9 +39,19 @@ class ForkForm(forms.Form):
         label="Replace the tool result (JSON)",
         help_text="Only when forking at a tool result; empty keeps it.",
     )
-    max_turns = forms.IntegerField(required=False, min_value=1, max_value=5_000, label="Turn cap")
+    max_turns = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=5_000,
+        label="Turn cap",
+        help_text="Each agent's, counted from its next turn; empty keeps the run's.",
+    )
     allowance = forms.IntegerField(
-        required=False, min_value=1, max_value=1_000_000_000, label="Allowance"
+        required=False,
+        min_value=1,
+        max_value=1_000_000_000,
+        label="Allowance",
+        help_text="The run's tokens from here on; each agent keeps its share of it.",
     )
 
     def __init__(self, *args: Any, agents: list[str], **kwargs: Any) -> None:

@@ -65,9 +65,7 @@ def lockout_response(
         response = JsonResponse({"detail": LOCKED}, status=429)
     else:
         minutes = max(1, cool_off_seconds() // 60)
-        response = render(
-            request, "registration/locked_out.html", {"minutes": minutes}, status=429
-        )
+        response = render(request, "registration/locked_out.html", {"minutes": minutes}, status=429)
     response["Retry-After"] = str(cool_off_seconds())
     return response
 

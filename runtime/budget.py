@@ -21,6 +21,9 @@ class Budget:
         self.allowance = allowance
         self.reserve = reserve
         self.spent = 0
+        # What it was opened with: a fork's new allowance (runtime/limits.py) scales from these.
+        self.granted = allowance
+        self.granted_reserve = reserve
 
     @property
     def remaining(self) -> int:

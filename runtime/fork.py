@@ -8,9 +8,9 @@ goes live after it. What a person changes applies from the fork point on:
 - `models`: another backend for some agents (the record still serves their past answers);
 - `message`: a person's word for one agent, read as new mail at its next turn;
 - `tool_result`: the tool result at the fork point replaced (the fork point must be one);
-- `max_turns`, `allowance`: the run's settings. These show in events the harness writes at
-  the start (a budget's ledger, an agent's turn cap), so they are refused when the prefix
-  already recorded the old value — the check below says where.
+- `max_turns`, `allowance`: the run's turn cap and token allowance, in force from the fork
+  point on (runtime/limits.py): an agent's next turn is counted against the new cap, and the
+  run's ledgers are resized (journalled) before they are next spent or checked.
 
 Nothing is trusted: the fork is replayed against the harness in memory before anything is
 written, and refused, naming the event, when the prefix would not replay under its settings.
@@ -197,11 +197,14 @@ def configured(started: Event, child: str, changes: Changes, by: str) -> FlightC
     settings["started_by"] = by  # who forked it steers it
     if changes.models:
         settings["models"] = {**settings.get("models", {}), **changes.models}
-    if changes.max_turns is not None:
-        settings["max_turns"] = changes.max_turns
-    if changes.allowance is not None:
-        settings["allowance"] = changes.allowance
+    # The caps are checked as settings would be, but the fork keeps its parent's in its own:
+    # its prefix replays under them, and RunForked carries the new ones from its point on.
+    caps = {"max_turns": changes.max_turns, "allowance": changes.allowance}
     try:
+        FlightConfig.model_validate(
+            {**settings, **{k: v for k, v in caps.items() if v is not None}},
+            context={"run_id": child},
+        )
         config = FlightConfig.model_validate(settings, context={"run_id": child})
     except ValueError as exc:
         raise ForkRefused(f"the fork's settings are not valid: {exc}") from None

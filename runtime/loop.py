@@ -121,15 +121,18 @@ def run(
             **envelope,
             task=task,
             tools=[s["name"] for s in specs],
-            max_turns=agent.max_turns,
+            max_turns=session.turn_cap(agent.max_turns),
         )
     )
     history: list[list[ChatMessage]] = []
     fresh: list[ChatMessage] = []
     nudged = False
     breaker = LoopBreaker(agent.repeats) if agent.repeats is not None else None
-    for turn in range(agent.max_turns):
+    turn = 0
+    # The cap is asked for each turn: a fork may change it from its point on (runtime/limits.py).
+    while turn < (cap := session.turn_cap(agent.max_turns)):
         session.boundary()
+        session.resize(budget)
         if deadline is not None and deadline(turn) is not None:
             return AgentResult("overdue", turn)
         if mail is not None:
@@ -188,6 +191,7 @@ def run(
         if fresh:
             history.append(fresh)
         fresh = step
+        session.resize(budget)  # a fork made just before this check gives its allowance first
         if budget.exhausted():  # wind down at the turn boundary, never mid-turn
             session.emit(
                 session.new(BudgetExhausted, **at, spent=budget.spent, allowance=budget.allowance)
@@ -201,8 +205,9 @@ def run(
             )
             return AgentResult("inconclusive", turn + 1)
         nudged = drifted
-    session.emit(session.new(TurnCapReached, **envelope, max_turns=agent.max_turns))
-    return AgentResult("out_of_turns", agent.max_turns)
+        turn += 1
+    session.emit(session.new(TurnCapReached, **envelope, max_turns=cap))
+    return AgentResult("out_of_turns", cap)
 
 
 def trip(agent: Agent, session: Session, at: dict[str, Any], why: str, repeats: int) -> None:

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from runtime import errors, streams
+from runtime.budget import Budget, SubBudget
 from runtime.events import (
+    BudgetAllocated,
     CeilingReached,
     DeadLetterDiscarded,
     DeadLettered,
@@ -35,10 +37,12 @@ from runtime.events import (
     RunForked,
     RunInterrupted,
     RunResumed,
+    TeamStarted,
     ToolReturned,
 )
 from runtime.faults import Faults
 from runtime.journal import Journal
+from runtime.limits import Limits
 from runtime.model import (
     ChatMessage,
     ModelClient,
@@ -198,6 +202,8 @@ class Session:
         self.started = self.recorded[0].t if self.recorded else time.time()
         # People's messages put in where the run was forked, per agent, not yet read.
         self.inbox: dict[str, list[MessageInjected]] = {}
+        # A fork's turn cap and allowance, in force once the cursor passes its RunForked.
+        self.limits = Limits()
 
     # --- where we are ----------------------------------------------------------------------
 
@@ -220,11 +226,39 @@ class Session:
             self.cursor += 1
             if isinstance(event, MessageInjected):
                 self.inbox.setdefault(event.agent or "", []).append(event)
+            else:
+                first = self.recorded[0]
+                config = first.config if isinstance(first, TeamStarted) else {}
+                self.limits.take(event.changes, config.get("max_turns"))
             self.emitted.append(event)
             self.counts[event.kind] += 1
             if self.replay:
                 self.journal.append(self.stream, [event], self.version)
                 self.version += 1
+
+    def turn_cap(self, cap: int) -> int:
+        """An agent's turn cap as of here: `cap`, or a fork's from its fork point on."""
+        self._absorb()
+        return self.limits.turn_cap(cap)
+
+    def resize(self, budget: Budget) -> None:
+        """From a fork's point on, give `budget` (and its pot) the fork's allowance, once,
+        journalled: a bill read from the journal shows the ledgers the agents spent against."""
+        self._absorb()
+        changed = self.limits.rescale(budget)
+        if changed:
+            self.emit(
+                *(
+                    self.new(
+                        BudgetAllocated,
+                        name=b.name,
+                        allowance=b.allowance,
+                        reserve=b.reserve,
+                        parent=b.parent.name if isinstance(b, SubBudget) else None,
+                    )
+                    for b in changed
+                )
+            )
 
     def injected(self, agent: str) -> list[MessageInjected]:
         """The people's messages for `agent` not read yet (and now read)."""

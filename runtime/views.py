@@ -168,6 +168,8 @@ class Bill(Fold):
             state["allowance"] = value if isinstance(value, int) else None
             state["models"] = models_of(e.config)
         elif isinstance(e, BudgetAllocated):
+            if e.parent is None:  # the run's pot: opened as configured, or resized by a fork
+                state["allowance"] = e.allowance
             state["ledgers"][e.name] = {
                 "allowance": e.allowance,
                 "parent": e.parent,

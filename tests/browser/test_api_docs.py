@@ -15,16 +15,18 @@ def test_the_api_docs_render_offline_for_a_signed_in_person(signed_in, live_serv
     page = signed_in
     page.get_by_role("link", name="API").click()
     expect(page.locator(".opblock-summary-path").first).to_be_visible()
-    expect(page.locator(".opblock-tag-section")).to_have_count(5)  # runs, journals, review, intents, search
+    expect(page.locator(".opblock-tag-section")).to_have_count(
+        5
+    )  # runs, journals, review, intents, search
     expect(page.get_by_text("/api/review/dead-letters/{letter_id}/{decision}")).to_be_visible()
     # An operation opens and runs from the page, on the person's own session.
     operation = page.locator("#operations-runs-dashboard_api_list_runs")
     operation.locator(".opblock-summary-control").click()
     operation.get_by_role("button", name="Try it out").click()
     operation.get_by_role("button", name="Execute").click()
-    expect(operation.locator(".live-responses-table tr.response .response-col_status")).to_have_text(
-        "200"
-    )
+    expect(
+        operation.locator(".live-responses-table tr.response .response-col_status")
+    ).to_have_text("200")
     shoot(page, "api-docs")
     elsewhere = [url for url in watch.requests if not url.startswith(live_server.url)]
     assert elsewhere == [], elsewhere

@@ -50,7 +50,7 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
         ({"at": "@read", "tool_result": {"x": 1}}, 400, "fork at a ToolReturned"),
         ({"at": "@read", "models": {"coder": "oracle"}}, 422, ""),
         ({"at": "@read", "message": {"agent": "coder", "text": ""}}, 422, ""),
-        ({"at": "@read", "allowance": 10}, 400, "would not replay"),
+        ({"at": "@read", "max_turns": 5_001}, 422, ""),
     ],
 )
 def test_a_fork_that_cannot_be_made_says_why_and_writes_nothing(as_owner, body, status, says):

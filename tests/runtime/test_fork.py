@@ -136,7 +136,8 @@ def test_a_fork_after_a_commit_works_in_the_parents_repository_as_it_stood(paren
         ("call", fork.Changes(models={"coder": "oracle"}), "'oracle' is not a backend"),
         ("call", fork.Changes(message=("coder", " ")), "say something"),
         ("edited", fork.Changes(), "edits that no commit records yet"),
-        ("call", fork.Changes(allowance=9_999), "would not replay to the fork point"),
+        ("call", fork.Changes(allowance=0), "greater than or equal to 1"),
+        ("call", fork.Changes(max_turns=5_001), "less than or equal to 5000"),
     ],
 )
 def test_a_fork_that_cannot_be_made_is_refused_and_writes_nothing(parent, where, changes, says):

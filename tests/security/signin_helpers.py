@@ -25,9 +25,7 @@ def person(name: str, decide: bool = False) -> User:
 
 def sign_in(client: Client, username: str, password: str, address: str = "127.0.0.1"):
     """Post the login form as a browser at `address` would."""
-    return client.post(
-        "/login", {"username": username, "password": password}, REMOTE_ADDR=address
-    )
+    return client.post("/login", {"username": username, "password": password}, REMOTE_ADDR=address)
 
 
 def is_signed_in(client: Client) -> bool:

@@ -104,9 +104,7 @@ def test_wrong_bearer_tokens_lock_their_address_out_of_the_api(db):
     assert answers[: FAILURE_LIMIT - 1] == [401] * (FAILURE_LIMIT - 1)
     assert answers[FAILURE_LIMIT - 1 :] == [429, 429]
 
-    right = Client().get(
-        "/api/runs", HTTP_AUTHORIZATION=f"Bearer {token}", REMOTE_ADDR="10.0.3.1"
-    )
+    right = Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {token}", REMOTE_ADDR="10.0.3.1")
     assert right.status_code == 429 and "too many failed sign-ins" in right.json()["detail"]
     issued.refresh_from_db()
     assert issued.last_used_at is None  # the token was not even looked at

@@ -63,7 +63,9 @@ def test_a_dead_letter_decision_without_a_reason_is_refused(api, decision):
     events = StoredEvent.objects.count()
     for body in BLANKS:
         response = api.post(
-            f"/api/review/dead-letters/{letter_id}/{decision}", body, content_type="application/json"
+            f"/api/review/dead-letters/{letter_id}/{decision}",
+            body,
+            content_type="application/json",
         )
         assert_names_the_reason(response)
     assert StoredEvent.objects.count() == events

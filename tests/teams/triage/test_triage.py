@@ -142,7 +142,13 @@ def test_a_server_down_from_the_start_is_routed_around(tmp_path):
     team = TEAMS["support-triage"]
     clients = {a: ScriptedClient(SCRIPTS[a], a) for a in team.agents}
     journal = MemoryJournal()
-    finished = team.fly(Session(journal, run_id), config, clients, tmp_path, Services(provided=(TriageServices(mcp=surface),)))
+    finished = team.fly(
+        Session(journal, run_id),
+        config,
+        clients,
+        tmp_path,
+        Services(provided=(TriageServices(mcp=surface),)),
+    )
     events = [r.event for r in journal.read(f"run-{run_id}")]
     handed = [e.handoff["worker_id"] for e in events if isinstance(e, WorkerHandedOff)]
     assert handed == [ORDERS, KB]  # nobody was sent to a server that is down

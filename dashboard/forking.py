@@ -17,6 +17,11 @@ BACKEND_CHOICES = [
 ]
 
 
+def choice(backend: str, name: str | None) -> str:
+    """An agent's new backend as the fork reads it: `endpoint:NAME` when a name is given."""
+    return f"{backend}:{name}" if name else backend
+
+
 class ForkForm(forms.Form):
     """`agents` are the run's agents (the choices for a backend change and for a message)."""
 
@@ -24,6 +29,14 @@ class ForkForm(forms.Form):
     agent = forms.ChoiceField(required=False, label="Agent", help_text="Whose backend to change.")
     backend = forms.ChoiceField(
         choices=BACKEND_CHOICES, required=False, label="Its backend from here"
+    )
+    model_name = forms.RegexField(
+        regex=r"^[!-~]+$",
+        required=False,
+        max_length=200,
+        label="Model name",
+        help_text="On the endpoint only: the model this agent asks for (empty: the host's).",
+        error_messages={"invalid": "a model name has no spaces or control characters"},
     )
     to = forms.ChoiceField(required=False, label="Message for")
     message = forms.CharField(
@@ -64,6 +77,8 @@ class ForkForm(forms.Form):
         data = super().clean() or {}
         if bool(data.get("agent")) != bool(data.get("backend")):
             self.add_error("backend", "choose an agent and its backend together")
+        if data.get("model_name") and data.get("backend") != "endpoint":
+            self.add_error("model_name", "a model name is for the OpenAI-compatible endpoint")
         if data.get("message", "").strip() and not data.get("to"):
             self.add_error("to", "choose who the message is for")
         if data.get("tool_result", "").strip():
@@ -76,7 +91,9 @@ class ForkForm(forms.Form):
     def changes(self) -> fork.Changes:
         data = self.cleaned_data
         return fork.Changes(
-            models={data["agent"]: data["backend"]} if data.get("agent") else {},
+            models={data["agent"]: choice(data["backend"], data.get("model_name"))}
+            if data.get("agent")
+            else {},
             message=(data["to"], data["message"]) if data.get("message", "").strip() else None,
             tool_result=data.get("result_value"),
             replace_result="result_value" in data,

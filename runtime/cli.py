@@ -415,7 +415,8 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="AGENT=BACKEND",
-        help="run one agent on another backend, e.g. --model-for reviewer=endpoint (repeatable)",
+        help="run one agent on another backend, e.g. --model-for reviewer=endpoint, or on "
+        "another endpoint model: reviewer=endpoint:gpt-4o (repeatable)",
     )
     for option in options():
         if option.kind == "switch":

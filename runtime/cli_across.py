@@ -145,7 +145,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="AGENT=BACKEND",
-        help="another backend for an agent from the fork on (repeatable)",
+        help="another backend for an agent from the fork on; endpoint:NAME for another "
+        "endpoint model (repeatable)",
     )
     forking.add_argument("--say", metavar="AGENT=TEXT", help="a message for an agent's next turn")
     forking.add_argument(

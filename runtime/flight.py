@@ -27,7 +27,7 @@ from runtime.session import (
     StopRequest,
     Waiting,
 )
-from runtime.team import COMMON, FlightConfig, Services, Team, workspace_name
+from runtime.team import COMMON, FlightConfig, Services, Team, split_models, workspace_name
 
 Stop = Callable[[], StopRequest | None]
 
@@ -81,6 +81,10 @@ def plan(team_name: str, scenario_name: str | None, run_id: str, **settings: Any
     for key in given:
         if key not in COMMON and key not in own:
             raise FlightError(f"team {team_name!r} {refusal(key)}")
+    if "models" in given:
+        given["models"], names = split_models(given["models"])
+        if names:
+            given["model_names"] = {**given.get("model_names", {}), **names}
     unknown = set(given.get("models", {})) - set(team.agents)
     if unknown:
         raise FlightError(
@@ -133,7 +137,7 @@ def clients_for(
         # A replay serves every answer from the journal and never asks a live model.
         return {agent: ModelClient() for agent in team.agents}
     scenario = team.scenarios[config.scenario]
-    network: dict[str, ModelClient] = {}
+    network: dict[tuple[str, str | None], ModelClient] = {}
     clients: dict[str, ModelClient] = {}
     for agent in team.agents:
         backend = config.models.get(agent, config.model)
@@ -145,15 +149,19 @@ def clients_for(
 
             clients[agent] = ZIClient(agent) if backend == "zi" else RuleClient()
             continue
-        if backend not in network:
+        named = config.model_names.get(agent) if backend == "endpoint" else None
+        if (backend, named) not in network:
             from runtime.openai_client import OpenAIClient
 
-            network[backend] = (
+            client = (
                 OpenAIClient.local(models or {})
                 if backend == "local"
                 else OpenAIClient.from_env(models or {})
             )
-        clients[agent] = network[backend]
+            if named:  # the same endpoint, asked for another model by this agent
+                client.model = named
+            network[(backend, named)] = client
+        clients[agent] = network[(backend, named)]
     return clients
 
 

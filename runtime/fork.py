@@ -38,7 +38,7 @@ from runtime.events import (
     new_id,
 )
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
-from runtime.team import FlightConfig, workspace_name
+from runtime.team import FlightConfig, split_models, workspace_name
 
 BACKENDS = ("scripted", "endpoint", "local", "zi", "rules")
 MESSAGE_MAX = 8_000
@@ -164,11 +164,14 @@ def plan(
 
 
 def check(changes: Changes, at: Recorded, agents: set[str]) -> None:
-    for agent, backend in changes.models.items():
+    backends, names = split_models(changes.models)
+    for agent, backend in backends.items():
         if agent not in agents:
             raise ForkRefused(f"models: the run has no agent {agent!r} (it has {known(agents)})")
         if backend not in BACKENDS:
             raise ForkRefused(f"models: {backend!r} is not a backend ({', '.join(BACKENDS)})")
+        if agent in names and backend != "endpoint":
+            raise ForkRefused(f"models: {agent}: a model name is for the endpoint, not {backend}")
     if changes.message is not None:
         agent, text = changes.message
         if agent not in agents:
@@ -196,7 +199,11 @@ def configured(started: Event, child: str, changes: Changes, by: str) -> FlightC
     settings["workspace"] = workspace_name(child)
     settings["started_by"] = by  # who forked it steers it
     if changes.models:
-        settings["models"] = {**settings.get("models", {}), **changes.models}
+        backends, names = split_models(changes.models)
+        settings["models"] = {**settings.get("models", {}), **backends}
+        # An agent handed to another backend, or to the endpoint's own model, drops its old name.
+        kept = {a: n for a, n in settings.get("model_names", {}).items() if a not in backends}
+        settings["model_names"] = {**kept, **names}
     # The caps are checked as settings would be, but the fork keeps its parent's in its own:
     # its prefix replays under them, and RunForked carries the new ones from its point on.
     caps = {"max_turns": changes.max_turns, "allowance": changes.allowance}

@@ -208,7 +208,7 @@ class OpenAIClient(ModelClient):
         usage = parse_usage(reply.get("usage"))
         if usage is None:
             usage = estimate_usage(messages, tools, text, calls)
-        served = parse_served(reply, self.base_url)
+        served = parse_served(reply, self.base_url, self.model)
         return ModelResponse(text=text, tool_calls=calls, usage=usage, served=served)
 
     def _pick_then_force(

@@ -169,9 +169,10 @@ def parse_usage(raw: Any) -> Usage | None:
     return Usage(total=total, prompt=prompt, completion=completion)
 
 
-def parse_served(reply: dict[str, Any], base_url: str) -> Served:
+def parse_served(reply: dict[str, Any], base_url: str, asked: str | None = None) -> Served:
     """Who answered: the reply's model, id and finish reason (each only when it is a string),
-    and the server's host and port from the base URL (never its path or credentials)."""
+    the server's host and port from the base URL (never its path or credentials), and the
+    model name the request asked for."""
 
     def text(value: Any) -> str | None:
         return value if isinstance(value, str) and value else None
@@ -189,6 +190,7 @@ def parse_served(reply: dict[str, Any], base_url: str) -> Served:
         finish_reason=text(first.get("finish_reason")) if isinstance(first, dict) else None,
         server_address=url.hostname or None,
         server_port=port,
+        asked=asked or None,
     )
 
 

@@ -24,8 +24,10 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializeAsAny,
+    StringConstraints,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from runtime import workspace
@@ -42,6 +44,8 @@ Backend = Annotated[
     Literal["scripted", "endpoint", "local", "zi", "rules"],
     BeforeValidator(lambda value: OLD_BACKEND_NAMES.get(value, value)),
 ]
+# A model's name as an endpoint knows it ("gpt-4o-mini", "meta-llama/Llama-3-8B:free").
+ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[!-~]+$")]
 S = TypeVar("S", bound="TeamSettings")
 T = TypeVar("T")
 
@@ -99,6 +103,12 @@ class FlightConfig(BaseModel):
         default_factory=dict, description="per-agent backends that differ from `model`"
     )
     model_name: str | None = None
+    model_names: dict[str, ModelName] = Field(
+        default_factory=dict,
+        max_length=32,
+        description="per-agent model names on the endpoint, where they differ from the host's "
+        "MINUTES_MODEL (a fork's `--model-for coder=endpoint:NAME`)",
+    )
     max_seconds: float | None = Field(default=None, gt=0, description="wall-clock ceiling")
     max_run_turns: int | None = Field(default=None, ge=1, description="model calls, all agents")
     started_by: str | None = Field(default=None, description="who started the run")
@@ -132,6 +142,16 @@ class FlightConfig(BaseModel):
             )
         return value
 
+    @model_validator(mode="after")
+    def _names_on_the_endpoint(self) -> FlightConfig:
+        for agent in self.model_names:
+            backend = self.models.get(agent, self.model)
+            if backend != "endpoint":
+                raise ValueError(
+                    f"model_names: {agent} runs on {backend!r}; a model name is for the endpoint"
+                )
+        return self
+
     @field_validator("settings", mode="before")
     @classmethod
     def _team_settings(cls, value: Any, info: ValidationInfo) -> Any:
@@ -143,6 +163,19 @@ class FlightConfig(BaseModel):
 
 
 COMMON = frozenset(FlightConfig.model_fields) - {"settings"}
+
+
+def split_models(given: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Per-agent choices as people write them (`coder=endpoint:gpt-4o-mini`, `coder=zi`): the
+    agents' backends, and the endpoint model names some of them asked for. FlightConfig
+    validates both (a name is only for the endpoint)."""
+    backends, names = {}, {}
+    for agent, choice in given.items():
+        backend, sep, name = str(choice).partition(":")
+        backends[agent] = backend
+        if sep:
+            names[agent] = name
+    return backends, names
 
 
 @dataclass(frozen=True)

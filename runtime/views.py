@@ -95,20 +95,21 @@ def models_of(config: dict[str, Any]) -> dict[str, Any]:
         "default": config.get("model") or "scripted",
         "agents": dict(config.get("models") or {}),
         "name": config.get("model_name"),
+        "names": dict(config.get("model_names") or {}),
     }
 
 
-def model_for(models: dict[str, Any], agent: str) -> str | None:
-    """The model an agent asked: "scripted", "local", the endpoint's model name, or None when
-    the journal does not say (an endpoint run without a model name, a reference journal)."""
+def model_for(models: dict[str, Any], agent: str, asked: str | None = None) -> str | None:
+    """The model an agent asked: "scripted", "local", the endpoint's model name (the agent's
+    own, the run's, or else the name its calls asked for), or None when the journal does not
+    say (a reference journal, an endpoint run from before calls recorded the name)."""
     if not models:
-        return None
+        return asked
     backend = models["agents"].get(agent, models["default"])
-    return (
-        str(models["name"])
-        if backend == "endpoint" and models["name"]
-        else (None if backend == "endpoint" else str(backend))
-    )
+    if backend != "endpoint":
+        return str(backend)
+    named = (models.get("names") or {}).get(agent) or models["name"] or asked
+    return None if named is None else str(named)
 
 
 class Bill(Fold):
@@ -153,6 +154,8 @@ class Bill(Fold):
                     row[3] += usage.completion or 0
                 else:
                     row[4] += 1  # a call that said only its total: the split is unknown
+            if e.served is not None and e.served.asked:
+                state.setdefault("asked", {})[agent] = e.served.asked
             figures = line_figures(state["lines"][line])
             if new:
                 out.add(line, {"agent": agent, "task_id": task, **figures})
@@ -187,6 +190,7 @@ class Bill(Fold):
             }
 
         models = state.get("models") or {}
+        asked = state.get("asked") or {}
 
         ledgers = {}
         for name, ledger in state["ledgers"].items():
@@ -197,7 +201,7 @@ class Bill(Fold):
         allowance = state["allowance"]
         return {
             "agents": {
-                name: {**row, "model": model_for(models, name)}
+                name: {**row, "model": model_for(models, name, asked.get(name))}
                 for name, row in shares(state["agents"]).items()
             },
             "tasks": shares(state["tasks"]),

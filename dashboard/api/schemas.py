@@ -417,10 +417,19 @@ class ForkIn(Schema):
     """A fork of the run after its event at position `at`; each change is optional."""
 
     at: int = Field(ge=1, description="the position of the event to fork after")
-    models: dict[str, Literal["scripted", "endpoint", "local", "zi", "rules"]] = Field(
+    models: dict[
+        str,
+        Annotated[
+            str,
+            StringConstraints(
+                max_length=210, pattern=r"^(scripted|endpoint|local|zi|rules)(:[!-~]{1,200})?$"
+            ),
+        ],
+    ] = Field(
         default_factory=dict,
         max_length=32,
-        description="another backend for some agents, from the fork on",
+        description="another backend for some agents, from the fork on: scripted, endpoint, "
+        "local, zi or rules; `endpoint:NAME` asks the endpoint for another model",
     )
     message: InjectedIn | None = Field(None, description="a message for an agent's next turn")
     tool_result: Any = Field(

@@ -74,6 +74,7 @@ class Served(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str | None = None  # the model the server says answered (may differ from the asked)
+    asked: str | None = None  # the model name the request named (what a price table knows)
     response_id: str | None = None
     finish_reason: str | None = None  # as the vendor wrote it: stop, tool_calls, length, ...
     server_address: str | None = None  # the endpoint's host, never its path or credentials

@@ -429,7 +429,13 @@ class Trace:
             return {}
         backend = OLD_BACKEND_NAMES.get(backend, backend)  # its name in older journals
         provider = PROVIDERS.get(backend, backend)
-        named = None if backend == "scripted" else self.config.get("model_name")
+        names = self.config.get("model_names") or {}
+        named = (
+            None
+            if backend == "scripted"
+            else (names.get(agent) if backend == "endpoint" else None)
+            or self.config.get("model_name")
+        )
         return {
             "gen_ai.provider.name": provider,
             "gen_ai.system": provider,  # the attribute's older name, still read by many tools
@@ -499,6 +505,8 @@ class Trace:
                 "server.port": served.server_port,
             }
         )
+        if served.asked:  # what this call asked for, where the settings name no model
+            span.attributes["gen_ai.request.model"] = served.asked
         span.close(self.now)
         if self.options.content and e.text is not None:
             calls = [(c.id, c.name, c.args) for c in e.tool_calls or []]

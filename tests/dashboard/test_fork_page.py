@@ -44,6 +44,14 @@ def test_a_fork_from_the_page_starts_a_run_with_its_parent_named(as_owner, owner
         ({"tool_result": "{not json"}, "not JSON"),
         ({"max_turns": "0"}, "greater than or equal to 1"),
         ({"agent": "coder", "backend": "oracle"}, "Select a valid choice"),
+        (
+            {"agent": "coder", "backend": "scripted", "model_name": "gpt"},
+            "a model name is for the OpenAI-compatible endpoint",
+        ),
+        (
+            {"agent": "coder", "backend": "endpoint", "model_name": "two words"},
+            "a model name has no spaces or control characters",
+        ),
     ],
 )
 def test_mistakes_are_named_on_the_form_and_nothing_is_written(as_owner, owner, form, says):

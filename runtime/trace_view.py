@@ -297,7 +297,14 @@ def marks(
         opens = PERSON_OPENS.get(type(e))
         if opens is not None:
             key = str(getattr(e, opens, "")) if opens else type(e).__name__
-            waiting[key] = (at, person_reason(e))
+            # An escalation is dead-lettered next: one wait, for one decision on the letter.
+            escalated = waiting.pop(TaskEscalated.__name__, None)
+            if isinstance(e, DeadLettered) and escalated is not None:
+                waiting[key] = escalated
+            else:
+                if escalated is not None:
+                    waiting[TaskEscalated.__name__] = escalated
+                waiting[key] = (at, person_reason(e))
         ends = PERSON_ENDS.get(type(e))
         if ends is not None:
             key = str(getattr(e, ends, "")) if ends else RunInterrupted.__name__

@@ -25,7 +25,7 @@ STEPS = [k * 10.0**e for e in range(-4, 5) for k in (1, 2, 5)]  # tick spacings,
 def seconds_text(seconds: float) -> str:
     """A time after the run's start as the axis and the labels say it."""
     if seconds < 0:
-        return f"−{seconds_text(-seconds)}"
+        return f"-{seconds_text(-seconds)}"
     if seconds < 60:
         text = f"{seconds:.3f}".rstrip("0").rstrip(".") if seconds < 10 else f"{seconds:.1f}"
         return f"{text} s"
@@ -64,7 +64,7 @@ def ticks(scale: Scale) -> list[dict[str, Any]]:
     step = next((s for s in STEPS if span / s <= 6), STEPS[-1])
     start = (scale.first - scale.run_start) / 1e9
     k = int(start // step) + (0 if start % step == 0 else 1)
-    found = []
+    found: list[dict[str, Any]] = []
     while (k * step) <= start + span + 1e-12 and len(found) < 12:
         ns = scale.run_start + int(k * step * 1e9)
         found.append({"x": scale.x(ns), "label": "+" + seconds_text(k * step)})
@@ -73,7 +73,7 @@ def ticks(scale: Scale) -> list[dict[str, Any]]:
 
 
 def lane_label(lane: str) -> str:
-    return "run (harness, people)" if lane == RUN_LANE else lane
+    return "the run: its harness or supervisor, and the people" if lane == RUN_LANE else lane
 
 
 def drawing(view: TraceView, call_href: str) -> dict[str, Any]:
@@ -123,8 +123,7 @@ def drawing(view: TraceView, call_href: str) -> dict[str, Any]:
             "width": round(max(scale.x(b.end) - scale.x(b.start), 1), 1),
             "height": LANE - 6,
             "state": "failed" if b.error else "ok",
-            "label": f"{b.lane}: {b.outcome or 'going on'}"
-            + (f" ({b.error})" if b.error else ""),
+            "label": f"{b.lane}: {b.outcome or 'going on'}" + (f" ({b.error})" if b.error else ""),
         }
         for b in view.bands
     ]

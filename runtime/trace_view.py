@@ -28,10 +28,10 @@ from typing import Any
 from runtime.events import (
     ConflictParked,
     ConflictResolved,
-    DeadlinePassed,
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
+    DeadlinePassed,
     Event,
     MessageDelivered,
     MessageSent,
@@ -308,12 +308,12 @@ def marks(
         ends = PERSON_ENDS.get(type(e))
         if ends is not None:
             key = str(getattr(e, ends, "")) if ends else RunInterrupted.__name__
-            began = waiting.pop(key, None)
-            if began is not None:
-                found.append(Mark(RUN_LANE, at, "person", began[1], began[0]))
-    for began, reason in waiting.values():
+            ended = waiting.pop(key, None)
+            if ended is not None:
+                found.append(Mark(RUN_LANE, at, "person", ended[1], ended[0]))
+    for since, reason in waiting.values():
         still = "" if goes_on else " (no decision in the journal)"
-        found.append(Mark(RUN_LANE, max(last, began), "person", reason + still, began))
+        found.append(Mark(RUN_LANE, max(last, since), "person", reason + still, since))
     return found
 
 
@@ -454,6 +454,6 @@ def call(
         attributes=a,
         prompt=messages(a.get("gen_ai.input.messages")),
         answer=messages(a.get("gen_ai.output.messages")),
-        arguments=pretty(a["gen_ai.tool.call.arguments"]) if "gen_ai.tool.call.arguments" in a else "",
-        result=pretty(a["gen_ai.tool.call.result"]) if "gen_ai.tool.call.result" in a else "",
+        arguments=pretty(a.get("gen_ai.tool.call.arguments", "")),
+        result=pretty(a.get("gen_ai.tool.call.result", "")),
     )

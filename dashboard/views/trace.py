@@ -51,6 +51,7 @@ def context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     return {
         "drawing": trace_draw.drawing(view, call_href),
         "window": found,
+        "numbers": found.numbers(run_id),
         "earlier": None if found.earlier is None else link(after=found.earlier),
         "later": None if found.later is None else link(after=found.later),
         "first_link": link(after=0),

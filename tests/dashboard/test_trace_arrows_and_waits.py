@@ -54,7 +54,9 @@ def test_a_deadline_that_passed_is_drawn_with_the_wait_it_ended(as_owner):
     lanes = {lane["name"]: lane["y"] for lane in page.context["drawing"]["lanes"]}
     assert deadlines[0]["y"] == lanes["reviewer"] + 2
     escalated = [m for m in marks if m["kind"] == "person"]
-    assert len(escalated) == 1 and escalated[0]["label"].startswith("escalated, waiting for a person")
+    assert len(escalated) == 1 and escalated[0]["label"].startswith(
+        "escalated, waiting for a person"
+    )
     assert 'class="trace-mark deadline"' in page.content.decode()
 
 

@@ -57,7 +57,9 @@ def test_a_model_call_opens_as_a_chat_below_the_trace(as_owner):
     html = page.content.decode()
     assert page.status_code == 200 and 'id="call"' in html
     assert "What the model was asked" in html and "What it answered" in html
-    task = next(r.event.task for r in records if r.event.kind == "RunStarted" and r.event.agent == "coder")
+    task = next(
+        r.event.task for r in records if r.event.kind == "RunStarted" and r.event.agent == "coder"
+    )
     assert task.split("\n")[0][:40] in html  # the coder's task opens the prompt
     call = page.context["call"]
     facts = dict(call.facts())
@@ -74,7 +76,7 @@ def test_a_tool_call_shows_its_arguments_and_result_pretty_printed(as_owner):
     )
     page = as_owner.get(f"/runs/{run_id}/?tab=trace&call={returned.position}")
     call = page.context["call"]
-    assert call.kind == "tool" and call.arguments.startswith("{\n  \"")  # indented JSON
+    assert call.kind == "tool" and call.arguments.startswith('{\n  "')  # indented JSON
     html = page.content.decode()
     assert "<h3>Arguments</h3>" in html and "<h3>Result</h3>" in html
 
@@ -99,7 +101,10 @@ def test_an_unknown_call_says_so_and_a_call_of_another_run_is_not_shown(as_owner
     for position in (999_999, foreign):
         page = as_owner.get(f"/runs/{run_id}/?tab=trace&call={position}")
         assert page.status_code == 200 and page.context["call"] is None
-        assert f"No model or tool call of this run opens at position {position}" in page.content.decode()
+        assert (
+            f"No model or tool call of this run opens at position {position}"
+            in page.content.decode()
+        )
 
 
 def test_the_timelines_model_call_rows_link_to_their_call(as_owner):

@@ -25,7 +25,9 @@ def test_a_first_flight_shows_a_lane_per_agent_and_the_exports_calls_as_bars(as_
     page = as_owner.get(f"/runs/{run_id}/?tab=trace")
     assert page.status_code == 200
     html = page.content.decode()
-    assert 'id="tab-trace"' in html and '<svg xmlns="http://www.w3.org/2000/svg" class="trace"' in html
+    assert (
+        'id="tab-trace"' in html and '<svg xmlns="http://www.w3.org/2000/svg" class="trace"' in html
+    )
     lanes = re.findall(r'class="trace-lane" data-lane="([^"]+)"', html)
     assert lanes == ["run", "coder", "operator", "orchestrator", "reviewer", "tester"]
 
@@ -37,13 +39,20 @@ def test_a_first_flight_shows_a_lane_per_agent_and_the_exports_calls_as_bars(as_
     by_id = {b.span_id: b for b in view.bars}
     for span in calls:
         bar = by_id[span["spanId"]]
-        assert (str(bar.start), str(bar.end)) == (span["startTimeUnixNano"], span["endTimeUnixNano"])
+        assert (str(bar.start), str(bar.end)) == (
+            span["startTimeUnixNano"],
+            span["endTimeUnixNano"],
+        )
         assert (bar.error is None) == (span["status"]["code"] == 0)
-        agent = next(a["value"]["stringValue"] for a in span["attributes"] if a["key"] == "gen_ai.agent.name")
+        agent = next(
+            a["value"]["stringValue"] for a in span["attributes"] if a["key"] == "gen_ai.agent.name"
+        )
         assert bar.lane == agent
     assert sum(b["kind"] == "chat" for b in bars) == 10
     # Every bar is a link with a label a screen reader reads, to its call.
-    links = re.findall(r'<a href="([^"]+)" class="trace-bar (chat|tool) ok" aria-label="([^"]+)"', html)
+    links = re.findall(
+        r'<a href="([^"]+)" class="trace-bar (chat|tool) ok" aria-label="([^"]+)"', html
+    )
     assert len(links) == 16
     assert all(re.search(r"&amp;call=\d+#call$", href) for href, _, _ in links)
     assert any(label.startswith("coder model call, turn 1, at +") for _, _, label in links)

@@ -342,17 +342,24 @@ def trace_figures(sizes: tuple[int, ...] = (100, 20_000)) -> None:
         print(f"grew a run of {size:,} events in {time.perf_counter() - started:.0f} s", flush=True)
     partial = {"HX-Request": "true", "HX-Target": "tab"}
 
-    def middle_call(run_id: str) -> int:
+    def call_at(run_id: str, which: int | None) -> int:
+        """The position of the run's `which`th model call (its middle one for None)."""
         calls = DjangoJournal().select(
             "WHERE run_id = %s AND kind = 'ModelCalled' ORDER BY position", [run_id]
         )
-        return calls[len(calls) // 2].position
+        return calls[len(calls) // 2 if which is None else which].position
 
     pages: dict[str, Callable[[str], tuple[str, dict[str, str]]]] = {
         "trace tab, first window": lambda r: (f"/runs/{r}/tabs/trace", partial),
         "trace tab, latest window": lambda r: (f"/runs/{r}/tabs/trace?latest=1", partial),
-        "trace tab, a call opened": lambda r: (
-            f"/runs/{r}/tabs/trace?call={middle_call(r)}",
+        # The 10th call's prompt window is the same in both runs; the middle call's holds all
+        # the turns that fit (three times as many in the long run): what it shows grows.
+        "trace tab, 10th call opened": lambda r: (
+            f"/runs/{r}/tabs/trace?call={call_at(r, 9)}",
+            partial,
+        ),
+        "trace tab, middle call open": lambda r: (
+            f"/runs/{r}/tabs/trace?call={call_at(r, None)}",
             partial,
         ),
         "run page on its trace tab": lambda r: (f"/runs/{r}/?tab=trace", {}),

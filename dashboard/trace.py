@@ -210,7 +210,10 @@ def call(run_id: str, position: int, options: TraceOptions | None = None) -> tra
     # tool's response), so twice the window's size of them is enough.
     held = at.event.messages if isinstance(at.event, ModelCalled) and at.event.messages else 20
     mine = (at.stream, agent)
-    before = scan(run_id, mine, since, position, 2 * held + 10, backwards=True)
+    # Not the earlier ModelCalled events: the fold would build each earlier call's prompt
+    # (what made this read grow with the square of the window); its answers are the turns.
+    earlier = (ModelResponded.kind, ModelFailed.kind, ToolDispatched.kind, ToolReturned.kind)
+    before = scan(run_id, mine, since, position, 2 * held + 10, backwards=True, kinds=earlier)
     answers = (ModelResponded.kind, ModelFailed.kind, ToolReturned.kind)
     after = scan(run_id, mine, position, None, 20, until=answers)
     chosen = sorted([*before, *after])
@@ -241,6 +244,7 @@ def scan(
     wanted: int,
     backwards: bool = False,
     until: tuple[str, ...] = (),
+    kinds: tuple[str, ...] = AGENT_KINDS,
 ) -> list[int]:
     """Positions of up to `wanted` of one agent's call events on one stream between `low` and
     `high` (exclusive), the nearest first (from `high` down with `backwards`, else from
@@ -267,7 +271,7 @@ def scan(
             )
             chunk = cursor.fetchall()
             for position, stream, agent, kind in chunk:
-                if (stream, agent) == mine and kind in AGENT_KINDS:
+                if (stream, agent) == mine and kind in kinds:
                     found.append(int(position))
                     if len(found) >= wanted or kind in until:
                         return found

@@ -92,3 +92,11 @@ def test_a_call_asked_for_opens_the_window_around_it(as_owner, small_windows):
     window = page.context["window"]
     assert window.first <= late.position <= window.last
     assert any(b["position"] == late.position for b in page.context["drawing"]["bars"])
+
+
+def test_a_run_not_yet_flown_shows_an_empty_trace(as_owner):
+    run_id = run_of("first-flight", steps=0)
+    page = as_owner.get(f"/runs/{run_id}/?tab=trace")
+    assert page.status_code == 200
+    assert page.context["drawing"]["bars"] == [] and page.context["later"] is None
+    assert 'class="trace"' in page.content.decode()

@@ -85,3 +85,13 @@ def test_a_triage_run_has_a_lane_per_specialist_with_hand_offs_and_reports(as_ow
     assert sum(label.startswith("REPORT ") for label in labels) == 3
     bars = {(b["label"].split(",")[0]) for b in drawing["bars"]}
     assert "kb-worker model call" in bars and "orders-worker model call" in bars
+
+
+def test_a_reply_overdue_is_drawn_in_the_silent_agents_lane(as_owner):
+    run_id = run_of("silent-reviewer")
+    drawing = trace_tab(as_owner, run_id).context["drawing"]
+    overdue = [m for m in drawing["marks"] if m["label"].startswith("reply overdue")]
+    assert overdue, [m["label"] for m in drawing["marks"]]
+    assert overdue[0]["label"].startswith("reply overdue: reviewer owed a reply to m-004 after")
+    lanes = {lane["name"]: lane["y"] for lane in drawing["lanes"]}
+    assert overdue[0]["y"] == lanes["reviewer"] + 2 and overdue[0]["width"] > 0

@@ -214,9 +214,12 @@ def call(run_id: str, position: int, options: TraceOptions | None = None) -> tra
     # (what made this read grow with the square of the window); its answers are the turns.
     earlier = (ModelResponded.kind, ModelFailed.kind, ToolDispatched.kind, ToolReturned.kind)
     before = scan(run_id, mine, since, position, 2 * held + 10, backwards=True, kinds=earlier)
+    # And the agent's event just before, whatever its kind: a call the journal did not open
+    # with ModelCalled (a reference journal's) starts there, in the export as here.
+    before += scan(run_id, mine, since, position, 1, backwards=True, kinds=())
     answers = (ModelResponded.kind, ModelFailed.kind, ToolReturned.kind)
     after = scan(run_id, mine, position, None, 20, until=answers)
-    chosen = sorted([*before, *after])
+    chosen = sorted({*before, *after})
     rows = (
         journal.select(
             f"WHERE position IN ({', '.join(['%s'] * len(chosen))}) ORDER BY position", chosen
@@ -246,9 +249,9 @@ def scan(
     until: tuple[str, ...] = (),
     kinds: tuple[str, ...] = AGENT_KINDS,
 ) -> list[int]:
-    """Positions of up to `wanted` of one agent's call events on one stream between `low` and
-    `high` (exclusive), the nearest first (from `high` down with `backwards`, else from
-    `low` up, stopping after a kind in `until`).
+    """Positions of up to `wanted` of one agent's events of these `kinds` (any kind for none)
+    on one stream between `low` and `high` (exclusive), the nearest first: from `high` down
+    with `backwards`, else from `low` up, stopping after a kind in `until`.
 
     The agent's rows are picked out of the run's, read a chunk at a time by position without
     their payloads: the index on (run_id, position) is walked as far as needed, never the run's
@@ -271,7 +274,7 @@ def scan(
             )
             chunk = cursor.fetchall()
             for position, stream, agent, kind in chunk:
-                if (stream, agent) == mine and kind in kinds:
+                if (stream, agent) == mine and (kind in kinds or not kinds):
                     found.append(int(position))
                     if len(found) >= wanted or kind in until:
                         return found

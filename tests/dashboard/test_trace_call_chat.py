@@ -4,10 +4,15 @@ export's span, escaped; the timeline's model-call rows lead to it."""
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
 
 from dashboard import trace
+from journal_store import projection
 from journal_store.journal import DjangoJournal
+from journal_store.transfer import import_journal
 from runtime import flight, trace_view
 from runtime.events import ModelCalled, ToolReturned
 from runtime.otel import otlp_trace
@@ -45,6 +50,49 @@ def test_every_call_of_a_first_flight_reads_as_its_exported_span_says(owner):
             assert found.arguments == trace_view.pretty(span["gen_ai.tool.call.arguments"])
             assert found.result == trace_view.pretty(span["gen_ai.tool.call.result"])
     assert trace.call(run_id, records[0].position) is None  # TeamStarted opens no call
+
+
+def test_a_call_the_journal_did_not_open_starts_where_the_export_starts_it(owner):
+    """A reference journal has no ModelCalled: a call starts at the agent's event before its
+    answer, whatever that event's kind (here a delivery, after the agent started)."""
+    lines = [
+        {
+            "kind": "TeamStarted",
+            "t": 100.0,
+            "team": "repo-fix",
+            "scenario": "s",
+            "task": "t",
+            "config": {},
+        },
+        {"kind": "RunStarted", "t": 101.0, "agent": "coder", "task": "fix it"},
+        {"kind": "MessageDelivered", "t": 105.0, "agent": "coder", "recipient": "coder"},
+        {
+            "kind": "ModelResponded",
+            "v": 2,
+            "t": 107.5,
+            "agent": "coder",
+            "text": "done",
+            "tool_calls": [],
+            "usage": {"total": 5},
+        },
+    ]
+    text = "".join(json.dumps({"run_id": "r-ref", **line}) + "\n" for line in lines).encode()
+    import_journal(io.BytesIO(text))
+    projection.catch_up()
+    records = flight.run_records(DjangoJournal(), "r-ref")
+    answered = records[-1]
+    found = trace.call("r-ref", answered.position)
+    doc = otlp_trace(records)
+    span = next(
+        s
+        for s in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        if s["spanId"] == trace_view.span_id("r-ref", answered, "chat")
+    )
+    assert found is not None and found.latency_ms == 2500.0
+    assert (str(found.start), str(found.end)) == (
+        span["startTimeUnixNano"],
+        span["endTimeUnixNano"],
+    )
 
 
 def test_a_model_call_opens_as_a_chat_below_the_trace(as_owner):

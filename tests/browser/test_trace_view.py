@@ -40,7 +40,13 @@ def test_a_first_flights_trace_shows_its_calls_and_opens_one_as_a_chat(signed_in
     expect(call).to_contain_text("tokens")
     shoot(page, "run-trace-call-1280")
 
-    # From the keyboard: a bar takes the focus and Enter opens its call.
+    # From the keyboard: Tab goes from the drawing's box to its first bar, and on through the
+    # bars; Enter opens the focused one's call.
+    page.locator(".trace-wrap").focus()
+    page.keyboard.press("Tab")
+    expect(trace.locator("a.trace-bar").first).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(trace.locator("a.trace-bar").nth(1)).to_be_focused()
     reviewer = page.get_by_role("link", name=re.compile(r"^reviewer model call, turn 0, at \+"))
     reviewer.focus()
     expect(reviewer).to_be_focused()

@@ -39,9 +39,11 @@ def test_windows_side_by_side_show_every_call_once_and_read_a_bounded_number_of_
     events = len(flight.run_records(DjangoJournal(), run_id))
     assert events > 3 * SIZE
     seen: dict[str, tuple[int, int]] = {}
-    after, windows = 0, 0
+    after, windows, previous = 0, 0, None
     while after is not None:
         found = trace.window(run_id, after, size=SIZE)
+        assert found.earlier == previous  # "Earlier" goes back to the window before
+        previous = after
         # The window, a margin either side (longer only while a call lacks its other end),
         # and the run's TeamStarted: however long the run.
         assert found.read <= SIZE + 2 * MARGIN * (1 + trace.EXTEND) + 1

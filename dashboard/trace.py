@@ -205,15 +205,18 @@ def call(run_id: str, position: int, options: TraceOptions | None = None) -> tra
         [run_id, RunStarted.kind, at.stream, agent, position],
     )
     since = start[0].position if start else 0
-    # The prompt window holds the task and the newest turns that fit: at most one event in two
-    # of the agent's calls before this one is a turn the window can hold (an answer or a
-    # tool's response), so twice the window's size of them is enough.
+    # The prompt window holds the task and the newest turns that fit, as many as the call
+    # recorded; each answer or tool response before it is at most one turn. Not the earlier
+    # ModelCalled events: the fold would build each earlier call's prompt (what made this read
+    # grow with the square of the window); nor, for a model call, the dispatches.
     held = at.event.messages if isinstance(at.event, ModelCalled) and at.event.messages else 20
     mine = (at.stream, agent)
-    # Not the earlier ModelCalled events: the fold would build each earlier call's prompt
-    # (what made this read grow with the square of the window); its answers are the turns.
-    earlier = (ModelResponded.kind, ModelFailed.kind, ToolDispatched.kind, ToolReturned.kind)
-    before = scan(run_id, mine, since, position, 2 * held + 10, backwards=True, kinds=earlier)
+    turns = (ModelResponded.kind, ModelFailed.kind, ToolReturned.kind)
+    if isinstance(at.event, ModelCalled):
+        before = scan(run_id, mine, since, position, held + 10, backwards=True, kinds=turns)
+    else:  # a tool call's arguments are its dispatch's
+        kinds = (*turns, ToolDispatched.kind)
+        before = scan(run_id, mine, since, position, 2 * held + 10, backwards=True, kinds=kinds)
     # And the agent's event just before, whatever its kind: a call the journal did not open
     # with ModelCalled (a reference journal's) starts there, in the export as here.
     before += scan(run_id, mine, since, position, 1, backwards=True, kinds=())

@@ -323,6 +323,35 @@ def grown(events: int) -> str:
     return run_id
 
 
+def agree(run_id: str, size: int) -> None:
+    """Check that the tab's windows, side by side, hold every call of the OTLP export once with
+    its timings, and say how many rows the most costly window read."""
+    from dashboard import trace
+    from journal_store.journal import DjangoJournal
+    from runtime import flight
+    from runtime.otel.encode import build
+
+    exported = build(flight.run_records(DjangoJournal(), run_id))
+    assert exported is not None
+    calls = {
+        s.span_id: (s.start, s.end)
+        for s in exported.spans
+        if s.attributes.get("gen_ai.operation.name") in ("chat", "execute_tool")
+    }
+    drawn: dict[str, tuple[int, int]] = {}
+    after: int | None = 0
+    windows = most = 0
+    while after is not None:
+        window = trace.window(run_id, after, size=trace.WINDOW)
+        drawn |= {b.span_id: (b.start, b.end) for b in window.view(run_id, [], False).bars}
+        windows, most, after = windows + 1, max(most, window.read), window.later
+    same = "the export's, span for span" if drawn == calls else "NOT the export's"
+    print(
+        f"{size:,}-event run: {windows} windows of {trace.WINDOW} events hold {len(drawn):,} "
+        f"calls, {same}; the most rows one window read: {most}"
+    )
+
+
 def trace_figures(sizes: tuple[int, ...] = (100, 20_000)) -> None:
     """The trace tab at each size, in-process, the sizes taking turns request by request."""
     from journal_store.journal import DjangoJournal
@@ -368,6 +397,8 @@ def trace_figures(sizes: tuple[int, ...] = (100, 20_000)) -> None:
     events = {
         size: StoredEvent.objects.filter(run_id=run_id).count() for size, run_id in runs.items()
     }
+    for size, run_id in runs.items():
+        agree(run_id, size)
     print(
         f"\nin-process (Django's test client, no HTTP), medians of {ARGS.repeats} x 15 "
         f"requests, ms; runs of {', '.join(f'{n:,}' for n in events.values())} stored events"

@@ -328,10 +328,11 @@ def agree(run_id: str, size: int) -> None:
     its timings, and say how many rows the most costly window read."""
     from dashboard import trace
     from journal_store.journal import DjangoJournal
-    from runtime import flight
+    from runtime import flight, trace_view
     from runtime.otel.encode import build
 
-    exported = build(flight.run_records(DjangoJournal(), run_id))
+    records = flight.run_records(DjangoJournal(), run_id)
+    exported = build(records)
     assert exported is not None
     calls = {
         s.span_id: (s.start, s.end)
@@ -350,6 +351,27 @@ def agree(run_id: str, size: int) -> None:
         f"{size:,}-event run: {windows} windows of {trace.WINDOW} events hold {len(drawn):,} "
         f"calls, {same}; the most rows one window read: {most}"
     )
+    # Calls opened across the run (every 97th), against the export's spans: prompt, answer,
+    # arguments, result and timings.
+    spans = {s.span_id: s for s in exported.spans}
+    opened = [r for r in records if r.event.kind in ("ModelCalled", "ToolReturned")][::97]
+    differ = 0
+    for rec in opened:
+        role = "chat" if rec.event.kind == "ModelCalled" else "tool"
+        span, call = spans[trace_view.span_id(run_id, rec, role)], trace.call(run_id, rec.position)
+        a = span.attributes
+        differ += call is None or (
+            (call.start, call.end, call.prompt, call.answer, call.arguments, call.result)
+            != (
+                span.start,
+                span.end,
+                trace_view.messages(a.get("gen_ai.input.messages")),
+                trace_view.messages(a.get("gen_ai.output.messages")),
+                trace_view.pretty(a.get("gen_ai.tool.call.arguments", "")),
+                trace_view.pretty(a.get("gen_ai.tool.call.result", "")),
+            )
+        )
+    print(f"  {len(opened)} calls opened across it, {differ} unlike the export's span")
 
 
 def trace_figures(sizes: tuple[int, ...] = (100, 20_000)) -> None:

@@ -159,6 +159,7 @@ def drawing(view: TraceView, call_href: str) -> dict[str, Any]:
         "width": WIDTH,
         "height": height,
         "label_width": LABEL,
+        "lane_height": LANE,
         "axis_y": AXIS - 6,
         "lanes": [
             {"name": lane, "label": lane_label(lane), "y": top[lane], "text_y": mid(lane) + 4}

@@ -24,6 +24,13 @@
               request's wall time, in-process (no HTTP, no concurrency); for each page over the
               target (every page with --profile) its slowest statements and a cProfile.
 
+    trace     with --trace, instead of all the above: the run page's trace tab for a run of 100
+              events and one of 20,000 (grown as the compare page's long runs are), side by
+              side in one process: its first window, its latest, a call opened, the whole page,
+              and the timeline tab beside them; medians of --repeats x 15 requests taken in
+              turns, with the ratio of the 20,000-event figure to the 100-event one (target
+              1.5).
+
 Production settings (MINUTES_DEBUG=0, plain HTTP). SQLite by default (WAL, synchronous=FULL, a
 file in a temp dir, not ANALYZEd: Django never runs it); --postgres for a private PostgreSQL
 cluster with fsync on, VACUUM ANALYZEd after the load as autovacuum would. The load generator
@@ -81,6 +88,9 @@ PARSER.add_argument(
 )
 PARSER.add_argument(
     "--reuse", type=Path, help="measure the SQLite database a --keep run left in this dir"
+)
+PARSER.add_argument(
+    "--trace", action="store_true", help="only the trace tab at 100 and 20,000 events"
 )
 ARGS = PARSER.parse_args()
 if ARGS.reuse and ARGS.postgres:
@@ -303,8 +313,151 @@ def two_long_runs(events: int = 1_000) -> list[str]:
     return pair
 
 
+def grown(events: int) -> str:
+    """A run of about `events` events (a coder reading a file turn after turn), flown at once."""
+    from bench.long_run import TURN_EVENTS, grow, new_run, register_scenario
+
+    register_scenario(events // TURN_EVENTS)
+    run_id = new_run(events // TURN_EVENTS + 5)
+    grow(run_id, events)
+    return run_id
+
+
+def agree(run_id: str, size: int) -> None:
+    """Check that the tab's windows, side by side, hold every call of the OTLP export once with
+    its timings, and say how many rows the most costly window read."""
+    from dashboard import trace
+    from journal_store.journal import DjangoJournal
+    from runtime import flight, trace_view
+    from runtime.otel.encode import build
+
+    records = flight.run_records(DjangoJournal(), run_id)
+    exported = build(records)
+    assert exported is not None
+    calls = {
+        s.span_id: (s.start, s.end)
+        for s in exported.spans
+        if s.attributes.get("gen_ai.operation.name") in ("chat", "execute_tool")
+    }
+    drawn: dict[str, tuple[int, int]] = {}
+    after: int | None = 0
+    windows = most = 0
+    while after is not None:
+        window = trace.window(run_id, after, size=trace.WINDOW)
+        drawn |= {b.span_id: (b.start, b.end) for b in window.view(run_id, [], False).bars}
+        windows, most, after = windows + 1, max(most, window.read), window.later
+    same = "the export's, span for span" if drawn == calls else "NOT the export's"
+    print(
+        f"{size:,}-event run: {windows} windows of {trace.WINDOW} events hold {len(drawn):,} "
+        f"calls, {same}; the most rows one window read: {most}"
+    )
+    # Calls opened across the run (every 97th), against the export's spans: prompt, answer,
+    # arguments, result and timings.
+    spans = {s.span_id: s for s in exported.spans}
+    opened = [r for r in records if r.event.kind in ("ModelCalled", "ToolReturned")][::97]
+    differ = 0
+    for rec in opened:
+        role = "chat" if rec.event.kind == "ModelCalled" else "tool"
+        span, call = spans[trace_view.span_id(run_id, rec, role)], trace.call(run_id, rec.position)
+        a = span.attributes
+        differ += call is None or (
+            (call.start, call.end, call.prompt, call.answer, call.arguments, call.result)
+            != (
+                span.start,
+                span.end,
+                trace_view.messages(a.get("gen_ai.input.messages")),
+                trace_view.messages(a.get("gen_ai.output.messages")),
+                trace_view.pretty(a.get("gen_ai.tool.call.arguments", "")),
+                trace_view.pretty(a.get("gen_ai.tool.call.result", "")),
+            )
+        )
+    print(f"  {len(opened)} calls opened across it, {differ} unlike the export's span")
+
+
+def trace_figures(sizes: tuple[int, ...] = (100, 20_000)) -> None:
+    """The trace tab at each size, in-process, the sizes taking turns request by request."""
+    from journal_store.journal import DjangoJournal
+
+    user, _ = session_cookie()
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    runs = {}
+    if ARGS.reuse:  # the runs a --trace --keep left, smallest first
+        kept = RunSummary.objects.filter(team="solo").order_by("event_count")
+        runs = dict(zip(sizes, kept.values_list("run_id", flat=True), strict=True))
+    for size in sizes:
+        if size in runs:
+            continue
+        started = time.perf_counter()
+        runs[size] = grown(size)
+        print(f"grew a run of {size:,} events in {time.perf_counter() - started:.0f} s", flush=True)
+    partial = {"HX-Request": "true", "HX-Target": "tab"}
+
+    def call_at(run_id: str, which: int | None) -> int:
+        """The position of the run's `which`th model call (its middle one for None)."""
+        calls = DjangoJournal().select(
+            "WHERE run_id = %s AND kind = 'ModelCalled' ORDER BY position", [run_id]
+        )
+        return calls[len(calls) // 2 if which is None else which].position
+
+    pages: dict[str, Callable[[str], tuple[str, dict[str, str]]]] = {
+        "trace tab, first window": lambda r: (f"/runs/{r}/tabs/trace", partial),
+        "trace tab, latest window": lambda r: (f"/runs/{r}/tabs/trace?latest=1", partial),
+        # The 10th call's prompt window is the same in both runs; the middle call's holds all
+        # the turns that fit (three times as many in the long run): what it shows grows.
+        "trace tab, 10th call opened": lambda r: (
+            f"/runs/{r}/tabs/trace?call={call_at(r, 9)}",
+            partial,
+        ),
+        "trace tab, middle call open": lambda r: (
+            f"/runs/{r}/tabs/trace?call={call_at(r, None)}",
+            partial,
+        ),
+        "run page on its trace tab": lambda r: (f"/runs/{r}/?tab=trace", {}),
+        "timeline tab (beside it)": lambda r: (f"/runs/{r}/tabs/timeline", partial),
+    }
+    events = {
+        size: StoredEvent.objects.filter(run_id=run_id).count() for size, run_id in runs.items()
+    }
+    for size, run_id in runs.items():
+        agree(run_id, size)
+    print(
+        f"\nin-process (Django's test client, no HTTP), medians of {ARGS.repeats} x 15 "
+        f"requests, ms; runs of {', '.join(f'{n:,}' for n in events.values())} stored events"
+    )
+    print(f"{'page':<28}" + "".join(f"{size:>10,}" for size in sizes) + f"{'ratio':>8}")
+    for name, make in pages.items():
+        asked = {size: make(run_id) for size, run_id in runs.items()}
+        times: dict[int, list[float]] = {size: [] for size in sizes}
+        for size in sizes:  # warm: templates compiled, caches a second look would find warm
+            path, headers = asked[size]
+            assert client.get(path, headers=headers).status_code == 200, path
+        for _ in range(ARGS.repeats * 15):
+            for size in sizes:
+                path, headers = asked[size]
+                started = time.perf_counter()
+                client.get(path, headers=headers)
+                times[size].append((time.perf_counter() - started) * 1000)
+        medians = {size: statistics.median(times[size]) for size in sizes}
+        print(
+            f"{name:<28}"
+            + "".join(f"{medians[size]:>10.1f}" for size in sizes)
+            + f"{medians[sizes[-1]] / medians[sizes[0]]:>8.2f}"
+        )
+
+
 def main() -> None:
     rng = random.Random(ARGS.seed)
+    if ARGS.trace:
+        try:
+            call_command("migrate", verbosity=0)
+            trace_figures()
+        finally:
+            if ARGS.keep:
+                print(f"kept {WORK}: measure it again with --trace --reuse {WORK}")
+            elif not ARGS.reuse:
+                shutil.rmtree(WORK, ignore_errors=True)
+        return
     backend = "PostgreSQL" if ARGS.postgres else "SQLite"
     try:
         call_command("migrate", verbosity=0)  # a kept database gets migrations added since

@@ -22,6 +22,7 @@ from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 from dashboard import actions, downloads, errors, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.forms import PRESETS, NewRunForm, presets
+from dashboard.views import trace
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import status
@@ -31,7 +32,7 @@ from teams import TEAMS
 PAGE = 50
 EVENTS_PAGE = 50
 TAB_PAGE = 100  # messages or audit entries on one page of their tab
-TABS = ("timeline", "threads", "bill", "audit", "findings")
+TABS = ("timeline", "trace", "threads", "bill", "audit", "findings")
 
 
 @login_required
@@ -156,6 +157,8 @@ def run_tab(request: HtmxHttpRequest, run_id: str, tab: str) -> HttpResponse:
 def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str, Any]:
     if tab == "timeline":
         return timeline_context(request, run)
+    if tab == "trace":
+        return trace.context(request, run)
     if tab == "threads":
         after = position_after(request)
         found = queries.messages(run.run_id, after, limit=TAB_PAGE + 1)

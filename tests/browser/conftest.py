@@ -50,6 +50,7 @@ ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
 # Each tab of a run's page, and what shows that its content arrived.
 TABS_SHOWN = {
     "timeline": "#events tr.event",
+    "trace": "#tab svg.trace a.trace-bar",
     "threads": "#tab section.lane",
     "bill": "#tab svg.chart",
     "audit": "#tab tbody tr",

@@ -102,6 +102,7 @@ class Elements(HTMLParser):
         "/runs/r-hostile/?tab=threads",
         "/runs/r-hostile/?tab=audit",
         "/runs/r-hostile/?tab=timeline",
+        "/runs/r-hostile/?tab=trace",
     ],
 )
 def test_hostile_output_renders_inert(as_owner, url):

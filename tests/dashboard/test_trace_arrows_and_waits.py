@@ -1,0 +1,97 @@
+"""The trace shows how agents talked and waited: messages as arrows from the sender's lane to
+the recipient's, specialists' hand-offs and reports, deadlines that passed with the wait they
+ended, and a run stopped for a person."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from journal_store import projection
+from journal_store.transfer import import_journal
+from services import runs
+from tests.dashboard.conftest import drive, run_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def trace_tab(client, run_id: str):
+    page = client.get(f"/runs/{run_id}/?tab=trace")
+    assert page.status_code == 200
+    return page
+
+
+def test_a_first_flights_messages_are_arrows_between_lanes(as_owner):
+    run_id = run_of("first-flight")
+    page = trace_tab(as_owner, run_id)
+    arrows = page.context["drawing"]["arrows"]
+    assert [a["label"].split(" at ")[0] for a in arrows] == [
+        "REQUEST operator → orchestrator (m-001)",
+        "REQUEST orchestrator → coder (m-002)",
+        "DONE coder → orchestrator (m-003)",
+        "REQUEST orchestrator → reviewer (m-004)",
+        "ACCEPT reviewer → orchestrator (m-005)",
+        "REQUEST orchestrator → tester (m-006)",
+        "DONE tester → orchestrator (m-007)",
+    ]
+    lanes = {lane["name"]: lane["y"] for lane in page.context["drawing"]["lanes"]}
+    first = arrows[0]
+    assert first["y1"] == lanes["operator"] + 22 and first["y2"] == lanes["orchestrator"] + 22
+    assert all(a["x2"] >= a["x1"] for a in arrows)  # delivered after it was sent
+    html = page.content.decode()
+    assert html.count('class="trace-arrow" marker-end="url(#trace-arrowhead)"') == 7
+
+
+def test_a_deadline_that_passed_is_drawn_with_the_wait_it_ended(as_owner):
+    run_id = run_of("silent-dropout")
+    page = trace_tab(as_owner, run_id)
+    marks = page.context["drawing"]["marks"]
+    deadlines = [m for m in marks if m["kind"] == "deadline"]
+    assert len(deadlines) == 2  # the first REQUEST's deadline, and the one asked again
+    assert deadlines[0]["label"].startswith("deadline passed: no reply from reviewer to m-004")
+    assert deadlines[0]["width"] > 0  # the wait, from the REQUEST to the deadline
+    lanes = {lane["name"]: lane["y"] for lane in page.context["drawing"]["lanes"]}
+    assert deadlines[0]["y"] == lanes["reviewer"] + 2
+    escalated = [m for m in marks if m["kind"] == "person"]
+    assert len(escalated) == 1 and escalated[0]["label"].startswith(
+        "escalated, waiting for a person"
+    )
+    assert 'class="trace-mark deadline"' in page.content.decode()
+
+
+def test_a_run_stopped_by_a_person_shows_it_waits_for_one(as_owner):
+    run_id = runs.start_run("support-triage", None, by="owner")
+    runs.interrupt(run_id, "owner", "wrong ticket")
+    assert drive(run_id) == "interrupted"
+    marks = trace_tab(as_owner, run_id).context["drawing"]["marks"]
+    assert [m["kind"] for m in marks] == ["person"]
+    assert marks[0]["label"].startswith("stopped by owner, waiting for a person to resume it")
+
+
+def test_a_triage_run_has_a_lane_per_specialist_with_hand_offs_and_reports(as_owner, fly_team):
+    flown = fly_team("broken-policy", team="support-triage")
+    own = [raw for raw in flown.path.read_text().splitlines() if '"stream":"effect-' not in raw]
+    data = ("\n".join(own) + "\n").encode()
+    import_journal(io.BytesIO(data), name=flown.path.name, size=len(data))
+    projection.catch_up()
+    page = trace_tab(as_owner, flown.run_id)
+    drawing = page.context["drawing"]
+    lanes = [lane["name"] for lane in drawing["lanes"]]
+    assert {"kb-worker", "orders-worker", "policy-worker"} <= set(lanes)
+    labels = [a["label"].split(" at ")[0] for a in drawing["arrows"]]
+    for worker in ("orders-worker", "kb-worker", "policy-worker"):
+        assert f"HAND-OFF run → {worker}" in labels
+    assert sum(label.startswith("REPORT ") for label in labels) == 3
+    bars = {(b["label"].split(",")[0]) for b in drawing["bars"]}
+    assert "kb-worker model call" in bars and "orders-worker model call" in bars
+
+
+def test_a_reply_overdue_is_drawn_in_the_silent_agents_lane(as_owner):
+    run_id = run_of("silent-reviewer")
+    drawing = trace_tab(as_owner, run_id).context["drawing"]
+    overdue = [m for m in drawing["marks"] if m["label"].startswith("reply overdue")]
+    assert overdue, [m["label"] for m in drawing["marks"]]
+    assert overdue[0]["label"].startswith("reply overdue: reviewer owed a reply to m-004 after")
+    lanes = {lane["name"]: lane["y"] for lane in drawing["lanes"]}
+    assert overdue[0]["y"] == lanes["reviewer"] + 2 and overdue[0]["width"] > 0

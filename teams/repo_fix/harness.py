@@ -34,6 +34,7 @@ from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig
 from runtime.tools import Toolbox
+from teams.repo_fix import reflect
 from teams.repo_fix.plan import accept_plan
 from teams.repo_fix.roles import (
     BIDDER_REPORT,
@@ -91,6 +92,7 @@ class Harness:
         self.budget = Budget(config.allowance, reserve=reserve)
         self.ledgers: dict[str, SubBudget] = {}
         self.merged: dict[str, CandidateCommitted] = {}  # by task: the candidate that shipped
+        self.reflected: set[str] = set()  # tasks whose first draft the critic has read
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -318,30 +320,14 @@ class Harness:
         while True:  # until integrated, or a person discards the task
             for round_no in range(1, self.settings.max_rounds + 1):
                 request, reply = self.ask(coder, task_id, payload)
-                assert reply.report is not None
-                message = f"{task_id} round {round_no}: {reply.report['summary'][:60]}"
-                branch = f"candidate/{task_id}"
-                candidate = self.session.activity(
-                    CandidateCommitted,
-                    # activity() calls the lambda at once, so the loop variables are current
-                    lambda: workspace.commit_candidate(self.path, branch, message),  # noqa: B023
-                    agent=coder,
-                    task_id=task_id,
-                )
-                tests = self.evidence(coder, reply.started)
-                self.post.send(
-                    DONE,
-                    coder,
-                    "orchestrator",
-                    task_id,
-                    {
-                        "summary": reply.report["summary"],
-                        "commit": candidate.commit,
-                        "diff": candidate.diff,
-                        "tests": tests,
-                    },
-                    in_reply_to=request.message_id,
-                )
+                candidate, tests = self.submit(task_id, coder, request, reply, f"round {round_no}")
+                if self.settings.reflect and task_id not in self.reflected:
+                    self.reflected.add(task_id)  # once per task: at most one revision
+                    # A draft the critic sends back is replaced before review: the reviewer
+                    # never sees it.
+                    candidate, tests = reflect.reflect(
+                        self, task_id, fix["brief"], coder, candidate, tests, round_no
+                    )
                 # The reviewer sees the artefact and its evidence, not the coder's rationale.
                 review_request, verdict = self.review(
                     task_id, {"commit": candidate.commit, "diff": candidate.diff, "tests": tests}
@@ -378,6 +364,31 @@ class Harness:
                 f"(the cap is {self.settings.max_rounds})",
             )
             # a person sent it back: another set of rounds from the last rejection
+
+    def submit(
+        self, task_id: str, coder: str, request: Message, reply: Reply, label: str
+    ) -> tuple[CandidateCommitted, dict[str, Any] | None]:
+        """Commit the coder's work as the task's candidate and answer the REQUEST with DONE,
+        carrying the diff and the test evidence the journal shows (not what the coder says)."""
+        assert reply.report is not None
+        summary = reply.report["summary"]
+        message = f"{task_id} {label}: {summary[:60]}"
+        candidate = self.session.activity(
+            CandidateCommitted,
+            lambda: workspace.commit_candidate(self.path, f"candidate/{task_id}", message),
+            agent=coder,
+            task_id=task_id,
+        )
+        tests = self.evidence(coder, reply.started)
+        self.post.send(
+            DONE,
+            coder,
+            "orchestrator",
+            request.task_id,
+            {"summary": summary, "commit": candidate.commit, "diff": candidate.diff, "tests": tests},
+            in_reply_to=request.message_id,
+        )
+        return candidate, tests
 
     def approval(self, task_id: str, commit: str) -> Message | None:
         """The reviewer's ACCEPT on this thread for this very commit, if there is one."""

@@ -385,7 +385,12 @@ class Harness:
             coder,
             "orchestrator",
             request.task_id,
-            {"summary": summary, "commit": candidate.commit, "diff": candidate.diff, "tests": tests},
+            {
+                "summary": summary,
+                "commit": candidate.commit,
+                "diff": candidate.diff,
+                "tests": tests,
+            },
             in_reply_to=request.message_id,
         )
         return candidate, tests

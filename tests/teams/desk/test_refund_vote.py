@@ -133,4 +133,3 @@ def test_votes_are_one_three_or_five():
         flight.plan("support-desk", "refund-vote", "r-000000000002", votes=2)
     with pytest.raises(flight.FlightError, match="has no voted decision"):
         flight.plan("support-triage", None, "r-000000000002", votes=3)
-

@@ -37,6 +37,7 @@ def test_reflection_and_a_vote_on_the_local_model_keep_their_rules(local_server,
         model="scripted",
         models={"critic": "local", "reviewer": "local"},
         votes=3,
+        allowance=60_000,  # a local call's window is about a thousand tokens
         max_turns=2,
     )
     events = assert_guarantees(outcome, path, run_id)

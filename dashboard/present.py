@@ -105,6 +105,8 @@ def summary_title(kind: str, data: dict[str, Any]) -> str:
         return f"the critic sent draft {str(data.get('commit'))[:8]} {sent}: " + clip(
             data.get("reasons"), 60
         )
+    if kind == "DraftRevised" and data.get("draft") == data.get("commit"):
+        return f"the coder left draft {str(data.get('draft'))[:8]} as it was: not sent to review"
     if kind == "DraftRevised":
         return (
             f"revised draft {str(data.get('draft'))[:8]} as {str(data.get('commit'))[:8]}; "

@@ -197,7 +197,8 @@ class DraftCritiqued(Event):
 
 class DraftRevised(Event):
     """The coder's one revision after a `revise` critique: the draft it replaces and the
-    revision's commit, which goes to review in its place."""
+    revision's commit, which goes to review in its place (the draft's own commit when the coder
+    changed nothing: then it is not sent for review)."""
 
     kind: ClassVar[str] = "DraftRevised"
     draft: str

@@ -93,6 +93,8 @@ class Harness:
         self.ledgers: dict[str, SubBudget] = {}
         self.merged: dict[str, CandidateCommitted] = {}  # by task: the candidate that shipped
         self.reflected: set[str] = set()  # tasks whose first draft the critic has read
+        # by task: the diffs the critic sent back, with its reasons (never sent for review)
+        self.sent_back: dict[str, dict[str, str]] = {}
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -328,6 +330,20 @@ class Harness:
                     candidate, tests = reflect.reflect(
                         self, task_id, fix["brief"], coder, candidate, tests, round_no
                     )
+                refused = self.sent_back.get(task_id, {}).get(candidate.diff)
+                if refused is not None:
+                    # A diff the critic sent back never reaches review, however it comes back
+                    # (a revision that changed nothing, say): the round ends as a rejection.
+                    reasons = f"unchanged since the critic sent it back: {refused}"
+                    self.post.send(
+                        REJECT,
+                        "orchestrator",
+                        coder,
+                        reflect.thread(task_id),
+                        {"commit": candidate.commit, "reasons": reasons},
+                    )
+                    payload = {"brief": fix["brief"], "rejected": reasons, "round": round_no + 1}
+                    continue
                 # The reviewer sees the artefact and its evidence, not the coder's rationale.
                 review_request, verdict = self.review(
                     task_id, {"commit": candidate.commit, "diff": candidate.diff, "tests": tests}

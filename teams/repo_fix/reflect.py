@@ -6,8 +6,10 @@ what the reviewer would get (the diff and the test evidence, not the coder's rat
 revises once, on the same thread; the revision goes to review in the draft's place, without a
 second critique, so reflection costs at most one critique and one revision per draft. The
 reviewer is asked only after, about the revision alone: it never sees the draft the critic
-sent back. Both are journalled (DraftCritiqued, DraftRevised), and every token they cost is
-billed on `<task>:reflect`, a bill line of its own.
+sent back: a diff the critic sent back is never sent for review, in this round or a later
+one (a revision that changed nothing ends the round as a rejection, a REJECT on the reflect
+thread saying so). Both steps are journalled (DraftCritiqued, DraftRevised), and every token
+they cost is billed on `<task>:reflect`, a bill line of its own.
 
 The critic is another agent, not the coder grading itself: a coder reading its own diff shares
 its blind spots, so its critique would catch fewer defects than a second reader's.
@@ -66,6 +68,7 @@ def reflect(
     )
     if verdict != "revise":
         return draft, tests
+    harness.sent_back.setdefault(task_id, {})[draft.diff] = reasons
     request, reply = harness.ask(
         coder, on, {"brief": brief, "critique": reasons, "draft": draft.commit}
     )

@@ -24,3 +24,8 @@ def test_a_critique_says_where_the_draft_went_and_why():
 def test_a_revision_says_which_draft_it_replaces():
     line = present.summary("DraftRevised", {"draft": DRAFT, "commit": REVISION})
     assert line == "revised draft 3ceb2f6e as 9a1b2c3d; the revision goes to review"
+
+
+def test_a_revision_that_changed_nothing_says_it_was_not_sent_to_review():
+    line = present.summary("DraftRevised", {"draft": DRAFT, "commit": DRAFT})
+    assert line == "the coder left draft 3ceb2f6e as it was: not sent to review"

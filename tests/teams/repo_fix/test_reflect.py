@@ -20,8 +20,14 @@ from runtime.events import (
     RunStarted,
     ToolReturned,
 )
+from runtime.journal import MemoryJournal
 from runtime.jsonl import JsonlJournal
 from runtime.messages import Message
+from runtime.model import ScriptedClient, call
+from runtime.session import Session
+from runtime.team import Services
+from teams import TEAMS
+from teams.repo_fix.scenarios import REFLECT
 
 pytestmark = pytest.mark.slow
 
@@ -136,3 +142,43 @@ def test_a_scripted_reflection_needs_a_critic_script():
         "repo-fix", "first-flight", "r-000000000001", reflect=True, models={"critic": "endpoint"}
     )
     assert config.settings.reflect
+
+
+def test_a_revision_that_changed_nothing_is_not_sent_for_review(tmp_path):
+    """The coder stands by its draft: the critic's verdict stands, the round ends as a
+    rejection, and only the next round's different diff reaches the reviewer."""
+
+    coder = REFLECT.scripts["coder"]
+    scripts = {
+        **REFLECT.scripts,
+        "coder": [
+            *coder[:4],  # the draft
+            call("run_tests", 60),  # the "revision": nothing changed
+            call("done", 40, summary="the draft is right as it is"),
+            *coder[4:],  # round two: the fix the critic asked for
+        ],
+    }
+    team, run_id, journal = TEAMS["repo-fix"], "r-unchanged", MemoryJournal()
+    config = flight.plan("repo-fix", "reflect", run_id)
+    clients = {a: ScriptedClient(scripts.get(a, []), a) for a in team.agents}
+    finished = team.fly(Session(journal, run_id), config, clients, tmp_path, Services())
+    events = [r.event for r in journal.read(f"run-{run_id}")]
+    assert finished.status == "done", finished.reason
+    [critique] = [e for e in events if isinstance(e, DraftCritiqued)]
+    [revision] = [e for e in events if isinstance(e, DraftRevised)]
+    assert revision.commit == revision.draft == critique.commit  # nothing changed
+    refusal = next(e for e in events if isinstance(e, MessageSent) and e.performative == "reject")
+    assert (refusal.sender, refusal.recipient, refusal.task_id) == (
+        "orchestrator",
+        "coder",
+        "T1:reflect",
+    )
+    assert refusal.payload["reasons"].startswith("unchanged since the critic sent it back")
+    reviewer = received(events, "reviewer")
+    assert len(reviewer) == 2  # one review (read, then verdict), of round two's diff
+    assert not any(shows(window, DRAFT_LINE) for window in reviewer)
+    assert all(shows(window, REVISED_LINE) for window in reviewer)
+    # one critique per task: round two went straight to review
+    assert [e.task_id for e in events if isinstance(e, RunStarted) and e.agent == "critic"] == [
+        "T1:reflect"
+    ]

@@ -59,6 +59,14 @@ class Stop(Exception):
         self.reason = reason
 
 
+class NoReply(Exception):
+    """An agent asked twice gave no report: why, from its last attempt."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class Reply:
     """What came back from an agent asked to do something: its report, or why there is none."""
@@ -169,41 +177,51 @@ class Harness:
     def ask(self, recipient: str, task_id: str, payload: dict[str, Any]) -> tuple[Message, Reply]:
         """REQUEST and await the report; re-issue once; escalate if there is still none."""
         while True:
-            reason = ""
-            for attempt in range(1, REPLY_ATTEMPTS + 1):
-                sent_at = len(self.session.emitted)
-                request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
-                due = Due(
-                    self.session,
-                    recipient,
+            try:
+                return self.request(recipient, task_id, payload)
+            except NoReply as silent:
+                self.escalate(
                     task_id,
-                    request.message_id,
-                    sent_at,
-                    self.deadline(recipient),
+                    "no_reply",
+                    REPLY_ATTEMPTS,
+                    silent.reason,
+                    f"{recipient} did not reply to {REPLY_ATTEMPTS} requests on {task_id}",
                 )
-                reply = self.run(recipient, task_id, due=due)
-                if reply.report is not None:
-                    return request, reply
-                if reply.status == "halted":
-                    raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
-                reason = f"{recipient} gave no report ({reply.status})"
-                if reply.why:
-                    reason = f"{reason}: {reply.why}"
-                self.emit(
-                    DeadlinePassed,
-                    task_id=task_id,
-                    awaited=recipient,
-                    request=request.message_id,
-                    attempt=attempt,
-                    reason=reason,
-                )
-            self.escalate(
+
+    def request(
+        self, recipient: str, task_id: str, payload: dict[str, Any]
+    ) -> tuple[Message, Reply]:
+        """REQUEST and await the report, re-issued once; NoReply when there is still none (each
+        miss journalled as DeadlinePassed). What then is the caller's to decide."""
+        reason = ""
+        for attempt in range(1, REPLY_ATTEMPTS + 1):
+            sent_at = len(self.session.emitted)
+            request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
+            due = Due(
+                self.session,
+                recipient,
                 task_id,
-                "no_reply",
-                REPLY_ATTEMPTS,
-                reason,
-                f"{recipient} did not reply to {REPLY_ATTEMPTS} requests on {task_id}",
+                request.message_id,
+                sent_at,
+                self.deadline(recipient),
             )
+            reply = self.run(recipient, task_id, due=due)
+            if reply.report is not None:
+                return request, reply
+            if reply.status == "halted":
+                raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
+            reason = f"{recipient} gave no report ({reply.status})"
+            if reply.why:
+                reason = f"{reason}: {reply.why}"
+            self.emit(
+                DeadlinePassed,
+                task_id=task_id,
+                awaited=recipient,
+                request=request.message_id,
+                attempt=attempt,
+                reason=reason,
+            )
+        raise NoReply(reason)
 
     def review(self, task_id: str, payload: dict[str, Any]) -> tuple[Message, Reply]:
         """The reviewer's verdict. With `votes` above 1 it is critical: that many independent

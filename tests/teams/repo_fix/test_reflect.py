@@ -11,6 +11,7 @@ import pytest
 from runtime import diagnose, flight, metrics, views
 from runtime.events import (
     CandidateCommitted,
+    DeadlinePassed,
     DraftCritiqued,
     DraftRevised,
     Integrated,
@@ -18,12 +19,13 @@ from runtime.events import (
     MessageSent,
     ModelCalled,
     RunStarted,
+    TaskEscalated,
     ToolReturned,
 )
 from runtime.journal import MemoryJournal
 from runtime.jsonl import JsonlJournal
 from runtime.messages import Message
-from runtime.model import ScriptedClient, call
+from runtime.model import ScriptedClient, call, say
 from runtime.session import Session
 from runtime.team import Services
 from teams import TEAMS
@@ -158,11 +160,7 @@ def test_a_revision_that_changed_nothing_is_not_sent_for_review(tmp_path):
             *coder[4:],  # round two: the fix the critic asked for
         ],
     }
-    team, run_id, journal = TEAMS["repo-fix"], "r-unchanged", MemoryJournal()
-    config = flight.plan("repo-fix", "reflect", run_id)
-    clients = {a: ScriptedClient(scripts.get(a, []), a) for a in team.agents}
-    finished = team.fly(Session(journal, run_id), config, clients, tmp_path, Services())
-    events = [r.event for r in journal.read(f"run-{run_id}")]
+    finished, events = fly_scripts(tmp_path, "r-unchanged", scripts)
     assert finished.status == "done", finished.reason
     [critique] = [e for e in events if isinstance(e, DraftCritiqued)]
     [revision] = [e for e in events if isinstance(e, DraftRevised)]
@@ -182,3 +180,30 @@ def test_a_revision_that_changed_nothing_is_not_sent_for_review(tmp_path):
     assert [e.task_id for e in events if isinstance(e, RunStarted) and e.agent == "critic"] == [
         "T1:reflect"
     ]
+
+
+def fly_scripts(tmp_path, run_id, scripts):
+    team, journal = TEAMS["repo-fix"], MemoryJournal()
+    config = flight.plan("repo-fix", "reflect", run_id)
+    clients = {a: ScriptedClient(scripts.get(a, []), a) for a in team.agents}
+    finished = team.fly(Session(journal, run_id), config, clients, tmp_path, Services())
+    return finished, [r.event for r in journal.read(f"run-{run_id}")]
+
+
+def test_a_critic_that_gives_no_verdict_holds_nothing_back(tmp_path):
+    """The critic advises and the reviewer is the gate: asked twice without a verdict, the
+    draft goes to review as it is, and nobody is asked to decide."""
+    mumbling = [say("Let me think about whitespace.", 20)] * 4  # prose, nudged, prose: twice
+    finished, events = fly_scripts(
+        tmp_path,
+        "r-silent-critic",
+        {**REFLECT.scripts, "coder": REFLECT.scripts["coder"][:4], "critic": mumbling},
+    )
+    assert finished.status == "done", finished.reason
+    missed = [e for e in events if isinstance(e, DeadlinePassed)]
+    assert [(e.awaited, e.task_id, e.attempt) for e in missed] == [
+        ("critic", "T1:reflect", 1),
+        ("critic", "T1:reflect", 2),
+    ]
+    assert not [e for e in events if isinstance(e, DraftCritiqued | DraftRevised | TaskEscalated)]
+    assert all(shows(window, DRAFT_LINE) for window in received(events, "reviewer"))

@@ -36,6 +36,8 @@ class NewRun:
     max_seconds: float | None = None
     order: str | None = None
     baseline: bool = False  # also fly the single-agent baseline, linked to this run
+    reflect: bool = False  # repo-fix: a critic reads the draft before review
+    votes: int | None = None  # samples of the team's critical decision (1, 3 or 5)
 
     def start(self, by: str) -> str:
         """Record the run (and its baseline when asked) and enqueue its first step; its id.
@@ -58,6 +60,8 @@ class NewRun:
             max_turns=self.max_turns,
             max_seconds=self.max_seconds,
             desk={"order_id": self.order} if self.order else None,
+            reflect=self.reflect or None,  # unticked: no setting, so any team takes it
+            votes=self.votes,
         )
 
 

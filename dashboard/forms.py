@@ -87,6 +87,22 @@ class NewRunForm(forms.Form):
         help_text="The solo coder on the same task, template and model, linked to this run, "
         "to compare outcome, tokens, calls and time.",
     )
+    reflect = forms.BooleanField(
+        required=False,
+        label="Reflect before review (repo-fix)",
+        help_text="A critic reads the coder's first draft; a 'revise' gets one revision, and "
+        "the reviewer sees only the revision. Billed on its own line (<task>:reflect).",
+    )
+    votes = forms.TypedChoiceField(
+        choices=[("", "the scenario's own"), ("1", "1: no vote"), ("3", "3"), ("5", "5")],
+        coerce=int,
+        empty_value=None,
+        required=False,
+        label="Votes on the critical decision",
+        help_text="Independent samples and their majority, the minority kept as evidence: "
+        "repo-fix's review, support-desk's refund. The extra samples are billed on "
+        "<task>:vote.",
+    )
     # Which scenario's settings the boxes were prefilled with ("team/scenario"): a box still
     # holding that scenario's preset is the scenario's own, not a choice, whichever scenario
     # is sent (a person who changed the scenario without the page re-rendering keeps its own).
@@ -138,6 +154,9 @@ class NewRunForm(forms.Form):
                     data[name] = None  # untouched: the scenario's own
         if data.get("model") == "scripted" and (data.get("task") or "").strip():
             self.add_error("task", SCRIPTED_TASK)
+        for name in ("reflect", "votes"):
+            if data.get(name) and team in TEAMS and name not in TEAMS[team].settings.model_fields:
+                self.add_error(name, f"team {team} {flight.refusal(name)}")
         if data.get("order") and team != "support-desk":
             self.add_error("order", "only the support-desk team works on orders")
         if data.get("model") == "local" and (why := local_model.unavailable()):

@@ -100,6 +100,18 @@ def summary_title(kind: str, data: dict[str, Any]) -> str:
             f"vote of {data.get('samples')}: {data.get('winner')} "
             f"({verdicts.count(data.get('winner'))} of {len(verdicts)}); the minority kept"
         )
+    if kind == "DraftCritiqued":
+        sent = "back for one revision" if data.get("verdict") == "revise" else "on to review"
+        return f"the critic sent draft {str(data.get('commit'))[:8]} {sent}: " + clip(
+            data.get("reasons"), 60
+        )
+    if kind == "DraftRevised" and data.get("draft") == data.get("commit"):
+        return f"the coder left draft {str(data.get('draft'))[:8]} as it was: not sent to review"
+    if kind == "DraftRevised":
+        return (
+            f"revised draft {str(data.get('draft'))[:8]} as {str(data.get('commit'))[:8]}; "
+            "the revision goes to review"
+        )
     if kind == "RunTagged":
         added = " ".join(f"+{t}" for t in data.get("added") or [])
         removed = " ".join(f"-{t}" for t in data.get("removed") or [])

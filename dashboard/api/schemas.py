@@ -87,6 +87,18 @@ class RunIn(Schema):
         description="also fly the single-agent baseline (the solo coder on the same task, "
         "template and model), linked to this run; see /api/runs/{id}/comparison",
     )
+    reflect: bool = Field(
+        default=False,
+        description="repo-fix: a critic reads the coder's first draft before review; a "
+        "'revise' gets one revision, and the reviewer sees only the revision (billed on "
+        "<task>:reflect)",
+    )
+    votes: Literal[1, 3, 5] | None = Field(
+        default=None,
+        description="samples of the team's critical decision and their majority: repo-fix's "
+        "review (extra samples billed on <task>:vote), support-desk's refund (on T2:vote); "
+        "None: the scenario's own",
+    )
 
 
 class EventOut(Schema):

@@ -329,7 +329,9 @@ def kept_choices(query: QueryDict) -> dict[str, Any]:
     """What a person chose on the form before it is drawn again: the settings boxes only where
     they differ from the presets they were prefilled with (else the new scenario's own)."""
     kept: dict[str, Any] = {
-        k: query[k] for k in ("team", "scenario", "task", "model", "order") if query.get(k)
+        k: query[k]
+        for k in ("team", "scenario", "task", "model", "order", "reflect", "votes")
+        if query.get(k)
     }
     shown_for = query.get("presets_of", "").split("/", 1)
     shown = presets(*shown_for) if len(shown_for) == 2 and shown_for[0] in TEAMS else {}

@@ -183,6 +183,29 @@ class VoteTaken(Event):
     minority: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class DraftCritiqued(Event):
+    """The reflection step (repo-fix `reflect`): a critic's verdict on the coder's draft before
+    review. `pass` sends the draft to review as it is; `revise` sends it back to the coder,
+    once, and the reviewer never sees it. `commit` is the draft's."""
+
+    kind: ClassVar[str] = "DraftCritiqued"
+    commit: str
+    verdict: Literal["pass", "revise"]
+    reasons: str
+    round: int = 1
+
+
+class DraftRevised(Event):
+    """The coder's one revision after a `revise` critique: the draft it replaces and the
+    revision's commit, which goes to review in its place (the draft's own commit when the coder
+    changed nothing: then it is not sent for review)."""
+
+    kind: ClassVar[str] = "DraftRevised"
+    draft: str
+    commit: str
+    round: int = 1
+
+
 class TaskEscalated(Event):
     """Work that cannot finish, handed to a human with its reason."""
 

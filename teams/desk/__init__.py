@@ -6,11 +6,12 @@ snapshot of the order, taken when the ticket arrived, so they can disagree. What
 honest is in the tools (`tools`), not the prompts, and the verdict is the harness's own check
 of the order, the ledger and the provider (`harness`).
 
-    settings   SupportDeskSettings: the desk's world for one run (DeskSettings)
+    settings   SupportDeskSettings: the desk's world for one run (DeskSettings), and votes
     services   the orders and payments protocols, the desk's errors, DeskServices (what a
                host provides: the workers' database desk)
     local      the command line's desk: orders in the journal, a stand-in payment provider
     tools      the agents' tools, scoped to the run's order
+    vote       the refund decided by a vote of independent samples (`votes`)
     harness    the flight and its verdict
     scenarios  the scripted presets (the first is the default)
 
@@ -51,6 +52,14 @@ TEAM = Team(
             "support-desk: the order the ticket is about (default: a fresh one)",
             into="order_id",
             refusal="works on no orders: --order is for support-desk",
+        ),
+        Option(
+            "--votes",
+            "votes",
+            "samples of a critical decision, and their majority: repo-fix's review, "
+            "support-desk's refund (1, 3 or 5)",
+            kind="int",
+            refusal="has no voted decision (--votes is for repo-fix and support-desk)",
         ),
     ),
     pin=pin,

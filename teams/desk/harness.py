@@ -32,6 +32,7 @@ from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig, Services, start
 from runtime.tools import Toolbox, ToolFailure
+from teams.desk import vote
 from teams.desk.local import local_desk
 from teams.desk.services import Desk, DeskServices, subject
 from teams.desk.settings import DeskSettings, SupportDeskSettings
@@ -237,18 +238,34 @@ def fly(
         ),
     ]
     results: dict[str, loop.AgentResult] = {}
+    votes = SupportDeskSettings.of(config).votes
     for name, system, task_id, task in work:
-        agent = loop.Agent(
-            name,
-            clients[name],
-            Toolbox(DeskTools(session, desk, settings, prepared, name, task_id).tools()),
-            system,
-            max_turns=config.max_turns,
-            retries=config.retries,
-            window=config.window,
-            done=loop.done_tool(REPORT, ["outcome", "summary"]),
-        )
+        tools = DeskTools(session, desk, settings, prepared, name, task_id)
+        toolbox = tools.tools()
         try:
+            if name == SUPPORT_AGENT and votes > 1:
+                # The refund is a critical decision: the vote takes it, then the agent does
+                # the rest of its part without the refund tool.
+                decided = vote.take(session, clients[name], tools, config, budget, task, votes)
+                if decided.winner == vote.NO_MAJORITY:
+                    return no_majority(session, budget, votes)
+                done = (
+                    None
+                    if decided.amount_cents is None
+                    else vote.refund(session, tools, config, decided)
+                )
+                task = f"{task}\n{vote.told(decided, votes, done)}"
+                toolbox = [t for t in toolbox if t.name != "issue_refund"]
+            agent = loop.Agent(
+                name,
+                clients[name],
+                Toolbox(toolbox),
+                system,
+                max_turns=config.max_turns,
+                retries=config.retries,
+                window=config.window,
+                done=loop.done_tool(REPORT, ["outcome", "summary"]),
+            )
             results[name] = loop.run(agent, task, session, budget, task_id=task_id)
         except ModelError as exc:
             reason = f"the {name}'s model failed: {exc}"
@@ -279,6 +296,19 @@ def fly(
         },
     )
     session.emit(finished)
+    return finished
+
+
+def no_majority(session: Session, budget: Budget, votes: int) -> TeamFinished:
+    """A refund vote without a majority refunds nothing: a person decides."""
+    reason = f"the {votes} samples of the refund decision have no majority: a person decides"
+    finished = session.new(
+        TeamFinished,
+        status="escalated",
+        reason=reason,
+        summary={"spent": budget.spent, "allowance": budget.allowance},
+    )
+    session.emit(session.new(TaskEscalated, task_id=vote.TASK, reason=reason), finished)
     return finished
 
 

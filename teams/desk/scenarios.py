@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runtime.model import call
+from runtime.model import ModelResponse, call
 from runtime.team import Scenario
 from teams.desk.tools import ORDER_AGENT, SUPPORT_AGENT
 
@@ -101,5 +101,47 @@ RE_DECIDE = Scenario(
     },
 )
 
+BROKEN = "My parcel arrived broken. Please refund me in full. (order delivered two days ago)"
 
-SCENARIOS = {s.name: s for s in (DOUBLE_REFUND, LOST_UPDATE, RE_DECIDE)}
+
+def decide(usage: int, decision: str, amount: int, reasons: str) -> ModelResponse:
+    """One sample of the refund decision (teams/desk/vote.py)."""
+    return call("done", usage, decision=decision, amount_cents=amount, reasons=reasons)
+
+
+REFUND_VOTE = Scenario(
+    name="refund-vote",
+    description="The refund is decided by a vote of three independent samples: one wrongly "
+    "refuses a broken parcel; the majority refunds it in full, the desk refunds once, and "
+    "the vote's cost is billed on T2:vote.",
+    task=BROKEN,
+    settings={
+        "votes": 3,
+        "desk": {
+            "opening_status": "delivered",
+            "feed": "Delivered two days ago, signed for by the customer. Nothing since.",
+        },
+    },
+    scripts={
+        ORDER_AGENT: DOUBLE_REFUND.scripts[ORDER_AGENT],
+        SUPPORT_AGENT: [
+            call("read_order", 70),
+            decide(40, "refund", 4999, "arrived broken: a full refund, 4999 cents"),
+            # the wrong sample
+            decide(45, "no_refund", 0, "it was delivered and signed for: nothing to refund"),
+            call("read_order", 70),
+            decide(40, "refund", 4999, "broken on arrival is refunded in full"),
+            # its part after the vote: the status, then its report
+            call(
+                "set_order_status",
+                80,
+                status="refunded",
+                based_on=1,
+                evidence="refunded in full by vote: the parcel arrived broken",
+            ),
+            call("done", 50, outcome="refunded", summary="refunded 4999 cents by vote, status set"),
+        ],
+    },
+)
+
+SCENARIOS = {s.name: s for s in (DOUBLE_REFUND, LOST_UPDATE, RE_DECIDE, REFUND_VOTE)}

@@ -44,10 +44,15 @@ class DeskSettings(BaseModel):
 
 
 class SupportDeskSettings(TeamSettings):
-    """The team's settings: its world (`desk`)."""
+    """The team's settings: its world (`desk`), and how its refund is decided (`votes`)."""
 
     team: Literal["support-desk"] = "support-desk"
     desk: DeskSettings = Field(default_factory=DeskSettings)
+    votes: Literal[1, 3, 5] = Field(
+        default=1,
+        description="independent samples of the refund decision, and their majority (the "
+        "desk refunds only on it; the samples after the first are billed on T2:vote)",
+    )
 
     @field_validator("desk", mode="before")
     @classmethod

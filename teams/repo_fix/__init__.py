@@ -5,6 +5,8 @@ The protocol, enforced by the harness rather than by prompts:
     plan      the orchestrator's typed task list (the harness adds a review and a verify it forgot)
     fix       REQUEST to the coder; its report becomes DONE carrying the candidate's diff and the
               test evidence the journal shows (not what the coder claims)
+    reflect   (optional) a critic reads the draft first; a `revise` gets one revision, and the
+              reviewer sees only what comes of it (`reflect`)
     review    REQUEST to the reviewer with the diff and test output only; its report becomes
               ACCEPT or REJECT; a REJECT goes back to the coder, at most `max_rounds` times
     integrate a real merge, and only with an ACCEPT on the task thread for that very commit
@@ -14,10 +16,11 @@ The protocol, enforced by the harness rather than by prompts:
 Every awaited reply has a deadline (the recipient's turns): a silent agent gets one re-issued
 REQUEST, then the task is escalated with its reason. Nothing waits forever.
 
-    settings   RepoFixSettings: template, bidding, docs, max_rounds
+    settings   RepoFixSettings: template, bidding, docs, max_rounds, votes, reflect
     roles      what each agent sees, may use and must report
     plan       the accepted plan (gates added)
     harness    the protocol's steps
+    reflect    the optional critique before review
     flight     the steps strung together, and the verdict
     scenarios  the scripted presets (the first is the default)
 
@@ -33,7 +36,16 @@ from teams.repo_fix.settings import RepoFixSettings
 
 TEAM = Team(
     name="repo-fix",
-    agents=("orchestrator", "coder", "coder-a", "coder-b", "reviewer", "tester", "docs"),
+    agents=(
+        "orchestrator",
+        "coder",
+        "coder-a",
+        "coder-b",
+        "reviewer",
+        "critic",
+        "tester",
+        "docs",
+    ),
     roles={"coder": "writes", "reviewer": "reviews"},
     scenarios=SCENARIOS,
     fly=fly_scenario,
@@ -52,6 +64,21 @@ TEAM = Team(
             "repo-fix: add the docs agent (writes docs/ only)",
             kind="switch",
             refusal="has no docs agent (--docs is for repo-fix)",
+        ),
+        Option(
+            "--reflect",
+            "reflect",
+            "repo-fix: a critic reads each draft before review; one revision on 'revise'",
+            kind="switch",
+            refusal="has no reflection step (--reflect is for repo-fix)",
+        ),
+        Option(
+            "--votes",
+            "votes",
+            "samples of a critical decision, and their majority: repo-fix's review, "
+            "support-desk's refund (1, 3 or 5)",
+            kind="int",
+            refusal="has no voted decision (--votes is for repo-fix and support-desk)",
         ),
         Option(
             "--max-rounds",

@@ -41,7 +41,8 @@ def fly(
         },
     )
     coders = list(BIDDERS) if settings.bidding else ["coder"]
-    agents = ["orchestrator", *coders, "reviewer", "tester"] + (["docs"] if settings.docs else [])
+    agents = ["orchestrator", *coders, "reviewer", "tester"]
+    agents += (["critic"] if settings.reflect else []) + (["docs"] if settings.docs else [])
     harness.open_ledgers(agents)
     summary: dict[str, Any] = {}
     try:
@@ -94,9 +95,17 @@ def fly_scenario(
 
 
 def vet(scenario: Scenario, config: FlightConfig) -> None:
-    """Refuse a scripted bidding run whose scenario scripts no bids."""
+    """Refuse a scripted bidding run whose scenario scripts no bids, and a scripted
+    reflection whose scenario scripts no critic."""
+    settings = RepoFixSettings.of(config)
     missing = [a for a in BIDDERS if a not in scenario.scripts]
-    if RepoFixSettings.of(config).bidding and missing and config.model == "scripted":
+    if settings.bidding and missing and config.model == "scripted":
         raise ValueError(
             f"scenario {scenario.name!r} has no bidding script for {', '.join(missing)}"
+        )
+    scripted_critic = config.models.get("critic", config.model) == "scripted"
+    if settings.reflect and scripted_critic and "critic" not in scenario.scripts:
+        raise ValueError(
+            f"scenario {scenario.name!r} scripts no critic for --reflect; "
+            "the reflect scenario does, or give the critic a model"
         )

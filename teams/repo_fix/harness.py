@@ -34,6 +34,7 @@ from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig
 from runtime.tools import Toolbox
+from teams.repo_fix import reflect
 from teams.repo_fix.plan import accept_plan
 from teams.repo_fix.roles import (
     BIDDER_REPORT,
@@ -55,6 +56,14 @@ class Stop(Exception):
     def __init__(self, status: Verdict, reason: str) -> None:
         super().__init__(reason)
         self.status = status
+        self.reason = reason
+
+
+class NoReply(Exception):
+    """An agent asked twice gave no report: why, from its last attempt."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
         self.reason = reason
 
 
@@ -91,6 +100,9 @@ class Harness:
         self.budget = Budget(config.allowance, reserve=reserve)
         self.ledgers: dict[str, SubBudget] = {}
         self.merged: dict[str, CandidateCommitted] = {}  # by task: the candidate that shipped
+        self.reflected: set[str] = set()  # tasks whose first draft the critic has read
+        # by task: the diffs the critic sent back, with its reasons (never sent for review)
+        self.sent_back: dict[str, dict[str, str]] = {}
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -165,41 +177,51 @@ class Harness:
     def ask(self, recipient: str, task_id: str, payload: dict[str, Any]) -> tuple[Message, Reply]:
         """REQUEST and await the report; re-issue once; escalate if there is still none."""
         while True:
-            reason = ""
-            for attempt in range(1, REPLY_ATTEMPTS + 1):
-                sent_at = len(self.session.emitted)
-                request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
-                due = Due(
-                    self.session,
-                    recipient,
+            try:
+                return self.request(recipient, task_id, payload)
+            except NoReply as silent:
+                self.escalate(
                     task_id,
-                    request.message_id,
-                    sent_at,
-                    self.deadline(recipient),
+                    "no_reply",
+                    REPLY_ATTEMPTS,
+                    silent.reason,
+                    f"{recipient} did not reply to {REPLY_ATTEMPTS} requests on {task_id}",
                 )
-                reply = self.run(recipient, task_id, due=due)
-                if reply.report is not None:
-                    return request, reply
-                if reply.status == "halted":
-                    raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
-                reason = f"{recipient} gave no report ({reply.status})"
-                if reply.why:
-                    reason = f"{reason}: {reply.why}"
-                self.emit(
-                    DeadlinePassed,
-                    task_id=task_id,
-                    awaited=recipient,
-                    request=request.message_id,
-                    attempt=attempt,
-                    reason=reason,
-                )
-            self.escalate(
+
+    def request(
+        self, recipient: str, task_id: str, payload: dict[str, Any]
+    ) -> tuple[Message, Reply]:
+        """REQUEST and await the report, re-issued once; NoReply when there is still none (each
+        miss journalled as DeadlinePassed). What then is the caller's to decide."""
+        reason = ""
+        for attempt in range(1, REPLY_ATTEMPTS + 1):
+            sent_at = len(self.session.emitted)
+            request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
+            due = Due(
+                self.session,
+                recipient,
                 task_id,
-                "no_reply",
-                REPLY_ATTEMPTS,
-                reason,
-                f"{recipient} did not reply to {REPLY_ATTEMPTS} requests on {task_id}",
+                request.message_id,
+                sent_at,
+                self.deadline(recipient),
             )
+            reply = self.run(recipient, task_id, due=due)
+            if reply.report is not None:
+                return request, reply
+            if reply.status == "halted":
+                raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
+            reason = f"{recipient} gave no report ({reply.status})"
+            if reply.why:
+                reason = f"{reason}: {reply.why}"
+            self.emit(
+                DeadlinePassed,
+                task_id=task_id,
+                awaited=recipient,
+                request=request.message_id,
+                attempt=attempt,
+                reason=reason,
+            )
+        raise NoReply(reason)
 
     def review(self, task_id: str, payload: dict[str, Any]) -> tuple[Message, Reply]:
         """The reviewer's verdict. With `votes` above 1 it is critical: that many independent
@@ -318,30 +340,28 @@ class Harness:
         while True:  # until integrated, or a person discards the task
             for round_no in range(1, self.settings.max_rounds + 1):
                 request, reply = self.ask(coder, task_id, payload)
-                assert reply.report is not None
-                message = f"{task_id} round {round_no}: {reply.report['summary'][:60]}"
-                branch = f"candidate/{task_id}"
-                candidate = self.session.activity(
-                    CandidateCommitted,
-                    # activity() calls the lambda at once, so the loop variables are current
-                    lambda: workspace.commit_candidate(self.path, branch, message),  # noqa: B023
-                    agent=coder,
-                    task_id=task_id,
-                )
-                tests = self.evidence(coder, reply.started)
-                self.post.send(
-                    DONE,
-                    coder,
-                    "orchestrator",
-                    task_id,
-                    {
-                        "summary": reply.report["summary"],
-                        "commit": candidate.commit,
-                        "diff": candidate.diff,
-                        "tests": tests,
-                    },
-                    in_reply_to=request.message_id,
-                )
+                candidate, tests = self.submit(task_id, coder, request, reply, f"round {round_no}")
+                if self.settings.reflect and task_id not in self.reflected:
+                    self.reflected.add(task_id)  # once per task: at most one revision
+                    # A draft the critic sends back is replaced before review: the reviewer
+                    # never sees it.
+                    candidate, tests = reflect.reflect(
+                        self, task_id, fix["brief"], coder, candidate, tests, round_no
+                    )
+                refused = self.sent_back.get(task_id, {}).get(candidate.diff)
+                if refused is not None:
+                    # A diff the critic sent back never reaches review, however it comes back
+                    # (a revision that changed nothing, say): the round ends as a rejection.
+                    reasons = f"unchanged since the critic sent it back: {refused}"
+                    self.post.send(
+                        REJECT,
+                        "orchestrator",
+                        coder,
+                        reflect.thread(task_id),
+                        {"commit": candidate.commit, "reasons": reasons},
+                    )
+                    payload = {"brief": fix["brief"], "rejected": reasons, "round": round_no + 1}
+                    continue
                 # The reviewer sees the artefact and its evidence, not the coder's rationale.
                 review_request, verdict = self.review(
                     task_id, {"commit": candidate.commit, "diff": candidate.diff, "tests": tests}
@@ -378,6 +398,36 @@ class Harness:
                 f"(the cap is {self.settings.max_rounds})",
             )
             # a person sent it back: another set of rounds from the last rejection
+
+    def submit(
+        self, task_id: str, coder: str, request: Message, reply: Reply, label: str
+    ) -> tuple[CandidateCommitted, dict[str, Any] | None]:
+        """Commit the coder's work as the task's candidate and answer the REQUEST with DONE,
+        carrying the diff and the test evidence the journal shows (not what the coder says)."""
+        assert reply.report is not None
+        summary = reply.report["summary"]
+        message = f"{task_id} {label}: {summary[:60]}"
+        candidate = self.session.activity(
+            CandidateCommitted,
+            lambda: workspace.commit_candidate(self.path, f"candidate/{task_id}", message),
+            agent=coder,
+            task_id=task_id,
+        )
+        tests = self.evidence(coder, reply.started)
+        self.post.send(
+            DONE,
+            coder,
+            "orchestrator",
+            request.task_id,
+            {
+                "summary": summary,
+                "commit": candidate.commit,
+                "diff": candidate.diff,
+                "tests": tests,
+            },
+            in_reply_to=request.message_id,
+        )
+        return candidate, tests
 
     def approval(self, task_id: str, commit: str) -> Message | None:
         """The reviewer's ACCEPT on this thread for this very commit, if there is one."""

@@ -108,6 +108,25 @@ REVIEWER = Role(
     share=0.15,
 )
 
+CRITIC = Role(
+    name="critic",
+    system=(
+        "You are the critic. Your mail holds a REQUEST with a coder's draft diff and the test "
+        "output that came with it, before anyone reviews it. You may read files; you may not "
+        "edit anything. Look for what a reviewer would reject. Call done with verdict pass "
+        "(send it to review as it is) or revise (the coder gets one revision), and reasons "
+        "the coder can act on."
+    ),
+    standing="Critique the draft in your mail.",
+    allow=READ,
+    writable=_never,
+    report=done_tool(
+        {"verdict": {"enum": ["pass", "revise"]}, "reasons": {"type": "string", "minLength": 1}},
+        ["verdict", "reasons"],
+    ),
+    share=0.1,
+)
+
 TESTER = Role(
     name="tester",
     system=(
@@ -143,7 +162,7 @@ BIDDER_REPORT = done_tool(
     {"bid": {"type": "integer", "minimum": 1, "description": "your estimate in tokens"}}
 )
 
-ROLES = {r.name: r for r in (ORCHESTRATOR, CODER, REVIEWER, TESTER, DOCS)}
+ROLES = {r.name: r for r in (ORCHESTRATOR, CODER, REVIEWER, CRITIC, TESTER, DOCS)}
 VERIFICATION_RESERVE = 0.2  # of the allowance, for the reviewer and the tester only
 
 

@@ -283,6 +283,48 @@ VOTE = Scenario(
     },
 )
 
+EQUALS_GUARD = '    if line == "":'  # a draft's guard that misses whitespace-only lines
+REFLECT = Scenario(
+    name="reflect",
+    description="A critic reads the coder's draft before review: its guard misses lines of "
+    "only spaces, so it goes back once; the revision is reviewed and integrated, and the "
+    "reviewer never sees the draft. Reflection is billed on T1:reflect.",
+    task="Make the failing parser test pass and leave the whole suite green.",
+    settings={"template": "parse-empty", "reflect": True},
+    scripts={
+        "orchestrator": [PARSE_PLAN],
+        "coder": [
+            call("read_file", 90, path=PARSER),
+            call(
+                "edit_file",
+                95,
+                path=PARSER,
+                old=SPLIT,
+                new=f"{EQUALS_GUARD}\n        return []\n{SPLIT}",
+            ),
+            call("run_tests", 60),
+            call("done", 40, summary="parse('') returns []; 2 passed"),
+            # the revision, after the critique
+            call("edit_file", 70, path=PARSER, old=EQUALS_GUARD, new="    if not line.strip():"),
+            call("run_tests", 60),
+            call("done", 40, summary="blank and whitespace-only lines give []; 2 passed"),
+        ],
+        "critic": [
+            call("read_file", 25, path=PARSER),
+            call(
+                "done",
+                35,
+                verdict="revise",
+                reasons="A line of only spaces still parses to ['']: guard on line.strip().",
+            ),
+            # A second critique would send the revision back too: the harness never asks one.
+            call("done", 35, verdict="revise", reasons="Still not sure about whitespace."),
+        ],
+        "reviewer": PARSE_REVIEWER,
+        "tester": TESTER,
+    },
+)
+
 SCENARIOS = {
     s.name: s
     for s in (
@@ -295,5 +337,6 @@ SCENARIOS = {
         BUDGET_STARVED,
         REJECT_LOOP,
         VOTE,
+        REFLECT,
     )
 }

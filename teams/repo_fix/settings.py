@@ -25,6 +25,11 @@ class RepoFixSettings(TeamSettings):
         description="independent samples of the reviewer's verdict, and their majority "
         "(the samples after the first are billed on <task>:vote)",
     )
+    reflect: bool = Field(
+        default=False,
+        description="a critic reads each draft before review; a 'revise' gets one revision "
+        "(the critique and the revision are billed on <task>:reflect)",
+    )
     reply_turns: int | None = Field(
         default=None,
         ge=1,

@@ -63,6 +63,10 @@ def extras() -> list[ev.Event]:
             verdicts=["accept", "reject", "accept"],
             winner="accept",
         ),
+        ev.DraftCritiqued(
+            **r, agent="critic", task_id="T1", commit="c", verdict="revise", reasons="r"
+        ),
+        ev.DraftRevised(**r, agent="coder", task_id="T1", draft="c", commit="d"),
         ev.CeilingReached(**r, ceiling="turns", limit=3, value=3),
         ev.DeadLettered(
             **r, task_id="T1", letter_id="dl-1", reason="poison", attempts=3, last_error="boom"

@@ -131,6 +131,8 @@ def test_every_kind_survives_the_flat_round_trip():
         "RunForked": {"parent": "r-p", "at": 12, "number": 9, "by": "ann", "changes": {"x": 1}},
         "MessageInjected": {"by": "ann", "text": "mind the empty line"},
         "RunTagged": {"by": "ann", "added": ["slow"], "removed": ["flaky"]},
+        "DraftCritiqued": {"commit": "c", "verdict": "revise", "reasons": "r", "round": 1},
+        "DraftRevised": {"draft": "c", "commit": "d", "round": 1},
         "VoteTaken": {
             "samples": 3,
             "verdicts": ["accept", "reject", "accept"],

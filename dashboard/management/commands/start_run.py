@@ -28,6 +28,12 @@ class Command(BaseCommand):
         parser.add_argument("--max-seconds", type=float)
         parser.add_argument("--model", choices=["scripted", "endpoint", "local"])
         parser.add_argument("--order", help="support-desk: the order the ticket is about")
+        parser.add_argument(
+            "--reflect", action="store_true", help="repo-fix: a critic reads the draft first"
+        )
+        parser.add_argument(
+            "--votes", type=int, choices=[1, 3, 5], help="samples of the critical decision"
+        )
         parser.add_argument("--wait", action="store_true", help="block until the run ends")
         parser.add_argument("--timeout", type=float, default=600, help="seconds --wait waits")
 
@@ -42,6 +48,8 @@ class Command(BaseCommand):
                 max_turns=options["max_turns"],
                 max_seconds=options["max_seconds"],
                 order=options["order"],
+                reflect=options["reflect"],
+                votes=options["votes"],
             ).start(by="operator")
         except runs.RunError as exc:
             raise CommandError(str(exc)) from None

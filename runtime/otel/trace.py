@@ -31,12 +31,14 @@ from runtime import streams
 from runtime.events import (
     AgentFinished,
     AnswerComposed,
+    BreakerTripped,
     BudgetExhausted,
     Event,
     MessageSent,
     ModelCalled,
     ModelFailed,
     ModelResponded,
+    ReplyOverdue,
     RunInconclusive,
     RunInterrupted,
     RunResumed,
@@ -197,6 +199,8 @@ SPANNED = frozenset(
         WorkerReported,
         WorkerTimedOut,
         AnswerComposed,
+        ReplyOverdue,
+        BreakerTripped,
     )
 )
 
@@ -245,8 +249,12 @@ class Trace:
             self.on_tool_dispatched(rec, e)
         elif isinstance(e, ToolReturned):
             self.on_tool_returned(rec, e)
-        elif isinstance(e, AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive):
+        elif isinstance(
+            e, AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive | ReplyOverdue
+        ):
             self.on_agent_stopped(e)
+        elif isinstance(e, BreakerTripped):
+            self.on_breaker_tripped(e)
         elif isinstance(e, MessageSent | RunInterrupted | RunResumed):
             self.note(root, e)
         elif isinstance(e, WorkerReported | WorkerTimedOut):
@@ -354,7 +362,7 @@ class Trace:
         return self.agents.get(agent_name(rec.event)) or self.open_agent(rec, rec.event)
 
     def on_agent_stopped(
-        self, e: AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive
+        self, e: AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive | ReplyOverdue
     ) -> None:
         name = agent_name(e)
         if name not in self.agents:
@@ -372,8 +380,19 @@ class Trace:
             self.close_agent(name, self.now, "halted", f"budget exhausted{spent}")
         elif isinstance(e, TurnCapReached):
             self.close_agent(name, self.now, "out_of_turns", f"turn cap {e.max_turns} reached")
+        elif isinstance(e, ReplyOverdue):
+            # The loop stops the agent here (its verdict "overdue"); the harness may start it
+            # again to re-ask, which is a new run of the agent and a new span.
+            self.close_agent(name, self.now, "overdue", e.reason)
         else:
             self.close_agent(name, self.now, "inconclusive", e.reason)
+
+    def on_breaker_tripped(self, e: BreakerTripped) -> None:
+        """The loop breaker stops the agent that kept repeating itself (its verdict "looping").
+        Other breakers guard a service, not an agent's run: the agent goes on, refused."""
+        name = agent_name(e)
+        if e.breaker == f"loop:{name}" and name in self.agents:
+            self.close_agent(name, self.now, "looping", f"the loop breaker stopped it: {e.reason}")
 
     def close_agent(
         self,

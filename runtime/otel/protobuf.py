@@ -18,7 +18,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanMessage
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 from runtime.journal import Recorded
-from runtime.otel.encode import build, resource
+from runtime.otel.encode import folded, resource
 from runtime.otel.options import TraceOptions
 from runtime.otel.trace import SCOPE_NAME, SCOPE_VERSION, Span, Trace
 
@@ -70,27 +70,62 @@ def fill_span(target: SpanMessage, span: Span, trace_id: bytes) -> None:
         target.status.message = span.error
 
 
-def request(trace: Trace | None) -> ExportTraceServiceRequest:
-    """The spans as one ExportTraceServiceRequest message."""
+def head(trace: Trace) -> tuple[ExportTraceServiceRequest, Any]:
+    """A request holding the resource and scope of the trace, and its ScopeSpans to fill."""
     out = ExportTraceServiceRequest()
-    if trace is None:
-        return out
     resource_spans = out.resource_spans.add()
     fill_attributes(resource_spans.resource.attributes, resource(trace.options))
     scope_spans = resource_spans.scope_spans.add()
     scope_spans.scope.name = SCOPE_NAME
     scope_spans.scope.version = SCOPE_VERSION
-    trace_id = bytes.fromhex(trace.trace_id)
-    for span in trace.spans:
-        fill_span(scope_spans.spans.add(), span, trace_id)
-    return out
+    return out, scope_spans
 
 
 def otlp_request(
     records: Iterable[Recorded], options: TraceOptions | None = None
 ) -> ExportTraceServiceRequest:
     """One run's journal as an OTLP ExportTraceServiceRequest message (see `otlp_trace`)."""
-    return request(build(records, options))
+    out: ExportTraceServiceRequest | None = None
+    scope_spans: Any = None
+    trace_id = b""
+    for trace, span in folded(records, options):
+        if out is None:
+            out, scope_spans = head(trace)
+            trace_id = bytes.fromhex(trace.trace_id)
+        fill_span(scope_spans.spans.add(), span, trace_id)
+    return out or ExportTraceServiceRequest()
+
+
+# --- serialized as the spans come --------------------------------------------------------------
+# Protobuf writes a message's fields in number order, each embedded message as its tag, its
+# length and its bytes. So the request's bytes are those of its resource and scope, then one
+# (tag, length, bytes) per span: each span is serialized alone as it becomes final, and only
+# the outer lengths wait for the last one. Equal to serializing the whole message at once
+# (tests/runtime/test_otel_protobuf.py holds them equal), without holding the message.
+
+LEN = 2  # the wire type of a length-delimited field
+
+
+def tag(field: int) -> bytes:
+    return bytes([field << 3 | LEN])
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def framed(field: int, body: bytes) -> bytes:
+    return tag(field) + varint(len(body)) + body
+
+
+SPANS = 2  # ScopeSpans.spans
+SCOPE_SPANS = 2  # ResourceSpans.scope_spans
+RESOURCE_SPANS = 1  # ExportTraceServiceRequest.resource_spans
 
 
 def otlp_protobuf(records: Iterable[Recorded], options: TraceOptions | None = None) -> bytes:
@@ -98,5 +133,33 @@ def otlp_protobuf(records: Iterable[Recorded], options: TraceOptions | None = No
 
     Deterministic: equal journals give equal bytes (protobuf writes fields in number order).
     """
-    body: bytes = request(build(records, options)).SerializeToString(deterministic=True)
-    return body
+    return serialized(folded(records, options))
+
+
+def serialized(spans: Iterable[tuple[Trace, Span]]) -> bytes:
+    """A request of these spans (all of one trace), serialized one span at a time."""
+    parts: list[bytes] = []
+    message = SpanMessage()
+    first: Trace | None = None
+    trace_id = b""
+    for trace, span in spans:
+        if first is None:
+            first, trace_id = trace, bytes.fromhex(trace.trace_id)
+        message.Clear()
+        fill_span(message, span, trace_id)
+        body = message.SerializeToString(deterministic=True)
+        parts.append(tag(SPANS) + varint(len(body)) + body)
+    if first is None:
+        return b""  # an empty request serializes to nothing
+    out, _ = head(first)
+    [resource_spans] = out.resource_spans
+    [scope_spans] = resource_spans.scope_spans
+    scope = framed(1, scope_spans.scope.SerializeToString(deterministic=True))
+    spans_size = sum(len(p) for p in parts)
+    scope_size = len(scope) + spans_size
+    resource = framed(1, resource_spans.resource.SerializeToString(deterministic=True))
+    scope_head = tag(SCOPE_SPANS) + varint(scope_size) + scope
+    resource_size = len(resource) + len(scope_head) + spans_size
+    head_bytes = tag(RESOURCE_SPANS) + varint(resource_size) + resource + scope_head
+    parts.insert(0, head_bytes)
+    return b"".join(parts)

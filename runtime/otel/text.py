@@ -13,7 +13,7 @@ import json
 from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) uses
 from typing import Any
 
-from runtime.otel.trace import STATUS_ERROR, STATUS_UNSET, Span, Trace
+from runtime.otel.trace import SCOPE_NAME, SCOPE_VERSION, STATUS_ERROR, STATUS_UNSET, Span
 
 TRUE, FALSE = '{"boolValue":true}', '{"boolValue":false}'
 
@@ -70,17 +70,17 @@ def span_text(span: Span, trace_id: str) -> str:
     return "".join(parts)
 
 
-def trace_text(trace: Trace | None, resource: dict[str, Any], scope: dict[str, str]) -> str:
-    """The ExportTraceServiceRequest as compact OTLP/JSON text."""
-    if trace is None:
-        return '{"resourceSpans":[]}'
-    spans = ",".join(span_text(s, trace.trace_id) for s in trace.spans)
+EMPTY = '{"resourceSpans":[]}'
+SCOPE = json.dumps({"name": SCOPE_NAME, "version": SCOPE_VERSION}, separators=(",", ":"))
+TAIL = "]}]}]}"
+
+
+def trace_head(resource: dict[str, Any], scope: str) -> str:
+    """The request's text up to its first span; the spans follow, comma-separated, then TAIL."""
     return (
         '{"resourceSpans":[{"resource":{"attributes":'
         + attributes_text(resource)
         + '},"scopeSpans":[{"scope":'
-        + json.dumps(scope, separators=(",", ":"), ensure_ascii=False)
+        + scope
         + ',"spans":['
-        + spans
-        + "]}]}]}"
     )

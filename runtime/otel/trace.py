@@ -13,6 +13,14 @@ one's ToolReturned to its own), so a transient failure stays visible as a red sp
 green one. A span whose closing event never came (the run crashed, or is still going) ends at the
 journal's last event with an error status saying so.
 
+Spans are handed out as they become final, so a long run's trace is written (or pushed, live)
+without holding it: a model call's or a tool call's span is final when it closes; an agent's when
+it stops, except a specialist's, which the supervisor's report (WorkerReported, WorkerTimedOut)
+may still mark failed, so it waits for that report; the run's own span at the journal's end.
+Children come before their parents, which OTLP allows. The order is the fold's, so the spans
+final after a journal's first N records are the first spans of the whole journal's: a live push
+that sent the first K spans of a prefix has sent the first K of any longer journal.
+
 It is a pure fold, like the views: no clock, no randomness, no Django. Ids are hashes of the run
 id and of the opening event's place in its stream (stream and version, which every store keeps,
 unlike event ids that a reference journal may lack), so the same journal always exports the same
@@ -106,6 +114,7 @@ class Span:
     attributes: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # the status message; None leaves the status unset
     events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    supervised: bool = False  # a specialist's run: final only once its supervisor has spoken
 
     def fail(self, error_type: str, message: str) -> None:
         self.attributes["error.type"] = error_type
@@ -208,19 +217,25 @@ SPANNED = frozenset(
 class Trace:
     """The fold: steps through one run's records and builds its spans."""
 
-    def __init__(self, run_id: str, options: TraceOptions | None = None) -> None:
+    def __init__(self, run_id: str, options: TraceOptions | None = None, keep: bool = True) -> None:
         self.run_id = run_id
         self.options = options or TraceOptions()
         self.stream = streams.journal(run_id)
         self.trace_id = hex_id(f"minutes/{run_id}", 32)
+        # keep: every span, in the order opened, final or not (the run page's views read them);
+        # else `ready` holds the spans made final since the caller last took them, and
+        # nothing else is kept (the encoders stream them).
+        self.keep = keep
         self.spans: list[Span] = []
+        self.ready: list[Span] = []
         self.root: Span | None = None
         self.agents: dict[str, AgentRun] = {}
         self.config: dict[str, Any] = {}
         self.now = 0
         self.paused: str | None = None  # who stopped the run and why, until it is resumed
         self.degraded: str | None = None  # what the run's answer says it lacks
-        self.stopped: dict[tuple[str, str | None], Span] = {}  # agent runs that ended, by task
+        # Specialists' runs that ended, by agent and task, until their supervisor reports.
+        self.stopped: dict[tuple[str, str | None], Span] = {}
 
     # --- stepping ------------------------------------------------------------------------------
 
@@ -267,11 +282,25 @@ class Trace:
             run.last = self.now
 
     def finish(self) -> None:
-        """Close whatever the journal left open, at its last event."""
+        """Close whatever the journal left open, at its last event: every span is final."""
         for name in list(self.agents):
             self.close_agent(name, self.now, UNFINISHED, self.paused or CUT_SHORT)
+        for span in self.stopped.values():
+            self.final(span)
+        self.stopped.clear()
         if self.root is not None:
             self.root.end = self.now
+            self.final(self.root)
+
+    def take(self) -> list[Span]:
+        """The spans made final since the last take, in the order they became so."""
+        ready, self.ready = self.ready, []
+        return ready
+
+    def final(self, span: Span) -> None:
+        """Nothing will change the span any more: it may be written."""
+        if not self.keep:
+            self.ready.append(span)
 
     # --- the run -------------------------------------------------------------------------------
 
@@ -337,6 +366,7 @@ class Trace:
             self.close_agent(name, old.last, UNFINISHED, "the agent started again before stopping")
         assert self.root is not None
         span = self.open(rec, "agent", self.root.span_id, f"invoke_agent {name}", KIND_INTERNAL)
+        span.supervised = rec.stream != self.stream  # a specialist, on a stream of its own
         span.attributes.update(
             {
                 "gen_ai.operation.name": "invoke_agent",
@@ -406,16 +436,21 @@ class Trace:
         why = message or "the agent stopped first"
         if run.model_call is not None:
             run.model_call.close(at, UNFINISHED, f"no answer from the model was recorded: {why}")
+            self.final(run.model_call)
         for call in run.tools.values():
             if call.attempts == 0:
                 self.dangling_tool(run, call, at, why)
         run.span.attributes["minutes.agent.outcome"] = outcome or error_type
         run.span.close(at, error_type, message)
-        self.stopped[(name, run.span.attributes.get("minutes.task_id"))] = run.span
+        if run.span.supervised:
+            self.stopped[(name, run.span.attributes.get("minutes.task_id"))] = run.span
+        else:
+            self.final(run.span)
 
     def on_worker_failed(self, e: WorkerReported | WorkerTimedOut) -> None:
-        """The supervisor's word that a specialist failed: its span is red, even when the
-        specialist itself finished quietly (a report it got wrong, a deadline it missed)."""
+        """The supervisor's word on a specialist: when it says the specialist failed, its span
+        is red, even when the specialist itself finished quietly (a report it got wrong, a
+        deadline it missed). A stopped specialist's span is final after it, either way."""
         if isinstance(e, WorkerTimedOut):
             worker: Any = e.worker_id
             failed: tuple[str, str] | None = (
@@ -425,13 +460,16 @@ class Trace:
         else:
             worker = e.report.get("worker_id")
             failed = reported_failure(e.report)
-        if failed is None or not isinstance(worker, str):
+        if not isinstance(worker, str):
             return
         run = self.agents.get(worker)
-        span = run.span if run is not None else self.stopped.get((worker, e.task_id))
-        if span is not None and span.error is None:
+        # The report is the last word on a run that stopped: its span is final after it.
+        span = run.span if run is not None else self.stopped.pop((worker, e.task_id), None)
+        if span is not None and failed is not None and span.error is None:
             span.fail(*failed)
             span.attributes["minutes.agent.outcome"] = "failed"
+        if span is not None and run is None:
+            self.final(span)
 
     def model_attributes(self, agent: str) -> dict[str, Any]:
         """What the recorded settings say of the agent's model.
@@ -462,6 +500,7 @@ class Trace:
         run = self.agent_of(rec)
         if run.model_call is not None:
             run.model_call.close(run.last, UNFINISHED, "asked again before an answer was recorded")
+            self.final(run.model_call)
         run.model_call = self.open_model_call(rec, run, self.now)
         run.model_call.attributes["minutes.window.messages"] = e.messages
         run.model_call.attributes["minutes.window.chars"] = e.window_chars
@@ -529,9 +568,12 @@ class Trace:
             run = self.agents.get(agent_name(e))
             if run is not None:
                 run.history.append({k: v for k, v in said.items() if k != "finish_reason"})
+        self.final(span)
 
     def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
-        self.take_model_call(rec).close(self.now, e.error.type, e.error.message)
+        call = self.take_model_call(rec)
+        call.close(self.now, e.error.type, e.error.message)
+        self.final(call)
         # A model error propagates out of the agent loop: the agent's run ends with it.
         self.close_agent(
             agent_name(e), self.now, e.error.type, f"the model failed: {e.error.message}"
@@ -568,6 +610,7 @@ class Trace:
         else:
             span.close(self.now)
             run.tools.pop(key, None)
+        self.final(span)
 
     def dangling_tool(self, run: AgentRun, call: ToolCall, at: int, why: str) -> None:
         """The span of a dispatched call that never came back."""
@@ -576,6 +619,7 @@ class Trace:
         span = self.open_tool_span(call.dispatched, run, e, call.since)
         message = f"no ToolReturned was recorded for {e.tool} (call {e.call_id}): {why}"
         span.close(max(at, call.since), UNFINISHED, message)
+        self.final(span)
 
     def open_tool_span(
         self, rec: Recorded, run: AgentRun, e: ToolDispatched | ToolReturned, start: int
@@ -626,5 +670,6 @@ class Trace:
         # (Phoenix lists sessions by it).
         span.attributes["gen_ai.conversation.id"] = self.run_id
         span.attributes["session.id"] = self.run_id
-        self.spans.append(span)
+        if self.keep:
+            self.spans.append(span)
         return span

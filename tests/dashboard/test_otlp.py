@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from journal_store.journal import DjangoJournal
 from runtime.otel import otlp_trace
+from tests.runtime.test_otel import root_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,7 +30,7 @@ def test_the_run_page_links_the_trace_and_the_api_serves_the_same_file(as_owner,
     doc = api.json()
     assert doc == otlp_trace(DjangoJournal().read(f"run-{done_run}"))
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    root = {a["key"]: a["value"] for a in spans[0]["attributes"]}
+    root = {a["key"]: a["value"] for a in root_of(spans)["attributes"]}
     assert root["minutes.run_id"] == {"stringValue": done_run}
     assert root["minutes.scenario"] == {"stringValue": "premature-done"}
     tokens = sum(

@@ -114,7 +114,14 @@ from runtime.events.team import (
     WorkspacePrepared,
     team_started_v1_v2,
 )
-from runtime.events.traces import TracePushed, TracePushFailed, TracePushQueued
+from runtime.events.traces import (
+    TracePushed,
+    TracePushFailed,
+    TracePushQueued,
+    TraceSpansClaimed,
+    TraceSpansPushed,
+    TraceSpansPushFailed,
+)
 
 # --- registry and upcasters (explicit lists: reading one line answers "which kinds exist?") --
 
@@ -195,6 +202,9 @@ ALL_KINDS: tuple[type[Event], ...] = (
     TracePushQueued,
     TracePushed,
     TracePushFailed,
+    TraceSpansClaimed,
+    TraceSpansPushed,
+    TraceSpansPushFailed,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -341,6 +351,9 @@ __all__ = [
     "TracePushFailed",
     "TracePushQueued",
     "TracePushed",
+    "TraceSpansClaimed",
+    "TraceSpansPushFailed",
+    "TraceSpansPushed",
     "TurnCapReached",
     "Upcaster",
     "Usage",

@@ -1,0 +1,143 @@
+"""With live pushes on, a run's spans reach the collector as they end, step after step, from
+the workers; the push at the run's end completes the trace. A real OTLP/HTTP receiver on
+loopback decodes every request with the official definitions: no span arrives twice, and the
+union is the run's whole trace, span for span."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connections
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from journal_store import traces as journal_traces
+from journal_store.journal import DjangoJournal
+from runtime import flight
+from runtime.events import TraceSpansClaimed
+from runtime.otel import otlp_request
+from services import runs
+from services.steps import drive_step
+from tasks import traces as trace_tasks
+from tests.dashboard.test_trace_push import collector, kinds  # noqa: F401  (a fixture)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def live(settings, collector):  # noqa: F811
+    settings.OTLP_LIVE = True
+    settings.STEP_TURNS = 1  # a turn a step: the run goes on over many steps
+    return collector
+
+
+def received(receiver) -> list[Span]:
+    return [s for _, _, req in receiver.got for s in req.resource_spans[0].scope_spans[0].spans]
+
+
+def whole_trace(run_id: str) -> dict[bytes, bytes]:
+    records = flight.run_records(DjangoJournal(), run_id)
+    spans = otlp_request(records, journal_traces.options()).resource_spans[0].scope_spans[0].spans
+    return {s.span_id: s.SerializeToString(deterministic=True) for s in spans}
+
+
+def fly_live(run_id: str) -> list[str]:
+    """Drive the run a step at a time; after each, run the live push its step queued, as a
+    worker would. The outcomes of the live pushes."""
+    pushes = []
+    for _ in range(300):
+        outcome = drive_step(run_id, "test")
+        if outcome not in ("stepped", "waiting"):
+            return pushes
+        pushes.append(trace_tasks.push_live(run_id))
+    raise AssertionError("the run never settled")
+
+
+def test_spans_go_live_as_the_run_goes_on_and_the_end_push_completes_the_trace(owner, live):
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    pushes = fly_live(run_id)
+    assert pushes.count("pushed") >= 3  # spans went out while the run was still going
+    before_end = received(live)
+    assert before_end and all(s.parent_span_id for s in before_end)  # the run's span waits
+    assert trace_tasks.push(run_id) == "pushed"
+    got = received(live)
+    ids = [s.span_id for s in got]
+    assert len(ids) == len(set(ids))  # no span sent twice
+    whole = whole_trace(run_id)
+    assert {s.span_id: s.SerializeToString(deterministic=True) for s in got} == whole
+    [(_, _, last)] = live.got[-1:]
+    assert len(last.resource_spans[0].scope_spans[0].spans) == len(whole) - len(before_end)
+    assert {len(s.trace_id) for s in got} == {16}
+    state = journal_traces.state(run_id)
+    assert state["state"] == "pushed" and state["spans"] == len(whole) - len(before_end)
+    assert trace_tasks.push_live(run_id) == "ended"  # a late live push sends nothing
+    assert len(received(live)) == len(whole)
+
+
+def test_a_step_only_queues_the_live_push_and_sends_nothing_itself(owner, live):
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    for _ in range(4):
+        assert drive_step(run_id, "test") == "stepped"
+    assert live.got == [] and kinds(run_id) == []  # no POST, no claim: the step did not wait
+    assert trace_tasks.push_live(run_id) == "pushed"
+    assert trace_tasks.push_live(run_id) == "nothing"  # nothing ended since
+    assert kinds(run_id) == ["TraceSpansClaimed", "TraceSpansPushed"]
+
+
+def test_live_pushes_are_off_unless_asked(owner, settings, collector):  # noqa: F811
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    assert drive_step(run_id, "test") == "stepped"
+    assert trace_tasks.push_live(run_id) == "off"
+    assert collector.got == [] and kinds(run_id) == []
+
+
+def test_a_failed_live_push_is_recorded_and_its_spans_go_with_the_end_push(owner, live):
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    for _ in range(3):
+        drive_step(run_id, "test")
+    live.answers = [401]  # refused, not retried
+    assert trace_tasks.push_live(run_id) == "failed"
+    [failed] = [r.event for r in DjangoJournal().read(f"traces-{run_id}")][-1:]
+    assert failed.kind == "TraceSpansPushFailed" and "HTTP 401" in failed.error
+    fly_live(run_id)  # the next live pushes go on from after the failed spans
+    assert trace_tasks.push(run_id) == "pushed"
+    ids = [s.span_id for s in received(live)]
+    assert len(ids) == len(set(ids)) and set(ids) == set(whole_trace(run_id))
+
+
+def test_two_live_pushes_at_once_send_each_span_once(owner, live):
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    for _ in range(5):
+        drive_step(run_id, "test")
+    barrier, outcomes = threading.Barrier(2), []
+
+    def push() -> None:
+        barrier.wait()
+        try:
+            outcomes.append(trace_tasks.push_live(run_id))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=push) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(outcomes) in (["busy", "pushed"], ["nothing", "pushed"])
+    assert kinds(run_id) == ["TraceSpansClaimed", "TraceSpansPushed"]
+    ids = [s.span_id for s in received(live)]
+    assert ids and len(ids) == len(set(ids))
+
+
+def test_the_end_push_waits_for_a_live_push_in_flight(owner, live):
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    drive_step(run_id, "test")
+    # A live push that has claimed its spans and not yet heard from the collector.
+    claim = TraceSpansClaimed(endpoint=live.url, first=0, count=1, t=time.time())
+    journal_traces.claim(run_id, claim, 0)
+    while drive_step(run_id, "test") == "stepped":
+        pass
+    assert kinds(run_id) == ["TraceSpansClaimed", "TracePushQueued"]
+    assert trace_tasks.push(run_id) == "later"  # sent again in a moment, nothing sent now
+    assert live.got == []

@@ -32,16 +32,37 @@ def value_text(value: Any) -> str:
     return '{"stringValue":' + encode_basestring(str(value)) + "}"
 
 
+# Attribute names come from the code, a few dozen: each one's text is made once. Short string
+# values repeat on every span (the run id, operation, agent and model names): those are kept
+# too, up to SHORT characters and MAX_CACHED of them (then the cache starts again).
+_KEYS: dict[str, str] = {}
+_SHORT: dict[str, str] = {}
+SHORT = 80
+MAX_CACHED = 4_096
+
+
+def key_text(key: str) -> str:
+    text = _KEYS.get(key)
+    if text is None:
+        text = _KEYS[key] = '{"key":' + encode_basestring(key) + ',"value":'
+    return text
+
+
 def attributes_text(attributes: dict[str, Any]) -> str:
-    return (
-        "["
-        + ",".join(
-            f'{{"key":{encode_basestring(k)},"value":{value_text(v)}}}'
-            for k, v in attributes.items()
-            if v is not None
-        )
-        + "]"
-    )
+    parts = []
+    for k, v in attributes.items():
+        if v is None:
+            continue
+        if type(v) is str and len(v) <= SHORT:
+            text = _SHORT.get(v)
+            if text is None:
+                if len(_SHORT) >= MAX_CACHED:
+                    _SHORT.clear()
+                text = _SHORT[v] = '{"stringValue":' + encode_basestring(v) + "}}"
+            parts.append(key_text(k) + text)
+        else:
+            parts.append(key_text(k) + value_text(v) + "}")
+    return "[" + ",".join(parts) + "]"
 
 
 def span_text(span: Span, trace_id: str) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -91,7 +92,13 @@ def nanos(t: float) -> int:
     form, because multiplying the float by 1e9 smears its last digits. 0 means "not recorded"."""
     if not math.isfinite(t) or t <= 0:
         return 0
-    return int(Decimal(repr(t)) * 1_000_000_000)
+    text = repr(t)
+    whole, dot, fraction = text.partition(".")
+    if dot and len(fraction) <= 9 and "e" not in fraction:
+        # The decimal form's digits, shifted: what Decimal gives, at a fraction of its cost
+        # (a long run's trace reads one time per event).
+        return int(whole) * 1_000_000_000 + int(fraction.ljust(9, "0"))
+    return int(Decimal(text) * 1_000_000_000)
 
 
 def hex_id(text: str, chars: int) -> str:
@@ -144,8 +151,9 @@ class AgentRun:
     model_call: Span | None = None
     tools: dict[str, ToolCall] = field(default_factory=dict)
     # The conversation as the journal holds it (content only): the task, then each answer and
-    # each tool's response. A model call's input is its newest part that fit the window.
-    history: list[dict[str, Any]] = field(default_factory=list)
+    # each tool's response, each message as its JSON text (encoded once, however many windows
+    # it is in). A model call's input is its newest part that fit the window.
+    history: list[str] = field(default_factory=list)
 
 
 def agent_name(event: Event) -> str:
@@ -186,34 +194,6 @@ def call_key(event: ToolDispatched | ToolReturned) -> str:
     return event.call_id or f"tool:{event.tool}"
 
 
-# The kinds `Trace.step` reads; the others only move the clock.
-SPANNED = frozenset(
-    cls.kind
-    for cls in (
-        TeamStarted,
-        TeamFinished,
-        RunStarted,
-        ModelCalled,
-        ModelResponded,
-        ModelFailed,
-        ToolDispatched,
-        ToolReturned,
-        AgentFinished,
-        BudgetExhausted,
-        TurnCapReached,
-        RunInconclusive,
-        MessageSent,
-        RunInterrupted,
-        RunResumed,
-        WorkerReported,
-        WorkerTimedOut,
-        AnswerComposed,
-        ReplyOverdue,
-        BreakerTripped,
-    )
-)
-
-
 class Trace:
     """The fold: steps through one run's records and builds its spans."""
 
@@ -236,6 +216,33 @@ class Trace:
         self.degraded: str | None = None  # what the run's answer says it lacks
         # Specialists' runs that ended, by agent and task, until their supervisor reports.
         self.stopped: dict[tuple[str, str | None], Span] = {}
+        self.models: dict[str, dict[str, Any]] = {}  # model_attributes, by agent
+        # What each kind of event does to the spans, by kind: one lookup an event.
+        stopped = lambda rec, e, root: self.on_agent_stopped(e)  # noqa: E731
+        noted = lambda rec, e, root: self.note(root, e)  # noqa: E731
+        reported = lambda rec, e, root: self.on_worker_failed(e)  # noqa: E731
+        self.handlers: dict[str, Callable[[Recorded, Any, Span], None]] = {
+            TeamStarted.kind: lambda rec, e, root: self.on_team_started(root, e),
+            TeamFinished.kind: lambda rec, e, root: self.on_team_finished(root, e),
+            RunStarted.kind: lambda rec, e, root: self.on_run_started(rec, e),
+            ModelCalled.kind: lambda rec, e, root: self.on_model_called(rec, e),
+            ModelResponded.kind: lambda rec, e, root: self.on_model_responded(rec, e),
+            ModelFailed.kind: lambda rec, e, root: self.on_model_failed(rec, e),
+            ToolDispatched.kind: lambda rec, e, root: self.on_tool_dispatched(rec, e),
+            ToolReturned.kind: lambda rec, e, root: self.on_tool_returned(rec, e),
+            AgentFinished.kind: stopped,
+            BudgetExhausted.kind: stopped,
+            TurnCapReached.kind: stopped,
+            RunInconclusive.kind: stopped,
+            ReplyOverdue.kind: stopped,
+            BreakerTripped.kind: lambda rec, e, root: self.on_breaker_tripped(e),
+            MessageSent.kind: noted,
+            RunInterrupted.kind: noted,
+            RunResumed.kind: noted,
+            WorkerReported.kind: reported,
+            WorkerTimedOut.kind: reported,
+            AnswerComposed.kind: lambda rec, e, root: self.on_answer_composed(root, e),
+        }
 
     # --- stepping ------------------------------------------------------------------------------
 
@@ -244,42 +251,20 @@ class Trace:
         # The journal's order is the truth; timestamps come from whichever worker wrote them,
         # and clocks differ. Never letting time go backwards keeps every span's end after its
         # start and every child inside its parent.
-        self.now = max(self.now, nanos(e.t))
+        at = nanos(e.t)
+        if at > self.now:
+            self.now = at
         root = self.root or self.open_root(rec)
-        if e.kind not in SPANNED:
-            pass  # most of a run's events (debits, deliveries, claims) shape no span
-        elif isinstance(e, TeamStarted):
-            self.on_team_started(root, e)
-        elif isinstance(e, TeamFinished):
-            self.on_team_finished(root, e)
-        elif isinstance(e, RunStarted):
-            self.open_agent(rec, e)
-        elif isinstance(e, ModelCalled):
-            self.on_model_called(rec, e)
-        elif isinstance(e, ModelResponded):
-            self.on_model_responded(rec, e)
-        elif isinstance(e, ModelFailed):
-            self.on_model_failed(rec, e)
-        elif isinstance(e, ToolDispatched):
-            self.on_tool_dispatched(rec, e)
-        elif isinstance(e, ToolReturned):
-            self.on_tool_returned(rec, e)
-        elif isinstance(
-            e, AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive | ReplyOverdue
-        ):
-            self.on_agent_stopped(e)
-        elif isinstance(e, BreakerTripped):
-            self.on_breaker_tripped(e)
-        elif isinstance(e, MessageSent | RunInterrupted | RunResumed):
-            self.note(root, e)
-        elif isinstance(e, WorkerReported | WorkerTimedOut):
-            self.on_worker_failed(e)
-        elif isinstance(e, AnswerComposed):
-            self.degraded = e.degraded or None
-            self.put(root, "output.value", e.text)
-        run = self.agents.get(agent_name(e))
+        handler = self.handlers.get(e.kind)
+        if handler is not None:  # most events (debits, deliveries, claims) shape no span
+            handler(rec, e, root)
+        run = self.agents.get(e.agent or "?")  # agent_name, inline: once an event
         if run is not None:
             run.last = self.now
+
+    def on_answer_composed(self, root: Span, e: AnswerComposed) -> None:
+        self.degraded = e.degraded or None
+        self.put(root, "output.value", e.text)
 
     def finish(self) -> None:
         """Close whatever the journal left open, at its last event: every span is final."""
@@ -311,6 +296,7 @@ class Trace:
 
     def on_team_started(self, root: Span, e: TeamStarted) -> None:
         self.config = e.config
+        self.models.clear()
         root.name = f"invoke_agent {e.team}"
         root.attributes.update(
             {
@@ -382,9 +368,14 @@ class Trace:
             span.attributes["minutes.agent.tools"] = e.tools
             self.put(span, "input.value", e.task)
             if self.options.content:
-                run.history.append(content.text_message("user", e.task, self.limit))
+                run.history.append(
+                    content.message_json(content.text_message("user", e.task, self.limit))
+                )
         self.agents[name] = run
         return run
+
+    def on_run_started(self, rec: Recorded, e: RunStarted) -> None:
+        self.open_agent(rec, e)
 
     def agent_of(self, rec: Recorded) -> AgentRun:
         """The event's agent's open run; reference journals have no RunStarted, so the first
@@ -480,6 +471,12 @@ class Trace:
         backend stays in `minutes.model.backend`. The model's name is the one the settings
         recorded, "scripted" for a script, "local" for the local server.
         """
+        cached = self.models.get(agent)
+        if cached is None:
+            cached = self.models[agent] = self.read_model(agent)
+        return cached
+
+    def read_model(self, agent: str) -> dict[str, Any]:
         models = self.config.get("models") or {}
         backend = models.get(agent) or self.config.get("model")
         if backend is None:
@@ -510,7 +507,7 @@ class Trace:
             newer = run.history[1:]
             keep = len(newer) if e.messages is None else max(0, e.messages - 2)
             window = run.history[:1] + (newer[-keep:] if keep else [])
-            run.model_call.attributes["gen_ai.input.messages"] = content.messages_json(window)
+            run.model_call.attributes["gen_ai.input.messages"] = "[" + ",".join(window) + "]"
 
     def open_model_call(self, rec: Recorded, run: AgentRun, start: int) -> Span:
         e = rec.event
@@ -561,13 +558,15 @@ class Trace:
         if self.options.content and e.text is not None:
             calls = [(c.id, c.name, c.args) for c in e.tool_calls or []]
             reasons = finish_reasons(e)
-            said = content.assistant_message(
-                e.text, calls, self.limit, reasons[0] if reasons else None
+            said = content.message_json(content.assistant_message(e.text, calls, self.limit))
+            reason = reasons[0] if reasons else None
+            # The output is the same message with its finish reason, its last key.
+            span.attributes["gen_ai.output.messages"] = (
+                "[" + content.with_key(said, "finish_reason", reason) + "]"
             )
-            span.attributes["gen_ai.output.messages"] = content.messages_json([said])
             run = self.agents.get(agent_name(e))
             if run is not None:
-                run.history.append({k: v for k, v in said.items() if k != "finish_reason"})
+                run.history.append(said)
         self.final(span)
 
     def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
@@ -601,7 +600,9 @@ class Trace:
                 self.put(span, "gen_ai.tool.call.arguments", asked.args)
             answer = e.result if e.error is None else f"{e.error.type}: {e.error.message}"
             self.put(span, "gen_ai.tool.call.result", answer)
-            run.history.append(content.tool_message(e.call_id, answer, self.limit))
+            run.history.append(
+                content.message_json(content.tool_message(e.call_id, answer, self.limit))
+            )
         if e.error is not None:
             span.close(self.now, e.error.type, e.error.message)
             call.attempts += 1

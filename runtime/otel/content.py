@@ -104,7 +104,12 @@ def clean(value: Any, limit: int) -> str:
 
 
 def text_message(role: str, text: str, limit: int) -> dict[str, Any]:
-    return {"role": role, "parts": [{"type": "text", "content": clean(text, limit)}]}
+    return text_part_message(role, clean(text, limit))
+
+
+def text_part_message(role: str, cleaned: str) -> dict[str, Any]:
+    """A message of one text part, already cleaned."""
+    return {"role": role, "parts": [{"type": "text", "content": cleaned}]}
 
 
 def assistant_message(
@@ -125,7 +130,12 @@ def assistant_message(
 
 
 def tool_message(call_id: str | None, response: Any, limit: int) -> dict[str, Any]:
-    part = {"type": "tool_call_response", "id": call_id, "response": clean(response, limit)}
+    return tool_response(call_id, clean(response, limit))
+
+
+def tool_response(call_id: str | None, cleaned: str) -> dict[str, Any]:
+    """A tool's response message, its response already cleaned."""
+    part = {"type": "tool_call_response", "id": call_id, "response": cleaned}
     return {"role": "tool", "parts": [part]}
 
 

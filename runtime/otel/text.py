@@ -32,11 +32,12 @@ def value_text(value: Any) -> str:
     return '{"stringValue":' + encode_basestring(str(value)) + "}"
 
 
-# Attribute names come from the code, a few dozen: each one's text is made once. Short string
-# values repeat on every span (the run id, operation, agent and model names): those are kept
-# too, up to SHORT characters and MAX_CACHED of them (then the cache starts again).
+# Attribute names come from the code, a few dozen: each one's text is made once. Short values
+# repeat on every span (the run id, operation, agent and model names, turn numbers): each
+# attribute's whole text is kept for those, up to MAX_CACHED of them (then the cache starts
+# again). Not bools: True == 1 would find an int's text.
 _KEYS: dict[str, str] = {}
-_SHORT: dict[str, str] = {}
+_PAIRS: dict[tuple[str, Any], str] = {}
 SHORT = 80
 MAX_CACHED = 4_096
 
@@ -53,13 +54,14 @@ def attributes_text(attributes: dict[str, Any]) -> str:
     for k, v in attributes.items():
         if v is None:
             continue
-        if type(v) is str and len(v) <= SHORT:
-            text = _SHORT.get(v)
+        kind = type(v)
+        if (kind is str and len(v) <= SHORT) or kind is int:
+            text = _PAIRS.get((k, v))
             if text is None:
-                if len(_SHORT) >= MAX_CACHED:
-                    _SHORT.clear()
-                text = _SHORT[v] = '{"stringValue":' + encode_basestring(v) + "}}"
-            parts.append(key_text(k) + text)
+                if len(_PAIRS) >= MAX_CACHED:
+                    _PAIRS.clear()
+                text = _PAIRS[(k, v)] = key_text(k) + value_text(v) + "}"
+            parts.append(text)
         else:
             parts.append(key_text(k) + value_text(v) + "}")
     return "[" + ",".join(parts) + "]"

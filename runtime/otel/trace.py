@@ -366,11 +366,11 @@ class Trace:
         if isinstance(e, RunStarted):
             span.attributes["minutes.agent.max_turns"] = e.max_turns
             span.attributes["minutes.agent.tools"] = e.tools
-            self.put(span, "input.value", e.task)
             if self.options.content:
-                run.history.append(
-                    content.message_json(content.text_message("user", e.task, self.limit))
-                )
+                task = content.clean(e.task, self.limit)  # once, for the span and the history
+                if e.task is not None:
+                    span.attributes["input.value"] = task
+                run.history.append(content.message_json(content.text_part_message("user", task)))
         self.agents[name] = run
         return run
 
@@ -599,10 +599,10 @@ class Trace:
             if isinstance(asked, ToolDispatched) and asked.args is not None:
                 self.put(span, "gen_ai.tool.call.arguments", asked.args)
             answer = e.result if e.error is None else f"{e.error.type}: {e.error.message}"
-            self.put(span, "gen_ai.tool.call.result", answer)
-            run.history.append(
-                content.message_json(content.tool_message(e.call_id, answer, self.limit))
-            )
+            said = content.clean(answer, self.limit)  # once, for the span and the history
+            if answer is not None:
+                span.attributes["gen_ai.tool.call.result"] = said
+            run.history.append(content.message_json(content.tool_response(e.call_id, said)))
         if e.error is not None:
             span.close(self.now, e.error.type, e.error.message)
             call.attempts += 1

@@ -116,17 +116,21 @@ def assistant_message(
     text: str, calls: list[tuple[str, str, Any]], limit: int, finish_reason: str | None = None
 ) -> dict[str, Any]:
     """A model's answer: its text and its tool calls (id, name, arguments)."""
-    parts: list[dict[str, Any]] = []
-    if text:
-        parts.append({"type": "text", "content": clean(text, limit)})
-    for call_id, name, args in calls:
-        parts.append(
-            {"type": "tool_call", "id": call_id, "name": name, "arguments": clean(args, limit)}
-        )
-    message: dict[str, Any] = {"role": "assistant", "parts": parts}
+    cleaned = [(call_id, name, clean(args, limit)) for call_id, name, args in calls]
+    message = assistant_parts(clean(text, limit) if text else "", cleaned)
     if finish_reason is not None:
         message["finish_reason"] = finish_reason
     return message
+
+
+def assistant_parts(text: str, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """A model's answer, its text and its calls' arguments already cleaned."""
+    parts: list[dict[str, Any]] = []
+    if text:
+        parts.append({"type": "text", "content": text})
+    for call_id, name, args in calls:
+        parts.append({"type": "tool_call", "id": call_id, "name": name, "arguments": args})
+    return {"role": "assistant", "parts": parts}
 
 
 def tool_message(call_id: str | None, response: Any, limit: int) -> dict[str, Any]:

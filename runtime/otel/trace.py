@@ -154,6 +154,8 @@ class AgentRun:
     # each tool's response, each message as its JSON text (encoded once, however many windows
     # it is in). A model call's input is its newest part that fit the window.
     history: list[str] = field(default_factory=list)
+    # Tool calls' arguments as the model gave them, and cleaned, by call id (content only).
+    asked: dict[str, tuple[Any, str]] = field(default_factory=dict)
 
 
 def agent_name(event: Event) -> str:
@@ -556,15 +558,21 @@ class Trace:
         )
         span.close(self.now)
         if self.options.content and e.text is not None:
-            calls = [(c.id, c.name, c.args) for c in e.tool_calls or []]
+            run = self.agents.get(agent_name(e))
+            calls = []
+            for c in e.tool_calls or []:
+                args = content.clean(c.args, self.limit)
+                calls.append((c.id, c.name, args))
+                if run is not None and c.id:
+                    run.asked[c.id] = (c.args, args)  # the tool's span shows them again
             reasons = finish_reasons(e)
-            said = content.message_json(content.assistant_message(e.text, calls, self.limit))
+            text = content.clean(e.text, self.limit) if e.text else ""
+            said = content.message_json(content.assistant_parts(text, calls))
             reason = reasons[0] if reasons else None
             # The output is the same message with its finish reason, its last key.
             span.attributes["gen_ai.output.messages"] = (
                 "[" + content.with_key(said, "finish_reason", reason) + "]"
             )
-            run = self.agents.get(agent_name(e))
             if run is not None:
                 run.history.append(said)
         self.final(span)
@@ -597,7 +605,11 @@ class Trace:
         if self.options.content:
             asked = call.dispatched.event
             if isinstance(asked, ToolDispatched) and asked.args is not None:
-                self.put(span, "gen_ai.tool.call.arguments", asked.args)
+                known = run.asked.get(asked.call_id) if asked.call_id else None
+                if known is not None and known[0] == asked.args:
+                    span.attributes["gen_ai.tool.call.arguments"] = known[1]  # cleaned already
+                else:
+                    self.put(span, "gen_ai.tool.call.arguments", asked.args)
             answer = e.result if e.error is None else f"{e.error.type}: {e.error.message}"
             said = content.clean(answer, self.limit)  # once, for the span and the history
             if answer is not None:

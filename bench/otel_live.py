@@ -5,9 +5,10 @@ drives them, in this process, against SQLite. Modes alternate run by run, so bot
 machine:
 
     off    MINUTES_OTLP_LIVE unset: a step sends no push
-    live   MINUTES_OTLP_LIVE=1, and a pusher thread doing a worker's job meanwhile: it runs
-           the live push (services.traces.push_live) again and again while the run goes on,
-           against a collector that answers every POST after --delay seconds
+    live   MINUTES_OTLP_LIVE=1, and a pusher thread doing a worker's job meanwhile: after each
+           step it gets a message (as the step sends one) and runs the live push
+           (services.traces.push_live), against a collector that answers every POST after
+           --delay seconds; messages that pile up while it waits are taken as one
 
 A step only sends a message when live pushes are on; if it waited for the collector, each
 would take at least --delay. Figures: each step's wall time (median and 95th percentile over
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import statistics
 import tempfile
 import threading
@@ -81,16 +83,16 @@ def fly(live: bool) -> tuple[list[float], dict[str, int]]:
     settings.OTLP_LIVE = live
     run_id = runs.start_run("repo-fix", "first-flight", by="bench")
     outcomes: dict[str, int] = {}
-    going = threading.Event()
-    going.set()
+    sent = queue.Queue[str]()
 
     def pusher() -> None:
         try:
-            while going.is_set():
+            while sent.get() != "stop":
+                while not sent.empty():  # a push takes every span that ended: one will do
+                    if sent.get() == "stop":
+                        return
                 outcome = trace_service.push_live(run_id)
                 outcomes[outcome] = outcomes.get(outcome, 0) + 1
-                if outcome in ("nothing", "busy"):
-                    time.sleep(0.02)
         finally:
             connections.close_all()
 
@@ -105,8 +107,9 @@ def fly(live: bool) -> tuple[list[float], dict[str, int]]:
             steps.append((time.perf_counter() - started) * 1000)
             if outcome != "stepped":
                 break
+            sent.put("step")  # what the step's message would tell a worker
     finally:
-        going.clear()
+        sent.put("stop")
         if thread is not None:
             thread.join()
     return steps, outcomes

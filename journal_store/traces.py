@@ -66,6 +66,8 @@ class Ledger:
     cursor: int = 0
     open: TraceSpansClaimed | None = None
     sent: list[tuple[str, int, int]] = field(default_factory=list)
+    live_failed: str | None = None  # the last live push's error, if it failed
+    went_live: int = 0  # spans sent live before the last whole push (it left them out)
 
     def live_spans(self) -> int:
         return sum(count for _, _, count in self.sent)
@@ -85,9 +87,13 @@ def ledger(run_id: str) -> Ledger:
                 book.open = None
             if isinstance(e, TraceSpansPushed):
                 book.sent.append((e.endpoint, e.first, e.count))
+                book.live_failed = None
+            else:
+                book.live_failed = e.error
         elif isinstance(e, WHOLE):
             book.last = e
             if isinstance(e, TracePushed):
+                book.went_live = book.live_spans()
                 book.sent = []  # the collector has the whole trace: a new push sends it all
     return book
 
@@ -101,17 +107,27 @@ def claim(run_id: str, event: TraceSpansClaimed, version: int) -> None:
 
 
 def state(run_id: str) -> dict[str, Any] | None:
-    """The run's last push of its whole trace, as the run page shows it; None when none was
-    ever asked for. Spans pushed live before it are counted in `live`."""
+    """The run's last push of its whole trace, as the run page shows it ("live" while the run
+    goes on and only live pushes were made); None when no push was ever made or asked for.
+    Spans pushed live before the whole push are counted in `live`."""
     book = ledger(run_id)
     e = book.last
     if e is None:
-        return None
+        if not (book.sent or book.live_failed):
+            return None
+        # The run goes on, its spans pushed live: how many so far, and the last failure.
+        return {"state": "live", "spans": book.live_spans(), "error": book.live_failed}
     shown: dict[str, Any] = {"at": e.t, "endpoint": getattr(e, "endpoint", ""), "live": 0}
     if isinstance(e, TracePushQueued):
         return shown | {"state": "queued", "by": e.by, "live": book.live_spans()}
     if isinstance(e, TracePushed):
-        return shown | {"state": "pushed", "spans": e.spans, "attempts": e.attempts}
+        # `spans` counts the whole trace: what this push sent, and what went live before it.
+        return shown | {
+            "state": "pushed",
+            "spans": e.spans + book.went_live,
+            "live": book.went_live,
+            "attempts": e.attempts,
+        }
     if isinstance(e, TracePushFailed):
         return shown | {
             "state": "failed",

@@ -54,8 +54,15 @@ def fly_live(run_id: str) -> list[str]:
     raise AssertionError("the run never settled")
 
 
-def test_spans_go_live_as_the_run_goes_on_and_the_end_push_completes_the_trace(owner, live):
+def test_spans_go_live_as_the_run_goes_on_and_the_end_push_completes_the_trace(
+    owner, as_owner, live
+):
     run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    assert drive_step(run_id, "test") == "stepped"
+    assert trace_tasks.push_live(run_id) == "pushed"
+    going = received(live)
+    page = as_owner.get(f"/runs/{run_id}/").content.decode()
+    assert f"{len(going)} span{'s' if len(going) > 1 else ''} pushed live" in page
     pushes = fly_live(run_id)
     assert pushes.count("pushed") >= 3  # spans went out while the run was still going
     before_end = received(live)
@@ -70,7 +77,13 @@ def test_spans_go_live_as_the_run_goes_on_and_the_end_push_completes_the_trace(o
     assert len(last.resource_spans[0].scope_spans[0].spans) == len(whole) - len(before_end)
     assert {len(s.trace_id) for s in got} == {16}
     state = journal_traces.state(run_id)
-    assert state["state"] == "pushed" and state["spans"] == len(whole) - len(before_end)
+    assert (state["state"], state["spans"], state["live"]) == (
+        "pushed",
+        len(whole),
+        len(before_end),
+    )
+    page = as_owner.get(f"/runs/{run_id}/").content.decode()
+    assert f"Trace pushed ({len(whole)} spans, {len(before_end)} of them live" in page
     assert trace_tasks.push_live(run_id) == "ended"  # a late live push sends nothing
     assert len(received(live)) == len(whole)
 

@@ -46,9 +46,7 @@ def test_production_without_a_secret_key_refuses_to_start(tmp_path):
 def test_a_malformed_setting_names_itself(tmp_path):
     result = manage("check", MINUTES_DEBUG="maybe", MINUTES_HOME=str(tmp_path))
     assert result.returncode != 0 and "MINUTES_DEBUG must be one of" in result.stderr
-    result = manage(
-        "check", DATABASE_URL="mysql://x", MINUTES_DEBUG="1", MINUTES_HOME=str(tmp_path)
-    )
+    result = manage("check", DATABASE_URL="mysql://x", MINUTES_DEBUG="1", MINUTES_HOME=str(tmp_path))
     assert (
         result.returncode != 0
         and "DATABASE_URL must start with sqlite:// or postgres://" in result.stderr

@@ -70,7 +70,5 @@ def test_the_two_by_two_shows_what_the_harness_guarantees(tmp_path, capsys):
     for path in tmp_path.glob("zi-*.jsonl"):
         journal = JsonlJournal(path)
         assert flight.replay(journal, flight.find_run(journal, journal.streams())).identical
-    assert (
-        main(["zi", "--team", "repo-fix", "--dir", str(tmp_path)]) == 2
-    )  # the journals are there: refused
+    assert main(["zi", "--team", "repo-fix", "--dir", str(tmp_path)]) == 2  # the journals are there: refused
     assert "exists: give another --dir" in capsys.readouterr().err

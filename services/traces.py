@@ -17,8 +17,9 @@ end completes the trace by sending what did not go live: the spans no live push 
 those of live pushes that failed. What went live is not sent again, because resending is not
 idempotent everywhere (Phoenix keeps the first copy of a span id; Jaeger and Tempo store both).
 It waits for a live push in flight to settle first. One exception: a claim whose worker died
-with no outcome journalled is taken as failed after STALE (its spans go with the end's push,
-perhaps a second time).
+with no outcome journalled is taken as failed after `stale_after()` (its spans go with the
+end's push, perhaps a second time). A live push tries once: its failure costs no backoff, and
+the end's push, which retries, sends its spans.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ from runtime.journal import WrongExpectedVersion
 from runtime.otel import push as otlp_push
 from runtime.otel.encode import folded
 from runtime.otel.protobuf import serialized
-from runtime.otel.push import MAX_BACKOFF
 from services import queue
 
 log = logging.getLogger(__name__)
@@ -89,23 +89,22 @@ def step_taken(run_id: str) -> str:
 
 
 def stale_after() -> float:
-    """Seconds after which a live claim with no outcome is taken as failed: longer than every
-    attempt and backoff of a push could last."""
-    attempts = settings.OTLP_ATTEMPTS
-    return settings.OTLP_TIMEOUT_SECONDS * attempts + MAX_BACKOFF * (attempts - 1) + 10
+    """Seconds after which a live claim with no outcome is taken as failed: longer than its
+    one attempt could last (with room for the fold and the journal)."""
+    return settings.OTLP_TIMEOUT_SECONDS * 2 + 10
 
 
 def in_flight(book: traces.Ledger) -> bool:
     return book.open is not None and time.time() - book.open.t < stale_after()
 
 
-def send(body: bytes) -> otlp_push.PushResult:
+def send(body: bytes, attempts: int | None = None) -> otlp_push.PushResult:
     return otlp_push.push(
         body,
         settings.OTLP_ENDPOINT,
         settings.OTLP_HEADERS,
         timeout=float(settings.OTLP_TIMEOUT_SECONDS),
-        attempts=settings.OTLP_ATTEMPTS,
+        attempts=attempts or settings.OTLP_ATTEMPTS,
         backoff=settings.OTLP_BACKOFF_SECONDS,
     )
 
@@ -134,7 +133,9 @@ def push_live(run_id: str) -> str:
         return "busy"  # the stream moved since we read it: whoever moved it goes first
     body = serialized(spans)
     try:
-        sent = send(body)
+        # One attempt: a live push that fails costs a worker no backoff, and its spans go
+        # with the push at the run's end, which retries.
+        sent = send(body, attempts=1)
     except otlp_push.PushFailed as exc:
         failed = TraceSpansPushFailed(
             endpoint=endpoint(),

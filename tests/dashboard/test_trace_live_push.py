@@ -105,14 +105,17 @@ def test_live_pushes_are_off_unless_asked(owner, settings, collector):  # noqa: 
     assert collector.got == [] and kinds(run_id) == []
 
 
-def test_a_failed_live_push_is_recorded_and_its_spans_go_with_the_end_push(owner, live):
+def test_a_failed_live_push_is_tried_once_recorded_and_its_spans_go_with_the_end_push(owner, live):
     run_id = runs.start_run("repo-fix", "first-flight", by="owner")
     for _ in range(3):
         drive_step(run_id, "test")
-    live.answers = [401]  # refused, not retried
+    live.answers = [503, 503]  # the end push would retry this; a live push tries once
     assert trace_tasks.push_live(run_id) == "failed"
+    assert live.answers == [503]  # one POST: no backoff holds the worker
     [failed] = [r.event for r in DjangoJournal().read(f"traces-{run_id}")][-1:]
-    assert failed.kind == "TraceSpansPushFailed" and "HTTP 401" in failed.error
+    assert failed.kind == "TraceSpansPushFailed" and "HTTP 503" in failed.error
+    assert failed.attempts == 1
+    live.answers = []
     fly_live(run_id)  # the next live pushes go on from after the failed spans
     assert trace_tasks.push(run_id) == "pushed"
     ids = [s.span_id for s in received(live)]

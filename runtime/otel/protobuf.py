@@ -169,6 +169,16 @@ def attribute_bytes(key: str, value: Any) -> bytes:
     return out
 
 
+def unset_status() -> bytes:
+    rest = SpanMessage()
+    rest.status.code = Status.STATUS_CODE_UNSET
+    out: bytes = rest.SerializeToString(deterministic=True)
+    return out
+
+
+UNSET_STATUS = unset_status()
+
+
 def span_serialized(span: Span, trace_id: bytes) -> bytes:
     """The span's bytes, as `fill_span` then serializing would give: its own fields (1-8),
     then its attributes one by one (9), then its events and status (11, 15), each part an
@@ -183,21 +193,33 @@ def span_serialized(span: Span, trace_id: bytes) -> bytes:
     )
     if span.parent_id is not None:
         own.parent_span_id = bytes.fromhex(span.parent_id)
-    rest = SpanMessage()
-    for at, name, attrs in span.events:
-        event = rest.events.add(time_unix_nano=at, name=name)
-        fill_attributes(event.attributes, attrs)
-    if span.error is None:
-        rest.status.code = Status.STATUS_CODE_UNSET
+    if span.events or span.error is not None:
+        rest = SpanMessage()
+        for at, name, attrs in span.events:
+            event = rest.events.add(time_unix_nano=at, name=name)
+            fill_attributes(event.attributes, attrs)
+        if span.error is None:
+            rest.status.code = Status.STATUS_CODE_UNSET
+        else:
+            rest.status.code = Status.STATUS_CODE_ERROR
+            rest.status.message = span.error
+        tail = rest.SerializeToString(deterministic=True)
     else:
-        rest.status.code = Status.STATUS_CODE_ERROR
-        rest.status.message = span.error
-    attributes = [attribute_bytes(k, v) for k, v in span.attributes.items() if v is not None]
+        tail = UNSET_STATUS  # most spans: no events, status unset
+    attributes = []
+    for k, v in span.attributes.items():
+        if v is None:
+            continue
+        # The cache's hits looked up here, without a call: most of a span's attributes.
+        kind = type(v)
+        short = kind is int or (kind is str and len(v) <= SHORT)
+        known = _PAIRS.get((k, v)) if short else None
+        attributes.append(attribute_bytes(k, v) if known is None else known)
     return b"".join(
         (
             own.SerializeToString(deterministic=True),
             *attributes,
-            rest.SerializeToString(deterministic=True),
+            tail,
         )
     )
 

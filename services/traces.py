@@ -15,7 +15,8 @@ spans by appending TraceSpansClaimed at the version of the traces stream it read
 pushes cannot send the same spans, and at most one is in flight per run. The push at the run's
 end completes the trace by sending what did not go live: the spans no live push claimed, and
 those of live pushes that failed. What went live is not sent again, because resending is not
-idempotent everywhere (Phoenix keeps the first copy of a span id; Jaeger and Tempo store both).
+idempotent everywhere (Phoenix keeps the first copy of a span id; stores that append, such as
+Jaeger's, keep both).
 It waits for a live push in flight to settle first. One exception: a claim whose worker died
 with no outcome journalled is taken as failed after `stale_after()` (its spans go with the
 end's push, perhaps a second time). A live push tries once: its failure costs no backoff, and

@@ -157,3 +157,35 @@ def test_the_end_push_waits_for_a_live_push_in_flight(owner, live):
     assert kinds(run_id) == ["TraceSpansClaimed", "TracePushQueued"]
     assert trace_tasks.push(run_id) == "later"  # sent again in a moment, nothing sent now
     assert live.got == []
+
+
+def test_a_fan_out_run_s_specialists_go_live_once_their_reports_are_in(owner, live, monkeypatch):
+    """Specialists work on streams of their own; each one's span may still be marked failed by
+    its supervisor's report, so it goes live after that report, and still only once."""
+    from services import specialists
+
+    sent: list[tuple[str, str, dict]] = []
+    monkeypatch.setattr(
+        specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+    )
+    run_id = runs.start_run("support-triage", "broken-policy", by="owner")
+    outcome = "stepped"
+    for _ in range(100):
+        outcome = drive_step(run_id, "test")
+        trace_tasks.push_live(run_id)
+        if outcome not in ("stepped", "waiting"):
+            break
+        while sent:
+            run, sub, _handoff = sent.pop(0)
+            specialists.run_specialist(run, sub, "test-worker")
+    assert outcome == "done"
+    live_spans = received(live)
+    assert any(s.name == "invoke_agent policy-worker" for s in live_spans)
+    assert trace_tasks.push(run_id) == "pushed"
+    got = received(live)
+    ids = [s.span_id for s in got]
+    assert len(ids) == len(set(ids))
+    whole = whole_trace(run_id)
+    assert {s.span_id: s.SerializeToString(deterministic=True) for s in got} == whole
+    [policy] = [s for s in got if s.name == "invoke_agent policy-worker"]
+    assert policy.status.code == policy.status.STATUS_CODE_ERROR  # as its supervisor said

@@ -17,6 +17,7 @@ from journal_store.journal import DjangoJournal
 from runtime import flight
 from runtime.events import TraceSpansClaimed
 from runtime.otel import otlp_request
+from runtime.otel.encode import folded
 from services import runs
 from services.steps import drive_step
 from tasks import traces as trace_tasks
@@ -189,3 +190,24 @@ def test_a_fan_out_run_s_specialists_go_live_once_their_reports_are_in(owner, li
     assert {s.span_id: s.SerializeToString(deterministic=True) for s in got} == whole
     [policy] = [s for s in got if s.name == "invoke_agent policy-worker"]
     assert policy.status.code == policy.status.STATUS_CODE_ERROR  # as its supervisor said
+
+
+def test_a_claim_whose_worker_died_is_taken_as_failed_and_its_spans_go_with_the_end_push(
+    owner, live
+):
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    for _ in range(4):
+        drive_step(run_id, "test")
+    # Claimed long ago, no outcome since: its worker died with the spans in hand.
+    claim = TraceSpansClaimed(endpoint=live.url, first=0, count=2, t=time.time() - 3600)
+    journal_traces.claim(run_id, claim, 0)
+    assert trace_tasks.push_live(run_id) == "pushed"  # not held up: from the third span on
+    while drive_step(run_id, "test") == "stepped":
+        pass
+    assert trace_tasks.push(run_id) == "pushed"
+    ids = [s.span_id for s in received(live)]
+    assert len(ids) == len(set(ids)) and set(ids) == set(whole_trace(run_id))
+    records = flight.run_records(DjangoJournal(), run_id)
+    claimed = [bytes.fromhex(s.span_id) for _, s in folded(records)][:2]
+    last = live.got[-1][2].resource_spans[0].scope_spans[0].spans
+    assert set(claimed) <= {s.span_id for s in last}  # the end push sent them

@@ -315,6 +315,10 @@ OTLP_BACKOFF_SECONDS = 1.0  # before the second attempt; doubling, with jitter, 
 # Pushes waiting in the queue at most; past it a run's push is recorded as refused (retry it
 # from its page), so a dead collector cannot pile up work behind it.
 OTLP_QUEUE = env.number("MINUTES_OTLP_QUEUE", 100, minimum=1)
+# Live pushes (off unless set): while a run goes on, the spans that ended in each step are
+# pushed after it, by a worker (the step only sends a message); the push at the run's end
+# sends the rest. Needs MINUTES_OTLP_ENDPOINT.
+OTLP_LIVE = env.flag("MINUTES_OTLP_LIVE", default=False)
 
 LOGGING = {
     "version": 1,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.utils.http import content_disposition_header
 
 from journal_store import traces
@@ -39,16 +40,26 @@ def journal(run_id: str) -> StreamingHttpResponse:
     return response
 
 
-def otlp(run_id: str, protobuf: bool = False) -> HttpResponse:
+def otlp(run_id: str, protobuf: bool = False) -> HttpResponseBase:
     """The run's journal as an OTLP trace file, for any OpenTelemetry collector or viewer:
-    OTLP/JSON, or OTLP/protobuf (what collectors that refuse JSON take, Phoenix among them)."""
+    OTLP/JSON or OTLP/protobuf (what collectors that refuse JSON take, Phoenix among them)."""
+    return otlp_protobuf(run_id) if protobuf else otlp_json(run_id)
+
+
+def otlp_json(run_id: str) -> StreamingHttpResponse:
+    """The trace as OTLP/JSON, streamed as its spans end (runtime/otel/encode.py)."""
     records = flight.run_records(DjangoJournal(), run_id)
-    if protobuf:
-        pb = otel.otlp_protobuf(records, traces.options())
-        response = HttpResponse(pb, content_type=otel.PROTOBUF_TYPE)
-        response["Content-Disposition"] = attachment(run_id, ".otlp.pb")
-        return response
-    body = otel.otlp_json(records, traces.options())
-    response = HttpResponse(body, content_type="application/json")
+    chunks = otel.otlp_json_chunks(records, traces.options())
+    response = StreamingHttpResponse(chunks, content_type="application/json")
     response["Content-Disposition"] = attachment(run_id, ".otlp.json")
+    return response
+
+
+def otlp_protobuf(run_id: str) -> HttpResponse:
+    """The trace as OTLP/protobuf, built whole: its lengths come before its contents."""
+    records = flight.run_records(DjangoJournal(), run_id)
+    response = HttpResponse(
+        otel.otlp_protobuf(records, traces.options()), content_type=otel.PROTOBUF_TYPE
+    )
+    response["Content-Disposition"] = attachment(run_id, ".otlp.pb")
     return response

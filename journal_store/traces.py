@@ -1,13 +1,16 @@
 """A run's trace as this deployment exports it, and what became of its pushes.
 
 The options come from the settings (MINUTES_OTLP_*). Pushes are journalled on the run's
-`traces-<id>` stream (runtime/events/traces.py): queued, then pushed or failed. Its last event
-is the push's state, which the run page shows; a queued push with no outcome yet is one the
-workers have still to send, and those count against the queue's bound.
+`traces-<id>` stream (runtime/events/traces.py): the whole trace's push is queued, then pushed
+or failed, and its last such event is the state the run page shows; a queued push with no
+outcome yet is one the workers have still to send, and those count against the queue's bound.
+Live pushes (MINUTES_OTLP_LIVE) add their claims and outcomes on the same stream, and the
+ledger (`ledger`) reads both: which spans went live, which claim is still in flight.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -15,9 +18,19 @@ from django.db import connections
 
 from journal_store.journal import DjangoJournal
 from runtime import streams
-from runtime.events import Event, TracePushed, TracePushFailed, TracePushQueued
+from runtime.events import (
+    Event,
+    TracePushed,
+    TracePushFailed,
+    TracePushQueued,
+    TraceSpansClaimed,
+    TraceSpansPushed,
+    TraceSpansPushFailed,
+)
 from runtime.journal import append_next
 from runtime.otel import TraceOptions
+
+WHOLE = (TracePushQueued, TracePushed, TracePushFailed)  # the whole trace's push
 
 
 def options() -> TraceOptions:
@@ -36,29 +49,106 @@ def record(run_id: str, event: Event) -> None:
     )
 
 
+@dataclass
+class Ledger:
+    """What a run's traces stream says of its pushes.
+
+    version  the stream's version as read: a live claim is appended at it (compare-and-swap)
+    last     the whole trace's push: its last event (queued, pushed or failed), or None
+    cursor   spans claimed by live pushes so far: the next live push starts there
+    open     a live claim with no outcome yet (a push in flight, or one whose worker died)
+    sent     live pushes the collector took since the whole trace was last pushed, as
+             (endpoint, first, count): the whole push leaves those spans out
+    """
+
+    version: int = 0
+    last: Event | None = None
+    cursor: int = 0
+    open: TraceSpansClaimed | None = None
+    sent: list[tuple[str, int, int]] = field(default_factory=list)
+    live_failed: str | None = None  # the last live push's error, if it failed
+    went_live: int = 0  # spans sent live before the last whole push (it left them out)
+
+    def live_spans(self) -> int:
+        return sum(count for _, _, count in self.sent)
+
+
+def ledger(run_id: str) -> Ledger:
+    """The run's traces stream, read as a ledger of its pushes."""
+    book = Ledger()
+    for rec in DjangoJournal().read(streams.traces(run_id)):
+        e = rec.event
+        book.version = rec.version
+        if isinstance(e, TraceSpansClaimed):
+            book.open = e
+            book.cursor = e.first + e.count
+        elif isinstance(e, TraceSpansPushed | TraceSpansPushFailed):
+            if book.open is not None and book.open.first == e.first:
+                book.open = None
+            if isinstance(e, TraceSpansPushed):
+                book.sent.append((e.endpoint, e.first, e.count))
+                book.live_failed = None
+            else:
+                book.live_failed = e.error
+        elif isinstance(e, WHOLE):
+            book.last = e
+            if isinstance(e, TracePushed):
+                book.went_live = book.live_spans()
+                book.sent = []  # the collector has the whole trace: a new push sends it all
+    return book
+
+
+def claim(run_id: str, event: TraceSpansClaimed, version: int) -> None:
+    """Journal a live push's claim at the version its pusher read; WrongExpectedVersion when
+    the stream moved (another push claimed first, or the run's end queued the whole push)."""
+    DjangoJournal().append(
+        streams.traces(run_id), [event.model_copy(update={"run_id": run_id})], version
+    )
+
+
 def state(run_id: str) -> dict[str, Any] | None:
-    """The run's last push, as the run page shows it; None when none was ever asked for."""
-    last = DjangoJournal().last(streams.traces(run_id))
-    if last is None:
-        return None
-    e = last.event
-    shown: dict[str, Any] = {"at": e.t, "endpoint": getattr(e, "endpoint", "")}
+    """The run's last push of its whole trace, as the run page shows it ("live" while the run
+    goes on and only live pushes were made); None when no push was ever made or asked for.
+    Spans pushed live before the whole push are counted in `live`."""
+    book = ledger(run_id)
+    e = book.last
+    if e is None:
+        if not (book.sent or book.live_failed):
+            return None
+        # The run goes on, its spans pushed live: how many so far, and the last failure.
+        return {"state": "live", "spans": book.live_spans(), "error": book.live_failed}
+    shown: dict[str, Any] = {"at": e.t, "endpoint": getattr(e, "endpoint", ""), "live": 0}
     if isinstance(e, TracePushQueued):
-        return shown | {"state": "queued", "by": e.by}
+        return shown | {"state": "queued", "by": e.by, "live": book.live_spans()}
     if isinstance(e, TracePushed):
-        return shown | {"state": "pushed", "spans": e.spans, "attempts": e.attempts}
+        # `spans` counts the whole trace: what this push sent, and what went live before it.
+        return shown | {
+            "state": "pushed",
+            "spans": e.spans + book.went_live,
+            "live": book.went_live,
+            "attempts": e.attempts,
+        }
     if isinstance(e, TracePushFailed):
-        return shown | {"state": "failed", "error": e.error, "attempts": e.attempts}
+        return shown | {
+            "state": "failed",
+            "error": e.error,
+            "attempts": e.attempts,
+            "live": book.live_spans(),
+        }
     return None
 
 
 def waiting() -> int:
-    """Pushes queued and not yet sent: traces streams whose last event is TracePushQueued."""
+    """Pushes queued and not yet sent: traces streams whose last push of the whole trace is
+    TracePushQueued (a live push's outcome may come after it)."""
+    kinds = ", ".join(["%s"] * len(WHOLE))
     sql = (
         "SELECT COUNT(*) FROM journal_event e WHERE e.stream LIKE %s AND e.kind = %s "
-        "AND e.version = (SELECT MAX(version) FROM journal_event WHERE stream = e.stream)"
+        "AND e.version = (SELECT MAX(version) FROM journal_event WHERE stream = e.stream "
+        f"AND kind IN ({kinds}))"
     )
+    params = [streams.traces("") + "%", TracePushQueued.kind, *(k.kind for k in WHOLE)]
     with connections["default"].cursor() as cursor:
-        cursor.execute(sql, [streams.traces("") + "%", TracePushQueued.kind])
+        cursor.execute(sql, params)
         (count,) = cursor.fetchone()
     return int(count)

@@ -20,11 +20,12 @@ The teams are the installed ones (`runtime.plugins`); a team's own flags (`--ord
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -346,16 +347,19 @@ def cmd_otlp(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.protobuf:
-        body = otel.otlp_protobuf(records, options)
+        if not (args.output and args.output != "-") and sys.stdout.isatty():
+            print("error: protobuf is binary: name a file with -o FILE", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        chunks: Iterable[bytes] = [otel.otlp_protobuf(records, options)]
     else:
-        body = (otel.otlp_json(records, options) + "\n").encode()
+        # Written as the spans end, not held: a long run's trace in flat memory.
+        text = otel.otlp_json_chunks(records, options)
+        chunks = itertools.chain((c.encode() for c in text), [b"\n"])
     if args.output and args.output != "-":
-        Path(args.output).write_bytes(body)
-    elif args.protobuf and sys.stdout.isatty():
-        print("error: protobuf is binary: name a file with -o FILE", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        with Path(args.output).open("wb") as out:
+            out.writelines(chunks)
     else:
-        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.writelines(chunks)
         sys.stdout.flush()
     return EXIT_OK
 

@@ -4,7 +4,7 @@ A dead letter is in the run's own stream (the harness parked a sub-task) or in i
 stream (a step kept dying: services/steps.py). Deciding one appends the decision beside it, at
 the version the decider read, so two deciders race fairly: exactly one decision is written.
 Either way the run is driven on; a discarded control letter ends the run, since nobody will
-drive that step again.
+drive that step again, and queues its trace's push (services/traces.py) as a run's end does.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from journal_store.journal import DjangoJournal
 from runtime import streams
 from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried, TeamFinished
 from runtime.journal import WrongExpectedVersion
-from services import queue
+from services import queue, traces
 from services.runs import RunError
 
 
@@ -65,3 +65,6 @@ def finish_discarded(run_id: str, by: str, reason: str) -> None:
     reason = f"discarded by {by}: {reason}"
     finished = TeamFinished(run_id=run_id, status="escalated", reason=reason)
     journal.append(stream, [finished], journal.version(stream))
+    # No step will end this run (the next one finds it finished and stops): its trace is
+    # pushed from here, as a run's last step would have.
+    traces.run_ended(run_id)

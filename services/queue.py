@@ -28,6 +28,7 @@ STALE_CHANNEL_TRIES = 3
 ADVANCE = "tasks.runs.advance"
 SPECIALIST = "tasks.fanout.specialist"
 PUSH_TRACE = "tasks.traces.push"
+PUSH_LIVE = "tasks.traces.push_live"
 
 
 def send(name: str, *ids: str, countdown: float | None = None, node: str | None = None) -> None:
@@ -75,9 +76,14 @@ def advance(run_id: str, countdown: float | None = None, node: str | None = None
     send(ADVANCE, run_id, countdown=countdown, node=node)
 
 
-def push_trace(run_id: str) -> None:
+def push_trace(run_id: str, countdown: float | None = None) -> None:
     """Push the run's trace to the configured collector (on a worker; services/traces.py)."""
-    send(PUSH_TRACE, run_id)
+    send(PUSH_TRACE, run_id, countdown=countdown)
+
+
+def push_live(run_id: str) -> None:
+    """Push the run's spans made final since its last live push (on a worker)."""
+    send(PUSH_LIVE, run_id)
 
 
 def specialist(run_id: str, sub_id: str) -> None:

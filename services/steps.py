@@ -111,6 +111,8 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
         elif warm is not None:
             warm.abandon()
             warm = None
+    if outcome in ("stepped", "waiting", "failed-step"):
+        traces.step_taken(run_id)  # its spans that ended, live, if asked: a message, no wait
     if outcome == "stepped":
         # To the node whose process holds the parked flight; a node that dies with the step
         # queued for it is covered by revive_stalled.

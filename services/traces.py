@@ -6,19 +6,46 @@ waits on a collector. The task (`push`) encodes the trace as protobuf, POSTs it 
 and backoff (runtime/otel/push.py), and journals the outcome. A failed push is shown on the run
 page with a retry button (`request_push` by a person). The queue is bounded: past
 MINUTES_OTLP_QUEUE pushes waiting, a new one is recorded as refused instead of queued.
+
+Live (MINUTES_OTLP_LIVE): after each step of a run that goes on, a task is sent (`step_taken`)
+that pushes the spans made final since the last live push (`push_live`): the step only sends a
+message, so a slow collector never slows a step. Spans are counted in the fold's order, which
+is the same whenever the journal is folded (runtime/otel/trace.py); a live push claims its
+spans by appending TraceSpansClaimed at the version of the traces stream it read, so two
+pushes cannot send the same spans, and at most one is in flight per run. The push at the run's
+end completes the trace by sending what did not go live: the spans no live push claimed, and
+those of live pushes that failed. What went live is not sent again, because resending is not
+idempotent everywhere (Phoenix keeps the first copy of a span id; stores that append, such as
+Jaeger's, keep both).
+It waits for a live push in flight to settle first. One exception: a claim whose worker died
+with no outcome journalled is taken as failed after `stale_after()` (its spans go with the
+end's push, perhaps a second time). A live push tries once: its failure costs no backoff, and
+the end's push, which retries, sends its spans.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+import time
 
 from django.conf import settings
 
 from journal_store import traces
 from journal_store.journal import DjangoJournal
-from runtime import flight, otel
-from runtime.events import TracePushed, TracePushFailed, TracePushQueued
+from runtime import flight
+from runtime.events import (
+    TracePushed,
+    TracePushFailed,
+    TracePushQueued,
+    TraceSpansClaimed,
+    TraceSpansPushed,
+    TraceSpansPushFailed,
+)
+from runtime.journal import WrongExpectedVersion
 from runtime.otel import push as otlp_push
+from runtime.otel.encode import folded
+from runtime.otel.protobuf import serialized
 from services import queue
 
 log = logging.getLogger(__name__)
@@ -53,38 +80,119 @@ def request_push(run_id: str, by: str | None = None) -> str:
     return "queued"
 
 
+def step_taken(run_id: str) -> str:
+    """After a step of a run that goes on: its new spans to the collector, when live pushes
+    are on ("queued"; else "off"). Only a message is sent: the step waits for nothing."""
+    if not (enabled() and settings.OTLP_LIVE):
+        return "off"
+    queue.push_live(run_id)
+    return "queued"
+
+
+def stale_after() -> float:
+    """Seconds after which a live claim with no outcome is taken as failed: longer than its
+    one attempt could last (with room for the fold and the journal)."""
+    return settings.OTLP_TIMEOUT_SECONDS * 2 + 10
+
+
+def in_flight(book: traces.Ledger) -> bool:
+    return book.open is not None and time.time() - book.open.t < stale_after()
+
+
+def send(body: bytes, attempts: int | None = None) -> otlp_push.PushResult:
+    return otlp_push.push(
+        body,
+        settings.OTLP_ENDPOINT,
+        settings.OTLP_HEADERS,
+        timeout=float(settings.OTLP_TIMEOUT_SECONDS),
+        attempts=attempts or settings.OTLP_ATTEMPTS,
+        backoff=settings.OTLP_BACKOFF_SECONDS,
+    )
+
+
+def push_live(run_id: str) -> str:
+    """Send the spans made final since the last live push (a worker's task): "pushed",
+    "failed" (journalled; the end's push sends them), "nothing" new, "busy" (another live push
+    is in flight, or claimed first), "ended" (the run's end push sends the rest) or "off"."""
+    if not (enabled() and settings.OTLP_LIVE):
+        return "off"
+    book = traces.ledger(run_id)
+    if book.last is not None:
+        return "ended"
+    if in_flight(book):
+        return "busy"  # one live push at a time: the next step's push takes what it leaves
+    records = flight.run_records(DjangoJournal(), run_id)
+    spans = list(
+        itertools.islice(folded(records, traces.options(), finish=False), book.cursor, None)
+    )
+    if not spans:
+        return "nothing"
+    claim = TraceSpansClaimed(endpoint=endpoint(), first=book.cursor, count=len(spans))
+    try:
+        traces.claim(run_id, claim, book.version)
+    except WrongExpectedVersion:
+        return "busy"  # the stream moved since we read it: whoever moved it goes first
+    body = serialized(spans)
+    try:
+        # One attempt: a live push that fails costs a worker no backoff, and its spans go
+        # with the push at the run's end, which retries.
+        sent = send(body, attempts=1)
+    except otlp_push.PushFailed as exc:
+        failed = TraceSpansPushFailed(
+            endpoint=endpoint(),
+            first=claim.first,
+            count=claim.count,
+            error=str(exc),
+            status=exc.status,
+            attempts=exc.attempts,
+        )
+        traces.record(run_id, failed)
+        log.warning("run %s: live trace push failed: %s", run_id, exc)
+        return "failed"
+    pushed = TraceSpansPushed(
+        endpoint=endpoint(),
+        first=claim.first,
+        count=claim.count,
+        bytes=len(body),
+        attempts=sent.attempts,
+    )
+    traces.record(run_id, pushed)
+    return "pushed"
+
+
 def push(run_id: str) -> str:
-    """Send the run's trace (a worker's task): "pushed", "failed", or "skipped" when no push is
-    waiting (a second delivery of the same message, or the collector was unset since)."""
-    state = traces.state(run_id)
-    if state is None or state["state"] != "queued":
+    """Send the run's trace (a worker's task): "pushed", "failed", "later" (a live push is in
+    flight: sent again in a moment), or "skipped" when no push is waiting (a second delivery
+    of the same message, or the collector was unset since). Spans that went live to this
+    collector are left out: it has them."""
+    book = traces.ledger(run_id)
+    if not isinstance(book.last, TracePushQueued):
         return "skipped"
     if not enabled():
         error = "MINUTES_OTLP_ENDPOINT was unset before the push was sent"
-        traces.record(run_id, TracePushFailed(endpoint=state["endpoint"], error=error, attempts=0))
+        traces.record(run_id, TracePushFailed(endpoint=book.last.endpoint, error=error, attempts=0))
         return "failed"
+    if in_flight(book):
+        queue.push_trace(run_id, countdown=1.0)
+        return "later"
+    here = endpoint()
+    went_live = {
+        n for where, first, count in book.sent if where == here for n in range(first, first + count)
+    }
     records = flight.run_records(DjangoJournal(), run_id)
-    message = otel.otlp_request(records, traces.options())
-    body: bytes = message.SerializeToString(deterministic=True)
-    spans = sum(len(s.spans) for r in message.resource_spans for s in r.scope_spans)
+    spans = [s for n, s in enumerate(folded(records, traces.options())) if n not in went_live]
+    body = serialized(spans)
     try:
-        sent = otlp_push.push(
-            body,
-            settings.OTLP_ENDPOINT,
-            settings.OTLP_HEADERS,
-            timeout=float(settings.OTLP_TIMEOUT_SECONDS),
-            attempts=settings.OTLP_ATTEMPTS,
-            backoff=settings.OTLP_BACKOFF_SECONDS,
-        )
+        sent = send(body)
     except otlp_push.PushFailed as exc:
         traces.record(
             run_id,
             TracePushFailed(
-                endpoint=endpoint(), error=str(exc), status=exc.status, attempts=exc.attempts
+                endpoint=here, error=str(exc), status=exc.status, attempts=exc.attempts
             ),
         )
         log.warning("run %s: trace push failed: %s", run_id, exc)
         return "failed"
-    pushed = TracePushed(endpoint=endpoint(), spans=spans, bytes=len(body), attempts=sent.attempts)
+    pushed = TracePushed(endpoint=here, spans=len(spans), bytes=len(body), attempts=sent.attempts)
     traces.record(run_id, pushed)
     return "pushed"

@@ -116,7 +116,14 @@ from runtime.events.team import (
     WorkspacePrepared,
     team_started_v1_v2,
 )
-from runtime.events.traces import TracePushed, TracePushFailed, TracePushQueued
+from runtime.events.traces import (
+    TracePushed,
+    TracePushFailed,
+    TracePushQueued,
+    TraceSpansClaimed,
+    TraceSpansPushed,
+    TraceSpansPushFailed,
+)
 
 # --- registry and upcasters (explicit lists: reading one line answers "which kinds exist?") --
 
@@ -199,6 +206,9 @@ ALL_KINDS: tuple[type[Event], ...] = (
     TracePushQueued,
     TracePushed,
     TracePushFailed,
+    TraceSpansClaimed,
+    TraceSpansPushed,
+    TraceSpansPushFailed,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -347,6 +357,9 @@ __all__ = [
     "TracePushFailed",
     "TracePushQueued",
     "TracePushed",
+    "TraceSpansClaimed",
+    "TraceSpansPushFailed",
+    "TraceSpansPushed",
     "TurnCapReached",
     "Upcaster",
     "Usage",

@@ -40,3 +40,41 @@ class TracePushFailed(Event):
     error: str
     status: int | None = None  # the collector's last HTTP status, when it answered
     attempts: int = Field(ge=0)
+
+
+# --- live pushes: spans sent as they become final, while the run goes on -----------------------
+# Spans are counted in the order the trace's fold makes them final (runtime/otel/trace.py), which
+# no later event changes: `first` and `count` name the same spans whenever the trace is folded.
+
+
+class TraceSpansClaimed(Event):
+    """A live push took spans `first`..`first + count - 1` to send: appended at the version the
+    pusher read, so two pushers cannot take the same spans."""
+
+    kind: ClassVar[str] = "TraceSpansClaimed"
+    endpoint: str
+    first: int = Field(ge=0)
+    count: int = Field(ge=1)
+
+
+class TraceSpansPushed(Event):
+    """The collector took the claimed spans."""
+
+    kind: ClassVar[str] = "TraceSpansPushed"
+    endpoint: str
+    first: int = Field(ge=0)
+    count: int = Field(ge=1)
+    bytes: int = Field(ge=0)
+    attempts: int = Field(ge=1)
+
+
+class TraceSpansPushFailed(Event):
+    """The claimed spans did not reach the collector: the push at the run's end sends them."""
+
+    kind: ClassVar[str] = "TraceSpansPushFailed"
+    endpoint: str
+    first: int = Field(ge=0)
+    count: int = Field(ge=1)
+    error: str
+    status: int | None = None
+    attempts: int = Field(ge=0)

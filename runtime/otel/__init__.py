@@ -1,7 +1,8 @@
 """A run's minutes as an OpenTelemetry trace, named by the GenAI semantic conventions.
 
 trace.py    the fold: a run's journal (its own stream and its specialists') to spans
-encode.py   the OTLP/JSON encoding and the entry points, `otlp_trace` and `otlp_json`
+encode.py   the OTLP/JSON encoding and the entry points, `otlp_trace`, `otlp_json` and
+            `otlp_json_chunks` (streamed), and `folded` (the spans as they become final)
 protobuf.py the OTLP/protobuf encoding (official definitions), `otlp_protobuf` and `otlp_request`
 push.py     the push of a protobuf trace to an OTLP/HTTP collector, with retries (the network)
 options.py  what a deployment chooses: the project, and whether (and how much) content goes in
@@ -9,7 +10,7 @@ options.py  what a deployment chooses: the project, and whether (and how much) c
 Plain Python like the rest of the runtime: no Django; no clock and no network but in push.py.
 """
 
-from runtime.otel.encode import otlp_json, otlp_trace
+from runtime.otel.encode import otlp_json, otlp_json_chunks, otlp_trace
 from runtime.otel.options import DEFAULT_CONTENT_CHARS, DEFAULT_PROJECT, TraceOptions
 from runtime.otel.protobuf import PROTOBUF_TYPE, otlp_protobuf, otlp_request
 from runtime.otel.trace import STATUS_ERROR, STATUS_UNSET, nanos
@@ -23,6 +24,7 @@ __all__ = [
     "TraceOptions",
     "nanos",
     "otlp_json",
+    "otlp_json_chunks",
     "otlp_protobuf",
     "otlp_request",
     "otlp_trace",

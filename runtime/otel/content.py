@@ -17,6 +17,11 @@ from typing import Any
 
 REDACTED = "[REDACTED]"
 
+# Compact JSON, as json.dumps(separators=(",", ":"), ensure_ascii=False) writes it; made once,
+# since json.dumps with options builds a new encoder at every call (a trace makes thousands).
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+_COMPACT_STRICT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
 # Values of keys that name a credential: `api_key=...`, `"password": "..."`, `token: ...`.
 # The match starts at the keyword (a prefix such as `BILLING_` stays as it is): a pattern that
 # starts with `[\w.-]*` would try every position of every text, several times slower.
@@ -37,10 +42,9 @@ _SHAPED = re.compile(
 )
 
 
-# Substrings without which a pattern cannot match: a substring test is far cheaper than a
-# regular expression's scan, and most texts (test output, answers) contain none of them.
-_SHAPED_HINTS = ("bearer", "sk-", "mt_", "gh", "xox", "akia", "private key")
-_NAMED_HINTS = ("api", "secret", "token", "passw", "authorization", "credential")
+# `scrub` first looks for substrings without which a pattern cannot match: a substring test is
+# far cheaper than a regular expression's scan, and most texts (test output, answers) contain
+# none of them. Keep its lists in step with the patterns above.
 
 
 def _named(match: re.Match[str]) -> str:
@@ -54,9 +58,25 @@ def _named(match: re.Match[str]) -> str:
 def scrub(text: str) -> str:
     """The text with every credential it shows replaced by [REDACTED]."""
     low = text.lower()
-    if any(hint in low for hint in _SHAPED_HINTS):
+    # Spelled out rather than any(...) over the hints: no generator per text.
+    if (
+        "bearer" in low
+        or "sk-" in low
+        or "mt_" in low
+        or "gh" in low
+        or "xox" in low
+        or "akia" in low
+        or "private key" in low
+    ):
         text = _SHAPED.sub(REDACTED, text)
-    if any(hint in low for hint in _NAMED_HINTS):
+    if (
+        "api" in low
+        or "secret" in low
+        or "token" in low
+        or "passw" in low
+        or "authorization" in low
+        or "credential" in low
+    ):
         text = _NAMED.sub(_named, text)
     return text
 
@@ -72,7 +92,7 @@ def as_text(value: Any) -> str:
     """A value as it reads in a trace: strings as they are, anything else as compact JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _COMPACT(value)
 
 
 def clean(value: Any, limit: int) -> str:
@@ -84,30 +104,59 @@ def clean(value: Any, limit: int) -> str:
 
 
 def text_message(role: str, text: str, limit: int) -> dict[str, Any]:
-    return {"role": role, "parts": [{"type": "text", "content": clean(text, limit)}]}
+    return text_part_message(role, clean(text, limit))
+
+
+def text_part_message(role: str, cleaned: str) -> dict[str, Any]:
+    """A message of one text part, already cleaned."""
+    return {"role": role, "parts": [{"type": "text", "content": cleaned}]}
 
 
 def assistant_message(
     text: str, calls: list[tuple[str, str, Any]], limit: int, finish_reason: str | None = None
 ) -> dict[str, Any]:
     """A model's answer: its text and its tool calls (id, name, arguments)."""
-    parts: list[dict[str, Any]] = []
-    if text:
-        parts.append({"type": "text", "content": clean(text, limit)})
-    for call_id, name, args in calls:
-        parts.append(
-            {"type": "tool_call", "id": call_id, "name": name, "arguments": clean(args, limit)}
-        )
-    message: dict[str, Any] = {"role": "assistant", "parts": parts}
+    cleaned = [(call_id, name, clean(args, limit)) for call_id, name, args in calls]
+    message = assistant_parts(clean(text, limit) if text else "", cleaned)
     if finish_reason is not None:
         message["finish_reason"] = finish_reason
     return message
 
 
+def assistant_parts(text: str, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """A model's answer, its text and its calls' arguments already cleaned."""
+    parts: list[dict[str, Any]] = []
+    if text:
+        parts.append({"type": "text", "content": text})
+    for call_id, name, args in calls:
+        parts.append({"type": "tool_call", "id": call_id, "name": name, "arguments": args})
+    return {"role": "assistant", "parts": parts}
+
+
 def tool_message(call_id: str | None, response: Any, limit: int) -> dict[str, Any]:
-    part = {"type": "tool_call_response", "id": call_id, "response": clean(response, limit)}
+    return tool_response(call_id, clean(response, limit))
+
+
+def tool_response(call_id: str | None, cleaned: str) -> dict[str, Any]:
+    """A tool's response message, its response already cleaned."""
+    part = {"type": "tool_call_response", "id": call_id, "response": cleaned}
     return {"role": "tool", "parts": [part]}
 
 
 def messages_json(messages: list[dict[str, Any]]) -> str:
-    return json.dumps(messages, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT_STRICT(messages)
+
+
+def message_json(message: dict[str, Any]) -> str:
+    """One message as compact JSON: `messages_json` of a list is its messages' texts, joined
+    by commas in brackets."""
+    return _COMPACT_STRICT(message)
+
+
+def with_key(text: str, key: str, value: str | None) -> str:
+    """A JSON object's text with one more key, last (as if the dict had it last); the text as
+    it is when the value is None."""
+    if value is None:
+        return text
+    extra = json.dumps(key, ensure_ascii=False) + ":" + json.dumps(value, ensure_ascii=False)
+    return text[:-1] + ("," if text != "{}" else "") + extra + "}"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from runtime.journal import Recorded
 from runtime.otel.options import TraceOptions
-from runtime.otel.text import trace_text
+from runtime.otel.text import EMPTY, SCOPE, TAIL, span_text, trace_head
 from runtime.otel.trace import (
     SCOPE_NAME,
     SCOPE_VERSION,
@@ -16,6 +16,8 @@ from runtime.otel.trace import (
     Span,
     Trace,
 )
+
+CHUNK_SPANS = 256  # spans a streamed export gives at a time (about 0.5 MB of JSON)
 
 
 def encode_value(value: Any) -> dict[str, Any]:
@@ -69,7 +71,7 @@ def resource(options: TraceOptions) -> dict[str, Any]:
     return {"service.name": options.project, "openinference.project.name": options.project}
 
 
-def export(trace: Trace) -> dict[str, Any]:
+def export(trace: Trace, spans: Iterable[Span]) -> dict[str, Any]:
     """The spans as one ExportTraceServiceRequest, in OTLP/JSON's shape."""
     return {
         "resourceSpans": [
@@ -78,7 +80,7 @@ def export(trace: Trace) -> dict[str, Any]:
                 "scopeSpans": [
                     {
                         "scope": {"name": SCOPE_NAME, "version": SCOPE_VERSION},
-                        "spans": [encode_span(s, trace.trace_id) for s in trace.spans],
+                        "spans": [encode_span(s, trace.trace_id) for s in spans],
                     }
                 ],
             }
@@ -93,31 +95,83 @@ def otlp_trace(records: Iterable[Recorded], options: TraceOptions | None = None)
     the lease, control and effect streams say
     how the run was driven, not what its agents did. The first run stream met names the run;
     records of any other run are ignored. No run stream at all gives a request with no spans.
+    Spans come in the order they became final (trace.py): children before their parents.
     """
-    trace = build(records, options)
-    return {"resourceSpans": []} if trace is None else export(trace)
+    trace: Trace | None = None
+    spans: list[Span] = []
+    for found, span in folded(records, options):
+        trace = found
+        spans.append(span)
+    return {"resourceSpans": []} if trace is None else export(trace, spans)
+
+
+def runs_in(trace: Trace, rec: Recorded) -> bool:
+    """Whether the record is the run's: its own stream, or a parallel specialist's."""
+    return rec.stream == trace.stream or rec.stream.startswith(f"worker-{trace.run_id}-")
 
 
 def build(records: Iterable[Recorded], options: TraceOptions | None = None) -> Trace | None:
-    """The run's spans, folded from its records (None when no run stream is among them)."""
+    """The run's spans, every one kept in the order opened (None when no run stream is among
+    the records): for readers that want the whole tree at once, such as the run page."""
     trace: Trace | None = None
     for rec in records:
         if trace is None and rec.stream.startswith("run-"):
             trace = Trace(rec.stream.removeprefix("run-"), options)
-        if trace is not None and (
-            rec.stream == trace.stream or rec.stream.startswith(f"worker-{trace.run_id}-")
-        ):
-            trace.step(rec)  # the run's own stream, and its parallel specialists' streams
+        if trace is not None and runs_in(trace, rec):
+            trace.step(rec)
     if trace is not None:
         trace.finish()
     return trace
 
 
-def otlp_json(records: Iterable[Recorded], options: TraceOptions | None = None) -> str:
-    """The same as compact JSON text: equal journals give equal bytes. Written straight to text
-    (runtime/otel/text.py), equal to `json.dumps` of `otlp_trace` with compact separators."""
-    trace = build(records, options)
+def folded(
+    records: Iterable[Recorded], options: TraceOptions | None = None, finish: bool = True
+) -> Iterator[tuple[Trace, Span]]:
+    """The run's spans as they become final, each with its trace, holding none of them.
+
+    With `finish` False, the spans the journal leaves open (the run's own, agents still at
+    work) are not closed and not given: what a live push may send while the run goes on.
+    """
+    trace: Trace | None = None
+    for rec in records:
+        if trace is None and rec.stream.startswith("run-"):
+            trace = Trace(rec.stream.removeprefix("run-"), options, keep=False)
+        if trace is not None and runs_in(trace, rec):
+            trace.step(rec)
+            if trace.ready:
+                for span in trace.take():
+                    yield trace, span
+    if trace is not None and finish:
+        trace.finish()
+        for span in trace.take():
+            yield trace, span
+
+
+def otlp_json_chunks(
+    records: Iterable[Recorded], options: TraceOptions | None = None
+) -> Iterator[str]:
+    """The compact OTLP/JSON text in pieces of CHUNK_SPANS spans, written as the spans
+    become final: memory stays flat however long the run (a download streams them)."""
+    trace: Trace | None = None
+    parts: list[str] = []
+    size = 0
+    for trace, span in folded(records, options):
+        # The head once the run is known (its first span), then a comma before each span.
+        parts.append(trace_head(resource(trace.options), SCOPE) if size == 0 else ",")
+        text = span_text(span, trace.trace_id)
+        parts.append(text)
+        size += len(text)
+        if len(parts) >= CHUNK_SPANS:
+            yield "".join(parts)
+            parts = []
     if trace is None:
-        return trace_text(None, {}, {})
-    scope = {"name": SCOPE_NAME, "version": SCOPE_VERSION}
-    return trace_text(trace, resource(trace.options), scope)
+        yield EMPTY
+        return
+    parts.append(TAIL)
+    yield "".join(parts)
+
+
+def otlp_json(records: Iterable[Recorded], options: TraceOptions | None = None) -> str:
+    """The same as one compact JSON text: equal journals give equal bytes. Written straight to
+    text (runtime/otel/text.py), equal to `json.dumps` of `otlp_trace` with compact separators."""
+    return "".join(otlp_json_chunks(records, options))

@@ -13,7 +13,7 @@ import json
 from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) uses
 from typing import Any
 
-from runtime.otel.trace import STATUS_ERROR, STATUS_UNSET, Span, Trace
+from runtime.otel.trace import SCOPE_NAME, SCOPE_VERSION, STATUS_ERROR, STATUS_UNSET, Span
 
 TRUE, FALSE = '{"boolValue":true}', '{"boolValue":false}'
 
@@ -32,16 +32,39 @@ def value_text(value: Any) -> str:
     return '{"stringValue":' + encode_basestring(str(value)) + "}"
 
 
+# Attribute names come from the code, a few dozen: each one's text is made once. Short values
+# repeat on every span (the run id, operation, agent and model names, turn numbers): each
+# attribute's whole text is kept for those, up to MAX_CACHED of them (then the cache starts
+# again). Not bools: True == 1 would find an int's text.
+_KEYS: dict[str, str] = {}
+_PAIRS: dict[tuple[str, Any], str] = {}
+SHORT = 80
+MAX_CACHED = 4_096
+
+
+def key_text(key: str) -> str:
+    text = _KEYS.get(key)
+    if text is None:
+        text = _KEYS[key] = '{"key":' + encode_basestring(key) + ',"value":'
+    return text
+
+
 def attributes_text(attributes: dict[str, Any]) -> str:
-    return (
-        "["
-        + ",".join(
-            f'{{"key":{encode_basestring(k)},"value":{value_text(v)}}}'
-            for k, v in attributes.items()
-            if v is not None
-        )
-        + "]"
-    )
+    parts = []
+    for k, v in attributes.items():
+        if v is None:
+            continue
+        kind = type(v)
+        if (kind is str and len(v) <= SHORT) or kind is int:
+            text = _PAIRS.get((k, v))
+            if text is None:
+                if len(_PAIRS) >= MAX_CACHED:
+                    _PAIRS.clear()
+                text = _PAIRS[(k, v)] = key_text(k) + value_text(v) + "}"
+            parts.append(text)
+        else:
+            parts.append(key_text(k) + value_text(v) + "}")
+    return "[" + ",".join(parts) + "]"
 
 
 def span_text(span: Span, trace_id: str) -> str:
@@ -70,17 +93,17 @@ def span_text(span: Span, trace_id: str) -> str:
     return "".join(parts)
 
 
-def trace_text(trace: Trace | None, resource: dict[str, Any], scope: dict[str, str]) -> str:
-    """The ExportTraceServiceRequest as compact OTLP/JSON text."""
-    if trace is None:
-        return '{"resourceSpans":[]}'
-    spans = ",".join(span_text(s, trace.trace_id) for s in trace.spans)
+EMPTY = '{"resourceSpans":[]}'
+SCOPE = json.dumps({"name": SCOPE_NAME, "version": SCOPE_VERSION}, separators=(",", ":"))
+TAIL = "]}]}]}"
+
+
+def trace_head(resource: dict[str, Any], scope: str) -> str:
+    """The request's text up to its first span; the spans follow, comma-separated, then TAIL."""
     return (
         '{"resourceSpans":[{"resource":{"attributes":'
         + attributes_text(resource)
         + '},"scopeSpans":[{"scope":'
-        + json.dumps(scope, separators=(",", ":"), ensure_ascii=False)
+        + scope
         + ',"spans":['
-        + spans
-        + "]}]}]}"
     )

@@ -13,6 +13,14 @@ one's ToolReturned to its own), so a transient failure stays visible as a red sp
 green one. A span whose closing event never came (the run crashed, or is still going) ends at the
 journal's last event with an error status saying so.
 
+Spans are handed out as they become final, so a long run's trace is written (or pushed, live)
+without holding it: a model call's or a tool call's span is final when it closes; an agent's when
+it stops, except a specialist's, which the supervisor's report (WorkerReported, WorkerTimedOut)
+may still mark failed, so it waits for that report; the run's own span at the journal's end.
+Children come before their parents, which OTLP allows. The order is the fold's, so the spans
+final after a journal's first N records are the first spans of the whole journal's: a live push
+that sent the first K spans of a prefix has sent the first K of any longer journal.
+
 It is a pure fold, like the views: no clock, no randomness, no Django. Ids are hashes of the run
 id and of the opening event's place in its stream (stream and version, which every store keeps,
 unlike event ids that a reference journal may lack), so the same journal always exports the same
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -31,12 +40,14 @@ from runtime import streams
 from runtime.events import (
     AgentFinished,
     AnswerComposed,
+    BreakerTripped,
     BudgetExhausted,
     Event,
     MessageSent,
     ModelCalled,
     ModelFailed,
     ModelResponded,
+    ReplyOverdue,
     RunInconclusive,
     RunInterrupted,
     RunResumed,
@@ -81,7 +92,13 @@ def nanos(t: float) -> int:
     form, because multiplying the float by 1e9 smears its last digits. 0 means "not recorded"."""
     if not math.isfinite(t) or t <= 0:
         return 0
-    return int(Decimal(repr(t)) * 1_000_000_000)
+    text = repr(t)
+    whole, dot, fraction = text.partition(".")
+    if dot and len(fraction) <= 9 and "e" not in fraction:
+        # The decimal form's digits, shifted: what Decimal gives, at a fraction of its cost
+        # (a long run's trace reads one time per event).
+        return int(whole) * 1_000_000_000 + int(fraction.ljust(9, "0"))
+    return int(Decimal(text) * 1_000_000_000)
 
 
 def hex_id(text: str, chars: int) -> str:
@@ -104,6 +121,7 @@ class Span:
     attributes: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # the status message; None leaves the status unset
     events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    supervised: bool = False  # a specialist's run: final only once its supervisor has spoken
 
     def fail(self, error_type: str, message: str) -> None:
         self.attributes["error.type"] = error_type
@@ -133,8 +151,11 @@ class AgentRun:
     model_call: Span | None = None
     tools: dict[str, ToolCall] = field(default_factory=dict)
     # The conversation as the journal holds it (content only): the task, then each answer and
-    # each tool's response. A model call's input is its newest part that fit the window.
-    history: list[dict[str, Any]] = field(default_factory=list)
+    # each tool's response, each message as its JSON text (encoded once, however many windows
+    # it is in). A model call's input is its newest part that fit the window.
+    history: list[str] = field(default_factory=list)
+    # Tool calls' arguments as the model gave them, and cleaned, by call id (content only).
+    asked: dict[str, tuple[Any, str]] = field(default_factory=dict)
 
 
 def agent_name(event: Event) -> str:
@@ -175,48 +196,55 @@ def call_key(event: ToolDispatched | ToolReturned) -> str:
     return event.call_id or f"tool:{event.tool}"
 
 
-# The kinds `Trace.step` reads; the others only move the clock.
-SPANNED = frozenset(
-    cls.kind
-    for cls in (
-        TeamStarted,
-        TeamFinished,
-        RunStarted,
-        ModelCalled,
-        ModelResponded,
-        ModelFailed,
-        ToolDispatched,
-        ToolReturned,
-        AgentFinished,
-        BudgetExhausted,
-        TurnCapReached,
-        RunInconclusive,
-        MessageSent,
-        RunInterrupted,
-        RunResumed,
-        WorkerReported,
-        WorkerTimedOut,
-        AnswerComposed,
-    )
-)
-
-
 class Trace:
     """The fold: steps through one run's records and builds its spans."""
 
-    def __init__(self, run_id: str, options: TraceOptions | None = None) -> None:
+    def __init__(self, run_id: str, options: TraceOptions | None = None, keep: bool = True) -> None:
         self.run_id = run_id
         self.options = options or TraceOptions()
         self.stream = streams.journal(run_id)
         self.trace_id = hex_id(f"minutes/{run_id}", 32)
+        # keep: every span, in the order opened, final or not (the run page's views read them);
+        # else `ready` holds the spans made final since the caller last took them, and
+        # nothing else is kept (the encoders stream them).
+        self.keep = keep
         self.spans: list[Span] = []
+        self.ready: list[Span] = []
         self.root: Span | None = None
         self.agents: dict[str, AgentRun] = {}
         self.config: dict[str, Any] = {}
         self.now = 0
         self.paused: str | None = None  # who stopped the run and why, until it is resumed
         self.degraded: str | None = None  # what the run's answer says it lacks
-        self.stopped: dict[tuple[str, str | None], Span] = {}  # agent runs that ended, by task
+        # Specialists' runs that ended, by agent and task, until their supervisor reports.
+        self.stopped: dict[tuple[str, str | None], Span] = {}
+        self.models: dict[str, dict[str, Any]] = {}  # model_attributes, by agent
+        # What each kind of event does to the spans, by kind: one lookup an event.
+        stopped = lambda rec, e, root: self.on_agent_stopped(e)  # noqa: E731
+        noted = lambda rec, e, root: self.note(root, e)  # noqa: E731
+        reported = lambda rec, e, root: self.on_worker_failed(e)  # noqa: E731
+        self.handlers: dict[str, Callable[[Recorded, Any, Span], None]] = {
+            TeamStarted.kind: lambda rec, e, root: self.on_team_started(root, e),
+            TeamFinished.kind: lambda rec, e, root: self.on_team_finished(root, e),
+            RunStarted.kind: lambda rec, e, root: self.on_run_started(rec, e),
+            ModelCalled.kind: lambda rec, e, root: self.on_model_called(rec, e),
+            ModelResponded.kind: lambda rec, e, root: self.on_model_responded(rec, e),
+            ModelFailed.kind: lambda rec, e, root: self.on_model_failed(rec, e),
+            ToolDispatched.kind: lambda rec, e, root: self.on_tool_dispatched(rec, e),
+            ToolReturned.kind: lambda rec, e, root: self.on_tool_returned(rec, e),
+            AgentFinished.kind: stopped,
+            BudgetExhausted.kind: stopped,
+            TurnCapReached.kind: stopped,
+            RunInconclusive.kind: stopped,
+            ReplyOverdue.kind: stopped,
+            BreakerTripped.kind: lambda rec, e, root: self.on_breaker_tripped(e),
+            MessageSent.kind: noted,
+            RunInterrupted.kind: noted,
+            RunResumed.kind: noted,
+            WorkerReported.kind: reported,
+            WorkerTimedOut.kind: reported,
+            AnswerComposed.kind: lambda rec, e, root: self.on_answer_composed(root, e),
+        }
 
     # --- stepping ------------------------------------------------------------------------------
 
@@ -225,45 +253,41 @@ class Trace:
         # The journal's order is the truth; timestamps come from whichever worker wrote them,
         # and clocks differ. Never letting time go backwards keeps every span's end after its
         # start and every child inside its parent.
-        self.now = max(self.now, nanos(e.t))
+        at = nanos(e.t)
+        if at > self.now:
+            self.now = at
         root = self.root or self.open_root(rec)
-        if e.kind not in SPANNED:
-            pass  # most of a run's events (debits, deliveries, claims) shape no span
-        elif isinstance(e, TeamStarted):
-            self.on_team_started(root, e)
-        elif isinstance(e, TeamFinished):
-            self.on_team_finished(root, e)
-        elif isinstance(e, RunStarted):
-            self.open_agent(rec, e)
-        elif isinstance(e, ModelCalled):
-            self.on_model_called(rec, e)
-        elif isinstance(e, ModelResponded):
-            self.on_model_responded(rec, e)
-        elif isinstance(e, ModelFailed):
-            self.on_model_failed(rec, e)
-        elif isinstance(e, ToolDispatched):
-            self.on_tool_dispatched(rec, e)
-        elif isinstance(e, ToolReturned):
-            self.on_tool_returned(rec, e)
-        elif isinstance(e, AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive):
-            self.on_agent_stopped(e)
-        elif isinstance(e, MessageSent | RunInterrupted | RunResumed):
-            self.note(root, e)
-        elif isinstance(e, WorkerReported | WorkerTimedOut):
-            self.on_worker_failed(e)
-        elif isinstance(e, AnswerComposed):
-            self.degraded = e.degraded or None
-            self.put(root, "output.value", e.text)
-        run = self.agents.get(agent_name(e))
+        handler = self.handlers.get(e.kind)
+        if handler is not None:  # most events (debits, deliveries, claims) shape no span
+            handler(rec, e, root)
+        run = self.agents.get(e.agent or "?")  # agent_name, inline: once an event
         if run is not None:
             run.last = self.now
 
+    def on_answer_composed(self, root: Span, e: AnswerComposed) -> None:
+        self.degraded = e.degraded or None
+        self.put(root, "output.value", e.text)
+
     def finish(self) -> None:
-        """Close whatever the journal left open, at its last event."""
+        """Close whatever the journal left open, at its last event: every span is final."""
         for name in list(self.agents):
             self.close_agent(name, self.now, UNFINISHED, self.paused or CUT_SHORT)
+        for span in self.stopped.values():
+            self.final(span)
+        self.stopped.clear()
         if self.root is not None:
             self.root.end = self.now
+            self.final(self.root)
+
+    def take(self) -> list[Span]:
+        """The spans made final since the last take, in the order they became so."""
+        ready, self.ready = self.ready, []
+        return ready
+
+    def final(self, span: Span) -> None:
+        """Nothing will change the span any more: it may be written."""
+        if not self.keep:
+            self.ready.append(span)
 
     # --- the run -------------------------------------------------------------------------------
 
@@ -274,6 +298,7 @@ class Trace:
 
     def on_team_started(self, root: Span, e: TeamStarted) -> None:
         self.config = e.config
+        self.models.clear()
         root.name = f"invoke_agent {e.team}"
         root.attributes.update(
             {
@@ -329,6 +354,7 @@ class Trace:
             self.close_agent(name, old.last, UNFINISHED, "the agent started again before stopping")
         assert self.root is not None
         span = self.open(rec, "agent", self.root.span_id, f"invoke_agent {name}", KIND_INTERNAL)
+        span.supervised = rec.stream != self.stream  # a specialist, on a stream of its own
         span.attributes.update(
             {
                 "gen_ai.operation.name": "invoke_agent",
@@ -342,11 +368,16 @@ class Trace:
         if isinstance(e, RunStarted):
             span.attributes["minutes.agent.max_turns"] = e.max_turns
             span.attributes["minutes.agent.tools"] = e.tools
-            self.put(span, "input.value", e.task)
             if self.options.content:
-                run.history.append(content.text_message("user", e.task, self.limit))
+                task = content.clean(e.task, self.limit)  # once, for the span and the history
+                if e.task is not None:
+                    span.attributes["input.value"] = task
+                run.history.append(content.message_json(content.text_part_message("user", task)))
         self.agents[name] = run
         return run
+
+    def on_run_started(self, rec: Recorded, e: RunStarted) -> None:
+        self.open_agent(rec, e)
 
     def agent_of(self, rec: Recorded) -> AgentRun:
         """The event's agent's open run; reference journals have no RunStarted, so the first
@@ -354,7 +385,7 @@ class Trace:
         return self.agents.get(agent_name(rec.event)) or self.open_agent(rec, rec.event)
 
     def on_agent_stopped(
-        self, e: AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive
+        self, e: AgentFinished | BudgetExhausted | TurnCapReached | RunInconclusive | ReplyOverdue
     ) -> None:
         name = agent_name(e)
         if name not in self.agents:
@@ -372,8 +403,19 @@ class Trace:
             self.close_agent(name, self.now, "halted", f"budget exhausted{spent}")
         elif isinstance(e, TurnCapReached):
             self.close_agent(name, self.now, "out_of_turns", f"turn cap {e.max_turns} reached")
+        elif isinstance(e, ReplyOverdue):
+            # The loop stops the agent here (its verdict "overdue"); the harness may start it
+            # again to re-ask, which is a new run of the agent and a new span.
+            self.close_agent(name, self.now, "overdue", e.reason)
         else:
             self.close_agent(name, self.now, "inconclusive", e.reason)
+
+    def on_breaker_tripped(self, e: BreakerTripped) -> None:
+        """The loop breaker stops the agent that kept repeating itself (its verdict "looping").
+        Other breakers guard a service, not an agent's run: the agent goes on, refused."""
+        name = agent_name(e)
+        if e.breaker == f"loop:{name}" and name in self.agents:
+            self.close_agent(name, self.now, "looping", f"the loop breaker stopped it: {e.reason}")
 
     def close_agent(
         self,
@@ -387,16 +429,21 @@ class Trace:
         why = message or "the agent stopped first"
         if run.model_call is not None:
             run.model_call.close(at, UNFINISHED, f"no answer from the model was recorded: {why}")
+            self.final(run.model_call)
         for call in run.tools.values():
             if call.attempts == 0:
                 self.dangling_tool(run, call, at, why)
         run.span.attributes["minutes.agent.outcome"] = outcome or error_type
         run.span.close(at, error_type, message)
-        self.stopped[(name, run.span.attributes.get("minutes.task_id"))] = run.span
+        if run.span.supervised:
+            self.stopped[(name, run.span.attributes.get("minutes.task_id"))] = run.span
+        else:
+            self.final(run.span)
 
     def on_worker_failed(self, e: WorkerReported | WorkerTimedOut) -> None:
-        """The supervisor's word that a specialist failed: its span is red, even when the
-        specialist itself finished quietly (a report it got wrong, a deadline it missed)."""
+        """The supervisor's word on a specialist: when it says the specialist failed, its span
+        is red, even when the specialist itself finished quietly (a report it got wrong, a
+        deadline it missed). A stopped specialist's span is final after it, either way."""
         if isinstance(e, WorkerTimedOut):
             worker: Any = e.worker_id
             failed: tuple[str, str] | None = (
@@ -406,13 +453,16 @@ class Trace:
         else:
             worker = e.report.get("worker_id")
             failed = reported_failure(e.report)
-        if failed is None or not isinstance(worker, str):
+        if not isinstance(worker, str):
             return
         run = self.agents.get(worker)
-        span = run.span if run is not None else self.stopped.get((worker, e.task_id))
-        if span is not None and span.error is None:
+        # The report is the last word on a run that stopped: its span is final after it.
+        span = run.span if run is not None else self.stopped.pop((worker, e.task_id), None)
+        if span is not None and failed is not None and span.error is None:
             span.fail(*failed)
             span.attributes["minutes.agent.outcome"] = "failed"
+        if span is not None and run is None:
+            self.final(span)
 
     def model_attributes(self, agent: str) -> dict[str, Any]:
         """What the recorded settings say of the agent's model.
@@ -423,6 +473,12 @@ class Trace:
         backend stays in `minutes.model.backend`. The model's name is the one the settings
         recorded, "scripted" for a script, "local" for the local server.
         """
+        cached = self.models.get(agent)
+        if cached is None:
+            cached = self.models[agent] = self.read_model(agent)
+        return cached
+
+    def read_model(self, agent: str) -> dict[str, Any]:
         models = self.config.get("models") or {}
         backend = models.get(agent) or self.config.get("model")
         if backend is None:
@@ -449,6 +505,7 @@ class Trace:
         run = self.agent_of(rec)
         if run.model_call is not None:
             run.model_call.close(run.last, UNFINISHED, "asked again before an answer was recorded")
+            self.final(run.model_call)
         run.model_call = self.open_model_call(rec, run, self.now)
         run.model_call.attributes["minutes.window.messages"] = e.messages
         run.model_call.attributes["minutes.window.chars"] = e.window_chars
@@ -458,7 +515,7 @@ class Trace:
             newer = run.history[1:]
             keep = len(newer) if e.messages is None else max(0, e.messages - 2)
             window = run.history[:1] + (newer[-keep:] if keep else [])
-            run.model_call.attributes["gen_ai.input.messages"] = content.messages_json(window)
+            run.model_call.attributes["gen_ai.input.messages"] = "[" + ",".join(window) + "]"
 
     def open_model_call(self, rec: Recorded, run: AgentRun, start: int) -> Span:
         e = rec.event
@@ -509,18 +566,29 @@ class Trace:
             span.attributes["gen_ai.request.model"] = served.asked
         span.close(self.now)
         if self.options.content and e.text is not None:
-            calls = [(c.id, c.name, c.args) for c in e.tool_calls or []]
-            reasons = finish_reasons(e)
-            said = content.assistant_message(
-                e.text, calls, self.limit, reasons[0] if reasons else None
-            )
-            span.attributes["gen_ai.output.messages"] = content.messages_json([said])
             run = self.agents.get(agent_name(e))
+            calls = []
+            for c in e.tool_calls or []:
+                args = content.clean(c.args, self.limit)
+                calls.append((c.id, c.name, args))
+                if run is not None and c.id:
+                    run.asked[c.id] = (c.args, args)  # the tool's span shows them again
+            reasons = finish_reasons(e)
+            text = content.clean(e.text, self.limit) if e.text else ""
+            said = content.message_json(content.assistant_parts(text, calls))
+            reason = reasons[0] if reasons else None
+            # The output is the same message with its finish reason, its last key.
+            span.attributes["gen_ai.output.messages"] = (
+                "[" + content.with_key(said, "finish_reason", reason) + "]"
+            )
             if run is not None:
-                run.history.append({k: v for k, v in said.items() if k != "finish_reason"})
+                run.history.append(said)
+        self.final(span)
 
     def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
-        self.take_model_call(rec).close(self.now, e.error.type, e.error.message)
+        call = self.take_model_call(rec)
+        call.close(self.now, e.error.type, e.error.message)
+        self.final(call)
         # A model error propagates out of the agent loop: the agent's run ends with it.
         self.close_agent(
             agent_name(e), self.now, e.error.type, f"the model failed: {e.error.message}"
@@ -545,10 +613,16 @@ class Trace:
         if self.options.content:
             asked = call.dispatched.event
             if isinstance(asked, ToolDispatched) and asked.args is not None:
-                self.put(span, "gen_ai.tool.call.arguments", asked.args)
+                known = run.asked.get(asked.call_id) if asked.call_id else None
+                if known is not None and known[0] == asked.args:
+                    span.attributes["gen_ai.tool.call.arguments"] = known[1]  # cleaned already
+                else:
+                    self.put(span, "gen_ai.tool.call.arguments", asked.args)
             answer = e.result if e.error is None else f"{e.error.type}: {e.error.message}"
-            self.put(span, "gen_ai.tool.call.result", answer)
-            run.history.append(content.tool_message(e.call_id, answer, self.limit))
+            said = content.clean(answer, self.limit)  # once, for the span and the history
+            if answer is not None:
+                span.attributes["gen_ai.tool.call.result"] = said
+            run.history.append(content.message_json(content.tool_response(e.call_id, said)))
         if e.error is not None:
             span.close(self.now, e.error.type, e.error.message)
             call.attempts += 1
@@ -557,6 +631,7 @@ class Trace:
         else:
             span.close(self.now)
             run.tools.pop(key, None)
+        self.final(span)
 
     def dangling_tool(self, run: AgentRun, call: ToolCall, at: int, why: str) -> None:
         """The span of a dispatched call that never came back."""
@@ -565,6 +640,7 @@ class Trace:
         span = self.open_tool_span(call.dispatched, run, e, call.since)
         message = f"no ToolReturned was recorded for {e.tool} (call {e.call_id}): {why}"
         span.close(max(at, call.since), UNFINISHED, message)
+        self.final(span)
 
     def open_tool_span(
         self, rec: Recorded, run: AgentRun, e: ToolDispatched | ToolReturned, start: int
@@ -615,5 +691,6 @@ class Trace:
         # (Phoenix lists sessions by it).
         span.attributes["gen_ai.conversation.id"] = self.run_id
         span.attributes["session.id"] = self.run_id
-        self.spans.append(span)
+        if self.keep:
+            self.spans.append(span)
         return span

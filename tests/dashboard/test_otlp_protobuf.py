@@ -3,6 +3,8 @@ the API (`?format=protobuf`) give the same bytes, and nobody gets a run they can
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -30,11 +32,8 @@ def test_the_run_page_links_the_protobuf_trace_and_the_api_serves_the_same_bytes
     assert api.content == otlp_protobuf(flight.run_records(DjangoJournal(), done_run))
     parsed = ExportTraceServiceRequest.FromString(api.content)
     spans = parsed.resource_spans[0].scope_spans[0].spans
-    assert len(spans) == len(
-        as_owner.get(f"/api/runs/{done_run}/otlp").json()["resourceSpans"][0]["scopeSpans"][0][
-            "spans"
-        ]
-    )
+    as_json = json.loads(b"".join(as_owner.get(f"/api/runs/{done_run}/otlp").streaming_content))
+    assert len(spans) == len(as_json["resourceSpans"][0]["scopeSpans"][0]["spans"])
     assert {len(s.trace_id) for s in spans} == {16}
 
 

@@ -3,6 +3,8 @@ service, and MINUTES_OTLP_HEADERS is read as key=value pairs, refused loudly whe
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
@@ -13,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def resource(response):
-    [spans] = response.json()["resourceSpans"]
+    [spans] = json.loads(b"".join(response.streaming_content))["resourceSpans"]
     return {a["key"]: a["value"]["stringValue"] for a in spans["resource"]["attributes"]}
 
 

@@ -18,7 +18,7 @@ from journal_store.journal import DjangoJournal
 from runtime import flight
 from runtime.events import TracePushQueued
 from runtime.otel import otlp_protobuf
-from services import traces
+from services import runs, traces
 from tasks import traces as trace_tasks
 from tests.dashboard.conftest import run_of
 
@@ -167,3 +167,31 @@ def test_without_a_collector_nothing_is_queued(owner, settings):
     run_id = run_of("premature-done")
     assert kinds(run_id) == []
     assert traces.request_push(run_id) == "off"
+
+
+def test_a_run_ended_by_a_discarded_dead_letter_is_pushed_without_a_person_asking(
+    owner, settings, monkeypatch, collector
+):
+    """A step that kept failing is dead-lettered; a person discards the letter, which ends the
+    run with no step to end it: the discard itself queues the push."""
+    from services import letters, steps
+    from services.control import Control
+
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the harness hit a bug")
+
+    monkeypatch.setattr(flight, "drive", broken)
+    for _ in range(settings.MAX_STEP_ATTEMPTS):
+        assert steps.drive_step(run_id, "test") == "failed-step"
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    assert kinds(run_id) == []  # not over: a person may still retry it
+    letter = Control(run_id).open_letter()
+    letters.decide_letter(letter.letter_id, "discard", "owner", "not worth another try")
+    assert runs.status_of(run_id) in ("escalated", "discarded")
+    assert kinds(run_id) == ["TracePushQueued"]
+    assert trace_tasks.push(run_id) == "pushed"
+    [(_path, _headers, parsed)] = collector.got
+    [root] = [s for s in parsed.resource_spans[0].scope_spans[0].spans if not s.parent_span_id]
+    assert root.status.message.startswith("discarded by owner: not worth another try")

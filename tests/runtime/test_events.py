@@ -312,6 +312,22 @@ def test_every_kind_survives_the_flat_round_trip():
             "status": 503,
             "attempts": 4,
         },
+        "TraceSpansClaimed": {"endpoint": "http://127.0.0.1:6006", "first": 0, "count": 12},
+        "TraceSpansPushed": {
+            "endpoint": "http://127.0.0.1:6006",
+            "first": 0,
+            "count": 12,
+            "bytes": 4000,
+            "attempts": 2,
+        },
+        "TraceSpansPushFailed": {
+            "endpoint": "http://127.0.0.1:6006",
+            "first": 12,
+            "count": 3,
+            "error": "HTTP 401",
+            "status": 401,
+            "attempts": 1,
+        },
         "ReplyOverdue": {
             "awaited": "reviewer",
             "request": "m-004",

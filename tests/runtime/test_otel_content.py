@@ -11,7 +11,7 @@ import pytest
 from runtime.journal import Recorded
 from runtime.otel import TraceOptions, otlp_json, otlp_trace
 from runtime.otel.content import scrub
-from tests.runtime.test_otel import attrs, children, spans_of
+from tests.runtime.test_otel import attrs, children, root_of, spans_of
 
 CONTENT = {
     "gen_ai.input.messages",
@@ -47,7 +47,7 @@ def test_chat_tool_agent_and_run_spans_carry_their_content(first):
     for agent in children(spans, "invoke_agent"):
         seen = attrs(agent)
         assert seen["input.value"] and seen["output.value"], seen["gen_ai.agent.name"]
-    root = attrs(spans[0])
+    root = attrs(root_of(spans))
     assert root["input.value"] == first.events[0].task and root["output.value"]
 
 

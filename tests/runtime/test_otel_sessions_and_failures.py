@@ -8,7 +8,7 @@ import pytest
 from runtime import flight
 from runtime.jsonl import JsonlJournal
 from runtime.otel import STATUS_ERROR, STATUS_UNSET, TraceOptions, otlp_trace
-from tests.runtime.test_otel import attrs, children, spans_of
+from tests.runtime.test_otel import attrs, children, root_of, spans_of
 
 POLICY, KB, ORDERS = "policy-worker", "kb-worker", "orders-worker"
 
@@ -64,7 +64,7 @@ def test_a_specialist_that_failed_and_a_degraded_answer_are_errors(broken):
     for fine in (ORDERS, KB):
         assert agents[fine]["status"]["code"] == STATUS_UNSET, fine
         assert "error.type" not in attrs(agents[fine])
-    root = spans[0]
+    root = root_of(spans)
     assert "parentSpanId" not in root and attrs(root)["minutes.status"] == "done"
     assert root["status"]["code"] == STATUS_ERROR
     assert root["status"]["message"].startswith("answered, DEGRADED: the policy service refused")
@@ -75,4 +75,4 @@ def test_a_run_that_answered_in_full_stays_unset(fly_team):
     flown = fly_team("first-flight")
     spans = spans_of(trace_of(flown))
     assert all(s["status"]["code"] == STATUS_UNSET for s in children(spans, "invoke_agent"))
-    assert spans[0]["status"]["code"] == STATUS_UNSET
+    assert root_of(spans)["status"]["code"] == STATUS_UNSET

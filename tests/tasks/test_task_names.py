@@ -16,6 +16,7 @@ NAMES = {
     "tasks.fanout.specialist",
     "tasks.effects.reconcile_effects",
     "tasks.traces.push",
+    "tasks.traces.push_live",
 }
 
 
@@ -27,7 +28,9 @@ def test_the_workers_register_every_task_under_the_name_queued_messages_carry():
 def test_every_name_the_services_and_the_beat_send_is_a_registered_task():
     app.loader.import_default_modules()
     beat = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert {queue.ADVANCE, queue.SPECIALIST, queue.PUSH_TRACE} | beat <= set(app.tasks)
+    assert {queue.ADVANCE, queue.SPECIALIST, queue.PUSH_TRACE, queue.PUSH_LIVE} | beat <= set(
+        app.tasks
+    )
 
 
 @pytest.mark.django_db(transaction=True)

@@ -330,6 +330,7 @@ def agree(run_id: str, size: int) -> None:
     from journal_store.journal import DjangoJournal
     from runtime import flight, trace_view
     from runtime.otel.encode import build
+    from runtime.otel.trace import span_id_of
 
     records = flight.run_records(DjangoJournal(), run_id)
     exported = build(records)
@@ -358,7 +359,7 @@ def agree(run_id: str, size: int) -> None:
     differ = 0
     for rec in opened:
         role = "chat" if rec.event.kind == "ModelCalled" else "tool"
-        span, call = spans[trace_view.span_id(run_id, rec, role)], trace.call(run_id, rec.position)
+        span, call = spans[span_id_of(run_id, rec, role)], trace.call(run_id, rec.position)
         a = span.attributes
         differ += call is None or (
             (call.start, call.end, call.prompt, call.answer, call.arguments, call.result)

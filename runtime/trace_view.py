@@ -46,14 +46,9 @@ from runtime.events import (
 )
 from runtime.journal import Recorded
 from runtime.otel.options import TraceOptions
-from runtime.otel.trace import Span, Trace, hex_id, nanos
+from runtime.otel.trace import Span, Trace, nanos, span_id_of
 
 RUN_LANE = "run"  # what no agent did: the harness, the supervisor, and the people
-
-
-def span_id(run_id: str, rec: Recorded, role: str) -> str:
-    """The id the export gives the span `rec` opens in this role (as Trace.open makes it)."""
-    return hex_id(f"{run_id}/{rec.stream}#{rec.version}/{role}", 16)
 
 
 @dataclass(frozen=True)
@@ -163,7 +158,7 @@ def fold(
     going = (open_before | {s.span_id for s in trace.spans[made:]}) if goes_on else set()
 
     window = [r for r in records if low <= r.position <= high]
-    opened = {span_id(run_id, r, role): r.position for r in window for role in ("chat", "tool")}
+    opened = {span_id_of(run_id, r, role): r.position for r in window for role in ("chat", "tool")}
     view = TraceView(lanes=list(dict.fromkeys([RUN_LANE, *lanes])))
     started = next((r.event for r in records if isinstance(r.event, TeamStarted)), None)
     view.run_start = nanos(started.t) if started else (trace.root.start if trace.root else 0)
@@ -437,7 +432,7 @@ def call(
     for rec in records:
         trace.step(rec)
     trace.finish()
-    wanted = {span_id(run_id, at, role) for role in ("chat", "tool")}
+    wanted = {span_id_of(run_id, at, role) for role in ("chat", "tool")}
     span = next((s for s in trace.spans if s.span_id in wanted), None)
     if span is None:
         return None

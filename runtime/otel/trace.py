@@ -158,6 +158,12 @@ class AgentRun:
     asked: dict[str, tuple[Any, str]] = field(default_factory=dict)
 
 
+def span_id_of(run_id: str, rec: Recorded, role: str) -> str:
+    """The span the event `rec` opens in `role` ("chat", "tool", "agent", ...): derived from
+    where the event sits, so every export of a run (and the run page's trace) names it alike."""
+    return hex_id(f"{run_id}/{rec.stream}#{rec.version}/{role}", 16)
+
+
 def agent_name(event: Event) -> str:
     return event.agent or "?"  # as the bill names events of no agent
 
@@ -684,7 +690,7 @@ class Trace:
         kind: int,
         start: int | None = None,
     ) -> Span:
-        span_id = hex_id(f"{self.run_id}/{rec.stream}#{rec.version}/{role}", 16)
+        span_id = span_id_of(self.run_id, rec, role)
         span = Span(span_id, parent_id, name, kind, self.now if start is None else start)
         span.attributes["minutes.run_id"] = self.run_id
         # Groups the run's spans as one conversation: the conventions' name, and OpenInference's

@@ -52,7 +52,11 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
         ({"at": "@read", "message": {"agent": "coder", "text": ""}}, 422, ""),
         ({"at": "@read", "max_turns": 5_001}, 422, ""),
         ({"at": "@read", "models": {"coder": "endpoint:has space"}}, 422, ""),
-        ({"at": "@read", "models": {"coder": "zi:clever"}}, 400, "a model name is for the endpoint"),
+        (
+            {"at": "@read", "models": {"coder": "zi:clever"}},
+            400,
+            "a model name is for the endpoint",
+        ),
     ],
 )
 def test_a_fork_that_cannot_be_made_says_why_and_writes_nothing(as_owner, body, status, says):

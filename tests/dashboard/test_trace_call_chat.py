@@ -16,6 +16,7 @@ from journal_store.transfer import import_journal
 from runtime import flight, trace_view
 from runtime.events import ModelCalled, ToolReturned
 from runtime.otel import otlp_trace
+from runtime.otel.trace import span_id_of
 from tests.dashboard.conftest import run_of
 from tests.dashboard.test_escaping import hostile_run
 
@@ -41,7 +42,7 @@ def test_every_call_of_a_first_flight_reads_as_its_exported_span_says(owner):
         found = trace.call(run_id, rec.position)
         assert found is not None
         role = "chat" if isinstance(rec.event, ModelCalled) else "tool"
-        span = spans[trace_view.span_id(run_id, rec, role)]
+        span = spans[span_id_of(run_id, rec, role)]
         if role == "chat":
             assert found.prompt == trace_view.messages(span["gen_ai.input.messages"])
             assert found.answer == trace_view.messages(span["gen_ai.output.messages"])
@@ -86,7 +87,7 @@ def test_a_call_the_journal_did_not_open_starts_where_the_export_starts_it(owner
     span = next(
         s
         for s in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
-        if s["spanId"] == trace_view.span_id("r-ref", answered, "chat")
+        if s["spanId"] == span_id_of("r-ref", answered, "chat")
     )
     assert found is not None and found.latency_ms == 2500.0
     assert (str(found.start), str(found.end)) == (

@@ -420,7 +420,7 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="AGENT=BACKEND",
         help="run one agent on another backend, e.g. --model-for reviewer=endpoint, or on "
-        "another endpoint model: reviewer=endpoint:gpt-4o (repeatable)",
+        "another endpoint model: reviewer=endpoint:MODEL (repeatable)",
     )
     for option in options():
         if option.kind == "switch":

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from runtime import folds, roles
+from runtime import folds, roles, streams
 from runtime.diagnose import DuplicateWork, team_roles
 from runtime.events import (
     ClaimAsserted,
@@ -226,7 +226,10 @@ class Metrics(Fold):
             if e.cause == "reject_cap" and task not in state["livelocked"]:
                 state["livelocked"].append(task)
         elif isinstance(e, ClaimAsserted | LeaseGranted):
-            state["claims"] += 1
+            # The driver's lease says which worker ran a step: infrastructure, not an agent
+            # owning work. A stored run's fold sees it; the run's journal streams do not.
+            if rec.stream != streams.driver_lease(e.run_id):
+                state["claims"] += 1
         elif isinstance(e, ClaimsReconciled | StaleWorkRejected):
             state["contested"] += 1
         elif isinstance(e, ConflictParked):

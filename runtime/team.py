@@ -44,7 +44,7 @@ Backend = Annotated[
     Literal["scripted", "endpoint", "local", "zi", "rules"],
     BeforeValidator(lambda value: OLD_BACKEND_NAMES.get(value, value)),
 ]
-# A model's name as an endpoint knows it ("gpt-4o-mini", "meta-llama/Llama-3-8B:free").
+# A model's name as an endpoint knows it ("small-model", "org/model-8b:free"): printable, no spaces.
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[!-~]+$")]
 S = TypeVar("S", bound="TeamSettings")
 T = TypeVar("T")
@@ -166,7 +166,7 @@ COMMON = frozenset(FlightConfig.model_fields) - {"settings"}
 
 
 def split_models(given: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """Per-agent choices as people write them (`coder=endpoint:gpt-4o-mini`, `coder=zi`): the
+    """Per-agent choices as people write them (`coder=endpoint:small-model`, `coder=zi`): the
     agents' backends, and the endpoint model names some of them asked for. FlightConfig
     validates both (a name is only for the endpoint)."""
     backends, names = {}, {}

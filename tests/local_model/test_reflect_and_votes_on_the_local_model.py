@@ -29,14 +29,15 @@ from tests.local_model.test_local_model import assert_guarantees, fly
 pytestmark = pytest.mark.slow
 
 
-def test_reflection_and_a_vote_on_the_local_model_keep_their_rules(local_server, tmp_path):
+def test_reflection_on_the_local_model_keeps_its_rules(local_server, tmp_path):
     outcome, path, run_id = fly(
         tmp_path,
         "repo-fix",
         "reflect",
         model="scripted",
+        # The reviewer's vote runs on the local model in the desk's test below; here one
+        # sample keeps a flight on a 135M model to a handful of calls.
         models={"critic": "local", "reviewer": "local"},
-        votes=3,
         allowance=60_000,  # a local call's window is about a thousand tokens
         max_turns=2,
     )
@@ -60,9 +61,6 @@ def test_reflection_and_a_vote_on_the_local_model_keep_their_rules(local_server,
         assert not any(
             revisions[0].draft in m or json.dumps(sent_back)[1:-1] in m for m in to_reviewer
         )
-    votes = [e for e in events if isinstance(e, VoteTaken)]
-    for vote in votes:
-        assert vote.samples == 3 and vote.winner in vote.verdicts
     bill = views.bill(JsonlJournal(path).read(f"run-{run_id}"))
     assert bill["tasks"]["T1:reflect"]["calls"] >= 1  # the critic was asked, on its own line
 

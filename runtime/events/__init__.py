@@ -72,6 +72,13 @@ from runtime.events.fanout import (
     WorkerTimedOut,
 )
 from runtime.events.lineage import MessageInjected, RunForked, RunTagged
+from runtime.events.mutation import (
+    IntentCarried,
+    MutationRefused,
+    StatusNormalised,
+    StatusReported,
+    WorktreeAdded,
+)
 from runtime.events.loop import (
     AgentFinished,
     AgentNudged,
@@ -195,6 +202,11 @@ ALL_KINDS: tuple[type[Event], ...] = (
     TracePushQueued,
     TracePushed,
     TracePushFailed,
+    MutationRefused,
+    StatusReported,
+    StatusNormalised,
+    WorktreeAdded,
+    IntentCarried,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -299,6 +311,7 @@ __all__ = [
     "FindingUnsupported",
     "Integrated",
     "IntegrationRefused",
+    "IntentCarried",
     "IntentDeclared",
     "JournalImported",
     "LeaseGranted",
@@ -310,6 +323,7 @@ __all__ = [
     "ModelCalled",
     "ModelFailed",
     "ModelResponded",
+    "MutationRefused",
     "OrderPrepared",
     "RecoveryRouted",
     "ReplyOverdue",
@@ -326,6 +340,8 @@ __all__ = [
     "SagaStepCompleted",
     "Served",
     "StaleWorkRejected",
+    "StatusNormalised",
+    "StatusReported",
     "StepFailed",
     "StopRequested",
     "SubtaskDegraded",
@@ -349,6 +365,7 @@ __all__ = [
     "WorkerReported",
     "WorkerTimedOut",
     "WorkspacePrepared",
+    "WorktreeAdded",
     "describe_validation",
     "event_fields",
     "new_id",

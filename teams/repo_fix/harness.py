@@ -15,6 +15,8 @@ from typing import Any
 from runtime import loop, workspace
 from runtime.budget import Budget, SubBudget
 from runtime.coordination.deadlines import Deadline, Due
+from runtime.coordination.effects import effect_key, request_hash
+from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import (
     BudgetAllocated,
     CandidateCommitted,
@@ -22,11 +24,13 @@ from runtime.events import (
     Event,
     Integrated,
     IntegrationRefused,
+    MutationRefused,
     TaskEscalated,
     TeamPlanned,
     ToolReturned,
     VoteTaken,
 )
+from runtime.journal import Fenced
 from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
 from runtime.sandbox import Sandbox
@@ -91,6 +95,13 @@ class Harness:
         self.budget = Budget(config.allowance, reserve=reserve)
         self.ledgers: dict[str, SubBudget] = {}
         self.merged: dict[str, CandidateCommitted] = {}  # by task: the candidate that shipped
+        self.intent: tuple[str, int] | None = None  # the run's intent, once carried
+        self.awarded: dict[str, str] = {}  # by task: the coder whose candidates may be merged
+        self.integrations: dict[str, str] = {}  # idempotency key -> the request merged under it
+        journal = session.journal
+        # On the workers the run's journal is fenced by the driver's lease: a merge holds its
+        # epoch, and the gate refuses it (before git is touched) once another driver took over.
+        self.lease = journal.fence if isinstance(journal, Fenced) else None
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -314,6 +325,7 @@ class Harness:
         """Fix, review, try to integrate; back to the coder when the gate refuses, until the
         round cap. The gate, not the verdict branch, is what decides whether a merge happens."""
         task_id = fix["id"]
+        self.awarded[task_id] = coder  # the gate's authority: only its candidates are merged
         payload: dict[str, Any] = {"brief": fix["brief"]}
         while True:  # until integrated, or a person discards the task
             for round_no in range(1, self.settings.max_rounds + 1):
@@ -392,14 +404,24 @@ class Harness:
         return None
 
     def integrate(self, task_id: str, candidate: CandidateCommitted) -> Integrated | None:
-        """Merge the candidate, only with the reviewer's ACCEPT for it on the task thread.
-        Without one the merge is refused, with an event saying why, and None comes back."""
+        """Merge the candidate through the mutation gate: the run's intent version, the driver's
+        lease epoch, the awarded coder's authority, the reviewer's ACCEPT for this very commit on
+        the task thread (evidence), and one merge per task (idempotency). Refused, nothing is
+        merged: MutationRefused names the check, IntegrationRefused says why, None comes back."""
         approval = self.approval(task_id, candidate.commit)
-        if approval is None:
+        mutation = self.merge_mutation(task_id, candidate, approval)
+        refused = self.gate_decision(task_id, mutation)
+        if refused is not None:
+            self.session.emit(refused.model_copy(update={"task_id": task_id}))
+            self.emit(
+                IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=refused.reason
+            )
+            return None
+        if approval is None:  # a journal from before the gate, refused as it was then
             reason = f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}"
             self.emit(IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=reason)
             return None
-        return self.session.activity(
+        integrated = self.session.activity(
             Integrated,
             lambda: {
                 "branch": candidate.branch,
@@ -409,6 +431,48 @@ class Harness:
             },
             task_id=task_id,
         )
+        self.integrations[mutation.key] = mutation.request
+        return integrated
+
+    def merge_mutation(
+        self, task_id: str, candidate: CandidateCommitted, approval: Message | None
+    ) -> Mutation:
+        """A merge into main as the gate sees it. Its key is the task's (one merge per task);
+        its request, the commit: merging another commit for a merged task is refused."""
+        key = effect_key(self.session.run_id, f"integrate:{task_id}", "main", None)
+        return Mutation(
+            what=f"merging {candidate.branch} ({candidate.commit[:12]}) into main",
+            actor=candidate.agent or "",
+            capability="integrate",
+            intent=self.intent,
+            lease=self.lease,
+            evidence=(
+                Evidence(
+                    f"ACCEPT {approval.message_id}" if approval else f"ACCEPT on {task_id}",
+                    approval is not None,
+                    f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}",
+                ),
+            ),
+            key=key,
+            expected_key=key,
+            request=request_hash("integrate", "main", candidate.commit),
+            run_id=self.session.run_id,
+        )
+
+    def gate_decision(self, task_id: str, mutation: Mutation) -> MutationRefused | None:
+        """Live, the gate judges; resumed or replayed, its recorded refusal is read back (and a
+        journal from before the gate holds none: the old rule decides, in `integrate`)."""
+        if not self.session.live:
+            recorded = self.session.peek()
+            return recorded if isinstance(recorded, MutationRefused) else None
+        coder = self.awarded.get(task_id)
+        gate = MutationGate(
+            self.session.journal,
+            Authority.of({"integrate": {coder} if coder else set()}),
+            self.session.stream,
+            used=self.integrations.get,
+        )
+        return gate.judge(mutation)
 
     def verify(self, check: dict[str, Any], integrated: Integrated) -> None:
         request, reply = self.ask(

@@ -69,14 +69,13 @@ class Mutation:
 
 @dataclass(frozen=True)
 class Authority:
-    """Who may use which capability: actor names, or role prefixes (`coder` for `coder-b`).
-    A capability nobody is listed for is nobody's."""
+    """Who may use which capability, by exact name (a role's name does not stand for its
+    members: `coder` is not `coder-b`). A capability nobody is listed for is nobody's."""
 
     grants: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def allows(self, actor: str, capability: str) -> bool:
-        granted = self.grants.get(capability, frozenset())
-        return actor in granted or actor.split("-")[0] in granted
+        return actor in self.grants.get(capability, frozenset())
 
     @classmethod
     def of(cls, grants: Mapping[str, set[str] | frozenset[str] | tuple[str, ...]]) -> Authority:

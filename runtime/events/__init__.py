@@ -72,13 +72,6 @@ from runtime.events.fanout import (
     WorkerTimedOut,
 )
 from runtime.events.lineage import MessageInjected, RunForked, RunTagged
-from runtime.events.mutation import (
-    IntentCarried,
-    MutationRefused,
-    StatusNormalised,
-    StatusReported,
-    WorktreeAdded,
-)
 from runtime.events.loop import (
     AgentFinished,
     AgentNudged,
@@ -96,6 +89,13 @@ from runtime.events.loop import (
     ToolRetryScheduled,
     ToolReturned,
     TurnCapReached,
+)
+from runtime.events.mutation import (
+    IntentCarried,
+    MutationRefused,
+    StatusNormalised,
+    StatusReported,
+    WorktreeAdded,
 )
 from runtime.events.review import (
     ConflictParked,

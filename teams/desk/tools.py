@@ -1,13 +1,13 @@
 """The desk agents' tools, scoped to one run's order, with their guarantees in code.
 
-    set_order_status   a compare-and-swap on the version the agent decided from, recorded as a
-                       claim first; a lost race comes back as OrderMoved with the order as it is
-                       now, and after `attempts` losses the agent may not try again (Contended)
-    issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
-                       after a timeout is the same refund, done once
-    both               mutations through the one gate (runtime/coordination/mutation.py):
-                       the ticket's intent version, the driver's lease epoch (on the workers),
-                       the agent's authority, evidence from the record, the derived key
+set_order_status   a compare-and-swap on the version the agent decided from, recorded as a
+                   claim first; a lost race comes back as OrderMoved with the order as it is
+                   now, and after `attempts` losses the agent may not try again (Contended)
+issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
+                   after a timeout is the same refund, done once
+both               mutations through the one gate (runtime/coordination/mutation.py):
+                   the ticket's intent version, the driver's lease epoch (on the workers),
+                   the agent's authority, evidence from the record, the derived key
 """
 
 from __future__ import annotations

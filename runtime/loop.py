@@ -22,6 +22,7 @@ from runtime import errors
 from runtime.backoff import Backoff
 from runtime.budget import Budget
 from runtime.context import DEFAULT_LIMIT, assemble, window_size
+from runtime.coordination import statuses
 from runtime.events import (
     AgentFinished,
     AgentNudged,
@@ -111,7 +112,24 @@ def run(
     mail: Mail | None = None,
     deadline: Overdue | None = None,
 ) -> AgentResult:
-    """Drive one agent until it stops. Raises `Interrupted` on an operator's stop."""
+    """Drive one agent until it stops, and journal its last word as a structured status
+    (runtime/coordination/statuses.py). Raises `Interrupted` on an operator's stop."""
+    result = drive(agent, task, session, budget, task_id=task_id, mail=mail, deadline=deadline)
+    statuses.report(session, agent.name, result.status, result.report, task_id)
+    return result
+
+
+def drive(
+    agent: Agent,
+    task: str,
+    session: Session,
+    budget: Budget,
+    *,
+    task_id: str | None = None,
+    mail: Mail | None = None,
+    deadline: Overdue | None = None,
+) -> AgentResult:
+    """The loop itself: turns until the agent stops."""
     client = session.client(agent.name, agent.client)
     specs = [*agent.toolbox.specs(), agent.done.spec()]
     envelope: dict[str, Any] = {"agent": agent.name, "task_id": task_id}

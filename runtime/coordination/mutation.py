@@ -29,6 +29,7 @@ from runtime import errors
 from runtime.events import EffectStarted, IntentDeclared, MutationRefused
 from runtime.events.mutation import GateCheck
 from runtime.journal import Journal, append_next, standing_epoch
+from runtime.session import Session
 
 CHECKS: tuple[GateCheck, ...] = ("intent", "lease", "authority", "evidence", "idempotency")
 
@@ -209,3 +210,22 @@ class MutationGate:
                 f"key {m.key} was used for a different request: one key, one request",
             )
         return None
+
+
+def decide(
+    session: Session, gate: Callable[[], MutationGate], m: Mutation, **envelope: Any
+) -> MutationRefused | None:
+    """The gate's decision on a harness's mutation, journalled in the run: live, the gate
+    judges and a refusal is emitted; resumed or replayed, the recorded refusal is read back (and
+    none is made up where the record holds none, as in a journal from before the gate)."""
+    if not session.live:
+        recorded = session.peek()
+        if isinstance(recorded, MutationRefused):
+            session.emit(recorded)
+            return recorded
+        return None
+    refused = gate().judge(m)
+    if refused is not None:
+        refused = refused.model_copy(update=envelope)
+        session.emit(refused)
+    return refused

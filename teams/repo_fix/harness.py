@@ -16,7 +16,7 @@ from runtime import loop, workspace
 from runtime.budget import Budget, SubBudget
 from runtime.coordination.deadlines import Deadline, Due
 from runtime.coordination.effects import effect_key, request_hash
-from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
+from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate, decide
 from runtime.events import (
     BudgetAllocated,
     CandidateCommitted,
@@ -24,7 +24,7 @@ from runtime.events import (
     Event,
     Integrated,
     IntegrationRefused,
-    MutationRefused,
+    ReplyOverdue,
     TaskEscalated,
     TeamPlanned,
     ToolReturned,
@@ -162,8 +162,9 @@ class Harness:
             )
         except ModelError as exc:
             return Reply(None, f"model failed: {exc}", started)
-        overdue = self.session.emitted[-1] if result.status == "overdue" else None
-        return Reply(result.report, result.status, started, getattr(overdue, "reason", ""))
+        overdue = [e for e in self.session.emitted[started:] if isinstance(e, ReplyOverdue)]
+        why = overdue[-1].reason if overdue and result.status == "overdue" else ""
+        return Reply(result.report, result.status, started, why)
 
     def deadline(self, recipient: str) -> Deadline:
         """The clock on a reply: the team's reply turns (within the agent's own turn cap) and
@@ -410,9 +411,8 @@ class Harness:
         merged: MutationRefused names the check, IntegrationRefused says why, None comes back."""
         approval = self.approval(task_id, candidate.commit)
         mutation = self.merge_mutation(task_id, candidate, approval)
-        refused = self.gate_decision(task_id, mutation)
+        refused = decide(self.session, lambda: self.gate(task_id), mutation, task_id=task_id)
         if refused is not None:
-            self.session.emit(refused.model_copy(update={"task_id": task_id}))
             self.emit(
                 IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=refused.reason
             )
@@ -459,20 +459,16 @@ class Harness:
             run_id=self.session.run_id,
         )
 
-    def gate_decision(self, task_id: str, mutation: Mutation) -> MutationRefused | None:
-        """Live, the gate judges; resumed or replayed, its recorded refusal is read back (and a
-        journal from before the gate holds none: the old rule decides, in `integrate`)."""
-        if not self.session.live:
-            recorded = self.session.peek()
-            return recorded if isinstance(recorded, MutationRefused) else None
+    def gate(self, task_id: str) -> MutationGate:
+        """The gate for a merge on `task_id`: only the coder awarded the task may have its
+        candidates merged, once per task."""
         coder = self.awarded.get(task_id)
-        gate = MutationGate(
+        return MutationGate(
             self.session.journal,
             Authority.of({"integrate": {coder} if coder else set()}),
             self.session.stream,
             used=self.integrations.get,
         )
-        return gate.judge(mutation)
 
     def verify(self, check: dict[str, Any], integrated: Integrated) -> None:
         request, reply = self.ask(

@@ -32,7 +32,7 @@ def carry(
     if isinstance(recorded, IntentCarried):
         session.emit(recorded)
         return recorded.intent_id, recorded.intent_version
-    if not session.live:
+    if not session.live or session.replay:
         return None
     intent_id = intent_id or task_intent(session.run_id)
     intents = Intents(session.journal)

@@ -218,7 +218,7 @@ def decide(
     """The gate's decision on a harness's mutation, journalled in the run: live, the gate
     judges and a refusal is emitted; resumed or replayed, the recorded refusal is read back (and
     none is made up where the record holds none, as in a journal from before the gate)."""
-    if not session.live:
+    if not session.live or session.replay:
         recorded = session.peek()
         if isinstance(recorded, MutationRefused):
             session.emit(recorded)

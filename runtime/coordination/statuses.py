@@ -106,7 +106,9 @@ def report(
 ) -> str | None:
     """Journal the agent's last word (or read it back); its status, None for an old journal."""
     recorded = session.peek()
-    if not isinstance(recorded, StatusReported | StatusNormalised) and not session.live:
+    if not isinstance(recorded, StatusReported | StatusNormalised) and (
+        not session.live or session.replay  # an old journal: in its record, or past its end
+    ):
         return None
     events = last_word(agent, ending, report, run_id=session.run_id, task_id=task_id)
     session.emit(*events)

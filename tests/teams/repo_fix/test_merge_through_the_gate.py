@@ -114,3 +114,15 @@ def test_a_merge_that_passes_every_check_moves_main_once(harness):
     integrated = h.integrate("T1", candidate)
     assert workspace.git(h.path, "rev-parse", "main") == integrated.commit
     assert not [e for e in h.session.emitted if isinstance(e, MutationRefused)]
+
+
+def test_the_audit_shows_a_refused_merge_with_the_check_that_failed(harness):
+    from runtime import views
+
+    h, candidate = harness
+    accept(h, candidate)
+    h.integrate("T1", candidate.model_copy(update={"agent": "coder-b"}))
+    entries = views.audit(h.session.journal.read("run-r-merge"))
+    [refused] = [a for a in entries if a["what"].startswith("MutationRefused")]
+    assert refused["what"] == "MutationRefused:authority" and refused["who"] == "harness"
+    assert refused["why"] == "coder-b may not integrate: only coder may"

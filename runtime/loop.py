@@ -114,22 +114,6 @@ def run(
 ) -> AgentResult:
     """Drive one agent until it stops, and journal its last word as a structured status
     (runtime/coordination/statuses.py). Raises `Interrupted` on an operator's stop."""
-    result = drive(agent, task, session, budget, task_id=task_id, mail=mail, deadline=deadline)
-    statuses.report(session, agent.name, result.status, result.report, task_id)
-    return result
-
-
-def drive(
-    agent: Agent,
-    task: str,
-    session: Session,
-    budget: Budget,
-    *,
-    task_id: str | None = None,
-    mail: Mail | None = None,
-    deadline: Overdue | None = None,
-) -> AgentResult:
-    """The loop itself: turns until the agent stops."""
     client = session.client(agent.name, agent.client)
     specs = [*agent.toolbox.specs(), agent.done.spec()]
     envelope: dict[str, Any] = {"agent": agent.name, "task_id": task_id}
@@ -149,7 +133,7 @@ def drive(
     for turn in range(agent.max_turns):
         session.boundary()
         if deadline is not None and deadline(turn) is not None:
-            return AgentResult("overdue", turn)
+            return stop(session, agent, AgentResult("overdue", turn), task_id)
         if mail is not None:
             fresh.extend(mail())
         for note in session.injected(agent.name):  # a person's word, where a fork began
@@ -183,17 +167,21 @@ def drive(
             if call.name == DONE:  # finishing is an explicit, typed act
                 refused = check_report(agent, call, session, at)
                 if refused is None:
-                    session.emit(session.new(AgentFinished, **at, result=call.args))
-                    return AgentResult("done", turn + 1, call.args)
+                    finished = session.new(AgentFinished, **at, result=call.args)
+                    return stop(
+                        session, agent, AgentResult("done", turn + 1, call.args), task_id, finished
+                    )
                 outcome = refused
             elif breaker is not None and (loop := breaker.before(call.name, call.args)):
-                trip(agent, session, at, loop, breaker.repeats)
-                return AgentResult("looping", turn + 1)
+                tripped = trip(agent, session, at, loop, breaker.repeats)
+                return stop(session, agent, AgentResult("looping", turn + 1), task_id, tripped)
             else:
                 outcome = dispatch(agent, call, session, at)
                 if breaker is not None and (loop := breaker.after(call.name, outcome)):
-                    trip(agent, session, at, loop, breaker.repeats)
-                    return AgentResult("looping", turn + 1)
+                    tripped = trip(agent, session, at, loop, breaker.repeats)
+                    return stop(
+                        session, agent, AgentResult("looping", turn + 1), task_id, tripped
+                    )
             step.append(
                 ChatMessage(
                     role="tool", content=json.dumps(outcome.observation()), tool_call_id=call.id
@@ -207,32 +195,46 @@ def drive(
             history.append(fresh)
         fresh = step
         if budget.exhausted():  # wind down at the turn boundary, never mid-turn
-            session.emit(
-                session.new(BudgetExhausted, **at, spent=budget.spent, allowance=budget.allowance)
+            exhausted = session.new(
+                BudgetExhausted, **at, spent=budget.spent, allowance=budget.allowance
             )
-            return AgentResult("halted", turn + 1)
+            return stop(session, agent, AgentResult("halted", turn + 1), task_id, exhausted)
         if drifted and nudged:
-            session.emit(
-                session.new(
-                    RunInconclusive, **at, reason="two replies in a row without a tool call"
-                )
+            drifting = session.new(
+                RunInconclusive, **at, reason="two replies in a row without a tool call"
             )
-            return AgentResult("inconclusive", turn + 1)
+            return stop(session, agent, AgentResult("inconclusive", turn + 1), task_id, drifting)
         nudged = drifted
-    session.emit(session.new(TurnCapReached, **envelope, max_turns=agent.max_turns))
-    return AgentResult("out_of_turns", agent.max_turns)
+    capped = session.new(TurnCapReached, **envelope, max_turns=agent.max_turns)
+    return stop(session, agent, AgentResult("out_of_turns", agent.max_turns), task_id, capped)
 
 
-def trip(agent: Agent, session: Session, at: dict[str, Any], why: str, repeats: int) -> None:
-    """Journal the loop breaker's trip: the agent's run ends here."""
-    session.emit(
-        session.new(
-            BreakerTripped,
-            **at,
-            breaker=f"loop:{agent.name}",
-            reason=why,
-            rates={"repeats": float(repeats)},
-        )
+def stop(
+    session: Session,
+    agent: Agent,
+    result: AgentResult,
+    task_id: str | None,
+    *events: Event,
+) -> AgentResult:
+    """Journal why the run stopped and the agent's last word as a structured status
+    (runtime/coordination/statuses.py) in one batch: a stream never ends between the two, so
+    whoever reads it sees a stop with its status, or no stop yet."""
+    word = statuses.closing(
+        session, len(events), agent.name, result.status, result.report, task_id=task_id
+    )
+    if events or word:
+        session.emit(*events, *word)
+    return result
+
+
+def trip(agent: Agent, session: Session, at: dict[str, Any], why: str, repeats: int) -> Event:
+    """The loop breaker's trip: the agent's run ends here."""
+    return session.new(
+        BreakerTripped,
+        **at,
+        breaker=f"loop:{agent.name}",
+        reason=why,
+        rates={"repeats": float(repeats)},
     )
 
 

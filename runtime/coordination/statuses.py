@@ -11,8 +11,9 @@ learn whether it is done; each agent's run ends with one StatusReported:
 
 The agent's word is a claim about itself (it may say WAITING_EVIDENCE or NO_SAFE_COORDINATION_
 PATH instead of pretending to be done); it never overrides what the harness checks from the
-journal (DEGRADED, the gate, the suite). Live only: replayed, the recorded statuses are read back;
-a journal written before statuses existed has none, and none are made up.
+journal (DEGRADED, the gate, the suite). The status is journalled in one batch with the event that
+stops the run (`runtime.loop.stop`). Replayed, the recorded statuses are read back; a journal
+written before statuses existed has none, and none are made up.
 """
 
 from __future__ import annotations
@@ -97,21 +98,21 @@ def last_word(
     ]
 
 
-def report(
+def closing(
     session: Session,
+    after: int,
     agent: str,
     ending: str,
     report: Mapping[str, Any] | None,
     task_id: str | None = None,
-) -> str | None:
-    """Journal the agent's last word (or read it back); its status, None for an old journal."""
-    recorded = session.peek()
-    if not isinstance(recorded, StatusReported | StatusNormalised) and (
-        not session.live or session.replay  # an old journal: in its record, or past its end
-    ):
-        return None
-    events = last_word(agent, ending, report, run_id=session.run_id, task_id=task_id)
-    session.emit(*events)
-    final = events[-1]
-    assert isinstance(final, StatusReported)
-    return final.status
+) -> list[Event]:
+    """The last-word events to journal with the `after` events that stop the run: none where
+    the record holds none there (a journal from before statuses, replayed or inside its
+    record); made live, or read back where the record has them."""
+    at = session.cursor + after
+    if at < len(session.recorded):
+        if not isinstance(session.recorded[at], StatusReported | StatusNormalised):
+            return []
+    elif session.replay:
+        return []  # a replay past the end of an old record: nothing made up
+    return last_word(agent, ending, report, run_id=session.run_id, task_id=task_id)

@@ -24,6 +24,7 @@ from runtime.events import (
     Event,
     Integrated,
     IntegrationRefused,
+    MutationRefused,
     ReplyOverdue,
     TaskEscalated,
     TeamPlanned,
@@ -98,6 +99,7 @@ class Harness:
         self.intent: tuple[str, int] | None = None  # the run's intent, once carried
         self.awarded: dict[str, str] = {}  # by task: the coder whose candidates may be merged
         self.integrations: dict[str, str] = {}  # idempotency key -> the request merged under it
+        self.refused: MutationRefused | None = None  # the gate's last refusal of a merge
         journal = session.journal
         # On the workers the run's journal is fenced by the driver's lease: a merge holds its
         # epoch, and the gate refuses it (before git is touched) once another driver took over.
@@ -377,6 +379,18 @@ class Harness:
                 if integrated is not None:
                     self.merged[task_id] = candidate
                     return integrated
+                refused = self.refused
+                if refused is not None and refused.check != "evidence":
+                    # Another round cannot mend a superseded intent, a lost lease, a coder
+                    # without the authority or a spent key: a person decides.
+                    self.escalate(
+                        task_id,
+                        "other",
+                        round_no,
+                        refused.reason,
+                        f"the merge of {task_id} was refused at the mutation gate "
+                        f"({refused.check}): {refused.reason}",
+                    )
                 payload = {
                     "brief": fix["brief"],
                     "rejected": verdict.report["reasons"],
@@ -411,7 +425,9 @@ class Harness:
         merged: MutationRefused names the check, IntegrationRefused says why, None comes back."""
         approval = self.approval(task_id, candidate.commit)
         mutation = self.merge_mutation(task_id, candidate, approval)
-        refused = decide(self.session, lambda: self.gate(task_id), mutation, task_id=task_id)
+        refused = self.refused = decide(
+            self.session, lambda: self.gate(task_id), mutation, task_id=task_id
+        )
         if refused is not None:
             self.emit(
                 IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=refused.reason

@@ -71,7 +71,7 @@ def test_repo_fix_does_not_merge_work_for_a_superseded_task(tmp_path):
 
 
 def test_solo_does_not_deliver_work_for_a_superseded_task(tmp_path):
-    journal, run_id, finished, records, events, _ = fly("solo", "solo-fix", "coder", tmp_path)
+    journal, run_id, finished, _records, events, _ = fly("solo", "solo-fix", "coder", tmp_path)
     [refused] = [e for e in events if isinstance(e, MutationRefused)]
     assert (refused.check, refused.capability) == ("intent", "deliver")
     assert finished.status == "escalated" and "refused at the gate" in finished.reason
@@ -79,7 +79,7 @@ def test_solo_does_not_deliver_work_for_a_superseded_task(tmp_path):
 
 
 def test_triage_does_not_refund_for_a_superseded_ticket(tmp_path):
-    journal, run_id, finished, records, events, _ = fly(
+    journal, run_id, _finished, _records, events, _ = fly(
         "support-triage", "refund-saga", "orders-worker", tmp_path
     )
     [saga] = [e for e in events if isinstance(e, SagaSettled)]

@@ -1,4 +1,4 @@
-"""The mutation boundary: intents with versions, and leases with epochs.
+"""The mutation boundary's state: intents with versions, and leases with epochs.
 
 An intent is what a person wants done (stream `intent-<id>`); when they change their mind, its
 version goes up, and work or messages decided under the old version are refused where they
@@ -6,7 +6,9 @@ would change something — not applied and corrected later. A lease is ownership
 for a while (stream `lease-<resource>`, the one primitive of runtime/coordination/leases.py);
 its epoch is the stream version of its grant (renewals keep it), every mutation carries the
 epoch it holds, and a stale epoch is refused even when its owner is alive and sure of itself.
-Each refusal is journalled (StaleWorkRejected).
+Both are checked in one place, with authority, evidence and the idempotency key: the mutation
+gate (runtime/coordination/mutation.py), which journals each refusal as MutationRefused
+(journals from before it hold StaleWorkRejected).
 """
 
 from __future__ import annotations
@@ -15,18 +17,10 @@ from dataclasses import dataclass
 
 from runtime.coordination import leases
 from runtime.coordination.leases import Lease
-from runtime.events import IntentDeclared, StaleWorkRejected
-from runtime.journal import Journal, append_next, standing_epoch
+from runtime.events import IntentDeclared
+from runtime.journal import Journal
 
-__all__ = ["Intent", "Intents", "Lease", "Leases", "Stale", "refuse"]
-
-
-class Stale(Exception):
-    """A mutation decided under a superseded intent, or under a lease that moved on."""
-
-    def __init__(self, rejected: StaleWorkRejected) -> None:
-        super().__init__(rejected.reason)
-        self.rejected = rejected
+__all__ = ["Intent", "Intents", "Lease", "Leases"]
 
 
 @dataclass(frozen=True)
@@ -83,48 +77,7 @@ class Intents:
         self.journal.append(stream, [event], version)
         return Intent(intent_id, version + 1, statement)
 
-    def check(self, intent_id: str, held: int, what: str, log: str, run_id: str = "") -> None:
-        """Refuse (and record) a mutation decided under an older version of the intent."""
-        current = self.current(intent_id).version
-        if held != current:
-            refuse(
-                self.journal,
-                log,
-                StaleWorkRejected(
-                    run_id=run_id,
-                    what=what,
-                    gate="intent",
-                    held=held,
-                    current=current,
-                    reason=f"{what} was decided under version {held} of intent {intent_id}, "
-                    f"which a person has since superseded with version {current}",
-                ),
-            )
 
-
-class Leases(leases.Leases):
-    """The lease primitive (runtime/coordination/leases.py), with the gate's check."""
-
-    def check(self, resource: str, epoch: int, what: str, log: str, run_id: str = "") -> None:
-        """Refuse (and record) a mutation carrying an epoch that is no longer the lease's."""
-        current = standing_epoch(self.last(resource))
-        if epoch != current:
-            refuse(
-                self.journal,
-                log,
-                StaleWorkRejected(
-                    run_id=run_id,
-                    what=what,
-                    gate="lease",
-                    held=epoch,
-                    current=current,
-                    reason=f"{what} carries epoch {epoch} of the lease on {resource}, "
-                    f"which is at epoch {current} now",
-                ),
-            )
-
-
-def refuse(journal: Journal, log: str, rejected: StaleWorkRejected) -> None:
-    """Journal the refusal in `log` (a stream) and raise it."""
-    append_next(journal, log, [rejected])
-    raise Stale(rejected)
+# The lease primitive (runtime/coordination/leases.py), where the intents are: a mutation's
+# epoch is checked at the mutation gate (runtime/coordination/mutation.py).
+Leases = leases.Leases

@@ -36,18 +36,19 @@ class MutationRefusals(Fold):
         if isinstance(e, MutationRefused):
             if e.check == "evidence" and e.capability == "integrate":
                 return  # a merge tried after a REJECT: the protocol, not a failure
-            actor, capability, check, reason = e.actor, e.capability, e.check, e.reason
-        elif isinstance(e, StaleWorkRejected):
-            actor, capability, check, reason = e.agent or "?", e.what, e.gate, e.reason
+            actor, capability, check, what = e.actor, e.capability, e.check, e.what
+        elif isinstance(e, StaleWorkRejected):  # written before the gate: intent or lease
+            actor, capability, check, what = e.agent or "", "", e.gate, e.what
         else:
             return
-        at = f"{actor}|{capability}|{check}"
+        reason = e.reason
+        at = f"{actor or what}|{capability}|{check}"
         positions = state["refused"].setdefault(at, [])
         positions.append(rec.position)
         times = "" if len(positions) == 1 else f" ({len(positions)} times)"
         found = finding(
             "mutation_refused",
-            f"the mutation gate refused {actor} ({check}){times}: {reason}",
+            f"the mutation gate refused {what} ({check}){times}: {reason}",
             positions,
             actor=actor,
             capability=capability,

@@ -18,6 +18,7 @@ from runtime import workspace
 from runtime.coordination.effects import Ledger, effect_key
 from runtime.coordination.mutation import Mutation, MutationGate
 from runtime.events import WorktreeAdded
+from runtime.journal import append_next
 
 
 class Writers:
@@ -29,10 +30,24 @@ class Writers:
         self.ledger = Ledger(gate.journal, gate=gate)
         self.run_id = run_id
 
+    @property
+    def stream(self) -> str:
+        """Where the worktrees given out are journalled (the run's timeline shows them)."""
+        return f"writers-{self.run_id}"
+
     def add(self, writer: str) -> WorktreeAdded:
-        """The writer's own worktree (the same one again if it has one)."""
+        """The writer's own worktree (the same one again if it has one), journalled once."""
         made = workspace.add_worktree(self.root, writer)
-        return WorktreeAdded(run_id=self.run_id, agent=writer, **made)
+        given = [
+            r.event
+            for r in self.gate.journal.read(self.stream)
+            if isinstance(r.event, WorktreeAdded) and r.event.writer == writer
+        ]
+        if given:
+            return given[0]
+        added = WorktreeAdded(run_id=self.run_id, agent=writer, **made)
+        append_next(self.gate.journal, self.stream, [added])
+        return added
 
     def path(self, writer: str) -> Path:
         return workspace.worktree_path(self.root, writer)

@@ -46,6 +46,8 @@ def test_two_writers_in_parallel_never_touch_each_others_files(writers):
     made = {name: w.add(name) for name in ("writer-a", "writer-b")}
     assert made["writer-a"].base == made["writer-b"].base  # one base commit for both
     assert made["writer-a"].path != made["writer-b"].path
+    assert w.add("writer-a") == made["writer-a"]  # asked again: the same worktree, journalled once
+    assert [r.event.writer for r in w.gate.journal.read(w.stream)] == ["writer-a", "writer-b"]
     main_before = workspace.git(w.root, "rev-parse", "main")
 
     def write(name: str) -> None:

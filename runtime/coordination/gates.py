@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runtime import streams
 from runtime.coordination import leases
 from runtime.coordination.leases import Lease
-from runtime.events import IntentDeclared
-from runtime.journal import Journal
+from runtime.events import IntentCarried, IntentDeclared
+from runtime.journal import Journal, WrongExpectedVersion
 
-__all__ = ["Intent", "Intents", "Lease", "Leases"]
+__all__ = ["TASK", "Intent", "Intents", "Lease", "Leases"]
+
+TASK = "task-"  # a team run's own intent is `task-<run id>`
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,12 @@ class Intent:
 
 
 class Intents:
+    """Intents by id. Most live wholly in their stream `intent-<id>`. A team run's own intent,
+    `task-<run>` (runtime/coordination/carried.py), has its first version in the run's stream
+    (IntentCarried: the run's statement of its task, not a person's decision, so a journal file
+    of the run carries no IntentDeclared and imports like any other); the versions people
+    declare over it follow in `intent-task-<run>`."""
+
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
 
@@ -45,12 +54,36 @@ class Intents:
         return Intent(intent_id, declared[-1].intent_version, declared[-1].statement)
 
     def history(self, intent_id: str) -> list[IntentDeclared]:
-        """Every version of the intent, oldest first."""
+        """Every version of the intent, oldest first (a run's carried one as its first)."""
+        return [*self.carried(intent_id), *self.declared(intent_id)]
+
+    def declared(self, intent_id: str) -> list[IntentDeclared]:
         return [
             r.event
             for r in self.journal.read(self.stream(intent_id))
             if isinstance(r.event, IntentDeclared)
         ]
+
+    def carried(self, intent_id: str) -> list[IntentDeclared]:
+        """A team run's own intent as its run carried it: version 1, stated by the harness."""
+        if not intent_id.startswith(TASK):
+            return []
+        run_id = intent_id.removeprefix(TASK)
+        for r in self.journal.read(streams.journal(run_id)):
+            e = r.event
+            if isinstance(e, IntentCarried) and e.intent_id == intent_id:
+                return [
+                    IntentDeclared(
+                        run_id=run_id,
+                        intent_id=intent_id,
+                        intent_version=e.intent_version,
+                        statement=e.statement,
+                        by="harness",
+                        reason="the run's task",
+                        t=e.t,
+                    )
+                ]
+        return []
 
     def declare(
         self,
@@ -63,10 +96,14 @@ class Intents:
         """Declare an intent, or supersede the current one with a new version.
 
         With `based_on` (the version the person was looking at) it is a compare-and-swap:
-        WrongExpectedVersion when somebody superseded it in between, so nobody replaces a
-        version they never saw."""
+        WrongExpectedVersion (in intent versions) when somebody superseded it in between, so
+        nobody replaces a version they never saw."""
         stream = self.stream(intent_id)
-        version = self.journal.version(stream) if based_on is None else based_on
+        history = self.history(intent_id)
+        current = history[-1].intent_version if history else 0
+        version = current if based_on is None else based_on
+        if version != current:
+            raise WrongExpectedVersion(stream, version, current)
         event = IntentDeclared(
             intent_id=intent_id,
             intent_version=version + 1,
@@ -74,7 +111,11 @@ class Intents:
             by=by,
             reason=reason,
         )
-        self.journal.append(stream, [event], version)
+        try:
+            self.journal.append(stream, [event], self.journal.version(stream))
+        except WrongExpectedVersion:
+            # Somebody declared a version between our read and our write.
+            raise WrongExpectedVersion(stream, version, self.current(intent_id).version) from None
         return Intent(intent_id, version + 1, statement)
 
 

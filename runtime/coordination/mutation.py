@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime import errors
-from runtime.events import EffectStarted, IntentDeclared, MutationRefused
+from runtime.coordination.gates import Intents
+from runtime.events import EffectStarted, MutationRefused
 from runtime.events.mutation import GateCheck
 from runtime.journal import Journal, append_next, standing_epoch
 from runtime.session import Session
@@ -137,11 +138,7 @@ class MutationGate:
         if m.intent is None:
             return None, None, f"{m.what} names no intent: no work is done for nobody's intent"
         intent_id, held = m.intent
-        declared = [
-            r.event
-            for r in self.journal.read(f"intent-{intent_id}")
-            if isinstance(r.event, IntentDeclared)
-        ]
+        declared = Intents(self.journal).history(intent_id)
         if not declared:
             return held, None, f"{m.what} serves intent {intent_id}, which was never declared"
         current = declared[-1].intent_version

@@ -92,9 +92,10 @@ def last_word(
         f"{agent} said status {str(said)[:80]!r}, which is not one of {', '.join(STATUSES)}: "
         f"not trusted; the harness records {status} ({why})"
     )
+    words = str(said)[:200]  # what it said, as text and short: an agent's word is not data
     return [
-        StatusNormalised(**at, said=said, status=status, reason=reason),
-        StatusReported(**at, status=status, said=str(said)[:200], source="harness", reason=reason),
+        StatusNormalised(**at, said=words, status=status, reason=reason),
+        StatusReported(**at, status=status, said=words, source="harness", reason=reason),
     ]
 
 

@@ -20,7 +20,7 @@ from runtime.coordination.claims import Claims
 from runtime.coordination.effects import Ledger, effect_key, request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import OrderPrepared, ToolReturned
-from runtime.journal import Fenced
+from runtime.journal import Fence, Fenced
 from runtime.session import Session
 from runtime.tools import Tool, ToolFailure, schema
 from teams.desk.services import STATUSES, Desk, OrderMoved, RefundRefused, subject
@@ -63,10 +63,6 @@ class DeskTools:
         self.claims = Claims(session.journal)
         self.gate = MutationGate(session.journal, AUTHORITY, gate_log(session.run_id))
         self.ledger = Ledger(session.journal, desk.outcomes, gate=self.gate)
-        journal = session.journal
-        # On the workers the run's journal is fenced by the driver's lease: its epoch is what
-        # every mutation holds, and a driver that lost the run is refused at the gate.
-        self.lease = journal.fence if isinstance(journal, Fenced) else None
 
     def read_order(self) -> dict[str, Any]:
         order = self.desk.orders.get(self.order_id)
@@ -76,6 +72,14 @@ class DeskTools:
             "refunded_cents": sum(r["amount_cents"] for r in refunds),
             "refunds": len(refunds),
         }
+
+    @property
+    def lease(self) -> Fence | None:
+        """On the workers the run's journal is fenced by the driver's lease (its fence moves to
+        each step's grant): what every mutation holds, read when it is made. A driver that lost
+        the run is refused at the gate."""
+        journal = self.session.journal
+        return journal.fence if isinstance(journal, Fenced) else None
 
     def mutation(self, what: str, capability: str, evidence: Evidence) -> Mutation:
         return Mutation(

@@ -15,7 +15,7 @@ from typing import Any
 from runtime import loop, workspace
 from runtime.budget import Budget, SubBudget
 from runtime.coordination.deadlines import Deadline, Due
-from runtime.coordination.effects import effect_key, request_hash
+from runtime.coordination.effects import request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate, decide
 from runtime.events import (
     BudgetAllocated,
@@ -31,7 +31,7 @@ from runtime.events import (
     ToolReturned,
     VoteTaken,
 )
-from runtime.journal import Fenced
+from runtime.journal import Fence, Fenced
 from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
 from runtime.sandbox import Sandbox
@@ -100,12 +100,19 @@ class Harness:
         self.awarded: dict[str, str] = {}  # by task: the coder whose candidates may be merged
         self.integrations: dict[str, str] = {}  # idempotency key -> the request merged under it
         self.refused: MutationRefused | None = None  # the gate's last refusal of a merge
-        journal = session.journal
-        # On the workers the run's journal is fenced by the driver's lease: a merge holds its
-        # epoch, and the gate refuses it (before git is touched) once another driver took over.
-        self.lease = journal.fence if isinstance(journal, Fenced) else None
+        self.held: Fence | None = None  # a lease the merges hold besides the driver's (tests)
 
     # --- helpers ----------------------------------------------------------------------------
+
+    @property
+    def lease(self) -> Fence | None:
+        """The lease a merge holds. On the workers the run's journal is fenced by the driver's
+        lease, whose fence moves to each step's grant: read now, not when the flight began.
+        The gate refuses a merge (before git is touched) once another driver took over."""
+        if self.held is not None:
+            return self.held
+        journal = self.session.journal
+        return journal.fence if isinstance(journal, Fenced) else None
 
     def emit(self, cls: type[Event], **fields: Any) -> None:
         self.session.emit(self.session.new(cls, **fields))
@@ -453,9 +460,11 @@ class Harness:
     def merge_mutation(
         self, task_id: str, candidate: CandidateCommitted, approval: Message | None
     ) -> Mutation:
-        """A merge into main as the gate sees it. Its key is the task's (one merge per task);
-        its request, the commit: merging another commit for a merged task is refused."""
-        key = effect_key(self.session.run_id, f"integrate:{task_id}", "main", None)
+        """A merge into main as the gate sees it. Its key is the task's (one merge per task, in
+        this run: the harness keeps the run's merges, so the key needs no run id and reads the
+        same in every run); its request, the commit: merging another commit for a merged task
+        is refused."""
+        key = f"integrate:{task_id}"
         return Mutation(
             what=f"merging {candidate.branch} ({candidate.commit[:12]}) into main",
             actor=candidate.agent or "",

@@ -11,7 +11,7 @@ from pathlib import Path
 from runtime import loop, workspace
 from runtime.budget import Budget
 from runtime.coordination.carried import carry
-from runtime.coordination.effects import effect_key, request_hash
+from runtime.coordination.effects import request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate, decide
 from runtime.events import (
     SuiteChecked,
@@ -44,7 +44,7 @@ def delivery(
 ) -> Mutation:
     """Taking the coder's work as done, as a mutation: it serves the run's intent (a person may
     have superseded it while the coder worked) and rests on the harness's own suite check."""
-    key = effect_key(session.run_id, "deliver", name, None)
+    key = "deliver:T1"  # once per run: its one task
     journal = session.journal
     return Mutation(
         what=f"taking the coder's work in {name} as done",

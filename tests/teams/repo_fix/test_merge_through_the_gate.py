@@ -59,7 +59,7 @@ def superseded(h, candidate):
 def lease_taken_over(h, candidate):
     leases = Leases(h.session.journal)
     mine = leases.acquire("run-r-merge", "driver-1", ttl=-1)  # expired at once
-    h.lease = mine.fence
+    h.held = mine.fence
     leases.acquire("run-r-merge", "driver-2", ttl=60)
     accept(h, candidate)
     return candidate

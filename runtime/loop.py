@@ -179,9 +179,7 @@ def run(
                 outcome = dispatch(agent, call, session, at)
                 if breaker is not None and (loop := breaker.after(call.name, outcome)):
                     tripped = trip(agent, session, at, loop, breaker.repeats)
-                    return stop(
-                        session, agent, AgentResult("looping", turn + 1), task_id, tripped
-                    )
+                    return stop(session, agent, AgentResult("looping", turn + 1), task_id, tripped)
             step.append(
                 ChatMessage(
                     role="tool", content=json.dumps(outcome.observation()), tool_call_id=call.id

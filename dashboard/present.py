@@ -159,12 +159,46 @@ def _coordination_summary(kind: str, data: dict[str, Any]) -> str | None:
         return clip(
             f"OVERDUE {data.get('awaited')} on {data.get('request')}: {data.get('reason')}", 140
         )
+    gate = _gate_summary(kind, data)
+    if gate is not None:
+        return gate
     if kind == "DeadlinePassed":
         return clip(
             f"deadline passed: {data.get('awaited')}, attempt {data.get('attempt')}: "
             f"{data.get('reason')}",
             140,
         )
+    return None
+
+
+def _gate_summary(kind: str, data: dict[str, Any]) -> str | None:
+    """The mutation gate's refusals, an agent's last word, the intent a run carries and a
+    writer's worktree, each in a line; None for other kinds."""
+    if kind == "MutationRefused":
+        return clip(
+            f"REFUSED at the gate ({data.get('check')}): {data.get('actor')} "
+            f"{data.get('capability')}: {data.get('reason')}",
+            160,
+        )
+    if kind == "StatusReported":
+        said = data.get("said")
+        whose = "its own word" if data.get("source") == "agent" else "the harness's"
+        return clip(
+            f"status {data.get('status')} ({whose}"
+            + (f"; it said {said!r}" if said and said != data.get("status") else "")
+            + ")",
+            140,
+        )
+    if kind == "StatusNormalised":
+        return clip(f"UNTRUSTED status {data.get('said')!r}: recorded as {data.get('status')}", 140)
+    if kind == "IntentCarried":
+        return clip(
+            f"serves intent {data.get('intent_id')} v{data.get('intent_version')}: "
+            f"{data.get('statement')}",
+            140,
+        )
+    if kind == "WorktreeAdded":
+        return f"worktree for {data.get('writer')} on {data.get('branch')}"
     return None
 
 

@@ -39,6 +39,7 @@ from runtime.signatures.agents import (
     UnansweredRequests,
 )
 from runtime.signatures.base import Finding, team_roles
+from runtime.signatures.gate import MutationRefusals, UnknownStatuses
 from runtime.signatures.guards import (
     BreakerTrips,
     DegradedSubtasks,
@@ -61,6 +62,8 @@ SIGNATURES: tuple[Fold, ...] = (
     DegradedSubtasks(),
     BreakerTrips(),
     SagaCompensations(),
+    MutationRefusals(),
+    UnknownStatuses(),
 )
 
 

@@ -22,6 +22,7 @@ from runtime import errors
 from runtime.backoff import Backoff
 from runtime.budget import Budget
 from runtime.context import DEFAULT_LIMIT, assemble, window_size
+from runtime.coordination import statuses
 from runtime.events import (
     AgentFinished,
     AgentNudged,
@@ -111,7 +112,8 @@ def run(
     mail: Mail | None = None,
     deadline: Overdue | None = None,
 ) -> AgentResult:
-    """Drive one agent until it stops. Raises `Interrupted` on an operator's stop."""
+    """Drive one agent until it stops, and journal its last word as a structured status
+    (runtime/coordination/statuses.py). Raises `Interrupted` on an operator's stop."""
     client = session.client(agent.name, agent.client)
     specs = [*agent.toolbox.specs(), agent.done.spec()]
     envelope: dict[str, Any] = {"agent": agent.name, "task_id": task_id}
@@ -134,7 +136,7 @@ def run(
         session.boundary()
         session.resize(budget)
         if deadline is not None and deadline(turn) is not None:
-            return AgentResult("overdue", turn)
+            return stop(session, agent, AgentResult("overdue", turn), task_id)
         if mail is not None:
             fresh.extend(mail())
         for note in session.injected(agent.name):  # a person's word, where a fork began
@@ -168,17 +170,19 @@ def run(
             if call.name == DONE:  # finishing is an explicit, typed act
                 refused = check_report(agent, call, session, at)
                 if refused is None:
-                    session.emit(session.new(AgentFinished, **at, result=call.args))
-                    return AgentResult("done", turn + 1, call.args)
+                    finished = session.new(AgentFinished, **at, result=call.args)
+                    return stop(
+                        session, agent, AgentResult("done", turn + 1, call.args), task_id, finished
+                    )
                 outcome = refused
             elif breaker is not None and (loop := breaker.before(call.name, call.args)):
-                trip(agent, session, at, loop, breaker.repeats)
-                return AgentResult("looping", turn + 1)
+                tripped = trip(agent, session, at, loop, breaker.repeats)
+                return stop(session, agent, AgentResult("looping", turn + 1), task_id, tripped)
             else:
                 outcome = dispatch(agent, call, session, at)
                 if breaker is not None and (loop := breaker.after(call.name, outcome)):
-                    trip(agent, session, at, loop, breaker.repeats)
-                    return AgentResult("looping", turn + 1)
+                    tripped = trip(agent, session, at, loop, breaker.repeats)
+                    return stop(session, agent, AgentResult("looping", turn + 1), task_id, tripped)
             step.append(
                 ChatMessage(
                     role="tool", content=json.dumps(outcome.observation()), tool_call_id=call.id
@@ -193,33 +197,47 @@ def run(
         fresh = step
         session.resize(budget)  # a fork made just before this check gives its allowance first
         if budget.exhausted():  # wind down at the turn boundary, never mid-turn
-            session.emit(
-                session.new(BudgetExhausted, **at, spent=budget.spent, allowance=budget.allowance)
+            exhausted = session.new(
+                BudgetExhausted, **at, spent=budget.spent, allowance=budget.allowance
             )
-            return AgentResult("halted", turn + 1)
+            return stop(session, agent, AgentResult("halted", turn + 1), task_id, exhausted)
         if drifted and nudged:
-            session.emit(
-                session.new(
-                    RunInconclusive, **at, reason="two replies in a row without a tool call"
-                )
+            drifting = session.new(
+                RunInconclusive, **at, reason="two replies in a row without a tool call"
             )
-            return AgentResult("inconclusive", turn + 1)
+            return stop(session, agent, AgentResult("inconclusive", turn + 1), task_id, drifting)
         nudged = drifted
         turn += 1
-    session.emit(session.new(TurnCapReached, **envelope, max_turns=cap))
-    return AgentResult("out_of_turns", cap)
+    capped = session.new(TurnCapReached, **envelope, max_turns=cap)
+    return stop(session, agent, AgentResult("out_of_turns", cap), task_id, capped)
 
 
-def trip(agent: Agent, session: Session, at: dict[str, Any], why: str, repeats: int) -> None:
-    """Journal the loop breaker's trip: the agent's run ends here."""
-    session.emit(
-        session.new(
-            BreakerTripped,
-            **at,
-            breaker=f"loop:{agent.name}",
-            reason=why,
-            rates={"repeats": float(repeats)},
-        )
+def stop(
+    session: Session,
+    agent: Agent,
+    result: AgentResult,
+    task_id: str | None,
+    *events: Event,
+) -> AgentResult:
+    """Journal why the run stopped and the agent's last word as a structured status
+    (runtime/coordination/statuses.py) in one batch: a stream never ends between the two, so
+    whoever reads it sees a stop with its status, or no stop yet."""
+    word = statuses.closing(
+        session, len(events), agent.name, result.status, result.report, task_id=task_id
+    )
+    if events or word:
+        session.emit(*events, *word)
+    return result
+
+
+def trip(agent: Agent, session: Session, at: dict[str, Any], why: str, repeats: int) -> Event:
+    """The loop breaker's trip: the agent's run ends here."""
+    return session.new(
+        BreakerTripped,
+        **at,
+        breaker=f"loop:{agent.name}",
+        reason=why,
+        rates={"repeats": float(repeats)},
     )
 
 

@@ -36,6 +36,7 @@ from runtime.events import (
     MessageSent,
     ModelCalled,
     ModelResponded,
+    MutationRefused,
     RecoveryRouted,
     StaleWorkRejected,
     SuiteChecked,
@@ -148,6 +149,7 @@ class Metrics(Fold):
             "ConflictParked",
             "ConflictResolved",
             "StaleWorkRejected",
+            "MutationRefused",
             "DeadLettered",
             "DeadLetterRetried",
             "DeadLetterDiscarded",
@@ -232,6 +234,8 @@ class Metrics(Fold):
                 state["claims"] += 1
         elif isinstance(e, ClaimsReconciled | StaleWorkRejected):
             state["contested"] += 1
+        elif isinstance(e, MutationRefused) and e.check in ("intent", "lease"):
+            state["contested"] += 1  # stale work, refused at the gate (StaleWorkRejected before)
         elif isinstance(e, ConflictParked):
             state["contested"] += 1
             state["parked"][e.conflict_id] = e.t

@@ -39,6 +39,7 @@ from runtime.events import (
     MessageDelivered,
     MessageSent,
     ModelResponded,
+    MutationRefused,
     ResumeRequested,
     RunForked,
     RunInterrupted,
@@ -48,6 +49,7 @@ from runtime.events import (
     SagaCompensated,
     SagaSettled,
     SagaStepCompleted,
+    StatusNormalised,
     StopRequested,
     SuiteChecked,
     TaskEscalated,
@@ -317,6 +319,8 @@ class Audit(Fold):
             "SagaAborted",
             "SagaCompensated",
             "BreakerTripped",
+            "MutationRefused",
+            "StatusNormalised",
         )
     )
 
@@ -378,6 +382,12 @@ class Audit(Fold):
             entry.update(who="harness", saga=e.saga_id, step=e.failed_step, why=e.reason)
         elif isinstance(e, BreakerTripped):
             entry.update(who="harness", breaker=e.breaker, why=e.reason, rates=e.rates)
+        elif isinstance(e, MutationRefused):
+            # The gate's refusal: which check, for whom; nothing was written or merged.
+            entry.update(what=f"MutationRefused:{e.check}", who="harness", why=e.reason)
+            entry.update(actor=e.actor, capability=e.capability, key=e.key)
+        elif isinstance(e, StatusNormalised):
+            entry.update(who="harness", why=e.reason, said=e.said, status=e.status)
         else:
             return
         out.add(rec.position, entry)

@@ -486,3 +486,57 @@ def merge(root: Path, branch: str, message: str) -> str:
     if already.returncode != 0:
         git(root, "merge", "-q", "--no-ff", "-m", message, branch)
     return git(root, "rev-parse", "main")
+
+
+# --- a worktree per parallel writer (seed 02 §15) ------------------------------------------------
+#
+# Writers working at the same time never share a checkout: each gets a git worktree of its own,
+# on its own branch, made from one base commit, beside the workspace (`<workspace>.<writer>`,
+# under the same workspaces root). They share the repository's immutable history and nothing
+# mutable; their work reaches main only as a merge through the mutation gate.
+
+
+def writer_branch(writer: str) -> str:
+    return f"writer/{check_name(writer)}"
+
+
+def worktree_path(root: Path, writer: str) -> Path:
+    """Where `writer`'s worktree of the workspace at `root` lives: beside it, one directory."""
+    root = Path(root)
+    return located(root.parent, f"{root.name}.{check_name(writer)}")
+
+
+def add_worktree(root: Path, writer: str, base: str = "main") -> dict[str, Any]:
+    """`writer`'s own worktree on its own branch from `base` (kept if it exists already, so a
+    crash and a second call give the same one): its path, branch and base commit."""
+    path, branch = worktree_path(root, writer), writer_branch(writer)
+    if not path.exists():
+        git(root, "worktree", "add", "-q", "-B", branch, str(path), base)
+    return {
+        "writer": writer,
+        "branch": branch,
+        "base": git(root, "merge-base", branch, base),
+        "path": str(path),
+    }
+
+
+def commit_worktree(root: Path, writer: str, message: str) -> dict[str, Any]:
+    """Commit what `writer` changed in its worktree; the branch, commit, diff against main and
+    the files it touches (what a reviewer and the gate look at)."""
+    path, branch = worktree_path(root, writer), writer_branch(writer)
+    git(path, "add", "-A")
+    if git(path, "status", "--porcelain"):
+        git(path, "commit", "-q", "-m", message)
+    return {
+        "branch": branch,
+        "commit": git(path, "rev-parse", "HEAD"),
+        "diff": git(root, "diff", "main", branch),
+        "files": git(root, "diff", "--name-only", "main", branch).splitlines(),
+    }
+
+
+def remove_worktree(root: Path, writer: str) -> None:
+    """Take `writer`'s worktree away (its branch, and so its commits, stay)."""
+    path = worktree_path(root, writer)
+    if path.exists():
+        git(root, "worktree", "remove", "--force", str(path))

@@ -2,8 +2,9 @@
 
 The intent is the stream `intent-<id>`; a new version is appended on the version the person
 saw, so two people superseding at once cannot both win, and nobody replaces a version they
-never looked at. Runs holding the old version are refused at their next mutation
-(StaleWorkRejected in their journal), not stopped mid-call.
+never looked at. Runs holding the old version are refused at their next mutation by the
+mutation gate (MutationRefused, check "intent", in their journal), not stopped mid-call. Every
+team's run holds one: the desk's `ticket-<order>`, the others' `task-<run>`.
 """
 
 from __future__ import annotations

@@ -231,6 +231,10 @@ class AuditDetailOut(Schema):
     result: Any = Field(None, description="what the step or its reversal returned")
     breaker: str | None = Field(None, description="a breaker that tripped")
     rates: dict[str, float] | None = Field(None, description="the figures the breaker judged on")
+    actor: str | None = Field(None, description="a refused mutation: whose it was")
+    capability: str | None = Field(None, description="a refused mutation: what it would do")
+    said: Any = Field(None, description="an untrusted status: what the agent said")
+    status: str | None = Field(None, description="an untrusted status: what was recorded")
 
 
 class AuditEntryOut(Schema):
@@ -325,6 +329,12 @@ class FindingDetailOut(Schema):
     breaker: str | None = Field(None, description="a breaker that tripped")
     saga: str | None = Field(None, description="a saga that was turned back")
     undone: list[str] | None = Field(None, description="a saga's steps undone, in that order")
+    actor: str | None = Field(None, description="a refused mutation: whose it was")
+    capability: str | None = Field(None, description="a refused mutation: what it would do")
+    check: str | None = Field(None, description="a refused mutation: the gate's check that failed")
+    agent: str | None = Field(None, description="an untrusted status: whose")
+    said: Any = Field(None, description="an untrusted status: what the agent said")
+    status: str | None = Field(None, description="an untrusted status: what was recorded")
 
 
 class FindingOut(Schema):

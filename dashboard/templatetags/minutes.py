@@ -6,6 +6,7 @@ from django import template
 
 from dashboard import present
 from runtime import status
+from runtime.coordination.conflicts import POLICIES
 
 register = template.Library()
 
@@ -46,3 +47,10 @@ def gist(payload: Any) -> str:
         if payload.get(key) not in (None, ""):
             return present.clip(payload[key], 110)
     return ""
+
+
+@register.filter
+def conflict_policy(kind: str) -> str:
+    """The rule that settles a conflict of this type (runtime/coordination/conflicts.py)."""
+    policy = POLICIES.get(kind)  # type: ignore[call-overload]
+    return policy.rule if policy is not None else "no policy: a person decides"

@@ -1,4 +1,5 @@
-"""Coordination safety: effects once, facts by compare-and-swap, claims, intents and leases.
+"""Coordination safety: effects once, facts by compare-and-swap, claims and typed conflicts,
+intents and leases, one mutation gate, structured statuses, a worktree per parallel writer.
 
 Each primitive is a small class over the Journal protocol, so it works on every store; none
 imports a team, Django or a model client.

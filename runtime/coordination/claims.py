@@ -9,7 +9,9 @@ deterministic rules first:
     authority  a configurable ranking of who may say what, per predicate
 
 and parks what the rules cannot decide — both sides with their evidence — for a person. Having
-no safe way to decide is an allowed outcome (HUMAN_REQUIRED), not an error.
+no safe way to decide is an allowed outcome (HUMAN_REQUIRED), not an error. Which rule applies
+depends on the kind of conflict (runtime/coordination/conflicts.py: state, evidence, ownership,
+authority, verification, plan, intent, resource), and the parked conflict carries its kind.
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
 from runtime.coordination.effects import canonical
 from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked
 from runtime.journal import Journal, append_next
 
-SOURCE_RANK = {"state": 3, "verifier": 2, "model": 1}
-ConflictType = Literal["state", "evidence", "authority", "ownership", "intent"]
+__all__ = ["SOURCE_RANK", "Claims", "ConflictType", "Outcome", "Rules", "conflict_type"]
 
 
 @dataclass(frozen=True)
@@ -160,21 +162,14 @@ class Claims:
         if not pairs:
             return Outcome("agreed", live[-1].value)
         contenders = {c.claim_id: c for pair in pairs for c in pair}
-        ranked = sorted(
-            contenders.values(),
-            key=lambda c: (SOURCE_RANK[c.source], rules.rank(predicate, c.by)),
-            reverse=True,
-        )
-        first, second = ranked[0], ranked[1]
-        if SOURCE_RANK[first.source] > SOURCE_RANK[second.source]:
-            rule = f"source: {first.source} over {second.source}"
-        elif rules.rank(predicate, first.by) > rules.rank(predicate, second.by):
-            rule = f"authority on {predicate}: {first.by} over {second.by}"
-        else:
-            return self.park(subject, predicate, list(contenders.values()), run_id, commit)
-        losers = [c.claim_id for c in ranked[1:]]
-        self.settle(subject, predicate, first.claim_id, losers, rule, first.value, run_id)
-        return Outcome("decided", first.value, rule)
+        ordered = [c for c in live if c.claim_id in contenders]  # in journal order
+        _, decision = resolve(ordered, rules)
+        if decision is None:
+            return self.park(subject, predicate, ordered, run_id, commit)
+        first = decision.winner
+        losers = [c.claim_id for c in ordered if c.claim_id != first.claim_id]
+        self.settle(subject, predicate, first.claim_id, losers, decision.rule, first.value, run_id)
+        return Outcome("decided", first.value, decision.rule)
 
     def park(
         self,
@@ -216,7 +211,6 @@ class Claims:
 
 
 def conflict_type(claims: list[ClaimAsserted]) -> ConflictType:
-    """What kind of disagreement this is, for the reviewer: different kinds of evidence, or
-    equals disagreeing about the state. (Stale intents and moved leases are refused at the gate
-    before they can become claims.)"""
-    return "evidence" if len({c.source for c in claims}) > 1 else "state"
+    """What kind of disagreement this is (runtime/coordination/conflicts.py), for the policy
+    that settles it and for the reviewer who gets what no policy settles."""
+    return classify(claims)

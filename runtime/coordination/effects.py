@@ -22,12 +22,15 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, cast
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from runtime import errors
 from runtime.events import EffectFailed, EffectStarted, EffectSucceeded, ErrorInfo, Event
 from runtime.journal import Journal, ScanningJournal, WrongExpectedVersion
+
+if TYPE_CHECKING:  # the gate reads effect records; the ledger only calls it
+    from runtime.coordination.mutation import Mutation, MutationGate
 
 
 class EffectError(Exception):
@@ -89,11 +92,17 @@ class ProviderStatus:
 class Ledger:
     """`journal` decides who performs an effect (on the workers it is fenced by the driver's
     lease: a driver that lost its run cannot start effects). `outcomes` records what became of
-    one, and is not fenced: what the provider did is a fact whoever drives the run now."""
+    one, and is not fenced: what the provider did is a fact whoever drives the run now.
 
-    def __init__(self, journal: Journal, outcomes: Journal | None = None) -> None:
+    With a `gate` (runtime/coordination/mutation.py), every effect is a mutation that passes its
+    five checks before anything is read or written for it; one without a mutation is refused."""
+
+    def __init__(
+        self, journal: Journal, outcomes: Journal | None = None, gate: MutationGate | None = None
+    ) -> None:
         self.journal = journal
         self.outcomes = outcomes or journal
+        self.gate = gate
 
     @staticmethod
     def stream(key: str) -> str:
@@ -109,9 +118,15 @@ class Ledger:
         *,
         run_id: str = "",
         intent: tuple[str, int] | None = None,
+        mutation: Mutation | None = None,
     ) -> Any:
         """Do the effect once for this key: `call(key)` runs only for the first caller."""
         digest = request_hash(effect_type, target, payload)
+        if self.gate is not None:
+            if mutation is None:
+                raise ValueError(f"effect {key} ({effect_type}) is gated and carries no mutation")
+            self.gate.check(replace(mutation, key=key, request=digest))
+            intent = mutation.intent
         stream = self.stream(key)
         recorded = [r.event for r in self.journal.read(stream)]
         if recorded:

@@ -1,4 +1,4 @@
-"""The mutation boundary: intents with versions, and leases with epochs.
+"""The mutation boundary's state: intents with versions, and leases with epochs.
 
 An intent is what a person wants done (stream `intent-<id>`); when they change their mind, its
 version goes up, and work or messages decided under the old version are refused where they
@@ -6,27 +6,24 @@ would change something — not applied and corrected later. A lease is ownership
 for a while (stream `lease-<resource>`, the one primitive of runtime/coordination/leases.py);
 its epoch is the stream version of its grant (renewals keep it), every mutation carries the
 epoch it holds, and a stale epoch is refused even when its owner is alive and sure of itself.
-Each refusal is journalled (StaleWorkRejected).
+Both are checked in one place, with authority, evidence and the idempotency key: the mutation
+gate (runtime/coordination/mutation.py), which journals each refusal as MutationRefused
+(journals from before it hold StaleWorkRejected).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runtime import streams
 from runtime.coordination import leases
 from runtime.coordination.leases import Lease
-from runtime.events import IntentDeclared, StaleWorkRejected
-from runtime.journal import Journal, append_next, standing_epoch
+from runtime.events import IntentCarried, IntentDeclared
+from runtime.journal import Journal, WrongExpectedVersion
 
-__all__ = ["Intent", "Intents", "Lease", "Leases", "Stale", "refuse"]
+__all__ = ["TASK", "Intent", "Intents", "Lease", "Leases"]
 
-
-class Stale(Exception):
-    """A mutation decided under a superseded intent, or under a lease that moved on."""
-
-    def __init__(self, rejected: StaleWorkRejected) -> None:
-        super().__init__(rejected.reason)
-        self.rejected = rejected
+TASK = "task-"  # a team run's own intent is `task-<run id>`
 
 
 @dataclass(frozen=True)
@@ -37,6 +34,12 @@ class Intent:
 
 
 class Intents:
+    """Intents by id. Most live wholly in their stream `intent-<id>`. A team run's own intent,
+    `task-<run>` (runtime/coordination/carried.py), has its first version in the run's stream
+    (IntentCarried: the run's statement of its task, not a person's decision, so a journal file
+    of the run carries no IntentDeclared and imports like any other); the versions people
+    declare over it follow in `intent-task-<run>`."""
+
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
 
@@ -51,12 +54,36 @@ class Intents:
         return Intent(intent_id, declared[-1].intent_version, declared[-1].statement)
 
     def history(self, intent_id: str) -> list[IntentDeclared]:
-        """Every version of the intent, oldest first."""
+        """Every version of the intent, oldest first (a run's carried one as its first)."""
+        return [*self.carried(intent_id), *self.declared(intent_id)]
+
+    def declared(self, intent_id: str) -> list[IntentDeclared]:
         return [
             r.event
             for r in self.journal.read(self.stream(intent_id))
             if isinstance(r.event, IntentDeclared)
         ]
+
+    def carried(self, intent_id: str) -> list[IntentDeclared]:
+        """A team run's own intent as its run carried it: version 1, stated by the harness."""
+        if not intent_id.startswith(TASK):
+            return []
+        run_id = intent_id.removeprefix(TASK)
+        for r in self.journal.read(streams.journal(run_id)):
+            e = r.event
+            if isinstance(e, IntentCarried) and e.intent_id == intent_id:
+                return [
+                    IntentDeclared(
+                        run_id=run_id,
+                        intent_id=intent_id,
+                        intent_version=e.intent_version,
+                        statement=e.statement,
+                        by="harness",
+                        reason="the run's task",
+                        t=e.t,
+                    )
+                ]
+        return []
 
     def declare(
         self,
@@ -69,10 +96,14 @@ class Intents:
         """Declare an intent, or supersede the current one with a new version.
 
         With `based_on` (the version the person was looking at) it is a compare-and-swap:
-        WrongExpectedVersion when somebody superseded it in between, so nobody replaces a
-        version they never saw."""
+        WrongExpectedVersion (in intent versions) when somebody superseded it in between, so
+        nobody replaces a version they never saw."""
         stream = self.stream(intent_id)
-        version = self.journal.version(stream) if based_on is None else based_on
+        history = self.history(intent_id)
+        current = history[-1].intent_version if history else 0
+        version = current if based_on is None else based_on
+        if version != current:
+            raise WrongExpectedVersion(stream, version, current)
         event = IntentDeclared(
             intent_id=intent_id,
             intent_version=version + 1,
@@ -80,51 +111,14 @@ class Intents:
             by=by,
             reason=reason,
         )
-        self.journal.append(stream, [event], version)
+        try:
+            self.journal.append(stream, [event], self.journal.version(stream))
+        except WrongExpectedVersion:
+            # Somebody declared a version between our read and our write.
+            raise WrongExpectedVersion(stream, version, self.current(intent_id).version) from None
         return Intent(intent_id, version + 1, statement)
 
-    def check(self, intent_id: str, held: int, what: str, log: str, run_id: str = "") -> None:
-        """Refuse (and record) a mutation decided under an older version of the intent."""
-        current = self.current(intent_id).version
-        if held != current:
-            refuse(
-                self.journal,
-                log,
-                StaleWorkRejected(
-                    run_id=run_id,
-                    what=what,
-                    gate="intent",
-                    held=held,
-                    current=current,
-                    reason=f"{what} was decided under version {held} of intent {intent_id}, "
-                    f"which a person has since superseded with version {current}",
-                ),
-            )
 
-
-class Leases(leases.Leases):
-    """The lease primitive (runtime/coordination/leases.py), with the gate's check."""
-
-    def check(self, resource: str, epoch: int, what: str, log: str, run_id: str = "") -> None:
-        """Refuse (and record) a mutation carrying an epoch that is no longer the lease's."""
-        current = standing_epoch(self.last(resource))
-        if epoch != current:
-            refuse(
-                self.journal,
-                log,
-                StaleWorkRejected(
-                    run_id=run_id,
-                    what=what,
-                    gate="lease",
-                    held=epoch,
-                    current=current,
-                    reason=f"{what} carries epoch {epoch} of the lease on {resource}, "
-                    f"which is at epoch {current} now",
-                ),
-            )
-
-
-def refuse(journal: Journal, log: str, rejected: StaleWorkRejected) -> None:
-    """Journal the refusal in `log` (a stream) and raise it."""
-    append_next(journal, log, [rejected])
-    raise Stale(rejected)
+# The lease primitive (runtime/coordination/leases.py), where the intents are: a mutation's
+# epoch is checked at the mutation gate (runtime/coordination/mutation.py).
+Leases = leases.Leases

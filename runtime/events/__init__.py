@@ -90,6 +90,13 @@ from runtime.events.loop import (
     ToolReturned,
     TurnCapReached,
 )
+from runtime.events.mutation import (
+    IntentCarried,
+    MutationRefused,
+    StatusNormalised,
+    StatusReported,
+    WorktreeAdded,
+)
 from runtime.events.review import (
     ConflictParked,
     ConflictResolved,
@@ -209,6 +216,11 @@ ALL_KINDS: tuple[type[Event], ...] = (
     TraceSpansClaimed,
     TraceSpansPushed,
     TraceSpansPushFailed,
+    MutationRefused,
+    StatusReported,
+    StatusNormalised,
+    WorktreeAdded,
+    IntentCarried,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -315,6 +327,7 @@ __all__ = [
     "FindingUnsupported",
     "Integrated",
     "IntegrationRefused",
+    "IntentCarried",
     "IntentDeclared",
     "JournalImported",
     "LeaseGranted",
@@ -326,6 +339,7 @@ __all__ = [
     "ModelCalled",
     "ModelFailed",
     "ModelResponded",
+    "MutationRefused",
     "OrderPrepared",
     "RecoveryRouted",
     "ReplyOverdue",
@@ -342,6 +356,8 @@ __all__ = [
     "SagaStepCompleted",
     "Served",
     "StaleWorkRejected",
+    "StatusNormalised",
+    "StatusReported",
     "StepFailed",
     "StopRequested",
     "SubtaskDegraded",
@@ -368,6 +384,7 @@ __all__ = [
     "WorkerReported",
     "WorkerTimedOut",
     "WorkspacePrepared",
+    "WorktreeAdded",
     "describe_validation",
     "event_fields",
     "new_id",

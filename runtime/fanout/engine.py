@@ -37,6 +37,7 @@ from runtime.events import (
     ModelFailed,
     ReplyOverdue,
     RunInconclusive,
+    StatusReported,
     TurnCapReached,
     WorkerHandedOff,
     WorkerTimedOut,
@@ -60,6 +61,7 @@ STOPS = (
     ModelFailed,
     ReplyOverdue,
     BreakerTripped,  # in a specialist's own stream, only the loop breaker trips: its run ends
+    StatusReported,  # the last word, journalled with the stop it follows
 )
 WAIT_SECONDS = 0.5  # how soon a step waiting on specialists elsewhere looks again
 

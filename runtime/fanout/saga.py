@@ -28,7 +28,7 @@ Step results are journalled, so they must be JSON data (a JsonlJournal hands the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from runtime.coordination.effects import (
@@ -37,6 +37,7 @@ from runtime.coordination.effects import (
     Ledger,
     effect_key,
 )
+from runtime.coordination.mutation import Mutation
 from runtime.events import Event, SagaAborted, SagaCompensated, SagaStepCompleted
 from runtime.journal import Journal, WrongExpectedVersion
 
@@ -96,12 +97,22 @@ def fold(events: list[Event]) -> SagaState:
 
 class Saga:
     def __init__(
-        self, journal: Journal, saga_id: str, run_id: str = "", ledger: Ledger | None = None
+        self,
+        journal: Journal,
+        saga_id: str,
+        run_id: str = "",
+        ledger: Ledger | None = None,
+        mutation: Mutation | None = None,
     ) -> None:
         self.journal = journal
         self.saga_id = saga_id
         self.run_id = run_id
         self.ledger = ledger or Ledger(journal)
+        # With a gated ledger, each step is this mutation (what, by whom, under which intent)
+        # at the mutation gate. Undoing is not gated: a superseded intent is a reason to undo,
+        # never to keep what was done, so compensations go through an ungated ledger.
+        self.mutation = mutation
+        self.undoing = Ledger(self.ledger.journal, self.ledger.outcomes)
         self._undo: dict[str, Compensation] = {}
 
     @property
@@ -149,8 +160,17 @@ class Saga:
             return done.result
         if self.aborted:
             raise SagaClosed(f"saga {self.saga_id} was aborted; step {name!r} not started")
+        mutation = self.mutation
+        if mutation is not None:
+            mutation = replace(mutation, what=f"{mutation.what}: step {name}", expected_key=key)
         result = self.ledger.perform(
-            key, "saga-step", f"{self.stream}/{name}", payload, action, run_id=self.run_id
+            key,
+            "saga-step",
+            f"{self.stream}/{name}",
+            payload,
+            action,
+            run_id=self.run_id,
+            mutation=mutation,
         )
         self._undo[name] = compensation
         self._record(
@@ -194,7 +214,7 @@ class Saga:
         undo = self._undo[done.step]
         key = self.undo_key(done.step, done.key)
         try:
-            result = self.ledger.perform(
+            result = self.undoing.perform(
                 key,
                 "saga-compensation",
                 f"{self.stream}/{done.step}",

@@ -5,24 +5,35 @@ set_order_status   a compare-and-swap on the version the agent decided from, rec
                    now, and after `attempts` losses the agent may not try again (Contended)
 issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
                    after a timeout is the same refund, done once
-both               refused once a person has superseded the ticket's intent
+both               mutations through the one gate (runtime/coordination/mutation.py):
+                   the ticket's intent version, the driver's lease epoch (on the workers),
+                   the agent's authority, evidence from the record, the derived key
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from runtime import errors
 from runtime.coordination.claims import Claims
-from runtime.coordination.effects import Ledger, effect_key
-from runtime.coordination.gates import Intents
+from runtime.coordination.effects import Ledger, effect_key, request_hash
+from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import OrderPrepared, ToolReturned
+from runtime.journal import Fence, Fenced
 from runtime.session import Session
 from runtime.tools import Tool, ToolFailure, schema
 from teams.desk.services import STATUSES, Desk, OrderMoved, RefundRefused, subject
 from teams.desk.settings import DeskSettings
 
 ORDER_AGENT, SUPPORT_AGENT = "order-agent", "support-agent"
+# Who may do what on the desk: the gate's authority check, given by the harness.
+AUTHORITY = Authority.of({"refund": {SUPPORT_AGENT}, "set_status": {ORDER_AGENT, SUPPORT_AGENT}})
+
+
+def gate_log(run_id: str) -> str:
+    """The stream the desk's gate journals its refusals in (tools run live only)."""
+    return f"gate-{run_id}"
 
 
 @errors.replayable
@@ -50,7 +61,8 @@ class DeskTools:
         self.agent = agent
         self.task_id = task_id
         self.claims = Claims(session.journal)
-        self.ledger = Ledger(session.journal, desk.outcomes)
+        self.gate = MutationGate(session.journal, AUTHORITY, gate_log(session.run_id))
+        self.ledger = Ledger(session.journal, desk.outcomes, gate=self.gate)
 
     def read_order(self) -> dict[str, Any]:
         order = self.desk.orders.get(self.order_id)
@@ -61,13 +73,41 @@ class DeskTools:
             "refunds": len(refunds),
         }
 
-    def check_intent(self, what: str) -> None:
-        Intents(self.session.journal).check(
-            self.intent[0],
-            self.intent[1],
-            what,
-            f"stale-{self.session.run_id}",
+    @property
+    def lease(self) -> Fence | None:
+        """On the workers the run's journal is fenced by the driver's lease (its fence moves to
+        each step's grant): what every mutation holds, read when it is made. A driver that lost
+        the run is refused at the gate."""
+        journal = self.session.journal
+        return journal.fence if isinstance(journal, Fenced) else None
+
+    def mutation(self, what: str, capability: str, evidence: Evidence) -> Mutation:
+        return Mutation(
+            what=what,
+            actor=self.agent,
+            capability=capability,
+            intent=self.intent,
+            lease=self.lease,
+            evidence=(evidence,),
             run_id=self.session.run_id,
+        )
+
+    def read_before(self) -> Evidence:
+        """The evidence a refund rests on: this agent read the order in this task (the record
+        says so, whatever the agent's reason says)."""
+        read = any(
+            isinstance(e, ToolReturned)
+            and e.agent == self.agent
+            and e.task_id == self.task_id
+            and e.tool == "read_order"
+            and e.error is None
+            for e in self.session.emitted
+        )
+        return Evidence(
+            f"read_order by {self.agent} in {self.task_id}",
+            read,
+            f"{self.agent} never read order {self.order_id} in {self.task_id}: "
+            "a refund is decided from the order as it stands",
         )
 
     def losses(self) -> int:
@@ -84,7 +124,23 @@ class DeskTools:
         )
 
     def set_order_status(self, status: str, based_on: int, evidence: str) -> dict[str, Any]:
-        self.check_intent(f"{self.agent} setting order {self.order_id} to {status}")
+        what = f"{self.agent} setting order {self.order_id} to {status}"
+        current = self.desk.orders.get(self.order_id)
+        seen = Evidence(
+            f"order {self.order_id} at version {based_on}",
+            1 <= based_on <= current.version,
+            f"order {self.order_id} never had version {based_on} (it is at {current.version})",
+        )
+        target, payload = subject(self.order_id), {"status": status, "based_on": based_on}
+        key = effect_key(self.session.run_id, self.task_id, target, payload)
+        self.gate.check(
+            replace(
+                self.mutation(what, "set_status", seen),
+                key=key,
+                expected_key=key,
+                request=request_hash("set_status", target, payload),
+            )
+        )
         lost = self.losses()
         if lost >= self.settings.attempts:
             raise Contended(
@@ -124,7 +180,7 @@ class DeskTools:
 
     def issue_refund(self, amount_cents: int, reason: str) -> dict[str, Any]:
         try:
-            self.check_intent(f"{self.agent} refunding {amount_cents} cents on {self.order_id}")
+            what = f"{self.agent} refunding {amount_cents} cents on {self.order_id}"
             target = subject(self.order_id)
             payload = {"amount_cents": amount_cents}
             # The key is the decision's, never the model's: the same refund decided again in
@@ -145,7 +201,9 @@ class DeskTools:
                 payload,
                 lambda k: self.desk.payments.refund(k, self.order_id, amount_cents),
                 run_id=self.session.run_id,
-                intent=self.intent,
+                mutation=replace(
+                    self.mutation(what, "refund", self.read_before()), expected_key=key
+                ),
             )
             return {"refund": receipt, "idempotency_key": key}
         finally:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime import workspace
+from runtime.coordination.carried import carry
 from runtime.events import Integrated, SuiteChecked, TeamFinished, WorkspacePrepared
 from runtime.messages import Performative
 from runtime.model import ModelClient
@@ -40,6 +41,7 @@ def fly(
             "commit": workspace.prepare(harness.path, template(settings.template), root),
         },
     )
+    harness.intent = carry(session, config.task)
     coders = list(BIDDERS) if settings.bidding else ["coder"]
     agents = ["orchestrator", *coders, "reviewer", "tester"]
     agents += (["critic"] if settings.reflect else []) + (["docs"] if settings.docs else [])

@@ -15,6 +15,8 @@ from typing import Any
 from runtime import loop, workspace
 from runtime.budget import Budget, SubBudget
 from runtime.coordination.deadlines import Deadline, Due
+from runtime.coordination.effects import request_hash
+from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate, decide
 from runtime.events import (
     BudgetAllocated,
     CandidateCommitted,
@@ -22,11 +24,14 @@ from runtime.events import (
     Event,
     Integrated,
     IntegrationRefused,
+    MutationRefused,
+    ReplyOverdue,
     TaskEscalated,
     TeamPlanned,
     ToolReturned,
     VoteTaken,
 )
+from runtime.journal import Fence, Fenced
 from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
 from runtime.sandbox import Sandbox
@@ -103,8 +108,23 @@ class Harness:
         self.reflected: set[str] = set()  # tasks whose first draft the critic has read
         # by task: the diffs the critic sent back, with its reasons (never sent for review)
         self.sent_back: dict[str, dict[str, str]] = {}
+        self.intent: tuple[str, int] | None = None  # the run's intent, once carried
+        self.awarded: dict[str, str] = {}  # by task: the coder whose candidates may be merged
+        self.integrations: dict[str, str] = {}  # idempotency key -> the request merged under it
+        self.refused: MutationRefused | None = None  # the gate's last refusal of a merge
+        self.held: Fence | None = None  # a lease the merges hold besides the driver's (tests)
 
     # --- helpers ----------------------------------------------------------------------------
+
+    @property
+    def lease(self) -> Fence | None:
+        """The lease a merge holds. On the workers the run's journal is fenced by the driver's
+        lease, whose fence moves to each step's grant: read now, not when the flight began.
+        The gate refuses a merge (before git is touched) once another driver took over."""
+        if self.held is not None:
+            return self.held
+        journal = self.session.journal
+        return journal.fence if isinstance(journal, Fenced) else None
 
     def emit(self, cls: type[Event], **fields: Any) -> None:
         self.session.emit(self.session.new(cls, **fields))
@@ -163,8 +183,9 @@ class Harness:
             )
         except ModelError as exc:
             return Reply(None, f"model failed: {exc}", started)
-        overdue = self.session.emitted[-1] if result.status == "overdue" else None
-        return Reply(result.report, result.status, started, getattr(overdue, "reason", ""))
+        overdue = [e for e in self.session.emitted[started:] if isinstance(e, ReplyOverdue)]
+        why = overdue[-1].reason if overdue and result.status == "overdue" else ""
+        return Reply(result.report, result.status, started, why)
 
     def deadline(self, recipient: str) -> Deadline:
         """The clock on a reply: the team's reply turns (within the agent's own turn cap) and
@@ -336,6 +357,7 @@ class Harness:
         """Fix, review, try to integrate; back to the coder when the gate refuses, until the
         round cap. The gate, not the verdict branch, is what decides whether a merge happens."""
         task_id = fix["id"]
+        self.awarded[task_id] = coder  # the gate's authority: only its candidates are merged
         payload: dict[str, Any] = {"brief": fix["brief"]}
         while True:  # until integrated, or a person discards the task
             for round_no in range(1, self.settings.max_rounds + 1):
@@ -384,6 +406,18 @@ class Harness:
                 if integrated is not None:
                     self.merged[task_id] = candidate
                     return integrated
+                gated = self.refused
+                if gated is not None and gated.check != "evidence":
+                    # Another round cannot mend a superseded intent, a lost lease, a coder
+                    # without the authority or a spent key: a person decides.
+                    self.escalate(
+                        task_id,
+                        "other",
+                        round_no,
+                        gated.reason,
+                        f"the merge of {task_id} was refused at the mutation gate "
+                        f"({gated.check}): {gated.reason}",
+                    )
                 payload = {
                     "brief": fix["brief"],
                     "rejected": verdict.report["reasons"],
@@ -442,14 +476,25 @@ class Harness:
         return None
 
     def integrate(self, task_id: str, candidate: CandidateCommitted) -> Integrated | None:
-        """Merge the candidate, only with the reviewer's ACCEPT for it on the task thread.
-        Without one the merge is refused, with an event saying why, and None comes back."""
+        """Merge the candidate through the mutation gate: the run's intent version, the driver's
+        lease epoch, the awarded coder's authority, the reviewer's ACCEPT for this very commit on
+        the task thread (evidence), and one merge per task (idempotency). Refused, nothing is
+        merged: MutationRefused names the check, IntegrationRefused says why, None comes back."""
         approval = self.approval(task_id, candidate.commit)
-        if approval is None:
+        mutation = self.merge_mutation(task_id, candidate, approval)
+        refused = self.refused = decide(
+            self.session, lambda: self.gate(task_id), mutation, task_id=task_id
+        )
+        if refused is not None:
+            self.emit(
+                IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=refused.reason
+            )
+            return None
+        if approval is None:  # a journal from before the gate, refused as it was then
             reason = f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}"
             self.emit(IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=reason)
             return None
-        return self.session.activity(
+        integrated = self.session.activity(
             Integrated,
             lambda: {
                 "branch": candidate.branch,
@@ -458,6 +503,46 @@ class Harness:
                 "approved_by": approval.sender,
             },
             task_id=task_id,
+        )
+        self.integrations[mutation.key] = mutation.request
+        return integrated
+
+    def merge_mutation(
+        self, task_id: str, candidate: CandidateCommitted, approval: Message | None
+    ) -> Mutation:
+        """A merge into main as the gate sees it. Its key is the task's (one merge per task, in
+        this run: the harness keeps the run's merges, so the key needs no run id and reads the
+        same in every run); its request, the commit: merging another commit for a merged task
+        is refused."""
+        key = f"integrate:{task_id}"
+        return Mutation(
+            what=f"merging {candidate.branch} ({candidate.commit[:12]}) into main",
+            actor=candidate.agent or "",
+            capability="integrate",
+            intent=self.intent,
+            lease=self.lease,
+            evidence=(
+                Evidence(
+                    f"ACCEPT {approval.message_id}" if approval else f"ACCEPT on {task_id}",
+                    approval is not None,
+                    f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}",
+                ),
+            ),
+            key=key,
+            expected_key=key,
+            request=request_hash("integrate", "main", candidate.commit),
+            run_id=self.session.run_id,
+        )
+
+    def gate(self, task_id: str) -> MutationGate:
+        """The gate for a merge on `task_id`: only the coder awarded the task may have its
+        candidates merged, once per task."""
+        coder = self.awarded.get(task_id)
+        return MutationGate(
+            self.session.journal,
+            Authority.of({"integrate": {coder} if coder else set()}),
+            self.session.stream,
+            used=self.integrations.get,
         )
 
     def verify(self, check: dict[str, Any], integrated: Integrated) -> None:

@@ -10,12 +10,16 @@ from pathlib import Path
 
 from runtime import loop, workspace
 from runtime.budget import Budget
+from runtime.coordination.carried import carry
+from runtime.coordination.effects import request_hash
+from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate, decide
 from runtime.events import (
     SuiteChecked,
     TaskEscalated,
     TeamFinished,
     WorkspacePrepared,
 )
+from runtime.journal import Fenced
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
 from runtime.status import Verdict
@@ -29,6 +33,37 @@ CODER_SYSTEM = (
     "read_file, edit_file, write_file and run_tests. Find why the tests fail, change the code "
     "(not the tests) until run_tests reports no failures, then call done with a summary."
 )
+
+
+# The one who may hand in the work as done: the coder (the gate's authority check).
+AUTHORITY = Authority.of({"deliver": {"coder"}})
+
+
+def delivery(
+    session: Session, name: str, intent: tuple[str, int] | None, suite: SuiteChecked
+) -> Mutation:
+    """Taking the coder's work as done, as a mutation: it serves the run's intent (a person may
+    have superseded it while the coder worked) and rests on the harness's own suite check."""
+    key = "deliver:T1"  # once per run: its one task
+    journal = session.journal
+    return Mutation(
+        what=f"taking the coder's work in {name} as done",
+        actor="coder",
+        capability="deliver",
+        intent=intent,
+        lease=journal.fence if isinstance(journal, Fenced) else None,
+        evidence=(
+            Evidence(
+                "the harness's suite check",
+                suite.ok,
+                f"the suite is not green ({suite.failed} failing)",
+            ),
+        ),
+        key=key,
+        expected_key=key,
+        request=request_hash("deliver", name, [suite.passed, suite.failed]),
+        run_id=session.run_id,
+    )
 
 
 def fly(
@@ -49,6 +84,7 @@ def fly(
             "commit": workspace.prepare(path, template(settings.template), root),
         },
     )
+    intent = carry(session, config.task)
     budget = Budget(config.allowance)
     coder = loop.Agent(
         "coder",
@@ -74,8 +110,20 @@ def fly(
         SuiteChecked, lambda: suite_check(path, services.sandbox), task_id="T1"
     )
     status: Verdict
+    refused = (
+        decide(
+            session,
+            lambda: MutationGate(session.journal, AUTHORITY, session.stream),
+            delivery(session, config.workspace, intent, suite),
+            task_id="T1",
+        )
+        if result.status == "done" and suite.ok
+        else None
+    )
     if result.status != "done":
         status, reason = loop.ending(result.status), f"the coder stopped: {result.status}"
+    elif refused is not None:
+        status, reason = "escalated", f"the coder's work was refused at the gate: {refused.reason}"
     elif suite.ok:
         status, reason = "done", "the coder reported done and the suite is green"
     else:

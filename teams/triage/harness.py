@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runtime import workspace
+from runtime.coordination.carried import carry
 from runtime.events import BreakerReset, BreakerTripped, TeamFinished, ToolsListed
 from runtime.fanout.engine import Crew, failed, fan_out, hand_off, replayed
 from runtime.fanout.settle import settle
@@ -31,6 +32,7 @@ def fly(
 ) -> TeamFinished:
     settings = TriageSettings.of(config)
     start(session, config)
+    intent = carry(session, config.task)
     book = workspace.located(root, f"{config.workspace}.orders-book.sqlite3")
     belt = Belt(services.of(TriageServices).mcp or (lambda: default_surface(book)))
     try:
@@ -75,7 +77,9 @@ def fly(
         }
         order = ORDER_ID.search(config.task)
         session.boundary()
-        refunded = refund(session, belt, order.group(0)) if settings.refund and order else None
+        refunded = (
+            refund(session, belt, order.group(0), intent) if settings.refund and order else None
+        )
         return compose(session, planned, answers, refunded)
     finally:
         belt.close()  # after the answer: stopping the servers takes a few hundred ms

@@ -5,20 +5,54 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import streams
+from runtime.coordination.effects import Ledger
+from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import SagaSettled
 from runtime.fanout.saga import Saga
+from runtime.journal import Fenced
 from runtime.session import Session
 from teams.triage.belt import Belt
 
+# Who moves money for the triage team: the harness's refund saga, nobody's specialist.
+AUTHORITY = Authority.of({"refund": {"refund-saga"}})
 
-def refund(session: Session, belt: Belt, order_id: str) -> SagaSettled:
+
+def refund(
+    session: Session, belt: Belt, order_id: str, intent: tuple[str, int] | None = None
+) -> SagaSettled:
     """Carry out the refund as a saga: a return label, a store credit, and the decision on
     record with the policy service. If a step fails, the steps before it are undone, last
-    first, each once (the saga's ledger keys survive a crash and a replay)."""
+    first, each once (the saga's ledger keys survive a crash and a replay). Each step passes
+    the mutation gate: the run's intent (a person may have superseded it), the driver's lease,
+    the saga's authority, the order looked up (evidence) and the step's derived key; a refused
+    step turns the saga back like any other failure."""
 
     def work() -> dict[str, Any]:
-        saga = Saga(session.journal, streams.saga_id("refund", session.run_id), session.run_id)
+        journal = session.journal
+        gate = MutationGate(journal, AUTHORITY, f"gate-{session.run_id}")
         order = belt.call("orders.lookup_order", {"order_id": order_id})["order"]
+        mutation = Mutation(
+            what=f"refunding order {order_id}",
+            actor="refund-saga",
+            capability="refund",
+            intent=intent,
+            lease=journal.fence if isinstance(journal, Fenced) else None,
+            evidence=(
+                Evidence(
+                    f"order {order_id} looked up",
+                    bool(order) and "total_cents" in order,
+                    f"orders.lookup_order found no total for {order_id}",
+                ),
+            ),
+            run_id=session.run_id,
+        )
+        saga = Saga(
+            journal,
+            streams.saga_id("refund", session.run_id),
+            session.run_id,
+            ledger=Ledger(journal, gate=gate),
+            mutation=mutation,
+        )
         steps = [
             (
                 "label",

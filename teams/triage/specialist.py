@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from runtime import loop
 from runtime.budget import Budget
+from runtime.events import BreakerTripped
 from runtime.fanout import contracts
 from runtime.fanout.contracts import Handoff, Reason, Report
 from runtime.fanout.engine import failed
@@ -49,7 +50,8 @@ def work(
             )
         return failed(handoff, "tool_error", 0, budget.spent, f"its model failed: {exc}")
     if result.status == "looping":
-        why = getattr(sub.emitted[-1], "reason", "it repeated itself")
+        trips = [e for e in sub.emitted if isinstance(e, BreakerTripped)]
+        why = trips[-1].reason if trips else "it repeated itself"
         return failed(
             handoff,
             "breaker",

@@ -111,7 +111,7 @@ def test_the_api_refuses_an_order_for_a_team_without_orders(api):
 
 
 def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refused(api, as_owner):
-    from runtime.events import OrderPrepared, StaleWorkRejected
+    from runtime.events import MutationRefused, OrderPrepared
     from services import steps
 
     response = api.post(
@@ -144,9 +144,9 @@ def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refuse
 
     drive(run_id)
     assert not Refund.objects.filter(order_id="C-7").exists()
-    rejected = [r.event for r in journal.read_run(run_id) if isinstance(r.event, StaleWorkRejected)]
-    assert rejected and all((e.held, e.current) == (1, 2) for e in rejected)
-    timeline = api.get(f"/api/runs/{run_id}/events?kind=StaleWorkRejected").json()
+    rejected = [r.event for r in journal.read_run(run_id) if isinstance(r.event, MutationRefused)]
+    assert rejected and all((e.check, e.held, e.current) == ("intent", 1, 2) for e in rejected)
+    timeline = api.get(f"/api/runs/{run_id}/events?kind=MutationRefused").json()
     assert timeline and "superseded" in timeline[0]["data"]["reason"]
 
 

@@ -161,6 +161,10 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.ReplyOverdue(
                     **r, awaited="reviewer", request="m-1", turns=3, elapsed=0.5, reason="slow"
                 ),
+                ev.StatusNormalised(**r, agent="coder", said="meh", status="COMPLETED", reason="?"),
+                ev.WorktreeAdded(
+                    **r, writer="coder-a", branch="writer/coder-a", base="b", path="p"
+                ),
             ],
         )
     )

@@ -345,6 +345,20 @@ def test_every_kind_survives_the_flat_round_trip():
             "fallback": None,
         },
         "JournalImported": {"file": "old run.jsonl", "by": "ann"},
+        "MutationRefused": {
+            "what": "merge candidate/T1",
+            "actor": "coder",
+            "capability": "integrate",
+            "check": "evidence",
+            "key": "fx-1",
+            "held": None,
+            "current": "no ACCEPT",
+            "reason": "no ACCEPT from the reviewer on T1",
+        },
+        "StatusReported": {"status": "COMPLETED", "said": "DONE", "source": "agent"},
+        "StatusNormalised": {"said": "mostly fine", "status": "COMPLETED", "reason": "unknown"},
+        "IntentCarried": {"intent_id": "task-r-1", "intent_version": 1, "statement": "fix it"},
+        "WorktreeAdded": {"writer": "coder-a", "branch": "w/a", "base": "abc", "path": "/w/a"},
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

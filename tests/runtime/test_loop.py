@@ -42,7 +42,9 @@ def fly(agent, budget=None, stop=None, journal=None):
     journal = journal or MemoryJournal()
     session = Session(journal, "r-1", stop=stop)
     result = loop.run(agent, "task", session, budget or Budget(10_000), task_id="T1")
-    return result, [r.event for r in journal.read("run-r-1")]
+    events = [r.event for r in journal.read("run-r-1")]
+    assert events[-1].kind == "StatusReported"  # every run ends with the agent's last word
+    return result, events[:-1]
 
 
 def kinds(events):

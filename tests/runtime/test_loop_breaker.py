@@ -31,7 +31,15 @@ def agent(script, tools, repeats=3):
 def fly(a):
     journal = MemoryJournal()
     result = loop.run(a, "task", Session(journal, "r-1"), Budget(10_000), task_id="T1")
+    last = journal.read("run-r-1")[-1].event
+    assert last.kind == "StatusReported"  # the agent's last word
+    assert last.status == ("FAILED" if result.status == "looping" else "COMPLETED")
     return result, journal
+
+
+def before_last_word(journal):
+    """The run's events up to where the agent stopped (its last word comes after)."""
+    return [r.event for r in journal.read("run-r-1")][:-1]
 
 
 def replays(journal, a):
@@ -48,7 +56,7 @@ def test_the_third_identical_call_is_not_run_and_the_run_ends_looping():
     result, journal = fly(agent(script, [search]))
     assert result.status == "looping" and loop.ending(result.status) == "inconclusive"
     assert runs == ["refund", "refund"]
-    events = [r.event for r in journal.read("run-r-1")]
+    events = before_last_word(journal)
     tripped = events[-1]
     assert (tripped.kind, tripped.breaker, tripped.agent, tripped.task_id) == (
         "BreakerTripped",
@@ -60,7 +68,7 @@ def test_the_third_identical_call_is_not_run_and_the_run_ends_looping():
     assert replays(journal, agent(script, [search]))
     [found] = diagnose(journal.read_all())
     assert found["kind"] == "looping_agent" and "stopped by the loop breaker" in found["summary"]
-    assert found["positions"][-1] == journal.read("run-r-1")[-1].position
+    assert found["positions"][-1] == journal.read("run-r-1")[-2].position
 
 
 def test_the_same_conflict_met_three_times_trips_it_whatever_the_arguments():
@@ -71,7 +79,7 @@ def test_the_same_conflict_met_three_times_trips_it_whatever_the_arguments():
     script = [call("set_status", 10, version=v) for v in (4, 5, 6, 7)]
     result, journal = fly(agent(script, [tool]))
     assert result.status == "looping"
-    events = [r.event for r in journal.read("run-r-1")]
+    events = before_last_word(journal)
     assert [e.kind for e in events].count("ToolReturned") == 3
     assert events[-1].reason == (
         "set_status failed the same way 3 times in a row "

@@ -26,6 +26,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "journals"
 TEAMS = ("solo", "repo-fix", "support-desk", "support-triage")
 ADDED_SINCE = frozenset(
     {"SubtaskDegraded", "ReplyOverdue", "ToolRetryScheduled"}
+    | {"IntentCarried", "StatusReported", "StatusNormalised", "MutationRefused"}
 )  # event kinds newer than the fixtures
 NEWER = ("desk", "parallel", "deadline", "refund")  # settings added after the first release
 

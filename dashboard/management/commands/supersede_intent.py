@@ -14,7 +14,7 @@ from services import intents
 class Command(BaseCommand):
     help = (
         "Supersede an intent with a new version: runs that hold an older version are refused "
-        "at their next change (StaleWorkRejected in their journal)."
+        "at their next change (MutationRefused in their journal)."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from runtime.events import (
     EffectStarted,
     Event,
     FactReconciled,
-    StaleWorkRejected,
+    MutationRefused,
     ToolReturned,
 )
 from runtime.journal import MemoryJournal
@@ -183,11 +183,13 @@ def test_work_under_a_superseded_intent_is_rejected_at_the_boundary(tmp_path):
         journal=journal,
     )
     [refund] = returned(journal_events(journal, run_id), "issue_refund")
-    assert refund.error.type == "Stale"
+    assert refund.error.type == "GateRefused"
+    assert "(intent)" in refund.error.message
     assert "version 1 of intent ticket-o-custom" in refund.error.message
     assert not journal.read_prefix("effect-")  # nothing was started
-    [rejected] = [r.event for r in journal.read(f"stale-{run_id}")]
-    assert isinstance(rejected, StaleWorkRejected) and (rejected.held, rejected.current) == (1, 2)
+    [rejected] = [r.event for r in journal.read(f"gate-{run_id}")]
+    assert isinstance(rejected, MutationRefused) and rejected.check == "intent"
+    assert (rejected.held, rejected.current) == (1, 2)
     assert finished.status == "done"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runtime import workspace
+from runtime.coordination.carried import carry
 from runtime.events import CandidateCommitted
 from runtime.journal import MemoryJournal
 from runtime.messages import Performative
@@ -25,10 +26,12 @@ def harness(tmp_path):
         settings=RepoFixSettings(template="parse-empty"),
     )
     h = Harness(Session(MemoryJournal(), "r-gate"), config, {}, tmp_path)
+    h.intent = carry(h.session, "t")
+    h.awarded["T1"] = "coder"
     workspace.prepare(h.path, template("parse-empty"))
     (h.path / "textparse" / "parser.py").write_text("def parse(line):\n    return []\n")
     facts = workspace.commit_candidate(h.path, "candidate/T1", "T1 round 1")
-    candidate = h.session.new(CandidateCommitted, task_id="T1", **facts)
+    candidate = h.session.new(CandidateCommitted, agent="coder", task_id="T1", **facts)
     return h, candidate
 
 

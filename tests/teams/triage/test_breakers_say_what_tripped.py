@@ -62,7 +62,8 @@ def test_an_agent_repeating_the_same_call_is_stopped_by_the_loop_breaker(fly_tea
     [tripped] = [e for e in kb_stream if isinstance(e, BreakerTripped)]
     assert tripped.breaker == f"loop:{KB}" and tripped.rates == {"repeats": 3.0}
     assert tripped.reason == "kb.search called 3 times in a row with the same arguments"
-    assert kb_stream[-1] == tripped  # its run ended there
+    assert kb_stream[-2] == tripped  # its run ended there, and its last word says so
+    assert (kb_stream[-1].kind, kb_stream[-1].status) == ("StatusReported", "FAILED")
 
     run = run_events(flown)
     kb = next(e.report for e in run if isinstance(e, WorkerReported) and e.task_id == "S2")

@@ -1,0 +1,228 @@
+"""One mutation gate: every effect and every integration passes its five checks in one place.
+
+Seed 02 §60's `CoordinationGate`, over the journal. A mutation (a refund, a status change, a
+merge into main) carries what it was decided under, and the gate compares each with the record:
+
+    intent       the intent's version it serves is the current one (a person may have changed
+                 their mind since)
+    lease        the epoch of the lease it holds still stands (fencing: an owner that lost its
+                 lease is refused even when alive and sure of itself)
+    authority    its actor may use this capability (given by the harness, not claimed)
+    evidence     it cites evidence, and the harness found each item in the record
+    idempotency  its key is the one derived from the decision, and was never used for another
+                 request (one key, one request)
+
+The first check that fails refuses the mutation with `GateRefused`, carrying the typed
+`MutationRefused` event naming the check, what was held and what the record says. `check`
+journals the event in a log stream (for tools, which run live only); `judge` returns it for a
+harness to emit through its session (replayed like any other decision). Either way, nothing the
+mutation would write is written: the gate runs before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime import errors
+from runtime.coordination.gates import Intents
+from runtime.events import EffectStarted, MutationRefused
+from runtime.events.mutation import GateCheck
+from runtime.journal import Journal, append_next, standing_epoch
+from runtime.session import Session
+
+CHECKS: tuple[GateCheck, ...] = ("intent", "lease", "authority", "evidence", "idempotency")
+
+
+@errors.replayable
+class GateRefused(Exception):
+    """A mutation the gate refused; `refused` names the check that failed and why."""
+
+    def __init__(self, refused: MutationRefused) -> None:
+        super().__init__(f"refused at the mutation gate ({refused.check}): {refused.reason}")
+        self.refused = refused
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One item a mutation cites, as the harness found it in the record (not as claimed)."""
+
+    ref: str
+    holds: bool
+    why: str = ""  # when it does not hold: what the record shows instead
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A change as it asks to be made: what, by whom, under which intent, lease and evidence."""
+
+    what: str
+    actor: str
+    capability: str
+    intent: tuple[str, int] | None  # (intent id, the version the work was decided under)
+    key: str = ""  # the idempotency key, derived from the decision (the ledger fills it in)
+    request: str = ""  # what the key is for (a request hash): the key for another is refused
+    lease: tuple[str, int] | None = None  # (lease stream, the epoch held); None: no lease fences it
+    evidence: tuple[Evidence, ...] = ()
+    expected_key: str | None = None  # the key the harness derives for this decision, if it can
+    run_id: str = ""
+
+
+@dataclass(frozen=True)
+class Authority:
+    """Who may use which capability, by exact name (a role's name does not stand for its
+    members: `coder` is not `coder-b`). A capability nobody is listed for is nobody's."""
+
+    grants: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def allows(self, actor: str, capability: str) -> bool:
+        return actor in self.grants.get(capability, frozenset())
+
+    @classmethod
+    def of(cls, grants: Mapping[str, set[str] | frozenset[str] | tuple[str, ...]]) -> Authority:
+        return cls({k: frozenset(v) for k, v in grants.items()})
+
+
+class MutationGate:
+    """The five checks over one journal. `used(key)` says what request a key was already used
+    for (None: never); by default the effect ledger's record (`effect-<key>`)."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        authority: Authority,
+        log: str,
+        used: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.journal = journal
+        self.authority = authority
+        self.log = log
+        self.used = used or self.ledger_use
+
+    def ledger_use(self, key: str) -> str | None:
+        recorded = self.journal.read(f"effect-{key}")
+        if recorded and isinstance(recorded[0].event, EffectStarted):
+            return recorded[0].event.request_hash
+        return None
+
+    def judge(self, m: Mutation) -> MutationRefused | None:
+        """The refusal of the first check that fails, or None: the mutation may go ahead."""
+        for check in CHECKS:
+            found = getattr(self, f"_{check}")(m)
+            if found is not None:
+                held, current, reason = found
+                return MutationRefused(
+                    run_id=m.run_id,
+                    what=m.what,
+                    actor=m.actor,
+                    capability=m.capability,
+                    check=check,
+                    key=m.key,
+                    held=held,
+                    current=current,
+                    reason=reason,
+                )
+        return None
+
+    def check(self, m: Mutation) -> None:
+        """Let the mutation through, or journal the refusal in the log stream and raise it."""
+        refused = self.judge(m)
+        if refused is not None:
+            append_next(self.journal, self.log, [refused])
+            raise GateRefused(refused)
+
+    # --- the five checks: None when it passes, else (held, current, reason) -------------------
+
+    def _intent(self, m: Mutation) -> tuple[Any, Any, str] | None:
+        if m.intent is None:
+            return None, None, f"{m.what} names no intent: no work is done for nobody's intent"
+        intent_id, held = m.intent
+        declared = Intents(self.journal).history(intent_id)
+        if not declared:
+            return held, None, f"{m.what} serves intent {intent_id}, which was never declared"
+        current = declared[-1].intent_version
+        if held != current:
+            return (
+                held,
+                current,
+                f"{m.what} was decided under version {held} of intent {intent_id}, "
+                f"which a person has since superseded with version {current}",
+            )
+        return None
+
+    def _lease(self, m: Mutation) -> tuple[Any, Any, str] | None:
+        if m.lease is None:
+            return None
+        stream, held = m.lease
+        version = self.journal.version(stream)
+        last = self.journal.read(stream, version - 1)[-1] if version else None
+        current = standing_epoch(last)
+        if held != current:
+            return (
+                held,
+                current,
+                f"{m.what} carries epoch {held} of {stream}, which stands at epoch {current} now",
+            )
+        return None
+
+    def _authority(self, m: Mutation) -> tuple[Any, Any, str] | None:
+        if self.authority.allows(m.actor, m.capability):
+            return None
+        granted = sorted(self.authority.grants.get(m.capability, frozenset()))
+        return (
+            m.actor,
+            granted,
+            f"{m.actor} may not {m.capability}: "
+            + (f"only {', '.join(granted)} may" if granted else "nobody is granted it"),
+        )
+
+    def _evidence(self, m: Mutation) -> tuple[Any, Any, str] | None:
+        if not m.evidence:
+            return [], None, f"{m.what} cites no evidence"
+        missing = [e for e in m.evidence if not e.holds]
+        if missing:
+            return (
+                [e.ref for e in m.evidence],
+                [e.ref for e in missing],
+                "; ".join(e.why or f"{e.ref} is not in the record" for e in missing),
+            )
+        return None
+
+    def _idempotency(self, m: Mutation) -> tuple[Any, Any, str] | None:
+        if not m.key:
+            return m.key, m.expected_key, f"{m.what} carries no idempotency key"
+        if m.expected_key is not None and m.key != m.expected_key:
+            return (
+                m.key,
+                m.expected_key,
+                f"{m.what} carries key {m.key}, not the one its decision derives "
+                f"({m.expected_key}): keys are derived, never made up",
+            )
+        used = self.used(m.key)
+        if used is not None and used != m.request:
+            return (
+                m.request,
+                used,
+                f"key {m.key} was used for a different request: one key, one request",
+            )
+        return None
+
+
+def decide(
+    session: Session, gate: Callable[[], MutationGate], m: Mutation, **envelope: Any
+) -> MutationRefused | None:
+    """The gate's decision on a harness's mutation, journalled in the run: live, the gate
+    judges and a refusal is emitted; resumed or replayed, the recorded refusal is read back (and
+    none is made up where the record holds none, as in a journal from before the gate)."""
+    if not session.live or session.replay:
+        recorded = session.peek()
+        if isinstance(recorded, MutationRefused):
+            session.emit(recorded)
+            return recorded
+        return None
+    refused = gate().judge(m)
+    if refused is not None:
+        refused = refused.model_copy(update=envelope)
+        session.emit(refused)
+    return refused

@@ -15,6 +15,7 @@ from typing import Any
 from runtime import loop, workspace
 from runtime.budget import Budget, SubBudget
 from runtime.coordination.deadlines import Deadline, Due
+from runtime.coordination.registry import WorkRegistry
 from runtime.events import (
     BudgetAllocated,
     CandidateCommitted,
@@ -91,6 +92,9 @@ class Harness:
         self.budget = Budget(config.allowance, reserve=reserve)
         self.ledgers: dict[str, SubBudget] = {}
         self.merged: dict[str, CandidateCommitted] = {}  # by task: the candidate that shipped
+        # Work done by one assignment is not redone by another (a vague plan's tester
+        # rewriting the coder's test file): refused before the write starts.
+        self.registry = WorkRegistry(session)
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -148,6 +152,7 @@ class Harness:
                 task_id=task_id,
                 mail=lambda: self.post.mail_for(name),
                 deadline=None if due is None else due.check,
+                admit=self.registry.admit,
             )
         except ModelError as exc:
             return Reply(None, f"model failed: {exc}", started)

@@ -4,7 +4,7 @@ Seed 02 §21: two healthy agents, each waiting for the other, make no progress, 
 of either says why. The graph's edges are read from the run's events:
 
     a REQUEST (MessageSent)      its sender waits for its recipient, until the recipient sends
-                                 any message on the task
+                                 a message on the task (a REQUEST of its own answers nothing)
     LeaseAwaited                 an agent waits for the holder of a lease, until the lease is
                                  granted to it or given back
 
@@ -83,9 +83,10 @@ class WaitGraph:
         """Grow or shrink the graph by one event (`at`: its place, cited by the waits)."""
         waits = self.waits
         wait = self.wait_of(event, at)
-        if isinstance(event, MessageSent):
+        if isinstance(event, MessageSent) and wait is None:
             task = event.task_id or "-"
-            # any message from the awaited agent on the thread answers its waiters there
+            # a message from the awaited agent on the thread, other than a REQUEST of its own,
+            # answers its waiters there
             for key in [k for k, w in waits.items() if w["key"].startswith("request:")]:
                 if waits[key]["holder"] == event.sender and waits[key]["task"] == task:
                     del waits[key]

@@ -198,6 +198,8 @@ class Deadlocks(Fold):
                 None,
             )
         elif isinstance(e, DeadlockDetected):
+            if e.waits and str(e.waits[-1].get("key", "")).startswith("request:"):
+                state["waits"] += 1  # a refused request was never sent, but it was a wait
             self.found(
                 state,
                 out,
@@ -231,10 +233,11 @@ class Deadlocks(Fold):
 
 
 class DelegationLimits(Fold):
-    """Keeps, per task, the open REQUESTs (each until its recipient says something on the
-    task): a REQUEST to an agent already on the chain of requests that reached its sender is a
-    delegation cycle, and one deeper than the limit a delegation too deep, in journals from
-    before the limits; where the limits refused one (DelegationRefused), the finding says so."""
+    """Keeps, per task, the open REQUESTs (each until its recipient answers on the task with
+    anything but a REQUEST of its own, which hands the work on). A REQUEST to an agent already
+    on the chain of requests that reached its sender is a delegation cycle, and one deeper than
+    the limit a delegation too deep, in journals from before the limits; where the limits
+    refused one (DelegationRefused), the finding says so."""
 
     name: ClassVar[str] = "delegation_limit"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("MessageSent", "DelegationRefused"))
@@ -260,8 +263,8 @@ class DelegationLimits(Fold):
         assert isinstance(e, MessageSent)
         task = e.task_id or "-"
         edges: list[list[Any]] = state["open"].setdefault(task, [])
-        edges[:] = [edge for edge in edges if edge[1] != e.sender]  # it answered on the task
         if e.performative.lower() != "request" or e.sender == e.recipient:
+            edges[:] = [edge for edge in edges if edge[1] != e.sender]  # it answered
             if not edges:
                 state["open"].pop(task, None)
             return
@@ -323,11 +326,11 @@ class Livelocks(Fold):
             for signal in e.signals:
                 self.found(state, out, signal, rec.position, how)
             return
-        signal = Signals(state["signals"]).step(e)
-        if signal is not None:
-            out.note(signal["key"], rec.position)
-            if signal["count"] >= livelock.LIMIT:
-                self.found(state, out, signal, rec.position, "")
+        given = Signals(state["signals"]).step(e)
+        if given is not None:
+            out.note(given["key"], rec.position)
+            if given["count"] >= livelock.LIMIT:
+                self.found(state, out, given, rec.position, "")
 
     @staticmethod
     def found(state: State, out: Out, signal: dict[str, Any], position: int, how: str) -> None:

@@ -77,7 +77,6 @@ CLOSE_TIMEOUT = 10.0
 # SDK's own, clearer timeout normally fires first.
 GRACE = 2.0
 
-
 @dataclass
 class _Link:
     """One server's connection and its bookkeeping.

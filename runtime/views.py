@@ -28,14 +28,19 @@ from runtime.events import (
     BreakerTripped,
     BudgetAllocated,
     BudgetDebited,
+    CommitmentTransferred,
     ConflictParked,
     ConflictResolved,
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
+    DeadlockDetected,
+    DelegationRefused,
+    DuplicateWorkRefused,
     Integrated,
     IntegrationRefused,
     JournalImported,
+    LivelockDetected,
     MessageDelivered,
     MessageSent,
     ModelResponded,
@@ -311,6 +316,12 @@ class Audit(Fold):
             "SagaAborted",
             "SagaCompensated",
             "BreakerTripped",
+            # the coordination primitives' refusals and decisions (runtime/events/obligations.py)
+            "DuplicateWorkRefused",
+            "DeadlockDetected",
+            "DelegationRefused",
+            "LivelockDetected",
+            "CommitmentTransferred",
         )
     )
 
@@ -372,6 +383,16 @@ class Audit(Fold):
             entry.update(who="harness", saga=e.saga_id, step=e.failed_step, why=e.reason)
         elif isinstance(e, BreakerTripped):
             entry.update(who="harness", breaker=e.breaker, why=e.reason, rates=e.rates)
+        elif isinstance(
+            e,
+            DuplicateWorkRefused
+            | DeadlockDetected
+            | DelegationRefused
+            | LivelockDetected
+            | CommitmentTransferred,
+        ):
+            # the harness refused or moved something an agent set out to do or held
+            entry.update(who="harness", why=e.reason, agent=e.agent)
         else:
             return
         out.add(rec.position, entry)

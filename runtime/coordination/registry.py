@@ -51,21 +51,34 @@ class Holder:
     task_id: str
 
 
-def holders(events: list[Event]) -> dict[str, Holder]:
+class Ledger:
     """Every piece of work done so far, by key: the first agent whose call doing it came back
-    without error (a dispatch names the call's arguments; its return says it went through)."""
-    pending: dict[str, tuple[str, str, str]] = {}  # call id -> key, agent, task
-    found: dict[str, Holder] = {}
-    for event in events:
-        if isinstance(event, ToolDispatched) and event.call_id:
-            key = work_key(event.tool, event.args or {})
-            if key is not None:
-                pending[event.call_id] = (key[0], event.agent or "?", event.task_id or "-")
-        elif isinstance(event, ToolReturned) and event.error is None and event.call_id:
-            done = pending.pop(event.call_id, None)
-            if done is not None and done[0] not in found:
-                found[done[0]] = Holder(done[1], done[2])
-    return found
+    without error (a dispatch names the call's arguments; its return says it went through).
+    Fed events in order; `feed` takes the ones it has not seen, so a registry asked before
+    every call reads each event once."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.pending: dict[str, tuple[str, str, str]] = {}  # call id -> key, agent, task
+        self.done: dict[str, Holder] = {}
+
+    def feed(self, events: list[Event]) -> dict[str, Holder]:
+        for event in events[self.seen :]:
+            if isinstance(event, ToolDispatched) and event.call_id:
+                key = work_key(event.tool, event.args or {})
+                if key is not None:
+                    self.pending[event.call_id] = (key[0], event.agent or "?", event.task_id or "-")
+            elif isinstance(event, ToolReturned) and event.error is None and event.call_id:
+                found = self.pending.pop(event.call_id, None)
+                if found is not None and found[0] not in self.done:
+                    self.done[found[0]] = Holder(found[1], found[2])
+        self.seen = max(self.seen, len(events))
+        return self.done
+
+
+def holders(events: list[Event]) -> dict[str, Holder]:
+    """Every piece of work done in `events`, by key (see `Ledger`)."""
+    return Ledger().feed(events)
 
 
 class WorkRegistry:
@@ -74,6 +87,7 @@ class WorkRegistry:
 
     def __init__(self, session: Session) -> None:
         self.session = session
+        self.ledger = Ledger()
 
     def admit(self, call: ToolCall, at: dict[str, Any]) -> Outcome | None:
         """None when the call may run; else its refusal, journalled, as the call's outcome."""
@@ -88,7 +102,7 @@ class WorkRegistry:
         if not session.live:
             return None  # a record without the decision was written before it existed
         work, artefact = key
-        holder = holders(session.emitted).get(work)
+        holder = self.ledger.feed(session.emitted).get(work)
         agent = at.get("agent") or "?"
         if holder is None or holder.agent == agent:
             return None
@@ -115,4 +129,4 @@ def refusal(tool: str, reason: str) -> Outcome:
     return Outcome(tool, error=describe(DuplicateWork(reason)))
 
 
-__all__ = ["WRITES", "DuplicateWork", "Holder", "WorkRegistry", "holders", "work_key"]
+__all__ = ["WRITES", "DuplicateWork", "Holder", "Ledger", "WorkRegistry", "holders", "work_key"]

@@ -392,7 +392,7 @@ class Audit(Fold):
             | CommitmentTransferred,
         ):
             # the harness refused or moved something an agent set out to do or held
-            entry.update(who="harness", why=e.reason, agent=e.agent)
+            entry.update(who="harness", why=e.reason)  # the reason names the agent
         else:
             return
         out.add(rec.position, entry)

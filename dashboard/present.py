@@ -168,6 +168,45 @@ def _coordination_summary(kind: str, data: dict[str, Any]) -> str | None:
             f"{data.get('reason')}",
             140,
         )
+    return _obligation_summary(kind, data)
+
+
+def _obligation_summary(kind: str, data: dict[str, Any]) -> str | None:
+    """Commitments, refused duplicate work, waits and deadlocks, delegations, livelock
+    (runtime/events/obligations.py), in a line that names who and why; None for other kinds."""
+    commitment = data.get("commitment_id")
+    if kind == "CommitmentMade":
+        under = f" under the lease on {data['lease']}" if data.get("lease") else ""
+        return clip(f"COMMITTED {data.get('owner')} to {commitment}: {data.get('what')}{under}")
+    if kind == "CommitmentAcknowledged":
+        return f"{data.get('by')} acknowledged commitment {commitment}"
+    if kind == "CommitmentReleased":
+        said = "kept" if data.get("outcome") == "fulfilled" else "gave up"
+        why = f": {data['reason']}" if data.get("reason") else ""
+        return clip(f"{data.get('by')} {said} commitment {commitment}{why}", 140)
+    if kind == "CommitmentTransferred":
+        return clip(
+            f"commitment {commitment} moved {data.get('from_owner')} → {data.get('to_owner')}: "
+            f"{data.get('reason')}",
+            140,
+        )
+    if kind == "DuplicateWorkRefused":
+        return clip(f"REFUSED duplicate work: {data.get('reason')}", 140)
+    if kind == "LeaseAwaited":
+        holder, resource = data.get("holder"), data.get("resource")
+        return f"{data.get('waiter')} waits for {holder}'s lease on {resource}"
+    if kind == "DeadlockDetected":
+        cycle = " → ".join([*(data.get("cycle") or []), *(data.get("cycle") or [])[:1]])
+        return clip(
+            f"DEADLOCK {cycle}: {data.get('refused')}'s wait refused ({data.get('rule')})", 140
+        )
+    if kind == "WorkDelegated":
+        chain = " → ".join([*(data.get("chain") or []), str(data.get("to"))])
+        return clip(f"delegated {chain} (depth {data.get('depth')})", 140)
+    if kind == "DelegationRefused":
+        return clip(f"REFUSED delegation ({data.get('rule')}): {data.get('reason')}", 140)
+    if kind == "LivelockDetected":
+        return clip(f"LIVELOCK: {data.get('reason')}", 140)
     return None
 
 

@@ -15,6 +15,14 @@
                               refused, timed out, or `ok` on claims its tool results do not back)
     breaker_tripped           a circuit breaker opened: calls behind it were refused
     saga_compensated          a saga step failed and the steps before it were undone
+    orphaned_commitment       a commitment (or a request an agent took up) still open when the
+                              run finished
+    deadlock                  a wait closed a cycle of waits (requests, leases): broken by the
+                              wait-for graph's rule, or never
+    delegation_cycle          a delegation went back to an agent already on its chain
+    delegation_too_deep       a delegation chain went deeper than the limit
+    livelock                  a task reopened, a fact flipping back, or a conflict met again,
+                              again and again
 
 Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
 a finding is a row, added when the signature shows, replaced as it grows, dropped when later
@@ -47,6 +55,12 @@ from runtime.signatures.guards import (
     MissedDeadlines,
     SagaCompensations,
 )
+from runtime.signatures.obligations import (
+    Deadlocks,
+    DelegationLimits,
+    Livelocks,
+    OrphanedCommitments,
+)
 
 __all__ = ["SIGNATURES", "Diagnosis", "DuplicateWork", "Finding", "diagnose", "team_roles"]
 
@@ -64,6 +78,10 @@ SIGNATURES: tuple[Fold, ...] = (
     SagaCompensations(),
     MutationRefusals(),
     UnknownStatuses(),
+    OrphanedCommitments(),
+    Deadlocks(),
+    DelegationLimits(),
+    Livelocks(),
 )
 
 

@@ -8,7 +8,9 @@ that answers a request with a deadline (`deadline`, see runtime/coordination/dea
 stops when it is overdue (ReplyOverdue). With `Agent.repeats` set, the loop breaker stops an
 agent that makes the same tool call (same tool, same arguments) that many times in a row (the
 repeat is not run), or meets the same failure that many times in a row: BreakerTripped says
-which, and the run ends "looping".
+which, and the run ends "looping". With `admit` (a work registry's, see
+runtime/coordination/registry.py), a call refused before it starts is not dispatched: the
+agent reads the refusal as the call's outcome and goes on.
 """
 
 from __future__ import annotations
@@ -100,6 +102,10 @@ class AgentResult:
 Mail = Callable[[], Sequence[ChatMessage]]
 # Checked at the top of each turn with its number: the event that ends an overdue run, or None.
 Overdue = Callable[[int], Event | None]
+# Asked before a tool call runs, with the call and its envelope: None to let it run, or the
+# refusal (already journalled by the caller) the agent reads as the call's outcome
+# (runtime/coordination/registry.py: work another agent already did).
+Admit = Callable[[ToolCall, dict[str, Any]], Outcome | None]
 
 
 def run(
@@ -111,6 +117,7 @@ def run(
     task_id: str | None = None,
     mail: Mail | None = None,
     deadline: Overdue | None = None,
+    admit: Admit | None = None,
 ) -> AgentResult:
     """Drive one agent until it stops, and journal its last word as a structured status
     (runtime/coordination/statuses.py). Raises `Interrupted` on an operator's stop."""
@@ -175,6 +182,8 @@ def run(
                         session, agent, AgentResult("done", turn + 1, call.args), task_id, finished
                     )
                 outcome = refused
+            elif admit is not None and (refused := admit(call, at)) is not None:
+                outcome = refused  # refused before it started: no dispatch, nothing ran
             elif breaker is not None and (loop := breaker.before(call.name, call.args)):
                 tripped = trip(agent, session, at, loop, breaker.repeats)
                 return stop(session, agent, AgentResult("looping", turn + 1), task_id, tripped)

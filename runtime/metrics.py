@@ -11,7 +11,8 @@ what later events still need: the messages not yet delivered, the lanes' calls i
 conflicts and dead letters a person has not decided yet, the tasks reviewed. It emits no rows:
 the result is read from the state, as the bill's and the resume point's are, so a projector keeps
 it current for what each batch costs. Duplicate work is the diagnosis's own fold
-(`diagnose.DuplicateWork`) stepped inside this one, so both say the same about the same writes.
+(`diagnose.DuplicateWork`) stepped inside this one, so both say the same about the same writes;
+so are orphaned commitments, deadlocks and livelock (runtime/signatures/obligations.py).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from runtime.events import (
 )
 from runtime.folds import Fold, Key, Out, Row, Rows, State
 from runtime.journal import Recorded
+from runtime.signatures.obligations import Deadlocks, Livelocks, OrphanedCommitments
 
 NAMES = (
     "duplicate_work_rate",
@@ -65,15 +67,8 @@ NAMES = (
     "handoff_failure_rate",
     "coordination_cost_per_verified_success",
 )
-# Why two metrics are null on every journal this runtime writes today (docs/metrics.md).
-NOT_JOURNALLED = {
-    "deadlock_rate": "not measurable: this journal records no wait-for or deadlock-detection "
-    "events (the runtime does not journal them yet), and a deadlock cannot be told from a "
-    "slow agent without them",
-    "commitment_orphan_rate": "not measurable: this journal records no commitment events "
-    "(made, released), so no commitment can be seen left open; the unanswered_request finding "
-    "is the nearest thing the journal shows",
-}
+# The diagnosis's folds these metrics count with (each stepped on its own kinds).
+OBLIGATIONS = (OrphanedCommitments(), Deadlocks(), Livelocks())
 VERIFY_TOOL = "run_tests"
 
 
@@ -105,6 +100,7 @@ class Discard:
 
 DISCARD = Discard()
 DUPLICATES = DuplicateWork()
+ORPHANS, DEADLOCKS, LIVELOCKS = OBLIGATIONS
 
 
 def measured(value: float | int, **detail: Any) -> dict[str, Any]:
@@ -157,11 +153,12 @@ class Metrics(Fold):
             "DeskChecked",
             "TeamFinished",
         )
-    )
+    ).union(*(f.kinds or () for f in OBLIGATIONS))
 
     def start(self) -> State:
         return {
             "duplicates": DUPLICATES.start(),
+            **{f.name: f.start() for f in OBLIGATIONS},
             # agent -> [tokens, seconds, coordinates (0/1)]
             "agents": {},
             "called": {},  # lane -> t of its ModelCalled awaiting a response
@@ -191,6 +188,10 @@ class Metrics(Fold):
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
+        for fold in OBLIGATIONS:
+            if fold.kinds is None or e.kind in fold.kinds:
+                # setdefault: a state stored before these metrics counted with them lacks it
+                fold.step(state.setdefault(fold.name, fold.start()), rec, DISCARD)
         # The kinds every turn brings first, each tested once; the rare ones after.
         if isinstance(e, ModelResponded):
             row = self.agent(state, e.agent)
@@ -398,6 +399,12 @@ class Metrics(Fold):
             cost = measured(coord_tokens, unit="tokens", verified_successes=1)
         checks, independent = state["checks"]
         handoffs = state["handoffs"]
+        orphans = state.get(ORPHANS.name) or ORPHANS.start()
+        deadlocks = state.get(DEADLOCKS.name) or DEADLOCKS.start()
+        livelocked = set(state["livelocked"]) | {
+            f"signal:{k}" for k in (state.get(LIVELOCKS.name) or LIVELOCKS.start())["found"]
+        }
+        looked = set(state["reviewed"]) | livelocked
         return {
             "duplicate_work_rate": rate(
                 shared,
@@ -423,12 +430,18 @@ class Metrics(Fold):
                 deliveries=state["deliveries"],
             ),
             "conflict_resolution_latency": latency,
-            "deadlock_rate": unmeasured(NOT_JOURNALLED["deadlock_rate"]),
+            "deadlock_rate": rate(
+                deadlocks["deadlocks"],
+                deadlocks["waits"],
+                "nobody waited for anybody (no request, no lease awaited)",
+                deadlocks=deadlocks["deadlocks"],
+                waits=deadlocks["waits"],
+            ),
             "livelock_rate": rate(
-                len(state["livelocked"]),
-                len(state["reviewed"]),
-                "no task was reviewed, so none could go round the REJECT loop",
-                livelocked=len(state["livelocked"]),
+                len(livelocked),
+                len(looked),
+                "no task was reviewed and no livelock signal was seen",
+                livelocked=len(livelocked),
                 reviewed_tasks=len(state["reviewed"]),
             ),
             "verification_independence_rate": rate(
@@ -439,7 +452,7 @@ class Metrics(Fold):
                 independent=independent,
                 verifications=checks,
             ),
-            "commitment_orphan_rate": unmeasured(NOT_JOURNALLED["commitment_orphan_rate"]),
+            "commitment_orphan_rate": self.orphan_rate(orphans),
             "handoff_failure_rate": rate(
                 len(state["failed"]),
                 handoffs,
@@ -449,6 +462,23 @@ class Metrics(Fold):
             ),
             "coordination_cost_per_verified_success": cost,
         }
+
+    @staticmethod
+    def orphan_rate(orphans: State) -> dict[str, Any]:
+        """Commitments left open at the finish among those made; in a run that made none,
+        requests taken up and left owed among those taken up."""
+        if orphans["explicit"]:
+            whole, of = orphans["made"], "commitments"
+        else:
+            whole, of = orphans["taken"], "requests taken up"
+        return rate(
+            orphans["orphaned"],
+            whole,
+            "no commitment was made and no agent took up a request",
+            orphaned=orphans["orphaned"],
+            counted=of,
+            total=whole,
+        )
 
 
 def metrics(records: Sequence[Recorded]) -> dict[str, dict[str, Any]]:

@@ -28,14 +28,19 @@ from runtime.events import (
     BreakerTripped,
     BudgetAllocated,
     BudgetDebited,
+    CommitmentTransferred,
     ConflictParked,
     ConflictResolved,
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
+    DeadlockDetected,
+    DelegationRefused,
+    DuplicateWorkRefused,
     Integrated,
     IntegrationRefused,
     JournalImported,
+    LivelockDetected,
     MessageDelivered,
     MessageSent,
     ModelResponded,
@@ -321,6 +326,12 @@ class Audit(Fold):
             "BreakerTripped",
             "MutationRefused",
             "StatusNormalised",
+            # the coordination primitives' refusals and decisions (runtime/events/obligations.py)
+            "DuplicateWorkRefused",
+            "DeadlockDetected",
+            "DelegationRefused",
+            "LivelockDetected",
+            "CommitmentTransferred",
         )
     )
 
@@ -388,6 +399,16 @@ class Audit(Fold):
             entry.update(actor=e.actor, capability=e.capability, key=e.key)
         elif isinstance(e, StatusNormalised):
             entry.update(who="harness", why=e.reason, said=e.said, status=e.status)
+        elif isinstance(
+            e,
+            DuplicateWorkRefused
+            | DeadlockDetected
+            | DelegationRefused
+            | LivelockDetected
+            | CommitmentTransferred,
+        ):
+            # the harness refused or moved something an agent set out to do or held
+            entry.update(who="harness", why=e.reason)  # the reason names the agent
         else:
             return
         out.add(rec.position, entry)

@@ -309,6 +309,13 @@ class MetricDetailOut(Schema):
     failed: int | None = None
     handoffs: int | None = None
     verified_successes: int | None = None
+    deadlocks: int | None = None
+    waits: int | None = Field(None, description="requests sent and leases awaited")
+    orphaned: int | None = None
+    counted: str | None = Field(
+        None, description="what the orphan rate counts: commitments, or requests taken up"
+    )
+    total: int | None = None
 
 
 class MetricOut(Schema):
@@ -335,6 +342,13 @@ class FindingDetailOut(Schema):
     agent: str | None = Field(None, description="an untrusted status: whose")
     said: Any = Field(None, description="an untrusted status: what the agent said")
     status: str | None = Field(None, description="an untrusted status: what was recorded")
+    prevented: bool | None = Field(
+        None, description="duplicate work the work registry refused before it started"
+    )
+    commitment: str | None = Field(None, description="an orphaned commitment's id")
+    refused: str | None = Field(None, description="a deadlock: the agent whose wait was refused")
+    signal: str | None = Field(None, description="a livelock: reopened, oscillating or conflict")
+    about: str | None = Field(None, description="a livelock: the task, fact or conflict")
 
 
 class FindingOut(Schema):

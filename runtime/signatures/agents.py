@@ -7,6 +7,7 @@ from typing import ClassVar
 from runtime import roles
 from runtime.events import (
     BudgetExhausted,
+    DuplicateWorkRefused,
     MessageDelivered,
     MessageSent,
     RunStarted,
@@ -22,10 +23,14 @@ from runtime.signatures.base import WRITES, Finding, finding, lane, team_roles
 class DuplicateWork(Fold):
     """Keeps, per file, who wrote it, and per lane (see `lane`) whether the call in flight is a
     write already counted at its dispatch; the positions of the writes are notes, read back
-    once a second agent writes the same file."""
+    once a second agent writes the same file. Where the work registry refused the second
+    agent's write before it started (DuplicateWorkRefused), the finding says it was prevented
+    (`prevented`): the plan still overlapped, nothing was written twice."""
 
     name: ClassVar[str] = "duplicate_work"
-    kinds: ClassVar[frozenset[str] | None] = frozenset(("ToolDispatched", "ToolReturned"))
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("ToolDispatched", "ToolReturned", "DuplicateWorkRefused")
+    )
 
     def start(self) -> State:
         return {"writers": {}, "counted": {}}
@@ -33,6 +38,9 @@ class DuplicateWork(Fold):
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
         path = None
+        if isinstance(e, DuplicateWorkRefused):
+            self.prevented(state, rec, e, out)
+            return
         if isinstance(e, ToolDispatched):
             here = lane(rec)
             state["counted"].pop(here, None)  # the lane's previous call is over
@@ -69,10 +77,32 @@ class DuplicateWork(Fold):
             artefact=path,
             agents=agents,
         )
-        if newcomer and len(writers) == 2:
+        if newcomer and len(writers) == 2 and path not in state.get("prevented", ()):
             out.add(path, found_now)
         else:
             out.put(path, found_now)
+
+    @staticmethod
+    def prevented(state: State, rec: Recorded, e: DuplicateWorkRefused, out: Out) -> None:
+        path = e.artefact
+        out.note(path, rec.position)
+        refused = state.setdefault("prevented", {})
+        seen = path in refused
+        agents = refused.setdefault(path, [e.holder])
+        if e.agent and e.agent not in agents:
+            agents.append(e.agent)
+        if len(state["writers"].get(path, [])) >= 2:
+            return  # written twice all the same: the finding of the writes stands
+        found = finding(
+            "duplicate_work",
+            f"{e.agent or '?'} on {e.task_id or '-'} set out to write {path}, {e.holder}'s "
+            f"work on {e.holder_task}: refused before it started",
+            out.notes(path),
+            artefact=path,
+            agents=sorted(agents),
+            prevented=True,
+        )
+        (out.put if seen else out.add)(path, found)
 
     def result(self, state: State, rows: Rows) -> list[Finding]:
         return [row for _, row in sorted(rows.rows.items())]

@@ -17,6 +17,7 @@ from runtime.budget import Budget, SubBudget
 from runtime.coordination.deadlines import Deadline, Due
 from runtime.coordination.effects import request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate, decide
+from runtime.coordination.registry import WorkRegistry
 from runtime.events import (
     BudgetAllocated,
     CandidateCommitted,
@@ -113,6 +114,9 @@ class Harness:
         self.integrations: dict[str, str] = {}  # idempotency key -> the request merged under it
         self.refused: MutationRefused | None = None  # the gate's last refusal of a merge
         self.held: Fence | None = None  # a lease the merges hold besides the driver's (tests)
+        # Work done by one assignment is not redone by another (a vague plan's tester
+        # rewriting the coder's test file): refused before the write starts.
+        self.registry = WorkRegistry(session)
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -180,6 +184,7 @@ class Harness:
                 task_id=task_id,
                 mail=lambda: self.post.mail_for(name),
                 deadline=None if due is None else due.check,
+                admit=self.registry.admit,
             )
         except ModelError as exc:
             return Reply(None, f"model failed: {exc}", started)

@@ -32,9 +32,8 @@ def test_the_api_returns_the_metrics_of_an_imported_old_journal(api):
     overhead = body["coordination_overhead_ratio"]
     assert overhead["value"] == 0.701
     assert overhead["detail"]["coordination_tokens"] == 340
-    assert body["deadlock_rate"]["value"] is None
-    assert body["deadlock_rate"]["reason"].startswith("not measurable: this journal records no")
-    assert "detail" in body["deadlock_rate"] and body["deadlock_rate"]["detail"] == {}
+    assert body["deadlock_rate"]["value"] == 0.0  # its five requests are the waits: no cycle
+    assert body["deadlock_rate"]["detail"] == {"deadlocks": 0, "waits": 5}
     direct = metrics(JsonlJournal(path).read_all())
     assert {name: m["value"] for name, m in body.items()} == {
         name: m["value"] for name, m in direct.items()

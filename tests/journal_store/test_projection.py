@@ -85,6 +85,21 @@ def extras() -> list[ev.Event]:
         ev.ConflictResolved(
             **r, conflict_id="c-1", by="ann", reason="the bank says so", choice="0", value="paid"
         ),
+        *obligations(r),
+    ]
+
+
+def obligations(r: dict[str, str]) -> list[ev.Event]:
+    """The coordination primitives' kinds, from the test agents that make them (their
+    verdicts left out: the run has its own)."""
+    from tests.coordination.drills import flown
+
+    names = ("stalled-owner", "lease-pair", "delegation-cycle", "flip-flop")
+    return [
+        e.model_copy(update=r)
+        for name in names
+        for e in flown(name).events
+        if e.kind != "TeamFinished"
     ]
 
 

@@ -166,10 +166,15 @@ def test_the_metrics_say_what_they_were_computed_from(troubled):
     assert troubled["handoff_failure_rate"]["failed"] == 2
 
 
-def test_deadlock_and_commitment_orphans_are_null_with_a_reason_on_todays_journals(troubled):
-    for name in ("deadlock_rate", "commitment_orphan_rate"):
-        assert troubled[name]["value"] is None
-        assert troubled[name]["reason"].startswith("not measurable: this journal records no")
+def test_deadlocks_and_orphans_are_read_from_requests_in_a_journal_without_their_events(troubled):
+    # no wait-for or commitment events: the requests are the waits (none closed a cycle), and
+    # the ones an agent took up (ran on) the commitments: here none was taken up
+    assert troubled["deadlock_rate"]["value"] == 0.0 and troubled["deadlock_rate"]["waits"] > 0
+    orphans = troubled["commitment_orphan_rate"]
+    assert orphans["value"] is None and orphans["counted"] == "requests taken up"
+    assert orphans["reason"] == (
+        "not measurable: no commitment was made and no agent took up a request"
+    )
 
 
 def test_a_journal_lacking_the_events_gets_null_and_why_never_zero():
@@ -187,10 +192,10 @@ def test_a_journal_lacking_the_events_gets_null_and_why_never_zero():
         "ownership_conflict_rate": "no claim or lease was journalled",
         "stale_message_rate": "no message was delivered",
         "conflict_resolution_latency": "no conflict was parked for a person",
-        "deadlock_rate": "this journal records no wait-for",
+        "deadlock_rate": "nobody waited for anybody",
         "livelock_rate": "no task was reviewed",
         "verification_independence_rate": "nothing was checked",
-        "commitment_orphan_rate": "this journal records no commitment events",
+        "commitment_orphan_rate": "no commitment was made and no agent took up a request",
         "handoff_failure_rate": "no work was handed off",
         "coordination_cost_per_verified_success": "the run has not finished",
     }

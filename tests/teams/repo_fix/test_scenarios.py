@@ -153,6 +153,7 @@ def test_the_vague_subtask_shows_two_agents_on_one_file(fly_team):
     [finding] = diagnose(flown.records)
     assert finding["artefact"] == "tests/test_parser.py"
     assert finding["agents"] == ["coder", "tester"]
+    assert finding["prevented"]  # the work registry refused the tester's write
 
 
 def test_contract_net_bidding_awards_the_lowest_bid(fly_team):

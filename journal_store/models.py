@@ -110,6 +110,34 @@ class RunSummary(models.Model):
     # A fork's parent run and the position of the parent's event it was forked after.
     parent_id = models.CharField(max_length=64, blank=True, db_index=True)
     fork_at = models.BigIntegerField(null=True)
+    # The model the run asked (its default backend, or the endpoint's model name; an agent's
+    # own backend aside), and the coordination metrics' figures (runtime/metrics.py), so that
+    # the metrics page sums them in SQL (services/metrics.py): reading every run's fold state
+    # in Python instead cost ~1 s per 10,000 runs. Names follow docs/metrics.md's detail keys.
+    model = models.CharField(max_length=100, blank=True, db_index=True)
+    verified = models.BooleanField(default=False)  # TeamFinished "done": a verified success
+    coord_tokens = models.BigIntegerField(default=0)
+    work_tokens = models.BigIntegerField(default=0)
+    overhead_ratio = models.FloatField(null=True)
+    coord_seconds = models.FloatField(null=True)  # None: the journal has no times
+    work_seconds = models.FloatField(null=True)
+    handoffs = models.IntegerField(default=0)
+    failed_handoffs = models.IntegerField(default=0)
+    claims = models.IntegerField(default=0)
+    contested = models.IntegerField(default=0)
+    deliveries = models.IntegerField(default=0)
+    stale_deliveries = models.IntegerField(default=0)
+    files_written = models.IntegerField(default=0)
+    shared_files = models.IntegerField(default=0)
+    reviewed_tasks = models.IntegerField(default=0)
+    livelocked_tasks = models.IntegerField(default=0)
+    verifications = models.IntegerField(default=0)
+    independent_verifications = models.IntegerField(default=0)
+    conflicts_resolved = models.IntegerField(default=0)
+    conflicts_open = models.IntegerField(default=0)
+    conflict_latency = models.FloatField(null=True)  # mean seconds to a person's resolution
+    human_wait = models.FloatField(default=0.0)  # seconds conflicts and dead letters waited
+    dead_letters = models.IntegerField(default=0)
 
     class Meta:
         db_table = "projection_run"

@@ -40,7 +40,7 @@ from journal_store.models import (
     StoredEvent,
     ThreadMessage,
 )
-from runtime import folds, prices
+from runtime import folds, prices, views
 from runtime.events import RunTagged
 from runtime.folds import Fold, Out
 from runtime.journal import Recorded
@@ -111,11 +111,52 @@ def resume_columns(p: dict[str, Any]) -> dict[str, Any]:
     return {"stage": p["stage"], "resume_position": p["position"]}
 
 
+def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
+    """The coordination metrics' figures the metrics page sums (services/metrics.py): each
+    rate's parts, so that a rate across runs is a ratio of sums, never a mean of ratios."""
+    overhead = m["coordination_overhead_ratio"]
+    latency = m["conflict_resolution_latency"]
+    return {
+        "verified": bool(m["coordination_cost_per_verified_success"]["verified_successes"]),
+        "coord_tokens": overhead["coordination_tokens"],
+        "work_tokens": overhead["work_tokens"],
+        "overhead_ratio": overhead["value"],
+        "coord_seconds": overhead["coordination_seconds"],
+        "work_seconds": overhead["work_seconds"],
+        "handoffs": m["handoff_failure_rate"]["handoffs"],
+        "failed_handoffs": m["handoff_failure_rate"]["failed"],
+        "claims": m["ownership_conflict_rate"]["claims"],
+        "contested": m["ownership_conflict_rate"]["contested"],
+        "deliveries": m["stale_message_rate"]["deliveries"],
+        "stale_deliveries": m["stale_message_rate"]["stale"],
+        "files_written": m["duplicate_work_rate"]["files_written"],
+        "shared_files": m["duplicate_work_rate"]["shared_files"],
+        "reviewed_tasks": m["livelock_rate"]["reviewed_tasks"],
+        "livelocked_tasks": m["livelock_rate"]["livelocked"],
+        "verifications": m["verification_independence_rate"]["verifications"],
+        "independent_verifications": m["verification_independence_rate"]["independent"],
+        "conflicts_resolved": latency["resolved"],
+        "conflicts_open": latency["open"],
+        "conflict_latency": latency["value"],
+        "human_wait": latency["waiting_for_people_seconds"],
+        "dead_letters": latency["dead_letters"],
+    }
+
+
+def run_model(bill: folds.State) -> dict[str, Any]:
+    """The model the run asked, from the bill's state (its TeamStarted): the default backend,
+    or the endpoint's model name; "" when the journal does not say."""
+    return {"model": (views.model_for(bill.get("models") or {}, "") or "")[:100]}
+
+
 COLUMNS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "summary": summary_columns,
     "bill": bill_columns,
     "resume_point": resume_columns,
+    "metrics": metrics_columns,
 }
+# Columns read from a fold's state where its result does not hold them.
+STATE_COLUMNS: dict[str, Callable[[folds.State], dict[str, Any]]] = {"bill": run_model}
 FOLDS: dict[str, Fold] = {f.name: f for f in RUN_FOLDS}
 
 
@@ -123,7 +164,9 @@ compact = json.JSONEncoder(separators=(",", ":")).encode  # a state as the text 
 
 
 def columns_of(fold: Fold, state: folds.State) -> dict[str, Any]:
-    return COLUMNS[fold.name](fold.result(state, folds.Rows()))
+    columns = COLUMNS[fold.name](fold.result(state, folds.Rows()))
+    from_state = STATE_COLUMNS.get(fold.name)
+    return columns if from_state is None else columns | from_state(state)
 
 
 STARTS = {f.name: compact(f.start()) for f in RUN_FOLDS}

@@ -80,8 +80,7 @@ DEFINITIONS = {
     "livelock_rate": "Tasks escalated at the REJECT round cap, over the tasks reviewed.",
     "verification_independence_rate": "Checks made by somebody who wrote nothing in the run "
     "(the harness always), over all checks.",
-    "commitment_orphan_rate": "Commitments left open when the run ended (needs commitment "
-    "events).",
+    "commitment_orphan_rate": "Commitments left open when the run ended (needs commitment events).",
     "handoff_failure_rate": "Hand-offs whose deadline passed or whose worker timed out or was "
     "routed to recovery, over the hand-offs.",
     "coordination_cost_per_verified_success": "Coordination tokens of a run the harness "

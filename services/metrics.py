@@ -1,0 +1,256 @@
+"""The coordination metrics across runs: the filter as people type it, and the sums in SQL.
+
+Each run's figures are columns of the runs read model (journal_store.projection's
+`metrics_columns`, kept by the projector as the run moves), so a page across 10,000 runs is a
+few aggregate queries, on SQLite and PostgreSQL alike, instead of every run's fold state read
+and folded in Python (~1 s per 10,000 runs). Every rate across runs is a ratio of sums (the
+parts of each run's rate are columns), never a mean of the runs' ratios: a run with one claim
+weighs what one claim weighs. The metrics page, the API and the bench all read `across`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django.db.models import Count, F, FloatField, Max, Min, Q, QuerySet, Sum
+from django.db.models.functions import TruncDay, TruncMonth, TruncWeek
+
+from journal_store import projection
+from journal_store.models import RunSummary
+from teams import TEAMS
+
+# The longest value each text filter takes: the read model's column widths.
+TEXT_FIELDS = {"team": 64, "scenario": 64, "model": 100}
+DATE_FIELDS = ("since", "until")
+SHOWN = 40  # characters of a refused value repeated in the message
+
+# The sums each group of runs needs: counts, and each rate's parts.
+SUMS: dict[str, Any] = {
+    "runs": Count("run_id"),
+    "verified": Count("run_id", filter=Q(verified=True)),
+    "tokens": Sum("tokens"),
+    "cost": Sum("cost"),
+    "priced": Count("cost"),  # runs whose cost is known
+    "coord_tokens": Sum("coord_tokens"),
+    "work_tokens": Sum("work_tokens"),
+    "verified_coord_tokens": Sum("coord_tokens", filter=Q(verified=True)),
+    "claims": Sum("claims"),
+    "contested": Sum("contested"),
+    "handoffs": Sum("handoffs"),
+    "failed_handoffs": Sum("failed_handoffs"),
+    "deliveries": Sum("deliveries"),
+    "stale_deliveries": Sum("stale_deliveries"),
+    "files_written": Sum("files_written"),
+    "shared_files": Sum("shared_files"),
+    "reviewed_tasks": Sum("reviewed_tasks"),
+    "livelocked_tasks": Sum("livelocked_tasks"),
+    "verifications": Sum("verifications"),
+    "independent_verifications": Sum("independent_verifications"),
+    "conflicts_resolved": Sum("conflicts_resolved"),
+    "conflicts_open": Sum("conflicts_open"),
+    # A run's latency is its mean: times its count, the seconds its resolved conflicts waited.
+    "conflict_wait": Sum(
+        F("conflict_latency") * F("conflicts_resolved"), output_field=FloatField()
+    ),
+    "human_wait": Sum("human_wait"),
+    "dead_letters": Sum("dead_letters"),
+    "with_conflict": Count("run_id", filter=Q(conflicts_resolved__gt=0) | Q(conflicts_open__gt=0)),
+    "with_dead_letter": Count("run_id", filter=Q(dead_letters__gt=0)),
+}
+# The rates across runs, each as (numerator, denominator) of the sums above.
+RATES = {
+    "coordination_overhead_ratio": ("coord_tokens", "work_tokens"),
+    "ownership_conflict_rate": ("contested", "claims"),
+    "conflict_run_rate": ("with_conflict", "runs"),
+    "dead_letter_run_rate": ("with_dead_letter", "runs"),
+    "stale_message_rate": ("stale_deliveries", "deliveries"),
+    "handoff_failure_rate": ("failed_handoffs", "handoffs"),
+    "duplicate_work_rate": ("shared_files", "files_written"),
+    "livelock_rate": ("livelocked_tasks", "reviewed_tasks"),
+    "verification_independence_rate": ("independent_verifications", "verifications"),
+    "verified_rate": ("verified", "runs"),
+}
+TRUNCS = {"day": TruncDay, "week": TruncWeek, "month": TruncMonth}
+
+
+class BadFilter(ValueError):
+    """Filter values the metrics page cannot take: a message per field, each naming it."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{name}: {why}" for name, why in problems.items()))
+
+
+def shown(value: str) -> str:
+    return repr(value if len(value) <= SHOWN else value[:SHOWN] + "…")
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What each text filter may be: the installed teams and their scenarios, and whatever the
+    stored runs hold (an imported journal's team, an endpoint's model name)."""
+
+    team: list[str]
+    scenario: list[str]
+    model: list[str]
+
+    @classmethod
+    def read(cls) -> Choices:
+        def stored(name: str) -> set[str]:
+            found = RunSummary.objects.order_by().values_list(name, flat=True).distinct()
+            return {v for v in found if v}
+
+        return cls(
+            team=sorted(set(TEAMS) | stored("team")),
+            scenario=sorted({s for t in TEAMS.values() for s in t.scenarios} | stored("scenario")),
+            model=sorted(stored("model")),
+        )
+
+
+@dataclass(frozen=True)
+class MetricsFilter:
+    """Which runs the figures cover: a team, a scenario, a model, and the days they started
+    in (since and until included, in UTC). Empty: any."""
+
+    team: str = ""
+    scenario: str = ""
+    model: str = ""
+    since: date | None = None
+    until: date | None = None
+
+    @classmethod
+    def parse(cls, params: Mapping[str, Any], choices: Choices | None = None) -> MetricsFilter:
+        """The filter the parameters ask for; BadFilter names every field it cannot take."""
+        problems: dict[str, str] = {}
+        texts: dict[str, str] = {}
+        for name, longest in TEXT_FIELDS.items():
+            value = str(params.get(name) or "").strip()
+            if len(value) > longest:
+                problems[name] = f"longer than {longest} characters"
+            elif any(unicodedata.category(c).startswith("C") for c in value):
+                problems[name] = "holds control characters"
+            else:
+                texts[name] = value
+        wanted = {name: value for name, value in texts.items() if value}
+        if wanted:
+            known = choices or Choices.read()
+            for name, value in wanted.items():
+                allowed: list[str] = getattr(known, name)
+                if value not in allowed:
+                    listed = ", ".join(allowed[:20]) or "none yet"
+                    problems[name] = f"no run or team knows {name} {shown(value)} (known: {listed})"
+        dates: dict[str, date | None] = {}
+        for name in DATE_FIELDS:
+            value = str(params.get(name) or "").strip()
+            try:
+                dates[name] = date.fromisoformat(value) if value else None
+                if value and len(value) != 10:
+                    raise ValueError(value)
+            except ValueError:
+                problems[name] = f"{shown(value)} is not a date (YYYY-MM-DD)"
+        since, until = dates.get("since"), dates.get("until")
+        if since and until and until < since:
+            problems["until"] = f"{until} is before since ({since})"
+        if problems:
+            raise BadFilter(problems)
+        return cls(since=since, until=until, **texts)
+
+    def params(self) -> dict[str, str]:
+        """The filter as query parameters (for links and the form), empty ones left out."""
+        found = {
+            "team": self.team,
+            "scenario": self.scenario,
+            "model": self.model,
+            "since": self.since.isoformat() if self.since else "",
+            "until": self.until.isoformat() if self.until else "",
+        }
+        return {k: v for k, v in found.items() if v}
+
+    def runs(self) -> QuerySet[RunSummary]:
+        qs = RunSummary.objects.order_by()
+        for name in TEXT_FIELDS:
+            if value := getattr(self, name):
+                qs = qs.filter(**{name: value})
+        # Bounds on the column itself (not its date): the started_at index serves them.
+        if self.since:
+            qs = qs.filter(started_at__gte=datetime.combine(self.since, time.min, UTC))
+        if self.until and self.until < date.max:
+            end = datetime.combine(self.until + timedelta(1), time.min, UTC)
+            qs = qs.filter(started_at__lt=end)
+        return qs
+
+
+@dataclass
+class Across:
+    """The figures of the runs a filter chose: in all, per period they started in, per team."""
+
+    chosen: MetricsFilter
+    totals: dict[str, Any]
+    period: str = "day"  # the width of each period: day, week or month
+    periods: list[dict[str, Any]] = field(default_factory=list)
+    teams: list[dict[str, Any]] = field(default_factory=list)
+
+
+def figures(sums: Mapping[str, Any]) -> dict[str, Any]:
+    """A group's sums (None for an empty group's sums is 0) and the rates derived from them."""
+    out = {name: sums.get(name) or 0 for name in SUMS}
+    out["cost"] = sums.get("cost")  # None: no run priced
+    for name, (part, whole) in RATES.items():
+        out[name] = round(out[part] / out[whole], 4) if out[whole] else None
+    verified = out["verified"]
+    out["tokens_per_verified_success"] = round(out["tokens"] / verified, 1) if verified else None
+    # Money only when every run of the group has a known cost: a partial sum would flatter it.
+    out["cost_per_verified_success"] = (
+        round(out["cost"] / verified, 6)
+        if verified and out["priced"] == out["runs"] and out["cost"] is not None
+        else None
+    )
+    out["coordination_cost_per_verified_success"] = (
+        round(out["verified_coord_tokens"] / verified, 1) if verified else None
+    )
+    resolved = out["conflicts_resolved"]
+    out["conflict_resolution_latency"] = (
+        round(out["conflict_wait"] / resolved, 3) if resolved else None
+    )
+    out["conflict_wait"] = round(float(out["conflict_wait"]), 3)
+    out["human_wait"] = round(float(out["human_wait"]), 3)
+    return out
+
+
+def period_of(first: datetime | None, last: datetime | None) -> str:
+    """Days for two months or less, weeks for a year or less, months beyond."""
+    if first is None or last is None:
+        return "day"
+    span = last - first
+    return "day" if span <= timedelta(days=62) else "week" if span <= timedelta(366) else "month"
+
+
+def across(chosen: MetricsFilter) -> Across:
+    """The figures of the runs `chosen` selects, from the read model once it is caught up
+    (without queueing behind somebody else's catch-up: a moment old is fine here)."""
+    projection.catch_up(wait=False)
+    qs = chosen.runs()
+    sums = qs.aggregate(**SUMS, first=Min("started_at"), last=Max("started_at"))
+    found = Across(chosen, figures(sums))
+    if not found.totals["runs"]:
+        return found
+    found.period = period_of(sums["first"], sums["last"])
+    trunc = TRUNCS[found.period]("started_at", tzinfo=UTC)
+    periods = (
+        qs.exclude(started_at=None)
+        .annotate(start=trunc)
+        .values("start")
+        .annotate(**SUMS)
+        .order_by("start")
+    )
+    found.periods = [{"start": row["start"], **figures(row)} for row in periods]
+    teams = qs.values("team").annotate(**SUMS).order_by("team")
+    found.teams = [{"team": row["team"] or "(none)", **figures(row)} for row in teams]
+    return found
+
+
+__all__ = ["Across", "BadFilter", "Choices", "MetricsFilter", "across"]

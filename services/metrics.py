@@ -99,9 +99,10 @@ class Choices:
     model: list[str]
 
     @classmethod
-    def read(cls) -> Choices:
+    def read(cls, using: str = "default") -> Choices:
         def stored(name: str) -> set[str]:
-            found = RunSummary.objects.order_by().values_list(name, flat=True).distinct()
+            runs = RunSummary.objects.using(using).order_by()
+            found = runs.values_list(name, flat=True).distinct()
             return {v for v in found if v}
 
         return cls(
@@ -170,8 +171,8 @@ class MetricsFilter:
         }
         return {k: v for k, v in found.items() if v}
 
-    def runs(self) -> QuerySet[RunSummary]:
-        qs = RunSummary.objects.order_by()
+    def runs(self, using: str = "default") -> QuerySet[RunSummary]:
+        qs = RunSummary.objects.using(using).order_by()
         for name in TEXT_FIELDS:
             if value := getattr(self, name):
                 qs = qs.filter(**{name: value})
@@ -229,11 +230,11 @@ def period_of(first: datetime | None, last: datetime | None) -> str:
     return "day" if span <= timedelta(days=62) else "week" if span <= timedelta(366) else "month"
 
 
-def across(chosen: MetricsFilter) -> Across:
+def across(chosen: MetricsFilter, using: str = "default") -> Across:
     """The figures of the runs `chosen` selects, from the read model once it is caught up
     (without queueing behind somebody else's catch-up: a moment old is fine here)."""
-    projection.catch_up(wait=False)
-    qs = chosen.runs()
+    projection.catch_up(using=using, wait=False)
+    qs = chosen.runs(using)
     sums = qs.aggregate(**SUMS, first=Min("started_at"), last=Max("started_at"))
     found = Across(chosen, figures(sums))
     if not found.totals["runs"]:

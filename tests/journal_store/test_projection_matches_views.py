@@ -1,6 +1,7 @@
 """Every fold, through the projector, says what the runtime's views say (the code the command
 line's `views` runs), on real journals: the journals in tests/fixtures and a run of every
-scenario of every team; caught up in small batches as the journal grows, then rebuilt."""
+scenario of every team; caught up in small batches as the journal grows, then rebuilt. The
+runs read model's metric columns (what the metrics page sums) hold the metrics view's figures."""
 
 from __future__ import annotations
 
@@ -124,6 +125,7 @@ def from_the_read_models(alias: str, run_id: str) -> dict[str, Any]:
             "spent": s.spent,
             "findings": s.findings_count,
         },
+        "metric_columns": {name: getattr(s, name) for name in METRIC_COLUMNS},
     }
 
 
@@ -152,6 +154,70 @@ def from_the_views(records: list[Recorded]) -> dict[str, Any]:
             "spent": bill["spent"],
             "findings": len(every["findings"]),
         },
+        "metric_columns": metric_columns(records, every["metrics"]),
+    }
+
+
+# The runs read model's columns the metrics page sums (services/metrics.py).
+METRIC_COLUMNS = (
+    "model",
+    "verified",
+    "coord_tokens",
+    "work_tokens",
+    "overhead_ratio",
+    "coord_seconds",
+    "work_seconds",
+    "handoffs",
+    "failed_handoffs",
+    "claims",
+    "contested",
+    "deliveries",
+    "stale_deliveries",
+    "files_written",
+    "shared_files",
+    "reviewed_tasks",
+    "livelocked_tasks",
+    "verifications",
+    "independent_verifications",
+    "conflicts_resolved",
+    "conflicts_open",
+    "conflict_latency",
+    "human_wait",
+    "dead_letters",
+)
+
+
+def metric_columns(records: list[Recorded], m: dict[str, Any]) -> dict[str, Any]:
+    """What each of those columns must hold, read off the metrics view (docs/metrics.md) and
+    the run's TeamStarted."""
+    started = next((r.event for r in records if r.event.kind == "TeamStarted"), None)
+    asked = views.models_of(started.config) if started is not None else {}  # type: ignore[attr-defined]
+    overhead, latency = m["coordination_overhead_ratio"], m["conflict_resolution_latency"]
+    return {
+        "model": views.model_for(asked, "") or "",
+        "verified": m["coordination_cost_per_verified_success"]["value"] is not None,
+        "coord_tokens": overhead["coordination_tokens"],
+        "work_tokens": overhead["work_tokens"],
+        "overhead_ratio": overhead["value"],
+        "coord_seconds": overhead["coordination_seconds"],
+        "work_seconds": overhead["work_seconds"],
+        "handoffs": m["assignment_handoff_count"]["value"],
+        "failed_handoffs": m["handoff_failure_rate"]["failed"],
+        "claims": m["ownership_conflict_rate"]["claims"],
+        "contested": m["ownership_conflict_rate"]["contested"],
+        "deliveries": m["stale_message_rate"]["deliveries"],
+        "stale_deliveries": m["stale_message_rate"]["stale"],
+        "files_written": m["duplicate_work_rate"]["files_written"],
+        "shared_files": m["duplicate_work_rate"]["shared_files"],
+        "reviewed_tasks": m["livelock_rate"]["reviewed_tasks"],
+        "livelocked_tasks": m["livelock_rate"]["livelocked"],
+        "verifications": m["verification_independence_rate"]["verifications"],
+        "independent_verifications": m["verification_independence_rate"]["independent"],
+        "conflicts_resolved": latency["resolved"],
+        "conflicts_open": latency["open"],
+        "conflict_latency": latency["value"],
+        "human_wait": latency["waiting_for_people_seconds"],
+        "dead_letters": sum(r.event.kind == "DeadLettered" for r in records),
     }
 
 

@@ -75,6 +75,8 @@ RATES = {
     "verified_rate": ("verified", "runs"),
 }
 TRUNCS = {"day": TruncDay, "week": TruncWeek, "month": TruncMonth}
+# The sums as the queries name them: an aggregate may not take a column's own name.
+AS = {f"sum_{name}": expression for name, expression in SUMS.items()}
 
 
 class BadFilter(ValueError):
@@ -198,8 +200,8 @@ class Across:
 
 def figures(sums: Mapping[str, Any]) -> dict[str, Any]:
     """A group's sums (None for an empty group's sums is 0) and the rates derived from them."""
-    out = {name: sums.get(name) or 0 for name in SUMS}
-    out["cost"] = sums.get("cost")  # None: no run priced
+    out = {name: sums.get(f"sum_{name}") or 0 for name in SUMS}
+    out["cost"] = sums.get("sum_cost")  # None: no run priced
     for name, (part, whole) in RATES.items():
         out[name] = round(out[part] / out[whole], 4) if out[whole] else None
     verified = out["verified"]
@@ -235,7 +237,7 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
     (without queueing behind somebody else's catch-up: a moment old is fine here)."""
     projection.catch_up(using=using, wait=False)
     qs = chosen.runs(using)
-    sums = qs.aggregate(**SUMS, first=Min("started_at"), last=Max("started_at"))
+    sums = qs.aggregate(**AS, first=Min("started_at"), last=Max("started_at"))
     found = Across(chosen, figures(sums))
     if not found.totals["runs"]:
         return found
@@ -245,11 +247,11 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
         qs.exclude(started_at=None)
         .annotate(start=trunc)
         .values("start")
-        .annotate(**SUMS)
+        .annotate(**AS)
         .order_by("start")
     )
     found.periods = [{"start": row["start"], **figures(row)} for row in periods]
-    teams = qs.values("team").annotate(**SUMS).order_by("team")
+    teams = qs.values("team").annotate(**AS).order_by("team")
     found.teams = [{"team": row["team"] or "(none)", **figures(row)} for row in teams]
     return found
 

@@ -58,7 +58,7 @@ def test_the_page_plots_the_four_figures_with_titles_and_tables(as_owner, stored
         )
     # The overhead bars carry each team's ratio; the table beside says the same numbers.
     assert "<title>repo-fix, overhead ratio: 0.70</title>" in plots[1]
-    assert "<td class=\"num\">340</td><td class=\"num\">485</td><td class=\"num\">0.701</td>" in page
+    assert '<td class="num">340</td><td class="num">485</td><td class="num">0.701</td>' in page
     # The nav links here from every page.
     assert 'href="/metrics"' in as_owner.get("/").content.decode()
 
@@ -134,7 +134,7 @@ def test_a_far_off_until_is_no_bound_rather_than_an_error(as_owner, stored):
 def test_a_bar_label_is_text_in_the_svg():
     drawn = charts.bars("k", "T <b>", "D & d", [('<script>"x"', [0.5])], ["s"])
     assert "<script>" not in drawn and "&lt;script&gt;&quot;x&quot;" in drawn
-    assert "<title id=\"k-title\">T &lt;b&gt;</title>" in drawn
+    assert '<title id="k-title">T &lt;b&gt;</title>' in drawn
 
 
 def test_nobody_signed_out_sees_the_figures(stored):

@@ -7,8 +7,6 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary

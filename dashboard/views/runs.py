@@ -178,9 +178,11 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
         entries = queries.audit(run.run_id, after, limit=TAB_PAGE + 1)
         return {"entries": entries[:TAB_PAGE]} | page_of(entries, after)
     if tab == "metrics":
-        found = queries.metrics(run.run_id)
+        measured = queries.metrics(run.run_id)
         return {
-            "metrics": [(name, DEFINITIONS.get(name, ""), m, said(m)) for name, m in found.items()]
+            "metrics": [
+                (name, DEFINITIONS.get(name, ""), m, said(m)) for name, m in measured.items()
+            ]
         }
     return {"findings": queries.findings(run.run_id)}
 

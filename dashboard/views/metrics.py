@@ -43,7 +43,9 @@ def label(start: datetime, period: str) -> str:
 
 def plots(found: metrics.Across) -> dict[str, Any]:
     """The four charts, each with what its table shows beside it."""
-    money = found.totals["cost_per_verified_success"] is not None
+    # Money when every run is priced and something cost money; tokens otherwise (scripted and
+    # local runs are priced at 0: a flat line at 0 would say nothing).
+    money = bool(found.totals["cost_per_verified_success"])
     currency = settings.PRICES.currency
     unit = currency if money else "tokens"
     spend_key = "cost_per_verified_success" if money else "tokens_per_verified_success"

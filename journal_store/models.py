@@ -115,6 +115,7 @@ class RunSummary(models.Model):
     # the metrics page sums them in SQL (services/metrics.py): reading every run's fold state
     # in Python instead cost ~1 s per 10,000 runs. Names follow docs/metrics.md's detail keys.
     model = models.CharField(max_length=100, blank=True, db_index=True)
+    started_on = models.DateField(null=True, db_index=True)  # started_at's day, in UTC
     verified = models.BooleanField(default=False)  # TeamFinished "done": a verified success
     coord_tokens = models.BigIntegerField(default=0)
     work_tokens = models.BigIntegerField(default=0)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Protocol, cast
 
 from django.conf import settings
@@ -56,6 +56,10 @@ def when(t: float | None) -> datetime | None:
     return datetime.fromtimestamp(t, tz=UTC) if t else None
 
 
+def day(t: float | None) -> date | None:
+    return datetime.fromtimestamp(t, tz=UTC).date() if t else None
+
+
 def at(t: float) -> datetime:
     return datetime.fromtimestamp(t, tz=UTC)
 
@@ -87,6 +91,9 @@ def summary_columns(s: dict[str, Any]) -> dict[str, Any]:
         "status": s["status"],
         "reason": s["reason"],
         "started_at": when(s["started"]),
+        # The day it started (UTC): the metrics page groups by it without a date function per
+        # row (SQLite's are Python callbacks: 140 ms over 10,000 runs).
+        "started_on": day(s["started"]),
         "finished_at": when(s["finished"]),
         "event_count": s["events"],
         "last_position": s["last_position"],
@@ -291,6 +298,7 @@ class Runs(Projector):
             row = {**FIRST_SUMMARY, **changed, "findings_count": delta.get(run_id, 0)}
             for name in ("started_at", "finished_at"):
                 row[name] = ops.adapt_datetimefield_value(row[name])
+            row["started_on"] = ops.adapt_datefield_value(row["started_on"])
             groups.setdefault((tuple(changed), bool(delta.get(run_id))), []).append(
                 (run_id, *row.values())
             )

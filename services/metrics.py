@@ -13,11 +13,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, timedelta
 from typing import Any
 
-from django.db.models import Count, F, FloatField, Max, Min, Q, QuerySet, Sum
-from django.db.models.functions import TruncDay, TruncMonth, TruncWeek
+from django.db.models import Count, F, FloatField, Q, QuerySet, Sum
 
 from journal_store import projection
 from journal_store.models import RunSummary
@@ -74,7 +73,6 @@ RATES = {
     "verification_independence_rate": ("independent_verifications", "verifications"),
     "verified_rate": ("verified", "runs"),
 }
-TRUNCS = {"day": TruncDay, "week": TruncWeek, "month": TruncMonth}
 # The sums as the queries name them: an aggregate may not take a column's own name.
 AS = {f"sum_{name}": expression for name, expression in SUMS.items()}
 
@@ -178,12 +176,11 @@ class MetricsFilter:
         for name in TEXT_FIELDS:
             if value := getattr(self, name):
                 qs = qs.filter(**{name: value})
-        # Bounds on the column itself (not its date): the started_at index serves them.
+        # The day it started, as the read model keeps it (UTC): no date function per row.
         if self.since:
-            qs = qs.filter(started_at__gte=datetime.combine(self.since, time.min, UTC))
-        if self.until and self.until < date.max:
-            end = datetime.combine(self.until + timedelta(1), time.min, UTC)
-            qs = qs.filter(started_at__lt=end)
+            qs = qs.filter(started_on__gte=self.since)
+        if self.until:
+            qs = qs.filter(started_on__lte=self.until)
         return qs
 
 
@@ -224,35 +221,54 @@ def figures(sums: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def period_of(first: datetime | None, last: datetime | None) -> str:
+def period_of(first: date, last: date) -> str:
     """Days for two months or less, weeks for a year or less, months beyond."""
-    if first is None or last is None:
-        return "day"
     span = last - first
     return "day" if span <= timedelta(days=62) else "week" if span <= timedelta(366) else "month"
 
 
+def start_of(day: date, period: str) -> date:
+    """The first day of the period `day` falls in: itself, its week's Monday, its month's 1st."""
+    if period == "week":
+        return day - timedelta(days=day.weekday())
+    if period == "month":
+        return day.replace(day=1)
+    return day
+
+
+def add(into: dict[str, Any], sums: Mapping[str, Any]) -> None:
+    """Add a group's sums to another's (a sum absent or None adds nothing: no priced run)."""
+    for name in AS:
+        value = sums.get(name)
+        if value is not None:
+            into[name] = into.get(name, 0) + value
+
+
 def across(chosen: MetricsFilter, using: str = "default") -> Across:
     """The figures of the runs `chosen` selects, from the read model once it is caught up
-    (without queueing behind somebody else's catch-up: a moment old is fine here)."""
+    (without queueing behind somebody else's catch-up: a moment old is fine here).
+
+    One query sums the runs per team and day they started; the totals, the teams and the
+    periods (days, weeks or months) are those few rows added up, as sums add up.
+    """
     projection.catch_up(using=using, wait=False)
-    qs = chosen.runs(using)
-    sums = qs.aggregate(**AS, first=Min("started_at"), last=Max("started_at"))
-    found = Across(chosen, figures(sums))
-    if not found.totals["runs"]:
-        return found
-    found.period = period_of(sums["first"], sums["last"])
-    trunc = TRUNCS[found.period]("started_at", tzinfo=UTC)
-    periods = (
-        qs.exclude(started_at=None)
-        .annotate(start=trunc)
-        .values("start")
-        .annotate(**AS)
-        .order_by("start")
-    )
-    found.periods = [{"start": row["start"], **figures(row)} for row in periods]
-    teams = qs.values("team").annotate(**AS).order_by("team")
-    found.teams = [{"team": row["team"] or "(none)", **figures(row)} for row in teams]
+    rows = chosen.runs(using).values("team", "started_on").annotate(**AS)
+    total: dict[str, Any] = {}
+    teams: dict[str, dict[str, Any]] = {}
+    days: dict[date, dict[str, Any]] = {}
+    for row in rows:
+        add(total, row)
+        add(teams.setdefault(row["team"] or "(none)", {}), row)
+        if row["started_on"] is not None:
+            add(days.setdefault(row["started_on"], {}), row)
+    found = Across(chosen, figures(total))
+    found.teams = [{"team": team, **figures(teams[team])} for team in sorted(teams)]
+    if days:
+        found.period = period_of(min(days), max(days))
+        periods: dict[date, dict[str, Any]] = {}
+        for day in sorted(days):
+            add(periods.setdefault(start_of(day, found.period), {}), days[day])
+        found.periods = [{"start": start, **figures(sums)} for start, sums in periods.items()]
     return found
 
 

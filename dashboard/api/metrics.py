@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
 
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from django.http import HttpRequest
@@ -75,7 +75,7 @@ class FiguresOut(Schema):
 
 
 class PeriodOut(FiguresOut):
-    start: datetime = Field(description="the period's first instant (UTC)")
+    start: date = Field(description="the period's first day (UTC): a day, a Monday, a 1st")
 
 
 class TeamOut(FiguresOut):

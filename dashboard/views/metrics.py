@@ -7,7 +7,7 @@ nothing is summed.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date
 from typing import Any
 
 from django.conf import settings
@@ -37,7 +37,7 @@ def minutes_of(seconds: float) -> str:
     return f"{seconds / 60:,.1f} min"
 
 
-def label(start: datetime, period: str) -> str:
+def label(start: date, period: str) -> str:
     return start.strftime(LABELS[period])
 
 

@@ -6,6 +6,7 @@ runs read model's metric columns (what the metrics page sums) hold the metrics v
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,7 @@ def from_the_views(records: list[Recorded]) -> dict[str, Any]:
 # The runs read model's columns the metrics page sums (services/metrics.py).
 METRIC_COLUMNS = (
     "model",
+    "started_on",
     "verified",
     "coord_tokens",
     "work_tokens",
@@ -193,8 +195,10 @@ def metric_columns(records: list[Recorded], m: dict[str, Any]) -> dict[str, Any]
     started = next((r.event for r in records if r.event.kind == "TeamStarted"), None)
     asked = views.models_of(started.config) if started is not None else {}  # type: ignore[attr-defined]
     overhead, latency = m["coordination_overhead_ratio"], m["conflict_resolution_latency"]
+    started_at = folds.run(views.Summary(), records)["started"]
     return {
         "model": views.model_for(asked, "") or "",
+        "started_on": datetime.fromtimestamp(started_at, UTC).date() if started_at else None,
         "verified": m["coordination_cost_per_verified_success"]["value"] is not None,
         "coord_tokens": overhead["coordination_tokens"],
         "work_tokens": overhead["work_tokens"],

@@ -145,6 +145,54 @@ class RunSummary(models.Model):
         indexes = [models.Index(fields=["-started_at"], name="run_started_desc")]
 
 
+class MetricsDay(models.Model):
+    """The runs' metric figures summed per team, scenario, model and day they started (UTC),
+    kept by the runs projector beside the runs' rows (journal_store/metrics_days.py): what the
+    metrics page sums. Money in millionths (`cost`), seconds in milliseconds (`conflict_wait`,
+    `human_wait`); `priced` counts the runs whose cost is known, the `with_` ones the runs
+    that parked a conflict or dead-lettered work. A run with no start time is on 0001-01-01."""
+
+    team = models.CharField(max_length=64)
+    scenario = models.CharField(max_length=64)
+    model = models.CharField(max_length=100)
+    day = models.DateField()
+    runs = models.BigIntegerField(default=0)
+    verified = models.BigIntegerField(default=0)
+    tokens = models.BigIntegerField(default=0)
+    cost = models.BigIntegerField(default=0)
+    priced = models.BigIntegerField(default=0)
+    coord_tokens = models.BigIntegerField(default=0)
+    work_tokens = models.BigIntegerField(default=0)
+    verified_coord_tokens = models.BigIntegerField(default=0)
+    claims = models.BigIntegerField(default=0)
+    contested = models.BigIntegerField(default=0)
+    handoffs = models.BigIntegerField(default=0)
+    failed_handoffs = models.BigIntegerField(default=0)
+    deliveries = models.BigIntegerField(default=0)
+    stale_deliveries = models.BigIntegerField(default=0)
+    files_written = models.BigIntegerField(default=0)
+    shared_files = models.BigIntegerField(default=0)
+    reviewed_tasks = models.BigIntegerField(default=0)
+    livelocked_tasks = models.BigIntegerField(default=0)
+    verifications = models.BigIntegerField(default=0)
+    independent_verifications = models.BigIntegerField(default=0)
+    conflicts_resolved = models.BigIntegerField(default=0)
+    conflicts_open = models.BigIntegerField(default=0)
+    conflict_wait = models.BigIntegerField(default=0)
+    human_wait = models.BigIntegerField(default=0)
+    dead_letters = models.BigIntegerField(default=0)
+    with_conflict = models.BigIntegerField(default=0)
+    with_dead_letter = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "projection_metrics_day"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "scenario", "model", "day"], name="metrics_day_key"
+            ),
+        ]
+
+
 class RunTag(models.Model):
     """A tag a person put on a run (RunTagged, in the run's control stream)."""
 

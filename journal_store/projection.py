@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 from django.conf import settings
 from django.db import connections, transaction
 
-from journal_store import queues, search
+from journal_store import metrics_days, queues, search
 from journal_store.fold_rows import Batch, upsert
 from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
@@ -34,6 +34,7 @@ from journal_store.models import (
     Checkpoint,
     Finding,
     FoldNote,
+    MetricsDay,
     RunState,
     RunSummary,
     RunTag,
@@ -187,7 +188,16 @@ class Runs(Projector):
     """Per run: summary, bill lines, thread messages, audit entries, resume point, findings."""
 
     name = "runs"
-    models = (RunState, FoldNote, RunSummary, BillLine, ThreadMessage, AuditEntry, Finding)
+    models = (
+        RunState,
+        FoldNote,
+        RunSummary,
+        MetricsDay,
+        BillLine,
+        ThreadMessage,
+        AuditEntry,
+        Finding,
+    )
 
     def __init__(self) -> None:
         self.routes: dict[str, tuple[Fold, ...]] = {}
@@ -289,7 +299,20 @@ class Runs(Projector):
     @staticmethod
     def summarize(cursor: Any, columns: dict[str, dict[str, Any]], delta: dict[str, int]) -> None:
         """Each run's summary row: created with the start's columns when it is new, else only
-        the columns of the folds that moved, and the findings counted by what came and went."""
+        the columns of the folds that moved, and the findings counted by what came and went;
+        and the metrics rollup moved by each run's change (journal_store/metrics_days.py)."""
+        old = metrics_days.before(cursor.db.alias, columns)
+        metrics_days.move(
+            cursor,
+            old,
+            {
+                run_id: {
+                    name: changed.get(name, (old.get(run_id) or FIRST_SUMMARY).get(name))
+                    for name in metrics_days.COLUMNS
+                }
+                for run_id, changed in columns.items()
+            },
+        )
         ops = cursor.db.ops
         names = ("run_id", *FIRST_SUMMARY)
         counted = f"findings_count = {RunSummary._meta.db_table}.findings_count "

@@ -1,11 +1,13 @@
 """The coordination metrics across runs: the filter as people type it, and the sums in SQL.
 
 Each run's figures are columns of the runs read model (journal_store.projection's
-`metrics_columns`, kept by the projector as the run moves), so a page across 10,000 runs is a
-few aggregate queries, on SQLite and PostgreSQL alike, instead of every run's fold state read
-and folded in Python (~1 s per 10,000 runs). Every rate across runs is a ratio of sums (the
-parts of each run's rate are columns), never a mean of the runs' ratios: a run with one claim
-weighs what one claim weighs. The metrics page, the API and the bench all read `across`.
+`metrics_columns`), and the runs projector keeps their sums per team, scenario, model and day
+(journal_store/metrics_days.py) as the runs move. A page across 10,000 runs is then one
+aggregate query over a few hundred rows, on SQLite and PostgreSQL alike, instead of every run's
+fold state read and folded in Python (~1 s per 10,000 runs) or every run's columns summed (~20
+ms of CPU). Every rate across runs is a ratio of sums (each run's rate's parts are summed),
+never a mean of the runs' ratios: a run with one claim weighs what one claim weighs. The
+metrics page, the API and the bench all read `across`.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from django.db.models import Count, F, FloatField, Q, QuerySet, Sum
+from django.db.models import QuerySet, Sum
 
-from journal_store import projection
-from journal_store.models import RunSummary
+from journal_store import metrics_days, projection
+from journal_store.models import MetricsDay
 from teams import TEAMS
 
 # The longest value each text filter takes: the read model's column widths.
@@ -27,39 +29,8 @@ TEXT_FIELDS = {"team": 64, "scenario": 64, "model": 100}
 DATE_FIELDS = ("since", "until")
 SHOWN = 40  # characters of a refused value repeated in the message
 
-# The sums each group of runs needs: counts, and each rate's parts.
-SUMS: dict[str, Any] = {
-    "runs": Count("run_id"),
-    "verified": Count("run_id", filter=Q(verified=True)),
-    "tokens": Sum("tokens"),
-    "cost": Sum("cost"),
-    "priced": Count("cost"),  # runs whose cost is known
-    "coord_tokens": Sum("coord_tokens"),
-    "work_tokens": Sum("work_tokens"),
-    "verified_coord_tokens": Sum("coord_tokens", filter=Q(verified=True)),
-    "claims": Sum("claims"),
-    "contested": Sum("contested"),
-    "handoffs": Sum("handoffs"),
-    "failed_handoffs": Sum("failed_handoffs"),
-    "deliveries": Sum("deliveries"),
-    "stale_deliveries": Sum("stale_deliveries"),
-    "files_written": Sum("files_written"),
-    "shared_files": Sum("shared_files"),
-    "reviewed_tasks": Sum("reviewed_tasks"),
-    "livelocked_tasks": Sum("livelocked_tasks"),
-    "verifications": Sum("verifications"),
-    "independent_verifications": Sum("independent_verifications"),
-    "conflicts_resolved": Sum("conflicts_resolved"),
-    "conflicts_open": Sum("conflicts_open"),
-    # A run's latency is its mean: times its count, the seconds its resolved conflicts waited.
-    "conflict_wait": Sum(
-        F("conflict_latency") * F("conflicts_resolved"), output_field=FloatField()
-    ),
-    "human_wait": Sum("human_wait"),
-    "dead_letters": Sum("dead_letters"),
-    "with_conflict": Count("run_id", filter=Q(conflicts_resolved__gt=0) | Q(conflicts_open__gt=0)),
-    "with_dead_letter": Count("run_id", filter=Q(dead_letters__gt=0)),
-}
+# The sums each group of runs needs, as the rollup keeps them (journal_store/metrics_days.py).
+SUMS = metrics_days.SUMS
 # The rates across runs, each as (numerator, denominator) of the sums above.
 RATES = {
     "coordination_overhead_ratio": ("coord_tokens", "work_tokens"),
@@ -74,7 +45,7 @@ RATES = {
     "verified_rate": ("verified", "runs"),
 }
 # The sums as the queries name them: an aggregate may not take a column's own name.
-AS = {f"sum_{name}": expression for name, expression in SUMS.items()}
+AS = {f"sum_{name}": Sum(name) for name in SUMS}
 
 
 class BadFilter(ValueError):
@@ -101,8 +72,8 @@ class Choices:
     @classmethod
     def read(cls, using: str = "default") -> Choices:
         def stored(name: str) -> set[str]:
-            runs = RunSummary.objects.using(using).order_by()
-            found = runs.values_list(name, flat=True).distinct()
+            groups = MetricsDay.objects.using(using).order_by()
+            found = groups.values_list(name, flat=True).distinct()
             return {v for v in found if v}
 
         return cls(
@@ -171,16 +142,18 @@ class MetricsFilter:
         }
         return {k: v for k, v in found.items() if v}
 
-    def runs(self, using: str = "default") -> QuerySet[RunSummary]:
-        qs = RunSummary.objects.using(using).order_by()
+    def groups(self, using: str = "default") -> QuerySet[MetricsDay]:
+        """The rollup's groups of the runs this filter chooses."""
+        qs = MetricsDay.objects.using(using).order_by()
         for name in TEXT_FIELDS:
             if value := getattr(self, name):
                 qs = qs.filter(**{name: value})
-        # The day it started, as the read model keeps it (UTC): no date function per row.
         if self.since:
-            qs = qs.filter(started_on__gte=self.since)
+            qs = qs.filter(day__gte=self.since)
         if self.until:
-            qs = qs.filter(started_on__lte=self.until)
+            qs = qs.filter(day__lte=self.until)
+        if self.since or self.until:
+            qs = qs.exclude(day=metrics_days.NO_DAY)
         return qs
 
 
@@ -197,8 +170,11 @@ class Across:
 
 def figures(sums: Mapping[str, Any]) -> dict[str, Any]:
     """A group's sums (None for an empty group's sums is 0) and the rates derived from them."""
-    out = {name: sums.get(f"sum_{name}") or 0 for name in SUMS}
-    out["cost"] = sums.get("sum_cost")  # None: no run priced
+    out: dict[str, Any] = {name: sums.get(f"sum_{name}") or 0 for name in SUMS}
+    # Stored in millionths and milliseconds (integers: a run's share comes back out exactly).
+    out["cost"] = out["cost"] / 1_000_000 if out["priced"] else None  # None: no run priced
+    out["conflict_wait"] /= 1000
+    out["human_wait"] /= 1000
     for name, (part, whole) in RATES.items():
         out[name] = round(out[part] / out[whole], 4) if out[whole] else None
     verified = out["verified"]
@@ -248,19 +224,20 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
     """The figures of the runs `chosen` selects, from the read model once it is caught up
     (without queueing behind somebody else's catch-up: a moment old is fine here).
 
-    One query sums the runs per team and day they started; the totals, the teams and the
-    periods (days, weeks or months) are those few rows added up, as sums add up.
+    One query sums the rollup's groups per team and day (a few hundred rows, whatever the
+    number of runs); the totals, the teams and the periods (days, weeks or months) are those
+    rows added up, as sums add up.
     """
     projection.catch_up(using=using, wait=False)
-    rows = chosen.runs(using).values("team", "started_on").annotate(**AS)
+    rows = chosen.groups(using).values("team", "day").annotate(**AS)
     total: dict[str, Any] = {}
     teams: dict[str, dict[str, Any]] = {}
     days: dict[date, dict[str, Any]] = {}
     for row in rows:
         add(total, row)
         add(teams.setdefault(row["team"] or "(none)", {}), row)
-        if row["started_on"] is not None:
-            add(days.setdefault(row["started_on"], {}), row)
+        if row["day"] != metrics_days.NO_DAY:
+            add(days.setdefault(row["day"], {}), row)
     found = Across(chosen, figures(total))
     found.teams = [{"team": team, **figures(teams[team])} for team in sorted(teams)]
     if days:

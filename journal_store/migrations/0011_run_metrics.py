@@ -9,8 +9,10 @@ from django.db import migrations, models
 
 def fill(apps: Any, schema_editor: Any) -> None:
     """Existing runs' figures from their stored metrics and bill states (the fold's own
-    result, through the projector's columns), so the metrics page is right at once; a
-    `manage.py rebuild_projections` gives the same (one UPDATE per run with a stored state)."""
+    result, through the projector's columns), and their rollup, so the metrics page is right
+    at once; `manage.py rebuild_projections` gives the same (one UPDATE per run with a stored
+    state)."""
+    from journal_store import metrics_days
     from journal_store.projection import FOLDS, columns_of
 
     using = schema_editor.connection.alias
@@ -29,6 +31,10 @@ def fill(apps: Any, schema_editor: Any) -> None:
         run.started_on = run.started_at.astimezone(UTC).date()
         days.append(run)
     runs.bulk_update(days, ["started_on"], batch_size=1_000)
+    # The metrics page's rollup of them all (journal_store/metrics_days.py).
+    rollup = apps.get_model("journal_store", "MetricsDay").objects.using(using)
+    every = runs.values(*metrics_days.COLUMNS).iterator(chunk_size=2_000)
+    rollup.bulk_create([rollup.model(**row) for row in metrics_days.rows_of(every)])
 
 
 class Migration(migrations.Migration):
@@ -161,6 +167,56 @@ class Migration(migrations.Migration):
             model_name="runsummary",
             name="started_on",
             field=models.DateField(db_index=True, null=True),
+        ),
+        migrations.CreateModel(
+            name="MetricsDay",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("team", models.CharField(max_length=64)),
+                ("scenario", models.CharField(max_length=64)),
+                ("model", models.CharField(max_length=100)),
+                ("day", models.DateField()),
+                ("runs", models.BigIntegerField(default=0)),
+                ("verified", models.BigIntegerField(default=0)),
+                ("tokens", models.BigIntegerField(default=0)),
+                ("cost", models.BigIntegerField(default=0)),
+                ("priced", models.BigIntegerField(default=0)),
+                ("coord_tokens", models.BigIntegerField(default=0)),
+                ("work_tokens", models.BigIntegerField(default=0)),
+                ("verified_coord_tokens", models.BigIntegerField(default=0)),
+                ("claims", models.BigIntegerField(default=0)),
+                ("contested", models.BigIntegerField(default=0)),
+                ("handoffs", models.BigIntegerField(default=0)),
+                ("failed_handoffs", models.BigIntegerField(default=0)),
+                ("deliveries", models.BigIntegerField(default=0)),
+                ("stale_deliveries", models.BigIntegerField(default=0)),
+                ("files_written", models.BigIntegerField(default=0)),
+                ("shared_files", models.BigIntegerField(default=0)),
+                ("reviewed_tasks", models.BigIntegerField(default=0)),
+                ("livelocked_tasks", models.BigIntegerField(default=0)),
+                ("verifications", models.BigIntegerField(default=0)),
+                ("independent_verifications", models.BigIntegerField(default=0)),
+                ("conflicts_resolved", models.BigIntegerField(default=0)),
+                ("conflicts_open", models.BigIntegerField(default=0)),
+                ("conflict_wait", models.BigIntegerField(default=0)),
+                ("human_wait", models.BigIntegerField(default=0)),
+                ("dead_letters", models.BigIntegerField(default=0)),
+                ("with_conflict", models.BigIntegerField(default=0)),
+                ("with_dead_letter", models.BigIntegerField(default=0)),
+            ],
+            options={
+                "db_table": "projection_metrics_day",
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("team", "scenario", "model", "day"), name="metrics_day_key"
+                    )
+                ],
+            },
         ),
         migrations.RunPython(fill, migrations.RunPython.noop),
     ]

@@ -16,7 +16,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 def test_the_metrics_page_shows_its_plots_and_keeps_its_filters_in_the_url(
     signed_in, flown_run, journal_of
 ):
-    import_text(journal_of("r-second"), name="second.jsonl")
+    for days in (1, 2, 4):  # the same flight, started days earlier: points over time
+
+        def earlier(event: dict, days: int = days) -> None:
+            if event.get("t"):
+                event["t"] -= days * 86_400
+
+        import_text(journal_of(f"r-{days}-days-ago", earlier), name=f"{days}.jsonl")
     page = signed_in
     page.goto("/")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Metrics").click()
@@ -31,6 +37,7 @@ def test_the_metrics_page_shows_its_plots_and_keeps_its_filters_in_the_url(
     ):
         expect(page.get_by_role("img", name=re.compile(name))).to_be_visible()
     expect(page.locator("section.card table").first).to_contain_text("Runs")
+    expect(page.locator("svg.chart circle.chart-dot")).to_have_count(4)
     shoot(page, "metrics")
     page.locator("#m-team").select_option("repo-fix")
     page.get_by_role("button", name="Show").click()

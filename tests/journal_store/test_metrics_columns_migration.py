@@ -1,5 +1,6 @@
 """Migration 0011 fills the metric columns of runs stored before it from their stored fold
-states: the metrics page is right for old runs at once, as a rebuild would make it."""
+states, and the metrics page's rollup from them: right for old runs at once, as a rebuild
+would make it."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import pytest
 from django.apps import apps
 from django.db import connection
 
-from journal_store import projection
-from journal_store.models import RunSummary
+from journal_store import metrics_days, projection
+from journal_store.models import MetricsDay, RunSummary
 from journal_store.transfer import import_journal
 from tests.journal_store.test_projection_matches_views import METRIC_COLUMNS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
+FIELDS = (*metrics_days.KEY, *metrics_days.SUMS)
 MIGRATION = importlib.import_module("journal_store.migrations.0011_run_metrics")
 
 
@@ -34,7 +36,11 @@ def test_the_migration_fills_the_metric_columns_of_runs_stored_before_it():
     }
     RunSummary.objects.update(**defaults)
     assert list(RunSummary.objects.order_by("run_id").values(*METRIC_COLUMNS)) != projected
+    rolled = sorted(MetricsDay.objects.values_list(*FIELDS))
+    assert rolled and [row[4] for row in rolled] == [1, 1]  # a group per run here
+    MetricsDay.objects.all().delete()
     MIGRATION.fill(apps, SimpleNamespace(connection=connection))
     assert list(RunSummary.objects.order_by("run_id").values(*METRIC_COLUMNS)) == projected
+    assert sorted(MetricsDay.objects.values_list(*FIELDS)) == rolled
     projection.rebuild()
     assert list(RunSummary.objects.order_by("run_id").values(*METRIC_COLUMNS)) == projected

@@ -1,7 +1,8 @@
 """Every fold, through the projector, says what the runtime's views say (the code the command
 line's `views` runs), on real journals: the journals in tests/fixtures and a run of every
 scenario of every team; caught up in small batches as the journal grows, then rebuilt. The
-runs read model's metric columns (what the metrics page sums) hold the metrics view's figures."""
+runs read model's metric columns hold the metrics view's figures, and the metrics page's rollup
+(journal_store/metrics_days.py) is those rows summed per team, scenario, model and day."""
 
 from __future__ import annotations
 
@@ -12,9 +13,17 @@ from typing import Any
 
 import pytest
 
-from journal_store import projection
+from journal_store import metrics_days, projection
 from journal_store.journal import DjangoJournal
-from journal_store.models import AuditEntry, BillLine, Finding, RunState, RunSummary, ThreadMessage
+from journal_store.models import (
+    AuditEntry,
+    BillLine,
+    Finding,
+    MetricsDay,
+    RunState,
+    RunSummary,
+    ThreadMessage,
+)
 from runtime import folds, plugins, views
 from runtime.journal import Recorded
 from runtime.jsonl import JsonlJournal
@@ -236,5 +245,27 @@ def test_the_read_models_of_a_real_journal_say_what_the_views_say(fly_team, alia
     for run_id in runs:
         stored = journal.read_run(run_id)  # at the store's positions
         assert from_the_read_models(alias, run_id) == from_the_views(stored), run_id
+    assert rollup(alias) == rollup_of_the_runs(alias)
+    rolled = rollup(alias)
     projection.rebuild(using=alias)
     assert snapshot(alias) == incremental
+    assert rollup(alias) == rolled
+
+
+def rollup(alias: str) -> dict[tuple, dict[str, int]]:
+    """The metrics page's rollup as the projector keeps it."""
+    fields = [*metrics_days.KEY, *metrics_days.SUMS]
+    return {
+        tuple(row[:4]): dict(zip(metrics_days.SUMS, row[4:], strict=True))
+        for row in MetricsDay.objects.using(alias).values_list(*fields)
+    }
+
+
+def rollup_of_the_runs(alias: str) -> dict[tuple, dict[str, int]]:
+    """The same, summed here from the runs' rows as they stand."""
+    groups: dict[tuple, dict[str, int]] = {}
+    for run in RunSummary.objects.using(alias).values(*metrics_days.COLUMNS):
+        group = groups.setdefault(metrics_days.key(run), dict.fromkeys(metrics_days.SUMS, 0))
+        for name, value in metrics_days.share(run).items():
+            group[name] += value
+    return groups

@@ -212,6 +212,13 @@ def start_of(day: date, period: str) -> date:
     return day
 
 
+def after(start: date, period: str) -> date:
+    """The first day of the period after the one starting on `start`."""
+    if period == "month":
+        return date(start.year + start.month // 12, start.month % 12 + 1, 1)
+    return start + timedelta(days=7 if period == "week" else 1)
+
+
 def add(into: dict[str, Any], sums: Mapping[str, Any]) -> None:
     """Add a group's sums to another's (a sum absent or None adds nothing: no priced run)."""
     for name in AS:
@@ -242,9 +249,14 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
     found.teams = [{"team": team, **figures(teams[team])} for team in sorted(teams)]
     if days:
         found.period = period_of(min(days), max(days))
+        # Every period from the first to the last, the empty ones too: a gap in time shows.
         periods: dict[date, dict[str, Any]] = {}
+        start, last = start_of(min(days), found.period), max(days)
+        while start <= last:
+            periods[start] = {}
+            start = after(start, found.period)
         for day in sorted(days):
-            add(periods.setdefault(start_of(day, found.period), {}), days[day])
+            add(periods[start_of(day, found.period)], days[day])
         found.periods = [{"start": start, **figures(sums)} for start, sums in periods.items()]
     return found
 

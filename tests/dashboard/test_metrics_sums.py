@@ -132,6 +132,11 @@ def test_the_sums_in_sql_equal_the_sums_of_the_runs_folds(fly_team, alias):
     # Per period, the runs add up to every run that has a start time.
     started = RunSummary.objects.using(alias).exclude(started_at=None).count()
     assert sum(p["runs"] for p in found.periods) == started
+    # Every day from the first to the last, a day without runs too (a gap in time shows).
+    starts = [p["start"] for p in found.periods]
+    assert found.period == "day" and starts == [
+        starts[0] + timedelta(days=n) for n in range(len(starts))
+    ]
 
 
 @on_every_backend()

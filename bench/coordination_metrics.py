@@ -8,19 +8,29 @@
               --repeats times; medians per run, and per event.
     read      per run, the API's path: the fold's stored state read and its result computed
               (dashboard.queries.metrics against dashboard.queries.bill), for the same runs.
-    all runs  every run's stored metrics state in one query and its result computed, as a
-              page across runs would (the metrics page is not built yet), against the bill's.
+    all runs  every run's stored metrics state in one query and its result computed (what a
+              page across runs would do without the read model's columns), against the bill's;
+              beside them the metrics page's sums in SQL over the same rows
+              (services.metrics.across: every run, one team, a 7-day window).
+    page      the metrics page and /api/metrics under load: --clients concurrent clients
+              against gunicorn (--workers sync workers), --requests requests per page,
+              --repeats times (medians), each request with filters picked at random (none, a
+              team, a scenario, a model, a 7-day window); beside /healthz, the floor. Target:
+              p95 under 150 ms at 8 clients. Also one request in-process: its queries, its SQL
+              time and its wall time (the best of 9).
     rebuild   the runs projector rebuilt from position 0 with every fold, then without the
               metrics fold: what keeping the metrics current costs the projector.
 
 SQLite (a file in a temp dir, WAL), production settings. Run from the worktree:
 
     PYTHONPATH=. .venv/bin/python bench/coordination_metrics.py [--runs 10000] [--sample 500]
+        [--no-rebuild]    # skip the projector's rebuilds (two minutes on 10,000 runs)
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import random
@@ -45,36 +55,54 @@ PARSER.add_argument("--sample", type=int, default=500, help="runs timed one by o
 PARSER.add_argument("--repeats", type=int, default=5, help="measurements (medians)")
 PARSER.add_argument("--seed", type=int, default=1, help="random seed")
 PARSER.add_argument("--keep", action="store_true", help="keep the temp dir (database)")
+PARSER.add_argument("--no-rebuild", action="store_true", help="skip the rebuild timings")
+PARSER.add_argument("--clients", type=int, default=8, help="concurrent clients (page)")
+PARSER.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (page)")
+PARSER.add_argument("--requests", type=int, default=200, help="requests per page and repeat")
 ARGS = PARSER.parse_args()
 
 WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-metrics-"))
-os.environ.update(
-    {
-        "DATABASE_URL": f"sqlite:///{WORK / 'metrics.sqlite3'}",
-        "MINUTES_HOME": str(WORK / "home"),
-        "MINUTES_DEBUG": "0",
-        "MINUTES_SECRET_KEY": "bench-" + uuid.uuid4().hex + uuid.uuid4().hex,
-        "MINUTES_SSL_REDIRECT": "0",
-        "MINUTES_ALLOWED_HOSTS": "127.0.0.1",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "MINUTES_EAGER": "1",  # the templates are flown in-process
-    }
-)
+ENV = {
+    "DATABASE_URL": f"sqlite:///{WORK / 'metrics.sqlite3'}",
+    "MINUTES_HOME": str(WORK / "home"),
+    "MINUTES_DEBUG": "0",
+    "MINUTES_SECRET_KEY": "bench-" + uuid.uuid4().hex + uuid.uuid4().hex,
+    "MINUTES_SSL_REDIRECT": "0",
+    "MINUTES_ALLOWED_HOSTS": "127.0.0.1",
+    "DJANGO_SETTINGS_MODULE": "config.settings",
+}
+os.environ.update(ENV)
+os.environ["MINUTES_EAGER"] = "1"  # the templates are flown in-process (not in gunicorn)
 
 import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
+from django.contrib.auth import (  # noqa: E402
+    BACKEND_SESSION_KEY,
+    HASH_SESSION_KEY,
+    SESSION_KEY,
+    get_user_model,
+)
+from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
 
+from bench.dashboard_load import Result, cpu_seconds, load, start_gunicorn, stop  # noqa: E402
 from bench.dashboard_seed import seed  # noqa: E402
 from dashboard import queries  # noqa: E402
-from journal_store import projection  # noqa: E402
+from journal_store import metrics_days, projection  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from journal_store.models import RunState, RunSummary, StoredEvent  # noqa: E402
 from runtime import folds  # noqa: E402
 from runtime.metrics import Metrics  # noqa: E402
 from runtime.views import Bill  # noqa: E402
+from services.metrics import MetricsFilter, across  # noqa: E402
+from tests.services import free_port  # noqa: E402
+
+TARGET_MS = 150.0
 
 
 def median_of(repeats: int, work: Callable[[], Any]) -> float:
@@ -137,16 +165,138 @@ def all_runs() -> dict[str, float]:
     return out
 
 
+def sums_in_sql() -> None:
+    """The metrics page's sums over the read model's columns (ms, median)."""
+    newest = RunSummary.objects.exclude(started_at=None).order_by("-started_at").first()
+    assert newest is not None and newest.started_at is not None
+    week = newest.started_at.date() - datetime.timedelta(days=6)
+    for label, chosen in (
+        ("every run", MetricsFilter()),
+        ("one team", MetricsFilter(team="repo-fix")),
+        ("a 7-day window", MetricsFilter(since=week, until=newest.started_at.date())),
+    ):
+        runs = across(chosen).totals["runs"]
+        total = median_of(ARGS.repeats, lambda c=chosen: across(c))
+        print(f"  sums in SQL, {label:<15} {total * 1e3:8.1f} ms for {runs:,} runs")
+
+
+def session_cookie() -> tuple[Any, str]:
+    """A user and a signed-in session, as the login view would leave them."""
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    store = SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.create()
+    return user, f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
+
+
+def filters(rng: random.Random) -> str:
+    """A query string as people would pick one: none, a team, a scenario, a model, a week."""
+    newest = RunSummary.objects.exclude(started_at=None).order_by("-started_at").first()
+    assert newest is not None and newest.started_at is not None
+    end = newest.started_at.date() - datetime.timedelta(days=rng.randrange(0, 24))
+    return rng.choice(
+        [
+            "",
+            "?team=repo-fix",
+            f"?scenario={rng.choice(['first-flight', 'flaky-tool', 'premature-done'])}",
+            "?model=scripted",
+            f"?since={end - datetime.timedelta(days=6)}&until={end}",
+        ]
+    )
+
+
+def in_process(user: Any, path: str) -> tuple[int, int, float, float]:
+    """One request through Django here: status, queries, their SQL ms, the best of 9 wall ms."""
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    client.get(path)
+    times: list[float] = []
+
+    def timed(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            times.append(time.perf_counter() - started)
+
+    with connection.execute_wrapper(timed):
+        status = client.get(path).status_code
+    walls = []
+    for _ in range(9):
+        started = time.perf_counter()
+        client.get(path)
+        walls.append(time.perf_counter() - started)
+    return status, len(times), sum(times) * 1e3, min(walls) * 1e3
+
+
+def page_load(rng: random.Random) -> None:
+    """The metrics page and its API under load, beside the floor."""
+    user, cookie = session_cookie()
+    pages: list[tuple[str, Callable[[], str]]] = [
+        ("floor: /healthz", lambda: "/healthz"),
+        ("metrics page", lambda: "/metrics" + filters(rng)),
+        ("/api/metrics", lambda: "/api/metrics" + filters(rng)),
+    ]
+    port = free_port()
+    machine_before, own_before = cpu_seconds(False)
+    started = time.perf_counter()
+    server = start_gunicorn(port, ARGS.workers, ENV, WORK)
+    results: dict[str, list[Result]] = {name: [] for name, _ in pages}
+    try:
+        for _, make in pages:  # every worker loads Django and each page first
+            load(port, cookie, [make() for _ in range(ARGS.clients * 4)], ARGS.clients)
+        for _ in range(ARGS.repeats):
+            for name, make in pages:
+                paths = [make() for _ in range(ARGS.requests)]
+                results[name].append(load(port, cookie, paths, ARGS.clients))
+    finally:
+        stop(server)
+    machine, own = cpu_seconds(False)
+    capacity = (time.perf_counter() - started) * (os.cpu_count() or 1)
+    others = max(0.0, (machine - machine_before) - (own - own_before)) / capacity
+    print(
+        f"  gunicorn {ARGS.workers} sync workers, {ARGS.clients} clients, medians of "
+        f"{ARGS.repeats} x {ARGS.requests} requests; {os.cpu_count()} CPUs shared with the "
+        f"load generator; other processes took {others:.0%} of them meanwhile"
+    )
+    print(
+        f"  {'page':<18}{'p50 ms':>8}{'p95 ms':>8}{'req/s':>8}{'< 150 ms':>10}{'non-200':>9}"
+        f"{'queries':>9}{'SQL ms':>8}{'alone ms':>10}"
+    )
+    for name, make in pages:
+        rs = results[name]
+        p50 = statistics.median(r.p(50) for r in rs)
+        p95 = statistics.median(r.p(95) for r in rs)
+        rate = statistics.median(r.rate for r in rs)
+        status, queries, sql, alone = in_process(user, make().split("?")[0])  # every run
+        assert status == 200, f"{name} answered {status} in-process"
+        print(
+            f"  {name:<18}{p50:>8.1f}{p95:>8.1f}{rate:>8.1f}"
+            f"{'yes' if p95 < TARGET_MS else 'NO':>10}{sum(len(r.failures) for r in rs):>9}"
+            f"{queries:>9}{sql:>8.1f}{alone:>10.1f}"
+        )
+    failures = [f for rs in results.values() for r in rs for f in r.failures]
+    for path, status, body in failures[:5]:
+        print(f"  not 200: {path} -> {status}: {body!r}")
+
+
 def rebuild_share() -> None:
-    """The runs projector's rebuild with and without the metrics fold (seconds, one each)."""
+    """The runs projector's rebuild with every fold and the metrics page's rollup, without
+    the rollup, and without the metrics fold either (seconds, one each)."""
     events = StoredEvent.objects.count()
     timed = {}
     every = projection.RUN_FOLDS
-    for label, chosen in (
-        ("every fold", every),
-        ("without metrics", tuple(f for f in every if f.name != "metrics")),
+    move, before = metrics_days.move, metrics_days.before
+    for label, chosen, rollup in (
+        ("every fold", every, True),
+        ("without rollup", every, False),
+        ("without metrics", tuple(f for f in every if f.name != "metrics"), False),
     ):
         projection.RUN_FOLDS = chosen
+        metrics_days.move = move if rollup else (lambda cursor, old, new: None)  # type: ignore[assignment]
+        metrics_days.before = before if rollup else (lambda using, run_ids: {})  # type: ignore[assignment]
         runs = projection.PROJECTORS["runs"]
         assert isinstance(runs, projection.Runs)
         runs.routes.clear()  # the folds each kind goes to, cached
@@ -155,10 +305,15 @@ def rebuild_share() -> None:
         timed[label] = time.perf_counter() - started
         print(f"  {label:<16} {timed[label]:6.1f} s ({events / timed[label]:,.0f} events/s)")
     projection.RUN_FOLDS = every
+    metrics_days.move, metrics_days.before = move, before  # type: ignore[assignment]
     projection.PROJECTORS["runs"].routes.clear()  # type: ignore[attr-defined]
     projection.rebuild(["runs"])
-    share = timed["every fold"] / timed["without metrics"] - 1
-    print(f"  the metrics fold adds {share:.0%} to the rebuild")
+    rollup_share = timed["every fold"] / timed["without rollup"] - 1
+    fold_share = timed["without rollup"] / timed["without metrics"] - 1
+    print(
+        f"  the rollup adds {rollup_share:.0%} to the rebuild; the metrics fold and its columns "
+        f"{fold_share:.0%}"
+    )
 
 
 def main() -> None:
@@ -185,8 +340,12 @@ def main() -> None:
         read_times(sample)
         print(f"\nevery run's stored state at once, median of {ARGS.repeats}:")
         all_runs()
-        print("\nthe runs projector rebuilt from position 0:")
-        rebuild_share()
+        sums_in_sql()
+        print("\nthe metrics page under load (/metrics, /api/metrics):")
+        page_load(rng)
+        if not ARGS.no_rebuild:
+            print("\nthe runs projector rebuilt from position 0:")
+            rebuild_share()
     finally:
         if ARGS.keep:
             print(f"kept {WORK}")

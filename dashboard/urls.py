@@ -4,7 +4,7 @@ from urllib.parse import quote, unquote
 
 from django.urls import URLPattern, URLResolver, path, register_converter
 
-from dashboard.views import compare, fork, review, runs, search, tags, transfer
+from dashboard.views import compare, fork, metrics, review, runs, search, tags, transfer
 
 
 class Segment:
@@ -32,6 +32,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("runs/new", runs.new_run, name="new_run"),
     path("runs/compare", compare.compare_page, name="compare"),
     path("search", search.search_page, name="search"),
+    path("metrics", metrics.metrics_page, name="metrics"),
     path("runs/<id:run_id>/", runs.run_detail, name="run"),
     path("runs/<id:run_id>/row", runs.run_row, name="run_row"),
     path("runs/<id:run_id>/header", runs.run_header, name="run_header"),

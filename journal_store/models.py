@@ -110,10 +110,87 @@ class RunSummary(models.Model):
     # A fork's parent run and the position of the parent's event it was forked after.
     parent_id = models.CharField(max_length=64, blank=True, db_index=True)
     fork_at = models.BigIntegerField(null=True)
+    # The model the run asked (its default backend, or the endpoint's model name; an agent's
+    # own backend aside), and the coordination metrics' figures (runtime/metrics.py), so that
+    # the metrics page sums them in SQL (services/metrics.py): reading every run's fold state
+    # in Python instead cost ~1 s per 10,000 runs. Names follow docs/metrics.md's detail keys.
+    model = models.CharField(max_length=100, blank=True, db_index=True)
+    started_on = models.DateField(null=True, db_index=True)  # started_at's day, in UTC
+    verified = models.BooleanField(default=False)  # TeamFinished "done": a verified success
+    coord_tokens = models.BigIntegerField(default=0)
+    work_tokens = models.BigIntegerField(default=0)
+    overhead_ratio = models.FloatField(null=True)
+    coord_seconds = models.FloatField(null=True)  # None: the journal has no times
+    work_seconds = models.FloatField(null=True)
+    handoffs = models.IntegerField(default=0)
+    failed_handoffs = models.IntegerField(default=0)
+    claims = models.IntegerField(default=0)
+    contested = models.IntegerField(default=0)
+    deliveries = models.IntegerField(default=0)
+    stale_deliveries = models.IntegerField(default=0)
+    files_written = models.IntegerField(default=0)
+    shared_files = models.IntegerField(default=0)
+    reviewed_tasks = models.IntegerField(default=0)
+    livelocked_tasks = models.IntegerField(default=0)
+    verifications = models.IntegerField(default=0)
+    independent_verifications = models.IntegerField(default=0)
+    conflicts_resolved = models.IntegerField(default=0)
+    conflicts_open = models.IntegerField(default=0)
+    conflict_latency = models.FloatField(null=True)  # mean seconds to a person's resolution
+    human_wait = models.FloatField(default=0.0)  # seconds conflicts and dead letters waited
+    dead_letters = models.IntegerField(default=0)
 
     class Meta:
         db_table = "projection_run"
         indexes = [models.Index(fields=["-started_at"], name="run_started_desc")]
+
+
+class MetricsDay(models.Model):
+    """The runs' metric figures summed per team, scenario, model and day they started (UTC),
+    kept by the runs projector beside the runs' rows (journal_store/metrics_days.py): what the
+    metrics page sums. Money in millionths (`cost`), seconds in milliseconds (`conflict_wait`,
+    `human_wait`); `priced` counts the runs whose cost is known, the `with_` ones the runs
+    that parked a conflict or dead-lettered work. A run with no start time is on 0001-01-01."""
+
+    team = models.CharField(max_length=64)
+    scenario = models.CharField(max_length=64)
+    model = models.CharField(max_length=100)
+    day = models.DateField()
+    runs = models.BigIntegerField(default=0)
+    verified = models.BigIntegerField(default=0)
+    tokens = models.BigIntegerField(default=0)
+    cost = models.BigIntegerField(default=0)
+    priced = models.BigIntegerField(default=0)
+    coord_tokens = models.BigIntegerField(default=0)
+    work_tokens = models.BigIntegerField(default=0)
+    verified_coord_tokens = models.BigIntegerField(default=0)
+    claims = models.BigIntegerField(default=0)
+    contested = models.BigIntegerField(default=0)
+    handoffs = models.BigIntegerField(default=0)
+    failed_handoffs = models.BigIntegerField(default=0)
+    deliveries = models.BigIntegerField(default=0)
+    stale_deliveries = models.BigIntegerField(default=0)
+    files_written = models.BigIntegerField(default=0)
+    shared_files = models.BigIntegerField(default=0)
+    reviewed_tasks = models.BigIntegerField(default=0)
+    livelocked_tasks = models.BigIntegerField(default=0)
+    verifications = models.BigIntegerField(default=0)
+    independent_verifications = models.BigIntegerField(default=0)
+    conflicts_resolved = models.BigIntegerField(default=0)
+    conflicts_open = models.BigIntegerField(default=0)
+    conflict_wait = models.BigIntegerField(default=0)
+    human_wait = models.BigIntegerField(default=0)
+    dead_letters = models.BigIntegerField(default=0)
+    with_conflict = models.BigIntegerField(default=0)
+    with_dead_letter = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "projection_metrics_day"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "scenario", "model", "day"], name="metrics_day_key"
+            ),
+        ]
 
 
 class RunTag(models.Model):

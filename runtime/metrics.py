@@ -69,6 +69,30 @@ NAMES = (
 )
 # The diagnosis's folds these metrics count with (each stepped on its own kinds).
 OBLIGATIONS = (OrphanedCommitments(), Deadlocks(), Livelocks())
+# Each metric in one sentence, as pages show it beside the value (docs/metrics.md says more).
+DEFINITIONS = {
+    "duplicate_work_rate": "Files written by two or more agents, over the files written.",
+    "coordination_overhead_ratio": "Tokens of agents that only coordinate (assign, review, "
+    "test others' work) over the tokens of the agents doing the work.",
+    "assignment_handoff_count": "REQUESTs sent to another agent, and workers handed off.",
+    "ownership_conflict_rate": "Contested claims (conflicts parked, claims reconciled, stale "
+    "work rejected) over the claims and leases asserted.",
+    "stale_message_rate": "Deliveries that were duplicates or already superseded by a newer "
+    "message on the same thread, over all deliveries.",
+    "conflict_resolution_latency": "Mean seconds from a conflict parked for a person to its "
+    "resolution: the time the run waited for people.",
+    "deadlock_rate": "Cycles of waits (open requests, leases awaited) found, over the waits.",
+    "livelock_rate": "Tasks escalated at the REJECT round cap or showing a livelock signal "
+    "(reopened, oscillating, the same conflict again), over the tasks looked at.",
+    "verification_independence_rate": "Checks made by somebody who wrote nothing in the run "
+    "(the harness always), over all checks.",
+    "commitment_orphan_rate": "Commitments left open when the run ended, over those made (or "
+    "requests taken up and dropped, in runs that made none).",
+    "handoff_failure_rate": "Hand-offs whose deadline passed or whose worker timed out or was "
+    "routed to recovery, over the hand-offs.",
+    "coordination_cost_per_verified_success": "Coordination tokens of a run the harness "
+    "verified done (null when it did not end done).",
+}
 VERIFY_TOOL = "run_tests"
 
 
@@ -176,6 +200,7 @@ class Metrics(Fold):
             "resolved": [0, 0.0, 0.0],  # count, seconds in all, longest
             "letters": {},  # letter id -> t dead-lettered, until a person decides
             "human_wait": 0.0,  # seconds conflicts and dead letters waited for a person
+            "lettered": 0,  # dead letters, decided or not
             "reviewed": [],  # tasks with a review verdict
             "livelocked": [],  # tasks escalated at the REJECT round cap
             "checks": [0, 0],  # verifications, of which independent
@@ -251,6 +276,8 @@ class Metrics(Fold):
                 state["human_wait"] += waited
         elif isinstance(e, DeadLettered):
             state["letters"][e.letter_id] = e.t
+            # Kept since the metrics page (a state stored before has no count: it starts at 0).
+            state["lettered"] = state.get("lettered", 0) + 1
         elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
             lettered = state["letters"].pop(e.letter_id, None)
             if lettered and e.t:
@@ -375,6 +402,7 @@ class Metrics(Fold):
                 open=open_conflicts,
                 longest=round(longest, 3),
                 waiting_for_people_seconds=round(state["human_wait"], 3),
+                dead_letters=state.get("lettered", 0),
             )
         else:
             latency = unmeasured(
@@ -385,6 +413,7 @@ class Metrics(Fold):
                 resolved=0,
                 open=open_conflicts,
                 waiting_for_people_seconds=round(state["human_wait"], 3),
+                dead_letters=state.get("lettered", 0),
             )
         status = state["status"]
         if status is None:
@@ -487,4 +516,4 @@ def metrics(records: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
     return out
 
 
-__all__ = ["NAMES", "Metrics", "metrics"]
+__all__ = ["DEFINITIONS", "NAMES", "Metrics", "metrics"]

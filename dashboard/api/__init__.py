@@ -3,7 +3,8 @@
 What lives here, one module each: `auth` (bearer tokens, the session, the docs' guard),
 `openapi` (the API class and what it adds to the schema), `schemas` (every body in and out),
 `errors` (a handler per typed refusal), `paging`, and a router per area: `runs`, `journals`,
-`review`, `intents`. This module builds `api` from them; config/urls.py mounts it.
+`review`, `intents`, `search`, `metrics`. This module builds `api` from them; config/urls.py
+mounts it.
 
 May import: django, ninja, dashboard's shared layers (`queries`, `actions`, `downloads`,
 `access`, `errors`, `models`, `signin`), services, journal_store and runtime. It never imports
@@ -12,7 +13,7 @@ dashboard.views: pages and API share those layers instead of each other.
 
 from ninja.openapi.docs import Swagger
 
-from dashboard.api import compare, errors, intents, journals, review, runs, search
+from dashboard.api import compare, errors, intents, journals, metrics, review, runs, search
 from dashboard.api.auth import AUTH, signed_in_docs
 from dashboard.api.openapi import MinutesAPI
 
@@ -36,5 +37,6 @@ api.add_router("/journals", journals.router)
 api.add_router("/review", review.router)
 api.add_router("/intents", intents.router)
 api.add_router("/search", search.router)
+api.add_router("/metrics", metrics.router)
 
 __all__ = ["api"]

@@ -302,6 +302,7 @@ class MetricDetailOut(Schema):
     open: int | None = None
     longest: float | None = None
     waiting_for_people_seconds: float | None = None
+    dead_letters: int | None = None
     livelocked: int | None = None
     reviewed_tasks: int | None = None
     independent: int | None = None

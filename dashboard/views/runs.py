@@ -26,13 +26,15 @@ from dashboard.views import trace
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import status
+from runtime.metrics import DEFINITIONS
 from services import runs, tags, traces
 from teams import TEAMS
 
 PAGE = 50
 EVENTS_PAGE = 50
 TAB_PAGE = 100  # messages or audit entries on one page of their tab
-TABS = ("timeline", "trace", "threads", "bill", "audit", "findings")
+SAID = ("value", "reason", "unit")  # a metric's keys its tab shows in their own columns
+TABS = ("timeline", "trace", "threads", "bill", "audit", "findings", "metrics")
 
 
 @login_required
@@ -178,7 +180,23 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
         after = position_after(request)
         entries = queries.audit(run.run_id, after, limit=TAB_PAGE + 1)
         return {"entries": entries[:TAB_PAGE]} | page_of(entries, after)
+    if tab == "metrics":
+        measured = queries.metrics(run.run_id)
+        return {
+            "metrics": [
+                (name, DEFINITIONS.get(name, ""), m, said(m)) for name, m in measured.items()
+            ]
+        }
     return {"findings": queries.findings(run.run_id)}
+
+
+def said(metric: dict[str, Any]) -> list[str]:
+    """What a metric was computed from, one "name value" each (a list's items joined)."""
+    return [
+        f"{k} {', '.join(map(str, v)) or 'none' if isinstance(v, list) else v}"
+        for k, v in metric.items()
+        if k not in SAID and v is not None
+    ]
 
 
 def position_after(request: HtmxHttpRequest) -> int:

@@ -55,6 +55,7 @@ TABS_SHOWN = {
     "bill": "#tab svg.chart",
     "audit": "#tab tbody tr",
     "findings": "#tab",
+    "metrics": "#tab table.metrics",
 }
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")

@@ -1,18 +1,29 @@
 """Every fold, through the projector, says what the runtime's views say (the code the command
 line's `views` runs), on real journals: the journals in tests/fixtures and a run of every
-scenario of every team; caught up in small batches as the journal grows, then rebuilt."""
+scenario of every team; caught up in small batches as the journal grows, then rebuilt. The
+runs read model's metric columns hold the metrics view's figures, and the metrics page's rollup
+(journal_store/metrics_days.py) is those rows summed per team, scenario, model and day."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from journal_store import projection
+from journal_store import metrics_days, projection
 from journal_store.journal import DjangoJournal
-from journal_store.models import AuditEntry, BillLine, Finding, RunState, RunSummary, ThreadMessage
+from journal_store.models import (
+    AuditEntry,
+    BillLine,
+    Finding,
+    MetricsDay,
+    RunState,
+    RunSummary,
+    ThreadMessage,
+)
 from runtime import folds, plugins, views
 from runtime.journal import Recorded
 from runtime.jsonl import JsonlJournal
@@ -124,6 +135,7 @@ def from_the_read_models(alias: str, run_id: str) -> dict[str, Any]:
             "spent": s.spent,
             "findings": s.findings_count,
         },
+        "metric_columns": {name: getattr(s, name) for name in METRIC_COLUMNS},
     }
 
 
@@ -152,6 +164,73 @@ def from_the_views(records: list[Recorded]) -> dict[str, Any]:
             "spent": bill["spent"],
             "findings": len(every["findings"]),
         },
+        "metric_columns": metric_columns(records, every["metrics"]),
+    }
+
+
+# The runs read model's columns the metrics page sums (services/metrics.py).
+METRIC_COLUMNS = (
+    "model",
+    "started_on",
+    "verified",
+    "coord_tokens",
+    "work_tokens",
+    "overhead_ratio",
+    "coord_seconds",
+    "work_seconds",
+    "handoffs",
+    "failed_handoffs",
+    "claims",
+    "contested",
+    "deliveries",
+    "stale_deliveries",
+    "files_written",
+    "shared_files",
+    "reviewed_tasks",
+    "livelocked_tasks",
+    "verifications",
+    "independent_verifications",
+    "conflicts_resolved",
+    "conflicts_open",
+    "conflict_latency",
+    "human_wait",
+    "dead_letters",
+)
+
+
+def metric_columns(records: list[Recorded], m: dict[str, Any]) -> dict[str, Any]:
+    """What each of those columns must hold, read off the metrics view (docs/metrics.md) and
+    the run's TeamStarted."""
+    started = next((r.event for r in records if r.event.kind == "TeamStarted"), None)
+    asked = views.models_of(started.config) if started is not None else {}  # type: ignore[attr-defined]
+    overhead, latency = m["coordination_overhead_ratio"], m["conflict_resolution_latency"]
+    started_at = folds.run(views.Summary(), records)["started"]
+    return {
+        "model": views.model_for(asked, "") or "",
+        "started_on": datetime.fromtimestamp(started_at, UTC).date() if started_at else None,
+        "verified": m["coordination_cost_per_verified_success"]["value"] is not None,
+        "coord_tokens": overhead["coordination_tokens"],
+        "work_tokens": overhead["work_tokens"],
+        "overhead_ratio": overhead["value"],
+        "coord_seconds": overhead["coordination_seconds"],
+        "work_seconds": overhead["work_seconds"],
+        "handoffs": m["assignment_handoff_count"]["value"],
+        "failed_handoffs": m["handoff_failure_rate"]["failed"],
+        "claims": m["ownership_conflict_rate"]["claims"],
+        "contested": m["ownership_conflict_rate"]["contested"],
+        "deliveries": m["stale_message_rate"]["deliveries"],
+        "stale_deliveries": m["stale_message_rate"]["stale"],
+        "files_written": m["duplicate_work_rate"]["files_written"],
+        "shared_files": m["duplicate_work_rate"]["shared_files"],
+        "reviewed_tasks": m["livelock_rate"]["reviewed_tasks"],
+        "livelocked_tasks": m["livelock_rate"]["livelocked"],
+        "verifications": m["verification_independence_rate"]["verifications"],
+        "independent_verifications": m["verification_independence_rate"]["independent"],
+        "conflicts_resolved": latency["resolved"],
+        "conflicts_open": latency["open"],
+        "conflict_latency": latency["value"],
+        "human_wait": latency["waiting_for_people_seconds"],
+        "dead_letters": sum(r.event.kind == "DeadLettered" for r in records),
     }
 
 
@@ -166,5 +245,27 @@ def test_the_read_models_of_a_real_journal_say_what_the_views_say(fly_team, alia
     for run_id in runs:
         stored = journal.read_run(run_id)  # at the store's positions
         assert from_the_read_models(alias, run_id) == from_the_views(stored), run_id
+    assert rollup(alias) == rollup_of_the_runs(alias)
+    rolled = rollup(alias)
     projection.rebuild(using=alias)
     assert snapshot(alias) == incremental
+    assert rollup(alias) == rolled
+
+
+def rollup(alias: str) -> dict[tuple, dict[str, int]]:
+    """The metrics page's rollup as the projector keeps it."""
+    fields = [*metrics_days.KEY, *metrics_days.SUMS]
+    return {
+        tuple(row[:4]): dict(zip(metrics_days.SUMS, row[4:], strict=True))
+        for row in MetricsDay.objects.using(alias).values_list(*fields)
+    }
+
+
+def rollup_of_the_runs(alias: str) -> dict[tuple, dict[str, int]]:
+    """The same, summed here from the runs' rows as they stand."""
+    groups: dict[tuple, dict[str, int]] = {}
+    for run in RunSummary.objects.using(alias).values(*metrics_days.COLUMNS):
+        group = groups.setdefault(metrics_days.key(run), dict.fromkeys(metrics_days.SUMS, 0))
+        for name, value in metrics_days.share(run).items():
+            group[name] += value
+    return groups

@@ -1,0 +1,117 @@
+"""/api/metrics: the coordination metrics across runs, as the metrics page sums them."""
+
+# No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
+
+from datetime import date
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Schema, Status
+from pydantic import Field
+
+from dashboard.api.schemas import Error
+from services import metrics
+
+router = Router(tags=["metrics"])
+
+
+class FiltersOut(Schema):
+    team: str = ""
+    scenario: str = ""
+    model: str = ""
+    since: date | None = None
+    until: date | None = None
+
+
+class FiguresOut(Schema):
+    """A group of runs' sums, and the rates across them (each a ratio of sums; null when its
+    denominator is 0: not measurable for these runs)."""
+
+    runs: int
+    verified: int = Field(description="runs the harness verified done")
+    tokens: int
+    cost: float | None = Field(description="sum of the runs' known costs; null: none priced")
+    priced: int = Field(description="runs whose cost is known")
+    coord_tokens: int
+    work_tokens: int
+    verified_coord_tokens: int
+    claims: int
+    contested: int
+    handoffs: int
+    failed_handoffs: int
+    deliveries: int
+    stale_deliveries: int
+    files_written: int
+    shared_files: int
+    reviewed_tasks: int
+    livelocked_tasks: int
+    verifications: int
+    independent_verifications: int
+    conflicts_resolved: int
+    conflicts_open: int
+    conflict_wait: float = Field(description="seconds resolved conflicts waited for a person")
+    human_wait: float = Field(description="seconds conflicts and dead letters waited")
+    dead_letters: int
+    with_conflict: int = Field(description="runs that parked a conflict")
+    with_dead_letter: int = Field(description="runs that dead-lettered work")
+    coordination_overhead_ratio: float | None
+    ownership_conflict_rate: float | None
+    conflict_run_rate: float | None
+    dead_letter_run_rate: float | None
+    stale_message_rate: float | None
+    handoff_failure_rate: float | None
+    duplicate_work_rate: float | None
+    livelock_rate: float | None
+    verification_independence_rate: float | None
+    verified_rate: float | None
+    tokens_per_verified_success: float | None = Field(
+        description="every run's tokens (failures too) over the verified successes"
+    )
+    cost_per_verified_success: float | None = Field(
+        description="the same in money; null unless every run's cost is known"
+    )
+    coordination_cost_per_verified_success: float | None
+    conflict_resolution_latency: float | None = Field(description="mean seconds")
+
+
+class PeriodOut(FiguresOut):
+    start: date = Field(description="the period's first day (UTC): a day, a Monday, a 1st")
+
+
+class TeamOut(FiguresOut):
+    team: str
+
+
+class AcrossOut(Schema):
+    filters: FiltersOut
+    totals: FiguresOut
+    period: str = Field(description="the width of each period: day, week or month")
+    periods: list[PeriodOut]
+    teams: list[TeamOut]
+
+
+@router.get("", response={200: AcrossOut, 400: Error})
+def across_runs(
+    request: HttpRequest,
+    team: str = "",
+    scenario: str = "",
+    model: str = "",
+    since: str = "",
+    until: str = "",
+) -> Any:
+    """The coordination metrics summed over the runs a team, a scenario, a model and the days
+    they started in (`since` and `until` included, YYYY-MM-DD, UTC) choose: in all, per period
+    and per team (docs/metrics.md). A value that cannot be used is a 400 naming its field."""
+    params = {"team": team, "scenario": scenario, "model": model, "since": since, "until": until}
+    try:
+        chosen = metrics.MetricsFilter.parse(params)
+    except metrics.BadFilter as exc:
+        return Status(400, {"detail": str(exc)})
+    found = metrics.across(chosen)
+    return {
+        "filters": chosen.__dict__,
+        "totals": found.totals,
+        "period": found.period,
+        "periods": found.periods,
+        "teams": found.teams,
+    }

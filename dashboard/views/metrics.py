@@ -1,0 +1,123 @@
+"""The metrics page: is the team worth it, across runs (services/metrics.py sums the figures).
+
+Filters live in the URL (`?team=&scenario=&model=&since=&until=`), so a view of the figures is
+a link to keep or send. A value the page cannot take is named beside its field, with a 400, and
+nothing is summed.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from dashboard import charts
+from dashboard.access import HtmxHttpRequest
+from journal_store.models import RunSummary
+from services import metrics
+
+TEMPLATE = "dashboard/metrics.html"
+LABELS = {"day": "%m-%d", "week": "%m-%d", "month": "%Y-%m"}
+
+
+def ratio(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def percent(value: float) -> str:
+    return f"{value:.0%}"
+
+
+def minutes_of(seconds: float) -> str:
+    return f"{seconds / 60:,.1f} min"
+
+
+def label(start: date, period: str) -> str:
+    return start.strftime(LABELS[period])
+
+
+def plots(found: metrics.Across) -> dict[str, Any]:
+    """The four charts, each with what its table shows beside it."""
+    # Money when every run is priced and something cost money; tokens otherwise (scripted and
+    # local runs are priced at 0: a flat line at 0 would say nothing).
+    money = bool(found.totals["cost_per_verified_success"])
+    currency = settings.PRICES.currency
+    unit = currency if money else "tokens"
+    spend_key = "cost_per_verified_success" if money else "tokens_per_verified_success"
+    spend = [(label(p["start"], found.period), p[spend_key]) for p in found.periods]
+    waits = [(label(p["start"], found.period), p["human_wait"]) for p in found.periods]
+    teams = found.teams
+    return {
+        "unit": unit,
+        "spend_key": spend_key,
+        "spend": charts.over_time(
+            "spend",
+            f"Spend per verified success, {unit}, per {found.period}",
+            f"All runs' spend in {unit} over the runs the harness verified done, per "
+            f"{found.period} the runs started in; a gap: no verified success that {found.period}.",
+            spend,
+            (lambda v: f"{v:,.4f}") if money else (lambda v: f"{v:,.0f}"),
+        ),
+        "overhead": charts.bars(
+            "overhead",
+            "Coordination overhead ratio per team",
+            "Tokens of agents that only coordinate over tokens of agents doing the work, per "
+            "team; 0: the harness coordinates at no token cost; a dash: no work tokens.",
+            [(t["team"], [t["coordination_overhead_ratio"]]) for t in teams],
+            ["overhead ratio"],
+            ratio,
+        ),
+        "trouble": charts.bars(
+            "trouble",
+            "Conflict and dead-letter rates per team",
+            "Per team, the share of runs that parked a conflict for a person, and the share "
+            "that dead-lettered work.",
+            [(t["team"], [t["conflict_run_rate"], t["dead_letter_run_rate"]]) for t in teams],
+            ["runs with a conflict", "runs with a dead letter"],
+            percent,
+        ),
+        "waiting": charts.over_time(
+            "waiting",
+            f"Time waiting for people, per {found.period}",
+            "Minutes conflicts and dead letters waited for a person's decision, summed over "
+            f"the runs that started each {found.period}.",
+            waits,
+            minutes_of,
+            kind="columns",
+        ),
+    }
+
+
+@login_required
+@require_GET
+def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
+    choices = metrics.Choices.read()
+    context: dict[str, Any] = {
+        "choices": choices,
+        "asked": {name: request.GET.get(name, "")[:200] for name in ("team", "scenario", "model")}
+        | {name: request.GET.get(name, "")[:40] for name in metrics.DATE_FIELDS},
+        "problems": {},
+        "selects": [
+            ("team", "Team", choices.team),
+            ("scenario", "Scenario", choices.scenario),
+            ("model", "Model", choices.model),
+        ],
+    }
+    try:
+        chosen = metrics.MetricsFilter.parse(request.GET, choices)
+    except metrics.BadFilter as exc:
+        context["problems"] = exc.problems
+        return render(request, TEMPLATE, context, status=400)
+    found = metrics.across(chosen)
+    context |= {
+        "found": found,
+        "plots": plots(found) if found.totals["runs"] else None,
+        "stored": found.totals["runs"] > 0 or RunSummary.objects.exists(),
+        "filtered": bool(chosen.params()),
+    }
+    return render(request, TEMPLATE, context)

@@ -1,0 +1,158 @@
+"""The metrics page across runs: four plots drawn on the server as labelled SVG with their
+numbers as tables, filters in the URL, an empty state that says what to do, and filter values
+it cannot take named beside their field with a 400 (and the same from /api/metrics)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from dashboard import charts
+from journal_store import projection
+from journal_store.models import Checkpoint, RunSummary, StoredEvent
+from journal_store.transfer import import_journal
+from tests.dashboard.test_escaping import Elements
+
+pytestmark = pytest.mark.django_db(transaction=True)
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
+
+
+def imported(*names: str) -> list[str]:
+    ids = []
+    for name in names:
+        with (FIXTURES / name).open("rb") as source:
+            ids += import_journal(source, name=name).run_ids
+    projection.catch_up()
+    return ids
+
+
+@pytest.fixture
+def stored():
+    return imported("repo-fix.v1.jsonl", "solo.v1.jsonl")  # the desks write outside a run
+
+
+def svgs(page: str) -> list[str]:
+    return re.findall(r"<svg .*?</svg>", page, flags=re.S)
+
+
+def test_the_page_plots_the_four_figures_with_titles_and_tables(as_owner, stored):
+    answer = as_owner.get("/metrics")
+    assert answer.status_code == 200
+    page = answer.content.decode()
+    plots = svgs(page)
+    assert len(plots) == 4
+    titles = [re.search(r"<title id=\"[a-z]+-title\">(.*?)</title>", p).group(1) for p in plots]
+    assert titles[0].startswith("Spend per verified success")
+    assert titles[1:] == [
+        "Coordination overhead ratio per team",
+        "Conflict and dead-letter rates per team",
+        "Time waiting for people, per day",
+    ]
+    for plot in plots:
+        assert 'role="img"' in plot and "aria-labelledby=" in plot and "<desc id=" in plot
+        assert "<script" not in plot and "http://" not in plot.replace(
+            'xmlns="http://www.w3.org/2000/svg"', ""
+        )
+    # The overhead bars carry each team's ratio; the table beside says the same numbers.
+    assert "<title>repo-fix, overhead ratio: 0.70</title>" in plots[1]
+    assert '<td class="num">340</td><td class="num">485</td><td class="num">0.701</td>' in page
+    # The nav links here from every page.
+    assert 'href="/metrics"' in as_owner.get("/").content.decode()
+
+
+def test_filters_live_in_the_url_and_narrow_the_figures(as_owner, stored):
+    page = as_owner.get("/metrics?team=solo").content.decode()
+    assert '<option value="solo" selected>solo</option>' in page
+    assert "<title>solo, overhead ratio: 0.00</title>" in page
+    assert "repo-fix, overhead ratio" not in page
+    assert 'href="/metrics">every run</a>' in page
+
+
+def test_with_no_runs_the_page_says_how_to_get_some(as_owner):
+    answer = as_owner.get("/metrics")
+    page = answer.content.decode()
+    assert answer.status_code == 200
+    assert "No runs yet" in page and 'href="/runs/new"' in page and 'href="/import"' in page
+    assert svgs(page) == []
+
+
+def test_when_no_run_matches_the_page_says_what_to_widen(as_owner, stored):
+    page = as_owner.get("/metrics?since=2030-01-01").content.decode()
+    assert "No runs match these filters" in page and "Widen the dates" in page
+    assert svgs(page) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "said"),
+    [
+        ("since=2026-13-45", "since", "is not a date (YYYY-MM-DD)"),
+        ("until=yesterday", "until", "is not a date (YYYY-MM-DD)"),
+        ("since=2026-12-01&until=2026-11-01", "until", "is before since"),
+        ("team=no-such-team", "team", "no run or team knows team 'no-such-team'"),
+        ("scenario=nothing-like-it", "scenario", "no run or team knows scenario"),
+        ("model=gpt-nowhere", "model", "no run or team knows model 'gpt-nowhere'"),
+        ("team=" + "x" * 5000, "team", "longer than 64 characters"),
+        ("model=a%00b", "model", "holds control characters"),
+    ],
+)
+def test_a_filter_value_it_cannot_take_is_named_with_a_400_and_nothing_summed(
+    as_owner, stored, query, field, said
+):
+    events, marks = StoredEvent.objects.count(), list(Checkpoint.objects.values_list())
+    page = as_owner.get(f"/metrics?{query}")
+    body = page.content.decode()
+    assert page.status_code == 400
+    assert f'<li id="m-{field}-error"><strong>{field}</strong>: ' in body
+    assert said.replace("'", "&#x27;") in body
+    assert "Nothing was summed" in body and svgs(body) == []
+    assert "x" * 100 not in body  # a huge value is not repeated whole
+    api = as_owner.get(f"/api/metrics?{query}")
+    assert api.status_code == 400
+    assert api.json()["detail"].startswith(f"{field}: ") or f"; {field}: " in api.json()["detail"]
+    assert said in api.json()["detail"]
+    # Reading wrote nothing.
+    assert StoredEvent.objects.count() == events
+    assert list(Checkpoint.objects.values_list()) == marks
+
+
+def test_a_hostile_value_comes_back_as_text(as_owner, stored):
+    body = as_owner.get("/metrics?team=%3Cscript%3Ealert(1)%3C/script%3E").content.decode()
+    assert "<script>alert(1)" not in body and "&lt;script&gt;alert(1)" in body
+    parsed = Elements()
+    parsed.feed(body)
+    assert parsed.unguarded == []
+
+
+def test_a_far_off_until_is_no_bound_rather_than_an_error(as_owner, stored):
+    answer = as_owner.get("/metrics?until=9999-12-31")
+    assert answer.status_code == 200 and len(svgs(answer.content.decode())) == 4
+
+
+def test_a_bar_label_is_text_in_the_svg():
+    drawn = charts.bars("k", "T <b>", "D & d", [('<script>"x"', [0.5])], ["s"])
+    assert "<script>" not in drawn and "&lt;script&gt;&quot;x&quot;" in drawn
+    assert '<title id="k-title">T &lt;b&gt;</title>' in drawn
+
+
+def test_nobody_signed_out_sees_the_figures(stored):
+    assert Client().get("/metrics").status_code == 302
+    assert Client().get("/api/metrics").status_code == 401
+
+
+def test_the_run_page_has_a_metrics_tab_with_definitions_and_why_not_known(as_owner, stored):
+    run_id = RunSummary.objects.get(team="repo-fix").run_id
+    page = as_owner.get(f"/runs/{run_id}/?tab=metrics").content.decode()
+    assert 'id="tab-metrics"' in page and 'aria-selected="true"' in page
+    row = re.search(r'<tr id="metric-deadlock_rate">.*?</tr>', page, flags=re.S).group(0)
+    assert "not known" in row
+    assert "Not known: this journal records no wait-for or deadlock-detection events" in row
+    overhead = re.search(
+        r'<tr id="metric-coordination_overhead_ratio">.*?</tr>', page, flags=re.S
+    ).group(0)
+    assert ">0.701<" in overhead and "Tokens of agents that only coordinate" in overhead
+    assert "coordination_tokens 340" in overhead
+    partial = as_owner.get(f"/runs/{run_id}/tabs/metrics", HTTP_HX_REQUEST="true")
+    assert partial.status_code == 200 and 'table class="metrics"' in partial.content.decode()

@@ -146,9 +146,11 @@ def test_the_run_page_has_a_metrics_tab_with_definitions_and_why_not_known(as_ow
     run_id = RunSummary.objects.get(team="repo-fix").run_id
     page = as_owner.get(f"/runs/{run_id}/?tab=metrics").content.decode()
     assert 'id="tab-metrics"' in page and 'aria-selected="true"' in page
-    row = re.search(r'<tr id="metric-deadlock_rate">.*?</tr>', page, flags=re.S).group(0)
+    row = re.search(
+        r'<tr id="metric-conflict_resolution_latency">.*?</tr>', page, flags=re.S
+    ).group(0)
     assert "not known" in row
-    assert "Not known: this journal records no wait-for or deadlock-detection events" in row
+    assert "Not known: no conflict was parked for a person" in row
     overhead = re.search(
         r'<tr id="metric-coordination_overhead_ratio">.*?</tr>', page, flags=re.S
     ).group(0)

@@ -192,6 +192,14 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.TracePushFailed(**r, endpoint=endpoint, error="HTTP 503", attempts=4),
                 ev.TracePushQueued(**r, endpoint=endpoint, by="alice"),
                 ev.TracePushed(**r, endpoint=endpoint, spans=3, bytes=300, attempts=1),
+                ev.TraceSpansClaimed(**r, endpoint=endpoint, first=0, count=2),
+                ev.TraceSpansPushFailed(
+                    **r, endpoint=endpoint, first=0, count=2, error="HTTP 503", attempts=1
+                ),
+                ev.TraceSpansClaimed(**r, endpoint=endpoint, first=0, count=2),
+                ev.TraceSpansPushed(
+                    **r, endpoint=endpoint, first=0, count=2, bytes=200, attempts=1
+                ),
             ],
         )
     )

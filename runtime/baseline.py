@@ -69,6 +69,8 @@ def plan_baseline(team: FlightConfig, team_run_id: str, run_id: str, **given: An
         task=team.task,
         model=team.models.get(one.agents[0], team.model),
         model_name=team.model_name,
+        # The coder's own endpoint model, when the team gave it one.
+        model_names={a: n for a, n in team.model_names.items() if a == one.agents[0]} or None,
         allowance=team.allowance,
         max_turns=team.max_turns,
         max_seconds=team.max_seconds,

@@ -15,6 +15,8 @@
                               refused, timed out, or `ok` on claims its tool results do not back)
     breaker_tripped           a circuit breaker opened: calls behind it were refused
     saga_compensated          a saga step failed and the steps before it were undone
+    stalled_run               nobody drove the run for a while although it was not over: its
+                              driver's lease ran out, or no step came after one gave it back
 
 Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
 a finding is a row, added when the signature shows, replaced as it grows, dropped when later
@@ -46,6 +48,7 @@ from runtime.signatures.guards import (
     MissedDeadlines,
     SagaCompensations,
 )
+from runtime.signatures.stalls import Stalls
 
 __all__ = ["SIGNATURES", "Diagnosis", "DuplicateWork", "Finding", "diagnose", "team_roles"]
 
@@ -61,6 +64,7 @@ SIGNATURES: tuple[Fold, ...] = (
     DegradedSubtasks(),
     BreakerTrips(),
     SagaCompensations(),
+    Stalls(),
 )
 
 

@@ -35,6 +35,7 @@ from runtime.events import (
     ErrorInfo,
     Event,
     ResumeRequested,
+    RunStalled,
     StepFailed,
     StopRequested,
 )
@@ -115,6 +116,30 @@ class Control:
 
     def request_resume(self, by: str, reason: str = "") -> None:
         self.append(ResumeRequested(run_id=self.run_id, by=by, reason=reason))
+
+    # --- stalls ---------------------------------------------------------------------------------
+
+    def note_stall(self, since: float) -> RunStalled | None:
+        """Record that the run has been stalled since `since` (control.stalled), with why, as
+        its lease's last record tells; once per stall: None when this one is noted already."""
+        for e in reversed(self.events()):
+            if isinstance(e, RunStalled):
+                if e.since == since:
+                    return None
+                break
+        version = self.journal.version(self.lease_stream)
+        last = self.journal.read(self.lease_stream, after=version - 1) if version else []
+        state = standing(last[-1] if last else None)
+        expired = state is not None and not state.released
+        stall = RunStalled(
+            run_id=self.run_id,
+            since=since,
+            why="lease expired" if expired else "no step came",
+            holder=state.holder if state is not None else "",
+            outcome=(state.outcome or "") if state is not None and state.released else "",
+        )
+        self.append(stall)
+        return stall
 
     # --- dead letters outside the harness ------------------------------------------------------
 

@@ -52,6 +52,7 @@ from runtime.events.driving import (
     DriverReleased,
     JournalImported,
     ResumeRequested,
+    RunStalled,
     StepFailed,
     StopRequested,
 )
@@ -195,6 +196,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     TracePushQueued,
     TracePushed,
     TracePushFailed,
+    RunStalled,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -318,6 +320,7 @@ __all__ = [
     "RunInconclusive",
     "RunInterrupted",
     "RunResumed",
+    "RunStalled",
     "RunStarted",
     "RunTagged",
     "SagaAborted",

@@ -3,6 +3,8 @@ nothing scrolls sideways, neither the page nor a table inside it."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from playwright.sync_api import expect
 
@@ -102,4 +104,67 @@ def test_at_390_px_a_runs_bill_audit_and_tabs_fit_without_scrolling_sideways(
     shoot(page, "run-audit-cards-390")
     assert overflow(page) <= 1
     assert page.evaluate(SCROLLING_TABLES) == []
+    watch.assert_clean()
+
+
+OWN = ("run-", "worker-", "saga-", "breakers-", "lease-", "control-")
+
+
+def test_runs_of_every_team_read_as_cards_at_390_px_and_the_desks_refund_is_in_its_audit(
+    signed_in, flown_run, fly_team, settings, tmp_path, watch
+):
+    """The desk's runs flown here, a triage run imported beside the repo-fix one; the pictures
+    are the README's."""
+    from services import runs
+    from tests.browser.conftest import SHOTS, import_text
+    from tests.dashboard.conftest import drive
+    from tests.tasks.conftest import use_broker
+
+    saga = fly_team("refund-saga", team="support-triage")
+    # An import carries a run's own streams only (the effect ledger and facts are shared).
+    own = [
+        raw
+        for raw in saga.path.read_text().splitlines()
+        if json.loads(raw).get("stream", "").startswith(OWN)
+    ]
+    import_text("\n".join(own) + "\n", name=saga.path.name)
+    use_broker("memory://", {})  # the desk's steps are driven here: nobody reads the queue
+    settings.WORKSPACES = tmp_path / "workspaces"
+    try:
+        refund = runs.start_run("support-desk", "double-refund", by="rosa")
+        assert drive(refund) == "done"
+        parked = runs.start_run("support-desk", "lost-update", by="rosa")
+        assert drive(parked) == "escalated"
+    finally:
+        use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+    page = signed_in
+    page.set_viewport_size({"width": 1280, "height": 760})
+    page.goto("/")
+    expect(page.locator("table.runs tbody tr")).to_have_count(4)
+    page.screenshot(path=SHOTS / "readme-runs.png", caret="initial")
+
+    page.goto(f"/runs/{refund}/?tab=audit")
+    row = page.locator("#tab tbody tr", has=page.locator(".badge.refund"))
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("Refund of 4999 cents on order:")
+    expect(row).to_contain_text("decided by support-agent (issue_refund, call support-agent-2-1)")
+    expect(row.locator(".badge.succeeded")).to_have_text("succeeded")
+    expect(row).to_contain_text("refund_id rf-")
+    row.scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "readme-run-audit-refund.png", caret="initial")
+
+    page.set_viewport_size(NARROW)
+    page.goto("/")
+    expect(page.locator("table.runs tbody tr")).to_have_count(4)
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    assert page.evaluate(PAST_THE_EDGE, "table.runs td") == []
+    page.locator("table.runs").scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "readme-runs-390.png", caret="initial")
+    page.goto(f"/runs/{refund}/?tab=bill")
+    expect(page.locator("#tab svg.chart")).to_be_visible()
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    page.locator("#tab table.cards").first.scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "readme-run-bill-390.png", caret="initial")
     watch.assert_clean()

@@ -41,6 +41,10 @@ def test_a_reviewer_decides_a_desk_conflict_by_value_and_the_run_says_it_was_res
 ):
     page = signed_in
     run_id = lost_update
+    # The run's page stays open in a second tab: its header follows the decision by itself.
+    watching = page.context.new_page()
+    watching.goto(f"/runs/{run_id}/")
+    expect(watching.locator("#run-header h1 .badge").first).to_have_text("waiting for a person")
     page.goto(f"/runs/{run_id}/")
     expect(page.locator("#run-header h1 .badge").first).to_have_text("waiting for a person")
     # From the run to its conflict.
@@ -78,6 +82,12 @@ def test_a_reviewer_decides_a_desk_conflict_by_value_and_the_run_says_it_was_res
     shoot(page, "conflict-by-value-decided")
     order = Order.objects.get(order_id="A-4471")
     assert (order.status, order.version) == ("cancelled", 3)
+
+    # The open tab's header says so without a reload (it looks again every 5 s while waiting).
+    header = watching.locator("#run-header h1 .badge").first
+    expect(header).to_have_text("resolved by a person", timeout=20_000)
+    expect(watching.locator(".review-links .badge.resolved")).to_be_visible()
+    watching.close()
 
     # From the conflict back to its run: the header and the list row say it was resolved.
     card.get_by_role("link", name=run_id).click()

@@ -333,6 +333,11 @@ class FindingDetailOut(Schema):
     breaker: str | None = Field(None, description="a breaker that tripped")
     saga: str | None = Field(None, description="a saga that was turned back")
     undone: list[str] | None = Field(None, description="a saga's steps undone, in that order")
+    since: float | None = Field(None, description="a stall: when nobody drove the run any more")
+    until: float | None = Field(None, description="a stall: when a step took the run again")
+    why: str | None = Field(
+        None, description="a stall the reconciler saw: its lease expired, or no step came"
+    )
 
 
 class FindingOut(Schema):

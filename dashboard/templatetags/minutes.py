@@ -46,3 +46,9 @@ def gist(payload: Any) -> str:
         if payload.get(key) not in (None, ""):
             return present.clip(payload[key], 110)
     return ""
+
+
+@register.filter
+def words(name: str) -> str:
+    """A code name as words: "stalled_run" reads "stalled run"."""
+    return str(name).replace("_", " ")

@@ -48,7 +48,7 @@ def test_a_run_whose_driver_died_is_a_stalled_run_finding_until_a_step_takes_it_
     assert len(noted(run_id)) == 1
 
     page = findings_page(as_owner, run_id)
-    assert "stalled_run" in page
+    assert 'title="stalled_run">stalled run</span>' in page
     assert "the run stalled: the lease of a-worker-that-dies ran out at" in page
     assert "nobody has driven it since; the reconciler queued it again" in page
     assert Finding.objects.filter(run_id=run_id, kind="stalled_run").count() == 1

@@ -167,4 +167,12 @@ def test_runs_of_every_team_read_as_cards_at_390_px_and_the_desks_refund_is_in_i
     assert page.evaluate(SCROLLING_TABLES) == []
     page.locator("#tab table.cards").first.scroll_into_view_if_needed()
     page.screenshot(path=SHOTS / "readme-run-bill-390.png", caret="initial")
+
+    # The conflict the lost update parked, by its values, fits too.
+    page.goto("/review/conflicts")
+    card = page.locator("section.card", has_text="· status")
+    expect(card.locator("p.current")).to_contain_text('"shipped" at version 2')
+    shoot(page, "conflicts-390")
+    assert overflow(page) <= 1
+    assert page.evaluate(PAST_THE_EDGE, "section.card p, section.card label, section.card h3") == []
     watch.assert_clean()

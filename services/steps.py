@@ -217,5 +217,6 @@ def revive_stalled() -> list[str]:
         queue.advance(run_id)
         revived.append(run_id)
     if revived:
+        projection.catch_up()  # their RunStalled into the runs' findings
         log.warning("re-enqueued stalled runs: %s", ", ".join(revived))
     return revived

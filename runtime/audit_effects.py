@@ -68,7 +68,8 @@ def step(state: State, rec: Recorded, out: folds.Out) -> bool:
             "reason": str(args.get("reason") or "")[:300],
         }
     elif isinstance(e, ToolReturned):
-        if calls.get(rec.stream, {}).get("call_id") == e.call_id:
+        open_ = calls.get(rec.stream)
+        if open_ is not None and open_["call_id"] == e.call_id:
             calls.pop(rec.stream)
     elif isinstance(e, EffectStarted):
         if e.effect_type.startswith(SAGA):

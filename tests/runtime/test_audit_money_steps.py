@@ -56,3 +56,17 @@ def test_the_sagas_money_steps_and_their_reversals_carry_amounts_and_ledger_entr
     assert undone["label"]["ledger"] == {"voided": done["label"]["ledger"]["label_id"]}
     # The saga's effects are its steps: not audited a second time as bare effects.
     assert not [a for a in entries if "effect" in a]
+
+
+def test_an_old_journals_tool_calls_without_ids_fold_into_the_audit_without_a_money_step():
+    from runtime.events import ToolDispatched, ToolReturned
+    from runtime.journal import Recorded
+
+    returned = ToolReturned(run_id="r-old", agent="coder", tool="run_tests", attempt=1)
+    records = [
+        Recorded("run-r-old", 1, 1, returned),  # a result with no dispatch before it
+        Recorded("run-r-old", 2, 2, ToolDispatched(run_id="r-old", agent="coder", tool="t")),
+        Recorded("run-r-old", 3, 3, returned),
+        Recorded("run-r-old", 4, 4, returned),
+    ]
+    assert views.audit(records) == []

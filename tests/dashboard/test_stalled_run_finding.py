@@ -12,7 +12,7 @@ import pytest
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import Finding
-from runtime.events import RunStalled
+from runtime.events import RunStalled, StopRequested
 from services import runs, steps
 from services.control import Control
 from services.steps import drive_step
@@ -60,3 +60,34 @@ def test_a_run_whose_driver_died_is_a_stalled_run_finding_until_a_step_takes_it_
     assert "the lease of a-worker-that-dies ran out at" in finding.summary
     assert finding.summary in page
     assert runs.status_of(run_id) == "running"
+
+
+class Interleaved(DjangoJournal):
+    """The store, with a person's stop request landing on the control stream just before the
+    reconciler's first append there: the race of a beat and a click."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.raced = False
+
+    def append(self, stream, events, expected_version, *args, **kwargs):
+        if stream == f"control-{self.run_id}" and not self.raced:
+            self.raced = True
+            DjangoJournal().append(
+                stream, [StopRequested(run_id=self.run_id, by="ann")], expected_version
+            )
+        return super().append(stream, events, expected_version, *args, **kwargs)
+
+
+def test_a_stall_noted_while_a_person_asks_to_stop_keeps_both(owner):
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    lease = Control(run_id).acquire("a-worker-that-dies", ttl=0.01, at_version=1)
+    time.sleep(0.05)
+    control = Control(run_id, Interleaved(run_id))
+    stall = control.note_stall(lease.expires)
+    assert stall is not None and control.journal.raced
+    kinds = [r.event.kind for r in DjangoJournal().read(f"control-{run_id}")]
+    assert kinds[-2:] == ["StopRequested", "RunStalled"]
+    assert control.note_stall(lease.expires) is None  # noted already
+    assert len(noted(run_id)) == 1

@@ -13,8 +13,8 @@ from typing import Any
 from desk.services import TableOrders
 from journal_store.journal import DjangoJournal
 from runtime.events import ConflictParked
-from services.review import ConflictError, ConflictMoved
-from teams.desk.services import STATUSES, OrderMoved
+from services.review import ConflictError, ConflictMoved, Current
+from teams.desk.services import STATUSES, OrderMissing, OrderMoved
 
 KIND = "orders"
 
@@ -36,3 +36,13 @@ def commit_status(
             f"{exc}. The conflict was parked at version {version}: look at the order again"
         ) from None
     return {"service": KIND, "key": target["key"], "version": order.version}
+
+
+def current_status(commit: dict[str, Any], subject: str, predicate: str) -> Current:
+    """The order's status and version now (version 0: no such order here)."""
+    journal = DjangoJournal()
+    try:
+        order = TableOrders(journal, journal.using).get(str(commit.get("key")))
+    except OrderMissing:
+        return Current(None, 0, known=False)
+    return Current(order.status, order.version, order.updated_by)

@@ -23,6 +23,8 @@
     delegation_too_deep       a delegation chain went deeper than the limit
     livelock                  a task reopened, a fact flipping back, or a conflict met again,
                               again and again
+    stalled_run               nobody drove the run for a while although it was not over: its
+                              driver's lease ran out, or no step came after one gave it back
 
 Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
 a finding is a row, added when the signature shows, replaced as it grows, dropped when later
@@ -61,6 +63,7 @@ from runtime.signatures.obligations import (
     Livelocks,
     OrphanedCommitments,
 )
+from runtime.signatures.stalls import Stalls
 
 __all__ = ["SIGNATURES", "Diagnosis", "DuplicateWork", "Finding", "diagnose", "team_roles"]
 
@@ -82,6 +85,7 @@ SIGNATURES: tuple[Fold, ...] = (
     Deadlocks(),
     DelegationLimits(),
     Livelocks(),
+    Stalls(),
 )
 
 

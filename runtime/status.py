@@ -57,6 +57,9 @@ LABELS: dict[str, str] = {
 }
 # Somebody is driving it, or should be: pages poll it, the reconciler watches it for stalls.
 ACTIVE: frozenset[str] = frozenset({RUNNING})
+# Waiting for a person's decision (on a conflict, a dead letter): pages look again now and
+# then, so a decision taken elsewhere shows without a reload.
+AWAITING: frozenset[str] = frozenset({WAITING, DEAD_LETTERED})
 
 
 def is_terminal(status: str) -> bool:
@@ -65,6 +68,10 @@ def is_terminal(status: str) -> bool:
 
 def is_active(status: str) -> bool:
     return status in ACTIVE
+
+
+def is_awaiting(status: str) -> bool:
+    return status in AWAITING
 
 
 def label(status: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from runtime import folds, roles
+from runtime import audit_effects, folds, roles
 from runtime import status as status_
 from runtime.diagnose import SIGNATURES, Diagnosis, diagnose, team_roles
 from runtime.events import (
@@ -332,11 +332,15 @@ class Audit(Fold):
             "DelegationRefused",
             "LivelockDetected",
             "CommitmentTransferred",
+            *audit_effects.KINDS,
         )
     )
 
     def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
         e = rec.event
+        if e.kind in audit_effects.KINDS:
+            audit_effects.step(state, rec, out)  # money steps: who decided, how much, the ledger
+            return
         entry: dict[str, Any] = {"position": rec.position, "what": e.kind, "task_id": e.task_id}
         if isinstance(e, MessageSent):
             performative = e.performative.lower()
@@ -389,6 +393,10 @@ class Audit(Fold):
         elif isinstance(e, SagaStepCompleted | SagaCompensated):
             # An effect done, or its reversal: the money steps and what undid them.
             entry.update(who="harness", saga=e.saga_id, step=e.step, key=e.key, result=e.result)
+            entry.update(
+                amount_cents=audit_effects.amount_of(e.result),
+                ledger=audit_effects.ledger_entry(e.result),
+            )
         elif isinstance(e, SagaAborted):
             entry.update(who="harness", saga=e.saga_id, step=e.failed_step, why=e.reason)
         elif isinstance(e, BreakerTripped):

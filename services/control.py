@@ -35,11 +35,12 @@ from runtime.events import (
     ErrorInfo,
     Event,
     ResumeRequested,
+    RunStalled,
     StepFailed,
     StopRequested,
 )
 from runtime.faults import Faults
-from runtime.journal import Recorded
+from runtime.journal import Recorded, WrongExpectedVersion
 from runtime.session import StopRequest
 
 
@@ -115,6 +116,40 @@ class Control:
 
     def request_resume(self, by: str, reason: str = "") -> None:
         self.append(ResumeRequested(run_id=self.run_id, by=by, reason=reason))
+
+    # --- stalls ---------------------------------------------------------------------------------
+
+    def note_stall(self, since: float, attempts: int = 3) -> RunStalled | None:
+        """Record that the run has been stalled since `since` (control.stalled), with why, as
+        its lease's last record tells; once per stall: None when this one is noted already,
+        or when people's requests kept moving the control stream under every attempt (the
+        reconciler notes it at its next beat)."""
+        version = self.journal.version(self.lease_stream)
+        last = self.journal.read(self.lease_stream, after=version - 1) if version else []
+        state = standing(last[-1] if last else None)
+        expired = state is not None and not state.released
+        stall = RunStalled(
+            run_id=self.run_id,
+            since=since,
+            why="lease expired" if expired else "no step came",
+            holder=state.holder if state is not None else "",
+            outcome=(state.outcome or "") if state is not None and state.released else "",
+        )
+        for _ in range(attempts):
+            records = self.journal.read(self.stream)
+            for e in reversed([r.event for r in records]):
+                if isinstance(e, RunStalled):
+                    if e.since == since:
+                        return None
+                    break
+            try:
+                # At the version just read: a stop or a failed step appended meanwhile is read
+                # again before this stall is noted, never overwritten nor noted twice.
+                self.journal.append(self.stream, [stall], records[-1].version if records else 0)
+            except WrongExpectedVersion:
+                continue
+            return stall
+        return None
 
     # --- dead letters outside the harness ------------------------------------------------------
 

@@ -18,6 +18,7 @@ A conflict naming a target nobody registered is refused (UnknownCommitTarget), d
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -26,7 +27,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims
 from runtime.coordination.facts import Facts
-from runtime.events import ConflictParked, ConflictResolved, Event
+from runtime.events import ConflictParked, ConflictResolved, Event, FactChanged
 from runtime.journal import WrongExpectedVersion
 
 NONE = "none"  # the choice that rejects every claim
@@ -72,12 +73,44 @@ CommitTarget = Callable[[ConflictParked, Any, str, DjangoJournal], dict[str, Any
 TARGETS: dict[str, CommitTarget] = {}
 
 
-def register_commit_target(kind: str, commit: CommitTarget) -> None:
-    """Let decisions on conflicts whose `commit["service"]` is `kind` write through `commit`.
-    Registering the same function again is harmless (ready() may run more than once)."""
+@dataclass(frozen=True)
+class Current:
+    """What the fact a conflict is about holds now, shown beside the claims: its value, its
+    version (a decision commits from the version the conflict was parked at), who set it."""
+
+    value: Any
+    version: int
+    by: str = ""
+    known: bool = True  # False: the target has no value for the predicate yet
+
+
+# The fact's current value where a conflict's `commit` says (commit, subject, predicate).
+CurrentValue = Callable[[dict[str, Any], str, str], Current]
+READERS: dict[str, CurrentValue] = {}
+
+
+def register_commit_target(
+    kind: str, commit: CommitTarget, current: CurrentValue | None = None
+) -> None:
+    """Let decisions on conflicts whose `commit["service"]` is `kind` write through `commit`,
+    and show what the target holds now through `current`. Registering the same functions again
+    is harmless (ready() may run more than once)."""
     if TARGETS.get(kind, commit) is not commit:
         raise ValueError(f"a commit target {kind!r} is registered already")
     TARGETS[kind] = commit
+    if current is not None:
+        READERS[kind] = current
+
+
+def current_value(commit: dict[str, Any] | None, subject: str, predicate: str) -> Current | None:
+    """What the conflict's fact holds now, read from its commit target (from the journal's
+    fact `subject-<subject>` when it commits nowhere); None when nothing holds it."""
+    kind = str((commit or {}).get("service") or "facts")
+    reader = READERS.get(kind)
+    if reader is None:
+        return None
+    found = reader(commit or {"service": "facts", "key": subject}, subject, predicate)
+    return found if found.version > 0 else None
 
 
 def park(conflict: ConflictParked) -> None:
@@ -166,4 +199,17 @@ def commit_fact(
     return {"service": "facts", "key": parked.subject, "version": new}
 
 
-register_commit_target("facts", commit_fact)
+def read_fact(commit: dict[str, Any], subject: str, predicate: str) -> Current:
+    """The "facts" target's current value: the subject's fact in the journal."""
+    journal = DjangoJournal()
+    stream = Facts.stream(str(commit.get("key") or subject))
+    records = journal.read(stream)
+    value: Any = None
+    by, known = "", False
+    for rec in records:
+        if isinstance(rec.event, FactChanged) and rec.event.predicate == predicate:
+            value, by, known = rec.event.value, rec.event.by, True
+    return Current(value, records[-1].version if records else 0, by, known)
+
+
+register_commit_target("facts", commit_fact, read_fact)

@@ -211,11 +211,14 @@ def revive_stalled() -> list[str]:
         )
     }
     revived = []
-    for run_id in stalled(starts):
-        if Control(run_id).open_letter() is not None:
+    for run_id, since in stalled(starts).items():
+        control = Control(run_id)
+        if control.open_letter() is not None:
             continue
+        control.note_stall(since)  # the run's findings say it stalled, since when and why
         queue.advance(run_id)
         revived.append(run_id)
     if revived:
+        projection.catch_up()  # their RunStalled into the runs' findings
         log.warning("re-enqueued stalled runs: %s", ", ".join(revived))
     return revived

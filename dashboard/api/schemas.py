@@ -208,6 +208,23 @@ class MessageOut(Schema):
 ThreadsOut = dict[str, list[MessageOut]]
 
 
+class EffectOut(Schema):
+    """A money step (a refund, say): its amount, who decided it, and the provider's ledger."""
+
+    key: str = Field(description="the effect's idempotency key (the provider's record key)")
+    target: str
+    outcome: Literal["in flight", "succeeded", "failed"]
+    amount_cents: int | None = None
+    tool: str | None = Field(None, description="the tool call that decided it")
+    call: str | None = None
+    started: int = Field(description="the position of its EffectStarted")
+    settled: int | None = Field(None, description="the position of its outcome")
+    reconciled: bool | None = Field(None, description="settled by asking the provider")
+    ledger: dict[str, str] | None = Field(None, description="the provider's ids for it")
+    error: str | None = None
+    intent: str | None = None
+
+
 class AuditDetailOut(Schema):
     """What the entry rests on; which fields are present depends on what was done."""
 
@@ -229,6 +246,9 @@ class AuditDetailOut(Schema):
     step: str | None = Field(None, description="the saga step done, undone, or that failed")
     key: str | None = Field(None, description="the step's (or its reversal's) effect key")
     result: Any = Field(None, description="what the step or its reversal returned")
+    amount_cents: int | None = Field(None, description="a money step's amount")
+    ledger: dict[str, str] | None = Field(None, description="a saga step's ledger ids")
+    effect: EffectOut | None = Field(None, description="an effect the run performed")
     breaker: str | None = Field(None, description="a breaker that tripped")
     rates: dict[str, float] | None = Field(None, description="the figures the breaker judged on")
     actor: str | None = Field(None, description="a refused mutation: whose it was")
@@ -350,6 +370,11 @@ class FindingDetailOut(Schema):
     refused: str | None = Field(None, description="a deadlock: the agent whose wait was refused")
     signal: str | None = Field(None, description="a livelock: reopened, oscillating or conflict")
     about: str | None = Field(None, description="a livelock: the task, fact or conflict")
+    since: float | None = Field(None, description="a stall: when nobody drove the run any more")
+    until: float | None = Field(None, description="a stall: when a step took the run again")
+    why: str | None = Field(
+        None, description="a stall the reconciler saw: its lease expired, or no step came"
+    )
 
 
 class FindingOut(Schema):

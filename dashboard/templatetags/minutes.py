@@ -54,3 +54,8 @@ def conflict_policy(kind: str) -> str:
     """The rule that settles a conflict of this type (runtime/coordination/conflicts.py)."""
     policy = POLICIES.get(kind)  # type: ignore[call-overload]
     return policy.rule if policy is not None else "no policy: a person decides"
+
+
+def words(name: str) -> str:
+    """A code name as words: "stalled_run" reads "stalled run"."""
+    return str(name).replace("_", " ")

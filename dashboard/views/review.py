@@ -4,6 +4,9 @@ a clear "already decided" (409) and writes nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -21,12 +24,21 @@ from services import letters, review
 PAGE = 25
 
 
-def queue_page(request: HtmxHttpRequest, queue: queues.Queue, template: str) -> HttpResponse:
-    """A review queue's page: its items, newest first, open or decided (or all)."""
+def queue_page(
+    request: HtmxHttpRequest,
+    queue: queues.Queue,
+    template: str,
+    shown: Callable[[Any], None] | None = None,
+) -> HttpResponse:
+    """A review queue's page: its items, newest first, open or decided (or all); `shown` adds
+    what an item's card needs beyond its row."""
     status = request.GET.get("status", queues.OPEN)
     status = status if status in (queues.OPEN, "decided", "all") else queues.OPEN
     items = queries.queue_items(queue, status)
     page = Paginator(items, PAGE).get_page(request.GET.get("page"))
+    if shown is not None:
+        for item in page.object_list:
+            shown(item)
     return render(
         request,
         template,
@@ -74,7 +86,12 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
 @login_required
 @require_GET
 def conflicts(request: HtmxHttpRequest) -> HttpResponse:
-    return queue_page(request, queues.CONFLICTS, "dashboard/conflicts.html")
+    return queue_page(request, queues.CONFLICTS, "dashboard/conflicts.html", with_current)
+
+
+def with_current(item: Conflict) -> None:
+    """The fact's value and version now, beside the claims (None: nothing holds it here)."""
+    item.current = review.current_value(item.commit, item.subject, item.predicate)  # type: ignore[attr-defined]
 
 
 @login_required
@@ -96,6 +113,7 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     # claim marked, who decided and why, without reloading the queue.
     projection.catch_up()
     item = Conflict.objects.get(conflict_id=conflict_id)
+    with_current(item)
     context = {"item": item, "n": conflict_id, "message": text, "can_decide": True}
     response = render(request, "dashboard/_conflict_card.html", context)
     return reswap(retarget(response, "closest section"), "outerHTML")

@@ -70,7 +70,7 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run.duration = None  # type: ignore[attr-defined]
     queries.mark_stalled([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})
-    if not status.is_active(run.status):
+    if not (status.is_active(run.status) or status.is_awaiting(run.status)):
         response.status_code = HttpResponseStopPolling.status_code
     return response
 
@@ -92,6 +92,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "origin": origin_of(run.run_id),
         "review": queries.review_items(run.run_id),
         "active": status.is_active(run.status),
+        "awaiting": status.is_awaiting(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),
         "can_steer": can_steer(request.user, run),
@@ -133,7 +134,7 @@ def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     response = render(request, "dashboard/_run_header.html", run_context(request, run))
-    if not status.is_active(run.status):
+    if not (status.is_active(run.status) or status.is_awaiting(run.status)):
         response.status_code = HttpResponseStopPolling.status_code
     return response
 

@@ -52,6 +52,7 @@ from runtime.events.driving import (
     DriverReleased,
     JournalImported,
     ResumeRequested,
+    RunStalled,
     StepFailed,
     StopRequested,
 )
@@ -243,6 +244,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     WorkDelegated,
     DelegationRefused,
     LivelockDetected,
+    RunStalled,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -379,6 +381,7 @@ __all__ = [
     "RunInconclusive",
     "RunInterrupted",
     "RunResumed",
+    "RunStalled",
     "RunStarted",
     "RunTagged",
     "SagaAborted",

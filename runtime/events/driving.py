@@ -70,3 +70,15 @@ class CeilingReached(Event):
     ceiling: Literal["tokens", "turns", "seconds"]
     limit: float
     value: float
+
+
+class RunStalled(Event):
+    """The reconciler found the run stalled and queued it again: nobody drives it and no step
+    is on its way to it. Recorded once per stall (`since` names it), in the run's control
+    stream; the next lease taken on the run ends it."""
+
+    kind: ClassVar[str] = "RunStalled"
+    since: float  # when the run stopped being driven: its lease ran out, or was given back
+    why: Literal["lease expired", "no step came"]
+    holder: str = ""  # the lease's last holder ("": nobody ever took it)
+    outcome: str = ""  # how that holder's step ended, when it gave the lease back

@@ -68,6 +68,7 @@ def extras() -> list[ev.Event]:
         ),
         ev.DraftRevised(**r, agent="coder", task_id="T1", draft="c", commit="d"),
         ev.CeilingReached(**r, ceiling="turns", limit=3, value=3),
+        ev.RunStalled(**r, since=1.0, why="lease expired", holder="w1"),
         ev.DeadLettered(
             **r, task_id="T1", letter_id="dl-1", reason="poison", attempts=3, last_error="boom"
         ),

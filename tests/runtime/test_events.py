@@ -167,6 +167,7 @@ def test_every_kind_survives_the_flat_round_trip():
         "StopRequested": {"by": "ann", "reason": "lunch"},
         "ResumeRequested": {"by": "ann"},
         "CeilingReached": {"ceiling": "seconds", "limit": 60, "value": 61.5},
+        "RunStalled": {"since": 10.0, "why": "lease expired", "holder": "w1"},
         "EffectStarted": {
             "key": "fx-1",
             "effect_type": "refund",

@@ -1,0 +1,178 @@
+"""On a phone (390 px) the runs list is a list of cards, and a run's bill, audit and tabs fit:
+nothing scrolls sideways, neither the page nor a table inside it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import NARROW, WIDE, overflow, shoot
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+# Every table box on the page that is wider inside than it shows (it would scroll sideways).
+SCROLLING_TABLES = """
+[...document.querySelectorAll('.table-wrap')]
+  .filter((w) => w.scrollWidth - w.clientWidth > 1)
+  .map((w) => (w.querySelector('caption') || w).textContent.trim() + ': ' +
+               (w.scrollWidth - w.clientWidth) + ' px')
+"""
+# Every visible element of `selector` that reaches past the window's right edge.
+PAST_THE_EDGE = """
+(selector) => [...document.querySelectorAll(selector)]
+  .filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > window.innerWidth + 1)
+  .map((e) => e.textContent.trim().slice(0, 40))
+"""
+
+
+def box(locator):
+    found = locator.bounding_box()
+    assert found is not None, f"{locator} is not shown"
+    return found
+
+
+def test_at_390_px_the_runs_list_is_one_card_per_run_that_fits_the_window(
+    signed_in, flown_run, watch
+):
+    page = signed_in
+    page.set_viewport_size(NARROW)
+    page.goto("/")
+    row = page.locator(f"#row-{flown_run}")
+    expect(row.get_by_role("link", name=flown_run)).to_be_visible()
+    shoot(page, "runs-cards-390")
+
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    # A card: the column headings are gone from view and each value carries its own label;
+    # the status, the id and the findings lead, the task reads below them across the card.
+    expect(page.locator("table.runs thead")).not_to_be_in_viewport()
+    status, run_id = box(row.locator("td.status")), box(row.locator("td.run-id"))
+    task = box(row.locator("td.task"))
+    assert abs(status["y"] - run_id["y"]) < status["height"], "status and id share a line"
+    assert task["y"] >= run_id["y"] + run_id["height"] - 1, "the task reads below the id"
+    assert task["width"] > 0.8 * (box(row)["width"] - 24), "the task spans the card"
+    tokens = row.locator("td[data-label='Tokens']")
+    expect(tokens).to_be_visible()
+    assert (
+        page.evaluate("(e) => getComputedStyle(e, '::before').content", tokens.element_handle())
+        == '"Tokens "'
+    )
+    assert page.evaluate(PAST_THE_EDGE, "table.runs td") == []
+    assert box(row)["width"] <= NARROW["width"]
+    watch.assert_clean()
+
+
+def test_at_1280_px_the_runs_list_stays_a_table_with_its_headings(signed_in, flown_run):
+    page = signed_in
+    page.set_viewport_size(WIDE)
+    page.goto("/")
+    expect(page.locator("table.runs thead")).to_be_in_viewport()
+    row = page.locator(f"#row-{flown_run}")
+    status, task = box(row.locator("td.status")), box(row.locator("td.task"))
+    assert abs(status["y"] - task["y"]) < 2, "one line per run"
+
+
+def test_at_390_px_a_runs_bill_audit_and_tabs_fit_without_scrolling_sideways(
+    signed_in, flown_run, watch
+):
+    page = signed_in
+    page.set_viewport_size(NARROW)
+    page.goto(f"/runs/{flown_run}/?tab=bill")
+    bill = page.get_by_role("tabpanel")
+    expect(bill.locator("svg.chart")).to_be_visible()
+    shoot(page, "run-bill-cards-390")
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    # Every column of the bill per agent is on screen, labelled: none is cut off.
+    coder = bill.locator("table.cards tbody tr", has=page.locator("th", has_text="coder")).first
+    for label in ("Model", "Tokens", "In", "Out", "Calls", "Share", "Cost", "Budget", "Remaining"):
+        cell = coder.locator(f"td[data-label='{label}']")
+        expect(cell).to_be_visible()
+        assert box(cell)["x"] >= 0 and box(cell)["x"] + box(cell)["width"] <= NARROW["width"]
+    assert page.evaluate(PAST_THE_EDGE, "#tab td, #tab th, #tab p") == []
+
+    # The tabs all show, each reachable by a tap, and switch in place.
+    tabs = page.get_by_role("tab")
+    for i in range(tabs.count()):
+        expect(tabs.nth(i)).to_be_in_viewport(ratio=1)
+    assert page.evaluate(PAST_THE_EDGE, "nav.tabs a") == []
+    page.get_by_role("tab", name="Audit").click()
+    expect(page.get_by_role("tab", name="Audit")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#tab tbody tr").first).to_be_visible()
+    shoot(page, "run-audit-cards-390")
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    watch.assert_clean()
+
+
+OWN = ("run-", "worker-", "saga-", "breakers-", "lease-", "control-")
+
+
+def test_runs_of_every_team_read_as_cards_at_390_px_and_the_desks_refund_is_in_its_audit(
+    signed_in, flown_run, fly_team, settings, tmp_path, watch
+):
+    """The desk's runs flown here, a triage run imported beside the repo-fix one; the pictures
+    are the README's."""
+    from services import runs
+    from tests.browser.conftest import SHOTS, import_text
+    from tests.dashboard.conftest import drive
+    from tests.tasks.conftest import use_broker
+
+    saga = fly_team("refund-saga", team="support-triage")
+    # An import carries a run's own streams only (the effect ledger and facts are shared).
+    own = [
+        raw
+        for raw in saga.path.read_text().splitlines()
+        if json.loads(raw).get("stream", "").startswith(OWN)
+    ]
+    import_text("\n".join(own) + "\n", name=saga.path.name)
+    use_broker("memory://", {})  # the desk's steps are driven here: nobody reads the queue
+    settings.WORKSPACES = tmp_path / "workspaces"
+    try:
+        refund = runs.start_run("support-desk", "double-refund", by="rosa")
+        assert drive(refund) == "done"
+        parked = runs.start_run("support-desk", "lost-update", by="rosa")
+        assert drive(parked) == "escalated"
+    finally:
+        use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+    page = signed_in
+    page.set_viewport_size({"width": 1280, "height": 760})
+    page.goto("/")
+    expect(page.locator("table.runs tbody tr")).to_have_count(4)
+    page.screenshot(path=SHOTS / "readme-runs.png", caret="initial")
+
+    page.goto(f"/runs/{refund}/?tab=audit")
+    row = page.locator("#tab tbody tr", has=page.locator(".badge.refund"))
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("Refund of 4999 cents on order:")
+    expect(row).to_contain_text("decided by support-agent (issue_refund, call support-agent-2-1)")
+    expect(row.locator(".badge.succeeded")).to_have_text("succeeded")
+    expect(row).to_contain_text("refund_id rf-")
+    row.scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "readme-run-audit-refund.png", caret="initial")
+
+    page.set_viewport_size(NARROW)
+    page.goto("/")
+    expect(page.locator("table.runs tbody tr")).to_have_count(4)
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    assert page.evaluate(PAST_THE_EDGE, "table.runs td") == []
+    page.locator("table.runs").scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "readme-runs-390.png", caret="initial")
+    page.goto(f"/runs/{refund}/?tab=bill")
+    expect(page.locator("#tab svg.chart")).to_be_visible()
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    page.locator("#tab table.cards").first.scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "readme-run-bill-390.png", caret="initial")
+
+    # The conflict the lost update parked, by its values, fits too.
+    page.goto("/review/conflicts")
+    card = page.locator("section.card", has_text="· status")
+    expect(card.locator("p.current")).to_contain_text('"shipped" at version 2')
+    shoot(page, "conflicts-390")
+    assert overflow(page) <= 1
+    assert page.evaluate(PAST_THE_EDGE, "section.card p, section.card label, section.card h3") == []
+    watch.assert_clean()

@@ -1,0 +1,64 @@
+"""A conflict's card says what its fact holds now, read from the conflict's commit target (the
+desk's order, or the journal's fact), and warns when it moved since the conflict was parked."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from desk.services import TableOrders
+from journal_store.journal import DjangoJournal
+from runtime.coordination.facts import Facts
+from runtime.events import ConflictParked
+from services import review, runs
+from tests.dashboard.conftest import drive
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def card_of(client, subject: str) -> str:
+    page = html.unescape(client.get("/review/conflicts").content.decode())
+    start = page.index(f"{subject} · ")
+    return page[start : page.index("</section>", start)]
+
+
+def test_a_desk_conflict_shows_the_orders_status_and_version_and_warns_once_it_moved(
+    as_reviewer,
+):
+    run_id = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": "M-1"})
+    assert drive(run_id) == "escalated"
+    card = card_of(as_reviewer, "order:M-1")
+    assert 'is <strong class="mono">"shipped"</strong> at version 2, set by order-agent.' in card
+    assert 'badge failed">moved' not in card
+
+    TableOrders(DjangoJournal()).set_status("M-1", "delivered", 2, "courier")
+    card = card_of(as_reviewer, "order:M-1")
+    assert '"delivered"</strong> at version 3, set by courier.' in card
+    assert "It was at version 2 when the conflict was parked: a decision now is refused" in card
+    assert "current value" not in card  # neither claim is what the order holds now
+
+
+def test_a_journal_fact_conflict_shows_the_facts_value_and_none_when_nothing_holds_it(
+    as_reviewer,
+):
+    Facts(DjangoJournal()).write("doc:readme", "owner", "coder", 0, "coder")
+    for subject in ("doc:readme", "doc:nowhere"):
+        claims = [
+            {"claim_id": f"{subject}-a", "value": "coder", "agent": "coder"},
+            {"claim_id": f"{subject}-b", "value": "reviewer", "agent": "reviewer"},
+        ]
+        review.park(
+            ConflictParked(
+                run_id="r-x",
+                conflict_id=f"c-{subject}",
+                subject=subject,
+                predicate="owner",
+                conflict_type="value",
+                claims=claims,
+            )
+        )
+    card = card_of(as_reviewer, "doc:readme")
+    assert 'is <strong class="mono">"coder"</strong> at version 1, set by coder.' in card
+    assert card.count('class="badge current"') == 1
+    assert "Now:" not in card_of(as_reviewer, "doc:nowhere")

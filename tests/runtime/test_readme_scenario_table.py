@@ -1,0 +1,65 @@
+"""The README's table of teams and scenarios is made from the scenarios' own descriptions (the
+words the new-run form and the CLI's help show): it fails here the moment the two disagree,
+and `python -m runtime.scenario_table --write README.md` makes it again."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+from runtime import cli, plugins, scenario_table
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = "python -m runtime.scenario_table --write README.md"
+
+
+def test_the_readmes_scenario_table_is_the_one_the_scenarios_definitions_make():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert scenario_table.current(readme) == scenario_table.block(), (
+        f"README.md's scenario table and the scenarios' descriptions differ: run `{FIX}`"
+    )
+
+
+def test_every_scenario_is_a_row_with_the_words_the_cli_help_shows():
+    help_text = cli.scenarios_help()
+    table = scenario_table.table()
+    for team_name, team in plugins.teams().items():
+        for name, scenario in team.scenarios.items():
+            assert f"| `{team_name}` | `{name}` | {scenario.description} |" in table
+            assert f"    {name}: {scenario.description}" in help_text
+
+
+def test_a_changed_description_makes_the_readme_disagree_until_it_is_written_again(
+    monkeypatch, tmp_path
+):
+    team = plugins.teams()["support-desk"]
+    changed = dataclasses.replace(team.scenarios["lost-update"], description="Two | agents.")
+    monkeypatch.setitem(team.scenarios, "lost-update", changed)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert scenario_table.current(readme) != scenario_table.block()
+
+    copy = tmp_path / "README.md"
+    copy.write_text(readme, encoding="utf-8")
+    assert scenario_table.main(["--write", str(copy)]) == 0
+    written = copy.read_text(encoding="utf-8")
+    assert "| `support-desk` | `lost-update` | Two \\| agents. |" in written
+    assert written.replace(scenario_table.current(written), "") == readme.replace(
+        scenario_table.current(readme), ""
+    )  # nothing else in the file moved
+
+
+def test_a_file_with_no_marked_table_is_refused_and_left_alone(tmp_path):
+    plain = tmp_path / "README.md"
+    plain.write_text("# Minutes\n\nno table here\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "runtime.scenario_table", "--write", str(plain)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "no scenario table marked by" in done.stderr
+    assert plain.read_text(encoding="utf-8") == "# Minutes\n\nno table here\n"

@@ -56,6 +56,7 @@ def conflict_policy(kind: str) -> str:
     return policy.rule if policy is not None else "no policy: a person decides"
 
 
+@register.filter
 def words(name: str) -> str:
     """A code name as words: "stalled_run" reads "stalled run"."""
     return str(name).replace("_", " ")

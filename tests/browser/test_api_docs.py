@@ -15,9 +15,8 @@ def test_the_api_docs_render_offline_for_a_signed_in_person(signed_in, live_serv
     page = signed_in
     page.get_by_role("link", name="API").click()
     expect(page.locator(".opblock-summary-path").first).to_be_visible()
-    expect(page.locator(".opblock-tag-section")).to_have_count(
-        5
-    )  # runs, journals, review, intents, search
+    # runs, journals, review, intents, search, metrics
+    expect(page.locator(".opblock-tag-section")).to_have_count(6)
     expect(page.get_by_text("/api/review/dead-letters/{letter_id}/{decision}")).to_be_visible()
     # An operation opens and runs from the page, on the person's own session.
     operation = page.locator("#operations-runs-dashboard_api_list_runs")

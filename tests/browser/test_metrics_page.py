@@ -48,5 +48,5 @@ def test_the_metrics_page_shows_its_plots_and_keeps_its_filters_in_the_url(
     expect(page.locator("svg.chart")).to_have_count(0)
     page.goto(f"/runs/{flown_run}/")
     page.get_by_role("tab", name="Metrics").click()
-    expect(page.locator("#metric-deadlock_rate")).to_contain_text("Not known")
+    expect(page.locator("#metric-conflict_resolution_latency")).to_contain_text("Not known")
     shoot(page, "run-metrics-tab")

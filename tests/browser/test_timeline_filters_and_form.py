@@ -43,6 +43,9 @@ def test_the_form_offers_the_teams_scenarios_and_each_scenarios_own_allowance(si
     expect(scenario.locator("option[value='refund-saga']")).to_have_count(1)
     expect(scenario.locator("option[value='first-flight']")).to_have_count(0)
     page.get_by_label("Team").select_option("repo-fix")
+    # The form is drawn again for the team: choose its scenario once that form is in.
+    expect(scenario.locator("option[value='refund-saga']")).to_have_count(0)
+    expect(page.get_by_label("Scenario")).to_have_value("first-flight")
     page.get_by_label("Scenario").select_option("budget-starved")
     expect(page.get_by_label("Allowance")).to_have_value("400")
     expect(page.locator("#new-run")).to_contain_text("The allowance is too small")

@@ -57,21 +57,19 @@ class Delegations:
             before = list(found.chain)
         chain = [*before, by]
         depth = len(chain)
+        rule, why = None, ""
         if to in chain:
             loop = " → ".join([*chain, to])
-            refusal = s.new(
-                DelegationRefused,
-                agent=by,
-                task_id=task_id,
-                by=by,
-                to=to,
-                chain=chain,
-                depth=depth,
-                limit=self.max_depth,
-                rule="cycle",
-                reason=f"{by} may not delegate to {to}, already on the chain ({loop})",
-            )
+            rule, why = "cycle", f"{by} may not delegate to {to}, already on the chain ({loop})"
         elif depth > self.max_depth:
+            rule, why = (
+                "depth",
+                (
+                    f"{by} may not delegate to {to}: the chain {' → '.join(chain)} would be "
+                    f"{depth} delegations deep (the limit is {self.max_depth})"
+                ),
+            )
+        if rule is not None:
             refusal = s.new(
                 DelegationRefused,
                 agent=by,
@@ -81,33 +79,29 @@ class Delegations:
                 chain=chain,
                 depth=depth,
                 limit=self.max_depth,
-                rule="depth",
-                reason=f"{by} may not delegate to {to}: the chain {' → '.join(chain)} would be "
-                f"{depth} delegations deep (the limit is {self.max_depth})",
+                rule=rule,
+                reason=why,
             )
-        else:
-            recorded = s.peek()
-            # the id is the record's on a replay: a fresh one would not compare equal
-            delegation_id = (
-                recorded.delegation_id
-                if isinstance(recorded, WorkDelegated)
-                else f"d-{new_id()[:12]}"
-            )
-            event = s.new(
-                WorkDelegated,
-                agent=by,
-                task_id=task_id,
-                delegation_id=delegation_id,
-                by=by,
-                to=to,
-                chain=chain,
-                depth=depth,
-                parent=parent,
-            )
-            s.emit(event)
-            return event
-        s.emit(refusal)
-        raise Refused(refusal)
+            s.emit(refusal)
+            raise Refused(refusal)
+        recorded = s.peek()
+        # the id is the record's on a replay: a fresh one would not compare equal
+        delegation_id = (
+            recorded.delegation_id if isinstance(recorded, WorkDelegated) else f"d-{new_id()[:12]}"
+        )
+        event = s.new(
+            WorkDelegated,
+            agent=by,
+            task_id=task_id,
+            delegation_id=delegation_id,
+            by=by,
+            to=to,
+            chain=chain,
+            depth=depth,
+            parent=parent,
+        )
+        s.emit(event)
+        return event
 
 
 __all__ = ["MAX_DEPTH", "Delegations", "Refused", "delegations"]

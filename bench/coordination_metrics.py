@@ -97,8 +97,8 @@ from journal_store import metrics_days, projection  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from journal_store.models import RunState, RunSummary, StoredEvent  # noqa: E402
 from runtime import folds  # noqa: E402
+from runtime.bill import Bill  # noqa: E402
 from runtime.metrics import Metrics  # noqa: E402
-from runtime.views import Bill  # noqa: E402
 from services.metrics import MetricsFilter, across  # noqa: E402
 from tests.services import free_port  # noqa: E402
 

@@ -277,7 +277,7 @@ def folded(run_id: str, name: str) -> Any:
 
 
 def bill(run_id: str, status: str | None = None) -> dict[str, Any]:
-    """Tokens and calls per agent and task, the budget (see runtime.views.Bill), and what they
+    """Tokens and calls per agent and task, the budget (see runtime.bill.Bill), and what they
     cost in the price table (runtime.prices; per verified success when the run is done)."""
     found: dict[str, Any] = folded(run_id, "bill")
     found["money"] = prices.priced(found, settings.PRICES, verified=status == "done")

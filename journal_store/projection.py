@@ -41,7 +41,8 @@ from journal_store.models import (
     StoredEvent,
     ThreadMessage,
 )
-from runtime import folds, prices, views
+from runtime import folds, prices
+from runtime.bill import model_for
 from runtime.events import RunTagged
 from runtime.folds import Fold, Out
 from runtime.journal import Recorded
@@ -154,7 +155,7 @@ def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
 def run_model(bill: folds.State) -> dict[str, Any]:
     """The model the run asked, from the bill's state (its TeamStarted): the default backend,
     or the endpoint's model name; "" when the journal does not say."""
-    return {"model": (views.model_for(bill.get("models") or {}, "") or "")[:100]}
+    return {"model": (model_for(bill.get("models") or {}, "") or "")[:100]}
 
 
 COLUMNS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

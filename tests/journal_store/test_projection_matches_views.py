@@ -25,6 +25,7 @@ from journal_store.models import (
     ThreadMessage,
 )
 from runtime import folds, plugins, views
+from runtime.bill import model_for, models_of
 from runtime.journal import Recorded
 from runtime.jsonl import JsonlJournal
 from tests.journal_store.conftest import on_every_backend
@@ -202,11 +203,11 @@ def metric_columns(records: list[Recorded], m: dict[str, Any]) -> dict[str, Any]
     """What each of those columns must hold, read off the metrics view (docs/metrics.md) and
     the run's TeamStarted."""
     started = next((r.event for r in records if r.event.kind == "TeamStarted"), None)
-    asked = views.models_of(started.config) if started is not None else {}  # type: ignore[attr-defined]
+    asked = models_of(started.config) if started is not None else {}  # type: ignore[attr-defined]
     overhead, latency = m["coordination_overhead_ratio"], m["conflict_resolution_latency"]
     started_at = folds.run(views.Summary(), records)["started"]
     return {
-        "model": views.model_for(asked, "") or "",
+        "model": model_for(asked, "") or "",
         "started_on": datetime.fromtimestamp(started_at, UTC).date() if started_at else None,
         "verified": m["coordination_cost_per_verified_success"]["value"] is not None,
         "coord_tokens": overhead["coordination_tokens"],

@@ -1,0 +1,176 @@
+"""The bill of a run, as a fold: tokens and calls per agent, task and line, the input/output
+split, each agent's model, and the budget's ledgers (allowance, spent, remaining).
+
+`runtime.views` folds it with the run's other views; `runtime.prices` turns it into money.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from runtime import folds
+from runtime.events import BudgetAllocated, BudgetDebited, ModelResponded, TeamStarted
+from runtime.folds import Fold, State
+from runtime.journal import Recorded
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def widened(row: list[int]) -> list[int]:
+    """A bill row as [tokens, calls, prompt, completion, calls without a split]. A state stored
+    before the split was kept held [tokens, calls]: its calls count as unsplit."""
+    if len(row) == 2:
+        row.extend([0, 0, row[1]])
+    return row
+
+
+def line_figures(row: list[int]) -> dict[str, Any]:
+    """Tokens and calls, and the input/output split when every call reported one (None: some
+    call said only its total, as the reference runtime's journals and old scripts do)."""
+    row = widened(row)
+    known = row[4] == 0
+    return {
+        "tokens": row[0],
+        "calls": row[1],
+        "prompt": row[2] if known else None,
+        "completion": row[3] if known else None,
+    }
+
+
+def models_of(config: dict[str, Any]) -> dict[str, Any]:
+    """Which model each agent asked, from TeamStarted's settings: the run's backend, an agent's
+    own backend, and the endpoint's model name."""
+    return {
+        "default": config.get("model") or "scripted",
+        "agents": dict(config.get("models") or {}),
+        "name": config.get("model_name"),
+        "names": dict(config.get("model_names") or {}),
+    }
+
+
+def model_for(models: dict[str, Any], agent: str, asked: str | None = None) -> str | None:
+    """The model an agent asked: "scripted", "local", the endpoint's model name (the agent's
+    own, the run's, or else the name its calls asked for), or None when the journal does not
+    say (a reference journal, an endpoint run from before calls recorded the name)."""
+    if not models:
+        return asked
+    backend = models["agents"].get(agent, models["default"])
+    if backend != "endpoint":
+        return str(backend)
+    named = (models.get("names") or {}).get(agent) or models["name"] or asked
+    return None if named is None else str(named)
+
+
+class Bill(Fold):
+    """Tokens and calls per agent and per task, and the budget: allowance, spent, remaining.
+
+    Tokens come from ModelResponded.usage, so a journal without BudgetDebited still bills;
+    `spent` is the budget ledger's sum of BudgetDebited (or the usage total when there is no
+    ledger), and `balanced` says whether the two agree.
+    """
+
+    name: ClassVar[str] = "bill"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("ModelResponded", "BudgetDebited", "TeamStarted", "BudgetAllocated")
+    )
+
+    def start(self) -> State:
+        return {
+            "agents": {},
+            "tasks": {},
+            "lines": {},
+            "allowance": None,
+            "debited": 0,
+            "ledger": False,
+            "ledgers": {},
+            "debited_by": {},
+        }
+
+    def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
+        e = rec.event
+        if isinstance(e, ModelResponded):
+            agent, task = e.agent or "?", e.task_id or "-"
+            line = folds.key(agent, task)
+            new = line not in state["lines"]
+            usage = e.usage
+            split = usage.prompt is not None and usage.completion is not None
+            for table, name in (("agents", agent), ("tasks", task), ("lines", line)):
+                row = widened(state[table].setdefault(name, [0, 0, 0, 0, 0]))
+                row[0] += usage.total
+                row[1] += 1
+                if split:
+                    row[2] += usage.prompt or 0
+                    row[3] += usage.completion or 0
+                else:
+                    row[4] += 1  # a call that said only its total: the split is unknown
+            if e.served is not None and e.served.asked:
+                state.setdefault("asked", {})[agent] = e.served.asked
+            figures = line_figures(state["lines"][line])
+            if new:
+                out.add(line, {"agent": agent, "task_id": task, **figures})
+            else:
+                out.change(line, figures)
+        elif isinstance(e, BudgetDebited):
+            state["ledger"] = True
+            state["debited"] += e.amount
+            agent = e.agent or "?"
+            state["debited_by"][agent] = state["debited_by"].get(agent, 0) + e.amount
+        elif isinstance(e, TeamStarted):
+            value = e.config.get("allowance")
+            state["allowance"] = value if isinstance(value, int) else None
+            state["models"] = models_of(e.config)
+        elif isinstance(e, BudgetAllocated):
+            if e.parent is None:  # the run's pot: opened as configured, or resized by a fork
+                state["allowance"] = e.allowance
+            state["ledgers"][e.name] = {
+                "allowance": e.allowance,
+                "parent": e.parent,
+                "reserve": e.reserve,
+            }
+
+    def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
+        total = sum(row[0] for row in state["agents"].values())
+        spent = state["debited"] if state["ledger"] else total
+
+        def shares(table: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+            return {
+                name: {**line_figures(row), "share": _share(row[0], total)}
+                for name, row in sorted(table.items())
+            }
+
+        models = state.get("models") or {}
+        asked = state.get("asked") or {}
+
+        ledgers = {}
+        for name, ledger in state["ledgers"].items():
+            used = (
+                state["debited"] if ledger["parent"] is None else state["debited_by"].get(name, 0)
+            )
+            ledgers[name] = {**ledger, "spent": used, "remaining": ledger["allowance"] - used}
+        allowance = state["allowance"]
+        return {
+            "agents": {
+                name: {**row, "model": model_for(models, name, asked.get(name))}
+                for name, row in shares(state["agents"]).items()
+            },
+            "tasks": shares(state["tasks"]),
+            "lines": [
+                {"agent": agent, "task_id": task, **line_figures(row)}
+                for (agent, task), row in sorted(
+                    (tuple(folds.unkey(k)), v) for k, v in state["lines"].items()
+                )
+            ],
+            "ledgers": ledgers,
+            "total": {
+                **line_figures(
+                    [sum(col) for col in zip(*map(widened, state["agents"].values()), strict=True)]
+                    or [0, 0, 0, 0, 0]
+                ),
+            },
+            "allowance": allowance,
+            "spent": spent,
+            "remaining": None if allowance is None else allowance - spent,
+            "balanced": spent == total,
+        }

@@ -330,7 +330,7 @@ def agree(run_id: str, size: int) -> None:
     from journal_store.journal import DjangoJournal
     from runtime import flight, trace_view
     from runtime.otel.encode import build
-    from runtime.otel.trace import span_id_of
+    from runtime.otel.spans import span_id_of
 
     records = flight.run_records(DjangoJournal(), run_id)
     exported = build(records)

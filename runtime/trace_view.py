@@ -46,7 +46,8 @@ from runtime.events import (
 )
 from runtime.journal import Recorded
 from runtime.otel.options import TraceOptions
-from runtime.otel.trace import Span, Trace, nanos, span_id_of
+from runtime.otel.spans import Span, nanos, span_id_of
+from runtime.otel.trace import Trace
 
 RUN_LANE = "run"  # what no agent did: the harness, the supervisor, and the people
 

@@ -13,7 +13,8 @@ Plain Python like the rest of the runtime: no Django; no clock and no network bu
 from runtime.otel.encode import otlp_json, otlp_json_chunks, otlp_trace
 from runtime.otel.options import DEFAULT_CONTENT_CHARS, DEFAULT_PROJECT, TraceOptions
 from runtime.otel.protobuf import PROTOBUF_TYPE, otlp_protobuf, otlp_request
-from runtime.otel.trace import STATUS_ERROR, STATUS_UNSET, nanos
+from runtime.otel.spans import nanos
+from runtime.otel.trace import STATUS_ERROR, STATUS_UNSET
 
 __all__ = [
     "DEFAULT_CONTENT_CHARS",

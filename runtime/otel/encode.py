@@ -7,13 +7,13 @@ from typing import Any
 
 from runtime.journal import Recorded
 from runtime.otel.options import TraceOptions
+from runtime.otel.spans import Span
 from runtime.otel.text import EMPTY, SCOPE, TAIL, span_text, trace_head
 from runtime.otel.trace import (
     SCOPE_NAME,
     SCOPE_VERSION,
     STATUS_ERROR,
     STATUS_UNSET,
-    Span,
     Trace,
 )
 

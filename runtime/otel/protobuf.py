@@ -20,7 +20,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Status
 from runtime.journal import Recorded
 from runtime.otel.encode import folded, resource
 from runtime.otel.options import TraceOptions
-from runtime.otel.trace import SCOPE_NAME, SCOPE_VERSION, Span, Trace
+from runtime.otel.spans import Span
+from runtime.otel.trace import SCOPE_NAME, SCOPE_VERSION, Trace
 
 PROTOBUF_TYPE = "application/x-protobuf"
 

@@ -16,7 +16,7 @@ from journal_store.transfer import import_journal
 from runtime import flight, trace_view
 from runtime.events import ModelCalled, ToolReturned
 from runtime.otel import otlp_trace
-from runtime.otel.trace import span_id_of
+from runtime.otel.spans import span_id_of
 from tests.dashboard.conftest import run_of
 from tests.dashboard.test_escaping import hostile_run
 

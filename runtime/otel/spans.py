@@ -1,0 +1,128 @@
+"""The pieces of a trace: spans as they are built, ids derived from the journal, and the small
+readings of events the span fold (runtime/otel/trace.py) and the run page's trace share."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from runtime.events import Event, ModelResponded, ToolDispatched, ToolReturned
+from runtime.journal import Recorded
+
+
+def nanos(t: float) -> int:
+    """Seconds since the epoch as integer nanoseconds. Goes through the float's shortest decimal
+    form, because multiplying the float by 1e9 smears its last digits. 0 means "not recorded"."""
+    if not math.isfinite(t) or t <= 0:
+        return 0
+    text = repr(t)
+    whole, dot, fraction = text.partition(".")
+    if dot and len(fraction) <= 9 and "e" not in fraction:
+        # The decimal form's digits, shifted: what Decimal gives, at a fraction of its cost
+        # (a long run's trace reads one time per event).
+        return int(whole) * 1_000_000_000 + int(fraction.ljust(9, "0"))
+    return int(Decimal(text) * 1_000_000_000)
+
+
+def hex_id(text: str, chars: int) -> str:
+    """A deterministic id of `chars` hex digits. OTLP reads an all-zero id as "no id"."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:chars]
+    return digest if int(digest, 16) else digest[:-1] + "1"
+
+
+# --- the spans being built ---------------------------------------------------------------------
+
+
+@dataclass
+class Span:
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: int
+    start: int
+    end: int | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # the status message; None leaves the status unset
+    events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    supervised: bool = False  # a specialist's run: final only once its supervisor has spoken
+
+    def fail(self, error_type: str, message: str) -> None:
+        self.attributes["error.type"] = error_type
+        self.error = message
+
+    def close(self, at: int, error_type: str | None = None, message: str = "") -> None:
+        if error_type is not None:
+            self.fail(error_type, message)
+        self.end = at
+
+
+@dataclass
+class ToolCall:
+    """A dispatched tool call, waiting for its attempts to come back."""
+
+    dispatched: Recorded
+    since: int  # where the next attempt starts: the dispatch, then each failed attempt's return
+    attempts: int = 0
+
+
+@dataclass
+class AgentRun:
+    """One agent's run that has not stopped yet, and its calls that are under way."""
+
+    span: Span
+    last: int  # when the agent last did anything: where a model call without ModelCalled starts
+    model_call: Span | None = None
+    tools: dict[str, ToolCall] = field(default_factory=dict)
+    # The conversation as the journal holds it (content only): the task, then each answer and
+    # each tool's response, each message as its JSON text (encoded once, however many windows
+    # it is in). A model call's input is its newest part that fit the window.
+    history: list[str] = field(default_factory=list)
+    # Tool calls' arguments as the model gave them, and cleaned, by call id (content only).
+    asked: dict[str, tuple[Any, str]] = field(default_factory=dict)
+
+
+def span_id_of(run_id: str, rec: Recorded, role: str) -> str:
+    """The span the event `rec` opens in `role` ("chat", "tool", "agent", ...): derived from
+    where the event sits, so every export of a run (and the run page's trace) names it alike."""
+    return hex_id(f"{run_id}/{rec.stream}#{rec.version}/{role}", 16)
+
+
+def agent_name(event: Event) -> str:
+    return event.agent or "?"  # as the bill names events of no agent
+
+
+def finish_reasons(e: ModelResponded) -> list[str] | None:
+    """Why the model stopped: what the vendor said, else what the answer shows (calls or not);
+    unknown for a v1 response, which recorded no answer."""
+    if e.served is not None and e.served.finish_reason:
+        return [e.served.finish_reason]
+    if e.tool_calls is None:
+        return None
+    return ["tool_calls" if e.tool_calls else "stop"]
+
+
+def reported_failure(report: Any) -> tuple[str, str] | None:
+    """The error type and message of a specialist's report that says it failed, else None.
+
+    Reports are typed (runtime/fanout/contracts.py): status "failed" with a reason code, and
+    in `degraded` what is missing. Results of other agents are free-form: only that shape counts.
+    """
+    if not isinstance(report, dict) or report.get("status") != "failed":
+        return None
+    reason = report.get("reason")
+    why = report.get("degraded") or reason or "no reason given"
+    return (str(reason or "failed"), f"the agent reported failure: {why}")
+
+
+def agent_id(run_id: str, agent: str) -> str:
+    """An agent's id in the conventions' sense: its role, within this run."""
+    return f"{run_id}/{agent}"
+
+
+def call_key(event: ToolDispatched | ToolReturned) -> str:
+    # Reference journals carry no call ids: there, a return belongs to the last dispatch of
+    # the same tool.
+    return event.call_id or f"tool:{event.tool}"

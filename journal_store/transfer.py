@@ -51,7 +51,6 @@ STOP_AFTER = 1_000
 MAX_PROBLEM_CHARS = 300  # a problem may quote the line; the answer must not grow with it
 MAX_RUNS = 1_000  # runs one file may introduce (each costs the store a look-up)
 MAX_STREAMS = 10_000  # streams one file may write (each is remembered while reading)
-MAX_PENDING = 4 * CHUNK  # events held for appending, over all streams, before all are appended
 
 
 class ImportRefused(Exception):
@@ -183,12 +182,12 @@ class Problems:
 
 @dataclass
 class _Stream:
-    """One stream being imported: the next version, what the store held there when the file
-    first named it, and the events waiting to be appended (with their line numbers)."""
+    """One stream being imported: what the store held there when the file first named it, the
+    version the file has reached, and the version appended so far."""
 
     stored: int = 0
     version: int = 0
-    pending: list[tuple[int, Event]] = field(default_factory=list)
+    appended: int = 0
 
 
 class _Importer:
@@ -211,7 +210,10 @@ class _Importer:
         self.start = journal.last_position()  # later positions are this import's own
         self.owned: dict[str, str] = {}  # stream -> the run it was found to belong to
         self.reported: set[str] = set()
-        self.pending = 0  # events held for appending, over all streams
+        # Events waiting to be appended, in the file's order over all its streams (line,
+        # stream, event): appending them in that order keeps the run's positions in the order
+        # its events happened, which the timeline, the trace and a fan-out's replay read.
+        self.pending: list[tuple[int, str, Event]] = []
 
     def read(self, source: IO[bytes], allow_torn: bool) -> None:
         max_line = settings.IMPORT_MAX_LINE_BYTES
@@ -249,9 +251,8 @@ class _Importer:
                 self.problem(f"{self.report.torn}; to import the rest, allow a torn final line")
         if not self.problems and self.report.events == 0:
             self.problem("the file holds no events")
-        for name, stream in self.streams.items():
-            if stream.pending and not self.problems:
-                self.flush(name, stream)
+        if not self.problems:
+            self.flush()
 
     def note_origin(self, file: str) -> None:
         """Beside each run this file introduced, where it came from (JournalImported): the
@@ -265,9 +266,7 @@ class _Importer:
     def problem(self, text: str) -> None:
         self.problems.add(text)
         if self.problems.count == 1:
-            for stream in self.streams.values():
-                stream.pending = []  # nothing will be written now: keep nothing
-            self.pending = 0
+            self.pending = []  # nothing will be written now: keep nothing
 
     def line(self, number: int, parsed: flat.FlatLine) -> None:
         placed = self.admit(number, parsed)
@@ -299,15 +298,9 @@ class _Importer:
             self.reported.add(event.run_id)
             self.report.run_ids.append(event.run_id)
         if new and not self.problems:
-            stream.pending.append((number, event))
-            self.pending += 1
-            if len(stream.pending) >= CHUNK:
-                self.flush(name, stream)
-            elif self.pending >= MAX_PENDING:
-                # Many streams each short of a chunk: append them all rather than hold them.
-                for other, waiting in self.streams.items():
-                    if waiting.pending and not self.problems:
-                        self.flush(other, waiting)
+            self.pending.append((number, name, event))
+            if len(self.pending) >= CHUNK:
+                self.flush()
 
     def admit(self, number: int, parsed: flat.FlatLine) -> tuple[Event, str] | None:
         """The event as it will be stored and its stream, or None (the problem is recorded)."""
@@ -421,19 +414,28 @@ class _Importer:
             )
         return None
 
-    def flush(self, name: str, stream: _Stream) -> None:
-        """Append a stream's pending events; a refusal names the line of the first id the store
-        (or an earlier line of the file) holds already."""
-        batch, stream.pending = stream.pending, []
-        self.pending -= len(batch)
-        events = [event for _, event in batch]
-        try:
-            with transaction.atomic(using=self.journal.using):  # a savepoint: a refusal here
-                self.journal.append_locked(name, events, stream.version - len(batch))
-        except (JournalError, DatabaseError) as exc:
-            self.problem(self.refusal(name, batch, exc))
-            return
-        self.report.added += len(batch)
+    def flush(self) -> None:
+        """Append the pending events in the file's order, each run of consecutive lines of one
+        stream as one append; a refusal names the line of the first id the store (or an
+        earlier line of the file) holds already."""
+        batches: list[tuple[str, list[tuple[int, Event]]]] = []
+        for number, name, event in self.pending:
+            if batches and batches[-1][0] == name:
+                batches[-1][1].append((number, event))
+            else:
+                batches.append((name, [(number, event)]))
+        self.pending = []
+        for name, batch in batches:
+            stream = self.streams[name]
+            events = [event for _, event in batch]
+            try:
+                with transaction.atomic(using=self.journal.using):  # a savepoint: a refusal here
+                    self.journal.append_locked(name, events, stream.appended)
+            except (JournalError, DatabaseError) as exc:
+                self.problem(self.refusal(name, batch, exc))
+                return
+            stream.appended += len(batch)
+            self.report.added += len(batch)
 
     def refusal(self, name: str, batch: list[tuple[int, Event]], exc: Exception) -> str:
         """Why the store refused a batch, at the line that caused it when an id did."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -15,6 +16,8 @@ from journal_store.models import RunSummary, StoredEvent
 from journal_store.transfer import ImportRefused, export, import_journal
 from runtime.events import BudgetDebited
 from tests.journal_store.conftest import on_every_backend
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "journals"
 
 REFERENCE = [
     {
@@ -241,3 +244,21 @@ def test_the_api_refuses_an_offset_no_database_can_hold(client):
 
     client.force_login(make_user("pager"))
     assert client.get("/api/runs?offset=3796577610859758401617920").status_code == 422
+
+
+@on_every_backend()
+def test_an_imported_fan_out_keeps_the_files_order_over_its_streams(alias):
+    # The triage fixture interleaves its lines over the run's stream, three workers' and a
+    # saga's: appended stream by stream, the run's positions would no longer follow time. (Its
+    # effect streams are the ledger's, which an import may not write: left out.)
+    lines = (FIXTURES / "support-triage.v1.jsonl").read_bytes().splitlines(keepends=True)
+    data = b"".join(line for line in lines if b'"stream":"effect-' not in line)
+    report = load(data, alias)
+    assert report.added == len(data.splitlines())
+    stored = (
+        StoredEvent.objects.using(alias)
+        .exclude(kind="JournalImported")
+        .order_by("position")
+        .values_list("event_id", flat=True)
+    )
+    assert [u.hex for u in stored] == [json.loads(line)["id"] for line in data.splitlines()]

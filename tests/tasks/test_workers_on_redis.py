@@ -217,6 +217,9 @@ def test_a_runs_cap_on_parallel_specialists_holds_across_worker_processes(redis_
     )
     assert len(spans) == 3
     assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans))
+    # The two that found the slot taken waited for it: none was given up on at its deadline
+    # and handed off again (Celery's default retry limit once dropped them).
+    assert not [e for e in run_events(run_id) if e.kind == "WorkerTimedOut"]
 
 
 def test_on_two_worker_nodes_each_run_stays_warm_on_one_and_writes_what_cold_steps_write(

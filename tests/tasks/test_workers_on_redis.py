@@ -38,13 +38,17 @@ def comparable(run_id, events):
 
 def test_runs_survive_workers_killed_mid_run(redis_workers, fly_team):
     run_ids = [runs.start_run("repo-fix", s) for s in SCENARIOS]
-    worker = redis_workers.start()
+    # A run whose next step was sent to the killed worker's own queue (its flight was parked
+    # there) is revived once nobody took it for STALL_SECONDS: 5 s here, not the default 60.
+    # A second worker is up from the start, and each kill's replacement boots while the
+    # survivor goes on: recovery waits for leases to run out, not for a worker to start.
+    worker, survivor = redis_workers.start(MINUTES_STALL_SECONDS="5"), redis_workers.start()
     for threshold in (40, 110):  # kill at two different points of progress
         wait_until(
             lambda t=threshold: progress(run_ids) >= t, 60, f"{threshold} events", redis_workers
         )
         redis_workers.kill(worker)
-        worker = redis_workers.start()
+        worker, survivor = survivor, redis_workers.start()
     wait_until(lambda: settled(run_ids), 120, "every run to settle", redis_workers)
     projection.catch_up()
     executed = Counter(redis_workers.exec_log.read_text().splitlines())
@@ -98,7 +102,9 @@ def test_the_same_step_delivered_twice_at_once_has_one_driver(redis_workers, fly
 
 def test_a_poison_step_is_dead_lettered_after_its_attempts(redis_workers, settings):
     run_id = runs.start_run("repo-fix", "first-flight")
-    redis_workers.start(MINUTES_FAULT=f"poison:{run_id}")
+    # Each start dies at once, and the next waits for the dead one's lease to run out: a 1 s
+    # lease, where nothing lives long enough to need renewing.
+    redis_workers.start(MINUTES_FAULT=f"poison:{run_id}", MINUTES_STEP_LEASE_SECONDS="1")
     wait_until(
         lambda: runs.status_of(run_id) == "dead-lettered", 90, "the dead letter", redis_workers
     )
@@ -217,6 +223,9 @@ def test_a_runs_cap_on_parallel_specialists_holds_across_worker_processes(redis_
     )
     assert len(spans) == 3
     assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans))
+    # The two that found the slot taken waited for it: none was given up on at its deadline
+    # and handed off again (Celery's default retry limit once dropped them).
+    assert not [e for e in run_events(run_id) if e.kind == "WorkerTimedOut"]
 
 
 def test_on_two_worker_nodes_each_run_stays_warm_on_one_and_writes_what_cold_steps_write(

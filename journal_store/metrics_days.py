@@ -1,7 +1,7 @@
 """The metrics page's rollup: the runs' metric figures summed per team, scenario, model and day.
 
 The runs read model keeps each run's figures as columns (projection.metrics_columns); summing
-them over 10,000 runs on every page view costs ~20 ms of CPU on SQLite (27 sums per row, and
+them over 10,000 runs on every page view costs ~20 ms of CPU on SQLite (a sum per figure per row, and
 a sort for the grouping), so the runs projector also keeps their sums per (team, scenario,
 model, day started), moved by each run's change as the run moves: what a run added before is
 taken away and what it adds now is added, in the same transaction as the run's own row. The
@@ -25,11 +25,9 @@ from journal_store.models import MetricsDay, RunSummary
 DIMENSIONS = ("team", "scenario", "model", "started_on")
 KEY = ("team", "scenario", "model", "day")  # the rollup's own names for them
 NO_DAY = date(1, 1, 1)  # a run with no start time (reference journals): a key needs a day
-# The runs read model's columns a run's share is made of.
-FIGURES = (
-    "verified",
+# The runs read model's figures a run adds to its group's sums as they are (counts and tokens).
+SUMMED = (
     "tokens",
-    "cost",
     "coord_tokens",
     "work_tokens",
     "claims",
@@ -46,42 +44,16 @@ FIGURES = (
     "independent_verifications",
     "conflicts_resolved",
     "conflicts_open",
-    "conflict_latency",
-    "human_wait",
     "dead_letters",
+    "waits",
+    "deadlocks",
+    "commitments",
+    "orphaned",
 )
+# The runs read model's columns a run's share is made of: those, and the ones `share` turns
+# into integer sums of their own (a flag, money, seconds).
+FIGURES = (*SUMMED, "verified", "cost", "conflict_latency", "human_wait")
 COLUMNS = (*DIMENSIONS, *FIGURES)
-# The rollup's sums: how many runs, and each figure's sum.
-SUMS = (
-    "runs",
-    "verified",
-    "tokens",
-    "cost",
-    "priced",
-    "coord_tokens",
-    "work_tokens",
-    "verified_coord_tokens",
-    "claims",
-    "contested",
-    "handoffs",
-    "failed_handoffs",
-    "deliveries",
-    "stale_deliveries",
-    "files_written",
-    "shared_files",
-    "reviewed_tasks",
-    "livelocked_tasks",
-    "verifications",
-    "independent_verifications",
-    "conflicts_resolved",
-    "conflicts_open",
-    "conflict_wait",
-    "human_wait",
-    "dead_letters",
-    "with_conflict",
-    "with_dead_letter",
-)
-PLAIN = tuple(name for name in SUMS if name in FIGURES and name not in ("verified", "cost"))
 
 
 def key(run: Mapping[str, Any]) -> tuple[str, str, str, date]:
@@ -94,23 +66,31 @@ def key(run: Mapping[str, Any]) -> tuple[str, str, str, date]:
 
 
 def share(run: Mapping[str, Any]) -> dict[str, int]:
-    """What one run adds to its group's sums."""
-    verified = bool(run["verified"])
-    resolved = run["conflicts_resolved"] or 0
-    found = {name: int(run[name] or 0) for name in PLAIN}
+    """What one run adds to its group's sums (its keys are the rollup's sums, SUMS). A column
+    the run lacks adds 0: a migration's historic model has only the columns of its time."""
+    verified = bool(run.get("verified"))
+    resolved = run.get("conflicts_resolved") or 0
+    cost = run.get("cost")
+    found = {
+        "runs": 1,
+        "verified": int(verified),
+        "cost": round((cost or 0.0) * 1_000_000),  # millionths
+        "priced": int(cost is not None),
+    }
+    found.update({name: int(run.get(name) or 0) for name in SUMMED})
     found.update(
-        runs=1,
-        verified=int(verified),
-        cost=round((run["cost"] or 0.0) * 1_000_000),  # millionths
-        priced=int(run["cost"] is not None),
-        verified_coord_tokens=run["coord_tokens"] if verified else 0,
+        verified_coord_tokens=found["coord_tokens"] if verified else 0,
         # A run's latency is its mean: times its count, the time its resolved conflicts waited.
-        conflict_wait=round((run["conflict_latency"] or 0.0) * resolved * 1000),  # ms
-        human_wait=round((run["human_wait"] or 0.0) * 1000),
-        with_conflict=int(resolved + (run["conflicts_open"] or 0) > 0),
-        with_dead_letter=int((run["dead_letters"] or 0) > 0),
+        conflict_wait=round((run.get("conflict_latency") or 0.0) * resolved * 1000),  # ms
+        human_wait=round((run.get("human_wait") or 0.0) * 1000),
+        with_conflict=int(resolved + (run.get("conflicts_open") or 0) > 0),
+        with_dead_letter=int((run.get("dead_letters") or 0) > 0),
     )
     return found
+
+
+# The rollup's sums (MetricsDay's fields besides its key): what a run's share holds.
+SUMS = tuple(share({}))
 
 
 def before(using: str, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -140,6 +120,17 @@ def move(cursor: Any, old: Mapping[str, Mapping[str, Any]], new: Mapping[str, An
     upsert(cursor, table, KEY, rows, (*KEY, *SUMS), (), added)
     if any(d["runs"] < 0 for d in deltas.values()):
         cursor.execute(f"DELETE FROM {q(table)} WHERE {q('runs')} = 0")  # a group left empty
+
+
+def refill(runs: Any, rollup: Any) -> None:
+    """The rollup anew from the runs' columns, for a migration: `runs` and `rollup` are its
+    historic models' managers, and only the columns and sums they have are read and written."""
+    have = {f.name for f in runs.model._meta.get_fields()}
+    kept = {f.name for f in rollup.model._meta.get_fields()}
+    rollup.all().delete()
+    every = runs.values(*(c for c in COLUMNS if c in have)).iterator(chunk_size=2_000)
+    made = [rollup.model(**{k: v for k, v in row.items() if k in kept}) for row in rows_of(every)]
+    rollup.bulk_create(made, batch_size=1_000)
 
 
 def rows_of(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

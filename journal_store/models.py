@@ -139,6 +139,12 @@ class RunSummary(models.Model):
     conflict_latency = models.FloatField(null=True)  # mean seconds to a person's resolution
     human_wait = models.FloatField(default=0.0)  # seconds conflicts and dead letters waited
     dead_letters = models.IntegerField(default=0)
+    waits = models.IntegerField(default=0)  # waits for another agent: deadlock_rate's whole
+    deadlocks = models.IntegerField(default=0)  # cycles of open waits among them
+    # commitment_orphan_rate's whole: commitments made, or in a run that made none, requests
+    # taken up; and those left open at the finish
+    commitments = models.IntegerField(default=0)
+    orphaned = models.IntegerField(default=0)
 
     class Meta:
         db_table = "projection_run"
@@ -183,6 +189,10 @@ class MetricsDay(models.Model):
     dead_letters = models.BigIntegerField(default=0)
     with_conflict = models.BigIntegerField(default=0)
     with_dead_letter = models.BigIntegerField(default=0)
+    waits = models.BigIntegerField(default=0)
+    deadlocks = models.BigIntegerField(default=0)
+    commitments = models.BigIntegerField(default=0)
+    orphaned = models.BigIntegerField(default=0)
 
     class Meta:
         db_table = "projection_metrics_day"

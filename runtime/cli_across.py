@@ -8,7 +8,7 @@ import json
 import signal
 from pathlib import Path
 
-from runtime import compare, flight, fork, plugins
+from runtime import compare, flight, fork, plugins, zero
 from runtime.cli import (
     EXIT_DIFFERS,
     EXIT_OK,
@@ -21,7 +21,6 @@ from runtime.cli import (
     run_of,
     services,
 )
-from runtime.jsonl import JsonlJournal
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -86,29 +85,18 @@ def cmd_fork(args: argparse.Namespace) -> int:
 
 
 def cmd_zi(args: argparse.Namespace) -> int:
-    from runtime import zero
-
-    team = flight.team_named(args.team)
-    writer = next((a for a, r in team.roles.items() if r == "writes"), None)
-    reviewer_name = next((a for a, r in team.roles.items() if r == "reviews"), None)
-    if writer is None or reviewer_name is None:
-        raise flight.FlightError(f"team {args.team} has no writer and reviewer to replace")
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
-    cells = []
-    for coder in zero.CODERS:
-        for reviewer in zero.REVIEWERS:
-            path = root / f"zi-{coder}-{reviewer}.jsonl"
-            if path.exists():
-                raise flight.FlightError(f"{path} exists: give another --dir")
-            journal = JsonlJournal(path)
-            run_id = flight.new_run_id()
-            models = {writer: coder, reviewer_name: reviewer}
-            # The rest of the cast (a tester) says its fixed "done" too; the plan stays scripted.
-            models.update({a: "zi" for a in team.agents if a == "tester"})
-            config = flight.plan(args.team, args.scenario, run_id, models=models)
-            flight.fly(journal, config, run_id, root, services=services(args))
-            cells.append(zero.cell(flight.run_records(journal, run_id), coder, reviewer))
+    here = services(args)
+    settings = {"allowance": args.allowance, "max_turns": args.max_turns}
+    paths = {cell: root / f"zi-{cell[0]}-{cell[1]}.jsonl" for cell in zero.cells_of(args.model)}
+    for path in paths.values():
+        if path.exists():  # refused before any cell flies
+            raise flight.FlightError(f"{path} exists: give another --dir")
+    cells = [
+        zero.fly_cell(args.team, args.scenario, coder, reviewer, path, root, here, **settings)
+        for (coder, reviewer), path in paths.items()
+    ]
     if args.json:
         print(json.dumps(cells, indent=2))
     else:
@@ -162,8 +150,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     zi = sub.add_parser(
         "zi",
-        help="the zero-intelligence test: fly the 2x2 (scripted or ZI coder, rule or ZI "
+        help="the zero-intelligence test: fly the 2x2 (a model or ZI coder, a model or rule "
         "reviewer, the ZI tester) and print what held in every cell",
+        description="Fly the team four times: its coder on --model or ZI (the same `done` "
+        "whatever it is told), its reviewer on --model or the rule (accept exactly passing "
+        "test evidence attached by the harness), its tester ZI, the orchestrator's plan "
+        "scripted. The table names each cell's backends and the harness's verdict.",
     )
     zi.add_argument("--dir", required=True, help="where the four journals and workspaces go")
     zi.add_argument(
@@ -175,6 +167,16 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a team with a writer and a reviewer",
     )
     zi.add_argument("--scenario", help="the team's scenario (default: its first)")
+    zi.add_argument(
+        "--model",
+        choices=zero.MODELS,
+        default="scripted",
+        help="what flies the cells' model side, coder and reviewer: the scenario's scripts "
+        "(default), the OpenAI-compatible endpoint from MINUTES_MODEL_*, or the local model "
+        "server at MINUTES_LOCAL_MODEL_URL (a 135M model shows the mechanics only)",
+    )
+    zi.add_argument("--allowance", type=int, help="token allowance per cell's run")
+    zi.add_argument("--max-turns", type=int, help="turn cap per agent")
     zi.add_argument("--json", action="store_true")
     zi.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     zi.set_defaults(func=cmd_zi)

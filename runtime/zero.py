@@ -8,13 +8,16 @@ is a reviewer that is still not a model: one 8-token rule that accepts exactly t
 whose harness-attached test evidence shows passing tests and no failures.
 
 Both are deterministic (a resumed or replayed run gets the same answers), chosen per agent
-like any backend: `--model-for coder=zi --model-for reviewer=rules`.
+like any backend: `--model-for coder=zi --model-for reviewer=rules`. The 2 x 2 (`fly_cell`,
+`python -m runtime zi`) pits them against a model on the other side: the scenario's scripts, an
+OpenAI-compatible endpoint or the local model.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from runtime.events import Usage
@@ -83,16 +86,63 @@ def with_usage(response: ModelResponse, window: Sequence[ChatMessage]) -> ModelR
     return response.model_copy(update={"usage": Usage(total=total, prompt=0, completion=total)})
 
 
-# --- the 2 x 2: competent or ZI coder, rule or ZI reviewer, the ZI tester throughout ---------
+# --- the 2 x 2: a model or ZI coder, a model or rule reviewer, the ZI tester throughout -----
 
-CODERS = ("scripted", "zi")
-REVIEWERS = ("rules", "zi")
+# The backends that can fly the 2 x 2's model side: the scenario's scripts, an OpenAI-compatible
+# endpoint (MINUTES_MODEL_*), the local model server.
+MODELS = ("scripted", "endpoint", "local")
 
 
-def cell(records: Sequence[Any], coder: str, reviewer: str) -> dict[str, Any]:
+def cells_of(model: str) -> list[tuple[str, str]]:
+    """The four (coder, reviewer) backends, the model's cells first: the coder is `model` or
+    ZI, the reviewer `model` or the rule."""
+    return [(coder, reviewer) for coder in (model, "zi") for reviewer in (model, "rules")]
+
+
+def fly_cell(
+    team_name: str,
+    scenario: str | None,
+    coder: str,
+    reviewer: str,
+    path: Path,
+    root: Path,
+    services: Any = None,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Fly one cell into a new journal at `path` and read it: the team's writer on `coder`, its
+    reviewer on `reviewer`, its tester ZI, the rest (the orchestrator's plan) scripted."""
+    from runtime import flight
+    from runtime.jsonl import JsonlJournal
+
+    team = flight.team_named(team_name)
+    writer = next((a for a, r in team.roles.items() if r == "writes"), None)
+    reviewer_name = next((a for a, r in team.roles.items() if r == "reviews"), None)
+    if writer is None or reviewer_name is None:
+        raise flight.FlightError(f"team {team_name} has no writer and reviewer to replace")
+    if path.exists():
+        raise flight.FlightError(f"{path} exists: give another --dir")
+    models = {writer: coder, reviewer_name: reviewer}
+    models.update({a: "zi" for a in team.agents if a == "tester"})
+    run_id = flight.new_run_id()
+    config = flight.plan(team_name, scenario, run_id, models=models, **settings)
+    journal = JsonlJournal(path)
+    flight.fly(journal, config, run_id, root, services=services)
+    return {
+        "run": run_id,
+        **cell(flight.run_records(journal, run_id), coder, reviewer, (writer, reviewer_name)),
+    }
+
+
+def cell(
+    records: Sequence[Any],
+    coder: str,
+    reviewer: str,
+    agents: tuple[str, str] = ("coder", "reviewer"),
+) -> dict[str, Any]:
     """What one cell's journal shows: the verdict, the spend, whether an ACCEPT was given and
     what was integrated, the harness's own suite check, and whether every integration cited an
-    ACCEPT that is in the journal."""
+    ACCEPT that is in the journal; `models` names the model each side asked (the endpoint's
+    model name, or the backend)."""
     from runtime import views
     from runtime.events import Integrated, MessageSent, SuiteChecked, TeamFinished
 
@@ -105,12 +155,18 @@ def cell(records: Sequence[Any], coder: str, reviewer: str) -> dict[str, Any]:
     integrated = [e for e in events if isinstance(e, Integrated)]
     suite = next((e for e in events if isinstance(e, SuiteChecked)), None)
     verdict = next((e for e in events if isinstance(e, TeamFinished)), None)
+    bill = views.bill(records)
+    backends = {"coder": coder, "reviewer": reviewer}
     return {
         "coder": coder,
         "reviewer": reviewer,
+        "models": {
+            side: (bill["agents"].get(agent) or {}).get("model") or backends[side]
+            for side, agent in zip(("coder", "reviewer"), agents, strict=True)
+        },
         "status": verdict.status if verdict else "unfinished",
         "reason": verdict.reason if verdict else "",
-        "tokens": views.bill(records)["total"]["tokens"],
+        "tokens": bill["total"]["tokens"],
         "accept": bool(accepts),
         "integrated": len(integrated),
         "every_integration_cites_an_accept": all(i.approval in accepts for i in integrated),
@@ -119,17 +175,25 @@ def cell(records: Sequence[Any], coder: str, reviewer: str) -> dict[str, Any]:
     }
 
 
+def label(c: dict[str, Any], side: str) -> str:
+    """A side of a cell as the table names it: its backend, and the endpoint's model name."""
+    backend, model = c[side], c.get("models", {}).get(side)
+    return backend if model in (None, backend) else f"{backend}:{model}"
+
+
 def table(cells: Sequence[dict[str, Any]]) -> str:
     """The cells as `python -m runtime zi` prints them, then what held in every cell."""
+    width = max([10, *(len(label(c, side)) + 2 for c in cells for side in ("coder", "reviewer"))])
     lines = [
-        f"{'coder':<10}{'reviewer':<10}{'verdict':<12}{'tokens':>7}  {'ACCEPT':<7}"
+        f"{'coder':<{width}}{'reviewer':<{width}}{'verdict':<12}{'tokens':>7}  {'ACCEPT':<7}"
         f"{'integrated':<11}{'suite':<12}",
     ]
     for c in cells:
         suite = "-" if c["suite"] is None else f"{c['suite']['passed']}/{c['suite']['failed']} p/f"
         lines.append(
-            f"{c['coder']:<10}{c['reviewer']:<10}{c['status']:<12}{c['tokens']:>7}  "
-            f"{'yes' if c['accept'] else 'no':<7}{c['integrated']:<11}{suite:<12}"
+            f"{label(c, 'coder'):<{width}}{label(c, 'reviewer'):<{width}}{c['status']:<12}"
+            f"{c['tokens']:>7}  {'yes' if c['accept'] else 'no':<7}{c['integrated']:<11}"
+            f"{suite:<12}"
         )
     held = {
         "no integration without an ACCEPT in the journal": all(
@@ -143,7 +207,9 @@ def table(cells: Sequence[dict[str, Any]]) -> str:
         ),
     }
     shipped_untested = [
-        f"{c['coder']} x {c['reviewer']}" for c in cells if c["integrated"] and c["coder"] == "zi"
+        f"{c['coder']} x {label(c, 'reviewer')}"
+        for c in cells
+        if c["integrated"] and c["coder"] == "zi"
     ]
     lines += ["", "held in every cell (the harness's):"]
     lines += [f"  {'yes' if ok else 'NO '} {name}" for name, ok in held.items()]
@@ -152,7 +218,8 @@ def table(cells: Sequence[dict[str, Any]]) -> str:
         "what the harness supplied in no cell: that the ACCEPT it requires means anything. "
         + (
             f"An empty, untested change was integrated in {', '.join(shipped_untested)} "
-            "on a rubber-stamp ACCEPT; only the harness's own suite check called it failed."
+            "on the reviewer's ACCEPT; only the harness's own suite check called it "
+            "failed."
             if shipped_untested
             else "No untested change was integrated here."
         ),

@@ -42,6 +42,8 @@ RATES = {
     "duplicate_work_rate": ("shared_files", "files_written"),
     "livelock_rate": ("livelocked_tasks", "reviewed_tasks"),
     "verification_independence_rate": ("independent_verifications", "verifications"),
+    "deadlock_rate": ("deadlocks", "waits"),
+    "commitment_orphan_rate": ("orphaned", "commitments"),
     "verified_rate": ("verified", "runs"),
 }
 # The sums as the queries name them: an aggregate may not take a column's own name.

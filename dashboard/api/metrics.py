@@ -54,6 +54,12 @@ class FiguresOut(Schema):
     dead_letters: int
     with_conflict: int = Field(description="runs that parked a conflict")
     with_dead_letter: int = Field(description="runs that dead-lettered work")
+    waits: int = Field(description="waits for another agent (requests, leases awaited)")
+    deadlocks: int = Field(description="cycles of open waits")
+    commitments: int = Field(
+        description="commitments made (requests taken up, in runs that made none)"
+    )
+    orphaned: int = Field(description="of those, left open when the run finished")
     coordination_overhead_ratio: float | None
     ownership_conflict_rate: float | None
     conflict_run_rate: float | None
@@ -63,6 +69,8 @@ class FiguresOut(Schema):
     duplicate_work_rate: float | None
     livelock_rate: float | None
     verification_independence_rate: float | None
+    deadlock_rate: float | None
+    commitment_orphan_rate: float | None
     verified_rate: float | None
     tokens_per_verified_success: float | None = Field(
         description="every run's tokens (failures too) over the verified successes"

@@ -18,13 +18,15 @@ def fill(apps: Any, schema_editor: Any) -> None:
     using = schema_editor.connection.alias
     states = apps.get_model("journal_store", "RunState").objects.using(using)
     runs = apps.get_model("journal_store", "RunSummary").objects.using(using)
+    # Only the columns the table has at this migration (later ones fill their own).
+    have = {f.name for f in runs.model._meta.get_fields()}
     for name in ("metrics", "bill"):
         fold = FOLDS[name]
         chosen = states.filter(fold=name).values_list("run_id", "state")
         for run_id, text in chosen.iterator(chunk_size=2_000):
             columns = columns_of(fold, json.loads(text))
             keep = columns if name == "metrics" else {"model": columns["model"]}
-            runs.filter(run_id=run_id).update(**keep)
+            runs.filter(run_id=run_id).update(**{k: v for k, v in keep.items() if k in have})
     started = runs.exclude(started_at=None).only("run_id", "started_at")
     days = []
     for run in started.iterator(chunk_size=2_000):
@@ -33,8 +35,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
     runs.bulk_update(days, ["started_on"], batch_size=1_000)
     # The metrics page's rollup of them all (journal_store/metrics_days.py).
     rollup = apps.get_model("journal_store", "MetricsDay").objects.using(using)
-    every = runs.values(*metrics_days.COLUMNS).iterator(chunk_size=2_000)
-    rollup.bulk_create([rollup.model(**row) for row in metrics_days.rows_of(every)])
+    metrics_days.refill(runs, rollup)
 
 
 class Migration(migrations.Migration):

@@ -16,6 +16,7 @@ from runtime.journal import append_next
 from runtime.jsonl import JsonlJournal
 from runtime.metrics import metrics
 from services.metrics import MetricsFilter, across
+from tests.coordination import drills
 from tests.journal_store.conftest import on_every_backend
 from tests.journal_store.test_projection_matches_views import store
 
@@ -40,6 +41,9 @@ def stored_runs(fly_team, alias: str) -> list[str]:
     lettered = DeadLettered(run_id=loop, letter_id="dl-1", reason="poison step", t=1000.0)
     decided = DeadLetterDiscarded(run_id=loop, letter_id="dl-1", by="rev", reason="x", t=1060.0)
     append_next(DjangoJournal(alias), f"run-{loop}", [lettered, decided])
+    # Coordination drills: a deadlock the wait-for graph broke, a commitment left open.
+    for drill in ("lease-pair", "forgetful-owner"):
+        store(alias, drills.flown(drill).records)
     projection.catch_up(using=alias)
     return list(RunSummary.objects.using(alias).values_list("run_id", flat=True))
 
@@ -68,6 +72,10 @@ def in_python(alias: str, run_ids: list[str]) -> dict[str, dict[str, float | int
             "with_conflict": int(latency["resolved"] + latency["open"] > 0),
             "with_dead_letter": int(latency["dead_letters"] > 0),
             "human_wait": latency["waiting_for_people_seconds"],
+            "waits": m["deadlock_rate"]["waits"],
+            "deadlocks": m["deadlock_rate"]["deadlocks"],
+            "commitments": m["commitment_orphan_rate"]["total"],
+            "orphaned": m["commitment_orphan_rate"]["orphaned"],
         }
         for key in (team, "*"):
             group = groups.setdefault(key, dict.fromkeys(figures, 0))
@@ -92,6 +100,8 @@ def in_python(alias: str, run_ids: list[str]) -> dict[str, dict[str, float | int
             if g["verified"]
             else None,
             "human_wait": round(g["human_wait"], 3),
+            "deadlock_rate": rate(g["deadlocks"], g["waits"]),
+            "commitment_orphan_rate": rate(g["orphaned"], g["commitments"]),
         }
         for key, g in groups.items()
     }
@@ -110,6 +120,8 @@ def in_sql(found) -> dict[str, dict[str, float | int | None]]:
         "dead_letter_run_rate",
         "tokens_per_verified_success",
         "human_wait",
+        "deadlock_rate",
+        "commitment_orphan_rate",
     )
     out = {"*": {n: found.totals[n] for n in names}}
     for team in found.teams:
@@ -129,6 +141,9 @@ def test_the_sums_in_sql_equal_the_sums_of_the_runs_folds(fly_team, alias):
     assert found.totals["verified"] >= 1 and found.totals["coord_tokens"] > 0
     assert found.totals["with_conflict"] >= 1 and found.totals["with_dead_letter"] == 1
     assert found.totals["human_wait"] >= 60.0
+    # A deadlock among the waits and an orphaned commitment, and rates other runs measured at 0.
+    assert found.totals["deadlocks"] >= 1 and found.totals["orphaned"] >= 1
+    assert 0 < found.totals["deadlock_rate"] < 1 and 0 < found.totals["commitment_orphan_rate"] < 1
     # Per period, the runs add up to every run that has a start time.
     started = RunSummary.objects.using(alias).exclude(started_at=None).count()
     assert sum(p["runs"] for p in found.periods) == started

@@ -196,6 +196,10 @@ METRIC_COLUMNS = (
     "conflict_latency",
     "human_wait",
     "dead_letters",
+    "waits",
+    "deadlocks",
+    "commitments",
+    "orphaned",
 )
 
 
@@ -232,6 +236,10 @@ def metric_columns(records: list[Recorded], m: dict[str, Any]) -> dict[str, Any]
         "conflict_latency": latency["value"],
         "human_wait": latency["waiting_for_people_seconds"],
         "dead_letters": sum(r.event.kind == "DeadLettered" for r in records),
+        "waits": m["deadlock_rate"]["waits"],
+        "deadlocks": m["deadlock_rate"]["deadlocks"],
+        "commitments": m["commitment_orphan_rate"]["total"],
+        "orphaned": m["commitment_orphan_rate"]["orphaned"],
     }
 
 

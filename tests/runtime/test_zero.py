@@ -52,16 +52,22 @@ def test_a_zi_agent_says_its_roles_done_whatever_it_is_told():
 def test_the_two_by_two_shows_what_the_harness_guarantees(tmp_path, capsys):
     assert main(["zi", "--team", "repo-fix", "--dir", str(tmp_path), "--json"]) == 0
     cells = {(c["coder"], c["reviewer"]): c for c in json.loads(capsys.readouterr().out)}
+    assert list(cells) == [
+        ("scripted", "scripted"),
+        ("scripted", "rules"),
+        ("zi", "scripted"),
+        ("zi", "rules"),
+    ]
     # Competent coder: shipped whoever reviews.
-    for reviewer in ("rules", "zi"):
+    for reviewer in ("rules", "scripted"):
         assert cells[("scripted", reviewer)]["status"] == "done"
         assert cells[("scripted", reviewer)]["suite"] == {"passed": 2, "failed": 0}
     # ZI coder, rule reviewer: nothing with test evidence, nothing accepted, nothing integrated.
     refused = cells[("zi", "rules")]
     assert (refused["status"], refused["accept"], refused["integrated"]) == ("escalated", False, 0)
-    # ZI coder, ZI reviewer: a rubber stamp integrates an empty, untested change; only the
-    # harness's own suite check calls the run failed.
-    stamped = cells[("zi", "zi")]
+    # ZI coder, scripted reviewer: its script accepts whatever it is sent, so an empty,
+    # untested change is integrated; only the harness's own suite check calls the run failed.
+    stamped = cells[("zi", "scripted")]
     assert (stamped["status"], stamped["accept"], stamped["integrated"]) == ("failed", True, 1)
     assert stamped["suite"]["failed"] > 0
     # What the harness guarantees held in every cell.

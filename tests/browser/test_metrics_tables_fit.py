@@ -1,0 +1,41 @@
+"""The metrics page's tables fit their cards at 1280 px: no table scrolls sideways inside its
+box (short headings, each with its full name in a title; headings wrap between words)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from journal_store import projection
+from runtime.jsonl import JsonlJournal
+from tests.browser.conftest import WIDE, shoot
+from tests.journal_store.test_projection_matches_views import store
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def test_every_metrics_table_fits_its_box_at_1280_px(signed_in, flown_run):
+    # Teams with long names, stored as the workers store them (an import takes no desk run).
+    for name in ("support-desk.v1.jsonl", "support-triage.v1.jsonl"):
+        store("default", JsonlJournal(FIXTURES / name).read_all())
+    projection.catch_up()
+    page = signed_in
+    page.set_viewport_size(WIDE)
+    page.goto("/metrics")
+    wraps = page.locator("main .table-wrap")
+    expect(wraps).to_have_count(5)
+    expect(page.locator("main table tbody tr th", has_text="support-triage").first).to_be_visible()
+    sizes = page.eval_on_selector_all(
+        "main .table-wrap",
+        "els => els.map(e => [e.querySelector('caption').textContent, e.scrollWidth, e.clientWidth,"
+        " e.querySelector('table').scrollWidth, e.querySelector('table').clientWidth])",
+    )
+    wider = [s for s in sizes if s[1] > s[2] or s[3] > s[4]]
+    shoot(page, "metrics-tables-1280")
+    assert not wider, wider
+    # A short heading keeps its full name, for the pointer and the screen reader.
+    heading = page.get_by_role("columnheader", name="Deadlock")
+    expect(heading.locator("abbr")).to_have_attribute("title", "deadlocks over waits")

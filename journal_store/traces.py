@@ -98,6 +98,36 @@ def ledger(run_id: str) -> Ledger:
     return book
 
 
+def live_ledger(run_id: str) -> Ledger:
+    """What a live push reads of the ledger (`version`, `last`, `cursor`, `open`; not `sent`),
+    from a few rows found by index, not the whole stream: a live push's cost stays flat
+    however many pushes the run had. The same values as `ledger` gives for those fields."""
+    journal = DjangoJournal()
+    stream = streams.traces(run_id)
+    book = Ledger(version=journal.version(stream))
+    whole = ", ".join(["%s"] * len(WHOLE))
+    newest = "AND stream = %s ORDER BY position DESC LIMIT 1"
+    last = journal.select(
+        f"WHERE run_id = %s AND kind IN ({whole}) {newest}",
+        [run_id, *(k.kind for k in WHOLE), stream],
+    )
+    if last:
+        book.last = last[0].event
+    claims = journal.select(
+        f"WHERE run_id = %s AND kind = %s {newest}", [run_id, TraceSpansClaimed.kind, stream]
+    )
+    if claims:
+        claimed = claims[0].event
+        assert isinstance(claimed, TraceSpansClaimed)
+        book.open = claimed
+        book.cursor = claimed.first + claimed.count
+        for rec in journal.read(stream, after=claims[0].version):
+            e = rec.event
+            if isinstance(e, TraceSpansPushed | TraceSpansPushFailed) and e.first == claimed.first:
+                book.open = None
+    return book
+
+
 def claim(run_id: str, event: TraceSpansClaimed, version: int) -> None:
     """Journal a live push's claim at the version its pusher read; WrongExpectedVersion when
     the stream moved (another push claimed first, or the run's end queued the whole push)."""

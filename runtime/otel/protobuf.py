@@ -211,6 +211,35 @@ def cached_list(key: str, value: list[Any] | tuple[Any, ...]) -> bytes | None:
     return known
 
 
+EVENTS = tag(11)  # Span.events
+EVENT_ATTRIBUTES = 3  # Span.Event.attributes, after its time (1) and name (2)
+_EVENT_PAIRS: dict[tuple[str, Any], bytes] = {}  # as _PAIRS, for events' attributes
+
+
+def event_bytes(at: int, name: str, attributes: dict[str, Any]) -> bytes:
+    """One entry of Span.events: the official Event's time and name, then its attributes one
+    by one (short ones serialized once: a run's messages repeat their performatives, senders
+    and recipients)."""
+    parts = [SpanMessage.Event(time_unix_nano=at, name=name).SerializeToString(deterministic=True)]
+    for key, value in attributes.items():
+        if value is None:
+            continue
+        kind = type(value)
+        short = (kind is str and len(value) <= SHORT) or kind is int
+        known = _EVENT_PAIRS.get((key, value)) if short else None
+        if known is None:
+            kv = KeyValue(key=key)
+            fill(kv.value, value)
+            known = framed(EVENT_ATTRIBUTES, kv.SerializeToString(deterministic=True))
+            if short:
+                if len(_EVENT_PAIRS) >= MAX_CACHED:
+                    _EVENT_PAIRS.clear()
+                _EVENT_PAIRS[(key, value)] = known
+        parts.append(known)
+    body = b"".join(parts)
+    return EVENTS + varint(len(body)) + body
+
+
 def unset_status() -> bytes:
     rest = SpanMessage()
     rest.status.code = Status.STATUS_CODE_UNSET
@@ -235,19 +264,15 @@ def span_parts(span: Span, trace_field: bytes, out: list[bytes]) -> int:
     own.end_time_unix_nano = span.start if span.end is None else span.end
     if span.parent_id is not None:
         own.parent_span_id = bytes.fromhex(span.parent_id)
-    if span.events or span.error is not None:
-        rest = SpanMessage()
-        for at, name, attrs in span.events:
-            event = rest.events.add(time_unix_nano=at, name=name)
-            fill_attributes(event.attributes, attrs)
-        if span.error is None:
-            rest.status.code = Status.STATUS_CODE_UNSET
-        else:
-            rest.status.code = Status.STATUS_CODE_ERROR
-            rest.status.message = span.error
-        tail = rest.SerializeToString(deterministic=True)
+    if span.error is None:
+        tail = UNSET_STATUS  # most spans
     else:
-        tail = UNSET_STATUS  # most spans: no events, status unset
+        rest = SpanMessage()
+        rest.status.code = Status.STATUS_CODE_ERROR
+        rest.status.message = span.error
+        tail = rest.SerializeToString(deterministic=True)
+    if span.events:  # the run's span: its messages (11) come before its status (15)
+        tail = b"".join([*(event_bytes(*event) for event in span.events), tail])
     start = len(out)
     append = out.append
     append(trace_field)

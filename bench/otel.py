@@ -124,22 +124,33 @@ def peak_memory(work: Callable[[], object]) -> int:
 
 
 def measure(
-    encoders: dict[str, Callable[[], object]], count: int, repeats: int
+    encoders: dict[str, Callable[[], object]], count: int, repeats: int, against: str = BASELINE
 ) -> dict[str, tuple[float, float, int]]:
-    """Per encoder: events/s and its ratio to the baseline's (medians over `repeats` rounds,
-    each round timing every encoder once), and peak traced memory (one more, traced, pass)."""
+    """Per encoder: events/s and its speed relative to `against`'s (medians over `repeats`
+    rounds, each round timing every encoder once), and peak traced memory (one more, traced,
+    pass). Each encoder's times are kept in TIMES, by name."""
     times: dict[str, list[float]] = {name: [] for name in encoders}
     for _ in range(repeats):
         for name, work in encoders.items():
             started = time.process_time()
             work()
             times[name].append(time.process_time() - started)
-    base = times[BASELINE]
+    TIMES.clear()
+    TIMES.update(times)
+    base = times[against]
     out = {}
     for name, work in encoders.items():
         ratio = statistics.median(b / t for b, t in zip(base, times[name], strict=True))
         out[name] = (count / statistics.median(times[name]), ratio, peak_memory(work))
     return out
+
+
+TIMES: dict[str, list[float]] = {}
+
+
+def speedup(name: str, than: str) -> float:
+    """The median over the last measure's rounds of `than`'s time over `name`'s."""
+    return statistics.median(b / t for b, t in zip(TIMES[than], TIMES[name], strict=True))
 
 
 class Sink(BaseHTTPRequestHandler):
@@ -202,6 +213,12 @@ def main() -> None:
             print(
                 f"| {n:,} | {name} | {ev_s:,.0f} | {peak / 1e6:.1f} MB | "
                 f"{sizes[name] / 1e6:.2f} MB | {ratio:.2f} |"
+            )
+        if before is not None:
+            print(
+                f"| {n:,} | protobuf speed-up over before, round by round: "
+                f"{speedup('OTLP/protobuf', 'OTLP/protobuf before'):.2f} whole, "
+                f"{speedup('OTLP/protobuf streamed', 'OTLP/protobuf before'):.2f} streamed |"
             )
     body = otlp_protobuf(long_run(1_000))
     rate = push_rate(body, 200)

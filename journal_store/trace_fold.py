@@ -113,3 +113,8 @@ def save(run_id: str, advanced: Advanced) -> None:
     except IntegrityError:
         # Another push stored its fold first: either is a true state of the run's journal.
         pass
+
+
+def forget(run_id: str) -> None:
+    """Drop the run's stored fold: once its whole trace is pushed no live push reads it."""
+    TraceFold.objects.filter(run_id=run_id).delete()

@@ -179,6 +179,7 @@ def push(run_id: str) -> str:
     if in_flight(book):
         queue.push_trace(run_id, countdown=1.0)
         return "later"
+    trace_fold.forget(run_id)  # live pushes are over ("ended"): their fold is not needed
     here = endpoint()
     went_live = {
         n for where, first, count in book.sent if where == here for n in range(first, first + count)

@@ -78,6 +78,8 @@ def test_each_live_push_steps_the_stored_fold_and_sends_what_a_full_export_has(
         for s in request.resource_spans[0].scope_spans[0].spans
     ]
     assert serialized(live) == whole[: len(serialized(live))]
+    assert trace_tasks.push(run_id) == "pushed"  # the end's push
+    assert not TraceFold.objects.filter(run_id=run_id).exists()  # no live push needs it now
 
 
 def step_twice(run_id: str) -> None:

@@ -34,6 +34,7 @@ thread that answers at once) and wall time, per length, and each one's ratio to 
 the first length, measured in the same run.
 
     PYTHONPATH=. .venv/bin/python bench/otel_live.py --step-cost [--events 100 20000] [--steps 30]
+        [--modes after before]   (one alone: no 0.8 s re-fold between its steps to flush caches)
 """
 
 from __future__ import annotations
@@ -203,7 +204,7 @@ def journalled_run(run_id: str, events: int) -> Iterator[Event]:
         yield rec.event.model_copy(update={"id": new_id(), "run_id": run_id})
 
 
-def step_cost(lengths: list[int], steps: int, step: int) -> None:
+def step_cost(lengths: list[int], steps: int, step: int, modes: list[str]) -> None:
     from django.conf import settings
 
     from journal_store.journal import DjangoJournal
@@ -214,10 +215,11 @@ def step_cost(lengths: list[int], steps: int, step: int) -> None:
     settings.OTLP_ENDPOINT = f"http://127.0.0.1:{httpd.server_address[1]}"
     settings.OTLP_LIVE = True
     journal = DjangoJournal()
-    pushers: dict[str, Callable[[str], str]] = {
+    every: dict[str, Callable[[str], str]] = {
         "after": trace_service.push_live,
         "before": refold_push_live,
     }
+    pushers = {mode: every[mode] for mode in modes}
     cpu: dict[tuple[str, int], list[float]] = {}
     wall: dict[tuple[str, int], list[float]] = {}
     for n in lengths:
@@ -274,6 +276,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, nargs="+", default=[100, 20_000])
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--step", type=int, default=10, help="events a step journals")
+    parser.add_argument(
+        "--modes", nargs="+", default=["after", "before"], choices=["after", "before"]
+    )
     args = parser.parse_args()
     if args.step_cost:
         from django.db.backends.signals import connection_created
@@ -281,7 +286,7 @@ def main() -> None:
         connection_created.connect(unsynced)
     configure()
     if args.step_cost:
-        step_cost(args.events, args.steps, args.step)
+        step_cost(args.events, args.steps, args.step, args.modes)
         return
     from django.conf import settings
 

@@ -3,7 +3,11 @@
     json      otlp_json of a run of N events (one string): events/s, peak traced memory
     streamed  otlp_json_chunks of the same run, each chunk written to a sink and dropped (what
               a download streams): its memory is the fold's, not the output's
-    protobuf  otlp_protobuf of the same run
+    protobuf  otlp_protobuf of the same run (one bytes object)
+    protobuf streamed  otlp_protobuf_chunks of the same run, each chunk (a ResourceSpans of
+              256 spans) written to a sink and dropped (what a download streams)
+    protobuf before  with --before REV: the protobuf encoder as it was at git revision REV
+              (runtime/otel/protobuf.py read from git, over today's fold), in the same rounds
     jsonl     the same records written as the journal's flat JSONL lines (runtime/flat.py), in
               the same process: the baseline the issue's target names ("at least half the speed
               of the JSONL export"); bench/store.py measures the database export separately
@@ -18,17 +22,19 @@ CPU time of this process (time.process_time: on a shared machine, wall time most
 the neighbours); the figures are medians over the rounds, and "vs JSONL" is the median of
 each round's ratio to the baseline timed in that round.
 
-    PYTHONPATH=. .venv/bin/python bench/otel.py [--events 1000 20000] [--repeats 5]
+    PYTHONPATH=. .venv/bin/python bench/otel.py [--events 1000 20000] [--repeats 5] [--before REV]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import tempfile
 import threading
 import time
 import tracemalloc
+import types
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -38,6 +44,7 @@ from runtime import flat, flight
 from runtime.journal import MemoryJournal, Recorded
 from runtime.otel import otlp_json, otlp_protobuf
 from runtime.otel.encode import otlp_json_chunks
+from runtime.otel.protobuf import otlp_protobuf_chunks
 from runtime.otel.push import push
 
 WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-otel-"))
@@ -88,6 +95,26 @@ def streamed(records: list[Recorded]) -> int:
     return sum(len(chunk) for chunk in otlp_json_chunks(records))
 
 
+def streamed_protobuf(records: list[Recorded]) -> int:
+    """The protobuf written chunk by chunk to a sink that keeps only its length."""
+    return sum(len(chunk) for chunk in otlp_protobuf_chunks(records))
+
+
+def encoder_at(rev: str) -> Callable[[list[Recorded]], bytes]:
+    """otlp_protobuf as runtime/otel/protobuf.py was at git revision `rev`."""
+    source = subprocess.run(
+        ["git", "show", f"{rev}:runtime/otel/protobuf.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout
+    module = types.ModuleType("protobuf_before")
+    exec(compile(source, f"{rev}:runtime/otel/protobuf.py", "exec"), module.__dict__)
+    encode: Callable[[list[Recorded]], bytes] = module.otlp_protobuf
+    return encode
+
+
 def peak_memory(work: Callable[[], object]) -> int:
     tracemalloc.start()
     work()
@@ -97,22 +124,33 @@ def peak_memory(work: Callable[[], object]) -> int:
 
 
 def measure(
-    encoders: dict[str, Callable[[], object]], count: int, repeats: int
+    encoders: dict[str, Callable[[], object]], count: int, repeats: int, against: str = BASELINE
 ) -> dict[str, tuple[float, float, int]]:
-    """Per encoder: events/s and its ratio to the baseline's (medians over `repeats` rounds,
-    each round timing every encoder once), and peak traced memory (one more, traced, pass)."""
+    """Per encoder: events/s and its speed relative to `against`'s (medians over `repeats`
+    rounds, each round timing every encoder once), and peak traced memory (one more, traced,
+    pass). Each encoder's times are kept in TIMES, by name."""
     times: dict[str, list[float]] = {name: [] for name in encoders}
     for _ in range(repeats):
         for name, work in encoders.items():
             started = time.process_time()
             work()
             times[name].append(time.process_time() - started)
-    base = times[BASELINE]
+    TIMES.clear()
+    TIMES.update(times)
+    base = times[against]
     out = {}
     for name, work in encoders.items():
         ratio = statistics.median(b / t for b, t in zip(base, times[name], strict=True))
         out[name] = (count / statistics.median(times[name]), ratio, peak_memory(work))
     return out
+
+
+TIMES: dict[str, list[float]] = {}
+
+
+def speedup(name: str, than: str) -> float:
+    """The median over the last measure's rounds of `than`'s time over `name`'s."""
+    return statistics.median(b / t for b, t in zip(TIMES[than], TIMES[name], strict=True))
 
 
 class Sink(BaseHTTPRequestHandler):
@@ -144,7 +182,9 @@ def main() -> None:
     )
     parser.add_argument("--events", type=int, nargs="+", default=[1_000, 20_000])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--before", help="a git revision: its protobuf encoder, measured too")
     args = parser.parse_args()
+    before = encoder_at(args.before) if args.before else None
     print("| events | encoding | ev/s (CPU) | peak traced memory | size | vs JSONL |")
     print("|---:|---|---:|---:|---:|---:|")
     for n in args.events:
@@ -154,19 +194,31 @@ def main() -> None:
             "OTLP/JSON": lambda records=records: otlp_json(records),
             "OTLP/JSON streamed": lambda records=records: streamed(records),
             "OTLP/protobuf": lambda records=records: otlp_protobuf(records),
+            "OTLP/protobuf streamed": lambda records=records: streamed_protobuf(records),
         }
+        if before is not None:
+            encoders["OTLP/protobuf before"] = lambda records=records: before(records)
         json_size = len(otlp_json(records).encode())
         sizes = {
             BASELINE: jsonl(records),
             "OTLP/JSON": json_size,
             "OTLP/JSON streamed": json_size,
             "OTLP/protobuf": len(otlp_protobuf(records)),
+            "OTLP/protobuf streamed": len(otlp_protobuf(records)),
         }
+        if before is not None:
+            sizes["OTLP/protobuf before"] = len(before(records))
         rows = measure(encoders, n, args.repeats)
         for name, (ev_s, ratio, peak) in rows.items():
             print(
                 f"| {n:,} | {name} | {ev_s:,.0f} | {peak / 1e6:.1f} MB | "
                 f"{sizes[name] / 1e6:.2f} MB | {ratio:.2f} |"
+            )
+        if before is not None:
+            print(
+                f"| {n:,} | protobuf speed-up over before, round by round: "
+                f"{speedup('OTLP/protobuf', 'OTLP/protobuf before'):.2f} whole, "
+                f"{speedup('OTLP/protobuf streamed', 'OTLP/protobuf before'):.2f} streamed |"
             )
     body = otlp_protobuf(long_run(1_000))
     rate = push_rate(body, 200)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.http import content_disposition_header
 
@@ -55,11 +55,11 @@ def otlp_json(run_id: str) -> StreamingHttpResponse:
     return response
 
 
-def otlp_protobuf(run_id: str) -> HttpResponse:
-    """The trace as OTLP/protobuf, built whole: its lengths come before its contents."""
+def otlp_protobuf(run_id: str) -> StreamingHttpResponse:
+    """The trace as OTLP/protobuf, streamed a ResourceSpans at a time as its spans end
+    (runtime/otel/protobuf.py)."""
     records = flight.run_records(DjangoJournal(), run_id)
-    response = HttpResponse(
-        otel.otlp_protobuf(records, traces.options()), content_type=otel.PROTOBUF_TYPE
-    )
+    chunks = otel.otlp_protobuf_chunks(records, traces.options())
+    response = StreamingHttpResponse(chunks, content_type=otel.PROTOBUF_TYPE)
     response["Content-Disposition"] = attachment(run_id, ".otlp.pb")
     return response

@@ -324,3 +324,20 @@ class Conflict(QueueItem):
 
     class Meta:
         db_table = "projection_conflict"
+
+
+class TraceFold(models.Model):
+    """A run's live span fold (runtime/otel/fold_state.py) as far as live pushes took it: the
+    state, the journal position it folded to (and that event's stream and version, which the
+    next push checks against the journal before trusting it), and how many spans it handed
+    out. A cache: dropped, or found wrong, it is rebuilt from the events."""
+
+    run_id = models.CharField(max_length=64, primary_key=True)
+    position = models.BigIntegerField()
+    stream = models.CharField(max_length=200)
+    version = models.PositiveIntegerField()
+    spans = models.PositiveIntegerField()
+    state = models.TextField()
+
+    class Meta:
+        db_table = "trace_fold_state"

@@ -27,7 +27,7 @@ from runtime.events import (
     TraceSpansPushed,
     TraceSpansPushFailed,
 )
-from runtime.journal import append_next
+from runtime.journal import Recorded, append_next
 from runtime.otel import TraceOptions
 
 WHOLE = (TracePushQueued, TracePushed, TracePushFailed)  # the whole trace's push
@@ -95,6 +95,39 @@ def ledger(run_id: str) -> Ledger:
             if isinstance(e, TracePushed):
                 book.went_live = book.live_spans()
                 book.sent = []  # the collector has the whole trace: a new push sends it all
+    return book
+
+
+def live_ledger(run_id: str) -> Ledger:
+    """What a live push reads of the ledger (`version`, `last`, `cursor`, `open`; not `sent`),
+    from a few rows found by index, not the whole stream: a live push's cost stays flat
+    however many pushes the run had. The same values as `ledger` gives for those fields."""
+    journal = DjangoJournal()
+    stream = streams.traces(run_id)
+    book = Ledger(version=journal.version(stream))
+
+    def newest(kind: str) -> Recorded | None:
+        # One kind a query: each is a seek on (run_id, kind, position); an IN list of kinds
+        # made SQLite walk the run's every event back from its end instead.
+        found = journal.select(
+            "WHERE run_id = %s AND kind = %s AND stream = %s ORDER BY position DESC LIMIT 1",
+            [run_id, kind, stream],
+        )
+        return found[0] if found else None
+
+    wholes = [rec for rec in (newest(k.kind) for k in WHOLE) if rec is not None]
+    if wholes:
+        book.last = max(wholes, key=lambda rec: rec.position).event
+    last_claim = newest(TraceSpansClaimed.kind)
+    if last_claim is not None:
+        claimed = last_claim.event
+        assert isinstance(claimed, TraceSpansClaimed)
+        book.open = claimed
+        book.cursor = claimed.first + claimed.count
+        for rec in journal.read(stream, after=last_claim.version):  # its outcome, if any
+            e = rec.event
+            if isinstance(e, TraceSpansPushed | TraceSpansPushFailed) and e.first == claimed.first:
+                book.open = None
     return book
 
 

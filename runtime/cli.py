@@ -350,7 +350,8 @@ def cmd_otlp(args: argparse.Namespace) -> int:
         if not (args.output and args.output != "-") and sys.stdout.isatty():
             print("error: protobuf is binary: name a file with -o FILE", file=sys.stderr)
             return EXIT_BAD_INPUT
-        chunks: Iterable[bytes] = [otel.otlp_protobuf(records, options)]
+        # A ResourceSpans at a time, as the spans end: flat memory here too.
+        chunks: Iterable[bytes] = otel.otlp_protobuf_chunks(records, options)
     else:
         # Written as the spans end, not held: a long run's trace in flat memory.
         text = otel.otlp_json_chunks(records, options)

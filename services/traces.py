@@ -9,29 +9,29 @@ MINUTES_OTLP_QUEUE pushes waiting, a new one is recorded as refused instead of q
 
 Live (MINUTES_OTLP_LIVE): after each step of a run that goes on, a task is sent (`step_taken`)
 that pushes the spans made final since the last live push (`push_live`): the step only sends a
-message, so a slow collector never slows a step. Spans are counted in the fold's order, which
-is the same whenever the journal is folded (runtime/otel/trace.py); a live push claims its
-spans by appending TraceSpansClaimed at the version of the traces stream it read, so two
-pushes cannot send the same spans, and at most one is in flight per run. The push at the run's
-end completes the trace by sending what did not go live: the spans no live push claimed, and
-those of live pushes that failed. What went live is not sent again, because resending is not
-idempotent everywhere (Phoenix keeps the first copy of a span id; stores that append, such as
-Jaeger's, keep both).
-It waits for a live push in flight to settle first. One exception: a claim whose worker died
-with no outcome journalled is taken as failed after `stale_after()` (its spans go with the
-end's push, perhaps a second time). A live push tries once: its failure costs no backoff, and
-the end's push, which retries, sends its spans.
+message, so a slow collector never slows a step. A live push folds only the events since the
+last one: the fold's state is stored per run (journal_store/trace_fold.py), checked against the
+journal before it is trusted, so its cost is that of a step, not of the run. Spans are counted
+in the fold's order, which is the same whenever the journal is folded (runtime/otel/trace.py);
+a live push claims its spans by appending TraceSpansClaimed at the version of the traces stream
+it read, so two pushes cannot send the same spans, and at most one is in flight per run. The
+push at the run's end completes the trace by sending what did not go live: the spans no live
+push claimed, and those of live pushes that failed. What went live is not sent again, because
+resending is not idempotent everywhere (Phoenix keeps the first copy of a span id; stores that
+append, such as Jaeger's, keep both). It waits for a live push in flight to settle first. One
+exception: a claim whose worker died with no outcome journalled is taken as failed after
+`stale_after()` (its spans go with the end's push, perhaps a second time). A live push tries
+once: its failure costs no backoff, and the end's push, which retries, sends its spans.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 
 from django.conf import settings
 
-from journal_store import traces
+from journal_store import trace_fold, traces
 from journal_store.journal import DjangoJournal
 from runtime import flight
 from runtime.events import (
@@ -116,22 +116,26 @@ def push_live(run_id: str) -> str:
     is in flight, or claimed first), "ended" (the run's end push sends the rest) or "off"."""
     if not (enabled() and settings.OTLP_LIVE):
         return "off"
-    book = traces.ledger(run_id)
+    book = traces.live_ledger(run_id)
     if book.last is not None:
         return "ended"
     if in_flight(book):
         return "busy"  # one live push at a time: the next step's push takes what it leaves
-    records = flight.run_records(DjangoJournal(), run_id)
-    spans = list(
-        itertools.islice(folded(records, traces.options(), finish=False), book.cursor, None)
-    )
-    if not spans:
+    # The run's fold as the last live push stored it, stepped with the events since: what a
+    # fold from the journal's start would hand out, at the cost of the new events only.
+    walked = trace_fold.advance(run_id, traces.options(), book.cursor)
+    start = max(0, book.cursor - walked.first)  # spans a push claimed already are not sent
+    new = walked.spans[start:]
+    if not new:
+        trace_fold.save(run_id, walked)
         return "nothing"
-    claim = TraceSpansClaimed(endpoint=endpoint(), first=book.cursor, count=len(spans))
+    claim = TraceSpansClaimed(endpoint=endpoint(), first=book.cursor, count=len(new))
     try:
         traces.claim(run_id, claim, book.version)
     except WrongExpectedVersion:
         return "busy"  # the stream moved since we read it: whoever moved it goes first
+    trace_fold.save(run_id, walked)  # after the claim: it never handed out more than claimed
+    spans = [(walked.fold.trace, span) for span in new]
     body = serialized(spans)
     try:
         # One attempt: a live push that fails costs a worker no backoff, and its spans go
@@ -175,6 +179,7 @@ def push(run_id: str) -> str:
     if in_flight(book):
         queue.push_trace(run_id, countdown=1.0)
         return "later"
+    trace_fold.forget(run_id)  # live pushes are over ("ended"): their fold is not needed
     here = endpoint()
     went_live = {
         n for where, first, count in book.sent if where == here for n in range(first, first + count)

@@ -402,7 +402,7 @@ def export_otlp(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
 
 @login_required
 @require_GET
-def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
     get_run_for_user(request.user, run_id, fresh=False)
     return downloads.otlp_protobuf(run_id)
 

@@ -3,7 +3,8 @@
 trace.py    the fold: a run's journal (its own stream and its specialists') to spans
 encode.py   the OTLP/JSON encoding and the entry points, `otlp_trace`, `otlp_json` and
             `otlp_json_chunks` (streamed), and `folded` (the spans as they become final)
-protobuf.py the OTLP/protobuf encoding (official definitions), `otlp_protobuf` and `otlp_request`
+protobuf.py the OTLP/protobuf encoding (official definitions), `otlp_protobuf`, `otlp_request`
+            and `otlp_protobuf_chunks` (streamed)
 push.py     the push of a protobuf trace to an OTLP/HTTP collector, with retries (the network)
 options.py  what a deployment chooses: the project, and whether (and how much) content goes in
 
@@ -12,7 +13,12 @@ Plain Python like the rest of the runtime: no Django; no clock and no network bu
 
 from runtime.otel.encode import otlp_json, otlp_json_chunks, otlp_trace
 from runtime.otel.options import DEFAULT_CONTENT_CHARS, DEFAULT_PROJECT, TraceOptions
-from runtime.otel.protobuf import PROTOBUF_TYPE, otlp_protobuf, otlp_request
+from runtime.otel.protobuf import (
+    PROTOBUF_TYPE,
+    otlp_protobuf,
+    otlp_protobuf_chunks,
+    otlp_request,
+)
 from runtime.otel.spans import nanos
 from runtime.otel.trace import STATUS_ERROR, STATUS_UNSET
 
@@ -27,6 +33,7 @@ __all__ = [
     "otlp_json",
     "otlp_json_chunks",
     "otlp_protobuf",
+    "otlp_protobuf_chunks",
     "otlp_request",
     "otlp_trace",
 ]

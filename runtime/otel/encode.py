@@ -135,7 +135,7 @@ def folded(
     trace: Trace | None = None
     for rec in records:
         if trace is None and rec.stream.startswith("run-"):
-            trace = Trace(rec.stream.removeprefix("run-"), options, keep=False)
+            trace = Trace(rec.stream.removeprefix("run-"), options, keep=False, live=not finish)
         if trace is not None and runs_in(trace, rec):
             trace.step(rec)
             if trace.ready:

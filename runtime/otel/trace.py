@@ -99,7 +99,13 @@ CUT_SHORT = "the journal ends here: the run crashed, or was still going when exp
 class Trace:
     """The fold: steps through one run's records and builds its spans."""
 
-    def __init__(self, run_id: str, options: TraceOptions | None = None, keep: bool = True) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        options: TraceOptions | None = None,
+        keep: bool = True,
+        live: bool = False,
+    ) -> None:
         self.run_id = run_id
         self.options = options or TraceOptions()
         self.stream = streams.journal(run_id)
@@ -108,6 +114,11 @@ class Trace:
         # else `ready` holds the spans made final since the caller last took them, and
         # nothing else is kept (the encoders stream them).
         self.keep = keep
+        # live: the journal is not at its end, and the fold will not be finished (a live push
+        # hands out only the spans final so far): the run's own span is never handed out, so
+        # its message events are not kept, and the fold's state stays the size of what is
+        # under way, not of the run (runtime/otel/fold_state.py stores it between pushes).
+        self.live = live
         self.spans: list[Span] = []
         self.ready: list[Span] = []
         self.root: Span | None = None
@@ -170,6 +181,8 @@ class Trace:
 
     def finish(self) -> None:
         """Close whatever the journal left open, at its last event: every span is final."""
+        if self.live:
+            raise RuntimeError("a live fold is never finished: it does not keep the run's span")
         for name in list(self.agents):
             self.close_agent(name, self.now, UNFINISHED, self.paused or CUT_SHORT)
         for span in self.stopped.values():
@@ -237,11 +250,15 @@ class Trace:
                 "minutes.task_id": e.task_id,
                 "minutes.message_id": e.message_id,
             }
-            root.events.append((self.now, "minutes.message", what))
+            if not self.live:
+                root.events.append((self.now, "minutes.message", what))
         else:
             interrupted = isinstance(e, RunInterrupted)
             name = "minutes.interrupted" if interrupted else "minutes.resumed"
-            root.events.append((self.now, name, {"minutes.by": e.by, "minutes.reason": e.reason}))
+            if not self.live:
+                root.events.append(
+                    (self.now, name, {"minutes.by": e.by, "minutes.reason": e.reason})
+                )
             because = f": {e.reason}" if e.reason else ""
             self.paused = f"the run was interrupted by {e.by}{because}" if interrupted else None
 

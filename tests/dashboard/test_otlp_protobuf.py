@@ -28,9 +28,10 @@ def test_the_run_page_links_the_protobuf_trace_and_the_api_serves_the_same_bytes
         assert response.status_code == 200
         assert response["Content-Type"] == "application/x-protobuf"
         assert response["Content-Disposition"] == f'attachment; filename="{done_run}.otlp.pb"'
-    assert api.content == download.content
-    assert api.content == otlp_protobuf(flight.run_records(DjangoJournal(), done_run))
-    parsed = ExportTraceServiceRequest.FromString(api.content)
+    body = b"".join(api.streaming_content)  # streamed, a ResourceSpans at a time
+    assert body == b"".join(download.streaming_content)
+    assert body == otlp_protobuf(flight.run_records(DjangoJournal(), done_run))
+    parsed = ExportTraceServiceRequest.FromString(body)
     spans = parsed.resource_spans[0].scope_spans[0].spans
     as_json = json.loads(b"".join(as_owner.get(f"/api/runs/{done_run}/otlp").streaming_content))
     assert len(spans) == len(as_json["resourceSpans"][0]["scopeSpans"][0]["spans"])

@@ -151,10 +151,12 @@ def key(*parts: object) -> str:
     """A JSON object key made of several parts (JSON keys must be strings): the text
     json.dumps(parts, separators=(",", ":")) gives, built directly when every part is a string
     (names and ids, nearly every key a fold makes, for every event it steps)."""
-    try:
-        return "[" + ",".join(map(_quote, cast(tuple[str, ...], parts))) + "]"
-    except TypeError:  # a part that is not a string
-        return _encode(parts)
+    for part in parts:
+        if type(part) is not str:
+            # a list of arguments, a number, None: the encoder (raising TypeError from _quote
+            # and catching it cost more than the encoding)
+            return _encode(parts)
+    return "[" + ",".join(map(_quote, cast(tuple[str, ...], parts))) + "]"
 
 
 def unkey(text: str) -> list[Any]:

@@ -51,6 +51,7 @@ from runtime.events import (
 )
 from runtime.folds import Fold, Key, Out, Row, Rows, State
 from runtime.journal import Recorded
+from runtime.signatures.base import lane
 from runtime.signatures.obligations import Deadlocks, Livelocks, OrphanedCommitments
 
 NAMES = (
@@ -124,6 +125,7 @@ class Discard:
 
 DISCARD = Discard()
 DUPLICATES = DuplicateWork()
+_CONCERNED: dict[str, tuple[Fold, ...]] = {}  # kind -> the obligations that step it
 ORPHANS, DEADLOCKS, LIVELOCKS = OBLIGATIONS
 
 
@@ -139,10 +141,6 @@ def rate(part: int, whole: int, none: str, **detail: Any) -> dict[str, Any]:
     if not whole:
         return unmeasured(f"not measurable: {none}", **detail)
     return measured(round(part / whole, 4), **detail)
-
-
-def lane(rec: Recorded) -> str:
-    return folds.key(rec.stream, rec.event.agent)
 
 
 class Metrics(Fold):
@@ -213,10 +211,16 @@ class Metrics(Fold):
 
     def step(self, state: State, rec: Recorded, out: Out) -> None:
         e = rec.event
-        for fold in OBLIGATIONS:
-            if fold.kinds is None or e.kind in fold.kinds:
-                # setdefault: a state stored before these metrics counted with them lacks it
-                fold.step(state.setdefault(fold.name, fold.start()), rec, DISCARD)
+        concerned = _CONCERNED.get(e.kind)
+        if concerned is None:
+            concerned = _CONCERNED[e.kind] = tuple(
+                f for f in OBLIGATIONS if f.kinds is None or e.kind in f.kinds
+            )
+        for fold in concerned:
+            part = state.get(fold.name)
+            if part is None:  # a state stored before these metrics counted with them
+                part = state[fold.name] = fold.start()
+            fold.step(part, rec, DISCARD)
         # The kinds every turn brings first, each tested once; the rare ones after.
         if isinstance(e, ModelResponded):
             row = self.agent(state, e.agent)

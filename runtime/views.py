@@ -272,6 +272,10 @@ class ResumePoint(Fold):
     """The stage the run stands at (what comes next) and the position it resumes after."""
 
     name: ClassVar[str] = "resume_point"
+    # The kinds that move the stage, or say the team (whose roles the stage reads).
+    STAGED: ClassVar[frozenset[str]] = frozenset(
+        ("TeamStarted", "TeamFinished", "MessageSent", "RunStarted", "AgentFinished")
+    )
 
     def start(self) -> State:
         return {"stage": "plan", "messages": False, "position": 0, "version": 0}
@@ -281,6 +285,8 @@ class ResumePoint(Fold):
         if not rec.stream.startswith("run-"):
             return  # the lease and control streams say how the run is driven, not where it is
         state["position"], state["version"] = rec.position, rec.version
+        if e.kind not in self.STAGED:
+            return  # most of a run (model and tool calls): only the position moves
         cast = team_roles(state, e)
 
         def writer(agent: str | None) -> bool:
@@ -348,9 +354,35 @@ class Summary(Fold):
             "fork_at": None,
         }
 
+    # The kinds `follow` tells apart beyond the clock and the count; any other event only
+    # moves those (nearly every event of a run: model calls, tool calls, debits).
+    FOLLOWED: ClassVar[frozenset[str]] = frozenset(
+        (
+            "DeadLettered",
+            "DeadLetterRetried",
+            "DeadLetterDiscarded",
+            "ConflictParked",
+            "ConflictResolved",
+            "JournalImported",
+            "RunForked",
+            "TeamStarted",
+            "TeamFinished",
+            "SagaSettled",
+            "RunInterrupted",
+            "RunResumed",
+        )
+    )
+    KEYS: ClassVar[int]  # how many keys start() holds (set below the class)
+
     def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
-        for key, value in self.start().items():
-            state.setdefault(key, value)  # a state stored before the key was kept
+        e = rec.event
+        if len(state) != self.KEYS:  # a state stored before a key was kept
+            for key, value in self.start().items():
+                state.setdefault(key, value)
+        elif e.kind not in self.FOLLOWED:
+            # The status reads only what followed kinds change: nothing to derive again.
+            self.count(state, rec)
+            return
         self.follow(state, rec)
         state["status"] = status_.derived(
             state["verdict"],
@@ -361,6 +393,22 @@ class Summary(Fold):
             undone=state["undone"],
             imported=state["imported"] is not None,
         )
+
+    @staticmethod
+    def count(state: State, rec: Recorded) -> bool:
+        """The run's size and clock moved by one of its events; False for an event of another
+        stream."""
+        if not rec.stream.startswith(("run-", "worker-")):
+            return False  # the lease and control streams are not the run's events (its
+            # specialists' are)
+        t = rec.event.t
+        state["events"] += 1
+        state["last_position"] = rec.position
+        if t:
+            state["last_t"] = t
+            if state["started"] is None:
+                state["started"] = t
+        return True
 
     @staticmethod
     def follow(state: State, rec: Recorded) -> None:
@@ -385,13 +433,8 @@ class Summary(Fold):
                 state["finished"] = state["last_t"]  # its clock is the journal's
         elif isinstance(e, RunForked):
             state.update(parent=e.parent, fork_at=e.at)
-        if not rec.stream.startswith(("run-", "worker-")):
-            return  # the lease and control streams are not the run's events (its specialists' are)
-        state["events"] += 1
-        state["last_position"] = rec.position
-        state["last_t"] = e.t or state["last_t"]
-        if state["started"] is None and e.t:
-            state["started"] = e.t
+        if not Summary.count(state, rec):
+            return
         if isinstance(e, TeamStarted):
             state.update(
                 team=e.team,
@@ -413,6 +456,7 @@ class Summary(Fold):
         return dict(state)
 
 
+Summary.KEYS = len(Summary().start())
 ALL: tuple[Fold, ...] = (
     Summary(),
     Bill(),

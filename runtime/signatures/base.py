@@ -32,4 +32,16 @@ def lane(rec: Recorded) -> str:
     """Where an agent's tool calls run one after the other: its stream (a run's, or a parallel
     specialist's). A call's attempts are all journalled before the lane's next dispatch, so a
     fold keeps one call per lane, not every call the run ever made."""
-    return key(rec.stream, rec.event.agent)
+    where = (rec.stream, rec.event.agent)
+    found = _LANES.get(where)
+    if found is None:
+        if len(_LANES) >= LANES_KEPT:
+            _LANES.clear()
+        found = _LANES[where] = key(*where)
+    return found
+
+
+# Lanes already built: several folds ask for the lane of every tool call and model call. The
+# key is the same text whoever builds it; the cache only saves building it again.
+_LANES: dict[tuple[str, str | None], str] = {}
+LANES_KEPT = 4096

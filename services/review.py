@@ -278,8 +278,8 @@ def ruling(
             Evidence(
                 f"{parked.subject} at version {version}",
                 now == version,
-                f"{parked.subject} moved on since the conflict was parked at version {version}: "
-                f"it is at version {now} now ({held}); look at it again",
+                f"{parked.subject.replace(':', ' ', 1)} moved since the conflict was parked at "
+                f"version {version}: it is at version {now} now ({held}); look at it again",
             )
         )
     return Mutation(

@@ -30,6 +30,12 @@ def can_decide(user: Any) -> bool:
     return bool(user.is_authenticated and user.has_perm(DECIDE))
 
 
+def role_of(user: Any) -> str:
+    """The person's role as the mutation gate's authority check reads it: `reviewer` (may
+    decide on review items) or `viewer`."""
+    return "reviewer" if can_decide(user) else "viewer"
+
+
 def get_run_for_user(user: Any, run_id: str, fresh: bool = True) -> RunSummary:
     """The run's summary, caught up with the journal; RunNotFound (a 404) when there is none."""
     if not user.is_authenticated:

@@ -25,6 +25,7 @@ REFUSALS: dict[type[Exception], int] = {
     letters.LetterAlreadyDecided: 409,
     review.ConflictAlreadyDecided: 409,
     review.ConflictMoved: 409,
+    review.RulingRefused: 409,  # the mutation gate said no (a stale ruling is ConflictMoved too)
     review.UnknownCommitTarget: 409,  # its target's app is not installed here
     intents.IntentMoved: 409,
     # Asked rightly, of something this installation cannot serve now (the local model's
@@ -32,6 +33,7 @@ REFUSALS: dict[type[Exception], int] = {
     runs.ModelUnavailable: 503,
     # Not for this person.
     PermissionDenied: 403,
+    review.RulingNotAllowed: 403,
     # Asked wrongly: the settings, the choice or the statement do not hold.
     runs.RunError: 400,
     review.ConflictError: 400,

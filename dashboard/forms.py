@@ -182,6 +182,11 @@ class ResolveForm(DecisionForm):
     choice = forms.CharField(
         max_length=64, help_text="The claim to commit, or none to reject both."
     )
+    # Given to the form when it is shown: the ruling's idempotency key (a double-click posts
+    # the same ruling twice, and it is applied once).
+    ruling_id = forms.RegexField(
+        regex=r"^[A-Za-z0-9_-]{1,64}$", required=False, widget=forms.HiddenInput
+    )
 
 
 class ImportForm(forms.Form):

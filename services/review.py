@@ -9,6 +9,16 @@ from the version the fact had when the conflict was parked, in the same transact
 decision. If the fact moved since, nothing is decided or committed (ConflictMoved): the reviewer
 was looking at a world that no longer exists. The claims stay in the record, settled.
 
+A decision is a person's mutation, and goes through the mutation gate first
+(runtime/coordination/mutation.py), with its five checks: the intent the conflict was parked
+under is still the current one (a person may have superseded it since), no lease fences it,
+the person's role may rule (`reviewer`), the evidence holds (the conflict is parked, and the
+fact is still at the version it was parked at: "the fact moved on" is refused here, before any
+transaction), and its idempotency key is the ruling's id (the form's, or one derived from the
+conflict, the choice and the person): the same ruling posted twice is applied once, and the
+second answer is the first's decision. A refusal (RulingRefused, with the gate's
+MutationRefused) is journalled in the run's gate log `gate-<run>` and nothing else is written.
+
 Where a value can be committed is a registry, keyed by the commit's `service`: this module
 knows only the journal's own facts ("facts"); an app that parks conflicts on its own state
 registers its commit function in its AppConfig.ready() (the support desk's orders: desk/apps.py).
@@ -26,11 +36,15 @@ from django.db import transaction
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims
+from runtime.coordination.effects import request_hash
 from runtime.coordination.facts import Facts
-from runtime.events import ConflictParked, ConflictResolved, Event, FactChanged
+from runtime.coordination.mutation import Authority, Evidence, GateRefused, Mutation, MutationGate
+from runtime.events import ConflictParked, ConflictResolved, Event, FactChanged, MutationRefused
 from runtime.journal import WrongExpectedVersion
 
 NONE = "none"  # the choice that rejects every claim
+REVIEWER = "reviewer"  # the role that rules on conflicts (the dashboard's reviewer permission)
+RULINGS = Authority.of({"rule": {REVIEWER}})
 
 
 class ConflictError(Exception):
@@ -50,6 +64,24 @@ class ConflictAlreadyDecided(ConflictError):
 
 class ConflictMoved(ConflictError):
     """The fact changed after the conflict was parked: the choice would overwrite that."""
+
+
+class RulingRefused(ConflictError):
+    """The mutation gate refused the ruling; `refused` names the check, what the ruling held
+    and what the record says. Nothing was decided or committed."""
+
+    def __init__(self, refused: MutationRefused) -> None:
+        super().__init__(f"refused at the mutation gate ({refused.check}): {refused.reason}")
+        self.refused = refused
+
+
+class StaleRuling(RulingRefused, ConflictMoved):
+    """Refused because the world moved on since the conflict was parked: the fact changed, or
+    the intent it was parked under was superseded."""
+
+
+class RulingNotAllowed(RulingRefused):
+    """Refused because the person's role may not rule on conflicts."""
 
 
 class UnknownCommitTarget(ConflictError):
@@ -124,24 +156,56 @@ def claim_choices(parked: ConflictParked) -> dict[str, Any]:
     return {str(c.get("claim_id", i)): c.get("value") for i, c in enumerate(parked.claims)}
 
 
+def ruling_key(conflict_id: str, choice: str, by: str) -> str:
+    """A ruling's id when its form sent none: the same person choosing the same claim on the
+    same conflict is the same ruling (a double-click, a second POST)."""
+    return "rl-" + request_hash("rule", conflict_id, [choice, by])[:24]
+
+
 def resolve(
-    conflict_id: str, choice: str, by: str, reason: str, using: str = "default"
+    conflict_id: str,
+    choice: str,
+    by: str,
+    reason: str,
+    using: str = "default",
+    *,
+    ruling_id: str | None = None,
+    role: str = REVIEWER,
 ) -> ConflictResolved:
+    """Decide a parked conflict (see the module docstring); `role` is the signed-in person's
+    (the gate's authority), `ruling_id` the ruling's idempotency key."""
     journal = DjangoJournal(using)
     events: list[Event] = [r.event for r in journal.read(f"conflict-{conflict_id}")]
     if not events or not isinstance(events[0], ConflictParked):
         raise ConflictNotFound(conflict_id)
-    if len(events) > 1:
-        raise ConflictAlreadyDecided(conflict_id)
-    choices = claim_choices(events[0])
+    parked = events[0]
+    choices = claim_choices(parked)
     if choice != NONE and choice not in choices:
         known = ", ".join([*choices, NONE])
         raise ConflictError(
             f"conflict {conflict_id} has no claim {choice!r}; choose one of {known}"
         )
-    parked = events[0]
     value = None if choice == NONE else choices[choice]
+    key = ruling_id or ruling_key(conflict_id, choice, by)
+    request = request_hash("rule", f"conflict-{conflict_id}", {"choice": choice, "value": value})
+    decided = next((e for e in events[1:] if isinstance(e, ConflictResolved)), None)
+    if decided is not None:
+        if decided.ruling_id == key and ruled(decided) == request:
+            return decided  # the same ruling again: it was applied once, here it is
+        if decided.ruling_id != key:
+            raise ConflictAlreadyDecided(conflict_id)
+        # the same ruling's id for another choice: the gate's idempotency check refuses it
     target = committer(parked) if choice != NONE else None
+    gate = MutationGate(
+        journal,
+        RULINGS,
+        f"gate-{parked.run_id}",
+        used=lambda k: ruled(decided) if decided is not None and decided.ruling_id == k else None,
+    )
+    try:
+        gate.check(ruling(journal, parked, choice, by, role, key, request, decided is not None))
+    except GateRefused as exc:
+        raise refusal(exc.refused) from None
     with transaction.atomic(using=using):
         # The commit first, then the decision: the same lock order as every other writer of
         # the target (its row, say an order's, then the journal), so two cannot deadlock.
@@ -154,6 +218,7 @@ def resolve(
             choice=choice,
             value=value,
             committed=committed,
+            ruling_id=key,
         )
         try:
             journal.append(f"conflict-{conflict_id}", [decision], 1)
@@ -171,6 +236,72 @@ def resolve(
         )
     projection.catch_up(["conflicts", "runs"], using=using)
     return decision
+
+
+def ruled(decision: ConflictResolved) -> str:
+    """The request a recorded decision answered (what its ruling's key was used for)."""
+    return request_hash(
+        "rule",
+        f"conflict-{decision.conflict_id}",
+        {"choice": decision.choice, "value": decision.value},
+    )
+
+
+def ruling(
+    journal: DjangoJournal,
+    parked: ConflictParked,
+    choice: str,
+    by: str,
+    role: str,
+    key: str,
+    request: str,
+    decided: bool = False,
+) -> Mutation:
+    """A person's ruling as the gate sees it: under the intent the conflict was parked under,
+    by the person's role, on the evidence that the fact is still where it was parked (read
+    from its subject stream, which moves in step with the target; not asked of a conflict
+    already decided, where only the ruling's key is in question)."""
+    named = (parked.commit or {}).get("intent")
+    intent = (str(named["id"]), int(named["version"])) if isinstance(named, dict) else None
+    evidence = [Evidence(f"conflict {parked.conflict_id} parked", True)]
+    stream = Facts.stream(parked.subject)
+    now = journal.version(stream)
+    if parked.commit and choice != NONE and not decided and now:
+        version = int(parked.commit.get("version", 0))
+        last = [
+            r.event
+            for r in journal.read(stream)
+            if isinstance(r.event, FactChanged) and r.event.predicate == parked.predicate
+        ]
+        held = f"{parked.predicate} {last[-1].value!r}, set by {last[-1].by}" if last else "unset"
+        evidence.append(
+            Evidence(
+                f"{parked.subject} at version {version}",
+                now == version,
+                f"{parked.subject.replace(':', ' ', 1)} moved since the conflict was parked at "
+                f"version {version}: it is at version {now} now ({held}); look at it again",
+            )
+        )
+    return Mutation(
+        what=f"{by}'s ruling on conflict {parked.conflict_id} ({choice})",
+        actor=role,
+        capability="rule",
+        intent=intent,
+        key=key,
+        request=request,
+        evidence=tuple(evidence),
+        run_id=parked.run_id,
+        no_intent_because="" if intent else "the conflict was parked under no intent",
+    )
+
+
+def refusal(refused: MutationRefused) -> RulingRefused:
+    """The typed error for a refused ruling: stale (409), not allowed (403), or refused."""
+    if refused.check in ("intent", "evidence"):
+        return StaleRuling(refused)
+    if refused.check == "authority":
+        return RulingNotAllowed(refused)
+    return RulingRefused(refused)
 
 
 def committer(parked: ConflictParked) -> CommitTarget | None:

@@ -13,7 +13,7 @@ from ninja import Router, Schema, Status
 from ninja.pagination import paginate
 
 from dashboard import queries
-from dashboard.access import require_decide
+from dashboard.access import require_decide, role_of
 from dashboard.api.auth import user_name
 from dashboard.api.paging import Pages
 from dashboard.api.schemas import ConflictOut, DecisionIn, Error, LetterOut, ResolveIn
@@ -46,7 +46,14 @@ listing("/dead-letters", queues.DEAD_LETTERS, LetterOut)
 )
 def resolve_conflict(request: HttpRequest, conflict_id: str, body: ResolveIn) -> Any:
     require_decide(request.user)
-    review.resolve(conflict_id, body.choice, user_name(request), body.reason)
+    review.resolve(
+        conflict_id,
+        body.choice,
+        user_name(request),
+        body.reason,
+        ruling_id=body.ruling_id,
+        role=role_of(request.user),
+    )
     return Status(200, Conflict.objects.get(conflict_id=conflict_id))
 
 

@@ -414,6 +414,12 @@ class DecisionIn(Schema):
 class ResolveIn(Schema):
     choice: str
     reason: Reason = Field(description="why: recorded in the audit trail with your name")
+    ruling_id: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        description="the ruling's id, its idempotency key: the same ruling posted again is "
+        "applied once (default: derived from the conflict, the choice and you)",
+    )
 
 
 class LetterOut(Schema):

@@ -4,6 +4,7 @@ a clear "already decided" (409) and writes nothing."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
 from dashboard import errors, queries
-from dashboard.access import HtmxHttpRequest, can_decide, require_decide
+from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.forms import DecisionForm, ResolveForm
 from journal_store import projection, queues
 from journal_store.models import Conflict
@@ -90,8 +91,10 @@ def conflicts(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def with_current(item: Conflict) -> None:
-    """The fact's value and version now, beside the claims (None: nothing holds it here)."""
+    """The fact's value and version now, beside the claims (None: nothing holds it here), and
+    the id of the ruling its form would post (posted twice, it is applied once)."""
     item.current = review.current_value(item.commit, item.subject, item.predicate)  # type: ignore[attr-defined]
+    item.ruling_id = f"rl-{uuid.uuid4().hex[:24]}"  # type: ignore[attr-defined]
 
 
 @login_required
@@ -103,7 +106,14 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
         return message(request, "choose a claim (or none) and say why", status=400)
     data = form.cleaned_data
     try:
-        review.resolve(conflict_id, data["choice"], request.user.get_username(), data["reason"])
+        review.resolve(
+            conflict_id,
+            data["choice"],
+            request.user.get_username(),
+            data["reason"],
+            ruling_id=data["ruling_id"] or None,
+            role=role_of(request.user),
+        )
     except review.ConflictError as exc:
         return message(request, str(exc), status=errors.status_for(exc))
     text = f"resolution recorded for {conflict_id}"

@@ -67,6 +67,9 @@ class Mutation:
     evidence: tuple[Evidence, ...] = ()
     expected_key: str | None = None  # the key the harness derives for this decision, if it can
     run_id: str = ""
+    # Why a person's decision names no intent: what it decides on was recorded under none (a
+    # conflict parked before conflicts named their intent). Only then does `intent=None` pass.
+    no_intent_because: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,8 @@ class MutationGate:
 
     def _intent(self, m: Mutation) -> tuple[Any, Any, str] | None:
         if m.intent is None:
+            if m.no_intent_because:
+                return None
             return None, None, f"{m.what} names no intent: no work is done for nobody's intent"
         intent_id, held = m.intent
         declared = Intents(self.journal).history(intent_id)

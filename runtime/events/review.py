@@ -59,3 +59,6 @@ class ConflictResolved(Event):
     choice: str
     value: Any = None
     committed: dict[str, Any] | None = None  # the fact's new version, when a value was committed
+    # The ruling's id: its idempotency key at the mutation gate (the same ruling posted twice
+    # is applied once). Empty in decisions recorded before rulings went through the gate.
+    ruling_id: str = ""

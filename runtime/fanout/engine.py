@@ -107,10 +107,13 @@ def failed(handoff: Handoff, reason: Reason, steps: int, tokens: int, why: str) 
 
 def replayed(session: Session, cls: tuple[type[Event], ...], live: list[Event]) -> None:
     """Emit what only a live run can produce (breaker trips, timeouts): live, the events at
-    hand; on a replay, what the record holds at this place."""
+    hand; on a replay, what the record holds at this place. A resumed run whose record ends
+    here (a step ended at the next boundary) read them back: they are not emitted again."""
+    read_back = False
     while not session.live and isinstance(session.peek(), cls):
         session.emit(session.peek())  # type: ignore[arg-type]
-    if session.live and live:
+        read_back = True
+    if session.live and live and not read_back:
         session.emit(*live)
 
 

@@ -15,18 +15,26 @@ from pydantic import BaseModel, ConfigDict
 from runtime import loop
 from runtime.budget import Budget
 from runtime.coordination.claims import Claims, Rules
-from runtime.coordination.effects import Ledger, effect_key
+from runtime.coordination.effects import Ledger, effect_key, request_hash
+from runtime.coordination.facts import Facts
 from runtime.coordination.gates import Intents
+from runtime.coordination.livelock import Watch
+from runtime.coordination.mutation import Evidence, GateRefused, Mutation, MutationGate
 from runtime.events import (
     DeskChecked,
     EffectFailed,
     EffectSucceeded,
+    Event,
     FactReconciled,
+    LivelockDetected,
+    MutationRefused,
     OrderPrepared,
     TaskEscalated,
     TeamFinished,
     ToolDispatched,
+    ToolReturned,
 )
+from runtime.journal import Fenced
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
 from runtime.status import Verdict
@@ -36,7 +44,14 @@ from teams.desk import vote
 from teams.desk.local import local_desk
 from teams.desk.services import Desk, DeskServices, subject
 from teams.desk.settings import DeskSettings, SupportDeskSettings
-from teams.desk.tools import ORDER_AGENT, SUPPORT_AGENT, DeskTools
+from teams.desk.tools import (
+    AUTHORITY,
+    ORDER_AGENT,
+    RECONCILER,
+    SUPPORT_AGENT,
+    DeskTools,
+    gate_log,
+)
 
 ORDER_SYSTEM = (
     "You are the order agent of a shop's support desk. You keep one order's status true to "
@@ -159,31 +174,51 @@ def check_desk(
 
 
 def reconcile_status(
-    session: Session, desk: Desk, settings: DeskSettings, order_id: str
+    session: Session, desk: Desk, settings: DeskSettings, prepared: OrderPrepared
 ) -> dict[str, Any]:
-    """Reconcile the claims on the order's status; commit a rule's winner by compare-and-swap."""
+    """Reconcile the claims on the order's status; commit a rule's winner through the mutation
+    gate (the ticket's intent, the driver's lease, the reconciler's authority, the claim it
+    rests on, the derived key), then by compare-and-swap. A commit the gate refuses, or that
+    the order moved under, is parked for a person instead."""
+    order_id = prepared.order_id
     about = subject(order_id)
     claims = Claims(session.journal)
     current = desk.orders.get(order_id)
-    commit = {"service": "orders", "key": order_id, "version": current.version}
+    # Where a person's ruling goes, and the intent it is made under (the ruling's gate checks
+    # it is still the current one: services/review.py).
+    commit = {
+        "service": "orders",
+        "key": order_id,
+        "version": current.version,
+        "intent": {"id": prepared.intent_id, "version": prepared.intent_version},
+    }
     outcome = claims.reconcile(
         about, "status", Rules(settings.authority), session.run_id, commit=commit
     )
     version = current.version
     if outcome.status == "decided" and outcome.value != current.status:
-        try:
-            version = desk.orders.set_status(
-                order_id, str(outcome.value), current.version, "reconciler", session.run_id
-            ).version
-        except ToolFailure:
-            # It moved while we decided: what was decided no longer applies as is.
+        refused = gate_commit(session, prepared, about, str(outcome.value), current.version, claims)
+        why = (
+            None
+            if refused is None
+            else f"the gate refused the reconciler's commit ({refused.check}): {refused.reason}"
+        )
+        if why is None:
+            try:
+                version = desk.orders.set_status(
+                    order_id, str(outcome.value), current.version, RECONCILER, session.run_id
+                ).version
+            except ToolFailure:
+                why = "the order moved while the rule's winner was committed"
+        if why is not None:
+            # What was decided does not apply as is: a person decides.
             live = claims.live(about, "status") or claims.all(about)
             parked = claims.park(about, "status", live[-2:], session.run_id, commit)
             return {
                 "subject": about,
                 "predicate": "status",
                 "status": "parked",
-                "rule": "the order moved while the rule's winner was committed",
+                "rule": why,
                 "conflict_id": parked.conflict_id,
                 "fact_version": desk.orders.get(order_id).version,
             }
@@ -196,6 +231,45 @@ def reconcile_status(
         "conflict_id": outcome.conflict_id,
         "fact_version": version,
     }
+
+
+def gate_commit(
+    session: Session,
+    prepared: OrderPrepared,
+    about: str,
+    value: str,
+    based_on: int,
+    claims: Claims,
+) -> MutationRefused | None:
+    """The gate's refusal of the reconciler's commit (journalled in the run's gate log, as the
+    tools' are), or None: it may go ahead."""
+    journal = session.journal
+    payload = {"status": value, "based_on": based_on}
+    key = effect_key(session.run_id, "reconcile", about, payload)
+    claimed = [c for c in claims.all(about) if c.predicate == "status" and c.value == value]
+    mutation = Mutation(
+        what=f"the reconciler setting order {prepared.order_id} to {value}",
+        actor=RECONCILER,
+        capability="reconcile",
+        intent=(prepared.intent_id, prepared.intent_version),
+        key=key,
+        expected_key=key,
+        request=request_hash("reconcile", about, payload),
+        lease=journal.fence if isinstance(journal, Fenced) else None,
+        evidence=(
+            Evidence(
+                f"a claim on {about}'s status of {value!r}",
+                bool(claimed),
+                f"no agent claimed {value!r} for {about}'s status",
+            ),
+        ),
+        run_id=session.run_id,
+    )
+    try:
+        MutationGate(journal, AUTHORITY, gate_log(session.run_id)).check(mutation)
+    except GateRefused as exc:
+        return exc.refused
+    return None
 
 
 def snapshot(prepared: OrderPrepared) -> str:
@@ -238,45 +312,39 @@ def fly(
         ),
     ]
     results: dict[str, loop.AgentResult] = {}
-    votes = SupportDeskSettings.of(config).votes
-    for name, system, task_id, task in work:
-        tools = DeskTools(session, desk, settings, prepared, name, task_id)
-        toolbox = tools.tools()
-        try:
-            if name == SUPPORT_AGENT and votes > 1:
-                # The refund is a critical decision: the vote takes it, then the agent does
-                # the rest of its part without the refund tool.
-                decided = vote.take(session, clients[name], tools, config, budget, task, votes)
-                if decided.winner == vote.NO_MAJORITY:
-                    return no_majority(session, budget, votes)
-                done = (
-                    None
-                    if decided.amount_cents is None
-                    else vote.refund(session, tools, config, decided)
-                )
-                task = f"{task}\n{vote.told(decided, votes, done)}"
-                toolbox = [t for t in toolbox if t.name != "issue_refund"]
-            agent = loop.Agent(
+    team = SupportDeskSettings.of(config)
+    watch = Watch(session)
+    for round_no in range(1, team.rounds + 1):
+        wrote = status_writes(session)
+        for name, system, task_id, task in work:
+            if round_no > 1:
+                task = f"{task}\n{AGAIN.format(n=round_no)}"
+            ended = turn(
+                session,
+                config,
+                clients,
+                budget,
+                desk,
+                settings,
+                prepared,
+                results,
                 name,
-                clients[name],
-                Toolbox(toolbox),
                 system,
-                max_turns=config.max_turns,
-                retries=config.retries,
-                window=config.window,
-                done=loop.done_tool(REPORT, ["outcome", "summary"]),
+                task_id,
+                task,
+                votes=team.votes if round_no == 1 else 1,
             )
-            results[name] = loop.run(agent, task, session, budget, task_id=task_id)
-        except ModelError as exc:
-            reason = f"the {name}'s model failed: {exc}"
-            escalated = session.new(TeamFinished, status="escalated", reason=reason)
-            session.emit(
-                session.new(TaskEscalated, task_id=task_id, reason=reason, last_error=str(exc)),
-                escalated,
-            )
-            return escalated
+            if ended is not None:
+                return ended
+            # A boundary of the loop: the order's status flipping back and forth between the
+            # agents (each write a proper compare-and-swap) is no progress; stop there.
+            stopped = watch.check(status_changes(session, prepared.order_id))
+            if stopped is not None:
+                return livelocked(session, budget, stopped)
+        if status_writes(session) == wrote:
+            break  # a round that changed nothing: the agents have settled
     reconciled = session.activity(
-        FactReconciled, lambda: reconcile_status(session, desk, settings, prepared.order_id)
+        FactReconciled, lambda: reconcile_status(session, desk, settings, prepared)
     )
     checked = session.activity(
         DeskChecked, lambda: check_desk(session, desk, settings, prepared.order_id)
@@ -296,6 +364,98 @@ def fly(
         },
     )
     session.emit(finished)
+    return finished
+
+
+AGAIN = (
+    "Round {n}: the other agent may have changed the order since your last turn. Read it "
+    "again and decide again from its current version (or leave it), then call done."
+)
+
+
+def turn(
+    session: Session,
+    config: FlightConfig,
+    clients: dict[str, ModelClient],
+    budget: Budget,
+    desk: Desk,
+    settings: DeskSettings,
+    prepared: OrderPrepared,
+    results: dict[str, loop.AgentResult],
+    name: str,
+    system: str,
+    task_id: str,
+    task: str,
+    votes: int,
+) -> TeamFinished | None:
+    """One agent's turn, its result in `results`; the run's end when its model failed or its
+    refund vote found no majority, else None."""
+    tools = DeskTools(session, desk, settings, prepared, name, task_id)
+    toolbox = tools.tools()
+    try:
+        if name == SUPPORT_AGENT and votes > 1:
+            # The refund is a critical decision: the vote takes it, then the agent does
+            # the rest of its part without the refund tool.
+            decided = vote.take(session, clients[name], tools, config, budget, task, votes)
+            if decided.winner == vote.NO_MAJORITY:
+                return no_majority(session, budget, votes)
+            done = (
+                None
+                if decided.amount_cents is None
+                else vote.refund(session, tools, config, decided)
+            )
+            task = f"{task}\n{vote.told(decided, votes, done)}"
+            toolbox = [t for t in toolbox if t.name != "issue_refund"]
+        agent = loop.Agent(
+            name,
+            clients[name],
+            Toolbox(toolbox),
+            system,
+            max_turns=config.max_turns,
+            retries=config.retries,
+            window=config.window,
+            done=loop.done_tool(REPORT, ["outcome", "summary"]),
+        )
+        results[name] = loop.run(agent, task, session, budget, task_id=task_id)
+    except ModelError as exc:
+        reason = f"the {name}'s model failed: {exc}"
+        escalated = session.new(TeamFinished, status="escalated", reason=reason)
+        session.emit(
+            session.new(TaskEscalated, task_id=task_id, reason=reason, last_error=str(exc)),
+            escalated,
+        )
+        return escalated
+    return None
+
+
+def status_writes(session: Session) -> int:
+    """The order's status changes this run's agents made (from the run's own events, so a
+    replay counts the same)."""
+    return sum(
+        1
+        for e in session.emitted
+        if isinstance(e, ToolReturned) and e.tool == "set_order_status" and e.error is None
+    )
+
+
+def status_changes(session: Session, order_id: str) -> list[Event]:
+    """The order's fact changes, for the livelock watch (live only: a replay reads the watch's
+    recorded decision back)."""
+    if not session.live:
+        return []
+    return [r.event for r in session.journal.read(Facts.stream(subject(order_id)))]
+
+
+def livelocked(session: Session, budget: Budget, stopped: LivelockDetected) -> TeamFinished:
+    """The loop stopped by the livelock watch: a person decides."""
+    reason = f"LIVELOCK: {stopped.reason}"
+    finished = session.new(
+        TeamFinished,
+        status="escalated",
+        reason=reason,
+        summary={"spent": budget.spent, "allowance": budget.allowance},
+    )
+    session.emit(session.new(TaskEscalated, reason=reason), finished)
     return finished
 
 

@@ -144,4 +144,31 @@ REFUND_VOTE = Scenario(
     },
 )
 
-SCENARIOS = {s.name: s for s in (DOUBLE_REFUND, LOST_UPDATE, RE_DECIDE, REFUND_VOTE)}
+
+def flips(agent_status: str, based_on: list[int], why: str) -> list[ModelResponse]:
+    """An agent that, each round, reads the order and writes its own status back."""
+    steps: list[ModelResponse] = []
+    for version in based_on:
+        steps += [
+            call("read_order", 50),
+            call("set_order_status", 60, status=agent_status, based_on=version, evidence=why),
+            call("done", 40, outcome="updated", summary=f"set it to {agent_status} again"),
+        ]
+    return steps
+
+
+FLIP_FLOP = Scenario(
+    name="flip-flop",
+    description="Given rounds to settle, the order agent keeps setting the order shipped and "
+    "the support agent keeps setting it cancelled, each write a proper compare-and-swap: the "
+    "status flips back and forth, the livelock watch stops the loop, and a person decides.",
+    task=LOST_UPDATE.task,
+    settings={**LOST_UPDATE.settings, "rounds": 3},
+    scripts={
+        # Versions: the order opens at 1; each write moves it on by one.
+        ORDER_AGENT: flips("shipped", [1, 3, 5], "carrier scan DHL-7731 at 09:12"),
+        SUPPORT_AGENT: flips("cancelled", [2, 4, 6], "the customer cancelled at 09:10"),
+    },
+)
+
+SCENARIOS = {s.name: s for s in (DOUBLE_REFUND, LOST_UPDATE, RE_DECIDE, REFUND_VOTE, FLIP_FLOP)}

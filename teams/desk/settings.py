@@ -48,6 +48,13 @@ class SupportDeskSettings(TeamSettings):
 
     team: Literal["support-desk"] = "support-desk"
     desk: DeskSettings = Field(default_factory=DeskSettings)
+    rounds: int = Field(
+        default=1,
+        ge=1,
+        le=5,
+        description="rounds the agents get while they keep changing the order's status (the "
+        "livelock watch stops a status flipping back and forth)",
+    )
     votes: Literal[1, 3, 5] = Field(
         default=1,
         description="independent samples of the refund decision, and their majority (the "

@@ -27,8 +27,15 @@ from teams.desk.services import STATUSES, Desk, OrderMoved, RefundRefused, subje
 from teams.desk.settings import DeskSettings
 
 ORDER_AGENT, SUPPORT_AGENT = "order-agent", "support-agent"
+RECONCILER = "reconciler"  # the harness, committing the value a rule decided
 # Who may do what on the desk: the gate's authority check, given by the harness.
-AUTHORITY = Authority.of({"refund": {SUPPORT_AGENT}, "set_status": {ORDER_AGENT, SUPPORT_AGENT}})
+AUTHORITY = Authority.of(
+    {
+        "refund": {SUPPORT_AGENT},
+        "set_status": {ORDER_AGENT, SUPPORT_AGENT},
+        "reconcile": {RECONCILER},
+    }
+)
 
 
 def gate_log(run_id: str) -> str:

@@ -24,6 +24,7 @@ every sub-task was answered (degraded or not) and "failed" when none was. The fa
     belt        the tools, each server behind a breaker
     spend       the spend breaker around the specialists' models
     specialist  one specialist's run, to a typed report
+    onward      a specialist handing a part of its sub-task on, within the delegation limits
     saga        the refund as a saga
     answer      the composed answer and the verdict
     harness     the flight
@@ -36,13 +37,13 @@ from __future__ import annotations
 
 from runtime.team import Team
 from teams.triage.harness import fly
-from teams.triage.plan import KB, ORDERS, POLICY
+from teams.triage.plan import KB, ORDERS, POLICY, RETURNS
 from teams.triage.scenarios import SCENARIOS
 from teams.triage.settings import TriageSettings
 
 TEAM = Team(
     name="support-triage",
-    agents=(ORDERS, KB, POLICY),
+    agents=(ORDERS, KB, POLICY, RETURNS),
     scenarios=SCENARIOS,
     fly=fly,
     settings=TriageSettings,

@@ -7,20 +7,59 @@ from pathlib import Path
 from runtime import workspace
 from runtime.coordination.carried import carry
 from runtime.events import BreakerReset, BreakerTripped, TeamFinished, ToolsListed
+from runtime.fanout.contracts import Handoff, Report
 from runtime.fanout.engine import Crew, failed, fan_out, hand_off, replayed
-from runtime.fanout.settle import settle
+from runtime.fanout.settle import Answer, settle
 from runtime.model import ModelClient
 from runtime.session import Session
 from runtime.team import FlightConfig, Services, start
 from teams.triage.answer import compose
 from teams.triage.belt import Belt
-from teams.triage.plan import ORDER_ID, POLICY_RULES, handoffs, unavailable
+from teams.triage.onward import Onward
+from teams.triage.plan import BELTS, ORDER_ID, POLICY_RULES, handoffs, order_of, unavailable
 from teams.triage.saga import refund
 from teams.triage.services import TriageServices
 from teams.triage.settings import TriageSettings
 from teams.triage.specialist import work
 from teams.triage.spend import Metered, spend_breaker
 from teams.triage.surface import default_surface
+
+
+def delegated(
+    session: Session,
+    settings: TriageSettings,
+    planned: list[tuple[str, Handoff]],
+    reports: dict[str, Report],
+    crew: Crew,
+    config: FlightConfig,
+    belt: Belt,
+) -> tuple[list[tuple[str, Handoff]], dict[str, Answer]]:
+    """Settle the round's reports, deciding first which parts each specialist may hand on
+    (teams/triage/onward.py); the parts allowed are handed off, run and settled as a round of
+    their own, and so on until a round hands nothing on (the depth limit bounds the rounds)."""
+    chains = Onward(session, BELTS, settings.delegation_depth, order_of(config.task))
+    everything = list(planned)
+    answers: dict[str, Answer] = {}
+    todo = planned
+    while todo:
+        parts = [part for sub_id, handoff in todo for part in chains.decide(sub_id, handoff)]
+        for sub_id, handoff in todo:
+            report, note, cached = settle(
+                session, sub_id, handoff, reports[sub_id], crew, POLICY_RULES, config.park
+            )
+            answers[sub_id] = (report, chains.noted(sub_id, note), cached)
+        if not parts:
+            break
+        session.boundary()
+        for sub_id, handoff in parts:
+            hand_off(session, sub_id, handoff, crew)
+        session.boundary()
+        seen = len(belt.events)
+        reports = fan_out(session, parts, crew)
+        replayed(session, (BreakerTripped, BreakerReset), belt.events[seen:])
+        everything += parts
+        todo = parts
+    return everything, answers
 
 
 def fly(
@@ -43,6 +82,7 @@ def fly(
             steps=min(config.max_turns, 8),
             tokens=max(200, config.allowance // 4),
             deadline=settings.deadline,
+            delegate=settings.delegate,
         )
         # Route around servers that were down from the start: a specialist whose whole belt
         # is on them is not sent to fail; its sub-task goes straight to recovery.
@@ -69,12 +109,15 @@ def fly(
         session.boundary()
         reports = {**skipped, **fan_out(session, sent, crew)}
         replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
-        answers = {
-            sub_id: settle(
-                session, sub_id, handoff, reports[sub_id], crew, POLICY_RULES, config.park
-            )
-            for sub_id, handoff in planned
-        }
+        if settings.delegate:
+            planned, answers = delegated(session, settings, planned, reports, crew, config, belt)
+        else:
+            answers = {
+                sub_id: settle(
+                    session, sub_id, handoff, reports[sub_id], crew, POLICY_RULES, config.park
+                )
+                for sub_id, handoff in planned
+            }
         order = ORDER_ID.search(config.task)
         session.boundary()
         refunded = (

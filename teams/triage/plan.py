@@ -8,12 +8,16 @@ import re
 from runtime import loop
 from runtime.fanout.contracts import Handoff
 from runtime.fanout.routing import Cached, RecoveryPolicy
+from teams.triage.onward import TOOL as DELEGATE
 
 ORDERS, KB, POLICY = "orders-worker", "kb-worker", "policy-worker"
+# Given no sub-task of its own: only parts another specialist hands on (teams/triage/onward.py).
+RETURNS = "returns-worker"
 BELTS = {
     ORDERS: ["orders.lookup_order", "orders.list_orders"],
     KB: ["kb.search"],
     POLICY: ["policy.check_refund_policy", "policy.policy_for"],
+    RETURNS: ["orders.lookup_order"],
 }
 SYSTEM = (
     "You are a support specialist with a narrow brief. Use only your tools, cite the id of the "
@@ -51,10 +55,18 @@ ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
 POLICY_RULES = RecoveryPolicy(fallbacks={POLICY: POLICY_SNAPSHOT}, budget_retries=1)
 
 
-def handoffs(task: str, steps: int, tokens: int, deadline: float) -> list[tuple[str, Handoff]]:
-    """The plan: three independent sub-tasks, each with its own resolved inputs."""
+def order_of(task: str) -> dict[str, str]:
+    """The ticket's order, as a resolved input (empty: the ticket names none)."""
     found = ORDER_ID.search(task)
-    order = {"order_id": found.group(0)} if found else {}
+    return {"order_id": found.group(0)} if found else {}
+
+
+def handoffs(
+    task: str, steps: int, tokens: int, deadline: float, delegate: bool = False
+) -> list[tuple[str, Handoff]]:
+    """The plan: three independent sub-tasks, each with its own resolved inputs; with
+    `delegate`, each specialist may ask to hand a part of its sub-task on."""
+    order = order_of(task)
     plan = [
         (ORDERS, "Find the order's status, items and any note about the customer's problem."),
         (KB, "Find the help articles that apply to this ticket."),
@@ -67,7 +79,7 @@ def handoffs(task: str, steps: int, tokens: int, deadline: float) -> list[tuple[
                 worker_id=worker,
                 objective=objective,
                 inputs={"ticket": task, **(order if worker != KB else {})},
-                allowed_tools=BELTS[worker],
+                allowed_tools=[*BELTS[worker], *([DELEGATE] if delegate else [])],
                 max_steps=steps,
                 max_tokens=tokens,
                 return_contract="findings that each cite the tool call they rest on",

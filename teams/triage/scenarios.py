@@ -6,7 +6,8 @@ from typing import Any
 
 from runtime.model import call
 from runtime.team import Scenario
-from teams.triage.plan import KB, ORDERS, POLICY
+from teams.triage.onward import TOOL as DELEGATE
+from teams.triage.plan import KB, ORDERS, POLICY, RETURNS
 
 TICKET = (
     "From grace@example.com: the desk lamp from order B2001 arrived with a cracked shade. "
@@ -150,5 +151,90 @@ LOOPING = Scenario(
     },
 )
 
+# --- onward delegation (teams/triage/onward.py) -------------------------------------------------
 
-SCENARIOS = {s.name: s for s in (TRIAGE, REFUND_SAGA, RUNAWAY_SPEND, LIAR, LOOPING)}
+WINDOW = "Find when order B2001 was delivered: KB-104's 14 days count from that day."
+# The knowledge-base specialist finds the article and hands the date it turns on to the
+# returns specialist: its search is call 1, its hand-on call 2, its report call 3.
+KB_HANDS_ON = [
+    SCRIPTS[KB][0],
+    call(DELEGATE, 40, to=RETURNS, part=WINDOW),
+    report_of(
+        KB,
+        [
+            (
+                "KB-104 (Damaged or broken items): report damage within 14 days of delivery "
+                "with a photo.",
+                "kb-worker-1-1",
+                "kb.search",
+            )
+        ],
+    ),
+]
+RETURNS_LOOKS_UP = [
+    call("orders.lookup_order", 90, order_id="B2001"),
+    report_of(
+        RETURNS,
+        [("Order B2001 was delivered on 2025-04-18.", "returns-worker-1-1", "orders.lookup_order")],
+    ),
+]
+
+ONWARD = Scenario(
+    name="onward-delegation",
+    description="The knowledge-base specialist hands the delivery date its article turns on "
+    "to the returns specialist: within the depth limit, so it is handed off, run and checked "
+    "like any sub-task, and its finding joins the answer.",
+    task=TICKET,
+    scripts={**SCRIPTS, KB: KB_HANDS_ON, RETURNS: RETURNS_LOOKS_UP},
+    settings={"delegate": True},
+)
+
+HAND_BACK = Scenario(
+    name="delegation-cycle",
+    description="The returns specialist, handed a part by the knowledge-base specialist, "
+    "tries to hand it back: a cycle, refused before it is sent; with no verified finding of "
+    "its own, its part ends DEGRADED, naming it and the refusal.",
+    task=TICKET,
+    scripts={
+        **SCRIPTS,
+        KB: KB_HANDS_ON,
+        RETURNS: [
+            call(DELEGATE, 40, to=KB, part="Find which article says what the 14 days count from."),
+            report_of(RETURNS, []),
+        ],
+    },
+    settings={"delegate": True},
+)
+
+TOO_DEEP = Scenario(
+    name="delegation-too-deep",
+    description="With chains limited to two delegations, the returns specialist's hand-on "
+    "to the orders specialist would be the third: refused; it keeps the part and answers it "
+    "from its own lookup.",
+    task=TICKET,
+    scripts={
+        **SCRIPTS,
+        KB: KB_HANDS_ON,
+        RETURNS: [
+            call(DELEGATE, 40, to=ORDERS, part="Check the order's delivery date."),
+            call("orders.lookup_order", 90, order_id="B2001"),
+            report_of(
+                RETURNS,
+                [
+                    (
+                        "Order B2001 was delivered on 2025-04-18.",
+                        "returns-worker-2-1",
+                        "orders.lookup_order",
+                    )
+                ],
+            ),
+        ],
+    },
+    settings={"delegate": True, "delegation_depth": 2},
+)
+
+
+SCENARIOS = {
+    s.name: s
+    for s in (TRIAGE, REFUND_SAGA, RUNAWAY_SPEND, LIAR, LOOPING, ONWARD, HAND_BACK, TOO_DEEP)
+}

@@ -6,12 +6,14 @@ from typing import Literal
 
 from pydantic import Field
 
+from runtime.coordination.delegation import MAX_DEPTH
 from runtime.team import TeamSettings
 
 
 class TriageSettings(TeamSettings):
-    """How many specialists at once, how long each has, what spending trips the breaker, and
-    whether the refund is carried out after the answer."""
+    """How many specialists at once, how long each has, what spending trips the breaker,
+    whether the refund is carried out after the answer, and whether (and how deep) the
+    specialists may hand parts of their sub-tasks on."""
 
     team: Literal["support-triage"] = "support-triage"
     refund: bool = Field(default=False, description="after answering, carry out the refund")
@@ -21,4 +23,10 @@ class TriageSettings(TeamSettings):
     parallel: int = Field(default=3, ge=1, le=16, description="specialists at once")
     deadline: float = Field(
         default=60.0, gt=0, le=3600, description="seconds a specialist has to report"
+    )
+    delegate: bool = Field(
+        default=False, description="specialists may hand a part of their sub-task on"
+    )
+    delegation_depth: int = Field(
+        default=MAX_DEPTH, ge=1, le=8, description="delegations deep a chain may go"
     )

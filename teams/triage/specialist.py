@@ -10,8 +10,9 @@ from runtime.fanout.contracts import Handoff, Reason, Report
 from runtime.fanout.engine import failed
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
+from teams.triage import onward
 from teams.triage.belt import Belt
-from teams.triage.plan import REPORT, SYSTEM
+from teams.triage.plan import BELTS, REPORT, SYSTEM
 from teams.triage.spend import SpendRefused
 
 LOOP_REPEATS = 3  # the same call this many times in a row trips the loop breaker
@@ -30,7 +31,7 @@ def work(
     agent = loop.Agent(
         handoff.worker_id,
         client,
-        contracts.toolbox(handoff, belt.tools()),
+        contracts.toolbox(handoff, [*belt.tools(), onward.tool(sorted(BELTS))]),
         SYSTEM,
         max_turns=handoff.max_steps,
         done=REPORT,

@@ -101,7 +101,12 @@ def test_two_decisions_from_one_version_overwrite_nothing_and_park_a_conflict(fl
         (ORDER_AGENT, "shipped", 1),
         (SUPPORT_AGENT, "cancelled", 1),
     }
-    assert parked.commit == {"service": "orders", "key": order_id, "version": 2}
+    assert parked.commit == {
+        "service": "orders",
+        "key": order_id,
+        "version": 2,
+        "intent": {"id": f"ticket-{order_id}", "version": 1},  # a ruling is gated on it
+    }
     assert flight.replay(journal, flown.run_id).identical
 
 

@@ -27,9 +27,7 @@ def given(session: Session, root: Path, writer: str, **envelope: Any) -> Worktre
     itself (a team's harness): made once, and read back from the record on resume and replay,
     which touch no git. `Writers.add` journals it beside the run instead, for callers with no
     session."""
-    return session.activity(
-        WorktreeAdded, lambda: workspace.add_worktree(root, writer), **envelope
-    )
+    return session.activity(WorktreeAdded, lambda: workspace.add_worktree(root, writer), **envelope)
 
 
 class Writers:

@@ -25,9 +25,10 @@ it writes, and the harness has them written at the same time (seed 02 §§4, 15,
                 writer's lease on the fix (a writer that lost it is refused), and then the
                 commitment is released (`fulfilled`) and the writer's leases given back
 
-Everything outside the run (leases, git) is read back on replay: the worktrees and candidates
-are activities, the waits and transfers recorded decisions; the leases' streams are written
-again into the replay's own journal, identically, since the same grants come in the same order.
+Everything outside the run is recorded in it and read back on resume and replay, never done
+again: the worktrees and candidates are activities, the leases taken and given back LeaseTaken
+and LeaseGivenBack (the lease's own stream has the grant and the release), the waits and the
+transfers decisions the primitives record.
 """
 
 from __future__ import annotations
@@ -40,7 +41,13 @@ from runtime.coordination.commitments import Commitments
 from runtime.coordination.leases import Lease, Leases
 from runtime.coordination.waits import WaitForGraph
 from runtime.coordination.writers import given
-from runtime.events import CandidateCommitted, DeadlockDetected, Integrated
+from runtime.events import (
+    CandidateCommitted,
+    DeadlockDetected,
+    Integrated,
+    LeaseGivenBack,
+    LeaseTaken,
+)
 from teams.repo_fix.harness import REPLY_ATTEMPTS, Harness, NoReply, Stop
 
 WRITERS = ("coder-a", "coder-b")
@@ -90,11 +97,61 @@ class Parallel:
     def resource(self, *what: str) -> str:
         return ":".join((self.h.session.run_id, *what))
 
+    # --- leases, as the run records them ----------------------------------------------------
+    #
+    # The lease store is outside the run: what the harness took and gave back is journalled in
+    # the run too (LeaseTaken, LeaseGivenBack), and read back, never done again, on resume and
+    # replay; a take the record does not hold here did not succeed here.
+
+    def take(self, resource: str, holder: str, task: str) -> Lease | None:
+        s = self.h.session
+        if not s.live:
+            recorded = s.peek()
+            if not (
+                isinstance(recorded, LeaseTaken)
+                and (recorded.resource, recorded.holder) == (resource, holder)
+            ):
+                return None
+            s.emit(recorded)
+            taken = recorded
+        else:
+            lease = self.leases.acquire(resource, holder, TTL)
+            if lease is None:
+                return None
+            taken = s.new(
+                LeaseTaken,
+                agent=holder,
+                task_id=task,
+                resource=resource,
+                holder=holder,
+                epoch=lease.epoch,
+                expires=lease.expires,
+                stream_version=lease.version,
+            )
+            s.emit(taken)
+        return Lease(resource, holder, taken.epoch, taken.expires, taken.stream_version)
+
+    def give(self, lease: Lease, outcome: str, task: str, counted: bool = True) -> None:
+        s = self.h.session
+        if s.live:
+            self.leases.release(lease, outcome, counted=counted)
+        s.emit(
+            s.new(
+                LeaseGivenBack,
+                agent=lease.holder,
+                task_id=task,
+                resource=lease.resource,
+                holder=lease.holder,
+                epoch=lease.epoch,
+                outcome=outcome,
+            )
+        )
+
     # --- award, commitment, files ----------------------------------------------------------
 
     def award(self, fix: dict[str, Any], writer: str) -> Share:
         task = str(fix["id"])
-        lease = self.leases.acquire(self.resource("fix", task), writer, TTL)
+        lease = self.take(self.resource("fix", task), writer, task)
         if lease is None:
             raise Stop("inconclusive", f"the lease on {task} is held by another run's writer")
         share = Share(fix, writer, lease)
@@ -126,7 +183,7 @@ class Parallel:
                 if share in later or not pending[share.task]:
                     continue
                 resource = self.resource("file", pending[share.task][0])
-                got = self.leases.acquire(resource, share.writer, TTL)
+                got = self.take(resource, share.writer, share.task)
                 if got is not None:
                     share.held.append(got)
                     pending[share.task].pop(0)
@@ -144,9 +201,9 @@ class Parallel:
                     moved = True
         return later + [s for s in shares if pending[s.task] and s not in later]
 
-    def give_back(self, share: Share, outcome: str) -> None:
+    def give_back(self, share: Share, outcome: str, counted: bool = True) -> None:
         for lease in share.held:
-            self.leases.release(lease, outcome)
+            self.give(lease, outcome, share.task, counted)
         share.held = []
 
     # --- draft, lost lease, merge ---------------------------------------------------------
@@ -194,10 +251,10 @@ class Parallel:
             )
             return
         revoked = f"revoked: {silent} let its reply deadline pass twice on {share.task}"
-        self.leases.release(share.lease, revoked, counted=False)
-        self.give_back(share, revoked)
+        self.give(share.lease, revoked, share.task, counted=False)
+        self.give_back(share, revoked, counted=False)
         heir = heirs[0]
-        lease = self.leases.acquire(share.lease.resource, heir, TTL)
+        lease = self.take(share.lease.resource, heir, share.task)
         if lease is None:
             raise Stop("escalated", f"{heir} could not take the lease on {share.task} over")
         self.commitments.reclaim(share.lease.resource)
@@ -218,7 +275,7 @@ class Parallel:
             f"merged into main as {integrated.commit[:12]}",
         )
         self.give_back(share, f"merged {share.task}")
-        self.leases.release(share.lease, f"merged {share.task}")
+        self.give(share.lease, f"merged {share.task}", share.task)
         return integrated
 
 

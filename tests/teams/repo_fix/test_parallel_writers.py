@@ -18,12 +18,16 @@ from runtime.events import (
     DeadlockDetected,
     Integrated,
     LeaseAwaited,
+    LeaseGivenBack,
     LeaseReleased,
+    LeaseTaken,
     MessageSent,
     MutationRefused,
     WorktreeAdded,
 )
+from runtime.journal import MemoryJournal
 from runtime.jsonl import JsonlJournal
+from runtime.session import Session
 from runtime.workspace import git
 
 pytestmark = pytest.mark.slow
@@ -131,6 +135,10 @@ def test_a_writer_that_goes_quiet_loses_its_lease_and_its_commitment_moves_to_th
     # the lease was taken from the quiet writer (revoked in its stream), not left to expire
     revoked = [e for e in leases(flown) if isinstance(e, LeaseReleased) and e.holder == "coder-b"]
     assert revoked and all(e.outcome.startswith("revoked: coder-b") for e in revoked)
+    given_back = [e for e in of(flown, LeaseGivenBack) if e.holder == "coder-b"]
+    assert [(e.resource, e.epoch, e.outcome) for e in given_back] == [
+        (e.resource, e.epoch, e.outcome) for e in revoked
+    ]
     # coder-a wrote T2 in a worktree of its own, and its merge is the one that shipped
     merged = {m.task_id: m for m in of(flown, Integrated)}
     assert merged["T2"].branch == "writer/coder-a-T2"
@@ -196,3 +204,33 @@ def test_parallel_writers_refuse_bidding_and_reflection_when_planned():
     for option in ("bidding", "reflect"):
         with pytest.raises(flight.FlightError, match="parallel writers take their fixes"):
             flight.plan("repo-fix", "parallel-writers", "r-vet", **{option: True})
+
+
+def stepped(config, run_id, root):
+    """The run driven one turn per session, as the workers drive it; each session re-reads the
+    record (and the leases it took stay taken in the journal between sessions)."""
+    journal = MemoryJournal()
+    for _ in range(300):
+        outcome = flight.drive(Session(journal, run_id, steps=1), config, root)
+        if outcome.status != "stepped":
+            return outcome, [r.event for r in journal.read(f"run-{run_id}")]
+    raise AssertionError("the run never finished")
+
+
+@pytest.mark.parametrize("scenario", ["parallel-writers", "lost-writer", "deadlocked-writers"])
+def test_driven_a_turn_at_a_time_the_writers_take_the_same_leases_waits_and_transfers(
+    tmp_path, fly_team, scenario
+):
+    reference = fly_team(scenario)
+    config = flight.plan("repo-fix", scenario, reference.run_id)
+    outcome, events = stepped(config, reference.run_id, tmp_path)
+    assert outcome.status == reference.outcome.status == "done"
+
+    def shape(evs):
+        return [(e.kind, e.agent, e.task_id, getattr(e, "commitment_id", None)) for e in evs]
+
+    assert shape(events) == shape(reference.events)
+    taken = [(e.resource, e.holder, e.epoch) for e in events if isinstance(e, LeaseTaken)]
+    assert taken == [
+        (e.resource, e.holder, e.epoch) for e in reference.events if isinstance(e, LeaseTaken)
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from runtime import flight
+from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.diagnose import diagnose
 from runtime.events import (
     CommitmentAcknowledged,
@@ -234,3 +235,38 @@ def test_driven_a_turn_at_a_time_the_writers_take_the_same_leases_waits_and_tran
     assert taken == [
         (e.resource, e.holder, e.epoch) for e in reference.events if isinstance(e, LeaseTaken)
     ]
+
+
+def test_once_its_lease_is_taken_over_the_quiet_writers_fence_is_refused_at_the_gate(fly_team):
+    # The journal as it stood when the commitment moved: coder-b's epoch on the fix no longer
+    # stands, coder-a's does; a merge fenced by coder-b's would be refused before git is touched.
+    flown = fly_team("lost-writer")
+    moved = next(r.position for r in flown.records if isinstance(r.event, CommitmentTransferred))
+    then = MemoryJournal()
+    for r in JsonlJournal(flown.path).read_all():
+        if r.position <= moved:
+            then.append(r.stream, [r.event], then.version(r.stream))
+    fences = {
+        e.holder: (f"lease-{e.resource}", e.epoch)
+        for e in of(flown, LeaseTaken)
+        if e.resource.endswith(":fix:T2")
+    }
+    gate = MutationGate(then, Authority.of({"integrate": {"coder-a", "coder-b"}}), "gate-t")
+
+    def merge(writer):
+        return Mutation(
+            what=f"merging {writer}'s T2",
+            actor=writer,
+            capability="integrate",
+            intent=(f"task-{flown.run_id}", 1),
+            lease=fences[writer],
+            evidence=(Evidence("ACCEPT on T2", True),),
+            key="integrate:T2",
+            expected_key="integrate:T2",
+            run_id=flown.run_id,
+        )
+
+    refused = gate.judge(merge("coder-b"))
+    assert refused is not None and refused.check == "lease"
+    assert (refused.held, refused.current) == (fences["coder-b"][1], fences["coder-a"][1])
+    assert gate.judge(merge("coder-a")) is None

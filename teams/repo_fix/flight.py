@@ -44,7 +44,7 @@ def fly(
         },
     )
     harness.intent = carry(session, config.task)
-    coders = list(BIDDERS) if settings.bidding or settings.parallel else ["coder"]
+    coders = list(BIDDERS) if settings.bidding or settings.parallel_writers else ["coder"]
     agents = ["orchestrator", *coders, "reviewer", "tester"]
     agents += (["critic"] if settings.reflect else []) + (["docs"] if settings.docs else [])
     harness.open_ledgers(agents)
@@ -66,7 +66,7 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
     harness.post.send(
         Performative.REQUEST, "operator", "orchestrator", "plan", {"task": harness.config.task}
     )
-    if harness.settings.parallel:
+    if harness.settings.parallel_writers:
         tasks = harness.plan(PARALLEL_ORCHESTRATOR)
         shipped = parallel.write(harness, tasks)  # all merged before any is verified
         for integrated in shipped:
@@ -118,7 +118,7 @@ def vet(scenario: Scenario, config: FlightConfig) -> None:
         raise ValueError(
             f"scenario {scenario.name!r} has no bidding script for {', '.join(missing)}"
         )
-    if settings.parallel and (settings.bidding or settings.reflect):
+    if settings.parallel_writers and (settings.bidding or settings.reflect):
         raise ValueError(
             "parallel writers take their fixes in the plan's order: no --bidding, and no "
             "--reflect (not built for writers in worktrees yet)"

@@ -1,7 +1,7 @@
 """Parallel writers: each fix to its own coder, in its own git worktree, held as a commitment.
 
-With `parallel`, the orchestrator splits the task into independent fixes, each naming the files
-it writes, and the harness has them written at the same time (seed 02 §§4, 15, 21):
+With `parallel_writers`, the orchestrator splits the task into independent fixes, each naming
+the files it writes, and the harness has them written at the same time (seed 02 §§4, 15, 21):
 
     award       fix n goes to WRITERS[n] (coder-a, coder-b): the gate's authority for its merge
     commitment  the writer takes the lease on the fix (`<run>:fix:<task>`) and the harness

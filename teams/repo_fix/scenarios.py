@@ -369,7 +369,7 @@ PARALLEL_WRITERS = Scenario(
     "write it in a git worktree of its own; each is reviewed and merged through the gate in "
     "turn, its commitment released. Green.",
     task=TWO_BUGS,
-    settings={"template": "parse-and-slug", "parallel": True},
+    settings={"template": "parse-and-slug", "parallel_writers": True},
     scripts={
         "orchestrator": [parallel_plan(160, (PARSER_BRIEF, [PARSER]), (SLUG_BRIEF, [SLUG]))],
         "coder-a": WRITER_PARSER,
@@ -385,7 +385,7 @@ LOST_WRITER = Scenario(
     "reply deadline twice, its lease on the fix is revoked, and the commitment moves with the "
     "lease to coder-a, who writes both fixes. Green; no commitment left open.",
     task=TWO_BUGS,
-    settings={"template": "parse-and-slug", "parallel": True, "reply_turns": 4},
+    settings={"template": "parse-and-slug", "parallel_writers": True, "reply_turns": 4},
     scripts={
         "orchestrator": [parallel_plan(160, (PARSER_BRIEF, [PARSER]), (SLUG_BRIEF, [SLUG]))],
         "coder-a": [*WRITER_PARSER, *WRITER_SLUG],
@@ -403,7 +403,7 @@ DEADLOCKED_WRITERS = Scenario(
     "wait-for graph refuses the youngest wait (coder-b's); it gives its file back and writes "
     "after coder-a's merge. Green.",
     task=TWO_BUGS,
-    settings={"template": "parse-and-slug", "parallel": True},
+    settings={"template": "parse-and-slug", "parallel_writers": True},
     scripts={
         "orchestrator": [
             parallel_plan(

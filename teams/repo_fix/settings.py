@@ -19,7 +19,7 @@ class RepoFixSettings(TeamSettings):
     template: Template
     bidding: bool = Field(default=False, description="contract-net bidding between two coders")
     docs: bool = Field(default=False, description="add the docs agent (writes docs/ only)")
-    parallel: bool = Field(
+    parallel_writers: bool = Field(
         default=False,
         description="each fix to its own coder (coder-a, coder-b) in its own git worktree, "
         "held as a commitment; merged one after the other through the gate",

@@ -1,5 +1,5 @@
 """The parallel writers' scenarios are chosen on the new-run form like any other, each with its
-description, and a run started from it carries the scenario's own settings (parallel)."""
+description, and a run started from it carries the scenario's own settings (parallel_writers)."""
 
 from __future__ import annotations
 
@@ -29,5 +29,5 @@ def test_the_form_offers_the_writers_scenarios_and_starts_one_with_its_settings(
     [started] = [r.event for r in DjangoJournal().read(f"run-{run_id}")][:1]
     assert started.config["scenario"] == "lost-writer"
     settings = started.config["settings"]
-    assert settings["parallel"] is True and settings["template"] == "parse-and-slug"
+    assert settings["parallel_writers"] is True and settings["template"] == "parse-and-slug"
     assert settings["reply_turns"] == 4

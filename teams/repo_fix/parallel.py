@@ -153,7 +153,7 @@ class Parallel:
         task = str(fix["id"])
         lease = self.take(self.resource("fix", task), writer, task)
         if lease is None:
-            raise Stop("inconclusive", f"the lease on {task} is held by another run's writer")
+            raise Stop("inconclusive", f"{writer} could not take the lease on {task}")
         share = Share(fix, writer, lease)
         self.commitments.make(
             share.commitment,

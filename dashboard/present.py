@@ -195,6 +195,15 @@ def _obligation_summary(kind: str, data: dict[str, Any]) -> str | None:
     if kind == "LeaseAwaited":
         holder, resource = data.get("holder"), data.get("resource")
         return f"{data.get('waiter')} waits for {holder}'s lease on {resource}"
+    if kind == "LeaseTaken":
+        resource, epoch = data.get("resource"), data.get("epoch")
+        return f"{data.get('holder')} took the lease on {resource} (epoch {epoch})"
+    if kind == "LeaseGivenBack":
+        return clip(
+            f"{data.get('holder')} gave back the lease on {data.get('resource')}: "
+            f"{data.get('outcome')}",
+            140,
+        )
     if kind == "DeadlockDetected":
         cycle = " → ".join([*(data.get("cycle") or []), *(data.get("cycle") or [])[:1]])
         return clip(

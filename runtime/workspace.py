@@ -527,11 +527,14 @@ def commit_worktree(root: Path, writer: str, message: str) -> dict[str, Any]:
     git(path, "add", "-A")
     if git(path, "status", "--porcelain"):
         git(path, "commit", "-q", "-m", message)
+    # What the writer changed since its branch left main: main may have moved on since (another
+    # writer's merge), and that is not this writer's change.
+    since = f"main...{branch}"
     return {
         "branch": branch,
         "commit": git(path, "rev-parse", "HEAD"),
-        "diff": git(root, "diff", "main", branch),
-        "files": git(root, "diff", "--name-only", "main", branch).splitlines(),
+        "diff": git(root, "diff", since),
+        "files": git(root, "diff", "--name-only", since).splitlines(),
     }
 
 

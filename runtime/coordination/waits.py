@@ -6,7 +6,9 @@ of either says why. The graph's edges are read from the run's events:
     a REQUEST (MessageSent)      its sender waits for its recipient, until the recipient sends
                                  a message on the task (a REQUEST of its own answers nothing)
     LeaseAwaited                 an agent waits for the holder of a lease, until the lease is
-                                 granted to it or given back
+                                 granted to it or given back (LeaseGranted, LeaseReleased in
+                                 the lease's stream; LeaseTaken, LeaseGivenBack where a harness
+                                 records them in the run)
 
 Before a harness adds a wait (sends a REQUEST, or waits for a lease) it asks the graph. A wait
 that would close a cycle is refused, by one stated rule: the youngest wait in the cycle, the
@@ -31,8 +33,10 @@ from runtime.events import (
     DeadlockDetected,
     Event,
     LeaseAwaited,
+    LeaseGivenBack,
     LeaseGranted,
     LeaseReleased,
+    LeaseTaken,
     MessageSent,
 )
 from runtime.session import Session
@@ -90,9 +94,9 @@ class WaitGraph:
             for key in [k for k, w in waits.items() if w["key"].startswith("request:")]:
                 if waits[key]["holder"] == event.sender and waits[key]["task"] == task:
                     del waits[key]
-        elif isinstance(event, LeaseGranted):
+        elif isinstance(event, LeaseGranted | LeaseTaken):
             waits.pop(f"lease:{event.resource}:{event.holder}", None)
-        elif isinstance(event, LeaseReleased):
+        elif isinstance(event, LeaseReleased | LeaseGivenBack):
             for key in [k for k in waits if k.startswith(f"lease:{event.resource}:")]:
                 del waits[key]
         elif isinstance(event, DeadlockDetected) and event.waits:

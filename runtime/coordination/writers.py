@@ -19,6 +19,15 @@ from runtime.coordination.effects import Ledger, effect_key
 from runtime.coordination.mutation import Mutation, MutationGate
 from runtime.events import WorktreeAdded
 from runtime.journal import append_next
+from runtime.session import Session
+
+
+def given(session: Session, root: Path, writer: str, **envelope: Any) -> WorktreeAdded:
+    """`writer`'s own worktree of the workspace at `root`, given out as a step of the run
+    itself (a team's harness): made once, and read back from the record on resume and replay,
+    which touch no git. `Writers.add` journals it beside the run instead, for callers with no
+    session."""
+    return session.activity(WorktreeAdded, lambda: workspace.add_worktree(root, writer), **envelope)
 
 
 class Writers:

@@ -107,6 +107,8 @@ from runtime.events.obligations import (
     DelegationRefused,
     DuplicateWorkRefused,
     LeaseAwaited,
+    LeaseGivenBack,
+    LeaseTaken,
     LivelockDetected,
     WorkDelegated,
 )
@@ -245,6 +247,8 @@ ALL_KINDS: tuple[type[Event], ...] = (
     DelegationRefused,
     LivelockDetected,
     RunStalled,
+    LeaseTaken,
+    LeaseGivenBack,
 )
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -362,9 +366,11 @@ __all__ = [
     "IntentDeclared",
     "JournalImported",
     "LeaseAwaited",
+    "LeaseGivenBack",
     "LeaseGranted",
     "LeaseReleased",
     "LeaseRenewed",
+    "LeaseTaken",
     "LivelockDetected",
     "MessageDelivered",
     "MessageInjected",

@@ -89,6 +89,30 @@ class LeaseAwaited(Event):
     holder: str
 
 
+class LeaseTaken(Event):
+    """A harness took a lease for one of its agents (a parallel writer's fix or file), as the
+    run records it: the lease's own stream has the grant, and a resumed or replayed run reads
+    this back instead of taking the lease again. A wait for it ends here."""
+
+    kind: ClassVar[str] = "LeaseTaken"
+    resource: str
+    holder: str
+    epoch: int
+    expires: float
+    stream_version: int  # the lease stream's version after the grant (where it writes next)
+
+
+class LeaseGivenBack(Event):
+    """A lease the harness took was given back: its holder is done with it, yields it to break
+    a cycle of waits, or lost it (`outcome` says which; a revoked one starts `revoked:`)."""
+
+    kind: ClassVar[str] = "LeaseGivenBack"
+    resource: str
+    holder: str
+    epoch: int
+    outcome: str
+
+
 class DeadlockDetected(Event):
     """A wait closed a cycle in the wait-for graph. `cycle` names the agents in order, each
     waiting for the next (the last for the first); `waits` are its edges; the wait of

@@ -172,7 +172,15 @@ class Deadlocks(Fold):
 
     name: ClassVar[str] = "deadlock"
     kinds: ClassVar[frozenset[str] | None] = frozenset(
-        ("MessageSent", "LeaseAwaited", "LeaseGranted", "LeaseReleased", "DeadlockDetected")
+        (
+            "MessageSent",
+            "LeaseAwaited",
+            "LeaseGranted",
+            "LeaseReleased",
+            "LeaseTaken",
+            "LeaseGivenBack",
+            "DeadlockDetected",
+        )
     )
 
     def start(self) -> State:

@@ -14,7 +14,9 @@ from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig, Scenario, Services, start
+from teams.repo_fix import parallel
 from teams.repo_fix.harness import Harness, Stop
+from teams.repo_fix.roles import PARALLEL_ORCHESTRATOR
 from teams.repo_fix.scenarios import SCENARIOS
 from teams.repo_fix.settings import RepoFixSettings
 from teams.repos import suite_check, template
@@ -42,7 +44,7 @@ def fly(
         },
     )
     harness.intent = carry(session, config.task)
-    coders = list(BIDDERS) if settings.bidding else ["coder"]
+    coders = list(BIDDERS) if settings.bidding or settings.parallel_writers else ["coder"]
     agents = ["orchestrator", *coders, "reviewer", "tester"]
     agents += (["critic"] if settings.reflect else []) + (["docs"] if settings.docs else [])
     harness.open_ledgers(agents)
@@ -64,14 +66,18 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
     harness.post.send(
         Performative.REQUEST, "operator", "orchestrator", "plan", {"task": harness.config.task}
     )
-    tasks = harness.plan()
-    shipped: list[Integrated] = []
-    for fix in (t for t in tasks if t["kind"] == "fix"):
-        coder = harness.award(fix) if harness.settings.bidding else "coder"
-        integrated = harness.fix(fix, coder)
-        shipped.append(integrated)
-        for check in (t for t in tasks if t["kind"] == "verify" and t.get("of") == fix["id"]):
-            harness.verify(check, integrated)
+    if harness.settings.parallel_writers:
+        tasks = harness.plan(PARALLEL_ORCHESTRATOR)
+        shipped = parallel.write(harness, tasks)  # all merged before any is verified
+        for integrated in shipped:
+            verify(harness, tasks, integrated)
+    else:
+        tasks = harness.plan()
+        shipped = []
+        for fix in (t for t in tasks if t["kind"] == "fix"):
+            coder = harness.award(fix) if harness.settings.bidding else "coder"
+            shipped.append(harness.fix(fix, coder))
+            verify(harness, tasks, shipped[-1])
     suite = session.activity(
         SuiteChecked, lambda: suite_check(harness.path, harness.sandbox), task_id="suite"
     )
@@ -81,6 +87,13 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
     if not suite.ok:
         return "failed", f"integrated, but the suite is not green ({suite.failed} failing)"
     return "done", "reviewed, integrated, and the suite is green"
+
+
+def verify(harness: Harness, tasks: list[dict[str, Any]], integrated: Integrated) -> None:
+    """The plan's verify tasks of the fix just integrated."""
+    for check in tasks:
+        if check["kind"] == "verify" and check.get("of") == integrated.task_id:
+            harness.verify(check, integrated)
 
 
 def fly_scenario(
@@ -104,6 +117,11 @@ def vet(scenario: Scenario, config: FlightConfig) -> None:
     if settings.bidding and missing and config.model == "scripted":
         raise ValueError(
             f"scenario {scenario.name!r} has no bidding script for {', '.join(missing)}"
+        )
+    if settings.parallel_writers and (settings.bidding or settings.reflect):
+        raise ValueError(
+            "parallel writers take their fixes in the plan's order: no --bidding, and no "
+            "--reflect (not built for writers in worktrees yet)"
         )
     scripted_critic = config.models.get("critic", config.model) == "scripted"
     if settings.reflect and scripted_critic and "critic" not in scenario.scripts:

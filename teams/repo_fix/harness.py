@@ -114,6 +114,12 @@ class Harness:
         self.integrations: dict[str, str] = {}  # idempotency key -> the request merged under it
         self.refused: MutationRefused | None = None  # the gate's last refusal of a merge
         self.held: Fence | None = None  # a lease the merges hold besides the driver's (tests)
+        # Parallel writers (teams/repo_fix/parallel.py): where each agent works, when not in
+        # the workspace (its own git worktree), and by task the lease a writer's merge is
+        # fenced by (the lease its commitment is held under).
+        self.where: dict[str, Path] = {}
+        self.fences: dict[str, Fence] = {}
+        self.worktrees: dict[str, str] = {}  # by task: the writer's worktree its work is in
         # Work done by one assignment is not redone by another (a vague plan's tester
         # rewriting the coder's test file): refused before the write starts.
         self.registry = WorkRegistry(session)
@@ -153,7 +159,8 @@ class Harness:
 
     def make(self, name: str, role: Role | None = None) -> loop.Agent:
         role = role or role_of(name)
-        tools = workspace.toolset(self.path, role.writable, sandbox=self.sandbox)
+        here = self.where.get(name, self.path)
+        tools = workspace.toolset(here, role.writable, sandbox=self.sandbox)
         return loop.Agent(
             name,
             self.clients[name],
@@ -311,8 +318,9 @@ class Harness:
 
     # --- the protocol -----------------------------------------------------------------------
 
-    def plan(self) -> list[dict[str, Any]]:
-        reply = self.run("orchestrator", "plan")
+    def plan(self, role: Role | None = None) -> list[dict[str, Any]]:
+        agent = self.make("orchestrator", role) if role is not None else None
+        reply = self.run("orchestrator", "plan", agent)
         if reply.report is None:
             raise Stop("inconclusive", f"the orchestrator produced no plan ({reply.status})")
         try:
@@ -358,16 +366,28 @@ class Harness:
             )
         return winner
 
-    def fix(self, fix: dict[str, Any], coder: str) -> Integrated:
+    def fix(
+        self,
+        fix: dict[str, Any],
+        coder: str,
+        drafted: tuple[CandidateCommitted, dict[str, Any] | None] | None = None,
+    ) -> Integrated:
         """Fix, review, try to integrate; back to the coder when the gate refuses, until the
-        round cap. The gate, not the verdict branch, is what decides whether a merge happens."""
+        round cap. The gate, not the verdict branch, is what decides whether a merge happens.
+        `drafted`: the first round's candidate, when the coder drafted it already (a parallel
+        writer drafts before anyone is reviewed)."""
         task_id = fix["id"]
         self.awarded[task_id] = coder  # the gate's authority: only its candidates are merged
         payload: dict[str, Any] = {"brief": fix["brief"]}
         while True:  # until integrated, or a person discards the task
             for round_no in range(1, self.settings.max_rounds + 1):
-                request, reply = self.ask(coder, task_id, payload)
-                candidate, tests = self.submit(task_id, coder, request, reply, f"round {round_no}")
+                if drafted is not None:
+                    (candidate, tests), drafted = drafted, None
+                else:
+                    request, reply = self.ask(coder, task_id, payload)
+                    candidate, tests = self.submit(
+                        task_id, coder, request, reply, f"round {round_no}"
+                    )
                 if self.settings.reflect and task_id not in self.reflected:
                     self.reflected.add(task_id)  # once per task: at most one revision
                     # A draft the critic sends back is replaced before review: the reviewer
@@ -446,9 +466,14 @@ class Harness:
         assert reply.report is not None
         summary = reply.report["summary"]
         message = f"{task_id} {label}: {summary[:60]}"
+        worktree = self.worktrees.get(task_id)
         candidate = self.session.activity(
             CandidateCommitted,
-            lambda: workspace.commit_candidate(self.path, f"candidate/{task_id}", message),
+            lambda: (
+                workspace.commit_worktree(self.path, worktree, message)
+                if worktree is not None
+                else workspace.commit_candidate(self.path, f"candidate/{task_id}", message)
+            ),
             agent=coder,
             task_id=task_id,
         )
@@ -525,7 +550,7 @@ class Harness:
             actor=candidate.agent or "",
             capability="integrate",
             intent=self.intent,
-            lease=self.lease,
+            lease=self.fences.get(task_id, self.lease),
             evidence=(
                 Evidence(
                     f"ACCEPT {approval.message_id}" if approval else f"ACCEPT on {task_id}",

@@ -74,6 +74,31 @@ ORCHESTRATOR = Role(
     share=0.1,
 )
 
+# With parallel writers each fix names the files it writes: the harness leases them to the fix's
+# writer before it starts, and two fixes that need each other's files wait for each other.
+PARALLEL_PLAN_SCHEMA: dict[str, Any] = {
+    **PLAN_SCHEMA,
+    "items": {
+        **PLAN_SCHEMA["items"],
+        "properties": {
+            **PLAN_SCHEMA["items"]["properties"],
+            "files": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        },
+    },
+}
+
+PARALLEL_ORCHESTRATOR = Role(
+    name="orchestrator",
+    system=ORCHESTRATOR.system
+    + " Two coders work at the same time, each fix in its own worktree: split the task into "
+    "independent fixes, and give each fix the `files` it will write.",
+    standing=ORCHESTRATOR.standing,
+    allow=READ,
+    writable=_never,
+    report=done_tool({"tasks": PARALLEL_PLAN_SCHEMA}, ["tasks"]),
+    share=0.1,
+)
+
 CODER = Role(
     name="coder",
     system=(

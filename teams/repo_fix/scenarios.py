@@ -325,6 +325,103 @@ REFLECT = Scenario(
     },
 )
 
+# --- parallel writers (teams/repo_fix/parallel.py) ---------------------------------------------
+
+
+def parallel_plan(usage: int, *fixes: tuple[str, list[str]]) -> ModelResponse:
+    """Fixes T1, T2, ... each naming the files it writes; a review of each (the harness adds
+    the verifies)."""
+    tasks: list[dict[str, Any]] = [
+        {"id": f"T{n}", "kind": "fix", "brief": brief, "files": files}
+        for n, (brief, files) in enumerate(fixes, start=1)
+    ]
+    tasks += [
+        {"id": f"T{len(fixes) + n}", "kind": "review", "of": f"T{n}", "brief": f"review T{n}"}
+        for n in range(1, len(fixes) + 1)
+    ]
+    return call("done", usage, tasks=tasks)
+
+
+TWO_BUGS = "Fix both failing tests, the parser's and the slug's, and leave the whole suite green."
+PARSER_BRIEF = "Make parse('') return [] without changing how non-empty lines split."
+SLUG_BRIEF = "Make slugify collapse runs of spaces into one hyphen."
+WRITER_PARSER = [  # in its own worktree, it runs the tests of its own fix
+    call("read_file", 90, path=PARSER),
+    call("edit_file", 95, path=PARSER, old=SPLIT, new=GUARD),
+    call("run_tests", 60, target=PARSE_TESTS),
+    call("done", 40, summary="parse('') now returns []; 2 passed, 0 failed"),
+]
+WRITER_SLUG = [
+    call("read_file", 80, path=SLUG),
+    call("edit_file", 90, path=SLUG, old=SLUG_BUG, new=SLUG_FIX),
+    call("run_tests", 60, target=SLUG_TESTS),
+    call("done", 40, summary="slugify splits on any whitespace; 2 passed, 0 failed"),
+]
+REVIEW_BOTH = [
+    *PARSE_REVIEWER,
+    call("read_file", 30, path=SLUG),
+    accept(40, "Splitting on any whitespace collapses the runs; 2 passed, 0 failed."),
+]
+
+PARALLEL_WRITERS = Scenario(
+    name="parallel-writers",
+    description="Two fixes at once: coder-a and coder-b each hold one as a commitment and "
+    "write it in a git worktree of its own; each is reviewed and merged through the gate in "
+    "turn, its commitment released. Green.",
+    task=TWO_BUGS,
+    settings={"template": "parse-and-slug", "parallel_writers": True},
+    scripts={
+        "orchestrator": [parallel_plan(160, (PARSER_BRIEF, [PARSER]), (SLUG_BRIEF, [SLUG]))],
+        "coder-a": WRITER_PARSER,
+        "coder-b": WRITER_SLUG,
+        "reviewer": REVIEW_BOTH,
+        "tester": TESTER * 2,
+    },
+)
+
+LOST_WRITER = Scenario(
+    name="lost-writer",
+    description="coder-b takes its fix and goes quiet (it keeps reading files): it misses its "
+    "reply deadline twice, its lease on the fix is revoked, and the commitment moves with the "
+    "lease to coder-a, who writes both fixes. Green; no commitment left open.",
+    task=TWO_BUGS,
+    settings={"template": "parse-and-slug", "parallel_writers": True, "reply_turns": 4},
+    scripts={
+        "orchestrator": [parallel_plan(160, (PARSER_BRIEF, [PARSER]), (SLUG_BRIEF, [SLUG]))],
+        "coder-a": [*WRITER_PARSER, *WRITER_SLUG],
+        # busy, never answering: a different file each turn (not a loop the breaker stops)
+        "coder-b": [call("read_file", 30, path=(SLUG, SLUG_TESTS)[n % 2]) for n in range(8)],
+        "reviewer": REVIEW_BOTH,
+        "tester": TESTER * 2,
+    },
+)
+
+DEADLOCKED_WRITERS = Scenario(
+    name="deadlocked-writers",
+    description="Each fix names both files, in opposite orders: coder-a holds the parser and "
+    "waits for the slug module, coder-b holds the slug module and waits for the parser. The "
+    "wait-for graph refuses the youngest wait (coder-b's); it gives its file back and writes "
+    "after coder-a's merge. Green.",
+    task=TWO_BUGS,
+    settings={"template": "parse-and-slug", "parallel_writers": True},
+    scripts={
+        "orchestrator": [
+            parallel_plan(
+                160,
+                (
+                    PARSER_BRIEF + " Keep slugify's handling of blank titles in step.",
+                    [PARSER, SLUG],
+                ),
+                (SLUG_BRIEF + " Keep parse's handling of blank lines in step.", [SLUG, PARSER]),
+            )
+        ],
+        "coder-a": WRITER_PARSER,
+        "coder-b": WRITER_SLUG,
+        "reviewer": REVIEW_BOTH,
+        "tester": TESTER * 2,
+    },
+)
+
 SCENARIOS = {
     s.name: s
     for s in (
@@ -338,5 +435,8 @@ SCENARIOS = {
         REJECT_LOOP,
         VOTE,
         REFLECT,
+        PARALLEL_WRITERS,
+        LOST_WRITER,
+        DEADLOCKED_WRITERS,
     )
 }

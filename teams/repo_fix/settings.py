@@ -19,6 +19,11 @@ class RepoFixSettings(TeamSettings):
     template: Template
     bidding: bool = Field(default=False, description="contract-net bidding between two coders")
     docs: bool = Field(default=False, description="add the docs agent (writes docs/ only)")
+    parallel_writers: bool = Field(
+        default=False,
+        description="each fix to its own coder (coder-a, coder-b) in its own git worktree, "
+        "held as a commitment; merged one after the other through the gate",
+    )
     max_rounds: int = Field(default=3, ge=1, le=10, description="REJECT/redo rounds")
     votes: Literal[1, 3, 5] = Field(
         default=1,

@@ -87,6 +87,18 @@ def extras() -> list[ev.Event]:
             **r, conflict_id="c-1", by="ann", reason="the bank says so", choice="0", value="paid"
         ),
         *obligations(r),
+        # a parallel writer's leases as repo-fix records them in its run
+        ev.LeaseTaken(
+            **r,
+            resource="r-extras:fix:T1",
+            holder="coder-a",
+            epoch=1,
+            expires=1.0,
+            stream_version=1,
+        ),
+        ev.LeaseGivenBack(
+            **r, resource="r-extras:fix:T1", holder="coder-a", epoch=1, outcome="merged T1"
+        ),
     ]
 
 

@@ -419,6 +419,19 @@ def test_every_kind_survives_the_flat_round_trip():
             "limit": 2,
             "reason": "o.s went back",
         },
+        "LeaseTaken": {
+            "resource": "r-1:fix:T1",
+            "holder": "coder-a",
+            "epoch": 1,
+            "expires": 1.5,
+            "stream_version": 1,
+        },
+        "LeaseGivenBack": {
+            "resource": "r-1:fix:T1",
+            "holder": "coder-a",
+            "epoch": 1,
+            "outcome": "merged T1",
+        },
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

@@ -1,0 +1,3 @@
+from textparse.parser import parse
+
+__all__ = ["parse"]

@@ -1,0 +1,19 @@
+"""A parallel writer's leases, as the run records them, read as one line each on the timeline."""
+
+from __future__ import annotations
+
+from dashboard.present import summary
+
+
+def test_a_lease_taken_and_given_back_read_as_one_line_each():
+    taken = {"holder": "coder-a", "resource": "r-1:fix:T1", "epoch": 3}
+    assert summary("LeaseTaken", taken) == "coder-a took the lease on r-1:fix:T1 (epoch 3)"
+    revoked = {
+        "holder": "coder-b",
+        "resource": "r-1:fix:T2",
+        "outcome": "revoked: coder-b let its reply deadline pass twice on T2",
+    }
+    assert summary("LeaseGivenBack", revoked) == (
+        "coder-b gave back the lease on r-1:fix:T2: revoked: coder-b let its reply deadline "
+        "pass twice on T2"
+    )

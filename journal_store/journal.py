@@ -224,6 +224,14 @@ class DjangoJournal:
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         return self.select("WHERE stream = %s AND version > %s ORDER BY version", [stream, after])
 
+    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
+        """The stream's events with after < version <= until (a resume from a snapshot reads
+        the events before its loop and after the snapshot, not those between)."""
+        return self.select(
+            "WHERE stream = %s AND version > %s AND version <= %s ORDER BY version",
+            [stream, after, until],
+        )
+
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         if limit is None:
             return self.select("WHERE position > %s ORDER BY position", [after])

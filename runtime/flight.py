@@ -243,9 +243,7 @@ def resume(
 ) -> FlightOutcome:
     """Continue a crashed or interrupted run from its journal (with `snapshots`, from its
     agent loop's latest snapshot where one fits: runtime/snapshots.py)."""
-    session = Session(
-        journal, run_id, stop=stop, resumed_by=by, faults=faults, snapshots=snapshots
-    )
+    session = Session(journal, run_id, stop=stop, resumed_by=by, faults=faults, snapshots=snapshots)
     first = session.ahead(0)
     config = recorded_config([first] if first is not None else [], run_id)
     last = session.ahead(session.record_length - 1)

@@ -210,8 +210,9 @@ def fly(
     stop: Stop | None = None,
     services: Services | None = None,
     faults: Faults | None = None,
+    snapshots: Snapshots | None = None,
 ) -> FlightOutcome:
-    session = Session(journal, run_id, stop=stop, faults=faults)
+    session = Session(journal, run_id, stop=stop, faults=faults, snapshots=snapshots)
     if session.recorded:
         raise FlightError(
             f"run {run_id} already has {len(session.recorded)} events; resume it instead"

@@ -245,6 +245,11 @@ class DjangoJournal:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return self.select("WHERE stream LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
 
+    def first(self, stream: str) -> Recorded | None:
+        """The stream's first event (a run's TeamStarted, its settings), or None."""
+        found = self.select("WHERE stream = %s AND version = 1", [stream])
+        return found[0] if found else None
+
     def last(self, stream: str) -> Recorded | None:
         """The stream's last event (one row, by the (stream, version) index), or None."""
         found = self.select("WHERE stream = %s ORDER BY version DESC LIMIT 1", [stream])

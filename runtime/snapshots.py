@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,7 +52,9 @@ class LoopSnapshot:
 
 
 def encode(snapshot: LoopSnapshot) -> bytes:
-    body = json.dumps(asdict(snapshot), sort_keys=True, separators=(",", ":"))
+    # Not dataclasses.asdict: it deep-copies the loop's state, which is JSON already.
+    data = {f.name: getattr(snapshot, f.name) for f in fields(snapshot)}
+    body = json.dumps(data, separators=(",", ":"))
     digest = hashlib.sha256(body.encode()).hexdigest()
     return json.dumps({"format": FORMAT, "sha256": digest, "body": body}).encode()
 

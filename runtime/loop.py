@@ -156,14 +156,17 @@ def run(
     resumed_at = turn
     # The cap is asked for each turn: a fork may change it from its point on (runtime/limits.py).
     while turn < (cap := session.turn_cap(agent.max_turns)):
-        if keeps and turn != resumed_at and turn % session.snapshot_every == 0:
-            kept = kept_steps(history, agent.window - window_size(head(agent.system, task)))
+        # Taken live only: a turn replayed from the record is already in a snapshot, or not.
+        if keeps and turn != resumed_at and turn % session.snapshot_every == 0 and session.live:
+            room = agent.window - window_size(head(agent.system, task))
             state = {
                 "turn": turn,
                 "nudged": nudged,
                 "debited": debited,
                 "steps": len(history),
-                "history": [[m.model_dump(mode="json") for m in step] for step in kept],
+                "history": [
+                    [m.model_dump(mode="json") for m in step] for step in kept_steps(history, room)
+                ],
                 "fresh": [m.model_dump(mode="json") for m in fresh],
                 "breaker": breaker.state() if breaker is not None else None,
             }

@@ -19,10 +19,15 @@ For each N (--turns, default 1,000 and 5,000), in a fresh database each:
     storage         the database file(s) after the run, less the empty database (MB).
     resume + 1      a new journal / checkpointer and a new graph on the same database, as a
                     restarted process would have: go on from where the run stands, one more
-                    turn (s). Minutes reads the run's events and replays the loop over them
-                    (runtime/session.py); LangGraph loads its latest checkpoint.
+                    turn (s). Minutes, full replay: reads the run's events and replays the
+                    loop over them (runtime/session.py), as before loop snapshots; Minutes,
+                    snapshots: the loop keeps a snapshot every --every turns (a file beside
+                    the database, runtime/snapshots.py; counted in its storage), and the
+                    resume reads the events before the loop and after the latest snapshot
+                    and replays only those. LangGraph loads its latest checkpoint.
 
-    .venv/bin/pip install -e '.[bench]' && .venv/bin/python bench/peer_langgraph.py
+    .venv/bin/pip install langgraph langgraph-checkpoint-sqlite   # the bench extra's
+    PYTHONPATH=. .venv/bin/python bench/peer_langgraph.py
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import argparse
 import contextlib
 import operator
 import os
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -123,7 +129,10 @@ def langgraph_figures(turns: int, tmp: Path, history: bool = True) -> dict[str, 
 # --- Minutes --------------------------------------------------------------------------------
 
 
-def minutes_figures(turns: int, tmp: Path) -> dict[str, float]:
+def minutes_figures(turns: int, tmp: Path, every: int | None = None) -> dict[str, float]:
+    """With `every`, the loop keeps a snapshot every that many turns in a directory beside
+    the database (runtime/snapshots.py), and the resume starts from the latest; without,
+    the resume reads every event and replays the loop over them (before snapshots)."""
     from django.db import connections
 
     from journal_store.journal import DjangoJournal
@@ -131,9 +140,13 @@ def minutes_figures(turns: int, tmp: Path) -> dict[str, float]:
     from runtime.budget import Budget
     from runtime.model import ScriptedClient, call
     from runtime.session import Session, StepComplete
+    from runtime.snapshots import FileSnapshots
     from runtime.tools import Tool, Toolbox, schema
 
-    path = tmp / f"minutes-{turns}.sqlite3"
+    path = tmp / f"minutes-{turns}-{every}.sqlite3"
+    kept = tmp / f"snapshots-{turns}-{every}"
+    snapshots = FileSnapshots(kept) if every is not None else None
+    cadence = {"snapshots": snapshots, "snapshot_every": every or 1}
     use_database(path)
     empty = size_of(path)
     tools = [
@@ -144,27 +157,44 @@ def minutes_figures(turns: int, tmp: Path) -> dict[str, float]:
             lambda path, note: RESULT,
         )
     ]
-    script = [call("read_file", TOKENS, **ARGS) for _ in range(turns + 1)] + [call("done", 10)]
+    script = [call("read_file", TOKENS, **ARGS) for _ in range(turns + (every or 1))]
+    script.append(call("done", 10))
 
     def agent() -> loop.Agent:
         client = ScriptedClient(script, "coder")
-        return loop.Agent("coder", client, Toolbox(tools), "You read.", max_turns=turns + 5)
+        return loop.Agent(
+            "coder", client, Toolbox(tools), "You read.", max_turns=turns + 2 * (every or 1) + 5
+        )
 
     def fly(session: Session) -> None:
         with contextlib.suppress(StepComplete):  # the session's turns are used up
             loop.run(agent(), "Read the file.", session, Budget(10**9))
 
     started = time.perf_counter()
-    fly(Session(DjangoJournal(), "run", steps=turns))
+    fly(Session(DjangoJournal(), "run", steps=turns, **cadence))
     per_turn = (time.perf_counter() - started) / turns * 1000
     connections.close_all()
-    stored = size_of(path) - empty
+    stored = size_of(path) - empty + sum(p.stat().st_size for p in kept.glob("*"))
     started = time.perf_counter()
-    resumed = Session(DjangoJournal(), "run", steps=1)  # reads the run's events
+    # A new journal and session, as a restarted process has: with snapshots it reads the
+    # events before the loop and after the latest snapshot; without, every event.
+    resumed = Session(DjangoJournal(), "run", steps=1, **cadence)
     fly(resumed)
     resume = time.perf_counter() - started
     assert resumed.counts["ModelCalled"] == turns + 1
-    return {"per turn (ms)": per_turn, "storage (MB)": stored / 1e6, "resume + 1 (s)": resume}
+    assert (resumed.skipped > 0) == (every is not None)
+    figures = {"per turn (ms)": per_turn, "storage (MB)": stored / 1e6, "resume + 1 (s)": resume}
+    if every is not None and every > 2:
+        # Above, the latest snapshot stands at the last turn. The worst place to resume is
+        # every - 1 turns after one: read and replay those.
+        fly(Session(DjangoJournal(), "run", steps=every - 2, **cadence))
+        connections.close_all()
+        started = time.perf_counter()
+        worst = Session(DjangoJournal(), "run", steps=1, **cadence)
+        fly(worst)
+        figures["worst resume + 1 (s)"] = time.perf_counter() - started
+        assert worst.counts["ModelCalled"] == turns + every
+    return figures
 
 
 def use_database(path: Path) -> None:
@@ -190,6 +220,9 @@ def main() -> None:
     )
     parser.add_argument("--turns", default="1000,5000", help="turns per run")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (medians)")
+    parser.add_argument(
+        "--every", type=int, default=25, help="Minutes keeps a loop snapshot every this many turns"
+    )
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="minutes-peer-"))
     os.environ.update(
@@ -205,8 +238,9 @@ def main() -> None:
     header = f"{'':<26}{'turns':>7}{'per turn (ms)':>15}{'storage (MB)':>14}{'resume + 1 (s)':>16}"
     print(header)
     for turns in [int(t) for t in args.turns.split(",")]:
-        contenders = {
-            "Minutes": minutes_figures,
+        contenders: dict[str, Any] = {
+            "Minutes, full replay": minutes_figures,
+            f"Minutes, snapshots /{args.every}": lambda n, tmp: minutes_figures(n, tmp, args.every),
             "LangGraph, last exchange": lambda n, tmp: langgraph_figures(n, tmp, history=False),
         }
         if turns <= HISTORY_MAX_TURNS:
@@ -219,10 +253,18 @@ def main() -> None:
                 for key, value in measure(turns, tmp).items():
                     samples[name].setdefault(key, []).append(value)
                 for used in tmp.iterdir():  # a few hundred MB each: keep the disk free
-                    used.unlink()
+                    if used.is_dir():
+                        shutil.rmtree(used)
+                    else:
+                        used.unlink()
         for name, figures in samples.items():
             cells = [statistics.median(figures[k]) for k in figures]
-            print(f"{name:<26}{turns:>7,}{cells[0]:>15.2f}{cells[1]:>14.1f}{cells[2]:>16.2f}")
+            print(f"{name:<26}{turns:>7,}{cells[0]:>15.2f}{cells[1]:>14.1f}{cells[2]:>16.3f}")
+            if len(cells) > 3:
+                print(
+                    f"{'':<26}{'':>7}{'':>15}{'':>14}{cells[3]:>16.3f}  {args.every - 1} turns "
+                    "after its latest snapshot"
+                )
         if turns > HISTORY_MAX_TURNS:
             print(f"{'LangGraph, conversation':<26}{turns:>7,}  not run: storage grows with turns²")
 

@@ -243,6 +243,14 @@ class DjangoJournal:
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         return self.select("WHERE stream = %s AND version > %s ORDER BY version", [stream, after])
 
+    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
+        """The stream's events with after < version <= until (a resume from a snapshot reads
+        the events before its loop and after the snapshot, not those between)."""
+        return self.select(
+            "WHERE stream = %s AND version > %s AND version <= %s ORDER BY version",
+            [stream, after, until],
+        )
+
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         if limit is None:
             return self.select("WHERE position > %s ORDER BY position", [after])
@@ -255,6 +263,11 @@ class DjangoJournal:
     def read_prefix(self, prefix: str) -> list[Recorded]:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return self.select("WHERE stream LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
+
+    def first(self, stream: str) -> Recorded | None:
+        """The stream's first event (a run's TeamStarted, its settings), or None."""
+        found = self.select("WHERE stream = %s AND version = 1", [stream])
+        return found[0] if found else None
 
     def last(self, stream: str) -> Recorded | None:
         """The stream's last event (one row, by the (stream, version) index), or None."""

@@ -38,6 +38,7 @@ from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.model import ModelError
 from runtime.sandbox import Sandbox
 from runtime.session import ReplayDivergence, StopRequest
+from runtime.snapshots import FileSnapshots
 from runtime.team import FlightConfig, Option, Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
@@ -197,7 +198,14 @@ def cmd_fly(args: argparse.Namespace) -> int:
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     try:
         outcome = flight.fly(
-            journal, config, run_id, root, stop=stop, services=services(args), faults=faults()
+            journal,
+            config,
+            run_id,
+            root,
+            stop=stop,
+            services=services(args),
+            faults=faults(),
+            snapshots=snapshots_of(path),
         )
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -286,6 +294,12 @@ def team_settings(args: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
+def snapshots_of(path: Path) -> FileSnapshots:
+    """Where the agent loops of a journal's runs keep their snapshots: a directory beside it
+    (runtime/snapshots.py; a cache: deleting it costs a longer resume, nothing else)."""
+    return FileSnapshots(path.resolve().parent / f"{path.name}.snapshots")
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     journal = open_journal(path)
@@ -303,6 +317,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             by=operator(),
             services=services(args),
             faults=faults(),
+            snapshots=snapshots_of(path),
         )
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -27,6 +27,7 @@ from runtime.session import (
     StopRequest,
     Waiting,
 )
+from runtime.snapshots import Snapshots
 from runtime.team import COMMON, FlightConfig, Services, Team, split_models, workspace_name
 
 Stop = Callable[[], StopRequest | None]
@@ -209,8 +210,9 @@ def fly(
     stop: Stop | None = None,
     services: Services | None = None,
     faults: Faults | None = None,
+    snapshots: Snapshots | None = None,
 ) -> FlightOutcome:
-    session = Session(journal, run_id, stop=stop, faults=faults)
+    session = Session(journal, run_id, stop=stop, faults=faults, snapshots=snapshots)
     if session.recorded:
         raise FlightError(
             f"run {run_id} already has {len(session.recorded)} events; resume it instead"
@@ -238,14 +240,16 @@ def resume(
     by: str = "operator",
     services: Services | None = None,
     faults: Faults | None = None,
+    snapshots: Snapshots | None = None,
 ) -> FlightOutcome:
-    """Continue a crashed or interrupted run from its journal."""
-    events = [r.event for r in journal.read(streams.journal(run_id))]
-    config = recorded_config(events, run_id)
-    if isinstance(events[-1], TeamFinished):
-        last = events[-1]
+    """Continue a crashed or interrupted run from its journal (with `snapshots`, from its
+    agent loop's latest snapshot where one fits: runtime/snapshots.py)."""
+    session = Session(journal, run_id, stop=stop, resumed_by=by, faults=faults, snapshots=snapshots)
+    first = session.ahead(0)
+    config = recorded_config([first] if first is not None else [], run_id)
+    last = session.ahead(session.record_length - 1)
+    if isinstance(last, TeamFinished):
         return FlightOutcome(run_id, last.status, f"already finished: {last.reason}", last)
-    session = Session(journal, run_id, recorded=events, stop=stop, resumed_by=by, faults=faults)
     return drive(session, config, root, services=services)
 
 

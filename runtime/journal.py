@@ -91,6 +91,21 @@ class Journal(Protocol):
         ...
 
 
+class RangeJournal(Journal, Protocol):
+    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
+        """The stream's events with after < version <= until, in version order."""
+        ...
+
+
+def read_between(journal: Journal, stream: str, after: int, until: int) -> list[Recorded]:
+    """The stream's events with after < version <= until: by the journal's own ranged read
+    where it has one (a database reads only those rows), else by slicing a read."""
+    ranged = getattr(journal, "read_range", None)
+    if ranged is not None:
+        return cast(RangeJournal, journal).read_range(stream, after, until)
+    return journal.read(stream, after)[: max(0, until - after)]
+
+
 class ScanningJournal(Journal, Protocol):
     def read_prefix(self, prefix: str) -> list[Recorded]:
         """Every event of the streams whose names start with `prefix`, in position order."""
@@ -142,6 +157,9 @@ class Fenced:
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         return self.journal.read(stream, after)
+
+    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
+        return read_between(self.journal, stream, after, until)
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         return self.journal.read_all(after, limit)
@@ -239,6 +257,10 @@ class MemoryJournal:
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         with self._lock:
             return list(self._streams.get(stream, [])[after:])
+
+    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
+        with self._lock:
+            return list(self._streams.get(stream, [])[after:until])
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         with self._lock:

@@ -15,6 +15,7 @@ agent reads the refusal as the call's outcome and goes on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Any, Literal
 from runtime import errors
 from runtime.backoff import Backoff
 from runtime.budget import Budget
-from runtime.context import DEFAULT_LIMIT, assemble, window_size
+from runtime.context import DEFAULT_LIMIT, Step, assemble, window_size
 from runtime.coordination import statuses
 from runtime.events import (
     AgentFinished,
@@ -138,8 +139,38 @@ def run(
     nudged = False
     breaker = LoopBreaker(agent.repeats) if agent.repeats is not None else None
     turn = 0
+    debited = 0  # what this run of the agent debited from its budget
+    # Snapshots of the loop's state (runtime/snapshots.py) are kept for a loop whose state is
+    # its own: the harness's callbacks (mail, a deadline, a registry) keep state of theirs.
+    keeps = session.snapshots is not None and mail is None and deadline is None and admit is None
+    start = session.position  # the stream version of this RunStarted
+    settings = fingerprint(agent, task, task_id, specs, budget) if keeps else ""
+    taken = session.restore(agent.name, settings) if keeps else None
+    if taken is not None:  # go on from the snapshot: the turns before it are not replayed
+        turn, nudged, debited = taken["turn"], taken["nudged"], taken["debited"]
+        history = thaw_history(taken["steps"], taken["history"])
+        fresh = [ChatMessage.model_validate(m) for m in taken["fresh"]]
+        if breaker is not None:
+            breaker.take(taken["breaker"])
+        budget.debit(debited)
+    resumed_at = turn
     # The cap is asked for each turn: a fork may change it from its point on (runtime/limits.py).
     while turn < (cap := session.turn_cap(agent.max_turns)):
+        # Taken live only: a turn replayed from the record is already in a snapshot, or not.
+        if keeps and turn != resumed_at and turn % session.snapshot_every == 0 and session.live:
+            room = agent.window - window_size(head(agent.system, task))
+            state = {
+                "turn": turn,
+                "nudged": nudged,
+                "debited": debited,
+                "steps": len(history),
+                "history": [
+                    [m.model_dump(mode="json") for m in step] for step in kept_steps(history, room)
+                ],
+                "fresh": [m.model_dump(mode="json") for m in fresh],
+                "breaker": breaker.state() if breaker is not None else None,
+            }
+            session.checkpoint(agent.name, start, settings, state)
         session.boundary()
         session.resize(budget)
         if deadline is not None and deadline(turn) is not None:
@@ -170,6 +201,7 @@ def run(
             session.new(BudgetDebited, **at, amount=response.usage.total),
         )
         budget.debit(response.usage.total)
+        debited += response.usage.total
         step = [
             ChatMessage(role="assistant", content=response.text, tool_calls=response.tool_calls)
         ]
@@ -219,6 +251,56 @@ def run(
         turn += 1
     capped = session.new(TurnCapReached, **envelope, max_turns=cap)
     return stop(session, agent, AgentResult("out_of_turns", cap), task_id, capped)
+
+
+def fingerprint(
+    agent: Agent, task: str, task_id: str | None, specs: Sequence[Any], budget: Budget
+) -> str:
+    """The settings a loop snapshot was taken under: a loop with others is another loop."""
+    settings = {
+        "agent": agent.name,
+        "system": agent.system,
+        "task": task,
+        "task_id": task_id,
+        "window": agent.window,
+        "max_turns": agent.max_turns,
+        "retries": agent.retries,
+        "repeats": agent.repeats,
+        "tools": list(specs),
+        "budget": [type(budget).__name__, budget.name, budget.allowance, budget.reserve],
+        "spent": budget.spent,  # before this run of the agent: the same on every resume
+    }
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def head(system: str, task: str) -> list[ChatMessage]:
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
+
+
+def kept_steps(history: Sequence[Step], room: int) -> list[Step]:
+    """The newest steps any later window can still show, and the one before them.
+
+    A window keeps the newest whole steps that fit its room (runtime/context.py), and its room
+    is never more than `room` (the window less the system prompt and the task). History only
+    grows at its end, so a step that does not fit behind the newer ones now never will: those
+    before it can be left out of a snapshot, provided it is kept to stop `assemble` there."""
+    kept: list[Step] = []
+    used = 0
+    for step in reversed(history):
+        kept.append(step)
+        used += sum(m.size() for m in step)
+        if used > room:
+            break
+    kept.reverse()
+    return kept
+
+
+def thaw_history(steps: int, kept: list[list[dict[str, Any]]]) -> list[list[ChatMessage]]:
+    """A snapshot's history: its kept steps, behind empty places for those no window shows
+    again (counted in the window's "dropped" marker, never measured: see kept_steps)."""
+    tail = [[ChatMessage.model_validate(m) for m in step] for step in kept]
+    return [[] for _ in range(steps - len(tail))] + tail
 
 
 def stop(

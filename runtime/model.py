@@ -93,6 +93,23 @@ class ModelClient:
         """`fast_forward`, told the answers themselves (a script that reacts needs them)."""
         self.fast_forward(len(responses))
 
+    def mark(self) -> dict[str, int] | None:
+        """The client's place, for a loop snapshot (runtime/snapshots.py): {} for a client
+        with no place of its own; None for one that keeps a place it cannot tell (it overrides
+        `fast_forward` but not this), and then no snapshot is taken."""
+        own = type(self)
+        if own.fast_forward is ModelClient.fast_forward and (
+            own.fast_forward_over is ModelClient.fast_forward_over
+        ):
+            return {}
+        return None
+
+    def seek(self, mark: dict[str, int]) -> None:
+        """Go back to a place `mark` returned (a resume from a snapshot)."""
+
+    def advance_over(self, responses: Sequence[ModelResponse]) -> None:
+        """Skip `responses`, recorded after the place it was put at with `seek`."""
+
 
 class IfFailed(BaseModel):
     """A script step the scripted agent takes only when its last tool call came back with an
@@ -167,14 +184,24 @@ class ScriptedClient(ModelClient):
     def fast_forward_over(self, responses: Sequence[ModelResponse]) -> None:
         """Skip the answers already given, telling a reacting step taken from one passed over
         by what was answered."""
-        position = 0
+        self.position = self.served = 0
+        self.advance_over(responses)
+
+    def advance_over(self, responses: Sequence[ModelResponse]) -> None:
+        position = self.position
         for given in responses:
             while position < len(self.script):
                 step = self.script[position]
                 position += 1
                 if not isinstance(step, IfFailed) or _same_calls(step.then, given):
                     break
-        self.position, self.served = position, len(responses)
+        self.position, self.served = position, self.served + len(responses)
+
+    def mark(self) -> dict[str, int] | None:
+        return {"position": self.position, "served": self.served}
+
+    def seek(self, mark: dict[str, int]) -> None:
+        self.position, self.served = mark["position"], mark["served"]
 
 
 def _same_calls(a: ModelResponse, b: ModelResponse) -> bool:
@@ -189,13 +216,31 @@ class ReplayClient(ModelClient):
     """
 
     def __init__(
-        self, events: Iterable[Event], agent: str, then: ModelClient | None = None
+        self, events: Iterable[Event | None], agent: str, then: ModelClient | None = None
     ) -> None:
         self.agent = agent
         self.recorded = [e for e in events if isinstance(e, ModelResponded) and e.agent == agent]
         self.then = then
         self.served = 0
         self._handed_over = False
+        # Set by a resume from a loop snapshot (runtime/snapshots.py): the answers between
+        # the loop's start and the snapshot were never read, so at the handover `then` is put
+        # back at its place as of the snapshot and skips only the answers served after it.
+        self._rebase: tuple[int, dict[str, int]] | None = None
+
+    def rebase(self, mark: dict[str, int]) -> None:
+        """The answers served so far are followed, in the recording, by answers this client
+        was not given (they are inside a snapshot); `mark` is `then`'s place after them."""
+        self._rebase = (self.served, mark)
+
+    def refill(self, events: Iterable[Event]) -> None:
+        """The whole recording, where it was given one with a gap (a snapshot not taken up).
+        A rebased client keeps its own: its places count the answers it was given."""
+        if self._rebase is not None:
+            return
+        self.recorded = [
+            e for e in events if isinstance(e, ModelResponded) and e.agent == self.agent
+        ]
 
     @property
     def exhausted(self) -> bool:
@@ -211,10 +256,27 @@ class ReplayClient(ModelClient):
                 f"the journal records {len(self.recorded)} responses for {self.agent!r} "
                 "and the run asked for another"
             )
-        if not self._handed_over:
-            self.then.fast_forward_over([response_of(e) for e in self.recorded[: self.served]])
-            self._handed_over = True
+        self._hand_over(self.then)
         return self.then.complete(messages, tools)
+
+    def _hand_over(self, then: ModelClient) -> None:
+        if self._handed_over:
+            return
+        if self._rebase is None:
+            then.fast_forward_over([response_of(e) for e in self.recorded[: self.served]])
+        else:
+            since, mark = self._rebase
+            then.seek(mark)
+            then.advance_over([response_of(e) for e in self.recorded[since : self.served]])
+        self._handed_over = True
+
+    def place(self) -> dict[str, int] | None:
+        """The live client's place once every recorded answer was served (for a snapshot);
+        None while answers remain, without a live client, or when it cannot tell its place."""
+        if self.then is None or not self.exhausted:
+            return None
+        self._hand_over(self.then)
+        return self.then.mark()
 
 
 def split(usage: Usage, window: Sequence[ChatMessage], answer: ModelResponse) -> Usage:

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from runtime import errors, streams
 from runtime.budget import Budget, SubBudget
@@ -34,14 +34,16 @@ from runtime.events import (
     Event,
     MessageInjected,
     ModelFailed,
+    ModelResponded,
     RunForked,
     RunInterrupted,
     RunResumed,
+    RunStarted,
     TeamStarted,
     ToolReturned,
 )
 from runtime.faults import Faults
-from runtime.journal import Journal
+from runtime.journal import Journal, Recorded, read_between
 from runtime.limits import Limits
 from runtime.model import (
     ChatMessage,
@@ -51,6 +53,7 @@ from runtime.model import (
     ReplayClient,
     ToolSpec,
 )
+from runtime.snapshots import LoopSnapshot, Snapshots
 from runtime.tools import Outcome, Tool, execute
 
 E = TypeVar("E", bound=Event)
@@ -129,6 +132,20 @@ class Interrupted(Exception):
         self.request = request
 
 
+def fits(snap: LoopSnapshot, head: list[Recorded], tail: list[Recorded]) -> bool:
+    """Whether a snapshot was taken of this stream: its loop's RunStarted and the event it
+    stands at are the ones stored there (not those of another database's run of that id)."""
+    if len(head) != snap.start or not tail or tail[0].version != snap.version:
+        return False
+    started = head[-1].event
+    return (
+        started.id == snap.start_id
+        and isinstance(started, RunStarted)
+        and started.agent == snap.agent
+        and tail[0].event.id == snap.version_id
+    )
+
+
 def describe(event: Event) -> str:
     fields = event.model_dump(mode="json", exclude={"id", "t", "run_id"}, exclude_none=True)
     return f"{event.kind} {fields}"
@@ -168,6 +185,8 @@ class Session:
         ceilings: Ceilings | None = None,
         stream: str | None = None,
         source: Journal | None = None,
+        snapshots: Snapshots | None = None,
+        snapshot_every: int = 25,
     ) -> None:
         self.journal = journal
         self.run_id = run_id
@@ -175,20 +194,30 @@ class Session:
         # Where the record came from: the journal itself, except in a replay, which writes
         # into a fresh journal and must still find the record of the run's other streams.
         self.source = source or journal
-        if recorded is None:
-            recorded = [r.event for r in journal.read(self.stream)]
-        self.recorded = list(recorded)
         self.replay = replay
+        # Loop snapshots (runtime/snapshots.py): a replay neither reads nor takes them, it
+        # re-runs every turn against the record.
+        self.snapshots = None if replay else snapshots
+        self.snapshot_every = snapshot_every
+        self._snapshot: LoopSnapshot | None = None  # found when reading, not yet taken up
+        # The record, with None for the events a snapshot lets this session skip (indexes
+        # [a, b) in `_gap`): read after all, by `_fill`, as soon as anything looks at them.
+        self._gap: tuple[int, int] | None = None
+        self._rec: list[Event | None] = (
+            self._read() if recorded is None else list[Event | None](recorded)
+        )
+        self.skipped = 0  # events a snapshot let this session neither read nor replay
         self.cursor = 0
         # Resuming writes after the record; a replay writes everything into a fresh journal.
-        self.version = 0 if replay else len(self.recorded)
+        self.version = 0 if replay else len(self._rec)
         self.stop = stop
         self.resumed_by = resumed_by
         # Passed in by the host that read them; a session never reads the environment.
         self.faults = faults if faults is not None else Faults()
         self.counts: Counter[str] = Counter()
         self.executions: Counter[str] = Counter()  # live executions per tool, for fault points
-        self.emitted: list[Event] = []
+        # Every event emitted, one per stream version (None: skipped by a snapshot, see _rec).
+        self._emitted: list[Event | None] = []
         self.clients: dict[str, ReplayClient] = {}
         self.steps = steps  # live turns this session may start; None: as many as it takes
         # After this time.monotonic() value no further live turn starts (one always does): a
@@ -199,38 +228,169 @@ class Session:
         # begins (steps, until and live_turns set anew), or raises to unwind the flight.
         self.pause: Callable[[], None] | None = None
         self.ceilings = ceilings or Ceilings()
-        self.started = self.recorded[0].t if self.recorded else time.time()
+        first = self._rec[0] if self._rec else None
+        self.started = first.t if first is not None else time.time()
         # People's messages put in where the run was forked, per agent, not yet read.
         self.inbox: dict[str, list[MessageInjected]] = {}
         # A fork's turn cap and allowance, in force once the cursor passes its RunForked.
         self.limits = Limits()
+
+    # --- the record --------------------------------------------------------------------------
+
+    @property
+    def recorded(self) -> list[Event]:
+        """What the journal recorded for the stream when the session began (all of it: the
+        events a snapshot let the session skip are read when somebody looks here)."""
+        self._fill()
+        return cast(list[Event], self._rec)
+
+    @property
+    def emitted(self) -> list[Event]:
+        """Every event the run emitted in this session, one per stream version: the recorded
+        ones it went through first (those a snapshot skipped, read back as recorded)."""
+        self._fill()
+        return cast(list[Event], self._emitted)
+
+    @property
+    def record_length(self) -> int:
+        """How many events the record holds (read or not)."""
+        return len(self._rec)
+
+    @property
+    def position(self) -> int:
+        """The stream version of the last event emitted (or gone through)."""
+        return len(self._emitted)
+
+    def ahead(self, places: int) -> Event | None:
+        """The recorded event `places` past the cursor, or None past the record's end."""
+        at = self.cursor + places
+        return self._at(at) if at < len(self._rec) else None
+
+    def _at(self, index: int) -> Event:
+        event = self._rec[index]
+        if event is None:
+            self._fill()
+            event = self._rec[index]
+            assert event is not None
+        return event
+
+    def _read(self) -> list[Event | None]:
+        """The stream's record; around the gap a snapshot covers, when one fits the journal."""
+        snap = self.snapshots.load(self.stream) if self.snapshots is not None else None
+        if snap is not None and snap.start < snap.version:
+            head = read_between(self.journal, self.stream, 0, snap.start)
+            tail = self.journal.read(self.stream, snap.version - 1)
+            if fits(snap, head, tail):
+                self._snapshot = snap
+                self._gap = (snap.start, snap.version - 1)
+                return [
+                    *(r.event for r in head),
+                    *([None] * (snap.version - 1 - snap.start)),
+                    *(r.event for r in tail),
+                ]
+        return [r.event for r in self.journal.read(self.stream)]
+
+    def _fill(self) -> None:
+        """Read the events a snapshot let the session skip: somebody wants the whole record."""
+        if self._gap is None:
+            return
+        a, b = self._gap
+        missing = [r.event for r in read_between(self.source, self.stream, a, b)]
+        if len(missing) != b - a:
+            raise ReplayDivergence(a + 1, None, f"{len(missing)} of {b - a} events read back")
+        self._gap = None
+        self._snapshot = None
+        self._rec[a:b] = missing
+        for i in range(a, min(b, len(self._emitted))):
+            if self._emitted[i] is None:
+                self._emitted[i] = self._rec[i]
+        for client in self.clients.values():
+            client.refill(cast(list[Event], self._rec))
+
+    # --- loop snapshots (runtime/snapshots.py) ------------------------------------------------
+
+    def restore(self, agent: str, fingerprint: str) -> dict[str, Any] | None:
+        """Called by an agent loop right after its RunStarted: the loop's state from the
+        snapshot this session found, with the session moved past the turns it covers; None
+        when there is none for this place and loop (the turns are then read and replayed)."""
+        snap, self._snapshot = self._snapshot, None
+        if snap is None or self.cursor != snap.start or self.position != snap.start:
+            return None
+        if snap.agent != agent or snap.fingerprint != fingerprint:
+            return None
+        client = self.clients.get(agent)
+        before = sum(
+            1 for e in self._rec[: snap.start] if isinstance(e, ModelResponded) and e.agent == agent
+        )
+        if client is None or client.served != before:
+            return None
+        self.counts = Counter(snap.session["counts"])
+        self._emitted.extend(self._rec[snap.start : snap.version])
+        self.cursor = snap.version
+        self.skipped = snap.version - snap.start - 1
+        client.rebase(snap.session["mark"])
+        return snap.loop
+
+    def checkpoint(self, agent: str, start: int, fingerprint: str, loop: dict[str, Any]) -> None:
+        """Keep an agent loop's state at a turn boundary, live, as its stream's snapshot.
+
+        Not taken where the session holds state the snapshot would not carry: a fork's limits
+        or a person's messages not yet read, or a model client that cannot tell its place."""
+        if self.snapshots is None or not self.live:
+            return
+        if self.inbox or self.limits.max_turns is not None or self.limits.allowance is not None:
+            return
+        client = self.clients.get(agent)
+        mark = client.place() if client is not None else None
+        if mark is None:
+            return
+        snapshot = LoopSnapshot(
+            stream=self.stream,
+            start=start,
+            start_id=self._stored(start).id,
+            version=self.version,
+            version_id=self._stored(self.version).id,
+            agent=agent,
+            fingerprint=fingerprint,
+            loop=loop,
+            session={"counts": dict(self.counts), "mark": mark},
+        )
+        self.snapshots.save(snapshot)
+
+    def _stored(self, version: int) -> Event:
+        """The event stored at `version` of the stream (recorded, or written by this session)."""
+        if version <= len(self._rec):
+            return self._at(version - 1)
+        event = self._emitted[version - 1]
+        assert event is not None  # written by this session: never skipped
+        return event
 
     # --- where we are ----------------------------------------------------------------------
 
     @property
     def live(self) -> bool:
         self._absorb()
-        return self.cursor >= len(self.recorded)
+        return self.cursor >= len(self._rec)
 
     def peek(self) -> Event | None:
-        return None if self.live else self.recorded[self.cursor]
+        return None if self.live else self._at(self.cursor)
 
     def _absorb(self) -> None:
         """Take what a person put where a fork began (RunForked, and MessageInjected into its
         agent's inbox) when the cursor reaches it: nobody's code emits these, and the cursor
         reaches them at the same place on every resume and replay."""
-        while self.cursor < len(self.recorded):
-            event = self.recorded[self.cursor]
+        while self.cursor < len(self._rec):
+            event = self._at(self.cursor)
             if not isinstance(event, MessageInjected | RunForked):
                 return
             self.cursor += 1
             if isinstance(event, MessageInjected):
                 self.inbox.setdefault(event.agent or "", []).append(event)
             else:
-                first = self.recorded[0]
+                first = self._at(0)
                 config = first.config if isinstance(first, TeamStarted) else {}
                 self.limits.take(event.changes, config.get("max_turns"))
-            self.emitted.append(event)
+            self._emitted.append(event)
             self.counts[event.kind] += 1
             if self.replay:
                 self.journal.append(self.stream, [event], self.version)
@@ -275,7 +435,7 @@ class Session:
         replayed = 0
         for event in events:
             if not self.live:
-                expected = self.recorded[self.cursor]
+                expected = self._at(self.cursor)
                 if not event.same_as(expected):
                     raise ReplayDivergence(self.cursor + 1, expected, event)
                 self.cursor += 1
@@ -290,7 +450,7 @@ class Session:
         for i, event in enumerate(events):
             self.counts[event.kind] += 1
             self.counts[f"{event.kind}@{event.agent}"] += 1
-            self.emitted.append(event)
+            self._emitted.append(event)
             if i >= replayed and self.faults.armed:
                 self.faults.appended(
                     event.kind,
@@ -309,7 +469,7 @@ class Session:
         """
         client = self.clients.get(agent)
         if client is None:
-            client = ReplayClient(self.recorded, agent, then=None if self.replay else live)
+            client = ReplayClient(self._rec, agent, then=None if self.replay else live)
             self.clients[agent] = client
         return client
 

@@ -33,10 +33,11 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import flight, status, streams
 from runtime.coordination.leases import Lease
-from runtime.events import Event, RunInterrupted, TeamFinished
+from runtime.events import RunInterrupted, TeamFinished
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.sandbox import Sandbox
 from runtime.session import Session
+from runtime.snapshots import FileSnapshots
 from runtime.team import FlightConfig, Services
 from runtime.warm import WarmFlight, WarmFlights
 from services import queue, specialists, traces
@@ -81,11 +82,13 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
         return last.status  # a late delivery: nothing to read, nothing to do
     WARM.resize(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
     warm = WARM.take(run_id, at)
-    events = None
+    config = None
     if warm is None:
-        events = [r.event for r in journal.read(stream)]
+        # Only the settings: the cold flight's session reads the rest, around its agent loop's
+        # latest snapshot when one fits (runtime/snapshots.py).
+        first = journal.first(stream)
         try:
-            config = flight.recorded_config(events, run_id)
+            config = flight.recorded_config([first.event] if first else [], run_id)
         except flight.FlightError as exc:
             log.error("run %s: not driven: %s", run_id, exc)
             return "refused"  # settings that name another place on disk: nothing is touched
@@ -98,8 +101,8 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
         if lease is None:
             return "busy"  # somebody else is driving this run: we do not write
         if warm is None:
-            assert events is not None
-            warm = cold_flight(run_id, events, config, control, lease)
+            assert config is not None
+            warm = cold_flight(run_id, config, control, lease)
         else:
             fenced = warm.session.journal
             assert isinstance(fenced, Fenced)
@@ -127,17 +130,17 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
     return outcome
 
 
-def cold_flight(
-    run_id: str, events: list[Event], config: FlightConfig, control: Control, lease: Lease
-) -> WarmFlight:
-    """A flight that starts by replaying the run's history, on a thread of its own."""
+def cold_flight(run_id: str, config: FlightConfig, control: Control, lease: Lease) -> WarmFlight:
+    """A flight that starts by replaying the run's history (from its agent loop's latest
+    snapshot, where one fits), on a thread of its own."""
     session = Session(
         Fenced(DjangoJournal(), lease.stream, lease.epoch),
         run_id,
-        recorded=events,
         stop=control.stop_request,
         resumed_by=control.resumed_by(),
         faults=faults(),
+        snapshots=FileSnapshots(settings.SNAPSHOT_DIR) if settings.SNAPSHOT_TURNS else None,
+        snapshot_every=settings.SNAPSHOT_TURNS or 1,
     )
     services = Services(
         sandbox=sandbox(),

@@ -110,9 +110,9 @@ def closing(
     """The last-word events to journal with the `after` events that stop the run: none where
     the record holds none there (a journal from before statuses, replayed or inside its
     record); made live, or read back where the record has them."""
-    at = session.cursor + after
-    if at < len(session.recorded):
-        if not isinstance(session.recorded[at], StatusReported | StatusNormalised):
+    recorded = session.ahead(after)
+    if recorded is not None:
+        if not isinstance(recorded, StatusReported | StatusNormalised):
             return []
     elif session.replay:
         return []  # a replay past the end of an old record: nothing made up

@@ -329,6 +329,16 @@ class LoopBreaker:
         self._failure: tuple[str, str, str] | None = None
         self._failures = 0
 
+    def state(self) -> list[Any]:
+        """What it counts so far, as JSON (a loop snapshot keeps it: runtime/snapshots.py)."""
+        return [self._call, self._calls, self._failure, self._failures]
+
+    def take(self, state: list[Any]) -> None:
+        """Count on from a `state` it gave."""
+        call, self._calls, failure, self._failures = state
+        self._call = (call[0], call[1]) if call else None
+        self._failure = (failure[0], failure[1], failure[2]) if failure else None
+
     def before(self, tool: str, args: dict[str, Any]) -> str | None:
         call = (tool, json.dumps(args, sort_keys=True, default=str))
         self._calls = self._calls + 1 if call == self._call else 1

@@ -1,11 +1,11 @@
 """The metrics page's rollup: the runs' metric figures summed per team, scenario, model and day.
 
 The runs read model keeps each run's figures as columns (projection.metrics_columns); summing
-them over 10,000 runs on every page view costs ~20 ms of CPU on SQLite (a sum per figure per row, and
-a sort for the grouping), so the runs projector also keeps their sums per (team, scenario,
-model, day started), moved by each run's change as the run moves: what a run added before is
-taken away and what it adds now is added, in the same transaction as the run's own row. The
-page then sums a few hundred rows, whatever the number of runs. The invariant, held by
+them over 10,000 runs on every page view costs ~20 ms of CPU on SQLite (a sum per figure per
+row, and a sort for the grouping), so the runs projector also keeps their sums per (team,
+scenario, model, day started), moved by each run's change as the run moves: what a run added
+before is taken away and what it adds now is added, in the same transaction as the run's own
+row. The page then sums a few hundred rows, whatever the number of runs. The invariant, held by
 tests/journal_store/test_projection_matches_views.py: the rollup equals the runs read model
 grouped by those four columns.
 

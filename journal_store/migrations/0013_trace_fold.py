@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0011_run_metrics"),
+        ("journal_store", "0012_run_waits_and_commitments"),
     ]
 
     operations = [

@@ -448,27 +448,27 @@ def status_changes(session: Session, order_id: str) -> list[Event]:
 
 def livelocked(session: Session, budget: Budget, stopped: LivelockDetected) -> TeamFinished:
     """The loop stopped by the livelock watch: a person decides."""
-    reason = f"LIVELOCK: {stopped.reason}"
-    finished = session.new(
-        TeamFinished,
-        status="escalated",
-        reason=reason,
-        summary={"spent": budget.spent, "allowance": budget.allowance},
-    )
-    session.emit(session.new(TaskEscalated, reason=reason), finished)
-    return finished
+    return escalated(session, budget, f"LIVELOCK: {stopped.reason}")
 
 
 def no_majority(session: Session, budget: Budget, votes: int) -> TeamFinished:
     """A refund vote without a majority refunds nothing: a person decides."""
     reason = f"the {votes} samples of the refund decision have no majority: a person decides"
+    return escalated(session, budget, reason, task_id=vote.TASK)
+
+
+def escalated(
+    session: Session, budget: Budget, reason: str, task_id: str | None = None
+) -> TeamFinished:
+    """The run ends escalated: the task goes to a person, and the run says why."""
     finished = session.new(
         TeamFinished,
         status="escalated",
         reason=reason,
         summary={"spent": budget.spent, "allowance": budget.allowance},
     )
-    session.emit(session.new(TaskEscalated, task_id=vote.TASK, reason=reason), finished)
+    where = {} if task_id is None else {"task_id": task_id}
+    session.emit(session.new(TaskEscalated, reason=reason, **where), finished)
     return finished
 
 

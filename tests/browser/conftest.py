@@ -165,6 +165,15 @@ def shoot(page: sync_api.Page, name: str) -> None:
     page.screenshot(path=SHOTS / f"{name}.png", full_page=True, caret="initial")
 
 
+def settled(page: sync_api.Page) -> None:
+    """Wait until htmx has finished swapping: content it swapped in keeps the class htmx-added
+    until it settles (20 ms later), and only then does htmx attach that content's triggers. A
+    change made before that (a person cannot be that quick; a test can) is lost."""
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-added')"
+    )
+
+
 def overflow(page: sync_api.Page) -> int:
     """How many pixels the document is wider than the viewport (0 when it fits)."""
     return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))

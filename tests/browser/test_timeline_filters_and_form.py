@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shoot
+from tests.browser.conftest import settled, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -42,10 +42,12 @@ def test_the_form_offers_the_teams_scenarios_and_each_scenarios_own_allowance(si
     page.get_by_label("Team").select_option("support-triage")
     expect(scenario.locator("option[value='refund-saga']")).to_have_count(1)
     expect(scenario.locator("option[value='first-flight']")).to_have_count(0)
+    settled(page)  # the team's form is in; its selects answer a change once htmx settles it
     page.get_by_label("Team").select_option("repo-fix")
     # The form is drawn again for the team: choose its scenario once that form is in.
     expect(scenario.locator("option[value='refund-saga']")).to_have_count(0)
     expect(page.get_by_label("Scenario")).to_have_value("first-flight")
+    settled(page)
     page.get_by_label("Scenario").select_option("budget-starved")
     expect(page.get_by_label("Allowance")).to_have_value("400")
     expect(page.locator("#new-run")).to_contain_text("The allowance is too small")

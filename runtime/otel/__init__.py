@@ -19,8 +19,7 @@ from runtime.otel.protobuf import (
     otlp_protobuf_chunks,
     otlp_request,
 )
-from runtime.otel.spans import nanos
-from runtime.otel.trace import STATUS_ERROR, STATUS_UNSET
+from runtime.otel.spans import STATUS_ERROR, STATUS_UNSET, nanos
 
 __all__ = [
     "DEFAULT_CONTENT_CHARS",

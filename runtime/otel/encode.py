@@ -7,15 +7,9 @@ from typing import Any
 
 from runtime.journal import Recorded
 from runtime.otel.options import TraceOptions
-from runtime.otel.spans import Span
+from runtime.otel.spans import SCOPE_NAME, SCOPE_VERSION, STATUS_ERROR, STATUS_UNSET, Span
 from runtime.otel.text import EMPTY, SCOPE, TAIL, span_text, trace_head
-from runtime.otel.trace import (
-    SCOPE_NAME,
-    SCOPE_VERSION,
-    STATUS_ERROR,
-    STATUS_UNSET,
-    Trace,
-)
+from runtime.otel.trace import Trace
 
 CHUNK_SPANS = 256  # spans a streamed export gives at a time (about 0.5 MB of JSON)
 

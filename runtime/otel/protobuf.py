@@ -20,8 +20,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Status
 from runtime.journal import Recorded
 from runtime.otel.encode import CHUNK_SPANS, folded, resource
 from runtime.otel.options import TraceOptions
-from runtime.otel.spans import Span
-from runtime.otel.trace import SCOPE_NAME, SCOPE_VERSION, Trace
+from runtime.otel.spans import SCOPE_NAME, SCOPE_VERSION, Span
+from runtime.otel.trace import Trace
 
 PROTOBUF_TYPE = "application/x-protobuf"
 

@@ -1,5 +1,6 @@
-"""The pieces of a trace: spans as they are built, ids derived from the journal, and the small
-readings of events the span fold (runtime/otel/trace.py) and the run page's trace share."""
+"""The pieces of a trace: its vocabulary (span kinds, statuses, providers, a model's
+attributes), spans as they are built, ids derived from the journal, and the small readings of
+events the span fold (runtime/otel/trace.py) and the run page's trace share."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from runtime.events import Event, ModelResponded, ToolDispatched, ToolReturned
 from runtime.journal import Recorded
+from runtime.openai_client import GENAI_PROVIDER, OLD_BACKEND_NAMES
 
 
 def nanos(t: float) -> int:
@@ -31,6 +33,29 @@ def hex_id(text: str, chars: int) -> str:
     """A deterministic id of `chars` hex digits. OTLP reads an all-zero id as "no id"."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:chars]
     return digest if int(digest, 16) else digest[:-1] + "1"
+
+
+# --- the trace's vocabulary -------------------------------------------------------------------
+
+SCOPE_NAME = "minutes.runtime.otel"
+SCOPE_VERSION = "1"
+
+# OTLP's enums travel as integers in its JSON encoding.
+KIND_INTERNAL = 1
+KIND_CLIENT = 3
+STATUS_UNSET = 0
+STATUS_ERROR = 2
+
+# The error.type of a span whose closing event the journal does not hold.
+UNFINISHED = "unfinished"
+# The error.type of a run that answered, but with an answer that says what it lacks.
+DEGRADED = "degraded"
+
+
+# Provider names as the GenAI conventions spell them, by backend; and the model a backend uses
+# when the settings name none.
+PROVIDERS = {"scripted": "minutes", "endpoint": GENAI_PROVIDER, "local": GENAI_PROVIDER}
+DEFAULT_MODELS = {"scripted": "scripted", "local": "local"}
 
 
 # --- the spans being built ---------------------------------------------------------------------
@@ -126,3 +151,32 @@ def call_key(event: ToolDispatched | ToolReturned) -> str:
     # Reference journals carry no call ids: there, a return belongs to the last dispatch of
     # the same tool.
     return event.call_id or f"tool:{event.tool}"
+
+
+def model_attributes(config: dict[str, Any], agent: str) -> dict[str, Any]:
+    """What a run's recorded settings say of the agent's model.
+
+    The provider is named as the GenAI conventions name them, not by our backend's name: an
+    endpoint or a local server speaks the OpenAI-compatible protocol (whoever serves it), and
+    the client module names that protocol's provider; a script is Minutes' own. The backend
+    stays in `minutes.model.backend`. The model's name is the one the settings recorded,
+    "scripted" for a script, "local" for the local server.
+    """
+    models = config.get("models") or {}
+    backend = models.get(agent) or config.get("model")
+    if backend is None:
+        return {}
+    backend = OLD_BACKEND_NAMES.get(backend, backend)  # its name in older journals
+    provider = PROVIDERS.get(backend, backend)
+    names = config.get("model_names") or {}
+    named = (
+        None
+        if backend == "scripted"
+        else (names.get(agent) if backend == "endpoint" else None) or config.get("model_name")
+    )
+    return {
+        "gen_ai.provider.name": provider,
+        "gen_ai.system": provider,  # the attribute's older name, still read by many tools
+        "gen_ai.request.model": named or DEFAULT_MODELS.get(backend),
+        "minutes.model.backend": backend,
+    }

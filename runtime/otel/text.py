@@ -13,8 +13,7 @@ import json
 from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) uses
 from typing import Any
 
-from runtime.otel.spans import Span
-from runtime.otel.trace import SCOPE_NAME, SCOPE_VERSION, STATUS_ERROR, STATUS_UNSET
+from runtime.otel.spans import SCOPE_NAME, SCOPE_VERSION, STATUS_ERROR, STATUS_UNSET, Span
 
 TRUE, FALSE = '{"boolValue":true}', '{"boolValue":false}'
 

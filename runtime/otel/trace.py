@@ -58,10 +58,13 @@ from runtime.events import (
     WorkerTimedOut,
 )
 from runtime.journal import Recorded
-from runtime.openai_client import GENAI_PROVIDER, OLD_BACKEND_NAMES
 from runtime.otel import content
 from runtime.otel.options import TraceOptions
 from runtime.otel.spans import (
+    DEGRADED,
+    KIND_CLIENT,
+    KIND_INTERNAL,
+    UNFINISHED,
     AgentRun,
     Span,
     ToolCall,
@@ -70,29 +73,12 @@ from runtime.otel.spans import (
     call_key,
     finish_reasons,
     hex_id,
+    model_attributes,
     nanos,
     reported_failure,
     span_id_of,
 )
 
-SCOPE_NAME = "minutes.runtime.otel"
-SCOPE_VERSION = "1"
-
-# OTLP's enums travel as integers in its JSON encoding.
-KIND_INTERNAL = 1
-KIND_CLIENT = 3
-STATUS_UNSET = 0
-STATUS_ERROR = 2
-
-# Provider names as the GenAI conventions spell them, by backend; and the model a backend uses
-# when the settings name none.
-PROVIDERS = {"scripted": "minutes", "endpoint": GENAI_PROVIDER, "local": GENAI_PROVIDER}
-DEFAULT_MODELS = {"scripted": "scripted", "local": "local"}
-
-# The error.type of a span whose closing event the journal does not hold.
-UNFINISHED = "unfinished"
-# The error.type of a run that answered, but with an answer that says what it lacks.
-DEGRADED = "degraded"
 CUT_SHORT = "the journal ends here: the run crashed, or was still going when exported"
 
 
@@ -382,39 +368,11 @@ class Trace:
             self.final(span)
 
     def model_attributes(self, agent: str) -> dict[str, Any]:
-        """What the recorded settings say of the agent's model.
-
-        The provider is named as the GenAI conventions name them, not by our backend's name:
-        an endpoint or a local server speaks the OpenAI-compatible protocol (whoever serves it),
-        and the client module names that protocol's provider; a script is Minutes' own. The
-        backend stays in `minutes.model.backend`. The model's name is the one the settings
-        recorded, "scripted" for a script, "local" for the local server.
-        """
+        """What the recorded settings say of the agent's model (read once per agent)."""
         cached = self.models.get(agent)
         if cached is None:
-            cached = self.models[agent] = self.read_model(agent)
+            cached = self.models[agent] = model_attributes(self.config, agent)
         return cached
-
-    def read_model(self, agent: str) -> dict[str, Any]:
-        models = self.config.get("models") or {}
-        backend = models.get(agent) or self.config.get("model")
-        if backend is None:
-            return {}
-        backend = OLD_BACKEND_NAMES.get(backend, backend)  # its name in older journals
-        provider = PROVIDERS.get(backend, backend)
-        names = self.config.get("model_names") or {}
-        named = (
-            None
-            if backend == "scripted"
-            else (names.get(agent) if backend == "endpoint" else None)
-            or self.config.get("model_name")
-        )
-        return {
-            "gen_ai.provider.name": provider,
-            "gen_ai.system": provider,  # the attribute's older name, still read by many tools
-            "gen_ai.request.model": named or DEFAULT_MODELS.get(backend),
-            "minutes.model.backend": backend,
-        }
 
     # --- model calls ---------------------------------------------------------------------------
 

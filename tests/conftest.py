@@ -92,3 +92,15 @@ def quick_password_hashing(settings):
     """Hashing a password the production way takes a third of a second; the suite signs in and
     guesses wrong hundreds of times. What is tested (who may sign in, lockouts) is the same."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def nowhere(settings, tmp_path):
+    """Enqueued steps go to an in-memory broker nobody reads: the test drives each step."""
+    from tests.tasks.conftest import use_broker
+
+    use_broker("memory://", {})
+    settings.WORKSPACES = tmp_path / "workspaces"
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    yield
+    use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)

@@ -14,16 +14,11 @@ from django.test import Client
 from dashboard.models import ApiToken
 from services import runs
 from services.steps import drive_step
-from tests.tasks.conftest import use_broker
 
 
 @pytest.fixture(autouse=True)
-def nowhere(settings, tmp_path):
-    use_broker("memory://", {})
-    settings.WORKSPACES = tmp_path / "workspaces"
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    yield
-    use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+def steps_go_nowhere(nowhere):
+    """Enqueued steps go to a broker nobody reads (tests/conftest.py): pages never drive."""
 
 
 def make_user(name: str, decide: bool = False) -> User:

@@ -17,19 +17,12 @@ from runtime.events import BudgetDebited
 from runtime.journal import StaleEpoch
 from services import letters, runs, steps
 from services.control import Control
-from tests.tasks.conftest import use_broker
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-@pytest.fixture(autouse=True)
-def nowhere(settings, tmp_path):
-    """Enqueued steps go to an in-memory broker nobody reads: the test drives each step."""
-    use_broker("memory://", {})
-    settings.WORKSPACES = tmp_path / "workspaces"
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    yield
-    use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.usefixtures("nowhere"),  # tests/conftest.py: the test drives each step
+]
 
 
 def drive(run_id, limit=200):

@@ -15,7 +15,7 @@ from journal_store.journal import DjangoJournal
 from runtime.events import LeaseGranted, LeaseReleased, LeaseRenewed
 from services import runs, steps
 from services.control import stalled
-from tests.tasks.conftest import settled, use_broker, wait_until
+from tests.tasks.conftest import settled, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 TTL = 1  # seconds: the test's own short lease
@@ -23,17 +23,14 @@ HANG = 4  # the step stops this long right after its first tool call: 4 leases
 
 
 @pytest.fixture
-def nowhere(settings, tmp_path):
-    """Enqueued steps go to an in-memory broker nobody reads: the test drives each step."""
-    use_broker("memory://", {})
-    settings.WORKSPACES = tmp_path / "workspaces"
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+def short_lease(nowhere, settings):
+    """The test drives each step (tests/conftest.py), under a lease of its own length."""
     settings.STEP_LEASE_SECONDS = TTL
-    yield
-    use_broker(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT_OPTIONS)
 
 
-def test_a_step_longer_than_its_lease_keeps_it_and_nobody_else_drives_the_run(nowhere, settings):
+def test_a_step_longer_than_its_lease_keeps_it_and_nobody_else_drives_the_run(
+    short_lease, settings
+):
     settings.FAULT = f"hang:ToolDispatched#1:{HANG}"
     run_id = runs.start_run("repo-fix", "first-flight")
     journal = DjangoJournal()

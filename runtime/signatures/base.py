@@ -16,8 +16,25 @@ Finding = dict[str, Any]
 WRITES = ("edit_file", "write_file")
 
 
+# Positions a finding cites of a pattern that repeats: its first ones and its latest. A loop
+# that goes on for 20,000 events must not make its finding (the row every batch rewrites, the
+# fold's stored state, the findings tab) 20,000 positions long; the summary says how many.
+EVIDENCE = 10
+
+
 def finding(kind: str, summary: str, positions: list[int], **detail: Any) -> Finding:
-    return {"kind": kind, "summary": summary, "positions": sorted(set(positions)), **detail}
+    cited = sorted(set(positions))
+    if len(cited) > EVIDENCE + 1:
+        cited = [*cited[:EVIDENCE], cited[-1]]
+    return {"kind": kind, "summary": summary, "positions": cited, **detail}
+
+
+def cite(positions: list[int], position: int) -> None:
+    """Add `position` to a repeating pattern's evidence, kept to its first EVIDENCE positions
+    and its latest (a fold's state keeps what a finding can cite, not the whole pattern)."""
+    positions.append(position)
+    if len(positions) > EVIDENCE + 1:
+        del positions[EVIDENCE:-1]
 
 
 def team_roles(state: State, e: Event) -> dict[str, str]:

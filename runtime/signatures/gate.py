@@ -19,11 +19,12 @@ from runtime.coordination.statuses import structured
 from runtime.events import AgentFinished, MutationRefused, StaleWorkRejected, StatusNormalised
 from runtime.folds import Fold, Out, Rows, State
 from runtime.journal import Recorded
-from runtime.signatures.base import Finding, finding
+from runtime.signatures.base import EVIDENCE, Finding, cite, finding
 
 
 class MutationRefusals(Fold):
-    """Keeps, per actor, capability and failed check, the positions of the refusals."""
+    """Keeps, per actor, capability and failed check, how many refusals and the positions of
+    the first ones and the latest."""
 
     name: ClassVar[str] = "mutation_refused"
     kinds: ClassVar[frozenset[str] | None] = frozenset(("MutationRefused", "StaleWorkRejected"))
@@ -43,18 +44,23 @@ class MutationRefusals(Fold):
             return
         reason = e.reason
         at = f"{actor or what}|{capability}|{check}"
-        positions = state["refused"].setdefault(at, [])
-        positions.append(rec.position)
-        times = "" if len(positions) == 1 else f" ({len(positions)} times)"
+        refused = state["refused"].get(at)
+        if isinstance(refused, list):  # a state stored when it kept every position
+            refused = {"positions": refused[: EVIDENCE + 1], "count": len(refused)}
+        refused = state["refused"][at] = refused or {"positions": [], "count": 0}
+        cite(refused["positions"], rec.position)
+        refused["count"] += 1
+        count = refused["count"]
+        times = "" if count == 1 else f" ({count} times)"
         found = finding(
             "mutation_refused",
             f"the mutation gate refused {what} ({check}){times}: {reason}",
-            positions,
+            refused["positions"],
             actor=actor,
             capability=capability,
             check=check,
         )
-        (out.put if len(positions) > 1 else out.add)(at, found)
+        (out.put if count > 1 else out.add)(at, found)
 
     def result(self, state: State, rows: Rows) -> list[Finding]:
         return list(rows.rows.values())

@@ -19,7 +19,7 @@ from runtime.events import (
 )
 from runtime.folds import Fold, Out, Rows, State, key
 from runtime.journal import Recorded
-from runtime.signatures.base import Finding, finding, lane
+from runtime.signatures.base import Finding, cite, finding, lane
 
 LOOP_REPEATS = 3  # identical calls in a row that make a loop (the loop breaker's default)
 
@@ -94,7 +94,7 @@ class LoopingAgents(Fold):
                 "call": None,
                 "key": key(here, position),
             }
-        streak["positions"].append(position)
+        cite(streak["positions"], position)
         if call_id is None or call_id != streak["call"]:
             streak["count"] += 1
         streak["call"] = call_id

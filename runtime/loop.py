@@ -15,6 +15,7 @@ agent reads the refusal as the call's outcome and goes on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -122,6 +123,27 @@ def run(
 ) -> AgentResult:
     """Drive one agent until it stops, and journal its last word as a structured status
     (runtime/coordination/statuses.py). Raises `Interrupted` on an operator's stop."""
+    try:
+        return turns(agent, task, session, budget, task_id, mail, deadline, admit)
+    except BaseException:
+        # Whatever raised, what the turn did (a tool's result held for the next batch) is
+        # written: the tool ran, and its outcome must not be lost with the exception. A
+        # journal that refuses it (a lease taken over) refuses it; the exception goes on.
+        with contextlib.suppress(Exception):
+            session.flush()
+        raise
+
+
+def turns(
+    agent: Agent,
+    task: str,
+    session: Session,
+    budget: Budget,
+    task_id: str | None,
+    mail: Mail | None,
+    deadline: Overdue | None,
+    admit: Admit | None,
+) -> AgentResult:
     client = session.client(agent.name, agent.client)
     specs = [*agent.toolbox.specs(), agent.done.spec()]
     envelope: dict[str, Any] = {"agent": agent.name, "task_id": task_id}
@@ -173,6 +195,8 @@ def run(
             session.checkpoint(agent.name, start, settings, state)
         session.boundary()
         session.resize(budget)
+        if deadline is not None or mail is not None:
+            session.flush()  # the harness's callbacks may write elsewhere: this turn goes first
         if deadline is not None and deadline(turn) is not None:
             return stop(session, agent, AgentResult("overdue", turn), task_id)
         if mail is not None:
@@ -189,7 +213,7 @@ def run(
         except ModelError as exc:
             session.emit(session.new(ModelFailed, **at, error=errors.describe(exc)))
             raise
-        session.emit(
+        session.hold(  # written with what comes next (its first call's dispatch): one commit
             session.new(
                 ModelResponded,
                 **at,
@@ -206,6 +230,8 @@ def run(
             ChatMessage(role="assistant", content=response.text, tool_calls=response.tool_calls)
         ]
         for call in response.tool_calls:
+            if admit is not None:
+                session.flush()  # the harness's admit may write elsewhere: this turn goes first
             if call.name == DONE:  # finishing is an explicit, typed act
                 refused = check_report(agent, call, session, at)
                 if refused is None:
@@ -363,14 +389,16 @@ def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any])
         tool = agent.toolbox.check(call, agent.name)
     except ToolFailure as exc:
         outcome = failure(call.name, exc)
-        session.emit(session.new(ToolReturned, **at, **ids, error=outcome.error))
+        session.hold(session.new(ToolReturned, **at, **ids, error=outcome.error))
         return outcome
     attempts = 1 + (agent.retries if tool.retry_safe else 0)
     for attempt in range(1, attempts + 1):
         if attempt > 1:
             wait(agent, session, {**at, **ids}, attempt)
         outcome = session.run_tool(tool, call.args)
-        session.emit(
+        # Held for the next batch (the next model call's, as a rule): the session writes it
+        # before anything else runs or the step ends.
+        session.hold(
             session.new(
                 ToolReturned,
                 **at,

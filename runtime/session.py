@@ -218,6 +218,10 @@ class Session:
         self.executions: Counter[str] = Counter()  # live executions per tool, for fault points
         # Every event emitted, one per stream version (None: skipped by a snapshot, see _rec).
         self._emitted: list[Event | None] = []
+        # Emitted, not yet written (`hold`): they go with the next batch. Their crash-test
+        # seams fire once they are written.
+        self._held: list[Event] = []
+        self._held_faults: list[tuple[Event, int, int]] = []
         self.clients: dict[str, ReplayClient] = {}
         self.steps = steps  # live turns this session may start; None: as many as it takes
         # After this time.monotonic() value no further live turn starts (one always does): a
@@ -290,6 +294,14 @@ class Session:
                 ]
         return [r.event for r in self.journal.read(self.stream)]
 
+    def _present(self) -> list[Event | None]:
+        """The record without the places a snapshot let the session skip: a scan of it costs
+        what was read, not the run's length."""
+        if self._gap is None:
+            return self._rec
+        a, b = self._gap
+        return self._rec[:a] + self._rec[b:]
+
     def _fill(self) -> None:
         """Read the events a snapshot let the session skip: somebody wants the whole record."""
         if self._gap is None:
@@ -336,6 +348,7 @@ class Session:
 
         Not taken where the session holds state the snapshot would not carry: a fork's limits
         or a person's messages not yet read, or a model client that cannot tell its place."""
+        self.flush()  # the snapshot names the stream's version: written, not held
         if self.snapshots is None or not self.live:
             return
         if self.inbox or self.limits.max_turns is not None or self.limits.allowance is not None:
@@ -393,6 +406,7 @@ class Session:
             self._emitted.append(event)
             self.counts[event.kind] += 1
             if self.replay:
+                self.flush()  # what was held comes first
                 self.journal.append(self.stream, [event], self.version)
                 self.version += 1
 
@@ -430,7 +444,25 @@ class Session:
     # --- writing -----------------------------------------------------------------------------
 
     def emit(self, *events: Event) -> None:
-        """Record events as one atomic batch (or check them against the record)."""
+        """Record events as one atomic batch (or check them against the record), after any
+        events held back (`hold`), in the same batch."""
+        self._record(events, hold=False)
+
+    def hold(self, *events: Event) -> None:
+        """Emit events whose write may wait for the next batch: they are checked against the
+        record and counted now, and written with the next `emit`, or by `flush`, which the
+        session calls itself before anything touches the world or ends the step (a model
+        call, a tool run, an activity, a turn boundary, a snapshot). The agent loop holds a
+        model's answer until its tool call's dispatch, and a tool's result until the next
+        model call: one commit where there were three (a commit is most of a cheap turn)."""
+        self._record(events, hold=True)
+
+    def flush(self) -> None:
+        """Write the events held back, if any."""
+        if self._held:
+            self._record((), hold=False)
+
+    def _record(self, events: Sequence[Event], hold: bool) -> None:
         fresh: list[Event] = []
         replayed = 0
         for event in events:
@@ -444,20 +476,27 @@ class Session:
                 self._require_live()
             fresh.append(event)
         written = fresh if self.replay else fresh[replayed:]
-        if written:
-            self.journal.append(self.stream, written, self.version)
-            self.version += len(written)
+        if hold:
+            self._held += written
+            noted = self._held_faults  # their seams fire once they are written
+        else:
+            if self._held or written:
+                batch = [*self._held, *written]
+                self.journal.append(self.stream, batch, self.version)
+                self.version += len(batch)
+                self._held = []  # only once written: a refused batch is still held
+            noted, self._held_faults = self._held_faults, []
         for i, event in enumerate(events):
             self.counts[event.kind] += 1
             self.counts[f"{event.kind}@{event.agent}"] += 1
             self._emitted.append(event)
             if i >= replayed and self.faults.armed:
-                self.faults.appended(
-                    event.kind,
-                    event.agent,
-                    self.counts[event.kind],
-                    self.counts[f"{event.kind}@{event.agent}"],
+                noted.append(
+                    (event, self.counts[event.kind], self.counts[f"{event.kind}@{event.agent}"])
                 )
+        if not hold:
+            for event, ordinal, agent_ordinal in noted:  # crash-test seams: once it is durable
+                self.faults.appended(event.kind, event.agent, ordinal, agent_ordinal)
 
     # --- inputs: from the record while inside it, live after ---------------------------------
 
@@ -469,7 +508,7 @@ class Session:
         """
         client = self.clients.get(agent)
         if client is None:
-            client = ReplayClient(self._rec, agent, then=None if self.replay else live)
+            client = ReplayClient(self._present(), agent, then=None if self.replay else live)
             self.clients[agent] = client
         return client
 
@@ -477,6 +516,7 @@ class Session:
         self, client: ModelClient, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
     ) -> ModelResponse:
         """Ask the model, unless the journal recorded that this very call failed."""
+        self.flush()
         recorded = self.peek()
         if isinstance(recorded, ModelFailed):
             raise errors.rebuild(recorded.error, ModelError, ReplayedModelError)
@@ -484,6 +524,7 @@ class Session:
 
     def run_tool(self, tool: Tool, args: dict[str, Any]) -> Outcome:
         """Execute a checked tool call, or serve its recorded outcome."""
+        self.flush()
         recorded = self.peek()
         if recorded is not None:
             if not isinstance(recorded, ToolReturned) or recorded.tool != tool.name:
@@ -503,6 +544,7 @@ class Session:
     def sub(self, stream: str) -> Session:
         """A session of the same run on a stream of its own, for work that runs beside this
         one (a parallel worker): its own versions, its own record, replayed like this one."""
+        self.flush()
         return Session(
             self.journal,
             self.run_id,
@@ -522,6 +564,7 @@ class Session:
         `work` must be idempotent: a crash after it ran and before its event was written
         runs it again on resume.
         """
+        self.flush()
         recorded = self.peek()
         if recorded is not None:
             if not isinstance(recorded, cls):
@@ -553,6 +596,7 @@ class Session:
         if not self.live:
             return
         if self.step_used():
+            self.flush()  # the step ends here: what it did is written before it
             if self.pause is None:
                 raise StepComplete()
             self.pause()  # a warm flight waits here for its next step (runtime/warm.py)

@@ -51,7 +51,7 @@ def uninterrupted(tmp_path_factory):
 POINTS = [
     "after:WorkspacePrepared#1",
     "after:ModelCalled#1",
-    "after:ModelResponded#3",  # the response is recorded, its tool not yet dispatched
+    "after:ModelResponded#3",  # the response is recorded with its dispatch, the tool not yet run
     "after:ToolDispatched#4",  # between ToolDispatched and ToolReturned (run_tests)
     "exec:edit_file#1",  # the edit ran, its ToolReturned was never written
     "after:ToolReturned#5",

@@ -5,10 +5,15 @@ after turn (five events a turn: ModelCalled, ModelResponded, BudgetDebited, Tool
 ToolReturned), flown in one session into the database, then projected. At each size, in one
 process and one database so the figures sit side by side:
 
-    cold step    drive_step, one turn a step, nothing kept warm (MINUTES_WARM_RUNS=0): read
-                 the run's history, replay it, take the lease, one live turn, give the lease
-                 back, catch the projector up. What every step cost before flights were kept
-                 warm, and what a step on a process that has not seen the run still costs.
+    cold step    drive_step, one turn a step, nothing kept warm (MINUTES_WARM_RUNS=0) and no
+                 loop snapshot (MINUTES_SNAPSHOT_TURNS=0): read the run's history, replay it,
+                 take the lease, one live turn, give the lease back, catch the projector up.
+                 What every step cost before flights were kept warm and loops snapshotted.
+    cold step from a snapshot
+                 the same as shipped (a snapshot every 25 turns): read the events before the
+                 loop and after its latest snapshot, and replay only those; measured 1 to
+                 --repeats turns after the snapshot at every size. What a step costs on a
+                 process that has not seen the run (at worst 24 turns more to replay).
     warm step    the same with the run's flight parked in this process: no history read or
                  replayed. The per-step overhead of a run driven on its worker.
     pages        the run page and each of its tabs, and the timeline's tail poll, as a
@@ -112,6 +117,7 @@ def grow(run_id: str, events: int) -> None:
     from journal_store.journal import DjangoJournal
     from runtime import flight
     from runtime.session import Session
+    from runtime.snapshots import FileSnapshots
 
     journal = DjangoJournal()
     stream = f"run-{run_id}"
@@ -120,7 +126,14 @@ def grow(run_id: str, events: int) -> None:
     if turns:
         recorded = [r.event for r in journal.read(stream)]
         config = flight.recorded_config(recorded, run_id)
-        session = Session(journal, run_id, recorded=recorded, steps=turns)
+        session = Session(  # keeping loop snapshots as a worker does
+            journal,
+            run_id,
+            recorded=recorded,
+            steps=turns,
+            snapshots=FileSnapshots(settings.SNAPSHOT_DIR) if settings.SNAPSHOT_TURNS else None,
+            snapshot_every=settings.SNAPSHOT_TURNS or 1,
+        )
         flight.drive(session, config, settings.WORKSPACES)
     projection.catch_up()
 
@@ -135,9 +148,12 @@ def median_ms(work: Callable[[], object], repeats: int) -> float:
 
 
 def step_figures(run_id: str, repeats: int) -> dict[str, float]:
-    """One turn a step, cold (every step replays the run) and warm (its flight parked here)."""
+    """One turn a step: cold (every step replays the run), cold from the loop's latest
+    snapshot, and warm (its flight parked here)."""
     from django.conf import settings
 
+    from journal_store.journal import DjangoJournal
+    from runtime.snapshots import FileSnapshots
     from services import steps
 
     def step() -> object:
@@ -147,12 +163,25 @@ def step_figures(run_id: str, repeats: int) -> dict[str, float]:
 
     settings.STEP_TURNS = 1
     settings.WARM_RUNS = 0
+    # From a snapshot: first step the run (cold, as shipped) until its latest snapshot stands
+    # at its last turn, so that at every size the measured steps replay the same few turns
+    # since it (1 to `repeats`): what grows with the run, if anything, is then the rest.
+    stream = f"run-{run_id}"
+    kept = FileSnapshots(settings.SNAPSHOT_DIR)
+    for _ in range(2 * settings.SNAPSHOT_TURNS + 1):
+        snap = kept.load(stream)
+        if snap is not None and DjangoJournal().version(stream) - snap.version <= TURN_EVENTS:
+            break
+        step()
+    snapshot = median_ms(step, repeats)
+    shipped, settings.SNAPSHOT_TURNS = settings.SNAPSHOT_TURNS, 0
     cold = median_ms(step, repeats)
+    settings.SNAPSHOT_TURNS = shipped
     settings.WARM_RUNS = 4
     step()  # the first step this process drives of the run replays it and parks the flight
     warm = median_ms(step, repeats)
     steps.WARM.clear()
-    return {"cold step": cold, "warm step": warm}
+    return {"cold step": cold, "cold, from a snapshot": snapshot, "warm step": warm}
 
 
 def page_figures(client: object, run_id: str, repeats: int) -> dict[str, float]:

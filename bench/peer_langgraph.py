@@ -5,7 +5,9 @@ The loop: each turn a canned model answer carrying a tool call (~200 bytes of ar
 
     Minutes     the agent loop (runtime/loop.py) with the scripted client, journalled to the
                 embedded default: the Django journal on SQLite (WAL, synchronous=FULL), five
-                events a turn.
+                events a turn in two commits (the model call; the answer with its tool's
+                dispatch; the tool's result goes with the next model call), with Django's
+                settings as deployed (MINUTES_DEBUG=0: no query log).
     LangGraph   a StateGraph of two nodes (model, tool) with SqliteSaver, its SQLite
                 checkpointer: a checkpoint after each node. Two shapes of state: the
                 conversation appended by a reducer, as an agent's MessagesState keeps it
@@ -36,6 +38,7 @@ import argparse
 import contextlib
 import operator
 import os
+import secrets
 import shutil
 import sqlite3
 import statistics
@@ -225,9 +228,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="minutes-peer-"))
-    os.environ.update(
+    os.environ.update(  # as a deployed worker runs: MINUTES_DEBUG=0 (no query log)
         MINUTES_HOME=str(home),
-        MINUTES_DEBUG="1",
+        MINUTES_DEBUG="0",
+        MINUTES_SECRET_KEY=secrets.token_urlsafe(50),  # required with DEBUG off; unused here
         DATABASE_URL=f"sqlite:///{home / 'unused.sqlite3'}",
         DJANGO_SETTINGS_MODULE="config.settings",
     )

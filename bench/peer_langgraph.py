@@ -224,9 +224,16 @@ def main() -> None:
     parser.add_argument("--turns", default="1000,5000", help="turns per run")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (medians)")
     parser.add_argument(
-        "--every", type=int, default=25, help="Minutes keeps a loop snapshot every this many turns"
+        "--every",
+        type=int,
+        default=None,
+        help="Minutes keeps a loop snapshot every this many turns (default: as shipped)",
     )
     args = parser.parse_args()
+    if args.every is None:
+        from runtime.snapshots import EVERY
+
+        args.every = EVERY
     home = Path(tempfile.mkdtemp(prefix="minutes-peer-"))
     os.environ.update(  # as a deployed worker runs: MINUTES_DEBUG=0 (no query log)
         MINUTES_HOME=str(home),

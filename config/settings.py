@@ -19,7 +19,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from config import env
-from runtime import prices
+from runtime import prices, snapshots
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Off unless asked for: a bare deployment (gunicorn, a worker) that forgot the variable must not
@@ -248,7 +248,7 @@ WARM_IDLE_SECONDS = env.number("MINUTES_WARM_IDLE_SECONDS", 600, minimum=1)
 # A step that finds no warm flight reads the run around its agent loop's latest snapshot, kept
 # every this many turns in MINUTES_HOME/snapshots (runtime/snapshots.py: a cache of this host's,
 # checked against the journal before it is used). 0: a cold step reads and replays everything.
-SNAPSHOT_TURNS = env.number("MINUTES_SNAPSHOT_TURNS", 25, minimum=0)
+SNAPSHOT_TURNS = env.number("MINUTES_SNAPSHOT_TURNS", snapshots.EVERY, minimum=0)
 SNAPSHOT_DIR = HOME / "snapshots"
 # Redis redelivers a message whose worker died after this long (acks are late: a step is acked
 # when it is done). Recovery does not wait for it (the lease and the reconciler do that); it is

@@ -186,10 +186,8 @@ def turns(
                 "nudged": nudged,
                 "debited": debited,
                 "steps": len(history),
-                "history": [
-                    [m.model_dump(mode="json") for m in step] for step in kept_steps(history, room)
-                ],
-                "fresh": [m.model_dump(mode="json") for m in fresh],
+                "history": [[m.data for m in step] for step in kept_steps(history, room)],
+                "fresh": [m.data for m in fresh],
                 "breaker": breaker.state() if breaker is not None else None,
             }
             session.checkpoint(agent.name, start, settings, state)

@@ -44,6 +44,12 @@ class ChatMessage(BaseModel):
         # Cached: every turn re-measures the whole kept history, and messages never change.
         return len(self.content) + sum(len(c.name) + len(str(c.args)) for c in self.tool_calls)
 
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        """The message as JSON data, as a loop snapshot keeps it. Cached: a snapshot every few
+        turns dumps the whole kept history, and messages never change (read it, never edit it)."""
+        return self.model_dump(mode="json")
+
 
 class ModelResponse(BaseModel):
     """What a model produced: text, tool calls, or both, and always the usage."""

@@ -53,7 +53,7 @@ from runtime.model import (
     ReplayClient,
     ToolSpec,
 )
-from runtime.snapshots import LoopSnapshot, Snapshots
+from runtime.snapshots import EVERY, LoopSnapshot, Snapshots
 from runtime.tools import Outcome, Tool, execute
 
 E = TypeVar("E", bound=Event)
@@ -186,7 +186,7 @@ class Session:
         stream: str | None = None,
         source: Journal | None = None,
         snapshots: Snapshots | None = None,
-        snapshot_every: int = 25,
+        snapshot_every: int = EVERY,
     ) -> None:
         self.journal = journal
         self.run_id = run_id
@@ -200,6 +200,7 @@ class Session:
         self.snapshots = None if replay else snapshots
         self.snapshot_every = snapshot_every
         self._snapshot: LoopSnapshot | None = None  # found when reading, not yet taken up
+        self._snapshot_due: LoopSnapshot | None = None  # taken, kept once what it covers is
         # The record, with None for the events a snapshot lets this session skip (indexes
         # [a, b) in `_gap`): read after all, by `_fill`, as soon as anything looks at them.
         self._gap: tuple[int, int] | None = None
@@ -347,8 +348,11 @@ class Session:
         """Keep an agent loop's state at a turn boundary, live, as its stream's snapshot.
 
         Not taken where the session holds state the snapshot would not carry: a fork's limits
-        or a person's messages not yet read, or a model client that cannot tell its place."""
-        self.flush()  # the snapshot names the stream's version: written, not held
+        or a person's messages not yet read, or a model client that cannot tell its place.
+
+        The snapshot stands after the events held for the next batch (the last tool's
+        result), and is kept once they are written: it never names a version the journal
+        does not hold, and it costs no commit of its own."""
         if self.snapshots is None or not self.live:
             return
         if self.inbox or self.limits.max_turns is not None or self.limits.allowance is not None:
@@ -357,18 +361,26 @@ class Session:
         mark = client.place() if client is not None else None
         if mark is None:
             return
-        snapshot = LoopSnapshot(
+        at = self.version + len(self._held)
+        self._snapshot_due = LoopSnapshot(
             stream=self.stream,
             start=start,
             start_id=self._stored(start).id,
-            version=self.version,
-            version_id=self._stored(self.version).id,
+            version=at,
+            version_id=self._stored(at).id,
             agent=agent,
             fingerprint=fingerprint,
             loop=loop,
             session={"counts": dict(self.counts), "mark": mark},
         )
-        self.snapshots.save(snapshot)
+        if not self._held:
+            self._keep_snapshot()
+
+    def _keep_snapshot(self) -> None:
+        """Save the snapshot taken, now that every event it stands after is written."""
+        snapshot, self._snapshot_due = self._snapshot_due, None
+        if snapshot is not None and self.snapshots is not None:
+            self.snapshots.save(snapshot)
 
     def _stored(self, version: int) -> Event:
         """The event stored at `version` of the stream (recorded, or written by this session)."""
@@ -485,6 +497,8 @@ class Session:
                 self.journal.append(self.stream, batch, self.version)
                 self.version += len(batch)
                 self._held = []  # only once written: a refused batch is still held
+                if self._snapshot_due is not None:
+                    self._keep_snapshot()
             noted, self._held_faults = self._held_faults, []
         for i, event in enumerate(events):
             self.counts[event.kind] += 1

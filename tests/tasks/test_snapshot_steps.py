@@ -72,7 +72,7 @@ def test_cold_steps_whose_snapshots_were_deleted_replay_the_run_the_same(fly_tea
     outcomes, kept = [], []
     while not outcomes or outcomes[-1] == "stepped":
         outcomes.append(steps.drive_step(run_id, "test"))
-        kept.append(any(settings.SNAPSHOT_DIR.glob("*.json")))
+        kept.append(any(settings.SNAPSHOT_DIR.glob("*.snapshot")))
         shutil.rmtree(settings.SNAPSHOT_DIR, ignore_errors=True)  # lost after every step
     assert outcomes[-1] == "done"
     assert any(kept)  # there were snapshots to lose

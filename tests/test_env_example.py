@@ -17,3 +17,33 @@ def test_every_variable_minutes_reads_is_in_env_example():
     assert len(read) > 30  # the pattern still finds what the settings read
     missing = sorted(name for name in read if not re.search(rf"\b{name}=", listed))
     assert missing == [], f"not in .env.example: {', '.join(missing)}"
+
+
+def test_the_numbers_env_example_gives_are_the_defaults(monkeypatch):
+    """A commented `# MINUTES_X=N` in .env.example tells people the default: when a default
+    moves (snapshots went from every 25 turns to every 5), the list must move with it."""
+    import importlib.util
+
+    from config import env
+
+    defaults: dict[str, int] = {}
+    number = env.number
+
+    def noting(name: str, default: int, minimum: int | None = None) -> int:
+        defaults[name] = default
+        return number(name, default, minimum)
+
+    monkeypatch.setattr(env, "number", noting)
+    spec = importlib.util.spec_from_file_location(
+        "settings_read_again", ROOT / "config/settings.py"
+    )
+    assert spec is not None and spec.loader is not None
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    listed = re.findall(r"^# (MINUTES_[A-Z_]+)=(\d+)\b", (ROOT / ".env.example").read_text(), re.M)
+    assert len(defaults) > 15 and len(listed) > 15
+    wrong = {
+        name: f"listed {value}, default {defaults[name]}"
+        for name, value in listed
+        if name in defaults and int(value) != defaults[name]
+    }
+    assert wrong == {}

@@ -96,6 +96,10 @@ class Snapshots(Protocol):
         """Keep `snapshot` as its stream's, in place of the one before."""
         ...
 
+    def discard(self, stream: str) -> None:
+        """Forget the stream's snapshots (its run has ended: nothing will resume it)."""
+        ...
+
 
 class MemorySnapshots:
     """Snapshots in a dict, kept encoded (as a file would hold them): for tests and benches."""
@@ -113,6 +117,10 @@ class MemorySnapshots:
         data = encode(snapshot)
         with self._lock:
             self.stored[snapshot.stream] = data
+
+    def discard(self, stream: str) -> None:
+        with self._lock:
+            self.stored.pop(stream, None)
 
 
 class FileSnapshots:
@@ -189,3 +197,13 @@ class FileSnapshots:
             os.close(fd)
         with self._lock:
             self._latest[stream] = slot
+
+    def discard(self, stream: str) -> None:
+        for slot in self.SLOTS:
+            self.path(stream, slot).unlink(missing_ok=True)
+        # and the file a snapshot of format 1 was kept in, where one is left
+        self.path(stream, "a").with_name(f"{self._names[stream]}.snapshot.json").unlink(
+            missing_ok=True
+        )
+        with self._lock:
+            self._latest.pop(stream, None)

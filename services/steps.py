@@ -127,6 +127,8 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
         queue.advance(run_id, countdown=retry_in)
     elif status.is_terminal(outcome):
         traces.run_ended(run_id)  # its trace to the collector, if one is set: from a worker, later
+        if outcome in status.VERDICTS:  # it has ended: its loop's snapshots are no use now
+            FileSnapshots(settings.SNAPSHOT_DIR).discard(streams.journal(run_id))
     return outcome
 
 

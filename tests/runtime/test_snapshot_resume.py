@@ -218,6 +218,22 @@ def test_a_longer_snapshot_overwritten_by_a_shorter_one_reads_back_whole(tmp_pat
         assert FileSnapshots(tmp_path).load(STREAM) == snap(version, history)
 
 
+@pytest.mark.parametrize("store", ["memory", "files"])
+def test_a_discarded_snapshot_is_gone_from_both_slots(tmp_path, store):
+    snapshots = MemorySnapshots() if store == "memory" else FileSnapshots(tmp_path)
+    journal = MemoryJournal()
+    fly(Session(journal, RUN, steps=14, snapshots=snapshots, snapshot_every=4), 30, "done")
+    assert snapshots.load(STREAM) is not None
+    if store == "files":
+        assert len(list(tmp_path.glob("*.snapshot"))) == 2  # both slots were written
+        (tmp_path / f"{snapshots.path(STREAM).name.split('.')[0]}.snapshot.json").write_text("{}")
+    snapshots.discard(STREAM)
+    snapshots.discard(STREAM)  # and again: nothing to do
+    assert snapshots.load(STREAM) is None
+    if store == "files":
+        assert list(tmp_path.iterdir()) == []  # the format 1 file too
+
+
 def test_a_snapshot_of_another_journals_run_of_that_id_is_ignored():
     elsewhere, snapshots = MemoryJournal(), MemorySnapshots()
     fly(Session(elsewhere, RUN, steps=20, snapshots=snapshots, snapshot_every=4), 30, "done")

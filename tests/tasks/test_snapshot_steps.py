@@ -61,6 +61,8 @@ def test_cold_steps_resume_from_the_loops_snapshot_without_reading_the_whole_run
     # The first steps read it all (no snapshot yet); then each cold step starts from one. (The
     # last step's read is the finished run's, by what reports it, not the session's.)
     assert reads[0] >= 1 and reads[1:-1].count(0) >= 3
+    # The run is done: nothing will resume it, and its snapshots are gone with it.
+    assert list(settings.SNAPSHOT_DIR.glob("*.snapshot")) == []
     recorded = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     reference = fly_team("solo-fix", team="solo", park=True, started_by="operator")
     assert comparable(run_id, recorded) == comparable(reference.run_id, reference.events)

@@ -119,3 +119,22 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
     finally:
         assert again.stop() == 0, again.output
     assert left_running(str(home)) == []
+
+
+def test_a_busy_port_is_refused_before_anything_starts_with_the_command_to_use(settings, tmp_path):
+    import socket
+
+    from django.core.management import CommandError, call_command
+
+    settings.DEBUG = True
+    settings.HOME = tmp_path / "home"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(CommandError) as refused:
+            call_command("demo", "--port", str(port))
+    said = str(refused.value)
+    assert f"port {port} is in use" in said
+    assert f"make run PORT={port + 1}" in said and f"--port {port + 1}" in said
+    assert not settings.HOME.exists()  # no broker, no logs, nothing started

@@ -209,8 +209,10 @@ class Command(BaseCommand):
     def refuse_a_busy_port(self) -> None:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                other = self.port + 1
                 raise CommandError(
-                    f"port {self.port} is in use (another Minutes?): stop it, or pass --port"
+                    f"port {self.port} is in use (another Minutes?): stop it, or choose another "
+                    f"port: make run PORT={other} (or manage.py demo --port {other})"
                 )
 
     # --- the processes -----------------------------------------------------------------------

@@ -20,7 +20,8 @@ A snapshot is a cache, never the truth (docs/long-runs.md, "Snapshots of the run
 - whatever does not check out is ignored, and the session reads the skipped events after all
   and replays them, as every cold resume did before.
 
-One snapshot per stream, the latest, replaced in place.
+The latest snapshot per stream is the one a resume takes (a file store keeps the one before it
+too, for a save torn by a crash: `FileSnapshots`).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ import pydantic_core
 
 FORMAT = 2
 # Turns between an agent loop's snapshots, unless the host says otherwise. A snapshot costs about
-# a tenth of a cheap turn (the kept window as JSON, a write without fsync: docs/long-runs.md),
-# and a cold resume replays at most EVERY - 1 turns after the latest one.
+# 0.2 ms, an eighth of a cheap turn (the kept window as JSON, a write without fsync:
+# docs/long-runs.md), and a cold resume replays at most EVERY - 1 turns after the latest one.
 EVERY = 5
 # A snapshot as stored: one header line, then the body (the snapshot as JSON). The header says
 # the format, the body's length and its SHA-256, so a torn or edited body is told from a whole

@@ -20,6 +20,7 @@ The teams are the installed ones (`runtime.plugins`); a team's own flags (`--ord
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -30,7 +31,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import baseline, flight, fork, otel, plugins, streams, views
+from runtime import baseline, flight, fork, otel, plugins, status, streams, views
 from runtime.diagnose import diagnose
 from runtime.faults import Faults
 from runtime.journal import JournalError
@@ -209,6 +210,7 @@ def cmd_fly(args: argparse.Namespace) -> int:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
+    forget_snapshots(path, outcome)
     if not args.baseline:
         return report(outcome, journal, path, args.json)
     compared = fly_baseline(args, journal, path, run_id, config)
@@ -300,6 +302,17 @@ def snapshots_of(path: Path) -> FileSnapshots:
     return FileSnapshots(path.resolve().parent / f"{path.name}.snapshots")
 
 
+def forget_snapshots(path: Path, outcome: flight.FlightOutcome) -> None:
+    """A run that ended with a verdict is not resumed: its loop's snapshot goes, and the
+    directory beside the journal with it once nothing else is in it (as workers do)."""
+    if outcome.status not in status.VERDICTS:
+        return
+    kept = snapshots_of(path)
+    kept.discard(streams.journal(outcome.run_id))
+    with contextlib.suppress(OSError):  # another run's snapshot is still there, or none was
+        kept.directory.rmdir()
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     journal = open_journal(path)
@@ -321,6 +334,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
+    forget_snapshots(path, outcome)
     return report(outcome, journal, path, args.json)
 
 

@@ -38,6 +38,24 @@ def test_fly_prints_the_outcome_bill_and_journal_path(flown):
     assert out["bill"]["remaining"] == 5_000 - 520
 
 
+def test_a_finished_flight_leaves_no_snapshot_beside_its_journal(flown):
+    """The solo coder keeps snapshots as it goes (runtime/snapshots.py); a run that ended with
+    a verdict is not resumed, so they go, and their directory with them."""
+    path, out = flown
+    assert out["status"] == "done"
+    assert not (path.parent / f"{path.name}.snapshots").exists()
+
+
+def test_another_runs_snapshot_beside_the_journal_is_left(tmp_path, capsys):
+    path = tmp_path / "j.jsonl"
+    kept = tmp_path / "j.jsonl.snapshots"
+    kept.mkdir()
+    (kept / "another-run.a.snapshot").write_bytes(b"kept")
+    argv = ["fly", "--team", "solo", "--scenario", "solo-fix", "--journal", str(path)]
+    assert run(capsys, *argv)[0] == 0
+    assert [p.name for p in kept.iterdir()] == ["another-run.a.snapshot"]
+
+
 def test_replay_prints_identical(flown, capsys):
     path, _ = flown
     assert run(capsys, "replay", str(path))[:2] == (0, "identical\n")

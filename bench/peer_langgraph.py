@@ -142,8 +142,9 @@ def minutes_figures(turns: int, tmp: Path, every: int | None = None) -> dict[str
     from runtime import loop
     from runtime.budget import Budget
     from runtime.model import ScriptedClient, call
-    from runtime.session import Session, StepComplete
+    from runtime.session import Session
     from runtime.snapshots import FileSnapshots
+    from runtime.stops import StepComplete
     from runtime.tools import Tool, Toolbox, schema
 
     path = tmp / f"minutes-{turns}-{every}.sqlite3"

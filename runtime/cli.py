@@ -38,8 +38,8 @@ from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.model import ModelError
 from runtime.sandbox import Sandbox
-from runtime.session import ReplayDivergence, StopRequest
 from runtime.snapshots import FileSnapshots
+from runtime.stops import ReplayDivergence, StopRequest
 from runtime.team import FlightConfig, Option, Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4

@@ -15,19 +15,19 @@ from runtime.events import TeamFinished, TeamStarted, describe_validation
 from runtime.faults import Faults
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.model import ModelClient, ScriptedClient
-from runtime.session import (
+from runtime.session import Session
+from runtime.snapshots import Snapshots
+from runtime.stops import (
     CeilingBreached,
     Ceilings,
     Interrupted,
     Parked,
     ReplayDivergence,
     ReplayEnded,
-    Session,
     StepComplete,
     StopRequest,
     Waiting,
 )
-from runtime.snapshots import Snapshots
 from runtime.team import COMMON, FlightConfig, Services, Team, split_models, workspace_name
 
 Stop = Callable[[], StopRequest | None]

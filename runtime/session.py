@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from runtime import errors, streams
@@ -38,12 +37,11 @@ from runtime.events import (
     RunForked,
     RunInterrupted,
     RunResumed,
-    RunStarted,
     TeamStarted,
     ToolReturned,
 )
 from runtime.faults import Faults
-from runtime.journal import Journal, Recorded, read_between
+from runtime.journal import Journal, read_between
 from runtime.limits import Limits
 from runtime.model import (
     ChatMessage,
@@ -53,102 +51,20 @@ from runtime.model import (
     ReplayClient,
     ToolSpec,
 )
-from runtime.snapshots import EVERY, LoopSnapshot, Snapshots
+from runtime.snapshots import EVERY, LoopSnapshot, Snapshots, fits
+from runtime.stops import (
+    CeilingBreached,
+    Ceilings,
+    Interrupted,
+    Parked,
+    ReplayDivergence,
+    ReplayEnded,
+    StepComplete,
+    StopRequest,
+)
 from runtime.tools import Outcome, Tool, execute
 
 E = TypeVar("E", bound=Event)
-
-
-@dataclass(frozen=True)
-class StopRequest:
-    by: str
-    reason: str = ""
-
-
-class ReplayDivergence(Exception):
-    """The code emitted something other than what the journal recorded at that place."""
-
-    def __init__(self, version: int, expected: Event | None, got: Event | str) -> None:
-        want = "the end of the journal" if expected is None else describe(expected)
-        made = got if isinstance(got, str) else describe(got)
-        super().__init__(f"at version {version}: the journal has {want}, the run produced {made}")
-        self.version = version
-        self.expected = expected
-        self.got = got
-
-
-class StepComplete(Exception):
-    """The session's live steps are used up: the next turn belongs to the next step."""
-
-
-class Waiting(StepComplete):
-    """The run waits on work elsewhere (a specialist on another worker): this step ends, and
-    the next begins after `seconds`, replays to here and looks again."""
-
-    def __init__(self, seconds: float, why: str) -> None:
-        super().__init__(why)
-        self.seconds = seconds
-        self.why = why
-
-
-class CeilingBreached(Exception):
-    """A hard ceiling ended the run (CeilingReached is journalled)."""
-
-    def __init__(self, event: CeilingReached) -> None:
-        super().__init__(
-            f"the run hit its {event.ceiling} ceiling ({event.value:g} of {event.limit:g})"
-        )
-        self.event = event
-
-
-class Parked(Exception):
-    """Work was dead-lettered and waits for a person to retry or discard it."""
-
-    def __init__(self, letter_id: str, reason: str) -> None:
-        super().__init__(f"dead-lettered ({letter_id}): {reason}")
-        self.letter_id = letter_id
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class Ceilings:
-    """Hard limits checked at every turn boundary, outside the agents."""
-
-    seconds: float | None = None  # wall clock since the run began
-    turns: int | None = None  # model calls across the whole run
-
-
-class ReplayEnded(Exception):
-    """A replay reached the end of the journal while the run wanted to go on live."""
-
-
-class Interrupted(Exception):
-    """An operator's stop was honoured at a turn boundary (RunInterrupted is journalled)."""
-
-    def __init__(self, request: StopRequest) -> None:
-        super().__init__(
-            f"interrupted by {request.by}" + (f": {request.reason}" if request.reason else "")
-        )
-        self.request = request
-
-
-def fits(snap: LoopSnapshot, head: list[Recorded], tail: list[Recorded]) -> bool:
-    """Whether a snapshot was taken of this stream: its loop's RunStarted and the event it
-    stands at are the ones stored there (not those of another database's run of that id)."""
-    if len(head) != snap.start or not tail or tail[0].version != snap.version:
-        return False
-    started = head[-1].event
-    return (
-        started.id == snap.start_id
-        and isinstance(started, RunStarted)
-        and started.agent == snap.agent
-        and tail[0].event.id == snap.version_id
-    )
-
-
-def describe(event: Event) -> str:
-    fields = event.model_dump(mode="json", exclude={"id", "t", "run_id"}, exclude_none=True)
-    return f"{event.kind} {fields}"
 
 
 class ReplayedModelError(errors.ReplayedError, ModelError):

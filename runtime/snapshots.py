@@ -35,6 +35,9 @@ from typing import Any, Protocol
 
 import pydantic_core
 
+from runtime.events import RunStarted
+from runtime.journal import Recorded
+
 FORMAT = 2
 # Turns between an agent loop's snapshots, unless the host says otherwise. A snapshot costs about
 # 0.2 ms, an eighth of a cheap turn (the kept window as JSON, a write without fsync:
@@ -84,6 +87,20 @@ def decode(data: bytes) -> LoopSnapshot | None:
         return LoopSnapshot(**pydantic_core.from_json(body))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def fits(snap: LoopSnapshot, head: list[Recorded], tail: list[Recorded]) -> bool:
+    """Whether a snapshot was taken of this stream: its loop's RunStarted and the event it
+    stands at are the ones stored there (not those of another database's run of that id)."""
+    if len(head) != snap.start or not tail or tail[0].version != snap.version:
+        return False
+    started = head[-1].event
+    return (
+        started.id == snap.start_id
+        and isinstance(started, RunStarted)
+        and started.agent == snap.agent
+        and tail[0].event.id == snap.version_id
+    )
 
 
 class Snapshots(Protocol):
@@ -145,14 +162,18 @@ class FileSnapshots:
         self._latest: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def path(self, stream: str, slot: str | None = None) -> Path:
-        """The file of `stream`'s `slot`; by default the one holding its latest snapshot."""
+    def _name(self, stream: str) -> str:
+        """The stream's files' name: a digest, since a stream's name is not a file's."""
         name = self._names.get(stream)
         if name is None:
             name = self._names[stream] = hashlib.sha256(stream.encode()).hexdigest()[:32]
+        return name
+
+    def path(self, stream: str, slot: str | None = None) -> Path:
+        """The file of `stream`'s `slot`; by default the one holding its latest snapshot."""
         if slot is None:
             slot = self._latest.get(stream) or self._read(stream)[0] or self.SLOTS[0]
-        return self.directory / f"{name}.{slot}.snapshot"
+        return self.directory / f"{self._name(stream)}.{slot}.snapshot"
 
     def load(self, stream: str) -> LoopSnapshot | None:
         return self._read(stream)[1]
@@ -203,8 +224,6 @@ class FileSnapshots:
         for slot in self.SLOTS:
             self.path(stream, slot).unlink(missing_ok=True)
         # and the file a snapshot of format 1 was kept in, where one is left
-        self.path(stream, "a").with_name(f"{self._names[stream]}.snapshot.json").unlink(
-            missing_ok=True
-        )
+        (self.directory / f"{self._name(stream)}.snapshot.json").unlink(missing_ok=True)
         with self._lock:
             self._latest.pop(stream, None)

@@ -41,7 +41,7 @@ from runtime.events import (
 )
 from runtime.faults import Faults
 from runtime.journal import Recorded, WrongExpectedVersion
-from runtime.session import StopRequest
+from runtime.stops import StopRequest
 
 
 class Control:

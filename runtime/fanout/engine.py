@@ -45,7 +45,8 @@ from runtime.events import (
 from runtime.fanout import verify
 from runtime.fanout.contracts import Handoff, Reason, Report
 from runtime.fanout.routing import timeout_report
-from runtime.session import Session, Waiting
+from runtime.session import Session
+from runtime.stops import Waiting
 
 # One specialist, run (or read back) on its own session: always a typed report.
 Specialist = Callable[[Session, str, Handoff], Report]

@@ -21,7 +21,8 @@ from runtime.coordination.livelock import Watch
 from runtime.coordination.waits import WaitForGraph
 from runtime.events import DeadlockDetected, Event, MessageSent, TeamFinished
 from runtime.journal import Journal, MemoryJournal, Recorded
-from runtime.session import ReplayDivergence, Session
+from runtime.session import Session
+from runtime.stops import ReplayDivergence
 
 Drill = Callable[[Session, Journal], TeamFinished]
 

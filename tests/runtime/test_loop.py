@@ -8,7 +8,8 @@ from runtime import loop
 from runtime.budget import Budget, SubBudget
 from runtime.journal import MemoryJournal
 from runtime.model import ScriptedClient, call, say
-from runtime.session import Interrupted, Session, StopRequest
+from runtime.session import Session
+from runtime.stops import Interrupted, StopRequest
 from runtime.tools import Tool, Toolbox, schema
 
 

@@ -17,7 +17,7 @@ from runtime import flight, views
 from runtime.journal import MemoryJournal, Recorded
 from runtime.jsonl import JsonlJournal
 from runtime.otel import STATUS_ERROR, STATUS_UNSET, TraceOptions, nanos, otlp_json, otlp_trace
-from runtime.session import StopRequest
+from runtime.stops import StopRequest
 from runtime.team import Services
 from tests.fakellm import Reply, completion, wire_call
 

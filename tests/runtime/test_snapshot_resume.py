@@ -12,8 +12,9 @@ from runtime import flight, loop
 from runtime.budget import Budget
 from runtime.journal import MemoryJournal
 from runtime.model import IfFailed, ScriptedClient, call
-from runtime.session import ReplayDivergence, Session, StepComplete
+from runtime.session import Session
 from runtime.snapshots import FileSnapshots, MemorySnapshots
+from runtime.stops import ReplayDivergence, StepComplete
 from runtime.tools import Tool, Toolbox, schema
 from tests.runtime.helpers import facts
 

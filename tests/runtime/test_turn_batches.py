@@ -15,7 +15,8 @@ from runtime import loop
 from runtime.budget import Budget
 from runtime.journal import MemoryJournal
 from runtime.model import ScriptedClient, call
-from runtime.session import Session, StepComplete
+from runtime.session import Session
+from runtime.stops import StepComplete
 from runtime.tools import Tool, Toolbox, schema
 
 STREAM = "run-r-1"

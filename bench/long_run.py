@@ -10,10 +10,11 @@ process and one database so the figures sit side by side:
                  take the lease, one live turn, give the lease back, catch the projector up.
                  What every step cost before flights were kept warm and loops snapshotted.
     cold step from a snapshot
-                 the same as shipped (a snapshot every 25 turns): read the events before the
-                 loop and after its latest snapshot, and replay only those; measured 1 to
-                 --repeats turns after the snapshot at every size. What a step costs on a
-                 process that has not seen the run (at worst 24 turns more to replay).
+                 the same as shipped (a snapshot every MINUTES_SNAPSHOT_TURNS, 5, turns, kept
+                 in the database): read the events before the loop and after its latest
+                 snapshot, and replay only those; measured 1 to --repeats turns after the
+                 snapshot at every size. What a step costs on a process that has not seen the
+                 run (at worst 4 turns more to replay).
     warm step    the same with the run's flight parked in this process: no history read or
                  replayed. The per-step overhead of a run driven on its worker.
     pages        the run page and each of its tabs, and the timeline's tail poll, as a
@@ -115,9 +116,9 @@ def grow(run_id: str, events: int) -> None:
 
     from journal_store import projection
     from journal_store.journal import DjangoJournal
+    from journal_store.snapshots import DatabaseSnapshots
     from runtime import flight
     from runtime.session import Session
-    from runtime.snapshots import FileSnapshots
 
     journal = DjangoJournal()
     stream = f"run-{run_id}"
@@ -131,7 +132,7 @@ def grow(run_id: str, events: int) -> None:
             run_id,
             recorded=recorded,
             steps=turns,
-            snapshots=FileSnapshots(settings.SNAPSHOT_DIR) if settings.SNAPSHOT_TURNS else None,
+            snapshots=DatabaseSnapshots() if settings.SNAPSHOT_TURNS else None,
             snapshot_every=settings.SNAPSHOT_TURNS or 1,
         )
         flight.drive(session, config, settings.WORKSPACES)
@@ -153,7 +154,7 @@ def step_figures(run_id: str, repeats: int) -> dict[str, float]:
     from django.conf import settings
 
     from journal_store.journal import DjangoJournal
-    from runtime.snapshots import FileSnapshots
+    from journal_store.snapshots import DatabaseSnapshots
     from services import steps
 
     def step() -> object:
@@ -167,7 +168,7 @@ def step_figures(run_id: str, repeats: int) -> dict[str, float]:
     # at its last turn, so that at every size the measured steps replay the same few turns
     # since it (1 to `repeats`): what grows with the run, if anything, is then the rest.
     stream = f"run-{run_id}"
-    kept = FileSnapshots(settings.SNAPSHOT_DIR)
+    kept = DatabaseSnapshots()
     for _ in range(2 * settings.SNAPSHOT_TURNS + 1):
         snap = kept.load(stream)
         if snap is not None and DjangoJournal().version(stream) - snap.version <= TURN_EVENTS:

@@ -246,10 +246,10 @@ STEP_SECONDS = env.number("MINUTES_STEP_SECONDS", 15, minimum=1)
 WARM_RUNS = env.number("MINUTES_WARM_RUNS", 4, minimum=0)
 WARM_IDLE_SECONDS = env.number("MINUTES_WARM_IDLE_SECONDS", 600, minimum=1)
 # A step that finds no warm flight reads the run around its agent loop's latest snapshot, kept
-# every this many turns in MINUTES_HOME/snapshots (runtime/snapshots.py: a cache of this host's,
-# checked against the journal before it is used). 0: a cold step reads and replays everything.
+# every this many turns in the journal's database (journal_store/snapshots.py: a cache every
+# worker shares, checked against the journal before it is used). 0: a cold step reads and
+# replays everything.
 SNAPSHOT_TURNS = env.number("MINUTES_SNAPSHOT_TURNS", snapshots.EVERY, minimum=0)
-SNAPSHOT_DIR = HOME / "snapshots"
 # Redis redelivers a message whose worker died after this long (acks are late: a step is acked
 # when it is done). Recovery does not wait for it (the lease and the reconciler do that); it is
 # longer than a step may legitimately take (ten minutes, say), so a step still at work is not

@@ -341,3 +341,17 @@ class TraceFold(models.Model):
 
     class Meta:
         db_table = "trace_fold_state"
+
+
+class LoopSnapshot(models.Model):
+    """A stream's latest agent-loop snapshot (runtime/snapshots.py), encoded as the file store
+    keeps it (a header with its digest, then the body), so that every worker that drives the
+    run, on any host, can start a cold step from it. A cache: dropped, torn or found not to fit
+    the stream, it is ignored and the run's events replayed."""
+
+    stream = models.CharField(max_length=200, primary_key=True)
+    version = models.PositiveIntegerField()  # the stream version it stands at (for people)
+    data = models.BinaryField()
+
+    class Meta:
+        db_table = "loop_snapshot"

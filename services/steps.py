@@ -31,13 +31,13 @@ from desk.services import database_desk, release
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
+from journal_store.snapshots import DatabaseSnapshots
 from runtime import flight, status, streams
 from runtime.coordination.leases import Lease
 from runtime.events import RunInterrupted, TeamFinished
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.sandbox import Sandbox
 from runtime.session import Session
-from runtime.snapshots import FileSnapshots
 from runtime.team import FlightConfig, Services
 from runtime.warm import WarmFlight, WarmFlights
 from services import queue, specialists, traces
@@ -128,7 +128,7 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
     elif status.is_terminal(outcome):
         traces.run_ended(run_id)  # its trace to the collector, if one is set: from a worker, later
         if outcome in status.VERDICTS:  # it has ended: its loop's snapshots are no use now
-            FileSnapshots(settings.SNAPSHOT_DIR).discard(streams.journal(run_id))
+            DatabaseSnapshots().discard(streams.journal(run_id))
     return outcome
 
 
@@ -141,7 +141,7 @@ def cold_flight(run_id: str, config: FlightConfig, control: Control, lease: Leas
         stop=control.stop_request,
         resumed_by=control.resumed_by(),
         faults=faults(),
-        snapshots=FileSnapshots(settings.SNAPSHOT_DIR) if settings.SNAPSHOT_TURNS else None,
+        snapshots=DatabaseSnapshots() if settings.SNAPSHOT_TURNS else None,
         snapshot_every=settings.SNAPSHOT_TURNS or 1,
     )
     services = Services(

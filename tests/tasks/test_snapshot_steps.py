@@ -3,13 +3,12 @@ run's whole stream, and the run writes what cold steps replaying everything writ
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from journal_store.journal import DjangoJournal
+from journal_store.models import LoopSnapshot
 from runtime import flight
 from services import runs, steps
 from tests.runtime.helpers import facts
@@ -26,7 +25,6 @@ def cold(settings, tmp_path):
     settings.WARM_RUNS = 0  # every step is a cold start
     settings.STEP_TURNS = 1
     settings.SNAPSHOT_TURNS = 2
-    settings.SNAPSHOT_DIR = tmp_path / "snapshots"
     yield
 
 
@@ -61,8 +59,8 @@ def test_cold_steps_resume_from_the_loops_snapshot_without_reading_the_whole_run
     # The first steps read it all (no snapshot yet); then each cold step starts from one. (The
     # last step's read is the finished run's, by what reports it, not the session's.)
     assert reads[0] >= 1 and reads[1:-1].count(0) >= 3
-    # The run is done: nothing will resume it, and its snapshots are gone with it.
-    assert list(settings.SNAPSHOT_DIR.glob("*.snapshot")) == []
+    # The run is done: nothing will resume it, and its snapshot is gone with it.
+    assert not LoopSnapshot.objects.exists()
     recorded = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     reference = fly_team("solo-fix", team="solo", park=True, started_by="operator")
     assert comparable(run_id, recorded) == comparable(reference.run_id, reference.events)
@@ -74,8 +72,8 @@ def test_cold_steps_whose_snapshots_were_deleted_replay_the_run_the_same(fly_tea
     outcomes, kept = [], []
     while not outcomes or outcomes[-1] == "stepped":
         outcomes.append(steps.drive_step(run_id, "test"))
-        kept.append(any(settings.SNAPSHOT_DIR.glob("*.snapshot")))
-        shutil.rmtree(settings.SNAPSHOT_DIR, ignore_errors=True)  # lost after every step
+        kept.append(LoopSnapshot.objects.exists())
+        LoopSnapshot.objects.all().delete()  # lost after every step
     assert outcomes[-1] == "done"
     assert any(kept)  # there were snapshots to lose
     recorded = [r.event for r in DjangoJournal().read(f"run-{run_id}")]

@@ -1,0 +1,68 @@
+"""Agent-loop snapshots in the journal's database: the store the workers keep them in.
+
+A cold step (a worker that holds no warm flight of the run: it restarted, or another worker
+drove the run before) resumes from its agent loop's latest snapshot (runtime/snapshots.py).
+Kept beside the journal, that snapshot is there for whichever worker, on whichever host, drives
+the run next, and it is gone from every host once the run ends. One row per stream, replaced by
+each save, holding the snapshot as the file store encodes it: the digest in its header is
+checked at load, and the snapshot is then checked against the stream before it is trusted.
+
+A save is a short transaction of its own, made after the events it stands after are committed
+(the session saves once its held batch is appended). A save that fails (the database busy past
+its timeout, a lost connection) is logged and left out: a snapshot not written costs the next
+cold step a longer replay, never a wrong one, so it must not fail the step.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError, connections, transaction
+
+from journal_store.fold_rows import upsert
+from journal_store.models import LoopSnapshot as Row
+from runtime.snapshots import LoopSnapshot, decode, encode
+
+log = logging.getLogger(__name__)
+TABLE = Row._meta.db_table
+
+
+class DatabaseSnapshots:
+    """runtime.snapshots.Snapshots on one of Django's database connections."""
+
+    def __init__(self, using: str = "default") -> None:
+        self.using = using
+
+    def load(self, stream: str) -> LoopSnapshot | None:
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(f"SELECT data FROM {TABLE} WHERE stream = %s", [stream])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        snapshot = decode(bytes(row[0]))  # PostgreSQL hands a bytea back as a memoryview
+        return snapshot if snapshot is not None and snapshot.stream == stream else None
+
+    def save(self, snapshot: LoopSnapshot) -> None:
+        data = encode(snapshot)
+        try:
+            with transaction.atomic(using=self.using), connections[self.using].cursor() as cursor:
+                upsert(
+                    cursor,
+                    TABLE,
+                    ("stream",),
+                    [(snapshot.stream, snapshot.version, data)],
+                    ("stream", "version", "data"),
+                    ("version", "data"),
+                )
+        except DatabaseError as exc:
+            log.warning(
+                "stream %s: its loop snapshot at version %d was not kept (%s); a cold step "
+                "replays from the one before, or from the start",
+                snapshot.stream,
+                snapshot.version,
+                exc,
+            )
+
+    def discard(self, stream: str) -> None:
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(f"DELETE FROM {TABLE} WHERE stream = %s", [stream])

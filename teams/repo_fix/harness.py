@@ -15,8 +15,7 @@ from typing import Any
 from runtime import loop, workspace
 from runtime.budget import Budget, SubBudget
 from runtime.coordination.deadlines import Deadline, Due
-from runtime.coordination.effects import request_hash
-from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate, decide
+from runtime.coordination.mutation import decide
 from runtime.coordination.registry import WorkRegistry
 from runtime.events import (
     BudgetAllocated,
@@ -40,7 +39,7 @@ from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig
 from runtime.tools import Toolbox
-from teams.repo_fix import reflect
+from teams.repo_fix import merge_gate, reflect
 from teams.repo_fix.plan import accept_plan
 from teams.repo_fix.roles import (
     BIDDER_REPORT,
@@ -493,27 +492,21 @@ class Harness:
         )
         return candidate, tests
 
-    def approval(self, task_id: str, commit: str) -> Message | None:
-        """The reviewer's ACCEPT on this thread for this very commit, if there is one."""
-        for message in self.post.log:
-            if (
-                message.task_id == task_id
-                and message.performative is ACCEPT
-                and role_of(message.sender).name == "reviewer"
-                and message.payload.get("commit") == commit
-            ):
-                return message
-        return None
-
     def integrate(self, task_id: str, candidate: CandidateCommitted) -> Integrated | None:
         """Merge the candidate through the mutation gate: the run's intent version, the driver's
         lease epoch, the awarded coder's authority, the reviewer's ACCEPT for this very commit on
         the task thread (evidence), and one merge per task (idempotency). Refused, nothing is
         merged: MutationRefused names the check, IntegrationRefused says why, None comes back."""
-        approval = self.approval(task_id, candidate.commit)
-        mutation = self.merge_mutation(task_id, candidate, approval)
+        approval = merge_gate.approval(self.post.log, task_id, candidate.commit)
+        lease = self.fences.get(task_id, self.lease)
+        mutation = merge_gate.mutation(
+            task_id, candidate, approval, self.intent, lease, self.session
+        )
         refused = self.refused = decide(
-            self.session, lambda: self.gate(task_id), mutation, task_id=task_id
+            self.session,
+            lambda: merge_gate.gate(self.session, self.awarded.get(task_id), self.integrations),
+            mutation,
+            task_id=task_id,
         )
         if refused is not None:
             self.emit(
@@ -536,44 +529,6 @@ class Harness:
         )
         self.integrations[mutation.key] = mutation.request
         return integrated
-
-    def merge_mutation(
-        self, task_id: str, candidate: CandidateCommitted, approval: Message | None
-    ) -> Mutation:
-        """A merge into main as the gate sees it. Its key is the task's (one merge per task, in
-        this run: the harness keeps the run's merges, so the key needs no run id and reads the
-        same in every run); its request, the commit: merging another commit for a merged task
-        is refused."""
-        key = f"integrate:{task_id}"
-        return Mutation(
-            what=f"merging {candidate.branch} ({candidate.commit[:12]}) into main",
-            actor=candidate.agent or "",
-            capability="integrate",
-            intent=self.intent,
-            lease=self.fences.get(task_id, self.lease),
-            evidence=(
-                Evidence(
-                    f"ACCEPT {approval.message_id}" if approval else f"ACCEPT on {task_id}",
-                    approval is not None,
-                    f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}",
-                ),
-            ),
-            key=key,
-            expected_key=key,
-            request=request_hash("integrate", "main", candidate.commit),
-            run_id=self.session.run_id,
-        )
-
-    def gate(self, task_id: str) -> MutationGate:
-        """The gate for a merge on `task_id`: only the coder awarded the task may have its
-        candidates merged, once per task."""
-        coder = self.awarded.get(task_id)
-        return MutationGate(
-            self.session.journal,
-            Authority.of({"integrate": {coder} if coder else set()}),
-            self.session.stream,
-            used=self.integrations.get,
-        )
 
     def verify(self, check: dict[str, Any], integrated: Integrated) -> None:
         request, reply = self.ask(

@@ -1,0 +1,77 @@
+"""What a merge into main must show repo-fix's mutation gate (runtime/coordination/mutation.py).
+
+The harness merges a candidate only through the gate: the run's intent version, the lease of
+whoever drives the merge, the awarded coder's authority, the reviewer's ACCEPT of this very
+commit on the task thread as evidence, and one merge per task. These are the pieces it hands
+the gate; `Harness.integrate` does the merge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from runtime.coordination.effects import request_hash
+from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
+from runtime.events import CandidateCommitted
+from runtime.journal import Fence
+from runtime.messages import Message, Performative
+from runtime.session import Session
+from teams.repo_fix.roles import role_of
+
+
+def approval(log: Iterable[Message], task_id: str, commit: str) -> Message | None:
+    """The reviewer's ACCEPT on this thread for this very commit, if there is one."""
+    for message in log:
+        if (
+            message.task_id == task_id
+            and message.performative is Performative.ACCEPT
+            and role_of(message.sender).name == "reviewer"
+            and message.payload.get("commit") == commit
+        ):
+            return message
+    return None
+
+
+def mutation(
+    task_id: str,
+    candidate: CandidateCommitted,
+    approval: Message | None,
+    intent: tuple[str, int] | None,
+    lease: Fence | None,
+    session: Session,
+) -> Mutation:
+    """A merge into main as the gate sees it. Its key is the task's (one merge per task, in
+    this run: the harness keeps the run's merges, so the key needs no run id and reads the
+    same in every run); its request, the commit: merging another commit for a merged task
+    is refused."""
+    key = f"integrate:{task_id}"
+    return Mutation(
+        what=f"merging {candidate.branch} ({candidate.commit[:12]}) into main",
+        actor=candidate.agent or "",
+        capability="integrate",
+        intent=intent,
+        lease=lease,
+        evidence=(
+            Evidence(
+                f"ACCEPT {approval.message_id}" if approval else f"ACCEPT on {task_id}",
+                approval is not None,
+                f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}",
+            ),
+        ),
+        key=key,
+        expected_key=key,
+        request=request_hash("integrate", "main", candidate.commit),
+        run_id=session.run_id,
+    )
+
+
+def gate(session: Session, coder: str | None, merged: Mapping[str, str]) -> MutationGate:
+    """The gate for a merge on a task: only the coder awarded the task (`coder`; None when
+    nobody was) may have its candidates merged, once per task (`merged`: idempotency key ->
+    the request merged under it)."""
+    return MutationGate(
+        session.journal,
+        Authority.of({"integrate": {coder} if coder else set()}),
+        session.stream,
+        used=merged.get,
+    )

@@ -24,9 +24,11 @@ For each N (--turns, default 1,000 and 5,000), in a fresh database each:
                     turn (s). Minutes, full replay: reads the run's events and replays the
                     loop over them (runtime/session.py), as before loop snapshots; Minutes,
                     snapshots: the loop keeps a snapshot every --every turns (a file beside
-                    the database, runtime/snapshots.py; counted in its storage), and the
-                    resume reads the events before the loop and after the latest snapshot
-                    and replays only those. LangGraph loads its latest checkpoint.
+                    the database, runtime/snapshots.py, as the command line keeps them;
+                    counted in its storage; "in a table": in the journal's database, as the
+                    workers keep them), and the resume reads the events before the loop and
+                    after the latest snapshot and replays only those. LangGraph loads its
+                    latest checkpoint.
 
     .venv/bin/pip install langgraph langgraph-checkpoint-sqlite   # the bench extra's
     PYTHONPATH=. .venv/bin/python bench/peer_langgraph.py
@@ -132,24 +134,31 @@ def langgraph_figures(turns: int, tmp: Path, history: bool = True) -> dict[str, 
 # --- Minutes --------------------------------------------------------------------------------
 
 
-def minutes_figures(turns: int, tmp: Path, every: int | None = None) -> dict[str, float]:
-    """With `every`, the loop keeps a snapshot every that many turns in a directory beside
-    the database (runtime/snapshots.py), and the resume starts from the latest; without,
-    the resume reads every event and replays the loop over them (before snapshots)."""
+def minutes_figures(
+    turns: int, tmp: Path, every: int | None = None, store: str = "files"
+) -> dict[str, float]:
+    """With `every`, the loop keeps a snapshot every that many turns, and the resume starts
+    from the latest; without, the resume reads every event and replays the loop over them
+    (before snapshots). `store`: "files", a directory beside the database (runtime/snapshots.py,
+    as the command line keeps them), or "table", the journal's database (journal_store/
+    snapshots.py, as the workers keep them)."""
     from django.db import connections
 
     from journal_store.journal import DjangoJournal
+    from journal_store.snapshots import DatabaseSnapshots
     from runtime import loop
     from runtime.budget import Budget
     from runtime.model import ScriptedClient, call
     from runtime.session import Session
-    from runtime.snapshots import FileSnapshots
+    from runtime.snapshots import FileSnapshots, Snapshots
     from runtime.stops import StepComplete
     from runtime.tools import Tool, Toolbox, schema
 
     path = tmp / f"minutes-{turns}-{every}.sqlite3"
     kept = tmp / f"snapshots-{turns}-{every}"
-    snapshots = FileSnapshots(kept) if every is not None else None
+    snapshots: Snapshots | None = None
+    if every is not None:
+        snapshots = FileSnapshots(kept) if store == "files" else DatabaseSnapshots()
     cadence = {"snapshots": snapshots, "snapshot_every": every or 1}
     use_database(path)
     empty = size_of(path)
@@ -253,6 +262,7 @@ def main() -> None:
         contenders: dict[str, Any] = {
             "Minutes, full replay": minutes_figures,
             f"Minutes, snapshots /{args.every}": lambda n, tmp: minutes_figures(n, tmp, args.every),
+            "  the same, in a table": lambda n, tmp: minutes_figures(n, tmp, args.every, "table"),
             "LangGraph, last exchange": lambda n, tmp: langgraph_figures(n, tmp, history=False),
         }
         if turns <= HISTORY_MAX_TURNS:

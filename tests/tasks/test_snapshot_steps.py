@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from journal_store.journal import DjangoJournal
 from journal_store.models import LoopSnapshot
 from runtime import flight
-from services import runs, steps
+from services import letters, runs, steps
 from tests.runtime.helpers import facts
 from tests.tasks.conftest import use_broker
 
@@ -80,3 +80,21 @@ def test_cold_steps_whose_snapshots_were_deleted_replay_the_run_the_same(fly_tea
     reference = fly_team("solo-fix", team="solo", park=True, started_by="operator")
     assert comparable(run_id, recorded) == comparable(reference.run_id, reference.events)
     assert flight.replay(DjangoJournal(), run_id).identical
+
+
+def test_a_run_ended_by_a_discarded_letter_leaves_no_snapshot():
+    """A discarded infrastructure letter ends the run without a step (services/letters.py):
+    its loop's snapshot goes with it, as after a step's verdict."""
+    run_id = runs.start_run("solo", "solo-fix")
+    for _ in range(20):
+        assert steps.drive_step(run_id, "test") == "stepped"
+        if LoopSnapshot.objects.filter(stream=f"run-{run_id}").exists():
+            break
+    else:
+        raise AssertionError("no snapshot was kept")
+    other = runs.start_run("solo", "solo-fix")
+    while not LoopSnapshot.objects.filter(stream=f"run-{other}").exists():
+        assert steps.drive_step(other, "test") == "stepped"
+    letters.finish_discarded(run_id, "ann", "the host is gone")
+    assert runs.status_of(run_id) == "escalated"
+    assert list(LoopSnapshot.objects.values_list("stream", flat=True)) == [f"run-{other}"]

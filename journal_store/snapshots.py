@@ -8,7 +8,8 @@ each save, holding the snapshot as the file store encodes it: the digest in its 
 checked at load, and the snapshot is then checked against the stream before it is trusted.
 
 A save is a short transaction of its own, made after the events it stands after are committed
-(the session saves once its held batch is appended). A save that fails (the database busy past
+(the session saves once its held batch is appended), and it does not wait for the disk (`lax`):
+the next turn's commit flushes it with its own events. A save that fails (the database busy past
 its timeout, a lost connection) is logged and left out: a snapshot not written costs the next
 cold step a longer replay, never a wrong one, so it must not fail the step.
 """
@@ -16,6 +17,9 @@ cold step a longer replay, never a wrong one, so it must not fail the step.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from django.db import DatabaseError, connections, transaction
 
@@ -25,6 +29,28 @@ from runtime.snapshots import LoopSnapshot, decode, encode
 
 log = logging.getLogger(__name__)
 TABLE = Row._meta.db_table
+
+
+@contextmanager
+def lax(connection: Any) -> Iterator[None]:
+    """A commit that does not wait for the disk, for a cache: on SQLite (WAL) synchronous=NORMAL
+    for the snapshot's commit alone, and on PostgreSQL synchronous_commit off inside it (see
+    `save`). Neither can leave the database inconsistent; a crash may lose the latest
+    snapshot, and the next commit of the journal, made with the usual durability, takes it to
+    the disk with its own events. Skipped inside a transaction the caller holds (SQLite
+    refuses to change it there, and the caller's commit decides anyway)."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA synchronous")
+        (before,) = cursor.fetchone()
+        cursor.execute("PRAGMA synchronous=NORMAL")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA synchronous={int(before)}")
 
 
 class DatabaseSnapshots:
@@ -44,8 +70,12 @@ class DatabaseSnapshots:
 
     def save(self, snapshot: LoopSnapshot) -> None:
         data = encode(snapshot)
+        connection = connections[self.using]
         try:
-            with transaction.atomic(using=self.using), connections[self.using].cursor() as cursor:
+            atomic = transaction.atomic(using=self.using)
+            with lax(connection), atomic, connection.cursor() as cursor:
+                if connection.vendor == "postgresql":
+                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
                 upsert(
                     cursor,
                     TABLE,

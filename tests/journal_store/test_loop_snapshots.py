@@ -9,6 +9,7 @@ import logging
 
 import pytest
 from django.db import connections
+from django.test.utils import CaptureQueriesContext
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import LoopSnapshot as Row
@@ -98,3 +99,39 @@ def test_a_save_that_fails_is_logged_and_left_out(alias, caplog):
     assert "run-a" in caplog.text and "not kept" in caplog.text
     # the connection is still usable: the failed save was rolled back on its own
     assert DjangoJournal(alias).version("run-a") == 0
+
+
+@on_every_backend(transaction=True)
+def test_a_save_does_not_wait_for_the_disk_and_leaves_the_journals_durability_as_it_was(alias):
+    """A snapshot is a cache: its commit skips the disk flush (the next journal commit makes
+    it durable). The connection's durability is back to its own right after, for the journal's
+    next append."""
+    connection = connections[alias]
+    sqlite = connection.vendor == "sqlite"
+    ask = "PRAGMA synchronous" if sqlite else "SHOW synchronous_commit"
+    lax = "PRAGMA synchronous=NORMAL" if sqlite else "SET LOCAL synchronous_commit TO OFF"
+
+    def durability():
+        with connection.cursor() as cursor:
+            cursor.execute(ask)
+            return cursor.fetchone()[0]
+
+    if not sqlite:
+        with connection.cursor() as cursor:  # the suite's cluster runs with it off
+            cursor.execute("SET synchronous_commit TO on")
+    try:
+        before = durability()
+        assert before in (2, 3, "on")  # SQLite's FULL (as settings ask) or EXTRA; PostgreSQL's
+        store = DatabaseSnapshots(alias)
+        for version in (10, 20):
+            with CaptureQueriesContext(connection) as captured:
+                store.save(snap("run-a", version))
+            statements = [q["sql"] for q in captured.captured_queries]
+            assert lax in statements, statements
+            assert durability() == before
+        assert store.load("run-a") == snap("run-a", 20)
+        assert not connection.in_atomic_block
+    finally:
+        if not sqlite:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET synchronous_commit")

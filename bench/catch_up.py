@@ -246,8 +246,11 @@ def rebuild_rates() -> tuple[int, float, float, float, float]:
         # is given (run, agent, task, turn, time, stream, version, position) read as the
         # projector reads them, and json.loads of the payload; no validation, no fold.
         started = clock()
-        rows = journal.rows("ORDER BY position", [])
-        untyped = sum(1 for row in rows if json.loads(row[payload]))
+        untyped, after, top = 0, 0, journal.last_position()
+        while after < top:  # batch by batch, with the projector's own read
+            rows = projection.read("default", after, top, None, projection.BATCH)
+            untyped += sum(1 for row in rows if json.loads(row[payload]))
+            after = rows[-1][projection.POSITION]
         untyped_rate = max(untyped_rate, untyped / (clock() - started))
         started = clock()
         folded: Counter[str] = Counter()

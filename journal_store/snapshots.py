@@ -32,25 +32,31 @@ TABLE = Row._meta.db_table
 
 
 @contextmanager
-def lax(connection: Any) -> Iterator[None]:
-    """A commit that does not wait for the disk, for a cache: on SQLite (WAL) synchronous=NORMAL
-    for the snapshot's commit alone, and on PostgreSQL synchronous_commit off inside it (see
-    `save`). Neither can leave the database inconsistent; a crash may lose the latest
-    snapshot, and the next commit of the journal, made with the usual durability, takes it to
-    the disk with its own events. Skipped inside a transaction the caller holds (SQLite
-    refuses to change it there, and the caller's commit decides anyway)."""
-    if connection.vendor != "sqlite" or connection.in_atomic_block:
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA synchronous")
-        (before,) = cursor.fetchone()
-        cursor.execute("PRAGMA synchronous=NORMAL")
-    try:
-        yield
-    finally:
+def lax(using: str) -> Iterator[Any]:
+    """A transaction whose commit does not wait for the disk, for a cache; yields its cursor.
+    On SQLite (WAL) synchronous=NORMAL for this commit alone, restored after; on PostgreSQL
+    synchronous_commit off inside it. Neither can leave the database inconsistent: a crash
+    may lose the latest snapshot, and the journal's next commit, made with the usual
+    durability, takes it to the disk with its own events. Inside a transaction the caller
+    holds, SQLite's setting is left alone (it refuses to change there, and the caller's commit
+    decides anyway)."""
+    connection = connections[using]
+    pragma = connection.vendor == "sqlite" and not connection.in_atomic_block
+    before = 0
+    if pragma:
         with connection.cursor() as cursor:
-            cursor.execute(f"PRAGMA synchronous={int(before)}")
+            cursor.execute("PRAGMA synchronous")
+            (before,) = cursor.fetchone()
+            cursor.execute("PRAGMA synchronous=NORMAL")
+    try:
+        with transaction.atomic(using=using), connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            yield cursor
+    finally:
+        if pragma:
+            with connection.cursor() as cursor:
+                cursor.execute(f"PRAGMA synchronous={int(before)}")
 
 
 class DatabaseSnapshots:
@@ -70,12 +76,8 @@ class DatabaseSnapshots:
 
     def save(self, snapshot: LoopSnapshot) -> None:
         data = encode(snapshot)
-        connection = connections[self.using]
         try:
-            atomic = transaction.atomic(using=self.using)
-            with lax(connection), atomic, connection.cursor() as cursor:
-                if connection.vendor == "postgresql":
-                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            with lax(self.using) as cursor:
                 upsert(
                     cursor,
                     TABLE,

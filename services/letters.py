@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from journal_store.snapshots import DatabaseSnapshots
 from runtime import streams
 from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried, TeamFinished
 from runtime.journal import WrongExpectedVersion
-from services import queue, traces
+from services import ended, queue
 from services.runs import RunError
 
 
@@ -66,7 +65,6 @@ def finish_discarded(run_id: str, by: str, reason: str) -> None:
     reason = f"discarded by {by}: {reason}"
     finished = TeamFinished(run_id=run_id, status="escalated", reason=reason)
     journal.append(stream, [finished], journal.version(stream))
-    DatabaseSnapshots().discard(stream)  # nothing resumes it: its loop's snapshot is no use now
-    # No step will end this run (the next one finds it finished and stops): its trace is
-    # pushed from here, as a run's last step would have.
-    traces.run_ended(run_id)
+    # No step will end this run (the next one finds it finished and stops): what follows a
+    # run's end happens here, as after a run's last step.
+    ended.run_ended(run_id, finished.status)

@@ -40,7 +40,7 @@ from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.team import FlightConfig, Services
 from runtime.warm import WarmFlight, WarmFlights
-from services import queue, specialists, traces
+from services import ended, queue, specialists, traces
 from services.control import Control, faults, heartbeat, holder, stalled
 from teams.desk.services import DeskServices
 
@@ -126,9 +126,7 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
     elif outcome == "failed-step":
         queue.advance(run_id, countdown=retry_in)
     elif status.is_terminal(outcome):
-        traces.run_ended(run_id)  # its trace to the collector, if one is set: from a worker, later
-        if outcome in status.VERDICTS:  # it has ended: its loop's snapshots are no use now
-            DatabaseSnapshots().discard(streams.journal(run_id))
+        ended.run_ended(run_id, outcome)  # its trace pushed from a worker, later; no snapshot
     return outcome
 
 

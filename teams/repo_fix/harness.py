@@ -500,7 +500,7 @@ class Harness:
         approval = merge_gate.approval(self.post.log, task_id, candidate.commit)
         lease = self.fences.get(task_id, self.lease)
         mutation = merge_gate.mutation(
-            task_id, candidate, approval, self.intent, lease, self.session
+            task_id, candidate, approval, self.intent, lease, self.session.run_id
         )
         refused = self.refused = decide(
             self.session,

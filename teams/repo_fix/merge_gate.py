@@ -38,7 +38,7 @@ def mutation(
     approval: Message | None,
     intent: tuple[str, int] | None,
     lease: Fence | None,
-    session: Session,
+    run_id: str,
 ) -> Mutation:
     """A merge into main as the gate sees it. Its key is the task's (one merge per task, in
     this run: the harness keeps the run's merges, so the key needs no run id and reads the
@@ -61,7 +61,7 @@ def mutation(
         key=key,
         expected_key=key,
         request=request_hash("integrate", "main", candidate.commit),
-        run_id=session.run_id,
+        run_id=run_id,
     )
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from config import env
-from runtime import prices, snapshots
+from runtime import openai_client, prices, snapshots
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Off unless asked for: a bare deployment (gunicorn, a worker) that forgot the variable must not
@@ -205,9 +205,14 @@ MODEL_SETTINGS = (
     "MINUTES_MODEL_API_KEY",
     "OPENAI_API_KEY",
     "MINUTES_MODEL_TIMEOUT",
+    "MINUTES_MODEL_MAX_TOKENS",
     "MINUTES_LOCAL_MODEL_URL",
 )
 MODELS = {name: env.text(name) for name in MODEL_SETTINGS if env.text(name)}
+try:
+    openai_client.check_numbers(MODELS)
+except openai_client.ModelConfigError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 MODEL_BASE_URL = MODELS.get("MINUTES_MODEL_BASE_URL") or MODELS.get("OPENAI_BASE_URL", "")
 # What model calls cost (runtime/prices.py): a JSON price table per model, per million input and
 # output tokens. Without one, scripted and local models cost nothing and others read "no price".

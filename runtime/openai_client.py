@@ -43,6 +43,11 @@ OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the 
 # (`gen_ai.provider.name`), whoever runs it: a trace names the protocol, not our backend.
 GENAI_PROVIDER = "openai"
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
+# The local model's completion limit when MINUTES_MODEL_MAX_TOKENS is unset. Without one its
+# server writes until its context (8,192 tokens) is full: a 135M model that rambles took a
+# minute or more a call on 2 cores. Its useful replies (a tool's name, a tool call's
+# arguments, a short verdict) are far shorter.
+LOCAL_MAX_TOKENS = 512
 
 
 @errors.replayable
@@ -80,8 +85,8 @@ class OpenAIClient(ModelClient):
     """Asks an OpenAI-compatible server for chat completions.
 
     `sleep` and `rng` are injectable so tests can observe backoff without waiting for it.
-    `temperature` and `tool_choice` are sent only when set, so the server's defaults apply
-    otherwise.
+    `temperature`, `tool_choice` and `max_tokens` (the most tokens one reply may hold) are sent
+    only when set, so the server's defaults apply otherwise.
 
     `pick_then_force` is for small local models that call a tool reliably only when the
     request names it (tool_choice "auto" mostly gets prose back): each turn first asks, in
@@ -102,6 +107,7 @@ class OpenAIClient(ModelClient):
         max_backoff: float = 20.0,
         temperature: float | None = None,
         tool_choice: str | None = None,
+        max_tokens: int | None = None,
         pick_then_force: bool = False,
         sleep: Callable[[float], object] = time.sleep,
         rng: random.Random | None = None,
@@ -117,6 +123,8 @@ class OpenAIClient(ModelClient):
             raise ModelConfigError(f"the timeout must be positive, not {timeout}")
         if max_retries < 0:
             raise ModelConfigError(f"max_retries must be 0 or more, not {max_retries}")
+        if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
+            raise ModelConfigError(f"max_tokens must be a positive number, not {max_tokens!r}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key or None
@@ -126,6 +134,7 @@ class OpenAIClient(ModelClient):
         self.max_backoff = max_backoff
         self.temperature = temperature
         self.tool_choice = tool_choice
+        self.max_tokens = max_tokens
         self.pick_then_force = pick_then_force
         self.sleep = sleep
         self.rng = rng if rng is not None else random.Random()
@@ -135,7 +144,15 @@ class OpenAIClient(ModelClient):
         """The managed local model server (MINUTES_LOCAL_MODEL_URL in `environ`, the settings its
         host read), with its quirks handled."""
         base_url = environ.get("MINUTES_LOCAL_MODEL_URL") or LOCAL_URL
-        return cls(base_url, "local", timeout=300.0, max_retries=2, pick_then_force=True)
+        max_tokens = max_tokens_of(environ) or LOCAL_MAX_TOKENS
+        return cls(
+            base_url,
+            "local",
+            timeout=300.0,
+            max_retries=2,
+            max_tokens=max_tokens,
+            pick_then_force=True,
+        )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OpenAIClient:
@@ -144,7 +161,8 @@ class OpenAIClient(ModelClient):
 
         MINUTES_MODEL_BASE_URL (or OPENAI_BASE_URL) and MINUTES_MODEL (or OPENAI_MODEL) are
         required; MINUTES_MODEL_API_KEY (or OPENAI_API_KEY) is optional because local servers
-        need none; MINUTES_MODEL_TIMEOUT is seconds as a number. Empty values count as unset.
+        need none; MINUTES_MODEL_TIMEOUT is seconds as a number; MINUTES_MODEL_MAX_TOKENS caps
+        each reply (unset: the server's own limit). Empty values count as unset.
         """
         base_url = environ.get("MINUTES_MODEL_BASE_URL") or environ.get("OPENAI_BASE_URL")
         if not base_url:
@@ -161,21 +179,13 @@ class OpenAIClient(ModelClient):
         if not model:
             raise ModelConfigError("MINUTES_MODEL is not set (nor OPENAI_MODEL): the model name")
         api_key = environ.get("MINUTES_MODEL_API_KEY") or environ.get("OPENAI_API_KEY") or None
-        timeout = 60.0
-        raw_timeout = environ.get("MINUTES_MODEL_TIMEOUT")
-        if raw_timeout:
-            try:
-                timeout = float(raw_timeout)
-            except ValueError:
-                raise ModelConfigError(
-                    f"MINUTES_MODEL_TIMEOUT must be a number of seconds, not {raw_timeout!r}"
-                ) from None
-            if not math.isfinite(timeout) or timeout <= 0:
-                raise ModelConfigError(
-                    f"MINUTES_MODEL_TIMEOUT must be a positive number of seconds, "
-                    f"not {raw_timeout!r}"
-                )
-        return cls(base_url, model, api_key, timeout=timeout)
+        return cls(
+            base_url,
+            model,
+            api_key,
+            timeout=timeout_of(environ),
+            max_tokens=max_tokens_of(environ),
+        )
 
     # --- the ModelClient interface -------------------------------------------------------------
 
@@ -201,8 +211,24 @@ class OpenAIClient(ModelClient):
             body["tool_choice"] = tool_choice
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            # "max_tokens", not OpenAI's newer "max_completion_tokens": the name every
+            # compatible server reads (llama.cpp, vLLM, Ollama), as do OpenAI's chat models
+            # (its reasoning models refuse it: leave the setting unset for those).
+            body["max_tokens"] = self.max_tokens
         reply = self._post_with_retries(CHAT_PATH, body)
-        text, calls = parse_message(reply)
+        try:
+            text, calls = parse_message(reply)
+        except ModelProtocolError as error:
+            if finish_reason(reply) != "length":
+                raise
+            # A tool call cut off mid-arguments: the fix is a setting, so name it.
+            limit = (
+                f"the limit of {self.max_tokens} tokens (MINUTES_MODEL_MAX_TOKENS)"
+                if self.max_tokens is not None
+                else "the server's own limit (set MINUTES_MODEL_MAX_TOKENS to choose one)"
+            )
+            raise ModelProtocolError(f"{error}; the reply was cut off at {limit}") from None
         ours = {wire_name(t["name"]): t["name"] for t in tools}
         calls = [c.model_copy(update={"name": ours.get(c.name, c.name)}) for c in calls]
         usage = parse_usage(reply.get("usage"))
@@ -311,6 +337,55 @@ class OpenAIClient(ModelClient):
 
 
 # --- small helpers -----------------------------------------------------------------------------
+
+
+def timeout_of(environ: Mapping[str, str]) -> float:
+    """MINUTES_MODEL_TIMEOUT in seconds; 60 when unset or empty."""
+    raw = environ.get("MINUTES_MODEL_TIMEOUT")
+    if not raw:
+        return 60.0
+    try:
+        timeout = float(raw)
+    except ValueError:
+        raise ModelConfigError(
+            f"MINUTES_MODEL_TIMEOUT must be a number of seconds, not {raw!r}"
+        ) from None
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ModelConfigError(
+            f"MINUTES_MODEL_TIMEOUT must be a positive number of seconds, not {raw!r}"
+        )
+    return timeout
+
+
+def check_numbers(environ: Mapping[str, str]) -> None:
+    """Raise ModelConfigError if a numeric model setting is malformed: hosts call this at
+    start, so a typo is named there rather than in the first run that asks a model."""
+    timeout_of(environ)
+    max_tokens_of(environ)
+
+
+def max_tokens_of(environ: Mapping[str, str]) -> int | None:
+    """MINUTES_MODEL_MAX_TOKENS as a positive whole number; None when unset or empty."""
+    raw = (environ.get("MINUTES_MODEL_MAX_TOKENS") or "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ModelConfigError(
+            f"MINUTES_MODEL_MAX_TOKENS must be a positive whole number of tokens, not {raw!r}"
+        )
+    return value
+
+
+def finish_reason(reply: dict[str, Any]) -> Any:
+    """Why the server stopped writing choices[0] ("stop", "length", ...); None if unsaid."""
+    choices = reply.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("finish_reason")
+    return None
 
 
 def named_tool(text: str, names: Sequence[str]) -> str | None:

@@ -14,6 +14,7 @@ import pytest
 
 from runtime.model import ChatMessage, ModelError, ToolCall
 from runtime.openai_client import (
+    LOCAL_MAX_TOKENS,
     ModelConfigError,
     ModelHTTPError,
     ModelProtocolError,
@@ -112,7 +113,7 @@ def test_a_request_without_tools_has_no_tools_key_and_options_are_sent_only_when
     server: FakeServer,
 ) -> None:
     plain, _ = client_for(server)
-    tuned, _ = client_for(server, temperature=0.0, tool_choice="auto")
+    tuned, _ = client_for(server, temperature=0.0, tool_choice="auto", max_tokens=300)
     server.queue(Reply(completion("hi", usage=USAGE)), Reply(completion("hi", usage=USAGE)))
 
     plain.complete([ChatMessage(role="user", content="hello")], [])
@@ -122,8 +123,10 @@ def test_a_request_without_tools_has_no_tools_key_and_options_are_sent_only_when
     assert "tools" not in first
     assert "tool_choice" not in first
     assert "temperature" not in first
+    assert "max_tokens" not in first
     assert second["tool_choice"] == "auto"
     assert second["temperature"] == 0.0
+    assert second["max_tokens"] == 300
 
 
 def test_a_tool_call_without_an_id_gets_one_numbered_by_position(server: FakeServer) -> None:
@@ -312,6 +315,52 @@ def test_bad_tool_arguments_name_the_tool(server: FakeServer) -> None:
         client.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
 
 
+def cut(arguments: str) -> dict[str, Any]:
+    """A reply whose tool call the server stopped writing at its completion limit."""
+    body = completion(None, [wire_call("weather", arguments)])
+    body["choices"][0]["finish_reason"] = "length"
+    return body
+
+
+def test_a_tool_call_cut_off_at_the_completion_limit_names_the_setting(
+    server: FakeServer,
+) -> None:
+    capped, sleep = client_for(server, max_tokens=8)
+    uncapped, _ = client_for(server)
+    server.queue(Reply(cut('{"city": "Os')), Reply(cut('{"city": "Os')))
+
+    with pytest.raises(ModelProtocolError) as caught:
+        capped.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
+    with pytest.raises(ModelProtocolError) as unset:
+        uncapped.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
+
+    message = str(caught.value)
+    assert "'weather'" in message and "not valid JSON" in message
+    assert "cut off at the limit of 8 tokens (MINUTES_MODEL_MAX_TOKENS)" in message
+    assert "the server's own limit (set MINUTES_MODEL_MAX_TOKENS" in str(unset.value)
+    assert sleep.calls == []  # the same request would be cut the same way: no retry
+
+
+def test_a_reply_cut_off_whole_is_kept_and_a_bad_call_not_cut_says_nothing_of_limits(
+    server: FakeServer,
+) -> None:
+    client, _ = client_for(server, max_tokens=8)
+    text = completion("It is rain", usage=USAGE)
+    text["choices"][0]["finish_reason"] = "length"
+    server.queue(Reply(text), Reply(completion(None, [wire_call("weather", "{oops")])))
+
+    assert client.complete([ChatMessage(role="user", content="hi")], []).text == "It is rain"
+    with pytest.raises(ModelProtocolError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
+    assert "MINUTES_MODEL_MAX_TOKENS" not in str(caught.value)
+
+
+@pytest.mark.parametrize("bad", [0, -5, True])
+def test_a_completion_limit_must_be_a_positive_number(bad: int) -> None:
+    with pytest.raises(ModelConfigError, match="max_tokens must be a positive number"):
+        OpenAIClient("http://h/v1", "m", max_tokens=bad)
+
+
 # --- authentication ----------------------------------------------------------------------------
 
 
@@ -340,6 +389,7 @@ def test_from_env_reads_the_minutes_variables() -> None:
             "MINUTES_MODEL": "llama3.1",
             "MINUTES_MODEL_API_KEY": "k",
             "MINUTES_MODEL_TIMEOUT": "12.5",
+            "MINUTES_MODEL_MAX_TOKENS": " 1024 ",
             "OPENAI_BASE_URL": "https://ignored.example",
             "OPENAI_MODEL": "ignored",
         }
@@ -349,6 +399,7 @@ def test_from_env_reads_the_minutes_variables() -> None:
     assert client.model == "llama3.1"
     assert client.api_key == "k"
     assert client.timeout == 12.5
+    assert client.max_tokens == 1024
 
 
 def test_from_env_falls_back_to_the_openai_variables() -> None:
@@ -366,6 +417,12 @@ def test_from_env_falls_back_to_the_openai_variables() -> None:
         "sk-1",
     )
     assert client.timeout == 60.0
+    assert client.max_tokens is None  # the server's own limit
+
+
+def test_the_local_model_has_a_completion_limit_unless_one_is_set() -> None:
+    assert OpenAIClient.local({}).max_tokens == LOCAL_MAX_TOKENS
+    assert OpenAIClient.local({"MINUTES_MODEL_MAX_TOKENS": "64"}).max_tokens == 64
 
 
 def test_from_env_needs_no_api_key() -> None:
@@ -397,6 +454,22 @@ def test_from_env_needs_no_api_key() -> None:
             "MINUTES_MODEL_TIMEOUT",
         ),
         ({"MINUTES_MODEL_BASE_URL": "localhost:8000", "MINUTES_MODEL": "m"}, "http://"),
+        (
+            {
+                "MINUTES_MODEL_BASE_URL": "http://h",
+                "MINUTES_MODEL": "m",
+                "MINUTES_MODEL_MAX_TOKENS": "1e3",
+            },
+            "MINUTES_MODEL_MAX_TOKENS must be a positive whole number of tokens, not '1e3'",
+        ),
+        (
+            {
+                "MINUTES_MODEL_BASE_URL": "http://h",
+                "MINUTES_MODEL": "m",
+                "MINUTES_MODEL_MAX_TOKENS": "0",
+            },
+            "MINUTES_MODEL_MAX_TOKENS",
+        ),
     ],
     ids=[
         "no-base-url",
@@ -405,6 +478,8 @@ def test_from_env_needs_no_api_key() -> None:
         "timeout-not-number",
         "timeout-negative",
         "no-scheme",
+        "max-tokens-not-whole",
+        "max-tokens-zero",
     ],
 )
 def test_from_env_names_the_variable_that_is_missing_or_wrong(

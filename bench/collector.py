@@ -2,9 +2,9 @@
 
 Runs of 100 and 20,000 events are built as bench/long_run.py builds them (the solo team's coder
 calling read_file turn after turn, in the database). Then, in turns, --repeats times: with the
-collector as CPython starts it (nothing frozen, a young generation of 700), and as a worker
-process settles it once it has started (runtime/heap.py: what the process holds frozen out of
-the collector's searches, a young generation of 20,000), one step of each run:
+collector as CPython starts a process (nothing frozen), and as a worker process settles it once
+it has started (runtime/heap.py: what the process holds frozen out of the collector's
+searches), one step of each run:
 
     cold step, full replay   drive_step, one turn a step, nothing kept warm and no loop
                              snapshot: the run's whole history read and replayed. What a repo-fix

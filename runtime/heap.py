@@ -3,18 +3,18 @@
 CPython's collector looks for reference cycles. Its oldest generation is searched whole, every
 object the process holds included: Django's and the teams' modules, classes and settings
 (about 200,000 objects in a worker) and, in a step that replays a run, every event of it. On a
-20,000-event run a cold step spent 30-37% of its time in the collector
-(bench/collector.py, docs/benchmarks.md).
+20,000-event run a cold step spent 30-37% of its time in the collector (bench/collector.py,
+docs/benchmarks.md).
 
 `settle` collects once, then moves everything the process holds by then into the collector's
 permanent generation (`gc.freeze`): those objects live as long as the process and are never
-searched again. And it lets more objects be made between collections of the youngest
-generation (700 by default), since a replay makes tens of thousands of events, envelopes and
-messages that live until the step ends. Cycles are still found and freed, later and in fewer,
-larger passes.
+searched again. What the process makes afterwards is collected as before, as often as before:
+a cycle holding a database connection or a file is still freed as soon as CPython would have
+freed it. (A young generation larger than CPython's 700 took a few percent more off a replay,
+but left such cycles alive for longer; not worth it.)
 
 Workers call it as each process starts (config/celery.py), and the command line before it
-runs a command (`replay` of a 20,000-event journal: 1.11 s before, 0.87 s after). The web server
+runs a command (`replay` of a 20,000-event journal: 1.27 s before, 1.05 s after). The web server
 does not: its pages at 20,000 events took 0.95-1.02 of their time with it, nothing to keep.
 """
 
@@ -22,11 +22,7 @@ from __future__ import annotations
 
 import gc
 
-YOUNG = 20_000  # objects made between collections of the youngest generation (CPython: 700)
-
 
 def settle() -> None:
     gc.collect()  # what start-up left behind is freed, not frozen
     gc.freeze()
-    _, middle, old = gc.get_threshold()
-    gc.set_threshold(YOUNG, middle, old)

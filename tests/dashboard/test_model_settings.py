@@ -3,11 +3,9 @@ rather than failing the first run that asks a model."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
+
+from tests.startup import refused
 
 
 @pytest.mark.parametrize(
@@ -19,12 +17,4 @@ import pytest
     ],
 )
 def test_a_bad_model_setting_stops_the_server_naming_it(name, value, said):
-    env = {**os.environ, name: value, "DJANGO_SETTINGS_MODULE": "config.settings"}
-    proc = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode != 0
-    assert f"ImproperlyConfigured: {name} must be {said}" in proc.stderr
+    assert f"ImproperlyConfigured: {name} must be {said}" in refused(**{name: value})

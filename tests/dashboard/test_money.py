@@ -13,6 +13,7 @@ from journal_store import projection
 from journal_store.models import RunSummary
 from journal_store.transfer import import_journal
 from runtime import prices
+from tests.startup import refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -73,18 +74,7 @@ def test_costs_in_the_bill_the_run_and_the_list(settings, as_owner):
 
 
 def test_a_bad_price_file_stops_the_server_naming_it(tmp_path):
-    import os
-    import subprocess
-    import sys
-
     path = tmp_path / "prices.json"
     path.write_text('{"models": {"m": {"input": "cheap", "output": 1}}}')
-    env = {**os.environ, "MINUTES_PRICES": str(path), "DJANGO_SETTINGS_MODULE": "config.settings"}
-    proc = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode != 0
-    assert f"MINUTES_PRICES: {path}: models.m needs numbers" in proc.stderr
+    said = refused(MINUTES_PRICES=str(path))
+    assert f"MINUTES_PRICES: {path}: models.m needs numbers" in said

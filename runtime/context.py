@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from runtime.model import ChatMessage
 
@@ -10,6 +10,33 @@ Step = Sequence[ChatMessage]
 """One past turn: the assistant's message followed by the observations it produced."""
 
 DEFAULT_LIMIT = 8_000
+
+
+class History:
+    """A loop's past steps, oldest first, each measured once as it is added.
+
+    Every turn's window walks back over the newest steps that fit. Measuring each of them
+    again at every turn, and summing the window again for its ModelCalled, cost 7% of a cold
+    step that replays a 20,000-event run (bench/collector.py, docs/benchmarks.md). A step must
+    not change once it is added (the loop adds a turn's step when the next turn begins).
+    """
+
+    def __init__(self, steps: Iterable[Step] = ()) -> None:
+        self.steps: list[Step] = []
+        self.sizes: list[int] = []
+        for step in steps:
+            self.append(step)
+
+    def append(self, step: Step) -> None:
+        self.steps.append(step)
+        self.sizes.append(sum(m.size() for m in step))
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def newest(self) -> Iterable[tuple[Step, int]]:
+        """The steps newest first, each with its size."""
+        return zip(reversed(self.steps), reversed(self.sizes), strict=True)
 
 
 def marker(dropped: int) -> ChatMessage:
@@ -20,7 +47,7 @@ def marker(dropped: int) -> ChatMessage:
 def assemble(
     system: str,
     task: str,
-    history: Sequence[Step],
+    history: Sequence[Step] | History,
     fresh: Sequence[ChatMessage],
     limit: int = DEFAULT_LIMIT,
 ) -> list[ChatMessage]:
@@ -41,24 +68,43 @@ def assemble(
     2. history was dropped, and the marker's own characters come on top of the budget —
        bounded by the marker's length.
     """
+    return counted(system, task, history, fresh, limit)[0]
+
+
+def counted(
+    system: str,
+    task: str,
+    history: Sequence[Step] | History,
+    fresh: Sequence[ChatMessage],
+    limit: int = DEFAULT_LIMIT,
+) -> tuple[list[ChatMessage], int]:
+    """`assemble`'s window and its size (`window_size`), counted as it is built."""
     head = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
-    room = limit - sum(m.size() for m in head) - sum(m.size() for m in fresh)
+    always = sum(m.size() for m in head) + sum(m.size() for m in fresh)
+    room = limit - always
+    newest = (
+        history.newest()
+        if isinstance(history, History)
+        else ((step, sum(m.size() for m in step)) for step in reversed(history))
+    )
     kept: list[Step] = []
-    for step in reversed(history):
-        size = sum(m.size() for m in step)
+    for step, size in newest:
         if size > room:
             break
         kept.append(step)
         room -= size
     kept.reverse()
     window = list(head)
+    chars = limit - room  # the always-kept parts and the kept steps
     dropped = len(history) - len(kept)
     if dropped:
-        window.append(marker(dropped))
+        note = marker(dropped)
+        window.append(note)
+        chars += note.size()
     for step in kept:
         window.extend(step)
     window.extend(fresh)
-    return window
+    return window, chars
 
 
 def window_size(messages: Sequence[ChatMessage]) -> int:

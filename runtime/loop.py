@@ -25,7 +25,7 @@ from typing import Any, Literal
 from runtime import errors
 from runtime.backoff import Backoff
 from runtime.budget import Budget
-from runtime.context import DEFAULT_LIMIT, Step, assemble, window_size
+from runtime.context import DEFAULT_LIMIT, History, Step, counted, window_size
 from runtime.coordination import statuses
 from runtime.events import (
     AgentFinished,
@@ -156,7 +156,7 @@ def turns(
             max_turns=session.turn_cap(agent.max_turns),
         )
     )
-    history: list[list[ChatMessage]] = []
+    history = History()
     fresh: list[ChatMessage] = []
     nudged = False
     breaker = LoopBreaker(agent.repeats) if agent.repeats is not None else None
@@ -201,11 +201,9 @@ def turns(
             fresh.extend(mail())
         for note in session.injected(agent.name):  # a person's word, where a fork began
             fresh.append(ChatMessage(role="user", content=f"Message from {note.by}: {note.text}"))
-        window = assemble(agent.system, task, history, fresh, agent.window)
+        window, chars = counted(agent.system, task, history, fresh, agent.window)
         at = {**envelope, "turn": turn}
-        session.emit(
-            session.new(ModelCalled, **at, messages=len(window), window_chars=window_size(window))
-        )
+        session.emit(session.new(ModelCalled, **at, messages=len(window), window_chars=chars))
         try:
             response = session.ask(client, window, specs)
         except ModelError as exc:
@@ -302,7 +300,7 @@ def head(system: str, task: str) -> list[ChatMessage]:
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
 
 
-def kept_steps(history: Sequence[Step], room: int) -> list[Step]:
+def kept_steps(history: History, room: int) -> list[Step]:
     """The newest steps any later window can still show, and the one before them.
 
     A window keeps the newest whole steps that fit its room (runtime/context.py), and its room
@@ -311,20 +309,21 @@ def kept_steps(history: Sequence[Step], room: int) -> list[Step]:
     before it can be left out of a snapshot, provided it is kept to stop `assemble` there."""
     kept: list[Step] = []
     used = 0
-    for step in reversed(history):
+    for step, size in history.newest():
         kept.append(step)
-        used += sum(m.size() for m in step)
+        used += size
         if used > room:
             break
     kept.reverse()
     return kept
 
 
-def thaw_history(steps: int, kept: list[list[dict[str, Any]]]) -> list[list[ChatMessage]]:
+def thaw_history(steps: int, kept: list[list[dict[str, Any]]]) -> History:
     """A snapshot's history: its kept steps, behind empty places for those no window shows
     again (counted in the window's "dropped" marker, never measured: see kept_steps)."""
-    tail = [[ChatMessage.model_validate(m) for m in step] for step in kept]
-    return [[] for _ in range(steps - len(tail))] + tail
+    tail: list[Step] = [[ChatMessage.model_validate(m) for m in step] for step in kept]
+    places: list[Step] = [[] for _ in range(steps - len(tail))]
+    return History(places + tail)
 
 
 def stop(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from runtime.context import assemble, marker, window_size
+import random
+
+from runtime.context import History, assemble, counted, marker, window_size
 from runtime.model import ChatMessage
 
 
@@ -71,3 +73,31 @@ def test_overflow_two_the_marker_comes_on_top_bounded_by_its_length():
     )
     assert window_size(window) == 300 + len(marker(1).content)
     assert window_size(window) - 300 <= len(marker(99).content)
+
+
+def test_a_measured_history_gives_the_same_window_and_counts_its_size():
+    # The loop keeps its steps in a History, each measured once, and takes the window's size
+    # from the count: both must agree with assembling a plain list and measuring the result.
+    rng = random.Random(15)
+    for _ in range(300):
+        steps = [
+            [ChatMessage(role="assistant", content="a" * rng.randrange(0, 90))]
+            + [ChatMessage(role="tool", content="r" * rng.randrange(0, 60), tool_call_id="c")]
+            * rng.randrange(0, 3)
+            for _ in range(rng.randrange(0, 30))
+        ]
+        fresh = [ChatMessage(role="user", content="f" * rng.randrange(0, 120))]
+        system, task = "s" * rng.randrange(0, 80), "t" * rng.randrange(0, 80)
+        limit = rng.randrange(0, 1_500)
+        plain = assemble(system, task, steps, fresh, limit)
+        for history in (steps, History(steps)):
+            window, chars = counted(system, task, history, fresh, limit)
+            assert window == plain
+            assert chars == window_size(window)
+
+
+def test_a_history_measures_each_step_as_it_is_added():
+    history = History([step(3), step(5)])
+    history.append([*step(2), *step(4)])
+    assert len(history) == 3
+    assert [size for _, size in history.newest()] == [6, 5, 3]

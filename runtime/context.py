@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from runtime.model import ChatMessage
 
@@ -37,6 +38,13 @@ class History:
     def newest(self) -> Iterable[tuple[Step, int]]:
         """The steps newest first, each with its size."""
         return zip(reversed(self.steps), reversed(self.sizes), strict=True)
+
+
+@lru_cache(maxsize=256)
+def head(system: str, task: str) -> tuple[ChatMessage, ChatMessage]:
+    """The two messages every window of a loop opens with. Built once per loop's prompt and
+    task rather than at every turn; messages are frozen, so the two are shared."""
+    return ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)
 
 
 def marker(dropped: int) -> ChatMessage:
@@ -79,8 +87,8 @@ def counted(
     limit: int = DEFAULT_LIMIT,
 ) -> tuple[list[ChatMessage], int]:
     """`assemble`'s window and its size (`window_size`), counted as it is built."""
-    head = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
-    always = sum(m.size() for m in head) + sum(m.size() for m in fresh)
+    opening = head(system, task)
+    always = sum(m.size() for m in opening) + sum(m.size() for m in fresh)
     room = limit - always
     newest = (
         history.newest()
@@ -94,7 +102,7 @@ def counted(
         kept.append(step)
         room -= size
     kept.reverse()
-    window = list(head)
+    window = list(opening)
     chars = limit - room  # the always-kept parts and the kept steps
     dropped = len(history) - len(kept)
     if dropped:

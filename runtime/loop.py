@@ -25,7 +25,7 @@ from typing import Any, Literal
 from runtime import errors
 from runtime.backoff import Backoff
 from runtime.budget import Budget
-from runtime.context import DEFAULT_LIMIT, History, Step, counted, window_size
+from runtime.context import DEFAULT_LIMIT, History, Step, counted, head, window_size
 from runtime.coordination import statuses
 from runtime.events import (
     AgentFinished,
@@ -294,10 +294,6 @@ def fingerprint(
     }
     text = json.dumps(settings, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def head(system: str, task: str) -> list[ChatMessage]:
-    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
 
 
 def kept_steps(history: History, room: int) -> list[Step]:

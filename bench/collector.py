@@ -42,13 +42,10 @@ PARSER.add_argument("--sizes", default="100,20000", help="events per run")
 PARSER.add_argument("--repeats", type=int, default=7, help="measurements per figure (medians)")
 PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
 
-DEFAULT = gc.get_threshold()
-
 
 def as_started() -> None:
-    """The collector as CPython starts a process."""
+    """The collector as CPython starts a process: nothing frozen."""
     gc.unfreeze()
-    gc.set_threshold(*DEFAULT)
     gc.collect()
 
 

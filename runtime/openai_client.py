@@ -44,9 +44,9 @@ OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the 
 GENAI_PROVIDER = "openai"
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
 # The local model's completion limit when MINUTES_MODEL_MAX_TOKENS is unset. Without one its
-# server writes until its context (8,192 tokens) is full: a 135M model that rambles took a
-# minute or more a call on 2 cores. Its useful replies (a tool's name, a tool call's
-# arguments, a short verdict) are far shorter.
+# server may write until its context (8,192 tokens) is full: at the 67-77 tokens/s its log
+# shows on 2 cores, about two minutes for one reply. Its replies in the suite's slowest test
+# (a tool's name, a tool call's arguments, a short verdict) held at most 152 tokens.
 LOCAL_MAX_TOKENS = 512
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,29 @@ def progress(run_ids) -> int:
     return StoredEvent.objects.filter(run_id__in=run_ids, stream__startswith="run-").count()
 
 
+def pool(proc) -> set[str]:
+    """The pids of a worker and its pool's processes (Linux: /proc lists a process's children)."""
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    found = children.read_text().split() if children.exists() else []
+    return {str(proc.pid), *found}
+
+
+def driving(proc, run_ids) -> bool:
+    """Whether one of this worker's processes holds a run's step lease right now: a holder is
+    "host:pid:delivery", and a lease is held from its grant until its release."""
+    pids = pool(proc)
+    for run_id in run_ids:
+        leases = [
+            r.event
+            for r in DjangoJournal().read(f"lease-{run_id}")
+            if r.event.kind in ("LeaseGranted", "LeaseReleased")
+        ]
+        last = leases[-1] if leases else None
+        if last is not None and last.kind == "LeaseGranted" and last.holder.split(":")[1] in pids:
+            return True
+    return False
+
+
 def comparable(run_id, events):
     """The run's facts with its id and workspace name taken out, to compare two runs."""
     rows = facts(events)
@@ -43,9 +67,14 @@ def test_runs_survive_workers_killed_mid_run(redis_workers, fly_team):
     # A second worker is up from the start, and each kill's replacement boots while the
     # survivor goes on: recovery waits for leases to run out, not for a worker to start.
     worker, survivor = redis_workers.start(MINUTES_STALL_SECONDS="5"), redis_workers.start()
-    for threshold in (40, 110):  # kill at two different points of progress
+    for threshold in (40, 110):  # kill at two different points of progress, mid-step
+        # Killed between two steps the worker would hold nothing: wait until it drives one.
+        # (The step may still end before the kill lands; the check after counts real cuts.)
         wait_until(
-            lambda t=threshold: progress(run_ids) >= t, 60, f"{threshold} events", redis_workers
+            lambda t=threshold, w=worker: progress(run_ids) >= t and driving(w, run_ids),
+            60,
+            f"{threshold} events and a step on the worker to kill",
+            redis_workers,
         )
         redis_workers.kill(worker)
         worker, survivor = survivor, redis_workers.start()

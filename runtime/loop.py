@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from runtime import errors
 from runtime.backoff import Backoff
@@ -110,6 +110,27 @@ Overdue = Callable[[int], Event | None]
 Admit = Callable[[ToolCall, dict[str, Any]], Outcome | None]
 
 
+@runtime_checkable
+class Kept(Protocol):
+    """A callback (mail, deadline, admit) whose state a loop snapshot can carry. A loop keeps
+    snapshots only when every callback it was given is one: a plain function keeps state the
+    snapshot would not hold, and its loop resumes by replaying its turns."""
+
+    def keep(self) -> Any:
+        """Its state as of this turn boundary, as JSON; None when it cannot be kept here (the
+        loop then skips this snapshot)."""
+        ...
+
+    def fits(self, state: Any) -> bool:
+        """Whether `state`, kept by a loop with the same settings, can be taken up now; asked
+        of every callback before anything moves, so a snapshot is taken up whole or not."""
+        ...
+
+    def take(self, state: Any) -> None:
+        """Take up `state`: the turns it stands after are not replayed."""
+        ...
+
+
 def run(
     agent: Agent,
     task: str,
@@ -163,12 +184,23 @@ def turns(
     turn = 0
     debited = 0  # what this run of the agent debited from its budget
     # Snapshots of the loop's state (runtime/snapshots.py) are kept for a loop whose state is
-    # its own: the harness's callbacks (mail, a deadline, a registry) keep state of theirs.
-    keeps = session.snapshots is not None and mail is None and deadline is None and admit is None
+    # its own, or whose callbacks (mail, a deadline, a registry) keep theirs in it (`Kept`).
+    callbacks = {
+        name: hook
+        for name, hook in (("mail", mail), ("deadline", deadline), ("admit", admit))
+        if hook is not None
+    }
+    keeps = session.snapshots is not None and all(isinstance(h, Kept) for h in callbacks.values())
     start = session.position  # the stream version of this RunStarted
-    settings = fingerprint(agent, task, task_id, specs, budget) if keeps else ""
-    taken = session.restore(agent.name, settings) if keeps else None
+    settings = fingerprint(agent, task, task_id, specs, budget, sorted(callbacks)) if keeps else ""
+    taken = (
+        session.restore(agent.name, settings, accept=lambda state: fitting(callbacks, state))
+        if keeps
+        else None
+    )
     if taken is not None:  # go on from the snapshot: the turns before it are not replayed
+        for name, hook in callbacks.items():
+            cast(Kept, hook).take(taken["callbacks"][name])
         turn, nudged, debited = taken["turn"], taken["nudged"], taken["debited"]
         history = thaw_history(taken["steps"], taken["history"])
         fresh = [ChatMessage.model_validate(m) for m in taken["fresh"]]
@@ -181,7 +213,9 @@ def turns(
         # Taken live only: a turn replayed from the record is already in a snapshot, or not.
         if keeps and turn != resumed_at and turn % session.snapshot_every == 0 and session.live:
             room = agent.window - window_size(head(agent.system, task))
+            hooks = {name: cast(Kept, hook).keep() for name, hook in callbacks.items()}
             state = {
+                "callbacks": hooks,
                 "turn": turn,
                 "nudged": nudged,
                 "debited": debited,
@@ -190,7 +224,8 @@ def turns(
                 "fresh": [m.data for m in fresh],
                 "breaker": breaker.state() if breaker is not None else None,
             }
-            session.checkpoint(agent.name, start, settings, state)
+            if all(kept is not None for kept in hooks.values()):
+                session.checkpoint(agent.name, start, settings, state)
         session.boundary()
         session.resize(budget)
         if deadline is not None or mail is not None:
@@ -275,11 +310,26 @@ def turns(
     return stop(session, agent, AgentResult("out_of_turns", cap), task_id, capped)
 
 
+def fitting(callbacks: dict[str, Any], state: dict[str, Any]) -> bool:
+    """Whether every callback takes up what it kept in a loop snapshot's `state`."""
+    if not callbacks:
+        return True
+    kept = state.get("callbacks")
+    if not isinstance(kept, dict) or set(kept) != set(callbacks):
+        return False
+    return all(cast(Kept, hook).fits(kept[name]) for name, hook in callbacks.items())
+
+
 def fingerprint(
-    agent: Agent, task: str, task_id: str | None, specs: Sequence[Any], budget: Budget
+    agent: Agent,
+    task: str,
+    task_id: str | None,
+    specs: Sequence[Any],
+    budget: Budget,
+    callbacks: Sequence[str] = (),
 ) -> str:
     """The settings a loop snapshot was taken under: a loop with others is another loop."""
-    settings = {
+    settings: dict[str, Any] = {
         "agent": agent.name,
         "system": agent.system,
         "task": task,
@@ -292,6 +342,8 @@ def fingerprint(
         "budget": [type(budget).__name__, budget.name, budget.allowance, budget.reserve],
         "spent": budget.spent,  # before this run of the agent: the same on every resume
     }
+    if callbacks:  # (absent otherwise: the snapshots of loops without kept before stay good)
+        settings["callbacks"] = list(callbacks)
     text = json.dumps(settings, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -130,6 +130,46 @@ class PostOffice:
         waiting, self.inboxes[agent] = self.inboxes[agent], []
         return waiting
 
-    def mail_for(self, agent: str) -> list[ChatMessage]:
-        """The loop's mail hook: the agent's new messages as fresh context."""
-        return [ChatMessage(role="user", content=m.render()) for m in self.collect(agent)]
+    def mailbox(self, agent: str) -> Mailbox:
+        """The loop's mail hook for one run of `agent` (runtime/loop.py `mail`)."""
+        return Mailbox(self, agent)
+
+
+class Mailbox:
+    """One run of an agent's mail: called at the top of each turn, it hands over the agent's
+    new messages. It keeps what a loop snapshot needs (`Kept`, runtime/loop.py): which
+    messages this run took, so a resume that skips the turns it took them in takes them out of
+    the inbox again rather than handing them over twice."""
+
+    def __init__(self, post: PostOffice, agent: str) -> None:
+        self.post = post
+        self.agent = agent
+        self.began = post.sent  # messages sent before this run began
+        self.taken: list[str] = []  # the ids this run took, in order
+
+    def __call__(self) -> list[ChatMessage]:
+        waiting = self.post.collect(self.agent)
+        self.taken += [m.message_id for m in waiting]
+        return [ChatMessage(role="user", content=m.render()) for m in waiting]
+
+    def keep(self) -> dict[str, Any] | None:
+        if self.post.sent != self.began:
+            # Sent while the agent ran (a hook of the harness's): the post office holds what
+            # a snapshot would not carry. Not kept; the loop tries again at its next one.
+            return None
+        return {"agent": self.agent, "began": self.began, "taken": list(self.taken)}
+
+    def fits(self, state: Any) -> bool:
+        if not isinstance(state, dict) or state.get("agent") != self.agent:
+            return False
+        taken = state.get("taken")
+        if state.get("began") != self.post.sent or not isinstance(taken, list):
+            return False
+        waiting = [m.message_id for m in self.post.inboxes[self.agent]]
+        return waiting[: len(taken)] == taken and not self.taken
+
+    def take(self, state: dict[str, Any]) -> None:
+        taken: list[str] = state["taken"]
+        inbox = self.post.inboxes[self.agent]
+        self.post.inboxes[self.agent] = inbox[len(taken) :]
+        self.taken = list(taken)

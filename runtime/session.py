@@ -238,13 +238,24 @@ class Session:
 
     # --- loop snapshots (runtime/snapshots.py) ------------------------------------------------
 
-    def restore(self, agent: str, fingerprint: str) -> dict[str, Any] | None:
+    def restore(
+        self,
+        agent: str,
+        fingerprint: str,
+        accept: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> dict[str, Any] | None:
         """Called by an agent loop right after its RunStarted: the loop's state from the
         snapshot this session found, with the session moved past the turns it covers; None
-        when there is none for this place and loop (the turns are then read and replayed)."""
-        snap, self._snapshot = self._snapshot, None
+        when there is none for this place and loop (the turns are then read and replayed).
+        `accept` is asked last, before anything moves: the loop's callbacks say whether the
+        state they kept fits theirs now."""
+        snap = self._snapshot
         if snap is None or self.cursor != snap.start or self.position != snap.start:
+            # Not this loop's: the harness runs loops before the one the snapshot is of (the
+            # planner's before the coder's). Once the cursor is past its place it is never
+            # taken up, and reaching the events it covers reads them back (`_fill`).
             return None
+        self._snapshot = None  # this loop's place: taken up now or never
         if snap.agent != agent or snap.fingerprint != fingerprint:
             return None
         client = self.clients.get(agent)
@@ -252,6 +263,8 @@ class Session:
             1 for e in self._rec[: snap.start] if isinstance(e, ModelResponded) and e.agent == agent
         )
         if client is None or client.served != before:
+            return None
+        if accept is not None and not accept(snap.loop):
             return None
         self.counts = Counter(snap.session["counts"])
         self._emitted.extend(self._rec[snap.start : snap.version])
@@ -281,9 +294,9 @@ class Session:
         self._snapshot_due = LoopSnapshot(
             stream=self.stream,
             start=start,
-            start_id=self._stored(start).id,
+            start_id=self.stored(start).id,
             version=at,
-            version_id=self._stored(at).id,
+            version_id=self.stored(at).id,
             agent=agent,
             fingerprint=fingerprint,
             loop=loop,
@@ -298,13 +311,24 @@ class Session:
         if snapshot is not None and self.snapshots is not None:
             self.snapshots.save(snapshot)
 
-    def _stored(self, version: int) -> Event:
-        """The event stored at `version` of the stream (recorded, or written by this session)."""
+    def stored(self, version: int) -> Event:
+        """The event stored at `version` of the stream (recorded, or written by this session):
+        the record's own for a recorded place (a replayed event is re-made with a new id and
+        time). Only a place a snapshot skipped is read back, and then the whole gap is."""
         if version <= len(self._rec):
             return self._at(version - 1)
         event = self._emitted[version - 1]
         assert event is not None  # written by this session: never skipped
         return event
+
+    def since(self, index: int) -> list[Event]:
+        """The events emitted from `index` (0-based) on. Unlike `emitted`, a scan of the tail
+        does not read back the places a snapshot skipped unless it reaches into them: the
+        harness's callbacks scan what is new each turn, and must not cost the run's length."""
+        gap = self._gap
+        if gap is not None and index < gap[1] and len(self._emitted) > gap[0]:
+            self._fill()  # the slice holds skipped places
+        return cast(list[Event], self._emitted[index:])
 
     # --- where we are ----------------------------------------------------------------------
 

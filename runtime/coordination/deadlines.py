@@ -21,6 +21,7 @@ a crash's downtime, which no event marks, does, once the resumed run journals ag
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from runtime.events import ReplyOverdue, RunForked, RunInterrupted, RunResumed
 from runtime.session import Session
@@ -44,22 +45,41 @@ class Deadline:
 def journalled_at(session: Session, index: int) -> float:
     """When the session's `index`-th event was journalled: the record's time for an event the
     record already held (a resumed or replayed one is re-made with a new `t`), else its own."""
-    if index < len(session.recorded):
-        return session.recorded[index].t
-    return session.emitted[index].t
+    return session.stored(index + 1).t
 
 
-@dataclass(frozen=True)
 class Due:
     """One request's deadline: who is awaited, on which REQUEST (its message id and its place
-    among the session's events), and the limits."""
+    among the session's events), and the limits. Called with the turn, it is the agent loop's
+    `deadline` (runtime/loop.py), and it keeps what a loop snapshot needs (`Kept`).
 
-    session: Session
-    awaited: str
-    task_id: str
-    request: str
-    sent_at: int  # index in session.emitted of the REQUEST's MessageSent
-    deadline: Deadline
+    The time a person held the run stopped is summed as the events go by, each read once: a
+    check costs the events since the last one, not the reply's length, and a loop resumed from
+    a snapshot does not read back the turns it skipped."""
+
+    def __init__(
+        self,
+        session: Session,
+        awaited: str,
+        task_id: str,
+        request: str,
+        sent_at: int,  # index in session.emitted of the REQUEST's MessageSent
+        deadline: Deadline,
+    ) -> None:
+        self.session = session
+        self.awaited = awaited
+        self.task_id = task_id
+        self.request = request
+        self.sent_at = sent_at
+        self.deadline = deadline
+        # The scan so far: the next index to read, the seconds paused before it, and when a
+        # stop still open at it began (a RunInterrupted not yet followed by RunResumed).
+        self.scanned = sent_at
+        self.paused = 0.0
+        self.stopped_at: float | None = None
+
+    def __call__(self, turn: int) -> ReplyOverdue | None:
+        return self.check(turn)
 
     def check(self, turn: int) -> ReplyOverdue | None:
         """At the top of the recipient's turn `turn` (0-based): the ReplyOverdue that ends its
@@ -103,18 +123,52 @@ class Due:
     def elapsed(self) -> float:
         """Seconds between the REQUEST and the session's latest event, by journalled times,
         less the time a person held the run stopped."""
+        self._scan()
         session = self.session
-        last = len(session.emitted) - 1
-        stopped_at: float | None = None
-        paused = 0.0
-        for index in range(self.sent_at, last + 1):
-            event = session.emitted[index]
+        last = session.position - 1
+        return journalled_at(session, last) - journalled_at(session, self.sent_at) - self.paused
+
+    def _scan(self) -> None:
+        """Sum the stops in the events emitted since the last scan."""
+        session = self.session
+        at = self.scanned
+        for index, event in enumerate(session.since(at), start=at):
             if isinstance(event, RunForked) and index > self.sent_at:
                 # The parent's event before it, and the fork made later: not the agent's time.
-                paused += journalled_at(session, index) - journalled_at(session, index - 1)
+                self.paused += journalled_at(session, index) - journalled_at(session, index - 1)
             elif isinstance(event, RunInterrupted):
-                stopped_at = journalled_at(session, index)
-            elif isinstance(event, RunResumed) and stopped_at is not None:
-                paused += journalled_at(session, index) - stopped_at
-                stopped_at = None
-        return journalled_at(session, last) - journalled_at(session, self.sent_at) - paused
+                self.stopped_at = journalled_at(session, index)
+            elif isinstance(event, RunResumed) and self.stopped_at is not None:
+                self.paused += journalled_at(session, index) - self.stopped_at
+                self.stopped_at = None
+        self.scanned = max(at, session.position)
+
+    # --- Kept: what a loop snapshot carries (runtime/loop.py) ---------------------------------
+
+    def keep(self) -> dict[str, Any]:
+        self._scan()  # to the snapshot's place: a resume from it reads nothing before it
+        return {
+            "request": self.request,
+            "sent_at": self.sent_at,
+            "limits": [self.deadline.turns, self.deadline.seconds],
+            "scanned": self.scanned,
+            "paused": self.paused,
+            "stopped_at": self.stopped_at,
+        }
+
+    def fits(self, state: Any) -> bool:
+        return (
+            isinstance(state, dict)
+            and state.get("request") == self.request
+            and state.get("sent_at") == self.sent_at
+            and state.get("limits") == [self.deadline.turns, self.deadline.seconds]
+            and isinstance(state.get("scanned"), int)
+            and state["scanned"] >= self.scanned
+            and isinstance(state.get("paused"), int | float)
+            and isinstance(state.get("stopped_at"), int | float | None)
+        )
+
+    def take(self, state: dict[str, Any]) -> None:
+        self.scanned = state["scanned"]
+        self.paused = float(state["paused"])
+        self.stopped_at = state["stopped_at"]

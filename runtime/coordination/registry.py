@@ -62,8 +62,10 @@ class Ledger:
         self.pending: dict[str, tuple[str, str, str]] = {}  # call id -> key, agent, task
         self.done: dict[str, Holder] = {}
 
-    def feed(self, events: list[Event]) -> dict[str, Holder]:
-        for event in events[self.seen :]:
+    def feed(self, events: list[Event], offset: int = 0) -> dict[str, Holder]:
+        """Take the events not seen yet; `events` starts at the stream's `offset`-th (0-based)
+        event, so a caller may pass only the tail from `seen` on."""
+        for event in events[self.seen - offset :]:
             if isinstance(event, ToolDispatched) and event.call_id:
                 key = work_key(event.tool, event.args or {})
                 if key is not None:
@@ -72,8 +74,37 @@ class Ledger:
                 found = self.pending.pop(event.call_id, None)
                 if found is not None and found[0] not in self.done:
                     self.done[found[0]] = Holder(found[1], found[2])
-        self.seen = max(self.seen, len(events))
+        self.seen = max(self.seen, offset + len(events))
         return self.done
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "seen": self.seen,
+            "pending": {call: list(work) for call, work in self.pending.items()},
+            "done": {key: [h.agent, h.task_id] for key, h in self.done.items()},
+        }
+
+    @staticmethod
+    def sound(state: Any) -> bool:
+        """Whether `state` reads as a ledger's (a snapshot is checked before it is trusted)."""
+        if not isinstance(state, dict) or not isinstance(state.get("seen"), int):
+            return False
+        pending, done = state.get("pending"), state.get("done")
+        return (
+            isinstance(pending, dict)
+            and isinstance(done, dict)
+            and all(_strings(w, 3) for w in pending.values())
+            and all(_strings(h, 2) for h in done.values())
+        )
+
+    def take(self, state: dict[str, Any]) -> None:
+        self.seen = state["seen"]
+        self.pending = {call: (w[0], w[1], w[2]) for call, w in state["pending"].items()}
+        self.done = {key: Holder(h[0], h[1]) for key, h in state["done"].items()}
+
+
+def _strings(value: Any, n: int) -> bool:
+    return isinstance(value, list) and len(value) == n and all(isinstance(v, str) for v in value)
 
 
 def holders(events: list[Event]) -> dict[str, Holder]:
@@ -82,12 +113,31 @@ def holders(events: list[Event]) -> dict[str, Holder]:
 
 
 class WorkRegistry:
-    """The run's registry of work done, read from its session; `admit` is the agent loop's
-    hook (runtime.loop.run's `admit`)."""
+    """The run's registry of work done, read from its session. Called with a call and its
+    envelope it is the agent loop's `admit` hook (runtime/loop.py), and it keeps its ledger in
+    the loop's snapshots (`Kept`): a resumed loop does not read back the turns it skipped."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self.ledger = Ledger()
+
+    def __call__(self, call: ToolCall, at: dict[str, Any]) -> Outcome | None:
+        return self.admit(call, at)
+
+    def _fed(self) -> dict[str, Holder]:
+        """The ledger, fed the events emitted since it last looked (only those)."""
+        seen = self.ledger.seen
+        return self.ledger.feed(self.session.since(seen), offset=seen)
+
+    def keep(self) -> dict[str, Any]:
+        self._fed()  # to the snapshot's place: a resume from it reads nothing before it
+        return self.ledger.state()
+
+    def fits(self, state: Any) -> bool:
+        return Ledger.sound(state) and state["seen"] >= self.ledger.seen
+
+    def take(self, state: dict[str, Any]) -> None:
+        self.ledger.take(state)
 
     def admit(self, call: ToolCall, at: dict[str, Any]) -> Outcome | None:
         """None when the call may run; else its refusal, journalled, as the call's outcome."""
@@ -102,7 +152,7 @@ class WorkRegistry:
         if not session.live:
             return None  # a record without the decision was written before it existed
         work, artefact = key
-        holder = self.ledger.feed(session.emitted).get(work)
+        holder = self._fed().get(work)
         agent = at.get("agent") or "?"
         if holder is None or holder.agent == agent:
             return None

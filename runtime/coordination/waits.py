@@ -140,14 +140,14 @@ class WaitForGraph:
 
     def graph(self) -> WaitGraph:
         graph = WaitGraph()
-        for i, event in enumerate(self.session.emitted):
+        for i, event in enumerate(self.session.since(0)):
             graph.step(event, i)
         return graph
 
     def request(self, sender: str, recipient: str, task_id: str) -> DeadlockDetected | None:
         """Before `sender` sends `recipient` a REQUEST on `task_id`: the DeadlockDetected
         (journalled) that refuses it, or None when it may be sent."""
-        at = len(self.session.emitted)
+        at = self.session.position
         wait: Wait = {
             "key": f"request:{sender}>{recipient}@{at}",
             "waiter": sender,

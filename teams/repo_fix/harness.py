@@ -8,6 +8,7 @@ steps together; the module docstring of `teams.repo_fix` says what each guarante
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,7 @@ class Harness:
     ) -> Reply:
         """Give an agent its turns on a task; it reads its mail at the top of each one, and
         stops when `due` says its reply is overdue."""
-        started = len(self.session.emitted)
+        started = self.session.position
         if name in self.absent:
             return Reply(None, "absent", started)  # its process is down: no turn is ever taken
         agent = agent or self.make(name)
@@ -188,15 +189,27 @@ class Harness:
                 self.session,
                 self.ledgers[name],
                 task_id=task_id,
-                mail=lambda: self.post.mail_for(name),
-                deadline=None if due is None else due.check,
-                admit=self.registry.admit,
+                mail=self.post.mailbox(name),
+                deadline=due,
+                admit=self.registry,
             )
         except ModelError as exc:
             return Reply(None, f"model failed: {exc}", started)
-        overdue = [e for e in self.session.emitted[started:] if isinstance(e, ReplyOverdue)]
-        why = overdue[-1].reason if overdue and result.status == "overdue" else ""
+        why = ""
+        if result.status == "overdue":
+            overdue = self.last(started, lambda e: isinstance(e, ReplyOverdue))
+            why = overdue.reason if isinstance(overdue, ReplyOverdue) else ""
         return Reply(result.report, result.status, started, why)
+
+    def last(self, since: int, wanted: Callable[[Event], bool]) -> Event | None:
+        """The latest event since index `since` that is `wanted`, looked for from the end: an
+        agent's run just ended, and what the harness asks of it is near its end, so a run
+        resumed from a loop snapshot does not read back the turns it skipped to find it."""
+        for version in range(self.session.position, since, -1):
+            event = self.session.stored(version)
+            if wanted(event):
+                return event
+        return None
 
     def deadline(self, recipient: str) -> Deadline:
         """The clock on a reply: the team's reply turns (within the agent's own turn cap) and
@@ -227,7 +240,7 @@ class Harness:
         miss journalled as DeadlinePassed). What then is the caller's to decide."""
         reason = ""
         for attempt in range(1, REPLY_ATTEMPTS + 1):
-            sent_at = len(self.session.emitted)
+            sent_at = self.session.position
             request = self.post.send(REQUEST, "orchestrator", recipient, task_id, payload)
             due = Due(
                 self.session,
@@ -304,16 +317,22 @@ class Harness:
             raise Stop("escalated", f"{reason}; a person discarded the task")
 
     def evidence(self, agent: str, since: int) -> dict[str, Any] | None:
-        """The agent's last successful run_tests after its last edit, as the journal shows it."""
-        found: dict[str, Any] | None = None
-        for event in self.session.emitted[since:]:
-            if not isinstance(event, ToolReturned) or event.agent != agent or event.error:
-                continue
-            if event.tool in ("edit_file", "write_file"):
-                found = None  # tests run before an edit say nothing about the edited code
-            elif event.tool == "run_tests":
-                found = event.result
-        return found
+        """The agent's last successful run_tests after its last edit, as the journal shows it:
+        tests run before an edit say nothing about the edited code."""
+
+        def telling(event: Event) -> bool:
+            return (
+                isinstance(event, ToolReturned)
+                and event.agent == agent
+                and not event.error
+                and event.tool in ("edit_file", "write_file", "run_tests")
+            )
+
+        found = self.last(since, telling)
+        tests: dict[str, Any] | None = None
+        if isinstance(found, ToolReturned) and found.tool == "run_tests":
+            tests = found.result
+        return tests
 
     # --- the protocol -----------------------------------------------------------------------
 

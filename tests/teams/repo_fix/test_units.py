@@ -30,7 +30,7 @@ def test_mail_reaches_the_agent_as_fresh_context_at_the_top_of_its_turn():
     session = Session(MemoryJournal(), "r-mail")
     post = PostOffice(session)
     post.send(Performative.REJECT, "reviewer", "coder", "T1", {"reasons": "no tests"})
-    [mail] = post.mail_for("coder")
+    [mail] = post.mailbox("coder")()
     assert mail.role == "user" and mail.content.startswith("[REJECT from reviewer on T1, m-001]")
     assert '"reasons": "no tests"' in mail.content
 

@@ -14,6 +14,9 @@ on a heap settled as a worker's is (runtime/heap.py):
     from a snapshot  as shipped (a snapshot every 5 turns, in the database): the events before
                      the coder's loop and after its latest snapshot read, and only those
                      replayed. Each measured step is 1 to 5 turns past the latest snapshot.
+    warm step        the run's flight parked in this process: one live turn, nothing read or
+                     replayed. What grows here grows with every turn of a long reply (the
+                     coder's deadline is checked at the top of each).
 
 Medians (ms), each with the ratio of the largest run's figure to the smallest's, and the ratio
 of the snapshot's figure to the full replay's at each size. SQLite in a temp dir by default;
@@ -41,6 +44,9 @@ PARSER = argparse.ArgumentParser(
 PARSER.add_argument("--sizes", default="100,20000", help="events per run")
 PARSER.add_argument("--repeats", type=int, default=7, help="measurements per figure (medians)")
 PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+PARSER.add_argument(
+    "--kinds", default="full replay,from a snapshot,warm step", help="which steps to time"
+)
 
 SCENARIO = "bench-long-coder"
 
@@ -120,7 +126,16 @@ def main() -> None:
         assert DatabaseSnapshots().load(stream) is not None, "the coder's loop kept no snapshot"
         return step(run_id)
 
-    kinds = {"full replay": full, "from a snapshot": snapshot}
+    def warm(run_id: str) -> float:
+        settings.SNAPSHOT_TURNS, settings.WARM_RUNS = shipped, 4
+        step(run_id)  # the first step this process drives of the run parks its flight
+        figure = step(run_id)
+        steps.WARM.clear()
+        settings.WARM_RUNS = 0
+        return figure
+
+    every = {"full replay": full, "from a snapshot": snapshot, "warm step": warm}
+    kinds = {k: every[k] for k in args.kinds.split(",")}
     times: dict[tuple[str, int], list[float]] = {}
     for _ in range(args.repeats):
         for kind, measure in kinds.items():
@@ -129,10 +144,12 @@ def main() -> None:
     medians = {key: statistics.median(values) for key, values in times.items()}
     first, last = sizes[0], sizes[-1]
     print(f"database: {connection.vendor}; cold repo-fix steps; medians of {args.repeats}; ms")
-    print(f"{'events':>8}" + "".join(f"{k:>18}" for k in kinds) + f"{'snapshot/full':>16}")
+    both = "full replay" in kinds and "from a snapshot" in kinds
+    print(f"{'events':>8}" + "".join(f"{k:>18}" for k in kinds) + " snapshot/full" * both)
     for size in sizes:
         row = [medians[(k, size)] for k in kinds]
-        print(f"{size:>8,}" + "".join(f"{v:>18.1f}" for v in row) + f"{row[1] / row[0]:>16.3f}")
+        ratio = medians[("from a snapshot", size)] / medians[("full replay", size)] if both else 0
+        print(f"{size:>8,}" + "".join(f"{v:>18.1f}" for v in row) + f"{ratio:>14.3f}" * both)
     growth = [medians[(k, last)] / medians[(k, first)] for k in kinds]
     print(f"{str(last) + ' / ' + str(first):>8}" + "".join(f"{g:>18.2f}" for g in growth))
 

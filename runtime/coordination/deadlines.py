@@ -20,7 +20,7 @@ a crash's downtime, which no event marks, does, once the resumed run journals ag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.events import ReplyOverdue, RunForked, RunInterrupted, RunResumed
@@ -48,6 +48,7 @@ def journalled_at(session: Session, index: int) -> float:
     return session.stored(index + 1).t
 
 
+@dataclass(eq=False)
 class Due:
     """One request's deadline: who is awaited, on which REQUEST (its message id and its place
     among the session's events), and the limits. Called with the turn, it is the agent loop's
@@ -57,26 +58,20 @@ class Due:
     check costs the events since the last one, not the reply's length, and a loop resumed from
     a snapshot does not read back the turns it skipped."""
 
-    def __init__(
-        self,
-        session: Session,
-        awaited: str,
-        task_id: str,
-        request: str,
-        sent_at: int,  # index in session.emitted of the REQUEST's MessageSent
-        deadline: Deadline,
-    ) -> None:
-        self.session = session
-        self.awaited = awaited
-        self.task_id = task_id
-        self.request = request
-        self.sent_at = sent_at
-        self.deadline = deadline
-        # The scan so far: the next index to read, the seconds paused before it, and when a
-        # stop still open at it began (a RunInterrupted not yet followed by RunResumed).
-        self.scanned = sent_at
-        self.paused = 0.0
-        self.stopped_at: float | None = None
+    session: Session
+    awaited: str
+    task_id: str
+    request: str
+    sent_at: int  # index in session.emitted of the REQUEST's MessageSent
+    deadline: Deadline
+    # The scan so far: the next index to read, the seconds paused before it, and when a stop
+    # still open at it began (a RunInterrupted not yet followed by RunResumed).
+    scanned: int = field(init=False)
+    paused: float = field(init=False, default=0.0)
+    stopped_at: float | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.scanned = self.sent_at
 
     def __call__(self, turn: int) -> ReplyOverdue | None:
         return self.check(turn)

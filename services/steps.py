@@ -83,6 +83,7 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
     WARM.resize(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
     warm = WARM.take(run_id, at)
     config = None
+    cold: Session | None = None  # the session of a flight this step started cold
     if warm is None:
         # Only the settings: the cold flight's session reads the rest, around its agent loop's
         # latest snapshot when one fits (runtime/snapshots.py).
@@ -103,6 +104,7 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
         if warm is None:
             assert config is not None
             warm = cold_flight(run_id, config, control, lease)
+            cold = warm.session
         else:
             fenced = warm.session.journal
             assert isinstance(fenced, Fenced)
@@ -114,6 +116,16 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
         elif warm is not None:
             warm.abandon()
             warm = None
+    if cold is not None:
+        # What a cold start cost, for whoever wonders why a step was slow: the events it read
+        # and replayed, and those a loop snapshot let it skip.
+        log.info(
+            "run %s: cold step at version %s: %d events replayed, %d skipped (loop snapshot)",
+            run_id,
+            at,
+            cold.record_length - cold.skipped,
+            cold.skipped,
+        )
     if outcome in ("stepped", "waiting", "failed-step"):
         traces.step_taken(run_id)  # its spans that ended, live, if asked: a message, no wait
     if outcome == "stepped":

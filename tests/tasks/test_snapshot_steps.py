@@ -3,6 +3,8 @@ run's whole stream, and the run writes what cold steps replaying everything writ
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -57,14 +59,19 @@ def drive(run_id):
     [("solo", "solo-fix"), ("repo-fix", "first-flight")],
 )
 def test_cold_steps_resume_from_the_loops_snapshot_without_reading_the_whole_run(
-    fly_team, settings, team, scenario
+    fly_team, settings, team, scenario, caplog
 ):
     run_id = runs.start_run(team, scenario)
-    outcomes, reads = drive(run_id)
+    with caplog.at_level(logging.INFO, logger="services.steps"):
+        outcomes, reads = drive(run_id)
     assert outcomes[-1] == "done"
     # The first steps read it all (no snapshot yet); then each cold step starts from one. (The
     # last step's read is the finished run's, by what reports it, not the session's.)
     assert reads[0] >= 1 and reads[1:-1].count(0) >= 3
+    # Each cold step says what it replayed and what the snapshot spared it.
+    said = [r.getMessage() for r in caplog.records if "cold step" in r.getMessage()]
+    assert len(said) == len(outcomes)
+    assert any(not m.endswith(" 0 skipped (loop snapshot)") for m in said)
     # The run is done: nothing will resume it, and its snapshot is gone with it.
     assert not LoopSnapshot.objects.exists()
     recorded = [r.event for r in DjangoJournal().read(f"run-{run_id}")]

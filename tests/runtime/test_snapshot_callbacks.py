@@ -37,6 +37,7 @@ def timeless(events):
     ]
 
 
+@pytest.mark.slow  # every scenario flown step by step: about 20 s
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_a_repo_fix_run_resumed_from_snapshots_writes_the_uninterrupted_journal(
     tmp_path, fly_team, scenario

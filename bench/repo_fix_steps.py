@@ -18,6 +18,10 @@ on a heap settled as a worker's is (runtime/heap.py):
                      replayed. What grows here grows with every turn of a long reply (the
                      coder's deadline is checked at the top of each).
 
+With --memory: the memory a flight parked in this process holds (tracemalloc, after a
+collection) once a cold step parks it, having replayed the whole run or resumed from the
+snapshot, and once it has gone on, warm, for 500 more turns (five steps of 100).
+
 Medians (ms), each with the ratio of the largest run's figure to the smallest's, and the ratio
 of the snapshot's figure to the full replay's at each size. SQLite in a temp dir by default;
 --postgres for a private PostgreSQL cluster.
@@ -46,6 +50,9 @@ PARSER.add_argument("--repeats", type=int, default=7, help="measurements per fig
 PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
 PARSER.add_argument(
     "--kinds", default="full replay,from a snapshot,warm step", help="which steps to time"
+)
+PARSER.add_argument(
+    "--memory", action="store_true", help="what a parked flight holds, not how long a step takes"
 )
 
 SCENARIO = "bench-long-coder"
@@ -87,7 +94,8 @@ def main() -> None:
     from runtime import heap
     from services import runs, steps
 
-    turns = max(sizes) // TURN_EVENTS + 400  # room for every measured step's turn
+    # room for every measured step's turn (the memory figures go on 500 turns at each size)
+    turns = max(sizes) // TURN_EVENTS + (800 if args.memory else 400)
     register_scenario(turns)
     built: dict[int, str] = {}
     for size in sizes:
@@ -134,6 +142,10 @@ def main() -> None:
         settings.WARM_RUNS = 0
         return figure
 
+    if args.memory:
+        memory(built, shipped)
+        return
+
     every = {"full replay": full, "from a snapshot": snapshot, "warm step": warm}
     kinds = {k: every[k] for k in args.kinds.split(",")}
     times: dict[tuple[str, int], list[float]] = {}
@@ -152,6 +164,41 @@ def main() -> None:
         print(f"{size:>8,}" + "".join(f"{v:>18.1f}" for v in row) + f"{ratio:>14.3f}" * both)
     growth = [medians[(k, last)] / medians[(k, first)] for k in kinds]
     print(f"{str(last) + ' / ' + str(first):>8}" + "".join(f"{g:>18.2f}" for g in growth))
+
+
+def memory(built: dict[int, str], shipped: int) -> None:
+    """MB held by a parked flight, by how it started, at each size."""
+    import gc
+    import tracemalloc
+
+    from django.conf import settings
+
+    from services import steps
+
+    def held(run_id: str, snapshots: int, live_steps: int) -> float:
+        settings.SNAPSHOT_TURNS, settings.WARM_RUNS = snapshots, 4
+        steps.WARM.clear()
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        settings.STEP_TURNS = 1
+        steps.drive_step(run_id, "bench")  # cold: the flight starts and parks
+        settings.STEP_TURNS = 100
+        for _ in range(live_steps):
+            steps.drive_step(run_id, "bench")  # warm
+        gc.collect()
+        figure = (tracemalloc.get_traced_memory()[0] - before) / 1e6
+        steps.WARM.clear()
+        return figure
+
+    settings.DEBUG = False  # no query log growing beside the flight
+    tracemalloc.start()
+    print("memory a parked flight holds, MB")
+    print(f"{'events':>8}{'full replay':>14}{'from a snapshot':>18}{'+500 warm turns':>18}")
+    for size, run_id in built.items():
+        full = held(run_id, 0, 0)
+        snap = held(run_id, shipped, 0)
+        warm = held(run_id, shipped, 5)
+        print(f"{size:>8,}{full:>14.1f}{snap:>18.1f}{warm:>18.1f}")
 
 
 if __name__ == "__main__":

@@ -25,8 +25,27 @@ class History:
     def __init__(self, steps: Iterable[Step] = ()) -> None:
         self.steps: list[Step] = []
         self.sizes: list[int] = []
+        self.pruned = 0  # the steps before this one were let go of (`prune`)
         for step in steps:
             self.append(step)
+
+    def prune(self, room: int) -> None:
+        """Let go of the steps no later window can show, keeping their places and sizes.
+
+        A window keeps the newest whole steps that fit its room, which is never more than
+        `room` (the window less the system prompt and the task), and history only grows at its
+        end: once the newest steps fill `room`, the step that does not fit behind them stops
+        every later window's walk back, and the steps before it are never looked at again
+        (the argument `runtime.loop.kept_steps` makes for snapshots). Without this a long
+        loop's history held every message of the run."""
+        used = 0
+        for i in range(len(self.steps) - 1, self.pruned - 1, -1):
+            used += self.sizes[i]
+            if used > room:
+                for j in range(self.pruned, i):
+                    self.steps[j] = ()
+                self.pruned = max(self.pruned, i)
+                return
 
     def append(self, step: Step) -> None:
         self.steps.append(step)

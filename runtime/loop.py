@@ -62,6 +62,9 @@ def done_tool(properties: dict[str, Any] | None = None, required: Sequence[str] 
 
 
 DONE_TOOL = done_tool()
+# Steps between prunes of a loop's history (runtime/context.py `History.prune`): a prune walks
+# back over the steps the window holds, so it is done now and then, not every turn.
+PRUNE_EVERY = 32
 NUDGE = "Reply with a tool call; call done when you are finished."
 
 Status = Literal["done", "halted", "out_of_turns", "inconclusive", "overdue", "looping"]
@@ -192,6 +195,7 @@ def turns(
     }
     keeps = session.snapshots is not None and all(isinstance(h, Kept) for h in callbacks.values())
     start = session.position  # the stream version of this RunStarted
+    started = (start, session.stored(start).id) if keeps else (start, "")  # as journalled
     settings = fingerprint(agent, task, task_id, specs, budget, sorted(callbacks)) if keeps else ""
     taken = (
         session.restore(agent.name, settings, accept=lambda state: fitting(callbacks, state))
@@ -225,7 +229,7 @@ def turns(
                 "breaker": breaker.state() if breaker is not None else None,
             }
             if all(kept is not None for kept in hooks.values()):
-                session.checkpoint(agent.name, start, settings, state)
+                session.checkpoint(agent.name, started, settings, state)
         session.boundary()
         session.resize(budget)
         if deadline is not None or mail is not None:
@@ -292,6 +296,8 @@ def turns(
             step.append(ChatMessage(role="user", content=NUDGE))
         if fresh:
             history.append(fresh)
+            if len(history) % PRUNE_EVERY == 0:
+                history.prune(agent.window - window_size(head(agent.system, task)))
         fresh = step
         session.resize(budget)  # a fork made just before this check gives its allowance first
         if budget.exhausted():  # wind down at the turn boundary, never mid-turn

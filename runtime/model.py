@@ -241,8 +241,9 @@ class ReplayClient(ModelClient):
 
     def refill(self, events: Iterable[Event]) -> None:
         """The whole recording, where it was given one with a gap (a snapshot not taken up).
-        A rebased client keeps its own: its places count the answers it was given."""
-        if self._rebase is not None:
+        A rebased client keeps its own: its places count the answers it was given; one handed
+        over to its live client needs none any more."""
+        if self._rebase is not None or self._handed_over:
             return
         self.recorded = [
             e for e in events if isinstance(e, ModelResponded) and e.agent == self.agent
@@ -250,7 +251,7 @@ class ReplayClient(ModelClient):
 
     @property
     def exhausted(self) -> bool:
-        return self.served >= len(self.recorded)
+        return self._handed_over or self.served >= len(self.recorded)
 
     def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
         if not self.exhausted:
@@ -275,6 +276,7 @@ class ReplayClient(ModelClient):
             then.seek(mark)
             then.advance_over([response_of(e) for e in self.recorded[since : self.served]])
         self._handed_over = True
+        self.recorded = []  # served and passed on: a warm flight need not hold them
 
     def place(self) -> dict[str, int] | None:
         """The live client's place once every recorded answer was served (for a snapshot);

@@ -66,6 +66,11 @@ from runtime.tools import Outcome, Tool, execute
 
 E = TypeVar("E", bound=Event)
 
+# Events a flight parked between steps keeps in memory (`Session.trim`): the newest, which a
+# harness's backward look (an agent's last test run, the overdue that stopped it) reads; the
+# rest are read back from the journal if anything asks. About 2 MB at 2 KB an event.
+KEEP = 1_000
+
 
 class ReplayedModelError(errors.ReplayedError, ModelError):
     """A recorded model failure of a type nobody registered: still a ModelError, so the
@@ -178,6 +183,11 @@ class Session:
         return len(self._rec)
 
     @property
+    def resident(self) -> int:
+        """How many of the events emitted this session holds in memory (see `trim`)."""
+        return sum(e is not None for e in self._emitted)
+
+    @property
     def position(self) -> int:
         """The stream version of the last event emitted (or gone through)."""
         return len(self._emitted)
@@ -229,12 +239,35 @@ class Session:
             raise ReplayDivergence(a + 1, None, f"{len(missing)} of {b - a} events read back")
         self._gap = None
         self._snapshot = None
-        self._rec[a:b] = missing
+        recorded = min(b, len(self._rec))  # the gap may reach past the record (see `trim`)
+        if recorded > a:
+            self._rec[a:recorded] = missing[: recorded - a]
         for i in range(a, min(b, len(self._emitted))):
             if self._emitted[i] is None:
-                self._emitted[i] = self._rec[i]
+                self._emitted[i] = missing[i - a]
         for client in self.clients.values():
             client.refill(cast(list[Event], self._rec))
+
+    def trim(self) -> None:
+        """Let go of all but the newest `KEEP` events, where a flight parks between steps.
+
+        A warm flight keeps its session, and a session kept every event the run emitted (and
+        the whole record it replayed): 2 KB an event, 40-60 MB for a parked run of 20,000. The
+        events let go of are in the journal; they become part of the gap a snapshot leaves
+        (`_gap`, always one range, here from the stream's start), and are read back, in one
+        ranged read, if anything looks at them (a harness's scan of the whole run)."""
+        if self.replay or not self.live or self._held:
+            return
+        end = len(self._emitted) - KEEP
+        a, b = self._gap if self._gap is not None else (0, 0)
+        if end <= b and a == 0:
+            return  # nothing new to let go of
+        end = max(end, b)
+        for i in [*range(0, a), *range(b, end)]:
+            self._emitted[i] = None
+            if i < len(self._rec):
+                self._rec[i] = None
+        self._gap = (0, end)
 
     # --- loop snapshots (runtime/snapshots.py) ------------------------------------------------
 
@@ -273,12 +306,16 @@ class Session:
         client.rebase(snap.session["mark"])
         return snap.loop
 
-    def checkpoint(self, agent: str, start: int, fingerprint: str, loop: dict[str, Any]) -> None:
+    def checkpoint(
+        self, agent: str, start: tuple[int, str], fingerprint: str, loop: dict[str, Any]
+    ) -> None:
         """Keep an agent loop's state at a turn boundary, live, as its stream's snapshot.
 
         Not taken where the session holds state the snapshot would not carry: a fork's limits
         or a person's messages not yet read, or a model client that cannot tell its place.
 
+        `start` is the stream version of the loop's RunStarted and that event's id, as the
+        journal holds it (the loop reads it once: a parked flight may have let go of it).
         The snapshot stands after the events held for the next batch (the last tool's
         result), and is kept once they are written: it never names a version the journal
         does not hold, and it costs no commit of its own."""
@@ -293,8 +330,8 @@ class Session:
         at = self.version + len(self._held)
         self._snapshot_due = LoopSnapshot(
             stream=self.stream,
-            start=start,
-            start_id=self.stored(start).id,
+            start=start[0],
+            start_id=start[1],
             version=at,
             version_id=self.stored(at).id,
             agent=agent,
@@ -318,7 +355,10 @@ class Session:
         if version <= len(self._rec):
             return self._at(version - 1)
         event = self._emitted[version - 1]
-        assert event is not None  # written by this session: never skipped
+        if event is None:  # written by this session, let go of where its flight parked
+            self._fill()
+            event = self._emitted[version - 1]
+            assert event is not None
         return event
 
     def since(self, index: int) -> list[Event]:
@@ -553,6 +593,7 @@ class Session:
             self.flush()  # the step ends here: what it did is written before it
             if self.pause is None:
                 raise StepComplete()
+            self.trim()  # what a parked flight holds does not grow with the run
             self.pause()  # a warm flight waits here for its next step (runtime/warm.py)
         self.live_turns += 1
         self.check_ceilings()

@@ -69,6 +69,9 @@ class Due:
     scanned: int = field(init=False)
     paused: float = field(init=False, default=0.0)
     stopped_at: float | None = field(init=False, default=None)
+    # When the REQUEST was journalled, read once: a flight parked between steps may let go of
+    # old events (Session.trim), and this one would be read back at every check.
+    sent_t: float | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.scanned = self.sent_at
@@ -120,8 +123,10 @@ class Due:
         less the time a person held the run stopped."""
         self._scan()
         session = self.session
+        if self.sent_t is None:
+            self.sent_t = journalled_at(session, self.sent_at)
         last = session.position - 1
-        return journalled_at(session, last) - journalled_at(session, self.sent_at) - self.paused
+        return journalled_at(session, last) - self.sent_t - self.paused
 
     def _scan(self) -> None:
         """Sum the stops in the events emitted since the last scan."""

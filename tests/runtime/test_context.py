@@ -101,3 +101,39 @@ def test_a_history_measures_each_step_as_it_is_added():
     history.append([*step(2), *step(4)])
     assert len(history) == 3
     assert [size for _, size in history.newest()] == [6, 5, 3]
+
+
+def test_a_pruned_history_gives_every_later_window_the_same():
+    # A loop lets go of the steps no later window can show (History.prune, with the room a
+    # window can never exceed: the limit less the system prompt and the task). Growing a
+    # history step by step, pruning at random turns, every window must be the one assembled
+    # from the whole plain list, whatever the turn's fresh messages.
+    rng = random.Random(16)
+    for _ in range(200):
+        system, task = "s" * rng.randrange(0, 80), "t" * rng.randrange(0, 80)
+        limit = rng.randrange(0, 1_500)
+        room = (
+            limit
+            - window_size([ChatMessage(role="system", content=system)])
+            - window_size([ChatMessage(role="user", content=task)])
+        )
+        plain: list = []
+        history = History()
+        for _ in range(rng.randrange(0, 60)):
+            made = [ChatMessage(role="assistant", content="a" * rng.randrange(0, 200))]
+            plain.append(made)
+            history.append(made)
+            if rng.random() < 0.3:
+                history.prune(room)
+            fresh = [ChatMessage(role="user", content="f" * rng.randrange(0, 120))]
+            assert counted(system, task, history, fresh, limit) == counted(
+                system, task, plain, fresh, limit
+            )
+        assert len(history) == len(plain)
+
+
+def test_a_pruned_history_lets_go_of_what_no_window_shows():
+    history = History([step(3) for _ in range(50)])  # 50 steps of 3 characters
+    history.prune(10)  # the newest three fit, the fourth stops every later walk back
+    assert [len(s) for s in history.steps].count(0) == 46
+    assert history.pruned == 46 and len(history) == 50

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from runtime import flight
+from runtime import session as session_module
 from runtime.events import MessageSent
 from runtime.journal import MemoryJournal
 from runtime.session import Session
@@ -115,3 +116,28 @@ def test_what_a_flight_raises_reaches_the_caller_of_its_step(tmp_path):
     )
     with pytest.raises(Exception, match="version"):
         warm.step(1, None)
+
+
+def test_a_parked_flight_lets_go_of_old_events_and_reads_them_back_when_asked(
+    tmp_path, fly_team, monkeypatch
+):
+    # Where a flight parks it keeps only the newest KEEP events (Session.trim); the run it
+    # writes is the same, and a look at the events it let go of reads them back.
+    monkeypatch.setattr(session_module, "KEEP", 6)
+    reference = fly_team("first-flight")
+    run_id = reference.run_id
+    journal = MemoryJournal()
+    config = flight.plan("repo-fix", "first-flight", run_id)
+    warm = warm_flight(journal, config, run_id, tmp_path)
+    outcomes, resident = [], []
+    while not outcomes or outcomes[-1] == "stepped":
+        outcomes.append(warm.step(1, None).status)
+        if outcomes[-1] == "stepped":
+            resident.append((warm.session.resident, warm.session.position))
+            looked = warm.session.stored(1)  # the run's first event, let go of long ago
+            assert looked.same_as(events_of(journal, run_id)[0])
+            warm.session.trim()  # and let go of again (the flight trims where it parks)
+    assert outcomes[-1] == "done"
+    assert facts(events_of(journal, run_id)) == facts(reference.events)
+    assert all(held <= 6 for held, _ in resident)
+    assert max(position for _, position in resident) > 60  # it held a tenth of the run, or less

@@ -22,7 +22,6 @@ private PostgreSQL cluster.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import statistics
 import sys
@@ -33,14 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.long_run import TURN_EVENTS, configure, grow, new_run, register_scenario  # noqa: E402
+from bench.long_run import TURN_EVENTS, configure, grow, new_run, register_scenario, sized_parser  # noqa: E402
 
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-)
-PARSER.add_argument("--sizes", default="100,20000", help="events per run")
-PARSER.add_argument("--repeats", type=int, default=7, help="measurements per figure (medians)")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+PARSER = sized_parser(__doc__)
 
 
 def as_started() -> None:

@@ -63,6 +63,17 @@ TABS = ("timeline", "threads", "audit", "bill", "findings")
 TURN_EVENTS = 5
 
 
+def sized_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments the benches of a step at several run sizes share."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="100,20000", help="events per run")
+    parser.add_argument("--repeats", type=int, default=7, help="measurements per figure (medians)")
+    parser.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+    return parser
+
+
 def configure(postgres: bool) -> Path:
     home = Path(tempfile.mkdtemp(prefix="minutes-long-"))
     os.environ.update(

@@ -31,7 +31,6 @@ of the snapshot's figure to the full replay's at each size. SQLite in a temp dir
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -40,14 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.long_run import TURN_EVENTS, configure, grow  # noqa: E402
+from bench.long_run import TURN_EVENTS, configure, grow, sized_parser  # noqa: E402
 
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-)
-PARSER.add_argument("--sizes", default="100,20000", help="events per run")
-PARSER.add_argument("--repeats", type=int, default=7, help="measurements per figure (medians)")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+PARSER = sized_parser(__doc__)
 PARSER.add_argument(
     "--kinds", default="full replay,from a snapshot,warm step", help="which steps to time"
 )

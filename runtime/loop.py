@@ -195,7 +195,7 @@ def turns(
     }
     keeps = session.snapshots is not None and all(isinstance(h, Kept) for h in callbacks.values())
     start = session.position  # the stream version of this RunStarted
-    started = (start, session.stored(start).id) if keeps else (start, "")  # as journalled
+    started = (start, session.record.stored(start).id) if keeps else (start, "")  # as journalled
     settings = fingerprint(agent, task, task_id, specs, budget, sorted(callbacks)) if keeps else ""
     taken = (
         session.restore(agent.name, settings, accept=lambda state: fitting(callbacks, state))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from runtime import errors, streams
 from runtime.budget import Budget, SubBudget
@@ -51,6 +51,7 @@ from runtime.model import (
     ReplayClient,
     ToolSpec,
 )
+from runtime.record import Record
 from runtime.snapshots import EVERY, LoopSnapshot, Snapshots, fits
 from runtime.stops import (
     CeilingBreached,
@@ -122,24 +123,20 @@ class Session:
         self.snapshot_every = snapshot_every
         self._snapshot: LoopSnapshot | None = None  # found when reading, not yet taken up
         self._snapshot_due: LoopSnapshot | None = None  # taken, kept once what it covers is
-        # The record, with None for the events a snapshot lets this session skip (indexes
-        # [a, b) in `_gap`): read after all, by `_fill`, as soon as anything looks at them.
-        self._gap: tuple[int, int] | None = None
-        self._rec: list[Event | None] = (
-            self._read() if recorded is None else list[Event | None](recorded)
-        )
+        # The record and what this session emitted (runtime/record.py), with the places a
+        # snapshot lets it skip, or a parked flight let go of, read back when looked at.
+        found, gap = self._read() if recorded is None else (list[Event | None](recorded), None)
+        self.record = Record(self.source, self.stream, found, gap, on_fill=self._filled)
         self.skipped = 0  # events a snapshot let this session neither read nor replay
         self.cursor = 0
         # Resuming writes after the record; a replay writes everything into a fresh journal.
-        self.version = 0 if replay else len(self._rec)
+        self.version = 0 if replay else len(self.record.recorded)
         self.stop = stop
         self.resumed_by = resumed_by
         # Passed in by the host that read them; a session never reads the environment.
         self.faults = faults if faults is not None else Faults()
         self.counts: Counter[str] = Counter()
         self.executions: Counter[str] = Counter()  # live executions per tool, for fault points
-        # Every event emitted, one per stream version (None: skipped by a snapshot, see _rec).
-        self._emitted: list[Event | None] = []
         # Emitted, not yet written (`hold`): they go with the next batch. Their crash-test
         # seams fire once they are written.
         self._held: list[Event] = []
@@ -154,7 +151,7 @@ class Session:
         # begins (steps, until and live_turns set anew), or raises to unwind the flight.
         self.pause: Callable[[], None] | None = None
         self.ceilings = ceilings or Ceilings()
-        first = self._rec[0] if self._rec else None
+        first = self.record.recorded[0] if self.record.recorded else None
         self.started = first.t if first is not None else time.time()
         # People's messages put in where the run was forked, per agent, not yet read.
         self.inbox: dict[str, list[MessageInjected]] = {}
@@ -167,107 +164,63 @@ class Session:
     def recorded(self) -> list[Event]:
         """What the journal recorded for the stream when the session began (all of it: the
         events a snapshot let the session skip are read when somebody looks here)."""
-        self._fill()
-        return cast(list[Event], self._rec)
+        return self.record.whole_record()
 
     @property
     def emitted(self) -> list[Event]:
         """Every event the run emitted in this session, one per stream version: the recorded
         ones it went through first (those a snapshot skipped, read back as recorded)."""
-        self._fill()
-        return cast(list[Event], self._emitted)
+        return self.record.whole_emitted()
 
     @property
     def record_length(self) -> int:
         """How many events the record holds (read or not)."""
-        return len(self._rec)
-
-    @property
-    def resident(self) -> int:
-        """How many of the events emitted this session holds in memory (see `trim`)."""
-        return sum(e is not None for e in self._emitted)
+        return len(self.record.recorded)
 
     @property
     def position(self) -> int:
         """The stream version of the last event emitted (or gone through)."""
-        return len(self._emitted)
+        return len(self.record.emitted)
 
     def ahead(self, places: int) -> Event | None:
         """The recorded event `places` past the cursor, or None past the record's end."""
         at = self.cursor + places
-        return self._at(at) if at < len(self._rec) else None
+        return self.record.at(at) if at < len(self.record.recorded) else None
 
-    def _at(self, index: int) -> Event:
-        event = self._rec[index]
-        if event is None:
-            self._fill()
-            event = self._rec[index]
-            assert event is not None
-        return event
-
-    def _read(self) -> list[Event | None]:
-        """The stream's record; around the gap a snapshot covers, when one fits the journal."""
+    def _read(self) -> tuple[list[Event | None], tuple[int, int] | None]:
+        """The stream's record, and the gap a snapshot covers in it when one fits the journal
+        (None in its places: they are not read)."""
         snap = self.snapshots.load(self.stream) if self.snapshots is not None else None
         if snap is not None and snap.start < snap.version:
             head = read_between(self.journal, self.stream, 0, snap.start)
             tail = self.journal.read(self.stream, snap.version - 1)
             if fits(snap, head, tail):
                 self._snapshot = snap
-                self._gap = (snap.start, snap.version - 1)
-                return [
+                found: list[Event | None] = [
                     *(r.event for r in head),
                     *([None] * (snap.version - 1 - snap.start)),
                     *(r.event for r in tail),
                 ]
-        return [r.event for r in self.journal.read(self.stream)]
+                return found, (snap.start, snap.version - 1)
+        return [r.event for r in self.journal.read(self.stream)], None
 
-    def _present(self) -> list[Event | None]:
-        """The record without the places a snapshot let the session skip: a scan of it costs
-        what was read, not the run's length."""
-        if self._gap is None:
-            return self._rec
-        a, b = self._gap
-        return self._rec[:a] + self._rec[b:]
-
-    def _fill(self) -> None:
-        """Read the events a snapshot let the session skip: somebody wants the whole record."""
-        if self._gap is None:
-            return
-        a, b = self._gap
-        missing = [r.event for r in read_between(self.source, self.stream, a, b)]
-        if len(missing) != b - a:
-            raise ReplayDivergence(a + 1, None, f"{len(missing)} of {b - a} events read back")
-        self._gap = None
+    def _filled(self) -> None:
+        """The record was read back whole: a snapshot not taken up by now never will be, and
+        the replay clients given a record with a gap get the whole of it."""
         self._snapshot = None
-        recorded = min(b, len(self._rec))  # the gap may reach past the record (see `trim`)
-        if recorded > a:
-            self._rec[a:recorded] = missing[: recorded - a]
-        for i in range(a, min(b, len(self._emitted))):
-            if self._emitted[i] is None:
-                self._emitted[i] = missing[i - a]
         for client in self.clients.values():
-            client.refill(cast(list[Event], self._rec))
+            client.refill(self.record.whole_record())
 
     def trim(self) -> None:
         """Let go of all but the newest `KEEP` events, where a flight parks between steps.
 
         A warm flight keeps its session, and a session kept every event the run emitted (and
         the whole record it replayed): 2 KB an event, 40-60 MB for a parked run of 20,000. The
-        events let go of are in the journal; they become part of the gap a snapshot leaves
-        (`_gap`, always one range, here from the stream's start), and are read back, in one
-        ranged read, if anything looks at them (a harness's scan of the whole run)."""
+        events let go of are in the journal; they join the record's gap and are read back, in
+        one ranged read, if anything looks at them (a harness's scan of the whole run)."""
         if self.replay or not self.live or self._held:
             return
-        end = len(self._emitted) - KEEP
-        a, b = self._gap if self._gap is not None else (0, 0)
-        if end <= b and a == 0:
-            return  # nothing new to let go of
-        end = max(end, b)
-        for i in [*range(0, a), *range(b, end)]:
-            self._emitted[i] = None
-            if i < len(self._rec):
-                self._rec[i] = None
-        self._gap = (0, end)
+        self.record.trim(KEEP)
 
     # --- loop snapshots (runtime/snapshots.py) ------------------------------------------------
 
@@ -286,21 +239,23 @@ class Session:
         if snap is None or self.cursor != snap.start or self.position != snap.start:
             # Not this loop's: the harness runs loops before the one the snapshot is of (the
             # planner's before the coder's). Once the cursor is past its place it is never
-            # taken up, and reaching the events it covers reads them back (`_fill`).
+            # taken up, and reaching the events it covers reads them back (Record.fill).
             return None
         self._snapshot = None  # this loop's place: taken up now or never
         if snap.agent != agent or snap.fingerprint != fingerprint:
             return None
         client = self.clients.get(agent)
         before = sum(
-            1 for e in self._rec[: snap.start] if isinstance(e, ModelResponded) and e.agent == agent
+            1
+            for e in self.record.recorded[: snap.start]
+            if isinstance(e, ModelResponded) and e.agent == agent
         )
         if client is None or client.served != before:
             return None
         if accept is not None and not accept(snap.loop):
             return None
         self.counts = Counter(snap.session["counts"])
-        self._emitted.extend(self._rec[snap.start : snap.version])
+        self.record.emitted.extend(self.record.recorded[snap.start : snap.version])
         self.cursor = snap.version
         self.skipped = snap.version - snap.start - 1
         client.rebase(snap.session["mark"])
@@ -333,7 +288,7 @@ class Session:
             start=start[0],
             start_id=start[1],
             version=at,
-            version_id=self.stored(at).id,
+            version_id=self.record.stored(at).id,
             agent=agent,
             fingerprint=fingerprint,
             loop=loop,
@@ -348,54 +303,32 @@ class Session:
         if snapshot is not None and self.snapshots is not None:
             self.snapshots.save(snapshot)
 
-    def stored(self, version: int) -> Event:
-        """The event stored at `version` of the stream (recorded, or written by this session):
-        the record's own for a recorded place (a replayed event is re-made with a new id and
-        time). Only a place a snapshot skipped is read back, and then the whole gap is."""
-        if version <= len(self._rec):
-            return self._at(version - 1)
-        event = self._emitted[version - 1]
-        if event is None:  # written by this session, let go of where its flight parked
-            self._fill()
-            event = self._emitted[version - 1]
-            assert event is not None
-        return event
-
-    def since(self, index: int) -> list[Event]:
-        """The events emitted from `index` (0-based) on. Unlike `emitted`, a scan of the tail
-        does not read back the places a snapshot skipped unless it reaches into them: the
-        harness's callbacks scan what is new each turn, and must not cost the run's length."""
-        gap = self._gap
-        if gap is not None and index < gap[1] and len(self._emitted) > gap[0]:
-            self._fill()  # the slice holds skipped places
-        return cast(list[Event], self._emitted[index:])
-
     # --- where we are ----------------------------------------------------------------------
 
     @property
     def live(self) -> bool:
         self._absorb()
-        return self.cursor >= len(self._rec)
+        return self.cursor >= len(self.record.recorded)
 
     def peek(self) -> Event | None:
-        return None if self.live else self._at(self.cursor)
+        return None if self.live else self.record.at(self.cursor)
 
     def _absorb(self) -> None:
         """Take what a person put where a fork began (RunForked, and MessageInjected into its
         agent's inbox) when the cursor reaches it: nobody's code emits these, and the cursor
         reaches them at the same place on every resume and replay."""
-        while self.cursor < len(self._rec):
-            event = self._at(self.cursor)
+        while self.cursor < len(self.record.recorded):
+            event = self.record.at(self.cursor)
             if not isinstance(event, MessageInjected | RunForked):
                 return
             self.cursor += 1
             if isinstance(event, MessageInjected):
                 self.inbox.setdefault(event.agent or "", []).append(event)
             else:
-                first = self._at(0)
+                first = self.record.at(0)
                 config = first.config if isinstance(first, TeamStarted) else {}
                 self.limits.take(event.changes, config.get("max_turns"))
-            self._emitted.append(event)
+            self.record.emitted.append(event)
             self.counts[event.kind] += 1
             if self.replay:
                 self.flush()  # what was held comes first
@@ -438,7 +371,7 @@ class Session:
     def emit(self, *events: Event) -> None:
         """Record events as one atomic batch (or check them against the record), after any
         events held back (`hold`), in the same batch."""
-        self._record(events, hold=False)
+        self._write(events, hold=False)
 
     def hold(self, *events: Event) -> None:
         """Emit events whose write may wait for the next batch: they are checked against the
@@ -447,19 +380,19 @@ class Session:
         call, a tool run, an activity, a turn boundary, a snapshot). The agent loop holds a
         model's answer until its tool call's dispatch, and a tool's result until the next
         model call: one commit where there were three (a commit is most of a cheap turn)."""
-        self._record(events, hold=True)
+        self._write(events, hold=True)
 
     def flush(self) -> None:
         """Write the events held back, if any."""
         if self._held:
-            self._record((), hold=False)
+            self._write((), hold=False)
 
-    def _record(self, events: Sequence[Event], hold: bool) -> None:
+    def _write(self, events: Sequence[Event], hold: bool) -> None:
         fresh: list[Event] = []
         replayed = 0
         for event in events:
             if not self.live:
-                expected = self._at(self.cursor)
+                expected = self.record.at(self.cursor)
                 if not event.same_as(expected):
                     raise ReplayDivergence(self.cursor + 1, expected, event)
                 self.cursor += 1
@@ -483,7 +416,7 @@ class Session:
         for i, event in enumerate(events):
             self.counts[event.kind] += 1
             self.counts[f"{event.kind}@{event.agent}"] += 1
-            self._emitted.append(event)
+            self.record.emitted.append(event)
             if i >= replayed and self.faults.armed:
                 noted.append(
                     (event, self.counts[event.kind], self.counts[f"{event.kind}@{event.agent}"])
@@ -502,7 +435,7 @@ class Session:
         """
         client = self.clients.get(agent)
         if client is None:
-            client = ReplayClient(self._present(), agent, then=None if self.replay else live)
+            client = ReplayClient(self.record.present(), agent, then=None if self.replay else live)
             self.clients[agent] = client
         return client
 

@@ -84,7 +84,7 @@ class Commitments:
         self.leases = leases
 
     def ledger(self) -> dict[str, Commitment]:
-        return ledger(self.session.since(0))
+        return ledger(self.session.record.since(0))
 
     def open(self) -> list[Commitment]:
         return [c for c in self.ledger().values() if c.open]

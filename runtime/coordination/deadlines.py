@@ -45,7 +45,7 @@ class Deadline:
 def journalled_at(session: Session, index: int) -> float:
     """When the session's `index`-th event was journalled: the record's time for an event the
     record already held (a resumed or replayed one is re-made with a new `t`), else its own."""
-    return session.stored(index + 1).t
+    return session.record.stored(index + 1).t
 
 
 @dataclass(eq=False)
@@ -132,7 +132,7 @@ class Due:
         """Sum the stops in the events emitted since the last scan."""
         session = self.session
         at = self.scanned
-        for index, event in enumerate(session.since(at), start=at):
+        for index, event in enumerate(session.record.since(at), start=at):
             if isinstance(event, RunForked) and index > self.sent_at:
                 # The parent's event before it, and the fork made later: not the agent's time.
                 self.paused += journalled_at(session, index) - journalled_at(session, index - 1)

@@ -49,7 +49,7 @@ class Delegations:
         s = self.session
         before: list[str] = []
         if parent is not None:
-            found = delegations(s.since(0)).get(parent)
+            found = delegations(s.record.since(0)).get(parent)
             if found is None:
                 raise KeyError(f"no delegation {parent} in this run")
             if found.to != by:

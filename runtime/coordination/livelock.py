@@ -119,13 +119,13 @@ class Watch:
             return None
         reported = {
             str(signal.get("key"))
-            for e in s.since(0)
+            for e in s.record.since(0)
             if isinstance(e, LivelockDetected)
             for signal in e.signals
         }
         signals = Signals()
         latest: dict[str, Signal] = {}
-        for event in [*s.since(0), *looked_at]:
+        for event in [*s.record.since(0), *looked_at]:
             signal = signals.step(event)
             if signal is not None:
                 latest[signal["key"]] = signal

@@ -127,7 +127,7 @@ class WorkRegistry:
     def _fed(self) -> dict[str, Holder]:
         """The ledger, fed the events emitted since it last looked (only those)."""
         seen = self.ledger.seen
-        return self.ledger.feed(self.session.since(seen), offset=seen)
+        return self.ledger.feed(self.session.record.since(seen), offset=seen)
 
     def keep(self) -> dict[str, Any]:
         self._fed()  # to the snapshot's place: a resume from it reads nothing before it

@@ -140,7 +140,7 @@ class WaitForGraph:
 
     def graph(self) -> WaitGraph:
         graph = WaitGraph()
-        for i, event in enumerate(self.session.since(0)):
+        for i, event in enumerate(self.session.record.since(0)):
             graph.step(event, i)
         return graph
 

@@ -206,7 +206,7 @@ class Harness:
         agent's run just ended, and what the harness asks of it is near its end, so a run
         resumed from a loop snapshot does not read back the turns it skipped to find it."""
         for version in range(self.session.position, since, -1):
-            event = self.session.stored(version)
+            event = self.session.record.stored(version)
             if wanted(event):
                 return event
         return None

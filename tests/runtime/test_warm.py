@@ -133,8 +133,8 @@ def test_a_parked_flight_lets_go_of_old_events_and_reads_them_back_when_asked(
     while not outcomes or outcomes[-1] == "stepped":
         outcomes.append(warm.step(1, None).status)
         if outcomes[-1] == "stepped":
-            resident.append((warm.session.resident, warm.session.position))
-            looked = warm.session.stored(1)  # the run's first event, let go of long ago
+            resident.append((warm.session.record.resident, warm.session.position))
+            looked = warm.session.record.stored(1)  # the run's first event, let go of long ago
             assert looked.same_as(events_of(journal, run_id)[0])
             warm.session.trim()  # and let go of again (the flight trims where it parks)
     assert outcomes[-1] == "done"

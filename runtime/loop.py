@@ -212,11 +212,13 @@ def turns(
             breaker.take(taken["breaker"])
         budget.debit(debited)
     resumed_at = turn
+    # The most any window of this loop holds of its history (the window less the system prompt
+    # and the task): what a snapshot keeps and a prune leaves are the steps within it.
+    room = agent.window - window_size(head(agent.system, task))
     # The cap is asked for each turn: a fork may change it from its point on (runtime/limits.py).
     while turn < (cap := session.turn_cap(agent.max_turns)):
         # Taken live only: a turn replayed from the record is already in a snapshot, or not.
         if keeps and turn != resumed_at and turn % session.snapshot_every == 0 and session.live:
-            room = agent.window - window_size(head(agent.system, task))
             hooks = {name: cast(Kept, hook).keep() for name, hook in callbacks.items()}
             state = {
                 "callbacks": hooks,
@@ -297,7 +299,7 @@ def turns(
         if fresh:
             history.append(fresh)
             if len(history) % PRUNE_EVERY == 0:
-                history.prune(agent.window - window_size(head(agent.system, task)))
+                history.prune(room)
         fresh = step
         session.resize(budget)  # a fork made just before this check gives its allowance first
         if budget.exhausted():  # wind down at the turn boundary, never mid-turn

@@ -25,6 +25,15 @@ from tests.tasks.conftest import ROOT, Workers, use_broker, wait_until
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 CLIENTS = 3
 RUNS_EACH = 20  # each run: a start, two interrupts, two resumes; 300 operations in all
+# kombu's report of an ack the broker was not there to take, and its chained traceback, whose
+# last exception is the connection's.
+ACK_LOST = re.compile(
+    r"^Couldn't ack '[^']+', reason:network:ConnectionError\n"
+    r"(?:(?:Traceback \(most recent call last\):|  .*|\S+Error: .*"
+    r"|During handling of the above exception, another exception occurred:|)\n)*?"
+    r"redis\.exceptions\.ConnectionError: .*\n(?!\n*During handling)",
+    re.M,
+)
 
 
 @pytest.fixture
@@ -95,6 +104,10 @@ def test_concurrent_starts_interrupts_and_resumes_survive_a_broker_restart(
             p.read_text(errors="replace") for p in tmp_path.glob("worker-*.log")
         )
         assert "Unrecoverable error" not in worker_logs
+        # The one error a restart must cause: a step that ended while the broker was down
+        # could not ack its message. That message stays unacked, is delivered again after the
+        # visibility timeout, and its step is fenced (every run ended done, above).
+        worker_logs = ACK_LOST.sub("", worker_logs)
         at = worker_logs.find("Traceback")
         assert at < 0, worker_logs[max(0, at - 500) : at + 3000]
     finally:

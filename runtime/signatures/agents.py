@@ -257,6 +257,8 @@ class TransientErrors(Fold):
                 args = current[1]
                 if e.error is None:
                     del state["in_flight"][here]  # its last attempt
+            if e.error is None and not state["failed"]:
+                return  # the usual return: no failure to absorb, no call key to build
             call = key(e.agent, e.tool, sorted((args or {}).items()))
             if e.error is not None:
                 state["failed"].setdefault(call, rec.position)

@@ -21,14 +21,17 @@ LOCAL_STAMP := $(VENV)/.local-model
 
 # What running Minutes needs; the suite's tools (pytest, mypy, Playwright, ...) come with
 # `make test` only, so a newcomer's first `make run` installs no more than it uses.
+# The project's own install is twice quiet: setuptools warns on every editable install (a
+# banner of asterisks about folders named like packages) that is not for a newcomer's first
+# screen; errors still show.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet --quiet -e .
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --quiet -e '.[dev]'
 	touch $(DEV_STAMP)
 
 run: $(STAMP) sandbox

@@ -20,7 +20,7 @@
               payload json.loads'ed instead of validated into its typed event.
               Then the same over --flights more runs, repo-fix first flights (76 events each,
               as bench/store.py seeds them), added to the long runs. Each rate is the best of
-              --rebuilds passes, the rebuild and its three baselines taken in turns.
+              --rebuilds passes, the six rates taken in turns.
 
 Production settings (MINUTES_DEBUG=0). SQLite (WAL, synchronous=FULL, a file in a temp dir)
 by default; --postgres for a private PostgreSQL cluster with fsync on, started here from the
@@ -97,6 +97,7 @@ from runtime import flight  # noqa: E402
 from runtime.events import Usage  # noqa: E402
 from runtime.journal import MemoryJournal  # noqa: E402
 
+PAYLOAD = 10  # the payload's column in journal.SELECT
 CONTENT = "def parse(text):\n    return [line.split(',') for line in text.splitlines()]\n" * 4
 
 
@@ -240,7 +241,7 @@ def rebuild_without_folds(untyped: bool = False) -> int:
     for fold in projection.RUN_FOLDS:
         fold.step = lambda state, rec, out: None  # type: ignore[method-assign]
     if untyped:
-        projection.from_row = lambda row: json.loads(row[10])  # type: ignore[assignment]
+        projection.from_row = lambda row: json.loads(row[PAYLOAD])  # type: ignore[assignment]
     try:
         return projection.rebuild(["runs"])
     finally:
@@ -255,7 +256,6 @@ def rebuild_rates() -> tuple[int, float, float, float, float, float, float]:
     taken in turns (on a shared machine a single pass of each measured the neighbours' load as
     much as the code)."""
     applied, ours, bare, trusting, typed_rate, untyped_rate, plain = 0, *[0.0] * 6
-    payload = 10  # the payload's column in journal.SELECT
     for _ in range(ARGS.rebuilds):
         started = clock()
         applied = rebuild_without_folds()
@@ -277,7 +277,7 @@ def rebuild_rates() -> tuple[int, float, float, float, float, float, float]:
         untyped, after, top = 0, 0, journal.last_position()
         while after < top:  # batch by batch, with the projector's own read
             rows = projection.read("default", after, top, None, projection.BATCH)
-            untyped += sum(1 for row in rows if json.loads(row[payload]))
+            untyped += sum(1 for row in rows if json.loads(row[PAYLOAD]))
             after = rows[-1][projection.POSITION]
         untyped_rate = max(untyped_rate, untyped / (clock() - started))
         started = clock()

@@ -24,9 +24,8 @@ from __future__ import annotations
 import math
 import re
 import uuid
-from collections.abc import Iterator
 
-from runtime.events import Event, TeamStarted, Usage
+from runtime.events import MAX_INT, Event, TeamStarted, integer_problem
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 EVENT_ID = re.compile(
@@ -34,11 +33,6 @@ EVENT_ID = re.compile(
 )
 MAX_STREAM = 200  # the stream column's width
 MAX_NAME = 64  # agent and task_id columns
-MAX_TURN = 2**31 - 1  # an integer column
-# Tokens or budget units in one event. The read models add them up in 64-bit columns: a million
-# lines of at most this stay well inside, where one line of 10**30 would stop every page that
-# catches up with the journal.
-MAX_AMOUNT = 2**40
 LATEST_T = 32503680000.0  # 3000-01-01: later timestamps are not from a run
 
 DECISIONS = frozenset(
@@ -106,35 +100,21 @@ def envelope_problem(event: Event) -> str | None:
         value = getattr(event, name)
         if value is not None and len(value) > MAX_NAME:
             return f"field {name!r}: longer than {MAX_NAME} characters"
-    if event.turn is not None and not -MAX_TURN <= event.turn <= MAX_TURN:
-        return f"field 'turn': {event.turn} is out of range"
     if not (math.isfinite(event.t) and 0 <= event.t < LATEST_T):
         return f"field 't': {shown(event.t)} is not a timestamp of a run"
     return None
 
 
 def amount_problem(event: Event) -> str | None:
-    """Token counts and budget amounts the read models could not add up."""
-    for name, value in _amounts(event):
-        if not -MAX_AMOUNT <= value <= MAX_AMOUNT:
-            return f"field {name!r}: {shown(value)} is more than a run can count"
-    return None
-
-
-def _amounts(event: Event) -> Iterator[tuple[str, int]]:
-    usage = getattr(event, "usage", None)
-    if isinstance(usage, Usage):
-        for part in ("total", "prompt", "completion"):
-            if (value := getattr(usage, part)) is not None:
-                yield f"usage.{part}", value
-    for name in ("amount", "allowance", "reserve", "spent"):
-        value = getattr(event, name, None)
-        if isinstance(value, int):
-            yield name, value
+    """Numbers the read models could not hold or add up: every whole number the event carries
+    (events.integer_problem, as every append checks), and the allowance in a run's settings."""
+    if problem := integer_problem(event):
+        return problem
     if isinstance(event, TeamStarted):
         value = event.config.get("allowance")
-        if isinstance(value, int):
-            yield "config.allowance", value
+        if isinstance(value, int) and not -MAX_INT <= value <= MAX_INT:
+            return f"field 'config.allowance': {shown(value)} is more than a run can count"
+    return None
 
 
 def stream_problem(stream: str) -> str | None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from runtime.events import DriverLeased, Event, LeaseGranted, LeaseRenewed
+from runtime.events import DriverLeased, Event, LeaseGranted, LeaseRenewed, integer_problem
 
 Fence = tuple[str, int]  # (lease stream, epoch)
 
@@ -64,6 +64,10 @@ class StaleEpoch(JournalError):
 
 class DuplicateEventId(JournalError):
     """A batch mixes stored and new event ids, or repeats an id: it is not a retry."""
+
+
+class OutOfRange(JournalError, ValueError):
+    """An event carries a number the journal's readers cannot hold (events.MAX_INT)."""
 
 
 class Journal(Protocol):
@@ -195,6 +199,11 @@ def check_batch(stream: str, events: Sequence[Event], expected_version: int) -> 
     ids = [e.id for e in events]
     if len(set(ids)) != len(ids):
         raise DuplicateEventId("the batch repeats an event id")
+    for event in events:
+        # Whoever made the event (a caller's settings, a model's usage, an agent's amount),
+        # a number the read models cannot hold is refused here, before anything is written.
+        if problem := integer_problem(event):
+            raise OutOfRange(f"{event.kind}: {problem}")
 
 
 def replayed_batch(

@@ -31,7 +31,7 @@ from pydantic import (
 )
 
 from runtime import workspace
-from runtime.events import TeamFinished, TeamStarted
+from runtime.events import MAX_INT, TeamFinished, TeamStarted
 from runtime.model import ModelClient, Step
 from runtime.openai_client import OLD_BACKEND_NAMES
 from runtime.sandbox import Sandbox
@@ -47,6 +47,7 @@ Backend = Annotated[
 # A model's name as an endpoint knows it ("small-model", "org/model-8b:free"): printable, no spaces.
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[!-~]+$")]
 S = TypeVar("S", bound="TeamSettings")
+MAX_SECONDS = 366 * 86_400  # a wall-clock ceiling of more than a year is no ceiling
 T = TypeVar("T")
 
 
@@ -94,10 +95,10 @@ class FlightConfig(BaseModel):
     scenario: str
     task: str
     workspace: str = Field(description="the workspace's directory name under the workspace root")
-    allowance: int = Field(default=5_000, ge=1)
+    allowance: int = Field(default=5_000, ge=1, le=MAX_INT)
     max_turns: int = Field(default=12, ge=1, le=5_000)
     retries: int = Field(default=0, ge=0, le=5)
-    window: int = Field(default=8_000, ge=200)
+    window: int = Field(default=8_000, ge=200, le=10_000_000)
     model: Backend = "scripted"
     models: dict[str, Backend] = Field(
         default_factory=dict, description="per-agent backends that differ from `model`"
@@ -109,8 +110,12 @@ class FlightConfig(BaseModel):
         description="per-agent model names on the endpoint, where they differ from the host's "
         "MINUTES_MODEL (a fork's `--model-for coder=endpoint:NAME`)",
     )
-    max_seconds: float | None = Field(default=None, gt=0, description="wall-clock ceiling")
-    max_run_turns: int | None = Field(default=None, ge=1, description="model calls, all agents")
+    max_seconds: float | None = Field(
+        default=None, gt=0, le=MAX_SECONDS, description="wall-clock ceiling"
+    )
+    max_run_turns: int | None = Field(
+        default=None, ge=1, le=1_000_000, description="model calls, all agents"
+    )
     started_by: str | None = Field(default=None, description="who started the run")
     park: bool = Field(
         default=False,

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from runtime.events.base import (
     ENVELOPE_FIELDS,
+    MAX_INT,
     CallData,
     ErrorInfo,
     Event,
@@ -27,6 +28,7 @@ from runtime.events.base import (
     Usage,
     describe_validation,
     event_fields,
+    integer_problem,
     new_id,
     payload_json,
 )
@@ -319,6 +321,7 @@ __all__ = [
     "ALL_KINDS",
     "BY_KIND",
     "ENVELOPE_FIELDS",
+    "MAX_INT",
     "UPCASTERS",
     "AgentFinished",
     "AgentNudged",
@@ -428,6 +431,7 @@ __all__ = [
     "WorktreeAdded",
     "describe_validation",
     "event_fields",
+    "integer_problem",
     "new_id",
     "parse_event",
     "payload_json",

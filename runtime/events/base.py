@@ -104,6 +104,36 @@ class EventFormatError(ValueError):
     """A stored event that cannot be read; the message says what is wrong with it."""
 
 
+# The largest whole number an event may carry, at its top level or in a payload piece (usage,
+# served): tokens, amounts, versions, positions, epochs. The read models copy them into 64-bit
+# columns and add them up there; a million lines of at most this stay well inside, where one of
+# 10**30 would stop every page that catches up with the journal. JSON readers that hold
+# numbers as doubles (a browser) read it exactly too.
+MAX_INT = 2**40
+MAX_TURN = 2**31 - 1  # the envelope's turn is a 32-bit column
+
+
+def integer_problem(event: BaseModel, where: str = "") -> str | None:
+    """The first whole number in the event's fields (and its payload pieces', in lists too)
+    beyond ±MAX_INT, named by its field; None when there is none. Free-form dicts (a tool's
+    arguments, a run's settings) are their readers' to check."""
+    for name, value in event.__dict__.items():
+        if type(value) is int:
+            limit = MAX_TURN if name == "turn" and not where else MAX_INT
+            if not -limit <= value <= limit:
+                return f"field {where + name!r}: {value} is more than a run can count"
+        elif isinstance(value, BaseModel):
+            if problem := integer_problem(value, f"{where}{name}."):
+                return problem
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                if isinstance(item, BaseModel) and (
+                    problem := integer_problem(item, f"{where}{name}.{i}.")
+                ):
+                    return problem
+    return None
+
+
 def describe_validation(exc: ValidationError) -> str:
     """One line per problem, naming the field: "field 'usage.total': Input should be ..."."""
     parts = []

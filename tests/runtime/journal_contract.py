@@ -20,10 +20,14 @@ from runtime.events import (
     LeaseGranted,
     LeaseReleased,
     LeaseRenewed,
+    ModelResponded,
+    RunForked,
+    Usage,
 )
 from runtime.journal import (
     DuplicateEventId,
     Fenced,
+    OutOfRange,
     StaleEpoch,
     WrongExpectedVersion,
 )
@@ -116,6 +120,31 @@ class JournalContract:
         with pytest.raises(DuplicateEventId):
             journal.append("run-a", [e, e], 0)
         assert journal.version("run-a") == 0
+
+    @pytest.mark.parametrize(
+        "event, field",
+        [
+            (BudgetDebited(run_id="r-1", amount=2**40 + 1), "amount"),
+            (
+                ModelResponded(
+                    run_id="r-1", agent="a", text="", tool_calls=[], usage=Usage(total=10**30)
+                ),
+                "usage.total",
+            ),
+            (RunForked(run_id="r-1", parent="r-0", at=10**30, number=1, by="x"), "at"),
+            (BudgetDebited(run_id="r-1", amount=1, turn=2**31), "turn"),
+        ],
+    )
+    def test_a_number_the_readers_cannot_hold_is_refused_and_nothing_is_written(
+        self, journal, event, field
+    ):
+        """Stored, it would stop every projection that adds it into a 64-bit column; whoever
+        made it (a caller's settings, a model's usage, an import), the append refuses it."""
+        with pytest.raises(OutOfRange, match=f"field '{field}': "):
+            journal.append("run-a", [debit(1), event], 0)
+        assert journal.version("run-a") == 0
+        assert journal.read_all() == []
+        journal.append("run-a", [BudgetDebited(run_id="r-1", amount=2**40)], 0)  # the limit
 
     def test_an_empty_batch_or_stream_name_is_refused(self, journal):
         with pytest.raises(ValueError):

@@ -204,6 +204,9 @@ def test_an_oversized_upload_is_refused_before_its_body_is_read(url, settings):
         (line("BudgetDebited", "r-big", amount=10**30), "amount"),
         (line("ModelResponded", "r-big", agent="coder", usage=2**63), "usage.total"),
         (team_started("r-big2", allowance=-(10**30)), "config.allowance"),
+        # a fork's point: the runs list keeps it in a 64-bit column
+        (line("RunForked", "r-big", parent="r-x", at=10**30, number=1, by="x"), "at"),
+        (line("RunForked", "r-big", parent="r-x", at=1, number=-(2**41), by="x"), "number"),
     ],
 )
 def test_a_count_the_read_models_cannot_add_up_is_refused(row, field, tmp_path):

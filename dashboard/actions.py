@@ -11,11 +11,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from runtime import baseline
 from services import baseline as baselines
 from services import runs
 
 REASON_MAX = 2_000  # characters of a stated reason that are kept
+
+# What a person may ask of a new run, the same on the page and in the API.
+TASK_MAX = 2_000  # characters
+ALLOWANCE_MAX = 10_000_000  # tokens
+TURNS_MAX = 5_000  # model calls per agent run
+SECONDS_MAX = 86_400  # the wall-clock ceiling
+ORDER = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
+SCRIPTED_TASK = (
+    "With the scripted backend the agents say what the scenario scripts, whatever the task: "
+    "a task of your own needs a model backend."
+)
+NO_ENDPOINT = (
+    "no OpenAI-compatible endpoint is configured: set MINUTES_MODEL_BASE_URL and "
+    "MINUTES_MODEL where the workers run, or use the scripted backend"
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +55,19 @@ class NewRun:
     baseline: bool = False  # also fly the single-agent baseline, linked to this run
     reflect: bool = False  # repo-fix: a critic reads the draft before review
     votes: int | None = None  # samples of the team's critical decision (1, 3 or 5)
+
+    def refusals(self) -> dict[str, str]:
+        """What is wrong with the request as a whole, by field: the form shows each beside
+        its box, the API answers 422 naming them. (Unknown teams and scenarios, and settings
+        a team lacks (an order, a vote), are the service's to refuse.)"""
+        found = {}
+        if (self.model or "scripted") == "scripted" and (self.task or "").strip():
+            found["task"] = SCRIPTED_TASK
+        if self.task is not None and self.model not in (None, "scripted") and not self.task.strip():
+            found["task"] = "the task is blank: leave it out for the scenario's own"
+        if self.model in ("endpoint", "openai") and not settings.MODEL_BASE_URL:
+            found["model"] = NO_ENDPOINT
+        return found
 
     def start(self, by: str) -> str:
         """Record the run (and its baseline when asked) and enqueue its first step; its id.

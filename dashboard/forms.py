@@ -8,6 +8,7 @@ from django import forms
 from django.conf import settings
 from django.urls import reverse
 
+from dashboard import actions
 from runtime import baseline, flight
 from services import local_model
 from teams import TEAMS, default_scenario
@@ -21,10 +22,7 @@ BACKENDS = [
 
 # The settings the form shows beside the scenario, each prefilled with the scenario's own.
 PRESETS = ("allowance", "max_turns", "max_seconds")
-SCRIPTED_TASK = (
-    "With the scripted backend the agents say what the scenario scripts, whatever the task: "
-    "a task of your own needs a model backend."
-)
+SCRIPTED_TASK = actions.SCRIPTED_TASK
 
 
 def presets(team: str, scenario: str) -> dict[str, Any]:
@@ -53,28 +51,31 @@ class NewRunForm(forms.Form):
     task = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
-        max_length=2_000,
+        max_length=actions.TASK_MAX,
         help_text="Leave empty for the scenario's own task.",
     )
     model = forms.ChoiceField(choices=BACKENDS, initial="scripted", label="Model backend")
     allowance = forms.IntegerField(
         min_value=1,
-        max_value=10_000_000,
+        max_value=actions.ALLOWANCE_MAX,
         required=False,
         help_text="Tokens for the whole run; empty: the scenario's own.",
     )
     max_turns = forms.IntegerField(
         min_value=1,
-        max_value=5_000,
+        max_value=actions.TURNS_MAX,
         required=False,
         label="Turn cap",
         help_text="Model calls per agent run; empty: the scenario's own.",
     )
     max_seconds = forms.FloatField(
-        min_value=1, max_value=86_400, required=False, label="Wall-clock ceiling (seconds)"
+        min_value=1,
+        max_value=actions.SECONDS_MAX,
+        required=False,
+        label="Wall-clock ceiling (seconds)",
     )
     order = forms.RegexField(
-        regex=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$",
+        regex=actions.ORDER,
         required=False,
         label="Order (support desk)",
         help_text="The order the ticket is about; empty: a fresh order for this run. Runs on "
@@ -152,21 +153,23 @@ class NewRunForm(forms.Form):
             for name in PRESETS:
                 if name in shown and data.get(name) == shown[name]:
                     data[name] = None  # untouched: the scenario's own
-        if data.get("model") == "scripted" and (data.get("task") or "").strip():
-            self.add_error("task", SCRIPTED_TASK)
         for name in ("reflect", "votes"):
             if data.get(name) and team in TEAMS and name not in TEAMS[team].settings.model_fields:
                 self.add_error(name, f"team {team} {flight.refusal(name)}")
+        asked = actions.NewRun(
+            team=team or "",
+            scenario=scenario,
+            task=data.get("task") or None,
+            model=data.get("model") or "scripted",
+            order=data.get("order") or None,
+        )
         if data.get("order") and team != "support-desk":
             self.add_error("order", "only the support-desk team works on orders")
+        for name, why in asked.refusals().items():
+            if name not in self.errors:
+                self.add_error(name, why)
         if data.get("model") == "local" and (why := local_model.unavailable()):
             self.add_error("model", why)
-        if data.get("model") == "endpoint" and not settings.MODEL_BASE_URL:
-            self.add_error(
-                "model",
-                "no OpenAI-compatible endpoint is configured: set MINUTES_MODEL_BASE_URL and "
-                "MINUTES_MODEL where the workers run, or use the scripted backend",
-            )
         return data
 
 

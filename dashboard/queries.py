@@ -50,7 +50,22 @@ SORTS: dict[str, Any] = {
     "duration": "-duration",
 }
 EVENTS_MAX = 1_000  # events in one answer, whoever asks
+# The furthest position anybody may ask to read after: past any journal's end, and inside the
+# 64-bit column it is compared with (a larger one would be an error in the database driver).
+POSITION_MAX = 2**62
 PAGE_MAX = 1_000  # messages or audit entries in one answer: a long run's are read a page at a time
+
+
+def position(text: str | None) -> int | None:
+    """A position a page's link carries (`after`, `call`, a fork's `at`): a whole number in
+    ASCII digits, at most POSITION_MAX (a larger one is past every end: POSITION_MAX); None
+    when absent or not one. Negative numbers are the start, 0."""
+    if not text or len(text) > 40:
+        return None
+    digits = text[1:] if text[0] == "-" else text
+    if not (digits.isascii() and digits.isdigit()):
+        return None  # (str.isdigit takes superscripts and other digits int() refuses)
+    return 0 if text[0] == "-" else min(int(digits), POSITION_MAX)
 
 
 # --- the runs list --------------------------------------------------------------------------
@@ -66,7 +81,8 @@ def parse_date(value: str | None) -> date | None:
 @dataclass(frozen=True)
 class RunFilter:
     """The runs list's filters as understood: a bad date is no bound, an unknown sort the
-    default one. The page's form and the API's query parameters both arrive here."""
+    default one. The page's form and the API's query parameters both arrive here (the API
+    refuses a bad date or sort first, dashboard/api/runs.py)."""
 
     status: str = ""
     team: str = ""

@@ -45,7 +45,9 @@ SKIPPED = frozenset(
     }
 )
 POSITION, RUN_ID, KIND, DATA = 0, 4, 5, 10  # columns of journal.SELECT
-WORD = re.compile(r"[^\s\"'()*:^+\-]+(?:[-.:/][^\s\"'()*:^+\-]+)*")
+# A word: no space, no control character (a NUL would end SQLite's query text, and
+# PostgreSQL refuses it), none of the query syntax's characters.
+WORD = re.compile(r"[^\s\x00-\x1f\x7f\"'()*:^+\-]+(?:[-.:/][^\s\x00-\x1f\x7f\"'()*:^+\-]+)*")
 
 
 class BadQuery(ValueError):

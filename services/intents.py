@@ -14,6 +14,8 @@ from runtime.coordination.gates import Intent, Intents
 from runtime.events import IntentDeclared
 from runtime.journal import WrongExpectedVersion
 
+STATEMENT_MAX = 2_000  # characters of what is wanted, and of why: as a task and a reason
+
 
 class IntentError(Exception):
     pass
@@ -53,6 +55,11 @@ def supersede(
         raise IntentError("a superseding intent needs a statement of what is wanted now")
     if not reason.strip():
         raise IntentError("superseding an intent needs a reason: the runs it stops will show it")
+    for name, text in (("statement", statement), ("reason", reason)):
+        if len(text.strip()) > STATEMENT_MAX:
+            raise IntentError(
+                f"the {name} is {len(text.strip()):,} characters; at most {STATEMENT_MAX:,}"
+            )
     current = len(history(intent_id, using))
     if based_on is not None and based_on != current:
         raise IntentMoved(intent_id, based_on, current)

@@ -39,9 +39,20 @@ class TokenAuth(HttpBearer):
         return found.user
 
 
+class Session(SessionAuth):
+    """The browser's session, with Django's CSRF check on every unsafe method. With nobody
+    signed in there is no session to protect: the answer is 401, as for a GET, not the CSRF
+    check's 403 (which told a script with a wrong token to look at cookies)."""
+
+    def _get_key(self, request: HttpRequest) -> Any:
+        if not request.user.is_authenticated:
+            return None
+        return super()._get_key(request)
+
+
 # A bearer token first: a script sends no cookie, and the session check would refuse it for
 # want of a CSRF token before the token was looked at.
-AUTH = [TokenAuth(), SessionAuth(csrf=True)]
+AUTH = [TokenAuth(), Session(csrf=True)]
 
 
 def signed_in_docs(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
@@ -20,6 +22,18 @@ def register(api: NinjaAPI) -> None:
     """Give `api` a handler for every refusal in dashboard/errors.py, and for ImportRefused."""
     for refusal, status in errors.REFUSALS.items():
         api.add_exception_handler(refusal, answer(api, status))
+
+    @api.exception_handler(RequestDataTooBig)
+    def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        body = {"detail": f"the request body is more than {limit:,} bytes, the most one may be"}
+        return api.create_response(request, body, status=413)
+
+    @api.exception_handler(TooManyFieldsSent)
+    def too_many(request: HttpRequest, exc: TooManyFieldsSent) -> HttpResponse:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        body = {"detail": f"more than {limit:,} parameters, the most a request may have"}
+        return api.create_response(request, body, status=400)
 
     @api.exception_handler(ImportRefused)
     def import_refused(request: HttpRequest, exc: ImportRefused) -> HttpResponse:

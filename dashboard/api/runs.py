@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Query, Router, Status
+from ninja.errors import ValidationError
 from ninja.pagination import paginate
 
 from dashboard import actions, downloads, queries
@@ -39,6 +40,12 @@ from services import forks, runs, tags, traces
 router = Router(tags=["runs"])
 
 
+def after_position(what: str) -> Any:
+    """The `after` parameter of a page of a run's minutes: 422 past any position a column
+    holds, as below 0."""
+    return Query(0, ge=0, le=queries.POSITION_MAX, description=f"{what} after this position")  # type: ignore[type-arg]
+
+
 def run_for(request: HttpRequest, run_id: str) -> RunSummary:
     """The run, caught up; RunNotFound (404, by its handler) when there is none."""
     return get_run_for_user(request.user, run_id)
@@ -65,12 +72,38 @@ def list_runs(
         "sort": sort,
         "tag": tag,
     }
+    # The page takes a bad date for no bound and an unknown sort for the default, as a person
+    # would want of a hand-edited address; a script is told (else it reads the wrong runs).
+    wrong = [
+        {
+            "type": "value_error",
+            "loc": ["query", name],
+            "msg": f"not a date (YYYY-MM-DD): {value!r}",
+        }
+        for name, value in (("since", since), ("until", until))
+        if value and queries.parse_date(value) is None
+    ]
+    if sort and sort not in queries.SORTS:
+        known = ", ".join(queries.SORTS)
+        wrong.append({"type": "value_error", "loc": ["query", "sort"], "msg": f"one of {known}"})
+    if wrong:
+        raise ValidationError(wrong)
     return queries.runs(queries.RunFilter.of(params))
 
 
 @router.post("", response={201: RunOut, 400: Error, 503: Error})
 def start_run(request: HttpRequest, body: RunIn) -> Any:
-    run_id = actions.NewRun(**body.model_dump()).start(user_name(request))
+    asked = actions.NewRun(**body.model_dump())
+    if refusals := asked.refusals():
+        # As the body's own errors are answered (422, each naming its field), so that a
+        # script reads one format; nothing is recorded.
+        raise ValidationError(
+            [
+                {"type": "value_error", "loc": ["body", "body", name], "msg": why}
+                for name, why in refusals.items()
+            ]
+        )
+    run_id = asked.start(user_name(request))
     return Status(201, run_for(request, run_id))
 
 
@@ -83,7 +116,7 @@ def get_run(request: HttpRequest, run_id: str) -> Any:
 def events(
     request: HttpRequest,
     run_id: str,
-    after: int = 0,
+    after: int = after_position("events"),
     kind: str = "",
     limit: int = Query(100, ge=1, le=queries.EVENTS_MAX),  # type: ignore[type-arg]
 ) -> Any:
@@ -100,7 +133,7 @@ def bill(request: HttpRequest, run_id: str) -> Any:
 def threads(
     request: HttpRequest,
     run_id: str,
-    after: int = Query(0, ge=0, description="messages after this position"),  # type: ignore[type-arg]
+    after: int = after_position("messages"),
     limit: int = Query(queries.PAGE_MAX, ge=1, le=queries.PAGE_MAX),  # type: ignore[type-arg]
 ) -> Any:
     """A page of the run's messages by task thread: ask again after the last position seen."""
@@ -113,7 +146,7 @@ def threads(
 def audit(
     request: HttpRequest,
     run_id: str,
-    after: int = Query(0, ge=0, description="entries after this position"),  # type: ignore[type-arg]
+    after: int = after_position("entries"),
     limit: int = Query(queries.PAGE_MAX, ge=1, le=queries.PAGE_MAX),  # type: ignore[type-arg]
 ) -> Any:
     """A page of the run's audit trail, oldest first: ask again after the last position."""

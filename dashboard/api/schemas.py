@@ -12,14 +12,24 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from dashboard import queries
+from dashboard import actions, queries
 from journal_store.models import RunSummary
+from services import intents
 
 
 class Error(Schema):
     detail: str
+
+
+class In(BaseModel):
+    """A request body: a JSON object holding only the fields named. An unknown field is a 422
+    naming it, never dropped (a misspelt `team` must not start another team's run). A plain
+    pydantic model, not ninja's Schema, whose reader takes any value (null, a list, a string)
+    for an object with every field at its default."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class Accepted(Schema):
@@ -66,21 +76,30 @@ class RunOut(Schema):
         return run.stalled_since  # type: ignore[attr-defined,no-any-return]
 
 
-class RunIn(Schema):
-    team: str = "repo-fix"
-    scenario: str | None = None  # None: the team's own first scenario
-    task: str | None = None
+class RunIn(In):
+    team: str = Field("repo-fix", max_length=64)
+    scenario: str | None = Field(
+        None, max_length=64, description="None: the team's own first scenario"
+    )
+    task: str | None = Field(
+        None,
+        max_length=actions.TASK_MAX,
+        description="a task of your own (a model backend only: scripted agents say what the "
+        "scenario scripts); None: the scenario's own",
+    )
     model: Literal["scripted", "endpoint", "local", "openai"] = Field(
         "scripted",
         description="scripted; endpoint: the OpenAI-compatible server at MINUTES_MODEL_BASE_URL "
         "(openai is its old name); local: the local model server, which must be running "
         "(503 when it is not: the API never starts it)",
     )
-    allowance: int | None = None
-    max_turns: int | None = None
-    max_seconds: float | None = None
+    allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX, strict=True)
+    max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX, strict=True)
+    max_seconds: float | None = Field(None, ge=1, le=actions.SECONDS_MAX)
     order: str | None = Field(
-        default=None, description="support-desk: the order the ticket is about (default: fresh)"
+        default=None,
+        pattern=actions.ORDER,
+        description="support-desk: the order the ticket is about (default: fresh)",
     )
     baseline: bool = Field(
         default=False,
@@ -114,8 +133,8 @@ class EventOut(Schema):
     data: dict[str, Any] = Field(description="the event's own fields, by its kind")
 
 
-class ReasonIn(Schema):
-    reason: str = ""
+class ReasonIn(In):
+    reason: str = Field("", max_length=actions.REASON_MAX)
 
 
 class ReplayOut(Schema):
@@ -407,11 +426,11 @@ class ImportRefusedOut(Schema):
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000)]
 
 
-class DecisionIn(Schema):
+class DecisionIn(In):
     reason: Reason = Field(description="why: recorded in the audit trail with your name")
 
 
-class ResolveIn(Schema):
+class ResolveIn(In):
     choice: str
     reason: Reason = Field(description="why: recorded in the audit trail with your name")
     ruling_id: str | None = Field(
@@ -468,20 +487,26 @@ class IntentOut(Schema):
     history: list[IntentVersionOut]
 
 
-class SupersedeIn(Schema):
-    statement: str = Field(min_length=1, description="what is wanted now")
-    reason: str = Field(min_length=1, description="why: the runs it stops will show it")
+class SupersedeIn(In):
+    statement: str = Field(
+        min_length=1, max_length=intents.STATEMENT_MAX, description="what is wanted now"
+    )
+    reason: str = Field(
+        min_length=1,
+        max_length=actions.REASON_MAX,
+        description="why: the runs it stops will show it",
+    )
     version: int | None = Field(
         None, description="the version you read; 409 when it has moved since (omit: any)"
     )
 
 
-class InjectedIn(Schema):
+class InjectedIn(In):
     agent: str = Field(max_length=64)
     text: str = Field(min_length=1, max_length=8_000)
 
 
-class ForkIn(Schema):
+class ForkIn(In):
     """A fork of the run after its event at position `at`; each change is optional."""
 
     at: int = Field(ge=1, description="the position of the event to fork after")
@@ -507,7 +532,7 @@ class ForkIn(Schema):
     allowance: int | None = Field(None, ge=1, le=1_000_000_000)
 
 
-class TagsIn(Schema):
+class TagsIn(In):
     add: list[Annotated[str, StringConstraints(max_length=64)]] = Field(
         default_factory=list, max_length=20
     )

@@ -7,7 +7,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from dashboard import present
+from dashboard import present, queries
 from dashboard.access import HtmxHttpRequest, get_run_for_user
 from dashboard.forking import ForkForm
 from journal_store.journal import DjangoJournal
@@ -30,8 +30,8 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     at = request.POST.get("at") or request.GET.get("at")
     form = ForkForm(data, agents=agents, initial={"at": at})
     event = None
-    if at and at.isdigit():
-        found = DjangoJournal().select("WHERE run_id = %s AND position = %s", [run_id, int(at)])
+    if (position := queries.position(at)) is not None:
+        found = DjangoJournal().select("WHERE run_id = %s AND position = %s", [run_id, position])
         event = found[0].event if found else None
     context = {"run": run, "form": form, "event": event, "at": at}
     if event is not None:

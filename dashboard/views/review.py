@@ -55,6 +55,18 @@ def message(
     )
 
 
+def refused(form: DecisionForm, ask: str) -> str:
+    """Why a decision's form was refused: `ask` when what is missing is only what it asks
+    for (a blank reason, no choice), else each field's own error (a reason too long...)."""
+    errors = form.errors.as_data()
+    if all(e.code == "required" for found in errors.values() for e in found):
+        return ask
+    return "; ".join(
+        f"{name}: {' '.join(m for e in found for m in e.messages)}"
+        for name, found in errors.items()
+    )
+
+
 def decided(request: HtmxHttpRequest, text: str, back: str) -> HttpResponse:
     """After a decision: a message for htmx, the queue again for a plain form post."""
     return message(request, text, "ok") if request.htmx else redirect(back)
@@ -74,7 +86,8 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
     require_decide(request.user)
     form = DecisionForm(request.POST)
     if not form.is_valid():
-        return message(request, "say why: the reason is recorded in the audit trail", status=400)
+        ask = "say why: the reason is recorded in the audit trail"
+        return message(request, refused(form, ask), status=400)
     try:
         letters.decide_letter(
             letter_id, decision, request.user.get_username(), form.cleaned_data["reason"]
@@ -103,7 +116,7 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     require_decide(request.user)
     form = ResolveForm(request.POST)
     if not form.is_valid():
-        return message(request, "choose a claim (or none) and say why", status=400)
+        return message(request, refused(form, "choose a claim (or none) and say why"), status=400)
     data = form.cleaned_data
     try:
         review.resolve(

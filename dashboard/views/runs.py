@@ -201,11 +201,9 @@ def said(metric: dict[str, Any]) -> list[str]:
 
 
 def position_after(request: HtmxHttpRequest) -> int:
-    """The `after` parameter: where a page starts (0, the start, when absent or not a number)."""
-    try:
-        return max(0, int(request.GET.get("after", "0")))
-    except ValueError:
-        return 0
+    """The `after` parameter: where a page starts (0, the start, when absent or not a number;
+    past the end, an empty page, however far past)."""
+    return queries.position(request.GET.get("after")) or 0
 
 
 def page_of(found: list[Any], after: int) -> dict[str, Any]:

@@ -20,10 +20,7 @@ from runtime import status
 
 
 def number(request: HtmxHttpRequest, name: str) -> int | None:
-    try:
-        return max(0, int(request.GET[name]))
-    except (KeyError, ValueError):
-        return None
+    return queries.position(request.GET.get(name))
 
 
 def context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:

@@ -94,6 +94,16 @@ def test_the_api_refuses_a_session_post_without_csrf_but_takes_a_bearer_token(ow
         f"/api/runs/{run_id}/interrupt", {"reason": "x"}, content_type="application/json"
     )
     assert anonymous.status_code == 401
+    # Nobody signed in is 401 with CSRF checked too (a script's curl), not the CSRF check's
+    # 403; and so is a wrong token.
+    for headers in ({}, {"HTTP_AUTHORIZATION": "Bearer mt_wrong"}):
+        nobody = Client(enforce_csrf_checks=True).post(
+            f"/api/runs/{run_id}/interrupt",
+            {"reason": "x"},
+            content_type="application/json",
+            **headers,
+        )
+        assert nobody.status_code == 401, nobody.content
     bearer = Client(enforce_csrf_checks=True).post(
         f"/api/runs/{run_id}/interrupt",
         {"reason": "script"},

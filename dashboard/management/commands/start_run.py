@@ -38,19 +38,24 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=600, help="seconds --wait waits")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        asked = actions.NewRun(
+            team=options["team"],
+            scenario=options["scenario"],
+            task=options["task"],
+            model=options["model"],
+            allowance=options["allowance"],
+            max_turns=options["max_turns"],
+            max_seconds=options["max_seconds"],
+            order=options["order"],
+            reflect=options["reflect"],
+            votes=options["votes"],
+        )
+        if refusals := asked.refusals():
+            raise CommandError(
+                "; ".join(f"--{k.replace('_', '-')}: {v}" for k, v in refusals.items())
+            )
         try:
-            run_id = actions.NewRun(
-                team=options["team"],
-                scenario=options["scenario"],
-                task=options["task"],
-                model=options["model"],
-                allowance=options["allowance"],
-                max_turns=options["max_turns"],
-                max_seconds=options["max_seconds"],
-                order=options["order"],
-                reflect=options["reflect"],
-                votes=options["votes"],
-            ).start(by="operator")
+            run_id = asked.start(by="operator")
         except runs.RunError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(run_id)

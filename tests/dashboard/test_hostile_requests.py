@@ -1,0 +1,194 @@
+"""Requests a person or a script may send by mistake or on purpose: bodies that are not what the
+API takes, numbers past what a column holds, characters the database refuses. Each gets a 4xx
+naming what was wrong (never a 500), nothing is written, and the pages still answer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from journal_store.models import RunSummary, StoredEvent
+from services import intents
+from tests.dashboard.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+HUGE = "99999999999999999999"  # past a 64-bit column
+
+
+@pytest.fixture
+def api(token):
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+def post(client: Client, url: str, body: object) -> object:
+    text = body if isinstance(body, str) else json.dumps(body)
+    return client.post(url, text, content_type="application/json")
+
+
+def nothing_written() -> bool:
+    return StoredEvent.objects.count() == 0 and RunSummary.objects.count() == 0
+
+
+def field_of(response) -> list[object]:
+    assert response.status_code == 422, response.content
+    return [error["loc"][-1] for error in response.json()["detail"]]
+
+
+@pytest.mark.parametrize("body", ["null", "[]", '"repo-fix"', "1", "true"])
+def test_a_body_that_is_not_an_object_starts_no_run(api, body):
+    """ninja's Schema reads any value as an object with every field at its default: a `null`
+    would have started the default team's run."""
+    answer = post(api, "/api/runs", body)
+    assert answer.status_code == 422
+    assert "valid dictionary" in answer.json()["detail"][0]["msg"]
+    assert nothing_written()
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"teem": "solo"}, "teem"),  # a misspelt field is not dropped
+        ({"allowance": 0}, "allowance"),
+        ({"allowance": 10**30}, "allowance"),  # once wedged every page that caught up
+        ({"allowance": 2**63}, "allowance"),
+        ({"allowance": 10_000_001}, "allowance"),  # as the form: at most 10,000,000
+        ({"allowance": "100"}, "allowance"),
+        ({"allowance": True}, "allowance"),
+        ({"max_turns": 5_001}, "max_turns"),
+        ({"max_seconds": 1e308}, "max_seconds"),
+        ({"model": "endpoint", "task": "t" * 2_001}, "task"),
+        ({"task": "fix the parser"}, "task"),  # scripted agents ignore a task
+        ({"model": "endpoint"}, "model"),  # no endpoint configured here
+        ({"team": "support-desk", "order": "../x"}, "order"),
+    ],
+)
+def test_a_body_the_form_would_refuse_is_a_422_naming_its_field(api, body, field, settings):
+    settings.MODEL_BASE_URL = ""
+    answer = post(api, "/api/runs", body)
+    assert field in field_of(answer)
+    assert nothing_written()
+    assert api.get("/api/runs").status_code == 200
+
+
+def test_the_shared_rules_still_let_a_proper_run_start(api, settings):
+    settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
+    answer = post(api, "/api/runs", {"team": "repo-fix", "allowance": 10_000_000})
+    assert answer.status_code == 201, answer.content
+    answer = post(api, "/api/runs", {"model": "endpoint", "task": "fix the parser"})
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["task"] == "fix the parser"
+
+
+def test_a_steering_reason_too_long_is_refused_not_cut(api, done_run):
+    before = StoredEvent.objects.count()
+    answer = post(api, f"/api/runs/{done_run}/interrupt", {"reason": "r" * 2_001})
+    assert field_of(answer) == ["reason"]
+    assert StoredEvent.objects.count() == before
+
+
+def test_a_superseding_statement_is_bounded_in_the_api_and_the_service(api):
+    answer = post(api, "/api/intents/ticket-A-1", {"statement": "s" * 2_001, "reason": "why"})
+    assert field_of(answer) == ["statement"]
+    with pytest.raises(intents.IntentError, match="the statement is 2,001 characters"):
+        intents.supersede("ticket-A-1", "s" * 2_001, "someone", "why")
+    assert nothing_written()
+
+
+def test_positions_past_a_64_bit_column_are_past_the_end_on_pages(as_owner, done_run):
+    """Every `after`, `call` and `at` a link carries: a page (empty past the end), not a 500."""
+    urls = [
+        f"/runs/{done_run}/?after={HUGE}",
+        f"/runs/{done_run}/?after=-{HUGE}",
+        f"/runs/{done_run}/tabs/timeline?after={HUGE}",
+        f"/runs/{done_run}/tabs/trace?after={HUGE}",
+        f"/runs/{done_run}/tabs/trace?call={HUGE}",
+        f"/runs/{done_run}/tail?after={HUGE}",
+        f"/runs/{done_run}/tabs/timeline?after=%C2%B2",  # a superscript two: not a number
+    ]
+    for url in urls:
+        # (the tail of a finished run answers htmx's 286: stop polling)
+        assert as_owner.get(url, HTTP_HX_REQUEST="true").status_code in (200, 286), url
+    for at in (HUGE, "%C2%B2"):
+        page = as_owner.get(f"/runs/{done_run}/fork?at={at}")
+        assert page.status_code == 400
+        assert "Choose an event of this run to fork at" in page.content.decode()
+
+
+def test_positions_past_a_64_bit_column_are_a_422_in_the_api(api, done_run):
+    for route in ("events", "threads", "audit"):
+        answer = api.get(f"/api/runs/{done_run}/{route}?after={HUGE}")
+        assert field_of(answer) == ["after"], route
+    assert api.get(f"/api/runs/{done_run}/events?after=4611686018427387904").status_code == 200
+
+
+@pytest.mark.parametrize("query", ["a%00b", "%00", "%01%7F"])
+def test_control_characters_in_a_search_are_word_breaks(api, as_owner, done_run, query):
+    """A NUL ended SQLite's full-text query mid-string (a 500)."""
+    found = api.get(f"/api/search?q={query}")
+    assert found.status_code in (200, 400), found.content
+    assert as_owner.get(f"/search?q={query}").status_code in (200, 400)
+
+
+def test_a_decision_reason_too_long_is_said_to_be_too_long(reviewer, done_run):
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import DeadLettered
+
+    DjangoJournal().append(
+        "run-r-letters",
+        [DeadLettered(run_id="r-letters", letter_id="r-letters:1", reason="x", attempts=2)],
+        0,
+    )
+    projection.catch_up()
+    before = StoredEvent.objects.count()
+    page = client_for(reviewer).post(
+        "/review/dead-letters/r-letters:1/retry", {"reason": "r" * 2_001}
+    )
+    assert page.status_code == 400
+    text = page.content.decode()
+    assert "reason: Ensure this value has at most 2000 characters (it has 2001)." in text
+    blank = client_for(reviewer).post("/review/dead-letters/r-letters:1/retry", {"reason": ""})
+    assert "say why: the reason is recorded in the audit trail" in blank.content.decode()
+    assert StoredEvent.objects.count() == before
+
+
+def test_the_start_run_command_refuses_as_the_form_does(settings):
+    from django.core.management import CommandError, call_command
+
+    settings.MODEL_BASE_URL = ""
+    with pytest.raises(CommandError, match="--model: no OpenAI-compatible endpoint"):
+        call_command("start_run", "--team", "solo", "--model", "endpoint")
+    with pytest.raises(CommandError, match="works on no orders"):  # the service's refusal
+        call_command("start_run", "--team", "solo", "--order", "A-1")
+    assert nothing_written()
+
+
+def test_the_runs_list_in_the_api_names_a_bad_date_or_sort(api, as_owner):
+    for query, field in (
+        ("since=garbage", "since"),
+        ("until=2026-02-30", "until"),
+        ("sort=x", "sort"),
+    ):
+        assert field_of(api.get(f"/api/runs?{query}")) == [field]
+        assert as_owner.get(f"/?{query}").status_code == 200  # the page: no bound, default sort
+    assert api.get("/api/runs?since=2026-02-28&sort=oldest").status_code == 200
+
+
+def test_a_body_past_the_memory_limit_is_a_413_in_json(api):
+    big = json.dumps({"team": "solo", "task": "t" * (1024 * 1024)})
+    answer = post(api, "/api/runs", big)
+    assert answer.status_code == 413
+    assert answer.json() == {
+        "detail": "the request body is more than 1,048,576 bytes, the most one may be"
+    }
+    assert nothing_written()
+
+
+def test_too_many_parameters_are_a_400_in_json(api):
+    many = "&".join(f"a{i}=1" for i in range(1_001))
+    answer = api.get(f"/api/runs?{many}")
+    assert answer.status_code == 400
+    assert answer.json() == {"detail": "more than 1,000 parameters, the most a request may have"}

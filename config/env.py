@@ -82,7 +82,7 @@ def secret_key(name: str, required: bool) -> str:
     key = os.environ.get(name, "")
     if not required:
         return key
-    hint = "make one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    hint = "make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"
     if not key:
         raise ImproperlyConfigured(
             f"{name} must be set when MINUTES_DEBUG=0 (the default; a development machine sets "
@@ -131,15 +131,25 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             },
         }
     if parts.scheme in ("postgres", "postgresql"):
+        # Errors quote the URL without its password: they end up in logs and on screens.
+        shown = url.replace(f":{parts.password}@", ":***@") if parts.password else url
         if not parts.path.strip("/"):
-            raise ImproperlyConfigured(f"{name}: a postgres URL needs a database name, got {url!r}")
+            raise ImproperlyConfigured(
+                f"{name}: a postgres URL needs a database name, got {shown!r}"
+            )
+        try:
+            port = str(parts.port or "")
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: the port is not a number between 0 and 65535, in {shown!r}"
+            ) from None
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.strip("/")),
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),
             "HOST": parts.hostname or "",
-            "PORT": str(parts.port or ""),
+            "PORT": port,
             # Server-side binding: psycopg's client-side binding formats every parameter into
             # the SQL text in Python, which made a 100-event append 3x slower.
             "OPTIONS": {"server_side_binding": True, **dict(parse_qsl(parts.query))},

@@ -157,6 +157,9 @@ CSRF_COOKIE_HTTPONLY = True  # the token reaches htmx through the page, never fr
 SESSION_COOKIE_SAMESITE = "Lax"
 if not DEBUG:
     SECURE_SSL_REDIRECT = env.flag("MINUTES_SSL_REDIRECT", default=True)
+    # The health check answers on plain HTTP too: a container's probe or a load balancer asks
+    # the app directly, inside the TLS that fronts it, and cannot follow a redirect to https.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.number("MINUTES_HSTS_SECONDS", 31_536_000)

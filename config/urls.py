@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 from django.contrib.auth import views as auth
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver, include, path
@@ -7,12 +9,30 @@ from django.urls import URLPattern, URLResolver, include, path
 from dashboard.api import api
 
 
-def healthz(request: HttpRequest) -> HttpResponse:
-    """Liveness for load balancers and compose: the process answers and the database does."""
-    from django.db import connection
+@functools.cache
+def migrations() -> frozenset[tuple[str, str]]:
+    """The newest migration of every app, as this code has them (read once a process)."""
+    from django.db.migrations.loader import MigrationLoader
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
+    return frozenset(MigrationLoader(None, ignore_no_migrations=True).graph.leaf_nodes())
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    """Health for load balancers and compose: the process answers, the database does, and it
+    holds this code's tables (a server started before `migrate` fails every page with a
+    missing table: here it says so, once, with what to run)."""
+    from django.db import DatabaseError, connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT app, name FROM django_migrations")
+            applied = set(cursor.fetchall())
+    except DatabaseError:
+        applied = set()
+    missing = sorted(f"{app}.{name}" for app, name in migrations() - applied)
+    if missing:
+        text = f"the database is not migrated ({', '.join(missing)}): run manage.py migrate"
+        return HttpResponse(text, content_type="text/plain", status=503)
     return HttpResponse("ok", content_type="text/plain")
 
 

@@ -248,7 +248,10 @@ class _Importer:
         if torn is not None:
             self.report.torn = f"line {torn[0]}: torn final line ({torn[1]})"
             if not allow_torn:
-                self.problem(f"{self.report.torn}; to import the rest, allow a torn final line")
+                self.problem(
+                    f"{self.report.torn}; to import the rest, allow a torn final line "
+                    "(allow_torn=true in the API, --allow-torn to manage.py import_journal)"
+                )
         if not self.problems and self.report.events == 0:
             self.problem("the file holds no events")
         if not self.problems:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 
+import kombu.exceptions
 import kombu.pools
 from celery.utils.nodenames import worker_direct
 from django.db import transaction
@@ -35,6 +36,22 @@ def send(name: str, *ids: str, countdown: float | None = None, node: str | None 
     """Enqueue task `name` with these ids once the current transaction commits: on the common
     queue, or on worker `node`'s own queue (CELERY_WORKER_DIRECT) when given."""
     transaction.on_commit(lambda: _publish(name, ids, countdown, node))
+
+
+def _advance(run_id: str, countdown: float | None, node: str | None) -> None:
+    try:
+        _publish(ADVANCE, (run_id,), countdown, node)
+    except kombu.exceptions.OperationalError as exc:
+        # The run is recorded and running; only the message saying "drive it" was lost. The
+        # reconciler (tasks/runs.py, in any worker's beat) queues a running run that
+        # nobody drives, so the broker being away is a delay, not a failure of what was asked:
+        # answering an error here would have a caller start the same run again.
+        log.warning(
+            "the broker did not take run %s's next step (%s); a worker's beat queues it again "
+            "once the broker is back (README, Runs on workers)",
+            run_id,
+            exc,
+        )
 
 
 def _publish(name: str, ids: tuple[str, ...], countdown: float | None, node: str | None) -> None:
@@ -73,7 +90,7 @@ def fresh_pools() -> None:
 def advance(run_id: str, countdown: float | None = None, node: str | None = None) -> None:
     """Drive the run's next step (on a worker), after `countdown` seconds if given; on worker
     `node` when given, where the run's flight is parked."""
-    send(ADVANCE, run_id, countdown=countdown, node=node)
+    transaction.on_commit(lambda: _advance(run_id, countdown, node))
 
 
 def push_trace(run_id: str, countdown: float | None = None) -> None:

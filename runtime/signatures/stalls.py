@@ -119,7 +119,7 @@ class Stalls(Fold):
         )
         summary = (
             f"the run stalled: {what}, and nobody has driven it since; the reconciler "
-            "queued it again (if it stays stalled, check that a worker is running)"
+            "queued it again (if it stays stalled, check that a worker with beat is running)"
         )
         row = finding("stalled_run", summary, stall["positions"], since=e.since, why=e.why)
         (out.add if stall.pop("new", False) else out.put)(stall["key"], row)

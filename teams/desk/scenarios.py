@@ -161,7 +161,8 @@ FLIP_FLOP = Scenario(
     name="flip-flop",
     description="Given rounds to settle, the order agent keeps setting the order shipped and "
     "the support agent keeps setting it cancelled, each write a proper compare-and-swap: the "
-    "status flips back and forth, the livelock watch stops the loop, and a person decides.",
+    "status flips back and forth, the livelock watch stops the loop, and the run ends "
+    "escalated for a person to settle.",
     task=LOST_UPDATE.task,
     settings={**LOST_UPDATE.settings, "rounds": 3},
     scripts={

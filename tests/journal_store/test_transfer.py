@@ -160,8 +160,11 @@ def test_a_file_over_the_size_limit_is_refused_before_parsing(alias, settings):
 @on_every_backend()
 def test_a_torn_final_line_is_reported_and_the_rest_imported_only_when_allowed(alias):
     data = jsonl(REFERENCE[:3]) + b'{"kind": "ModelResp'
-    with pytest.raises(ImportRefused, match="line 4: torn final line"):
+    with pytest.raises(ImportRefused, match="line 4: torn final line") as refused:
         load(data, alias)
+    assert "allow_torn=true in the API, --allow-torn to manage.py import_journal" in str(
+        refused.value.problems
+    )
     assert StoredEvent.objects.using(alias).count() == 0
     report = load(data, alias, allow_torn=True)
     assert report.added == 3 and "line 4: torn final line" in report.torn

@@ -155,8 +155,8 @@ def test_the_reconcilers_stall_is_a_finding_while_it_lasts_and_ends_when_a_step_
     [open_] = stalls(records)
     assert open_["summary"] == (
         "the run stalled: the lease of w1:7 ran out at 00:53:50 UTC, and nobody has driven it "
-        "since; the reconciler queued it again (if it stays stalled, check that a worker is "
-        "running)"
+        "since; the reconciler queued it again (if it stays stalled, check that a worker with "
+        "beat is running)"
     )
     again = RunStalled(run_id=RUN, t=T0 + 200, since=T0 + 30, why="lease expired", holder="w1:7")
     records = [

@@ -95,3 +95,30 @@ def test_the_demo_will_not_run_on_production_settings(tmp_path):
     )
     assert result.returncode != 0 and "run it with MINUTES_DEBUG=1" in result.stderr
     assert not database.exists() and not (tmp_path / "home").exists()  # nothing migrated
+
+
+PROBE = """
+import django
+django.setup()
+from django.test import Client
+for path in ("/healthz", "/login/"):
+    answer = Client().get(path)
+    print(path, answer.status_code, answer.get("Location", ""))
+"""
+
+
+def test_production_redirects_plain_http_but_the_health_check(tmp_path):
+    """A container's probe asks over plain HTTP inside the TLS that fronts the app, and cannot
+    follow a redirect to https (docker-compose.yml's web health check)."""
+    result = fresh_process(
+        ["-c", PROBE],
+        DJANGO_SETTINGS_MODULE="config.settings",
+        MINUTES_DEBUG="0",
+        MINUTES_SECRET_KEY=good_key(),
+        MINUTES_ALLOWED_HOSTS="testserver",
+        MINUTES_HOME=str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    # answered here, whatever it says of the database this process was pointed at
+    assert result.stdout.startswith(("/healthz 200 \n", "/healthz 503 \n")), result.stdout
+    assert "/login/ 301 https://testserver/login/" in result.stdout

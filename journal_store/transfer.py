@@ -210,6 +210,7 @@ class _Importer:
         self.start = journal.last_position()  # later positions are this import's own
         self.owned: dict[str, str] = {}  # stream -> the run it was found to belong to
         self.reported: set[str] = set()
+        self.held: set[str] = set()  # stored runs a line was refused for: said once each
         # Events waiting to be appended, in the file's order over all its streams (line,
         # stream, event): appending them in that order keeps the run's positions in the order
         # its events happened, which the timeline, the trace and a fan-out's replay read.
@@ -406,10 +407,13 @@ class _Importer:
         if list(found) == [(name, stream.version)]:
             return False
         if self.runs[event.run_id]:
-            self.problem(
-                f"line {number}: run {event.run_id!r} is already stored, and the store holds a "
-                "different journal there: an import may only create new runs"
-            )
+            if event.run_id not in self.held:
+                self.held.add(event.run_id)
+                self.problem(
+                    f"line {number}: run {event.run_id!r} is already stored, and the store holds "
+                    "a different journal there: an import may only create new runs (said once "
+                    "for the run's lines)"
+                )
         else:
             self.problem(
                 f"line {number}: stream {name!r} already holds {stream.stored} events: an "

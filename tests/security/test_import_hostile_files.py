@@ -5,6 +5,7 @@ breaks the JSON reader is a problem naming its line, never a server error."""
 from __future__ import annotations
 
 import io
+import json
 import tracemalloc
 
 import pytest
@@ -248,3 +249,17 @@ def test_many_short_streams_are_not_held_in_memory():
     small, large = peak_for(300, "r-few"), peak_for(3_000, "r-many")
     # Ten times the lines, not ten times the memory (holding them all would add some 12 MB).
     assert large < small + 5 * 1024 * 1024, (small, large)
+
+
+def test_lines_over_a_stored_run_are_one_problem_not_one_a_line(tmp_path):
+    """Twenty copies of the same sentence hid whatever else was wrong with the file."""
+    a_victim()
+    importer = an_importer()
+    before = snapshot()
+    rows = [line("BudgetDebited", VICTIM, amount=1) for _ in range(30)]
+    answer = import_via("api", importer, jsonl(*rows, line("Nope", "r-other")), tmp_path)
+    assert answer.status == 400
+    problems = json.loads(answer.text)["problems"]
+    assert sum(f"run {VICTIM!r} is already stored" in p for p in problems) == 1, problems
+    assert any("line 31:" in p for p in problems), problems  # the file's other problem
+    assert snapshot() == before

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime import errors
-from runtime.events import Served, Usage
+from runtime.events import MAX_INT, Served, Usage
 from runtime.model import ChatMessage, ModelError, ToolCall, ToolSpec
 
 SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a whole HTML page
@@ -159,6 +159,9 @@ def parse_usage(raw: Any) -> Usage | None:
     """
     if not isinstance(raw, dict):
         return None
+    counts = [raw.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")]
+    if any(isinstance(n, int) and n > MAX_INT for n in counts):
+        return None  # more than a run can count (events.MAX_INT): not a count at all
     prompt = _count(raw.get("prompt_tokens"))
     completion = _count(raw.get("completion_tokens"))
     total = _count(raw.get("total_tokens"))

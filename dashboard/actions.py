@@ -29,10 +29,7 @@ SCRIPTED_TASK = (
     "With the scripted backend the agents say what the scenario scripts, whatever the task: "
     "a task of your own needs a model backend."
 )
-NO_ENDPOINT = (
-    "no OpenAI-compatible endpoint is configured: set MINUTES_MODEL_BASE_URL and "
-    "MINUTES_MODEL where the workers run, or use the scripted backend"
-)
+NO_ENDPOINT = runs.NO_ENDPOINT
 
 
 @dataclass(frozen=True)

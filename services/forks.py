@@ -9,7 +9,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, fork
 from services import local_model, queue
-from services.runs import ModelUnavailable, RunError, RunNotFound
+from services.runs import NO_ENDPOINT, ModelUnavailable, RunError, RunNotFound
 
 Changes = fork.Changes
 
@@ -33,6 +33,10 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
             why = local_model.unavailable()
             if why:
                 raise ModelUnavailable(why)
+        if "endpoint" in changes.models.values() and not settings.MODEL_BASE_URL:
+            # Refused here, not at its first step: there it would fail three times and wait
+            # in the dead-letter queue for a person, saying only that its step kept failing.
+            raise ForkRefused(f"models: {NO_ENDPOINT}")
         fork.verify(journal, planned)
         fork.restore_workspace(planned, settings.WORKSPACES)
     except fork.ForkRefused as exc:

@@ -21,6 +21,11 @@ from services import local_model, queue
 from services.control import Control
 from services.steps import sandbox
 
+NO_ENDPOINT = (
+    "no OpenAI-compatible endpoint is configured: set MINUTES_MODEL_BASE_URL and "
+    "MINUTES_MODEL where the workers run, or use the scripted backend"
+)
+
 
 class RunError(Exception):
     """A run cannot be started or changed as asked; the message says why."""

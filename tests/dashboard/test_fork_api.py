@@ -57,9 +57,18 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
             400,
             "a model name is for the endpoint",
         ),
+        # refused here, not dead-lettered after three failed steps
+        (
+            {"at": "@read", "models": {"coder": "endpoint"}},
+            400,
+            "models: no OpenAI-compatible endpoint is configured",
+        ),
     ],
 )
-def test_a_fork_that_cannot_be_made_says_why_and_writes_nothing(as_owner, body, status, says):
+def test_a_fork_that_cannot_be_made_says_why_and_writes_nothing(
+    as_owner, body, status, says, settings
+):
+    settings.MODEL_BASE_URL = ""
     parent = run_of("first-flight")
     marks = {
         "@verdict": position(parent, "TeamFinished"),

@@ -177,12 +177,16 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
     retry_in = 0.0
     try:
         if lease.attempt > settings.MAX_STEP_ATTEMPTS:
-            letter = control.dead_letter(
-                f"the step at version {at} was started {lease.attempt - 1} times and never "
-                "finished (its worker died or it kept failing)",
-                lease.attempt - 1,
-                control.last_error(at),
+            starts, error = lease.attempt - 1, control.last_error(at)
+            # The reason is what a person reads first (the run's header, the queue's card):
+            # it says what failed when the step recorded it, not only that something did.
+            why = (
+                f"the step at version {at} failed {starts} times; the last time: {error}"
+                if error
+                else f"the step at version {at} was started {starts} times and never finished "
+                "(its worker died)"
             )
+            letter = control.dead_letter(why, starts, error)
             outcome = "dead-lettered"
             log.warning("run %s: %s", control.run_id, letter.reason)
             return outcome, retry_in

@@ -192,3 +192,19 @@ def test_too_many_parameters_are_a_400_in_json(api):
     answer = api.get(f"/api/runs?{many}")
     assert answer.status_code == 400
     assert answer.json() == {"detail": "more than 1,000 parameters, the most a request may have"}
+
+
+def test_a_step_that_keeps_failing_is_dead_lettered_saying_what_failed(settings, owner):
+    """Started past the refusals (as an older server or a script on the services could), a run
+    on an endpoint nobody configured fails its step each time: the letter says why."""
+    from journal_store.models import DeadLetter
+    from services import runs
+    from services.steps import drive_step
+
+    settings.MODEL_BASE_URL = ""
+    run_id = runs.start_run("solo", None, by="owner", model="endpoint")
+    outcomes = [drive_step(run_id, "test") for _ in range(settings.MAX_STEP_ATTEMPTS + 1)]
+    assert outcomes == ["failed-step"] * settings.MAX_STEP_ATTEMPTS + ["dead-lettered"]
+    letter = DeadLetter.objects.get(run_id=run_id)
+    assert letter.reason.startswith("the step at version 1 failed 3 times; the last time: ")
+    assert "MINUTES_MODEL_BASE_URL" in letter.reason

@@ -347,10 +347,14 @@ class _Importer:
                 if len(self.owned) < MAX_STREAMS:
                     self.owned[name] = event.run_id
             else:
+                # (the run id is checked above: plain letters, digits, '.', '_', '-')
                 problem = (
-                    f"stream {admission.shown(name)} is not one of run {event.run_id!r}'s own "
+                    f"stream {admission.shown(name)} is not one of run {event.run_id}'s own "
                     "streams (run-, control-, lease-, breakers-, worker-, saga-...): an import "
-                    "writes nothing outside the runs it creates"
+                    "writes nothing outside the runs it creates, and the shared streams a run "
+                    "writes to (an order's claims, effects, facts and intents, which other runs "
+                    "read) are not its to bring: a run that wrote to them (a support-desk run, "
+                    "a saga's effects) cannot be imported"
                 )
         if problem is not None:
             self.problem(f"line {number}: {problem}")

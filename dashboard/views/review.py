@@ -50,9 +50,13 @@ def queue_page(
 def message(
     request: HtmxHttpRequest, text: str, level: str = "error", status: int = 200
 ) -> HttpResponse:
-    return render(
+    response = render(
         request, "dashboard/_message.html", {"message": text, "level": level}, status=status
     )
+    if request.htmx and level == "error":
+        # Into the form's own error slot: the form stays, with what was typed, to try again.
+        response = reswap(retarget(response, "find .form-error"), "innerHTML")
+    return response
 
 
 def refused(form: DecisionForm, ask: str) -> str:

@@ -73,7 +73,7 @@ def test_a_new_run_cannot_write_a_stored_runs_stream(stream, tmp_path):
     before = snapshot()
     answer = import_via("api", importer, jsonl(team_started("r-new"), lease), tmp_path)
     assert answer.status == 400
-    assert f"line 2: stream '{stream}' is not one of run 'r-new''s own streams" in answer.text
+    assert f"line 2: stream '{stream}' is not one of run r-new's own streams" in answer.text
     assert snapshot() == before
 
 
@@ -87,7 +87,7 @@ def test_a_line_cannot_write_another_runs_stream_inside_the_same_file(tmp_path):
     before = snapshot()
     answer = import_via("api", importer, jsonl(*rows), tmp_path)
     assert answer.status == 400
-    assert "line 3: stream 'run-r-two' is not one of run 'r-one''s own streams" in answer.text
+    assert "line 3: stream 'run-r-two' is not one of run r-one's own streams" in answer.text
     assert snapshot() == before
 
 
@@ -108,7 +108,7 @@ def test_an_import_cannot_write_a_shared_stream(stream, tmp_path):
     before = snapshot()
     answer = import_via("api", importer, jsonl(team_started("r-new"), planted), tmp_path)
     assert answer.status == 400
-    assert f"line 2: stream '{stream}' is not one of run 'r-new''s own streams" in answer.text
+    assert f"line 2: stream '{stream}' is not one of run r-new's own streams" in answer.text
     assert snapshot() == before
 
 

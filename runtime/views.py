@@ -432,7 +432,9 @@ class Summary(Fold):
             if state["verdict"] is None:
                 state["finished"] = state["last_t"]  # its clock is the journal's
         elif isinstance(e, RunForked):
-            state.update(parent=e.parent, fork_at=e.at)
+            # A fork's past is its parent's, timestamps and all (it replays exactly); the fork
+            # itself started when it was made, which its list row, duration and day say.
+            state.update(parent=e.parent, fork_at=e.at, started=e.t or state["started"])
         if not Summary.count(state, rec):
             return
         if isinstance(e, TeamStarted):

@@ -33,6 +33,15 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
     child = response.json()
     assert (child["parent_id"], child["fork_at"]) == (parent, at)
     assert child["started_by"] == "owner"
+    # Its own start, not its parent's (its copied past keeps the parent's timestamps).
+    forked = next(
+        r.event
+        for r in DjangoJournal().read(f"run-{child['run_id']}")
+        if r.event.kind == "RunForked"
+    )
+    started = RunSummary.objects.get(run_id=child["run_id"]).started_at
+    assert started.timestamp() == pytest.approx(forked.t)
+    assert started > RunSummary.objects.get(run_id=parent).started_at
     assert drive(child["run_id"]) != "stepped"
     assert RunSummary.objects.get(run_id=child["run_id"]).status == "done"
     journal = DjangoJournal()

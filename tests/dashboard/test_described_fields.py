@@ -1,0 +1,49 @@
+"""Every field's aria-describedby names elements that are on the page: its help and, when it
+has them, its errors (Django names them <id>_helptext and <id>_error); a screen reader then
+reads both with the field."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+
+from tests.dashboard.conftest import run_of
+
+pytestmark = pytest.mark.django_db
+
+
+class Described(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.described: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(found["id"] or "")
+        self.described += (found.get("aria-describedby") or "").split()
+
+
+def missing(html: str) -> tuple[list[str], list[str]]:
+    page = Described()
+    page.feed(html)
+    return page.described, [d for d in page.described if d not in page.ids]
+
+
+def test_the_new_run_form_describes_its_fields_with_what_is_on_the_page(as_owner):
+    described, absent = missing(as_owner.get("/runs/new").content.decode())
+    assert "id_task_helptext" in described and absent == []
+    refused = as_owner.post("/runs/new", {"team": "repo-fix", "allowance": "0", "task": "x"})
+    described, absent = missing(refused.content.decode())
+    assert "id_allowance_error" in described and absent == []
+
+
+def test_the_fork_form_describes_its_fields_with_what_is_on_the_page(as_owner, owner):
+    parent = run_of("first-flight")
+    from journal_store.journal import DjangoJournal
+
+    at = next(r.position for r in DjangoJournal().read(f"run-{parent}"))
+    described, absent = missing(as_owner.get(f"/runs/{parent}/fork?at={at}").content.decode())
+    assert described and absent == []

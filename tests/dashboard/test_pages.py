@@ -72,7 +72,10 @@ def test_the_list_pages_fifty_runs_at_a_time(as_owner, owner):
     projection.catch_up()
     first = as_owner.get("/").content.decode()
     second = as_owner.get("/?page=2").content.decode()
-    assert "Page 1 of 2 · 55 runs" in first and "Older →" in first
+    assert "Page 1 of 2 · 55 runs" in first and "Next →" in first
+    assert '<caption class="skip">Runs, newest first</caption>' in first
+    oldest = as_owner.get("/?sort=oldest").content.decode()
+    assert '<caption class="skip">Runs, oldest first</caption>' in oldest
     assert first.count("r-bulk") + second.count("r-bulk") >= 55
 
 

@@ -176,3 +176,31 @@ def test_runs_of_every_team_read_as_cards_at_390_px_and_the_desks_refund_is_in_i
     assert overflow(page) <= 1
     assert page.evaluate(PAST_THE_EDGE, "section.card p, section.card label, section.card h3") == []
     watch.assert_clean()
+
+
+def test_at_390_px_search_and_the_dead_letters_fit_the_window(signed_in, flown_run, watch):
+    """Search's runs read as cards like the runs list, and a dead letter's two forms wrap
+    inside its card (its Discard button stood past the window's edge)."""
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import DeadLettered
+
+    DjangoJournal().append(
+        "run-r-5ma11de77e12",
+        [DeadLettered(run_id="r-5ma11de77e12", letter_id="r-5ma11de77e12:1", reason="no reply")],
+        0,
+    )
+    projection.catch_up()
+    page = signed_in
+    page.set_viewport_size(NARROW)
+    page.goto("/search?q=parser")
+    expect(page.get_by_role("link", name=flown_run).first).to_be_visible()
+    shoot(page, "search-390")
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    page.goto("/review/dead-letters")
+    expect(page.get_by_role("button", name="Discard")).to_be_visible()
+    shoot(page, "dead-letters-390")
+    assert overflow(page) <= 1
+    assert page.evaluate(PAST_THE_EDGE, ".card button, .card input") == []
+    watch.assert_clean()

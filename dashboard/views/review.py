@@ -19,7 +19,7 @@ from dashboard import errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.forms import DecisionForm, ResolveForm
 from journal_store import projection, queues
-from journal_store.models import Conflict
+from journal_store.models import Conflict, DeadLetter
 from services import letters, review
 
 PAGE = 25
@@ -71,11 +71,6 @@ def refused(form: DecisionForm, ask: str) -> str:
     )
 
 
-def decided(request: HtmxHttpRequest, text: str, back: str) -> HttpResponse:
-    """After a decision: a message for htmx, the queue again for a plain form post."""
-    return message(request, text, "ok") if request.htmx else redirect(back)
-
-
 @login_required
 @require_GET
 def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
@@ -98,7 +93,18 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
         )
     except letters.LetterError as exc:
         return message(request, str(exc), status=errors.status_for(exc))
-    return decided(request, f"{decision} recorded for {letter_id}", "dead_letters")
+    if not request.htmx:
+        return redirect("dead_letters")
+    # The card again, decided, in place of the open one: its status, who decided and why.
+    projection.catch_up()
+    context = {
+        "item": DeadLetter.objects.get(letter_id=letter_id),
+        "n": uuid.uuid4().hex[:8],  # its ids: a letter id's ':' would not do in a selector
+        "message": f"{decision} recorded for {letter_id}",
+        "can_decide": True,
+    }
+    response = render(request, "dashboard/_letter_card.html", context)
+    return reswap(retarget(response, "closest section"), "outerHTML")
 
 
 @login_required

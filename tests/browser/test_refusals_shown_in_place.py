@@ -50,6 +50,10 @@ def test_a_refused_decision_says_why_in_its_card_and_the_form_stays(signed_in, l
     first.get_by_label("Why discard").fill("the reviewer's process is gone for good")
     first.get_by_role("button", name="Discard").click()
     expect(first.get_by_role("status")).to_contain_text(f"discard recorded for {letter}")
+    # Decided in place: the card's status and who decided, its forms gone.
+    expect(first.locator("h2 .badge")).to_have_text("discarded")
+    expect(first).to_contain_text("the reviewer's process is gone for good")
+    expect(first.locator("form")).to_have_count(0)
     retry.get_by_label("Why retry").fill("try once more")
     retry.get_by_role("button", name="Retry").click()
     expect(retry.locator(".form-error")).to_contain_text("already been decided")

@@ -123,6 +123,14 @@ class NewRunForm(forms.Form):
         if not self.is_bound:
             self.initial = {**presets(team, scenario), **self.initial}
             self.initial.update(team=team, scenario=scenario, presets_of=f"{team}/{scenario}")
+        if not settings.MODEL_BASE_URL:
+            # Offered still (a person may be looking for it), but said before it is chosen.
+            self.fields["model"].choices = [
+                (key, f"{label} (none configured here: MINUTES_MODEL_BASE_URL)")
+                if key == "endpoint"
+                else (key, label)
+                for key, label in BACKENDS
+            ]
         self.scripted = (source.get("model") or "scripted") == "scripted"
         if self.scripted:
             self.fields["task"].help_text = SCRIPTED_TASK

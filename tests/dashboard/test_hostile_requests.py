@@ -208,3 +208,12 @@ def test_a_step_that_keeps_failing_is_dead_lettered_saying_what_failed(settings,
     letter = DeadLetter.objects.get(run_id=run_id)
     assert letter.reason.startswith("the step at version 1 failed 3 times; the last time: ")
     assert "MINUTES_MODEL_BASE_URL" in letter.reason
+
+
+def test_the_form_says_when_no_endpoint_is_configured(as_owner, settings):
+    settings.MODEL_BASE_URL = ""
+    page = as_owner.get("/runs/new").content.decode()
+    assert "OpenAI-compatible endpoint (none configured here: MINUTES_MODEL_BASE_URL)" in page
+    settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
+    page = as_owner.get("/runs/new").content.decode()
+    assert "none configured here" not in page and "OpenAI-compatible endpoint" in page

@@ -125,7 +125,9 @@ class NewRunForm(forms.Form):
             self.initial.update(team=team, scenario=scenario, presets_of=f"{team}/{scenario}")
         if not settings.MODEL_BASE_URL:
             # Offered still (a person may be looking for it), but said before it is chosen.
-            self.fields["model"].choices = [
+            model = self.fields["model"]
+            assert isinstance(model, forms.ChoiceField)
+            model.choices = [
                 (key, f"{label} (none configured here: MINUTES_MODEL_BASE_URL)")
                 if key == "endpoint"
                 else (key, label)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from runtime import baseline
+from runtime.openai_client import OLD_BACKEND_NAMES
 from services import baseline as baselines
 from services import runs
 
@@ -29,7 +30,6 @@ SCRIPTED_TASK = (
     "With the scripted backend the agents say what the scenario scripts, whatever the task: "
     "a task of your own needs a model backend."
 )
-NO_ENDPOINT = runs.NO_ENDPOINT
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,9 @@ class NewRun:
             found["task"] = SCRIPTED_TASK
         if self.task is not None and self.model not in (None, "scripted") and not self.task.strip():
             found["task"] = "the task is blank: leave it out for the scenario's own"
-        if self.model in ("endpoint", "openai") and not settings.MODEL_BASE_URL:
-            found["model"] = NO_ENDPOINT
+        backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
+        if backend == "endpoint" and not settings.MODEL_BASE_URL:
+            found["model"] = runs.NO_ENDPOINT
         return found
 
     def start(self, by: str) -> str:

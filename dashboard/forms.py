@@ -22,7 +22,6 @@ BACKENDS = [
 
 # The settings the form shows beside the scenario, each prefilled with the scenario's own.
 PRESETS = ("allowance", "max_turns", "max_seconds")
-SCRIPTED_TASK = actions.SCRIPTED_TASK
 
 
 def presets(team: str, scenario: str) -> dict[str, Any]:
@@ -135,7 +134,7 @@ class NewRunForm(forms.Form):
             ]
         self.scripted = (source.get("model") or "scripted") == "scripted"
         if self.scripted:
-            self.fields["task"].help_text = SCRIPTED_TASK
+            self.fields["task"].help_text = actions.SCRIPTED_TASK
         for name in ("team", "scenario", "model"):
             # Changing one re-renders the form for it (htmx): its scenarios, their settings.
             self.fields[name].widget.attrs.update(
@@ -166,6 +165,8 @@ class NewRunForm(forms.Form):
         for name in ("reflect", "votes"):
             if data.get(name) and team in TEAMS and name not in TEAMS[team].settings.model_fields:
                 self.add_error(name, f"team {team} {flight.refusal(name)}")
+        if data.get("order") and team != "support-desk":
+            self.add_error("order", "only the support-desk team works on orders")
         asked = actions.NewRun(
             team=team or "",
             scenario=scenario,
@@ -173,8 +174,6 @@ class NewRunForm(forms.Form):
             model=data.get("model") or "scripted",
             order=data.get("order") or None,
         )
-        if data.get("order") and team != "support-desk":
-            self.add_error("order", "only the support-desk team works on orders")
         for name, why in asked.refusals().items():
             if name not in self.errors:
                 self.add_error(name, why)

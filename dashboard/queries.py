@@ -60,12 +60,15 @@ def position(text: str | None) -> int | None:
     """A position a page's link carries (`after`, `call`, a fork's `at`): a whole number in
     ASCII digits, at most POSITION_MAX (a larger one is past every end: POSITION_MAX); None
     when absent or not one. Negative numbers are the start, 0."""
-    if not text or len(text) > 40:
+    if not text:
         return None
     digits = text[1:] if text[0] == "-" else text
     if not (digits.isascii() and digits.isdigit()):
         return None  # (str.isdigit takes superscripts and other digits int() refuses)
-    return 0 if text[0] == "-" else min(int(digits), POSITION_MAX)
+    if text[0] == "-":
+        return 0
+    # More digits than POSITION_MAX has is past it, read or not (int() refuses 4,300 digits).
+    return POSITION_MAX if len(digits) > 19 else min(int(digits), POSITION_MAX)
 
 
 # --- the runs list --------------------------------------------------------------------------

@@ -40,6 +40,15 @@ from services import forks, runs, tags, traces
 router = Router(tags=["runs"])
 
 
+def invalid(where: str, problems: dict[str, str]) -> ValidationError:
+    """A 422 in the shape of the API's own validation errors, one per field (where: "query",
+    or "body" for a body's field), so that a script reads one format."""
+    loc = ["query"] if where == "query" else ["body", "body"]
+    return ValidationError(
+        [{"type": "value_error", "loc": [*loc, name], "msg": why} for name, why in problems.items()]
+    )
+
+
 def after_position(what: str) -> Any:
     """The `after` parameter of a page of a run's minutes: 422 past any position a column
     holds, as below 0."""
@@ -74,20 +83,15 @@ def list_runs(
     }
     # The page takes a bad date for no bound and an unknown sort for the default, as a person
     # would want of a hand-edited address; a script is told (else it reads the wrong runs).
-    wrong = [
-        {
-            "type": "value_error",
-            "loc": ["query", name],
-            "msg": f"not a date (YYYY-MM-DD): {value!r}",
-        }
+    wrong = {
+        name: f"not a date (YYYY-MM-DD): {value!r}"
         for name, value in (("since", since), ("until", until))
         if value and queries.parse_date(value) is None
-    ]
+    }
     if sort and sort not in queries.SORTS:
-        known = ", ".join(queries.SORTS)
-        wrong.append({"type": "value_error", "loc": ["query", "sort"], "msg": f"one of {known}"})
+        wrong["sort"] = f"one of {', '.join(queries.SORTS)}"
     if wrong:
-        raise ValidationError(wrong)
+        raise invalid("query", wrong)
     return queries.runs(queries.RunFilter.of(params))
 
 
@@ -95,14 +99,7 @@ def list_runs(
 def start_run(request: HttpRequest, body: RunIn) -> Any:
     asked = actions.NewRun(**body.model_dump())
     if refusals := asked.refusals():
-        # As the body's own errors are answered (422, each naming its field), so that a
-        # script reads one format; nothing is recorded.
-        raise ValidationError(
-            [
-                {"type": "value_error", "loc": ["body", "body", name], "msg": why}
-                for name, why in refusals.items()
-            ]
-        )
+        raise invalid("body", refusals)  # nothing is recorded
     run_id = asked.start(user_name(request))
     return Status(201, run_for(request, run_id))
 

@@ -423,7 +423,9 @@ class ImportRefusedOut(Schema):
 
 # A decision on a review item says why, as the pages ask: blank or whitespace is refused (422,
 # naming the field) before anything is journalled.
-Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000)]
+Reason = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=actions.REASON_MAX)
+]
 
 
 class DecisionIn(In):

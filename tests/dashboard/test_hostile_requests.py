@@ -117,6 +117,15 @@ def test_positions_past_a_64_bit_column_are_past_the_end_on_pages(as_owner, done
         assert "Choose an event of this run to fork at" in page.content.decode()
 
 
+def test_a_position_is_read_past_the_end_however_long_and_never_from_other_digits():
+    from dashboard.queries import POSITION_MAX, position
+
+    assert position("42") == 42 and position("-7") == 0
+    assert position(HUGE) == POSITION_MAX
+    assert position("9" * 5_000) == POSITION_MAX  # past int()'s 4,300 digits: never parsed
+    assert position("²") is None and position("") is None and position("4a") is None
+
+
 def test_positions_past_a_64_bit_column_are_a_422_in_the_api(api, done_run):
     for route in ("events", "threads", "audit"):
         answer = api.get(f"/api/runs/{done_run}/{route}?after={HUGE}")

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Now
 
+from dashboard import present
 from journal_store import projection, queues
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
@@ -29,6 +30,7 @@ from journal_store.models import (
     RunState,
     RunSummary,
     RunTag,
+    StoredEvent,
     ThreadMessage,
 )
 from runtime import baseline, prices, status
@@ -69,6 +71,20 @@ def position(text: str | None) -> int | None:
         return 0
     # More digits than POSITION_MAX has is past it, read or not (int() refuses 4,300 digits).
     return POSITION_MAX if len(digits) > 19 else min(int(digits), POSITION_MAX)
+
+
+def numbers(positions: Iterable[int | None]) -> dict[int, str]:
+    """The events at these positions by their number in their run's minutes, as the timeline
+    numbers them ("57", or "lease 3" for a stream beside the run's): so that every page cites an
+    event by the number the timeline shows for it. One query for the positions a page cites;
+    positions that hold no event are left out."""
+    wanted = {p for p in positions if p}
+    if not wanted:
+        return {}
+    found = StoredEvent.objects.filter(position__in=wanted).values_list(
+        "position", "stream", "version", "run_id"
+    )
+    return {p: present.number(stream, version, run_id) for p, stream, version, run_id in found}
 
 
 # --- the runs list --------------------------------------------------------------------------

@@ -60,3 +60,11 @@ def conflict_policy(kind: str) -> str:
 def words(name: str) -> str:
     """A code name as words: "stalled_run" reads "stalled run"."""
     return str(name).replace("_", " ")
+
+
+@register.filter
+def cite(position: int | None, numbers: dict[int, str] | None) -> str:
+    """An event a page cites, by its number in the timeline ("#57", "#lease 3"), from the
+    page's `numbers` (queries.numbers); one the lookup did not find, by its store position."""
+    number = (numbers or {}).get(position) if position else None
+    return f"#{number}" if number is not None else f"position {position}"

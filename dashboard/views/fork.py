@@ -29,11 +29,13 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     data = request.POST if request.method == "POST" else None
     at = request.POST.get("at") or request.GET.get("at")
     form = ForkForm(data, agents=agents, initial={"at": at})
-    event = None
+    event, number = None, ""
     if (position := queries.position(at)) is not None:
         found = DjangoJournal().select("WHERE run_id = %s AND position = %s", [run_id, position])
-        event = found[0].event if found else None
-    context = {"run": run, "form": form, "event": event, "at": at}
+        if found:
+            event = found[0].event
+            number = present.number(found[0].stream, found[0].version, run_id)
+    context = {"run": run, "form": form, "event": event, "at": at, "number": number}
     if event is not None:
         context["gist"] = present.summary(event.kind, event.model_dump(mode="json"))
     if event is None:

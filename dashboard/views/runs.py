@@ -85,6 +85,11 @@ def origin_of(run_id: str) -> dict[str, Any] | None:
 
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     queries.mark_stalled([run])
+    forks = list(
+        RunSummary.objects.filter(parent_id=run.run_id)
+        .order_by("-started_at")
+        .values_list("run_id", "fork_at")[:20]
+    )
     return {
         "run": run,
         "answer": queries.answer(run.run_id),
@@ -99,11 +104,10 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "can_decide": can_decide(request.user),
         "tabs": TABS,
         "trace_push": traces_state(run),
-        "forks": list(
-            RunSummary.objects.filter(parent_id=run.run_id)
-            .order_by("-started_at")
-            .values_list("run_id", "fork_at")[:20]
-        ),
+        "forks": forks,
+        # Where the run was forked from its parent, and its forks from it, as the timeline
+        # numbers those events.
+        "lineage": queries.numbers([run.fork_at, *(at for _, at in forks)]),
         "tags": tags.of(run.run_id),
     }
 
@@ -168,7 +172,9 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
         lanes: dict[str, list[Any]] = {}
         for message in found[:TAB_PAGE]:
             lanes.setdefault(message.task_id, []).append(message)
-        return {"lanes": lanes} | page_of(found, after)
+        page = page_of(found, after)
+        cited = [m.position for m in found[:TAB_PAGE]] + [after, page["last"]]
+        return {"lanes": lanes, "numbers": queries.numbers(cited)} | page
     if tab == "bill":
         bill = queries.bill(run.run_id, run.status)
         rows = [(name, row["tokens"]) for name, row in bill["agents"].items()]
@@ -180,7 +186,15 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
     if tab == "audit":
         after = position_after(request)
         entries = queries.audit(run.run_id, after, limit=TAB_PAGE + 1)
-        return {"entries": entries[:TAB_PAGE]} | page_of(entries, after)
+        page = page_of(entries, after)
+        cited = [after, page["last"]]
+        for entry in entries[:TAB_PAGE]:
+            detail = entry.detail if isinstance(entry.detail, dict) else {}
+            effect = detail.get("effect")
+            settled = effect.get("settled") if isinstance(effect, dict) else None
+            cited += [entry.position, detail.get("approval_position"), settled]
+        numbers = queries.numbers(p for p in cited if isinstance(p, int))
+        return {"entries": entries[:TAB_PAGE], "numbers": numbers} | page
     if tab == "metrics":
         measured = queries.metrics(run.run_id)
         return {
@@ -188,7 +202,9 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
                 (name, DEFINITIONS.get(name, ""), m, said(m)) for name, m in measured.items()
             ]
         }
-    return {"findings": queries.findings(run.run_id)}
+    findings = list(queries.findings(run.run_id))
+    cited = [p for f in findings for p in f.positions if isinstance(p, int)]
+    return {"findings": findings, "numbers": queries.numbers(cited)}
 
 
 def said(metric: dict[str, Any]) -> list[str]:

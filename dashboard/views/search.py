@@ -7,6 +7,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from dashboard import queries
 from dashboard.access import HtmxHttpRequest
 from journal_store.models import RunSummary
 from services import search
@@ -29,7 +30,8 @@ def search_page(request: HtmxHttpRequest) -> HttpResponse:
     if not query:
         return render(request, "dashboard/search.html", context)
     try:
-        context["found"] = search.find(query, run_id)
+        found = context["found"] = search.find(query, run_id)
+        context["numbers"] = queries.numbers(hit.position for hit in found.hits)
     except search.BadQuery as exc:
         context["error"] = f"Search: {exc}."
         return render(request, "dashboard/search.html", context, status=400)

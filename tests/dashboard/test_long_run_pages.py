@@ -18,8 +18,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 HTMX = {"HX-Request": "true", "HX-Target": "tab"}
 # The link each row carries to the timeline just before it (its position - 1).
 ROW_LINK = {
-    "threads": r'class="muted mono" href="[^"]*after=(\d+)"',
-    "audit": r'<td class="num mono"><a href="[^"]*after=(\d+)"',
+    "threads": r'class="muted mono" href="[^"]*after=(\d+)#e\d+"',
+    "audit": r'<td class="num mono"><a href="[^"]*after=(\d+)#e\d+"',
 }
 
 

@@ -14,11 +14,12 @@ from django.http import Http404
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary
 from runtime import flight, status, streams, views
 from runtime.events import TeamStarted
 from runtime.team import FlightConfig
 from services import local_model, queue
-from services.control import Control
+from services.control import Control, stalled
 from services.steps import sandbox
 
 NO_ENDPOINT = (
@@ -50,6 +51,13 @@ class RunImported(RunFinished):
 
     def __init__(self, run_id: str) -> None:
         RunError.__init__(self, f"run {run_id} was imported from a file: nothing here drives it")
+
+
+class RunAlreadyRunning(RunError):
+    """The run is running, driven, with no stop to lift: a resume would change nothing."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} is already running: nothing was changed")
 
 
 class RunNotResumable(RunError):
@@ -112,7 +120,12 @@ def interrupt(run_id: str, by: str, reason: str = "") -> None:
 
 
 def resume(run_id: str, by: str, reason: str = "") -> None:
-    """Lift a stop and drive the run on from its journal."""
+    """Lift a stop and drive the run on from its journal.
+
+    A running run may be resumed only when there is something to do: a stop it has not reached
+    yet (the resume cancels it), or a stall (the resume queues it again, as the reconciler
+    would). Otherwise RunAlreadyRunning, and nothing is written or sent.
+    """
     state = status_of(run_id)
     if state == status.IMPORTED:
         raise RunImported(run_id)
@@ -123,8 +136,20 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
         flight.recorded_config(events, run_id)
     except flight.FlightError as exc:
         raise RunNotResumable(str(exc)) from None
-    Control(run_id).request_resume(by, reason)
+    control = Control(run_id)
+    if state == status.RUNNING and control.stop_request() is None and not is_stalled(run_id):
+        # A step drives it or is on its way: a resume would only add a request to its journal
+        # and a second message for a step that is coming anyway.
+        raise RunAlreadyRunning(run_id)
+    control.request_resume(by, reason)
     queue.advance(run_id)
+
+
+def is_stalled(run_id: str) -> bool:
+    """Whether nobody drives the running run and no step is on its way to it (control.stalled,
+    the same reading the pages show as "stalled since")."""
+    started = RunSummary.objects.filter(run_id=run_id).values_list("started_at", flat=True).first()
+    return run_id in stalled({run_id: started.timestamp() if started else 0.0})
 
 
 def replay(run_id: str) -> flight.ReplayReport:

@@ -12,6 +12,11 @@ def main() -> None:
     # config.wsgi, `celery -A config`), where debug stays off unless MINUTES_DEBUG=1; a
     # deployment that runs its commands here sets MINUTES_DEBUG=0 (docker-compose.yml does).
     os.environ.setdefault("MINUTES_DEBUG", "1")
+    # A command that queues work on the embedded broker says so on stderr: it is not where
+    # workers started with CELERY_BROKER_URL listen (demo and runserver keep quiet).
+    from config.celery import note_fallback
+
+    note_fallback(sys.argv[1] if len(sys.argv) > 1 else "", sys.stderr)
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

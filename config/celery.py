@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import TextIO
 
 from celery import Celery
 from celery.signals import worker_init, worker_process_init
@@ -16,19 +17,41 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.imports = ["tasks.runs", "tasks.effects", "tasks.fanout", "tasks.traces"]
 
 
+# Where this process says that it falls back to the embedded broker; nowhere unless
+# `note_fallback` was called (manage.py calls it for its commands).
+fallback_note: TextIO | None = None
+# Commands that never say so: demo starts the embedded broker for the workers it starts (and
+# says that it does), and runserver is a server, like gunicorn and the workers.
+QUIET_COMMANDS = frozenset({"demo", "runserver"})
+
+
+def note_fallback(command: str, stream: TextIO) -> None:
+    """Have manage.py `command` say on `stream` which broker it uses when it falls back to the
+    embedded one: workers started with CELERY_BROKER_URL never read what it queues there."""
+    global fallback_note
+    fallback_note = None if command in QUIET_COMMANDS else stream
+
+
 @app.on_after_configure.connect
 def start_embedded_broker(sender: Celery, **_: object) -> None:
     """The first process that needs the embedded broker (a worker, or anyone enqueueing a step)
     starts it, so a command run without `demo` still queues its work for the next worker.
 
     Celery configures itself on first use, not on import: a process that never enqueues
-    (migrate, an export) never starts a broker.
+    (migrate, an export) never starts a broker, and never says which one it would use.
     """
     from django.conf import settings
 
     from config.broker import EmbeddedRedis
 
     if settings.EMBEDDED_BROKER and sender.conf.broker_url == settings.CELERY_BROKER_URL:
+        if fallback_note is not None:
+            # Said before it is started: a start that fails then explains itself in context.
+            fallback_note.write(
+                f"broker: the embedded one ({sender.conf.broker_url}), as CELERY_BROKER_URL is "
+                "not set; set it to queue work where your workers listen\n"
+            )
+            fallback_note.flush()
         EmbeddedRedis(settings.BROKER_DIR).ensure()
 
 

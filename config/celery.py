@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init
+from celery.signals import celeryd_after_setup, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -63,6 +63,26 @@ def settle_heap(**_: object) -> None:
     from runtime import heap
 
     heap.settle()
+
+
+@celeryd_after_setup.connect
+def warn_without_beat(sender: str, instance: Any, **_: object) -> None:
+    """A worker started without --beat says so at its start: with no beat anywhere, no stalled
+    run is ever queued again and no effect in flight is ever settled, and nothing else would
+    tell. Quiet where the operator says a beat runs elsewhere (MINUTES_BEAT_ELSEWHERE): nothing
+    a worker can read cheaply shows whether one does.
+    """
+    from django.conf import settings
+
+    # Celery's Beat step sets `beat` to the embedded scheduler when the worker has one.
+    if getattr(instance, "beat", None) is not None or settings.BEAT_ELSEWHERE:
+        return
+    logging.getLogger(__name__).warning(
+        "worker %s runs no beat (no --beat): it revives no stalled run and settles no effect in "
+        "flight; unless a beat runs elsewhere, start one (`celery -A config beat`, or one worker "
+        "with --beat), or set MINUTES_BEAT_ELSEWHERE=1 where one does",
+        sender,
+    )
 
 
 @worker_init.connect

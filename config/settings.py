@@ -286,6 +286,10 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 CELERY_TASK_ALWAYS_EAGER = env.flag("MINUTES_EAGER", default=False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# The beat above runs inside one worker (`--beat`) or as a process of its own (`celery -A config
+# beat`, docker-compose.yml's beat service). A worker started without --beat warns that nothing
+# in it revives stalled runs (config/celery.py), unless this says a beat runs elsewhere.
+BEAT_ELSEWHERE = env.flag("MINUTES_BEAT_ELSEWHERE", default=False)
 CELERY_BEAT_SCHEDULE = {
     "reconcile": {
         "task": "tasks.runs.reconcile",

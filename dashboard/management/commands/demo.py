@@ -55,6 +55,7 @@ class Child:
     name: str
     command: list[str]
     log: Path
+    env: dict[str, str] = field(default_factory=dict)  # on top of ours
     proc: subprocess.Popen[bytes] | None = None
     deaths: deque[float] = field(default_factory=deque)
     given_up: bool = False
@@ -64,7 +65,7 @@ class Child:
         self.proc = subprocess.Popen(
             self.command,
             start_new_session=True,
-            env=os.environ.copy(),
+            env={**os.environ, **self.env},
             stdout=self.log.open("ab"),
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -135,14 +136,7 @@ class Command(BaseCommand):
                 os.environ["MINUTES_LOCAL_MODEL_URL"] = model.base  # for the workers
             self.start_broker()
             self.say("starting the workers and the web server ...")
-            # One process per worker node: a run's next step is sent to its node, and a node of
-            # one process is the process where the run's flight waits (services/steps.py).
-            for n in range(1, options["workers"] + 1):
-                self.start_child(
-                    f"worker {n}",
-                    worker_command(1, beat=n == 1, hostname=f"worker{n}@%h"),
-                    log=f"worker-{n}.log",
-                )
+            self.start_workers(options["workers"])
             self.start_child(
                 "web server",
                 [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
@@ -229,8 +223,29 @@ class Command(BaseCommand):
         except BrokerError as exc:
             raise CommandError(str(exc)) from None
 
-    def start_child(self, name: str, command: list[str], log: str | None = None) -> None:
-        child = Child(name, command, self.logs / (log or f"{name.split()[0]}.log"))
+    def start_workers(self, count: int) -> None:
+        """Start `count` workers of one process each; the first runs the beat.
+
+        A run's next step is sent to its node, and a node of one process is the process where
+        the run's flight waits (services/steps.py). The others are told a beat runs elsewhere,
+        or each would warn that it revives nothing (config/celery.py).
+        """
+        for n in range(1, count + 1):
+            self.start_child(
+                f"worker {n}",
+                worker_command(1, beat=n == 1, hostname=f"worker{n}@%h"),
+                log=f"worker-{n}.log",
+                env={} if n == 1 else {"MINUTES_BEAT_ELSEWHERE": "1"},
+            )
+
+    def start_child(
+        self,
+        name: str,
+        command: list[str],
+        log: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        child = Child(name, command, self.logs / (log or f"{name.split()[0]}.log"), env or {})
         child.start()
         self.children.append(child)
 

@@ -66,3 +66,21 @@ def test_a_bad_tag_is_named_and_nothing_is_written(as_owner, owner, body, status
 
 def test_no_tags_on_a_run_that_is_not_there(as_owner):
     assert post(as_owner, "r-nope", add=["x"]).status_code == 404
+
+
+def test_each_tag_on_the_run_page_has_a_button_that_takes_it_off(as_owner, owner):
+    run_id = run_of("premature-done")
+    post(as_owner, run_id, add=["nightly", "parser"])
+    page = as_owner.get(f"/runs/{run_id}/").content.decode()
+    for tag in ("nightly", "parser"):
+        assert (
+            f'<button type="submit" name="remove" value="{tag}" class="untag" '
+            f'aria-label="remove tag {tag}"'
+        ) in page
+    response = as_owner.post(f"/runs/{run_id}/tags", {"remove": "nightly"})
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run_id}/"
+    assert list(RunTag.objects.values_list("tag", flat=True)) == ["parser"]
+    page = as_owner.get(f"/runs/{run_id}/").content.decode()
+    assert "remove tag nightly" not in page and "#nightly" not in page
+    assert 'aria-label="remove tag parser"' in page
+

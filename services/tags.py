@@ -17,17 +17,34 @@ PER_RUN = 20
 
 
 class BadTag(RunError):
-    """A tag that is not one, or too many (a 400; the message names it)."""
+    """A tag that is not one, or too many (a 400; the message names the field and the tag).
+
+    The message speaks the API's language (its field names); a page says it in a sentence of
+    its own from `field`, `tags` (as they were sent) and `why`."""
+
+    def __init__(self, field: str, tags: list[str], why: str, message: str) -> None:
+        super().__init__(message)
+        self.field, self.tags, self.why = field, tags, why
+
+
+# Capitals are accepted and lowered: the rule says so, where it once said "lowercase letters"
+# of a field that takes "Nightly".
+RULE = (
+    "up to 32 letters, digits, '.', '_' and '-', starting with a letter or digit; "
+    "capitals are lowered"
+)
 
 
 def checked(tags: list[str], field: str) -> list[str]:
     found = []
-    for tag in tags:
-        tag = tag.strip().lower()
+    for sent in tags:
+        tag = sent.strip().lower()
         if not TAG.fullmatch(tag):
             raise BadTag(
-                f"{field}: {tag[:40]!r} is not a tag (lowercase letters, digits, '.', '_' "
-                "and '-', at most 32, starting with a letter or digit)"
+                field,
+                [sent.strip()[:40]],
+                f"a tag is {RULE}",
+                f"{field}: {tag[:40]!r} is not a tag ({RULE})",
             )
         if tag not in found:
             found.append(tag)
@@ -40,11 +57,14 @@ def tag(run_id: str, add: list[str], remove: list[str], by: str) -> list[str]:
         raise RunNotFound(run_id)
     added, removed = checked(add, "add"), checked(remove, "remove")
     if set(added) & set(removed):
-        raise BadTag(f"add and remove: {sorted(set(added) & set(removed))[0]!r} is in both")
+        both = sorted(set(added) & set(removed))[0]
+        why = "it was both to be added and to be removed"
+        raise BadTag("add and remove", [both], why, f"add and remove: {both!r} is in both")
     now = set(of(run_id))
     after = (now | set(added)) - set(removed)
     if len(after) > PER_RUN:
-        raise BadTag(f"add: a run has at most {PER_RUN} tags (this would have {len(after)})")
+        why = f"a run has at most {PER_RUN} tags (this would have {len(after)})"
+        raise BadTag("add", [t for t in added if t not in now], why, f"add: {why}")
     added, removed = [t for t in added if t not in now], [t for t in removed if t in now]
     if added or removed:
         event = RunTagged(run_id=run_id, by=by, added=added, removed=removed)

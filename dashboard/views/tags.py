@@ -11,6 +11,8 @@ from django.views.decorators.http import require_POST
 from dashboard.access import HtmxHttpRequest, get_run_for_user
 from services import runs, tags
 
+DONE = {"add": "added", "remove": "removed", "add and remove": "added or removed"}
+
 
 @login_required
 @require_POST
@@ -20,6 +22,15 @@ def tag_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     remove = [t for t in request.POST.getlist("remove") if t.strip()]
     try:
         tags.tag(run_id, add, remove, request.user.get_username())
+    except tags.BadTag as exc:
+        messages.error(request, refused(exc))
     except runs.RunError as exc:
         messages.error(request, str(exc))
     return redirect("run", run_id=run_id)
+
+
+def refused(exc: tags.BadTag) -> str:
+    """The refusal as a sentence about the tags the person typed, not the API's field names."""
+    named = ", ".join(repr(t) for t in exc.tags)
+    subject = f"Tags {named} were" if len(exc.tags) > 1 else f"Tag {named} was"
+    return f"{subject} not {DONE.get(exc.field, 'changed')}: {exc.why}."

@@ -43,7 +43,7 @@ def test_tags_from_the_run_page_filter_the_list(as_owner, owner):
     listed = as_owner.get("/?tag=nightly").content.decode()
     assert f"row-{tagged}" in listed and f"row-{other}" not in listed
     refused = as_owner.post(f"/runs/{tagged}/tags", {"add": "Not A Tag!"}, follow=True)
-    assert "is not a tag" in refused.content.decode()
+    assert "Tag &#x27;Not A Tag!&#x27; was not added: a tag is" in refused.content.decode()
 
 
 def test_two_ticked_rows_open_their_comparison(as_owner, owner):

@@ -46,7 +46,7 @@ def test_tags_are_journalled_and_filter_the_list(as_owner, owner):
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [
-        ({"add": ["no spaces"]}, 400, "add: 'no spaces' is not a tag"),
+        ({"add": ["no spaces"]}, 400, "add: 'no spaces' is not a tag (up to 32 letters"),
         ({"add": ["<script>"]}, 400, "is not a tag"),
         ({"add": ["x" * 33]}, 400, "is not a tag"),
         ({"add": ["a"], "remove": ["a"]}, 400, "'a' is in both"),
@@ -84,3 +84,32 @@ def test_each_tag_on_the_run_page_has_a_button_that_takes_it_off(as_owner, owner
     assert "remove tag nightly" not in page and "#nightly" not in page
     assert 'aria-label="remove tag parser"' in page
 
+
+@pytest.mark.parametrize(
+    ("form", "says"),
+    [
+        (
+            {"add": "x y"},
+            "Tag &#x27;x y&#x27; was not added: a tag is up to 32 letters, digits",
+        ),
+        ({"remove": "Not A Tag!"}, "Tag &#x27;Not A Tag!&#x27; was not removed: a tag is"),
+        ({"add": "same", "remove": "same"}, "Tag &#x27;same&#x27; was not added or removed"),
+    ],
+)
+def test_a_refused_tag_reads_as_a_sentence_on_the_page(as_owner, owner, form, says):
+    run_id = run_of("premature-done")
+    page = as_owner.post(f"/runs/{run_id}/tags", form, follow=True).content.decode()
+    assert says in page
+    assert "add:" not in page and "remove:" not in page  # the API's field names stay in the API
+    assert not RunTag.objects.exists()
+
+
+def test_too_many_tags_on_the_page_names_the_one_typed(as_owner, owner):
+    run_id = run_of("premature-done")
+    post(as_owner, run_id, add=[f"t{i}" for i in range(20)])
+    page = as_owner.post(f"/runs/{run_id}/tags", {"add": "one-more"}, follow=True)
+    assert (
+        "Tag &#x27;one-more&#x27; was not added: a run has at most 20 tags (this would have 21)."
+        in page.content.decode()
+    )
+    assert RunTag.objects.count() == 20

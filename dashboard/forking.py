@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from dashboard import actions
 from runtime import fork
 
 BACKEND_CHOICES = [
@@ -55,14 +56,15 @@ class ForkForm(forms.Form):
     max_turns = forms.IntegerField(
         required=False,
         min_value=1,
-        max_value=5_000,
+        max_value=actions.TURNS_MAX,
         label="Turn cap",
         help_text="Each agent's, counted from its next turn; empty keeps the run's.",
     )
     allowance = forms.IntegerField(
         required=False,
+        # The new-run form's bounds: a fork may not ask for what a new run may not.
         min_value=1,
-        max_value=1_000_000_000,
+        max_value=actions.ALLOWANCE_MAX,
         label="Allowance",
         help_text="The run's tokens from here on; each agent keeps its share of it.",
     )

@@ -530,8 +530,9 @@ class ForkIn(In):
     tool_result: Any = Field(
         None, description="replace the result of the tool call at `at` (a ToolReturned)"
     )
-    max_turns: int | None = Field(None, ge=1, le=5_000)
-    allowance: int | None = Field(None, ge=1, le=1_000_000_000)
+    # The new run's bounds (dashboard/actions.py), as on the fork page.
+    max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX)
+    allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX)
 
 
 class TagsIn(In):

@@ -60,6 +60,7 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
         ({"at": "@read", "models": {"coder": "oracle"}}, 422, ""),
         ({"at": "@read", "message": {"agent": "coder", "text": ""}}, 422, ""),
         ({"at": "@read", "max_turns": 5_001}, 422, ""),
+        ({"at": "@read", "allowance": 10_000_001}, 422, ""),  # the new run's bound, not 1e9
         ({"at": "@read", "models": {"coder": "endpoint:has space"}}, 422, ""),
         (
             {"at": "@read", "models": {"coder": "zi:clever"}},

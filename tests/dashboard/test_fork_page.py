@@ -43,6 +43,9 @@ def test_a_fork_from_the_page_starts_a_run_with_its_parent_named(as_owner, owner
         ({"message": "hello"}, "choose who the message is for"),
         ({"tool_result": "{not json"}, "not JSON"),
         ({"max_turns": "0"}, "greater than or equal to 1"),
+        # The new-run form's bounds (dashboard/actions.py), where the fork's allowed 1e9.
+        ({"allowance": "10000001"}, "less than or equal to 10000000"),
+        ({"max_turns": "5001"}, "less than or equal to 5000"),
         ({"agent": "coder", "backend": "oracle"}, "Select a valid choice"),
         (
             {"agent": "coder", "backend": "scripted", "model_name": "gpt"},
@@ -69,6 +72,16 @@ def test_a_fork_the_record_refuses_says_why_on_the_form(as_owner, owner):
     response = as_owner.post(f"/runs/{parent}/fork", {"at": where, "tool_result": "1"})
     assert response.status_code == 400
     assert "fork at a ToolReturned to replace its result" in response.content.decode()
+
+
+def test_the_caps_offered_are_the_new_run_forms(as_owner, owner):
+    parent = run_of("premature-done")
+    page = as_owner.get(f"/runs/{parent}/fork?at={at(parent, 'ToolReturned')}").content.decode()
+    new_run = as_owner.get("/runs/new").content.decode()
+    for name, bound in (("allowance", 'max="10000000"'), ("max_turns", 'max="5000"')):
+        [field] = [f for f in page.split("<input") if f'name="{name}"' in f]
+        [new_field] = [f for f in new_run.split("<input") if f'name="{name}"' in f]
+        assert bound in field and bound in new_field
 
 
 def test_the_page_asks_for_an_event(as_owner, owner):

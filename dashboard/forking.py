@@ -9,6 +9,8 @@ from django import forms
 
 from dashboard import actions
 from runtime import fork
+from services import forks
+from services.runs import ModelUnavailable, RunError
 
 BACKEND_CHOICES = [
     ("", "as it was"),
@@ -16,6 +18,10 @@ BACKEND_CHOICES = [
     ("endpoint", "OpenAI-compatible endpoint"),
     ("local", "Local model"),
 ]
+
+
+# The fork's changes as the service names them, and the box of this form each is typed in.
+CHANGED_IN = {"models": "backend", "message": "message", "tool_result": "tool_result"}
 
 
 def choice(backend: str, name: str | None) -> str:
@@ -77,11 +83,15 @@ class ForkForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if bool(data.get("agent")) != bool(data.get("backend")):
-            self.add_error("backend", "choose an agent and its backend together")
-        if data.get("model_name") and data.get("backend") != "endpoint":
-            self.add_error("model_name", "a model name is for the OpenAI-compatible endpoint")
-        if data.get("message", "").strip() and not data.get("to"):
+        # A box already refused (an agent or backend not offered) says so once, and the
+        # pairing is not then blamed on its partner as well.
+        if not (self.has_error("agent") or self.has_error("backend")):
+            if bool(data.get("agent")) != bool(data.get("backend")):
+                missing = "backend" if data.get("agent") else "agent"
+                self.add_error(missing, "choose an agent and its backend together")
+            elif data.get("model_name") and data.get("backend") != "endpoint":
+                self.add_error("model_name", "a model name is for the OpenAI-compatible endpoint")
+        if data.get("message", "").strip() and not data.get("to") and not self.has_error("to"):
             self.add_error("to", "choose who the message is for")
         if data.get("tool_result", "").strip():
             try:
@@ -89,6 +99,16 @@ class ForkForm(forms.Form):
             except json.JSONDecodeError as exc:
                 self.add_error("tool_result", f"not JSON: {exc.msg} (line {exc.lineno})")
         return data
+
+    def refused(self, exc: RunError) -> None:
+        """Show the service's refusal of the fork under the box it is about (in the form's
+        words, not the API's field names), or above the form when it is about the whole."""
+        if isinstance(exc, ModelUnavailable):  # the local model, which only a backend asks for
+            self.add_error("backend", str(exc))
+        elif isinstance(exc, forks.ForkRefused) and exc.field in CHANGED_IN:
+            self.add_error(CHANGED_IN[exc.field], exc.why)
+        else:
+            self.add_error(None, str(exc))
 
     def changes(self) -> fork.Changes:
         data = self.cleaned_data

@@ -50,7 +50,14 @@ WRITES = ("edit_file", "write_file")  # the tools that change a workspace's file
 
 
 class ForkRefused(ValueError):
-    """The fork cannot be made as asked; the message says what and where."""
+    """The fork cannot be made as asked; the message says what and where.
+
+    `field` names the change at fault (models, message, tool_result) when one is, and the
+    message opens with it; `why` is the rest, for a form that shows it beside that change."""
+
+    def __init__(self, why: str, field: str = "") -> None:
+        super().__init__(f"{field}: {why}" if field else why)
+        self.why, self.field = why, field
 
 
 @dataclass(frozen=True)
@@ -167,26 +174,29 @@ def check(changes: Changes, at: Recorded, agents: set[str]) -> None:
     backends, names = split_models(changes.models)
     for agent, backend in backends.items():
         if agent not in agents:
-            raise ForkRefused(f"models: the run has no agent {agent!r} (it has {known(agents)})")
+            raise ForkRefused(f"the run has no agent {agent!r} (it has {known(agents)})", "models")
         if backend not in BACKENDS:
-            raise ForkRefused(f"models: {backend!r} is not a backend ({', '.join(BACKENDS)})")
+            raise ForkRefused(f"{backend!r} is not a backend ({', '.join(BACKENDS)})", "models")
         if agent in names and backend != "endpoint":
-            raise ForkRefused(f"models: {agent}: a model name is for the endpoint, not {backend}")
+            raise ForkRefused(f"{agent}: a model name is for the endpoint, not {backend}", "models")
     if changes.message is not None:
         agent, text = changes.message
         if agent not in agents:
-            raise ForkRefused(f"message: the run has no agent {agent!r} (it has {known(agents)})")
+            raise ForkRefused(f"the run has no agent {agent!r} (it has {known(agents)})", "message")
         if not text.strip() or len(text) > MESSAGE_MAX:
-            raise ForkRefused(f"message: say something, in at most {MESSAGE_MAX:,} characters")
+            raise ForkRefused(f"say something, in at most {MESSAGE_MAX:,} characters", "message")
     if changes.replace_result:
         if not isinstance(at.event, ToolReturned):
             raise ForkRefused(
-                f"tool_result: the event at position {at.position} is a {at.event.kind}; "
-                "fork at a ToolReturned to replace its result"
+                f"the event at position {at.position} is a {at.event.kind}; "
+                "fork at a ToolReturned to replace its result",
+                "tool_result",
             )
         size = len(json.dumps(changes.tool_result, default=str))
         if size > RESULT_MAX:
-            raise ForkRefused(f"tool_result: at most {RESULT_MAX:,} characters of JSON ({size:,})")
+            raise ForkRefused(
+                f"at most {RESULT_MAX:,} characters of JSON ({size:,})", "tool_result"
+            )
 
 
 def known(agents: set[str]) -> str:

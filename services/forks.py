@@ -15,7 +15,12 @@ Changes = fork.Changes
 
 
 class ForkRefused(RunError):
-    """The fork cannot be made as asked (a 400): the message says what and where."""
+    """The fork cannot be made as asked (a 400): the message says what and where; `field` and
+    `why` as runtime.fork.ForkRefused's (the change at fault, and the message without it)."""
+
+    def __init__(self, why: str, field: str = "") -> None:
+        super().__init__(f"{field}: {why}" if field else why)
+        self.why, self.field = why, field
 
 
 def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
@@ -36,11 +41,11 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
         if "endpoint" in changes.models.values() and not settings.MODEL_BASE_URL:
             # Refused here, not at its first step: there it would fail three times and wait
             # in the dead-letter queue for a person, saying only that its step kept failing.
-            raise ForkRefused(f"models: {NO_ENDPOINT}")
+            raise ForkRefused(NO_ENDPOINT, "models")
         fork.verify(journal, planned)
         fork.restore_workspace(planned, settings.WORKSPACES)
     except fork.ForkRefused as exc:
-        raise ForkRefused(str(exc)) from None
+        raise ForkRefused(exc.why, exc.field) from None
     with transaction.atomic():
         fork.write(journal, planned)
     projection.catch_up()

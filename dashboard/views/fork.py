@@ -47,7 +47,7 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
                 run_id, form.cleaned_data["at"], form.changes(), request.user.get_username()
             )
         except runs.RunError as exc:
-            form.add_error(None, str(exc))
+            form.refused(exc)
         else:
             return redirect("run", run_id=child)
     status = 400 if request.method == "POST" else 200

@@ -3,6 +3,9 @@ named on the form with nothing written."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from journal_store.journal import DjangoJournal
@@ -72,6 +75,67 @@ def test_a_fork_the_record_refuses_says_why_on_the_form(as_owner, owner):
     response = as_owner.post(f"/runs/{parent}/fork", {"at": where, "tool_result": "1"})
     assert response.status_code == 400
     assert "fork at a ToolReturned to replace its result" in response.content.decode()
+
+
+def errors(page: str) -> dict[str, str]:
+    """Each refusal on the fork page by where it sits: a box's name, or "" above the form."""
+    found = {
+        name: html.unescape(re.sub(r"<.*?>", " ", text)).strip()
+        for name, text in re.findall(
+            r'<ul class="errorlist" [^>]*id="id_(\w+)_error">(.*?)</ul>', page
+        )
+    }
+    above = re.findall(r'<div class="message error" role="alert">(.*?)</div>', page, re.S)
+    if above:
+        found[""] = html.unescape(re.sub(r"<.*?>", " ", above[0])).strip()
+    return found
+
+
+def test_each_refusal_sits_under_the_box_it_is_about(as_owner, owner, settings):
+    settings.MODEL_BASE_URL = ""
+    parent = run_of("premature-done")
+    returned, dispatched = at(parent, "ToolReturned"), at(parent, "ToolDispatched")
+    cases = [
+        # (the form, where the refusal should sit, what it says)
+        ({"backend": "scripted"}, "agent", "choose an agent and its backend together"),
+        ({"agent": "coder"}, "backend", "choose an agent and its backend together"),
+        # Refused once, in the box at fault, not also blamed on the pairing.
+        ({"agent": "coder", "backend": "oracle"}, "backend", "Select a valid choice"),
+        ({"agent": "nobody", "backend": "scripted"}, "agent", "Select a valid choice"),
+        ({"to": "nobody", "message": "hi"}, "to", "Select a valid choice"),
+        # The service's refusals, in the form's words rather than the API's field names.
+        (
+            {"agent": "coder", "backend": "endpoint"},
+            "backend",
+            "no OpenAI-compatible endpoint is configured",
+        ),
+        (
+            {"at": dispatched, "tool_result": "1"},
+            "tool_result",
+            f"the event at position {dispatched} is a ToolDispatched; fork at a ToolReturned",
+        ),
+        # About the whole fork: above the form.
+        ({"at": at(parent, "TeamFinished")}, "", "is the run's verdict"),
+    ]
+    before = (StoredEvent.objects.count(), RunSummary.objects.count())
+    for form, under, says in cases:
+        response = as_owner.post(f"/runs/{parent}/fork", {"at": returned, **form})
+        found = errors(response.content.decode())
+        assert response.status_code == 400, form
+        assert list(found) == [under] and says in found[under], (form, found)
+    assert (StoredEvent.objects.count(), RunSummary.objects.count()) == before
+
+
+def test_a_local_model_that_is_not_there_is_said_under_the_backend(as_owner, owner, monkeypatch):
+    from services import local_model
+
+    monkeypatch.setattr(local_model, "unavailable", lambda: "the local model server is down")
+    parent = run_of("premature-done")
+    response = as_owner.post(
+        f"/runs/{parent}/fork",
+        {"at": at(parent, "ToolReturned"), "agent": "coder", "backend": "local"},
+    )
+    assert errors(response.content.decode()) == {"backend": "the local model server is down"}
 
 
 def test_the_caps_offered_are_the_new_run_forms(as_owner, owner):

@@ -33,8 +33,14 @@ def percent(value: float) -> str:
     return f"{value:.0%}"
 
 
+def minutes(seconds: float) -> str:
+    """Seconds as the minutes every figure of waiting on this page reads in: the chart, its
+    table (once in seconds, unlabelled) and the sum above (once rounded to whole minutes)."""
+    return f"{seconds / 60:,.1f}"
+
+
 def minutes_of(seconds: float) -> str:
-    return f"{seconds / 60:,.1f} min"
+    return f"{minutes(seconds)} min"
 
 
 def label(start: date, period: str) -> str:
@@ -55,6 +61,18 @@ def plots(found: metrics.Across) -> dict[str, Any]:
     return {
         "unit": unit,
         "spend_key": spend_key,
+        "waited": minutes_of(found.totals["human_wait"]),
+        "waits": [
+            {
+                "start": p["start"],
+                "waited": minutes(p["human_wait"]),
+                "resolved": p["conflicts_resolved"],
+                "mean": None
+                if p["conflict_resolution_latency"] is None
+                else minutes(p["conflict_resolution_latency"]),
+            }
+            for p in found.periods
+        ],
         "spend": charts.over_time(
             "spend",
             f"Spend per verified success, {unit}, per {found.period}",

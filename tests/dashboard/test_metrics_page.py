@@ -12,8 +12,11 @@ from django.test import Client
 
 from dashboard import charts
 from journal_store import projection
+from journal_store.journal import DjangoJournal
 from journal_store.models import Checkpoint, RunSummary, StoredEvent
 from journal_store.transfer import import_journal
+from runtime.events import DeadLetterDiscarded, DeadLettered
+from runtime.journal import append_next
 from tests.dashboard.test_escaping import Elements
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -61,6 +64,26 @@ def test_the_page_plots_the_four_figures_with_titles_and_tables(as_owner, stored
     assert '<td class="num">340</td><td class="num">485</td><td class="num">0.701</td>' in page
     # The nav links here from every page.
     assert 'href="/metrics"' in as_owner.get("/").content.decode()
+
+
+def test_time_waiting_for_people_reads_in_minutes_in_the_sum_the_chart_and_the_table(
+    as_owner, stored
+):
+    # A dead letter a person decided a minute and a half after it was written.
+    run_id = RunSummary.objects.get(team="repo-fix").run_id
+    lettered = DeadLettered(run_id=run_id, letter_id="dl-1", reason="poison step", t=1000.0)
+    decided = DeadLetterDiscarded(run_id=run_id, letter_id="dl-1", by="rev", reason="x", t=1090.0)
+    append_next(DjangoJournal(), f"run-{run_id}", [lettered, decided])
+    projection.catch_up()
+    page = as_owner.get("/metrics").content.decode()
+    assert "<div><dt>Waiting for people</dt><dd>1.5 min</dd></div>" in page  # not "2 min"
+    waiting = re.search(r'aria-labelledby="h-waiting">.*?</section>', page, flags=re.S).group(0)
+    assert "<title>11-30: 1.5 min</title>" in waiting
+    head = re.search(r"<thead>.*?</thead>", waiting).group(0)
+    assert ">Waited (min)</abbr>" in head and ">Mean (min)</abbr>" in head
+    assert "seconds" not in head
+    # The day's row says 1.5 (minutes), where it said 90.0 (seconds, unlabelled).
+    assert '<th scope="row">2026-11-30</th><td class="num">1.5</td>' in waiting
 
 
 def test_filters_live_in_the_url_and_narrow_the_figures(as_owner, stored):

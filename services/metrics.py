@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any
 
@@ -65,24 +65,39 @@ def shown(value: str) -> str:
 @dataclass(frozen=True)
 class Choices:
     """What each text filter may be: the installed teams and their scenarios, and whatever the
-    stored runs hold (an imported journal's team, an endpoint's model name)."""
+    stored runs hold (an imported journal's team, an endpoint's model name). `scenarios_of`
+    holds each team's scenarios, its own and those its stored runs name."""
 
     team: list[str]
     scenario: list[str]
     model: list[str]
+    scenarios_of: dict[str, list[str]]
 
     @classmethod
     def read(cls, using: str = "default") -> Choices:
+        groups = MetricsDay.objects.using(using).order_by()
+
         def stored(name: str) -> set[str]:
-            groups = MetricsDay.objects.using(using).order_by()
             found = groups.values_list(name, flat=True).distinct()
             return {v for v in found if v}
 
+        of = {name: set(team.scenarios) for name, team in TEAMS.items()}
+        for team, scenario in groups.values_list("team", "scenario").distinct():
+            if team and scenario:
+                of.setdefault(team, set()).add(scenario)
         return cls(
             team=sorted(set(TEAMS) | stored("team")),
             scenario=sorted({s for t in TEAMS.values() for s in t.scenarios} | stored("scenario")),
             model=sorted(stored("model")),
+            scenarios_of={team: sorted(scenarios) for team, scenarios in of.items()},
         )
+
+    def for_team(self, team: str) -> Choices:
+        """The choices once `team` is chosen: its scenarios only (all of them for no team, or
+        one that is not a choice)."""
+        if team not in self.team:
+            return self
+        return replace(self, scenario=self.scenarios_of.get(team, []))
 
 
 @dataclass(frozen=True)
@@ -117,6 +132,16 @@ class MetricsFilter:
                 if value not in allowed:
                     listed = ", ".join(allowed[:20]) or "none yet"
                     problems[name] = f"no run or team knows {name} {shown(value)} (known: {listed})"
+            # A scenario of another team would choose no run at all: said, not summed as nothing.
+            team, scenario = wanted.get("team"), wanted.get("scenario")
+            if team and scenario and not problems.keys() & {"team", "scenario"}:
+                own = known.for_team(team).scenario
+                if scenario not in own:
+                    listed = ", ".join(own[:20]) or "none"
+                    problems["scenario"] = (
+                        f"{shown(scenario)} is not a scenario of team {shown(team)} "
+                        f"(its scenarios: {listed})"
+                    )
         dates: dict[str, date | None] = {}
         for name in DATE_FIELDS:
             value = str(params.get(name) or "").strip()

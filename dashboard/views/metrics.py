@@ -115,14 +115,17 @@ def plots(found: metrics.Across) -> dict[str, Any]:
 @require_GET
 def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
     choices = metrics.Choices.read()
+    asked = {name: request.GET.get(name, "")[:200] for name in ("team", "scenario", "model")}
+    # With a team chosen, only its scenarios are offered (and a scenario of another team in the
+    # URL is refused by name, below, rather than summed as no runs).
+    offered = choices.for_team(asked["team"].strip())
     context: dict[str, Any] = {
         "choices": choices,
-        "asked": {name: request.GET.get(name, "")[:200] for name in ("team", "scenario", "model")}
-        | {name: request.GET.get(name, "")[:40] for name in metrics.DATE_FIELDS},
+        "asked": asked | {name: request.GET.get(name, "")[:40] for name in metrics.DATE_FIELDS},
         "problems": {},
         "selects": [
             ("team", "Team", choices.team),
-            ("scenario", "Scenario", choices.scenario),
+            ("scenario", "Scenario", offered.scenario),
             ("model", "Model", choices.model),
         ],
     }

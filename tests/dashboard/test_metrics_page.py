@@ -94,6 +94,33 @@ def test_filters_live_in_the_url_and_narrow_the_figures(as_owner, stored):
     assert 'href="/metrics">every run</a>' in page
 
 
+def scenarios_offered(page: str) -> list[str]:
+    select = re.search(r'<select id="m-scenario".*?</select>', page, flags=re.S).group(0)
+    return re.findall(r'<option value="([^"]*)"', select)
+
+
+def test_a_chosen_team_narrows_the_scenarios_offered_to_its_own(as_owner, stored):
+    every = scenarios_offered(as_owner.get("/metrics").content.decode())
+    assert {"first-flight", "solo-fix", "double-refund"} <= set(every)
+    assert scenarios_offered(as_owner.get("/metrics?team=solo").content.decode()) == [
+        "",
+        "solo-fix",
+    ]
+    repo_fix = scenarios_offered(as_owner.get("/metrics?team=repo-fix").content.decode())
+    assert "first-flight" in repo_fix and "solo-fix" not in repo_fix
+    assert "double-refund" not in repo_fix
+    # A scenario of the team chosen is summed as before.
+    answer = as_owner.get("/metrics?team=solo&scenario=solo-fix")
+    assert answer.status_code == 200 and len(svgs(answer.content.decode())) == 4
+    # One of another team is said beside the scenario, with the team's own still offered.
+    refused = as_owner.get("/metrics?team=solo&scenario=first-flight")
+    page = refused.content.decode()
+    assert refused.status_code == 400 and svgs(page) == []
+    assert '<li id="m-scenario-error"><strong>scenario</strong>: ' in page
+    assert "is not a scenario of team" in page
+    assert scenarios_offered(page) == ["", "solo-fix"]
+
+
 def test_with_no_runs_the_page_says_how_to_get_some(as_owner):
     answer = as_owner.get("/metrics")
     page = answer.content.decode()
@@ -116,6 +143,11 @@ def test_when_no_run_matches_the_page_says_what_to_widen(as_owner, stored):
         ("since=2026-12-01&until=2026-11-01", "until", "is before since"),
         ("team=no-such-team", "team", "no run or team knows team 'no-such-team'"),
         ("scenario=nothing-like-it", "scenario", "no run or team knows scenario"),
+        (
+            "team=solo&scenario=first-flight",
+            "scenario",
+            "'first-flight' is not a scenario of team 'solo' (its scenarios: solo-fix)",
+        ),
         ("model=gpt-nowhere", "model", "no run or team knows model 'gpt-nowhere'"),
         ("team=" + "x" * 5000, "team", "longer than 64 characters"),
         ("model=a%00b", "model", "holds control characters"),

@@ -1,0 +1,35 @@
+"""A running run's header reloads every 2 seconds; what a person is typing in it (a tag, why
+stop) stays typed, focused, across the reloads. It used to be wiped at the next poll."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from services import runs
+from services.control import Control
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def test_what_is_typed_in_the_header_survives_its_polls(signed_in, nowhere, watch):
+    page = signed_in
+    run_id = runs.start_run("repo-fix", "first-flight", by="rosa")  # running: nobody drives it
+    page.goto(f"/runs/{run_id}/")
+    header = page.locator("#run-header")
+    expect(header.locator(".badge.running").first).to_be_visible()
+    for box, text in (("#add-tag", "nightly"), ("#stop-reason", "wrong branch")):
+        page.locator(box).fill(text)
+        page.locator(box).focus()
+        # two polls of the header come and go
+        with page.expect_response(lambda r: r.url.endswith(f"/runs/{run_id}/header")):
+            pass
+        with page.expect_response(lambda r: r.url.endswith(f"/runs/{run_id}/header")):
+            pass
+        expect(page.locator(box)).to_have_value(text)
+        expect(page.locator(box)).to_be_focused()
+    # and what was typed is what is sent
+    with page.expect_navigation():
+        page.get_by_role("button", name="Interrupt").click()
+    assert Control(run_id).stop_request().reason == "wrong branch"
+    watch.assert_clean()

@@ -93,6 +93,13 @@ class ForkForm(forms.Form):
                 self.add_error("model_name", "a model name is for the OpenAI-compatible endpoint")
         if data.get("message", "").strip() and not data.get("to") and not self.has_error("to"):
             self.add_error("to", "choose who the message is for")
+        elif (
+            data.get("to") and not data.get("message", "").strip() and not self.has_error("message")
+        ):
+            # Forked with nobody told anything is not what choosing a recipient asked for.
+            self.add_error(
+                "message", f"write the message for {data['to']}, or leave 'Message for' at none"
+            )
         if data.get("tool_result", "").strip():
             try:
                 data["result_value"] = json.loads(data["tool_result"])

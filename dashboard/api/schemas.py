@@ -505,13 +505,19 @@ class SupersedeIn(In):
 
 class InjectedIn(In):
     agent: str = Field(max_length=64)
-    text: str = Field(min_length=1, max_length=8_000)
+    # Something to read: a message of spaces would fork a run whose agent reads nothing new.
+    text: str = Field(min_length=1, max_length=8_000, pattern=r"\S")
 
 
 class ForkIn(In):
     """A fork of the run after its event at position `at`; each change is optional."""
 
-    at: int = Field(ge=1, description="the position of the event to fork after")
+    at: int = Field(
+        ge=1,
+        le=queries.POSITION_MAX,
+        strict=True,
+        description="the position of the event to fork after",
+    )
     models: dict[
         str,
         Annotated[
@@ -531,8 +537,8 @@ class ForkIn(In):
         None, description="replace the result of the tool call at `at` (a ToolReturned)"
     )
     # The new run's bounds (dashboard/actions.py), as on the fork page.
-    max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX)
-    allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX)
+    max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX, strict=True)
+    allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX, strict=True)
 
 
 class TagsIn(In):

@@ -59,6 +59,11 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
         ({"at": "@read", "tool_result": {"x": 1}}, 400, "fork at a ToolReturned"),
         ({"at": "@read", "models": {"coder": "oracle"}}, 422, ""),
         ({"at": "@read", "message": {"agent": "coder", "text": ""}}, 422, ""),
+        ({"at": "@read", "message": {"agent": "coder", "text": " \n "}}, 422, ""),
+        # whole numbers as numbers, as a new run's body takes them
+        ({"at": "@read", "allowance": "5000"}, 422, ""),
+        ({"at": "@read", "max_turns": 5.0}, 422, ""),
+        ({"at": 10**30}, 422, ""),  # past any position a column holds
         ({"at": "@read", "max_turns": 5_001}, 422, ""),
         ({"at": "@read", "allowance": 10_000_001}, 422, ""),  # the new run's bound, not 1e9
         ({"at": "@read", "models": {"coder": "endpoint:has space"}}, 422, ""),

@@ -44,6 +44,9 @@ def test_a_fork_from_the_page_starts_a_run_with_its_parent_named(as_owner, owner
     [
         ({"agent": "coder"}, "choose an agent and its backend together"),
         ({"message": "hello"}, "choose who the message is for"),
+        # a recipient chosen and nothing to tell them: refused, not forked without a message
+        ({"to": "coder"}, "write the message for coder"),
+        ({"to": "coder", "message": "   "}, "write the message for coder"),
         ({"tool_result": "{not json"}, "not JSON"),
         ({"max_turns": "0"}, "greater than or equal to 1"),
         # The new-run form's bounds (dashboard/actions.py), where the fork's allowed 1e9.

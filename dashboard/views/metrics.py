@@ -35,7 +35,10 @@ def percent(value: float) -> str:
 
 def minutes(seconds: float) -> str:
     """Seconds as the minutes every figure of waiting on this page reads in: the chart, its
-    table (once in seconds, unlabelled) and the sum above (once rounded to whole minutes)."""
+    table (once in seconds, unlabelled) and the sum above (once rounded to whole minutes).
+    A wait too short to show in tenths is "<0.1", not "0.0", which would say nobody waited."""
+    if seconds > 0 and f"{seconds / 60:.1f}" == "0.0":
+        return "<0.1"
     return f"{seconds / 60:,.1f}"
 
 

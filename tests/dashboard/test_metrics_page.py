@@ -213,3 +213,9 @@ def test_the_run_page_has_a_metrics_tab_with_definitions_and_why_not_known(as_ow
     assert "coordination_tokens 340" in overhead
     partial = as_owner.get(f"/runs/{run_id}/tabs/metrics", HTTP_HX_REQUEST="true")
     assert partial.status_code == 200 and 'table class="metrics"' in partial.content.decode()
+
+
+def test_a_short_wait_reads_as_under_a_tenth_of_a_minute_not_as_none():
+    from dashboard.views.metrics import minutes
+
+    assert [minutes(s) for s in (0, 2, 3.5, 90, 36_000)] == ["0.0", "<0.1", "0.1", "1.5", "600.0"]

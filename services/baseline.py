@@ -31,11 +31,11 @@ class BaselineNotFound(runs.RunError):
 
 def start_baseline(team_run_id: str, by: str) -> str:
     """Record the baseline run of this team run and enqueue its first step; its id."""
-    events = [r.event for r in DjangoJournal().read(streams.journal(team_run_id))]
-    if not events:
+    first = DjangoJournal().first(streams.journal(team_run_id))  # its settings: not the whole run
+    if first is None:
         raise runs.RunNotFound(team_run_id)
     try:
-        team = flight.recorded_config(events, team_run_id)
+        team = flight.recorded_config([first.event], team_run_id)
     except flight.FlightError as exc:
         raise NoBaseline(str(exc)) from None
     run_id = flight.new_run_id()

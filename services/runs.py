@@ -60,6 +60,16 @@ class RunAlreadyRunning(RunError):
         super().__init__(f"run {run_id} is already running: nothing was changed")
 
 
+class RunAwaitsDecision(RunError):
+    """The run waits on a dead letter: a person's retry or discard moves it, not a resume."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run {run_id} waits for a decision on its dead letter: retry or discard it in the "
+            "dead-letter queue; nothing was changed"
+        )
+
+
 class RunNotResumable(RunError):
     """The run's recorded settings cannot be driven here (they name another place on disk)."""
 
@@ -131,9 +141,12 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
         raise RunImported(run_id)
     if status.is_terminal(state):
         raise RunFinished(run_id, state)
+    if state == status.DEAD_LETTERED:
+        # A step would stop at the open letter again: the request would change nothing.
+        raise RunAwaitsDecision(run_id)
     try:  # its settings name places on disk: checked before any worker acts on them
-        events = [r.event for r in DjangoJournal().read(streams.journal(run_id))]
-        flight.recorded_config(events, run_id)
+        first = DjangoJournal().first(streams.journal(run_id))  # its settings: not the whole run
+        flight.recorded_config([first.event] if first else [], run_id)
     except flight.FlightError as exc:
         raise RunNotResumable(str(exc)) from None
     control = Control(run_id)

@@ -91,3 +91,20 @@ def test_a_stalled_run_is_resumed_which_queues_it_again(api, sent, settings):
     kinds = [r.event.kind for r in DjangoJournal().read(f"control-{run_id}")]
     assert kinds == ["ResumeRequested"]
     assert sent[-1] == run_id
+
+
+def test_a_dead_lettered_run_is_not_resumed_but_sent_to_its_letter(api, sent):
+    from journal_store import projection
+    from runtime.events import DeadLettered
+
+    run_id = run_of("first-flight", steps=1)
+    stream = f"run-{run_id}"
+    letter = DeadLettered(run_id=run_id, letter_id=f"{run_id}:1", reason="no reply", attempts=3)
+    DjangoJournal().append(stream, [letter], DjangoJournal().version(stream))
+    projection.catch_up()
+    assert runs.status_of(run_id) == "dead-lettered"
+    before, sent_before = StoredEvent.objects.count(), len(sent)
+    answer = resume(api, run_id)
+    assert answer.status_code == 409
+    assert "retry or discard it in the dead-letter queue" in answer.json()["detail"]
+    assert (StoredEvent.objects.count(), len(sent)) == (before, sent_before)

@@ -36,9 +36,10 @@ from journal_store.models import (
 from runtime import baseline, prices, status
 from runtime.events import AnswerComposed, Event, JournalImported, TeamStarted, payload_json
 from runtime.folds import Fold, Rows
+from runtime.stops import StopRequest
 from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
-from services.control import stalled
+from services.control import Control, stalled
 
 # How the runs list may be sorted, by the name a filter uses.
 SORTS: dict[str, Any] = {
@@ -71,6 +72,12 @@ def position(text: str | None) -> int | None:
         return 0
     # More digits than POSITION_MAX has is past it, read or not (int() refuses 4,300 digits).
     return POSITION_MAX if len(digits) > 19 else min(int(digits), POSITION_MAX)
+
+
+def pending_stop(run_id: str) -> StopRequest | None:
+    """The stop a person asked of the running run that it has not reached yet (who, why), or
+    None: its control stream, a few events however long the run."""
+    return Control(run_id).stop_request()
 
 
 def numbers(positions: Iterable[int | None]) -> dict[int, str]:

@@ -97,6 +97,8 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "origin": origin_of(run.run_id),
         "review": queries.review_items(run.run_id),
         "active": status.is_active(run.status),
+        # Said in the header until the run reaches it, where the page kept saying only running.
+        "stop": queries.pending_stop(run.run_id) if status.is_active(run.status) else None,
         "awaiting": status.is_awaiting(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),

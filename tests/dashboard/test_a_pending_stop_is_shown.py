@@ -1,0 +1,34 @@
+"""A stop asked of a running run is said in its header until the run reaches it (who asked,
+why, escaped), with a way to go on instead; the page used to say only "running" until the
+next turn boundary, and offered Interrupt again."""
+
+from __future__ import annotations
+
+import pytest
+
+from services import runs
+from tests.dashboard.conftest import run_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def header(client, run_id: str) -> str:
+    return client.get(f"/runs/{run_id}/header", HTTP_HX_REQUEST="true").content.decode()
+
+
+def test_a_pending_stop_is_said_with_who_and_why_until_it_is_lifted(as_owner):
+    run_id = run_of("first-flight", steps=1)
+    before = header(as_owner, run_id)
+    assert "stopping" not in before and ">Interrupt</button>" in before
+    asked = as_owner.post(
+        f"/runs/{run_id}/interrupt", {"reason": "<b>wrong</b> repo"}, HTTP_HX_REQUEST="true"
+    )
+    assert asked.status_code == 200  # the page is refreshed
+    shown = header(as_owner, run_id)
+    assert "owner asked it to stop" in shown
+    assert "&lt;b&gt;wrong&lt;/b&gt; repo" in shown and "<b>wrong</b>" not in shown
+    assert ">Interrupt</button>" not in shown and "Go on instead" in shown
+    assert runs.status_of(run_id) == "running"  # not reached yet
+    assert as_owner.post(f"/runs/{run_id}/resume", {}, HTTP_HX_REQUEST="true").status_code == 200
+    after = header(as_owner, run_id)
+    assert "asked it to stop" not in after and ">Interrupt</button>" in after

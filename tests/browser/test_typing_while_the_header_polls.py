@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from services import runs
 from services.control import Control
+from tests.browser.conftest import shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -32,4 +33,8 @@ def test_what_is_typed_in_the_header_survives_its_polls(signed_in, nowhere, watc
     with page.expect_navigation():
         page.get_by_role("button", name="Interrupt").click()
     assert Control(run_id).stop_request().reason == "wrong branch"
+    # The header says so until the run reaches it, and offers to go on instead.
+    expect(header.locator(".stop-note")).to_contain_text("rosa asked it to stop (wrong branch)")
+    expect(header.get_by_role("button", name="Go on instead")).to_be_visible()
+    shoot(page, "run-header-stop-pending")
     watch.assert_clean()

@@ -26,6 +26,7 @@ from dashboard.api.schemas import (
     ReasonIn,
     ReplayOut,
     ResumePointOut,
+    RunDetailOut,
     RunIn,
     RunOut,
     TagsIn,
@@ -104,7 +105,7 @@ def start_run(request: HttpRequest, body: RunIn) -> Any:
     return Status(201, run_for(request, run_id))
 
 
-@router.get("/{run_id}", response={200: RunOut, 404: Error})
+@router.get("/{run_id}", response={200: RunDetailOut, 404: Error})
 def get_run(request: HttpRequest, run_id: str) -> Any:
     return run_for(request, run_id)
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from dashboard import actions, queries
 from journal_store.models import RunSummary
+from runtime import status
 from services import intents
 
 
@@ -74,6 +75,28 @@ class RunOut(Schema):
         if not hasattr(run, "stalled_since"):
             queries.mark_stalled([run])
         return run.stalled_since  # type: ignore[attr-defined,no-any-return]
+
+
+class StopOut(Schema):
+    by: str
+    reason: str
+
+
+class RunDetailOut(RunOut):
+    """One run, as the list gives it, and what only its own page shows."""
+
+    stop_requested: StopOut | None = Field(
+        None,
+        description="a stop a person asked of the running run that it has not reached yet (it "
+        "stops at its next turn boundary; a resume cancels it); None: none pending",
+    )
+
+    @staticmethod
+    def resolve_stop_requested(run: RunSummary) -> StopOut | None:
+        if not status.is_active(run.status):
+            return None
+        stop = queries.pending_stop(run.run_id)
+        return None if stop is None else StopOut(by=stop.by, reason=stop.reason)
 
 
 class RunIn(In):

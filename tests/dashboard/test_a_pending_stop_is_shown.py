@@ -32,3 +32,18 @@ def test_a_pending_stop_is_said_with_who_and_why_until_it_is_lifted(as_owner):
     assert as_owner.post(f"/runs/{run_id}/resume", {}, HTTP_HX_REQUEST="true").status_code == 200
     after = header(as_owner, run_id)
     assert "asked it to stop" not in after and ">Interrupt</button>" in after
+
+
+def test_the_api_says_the_pending_stop_of_one_run(token):
+    from django.test import Client
+
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    run_id = run_of("first-flight", by="rosa", steps=1)
+    assert api.get(f"/api/runs/{run_id}").json()["stop_requested"] is None
+    runs.interrupt(run_id, "ann", "wrong repo")
+    assert api.get(f"/api/runs/{run_id}").json()["stop_requested"] == {
+        "by": "ann",
+        "reason": "wrong repo",
+    }
+    runs.resume(run_id, "ann", "right one after all")
+    assert api.get(f"/api/runs/{run_id}").json()["stop_requested"] is None

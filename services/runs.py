@@ -60,6 +60,13 @@ class RunAlreadyRunning(RunError):
         super().__init__(f"run {run_id} is already running: nothing was changed")
 
 
+class RunAlreadyStopping(RunError):
+    """A stop was asked already (pending, or reached): a second would change nothing."""
+
+    def __init__(self, run_id: str, how: str) -> None:
+        super().__init__(f"run {run_id} {how}: nothing was changed")
+
+
 class RunAwaitsDecision(RunError):
     """The run waits on a dead letter: a person's retry or discard moves it, not a resume."""
 
@@ -120,13 +127,22 @@ def begin(run_id: str, config: FlightConfig) -> None:
 
 
 def interrupt(run_id: str, by: str, reason: str = "") -> None:
-    """Ask the run to stop at its next turn boundary."""
+    """Ask the run to stop at its next turn boundary. Refused, with nothing written, where the
+    stop would change nothing: a run interrupted already or asked to stop already, and a
+    dead-lettered run (its letter's discard ends it; a stop would only end the retried run)."""
     state = status_of(run_id)
     if state == status.IMPORTED:
         raise RunImported(run_id)
     if status.is_terminal(state):
         raise RunFinished(run_id, state)
-    Control(run_id).request_stop(by, reason)
+    if state == status.DEAD_LETTERED:
+        raise RunAwaitsDecision(run_id)
+    if state == status.INTERRUPTED:
+        raise RunAlreadyStopping(run_id, "is interrupted already (resume it to go on)")
+    control = Control(run_id)
+    if (pending := control.stop_request()) is not None:
+        raise RunAlreadyStopping(run_id, f"was asked to stop already, by {pending.by}")
+    control.request_stop(by, reason)
 
 
 def resume(run_id: str, by: str, reason: str = "") -> None:

@@ -47,3 +47,38 @@ def test_the_api_says_the_pending_stop_of_one_run(token):
     }
     runs.resume(run_id, "ann", "right one after all")
     assert api.get(f"/api/runs/{run_id}").json()["stop_requested"] is None
+
+
+def test_a_stop_that_would_change_nothing_is_refused_and_nothing_is_written(token):
+    from django.test import Client
+
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from journal_store.models import StoredEvent
+    from runtime.events import DeadLettered
+    from services.steps import drive_step
+
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def stop(run_id: str):
+        before = StoredEvent.objects.count()
+        answer = api.post(f"/api/runs/{run_id}/interrupt", {}, content_type="application/json")
+        assert StoredEvent.objects.count() == before
+        return answer.status_code, answer.json()["detail"]
+
+    asked = run_of("first-flight", by="rosa", steps=1)
+    runs.interrupt(asked, "ann", "wrong repo")
+    assert stop(asked) == (
+        409,
+        f"run {asked} was asked to stop already, by ann: nothing was changed",
+    )
+    assert drive_step(asked, "test") == "interrupted"
+    assert runs.status_of(asked) == "interrupted"
+    assert stop(asked)[0] == 409 and "is interrupted already (resume it to go on)" in stop(asked)[1]
+
+    lettered = run_of("first-flight", by="rosa", steps=1)
+    stream = f"run-{lettered}"
+    letter = DeadLettered(run_id=lettered, letter_id=f"{lettered}:1", reason="x", attempts=3)
+    DjangoJournal().append(stream, [letter], DjangoJournal().version(stream))
+    projection.catch_up()
+    assert stop(lettered)[0] == 409 and "retry or discard it" in stop(lettered)[1]

@@ -42,6 +42,9 @@ OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the 
 # How the GenAI semantic conventions name the provider of a server that speaks this protocol
 # (`gen_ai.provider.name`), whoever runs it: a trace names the protocol, not our backend.
 GENAI_PROVIDER = "openai"
+REDACTED = "[API key hidden]"  # what stands for the key in a message that quoted it
+# Shorter keys are placeholders ("x", "none"): blanking each "x" would garble the message.
+SECRET_CHARS = 8
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
 # The local model's completion limit when MINUTES_MODEL_MAX_TOKENS is unset. Without one its
 # server may write until its context (8,192 tokens) is full: at the 67-77 tokens/s its log
@@ -191,9 +194,22 @@ class OpenAIClient(ModelClient):
 
     def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
         """Send the window and the tools; the model's text, tool calls and usage."""
-        if self.pick_then_force and tools:
-            return self._pick_then_force(messages, tools)
-        return self._ask(messages, tools, self.tool_choice)
+        try:
+            if self.pick_then_force and tools:
+                return self._pick_then_force(messages, tools)
+            return self._ask(messages, tools, self.tool_choice)
+        except ModelError as error:
+            # A failure's message is journalled for good, shown on pages and exported, and it
+            # quotes the server's answer, which may echo our key ("Incorrect API key provided:
+            # sk-..."): the key never leaves in it.
+            error.args = tuple(self.scrub(a) if isinstance(a, str) else a for a in error.args)
+            raise
+
+    def scrub(self, text: str) -> str:
+        """`text` with the API key blanked out wherever it appears."""
+        if not self.api_key or len(self.api_key) < SECRET_CHARS:
+            return text  # a placeholder ("x", "none") some local servers want, not a secret
+        return text.replace(self.api_key, REDACTED)
 
     def _ask(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], tool_choice: Any

@@ -299,6 +299,20 @@ class OpenAIClient(ModelClient):
             attempts=attempts,
         )
 
+    def _hint(self, status: int) -> str:
+        """What to check for a refusal a setting can cause, before the server's own words:
+        vendors word these differently, and a bare 404 says nothing at all."""
+        if status in (401, 403):
+            if not self.api_key:
+                return " (no API key was sent: set MINUTES_MODEL_API_KEY, or OPENAI_API_KEY)"
+            return " (the API key was not accepted: check MINUTES_MODEL_API_KEY, or OPENAI_API_KEY)"
+        if status == 404:
+            return (
+                f" (check the model name {self.model!r}, MINUTES_MODEL, and that the base URL is "
+                "the API's root, which usually ends in /v1)"
+            )
+        return ""
+
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number `attempt + 1`."""
         if retry_after is not None:
@@ -326,10 +340,14 @@ class OpenAIClient(ModelClient):
                 raw: bytes = response.read()
         except urllib.error.HTTPError as error:
             with error:
-                detail = f"HTTP {error.code}: {snippet(_read_quietly(error))}"
+                said = snippet(_read_quietly(error))
+                detail = f"HTTP {error.code}: {said}"
                 if error.code == 429 or error.code >= 500:
                     raise _Retryable(detail, error.code, _retry_after(error.headers)) from None
-            raise ModelHTTPError(f"POST {url} was refused with {detail}", error.code) from None
+            raise ModelHTTPError(
+                f"POST {url} was refused with HTTP {error.code}{self._hint(error.code)}: {said}",
+                error.code,
+            ) from None
         except TimeoutError:
             raise _Retryable(f"a timeout (no answer within {self.timeout:g} s)") from None
         except urllib.error.URLError as error:

@@ -240,6 +240,30 @@ def test_a_400_fails_at_once_without_a_retry(server: FakeServer) -> None:
     assert "model 'nope' not found" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("status", "key", "hint"),
+    [
+        (401, "sk-wrong-key-000", "the API key was not accepted: check MINUTES_MODEL_API_KEY"),
+        (403, "sk-wrong-key-000", "the API key was not accepted: check MINUTES_MODEL_API_KEY"),
+        (401, None, "no API key was sent: set MINUTES_MODEL_API_KEY"),
+        (404, None, "check the model name 'test-model', MINUTES_MODEL, and that the base URL"),
+    ],
+)
+def test_a_refusal_a_setting_causes_names_the_setting_before_the_servers_words(
+    server: FakeServer, status: int, key: str | None, hint: str
+) -> None:
+    # Vendors word these their own way, and a wrong base URL gets a bare "Not Found".
+    client, _ = client_for(server, api_key=key)
+    server.queue(Reply(b"Not Found", status))
+
+    with pytest.raises(ModelHTTPError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    message = str(caught.value)
+    assert f"HTTP {status} (" in message and hint in message
+    assert message.endswith("): Not Found")
+
+
 def test_a_server_that_does_not_answer_in_time_is_a_timeout_error(server: FakeServer) -> None:
     client, _ = client_for(server, timeout=0.2, max_retries=0)
     server.queue(Reply(completion("too late", usage=USAGE), stall=2.0))

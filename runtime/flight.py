@@ -187,6 +187,11 @@ def drive(
         services = replace(services, sandbox=replace(services.sandbox, required=True))
     try:
         clients = clients_for(config, team, live, services.models)
+        if config.max_seconds is not None:
+            # Checked at turn boundaries by the session; a client's retries must not carry a
+            # turn minutes past it.
+            for client in clients.values():
+                client.give_up_at(session.started + config.max_seconds)
         finished = team.fly(session, config, clients, root, services)
     except Interrupted as exc:
         return FlightOutcome(session.run_id, "interrupted", str(exc))

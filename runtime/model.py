@@ -87,6 +87,10 @@ class ModelClient:
     def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelResponse:
         raise NotImplementedError
 
+    def give_up_at(self, when: float | None) -> None:
+        """The wall-clock time (as time.time()) the run's ceiling falls at: a client that waits
+        (for a slow server, or between retries) does not wait past it. Most answer at once."""
+
     def fast_forward(self, calls: int) -> None:
         """Skip `calls` answers already recorded in the journal before going live.
 

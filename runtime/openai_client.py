@@ -114,6 +114,7 @@ class OpenAIClient(ModelClient):
         pick_then_force: bool = False,
         sleep: Callable[[float], object] = time.sleep,
         rng: random.Random | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             # urllib would otherwise fail on the first call with "unknown url type".
@@ -141,6 +142,8 @@ class OpenAIClient(ModelClient):
         self.pick_then_force = pick_then_force
         self.sleep = sleep
         self.rng = rng if rng is not None else random.Random()
+        self.clock = clock
+        self.deadline: float | None = None  # the run's ceiling, as clock() tells time
 
     @classmethod
     def local(cls, environ: Mapping[str, str]) -> OpenAIClient:
@@ -280,24 +283,44 @@ class OpenAIClient(ModelClient):
 
     # --- HTTP ----------------------------------------------------------------------------------
 
+    def give_up_at(self, when: float | None) -> None:
+        self.deadline = when
+
     def _post_with_retries(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """`_post`, repeated on transient failures with exponential backoff and full jitter."""
+        """`_post`, repeated on transient failures with exponential backoff and full jitter,
+        and never waiting past the run's ceiling (`deadline`)."""
         attempts = self.max_retries + 1
-        last: _Retryable | None = None
         for attempt in range(attempts):
+            timeout = self.timeout
+            if self.deadline is not None:
+                # At most what is left: the session ends the run at its next turn boundary.
+                timeout = min(timeout, max(self.deadline - self.clock(), 0.001))
             try:
-                return self._post(path, body)
+                return self._post(path, body, timeout)
             except _Retryable as failure:
-                last = failure
-                if attempt + 1 < attempts:
-                    self.sleep(self._delay(attempt, failure.retry_after))
-        assert last is not None  # the loop runs at least once and returns unless it failed
-        raise ModelHTTPError(
-            f"gave up on POST {self.base_url}{path} after {attempts} attempt"
-            f"{'' if attempts == 1 else 's'}; the last failed with {last.detail}",
-            status=last.status,
-            attempts=attempts,
-        )
+                made = attempt + 1
+                if made == attempts:
+                    why = ""
+                elif failure.retry_after is not None and failure.retry_after > self.max_backoff:
+                    # Coming back sooner than asked only earns another refusal, and spends
+                    # the retries (and the vendor's patience) that a shorter wait would use.
+                    why = (
+                        f": the server asked to wait {failure.retry_after:g} s (Retry-After), "
+                        f"longer than this client waits ({self.max_backoff:g} s)"
+                    )
+                else:
+                    delay = self._delay(attempt, failure.retry_after)
+                    if self.deadline is None or self.clock() + delay < self.deadline:
+                        self.sleep(delay)
+                        continue
+                    why = ": the run's wall-clock ceiling falls before the next try"
+                raise ModelHTTPError(
+                    f"gave up on POST {self.base_url}{path} after {made} attempt"
+                    f"{'' if made == 1 else 's'}{why}; the last failed with {failure.detail}",
+                    status=failure.status,
+                    attempts=made,
+                ) from None
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _hint(self, status: int) -> str:
         """What to check for a refusal a setting can cause, before the server's own words:
@@ -321,7 +344,7 @@ class OpenAIClient(ModelClient):
         # Full jitter: clients that failed together should not all come back together.
         return self.rng.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
 
-    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _post(self, path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         """POST `body` as JSON to base_url + path and return the reply's JSON object.
 
         The one place this module touches the network. One attempt only: transient failures
@@ -336,7 +359,7 @@ class OpenAIClient(ModelClient):
             url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 raw: bytes = response.read()
         except urllib.error.HTTPError as error:
             with error:
@@ -349,10 +372,10 @@ class OpenAIClient(ModelClient):
                 error.code,
             ) from None
         except TimeoutError:
-            raise _Retryable(f"a timeout (no answer within {self.timeout:g} s)") from None
+            raise _Retryable(f"a timeout (no answer within {timeout:.3g} s)") from None
         except urllib.error.URLError as error:
             if isinstance(error.reason, TimeoutError):
-                raise _Retryable(f"a timeout (no answer within {self.timeout:g} s)") from None
+                raise _Retryable(f"a timeout (no answer within {timeout:.3g} s)") from None
             raise _Retryable(f"a connection error ({error.reason})") from None
         except (http.client.HTTPException, OSError) as error:
             # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).

@@ -195,15 +195,67 @@ def test_a_429_is_retried_once_after_the_retry_after_delay(server: FakeServer) -
     assert sleep.calls == [3.0]
 
 
-def test_a_retry_after_longer_than_max_backoff_is_capped(server: FakeServer) -> None:
+def test_a_retry_after_longer_than_the_client_waits_gives_up_at_once_and_says_so(
+    server: FakeServer,
+) -> None:
+    # Coming back after 5 s when the server asked for 120 only earns another 429: the retries
+    # would all be spent before the server would take us again.
     client, sleep = client_for(server, max_backoff=5.0)
     server.queue(
         Reply(b"busy", 429, {"Retry-After": "120"}), Reply(completion("done", usage=USAGE))
     )
 
-    client.complete([ChatMessage(role="user", content="hello")], [])
+    with pytest.raises(ModelHTTPError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
 
-    assert sleep.calls == [5.0]
+    assert sleep.calls == []
+    assert len(server.requests) == 1
+    assert caught.value.status == 429 and caught.value.attempts == 1
+    assert "asked to wait 120 s (Retry-After), longer than this client waits (5 s)" in str(
+        caught.value
+    )
+
+
+class Clock:
+    """time.time for a client, moved on by its sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_no_retry_waits_past_the_runs_ceiling(server: FakeServer) -> None:
+    clock = Clock()
+    client = OpenAIClient(server.url, "test-model", sleep=clock.sleep, clock=clock)
+    client.give_up_at(clock.now + 10)
+    server.queue(*[Reply(b"busy", 503, {"Retry-After": "4"}) for _ in range(5)])
+
+    with pytest.raises(ModelHTTPError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    # 0 s, 4 s, 8 s; a try at 12 s would come after the ceiling at 10 s
+    assert len(server.requests) == 3
+    assert caught.value.attempts == 3
+    assert "the run's wall-clock ceiling falls before the next try" in str(caught.value)
+
+
+def test_a_slow_server_is_waited_for_only_until_the_runs_ceiling(server: FakeServer) -> None:
+    clock = Clock()
+    client = OpenAIClient(
+        server.url, "test-model", timeout=60, max_retries=0, sleep=clock.sleep, clock=clock
+    )
+    client.give_up_at(clock.now + 0.2)
+    server.queue(Reply(completion("too late", usage=USAGE), stall=5.0))
+
+    with pytest.raises(ModelHTTPError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert "a timeout (no answer within 0.2 s)" in str(caught.value)
 
 
 def test_a_5xx_that_persists_fails_after_max_retries_plus_one_attempts(

@@ -51,6 +51,12 @@ LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server l
 # shows on 2 cores, about two minutes for one reply. Its replies in the suite's slowest test
 # (a tool's name, a tool call's arguments, a short verdict) held at most 152 tokens.
 LOCAL_MAX_TOKENS = 512
+# The most of a reply's body read. No model writes this much in one reply (the largest
+# completion limits, about 128k tokens, are some 512 KB of text), and a reply recorded in full
+# becomes one journal line: past MINUTES_IMPORT_MAX_LINE_BYTES (1 MiB by default) the run's own
+# export would not import, and its page would carry all of it.
+MAX_REPLY_BYTES = 1024 * 1024
+ERROR_BODY_BYTES = 64 * 1024  # of a refusal, only its start is quoted (snippet)
 
 
 @errors.replayable
@@ -360,7 +366,7 @@ class OpenAIClient(ModelClient):
         )
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw: bytes = response.read()
+                raw: bytes = response.read(MAX_REPLY_BYTES + 1)
         except urllib.error.HTTPError as error:
             with error:
                 said = snippet(_read_quietly(error))
@@ -380,6 +386,12 @@ class OpenAIClient(ModelClient):
         except (http.client.HTTPException, OSError) as error:
             # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).
             raise _Retryable(f"a connection error ({type(error).__name__}: {error})") from None
+        if len(raw) > MAX_REPLY_BYTES:
+            raise ModelProtocolError(
+                f"the reply is larger than {MAX_REPLY_BYTES // 1024} KiB, more than any model "
+                "writes in one answer; it was not read (MINUTES_MODEL_MAX_TOKENS caps a reply): "
+                f"{snippet(raw[:1000])}"
+            )
         try:
             decoded = json.loads(raw)
         except ValueError:
@@ -488,6 +500,6 @@ def _retry_after(headers: Message | None) -> float | None:
 def _read_quietly(error: urllib.error.HTTPError) -> bytes:
     """The body of an error answer, or b"" if even that cannot be read."""
     try:
-        return error.read()
+        return error.read(ERROR_BODY_BYTES)
     except (OSError, http.client.HTTPException):
         return b""

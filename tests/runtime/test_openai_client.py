@@ -15,6 +15,7 @@ import pytest
 from runtime.model import ChatMessage, ModelError, ToolCall
 from runtime.openai_client import (
     LOCAL_MAX_TOKENS,
+    MAX_REPLY_BYTES,
     ModelConfigError,
     ModelHTTPError,
     ModelProtocolError,
@@ -386,6 +387,20 @@ def test_a_malformed_reply_is_a_protocol_error_that_says_what_is_wrong(
 
     assert phrase in str(caught.value)
     assert sleep.calls == []
+
+
+def test_a_reply_of_megabytes_is_refused_unread_with_what_caps_it(server: FakeServer) -> None:
+    # Recorded, it would be a journal line the run's own export could not import again.
+    client, _ = client_for(server)
+    server.queue(Reply(completion("A" * (MAX_REPLY_BYTES + 10), usage=USAGE)))
+
+    with pytest.raises(ModelProtocolError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    message = str(caught.value)
+    assert "the reply is larger than 1024 KiB" in message
+    assert "MINUTES_MODEL_MAX_TOKENS" in message
+    assert len(message) < 1000
 
 
 def test_bad_tool_arguments_name_the_tool(server: FakeServer) -> None:

@@ -207,6 +207,11 @@ class OpenAIClient(ModelClient):
             if self.pick_then_force and tools:
                 return self._pick_then_force(messages, tools)
             return self._ask(messages, tools, self.tool_choice)
+        except ModelProtocolError as error:
+            # Its words are about the body alone: say whose body, as an HTTP failure does.
+            error.args = (f"POST {self.base_url}{CHAT_PATH} (model {self.model!r}): {error}",)
+            error.args = tuple(self.scrub(a) if isinstance(a, str) else a for a in error.args)
+            raise
         except ModelError as error:
             # A failure's message is journalled for good, shown on pages and exported, and it
             # quotes the server's answer, which may echo our key ("Incorrect API key provided:

@@ -403,6 +403,22 @@ def test_a_reply_of_megabytes_is_refused_unread_with_what_caps_it(server: FakeSe
     assert len(message) < 1000
 
 
+def test_an_unusable_reply_names_the_endpoint_and_the_model_it_came_from(
+    server: FakeServer,
+) -> None:
+    # An agent may be on a model of its own (a fork's coder=endpoint:NAME): whose reply it was
+    # is the first thing to know.
+    client, _ = client_for(server)
+    server.queue(Reply({"id": "x", "choices": []}))
+
+    with pytest.raises(ModelProtocolError) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert str(caught.value) == (
+        f"POST {server.url}/chat/completions (model 'test-model'): the reply's 'choices' is empty"
+    )
+
+
 def test_bad_tool_arguments_name_the_tool(server: FakeServer) -> None:
     client, _ = client_for(server)
     server.queue(Reply(completion(None, [wire_call("weather", "{oops")])))

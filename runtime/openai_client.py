@@ -12,7 +12,9 @@ HTTP is stdlib only and confined to `OpenAIClient._post`, the one outbound seam.
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
+import logging
 import math
 import random
 import time
@@ -21,6 +23,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from email.message import Message
 from typing import Any
+from urllib.parse import urlsplit
 
 from runtime import errors
 from runtime.events import Usage
@@ -57,6 +60,23 @@ LOCAL_MAX_TOKENS = 512
 # export would not import, and its page would carry all of it.
 MAX_REPLY_BYTES = 1024 * 1024
 ERROR_BODY_BYTES = 64 * 1024  # of a refusal, only its start is quoted (snippet)
+log = logging.getLogger(__name__)
+WARNED: set[str] = set()  # the plain-HTTP endpoints this process has warned about
+
+
+def in_the_clear(base_url: str) -> bool:
+    """Whether requests to `base_url` cross a network unencrypted: http:// to a host that is
+    not this machine (a local server, the usual plain-HTTP endpoint, keeps its traffic here)."""
+    parts = urlsplit(base_url)
+    if parts.scheme != "http":
+        return False
+    host = parts.hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True  # a name: somewhere else
 
 
 @errors.replayable
@@ -190,7 +210,16 @@ class OpenAIClient(ModelClient):
         model = environ.get("MINUTES_MODEL") or environ.get("OPENAI_MODEL")
         if not model:
             raise ModelConfigError("MINUTES_MODEL is not set (nor OPENAI_MODEL): the model name")
-        api_key = environ.get("MINUTES_MODEL_API_KEY") or environ.get("OPENAI_API_KEY") or None
+        # A key read from a file often ends in a newline, which no header may hold.
+        key = environ.get("MINUTES_MODEL_API_KEY") or environ.get("OPENAI_API_KEY") or ""
+        api_key = key.strip() or None
+        if api_key and in_the_clear(base_url) and base_url not in WARNED:
+            WARNED.add(base_url)  # once a process: every step builds its client again
+            log.warning(
+                "the model API key is sent in plain text to %s (http://, not on this machine): "
+                "anyone on the way can read it; use https:// unless the network is yours",
+                base_url,
+            )
         return cls(
             base_url,
             model,

@@ -543,6 +543,39 @@ def test_from_env_needs_no_api_key() -> None:
     assert client.api_key is None
 
 
+def test_a_key_read_from_a_file_loses_its_newline() -> None:
+    environ = {"MINUTES_MODEL_BASE_URL": "https://h/v1", "MINUTES_MODEL": "m"}
+    client = OpenAIClient.from_env(environ | {"MINUTES_MODEL_API_KEY": " sk-from-a-file\n"})
+    assert client.api_key == "sk-from-a-file"
+    assert OpenAIClient.from_env(environ | {"MINUTES_MODEL_API_KEY": " \n"}).api_key is None
+
+
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [
+        ("http://models.example.org/v1", True),
+        ("http://10.0.0.7:8000/v1", True),
+        ("https://models.example.org/v1", False),
+        ("http://localhost:11434/v1", False),
+        ("http://127.0.0.1:8765/v1", False),
+        ("http://[::1]:8000/v1", False),
+    ],
+)
+def test_a_key_sent_in_plain_text_across_a_network_is_warned_of_once(caplog, url, warned) -> None:
+    from runtime import openai_client
+
+    openai_client.WARNED.discard(url)
+    environ = {"MINUTES_MODEL_BASE_URL": url, "MINUTES_MODEL": "m", "MINUTES_MODEL_API_KEY": "sk-1"}
+    with caplog.at_level("WARNING", logger="runtime.openai_client"):
+        OpenAIClient.from_env(environ)
+        OpenAIClient.from_env(environ)
+        OpenAIClient.from_env({**environ, "MINUTES_MODEL_API_KEY": ""})  # no key: nothing to say
+    said = [r.getMessage() for r in caplog.records if "plain text" in r.getMessage()]
+    assert len(said) == (1 if warned else 0)
+    if warned:
+        assert url in said[0] and "sk-1" not in said[0]
+
+
 @pytest.mark.parametrize(
     ("environ", "variable"),
     [

@@ -25,7 +25,10 @@ import math
 import re
 import uuid
 
+from pydantic import ValidationError
+
 from runtime.events import MAX_INT, Event, TeamStarted, integer_problem
+from runtime.team import FlightConfig
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 EVENT_ID = re.compile(
@@ -114,6 +117,28 @@ def amount_problem(event: Event) -> str | None:
         value = event.config.get("allowance")
         if isinstance(value, int) and not -MAX_INT <= value <= MAX_INT:
             return f"field 'config.allowance': {shown(value)} is more than a run can count"
+    return None
+
+
+# Of what FlightConfig says of a run's settings, only these are refused at import: a value out
+# of its range is one no replay or resume here would take, and nothing else could use. A setting
+# left out (a hand-made journal's defaults) or not known to this version is not: replay names
+# those itself, and refusing them refused real journals.
+RANGE_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+
+
+def settings_problem(event: Event) -> str | None:
+    """A run's setting out of its range (a turn cap of 0, a window of a billion characters)."""
+    if not isinstance(event, TeamStarted):
+        return None
+    try:
+        FlightConfig.model_validate(event.config)
+    except ValidationError as exc:
+        for error in exc.errors():
+            if error["type"] in RANGE_ERRORS:
+                where = ".".join(str(part) for part in error["loc"])
+                said = error["msg"][0].lower() + error["msg"][1:]
+                return f"field 'config.{where}': {shown(error.get('input'))}: {said}"
     return None
 
 

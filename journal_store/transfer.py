@@ -340,6 +340,7 @@ class _Importer:
             or admission.kind_problem(event)
             or admission.envelope_problem(event)
             or admission.amount_problem(event)
+            or admission.settings_problem(event)
             or admission.stream_problem(name)
         )
         if problem is None and self.owned.get(name) != event.run_id:

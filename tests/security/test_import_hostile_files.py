@@ -225,6 +225,29 @@ def test_a_count_the_read_models_cannot_add_up_is_refused(row, field, tmp_path):
     assert client.get("/").status_code == 200
 
 
+@pytest.mark.parametrize(
+    "config, said",
+    [
+        (
+            {"max_turns": 0},
+            "field 'config.max_turns': 0: input should be greater than or equal to 1",
+        ),
+        ({"window": 10**9}, "field 'config.window': 1000000000: input should be less than or"),
+        ({"retries": 99}, "field 'config.retries': 99: input should be less than or equal to 5"),
+    ],
+)
+def test_settings_out_of_range_are_refused_and_settings_left_out_are_not(config, said, tmp_path):
+    """No replay or resume here would take them (it answered 409 "unreadable settings" after
+    the import); a hand-made journal's settings left out still import, as defaults."""
+    importer = an_importer()
+    before = snapshot()
+    answer = import_via("api", importer, jsonl(team_started("r-odd", **config)), tmp_path)
+    assert answer.status == 400 and f"line 1: {said}" in answer.text, answer.text
+    assert snapshot() == before
+    kept = import_via("api", importer, jsonl(team_started("r-partial")), tmp_path)
+    assert kept.status == 201, kept.text
+
+
 @pytest.mark.slow
 def test_many_short_streams_are_not_held_in_memory():
     """Each stream is appended a chunk at a time; many streams each short of a chunk are

@@ -19,6 +19,12 @@ from runtime import errors
 from runtime.events import CallData, Event, ModelResponded, Served, Usage
 
 ToolCall = CallData
+# The one key of a call's `args` when the model sent arguments that are not a JSON object: what
+# it sent, and why that is not one. Journalled as the call was asked for, so a replay refuses it
+# the same way, and the toolbox refuses it back to the model (tools.Toolbox.check), which can
+# then send the call again, where a malformed call used to fail the whole model call. Not a name
+# a JSON schema's property would take.
+UNREADABLE_ARGS = "(arguments not a JSON object)"
 """A tool call the model asked for: id, name, arguments."""
 
 ToolSpec = dict[str, Any]

@@ -30,6 +30,7 @@ from runtime.events import Usage
 from runtime.model import ChatMessage, ModelClient, ModelError, ModelResponse, ToolSpec
 from runtime.openai_wire import (
     ModelProtocolError,
+    UnreadableArguments,
     estimate_usage,
     parse_message,
     parse_served,
@@ -278,16 +279,18 @@ class OpenAIClient(ModelClient):
         reply = self._post_with_retries(CHAT_PATH, body)
         try:
             text, calls = parse_message(reply)
-        except ModelProtocolError as error:
-            if finish_reason(reply) != "length":
-                raise
-            # A tool call cut off mid-arguments: the fix is a setting, so name it.
-            limit = (
-                f"the limit of {self.max_tokens} tokens (MINUTES_MODEL_MAX_TOKENS)"
-                if self.max_tokens is not None
-                else "the server's own limit (set MINUTES_MODEL_MAX_TOKENS to choose one)"
-            )
-            raise ModelProtocolError(f"{error}; the reply was cut off at {limit}") from None
+        except UnreadableArguments as error:
+            if finish_reason(reply) == "length":
+                # A tool call cut off mid-arguments: the fix is a setting, so name it.
+                limit = (
+                    f"the limit of {self.max_tokens} tokens (MINUTES_MODEL_MAX_TOKENS)"
+                    if self.max_tokens is not None
+                    else "the server's own limit (set MINUTES_MODEL_MAX_TOKENS to choose one)"
+                )
+                raise ModelProtocolError(f"{error}; the reply was cut off at {limit}") from None
+            # Otherwise the model wrote them wrong, as small models do: the call goes back to it
+            # refused, saying what it sent (tools.Toolbox.check), and it may send it again.
+            text, calls = parse_message(reply, keep_unreadable=True)
         ours = {wire_name(t["name"]): t["name"] for t in tools}
         calls = [c.model_copy(update={"name": ours.get(c.name, c.name)}) for c in calls]
         usage = parse_usage(reply.get("usage"))

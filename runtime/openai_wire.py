@@ -12,7 +12,7 @@ from typing import Any
 
 from runtime import errors
 from runtime.events import MAX_INT, Served, Usage
-from runtime.model import ChatMessage, ModelError, ToolCall, ToolSpec
+from runtime.model import UNREADABLE_ARGS, ChatMessage, ModelError, ToolCall, ToolSpec
 
 SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a whole HTML page
 
@@ -20,6 +20,14 @@ SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a wh
 @errors.replayable
 class ModelProtocolError(ModelError):
     """The server answered, but not in the shape the protocol promises."""
+
+
+class UnreadableArguments(ModelProtocolError):
+    """A tool call well formed but for its arguments, which are not a JSON object."""
+
+    def __init__(self, message: str, name: str, call_id: str, said: str) -> None:
+        super().__init__(message)
+        self.name, self.call_id, self.said = name, call_id, said
 
 
 # --- translation to the wire -------------------------------------------------------------------
@@ -71,8 +79,12 @@ def wire_tool(spec: ToolSpec) -> dict[str, Any]:
 # --- translation from the wire -----------------------------------------------------------------
 
 
-def parse_message(reply: dict[str, Any]) -> tuple[str, list[ToolCall]]:
-    """The text and tool calls of choices[0].message, or ModelProtocolError saying what is off."""
+def parse_message(
+    reply: dict[str, Any], keep_unreadable: bool = False
+) -> tuple[str, list[ToolCall]]:
+    """The text and tool calls of choices[0].message, or ModelProtocolError saying what is off.
+    With `keep_unreadable`, a call whose arguments are not a JSON object is kept, with what was
+    sent under UNREADABLE_ARGS, for the toolbox to refuse back to the model."""
     if "choices" not in reply:
         error = reply.get("error")
         hint = f" (it carries an error: {snippet(json.dumps(error))})" if error else ""
@@ -104,10 +116,22 @@ def parse_message(reply: dict[str, Any]) -> tuple[str, list[ToolCall]]:
         raise ModelProtocolError(
             f"choices[0].message.tool_calls is {type(raw_calls).__name__}, not a list"
         )
-    return content, [parse_tool_call(raw, index) for index, raw in enumerate(raw_calls)]
+    return content, [
+        parse_tool_call(raw, index, keep_unreadable) for index, raw in enumerate(raw_calls)
+    ]
 
 
-def parse_tool_call(raw: Any, index: int) -> ToolCall:
+def parse_tool_call(raw: Any, index: int, keep_unreadable: bool = False) -> ToolCall:
+    """One wire tool call as a ToolCall with its arguments decoded (see parse_message)."""
+    try:
+        return read_tool_call(raw, index)
+    except UnreadableArguments as error:
+        if not keep_unreadable:
+            raise
+        return ToolCall(id=error.call_id, name=error.name, args={UNREADABLE_ARGS: error.said})
+
+
+def read_tool_call(raw: Any, index: int) -> ToolCall:
     """One wire tool call as a ToolCall with its arguments decoded."""
     where = f"tool_calls[{index}]"
     if not isinstance(raw, dict):
@@ -118,7 +142,17 @@ def parse_tool_call(raw: Any, index: int) -> ToolCall:
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise ModelProtocolError(f"{where} has no function name")
+    call_id = raw.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        # Some local servers omit ids. Numbering by position keeps them the same on every run,
+        # which replay and resume rely on.
+        call_id = f"call_{index}"
     arguments = function.get("arguments")
+
+    def unreadable(why: str, said: str) -> UnreadableArguments:
+        message = f"the arguments of tool call {name!r} are {why}: {said}"
+        return UnreadableArguments(message, name, call_id, f"{why}: {said}")
+
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         # Some servers send nothing at all for a tool that takes no arguments.
         args: Any = {}
@@ -130,24 +164,12 @@ def parse_tool_call(raw: Any, index: int) -> ToolCall:
             # write; the arguments are checked against the tool's schema before any use.
             args = json.loads(arguments, strict=False)
         except ValueError as error:
-            raise ModelProtocolError(
-                f"the arguments of tool call {name!r} are not valid JSON ({error}): "
-                f"{snippet(arguments)}"
-            ) from None
+            raise unreadable(f"not valid JSON ({error})", snippet(arguments)) from None
     else:
-        raise ModelProtocolError(
-            f"the arguments of tool call {name!r} are {type(arguments).__name__}, not a JSON string"
-        )
+        said = snippet(json.dumps(arguments))
+        raise unreadable(f"{type(arguments).__name__}, not a JSON string", said)
     if not isinstance(args, dict):
-        raise ModelProtocolError(
-            f"the arguments of tool call {name!r} are not a JSON object but "
-            f"{type(args).__name__}: {snippet(json.dumps(args))}"
-        )
-    call_id = raw.get("id")
-    if not isinstance(call_id, str) or not call_id:
-        # Some local servers omit ids. Numbering by position keeps them the same on every run,
-        # which replay and resume rely on.
-        call_id = f"call_{index}"
+        raise unreadable(f"not a JSON object but {type(args).__name__}", snippet(json.dumps(args)))
     return ToolCall(id=call_id, name=name, args=args)
 
 

@@ -19,7 +19,7 @@ from jsonschema.exceptions import best_match
 
 from runtime import errors
 from runtime.events import ErrorInfo
-from runtime.model import ToolCall, ToolSpec
+from runtime.model import UNREADABLE_ARGS, ToolCall, ToolSpec
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -157,6 +157,11 @@ class Toolbox:
             raise NotAllowed(f"{agent} may not use {call.name!r}")
         if tool is None:
             raise UnknownTool(f"there is no tool named {call.name!r}")
+        if UNREADABLE_ARGS in call.args:
+            raise InvalidArguments(
+                f"the arguments sent are {call.args[UNREADABLE_ARGS]}; send the call again with "
+                "its arguments as one JSON object"
+            )
         tool.validate(call.args)
         return tool
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from runtime.model import ChatMessage, ModelError, ToolCall
+from runtime.model import UNREADABLE_ARGS, ChatMessage, ModelError, ToolCall
 from runtime.openai_client import (
     LOCAL_MAX_TOKENS,
     MAX_REPLY_BYTES,
@@ -21,6 +21,7 @@ from runtime.openai_client import (
     ModelProtocolError,
     OpenAIClient,
 )
+from runtime.tools import InvalidArguments, Tool, Toolbox
 from tests.fakellm import FakeServer, Reply, completion, wire_call
 
 WEATHER_TOOL = {
@@ -358,8 +359,6 @@ def test_a_refused_connection_is_retried_then_reported(monkeypatch: pytest.Monke
         ({"choices": "yes"}, "not a list"),
         ({"choices": [{"index": 0}]}, "has no 'message'"),
         ({"choices": [{"message": {"content": 42}}]}, "content is int"),
-        (completion(None, [wire_call("weather", "{city: Oslo")]), "not valid JSON"),
-        (completion(None, [wire_call("weather", "[1]")]), "not a JSON object"),
         (completion(None, [{"id": "c", "function": {"arguments": "{}"}}]), "no function name"),
     ],
     ids=[
@@ -371,8 +370,6 @@ def test_a_refused_connection_is_retried_then_reported(monkeypatch: pytest.Monke
         "choices-not-list",
         "no-message",
         "content-not-text",
-        "arguments-not-json",
-        "arguments-not-object",
         "call-without-name",
     ],
 )
@@ -419,19 +416,42 @@ def test_an_unusable_reply_names_the_endpoint_and_the_model_it_came_from(
     )
 
 
-def test_bad_tool_arguments_name_the_tool(server: FakeServer) -> None:
-    client, _ = client_for(server)
-    server.queue(Reply(completion(None, [wire_call("weather", "{oops")])))
-
-    with pytest.raises(ModelProtocolError, match="'weather'"):
-        client.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
-
-
 def cut(arguments: str) -> dict[str, Any]:
     """A reply whose tool call the server stopped writing at its completion limit."""
     body = completion(None, [wire_call("weather", arguments)])
     body["choices"][0]["finish_reason"] = "length"
     return body
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ("{city: Oslo", "not valid JSON (Expecting property name enclosed in double quotes"),
+        ("[1]", "not a JSON object but list: [1]"),
+        (7, "int, not a JSON string: 7"),
+    ],
+    ids=["not-json", "not-an-object", "not-a-string"],
+)
+def test_a_call_whose_arguments_are_not_a_json_object_comes_back_kept_for_the_model(
+    server: FakeServer, arguments: Any, said: str
+) -> None:
+    """A small model's malformed call is not the endpoint's failure: the call is kept with what
+    was sent, for the toolbox to refuse back to the model (which may send it again), where the
+    whole model call used to fail and end the run."""
+    client, sleep = client_for(server)
+    call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": arguments}}
+    server.queue(Reply(completion(None, [call, wire_call("weather", '{"city": "Oslo"}', "c2")])))
+
+    answer = client.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
+
+    kept, fine = answer.tool_calls
+    assert (kept.id, kept.name, fine.args) == ("c1", "weather", {"city": "Oslo"})
+    assert list(kept.args) == [UNREADABLE_ARGS] and kept.args[UNREADABLE_ARGS].startswith(said)
+    with pytest.raises(InvalidArguments, match="send the call again with its arguments as one"):
+        Toolbox([Tool("weather", "", WEATHER_TOOL["parameters"], lambda city: city)]).check(
+            kept, "coder"
+        )
+    assert sleep.calls == []
 
 
 def test_a_tool_call_cut_off_at_the_completion_limit_names_the_setting(
@@ -462,9 +482,10 @@ def test_a_reply_cut_off_whole_is_kept_and_a_bad_call_not_cut_says_nothing_of_li
     server.queue(Reply(text), Reply(completion(None, [wire_call("weather", "{oops")])))
 
     assert client.complete([ChatMessage(role="user", content="hi")], []).text == "It is rain"
-    with pytest.raises(ModelProtocolError) as caught:
-        client.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL])
-    assert "MINUTES_MODEL_MAX_TOKENS" not in str(caught.value)
+    # not cut off: the model wrote it wrong, and the call is kept for the toolbox to refuse
+    [kept] = client.complete([ChatMessage(role="user", content="hello")], [WEATHER_TOOL]).tool_calls
+    assert "not valid JSON" in kept.args[UNREADABLE_ARGS]
+    assert "MINUTES_MODEL_MAX_TOKENS" not in kept.args[UNREADABLE_ARGS]
 
 
 @pytest.mark.parametrize("bad", [0, -5, True])

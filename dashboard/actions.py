@@ -109,6 +109,6 @@ STEERING: dict[str, Steering] = {
 
 def steer(run_id: str, action: str, by: str, reason: str = "") -> str:
     """Interrupt or resume the run for `by`, recording why; what happens next, in words.
-    RunNotFound, RunFinished, RunAlreadyRunning or RunNotResumable when it cannot be done."""
+    RunNotFound, RunFinished, NothingToChange or RunNotResumable when it cannot be done."""
     STEERING[action].act(run_id, by, reason.strip()[:REASON_MAX])
     return f"{run_id} {STEERING[action].outcome}"

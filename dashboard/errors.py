@@ -20,9 +20,7 @@ REFUSALS: dict[type[Exception], int] = {
     intents.IntentMissing: 404,
     # There, but what it has become says no (decided, finished, moved since it was read).
     runs.RunFinished: 409,
-    runs.RunAlreadyRunning: 409,  # nothing to resume: no stop pending, and it is driven
-    runs.RunAlreadyStopping: 409,  # a second stop would change nothing
-    runs.RunAwaitsDecision: 409,  # a dead letter's retry or discard moves it, not a resume
+    runs.NothingToChange: 409,  # a resume of a driven run, a second stop, either on a letter
     runs.RunNotResumable: 409,
     baseline.NoBaseline: 409,  # a solo run, a team with no repository, a baseline itself
     letters.LetterAlreadyDecided: 409,

@@ -53,28 +53,19 @@ class RunImported(RunFinished):
         RunError.__init__(self, f"run {run_id} was imported from a file: nothing here drives it")
 
 
-class RunAlreadyRunning(RunError):
-    """The run is running, driven, with no stop to lift: a resume would change nothing."""
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"run {run_id} is already running: nothing was changed")
-
-
-class RunAlreadyStopping(RunError):
-    """A stop was asked already (pending, or reached): a second would change nothing."""
+class NothingToChange(RunError):
+    """The steering asked for would change nothing (a resume of a run driven with no stop to
+    lift, a second stop, either of a run waiting on its dead letter): refused, nothing written.
+    `how` says where the run stands and what would move it."""
 
     def __init__(self, run_id: str, how: str) -> None:
         super().__init__(f"run {run_id} {how}: nothing was changed")
 
 
-class RunAwaitsDecision(RunError):
-    """The run waits on a dead letter: a person's retry or discard moves it, not a resume."""
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(
-            f"run {run_id} waits for a decision on its dead letter: retry or discard it in the "
-            "dead-letter queue; nothing was changed"
-        )
+# Where a dead-lettered run stands, for both steerings: a person's decision moves it.
+ON_A_DEAD_LETTER = (
+    "waits for a decision on its dead letter (retry or discard it in the dead-letter queue)"
+)
 
 
 class RunNotResumable(RunError):
@@ -136,12 +127,12 @@ def interrupt(run_id: str, by: str, reason: str = "") -> None:
     if status.is_terminal(state):
         raise RunFinished(run_id, state)
     if state == status.DEAD_LETTERED:
-        raise RunAwaitsDecision(run_id)
+        raise NothingToChange(run_id, ON_A_DEAD_LETTER)
     if state == status.INTERRUPTED:
-        raise RunAlreadyStopping(run_id, "is interrupted already (resume it to go on)")
+        raise NothingToChange(run_id, "is interrupted already (resume it to go on)")
     control = Control(run_id)
     if (pending := control.stop_request()) is not None:
-        raise RunAlreadyStopping(run_id, f"was asked to stop already, by {pending.by}")
+        raise NothingToChange(run_id, f"was asked to stop already, by {pending.by}")
     control.request_stop(by, reason)
 
 
@@ -150,7 +141,7 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
 
     A running run may be resumed only when there is something to do: a stop it has not reached
     yet (the resume cancels it), or a stall (the resume queues it again, as the reconciler
-    would). Otherwise RunAlreadyRunning, and nothing is written or sent.
+    would). Otherwise NothingToChange, and nothing is written or sent.
     """
     state = status_of(run_id)
     if state == status.IMPORTED:
@@ -159,7 +150,7 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
         raise RunFinished(run_id, state)
     if state == status.DEAD_LETTERED:
         # A step would stop at the open letter again: the request would change nothing.
-        raise RunAwaitsDecision(run_id)
+        raise NothingToChange(run_id, ON_A_DEAD_LETTER)
     try:  # its settings name places on disk: checked before any worker acts on them
         first = DjangoJournal().first(streams.journal(run_id))  # its settings: not the whole run
         flight.recorded_config([first.event] if first else [], run_id)
@@ -169,7 +160,7 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
     if state == status.RUNNING and control.stop_request() is None and not is_stalled(run_id):
         # A step drives it or is on its way: a resume would only add a request to its journal
         # and a second message for a step that is coming anyway.
-        raise RunAlreadyRunning(run_id)
+        raise NothingToChange(run_id, "is already running")
     control.request_resume(by, reason)
     queue.advance(run_id)
 

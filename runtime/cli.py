@@ -36,7 +36,7 @@ from runtime.diagnose import diagnose
 from runtime.faults import Faults
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
-from runtime.model import ModelError
+from runtime.model import EndpointDown, ModelError
 from runtime.sandbox import Sandbox
 from runtime.snapshots import FileSnapshots
 from runtime.stops import ReplayDivergence, StopRequest
@@ -549,6 +549,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except EndpointDown as exc:
+        # Nothing of the run failed: its journal stops at the model call that went unanswered.
+        print(f"error: the model endpoint did not answer: {exc}", file=sys.stderr)
+        if where := getattr(args, "journal", None):
+            print(
+                f"the run rests at that call in {where}: `python -m runtime resume {where}` "
+                "asks again from there once the endpoint answers",
+                file=sys.stderr,
+            )
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`| head`): not an error of ours. Point stdout at nothing so
         # the interpreter's final flush does not complain a second time.

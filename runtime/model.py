@@ -77,6 +77,29 @@ class ModelError(Exception):
     """The model could not be asked or its answer could not be understood."""
 
 
+class EndpointDown(Exception):
+    """The model endpoint gave no usable answer after the client's own retries: a 5xx or 429
+    that persisted, timeouts, refused or dropped connections. An outage, not something the run
+    did, so deliberately not a ModelError: the agent loop journals nothing for it (the
+    ModelCalled before it stays the journal's last word), no harness ends the run over it, and
+    it goes up to whoever drives the run. On the workers the step fails and is tried again, and
+    after MINUTES_MAX_STEP_ATTEMPTS the run waits in the dead-letter queue; a person's retry,
+    once the endpoint answers, asks again from that ModelCalled. A run's ceiling that falls
+    during the retries is not an outage but the run's end: ModelHTTPError, journalled."""
+
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        attempts: int = 1,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status  # the last HTTP status seen; None: no answer arrived
+        self.attempts = attempts
+        self.retry_after = retry_after  # what the server last asked us to wait, in seconds
+
+
 @errors.replayable
 class ScriptExhausted(ModelError):
     pass

@@ -4,7 +4,9 @@
 local servers (Ollama, vLLM, llama.cpp server). It translates our ChatMessage/ToolSpec into the
 wire format and the reply back into a ModelResponse (`runtime.openai_wire`), retries what is
 worth retrying (429, 5xx, timeouts, dropped connections) with jittered exponential backoff, and
-turns everything else into a ModelError subclass with a message a person can act on.
+turns everything else into a ModelError subclass with a message a person can act on. A
+transient failure that outlasts the retries is EndpointDown (runtime/model.py): an outage, which
+parks the run rather than ending it.
 
 HTTP is stdlib only and confined to `OpenAIClient._post`, the one outbound seam.
 """
@@ -27,7 +29,14 @@ from urllib.parse import urlsplit
 
 from runtime import errors
 from runtime.events import Usage
-from runtime.model import ChatMessage, ModelClient, ModelError, ModelResponse, ToolSpec
+from runtime.model import (
+    ChatMessage,
+    EndpointDown,
+    ModelClient,
+    ModelError,
+    ModelResponse,
+    ToolSpec,
+)
 from runtime.openai_wire import (
     ModelProtocolError,
     UnreadableArguments,
@@ -103,12 +112,17 @@ class _Retryable(Exception):
     """One attempt failed in a way worth repeating (429, 5xx, timeout, connection trouble)."""
 
     def __init__(
-        self, detail: str, status: int | None = None, retry_after: float | None = None
+        self,
+        detail: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        timed_out: bool = False,
     ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.status = status
         self.retry_after = retry_after
+        self.timed_out = timed_out
 
 
 class OpenAIClient(ModelClient):
@@ -242,7 +256,7 @@ class OpenAIClient(ModelClient):
             error.args = (f"POST {self.base_url}{CHAT_PATH} (model {self.model!r}): {error}",)
             error.args = tuple(self.scrub(a) if isinstance(a, str) else a for a in error.args)
             raise
-        except ModelError as error:
+        except (ModelError, EndpointDown) as error:
             # A failure's message is journalled for good, shown on pages and exported, and it
             # quotes the server's answer, which may echo our key ("Incorrect API key provided:
             # sk-..."): the key never leaves in it.
@@ -342,6 +356,8 @@ class OpenAIClient(ModelClient):
                 return self._post(path, body, timeout)
             except _Retryable as failure:
                 made = attempt + 1
+                # The run's ceiling cut the wait short: that is the run's end, not an outage.
+                ceiling = failure.timed_out and timeout < self.timeout
                 if made == attempts:
                     why = ""
                 elif failure.retry_after is not None and failure.retry_after > self.max_backoff:
@@ -357,11 +373,15 @@ class OpenAIClient(ModelClient):
                         self.sleep(delay)
                         continue
                     why = ": the run's wall-clock ceiling falls before the next try"
-                raise ModelHTTPError(
+                    ceiling = True
+                said = (
                     f"gave up on POST {self.base_url}{path} after {made} attempt"
-                    f"{'' if made == 1 else 's'}{why}; the last failed with {failure.detail}",
-                    status=failure.status,
-                    attempts=made,
+                    f"{'' if made == 1 else 's'}{why}; the last failed with {failure.detail}"
+                )
+                if ceiling:
+                    raise ModelHTTPError(said, status=failure.status, attempts=made) from None
+                raise EndpointDown(
+                    said, status=failure.status, attempts=made, retry_after=failure.retry_after
                 ) from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -415,10 +435,14 @@ class OpenAIClient(ModelClient):
                 error.code,
             ) from None
         except TimeoutError:
-            raise _Retryable(f"a timeout (no answer within {timeout:.3g} s)") from None
+            raise _Retryable(
+                f"a timeout (no answer within {timeout:.3g} s)", timed_out=True
+            ) from None
         except urllib.error.URLError as error:
             if isinstance(error.reason, TimeoutError):
-                raise _Retryable(f"a timeout (no answer within {timeout:.3g} s)") from None
+                raise _Retryable(
+                    f"a timeout (no answer within {timeout:.3g} s)", timed_out=True
+                ) from None
             raise _Retryable(f"a connection error ({error.reason})") from None
         except (http.client.HTTPException, OSError) as error:
             # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).

@@ -15,7 +15,9 @@ cannot write either. A heartbeat renews the lease while the step runs, so the le
 (STEP_LEASE_SECONDS) however long the step: a killed worker's lease runs out within it, and
 `revive_stalled` queues the run again at the reconciler's next beat. A step that keeps dying
 (killed, or raising) is dead-lettered after MAX_STEP_ATTEMPTS, counted in the lease's own
-events because Redis keeps no redelivery count.
+events because Redis keeps no redelivery count. A model endpoint that stays down is such a
+step (runtime/model.py's EndpointDown): the run waits in the dead-letter queue, not ended, and a
+person's retry asks the model again where it was.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from runtime import flight, status, streams
 from runtime.coordination.leases import Lease
 from runtime.events import RunInterrupted, TeamFinished
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
+from runtime.model import EndpointDown
 from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.team import FlightConfig, Services
@@ -49,6 +52,7 @@ log = logging.getLogger(__name__)
 # Anything else a step raises is recorded and retried by drive_step itself (see backoff).
 TRANSIENT = (OperationalError, InterfaceError)
 
+MAX_BACKOFF = 60.0  # seconds: the longest wait before a failed step is tried again
 WAIT_SECONDS = 0.5  # between looks at specialists still at work (well under the visibility timeout)
 
 
@@ -186,6 +190,9 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
                 else f"the step at version {at} was started {starts} times and never finished "
                 "(its worker died)"
             )
+            if error.startswith(f"{EndpointDown.__name__}:"):
+                # An outage parks the run; nothing in it failed, and nothing is lost.
+                why += "; retry it once the model endpoint answers again"
             letter = control.dead_letter(why, starts, error)
             outcome = "dead-lettered"
             log.warning("run %s: %s", control.run_id, letter.reason)
@@ -199,6 +206,15 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
         raise
     except TRANSIENT:
         raise  # database trouble a retry can outlast: Celery retries the task with backoff
+    except EndpointDown as exc:
+        # The model endpoint is down: the journal stops at the ModelCalled, which the next step
+        # replays and asks again. Counted as a failed step, so that an outage that lasts ends
+        # in the dead-letter queue rather than in retries forever; a server that said when to
+        # come back is taken at its word, within the step's longest backoff.
+        log.warning("run %s: step at version %s: %s", control.run_id, at, exc)
+        control.step_failed(at, exc)
+        outcome = "failed-step"
+        retry_in = min(MAX_BACKOFF, max(backoff(lease.attempt), exc.retry_after or 0.0))
     except Exception as exc:
         # A step that raises is recorded and tried again after a backoff; the lease's attempt
         # count, not Celery's, decides when it has failed often enough to dead-letter it.
@@ -216,7 +232,7 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
 def backoff(attempt: int) -> float:
     """Seconds before trying a failed step again: doubling from 2 s, at most a minute, with
     jitter so that steps that failed together do not retry together."""
-    return min(60.0, 2.0**attempt) * random.uniform(0.5, 1.0)
+    return min(MAX_BACKOFF, 2.0**attempt) * random.uniform(0.5, 1.0)
 
 
 def revive_stalled() -> list[str]:

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from runtime.model import UNREADABLE_ARGS, ChatMessage, ModelError, ToolCall
+from runtime.model import UNREADABLE_ARGS, ChatMessage, EndpointDown, ModelError, ToolCall
 from runtime.openai_client import (
     LOCAL_MAX_TOKENS,
     MAX_REPLY_BYTES,
+    REDACTED,
     ModelConfigError,
     ModelHTTPError,
     ModelProtocolError,
@@ -207,12 +208,13 @@ def test_a_retry_after_longer_than_the_client_waits_gives_up_at_once_and_says_so
         Reply(b"busy", 429, {"Retry-After": "120"}), Reply(completion("done", usage=USAGE))
     )
 
-    with pytest.raises(ModelHTTPError) as caught:
+    with pytest.raises(EndpointDown) as caught:
         client.complete([ChatMessage(role="user", content="hello")], [])
 
     assert sleep.calls == []
     assert len(server.requests) == 1
     assert caught.value.status == 429 and caught.value.attempts == 1
+    assert caught.value.retry_after == 120  # the step that drives the run waits for it
     assert "asked to wait 120 s (Retry-After), longer than this client waits (5 s)" in str(
         caught.value
     )
@@ -260,13 +262,15 @@ def test_a_slow_server_is_waited_for_only_until_the_runs_ceiling(server: FakeSer
     assert "a timeout (no answer within 0.2 s)" in str(caught.value)
 
 
-def test_a_5xx_that_persists_fails_after_max_retries_plus_one_attempts(
+def test_a_5xx_that_persists_is_an_outage_after_max_retries_plus_one_attempts(
     server: FakeServer,
 ) -> None:
     client, sleep = client_for(server, max_retries=3, backoff=0.5, max_backoff=20.0)
     server.queue(*[Reply(b"internal error", 500) for _ in range(4)])
 
-    with pytest.raises(ModelHTTPError) as caught:
+    # Not a ModelError: no agent loop journals it as the model's failure, no harness ends the
+    # run over it (services/steps.py parks the run).
+    with pytest.raises(EndpointDown) as caught:
         client.complete([ChatMessage(role="user", content="hello")], [])
 
     assert len(server.requests) == 4
@@ -322,7 +326,7 @@ def test_a_server_that_does_not_answer_in_time_is_a_timeout_error(server: FakeSe
     client, _ = client_for(server, timeout=0.2, max_retries=0)
     server.queue(Reply(completion("too late", usage=USAGE), stall=2.0))
 
-    with pytest.raises(ModelHTTPError) as caught:
+    with pytest.raises(EndpointDown) as caught:
         client.complete([ChatMessage(role="user", content="hello")], [])
 
     assert "timeout" in str(caught.value)
@@ -338,7 +342,7 @@ def test_a_refused_connection_is_retried_then_reported(monkeypatch: pytest.Monke
     sleep = RecordingSleep()
     client = OpenAIClient(f"http://127.0.0.1:{port}", "m", max_retries=2, sleep=sleep)
 
-    with pytest.raises(ModelHTTPError, match="connection error") as caught:
+    with pytest.raises(EndpointDown, match="connection error") as caught:
         client.complete([ChatMessage(role="user", content="hello")], [])
 
     assert caught.value.attempts == 3
@@ -726,3 +730,30 @@ def test_namespaced_tool_names_travel_in_the_protocols_alphabet(server: FakeServ
     server.queue(Reply(completion("ok", usage=USAGE)))
     client.complete(again, [lookup])
     assert server.last["messages"][0]["tool_calls"][0]["function"]["name"] == "orders__lookup_order"
+
+
+def test_a_refused_connection_near_the_runs_ceiling_is_still_an_outage() -> None:
+    # The ceiling shortened the timeout, but the server was not slow, it was not there: that is
+    # an outage to wait out, not the run's ceiling.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    clock = Clock()
+    client = OpenAIClient(
+        f"http://127.0.0.1:{port}", "m", timeout=60, max_retries=0, sleep=clock.sleep, clock=clock
+    )
+    client.give_up_at(clock.now + 5)
+
+    with pytest.raises(EndpointDown, match="connection error"):
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+
+def test_an_outage_never_quotes_the_api_key(server: FakeServer) -> None:
+    key = "sk-live-0123456789abcdefSECRET"
+    client, _ = client_for(server, api_key=key, max_retries=0)
+    server.queue(Reply(f"upstream rejected key {key}".encode(), 502))
+
+    with pytest.raises(EndpointDown) as caught:
+        client.complete([ChatMessage(role="user", content="hello")], [])
+
+    assert key not in str(caught.value) and REDACTED in str(caught.value)

@@ -19,6 +19,8 @@ process and one database so the figures sit side by side:
                  replayed. The per-step overhead of a run driven on its worker.
     pages        the run page and each of its tabs, and the timeline's tail poll, as a
                  signed-in user (Django's test client: no HTTP, no server).
+    stop, then go on
+                 a person's interrupt and resume of the running run (services/runs.py).
 
 Each figure is a median of --repeats, printed with its ratio to the 100-event figure. Then a
 whole 1,000-event run, driven step by step as a worker drives it (in this process: the
@@ -233,6 +235,19 @@ def page_figures(client: object, run_id: str, repeats: int) -> dict[str, float]:
     return figures
 
 
+def steering_figures(run_id: str, repeats: int) -> dict[str, float]:
+    """A person's stop and go-on of a running run (services/runs.py, as the page's buttons, the
+    API and the commands call it): where the run stands is read, then one request written."""
+    from services import runs
+
+    def stop_and_go_on() -> None:
+        runs.interrupt(run_id, "bench", "a look")
+        runs.resume(run_id, "bench", "go on")
+
+    stop_and_go_on()
+    return {"stop, then go on": median_ms(stop_and_go_on, repeats)}
+
+
 def whole_run(events: int) -> dict[str, float]:
     """One run to `events` events: in one session, and step by step as a worker drives it."""
     from django.conf import settings
@@ -358,6 +373,7 @@ def main() -> None:
         for name, value in {
             **step_figures(run_id, args.repeats),
             **page_figures(client, run_id, args.repeats),
+            **steering_figures(run_id, args.repeats),
         }.items():
             rows.setdefault(name, {})[size] = value
     header = "".join(f"{size:>12,}" for size in sizes) + "   ratio"

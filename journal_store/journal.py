@@ -264,6 +264,15 @@ class DjangoJournal:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return self.select("WHERE stream LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
 
+    def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
+        """The stream's events of one kind, in order: a seek by the (run, kind, position)
+        index, where reading the stream to pick them out would cost what the run has grown
+        to."""
+        return self.select(
+            "WHERE run_id = %s AND kind = %s AND stream = %s ORDER BY position",
+            [run_id, kind, stream],
+        )
+
     def first(self, stream: str) -> Recorded | None:
         """The stream's first event (a run's TeamStarted, its settings), or None."""
         found = self.select("WHERE stream = %s AND version = 1", [stream])

@@ -15,7 +15,7 @@ from django.http import Http404
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
-from runtime import flight, status, streams, views
+from runtime import flight, status, streams
 from runtime.events import TeamStarted
 from runtime.team import FlightConfig
 from services import local_model, queue
@@ -183,9 +183,12 @@ def replay(run_id: str) -> flight.ReplayReport:
 
 
 def status_of(run_id: str) -> str:
-    """Where the run is (runtime/status.py's vocabulary), read from its journal: the same fold
-    the list and the pages read (views.Summary), over every stream of the run."""
-    records = DjangoJournal().read_run(run_id)
-    if not records:
+    """Where the run is (runtime/status.py's vocabulary): its summary's status once the
+    projector has caught up with the journal, so the same fold the list and the pages read
+    (views.Summary, over every stream of the run), read from one row rather than folded again
+    over the whole run at every stop and resume."""
+    projection.catch_up()
+    found = RunSummary.objects.filter(run_id=run_id).values_list("status", flat=True).first()
+    if found is None:
         raise RunNotFound(run_id)
-    return views.status(records)
+    return found

@@ -24,10 +24,12 @@ from typing import Any
 
 from django.conf import settings
 
+from journal_store import projection
 from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary
 from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
-from runtime.events import BudgetDebited, ToolsListed, WorkerHandedOff
+from runtime.events import ToolsListed, WorkerHandedOff
 from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
 from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
@@ -80,10 +82,18 @@ def dispatch(run_id: str, sub_id: str, handoff: dict[str, Any]) -> None:
 
 def brief(journal: DjangoJournal, run_id: str, sub_id: str) -> Handoff | None:
     """The sub-task's latest brief, as its run's stream holds it."""
-    for record in reversed(journal.read(streams.journal(run_id))):
+    for record in reversed(journal.of_kind(run_id, streams.journal(run_id), "WorkerHandedOff")):
         if isinstance(record.event, WorkerHandedOff) and record.event.task_id == sub_id:
             return Handoff.model_validate(record.event.handoff)
     return None
+
+
+def spent_so_far(run_id: str) -> int:
+    """What the run has spent so far, every stream of it (its bill's debits): the summary's
+    figure once the projector has caught up, rather than a sum over every debit of the run."""
+    projection.catch_up()
+    spent = RunSummary.objects.filter(run_id=run_id).values_list("spent", flat=True).first()
+    return int(spent or 0)
 
 
 def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
@@ -95,8 +105,9 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
     stream = engine.worker_stream(run_id, sub_id, handoff.worker_id)
     if engine.finished([r.event for r in journal.read(stream)]):
         return "finished"  # a duplicate delivery: the work is done and recorded
-    events = [r.event for r in journal.read(streams.journal(run_id))]
-    config = flight.recorded_config(events, run_id)
+    run = streams.journal(run_id)
+    first = journal.first(run)  # the run's settings; what else is needed is sought by kind
+    config = flight.recorded_config([first.event] if first else [], run_id)
     leases = Leases(journal)
     slot = take_slot(leases, run_id, TriageSettings.of(config).parallel, holder)
     if slot is None:
@@ -117,15 +128,13 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
             faults=seams,
         )
         belt = Belt(lambda: Borrowed(shared_surface()))
-        belt.specs = next(e.tools for e in events if isinstance(e, ToolsListed))
+        listed = journal.of_kind(run_id, run, "ToolsListed")[0].event
+        assert isinstance(listed, ToolsListed)
+        belt.specs = listed.tools
         # The run's spending so far seeds this process's breaker: the cap holds across
         # workers; the rate is judged on what this specialist spends (its refusal is journalled
         # as the model call that failed, in its own stream).
-        spent = sum(
-            r.event.amount
-            for r in flight.run_records(journal, run_id)
-            if isinstance(r.event, BudgetDebited)
-        )
+        spent = spent_so_far(run_id)
         client = Metered(clients[handoff.worker_id], spend_breaker(config, run_id, belt, spent))
         report = work(session, sub_id, handoff, client, belt)
         if belt.events:

@@ -222,6 +222,14 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
     assert drive(run_id)[-1] == "waiting"
     for run, sub, _handoff in sent:  # one after another: the spender trips the breaker alone
         specialists.run_specialist(run, sub, "test-worker")
+        # Each seeds its breaker with the run's spending so far, read off its summary: the sum
+        # of every debit in the run's streams and its specialists'.
+        debits = [
+            r.event.amount
+            for r in flight.run_records(DjangoJournal(), run_id)
+            if isinstance(r.event, BudgetDebited)
+        ]
+        assert specialists.spent_so_far(run_id) == sum(debits) > 0
     assert drive(run_id)[-1] == "dead-lettered"
     projection.catch_up()
     [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
@@ -295,3 +303,33 @@ def test_a_specialist_is_sent_ids_only_and_reads_its_brief_from_the_journal():
     assert message.headers["task"] == "tasks.fanout.specialist"
     assert message.decode()[0] == ["r-0123456789ab", "S1"]
     assert specialists.run_specialist("r-0123456789ab", "S1", "test-worker") == "missing"
+
+
+def test_where_a_run_stands_is_its_journals_fold_at_every_step():
+    # runs.status_of reads the summary row after a catch-up; it must say what folding the
+    # whole journal says, including of events no catch-up has seen yet.
+    from runtime import views
+
+    def folded(run_id):
+        return views.status(DjangoJournal().read_run(run_id))
+
+    run_id = runs.start_run("repo-fix", "first-flight")
+    seen = []
+    for step in range(200):
+        assert runs.status_of(run_id) == folded(run_id)
+        seen.append(runs.status_of(run_id))
+        if step == 1:
+            runs.interrupt(run_id, "ann")
+            assert steps.drive_step(run_id, "test") == "interrupted"
+            assert runs.status_of(run_id) == folded(run_id) == "interrupted"
+            runs.resume(run_id, "ann")
+        if steps.drive_step(run_id, "test") != "stepped":
+            break
+    assert runs.status_of(run_id) == folded(run_id) == "done"
+    assert "running" in seen
+
+    other = runs.start_run("repo-fix", "first-flight")
+    Control(other).dead_letter("a person must look", 1, "")  # written, not caught up
+    assert runs.status_of(other) == folded(other) == "dead-lettered"
+    with pytest.raises(runs.RunNotFound):
+        runs.status_of("r-nobody")

@@ -80,6 +80,36 @@ def pending_stop(run_id: str) -> StopRequest | None:
     return Control(run_id).stop_request()
 
 
+@dataclass(frozen=True)
+class Trouble:
+    """The run's steps that failed since it last moved, as its header says it."""
+
+    since: datetime
+    tries: int
+    last_error: str
+    outage: bool  # the model endpoint, not answering: waited out until `until`
+    until: datetime | None
+    attempts: int  # failed steps before a run that is not in an outage is dead-lettered
+
+
+def trouble(run_id: str) -> Trouble | None:
+    """Why the running run has not moved, if its steps have been failing (services/control.py
+    Failing): its control stream and one seek, however long the run."""
+    failing = Control(run_id).failing()
+    if failing is None:
+        return None
+    waits_out = failing.outage and settings.OUTAGE_SECONDS > 0
+    until = datetime.fromtimestamp(failing.since + settings.OUTAGE_SECONDS, UTC)
+    return Trouble(
+        since=datetime.fromtimestamp(failing.since, UTC),
+        tries=failing.tries,
+        last_error=failing.last_error,
+        outage=failing.outage,
+        until=until if waits_out else None,
+        attempts=settings.MAX_STEP_ATTEMPTS,
+    )
+
+
 def numbers(positions: Iterable[int | None]) -> dict[int, str]:
     """The events at these positions by their number in their run's minutes, as the timeline
     numbers them ("57", or "lease 3" for a stream beside the run's): so that every page cites an

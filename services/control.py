@@ -21,6 +21,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import OperationalError, connections
@@ -41,6 +42,7 @@ from runtime.events import (
 )
 from runtime.faults import Faults
 from runtime.journal import Recorded, WrongExpectedVersion
+from runtime.model import EndpointDown
 from runtime.stops import StopRequest
 
 
@@ -89,6 +91,27 @@ class Control:
         if not failures:
             return ""
         return f"{failures[-1].error.type}: {failures[-1].error.message}"
+
+    def failing(self) -> Failing | None:
+        """The failed steps since the run last moved (its stream's latest event) or a person
+        last retried its dead letter; None when a step has gone through since. Two seeks and
+        the control stream, which holds requests and failures, not the run's turns."""
+        head = self.journal.last(streams.journal(self.run_id))
+        records = self.journal.read(self.stream)
+        retried = [r.position for r in records if isinstance(r.event, DeadLetterRetried)]
+        moved = max([head.position if head else 0, *retried])
+        failed = [
+            r.event for r in records if r.position > moved and isinstance(r.event, StepFailed)
+        ]
+        if not failed:
+            return None
+        last = failed[-1].error
+        return Failing(
+            since=failed[0].t,
+            tries=len(failed),
+            last_error=f"{last.type}: {last.message}",
+            outage=all(e.error.type == EndpointDown.__name__ for e in failed),
+        )
 
     def step_failed(self, at_version: int, exc: BaseException) -> None:
         error = ErrorInfo(type=type(exc).__name__, message=str(exc)[:2000])
@@ -182,6 +205,21 @@ class Control:
         )
         self.append(letter)
         return letter
+
+
+@dataclass(frozen=True)
+class Failing:
+    """The steps of a run that failed since it last moved: the run stands where it stood."""
+
+    since: float  # when the first of them failed
+    tries: int
+    last_error: str  # "Type: message" of the latest
+    outage: bool  # every one of them was the model endpoint not answering
+
+    def waits_out(self, now: float, patience: float) -> bool:
+        """Whether the step is still tried again (an outage within its patience) rather than
+        dead-lettered after its attempts."""
+        return self.outage and now - self.since < patience
 
 
 def holder() -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
@@ -44,7 +45,7 @@ from runtime.session import Session
 from runtime.team import FlightConfig, Services
 from runtime.warm import WarmFlight, WarmFlights
 from services import ended, queue, specialists, traces
-from services.control import Control, faults, heartbeat, holder, stalled
+from services.control import Control, Failing, faults, heartbeat, holder, stalled
 from teams.desk.services import DeskServices
 
 log = logging.getLogger(__name__)
@@ -180,20 +181,12 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
     outcome = "lost"
     retry_in = 0.0
     try:
-        if lease.attempt > settings.MAX_STEP_ATTEMPTS:
+        failing = control.failing() if lease.attempt > settings.MAX_STEP_ATTEMPTS else None
+        if failing is not None and failing.waits_out(time.time(), settings.OUTAGE_SECONDS):
+            pass  # the model endpoint is down: the step is tried again, it failed nothing
+        elif lease.attempt > settings.MAX_STEP_ATTEMPTS:
             starts, error = lease.attempt - 1, control.last_error(at)
-            # The reason is what a person reads first (the run's header, the queue's card):
-            # it says what failed when the step recorded it, not only that something did.
-            why = (
-                f"the step at version {at} failed {starts} times; the last time: {error}"
-                if error
-                else f"the step at version {at} was started {starts} times and never finished "
-                "(its worker died)"
-            )
-            if error.startswith(f"{EndpointDown.__name__}:"):
-                # An outage parks the run; nothing in it failed, and nothing is lost.
-                why += "; retry it once the model endpoint answers again"
-            letter = control.dead_letter(why, starts, error)
+            letter = control.dead_letter(reason(at, starts, error, failing), starts, error)
             outcome = "dead-lettered"
             log.warning("run %s: %s", control.run_id, letter.reason)
             return outcome, retry_in
@@ -227,6 +220,24 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
         control.release(lease, outcome)
         projection.catch_up()
     return outcome, retry_in
+
+
+def reason(at: int, starts: int, error: str, failing: Failing | None) -> str:
+    """Why the step is dead-lettered: what a person reads first (the run's header, the queue's
+    card), so it says what failed as the step recorded it, not only that something did."""
+    if failing is not None and failing.outage:
+        # Nothing in the run failed and nothing is lost: the person's move is a retry.
+        since = datetime.fromtimestamp(failing.since, UTC).strftime("%H:%M:%S UTC")
+        return (
+            f"the model endpoint has not answered since {since} ({failing.tries} failed steps); "
+            f"the last time: {error or failing.last_error}; retry it once the model endpoint "
+            "answers again"
+        )
+    if error:
+        return f"the step at version {at} failed {starts} times; the last time: {error}"
+    return (
+        f"the step at version {at} was started {starts} times and never finished (its worker died)"
+    )
 
 
 def backoff(attempt: int) -> float:

@@ -82,6 +82,19 @@ class StopOut(Schema):
     reason: str
 
 
+class FailingOut(Schema):
+    since: datetime = Field(description="when the first of the failed steps failed")
+    tries: int = Field(description="steps failed since the run last moved")
+    last_error: str = Field(description="the latest failure, as 'Type: message'")
+    outage: bool = Field(
+        description="every failure was the model endpoint not answering (EndpointDown): "
+        "waited out until `until`, then dead-lettered"
+    )
+    until: datetime | None = Field(
+        None, description="how long an outage is waited out (MINUTES_OUTAGE_SECONDS)"
+    )
+
+
 class RunDetailOut(RunOut):
     """One run, as the list gives it, and what only its own page shows."""
 
@@ -90,6 +103,26 @@ class RunDetailOut(RunOut):
         description="a stop a person asked of the running run that it has not reached yet (it "
         "stops at its next turn boundary; a resume cancels it); None: none pending",
     )
+    failing: FailingOut | None = Field(
+        None,
+        description="the running run's steps that failed since it last moved (tried again "
+        "after a backoff); None: its last step went through",
+    )
+
+    @staticmethod
+    def resolve_failing(run: RunSummary) -> FailingOut | None:
+        if run.status != status.RUNNING:
+            return None
+        found = queries.trouble(run.run_id)
+        if found is None:
+            return None
+        return FailingOut(
+            since=found.since,
+            tries=found.tries,
+            last_error=found.last_error,
+            outage=found.outage,
+            until=found.until,
+        )
 
     @staticmethod
     def resolve_stop_requested(run: RunSummary) -> StopOut | None:

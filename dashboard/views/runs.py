@@ -99,6 +99,9 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "active": status.is_active(run.status),
         # Said in the header until the run reaches it, where the page kept saying only running.
         "stop": queries.pending_stop(run.run_id) if status.is_active(run.status) else None,
+        # Why a running run stands still: its steps failing (the model endpoint down, say),
+        # where the page said only running while they were tried again.
+        "trouble": queries.trouble(run.run_id) if run.status == status.RUNNING else None,
         "awaiting": status.is_awaiting(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),

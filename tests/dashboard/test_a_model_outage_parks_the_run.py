@@ -1,7 +1,9 @@
-"""A model endpoint that stays down (5xx after the client's retries) parks the run in the
-dead-letter queue instead of ending it: nothing of the run failed, so nothing of it is
-journalled as failed, and a person's retry once the endpoint is back asks the model again
-where it was, and the run goes on to its verdict and replays identical.
+"""A model endpoint that stays down (5xx after the client's retries) does not end the run:
+nothing of the run failed, so nothing of it is journalled as failed. Its step is tried again,
+at most a minute apart, for MINUTES_OUTAGE_SECONDS, while the run's header and the API say the
+endpoint is down; the run goes on by itself when the endpoint answers. An outage that outlasts
+that waits in the dead-letter queue, and a person's retry asks the model again where the run
+was. Either way the run reaches its verdict and replays identical.
 
 It used to be journalled as the model's failure (ModelFailed), and the harness ended the run
 escalated, for good: an hour of work lost to a vendor's five-minute outage."""
@@ -25,21 +27,71 @@ pytestmark = [
 KEY = "sk-live-0123456789abcdefSECRET"
 
 
-def kinds(run_id: str) -> list[str]:
-    return [r.event.kind for r in DjangoJournal().read(f"run-{run_id}")]
-
-
-def test_an_outage_waits_for_a_person_and_a_retry_goes_on_where_the_run_was(
-    server, settings, as_owner
-):
+@pytest.fixture
+def down(server, settings):
+    """A model endpoint that answers every request 503, "try again now" (no waits here)."""
     settings.MODELS = {
         "MINUTES_MODEL_BASE_URL": server.url,
         "MINUTES_MODEL": "some-model",
         "MINUTES_MODEL_API_KEY": KEY,
     }
     settings.MODEL_BASE_URL = server.url
-    # Down: every request answered 503, "try again now" (no waits in the test).
-    server.queue(*[Reply(f"overloaded ({KEY})".encode(), 503, {"Retry-After": "0"})] * 100)
+    server.queue(*[Reply(f"overloaded ({KEY})".encode(), 503, {"Retry-After": "0"})] * 200)
+    return server
+
+
+def back_up(server):
+    server.replies.clear()
+    server.queue(
+        Reply(completion(None, [wire_call("list_files", '{"path": "."}', "c1")])),
+        Reply(completion(None, [wire_call("done", '{"summary": "looked"}', "c2")])),
+    )
+
+
+def kinds(run_id: str) -> list[str]:
+    return [r.event.kind for r in DjangoJournal().read(f"run-{run_id}")]
+
+
+def to_the_end(run_id: str) -> str:
+    for _ in range(20):
+        outcome = steps.drive_step(run_id, "test")
+        if outcome != "stepped":
+            return outcome
+    raise AssertionError("never settled")
+
+
+def test_an_outage_is_waited_out_and_the_run_goes_on_by_itself(down, settings, as_owner):
+    run_id = runs.start_run("solo", "solo-fix", by="owner", model="endpoint")
+
+    outcomes = [steps.drive_step(run_id, "test") for _ in range(settings.MAX_STEP_ATTEMPTS + 3)]
+
+    assert set(outcomes) == {"failed-step"}  # past its attempts, and still not dead-lettered
+    assert Control(run_id).open_letter() is None
+    assert kinds(run_id)[-1] == "ModelCalled" and "ModelFailed" not in kinds(run_id)
+    projection.catch_up()
+    api = as_owner.get(f"/api/runs/{run_id}").json()
+    assert api["status"] == "running"
+    failing = api["failing"]
+    assert failing["outage"] and failing["tries"] == len(outcomes) and failing["until"]
+    assert failing["last_error"].startswith(f"EndpointDown: gave up on POST {down.url}")
+    assert KEY not in failing["last_error"]
+    header = as_owner.get(f"/runs/{run_id}/header").content.decode()
+    assert "The model endpoint has not answered since" in header
+    assert f"({len(outcomes)} failed steps)" in header and "HTTP 503" in header
+    assert "Its step is tried again, at most a minute apart, until" in header
+    assert KEY not in header
+
+    back_up(down)
+    outcome = to_the_end(run_id)
+
+    assert outcome != "escalated" and runs.status_of(run_id) == outcome, outcome
+    assert Control(run_id).failing() is None and Control(run_id).open_letter() is None
+    assert kinds(run_id).count("ModelCalled") == kinds(run_id).count("ModelResponded") == 2
+    assert flight.replay(DjangoJournal(), run_id).identical
+
+
+def test_an_outage_that_lasts_waits_for_a_person_whose_retry_goes_on(down, settings, as_owner):
+    settings.OUTAGE_SECONDS = 0  # not waited out: dead-lettered after its attempts
     run_id = runs.start_run("solo", "solo-fix", by="owner", model="endpoint")
 
     outcomes = [steps.drive_step(run_id, "test") for _ in range(settings.MAX_STEP_ATTEMPTS + 1)]
@@ -52,28 +104,40 @@ def test_an_outage_waits_for_a_person_and_a_retry_goes_on_where_the_run_was(
     assert "ModelFailed" not in kinds(run_id) and kinds(run_id).count("ModelCalled") == 1
     assert runs.status_of(run_id) == "dead-lettered"
     letter = Control(run_id).open_letter()
-    assert letter.last_error.startswith("EndpointDown: gave up on POST " + server.url)
-    assert "HTTP 503" in letter.reason
+    assert letter.last_error.startswith(f"EndpointDown: gave up on POST {down.url}")
+    assert letter.reason.startswith("the model endpoint has not answered since ")
+    assert f"({len(outcomes) - 1} failed steps)" in letter.reason and "HTTP 503" in letter.reason
     assert letter.reason.endswith("retry it once the model endpoint answers again")
     projection.catch_up()
-    shown = as_owner.get(f"/api/runs/{run_id}").json()
-    assert shown["status"] == "dead-lettered"
     page = as_owner.get(f"/runs/{run_id}/").content.decode()
     assert "retry it once the model endpoint answers again" in page
     assert KEY not in page and KEY not in letter.reason
 
-    # Back up: the person retries, and the run asks again from its ModelCalled.
-    server.replies.clear()
-    server.queue(
-        Reply(completion(None, [wire_call("list_files", '{"path": "."}', "c1")])),
-        Reply(completion(None, [wire_call("done", '{"summary": "looked"}', "c2")])),
-    )
+    back_up(down)
     letters.decide_letter(letter.letter_id, "retry", "ann", "the vendor is back")
-    for _ in range(20):
-        outcome = steps.drive_step(run_id, "test")
-        if outcome != "stepped":
-            break
+    outcome = to_the_end(run_id)
 
     assert outcome != "escalated" and runs.status_of(run_id) == outcome, outcome
     assert kinds(run_id).count("ModelCalled") == kinds(run_id).count("ModelResponded") == 2
     assert flight.replay(DjangoJournal(), run_id).identical
+
+
+def test_a_step_that_fails_otherwise_is_shown_and_dead_lettered_after_its_attempts(
+    settings, monkeypatch, as_owner
+):
+    # Only the model endpoint's outage is waited out: a bug is dead-lettered as before.
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the harness hit a <bug>")
+
+    monkeypatch.setattr(flight, "drive", broken)
+    assert steps.drive_step(run_id, "test") == "failed-step"
+    header = as_owner.get(f"/runs/{run_id}/header").content.decode()
+    assert "Its steps have failed since" in header and "(1 failed step)" in header
+    assert "RuntimeError: the harness hit a &lt;bug&gt;" in header
+    assert f"after {settings.MAX_STEP_ATTEMPTS} failed steps" in header
+    for _ in range(settings.MAX_STEP_ATTEMPTS - 1):
+        assert steps.drive_step(run_id, "test") == "failed-step"
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    assert Control(run_id).open_letter().reason.startswith("the step at version ")

@@ -207,7 +207,7 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
         log.warning("run %s: step at version %s: %s", control.run_id, at, exc)
         control.step_failed(at, exc)
         outcome = "failed-step"
-        retry_in = min(MAX_BACKOFF, max(backoff(lease.attempt), exc.retry_after or 0.0))
+        retry_in = min(longest_wait(), max(backoff(lease.attempt), exc.retry_after or 0.0))
     except Exception as exc:
         # A step that raises is recorded and tried again after a backoff; the lease's attempt
         # count, not Celery's, decides when it has failed often enough to dead-letter it.
@@ -243,7 +243,14 @@ def reason(at: int, starts: int, error: str, failing: Failing | None) -> str:
 def backoff(attempt: int) -> float:
     """Seconds before trying a failed step again: doubling from 2 s, at most a minute, with
     jitter so that steps that failed together do not retry together."""
-    return min(MAX_BACKOFF, 2.0**attempt) * random.uniform(0.5, 1.0)
+    return min(longest_wait(), 2.0**attempt) * random.uniform(0.5, 1.0)
+
+
+def longest_wait() -> float:
+    """The longest a failed step waits: a minute, and well within MINUTES_STALL_SECONDS, so
+    that the reconciler never takes a run waiting out its backoff for one nobody drives (and
+    notes a stall that was not one)."""
+    return min(MAX_BACKOFF, settings.STALL_SECONDS * 0.75)
 
 
 def revive_stalled() -> list[str]:

@@ -285,6 +285,15 @@ def test_a_failed_step_backs_off_with_jitter_up_to_a_minute():
     assert steps.TRANSIENT and RuntimeError not in steps.TRANSIENT  # Celery retries only these
 
 
+def test_a_failed_steps_wait_is_never_taken_for_a_stall(settings):
+    # The reconciler takes a run whose lease was given back more than STALL_SECONDS ago for one
+    # nobody drives (and notes a stall): a step waiting out its backoff must come back sooner.
+    for grace in (60, 20):
+        settings.STALL_SECONDS = grace
+        assert max(steps.backoff(10) for _ in range(50)) <= 0.75 * grace
+        assert steps.longest_wait() <= 0.75 * grace
+
+
 def test_a_specialist_is_sent_ids_only_and_reads_its_brief_from_the_journal():
     """The message on the broker names the task and carries two ids: the hand-off is
     journalled, not re-sent, and the sender never imports the task's module."""

@@ -75,6 +75,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "dashboard.security.ContentSecurityPolicyMiddleware",
+    # Minutes' own 404 page, in debug mode too (where Django would list every URL pattern).
+    "dashboard.notfound.NotFoundMiddleware",
     # Last, as django-axes asks: it turns a sign-in refused for too many failures into the
     # lockout page (or the API's 429).
     "axes.middleware.AxesMiddleware",

@@ -36,6 +36,9 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok", content_type="text/plain")
 
 
+# A 404 Django builds itself with DEBUG off is the same as dashboard.notfound's middleware gives.
+handler404 = "dashboard.notfound.not_found"
+
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
     path("login", auth.LoginView.as_view(), name="login"),

@@ -257,7 +257,10 @@ def number(stream: str, version: int, run_id: str) -> str:
     if stream == f"run-{run_id}":
         return str(version)
     named = stream.replace(f"-{run_id}-", "-").removesuffix(f"-{run_id}")
-    return f"{named} {version}"
+    # An effect's stream is named by its idempotency key, a 40-digit hash: whole, it made the
+    # timeline's number column wider than the events. Its first digits tell a run's few
+    # effects apart; the row's title keeps the whole stream name.
+    return f"{short_ids(named)} {version}"
 
 
 def since(t: float, start: datetime | None) -> str:

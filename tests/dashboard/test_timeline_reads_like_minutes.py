@@ -11,7 +11,8 @@ import pytest
 
 from dashboard import present
 from journal_store.models import StoredEvent
-from tests.dashboard.conftest import run_of
+from services import runs
+from tests.dashboard.conftest import drive, run_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,3 +64,19 @@ def test_values_read_as_a_person_reads_them():
     said = {"reason": "commit claim cl-66f8c8f8c97489aa to order:A-1"}
     assert present.summary("ConflictParked", said) == "commit claim cl-66f8c8f8… to order:A-1"
     assert present.summary_title("ConflictParked", said) == said["reason"]
+
+
+def test_an_effects_number_shows_the_first_digits_of_its_key(as_owner):
+    # The desk's refund goes through the effect ledger: stream effect-fx-<40 hex digits>.
+    run_id = runs.start_run("support-desk", "double-refund", by="owner")
+    drive(run_id)
+    effect = StoredEvent.objects.filter(run_id=run_id, stream__startswith="effect-").first()
+    assert effect is not None and len(effect.stream) > 40
+    page = as_owner.get(f"/runs/{run_id}/?tab=timeline").content.decode()
+    row = re.search(
+        rf'<tr id="e{effect.position}"[^\n]*\n\s*<td class="num mono" title="([^"]*)">([^<]+)</td>',
+        page,
+    )
+    assert row is not None
+    assert row[2] == f"{effect.stream[:18]}… {effect.version}"  # effect-fx- and 8 digits
+    assert effect.stream in row[1]  # the whole name, on pointing at it

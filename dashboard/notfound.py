@@ -52,6 +52,8 @@ class NotFoundMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, Http404) and not request.path.startswith(API):
+        # Under /api/ too: django-ninja answers the Http404s of its endpoints itself, so one
+        # that reaches here is from a view of its own outside them (its root, /api/).
+        if isinstance(exception, Http404):
             return not_found(request, exception)
         return None

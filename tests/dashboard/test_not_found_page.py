@@ -75,6 +75,9 @@ def test_the_api_keeps_its_json(debug, as_owner):
     # A path the API has no endpoint for answers as django-ninja answers its own 404s.
     response = as_owner.get("/api/no-such-endpoint")
     assert response.status_code == 404 and response.json() == {"detail": "Not Found"}
+    # And so does its root, which django-ninja answers with an Http404 of its own.
+    response = as_owner.get("/api/")
+    assert response.status_code == 404 and response.json() == {"detail": "Not Found"}
 
 
 def test_the_500_page_renders_with_no_context():

@@ -48,6 +48,19 @@ def test_the_page_shows_both_sides_of_the_divergence_with_links(as_owner, pair):
     assert "First divergence" in ticked
 
 
+def test_the_inputs_hold_the_runs_asked_for_escaped(as_owner, pair):
+    a, b = pair
+    page = as_owner.get(f"/runs/compare?a={a}&b={b}").content.decode()
+    assert f'name="a" value="{a}"' in page and f'name="b" value="{b}"' in page
+    # The ticked rows of the runs list fill them too, and a refused id stays to be corrected.
+    ticked = as_owner.get(f"/runs/compare?run={a}&run={b}").content.decode()
+    assert f'name="a" value="{a}"' in ticked and f'name="b" value="{b}"' in ticked
+    refused = as_owner.get(f"/runs/compare?a={a}", {"b": 'r-"><b>x'})
+    assert refused.status_code == 400
+    html = refused.content.decode()
+    assert 'name="b" value="r-&quot;&gt;&lt;b&gt;x"' in html and "<b>x" not in html
+
+
 def test_an_unknown_run_is_named_and_nothing_is_written(as_owner, pair):
     a, _ = pair
     before = StoredEvent.objects.count()

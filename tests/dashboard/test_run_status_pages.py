@@ -135,6 +135,22 @@ def test_an_imported_run_names_its_file_keeps_its_times_and_offers_no_interrupt(
     assert [r.event.file for r in DjangoJournal().read("import-legacy-2")] == ["again.jsonl"]
 
 
+def test_an_imported_runs_timeline_does_not_promise_a_resume(as_owner):
+    body = journal_file("legacy-3")
+    import_journal(io.BytesIO(body), name="old.jsonl", size=len(body), by="owner")
+    projection.catch_up()
+    page = as_owner.get("/runs/legacy-3/?tab=timeline").content.decode()
+    assert "nothing here drives it" in page  # the header
+    assert "Resume point: stage" in page
+    assert "nothing here resumes an imported run" in page
+    assert "replays up to there" not in page
+    # The tab alone, as its filters fetch it, says the same.
+    tab = as_owner.get(
+        "/runs/legacy-3/tabs/timeline", headers={"HX-Request": "true", "HX-Target": "tab"}
+    ).content.decode()
+    assert "nothing here resumes an imported run" in tab and "replays up to there" not in tab
+
+
 def test_a_conflict_reads_by_its_values_marks_the_winner_and_links_both_ways(api, as_reviewer):
     started = api.post(
         "/api/runs",

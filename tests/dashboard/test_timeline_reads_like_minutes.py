@@ -56,6 +56,7 @@ def test_jump_to_latest_shows_the_last_events_and_the_resume_point_is_on_the_pag
         r"Resume point: stage <strong>\w+</strong>, after event <a href=\"[^\"]+#e\d+\">#\d+</a>",
         page,
     )
+    assert "a resumed or retried run replays up to there and goes on live" in page
 
 
 def test_values_read_as_a_person_reads_them():

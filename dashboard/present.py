@@ -280,7 +280,11 @@ def duration(start: datetime | None, end: datetime | None) -> str:
     summary's `finished` is set at a verdict, a dead letter, an interrupt or an import)."""
     if start is None:
         return "unknown"
-    seconds = int(((end or timezone.now()) - start).total_seconds())
+    elapsed = ((end or timezone.now()) - start).total_seconds()
+    if elapsed < 1:
+        # Truncated, a run done within the second read "0 s", as if it took no time at all.
+        return "<1 s"
+    seconds = int(elapsed)
     if seconds < 60:
         return f"{seconds} s"
     if seconds < 3600:

@@ -40,6 +40,20 @@ def described(team: str) -> list[tuple[str, str]]:
     return [(name, f"{name}: {s.description}") for name, s in TEAMS[team].scenarios.items()]
 
 
+def refused_options(team: str) -> dict[str, str]:
+    """The form's options that `team` has no use for, each with the refusal a run of it asking
+    for one gets: the form shows the chosen team's options only, and refuses the rest."""
+    refused: dict[str, str] = {}
+    if why := baseline.team_refusal(team):
+        refused["baseline"] = why
+    for name in ("reflect", "votes"):
+        if name not in TEAMS[team].settings.model_fields:
+            refused[name] = f"team {team} {flight.refusal(name)}"
+    if team != "support-desk":
+        refused["order"] = "only the support-desk team works on orders"
+    return refused
+
+
 class NewRunForm(forms.Form):
     team = forms.ChoiceField(choices=[(t, t) for t in sorted(TEAMS)], initial="repo-fix")
     scenario = forms.ChoiceField(
@@ -72,6 +86,8 @@ class NewRunForm(forms.Form):
         max_value=actions.SECONDS_MAX,
         required=False,
         label="Wall-clock ceiling (seconds)",
+        help_text="Seconds from the run's start; at the first turn past them it ends, halted. "
+        "Empty: the scenario's own, if it has one.",
     )
     order = forms.RegexField(
         regex=actions.ORDER,
@@ -119,9 +135,16 @@ class NewRunForm(forms.Form):
         # offers the chosen team's, each with its description.
         self.fields["scenario"].widget.choices = described(team)
         self.fields["scenario"].help_text = TEAMS[team].scenarios[scenario].description
+        # Drawn hidden (the template's `not-offered`), so that with scripts on the form offers
+        # what the team takes; with them off it cannot be drawn again for another team, so a
+        # stylesheet in <noscript> shows them all, and clean() refuses what the team refuses.
+        self.not_offered = set(refused_options(team))
         if not self.is_bound:
             self.initial = {**presets(team, scenario), **self.initial}
             self.initial.update(team=team, scenario=scenario, presets_of=f"{team}/{scenario}")
+            # A value kept from the team chosen before would be sent unseen, and refused.
+            for name in self.not_offered:
+                self.initial.pop(name, None)
         if not settings.MODEL_BASE_URL:
             # Offered still (a person may be looking for it), but said before it is chosen.
             model = self.fields["model"]
@@ -154,19 +177,16 @@ class NewRunForm(forms.Form):
         if team and scenario and scenario not in TEAMS[team].scenarios:
             known = ", ".join(sorted(TEAMS[team].scenarios))
             self.add_error("scenario", f"team {team} has no scenario {scenario}; it has: {known}")
-        if data.get("baseline") and team and (why := baseline.team_refusal(team)):
-            self.add_error("baseline", why)
         shown_for = (data.get("presets_of") or "").split("/", 1)
         if len(shown_for) == 2 and shown_for[0] in TEAMS:
             shown = presets(*shown_for)
             for name in PRESETS:
                 if name in shown and data.get(name) == shown[name]:
                     data[name] = None  # untouched: the scenario's own
-        for name in ("reflect", "votes"):
-            if data.get(name) and team in TEAMS and name not in TEAMS[team].settings.model_fields:
-                self.add_error(name, f"team {team} {flight.refusal(name)}")
-        if data.get("order") and team != "support-desk":
-            self.add_error("order", "only the support-desk team works on orders")
+        refused = refused_options(team) if team in TEAMS else {}
+        for name, refusal in refused.items():
+            if data.get(name):
+                self.add_error(name, refusal)
         asked = actions.NewRun(
             team=team or "",
             scenario=scenario,
@@ -177,8 +197,8 @@ class NewRunForm(forms.Form):
         for name, why in asked.refusals().items():
             if name not in self.errors:
                 self.add_error(name, why)
-        if data.get("model") == "local" and (why := local_model.unavailable()):
-            self.add_error("model", why)
+        if data.get("model") == "local" and (unavailable := local_model.unavailable()):
+            self.add_error("model", unavailable)
         return data
 
 

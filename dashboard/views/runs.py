@@ -368,7 +368,7 @@ def kept_choices(query: QueryDict) -> dict[str, Any]:
     they differ from the presets they were prefilled with (else the new scenario's own)."""
     kept: dict[str, Any] = {
         k: query[k]
-        for k in ("team", "scenario", "task", "model", "order", "reflect", "votes")
+        for k in ("team", "scenario", "task", "model", "order", "baseline", "reflect", "votes")
         if query.get(k)
     }
     shown_for = query.get("presets_of", "").split("/", 1)

@@ -1,6 +1,7 @@
 """In a real browser: the timeline's filters go into the address bar (several kinds at once,
 the lease toggle) and survive a reload; the new-run form offers the chosen team's scenarios and
-prefills each scenario's own settings."""
+options and prefills each scenario's own settings, and with scripts off offers every option and
+refuses those the team has no use for."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shoot
+from tests.browser.conftest import WIDE, log_in, settled, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -54,3 +55,47 @@ def test_the_form_offers_the_teams_scenarios_and_each_scenarios_own_allowance(si
     expect(page.locator("#new-run")).to_contain_text("whatever the task")
     shoot(page, "new-run-budget-starved-1280")
     watch.assert_clean()
+
+
+def test_choosing_the_support_desk_offers_its_options_not_repo_fixs(signed_in, watch):
+    page = signed_in
+    page.goto("/runs/new")
+    baseline = page.get_by_label("Also fly the single-agent baseline")
+    reflect = page.get_by_label("Reflect before review (repo-fix)")
+    order = page.get_by_label("Order (support desk)")
+    votes = page.get_by_label("Votes on the critical decision")
+    expect(baseline).to_be_visible()
+    expect(reflect).to_be_visible()
+    expect(order).to_be_hidden()
+    page.get_by_label("Team").select_option("support-desk")
+    expect(order).to_be_visible()
+    expect(baseline).to_be_hidden()
+    expect(reflect).to_be_hidden()
+    expect(votes).to_be_visible()
+    settled(page)
+    shoot(page, "new-run-support-desk-1280")
+    page.get_by_label("Team").select_option("repo-fix")
+    expect(order).to_be_hidden()
+    expect(reflect).to_be_visible()
+    watch.assert_clean()
+
+
+def test_without_scripts_every_option_shows_and_the_server_refuses(browser, live_server, reviewer):
+    context = browser.new_context(
+        base_url=live_server.url, viewport=WIDE, java_script_enabled=False, locale="en-GB"
+    )
+    context.set_default_timeout(10_000)
+    try:
+        page = context.new_page()
+        log_in(page, reviewer.username)
+        page.goto("/runs/new")
+        page.get_by_label("Team").select_option("support-desk")
+        expect(page.get_by_label("Order (support desk)")).to_be_visible()
+        baseline = page.get_by_label("Also fly the single-agent baseline")
+        baseline.check()
+        page.get_by_role("button", name="Start the run").click()
+        expect(page.locator("#id_baseline_error")).to_contain_text("no repository template")
+        expect(baseline).to_be_visible()
+        shoot(page, "new-run-no-script-refused-1280")
+    finally:
+        context.close()

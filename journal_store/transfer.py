@@ -73,6 +73,12 @@ class ImportReport:
     added: int = 0
     torn: str | None = None
 
+    @property
+    def already_here(self) -> int:
+        """The file's events this store held before: each stored where the file puts it (an
+        export of a run flown here, or a file imported before), so not added again."""
+        return self.events - self.added
+
 
 def export_lines(run_id: str, using: str = "default") -> Iterator[str]:
     """The run's events as flat JSONL lines (with a trailing newline), in position order."""

@@ -38,5 +38,7 @@ def import_view(request: HtmxHttpRequest) -> HttpResponse:
             else:
                 projection.catch_up()
                 context["report"] = report
-                status = 201
+                # Created only when something was: a file whose events are all here already
+                # (an export of a run flown here, a second import) adds nothing.
+                status = 201 if report.added else 200
     return render(request, "dashboard/import.html", context, status=status)

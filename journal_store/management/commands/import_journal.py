@@ -51,4 +51,4 @@ class Command(BaseCommand):
         for run_id in report.run_ids:
             self.stdout.write(run_id)
         if report.added == 0:
-            self.stderr.write(f"{path}: already imported; nothing added")
+            self.stderr.write(f"{path}: every event is in this store already; nothing added")

@@ -22,7 +22,8 @@ process and one database so the figures sit side by side:
     stop, then go on
                  a person's interrupt and resume of the running run (services/runs.py).
 
-Each figure is a median of --repeats, printed with its ratio to the 100-event figure. Then a
+Each figure is a median of --repeats, printed with its ratio to the 100-event figure; the
+pages' and the steering's are taken in turns across the sizes. Then a
 whole 1,000-event run, driven step by step as a worker drives it (in this process: the
 worker's work without the broker), as shipped, one turn a step warm, and one turn a step cold
 (as before), against the same run flown in one session.
@@ -31,6 +32,7 @@ SQLite in a temp dir by default; --postgres for a private PostgreSQL cluster (fs
 ANALYZEd after each run is built, as autovacuum would.
 
     .venv/bin/python bench/long_run.py [--sizes 100,1000,5000,20000] [--repeats 5] [--postgres]
+                                       [--cpu]
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ PARSER.add_argument("--repeats", type=int, default=5, help="measurements per fig
 PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
 PARSER.add_argument("--whole", type=int, default=1000, help="events in the whole-run comparison")
 PARSER.add_argument("--no-workers", action="store_true", help="skip the run on a real worker")
+PARSER.add_argument(
+    "--cpu", action="store_true", help="pages and steps in this process's CPU time (SQLite)"
+)
 
 SCENARIO = "bench-long"
 TABS = ("timeline", "threads", "audit", "bill", "findings")
@@ -152,12 +157,18 @@ def grow(run_id: str, events: int) -> None:
     projection.catch_up()
 
 
+# The clock the figures are read off: wall time, or with --cpu this process's CPU time (on
+# SQLite the database runs in the process, so that is the whole cost, without the neighbours'
+# on a shared machine).
+CLOCK: Callable[[], float] = time.perf_counter
+
+
 def median_ms(work: Callable[[], object], repeats: int) -> float:
     times = []
     for _ in range(repeats):
-        started = time.perf_counter()
+        started = CLOCK()
         work()
-        times.append((time.perf_counter() - started) * 1000)
+        times.append((CLOCK() - started) * 1000)
     return statistics.median(times)
 
 
@@ -198,7 +209,8 @@ def step_figures(run_id: str, repeats: int) -> dict[str, float]:
     return {"cold step": cold, "cold, from a snapshot": snapshot, "warm step": warm}
 
 
-def page_figures(client: object, run_id: str, repeats: int) -> dict[str, float]:
+def page_work(client: object, run_id: str) -> dict[str, Callable[[], object]]:
+    """Each page and poll of the run, as a signed-in user's htmx request."""
     from journal_store.models import StoredEvent
 
     last = (
@@ -223,19 +235,18 @@ def page_figures(client: object, run_id: str, repeats: int) -> dict[str, float]:
         "header poll": f"/runs/{run_id}/header",
         "fork page": f"/runs/{run_id}/fork?at={first_result}",
     }
-    figures = {}
+    work: dict[str, Callable[[], object]] = {}
     for name, url in pages.items():
 
         def get(url: str = url) -> None:
             response = client.get(url, headers={"HX-Request": "true"})  # type: ignore[attr-defined]
             assert response.status_code in (200, 204, 286), (url, response.status_code)
 
-        get()  # warm the caches a user's second look would find warm
-        figures[name] = median_ms(get, repeats)
-    return figures
+        work[name] = get
+    return work
 
 
-def steering_figures(run_id: str, repeats: int) -> dict[str, float]:
+def steering_work(run_id: str) -> dict[str, Callable[[], object]]:
     """A person's stop and go-on of a running run (services/runs.py, as the page's buttons, the
     API and the commands call it): where the run stands is read, then one request written."""
     from services import runs
@@ -244,8 +255,28 @@ def steering_figures(run_id: str, repeats: int) -> dict[str, float]:
         runs.interrupt(run_id, "bench", "a look")
         runs.resume(run_id, "bench", "go on")
 
-    stop_and_go_on()
-    return {"stop, then go on": median_ms(stop_and_go_on, repeats)}
+    return {"stop, then go on": stop_and_go_on}
+
+
+def interleaved(
+    works: dict[int, dict[str, Callable[[], object]]], repeats: int
+) -> dict[str, dict[int, float]]:
+    """The median of each figure at each size, measured in turns across the sizes (100, then
+    20,000, then 100 again...): a machine whose load changes while the bench runs moves every
+    size's figure alike, not the ratio between them."""
+    sizes = list(works)
+    figures: dict[str, dict[int, float]] = {}
+    for name in works[sizes[0]]:
+        samples: dict[int, list[float]] = {size: [] for size in sizes}
+        for size in sizes:
+            works[size][name]()  # warm the caches a user's second look would find warm
+        for _ in range(repeats):
+            for size in sizes:
+                started = CLOCK()
+                works[size][name]()
+                samples[size].append((CLOCK() - started) * 1000)
+        figures[name] = {size: statistics.median(samples[size]) for size in sizes}
+    return figures
 
 
 def whole_run(events: int) -> dict[str, float]:
@@ -348,6 +379,9 @@ def on_a_worker(events: int, home: Path) -> dict[str, float]:
 
 def main() -> None:
     args = PARSER.parse_args()
+    if args.cpu:
+        global CLOCK
+        CLOCK = time.process_time
     sizes = [int(s) for s in args.sizes.split(",")]
     home = configure(args.postgres)
     from django.contrib.auth import get_user_model
@@ -358,8 +392,10 @@ def main() -> None:
     user = get_user_model().objects.create_superuser("bench", "bench@example.com", "x" * 20)
     client = Client()
     client.force_login(user)
-    print(f"database: {connection.vendor}; medians of {args.repeats}; ms")
+    clock = "CPU time of this process" if args.cpu else "wall clock"
+    print(f"database: {connection.vendor}; medians of {args.repeats}; ms, {clock}")
     rows: dict[str, dict[int, float]] = {}
+    works: dict[int, dict[str, Callable[[], object]]] = {}
     for size in sizes:
         run_id = new_run(max(sizes) // TURN_EVENTS + 100)
         started = time.perf_counter()
@@ -370,12 +406,10 @@ def main() -> None:
             # a 20,000-event run for a few rows, and reads them all to sort the timeline's page.
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
-        for name, value in {
-            **step_figures(run_id, args.repeats),
-            **page_figures(client, run_id, args.repeats),
-            **steering_figures(run_id, args.repeats),
-        }.items():
+        for name, value in step_figures(run_id, args.repeats).items():
             rows.setdefault(name, {})[size] = value
+        works[size] = {**page_work(client, run_id), **steering_work(run_id)}
+    rows |= interleaved(works, args.repeats)
     header = "".join(f"{size:>12,}" for size in sizes) + "   ratio"
     print(f"\n{'at this many events':<22}{header}")
     for name, by_size in rows.items():

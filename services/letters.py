@@ -9,6 +9,8 @@ drive that step again, and queues its trace's push (services/traces.py) as a run
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import streams
@@ -16,6 +18,8 @@ from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried,
 from runtime.journal import WrongExpectedVersion
 from services import ended, queue
 from services.runs import RunError
+
+E = TypeVar("E", DeadLettered, DeadLetterRetried, DeadLetterDiscarded)
 
 
 class LetterError(RunError):
@@ -39,23 +43,31 @@ def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
     journal = DjangoJournal()
     control = ":control:" in letter_id
     stream = streams.control(run_id) if control else streams.journal(run_id)
-    records = journal.read(stream)
-    letters = {r.event.letter_id: r for r in records if isinstance(r.event, DeadLettered)}
-    if letter_id not in letters:
+    # The version read first: a decision written after it makes the append below fail.
+    version = journal.version(stream)
+    # Sought by kind: a harness's letter is in the run's own stream, however long it is.
+    letters = events_of(journal, run_id, stream, DeadLettered)
+    if not any(e.letter_id == letter_id for e in letters):
         raise LetterNotFound(letter_id)
-    decided = (DeadLetterRetried, DeadLetterDiscarded)
-    if any(isinstance(r.event, decided) and r.event.letter_id == letter_id for r in records):
+    retried = events_of(journal, run_id, stream, DeadLetterRetried)
+    discarded = events_of(journal, run_id, stream, DeadLetterDiscarded)
+    decided = {e.letter_id for e in retried} | {e.letter_id for e in discarded}
+    if letter_id in decided:
         raise LetterAlreadyDecided(letter_id)
     cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
     event = cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason)
     try:
-        journal.append(stream, [event], len(records))
+        journal.append(stream, [event], version)
     except WrongExpectedVersion:
         raise LetterAlreadyDecided(letter_id) from None
     if decision == "discard" and control:
         finish_discarded(run_id, by, reason)
     projection.catch_up()
     queue.advance(run_id)
+
+
+def events_of(journal: DjangoJournal, run_id: str, stream: str, cls: type[E]) -> list[E]:
+    return [r.event for r in journal.of_kind(run_id, stream, cls.kind) if isinstance(r.event, cls)]
 
 
 def finish_discarded(run_id: str, by: str, reason: str) -> None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
+from django.urls import Resolver404, resolve
 
 API = "/api/"
 
@@ -32,10 +33,28 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if request.path.startswith(API):
         # As django-ninja answers its own 404s.
         return JsonResponse({"detail": "Not Found"}, status=404)
+    if (meant := slash_dropped(request)) is not None:
+        return HttpResponseRedirect(meant)
     message = what_was_missing(request, exception)
     if request.headers.get("HX-Request") == "true":
         return HttpResponse(message, status=404, content_type="text/plain; charset=utf-8")
     return render(request, "404.html", {"message": message}, status=404)
+
+
+def slash_dropped(request: HttpRequest) -> str | None:
+    """The page a path with a trailing slash of too many meant (/metrics/ for /metrics,
+    /runs/new/ for the form, /runs/ for the list), for a GET: people type them, and Django's
+    APPEND_SLASH mends only the other way. None when it means nothing either."""
+    path = request.path
+    if request.method not in ("GET", "HEAD") or not path.endswith("/") or path == "/":
+        return None
+    meant = "/" if path == "/runs/" else path[:-1]
+    try:
+        resolve(meant)
+    except Resolver404:
+        return None
+    query = request.META.get("QUERY_STRING", "")
+    return f"{meant}?{query}" if query else meant
 
 
 class NotFoundMiddleware:

@@ -60,6 +60,30 @@ def test_a_missing_slash_is_still_added_before_anything_is_not_found(debug, as_o
     assert response.status_code == 301 and response["Location"] == "/runs/r-doesnotexist/"
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("/metrics/", "/metrics"),
+        ("/runs/new/", "/runs/new"),  # read as a run named "new" until now
+        ("/runs/new/?team=solo", "/runs/new?team=solo"),
+        ("/review/dead-letters/", "/review/dead-letters"),
+        ("/runs/", "/"),  # the runs list
+    ],
+)
+def test_a_trailing_slash_too_many_goes_to_the_page_meant(debug, as_owner, typed, meant):
+    response = as_owner.get(typed)
+    assert response.status_code == 302 and response["Location"] == meant
+    assert as_owner.get(meant).status_code == 200
+
+
+def test_a_trailing_slash_is_forgiven_only_where_it_means_a_page_and_for_a_read(debug, as_owner):
+    assert_our_page(as_owner.get("/nowhere/"), "no page at /nowhere/")
+    assert_our_page(as_owner.get("/runs/r-doesnotexist/"), "no run r-doesnotexist")
+    # A form sent to the wrong path is not moved (nor started): the run page takes no POST.
+    assert as_owner.post("/runs/new/", {"team": "solo"}).status_code == 405
+    assert as_owner.get("/api/runs/").status_code == 404  # the API's paths are its own
+
+
 def test_htmx_gets_the_sentence_alone(debug, as_owner):
     response = as_owner.get("/runs/r-nope/header", **HTMX)
     assert response.status_code == 404 and response.content == b"no run r-nope"

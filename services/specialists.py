@@ -33,6 +33,7 @@ from runtime.events import ToolsListed, WorkerHandedOff
 from runtime.fanout import engine
 from runtime.fanout.contracts import Handoff
 from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
+from runtime.model import EndpointDown
 from runtime.session import Session
 from services import queue
 from services.control import faults, heartbeat
@@ -44,6 +45,7 @@ from teams.triage.surface import default_surface
 
 log = logging.getLogger(__name__)
 SLOT_WAIT_SECONDS = 0.5  # before a specialist whose run has no free slot asks again
+OUTCOME_CHARS = 500  # of a failure's message, in its lease's release
 
 _surface: Any = None
 _surface_lock = threading.Lock()
@@ -117,6 +119,7 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
         leases.release(slot)
         return "busy"  # another worker holds this specialist
     beat = heartbeat(leases, lease, slot)  # both stay held however long the specialist works
+    outcome = ""  # what its lease's release says became of the work
     try:
         seams = faults()
         seams.specialist_started(sub_id, starts(journal, stream))
@@ -147,9 +150,16 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
         return report.status
     except (StaleEpoch, WrongExpectedVersion):
         return "lost"  # the lease moved on: somebody else has this specialist now
+    except EndpointDown as exc:
+        # Its model endpoint did not answer: the start failed, as any crash does, and its
+        # supervisor starts it again up to its cap; the release says why, so that a sub-task
+        # given up reads "the model endpoint ..." rather than only that it kept failing.
+        log.warning("run %s: specialist %s: %s", run_id, sub_id, exc)
+        outcome = f"{EndpointDown.__name__}: {exc}"[:OUTCOME_CHARS]
+        return "endpoint down"
     finally:
         lease, slot = beat.stop()
-        leases.release(lease)
+        leases.release(lease, outcome)
         leases.release(slot)
 
 

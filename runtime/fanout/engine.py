@@ -226,6 +226,8 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
             # up to the cap; then the sub-task has failed, and recovery takes it from there.
             if starts(lease) > MAX_RESTARTS:
                 why = f"gave up after {starts(lease)} starts: the specialist kept failing"
+                if said := lease[-1].outcome:
+                    why = f"{why} (the last time: {said})"  # its model endpoint down, say
                 out[sub_id] = failed(handoff, "tool_error", 0, 0, why)
             else:
                 if session.live and crew.dispatch is not None:

@@ -342,3 +342,47 @@ def test_where_a_run_stands_is_its_journals_fold_at_every_step():
     assert runs.status_of(other) == folded(other) == "dead-lettered"
     with pytest.raises(runs.RunNotFound):
         runs.status_of("r-nobody")
+
+
+def test_a_specialist_whose_model_endpoint_is_down_is_given_up_saying_so(monkeypatch):
+    """S2's model endpoint does not answer at any start: the sub-task is given up after its
+    restarts as any failing specialist is, and the letter says the endpoint was down, where it
+    said only that the specialist kept failing."""
+    from runtime.fanout.engine import MAX_RESTARTS
+    from runtime.model import EndpointDown
+    from services import specialists
+
+    sent: list[tuple[str, str, dict]] = []
+    monkeypatch.setattr(
+        specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
+    )
+    real_work = specialists.work
+
+    def down_for_s2(session, sub_id, *args):
+        if sub_id == "S2":
+            raise EndpointDown("gave up on POST http://vendor.invalid/v1/chat/completions: 503")
+        return real_work(session, sub_id, *args)
+
+    monkeypatch.setattr(specialists, "work", down_for_s2)
+    run_id = runs.start_run("support-triage", "broken-policy")
+    outcome = drive(run_id)[-1]
+    for _ in range(10):
+        if outcome != "waiting":
+            break
+        while sent:
+            run, sub, _handoff = sent.pop(0)
+            assert specialists.run_specialist(run, sub, "test-worker") in (
+                "ok",
+                "failed",
+                "endpoint down",
+            )
+        outcome = drive(run_id)[-1]
+    assert outcome == "dead-lettered"
+    projection.catch_up()
+    [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
+    assert letter.task_id == "S2"
+    assert f"gave up after {1 + MAX_RESTARTS} starts" in letter.last_error
+    assert "(the last time: EndpointDown: gave up on POST http://vendor.invalid" in (
+        letter.last_error
+    )
+    assert flight.replay(DjangoJournal(), run_id).identical

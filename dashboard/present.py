@@ -84,6 +84,11 @@ def summary_title(kind: str, data: dict[str, Any]) -> str:
                 f"{data.get('tool')}: {result['passed']} passed, {result.get('failed', 0)} failed"
             )
         return f"{data.get('tool')}: {clip(json.dumps(result), 60)}"
+    if kind == "StepFailed":
+        error = data.get("error")
+        if isinstance(error, dict):  # what failed, where the generic line showed the version
+            said = f"{error.get('type')}: {clip(error.get('message'), 80)}"
+            return f"the step at version {data.get('at_version')} failed: {said}"
     if kind == "RunForked":
         changed = ", ".join(sorted(data.get("changes") or {})) or "nothing changed"
         return (

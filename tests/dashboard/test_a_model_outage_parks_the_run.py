@@ -137,6 +137,9 @@ def test_a_step_that_fails_otherwise_is_shown_and_dead_lettered_after_its_attemp
     assert "Its steps have failed since" in header and "(1 failed step)" in header
     assert "RuntimeError: the harness hit a &lt;bug&gt;" in header
     assert f"after {settings.MAX_STEP_ATTEMPTS} failed steps" in header
+    projection.catch_up()
+    timeline = as_owner.get(f"/runs/{run_id}/?tab=timeline").content.decode()
+    assert "failed: RuntimeError: the harness hit a &lt;bug&gt;" in timeline  # its own row
     for _ in range(settings.MAX_STEP_ATTEMPTS - 1):
         assert steps.drive_step(run_id, "test") == "failed-step"
     assert steps.drive_step(run_id, "test") == "dead-lettered"

@@ -12,12 +12,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
 from dashboard import errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.forms import DecisionForm, ResolveForm
+from dashboard.tell import tell
 from journal_store import projection, queues
 from journal_store.models import Conflict, DeadLetter
 from services import letters, review
@@ -47,12 +49,15 @@ def queue_page(
     )
 
 
+QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}
+
+
 def message(
-    request: HtmxHttpRequest, text: str, level: str = "error", status: int = 200
+    request: HtmxHttpRequest, text: str, back: str, level: str = "error", status: int = 200
 ) -> HttpResponse:
-    response = render(
-        request, "dashboard/_message.html", {"message": text, "level": level}, status=status
-    )
+    """The sentence into the form's page; without scripts, on a page linking back to the
+    queue named `back`."""
+    response = tell(request, text, level, status, reverse(back), QUEUES[back])
     if request.htmx and level == "error":
         # Into the form's own error slot: the form stays, with what was typed, to try again.
         response = reswap(retarget(response, "find .form-error"), "innerHTML")
@@ -86,13 +91,13 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
     form = DecisionForm(request.POST)
     if not form.is_valid():
         ask = "say why: the reason is recorded in the audit trail"
-        return message(request, refused(form, ask), status=400)
+        return message(request, refused(form, ask), "dead_letters", status=400)
     try:
         letters.decide_letter(
             letter_id, decision, request.user.get_username(), form.cleaned_data["reason"]
         )
     except letters.LetterError as exc:
-        return message(request, str(exc), status=errors.status_for(exc))
+        return message(request, str(exc), "dead_letters", status=errors.status_for(exc))
     if not request.htmx:
         return redirect("dead_letters")
     # The card again, decided, in place of the open one: its status, who decided and why.
@@ -126,7 +131,8 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     require_decide(request.user)
     form = ResolveForm(request.POST)
     if not form.is_valid():
-        return message(request, refused(form, "choose a claim (or none) and say why"), status=400)
+        why = refused(form, "choose a claim (or none) and say why")
+        return message(request, why, "conflicts", status=400)
     data = form.cleaned_data
     try:
         review.resolve(
@@ -138,7 +144,7 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
             role=role_of(request.user),
         )
     except review.ConflictError as exc:
-        return message(request, str(exc), status=errors.status_for(exc))
+        return message(request, str(exc), "conflicts", status=errors.status_for(exc))
     text = f"resolution recorded for {conflict_id}"
     if not request.htmx:
         return redirect("conflicts")

@@ -22,6 +22,7 @@ from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 from dashboard import actions, downloads, errors, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.forms import PRESETS, NewRunForm, presets
+from dashboard.tell import tell
 from dashboard.views import trace
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
@@ -386,11 +387,15 @@ def steer(request: HtmxHttpRequest, run_id: str, action: str) -> HttpResponse:
     try:
         actions.steer(run_id, action, request.user.get_username(), request.POST.get("reason", ""))
     except runs.RunError as exc:
-        context = {"message": str(exc), "level": "error"}
-        return render(request, "dashboard/_message.html", context, status=errors.status_for(exc))
+        refused = errors.status_for(exc)
+        return tell(request, str(exc), "error", refused, run_url(run_id), "the run")
     if request.htmx:
         return HttpResponseClientRefresh()
     return redirect("run", run_id=run_id)
+
+
+def run_url(run_id: str) -> str:
+    return reverse("run", kwargs={"run_id": run_id})
 
 
 @login_required
@@ -433,8 +438,9 @@ def push_trace(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     require_steer(request.user, run)
     if not (traces.enabled() and status.is_terminal(run.status)):
-        context = {"message": "the trace cannot be pushed now", "level": "error"}
-        return render(request, "dashboard/_message.html", context, status=409)
+        return tell(
+            request, "the trace cannot be pushed now", "error", 409, run_url(run_id), "the run"
+        )
     traces.request_push(run_id, by=request.user.get_username())
     if request.htmx:
         return HttpResponseClientRefresh()
@@ -449,7 +455,7 @@ def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     try:
         report = runs.replay(run_id)
     except runs.RunNotResumable as exc:
-        return render(request, "dashboard/_message.html", {"message": str(exc), "level": "error"})
+        return tell(request, str(exc), "error", 200, run_url(run_id), "the run")
     if report.identical:
         message = f"identical: all {report.events} events reproduced from the journal alone"
         if not report.complete:
@@ -457,4 +463,4 @@ def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         level = "ok"
     else:
         message, level = f"differs {report.difference}", "error"
-    return render(request, "dashboard/_message.html", {"message": message, "level": level})
+    return tell(request, message, level, 200, run_url(run_id), "the run")

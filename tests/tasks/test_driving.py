@@ -242,6 +242,20 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
     assert "a person discarded the sub-task" in answer.degraded
 
 
+def past_waiting(run_id, sent, start) -> str:
+    """Drive the fan-out run, starting each specialist it sends off (`start(run, sub)`), until
+    it stops waiting for them: its outcome."""
+    outcome = drive(run_id)[-1]
+    for _ in range(10):
+        if outcome != "waiting":
+            break
+        while sent:
+            run, sub, _handoff = sent.pop(0)
+            start(run, sub)
+        outcome = drive(run_id)[-1]
+    return outcome
+
+
 def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypatch, settings):
     """S2 fails at every start: started three times in all (two restarts), then the sub-task
     fails and is escalated to the dead-letter queue."""
@@ -255,17 +269,13 @@ def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypa
     )
     settings.FAULT = "fail:S2#1,fail:S2#2,fail:S2#3,fail:S2#4"
     run_id = runs.start_run("support-triage", "broken-policy")
-    outcome = drive(run_id)[-1]
-    for _ in range(10):
-        if outcome != "waiting":
-            break
-        while sent:
-            run, sub, _handoff = sent.pop(0)
-            # A failure lets the lease go with the work undone, as a crashed task leaves it.
-            with contextlib.suppress(InjectedFailure):
-                specialists.run_specialist(run, sub, "test-worker")
-        outcome = drive(run_id)[-1]
-    assert outcome == "dead-lettered"
+
+    def start(run: str, sub: str) -> None:
+        # A failure lets the lease go with the work undone, as a crashed task leaves it.
+        with contextlib.suppress(InjectedFailure):
+            specialists.run_specialist(run, sub, "test-worker")
+
+    assert past_waiting(run_id, sent, start) == "dead-lettered"
     grants = [
         r
         for r in DjangoJournal().read_prefix(f"lease-worker-{run_id}-S2-")
@@ -365,19 +375,12 @@ def test_a_specialist_whose_model_endpoint_is_down_is_given_up_saying_so(monkeyp
 
     monkeypatch.setattr(specialists, "work", down_for_s2)
     run_id = runs.start_run("support-triage", "broken-policy")
-    outcome = drive(run_id)[-1]
-    for _ in range(10):
-        if outcome != "waiting":
-            break
-        while sent:
-            run, sub, _handoff = sent.pop(0)
-            assert specialists.run_specialist(run, sub, "test-worker") in (
-                "ok",
-                "failed",
-                "endpoint down",
-            )
-        outcome = drive(run_id)[-1]
-    assert outcome == "dead-lettered"
+
+    def start(run: str, sub: str) -> None:
+        done = specialists.run_specialist(run, sub, "test-worker")
+        assert done in ("ok", "failed", "endpoint down")
+
+    assert past_waiting(run_id, sent, start) == "dead-lettered"
     projection.catch_up()
     [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
     assert letter.task_id == "S2"

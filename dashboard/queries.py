@@ -36,10 +36,11 @@ from journal_store.models import (
 from runtime import baseline, prices, status
 from runtime.events import AnswerComposed, Event, JournalImported, TeamStarted, payload_json
 from runtime.folds import Fold, Rows
+from runtime.model import EndpointDown
 from runtime.stops import StopRequest
 from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
-from services.control import Control, stalled
+from services.control import Control, failing_steps, stalled
 
 # How the runs list may be sorted, by the name a filter uses.
 SORTS: dict[str, Any] = {
@@ -203,6 +204,24 @@ def mark_stalled(rows: Iterable[RunSummary]) -> None:
     for run in rows:
         at = since.get(run.run_id)
         run.stalled_since = datetime.fromtimestamp(at, UTC) if at is not None else None  # type: ignore[attr-defined]
+
+
+def mark_failing(rows: Iterable[RunSummary]) -> None:
+    """Set `failing` on each run of the list: its latest failed step (its error and time) when
+    the running run's steps are failing, else None (services/control.py failing_steps)."""
+    rows = list(rows)
+    found = failing_steps([r.run_id for r in rows if r.status == status.RUNNING])
+    for run in rows:
+        failed = found.get(run.run_id)
+        run.failing = (  # type: ignore[attr-defined]
+            None
+            if failed is None
+            else {
+                "outage": failed.error.type == EndpointDown.__name__,
+                "error": f"{failed.error.type}: {failed.error.message}",
+                "at": datetime.fromtimestamp(failed.t, UTC),
+            }
+        )
 
 
 # --- a run's events -------------------------------------------------------------------------

@@ -268,22 +268,8 @@ def stalled(started: Mapping[str, float], now: float | None = None) -> dict[str,
         return {}
     now = time.time() if now is None else now
     grace = settings.STALL_SECONDS
-    journal = DjangoJournal()
     leases = {streams.driver_lease(run_id): run_id for run_id in started}
-    marks = ", ".join(["%s"] * len(leases))
-    with journal.connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT stream, MAX(version) FROM journal_event WHERE stream IN ({marks}) "
-            "GROUP BY stream",
-            list(leases),
-        )
-        latest = cursor.fetchall()
-    last: dict[str, Recorded] = {}
-    if latest:
-        where = " OR ".join(["(stream = %s AND version = %s)"] * len(latest))
-        params = [value for pair in latest for value in pair]
-        for record in journal.select(f"WHERE {where}", params):
-            last[leases[record.stream]] = record
+    last = {leases[stream]: record for stream, record in lasts(list(leases)).items()}
     found = {}
     for run_id, start in started.items():
         state = standing(last.get(run_id))
@@ -298,3 +284,42 @@ def stalled(started: Mapping[str, float], now: float | None = None) -> dict[str,
         elif now - state.t > grace:
             found[run_id] = state.t
     return found
+
+
+def lasts(names: list[str]) -> dict[str, Recorded]:
+    """The last record of each of these streams that has one: two queries however many streams
+    and however long they are (the highest version by the (stream, version) index, then those
+    rows)."""
+    if not names:
+        return {}
+    journal = DjangoJournal()
+    marks = ", ".join(["%s"] * len(names))
+    with journal.connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT stream, MAX(version) FROM journal_event WHERE stream IN ({marks}) "
+            "GROUP BY stream",
+            names,
+        )
+        latest = cursor.fetchall()
+    if not latest:
+        return {}
+    where = " OR ".join(["(stream = %s AND version = %s)"] * len(latest))
+    params = [value for pair in latest for value in pair]
+    return {record.stream: record for record in journal.select(f"WHERE {where}", params)}
+
+
+def failing_steps(run_ids: list[str]) -> dict[str, StepFailed]:
+    """Of these runs, those whose steps are failing, each with its latest failure: the last
+    thing in its control stream is a failed step, written after its own stream last moved. The
+    runs list's reading of `Control.failing`, in two queries for any number of runs (a stop or
+    a resume asked since hides it there; the run's own page reads the whole control stream)."""
+    found = lasts([s for r in run_ids for s in (streams.journal(r), streams.control(r))])
+    failing = {}
+    for run_id in run_ids:
+        control = found.get(streams.control(run_id))
+        own = found.get(streams.journal(run_id))
+        if control is None or not isinstance(control.event, StepFailed):
+            continue
+        if own is None or control.position > own.position:
+            failing[run_id] = control.event
+    return failing

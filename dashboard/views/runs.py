@@ -45,6 +45,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     qs = queries.runs(chosen)
     page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
     queries.mark_stalled(page.object_list)
+    queries.mark_failing(page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -70,6 +71,7 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     run.duration = None  # type: ignore[attr-defined]
     queries.mark_stalled([run])
+    queries.mark_failing([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})
     if not (status.is_active(run.status) or status.is_awaiting(run.status)):
         response.status_code = HttpResponseStopPolling.status_code

@@ -52,6 +52,14 @@ def kinds(run_id: str) -> list[str]:
     return [r.event.kind for r in DjangoJournal().read(f"run-{run_id}")]
 
 
+def row_of(client, run_id: str) -> str:
+    """The run's row in the runs list, as the list page shows it."""
+    projection.catch_up()
+    page = client.get("/").content.decode()
+    start = page.index(f'id="row-{run_id}"')
+    return page[start : page.index("</tr>", start)]
+
+
 def to_the_end(run_id: str) -> str:
     for _ in range(20):
         outcome = steps.drive_step(run_id, "test")
@@ -80,12 +88,19 @@ def test_an_outage_is_waited_out_and_the_run_goes_on_by_itself(down, settings, a
     assert f"({len(outcomes)} failed steps)" in header and "HTTP 503" in header
     assert "Its step is tried again, at most a minute apart, until" in header
     assert KEY not in header
+    assert "model down</span>" in row_of(as_owner, run_id)  # the runs list says so too
+    calm = runs.start_run("repo-fix", "first-flight", by="owner")  # running, failing nothing
+    assert "running</span>" in row_of(as_owner, calm)
+    assert "model down" not in row_of(as_owner, calm) and "step failing" not in row_of(
+        as_owner, calm
+    )
 
     back_up(down)
     outcome = to_the_end(run_id)
 
     assert outcome != "escalated" and runs.status_of(run_id) == outcome, outcome
     assert Control(run_id).failing() is None and Control(run_id).open_letter() is None
+    assert "model down" not in row_of(as_owner, run_id)
     assert kinds(run_id).count("ModelCalled") == kinds(run_id).count("ModelResponded") == 2
     assert flight.replay(DjangoJournal(), run_id).identical
 
@@ -137,6 +152,8 @@ def test_a_step_that_fails_otherwise_is_shown_and_dead_lettered_after_its_attemp
     assert "Its steps have failed since" in header and "(1 failed step)" in header
     assert "RuntimeError: the harness hit a &lt;bug&gt;" in header
     assert f"after {settings.MAX_STEP_ATTEMPTS} failed steps" in header
+    row = row_of(as_owner, run_id)
+    assert "step failing</span>" in row and "the harness hit a &lt;bug&gt;" in row
     projection.catch_up()
     timeline = as_owner.get(f"/runs/{run_id}/?tab=timeline").content.decode()
     assert "failed: RuntimeError: the harness hit a &lt;bug&gt;" in timeline  # its own row

@@ -1,7 +1,8 @@
 """The JSON API (django-ninja; OpenAPI at /api/docs): what the pages do, for scripts.
 
 What lives here, one module each: `auth` (bearer tokens, the session, the docs' guard),
-`openapi` (the API class and what it adds to the schema), `schemas` (every body in and out),
+`openapi` (the API class and what it adds to the schema), `schemas` (every body in and out;
+`minutes` those of a run's bill, threads, audit, metrics and findings),
 `errors` (a handler per typed refusal), `paging`, and a router per area: `runs`, `journals`,
 `review`, `intents`, `search`, `metrics`. This module builds `api` from them; config/urls.py
 mounts it.

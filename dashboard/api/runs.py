@@ -12,26 +12,28 @@ from ninja.pagination import paginate
 from dashboard import actions, downloads, queries
 from dashboard.access import get_run_for_user, require_steer
 from dashboard.api.auth import user_name
-from dashboard.api.paging import Pages
-from dashboard.api.schemas import (
-    Accepted,
+from dashboard.api.minutes import (
     AuditEntryOut,
     BillOut,
     ComparisonOut,
+    FindingOut,
+    MetricOut,
+    ResumePointOut,
+    ThreadsOut,
+)
+from dashboard.api.paging import Pages
+from dashboard.api.schemas import (
+    Accepted,
     Error,
     EventOut,
-    FindingOut,
     ForkIn,
-    MetricOut,
     ReasonIn,
     ReplayOut,
-    ResumePointOut,
     RunDetailOut,
     RunIn,
     RunOut,
     TagsIn,
     TagsOut,
-    ThreadsOut,
 )
 from journal_store.models import RunSummary
 from runtime import status

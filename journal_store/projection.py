@@ -467,6 +467,14 @@ def catch_up(
         return advance(projectors, using, batch, wait)
 
 
+def summary_now(run_id: str, column: str) -> Any:
+    """One column of the run's summary once every event written so far is applied (the run's
+    status, what it has spent...): one row, where folding the run's events again would cost
+    what the run has grown to. None when there is no such run."""
+    catch_up()
+    return RunSummary.objects.filter(run_id=run_id).values_list(column, flat=True).first()
+
+
 def advance(projectors: list[Projector], using: str, batch: int, wait: bool = True) -> int:
     """Inside the caller's transaction: lock the projectors' checkpoints, then apply batch
     after batch up to the journal's end as it stood once the locks were held.

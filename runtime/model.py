@@ -82,10 +82,11 @@ class EndpointDown(Exception):
     that persisted, timeouts, refused or dropped connections. An outage, not something the run
     did, so deliberately not a ModelError: the agent loop journals nothing for it (the
     ModelCalled before it stays the journal's last word), no harness ends the run over it, and
-    it goes up to whoever drives the run. On the workers the step fails and is tried again, and
-    after MINUTES_MAX_STEP_ATTEMPTS the run waits in the dead-letter queue; a person's retry,
-    once the endpoint answers, asks again from that ModelCalled. A run's ceiling that falls
-    during the retries is not an outage but the run's end: ModelHTTPError, journalled."""
+    it goes up to whoever drives the run. On the workers the step fails and is tried again,
+    past MINUTES_MAX_STEP_ATTEMPTS for MINUTES_OUTAGE_SECONDS, and the run goes on when the
+    endpoint answers; after that it waits in the dead-letter queue, and a person's retry asks
+    again from that ModelCalled (services/steps.py). A run's ceiling that falls during the
+    retries is not an outage but the run's end: ModelHTTPError, journalled."""
 
     def __init__(
         self,

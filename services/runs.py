@@ -187,8 +187,7 @@ def status_of(run_id: str) -> str:
     projector has caught up with the journal, so the same fold the list and the pages read
     (views.Summary, over every stream of the run), read from one row rather than folded again
     over the whole run at every stop and resume."""
-    projection.catch_up()
-    found = RunSummary.objects.filter(run_id=run_id).values_list("status", flat=True).first()
+    found = projection.summary_now(run_id, "status")
     if found is None:
         raise RunNotFound(run_id)
-    return found
+    return str(found)

@@ -26,7 +26,6 @@ from django.conf import settings
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from journal_store.models import RunSummary
 from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
 from runtime.events import ToolsListed, WorkerHandedOff
@@ -93,9 +92,7 @@ def brief(journal: DjangoJournal, run_id: str, sub_id: str) -> Handoff | None:
 def spent_so_far(run_id: str) -> int:
     """What the run has spent so far, every stream of it (its bill's debits): the summary's
     figure once the projector has caught up, rather than a sum over every debit of the run."""
-    projection.catch_up()
-    spent = RunSummary.objects.filter(run_id=run_id).values_list("spent", flat=True).first()
-    return int(spent or 0)
+    return int(projection.summary_now(run_id, "spent") or 0)
 
 
 def run_specialist(run_id: str, sub_id: str, holder: str) -> str:

@@ -218,7 +218,7 @@ def mark_failing(rows: Iterable[RunSummary]) -> None:
             if failed is None
             else {
                 "outage": failed.error.type == EndpointDown.__name__,
-                "error": f"{failed.error.type}: {failed.error.message}",
+                "error": str(failed.error),
                 "at": datetime.fromtimestamp(failed.t, UTC),
             }
         )

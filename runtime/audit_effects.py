@@ -110,7 +110,7 @@ def step(state: State, rec: Recorded, out: folds.Out) -> bool:
             effect["amount_cents"] = amount_of(e.result) or effect["amount_cents"]
         else:
             effect["outcome"] = "failed"
-            effect["error"] = f"{e.error.type}: {e.error.message}"
+            effect["error"] = str(e.error)
         out.put(entry["position"], entry)
     else:
         return False

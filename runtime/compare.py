@@ -183,7 +183,7 @@ def content_of(e: Event) -> tuple[str, str, Any] | None:
         return agent, "model answer", {"text": e.text or "", "calls": calls}
     if isinstance(e, ToolReturned):
         if e.error is not None:
-            outcome: dict[str, Any] = {"error": f"{e.error.type}: {e.error.message}"}
+            outcome: dict[str, Any] = {"error": str(e.error)}
         else:
             outcome = {"result": e.result}
         return agent, "tool result", {"tool": e.tool, "attempt": e.attempt, **outcome}

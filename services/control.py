@@ -90,7 +90,7 @@ class Control:
         ]
         if not failures:
             return ""
-        return f"{failures[-1].error.type}: {failures[-1].error.message}"
+        return str(failures[-1].error)
 
     def failing(self) -> Failing | None:
         """The failed steps since the run last moved (its stream's latest event) or a person
@@ -109,7 +109,7 @@ class Control:
         return Failing(
             since=failed[0].t,
             tries=len(failed),
-            last_error=f"{last.type}: {last.message}",
+            last_error=str(last),
             outage=all(e.error.type == EndpointDown.__name__ for e in failed),
         )
 
@@ -309,17 +309,36 @@ def lasts(names: list[str]) -> dict[str, Recorded]:
 
 
 def failing_steps(run_ids: list[str]) -> dict[str, StepFailed]:
-    """Of these runs, those whose steps are failing, each with its latest failure: the last
-    thing in its control stream is a failed step, written after its own stream last moved. The
-    runs list's reading of `Control.failing`, in two queries for any number of runs (a stop or
-    a resume asked since hides it there; the run's own page reads the whole control stream)."""
-    found = lasts([s for r in run_ids for s in (streams.journal(r), streams.control(r))])
-    failing = {}
+    """Of these runs, those whose steps are failing, each with its latest failure: a failed
+    step written after its own stream last moved and after a person last retried its dead
+    letter, as `Control.failing` decides for one run (requests and stalls noted since do not
+    hide it). Three queries for any number of runs, each a seek by an index: the heads of the
+    runs' streams, the latest failure and retry in each control stream, those failures."""
+    if not run_ids:
+        return {}
+    heads = lasts([streams.journal(r) for r in run_ids])
+    controls = [streams.control(r) for r in run_ids]
+    journal = DjangoJournal()
+    runs = ", ".join(["%s"] * len(run_ids))
+    names = ", ".join(["%s"] * len(controls))
+    with journal.connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT run_id, kind, MAX(position) FROM journal_event "
+            f"WHERE run_id IN ({runs}) AND kind IN (%s, %s) AND stream IN ({names}) "
+            "GROUP BY run_id, kind",
+            [*run_ids, StepFailed.__name__, DeadLetterRetried.__name__, *controls],
+        )
+        latest = {(run_id, kind): position for run_id, kind, position in cursor.fetchall()}
+    wanted = []
     for run_id in run_ids:
-        control = found.get(streams.control(run_id))
-        own = found.get(streams.journal(run_id))
-        if control is None or not isinstance(control.event, StepFailed):
-            continue
-        if own is None or control.position > own.position:
-            failing[run_id] = control.event
-    return failing
+        failed = latest.get((run_id, StepFailed.__name__))
+        head = heads.get(streams.journal(run_id))
+        retried = latest.get((run_id, DeadLetterRetried.__name__), 0)
+        moved = max(head.position if head else 0, retried)
+        if failed is not None and failed > moved:
+            wanted.append(failed)
+    if not wanted:
+        return {}
+    marks = ", ".join(["%s"] * len(wanted))
+    found = journal.select(f"WHERE position IN ({marks})", wanted)
+    return {r.event.run_id: r.event for r in found if isinstance(r.event, StepFailed)}

@@ -56,7 +56,7 @@ class EffectPreviouslyFailed(EffectError):
 
     def __init__(self, key: str, error: ErrorInfo) -> None:
         super().__init__(
-            f"effect {key} already failed ({error.type}: {error.message}); "
+            f"effect {key} already failed ({error}); "
             "deciding to try again is a new decision, with a new key"
         )
         self.key = key

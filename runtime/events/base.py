@@ -99,6 +99,10 @@ class ErrorInfo(BaseModel):
     type: str
     message: str
 
+    def __str__(self) -> str:
+        # How every page, reason and outcome quotes a failure: "Type: message".
+        return f"{self.type}: {self.message}"
+
 
 class EventFormatError(ValueError):
     """A stored event that cannot be read; the message says what is wrong with it."""

@@ -355,8 +355,5 @@ class LoopBreaker:
         self._failures = self._failures + 1 if failure == self._failure else 1
         self._failure = failure
         if self._failures >= self.repeats:
-            return (
-                f"{tool} failed the same way {self._failures} times in a row "
-                f"({outcome.error.type}: {outcome.error.message})"
-            )
+            return f"{tool} failed the same way {self._failures} times in a row ({outcome.error})"
         return None

@@ -227,7 +227,7 @@ class Saga:
             # failed. `Ledger.reconcile` settles it; then compensate again.
             raise
         except EffectPreviouslyFailed as exc:
-            raise CompensationFailed(done.step, f"{exc.error.type}: {exc.error.message}") from exc
+            raise CompensationFailed(done.step, str(exc.error)) from exc
         except Exception as exc:
             raise CompensationFailed(done.step, f"{type(exc).__name__}: {exc}") from exc
         return self._record(

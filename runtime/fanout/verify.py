@@ -142,7 +142,7 @@ def _check(
     if cited is None:
         return "unknown_call", [], "no call with this id among the worker's own tool results"
     if cited.error is not None:
-        return "call_failed", [], f"the call failed: {cited.error.type}: {cited.error.message}"
+        return "call_failed", [], f"the call failed: {cited.error}"
     if cited.tool != finding.source_tool:
         return "wrong_tool", [], f"the call went to {cited.tool!r}, not {finding.source_tool!r}"
     missing = _Evidence(cited.result).lacks(key_facts(finding.claim))

@@ -493,7 +493,7 @@ class Trace:
                     span.attributes["gen_ai.tool.call.arguments"] = known[1]  # cleaned already
                 else:
                     self.put(span, "gen_ai.tool.call.arguments", asked.args)
-            answer = e.result if e.error is None else f"{e.error.type}: {e.error.message}"
+            answer = e.result if e.error is None else str(e.error)
             said = content.clean(answer, self.limit)  # once, for the span and the history
             if answer is not None:
                 span.attributes["gen_ai.tool.call.result"] = said

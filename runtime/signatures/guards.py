@@ -57,8 +57,7 @@ class LoopingAgents(Fold):
             streak = self.extend(failures, here, signature, e.tool, rec.position, e.call_id)
             if streak["count"] >= LOOP_REPEATS:
                 what = (
-                    f"met the same failure of {e.tool} {streak['count']} times in a row "
-                    f"({e.error.type}: {e.error.message})"
+                    f"met the same failure of {e.tool} {streak['count']} times in a row ({e.error})"
                 )
                 self.found(state, out, here, streak, e.agent, what)
         elif isinstance(e, BreakerTripped) and e.breaker.startswith("loop:"):

@@ -89,6 +89,11 @@ def test_an_outage_is_waited_out_and_the_run_goes_on_by_itself(down, settings, a
     assert "Its step is tried again, at most a minute apart, until" in header
     assert KEY not in header
     assert "model down</span>" in row_of(as_owner, run_id)  # the runs list says so too
+    # A request written to the control stream since (a stop not yet acted on) hides neither.
+    Control(run_id).request_stop("ann", "looking")
+    assert "model down</span>" in row_of(as_owner, run_id)
+    assert "has not answered since" in as_owner.get(f"/runs/{run_id}/header").content.decode()
+    Control(run_id).request_resume("ann")
     calm = runs.start_run("repo-fix", "first-flight", by="owner")  # running, failing nothing
     assert "running</span>" in row_of(as_owner, calm)
     assert "model down" not in row_of(as_owner, calm) and "step failing" not in row_of(

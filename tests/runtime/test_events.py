@@ -23,6 +23,16 @@ def test_a_v1_model_response_reads_as_v2_with_usage_and_no_recorded_text():
     assert not event.replayable
 
 
+def test_a_failure_is_quoted_as_type_and_message_everywhere():
+    # Reasons, outcomes, pages and the trace all quote a failure through str().
+    event = parse_event(
+        {"kind": "ToolReturned", "agent": "coder", "tool": "run_tests", "error": "OSError: disk"}
+    )
+    assert isinstance(event, ToolReturned)
+    assert str(event.error) == "OSError: disk"
+    assert f"({event.error})" == "(OSError: disk)"
+
+
 def test_a_line_without_v_is_version_1():
     event = parse_event({"kind": "ModelResponded", "agent": "coder", "usage": 95})
     assert event.usage.total == 95

@@ -138,6 +138,12 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         url = start_redis()
         if url:
             os.environ[REDIS_ENV] = url
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1"... under `pytest -n`
+    if worker and REDIS_ENV in os.environ:
+        # The workers share the controller's server; each flushes and fills a database of
+        # its own, so one worker's queues never carry another's steps.
+        base = os.environ[REDIS_ENV].rsplit("/", 1)[0]
+        os.environ[REDIS_ENV] = f"{base}/{1 + int(worker[2:])}"
     # Tests choose their broker: an in-memory one nobody reads, unless a test starts workers
     # (they name theirs). Never the embedded default, which would start a Redis server in the
     # checkout's var/ for whichever test first enqueued a step.

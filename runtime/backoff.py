@@ -35,3 +35,13 @@ class Backoff:
         """The wait before retry number `retry` (1 for the first retry), jitter included."""
         step = min(self.cap, self.base * self.factor ** (retry - 1))
         return round(step / 2 + self.rng.uniform(0, step / 2), 3)
+
+
+def doubling(attempt: int, longest: float, rng: random.Random | None = None) -> float:
+    """The wait before a failed step of a run (services/steps.py), or a specialist whose model
+    endpoint was down (runtime/fanout/restarts.py), comes again: doubling from 2 s, at most
+    `longest`, of which up to half is jitter, so that what failed together does not come back
+    together. A seeded `rng` gives the same wait each time it is asked (a specialist's next
+    start is decided afresh at every look at it)."""
+    jitter = rng.uniform(0.5, 1.0) if rng is not None else random.uniform(0.5, 1.0)
+    return min(longest, 2.0**attempt) * jitter

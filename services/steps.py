@@ -23,7 +23,6 @@ person's retry asks the model again where it was.
 from __future__ import annotations
 
 import logging
-import random
 import time
 from datetime import UTC, datetime
 
@@ -36,6 +35,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from journal_store.snapshots import DatabaseSnapshots
 from runtime import flight, status, streams
+from runtime.backoff import doubling
 from runtime.coordination.leases import Lease
 from runtime.events import RunInterrupted, TeamFinished
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
@@ -242,8 +242,9 @@ def reason(at: int, starts: int, error: str, failing: Failing | None) -> str:
 
 def backoff(attempt: int) -> float:
     """Seconds before trying a failed step again: doubling from 2 s, at most a minute, with
-    jitter so that steps that failed together do not retry together."""
-    return min(longest_wait(), 2.0**attempt) * random.uniform(0.5, 1.0)
+    jitter so that steps that failed together do not retry together (runtime/backoff.py's
+    rule, which a specialist whose model endpoint was down waits by too)."""
+    return doubling(attempt, longest_wait())
 
 
 def longest_wait() -> float:

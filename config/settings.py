@@ -309,7 +309,9 @@ MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3)
 # A model endpoint that stays down (runtime/model.py's EndpointDown) is waited out this long,
 # its step tried again at most a minute apart, before the run waits in the dead-letter queue:
 # vendors' outages and rate-limit storms mostly pass within minutes, and nobody need be woken
-# for one. 0: an outage is dead-lettered after MAX_STEP_ATTEMPTS like any failing step.
+# for one. 0: an outage is dead-lettered after MAX_STEP_ATTEMPTS like any failing step. A
+# fan-out specialist's outage is waited out as long, its starts not counted toward its restarts
+# (runtime/fanout/restarts.py).
 OUTAGE_SECONDS = env.number("MINUTES_OUTAGE_SECONDS", 900, minimum=0)
 # Crash-test seams (runtime/faults.py), for the suite's worker processes; empty in production.
 FAULT = env.text("MINUTES_FAULT")

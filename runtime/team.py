@@ -32,6 +32,7 @@ from pydantic import (
 
 from runtime import workspace
 from runtime.events import MAX_INT, TeamFinished, TeamStarted
+from runtime.fanout.restarts import Outages
 from runtime.model import ModelClient, Step
 from runtime.openai_client import OLD_BACKEND_NAMES
 from runtime.sandbox import Sandbox
@@ -239,6 +240,11 @@ class Services:
     # names to values (runtime.openai_client says which). The command line passes its
     # environment, the workers Django's settings; the runtime itself reads none.
     models: Mapping[str, str] = field(default_factory=dict)
+    # how long a dispatched specialist's model endpoint being down is waited out, and how far
+    # apart it is started again (the workers: MINUTES_OUTAGE_SECONDS and a failed step's
+    # longest wait); the default waits nothing out, and a specialist run in a thread here has
+    # no restarts at all
+    outages: Outages = field(default_factory=Outages)
 
     def of(self, kind: type[T]) -> T:
         """The provided service of this type, or the type's defaults (`kind()`)."""

@@ -148,9 +148,11 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
     except (StaleEpoch, WrongExpectedVersion):
         return "lost"  # the lease moved on: somebody else has this specialist now
     except EndpointDown as exc:
-        # Its model endpoint did not answer: the start failed, as any crash does, and its
-        # supervisor starts it again up to its cap; the release says why, so that a sub-task
-        # given up reads "the model endpoint ..." rather than only that it kept failing.
+        # Its model endpoint did not answer: the start failed, and the release says why. The
+        # run's step reads it there: such starts are waited out, started again a while apart
+        # and not counted, for as long as the run's own step would wait (OUTAGE_SECONDS); a
+        # sub-task given up after that says since when the endpoint has not answered
+        # (runtime/fanout/restarts.py).
         log.warning("run %s: specialist %s: %s", run_id, sub_id, exc)
         outcome = f"{EndpointDown.__name__}: {exc}"[:OUTCOME_CHARS]
         return "endpoint down"

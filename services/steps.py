@@ -38,6 +38,7 @@ from runtime import flight, status, streams
 from runtime.backoff import doubling
 from runtime.coordination.leases import Lease
 from runtime.events import RunInterrupted, TeamFinished
+from runtime.fanout.restarts import Outages
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.model import EndpointDown
 from runtime.sandbox import Sandbox
@@ -165,6 +166,8 @@ def cold_flight(run_id: str, config: FlightConfig, control: Control, lease: Leas
         dispatch=specialists.dispatch,
         provided=(DeskServices(desk=database_desk()),),
         models=settings.MODELS,
+        # A specialist whose model endpoint is down is waited out as the run's step is.
+        outages=Outages(window=settings.OUTAGE_SECONDS, longest=longest_wait()),
     )
     return WarmFlight(
         session,

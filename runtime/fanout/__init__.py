@@ -8,6 +8,8 @@
     breakers    circuit and spend breakers, and the one guarded call (`CircuitBreaker.call`)
     saga        multi-step side effects with compensations, each exactly once
     verify      findings checked against the tool results they cite
+    restarts    whether a specialist that failed is started again, when, and when its sub-task
+                is given up (an outage of its model endpoint is waited out, not counted)
 
 May import the rest of `runtime` (events, session, journal, tools, coordination), never a team:
 a team (`teams.triage`) gives the engine its planner and its specialist as plain callables.

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runtime import streams
@@ -42,8 +42,9 @@ from runtime.events import (
     WorkerHandedOff,
     WorkerTimedOut,
 )
-from runtime.fanout import verify
+from runtime.fanout import restarts, verify
 from runtime.fanout.contracts import Handoff, Reason, Report
+from runtime.fanout.restarts import Outages
 from runtime.fanout.routing import timeout_report
 from runtime.session import Session
 from runtime.stops import Waiting
@@ -53,7 +54,6 @@ Specialist = Callable[[Session, str, Handoff], Report]
 # Send a specialist off to run elsewhere: run id, sub-task id, its hand-off as JSON.
 Dispatch = Callable[[str, str, dict[str, Any]], None]
 
-MAX_RESTARTS = 2  # a specialist that fails is started again at most this many times
 STOPS = (
     AgentFinished,
     BudgetExhausted,
@@ -72,12 +72,14 @@ class Crew:
     """How a run's specialists are run: the team's `run`, at most `cap` at once, and the
     host's ways: `dispatch` sends one to another worker (None: threads of this process), and
     `release` is what a specialist's thread calls when it ends (the workers close its database
-    connection there)."""
+    connection there); `outages`, how long a dispatched specialist's model endpoint being down
+    is waited out (restarts.py)."""
 
     run: Specialist
     cap: int
     dispatch: Dispatch | None = None
     release: Callable[[], None] | None = None
+    outages: Outages = field(default_factory=Outages)
 
 
 def worker_stream(run_id: str, sub_id: str, worker_id: str) -> str:
@@ -222,15 +224,15 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
         elif time.time() > handed_at(session, sub_id) + handoff.deadline_seconds:
             out[sub_id] = None
         elif lease and isinstance(lease[-1], LeaseReleased):
-            # It let go of its lease with its work unfinished: it failed. Start it again,
-            # up to the cap; then the sub-task has failed, and recovery takes it from there.
-            if starts(lease) > MAX_RESTARTS:
-                why = f"gave up after {starts(lease)} starts: the specialist kept failing"
-                if said := lease[-1].outcome:
-                    why = f"{why} (the last time: {said})"  # its model endpoint down, say
-                out[sub_id] = failed(handoff, "tool_error", 0, 0, why)
+            # It let go of its lease with its work unfinished: it failed. Start it again (after
+            # a wait, while its model endpoint is down: restarts.py), up to the cap; then the
+            # sub-task has failed, and recovery takes it from there.
+            tally = restarts.tally(lease, crew.outages)
+            if tally.given_up:
+                out[sub_id] = failed(handoff, "tool_error", 0, 0, tally.why())
             else:
-                if session.live and crew.dispatch is not None:
+                due = time.time() >= tally.again_at  # when, not whether: nothing is journalled
+                if session.live and crew.dispatch is not None and due:
                     crew.dispatch(session.run_id, sub_id, handoff.model_dump(mode="json"))
                 waiting.append(sub_id)
         else:

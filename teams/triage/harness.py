@@ -99,6 +99,7 @@ def fly(
             cap=settings.parallel,
             dispatch=services.dispatch,
             release=services.release,
+            outages=services.outages,
         )
         # The flight's boundaries, where an operator's stop is honoured (and resumed past):
         # before any specialist is sent, on every look at their reports (a step waiting on

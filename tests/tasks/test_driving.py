@@ -259,7 +259,7 @@ def past_waiting(run_id, sent, start) -> str:
 def test_a_specialist_that_keeps_failing_is_given_up_after_its_restarts(monkeypatch, settings):
     """S2 fails at every start: started three times in all (two restarts), then the sub-task
     fails and is escalated to the dead-letter queue."""
-    from runtime.fanout.engine import MAX_RESTARTS
+    from runtime.fanout.restarts import MAX_RESTARTS
     from runtime.faults import InjectedFailure
     from services import specialists
 
@@ -354,11 +354,12 @@ def test_where_a_run_stands_is_its_journals_fold_at_every_step():
         runs.status_of("r-nobody")
 
 
-def test_a_specialist_whose_model_endpoint_is_down_is_given_up_saying_so(monkeypatch):
-    """S2's model endpoint does not answer at any start: the sub-task is given up after its
-    restarts as any failing specialist is, and the letter says the endpoint was down, where it
-    said only that the specialist kept failing."""
-    from runtime.fanout.engine import MAX_RESTARTS
+def test_a_specialist_whose_model_endpoint_is_down_is_given_up_saying_so(monkeypatch, settings):
+    """S2's model endpoint does not answer at any start, and outages are not waited out: the
+    sub-task is given up after its restarts as any failing specialist is, and the letter says
+    since when the endpoint has not answered, where it said only that the specialist kept
+    failing. (tests/tasks/test_a_specialists_outage_is_waited_out.py: with the window.)"""
+    from runtime.fanout.restarts import MAX_RESTARTS
     from runtime.model import EndpointDown
     from services import specialists
 
@@ -374,6 +375,7 @@ def test_a_specialist_whose_model_endpoint_is_down_is_given_up_saying_so(monkeyp
         return real_work(session, sub_id, *args)
 
     monkeypatch.setattr(specialists, "work", down_for_s2)
+    settings.OUTAGE_SECONDS = 0
     run_id = runs.start_run("support-triage", "broken-policy")
 
     def start(run: str, sub: str) -> None:
@@ -384,8 +386,11 @@ def test_a_specialist_whose_model_endpoint_is_down_is_given_up_saying_so(monkeyp
     projection.catch_up()
     [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
     assert letter.task_id == "S2"
-    assert f"gave up after {1 + MAX_RESTARTS} starts" in letter.last_error
-    assert "(the last time: EndpointDown: gave up on POST http://vendor.invalid" in (
+    assert (
+        f"gave up after {1 + MAX_RESTARTS} starts: its model endpoint has not answered since "
+        in letter.last_error
+    )
+    assert "UTC (the last time: EndpointDown: gave up on POST http://vendor.invalid" in (
         letter.last_error
     )
     assert flight.replay(DjangoJournal(), run_id).identical

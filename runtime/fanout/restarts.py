@@ -20,8 +20,8 @@ step that goes through ends a run's (services/control.py `Failing`). The sub-tas
 checked before any of this, and wins.
 
 Whether a sub-task is given up, and the reason given, read only the lease's events, their times
-and the host's settings, so a resumed or replayed run decides what the live one decided. Only
-when to start it again reads the clock, and nothing of that is journalled.
+and the host's settings, so a step that resumes the run from its journal decides what the live
+one decided. Only when to start it again reads the clock, and nothing of that is journalled.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ class FlightOutcome:
     status: str
     reason: str = ""
     finished: TeamFinished | None = None
+    again_in: float = 0.0  # "waiting": how soon the next step is worth taking (seconds)
 
 
 def new_run_id() -> str:
@@ -198,7 +199,7 @@ def drive(
     except Parked as exc:
         return FlightOutcome(session.run_id, "dead-lettered", exc.reason)
     except Waiting as exc:
-        return FlightOutcome(session.run_id, "waiting", exc.why)
+        return FlightOutcome(session.run_id, "waiting", exc.why, again_in=exc.seconds)
     except StepComplete:
         return FlightOutcome(session.run_id, "stepped")
     except CeilingBreached as exc:

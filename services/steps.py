@@ -139,8 +139,9 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
         # queued for it is covered by revive_stalled.
         queue.advance(run_id, node=node if warm is not None else None)
     elif outcome == "waiting":
-        # Specialists are at work on other workers: look again in a moment, not at once.
-        queue.advance(run_id, countdown=WAIT_SECONDS)
+        # Specialists are at work on other workers: look again in a moment, not at once (the
+        # longer they have been out, the longer the moment: runtime/fanout/engine.py).
+        queue.advance(run_id, countdown=retry_in or WAIT_SECONDS)
     elif outcome == "failed-step":
         queue.advance(run_id, countdown=retry_in)
     elif status.is_terminal(outcome):
@@ -179,7 +180,8 @@ def cold_flight(run_id: str, config: FlightConfig, control: Control, lease: Leas
 
 def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tuple[str, float]:
     """One step of the flight while `lease` is held (and renewed): the outcome, and after how
-    many seconds to try again when the step failed."""
+    many seconds to try again when the step failed (or to look again when it waits on
+    specialists)."""
     beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
     outcome = "lost"
     retry_in = 0.0
@@ -196,6 +198,7 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
         faults().step_started(control.run_id)  # a crash-test seam; does nothing unless armed
         result = warm.step(settings.STEP_TURNS, time.monotonic() + settings.STEP_SECONDS)
         outcome = result.status
+        retry_in = result.again_in  # waiting on specialists: when they are worth a look
     except (StaleEpoch, WrongExpectedVersion):
         return "lost", retry_in  # another driver took over: we stop without writing
     except JournalError:

@@ -64,7 +64,12 @@ STOPS = (
     BreakerTripped,  # in a specialist's own stream, only the loop breaker trips: its run ends
     StatusReported,  # the last word, journalled with the stop it follows
 )
-WAIT_SECONDS = 0.5  # how soon a step waiting on specialists elsewhere looks again
+WAIT_SECONDS = 0.5  # how soon a step waiting on specialists elsewhere first looks again
+# The longest between two looks at a specialist at work. Each look takes and gives back the
+# run's lease (two events), so looking every half second at a specialist that works for ten
+# minutes wrote 2,400 of them; a look a tenth of the time it has been out, at most this, notices
+# it done within a tenth of its time (or this), and writes about a hundred.
+LONGEST_LOOK = 5.0
 
 
 @dataclass(frozen=True)
@@ -216,12 +221,15 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
     work and within its deadline, this step ends (Waiting) and a later one looks again."""
     out: dict[str, Report | None] = {}
     waiting = []
+    looks = []  # for each sub-task waited on, how soon it is worth looking at again
     for sub_id, handoff in todo:
         stream = worker_stream(session.run_id, sub_id, handoff.worker_id)
         lease = [r.event for r in session.source.read(Leases.stream(stream))]
+        now = time.time()
+        handed = handed_at(session, sub_id)
         if finished([r.event for r in session.source.read(stream)]):
             out[sub_id] = crew.run(session.sub(stream), sub_id, handoff)
-        elif time.time() > handed_at(session, sub_id) + handoff.deadline_seconds:
+        elif now > handed + handoff.deadline_seconds:
             out[sub_id] = None
         elif lease and isinstance(lease[-1], LeaseReleased):
             # It let go of its lease with its work unfinished: it failed. Start it again (after
@@ -231,14 +239,19 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
             if tally.given_up:
                 out[sub_id] = failed(handoff, "tool_error", 0, 0, tally.why())
             else:
-                due = time.time() >= tally.again_at  # when, not whether: nothing is journalled
+                due = now >= tally.again_at  # when, not whether: nothing is journalled
                 if session.live and crew.dispatch is not None and due:
                     crew.dispatch(session.run_id, sub_id, handoff.model_dump(mode="json"))
+                    looks.append(WAIT_SECONDS)  # started again: is it taken?
+                else:
+                    looks.append(tally.again_at - now)  # its next start is not due before
                 waiting.append(sub_id)
         else:
+            looks.append((now - handed) / 10)  # at work: a tenth of its time out
             waiting.append(sub_id)
     if waiting:
-        raise Waiting(WAIT_SECONDS, f"waiting for {', '.join(waiting)}")
+        wait = min(LONGEST_LOOK, max(WAIT_SECONDS, min(looks)))
+        raise Waiting(wait, f"waiting for {', '.join(waiting)}")
     return out
 
 

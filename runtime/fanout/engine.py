@@ -101,6 +101,13 @@ def finished(events: list[Event]) -> bool:
     return bool(events) and isinstance(events[-1], STOPS)
 
 
+def last_of(session: Session, stream: str) -> list[Event]:
+    """The stream's last event (or none): all `finished` needs, read at every look at a
+    specialist still at work without reading what it has written so far."""
+    version = session.source.version(stream)
+    return [r.event for r in session.source.read(stream, after=version - 1)] if version else []
+
+
 def failed(handoff: Handoff, reason: Reason, steps: int, tokens: int, why: str) -> Report:
     """The report of a specialist that could not give one: failed, with its reason code."""
     return Report(
@@ -227,7 +234,7 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
         lease = [r.event for r in session.source.read(Leases.stream(stream))]
         now = time.time()
         handed = handed_at(session, sub_id)
-        if finished([r.event for r in session.source.read(stream)]):
+        if finished(last_of(session, stream)):
             out[sub_id] = crew.run(session.sub(stream), sub_id, handoff)
         elif now > handed + handoff.deadline_seconds:
             out[sub_id] = None

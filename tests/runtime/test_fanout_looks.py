@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from runtime.coordination.leases import Leases
-from runtime.events import LeaseGranted
+from runtime.events import LeaseGranted, ModelCalled
 from runtime.fanout import engine
 from runtime.fanout.engine import LONGEST_LOOK, WAIT_SECONDS, fan_out, worker_stream
 from runtime.fanout.restarts import tally
@@ -72,3 +72,22 @@ def test_a_specialist_waiting_out_its_endpoint_is_looked_at_when_its_start_is_du
     assert sent == []
     assert seconds == pytest.approx(due - (now - 2.5))
     assert WAIT_SECONDS <= seconds <= LONGEST_LOOK
+
+
+def test_a_look_reads_the_last_event_of_a_specialists_stream_not_all_it_wrote(monkeypatch):
+    handoff = brief()
+    session, crew, _sent, journal = sent_off(handoff)
+    at_work(journal)
+    stream = worker_stream(RUN, "S2", "kb-worker")
+    journal.append(stream, [ModelCalled(run_id=RUN, agent="kb-worker") for _ in range(500)], 0)
+    read = []
+    plain = journal.read
+    monkeypatch.setattr(
+        journal,
+        "read",
+        lambda s, after=0: read.append((s, len(plain(s, after)))) or plain(s, after),
+    )
+
+    look(session, crew, handoff)
+
+    assert (stream, 1) in read and all(n <= 1 for s, n in read if s == stream)

@@ -41,6 +41,7 @@ from runtime.stops import StopRequest
 from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
 from services.control import Control, failing_steps, stalled
+from services.specialists import endpoint_down
 
 # How the runs list may be sorted, by the name a filter uses.
 SORTS: dict[str, Any] = {
@@ -109,6 +110,34 @@ def trouble(run_id: str) -> Trouble | None:
         until=until if waits_out else None,
         attempts=settings.MAX_STEP_ATTEMPTS,
     )
+
+
+@dataclass(frozen=True)
+class SpecialistDown:
+    """A specialist of the running run waiting out its model endpoint, as its header says it
+    (services/specialists.py endpoint_down)."""
+
+    sub_id: str
+    worker_id: str
+    since: datetime
+    starts: int
+    last: str
+    until: datetime
+
+
+def specialists_down(run_id: str) -> list[SpecialistDown]:
+    """The running run's specialists whose model endpoint is down, being waited out."""
+    return [
+        SpecialistDown(
+            sub_id=d.sub_id,
+            worker_id=d.worker_id,
+            since=datetime.fromtimestamp(d.since, UTC),
+            starts=d.starts,
+            last=d.last,
+            until=datetime.fromtimestamp(d.until, UTC),
+        )
+        for d in endpoint_down(run_id)
+    ]
 
 
 def numbers(positions: Iterable[int | None]) -> dict[int, str]:

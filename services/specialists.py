@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -28,14 +29,20 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
-from runtime.events import ToolsListed, WorkerHandedOff
-from runtime.fanout import engine
+from runtime.events import (
+    LeaseReleased,
+    ToolsListed,
+    WorkerHandedOff,
+    WorkerReported,
+    WorkerTimedOut,
+)
+from runtime.fanout import engine, restarts
 from runtime.fanout.contracts import Handoff
 from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.model import EndpointDown
 from runtime.session import Session
 from services import queue
-from services.control import faults, heartbeat
+from services.control import faults, heartbeat, lasts
 from teams.triage.belt import Belt
 from teams.triage.settings import TriageSettings
 from teams.triage.specialist import work
@@ -87,6 +94,54 @@ def brief(journal: DjangoJournal, run_id: str, sub_id: str) -> Handoff | None:
         if isinstance(record.event, WorkerHandedOff) and record.event.task_id == sub_id:
             return Handoff.model_validate(record.event.handoff)
     return None
+
+
+@dataclass(frozen=True)
+class Down:
+    """A specialist of a running run waiting out its model endpoint (restarts.py)."""
+
+    sub_id: str
+    worker_id: str
+    since: float  # when the outage's first start gave its lease back
+    starts: int  # its starts that met the endpoint down, waited out
+    last: str  # what the latest said ("EndpointDown: ...")
+    until: float  # when waiting it out ends: its starts count from then
+
+
+def endpoint_down(run_id: str) -> list[Down]:
+    """The run's specialists whose model endpoint is down, being waited out: what the run's
+    header says of them, where it said only "running" for up to MINUTES_OUTAGE_SECONDS. A seek
+    by kind for the briefs (nothing else for a run that fans nothing out), then, for those
+    not yet reported, the last record of each one's lease, and the whole lease of those whose
+    last start met the endpoint down (two events a start)."""
+    journal = DjangoJournal()
+    run = streams.journal(run_id)
+    handed = {r.event.task_id: r for r in journal.of_kind(run_id, run, WorkerHandedOff.kind)}
+    if not handed:
+        return []
+    for kind in (WorkerReported.kind, WorkerTimedOut.kind):
+        for r in journal.of_kind(run_id, run, kind):
+            brief = handed.get(r.event.task_id)
+            if brief is not None and r.position > brief.position:
+                del handed[r.event.task_id]  # reported since its latest brief: not at work
+    leases = {}
+    for sub_id, record in handed.items():
+        assert isinstance(record.event, WorkerHandedOff) and sub_id is not None
+        worker_id = str(record.event.handoff.get("worker_id", ""))
+        leases[Leases.stream(streams.worker(run_id, sub_id, worker_id))] = (sub_id, worker_id)
+    window = restarts.Outages(window=settings.OUTAGE_SECONDS)
+    found = []
+    for stream, last in sorted(lasts(list(leases)).items()):
+        released = last.event
+        if not (isinstance(released, LeaseReleased) and released.outcome.startswith(restarts.DOWN)):
+            continue
+        tally = restarts.tally([r.event for r in journal.read(stream)], window)
+        if tally.outage is None or released.t - tally.outage >= window.window:
+            continue  # not waited out (past the window, or none): its starts count as failures
+        sub_id, worker_id = leases[stream]
+        until = tally.outage + window.window
+        found.append(Down(sub_id, worker_id, tally.outage, tally.waited, tally.last, until))
+    return found
 
 
 def spent_so_far(run_id: str) -> int:
@@ -154,7 +209,7 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
         # sub-task given up after that says since when the endpoint has not answered
         # (runtime/fanout/restarts.py).
         log.warning("run %s: specialist %s: %s", run_id, sub_id, exc)
-        outcome = f"{EndpointDown.__name__}: {exc}"[:OUTCOME_CHARS]
+        outcome = f"{restarts.DOWN}: {exc}"[:OUTCOME_CHARS]
         return "endpoint down"
     finally:
         lease, slot = beat.stop()

@@ -96,6 +96,18 @@ class FailingOut(Schema):
     )
 
 
+class SpecialistDownOut(Schema):
+    sub_id: str = Field(description="the sub-task the specialist works on")
+    worker_id: str = Field(description="the specialist")
+    since: datetime = Field(description="when the outage's first start gave its lease back")
+    starts: int = Field(description="its starts that met the endpoint down, waited out")
+    last: str = Field(description="what the latest said, as 'Type: message'")
+    until: datetime = Field(
+        description="how long it is waited out (MINUTES_OUTAGE_SECONDS); then its starts "
+        "count toward its restarts"
+    )
+
+
 class RunDetailOut(RunOut):
     """One run, as the list gives it, and what only its own page shows."""
 
@@ -109,6 +121,18 @@ class RunDetailOut(RunOut):
         description="the running run's steps that failed since it last moved (tried again "
         "after a backoff); None: its last step went through",
     )
+
+    specialists_down: list[SpecialistDownOut] = Field(
+        default_factory=list,
+        description="the running run's specialists whose model endpoint is down, being waited "
+        "out (started again a while apart, not counted toward their restarts)",
+    )
+
+    @staticmethod
+    def resolve_specialists_down(run: RunSummary) -> list[SpecialistDownOut]:
+        if run.status != status.RUNNING:
+            return []
+        return [SpecialistDownOut(**vars(d)) for d in queries.specialists_down(run.run_id)]
 
     @staticmethod
     def resolve_failing(run: RunSummary) -> FailingOut | None:

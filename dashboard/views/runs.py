@@ -105,6 +105,8 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         # Why a running run stands still: its steps failing (the model endpoint down, say),
         # where the page said only running while they were tried again.
         "trouble": queries.trouble(run.run_id) if run.status == status.RUNNING else None,
+        # And its specialists on other workers whose model endpoint is down, waited out.
+        "down": queries.specialists_down(run.run_id) if run.status == status.RUNNING else [],
         "awaiting": status.is_awaiting(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),

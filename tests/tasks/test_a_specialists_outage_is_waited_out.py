@@ -19,6 +19,7 @@ from runtime import flight
 from runtime.fanout.restarts import MAX_RESTARTS
 from services import runs, specialists, steps
 from services.control import Control
+from tests.dashboard.conftest import client_for, make_user
 from tests.fakellm import Reply, completion, wire_call
 
 pytestmark = [
@@ -72,7 +73,11 @@ def test_a_specialists_outage_is_waited_out_and_the_run_finishes_with_its_sub_ta
 ):
     sent: list[str] = []
     monkeypatch.setattr(specialists, "dispatch", lambda run, sub, handoff: sent.append(sub))
-    run_id = runs.start_run("support-triage", "broken-policy", models={"kb-worker": "endpoint"})
+    run_id = runs.start_run(
+        "support-triage", "broken-policy", by="owner", models={"kb-worker": "endpoint"}
+    )
+    owner = client_for(make_user("owner"))
+    shown = []  # what the run's header and the API said while S2's endpoint was down
 
     started: list[tuple[str, str]] = []
     outcome = drive(run_id)
@@ -82,12 +87,31 @@ def test_a_specialists_outage_is_waited_out_and_the_run_finishes_with_its_sub_ta
         while sent:  # each started once, as a worker takes the task off the queue
             sub = sent.pop(0)
             started.append((sub, specialists.run_specialist(run_id, sub, "test-worker")))
-        if ("S2", "endpoint down") in started[-1:]:
-            assert Control(run_id).open_letter() is None  # waited out, not given up
+            if started[-1] == ("S2", "endpoint down"):
+                assert Control(run_id).open_letter() is None  # waited out, not given up
+                projection.catch_up()
+                header = owner.get(f"/runs/{run_id}/header").content.decode()
+                [down] = owner.get(f"/api/runs/{run_id}").json()["specialists_down"]
+                shown.append((header, down))
         time.sleep(0.01)  # the run's next look at its specialists, a moment later
         outcome = drive(run_id)
 
     assert outcome == "done", outcome
+    # While it was down, the header said so (where it said only "running"), and the API.
+    assert len(shown) == DOWN_FOR
+    for n, (header, down) in enumerate(shown, 1):
+        assert 'Specialist <span class="mono" hx-disable>S2</span>' in header
+        assert "its model endpoint has not answered since" in header
+        assert (
+            f"({n} start{'s' if n > 1 else ''}); the last time: <q hx-disable>EndpointDown"
+            in header
+        )
+        assert (down["sub_id"], down["worker_id"], down["starts"]) == ("S2", "kb-worker", n)
+        assert down["last"].startswith("EndpointDown: ") and "HTTP 503" in down["last"]
+        assert down["until"] > down["since"]
+    projection.catch_up()
+    assert owner.get(f"/api/runs/{run_id}").json()["specialists_down"] == []
+    assert "model down" not in owner.get(f"/runs/{run_id}/header").content.decode()
     assert [s for s in started if s[0] == "S2"] == [
         *[("S2", "endpoint down")] * DOWN_FOR,
         ("S2", "ok"),

@@ -62,15 +62,16 @@ fly: $(STAMP) sandbox
 	@mkdir -p var/journals
 	$(PY) -m runtime fly --team repo-fix --scenario first-flight --journal var/journals/first-flight-$$(date +%Y%m%d-%H%M%S).jsonl
 
-# The suite runs on TEST_WORKERS processes (pytest-xdist), a test file each at a time: half
-# its time is spent waiting on real workers, servers and browsers, and CI has two cores.
-# `make test TEST_WORKERS=0` runs it in this one process.
+# The suite runs on TEST_WORKERS processes (pytest-xdist), a test file each at a time, the
+# slow files first (tests/conftest.py says how it is shared): much of its time is spent waiting
+# on real workers, servers and browsers, and CI has two cores. `make test TEST_WORKERS=0` runs
+# it in this one process.
 TEST_WORKERS ?= 2
 
 test: $(DEV_STAMP) $(LOCAL_STAMP) sandbox
 	$(PY) -m ruff check .
 	MINUTES_DEBUG=1 $(PY) -m mypy runtime teams journal_store config services tasks dashboard desk
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(TEST_WORKERS)
 
 # The quick loop while working: lint, types, and every test not marked slow (no browser, no
 # worker processes, no fresh clone). `make test` before committing.

@@ -117,7 +117,7 @@ class NewRunForm(forms.Form):
         label="Votes on the critical decision",
         help_text="Independent samples and their majority, the minority kept as evidence: "
         "repo-fix's review, support-desk's refund. The extra samples are billed on "
-        "<task>:vote.",
+        "<task>:vote. Scripted agents vote only as many times as their scenario scripts.",
     )
     # Which scenario's settings the boxes were prefilled with ("team/scenario"): a box still
     # holding that scenario's preset is the scenario's own, not a choice, whichever scenario

@@ -197,7 +197,7 @@ class RunIn(In):
         default=None,
         description="samples of the team's critical decision and their majority: repo-fix's "
         "review (extra samples billed on <task>:vote), support-desk's refund (on T2:vote); "
-        "None: the scenario's own",
+        "None: the scenario's own (the only number a scripted deciding agent takes)",
     )
 
 

@@ -21,7 +21,8 @@ app `desk`, which imports this package).
 
 from __future__ import annotations
 
-from runtime.team import Option, Team, TeamSettings
+from runtime.scripted_votes import refuse_unscripted_votes
+from runtime.team import FlightConfig, Option, Scenario, Team, TeamSettings
 from teams.desk.harness import fly
 from teams.desk.scenarios import SCENARIOS
 from teams.desk.settings import DeskSettings, SupportDeskSettings
@@ -37,6 +38,12 @@ def pin(settings: TeamSettings, parent: str) -> TeamSettings:
     return settings.model_copy(
         update={"desk": settings.desk.model_copy(update={"order_id": order})}
     )
+
+
+def vet(scenario: Scenario, config: FlightConfig) -> None:
+    """Refuse a scripted refund voted on by another number of samples than the scenario
+    scripts (the support agent would run out of script, or answer a sample as an action)."""
+    refuse_unscripted_votes(scenario, SCENARIOS, config, SUPPORT_AGENT, "the refund decision")
 
 
 TEAM = Team(
@@ -63,6 +70,7 @@ TEAM = Team(
         ),
     ),
     pin=pin,
+    vet=vet,
 )
 
 __all__ = ["TEAM", "DeskSettings", "SupportDeskSettings"]

@@ -11,6 +11,7 @@ from runtime.events import Integrated, SuiteChecked, TeamFinished, WorkspacePrep
 from runtime.messages import Performative
 from runtime.model import ModelClient
 from runtime.sandbox import Sandbox
+from runtime.scripted_votes import refuse_unscripted_votes
 from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig, Scenario, Services, start
@@ -110,8 +111,9 @@ def fly_scenario(
 
 
 def vet(scenario: Scenario, config: FlightConfig) -> None:
-    """Refuse a scripted bidding run whose scenario scripts no bids, and a scripted
-    reflection whose scenario scripts no critic."""
+    """Refuse a scripted bidding run whose scenario scripts no bids, a scripted
+    reflection whose scenario scripts no critic, and a scripted review voted on by another
+    number of samples than the scenario scripts."""
     settings = RepoFixSettings.of(config)
     missing = [a for a in BIDDERS if a not in scenario.scripts]
     if settings.bidding and missing and config.model == "scripted":
@@ -129,3 +131,4 @@ def vet(scenario: Scenario, config: FlightConfig) -> None:
             f"scenario {scenario.name!r} scripts no critic for --reflect; "
             "the reflect scenario does, or give the critic a model"
         )
+    refuse_unscripted_votes(scenario, SCENARIOS, config, "reviewer", "the reviewer's verdict")

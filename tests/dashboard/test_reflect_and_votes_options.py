@@ -59,12 +59,16 @@ def test_the_command_line_refuses_reflection_for_a_team_without_it(tmp_path, cap
 def test_the_api_records_reflect_and_votes(api):
     answer = api.post(
         "/api/runs",
-        {"team": "repo-fix", "scenario": "reflect", "reflect": True, "votes": 3},
+        {"team": "repo-fix", "scenario": "reflect", "reflect": True},
         content_type="application/json",
     )
     assert answer.status_code == 201, answer.content
-    settings = settings_of(answer.json()["run_id"])
-    assert (settings["reflect"], settings["votes"]) == (True, 3)
+    assert settings_of(answer.json()["run_id"])["reflect"] is True
+    answer = api.post(
+        "/api/runs", {"team": "repo-fix", "scenario": "vote", "votes": 3}, content_type="application/json"
+    )
+    assert answer.status_code == 201, answer.content
+    assert settings_of(answer.json()["run_id"])["votes"] == 3
 
     answer = api.post(
         "/api/runs",
@@ -93,6 +97,15 @@ def test_the_api_refuses_what_a_team_lacks_and_records_nothing(api):
     assert "scripts no critic for --reflect" in answer.json()["detail"]
     answer = api.post("/api/runs", {"team": "solo", "votes": 3}, content_type="application/json")
     assert answer.status_code == 400 and "has no voted decision" in answer.json()["detail"]
+    # A scripted reviewer has one verdict in first-flight's script: three samples would run
+    # out of it mid-run, so the run is refused before it starts.
+    answer = api.post(
+        "/api/runs",
+        {"team": "repo-fix", "scenario": "first-flight", "votes": 3},
+        content_type="application/json",
+    )
+    assert answer.status_code == 400
+    assert "scenario 'first-flight' scripts 1 sample" in answer.json()["detail"]
     assert StoredEvent.objects.count() == 0 and RunSummary.objects.count() == 0
 
 
@@ -100,13 +113,15 @@ def test_the_form_offers_reflection_and_votes(as_owner):
     page = as_owner.get("/runs/new").content.decode()
     assert "Reflect before review (repo-fix)" in page and "Votes on the critical decision" in page
     response = as_owner.post(
-        "/runs/new",
-        {**FORM, "team": "repo-fix", "scenario": "reflect", "reflect": "on", "votes": "3"},
+        "/runs/new", {**FORM, "team": "repo-fix", "scenario": "reflect", "reflect": "on"}
     )
     assert response.status_code == 302, response.content.decode()[:2000]
-    run_id = response.url.rstrip("/").rsplit("/", 1)[-1]
-    settings = settings_of(run_id)
-    assert (settings["reflect"], settings["votes"]) == (True, 3)
+    assert settings_of(response.url.rstrip("/").rsplit("/", 1)[-1])["reflect"] is True
+    response = as_owner.post(
+        "/runs/new", {**FORM, "team": "repo-fix", "scenario": "vote", "votes": "3"}
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert settings_of(response.url.rstrip("/").rsplit("/", 1)[-1])["votes"] == 3
 
 
 def test_the_form_refuses_reflection_for_the_desk(as_owner):

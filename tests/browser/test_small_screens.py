@@ -204,3 +204,44 @@ def test_at_390_px_search_and_the_dead_letters_fit_the_window(signed_in, flown_r
     assert overflow(page) <= 1
     assert page.evaluate(PAST_THE_EDGE, ".card button, .card input") == []
     watch.assert_clean()
+
+
+def test_at_390_px_a_runs_timeline_reads_as_cards_with_what_happened_on_screen(
+    signed_in, fly_team, watch
+):
+    """The timeline was a table that scrolled sideways: an event of a stream beside the run
+    (a specialist's, a saga's) is numbered by that stream's name, which does not wrap, and
+    that column pushed what happened past the window's edge. Now each event is a card: its
+    number and kind, its agent, task and time, labelled, and what happened across the card."""
+    from tests.browser.conftest import import_text
+
+    saga = fly_team("refund-saga", team="support-triage")
+    own = [
+        raw
+        for raw in saga.path.read_text().splitlines()
+        if json.loads(raw).get("stream", "").startswith(OWN)
+    ]
+    import_text("\n".join(own) + "\n", name=saga.path.name)
+    page = signed_in
+    page.set_viewport_size(NARROW)
+    page.goto(f"/runs/{saga.run_id}/?tab=timeline")
+    beside = page.locator("#events tr.event", has=page.locator("td.num", has_text="worker-S"))
+    expect(beside.first).to_be_visible()
+    shoot(page, "run-timeline-cards-390")
+    assert overflow(page) <= 1
+    assert page.evaluate(SCROLLING_TABLES) == []
+    assert page.evaluate(PAST_THE_EDGE, "#events td") == []
+    what = box(beside.first.locator("td.full"))
+    assert what["width"] > 0.8 * (box(beside.first)["width"] - 24), "what happened spans the card"
+    agent = page.locator("#events tr.event td[data-label='Agent']:not(:empty)").first
+    expect(agent).to_be_visible()
+    assert (
+        page.evaluate("(e) => getComputedStyle(e, '::before').content", agent.element_handle())
+        == '"Agent "'
+    )
+
+    page.set_viewport_size(WIDE)  # a wide window keeps the table and its headings
+    assert box(page.locator("table.timeline thead"))["x"] >= 0
+    what, when = box(beside.first.locator("td.full")), box(beside.first.locator("td.when"))
+    assert abs(what["y"] - when["y"]) < 2, "one line per event"
+    watch.assert_clean()

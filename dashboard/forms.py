@@ -91,11 +91,15 @@ class NewRunForm(forms.Form):
     )
     order = forms.RegexField(
         regex=actions.ORDER,
+        strip=True,  # a RegexField keeps spaces unless told: a pasted id often ends in one
         required=False,
         label="Order (support desk)",
         help_text="The order the ticket is about; empty: a fresh order for this run. Runs on "
         "the same order see each other's changes.",
-        error_messages={"invalid": "letters, digits, '.', '_' and '-' only, at most 40"},
+        error_messages={
+            "invalid": "an order id is letters, digits, '.', '_' and '-', starting with a "
+            "letter or digit, at most 40 characters"
+        },
     )
     baseline = forms.BooleanField(
         required=False,

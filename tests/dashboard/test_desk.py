@@ -93,12 +93,26 @@ def test_a_double_refund_started_from_the_form_refunds_once(as_owner):
     [
         ({"team": "repo-fix", "scenario": "first-flight", "order": "A-1"}, "only the support-desk"),
         ({"team": "support-desk", "scenario": "lost-update", "order": "a b"}, "letters, digits"),
+        ({"team": "support-desk", "scenario": "lost-update", "order": "-x"}, "starting with a"),
     ],
 )
 def test_the_form_names_a_bad_order(as_owner, fields, error):
     body = {"model": "scripted", "allowance": 5000, "max_turns": 12, **fields}
     response = as_owner.post("/runs/new", body)
     assert response.status_code == 400 and error in response.content.decode()
+
+
+@pytest.mark.parametrize(("typed", "order"), [(" A-4471 ", "A-4471"), ("   ", None)])
+def test_the_form_takes_an_order_typed_with_spaces_around_it(as_owner, typed, order):
+    """A pasted order id with a space at its end was refused as if it held a bad character
+    ("letters, digits, '.', '_' and '-' only"), and a box of spaces was not read as empty.
+    The spaces around it are dropped, as in the form's other boxes."""
+    body = {"model": "scripted", "team": "support-desk", "scenario": "lost-update"}
+    response = as_owner.post("/runs/new", {**body, "order": typed})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    run_id = response.url.rstrip("/").rsplit("/", 1)[-1]
+    settings = DjangoJournal().read(f"run-{run_id}")[0].event.config["settings"]
+    assert settings["desk"]["order_id"] == order
 
 
 def test_the_api_refuses_an_order_for_a_team_without_orders(api):

@@ -37,6 +37,7 @@ from dashboard.api.schemas import (
 )
 from journal_store.models import RunSummary
 from runtime import status
+from runtime.status import STATUSES
 from services import baseline as baselines
 from services import forks, runs, tags, traces
 
@@ -93,6 +94,8 @@ def list_runs(
     }
     if sort and sort not in queries.SORTS:
         wrong["sort"] = f"one of {', '.join(queries.SORTS)}"
+    if status and status not in STATUSES:
+        wrong["status"] = f"{status!r} is no status; one of {', '.join(STATUSES)}"
     if wrong:
         raise invalid("query", wrong)
     return queries.runs(queries.RunFilter.of(params))

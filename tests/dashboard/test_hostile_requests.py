@@ -175,15 +175,21 @@ def test_the_start_run_command_refuses_as_the_form_does(settings):
     assert nothing_written()
 
 
-def test_the_runs_list_in_the_api_names_a_bad_date_or_sort(api, as_owner):
+def test_the_runs_list_in_the_api_names_a_bad_date_sort_or_status(api, as_owner):
     for query, field in (
         ("since=garbage", "since"),
         ("until=2026-02-30", "until"),
         ("sort=x", "sort"),
+        # A misspelt status read no runs and said nothing: a script took it for "none are".
+        ("status=finished", "status"),
     ):
         assert field_of(api.get(f"/api/runs?{query}")) == [field]
         assert as_owner.get(f"/?{query}").status_code == 200  # the page: no bound, default sort
     assert api.get("/api/runs?since=2026-02-28&sort=oldest").status_code == 200
+    refused = api.get("/api/runs?status=finished").json()["detail"][0]["msg"]
+    assert "'finished' is no status; one of running, done," in refused
+    for known in ("done", "dead-lettered", "escalated", "waiting"):
+        assert api.get(f"/api/runs?status={known}").status_code == 200
 
 
 def test_a_body_past_the_memory_limit_is_a_413_in_json(api):

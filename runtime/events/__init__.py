@@ -292,9 +292,12 @@ BY_KIND: dict[str, type[Event]] = {cls.kind: cls for cls in ALL_KINDS}
 def parse_event(data: dict[str, Any]) -> Event:
     """Build an event from its flat form, upcasting older versions. Raises EventFormatError."""
     data = dict(data)
-    kind = data.pop("kind", None)
-    if not isinstance(kind, str):
+    if "kind" not in data:
         raise EventFormatError("missing field 'kind'")
+    kind = data.pop("kind")
+    if not isinstance(kind, str):
+        got = repr(kind)[:40]  # a hostile file may put anything here: say a little of it
+        raise EventFormatError(f"field 'kind' must be the event's kind as a string, got {got}")
     cls = BY_KIND.get(kind)
     if cls is None:
         raise EventFormatError(f"unknown kind {kind!r}")

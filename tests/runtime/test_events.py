@@ -79,6 +79,9 @@ def test_the_stored_row_is_never_rewritten_by_reading_it():
     "row, problem",
     [
         ({"agent": "coder"}, "missing field 'kind'"),
+        # There, but not a name: it said "missing field 'kind'" of a kind given as 5.
+        ({"kind": 5}, "field 'kind' must be the event's kind as a string, got 5"),
+        ({"kind": None}, "field 'kind' must be the event's kind as a string, got None"),
         ({"kind": "Teleported"}, "unknown kind 'Teleported'"),
         ({"kind": "BudgetDebited"}, "missing field 'amount'"),
         ({"kind": "BudgetDebited", "amount": "lots"}, "field 'amount'"),

@@ -65,7 +65,9 @@ def test_the_api_records_reflect_and_votes(api):
     assert answer.status_code == 201, answer.content
     assert settings_of(answer.json()["run_id"])["reflect"] is True
     answer = api.post(
-        "/api/runs", {"team": "repo-fix", "scenario": "vote", "votes": 3}, content_type="application/json"
+        "/api/runs",
+        {"team": "repo-fix", "scenario": "vote", "votes": 3},
+        content_type="application/json",
     )
     assert answer.status_code == 201, answer.content
     assert settings_of(answer.json()["run_id"])["votes"] == 3

@@ -66,6 +66,7 @@ def test_a_reviewer_decides_a_desk_conflict_by_value_and_the_run_says_it_was_res
     card.get_by_label("Why").fill("the customer cancelled at 09:10, before the 09:12 scan")
     card.get_by_role("button", name="Record the decision").click()
     expect(card.get_by_role("status")).to_contain_text("resolution recorded")
+    expect(card.get_by_role("status")).to_be_focused()  # not the page's top: the form is gone
     # In place: decided, the winner marked, the order's new value and version beside it.
     expect(card.locator("h2 .badge")).to_have_text("resolved")
     chosen = card.locator(".claims > .card.chosen")

@@ -7,6 +7,7 @@ is a fixed 960 units wide; on a narrow screen its box scrolls sideways, the page
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +59,15 @@ class Scale:
         return "+" + seconds_text((ns - self.run_start) / 1e9)
 
 
+def tick_text(seconds: float, step: float) -> str:
+    """A tick's time, with the decimals its axis's spacing needs, the same for every tick of
+    it ("+2.8 s, +3.0 s", not "+2.8 s, +3 s"); a minute or more as any time is written."""
+    if seconds >= 60:
+        return "+" + seconds_text(seconds)
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step < 1 else 0
+    return f"+{seconds:.{decimals}f} s"
+
+
 def ticks(scale: Scale) -> list[dict[str, Any]]:
     """Five or so ticks at round times after the run's start."""
     span = (scale.last - scale.first) / 1e9
@@ -67,7 +77,7 @@ def ticks(scale: Scale) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     while (k * step) <= start + span + 1e-12 and len(found) < 12:
         ns = scale.run_start + int(k * step * 1e9)
-        found.append({"x": scale.x(ns), "label": "+" + seconds_text(k * step)})
+        found.append({"x": scale.x(ns), "label": tick_text(k * step, step)})
         k += 1
     return found
 

@@ -227,6 +227,12 @@ class ResolveForm(DecisionForm):
 
 class ImportForm(forms.Form):
     journal = forms.FileField(help_text="A JSONL journal: ours, or the reference runtime's.")
+    allow_torn = forms.BooleanField(
+        required=False,
+        label="Import the rest if the last line is torn",
+        help_text="A journal whose writer was killed mid-line ends in half a line: the rest is "
+        "imported and the torn line reported.",
+    )
 
     def clean_journal(self) -> Any:
         upload = self.cleaned_data["journal"]

@@ -257,7 +257,8 @@ class _Importer:
             if not allow_torn:
                 self.problem(
                     f"{self.report.torn}; to import the rest, allow a torn final line "
-                    "(allow_torn=true in the API, --allow-torn to manage.py import_journal)"
+                    "(tick “Import the rest if the last line is torn” on the import page, "
+                    "allow_torn=true in the API, --allow-torn to manage.py import_journal)"
                 )
         if not self.problems and self.report.events == 0:
             self.problem("the file holds no events")

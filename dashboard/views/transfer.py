@@ -31,6 +31,7 @@ def import_view(request: HtmxHttpRequest) -> HttpResponse:
                     name=upload.name,
                     size=upload.size,
                     by=request.user.get_username(),
+                    allow_torn=form.cleaned_data["allow_torn"],
                 )
             except ImportRefused as exc:
                 context["problems"] = exc.problems

@@ -192,6 +192,22 @@ def test_the_runs_list_in_the_api_names_a_bad_date_sort_or_status(api, as_owner)
         assert api.get(f"/api/runs?status={known}").status_code == 200
 
 
+def test_a_method_a_path_does_not_take_is_a_405_in_json(api, as_owner):
+    """django-ninja answered it with the text "Method not allowed"; the page's 405 is Django's."""
+    answer = api.delete("/api/runs")
+    assert answer.status_code == 405 and answer["Allow"] == "GET, POST"
+    assert answer.json() == {
+        "detail": "DELETE is not one of the methods /api/runs takes (GET, POST)"
+    }
+    assert (
+        api.put("/api/intents/ticket-x", {}, content_type="application/json")
+        .json()["detail"]
+        .startswith("PUT is not one of the methods /api/intents/ticket-x takes")
+    )
+    assert as_owner.post("/runs/r-000000000001/export.jsonl").status_code == 405
+    assert nothing_written()
+
+
 def test_a_body_past_the_memory_limit_is_a_413_in_json(api):
     big = json.dumps({"team": "solo", "task": "t" * (1024 * 1024)})
     answer = post(api, "/api/runs", big)

@@ -24,7 +24,8 @@ class MethodNotAllowedMiddleware:
             return response
         if response.get("Content-Type", "").startswith("application/json"):
             return response
-        allowed = response.get("Allow", "")
+        # Sorted: django-ninja lists them in no fixed order.
+        allowed = ", ".join(sorted(m.strip() for m in response.get("Allow", "").split(",") if m))
         detail = f"{request.method} is not one of the methods {request.path} takes ({allowed})"
         answer = JsonResponse({"detail": detail}, status=405)
         answer["Allow"] = allowed

@@ -166,9 +166,10 @@ def parse_date(value: str | None) -> date | None:
 
 @dataclass(frozen=True)
 class RunFilter:
-    """The runs list's filters as understood: a bad date is no bound, an unknown sort the
-    default one. The page's form and the API's query parameters both arrive here (the API
-    refuses a bad date or sort first, dashboard/api/runs.py)."""
+    """The runs list's filters as understood: a bad date is no bound, an unknown status any,
+    an unknown sort the default one (as the page's boxes show them). The page's form and the
+    API's query parameters both arrive here (the API refuses a bad date, status or sort
+    first, dashboard/api/runs.py)."""
 
     status: str = ""
     team: str = ""
@@ -182,7 +183,7 @@ class RunFilter:
     def of(cls, params: Mapping[str, Any]) -> RunFilter:
         sort = params.get("sort") or "started"
         return cls(
-            status=params.get("status") or "",
+            status=asked if (asked := params.get("status") or "") in status.STATUSES else "",
             team=params.get("team") or "",
             q=(params.get("q") or "").strip(),
             since=parse_date(params.get("since")),

@@ -208,7 +208,7 @@ class NewRunForm(forms.Form):
 
 class DecisionForm(forms.Form):
     reason = forms.CharField(
-        max_length=2_000,
+        max_length=actions.REASON_MAX,
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Recorded in the audit trail with your name.",
     )

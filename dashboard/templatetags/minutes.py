@@ -4,11 +4,18 @@ from typing import Any
 
 from django import template
 
-from dashboard import present
+from dashboard import actions, present
 from runtime import status
 from runtime.coordination.conflicts import POLICIES
 
 register = template.Library()
+
+
+@register.simple_tag
+def reason_max() -> int:
+    """The most characters of a stated reason that are kept: a reason box's maxlength, so a
+    longer one is stopped as it is typed rather than cut without a word when it is recorded."""
+    return actions.REASON_MAX
 
 
 @register.simple_tag

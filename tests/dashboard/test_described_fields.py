@@ -47,3 +47,13 @@ def test_the_fork_form_describes_its_fields_with_what_is_on_the_page(as_owner, o
     at = next(r.position for r in DjangoJournal().read(f"run-{parent}"))
     described, absent = missing(as_owner.get(f"/runs/{parent}/fork?at={at}").content.decode())
     assert described and absent == []
+
+
+def test_the_import_form_describes_its_fields_with_what_is_on_the_page(as_owner):
+    """The file box named a help text the page did not hold (id_journal_helptext)."""
+    described, absent = missing(as_owner.get("/import").content.decode())
+    assert {"id_journal_helptext", "id_allow_torn_helptext"} <= set(described)
+    assert absent == []
+    refused = as_owner.post("/import", {"allow_torn": ""})  # no file
+    described, absent = missing(refused.content.decode())
+    assert "id_journal_error" in described and absent == []

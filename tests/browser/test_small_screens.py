@@ -244,4 +244,11 @@ def test_at_390_px_a_runs_timeline_reads_as_cards_with_what_happened_on_screen(
     assert box(page.locator("table.timeline thead"))["x"] >= 0
     what, when = box(beside.first.locator("td.full")), box(beside.first.locator("td.when"))
     assert abs(what["y"] - when["y"]) < 2, "one line per event"
+    # How long after the start ("+5.7 s") is never broken between its number and its unit
+    # (at some widths the when column came to, "+0.0" ended a line and "s" began the next).
+    after = beside.first.locator("td.when .muted")
+    assert page.evaluate("(e) => getComputedStyle(e).whiteSpace", after.element_handle()) in (
+        "nowrap",
+        "pre",
+    )
     watch.assert_clean()

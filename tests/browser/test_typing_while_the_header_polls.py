@@ -38,3 +38,23 @@ def test_what_is_typed_in_the_header_survives_its_polls(signed_in, nowhere, watc
     expect(header.get_by_role("button", name="Go on instead")).to_be_visible()
     shoot(page, "run-header-stop-pending")
     watch.assert_clean()
+
+
+def test_the_answer_to_a_button_in_the_header_survives_its_polls(signed_in, nowhere, watch):
+    # "Check replay" on a running run answered, and the next poll of the header, two seconds
+    # later, swapped the answer away before it could be read.
+    page = signed_in
+    run_id = runs.start_run("repo-fix", "first-flight", by="rosa")  # running: nobody drives it
+    page.goto(f"/runs/{run_id}/")
+    header = page.locator("#run-header")
+    expect(header.locator(".badge.running").first).to_be_visible()
+
+    page.get_by_role("button", name="Check replay").click()
+    answer = page.locator("#replay-result")
+    expect(answer).not_to_be_empty()
+    said = answer.inner_text()
+    for _ in range(2):  # two polls of the header come and go
+        with page.expect_response(lambda r: r.url.endswith(f"/runs/{run_id}/header")):
+            pass
+    expect(answer).to_have_text(said)
+    watch.assert_clean()

@@ -50,11 +50,17 @@ class Outcome:
     conflict_id: str | None = None
 
 
-def claim_id(subject: str, predicate: str, by: str, value: Any, based_on: int) -> str:
-    digest = hashlib.sha256(
-        canonical([subject, predicate, by, value, based_on]).encode()
-    ).hexdigest()
-    return "cl-" + digest[:16]
+def claim_id(
+    subject: str, predicate: str, by: str, value: Any, based_on: int, run_id: str = ""
+) -> str:
+    """The same claim asserted again by the same run has the same id; asserted by another run
+    (the same agent's name, value and version on a subject runs share, such as an order), it is
+    another claim. Without the run, two runs' claims had one id: a conflict listed both under
+    it, and settling one settled the other. Claims made outside a run keep the id they had."""
+    parts: list[Any] = [subject, predicate, by, value, based_on]
+    if run_id:
+        parts.append(run_id)
+    return "cl-" + hashlib.sha256(canonical(parts).encode()).hexdigest()[:16]
 
 
 class Claims:
@@ -86,7 +92,7 @@ class Claims:
     ) -> ClaimAsserted:
         event = ClaimAsserted(
             run_id=run_id,
-            claim_id=claim_id(subject, predicate, by, value, based_on),
+            claim_id=claim_id(subject, predicate, by, value, based_on, run_id),
             subject=subject,
             predicate=predicate,
             value=value,

@@ -129,6 +129,36 @@ def test_two_claims_from_the_same_version_that_disagree_are_a_conflict(alias):
     assert claims.conflicts("order:4471", "status") == []  # superseded: no longer live
 
 
+@on_every_backend()
+def test_two_runs_asserting_the_same_claim_on_a_shared_subject_make_two_claims(alias):
+    # Two runs of a team on one order: the same agent, value and version. They had one claim
+    # id, so the second conflict listed each claim twice under it and settling the first
+    # conflict settled the second run's claims too.
+    claims = Claims(DjangoJournal(alias))
+    made = {}
+    for run in ("r-first", "r-second"):
+        made[run] = (
+            claims.claim("order:9", "status", "shipped", 1, "order-agent", "model", run_id=run),
+            claims.claim("order:9", "status", "cancelled", 1, "support", "model", run_id=run),
+        )
+    ids = [c.claim_id for pair in made.values() for c in pair]
+    assert len(set(ids)) == 4
+    live = claims.live("order:9", "status")
+    assert sorted(c.claim_id for c in live) == sorted(ids)
+    # Settling the first run's pair leaves the second run's claims live.
+    first, second = made["r-first"]
+    claims.settle("order:9", "status", first.claim_id, [second.claim_id], "person", "shipped")
+    assert {c.run_id for c in claims.live("order:9", "status")} == {"r-second"}
+    # And a run asserting its own claim again gets the same id (the claim, not a new one).
+    again = claims.claim("order:9", "status", "shipped", 1, "order-agent", "model", run_id="r-x")
+    assert (
+        again.claim_id
+        == claims.claim(
+            "order:9", "status", "shipped", 1, "order-agent", "model", run_id="r-x"
+        ).claim_id
+    )
+
+
 @pytest.mark.parametrize(
     "a_source, b_source, ranks, expected",
     [

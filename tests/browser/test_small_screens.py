@@ -110,24 +110,32 @@ def test_at_390_px_a_runs_bill_audit_and_tabs_fit_without_scrolling_sideways(
 OWN = ("run-", "worker-", "saga-", "breakers-", "lease-", "control-")
 
 
-def test_runs_of_every_team_read_as_cards_at_390_px_and_the_desks_refund_is_in_its_audit(
-    signed_in, flown_run, fly_team, settings, tmp_path, watch
-):
-    """The desk's runs flown here, a triage run imported beside the repo-fix one; the pictures
-    are the README's."""
-    from services import runs
-    from tests.browser.conftest import SHOTS, import_text
-    from tests.dashboard.conftest import drive
-    from tests.tasks.conftest import use_broker
+def import_saga(fly_team):
+    """The triage team's refund saga, flown and imported: its run's own streams only (an
+    import carries those; the effect ledger and the facts are shared)."""
+    from tests.browser.conftest import import_text
 
     saga = fly_team("refund-saga", team="support-triage")
-    # An import carries a run's own streams only (the effect ledger and facts are shared).
     own = [
         raw
         for raw in saga.path.read_text().splitlines()
         if json.loads(raw).get("stream", "").startswith(OWN)
     ]
     import_text("\n".join(own) + "\n", name=saga.path.name)
+    return saga
+
+
+def test_runs_of_every_team_read_as_cards_at_390_px_and_the_desks_refund_is_in_its_audit(
+    signed_in, flown_run, fly_team, settings, tmp_path, watch
+):
+    """The desk's runs flown here, a triage run imported beside the repo-fix one; the pictures
+    are the README's."""
+    from services import runs
+    from tests.browser.conftest import SHOTS
+    from tests.dashboard.conftest import drive
+    from tests.tasks.conftest import use_broker
+
+    import_saga(fly_team)
     use_broker("memory://", {})  # the desk's steps are driven here: nobody reads the queue
     settings.WORKSPACES = tmp_path / "workspaces"
     try:
@@ -213,15 +221,7 @@ def test_at_390_px_a_runs_timeline_reads_as_cards_with_what_happened_on_screen(
     (a specialist's, a saga's) is numbered by that stream's name, which does not wrap, and
     that column pushed what happened past the window's edge. Now each event is a card: its
     number and kind, its agent, task and time, labelled, and what happened across the card."""
-    from tests.browser.conftest import import_text
-
-    saga = fly_team("refund-saga", team="support-triage")
-    own = [
-        raw
-        for raw in saga.path.read_text().splitlines()
-        if json.loads(raw).get("stream", "").startswith(OWN)
-    ]
-    import_text("\n".join(own) + "\n", name=saga.path.name)
+    saga = import_saga(fly_team)
     page = signed_in
     page.set_viewport_size(NARROW)
     page.goto(f"/runs/{saga.run_id}/?tab=timeline")

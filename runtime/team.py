@@ -112,7 +112,7 @@ class FlightConfig(BaseModel):
         "MINUTES_MODEL (a fork's `--model-for coder=endpoint:NAME`)",
     )
     max_seconds: float | None = Field(
-        default=None, gt=0, le=MAX_SECONDS, description="wall-clock ceiling"
+        default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False, description="wall-clock ceiling"
     )
     max_run_turns: int | None = Field(
         default=None, ge=1, le=1_000_000, description="model calls, all agents"

@@ -176,7 +176,8 @@ class RunIn(In):
     )
     allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX, strict=True)
     max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX, strict=True)
-    max_seconds: float | None = Field(None, ge=1, le=actions.SECONDS_MAX)
+    # NaN passes no bound and fails none the way a person would read: refused as not finite.
+    max_seconds: float | None = Field(None, ge=1, le=actions.SECONDS_MAX, allow_inf_nan=False)
     order: str | None = Field(
         default=None,
         pattern=actions.ORDER,

@@ -73,6 +73,15 @@ def test_a_body_the_form_would_refuse_is_a_422_naming_its_field(api, body, field
     assert api.get("/api/runs").status_code == 200
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_a_number_that_is_not_finite_is_refused_as_such(api, number):
+    # Python's JSON reader takes these; NaN was refused as "less than or equal to 86400".
+    answer = post(api, "/api/runs", f'{{"max_seconds": {number}}}')
+    assert field_of(answer) == ["max_seconds"]
+    assert "finite number" in answer.json()["detail"][0]["msg"]
+    assert nothing_written()
+
+
 def test_the_shared_rules_still_let_a_proper_run_start(api, settings):
     settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
     answer = post(api, "/api/runs", {"team": "repo-fix", "allowance": 10_000_000})

@@ -323,12 +323,7 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
 def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     """The timeline tab: a page of rows, what its filters offer, and where the run would
     resume from."""
-    return timeline_rows(request, run) | timeline_offers(run)
-
-
-def timeline_offers(run: RunSummary) -> dict[str, Any]:
-    """What the timeline's filters offer (the run's kinds and agents) and its resume point."""
-    return {
+    return timeline_rows(request, run) | {
         "kinds": queries.event_kinds(run.run_id),
         "agents": queries.event_agents(run.run_id),
         "resume": queries.resume_point(run.run_id),
@@ -346,10 +341,6 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if not news and status.is_active(run.status):
         return HttpResponse(status=204)
     context = {"run": run} | timeline_rows(request, run)
-    if not context["tail"] and not status.is_active(run.status):
-        # Its last answer: the run has ended, so the filters' kinds and agents and the resume
-        # point drawn when the page opened are redrawn, where they stayed as the run began.
-        context |= timeline_offers(run) | {"refreshed": True}
     response = render(request, "dashboard/_timeline_rows.html", context)
     if not context["tail"]:
         response.status_code = HttpResponseStopPolling.status_code

@@ -323,7 +323,12 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
 def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     """The timeline tab: a page of rows, what its filters offer, and where the run would
     resume from."""
-    return timeline_rows(request, run) | {
+    return timeline_rows(request, run) | timeline_offers(run)
+
+
+def timeline_offers(run: RunSummary) -> dict[str, Any]:
+    """What the timeline's filters offer (the run's kinds and agents) and its resume point."""
+    return {
         "kinds": queries.event_kinds(run.run_id),
         "agents": queries.event_agents(run.run_id),
         "resume": queries.resume_point(run.run_id),
@@ -341,6 +346,16 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if not news and status.is_active(run.status):
         return HttpResponse(status=204)
     context = {"run": run} | timeline_rows(request, run)
+    if context["more"] and request.GET.get("live") == "1":
+        # The live tail's poll (not a "Next" link's) found more than a page since the last
+        # (a fast worker, a slow poll), the run going on or ended since: it stays live and
+        # asks again at once for the rest, where it used to stop at a "Next" link and leave
+        # the page off the run (and its filters as the run began) until someone clicked it.
+        context |= {"more": False, "tail": True, "behind": True}
+    if not context["tail"] and not status.is_active(run.status):
+        # Its last answer: the run has ended, so the filters' kinds and agents and the resume
+        # point drawn when the page opened are redrawn, where they stayed as the run began.
+        context |= timeline_offers(run) | {"refreshed": True}
     response = render(request, "dashboard/_timeline_rows.html", context)
     if not context["tail"]:
         response.status_code = HttpResponseStopPolling.status_code

@@ -8,6 +8,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from dashboard import queries
+from dashboard.views import runs as pages
 from tests.browser.conftest import log_in, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -31,8 +33,11 @@ def test_a_reviewer_signs_in_through_the_login_form(page, reviewer, watch):
     watch.assert_clean()
 
 
-def test_a_run_started_from_the_form_finishes_live_on_its_page(signed_in, worker, watch):
+def test_a_run_started_from_the_form_finishes_live_on_its_page(signed_in, worker, watch, monkeypatch):
     page = signed_in
+    # Pages of five rows, so the live tail falls more than a page behind between its polls
+    # and has to catch up on its own (the server runs in this process).
+    monkeypatch.setattr(pages, "EVENTS_PAGE", 5)
     page.get_by_role("link", name="New run").click()
     expect(page.get_by_role("heading", name="New run")).to_be_visible()
     page.get_by_label("Team").select_option("repo-fix")
@@ -62,5 +67,17 @@ def test_a_run_started_from_the_form_finishes_live_on_its_page(signed_in, worker
     expect(page.locator("#run-header")).to_contain_text("reviewed, integrated")
     # Polling stopped with the run: the header no longer asks to be refreshed.
     expect(page.locator("#run-header [hx-trigger]")).to_have_count(0)
+    # The tail's last answer drew the filters and the resume point again: they offered what
+    # the run held when the page opened (its start), and said it would resume from there.
+    expect(page.locator("#tail")).to_have_count(0)
+    # It kept up: every one of the run's own events is on the page, none twice.
+    own = queries.events(run_id, infra=False, limit=queries.EVENTS_MAX)
+    expect(page.locator("#events tr.event")).to_have_count(len(own))
+    expect(page.locator("#kind option[value=TeamFinished]")).to_have_count(1)
+    expect(page.locator("#agent option[value=reviewer]")).to_have_count(1)
+    expect(page.locator("#resume-point")).to_contain_text("stage complete")
+    page.locator("#kind").select_option("TeamFinished")  # and the redrawn filters filter
+    expect(page.locator("#events tr.event")).to_have_count(1)
+    expect(page.locator("#events tr.event")).to_contain_text("TeamFinished")
     shoot(page, "run-done-live")
     watch.assert_clean()

@@ -92,6 +92,63 @@ def test_the_live_tail_answers_204_until_something_new_then_the_rows(as_owner):
     assert done.status_code == 286  # the run is over: htmx stops polling
 
 
+def test_a_live_tail_a_page_behind_stays_live_and_asks_again_at_once(as_owner, monkeypatch):
+    run_id = run_of("first-flight", steps=2)
+    projection.catch_up()
+    monkeypatch.setattr(pages, "EVENTS_PAGE", 2)
+    first = queries.events(run_id, infra=False, limit=1)[0].position
+    live = as_owner.get(f"/runs/{run_id}/tail?after={first}&live=1", headers={"HX-Request": "true"})
+    html = live.content.decode()
+    # Two rows, then the tail again, asking at once (not in 2 s), after the second row.
+    assert live.status_code == 200 and html.count('class="event') == 2
+    [(after, trigger)] = re.findall(r'<tr id="tail" hx-get="[^"]*after=(\d+)&amp;live=1" hx-trigger="([^"]+)"', html)
+    shown = [int(p) for p in re.findall(r'<tr id="e(\d+)"', html)]
+    assert int(after) == shown[-1] and trigger == "load" and 'id="more"' not in html
+    # A "Next" link asks the same without live=1: a page and the link to the next, no tail.
+    paged = as_owner.get(f"/runs/{run_id}/tail?after={first}", headers={"HX-Request": "true"})
+    assert 'id="more"' in paged.content.decode() and 'id="tail"' not in paged.content.decode()
+    # Caught up, the tail polls every 2 s again.
+    end = queries.events(run_id, limit=queries.EVENTS_MAX)[-1].position
+    idle = as_owner.get(f"/runs/{run_id}/tail?after={end}&live=1", headers={"HX-Request": "true"})
+    assert idle.status_code == 204
+
+
+def test_the_tails_last_answer_draws_the_filters_and_resume_point_again(as_owner, monkeypatch):
+    run_id = run_of("first-flight", steps=1)
+    projection.catch_up()
+    start = queries.events(run_id, limit=1)[0].position
+    opened = as_owner.get(f"/runs/{run_id}/tabs/timeline", headers=HTMX).content.decode()
+    assert 'value="TeamFinished"' not in opened
+    while drive_step(run_id, "test") == "stepped":
+        pass
+    projection.catch_up()
+    # The run ended pages ago: the tail brings the rest a page at a time, then stops.
+    monkeypatch.setattr(pages, "EVENTS_PAGE", 20)
+    url, answers, shown = f"/runs/{run_id}/tail?after={start}&live=1", [], []
+    while url:
+        answers.append(as_owner.get(url, headers={"HX-Request": "true"}))
+        html = answers[-1].content.decode()
+        shown += [int(p) for p in re.findall(r'<tr id="e(\d+)"', html)]
+        nxt = re.search(r'<tr id="tail" hx-get="([^"]+)" hx-trigger="load"', html)
+        url = nxt.group(1).replace("&amp;", "&") if nxt else None
+    own = [e.position for e in queries.events(run_id, start, infra=False, limit=queries.EVENTS_MAX)]
+    assert shown == own and len(answers) == -(-len(own) // 20) > 2
+    assert [a.status_code for a in answers] == [200] * (len(answers) - 1) + [286]
+    assert not any("<template>" in a.content.decode() for a in answers[:-1])
+    last = answers[-1]
+    html = last.content.decode()
+    [redrawn] = re.findall(r"<template>(.*)</template>", html, re.S)
+    assert 'id="timeline-filters" hx-swap-oob="true"' in redrawn
+    assert 'value="TeamFinished"' in redrawn and 'value="reviewer"' in redrawn
+    assert 'id="resume-point" hx-swap-oob="true"' in redrawn and "stage <strong>complete" in redrawn
+    # While the run goes on, answers carry no redraw.
+    running = run_of("first-flight", steps=1)
+    projection.catch_up()
+    mid = queries.events(running, limit=1)[0].position
+    going = as_owner.get(f"/runs/{running}/tail?after={mid}&live=1", headers={"HX-Request": "true"})
+    assert going.status_code == 200 and "<template>" not in going.content.decode()
+
+
 def test_the_timeline_filters_offer_every_kind_and_agent_the_run_holds(as_owner):
     from journal_store.models import StoredEvent
 

@@ -41,7 +41,7 @@ from runtime.stops import StopRequest
 from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
 from services.control import Control, failing_steps, stalled
-from services.specialists import endpoint_down
+from services.specialists import endpoint_down, endpoints_down
 
 # How the runs list may be sorted, by the name a filter uses.
 SORTS: dict[str, Any] = {
@@ -240,18 +240,31 @@ def mark_failing(rows: Iterable[RunSummary]) -> None:
     """Set `failing` on each run of the list: its latest failed step (its error and time) when
     the running run's steps are failing, else None (services/control.py failing_steps)."""
     rows = list(rows)
-    found = failing_steps([r.run_id for r in rows if r.status == status.RUNNING])
+    running = [r.run_id for r in rows if r.status == status.RUNNING]
+    found = failing_steps(running)
+    # A run whose own steps go on while a specialist of it waits out its model endpoint:
+    # the header says so (specialists_down), and the list's badge too, naming it.
+    down = endpoints_down([run_id for run_id in running if run_id not in found])
     for run in rows:
         failed = found.get(run.run_id)
-        run.failing = (  # type: ignore[attr-defined]
-            None
-            if failed is None
-            else {
+        waiting = down.get(run.run_id)
+        if failed is not None:
+            run.failing = {  # type: ignore[attr-defined]
                 "outage": failed.error.type == EndpointDown.__name__,
                 "error": str(failed.error),
                 "at": datetime.fromtimestamp(failed.t, UTC),
             }
-        )
+        elif waiting:
+            latest = max(waiting, key=lambda d: d.since)
+            names = ", ".join(d.sub_id for d in waiting)
+            run.failing = {  # type: ignore[attr-defined]
+                "outage": True,
+                "specialists": names,
+                "error": latest.last,
+                "at": datetime.fromtimestamp(latest.since, UTC),
+            }
+        else:
+            run.failing = None  # type: ignore[attr-defined]
 
 
 # --- a run's events -------------------------------------------------------------------------

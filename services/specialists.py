@@ -144,6 +144,24 @@ def endpoint_down(run_id: str) -> list[Down]:
     return found
 
 
+def endpoints_down(run_ids: list[str]) -> dict[str, list[Down]]:
+    """`endpoint_down` for each of these runs that fans work out, as the runs list asks it
+    for a page of running runs: one seek by kind for which of them handed a brief over (none,
+    for teams that fan nothing out), then `endpoint_down` for those only."""
+    if not run_ids:
+        return {}
+    journal = DjangoJournal()
+    marks = ", ".join(["%s"] * len(run_ids))
+    with journal.connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT DISTINCT run_id FROM journal_event WHERE run_id IN ({marks}) AND kind = %s",
+            [*run_ids, WorkerHandedOff.kind],
+        )
+        fanned = sorted(run_id for (run_id,) in cursor.fetchall())
+    found = {run_id: endpoint_down(run_id) for run_id in fanned}
+    return {run_id: down for run_id, down in found.items() if down}
+
+
 def spent_so_far(run_id: str) -> int:
     """What the run has spent so far, every stream of it (its bill's debits): the summary's
     figure once the projector has caught up, rather than a sum over every debit of the run."""

@@ -8,6 +8,7 @@ five bad minutes."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -78,6 +79,7 @@ def test_a_specialists_outage_is_waited_out_and_the_run_finishes_with_its_sub_ta
     )
     owner = client_for(make_user("owner"))
     shown = []  # what the run's header and the API said while S2's endpoint was down
+    listed = []  # and the runs list, and its row as it polls
 
     started: list[tuple[str, str]] = []
     outcome = drive(run_id)
@@ -93,6 +95,8 @@ def test_a_specialists_outage_is_waited_out_and_the_run_finishes_with_its_sub_ta
                 header = owner.get(f"/runs/{run_id}/header").content.decode()
                 [down] = owner.get(f"/api/runs/{run_id}").json()["specialists_down"]
                 shown.append((header, down))
+                listed.append(owner.get("/").content.decode())
+                listed.append(owner.get(f"/runs/{run_id}/row").content.decode())
         time.sleep(0.01)  # the run's next look at its specialists, a moment later
         outcome = drive(run_id)
 
@@ -109,9 +113,16 @@ def test_a_specialists_outage_is_waited_out_and_the_run_finishes_with_its_sub_ta
         assert (down["sub_id"], down["worker_id"], down["starts"]) == ("S2", "kb-worker", n)
         assert down["last"].startswith("EndpointDown: ") and "HTTP 503" in down["last"]
         assert down["until"] > down["since"]
+    # The runs list's badge too, naming the specialist, where it showed only "running".
+    assert len(listed) == 2 * DOWN_FOR
+    for html in listed:
+        [badge] = re.findall(r'<span class="badge failed" title="([^"]*)">model down</span>', html)
+        assert "the model endpoint of its specialist S2 does not answer since" in badge
+        assert "the last start said: EndpointDown: " in badge and "HTTP 503" in badge
     projection.catch_up()
     assert owner.get(f"/api/runs/{run_id}").json()["specialists_down"] == []
     assert "model down" not in owner.get(f"/runs/{run_id}/header").content.decode()
+    assert "model down" not in owner.get("/").content.decode()
     assert [s for s in started if s[0] == "S2"] == [
         *[("S2", "endpoint down")] * DOWN_FOR,
         ("S2", "ok"),

@@ -129,12 +129,10 @@ def plan(
         )
     at = own[where]
     if isinstance(at.event, TeamFinished):
-        raise ForkRefused(
-            f"the event at position {position} is the run's verdict: fork at an earlier event"
-        )
+        raise ForkRefused(f"{cited(at, parent)} is the run's verdict: fork at an earlier event")
     prefix = own[: where + 1]
     agents = {r.event.agent for r in records if r.event.agent}
-    check(changes, at, agents)
+    check(changes, at, agents, parent)
     config = configured(main[0].event, child, changes, by)
     events: list[tuple[str, Event]] = []
     commit: str | None = None
@@ -170,7 +168,15 @@ def plan(
     return Fork(child, parent, config, events, forked, workspace, commit)
 
 
-def check(changes: Changes, at: Recorded, agents: set[str]) -> None:
+def cited(at: Recorded, run_id: str) -> str:
+    """The event as a refusal names it: by its position (what the API's `at` is) and, for the
+    run's own journal, by its number there (what the run's pages show: "#29")."""
+    if at.stream == streams.journal(run_id):
+        return f"the event at position {at.position} (#{at.version})"
+    return f"the event at position {at.position}"
+
+
+def check(changes: Changes, at: Recorded, agents: set[str], run_id: str) -> None:
     backends, names = split_models(changes.models)
     for agent, backend in backends.items():
         if agent not in agents:
@@ -188,7 +194,7 @@ def check(changes: Changes, at: Recorded, agents: set[str]) -> None:
     if changes.replace_result:
         if not isinstance(at.event, ToolReturned):
             raise ForkRefused(
-                f"the event at position {at.position} is a {at.event.kind}; "
+                f"{cited(at, run_id)} is a {at.event.kind}; "
                 "fork at a ToolReturned to replace its result",
                 "tool_result",
             )

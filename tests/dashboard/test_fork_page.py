@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from dashboard import present
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
 from tests.dashboard.conftest import drive, run_of
@@ -21,6 +22,12 @@ def at(run_id: str, kind: str, tool: str | None = None) -> int:
         for r in DjangoJournal().read(f"run-{run_id}")
         if r.event.kind == kind and (tool is None or getattr(r.event, "tool", None) == tool)
     )
+
+
+def number(run_id: str, position: int) -> str:
+    """The event's number as the run's timeline shows it."""
+    [found] = [r for r in DjangoJournal().read(f"run-{run_id}") if r.position == position]
+    return present.number(found.stream, found.version, run_id)
 
 
 def test_a_fork_from_the_page_starts_a_run_with_its_parent_named(as_owner, owner):
@@ -115,7 +122,9 @@ def test_each_refusal_sits_under_the_box_it_is_about(as_owner, owner, settings):
         (
             {"at": dispatched, "tool_result": "1"},
             "tool_result",
-            f"the event at position {dispatched} is a ToolDispatched; fork at a ToolReturned",
+            # By its position and by the number the timeline shows for it.
+            f"the event at position {dispatched} (#{number(parent, dispatched)}) is a "
+            "ToolDispatched; fork at a ToolReturned",
         ),
         # About the whole fork: above the form.
         ({"at": at(parent, "TeamFinished")}, "", "is the run's verdict"),

@@ -33,7 +33,9 @@ def test_a_reviewer_signs_in_through_the_login_form(page, reviewer, watch):
     watch.assert_clean()
 
 
-def test_a_run_started_from_the_form_finishes_live_on_its_page(signed_in, worker, watch, monkeypatch):
+def test_a_run_started_from_the_form_finishes_live_on_its_page(
+    signed_in, worker, watch, monkeypatch
+):
     page = signed_in
     # Pages of five rows, so the live tail falls more than a page behind between its polls
     # and has to catch up on its own (the server runs in this process).

@@ -21,7 +21,14 @@ from dashboard.api.openapi import MinutesAPI
 api = MinutesAPI(
     title="Minutes",
     version="1",
-    description="Runs of LLM agent teams, their minutes, and the review queues.",
+    # Markdown, which the docs page shows at its top: its way back to the pages, which
+    # Swagger UI's own page has none of.
+    description=(
+        "Runs of LLM agent teams, their minutes, and the review queues. "
+        "Signed in, operations run from this page on your session; scripts send "
+        "`Authorization: Bearer <token>` (`manage.py api_token <username>`). "
+        "[← Back to Minutes](/)"
+    ),
     # Swagger UI from django-ninja's own static files ("ninja" is an installed app), never a
     # CDN: the docs work offline and under our Content-Security-Policy. No validator badge:
     # it would send the schema to a public validator.

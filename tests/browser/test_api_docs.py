@@ -27,6 +27,9 @@ def test_the_api_docs_render_offline_for_a_signed_in_person(signed_in, live_serv
         operation.locator(".live-responses-table tr.response .response-col_status")
     ).to_have_text("200")
     shoot(page, "api-docs")
+    # And the way back to the pages, which Swagger UI's own page lacks.
+    page.get_by_role("link", name="← Back to Minutes").click()
+    expect(page.get_by_role("heading", name="Runs")).to_be_visible()
     elsewhere = [url for url in watch.requests if not url.startswith(live_server.url)]
     assert elsewhere == [], elsewhere
     watch.assert_clean()

@@ -101,7 +101,9 @@ def test_a_live_tail_a_page_behind_stays_live_and_asks_again_at_once(as_owner, m
     html = live.content.decode()
     # Two rows, then the tail again, asking at once (not in 2 s), after the second row.
     assert live.status_code == 200 and html.count('class="event') == 2
-    [(after, trigger)] = re.findall(r'<tr id="tail" hx-get="[^"]*after=(\d+)&amp;live=1" hx-trigger="([^"]+)"', html)
+    [(after, trigger)] = re.findall(
+        r'<tr id="tail" hx-get="[^"]*after=(\d+)&amp;live=1" hx-trigger="([^"]+)"', html
+    )
     shown = [int(p) for p in re.findall(r'<tr id="e(\d+)"', html)]
     assert int(after) == shown[-1] and trigger == "load" and 'id="more"' not in html
     # A "Next" link asks the same without live=1: a page and the link to the next, no tail.

@@ -7,7 +7,8 @@ each holds a whole run or its deadline passes. A specialist:
 
     - takes a lease on its stream (`lease-worker-...`) and writes through it, fenced: a
       redelivered or duplicated task that lost the lease cannot write; a heartbeat renews it
-      (and the slot's) while the specialist works;
+      (and the slot's) while the specialist works. Once the run gave the sub-task up, the
+      lease is closed (engine.away): a start that comes after does nothing;
     - resumes from its stream: a worker killed mid-specialist loses at most the turn in hand;
     - takes one of its run's `parallel` slots first (leases `slots-<run>-<n>`), or waits for
       one without holding a worker: the per-run cap; the per-pool cap is the workers' own
@@ -181,13 +182,18 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
     first = journal.first(run)  # the run's settings; what else is needed is sought by kind
     config = flight.recorded_config([first.event] if first else [], run_id)
     leases = Leases(journal)
+    if leases.closed(stream):
+        # The run gave the sub-task up (its deadline passed, or its restarts ran out) and
+        # closed its lease: this start was queued before that (a duplicate delivery, a restart
+        # sent just before). It writes nothing, not even to the run's slots.
+        return "given up"
     slot = take_slot(leases, run_id, TriageSettings.of(config).parallel, holder)
     if slot is None:
         return "full"  # the run has as many specialists at work as it may: later
     lease = leases.acquire(stream, holder, settings.STEP_LEASE_SECONDS)
     if lease is None:
         leases.release(slot)
-        return "busy"  # another worker holds this specialist
+        return "given up" if leases.closed(stream) else "busy"  # or another worker holds it
     beat = heartbeat(leases, lease, slot)  # both stay held however long the specialist works
     outcome = ""  # what its lease's release says became of the work
     try:

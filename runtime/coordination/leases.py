@@ -5,6 +5,7 @@ The lease on resource R is the stream `lease-R`:
     LeaseGranted    a holder took it until `expires`; the version of this event is the epoch
     LeaseRenewed    the holder pushed `expires` on (a heartbeat); it names the epoch it extends
     LeaseReleased   the holder gave it back, saying what became of the work
+    LeaseClosed     whoever owns the work settled it without the holder: no grant after it
 
 Every operation reads the stream's last event only, never the whole stream (a long run's
 driver lease grows by a grant, a release and a few renewals every step), and writes by
@@ -47,6 +48,7 @@ from types import TracebackType
 from runtime.events import (
     DriverLeased,
     DriverReleased,
+    LeaseClosed,
     LeaseGranted,
     LeaseReleased,
     LeaseRenewed,
@@ -101,6 +103,7 @@ class Standing:
     attempt: int  # the count carried (meaningless when `legacy`)
     outcome: str = ""
     legacy: bool = False  # written before the count was carried: count over the stream
+    closed: bool = False  # LeaseClosed: nobody may take it again
 
     @property
     def released(self) -> bool:
@@ -129,6 +132,8 @@ def standing(last: Recorded | None) -> Standing | None:
         return Standing(e.holder, epoch, e.expires, *where, e.at_version, 0, legacy=True)
     if isinstance(e, DriverReleased):
         return Standing(e.holder, 0, 0.0, *where, None, 0, e.outcome, legacy=True)
+    if isinstance(e, LeaseClosed):
+        return Standing(e.by, 0, 0.0, *where, None, 0, e.reason, closed=True)
     # Anything else (an imported journal may put what it likes in its own lease stream) holds
     # no lease, as the journal's fence judges it too.
     return Standing("", 0, 0.0, *where, None, 0, legacy=True)
@@ -174,6 +179,11 @@ class Leases:
         records = self.journal.read(stream, after=version - 1)
         return records[-1] if records else None
 
+    def closed(self, resource: str) -> bool:
+        """Whether the lease was closed for good (LeaseClosed): nobody may take it again."""
+        state = standing(self.last(resource))
+        return state is not None and state.closed
+
     def current(self, resource: str) -> Lease | None:
         """The lease as it stands (live or expired), or None when released or never granted."""
         last = self.last(resource)
@@ -210,12 +220,15 @@ class Leases:
         at_version: int | None = None,
         since: int = 0,
     ) -> Lease | None:
-        """The lease, or None while somebody else's is live (or another taker won the race).
-        Taking it moves the epoch; its holder may take it again. `at_version` names the work it
-        is taken for and `since` the position after which its starts count."""
+        """The lease, or None while somebody else's is live (or another taker won the race),
+        or for good once it is closed. Taking it moves the epoch; its holder may take it again.
+        `at_version` names the work it is taken for and `since` the position after which its
+        starts count."""
         last = self.last(resource)
         state = standing(last)
         now = time.time()
+        if state is not None and state.closed:
+            return None
         if state is not None and state.live(now) and state.holder != holder:
             return None
         version = last.version if last is not None else 0
@@ -239,6 +252,23 @@ class Leases:
         except WrongExpectedVersion:
             return None  # another taker got there first: it holds the lease, we do not
         return Lease(resource, holder, version + 1, grant.expires, version + 1, at_version, attempt)
+
+    def close(self, resource: str, by: str, reason: str, at: int | None = None) -> bool:
+        """Close the lease for good (LeaseClosed): no grant after it, and a holder still at work
+        is fenced out. `at`: only if the stream still stands at that version (what the closer
+        decided on is still so); None: whatever it stands at. False when it moved from `at`."""
+        closed = LeaseClosed(run_id=self.run_id, resource=resource, by=by, reason=reason)
+        for _ in range(3 if at is None else 1):
+            last = self.last(resource)
+            if last is not None and isinstance(last.event, LeaseClosed):
+                return True  # closed by a step of the run that died before it said so
+            version = last.version if last is not None else 0
+            try:
+                self.journal.append(self.stream(resource), [closed], version if at is None else at)
+            except WrongExpectedVersion:
+                continue  # a renewal or a grant moved it: look again, or say so
+            return True
+        return False
 
     def renew(self, lease: Lease, ttl: float) -> Lease:
         """Push the lease's expiry on; the epoch stays. Raises StaleEpoch when the lease was

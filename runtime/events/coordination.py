@@ -155,6 +155,17 @@ class LeaseReleased(Event):
     attempt: int = 0
 
 
+class LeaseClosed(Event):
+    """Nobody may take the lease again: the work it was for is settled without its holder
+    (a run gave a specialist's sub-task up). Written by whoever owns the work, not by a
+    holder; a grant after it is refused, and a holder still at work is fenced out by it."""
+
+    kind: ClassVar[str] = "LeaseClosed"
+    resource: str
+    by: str  # who closed it: the run whose sub-task it was
+    reason: str
+
+
 # --- in a run's own stream: what the harness found when it looked -----------------------------
 
 

@@ -32,6 +32,7 @@ from runtime.events import (
     BreakerTripped,
     BudgetExhausted,
     Event,
+    LeaseClosed,
     LeaseGranted,
     LeaseReleased,
     ModelFailed,
@@ -229,22 +230,43 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
     out: dict[str, Report | None] = {}
     waiting = []
     looks = []  # for each sub-task waited on, how soon it is worth looking at again
+    leases = Leases(session.journal, session.run_id)
     for sub_id, handoff in todo:
         stream = worker_stream(session.run_id, sub_id, handoff.worker_id)
-        lease = [r.event for r in session.source.read(Leases.stream(stream))]
+        records = session.source.read(Leases.stream(stream))
+        lease = [r.event for r in records]
         now = time.time()
         handed = handed_at(session, sub_id)
         if finished(last_of(session, stream)):
             out[sub_id] = crew.run(session.sub(stream), sub_id, handoff)
         elif now > handed + handoff.deadline_seconds:
+            # Given up: its lease is closed first, so that a start of it still on the queue
+            # (or at work) cannot run or write for a sub-task the run has settled.
+            if session.live:
+                late = f"timed out: no report {handoff.deadline_seconds:g} s after its brief"
+                leases.close(stream, session.run_id, late)
             out[sub_id] = None
+        elif lease and isinstance(lease[-1], LeaseClosed):
+            # Given up on its restarts by an earlier look (this one resumes the run, or that
+            # step died before it said so): its lease holds what that look read, and no more.
+            why = restarts.tally(lease, crew.outages).why()
+            out[sub_id] = failed(handoff, "tool_error", 0, 0, why)
         elif lease and isinstance(lease[-1], LeaseReleased):
             # It let go of its lease with its work unfinished: it failed. Start it again (after
             # a wait, while its model endpoint is down: restarts.py), up to the cap; then the
             # sub-task has failed, and recovery takes it from there.
             tally = restarts.tally(lease, crew.outages)
             if tally.given_up:
-                out[sub_id] = failed(handoff, "tool_error", 0, 0, tally.why())
+                # Its lease is closed at the version this look read: a later start is refused,
+                # so every look that resumes the run reads these starts and decides the same.
+                at = records[-1].version
+                if session.live and not leases.close(stream, session.run_id, tally.why(), at):
+                    # A start took the lease after it was read (a duplicate delivery, a restart
+                    # sent before): not given up on what is no longer so. Look again.
+                    looks.append(WAIT_SECONDS)
+                    waiting.append(sub_id)
+                else:
+                    out[sub_id] = failed(handoff, "tool_error", 0, 0, tally.why())
             else:
                 due = now >= tally.again_at  # when, not whether: nothing is journalled
                 if session.live and crew.dispatch is not None and due:

@@ -161,6 +161,7 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.LeaseGranted(**r, resource="order:1", holder="w1", expires=1.0),
                 ev.LeaseRenewed(**r, resource="order:1", holder="w1", expires=2.0, epoch=1),
                 ev.LeaseReleased(**r, resource="order:1", holder="w1"),
+                ev.LeaseClosed(**r, resource="order:1", by="r-extras", reason="given up"),
                 ev.StaleWorkRejected(
                     **r, what="refund", gate="lease", held=1, current=2, reason="moved"
                 ),

@@ -445,6 +445,11 @@ def test_every_kind_survives_the_flat_round_trip():
             "epoch": 1,
             "outcome": "merged T1",
         },
+        "LeaseClosed": {
+            "resource": "worker-r-1-S2-kb-worker",
+            "by": "r-1",
+            "reason": "gave up after 3 starts",
+        },
     }
     assert set(samples) == {cls.kind for cls in ALL_KINDS}
     for cls in ALL_KINDS:

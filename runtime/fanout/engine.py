@@ -235,16 +235,23 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
         stream = worker_stream(session.run_id, sub_id, handoff.worker_id)
         records = session.source.read(Leases.stream(stream))
         lease = [r.event for r in records]
+        # The clock before the stream: a report that comes between the two is read back, and
+        # one not there yet when the stream is read came after `now`, so after the deadline
+        # when `now` is past it. The other way round, a report that came in time but after
+        # the stream was read would be judged late by a clock read after it.
         now = time.time()
         handed = handed_at(session, sub_id)
         if finished(last_of(session, stream)):
             out[sub_id] = crew.run(session.sub(stream), sub_id, handoff)
-        elif now > handed + handoff.deadline_seconds:
+            continue
+        # A look that resumes the run (not live) leaves the clock alone: which sub-tasks timed
+        # out is in the record (fan_out), and today's clock would time out one that was given
+        # up on its restarts before its deadline, and diverge from the record.
+        if session.live and now > handed + handoff.deadline_seconds:
             # Given up: its lease is closed first, so that a start of it still on the queue
             # (or at work) cannot run or write for a sub-task the run has settled.
-            if session.live:
-                late = f"timed out: no report {handoff.deadline_seconds:g} s after its brief"
-                leases.close(stream, session.run_id, late)
+            late = f"timed out: no report {handoff.deadline_seconds:g} s after its brief"
+            leases.close(stream, session.run_id, late)
             out[sub_id] = None
         elif lease and isinstance(lease[-1], LeaseClosed):
             # Given up on its restarts by an earlier look (this one resumes the run, or that

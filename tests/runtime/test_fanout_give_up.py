@@ -6,12 +6,13 @@ resumes the run reads the starts the give-up was decided on, and no more."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from runtime.coordination.leases import Leases
 from runtime.events import LeaseClosed, LeaseGranted, WorkerTimedOut
-from runtime.fanout import restarts
+from runtime.fanout import engine, restarts
 from runtime.fanout.engine import fan_out, worker_stream
 from runtime.journal import StaleEpoch
 from runtime.session import Session
@@ -82,3 +83,20 @@ def test_a_timed_out_specialist_is_fenced_out_and_a_late_start_refused():
     with pytest.raises(StaleEpoch):  # the specialist at work writes nothing more
         leases.renew(at_work, 600)
     assert leases.acquire(STREAM, "late-worker", 30) is None
+
+
+def test_a_step_that_resumes_the_run_after_the_deadline_decides_what_the_live_look_did(
+    monkeypatch,
+):
+    handoff = brief(deadline=60)
+    session, crew, _sent, journal = sent_off(handoff)
+    kept_failing(journal)
+    [report] = fan_out(session, [("S2", handoff)], crew).values()  # given up on its restarts
+    later = time.time() + 3600  # the step that resumes the run comes an hour later
+    monkeypatch.setattr(engine, "time", SimpleNamespace(time=lambda: later))
+
+    resumed = Session(journal, RUN)
+    [again] = fan_out(resumed, [("S2", handoff)], crew).values()
+
+    assert again == report  # not timed out by the clock of an hour later
+    assert not [e for e in resumed.emitted if isinstance(e, WorkerTimedOut)]

@@ -3,11 +3,15 @@ queue (a duplicate delivery, a restart sent just before the give-up) used to tak
 specialist's lease afterwards and run it: work and spending for a sub-task the run had
 settled; and a step that resumed the run from its journal then looked at the sub-task again
 and found more than the give-up was decided on (its stream holding a report, or one more
-start), so it diverged from the record and failed, again and again."""
+start), so it diverged from the record and failed, again and again. And a step that resumed
+the run after the sub-task's deadline judged it anew by the clock (timed out) where the record
+says it was given up on its restarts: the same divergence."""
 
 from __future__ import annotations
 
 import contextlib
+import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,6 +19,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import DeadLetter
 from runtime import flight
+from runtime.fanout import engine
 from runtime.faults import InjectedFailure
 from services import letters, runs, specialists, steps
 
@@ -77,4 +82,18 @@ def test_a_start_delivered_again_after_the_give_up_does_nothing(monkeypatch, set
     [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
     letters.decide_letter(letter.letter_id, "discard", "ann", "go on without the knowledge base")
     assert drive(run_id) == "done"  # resumed from the journal, as the record says
+    assert flight.replay(DjangoJournal(), run_id).identical
+
+
+def test_a_run_resumed_after_the_deadline_of_a_given_up_sub_task_goes_on(monkeypatch, settings):
+    run_id, _s2 = given_up(monkeypatch, settings)
+    projection.catch_up()
+    [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
+    # The person decides after S2's deadline (a minute) has passed: the steps that resume the
+    # run read the clock of an hour later.
+    later = time.time() + 3600
+    monkeypatch.setattr(engine, "time", SimpleNamespace(time=lambda: later))
+    letters.decide_letter(letter.letter_id, "discard", "ann", "go on without the knowledge base")
+
+    assert drive(run_id) == "done"
     assert flight.replay(DjangoJournal(), run_id).identical

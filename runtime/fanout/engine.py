@@ -240,10 +240,10 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
         # when `now` is past it. The other way round, a report that came in time but after
         # the stream was read would be judged late by a clock read after it.
         now = time.time()
-        handed = handed_at(session, sub_id)
         if finished(last_of(session, stream)):
             out[sub_id] = crew.run(session.sub(stream), sub_id, handoff)
             continue
+        handed = handed_at(session, sub_id)  # a scan of the record: only for one not finished
         # A look that resumes the run (not live) leaves the clock alone: which sub-tasks timed
         # out is in the record (fan_out), and today's clock would time out one that was given
         # up on its restarts before its deadline, and diverge from the record.

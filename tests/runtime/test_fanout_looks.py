@@ -7,13 +7,15 @@ specialist waiting out its model endpoint is due to start again."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 
 from runtime.coordination.leases import Leases
-from runtime.events import LeaseGranted, ModelCalled
+from runtime.events import AgentFinished, LeaseGranted, ModelCalled
 from runtime.fanout import engine
+from runtime.fanout.contracts import Report
 from runtime.fanout.engine import LONGEST_LOOK, WAIT_SECONDS, fan_out, worker_stream
 from runtime.fanout.restarts import tally
 from runtime.stops import Waiting
@@ -91,3 +93,19 @@ def test_a_look_reads_the_last_event_of_a_specialists_stream_not_all_it_wrote(mo
     look(session, crew, handoff)
 
     assert (stream, 1) in read and all(n <= 1 for s, n in read if s == stream)
+
+
+def test_a_look_reads_the_hand_off_time_only_of_a_specialist_not_finished(monkeypatch):
+    # The hand-off time is a scan of the run's record (read back, on a flight that let go of
+    # it): a specialist whose stream holds its whole run has no deadline left to judge.
+    handoff = brief()
+    session, crew, _sent, journal = sent_off(handoff)
+    stream = worker_stream(RUN, "S2", "kb-worker")
+    journal.append(stream, [AgentFinished(run_id=RUN, agent="kb-worker")], 0)
+    done = Report(worker_id="kb-worker", status="ok")
+    asked = []
+    handed_at = engine.handed_at
+    monkeypatch.setattr(engine, "handed_at", lambda s, sub: asked.append(sub) or handed_at(s, sub))
+
+    assert fan_out(session, [("S2", handoff)], replace(crew, run=lambda *_: done)) == {"S2": done}
+    assert asked == []

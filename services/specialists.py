@@ -20,6 +20,7 @@ each holds a whole run or its deadline passes. A specialist:
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -196,6 +197,7 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
         return "given up" if leases.closed(stream) else "busy"  # or another worker holds it
     beat = heartbeat(leases, lease, slot)  # both stay held however long the specialist works
     outcome = ""  # what its lease's release says became of the work
+    retry_after: float | None = None  # what its model endpoint asked, when it failed it
     try:
         seams = faults()
         seams.specialist_started(sub_id, starts(journal, stream))
@@ -234,10 +236,14 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
         # (runtime/fanout/restarts.py).
         log.warning("run %s: specialist %s: %s", run_id, sub_id, exc)
         outcome = f"{restarts.DOWN}: {exc}"[:OUTCOME_CHARS]
+        # Its Retry-After, journalled: the next start comes no sooner (restarts.tally). Only
+        # a number the release can hold: nothing a server says may keep the lease from going.
+        said = exc.retry_after
+        retry_after = said if said is not None and 0 <= said < math.inf else None
         return "endpoint down"
     finally:
         lease, slot = beat.stop()
-        leases.release(lease, outcome)
+        leases.release(lease, outcome, retry_after=retry_after)
         leases.release(slot)
 
 

@@ -294,10 +294,18 @@ class Leases:
             return replace(lease, expires=renewal.expires, version=record.version)
         raise StaleEpoch(lease.stream, lease.epoch, standing_epoch(self.last(lease.resource)))
 
-    def release(self, lease: Lease, outcome: str = "", *, counted: bool = True) -> bool:
+    def release(
+        self,
+        lease: Lease,
+        outcome: str = "",
+        *,
+        counted: bool = True,
+        retry_after: float | None = None,
+    ) -> bool:
         """Give the lease back; False when it was not ours any more (taken over after it
         expired: the new holder releases it, not us). `counted=False` when this start handed
-        its work on rather than doing it, so the work's next start is not a retry."""
+        its work on rather than doing it, so the work's next start is not a retry.
+        `retry_after`: what the model endpoint that failed the work asked us to wait."""
         released = LeaseReleased(
             run_id=self.run_id,
             resource=lease.resource,
@@ -306,6 +314,7 @@ class Leases:
             outcome=outcome,
             at_version=lease.at_version,
             attempt=lease.attempt if counted else lease.attempt - 1,
+            retry_after=retry_after,
         )
         version = lease.version
         for _ in range(2):

@@ -279,12 +279,18 @@ def _lease_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _released_v2_v3(data: dict[str, Any]) -> dict[str, Any]:
+    # v2 kept no Retry-After: its default, None, says the endpoint asked nothing.
+    return data
+
+
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
     ("ToolReturned", 1): _tool_returned_v1_v2,
     ("TeamStarted", 1): team_started_v1_v2,
     ("LeaseGranted", 1): _lease_v1_v2,
     ("LeaseReleased", 1): _lease_v1_v2,
+    ("LeaseReleased", 2): _released_v2_v3,
 }
 
 

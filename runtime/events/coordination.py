@@ -143,16 +143,18 @@ class LeaseRenewed(Event):
 class LeaseReleased(Event):
     """The holder gave its lease back. v2 says which grant (`epoch`), what became of the work
     (`outcome`), and the attempts that count so far: a start that ended handing its work on
-    (a step left "waiting" on specialists) is not counted against it."""
+    (a step left "waiting" on specialists) is not counted against it. v3: how long the model
+    endpoint that failed the work asked to be left alone (its Retry-After), if it said."""
 
     kind: ClassVar[str] = "LeaseReleased"
-    v: ClassVar[int] = 2
+    v: ClassVar[int] = 3
     resource: str
     holder: str
     epoch: int | None = None  # None: written by v1
     outcome: str = ""
     at_version: int | None = None
     attempt: int = 0
+    retry_after: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # None: unsaid
 
 
 class LeaseClosed(Event):

@@ -13,11 +13,12 @@ vendor's five bad minutes burnt a sub-task's restarts in seconds and degraded th
 So starts that meet such an outage do not count while they end within `Outages.window` of the
 outage's first failed start (MINUTES_OUTAGE_SECONDS on the workers, as for the run's own step),
 and the next start comes after a wait, by the rule a failed step of the run waits by
-(runtime/backoff.py `doubling`, at most `Outages.longest`, which the workers keep within the
-reconciler's stall grace). Past the window they count as any failed start. An outage is the
-latest starts in a row that met the endpoint down: a start that ended otherwise ends it, as a
-step that goes through ends a run's (services/control.py `Failing`). The sub-task's deadline is
-checked before any of this, and wins.
+(runtime/backoff.py `doubling`, or longer when the endpoint's Retry-After asked for longer; at
+most `Outages.longest`, which the workers keep within the reconciler's stall grace). Past the
+window they count as any failed start. An outage is the latest starts in a row that met the
+endpoint down: a start that ended otherwise ends it, as a step that goes through ends a run's
+(services/control.py `Failing`). The sub-task's deadline is checked before any of this, and
+wins.
 
 Whether a sub-task is given up, and the reason given, read only the lease's events, their times
 and the host's settings, so a step that resumes the run from its journal decides what the live
@@ -105,7 +106,11 @@ def tally(lease: list[Event], outages: Outages) -> Restarts:
                 # Seeded by the lease and the start, so that every look at it finds the same
                 # wait, and specialists that failed together do not all come back together.
                 jitter = random.Random(f"{resource}#{starts}")
-                again_at = e.t + doubling(in_outage, outages.longest, jitter)
+                wait = doubling(in_outage, outages.longest, jitter)
+                # No sooner than the endpoint asked (its Retry-After, as the run's own step
+                # honours it), within the same longest wait.
+                asked = min(outages.longest, e.retry_after or 0.0)
+                again_at = e.t + max(wait, asked)
     return Restarts(starts, waited, outage, last, again_at)
 
 

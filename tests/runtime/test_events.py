@@ -67,6 +67,9 @@ def test_a_v1_lease_grant_and_release_read_as_v2_that_counted_nothing():
     released = parse_event({"kind": "LeaseReleased", "v": 1, "resource": "x", "holder": "w"})
     assert isinstance(released, LeaseReleased)
     assert (released.epoch, released.outcome, released.attempt) == (None, "", 0)
+    assert released.v == 3 and released.retry_after is None  # and through v2 to v3
+    v2 = parse_event({"kind": "LeaseReleased", "v": 2, "resource": "x", "holder": "w", "epoch": 4})
+    assert isinstance(v2, LeaseReleased) and (v2.epoch, v2.retry_after) == (4, None)
 
 
 def test_the_stored_row_is_never_rewritten_by_reading_it():

@@ -69,6 +69,25 @@ def test_starts_that_met_the_endpoint_down_within_the_window_do_not_count():
     assert max(waits) <= OUTAGES.longest
 
 
+def test_a_start_comes_no_sooner_than_the_endpoint_asked_within_the_longest_wait():
+    t0 = 1_000_000.0
+    first = lease([(t0, DOWN)])
+    assert t0 + 1 <= tally(first, OUTAGES).again_at <= t0 + 2  # doubling alone: 2 s at most
+    for asked, waits in [(30.0, 30.0), (600.0, OUTAGES.longest), (0.5, None)]:
+        said = [first[0], first[1].model_copy(update={"retry_after": asked})]
+        again_at = tally(said, OUTAGES).again_at
+        if waits is None:  # asked for less than doubling waits: doubling's wait
+            assert again_at == tally(first, OUTAGES).again_at
+        else:
+            assert again_at == t0 + waits
+    # Journalled with the release, so every look reads the same wait.
+    released = LeaseReleased(run_id=RUN, resource="r", holder="w", retry_after=30.0)
+    assert LeaseReleased.model_validate(released.model_dump()).retry_after == 30.0
+    for bad in (-1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError):
+            LeaseReleased(run_id=RUN, resource="r", holder="w", retry_after=bad)
+
+
 def test_past_the_window_the_starts_count_and_the_sub_task_is_given_up_saying_since_when():
     t0 = 1_000_000.0
     ends = [(t0, DOWN), (t0 + 900, DOWN), (t0 + 901, DOWN)]

@@ -17,6 +17,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import DeadLetter
 from runtime import flight
+from runtime.events import LeaseReleased
 from runtime.fanout.restarts import MAX_RESTARTS
 from services import runs, specialists, steps
 from services.control import Control
@@ -140,4 +141,12 @@ def test_a_specialists_outage_is_waited_out_and_the_run_finishes_with_its_sub_ta
         if r.event.kind == "LeaseReleased"
     ]
     assert [o.split(":")[0] for o in releases] == ["EndpointDown"] * DOWN_FOR + [""]
+    # With what the endpoint asked us to wait (its Retry-After: 0), from which the next start
+    # is timed (tests/runtime/test_fanout_restarts.py).
+    asked = [
+        r.event.retry_after
+        for r in journal.read_prefix(f"lease-worker-{run_id}-S2-")
+        if isinstance(r.event, LeaseReleased)
+    ]
+    assert asked == [0.0] * DOWN_FOR + [None]
     assert flight.replay(journal, run_id).identical

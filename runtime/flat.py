@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -98,6 +99,10 @@ def loads(
         raise EventFormatError("nested too deeply for JSON to read") from None
     if max_depth is not None and _openings(text) > max_depth and deeper_than(data, max_depth):
         raise EventFormatError(f"nested deeper than the limit of {max_depth} levels")
+    if _SURROGATE_HINT.search(decoded) and (field := lone_surrogate(data)) is not None:
+        raise EventFormatError(
+            f"field {field} holds a lone UTF-16 surrogate, which is not Unicode text"
+        )
     return from_object(data, lambda: fallback_id(text, line_no, source))
 
 
@@ -108,6 +113,34 @@ def _not_a_number(name: str) -> Any:
 # One decoder for every line (json.loads with options would build one per call), refusing the
 # NaN and Infinity that Python's json accepts and JSON does not.
 _DECODER = json.JSONDecoder(parse_constant=_not_a_number)
+
+
+# What may leave half a UTF-16 pair in a string: an escape of one (json reads "\ud800" and
+# keeps it), or one decoded as such (the bytes of UTF-8-encoded surrogates, which json's own
+# decoding of bytes lets through). Most lines hold neither and need no walk.
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The top-level field (as repr names it) of the first string or key holding a lone
+    surrogate, or None. Nothing stores it: UTF-8 has no such character, and writing the event
+    (its JSON, the database's text) fails."""
+    if not isinstance(value, dict):
+        return None
+    for key, item in value.items():
+        stack: list[Any] = [key, item]
+        while stack:
+            found = stack.pop()
+            if isinstance(found, str):
+                if _SURROGATE.search(found):
+                    return ascii(key)
+            elif isinstance(found, dict):
+                stack.extend(found.keys())
+                stack.extend(found.values())
+            elif isinstance(found, list):
+                stack.extend(found)
+    return None
 
 
 def _openings(text: str | bytes) -> int:

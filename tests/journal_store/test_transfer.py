@@ -139,6 +139,37 @@ def test_bad_input_imports_nothing_and_names_the_line(alias, settings, lines, pr
     assert StoredEvent.objects.using(alias).count() == 0
 
 
+@pytest.mark.parametrize(
+    "line, where",
+    [
+        # An escaped lone surrogate: Python's JSON reader takes it, no UTF-8 text holds it.
+        (
+            b'{"kind": "BudgetDebited", "amount": 1, "run_id": "r-x", "agent": "a\\ud800"}',
+            "'agent'",
+        ),
+        # The same as UTF-8-encoded bytes (CESU-8), which is not UTF-8 either.
+        (
+            b'{"kind": "BudgetDebited", "amount": 1, "run_id": "r-x", "agent": "a\xed\xa0\x80"}',
+            "'agent'",
+        ),
+        (
+            b'{"kind": "ToolDispatched", "tool": "t", "run_id": "r-x", "args": {"\\udfff": 1}}',
+            "'args'",
+        ),
+    ],
+)
+@on_every_backend()
+def test_a_lone_surrogate_is_refused_naming_its_line_and_field(alias, line, where):
+    """A string holding half a UTF-16 pair cannot be stored as UTF-8: the line is refused,
+    naming the field, where the import failed with a 500 (and the command with a traceback)."""
+    with pytest.raises(ImportRefused) as info:
+        load(GOOD.encode() + b"\n" + line + b"\n", alias)
+    assert info.value.problems == [
+        f"line 2: field {where} holds a lone UTF-16 surrogate, which is not Unicode text"
+    ]
+    assert StoredEvent.objects.using(alias).count() == 0
+
+
 @on_every_backend()
 def test_every_problem_is_listed_not_just_the_first(alias):
     data = b'{"kind": "Nope"}\n{"kind": "BudgetDebited"}\n{"kind": "BudgetDebited", "amount": 1}\n'

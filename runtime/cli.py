@@ -564,3 +564,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the interpreter's final flush does not complain a second time.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        # A path that cannot be used (a journal that is a directory, an output in a folder
+        # that is not there, no permission): say which and why, not a traceback.
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT

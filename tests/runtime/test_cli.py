@@ -131,6 +131,17 @@ def test_bad_input_is_a_clear_error_and_exit_2(tmp_path, capsys, argv, message):
     assert code == 2 and message in err
 
 
+def test_a_path_that_cannot_be_used_is_named_without_a_traceback(flown, tmp_path, capsys):
+    """A journal that is a directory, an output in a folder that is not there: the error names
+    the path and what is wrong with it (exit 2), where a traceback ended the command."""
+    path, _ = flown
+    code, _, err = run(capsys, "fly", "--team", "solo", "--journal", str(tmp_path))
+    assert (code, err) == (2, f"error: {tmp_path}: Is a directory\n")
+    out = tmp_path / "no" / "such" / "trace.json"
+    code, _, err = run(capsys, "otlp", str(path), "-o", str(out))
+    assert (code, err) == (2, f"error: {out}: No such file or directory\n")
+
+
 def test_a_corrupt_journal_names_the_line(flown, capsys):
     path, _ = flown
     lines = path.read_text().splitlines()

@@ -18,8 +18,8 @@ from django.core.management.base import BaseCommand, CommandError
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime import compare, flight
-from runtime.journal import Recorded
-from runtime.jsonl import JsonlJournal
+from runtime.journal import JournalError, Recorded
+from runtime.jsonl import JournalCorrupt, JsonlJournal
 
 EXIT_DIFFERS = 1  # as `python -m runtime diff`: 0 when the runs took the same steps
 
@@ -28,12 +28,16 @@ def side(name: str, run: str | None) -> tuple[str, list[Recorded]]:
     """The run `name` names: a journal file (its one run, or `run`) or a stored run's id."""
     path = Path(name)
     if path.is_file():
-        journal = JsonlJournal(path)
         try:
+            journal = JsonlJournal(path)
             run_id = run or flight.find_run(journal, journal.streams())
+            records = flight.run_records(journal, run_id)
         except flight.FlightError as exc:
             raise CommandError(f"{name}: {exc}") from None
-        records = flight.run_records(journal, run_id)
+        except (JournalCorrupt, JournalError) as exc:  # they name the file and the line
+            raise CommandError(str(exc)) from None
+        except OSError as exc:  # unreadable
+            raise CommandError(f"{name}: {exc.strerror or exc}") from None
         if not records:
             raise CommandError(f"{name}: no run {run_id!r} in this journal")
         return f"{name} ({run_id})", records

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from argparse import ArgumentParser
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from journal_store.models import StoredEvent
 from journal_store.transfer import export
+
+
+def umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class Command(BaseCommand):
@@ -19,13 +28,39 @@ class Command(BaseCommand):
         parser.add_argument("run")
         parser.add_argument("-o", "--output", help="write to this file instead of stdout")
 
+    def export_to(self, run_id: str, path: Path) -> int:
+        """Write the export beside `path` and move it into place when whole: a failure part
+        way leaves the file as it was (no half journal), and no part file behind."""
+        if path.is_dir():
+            raise CommandError(f"{path}: Is a directory")
+        part: Path | None = None
+        try:
+            with tempfile.NamedTemporaryFile(
+                "w",
+                encoding="utf-8",
+                dir=path.parent,
+                prefix=f".{path.name}.",
+                suffix=".part",
+                delete=False,
+            ) as out:
+                part = Path(out.name)
+                count = export(run_id, out)
+            part.chmod(0o666 & ~umask())  # as open() would have made it, not the part's 0600
+            os.replace(part, path)
+        except BaseException as exc:
+            if part is not None:
+                part.unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise CommandError(f"{path}: {exc.strerror or exc}") from None
+            raise
+        return count
+
     def handle(self, *args: Any, **options: Any) -> None:
         run_id = options["run"]
         if not StoredEvent.objects.filter(run_id=run_id).exists():
             raise CommandError(f"no run {run_id!r} in the journal store")
         if options["output"]:
-            with open(options["output"], "w", encoding="utf-8") as out:
-                count = export(run_id, out)
+            count = self.export_to(run_id, Path(options["output"]))
             self.stderr.write(f"{count} events written to {options['output']}")
         else:
             try:

@@ -43,6 +43,8 @@ class Command(BaseCommand):
                 )
         except FileNotFoundError:
             raise CommandError(f"no file at {path}") from None
+        except OSError as exc:  # a directory, no permission: named, not a traceback
+            raise CommandError(f"{path}: {exc.strerror or exc}") from None
         except ImportRefused as exc:
             raise CommandError(f"{path}: {exc}") from None
         if report.torn:

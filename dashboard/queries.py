@@ -42,6 +42,7 @@ from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
 from services.control import Control, failing_steps, stalled
 from services.specialists import endpoint_down, endpoints_down
+from teams import TEAMS
 
 # How the runs list may be sorted, by the name a filter uses.
 SORTS: dict[str, Any] = {
@@ -191,6 +192,14 @@ class RunFilter:
             sort=sort if sort in SORTS else "started",
             tag=(params.get("tag") or "").strip().lower()[:32],
         )
+
+
+def team_choices(chosen: str = "") -> list[str]:
+    """The Team box's choices: the teams installed here, the teams of stored runs (an imported
+    run's team may be none of those), and the one asked for, so the box says what the list is
+    filtered by, even a team no run has."""
+    stored = RunSummary.objects.exclude(team="").values_list("team", flat=True).distinct()
+    return sorted({*TEAMS, *stored, *([chosen] if chosen else [])})
 
 
 def runs(chosen: RunFilter) -> QuerySet[RunSummary]:

@@ -53,7 +53,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         "chosen": chosen,
         "query": query.urlencode(),
         "statuses": status.STATUSES,
-        "teams": sorted(TEAMS),
+        "teams": queries.team_choices(chosen.team),
         "sorts": list(queries.SORTS),
     }
     template = (

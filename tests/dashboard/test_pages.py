@@ -3,6 +3,8 @@ that do not grow with the rows shown."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -57,6 +59,33 @@ def test_filters_search_and_sorting(as_owner, owner):
     assert ids("?status=finished") == [done, parked]
     page = as_owner.get("/?sort=tokens").content.decode()
     assert page.index(done) < page.index(parked)  # the first flight spent more
+
+
+def test_the_team_box_says_which_team_the_list_shows(as_owner, owner):
+    """A team that is not installed here (an imported run's, or a misspelt one in the address)
+    is in the Team box, chosen, where the box said 'any' over a list of that team's runs (or
+    over 'No runs match'), and an imported run's team could not be chosen at all."""
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import TeamStarted
+
+    run_of("first-flight")
+    started = TeamStarted(run_id="r-elsewhere", team="their-team", scenario="s", task="t")
+    DjangoJournal().append("run-r-elsewhere", [started], 0)
+    projection.catch_up()
+
+    def chosen(query):
+        page = as_owner.get("/" + query).content.decode()
+        box = page[page.index('<select id="team"') :]
+        box = box[: box.index("</select>")]
+        return re.findall(r'<option value="([^"]*)" selected', box), "r-elsewhere" in page
+
+    assert chosen("") == ([], True)
+    assert chosen("?team=their-team") == (["their-team"], True)
+    assert chosen("?team=repo-fix") == (["repo-fix"], False)
+    assert chosen("?team=nope") == (["nope"], False)
+    page = as_owner.get("/").content.decode()
+    assert '<option value="their-team"' in page  # an imported run's team can be chosen
 
 
 def test_the_list_pages_fifty_runs_at_a_time(as_owner, owner):

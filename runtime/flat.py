@@ -71,13 +71,20 @@ def dumps(event: Event, stream: str, version: int) -> str:
 
 
 def loads(
-    text: str | bytes, line_no: int, source: str = "", max_depth: int | None = None
+    text: str | bytes,
+    line_no: int,
+    source: str = "",
+    max_depth: int | None = None,
+    no_nul: bool = False,
 ) -> FlatLine:
     """Parse one line. Raises EventFormatError naming the problem (the caller names the line).
 
     `line_no` and `source` only matter for lines without an `id` (see `from_object`). With
     `max_depth`, objects and arrays nested deeper than that are refused (an import's bound:
     the database and the pages read payloads back with parsers that have their own limits).
+    With `no_nul`, a string holding a NUL character is refused (an import's rule: the read
+    models' text columns on PostgreSQL cannot hold one, and a projector that met it would stop
+    for every run).
     """
     try:
         decoded = (
@@ -99,9 +106,14 @@ def loads(
         raise EventFormatError("nested too deeply for JSON to read") from None
     if max_depth is not None and _openings(text) > max_depth and deeper_than(data, max_depth):
         raise EventFormatError(f"nested deeper than the limit of {max_depth} levels")
-    if _SURROGATE_HINT.search(decoded) and (field := lone_surrogate(data)) is not None:
+    if _SURROGATE_HINT.search(decoded) and (field := field_holding(data, _SURROGATE)):
         raise EventFormatError(
             f"field {field} holds a lone UTF-16 surrogate, which is not Unicode text"
+        )
+    if no_nul and "\\u0000" in decoded and (field := field_holding(data, _NUL)):
+        raise EventFormatError(
+            f"field {field} holds a NUL character (\\u0000), which the store's text columns "
+            "cannot hold"
         )
     return from_object(data, lambda: fallback_id(text, line_no, source))
 
@@ -122,10 +134,13 @@ _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def lone_surrogate(value: Any) -> str | None:
-    """The top-level field (as repr names it) of the first string or key holding a lone
-    surrogate, or None. Nothing stores it: UTF-8 has no such character, and writing the event
-    (its JSON, the database's text) fails."""
+_NUL = re.compile("\x00")
+
+
+def field_holding(value: Any, pattern: re.Pattern[str]) -> str | None:
+    """The top-level field (as repr names it) of the first string or key, at any depth, that
+    `pattern` finds something in, or None. A lone surrogate: nothing stores it (UTF-8 has no
+    such character, and writing the event, its JSON or the database's text, fails)."""
     if not isinstance(value, dict):
         return None
     for key, item in value.items():
@@ -133,7 +148,7 @@ def lone_surrogate(value: Any) -> str | None:
         while stack:
             found = stack.pop()
             if isinstance(found, str):
-                if _SURROGATE.search(found):
+                if pattern.search(found):
                     return ascii(key)
             elif isinstance(found, dict):
                 stack.extend(found.keys())

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
 from journal_store.transfer import ImportRefused, export, import_journal
@@ -168,6 +169,21 @@ def test_a_lone_surrogate_is_refused_naming_its_line_and_field(alias, line, wher
         f"line 2: field {where} holds a lone UTF-16 surrogate, which is not Unicode text"
     ]
     assert StoredEvent.objects.using(alias).count() == 0
+
+
+@on_every_backend(transaction=True)
+def test_a_nul_character_is_refused_naming_its_line_and_field(alias):
+    """PostgreSQL's text has no NUL: the import went in, then every projector's catch-up (the
+    next page of anybody's) failed on the run's task, for good."""
+    task = {"kind": "RunStarted", "agent": "coder", "task": "fix it\u0000 now", "run_id": "r-x"}
+    with pytest.raises(ImportRefused) as info:
+        load(GOOD.encode() + b"\n" + json.dumps(task).encode() + b"\n", alias)
+    assert info.value.problems == [
+        "line 2: field 'task' holds a NUL character (\\u0000), which the store's text columns "
+        "cannot hold"
+    ]
+    assert StoredEvent.objects.using(alias).count() == 0
+    projection.catch_up(using=alias)
 
 
 @on_every_backend()

@@ -9,15 +9,17 @@ JSON value, and typed as such; everything Minutes itself builds has its fields n
 # No `from __future__ import annotations` here: django-ninja reads the annotations at runtime
 # to build its models, and a Literal left as a string makes them unusable.
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from dashboard import actions, queries
 from journal_store.models import RunSummary
 from runtime import status
+from runtime.flat import field_holding
 from services import intents
 
 
@@ -32,6 +34,19 @@ class In(BaseModel):
     for an object with every field at its default."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def no_nul(cls, value: Any) -> Any:
+        """No NUL character in any string of a body, however deep: PostgreSQL's text has
+        none, and a reason (a task, a message) holding one was journalled and then stopped
+        every projector that read it. The pages' forms refuse it too (Django's CharField)."""
+        if field_holding({"": value}, NUL) is not None:
+            raise ValueError("holds a NUL character (\\u0000), which no text here may hold")
+        return value
+
+
+NUL = re.compile("\x00")
 
 
 class Accepted(Schema):

@@ -173,6 +173,29 @@ def test_a_decision_reason_too_long_is_said_to_be_too_long(reviewer, done_run):
     assert StoredEvent.objects.count() == before
 
 
+def test_a_nul_character_in_a_body_is_a_422_naming_its_field(api, done_run):
+    """PostgreSQL's text has no NUL: a reason holding one was journalled, and then every
+    projector's catch-up failed on it, for every page. The pages' forms refuse it (Django's
+    CharField); the API now does too, before anything is written."""
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import DeadLettered
+
+    DjangoJournal().append(
+        "run-r-letters",
+        [DeadLettered(run_id="r-letters", letter_id="r-letters:1", reason="x", attempts=2)],
+        0,
+    )
+    projection.catch_up()
+    before = StoredEvent.objects.count()
+    answer = post(api, "/api/review/dead-letters/r-letters:1/retry", {"reason": "why\u0000 not"})
+    assert field_of(answer) == ["reason"]
+    assert "NUL character" in answer.json()["detail"][0]["msg"]
+    task = post(api, "/api/runs", {"team": "solo", "model": "endpoint", "task": "fix\u0000"})
+    assert field_of(task) == ["task"]
+    assert StoredEvent.objects.count() == before
+
+
 def test_the_start_run_command_refuses_as_the_form_does(settings):
     from django.core.management import CommandError, call_command
 

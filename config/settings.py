@@ -67,6 +67,7 @@ MIDDLEWARE = [
     # in production too: gunicorn serves none, and there is no collectstatic step to forget.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "dashboard.uploads.RequestSizeLimitMiddleware",
+    "dashboard.security.NulInAddressMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

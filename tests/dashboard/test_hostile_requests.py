@@ -196,6 +196,30 @@ def test_a_nul_character_in_a_body_is_a_422_naming_its_field(api, done_run):
     assert StoredEvent.objects.count() == before
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/?q=%00",
+        "/?team=solo%00",
+        "/?tag=a%00",
+        "/runs/compare?a=r-1%00&b=r-2",
+        "/runs/r-1%00/",
+        "/runs/r-1%00/tabs/bill",
+        "/review/conflicts?status=%00",
+    ],
+)
+def test_a_nul_character_in_an_address_is_a_400_saying_so(api, as_owner, url):
+    """PostgreSQL's text has no NUL: a filter or an id holding one was a 500 there (and on
+    SQLite '?q=%00' listed every run, the query cut short at the NUL). No address takes one
+    (the metrics' and the search's filters say so themselves, naming the field)."""
+    page = as_owner.get(url)
+    assert page.status_code == 400
+    assert "NUL character" in page.content.decode()
+    answer = api.get("/api" + url.replace("/?", "/runs?", 1).replace("/runs/compare", "/runs"))
+    assert answer.status_code == 400
+    assert "NUL character" in answer.json()["detail"]
+
+
 def test_the_start_run_command_refuses_as_the_form_does(settings):
     from django.core.management import CommandError, call_command
 

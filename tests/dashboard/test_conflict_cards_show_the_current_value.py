@@ -9,6 +9,7 @@ import pytest
 
 from desk.services import TableOrders
 from journal_store.journal import DjangoJournal
+from journal_store.models import Conflict
 from runtime.coordination.facts import Facts
 from runtime.events import ConflictParked
 from services import review, runs
@@ -37,6 +38,20 @@ def test_a_desk_conflict_shows_the_orders_status_and_version_and_warns_once_it_m
     assert '"delivered"</strong> at version 3, set by courier.' in card
     assert "It was at version 2 when the conflict was parked: a decision now is refused" in card
     assert "current value" not in card  # neither claim is what the order holds now
+
+
+def test_a_decided_conflict_no_longer_says_what_committing_would_do(as_reviewer):
+    """Once decided, the card says what was done; the sentence about what committing a claim
+    would do (from version 2, refused if it moved) stayed under it, of a choice gone by."""
+    run_id = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": "M-2"})
+    assert drive(run_id) == "escalated"
+    assert "Committing a claim sets orders M-2" in card_of(as_reviewer, "order:M-2")
+    (conflict,) = Conflict.objects.filter(run_id=run_id)
+    review.resolve(conflict.conflict_id, "none", "reviewer", "neither is known yet")
+    page = html.unescape(as_reviewer.get("/review/conflicts?status=all").content.decode())
+    card = page[page.index("order:M-2 · ") :]
+    card = card[: card.index("</section>")]
+    assert "Resolved by reviewer" in card and "Committing a claim" not in card
 
 
 def test_a_journal_fact_conflict_shows_the_facts_value_and_none_when_nothing_holds_it(

@@ -18,6 +18,7 @@ incremental path gave.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
 from typing import Any, Protocol, cast
@@ -50,7 +51,10 @@ from runtime.views import STORED as RUN_FOLDS
 
 BATCH = 2_000
 Step = Callable[[folds.State, Recorded, Out], None]
-POSITION, RUN_ID, KIND = 0, 4, 5  # columns of journal.SELECT
+POSITION, RUN_ID, KIND, DATA = 0, 4, 5, 10  # columns of journal.SELECT
+# A NUL character's escape in an event's JSON text: not one preceded by an odd number of
+# backslashes, which is a backslash followed by the text "u0000".
+NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
 
 
 def when(t: float | None) -> datetime | None:
@@ -548,7 +552,16 @@ def read(using: str, after: int, top: int, kinds: set[str] | None, batch: int) -
     with connections[using].cursor() as cursor:
         cursor.execute(f"{SELECT} {where} ORDER BY position LIMIT %s", [*params, batch])
         rows: list[Row] = cursor.fetchall()
-    return rows
+    return [without_nul(row) if "\\u0000" in row[DATA] else row for row in rows]
+
+
+def without_nul(row: Row) -> Row:
+    """The row with U+FFFD for each NUL character in its event's strings (a tool that printed
+    a binary file's bytes). The journal keeps what was written; the read models cannot:
+    PostgreSQL's text has no NUL, and a projector that met one would fail on it at every
+    catch-up after, for every run."""
+    data = NUL_ESCAPE.sub(r"\1\\ufffd", row[DATA])
+    return (*row[:DATA], data, *row[DATA + 1 :])
 
 
 def rebuild(names: Iterable[str] | None = None, using: str = "default", batch: int = BATCH) -> int:

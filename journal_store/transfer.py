@@ -244,7 +244,7 @@ class _Importer:
                 self.problem(f"line {number}: empty line")
                 continue
             try:
-                parsed = flat.loads(raw, number, self.fingerprint, max_depth, no_nul=True)
+                parsed = flat.loads(raw, number, self.fingerprint, max_depth)
             except EventFormatError as exc:
                 if complete:
                     self.problem(f"line {number}: {exc}")

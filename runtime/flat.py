@@ -71,20 +71,13 @@ def dumps(event: Event, stream: str, version: int) -> str:
 
 
 def loads(
-    text: str | bytes,
-    line_no: int,
-    source: str = "",
-    max_depth: int | None = None,
-    no_nul: bool = False,
+    text: str | bytes, line_no: int, source: str = "", max_depth: int | None = None
 ) -> FlatLine:
     """Parse one line. Raises EventFormatError naming the problem (the caller names the line).
 
     `line_no` and `source` only matter for lines without an `id` (see `from_object`). With
     `max_depth`, objects and arrays nested deeper than that are refused (an import's bound:
     the database and the pages read payloads back with parsers that have their own limits).
-    With `no_nul`, a string holding a NUL character is refused (an import's rule: the read
-    models' text columns on PostgreSQL cannot hold one, and a projector that met it would stop
-    for every run).
     """
     try:
         decoded = (
@@ -110,11 +103,6 @@ def loads(
         raise EventFormatError(
             f"field {field} holds a lone UTF-16 surrogate, which is not Unicode text"
         )
-    if no_nul and "\\u0000" in decoded and (field := field_holding(data, _NUL)):
-        raise EventFormatError(
-            f"field {field} holds a NUL character (\\u0000), which the store's text columns "
-            "cannot hold"
-        )
     return from_object(data, lambda: fallback_id(text, line_no, source))
 
 
@@ -132,9 +120,6 @@ _DECODER = json.JSONDecoder(parse_constant=_not_a_number)
 # decoding of bytes lets through). Most lines hold neither and need no walk.
 _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-_NUL = re.compile("\x00")
 
 
 def field_holding(value: Any, pattern: re.Pattern[str]) -> str | None:

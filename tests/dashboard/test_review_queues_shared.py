@@ -108,3 +108,20 @@ def test_an_item_opened_again_is_open_again_and_a_rebuild_agrees(queue):
     assert row() == (queues.OPEN, "", None, "")
     projection.rebuild([queue.name])
     assert row() == (queues.OPEN, "", None, "")
+
+
+@pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)
+def test_a_queue_longer_than_a_page_links_to_its_next_page(queue, as_reviewer):
+    """Twenty-five items a page, newest first, with links between the pages that keep the
+    status shown; the queues had no links (their pager was the run tabs' one, which draws
+    nothing here), so the 26th oldest open item could not be reached from the page."""
+    path = CASES[queue.name][0]
+    opened = [letter(n) if queue.name == "dead_letters" else parked(n) for n in range(1, 28)]
+    DjangoJournal().append(f"queue-test-{queue.name}", opened, 0)
+    first = as_reviewer.get(f"/review/{path}", {"status": "all"}).content.decode()
+    assert "Page 1 of 2" in first
+    assert 'href="?status=all&amp;page=2"' in first and "Older →" in first
+    second = as_reviewer.get(f"/review/{path}", {"status": "all", "page": 2}).content.decode()
+    assert "Page 2 of 2" in second and 'href="?status=all&amp;page=1"' in second
+    oldest = f'id="{getattr(opened[0], queue.key)}"'  # its card's anchor
+    assert oldest in second and oldest not in first

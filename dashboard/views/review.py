@@ -38,6 +38,11 @@ def queue_page(
     status = request.GET.get("status", queues.OPEN)
     status = status if status in (queues.OPEN, "decided", "all") else queues.OPEN
     items = queries.queue_items(queue, status)
+    # One run's items (what its page links to): past a page of newer ones, the queue's first
+    # page would not hold them.
+    run = request.GET.get("run", "").strip()[:64]
+    if run:
+        items = items.filter(run_id=run)
     page = Paginator(items, PAGE).get_page(request.GET.get("page"))
     if shown is not None:
         for item in page.object_list:
@@ -45,7 +50,7 @@ def queue_page(
     return render(
         request,
         template,
-        {"page": page, "status": status, "can_decide": can_decide(request.user)},
+        {"page": page, "status": status, "run": run, "can_decide": can_decide(request.user)},
     )
 
 

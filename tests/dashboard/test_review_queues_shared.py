@@ -125,3 +125,31 @@ def test_a_queue_longer_than_a_page_links_to_its_next_page(queue, as_reviewer):
     assert "Page 2 of 2" in second and 'href="?status=all&amp;page=1"' in second
     oldest = f'id="{getattr(opened[0], queue.key)}"'  # its card's anchor
     assert oldest in second and oldest not in first
+
+
+@pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)
+def test_a_runs_link_to_its_item_finds_it_behind_a_page_of_newer_ones(queue, as_reviewer):
+    """The run's header links to its items in the queue; the link showed the queue's first
+    page, which past 25 newer items of other runs did not hold the item linked to."""
+    from runtime.events import TeamStarted
+
+    path = CASES[queue.name][0]
+    started = TeamStarted(**R, team="solo", scenario="solo-fix", task="t")
+    mine = letter(1) if queue.name == "dead_letters" else parked(1)
+    others = [
+        (letter(n) if queue.name == "dead_letters" else parked(n)).model_copy(
+            update={"run_id": "r-other"}
+        )
+        for n in range(2, 30)
+    ]
+    journal = DjangoJournal()
+    journal.append("run-r-q", [started], 0)
+    journal.append(f"queue-test-{queue.name}", [mine, *others], 0)
+    projection.catch_up()
+    header = as_reviewer.get("/runs/r-q/").content.decode()
+    start = header.index(f'href="/review/{path}?')
+    link = header[start + 6 : header.index('"', start + 6)].replace("&amp;", "&")
+    page = as_reviewer.get(link).content.decode()
+    assert f'id="{getattr(mine, queue.key)}"' in page
+    # It says the list is the run's, and links to every run's.
+    assert '>r-q</a> only: <a href="?status=all">every run' in page

@@ -19,6 +19,7 @@ problems and a count; nothing pending once a problem means nothing will be writt
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import uuid
@@ -163,6 +164,16 @@ def _lines(source: IO[bytes], max_line: int) -> Iterator[tuple[int, bytes, bool]
         yield number, raw.rstrip(b"\r\n"), complete
 
 
+def wide_encoding(first: bytes) -> str | None:
+    """UTF-32 or UTF-16 when the file begins with its byte order mark (PowerShell's `>` writes
+    UTF-16): said once for the file, where every line after the first was "not UTF-8 text"."""
+    if first.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "UTF-32"
+    if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "UTF-16"
+    return None
+
+
 class Problems:
     """The first MAX_PROBLEMS problems, each cut to a readable length, and a count of the rest:
     a file of a million bad lines costs twenty short messages."""
@@ -231,6 +242,13 @@ class _Importer:
             if torn is not None:  # a bad line followed by more lines was not a tear
                 self.problem(f"line {torn[0]}: {torn[1]}")
                 torn = None
+            if number == 1 and (encoding := wide_encoding(raw)) is not None:
+                self.problem(
+                    f"line 1: the file is {encoding} text (it begins with a {encoding} byte "
+                    f"order mark); a journal is UTF-8: save it as UTF-8 (iconv -f {encoding} "
+                    "-t UTF-8)"
+                )
+                return
             if number > max_lines:
                 self.problem(f"line {number}: the file is over the limit of {max_lines} lines")
                 break

@@ -183,6 +183,24 @@ def test_a_nul_character_is_imported_and_the_projectors_catch_up_past_it(alias):
     assert projection.behind(alias) == dict.fromkeys(projection.PROJECTORS, 0)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+@on_every_backend()
+def test_a_utf16_file_is_named_as_such_once(alias, encoding):
+    """A journal saved as UTF-16 (PowerShell's `>` writes it) was refused line by line as not
+    UTF-8 text, all but its first line (read as UTF-16 from the byte order mark): one problem
+    now, saying what the file is and what it should be."""
+    text = GOOD + "\n" + GOOD.replace('"version": 1', '"version": 2') + "\n"
+    data = ("\ufeff" if encoding == "utf-16-be" else "") + text
+    with pytest.raises(ImportRefused) as info:
+        load(data.encode(encoding), alias)
+    name = encoding.split("-")[0].upper() + "-" + encoding.split("-")[1]
+    assert info.value.problems == [
+        f"line 1: the file is {name} text (it begins with a {name} byte order mark); "
+        "a journal is UTF-8: save it as UTF-8 (iconv -f " + name + " -t UTF-8)"
+    ]
+    assert StoredEvent.objects.using(alias).count() == 0
+
+
 @on_every_backend()
 def test_every_problem_is_listed_not_just_the_first(alias):
     data = b'{"kind": "Nope"}\n{"kind": "BudgetDebited"}\n{"kind": "BudgetDebited", "amount": 1}\n'

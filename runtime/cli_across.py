@@ -53,7 +53,9 @@ def cmd_fork(args: argparse.Namespace) -> int:
             raise flight.FlightError(f"--tool-result is not JSON: {exc}") from None
     message = None
     if args.say:
-        agent, _, text = args.say.partition("=")
+        agent, sep, text = args.say.partition("=")
+        if not sep or not agent.strip() or not text:
+            raise flight.FlightError(f"--say wants AGENT=TEXT, got {args.say!r}")
         message = (agent.strip(), text)
     changes = fork.Changes(
         models=per_agent(args.model_for),

@@ -212,6 +212,12 @@ def test_the_command_line_forks_a_run_and_drives_it(fly_team, tmp_path, capsys):
     assert "--tool-result is not JSON" in capsys.readouterr().err
     assert main(["fork", str(path), *run, "--at", "999999"]) == 2
     assert "is not an event of run" in capsys.readouterr().err
+    # A message without its agent was read as an agent named by the whole message.
+    before = path.read_bytes()
+    for said in ("mind the empty line", "=mind the empty line", "coder="):
+        assert main(["fork", str(path), *run, "--at", str(at), "--say", said]) == 2
+        assert capsys.readouterr().err == f"error: --say wants AGENT=TEXT, got {said!r}\n"
+    assert path.read_bytes() == before
 
 
 def test_a_reply_deadline_does_not_count_the_time_before_the_fork(fly_team, tmp_path):

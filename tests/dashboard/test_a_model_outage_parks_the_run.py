@@ -17,6 +17,7 @@ from journal_store.journal import DjangoJournal
 from runtime import flight
 from services import letters, runs, steps
 from services.control import Control
+from tests.dashboard.conftest import drive
 from tests.fakellm import Reply, completion, wire_call
 
 pytestmark = [
@@ -60,14 +61,6 @@ def row_of(client, run_id: str) -> str:
     return page[start : page.index("</tr>", start)]
 
 
-def to_the_end(run_id: str) -> str:
-    for _ in range(20):
-        outcome = steps.drive_step(run_id, "test")
-        if outcome != "stepped":
-            return outcome
-    raise AssertionError("never settled")
-
-
 def test_an_outage_is_waited_out_and_the_run_goes_on_by_itself(down, settings, as_owner):
     run_id = runs.start_run("solo", "solo-fix", by="owner", model="endpoint")
 
@@ -101,7 +94,7 @@ def test_an_outage_is_waited_out_and_the_run_goes_on_by_itself(down, settings, a
     )
 
     back_up(down)
-    outcome = to_the_end(run_id)
+    outcome = drive(run_id)
 
     assert outcome != "escalated" and runs.status_of(run_id) == outcome, outcome
     assert Control(run_id).failing() is None and Control(run_id).open_letter() is None
@@ -135,7 +128,7 @@ def test_an_outage_that_lasts_waits_for_a_person_whose_retry_goes_on(down, setti
 
     back_up(down)
     letters.decide_letter(letter.letter_id, "retry", "ann", "the vendor is back")
-    outcome = to_the_end(run_id)
+    outcome = drive(run_id)
 
     assert outcome != "escalated" and runs.status_of(run_id) == outcome, outcome
     assert kinds(run_id).count("ModelCalled") == kinds(run_id).count("ModelResponded") == 2

@@ -21,21 +21,14 @@ from journal_store.models import DeadLetter
 from runtime import flight
 from runtime.fanout import engine
 from runtime.faults import InjectedFailure
-from services import letters, runs, specialists, steps
+from services import letters, runs, specialists
+from tests.dashboard.conftest import drive
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.slow,
     pytest.mark.usefixtures("nowhere"),  # tests/conftest.py: the test drives each step
 ]
-
-
-def drive(run_id: str) -> str:
-    for _ in range(200):
-        outcome = steps.drive_step(run_id, "test")
-        if outcome != "stepped":
-            return outcome
-    raise AssertionError("never settled")
 
 
 def given_up(monkeypatch, settings) -> tuple[str, list[str]]:

@@ -21,7 +21,7 @@ from runtime.events import LeaseReleased
 from runtime.fanout.restarts import MAX_RESTARTS
 from services import runs, specialists, steps
 from services.control import Control
-from tests.dashboard.conftest import client_for, make_user
+from tests.dashboard.conftest import client_for, drive, make_user
 from tests.fakellm import Reply, completion, wire_call
 
 pytestmark = [
@@ -60,14 +60,6 @@ def down_for_a_while(server, settings, monkeypatch):
         Reply(completion(None, [wire_call("done", json.dumps(report), "c2")])),
     )
     return server
-
-
-def drive(run_id: str) -> str:
-    for _ in range(100):
-        outcome = steps.drive_step(run_id, "test")
-        if outcome != "stepped":
-            return outcome
-    raise AssertionError("never settled")
 
 
 def test_a_specialists_outage_is_waited_out_and_the_run_finishes_with_its_sub_tasks_done(

@@ -63,6 +63,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside everything that may answer early (a body too large, a NUL in an address), so
+    # those answers carry the same headers as every page.
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.security.ContentSecurityPolicyMiddleware",
     # Static files (the stylesheet, htmx, the API docs' Swagger UI) from the apps' own folders,
     # in production too: gunicorn serves none, and there is no collectstatic step to forget.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -73,9 +77,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "dashboard.security.ContentSecurityPolicyMiddleware",
     # Minutes' own 404 page, in debug mode too (where Django would list every URL pattern).
     "dashboard.notfound.NotFoundMiddleware",
     "dashboard.api.not_allowed.MethodNotAllowedMiddleware",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 
 # What a multipart body adds to its file: boundaries, part headers, the other fields.
 OVERHEAD = 64 * 1024
@@ -42,5 +43,8 @@ class RequestSizeLimitMiddleware:
             )
             if request.path.startswith("/api/"):
                 return JsonResponse({"detail": text}, status=413)
-            return HttpResponse(text, status=413, content_type="text/plain; charset=utf-8")
+            # A page, with the way back and how to import a larger journal, where it was a
+            # bare line of text. Sessions are not read yet: the page shows the signed-out
+            # navigation, and says nothing of anyone's.
+            return render(request, "413.html", {"message": text}, status=413)
         return self.get_response(request)

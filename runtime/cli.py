@@ -396,8 +396,17 @@ def cmd_otlp(args: argparse.Namespace) -> int:
 
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
-    stop_path(path).write_text(json.dumps({"by": operator(), "reason": args.reason}))
-    print(f"asked the run journalled at {path} to stop at its next turn boundary")
+    stop = stop_path(path)
+    stop.write_text(json.dumps({"by": operator(), "reason": args.reason}))
+    if path.is_file():
+        print(f"asked the run journalled at {path} to stop at its next turn boundary")
+    else:
+        # A stop may come before its flight (a test, a script that starts it next), but a
+        # mistyped path should not read as a run asked to stop.
+        print(
+            f"no journal at {path} yet: a flight started with --journal {path} stops at its "
+            f"first turn boundary (remove {stop} to take the stop back)"
+        )
     return EXIT_OK
 
 

@@ -80,7 +80,9 @@ def test_views_prints_bill_threads_audit_and_resume_point(flown, capsys):
 
 def test_an_interrupted_flight_stops_at_a_boundary_and_resumes(tmp_path, capsys):
     path = tmp_path / "j.jsonl"
-    assert run(capsys, "interrupt", str(path), "--reason", "wrong repo")[0] == 0
+    code, said, _ = run(capsys, "interrupt", str(path), "--reason", "wrong repo")
+    # No journal there yet (a mistyped path reads the same): it says so, not "asked the run".
+    assert code == 0 and said.startswith(f"no journal at {path} yet: a flight started with")
     code, out, _ = run(
         capsys, "fly", "--team", "solo", "--scenario", "solo-fix", "--journal", str(path)
     )
@@ -93,6 +95,16 @@ def test_an_interrupted_flight_stops_at_a_boundary_and_resumes(tmp_path, capsys)
     decisions = [(a["what"], a["why"]) for a in audit if a.get("human")]
     assert decisions == [("RunInterrupted", "wrong repo"), ("RunResumed", "")]
     assert run(capsys, "replay", str(path))[:2] == (0, "identical\n")
+
+
+def test_an_interrupt_of_a_journal_that_is_there_asks_its_run_to_stop(flown, capsys):
+    path, _ = flown
+    code, said, _ = run(capsys, "interrupt", str(path))
+    assert (code, said) == (
+        0,
+        f"asked the run journalled at {path} to stop at its next turn boundary\n",
+    )
+    assert stop_path(path).exists()
 
 
 def test_resuming_a_finished_run_does_nothing(flown, capsys):

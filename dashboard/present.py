@@ -203,6 +203,12 @@ def _obligation_summary(kind: str, data: dict[str, Any]) -> str | None:
     if kind == "LeaseTaken":
         resource, epoch = data.get("resource"), data.get("epoch")
         return f"{data.get('holder')} took the lease on {resource} (epoch {epoch})"
+    if kind == "LeaseClosed":
+        return clip(
+            f"{data.get('by')} closed the lease on {data.get('resource')} for good: "
+            f"{data.get('reason')}",
+            140,
+        )
     if kind == "LeaseGivenBack":
         return clip(
             f"{data.get('holder')} gave back the lease on {data.get('resource')}: "

@@ -17,3 +17,15 @@ def test_a_lease_taken_and_given_back_read_as_one_line_each():
         "coder-b gave back the lease on r-1:fix:T2: revoked: coder-b let its reply deadline "
         "pass twice on T2"
     )
+
+
+def test_a_specialists_lease_closed_by_its_run_reads_as_one_line():
+    closed = {
+        "by": "r-0123456789ab",
+        "resource": "worker-r-0123456789ab-S2-kb-worker",
+        "reason": "gave up after 3 starts: the specialist kept failing",
+    }
+    assert summary("LeaseClosed", closed) == (
+        "r-0123456789ab closed the lease on worker-r-0123456789ab-S2-kb-worker for good: "
+        "gave up after 3 starts: the specialist kept failing"
+    )

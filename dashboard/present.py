@@ -203,6 +203,20 @@ def _obligation_summary(kind: str, data: dict[str, Any]) -> str | None:
     if kind == "LeaseTaken":
         resource, epoch = data.get("resource"), data.get("epoch")
         return f"{data.get('holder')} took the lease on {resource} (epoch {epoch})"
+    if kind == "LeaseGranted":
+        start = f" (start {data['attempt']})" if data.get("attempt") else ""
+        return f"{data.get('holder')} took the lease on {data.get('resource')}{start}"
+    if kind == "LeaseRenewed":
+        return f"{data.get('holder')} renewed its lease on {data.get('resource')}"
+    if kind == "LeaseReleased":
+        said = f": {data['outcome']}" if data.get("outcome") else ""
+        asked = data.get("retry_after")
+        wait = (
+            f" (its endpoint asked to wait {asked:g} s)" if isinstance(asked, int | float) else ""
+        )
+        return clip(
+            f"{data.get('holder')} gave back the lease on {data.get('resource')}{said}{wait}", 140
+        )
     if kind == "LeaseClosed":
         return clip(
             f"{data.get('by')} closed the lease on {data.get('resource')} for good: "

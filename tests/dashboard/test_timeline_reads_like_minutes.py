@@ -60,7 +60,7 @@ def test_jump_to_latest_shows_the_last_events_and_the_resume_point_is_on_the_pag
 
 
 def test_values_read_as_a_person_reads_them():
-    line = present.summary("LeaseGranted", {"holder": "w1", "expires": 1796055333.79, "ok": False})
+    line = present.summary("DriverLeased", {"holder": "w1", "expires": 1796055333.79, "ok": False})
     assert line == "holder w1; expires 16:15:33 UTC; ok no"
     said = {"reason": "commit claim cl-66f8c8f8c97489aa to order:A-1"}
     assert present.summary("ConflictParked", said) == "commit claim cl-66f8c8f8… to order:A-1"

@@ -40,7 +40,7 @@ from runtime.events import (
 )
 from runtime.fanout import engine, restarts
 from runtime.fanout.contracts import Handoff
-from runtime.journal import Fenced, StaleEpoch, WrongExpectedVersion, append_next
+from runtime.journal import Fenced, Recorded, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.model import EndpointDown
 from runtime.session import Session
 from services import queue
@@ -112,27 +112,41 @@ class Down:
 
 def endpoint_down(run_id: str) -> list[Down]:
     """The run's specialists whose model endpoint is down, being waited out: what the run's
-    header says of them, where it said only "running" for up to MINUTES_OUTAGE_SECONDS. A seek
-    by kind for the briefs (nothing else for a run that fans nothing out), then, for those
-    not yet reported, the last record of each one's lease, and the whole lease of those whose
-    last start met the endpoint down (two events a start)."""
+    header says of them, where it said only "running" for up to MINUTES_OUTAGE_SECONDS."""
+    return endpoints_down([run_id]).get(run_id, [])
+
+
+def endpoints_down(run_ids: list[str]) -> dict[str, list[Down]]:
+    """`endpoint_down` for each of these runs (the runs list asks it for a page of running
+    runs), by the same few queries however many runs: a seek by kind for the briefs and the
+    reports in the runs' own streams (none for teams that fan nothing out), the last record
+    of each unreported specialist's lease, and the whole lease of those whose last start met
+    the endpoint down (two events a start)."""
+    if not run_ids:
+        return {}
     journal = DjangoJournal()
-    run = streams.journal(run_id)
-    handed = {r.event.task_id: r for r in journal.of_kind(run_id, run, WorkerHandedOff.kind)}
-    if not handed:
-        return []
-    for kind in (WorkerReported.kind, WorkerTimedOut.kind):
-        for r in journal.of_kind(run_id, run, kind):
-            brief = handed.get(r.event.task_id)
-            if brief is not None and r.position > brief.position:
-                del handed[r.event.task_id]  # reported since its latest brief: not at work
+    runs = ", ".join(["%s"] * len(run_ids))
+    kinds = (WorkerHandedOff.kind, WorkerReported.kind, WorkerTimedOut.kind)
+    records = journal.select(
+        f"WHERE run_id IN ({runs}) AND kind IN (%s, %s, %s) AND stream IN ({runs}) "
+        "ORDER BY position",
+        [*run_ids, *kinds, *[streams.journal(r) for r in run_ids]],
+    )
+    at_work: dict[tuple[str, str], Recorded] = {}  # (run, sub-task): its latest brief
+    for r in records:  # in order: a report after the latest brief means it is not at work
+        key = (r.event.run_id, r.event.task_id or "")
+        if isinstance(r.event, WorkerHandedOff):
+            at_work[key] = r
+        else:
+            at_work.pop(key, None)
     leases = {}
-    for sub_id, record in handed.items():
-        assert isinstance(record.event, WorkerHandedOff) and sub_id is not None
+    for (run_id, sub_id), record in at_work.items():
+        assert isinstance(record.event, WorkerHandedOff)
         worker_id = str(record.event.handoff.get("worker_id", ""))
-        leases[Leases.stream(streams.worker(run_id, sub_id, worker_id))] = (sub_id, worker_id)
+        stream = Leases.stream(streams.worker(run_id, sub_id, worker_id))
+        leases[stream] = (run_id, sub_id, worker_id)
     window = restarts.Outages(window=settings.OUTAGE_SECONDS)
-    found = []
+    found: dict[str, list[Down]] = {}
     for stream, last in sorted(lasts(list(leases)).items()):
         released = last.event
         if not (isinstance(released, LeaseReleased) and released.outcome.startswith(restarts.DOWN)):
@@ -140,28 +154,11 @@ def endpoint_down(run_id: str) -> list[Down]:
         tally = restarts.tally([r.event for r in journal.read(stream)], window)
         if tally.outage is None or released.t - tally.outage >= window.window:
             continue  # not waited out (past the window, or none): its starts count as failures
-        sub_id, worker_id = leases[stream]
+        run_id, sub_id, worker_id = leases[stream]
         until = tally.outage + window.window
-        found.append(Down(sub_id, worker_id, tally.outage, tally.waited, tally.last, until))
+        down = Down(sub_id, worker_id, tally.outage, tally.waited, tally.last, until)
+        found.setdefault(run_id, []).append(down)
     return found
-
-
-def endpoints_down(run_ids: list[str]) -> dict[str, list[Down]]:
-    """`endpoint_down` for each of these runs that fans work out, as the runs list asks it
-    for a page of running runs: one seek by kind for which of them handed a brief over (none,
-    for teams that fan nothing out), then `endpoint_down` for those only."""
-    if not run_ids:
-        return {}
-    journal = DjangoJournal()
-    marks = ", ".join(["%s"] * len(run_ids))
-    with journal.connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT DISTINCT run_id FROM journal_event WHERE run_id IN ({marks}) AND kind = %s",
-            [*run_ids, WorkerHandedOff.kind],
-        )
-        fanned = sorted(run_id for (run_id,) in cursor.fetchall())
-    found = {run_id: endpoint_down(run_id) for run_id in fanned}
-    return {run_id: down for run_id, down in found.items() if down}
 
 
 def spent_so_far(run_id: str) -> int:

@@ -198,7 +198,8 @@ def team_choices(chosen: str = "") -> list[str]:
     """The Team box's choices: the teams installed here, the teams of stored runs (an imported
     run's team may be none of those), and the one asked for, so the box says what the list is
     filtered by, even a team no run has."""
-    stored = RunSummary.objects.exclude(team="").values_list("team", flat=True).distinct()
+    # A seek per team in the team index, not a read of every run's (a list view asks each time).
+    stored = loose_scan("projection_run", "team", "", [], "default")
     return sorted({*TEAMS, *stored, *([chosen] if chosen else [])})
 
 
@@ -351,23 +352,30 @@ def events(
 
 
 def distinct(run_id: str, column: str, using: str = "default") -> list[str]:
-    """The distinct values of `column` among the run's events, sorted, None left out.
-
-    A loose index scan: each value is one seek in the index on (run_id, column) for the next
-    value after the last, so the cost is the number of values, not the run's length (a plain
-    DISTINCT reads every row of the run).
-    """
+    """The distinct values of `column` among the run's events, sorted, None and "" left out:
+    a loose index scan of the index on (run_id, column)."""
     assert column in ("kind", "agent")  # a column name, never a caller's text
+    return loose_scan("journal_event", column, "run_id = %s AND ", [run_id], using)
+
+
+def loose_scan(table: str, column: str, scope: str, params: list[str], using: str) -> list[str]:
+    """The distinct non-empty values of `table`'s `column` (under `scope`, a condition on
+    columns that lead the column's index, followed by AND), sorted.
+
+    A loose index scan: each value is one seek in the index for the next value after the last,
+    so the cost is the number of values, not the number of rows (a plain DISTINCT reads every
+    row). `table`, `column` and `scope` are the caller's constants, never a person's text.
+    """
     sql = (
         "WITH RECURSIVE seen(v) AS ("
-        f" SELECT MIN({column}) FROM journal_event WHERE run_id = %s"
+        f" SELECT MIN({column}) FROM {table} WHERE {scope}{column} > ''"
         " UNION ALL"
-        f" SELECT (SELECT MIN({column}) FROM journal_event WHERE run_id = %s AND {column} > seen.v)"
+        f" SELECT (SELECT MIN({column}) FROM {table} WHERE {scope}{column} > seen.v)"
         " FROM seen WHERE seen.v IS NOT NULL"
         ") SELECT v FROM seen WHERE v IS NOT NULL"
     )
     with DjangoJournal(using).connection.cursor() as cursor:
-        cursor.execute(sql, [run_id, run_id])
+        cursor.execute(sql, [*params, *params])
         return sorted(value for (value,) in cursor.fetchall())
 
 
@@ -377,7 +385,7 @@ def event_kinds(run_id: str) -> list[str]:
 
 
 def event_agents(run_id: str) -> list[str]:
-    return [agent for agent in distinct(run_id, "agent") if agent]
+    return distinct(run_id, "agent")
 
 
 def latest(run_id: str, kind: type[Event], first: bool = False) -> Event | None:

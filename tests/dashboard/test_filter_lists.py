@@ -44,3 +44,27 @@ def test_each_step_of_the_scan_is_a_seek_in_the_runs_index(alias):
             )
             plan = " ".join(str(part) for row in cursor.fetchall() for part in row)
         assert index in plan, plan
+
+
+def test_the_team_box_offers_each_stored_team_once_by_a_seek_per_team(alias):
+    """The runs list's Team box: the teams of stored runs, each once, a run with no team left
+    out, read by seeks in the team index rather than by reading every run's row."""
+    from journal_store.models import RunSummary
+
+    runs = RunSummary.objects.using(alias)
+    for n, team in enumerate(["repo-fix", "", "theirs", "repo-fix", "theirs", "a-team"]):
+        runs.create(run_id=f"r-{n}", team=team, status="done", stage="")
+    assert queries.loose_scan("projection_run", "team", "", [], alias) == [
+        "a-team",
+        "repo-fix",
+        "theirs",
+    ]
+    journal = DjangoJournal(alias)
+    if journal.connection.vendor != "sqlite":
+        return  # as above: the plan of a near-empty table says nothing on PostgreSQL
+    with journal.connection.cursor() as cursor:
+        cursor.execute(
+            "EXPLAIN QUERY PLAN SELECT MIN(team) FROM projection_run WHERE team > %s", ["a"]
+        )
+        plan = " ".join(str(part) for row in cursor.fetchall() for part in row)
+    assert "USING COVERING INDEX" in plan and "team" in plan, plan

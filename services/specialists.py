@@ -32,6 +32,7 @@ from journal_store.journal import DjangoJournal
 from runtime import flight, streams
 from runtime.coordination.gates import Lease, Leases
 from runtime.events import (
+    Event,
     LeaseReleased,
     ToolsListed,
     WorkerHandedOff,
@@ -120,8 +121,8 @@ def endpoints_down(run_ids: list[str]) -> dict[str, list[Down]]:
     """`endpoint_down` for each of these runs (the runs list asks it for a page of running
     runs), by the same few queries however many runs: a seek by kind for the briefs and the
     reports in the runs' own streams (none for teams that fan nothing out), the last record
-    of each unreported specialist's lease, and the whole lease of those whose last start met
-    the endpoint down (two events a start)."""
+    of each unreported specialist's lease, and the whole leases of those whose last start met
+    the endpoint down (two events a start), all in one read."""
     if not run_ids:
         return {}
     journal = DjangoJournal()
@@ -146,12 +147,20 @@ def endpoints_down(run_ids: list[str]) -> dict[str, list[Down]]:
         stream = Leases.stream(streams.worker(run_id, sub_id, worker_id))
         leases[stream] = (run_id, sub_id, worker_id)
     window = restarts.Outages(window=settings.OUTAGE_SECONDS)
+    met_down = sorted(
+        stream
+        for stream, last in lasts(list(leases)).items()
+        if isinstance(last.event, LeaseReleased) and last.event.outcome.startswith(restarts.DOWN)
+    )
+    whole: dict[str, list[Event]] = {stream: [] for stream in met_down}
+    if met_down:
+        marks = ", ".join(["%s"] * len(met_down))
+        for r in journal.select(f"WHERE stream IN ({marks}) ORDER BY stream, version", met_down):
+            whole[r.stream].append(r.event)
     found: dict[str, list[Down]] = {}
-    for stream, last in sorted(lasts(list(leases)).items()):
-        released = last.event
-        if not (isinstance(released, LeaseReleased) and released.outcome.startswith(restarts.DOWN)):
-            continue
-        tally = restarts.tally([r.event for r in journal.read(stream)], window)
+    for stream, lease in whole.items():
+        released = lease[-1]
+        tally = restarts.tally(lease, window)
         if tally.outage is None or released.t - tally.outage >= window.window:
             continue  # not waited out (past the window, or none): its starts count as failures
         run_id, sub_id, worker_id = leases[stream]

@@ -575,7 +575,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:
         # A path that cannot be used (a journal that is a directory, an output in a folder
-        # that is not there, no permission): say which and why, not a traceback.
-        where = f"{exc.filename}: " if exc.filename is not None else ""
-        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        # that is not there, no permission): say which and why, not a traceback. An OSError
+        # that names no path (a network failure nothing wrapped, a full disk) is not the
+        # caller's bad input: it goes up as the failure it is.
+        if exc.filename is None:
+            raise
+        print(f"error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

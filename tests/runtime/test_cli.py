@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
+from urllib.error import URLError
 
 import pytest
 
+from runtime import cli
 from runtime.cli import main, stop_path
 
 
@@ -152,6 +155,26 @@ def test_a_path_that_cannot_be_used_is_named_without_a_traceback(flown, tmp_path
     out = tmp_path / "no" / "such" / "trace.json"
     code, _, err = run(capsys, "otlp", str(path), "-o", str(out))
     assert (code, err) == (2, f"error: {out}: No such file or directory\n")
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [OSError(errno.ENOSPC, "No space left on device"), URLError("connection refused")],
+    ids=["disk full", "network"],
+)
+def test_an_os_failure_that_names_no_path_is_not_called_bad_input(
+    flown, capsys, monkeypatch, failure
+):
+    """Only a path the caller gave is their bad input (exit 2); a failure of the machine or
+    the network goes up as itself, not dressed as a mistyped path."""
+    path, _ = flown
+
+    def failing(args):
+        raise failure
+
+    monkeypatch.setattr(cli, "cmd_views", failing)
+    with pytest.raises(type(failure)):
+        cli.main(["views", str(path)])
 
 
 def test_a_corrupt_journal_names_the_line(flown, capsys):

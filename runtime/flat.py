@@ -124,8 +124,9 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 def field_holding(value: Any, pattern: re.Pattern[str]) -> str | None:
     """The top-level field (as repr names it) of the first string or key, at any depth, that
-    `pattern` finds something in, or None. A lone surrogate: nothing stores it (UTF-8 has no
-    such character, and writing the event, its JSON or the database's text, fails)."""
+    `pattern` finds something in, or None: what an import's line (a lone surrogate, which
+    UTF-8 cannot store) or an API body (a NUL, which PostgreSQL's text cannot) is refused for,
+    naming where."""
     if not isinstance(value, dict):
         return None
     for key, item in value.items():

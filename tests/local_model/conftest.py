@@ -23,7 +23,10 @@ def local_server(tmp_path_factory):
         # CI counts a skip that says "not available" as a failure: there it must be installed.
         pytest.skip(f"local model not available: {why}")
     base = f"http://127.0.0.1:{free_port()}/v1"
-    server = local_model.LocalModelServer(base)
+    # One thread: the suite runs on two workers, so the server's second thread would fight
+    # the other worker for a core (the reflection test, next to one busy process: 114 s and
+    # 114 s with one thread, 124 s and 130 s with two, taken in turns).
+    server = local_model.LocalModelServer(base, threads=1)
     server.log = tmp_path_factory.mktemp("local-model") / "server.log"
     server.start()
     previous = os.environ.get("MINUTES_LOCAL_MODEL_URL")

@@ -100,7 +100,7 @@ def open_journal(path: Path, must_exist: bool = True) -> JsonlJournal:
 
 
 def run_of(journal: JsonlJournal, given: str | None) -> str:
-    return given or flight.find_run(journal, journal.streams())
+    return flight.find_run(journal, journal.streams(), given)
 
 
 def report(

@@ -296,8 +296,16 @@ def replay(journal: Journal, run_id: str) -> ReplayReport:
     return ReplayReport(True, session.cursor)
 
 
-def find_run(journal: Journal, streams: list[str]) -> str:
+def find_run(journal: Journal, streams: list[str], given: str | None = None) -> str:
+    """The run `given` names, or the journal's only run. A run the journal does not hold is
+    refused, naming those it holds: read, it would be a run with no events (views would say
+    it is running, a trace would be empty)."""
     runs = [s.removeprefix("run-") for s in streams if s.startswith("run-")]
+    if given:
+        if given not in runs:
+            held = ", ".join(runs) or "none"
+            raise FlightError(f"the journal holds no run {given!r} (it holds {held})")
+        return given
     if len(runs) != 1:
         raise FlightError(
             "the journal holds no run"

@@ -192,3 +192,14 @@ def test_a_torn_final_line_is_reported_and_the_rest_still_reads(flown, capsys):
         f.write('{"kind": "ModelCal')
     code, _out, err = run(capsys, "views", str(path))
     assert code == 0 and "torn final line" in err
+
+
+@pytest.mark.parametrize("command", ["views", "diagnose", "otlp", "replay", "resume"])
+def test_a_run_the_journal_does_not_hold_is_named_not_read_as_empty(flown, capsys, command):
+    """A mistyped --run read as a run with no events: views said it was running, diagnose
+    found nothing and otlp gave an empty trace, all with exit 0; replay and resume said the
+    journal did not start with TeamStarted. Now each names the run and the runs it holds."""
+    path, out = flown
+    code, stdout, err = run(capsys, command, str(path), "--run", "r-nope")
+    assert (code, stdout) == (2, "")
+    assert err == f"error: the journal holds no run 'r-nope' (it holds {out['run_id']})\n"

@@ -27,10 +27,10 @@ import uuid
 
 from pydantic import ValidationError
 
+from runtime import streams
 from runtime.events import MAX_INT, Event, TeamStarted, integer_problem
 from runtime.team import FlightConfig
 
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 EVENT_ID = re.compile(
     r"[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
@@ -72,12 +72,9 @@ def event_id(value: str) -> str | None:
 
 
 def run_id_problem(run_id: str) -> str | None:
-    if RUN_ID.fullmatch(run_id) and ".." not in run_id:
+    if streams.is_run_id(run_id):
         return None
-    return (
-        f"field 'run_id': {shown(run_id)} is not a run id (1 to 64 letters, digits, '.', '_' "
-        "or '-', starting with a letter or digit, without '..')"
-    )
+    return f"field 'run_id': {shown(run_id)} is not a run id ({streams.RUN_ID_RULE})"
 
 
 def kind_problem(event: Event) -> str | None:

@@ -99,6 +99,14 @@ def open_journal(path: Path, must_exist: bool = True) -> JsonlJournal:
     return journal
 
 
+def run_id_arg(value: str) -> str:
+    """--run-id, held to the rule imported ids are (runtime/streams.py): a journal flown with
+    another would be refused by every store, and its workspace named for it."""
+    if value and not streams.is_run_id(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a run id ({streams.RUN_ID_RULE})")
+    return value
+
+
 def run_of(journal: JsonlJournal, given: str | None) -> str:
     return flight.find_run(journal, journal.streams(), given)
 
@@ -443,7 +451,7 @@ def parser() -> argparse.ArgumentParser:
     fly.add_argument("--team", required=True, choices=sorted(plugins.teams()))
     fly.add_argument("--scenario", help="the scenario (default: the team's first)")
     fly.add_argument("--journal", required=True, help="the JSONL file to journal to")
-    fly.add_argument("--run-id", help="the run's id (default: a new r-… id)")
+    fly.add_argument("--run-id", type=run_id_arg, help="the run's id (default: a new r-… id)")
     fly.add_argument("--allowance", type=int, help="token allowance for the whole run")
     fly.add_argument("--max-turns", type=int, help="turn cap per agent")
     fly.add_argument("--retries", type=int, help="automatic retries of a failed tool call")

@@ -18,6 +18,7 @@ from runtime.cli import (
     operator,
     per_agent,
     report,
+    run_id_arg,
     run_of,
     services,
 )
@@ -129,7 +130,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forking.add_argument("journal")
     forking.add_argument("--at", type=int, required=True, help="the event's position")
     forking.add_argument("--run", help="which run, when the journal holds several")
-    forking.add_argument("--run-id", help="the fork's id (default: a new r-… id)")
+    forking.add_argument("--run-id", type=run_id_arg, help="the fork's id (default: a new r-… id)")
     forking.add_argument(
         "--model-for",
         action="append",

@@ -14,6 +14,20 @@ from __future__ import annotations
 
 import re
 
+# A run's id: a URL path segment, a file name part (its workspace) and a stream name part, so no
+# slash, colon, space or control character; 64 characters is the store's column. Runs started
+# here are `r-` and 12 hex digits; an imported journal's, and one given on the command line,
+# may be any such id.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+RUN_ID_RULE = (
+    "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'"
+)
+
+
+def is_run_id(value: str) -> bool:
+    return RUN_ID.fullmatch(value) is not None and ".." not in value
+
+
 # <prefix><run id>, exactly
 OWN = ("run-", "control-", "lease-", "breakers-", "traces-")
 # <prefix><run id>-<more>: the run's id is some dash-separated beginning of the rest

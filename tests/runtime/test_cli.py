@@ -203,3 +203,24 @@ def test_a_run_the_journal_does_not_hold_is_named_not_read_as_empty(flown, capsy
     code, stdout, err = run(capsys, command, str(path), "--run", "r-nope")
     assert (code, stdout) == (2, "")
     assert err == f"error: the journal holds no run 'r-nope' (it holds {out['run_id']})\n"
+
+
+@pytest.mark.parametrize("given", ["a b", "../x", ".hidden", "r" * 65])
+@pytest.mark.parametrize("command", ["fly", "fork"])
+def test_a_run_id_the_store_would_refuse_is_refused_naming_run_id(
+    flown, tmp_path, capsys, command, given
+):
+    """--run-id is held to the rule imported run ids are (journal_store/admission.py): an id
+    of 65 characters was flown into a journal no store would import, and a space or a slash
+    was refused as "field 'workspace'", an option nobody gave."""
+    path, _ = flown
+    argv = {
+        "fly": ["fly", "--team", "solo", "--journal", str(tmp_path / "new.jsonl")],
+        "fork": ["fork", str(path), "--at", "3"],
+    }[command]
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--run-id", given])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert f"argument --run-id: {given!r} is not a run id (1 to 64 letters" in err
+    assert not (tmp_path / "new.jsonl").exists()

@@ -62,6 +62,9 @@ class NewRun:
             found["task"] = SCRIPTED_TASK
         if self.task is not None and self.model not in (None, "scripted") and not self.task.strip():
             found["task"] = "the task is blank: leave it out for the scenario's own"
+        # The form and the API's body hold it to this length themselves; the command does not.
+        if "task" not in found and len(self.task or "") > TASK_MAX:
+            found["task"] = f"the task is {len(self.task or ''):,} characters; at most {TASK_MAX:,}"
         backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
         if backend == "endpoint" and not settings.MODEL_BASE_URL:
             found["model"] = runs.NO_ENDPOINT

@@ -231,6 +231,17 @@ def test_the_start_run_command_refuses_as_the_form_does(settings):
     assert nothing_written()
 
 
+def test_the_start_run_command_holds_a_task_to_the_forms_length(settings):
+    """The page and the API keep a task to 2,000 characters; the command took any length."""
+    from django.core.management import CommandError, call_command
+
+    settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
+    with pytest.raises(CommandError) as refused:
+        call_command("start_run", "--team", "solo", "--model", "endpoint", "--task", "x" * 2_001)
+    assert str(refused.value) == "--task: the task is 2,001 characters; at most 2,000"
+    assert nothing_written()
+
+
 def test_the_runs_list_in_the_api_names_a_bad_date_sort_or_status(api, as_owner):
     for query, field in (
         ("since=garbage", "since"),

@@ -138,3 +138,27 @@ def test_a_busy_port_is_refused_before_anything_starts_with_the_command_to_use(s
     assert f"port {port} is in use" in said
     assert f"make run PORT={port + 1}" in said and f"--port {port + 1}" in said
     assert not settings.HOME.exists()  # no broker, no logs, nothing started
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--port", "-1"], "argument --port: -1 is not a port (1 to 65535)"),
+        (["--port", "70000"], "argument --port: 70000 is not a port (1 to 65535)"),
+        (["--port", "0"], "argument --port: 0 is not a port (1 to 65535)"),
+        (["--workers", "0"], "argument --workers: 0: at least one worker drives the runs"),
+    ],
+)
+def test_a_port_or_worker_count_out_of_range_is_refused_before_anything_starts(
+    settings, tmp_path, argv, said
+):
+    """--port -1 ended in a traceback (OverflowError from the port probe); --workers 0 started
+    the web server and the sample run with nobody to fly it."""
+    from django.core.management import CommandError, call_command
+
+    settings.DEBUG = True
+    settings.HOME = tmp_path / "home"
+    with pytest.raises(CommandError) as refused:
+        call_command("demo", *argv)
+    assert said in str(refused.value)
+    assert not settings.HOME.exists()

@@ -18,7 +18,7 @@ import socket
 import subprocess
 import sys
 import time
-from argparse import ArgumentParser
+from argparse import ArgumentParser, ArgumentTypeError
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,14 +86,30 @@ class Child:
         self.proc.wait()
 
 
+def port(text: str) -> int:
+    """--port: a TCP port a web server can listen on (the probe raised on one past 65535)."""
+    number = int(text)  # not a number: argparse says "invalid port value"
+    if not 1 <= number <= 65535:
+        raise ArgumentTypeError(f"{number} is not a port (1 to 65535)")
+    return number
+
+
+def workers(text: str) -> int:
+    """--workers: with none, the sample run and every run started would wait for nobody."""
+    number = int(text)
+    if number < 1:
+        raise ArgumentTypeError(f"{number}: at least one worker drives the runs")
+    return number
+
+
 class Command(BaseCommand):
     help = "Run Minutes locally: database, a login, a worker, the web server and a sample run."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--port", type=port, default=8000)
         parser.add_argument("--scenario", default="first-flight", help="the sample run's scenario")
         parser.add_argument("--no-sample", action="store_true", help="start no sample run")
-        parser.add_argument("--workers", type=int, default=2, help="worker processes")
+        parser.add_argument("--workers", type=workers, default=2, help="worker processes")
         parser.add_argument(
             "--model",
             choices=["scripted", "local", "endpoint"],

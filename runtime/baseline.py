@@ -35,11 +35,14 @@ def single_agent() -> Team:
 
 
 def team_refusal(team: str) -> str | None:
-    """Why no run of this team can have a single-agent baseline; None when its runs can."""
-    if plugins.teams().get(team) is single_agent():
-        return f"a {team} run is its own single-agent baseline"
+    """Why no run of this team can have a single-agent baseline; None when its runs can, and
+    for a team that is not installed: where its run is started, that is refused as unknown."""
     found = plugins.teams().get(team)
-    if found is None or "template" not in found.settings.model_fields:
+    if found is None:
+        return None
+    if found is single_agent():
+        return f"a {team} run is its own single-agent baseline"
+    if "template" not in found.settings.model_fields:
         return (
             f"team {team} works on no repository template: the single-agent baseline "
             "(the solo coder) can only fly repository tasks"

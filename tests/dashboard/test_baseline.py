@@ -82,6 +82,16 @@ def test_a_team_without_a_repository_gets_no_baseline_and_nothing_is_recorded(ap
     assert StoredEvent.objects.count() == 0 and RunSummary.objects.count() == 0
 
 
+def test_an_unknown_team_asked_for_a_baseline_is_refused_as_unknown(api):
+    """It was a 409 saying the team "works on no repository template", as if it existed."""
+    answer = api.post(
+        "/api/runs", {"team": "repo-fx", "baseline": True}, content_type="application/json"
+    )
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith("unknown team 'repo-fx'; known teams: repo-fix")
+    assert StoredEvent.objects.count() == 0
+
+
 def test_a_solo_run_is_refused_its_own_baseline(api):
     answer = api.post("/api/runs", {"team": "solo"}, content_type="application/json")
     solo_run = answer.json()["run_id"]

@@ -7,6 +7,9 @@
     views PATH        bill, threads, audit, resume point, findings and metrics as JSON
     diagnose PATH     findings: failure signatures, each citing the events that show it
     interrupt PATH    ask a running flight to stop at its next turn boundary
+    diff A B          two runs side by side (outcome, bill, calls, findings) and where they part
+    fork PATH --at N  a new run from a run's event on, its past read back from the record
+    zi --dir DIR --team T  the zero-intelligence test: model or ZI coder, model or rule reviewer
     otlp PATH [--protobuf] [-o FILE] [--project P] [--no-content] [--content-chars N]
                       the run as an OpenTelemetry trace: OTLP/JSON, or OTLP/protobuf
 

@@ -1,7 +1,7 @@
 """The README's table of teams and scenarios, made from the scenarios' own definitions.
 
 Each row is a scenario's one-line `description`: the words the dashboard's new-run form and
-`python -m runtime --help` show too, so the three cannot disagree. The table sits in README.md
+`python -m runtime fly --help` show too, so the three cannot disagree. The table sits in README.md
 between two markers; `python -m runtime.scenario_table --write README.md` rewrites it there,
 and a test fails while the README's copy and the definitions differ.
 """

@@ -224,3 +224,13 @@ def test_a_run_id_the_store_would_refuse_is_refused_naming_run_id(
     assert exited.value.code == 2
     assert f"argument --run-id: {given!r} is not a run id (1 to 64 letters" in err
     assert not (tmp_path / "new.jsonl").exists()
+
+
+def test_the_help_summary_names_every_command(capsys):
+    """`python -m runtime --help` opens with a line per command; diff, fork and zi had none."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    summary = capsys.readouterr().out.split("Exit status:")[0]
+    commands = ["fly", "resume", "replay", "baseline", "views", "diagnose", "diff", "fork", "zi"]
+    for command in [*commands, "otlp", "interrupt"]:
+        assert f"\n    {command} " in summary, command

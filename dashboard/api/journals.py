@@ -5,7 +5,7 @@
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import File, Router, Status
+from ninja import File, Form, Router, Status
 from ninja.files import UploadedFile
 
 from dashboard.api.auth import user_name
@@ -17,14 +17,22 @@ router = Router(tags=["journals"])
 
 
 @router.post("", response={200: ImportOut, 201: ImportOut, 400: ImportRefusedOut})
-def import_(request: HttpRequest, journal: File[UploadedFile], allow_torn: bool = False) -> Any:
+def import_(
+    request: HttpRequest,
+    journal: File[UploadedFile],
+    allow_torn: bool = False,
+    # The same, as a field beside the file: a script that posts the file as a form (curl -F)
+    # sends it that way, and was ignored, then told to send what it had sent.
+    allow_torn_field: bool = Form(False, alias="allow_torn"),  # type: ignore[type-arg]
+) -> Any:
     """Import a journal, all or nothing: a refused file (400) lists its problems by line. 201
-    when events were added; 200 when the store held every one already (`added` 0)."""
+    when events were added; 200 when the store held every one already (`added` 0).
+    `allow_torn` may be given in the query or as a form field beside the file."""
     report = import_journal(
         journal.open("rb"),
         name=journal.name or "upload",
         size=journal.size,
-        allow_torn=allow_torn,
+        allow_torn=allow_torn or allow_torn_field,
         by=user_name(request),
     )
     projection.catch_up()

@@ -110,8 +110,8 @@ def run_id_arg(value: str) -> str:
     return value
 
 
-def run_of(journal: JsonlJournal, given: str | None) -> str:
-    return flight.find_run(journal, journal.streams(), given)
+def run_of(journal: JsonlJournal, given: str | None, option: str = "--run") -> str:
+    return flight.find_run(journal, journal.streams(), given, option)
 
 
 def report(

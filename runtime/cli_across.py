@@ -26,9 +26,9 @@ from runtime.cli import (
 
 def cmd_diff(args: argparse.Namespace) -> int:
     sides = []
-    for path, run in ((args.a, args.run_a), (args.b, args.run_b)):
+    for path, run, option in ((args.a, args.run_a, "--run-a"), (args.b, args.run_b, "--run-b")):
         journal = open_journal(Path(path))
-        run_id = run_of(journal, run)
+        run_id = run_of(journal, run, option)
         sides.append((f"{path} ({run_id})", flight.run_records(journal, run_id)))
     (a_name, a), (b_name, b) = sides
     result = compare.compare(a, b, a_name, b_name)

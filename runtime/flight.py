@@ -296,10 +296,12 @@ def replay(journal: Journal, run_id: str) -> ReplayReport:
     return ReplayReport(True, session.cursor)
 
 
-def find_run(journal: Journal, streams: list[str], given: str | None = None) -> str:
+def find_run(
+    journal: Journal, streams: list[str], given: str | None = None, option: str = "--run"
+) -> str:
     """The run `given` names, or the journal's only run. A run the journal does not hold is
     refused, naming those it holds: read, it would be a run with no events (views would say
-    it is running, a trace would be empty)."""
+    it is running, a trace would be empty). `option`: how the caller names a run to choose."""
     runs = [s.removeprefix("run-") for s in streams if s.startswith("run-")]
     if given:
         if given not in runs:
@@ -310,6 +312,6 @@ def find_run(journal: Journal, streams: list[str], given: str | None = None) -> 
         raise FlightError(
             "the journal holds no run"
             if not runs
-            else f"the journal holds several runs ({', '.join(runs)}): name one with --run"
+            else f"the journal holds several runs ({', '.join(runs)}): name one with {option}"
         )
     return runs[0]

@@ -118,3 +118,18 @@ def test_the_command_line_prints_the_divergence_and_exits_one(fly_team, capsys):
 def test_the_command_line_names_a_missing_journal(tmp_path, capsys):
     assert main(["diff", str(tmp_path / "nope.jsonl"), str(tmp_path / "nope.jsonl")]) == 2
     assert "no journal at" in capsys.readouterr().err
+
+
+def test_a_journal_of_several_runs_is_asked_which_by_its_own_side_option(
+    fly_team, tmp_path, capsys
+):
+    """`diff A B` with --run-a and --run-b: a side holding several runs names the option of
+    that side, where both said '--run', which diff does not take."""
+    a, b = fly_team("first-flight"), fly_team("reject-loop")
+    both = tmp_path / "both.jsonl"
+    both.write_bytes(a.path.read_bytes() + b.path.read_bytes())
+    assert main(["diff", str(both), str(a.path)]) == 2
+    assert "holds several runs" in (err := capsys.readouterr().err) and "--run-a" in err
+    assert main(["diff", str(a.path), str(both)]) == 2
+    assert "name one with --run-b" in capsys.readouterr().err
+    assert main(["diff", str(both), str(a.path), "--run-a", a.run_id]) == 0

@@ -24,13 +24,14 @@ from runtime.jsonl import JournalCorrupt, JsonlJournal
 EXIT_DIFFERS = 1  # as `python -m runtime diff`: 0 when the runs took the same steps
 
 
-def side(name: str, run: str | None) -> tuple[str, list[Recorded]]:
-    """The run `name` names: a journal file (its one run, or `run`) or a stored run's id."""
+def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
+    """The run `name` names: a journal file (its one run, or `run`, given as `option`) or a
+    stored run's id."""
     path = Path(name)
     if path.is_file():
         try:
             journal = JsonlJournal(path)
-            run_id = run or flight.find_run(journal, journal.streams())
+            run_id = flight.find_run(journal, journal.streams(), run, option)
             records = flight.run_records(journal, run_id)
         except flight.FlightError as exc:
             raise CommandError(f"{name}: {exc}") from None
@@ -62,8 +63,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        a_name, a = side(options["a"], options["run_a"])
-        b_name, b = side(options["b"], options["run_b"])
+        a_name, a = side(options["a"], options["run_a"], "--run-a")
+        b_name, b = side(options["b"], options["run_b"], "--run-b")
         result = compare.compare(a, b, a_name, b_name)
         if options["json"]:
             self.stdout.write(json.dumps(result.as_dict(), indent=2, default=str))

@@ -242,6 +242,16 @@ def test_the_start_run_command_holds_a_task_to_the_forms_length(settings):
     assert nothing_written()
 
 
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf", "soon"])
+def test_the_start_run_commands_wait_is_checked_before_the_run_starts(timeout):
+    """`--wait --timeout -1` started the run and then said it was still running after -1 s."""
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="--timeout"):
+        call_command("start_run", "--team", "solo", "--wait", "--timeout", timeout)
+    assert nothing_written()
+
+
 def test_the_runs_list_in_the_api_names_a_bad_date_sort_or_status(api, as_owner):
     for query, field in (
         ("since=garbage", "since"),

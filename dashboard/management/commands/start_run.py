@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import time
-from argparse import ArgumentParser
+from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -14,6 +15,17 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, status, views
 from services import runs
+
+
+def seconds(text: str) -> float:
+    """--timeout: checked before the run starts, since after it the run is on its way."""
+    try:
+        number = float(text)
+    except ValueError:
+        raise ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (0 < number < math.inf):
+        raise ArgumentTypeError(f"{text}: --wait waits more than 0 seconds")
+    return number
 
 
 class Command(BaseCommand):
@@ -35,7 +47,7 @@ class Command(BaseCommand):
             "--votes", type=int, choices=[1, 3, 5], help="samples of the critical decision"
         )
         parser.add_argument("--wait", action="store_true", help="block until the run ends")
-        parser.add_argument("--timeout", type=float, default=600, help="seconds --wait waits")
+        parser.add_argument("--timeout", type=seconds, default=600, help="seconds --wait waits")
 
     def handle(self, *args: Any, **options: Any) -> None:
         asked = actions.NewRun(

@@ -120,3 +120,16 @@ def test_the_form_refuses_the_baseline_for_a_team_without_a_repository(as_owner)
     assert response.status_code == 400
     assert "works on no repository template" in response.content.decode()
     assert StoredEvent.objects.count() == 0
+
+
+def test_the_start_run_command_also_flies_the_baseline_or_refuses_it_writing_nothing(capsys):
+    """The page and the API offer the baseline; the command had no --baseline."""
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="works on no repository template"):
+        call_command("start_run", "--team", "support-desk", "--baseline")
+    assert StoredEvent.objects.count() == 0
+    call_command("start_run", "--team", "repo-fix", "--scenario", "first-flight", "--baseline")
+    team_run = capsys.readouterr().out.strip()
+    [solo_run] = baselines.baselines_of(team_run)
+    assert started(solo_run).config["baseline_of"] == team_run

@@ -46,6 +46,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--votes", type=int, choices=[1, 3, 5], help="samples of the critical decision"
         )
+        parser.add_argument(
+            "--baseline",
+            action="store_true",
+            help="also fly the single-agent baseline (the solo coder on the same task), linked",
+        )
         parser.add_argument("--wait", action="store_true", help="block until the run ends")
         parser.add_argument("--timeout", type=seconds, default=600, help="seconds --wait waits")
 
@@ -61,6 +66,7 @@ class Command(BaseCommand):
             order=options["order"],
             reflect=options["reflect"],
             votes=options["votes"],
+            baseline=options["baseline"],
         )
         if refusals := asked.refusals():
             raise CommandError(

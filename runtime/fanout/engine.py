@@ -18,6 +18,7 @@ sub-session, so a resumed or replayed run reads its work back instead of doing i
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -71,6 +72,8 @@ WAIT_SECONDS = 0.5  # how soon a step waiting on specialists elsewhere first loo
 # minutes wrote 2,400 of them; a look a tenth of the time it has been out, at most this, notices
 # it done within a tenth of its time (or this), and writes about a hundred.
 LONGEST_LOOK = 5.0
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -251,7 +254,10 @@ def away(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
             # Given up: its lease is closed first, so that a start of it still on the queue
             # (or at work) cannot run or write for a sub-task the run has settled.
             late = f"timed out: no report {handoff.deadline_seconds:g} s after its brief"
-            leases.close(stream, session.run_id, late)
+            if not leases.close(stream, session.run_id, late):
+                # Its lease moved under three closes in a row: the timeout is recorded all
+                # the same, and a start of it still queued is not refused. Say so.
+                log.warning("%s: the lease of timed-out %s could not be closed", stream, sub_id)
             out[sub_id] = None
         elif lease and isinstance(lease[-1], LeaseClosed):
             # Given up on its restarts by an earlier look (this one resumes the run, or that

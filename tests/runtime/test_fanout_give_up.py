@@ -85,6 +85,20 @@ def test_a_timed_out_specialist_is_fenced_out_and_a_late_start_refused():
     assert leases.acquire(STREAM, "late-worker", 30) is None
 
 
+def test_a_timeout_whose_lease_cannot_be_closed_is_recorded_and_said(monkeypatch, caplog):
+    """Three closes in a row that lose to the specialist's writes: the timeout stands, and the
+    lease left open (a late start not refused) is in the log, where it went unsaid."""
+    handoff = brief(deadline=0.001)
+    session, crew, _sent, _journal = sent_off(handoff)
+    time.sleep(0.01)
+    monkeypatch.setattr(Leases, "close", lambda self, *args, **kwargs: False)
+
+    [report] = fan_out(session, [("S2", handoff)], crew).values()
+
+    assert report.reason == "budget"
+    assert f"{STREAM}: the lease of timed-out S2 could not be closed" in caplog.text
+
+
 def test_a_step_that_resumes_the_run_after_the_deadline_decides_what_the_live_look_did(
     monkeypatch,
 ):

@@ -26,8 +26,9 @@ router = Router(tags=["review"])
 
 def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
     """GET /api/review/<path>: the queue's items, newest first, open ones unless asked."""
-    # Literal of this queue's own statuses: the schema lists them and anything else is a 422.
-    Shown = Literal[(queues.OPEN, *queue.outcomes, "all")]  # type: ignore[valid-type]
+    # Literal of this queue's own statuses, and "decided" (any outcome) as the page's filter
+    # says it: the schema lists them and anything else is a 422.
+    Shown = Literal[(queues.OPEN, *queue.outcomes, "decided", "all")]  # type: ignore[valid-type]
 
     def list_items(request: HttpRequest, status: Shown = queues.OPEN) -> Any:
         return queries.queue_items(queue, status)

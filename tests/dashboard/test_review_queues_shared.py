@@ -78,6 +78,7 @@ def test_the_page_the_api_and_the_query_list_the_same_items(queue, as_reviewer, 
 
     assert listed("open") == shown("open") == built("open") == [second]
     assert listed(outcome) == shown("decided") == built("decided") == built(outcome) == [first]
+    assert listed("decided") == [first]  # the page's word for any outcome, in the API too
     assert listed("all") == shown("all") == built("all") == [second, first]  # newest first
     decided = queue.model._default_manager.get(**{queue.key: first})
     assert (decided.status, decided.decided_by, decided.decision_reason) == (
@@ -88,7 +89,7 @@ def test_the_page_the_api_and_the_query_list_the_same_items(queue, as_reviewer, 
     schema = api.get("/api/openapi.json").json()
     [param] = schema["paths"][f"/api/review/{path}"]["get"]["parameters"][:1]
     assert param["name"] == "status"
-    assert param["schema"]["enum"] == ["open", *queue.outcomes, "all"]
+    assert param["schema"]["enum"] == ["open", *queue.outcomes, "decided", "all"]
 
 
 @pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)

@@ -58,7 +58,7 @@ TEAM = Team(
             "desk",
             "support-desk: the order the ticket is about (default: a fresh one)",
             into="order_id",
-            refusal="works on no orders: --order is for support-desk",
+            refusal="works on no orders (only support-desk does)",
         ),
         Option(
             "--votes",
@@ -66,7 +66,7 @@ TEAM = Team(
             "samples of a critical decision, and their majority: repo-fix's review, "
             "support-desk's refund (1, 3 or 5)",
             kind="int",
-            refusal="has no voted decision (--votes is for repo-fix and support-desk)",
+            refusal="has no voted decision (only repo-fix and support-desk have one)",
         ),
     ),
     pin=pin,

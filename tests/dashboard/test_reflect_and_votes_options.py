@@ -52,7 +52,7 @@ def test_the_command_line_refuses_reflection_for_a_team_without_it(tmp_path, cap
     code = main(["fly", "--team", "support-desk", "--reflect", "--journal", str(path)])
     err = capsys.readouterr().err
     assert code == 2
-    assert "team 'support-desk' has no reflection step (--reflect is for repo-fix)" in err
+    assert "team 'support-desk' has no reflection step (only repo-fix has one)" in err
     assert not path.exists() or path.read_text() == ""
 
 
@@ -89,7 +89,7 @@ def test_the_api_refuses_what_a_team_lacks_and_records_nothing(api):
         "/api/runs", {"team": "support-desk", "reflect": True}, content_type="application/json"
     )
     assert answer.status_code == 400
-    assert "has no reflection step (--reflect is for repo-fix)" in answer.json()["detail"]
+    assert "has no reflection step (only repo-fix has one)" in answer.json()["detail"]
     answer = api.post(
         "/api/runs",
         {"team": "repo-fix", "scenario": "first-flight", "reflect": True},

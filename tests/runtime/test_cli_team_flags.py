@@ -36,7 +36,7 @@ def test_another_teams_flag_is_refused_in_that_teams_words_and_nothing_is_writte
     path = tmp_path / "solo.jsonl"
     argv = ["fly", "--team", "solo", "--order", "Z-9", "--journal", str(path)]
     code, _, err = run(capsys, *argv)
-    assert code == 2 and "team 'solo' works on no orders: --order is for support-desk" in err
+    assert code == 2 and "team 'solo' works on no orders (only support-desk does)" in err
     code, _, err = run(capsys, "fly", "--team", "solo", "--bidding", "--journal", str(path))
-    assert code == 2 and "team 'solo' has no contract-net option (--bidding)" in err
+    assert code == 2 and "team 'solo' has no contract-net bidding (only repo-fix bids)" in err
     assert not path.exists() or path.read_text() == ""

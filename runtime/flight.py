@@ -305,13 +305,16 @@ def find_run(
     runs = [s.removeprefix("run-") for s in streams if s.startswith("run-")]
     if given:
         if given not in runs:
-            held = ", ".join(runs) or "none"
-            raise FlightError(f"the journal holds no run {given!r} (it holds {held})")
+            raise FlightError(f"the journal holds no run {given!r} (it holds {some(runs)})")
         return given
-    if len(runs) != 1:
-        raise FlightError(
-            "the journal holds no run"
-            if not runs
-            else f"the journal holds several runs ({', '.join(runs)}): name one with {option}"
-        )
+    if not runs:
+        raise FlightError("the journal holds no run")
+    if len(runs) > 1:
+        raise FlightError(f"the journal holds several runs ({some(runs)}): name one with {option}")
     return runs[0]
+
+
+def some(runs: list[str], shown: int = 10) -> str:
+    """The runs by name, the first `shown` of a journal of many, and how many more."""
+    more = f" and {len(runs) - shown} more" if len(runs) > shown else ""
+    return (", ".join(runs[:shown]) or "none") + more

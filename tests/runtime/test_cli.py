@@ -234,3 +234,20 @@ def test_the_help_summary_names_every_command(capsys):
     commands = ["fly", "resume", "replay", "baseline", "views", "diagnose", "diff", "fork", "zi"]
     for command in [*commands, "otlp", "interrupt"]:
         assert f"\n    {command} " in summary, command
+
+
+def test_a_journal_of_many_runs_is_named_by_its_first_ten_and_how_many_more():
+    """A store's export can hold thousands of runs: the refusal names some, not all."""
+    from runtime import flight
+    from runtime.journal import MemoryJournal
+
+    streams = [f"run-r-{n:02d}" for n in range(13)] + ["lease-r-00"]
+    with pytest.raises(flight.FlightError) as several:
+        flight.find_run(MemoryJournal(), streams)
+    assert str(several.value) == (
+        "the journal holds several runs (r-00, r-01, r-02, r-03, r-04, r-05, r-06, r-07, r-08,"
+        " r-09 and 3 more): name one with --run"
+    )
+    with pytest.raises(flight.FlightError, match=r"no run 'r-99' \(it holds r-00, .* and 3 more\)"):
+        flight.find_run(MemoryJournal(), streams, "r-99")
+    assert flight.find_run(MemoryJournal(), streams, "r-12") == "r-12"

@@ -4,11 +4,14 @@ is words, never query syntax; the index follows the journal like every read mode
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import pytest
+from django.db import connections, transaction
 
 from journal_store import projection, search
 from journal_store.journal import DjangoJournal
+from journal_store.models import Checkpoint
 from runtime import events as ev
 from tests.journal_store.conftest import on_every_backend
 
@@ -102,3 +105,37 @@ def test_bad_queries_are_refused_with_what_is_wrong():
 def test_a_large_tool_result_is_indexed_up_to_its_cap():
     body = search.text_of('{"result": "' + "a " * 20_000 + '"}')
     assert len(body) == search.DOC_MAX
+
+
+@on_every_backend(transaction=True)
+def test_a_catch_up_that_finds_the_index_held_by_another_leaves_it_whole(alias):
+    """Pages catch up without waiting (wait=False): when a worker is catching the index up
+    right now, its checkpoint is locked, and a page must leave the work to it. It took the
+    held checkpoint for a missing one and emptied the index as if it were new, so every run
+    indexed before then was never found again (on PostgreSQL; SQLite has no row locks)."""
+    a_run(alias, "r-one", "09:12 parcel handed to the carrier (scan DHL-7731)")
+    projection.catch_up(using=alias)
+    a_run(alias, "r-two", "09:40 parcel handed to the carrier (scan DHL-9999)")
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_checkpoint() -> None:
+        try:
+            with transaction.atomic(using=alias):
+                locked = Checkpoint.objects.using(alias).select_for_update()
+                list(locked.filter(name="search"))
+                held.set()
+                release.wait(10)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_checkpoint)
+    holder.start()
+    try:
+        assert held.wait(10)
+        projection.catch_up(["search"], using=alias, wait=False)
+    finally:
+        release.set()
+        holder.join(10)
+    projection.catch_up(using=alias)
+    assert search.runs_mentioning("DHL-7731", using=alias) == [("r-one", 1)]
+    assert search.runs_mentioning("DHL-9999", using=alias) == [("r-two", 1)]

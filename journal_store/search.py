@@ -102,7 +102,9 @@ def index(rows: list[Row], using: str) -> None:
     """Add the documents of a batch of journal rows (journal.SELECT's columns)."""
     docs = []
     for row in rows:
-        if row[KIND] in SKIPPED:
+        # Shared streams' events (a desk order's facts, a customer's intent) belong to no run:
+        # a hit must name the run whose timeline shows it.
+        if row[KIND] in SKIPPED or not row[RUN_ID]:
             continue
         body = text_of(row[DATA])
         if body:

@@ -7,6 +7,8 @@ import pytest
 from django.test import Client
 
 from journal_store.models import StoredEvent
+from services import runs
+from tests.dashboard.conftest import drive
 from tests.dashboard.test_escaping import Elements, hostile_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,3 +54,16 @@ def test_bad_searches_say_what_was_wrong_and_write_nothing(as_owner):
 def test_nobody_signed_out_searches():
     assert Client().get("/api/search?q=alert").status_code == 401
     assert Client().get("/search?q=alert").status_code == 302
+
+
+def test_words_a_desk_run_shares_outside_its_own_journal_find_that_run(as_owner):
+    """A desk run also writes to shared streams of no run: the order's facts and the
+    customer's intent (run id ''). Their words ("refund") were indexed as a hit of no run,
+    whose link the page could not draw: every search for them was a 500."""
+    run_id = runs.start_run("support-desk", "double-refund", by="owner")
+    drive(run_id)
+    page = as_owner.get("/search?q=refund")
+    assert page.status_code == 200
+    api = as_owner.get("/api/search?q=refund").json()
+    assert {h["run_id"] for h in api["hits"]} == {run_id}
+    assert [r["run_id"] for r in api["runs"]] == [run_id]

@@ -17,6 +17,7 @@ from django.http import HttpResponse, HttpResponseNotFound, QueryDict, Streaming
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
 from dashboard import actions, downloads, errors, present, queries
@@ -36,10 +37,15 @@ EVENTS_PAGE = 50
 TAB_PAGE = 100  # messages or audit entries on one page of their tab
 SAID = ("value", "reason", "unit")  # a metric's keys its tab shows in their own columns
 TABS = ("timeline", "trace", "threads", "bill", "audit", "findings", "metrics")
+# The list's and a tab's addresses answer htmx with a part of the page, and the filters push
+# them into the address bar: a browser going Back to one after a reload must not take that
+# part from its cache for the whole page.
+PARTIAL_FOR_HTMX = vary_on_headers("HX-Request")
 
 
 @login_required
 @require_GET
+@PARTIAL_FOR_HTMX
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
     chosen = queries.RunFilter.of(request.GET)
     qs = queries.runs(chosen)
@@ -155,6 +161,7 @@ def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@PARTIAL_FOR_HTMX
 def run_tab(request: HtmxHttpRequest, run_id: str, tab: str) -> HttpResponse:
     """A tab's content: a partial for htmx, the whole page for a plain link."""
     run = get_run_for_user(request.user, run_id)

@@ -35,6 +35,29 @@ def test_two_kinds_and_the_lease_toggle_are_kept_in_the_url(signed_in, flown_run
     watch.assert_clean()
 
 
+def test_back_to_a_filter_after_a_reload_is_the_whole_page(signed_in, flown_run, watch):
+    """A filter pushes the tab's own address, whose answer to htmx is the tab alone. Back to it
+    after a reload is the browser's own navigation, and it took that answer from its cache:
+    a bare timeline with no navigation, header or stylesheet."""
+    page = signed_in
+    page.goto(f"/runs/{flown_run}/?tab=timeline")
+    page.get_by_label("Kinds").select_option(["MessageSent"])
+    expect(page).to_have_url(re.compile(r"kind=MessageSent"))
+    settled(page)
+    page.get_by_label("Show lease and driver events").check()
+    expect(page).to_have_url(re.compile(r"infra=1"))
+    page.reload()
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"kind=MessageSent&agent=(&|$)"))
+    expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+    expect(page.get_by_role("tab", name="Timeline")).to_have_attribute("aria-selected", "true")
+    expect(page.get_by_label("Show lease and driver events")).not_to_be_checked()
+    badges = page.locator("#events tr.event td:nth-child(2) .badge")
+    expect(badges.first).to_be_visible()
+    assert set(badges.all_inner_texts()) == {"MessageSent"}
+    watch.assert_clean()
+
+
 def test_the_form_offers_the_teams_scenarios_and_each_scenarios_own_allowance(signed_in, watch):
     page = signed_in
     page.goto("/runs/new")

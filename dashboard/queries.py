@@ -46,14 +46,16 @@ from teams import TEAMS
 
 # How the runs list may be sorted, by the name a filter uses.
 SORTS: dict[str, Any] = {
-    "started": "-started_at",
-    "oldest": "started_at",
+    # Runs without a known start (journals that recorded no times), cost or duration last, on
+    # both databases (PostgreSQL puts NULLs first in a descending order, SQLite in an
+    # ascending one). The start's index is in that order (migration 0016).
+    "started": F("started_at").desc(nulls_last=True),
+    "oldest": F("started_at").asc(nulls_last=True),
     "status": "status",
     "tokens": "-tokens",
-    # Runs without a known cost last, on both databases (PostgreSQL puts NULLs first).
     "cost": F("cost").desc(nulls_last=True),
     "findings": "-findings_count",
-    "duration": "-duration",
+    "duration": F("duration").desc(nulls_last=True),
 }
 EVENTS_MAX = 1_000  # events in one answer, whoever asks
 # The furthest position anybody may ask to read after: past any journal's end, and inside the

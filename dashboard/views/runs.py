@@ -170,8 +170,12 @@ def run_tab(request: HtmxHttpRequest, run_id: str, tab: str) -> HttpResponse:
         return HttpResponseNotFound(
             f"no such tab; tabs are {', '.join(TABS)}", content_type="text/plain; charset=utf-8"
         )
-    if not request.htmx:
-        return redirect(f"{reverse('run', args=[run_id])}?{request.GET.urlencode()}&tab={tab}")
+    # A plain link, or htmx restoring a page its history cache no longer holds (it asks with
+    # HX-Request too, and puts what it gets in place of the whole body): the whole page.
+    if not request.htmx or request.htmx.history_restore_request:
+        query = request.GET.copy()
+        query["tab"] = tab  # once, where a filter's address already named it
+        return redirect(f"{reverse('run', args=[run_id])}?{query.urlencode()}")
     context = run_context(request, run) | {"tab": tab} | tab_context(request, run, tab)
     if request.htmx.target == "tab":  # a filter inside the tab: its content alone
         return render(request, f"dashboard/_tab_{tab}.html", context)

@@ -123,6 +123,19 @@ def test_a_partial_for_htmx_and_the_whole_page_without_it(as_owner, done_run):
     assert plain.status_code == 302 and plain["Location"].endswith("tab=bill")
 
 
+def test_a_tab_address_htmx_restores_from_history_or_a_reload_is_the_whole_page(as_owner, done_run):
+    """htmx asks for a page its history cache lost with HX-Request too, and puts the answer in
+    place of the whole body: a tab alone there was a page with no header or navigation. And
+    a filter's address (which names its tab) came back naming it twice."""
+    restore = {**HTMX, "HTTP_HX_HISTORY_RESTORE_REQUEST": "true"}
+    answer = as_owner.get(f"/runs/{done_run}/tabs/timeline?kind=ModelCalled", **restore)
+    assert answer.status_code == 302
+    assert answer["Location"] == f"/runs/{done_run}/?kind=ModelCalled&tab=timeline"
+    plain = as_owner.get(f"/runs/{done_run}/tabs/timeline?tab=timeline&kind=ModelCalled")
+    assert plain["Location"] == f"/runs/{done_run}/?tab=timeline&kind=ModelCalled"
+    assert "<html" in as_owner.get(answer["Location"]).content.decode()
+
+
 @pytest.mark.parametrize(
     "tab, shows",
     [

@@ -174,6 +174,19 @@ def wide_encoding(first: bytes) -> str | None:
     return None
 
 
+def not_text(first: bytes) -> str | None:
+    """What a file that is no text at all is, from its first line: compressed, an archive,
+    or bytes no JSON text holds (a NUL). Said once for the file, where every line was "not
+    UTF-8 text" and the last was offered as a torn one."""
+    if first.startswith(b"\x1f\x8b"):
+        return "gzip-compressed: decompress it first (gunzip)"
+    if first.startswith(b"PK\x03\x04"):
+        return "a zip archive: take the journal out of it first (unzip)"
+    if b"\x00" in first:
+        return "binary (it holds NUL bytes), not JSON lines"
+    return None
+
+
 class Problems:
     """The first MAX_PROBLEMS problems, each cut to a readable length, and a count of the rest:
     a file of a million bad lines costs twenty short messages."""
@@ -248,6 +261,9 @@ class _Importer:
                     f"order mark); a journal is UTF-8: save it as UTF-8 (iconv -f {encoding} "
                     "-t UTF-8)"
                 )
+                return
+            if number == 1 and (what := not_text(raw)) is not None:
+                self.problem(f"line 1: the file is {what}; a journal is UTF-8 JSON lines")
                 return
             if number > max_lines:
                 self.problem(f"line {number}: the file is over the limit of {max_lines} lines")

@@ -3,6 +3,7 @@ input that imports nothing and names the line."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import tracemalloc
@@ -327,3 +328,23 @@ def test_an_imported_fan_out_keeps_the_files_order_over_its_streams(alias):
         .values_list("event_id", flat=True)
     )
     assert [u.hex for u in stored] == [json.loads(line)["id"] for line in data.splitlines()]
+
+
+@pytest.mark.parametrize(
+    "data, said",
+    [
+        (gzip.compress(GOOD.encode() + b"\n"), "gzip-compressed: decompress it first (gunzip)"),
+        (b"PK\x03\x04\x14\x00\x00\x00" + b"x" * 40, "a zip archive"),
+        (bytes(range(256)) * 4, "binary (it holds NUL bytes), not JSON lines"),
+    ],
+    ids=["gzip", "zip", "binary"],
+)
+@on_every_backend()
+def test_a_file_that_is_no_text_is_named_as_such_once(alias, data, said):
+    """A compressed export or any binary file was refused line by line as not UTF-8 text, and
+    its last line offered as a torn one, which allowing would not have helped."""
+    with pytest.raises(ImportRefused) as info:
+        load(data, alias)
+    [problem] = info.value.problems
+    assert problem.startswith("line 1: the file is " + said) and "torn" not in problem
+    assert StoredEvent.objects.using(alias).count() == 0

@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from dashboard import actions
+from dashboard.forms import Form
 from runtime import fork
 from services import forks
 from services.runs import ModelUnavailable, RunError
@@ -29,7 +30,7 @@ def choice(backend: str, name: str | None) -> str:
     return f"{backend}:{name}" if name else backend
 
 
-class ForkForm(forms.Form):
+class ForkForm(Form):
     """`agents` are the run's agents (the choices for a backend change and for a message)."""
 
     at = forms.IntegerField(min_value=1, widget=forms.HiddenInput)

@@ -54,7 +54,19 @@ def refused_options(team: str) -> dict[str, str]:
     return refused
 
 
-class NewRunForm(forms.Form):
+class Form(forms.Form):
+    """A form sent back with errors puts the cursor in its first wrong field (in the fields'
+    order), so that a person on the keyboard or a screen reader lands on what to mend rather
+    than at the top of the page."""
+
+    def full_clean(self) -> None:
+        super().full_clean()
+        wrong = next((name for name in self.fields if name in self.errors), None)
+        if wrong is not None and not self.fields[wrong].widget.is_hidden:
+            self.fields[wrong].widget.attrs["autofocus"] = True
+
+
+class NewRunForm(Form):
     team = forms.ChoiceField(choices=[(t, t) for t in sorted(TEAMS)], initial="repo-fix")
     scenario = forms.ChoiceField(
         choices=[(team.name, [(s, s) for s in sorted(team.scenarios)]) for team in TEAMS.values()],
@@ -206,7 +218,7 @@ class NewRunForm(forms.Form):
         return data
 
 
-class DecisionForm(forms.Form):
+class DecisionForm(Form):
     reason = forms.CharField(
         max_length=actions.REASON_MAX,
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -225,7 +237,7 @@ class ResolveForm(DecisionForm):
     )
 
 
-class ImportForm(forms.Form):
+class ImportForm(Form):
     journal = forms.FileField(help_text="A JSONL journal: ours, or the reference runtime's.")
     allow_torn = forms.BooleanField(
         required=False,

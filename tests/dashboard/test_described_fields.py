@@ -11,6 +11,7 @@ import pytest
 from tests.dashboard.conftest import run_of
 
 pytestmark = pytest.mark.django_db
+FORM = {"team": "repo-fix", "scenario": "first-flight", "model": "scripted"}
 
 
 class Described(HTMLParser):
@@ -57,3 +58,33 @@ def test_the_import_form_describes_its_fields_with_what_is_on_the_page(as_owner)
     refused = as_owner.post("/import", {"allow_torn": ""})  # no file
     described, absent = missing(refused.content.decode())
     assert "id_journal_error" in described and absent == []
+
+
+class Focused(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.focused: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if "autofocus" in found:
+            self.focused.append(found.get("id") or "")
+
+
+def focused(html: str) -> list[str]:
+    page = Focused()
+    page.feed(html)
+    return page.focused
+
+
+def test_a_form_sent_back_puts_the_cursor_in_its_first_wrong_field(as_owner):
+    """The page came back with its errors beside their fields and the cursor at the top of the
+    page: a keyboard or screen reader user had to find what to mend."""
+    assert focused(as_owner.get("/runs/new").content.decode()) == []
+    refused = as_owner.post(
+        "/runs/new",
+        {**FORM, "allowance": "0", "max_turns": "-1"},
+    )
+    assert refused.status_code == 400
+    assert focused(refused.content.decode()) == ["id_allowance"]
+    assert focused(as_owner.post("/import", {"allow_torn": ""}).content.decode()) == ["id_journal"]

@@ -164,27 +164,29 @@ def _lines(source: IO[bytes], max_line: int) -> Iterator[tuple[int, bytes, bool]
         yield number, raw.rstrip(b"\r\n"), complete
 
 
-def wide_encoding(first: bytes) -> str | None:
-    """UTF-32 or UTF-16 when the file begins with its byte order mark (PowerShell's `>` writes
-    UTF-16): said once for the file, where every line after the first was "not UTF-8 text"."""
-    if first.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        return "UTF-32"
-    if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "UTF-16"
-    return None
-
-
-def not_text(first: bytes) -> str | None:
-    """What a file that is no text at all is, from its first line: compressed, an archive,
-    or bytes no JSON text holds (a NUL). Said once for the file, where every line was "not
-    UTF-8 text" and the last was offered as a torn one."""
+def not_a_journal(first: bytes) -> str | None:
+    """What a file whose first line shows it is no UTF-8 text is, and what to do: said once
+    for the file, where every line was "not UTF-8 text" and the last was offered as a torn
+    one. UTF-16 and UTF-32 by their byte order mark (PowerShell's `>` writes UTF-16);
+    compressed, an archive, or bytes no JSON text holds (a NUL)."""
+    for encoding, marks in (
+        ("UTF-32", (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)),
+        ("UTF-16", (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)),
+    ):
+        if first.startswith(marks):
+            return (
+                f"the file is {encoding} text (it begins with a {encoding} byte order mark); "
+                f"a journal is UTF-8: save it as UTF-8 (iconv -f {encoding} -t UTF-8)"
+            )
     if first.startswith(b"\x1f\x8b"):
-        return "gzip-compressed: decompress it first (gunzip)"
-    if first.startswith(b"PK\x03\x04"):
-        return "a zip archive: take the journal out of it first (unzip)"
-    if b"\x00" in first:
-        return "binary (it holds NUL bytes), not JSON lines"
-    return None
+        what = "gzip-compressed: decompress it first (gunzip)"
+    elif first.startswith(b"PK\x03\x04"):
+        what = "a zip archive: take the journal out of it first (unzip)"
+    elif b"\x00" in first:
+        what = "binary (it holds NUL bytes), not JSON lines"
+    else:
+        return None
+    return f"the file is {what}; a journal is UTF-8 JSON lines"
 
 
 class Problems:
@@ -255,15 +257,8 @@ class _Importer:
             if torn is not None:  # a bad line followed by more lines was not a tear
                 self.problem(f"line {torn[0]}: {torn[1]}")
                 torn = None
-            if number == 1 and (encoding := wide_encoding(raw)) is not None:
-                self.problem(
-                    f"line 1: the file is {encoding} text (it begins with a {encoding} byte "
-                    f"order mark); a journal is UTF-8: save it as UTF-8 (iconv -f {encoding} "
-                    "-t UTF-8)"
-                )
-                return
-            if number == 1 and (what := not_text(raw)) is not None:
-                self.problem(f"line 1: the file is {what}; a journal is UTF-8 JSON lines")
+            if number == 1 and (why := not_a_journal(raw)) is not None:
+                self.problem(f"line 1: {why}")
                 return
             if number > max_lines:
                 self.problem(f"line {number}: the file is over the limit of {max_lines} lines")

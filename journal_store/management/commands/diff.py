@@ -39,8 +39,6 @@ def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
             raise CommandError(str(exc)) from None
         except OSError as exc:  # unreadable
             raise CommandError(f"{name}: {exc.strerror or exc}") from None
-        if not records:
-            raise CommandError(f"{name}: no run {run_id!r} in this journal")
         return f"{name} ({run_id})", records
     if run:
         raise CommandError(f"--run-… names a run inside a journal file; there is no file {name}")

@@ -13,9 +13,20 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
+from ninja.errors import ValidationError
 
 from dashboard import errors
 from journal_store.transfer import ImportRefused
+
+
+def invalid(where: str, problems: dict[str, str]) -> ValidationError:
+    """A 422 in the shape of the API's own validation errors, one per field (where: "query",
+    or "body" for a body's field), so that a script reads one format: a value the schema let
+    through but the service cannot take is answered as one the schema refused."""
+    loc = ["query"] if where == "query" else ["body", "body"]
+    return ValidationError(
+        [{"type": "value_error", "loc": [*loc, name], "msg": why} for name, why in problems.items()]
+    )
 
 
 def register(api: NinjaAPI) -> None:

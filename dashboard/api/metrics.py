@@ -6,10 +6,10 @@ from datetime import date
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
+from ninja import Router, Schema
 from pydantic import Field
 
-from dashboard.api.schemas import Error
+from dashboard.api.errors import invalid
 from services import metrics
 
 router = Router(tags=["metrics"])
@@ -98,7 +98,7 @@ class AcrossOut(Schema):
     teams: list[TeamOut]
 
 
-@router.get("", response={200: AcrossOut, 400: Error})
+@router.get("", response=AcrossOut)
 def across_runs(
     request: HttpRequest,
     team: str = "",
@@ -109,12 +109,13 @@ def across_runs(
 ) -> Any:
     """The coordination metrics summed over the runs a team, a scenario, a model and the days
     they started in (`since` and `until` included, YYYY-MM-DD, UTC) choose: in all, per period
-    and per team (docs/metrics.md). A value that cannot be used is a 400 naming its field."""
+    and per team (docs/metrics.md). A value that cannot be used is a 422 naming its field, as
+    elsewhere in the API."""
     params = {"team": team, "scenario": scenario, "model": model, "since": since, "until": until}
     try:
         chosen = metrics.MetricsFilter.parse(params)
     except metrics.BadFilter as exc:
-        return Status(400, {"detail": str(exc)})
+        raise invalid("query", exc.problems) from None
     found = metrics.across(chosen)
     return {
         "filters": chosen.__dict__,

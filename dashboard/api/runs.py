@@ -6,12 +6,12 @@ from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Query, Router, Status
-from ninja.errors import ValidationError
 from ninja.pagination import paginate
 
 from dashboard import actions, downloads, queries
 from dashboard.access import get_run_for_user, require_steer
 from dashboard.api.auth import user_name
+from dashboard.api.errors import invalid
 from dashboard.api.minutes import (
     AuditEntryOut,
     BillOut,
@@ -42,15 +42,6 @@ from services import baseline as baselines
 from services import forks, runs, tags, traces
 
 router = Router(tags=["runs"])
-
-
-def invalid(where: str, problems: dict[str, str]) -> ValidationError:
-    """A 422 in the shape of the API's own validation errors, one per field (where: "query",
-    or "body" for a body's field), so that a script reads one format."""
-    loc = ["query"] if where == "query" else ["body", "body"]
-    return ValidationError(
-        [{"type": "value_error", "loc": [*loc, name], "msg": why} for name, why in problems.items()]
-    )
 
 
 def after_position(what: str) -> Any:

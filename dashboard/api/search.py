@@ -5,10 +5,11 @@
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Query, Router, Schema, Status
+from ninja import Query, Router, Schema
 from pydantic import Field
 
 from dashboard.access import get_run_for_user
+from dashboard.api.errors import invalid
 from dashboard.api.schemas import Error
 from services import search
 
@@ -42,7 +43,7 @@ class SearchOut(Schema):
     hits: list[HitOut]
 
 
-@router.get("", response={200: SearchOut, 400: Error, 404: Error})
+@router.get("", response={200: SearchOut, 404: Error})
 def search_events(request: HttpRequest, params: Query[SearchIn]) -> Any:
     """Events whose messages, tool arguments and results, answers or model text hold every
     word of `q` (newest first, with a snippet), and the most recent runs among the newest 2,000
@@ -53,7 +54,7 @@ def search_events(request: HttpRequest, params: Query[SearchIn]) -> Any:
     try:
         found = search.find(params.q, params.run, params.limit)
     except search.BadQuery as exc:
-        return Status(400, {"detail": f"q: {exc}"})
+        raise invalid("query", {"q": str(exc)}) from None
     return {
         "query": found.query,
         "runs": [

@@ -70,14 +70,20 @@ class RulingRefused(ConflictError):
     """The mutation gate refused the ruling; `refused` names the check, what the ruling held
     and what the record says. Nothing was decided or committed."""
 
+    then = ""  # what the person may still do, said after the refusal
+
     def __init__(self, refused: MutationRefused) -> None:
-        super().__init__(f"refused at the mutation gate ({refused.check}): {refused.reason}")
+        why = f"refused at the mutation gate ({refused.check}): {refused.reason}{self.then}"
+        super().__init__(why)
         self.refused = refused
 
 
 class StaleRuling(RulingRefused, ConflictMoved):
     """Refused because the world moved on since the conflict was parked: the fact changed, or
-    the intent it was parked under was superseded."""
+    the intent it was parked under was superseded. Rejecting both claims is still open (it
+    commits nothing), and the message says so: without it the conflict stays open for ever."""
+
+    then = f"; rejecting both claims (choice {NONE!r}) still closes it"
 
 
 class RulingNotAllowed(RulingRefused):
@@ -263,6 +269,14 @@ def ruling(
     already decided, where only the ruling's key is in question)."""
     named = (parked.commit or {}).get("intent")
     intent = (str(named["id"]), int(named["version"])) if isinstance(named, dict) else None
+    # Rejecting every claim commits nothing, so no intent can be acted against; and once the
+    # intent is superseded it is the only ruling left that can close the conflict.
+    rejects = choice == NONE
+    no_intent = ""
+    if rejects:
+        no_intent = "rejecting every claim commits nothing"
+    elif intent is None:
+        no_intent = "the conflict was parked under no intent"
     evidence = [Evidence(f"conflict {parked.conflict_id} parked", True)]
     stream = Facts.stream(parked.subject)
     now = journal.version(stream)
@@ -286,12 +300,12 @@ def ruling(
         what=f"{by}'s ruling on conflict {parked.conflict_id} ({choice})",
         actor=role,
         capability="rule",
-        intent=intent,
+        intent=None if rejects else intent,
         key=key,
         request=request,
         evidence=tuple(evidence),
         run_id=parked.run_id,
-        no_intent_because="" if intent else "the conflict was parked under no intent",
+        no_intent_because=no_intent,
     )
 
 

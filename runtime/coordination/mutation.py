@@ -68,7 +68,8 @@ class Mutation:
     expected_key: str | None = None  # the key the harness derives for this decision, if it can
     run_id: str = ""
     # Why a person's decision names no intent: what it decides on was recorded under none (a
-    # conflict parked before conflicts named their intent). Only then does `intent=None` pass.
+    # conflict parked before conflicts named their intent), or it commits nothing (a ruling
+    # that rejects every claim). Only then does `intent=None` pass.
     no_intent_because: str = ""
 
 

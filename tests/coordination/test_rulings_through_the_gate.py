@@ -9,7 +9,7 @@ import pytest
 
 from desk.models import Order
 from desk.services import TableOrders
-from journal_store.models import StoredEvent
+from journal_store.models import RunSummary, StoredEvent
 from runtime.coordination.gates import Intents
 from runtime.events import ConflictParked, FactChanged, MutationRefused
 from services import review
@@ -100,3 +100,22 @@ def test_the_same_ruling_posted_twice_is_applied_once(alias, tmp_path):
     # another ruling on the decided conflict is "already decided", as before
     with pytest.raises(review.ConflictAlreadyDecided):
         review.resolve(parked.conflict_id, cancel, "bob", "again", using=alias)
+
+
+def test_rejecting_both_claims_closes_a_conflict_whose_intent_was_superseded(alias, tmp_path):
+    # Committing a claim decided under the old intent is refused; rejecting both commits
+    # nothing, and is the only way the conflict (and its run, waiting on it) can end.
+    journal, run_id, order_id, _ = fly(alias, tmp_path, "lost-update")
+    parked, cancel = parked_of(journal, run_id)
+    Intents(journal).declare(f"ticket-{order_id}", "keep it", "bob", "the customer called back")
+    with pytest.raises(review.StaleRuling, match="rejecting both claims"):
+        review.resolve(parked.conflict_id, cancel, "ann", "she asked first", using=alias)
+    decision = review.resolve(
+        parked.conflict_id, review.NONE, "ann", "the ticket changed", using=alias
+    )
+    assert (decision.choice, decision.committed) == (review.NONE, None)
+    assert journal.version(f"conflict-{parked.conflict_id}") == 2  # decided
+    row = Order.objects.using(alias).get(order_id=order_id)
+    assert (row.status, row.version) == ("shipped", 2)  # nothing committed
+    summary = RunSummary.objects.using(alias).get(run_id=run_id)
+    assert summary.status == "resolved"

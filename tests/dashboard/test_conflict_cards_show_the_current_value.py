@@ -36,7 +36,10 @@ def test_a_desk_conflict_shows_the_orders_status_and_version_and_warns_once_it_m
     TableOrders(DjangoJournal()).set_status("M-1", "delivered", 2, "courier")
     card = card_of(as_reviewer, "order:M-1")
     assert '"delivered"</strong> at version 3, set by courier.' in card
-    assert "It was at version 2 when the conflict was parked: a decision now is refused" in card
+    assert (
+        "It was at version 2 when the conflict was parked: committing a claim now is refused"
+        in card
+    )
     assert "current value" not in card  # neither claim is what the order holds now
 
 

@@ -55,7 +55,8 @@ class RunImported(RunFinished):
 
 class NothingToChange(RunError):
     """The steering asked for would change nothing (a resume of a run driven with no stop to
-    lift, a second stop, either of a run waiting on its dead letter): refused, nothing written.
+    lift, a second stop, either of a run waiting on its dead letter or its parked conflict):
+    refused, nothing written.
     `how` says where the run stands and what would move it."""
 
     def __init__(self, run_id: str, how: str) -> None:
@@ -65,6 +66,13 @@ class NothingToChange(RunError):
 # Where a dead-lettered run stands, for both steerings: a person's decision moves it.
 ON_A_DEAD_LETTER = (
     "waits for a decision on its dead letter (retry or discard it in the dead-letter queue)"
+)
+
+
+# Where a run waiting on its parked conflict stands: over as far as driving goes (its verdict
+# is in), yet not "finished" to the person asking; a decision on the conflict settles it.
+ON_A_CONFLICT = (
+    "waits for a person's decision on its parked conflict (decide it in the conflict queue)"
 )
 
 
@@ -124,6 +132,8 @@ def interrupt(run_id: str, by: str, reason: str = "") -> None:
     state = status_of(run_id)
     if state == status.IMPORTED:
         raise RunImported(run_id)
+    if state == status.WAITING:
+        raise NothingToChange(run_id, ON_A_CONFLICT)
     if status.is_terminal(state):
         raise RunFinished(run_id, state)
     if state == status.DEAD_LETTERED:
@@ -146,6 +156,8 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
     state = status_of(run_id)
     if state == status.IMPORTED:
         raise RunImported(run_id)
+    if state == status.WAITING:
+        raise NothingToChange(run_id, ON_A_CONFLICT)
     if status.is_terminal(state):
         raise RunFinished(run_id, state)
     if state == status.DEAD_LETTERED:

@@ -505,11 +505,16 @@ def review_items(run_id: str) -> dict[str, list[QueueItem]]:
 # --- the review queues ----------------------------------------------------------------------------
 
 
-def queue_items(queue: queues.Queue, status: str = queues.OPEN) -> QuerySet[QueueItem]:
+def queue_items(
+    queue: queues.Queue, status: str = queues.OPEN, run: str = ""
+) -> QuerySet[QueueItem]:
     """A review queue's items, newest first: the open ones, the decided ones (whatever the
-    outcome), all, or those of one outcome (`retried`, `resolved`, ...)."""
+    outcome), all, or those of one outcome (`retried`, `resolved`, ...); one run's only when
+    `run` names it (what a run's page links to, and the API's `run`)."""
     projection.catch_up()
     items: QuerySet[QueueItem] = queue.model._default_manager.order_by("-position")
+    if run:
+        items = items.filter(run_id=run)
     if status == "all":
         return items
     if status == "decided":

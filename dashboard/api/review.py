@@ -30,8 +30,10 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
     # says it: the schema lists them and anything else is a 422.
     Shown = Literal[(queues.OPEN, *queue.outcomes, "decided", "all")]  # type: ignore[valid-type]
 
-    def list_items(request: HttpRequest, status: Shown = queues.OPEN) -> Any:
-        return queries.queue_items(queue, status)
+    # `run`: one run's items, as the page's `run` (a run's header links there); unknown to
+    # the API, it was ignored, and a script asking for one run's items got every run's.
+    def list_items(request: HttpRequest, status: Shown = queues.OPEN, run: str = "") -> Any:
+        return queries.queue_items(queue, status, run.strip())
 
     list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
     router.get(path, response=list[out])(paginate(Pages)(list_items))  # type: ignore[valid-type]

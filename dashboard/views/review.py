@@ -37,12 +37,10 @@ def queue_page(
     what an item's card needs beyond its row."""
     status = request.GET.get("status", queues.OPEN)
     status = status if status in (queues.OPEN, "decided", "all") else queues.OPEN
-    items = queries.queue_items(queue, status)
     # One run's items (what its page links to): past a page of newer ones, the queue's first
     # page would not hold them.
     run = request.GET.get("run", "").strip()[:64]
-    if run:
-        items = items.filter(run_id=run)
+    items = queries.queue_items(queue, status, run)
     page = Paginator(items, PAGE).get_page(request.GET.get("page"))
     if shown is not None:
         for item in page.object_list:

@@ -154,3 +154,22 @@ def test_a_runs_link_to_its_item_finds_it_behind_a_page_of_newer_ones(queue, as_
     assert f'id="{getattr(mine, queue.key)}"' in page
     # It says the list is the run's, and links to every run's.
     assert '>r-q</a> only: <a href="?status=all">every run' in page
+
+
+@pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)
+def test_the_api_lists_one_runs_items_as_the_page_does(queue, as_reviewer, token):
+    """`run` names one run, on the page (where a run's header links) and in the API; the API
+    took no `run`, ignored it, and answered every run's items to a script asking for one's."""
+    path = CASES[queue.name][0]
+    mine = letter(1) if queue.name == "dead_letters" else parked(1)
+    other = (letter(2) if queue.name == "dead_letters" else parked(2)).model_copy(
+        update={"run_id": "r-other"}
+    )
+    DjangoJournal().append(f"queue-test-{queue.name}", [mine, other], 0)
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    answer = api.get(f"/api/review/{path}", {"status": "all", "run": "r-q"}).json()
+    page = as_reviewer.get(f"/review/{path}", {"status": "all", "run": "r-q"}).context["page"]
+    key = getattr(mine, queue.key)
+    assert [item[queue.key] for item in answer["items"]] == [key]
+    assert [getattr(item, queue.key) for item in page.object_list] == [key]
+    assert answer["count"] == 1

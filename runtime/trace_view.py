@@ -141,9 +141,14 @@ def fold(
     lanes: Iterable[str] = (),
     goes_on: bool = False,
     options: TraceOptions | None = None,
+    waits: Sequence[Recorded] = (),
 ) -> TraceView:
     """The window of positions `inside` (first, last) drawn from `records` (the window and
     its margins, in journal order, of the run's own and specialists' streams only).
+
+    `waits`: the run's records on other streams that open or end a wait for a person in the
+    window (a conflict parked on `conflict-<id>` and its decision, a dead letter of the
+    control stream and its retry or discard): drawn as marks only, never folded as calls.
 
     `goes_on`: records follow the last one given (or the run is still active), so what is open
     at the end is going on, not unfinished. `lanes`: the run's agents, so that every window
@@ -177,7 +182,11 @@ def fold(
         if band is not None:
             view.bands.append(band)
     view.arrows = arrows(trace, records, window)
-    view.marks = marks(records, window, view.last, goes_on)
+    seen = sorted([*window, *waits], key=lambda r: r.position)
+    view.marks = marks(records, seen, view.last, goes_on)
+    # A decision can come long after the run's last call (a conflict decided the next day):
+    # the axis runs on to it, so the wait is drawn for as long as it lasted.
+    view.last = max([view.last, *(m.at for m in view.marks)])
     for lane in (
         *(b.lane for b in view.bars),
         *(a.sender for a in view.arrows),

@@ -9,8 +9,10 @@ import io
 import pytest
 
 from journal_store import projection
+from journal_store.models import Conflict
 from journal_store.transfer import import_journal
-from services import runs
+from services import letters, review, runs
+from services.control import Control
 from tests.dashboard.conftest import drive, run_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -95,3 +97,34 @@ def test_a_reply_overdue_is_drawn_in_the_silent_agents_lane(as_owner):
     assert overdue[0]["label"].startswith("reply overdue: reviewer owed a reply to m-004 after")
     lanes = {lane["name"]: lane["y"] for lane in drawing["lanes"]}
     assert overdue[0]["y"] == lanes["reviewer"] + 2 and overdue[0]["width"] > 0
+
+
+def test_a_conflict_parked_for_a_person_is_drawn_until_its_decision(as_owner):
+    """The conflict and its decision are on the conflict's own stream, which the trace did not
+    read: a desk run that waited for a reviewer showed no wait at all."""
+    run_id = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": "T-1"})
+    assert drive(run_id) == "escalated"
+    [conflict] = Conflict.objects.filter(run_id=run_id)
+    [waiting] = trace_tab(as_owner, run_id).context["drawing"]["marks"]
+    assert waiting["kind"] == "person"
+    assert waiting["label"].startswith(
+        f"waiting for a person: conflict {conflict.conflict_id} on order:T-1"
+    )
+    assert "(no decision in the journal)" in waiting["label"]
+
+    review.resolve(conflict.conflict_id, review.NONE, "rosa", "ask the customer")
+    [decided] = trace_tab(as_owner, run_id).context["drawing"]["marks"]
+    assert decided["label"].startswith(f"waiting for a person: conflict {conflict.conflict_id}")
+    assert "no decision" not in decided["label"] and decided["width"] > 0
+
+
+def test_a_dead_letter_of_the_control_stream_is_drawn_as_a_wait_for_a_person(as_owner):
+    run_id = run_of("first-flight", steps=1)
+    letter = Control(run_id).dead_letter("a step kept dying", 3, "Boom: no")
+    marks = trace_tab(as_owner, run_id).context["drawing"]["marks"]
+    [waiting] = [m for m in marks if m["kind"] == "person"]
+    assert waiting["label"].startswith("waiting for a person: dead letter (a step kept dying)")
+    letters.decide_letter(letter.letter_id, "discard", "rosa", "not worth it")
+    marks = trace_tab(as_owner, run_id).context["drawing"]["marks"]
+    [decided] = [m for m in marks if m["kind"] == "person"]
+    assert "no decision" not in decided["label"]

@@ -11,7 +11,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from runtime import plugins, streams
-from runtime.events import TeamFinished, TeamStarted, describe_validation
+from runtime.events import DeadLetterDiscarded, TeamFinished, TeamStarted, describe_validation
 from runtime.faults import Faults
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.model import ModelClient, ScriptedClient
@@ -265,6 +265,9 @@ class ReplayReport:
     events: int
     difference: str = ""
     complete: bool = True
+    # The run's verdict when a person wrote it from outside the harness (its dead letter
+    # discarded: services/letters.py), which no replay writes: its reason, else "".
+    ended_by: str = ""
 
 
 def run_records(journal: Journal, run_id: str) -> list[Recorded]:
@@ -282,6 +285,8 @@ def replay(journal: Journal, run_id: str) -> ReplayReport:
     try:
         drive(session, config, Path("/nonexistent/replay-runs-no-tools"), live=False)
     except ReplayDivergence as exc:
+        if ended := ended_by_a_discard(journal, run_id, events, session.cursor):
+            return ReplayReport(True, session.cursor, ended_by=ended)
         return ReplayReport(False, session.cursor, str(exc))
     except ReplayEnded:
         return ReplayReport(True, session.cursor, complete=False)
@@ -294,6 +299,20 @@ def replay(journal: Journal, run_id: str) -> ReplayReport:
             f"the journal goes on with {extra.kind}",
         )
     return ReplayReport(True, session.cursor)
+
+
+def ended_by_a_discard(journal: Journal, run_id: str, events: list[Any], cursor: int) -> str:
+    """The reason of the run's last event when the replay reached it and it is the verdict a
+    person's discard of the run's dead letter wrote (a control-stream letter: a step that kept
+    failing), else "". The harness never writes that verdict, so the replay cannot: every
+    event before it reproduced, and the run was then ended from outside."""
+    last = events[-1] if events else None
+    if cursor != len(events) - 1 or not isinstance(last, TeamFinished):
+        return ""
+    control = journal.read(streams.control(run_id))
+    if not any(isinstance(r.event, DeadLetterDiscarded) for r in control):
+        return ""
+    return last.reason
 
 
 def find_run(

@@ -272,6 +272,7 @@ def replay(request: HttpRequest, run_id: str) -> Any:
         "events": report.events,
         "complete": report.complete,
         "difference": report.difference,
+        "ended_by": report.ended_by,
     }
 
 

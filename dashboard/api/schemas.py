@@ -239,6 +239,11 @@ class ReplayOut(Schema):
     events: int
     complete: bool
     difference: str
+    ended_by: str = Field(
+        "",
+        description="the reason of the verdict a person wrote from outside the harness (the "
+        "run's dead letter discarded), which a replay cannot write; empty when none",
+    )
 
 
 # --- journals -----------------------------------------------------------------------------------

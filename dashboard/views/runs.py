@@ -490,6 +490,8 @@ def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         message = f"identical: all {report.events} events reproduced from the journal alone"
         if not report.complete:
             message += " (the run has not finished)"
+        if report.ended_by:
+            message += f"; then a person ended it ({report.ended_by})"
         level = "ok"
     else:
         message, level = f"differs {report.difference}", "error"

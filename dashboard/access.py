@@ -60,6 +60,7 @@ def require_steer(user: Any, run: RunSummary) -> None:
         raise PermissionDenied("only who started this run, or a reviewer, may stop or resume it")
 
 
-def require_decide(user: Any) -> None:
+def require_decide(user: Any, what: str = "deciding on review items") -> None:
+    """PermissionDenied naming `what` was asked, unless the person has the reviewer permission."""
     if not can_decide(user):
-        raise PermissionDenied("deciding on review items needs the reviewer permission")
+        raise PermissionDenied(f"{what} needs the reviewer permission")

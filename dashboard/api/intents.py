@@ -47,6 +47,6 @@ def get_intent(request: HttpRequest, intent_id: str) -> Any:
 )
 def supersede_intent(request: HttpRequest, intent_id: str, body: SupersedeIn) -> Any:
     """Supersede an intent: runs that hold an older version are refused at their next change."""
-    require_decide(request.user)
+    require_decide(request.user, "superseding an intent")  # it stops runs: a reviewer's say
     intents.supersede(intent_id, body.statement, user_name(request), body.reason, body.version)
     return Status(200, intent_out(intent_id, intents.history(intent_id)))

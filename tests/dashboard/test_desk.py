@@ -144,6 +144,8 @@ def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refuse
     change = {"statement": "no refund: replace the item", "reason": "customer called", "version": 1}
     refused = as_owner.post("/api/intents/ticket-C-7", change, content_type="application/json")
     assert refused.status_code == 403  # superseding is a decision: reviewers only
+    # named as what was asked; it said "deciding on review items", which this is not
+    assert refused.json() == {"detail": "superseding an intent needs the reviewer permission"}
     done = api.post("/api/intents/ticket-C-7", change, content_type="application/json")
     assert done.status_code == 200, done.content
     assert done.json()["version"] == 2 and done.json()["history"][-1]["by"] == "reviewer"

@@ -32,8 +32,17 @@ class LetterNotFound(LetterError):
 
 
 class LetterAlreadyDecided(LetterError):
-    def __init__(self, letter_id: str) -> None:
-        super().__init__(f"dead letter {letter_id} has already been decided")
+    """Somebody decided the letter first; when their decision was read, the message says who
+    and how."""
+
+    def __init__(
+        self, letter_id: str, decided: DeadLetterRetried | DeadLetterDiscarded | None = None
+    ) -> None:
+        how = ""
+        if decided is not None:
+            done = "retried" if isinstance(decided, DeadLetterRetried) else "discarded"
+            how = f" ({done} by {decided.by})"
+        super().__init__(f"dead letter {letter_id} has already been decided{how}")
 
 
 def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
@@ -51,9 +60,10 @@ def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
         raise LetterNotFound(letter_id)
     retried = events_of(journal, run_id, stream, DeadLetterRetried)
     discarded = events_of(journal, run_id, stream, DeadLetterDiscarded)
-    decided = {e.letter_id for e in retried} | {e.letter_id for e in discarded}
-    if letter_id in decided:
-        raise LetterAlreadyDecided(letter_id)
+    decisions: list[DeadLetterRetried | DeadLetterDiscarded] = [*retried, *discarded]
+    decided = [e for e in decisions if e.letter_id == letter_id]
+    if decided:
+        raise LetterAlreadyDecided(letter_id, decided[0])
     cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
     event = cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason)
     try:

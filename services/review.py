@@ -58,8 +58,15 @@ class ConflictNotFound(ConflictError):
 
 
 class ConflictAlreadyDecided(ConflictError):
-    def __init__(self, conflict_id: str) -> None:
-        super().__init__(f"conflict {conflict_id} has already been decided")
+    """Somebody decided the conflict first; when their decision was read, the message says who
+    and what (the card of the one who came second still shows it open, with its form)."""
+
+    def __init__(self, conflict_id: str, decided: ConflictResolved | None = None) -> None:
+        how = ""
+        if decided is not None:
+            chose = "rejected both claims" if decided.choice == NONE else f"chose {decided.value!r}"
+            how = f" by {decided.by}, who {chose}"
+        super().__init__(f"conflict {conflict_id} has already been decided{how}")
 
 
 class ConflictMoved(ConflictError):
@@ -199,7 +206,7 @@ def resolve(
         if decided.ruling_id == key and ruled(decided) == request:
             return decided  # the same ruling again: it was applied once, here it is
         if decided.ruling_id != key:
-            raise ConflictAlreadyDecided(conflict_id)
+            raise ConflictAlreadyDecided(conflict_id, decided)
         # the same ruling's id for another choice: the gate's idempotency check refuses it
     target = committer(parked) if choice != NONE else None
     gate = MutationGate(

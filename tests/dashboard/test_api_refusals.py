@@ -85,7 +85,9 @@ def test_review_refusals_are_answered_by_type(api, outsider, done_run):
     decided = StoredEvent.objects.count()
     again = post(api, f"/api/review/conflicts/{conflict}/resolve", {"choice": "k2", "reason": "y"})
     assert again.status_code == 409
-    assert again.json() == {"detail": f"conflict {conflict} has already been decided"}
+    assert again.json() == {
+        "detail": f"conflict {conflict} has already been decided by reviewer, who chose 'refunded'"
+    }
     assert StoredEvent.objects.count() == decided
 
 

@@ -31,7 +31,8 @@ def test_a_reviewer_decides_and_a_second_decision_is_already_decided(as_reviewer
     first = as_reviewer.post(f"/review/dead-letters/{parked}:1/discard", {"reason": "obsolete"})
     assert first.status_code == 302
     other = client_for(reviewer).post(f"/review/dead-letters/{parked}:1/retry", {"reason": "wait"})
-    assert other.status_code == 409 and b"already been decided" in other.content
+    assert other.status_code == 409
+    assert b"already been decided (discarded by reviewer)" in other.content  # who, and how
     assert [r.event.kind for r in DjangoJournal().read(f"run-{parked}")].count(
         "DeadLetterDiscarded"
     ) == 1

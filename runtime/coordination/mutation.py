@@ -147,13 +147,17 @@ class MutationGate:
         declared = Intents(self.journal).history(intent_id)
         if not declared:
             return held, None, f"{m.what} serves intent {intent_id}, which was never declared"
-        current = declared[-1].intent_version
+        latest = declared[-1]
+        current = latest.intent_version
         if held != current:
+            # Who changed it and why: the intent's stream is no run's, so the run's audit and
+            # findings learn of the person's decision from this refusal alone.
+            why = f" ({latest.reason})" if latest.reason else ""
             return (
                 held,
                 current,
                 f"{m.what} was decided under version {held} of intent {intent_id}, "
-                f"which a person has since superseded with version {current}",
+                f"which {latest.by} has since superseded with version {current}{why}",
             )
         return None
 

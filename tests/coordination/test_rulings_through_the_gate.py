@@ -54,7 +54,10 @@ def test_a_ruling_under_a_superseded_intent_is_refused_and_nothing_is_committed(
         review.resolve(parked.conflict_id, cancel, "ann", "she asked first", using=alias)
     refused = caught.value.refused
     assert (refused.check, refused.held, refused.current) == ("intent", 1, 2)
-    assert "superseded with version 2" in str(caught.value)
+    # who superseded it and why: the intent's stream is no run's, so the audit learns it here
+    assert "which bob has since superseded with version 2 (the customer called back)" in str(
+        caught.value
+    )
     assert StoredEvent.objects.using(alias).count() == before + 1  # the refusal, in gate-<run>
     assert refusals(journal, run_id) == [refused]
     row = Order.objects.using(alias).get(order_id=order_id)

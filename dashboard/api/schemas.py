@@ -17,10 +17,10 @@ from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from dashboard import actions, queries
-from journal_store.models import RunSummary
+from journal_store.models import Conflict, RunSummary
 from runtime import status
 from runtime.flat import field_holding
-from services import intents
+from services import intents, review
 
 
 class Error(Schema):
@@ -298,6 +298,13 @@ class LetterOut(Schema):
     decision_reason: str
 
 
+class CurrentOut(Schema):
+    value: Any = Field(description="the value the fact holds now (null when not `known`)")
+    version: int
+    by: str = Field(description="who set it (empty when not recorded)")
+    known: bool = Field(description="false: the target holds no value for the predicate yet")
+
+
 class ConflictOut(Schema):
     conflict_id: str
     run_id: str
@@ -308,10 +315,22 @@ class ConflictOut(Schema):
     commit: dict[str, Any] | None = Field(
         description="where a chosen value is committed, by compare-and-swap from `version`"
     )
+    current: CurrentOut | None = Field(
+        None,
+        description="what the fact holds now, read where `commit` says, as the queue's page "
+        "shows beside the claims: while it is open, a `version` other than `commit.version` "
+        "means the fact moved since the conflict was parked, and committing a claim is "
+        "refused (rejecting both is not); None: nothing holds it here",
+    )
     status: str
     resolution: dict[str, Any] | None
     decided_by: str
     decision_reason: str
+
+    @staticmethod
+    def resolve_current(item: Conflict) -> CurrentOut | None:
+        found = review.current_value(item.commit, item.subject, item.predicate)
+        return None if found is None else CurrentOut(**vars(found))
 
 
 # --- intents ------------------------------------------------------------------------------------

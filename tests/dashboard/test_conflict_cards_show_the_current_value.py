@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 
 import pytest
+from django.test import Client
 
 from desk.services import TableOrders
 from journal_store.journal import DjangoJournal
@@ -80,3 +81,27 @@ def test_a_journal_fact_conflict_shows_the_facts_value_and_none_when_nothing_hol
     assert 'is <strong class="mono">"coder"</strong> at version 1, set by coder.' in card
     assert card.count('class="badge current"') == 1
     assert "Now:" not in card_of(as_reviewer, "doc:nowhere")
+
+
+def test_the_api_gives_what_the_fact_holds_now_as_the_card_does(as_reviewer, token):
+    """The card warns when the order moved since the conflict was parked; the API gave no
+    current value, so a script learned it only by having its decision refused."""
+    run_id = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": "M-3"})
+    assert drive(run_id) == "escalated"
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def listed():
+        [item] = api.get("/api/review/conflicts", {"run": run_id}).json()["items"]
+        return item
+
+    item = listed()
+    assert item["current"] == {"value": "shipped", "version": 2, "by": "order-agent", "known": True}
+    assert item["commit"]["version"] == 2
+    TableOrders(DjangoJournal()).set_status("M-3", "delivered", 2, "courier")
+    assert "It was at version 2 when the conflict" in card_of(as_reviewer, "order:M-3")
+    assert listed()["current"] == {
+        "value": "delivered",
+        "version": 3,
+        "by": "courier",
+        "known": True,
+    }

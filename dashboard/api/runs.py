@@ -249,13 +249,15 @@ def push_refusal(run: RunSummary) -> str:
 
 
 @router.post("/{run_id}/interrupt", response={202: Accepted, 403: Error, 404: Error, 409: Error})
-def interrupt(request: HttpRequest, run_id: str, body: ReasonIn) -> Any:
-    return steer(request, run_id, "interrupt", body.reason)
+def interrupt(request: HttpRequest, run_id: str, body: ReasonIn | None = None) -> Any:
+    """Stop the run at its next turn boundary; the body, and its reason, are optional."""
+    return steer(request, run_id, "interrupt", body.reason if body else "")
 
 
 @router.post("/{run_id}/resume", response={202: Accepted, 403: Error, 404: Error, 409: Error})
-def resume(request: HttpRequest, run_id: str, body: ReasonIn) -> Any:
-    return steer(request, run_id, "resume", body.reason)
+def resume(request: HttpRequest, run_id: str, body: ReasonIn | None = None) -> Any:
+    """Go on with an interrupted run; the body, and its reason, are optional."""
+    return steer(request, run_id, "resume", body.reason if body else "")
 
 
 def steer(request: HttpRequest, run_id: str, action: str, reason: str) -> Any:

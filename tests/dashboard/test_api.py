@@ -132,6 +132,23 @@ def test_interrupt_and_resume(api, owner, outsider):
     )
 
 
+def test_interrupt_and_resume_need_no_body(api):
+    """The reason is optional, so is the body: `curl -X POST .../interrupt` is enough. A body
+    that is there is still checked: a wrong one is a 422 and nothing is journalled."""
+    run_id = run_of("first-flight", steps=1)
+    control = f"control-{run_id}"
+    wrong = api.post(f"/api/runs/{run_id}/interrupt", "[1]", content_type="application/json")
+    assert wrong.status_code == 422 and DjangoJournal().version(control) == 0
+    # As `curl -X POST` sends it, and a JSON client's empty body: no bytes at all.
+    bare = api.generic("POST", f"/api/runs/{run_id}/interrupt", content_type="")
+    assert bare.status_code == 202, bare.content
+    [asked] = [r.event for r in DjangoJournal().read(control)]
+    assert asked.kind == "StopRequested" and asked.reason == ""
+    empty = api.generic("POST", f"/api/runs/{run_id}/resume", content_type="application/json")
+    assert empty.status_code == 202, empty.content
+    assert DjangoJournal().read(control)[-1].event.kind == "ResumeRequested"
+
+
 def parked_conflict(run_id: str) -> str:
     review.park(
         ConflictParked(

@@ -58,6 +58,16 @@ class TornLine:
 DEFAULT_STREAM = "run-imported"
 
 
+def _last(records: list[Recorded]) -> int:
+    """A stream's version: its last event's (a shared stream's slice may skip versions)."""
+    return records[-1].version if records else 0
+
+
+def _owned(stream: str) -> bool:
+    """Whether the stream is some run's own (runtime/streams.py), not one runs share."""
+    return stream == DEFAULT_STREAM or bool(streams.owners(stream))
+
+
 class JsonlJournal:
     """A Journal backed by one JSONL file (created on first append)."""
 
@@ -132,7 +142,12 @@ class JsonlJournal:
             streams.journal(event.run_id) if event.run_id else DEFAULT_STREAM
         )
         records = self._streams.setdefault(stream, [])
-        version = len(records) + 1
+        version = _last(records) + 1
+        if parsed.version is not None and parsed.version > version and not _owned(stream):
+            # A stream other runs write too (an order's facts and claims, an intent): a run
+            # exported from a store carries only its own events of it, at the store's versions,
+            # so it may start past 1 and skip the others' writes. A run's own streams may not.
+            version = parsed.version
         if parsed.version is not None and parsed.version != version:
             raise JournalCorrupt(
                 self.path,
@@ -150,7 +165,7 @@ class JsonlJournal:
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         with self._lock:
             self._catch_up()
-            return list(self._streams.get(stream, [])[after:])
+            return [r for r in self._streams.get(stream, []) if r.version > after]
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         with self._lock:
@@ -161,7 +176,7 @@ class JsonlJournal:
     def version(self, stream: str) -> int:
         with self._lock:
             self._catch_up()
-            return len(self._streams.get(stream, []))
+            return _last(self._streams.get(stream, []))
 
     def read_prefix(self, prefix: str) -> list[Recorded]:
         with self._lock:
@@ -195,7 +210,7 @@ class JsonlJournal:
                 retried = replayed_batch(stream, events, [self._by_id.get(e.id) for e in events])
                 if retried is not None:
                     return retried
-                current = len(self._streams.get(stream, []))
+                current = _last(self._streams.get(stream, []))
                 if current != expected_version:
                     raise WrongExpectedVersion(stream, expected_version, current)
                 return self._write(fd, stream, events, current)

@@ -3,12 +3,16 @@ drive it, resolve the conflict it parks, and find the order committed and the de
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 
 from desk.models import Order, Refund
 from desk.services import TableOrders
+from journal_store import transfer
 from journal_store.journal import DjangoJournal
+from runtime import cli
 from tests.dashboard.conftest import drive
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,6 +55,19 @@ def test_a_lost_update_is_parked_resolved_through_the_api_committed_and_audited(
     [entry] = [a for a in audit if a["what"] == "ConflictResolved"]
     assert entry["who"] == "reviewer" and entry["human"]
     assert entry["detail"]["why"] == "the customer asked before dispatch"
+
+
+def test_a_desk_runs_export_reads_in_the_journal_toolbox(api, tmp_path, capsys):
+    # The export holds the run's own writes to the order's facts and claims, not the order's
+    # creation (no run's): the toolbox read it as a broken version sequence and refused it.
+    run_id, _ = start(api, "lost-update", order="C-7")
+    path = tmp_path / "desk.jsonl"
+    with open(path, "w") as out:
+        transfer.export(run_id, out)
+    capsys.readouterr()
+    assert cli.main(["views", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "escalated"
+    assert cli.main(["diff", str(path), str(path)]) == 0
 
 
 def test_a_resolution_after_the_order_moved_is_a_409_and_changes_nothing(api):

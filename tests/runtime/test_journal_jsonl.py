@@ -115,6 +115,30 @@ def test_a_broken_version_sequence_is_refused(tmp_path):
         JsonlJournal(path)
 
 
+def test_a_shared_stream_may_be_a_slice_of_a_stores_stream(tmp_path):
+    # A support-desk run exported from the store carries its own events of the order's facts
+    # (the order's creation, version 1, is no run's): the views, diff and otlp must read it.
+    path = tmp_path / "j.jsonl"
+    path.write_text(
+        '{"kind": "BudgetDebited", "amount": 1, "stream": "run-a", "version": 1}\n'
+        '{"kind": "BudgetDebited", "amount": 1, "stream": "subject-order:o-1", "version": 2}\n'
+        '{"kind": "BudgetDebited", "amount": 1, "stream": "subject-order:o-1", "version": 5}\n'
+    )
+    journal = JsonlJournal(path)
+    assert [r.version for r in journal.read("subject-order:o-1")] == [2, 5]
+    assert [r.version for r in journal.read("subject-order:o-1", after=2)] == [5]
+    assert journal.version("subject-order:o-1") == 5
+    journal.append("subject-order:o-1", [BudgetDebited(amount=1)], 5)
+    assert [r.version for r in JsonlJournal(path).read("subject-order:o-1")] == [2, 5, 6]
+
+
+def test_a_runs_own_stream_may_not_start_past_one(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"kind": "BudgetDebited", "amount": 1, "stream": "lease-a", "version": 2}\n')
+    with pytest.raises(JournalCorrupt, match="stream 'lease-a': expected version 1, found 2"):
+        JsonlJournal(path)
+
+
 def test_a_reference_runtime_journal_reads_as_one_run(tmp_path):
     path = tmp_path / "ref.jsonl"
     path.write_text(

@@ -63,3 +63,13 @@ def baselines_of(team_run_id: str) -> list[str]:
         if config.get("baseline_of") == team_run_id:  # the text matched; the field must too
             linked.append(run_id)
     return linked
+
+
+def team_run_of(run_id: str) -> str | None:
+    """The team run this run is the single-agent baseline of (its TeamStarted's
+    `baseline_of`), or None: one event, however long the run."""
+    first = DjangoJournal().first(streams.journal(run_id))
+    if first is None or not isinstance(first.event, TeamStarted):
+        return None
+    found = first.event.config.get("baseline_of")
+    return found if isinstance(found, str) and found else None

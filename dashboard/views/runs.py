@@ -29,6 +29,7 @@ from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import status
 from runtime.metrics import DEFINITIONS
+from services import baseline as baselines
 from services import runs, tags, traces
 from teams import TEAMS
 
@@ -125,6 +126,10 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         # numbers those events.
         "lineage": queries.numbers([run.fork_at, *(at for _, at in forks)]),
         "tags": tags.of(run.run_id),
+        # The single-agent baseline flown beside a team run, and the other way round: the form
+        # says it is linked to the run, and the page named neither.
+        "baselines": baselines.baselines_of(run.run_id) if run.team != "solo" else [],
+        "baseline_of": baselines.team_run_of(run.run_id) if run.team == "solo" else None,
     }
 
 

@@ -10,6 +10,7 @@ from dashboard import queries
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
 from services import baseline as baselines
+from services import runs
 from tests.dashboard.conftest import drive, run_of
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -133,3 +134,21 @@ def test_the_start_run_command_also_flies_the_baseline_or_refuses_it_writing_not
     team_run = capsys.readouterr().out.strip()
     [solo_run] = baselines.baselines_of(team_run)
     assert started(solo_run).config["baseline_of"] == team_run
+
+
+def test_the_team_runs_page_and_its_baselines_name_each_other(as_owner):
+    """The form says the baseline is linked to the run; neither page named the other."""
+    response = as_owner.post(
+        "/runs/new", {**FORM, "team": "repo-fix", "scenario": "first-flight", "baseline": "on"}
+    )
+    team_run = response.url.rstrip("/").rsplit("/", 1)[-1]
+    [solo_run] = baselines.baselines_of(team_run)
+    compare = f"/runs/compare?a={team_run}&amp;b={solo_run}"
+    team_page = as_owner.get(f"/runs/{team_run}/").content.decode()
+    assert "Single-agent baseline:" in team_page
+    assert f'href="/runs/{solo_run}/"' in team_page and compare in team_page
+    solo_page = as_owner.get(f"/runs/{solo_run}/").content.decode()
+    assert "The single-agent baseline of" in solo_page
+    assert f'href="/runs/{team_run}/"' in solo_page and compare in solo_page
+    plain = runs.start_run("repo-fix", "first-flight", by="owner")
+    assert "baseline" not in as_owner.get(f"/runs/{plain}/header").content.decode().lower()

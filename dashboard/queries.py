@@ -33,8 +33,15 @@ from journal_store.models import (
     StoredEvent,
     ThreadMessage,
 )
-from runtime import baseline, prices, status
-from runtime.events import AnswerComposed, Event, JournalImported, TeamStarted, payload_json
+from runtime import baseline, prices, status, streams
+from runtime.events import (
+    AnswerComposed,
+    Event,
+    JournalImported,
+    RunForked,
+    TeamStarted,
+    payload_json,
+)
 from runtime.folds import Fold, Rows
 from runtime.model import EndpointDown
 from runtime.stops import StopRequest
@@ -155,6 +162,54 @@ def numbers(positions: Iterable[int | None]) -> dict[int, str]:
         "position", "stream", "version", "run_id"
     )
     return {p: present.number(stream, version, run_id) for p, stream, version, run_id in found}
+
+
+def fork_points(forks: Iterable[tuple[str, str, int | None]]) -> dict[str, int]:
+    """Where each fork (its id, its parent's, its summary's `fork_at`) left its parent, as the
+    position in this store of the parent's event; a fork whose point is not found is left out.
+
+    RunForked's `at` is a position in the journal the fork was made in. A fork made on the
+    command line, or in another store, and imported here names a position that here holds
+    another run's event, or none: the page cited and linked that one. Its parent's event is
+    then found by its number in the parent's journal (RunForked's `number`), when the fork's
+    copy of it, the event before RunForked, is in the fork's own journal (a specialist's or a
+    lease's event is numbered otherwise) and the parent is stored here."""
+    forks = [(child, parent, at) for child, parent, at in forks if parent]
+    if not forks:
+        return {}
+    held = dict(
+        StoredEvent.objects.filter(position__in={at for _, _, at in forks if at}).values_list(
+            "position", "run_id"
+        )
+    )
+    found = {child: at for child, parent, at in forks if at and held.get(at) == parent}
+    for child, parent, _ in forks:
+        if child in found:
+            continue
+        forked = (
+            StoredEvent.objects.filter(run_id=child, kind=RunForked.kind)
+            .values_list("position", "data")
+            .first()
+        )
+        if forked is None:
+            continue
+        before = (
+            StoredEvent.objects.filter(run_id=child, position__lt=forked[0])
+            .order_by("-position")
+            .values_list("stream", flat=True)
+            .first()
+        )
+        number = json.loads(forked[1]).get("number")
+        if before != streams.journal(child) or not isinstance(number, int):
+            continue
+        position = (
+            StoredEvent.objects.filter(stream=streams.journal(parent), version=number)
+            .values_list("position", flat=True)
+            .first()
+        )
+        if position is not None:
+            found[child] = position
+    return found
 
 
 # --- the runs list --------------------------------------------------------------------------

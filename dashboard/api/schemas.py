@@ -87,6 +87,14 @@ class RunOut(Schema):
     )
 
     @staticmethod
+    def resolve_fork_at(run: RunSummary) -> int | None:
+        # As the run's page cites it: a fork imported from elsewhere names a position of the
+        # journal it was made in, which here is another run's event (queries.fork_points).
+        if not run.parent_id:
+            return None
+        return queries.fork_points([(run.run_id, run.parent_id, run.fork_at)]).get(run.run_id)
+
+    @staticmethod
     def resolve_stalled_since(run: RunSummary) -> datetime | None:
         if not hasattr(run, "stalled_since"):
             queries.mark_stalled([run])

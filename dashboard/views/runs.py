@@ -95,11 +95,19 @@ def origin_of(run_id: str) -> dict[str, Any] | None:
 
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     queries.mark_stalled([run])
-    forks = list(
+    children = list(
         RunSummary.objects.filter(parent_id=run.run_id)
         .order_by("-started_at")
         .values_list("run_id", "fork_at")[:20]
     )
+    # Each fork point as a position of this store (a fork imported from elsewhere names one of
+    # the journal it was made in); None when the parent's event is not found here.
+    points = queries.fork_points(
+        [(run.run_id, run.parent_id, run.fork_at)]
+        + [(child, run.run_id, at) for child, at in children]
+    )
+    forks = [(child, points.get(child)) for child, _ in children]
+    fork_at = points.get(run.run_id)
     return {
         "run": run,
         "answer": queries.answer(run.run_id),
@@ -124,7 +132,8 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "forks": forks,
         # Where the run was forked from its parent, and its forks from it, as the timeline
         # numbers those events.
-        "lineage": queries.numbers([run.fork_at, *(at for _, at in forks)]),
+        "lineage": queries.numbers([fork_at, *(at for _, at in forks)]),
+        "fork_at": fork_at,
         "tags": tags.of(run.run_id),
         # The single-agent baseline flown beside a team run, and the other way round: the form
         # says it is linked to the run, and the page named neither.

@@ -164,3 +164,33 @@ def test_the_page_asks_for_an_event(as_owner, owner):
     parent = run_of("premature-done")
     assert "Choose an event of this run" in as_owner.get(f"/runs/{parent}/fork").content.decode()
     assert as_owner.get(f"/runs/{parent}/fork?at=999999").status_code == 400
+
+
+def test_a_fork_made_on_the_command_line_and_imported_names_its_parents_event(
+    as_owner, fly_team, tmp_path, token
+):
+    """RunForked's `at` is a position of the file the fork was made in; in the store, after
+    another run, that position held the other run's event, which the header cited and linked."""
+    import shutil
+
+    from django.test import Client
+
+    from journal_store import transfer
+    from runtime import cli
+
+    flown = fly_team("first-flight")
+    path = tmp_path / "j.jsonl"
+    shutil.copy(flown.path, path)
+    workspaces = str(flown.workspace.parent)
+    assert cli.main(["fork", str(path), "--at", "28", "--workspaces", workspaces]) == 0
+    run_of("first-flight")  # the store's first positions are another run's
+    with open(path, "rb") as source:
+        parent, child = transfer.import_journal(source, by="owner").run_ids
+    where = next(r.position for r in DjangoJournal().read(f"run-{parent}") if r.version == 28)
+    assert where != 28
+    header = as_owner.get(f"/runs/{child}/header").content.decode()
+    assert f'href="/runs/{parent}/?tab=timeline&amp;after={where - 1}#e{where}">#28</a>' in header
+    forks = as_owner.get(f"/runs/{parent}/header").content.decode()
+    assert f'#e{where}">#28</a>' in forks
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get(f"/api/runs/{child}").json()["fork_at"] == where

@@ -358,7 +358,8 @@ class _Importer:
         if name is not None and (problem := admission.stream_problem(name)):
             self.problem(f"line {number}: {problem}")
             return None
-        if not event.run_id:
+        named = bool(event.run_id)
+        if not named:
             # The stream, when it names one run, is the line's run; else the file's own.
             owners = streams.owners(name) if name else []
             event = event.model_copy(
@@ -385,9 +386,16 @@ class _Importer:
                     self.owned[name] = event.run_id
             else:
                 # (the run id is checked above: plain letters, digits, '.', '_', '-')
+                # A line naming no run was given the file's own id, which is in no line of
+                # the file: naming it sent the reader looking for a run that is not there.
+                whose = (
+                    f"is not one of run {event.run_id}'s own streams"
+                    if named
+                    else "is no run's own stream, and the line names no run"
+                )
                 problem = (
-                    f"stream {admission.shown(name)} is not one of run {event.run_id}'s own "
-                    "streams (run-, control-, lease-, breakers-, worker-, saga-...): an import "
+                    f"stream {admission.shown(name)} {whose} "
+                    "(run-, control-, lease-, breakers-, worker-, saga-...): an import "
                     "writes nothing outside the runs it creates, and the shared streams a run "
                     "writes to (an order's claims, effects, facts and intents, which other runs "
                     "read) are not its to bring: a run that wrote to them (a support-desk run, "

@@ -112,6 +112,21 @@ def test_an_import_cannot_write_a_shared_stream(stream, tmp_path):
     assert snapshot() == before
 
 
+def test_a_shared_streams_line_naming_no_run_is_refused_without_naming_a_run_not_in_the_file(
+    tmp_path,
+):
+    """A journal flown on the command line writes the order's first fact with no run id: the
+    refusal named the id the file's run-less lines get, which is in no line of the file."""
+    importer = an_importer()
+    fact = line("BudgetDebited", "", amount=1, stream="subject-order:o-1", version=1)
+    answer = import_via("api", importer, jsonl(team_started("r-new"), fact), tmp_path)
+    assert answer.status == 400
+    assert (
+        "line 2: stream 'subject-order:o-1' is no run's own stream, and the line names no run "
+        "(run-, control-" in answer.text
+    )
+
+
 def test_a_new_run_cannot_create_a_stream_a_stored_run_would_read_as_its_own(tmp_path):
     """`worker-r-a-b-...` is a specialist stream of run `r-a`, and of the stored run `r-a-b`."""
     importer = an_importer()

@@ -122,3 +122,25 @@ def test_without_scripts_every_option_shows_and_the_server_refuses(browser, live
         shoot(page, "new-run-no-script-refused-1280")
     finally:
         context.close()
+
+
+def test_back_in_the_runs_list_shows_the_filter_its_runs_are_chosen_by(signed_in, flown_run, watch):
+    """htmx's history cache kept the boxes as the page was drawn: Back showed repo-fix's runs
+    under a Team box saying "any", and the next change of any box dropped the team."""
+    page = signed_in
+    page.goto("/")
+    page.locator("select#team").select_option("repo-fix")
+    expect(page).to_have_url(re.compile(r"team=repo-fix"))
+    settled(page)
+    page.locator("select#status").select_option("failed")
+    expect(page).to_have_url(re.compile(r"status=failed"))
+    expect(page.get_by_label(f"compare {flown_run}")).to_have_count(0)
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"status=&.*team=repo-fix"))
+    expect(page.get_by_label(f"compare {flown_run}")).to_be_visible()
+    expect(page.locator("select#team")).to_have_value("repo-fix")
+    expect(page.locator("select#status")).to_have_value("")
+    settled(page)
+    page.locator("select#sort").select_option("tokens")
+    expect(page).to_have_url(re.compile(r"team=repo-fix.*sort=tokens"))
+    watch.assert_clean()

@@ -12,6 +12,7 @@ from dashboard.access import HtmxHttpRequest
 from journal_store import projection
 from journal_store.models import RunSummary
 from runtime.compare import Comparison, Step
+from services import baseline as baselines
 from services import compare
 
 ID_MAX = 64  # a run id's column
@@ -25,12 +26,20 @@ def compare_page(request: HtmxHttpRequest) -> HttpResponse:
     a = request.GET.get("a", ticked[0] if ticked else "").strip()
     b = request.GET.get("b", ticked[1] if len(ticked) > 1 else "").strip()
     if a and not b:
-        # A fork compares with its parent by default: the parent as A, the fork as B.
+        # A fork compares with its parent by default: the parent as A, the fork as B; a team run
+        # with its newest single-agent baseline, and a baseline with its team run, likewise.
         parent = RunSummary.objects.filter(run_id=a).values_list("parent_id", flat=True).first()
         if parent:
             a, b = parent, a
+        elif team_run := baselines.team_run_of(a):
+            a, b = team_run, a
+        elif found := baselines.baselines_of(a):
+            b = found[-1]
     context: dict[str, object] = {"a": a, "b": b, "errors": []}
-    if not a and not b:
+    known = len(a) <= ID_MAX and RunSummary.objects.filter(run_id=a).exists()
+    if not b and not ticked and (not a or known):
+        # The run page's "Compare with…": the form, A filled in, B to choose. It answered 400
+        # with "Run B: choose a run to compare." as if the person had got something wrong.
         return render(request, "dashboard/compare.html", context)
     errors: list[str] = []
     projection.catch_up(wait=False)

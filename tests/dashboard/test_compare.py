@@ -117,3 +117,24 @@ def test_the_page_reads_what_comparing_the_journals_says(pair):
     # drove a step is not an agent owning work, so both say the same.
     assert page["metrics"] == whole["metrics"]
     assert page["outcome"]["a"]["events"] == whole["outcome"]["a"]["events"]
+
+
+def test_compare_with_from_a_run_page_offers_the_form_or_the_runs_counterpart(as_owner, pair):
+    """The run page's "Compare with…" link names one run: the page answered 400 with "Run B:
+    choose a run to compare." as if the person had got something wrong."""
+    from services import baseline as baselines
+
+    a, other = pair
+    page = as_owner.get(f"/runs/compare?a={a}")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f'name="a" value="{a}"' in html and "choose a run to compare" not in html
+    # A run with a single-agent baseline compares with it, as a fork with its parent.
+    solo = baselines.start_baseline(a, "owner")
+    for asked in (a, solo):
+        html = as_owner.get(f"/runs/compare?a={asked}").content.decode()
+        assert f'name="a" value="{a}"' in html and f'name="b" value="{solo}"' in html
+    # One ticked run in the list is still a mistake, and so is a run that is not there.
+    assert as_owner.get(f"/runs/compare?run={other}").status_code == 400
+    nowhere = as_owner.get("/runs/compare?a=r-nope")
+    assert nowhere.status_code == 400 and "there is no run r-nope" in nowhere.content.decode()

@@ -501,7 +501,10 @@ def metrics(run_id: str) -> dict[str, Any]:
 def comparison(run_id: str) -> dict[str, Any]:
     """The team run beside its newest single-agent baseline (runtime/baseline.py): each side's
     outcome, tokens and calls from its bill, wall time from its summary. BaselineNotFound when
-    no baseline was started for it."""
+    no baseline was started for it. Asked of a baseline, the same pair: its team run beside it
+    (it answered that the baseline had no baseline yet, as if one could be started for it)."""
+    if team_run := baselines.team_run_of(run_id):
+        return baseline.compare(side(team_run), side(run_id))
     found = baselines.baselines_of(run_id)
     if not found:
         raise baselines.BaselineNotFound(run_id)

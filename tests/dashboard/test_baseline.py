@@ -152,3 +152,15 @@ def test_the_team_runs_page_and_its_baselines_name_each_other(as_owner):
     assert f'href="/runs/{team_run}/"' in solo_page and compare in solo_page
     plain = runs.start_run("repo-fix", "first-flight", by="owner")
     assert "baseline" not in as_owner.get(f"/runs/{plain}/header").content.decode().lower()
+
+
+def test_a_baselines_comparison_is_its_team_runs(api):
+    """Asked of the baseline, the comparison said it had no single-agent baseline yet."""
+    team_run = run_of("first-flight")
+    solo_run = api.post(f"/api/runs/{team_run}/baseline").json()["run_id"]
+    drive(solo_run)
+    from_team = api.get(f"/api/runs/{team_run}/comparison")
+    from_solo = api.get(f"/api/runs/{solo_run}/comparison")
+    assert from_solo.status_code == 200, from_solo.content
+    assert from_solo.json() == from_team.json()
+    assert from_solo.json()["baseline"]["run_id"] == solo_run

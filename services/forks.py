@@ -8,6 +8,7 @@ from django.db import transaction
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, fork
+from runtime.team import split_models
 from services import local_model, queue
 from services.runs import NO_ENDPOINT, ModelUnavailable, RunError, RunNotFound
 
@@ -34,11 +35,14 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
     child = flight.new_run_id()
     try:
         planned = fork.plan(records, parent, child, at, changes, by)
-        if "local" in changes.models.values():
+        # By backend: `coder=endpoint:big-model` names the endpoint as `coder=endpoint` does,
+        # and passed the check below to fail at its first step.
+        backends = split_models(changes.models)[0].values()
+        if "local" in backends:
             why = local_model.unavailable()
             if why:
                 raise ModelUnavailable(why)
-        if "endpoint" in changes.models.values() and not settings.MODEL_BASE_URL:
+        if "endpoint" in backends and not settings.MODEL_BASE_URL:
             # Refused here, not at its first step: there it would fail three times and wait
             # in the dead-letter queue for a person, saying only that its step kept failing.
             raise ForkRefused(NO_ENDPOINT, "models")

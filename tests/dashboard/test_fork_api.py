@@ -78,6 +78,11 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
             400,
             "models: no OpenAI-compatible endpoint is configured",
         ),
+        (  # with a model name for it too (it was forked, and its step failed three times)
+            {"at": "@read", "models": {"coder": "endpoint:big-model"}},
+            400,
+            "models: no OpenAI-compatible endpoint is configured",
+        ),
     ],
 )
 def test_a_fork_that_cannot_be_made_says_why_and_writes_nothing(

@@ -67,9 +67,13 @@ def baselines_of(team_run_id: str) -> list[str]:
 
 def team_run_of(run_id: str) -> str | None:
     """The team run this run is the single-agent baseline of (its TeamStarted's
-    `baseline_of`), or None: one event, however long the run."""
-    first = DjangoJournal().first(streams.journal(run_id))
+    `baseline_of`), or None: also when this store does not hold that run (a baseline imported
+    without it), which a link would not find."""
+    journal = DjangoJournal()
+    first = journal.first(streams.journal(run_id))
     if first is None or not isinstance(first.event, TeamStarted):
         return None
     found = first.event.config.get("baseline_of")
-    return found if isinstance(found, str) and found else None
+    if not isinstance(found, str) or not found:
+        return None
+    return found if journal.first(streams.journal(found)) is not None else None

@@ -164,3 +164,18 @@ def test_a_baselines_comparison_is_its_team_runs(api):
     assert from_solo.status_code == 200, from_solo.content
     assert from_solo.json() == from_team.json()
     assert from_solo.json()["baseline"]["run_id"] == solo_run
+
+
+def test_a_baseline_imported_without_its_team_run_links_to_no_run(as_owner, fly_team):
+    """Its TeamStarted names a team run this store does not hold: no link to a 404."""
+    import io
+
+    from journal_store.transfer import import_journal
+
+    flown = fly_team("solo-fix", team="solo")
+    text = flown.path.read_text().replace('"baseline_of":null', '"baseline_of":"r-elsewhere"', 1)
+    assert "r-elsewhere" in text
+    data = text.replace(flown.run_id, "r-solo-here").encode()
+    import_journal(io.BytesIO(data), name="solo.jsonl", size=len(data))
+    assert baselines.team_run_of("r-solo-here") is None
+    assert "r-elsewhere" not in as_owner.get("/runs/r-solo-here/header").content.decode()

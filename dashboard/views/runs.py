@@ -108,6 +108,10 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     )
     forks = [(child, points.get(child)) for child, _ in children]
     fork_at = points.get(run.run_id)
+    # A fork imported without its parent names a run this store does not hold: no link to it.
+    parent_here = bool(run.parent_id) and (
+        fork_at is not None or RunSummary.objects.filter(run_id=run.parent_id).exists()
+    )
     return {
         "run": run,
         "answer": queries.answer(run.run_id),
@@ -134,6 +138,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         # numbers those events.
         "lineage": queries.numbers([fork_at, *(at for _, at in forks)]),
         "fork_at": fork_at,
+        "parent_here": parent_here,
         "tags": tags.of(run.run_id),
         # The single-agent baseline flown beside a team run, and the other way round: the form
         # says it is linked to the run, and the page named neither.

@@ -194,3 +194,27 @@ def test_a_fork_made_on_the_command_line_and_imported_names_its_parents_event(
     assert f'#e{where}">#28</a>' in forks
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     assert api.get(f"/api/runs/{child}").json()["fork_at"] == where
+
+
+def test_a_fork_imported_without_its_parent_does_not_link_to_it(as_owner, fly_team, tmp_path):
+    """The header linked the parent's id and "compare with its parent": both 404 and 400."""
+    import json
+    import shutil
+
+    from journal_store import transfer
+    from runtime import cli
+
+    flown = fly_team("first-flight")
+    path = tmp_path / "j.jsonl"
+    shutil.copy(flown.path, path)
+    workspaces = str(flown.workspace.parent)
+    assert cli.main(["fork", str(path), "--at", "28", "--workspaces", workspaces]) == 0
+    lines = path.read_text().splitlines()
+    child = json.loads(lines[-1])["run_id"]
+    alone = tmp_path / "fork.jsonl"
+    alone.write_text("".join(x + "\n" for x in lines if json.loads(x)["run_id"] == child))
+    with open(alone, "rb") as source:
+        transfer.import_journal(source, by="owner")
+    header = as_owner.get(f"/runs/{child}/header").content.decode()
+    assert f'Forked from <span class="mono">{flown.run_id}</span>, a run this store' in header
+    assert f"/runs/{flown.run_id}/" not in header and "compare with its parent" not in header

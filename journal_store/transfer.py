@@ -84,9 +84,12 @@ class ImportReport:
 def export_lines(run_id: str, using: str = "default") -> Iterator[str]:
     """The run's events as flat JSONL lines (with a trailing newline), in position order."""
     # Without this store's note of an import (JournalImported): it is not the run's record,
-    # and a file carrying it would be refused here.
-    where = "WHERE run_id = %s AND kind <> %s ORDER BY position"
-    for row in DjangoJournal(using).rows(where, [run_id, JournalImported.kind]):
+    # and a file carrying it would be refused here. Nor its pushes of the run's trace to this
+    # store's collector (traces-RUN): imported, they said "Trace pushed" of a store that never
+    # pushed it, or "queued" of a push nobody there would send.
+    where = "WHERE run_id = %s AND kind <> %s AND stream <> %s ORDER BY position"
+    args = [run_id, JournalImported.kind, streams.traces(run_id)]
+    for row in DjangoJournal(using).rows(where, args):
         yield flat_line(row) + "\n"
 
 

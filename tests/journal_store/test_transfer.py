@@ -348,3 +348,27 @@ def test_a_file_that_is_no_text_is_named_as_such_once(alias, data, said):
     [problem] = info.value.problems
     assert problem.startswith("line 1: the file is " + said) and "torn" not in problem
     assert StoredEvent.objects.using(alias).count() == 0
+
+
+@pytest.mark.django_db
+def test_the_export_leaves_out_this_stores_pushes_of_the_trace(fly_team):
+    """A push is this store's, to its collector: imported elsewhere, the run's page there said
+    "Trace pushed" of a store that never pushed it (or "queued" of a push nobody would send)."""
+    from journal_store import traces
+    from runtime.events import TracePushed, TracePushQueued
+
+    flown = fly_team("first-flight")
+    [run_id] = load(flown.path.read_bytes()).run_ids
+    pushed = [
+        TracePushQueued(run_id=run_id, endpoint="http://collector:4318"),
+        TracePushed(run_id=run_id, endpoint="http://collector:4318", spans=21, bytes=9, attempts=1),
+    ]
+    DjangoJournal().append(f"traces-{run_id}", pushed, 0)
+    projection.catch_up()
+    assert traces.state(run_id)["state"] == "pushed"
+    out = io.StringIO()
+    export(run_id, out)
+    assert "TracePush" not in out.getvalue()
+    assert out.getvalue() == flown.path.read_text()
+    [copy] = load(out.getvalue().encode(), run_id="r-copy").run_ids
+    assert traces.state(copy) is None

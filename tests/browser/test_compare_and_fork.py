@@ -40,3 +40,22 @@ def test_a_fork_from_a_timeline_event_opens_on_its_own_page(signed_in, flown_run
     page.get_by_role("button", name="Fork and run").click()
     expect(page.locator(".lineage")).to_contain_text(f"Forked from {flown_run}")
     shoot(page, "fork")
+
+
+def test_a_ticked_running_run_stays_ticked_through_its_rows_polls(signed_in, flown_run, nowhere):
+    """A running (waiting, dead-lettered) run's row is polled and swapped whole: its tick was
+    gone within two seconds, and "Compare the two ticked runs" had only the other one."""
+    from services import runs
+
+    running = runs.start_run("repo-fix", "first-flight", by="rosa")  # nobody drives it
+    page = signed_in
+    page.goto("/")
+    page.get_by_label(f"compare {running}").check()
+    page.get_by_label(f"compare {flown_run}").check()
+    for _ in range(2):  # two polls of its row come and go
+        with page.expect_response(lambda r: r.url.endswith(f"/runs/{running}/row")):
+            pass
+    expect(page.get_by_label(f"compare {running}")).to_be_checked()
+    page.get_by_role("button", name="Compare the two ticked runs").click()
+    expect(page).to_have_url(re.compile(rf"run={running}"))
+    expect(page).to_have_url(re.compile(rf"run={flown_run}"))

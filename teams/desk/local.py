@@ -12,6 +12,7 @@ from typing import Any
 from runtime.coordination.effects import ProviderStatus
 from runtime.coordination.facts import Facts
 from runtime.events import FactChanged
+from runtime.flight import FlightError
 from runtime.journal import Journal, WrongExpectedVersion
 from teams.desk.services import Desk, Order, OrderMissing, OrderMoved, opened, receipt, subject
 
@@ -45,6 +46,14 @@ class JournalOrders:
                 else:
                     values[rec.event.predicate] = rec.event.value
                 by = rec.event.by
+        if "status" not in values or "amount_cents" not in values:
+            # A run exported from a store carries its own writes to the order, not the order's
+            # opening (no run's): read as an order it was a KeyError and a traceback.
+            raise FlightError(
+                f"order {order_id}: this journal holds changes to the order but not its opening "
+                "(a run exported from a store carries only its own writes to the order's facts), "
+                "so its desk cannot go on here; views, diagnose, diff, otlp and replay read it"
+            )
         return Order(
             order_id, str(values["status"]), int(values["amount_cents"]), records[-1].version, by
         )

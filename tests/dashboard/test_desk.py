@@ -68,6 +68,16 @@ def test_a_desk_runs_export_reads_in_the_journal_toolbox(api, tmp_path, capsys):
     assert cli.main(["views", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "escalated"
     assert cli.main(["diff", str(path), str(path)]) == 0
+    # Its desk cannot go on from it (the order's opening is no run's, so not in it): said so,
+    # where it was a KeyError's traceback.
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    at = next(n for n, e in enumerate(lines, 1) if e["kind"] == "ModelResponded")
+    capsys.readouterr()
+    go = ["fork", str(path), "--at", str(at), "--go", "--workspaces", str(tmp_path)]
+    assert cli.main(go) == 2
+    assert "order C-7: this journal holds changes to the order but not its opening" in (
+        capsys.readouterr().err
+    )
 
 
 def test_a_resolution_after_the_order_moved_is_a_409_and_changes_nothing(api):

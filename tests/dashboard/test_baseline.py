@@ -131,8 +131,10 @@ def test_the_start_run_command_also_flies_the_baseline_or_refuses_it_writing_not
         call_command("start_run", "--team", "support-desk", "--baseline")
     assert StoredEvent.objects.count() == 0
     call_command("start_run", "--team", "repo-fix", "--scenario", "first-flight", "--baseline")
-    team_run = capsys.readouterr().out.strip()
+    said = capsys.readouterr()
+    team_run = said.out.strip()
     [solo_run] = baselines.baselines_of(team_run)
+    assert f"single-agent baseline: {solo_run}" in said.err
     assert started(solo_run).config["baseline_of"] == team_run
 
 

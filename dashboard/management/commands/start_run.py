@@ -14,6 +14,7 @@ from dashboard import actions
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, status, views
+from services import baseline as baselines
 from services import runs
 
 
@@ -77,6 +78,10 @@ class Command(BaseCommand):
         except runs.RunError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(run_id)
+        if options["baseline"]:
+            # Its id was said nowhere: stdout stays the team run's alone, for scripts.
+            [*_, solo] = baselines.baselines_of(run_id)
+            self.stderr.write(f"single-agent baseline: {solo} (manage.py diff {run_id} {solo})")
         if not options["wait"]:
             return
         deadline = time.monotonic() + options["timeout"]

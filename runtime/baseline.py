@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime import folds, plugins, views
-from runtime.events import TeamStarted
+from runtime.events import RunForked, TeamStarted
 from runtime.flight import FlightError, plan
 from runtime.journal import Recorded
 from runtime.status import TERMINAL
@@ -55,6 +55,18 @@ def refusal(config: FlightConfig) -> str | None:
     if config.baseline_of is not None:
         return "this run is itself a baseline"
     return team_refusal(config.team)
+
+
+def as_flown(team: FlightConfig, forked: RunForked | None) -> FlightConfig:
+    """The team run's settings with the caps it went on with: a fork's settings keep its
+    parent's (its prefix must replay under them), and its RunForked carries the allowance and
+    turn cap in force from the fork point on (runtime/limits.py). Its baseline flew under the
+    parent's: a fork given 5000 tokens beside a baseline given the parent's 400."""
+    if forked is None:
+        return team
+    caps = {k: v for k, v in forked.changes.items() if k in ("allowance", "max_turns")}
+    caps = {k: v for k, v in caps.items() if isinstance(v, int)}
+    return team.model_copy(update=caps) if caps else team
 
 
 def plan_baseline(team: FlightConfig, team_run_id: str, run_id: str, **given: Any) -> FlightConfig:

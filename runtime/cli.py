@@ -36,6 +36,7 @@ from typing import Any
 
 from runtime import baseline, flight, fork, otel, plugins, status, streams, views
 from runtime.diagnose import diagnose
+from runtime.events import RunForked
 from runtime.faults import Faults
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
@@ -265,9 +266,9 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     journal = open_journal(path)
     team_run_id = run_of(journal, args.run)
-    config = flight.recorded_config(
-        [r.event for r in journal.read(streams.journal(team_run_id))], team_run_id
-    )
+    events = [r.event for r in journal.read(streams.journal(team_run_id))]
+    forked = next((e for e in events if isinstance(e, RunForked)), None)
+    config = baseline.as_flown(flight.recorded_config(events, team_run_id), forked)
     compared = fly_baseline(args, journal, path, team_run_id, config)
     if args.json:
         print(json.dumps(compared, indent=2))

@@ -12,7 +12,7 @@ import json
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime import baseline, flight, streams
-from runtime.events import TeamStarted
+from runtime.events import RunForked, TeamStarted
 from services import runs
 from services.steps import sandbox
 
@@ -31,13 +31,20 @@ class BaselineNotFound(runs.RunError):
 
 def start_baseline(team_run_id: str, by: str) -> str:
     """Record the baseline run of this team run and enqueue its first step; its id."""
-    first = DjangoJournal().first(streams.journal(team_run_id))  # its settings: not the whole run
+    journal = DjangoJournal()
+    first = journal.first(streams.journal(team_run_id))  # its settings: not the whole run
     if first is None:
         raise runs.RunNotFound(team_run_id)
+    # A fork's caps from its fork point on, which its settings do not hold (runtime/limits.py).
+    forked = journal.select(
+        "WHERE stream = %s AND kind = %s", [streams.journal(team_run_id), RunForked.kind]
+    )
     try:
         team = flight.recorded_config([first.event], team_run_id)
     except flight.FlightError as exc:
         raise NoBaseline(str(exc)) from None
+    found = forked[0].event if forked else None
+    team = baseline.as_flown(team, found if isinstance(found, RunForked) else None)
     run_id = flight.new_run_id()
     try:
         config = baseline.plan_baseline(

@@ -181,3 +181,22 @@ def test_a_baseline_imported_without_its_team_run_links_to_no_run(as_owner, fly_
     import_journal(io.BytesIO(data), name="solo.jsonl", size=len(data))
     assert baselines.team_run_of("r-solo-here") is None
     assert "r-elsewhere" not in as_owner.get("/runs/r-solo-here/header").content.decode()
+
+
+def test_a_forks_baseline_flies_under_the_caps_the_fork_went_on_with(api):
+    """A fork's settings keep its parent's caps; its RunForked carries its own: the baseline of
+    budget-starved forked with 5000 tokens flew on the parent's 400."""
+    from services import forks
+
+    parent = run_of("budget-starved")
+    debits = [
+        r.position
+        for r in DjangoJournal().read(f"run-{parent}")
+        if r.event.kind == "BudgetDebited" and r.event.agent == "coder"
+    ]
+    child = forks.fork_run(parent, debits[-1], forks.Changes(allowance=5000, max_turns=7), "owner")
+    solo_run = api.post(f"/api/runs/{child}/baseline").json()["run_id"]
+    assert (started(solo_run).config["allowance"], started(solo_run).config["max_turns"]) == (
+        5000,
+        7,
+    )

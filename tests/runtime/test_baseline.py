@@ -123,3 +123,21 @@ def test_fly_with_baseline_and_json_prints_one_document_with_the_comparison(tmp_
     assert compared["team"]["tokens"] == document["bill"]["total"]["tokens"]
     solo_run = compared["baseline"]["run_id"]
     assert started(JsonlJournal(path), solo_run).config["baseline_of"] == document["run_id"]
+
+
+def test_the_baseline_of_a_fork_flies_under_the_forks_caps(tmp_path, capsys):
+    """The fork's settings keep its parent's caps; its RunForked carries those it went on with."""
+    path = tmp_path / "j.jsonl"
+    run(capsys, "fly", "--team", "repo-fix", "--scenario", "budget-starved", "--journal", str(path))
+    [parent] = runs_in(path)
+    debit = max(
+        r.position
+        for r in JsonlJournal(path).read(f"run-{parent}")
+        if r.event.kind == "BudgetDebited" and r.event.agent == "coder"
+    )
+    code, _, _ = run(capsys, "fork", str(path), "--at", str(debit), "--allowance", "5000")
+    assert code == 0
+    [fork] = [r for r in runs_in(path) if r != parent]
+    code, out, _ = run(capsys, "baseline", str(path), "--run", fork, "--json")
+    solo_run = json.loads(out)["baseline"]["run_id"]
+    assert started(JsonlJournal(path), solo_run).config["allowance"] == 5000

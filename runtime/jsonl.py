@@ -11,6 +11,7 @@ writer catches up with lines others wrote before checking its expected version.
 
 from __future__ import annotations
 
+import bisect
 import fcntl
 import os
 import threading
@@ -165,7 +166,10 @@ class JsonlJournal:
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         with self._lock:
             self._catch_up()
-            return [r for r in self._streams.get(stream, []) if r.version > after]
+            records = self._streams.get(stream, [])
+            # By version, not by index: a shared stream's slice may skip versions. A search,
+            # so that reading a long run's tail costs the tail, not the run.
+            return records[bisect.bisect_right(records, after, key=lambda r: r.version) :]
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         with self._lock:

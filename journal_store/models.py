@@ -110,6 +110,10 @@ class RunSummary(models.Model):
     # A fork's parent run and the position of the parent's event it was forked after.
     parent_id = models.CharField(max_length=64, blank=True, db_index=True)
     fork_at = models.BigIntegerField(null=True)
+    # A single-agent baseline's team run (its TeamStarted's `baseline_of`): a team run's page
+    # finds its baselines by this index, where reading every run's TeamStarted was a scan of
+    # the whole journal at each view and each header poll.
+    baseline_of = models.CharField(max_length=64, blank=True, db_index=True)
     # The model the run asked (its default backend, or the endpoint's model name; an agent's
     # own backend aside), and the coordination metrics' figures (runtime/metrics.py), so that
     # the metrics page sums them in SQL (services/metrics.py): reading every run's fold state

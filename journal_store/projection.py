@@ -105,6 +105,7 @@ def summary_columns(s: dict[str, Any]) -> dict[str, Any]:
         "last_position": s["last_position"],
         "parent_id": s.get("parent") or "",
         "fork_at": s.get("fork_at"),
+        "baseline_of": s.get("baseline_of") or "",
     }
 
 

@@ -352,6 +352,7 @@ class Summary(Fold):
             "imported": None,
             "parent": None,
             "fork_at": None,
+            "baseline_of": None,  # the team run a single-agent baseline was flown beside
         }
 
     # The kinds `follow` tells apart beyond the clock and the count; any other event only
@@ -445,6 +446,8 @@ class Summary(Fold):
                 started=e.t or None,
                 started_by=e.config.get("started_by"),
             )
+            linked = e.config.get("baseline_of")
+            state["baseline_of"] = linked if isinstance(linked, str) and linked else None
         elif isinstance(e, TeamFinished):
             state.update(verdict=e.status, reason=e.reason, finished=e.t or None)
         elif isinstance(e, SagaSettled) and e.compensated:

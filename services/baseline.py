@@ -1,16 +1,17 @@
 """The single-agent baseline of a team run: start it, linked, and find it again.
 
 The baseline is the `solo` team on the team run's task, template and model
-(runtime/baseline.py); its TeamStarted records `baseline_of`, the team run's id, which is how
-`baselines_of` finds it again: from the journal, not from anything kept in memory.
+(runtime/baseline.py); its TeamStarted records `baseline_of`, the team run's id, which the
+runs' summary keeps (an indexed column) and `baselines_of` finds it by: from the journal's
+projection, not from anything kept in memory.
 """
 
 from __future__ import annotations
 
-import json
+from django.db.models import F
 
 from journal_store.journal import DjangoJournal
-from journal_store.models import StoredEvent
+from journal_store.models import RunSummary
 from runtime import baseline, flight, streams
 from runtime.events import RunForked, TeamStarted
 from services import runs
@@ -57,19 +58,14 @@ def start_baseline(team_run_id: str, by: str) -> str:
 
 
 def baselines_of(team_run_id: str) -> list[str]:
-    """The ids of the baseline runs started for this team run, oldest first."""
-    marker = f'"baseline_of":"{team_run_id}"'  # the compact JSON a TeamStarted is stored as
-    found = (
-        StoredEvent.objects.filter(kind=TeamStarted.kind, data__contains=marker)
-        .order_by("position")
-        .values_list("run_id", "data")
+    """The ids of the baseline runs started for this team run, oldest first (read from the
+    runs' summaries: as far as the projection has caught up)."""
+    found = RunSummary.objects.filter(baseline_of=team_run_id)
+    return list(
+        found.order_by(F("started_at").asc(nulls_last=True), "run_id").values_list(
+            "run_id", flat=True
+        )
     )
-    linked = []
-    for run_id, data in found:
-        config = json.loads(data).get("config") or {}
-        if config.get("baseline_of") == team_run_id:  # the text matched; the field must too
-            linked.append(run_id)
-    return linked
 
 
 def team_run_of(run_id: str) -> str | None:

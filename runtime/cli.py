@@ -29,7 +29,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -109,6 +109,34 @@ def run_id_arg(value: str) -> str:
     if value and not streams.is_run_id(value):
         raise argparse.ArgumentTypeError(f"{value!r} is not a run id ({streams.RUN_ID_RULE})")
     return value
+
+
+def whole(low: int, high: int | None = None, name: str = "number") -> Callable[[str], int]:
+    """An argparse type for a whole number from `low` (to `high`): a value out of range is
+    refused by argparse, naming the flag, before anything is read or written; the settings'
+    own check named their field ('max_turns'), which no command line has."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+        if number < low or (high is not None and number > high):
+            within = f"at least {low:,}" if high is None else f"from {low:,} to {high:,}"
+            raise argparse.ArgumentTypeError(f"must be {within}, not {number:,}")
+        return number
+
+    parse.__name__ = name  # argparse says "invalid <name> value" if a type raises otherwise
+    return parse
+
+
+def setting(field: str) -> Callable[[str], int]:
+    """`whole` within the bounds FlightConfig gives `field`: one rule, the settings' own."""
+    low, high = 0, None
+    for bound in FlightConfig.model_fields[field].metadata:
+        low = getattr(bound, "ge", low)
+        high = getattr(bound, "le", high)
+    return whole(low, high, field)
 
 
 def run_of(journal: JsonlJournal, given: str | None, option: str = "--run") -> str:
@@ -458,9 +486,13 @@ def parser() -> argparse.ArgumentParser:
     fly.add_argument("--scenario", help="the scenario (default: the team's first)")
     fly.add_argument("--journal", required=True, help="the JSONL file to journal to")
     fly.add_argument("--run-id", type=run_id_arg, help="the run's id (default: a new r-… id)")
-    fly.add_argument("--allowance", type=int, help="token allowance for the whole run")
-    fly.add_argument("--max-turns", type=int, help="turn cap per agent")
-    fly.add_argument("--retries", type=int, help="automatic retries of a failed tool call")
+    fly.add_argument(
+        "--allowance", type=setting("allowance"), help="token allowance for the whole run"
+    )
+    fly.add_argument("--max-turns", type=setting("max_turns"), help="turn cap per agent")
+    fly.add_argument(
+        "--retries", type=setting("retries"), help="automatic retries of a failed tool call"
+    )
     fly.add_argument(
         "--model",
         choices=["scripted", "endpoint", "local"],
@@ -540,7 +572,7 @@ def parser() -> argparse.ArgumentParser:
     )
     trace.add_argument(
         "--content-chars",
-        type=int,
+        type=whole(1, name="content_chars"),
         default=otel.DEFAULT_CONTENT_CHARS,
         help="the most characters of any one piece of content",
     )

@@ -21,6 +21,7 @@ from runtime.cli import (
     run_id_arg,
     run_of,
     services,
+    setting,
 )
 
 
@@ -143,8 +144,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forking.add_argument(
         "--tool-result", metavar="JSON", help="replace the tool result at --at (a ToolReturned)"
     )
-    forking.add_argument("--max-turns", type=int, help="turn cap per agent")
-    forking.add_argument("--allowance", type=int, help="token allowance for the whole run")
+    forking.add_argument("--max-turns", type=setting("max_turns"), help="turn cap per agent")
+    forking.add_argument(
+        "--allowance", type=setting("allowance"), help="token allowance for the whole run"
+    )
     forking.add_argument("--workspaces", help="where run workspaces are (default: beside it)")
     forking.add_argument("--go", action="store_true", help="drive the fork now, in-process")
     forking.add_argument("--json", action="store_true")
@@ -178,8 +181,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(default), the OpenAI-compatible endpoint from MINUTES_MODEL_*, or the local model "
         "server at MINUTES_LOCAL_MODEL_URL (a 135M model shows the mechanics only)",
     )
-    zi.add_argument("--allowance", type=int, help="token allowance per cell's run")
-    zi.add_argument("--max-turns", type=int, help="turn cap per agent")
+    zi.add_argument("--allowance", type=setting("allowance"), help="token allowance per cell's run")
+    zi.add_argument("--max-turns", type=setting("max_turns"), help="turn cap per agent")
     zi.add_argument("--json", action="store_true")
     zi.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     zi.set_defaults(func=cmd_zi)

@@ -124,20 +124,6 @@ def test_resuming_a_finished_run_does_nothing(flown, capsys):
             ["fly", "--team", "solo", "--scenario", "nope", "--journal", "{tmp}/j.jsonl"],
             "team 'solo' has no scenario 'nope'; known: solo-fix",
         ),
-        (
-            [
-                "fly",
-                "--team",
-                "solo",
-                "--scenario",
-                "solo-fix",
-                "--journal",
-                "{tmp}/j.jsonl",
-                "--allowance",
-                "0",
-            ],
-            "bad settings: field 'allowance'",
-        ),
         (["replay", "{tmp}/missing.jsonl"], "no journal at"),
     ],
 )
@@ -223,6 +209,31 @@ def test_a_run_id_the_store_would_refuse_is_refused_naming_run_id(
     err = capsys.readouterr().err
     assert exited.value.code == 2
     assert f"argument --run-id: {given!r} is not a run id (1 to 64 letters" in err
+    assert not (tmp_path / "new.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["fly", "--max-turns", "0"], "argument --max-turns: must be from 1 to 5,000, not 0"),
+        (["fly", "--allowance", "-5"], "argument --allowance: must be from 1 to "),
+        (["fly", "--retries", "9"], "argument --retries: must be from 0 to 5, not 9"),
+        (["fly", "--max-turns", "x"], "argument --max-turns: not a whole number: 'x'"),
+        (["fork", "--at", "3", "--allowance", "0"], "argument --allowance: must be from 1"),
+        (["otlp", "--content-chars", "0"], "argument --content-chars: must be at least 1, not 0"),
+    ],
+)
+def test_a_number_out_of_range_is_refused_naming_its_flag(flown, tmp_path, capsys, argv, said):
+    """Held to the settings' own bounds by argparse, before anything is read or written: the
+    settings' check said "bad settings: field 'max_turns'", which is no flag, and the trace's
+    "content_chars must be at least 1"."""
+    path, _ = flown
+    target = {"fly": ["--team", "solo", "--journal", str(tmp_path / "new.jsonl")]}
+    command, *rest = argv
+    with pytest.raises(SystemExit) as exited:
+        main([command, *target.get(command, [str(path)]), *rest])
+    assert exited.value.code == 2
+    assert said in capsys.readouterr().err
     assert not (tmp_path / "new.jsonl").exists()
 
 

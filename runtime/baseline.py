@@ -64,8 +64,11 @@ def as_flown(team: FlightConfig, forked: RunForked | None) -> FlightConfig:
     parent's: a fork given 5000 tokens beside a baseline given the parent's 400."""
     if forked is None:
         return team
-    caps = {k: v for k, v in forked.changes.items() if k in ("allowance", "max_turns")}
-    caps = {k: v for k, v in caps.items() if isinstance(v, int)}
+    caps = {
+        k: v
+        for k, v in forked.changes.items()
+        if k in ("allowance", "max_turns") and isinstance(v, int)
+    }
     return team.model_copy(update=caps) if caps else team
 
 

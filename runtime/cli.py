@@ -29,12 +29,13 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from runtime import baseline, flight, fork, otel, plugins, status, streams, views
+from runtime.cli_args import run_id_arg, setting, whole
 from runtime.diagnose import diagnose
 from runtime.events import RunForked
 from runtime.faults import Faults
@@ -101,42 +102,6 @@ def open_journal(path: Path, must_exist: bool = True) -> JsonlJournal:
     if journal.torn is not None:
         print(f"warning: {journal.torn.describe(path)}", file=sys.stderr)
     return journal
-
-
-def run_id_arg(value: str) -> str:
-    """--run-id, held to the rule imported ids are (runtime/streams.py): a journal flown with
-    another would be refused by every store, and its workspace named for it."""
-    if value and not streams.is_run_id(value):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a run id ({streams.RUN_ID_RULE})")
-    return value
-
-
-def whole(low: int, high: int | None = None, name: str = "number") -> Callable[[str], int]:
-    """An argparse type for a whole number from `low` (to `high`): a value out of range is
-    refused by argparse, naming the flag, before anything is read or written; the settings'
-    own check named their field ('max_turns'), which no command line has."""
-
-    def parse(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-        if number < low or (high is not None and number > high):
-            within = f"at least {low:,}" if high is None else f"from {low:,} to {high:,}"
-            raise argparse.ArgumentTypeError(f"must be {within}, not {number:,}")
-        return number
-
-    parse.__name__ = name  # argparse says "invalid <name> value" if a type raises otherwise
-    return parse
-
-
-def setting(field: str) -> Callable[[str], int]:
-    """`whole` within the bounds FlightConfig gives `field`: one rule, the settings' own."""
-    low, high = 0, None
-    for bound in FlightConfig.model_fields[field].metadata:
-        low = getattr(bound, "ge", low)
-        high = getattr(bound, "le", high)
-    return whole(low, high, field)
 
 
 def run_of(journal: JsonlJournal, given: str | None, option: str = "--run") -> str:

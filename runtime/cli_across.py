@@ -18,11 +18,10 @@ from runtime.cli import (
     operator,
     per_agent,
     report,
-    run_id_arg,
     run_of,
     services,
-    setting,
 )
+from runtime.cli_args import run_id_arg, setting
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from django.db.models import F
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import baseline, flight, streams
-from runtime.events import RunForked, TeamStarted
+from runtime.events import RunForked
 from services import runs
 from services.steps import sandbox
 
@@ -69,14 +69,10 @@ def baselines_of(team_run_id: str) -> list[str]:
 
 
 def team_run_of(run_id: str) -> str | None:
-    """The team run this run is the single-agent baseline of (its TeamStarted's
-    `baseline_of`), or None: also when this store does not hold that run (a baseline imported
-    without it), which a link would not find."""
-    journal = DjangoJournal()
-    first = journal.first(streams.journal(run_id))
-    if first is None or not isinstance(first.event, TeamStarted):
+    """The team run this run is the single-agent baseline of (its summary's `baseline_of`), or
+    None: also when this store does not hold that run (a baseline imported without it), which
+    a link would not find."""
+    linked = RunSummary.objects.filter(run_id=run_id).values_list("baseline_of", flat=True).first()
+    if not linked or not RunSummary.objects.filter(run_id=linked).exists():
         return None
-    found = first.event.config.get("baseline_of")
-    if not isinstance(found, str) or not found:
-        return None
-    return found if journal.first(streams.journal(found)) is not None else None
+    return linked

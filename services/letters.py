@@ -61,9 +61,9 @@ def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
     retried = events_of(journal, run_id, stream, DeadLetterRetried)
     discarded = events_of(journal, run_id, stream, DeadLetterDiscarded)
     decisions: list[DeadLetterRetried | DeadLetterDiscarded] = [*retried, *discarded]
-    decided = [e for e in decisions if e.letter_id == letter_id]
-    if decided:
-        raise LetterAlreadyDecided(letter_id, decided[0])
+    decided = next((e for e in decisions if e.letter_id == letter_id), None)
+    if decided is not None:
+        raise LetterAlreadyDecided(letter_id, decided)
     cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
     event = cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason)
     try:

@@ -53,7 +53,13 @@ SUMMED = (
 # The runs read model's columns a run's share is made of: those, and the ones `share` turns
 # into integer sums of their own (a flag, money, seconds).
 FIGURES = (*SUMMED, "verified", "cost", "conflict_latency", "human_wait")
-COLUMNS = (*DIMENSIONS, *FIGURES)
+# A fork's figures that were its parent's (journal_store/models.py): taken off its share.
+INHERITED = {
+    "tokens": "inherited_tokens",
+    "coord_tokens": "inherited_coord_tokens",
+    "work_tokens": "inherited_work_tokens",
+}
+COLUMNS = (*DIMENSIONS, *FIGURES, *INHERITED.values(), "inherited_cost")
 
 
 def key(run: Mapping[str, Any]) -> tuple[str, str, str, date]:
@@ -78,6 +84,11 @@ def share(run: Mapping[str, Any]) -> dict[str, int]:
         "priced": int(cost is not None),
     }
     found.update({name: int(run.get(name) or 0) for name in SUMMED})
+    # A fork's spend counts once: the prefix it copied is its parent's share, not its own.
+    for name, theirs in INHERITED.items():
+        found[name] -= int(run.get(theirs) or 0)
+    if cost is not None:
+        found["cost"] -= round((run.get("inherited_cost") or 0.0) * 1_000_000)
     found.update(
         verified_coord_tokens=found["coord_tokens"] if verified else 0,
         # A run's latency is its mean: times its count, the time its resolved conflicts waited.

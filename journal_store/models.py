@@ -149,6 +149,13 @@ class RunSummary(models.Model):
     # taken up; and those left open at the finish
     commitments = models.IntegerField(default=0)
     orphaned = models.IntegerField(default=0)
+    # What of a fork's tokens and cost were its parent's, copied with its journal up to the
+    # fork point (0 and None for a run that is no fork): the rollup leaves them out of the
+    # fork's share, since the parent spent them and its own share counts them.
+    inherited_tokens = models.BigIntegerField(default=0)
+    inherited_cost = models.FloatField(null=True)
+    inherited_coord_tokens = models.BigIntegerField(default=0)
+    inherited_work_tokens = models.BigIntegerField(default=0)
 
     class Meta:
         db_table = "projection_run"

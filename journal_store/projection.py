@@ -118,6 +118,19 @@ def bill_columns(b: dict[str, Any]) -> dict[str, Any]:
         # In the price table of the projection's time (settings.PRICES): a new table applies to
         # runs as they move, and to every run after `manage.py rebuild_projections`.
         "cost": prices.priced(b, settings.PRICES, False)["total"],
+        **inherited_columns(b["inherited"]),
+    }
+
+
+def inherited_columns(inherited: dict[str, Any] | None) -> dict[str, Any]:
+    """A fork's tokens and cost that were its parent's (0 and None for a run that is no
+    fork): the metrics rollup leaves them out of the fork's share."""
+    if inherited is None:
+        return {"inherited_tokens": 0, "inherited_cost": None}
+    copied = {"agents": inherited["agents"], "lines": []}
+    return {
+        "inherited_tokens": inherited["tokens"],
+        "inherited_cost": prices.priced(copied, settings.PRICES, False)["total"],
     }
 
 
@@ -134,6 +147,8 @@ def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
         "verified": bool(m["coordination_cost_per_verified_success"]["verified_successes"]),
         "coord_tokens": overhead["coordination_tokens"],
         "work_tokens": overhead["work_tokens"],
+        "inherited_coord_tokens": overhead.get("inherited_coordination_tokens", 0),
+        "inherited_work_tokens": overhead.get("inherited_work_tokens", 0),
         "overhead_ratio": overhead["value"],
         "coord_seconds": overhead["coordination_seconds"],
         "work_seconds": overhead["work_seconds"],

@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from runtime import folds
-from runtime.events import BudgetAllocated, BudgetDebited, ModelResponded, TeamStarted
+from runtime.events import (
+    BudgetAllocated,
+    BudgetDebited,
+    ModelResponded,
+    RunForked,
+    TeamStarted,
+)
 from runtime.folds import Fold, State
 from runtime.journal import Recorded
 
@@ -63,17 +69,41 @@ def model_for(models: dict[str, Any], agent: str, asked: str | None = None) -> s
     return None if named is None else str(named)
 
 
+def inherited_of(
+    state: State, models: dict[str, Any], asked: dict[str, str], total: int
+) -> dict[str, Any] | None:
+    """A fork's tokens that were its parent's (the prefix it copied), per agent and in all,
+    and its own (`total` less those); None for a run that is no fork."""
+    rows = state.get("inherited")
+    if rows is None:
+        return None
+    theirs = sum(row[0] for row in rows.values())
+    return {
+        "agents": {
+            name: {**line_figures(row), "model": model_for(models, name, asked.get(name))}
+            for name, row in sorted(rows.items())
+        },
+        "tokens": theirs,
+        "own": total - theirs,
+    }
+
+
 class Bill(Fold):
     """Tokens and calls per agent and per task, and the budget: allowance, spent, remaining.
 
     Tokens come from ModelResponded.usage, so a journal without BudgetDebited still bills;
     `spent` is the budget ledger's sum of BudgetDebited (or the usage total when there is no
     ledger), and `balanced` says whether the two agree.
+
+    A fork's journal begins with its parent's events up to the fork point, their usage too:
+    the bill counts them (the fork's ledgers do), and `inherited` says how many tokens of it
+    were the parent's (None for a run that is no fork), so that a sum across runs can leave
+    them out: they were spent once, by the parent.
     """
 
     name: ClassVar[str] = "bill"
     kinds: ClassVar[frozenset[str] | None] = frozenset(
-        ("ModelResponded", "BudgetDebited", "TeamStarted", "BudgetAllocated")
+        ("ModelResponded", "BudgetDebited", "TeamStarted", "BudgetAllocated", "RunForked")
     )
 
     def start(self) -> State:
@@ -129,6 +159,10 @@ class Bill(Fold):
                 "parent": e.parent,
                 "reserve": e.reserve,
             }
+        elif isinstance(e, RunForked):
+            # Each agent's row as the copied prefix left it (not in start(): a state stored
+            # before this was kept has no key, and a run that is no fork never gets one).
+            state["inherited"] = {name: list(widened(row)) for name, row in state["agents"].items()}
 
     def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         total = sum(row[0] for row in state["agents"].values())
@@ -173,4 +207,5 @@ class Bill(Fold):
             "spent": spent,
             "remaining": None if allowance is None else allowance - spent,
             "balanced": spent == total,
+            "inherited": inherited_of(state, models, asked, total),
         }

@@ -39,6 +39,7 @@ from runtime.events import (
     ModelResponded,
     MutationRefused,
     RecoveryRouted,
+    RunForked,
     StaleWorkRejected,
     SuiteChecked,
     TaskEscalated,
@@ -174,6 +175,7 @@ class Metrics(Fold):
             "SuiteChecked",
             "DeskChecked",
             "TeamFinished",
+            "RunForked",
         )
     ).union(*(f.kinds or () for f in OBLIGATIONS))
 
@@ -290,6 +292,10 @@ class Metrics(Fold):
             self.check(state, independent=True)  # the harness checks, no agent
         elif isinstance(e, TeamFinished):
             state["status"] = e.status
+        elif isinstance(e, RunForked):
+            # A fork's tokens up to here were its parent's (its copied prefix): kept per agent
+            # so that the sums across runs count them once (journal_store/metrics_days.py).
+            state["inherited"] = {name: row[0] for name, row in state["agents"].items()}
 
     def returned(self, state: State, rec: Recorded, e: ToolReturned) -> None:
         here = lane(rec)
@@ -376,6 +382,7 @@ class Metrics(Fold):
                 work_tokens += tokens
                 work_seconds += seconds
         timed = state["timed"]
+        inherited = state.get("inherited")
         overhead_detail = {
             "coordination_tokens": coord_tokens,
             "work_tokens": work_tokens,
@@ -386,6 +393,10 @@ class Metrics(Fold):
             if timed and work_seconds
             else None,
         }
+        if inherited is not None:  # a fork: the parent's tokens in those, split the same way
+            theirs = sum(inherited.get(name, 0) for name in coordinating)
+            overhead_detail["inherited_coordination_tokens"] = theirs
+            overhead_detail["inherited_work_tokens"] = sum(inherited.values()) - theirs
         if not state["agents"]:
             overhead = unmeasured("not measurable: no model response was journalled")
             overhead.update(overhead_detail)

@@ -62,6 +62,20 @@ class MoneyOut(Schema):
     )
 
 
+class InheritedAgentOut(Schema):
+    tokens: int
+    calls: int
+    prompt: int | None = None
+    completion: int | None = None
+    model: str | None = None
+
+
+class InheritedOut(Schema):
+    agents: dict[str, InheritedAgentOut]
+    tokens: int = Field(description="of the bill's tokens, those its parent spent")
+    own: int = Field(description="the tokens the fork spent after its fork point")
+
+
 class BillOut(Schema):
     agents: dict[str, BillAgentOut]
     tasks: dict[str, BillRowOut]
@@ -73,6 +87,11 @@ class BillOut(Schema):
     remaining: int | None
     balanced: bool = Field(description="whether the ledger and the usage agree")
     money: MoneyOut = Field(description="the bill in the price table (MINUTES_PRICES)")
+    inherited: InheritedOut | None = Field(
+        default=None,
+        description="a fork's: the tokens its journal copied from its parent's up to the fork "
+        "point (spent by the parent, counted once across runs); None for a run that is no fork",
+    )
 
 
 class MessageOut(Schema):
@@ -197,6 +216,12 @@ class MetricDetailOut(Schema):
     coordination_seconds: float | None = None
     work_seconds: float | None = None
     seconds_ratio: float | None = None
+    inherited_coordination_tokens: int | None = Field(
+        None, description="a fork's: of its coordination tokens, those its parent spent"
+    )
+    inherited_work_tokens: int | None = Field(
+        None, description="a fork's: of its work tokens, those its parent spent"
+    )
     contested: int | None = None
     claims: int | None = None
     stale: int | None = None

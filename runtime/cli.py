@@ -376,7 +376,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 def cmd_otlp(args: argparse.Namespace) -> int:
     journal = open_journal(Path(args.journal))
-    records = flight.run_records(journal, run_of(journal, args.run))
+    records = flight.traced_records(journal, run_of(journal, args.run))
     try:
         options = otel.TraceOptions(args.project, not args.no_content, args.content_chars)
     except ValueError as exc:

@@ -277,6 +277,22 @@ def run_records(journal: Journal, run_id: str) -> list[Recorded]:
     return sorted([*own, *workers], key=lambda r: r.position) if workers else own
 
 
+def traced_records(journal: Journal, run_id: str) -> list[Recorded]:
+    """What a run's trace reads (runtime/otel): its records (`run_records`), and beside them
+    its waits for a person on streams of their own, the conflicts it parked and the dead
+    letters of its control stream with their decisions, all in journal order. A journal that
+    holds none of those gives `run_records` as it is."""
+    # Here, not at the top: a worker that imports this module to fly has no trace to build,
+    # and runtime.otel brings the OTLP protobuf definitions with it.
+    from runtime.otel.waits import waits_on
+
+    scanning = cast(ScanningJournal, journal)
+    control = journal.read(streams.control(run_id))
+    waits = [r for r in [*control, *scanning.read_prefix("conflict-")] if waits_on(run_id, r)]
+    records = run_records(journal, run_id)
+    return sorted([*records, *waits], key=lambda r: r.position) if waits else records
+
+
 def replay(journal: Journal, run_id: str) -> ReplayReport:
     """Re-run a run with every model answer and tool result served from its journal alone."""
     events = [r.event for r in journal.read(streams.journal(run_id))]

@@ -1,6 +1,8 @@
 """A run's minutes as an OpenTelemetry trace, named by the GenAI semantic conventions.
 
 trace.py    the fold: a run's journal (its own stream and its specialists') to spans
+waits.py    the waits for a person in it (parked conflicts, dead letters), and which records
+            of the conflict and control streams the fold takes
 encode.py   the OTLP/JSON encoding and the entry points, `otlp_trace`, `otlp_json` and
             `otlp_json_chunks` (streamed), and `folded` (the spans as they become final)
 protobuf.py the OTLP/protobuf encoding (official definitions), `otlp_protobuf`, `otlp_request`

@@ -10,6 +10,7 @@ from runtime.otel.options import TraceOptions
 from runtime.otel.spans import SCOPE_NAME, SCOPE_VERSION, STATUS_ERROR, STATUS_UNSET, Span
 from runtime.otel.text import EMPTY, SCOPE, TAIL, span_text, trace_head
 from runtime.otel.trace import Trace
+from runtime.otel.waits import waits_on
 
 CHUNK_SPANS = 256  # spans a streamed export gives at a time (about 0.5 MB of JSON)
 
@@ -85,11 +86,13 @@ def export(trace: Trace, spans: Iterable[Span]) -> dict[str, Any]:
 def otlp_trace(records: Iterable[Recorded], options: TraceOptions | None = None) -> dict[str, Any]:
     """One run's journal as an OTLP/JSON ExportTraceServiceRequest.
 
-    Only the run's own stream (`run-<id>`) and its specialists' (`worker-<id>-...`) are read:
-    the lease, control and effect streams say
-    how the run was driven, not what its agents did. The first run stream met names the run;
-    records of any other run are ignored. No run stream at all gives a request with no spans.
-    Spans come in the order they became final (trace.py): children before their parents.
+    Only the run's own stream (`run-<id>`) and its specialists' (`worker-<id>-...`) are read,
+    and of its control stream and the conflicts it parked only what opens or ends a wait for a
+    person (runtime/otel/waits.py): the lease and effect streams, and the rest of the control
+    stream, say how the run was driven, not what its agents did. The first run stream met
+    names the run; records of any other run are ignored. No run stream at all gives a request
+    with no spans. Spans come in the order they became final (trace.py): children before
+    their parents.
     """
     trace: Trace | None = None
     spans: list[Span] = []
@@ -100,8 +103,13 @@ def otlp_trace(records: Iterable[Recorded], options: TraceOptions | None = None)
 
 
 def runs_in(trace: Trace, rec: Recorded) -> bool:
-    """Whether the record is the run's: its own stream, or a parallel specialist's."""
-    return rec.stream == trace.stream or rec.stream.startswith(f"worker-{trace.run_id}-")
+    """Whether the record is the run's: its own stream, a parallel specialist's, or a wait for
+    a person on a conflict's or the control stream."""
+    return (
+        rec.stream == trace.stream
+        or rec.stream.startswith(f"worker-{trace.run_id}-")
+        or waits_on(trace.run_id, rec)
+    )
 
 
 def build(records: Iterable[Recorded], options: TraceOptions | None = None) -> Trace | None:

@@ -6,7 +6,8 @@ the fold's state is stored (journal_store/trace_fold.py) and the next push steps
 events only. The state is what later events still need, and no more: the run's span (open until
 the end; a live fold keeps none of its message events), the agents at work (their spans, the
 model call and tool calls under way, the conversation so far, the arguments asked for), the
-specialists' spans waiting for their supervisor's report, the run's settings and the clock.
+specialists' spans waiting for their supervisor's report, the waits for a person not yet
+decided, the run's settings and the clock.
 Spans already handed out are not in it. Its size is that of what is under way, not of the run.
 
 `dump` and `load` are exact inverses on what the fold reads: a fold loaded from a dump hands out
@@ -28,7 +29,9 @@ from runtime.otel.options import TraceOptions
 from runtime.otel.spans import AgentRun, Span, ToolCall
 from runtime.otel.trace import Trace
 
-FORMAT = 1  # raise it when what the state holds changes: older states are then rebuilt
+# raise it when what the state holds changes: older states are then rebuilt (2: the waits for
+# a person still open, and an escalation no dead letter followed yet)
+FORMAT = 2
 
 
 class FoldStateError(ValueError):
@@ -117,6 +120,8 @@ def dump(trace: Trace) -> str:
         "root": None if trace.root is None else _span(trace.root),
         "agents": [[name, _agent(run)] for name, run in trace.agents.items()],
         "stopped": [[name, task, _span(span)] for (name, task), span in trace.stopped.items()],
+        "waits": [[key, _span(span)] for key, span in trace.waits.open.items()],
+        "escalated": trace.waits.escalated,
     }
     # ASCII: a lone surrogate a tool printed survives the database's UTF-8.
     return json.dumps(state, separators=(",", ":"))
@@ -141,6 +146,9 @@ def load(text: str, run_id: str, options: TraceOptions) -> Trace:
         trace.root = None if state["root"] is None else _span_of(state["root"])
         trace.agents = {name: _agent_of(run) for name, run in state["agents"]}
         trace.stopped = {(name, task): _span_of(span) for name, task, span in state["stopped"]}
+        trace.waits.open = {key: _span_of(span) for key, span in state["waits"]}
+        escalated = state["escalated"]
+        trace.waits.escalated = None if escalated is None else int(escalated)
     except FoldStateError:
         raise
     except (ValueError, KeyError, TypeError, AttributeError) as exc:

@@ -7,16 +7,20 @@ the shape trace viewers and collectors understand (anything that accepts OTLP/JS
       invoke_agent <agent>     one agent's run: RunStarted .. the event that stopped it
         chat <model>           one model call: ModelCalled .. ModelResponded or ModelFailed
         execute_tool <tool>    one execution of a tool call: ToolDispatched .. ToolReturned
+      wait for a person: ...   a parked claim conflict or a dead letter .. its decision
+                               (runtime/otel/waits.py)
 
 A tool call the loop retried is one span per attempt (the second attempt runs from the first
 one's ToolReturned to its own), so a transient failure stays visible as a red span beside the
 green one. A span whose closing event never came (the run crashed, or is still going) ends at the
-journal's last event with an error status saying so.
+journal's last event with an error status saying so; an undecided wait for a person ends there
+too, without one (the run waits: nothing failed).
 
 Spans are handed out as they become final, so a long run's trace is written (or pushed, live)
 without holding it: a model call's or a tool call's span is final when it closes; an agent's when
 it stops, except a specialist's, which the supervisor's report (WorkerReported, WorkerTimedOut)
-may still mark failed, so it waits for that report; the run's own span at the journal's end.
+may still mark failed, so it waits for that report; a wait for a person's at its decision (or
+at the journal's end, undecided); the run's own span at the journal's end.
 Children come before their parents, which OTLP allows. The order is the fold's, so the spans
 final after a journal's first N records are the first spans of the whole journal's: a live push
 that sent the first K spans of a prefix has sent the first K of any longer journal.
@@ -38,6 +42,11 @@ from runtime.events import (
     AnswerComposed,
     BreakerTripped,
     BudgetExhausted,
+    ConflictParked,
+    ConflictResolved,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
     Event,
     MessageSent,
     ModelCalled,
@@ -49,6 +58,7 @@ from runtime.events import (
     RunResumed,
     RunStarted,
     Served,
+    TaskEscalated,
     TeamFinished,
     TeamStarted,
     ToolDispatched,
@@ -78,6 +88,7 @@ from runtime.otel.spans import (
     reported_failure,
     span_id_of,
 )
+from runtime.otel.waits import Waits
 
 CUT_SHORT = "the journal ends here: the run crashed, or was still going when exported"
 
@@ -116,6 +127,7 @@ class Trace:
         # Specialists' runs that ended, by agent and task, until their supervisor reports.
         self.stopped: dict[tuple[str, str | None], Span] = {}
         self.models: dict[str, dict[str, Any]] = {}  # model_attributes, by agent
+        self.waits = Waits(self)  # waits for a person, open until decided
         # What each kind of event does to the spans, by kind: one lookup an event.
         stopped = lambda rec, e, root: self.on_agent_stopped(e)  # noqa: E731
         noted = lambda rec, e, root: self.note(root, e)  # noqa: E731
@@ -141,6 +153,12 @@ class Trace:
             WorkerReported.kind: reported,
             WorkerTimedOut.kind: reported,
             AnswerComposed.kind: lambda rec, e, root: self.on_answer_composed(root, e),
+            TaskEscalated.kind: lambda rec, e, root: self.waits.on_escalated(),
+            ConflictParked.kind: self.waits.on_parked,
+            DeadLettered.kind: self.waits.on_lettered,
+            ConflictResolved.kind: lambda rec, e, root: self.waits.on_decided(e),
+            DeadLetterRetried.kind: lambda rec, e, root: self.waits.on_decided(e),
+            DeadLetterDiscarded.kind: lambda rec, e, root: self.waits.on_decided(e),
         }
 
     # --- stepping ------------------------------------------------------------------------------
@@ -174,6 +192,7 @@ class Trace:
         for span in self.stopped.values():
             self.final(span)
         self.stopped.clear()
+        self.waits.finish()
         if self.root is not None:
             self.root.end = self.now
             self.final(self.root)

@@ -15,6 +15,7 @@ from journal_store.models import TraceFold
 from runtime import flight
 from runtime.otel import otlp_request
 from runtime.otel.encode import folded
+from runtime.otel.fold_state import FORMAT
 from services import runs
 from services.steps import drive_step
 from tasks import traces as trace_tasks
@@ -91,7 +92,7 @@ def step_twice(run_id: str) -> None:
     "spoil, why",
     [
         ({"state": "{not json"}, "unreadable"),
-        ({"state": '{"format":1,"run_id":"r-other"}'}, "r-other"),
+        ({"state": f'{{"format":{FORMAT},"run_id":"r-other"}}'}, "r-other"),
         ({"position": 10**9}, "does not hold"),  # ahead of the journal
         ({"version": 1}, "does not hold"),  # another event than the one it folded last
         ({"spans": 999}, "handed out 999 spans"),  # past what live pushes claimed

@@ -13,7 +13,7 @@ from runtime.journal import Recorded
 from runtime.jsonl import JsonlJournal
 from runtime.otel import TraceOptions
 from runtime.otel.encode import folded
-from runtime.otel.fold_state import FoldStateError, LiveFold, dump, load
+from runtime.otel.fold_state import FORMAT, FoldStateError, LiveFold, dump, load
 from runtime.otel.protobuf import span_serialized
 from runtime.otel.text import span_text
 
@@ -97,7 +97,7 @@ def test_a_live_fold_keeps_no_message_events_and_cannot_be_finished(fly_team):
     [
         lambda s: s[:-5],  # cut short
         lambda s: "[]",
-        lambda s: s.replace('"format":1', '"format":99'),
+        lambda s: s.replace(f'"format":{FORMAT}', '"format":99'),
         lambda s: json.dumps({**json.loads(s), "agents": [["x", {"span": [1, 2]}]]}),
         lambda s: json.dumps({**json.loads(s), "now": "soon"}),
     ],

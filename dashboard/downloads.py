@@ -13,9 +13,8 @@ from django.http.response import HttpResponseBase
 from django.utils.http import content_disposition_header
 
 from journal_store import traces
-from journal_store.journal import DjangoJournal
 from journal_store.transfer import export_lines
-from runtime import flight, otel
+from runtime import otel
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -48,7 +47,7 @@ def otlp(run_id: str, protobuf: bool = False) -> HttpResponseBase:
 
 def otlp_json(run_id: str) -> StreamingHttpResponse:
     """The trace as OTLP/JSON, streamed as its spans end (runtime/otel/encode.py)."""
-    records = flight.run_records(DjangoJournal(), run_id)
+    records = traces.records(run_id)
     chunks = otel.otlp_json_chunks(records, traces.options())
     response = StreamingHttpResponse(chunks, content_type="application/json")
     response["Content-Disposition"] = attachment(run_id, ".otlp.json")
@@ -58,7 +57,7 @@ def otlp_json(run_id: str) -> StreamingHttpResponse:
 def otlp_protobuf(run_id: str) -> StreamingHttpResponse:
     """The trace as OTLP/protobuf, streamed a ResourceSpans at a time as its spans end
     (runtime/otel/protobuf.py)."""
-    records = flight.run_records(DjangoJournal(), run_id)
+    records = traces.records(run_id)
     chunks = otel.otlp_protobuf_chunks(records, traces.options())
     response = StreamingHttpResponse(chunks, content_type=otel.PROTOBUF_TYPE)
     response["Content-Disposition"] = attachment(run_id, ".otlp.pb")

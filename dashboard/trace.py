@@ -21,11 +21,6 @@ from journal_store import traces
 from journal_store.journal import DjangoJournal
 from runtime import streams, trace_view
 from runtime.events import (
-    ConflictParked,
-    ConflictResolved,
-    DeadLetterDiscarded,
-    DeadLettered,
-    DeadLetterRetried,
     ModelCalled,
     ModelFailed,
     ModelResponded,
@@ -43,15 +38,6 @@ EXTEND = 5  # ...and up to this many more MARGINs while a call there still lacks
 SCAN = 100  # rows looked at a time for one agent's events around a call
 CALL_KINDS = (ModelCalled.kind, ModelResponded.kind, ModelFailed.kind, ToolReturned.kind)
 AGENT_KINDS = (*CALL_KINDS, ToolDispatched.kind, RunStarted.kind)
-# What opens or ends a wait for a person outside the traced streams: a parked conflict and its
-# decision (conflict-<id>), a dead letter of the control stream and its retry or discard.
-WAIT_KINDS = (
-    ConflictParked.kind,
-    ConflictResolved.kind,
-    DeadLettered.kind,
-    DeadLetterRetried.kind,
-    DeadLetterDiscarded.kind,
-)
 
 
 def traced(run_id: str) -> tuple[str, list[str]]:
@@ -73,7 +59,7 @@ class Window:
     earlier: int | None  # the `after` of the window before this one; None: this is the first
     later: int | None  # the `after` of the window after this one; None: this is the last
     read: int  # rows read to draw it
-    waits: list[Recorded] = field(default_factory=list)  # see `waits_for_people`
+    waits: list[Recorded] = field(default_factory=list)  # see traces.waits_for_people
 
     def numbers(self, run_id: str) -> tuple[str, str]:
         """The window's first and last events by their number in the run's minutes."""
@@ -131,7 +117,7 @@ def window(run_id: str, after: int = 0, latest: bool = False, size: int = WINDOW
     if behind:
         earlier = position_before(where, params, after + 1, size) or 0
     later = inside[-1].position if len(ahead) > size else None
-    waits = waits_for_people(run_id, after, later)
+    waits = traces.waits_for_people(run_id, after, later)
     return Window(
         records=records,
         first=inside[0].position if inside else 0,
@@ -140,27 +126,6 @@ def window(run_id: str, after: int = 0, latest: bool = False, size: int = WINDOW
         later=later,
         read=len(records) + len(waits),
         waits=waits,
-    )
-
-
-def waits_for_people(run_id: str, after: int, upto: int | None) -> list[Recorded]:
-    """The run's parked conflicts and control-stream dead letters, with their decisions,
-    after position `after` and up to `upto` (None: to the end, where a decision taken after
-    the run's last event lands). They are on streams the trace does not read, so a run that
-    waited days for a person showed no wait at all."""
-    marks = ", ".join(["%s"] * len(WAIT_KINDS))
-    bound = "" if upto is None else " AND position <= %s"
-    return DjangoJournal().select(
-        f"WHERE run_id = %s AND kind IN ({marks}) AND (stream LIKE %s OR stream = %s)"
-        f" AND position > %s{bound} ORDER BY position",
-        [
-            run_id,
-            *WAIT_KINDS,
-            "conflict-%",
-            streams.control(run_id),
-            after,
-            *([] if upto is None else [upto]),
-        ],
     )
 
 

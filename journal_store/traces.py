@@ -17,8 +17,13 @@ from django.conf import settings
 from django.db import connections
 
 from journal_store.journal import DjangoJournal
-from runtime import streams
+from runtime import flight, streams
 from runtime.events import (
+    ConflictParked,
+    ConflictResolved,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
     Event,
     TracePushed,
     TracePushFailed,
@@ -31,6 +36,16 @@ from runtime.journal import Recorded, append_next
 from runtime.otel import TraceOptions
 
 WHOLE = (TracePushQueued, TracePushed, TracePushFailed)  # the whole trace's push
+# What opens or ends a wait for a person outside the run's own and specialists' streams: a
+# parked conflict and its decision (conflict-<id>), a dead letter of the control stream and its
+# retry or discard (runtime/otel/waits.py takes the same records).
+WAIT_KINDS = (
+    ConflictParked.kind,
+    ConflictResolved.kind,
+    DeadLettered.kind,
+    DeadLetterRetried.kind,
+    DeadLetterDiscarded.kind,
+)
 
 
 def options() -> TraceOptions:
@@ -40,6 +55,35 @@ def options() -> TraceOptions:
         content=settings.OTLP_CONTENT,
         content_chars=settings.OTLP_CONTENT_CHARS,
     )
+
+
+def waits_for_people(run_id: str, after: int = 0, upto: int | None = None) -> list[Recorded]:
+    """The run's parked conflicts and control-stream dead letters, with their decisions,
+    after position `after` and up to `upto` (None: to the end, where a decision taken after
+    the run's last event lands). They are on streams the run's own reads do not cover, so a
+    run that waited days for a person showed no wait at all (the trace tab, the OTLP trace)."""
+    marks = ", ".join(["%s"] * len(WAIT_KINDS))
+    bound = "" if upto is None else " AND position <= %s"
+    return DjangoJournal().select(
+        f"WHERE run_id = %s AND kind IN ({marks}) AND (stream LIKE %s OR stream = %s)"
+        f" AND position > %s{bound} ORDER BY position",
+        [
+            run_id,
+            *WAIT_KINDS,
+            "conflict-%",
+            streams.control(run_id),
+            after,
+            *([] if upto is None else [upto]),
+        ],
+    )
+
+
+def records(run_id: str) -> list[Recorded]:
+    """What the run's OTLP trace reads (runtime/flight.py's `traced_records`, by index): its
+    own and its specialists' streams, and its waits for a person, in journal order."""
+    own = flight.run_records(DjangoJournal(), run_id)
+    waits = waits_for_people(run_id)
+    return sorted([*own, *waits], key=lambda r: r.position) if waits else own
 
 
 def record(run_id: str, event: Event) -> None:

@@ -32,8 +32,6 @@ import time
 from django.conf import settings
 
 from journal_store import trace_fold, traces
-from journal_store.journal import DjangoJournal
-from runtime import flight
 from runtime.events import (
     TracePushed,
     TracePushFailed,
@@ -184,7 +182,7 @@ def push(run_id: str) -> str:
     went_live = {
         n for where, first, count in book.sent if where == here for n in range(first, first + count)
     }
-    records = flight.run_records(DjangoJournal(), run_id)
+    records = traces.records(run_id)
     spans = [s for n, s in enumerate(folded(records, traces.options())) if n not in went_live]
     body = serialized(spans)
     try:

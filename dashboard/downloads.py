@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from django.http import StreamingHttpResponse
+from django.http import JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.http import content_disposition_header
 
@@ -45,19 +45,29 @@ def otlp(run_id: str, protobuf: bool = False) -> HttpResponseBase:
     return otlp_protobuf(run_id) if protobuf else otlp_json(run_id)
 
 
-def otlp_json(run_id: str) -> StreamingHttpResponse:
+def untimed() -> JsonResponse:
+    """The answer for a run whose journal records no times (an abridged reference journal,
+    imported): its trace would place every span at 0, 1 January 1970."""
+    return JsonResponse({"detail": otel.UNTIMED}, status=409)
+
+
+def otlp_json(run_id: str) -> HttpResponseBase:
     """The trace as OTLP/JSON, streamed as its spans end (runtime/otel/encode.py)."""
     records = traces.records(run_id)
+    if otel.untimed(records):
+        return untimed()
     chunks = otel.otlp_json_chunks(records, traces.options())
     response = StreamingHttpResponse(chunks, content_type="application/json")
     response["Content-Disposition"] = attachment(run_id, ".otlp.json")
     return response
 
 
-def otlp_protobuf(run_id: str) -> StreamingHttpResponse:
+def otlp_protobuf(run_id: str) -> HttpResponseBase:
     """The trace as OTLP/protobuf, streamed a ResourceSpans at a time as its spans end
     (runtime/otel/protobuf.py)."""
     records = traces.records(run_id)
+    if otel.untimed(records):
+        return untimed()
     chunks = otel.otlp_protobuf_chunks(records, traces.options())
     response = StreamingHttpResponse(chunks, content_type=otel.PROTOBUF_TYPE)
     response["Content-Disposition"] = attachment(run_id, ".otlp.pb")

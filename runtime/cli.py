@@ -382,6 +382,9 @@ def cmd_otlp(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if otel.untimed(records):
+        print(f"error: {otel.UNTIMED}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.protobuf:
         if not (args.output and args.output != "-") and sys.stdout.isatty():
             print("error: protobuf is binary: name a file with -o FILE", file=sys.stderr)

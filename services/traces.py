@@ -42,7 +42,7 @@ from runtime.events import (
 )
 from runtime.journal import WrongExpectedVersion
 from runtime.otel import push as otlp_push
-from runtime.otel.encode import folded
+from runtime.otel.encode import UNTIMED, folded, untimed
 from runtime.otel.protobuf import serialized
 from services import queue
 
@@ -183,6 +183,10 @@ def push(run_id: str) -> str:
         n for where, first, count in book.sent if where == here for n in range(first, first + count)
     }
     records = traces.records(run_id)
+    if untimed(records):
+        traces.record(run_id, TracePushFailed(endpoint=here, error=UNTIMED, attempts=0))
+        log.warning("run %s: trace not pushed: %s", run_id, UNTIMED)
+        return "failed"
     spans = [s for n, s in enumerate(folded(records, traces.options())) if n not in went_live]
     body = serialized(spans)
     try:

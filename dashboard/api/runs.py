@@ -212,7 +212,7 @@ def export(request: HttpRequest, run_id: str) -> Any:
 
 @router.get(
     "/{run_id}/otlp",
-    response={200: dict[str, Any], 404: Error},
+    response={200: dict[str, Any], 404: Error, 409: Error},
     openapi_extra={
         "responses": {
             200: {

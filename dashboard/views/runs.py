@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseNotFound, QueryDict, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -468,14 +469,14 @@ def export(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
 
 @login_required
 @require_GET
-def export_otlp(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
+def export_otlp(request: HtmxHttpRequest, run_id: str) -> HttpResponseBase:
     get_run_for_user(request.user, run_id, fresh=False)
     return downloads.otlp_json(run_id)
 
 
 @login_required
 @require_GET
-def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
+def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> HttpResponseBase:
     get_run_for_user(request.user, run_id, fresh=False)
     return downloads.otlp_protobuf(run_id)
 

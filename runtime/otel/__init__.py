@@ -13,7 +13,7 @@ options.py  what a deployment chooses: the project, and whether (and how much) c
 Plain Python like the rest of the runtime: no Django; no clock and no network but in push.py.
 """
 
-from runtime.otel.encode import otlp_json, otlp_json_chunks, otlp_trace
+from runtime.otel.encode import UNTIMED, otlp_json, otlp_json_chunks, otlp_trace, untimed
 from runtime.otel.options import DEFAULT_CONTENT_CHARS, DEFAULT_PROJECT, TraceOptions
 from runtime.otel.protobuf import (
     PROTOBUF_TYPE,
@@ -29,6 +29,7 @@ __all__ = [
     "PROTOBUF_TYPE",
     "STATUS_ERROR",
     "STATUS_UNSET",
+    "UNTIMED",
     "TraceOptions",
     "nanos",
     "otlp_json",
@@ -37,4 +38,5 @@ __all__ = [
     "otlp_protobuf_chunks",
     "otlp_request",
     "otlp_trace",
+    "untimed",
 ]

@@ -7,7 +7,14 @@ from typing import Any
 
 from runtime.journal import Recorded
 from runtime.otel.options import TraceOptions
-from runtime.otel.spans import SCOPE_NAME, SCOPE_VERSION, STATUS_ERROR, STATUS_UNSET, Span
+from runtime.otel.spans import (
+    SCOPE_NAME,
+    SCOPE_VERSION,
+    STATUS_ERROR,
+    STATUS_UNSET,
+    Span,
+    nanos,
+)
 from runtime.otel.text import EMPTY, SCOPE, TAIL, span_text, trace_head
 from runtime.otel.trace import Trace
 from runtime.otel.waits import waits_on
@@ -100,6 +107,28 @@ def otlp_trace(records: Iterable[Recorded], options: TraceOptions | None = None)
         trace = found
         spans.append(span)
     return {"resourceSpans": []} if trace is None else export(trace, spans)
+
+
+# What the entry points (the command line, the dashboard's download and push) say of a journal
+# that records no time at all, rather than export it: a span is placed in time, and each would
+# start and end at 0, which every consumer shows as 1 January 1970.
+UNTIMED = (
+    'the journal records no times: none of the run\'s events has a time ("t"), as the lines '
+    "of the reference runtime's abridged journals have none; a trace's spans would all start "
+    "and end at 0 (1 January 1970), so no trace is made of it"
+)
+
+
+def untimed(records: Iterable[Recorded]) -> bool:
+    """Whether the records (some) hold no time at all (`nanos` reads 0 as "not recorded").
+    Stops at the first time it finds: a journal written by a runtime has one at its first
+    event. Events without a time among timed ones take the time before them, as the fold does."""
+    found = False
+    for rec in records:
+        if nanos(rec.event.t) > 0:
+            return False
+        found = True
+    return found
 
 
 def runs_in(trace: Trace, rec: Recorded) -> bool:

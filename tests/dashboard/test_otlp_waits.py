@@ -6,6 +6,10 @@ are on streams of their own (conflict-<id>, control-<run>), which the trace did 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -13,6 +17,7 @@ from django.urls import reverse
 from journal_store import traces as journal_traces
 from journal_store.journal import DjangoJournal
 from journal_store.models import Conflict
+from journal_store.transfer import export_lines
 from runtime import flight, streams
 from runtime.events import ConflictParked, ConflictResolved, DeadLetterDiscarded, DeadLettered
 from runtime.otel import nanos
@@ -22,13 +27,16 @@ from tests.dashboard.conftest import drive
 from tests.dashboard.test_trace_push import collector  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def attrs(span: dict) -> dict:
     return {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
 
 
-def test_the_download_has_the_wait_for_the_reviewer_s_decision_on_a_parked_conflict(as_owner):
+def test_the_download_has_the_wait_for_the_reviewer_s_decision_on_a_parked_conflict(
+    as_owner, tmp_path
+):
     run_id = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": "T-1"})
     assert drive(run_id) == "escalated"
     [conflict] = Conflict.objects.filter(run_id=run_id)
@@ -53,6 +61,19 @@ def test_the_download_has_the_wait_for_the_reviewer_s_decision_on_a_parked_confl
     assert int(root["endTimeUnixNano"]) >= nanos(decided.t)  # the run's span holds its wait
     # The page's trace tab reads the same wait.
     assert [r.event for r in journal_traces.waits_for_people(run_id)] == [parked, decided]
+
+    # The run's JSONL export holds the conflict's stream: the command line's trace of the file
+    # is the download, byte for byte.
+    path = tmp_path / f"{run_id}.jsonl"
+    path.write_text("".join(export_lines(run_id)))
+    printed = subprocess.run(
+        [sys.executable, "-m", "runtime", "otlp", str(path), "--run", run_id],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == body + b"\n"
 
 
 def test_the_push_of_a_run_ended_by_a_discarded_dead_letter_has_its_wait(

@@ -19,11 +19,18 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import Conflict
 from journal_store.transfer import export_lines
 from runtime import flight, streams
-from runtime.events import ConflictParked, ConflictResolved, DeadLetterDiscarded, DeadLettered
+from runtime.events import (
+    ConflictParked,
+    ConflictResolved,
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+    TaskEscalated,
+)
 from runtime.otel import nanos
 from services import letters, review, runs
 from tasks import traces as trace_tasks
-from tests.dashboard.conftest import drive
+from tests.dashboard.conftest import drive, run_of
 from tests.dashboard.test_trace_push import collector  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -117,3 +124,41 @@ def test_the_push_of_a_run_ended_by_a_discarded_dead_letter_has_its_wait(
     assert a["minutes.decision"].string_value == "discard"
     assert a["minutes.decided_by"].string_value == "owner"
     assert a["minutes.decision.reason"].string_value == "not worth another try"
+
+
+def test_a_harness_dead_letter_waits_from_its_escalation_to_the_retry(as_owner):
+    """The reviewer stays silent: the task is escalated and parked; retried, it is parked
+    again, and that second wait is still open where the journal ends."""
+    run_id = run_of("silent-dropout")
+    assert runs.status_of(run_id) == "dead-lettered"
+    own = [r.event for r in DjangoJournal().read(streams.journal(run_id))]
+    [escalated] = [e for e in own if isinstance(e, TaskEscalated)]
+    [lettered] = [e for e in own if isinstance(e, DeadLettered)]
+    letters.decide_letter(lettered.letter_id, "retry", "rosa", "try once more")
+    drive(run_id)
+    own = [r.event for r in DjangoJournal().read(streams.journal(run_id))]
+    [retried] = [e for e in own if isinstance(e, DeadLetterRetried)]
+    again = [e for e in own if isinstance(e, TaskEscalated)][1]
+
+    body = b"".join(as_owner.get(reverse("export_otlp", args=[run_id])).streaming_content)
+    spans = json.loads(body)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    waits = {
+        attrs(s)["minutes.dead_letter.id"]: s
+        for s in spans
+        if s["name"] == "wait for a person: dead letter"
+    }
+    first = waits.pop(lettered.letter_id)
+    assert (int(first["startTimeUnixNano"]), int(first["endTimeUnixNano"])) == (
+        nanos(escalated.t),
+        nanos(retried.t),
+    )
+    a = attrs(first)
+    assert (a["minutes.dead_letter.stream"], a["minutes.task_id"]) == ("run", lettered.task_id)
+    assert (a["minutes.decision"], a["minutes.decided_by"]) == ("retry", "rosa")
+    assert a["minutes.wait.decided"] is True
+    [second] = waits.values()
+    assert attrs(second)["minutes.wait.decided"] is False
+    assert (int(second["startTimeUnixNano"]), int(second["endTimeUnixNano"])) == (
+        nanos(again.t),
+        max(nanos(e.t) for e in own),  # the journal's last event: nobody has decided yet
+    )

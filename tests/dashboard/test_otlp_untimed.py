@@ -65,3 +65,13 @@ def test_a_push_of_it_fails_saying_why_and_sends_nothing(owner, collector):  # n
     assert collector.got == []
     last = DjangoJournal().read(f"traces-{run_id}")[-1].event
     assert isinstance(last, TracePushFailed) and last.error == UNTIMED and last.attempts == 0
+
+
+def test_the_run_page_offers_no_trace_download_for_it_and_says_why(as_owner):
+    untimed, timed = imported("abridged.jsonl", timed=False), imported("timed.jsonl", timed=True)
+    page = as_owner.get(reverse("run", args=[untimed])).content.decode()
+    assert "no OTLP trace: the journal records no times" in page
+    assert reverse("export_otlp", args=[untimed]) not in page
+    page = as_owner.get(reverse("run", args=[timed])).content.decode()
+    assert reverse("export_otlp", args=[timed]) in page
+    assert 'id="no-trace"' not in page

@@ -45,6 +45,7 @@ SUMMED = (
     "conflicts_resolved",
     "conflicts_open",
     "dead_letters",
+    "letters_open",
     "waits",
     "deadlocks",
     "commitments",

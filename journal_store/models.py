@@ -143,6 +143,7 @@ class RunSummary(models.Model):
     conflict_latency = models.FloatField(null=True)  # mean seconds to a person's resolution
     human_wait = models.FloatField(default=0.0)  # seconds conflicts and dead letters waited
     dead_letters = models.IntegerField(default=0)
+    letters_open = models.IntegerField(default=0)  # of those, still waiting for a person
     waits = models.IntegerField(default=0)  # waits for another agent: deadlock_rate's whole
     deadlocks = models.IntegerField(default=0)  # cycles of open waits among them
     # commitment_orphan_rate's whole: commitments made, or in a run that made none, requests
@@ -198,6 +199,7 @@ class MetricsDay(models.Model):
     conflict_wait = models.BigIntegerField(default=0)
     human_wait = models.BigIntegerField(default=0)
     dead_letters = models.BigIntegerField(default=0)
+    letters_open = models.BigIntegerField(default=0)
     with_conflict = models.BigIntegerField(default=0)
     with_dead_letter = models.BigIntegerField(default=0)
     waits = models.BigIntegerField(default=0)

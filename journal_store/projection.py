@@ -169,6 +169,7 @@ def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
         "conflict_latency": latency["value"],
         "human_wait": latency["waiting_for_people_seconds"],
         "dead_letters": latency["dead_letters"],
+        "letters_open": latency["open_dead_letters"],
         "waits": m["deadlock_rate"]["waits"],
         "deadlocks": m["deadlock_rate"]["deadlocks"],
         "commitments": m["commitment_orphan_rate"]["total"],

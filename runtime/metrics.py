@@ -418,6 +418,7 @@ class Metrics(Fold):
                 longest=round(longest, 3),
                 waiting_for_people_seconds=round(state["human_wait"], 3),
                 dead_letters=state.get("lettered", 0),
+                open_dead_letters=len(state["letters"]),
             )
         else:
             latency = unmeasured(
@@ -429,6 +430,7 @@ class Metrics(Fold):
                 open=open_conflicts,
                 waiting_for_people_seconds=round(state["human_wait"], 3),
                 dead_letters=state.get("lettered", 0),
+                open_dead_letters=len(state["letters"]),
             )
         status = state["status"]
         if status is None:

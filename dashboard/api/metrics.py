@@ -52,6 +52,7 @@ class FiguresOut(Schema):
     conflict_wait: float = Field(description="seconds resolved conflicts waited for a person")
     human_wait: float = Field(description="seconds conflicts and dead letters waited")
     dead_letters: int
+    letters_open: int = Field(description="of those, still waiting for a person's decision")
     with_conflict: int = Field(description="runs that parked a conflict")
     with_dead_letter: int = Field(description="runs that dead-lettered work")
     waits: int = Field(description="waits for another agent (requests, leases awaited)")

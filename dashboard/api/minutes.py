@@ -231,6 +231,7 @@ class MetricDetailOut(Schema):
     longest: float | None = None
     waiting_for_people_seconds: float | None = None
     dead_letters: int | None = None
+    open_dead_letters: int | None = Field(None, description="of those, still undecided")
     livelocked: int | None = None
     reviewed_tasks: int | None = None
     independent: int | None = None

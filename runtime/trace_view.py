@@ -36,6 +36,7 @@ from runtime.events import (
     MessageDelivered,
     MessageSent,
     ReplyOverdue,
+    RunForked,
     RunInterrupted,
     RunResumed,
     TaskEscalated,
@@ -100,7 +101,7 @@ class Mark:
 
     lane: str
     at: int
-    kind: str  # "deadline" or "person"
+    kind: str  # "deadline", "person", or "fork" (the gap before a fork went on)
     label: str
     since: int | None = None
 
@@ -286,8 +287,18 @@ def marks(
     }
     found: list[Mark] = []
     waiting: dict[str, tuple[int, str]] = {}  # open waits for a person, by the item's id
+    before: int | None = None  # the time of the window's record before this one
     for rec in window:
         e, at = rec.event, nanos(rec.event.t)
+        if isinstance(e, RunForked):
+            # A fork's copied events keep the parent's times: the gap up to the fork is the
+            # time between the parent's event and the person's fork, when nobody worked.
+            label = (
+                f"forked from {e.parent} after its event #{e.number}: what comes before is the "
+                "parent's, at the parent's times"
+            )
+            found.append(Mark(RUN_LANE, at, "fork", label, before))
+        before = at
         if isinstance(e, DeadlinePassed):
             label = f"deadline passed: no reply from {e.awaited} to {e.request} ({e.reason})"
             found.append(Mark(e.awaited, at, "deadline", label, asked.get(e.request)))

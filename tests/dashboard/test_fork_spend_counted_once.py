@@ -120,3 +120,16 @@ def test_the_bill_api_gives_a_forks_copied_tokens_and_none_for_its_parent(forked
     assert body["inherited"]["own"] == body["total"]["tokens"] - copied
     assert sum(a["tokens"] for a in body["inherited"]["agents"].values()) == copied
     assert as_owner.get(f"/api/runs/{parent}/bill").json()["inherited"] is None
+
+
+def test_a_fork_before_any_model_answer_says_all_its_tokens_are_its_own(owner, as_owner):
+    parent = run_of("first-flight")
+    first = DjangoJournal().read(f"run-{parent}")[0].position  # its TeamStarted
+    child = forks.fork_run(parent, first, forks.Changes(), "owner")
+    assert drive(child) != "stepped"
+    projection.catch_up()
+    assert RunSummary.objects.get(run_id=child).inherited_tokens == 0
+    page = as_owner.get(f"/runs/{child}/?tab=bill").content.decode()
+    tokens = RunSummary.objects.get(run_id=child).tokens
+    assert f"before any model answer: all {tokens} tokens are its own" in page
+    assert "of these" not in page

@@ -9,9 +9,10 @@ import io
 import pytest
 
 from journal_store import projection
+from journal_store.journal import DjangoJournal
 from journal_store.models import Conflict
 from journal_store.transfer import import_journal
-from services import letters, review, runs
+from services import forks, letters, review, runs
 from services.control import Control
 from tests.dashboard.conftest import drive, run_of
 
@@ -128,3 +129,28 @@ def test_a_dead_letter_of_the_control_stream_is_drawn_as_a_wait_for_a_person(as_
     marks = trace_tab(as_owner, run_id).context["drawing"]["marks"]
     [decided] = [m for m in marks if m["kind"] == "person"]
     assert "no decision" not in decided["label"]
+
+
+def test_a_forks_trace_marks_the_gap_before_it_went_on(as_owner):
+    """A fork's copied events keep its parent's times, so its agents' bands ran across the
+    time between the parent's event and the fork, as if they had worked through it."""
+    parent = run_of("first-flight")
+    records = DjangoJournal().read(f"run-{parent}")
+    at = next(r for r in records if r.event.kind == "ToolReturned")
+    child = forks.fork_run(parent, at.position, forks.Changes(), "owner")
+    assert drive(child) != "stepped"
+    page = trace_tab(as_owner, child)
+    [fork] = [m for m in page.context["drawing"]["marks"] if m["kind"] == "fork"]
+    assert fork["label"].startswith(
+        f"forked from {parent} after its event #{at.version}: what comes before is the parent's"
+    )
+    # The gap runs from the last copied event to the fork: the run's lane, left of the mark.
+    copied = next(r for r in DjangoJournal().read(f"run-{child}") if r.version == at.version)
+    assert copied.event.t == at.event.t
+    assert fork["since"] <= fork["x"]
+    html = page.content.decode()
+    assert '<g class="trace-mark fork">' in html
+    assert "before the fork: the parent's events, at the parent's times" in html
+    # A run that is no fork has neither.
+    html = trace_tab(as_owner, parent).content.decode()
+    assert "trace-mark fork" not in html and "before the fork" not in html

@@ -352,6 +352,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if result.complete
             else f" (the journal ends after {result.events} events, before the run finished)"
         )
+        note += result.specialists()
         if result.ended_by:
             note += f"; then a person ended it ({result.ended_by})"
         print("identical" + note)

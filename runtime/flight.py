@@ -268,6 +268,19 @@ class ReplayReport:
     # The run's verdict when a person wrote it from outside the harness (its dead letter
     # discarded: services/letters.py), which no replay writes: its reason, else "".
     ended_by: str = ""
+    # The events of the run's parallel specialists (worker-<run>-... streams): the replay reads
+    # their reports back from the record, as the run's own journal holds them, and does not
+    # run them again, so `events` does not count them.
+    read_back: int = 0
+
+    def specialists(self) -> str:
+        """What a report says of the specialists' events, which it does not count ("" if none)."""
+        if not self.read_back:
+            return ""
+        return (
+            f" (and its specialists' {self.read_back} events, read back from the record, "
+            "not run again)"
+        )
 
 
 def run_records(journal: Journal, run_id: str) -> list[Recorded]:
@@ -298,14 +311,15 @@ def replay(journal: Journal, run_id: str) -> ReplayReport:
     events = [r.event for r in journal.read(streams.journal(run_id))]
     config = recorded_config(events, run_id)
     session = Session(MemoryJournal(), run_id, recorded=events, replay=True, source=journal)
+    read_back = len(cast(ScanningJournal, journal).read_prefix(f"worker-{run_id}-"))
     try:
         drive(session, config, Path("/nonexistent/replay-runs-no-tools"), live=False)
     except ReplayDivergence as exc:
         if ended := ended_by_a_discard(journal, run_id, events, session.cursor):
-            return ReplayReport(True, session.cursor, ended_by=ended)
-        return ReplayReport(False, session.cursor, str(exc))
+            return ReplayReport(True, session.cursor, ended_by=ended, read_back=read_back)
+        return ReplayReport(False, session.cursor, str(exc), read_back=read_back)
     except ReplayEnded:
-        return ReplayReport(True, session.cursor, complete=False)
+        return ReplayReport(True, session.cursor, complete=False, read_back=read_back)
     if session.cursor < len(events):
         extra = events[session.cursor]
         return ReplayReport(
@@ -313,8 +327,9 @@ def replay(journal: Journal, run_id: str) -> ReplayReport:
             session.cursor,
             f"at version {session.cursor + 1}: the replay ended; "
             f"the journal goes on with {extra.kind}",
+            read_back=read_back,
         )
-    return ReplayReport(True, session.cursor)
+    return ReplayReport(True, session.cursor, read_back=read_back)
 
 
 def ended_by_a_discard(journal: Journal, run_id: str, events: list[Any], cursor: int) -> str:

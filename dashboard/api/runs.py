@@ -275,6 +275,7 @@ def replay(request: HttpRequest, run_id: str) -> Any:
         "complete": report.complete,
         "difference": report.difference,
         "ended_by": report.ended_by,
+        "read_back": report.read_back,
     }
 
 

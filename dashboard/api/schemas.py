@@ -252,6 +252,12 @@ class ReplayOut(Schema):
         description="the reason of the verdict a person wrote from outside the harness (the "
         "run's dead letter discarded), which a replay cannot write; empty when none",
     )
+    read_back: int = Field(
+        0,
+        description="the events of the run's parallel specialists, which the replay reads back "
+        "from the record (their reports, as the run's journal holds them) and does not run "
+        "again; `events` does not count them",
+    )
 
 
 # --- journals -----------------------------------------------------------------------------------

@@ -508,6 +508,7 @@ def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return tell(request, str(exc), "error", 200, run_url(run_id), "the run")
     if report.identical:
         message = f"identical: all {report.events} events reproduced from the journal alone"
+        message += report.specialists()
         if not report.complete:
             message += " (the run has not finished)"
         if report.ended_by:

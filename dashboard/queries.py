@@ -20,6 +20,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, S
 from django.db.models.functions import Coalesce, Now
 
 from dashboard import present
+from dashboard.asked import BadQuery, shown
 from journal_store import projection, queues
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
@@ -47,6 +48,7 @@ from runtime.model import EndpointDown
 from runtime.stops import StopRequest
 from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
+from services import tags
 from services.control import Control, failing_steps, stalled
 from services.specialists import endpoint_down, endpoints_down
 from teams import TEAMS
@@ -224,10 +226,10 @@ def parse_date(value: str | None) -> date | None:
 
 @dataclass(frozen=True)
 class RunFilter:
-    """The runs list's filters as understood: a bad date is no bound, an unknown status any,
-    an unknown sort the default one (as the page's boxes show them). The page's form and the
-    API's query parameters both arrive here (the API refuses a bad date, status or sort
-    first, dashboard/api/runs.py)."""
+    """The runs list's filters as understood. The page's form and the API's query parameters
+    both arrive here, and both are refused a value the list cannot take (`of`): a page that
+    took a bad date for no bound, an unknown status for any or an unknown sort for the
+    default listed runs the person had not asked for, as if their filter had applied."""
 
     status: str = ""
     team: str = ""
@@ -239,16 +241,47 @@ class RunFilter:
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> RunFilter:
-        sort = params.get("sort") or "started"
+        """The filter the parameters ask for; BadQuery names every field it cannot take (a
+        team no run has is taken: the list says no run matches it)."""
+        if wrong := cls.problems(params):
+            raise BadQuery(wrong)
+        return cls.understood(params)
+
+    @classmethod
+    def understood(cls, params: Mapping[str, Any]) -> RunFilter:
+        """The fields it can take, the others as if not asked (the form around a refusal)."""
+        wrong = cls.problems(params)
+
+        def asked(name: str) -> str:
+            return "" if name in wrong else str(params.get(name) or "")
+
         return cls(
-            status=asked if (asked := params.get("status") or "") in status.STATUSES else "",
-            team=params.get("team") or "",
-            q=(params.get("q") or "").strip(),
-            since=parse_date(params.get("since")),
-            until=parse_date(params.get("until")),
-            sort=sort if sort in SORTS else "started",
-            tag=(params.get("tag") or "").strip().lower()[:32],
+            status=asked("status"),
+            team=asked("team"),
+            q=asked("q").strip(),
+            since=parse_date(asked("since")),
+            until=parse_date(asked("until")),
+            sort=asked("sort") or "started",
+            tag=asked("tag").strip().lower(),
         )
+
+    @staticmethod
+    def problems(params: Mapping[str, Any]) -> dict[str, str]:
+        """Why each field the list cannot take cannot be taken, by its name."""
+        wrong: dict[str, str] = {}
+        for name in ("since", "until"):
+            value = str(params.get(name) or "")
+            if value and parse_date(value) is None:
+                wrong[name] = f"{shown(value)} is not a date (YYYY-MM-DD)"
+        if (asked := str(params.get("status") or "")) and asked not in status.STATUSES:
+            wrong["status"] = f"{shown(asked)} is no status; one of {', '.join(status.STATUSES)}"
+        if (sort := str(params.get("sort") or "")) and sort not in SORTS:
+            wrong["sort"] = f"{shown(sort)} is no sort; one of {', '.join(SORTS)}"
+        # Cut to 32 characters, a longer one listed the runs of another tag.
+        tag = str(params.get("tag") or "").strip()
+        if tag and not tags.TAG.fullmatch(tag.lower()):
+            wrong["tag"] = f"{shown(tag)} is not a tag ({tags.RULE})"
+        return wrong
 
 
 def team_choices(chosen: str = "") -> list[str]:

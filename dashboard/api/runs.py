@@ -35,9 +35,9 @@ from dashboard.api.schemas import (
     TagsIn,
     TagsOut,
 )
+from dashboard.asked import BadQuery
 from journal_store.models import RunSummary
 from runtime import status
-from runtime.status import STATUSES
 from services import baseline as baselines
 from services import forks, runs, tags, traces
 
@@ -76,20 +76,12 @@ def list_runs(
         "sort": sort,
         "tag": tag,
     }
-    # The page takes a bad date for no bound and an unknown sort for the default, as a person
-    # would want of a hand-edited address; a script is told (else it reads the wrong runs).
-    wrong = {
-        name: f"not a date (YYYY-MM-DD): {value!r}"
-        for name, value in (("since", since), ("until", until))
-        if value and queries.parse_date(value) is None
-    }
-    if sort and sort not in queries.SORTS:
-        wrong["sort"] = f"one of {', '.join(queries.SORTS)}"
-    if status and status not in STATUSES:
-        wrong["status"] = f"{status!r} is no status; one of {', '.join(STATUSES)}"
-    if wrong:
-        raise invalid("query", wrong)
-    return queries.runs(queries.RunFilter.of(params))
+    # A script is told what it cannot ask (else it reads the wrong runs), as the page is.
+    try:
+        chosen = queries.RunFilter.of(params)
+    except BadQuery as exc:
+        raise invalid("query", exc.problems) from None
+    return queries.runs(chosen)
 
 
 @router.post("", response={201: RunOut, 400: Error, 503: Error})

@@ -21,8 +21,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from dashboard import actions, downloads, errors, present, queries
+from dashboard import actions, asked, downloads, errors, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
+from dashboard.asked import BadQuery
 from dashboard.forms import PRESETS, NewRunForm, presets
 from dashboard.tell import tell
 from dashboard.views import trace
@@ -49,7 +50,15 @@ PARTIAL_FOR_HTMX = vary_on_headers("HX-Request")
 @require_GET
 @PARTIAL_FOR_HTMX
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
-    chosen = queries.RunFilter.of(request.GET)
+    part = bool(request.htmx) and request.htmx.target == "runs"
+    try:
+        chosen = queries.RunFilter.of(request.GET)
+    except BadQuery as exc:
+        # No list: why, field by field, and (a whole page) the form with what was typed. To
+        # htmx, whose form on the page holds what was typed, the message in the list's place:
+        # it swaps a 400 in (templates/base.html) and pushes its address, so a reload says
+        # the same.
+        return refuse(request, part, exc.problems)
     qs = queries.runs(chosen)
     page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
     queries.mark_stalled(page.object_list)
@@ -64,12 +73,24 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         "teams": queries.team_choices(chosen.team),
         "sorts": list(queries.SORTS),
     }
-    template = (
-        "dashboard/_run_table.html"
-        if request.htmx and request.htmx.target == "runs"
-        else "dashboard/run_list.html"
-    )
+    template = "dashboard/_run_table.html" if part else "dashboard/run_list.html"
     return render(request, template, context)
+
+
+def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> HttpResponse:
+    """The runs list asked with filters it cannot take: 400, the list's part or its page."""
+    said = {"problems": problems, "lead": "No runs are listed: these filters cannot be used."}
+    if part:
+        return render(request, "dashboard/_bad_query.html", said, status=400)
+    chosen = queries.RunFilter.understood(request.GET)
+    context = said | {
+        "chosen": chosen,
+        "typed": asked.typed(request.GET, tuple(problems)),
+        "statuses": status.STATUSES,
+        "teams": queries.team_choices(chosen.team),
+        "sorts": list(queries.SORTS),
+    }
+    return render(request, "dashboard/run_list.html", context, status=400)
 
 
 @login_required

@@ -596,6 +596,30 @@ def review_items(run_id: str) -> dict[str, list[QueueItem]]:
 # --- the review queues ----------------------------------------------------------------------------
 
 
+def queue_statuses(queue: queues.Queue) -> tuple[str, ...]:
+    """What a queue's list may show: the open items, those of one outcome, the decided ones
+    (whatever the outcome) or all."""
+    return (queues.OPEN, *queue.outcomes, "decided", "all")
+
+
+def queue_filter(queue: queues.Queue, params: Mapping[str, Any]) -> tuple[str, str]:
+    """The status and the run a queue's page or the API asks for (open, every run's, when
+    not asked); BadQuery names what it cannot take, where the page showed an unknown status's
+    items as the open ones, and a run's id cut at 64 characters (or one that is none) as an
+    empty queue."""
+    wrong: dict[str, str] = {}
+    status = str(params.get("status") or queues.OPEN)
+    if status not in (known := queue_statuses(queue)):
+        title = queue.name.replace("_", " ")
+        wrong["status"] = f"{shown(status)} is no status of the {title}; one of {', '.join(known)}"
+    run = str(params.get("run") or "").strip()
+    if run and not streams.is_run_id(run):
+        wrong["run"] = f"{shown(run)} is not a run id ({streams.RUN_ID_RULE})"
+    if wrong:
+        raise BadQuery(wrong)
+    return status, run
+
+
 def queue_items(
     queue: queues.Queue, status: str = queues.OPEN, run: str = ""
 ) -> QuerySet[QueueItem]:

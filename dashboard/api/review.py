@@ -15,8 +15,10 @@ from ninja.pagination import paginate
 from dashboard import queries
 from dashboard.access import require_decide, role_of
 from dashboard.api.auth import user_name
+from dashboard.api.errors import invalid
 from dashboard.api.paging import Pages
 from dashboard.api.schemas import ConflictOut, DecisionIn, Error, LetterOut, ResolveIn
+from dashboard.asked import BadQuery
 from journal_store import queues
 from journal_store.models import Conflict, DeadLetter
 from services import letters, review
@@ -28,12 +30,21 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
     """GET /api/review/<path>: the queue's items, newest first, open ones unless asked."""
     # Literal of this queue's own statuses, and "decided" (any outcome) as the page's filter
     # says it: the schema lists them and anything else is a 422.
-    Shown = Literal[(queues.OPEN, *queue.outcomes, "decided", "all")]  # type: ignore[valid-type]
+    Shown = Literal[queries.queue_statuses(queue)]  # type: ignore[valid-type]
 
     # `run`: one run's items, as the page's `run` (a run's header links there); unknown to
-    # the API, it was ignored, and a script asking for one run's items got every run's.
-    def list_items(request: HttpRequest, status: Shown = queues.OPEN, run: str = "") -> Any:
-        return queries.queue_items(queue, status, run.strip())
+    # the API, it was ignored, and a script asking for one run's items got every run's. One
+    # that is no run id is a 422, as on the page a 400: it was an empty list.
+    def list_items(
+        request: HttpRequest,
+        status: Shown = queues.OPEN,  # type: ignore[valid-type]
+        run: str = "",
+    ) -> Any:
+        try:
+            shown, one = queries.queue_filter(queue, {"status": status, "run": run})
+        except BadQuery as exc:
+            raise invalid("query", exc.problems) from None
+        return queries.queue_items(queue, shown, one)
 
     list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
     router.get(path, response=list[out])(paginate(Pages)(list_items))  # type: ignore[valid-type]

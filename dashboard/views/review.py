@@ -18,6 +18,7 @@ from django_htmx.http import reswap, retarget
 
 from dashboard import errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
+from dashboard.asked import BadQuery
 from dashboard.forms import DecisionForm, ResolveForm
 from dashboard.tell import tell
 from journal_store import projection, queues
@@ -34,12 +35,20 @@ def queue_page(
     shown: Callable[[Any], None] | None = None,
 ) -> HttpResponse:
     """A review queue's page: its items, newest first, open or decided (or all); `shown` adds
-    what an item's card needs beyond its row."""
-    status = request.GET.get("status", queues.OPEN)
-    status = status if status in (queues.OPEN, "decided", "all") else queues.OPEN
-    # One run's items (what its page links to): past a page of newer ones, the queue's first
-    # page would not hold them.
-    run = request.GET.get("run", "").strip()[:64]
+    what an item's card needs beyond its row. A status or a run it cannot take: 400, naming
+    it, and no items."""
+    try:
+        # One run's items (what its page links to): past a page of newer ones, the queue's
+        # first page would not hold them.
+        status, run = queries.queue_filter(queue, request.GET)
+    except BadQuery as exc:
+        context = {
+            "problems": exc.problems,
+            "lead": "Nothing is listed: these filters cannot be used.",
+            "status": "",
+            "run": "" if "run" in exc.problems else str(request.GET.get("run", "")).strip(),
+        }
+        return render(request, template, context, status=400)
     items = queries.queue_items(queue, status, run)
     page = Paginator(items, PAGE).get_page(request.GET.get("page"))
     if shown is not None:

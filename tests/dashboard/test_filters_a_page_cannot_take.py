@@ -14,7 +14,7 @@ from django.test import Client
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import Checkpoint, StoredEvent
-from runtime.events import TeamStarted
+from runtime.events import ConflictParked, DeadLettered, TeamStarted
 
 pytestmark = pytest.mark.django_db
 
@@ -156,3 +156,81 @@ def test_the_api_refuses_what_the_page_refuses_in_the_same_words(as_owner, liste
         assert error["loc"] == ["query", field]
         assert f"{field}: {error['msg']}" in said(as_owner.get(f"/?{query}").content.decode())
     assert api.get("/api/runs?tag=Nightly").status_code == 200
+
+
+QUEUED = [
+    DeadLettered(run_id=RUN, letter_id=f"{RUN}:1", reason="no reply by turn 9", attempts=2),
+    ConflictParked(
+        run_id=RUN,
+        conflict_id="c-queued-1",
+        subject="order:1",
+        predicate="status",
+        conflict_type="state",
+        claims=[{"claim_id": "a", "value": "paid"}, {"claim_id": "b", "value": "refunded"}],
+    ),
+]
+QUEUE_PAGES = {"dead-letters": f"{RUN}:1", "conflicts": "c-queued-1"}
+
+
+@pytest.fixture
+def queued(listed) -> None:
+    DjangoJournal().append(f"run-{RUN}", QUEUED, 1)
+    projection.catch_up()
+
+
+@pytest.mark.parametrize("path", QUEUE_PAGES)
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ("status=closed", "status", "status: 'closed' is no status of the "),
+        ("status=Open", "status", "status: 'Open' is no status of the "),
+        ("run=r%20one", "run", "run: 'r one' is not a run id (1 to 64 letters, digits,"),
+        ("run=a/b", "run", "run: 'a/b' is not a run id"),
+        (f"run={RUN}{'0' * 60}", "run", f"run: '{RUN}{'0' * 26}…' is not a run id"),
+    ],
+)
+def test_a_review_queue_names_a_value_it_cannot_take(
+    as_reviewer, token, queued, path, query, field, message
+):
+    """An unknown status listed the open items as if asked for them; a run id cut at 64
+    characters, or one that is none, an empty queue."""
+    before = written()
+    answer = as_reviewer.get(f"/review/{path}?{query}")
+    body = answer.content.decode()
+    assert answer.status_code == 400
+    assert message in said(body)
+    assert f'<li id="{field}-error"><strong>{field}</strong>: ' in body
+    assert "Nothing is listed: these filters cannot be used." in body
+    assert QUEUE_PAGES[path] not in body  # no items, as if filtered
+    assert 'href="?status=open"' in body  # the page's own choices still there
+    assert written() == before
+    # The API says it in the same words, naming the field.
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}").get(f"/api/review/{path}?{query}")
+    assert api.status_code == 422
+    assert [e["loc"] for e in api.json()["detail"]] == [["query", field]]
+    if field == "run":
+        assert f"run: {api.json()['detail'][0]['msg']}" in said(body)
+
+
+@pytest.mark.parametrize("path", QUEUE_PAGES)
+def test_a_queues_status_names_what_it_takes_and_keeps_a_good_run(as_reviewer, queued, path):
+    body = as_reviewer.get(f"/review/{path}?status=closed&run={RUN}").content.decode()
+    outcomes = "retried, discarded" if path == "dead-letters" else "resolved"
+    assert f"one of open, {outcomes}, decided, all" in said(body)
+    assert f'href="?status=decided&amp;run={RUN}"' in body  # the run kept in its choices
+
+
+@pytest.mark.parametrize("path", QUEUE_PAGES)
+@pytest.mark.parametrize("query", ["", "status=open", "status=all", "status=", f"run={RUN}"])
+def test_a_review_queue_lists_what_it_takes_as_before(as_reviewer, queued, path, query):
+    answer = as_reviewer.get(f"/review/{path}?{query}")
+    assert answer.status_code == 200 and QUEUE_PAGES[path] in answer.content.decode()
+
+
+@pytest.mark.parametrize("path", QUEUE_PAGES)
+def test_a_review_queue_takes_an_outcome_as_the_api_does(as_reviewer, token, queued, path):
+    outcome = "retried" if path == "dead-letters" else "resolved"
+    answer = as_reviewer.get(f"/review/{path}?status={outcome}")
+    assert answer.status_code == 200 and f"No {outcome} " in answer.content.decode()
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get(f"/api/review/{path}?status={outcome}").json()["count"] == 0

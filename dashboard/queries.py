@@ -88,6 +88,17 @@ def position(text: str | None) -> int | None:
     return POSITION_MAX if len(digits) > 19 else min(int(digits), POSITION_MAX)
 
 
+def position_of(params: Mapping[str, Any], name: str) -> int | None:
+    """The position a page's `name` carries (see `position`), None when not asked; BadQuery
+    naming it when it is not a whole number, where the page began at the start as if it had
+    not been asked."""
+    text = str(params.get(name) or "")
+    found = position(text)
+    if text and found is None:
+        raise BadQuery({name: f"{shown(text)} is not a position (a whole number)"})
+    return found
+
+
 def pending_stop(run_id: str) -> StopRequest | None:
     """The stop a person asked of the running run that it has not reached yet (who, why), or
     None: its control stream, a few events however long the run."""

@@ -30,6 +30,7 @@ from dashboard.views import trace
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import status
+from runtime.events import BY_KIND
 from runtime.metrics import DEFINITIONS
 from services import baseline as baselines
 from services import runs, tags, traces
@@ -183,11 +184,26 @@ def traces_state(run: RunSummary) -> dict[str, Any] | None:
 @require_GET
 def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
-    tab = request.GET.get("tab", "timeline")
-    if tab not in TABS:
-        tab = "timeline"
-    context = run_context(request, run) | {"tab": tab} | tab_context(request, run, tab)
+    tab = request.GET.get("tab") or "timeline"
+    context = run_context(request, run)
+    try:
+        if tab not in TABS:
+            raise BadQuery({"tab": f"{asked.shown(tab)} is no tab; one of {', '.join(TABS)}"})
+        context |= {"tab": tab} | tab_context(request, run, tab)
+    except BadQuery as exc:
+        # The run's page, its tabs to choose from, and why in the tab's place, where it showed
+        # the timeline's start for a tab or a position it could not take.
+        context |= {"tab": tab if tab in TABS else ""} | not_shown(exc)
+        return render(request, "dashboard/run_detail.html", context, status=400)
     return render(request, "dashboard/run_detail.html", context)
+
+
+def not_shown(exc: BadQuery) -> dict[str, Any]:
+    """What a tab says in its place of the values in its address it cannot take."""
+    return {
+        "problems": exc.problems,
+        "lead": "Nothing is shown: the address holds what it cannot take.",
+    }
 
 
 @login_required
@@ -217,8 +233,16 @@ def run_tab(request: HtmxHttpRequest, run_id: str, tab: str) -> HttpResponse:
         query = request.GET.copy()
         query["tab"] = tab  # once, where a filter's address already named it
         return redirect(f"{reverse('run', args=[run_id])}?{query.urlencode()}")
-    context = run_context(request, run) | {"tab": tab} | tab_context(request, run, tab)
-    if request.htmx.target == "tab":  # a filter inside the tab: its content alone
+    inside = request.htmx.target == "tab"  # a filter inside the tab: its content alone
+    try:
+        found = tab_context(request, run, tab)
+    except BadQuery as exc:
+        if inside:
+            return render(request, "dashboard/_bad_query.html", not_shown(exc), status=400)
+        context = run_context(request, run) | {"tab": tab} | not_shown(exc)
+        return render(request, "dashboard/_tabs.html", context, status=400)
+    context = run_context(request, run) | {"tab": tab} | found
+    if inside:
         return render(request, f"dashboard/_tab_{tab}.html", context)
     return render(request, "dashboard/_tabs.html", context)
 
@@ -279,9 +303,9 @@ def said(metric: dict[str, Any]) -> list[str]:
 
 
 def position_after(request: HtmxHttpRequest) -> int:
-    """The `after` parameter: where a page starts (0, the start, when absent or not a number;
-    past the end, an empty page, however far past)."""
-    return queries.position(request.GET.get("after")) or 0
+    """The `after` parameter: where a page starts (0, the start, when absent; past the end, an
+    empty page, however far past); BadQuery when it is not a number."""
+    return queries.position_of(request.GET, "after") or 0
 
 
 def page_of(found: list[Any], after: int) -> dict[str, Any]:
@@ -307,7 +331,12 @@ class TimelineFilter:
 
     @classmethod
     def of(cls, query: QueryDict) -> TimelineFilter:
+        """The filter the URL asks for; BadQuery for a kind no event has (the list was empty
+        under a Kinds box that, without it, said every kind was shown)."""
         kinds = tuple(dict.fromkeys(k for k in query.getlist("kind") if k))
+        if unknown := [k for k in kinds if k not in BY_KIND]:
+            why = f"{asked.shown(unknown[0])} is no kind of event (the Kinds box lists the run's)"
+            raise BadQuery({"kind": why})
         return cls(kinds, query.get("agent", ""), query.get("infra") == "1")
 
     def query(self) -> str:
@@ -375,14 +404,18 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
 def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     """The timeline tab: a page of rows, what its filters offer, and where the run would
     resume from."""
-    return timeline_rows(request, run) | timeline_offers(run)
+    rows = timeline_rows(request, run)
+    return rows | timeline_offers(run, rows)
 
 
-def timeline_offers(run: RunSummary) -> dict[str, Any]:
-    """What the timeline's filters offer (the run's kinds and agents) and its resume point."""
+def timeline_offers(run: RunSummary, rows: dict[str, Any]) -> dict[str, Any]:
+    """What the timeline's filters offer (the run's kinds and agents, and those the rows were
+    filtered by, which the run may have none of: their boxes say so, where they said every
+    kind or all over "No events match") and its resume point."""
+    agent = [rows["agent"]] if rows["agent"] else []
     return {
-        "kinds": queries.event_kinds(run.run_id),
-        "agents": queries.event_agents(run.run_id),
+        "kinds": sorted({*queries.event_kinds(run.run_id), *rows["kinds_chosen"]}),
+        "agents": sorted({*queries.event_agents(run.run_id), *agent}),
         "resume": queries.resume_point(run.run_id),
     }
 
@@ -394,7 +427,13 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     while the run goes on: 204, so htmx swaps nothing and asks again; the poll costs one
     indexed lookup however long the run."""
     run = get_run_for_user(request.user, run_id)
-    news = TimelineFilter.of(request.GET).events(run.run_id, position_after(request), 1)
+    try:
+        news = TimelineFilter.of(request.GET).events(run.run_id, position_after(request), 1)
+    except BadQuery as exc:
+        # In the rows' place (a table's row), and the polling stops: asking again would not
+        # mend the address.
+        said = not_shown(exc) | {"row": True}
+        return render(request, "dashboard/_bad_query.html", said, status=400)
     if not news and status.is_active(run.status):
         return HttpResponse(status=204)
     context = {"run": run} | timeline_rows(request, run)
@@ -407,7 +446,7 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if not context["tail"] and not status.is_active(run.status):
         # Its last answer: the run has ended, so the filters' kinds and agents and the resume
         # point drawn when the page opened are redrawn, where they stayed as the run began.
-        context |= timeline_offers(run) | {"refreshed": True}
+        context |= timeline_offers(run, context) | {"refreshed": True}
     response = render(request, "dashboard/_timeline_rows.html", context)
     if not context["tail"]:
         response.status_code = HttpResponseStopPolling.status_code

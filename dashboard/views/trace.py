@@ -20,7 +20,8 @@ from runtime import status
 
 
 def number(request: HtmxHttpRequest, name: str) -> int | None:
-    return queries.position(request.GET.get(name))
+    """A position the URL carries; BadQuery when it is no number (queries.position_of)."""
+    return queries.position_of(request.GET, name)
 
 
 def context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:

@@ -234,3 +234,77 @@ def test_a_review_queue_takes_an_outcome_as_the_api_does(as_reviewer, token, que
     assert answer.status_code == 200 and f"No {outcome} " in answer.content.decode()
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     assert api.get(f"/api/review/{path}?status={outcome}").json()["count"] == 0
+
+
+TAB_PART = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "tab"}
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ("tab=timeline&after=abc", "after", "after: 'abc' is not a position (a whole number)"),
+        ("tab=threads&after=1.5", "after", "after: '1.5' is not a position"),
+        ("tab=audit&after=%C2%B2", "after", "after: '²' is not a position"),
+        ("tab=trace&after=later", "after", "after: 'later' is not a position"),
+        ("tab=trace&call=first", "call", "call: 'first' is not a position"),
+        ("tab=timeline&kind=Bogus", "kind", "kind: 'Bogus' is no kind of event"),
+        ("tab=timelines", "tab", "tab: 'timelines' is no tab; one of timeline, trace, threads,"),
+    ],
+)
+def test_a_runs_tab_names_a_value_it_cannot_take(as_owner, listed, query, field, message):
+    """Each showed the tab from its start (or the timeline) as if the value had not been
+    asked for."""
+    before = written()
+    answer = as_owner.get(f"/runs/{RUN}/?{query}")
+    body = answer.content.decode()
+    assert answer.status_code == 400
+    assert message in said(body)
+    assert f'<li id="{field}-error"><strong>{field}</strong>: ' in body
+    assert 'role="tablist"' in body and 'id="run-header"' in body  # the page to go on from
+    assert 'id="events"' not in body and "Page 1" not in body  # no rows as if from the start
+    tab = query.split("&")[0].removeprefix("tab=")
+    if tab != "timelines":
+        # htmx asking for the tab's content (its filters and pages), and for the tabs.
+        part = as_owner.get(f"/runs/{RUN}/tabs/{tab}?{query}", **TAB_PART)
+        assert part.status_code == 400 and message in said(part.content.decode())
+        assert "<html" not in part.content.decode()
+        tabs = as_owner.get(f"/runs/{RUN}/tabs/{tab}?{query}", HTTP_HX_REQUEST="true")
+        assert tabs.status_code == 400 and message in said(tabs.content.decode())
+        assert 'role="tablist"' in tabs.content.decode()
+    assert written() == before
+
+
+def test_the_timelines_tail_names_a_value_it_cannot_take(as_owner, listed):
+    answer = as_owner.get(f"/runs/{RUN}/tail?after=soon", HTTP_HX_REQUEST="true")
+    body = answer.content.decode()
+    assert answer.status_code == 400 and "after: 'soon' is not a position" in said(body)
+    assert body.strip().startswith('<tr><td colspan="6">')  # a row, where the tail's was
+    assert "hx-get" not in body  # it polls no more
+
+
+def test_a_kind_or_an_agent_the_run_has_none_of_is_chosen_in_its_box(as_owner, listed):
+    """A kind of event or an agent the run has none of lists no events, and its box says what
+    it was filtered by, where it said every kind (or all agents) over "No events"."""
+    body = as_owner.get(f"/runs/{RUN}/?tab=timeline&kind=BudgetExhausted&agent=zed").content
+    page = body.decode()
+    assert '<option value="BudgetExhausted" selected>' in page
+    assert '<option value="zed" selected>' in page
+    assert 'class="event' not in page  # and no events
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "tab=timeline&after=0",
+        "tab=timeline&after=-5",  # the start, as before
+        "tab=timeline&after=99999999999999999999",  # past the end, as before
+        "tab=timeline&kind=TeamStarted",
+        "tab=threads&after=3",
+        "tab=audit",
+        "tab=trace&after=0&call=1",
+        "tab=bill&after=abc",  # a tab that reads no `after`
+    ],
+)
+def test_a_runs_tabs_take_what_they_took(as_owner, listed, query):
+    assert as_owner.get(f"/runs/{RUN}/?{query}").status_code == 200

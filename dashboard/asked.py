@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 SHOWN = 40  # characters of a refused value repeated in its message
-KEPT = 200  # characters of a refused value kept in the form it is drawn again in
+KEPT = 64  # characters of a refused value kept in the form (an id's, a team's column)
 
 
 class BadQuery(ValueError):

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 
 from dashboard import charts
 from dashboard.access import HtmxHttpRequest
+from dashboard.asked import typed
 from journal_store.models import RunSummary
 from services import metrics
 
@@ -135,7 +136,9 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
     try:
         chosen = metrics.MetricsFilter.parse(request.GET, choices)
     except metrics.BadFilter as exc:
+        # Each field as it was typed, and why it cannot be used beside it; nothing summed.
         context["problems"] = exc.problems
+        context["typed"] = typed(request.GET, tuple(exc.problems))
         return render(request, TEMPLATE, context, status=400)
     found = metrics.across(chosen)
     context |= {

@@ -118,7 +118,9 @@ def test_a_chosen_team_narrows_the_scenarios_offered_to_its_own(as_owner, stored
     assert refused.status_code == 400 and svgs(page) == []
     assert '<li id="m-scenario-error"><strong>scenario</strong>: ' in page
     assert "is not a scenario of team" in page
-    assert scenarios_offered(page) == ["", "solo-fix"]
+    # The team's own offered, and the one typed, chosen, as it was asked for.
+    assert scenarios_offered(page) == ["", "first-flight", "solo-fix"]
+    assert '<option value="first-flight" selected>' in page
 
 
 def test_with_no_runs_the_page_says_how_to_get_some(as_owner):

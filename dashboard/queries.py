@@ -36,6 +36,7 @@ from journal_store.models import (
 )
 from runtime import baseline, prices, status, streams
 from runtime.events import (
+    BY_KIND,
     AnswerComposed,
     Event,
     JournalImported,
@@ -405,6 +406,15 @@ class EventRow:
 # slots) or where it came from (this server's note of an import, shown in the header), not
 # what it did: the timeline hides them unless asked.
 INFRASTRUCTURE = ("lease-", "import-")
+
+
+def kinds_of(asked: Sequence[str]) -> tuple[str, ...]:
+    """The kinds of event a filter asks for, once each, blanks left out; BadQuery naming the
+    first that no event has (it listed no events, as if none of that kind had happened)."""
+    kinds = tuple(dict.fromkeys(k for k in asked if k))
+    if unknown := [k for k in kinds if k not in BY_KIND]:
+        raise BadQuery({"kind": f"{shown(unknown[0])} is no kind of event"})
+    return kinds
 
 
 def events(

@@ -107,7 +107,11 @@ def events(
     limit: int = Query(100, ge=1, le=queries.EVENTS_MAX),  # type: ignore[type-arg]
 ) -> Any:
     run_for(request, run_id)
-    return queries.events(run_id, after, kind, limit=limit)
+    try:  # a kind no event has: named, where the answer was an empty list
+        kinds = queries.kinds_of([kind])
+    except BadQuery as exc:
+        raise invalid("query", exc.problems) from None
+    return queries.events(run_id, after, kinds, limit=limit)
 
 
 @router.get("/{run_id}/bill", response={200: BillOut, 404: Error})

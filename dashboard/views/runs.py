@@ -30,7 +30,6 @@ from dashboard.views import trace
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import status
-from runtime.events import BY_KIND
 from runtime.metrics import DEFINITIONS
 from services import baseline as baselines
 from services import runs, tags, traces
@@ -333,10 +332,7 @@ class TimelineFilter:
     def of(cls, query: QueryDict) -> TimelineFilter:
         """The filter the URL asks for; BadQuery for a kind no event has (the list was empty
         under a Kinds box that, without it, said every kind was shown)."""
-        kinds = tuple(dict.fromkeys(k for k in query.getlist("kind") if k))
-        if unknown := [k for k in kinds if k not in BY_KIND]:
-            why = f"{asked.shown(unknown[0])} is no kind of event (the Kinds box lists the run's)"
-            raise BadQuery({"kind": why})
+        kinds = queries.kinds_of(query.getlist("kind"))
         return cls(kinds, query.get("agent", ""), query.get("infra") == "1")
 
     def query(self) -> str:

@@ -330,3 +330,16 @@ def test_the_metrics_form_keeps_what_was_typed(as_owner, listed, query, kept):
     boxes = [f for f in query.split("&") if not f.startswith(("since", "until"))]
     assert body.count(" selected") == len(boxes)  # each the typed one, not also another
     assert written() == before
+
+
+def test_the_api_names_a_kind_no_event_has_as_the_timeline_does(as_owner, listed, token):
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    answer = api.get(f"/api/runs/{RUN}/events?kind=Bogus")
+    assert answer.status_code == 422  # it was an empty list, as if none had happened
+    [error] = answer.json()["detail"]
+    assert error["loc"] == ["query", "kind"] and error["msg"] == "'Bogus' is no kind of event"
+    page = as_owner.get(f"/runs/{RUN}/?tab=timeline&kind=Bogus").content.decode()
+    assert f"kind: {error['msg']}" in said(page)
+    assert api.get(f"/api/runs/{RUN}/events?kind=BudgetExhausted").json() == []
+    assert len(api.get(f"/api/runs/{RUN}/events?kind=TeamStarted").json()) == 1
+    assert len(api.get(f"/api/runs/{RUN}/events?kind=").json()) == 1

@@ -1,7 +1,9 @@
-"""A filter value a page cannot take is a 400 naming the field, the value and what the field
+"""A query value a page cannot take is a 400 naming the field, the value and what the field
 takes, with the page still usable: its form with what was typed, and no list drawn as if the
-filter had applied. The pages took a bad date for no bound, an unknown status or sort for the
-default, and listed runs nobody had asked for, where the API answered 422 naming the field."""
+filter had applied; nothing is written. The runs list took a bad date for no bound and an
+unknown status or sort for the default, and listed runs nobody had asked for, where the API
+answered 422 naming the field; the review queues took an unknown status for "open"; a run's
+tabs took an `after` or a `call` that is no number for the start (dashboard/asked.py)."""
 
 from __future__ import annotations
 

@@ -13,21 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-SHOWN = 40  # characters of a refused value repeated in its message
+from services.asked import BadQuery, shown
+
+__all__ = ["KEPT", "BadQuery", "shown", "typed"]
+
 KEPT = 64  # characters of a refused value kept in the form (an id's, a team's column)
-
-
-class BadQuery(ValueError):
-    """Query values a page or the API cannot take: why, per field (the field not repeated)."""
-
-    def __init__(self, problems: dict[str, str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(f"{name}: {why}" for name, why in problems.items()))
-
-
-def shown(value: str) -> str:
-    """A refused value as its message repeats it: quoted, a long one cut short."""
-    return repr(value if len(value) <= SHOWN else value[:SHOWN] + "…")
 
 
 def typed(params: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, str]:

@@ -13,6 +13,7 @@
                     command and a worker started with MINUTES_LOCAL_MODEL_START do)
     queue.py        the one way a service enqueues work: a task by name, once the transaction
                     commits
+    asked.py        a query value that cannot be taken (BadQuery: why, per field)
 
 Each refusal is a typed error (dashboard/errors.py maps each to a status code).
 

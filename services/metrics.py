@@ -22,12 +22,12 @@ from django.db.models import QuerySet, Sum
 
 from journal_store import metrics_days, projection
 from journal_store.models import MetricsDay
+from services.asked import BadQuery, shown
 from teams import TEAMS
 
 # The longest value each text filter takes: the read model's column widths.
 TEXT_FIELDS = {"team": 64, "scenario": 64, "model": 100}
 DATE_FIELDS = ("since", "until")
-SHOWN = 40  # characters of a refused value repeated in the message
 
 # The sums each group of runs needs, as the rollup keeps them (journal_store/metrics_days.py).
 SUMS = metrics_days.SUMS
@@ -50,16 +50,8 @@ RATES = {
 AS = {f"sum_{name}": Sum(name) for name in SUMS}
 
 
-class BadFilter(ValueError):
-    """Filter values the metrics page cannot take: a message per field, each naming it."""
-
-    def __init__(self, problems: dict[str, str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(f"{name}: {why}" for name, why in problems.items()))
-
-
-def shown(value: str) -> str:
-    return repr(value if len(value) <= SHOWN else value[:SHOWN] + "…")
+# Filter values the metrics page cannot take: a message per field, each naming it.
+BadFilter = BadQuery
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,12 @@ class NewRunForm(Form):
         self.scripted = (source.get("model") or "scripted") == "scripted"
         if self.scripted:
             self.fields["task"].help_text = actions.SCRIPTED_TASK
+        for name in ("task", "order"):
+            # What a person types freely is theirs: the form drawn again for another team,
+            # scenario or model keeps the box as it stands (hx-preserve, by its id), where the
+            # words typed while the new form was on its way were lost. The server draws them
+            # as it got them, and no choice changes them.
+            self.fields[name].widget.attrs["hx-preserve"] = True
         for name in ("team", "scenario", "model"):
             # Changing one re-renders the form for it (htmx): its scenarios, their settings.
             self.fields[name].widget.attrs.update(

@@ -144,3 +144,44 @@ def test_back_in_the_runs_list_shows_the_filter_its_runs_are_chosen_by(signed_in
     page.locator("select#sort").select_option("tokens")
     expect(page).to_have_url(re.compile(r"team=repo-fix.*sort=tokens"))
     watch.assert_clean()
+
+
+def test_what_is_typed_while_the_form_is_drawn_again_is_kept(signed_in, watch):
+    """A change of team or scenario draws the form again (htmx); the words typed in the task
+    or the order while the new form was on its way were lost when it came."""
+    page = signed_in
+    page.goto("/runs/new")
+    held: list = []
+    again = re.compile(r".*/runs/new\?.*")
+
+    def hold(route) -> None:  # the new form waits until the test lets it go
+        held.append(route)
+
+    page.route(again, hold)
+
+    def typed_in_flight(box: str, text: str, choose) -> None:
+        held.clear()
+        choose()
+        for _ in range(100):
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert held, "the form was not asked for again"
+        page.get_by_label(box).fill(text)  # while the new form is on its way
+        held.pop().continue_()
+        expect(page.get_by_label(box)).to_have_value(text)
+
+    typed_in_flight(
+        "Task",
+        "Make the date parser take ISO weeks",
+        lambda: page.get_by_label("Team").select_option("support-desk"),
+    )
+    expect(page.get_by_label("Order (support desk)")).to_be_visible()  # the new form came
+    typed_in_flight(
+        "Order (support desk)",
+        "ord-4471",
+        lambda: page.get_by_label("Scenario").select_option(index=1),
+    )
+    page.unroute(again)
+    expect(page.get_by_label("Task")).to_have_value("Make the date parser take ISO weeks")
+    watch.assert_clean()

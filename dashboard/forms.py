@@ -178,8 +178,11 @@ class NewRunForm(Form):
             # What a person types freely is theirs: the form drawn again for another team,
             # scenario or model keeps the box as it stands (hx-preserve, by its id), where the
             # words typed while the new form was on its way were lost. The server draws them
-            # as it got them, and no choice changes them.
-            self.fields[name].widget.attrs["hx-preserve"] = True
+            # as it got them, and no choice changes them. Not a box the new team does not
+            # take (the order, for another team than the desk): kept, it would be sent unseen
+            # and refused; it is drawn empty, as the initial values above are.
+            if name not in self.not_offered:
+                self.fields[name].widget.attrs["hx-preserve"] = True
         for name in ("team", "scenario", "model"):
             # Changing one re-renders the form for it (htmx): its scenarios, their settings.
             self.fields[name].widget.attrs.update(

@@ -185,3 +185,27 @@ def test_what_is_typed_while_the_form_is_drawn_again_is_kept(signed_in, watch):
     page.unroute(again)
     expect(page.get_by_label("Task")).to_have_value("Make the date parser take ISO weeks")
     watch.assert_clean()
+
+
+def test_an_order_typed_for_the_desk_does_not_follow_to_another_team(signed_in, watch):
+    """The order box is kept as typed while the form is drawn again (hx-preserve), but once
+    another team is chosen it was kept too, hidden: the run was refused with "only the
+    support-desk team works on orders" beside a box the person had left behind."""
+    page = signed_in
+    page.goto("/runs/new")
+    page.get_by_label("Team").select_option("support-desk")
+    order = page.get_by_label("Order (support desk)")
+    expect(order).to_be_visible()
+    order.fill("ord-4471")
+    page.get_by_label("Team").select_option("repo-fix")
+    expect(order).to_be_hidden()
+    settled(page)
+    expect(order).to_have_value("")  # drawn empty for a team that takes none
+    page.get_by_label("Team").select_option("support-desk")
+    expect(order).to_be_visible()
+    settled(page)
+    page.get_by_label("Team").select_option("repo-fix")
+    settled(page)
+    page.get_by_role("button", name="Start the run").click()
+    expect(page).to_have_url(re.compile(r"/runs/r-[0-9a-f]+/$"))
+    watch.assert_clean()

@@ -68,3 +68,18 @@ def test_the_ceiling_says_what_it_does(as_owner):
     page = as_owner.get("/runs/new").content.decode()
     help_text = 'id="id_max_seconds_helptext">Seconds from the run&#x27;s start; at the first turn'
     assert help_text in page
+
+
+def test_an_order_typed_for_the_desk_is_not_kept_unseen_for_another_team(as_owner):
+    """The form drawn again keeps what is typed in its task and order (hx-preserve), but not
+    an order once another team is chosen: htmx kept the desk's box, hidden, and the run was
+    refused with "only the support-desk team works on orders" on a box nobody could see."""
+    order = r'<input type="text" name="order"[^>]*>'
+    desk = as_owner.get("/runs/new?team=support-desk&order=A-1").content.decode()
+    [box] = re.findall(order, desk)
+    assert "hx-preserve" in box and 'value="A-1"' in box
+    repo_fix = as_owner.get("/runs/new?team=repo-fix&order=A-1&task=mine").content.decode()
+    [box] = re.findall(order, repo_fix)
+    assert "hx-preserve" not in box and "value=" not in box
+    [task] = re.findall(r"<textarea[^>]*name=\"task\"[^>]*>", repo_fix)
+    assert "hx-preserve" in task

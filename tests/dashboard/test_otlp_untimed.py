@@ -75,3 +75,14 @@ def test_the_run_page_offers_no_trace_download_for_it_and_says_why(as_owner):
     page = as_owner.get(reverse("run", args=[timed])).content.decode()
     assert reverse("export_otlp", args=[timed]) in page
     assert 'id="no-trace"' not in page
+
+
+def test_the_trace_tab_links_no_download_for_it_either(as_owner):
+    """The trace tab said its bars were the spans of the OTLP trace, a link answered 409."""
+    untimed, timed = imported("abridged.jsonl", timed=False), imported("timed.jsonl", timed=True)
+    tab = as_owner.get(reverse("run", args=[untimed]) + "?tab=trace").content.decode()
+    assert reverse("export_otlp", args=[untimed]) not in tab
+    assert "Bars are the spans of the" not in tab
+    assert "The journal records no times, so there is no OTLP trace" in tab
+    tab = as_owner.get(reverse("run", args=[timed]) + "?tab=trace").content.decode()
+    assert f'Bars are the spans of the <a href="{reverse("export_otlp", args=[timed])}">' in tab

@@ -396,13 +396,13 @@ class _Importer:
                     if named
                     else "is no run's own stream, and the line names no run"
                 )
+                # What it means first: a problem is cut at MAX_PROBLEM_CHARS, where this
+                # one lost its end, that such a run cannot be imported at all.
                 problem = (
-                    f"stream {admission.shown(name)} {whose} "
-                    "(run-, control-, lease-, breakers-, worker-, saga-...): an import "
-                    "writes nothing outside the runs it creates, and the shared streams a run "
-                    "writes to (an order's claims, effects, facts and intents, which other runs "
-                    "read) are not its to bring: a run that wrote to them (a support-desk run, "
-                    "a saga's effects) cannot be imported"
+                    f"stream {admission.shown(name)} {whose}: a run that wrote to streams "
+                    "other runs read (an order's claims, effects, facts, intents: a "
+                    "support-desk run, a saga's effects) cannot be imported, an import "
+                    "writing only the runs it creates (run-, control-, lease-, worker-...)"
                 )
         if problem is not None:
             self.problem(f"line {number}: {problem}")

@@ -197,6 +197,8 @@ class Metrics(Fold):
             "claims": 0,
             "contested": 0,
             "parked": {},  # conflict id -> t parked, until a person resolves it
+            "parked_on": {},  # conflict id -> [subject, predicate], until it is resolved
+            "ruled": [],  # [subject, predicate] of rulings whose ClaimsReconciled is to come
             "resolved": [0, 0.0, 0.0],  # count, seconds in all, longest
             "letters": {},  # letter id -> t dead-lettered, until a person decides
             "human_wait": 0.0,  # seconds conflicts and dead letters waited for a person
@@ -264,15 +266,26 @@ class Metrics(Fold):
             # owning work. A stored run's fold sees it; the run's journal streams do not.
             if rec.stream != streams.driver_lease(e.run_id):
                 state["claims"] += 1
-        elif isinstance(e, ClaimsReconciled | StaleWorkRejected):
+        elif isinstance(e, ClaimsReconciled):
+            # A person's ruling on a parked conflict settles its claims too: the contest was
+            # counted when it was parked, where deciding it counted it again (0.5 became 1.0).
+            ruled = state.setdefault("ruled", [])
+            if [e.subject, e.predicate] in ruled:
+                ruled.remove([e.subject, e.predicate])
+            else:
+                state["contested"] += 1
+        elif isinstance(e, StaleWorkRejected):
             state["contested"] += 1
         elif isinstance(e, MutationRefused) and e.check in ("intent", "lease"):
             state["contested"] += 1  # stale work, refused at the gate (StaleWorkRejected before)
         elif isinstance(e, ConflictParked):
             state["contested"] += 1
             state["parked"][e.conflict_id] = e.t
+            state.setdefault("parked_on", {})[e.conflict_id] = [e.subject, e.predicate]
         elif isinstance(e, ConflictResolved):
             parked = state["parked"].pop(e.conflict_id, None)
+            if (on := state.setdefault("parked_on", {}).pop(e.conflict_id, None)) is not None:
+                state.setdefault("ruled", []).append(on)  # its ClaimsReconciled comes next
             if parked is not None:
                 waited = max(0.0, e.t - parked) if parked and e.t else 0.0
                 done = state["resolved"]

@@ -270,3 +270,42 @@ def test_the_fold_state_holds_no_delivered_message_nor_finished_call():
     assert state["called"] == {} and state["dispatched"] == {}
     assert state["parked"] == {} and state["letters"] == {}
     assert rows.rows == {}
+
+
+def ruled_team(ruling: bool) -> list[ev.Event]:
+    """The troubled team, its conflict decided as services/review.py decides one: the
+    ConflictResolved, then the claims settled by the person's rule (ClaimsReconciled)."""
+    events = troubled_team()
+    at = next(i for i, e in enumerate(events) if isinstance(e, ev.ConflictResolved))
+    settled = ev.ClaimsReconciled(
+        subject="order:1",
+        predicate="status",
+        winner="cl-1",
+        losers=["cl-2"],
+        rule="reviewer ada: r",
+        value="v1",
+        t=260,
+    )
+    return [*events[: at + 1], settled, *events[at + 1 :]] if ruling else events
+
+
+def test_a_parked_conflict_a_person_decides_is_one_contest_not_two():
+    """A conflict parked for a person counted once; the person's decision settles its claims
+    (ClaimsReconciled), and that counted it again: the rate of a desk run went from 0.5 to 1.0
+    when a reviewer decided, with no claim more."""
+    before = metrics(recorded(ruled_team(ruling=False)))["ownership_conflict_rate"]
+    after = metrics(recorded(ruled_team(ruling=True)))["ownership_conflict_rate"]
+    assert after == before
+    assert (after["value"], after["contested"]) == (0.5, 2)  # the park and a stale write
+    fold = Metrics()
+    state = fold.start()
+    folds.feed(fold, state, recorded(ruled_team(ruling=True)), folds.Rows())
+    assert state["ruled"] == [] and state["parked_on"] == {}
+
+
+def test_claims_a_rule_reconciled_without_a_person_are_still_contested():
+    settled = ev.ClaimsReconciled(
+        subject="order:1", predicate="status", winner="cl-2", losers=["cl-1"], rule="newest"
+    )
+    events = [claim(1, 1), claim(2, 1), settled]
+    assert metrics(recorded(events))["ownership_conflict_rate"]["value"] == 0.5

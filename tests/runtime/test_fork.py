@@ -253,3 +253,23 @@ def test_another_backend_for_an_agent_answers_from_the_fork_on(parent):
     assert parted.b.content["calls"] == [{"tool": "done", "args": {"summary": "done"}}]
     assert outcome.status != "done"  # nothing edited, nothing tested: the harness does not ship it
     assert flight.replay(journal, "r-zi").identical
+
+
+def test_the_wall_clock_ceiling_does_not_count_the_time_before_the_fork(fly_team, tmp_path):
+    """A run with a 60 s ceiling, forked two hours after it was flown, was halted at its first
+    turn ("the run hit its seconds ceiling (7204.1 of 60)"): the ceiling counted from the
+    parent's first event, through the time before the fork, as a reply's deadline no longer
+    does."""
+    import json
+
+    flown = fly_team("first-flight", max_seconds=60)
+    path = tmp_path / "old.jsonl"
+    lines = [json.loads(line) for line in flown.path.read_text().splitlines()]
+    path.write_text("".join(json.dumps({**d, "t": d["t"] - 7_200}) + "\n" for d in lines))
+    journal = JsonlJournal(path)
+    at = position_of(journal, flown.run_id, "ToolReturned", "coder", "read_file")
+    journal, _, outcome = fork_and_fly(path, flown.run_id, "r-ceiling", at, flown.path.parent)
+    assert outcome.status == "done", outcome.reason
+    kinds = {r.event.kind for r in journal.read(streams.journal("r-ceiling"))}
+    assert "CeilingReached" not in kinds and "RunForked" in kinds
+    assert flight.replay(journal, "r-ceiling").identical

@@ -285,6 +285,11 @@ class RunFilter:
             value = str(params.get(name) or "")
             if value and parse_date(value) is None:
                 wrong[name] = f"{shown(value)} is not a date (YYYY-MM-DD)"
+        # The metrics filter's words (services/metrics.py): the list said "No runs match".
+        since = parse_date(str(params.get("since") or ""))
+        until = parse_date(str(params.get("until") or ""))
+        if since and until and until < since:
+            wrong["until"] = f"{until} is before since ({since})"
         if (asked := str(params.get("status") or "")) and asked not in status.STATUSES:
             wrong["status"] = f"{shown(asked)} is no status; one of {', '.join(status.STATUSES)}"
         if (sort := str(params.get("sort") or "")) and sort not in SORTS:

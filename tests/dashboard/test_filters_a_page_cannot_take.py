@@ -57,6 +57,13 @@ def written() -> tuple[int, list[object]]:
             '<input type="text" id="until" name="until" value="2026-02-30" aria-invalid="true"',
         ),
         (
+            # The metrics page refused it; the list said "No runs match. Start one."
+            "since=2026-12-05&until=2026-12-01",
+            "until",
+            "until: 2026-12-01 is before since (2026-12-05)",
+            '<input type="text" id="until" name="until" value="2026-12-01" aria-invalid="true"',
+        ),
+        (
             "status=finished",
             "status",
             "status: 'finished' is no status; one of running, done,",
@@ -345,3 +352,12 @@ def test_the_api_names_a_kind_no_event_has_as_the_timeline_does(as_owner, listed
     assert api.get(f"/api/runs/{RUN}/events?kind=BudgetExhausted").json() == []
     assert len(api.get(f"/api/runs/{RUN}/events?kind=TeamStarted").json()) == 1
     assert len(api.get(f"/api/runs/{RUN}/events?kind=").json()) == 1
+
+
+def test_the_api_refuses_dates_the_wrong_way_round_as_the_metrics_do(as_owner, listed):
+    for url in ("/api/runs", "/api/metrics"):
+        answer = as_owner.get(f"{url}?since=2026-12-05&until=2026-12-01")
+        assert answer.status_code == 422, url
+        [problem] = answer.json()["detail"]
+        assert problem["loc"] == ["query", "until"]
+        assert problem["msg"] == "2026-12-01 is before since (2026-12-05)"

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods
 
 from dashboard import present, queries
 from dashboard.access import HtmxHttpRequest, get_run_for_user
+from dashboard.asked import shown
 from dashboard.forking import ForkForm
 from journal_store.journal import DjangoJournal
 from services import forks, runs
@@ -33,7 +34,14 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if event is not None:
         context["gist"] = present.summary(event.kind, event.model_dump(mode="json"))
     if event is None:
-        context["error"] = "Choose an event of this run to fork at (the Fork link on the timeline)."
+        choose = "Choose an event of this run to fork at (the Fork link on the timeline)."
+        # What was asked and why it cannot be taken, as the API says it, where the page said
+        # only "choose an event" to an address that named one.
+        if at and (position := queries.position(at)) is None:
+            choose = f"at: {shown(at)} is not a position (a whole number). {choose}"
+        elif at:
+            choose = f"at: no event of run {run_id} is at position {position}. {choose}"
+        context["error"] = choose
         return render(request, "dashboard/fork.html", context, status=400 if at else 200)
     if request.method == "POST" and form.is_valid():
         try:

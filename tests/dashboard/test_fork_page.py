@@ -166,6 +166,20 @@ def test_the_page_asks_for_an_event(as_owner, owner):
     assert as_owner.get(f"/runs/{parent}/fork?at=999999").status_code == 400
 
 
+def test_an_event_the_address_names_and_the_run_has_not_is_named(as_owner, owner):
+    """The page said only "Choose an event of this run" to an address naming one it cannot
+    take, where the API says why (a position of another run's event, or no number)."""
+    parent = run_of("premature-done")
+    for asked, why in (
+        ("999999", f"at: no event of run {parent} is at position 999999."),
+        ("abc", "at: 'abc' is not a position (a whole number)."),
+    ):
+        page = as_owner.get(f"/runs/{parent}/fork?at={asked}")
+        assert page.status_code == 400
+        text = html.unescape(page.content.decode())
+        assert why in text and "Choose an event of this run to fork at" in text
+
+
 def test_a_fork_made_on_the_command_line_and_imported_names_its_parents_event(
     as_owner, fly_team, tmp_path, token
 ):

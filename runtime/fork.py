@@ -34,6 +34,9 @@ from runtime.events import (
     TeamFinished,
     TeamStarted,
     ToolReturned,
+    WorkerHandedOff,
+    WorkerReported,
+    WorkerTimedOut,
     WorkspacePrepared,
     new_id,
 )
@@ -166,6 +169,24 @@ def plan(
         events.append((streams.journal(child), note))
     workspace = main[0].event.config.get("workspace") if commit is not None else None
     return Fork(child, parent, config, events, forked, workspace, commit)
+
+
+def in_flight(planned: Fork) -> list[str]:
+    """The sub-tasks whose specialist was at work at the fork point: handed a brief in the
+    copied prefix, with no report (or time-out) after it. Nobody sends them off in the fork
+    (the parent's were sent when their briefs were written), so whoever writes the fork sends
+    them: each resumes from its copied stream, where they sat until their deadline and were
+    then run again from the start."""
+    out: dict[str, None] = {}
+    own = streams.journal(planned.run_id)
+    for stream, event in planned.events:
+        if stream != own or not event.task_id:
+            continue
+        if isinstance(event, WorkerHandedOff):
+            out[event.task_id] = None
+        elif isinstance(event, WorkerReported | WorkerTimedOut):
+            out.pop(event.task_id, None)
+    return list(out)
 
 
 def cited(at: Recorded, run_id: str) -> str:

@@ -9,7 +9,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, fork
 from runtime.team import split_models
-from services import local_model, queue
+from services import local_model, queue, specialists
 from services.runs import NO_ENDPOINT, ModelUnavailable, RunError, RunNotFound
 
 Changes = fork.Changes
@@ -53,5 +53,7 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
     with transaction.atomic():
         fork.write(journal, planned)
     projection.catch_up()
+    for sub_id in fork.in_flight(planned):
+        specialists.dispatch(child, sub_id, {})
     queue.advance(child)
     return child

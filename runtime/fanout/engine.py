@@ -38,6 +38,7 @@ from runtime.events import (
     LeaseReleased,
     ModelFailed,
     ReplyOverdue,
+    RunForked,
     RunInconclusive,
     StatusReported,
     TurnCapReached,
@@ -188,11 +189,19 @@ def fan_out(session: Session, planned: list[tuple[str, Handoff]], crew: Crew) ->
 
 
 def handed_at(session: Session, sub_id: str) -> float:
-    """When the sub-task's brief was handed over (its deadline counts from then)."""
+    """When the sub-task's brief was handed over (its deadline counts from then), moved on by
+    the time before each fork that came after it: a fork's copied events keep the parent's
+    times, and a specialist at work at the fork point was timed out at the fork's first look,
+    its deadline long past by the parent's clock."""
+    handed: float | None = None
+    before: Event | None = None
     for event in [*session.recorded, *session.emitted]:
-        if isinstance(event, WorkerHandedOff) and event.task_id == sub_id:
-            return event.t
-    return time.time()
+        if handed is None and isinstance(event, WorkerHandedOff) and event.task_id == sub_id:
+            handed = event.t
+        elif handed is not None and isinstance(event, RunForked) and before and before.t:
+            handed += max(0.0, event.t - before.t)
+        before = event
+    return time.time() if handed is None else handed
 
 
 def here(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[str, Report | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from runtime import errors
@@ -35,6 +36,27 @@ class Metered(ModelClient):
         response = self.client.complete(messages, tools)
         self.breaker.record(response.usage.total)
         return response
+
+    # The client's place is the wrapped model's: a specialist resumed from its stream (a worker
+    # killed mid-work, a fork made while it was at work) had its recorded answers skipped by
+    # this wrapper alone, and a scripted model then answered from its script's start again.
+    def give_up_at(self, when: float | None) -> None:
+        self.client.give_up_at(when)
+
+    def fast_forward(self, calls: int) -> None:
+        self.client.fast_forward(calls)
+
+    def fast_forward_over(self, responses: Sequence[ModelResponse]) -> None:
+        self.client.fast_forward_over(responses)
+
+    def mark(self) -> dict[str, int] | None:
+        return self.client.mark()
+
+    def seek(self, mark: dict[str, int]) -> None:
+        self.client.seek(mark)
+
+    def advance_over(self, responses: Sequence[ModelResponse]) -> None:
+        self.client.advance_over(responses)
 
 
 def spend_breaker(config: FlightConfig, run_id: str, belt: Belt, spent: int = 0) -> SpendBreaker:

@@ -21,6 +21,19 @@ def steps_go_nowhere(nowhere):
     """Enqueued steps go to a broker nobody reads (tests/conftest.py): pages never drive."""
 
 
+@pytest.fixture
+def inline_specialists(monkeypatch):
+    """A fan-out run's specialists run inline, when they are sent off (the workers would run
+    them as Celery tasks)."""
+    from services import specialists
+
+    monkeypatch.setattr(
+        specialists,
+        "dispatch",
+        lambda run, sub, handoff: specialists.run_specialist(run, sub, "inline"),
+    )
+
+
 def make_user(name: str, decide: bool = False) -> User:
     user = User.objects.create_user(name, f"{name}@example.com", "pw")
     if decide:

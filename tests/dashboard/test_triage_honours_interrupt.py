@@ -15,15 +15,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
-def inline(monkeypatch):
-    """Specialists run inline here (the workers would run them as Celery tasks)."""
-    from services import specialists
-
-    monkeypatch.setattr(
-        specialists,
-        "dispatch",
-        lambda run, sub, handoff: specialists.run_specialist(run, sub, "inline"),
-    )
+def inline(inline_specialists):
+    """Specialists run inline here (tests/dashboard/conftest.py)."""
 
 
 def kinds(run_id: str) -> list[str]:

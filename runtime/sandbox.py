@@ -15,6 +15,7 @@ its options as arguments: the hosts (the workers, the command line) decide them.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import selectors
 import shutil
@@ -88,16 +89,26 @@ def run(
     killing everything it started) or SandboxUnavailable."""
     workspace, scratch = workspace.resolve(), scratch.resolve()
     inner = confinement(sandbox, workspace, scratch) if sandbox.required else []
+    info, told = os.pipe() if inner else (-1, -1)
+    if inner:
+        # bubblewrap says there the pid of the sandbox's first process: a kill waits for it
+        # to be gone, and with it everything in its pid namespace (see `_kill`).
+        inner = [inner[0], "--info-fd", str(told), *inner[1:]]
     command = [*_limits(sandbox.limits), *inner, *argv]
-    proc = subprocess.Popen(
-        command,
-        cwd=workspace,
-        env=environment(sandbox, scratch),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    try:
+        proc = subprocess.Popen(
+            command,
+            cwd=workspace,
+            env=environment(sandbox, scratch),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(told,) if inner else (),
+        )
+    finally:
+        if inner:
+            os.close(told)
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     kept = bytearray()
@@ -117,22 +128,53 @@ def run(
                 kept += chunk[: max(room, 0)]  # the rest is read and dropped: no blocked writer
         code = proc.wait(max(deadline - time.monotonic(), 0.1))
     except (TimeoutError, subprocess.TimeoutExpired):
-        _kill(proc)
+        _kill(proc, _first_pid(info) if inner else None)
         raise ToolTimeout(f"{label} gave no answer within {timeout:g} s") from None
     finally:
         proc.stdout.close()
+        if inner:
+            os.close(info)
     text = kept.decode("utf-8", errors="replace")
     if truncated:
         text += f"\n[output cut at {sandbox.limits.output_bytes} bytes]"
     return Finished(code if code >= 0 else 128 - code, text, truncated)
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
+def _kill(proc: subprocess.Popen[bytes], first: int | None = None) -> None:
     # The sandbox's processes live in their own pid namespace, set to die with bwrap; without
     # the sandbox, the run's process group is what there is to end.
     with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    if first is not None:
+        _gone(first)
+
+
+def _first_pid(info: int) -> int | None:
+    """The sandbox's first process, as bubblewrap told it (None if it did not, yet)."""
+    os.set_blocking(info, False)
+    try:
+        said = json.loads(os.read(info, 4096) or b"{}")
+    except (BlockingIOError, ValueError):
+        return None
+    pid = said.get("child-pid") if isinstance(said, dict) else None
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
+def _gone(pid: int, patience: float = 5.0) -> None:
+    """Wait until the sandbox's first process has ended. bwrap's death kills it (it dies with
+    its parent), and the kernel ends a pid namespace's other processes before its first one is
+    done, so then nothing the run started is left: bwrap itself is reaped before that, and a
+    process it left could still write for a moment after the call had returned."""
+    until = time.monotonic() + patience
+    while time.monotonic() < until:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return  # ended, and waiting for a reaper that is not us
+        time.sleep(0.01)
 
 
 # --- the pieces of the command -----------------------------------------------------------------

@@ -41,6 +41,7 @@ from runtime.events import (
     ToolReturned,
 )
 from runtime.faults import Faults
+from runtime.fork_gaps import fork_gaps
 from runtime.journal import Journal, read_between
 from runtime.limits import Limits
 from runtime.model import (
@@ -156,23 +157,12 @@ class Session:
         # a parent's event and a fork made from it (its copied events keep the parent's
         # times), as a reply's deadline does (runtime/coordination/deadlines.py), where a fork
         # made an hour after its parent's start was halted at its first turn.
-        self.started = first.t + self._fork_gaps() if first is not None else time.time()
+        gaps = fork_gaps(self.record.recorded)
+        self.started = first.t + gaps if first is not None else time.time()
         # People's messages put in where the run was forked, per agent, not yet read.
         self.inbox: dict[str, list[MessageInjected]] = {}
         # A fork's turn cap and allowance, in force once the cursor passes its RunForked.
         self.limits = Limits()
-
-    def _fork_gaps(self) -> float:
-        """Seconds between the event before each RunForked of the record and the RunForked:
-        the time before a fork went on, when nobody worked (the places a snapshot lets this
-        session skip are not read for it)."""
-        gaps = 0.0
-        before: Event | None = None
-        for event in self.record.recorded:
-            if isinstance(event, RunForked) and before is not None and before.t and event.t:
-                gaps += max(0.0, event.t - before.t)
-            before = event
-        return gaps
 
     # --- the record --------------------------------------------------------------------------
 

@@ -38,7 +38,6 @@ from runtime.events import (
     LeaseReleased,
     ModelFailed,
     ReplyOverdue,
-    RunForked,
     RunInconclusive,
     StatusReported,
     TurnCapReached,
@@ -49,6 +48,7 @@ from runtime.fanout import restarts, verify
 from runtime.fanout.contracts import Handoff, Reason, Report
 from runtime.fanout.restarts import Outages
 from runtime.fanout.routing import timeout_report
+from runtime.fork_gaps import fork_gaps
 from runtime.session import Session
 from runtime.stops import Waiting
 
@@ -190,18 +190,14 @@ def fan_out(session: Session, planned: list[tuple[str, Handoff]], crew: Crew) ->
 
 def handed_at(session: Session, sub_id: str) -> float:
     """When the sub-task's brief was handed over (its deadline counts from then), moved on by
-    the time before each fork that came after it: a fork's copied events keep the parent's
-    times, and a specialist at work at the fork point was timed out at the fork's first look,
-    its deadline long past by the parent's clock."""
-    handed: float | None = None
-    before: Event | None = None
-    for event in [*session.recorded, *session.emitted]:
-        if handed is None and isinstance(event, WorkerHandedOff) and event.task_id == sub_id:
-            handed = event.t
-        elif handed is not None and isinstance(event, RunForked) and before and before.t:
-            handed += max(0.0, event.t - before.t)
-        before = event
-    return time.time() if handed is None else handed
+    the time before each fork that came after it (runtime/fork_gaps.py): a specialist at work
+    at a fork's point was timed out at the fork's first look, its deadline long past by the
+    parent's clock."""
+    events = [*session.recorded, *session.emitted]
+    for index, event in enumerate(events):
+        if isinstance(event, WorkerHandedOff) and event.task_id == sub_id:
+            return event.t + fork_gaps(events, index + 1)
+    return time.time()
 
 
 def here(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[str, Report | None]:

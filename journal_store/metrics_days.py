@@ -1,6 +1,6 @@
 """The metrics page's rollup: the runs' metric figures summed per team, scenario, model and day.
 
-The runs read model keeps each run's figures as columns (projection.metrics_columns); summing
+The runs read model keeps each run's figures as columns (run_columns.metrics_columns); summing
 them over 10,000 runs on every page view costs ~20 ms of CPU on SQLite (a sum per figure per
 row, and a sort for the grouping), so the runs projector also keeps their sums per (team,
 scenario, model, day started), moved by each run's change as the run moves: what a run added

@@ -13,7 +13,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
     at once; `manage.py rebuild_projections` gives the same (one UPDATE per run with a stored
     state)."""
     from journal_store import metrics_days
-    from journal_store.projection import FOLDS, columns_of
+    from journal_store.run_columns import FOLDS, columns_of
 
     using = schema_editor.connection.alias
     states = apps.get_model("journal_store", "RunState").objects.using(using)

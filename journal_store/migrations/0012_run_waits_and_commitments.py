@@ -14,7 +14,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
     page's rollup anew from the runs, so that its deadlock and orphaned-commitment rates are
     right for old runs at once; `manage.py rebuild_projections` gives the same."""
     from journal_store import metrics_days
-    from journal_store.projection import FOLDS, columns_of
+    from journal_store.run_columns import FOLDS, columns_of
 
     using = schema_editor.connection.alias
     states = apps.get_model("journal_store", "RunState").objects.using(using)

@@ -17,7 +17,7 @@ from django.db import migrations, models
 def fill(apps: Any, schema_editor: Any) -> None:
     from journal_store import metrics_days
     from journal_store.journal import DjangoJournal
-    from journal_store.projection import FOLDS, columns_of
+    from journal_store.run_columns import FOLDS, columns_of
     from runtime.bill import Bill
     from runtime.flight import run_records
     from runtime.metrics import DISCARD

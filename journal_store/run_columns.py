@@ -1,0 +1,140 @@
+"""The runs read model's columns, each from the result of the fold that gives it: the summary's,
+the bill's totals and money, the resume point's, and the coordination metrics' parts (which the
+metrics page sums: journal_store/metrics_days.py). The runs projector writes them as a run's
+folds move (journal_store/projection.py); a migration that adds a column fills it with
+`columns_of` from the stored states."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Any
+
+from django.conf import settings
+
+from runtime import folds, prices
+from runtime.bill import model_for
+from runtime.folds import Fold
+from runtime.views import STORED as RUN_FOLDS
+
+
+def when(t: float | None) -> datetime | None:
+    """A timestamp as a datetime; None when it was not recorded (reference journals: t=0)."""
+    return datetime.fromtimestamp(t, tz=UTC) if t else None
+
+
+def day(t: float | None) -> date | None:
+    return datetime.fromtimestamp(t, tz=UTC).date() if t else None
+
+
+# The summary's columns, from the folds that give them (their results need no rows).
+def summary_columns(s: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "team": s["team"] or "",
+        "scenario": s["scenario"] or "",
+        "task": s["task"] or "",
+        "started_by": s["started_by"] or "",
+        "status": s["status"],
+        "reason": s["reason"],
+        "started_at": when(s["started"]),
+        # The day it started (UTC): the metrics page groups by it without a date function per
+        # row (SQLite's are Python callbacks: 140 ms over 10,000 runs).
+        "started_on": day(s["started"]),
+        "finished_at": when(s["finished"]),
+        "event_count": s["events"],
+        "last_position": s["last_position"],
+        "parent_id": s.get("parent") or "",
+        "fork_at": s.get("fork_at"),
+        "baseline_of": s.get("baseline_of") or "",
+    }
+
+
+def bill_columns(b: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "tokens": b["total"]["tokens"],
+        "calls": b["total"]["calls"],
+        "allowance": b["allowance"],
+        "spent": b["spent"],
+        # In the price table of the projection's time (settings.PRICES): a new table applies to
+        # runs as they move, and to every run after `manage.py rebuild_projections`.
+        "cost": prices.priced(b, settings.PRICES, False)["total"],
+        **inherited_columns(b["inherited"]),
+    }
+
+
+def inherited_columns(inherited: dict[str, Any] | None) -> dict[str, Any]:
+    """A fork's tokens and cost that were its parent's (0 and None for a run that is no
+    fork): the metrics rollup leaves them out of the fork's share."""
+    if inherited is None:
+        return {"inherited_tokens": 0, "inherited_cost": None}
+    copied = {"agents": inherited["agents"], "lines": []}
+    return {
+        "inherited_tokens": inherited["tokens"],
+        "inherited_cost": prices.priced(copied, settings.PRICES, False)["total"],
+    }
+
+
+def resume_columns(p: dict[str, Any]) -> dict[str, Any]:
+    return {"stage": p["stage"], "resume_position": p["position"]}
+
+
+def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
+    """The coordination metrics' figures the metrics page sums (services/metrics.py): each
+    rate's parts, so that a rate across runs is a ratio of sums, never a mean of ratios."""
+    overhead = m["coordination_overhead_ratio"]
+    latency = m["conflict_resolution_latency"]
+    return {
+        "verified": bool(m["coordination_cost_per_verified_success"]["verified_successes"]),
+        "coord_tokens": overhead["coordination_tokens"],
+        "work_tokens": overhead["work_tokens"],
+        "inherited_coord_tokens": overhead.get("inherited_coordination_tokens", 0),
+        "inherited_work_tokens": overhead.get("inherited_work_tokens", 0),
+        "overhead_ratio": overhead["value"],
+        "coord_seconds": overhead["coordination_seconds"],
+        "work_seconds": overhead["work_seconds"],
+        "handoffs": m["handoff_failure_rate"]["handoffs"],
+        "failed_handoffs": m["handoff_failure_rate"]["failed"],
+        "claims": m["ownership_conflict_rate"]["claims"],
+        "contested": m["ownership_conflict_rate"]["contested"],
+        "deliveries": m["stale_message_rate"]["deliveries"],
+        "stale_deliveries": m["stale_message_rate"]["stale"],
+        "files_written": m["duplicate_work_rate"]["files_written"],
+        "shared_files": m["duplicate_work_rate"]["shared_files"],
+        "reviewed_tasks": m["livelock_rate"]["reviewed_tasks"],
+        "livelocked_tasks": m["livelock_rate"]["livelocked"],
+        "verifications": m["verification_independence_rate"]["verifications"],
+        "independent_verifications": m["verification_independence_rate"]["independent"],
+        "conflicts_resolved": latency["resolved"],
+        "conflicts_open": latency["open"],
+        "conflict_latency": latency["value"],
+        "human_wait": latency["waiting_for_people_seconds"],
+        "dead_letters": latency["dead_letters"],
+        "letters_open": latency["open_dead_letters"],
+        "waits": m["deadlock_rate"]["waits"],
+        "deadlocks": m["deadlock_rate"]["deadlocks"],
+        "commitments": m["commitment_orphan_rate"]["total"],
+        "orphaned": m["commitment_orphan_rate"]["orphaned"],
+    }
+
+
+def run_model(bill: folds.State) -> dict[str, Any]:
+    """The model the run asked, from the bill's state (its TeamStarted): the default backend,
+    or the endpoint's model name; "" when the journal does not say."""
+    return {"model": (model_for(bill.get("models") or {}, "") or "")[:100]}
+
+
+COLUMNS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "summary": summary_columns,
+    "bill": bill_columns,
+    "resume_point": resume_columns,
+    "metrics": metrics_columns,
+}
+# Columns read from a fold's state where its result does not hold them.
+STATE_COLUMNS: dict[str, Callable[[folds.State], dict[str, Any]]] = {"bill": run_model}
+FOLDS: dict[str, Fold] = {f.name: f for f in RUN_FOLDS}
+
+
+def columns_of(fold: Fold, state: folds.State) -> dict[str, Any]:
+    columns = COLUMNS[fold.name](fold.result(state, folds.Rows()))
+    from_state = STATE_COLUMNS.get(fold.name)
+    return columns if from_state is None else columns | from_state(state)

@@ -10,16 +10,101 @@ draws itself with `problems` (and the API answers `invalid("query", exc.problems
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import Any
 
+from journal_store import queues
+from runtime import streams
+from runtime.events import BY_KIND
 from services.asked import BadQuery, shown
 
-__all__ = ["KEPT", "BadQuery", "shown", "typed"]
+__all__ = [
+    "KEPT",
+    "POSITION_MAX",
+    "BadQuery",
+    "kinds_of",
+    "parse_date",
+    "position",
+    "position_of",
+    "queue_filter",
+    "queue_statuses",
+    "shown",
+    "typed",
+]
 
 KEPT = 64  # characters of a refused value kept in the form (an id's, a team's column)
+# The furthest position anybody may ask to read after: past any journal's end, and inside the
+# 64-bit column it is compared with (a larger one would be an error in the database driver).
+POSITION_MAX = 2**62
 
 
 def typed(params: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, str]:
     """What was typed in these fields, as a form drawn again shows it (a huge value cut)."""
     return {name: str(params.get(name) or "")[:KEPT] for name in names}
+
+
+def position(text: str | None) -> int | None:
+    """A position a page's link carries (`after`, `call`, a fork's `at`): a whole number in
+    ASCII digits, at most POSITION_MAX (a larger one is past every end: POSITION_MAX); None
+    when absent or not one. Negative numbers are the start, 0."""
+    if not text:
+        return None
+    digits = text[1:] if text[0] == "-" else text
+    if not (digits.isascii() and digits.isdigit()):
+        return None  # (str.isdigit takes superscripts and other digits int() refuses)
+    if text[0] == "-":
+        return 0
+    # More digits than POSITION_MAX has is past it, read or not (int() refuses 4,300 digits).
+    return POSITION_MAX if len(digits) > 19 else min(int(digits), POSITION_MAX)
+
+
+def position_of(params: Mapping[str, Any], name: str) -> int | None:
+    """The position a page's `name` carries (see `position`), None when not asked; BadQuery
+    naming it when it is not a whole number, where the page began at the start as if it had
+    not been asked."""
+    text = str(params.get(name) or "")
+    found = position(text)
+    if text and found is None:
+        raise BadQuery({name: f"{shown(text)} is not a position (a whole number)"})
+    return found
+
+
+def parse_date(value: str | None) -> date | None:
+    try:
+        return date.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
+def kinds_of(asked: Sequence[str]) -> tuple[str, ...]:
+    """The kinds of event a filter asks for, once each, blanks left out; BadQuery naming the
+    first that no event has (it listed no events, as if none of that kind had happened)."""
+    kinds = tuple(dict.fromkeys(k for k in asked if k))
+    if unknown := [k for k in kinds if k not in BY_KIND]:
+        raise BadQuery({"kind": f"{shown(unknown[0])} is no kind of event"})
+    return kinds
+
+
+def queue_statuses(queue: queues.Queue) -> tuple[str, ...]:
+    """What a queue's list may show: the open items, those of one outcome, the decided ones
+    (whatever the outcome) or all."""
+    return (queues.OPEN, *queue.outcomes, "decided", "all")
+
+
+def queue_filter(queue: queues.Queue, params: Mapping[str, Any]) -> tuple[str, str]:
+    """The status and the run a queue's page or the API asks for (open, every run's, when
+    not asked); BadQuery names what it cannot take, where the page showed an unknown status's
+    items as the open ones, and a run's id cut at 64 characters (or one that is none) as an
+    empty queue."""
+    wrong: dict[str, str] = {}
+    status = str(params.get("status") or queues.OPEN)
+    if status not in (known := queue_statuses(queue)):
+        title = queue.name.replace("_", " ")
+        wrong["status"] = f"{shown(status)} is no status of the {title}; one of {', '.join(known)}"
+    run = str(params.get("run") or "").strip()
+    if run and not streams.is_run_id(run):
+        wrong["run"] = f"{shown(run)} is not a run id ({streams.RUN_ID_RULE})"
+    if wrong:
+        raise BadQuery(wrong)
+    return status, run

@@ -20,7 +20,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, S
 from django.db.models.functions import Coalesce, Now
 
 from dashboard import present
-from dashboard.asked import BadQuery, shown
+from dashboard.asked import BadQuery, parse_date, shown
 from journal_store import projection, queues
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
@@ -36,7 +36,6 @@ from journal_store.models import (
 )
 from runtime import baseline, prices, status, streams
 from runtime.events import (
-    BY_KIND,
     AnswerComposed,
     Event,
     JournalImported,
@@ -68,36 +67,7 @@ SORTS: dict[str, Any] = {
     "duration": F("duration").desc(nulls_last=True),
 }
 EVENTS_MAX = 1_000  # events in one answer, whoever asks
-# The furthest position anybody may ask to read after: past any journal's end, and inside the
-# 64-bit column it is compared with (a larger one would be an error in the database driver).
-POSITION_MAX = 2**62
 PAGE_MAX = 1_000  # messages or audit entries in one answer: a long run's are read a page at a time
-
-
-def position(text: str | None) -> int | None:
-    """A position a page's link carries (`after`, `call`, a fork's `at`): a whole number in
-    ASCII digits, at most POSITION_MAX (a larger one is past every end: POSITION_MAX); None
-    when absent or not one. Negative numbers are the start, 0."""
-    if not text:
-        return None
-    digits = text[1:] if text[0] == "-" else text
-    if not (digits.isascii() and digits.isdigit()):
-        return None  # (str.isdigit takes superscripts and other digits int() refuses)
-    if text[0] == "-":
-        return 0
-    # More digits than POSITION_MAX has is past it, read or not (int() refuses 4,300 digits).
-    return POSITION_MAX if len(digits) > 19 else min(int(digits), POSITION_MAX)
-
-
-def position_of(params: Mapping[str, Any], name: str) -> int | None:
-    """The position a page's `name` carries (see `position`), None when not asked; BadQuery
-    naming it when it is not a whole number, where the page began at the start as if it had
-    not been asked."""
-    text = str(params.get(name) or "")
-    found = position(text)
-    if text and found is None:
-        raise BadQuery({name: f"{shown(text)} is not a position (a whole number)"})
-    return found
 
 
 def pending_stop(run_id: str) -> StopRequest | None:
@@ -227,13 +197,6 @@ def fork_points(forks: Iterable[tuple[str, str, int | None]]) -> dict[str, int]:
 
 
 # --- the runs list --------------------------------------------------------------------------
-
-
-def parse_date(value: str | None) -> date | None:
-    try:
-        return date.fromisoformat(value) if value else None
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -411,15 +374,6 @@ class EventRow:
 # slots) or where it came from (this server's note of an import, shown in the header), not
 # what it did: the timeline hides them unless asked.
 INFRASTRUCTURE = ("lease-", "import-")
-
-
-def kinds_of(asked: Sequence[str]) -> tuple[str, ...]:
-    """The kinds of event a filter asks for, once each, blanks left out; BadQuery naming the
-    first that no event has (it listed no events, as if none of that kind had happened)."""
-    kinds = tuple(dict.fromkeys(k for k in asked if k))
-    if unknown := [k for k in kinds if k not in BY_KIND]:
-        raise BadQuery({"kind": f"{shown(unknown[0])} is no kind of event"})
-    return kinds
 
 
 def events(
@@ -620,30 +574,6 @@ def review_items(run_id: str) -> dict[str, list[QueueItem]]:
 
 
 # --- the review queues ----------------------------------------------------------------------------
-
-
-def queue_statuses(queue: queues.Queue) -> tuple[str, ...]:
-    """What a queue's list may show: the open items, those of one outcome, the decided ones
-    (whatever the outcome) or all."""
-    return (queues.OPEN, *queue.outcomes, "decided", "all")
-
-
-def queue_filter(queue: queues.Queue, params: Mapping[str, Any]) -> tuple[str, str]:
-    """The status and the run a queue's page or the API asks for (open, every run's, when
-    not asked); BadQuery names what it cannot take, where the page showed an unknown status's
-    items as the open ones, and a run's id cut at 64 characters (or one that is none) as an
-    empty queue."""
-    wrong: dict[str, str] = {}
-    status = str(params.get("status") or queues.OPEN)
-    if status not in (known := queue_statuses(queue)):
-        title = queue.name.replace("_", " ")
-        wrong["status"] = f"{shown(status)} is no status of the {title}; one of {', '.join(known)}"
-    run = str(params.get("run") or "").strip()
-    if run and not streams.is_run_id(run):
-        wrong["run"] = f"{shown(run)} is not a run id ({streams.RUN_ID_RULE})"
-    if wrong:
-        raise BadQuery(wrong)
-    return status, run
 
 
 def queue_items(

@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema, Status
 from ninja.pagination import paginate
 
-from dashboard import queries
+from dashboard import asked, queries
 from dashboard.access import require_decide, role_of
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
@@ -30,7 +30,7 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
     """GET /api/review/<path>: the queue's items, newest first, open ones unless asked."""
     # Literal of this queue's own statuses, and "decided" (any outcome) as the page's filter
     # says it: the schema lists them and anything else is a 422.
-    Shown = Literal[queries.queue_statuses(queue)]  # type: ignore[valid-type]
+    Shown = Literal[asked.queue_statuses(queue)]  # type: ignore[valid-type]
 
     # `run`: one run's items, as the page's `run` (a run's header links there); unknown to
     # the API, it was ignored, and a script asking for one run's items got every run's. One
@@ -41,7 +41,7 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
         run: str = "",
     ) -> Any:
         try:
-            shown, one = queries.queue_filter(queue, {"status": status, "run": run})
+            shown, one = asked.queue_filter(queue, {"status": status, "run": run})
         except BadQuery as exc:
             raise invalid("query", exc.problems) from None
         return queries.queue_items(queue, shown, one)

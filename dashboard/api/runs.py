@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
-from dashboard import actions, downloads, queries
+from dashboard import actions, asked, downloads, queries
 from dashboard.access import get_run_for_user, require_steer
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
@@ -47,7 +47,7 @@ router = Router(tags=["runs"])
 def after_position(what: str) -> Any:
     """The `after` parameter of a page of a run's minutes: 422 past any position a column
     holds, as below 0."""
-    return Query(0, ge=0, le=queries.POSITION_MAX, description=f"{what} after this position")  # type: ignore[type-arg]
+    return Query(0, ge=0, le=asked.POSITION_MAX, description=f"{what} after this position")  # type: ignore[type-arg]
 
 
 def run_for(request: HttpRequest, run_id: str) -> RunSummary:
@@ -108,7 +108,7 @@ def events(
 ) -> Any:
     run_for(request, run_id)
     try:  # a kind no event has: named, where the answer was an empty list
-        kinds = queries.kinds_of([kind])
+        kinds = asked.kinds_of([kind])
     except BadQuery as exc:
         raise invalid("query", exc.problems) from None
     return queries.events(run_id, after, kinds, limit=limit)

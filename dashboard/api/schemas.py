@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
-from dashboard import actions, queries
+from dashboard import actions, asked, queries
 from journal_store.models import Conflict, RunSummary
 from runtime import status
 from runtime.flat import field_holding
@@ -390,7 +390,7 @@ class ForkIn(In):
 
     at: int = Field(
         ge=1,
-        le=queries.POSITION_MAX,
+        le=asked.POSITION_MAX,
         strict=True,
         description="the position of the event to fork after",
     )

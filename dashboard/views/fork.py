@@ -7,7 +7,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from dashboard import present, queries
+from dashboard import asked, present, queries
 from dashboard.access import HtmxHttpRequest, get_run_for_user
 from dashboard.asked import shown
 from dashboard.forking import ForkForm
@@ -25,7 +25,7 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     at = request.POST.get("at") or request.GET.get("at")
     form = ForkForm(data, agents=agents, initial={"at": at})
     event, number = None, ""
-    if (position := queries.position(at)) is not None:
+    if (position := asked.position(at)) is not None:
         found = DjangoJournal().select("WHERE run_id = %s AND position = %s", [run_id, position])
         if found:
             event = found[0].event
@@ -37,7 +37,7 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         choose = "Choose an event of this run to fork at (the Fork link on the timeline)."
         # What was asked and why it cannot be taken, as the API says it, where the page said
         # only "choose an event" to an address that named one.
-        if at and (position := queries.position(at)) is None:
+        if at and (position := asked.position(at)) is None:
             choose = f"at: {shown(at)} is not a position (a whole number). {choose}"
         elif at:
             choose = f"at: no event of run {run_id} is at position {position}. {choose}"

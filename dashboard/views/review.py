@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
-from dashboard import errors, queries
+from dashboard import asked, errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.asked import BadQuery
 from dashboard.forms import DecisionForm, ResolveForm
@@ -40,7 +40,7 @@ def queue_page(
     try:
         # One run's items (what its page links to): past a page of newer ones, the queue's
         # first page would not hold them.
-        status, run = queries.queue_filter(queue, request.GET)
+        status, run = asked.queue_filter(queue, request.GET)
     except BadQuery as exc:
         context = {
             "problems": exc.problems,

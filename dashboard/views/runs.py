@@ -304,7 +304,7 @@ def said(metric: dict[str, Any]) -> list[str]:
 def position_after(request: HtmxHttpRequest) -> int:
     """The `after` parameter: where a page starts (0, the start, when absent; past the end, an
     empty page, however far past); BadQuery when it is not a number."""
-    return queries.position_of(request.GET, "after") or 0
+    return asked.position_of(request.GET, "after") or 0
 
 
 def page_of(found: list[Any], after: int) -> dict[str, Any]:
@@ -332,7 +332,7 @@ class TimelineFilter:
     def of(cls, query: QueryDict) -> TimelineFilter:
         """The filter the URL asks for; BadQuery for a kind no event has (the list was empty
         under a Kinds box that, without it, said every kind was shown)."""
-        kinds = queries.kinds_of(query.getlist("kind"))
+        kinds = asked.kinds_of(query.getlist("kind"))
         return cls(kinds, query.get("agent", ""), query.get("infra") == "1")
 
     def query(self) -> str:

@@ -13,15 +13,15 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from dashboard import queries, trace, trace_draw
+from dashboard import asked, queries, trace, trace_draw
 from dashboard.access import HtmxHttpRequest
 from journal_store.models import RunSummary
 from runtime import status
 
 
 def number(request: HtmxHttpRequest, name: str) -> int | None:
-    """A position the URL carries; BadQuery when it is no number (queries.position_of)."""
-    return queries.position_of(request.GET, name)
+    """A position the URL carries; BadQuery when it is no number (asked.position_of)."""
+    return asked.position_of(request.GET, name)
 
 
 def context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:

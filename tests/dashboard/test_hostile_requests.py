@@ -129,7 +129,7 @@ def test_positions_past_a_64_bit_column_are_past_the_end_on_pages(as_owner, done
 
 
 def test_a_position_is_read_past_the_end_however_long_and_never_from_other_digits():
-    from dashboard.queries import POSITION_MAX, position
+    from dashboard.asked import POSITION_MAX, position
 
     assert position("42") == 42 and position("-7") == 0
     assert position(HUGE) == POSITION_MAX

@@ -78,14 +78,74 @@ def inherited_of(
     if rows is None:
         return None
     theirs = sum(row[0] for row in rows.values())
+    agents = {}
+    for name, row in sorted(rows.items()):
+        model = model_for(models, name, asked.get(name))
+        agents[name] = {**line_figures(row), "model": model}
+        split = parts(state, "agents", name, name, row, model)
+        if split:  # priced at the parent's models, not the fork's
+            agents[name]["model"] = split[-1]["model"]
+            agents[name]["parts"] = [{**p, "copied": True} for p in split]
     return {
-        "agents": {
-            name: {**line_figures(row), "model": model_for(models, name, asked.get(name))}
-            for name, row in sorted(rows.items())
-        },
+        "agents": agents,
         "tokens": theirs,
         "own": total - theirs,
     }
+
+
+def _less(row: list[int], taken: list[int]) -> list[int]:
+    return [a - b for a, b in zip(widened(row), taken, strict=True)]
+
+
+def _taken(segments: list[dict[str, Any]], table: str, name: str) -> list[int]:
+    """What the segments before hold of one row: its calls before the last fork point."""
+    total = [0, 0, 0, 0, 0]
+    for seg in segments:
+        for i, n in enumerate(seg[table].get(name, ())):
+            total[i] += n
+    return total
+
+
+def segment(state: State, settings: dict[str, Any]) -> dict[str, Any]:
+    """The calls made since the fork point before this one (or since the start), per agent and
+    per line, and the models they were made on: a fork's prefix was its parent's, asked of the
+    parent's models, which the fork's own settings may have changed."""
+    before = state.get("before", [])
+    out: dict[str, Any] = {
+        "models": models_of(settings),
+        "asked": dict(state.get("asked") or {}),
+    }
+    for table in ("agents", "lines"):
+        rows = {name: _less(row, _taken(before, table, name)) for name, row in state[table].items()}
+        out[table] = {name: row for name, row in rows.items() if row[1]}
+    return out
+
+
+def parts(
+    state: State, table: str, name: str, agent: str, row: list[int], model: str | None
+) -> list[dict[str, Any]] | None:
+    """A row's calls split by the models they were made on: the parent's (`copied`, one part
+    per fork point whose parent's models were kept) and the run's own; None for a run that is
+    no such fork, whose row has one model."""
+    before = state.get("before")
+    if not before:
+        return None
+    out = []
+    for seg in before:
+        mine = seg[table].get(name)
+        if mine:
+            asked = seg["asked"].get(agent)
+            out.append(
+                {
+                    "copied": True,
+                    "model": model_for(seg["models"], agent, asked),
+                    **line_figures(list(mine)),
+                }
+            )
+    own = _less(row, _taken(before, table, name))
+    if own[1]:
+        out.append({"copied": False, "model": model, **line_figures(own)})
+    return out
 
 
 class Bill(Fold):
@@ -163,6 +223,8 @@ class Bill(Fold):
             # Each agent's row as the copied prefix left it (not in start(): a state stored
             # before this was kept has no key, and a run that is no fork never gets one).
             state["inherited"] = {name: list(widened(row)) for name, row in state["agents"].items()}
+            if e.parent_models is not None:
+                state.setdefault("before", []).append(segment(state, e.parent_models.model_dump()))
 
     def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         total = sum(row[0] for row in state["agents"].values())
@@ -184,18 +246,26 @@ class Bill(Fold):
             )
             ledgers[name] = {**ledger, "spent": used, "remaining": ledger["allowance"] - used}
         allowance = state["allowance"]
+        agents = {}
+        for name, row in shares(state["agents"]).items():
+            model = model_for(models, name, asked.get(name))
+            agents[name] = {**row, "model": model}
+            split = parts(state, "agents", name, name, state["agents"][name], model)
+            if split is not None:
+                agents[name]["parts"] = split
+        lines = []
+        for key, row in sorted(state["lines"].items(), key=lambda kv: folds.unkey(kv[0])):
+            agent, task = folds.unkey(key)
+            line = {"agent": agent, "task_id": task, **line_figures(row)}
+            model = model_for(models, agent, asked.get(agent))
+            split = parts(state, "lines", key, agent, row, model)
+            if split is not None:
+                line["parts"] = split
+            lines.append(line)
         return {
-            "agents": {
-                name: {**row, "model": model_for(models, name, asked.get(name))}
-                for name, row in shares(state["agents"]).items()
-            },
+            "agents": agents,
             "tasks": shares(state["tasks"]),
-            "lines": [
-                {"agent": agent, "task_id": task, **line_figures(row)}
-                for (agent, task), row in sorted(
-                    (tuple(folds.unkey(k)), v) for k, v in state["lines"].items()
-                )
-            ],
+            "lines": lines,
             "ledgers": ledgers,
             "total": {
                 **line_figures(

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from runtime import streams
 from runtime.events import (
     CandidateCommitted,
@@ -40,6 +42,7 @@ from runtime.events import (
     WorkspacePrepared,
     new_id,
 )
+from runtime.events.lineage import ModelSettings
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.team import FlightConfig, split_models, workspace_name
 
@@ -158,6 +161,7 @@ def plan(
         number=main.index(at) + 1 if at in main else where + 1,
         by=by,
         changes=changes.as_dict(),
+        parent_models=parent_models(main[0].event.config),
     )
     # The fork point, in the fork's own journal: where its clock restarts (a reply's deadline
     # does not count the time between the parent's event and the fork) and where a person's
@@ -169,6 +173,18 @@ def plan(
         events.append((streams.journal(child), note))
     workspace = main[0].event.config.get("workspace") if commit is not None else None
     return Fork(child, parent, config, events, forked, workspace, commit)
+
+
+def parent_models(config: dict[str, Any]) -> ModelSettings | None:
+    """The models the parent's agents asked, from its TeamStarted's settings; None when they
+    do not say it in the form settings have now (a journal from before; its fork's copied
+    calls are then priced at the fork's models, as they were before this was kept)."""
+    try:
+        return ModelSettings.model_validate(
+            {k: v for k, v in config.items() if k in ModelSettings.model_fields}
+        )
+    except ValidationError:
+        return None
 
 
 def in_flight(planned: Fork) -> list[str]:

@@ -95,23 +95,35 @@ def load(path: Path) -> Table:
         raise PriceError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
 
 
+def row_cost(table: Table, row: dict[str, Any], model: str | None) -> tuple[float | None, str]:
+    """A bill row's cost and why. A fork's row whose calls were made on more than one model
+    (its copied prefix on the parent's, see runtime.bill.parts) costs the sum of its parts,
+    each at its own model; unknown when any part is."""
+    split = row.get("parts")
+    if not split:
+        return table.cost(model, row["tokens"], row.get("prompt"), row.get("completion"))
+    money: float | None = 0.0
+    whys = []
+    for part in split:
+        cost, why = table.cost(part["model"], part["tokens"], part["prompt"], part["completion"])
+        money = None if cost is None or money is None else round(money + cost, 6)
+        whys.append(f"before the fork, {why}" if part["copied"] else why)
+    return money, "; ".join(whys)
+
+
 def priced(bill: dict[str, Any], table: Table, verified: bool) -> dict[str, Any]:
     """A bill's cost per agent, per task and in all, and per verified success (the run's cost
     when the harness verified its outcome; None when it did not: no success to divide by)."""
     agents: dict[str, dict[str, Any]] = {}
     for name, row in bill["agents"].items():
-        money, why = table.cost(
-            row.get("model"), row["tokens"], row.get("prompt"), row.get("completion")
-        )
+        money, why = row_cost(table, row, row.get("model"))
         agents[name] = {"cost": money, "why": why}
     known: list[float | None] = [a["cost"] for a in agents.values()]
     total = None if None in known else round(sum(c or 0.0 for c in known), 6)
     models = {name: row.get("model") for name, row in bill["agents"].items()}
     tasks: dict[str, float | None] = {}
     for line in bill["lines"]:
-        money, _ = table.cost(
-            models.get(line["agent"]), line["tokens"], line.get("prompt"), line.get("completion")
-        )
+        money, _ = row_cost(table, line, models.get(line["agent"]))
         before = tasks.get(line["task_id"], 0.0)
         tasks[line["task_id"]] = (
             None if money is None or before is None else round(before + money, 6)

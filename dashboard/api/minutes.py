@@ -19,8 +19,22 @@ class BillRowOut(Schema):
     completion: int | None = Field(None, description="output tokens")
 
 
+class PartOut(Schema):
+    copied: bool = Field(description="made by the parent, before the fork point")
+    model: str | None
+    tokens: int
+    calls: int
+    prompt: int | None = None
+    completion: int | None = None
+
+
 class BillAgentOut(BillRowOut):
     model: str | None = Field(None, description="the model the agent asked (None: not known)")
+    parts: list[PartOut] | None = Field(
+        None,
+        description="a fork's: the agent's calls split by the models they were asked of (its "
+        "copied prefix on its parent's), each priced at its own; None for a run that is no fork",
+    )
 
 
 class BillLineOut(Schema):

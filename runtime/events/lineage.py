@@ -3,18 +3,37 @@ what a person changed there), and the tags they put on it."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from runtime.events.base import Event
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class ModelSettings(BaseModel):
+    """Which model each agent asked, as TeamStarted's settings say it (`model`, `models`,
+    `model_name`, `model_names`): a fork's parent's, kept at the fork point because the fork's
+    copied TeamStarted carries the fork's own."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: Name = "scripted"
+    models: dict[Name, Name] = Field(default_factory=dict, max_length=64)
+    model_name: Name | None = None
+    model_names: dict[Name, Name] = Field(default_factory=dict, max_length=64)
 
 
 class RunForked(Event):
     """This run began as a copy of `parent` up to the event at position `at` (the parent's
     `number`-th), then went its own way with `changes`. Recorded in the fork's journal right
     after the copied prefix: no code emits it (a session takes it as it passes), and a reply's
-    deadline does not count the time between the parent's event and the fork."""
+    deadline does not count the time between the parent's event and the fork.
+
+    `parent_models` are the models the parent's agents asked, which the copied prefix's calls
+    were made on: the bill prices those calls at them (None in forks from before it was kept:
+    their prefix is priced at the fork's models)."""
 
     kind: ClassVar[str] = "RunForked"
     parent: str
@@ -22,6 +41,7 @@ class RunForked(Event):
     number: int
     by: str
     changes: dict[str, Any] = Field(default_factory=dict)
+    parent_models: ModelSettings | None = None
 
 
 class MessageInjected(Event):

@@ -119,6 +119,12 @@ def test_the_bill_api_gives_a_forks_copied_tokens_and_none_for_its_parent(forked
     assert body["inherited"]["tokens"] == copied
     assert body["inherited"]["own"] == body["total"]["tokens"] - copied
     assert sum(a["tokens"] for a in body["inherited"]["agents"].values()) == copied
+    # Each agent's calls split by the models they were asked of: the copied ones first.
+    for name, row in body["agents"].items():
+        assert sum(p["tokens"] for p in row["parts"]) == row["tokens"], name
+        assert sum(p["tokens"] for p in row["parts"] if p["copied"]) == (
+            body["inherited"]["agents"].get(name, {}).get("tokens", 0)
+        )
     assert as_owner.get(f"/api/runs/{parent}/bill").json()["inherited"] is None
 
 
@@ -133,3 +139,24 @@ def test_a_fork_before_any_model_answer_says_all_its_tokens_are_its_own(owner, a
     tokens = RunSummary.objects.get(run_id=child).tokens
     assert f"before any model answer: all {tokens} tokens are its own" in page
     assert "of these" not in page
+
+
+def test_the_bill_tab_names_the_parents_model_for_the_copied_calls(owner, as_owner, settings):
+    """A fork that hands the coder to a model on the endpoint: the coder's row names the model
+    its copied calls were asked of (the parent's), beside the one it asks now. Not driven: the
+    fork's journal as written is what is billed."""
+    settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
+    parent = run_of("first-flight")
+    at = first_read(parent)
+    changes = forks.Changes(models={"coder": "endpoint:m-big"})
+    child = forks.fork_run(parent, at, changes, "owner")
+    projection.catch_up()
+    copied = parents_tokens_upto(parent, at)
+    body = as_owner.get(f"/api/runs/{child}/bill").json()
+    coder = body["agents"]["coder"]
+    assert coder["model"] == "m-big"
+    assert [(p["copied"], p["model"]) for p in coder["parts"]] == [(True, "scripted")]
+    assert body["money"]["agents"]["coder"]["why"].startswith("before the fork, scripted")
+    page = as_owner.get(f"/runs/{child}/?tab=bill").content.decode()
+    assert f"before the fork: scripted ({coder['tokens']})" in page
+    assert body["inherited"]["tokens"] == copied

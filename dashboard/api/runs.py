@@ -21,7 +21,7 @@ from dashboard.api.minutes import (
     ResumePointOut,
     ThreadsOut,
 )
-from dashboard.api.paging import Pages
+from dashboard.api.paging import RunPages
 from dashboard.api.schemas import (
     Accepted,
     Error,
@@ -56,7 +56,7 @@ def run_for(request: HttpRequest, run_id: str) -> RunSummary:
 
 
 @router.get("", response=list[RunOut])
-@paginate(Pages)
+@paginate(RunPages)
 def list_runs(
     request: HttpRequest,
     status: str = "",

@@ -92,6 +92,8 @@ class RunOut(Schema):
         # journal it was made in, which here is another run's event (queries.fork_points).
         if not run.parent_id:
             return None
+        if hasattr(run, "fork_point"):  # worked out for the page (dashboard/api/paging.py)
+            return run.fork_point  # type: ignore[no-any-return]
         return queries.fork_points([(run.run_id, run.parent_id, run.fork_at)]).get(run.run_id)
 
     @staticmethod

@@ -18,8 +18,9 @@ class TraceOptions:
 
     project        the resource's `service.name` and `openinference.project.name`: where a
                    consumer files the run's spans (a project in Phoenix, a service in Jaeger)
-    content        whether prompts, answers, tool arguments and results, and agents' tasks and
-                   results go into the trace (False for deployments that must not ship them)
+    content        whether prompts, answers, tool arguments and results, agents' tasks and
+                   results, and the reasons people give go into the trace (False for
+                   deployments that must not ship them)
     content_chars  the most characters of any one of them; longer ones are cut, and say so
     """
 

@@ -258,14 +258,18 @@ class Trace:
             if not self.live:
                 root.events.append((self.now, "minutes.message", what))
         else:
+            # Who: a person's name, shipped as the waits' deciders are (runtime/otel/waits.py),
+            # scrubbed and bounded; why: text a person typed, content like the agents' words,
+            # so neither the event nor the agents' status messages carry it without content.
             interrupted = isinstance(e, RunInterrupted)
             name = "minutes.interrupted" if interrupted else "minutes.resumed"
+            by = content.clean(e.by, self.limit)
+            reason = content.clean(e.reason, self.limit) if self.options.content else ""
             if not self.live:
-                root.events.append(
-                    (self.now, name, {"minutes.by": e.by, "minutes.reason": e.reason})
-                )
-            because = f": {e.reason}" if e.reason else ""
-            self.paused = f"the run was interrupted by {e.by}{because}" if interrupted else None
+                what = {"minutes.by": by, "minutes.reason": reason or None}
+                root.events.append((self.now, name, what))
+            because = f": {reason}" if reason else ""
+            self.paused = f"the run was interrupted by {by}{because}" if interrupted else None
 
     # --- agents --------------------------------------------------------------------------------
 

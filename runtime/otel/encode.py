@@ -57,6 +57,15 @@ def encode_span(span: Span, trace_id: str) -> dict[str, Any]:
             {"timeUnixNano": str(at), "name": name, "attributes": encode_attributes(attrs)}
             for at, name, attrs in span.events
         ]
+    if span.links:
+        out["links"] = [
+            {
+                "traceId": link.trace_id,
+                "spanId": link.span_id,
+                "attributes": encode_attributes(link.attributes),
+            }
+            for link in span.links
+        ]
     if span.error is None:
         out["status"] = {"code": STATUS_UNSET}
     else:

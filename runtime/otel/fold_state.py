@@ -26,12 +26,13 @@ from runtime import flat
 from runtime.journal import Recorded
 from runtime.otel.encode import runs_in
 from runtime.otel.options import TraceOptions
-from runtime.otel.spans import AgentRun, Span, ToolCall
+from runtime.otel.spans import AgentRun, Link, Span, ToolCall
 from runtime.otel.trace import Trace
 
 # raise it when what the state holds changes: older states are then rebuilt (2: the waits for
-# a person still open, and an escalation no dead letter followed yet)
-FORMAT = 2
+# a person still open, and an escalation no dead letter followed yet; 3: a span's links, the
+# run's to the run it was forked from)
+FORMAT = 3
 
 
 class FoldStateError(ValueError):
@@ -51,16 +52,18 @@ def _span(span: Span) -> list[Any]:
         span.error,
         [[at, name, attrs] for at, name, attrs in span.events],
         span.supervised,
+        [[link.trace_id, link.span_id, link.attributes] for link in span.links],
     ]
 
 
 def _span_of(data: list[Any]) -> Span:
-    span_id, parent_id, name, kind, start, end, attributes, error, events, supervised = data
+    span_id, parent_id, name, kind, start, end, attributes, error, events, supervised, links = data
     if not (isinstance(attributes, dict) and isinstance(span_id, str) and isinstance(kind, int)):
         raise FoldStateError("a span's fields are not what a span holds")
     span = Span(span_id, parent_id, name, kind, start, end, attributes, error)
     span.events = [(at, n, attrs) for at, n, attrs in events]
     span.supervised = bool(supervised)
+    span.links = [Link(trace, linked, dict(attrs)) for trace, linked, attrs in links]
     return span
 
 

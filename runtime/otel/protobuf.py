@@ -20,7 +20,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Status
 from runtime.journal import Recorded
 from runtime.otel.encode import CHUNK_SPANS, folded, resource
 from runtime.otel.options import TraceOptions
-from runtime.otel.spans import SCOPE_NAME, SCOPE_VERSION, Span
+from runtime.otel.spans import SCOPE_NAME, SCOPE_VERSION, Link, Span
 from runtime.otel.trace import Trace
 
 PROTOBUF_TYPE = "application/x-protobuf"
@@ -68,6 +68,11 @@ def fill_span(target: SpanMessage, span: Span, trace_id: bytes) -> None:
         event.time_unix_nano = at
         event.name = name
         fill_attributes(event.attributes, attrs)
+    for link in span.links:
+        linked = target.links.add()
+        linked.trace_id = bytes.fromhex(link.trace_id)
+        linked.span_id = bytes.fromhex(link.span_id)
+        fill_attributes(linked.attributes, link.attributes)
     if span.error is None:
         target.status.code = Status.STATUS_CODE_UNSET
     else:
@@ -212,6 +217,7 @@ def cached_list(key: str, value: list[Any] | tuple[Any, ...]) -> bytes | None:
 
 
 EVENTS = tag(11)  # Span.events
+LINKS = 13  # Span.links
 EVENT_ATTRIBUTES = 3  # Span.Event.attributes, after its time (1) and name (2)
 _EVENT_PAIRS: dict[tuple[str, Any], bytes] = {}  # as _PAIRS, for events' attributes
 
@@ -238,6 +244,15 @@ def event_bytes(at: int, name: str, attributes: dict[str, Any]) -> bytes:
         parts.append(known)
     body = b"".join(parts)
     return EVENTS + varint(len(body)) + body
+
+
+def link_bytes(link: Link) -> bytes:
+    """One entry of Span.links: the official Link's serialization, framed."""
+    linked = SpanMessage.Link(
+        trace_id=bytes.fromhex(link.trace_id), span_id=bytes.fromhex(link.span_id)
+    )
+    fill_attributes(linked.attributes, link.attributes)
+    return framed(LINKS, linked.SerializeToString(deterministic=True))
 
 
 def unset_status() -> bytes:
@@ -271,8 +286,10 @@ def span_parts(span: Span, trace_field: bytes, out: list[bytes]) -> int:
         rest.status.code = Status.STATUS_CODE_ERROR
         rest.status.message = span.error
         tail = rest.SerializeToString(deterministic=True)
-    if span.events:  # the run's span: its messages (11) come before its status (15)
-        tail = b"".join([*(event_bytes(*event) for event in span.events), tail])
+    if span.events or span.links:  # the run's span: its messages (11) and the run it was
+        # forked from (13) come before its status (15)
+        events = [event_bytes(*event) for event in span.events]
+        tail = b"".join([*events, *(link_bytes(link) for link in span.links), tail])
     start = len(out)
     append = out.append
     append(trace_field)

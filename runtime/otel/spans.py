@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from runtime import streams
 from runtime.events import Event, ModelResponded, ToolDispatched, ToolReturned
 from runtime.journal import Recorded
 from runtime.openai_client import GENAI_PROVIDER, OLD_BACKEND_NAMES
@@ -61,6 +62,15 @@ DEFAULT_MODELS = {"scripted": "scripted", "local": "local"}
 # --- the spans being built ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Link:
+    """A span of another trace that a span follows from (OTLP's Span.Link): its ids, hex."""
+
+    trace_id: str
+    span_id: str
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Span:
     span_id: str
@@ -72,6 +82,7 @@ class Span:
     attributes: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # the status message; None leaves the status unset
     events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)  # spans of other traces it follows from
     supervised: bool = False  # a specialist's run: final only once its supervisor has spoken
 
     def fail(self, error_type: str, message: str) -> None:
@@ -113,6 +124,17 @@ def span_id_of(run_id: str, rec: Recorded, role: str) -> str:
     """The span the event `rec` opens in `role` ("chat", "tool", "agent", ...): derived from
     where the event sits, so every export of a run (and the run page's trace) names it alike."""
     return hex_id(f"{run_id}/{rec.stream}#{rec.version}/{role}", 16)
+
+
+def trace_id_of(run_id: str) -> str:
+    """The run's trace id: from its id alone, so any run's trace is named without reading it."""
+    return hex_id(f"minutes/{run_id}", 32)
+
+
+def run_span_id(run_id: str) -> str:
+    """The id of the run's own span, without reading its journal: the span is opened by the
+    first event of the run's stream, and every store numbers a stream's events from 1."""
+    return hex_id(f"{run_id}/{streams.journal(run_id)}#1/run", 16)
 
 
 def agent_name(event: Event) -> str:

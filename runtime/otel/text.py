@@ -84,6 +84,13 @@ def span_text(span: Span, trace_id: str) -> str:
             for at, name, attrs in span.events
         )
         parts.append(f',"events":[{events}]')
+    if span.links:
+        links = ",".join(
+            f'{{"traceId":"{link.trace_id}","spanId":"{link.span_id}",'
+            f'"attributes":{attributes_text(link.attributes)}}}'
+            for link in span.links
+        )
+        parts.append(f',"links":[{links}]')
     if span.error is None:
         parts.append(f',"status":{{"code":{STATUS_UNSET}}}}}')
     else:

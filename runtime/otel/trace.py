@@ -10,6 +10,9 @@ the shape trace viewers and collectors understand (anything that accepts OTLP/JS
       wait for a person: ...   a parked claim conflict or a dead letter .. its decision
                                (runtime/otel/waits.py)
 
+A fork's run span names its parent and the fork point (RunForked) and links to the parent's
+run span, whose ids follow from the parent's run id alone (`trace_id_of`, `run_span_id`).
+
 A tool call the loop retried is one span per attempt (the second attempt runs from the first
 one's ToolReturned to its own), so a transient failure stays visible as a red span beside the
 green one. A span whose closing event never came (the run crashed, or is still going) ends at the
@@ -53,6 +56,7 @@ from runtime.events import (
     ModelFailed,
     ModelResponded,
     ReplyOverdue,
+    RunForked,
     RunInconclusive,
     RunInterrupted,
     RunResumed,
@@ -76,17 +80,19 @@ from runtime.otel.spans import (
     KIND_INTERNAL,
     UNFINISHED,
     AgentRun,
+    Link,
     Span,
     ToolCall,
     agent_id,
     agent_name,
     call_key,
     finish_reasons,
-    hex_id,
     model_attributes,
     nanos,
     reported_failure,
+    run_span_id,
     span_id_of,
+    trace_id_of,
 )
 from runtime.otel.waits import Waits
 
@@ -106,7 +112,7 @@ class Trace:
         self.run_id = run_id
         self.options = options or TraceOptions()
         self.stream = streams.journal(run_id)
-        self.trace_id = hex_id(f"minutes/{run_id}", 32)
+        self.trace_id = trace_id_of(run_id)
         # keep: every span, in the order opened, final or not (the run page's views read them);
         # else `ready` holds the spans made final since the caller last took them, and
         # nothing else is kept (the encoders stream them).
@@ -135,6 +141,7 @@ class Trace:
         self.handlers: dict[str, Callable[[Recorded, Any, Span], None]] = {
             TeamStarted.kind: lambda rec, e, root: self.on_team_started(root, e),
             TeamFinished.kind: lambda rec, e, root: self.on_team_finished(root, e),
+            RunForked.kind: lambda rec, e, root: self.on_forked(root, e),
             RunStarted.kind: lambda rec, e, root: self.on_run_started(rec, e),
             ModelCalled.kind: lambda rec, e, root: self.on_model_called(rec, e),
             ModelResponded.kind: lambda rec, e, root: self.on_model_responded(rec, e),
@@ -243,6 +250,26 @@ class Trace:
             # Answered, but short of what was asked: a consumer lists it with the failures.
             root.fail(DEGRADED, e.reason or f"the answer is degraded: {self.degraded}")
         root.end = self.now
+
+    def on_forked(self, root: Span, e: RunForked) -> None:
+        """The run began as a copy of another's journal: its span names the parent and the fork
+        point, and links to the parent's run span. A fork of a fork holds its parent's RunForked
+        in its copied prefix, then its own: the last one is this run's."""
+        root.attributes.update(
+            {
+                "minutes.fork.parent_run_id": e.parent,
+                "minutes.fork.at": e.at,  # the parent's event's position in the journal
+                "minutes.fork.number": e.number,  # and its number in the parent's run
+                # who forked: a person's name, as the waits' deciders are
+                "minutes.fork.by": content.clean(e.by, self.limit),
+                "minutes.fork.changed": sorted(e.changes) or None,  # what, by name only
+            }
+        )
+        # The changes themselves: a person's message, a tool result, model names: content.
+        root.attributes.pop("minutes.fork.changes", None)  # a fork of a fork: the parent's
+        self.put(root, "minutes.fork.changes", e.changes or None)
+        parent = Link(trace_id_of(e.parent), run_span_id(e.parent), {"minutes.link": "forked from"})
+        root.links = [parent]
 
     def note(self, root: Span, e: MessageSent | RunInterrupted | RunResumed) -> None:
         """Messages and a person's stop and resume, as events on the run's span: they explain

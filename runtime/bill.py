@@ -81,11 +81,11 @@ def inherited_of(
     agents = {}
     for name, row in sorted(rows.items()):
         model = model_for(models, name, asked.get(name))
-        agents[name] = {**line_figures(row), "model": model}
         split = parts(state, "agents", name, name, row, model)
         if split:  # priced at the parent's models, not the fork's
-            agents[name]["model"] = split[-1]["model"]
-            agents[name]["parts"] = [{**p, "copied": True} for p in split]
+            model = split[-1]["model"]
+            split = [{**p, "copied": True} for p in split]
+        agents[name] = {**line_figures(row), "model": model, "parts": split or None}
     return {
         "agents": agents,
         "tokens": theirs,
@@ -249,18 +249,14 @@ class Bill(Fold):
         agents = {}
         for name, row in shares(state["agents"]).items():
             model = model_for(models, name, asked.get(name))
-            agents[name] = {**row, "model": model}
             split = parts(state, "agents", name, name, state["agents"][name], model)
-            if split is not None:
-                agents[name]["parts"] = split
+            agents[name] = {**row, "model": model, "parts": split}
         lines = []
         for key, row in sorted(state["lines"].items(), key=lambda kv: folds.unkey(kv[0])):
             agent, task = folds.unkey(key)
             line = {"agent": agent, "task_id": task, **line_figures(row)}
             model = model_for(models, agent, asked.get(agent))
-            split = parts(state, "lines", key, agent, row, model)
-            if split is not None:
-                line["parts"] = split
+            line["parts"] = parts(state, "lines", key, agent, row, model)
             lines.append(line)
         return {
             "agents": agents,

@@ -44,6 +44,9 @@ class BillLineOut(Schema):
     calls: int
     prompt: int | None = None
     completion: int | None = None
+    parts: list[PartOut] | None = Field(
+        None, description="split by the models the calls were asked of, as the agents' are"
+    )
 
 
 class LedgerOut(Schema):
@@ -82,6 +85,9 @@ class InheritedAgentOut(Schema):
     prompt: int | None = None
     completion: int | None = None
     model: str | None = None
+    parts: list[PartOut] | None = Field(
+        None, description="split by the models the calls were asked of, as the agents' are"
+    )
 
 
 class InheritedOut(Schema):

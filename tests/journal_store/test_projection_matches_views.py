@@ -150,7 +150,9 @@ def from_the_views(records: list[Recorded]) -> dict[str, Any]:
         "audit": every["audit"],
         "findings": sorted(every["findings"], key=lambda f: json.dumps(f, sort_keys=True)),
         "bill": bill,
-        "bill_lines": bill["lines"],
+        # The rows hold a line's figures; a fork's split of them by model (`parts`) is priced
+        # from the fold's state (dashboard/queries.py bill), not kept in the rows.
+        "bill_lines": [{k: v for k, v in line.items() if k != "parts"} for line in bill["lines"]],
         "resume_point": point,
         "metrics": every["metrics"],
         "summary": {

@@ -13,7 +13,7 @@ metrics page, the API and the bench all read `across`.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any
@@ -21,7 +21,8 @@ from typing import Any
 from django.db.models import QuerySet, Sum
 
 from journal_store import metrics_days, projection
-from journal_store.models import MetricsDay
+from journal_store.models import MetricsDay, RunSummary
+from services import shared_past
 from services.asked import BadQuery, shown
 from teams import TEAMS
 
@@ -163,16 +164,24 @@ class MetricsFilter:
 
     def groups(self, using: str = "default") -> QuerySet[MetricsDay]:
         """The rollup's groups of the runs this filter chooses."""
-        qs = MetricsDay.objects.using(using).order_by()
+        qs = self.narrowed(MetricsDay.objects.using(using).order_by(), "day")
+        if self.since or self.until:
+            qs = qs.exclude(day=metrics_days.NO_DAY)
+        return qs
+
+    def runs(self, using: str = "default") -> QuerySet[RunSummary]:
+        """The runs read model's rows of the runs this filter chooses (a run with no start
+        time is on no day, so a date range leaves it out, as it does its rollup group)."""
+        return self.narrowed(RunSummary.objects.using(using).order_by(), "started_on")
+
+    def narrowed(self, qs: QuerySet[Any], day: str) -> QuerySet[Any]:
         for name in TEXT_FIELDS:
             if value := getattr(self, name):
                 qs = qs.filter(**{name: value})
         if self.since:
-            qs = qs.filter(day__gte=self.since)
+            qs = qs.filter(**{f"{day}__gte": self.since})
         if self.until:
-            qs = qs.filter(day__lte=self.until)
-        if self.since or self.until:
-            qs = qs.exclude(day=metrics_days.NO_DAY)
+            qs = qs.filter(**{f"{day}__lte": self.until})
         return qs
 
 
@@ -238,6 +247,16 @@ def after(start: date, period: str) -> date:
     return start + timedelta(days=7 if period == "week" else 1)
 
 
+def of_team(team: str) -> Callable[[shared_past.Run], bool]:
+    """Whether a run is of the team row `team` (its runs with no team: "(none)")."""
+    return lambda run: (run.team or "(none)") == team
+
+
+def of_period(start: date, period: str) -> Callable[[shared_past.Run], bool]:
+    """Whether a run started in the period that begins on `start`."""
+    return lambda run: run.day is not None and start_of(run.day, period) == start
+
+
 def add(into: dict[str, Any], sums: Mapping[str, Any]) -> None:
     """Add a group's sums to another's (a sum absent or None adds nothing: no priced run)."""
     for name in AS:
@@ -264,6 +283,12 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
         add(teams.setdefault(row["team"] or "(none)", {}), row)
         if row["day"] != metrics_days.NO_DAY:
             add(days.setdefault(row["day"], {}), row)
+    # A fork chosen without the run it was forked from: the past it copied is in no share.
+    family = shared_past.family(chosen.runs(using)) if total else {}
+    if family:
+        add(total, shared_past.lacking(family))
+        for team, sums in teams.items():
+            add(sums, shared_past.lacking(family, of_team(team)))
     found = Across(chosen, figures(total))
     found.teams = [{"team": team, **figures(teams[team])} for team in sorted(teams)]
     if days:
@@ -276,6 +301,8 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
             start = after(start, found.period)
         for day in sorted(days):
             add(periods[start_of(day, found.period)], days[day])
+        for start, sums in periods.items() if family else ():
+            add(sums, shared_past.lacking(family, of_period(start, found.period)))
         found.periods = [{"start": start, **figures(sums)} for start, sums in periods.items()]
     return found
 

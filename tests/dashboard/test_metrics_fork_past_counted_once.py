@@ -1,0 +1,99 @@
+"""A fork's copied past is counted once in the metrics of any runs a filter chooses.
+
+The rollup takes a fork's copied tokens and cost off its share, since its parent's share counts
+them; a filter that kept the fork and left the parent out (a date range, a model) counted them
+under neither. A chain: P, F1 forked from P, F2 forked from F1 (each on its own day; P and F2 on
+one model, F1 on another). Journals, in tokens:
+
+    P  = p[0:100]                       (100)
+    F1 = p[0:60]  + f1[0:50]            (110, 60 copied)
+    F2 = p[0:60]  + f1[0:20] + f2[0:30] (110, 80 copied)
+
+so any selection's tokens are those of the union of its journals. Cost is tokens / 100, and
+coordination and work tokens are half of them each; only F2 is a verified success.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from journal_store import metrics_days
+from journal_store.models import MetricsDay, RunSummary
+from services.metrics import MetricsFilter, across
+
+pytestmark = pytest.mark.django_db
+
+DAY = {"P": date(2026, 11, 1), "F1": date(2026, 11, 2), "F2": date(2026, 11, 3)}
+CHAIN = [  # run, parent, model, tokens, copied
+    ("P", "", "m-a", 100, 0),
+    ("F1", "P", "m-b", 110, 60),
+    ("F2", "F1", "m-a", 110, 80),
+]
+
+
+@pytest.fixture
+def chain(db) -> None:
+    for run_id, parent, model, tokens, copied in CHAIN:
+        RunSummary.objects.create(
+            run_id=run_id,
+            parent_id=parent,
+            team="repo-fix",
+            scenario="first-flight",
+            model=model,
+            status="finished",
+            stage="complete",
+            started_on=DAY[run_id],
+            verified=run_id == "F2",
+            tokens=tokens,
+            coord_tokens=tokens // 2,
+            work_tokens=tokens // 2,
+            cost=tokens / 100,
+            inherited_tokens=copied,
+            inherited_coord_tokens=copied // 2,
+            inherited_work_tokens=copied // 2,
+            inherited_cost=copied / 100 if parent else None,
+        )
+    metrics_days.refill(RunSummary.objects, MetricsDay.objects)
+
+
+def totals(**chosen) -> dict:
+    return across(MetricsFilter(**chosen)).totals
+
+
+@pytest.mark.parametrize(
+    ("chosen", "tokens"),
+    [
+        ({}, 180),  # all three: 100 + 50 + 30
+        ({"until": DAY["P"]}, 100),
+        ({"since": DAY["F1"], "until": DAY["F1"]}, 110),  # the fork alone: all its journal
+        ({"since": DAY["F2"]}, 110),  # the fork of the fork alone
+        ({"until": DAY["F1"]}, 150),  # P and F1
+        ({"since": DAY["F1"]}, 140),  # F1 and F2: p[0:60] once
+        ({"model": "m-a"}, 150),  # P and F2: F1's 20 that F2 copied, and p in full
+        ({"model": "m-b"}, 110),
+    ],
+)
+def test_a_selection_counts_the_past_its_forks_copied_once(chain, chosen, tokens):
+    found = totals(**chosen)
+    assert found["tokens"] == tokens
+    assert (found["coord_tokens"], found["work_tokens"]) == (tokens // 2, tokens // 2)
+    assert found["cost"] == pytest.approx(tokens / 100)
+
+
+def test_a_verified_forks_coordination_counts_its_copied_past(chain):
+    # F2's success took its whole journal's coordination, whether or not P and F1 are chosen.
+    assert totals()["coordination_cost_per_verified_success"] == 55
+    assert totals(since=DAY["F2"])["coordination_cost_per_verified_success"] == 55
+
+
+def test_each_period_and_team_counts_as_its_own_filter_would(chain):
+    found = across(MetricsFilter())
+    assert found.period == "day"
+    by_day = {p["start"]: p["tokens"] for p in found.periods}
+    for run_id, day in DAY.items():
+        alone = 100 if run_id == "P" else 110
+        assert by_day[day] == totals(since=day, until=day)["tokens"] == alone
+    assert [t["tokens"] for t in found.teams] == [180]
+    assert across(MetricsFilter(since=DAY["F1"])).teams[0]["tokens"] == 140

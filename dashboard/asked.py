@@ -17,6 +17,7 @@ from typing import Any
 from journal_store import queues
 from runtime import streams
 from runtime.events import BY_KIND
+from services import metrics
 from services.asked import BadQuery, shown
 
 __all__ = [
@@ -92,11 +93,15 @@ def queue_statuses(queue: queues.Queue) -> tuple[str, ...]:
     return (queues.OPEN, *queue.outcomes, "decided", "all")
 
 
-def queue_filter(queue: queues.Queue, params: Mapping[str, Any]) -> tuple[str, str]:
-    """The status and the run a queue's page or the API asks for (open, every run's, when
-    not asked); BadQuery names what it cannot take, where the page showed an unknown status's
-    items as the open ones, and a run's id cut at 64 characters (or one that is none) as an
-    empty queue."""
+def queue_filter(
+    queue: queues.Queue, params: Mapping[str, Any]
+) -> tuple[str, str, metrics.MetricsFilter]:
+    """The status, the run and the runs a queue's page or the API asks for (open, every
+    run's, when not asked); BadQuery names what it cannot take, where the page showed an
+    unknown status's items as the open ones, and a run's id cut at 64 characters (or one that
+    is none) as an empty queue. The runs are chosen as the metrics page chooses them (a team,
+    a scenario, a model, the days they started in), so that its count of undecided items
+    links to those very items."""
     wrong: dict[str, str] = {}
     status = str(params.get("status") or queues.OPEN)
     if status not in (known := queue_statuses(queue)):
@@ -105,6 +110,11 @@ def queue_filter(queue: queues.Queue, params: Mapping[str, Any]) -> tuple[str, s
     run = str(params.get("run") or "").strip()
     if run and not streams.is_run_id(run):
         wrong["run"] = f"{shown(run)} is not a run id ({streams.RUN_ID_RULE})"
+    runs = metrics.MetricsFilter()
+    try:
+        runs = metrics.MetricsFilter.parse(params)
+    except BadQuery as exc:
+        wrong |= exc.problems
     if wrong:
         raise BadQuery(wrong)
-    return status, run
+    return status, run, runs

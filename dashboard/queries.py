@@ -50,6 +50,7 @@ from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
 from services import tags
 from services.control import Control, failing_steps, stalled
+from services.metrics import MetricsFilter
 from services.specialists import endpoint_down, endpoints_down
 from teams import TEAMS
 
@@ -577,15 +578,21 @@ def review_items(run_id: str) -> dict[str, list[QueueItem]]:
 
 
 def queue_items(
-    queue: queues.Queue, status: str = queues.OPEN, run: str = ""
+    queue: queues.Queue,
+    status: str = queues.OPEN,
+    run: str = "",
+    runs: MetricsFilter | None = None,
 ) -> QuerySet[QueueItem]:
     """A review queue's items, newest first: the open ones, the decided ones (whatever the
     outcome), all, or those of one outcome (`retried`, `resolved`, ...); one run's only when
-    `run` names it (what a run's page links to, and the API's `run`)."""
+    `run` names it (what a run's page links to, and the API's `run`), and only those of the
+    runs `runs` chooses when it chooses any (what the metrics page's count links to)."""
     projection.catch_up()
     items: QuerySet[QueueItem] = queue.model._default_manager.order_by("-position")
     if run:
         items = items.filter(run_id=run)
+    if runs is not None and runs.params():
+        items = items.filter(run_id__in=runs.runs().values("run_id"))
     if status == "all":
         return items
     if status == "decided":

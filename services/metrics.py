@@ -162,6 +162,19 @@ class MetricsFilter:
         }
         return {k: v for k, v in found.items() if v}
 
+    def said(self) -> str:
+        """The filter in words, as a list of the runs it chooses goes on ("" for every run)."""
+        parts = [f"of team {self.team}"] if self.team else []
+        parts += [f"of scenario {self.scenario}"] if self.scenario else []
+        parts += [f"on model {self.model}"] if self.model else []
+        if self.since and self.until:
+            parts.append(f"started from {self.since} to {self.until} (UTC)")
+        elif self.since:
+            parts.append(f"started on or after {self.since} (UTC)")
+        elif self.until:
+            parts.append(f"started on or before {self.until} (UTC)")
+        return ", ".join(parts)
+
     def groups(self, using: str = "default") -> QuerySet[MetricsDay]:
         """The rollup's groups of the runs this filter chooses."""
         qs = self.narrowed(MetricsDay.objects.using(using).order_by(), "day")

@@ -34,17 +34,25 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
 
     # `run`: one run's items, as the page's `run` (a run's header links there); unknown to
     # the API, it was ignored, and a script asking for one run's items got every run's. One
-    # that is no run id is a 422, as on the page a 400: it was an empty list.
+    # that is no run id is a 422, as on the page a 400: it was an empty list. The runs a
+    # team, a scenario, a model and the days they started in choose, as /api/metrics does.
     def list_items(
         request: HttpRequest,
         status: Shown = queues.OPEN,  # type: ignore[valid-type]
         run: str = "",
+        team: str = "",
+        scenario: str = "",
+        model: str = "",
+        since: str = "",
+        until: str = "",
     ) -> Any:
+        asked_for = {"status": status, "run": run, "team": team, "scenario": scenario}
+        asked_for |= {"model": model, "since": since, "until": until}
         try:
-            shown, one = asked.queue_filter(queue, {"status": status, "run": run})
+            shown, one, runs = asked.queue_filter(queue, asked_for)
         except BadQuery as exc:
             raise invalid("query", exc.problems) from None
-        return queries.queue_items(queue, shown, one)
+        return queries.queue_items(queue, shown, one, runs)
 
     list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
     router.get(path, response=list[out])(paginate(Pages)(list_items))  # type: ignore[valid-type]

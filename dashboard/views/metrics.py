@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -146,5 +147,7 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         "plots": plots(found) if found.totals["runs"] else None,
         "stored": found.totals["runs"] > 0 or RunSummary.objects.exists(),
         "filtered": bool(chosen.params()),
+        # The review queues choose runs as this page does: its undecided items link to those.
+        "chosen_query": urlencode(chosen.params()),
     }
     return render(request, TEMPLATE, context)

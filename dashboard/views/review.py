@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -40,25 +41,31 @@ def queue_page(
     try:
         # One run's items (what its page links to): past a page of newer ones, the queue's
         # first page would not hold them.
-        status, run = asked.queue_filter(queue, request.GET)
+        status, run, runs = asked.queue_filter(queue, request.GET)
     except BadQuery as exc:
-        context = {
+        context: dict[str, Any] = {
             "problems": exc.problems,
             "lead": "Nothing is listed: these filters cannot be used.",
             "status": "",
             "run": "" if "run" in exc.problems else str(request.GET.get("run", "")).strip(),
         }
         return render(request, template, context, status=400)
-    items = queries.queue_items(queue, status, run)
+    items = queries.queue_items(queue, status, run, runs)
     page = Paginator(items, PAGE).get_page(request.GET.get("page"))
     if shown is not None:
         for item in page.object_list:
             shown(item)
-    return render(
-        request,
-        template,
-        {"page": page, "status": status, "run": run, "can_decide": can_decide(request.user)},
-    )
+    kept = ({"run": run} if run else {}) | runs.params()
+    context = {
+        "page": page,
+        "status": status,
+        "run": run,
+        "runs_said": runs.said(),
+        "runs_query": urlencode(runs.params()),
+        "kept": urlencode(kept),  # what the status and page links keep besides the status
+        "can_decide": can_decide(request.user),
+    }
+    return render(request, template, context)
 
 
 QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}

@@ -96,6 +96,9 @@ class RunSummary(models.Model):
     status = models.CharField(max_length=32, db_index=True)
     reason = models.TextField(blank=True)
     stage = models.CharField(max_length=16)
+    # What a run at stage "waiting" waits for a person to decide: "conflict", "dead letter",
+    # or both ("conflict, dead letter"); empty at any other stage.
+    waiting_for = models.CharField(max_length=32, blank=True, default="")
     started_at = models.DateTimeField(null=True, db_index=True)
     finished_at = models.DateTimeField(null=True)
     tokens = models.BigIntegerField(default=0)

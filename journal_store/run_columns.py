@@ -75,7 +75,10 @@ def inherited_columns(inherited: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def resume_columns(p: dict[str, Any]) -> dict[str, Any]:
-    return {"stage": p["stage"], "resume_position": p["position"]}
+    # What a person is asked, once each, conflicts first (a result stored before: nothing).
+    asked = {w["what"] for w in p.get("waiting_for", [])}
+    waiting_for = ", ".join(w for w in ("conflict", "dead letter") if w in asked)
+    return {"stage": p["stage"], "resume_position": p["position"], "waiting_for": waiting_for}
 
 
 def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:

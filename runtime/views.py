@@ -62,10 +62,10 @@ from runtime.events import (
 from runtime.folds import Fold, State
 from runtime.journal import Recorded
 from runtime.metrics import Metrics, metrics
-from runtime.status import DEAD_LETTERED, INTERRUPTED, RUNNING
+from runtime.status import DEAD_LETTERED, INTERRUPTED, RUNNING, WAITING
 
 Records = Sequence[Recorded]
-STAGES = ("plan", "fix", "review", "verify", "complete")
+STAGES = ("plan", "fix", "review", "verify", "complete", WAITING)  # waiting: for a person
 
 
 class Threads(Fold):
@@ -269,7 +269,14 @@ class Audit(Fold):
 
 
 class ResumePoint(Fold):
-    """The stage the run stands at (what comes next) and the position it resumes after."""
+    """The stage the run stands at (what comes next) and the position it resumes after.
+
+    A run that stopped for a person stands at `waiting` while its decision is open, whatever
+    its work's stage: a dead letter nobody has retried or discarded, or a conflict its
+    escalated verdict left for a person (as `status.derived` says "waiting"); `waiting_for`
+    says which. A decision takes it back to its work's stage: where a retried letter goes on
+    from, or `complete` for a run that finished escalated.
+    """
 
     name: ClassVar[str] = "resume_point"
     # The kinds that move the stage, or say the team (whose roles the stage reads).
@@ -278,10 +285,26 @@ class ResumePoint(Fold):
     )
 
     def start(self) -> State:
-        return {"stage": "plan", "messages": False, "position": 0, "version": 0}
+        return {
+            "stage": "plan",
+            "messages": False,
+            "position": 0,
+            "version": 0,
+            "open": {},  # the items a person is asked to decide: id -> "conflict", "dead letter"
+            "escalated": False,
+        }
 
     def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
         e = rec.event
+        # A letter can be in the control stream, a conflict is in its own: read before the
+        # streams that are not the run's journal are passed over.
+        if isinstance(e, DeadLettered | ConflictParked):
+            what = "dead letter" if isinstance(e, DeadLettered) else "conflict"
+            key = e.letter_id if isinstance(e, DeadLettered) else e.conflict_id
+            state["open"] = {**state.get("open", {}), key: what}
+        elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded | ConflictResolved):
+            key = e.conflict_id if isinstance(e, ConflictResolved) else e.letter_id
+            state["open"] = {k: v for k, v in state.get("open", {}).items() if k != key}
         if not rec.stream.startswith("run-"):
             return  # the lease and control streams say how the run is driven, not where it is
         state["position"], state["version"] = rec.position, rec.version
@@ -294,6 +317,7 @@ class ResumePoint(Fold):
 
         if isinstance(e, TeamFinished):
             state["stage"] = "complete"
+            state["escalated"] = e.status == "escalated"
         elif isinstance(e, MessageSent):
             state["messages"] = True
             p = e.performative.lower()
@@ -316,7 +340,18 @@ class ResumePoint(Fold):
             state["stage"] = "verify"  # a solo run: nobody reviews, the harness checks next
 
     def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
-        return {"stage": state["stage"], "position": state["position"], "version": state["version"]}
+        # A conflict parked while the run goes on is not yet waited for: its verdict says so.
+        waiting = [
+            {"what": what, "id": key}
+            for key, what in state.get("open", {}).items()
+            if what == "dead letter" or state.get("escalated")
+        ]
+        return {
+            "stage": WAITING if waiting else state["stage"],
+            "position": state["position"],
+            "version": state["version"],
+            "waiting_for": waiting,
+        }
 
 
 class Summary(Fold):

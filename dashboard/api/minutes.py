@@ -188,8 +188,18 @@ class AuditEntryOut(Schema):
     detail: AuditDetailOut
 
 
+class WaitingOut(Schema):
+    what: Literal["conflict", "dead letter"]
+    id: str = Field(description="the conflict's or the dead letter's id in its review queue")
+
+
 class ResumePointOut(Schema):
-    stage: Literal["plan", "fix", "review", "verify", "complete"]
+    stage: Literal["plan", "fix", "review", "verify", "complete", "waiting"] = Field(
+        description="what comes next; waiting: a person's decision (waiting_for says on what)"
+    )
+    waiting_for: list[WaitingOut] = Field(
+        default_factory=list, description="the undecided items the run waits on, oldest first"
+    )
     position: int = Field(description="the run resumes after this position")
     version: int = Field(description="the run stream's version at that position")
 

@@ -65,7 +65,12 @@ class RunOut(Schema):
         description="see runtime/status.py: running, interrupted, "
         "dead-lettered, or the harness's verdict"
     )
-    stage: str
+    stage: str = Field(
+        description="plan, fix, review, verify, complete, or waiting (for a person's decision)"
+    )
+    waiting_for: str = Field(
+        "", description="at stage waiting: conflict, dead letter, or both (comma-separated)"
+    )
     started_by: str
     started_at: datetime | None
     finished_at: datetime | None

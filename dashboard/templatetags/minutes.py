@@ -30,6 +30,14 @@ def status_label(value: str) -> str:
 
 
 @register.filter
+def stage_label(run: Any) -> str:
+    """A run's stage as a person reads it: at "waiting", what a person is asked to decide."""
+    if run.stage != status.WAITING:
+        return str(run.stage)
+    return f"waiting for a person: {run.waiting_for or 'a decision'}"
+
+
+@register.filter
 def get_item(mapping: Any, key: str) -> Any:
     return mapping.get(key) if hasattr(mapping, "get") else None
 

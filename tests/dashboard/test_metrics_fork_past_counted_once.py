@@ -97,3 +97,24 @@ def test_each_period_and_team_counts_as_its_own_filter_would(chain):
         assert by_day[day] == totals(since=day, until=day)["tokens"] == alone
     assert [t["tokens"] for t in found.teams] == [180]
     assert across(MetricsFilter(since=DAY["F1"])).teams[0]["tokens"] == 140
+
+
+def test_two_forks_of_one_run_count_the_longer_of_their_copied_pasts(db):
+    # P = p[0:100]; A = p[0:60] + a[0:50]; B = p[0:90] + b[0:10]: A's copy lies within B's.
+    for run_id, parent, day, tokens, copied in [
+        ("P", "", 1, 100, 0),
+        ("A", "P", 2, 110, 60),
+        ("B", "P", 3, 100, 90),
+    ]:
+        RunSummary.objects.create(
+            run_id=run_id,
+            parent_id=parent,
+            status="finished",
+            stage="complete",
+            started_on=date(2026, 11, day),
+            tokens=tokens,
+            inherited_tokens=copied,
+        )
+    metrics_days.refill(RunSummary.objects, MetricsDay.objects)
+    assert totals(since=date(2026, 11, 2))["tokens"] == 90 + 50 + 10
+    assert totals()["tokens"] == 100 + 50 + 10

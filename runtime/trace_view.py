@@ -49,6 +49,7 @@ from runtime.journal import Recorded
 from runtime.otel.options import TraceOptions
 from runtime.otel.spans import Span, nanos, span_id_of
 from runtime.otel.trace import Trace
+from runtime.otel.waits import Escalations
 
 RUN_LANE = "run"  # what no agent did: the harness, the supervisor, and the people
 
@@ -285,6 +286,18 @@ def marks(
         for r in records
         if isinstance(r.event, MessageSent) and r.event.message_id
     }
+    # Each dead letter's escalation, as the export finds it (runtime/otel/waits.py), read from
+    # the margins too: a letter just inside the window waits from its escalation just outside.
+    escalations: Escalations[Recorded] = Escalations()
+    theirs: dict[int, Recorded] = {}  # by the letter's position
+    for rec in records:
+        if isinstance(rec.event, TaskEscalated):
+            escalations.escalated(rec, rec)
+        elif isinstance(rec.event, DeadLettered):
+            escalation = escalations.lettered(rec)
+            if escalation is not None:
+                theirs[rec.position] = escalation
+    lettered = {escalation.position for escalation in theirs.values()}
     found: list[Mark] = []
     waiting: dict[str, tuple[int, str]] = {}  # open waits for a person, by the item's id
     before: int | None = None  # the time of the window's record before this one
@@ -311,16 +324,12 @@ def marks(
             since = at - int(e.elapsed * 1_000_000_000)
             found.append(Mark(e.worker_id, at, "deadline", label, since))
         opens = PERSON_OPENS.get(type(e))
-        if opens is not None:
+        if opens is not None and rec.position not in lettered:  # else its letter opens it
             key = str(getattr(e, opens, "")) if opens else type(e).__name__
-            # An escalation is dead-lettered next: one wait, for one decision on the letter.
-            escalated = waiting.pop(TaskEscalated.__name__, None)
-            if isinstance(e, DeadLettered) and escalated is not None:
-                waiting[key] = escalated
-            else:
-                if escalated is not None:
-                    waiting[TaskEscalated.__name__] = escalated
-                waiting[key] = (at, person_reason(e))
+            # A letter's escalation: one wait, for one decision on the letter, from it.
+            escalation = theirs.get(rec.position)
+            begun = rec if escalation is None else escalation
+            waiting[key] = (nanos(begun.event.t), person_reason(begun.event))
         ends = PERSON_ENDS.get(type(e))
         if ends is not None:
             key = str(getattr(e, ends, "")) if ends else RunInterrupted.__name__

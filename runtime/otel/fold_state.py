@@ -7,7 +7,7 @@ events only. The state is what later events still need, and no more: the run's s
 the end; a live fold keeps none of its message events), the agents at work (their spans, the
 model call and tool calls under way, the conversation so far, the arguments asked for), the
 specialists' spans waiting for their supervisor's report, the waits for a person not yet
-decided, the run's settings and the clock.
+decided and the escalations no dead letter followed yet, the run's settings and the clock.
 Spans already handed out are not in it. Its size is that of what is under way, not of the run.
 
 `dump` and `load` are exact inverses on what the fold reads: a fold loaded from a dump hands out
@@ -31,8 +31,9 @@ from runtime.otel.trace import Trace
 
 # raise it when what the state holds changes: older states are then rebuilt (2: the waits for
 # a person still open, and an escalation no dead letter followed yet; 3: a span's links, the
-# run's to the run it was forked from)
-FORMAT = 3
+# run's to the run it was forked from; 4: every escalation no dead letter followed, by where
+# it was written, where 2 held the last one's time only)
+FORMAT = 4
 
 
 class FoldStateError(ValueError):
@@ -124,7 +125,10 @@ def dump(trace: Trace) -> str:
         "agents": [[name, _agent(run)] for name, run in trace.agents.items()],
         "stopped": [[name, task, _span(span)] for (name, task), span in trace.stopped.items()],
         "waits": [[key, _span(span)] for key, span in trace.waits.open.items()],
-        "escalated": trace.waits.escalated,
+        "escalated": [
+            [stream, task, agent, reason, at]
+            for (stream, task, agent), (reason, at) in trace.waits.escalated.pending.items()
+        ],
     }
     # ASCII: a lone surrogate a tool printed survives the database's UTF-8.
     return json.dumps(state, separators=(",", ":"))
@@ -150,8 +154,10 @@ def load(text: str, run_id: str, options: TraceOptions) -> Trace:
         trace.agents = {name: _agent_of(run) for name, run in state["agents"]}
         trace.stopped = {(name, task): _span_of(span) for name, task, span in state["stopped"]}
         trace.waits.open = {key: _span_of(span) for key, span in state["waits"]}
-        escalated = state["escalated"]
-        trace.waits.escalated = None if escalated is None else int(escalated)
+        trace.waits.escalated.pending = {
+            (stream, task, agent): (reason, int(at))
+            for stream, task, agent, reason, at in state["escalated"]
+        }
     except FoldStateError:
         raise
     except (ValueError, KeyError, TypeError, AttributeError) as exc:

@@ -160,7 +160,7 @@ class Trace:
             WorkerReported.kind: reported,
             WorkerTimedOut.kind: reported,
             AnswerComposed.kind: lambda rec, e, root: self.on_answer_composed(root, e),
-            TaskEscalated.kind: lambda rec, e, root: self.waits.on_escalated(),
+            TaskEscalated.kind: lambda rec, e, root: self.waits.on_escalated(rec),
             ConflictParked.kind: self.waits.on_parked,
             DeadLettered.kind: self.waits.on_lettered,
             ConflictResolved.kind: lambda rec, e, root: self.waits.on_decided(e),

@@ -8,10 +8,11 @@ from what parked the work to the decision; the export gives each the same place 
     wait for a person: dead letter      DeadLettered .. DeadLetterRetried or DeadLetterDiscarded
                                         (the control stream's, and the harness's on the run's own)
 
-each a child of the run's span. A dead letter that follows an escalation (TaskEscalated) waits
-from the escalation, as the tab draws it. A wait still undecided where the journal ends ends
-there, as the tab draws it, with `minutes.wait.decided` false; it is final only then (a live
-push never sends it), so a decision that comes later changes it while it is still open.
+each a child of the run's span. A dead letter that follows its escalation (TaskEscalated) waits
+from the escalation, as the tab draws it (`Escalations`, which both use, says which escalation
+is a letter's). A wait still undecided where the journal ends ends there, as the tab draws it,
+with `minutes.wait.decided` false; it is final only then (a live push never sends it), so a
+decision that comes later changes it while it is still open.
 
 A conflict and the control stream's letters are on streams the trace reads nothing else of:
 `waits_on` says which of their records a trace takes (the callers read them beside the run's
@@ -23,7 +24,7 @@ the trace carries content.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from runtime import streams
 from runtime.events import (
@@ -32,6 +33,7 @@ from runtime.events import (
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
+    TaskEscalated,
 )
 from runtime.journal import Recorded
 from runtime.otel import content
@@ -65,16 +67,52 @@ def key_of(e: ConflictParked | ConflictResolved | DeadLettered | Any) -> str:
     return f"letter:{e.letter_id}"
 
 
+T = TypeVar("T")
+Place = tuple[str, str | None, str | None]  # an escalation's stream, task and agent
+
+
+class Escalations(Generic[T]):
+    """The escalations no dead letter followed yet, and which one a dead letter belongs to.
+
+    Where runs park, the harness escalates a task and dead-letters it at once, on the same
+    stream, for the same task and agent, with the escalation's reason (teams/repo_fix/harness.py
+    `escalate`, runtime/fanout/settle.py `resolve`): that letter waits from its escalation. An
+    escalation where runs do not park has no letter, and a letter of the control stream (a step
+    that kept dying) has no escalation: neither is the other's, however close they come.
+    Each escalation is held with what the caller wants back (a time, a record).
+    """
+
+    def __init__(self) -> None:
+        self.pending: dict[Place, tuple[str, T]] = {}  # the reason, and what was held
+
+    def escalated(self, rec: Recorded, held: T) -> None:
+        e = rec.event
+        assert isinstance(e, TaskEscalated)
+        self.pending[(rec.stream, e.task_id, e.agent)] = (e.reason, held)
+
+    def lettered(self, rec: Recorded) -> T | None:
+        """What was held with the letter's escalation, which is no longer pending; None when
+        the letter has none."""
+        e = rec.event
+        assert isinstance(e, DeadLettered)
+        place = (rec.stream, e.task_id, e.agent)
+        found = self.pending.get(place)
+        if found is None or found[0] != e.reason:
+            return None
+        del self.pending[place]
+        return found[1]
+
+
 class Waits:
     """The waits of one trace: opened, decided, and closed at the journal's end."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
         self.open: dict[str, Span] = {}  # by key_of
-        self.escalated: int | None = None  # an escalation no dead letter followed yet
+        self.escalated: Escalations[int] = Escalations()  # held with their times
 
-    def on_escalated(self) -> None:
-        self.escalated = self.trace.now
+    def on_escalated(self, rec: Recorded) -> None:
+        self.escalated.escalated(rec, self.trace.now)
 
     def on_parked(self, rec: Recorded, e: ConflictParked, root: Span) -> None:
         span = self.opened(rec, root, CONFLICT, self.trace.now)
@@ -91,8 +129,8 @@ class Waits:
         )
 
     def on_lettered(self, rec: Recorded, e: DeadLettered, root: Span) -> None:
-        start = self.trace.now if self.escalated is None else self.escalated
-        self.escalated = None
+        since = self.escalated.lettered(rec)
+        start = self.trace.now if since is None else since
         span = self.opened(rec, root, LETTER, start)
         if span is None:
             return

@@ -190,7 +190,17 @@ def test_a_control_dead_letter_waits_until_a_person_retried_or_discarded_it(deci
     assert len(spans) == len(spans_of(flight.run_records(journal(letter=decision), RUN))) + 2
 
 
-def test_a_harness_dead_letter_waits_from_the_escalation_before_it():
+def tab_waits(records: list[Recorded]) -> list[tuple[int | None, int]]:
+    """The waits for a person the trace tab draws of these records, as (since, at)."""
+    run_own = [r for r in records if r.stream == streams.journal(RUN)]
+    others = [r for r in records if r.stream != streams.journal(RUN)]
+    inside = (records[0].position, records[-1].position)
+    view = trace_view.fold(RUN, run_own, inside, waits=others)
+    return sorted((m.since, m.at) for m in view.marks if m.kind == "person")
+
+
+def parked() -> MemoryJournal:
+    """A repo-fix run that parks: the task is escalated, dead-lettered at once, and retried."""
     j = MemoryJournal()
     run = streams.journal(RUN)
     letter = f"{RUN}:1"
@@ -202,13 +212,51 @@ def test_a_harness_dead_letter_waits_from_the_escalation_before_it():
         event(TeamFinished, 40, status="done"),
     ]:
         j.append(run, [e], j.version(run))
-    spans = spans_of(flight.traced_records(j, RUN))
+    return j
+
+
+def test_a_harness_dead_letter_waits_from_the_escalation_before_it():
+    records = flight.traced_records(parked(), RUN)
+    spans = spans_of(records)
     [letter_span] = waits(spans)
-    assert times(letter_span) == (nanos(T0 + 10), nanos(T0 + 30))  # as the trace tab draws it
+    assert times(letter_span) == (nanos(T0 + 10), nanos(T0 + 30))
+    assert tab_waits(records) == [times(letter_span)]  # as the trace tab draws it
     a = attrs(letter_span)
     assert (a["minutes.dead_letter.stream"], a["minutes.task_id"]) == ("run", "T1")
     assert a["minutes.decision"] == "retry" and "minutes.dead_letter.last_error" not in a
     assert "minutes.decision.reason" not in a  # a retry given no reason
+
+
+def unparked() -> MemoryJournal:
+    """A fan-out run that does not park: sub-tasks are escalated and the answer goes on without
+    them; a letter of the run's own for another task between them, and a minute later a step
+    that kept dying, dead-lettered on the control stream."""
+    j = MemoryJournal()
+    run, control = streams.journal(RUN), streams.control(RUN)
+    for stream, e in [
+        (run, event(TeamStarted, 0, team="support-triage", scenario="s", task="help")),
+        (run, event(TaskEscalated, 1, task_id="S2", reason="kb-worker escalated: down")),
+        (run, event(DeadLettered, 3, task_id="S3", letter_id=f"{RUN}:1", reason="kb down")),
+        (run, event(DeadLetterDiscarded, 4, letter_id=f"{RUN}:1", by="rosa", reason="no")),
+        (run, event(TaskEscalated, 5, task_id="S1", reason="orders-worker escalated: down")),
+        (control, event(DeadLettered, 100, letter_id=LETTER, reason="a step kept dying")),
+        (control, event(DeadLetterDiscarded, 120, letter_id=LETTER, by="rosa", reason="no")),
+        (run, event(TeamFinished, 121, status="done")),
+    ]:
+        j.append(stream, [e], j.version(stream))
+    return j
+
+
+def test_a_dead_letter_waits_from_no_escalation_that_is_not_its_own():
+    """Each letter waits from its own time, not from another task's escalation before it, in
+    the export and on the trace tab alike."""
+    records = flight.traced_records(unparked(), RUN)
+    spans = {attrs(s)["minutes.dead_letter.id"]: times(s) for s in waits(spans_of(records))}
+    assert spans == {
+        f"{RUN}:1": (nanos(T0 + 3), nanos(T0 + 4)),
+        LETTER: (nanos(T0 + 100), nanos(T0 + 120)),
+    }
+    assert set(spans.values()) <= set(tab_waits(records))
 
 
 def test_an_undecided_wait_ends_where_the_journal_ends_as_the_trace_tab_draws_it():
@@ -273,11 +321,12 @@ def test_the_other_spans_are_the_same_with_or_without_the_waits():
     assert with_waits == spans_of(plain)
 
 
-def test_a_live_fold_stored_after_every_record_hands_out_the_whole_trace_s_spans():
+@pytest.mark.parametrize("make", [journal, parked, unparked])
+def test_a_live_fold_stored_after_every_record_hands_out_the_whole_trace_s_spans(make):
     """A live push folds what a read by run id gives (every stream, another run's conflict
     too); what it hands out is what the whole journal's trace begins with, through a dump and
-    a load after every record."""
-    j = journal()
+    a load after every record (the escalations no letter followed yet too)."""
+    j = make()
     records = flight.traced_records(j, RUN)
     whole = [span_text(s, t.trace_id) for t, s in folded(records)]
     fold = LiveFold.start(RUN, TraceOptions())
@@ -289,7 +338,9 @@ def test_a_live_fold_stored_after_every_record_hands_out_the_whole_trace_s_spans
         assert pushed == expected, f"after position {rec.position}"
         fold = LiveFold(load(dump(fold.trace), RUN, TraceOptions()), fold.spans)
     assert pushed == whole[:-1]  # all but the run's own span
-    assert sum(text.count("wait for a person") for text in pushed) == 2
+    assert sum(text.count("wait for a person") for text in pushed) == sum(
+        text.count("wait for a person") for text in whole
+    )
 
 
 def cli(*argv: str) -> subprocess.CompletedProcess[bytes]:

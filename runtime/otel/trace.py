@@ -225,12 +225,14 @@ class Trace:
         self.config = e.config
         self.models.clear()
         root.name = f"invoke_agent {e.team}"
+        # who started it: a person's name, as the waits' deciders are (runtime/otel/waits.py)
+        by = e.config.get("started_by")
         root.attributes.update(
             {
                 "gen_ai.agent.name": e.team,
                 "minutes.team": e.team,
                 "minutes.scenario": e.scenario,
-                "minutes.started_by": e.config.get("started_by"),
+                "minutes.started_by": None if by is None else content.clean(by, self.limit),
             }
         )
         self.put(root, "minutes.task", e.task)  # the task is content, like the prompts

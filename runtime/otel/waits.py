@@ -169,8 +169,8 @@ class Waits:
                 self.trace.put(span, "minutes.conflict.value", e.value)
         else:
             a["minutes.decision"] = "retry" if isinstance(e, DeadLetterRetried) else "discard"
-        # Who decided: a person's name, as the run's starter's is shipped, but scrubbed and
-        # bounded like any text a person typed; why: content, like the agents' words.
+        # Who decided: a person's name, shipped as the run's starter's is, scrubbed and bounded
+        # like any text a person typed; why: content, like the agents' words.
         a["minutes.decided_by"] = content.clean(e.by, self.trace.limit)
         self.trace.put(span, "minutes.decision.reason", e.reason or None)
         span.close(self.trace.now)

@@ -102,7 +102,8 @@ class Mark:
 
     lane: str
     at: int
-    kind: str  # "deadline", "person", or "fork" (the gap before a fork went on)
+    kind: str  # "deadline", "person", "escalated" (nobody is asked), or "fork" (the gap
+    # before a fork went on)
     label: str
     since: int | None = None
 
@@ -121,12 +122,12 @@ class TraceView:
     last: int = 0
 
 
-# Waits for a person: what opens one, and what ends it (by the item's id field).
+# Waits for a person: what opens one, and what ends it (by the item's id field). An escalation
+# opens its dead letter's wait, when one follows it (runtime/otel/waits.py, `Escalations`).
 PERSON_OPENS: dict[type[Event], str] = {
     ConflictParked: "conflict_id",
     DeadLettered: "letter_id",
     RunInterrupted: "",
-    TaskEscalated: "",
 }
 PERSON_ENDS: dict[type[Event], str] = {
     ConflictResolved: "conflict_id",
@@ -279,8 +280,10 @@ def arrows(trace: Trace, records: Sequence[Recorded], window: list[Recorded]) ->
 def marks(
     records: Sequence[Recorded], window: list[Recorded], last: int, goes_on: bool
 ) -> list[Mark]:
-    """Deadlines that passed in the window, with the wait they ended; and waits for a person,
-    from what parked the work to the decision (or to the window's end while none came)."""
+    """Deadlines that passed in the window, with the wait they ended; waits for a person, from
+    what parked the work to the decision (or to the window's end while none came); and
+    escalations no dead letter followed, which nobody waits on (runtime/team.py, `park`): the
+    export has no wait for them either."""
     asked = {
         r.event.message_id: nanos(r.event.t)
         for r in records
@@ -324,7 +327,11 @@ def marks(
             since = at - int(e.elapsed * 1_000_000_000)
             found.append(Mark(e.worker_id, at, "deadline", label, since))
         opens = PERSON_OPENS.get(type(e))
-        if opens is not None and rec.position not in lettered:  # else its letter opens it
+        if isinstance(e, TaskEscalated):
+            if rec.position not in lettered:  # else its letter opens the wait, from here
+                label = f"escalated, nobody is asked to decide (no dead letter follows): {e.reason}"
+                found.append(Mark(RUN_LANE, at, "escalated", label))
+        elif opens is not None:
             key = str(getattr(e, opens, "")) if opens else type(e).__name__
             # A letter's escalation: one wait, for one decision on the letter, from it.
             escalation = theirs.get(rec.position)

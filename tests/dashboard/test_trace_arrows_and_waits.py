@@ -12,6 +12,8 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import Conflict
 from journal_store.transfer import import_journal
+from runtime import flat, streams
+from runtime.events import TaskEscalated, TeamFinished, TeamStarted
 from services import forks, letters, review, runs
 from services.control import Control
 from tests.dashboard.conftest import drive, run_of
@@ -98,6 +100,31 @@ def test_a_reply_overdue_is_drawn_in_the_silent_agents_lane(as_owner):
     assert overdue[0]["label"].startswith("reply overdue: reviewer owed a reply to m-004 after")
     lanes = {lane["name"]: lane["y"] for lane in drawing["lanes"]}
     assert overdue[0]["y"] == lanes["reviewer"] + 2 and overdue[0]["width"] > 0
+
+
+def test_an_escalation_nobody_is_asked_to_decide_is_drawn_as_such(as_owner):
+    """A run that does not park ends escalated with no dead letter: no person is asked, so the
+    tab draws no wait (the OTLP trace has none either), only the escalation, at its time."""
+    run_id, t = "r-escalated-alone", 1_796_000_000.0
+    events = [
+        TeamStarted(t=t, run_id=run_id, team="solo", scenario="s", task="fix it"),
+        TaskEscalated(t=t + 1, run_id=run_id, task_id="T1", reason="the model failed"),
+        TeamFinished(t=t + 1, run_id=run_id, status="escalated", reason="escalated"),
+    ]
+    data = "".join(
+        flat.dumps(e, streams.journal(run_id), n) + "\n" for n, e in enumerate(events, 1)
+    ).encode()
+    import_journal(io.BytesIO(data), name="escalated.jsonl", size=len(data))
+    projection.catch_up()
+    page = trace_tab(as_owner, run_id)
+    [escalated] = page.context["drawing"]["marks"]
+    assert escalated["kind"] == "escalated" and escalated["width"] == 0
+    assert escalated["label"].startswith(
+        "escalated, nobody is asked to decide (no dead letter follows): the model failed"
+    )
+    html = page.content.decode()
+    assert '<g class="trace-mark escalated">' in html
+    assert "escalated, nobody asked to decide" in html  # the legend says what the mark is
 
 
 def test_a_conflict_parked_for_a_person_is_drawn_until_its_decision(as_owner):

@@ -256,7 +256,24 @@ def test_a_dead_letter_waits_from_no_escalation_that_is_not_its_own():
         f"{RUN}:1": (nanos(T0 + 3), nanos(T0 + 4)),
         LETTER: (nanos(T0 + 100), nanos(T0 + 120)),
     }
-    assert set(spans.values()) <= set(tab_waits(records))
+    assert tab_waits(records) == sorted(spans.values())
+
+
+def test_an_escalation_no_letter_follows_is_drawn_as_one_nobody_is_asked_to_decide():
+    """Nobody waits on it: the export has no wait for it, and the trace tab says the task was
+    escalated and nobody is asked, at the escalation, where it drew a wait to the window's end."""
+    records = flight.traced_records(unparked(), RUN)
+    assert len(waits(spans_of(records))) == 2  # the letters' only
+    run_own = [r for r in records if r.stream == streams.journal(RUN)]
+    others = [r for r in records if r.stream != streams.journal(RUN)]
+    view = trace_view.fold(RUN, run_own, (records[0].position, records[-1].position), waits=others)
+    escalated = [(m.lane, m.since, m.at, m.label) for m in view.marks if m.kind == "escalated"]
+    said = "escalated, nobody is asked to decide (no dead letter follows): "
+    assert escalated == [
+        ("run", None, nanos(T0 + 1), said + "kb-worker escalated: down"),
+        ("run", None, nanos(T0 + 5), said + "orders-worker escalated: down"),
+    ]
+    assert not [m for m in view.marks if "escalated" in m.label and m.kind != "escalated"]
 
 
 def test_an_undecided_wait_ends_where_the_journal_ends_as_the_trace_tab_draws_it():

@@ -25,6 +25,7 @@ __all__ = [
     "POSITION_MAX",
     "BadQuery",
     "kinds_of",
+    "not_a_position",
     "parse_date",
     "position",
     "position_of",
@@ -48,26 +49,27 @@ def typed(params: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, str]:
 def position(text: str | None) -> int | None:
     """A position a page's link carries (`after`, `call`, a fork's `at`): a whole number in
     ASCII digits, at most POSITION_MAX (a larger one is past every end: POSITION_MAX); None
-    when absent or not one. Negative numbers are the start, 0."""
-    if not text:
-        return None
-    digits = text[1:] if text[0] == "-" else text
-    if not (digits.isascii() and digits.isdigit()):
+    when absent or not one. A negative number is none: it was taken for the start, 0, as if
+    it had not been asked."""
+    if not (text and text.isascii() and text.isdigit()):
         return None  # (str.isdigit takes superscripts and other digits int() refuses)
-    if text[0] == "-":
-        return 0
     # More digits than POSITION_MAX has is past it, read or not (int() refuses 4,300 digits).
-    return POSITION_MAX if len(digits) > 19 else min(int(digits), POSITION_MAX)
+    return POSITION_MAX if len(text) > 19 else min(int(text), POSITION_MAX)
+
+
+def not_a_position(text: str) -> str:
+    """Why `text` is refused where a position is asked for, as pages and API say it."""
+    return f"{shown(text)} is not a position (a whole number, 0 or more)"
 
 
 def position_of(params: Mapping[str, Any], name: str) -> int | None:
     """The position a page's `name` carries (see `position`), None when not asked; BadQuery
-    naming it when it is not a whole number, where the page began at the start as if it had
-    not been asked."""
+    naming it when it is not a whole number from 0, where the page began at the start as if
+    it had not been asked."""
     text = str(params.get(name) or "")
     found = position(text)
     if text and found is None:
-        raise BadQuery({name: f"{shown(text)} is not a position (a whole number)"})
+        raise BadQuery({name: not_a_position(text)})
     return found
 
 

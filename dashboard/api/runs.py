@@ -2,11 +2,13 @@
 
 # No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, downloads, queries
 from dashboard.access import get_run_for_user, require_steer
@@ -42,6 +44,21 @@ from services import baseline as baselines
 from services import forks, runs, tags, traces
 
 router = Router(tags=["runs"])
+
+
+def as_position(value: Any) -> Any:
+    """A query's position as a page reads it (asked.position): blank is not asked, and one
+    that is no whole number from 0 is refused in the page's words, where the 422 said "Input
+    should be greater than or equal to 0" or "a valid integer"."""
+    if value == "":
+        return 0
+    if isinstance(value, str) and asked.position(value) is None:
+        raise PydanticCustomError("position", "{why}", {"why": asked.not_a_position(value)})
+    return value
+
+
+# Still an integer in the schema, with its bounds (past POSITION_MAX: pydantic's 422).
+READ_AS_POSITION = BeforeValidator(as_position)
 
 
 def after_position(what: str) -> Any:
@@ -102,7 +119,7 @@ def get_run(request: HttpRequest, run_id: str) -> Any:
 def events(
     request: HttpRequest,
     run_id: str,
-    after: int = after_position("events"),
+    after: Annotated[int, READ_AS_POSITION] = after_position("events"),
     kind: str = "",
     limit: int = Query(100, ge=1, le=queries.EVENTS_MAX),  # type: ignore[type-arg]
 ) -> Any:
@@ -123,7 +140,7 @@ def bill(request: HttpRequest, run_id: str) -> Any:
 def threads(
     request: HttpRequest,
     run_id: str,
-    after: int = after_position("messages"),
+    after: Annotated[int, READ_AS_POSITION] = after_position("messages"),
     limit: int = Query(queries.PAGE_MAX, ge=1, le=queries.PAGE_MAX),  # type: ignore[type-arg]
 ) -> Any:
     """A page of the run's messages by task thread: ask again after the last position seen."""
@@ -136,7 +153,7 @@ def threads(
 def audit(
     request: HttpRequest,
     run_id: str,
-    after: int = after_position("entries"),
+    after: Annotated[int, READ_AS_POSITION] = after_position("entries"),
     limit: int = Query(queries.PAGE_MAX, ge=1, le=queries.PAGE_MAX),  # type: ignore[type-arg]
 ) -> Any:
     """A page of the run's audit trail, oldest first: ask again after the last position."""

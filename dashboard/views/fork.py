@@ -9,7 +9,6 @@ from django.views.decorators.http import require_http_methods
 
 from dashboard import asked, present, queries
 from dashboard.access import HtmxHttpRequest, get_run_for_user
-from dashboard.asked import shown
 from dashboard.forking import ForkForm
 from journal_store.journal import DjangoJournal
 from services import forks, runs
@@ -38,7 +37,7 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         # What was asked and why it cannot be taken, as the API says it, where the page said
         # only "choose an event" to an address that named one.
         if at and (position := asked.position(at)) is None:
-            choose = f"at: {shown(at)} is not a position (a whole number). {choose}"
+            choose = f"at: {asked.not_a_position(at)}. {choose}"
         elif at:
             choose = f"at: no event of run {run_id} is at position {position}. {choose}"
         context["error"] = choose

@@ -3,7 +3,7 @@ takes, with the page still usable: its form with what was typed, and no list dra
 filter had applied; nothing is written. The runs list took a bad date for no bound and an
 unknown status or sort for the default, and listed runs nobody had asked for, where the API
 answered 422 naming the field; the review queues took an unknown status for "open"; a run's
-tabs took an `after` or a `call` that is no number for the start (dashboard/asked.py)."""
+tabs took an `after` or a `call` that is no number (or a negative one) for the start (dashboard/asked.py)."""
 
 from __future__ import annotations
 
@@ -251,7 +251,15 @@ TAB_PART = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "tab"}
 @pytest.mark.parametrize(
     ("query", "field", "message"),
     [
-        ("tab=timeline&after=abc", "after", "after: 'abc' is not a position (a whole number)"),
+        (
+            "tab=timeline&after=abc",
+            "after",
+            "after: 'abc' is not a position (a whole number, 0 or more)",
+        ),
+        # It was taken for the start, as if it had not been asked.
+        ("tab=timeline&after=-5", "after", "after: '-5' is not a position (a whole number,"),
+        ("tab=threads&after=-1", "after", "after: '-1' is not a position"),
+        ("tab=trace&call=-3", "call", "call: '-3' is not a position"),
         ("tab=threads&after=1.5", "after", "after: '1.5' is not a position"),
         ("tab=audit&after=%C2%B2", "after", "after: '²' is not a position"),
         ("tab=trace&after=later", "after", "after: 'later' is not a position"),
@@ -306,7 +314,6 @@ def test_a_kind_or_an_agent_the_run_has_none_of_is_chosen_in_its_box(as_owner, l
     [
         "",
         "tab=timeline&after=0",
-        "tab=timeline&after=-5",  # the start, as before
         "tab=timeline&after=99999999999999999999",  # past the end, as before
         "tab=timeline&kind=TeamStarted",
         "tab=threads&after=3",
@@ -339,6 +346,23 @@ def test_the_metrics_form_keeps_what_was_typed(as_owner, listed, query, kept):
     boxes = [f for f in query.split("&") if not f.startswith(("since", "until"))]
     assert body.count(" selected") == len(boxes)  # each the typed one, not also another
     assert written() == before
+
+
+@pytest.mark.parametrize("route", ["events", "threads", "audit"])
+def test_the_api_names_a_position_it_cannot_take_as_the_tabs_do(as_owner, listed, token, route):
+    """A negative `after` or one that is no number was a 422 in pydantic's words ("Input
+    should be greater than or equal to 0"), where the page says what a position is."""
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    tab = "timeline" if route == "events" else route
+    for after in ("-5", "abc", "%C2%B2"):
+        answer = api.get(f"/api/runs/{RUN}/{route}?after={after}")
+        assert answer.status_code == 422, after
+        [error] = answer.json()["detail"]
+        assert error["loc"] == ["query", "after"]
+        page = as_owner.get(f"/runs/{RUN}/?tab={tab}&after={after}")
+        assert page.status_code == 400 and f"after: {error['msg']}" in said(page.content.decode())
+    assert api.get(f"/api/runs/{RUN}/{route}?after=0").status_code == 200
+    assert api.get(f"/api/runs/{RUN}/{route}?after=").status_code == 200  # not asked, as a page
 
 
 def test_the_api_names_a_kind_no_event_has_as_the_timeline_does(as_owner, listed, token):

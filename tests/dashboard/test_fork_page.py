@@ -172,7 +172,8 @@ def test_an_event_the_address_names_and_the_run_has_not_is_named(as_owner, owner
     parent = run_of("premature-done")
     for asked, why in (
         ("999999", f"at: no event of run {parent} is at position 999999."),
-        ("abc", "at: 'abc' is not a position (a whole number)."),
+        ("abc", "at: 'abc' is not a position (a whole number, 0 or more)."),
+        ("-5", "at: '-5' is not a position (a whole number, 0 or more)."),  # it said position 0
     ):
         page = as_owner.get(f"/runs/{parent}/fork?at={asked}")
         assert page.status_code == 400

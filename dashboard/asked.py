@@ -26,6 +26,7 @@ __all__ = [
     "BadQuery",
     "kinds_of",
     "not_a_position",
+    "page_of",
     "parse_date",
     "position",
     "position_of",
@@ -71,6 +72,20 @@ def position_of(params: Mapping[str, Any], name: str) -> int | None:
     if text and found is None:
         raise BadQuery({name: not_a_position(text)})
     return found
+
+
+def page_of(params: Mapping[str, Any]) -> int:
+    """The page of a list a page's `page` asks for, 1 when not asked (one past the last is the
+    last, as Django's paginator has it); BadQuery when it is not a whole number from 1, where
+    the paginator showed the first page as if it had not been asked."""
+    text = str(params.get("page") or "")
+    if not text:
+        return 1
+    digits = text.lstrip("0")
+    if not (text.isascii() and text.isdigit() and digits):
+        raise BadQuery({"page": f"{shown(text)} is not a page (a whole number, 1 or more)"})
+    # However many digits (int() refuses 4,300): past the last page, which is shown.
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 def parse_date(value: str | None) -> date | None:

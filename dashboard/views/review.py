@@ -42,6 +42,7 @@ def queue_page(
         # One run's items (what its page links to): past a page of newer ones, the queue's
         # first page would not hold them.
         status, run, runs = asked.queue_filter(queue, request.GET)
+        number = asked.page_of(request.GET)
     except BadQuery as exc:
         context: dict[str, Any] = {
             "problems": exc.problems,
@@ -51,7 +52,7 @@ def queue_page(
         }
         return render(request, template, context, status=400)
     items = queries.queue_items(queue, status, run, runs)
-    page = Paginator(items, PAGE).get_page(request.GET.get("page"))
+    page = Paginator(items, PAGE).get_page(number)
     if shown is not None:
         for item in page.object_list:
             shown(item)

@@ -53,6 +53,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     part = bool(request.htmx) and request.htmx.target == "runs"
     try:
         chosen = queries.RunFilter.of(request.GET)
+        number = asked.page_of(request.GET)
     except BadQuery as exc:
         # No list: why, field by field, and (a whole page) the form with what was typed. To
         # htmx, whose form on the page holds what was typed, the message in the list's place:
@@ -60,7 +61,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         # the same.
         return refuse(request, part, exc.problems)
     qs = queries.runs(chosen)
-    page = Paginator(qs, PAGE).get_page(request.GET.get("page"))
+    page = Paginator(qs, PAGE).get_page(number)
     queries.mark_stalled(page.object_list)
     queries.mark_failing(page.object_list)
     query = request.GET.copy()

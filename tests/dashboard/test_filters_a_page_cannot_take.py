@@ -167,6 +167,40 @@ def test_the_api_refuses_what_the_page_refuses_in_the_same_words(as_owner, liste
     assert api.get("/api/runs?tag=Nightly").status_code == 200
 
 
+@pytest.mark.parametrize("path", ["/", "/review/dead-letters", "/review/conflicts"])
+@pytest.mark.parametrize(
+    ("page", "message"),
+    [
+        ("abc", "page: 'abc' is not a page (a whole number, 1 or more)"),
+        ("0", "page: '0' is not a page"),
+        ("-2", "page: '-2' is not a page"),
+        ("1.5", "page: '1.5' is not a page"),
+        ("%C2%B2", "page: '²' is not a page"),
+    ],
+)
+def test_a_list_names_a_page_that_is_no_page(as_reviewer, queued, path, page, message):
+    """Django's paginator showed the first page for one that is no number, as if it had not
+    been asked."""
+    before = written()
+    answer = as_reviewer.get(f"{path}?page={page}")
+    body = answer.content.decode()
+    assert answer.status_code == 400
+    assert message in said(body)
+    assert '<li id="page-error"><strong>page</strong>: ' in body
+    assert RUN not in body.replace(f"run={RUN}", "")  # no items, no runs listed
+    assert written() == before
+
+
+@pytest.mark.parametrize("path", ["/", "/review/dead-letters", "/review/conflicts"])
+@pytest.mark.parametrize("page", ["", "1", "01", "2", "9" * 30])
+def test_a_list_shows_a_page_it_takes(as_reviewer, queued, path, page):
+    """One past the last (however far) is the last, as before."""
+    answer = as_reviewer.get(f"{path}?page={page}")
+    assert answer.status_code == 200, page
+    item = {"/": RUN, **{f"/review/{k}": v for k, v in QUEUE_PAGES.items()}}[path]
+    assert item in answer.content.decode()
+
+
 QUEUED = [
     DeadLettered(run_id=RUN, letter_id=f"{RUN}:1", reason="no reply by turn 9", attempts=2),
     ConflictParked(

@@ -330,11 +330,15 @@ class TimelineFilter:
     infra: bool = False
 
     @classmethod
-    def of(cls, query: QueryDict) -> TimelineFilter:
+    def of(cls, query: QueryDict, run: RunSummary) -> TimelineFilter:
         """The filter the URL asks for; BadQuery for a kind no event has (the list was empty
-        under a Kinds box that, without it, said every kind was shown)."""
+        under a Kinds box that, without it, said every kind was shown), or an agent the run
+        has none of (it listed no events, as if that agent had done nothing)."""
         kinds = asked.kinds_of(query.getlist("kind"))
-        return cls(kinds, query.get("agent", ""), query.get("infra") == "1")
+        agent = query.get("agent", "")
+        if agent and agent not in (agents := queries.event_agents(run.run_id)):
+            raise BadQuery({"agent": no_such_agent(agent, agents, status.is_active(run.status))})
+        return cls(kinds, agent, query.get("infra") == "1")
 
     def query(self) -> str:
         """The filter as URL parameters, for the links that keep it (next page, tail, latest)."""
@@ -351,10 +355,18 @@ class TimelineFilter:
         )
 
 
+def no_such_agent(agent: str, agents: list[str], active: bool) -> str:
+    """Why the timeline cannot show `agent`'s events: the run's agents (so far, running)."""
+    said = f"{asked.shown(agent)} is no agent of this run"
+    if not agents:
+        return f"{said}, which has none yet" if active else f"{said}, which has none"
+    return f"{said}; its agents{' so far' if active else ''}: {', '.join(agents)}"
+
+
 def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     """A page of the timeline's rows after `after`, filtered by kinds, agent and the lease
     toggle; `latest=1`: the last page instead (a jump to the latest)."""
-    chosen = TimelineFilter.of(request.GET)
+    chosen = TimelineFilter.of(request.GET, run)
     after = position_after(request)
     latest = request.GET.get("latest") == "1"
     if latest:
@@ -406,13 +418,12 @@ def timeline_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any
 
 
 def timeline_offers(run: RunSummary, rows: dict[str, Any]) -> dict[str, Any]:
-    """What the timeline's filters offer (the run's kinds and agents, and those the rows were
-    filtered by, which the run may have none of: their boxes say so, where they said every
-    kind or all over "No events match") and its resume point."""
-    agent = [rows["agent"]] if rows["agent"] else []
+    """What the timeline's filters offer (the run's kinds and agents, and the kinds the rows
+    were filtered by, which the run may have none of: their box says so, where it said every
+    kind over "No events match") and its resume point."""
     return {
         "kinds": sorted({*queries.event_kinds(run.run_id), *rows["kinds_chosen"]}),
-        "agents": sorted({*queries.event_agents(run.run_id), *agent}),
+        "agents": queries.event_agents(run.run_id),
         "resume": queries.resume_point(run.run_id),
     }
 
@@ -425,7 +436,7 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     indexed lookup however long the run."""
     run = get_run_for_user(request.user, run_id)
     try:
-        news = TimelineFilter.of(request.GET).events(run.run_id, position_after(request), 1)
+        news = TimelineFilter.of(request.GET, run).events(run.run_id, position_after(request), 1)
     except BadQuery as exc:
         # In the rows' place (a table's row), and the polling stops: asking again would not
         # mend the address.

@@ -16,7 +16,7 @@ from django.test import Client
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import Checkpoint, StoredEvent
-from runtime.events import ConflictParked, DeadLettered, TeamStarted
+from runtime.events import AgentFinished, ConflictParked, DeadLettered, TeamStarted
 
 pytestmark = pytest.mark.django_db
 
@@ -333,14 +333,49 @@ def test_the_timelines_tail_names_a_value_it_cannot_take(as_owner, listed):
     assert "hx-get" not in body  # it polls no more
 
 
-def test_a_kind_or_an_agent_the_run_has_none_of_is_chosen_in_its_box(as_owner, listed):
-    """A kind of event or an agent the run has none of lists no events, and its box says what
-    it was filtered by, where it said every kind (or all agents) over "No events"."""
-    body = as_owner.get(f"/runs/{RUN}/?tab=timeline&kind=BudgetExhausted&agent=zed").content
+def test_a_kind_the_run_has_none_of_is_chosen_in_its_box(as_owner, listed):
+    """A kind of event the run has none of lists no events, and its box says what it was
+    filtered by, where it said every kind over "No events"."""
+    body = as_owner.get(f"/runs/{RUN}/?tab=timeline&kind=BudgetExhausted").content
     page = body.decode()
     assert '<option value="BudgetExhausted" selected>' in page
-    assert '<option value="zed" selected>' in page
     assert 'class="event' not in page  # and no events
+
+
+AGENTS = [
+    AgentFinished(run_id=RUN, agent="coder"),
+    AgentFinished(run_id=RUN, agent="reviewer"),
+]
+
+
+def test_an_agent_the_run_has_none_of_is_named_with_the_runs_agents(as_owner, listed):
+    """It listed no events, as if that agent had done nothing (its box said so). The run is
+    running: its agents so far."""
+    DjangoJournal().append(f"run-{RUN}", AGENTS, 1)
+    projection.catch_up()
+    before = written()
+    message = "agent: 'zed' is no agent of this run; its agents so far: coder, reviewer"
+    for url, headers in (
+        (f"/runs/{RUN}/?tab=timeline&agent=zed", {}),
+        (f"/runs/{RUN}/tabs/timeline?agent=zed", TAB_PART),
+        (f"/runs/{RUN}/tail?after=0&agent=zed", {"HTTP_HX_REQUEST": "true"}),
+    ):
+        answer = as_owner.get(url, **headers)
+        body = answer.content.decode()
+        assert answer.status_code == 400, url
+        assert message in said(body), url
+        assert 'class="event' not in body
+    assert written() == before
+    # One it has: its events, as before.
+    answer = as_owner.get(f"/runs/{RUN}/?tab=timeline&agent=coder")
+    assert answer.status_code == 200 and '<option value="coder" selected>' in answer.text
+    assert answer.text.count('class="event') == 1
+
+
+def test_an_agent_asked_of_a_run_with_none_is_named_so(as_owner, listed):
+    answer = as_owner.get(f"/runs/{RUN}/?tab=timeline&agent=coder")
+    assert answer.status_code == 400
+    assert "agent: 'coder' is no agent of this run, which has none yet" in said(answer.text)
 
 
 @pytest.mark.parametrize(
@@ -419,3 +454,11 @@ def test_the_api_refuses_dates_the_wrong_way_round_as_the_metrics_do(as_owner, l
         [problem] = answer.json()["detail"]
         assert problem["loc"] == ["query", "until"]
         assert problem["msg"] == "2026-12-01 is before since (2026-12-05)"
+
+
+def test_an_ended_runs_agents_are_named_as_all_it_had():
+    from dashboard.views.runs import no_such_agent
+
+    said_of = no_such_agent("zed", ["coder", "tester"], active=False)
+    assert said_of == "'zed' is no agent of this run; its agents: coder, tester"
+    assert no_such_agent("zed", [], active=False) == "'zed' is no agent of this run, which has none"

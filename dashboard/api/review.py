@@ -6,11 +6,12 @@ journal_store/queues.py; the decisions differ (a choice among claims; retry or d
 
 # No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 from ninja.pagination import paginate
+from pydantic import WithJsonSchema
 
 from dashboard import asked, queries
 from dashboard.access import require_decide, role_of
@@ -28,9 +29,13 @@ router = Router(tags=["review"])
 
 def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
     """GET /api/review/<path>: the queue's items, newest first, open ones unless asked."""
-    # Literal of this queue's own statuses, and "decided" (any outcome) as the page's filter
-    # says it: the schema lists them and anything else is a 422.
-    Shown = Literal[asked.queue_statuses(queue)]  # type: ignore[valid-type]
+    # The schema lists this queue's statuses (asked.queue_statuses: its outcomes, "decided"
+    # for any of them, as the page's filter says it); what to take is the page's to decide
+    # (asked.queue_filter): a blank status is the open items, and one it cannot take is
+    # refused in the page's words, where a Literal here answered "" with a 422 the page
+    # does not give, and an unknown status in pydantic's words.
+    statuses = {"type": "string", "enum": list(asked.queue_statuses(queue))}
+    Shown = Annotated[str, WithJsonSchema(statuses)]
 
     # `run`: one run's items, as the page's `run` (a run's header links there); unknown to
     # the API, it was ignored, and a script asking for one run's items got every run's. One
@@ -38,7 +43,7 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
     # team, a scenario, a model and the days they started in choose, as /api/metrics does.
     def list_items(
         request: HttpRequest,
-        status: Shown = queues.OPEN,  # type: ignore[valid-type]
+        status: Shown = queues.OPEN,
         run: str = "",
         team: str = "",
         scenario: str = "",

@@ -20,12 +20,15 @@ from journal_store.transfer import ImportRefused
 
 
 def invalid(where: str, problems: dict[str, str]) -> ValidationError:
-    """A 422 in the shape of the API's own validation errors, one per field (where: "query",
-    or "body" for a body's field), so that a script reads one format: a value the schema let
-    through but the service cannot take is answered as one the schema refused."""
-    loc = ["query"] if where == "query" else ["body", "body"]
+    """A 422 in the shape of the API's own validation errors, one per field at [where, name]
+    (where: "query", or "body" for a body's field, as api/openapi.py has them), so that a
+    script reads one format: a value the schema let through but the service cannot take is
+    answered as one the schema refused."""
     return ValidationError(
-        [{"type": "value_error", "loc": [*loc, name], "msg": why} for name, why in problems.items()]
+        [
+            {"type": "value_error", "loc": [where, name], "msg": why}
+            for name, why in problems.items()
+        ]
     )
 
 

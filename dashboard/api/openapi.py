@@ -1,12 +1,15 @@
-"""MinutesAPI: django-ninja's API, with the schema saying what django-ninja does unasked."""
+"""MinutesAPI: django-ninja's API, with the schema saying what django-ninja does unasked, and
+a body's validation errors pointing at the body's field."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from ninja import NinjaAPI
+from ninja.errors import ValidationError
 
 if TYPE_CHECKING:
+    from ninja.errors import ValidationErrorContext
     from ninja.operation import Operation
 
 
@@ -49,3 +52,21 @@ class MinutesAPI(NinjaAPI):
         """`dashboard_api_<view>`, whichever module of the package holds the view: the ids
         clients generated from the schema (and the docs' anchors) stay what they were."""
         return f"dashboard_api_{operation.view_func.__name__}"
+
+    def validation_error_from_error_contexts(
+        self, error_contexts: list[ValidationErrorContext[Any]]
+    ) -> ValidationError:
+        """The 422's errors, a JSON body's at `["body", <field>]` as a query's are at
+        `["query", <field>]`: django-ninja reads a body that is one schema parameter as an
+        object holding it under the parameter's name, and its errors pointed at
+        `["body", "body", <field>]`. What a client sends is read as before."""
+        errors: list[dict[str, Any]] = []
+        for context in error_contexts:
+            found = super().validation_error_from_error_contexts([context]).errors
+            held_as = getattr(context.model, "__read_from_single_attr__", None)
+            for error in found:
+                loc = tuple(error["loc"])
+                if held_as and loc[:2] == ("body", held_as):
+                    error["loc"] = ("body", *loc[2:])
+                errors.append(error)
+        return ValidationError(errors)

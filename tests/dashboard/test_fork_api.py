@@ -106,3 +106,28 @@ def test_a_fork_that_cannot_be_made_says_why_and_writes_nothing(
 def test_no_fork_of_a_run_that_is_not_there(as_owner):
     response = as_owner.post("/api/runs/r-nope/fork", {"at": 1}, content_type="application/json")
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"at": "x"}, "at"),
+        ({"at": "@read", "max_turns": 0}, "max_turns"),
+        ({"at": "@read", "message": {"agent": "coder", "text": ""}}, "message"),
+        ({"at": "@read", "colour": "red"}, "colour"),
+    ],
+)
+def test_a_forks_422_points_at_the_bodys_field(as_owner, body, field):
+    """It pointed at ["body", "body", <field>]: django-ninja reads the body as an object held
+    under the parameter's name. The body a client sends is read as before."""
+    parent = run_of("first-flight")
+    body = {
+        **body,
+        "at": position(parent, "ToolDispatched", "read_file")
+        if body["at"] == "@read"
+        else body["at"],
+    }
+    response = as_owner.post(f"/api/runs/{parent}/fork", body, content_type="application/json")
+    assert response.status_code == 422
+    [error] = response.json()["detail"]
+    assert error["loc"][:2] == ["body", field], error

@@ -24,7 +24,7 @@ from dashboard.forms import DecisionForm, ResolveForm
 from dashboard.tell import tell
 from journal_store import projection, queues
 from journal_store.models import Conflict, DeadLetter
-from services import letters, review
+from services import letters, metrics, review
 
 PAGE = 25
 
@@ -44,11 +44,19 @@ def queue_page(
         status, run, runs = asked.queue_filter(queue, request.GET)
         number = asked.page_of(request.GET)
     except BadQuery as exc:
+        # The choices' links keep what could be taken (the run, the metrics' filter), so
+        # that mending the one refused value keeps the rest.
+        good = {
+            name: str(request.GET.get(name, "")).strip()
+            for name in ("run", *metrics.TEXT_FIELDS, *metrics.DATE_FIELDS)
+            if name not in exc.problems
+        }
         context: dict[str, Any] = {
             "problems": exc.problems,
             "lead": "Nothing is listed: these filters cannot be used.",
             "status": "",
-            "run": "" if "run" in exc.problems else str(request.GET.get("run", "")).strip(),
+            "run": good.get("run", ""),
+            "kept": urlencode({k: v for k, v in good.items() if v}),
         }
         return render(request, template, context, status=400)
     items = queries.queue_items(queue, status, run, runs)

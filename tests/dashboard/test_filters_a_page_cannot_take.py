@@ -265,6 +265,17 @@ def test_a_queues_status_names_what_it_takes_and_keeps_a_good_run(as_reviewer, q
 
 
 @pytest.mark.parametrize("path", QUEUE_PAGES)
+def test_a_queue_refusing_one_value_keeps_the_metrics_filter_it_could_take(as_reviewer, path):
+    """The queues take the metrics page's filter too: a refused status keeps it in the
+    choices' links, and a refused date is the one left out of them."""
+    body = as_reviewer.get(f"/review/{path}?status=closed&team=repo-fix").content.decode()
+    assert 'href="?status=decided&amp;team=repo-fix"' in body
+    answer = as_reviewer.get(f"/review/{path}?since=yesterday&team=repo-fix")
+    assert answer.status_code == 400
+    assert 'href="?status=open&amp;team=repo-fix"' in answer.content.decode()
+
+
+@pytest.mark.parametrize("path", QUEUE_PAGES)
 @pytest.mark.parametrize("query", ["", "status=open", "status=all", "status=", f"run={RUN}"])
 def test_a_review_queue_lists_what_it_takes_as_before(as_reviewer, token, queued, path, query):
     answer = as_reviewer.get(f"/review/{path}?{query}")

@@ -21,6 +21,7 @@ from typing import Any
 
 from journal_store.fold_rows import upsert
 from journal_store.models import MetricsDay, RunSummary
+from runtime import metrics
 
 DIMENSIONS = ("team", "scenario", "model", "started_on")
 KEY = ("team", "scenario", "model", "day")  # the rollup's own names for them
@@ -60,7 +61,11 @@ INHERITED = {
     "coord_tokens": "inherited_coord_tokens",
     "work_tokens": "inherited_work_tokens",
 }
-COLUMNS = (*DIMENSIONS, *FIGURES, *INHERITED.values(), "inherited_cost")
+# What else of a fork's figures its copied prefix held (runtime.metrics.SUMMED, one JSON
+# column): each taken off its share too. Seconds come as seconds, taken off in milliseconds.
+COPIED = metrics.SUMMED
+COPIED_SECONDS = ("conflict_wait", "human_wait")
+COLUMNS = (*DIMENSIONS, *FIGURES, *INHERITED.values(), "inherited_cost", "copied_figures")
 
 
 def key(run: Mapping[str, Any]) -> tuple[str, str, str, date]:
@@ -95,10 +100,26 @@ def share(run: Mapping[str, Any]) -> dict[str, int]:
         # A run's latency is its mean: times its count, the time its resolved conflicts waited.
         conflict_wait=round((run.get("conflict_latency") or 0.0) * resolved * 1000),  # ms
         human_wait=round((run.get("human_wait") or 0.0) * 1000),
+        # Whether the run parked a conflict or lettered work at all: a fact of each run, whole
+        # (the runs are what these count), taken before its copied figures are.
         with_conflict=int(resolved + (run.get("conflicts_open") or 0) > 0),
         with_dead_letter=int((run.get("dead_letters") or 0) > 0),
     )
+    for name, value in copied(run).items():
+        found[name] -= value
     return found
+
+
+def copied(run: Mapping[str, Any]) -> dict[str, int]:
+    """What a fork's copied prefix held of the sums besides tokens and cost (integers, as the
+    rollup keeps them): its parent's share counts them."""
+    theirs = run.get("copied_figures") or {}
+    return {
+        name: round(float(theirs.get(name) or 0) * 1000)
+        if name in COPIED_SECONDS
+        else int(theirs.get(name) or 0)
+        for name in COPIED
+    }
 
 
 # The rollup's sums (MetricsDay's fields besides its key): what a run's share holds.

@@ -15,6 +15,7 @@ from django.conf import settings
 from runtime import folds, prices
 from runtime.bill import model_for
 from runtime.folds import Fold
+from runtime.metrics import summed
 from runtime.views import STORED as RUN_FOLDS
 
 
@@ -86,6 +87,8 @@ def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
     rate's parts, so that a rate across runs is a ratio of sums, never a mean of ratios."""
     overhead = m["coordination_overhead_ratio"]
     latency = m["conflict_resolution_latency"]
+    figures = summed(m)
+    del figures["conflict_wait"]  # kept as its mean, conflict_latency, beside the count
     return {
         "verified": bool(m["coordination_cost_per_verified_success"]["verified_successes"]),
         "coord_tokens": overhead["coordination_tokens"],
@@ -95,29 +98,18 @@ def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
         "overhead_ratio": overhead["value"],
         "coord_seconds": overhead["coordination_seconds"],
         "work_seconds": overhead["work_seconds"],
-        "handoffs": m["handoff_failure_rate"]["handoffs"],
-        "failed_handoffs": m["handoff_failure_rate"]["failed"],
-        "claims": m["ownership_conflict_rate"]["claims"],
-        "contested": m["ownership_conflict_rate"]["contested"],
-        "deliveries": m["stale_message_rate"]["deliveries"],
-        "stale_deliveries": m["stale_message_rate"]["stale"],
-        "files_written": m["duplicate_work_rate"]["files_written"],
-        "shared_files": m["duplicate_work_rate"]["shared_files"],
-        "reviewed_tasks": m["livelock_rate"]["reviewed_tasks"],
-        "livelocked_tasks": m["livelock_rate"]["livelocked"],
-        "verifications": m["verification_independence_rate"]["verifications"],
-        "independent_verifications": m["verification_independence_rate"]["independent"],
-        "conflicts_resolved": latency["resolved"],
+        **figures,
         "conflicts_open": latency["open"],
         "conflict_latency": latency["value"],
-        "human_wait": latency["waiting_for_people_seconds"],
-        "dead_letters": latency["dead_letters"],
         "letters_open": latency["open_dead_letters"],
-        "waits": m["deadlock_rate"]["waits"],
-        "deadlocks": m["deadlock_rate"]["deadlocks"],
-        "commitments": m["commitment_orphan_rate"]["total"],
-        "orphaned": m["commitment_orphan_rate"]["orphaned"],
     }
+
+
+def copied_figures(metrics: folds.State) -> dict[str, Any]:
+    """What a fork's copied prefix held of each figure the sums add up (runtime.metrics.SUMMED;
+    empty for a run that is no fork, or a state stored before the fold kept it): the metrics
+    rollup leaves it out of the fork's share, as it does the copied tokens."""
+    return {"copied_figures": metrics.get("copied") or {}}
 
 
 def run_model(bill: folds.State) -> dict[str, Any]:
@@ -133,7 +125,10 @@ COLUMNS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "metrics": metrics_columns,
 }
 # Columns read from a fold's state where its result does not hold them.
-STATE_COLUMNS: dict[str, Callable[[folds.State], dict[str, Any]]] = {"bill": run_model}
+STATE_COLUMNS: dict[str, Callable[[folds.State], dict[str, Any]]] = {
+    "bill": run_model,
+    "metrics": copied_figures,
+}
 FOLDS: dict[str, Fold] = {f.name: f for f in RUN_FOLDS}
 
 

@@ -90,13 +90,7 @@ def share(run: Mapping[str, Any]) -> dict[str, int]:
         "priced": int(cost is not None),
     }
     found.update({name: int(run.get(name) or 0) for name in SUMMED})
-    # A fork's spend counts once: the prefix it copied is its parent's share, not its own.
-    for name, theirs in INHERITED.items():
-        found[name] -= int(run.get(theirs) or 0)
-    if cost is not None:
-        found["cost"] -= round((run.get("inherited_cost") or 0.0) * 1_000_000)
     found.update(
-        verified_coord_tokens=found["coord_tokens"] if verified else 0,
         # A run's latency is its mean: times its count, the time its resolved conflicts waited.
         conflict_wait=round((run.get("conflict_latency") or 0.0) * resolved * 1000),  # ms
         human_wait=round((run.get("human_wait") or 0.0) * 1000),
@@ -105,21 +99,25 @@ def share(run: Mapping[str, Any]) -> dict[str, int]:
         with_conflict=int(resolved + (run.get("conflicts_open") or 0) > 0),
         with_dead_letter=int((run.get("dead_letters") or 0) > 0),
     )
-    for name, value in copied(run).items():
+    # A fork's past counts once: the prefix it copied is its parent's share, not its own.
+    for name, value in inherited(run).items():
         found[name] -= value
+    found["verified_coord_tokens"] = found["coord_tokens"] if verified else 0
     return found
 
 
-def copied(run: Mapping[str, Any]) -> dict[str, int]:
-    """What a fork's copied prefix held of the sums besides tokens and cost (integers, as the
-    rollup keeps them): its parent's share counts them."""
-    theirs = run.get("copied_figures") or {}
-    return {
-        name: round(float(theirs.get(name) or 0) * 1000)
-        if name in COPIED_SECONDS
-        else int(theirs.get(name) or 0)
-        for name in COPIED
-    }
+def inherited(run: Mapping[str, Any]) -> dict[str, int]:
+    """What a fork's copied prefix held of the rollup's sums, in its integers (0 each for a
+    run that is no fork): its parent's share counts them. An unpriced run's cost adds 0, so
+    nothing of it is taken off."""
+    found = {name: int(run.get(column) or 0) for name, column in INHERITED.items()}
+    theirs = run.get("inherited_cost") if run.get("cost") is not None else None
+    found["cost"] = round((theirs or 0.0) * 1_000_000)
+    figures = run.get("copied_figures") or {}
+    for name in COPIED:
+        value = float(figures.get(name) or 0)
+        found[name] = round(value * 1000) if name in COPIED_SECONDS else int(value)
+    return found
 
 
 # The rollup's sums (MetricsDay's fields besides its key): what a run's share holds.

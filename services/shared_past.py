@@ -1,18 +1,18 @@
 """A fork's copied past, counted once in the sums of whatever runs a filter chooses.
 
 A fork's journal begins with its parent's events up to the fork point, model usage too, and the
-rollup takes those tokens and that cost off the fork's share (journal_store/metrics_days.py):
-the parent's share counts them. When a filter keeps a fork and leaves its parent out (a date
-range, a model), nobody's share counts them any more. This module gives back what such a
-selection's sums lack, so that the past a fork shares is counted once whenever one run that
-holds it is chosen, and never twice.
+rollup takes what they hold (tokens, cost, claims, hand-offs, deliveries, seconds waited...) off
+the fork's share (journal_store/metrics_days.py): the parent's share counts them. When a
+filter keeps a fork and leaves its parent out (a date range, a model), nobody's share counts
+them any more. This module gives back what such a selection's sums lack, so that the past a
+fork shares is counted once whenever one run that holds it is chosen, and never twice.
 
 Every journal is a prefix of its parent's up to the fork point, then its own events; so what a
 selection holds of any one run's journal is a prefix of it, the longest of those its chosen
-runs hold, and any measure that grows with a prefix (tokens, cost) of the union is the
-largest of the measures. `reach` is that measure per run: all of a chosen run's journal, and
-for a run left out, the most of it a fork below it holds (no more than the fork copied). A run
-left out then adds what is its own (past what it copied itself) of its reach.
+runs hold, and any measure that grows with a prefix (tokens, cost, a count of events) of the
+union is the largest of the measures. `reach` is that measure per run: all of a chosen run's
+journal, and for a run left out, the most of it a fork below it holds (no more than the fork
+copied). A run left out then adds what is its own (past what it copied itself) of its reach.
 """
 
 from __future__ import annotations
@@ -24,17 +24,13 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from journal_store import metrics_days
 from journal_store.models import RunSummary
 
-# A sum the rollup keeps (its query name, services.metrics.AS), and the run's columns of the
-# measure: all its journal's, and what of it was copied from its parent.
-MEASURES = {
-    "sum_tokens": ("tokens", "inherited_tokens"),
-    "sum_coord_tokens": ("coord_tokens", "inherited_coord_tokens"),
-    "sum_work_tokens": ("work_tokens", "inherited_work_tokens"),
-    "sum_cost": ("cost", "inherited_cost"),
-}
-COLUMNS = ("run_id", "parent_id", "team", "started_on", "verified", *sum(MEASURES.values(), ()))
+# The sums the rollup keeps (their query names, services.metrics.AS) of which a fork copies a
+# part: tokens, cost, and every figure that grows with a journal (runtime.metrics.SUMMED).
+MEASURES = tuple(f"sum_{name}" for name in metrics_days.inherited({}))
+COLUMNS = ("run_id", "parent_id", *metrics_days.COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -52,8 +48,11 @@ class Run:
     copied: Mapping[str, int]
 
 
-def measured(value: Any, name: str) -> int:
-    return round((value or 0.0) * 1_000_000) if name == "sum_cost" else int(value or 0)
+def measures(row: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
+    """A run's measures as the rollup keeps them: all its journal's, and what it copied."""
+    own, copied = metrics_days.share(row), metrics_days.inherited(row)
+    whole = {f"sum_{name}": own[name] + value for name, value in copied.items()}
+    return whole, {f"sum_{name}": value for name, value in copied.items()}
 
 
 def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
@@ -64,6 +63,7 @@ def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
     chosen_ids = {row["run_id"] for row in rows}
     while rows:
         for row in rows:
+            whole, copied = measures(row)
             found[row["run_id"]] = Run(
                 run_id=row["run_id"],
                 parent=row["parent_id"],
@@ -71,8 +71,8 @@ def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
                 team=row["team"] or "",
                 day=row["started_on"],
                 verified=bool(row["verified"]),
-                whole={s: measured(row[w], s) for s, (w, _) in MEASURES.items()},
-                copied={s: measured(row[c], s) for s, (_, c) in MEASURES.items()},
+                whole=whole,
+                copied=copied,
             )
         wanted = {r.parent for r in found.values() if r.parent and r.parent not in found}
         rows = list(

@@ -10,7 +10,9 @@ one model, F1 on another). Journals, in tokens:
     F2 = p[0:60]  + f1[0:20] + f2[0:30] (110, 80 copied)
 
 so any selection's tokens are those of the union of its journals. Cost is tokens / 100, and
-coordination and work tokens are half of them each; only F2 is a verified success.
+coordination and work tokens are half of them each; only F2 is a verified success. Every other
+figure the rollup sums (claims, hand-offs, deliveries, seconds waited...) is as many as the
+tokens, and a fork copied as many of each as of its tokens.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 
 from journal_store import metrics_days
 from journal_store.models import MetricsDay, RunSummary
+from runtime.metrics import SUMMED
 from services.metrics import MetricsFilter, across
 
 pytestmark = pytest.mark.django_db
@@ -54,6 +57,11 @@ def chain(db) -> None:
             inherited_coord_tokens=copied // 2,
             inherited_work_tokens=copied // 2,
             inherited_cost=copied / 100 if parent else None,
+            # The figures' columns: every count as many as the tokens, the seconds too (a
+            # conflict waited a second each), and a fork's copied figures as many as its copied.
+            **{name: tokens for name in SUMMED if name != "conflict_wait"},
+            conflict_latency=1.0,
+            copied_figures={name: copied for name in SUMMED} if parent else {},
         )
     metrics_days.refill(RunSummary.objects, MetricsDay.objects)
 
@@ -80,6 +88,7 @@ def test_a_selection_counts_the_past_its_forks_copied_once(chain, chosen, tokens
     assert found["tokens"] == tokens
     assert (found["coord_tokens"], found["work_tokens"]) == (tokens // 2, tokens // 2)
     assert found["cost"] == pytest.approx(tokens / 100)
+    assert {name: found[name] for name in SUMMED} == dict.fromkeys(SUMMED, tokens)
 
 
 def test_a_verified_forks_coordination_counts_its_copied_past(chain):
@@ -96,6 +105,8 @@ def test_each_period_and_team_counts_as_its_own_filter_would(chain):
         alone = 100 if run_id == "P" else 110
         assert by_day[day] == totals(since=day, until=day)["tokens"] == alone
     assert [t["tokens"] for t in found.teams] == [180]
+    assert [t["handoffs"] for t in found.teams] == [180]
+    assert {p["start"]: p["human_wait"] for p in found.periods} == by_day
     assert across(MetricsFilter(since=DAY["F1"])).teams[0]["tokens"] == 140
 
 

@@ -57,7 +57,7 @@ def measures(row: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
 
 def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
     """The chosen forks and every run they descend from, chosen or not (none: no chosen fork,
-    and nothing is lacking)."""
+    and nothing is lacking); a parent this store does not hold, as a run left out."""
     found: dict[str, Run] = {}
     rows = list(chosen_runs.exclude(parent_id="").values(*COLUMNS))
     chosen_ids = {row["run_id"] for row in rows}
@@ -79,6 +79,12 @@ def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
             RunSummary.objects.using(chosen_runs.db).filter(run_id__in=wanted).values(*COLUMNS)
         )
         chosen_ids |= set(chosen_runs.filter(run_id__in=wanted).values_list("run_id", flat=True))
+        for run_id in wanted - {row["run_id"] for row in rows}:
+            # Not in this store (a fork imported on its own): no share here counts what its
+            # forks copied of it, so it stands as a run left out that holds nothing of its own
+            # beyond what they copied.
+            none = dict.fromkeys(MEASURES, 0)
+            found[run_id] = Run(run_id, "", False, "", None, False, whole=none, copied=none)
     return found
 
 

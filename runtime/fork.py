@@ -134,8 +134,8 @@ def plan(
             f"(its events are at positions {own[0].position} to {own[-1].position})"
         )
     at = own[where]
-    if isinstance(at.event, TeamFinished):
-        raise ForkRefused(f"{cited(at, parent)} is the run's verdict: fork at an earlier event")
+    if (why := unforkable(at, parent)) is not None:
+        raise ForkRefused(why)
     prefix = own[: where + 1]
     agents = {r.event.agent for r in records if r.event.agent}
     check(changes, at, agents, parent)
@@ -203,6 +203,31 @@ def in_flight(planned: Fork) -> list[str]:
         elif isinstance(event, WorkerReported | WorkerTimedOut):
             out.pop(event.task_id, None)
     return list(out)
+
+
+def may_follow(stream: str, kind: str, run_id: str) -> bool:
+    """Whether a fork may start after an event of this kind on this stream of run `run_id`
+    (unforkable() says why not)."""
+    return copied(stream, run_id) and kind != TeamFinished.kind
+
+
+def unforkable(at: Recorded, run_id: str) -> str | None:
+    """Why no fork can start after this event of run `run_id`, whatever is changed; None when
+    the event alone does not rule one out. The run's page asks it of each event (a timeline
+    row offers no fork where none can be made), as plan() does."""
+    if not copied(at.stream, run_id):
+        # Of the run, on a stream of its own, and still not what it did: a person's tag, stop
+        # or resume, or who drove it. Refused as "not an event of the run's journal", between
+        # positions of that journal, the sentence contradicted itself.
+        return (
+            f"the event at position {at.position} ({at.event.kind}, in {at.stream}) is not "
+            "part of what the run did: a fork copies the run's journal and its specialists' "
+            "and sagas' streams, not people's tags, stops and resumes nor the leases of who "
+            "drove it; fork at an event of the run's journal"
+        )
+    if isinstance(at.event, TeamFinished):
+        return f"{cited(at, run_id)} is the run's verdict: fork at an earlier event"
+    return None
 
 
 def cited(at: Recorded, run_id: str) -> str:

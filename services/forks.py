@@ -34,6 +34,11 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
         raise RunNotFound(parent)
     child = flight.new_run_id()
     try:
+        # An event of the run that no fork copies (a tag, a stop, a lease) is named as what it
+        # is: the records the fork plans from do not hold it.
+        for found in journal.select("WHERE run_id = %s AND position = %s", [parent, at]):
+            if (why := fork.unforkable(found, parent)) is not None:
+                raise fork.ForkRefused(why)
         planned = fork.plan(records, parent, child, at, changes, by)
         # By backend: `coder=endpoint:big-model` names the endpoint as `coder=endpoint` does,
         # and passed the check below to fail at its first step.

@@ -11,6 +11,7 @@ from dashboard import asked, present, queries
 from dashboard.access import HtmxHttpRequest, get_run_for_user
 from dashboard.forking import ForkForm
 from journal_store.journal import DjangoJournal
+from runtime import fork
 from services import forks, runs
 
 
@@ -23,15 +24,20 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     data = request.POST if request.method == "POST" else None
     at = request.POST.get("at") or request.GET.get("at")
     form = ForkForm(data, agents=agents, initial={"at": at})
-    event, number = None, ""
+    event, number, why = None, "", None
     if (position := asked.position(at)) is not None:
         found = DjangoJournal().select("WHERE run_id = %s AND position = %s", [run_id, position])
         if found:
             event = found[0].event
             number = present.number(found[0].stream, found[0].version, run_id)
+            why = fork.unforkable(found[0], run_id)
     context = {"run": run, "form": form, "event": event, "at": at, "number": number}
     if event is not None:
         context["gist"] = present.summary(event.kind, event.model_dump(mode="json"))
+    if why is not None:
+        # No form to fill in for a fork that no change could make: why, before anyone types.
+        context |= {"error": why, "form": None}
+        return render(request, "dashboard/fork.html", context, status=400)
     if event is None:
         choose = "Choose an event of this run to fork at (the Fork link on the timeline)."
         # What was asked and why it cannot be taken, as the API says it, where the page said

@@ -29,7 +29,7 @@ from dashboard.tell import tell
 from dashboard.views import trace
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
-from runtime import status
+from runtime import fork, status
 from runtime.metrics import DEFINITIONS
 from services import baseline as baselines
 from services import runs, tags, traces
@@ -392,6 +392,9 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
             "title": present.summary_title(e.kind, e.data),
             "payload": present.pretty(e.data),
             "driving": not e.stream.startswith("run-"),
+            # No fork link where no fork can start (a tag, a stop, the verdict): it led to a
+            # form that refused every fork.
+            "forkable": fork.may_follow(e.stream, e.kind, run.run_id),
         }
         for e in rows[:EVENTS_PAGE]
     ]

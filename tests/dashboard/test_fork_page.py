@@ -126,8 +126,8 @@ def test_each_refusal_sits_under_the_box_it_is_about(as_owner, owner, settings):
             f"the event at position {dispatched} (#{number(parent, dispatched)}) is a "
             "ToolDispatched; fork at a ToolReturned",
         ),
-        # About the whole fork: above the form.
-        ({"at": at(parent, "TeamFinished")}, "", "is the run's verdict"),
+        # (A fork at the verdict, which no change could make, is refused in the form's place:
+        # tests/dashboard/test_a_fork_starts_only_after_what_the_run_did.py.)
     ]
     before = (StoredEvent.objects.count(), RunSummary.objects.count())
     for form, under, says in cases:

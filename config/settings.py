@@ -78,6 +78,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # An htmx request from a page whose session ended: the page to the sign-in form, where
+    # htmx put the sign-in page inside the card whose button was pressed.
+    "dashboard.refused.SignedOutMiddleware",
     # Minutes' own 404 page, in debug mode too (where Django would list every URL pattern).
     "dashboard.notfound.NotFoundMiddleware",
     "dashboard.api.not_allowed.MethodNotAllowedMiddleware",
@@ -145,6 +148,9 @@ USE_I18N = False
 USE_TZ = True
 
 LOGIN_URL = "login"
+# A form posted from a page older than its session: a sentence saying to reload it, where
+# Django's page spoke of cookies and referers to developers.
+CSRF_FAILURE_VIEW = "dashboard.refused.csrf_failure"
 LOGIN_REDIRECT_URL = "runs"
 LOGOUT_REDIRECT_URL = "login"
 

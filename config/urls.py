@@ -47,6 +47,8 @@ def no_icon(request: HttpRequest) -> HttpResponse:
 
 # A 404 Django builds itself with DEBUG off is the same as dashboard.notfound's middleware gives.
 handler404 = "dashboard.notfound.not_found"
+# A refusal's own sentence ("... needs the reviewer permission"), where Django's said none.
+handler403 = "dashboard.refused.forbidden"
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),

@@ -28,9 +28,15 @@ class IntentMissing(IntentError):
 
 class IntentMoved(IntentError):
     def __init__(self, intent_id: str, based_on: int, current: int) -> None:
+        # Only a version it has had can have been superseded since: one past it was never
+        # read by anybody, and was said to have been.
+        since = (
+            "somebody superseded it since you looked"
+            if based_on < current
+            else f"it has had no version {based_on}"
+        )
         super().__init__(
-            f"intent {intent_id} is at version {current}, not {based_on}: "
-            "somebody superseded it since you looked; read it again"
+            f"intent {intent_id} is at version {current}, not {based_on}: {since}; read it again"
         )
         self.current = current
 

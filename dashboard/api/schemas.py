@@ -382,7 +382,7 @@ class SupersedeIn(In):
         description="why: the runs it stops will show it",
     )
     version: int | None = Field(
-        None, description="the version you read; 409 when it has moved since (omit: any)"
+        None, ge=1, description="the version you read; 409 when it has moved since (omit: any)"
     )
 
 

@@ -123,3 +123,19 @@ def test_intent_refusals_are_answered_by_type(api):
     blank = post(api, "/api/intents/ticket-9", {**change, "version": 1, "statement": " "})
     assert blank.status_code == 400 and "needs a statement" in blank.json()["detail"]
     assert StoredEvent.objects.count() == before
+    # Nobody superseded it: it never had a version 5, and the answer said they had.
+    assert "it has had no version 5" in moved.json()["detail"]
+    assert "since you looked" not in moved.json()["detail"]
+    superseded = Intents(DjangoJournal()).declare(
+        "ticket-9", "replace it", "desk", "they called", based_on=1
+    )
+    stale = post(api, "/api/intents/ticket-9", {**change, "version": 1})
+    assert stale.status_code == 409
+    assert (
+        f"at version {superseded.version}, not 1: somebody superseded it" in stale.json()["detail"]
+    )
+    # Not a version at all: the field named, as any value out of range is.
+    for version in (0, -1):
+        answer = post(api, "/api/intents/ticket-9", {**change, "version": version})
+        assert answer.status_code == 422 and answer.json()["detail"][0]["loc"][-1] == "version"
+    assert StoredEvent.objects.count() == before + 1  # the one declared here

@@ -192,7 +192,13 @@ class NewRunForm(Form):
                     "hx-target": "#new-run",
                     "hx-select": "#new-run",
                     "hx-swap": "outerHTML",
-                    "hx-include": "closest form",
+                    # The choices only: not what is typed freely, which the page keeps as it
+                    # stands (hx-preserve, above) and which made the address as long as a
+                    # task (gunicorn refuses a request line past 4,094 bytes: a task of 700
+                    # letters not in ASCII left the form drawn for the team before), nor the
+                    # CSRF token, which has no place in an address and the servers' logs.
+                    "hx-include": "#new-run [name]:not([name=task]):not([name=order])"
+                    ":not([name=csrfmiddlewaretoken])",
                 }
             )
 

@@ -106,6 +106,9 @@ class ForkForm(Form):
                 data["result_value"] = json.loads(data["tool_result"])
             except json.JSONDecodeError as exc:
                 self.add_error("tool_result", f"not JSON: {exc.msg} (line {exc.lineno})")
+            except RecursionError:
+                # json's decoder recurses once a level: ten thousand "[" were a 500.
+                self.add_error("tool_result", "nested too deeply for JSON to read")
         return data
 
     def refused(self, exc: RunError) -> None:

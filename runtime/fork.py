@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runtime import streams
+from runtime import flat, streams
 from runtime.events import (
     CandidateCommitted,
     Event,
@@ -49,6 +49,7 @@ from runtime.team import FlightConfig, split_models, workspace_name
 BACKENDS = ("scripted", "endpoint", "local", "zi", "rules")
 MESSAGE_MAX = 8_000
 RESULT_MAX = 200_000  # characters of a replacement tool result, as JSON
+RESULT_DEPTH = 60  # levels of nesting in it: its line of an export within an import's 64
 # The streams a fork copies: what the run did. Not its control (people's stop and resume) nor
 # its leases (who drove it): those belong to the parent's history alone.
 COPIED = ("run-", "worker-", "saga-", "breakers-")
@@ -260,7 +261,19 @@ def check(changes: Changes, at: Recorded, agents: set[str], run_id: str) -> None
                 "fork at a ToolReturned to replace its result",
                 "tool_result",
             )
-        size = len(json.dumps(changes.tool_result, default=str))
+        if flat.deeper_than(changes.tool_result, RESULT_DEPTH):
+            # Deeper, it could not be stored (the event's JSON stops at 200 levels: a 500), or
+            # stored in a fork whose export no import takes (64 levels to a line).
+            raise ForkRefused(
+                f"nested deeper than {RESULT_DEPTH} levels of arrays and objects", "tool_result"
+            )
+        try:
+            size = len(json.dumps(changes.tool_result, default=str, allow_nan=False))
+        except ValueError:
+            # Python's JSON reads them; the journal would have stored null in their place.
+            raise ForkRefused(
+                "NaN and Infinity are not numbers JSON allows", "tool_result"
+            ) from None
         if size > RESULT_MAX:
             raise ForkRefused(
                 f"at most {RESULT_MAX:,} characters of JSON ({size:,})", "tool_result"

@@ -51,6 +51,14 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
     assert flight.replay(journal, child["run_id"]).identical
 
 
+def nested(levels: int) -> list:
+    """An array `levels` deep."""
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [
@@ -78,6 +86,16 @@ def test_a_fork_from_the_api_goes_on_from_its_parents_past(as_owner, owner):
             400,
             "models: no OpenAI-compatible endpoint is configured",
         ),
+        # A result the journal cannot keep as given: nested past what an event's JSON holds
+        # (a 500) or an import takes, or a number JSON has not (stored as null).
+        (
+            {"at": "@returned", "tool_result": nested(250)},
+            400,
+            "tool_result: nested deeper than 60 levels",
+        ),
+        ({"at": "@returned", "tool_result": nested(61)}, 400, "nested deeper than 60"),
+        ({"at": "@returned", "tool_result": float("nan")}, 400, "NaN and Infinity"),
+        ({"at": "@returned", "tool_result": {"x": float("inf")}}, 400, "NaN and Infinity"),
         (  # with a model name for it too (it was forked, and its step failed three times)
             {"at": "@read", "models": {"coder": "endpoint:big-model"}},
             400,
@@ -93,6 +111,7 @@ def test_a_fork_that_cannot_be_made_says_why_and_writes_nothing(
     marks = {
         "@verdict": position(parent, "TeamFinished"),
         "@read": position(parent, "ToolDispatched", "read_file"),
+        "@returned": position(parent, "ToolReturned", "read_file"),
     }
     body = {**body, "at": marks.get(body["at"], body["at"])}
     before = (StoredEvent.objects.count(), RunSummary.objects.count())

@@ -45,7 +45,10 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         if at and (position := asked.position(at)) is None:
             choose = f"at: {asked.not_a_position(at)}. {choose}"
         elif at:
-            choose = f"at: no event of run {run_id} is at position {position}. {choose}"
+            # As typed: -5 read as the start (0) and 10**20 as the last position a column holds,
+            # and the sentence named those, numbers nobody had asked for.
+            typed = at if at == str(position) else shown(at)
+            choose = f"at: no event of run {run_id} is at position {typed}. {choose}"
         context["error"] = choose
         return render(request, "dashboard/fork.html", context, status=400 if at else 200)
     if request.method == "POST" and form.is_valid():

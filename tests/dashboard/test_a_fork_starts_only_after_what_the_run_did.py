@@ -90,3 +90,12 @@ def test_the_timeline_offers_a_fork_only_where_one_can_start(as_owner):
     rows_shown, links = shown(verdict - 1)
     assert {verdict, at} <= rows_shown  # the rows are there, with no fork link
     assert at not in links and verdict not in links
+
+
+@pytest.mark.parametrize("at", ["-5", "99999999999999999999999"])
+def test_a_position_no_event_has_is_named_as_it_was_typed(as_owner, at):
+    run_id = run_of("first-flight")
+    response = as_owner.get(f"/runs/{run_id}/fork?at={at}")
+    page = html.unescape(response.content.decode())
+    assert response.status_code == 400
+    assert f"no event of run {run_id} is at position '{at}'" in page

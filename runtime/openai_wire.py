@@ -10,10 +10,13 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
-from runtime import errors
+from runtime import errors, flat
 from runtime.events import MAX_INT, Served, Usage
 from runtime.model import UNREADABLE_ARGS, ChatMessage, ModelError, ToolCall, ToolSpec
 
+# Levels of arrays and objects a call's arguments may nest: an import takes 64 to a line, and
+# the arguments sit a few levels into the ModelResponded that records them.
+MAX_ARGS_DEPTH = 60
 SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a whole HTML page
 
 
@@ -165,11 +168,18 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
             args = json.loads(arguments, strict=False)
         except ValueError as error:
             raise unreadable(f"not valid JSON ({error})", snippet(arguments)) from None
+        except RecursionError:
+            raise unreadable("nested too deeply for JSON to read", snippet(arguments)) from None
     else:
         said = snippet(json.dumps(arguments))
         raise unreadable(f"{type(arguments).__name__}, not a JSON string", said)
     if not isinstance(args, dict):
         raise unreadable(f"not a JSON object but {type(args).__name__}", snippet(json.dumps(args)))
+    if flat.deeper_than(args, MAX_ARGS_DEPTH):
+        # Stored as they came, they were an event no page could read back (pydantic's JSON
+        # stops at about 200 levels): the projectors stopped on it, and every page was a 500.
+        said = snippet(arguments if isinstance(arguments, str) else json.dumps(arguments))
+        raise unreadable(f"nested deeper than {MAX_ARGS_DEPTH} levels", said)
     return ToolCall(id=call_id, name=name, args=args)
 
 

@@ -6,6 +6,7 @@ tests check both directions of the translation and the retry policy over real so
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 from typing import Any
@@ -433,8 +434,13 @@ def cut(arguments: str) -> dict[str, Any]:
         ("{city: Oslo", "not valid JSON (Expecting property name enclosed in double quotes"),
         ("[1]", "not a JSON object but list: [1]"),
         (7, "int, not a JSON string: 7"),
+        # Kept as sent, they were an event the pages could not read back, and every page of
+        # the dashboard answered 500 from then on.
+        ('{"a": ' + "[" * 60 + "]" * 60 + "}", "nested deeper than 60 levels: "),
+        ({"a": json.loads("[" * 300 + "]" * 300)}, "nested deeper than 60 levels: "),
+        ('{"a": ' + "[" * 5_000 + "]" * 5_000 + "}", "nested too deeply for JSON to read: "),
     ],
-    ids=["not-json", "not-an-object", "not-a-string"],
+    ids=["not-json", "not-an-object", "not-a-string", "too-deep", "too-deep-object", "deepest"],
 )
 def test_a_call_whose_arguments_are_not_a_json_object_comes_back_kept_for_the_model(
     server: FakeServer, arguments: Any, said: str

@@ -94,6 +94,8 @@ def nested(levels: int) -> list:
             "tool_result: nested deeper than 60 levels",
         ),
         ({"at": "@returned", "tool_result": nested(61)}, 400, "nested deeper than 60"),
+        # Written, and then readable by no projector: every page answered 500 from then on.
+        ({"at": "@returned", "tool_result": nested(200)}, 400, "nested deeper than 60"),
         ({"at": "@returned", "tool_result": float("nan")}, 400, "NaN and Infinity"),
         ({"at": "@returned", "tool_result": {"x": float("inf")}}, 400, "NaN and Infinity"),
         (  # with a model name for it too (it was forked, and its step failed three times)

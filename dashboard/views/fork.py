@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods
 
 from dashboard import asked, present, queries
 from dashboard.access import HtmxHttpRequest, get_run_for_user
+from dashboard.asked import shown
 from dashboard.forking import ForkForm
 from journal_store.journal import DjangoJournal
 from runtime import fork

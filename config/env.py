@@ -39,7 +39,7 @@ def choice(name: str, choices: tuple[str, ...], default: str) -> str:
     return raw.strip().lower()
 
 
-def number(name: str, default: int, minimum: int | None = None) -> int:
+def number(name: str, default: int, minimum: int | None = None, maximum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
@@ -49,6 +49,8 @@ def number(name: str, default: int, minimum: int | None = None) -> int:
         raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {value}")
     return value
 
 

@@ -20,6 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config import env
 from runtime import openai_client, prices, snapshots
+from runtime.events import LINE_DEPTH
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Off unless asked for: a bare deployment (gunicorn, a worker) that forgot the variable must not
@@ -194,8 +195,9 @@ IMPORT_MAX_BYTES = env.number("MINUTES_IMPORT_MAX_BYTES", 50 * 1024 * 1024)
 IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", 1024 * 1024)
 IMPORT_MAX_LINES = env.number("MINUTES_IMPORT_MAX_LINES", 1_000_000)
 # Nesting of a line's objects and arrays: the database's and pydantic's JSON readers have
-# limits of their own (pydantic's is 128 levels) that a stored event must stay under.
-IMPORT_MAX_DEPTH = env.number("MINUTES_IMPORT_MAX_DEPTH", 64)
+# limits of their own (pydantic's is 128 levels) that a stored event must stay under, and the
+# journal stores no event deeper than LINE_DEPTH (runtime/journal.py check_batch).
+IMPORT_MAX_DEPTH = env.number("MINUTES_IMPORT_MAX_DEPTH", LINE_DEPTH, 1, LINE_DEPTH)
 # Request bodies. Forms and JSON are held in memory up to DATA_UPLOAD_MAX_MEMORY_SIZE (no
 # request here needs more); an uploaded file goes to a temporary file past
 # FILE_UPLOAD_MAX_MEMORY_SIZE; and a body larger than an import may be is refused from its

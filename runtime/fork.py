@@ -42,6 +42,7 @@ from runtime.events import (
     WorkspacePrepared,
     new_id,
 )
+from runtime.events.base import VALUE_DEPTH
 from runtime.events.lineage import ModelSettings
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.team import FlightConfig, split_models, workspace_name
@@ -49,7 +50,7 @@ from runtime.team import FlightConfig, split_models, workspace_name
 BACKENDS = ("scripted", "endpoint", "local", "zi", "rules")
 MESSAGE_MAX = 8_000
 RESULT_MAX = 200_000  # characters of a replacement tool result, as JSON
-RESULT_DEPTH = 60  # levels of nesting in it: its line of an export within an import's 64
+RESULT_DEPTH = VALUE_DEPTH  # levels of nesting in it: its line within what a line may be
 # The streams a fork copies: what the run did. Not its control (people's stop and resume) nor
 # its leases (who drove it): those belong to the parent's history alone.
 COPIED = ("run-", "worker-", "saga-", "breakers-")

@@ -23,7 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from runtime.events import DriverLeased, Event, LeaseGranted, LeaseRenewed, integer_problem
+from runtime.events import (
+    DriverLeased,
+    Event,
+    LeaseGranted,
+    LeaseRenewed,
+    depth_problem,
+    integer_problem,
+)
 
 Fence = tuple[str, int]  # (lease stream, epoch)
 
@@ -203,6 +210,10 @@ def check_batch(stream: str, events: Sequence[Event], expected_version: int) -> 
         # Whoever made the event (a caller's settings, a model's usage, an agent's amount),
         # a number the read models cannot hold is refused here, before anything is written.
         if problem := integer_problem(event):
+            raise OutOfRange(f"{event.kind}: {problem}")
+        # Nor an event nested past what a line may be: it could not be read back (every
+        # reader of the journal would stop on it), nor exported and imported.
+        if problem := depth_problem(event):
             raise OutOfRange(f"{event.kind}: {problem}")
 
 

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime import errors, flat
-from runtime.events import MAX_INT, Served, Usage
+from runtime.events import MAX_INT, VALUE_DEPTH, Served, Usage
 from runtime.model import UNREADABLE_ARGS, ChatMessage, ModelError, ToolCall, ToolSpec
 
-# Levels of arrays and objects a call's arguments may nest: an import takes 64 to a line, and
-# the arguments sit a few levels into the ModelResponded that records them.
-MAX_ARGS_DEPTH = 60
+# Levels of arrays and objects a call's arguments may nest: a journal line may nest 64, and the
+# arguments sit a few levels into the ModelResponded that records them.
+MAX_ARGS_DEPTH = VALUE_DEPTH
 SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a whole HTML page
 
 

@@ -17,8 +17,8 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from runtime import errors
-from runtime.events import ErrorInfo
+from runtime import errors, flat
+from runtime.events import VALUE_DEPTH, ErrorInfo
 from runtime.model import UNREADABLE_ARGS, ToolCall, ToolSpec
 
 DEFAULT_TIMEOUT = 60.0
@@ -57,6 +57,11 @@ class UnknownTool(ToolFailure):
 @errors.replayable
 class InvalidArguments(ToolFailure):
     pass
+
+
+@errors.replayable
+class ResultTooDeep(ToolFailure):
+    """A tool answered with arrays and objects nested past what its ToolReturned may hold."""
 
 
 @dataclass(frozen=True)
@@ -166,18 +171,33 @@ class Toolbox:
         return tool
 
 
+def answered(tool: Tool, result: Any) -> Outcome:
+    """The tool's result as its outcome: a failure when it nests past VALUE_DEPTH, which its
+    ToolReturned could not hold (a journal line's depth is bounded, journal.check_batch) and
+    which would stop the loop writing it. The tool did run: the agent is told so."""
+    if flat.deeper_than(result, VALUE_DEPTH):
+        return failure(
+            tool.name,
+            ResultTooDeep(
+                f"{tool.name} ran, but its result nests arrays and objects deeper than "
+                f"{VALUE_DEPTH} levels, more than the journal keeps; it was not kept"
+            ),
+        )
+    return Outcome(tool.name, result=result)
+
+
 def execute(tool: Tool, args: dict[str, Any]) -> Outcome:
     """Run a checked tool with its timeout. Never raises for the tool's own failures."""
     if tool.timeout is None:
         try:
-            return Outcome(tool.name, result=tool.fn(**args))
+            return answered(tool, tool.fn(**args))
         except Exception as exc:  # a tool's failure is an observation, whatever its type
             return failure(tool.name, exc)
     box: list[Outcome] = []
 
     def work() -> None:
         try:
-            box.append(Outcome(tool.name, result=tool.fn(**args)))
+            box.append(answered(tool, tool.fn(**args)))
         except Exception as exc:
             box.append(failure(tool.name, exc))
 

@@ -34,3 +34,13 @@ def test_a_proper_url_keeps_its_password_for_the_driver():
         "db.example",
         "6543",
     )
+
+
+def test_a_number_setting_past_its_bounds_is_named(monkeypatch):
+    """MINUTES_IMPORT_MAX_DEPTH past a journal line's depth would take lines the journal then
+    refuses to store: the setting says so at start, not an import halfway through."""
+    monkeypatch.setenv("MINUTES_IMPORT_MAX_DEPTH", "100")
+    with pytest.raises(ImproperlyConfigured, match="must be at most 64, got 100"):
+        env.number("MINUTES_IMPORT_MAX_DEPTH", 64, 1, 64)
+    monkeypatch.setenv("MINUTES_IMPORT_MAX_DEPTH", "64")
+    assert env.number("MINUTES_IMPORT_MAX_DEPTH", 64, 1, 64) == 64

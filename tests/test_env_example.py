@@ -29,9 +29,11 @@ def test_the_numbers_env_example_gives_are_the_defaults(monkeypatch):
     defaults: dict[str, int] = {}
     number = env.number
 
-    def noting(name: str, default: int, minimum: int | None = None) -> int:
+    def noting(
+        name: str, default: int, minimum: int | None = None, maximum: int | None = None
+    ) -> int:
         defaults[name] = default
-        return number(name, default, minimum)
+        return number(name, default, minimum, maximum)
 
     monkeypatch.setattr(env, "number", noting)
     spec = importlib.util.spec_from_file_location(

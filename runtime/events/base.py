@@ -138,6 +138,43 @@ def integer_problem(event: BaseModel, where: str = "") -> str | None:
     return None
 
 
+# Levels of arrays and objects a journal line may nest (an import takes no more: settings'
+# IMPORT_MAX_DEPTH), and a free-form value someone gives (a tool's arguments or result, a
+# fork's replacement result), which sits a few levels into its event's line. Past about 128,
+# pydantic's JSON reader cannot read an event back: one stored event that deep stopped the
+# projectors, and every page and list answered 500.
+LINE_DEPTH = 64
+VALUE_DEPTH = 60
+
+
+def depth_problem(event: BaseModel) -> str | None:
+    """The first field of the event whose value nests arrays and objects past a journal line's
+    LINE_DEPTH (the line itself is one level), named; None when none does. Counted without
+    recursion, so no depth can raise out of here."""
+    for name, value in event.__dict__.items():
+        if not isinstance(value, _NESTS):
+            continue  # most fields: a string, a number, None
+        stack: list[tuple[Any, int]] = [(value, 2)]  # the line, then the field's value
+        while stack:
+            item, depth = stack.pop()
+            if depth > LINE_DEPTH:
+                return (
+                    f"field {name!r}: nested deeper than a journal line may be "
+                    f"({LINE_DEPTH} levels of arrays and objects)"
+                )
+            if isinstance(item, BaseModel):
+                children: Any = item.__dict__.values()
+            elif isinstance(item, dict):
+                children = item.values()
+            else:
+                children = item
+            stack.extend((c, depth + 1) for c in children if isinstance(c, _NESTS))
+    return None
+
+
+_NESTS = (dict, list, tuple, BaseModel)
+
+
 def describe_validation(exc: ValidationError) -> str:
     """One line per problem, naming the field: "field 'usage.total': Input should be ..."."""
     parts = []

@@ -8,11 +8,13 @@ each of them."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
 from runtime.coordination.leases import Leases
 from runtime.events import (
+    LINE_DEPTH,
     BudgetDebited,
     DriverLeased,
     DriverReleased,
@@ -22,6 +24,7 @@ from runtime.events import (
     LeaseRenewed,
     ModelResponded,
     RunForked,
+    ToolReturned,
     Usage,
 )
 from runtime.journal import (
@@ -145,6 +148,31 @@ class JournalContract:
         assert journal.version("run-a") == 0
         assert journal.read_all() == []
         journal.append("run-a", [BudgetDebited(run_id="r-1", amount=2**40)], 0)  # the limit
+
+    def test_an_event_nested_past_a_line_is_refused_and_nothing_is_written(self, journal):
+        """Stored, it could not be read back (pydantic's JSON reader stops at 128 levels):
+        every reader of the journal, the projectors first, would stop on it, and every page
+        answer 500. Whoever made it (a tool, a model, a person's fork), the append refuses
+        it, naming the field; a value as deep as a line may hold is taken."""
+
+        def nested(levels: int) -> Any:
+            value: Any = "x"
+            for _ in range(levels):
+                value = [value]
+            return value
+
+        too_deep = ToolReturned(run_id="r-1", agent="a", tool="t", result=nested(200))
+        with pytest.raises(OutOfRange, match="field 'result': nested deeper than a journal line"):
+            journal.append("run-a", [debit(1), too_deep], 0)
+        assert journal.version("run-a") == 0
+        assert journal.read_all() == []
+        # The line is one level, so a field's value may nest one level less than a line.
+        edge = ToolReturned(run_id="r-1", agent="a", tool="t", result=nested(LINE_DEPTH - 1))
+        journal.append("run-a", [edge], 0)
+        assert journal.read("run-a")[0].event.result == edge.result
+        over = ToolReturned(run_id="r-1", agent="a", tool="t", result=nested(LINE_DEPTH))
+        with pytest.raises(OutOfRange):
+            journal.append("run-a", [over], 1)
 
     def test_an_empty_batch_or_stream_name_is_refused(self, journal):
         with pytest.raises(ValueError):

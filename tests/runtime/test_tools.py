@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import time
+from typing import Any
 
 import pytest
 
+from runtime.events import VALUE_DEPTH, ToolReturned
+from runtime.journal import MemoryJournal
 from runtime.model import ToolCall
 from runtime.tools import Tool, Toolbox, ToolExit, ToolFailure, execute, schema
 
@@ -86,3 +89,27 @@ def test_the_model_is_shown_only_the_allowed_tools(box):
 def test_a_tool_with_a_broken_schema_is_refused_when_defined():
     with pytest.raises(Exception, match="is not valid"):
         Tool("bad", "Bad schema.", {"type": "objekt"}, echo)
+
+
+def nested(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = {"in": value}
+    return value
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+def test_a_result_nested_past_what_the_journal_keeps_is_a_failure_the_agent_is_told(timeout):
+    """A tool (an MCP server's, say) that answers 200 levels deep: its ToolReturned could not
+    be stored (journal.check_batch refuses a line past 64 levels) and the loop would stop on
+    it. The agent is told the tool ran and its result was not kept; the journal takes that."""
+    deep = Tool("deep", "Deep.", schema({}), lambda: nested(200), timeout=timeout)
+    outcome = execute(deep, {})
+    assert outcome.failed and outcome.error is not None
+    assert outcome.error.type == "ResultTooDeep"
+    assert "deep ran, but its result nests" in outcome.error.message
+    event = ToolReturned(run_id="r-1", tool="deep", result=outcome.result, error=outcome.error)
+    MemoryJournal().append("run-r-1", [event], 0)  # what the loop writes of it is stored
+    # As deep as a tool's result may be, it is its result.
+    edge = Tool("edge", "Edge.", schema({}), lambda: nested(VALUE_DEPTH), timeout=timeout)
+    assert execute(edge, {}).result == nested(VALUE_DEPTH)

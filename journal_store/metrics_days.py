@@ -26,31 +26,17 @@ from runtime import metrics
 DIMENSIONS = ("team", "scenario", "model", "started_on")
 KEY = ("team", "scenario", "model", "day")  # the rollup's own names for them
 NO_DAY = date(1, 1, 1)  # a run with no start time (reference journals): a key needs a day
-# The runs read model's figures a run adds to its group's sums as they are (counts and tokens).
+# The runs read model's figures a run adds to its group's sums as they are (counts and tokens):
+# its tokens, the figures that grow with its journal (runtime.metrics.SUMMED, but for the
+# seconds, which `share` makes integers of), and what is open now.
+SECONDS = ("conflict_wait", "human_wait")
 SUMMED = (
     "tokens",
     "coord_tokens",
     "work_tokens",
-    "claims",
-    "contested",
-    "handoffs",
-    "failed_handoffs",
-    "deliveries",
-    "stale_deliveries",
-    "files_written",
-    "shared_files",
-    "reviewed_tasks",
-    "livelocked_tasks",
-    "verifications",
-    "independent_verifications",
-    "conflicts_resolved",
+    *(name for name in metrics.SUMMED if name not in SECONDS),
     "conflicts_open",
-    "dead_letters",
     "letters_open",
-    "waits",
-    "deadlocks",
-    "commitments",
-    "orphaned",
 )
 # The runs read model's columns a run's share is made of: those, and the ones `share` turns
 # into integer sums of their own (a flag, money, seconds).
@@ -64,7 +50,6 @@ INHERITED = {
 # What else of a fork's figures its copied prefix held (runtime.metrics.SUMMED, one JSON
 # column): each taken off its share too. Seconds come as seconds, taken off in milliseconds.
 COPIED = metrics.SUMMED
-COPIED_SECONDS = ("conflict_wait", "human_wait")
 COLUMNS = (*DIMENSIONS, *FIGURES, *INHERITED.values(), "inherited_cost", "copied_figures")
 
 
@@ -116,7 +101,7 @@ def inherited(run: Mapping[str, Any]) -> dict[str, int]:
     figures = run.get("copied_figures") or {}
     for name in COPIED:
         value = float(figures.get(name) or 0)
-        found[name] = round(value * 1000) if name in COPIED_SECONDS else int(value)
+        found[name] = round(value * 1000) if name in SECONDS else int(value)
     return found
 
 

@@ -21,20 +21,20 @@ from typing import Any
 
 from journal_store.fold_rows import upsert
 from journal_store.models import MetricsDay, RunSummary
-from runtime import metrics
+from runtime import metric_sums
 
 DIMENSIONS = ("team", "scenario", "model", "started_on")
 KEY = ("team", "scenario", "model", "day")  # the rollup's own names for them
 NO_DAY = date(1, 1, 1)  # a run with no start time (reference journals): a key needs a day
 # The runs read model's figures a run adds to its group's sums as they are (counts and tokens):
-# its tokens, the figures that grow with its journal (runtime.metrics.SUMMED, but for the
+# its tokens, the figures that grow with its journal (runtime.metric_sums.SUMMED, but for the
 # seconds, which `share` makes integers of), and what is open now.
 SECONDS = ("conflict_wait", "human_wait")
 SUMMED = (
     "tokens",
     "coord_tokens",
     "work_tokens",
-    *(name for name in metrics.SUMMED if name not in SECONDS),
+    *(name for name in metric_sums.SUMMED if name not in SECONDS),
     "conflicts_open",
     "letters_open",
 )
@@ -47,9 +47,9 @@ INHERITED = {
     "coord_tokens": "inherited_coord_tokens",
     "work_tokens": "inherited_work_tokens",
 }
-# What else of a fork's figures its copied prefix held (runtime.metrics.SUMMED, one JSON
+# What else of a fork's figures its copied prefix held (runtime.metric_sums.SUMMED, one JSON
 # column): each taken off its share too. Seconds come as seconds, taken off in milliseconds.
-COPIED = metrics.SUMMED
+COPIED = metric_sums.SUMMED
 COLUMNS = (*DIMENSIONS, *FIGURES, *INHERITED.values(), "inherited_cost", "copied_figures")
 
 

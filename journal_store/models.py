@@ -161,7 +161,7 @@ class RunSummary(models.Model):
     inherited_coord_tokens = models.BigIntegerField(default=0)
     inherited_work_tokens = models.BigIntegerField(default=0)
     # And what its copied prefix held of every other figure the rollup sums (claims, handoffs,
-    # deliveries, seconds waited...: runtime.metrics.SUMMED), by name; {} for a run that is no
+    # deliveries, seconds waited...: runtime.metric_sums.SUMMED), by name; {} for a run that is no
     # fork. One JSON column, not one per figure: the rollup's shares are worked out in Python
     # (metrics_days.share), so no query sums them, and a figure added later needs no column.
     copied_figures = models.JSONField(default=dict)

@@ -15,7 +15,7 @@ from django.conf import settings
 from runtime import folds, prices
 from runtime.bill import model_for
 from runtime.folds import Fold
-from runtime.metrics import summed
+from runtime.metric_sums import summed
 from runtime.views import STORED as RUN_FOLDS
 
 
@@ -106,7 +106,7 @@ def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
 
 
 def copied_figures(metrics: folds.State) -> dict[str, Any]:
-    """What a fork's copied prefix held of each figure the sums add up (runtime.metrics.SUMMED;
+    """What a fork's copied prefix held of each figure the sums add up (runtime.metric_sums.SUMMED;
     empty for a run that is no fork, or a state stored before the fold kept it): the metrics
     rollup leaves it out of the fork's share, as it does the copied tokens."""
     return {"copied_figures": metrics.get("copied") or {}}

@@ -28,7 +28,7 @@ from journal_store import metrics_days
 from journal_store.models import RunSummary
 
 # The sums the rollup keeps (their query names, services.metrics.AS) of which a fork copies a
-# part: tokens, cost, and every figure that grows with a journal (runtime.metrics.SUMMED).
+# part: tokens, cost, and every figure that grows with a journal (runtime.metric_sums.SUMMED).
 MEASURES = tuple(f"sum_{name}" for name in metrics_days.inherited({}))
 COLUMNS = ("run_id", "parent_id", *metrics_days.COLUMNS)
 

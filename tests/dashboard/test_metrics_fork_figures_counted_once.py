@@ -17,7 +17,8 @@ from journal_store import metrics_days, projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import MetricsDay, RunState, RunSummary
 from runtime import flight
-from runtime.metrics import SUMMED, metrics, summed
+from runtime.metric_sums import SUMMED, summed
+from runtime.metrics import metrics
 from services import forks
 from tests.dashboard.conftest import drive, run_of
 

@@ -23,7 +23,7 @@ import pytest
 
 from journal_store import metrics_days
 from journal_store.models import MetricsDay, RunSummary
-from runtime.metrics import SUMMED
+from runtime.metric_sums import SUMMED
 from services.metrics import MetricsFilter, across
 
 pytestmark = pytest.mark.django_db

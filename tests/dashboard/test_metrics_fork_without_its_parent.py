@@ -12,7 +12,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import MetricsDay, RunSummary, StoredEvent
 from journal_store.transfer import export, import_journal
-from runtime.metrics import SUMMED
+from runtime.metric_sums import SUMMED
 from services import forks
 from services.metrics import MetricsFilter, across
 from tests.dashboard.conftest import drive, run_of

@@ -198,6 +198,9 @@ IMPORT_MAX_LINES = env.number("MINUTES_IMPORT_MAX_LINES", 1_000_000)
 # limits of their own (pydantic's is 128 levels) that a stored event must stay under, and the
 # journal stores no event deeper than LINE_DEPTH (runtime/journal.py check_batch).
 IMPORT_MAX_DEPTH = env.number("MINUTES_IMPORT_MAX_DEPTH", LINE_DEPTH, 1, LINE_DEPTH)
+# "Check replay" flies the whole run again inside the web request: a run longer than this many
+# events is refused there with the command that replays it off the web server (0: no bound).
+REPLAY_MAX_EVENTS = env.number("MINUTES_REPLAY_MAX_EVENTS", 2000, minimum=0)
 # Request bodies. Forms and JSON are held in memory up to DATA_UPLOAD_MAX_MEMORY_SIZE (no
 # request here needs more); an uploaded file goes to a temporary file past
 # FILE_UPLOAD_MAX_MEMORY_SIZE; and a body larger than an import may be is refused from its

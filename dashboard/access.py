@@ -55,9 +55,9 @@ def can_steer(user: Any, run: RunSummary) -> bool:
     )
 
 
-def require_steer(user: Any, run: RunSummary) -> None:
+def require_steer(user: Any, run: RunSummary, what: str = "stop or resume") -> None:
     if not can_steer(user, run):
-        raise PermissionDenied("only who started this run, or a reviewer, may stop or resume it")
+        raise PermissionDenied(f"only who started this run, or a reviewer, may {what} it")
 
 
 def require_decide(user: Any, what: str = "deciding on review items") -> None:

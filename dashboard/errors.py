@@ -22,6 +22,7 @@ REFUSALS: dict[type[Exception], int] = {
     runs.RunFinished: 409,
     runs.NothingToChange: 409,  # a resume of a driven run, a second stop, either on a letter
     runs.RunNotResumable: 409,
+    runs.ReplayTooLong: 409,  # longer than a web request replays; the message says how
     baseline.NoBaseline: 409,  # a solo run, a team with no repository, a baseline itself
     letters.LetterAlreadyDecided: 409,
     review.ConflictAlreadyDecided: 409,

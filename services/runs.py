@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404
 
 from journal_store import projection
@@ -78,6 +79,18 @@ ON_A_CONFLICT = (
 
 class RunNotResumable(RunError):
     """The run's recorded settings cannot be driven here (they name another place on disk)."""
+
+
+class ReplayTooLong(RunError):
+    """The run has more events than a web request replays (settings.REPLAY_MAX_EVENTS); the
+    message says how to replay it on the command line instead."""
+
+    def __init__(self, run_id: str, events: int, bound: int) -> None:
+        super().__init__(
+            f"run {run_id} has {events} events, more than the {bound} a replay from this page "
+            f"checks; replay it on the command line: python manage.py export_journal {run_id} "
+            f"> {run_id}.jsonl && python -m runtime replay {run_id}.jsonl"
+        )
 
 
 class ModelUnavailable(RunError):
@@ -187,7 +200,12 @@ def is_stalled(run_id: str) -> bool:
 def replay(run_id: str) -> flight.ReplayReport:
     """Re-run the run from its journal alone, into a scratch journal: whether it reproduces
     every event. A run whose journal cannot be flown here (no TeamStarted first, settings that
-    name another place) is refused, not a server error."""
+    name another place) is refused, not a server error; so is a run longer than a web request
+    should fly (ReplayTooLong, naming the command that replays it)."""
+    bound = settings.REPLAY_MAX_EVENTS
+    events = RunSummary.objects.filter(run_id=run_id).values_list("event_count", flat=True)
+    if bound and events and events[0] > bound:
+        raise ReplayTooLong(run_id, events[0], bound)
     try:
         return flight.replay(DjangoJournal(), run_id)
     except flight.FlightError as exc:

@@ -278,9 +278,12 @@ def steer(request: HttpRequest, run_id: str, action: str, reason: str) -> Any:
     return Status(202, {"detail": actions.steer(run_id, action, user_name(request), reason)})
 
 
-@router.post("/{run_id}/replay", response={200: ReplayOut, 404: Error, 409: Error})
+@router.post("/{run_id}/replay", response={200: ReplayOut, 403: Error, 404: Error, 409: Error})
 def replay(request: HttpRequest, run_id: str) -> Any:
-    run_for(request, run_id)
+    """Fly the run again from its journal alone: whether it reproduces every event. For whoever
+    may stop or resume the run; a run longer than MINUTES_REPLAY_MAX_EVENTS events is refused
+    (409) with the command that replays it off the web server."""
+    require_steer(request.user, run_for(request, run_id), "check a replay of")
     report = runs.replay(run_id)
     return {
         "identical": report.identical,

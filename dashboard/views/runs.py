@@ -571,11 +571,13 @@ def push_trace(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    """Re-run the run from its journal alone and say whether it reproduces every event."""
-    get_run_for_user(request.user, run_id, fresh=False)
+    """Re-run the run from its journal alone and say whether it reproduces every event: for
+    whoever may steer the run, since it flies the whole run again inside this request."""
+    run = get_run_for_user(request.user, run_id)
+    require_steer(request.user, run, "check a replay of")
     try:
         report = runs.replay(run_id)
-    except runs.RunNotResumable as exc:
+    except (runs.RunNotResumable, runs.ReplayTooLong) as exc:
         return tell(request, str(exc), "error", 200, run_url(run_id), "the run")
     if report.identical:
         message = f"identical: all {report.events} events reproduced from the journal alone"

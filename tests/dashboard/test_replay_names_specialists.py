@@ -23,7 +23,7 @@ def worker_events(path) -> int:
 
 
 def test_the_replay_of_a_triage_run_says_its_specialists_events_were_read_back(
-    as_owner, token, fly_team, capsys
+    as_reviewer, token, fly_team, capsys
 ):
     flown = fly_team("broken-policy", team="support-triage")
     specialists = worker_events(flown.path)
@@ -36,7 +36,7 @@ def test_the_replay_of_a_triage_run_says_its_specialists_events_were_read_back(
     data = flown.path.read_bytes()
     import_journal(io.BytesIO(data), name=flown.path.name, size=len(data))
     projection.catch_up()
-    page = as_owner.post(f"/runs/{flown.run_id}/replay", HTTP_HX_REQUEST="true")
+    page = as_reviewer.post(f"/runs/{flown.run_id}/replay", HTTP_HX_REQUEST="true")
     text = page.content.decode()
     assert "identical: all" in text
     assert f"its specialists&#x27; {specialists} events, read back from the record" in text

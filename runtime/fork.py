@@ -405,12 +405,19 @@ def restore_workspace(fork: Fork, root: Path) -> None:
 
     if fork.parent_workspace is None or fork.commit is None:
         return
-    source = root / fork.parent_workspace
+    # Said without the directory: the message reaches pages and API answers, which never show
+    # where the server keeps its files.
+    gone = ForkRefused(
+        f"run {fork.parent}'s workspace is not on this server (a journal imported without it, "
+        "or a workspace since removed): a fork of a team that works in a repository needs the "
+        "parent's repository"
+    )
+    try:
+        source = workspace.located(root, fork.parent_workspace)
+    except ValueError:
+        raise gone from None  # a name no workspace here has (an absolute path, say)
     if not (source / ".git").is_dir():
-        raise ForkRefused(
-            f"run {fork.parent}'s workspace ({source}) is gone: a fork of a team that works "
-            "in a repository needs the parent's repository"
-        )
+        raise gone
     branches, head = refs_at(fork)
     workspace.clone_at(source, root / fork.config.workspace, branches, head, root)
 

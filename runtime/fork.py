@@ -19,6 +19,7 @@ written, and refused, naming the event, when the prefix would not replay under i
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -419,7 +420,23 @@ def restore_workspace(fork: Fork, root: Path) -> None:
     if not (source / ".git").is_dir():
         raise gone
     branches, head = refs_at(fork)
-    workspace.clone_at(source, root / fork.config.workspace, branches, head, root)
+    try:
+        workspace.clone_at(source, root / fork.config.workspace, branches, head, root)
+    except BaseException:
+        discard_workspace(fork, root)  # a half-made clone is no workspace of anything
+        raise
+
+
+def discard_workspace(fork: Fork, root: Path) -> None:
+    """Remove what restore_workspace made for the fork: its events were not written (the
+    append failed), so no run works in it. Nothing to do when the fork has no workspace."""
+    from runtime import workspace
+
+    if fork.parent_workspace is None or fork.commit is None:
+        return
+    made = workspace.located(root, fork.config.workspace)
+    if made.is_dir() and not made.is_symlink():
+        shutil.rmtree(made)
 
 
 def refs_at(fork: Fork) -> tuple[dict[str, str], str]:

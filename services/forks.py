@@ -55,8 +55,14 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
         fork.restore_workspace(planned, settings.WORKSPACES)
     except fork.ForkRefused as exc:
         raise ForkRefused(exc.why, exc.field) from None
-    with transaction.atomic():
-        fork.write(journal, planned)
+    try:
+        with transaction.atomic():
+            fork.write(journal, planned)
+    except BaseException:
+        # Nothing of the fork was written (another writer took its stream, an integrity
+        # error): the workspace restored for it would belong to no run.
+        fork.discard_workspace(planned, settings.WORKSPACES)
+        raise
     projection.catch_up()
     for sub_id in fork.in_flight(planned):
         specialists.dispatch(child, sub_id, {})

@@ -23,6 +23,7 @@ import codecs
 import hashlib
 import os
 import uuid
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO
@@ -223,6 +224,9 @@ class _Stream:
     stored: int = 0
     version: int = 0
     appended: int = 0
+    # The file's line of each event appended so far, by its place after `stored` (8 bytes an
+    # event): a later line repeating one of their ids is told which line it repeats.
+    lines: array[int] = field(default_factory=lambda: array("q"))
 
 
 class _Importer:
@@ -494,6 +498,7 @@ class _Importer:
                 self.problem(self.refusal(name, batch, exc))
                 return
             stream.appended += len(batch)
+            stream.lines.extend(number for number, _ in batch)
             self.report.added += len(batch)
 
     def refusal(self, name: str, batch: list[tuple[int, Event]], exc: Exception) -> str:
@@ -515,9 +520,17 @@ class _Importer:
         event_id, where, version, position = clash
         what = f"event id {event_id.hex} is already stored"
         if position > self.start:
-            what = "repeats the event id of an earlier line"
+            what = f"repeats the event id of {self.line_of(where, version)}"
         at = f"(stream {where!r}, version {version})"
         return f"line {first_line[event_id.hex]}: field 'id': {what} {at}"
+
+    def line_of(self, name: str, version: int) -> str:
+        """The line of the file that wrote `version` of stream `name` in this import."""
+        stream = self.streams.get(name)
+        place = version - 1 - stream.stored if stream is not None else -1
+        if stream is None or not 0 <= place < len(stream.lines):
+            return "an earlier line"  # (a place this import did not append: not expected)
+        return f"line {stream.lines[place]}"
 
 
 def _renamed(event: Event, run_id: str) -> Event:

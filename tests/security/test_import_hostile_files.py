@@ -49,7 +49,7 @@ def test_nesting_past_the_limit_is_refused_inside_a_good_event(tmp_path):
     assert snapshot() == before
 
 
-def test_an_event_id_twice_in_the_file_is_a_problem_naming_the_line(tmp_path):
+def test_an_event_id_twice_in_the_file_names_the_earlier_line_in_another_stream(tmp_path):
     importer = an_importer()
     first = line("BudgetDebited", "r-dup", amount=1)
     again = {
@@ -60,7 +60,10 @@ def test_an_event_id_twice_in_the_file_is_a_problem_naming_the_line(tmp_path):
     before = snapshot()
     answer = import_via("api", importer, jsonl(team_started("r-dup"), first, again), tmp_path)
     assert answer.status == 400
-    assert "line 3: field 'id': repeats the event id of an earlier line" in answer.text
+    assert (
+        "line 3: field 'id': repeats the event id of line 2 (stream 'run-r-dup', version 2)"
+        in answer.text
+    )
     assert snapshot() == before
 
 

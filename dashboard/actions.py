@@ -17,6 +17,7 @@ from runtime import baseline
 from runtime.openai_client import OLD_BACKEND_NAMES
 from services import baseline as baselines
 from services import runs
+from teams import TEAMS
 
 REASON_MAX = 2_000  # characters of a stated reason that are kept
 
@@ -26,10 +27,19 @@ ALLOWANCE_MAX = 10_000_000  # tokens
 TURNS_MAX = 5_000  # model calls per agent run
 SECONDS_MAX = 86_400  # the wall-clock ceiling
 ORDER = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
+ORDER_REFUSAL = (
+    "an order id is letters, digits, '.', '_' and '-', starting with a letter or digit, at most "
+    "40 characters"
+)
 SCRIPTED_TASK = (
     "With the scripted backend the agents say what the scenario scripts, whatever the task: "
     "a task of your own needs a model backend."
 )
+
+
+def blank_team() -> str:
+    """The refusal of a team left blank (the form's list offers no blank; the API's body can)."""
+    return f"the team is blank: name one of {', '.join(sorted(TEAMS))}"
 
 
 @dataclass(frozen=True)

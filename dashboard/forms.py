@@ -108,10 +108,7 @@ class NewRunForm(Form):
         label="Order (support desk)",
         help_text="The order the ticket is about; empty: a fresh order for this run. Runs on "
         "the same order see each other's changes.",
-        error_messages={
-            "invalid": "an order id is letters, digits, '.', '_' and '-', starting with a "
-            "letter or digit, at most 40 characters"
-        },
+        error_messages={"invalid": actions.ORDER_REFUSAL},
     )
     baseline = forms.BooleanField(
         required=False,

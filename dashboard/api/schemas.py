@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
+from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, queries
 from journal_store.models import Conflict, RunSummary
@@ -230,6 +231,30 @@ class RunIn(In):
         "review (extra samples billed on <task>:vote), support-desk's refund (on T2:vote); "
         "None: the scenario's own (the only number a scripted deciding agent takes)",
     )
+
+    @field_validator("team", mode="before")
+    @classmethod
+    def team_named(cls, value: Any) -> Any:
+        """A blank team is a 422 naming the field, as other body problems are, where it went
+        on to the service's 400 "unknown team ''"."""
+        if isinstance(value, str) and not value.strip():
+            raise PydanticCustomError("team", "{why}", {"why": actions.blank_team()})
+        return value
+
+    @field_validator("order", mode="before")
+    @classmethod
+    def order_as_the_page_reads_it(cls, value: Any) -> Any:
+        """The order as the new-run form reads it: stripped, blank as not given (a fresh
+        order), and an id that is none refused in the form's sentence, where the 422 said
+        pydantic's "String should match pattern '^[A-Za-z0-9]...'"."""
+        if not isinstance(value, str):
+            return value
+        value = value.strip()
+        if not value:
+            return None
+        if not re.match(actions.ORDER, value):
+            raise PydanticCustomError("order", "{why}", {"why": actions.ORDER_REFUSAL})
+        return value
 
 
 class EventOut(Schema):

@@ -1,0 +1,52 @@
+"""`POST /api/runs` refuses a blank team and an order id that is none as the new-run form
+does: a 422 naming the field in the page's sentence, where a blank team was a 400 "unknown
+team ''" and a bad order got pydantic's "String should match pattern '^[A-Za-z0-9]...'". A
+blank order is no order, as on the page (a fresh order for the run)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from dashboard import actions
+from journal_store.models import RunSummary, StoredEvent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def api(token):
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+def refused(api, body) -> dict:
+    answer = api.post("/api/runs", body, content_type="application/json")
+    assert answer.status_code == 422, answer.content
+    assert StoredEvent.objects.count() == 0
+    return {tuple(e["loc"]): e["msg"] for e in answer.json()["detail"]}
+
+
+@pytest.mark.parametrize("team", ["", "  "])
+def test_a_blank_team_is_a_422_naming_the_field(api, team):
+    said = refused(api, {"team": team})
+    assert said == {("body", "team"): actions.blank_team()}
+    assert "name one of repo-fix" in said[("body", "team")]
+
+
+@pytest.mark.parametrize("order", ["../x", "-x", "x" * 41])
+def test_an_order_that_is_no_order_id_is_refused_in_the_pages_words(api, order):
+    said = refused(api, {"team": "support-desk", "order": order})
+    assert said == {("body", "order"): actions.ORDER_REFUSAL}
+
+
+def test_a_blank_order_is_a_fresh_one_as_on_the_page(api):
+    answer = api.post(
+        "/api/runs", {"team": "support-desk", "order": " "}, content_type="application/json"
+    )
+    assert answer.status_code == 201, answer.content
+    assert RunSummary.objects.get(run_id=answer.json()["run_id"]).team == "support-desk"
+
+
+def test_the_page_says_the_same_of_an_order(as_owner):
+    page = as_owner.post("/runs/new", {"team": "support-desk", "order": "../x"})
+    assert actions.ORDER_REFUSAL.replace("'", "&#x27;") in page.content.decode()

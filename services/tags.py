@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
@@ -51,8 +52,18 @@ def checked(tags: list[str], field: str) -> list[str]:
     return found
 
 
-def tag(run_id: str, add: list[str], remove: list[str], by: str) -> list[str]:
-    """Put tags on a run and take others off; its tags after."""
+@dataclass(frozen=True)
+class Tagged:
+    """A run's tags after a change, and what of the change was so already, each said in a
+    few words ("already tagged nightly", "not tagged x"): nothing is journalled for those,
+    and a person who typed "Nightly" on a run tagged nightly is told why nothing changed."""
+
+    tags: list[str]
+    unchanged: list[str]
+
+
+def tag(run_id: str, add: list[str], remove: list[str], by: str) -> Tagged:
+    """Put tags on a run and take others off; its tags after, and what was so already."""
     if not RunSummary.objects.filter(run_id=run_id).exists():
         raise RunNotFound(run_id)
     added, removed = checked(add, "add"), checked(remove, "remove")
@@ -65,12 +76,14 @@ def tag(run_id: str, add: list[str], remove: list[str], by: str) -> list[str]:
     if len(after) > PER_RUN:
         why = f"a run has at most {PER_RUN} tags (this would have {len(after)})"
         raise BadTag("add", [t for t in added if t not in now], why, f"add: {why}")
+    unchanged = [f"already tagged {t}" for t in added if t in now]
+    unchanged += [f"not tagged {t}" for t in removed if t not in now]
     added, removed = [t for t in added if t not in now], [t for t in removed if t in now]
     if added or removed:
         event = RunTagged(run_id=run_id, by=by, added=added, removed=removed)
         append_next(DjangoJournal(), streams.control(run_id), [event])
         projection.catch_up(["tags"])
-    return of(run_id)
+    return Tagged(of(run_id), unchanged)
 
 
 def of(run_id: str) -> list[str]:

@@ -34,6 +34,7 @@ from dashboard.api.schemas import (
     RunDetailOut,
     RunIn,
     RunOut,
+    TaggedOut,
     TagsIn,
     TagsOut,
 )
@@ -320,9 +321,11 @@ def get_tags(request: HttpRequest, run_id: str) -> Any:
     return {"tags": tags.of(run_id)}
 
 
-@router.post("/{run_id}/tags", response={200: TagsOut, 400: Error, 404: Error})
+@router.post("/{run_id}/tags", response={200: TaggedOut, 400: Error, 404: Error})
 def set_tags(request: HttpRequest, run_id: str, body: TagsIn) -> Any:
     """Put tags on the run (`add`) and take others off (`remove`); journalled (RunTagged, who
-    and when) in the run's control stream. Find tagged runs with GET /api/runs?tag=…"""
+    and when) in the run's control stream. Find tagged runs with GET /api/runs?tag=…
+    `unchanged` says what was so already ("already tagged nightly", "not tagged x")."""
     run_for(request, run_id)
-    return {"tags": tags.tag(run_id, body.add, body.remove, user_name(request))}
+    done = tags.tag(run_id, body.add, body.remove, user_name(request))
+    return {"tags": done.tags, "unchanged": done.unchanged}

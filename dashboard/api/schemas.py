@@ -460,3 +460,10 @@ class TagsIn(In):
 
 class TagsOut(Schema):
     tags: list[str]
+
+
+class TaggedOut(TagsOut):
+    unchanged: list[str] = Field(
+        description="what of the request was so already, nothing journalled for it: "
+        "'already tagged nightly' (capitals are lowered), 'not tagged x'"
+    )

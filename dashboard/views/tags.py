@@ -20,12 +20,20 @@ def tag_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     get_run_for_user(request.user, run_id)
     add = [t for t in request.POST.getlist("add") if t.strip()]
     remove = [t for t in request.POST.getlist("remove") if t.strip()]
+    if not add and not remove:
+        # The Tag button pressed on an empty box: said, where the page came back unchanged.
+        messages.error(request, "No tag was added: the box was blank; type a tag, then Tag.")
+        return redirect("run", run_id=run_id)
     try:
-        tags.tag(run_id, add, remove, request.user.get_username())
+        done = tags.tag(run_id, add, remove, request.user.get_username())
     except tags.BadTag as exc:
         messages.error(request, refused(exc))
     except runs.RunError as exc:
         messages.error(request, str(exc))
+    else:
+        if done.unchanged:  # "Nightly" on a run tagged nightly: why nothing changed
+            said = "; ".join(done.unchanged)
+            messages.info(request, f"{said[0].upper()}{said[1:]}.")
     return redirect("run", run_id=run_id)
 
 

@@ -48,6 +48,10 @@ POSITION, RUN_ID, KIND, DATA = 0, 4, 5, 10  # columns of journal.SELECT
 # A word: no space, no control character (a NUL would end SQLite's query text, and
 # PostgreSQL refuses it), none of the query syntax's characters.
 WORD = re.compile(r"[^\s\x00-\x1f\x7f\"'()*:^+\-]+(?:[-.:/][^\s\x00-\x1f\x7f\"'()*:^+\-]+)*")
+# What both indexes keep of a word: letters and digits (SQLite's unicode61 and PostgreSQL's
+# `simple` parser split on everything else). A "word" without one (`%`, `_`, `...`) would be
+# searched for as nothing and find nothing, where `*` or `^` is refused as no word.
+INDEXED = re.compile(r"[^\W_]")
 
 
 class BadQuery(ValueError):
@@ -90,7 +94,7 @@ def words(query: str) -> list[str]:
     """The words of what a person typed; BadQuery when there is none to search for."""
     if len(query) > QUERY_MAX:
         raise BadQuery(f"search for at most {QUERY_MAX} characters (this has {len(query)})")
-    found = WORD.findall(query)
+    found = [word for word in WORD.findall(query) if INDEXED.search(word)]
     if not found:
         raise BadQuery("type a word to search for (letters or digits)")
     if len(found) > WORDS_MAX:

@@ -70,3 +70,11 @@ def test_words_a_desk_run_shares_outside_its_own_journal_find_that_run(as_owner)
     api = as_owner.get("/api/search?q=refund").json()
     assert {h["run_id"] for h in api["hits"]} == {run_id}
     assert [r["run_id"] for r in api["runs"]] == [run_id]
+
+
+def test_a_percent_or_an_underscore_is_refused_as_a_star_is(as_owner):
+    for typed in ("%25", "_", "*"):
+        page = as_owner.get(f"/search?q={typed}")
+        assert page.status_code == 400 and "type a word" in page.content.decode(), typed
+        [problem] = as_owner.get(f"/api/search?q={typed}").json()["detail"]
+        assert problem["msg"].startswith("type a word"), typed

@@ -139,3 +139,15 @@ def test_a_catch_up_that_finds_the_index_held_by_another_leaves_it_whole(alias):
     projection.catch_up(using=alias)
     assert search.runs_mentioning("DHL-7731", using=alias) == [("r-one", 1)]
     assert search.runs_mentioning("DHL-9999", using=alias) == [("r-two", 1)]
+
+
+@pytest.mark.parametrize("typed", ["%", "_", "% _", "...", "-/-", "%%_ *"])
+def test_what_holds_no_letter_or_digit_is_refused_as_no_word_as_a_star_is(typed):
+    """`%` and `_` were searched for (and found nothing, neither index keeps them) where `*` and
+    `^` were refused with "type a word"."""
+    with pytest.raises(search.BadQuery, match="type a word"):
+        search.words(typed)
+
+
+def test_a_word_keeps_its_punctuation_beside_letters_or_digits():
+    assert search.words("50% snake_case %") == ["50%", "snake_case"]

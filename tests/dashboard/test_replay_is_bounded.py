@@ -1,7 +1,8 @@
 """ "Check replay" flies the whole run again inside the web request: only whoever may steer the
 run (who started it, or a reviewer) may ask, and a run longer than MINUTES_REPLAY_MAX_EVENTS
 events is refused with the command that replays it off the web server, on the page and in the
-API; before, any signed-in person could spend a web worker's seconds on every click."""
+API; a second check of a run nothing was added to is answered from the first. Before, any
+signed-in person could spend a web worker's seconds on every click."""
 
 from __future__ import annotations
 
@@ -51,3 +52,26 @@ def test_a_run_past_the_bound_is_refused_with_the_command_line_way(
     assert f"python manage.py export_journal {flown}" in answer.json()["detail"]
     settings.REPLAY_MAX_EVENTS = events
     assert api.post(f"/api/runs/{flown}/replay").json()["identical"] is True
+
+
+def test_a_second_check_of_an_unchanged_run_is_answered_from_the_first(
+    as_owner, flown, monkeypatch
+):
+    from runtime import flight
+    from services import tags
+
+    flown_again = []
+    replay = flight.replay
+
+    def counted(journal, run_id):
+        flown_again.append(run_id)
+        return replay(journal, run_id)
+
+    monkeypatch.setattr(flight, "replay", counted)
+    for _ in range(2):
+        page = as_owner.post(f"/runs/{flown}/replay", HTTP_HX_REQUEST="true").content.decode()
+        assert "identical: all" in page
+    assert flown_again == [flown]
+    tags.tag(flown, ["nightly"], [], "owner")  # an event added: the journal is another now
+    assert "identical: all" in as_owner.post(f"/runs/{flown}/replay").content.decode()
+    assert flown_again == [flown, flown]

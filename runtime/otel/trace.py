@@ -72,7 +72,7 @@ from runtime.events import (
     WorkerTimedOut,
 )
 from runtime.journal import Recorded
-from runtime.otel import content
+from runtime.otel import content, notes
 from runtime.otel.options import TraceOptions
 from runtime.otel.spans import (
     DEGRADED,
@@ -80,7 +80,6 @@ from runtime.otel.spans import (
     KIND_INTERNAL,
     UNFINISHED,
     AgentRun,
-    Link,
     Span,
     ToolCall,
     agent_id,
@@ -90,7 +89,6 @@ from runtime.otel.spans import (
     model_attributes,
     nanos,
     reported_failure,
-    run_span_id,
     span_id_of,
     trace_id_of,
 )
@@ -136,12 +134,12 @@ class Trace:
         self.waits = Waits(self)  # waits for a person, open until decided
         # What each kind of event does to the spans, by kind: one lookup an event.
         stopped = lambda rec, e, root: self.on_agent_stopped(e)  # noqa: E731
-        noted = lambda rec, e, root: self.note(root, e)  # noqa: E731
+        noted = lambda rec, e, root: notes.note(self, root, e)  # noqa: E731
         reported = lambda rec, e, root: self.on_worker_failed(e)  # noqa: E731
         self.handlers: dict[str, Callable[[Recorded, Any, Span], None]] = {
             TeamStarted.kind: lambda rec, e, root: self.on_team_started(root, e),
             TeamFinished.kind: lambda rec, e, root: self.on_team_finished(root, e),
-            RunForked.kind: lambda rec, e, root: self.on_forked(root, e),
+            RunForked.kind: lambda rec, e, root: notes.forked(self, root, e),
             RunStarted.kind: lambda rec, e, root: self.on_run_started(rec, e),
             ModelCalled.kind: lambda rec, e, root: self.on_model_called(rec, e),
             ModelResponded.kind: lambda rec, e, root: self.on_model_responded(rec, e),
@@ -252,53 +250,6 @@ class Trace:
             # Answered, but short of what was asked: a consumer lists it with the failures.
             root.fail(DEGRADED, e.reason or f"the answer is degraded: {self.degraded}")
         root.end = self.now
-
-    def on_forked(self, root: Span, e: RunForked) -> None:
-        """The run began as a copy of another's journal: its span names the parent and the fork
-        point, and links to the parent's run span. A fork of a fork holds its parent's RunForked
-        in its copied prefix, then its own: the last one is this run's."""
-        root.attributes.update(
-            {
-                "minutes.fork.parent_run_id": e.parent,
-                "minutes.fork.at": e.at,  # the parent's event's position in the journal
-                "minutes.fork.number": e.number,  # and its number in the parent's run
-                # who forked: a person's name, as the waits' deciders are
-                "minutes.fork.by": content.clean(e.by, self.limit),
-                "minutes.fork.changed": sorted(e.changes) or None,  # what, by name only
-            }
-        )
-        # The changes themselves: a person's message, a tool result, model names: content.
-        root.attributes.pop("minutes.fork.changes", None)  # a fork of a fork: the parent's
-        self.put(root, "minutes.fork.changes", e.changes or None)
-        parent = Link(trace_id_of(e.parent), run_span_id(e.parent), {"minutes.link": "forked from"})
-        root.links = [parent]
-
-    def note(self, root: Span, e: MessageSent | RunInterrupted | RunResumed) -> None:
-        """Messages and a person's stop and resume, as events on the run's span: they explain
-        the gaps between agent spans (waiting for mail, or for a person)."""
-        if isinstance(e, MessageSent):
-            what = {
-                "minutes.performative": e.performative.upper(),
-                "minutes.sender": e.sender,
-                "minutes.recipient": e.recipient,
-                "minutes.task_id": e.task_id,
-                "minutes.message_id": e.message_id,
-            }
-            if not self.live:
-                root.events.append((self.now, "minutes.message", what))
-        else:
-            # Who: a person's name, shipped as the waits' deciders are (runtime/otel/waits.py),
-            # scrubbed and bounded; why: text a person typed, content like the agents' words,
-            # so neither the event nor the agents' status messages carry it without content.
-            interrupted = isinstance(e, RunInterrupted)
-            name = "minutes.interrupted" if interrupted else "minutes.resumed"
-            by = content.clean(e.by, self.limit)
-            reason = content.clean(e.reason, self.limit) if self.options.content else ""
-            if not self.live:
-                what = {"minutes.by": by, "minutes.reason": reason or None}
-                root.events.append((self.now, name, what))
-            because = f": {reason}" if reason else ""
-            self.paused = f"the run was interrupted by {by}{because}" if interrupted else None
 
     # --- agents --------------------------------------------------------------------------------
 

@@ -321,3 +321,18 @@ def worker(tmp_path, transactional_db) -> Iterator[Worker]:
         use_broker(
             django_settings.CELERY_BROKER_URL, django_settings.CELERY_BROKER_TRANSPORT_OPTIONS
         )
+
+
+def parked_letter(run_id: str) -> str:
+    """A dead letter of run `run_id` waiting for a person, projected; its id."""
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import DeadLettered
+
+    letter_id = f"{run_id}:1"
+    letter = DeadLettered(
+        run_id=run_id, letter_id=letter_id, reason="no reply by turn 9", attempts=2
+    )
+    DjangoJournal().append(f"run-{run_id}", [letter], 0)
+    projection.catch_up()
+    return letter_id

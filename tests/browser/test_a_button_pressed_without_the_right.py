@@ -10,10 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from journal_store import projection
-from journal_store.journal import DjangoJournal
-from runtime.events import DeadLettered
-from tests.browser.conftest import PASSWORD, log_in, shoot
+from tests.browser.conftest import PASSWORD, log_in, parked_letter, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -22,13 +19,7 @@ RUN = "r-5e1f0ffe1001"
 
 @pytest.fixture
 def letter(transactional_db) -> str:
-    DjangoJournal().append(
-        f"run-{RUN}",
-        [DeadLettered(run_id=RUN, letter_id=f"{RUN}:1", reason="no reply by turn 9", attempts=2)],
-        0,
-    )
-    projection.catch_up()
-    return f"{RUN}:1"
+    return parked_letter(RUN)
 
 
 @pytest.fixture

@@ -8,10 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from journal_store import projection
-from journal_store.journal import DjangoJournal
-from runtime.events import DeadLettered
-from tests.browser.conftest import shoot
+from tests.browser.conftest import parked_letter, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -20,13 +17,7 @@ RUN = "r-5e1f0ffe1000"
 
 @pytest.fixture
 def letter(transactional_db) -> str:
-    DjangoJournal().append(
-        f"run-{RUN}",
-        [DeadLettered(run_id=RUN, letter_id=f"{RUN}:1", reason="no reply by turn 9", attempts=2)],
-        0,
-    )
-    projection.catch_up()
-    return f"{RUN}:1"
+    return parked_letter(RUN)
 
 
 def test_a_refused_decision_says_why_in_its_card_and_the_form_stays(signed_in, letter, watch):

@@ -14,19 +14,9 @@ from runtime.model import ChatMessage, ModelResponse, ScriptedClient
 from runtime.openai_client import ModelHTTPError, OpenAIClient
 from teams.triage.spend import Metered
 from tests.fakellm import FakeServer, Reply
+from tests.runtime.test_openai_client import Clock
 
 HELLO = [ChatMessage(role="user", content="hello")]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def breaker() -> SpendBreaker:

@@ -1,8 +1,9 @@
 """DjangoJournal: the runtime's Journal protocol on the database (SQLite or PostgreSQL).
 
 A batch append is one transaction: the expected-version check and the inserts commit together
-or not at all. Appending event ids that are already stored is a retry whose answer was lost:
-it writes nothing and returns the original records.
+or not at all (append_batches: several streams' batches in one). Appending event ids that are
+already stored is a retry whose answer was lost: it writes nothing and returns the original
+records.
 
 Positions must become visible in order: a reader that has seen position P must never later
 find a new event below P, or a projector reading by position would skip it forever. On SQLite
@@ -30,11 +31,13 @@ from pydantic import ValidationError
 from runtime import flat
 from runtime.events import BY_KIND, Event, EventFormatError, parse_event, payload_json
 from runtime.journal import (
+    Batch,
     DuplicateEventId,
     Fence,
     Recorded,
     WrongExpectedVersion,
     check_batch,
+    check_batches,
     check_fence,
     replayed_batch,
 )
@@ -163,6 +166,18 @@ class DjangoJournal:
                 if current != expected_version:
                     raise WrongExpectedVersion(stream, expected_version, current) from None
                 raise DuplicateEventId("an event id in the batch is already stored") from None
+
+    def append_batches(self, batches: Sequence[Batch]) -> list[Recorded]:
+        """Several streams' batches in one transaction: all or none (a fork's streams)."""
+        check_batches(batches)
+        try:
+            with transaction.atomic(using=self.using):
+                self.serialize_appends()
+                return [r for s, events, x in batches for r in self.append_locked(s, events, x)]
+        except IntegrityError:
+            # As in append: only an id stored in another stream, or a writer that skipped the
+            # lock. The transaction is gone, and with it every batch.
+            raise DuplicateEventId("an event id of the batches is already stored") from None
 
     def append_locked(
         self, stream: str, events: Sequence[Event], expected_version: int

@@ -45,7 +45,7 @@ from runtime.events import (
 )
 from runtime.events.base import VALUE_DEPTH
 from runtime.events.lineage import ModelSettings
-from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
+from runtime.journal import BatchJournal, Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.team import FlightConfig, split_models, workspace_name
 
 BACKENDS = ("scripted", "endpoint", "local", "zi", "rules")
@@ -363,23 +363,19 @@ def verify(base: Journal, fork: Fork) -> None:
         )
 
 
-def write(journal: Journal, fork: Fork) -> None:
+def write(journal: BatchJournal, fork: Fork) -> None:
     """Append the fork's events in the parent's order (each stream from version 0), its
-    RunForked and a person's message last. A caller that must write all or nothing wraps this
-    in its transaction."""
+    RunForked and a person's message last: in one append_batches, so that a fork is written
+    whole or not at all (a failed write leaves no run with half a past)."""
+    batches: list[tuple[str, list[Event], int]] = []
     versions: dict[str, int] = {}
-    batch: list[Event] = []
-    current: str | None = None
     for stream, event in fork.events:
-        if stream != current and batch:
-            assert current is not None
-            journal.append(current, batch, versions.get(current, 0))
-            versions[current] = versions.get(current, 0) + len(batch)
-            batch = []
-        current = stream
-        batch.append(event)
-    if batch and current is not None:
-        journal.append(current, batch, versions.get(current, 0))
+        if batches and batches[-1][0] == stream:
+            batches[-1][1].append(event)
+        else:
+            batches.append((stream, [event], versions.get(stream, 0)))
+        versions[stream] = versions.get(stream, 0) + 1
+    journal.append_batches(batches)
 
 
 def records_of(journal: ScanningJournal, run_id: str) -> list[Recorded]:

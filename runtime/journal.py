@@ -8,6 +8,9 @@ the whole journal), which is what projections read by.
 Appending an event id that is already stored is not an error: it is a retry of a write whose
 answer was lost, and it returns the original records without writing anything.
 
+`append_batches([(stream, events, expected_version), ...])` is the same primitive over several
+streams at once: every batch is written or none is (a fork writes its run's streams with it).
+
 Fencing is part of the primitive: `append(..., fence=(lease stream, epoch))` is refused with
 `StaleEpoch` unless that lease still stands at that epoch, checked in the same atomic step as
 the expected version. A lease stands at the version of its live grant; a renewal names the
@@ -33,6 +36,7 @@ from runtime.events import (
 )
 
 Fence = tuple[str, int]  # (lease stream, epoch)
+Batch = tuple[str, Sequence[Event], int]  # (stream, events, expected version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,15 @@ class Journal(Protocol):
 
     def version(self, stream: str) -> int:
         """The stream's current version; 0 when it does not exist."""
+        ...
+
+
+class BatchJournal(Journal, Protocol):
+    def append_batches(self, batches: Sequence[Batch]) -> list[Recorded]:
+        """Append each (stream, events, expected version) in order, all or none: the first
+        refusal or failure (WrongExpectedVersion, a write that fails) leaves nothing of any
+        batch written. A stream may come back in a later batch, expected at its version after
+        the earlier ones."""
         ...
 
 
@@ -217,6 +230,20 @@ def check_batch(stream: str, events: Sequence[Event], expected_version: int) -> 
             raise OutOfRange(f"{event.kind}: {problem}")
 
 
+def check_batches(batches: Sequence[Batch]) -> None:
+    """check_batch for each, and no event id in two of them (the second would read as a retry
+    of the first, written by the same call)."""
+    if not batches:
+        raise ValueError("append_batches needs at least one batch")
+    seen: set[str] = set()
+    for stream, events, expected_version in batches:
+        check_batch(stream, events, expected_version)
+        ids = {e.id for e in events}
+        if not seen.isdisjoint(ids):
+            raise DuplicateEventId(f"an event id of the batch for {stream!r} is in an earlier one")
+        seen |= ids
+
+
 def replayed_batch(
     stream: str, events: Sequence[Event], found: list[Recorded | None]
 ) -> list[Recorded] | None:
@@ -259,20 +286,40 @@ class MemoryJournal:
             if fence is not None:
                 lease = self._streams.get(fence[0])
                 check_fence(fence, lease[-1] if lease else None)
-            retried = replayed_batch(stream, events, [self._by_id.get(e.id) for e in events])
-            if retried is not None:
-                return retried
-            records = self._streams.setdefault(stream, [])
-            if len(records) != expected_version:
-                raise WrongExpectedVersion(stream, expected_version, len(records))
-            out = []
-            for event in events:
-                rec = Recorded(stream, len(records) + 1, len(self._all) + 1, event)
-                records.append(rec)
-                self._all.append(rec)
-                self._by_id[event.id] = rec
-                out.append(rec)
-            return out
+            return self._append(stream, events, expected_version)
+
+    def append_batches(self, batches: Sequence[Batch]) -> list[Recorded]:
+        check_batches(batches)
+        with self._lock:
+            mark = len(self._all)
+            try:
+                return [r for s, events, x in batches for r in self._append(s, events, x)]
+            except BaseException:
+                # Undo the batches before the one refused, newest first.
+                for rec in reversed(self._all[mark:]):
+                    self._streams[rec.stream].pop()
+                    del self._by_id[rec.event.id]
+                del self._all[mark:]
+                raise
+
+    def _append(
+        self, stream: str, events: Sequence[Event], expected_version: int
+    ) -> list[Recorded]:
+        """The append, under the lock."""
+        retried = replayed_batch(stream, events, [self._by_id.get(e.id) for e in events])
+        if retried is not None:
+            return retried
+        records = self._streams.setdefault(stream, [])
+        if len(records) != expected_version:
+            raise WrongExpectedVersion(stream, expected_version, len(records))
+        out = []
+        for event in events:
+            rec = Recorded(stream, len(records) + 1, len(self._all) + 1, event)
+            records.append(rec)
+            self._all.append(rec)
+            self._by_id[event.id] = rec
+            out.append(rec)
+        return out
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         with self._lock:

@@ -12,6 +12,7 @@ writer catches up with lines others wrote before checking its expected version.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import fcntl
 import os
 import threading
@@ -22,10 +23,12 @@ from pathlib import Path
 from runtime import flat, streams
 from runtime.events import Event, EventFormatError
 from runtime.journal import (
+    Batch,
     Fence,
     Recorded,
     WrongExpectedVersion,
     check_batch,
+    check_batches,
     check_fence,
     replayed_batch,
 )
@@ -202,6 +205,14 @@ class JsonlJournal:
         fence: Fence | None = None,
     ) -> list[Recorded]:
         check_batch(stream, events, expected_version)
+        return self._append([(stream, events, expected_version)], fence)
+
+    def append_batches(self, batches: Sequence[Batch]) -> list[Recorded]:
+        """Several streams' batches in one write of the file, under one lock: all or none."""
+        check_batches(batches)
+        return self._append(batches, None)
+
+    def _append(self, batches: Sequence[Batch], fence: Fence | None) -> list[Recorded]:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -211,18 +222,34 @@ class JsonlJournal:
                 if fence is not None:
                     lease = self._streams.get(fence[0])
                     check_fence(fence, lease[-1] if lease else None)
-                retried = replayed_batch(stream, events, [self._by_id.get(e.id) for e in events])
-                if retried is not None:
-                    return retried
-                current = _last(self._streams.get(stream, []))
-                if current != expected_version:
-                    raise WrongExpectedVersion(stream, expected_version, current)
-                return self._write(fd, stream, events, current)
+                planned: list[list[Recorded] | Batch] = []
+                versions: dict[str, int] = {}  # a stream's version after the batches before
+                for stream, events, expected_version in batches:
+                    found = [self._by_id.get(e.id) for e in events]
+                    retried = replayed_batch(stream, events, found)
+                    if retried is not None:
+                        planned.append(retried)
+                        continue
+                    current = versions.get(stream, _last(self._streams.get(stream, [])))
+                    if current != expected_version:
+                        raise WrongExpectedVersion(stream, expected_version, current)
+                    versions[stream] = current + len(events)
+                    planned.append((stream, events, current))
+                written = iter(self._write(fd, [b for b in planned if isinstance(b, tuple)]))
+                return [r for b in planned for r in (next(written) if isinstance(b, tuple) else b)]
             finally:
                 os.close(fd)  # closing releases the flock
 
-    def _write(self, fd: int, stream: str, events: Sequence[Event], current: int) -> list[Recorded]:
-        lines = [flat.dumps(e, stream, current + i + 1) for i, e in enumerate(events)]
+    def _write(self, fd: int, batches: Sequence[Batch]) -> list[list[Recorded]]:
+        """Write the batches (stream, events, the stream's version before them) as one payload;
+        the records of each batch."""
+        if not batches:
+            return []
+        lines = [
+            flat.dumps(e, stream, current + i + 1)
+            for stream, events, current in batches
+            for i, e in enumerate(events)
+        ]
         payload = ("\n".join(lines) + "\n").encode()
         if self.torn is not None:
             os.ftruncate(fd, self._offset)  # drop the torn tail: it was never acknowledged
@@ -230,17 +257,30 @@ class JsonlJournal:
         elif self._unterminated:
             payload = b"\n" + payload
         os.lseek(fd, self._offset, os.SEEK_SET)
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(fd, view) :]
-        if self.fsync:
-            os.fsync(fd)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+            if self.fsync:
+                os.fsync(fd)
+        except BaseException:
+            # A write that stopped part way (a full disk, a file past its size limit, an
+            # interrupt) leaves no line of it: a complete line is an event to every reader,
+            # and the caller is told that nothing was written. Only a crash mid-write leaves
+            # complete lines of a batch behind (the line is the unit of commit).
+            with contextlib.suppress(OSError):  # the failure that brought us here is the news
+                os.ftruncate(fd, self._offset)
+            raise
         self._unterminated = False
-        out = []
-        for i, event in enumerate(events):
-            parsed = flat.FlatLine(event, stream, current + i + 1)
-            self._store(parsed, self._lines + i + 1)
-            out.append(self._all[-1])
-        self._lines += len(events)
+        out: list[list[Recorded]] = []
+        line_no = self._lines
+        for stream, events, current in batches:
+            mine = []
+            for i, event in enumerate(events):
+                line_no += 1
+                self._store(flat.FlatLine(event, stream, current + i + 1), line_no)
+                mine.append(self._all[-1])
+            out.append(mine)
+        self._lines = line_no
         self._offset += len(payload)
         return out

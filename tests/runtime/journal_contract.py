@@ -380,3 +380,56 @@ class JournalContract:
         assert found("lease-a\\") == ["lease-a\\b"]
         assert found("lease-a") == names  # in position order
         assert found("lease-ab%") == [] and found("run-") == []
+
+    # --- several streams at once -------------------------------------------------------------
+
+    def test_batches_on_several_streams_are_written_in_order(self, journal):
+        journal.append("run-b", [debit(9)], 0)
+        recs = journal.append_batches(
+            [("run-a", [debit(1), debit(2)], 0), ("run-b", [debit(3)], 1), ("run-a", [debit(4)], 2)]
+        )
+        assert [(r.stream, r.version, r.event.amount) for r in recs] == [
+            ("run-a", 1, 1),
+            ("run-a", 2, 2),
+            ("run-b", 2, 3),
+            ("run-a", 3, 4),
+        ]
+        assert [r.position for r in recs] == sorted(r.position for r in recs)
+        assert [r.event.amount for r in journal.read_all()] == [9, 1, 2, 3, 4]
+        assert (journal.version("run-a"), journal.version("run-b")) == (3, 2)
+
+    def test_a_refused_batch_leaves_no_batch_written(self, journal):
+        journal.append("run-b", [debit(9)], 0)
+        with pytest.raises(WrongExpectedVersion) as info:
+            # The first two would be written alone; the third expects run-b where it is not.
+            journal.append_batches(
+                [("run-a", [debit(1)], 0), ("run-c", [debit(2)], 0), ("run-b", [debit(3)], 0)]
+            )
+        assert (info.value.stream, info.value.actual) == ("run-b", 1)
+        assert [r.event.amount for r in journal.read_all()] == [9]
+        assert (journal.version("run-a"), journal.version("run-c")) == (0, 0)
+        # Nothing was kept aside either: the same streams take the next write from scratch.
+        recs = journal.append_batches([("run-a", [debit(1)], 0), ("run-b", [debit(3)], 1)])
+        assert [(r.stream, r.version) for r in recs] == [("run-a", 1), ("run-b", 2)]
+
+    def test_a_stream_expected_past_its_earlier_batch_is_refused(self, journal):
+        with pytest.raises(WrongExpectedVersion):
+            journal.append_batches([("run-a", [debit(1)], 0), ("run-a", [debit(2)], 0)])
+        assert journal.read_all() == []
+
+    def test_an_event_id_in_two_batches_is_refused(self, journal):
+        e = debit(1)
+        with pytest.raises(DuplicateEventId, match="run-b"):
+            journal.append_batches([("run-a", [e], 0), ("run-b", [e], 0)])
+        with pytest.raises(ValueError, match="at least one batch"):
+            journal.append_batches([])
+        assert journal.read_all() == []
+
+    def test_batches_appended_again_are_a_retry_returning_the_originals(self, journal):
+        batches = [("run-a", [debit(1)], 0), ("run-b", [debit(2), debit(3)], 0)]
+        first = journal.append_batches(batches)
+        again = journal.append_batches(batches)
+        assert [(r.stream, r.version, r.position) for r in again] == [
+            (r.stream, r.version, r.position) for r in first
+        ]
+        assert len(journal.read_all()) == 3

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import errno
 import json
 import multiprocessing
 import os
+import resource
+import signal
 
 import pytest
 
@@ -180,3 +183,37 @@ def test_processes_appending_to_one_file_serialize_without_losing_a_line(tmp_pat
         i * 100 + k for i in range(3) for k in range(25)
     )
     assert os.path.getsize(path) == sum(len(line) + 1 for line in lines(path))
+
+
+@pytest.fixture
+def file_size_limit():
+    """limit(n): files this process writes may grow to n bytes, past which a write fails with
+    EFBIG (a real failure part way through a write, as a full disk gives); limit(None) lifts it,
+    as the end of the test does."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    signal_was = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the signal ends us
+    try:
+        yield lambda n: resource.setrlimit(resource.RLIMIT_FSIZE, (soft if n is None else n, hard))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, signal_was)
+
+
+def test_a_write_that_fails_part_way_leaves_none_of_its_lines(tmp_path, file_size_limit):
+    path = tmp_path / "j.jsonl"
+    journal = JsonlJournal(path)
+    journal.append("run-a", [debit(1)], 0)
+    before = path.read_bytes()
+    # Room for about two more lines: the batches' first events fit, the rest do not.
+    file_size_limit(len(before) * 3)
+    with pytest.raises(OSError) as info:
+        journal.append_batches(
+            [("run-a", [debit(i) for i in range(2, 6)], 1), ("run-b", [debit(6)], 0)]
+        )
+    assert info.value.errno == errno.EFBIG
+    assert path.read_bytes() == before
+    assert [r.event.amount for r in JsonlJournal(path).read_all()] == [1]
+    assert journal.version("run-a") == 1 and journal.version("run-b") == 0
+    file_size_limit(None)
+    journal.append("run-a", [debit(7)], 1)  # and the next write goes on from there
+    assert [r.event.amount for r in JsonlJournal(path).read_all()] == [1, 7]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 
-from services import baseline, intents, letters, review, runs
+from services import baseline, forks, intents, letters, review, runs
 
 REFUSALS: dict[type[Exception], int] = {
     # Asked of something that is not there.
@@ -30,9 +30,13 @@ REFUSALS: dict[type[Exception], int] = {
     review.RulingRefused: 409,  # the mutation gate said no (a stale ruling is ConflictMoved too)
     review.UnknownCommitTarget: 409,  # its target's app is not installed here
     intents.IntentMoved: 409,
+    forks.ForkCollided: 409,  # another writer took the new fork's stream; nothing written
     # Asked rightly, of something this installation cannot serve now (the local model's
     # server is not running; the message says how to start it).
     runs.ModelUnavailable: 503,
+    # The database did not take a write (busy past its timeout, read-only, full); nothing of
+    # it was written, and the same request may go through later.
+    forks.ForkNotWritten: 503,
     # Not for this person.
     PermissionDenied: 403,
     review.RulingNotAllowed: 403,

@@ -423,16 +423,18 @@ def restore_workspace(fork: Fork, root: Path) -> None:
         raise
 
 
-def discard_workspace(fork: Fork, root: Path) -> None:
+def discard_workspace(fork: Fork, root: Path) -> bool:
     """Remove what restore_workspace made for the fork: its events were not written (the
-    append failed), so no run works in it. Nothing to do when the fork has no workspace."""
+    append failed), so no run works in it. False when the fork has no workspace to remove."""
     from runtime import workspace
 
     if fork.parent_workspace is None or fork.commit is None:
-        return
+        return False
     made = workspace.located(root, fork.config.workspace)
     if made.is_dir() and not made.is_symlink():
         shutil.rmtree(made)
+        return True
+    return False
 
 
 def refs_at(fork: Fork) -> tuple[dict[str, str], str]:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, fork
+from runtime.journal import JournalError
 from runtime.team import split_models
 from services import local_model, queue, specialists
 from services.runs import NO_ENDPOINT, ModelUnavailable, RunError, RunNotFound
 
 Changes = fork.Changes
+log = logging.getLogger(__name__)
 
 
 class ForkRefused(RunError):
@@ -24,9 +28,43 @@ class ForkRefused(RunError):
         self.why, self.field = why, field
 
 
+class ForkNotWritten(RunError):
+    """The fork was checked and its workspace restored, but the database did not take its
+    events (busy with another writer past its timeout, read-only, full, gone): nothing of it
+    was written and the workspace was removed. The same fork asked again may go through
+    (a 503)."""
+
+    def __init__(self, parent: str, failure: BaseException, workspace: bool) -> None:
+        # The first line of the database's own words ("database is locked"), not the whole:
+        # what failed, for a person to judge whether to wait; the rest goes to the log.
+        said = (str(failure).strip().splitlines() or [type(failure).__name__])[0][:200]
+        super().__init__(
+            f"the fork of run {parent} was not written: the database did not take its events "
+            f"({said}). {nothing_left(workspace)}; try again in a moment"
+        )
+
+
+class ForkCollided(RunError):
+    """Another writer wrote one of the new fork's streams first (its id taken): nothing of the
+    fork was written and its workspace was removed; asked again, it gets another id (a 409)."""
+
+    def __init__(self, parent: str, failure: BaseException, workspace: bool) -> None:
+        super().__init__(
+            f"the fork of run {parent} was not written: another writer took one of its "
+            f"streams first ({failure}). {nothing_left(workspace)}; try again"
+        )
+
+
+def nothing_left(workspace: bool) -> str:
+    if workspace:
+        return "Nothing of the fork was written, and the workspace made for it was removed"
+    return "Nothing of the fork was written"
+
+
 def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
     """Start a fork of run `parent` after its event at position `at`; returns the fork's id.
-    Checked by replaying it before anything is written; written in one transaction; then
+    Checked by replaying it before anything is written; written whole or not at all (a write
+    the database refuses is ForkNotWritten or ForkCollided, and leaves no workspace); then
     driven by the workers like any run (its past read back from the record)."""
     journal = DjangoJournal()
     records = fork.records_of(journal, parent)
@@ -56,12 +94,16 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
     except fork.ForkRefused as exc:
         raise ForkRefused(exc.why, exc.field) from None
     try:
-        with transaction.atomic():
-            fork.write(journal, planned)
-    except BaseException:
-        # Nothing of the fork was written (another writer took its stream, an integrity
-        # error): the workspace restored for it would belong to no run.
-        fork.discard_workspace(planned, settings.WORKSPACES)
+        fork.write(journal, planned)  # one transaction for all its streams
+    except BaseException as exc:
+        # Nothing of the fork was written: the workspace restored for it would belong to no
+        # run.
+        made = fork.discard_workspace(planned, settings.WORKSPACES)
+        if isinstance(exc, DatabaseError):
+            log.warning("the fork of run %s was not written", parent, exc_info=True)
+            raise ForkNotWritten(parent, exc, made) from None
+        if isinstance(exc, JournalError):
+            raise ForkCollided(parent, exc, made) from None
         raise
     projection.catch_up()
     for sub_id in fork.in_flight(planned):

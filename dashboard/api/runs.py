@@ -296,12 +296,17 @@ def replay(request: HttpRequest, run_id: str) -> Any:
     }
 
 
-@router.post("/{run_id}/fork", response={201: RunOut, 400: Error, 404: Error, 503: Error})
+@router.post(
+    "/{run_id}/fork", response={201: RunOut, 400: Error, 404: Error, 409: Error, 503: Error}
+)
 def fork(request: HttpRequest, run_id: str, body: ForkIn) -> Any:
     """A new run whose past is this run's up to the event at position `at` (read back from the
     record: no model asked, no tool run, no side effect made again), going on live after it
     with the changes given. Checked by replaying it before anything is written; refused (400)
-    naming the event when the run's past would not replay under the fork's settings."""
+    naming the event when the run's past would not replay under the fork's settings. Written
+    whole or not at all: when the database does not take it (busy, read-only, full) the answer
+    is a 503 saying so (409 when another writer took its stream), nothing of it is written,
+    and the same request may be sent again."""
     run_for(request, run_id)
     changes = forks.Changes(
         models=dict(body.models),

@@ -7,7 +7,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from dashboard import asked, present, queries
+from dashboard import asked, errors, present, queries
 from dashboard.access import HtmxHttpRequest, get_run_for_user
 from dashboard.asked import shown
 from dashboard.forking import ForkForm
@@ -52,6 +52,7 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             choose = f"at: no event of run {run_id} is at position {typed}. {choose}"
         context["error"] = choose
         return render(request, "dashboard/fork.html", context, status=400 if at else 200)
+    status = 400 if request.method == "POST" else 200
     if request.method == "POST" and form.is_valid():
         try:
             child = forks.fork_run(
@@ -59,7 +60,9 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             )
         except runs.RunError as exc:
             form.refused(exc)
+            if isinstance(exc, forks.ForkNotWritten | forks.ForkCollided):
+                # Not the form's fault: the same form sent again may go through.
+                status = errors.status_for(exc)
         else:
             return redirect("run", run_id=child)
-    status = 400 if request.method == "POST" else 200
     return render(request, "dashboard/fork.html", context, status=status)

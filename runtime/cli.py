@@ -14,7 +14,8 @@
                       the run as an OpenTelemetry trace: OTLP/JSON, or OTLP/protobuf
 
 Exit status: 0 done (or identical), 1 a replay differs, 2 bad input, 3 the run ended with
-another verdict (failed, halted, out_of_turns, inconclusive, escalated), 4 interrupted.
+another verdict (failed, halted, out_of_turns, inconclusive, escalated), 4 interrupted, 5 a
+fork the journal did not take (nothing of it written: try again).
 
 The teams are the installed ones (`runtime.plugins`); a team's own flags (`--order`,
 `--bidding`, ...) are the options it declares.
@@ -48,6 +49,7 @@ from runtime.stops import ReplayDivergence, StopRequest
 from runtime.team import FlightConfig, Option, Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
+EXIT_NOT_WRITTEN = 5  # not the caller's input that was wrong: the same command may go through
 
 
 class StopSignal:
@@ -573,6 +575,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except fork.ForkNotWritten as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_NOT_WRITTEN
     except EndpointDown as exc:
         # Nothing of the run failed: its journal stops at the model call that went unanswered.
         print(f"error: the model endpoint did not answer: {exc}", file=sys.stderr)

@@ -22,6 +22,7 @@ from runtime.cli import (
     services,
 )
 from runtime.cli_args import run_id_arg, setting
+from runtime.journal import JournalError
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -71,7 +72,14 @@ def cmd_fork(args: argparse.Namespace) -> int:
     planned = fork.plan(records, parent, child, args.at, changes, operator())
     fork.verify(journal, planned)
     fork.restore_workspace(planned, root)
-    fork.write(journal, planned)
+    try:
+        fork.write(journal, planned)  # all its streams or none (fork.write)
+    except BaseException as exc:
+        # Nothing of the fork was written: the workspace restored for it belongs to no run.
+        removed = fork.discard_workspace(planned, root)
+        if isinstance(exc, OSError | JournalError):
+            raise fork.ForkNotWritten(parent, str(path), exc, removed) from None
+        raise
     print(f"forked {parent} at position {args.at} (its event {planned.forked.number}) as {child}")
     if not args.go:
         print(f"drive it with: python -m runtime resume {path} --run {child}")

@@ -69,6 +69,21 @@ class ForkRefused(ValueError):
         self.why, self.field = why, field
 
 
+class ForkNotWritten(Exception):
+    """The fork was planned, checked and its workspace restored, but the journal did not take
+    its events (a full disk, a file past its size limit, another writer on its streams):
+    nothing of it was written, and the workspace made for it was removed. Asked again, it may
+    go through."""
+
+    def __init__(self, parent: str, where: str, failure: BaseException, removed: bool) -> None:
+        why = failure.strerror if isinstance(failure, OSError) and failure.strerror else failure
+        left = ", and the workspace made for it was removed" if removed else ""
+        super().__init__(
+            f"the fork of run {parent} was not written to {where}: {why}. "
+            f"Nothing of the fork was written{left}; try again"
+        )
+
+
 @dataclass(frozen=True)
 class Changes:
     models: dict[str, str] = field(default_factory=dict)

@@ -220,6 +220,36 @@ def test_the_command_line_forks_a_run_and_drives_it(fly_team, tmp_path, capsys):
     assert path.read_bytes() == before
 
 
+def test_a_fork_the_journal_does_not_take_writes_nothing_and_leaves_no_workspace(
+    parent, capsys, file_size_limit
+):
+    """A real failure part way through the write (the journal file may not grow past a few
+    hundred bytes more: EFBIG, as a full disk gives): the command line says what failed, that
+    nothing was written and to try again, exits 5, and leaves no line of the fork in the
+    journal and no workspace, where it printed a traceback and left both."""
+    path, run_id, root = parent
+    at = position_of(JsonlJournal(path), run_id, "ToolReturned", "coder", "read_file")
+    before = path.read_bytes()
+    args = ["fork", str(path), "--at", str(at), "--run-id", "r-full", "--workspaces", str(root)]
+    file_size_limit(len(before) + 300)
+    code = main(args)
+    file_size_limit(None)
+    err = capsys.readouterr().err
+    assert code == 5, err
+    assert err == (
+        f"error: the fork of run {run_id} was not written to {path}: File too large. "
+        "Nothing of the fork was written, and the workspace made for it was removed; "
+        "try again\n"
+    )
+    assert path.read_bytes() == before
+    assert JsonlJournal(path).read_prefix("run-r-full") == []
+    assert not (root / "r-full.workspace").exists()
+    # Asked again with room to write, the same fork is made.
+    assert main(args) == 0
+    assert (root / "r-full.workspace" / ".git").is_dir()
+    assert [type(r.event) for r in JsonlJournal(path).read("run-r-full")][-1] is RunForked
+
+
 def test_a_reply_deadline_does_not_count_the_time_before_the_fork(fly_team, tmp_path):
     """A request the parent sent two hours before the fork is not overdue in the fork: the
     clock restarts at RunForked (the reply deadline is 1,800 s by default)."""

@@ -4,8 +4,6 @@ import errno
 import json
 import multiprocessing
 import os
-import resource
-import signal
 
 import pytest
 
@@ -183,20 +181,6 @@ def test_processes_appending_to_one_file_serialize_without_losing_a_line(tmp_pat
         i * 100 + k for i in range(3) for k in range(25)
     )
     assert os.path.getsize(path) == sum(len(line) + 1 for line in lines(path))
-
-
-@pytest.fixture
-def file_size_limit():
-    """limit(n): files this process writes may grow to n bytes, past which a write fails with
-    EFBIG (a real failure part way through a write, as a full disk gives); limit(None) lifts it,
-    as the end of the test does."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    signal_was = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the signal ends us
-    try:
-        yield lambda n: resource.setrlimit(resource.RLIMIT_FSIZE, (soft if n is None else n, hard))
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, signal_was)
 
 
 def test_a_write_that_fails_part_way_leaves_none_of_its_lines(tmp_path, file_size_limit):

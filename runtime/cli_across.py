@@ -22,7 +22,7 @@ from runtime.cli import (
     services,
 )
 from runtime.cli_args import run_id_arg, setting
-from runtime.journal import JournalError
+from runtime.journal import DuplicateEventId, WrongExpectedVersion
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -77,7 +77,8 @@ def cmd_fork(args: argparse.Namespace) -> int:
     except BaseException as exc:
         # Nothing of the fork was written: the workspace restored for it belongs to no run.
         removed = fork.discard_workspace(planned, root)
-        if isinstance(exc, OSError | JournalError):
+        # Not OutOfRange: bad data, which trying again does not mend.
+        if isinstance(exc, OSError | WrongExpectedVersion | DuplicateEventId):
             raise fork.ForkNotWritten(parent, str(path), exc, removed) from None
         raise
     print(f"forked {parent} at position {args.at} (its event {planned.forked.number}) as {child}")

@@ -5,18 +5,22 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import InterfaceError, InternalError, OperationalError
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, fork
-from runtime.journal import JournalError
+from runtime.journal import DuplicateEventId, WrongExpectedVersion
 from runtime.team import split_models
 from services import local_model, queue, specialists
 from services.runs import NO_ENDPOINT, ModelUnavailable, RunError, RunNotFound
 
 Changes = fork.Changes
 log = logging.getLogger(__name__)
+# What a database says when it cannot take a write now: locked or busy past the timeout, the
+# disk full, read-only (InternalError on PostgreSQL), the connection gone. Not bad data nor a
+# bug (DataError, ProgrammingError, a malformed file): "try again" would not help those.
+UNAVAILABLE = (OperationalError, InternalError, InterfaceError)
 
 
 class ForkRefused(RunError):
@@ -99,10 +103,10 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
         # Nothing of the fork was written: the workspace restored for it would belong to no
         # run.
         made = fork.discard_workspace(planned, settings.WORKSPACES)
-        if isinstance(exc, DatabaseError):
+        if isinstance(exc, UNAVAILABLE):
             log.warning("the fork of run %s was not written", parent, exc_info=True)
             raise ForkNotWritten(parent, exc, made) from None
-        if isinstance(exc, JournalError):
+        if isinstance(exc, WrongExpectedVersion | DuplicateEventId):
             raise ForkCollided(parent, exc, made) from None
         raise
     projection.catch_up()

@@ -38,21 +38,29 @@ def queue_page(
     """A review queue's page: its items, newest first, open or decided (or all); `shown` adds
     what an item's card needs beyond its row. A status or a run it cannot take: 400, naming
     it, and no items."""
+    # Every value it cannot take, the page's number with the filters: a bad page was named
+    # only once the filters had been mended.
+    problems: dict[str, str] = {}
     try:
         # One run's items (what its page links to): past a page of newer ones, the queue's
         # first page would not hold them.
         status, run, runs = asked.queue_filter(queue, request.GET)
+    except BadQuery as exc:
+        problems |= exc.problems
+    try:
         number = asked.page_of(request.GET)
     except BadQuery as exc:
+        problems |= exc.problems
+    if problems:
         # The choices' links keep what could be taken (the run, the metrics' filter), so
         # that mending the one refused value keeps the rest.
         good = {
             name: str(request.GET.get(name, "")).strip()
             for name in ("run", *metrics.TEXT_FIELDS, *metrics.DATE_FIELDS)
-            if name not in exc.problems
+            if name not in problems
         }
         context: dict[str, Any] = {
-            "problems": exc.problems,
+            "problems": problems,
             "lead": "Nothing is listed: these filters cannot be used.",
             "status": "",
             "run": good.get("run", ""),

@@ -51,15 +51,23 @@ PARTIAL_FOR_HTMX = vary_on_headers("HX-Request")
 @PARTIAL_FOR_HTMX
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
     part = bool(request.htmx) and request.htmx.target == "runs"
+    # Every value it cannot take, the page's number with the filters: a bad page was named
+    # only once the filters had been mended.
+    problems: dict[str, str] = {}
     try:
         chosen = queries.RunFilter.of(request.GET)
+    except BadQuery as exc:
+        problems |= exc.problems
+    try:
         number = asked.page_of(request.GET)
     except BadQuery as exc:
+        problems |= exc.problems
+    if problems:
         # No list: why, field by field, and (a whole page) the form with what was typed. To
         # htmx, whose form on the page holds what was typed, the message in the list's place:
         # it swaps a 400 in (templates/base.html) and pushes its address, so a reload says
         # the same.
-        return refuse(request, part, exc.problems)
+        return refuse(request, part, problems)
     qs = queries.runs(chosen)
     page = Paginator(qs, PAGE).get_page(number)
     queries.mark_stalled(page.object_list)

@@ -192,6 +192,24 @@ def test_a_list_names_a_page_that_is_no_page(as_reviewer, queued, path, page, me
     assert written() == before
 
 
+@pytest.mark.parametrize(
+    ("path", "query", "filter_said"),
+    [
+        ("/", "status=finished", "status: 'finished' is no status"),
+        ("/", "since=soon", "since: 'soon' is not a date"),
+        ("/review/dead-letters", "status=closed", "status: 'closed' is no status of the "),
+        ("/review/conflicts", "run=a/b", "run: 'a/b' is not a run id"),
+    ],
+)
+def test_a_list_names_a_bad_page_beside_a_bad_filter(as_reviewer, queued, path, query, filter_said):
+    """Both in one answer, where the page was named only once the filters had been mended."""
+    answer = as_reviewer.get(f"{path}?{query}&page=abc")
+    assert answer.status_code == 400
+    text = said(answer.content.decode())
+    assert filter_said in text
+    assert "page: 'abc' is not a page (a whole number, 1 or more)" in text
+
+
 @pytest.mark.parametrize("path", ["/", "/review/dead-letters", "/review/conflicts"])
 @pytest.mark.parametrize("page", ["", "1", "01", "2", "9" * 30])
 def test_a_list_shows_a_page_it_takes(as_reviewer, queued, path, page):

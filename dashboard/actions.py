@@ -17,6 +17,7 @@ from runtime import baseline
 from runtime.openai_client import OLD_BACKEND_NAMES
 from services import baseline as baselines
 from services import runs
+from services.asked import shown
 from teams import TEAMS
 
 REASON_MAX = 2_000  # characters of a stated reason that are kept
@@ -42,6 +43,16 @@ def blank_team() -> str:
     return f"the team is blank: name one of {', '.join(sorted(TEAMS))}"
 
 
+def team_refusal(team: str) -> str | None:
+    """Why `team` names no team a run can be started of (blank, or none here), in the words
+    of the new-run form and the API's 422 alike; None when it names one."""
+    if not team.strip():
+        return blank_team()
+    if team not in TEAMS:
+        return f"{shown(team)} is no team here: name one of {', '.join(sorted(TEAMS))}"
+    return None
+
+
 @dataclass(frozen=True)
 class NewRun:
     """What a person asks for when starting a run: the page's form, the API's body, the
@@ -65,9 +76,11 @@ class NewRun:
 
     def refusals(self) -> dict[str, str]:
         """What is wrong with the request as a whole, by field: the form shows each beside
-        its box, the API answers 422 naming them. (Unknown teams and scenarios, and settings
-        a team lacks (an order, a vote), are the service's to refuse.)"""
+        its box, the API answers 422 naming them. (Unknown scenarios, and settings a team
+        lacks (an order, a vote), are the service's to refuse.)"""
         found = {}
+        if why := team_refusal(self.team):
+            found["team"] = why
         if (self.model or "scripted") == "scripted" and (self.task or "").strip():
             found["task"] = SCRIPTED_TASK
         if self.task is not None and self.model not in (None, "scripted") and not self.task.strip():

@@ -66,8 +66,19 @@ class Form(forms.Form):
             self.fields[wrong].widget.attrs["autofocus"] = True
 
 
+class TeamField(forms.ChoiceField):
+    """The team of a new run, refused as the API refuses it (actions.team_refusal), where
+    the form said Django's "Select a valid choice. nope is not one of the available
+    choices." and "This field is required."."""
+
+    def validate(self, value: Any) -> None:
+        if why := actions.team_refusal(str(value or "")):
+            raise forms.ValidationError(why, code="invalid_choice")
+        super().validate(value)
+
+
 class NewRunForm(Form):
-    team = forms.ChoiceField(choices=[(t, t) for t in sorted(TEAMS)], initial="repo-fix")
+    team = TeamField(choices=[(t, t) for t in sorted(TEAMS)], initial="repo-fix")
     scenario = forms.ChoiceField(
         choices=[(team.name, [(s, s) for s in sorted(team.scenarios)]) for team in TEAMS.values()],
         initial=default_scenario("repo-fix"),

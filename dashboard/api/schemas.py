@@ -235,10 +235,11 @@ class RunIn(In):
     @field_validator("team", mode="before")
     @classmethod
     def team_named(cls, value: Any) -> Any:
-        """A blank team is a 422 naming the field, as other body problems are, where it went
-        on to the service's 400 "unknown team ''"."""
-        if isinstance(value, str) and not value.strip():
-            raise PydanticCustomError("team", "{why}", {"why": actions.blank_team()})
+        """A blank team, or one not here, is a 422 naming the field in the new-run form's
+        words, as other body problems are, where it went on to the service's 400 "unknown
+        team 'nope'"."""
+        if isinstance(value, str) and (why := actions.team_refusal(value)):
+            raise PydanticCustomError("team", "{why}", {"why": why})
         return value
 
     @field_validator("order", mode="before")

@@ -88,8 +88,10 @@ def test_an_unknown_team_asked_for_a_baseline_is_refused_as_unknown(api):
     answer = api.post(
         "/api/runs", {"team": "repo-fx", "baseline": True}, content_type="application/json"
     )
-    assert answer.status_code == 400
-    assert answer.json()["detail"].startswith("unknown team 'repo-fx'; known teams: repo-fix")
+    assert answer.status_code == 422
+    [refused] = answer.json()["detail"]
+    assert refused["loc"] == ["body", "team"]
+    assert refused["msg"].startswith("'repo-fx' is no team here: name one of repo-fix")
     assert StoredEvent.objects.count() == 0
 
 

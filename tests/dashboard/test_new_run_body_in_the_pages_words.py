@@ -1,7 +1,8 @@
-"""`POST /api/runs` refuses a blank team and an order id that is none as the new-run form
-does: a 422 naming the field in the page's sentence, where a blank team was a 400 "unknown
-team ''" and a bad order got pydantic's "String should match pattern '^[A-Za-z0-9]...'". A
-blank order is no order, as on the page (a fresh order for the run)."""
+"""`POST /api/runs` refuses a blank or unknown team and an order id that is none as the
+new-run form does: a 422 naming the field in the page's sentence, where a blank team was a 400
+"unknown team ''", an unknown one the service's 400 "unknown team 'nope'" (and the form said
+Django's "Select a valid choice"), and a bad order got pydantic's "String should match pattern
+'^[A-Za-z0-9]...'". A blank order is no order, as on the page (a fresh order for the run)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,35 @@ def test_a_blank_team_is_a_422_naming_the_field(api, team):
     said = refused(api, {"team": team})
     assert said == {("body", "team"): actions.blank_team()}
     assert "name one of repo-fix" in said[("body", "team")]
+
+
+@pytest.mark.parametrize("team", ["nope", "Repo-Fix", "repo-fix ", "t" * 10_000])
+def test_an_unknown_team_is_a_422_naming_the_field_and_the_teams(api, team):
+    said = refused(api, {"team": team})
+    assert said == {("body", "team"): actions.team_refusal(team)}
+    why = said[("body", "team")]
+    assert why.startswith(f"{team[:40]!r}"[:-1]) and " is no team here: name one of " in why
+    assert why.endswith("repo-fix, solo, support-desk, support-triage")
+    assert len(why) < 200  # a huge name is not repeated whole
+
+
+@pytest.mark.parametrize("team", ["", "nope", "t" * 10_000])
+def test_the_form_says_the_same_of_a_team(as_owner, team):
+    page = as_owner.post("/runs/new", {"team": team, "scenario": "solo-fix"})
+    assert page.status_code == 400
+    why = actions.team_refusal(team)
+    assert why and why.replace("'", "&#x27;") in page.content.decode()
+    assert "Select a valid choice" not in page.content.decode()
+    assert StoredEvent.objects.count() == 0
+
+
+def test_the_start_run_command_says_the_same_of_a_team():
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError) as refused_by:
+        call_command("start_run", "--team", "nope")
+    assert str(refused_by.value) == f"--team: {actions.team_refusal('nope')}"
+    assert StoredEvent.objects.count() == 0
 
 
 @pytest.mark.parametrize("order", ["../x", "-x", "x" * 41])

@@ -22,9 +22,11 @@ from services.asked import BadQuery, shown
 
 __all__ = [
     "KEPT",
+    "NOT_A_POSITION",
     "POSITION_MAX",
     "BadQuery",
     "kinds_of",
+    "no_event_at",
     "not_a_position",
     "page_of",
     "parse_date",
@@ -49,18 +51,35 @@ def typed(params: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, str]:
 
 def position(text: str | None) -> int | None:
     """A position a page's link carries (`after`, `call`, a fork's `at`): a whole number in
-    ASCII digits, at most POSITION_MAX (a larger one is past every end: POSITION_MAX); None
-    when absent or not one. A negative number is none: it was taken for the start, 0, as if
-    it had not been asked."""
+    ASCII digits from 0 to POSITION_MAX; None when absent or not one (`not_a_position` says
+    why). A negative number is none: it was taken for the start, 0, as if it had not been
+    asked; nor is one past POSITION_MAX, which was read as POSITION_MAX, a number nobody
+    had asked for."""
     if not (text and text.isascii() and text.isdigit()):
         return None  # (str.isdigit takes superscripts and other digits int() refuses)
-    # More digits than POSITION_MAX has is past it, read or not (int() refuses 4,300 digits).
-    return POSITION_MAX if len(text) > 19 else min(int(text), POSITION_MAX)
+    # More digits than POSITION_MAX has is past it, never read (int() refuses 4,300 digits,
+    # leading zeros too).
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(POSITION_MAX)) or int(digits) > POSITION_MAX:
+        return None
+    return int(digits)
 
 
 def not_a_position(text: str) -> str:
-    """Why `text` is refused where a position is asked for, as pages and API say it."""
-    return f"{shown(text)} is not a position (a whole number, 0 or more)"
+    """Why `text`, which `position` took no position from, is refused where a position is
+    asked for, as pages and API say it."""
+    if text.isascii() and text.isdigit():
+        return f"{shown(text)} is not a position: past the last there can be ({POSITION_MAX:,})"
+    return f"{shown(text)} {NOT_A_POSITION}"
+
+
+NOT_A_POSITION = "is not a position (a whole number, 0 or more)"
+
+
+def no_event_at(run_id: str, at: str) -> str:
+    """Why a fork's `at` is refused when it is a position but no event of the run is there:
+    the fork page's words and the fork API's."""
+    return f"no event of run {run_id} is at position {at}"
 
 
 def position_of(params: Mapping[str, Any], name: str) -> int | None:

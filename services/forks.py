@@ -10,7 +10,7 @@ from django.db import InterfaceError, InternalError, OperationalError
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, fork
-from runtime.journal import DuplicateEventId, WrongExpectedVersion
+from runtime.journal import DuplicateEventId, Recorded, WrongExpectedVersion
 from runtime.team import split_models
 from services import local_model, queue, specialists
 from services.runs import NO_ENDPOINT, ModelUnavailable, RunError, RunNotFound
@@ -65,6 +65,13 @@ def nothing_left(workspace: bool) -> str:
     return "Nothing of the fork was written"
 
 
+def event_at(run_id: str, at: int) -> Recorded | None:
+    """The run's event at position `at`, where a fork of it would be made after; None when
+    none of its events is there."""
+    found = DjangoJournal().select("WHERE run_id = %s AND position = %s", [run_id, at])
+    return found[0] if found else None
+
+
 def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
     """Start a fork of run `parent` after its event at position `at`; returns the fork's id.
     Checked by replaying it before anything is written; written whole or not at all (a write
@@ -78,9 +85,8 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
     try:
         # An event of the run that no fork copies (a tag, a stop, a lease) is named as what it
         # is: the records the fork plans from do not hold it.
-        for found in journal.select("WHERE run_id = %s AND position = %s", [parent, at]):
-            if (why := fork.unforkable(found, parent)) is not None:
-                raise fork.ForkRefused(why)
+        if (found := event_at(parent, at)) and (why := fork.unforkable(found, parent)):
+            raise fork.ForkRefused(why)
         planned = fork.plan(records, parent, child, at, changes, by)
         # By backend: `coder=endpoint:big-model` names the endpoint as `coder=endpoint` does,
         # and passed the check below to fail at its first step.

@@ -49,8 +49,9 @@ router = Router(tags=["runs"])
 
 def as_position(value: Any) -> Any:
     """A query's position as a page reads it (asked.position): blank is not asked, and one
-    that is no whole number from 0 is refused in the page's words, where the 422 said "Input
-    should be greater than or equal to 0" or "a valid integer"."""
+    that is no whole number from 0 to POSITION_MAX is refused in the page's words, where the
+    422 said "Input should be greater than or equal to 0", "less than or equal to
+    4611686018427387904" or "a valid integer"."""
     if value == "":
         return 0
     if isinstance(value, str) and asked.position(value) is None:
@@ -58,7 +59,7 @@ def as_position(value: Any) -> Any:
     return value
 
 
-# Still an integer in the schema, with its bounds (past POSITION_MAX: pydantic's 422).
+# Still an integer in the schema, with its bounds.
 READ_AS_POSITION = BeforeValidator(as_position)
 
 
@@ -303,11 +304,17 @@ def fork(request: HttpRequest, run_id: str, body: ForkIn) -> Any:
     """A new run whose past is this run's up to the event at position `at` (read back from the
     record: no model asked, no tool run, no side effect made again), going on live after it
     with the changes given. Checked by replaying it before anything is written; refused (400)
-    naming the event when the run's past would not replay under the fork's settings. Written
-    whole or not at all: when the database does not take it (busy, read-only, full) the answer
-    is a 503 saying so (409 when another writer took its stream), nothing of it is written,
-    and the same request may be sent again."""
+    naming the event when the run's past would not replay under the fork's settings, and
+    (422 at `at`) when no event of the run is at `at`. Written whole or not at all: when the
+    database does not take it (busy, read-only, full) the answer is a 503 saying so (409
+    when another writer took its stream), nothing of it is written, and the same request
+    may be sent again."""
     run_for(request, run_id)
+    if body.at > asked.POSITION_MAX or forks.event_at(run_id, body.at) is None:
+        # The fork page's sentence, at the field, where it was the service's 400 (past any
+        # position a column holds, pydantic's "less than or equal to ...").
+        typed = str(body.at) if body.at <= asked.POSITION_MAX else asked.shown(str(body.at))
+        raise invalid("body", {"at": asked.no_event_at(run_id, typed)})
     changes = forks.Changes(
         models=dict(body.models),
         message=(body.message.agent, body.message.text) if body.message else None,

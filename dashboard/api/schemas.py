@@ -9,6 +9,7 @@ JSON value, and typed as such; everything Minutes itself builds has its fields n
 # No `from __future__ import annotations` here: django-ninja reads the annotations at runtime
 # to build its models, and a Literal left as a string makes them unusable.
 
+import json
 import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -422,10 +423,9 @@ class ForkIn(In):
     """A fork of the run after its event at position `at`; each change is optional."""
 
     at: int = Field(
-        ge=1,
-        le=asked.POSITION_MAX,
         strict=True,
         description="the position of the event to fork after",
+        json_schema_extra={"minimum": 1, "maximum": asked.POSITION_MAX},
     )
     models: dict[
         str,
@@ -448,6 +448,23 @@ class ForkIn(In):
     # The new run's bounds (dashboard/actions.py), as on the fork page.
     max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX, strict=True)
     allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX, strict=True)
+
+    @field_validator("at", mode="before")
+    @classmethod
+    def at_a_position(cls, value: Any) -> Any:
+        """A position as the fork page reads its `at`, refused in its words, where the 422
+        said pydantic's "Input should be a valid integer", "greater than or equal to 1" or
+        "less than or equal to 4611686018427387904". A whole number no event of the run is
+        at (0, or one past every position, among them) is the endpoint's to refuse, naming
+        the run."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                why = asked.not_a_position(str(value))
+                raise PydanticCustomError("position", "{why}", {"why": why})
+            return value
+        # Not a whole number, as JSON has it: a string "5" is shown with its quotes.
+        why = f"{asked.shown(json.dumps(value))} {asked.NOT_A_POSITION}"
+        raise PydanticCustomError("position", "{why}", {"why": why})
 
 
 class TagsIn(In):

@@ -11,7 +11,6 @@ from dashboard import asked, errors, present, queries
 from dashboard.access import HtmxHttpRequest, get_run_for_user
 from dashboard.asked import shown
 from dashboard.forking import ForkForm
-from journal_store.journal import DjangoJournal
 from runtime import fork
 from services import forks, runs
 
@@ -26,12 +25,11 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     at = request.POST.get("at") or request.GET.get("at")
     form = ForkForm(data, agents=agents, initial={"at": at})
     event, number, why = None, "", None
-    if (position := asked.position(at)) is not None:
-        found = DjangoJournal().select("WHERE run_id = %s AND position = %s", [run_id, position])
-        if found:
-            event = found[0].event
-            number = present.number(found[0].stream, found[0].version, run_id)
-            why = fork.unforkable(found[0], run_id)
+    found = None if (position := asked.position(at)) is None else forks.event_at(run_id, position)
+    if found is not None:
+        event = found.event
+        number = present.number(found.stream, found.version, run_id)
+        why = fork.unforkable(found, run_id)
     context = {"run": run, "form": form, "event": event, "at": at, "number": number}
     if event is not None:
         context["gist"] = present.summary(event.kind, event.model_dump(mode="json"))
@@ -43,13 +41,14 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         choose = "Choose an event of this run to fork at (the Fork link on the timeline)."
         # What was asked and why it cannot be taken, as the API says it, where the page said
         # only "choose an event" to an address that named one.
-        if at and (position := asked.position(at)) is None:
+        if at and not (at.isascii() and at.isdigit()):
             choose = f"at: {asked.not_a_position(at)}. {choose}"
         elif at:
-            # As typed: -5 read as the start (0) and 10**20 as the last position a column holds,
-            # and the sentence named those, numbers nobody had asked for.
-            typed = at if at == str(position) else shown(at)
-            choose = f"at: no event of run {run_id} is at position {typed}. {choose}"
+            # As typed (past POSITION_MAX, or '007', quoted): -5 was read as the start (0)
+            # and 10**20 as the last position a column holds, and the sentence named those,
+            # numbers nobody had asked for.
+            typed = at if at == str(asked.position(at)) else shown(at)
+            choose = f"at: {asked.no_event_at(run_id, typed)}. {choose}"
         context["error"] = choose
         return render(request, "dashboard/fork.html", context, status=400 if at else 200)
     status = 400 if request.method == "POST" else 200

@@ -349,6 +349,14 @@ TAB_PART = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "tab"}
         ("tab=audit&after=%C2%B2", "after", "after: '²' is not a position"),
         ("tab=trace&after=later", "after", "after: 'later' is not a position"),
         ("tab=trace&call=first", "call", "call: 'first' is not a position"),
+        # It was read as the last position there can be (an empty page), a number nobody
+        # had asked for.
+        (
+            "tab=timeline&after=4611686018427387905",
+            "after",
+            "after: '4611686018427387905' is not a position: past the last there can be",
+        ),
+        ("tab=trace&call=" + "9" * 30, "call", "call: '" + "9" * 30 + "' is not a position: "),
         ("tab=timeline&kind=Bogus", "kind", "kind: 'Bogus' is no kind of event"),
         ("tab=timelines", "tab", "tab: 'timelines' is no tab; one of timeline, trace, threads,"),
     ],
@@ -434,7 +442,7 @@ def test_an_agent_asked_of_a_run_with_none_is_named_so(as_owner, listed):
     [
         "",
         "tab=timeline&after=0",
-        "tab=timeline&after=99999999999999999999",  # past the end, as before
+        "tab=timeline&after=4611686018427387904",  # the last there can be: past the end
         "tab=timeline&kind=TeamStarted",
         "tab=threads&after=3",
         "tab=audit",
@@ -474,7 +482,7 @@ def test_the_api_names_a_position_it_cannot_take_as_the_tabs_do(as_owner, listed
     should be greater than or equal to 0"), where the page says what a position is."""
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     tab = "timeline" if route == "events" else route
-    for after in ("-5", "abc", "%C2%B2"):
+    for after in ("-5", "abc", "%C2%B2", "9" * 20):
         answer = api.get(f"/api/runs/{RUN}/{route}?after={after}")
         assert answer.status_code == 422, after
         [error] = answer.json()["detail"]

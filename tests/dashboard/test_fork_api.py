@@ -3,6 +3,8 @@ its parent and fork point, and a fork that cannot be made says why and writes no
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from journal_store.journal import DjangoJournal
@@ -62,7 +64,7 @@ def nested(levels: int) -> list:
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [
-        ({"at": 10**9}, 400, "is not an event of run"),
+        ({"at": 10**9}, 422, ""),  # no event there (test_a_forks_at_is_refused_...)
         ({"at": "@verdict"}, 400, "is the run's verdict"),
         ({"at": "@read", "tool_result": {"x": 1}}, 400, "fork at a ToolReturned"),
         ({"at": "@read", "models": {"coder": "oracle"}}, 422, ""),
@@ -152,3 +154,41 @@ def test_a_forks_422_points_at_the_bodys_field(as_owner, body, field):
     assert response.status_code == 422
     [error] = response.json()["detail"]
     assert error["loc"][:2] == ["body", field], error
+
+
+AT_AS_THE_PAGE_HAS_IT = [
+    (-1, "-1"),
+    (1.5, "1.5"),
+    (True, "true"),
+    (None, "null"),
+    (0, "0"),
+    (10**9, "1000000000"),
+    (10**30, "1" + "0" * 30),
+    (2**62 + 1, str(2**62 + 1)),
+]
+
+
+def test_a_forks_at_is_refused_in_the_fork_pages_words(as_owner):
+    """A 422 at ["body", "at"] saying what the fork page says of the same `at`, where it was
+    pydantic's ("Input should be a valid integer", "greater than or equal to 1", "less than
+    or equal to 4611686018427387904") or, for a position no event is at, the service's 400.
+    JSON's "5" is text, not the whole number a position is (as a new run's numbers are)."""
+    parent = run_of("premature-done")
+    before = (StoredEvent.objects.count(), RunSummary.objects.count())
+    said = {}
+    for at in [*(at for at, _ in AT_AS_THE_PAGE_HAS_IT), "5", "x"]:
+        response = as_owner.post(
+            f"/api/runs/{parent}/fork", {"at": at}, content_type="application/json"
+        )
+        assert response.status_code == 422, (at, response.content)
+        [error] = response.json()["detail"]
+        assert error["loc"] == ["body", "at"], at
+        said[repr(at)] = error["msg"]
+    for at, typed in AT_AS_THE_PAGE_HAS_IT:
+        page = as_owner.get(f"/runs/{parent}/fork?at={typed}")
+        assert page.status_code == 400
+        text = html.unescape(page.content.decode())
+        assert f"at: {said[repr(at)]}. Choose an event" in text, at
+    assert said[repr("5")] == "'\"5\"' is not a position (a whole number, 0 or more)"
+    assert said[repr(10**9)] == f"no event of run {parent} is at position 1000000000"
+    assert (StoredEvent.objects.count(), RunSummary.objects.count()) == before

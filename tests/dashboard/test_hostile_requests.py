@@ -4,7 +4,9 @@ naming what was wrong (never a 500), nothing is written, and the pages still ans
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -106,18 +108,36 @@ def test_a_superseding_statement_is_bounded_in_the_api_and_the_service(api):
     assert nothing_written()
 
 
-def test_positions_past_a_64_bit_column_are_past_the_end_on_pages(as_owner, done_run):
-    """Every `after`, `call` and `at` a link carries: a page (empty past the end), not a 500."""
+def text_of(page) -> str:
+    """A page's text as a person reads it: tags out, entities read."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page.content.decode()))
+
+
+def test_positions_past_a_64_bit_column_are_named_on_pages(as_owner, done_run):
+    """Every `after` and `call` a link carries past the last position there can be: a 400
+    naming it, not a 500, where it was read as that last position, a number nobody had asked
+    for (its page was empty)."""
+    said = f"'{HUGE}' is not a position: past the last there can be (4,611,686,018,427,387,904)"
     urls = [
-        f"/runs/{done_run}/?after={HUGE}",
-        f"/runs/{done_run}/tabs/timeline?after={HUGE}",
-        f"/runs/{done_run}/tabs/trace?after={HUGE}",
-        f"/runs/{done_run}/tabs/trace?call={HUGE}",
-        f"/runs/{done_run}/tail?after={HUGE}",
+        (f"/runs/{done_run}/?after={HUGE}", "after"),
+        (f"/runs/{done_run}/tabs/timeline?after={HUGE}", "after"),
+        (f"/runs/{done_run}/tabs/trace?after={HUGE}", "after"),
+        (f"/runs/{done_run}/tabs/trace?call={HUGE}", "call"),
+        (f"/runs/{done_run}/tail?after={HUGE}", "after"),
+        (f"/runs/{done_run}/tabs/threads?after={'0' * 30}{HUGE}", "after"),
     ]
-    for url in urls:
-        # (the tail of a finished run answers htmx's 286: stop polling)
-        assert as_owner.get(url, HTTP_HX_REQUEST="true").status_code in (200, 286), url
+    for url, field in urls:
+        page = as_owner.get(url, HTTP_HX_REQUEST="true")
+        assert page.status_code == 400, url
+        typed = url.rsplit("=", 1)[1]
+        assert f"{field}: {said.replace(HUGE, typed)}" in text_of(page) or (
+            len(typed) > 40 and f"{field}: '{typed[:40]}…' {said.split(' ', 1)[1]}" in text_of(page)
+        ), url
+    # The last there can be is a position (past this run's end: an empty page), and so is
+    # one written with leading zeros, however many.
+    for after in ("4611686018427387904", "0" * 5_000 + "1"):
+        url = f"/runs/{done_run}/tabs/timeline?after={after}"
+        assert as_owner.get(url, HTTP_HX_REQUEST="true").status_code == 200, url
     # A superscript two is not a number: a 400 saying so (test_filters_a_page_cannot_take.py).
     # Nor is a negative one, however long: it was taken for the start.
     for after in ("%C2%B2", f"-{HUGE}"):
@@ -129,20 +149,31 @@ def test_positions_past_a_64_bit_column_are_past_the_end_on_pages(as_owner, done
         assert "Choose an event of this run to fork at" in page.content.decode()
 
 
-def test_a_position_is_read_past_the_end_however_long_and_never_from_other_digits():
+def test_a_position_is_never_read_past_the_last_there_can_be_nor_from_other_digits():
     from dashboard.asked import POSITION_MAX, position
 
-    assert position("42") == 42 and position("0") == 0
+    assert position("42") == 42 and position("0") == 0 and position("007") == 7
     assert position("-7") is None and position("-0") is None and position(f"-{HUGE}") is None
-    assert position(HUGE) == POSITION_MAX
-    assert position("9" * 5_000) == POSITION_MAX  # past int()'s 4,300 digits: never parsed
+    assert position(str(POSITION_MAX)) == POSITION_MAX
+    assert position(str(POSITION_MAX + 1)) is None and position(HUGE) is None
+    assert position("9" * 5_000) is None  # past int()'s 4,300 digits: never parsed
+    assert position("0" * 5_000 + "5") == 5
     assert position("²") is None and position("") is None and position("4a") is None
 
 
-def test_positions_past_a_64_bit_column_are_a_422_in_the_api(api, done_run):
-    for route in ("events", "threads", "audit"):
+def test_positions_past_a_64_bit_column_are_a_422_in_the_api(as_owner, api, done_run):
+    """In the tabs' words, where it was pydantic's "Input should be less than or equal to
+    4611686018427387904"."""
+    for route, tab in (("events", "timeline"), ("threads", "threads"), ("audit", "audit")):
         answer = api.get(f"/api/runs/{done_run}/{route}?after={HUGE}")
         assert field_of(answer) == ["after"], route
+        why = answer.json()["detail"][0]["msg"]
+        assert (
+            why
+            == f"'{HUGE}' is not a position: past the last there can be (4,611,686,018,427,387,904)"
+        )
+        page = as_owner.get(f"/runs/{done_run}/tabs/{tab}?after={HUGE}", HTTP_HX_REQUEST="true")
+        assert f"after: {why}" in text_of(page), route
     assert api.get(f"/api/runs/{done_run}/events?after=4611686018427387904").status_code == 200
 
 

@@ -73,6 +73,9 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "dashboard.uploads.RequestSizeLimitMiddleware",
     "dashboard.security.NulInAddressMiddleware",
+    # A parameter given twice, or whose escapes are no UTF-8: a 400 (the API's 422) naming it,
+    # where the last value was read, or U+FFFD for the bytes.
+    "dashboard.query_string.QueryStringMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

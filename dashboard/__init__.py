@@ -10,6 +10,8 @@ What lives here:
     present.py     how the pages show events, durations and the bill's chart
     views/         the pages (function views and htmx partials); urls.py routes them
     api/           the JSON API (a router per area, typed schemas, refusal handlers)
+    query_string.py  an address's query read as sent: a parameter given twice, or escapes
+                   that are no UTF-8, refused naming it before any page or API path reads it
     forms.py  signin.py  security.py  uploads.py  models.py (API tokens)  management/commands/
 
 May import: django and its add-ons, services (what people ask of runs, letters, conflicts,

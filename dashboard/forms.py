@@ -151,10 +151,17 @@ class NewRunForm(Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         source = self.data if self.is_bound else self.initial
-        team = source.get("team") or "repo-fix"
-        team = team if team in TEAMS else "repo-fix"
+        asked_team = source.get("team") or "repo-fix"
+        team = asked_team if asked_team in TEAMS else "repo-fix"
         scenario = source.get("scenario") or TEAMS[team].default_scenario
         scenario = scenario if scenario in TEAMS[team].scenarios else TEAMS[team].default_scenario
+        # A team the address asks for (a link) that is not here is said, in the words a post
+        # of it gets, where the form was drawn for repo-fix as if it had been asked. (A
+        # scenario of the team before is not: the form drawn again for a new team is asked
+        # with it, and offers the new team's own.)
+        self.problems: dict[str, str] = {}
+        if not self.is_bound and (why := actions.team_refusal(str(asked_team))):
+            self.problems["team"] = f"{why}; the form is drawn for {team}"
         # Every scenario stays a valid choice (clean() says which team has which); the widget
         # offers the chosen team's, each with its description.
         self.fields["scenario"].widget.choices = described(team)

@@ -489,7 +489,7 @@ def new_run(request: HtmxHttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("run", run_id=run_id)
-    code = 400 if request.method == "POST" else 200
+    code = 400 if request.method == "POST" or form.problems else 200
     return render(request, "dashboard/new_run.html", {"form": form}, status=code)
 
 

@@ -80,3 +80,19 @@ def test_a_blank_order_is_a_fresh_one_as_on_the_page(api):
 def test_the_page_says_the_same_of_an_order(as_owner):
     page = as_owner.post("/runs/new", {"team": "support-desk", "order": "../x"})
     assert actions.ORDER_REFUSAL.replace("'", "&#x27;") in page.content.decode()
+
+
+def test_the_form_asked_by_its_address_for_a_team_not_here_says_so(as_owner):
+    """`/runs/new?team=nope` drew the repo-fix form as if repo-fix had been asked for."""
+    page = as_owner.get("/runs/new?team=nope")
+    assert page.status_code == 400
+    text = page.content.decode()
+    why = f"{actions.team_refusal('nope')}; the form is drawn for repo-fix"
+    assert f"<strong>team</strong>: {why.replace(chr(39), '&#x27;')}" in text
+    assert 'id="new-run"' in text and "Start the run" in text  # the form, to go on from
+    for asked in ("", "?team=solo", "?team=solo&scenario=first-flight"):
+        # Its own choices, and a scenario of the team chosen before (drawn again for a new
+        # team, the form is asked with it): the form, as before.
+        answer = as_owner.get(f"/runs/new{asked}", HTTP_HX_REQUEST="true")
+        assert answer.status_code == 200, asked
+        assert "does not offer" not in answer.content.decode()

@@ -25,6 +25,7 @@ __all__ = [
     "NOT_A_POSITION",
     "POSITION_MAX",
     "BadQuery",
+    "flag_of",
     "kinds_of",
     "no_event_at",
     "not_a_position",
@@ -91,6 +92,15 @@ def position_of(params: Mapping[str, Any], name: str) -> int | None:
     if text and found is None:
         raise BadQuery({name: not_a_position(text)})
     return found
+
+
+def flag_of(params: Mapping[str, Any], name: str) -> bool:
+    """Whether a page's link asks for `name` (`latest=1`, `live=1`, `infra=1`); BadQuery for
+    any value but 1 or blank, where `latest=yes` was read as not asked."""
+    text = str(params.get(name) or "")
+    if text not in ("", "1"):
+        raise BadQuery({name: f"{shown(text)} is not a flag: 1, or left out"})
+    return text == "1"
 
 
 def page_of(params: Mapping[str, Any]) -> int:

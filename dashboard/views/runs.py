@@ -346,7 +346,9 @@ class TimelineFilter:
         agent = query.get("agent", "")
         if agent and agent not in (agents := queries.event_agents(run.run_id)):
             raise BadQuery({"agent": no_such_agent(agent, agents, status.is_active(run.status))})
-        return cls(kinds, agent, query.get("infra") == "1")
+        # Every flag its links carry, each refused here if it is none (a tail's or a jump's).
+        flags = {name: asked.flag_of(query, name) for name in ("latest", "live", "infra")}
+        return cls(kinds, agent, flags["infra"])
 
     def query(self) -> str:
         """The filter as URL parameters, for the links that keep it (next page, tail, latest)."""
@@ -376,7 +378,7 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     toggle; `latest=1`: the last page instead (a jump to the latest)."""
     chosen = TimelineFilter.of(request.GET, run)
     after = position_after(request)
-    latest = request.GET.get("latest") == "1"
+    latest = asked.flag_of(request.GET, "latest")
     if latest:
         rows = chosen.events(run.run_id, 0, EVENTS_PAGE, newest=True)
         more = False
@@ -456,7 +458,7 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if not news and status.is_active(run.status):
         return HttpResponse(status=204)
     context = {"run": run} | timeline_rows(request, run)
-    if context["more"] and request.GET.get("live") == "1":
+    if context["more"] and asked.flag_of(request.GET, "live"):
         # The live tail's poll (not a "Next" link's) found more than a page since the last
         # (a fast worker, a slow poll), the run going on or ended since: it stays live and
         # asks again at once for the rest, where it used to stop at a "Next" link and leave

@@ -29,7 +29,7 @@ def context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     run_id = run.run_id
     opened = number(request, "call")
     after = number(request, "after")
-    latest = request.GET.get("latest") == "1" and after is None
+    latest = asked.flag_of(request.GET, "latest") and after is None
     if after is None and opened is not None:
         after = trace.around(run_id, opened)
     found = trace.window(run_id, after or 0, latest=latest, size=trace.WINDOW)

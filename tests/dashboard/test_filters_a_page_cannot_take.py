@@ -358,6 +358,11 @@ TAB_PART = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "tab"}
         ),
         ("tab=trace&call=" + "9" * 30, "call", "call: '" + "9" * 30 + "' is not a position: "),
         ("tab=timeline&kind=Bogus", "kind", "kind: 'Bogus' is no kind of event"),
+        # Each was read as not asked: the timeline's start, its lease events hidden.
+        ("tab=timeline&latest=yes", "latest", "latest: 'yes' is not a flag: 1, or left out"),
+        ("tab=timeline&infra=true", "infra", "infra: 'true' is not a flag: 1, or left out"),
+        ("tab=timeline&live=0", "live", "live: '0' is not a flag"),
+        ("tab=trace&latest=-1", "latest", "latest: '-1' is not a flag"),
         ("tab=timelines", "tab", "tab: 'timelines' is no tab; one of timeline, trace, threads,"),
     ],
 )
@@ -390,6 +395,14 @@ def test_the_timelines_tail_names_a_value_it_cannot_take(as_owner, listed):
     assert answer.status_code == 400 and "after: 'soon' is not a position" in said(body)
     assert body.strip().startswith('<tr><td colspan="6">')  # a row, where the tail's was
     assert "hx-get" not in body  # it polls no more
+
+
+@pytest.mark.parametrize("flag", ["latest", "live", "infra"])
+def test_the_timelines_tail_names_a_flag_it_cannot_take(as_owner, listed, flag):
+    """Each was read as not asked (a live poll's `live=on` as a "Next" link's)."""
+    answer = as_owner.get(f"/runs/{RUN}/tail?after=0&{flag}=on", HTTP_HX_REQUEST="true")
+    assert answer.status_code == 400
+    assert f"{flag}: 'on' is not a flag: 1, or left out" in said(answer.content.decode())
 
 
 def test_a_kind_the_run_has_none_of_is_chosen_in_its_box(as_owner, listed):
@@ -447,6 +460,9 @@ def test_an_agent_asked_of_a_run_with_none_is_named_so(as_owner, listed):
         "tab=threads&after=3",
         "tab=audit",
         "tab=trace&after=0&call=1",
+        "tab=trace&latest=1",
+        "tab=timeline&latest=1&infra=1",
+        "tab=timeline&latest=&infra=",
         "tab=bill&after=abc",  # a tab that reads no `after`
     ],
 )

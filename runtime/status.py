@@ -5,6 +5,7 @@ A run's status is read from its journal (`views.Summary`, `services.runs.status_
     running        a step is driving it, or is on its way to it
     interrupted    a person stopped it at a turn boundary; a person may resume it
     dead-lettered  a step kept failing; it waits for a person to retry or discard the letter
+                   (each of its letters, when it has more than one open)
     done, failed, halted, inconclusive, out_of_turns, escalated
                    the harness's verdict (TeamFinished): the run is over
 

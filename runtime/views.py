@@ -358,8 +358,10 @@ class Summary(Fold):
     """What a list of runs shows: team, task, status, times, size.
 
     The status is `status.derived`: the harness's verdict read beside the conflicts people
-    decided, the work they discarded and the saga steps that were undone. The clock stops
-    where the run stops: at its verdict, at a dead letter or an interrupt (until it goes on),
+    decided, the work they discarded and the saga steps that were undone; a run with dead
+    letters open (the harness's, the driver's) is dead-lettered until a person has decided
+    every one of them. The clock stops where the run stops: at its verdict, at its first open
+    dead letter or an interrupt (until it goes on),
     and, for an imported run with no verdict, at its last recorded event.
     """
 
@@ -380,6 +382,9 @@ class Summary(Fold):
             "last_t": None,
             "verdict": None,
             "driving": RUNNING,
+            # The dead letters nobody has decided yet, oldest first: id -> why it was lettered.
+            # The run waits for a person until none is left, whichever is decided first.
+            "letters": {},
             "conflicts": [],
             "decided": 0,
             "discarded": False,
@@ -450,9 +455,12 @@ class Summary(Fold):
     def follow(state: State, rec: Recorded) -> None:
         e = rec.event
         if isinstance(e, DeadLettered):
-            state.update(driving=DEAD_LETTERED, reason=e.reason, finished=e.t or None)
+            if not state["letters"]:  # the clock stops at the first: the run stood still there
+                state["finished"] = e.t or None
+            state["letters"] = {**state["letters"], e.letter_id: e.reason}
+            state.update(driving=DEAD_LETTERED, reason=e.reason)
         elif isinstance(e, DeadLetterRetried):
-            state.update(driving=RUNNING, reason="", finished=None)
+            Summary.decided(state, e.letter_id)
         elif isinstance(e, DeadLetterDiscarded):
             state["discarded"] = True
         elif isinstance(e, ConflictParked):
@@ -491,6 +499,20 @@ class Summary(Fold):
             state.update(driving=INTERRUPTED, reason=e.reason, finished=e.t or None)
         elif isinstance(e, RunResumed):
             state.update(driving=RUNNING, reason="", finished=None)
+
+    @staticmethod
+    def decided(state: State, letter_id: str) -> None:
+        """A person decided a dead letter: the run goes on once no other letter of it is open
+        (another one still holds it, whatever this decision was: it says why, and its clock
+        stays stopped)."""
+        left = {k: why for k, why in state["letters"].items() if k != letter_id}
+        state["letters"] = left
+        if left:
+            state["reason"] = list(left.values())[-1]
+        elif state["verdict"] is None:
+            state.update(driving=RUNNING, reason="", finished=None)
+        else:  # decided after the run ended: its verdict, reason and clock stand
+            state["driving"] = RUNNING
 
     def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         return dict(state)

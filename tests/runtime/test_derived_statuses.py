@@ -96,3 +96,42 @@ def test_an_imported_run_without_a_verdict_reads_imported_with_the_journals_own_
     assert state["status"] == "imported"
     assert (state["started"], state["finished"]) == (50.0, 58.5)  # not the import's time
     assert state["started_by"] == "ann" and state["events"] == 2
+
+
+def test_a_run_waits_on_its_dead_letters_until_none_is_open_whichever_is_decided_first():
+    # The harness's letter in the run's stream, the driver's in the control stream.
+    started = TeamStarted(**R, team="repo-fix", scenario="s", task="t", t=100.0)
+    ours = DeadLettered(**R, letter_id="r-1:1", reason="rejected twice", t=110.0)
+    driver = DeadLettered(**R, letter_id="r-1:control:1", reason="step kept dying", t=120.0)
+    retried = DeadLetterRetried(**R, letter_id="r-1:control:1", by="ann", reason="")
+    last = DeadLetterRetried(**R, letter_id="r-1:1", by="ann", reason="")
+    streams = ["run-r-1", "run-r-1", "control-r-1", "control-r-1", "run-r-1"]
+    events = [started, ours, driver, retried, last]
+    records = [
+        Recorded(s, i + 1, i + 1, e) for i, (s, e) in enumerate(zip(streams, events, strict=True))
+    ]
+    both = folds.run(views.Summary(), records[:3])
+    assert (both["status"], both["finished"]) == ("dead-lettered", 110.0)  # stopped at the first
+    one = folds.run(views.Summary(), records[:4])
+    assert (one["status"], one["reason"], one["finished"]) == (
+        "dead-lettered",
+        "rejected twice",
+        110.0,
+    )
+    assert views.resume_point(records[:4])["waiting_for"] == [
+        {"what": "dead letter", "id": "r-1:1"}
+    ]
+    none = folds.run(views.Summary(), records)
+    assert (none["status"], none["reason"], none["finished"]) == ("running", "", None)
+
+
+def test_a_summary_stored_before_it_kept_its_open_letters_goes_on_at_a_retry_as_it_did():
+    letter = DeadLettered(**R, letter_id="r-1:1", reason="stuck", t=150.0)
+    fold, rows = views.Summary(), folds.Rows()
+    state = fold.start()
+    folds.feed(fold, state, [Recorded("run-r-1", 1, 1, letter)], rows)
+    assert state["status"] == "dead-lettered"
+    del state["letters"]  # as a store kept it before
+    retried = DeadLetterRetried(**R, letter_id="r-1:1", by="ann", reason="")
+    folds.feed(fold, state, [Recorded("run-r-1", 2, 2, retried)], rows)
+    assert state["status"] == "running" and state["letters"] == {}

@@ -65,7 +65,10 @@ from runtime.metrics import Metrics, metrics
 from runtime.status import DEAD_LETTERED, INTERRUPTED, RUNNING, WAITING
 
 Records = Sequence[Recorded]
-STAGES = ("plan", "fix", "review", "verify", "complete", WAITING)  # waiting: for a person
+# finishing: a person discarded the work the run had stopped on, and it goes on to its end
+# without it (the work's own stage is not what comes next any more).
+FINISHING = "finishing"
+STAGES = ("plan", "fix", "review", "verify", FINISHING, "complete", WAITING)  # waiting: a person
 
 
 class Threads(Fold):
@@ -275,7 +278,10 @@ class ResumePoint(Fold):
     its work's stage: a dead letter nobody has retried or discarded, or a conflict its
     escalated verdict left for a person (as `status.derived` says "waiting"); `waiting_for`
     says which. A decision takes it back to its work's stage: where a retried letter goes on
-    from, or `complete` for a run that finished escalated.
+    from, or `complete` for a run that finished escalated. A discarded letter takes it to
+    `finishing`: the run is driven on to its end without that work (a repo-fix run stops, a
+    triage run answers without the sub-task), until its verdict, or until staged work starts
+    again.
     """
 
     name: ClassVar[str] = "resume_point"
@@ -304,7 +310,10 @@ class ResumePoint(Fold):
             state["open"] = {**state.get("open", {}), key: what}
         elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded | ConflictResolved):
             key = e.conflict_id if isinstance(e, ConflictResolved) else e.letter_id
-            state["open"] = {k: v for k, v in state.get("open", {}).items() if k != key}
+            was = state.get("open", {})
+            if isinstance(e, DeadLetterDiscarded) and key in was and state["stage"] != "complete":
+                state["stage"] = FINISHING  # not back to the stage the discarded work reached
+            state["open"] = {k: v for k, v in was.items() if k != key}
         if not rec.stream.startswith("run-"):
             return  # the lease and control streams say how the run is driven, not where it is
         state["position"], state["version"] = rec.position, rec.version
@@ -463,6 +472,10 @@ class Summary(Fold):
             Summary.decided(state, e.letter_id)
         elif isinstance(e, DeadLetterDiscarded):
             state["discarded"] = True
+            # Driven on without that work (the discard queued its step): running, saying so,
+            # where it read dead-lettered with nothing left to decide until its verdict.
+            why = f"dead letter {e.letter_id} discarded by {e.by}; the run goes on without it"
+            Summary.decided(state, e.letter_id, why)
         elif isinstance(e, ConflictParked):
             state["conflicts"] = [*state["conflicts"], e.conflict_id]
         elif isinstance(e, ConflictResolved) and e.conflict_id in state["conflicts"]:
@@ -501,7 +514,7 @@ class Summary(Fold):
             state.update(driving=RUNNING, reason="", finished=None)
 
     @staticmethod
-    def decided(state: State, letter_id: str) -> None:
+    def decided(state: State, letter_id: str, reason: str = "") -> None:
         """A person decided a dead letter: the run goes on once no other letter of it is open
         (another one still holds it, whatever this decision was: it says why, and its clock
         stays stopped)."""
@@ -510,7 +523,7 @@ class Summary(Fold):
         if left:
             state["reason"] = list(left.values())[-1]
         elif state["verdict"] is None:
-            state.update(driving=RUNNING, reason="", finished=None)
+            state.update(driving=RUNNING, reason=reason, finished=None)
         else:  # decided after the run ended: its verdict, reason and clock stand
             state["driving"] = RUNNING
 

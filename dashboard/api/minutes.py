@@ -194,8 +194,9 @@ class WaitingOut(Schema):
 
 
 class ResumePointOut(Schema):
-    stage: Literal["plan", "fix", "review", "verify", "complete", "waiting"] = Field(
-        description="what comes next; waiting: a person's decision (waiting_for says on what)"
+    stage: Literal["plan", "fix", "review", "verify", "finishing", "complete", "waiting"] = Field(
+        description="what comes next; waiting: a person's decision (waiting_for says on what); "
+        "finishing: the run's end, without the work a person discarded"
     )
     waiting_for: list[WaitingOut] = Field(
         default_factory=list, description="the undecided items the run waits on, oldest first"

@@ -68,7 +68,8 @@ class RunOut(Schema):
         "dead-lettered, or the harness's verdict"
     )
     stage: str = Field(
-        description="plan, fix, review, verify, complete, or waiting (for a person's decision)"
+        description="plan, fix, review, verify, complete, waiting (for a person's decision), or "
+        "finishing (a person discarded the work it stopped on: it goes on to its end without it)"
     )
     waiting_for: str = Field(
         "", description="at stage waiting: conflict, dead letter, or both (comma-separated)"

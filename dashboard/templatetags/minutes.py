@@ -7,6 +7,7 @@ from django import template
 from dashboard import actions, present
 from runtime import status
 from runtime.coordination.conflicts import POLICIES
+from runtime.views import FINISHING
 
 register = template.Library()
 
@@ -31,7 +32,10 @@ def status_label(value: str) -> str:
 
 @register.filter
 def stage_label(run: Any) -> str:
-    """A run's stage as a person reads it: at "waiting", what a person is asked to decide."""
+    """A run's stage as a person reads it: at "waiting", what a person is asked to decide; at
+    "finishing", why it finishes."""
+    if run.stage == FINISHING:
+        return "finishing without the work a person discarded"
     if run.stage != status.WAITING:
         return str(run.stage)
     return f"waiting for a person: {run.waiting_for or 'a decision'}"

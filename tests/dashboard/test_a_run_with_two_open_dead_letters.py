@@ -106,3 +106,40 @@ def test_a_retry_of_one_letter_leaves_the_run_waiting_on_the_other(
     found = said(as_reviewer, run_id)
     assert found["column"] == found["api"] == found["listed"] == ("running", "fix", "")
     assert found["point"] == []
+
+
+def test_a_discarded_task_takes_the_run_on_to_its_end_and_it_says_so(as_reviewer, owner, settings):
+    """After a person discards the harness's letter the run is driven on to its end without
+    that task: it read dead-lettered with nothing left to decide, at the stage the discarded
+    work had reached, and the reconciler never looked at it (a lost step left it so)."""
+    run_id = runs.start_run("repo-fix", "reject-loop", by="owner")
+    assert drive(run_id) == "dead-lettered"
+    letters.decide_letter(f"{run_id}:1", "discard", "reviewer", "not worth it")
+    found = said(as_reviewer, run_id)
+    finishing = ("running", "finishing", "")
+    assert found["column"] == found["api"] == found["listed"] == finishing
+    assert found["point"] == []
+    assert "<dd>finishing without the work a person discarded</dd>" in found["header"]
+    row = RunSummary.objects.get(run_id=run_id)
+    assert "discarded by reviewer" in row.reason and row.finished_at is None
+    # A step is on its way (the discard queued it); should it be lost, the reconciler sends
+    # another, as for any run being driven.
+    settings.STALL_SECONDS = 0
+    assert steps.revive_stalled() == [run_id]
+    assert drive(run_id) == "escalated"
+    ended = said(as_reviewer, run_id)
+    assert ended["column"] == ended["api"] == ended["listed"] == ("discarded", "complete", "")
+
+
+def test_a_discard_while_another_letter_is_open_waits_on_that_one_then_finishes(
+    as_reviewer, two_letters
+):
+    run_id, harness, control = two_letters
+    letters.decide_letter(harness, "discard", "reviewer", "not worth it")
+    found = said(as_reviewer, run_id)
+    assert found["column"] == ("dead-lettered", "waiting", "dead letter")
+    assert found["point"] == [control]
+    letters.decide_letter(control, "retry", "reviewer", "the worker is fine now")
+    assert said(as_reviewer, run_id)["column"] == ("running", "finishing", "")
+    assert drive(run_id) == "escalated"
+    assert said(as_reviewer, run_id)["column"] == ("discarded", "complete", "")

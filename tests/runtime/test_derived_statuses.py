@@ -11,6 +11,7 @@ from runtime.events import (
     DeadLettered,
     DeadLetterRetried,
     JournalImported,
+    MessageSent,
     RunInterrupted,
     RunResumed,
     RunStarted,
@@ -135,3 +136,22 @@ def test_a_summary_stored_before_it_kept_its_open_letters_goes_on_at_a_retry_as_
     retried = DeadLetterRetried(**R, letter_id="r-1:1", by="ann", reason="")
     folds.feed(fold, state, [Recorded("run-r-1", 2, 2, retried)], rows)
     assert state["status"] == "running" and state["letters"] == {}
+
+
+def test_a_discarded_letter_sends_the_run_on_to_its_end_without_that_work():
+    started = TeamStarted(**R, team="repo-fix", scenario="s", task="t", t=100.0)
+    asked = MessageSent(**R, sender="orchestrator", recipient="coder", performative="request")
+    done = MessageSent(**R, sender="coder", recipient="reviewer", performative="done")
+    letter = DeadLettered(**R, letter_id="r-1:1", reason="rejected twice", t=110.0)
+    gone = DeadLetterDiscarded(**R, letter_id="r-1:1", by="ann", reason="not worth it")
+    events = [started, asked, done, letter, gone]
+    records = [Recorded("run-r-1", i + 1, i + 1, e) for i, e in enumerate(events)]
+    assert views.resume_point(records[:3])["stage"] == "review"
+    assert views.resume_point(records[:4])["stage"] == "waiting"
+    going = folds.run(views.Summary(), records)
+    assert (going["status"], going["finished"]) == ("running", None)
+    assert going["reason"] == "dead letter r-1:1 discarded by ann; the run goes on without it"
+    assert views.resume_point(records)["stage"] == "finishing"  # not back to "review"
+    ended = [*records, Recorded("run-r-1", 6, 6, ESCALATED)]
+    assert folds.run(views.Summary(), ended)["status"] == "discarded"
+    assert views.resume_point(ended)["stage"] == "complete"

@@ -11,7 +11,7 @@ from django.db import connections
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal, Fenced
-from journal_store.models import DeadLetter
+from journal_store.models import DeadLetter, RunSummary
 from runtime import flight
 from runtime.events import BudgetDebited
 from runtime.journal import StaleEpoch
@@ -235,7 +235,13 @@ def test_an_escalated_specialist_waits_in_the_dead_letter_queue_for_a_person(mon
     [letter] = DeadLetter.objects.filter(run_id=run_id, status="open")
     assert letter.task_id == "S2" and "kb-worker escalated" in letter.reason
     letters.decide_letter(letter.letter_id, "discard", "ann", "no knowledge base needed here")
+    # Driven on without the sub-task: running (a step is on its way), finishing, not waiting.
+    row = RunSummary.objects.get(run_id=run_id)
+    assert (row.status, row.stage, row.waiting_for) == ("running", "finishing", "")
     assert drive(run_id)[-1] == "done"
+    projection.catch_up()
+    row = RunSummary.objects.get(run_id=run_id)
+    assert (row.status, row.stage) == ("done", "complete")
     events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     assert [e.task_id for e in events if isinstance(e, TaskEscalated)] == ["S2"]
     [answer] = [e for e in events if isinstance(e, AnswerComposed)]

@@ -37,7 +37,7 @@ from journal_store.snapshots import DatabaseSnapshots
 from runtime import flight, status, streams
 from runtime.backoff import doubling
 from runtime.coordination.leases import Lease
-from runtime.events import RunInterrupted, TeamFinished
+from runtime.events import DeadLettered, RunInterrupted, TeamFinished
 from runtime.fanout.restarts import Outages
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.model import EndpointDown
@@ -100,7 +100,10 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
             log.error("run %s: not driven: %s", run_id, exc)
             return "refused"  # settings that name another place on disk: nothing is touched
     try:
-        if control.open_letter() is not None:
+        if control.open_letter() is not None or isinstance(last, DeadLettered):
+            # Parked on a letter (the driver's, or the harness's: the run's last event until a
+            # person decides it): a step delivered again stops here, taking no lease, where its
+            # starts were counted as a dying step's and dead-lettered it a second time.
             return "dead-lettered"
         if isinstance(last, RunInterrupted) and control.stop_request() is not None:
             return "interrupted"

@@ -4,12 +4,13 @@ the API said running where the stage said waiting, the reconciler took it for a 
 drives (noting a stall and sending it steps that stopped at the other letter again), and a
 person's stop or resume was taken as for a driven run.
 
-The case is built as a worker makes it: a repo-fix run whose reviewer keeps rejecting parks
-its task in the dead-letter queue (the harness's letter, in the run's stream), and its step,
-delivered again while it is parked (a redelivered task), is started until the driver gives up
-on it and dead-letters it too (the control stream's letter). Every place that shows the run is
-read at each moment: the runs read model (as caught up, and rebuilt), the pure views over the
-journal, the API, the list, the header, and the dead-letter queue."""
+The case: a repo-fix run whose reviewer keeps rejecting parks its task in the dead-letter queue
+(the harness's letter, in the run's stream), and the driver dead-letters its step as well (the
+control stream's letter, as services/steps.py writes it for a step that kept dying). A parked
+run's step delivered again used to make that second letter itself (tests/tasks/test_driving.py);
+stores and imported journals hold runs it made. Every place that shows the run is read at each
+moment: the runs read model (as caught up, and rebuilt), the pure views over the journal, the
+API, the list, the header, and the dead-letter queue."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import views
 from services import letters, runs, steps
-from services.steps import drive_step
+from services.control import Control
 from tests.dashboard.conftest import drive
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -58,11 +59,9 @@ def two_letters(owner, settings) -> tuple[str, str, str]:
     run_id = runs.start_run("repo-fix", "reject-loop", by="owner")
     assert drive(run_id) == "dead-lettered"
     harness = f"{run_id}:1"
-    control = f"{run_id}:control:1"
-    # Delivered again while parked: each start stops at the open letter, until the driver
-    # counts too many starts at that version and dead-letters the step as well.
-    for _ in range(settings.MAX_STEP_ATTEMPTS + 1):
-        assert drive_step(run_id, "test") == "dead-lettered"
+    starts = settings.MAX_STEP_ATTEMPTS
+    control = Control(run_id).dead_letter("the step kept dying", starts, "").letter_id
+    assert control == f"{run_id}:control:1"
     open_ = {w["id"] for w in views.resume_point(DjangoJournal().read_run(run_id))["waiting_for"]}
     assert open_ == {harness, control}
     return run_id, harness, control

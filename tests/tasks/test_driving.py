@@ -176,6 +176,29 @@ def test_a_step_that_keeps_raising_is_dead_lettered_with_its_last_error(monkeypa
     assert drive(run_id)[-1] == "done"  # retried from the journal, to the end
 
 
+def test_a_run_parked_on_its_task_letter_is_not_dead_lettered_again_when_its_step_comes_again(
+    settings,
+):
+    """A step of a run the harness parked (its letter undecided), delivered again (a task
+    redelivered, a duplicate), stops at the letter without taking the lease: its starts were
+    counted as a dying step's, and after MAX_STEP_ATTEMPTS the driver dead-lettered the run a
+    second time, "started 3 times and never finished (its worker died)", though nothing died."""
+    run_id = runs.start_run("repo-fix", "reject-loop")
+    assert drive(run_id)[-1] == "dead-lettered"  # the reviewer kept rejecting: parked
+    leases = DjangoJournal().version(f"lease-{run_id}")
+    for _ in range(settings.MAX_STEP_ATTEMPTS + 2):
+        assert steps.drive_step(run_id, "test") == "dead-lettered"
+    assert Control(run_id).open_letter() is None
+    assert DjangoJournal().version(f"lease-{run_id}") == leases
+    projection.catch_up()
+    assert list(DeadLetter.objects.filter(run_id=run_id).values_list("letter_id", "status")) == [
+        (f"{run_id}:1", "open")
+    ]
+    letters.decide_letter(f"{run_id}:1", "retry", "ann", "one more round")
+    steps.drive_step(run_id, "test")  # a decision lets it go on: a step takes the lease
+    assert DjangoJournal().version(f"lease-{run_id}") > leases
+
+
 def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never_came(
     monkeypatch,
 ):

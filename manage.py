@@ -17,9 +17,10 @@ def main() -> None:
     from config.celery import note_fallback
 
     note_fallback(sys.argv[1] if len(sys.argv) > 1 else "", sys.stderr)
-    from django.core.management import execute_from_command_line
+    # A refused setting or a database that does not answer is said in a line, naming it.
+    from config.commandline import run
 
-    execute_from_command_line(sys.argv)
+    sys.exit(run(sys.argv, sys.stderr))
 
 
 if __name__ == "__main__":

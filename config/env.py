@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,13 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             raise ImproperlyConfigured(
                 f"{name}: the port is not a number between 0 and 65535, in {shown!r}"
             ) from None
+        # Django says only "Error loading psycopg2 or psycopg module", at the first query: the
+        # driver is an extra that `make run` does not install, so say which.
+        if not driver_installed():
+            raise ImproperlyConfigured(
+                f"{name} names PostgreSQL ({shown!r}), but its driver is not installed: "
+                ".venv/bin/pip install -e '.[postgres]'"
+            )
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.strip("/")),
@@ -160,3 +168,14 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
     raise ImproperlyConfigured(
         f"{name} must start with sqlite:// or postgres://, got {url.split(':', 1)[0]!r}"
     )
+
+
+def driver_installed() -> bool:
+    """Whether PostgreSQL's driver imports, tried as Django tries it (psycopg 3, then 2)."""
+    for driver in ("psycopg", "psycopg2"):
+        try:
+            importlib.import_module(driver)
+        except ImportError:
+            continue
+        return True
+    return False

@@ -1,0 +1,90 @@
+"""What manage.py says when Minutes cannot start: the setting, or the database, that is wrong,
+and what to do about it, in a line or two rather than thirty lines of Django's traceback with
+the one that matters at the bottom.
+
+Only the two failures a newcomer's environment causes are turned into sentences: a setting
+that config/settings.py refuses (ImproperlyConfigured while it loads), and a database that
+does not answer or has no tables yet. Everything else is a bug and keeps its traceback, and
+so does this with `--traceback`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TextIO
+
+# Exit statuses: 2 for a setting that was refused (bad input, as for the runtime's CLI), 1 for
+# a database that is not there.
+BAD_SETTING = 2
+NO_DATABASE = 1
+
+
+def run(argv: list[str], stderr: TextIO) -> int:
+    """Run the management command in `argv`; a refused setting or an absent database is said
+    on `stderr` and gives a non-zero status."""
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 (reads config/settings.py, which checks the environment)
+    except ImproperlyConfigured as exc:
+        if "--traceback" in argv:
+            raise
+        stderr.write(f"Minutes cannot start: {exc}\n")
+        return BAD_SETTING
+
+    from django.core.management import execute_from_command_line
+    from django.db import OperationalError
+
+    try:
+        execute_from_command_line(argv)
+    except OperationalError as exc:
+        said = database_trouble(exc)
+        if said is None or "--traceback" in argv:
+            raise
+        stderr.write(said + "\n")
+        return NO_DATABASE
+    return 0
+
+
+def database_trouble(exc: Exception) -> str | None:
+    """A sentence for a command's database error when the database is out of reach or has no
+    tables yet; None for anything else (a bug, which keeps its traceback)."""
+    from django.db import OperationalError, connection
+
+    where = described()
+    # Whether the database answers is asked again, not guessed from the error's wording,
+    # which differs between drivers, versions and languages.
+    try:
+        connection.close()
+        connection.ensure_connection()
+    except OperationalError as again:
+        return (
+            f"cannot reach the database, {where}: {first_lines(again)}\n"
+            "Check that it is running and that DATABASE_URL names it (README: The journal store)."
+        )
+    text = str(exc)
+    if "no such table" in text or re.search(r'relation "[^"]+" does not exist', text):
+        return (
+            f"the database, {where}, has no tables yet ({first_lines(exc)}): "
+            "run `.venv/bin/python manage.py migrate` first"
+        )
+    return None
+
+
+def described() -> str:
+    """The default database as a person names it, without its password."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if "sqlite" in db["ENGINE"]:
+        return f"the SQLite file {db['NAME']}"
+    host = db.get("HOST") or "the local socket"
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    user = f" as {db['USER']}" if db.get("USER") else ""
+    return f"PostgreSQL database {db['NAME']!r} at {host}{port}{user} (DATABASE_URL)"
+
+
+def first_lines(exc: Exception) -> str:
+    """The error's own words, its lines joined (psycopg adds a hint on a second line)."""
+    return " ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())

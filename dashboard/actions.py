@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.conf import settings
-
 from runtime import baseline
 from runtime.openai_client import OLD_BACKEND_NAMES
 from services import baseline as baselines
@@ -89,8 +87,8 @@ class NewRun:
         if "task" not in found and len(self.task or "") > TASK_MAX:
             found["task"] = f"the task is {len(self.task or ''):,} characters; at most {TASK_MAX:,}"
         backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
-        if backend == "endpoint" and not settings.MODEL_BASE_URL:
-            found["model"] = runs.NO_ENDPOINT
+        if backend == "endpoint" and (why := runs.endpoint_unusable()):
+            found["model"] = why
         return found
 
     def start(self, by: str) -> str:

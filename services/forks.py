@@ -13,7 +13,7 @@ from runtime import flight, fork
 from runtime.journal import DuplicateEventId, Recorded, WrongExpectedVersion
 from runtime.team import split_models
 from services import local_model, queue, specialists
-from services.runs import NO_ENDPOINT, ModelUnavailable, RunError, RunNotFound
+from services.runs import ModelUnavailable, RunError, RunNotFound, endpoint_unusable
 
 Changes = fork.Changes
 log = logging.getLogger(__name__)
@@ -95,10 +95,10 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
             why = local_model.unavailable()
             if why:
                 raise ModelUnavailable(why)
-        if "endpoint" in backends and not settings.MODEL_BASE_URL:
+        if "endpoint" in backends and (why := endpoint_unusable()):
             # Refused here, not at its first step: there it would fail three times and wait
             # in the dead-letter queue for a person, saying only that its step kept failing.
-            raise ForkRefused(NO_ENDPOINT, "models")
+            raise ForkRefused(why, "models")
         fork.verify(journal, planned)
         fork.restore_workspace(planned, settings.WORKSPACES)
     except fork.ForkRefused as exc:

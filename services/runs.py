@@ -19,6 +19,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
 from runtime import flight, status, streams
 from runtime.events import TeamStarted
+from runtime.openai_client import ModelConfigError, OpenAIClient
 from runtime.team import FlightConfig
 from services import local_model, queue
 from services.control import Control, stalled
@@ -30,6 +31,23 @@ NO_ENDPOINT = (
     "no OpenAI-compatible endpoint is configured: set MINUTES_MODEL_BASE_URL and "
     "MINUTES_MODEL where the workers run, or use the scripted backend"
 )
+
+
+def endpoint_unusable() -> str | None:
+    """Why a run on the `endpoint` backend would fail at its first step here, or None: no URL,
+    one that is not http(s), or no model name. Asked where the run is asked for (the form, the
+    API, a fork, `demo --model endpoint`), because at its first step it would fail three times
+    and wait in the dead-letter queue, its reason read by whoever looks there."""
+    if not settings.MODEL_BASE_URL:
+        return NO_ENDPOINT
+    try:
+        # The check the workers' client makes (runtime/openai_client.py), on what they read.
+        OpenAIClient.from_env(
+            {**settings.MODELS, "MINUTES_MODEL_BASE_URL": settings.MODEL_BASE_URL}
+        )
+    except ModelConfigError as exc:
+        return f"{exc}; set it where the workers run, or use the scripted backend"
+    return None
 
 
 class RunError(Exception):

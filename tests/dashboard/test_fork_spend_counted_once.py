@@ -146,6 +146,7 @@ def test_the_bill_tab_names_the_parents_model_for_the_copied_calls(owner, as_own
     its copied calls were asked of (the parent's), beside the one it asks now. Not driven: the
     fork's journal as written is what is billed."""
     settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.MODELS = {"MINUTES_MODEL": "some-model"}
     parent = run_of("first-flight")
     at = first_read(parent)
     changes = forks.Changes(models={"coder": "endpoint:m-big"})

@@ -86,6 +86,7 @@ def test_a_number_that_is_not_finite_is_refused_as_such(api, number):
 
 def test_the_shared_rules_still_let_a_proper_run_start(api, settings):
     settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.MODELS = {"MINUTES_MODEL": "some-model"}
     answer = post(api, "/api/runs", {"team": "repo-fix", "allowance": 10_000_000})
     assert answer.status_code == 201, answer.content
     answer = post(api, "/api/runs", {"model": "endpoint", "task": "fix the parser"})
@@ -271,6 +272,7 @@ def test_the_start_run_command_holds_a_task_to_the_forms_length(settings):
     from django.core.management import CommandError, call_command
 
     settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.MODELS = {"MINUTES_MODEL": "some-model"}
     with pytest.raises(CommandError) as refused:
         call_command("start_run", "--team", "solo", "--model", "endpoint", "--task", "x" * 2_001)
     assert str(refused.value) == "--task: the task is 2,001 characters; at most 2,000"
@@ -358,6 +360,7 @@ def test_the_form_says_when_no_endpoint_is_configured(as_owner, settings):
     page = as_owner.get("/runs/new").content.decode()
     assert "OpenAI-compatible endpoint (none configured here: MINUTES_MODEL_BASE_URL)" in page
     settings.MODEL_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.MODELS = {"MINUTES_MODEL": "some-model"}
     page = as_owner.get("/runs/new").content.decode()
     assert "none configured here" not in page and "OpenAI-compatible endpoint" in page
 

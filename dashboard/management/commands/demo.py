@@ -126,6 +126,9 @@ class Command(BaseCommand):
                 "demo is for a development machine: run it with MINUTES_DEBUG=1 (`make run` "
                 "does); docker-compose.yml runs Minutes in production"
             )
+        if options["model"] == "endpoint" and (why := runs.endpoint_unusable()):
+            # Its sample run would fail three times and wait in the dead-letter queue.
+            raise CommandError(f"--model endpoint: {why}")
         self.port: int = options["port"]
         self.refuse_a_busy_port()
         settings.HOME.mkdir(parents=True, exist_ok=True)

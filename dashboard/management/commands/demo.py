@@ -131,6 +131,7 @@ class Command(BaseCommand):
             raise CommandError(f"--model endpoint: {why}")
         self.port: int = options["port"]
         self.refuse_a_busy_port()
+        self.refuse_a_silent_broker()
         settings.HOME.mkdir(parents=True, exist_ok=True)
         self.logs = settings.HOME / "logs"
         self.logs.mkdir(exist_ok=True)
@@ -227,6 +228,30 @@ class Command(BaseCommand):
                     f"port {self.port} is in use (another Minutes?): stop it, or choose another "
                     f"port: make run PORT={other} (or manage.py demo --port {other})"
                 )
+
+    def refuse_a_silent_broker(self) -> None:
+        """A broker of the person's own (CELERY_BROKER_URL) that does not answer: said before
+        anything starts. Otherwise the first screen said Minutes was running while the workers
+        retried in their logs and the sample run waited for a step nobody could queue."""
+        if settings.EMBEDDED_BROKER:
+            return
+        from kombu.exceptions import OperationalError
+
+        from config.celery import app
+
+        with app.connection_for_write() as connection:
+            shown = connection.as_uri()  # without its password
+            try:
+                connection.ensure_connection(
+                    max_retries=1, interval_start=0, interval_step=0, timeout=5
+                )
+            except OperationalError as exc:
+                raise CommandError(
+                    f"the broker at CELERY_BROKER_URL ({shown}) does not answer "
+                    f"({str(exc).rstrip('.')}): start "
+                    "it (a Redis server: redis-server --port PORT), or unset CELERY_BROKER_URL "
+                    "for the embedded one, which needs no server"
+                ) from None
 
     # --- the processes -----------------------------------------------------------------------
 

@@ -1,0 +1,79 @@
+"""`manage.py demo` stops before it starts anything, saying what is wrong and what to do, when
+what it would start cannot work: `--model endpoint` where no endpoint is configured (as the
+form and the API refuse such a run), or CELERY_BROKER_URL naming a broker that does not answer.
+It used to start the web server and the workers and print "Minutes is running": with no
+endpoint, a sample run that failed its step three times into the dead-letter queue; with no
+broker, workers retrying in their logs and a sample run whose step nobody could queue."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests.services import free_port
+from tests.tasks.conftest import ROOT
+
+
+@pytest.mark.parametrize(
+    "models, said",
+    [
+        ({}, "--model endpoint: no OpenAI-compatible endpoint is configured"),
+        (
+            {"MINUTES_MODEL_BASE_URL": "http://127.0.0.1:9/v1"},
+            "--model endpoint: MINUTES_MODEL is not set (nor OPENAI_MODEL)",
+        ),
+    ],
+)
+def test_demo_on_an_endpoint_it_cannot_use_starts_nothing(tmp_path, models, said):
+    refused(tmp_path, ["--model", "endpoint"], models, said)
+
+
+def test_demo_on_a_broker_that_does_not_answer_starts_nothing(tmp_path):
+    port = free_port()  # nothing listens there
+    broker = {"CELERY_BROKER_URL": f"redis://:TopSecretPw@127.0.0.1:{port}/0"}
+    said = refused(
+        tmp_path,
+        [],
+        broker,
+        f"the broker at CELERY_BROKER_URL (redis://:**@127.0.0.1:{port}/0) does not answer",
+    )
+    assert "unset CELERY_BROKER_URL for the embedded one" in said and "TopSecretPw" not in said
+
+
+def refused(tmp_path, args: list[str], environ: dict[str, str], said: str) -> str:
+    """What `manage.py demo ARGS` says on stderr as it refuses to start (it must), having
+    started nothing."""
+    home = tmp_path / "home"
+    database = tmp_path / "demo.sqlite3"
+    ours = ("MINUTES_", "OPENAI_", "CELERY_", "DATABASE_URL")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
+    env.update(
+        MINUTES_DEBUG="1",
+        MINUTES_HOME=str(home),
+        DATABASE_URL=f"sqlite:///{database}",
+        **environ,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "demo", "--port", str(free_port()), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        # Not refused: it started its web server, workers and broker, which its Ctrl-C stops.
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert said in done.stderr and "Traceback" not in done.stderr
+    # Refused before the database was made or anything started: no logs, no broker, no run.
+    assert not database.exists() and not (home / "logs").exists()
+    return done.stderr

@@ -44,6 +44,12 @@ def test_demo_on_a_broker_that_does_not_answer_starts_nothing(tmp_path):
     assert "unset CELERY_BROKER_URL for the embedded one" in said and "TopSecretPw" not in said
 
 
+def test_a_broker_url_without_a_password_is_shown_without_a_mask(tmp_path):
+    port = free_port()
+    broker = {"CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/0"}
+    refused(tmp_path, [], broker, f"(redis://127.0.0.1:{port}/0) does not answer")
+
+
 def refused(tmp_path, args: list[str], environ: dict[str, str], said: str) -> str:
     """What `manage.py demo ARGS` says on stderr as it refuses to start (it must), having
     started nothing."""

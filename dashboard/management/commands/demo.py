@@ -236,11 +236,13 @@ class Command(BaseCommand):
         if settings.EMBEDDED_BROKER:
             return
         from kombu.exceptions import OperationalError
+        from kombu.utils.url import maybe_sanitize_url
 
         from config.celery import app
 
+        # Without its password; as_uri() would show ":**@" where the URL has none.
+        shown = maybe_sanitize_url(settings.CELERY_BROKER_URL)
         with app.connection_for_write() as connection:
-            shown = connection.as_uri()  # without its password
             try:
                 connection.ensure_connection(
                     max_retries=1, interval_start=0, interval_step=0, timeout=5

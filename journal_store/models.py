@@ -165,6 +165,13 @@ class RunSummary(models.Model):
     # fork. One JSON column, not one per figure: the rollup's shares are worked out in Python
     # (metrics_days.share), so no query sums them, and a figure added later needs no column.
     copied_figures = models.JSONField(default=dict)
+    # A fork of a fork's chain above its parent, from the RunForked events its journal copied
+    # (run_columns.lineage): each fork it descends through, the run that one was forked from,
+    # and what its own copied prefix held; its cost by run in `lineage_cost` (the bill's fold
+    # prices it, the metrics fold gives the rest). The sums across runs read them when a run
+    # of the chain is not in this store, where `parent_id` alone lost the runs above it.
+    lineage = models.JSONField(default=list)
+    lineage_cost = models.JSONField(default=dict)
 
     class Meta:
         db_table = "projection_run"

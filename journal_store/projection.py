@@ -225,7 +225,8 @@ class Runs(Projector):
             for name in ("started_at", "finished_at"):
                 row[name] = ops.adapt_datetimefield_value(row[name])
             row["started_on"] = ops.adapt_datefield_value(row["started_on"])
-            row["copied_figures"] = ops.adapt_json_value(row["copied_figures"], None)
+            for name in ("copied_figures", "lineage", "lineage_cost"):
+                row[name] = ops.adapt_json_value(row[name], None)
             groups.setdefault((tuple(changed), bool(delta.get(run_id))), []).append(
                 (run_id, *row.values())
             )

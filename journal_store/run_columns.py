@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+from itertools import pairwise
 from typing import Any
 
 from django.conf import settings
 
 from runtime import folds, prices
-from runtime.bill import model_for
+from runtime.bill import ancestors_of, model_for
 from runtime.folds import Fold
 from runtime.metric_sums import summed
+from runtime.metrics import Metrics
 from runtime.views import STORED as RUN_FOLDS
 
 
@@ -112,6 +114,42 @@ def copied_figures(metrics: folds.State) -> dict[str, Any]:
     return {"copied_figures": metrics.get("copied") or {}}
 
 
+def lineage(metrics: folds.State) -> dict[str, Any]:
+    """The forks a fork of a fork descends through, oldest first, each with the run it was
+    forked from and what its copied prefix held (tokens, coordination and work tokens, and the
+    figures of `copied_figures`), from the earlier RunForked events its journal copied: the
+    sums across runs count that past once even when such a fork is not in this store
+    (services/shared_past.py). [] for a run that is no fork of a fork."""
+    forks = metrics.get("forks") or []
+    coordinating = set(Metrics.coordinating(metrics)) if forks else set()
+    found = []
+    for fork, child in pairwise(forks):
+        tokens = fork["inherited"]
+        coord = sum(n for name, n in tokens.items() if name in coordinating)
+        found.append(
+            {
+                "run": child["parent"],
+                "parent": fork["parent"],
+                "tokens": sum(tokens.values()),
+                "coord_tokens": coord,
+                "work_tokens": sum(tokens.values()) - coord,
+                "figures": fork["copied"],
+            }
+        )
+    return {"lineage": found}
+
+
+def lineage_cost(bill: folds.State) -> dict[str, Any]:
+    """What each fork of `lineage` copied cost, priced as the fork's own copied prefix is
+    (None: not known), by run."""
+    return {
+        "lineage_cost": {
+            run: inherited_columns(copied)["inherited_cost"]
+            for run, _, copied in ancestors_of(bill)
+        }
+    }
+
+
 def run_model(bill: folds.State) -> dict[str, Any]:
     """The model the run asked, from the bill's state (its TeamStarted): the default backend,
     or the endpoint's model name; "" when the journal does not say."""
@@ -126,8 +164,8 @@ COLUMNS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 # Columns read from a fold's state where its result does not hold them.
 STATE_COLUMNS: dict[str, Callable[[folds.State], dict[str, Any]]] = {
-    "bill": run_model,
-    "metrics": copied_figures,
+    "bill": lambda state: run_model(state) | lineage_cost(state),
+    "metrics": lambda state: copied_figures(state) | lineage(state),
 }
 FOLDS: dict[str, Fold] = {f.name: f for f in RUN_FOLDS}
 

@@ -6,6 +6,7 @@ split, each agent's model, and the budget's ledgers (allowance, spent, remaining
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any, ClassVar
 
 from runtime import folds
@@ -91,6 +92,21 @@ def inherited_of(
         "tokens": theirs,
         "own": total - theirs,
     }
+
+
+def ancestors_of(state: State) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """The forks a fork of a fork descends through, from its journal's earlier RunForked
+    events: each as (run, the run it was forked from, its copied prefix as `inherited_of`
+    gives it). Empty for a run that is no fork of a fork, or a state from before they were
+    kept."""
+    forks = state.get("forks") or []
+    models, asked = state.get("models") or {}, state.get("asked") or {}
+    out = []
+    for fork, child in pairwise(forks):
+        then = {**state, "inherited": fork["inherited"]}
+        then["before"] = state.get("before", [])[: fork["before"]]
+        out.append((child["parent"], fork["parent"], inherited_of(then, models, asked, 0)))
+    return out
 
 
 def _less(row: list[int], taken: list[int]) -> list[int]:
@@ -225,6 +241,15 @@ class Bill(Fold):
             state["inherited"] = {name: list(widened(row)) for name, row in state["agents"].items()}
             if e.parent_models is not None:
                 state.setdefault("before", []).append(segment(state, e.parent_models.model_dump()))
+            # Each RunForked's, in order, with how many segments were before it then: a fork
+            # of a fork copied its parent's, whose prefix can then be priced without it.
+            state.setdefault("forks", []).append(
+                {
+                    "parent": e.parent,
+                    "inherited": state["inherited"],
+                    "before": len(state.get("before", [])),
+                }
+            )
 
     def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         total = sum(row[0] for row in state["agents"].values())

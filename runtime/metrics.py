@@ -313,6 +313,12 @@ class Metrics(Fold):
             # And every other figure the sums add up, as the prefix left it (the last
             # RunForked: a fork of a fork copied its parent's, which ends before it).
             state["copied"] = summed(self.result(state, folds.Rows()))
+            # Each RunForked's, in order: a fork of a fork copied its parent's, which says
+            # where that parent began in its own parent and what that prefix held, so the
+            # sums can count a chain whose middle run is not in the store (run_columns.lineage).
+            state.setdefault("forks", []).append(
+                {"parent": e.parent, "inherited": state["inherited"], "copied": state["copied"]}
+            )
 
     def returned(self, state: State, rec: Recorded, e: ToolReturned) -> None:
         here = lane(rec)
@@ -382,19 +388,27 @@ class Metrics(Fold):
     def writers(state: State) -> set[str]:
         return {a for agents in state["duplicates"]["writers"].values() for a in agents}
 
+    @classmethod
+    def coordinating(cls, state: State) -> list[str]:
+        """The agents whose tokens are coordination: they coordinate and wrote no file."""
+        producers = cls.writers(state)
+        return [
+            name
+            for name, (_, _, coordinates) in sorted(state["agents"].items())
+            if coordinates and name not in producers
+        ]
+
     def result(self, state: State, rows: Rows) -> dict[str, dict[str, Any]]:
         writers = state["duplicates"]["writers"]
         shared = sum(1 for agents in writers.values() if len(agents) > 1)
         coord_tokens = work_tokens = 0
         coord_seconds = state["transit"] + state["human_wait"]
         work_seconds = 0.0
-        coordinating = []
-        producers = self.writers(state)
-        for name, (tokens, seconds, coordinates) in sorted(state["agents"].items()):
-            if coordinates and name not in producers:
+        coordinating = self.coordinating(state)
+        for name, (tokens, seconds, _) in sorted(state["agents"].items()):
+            if name in coordinating:
                 coord_tokens += tokens
                 coord_seconds += seconds
-                coordinating.append(name)
             else:
                 work_tokens += tokens
                 work_seconds += seconds

@@ -30,7 +30,7 @@ from journal_store.models import RunSummary
 # The sums the rollup keeps (their query names, services.metrics.AS) of which a fork copies a
 # part: tokens, cost, and every figure that grows with a journal (runtime.metric_sums.SUMMED).
 MEASURES = tuple(f"sum_{name}" for name in metrics_days.inherited({}))
-COLUMNS = ("run_id", "parent_id", *metrics_days.COLUMNS)
+COLUMNS = ("run_id", "parent_id", "lineage", "lineage_cost", *metrics_days.COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,13 @@ def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
     found: dict[str, Run] = {}
     rows = list(chosen_runs.exclude(parent_id="").values(*COLUMNS))
     chosen_ids = {row["run_id"] for row in rows}
-    while rows:
+    # The forks above each fork's parent, as its journal tells them: a run of a chain that is
+    # not here still says which run it was forked from and what it copied.
+    told: dict[str, Mapping[str, Any]] = {}
+    while True:
         for row in rows:
+            for fork in row["lineage"] or ():
+                told.setdefault(fork["run"], {**fork, "cost": row["lineage_cost"].get(fork["run"])})
             whole, copied = measures(row)
             found[row["run_id"]] = Run(
                 run_id=row["run_id"],
@@ -75,6 +80,8 @@ def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
                 copied=copied,
             )
         wanted = {r.parent for r in found.values() if r.parent and r.parent not in found}
+        if not wanted:
+            return found
         rows = list(
             RunSummary.objects.using(chosen_runs.db).filter(run_id__in=wanted).values(*COLUMNS)
         )
@@ -82,10 +89,22 @@ def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
         for run_id in wanted - {row["run_id"] for row in rows}:
             # Not in this store (a fork imported on its own): no share here counts what its
             # forks copied of it, so it stands as a run left out that holds nothing of its own
-            # beyond what they copied.
-            none = dict.fromkeys(MEASURES, 0)
-            found[run_id] = Run(run_id, "", False, "", None, False, whole=none, copied=none)
-    return found
+            # beyond what they copied, and copied what a fork below it says it did.
+            copied = dict.fromkeys(MEASURES, 0)
+            fork = told.get(run_id)
+            if fork is not None:
+                _, copied = measures(
+                    {
+                        "inherited_tokens": fork["tokens"],
+                        "inherited_coord_tokens": fork["coord_tokens"],
+                        "inherited_work_tokens": fork["work_tokens"],
+                        "cost": fork["cost"],
+                        "inherited_cost": fork["cost"],
+                        "copied_figures": fork["figures"],
+                    }
+                )
+            parent = fork["parent"] if fork is not None else ""
+            found[run_id] = Run(run_id, parent, False, "", None, False, whole=copied, copied=copied)
 
 
 def lacking(

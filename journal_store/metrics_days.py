@@ -65,6 +65,17 @@ def key(run: Mapping[str, Any]) -> tuple[str, str, str, date]:
 def share(run: Mapping[str, Any]) -> dict[str, int]:
     """What one run adds to its group's sums (its keys are the rollup's sums, SUMS). A column
     the run lacks adds 0: a migration's historic model has only the columns of its time."""
+    found = whole(run)
+    # A fork's past counts once: the prefix it copied is its parent's share, not its own.
+    for name, value in inherited(run).items():
+        found[name] -= value
+    found["verified_coord_tokens"] = found["coord_tokens"] if found["verified"] else 0
+    return found
+
+
+def whole(run: Mapping[str, Any]) -> dict[str, int]:
+    """A run's figures as the rollup's sums, its copied prefix's included (a fork's `share`
+    takes that off; services/shared_past.py needs both)."""
     verified = bool(run.get("verified"))
     resolved = run.get("conflicts_resolved") or 0
     cost = run.get("cost")
@@ -84,10 +95,6 @@ def share(run: Mapping[str, Any]) -> dict[str, int]:
         with_conflict=int(resolved + (run.get("conflicts_open") or 0) > 0),
         with_dead_letter=int((run.get("dead_letters") or 0) > 0),
     )
-    # A fork's past counts once: the prefix it copied is its parent's share, not its own.
-    for name, value in inherited(run).items():
-        found[name] -= value
-    found["verified_coord_tokens"] = found["coord_tokens"] if verified else 0
     return found
 
 

@@ -260,14 +260,14 @@ def after(start: date, period: str) -> date:
     return start + timedelta(days=7 if period == "week" else 1)
 
 
-def of_team(team: str) -> Callable[[shared_past.Run], bool]:
-    """Whether a run is of the team row `team` (its runs with no team: "(none)")."""
-    return lambda run: (run.team or "(none)") == team
+def team_of(run: shared_past.Run) -> str:
+    """The team row a run is in (its runs with no team: "(none)")."""
+    return run.team or "(none)"
 
 
-def of_period(start: date, period: str) -> Callable[[shared_past.Run], bool]:
-    """Whether a run started in the period that begins on `start`."""
-    return lambda run: run.day is not None and start_of(run.day, period) == start
+def period_of_run(period: str) -> Callable[[shared_past.Run], date | None]:
+    """The first day of the period a run started in (None: it has no start time)."""
+    return lambda run: None if run.day is None else start_of(run.day, period)
 
 
 def add(into: dict[str, Any], sums: Mapping[str, Any]) -> None:
@@ -297,11 +297,12 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
         if row["day"] != metrics_days.NO_DAY:
             add(days.setdefault(row["day"], {}), row)
     # A fork chosen without the run it was forked from: the past it copied is in no share.
-    family = shared_past.family(chosen.runs(using)) if total else {}
+    family = shared_past.family(chosen.runs(using)) if total else None
     if family:
-        add(total, shared_past.lacking(family))
+        add(total, shared_past.lacking(family).get(shared_past.ALL, {}))
+        by_team = shared_past.lacking(family, team_of)
         for team, sums in teams.items():
-            add(sums, shared_past.lacking(family, of_team(team)))
+            add(sums, by_team.get(team, {}))
     found = Across(chosen, figures(total))
     found.teams = [{"team": team, **figures(teams[team])} for team in sorted(teams)]
     if days:
@@ -314,8 +315,9 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
             start = after(start, found.period)
         for day in sorted(days):
             add(periods[start_of(day, found.period)], days[day])
-        for start, sums in periods.items() if family else ():
-            add(sums, shared_past.lacking(family, of_period(start, found.period)))
+        by_period = shared_past.lacking(family, period_of_run(found.period)) if family else {}
+        for start, sums in periods.items():
+            add(sums, by_period.get(start, {}))
         found.periods = [{"start": start, **figures(sums)} for start, sums in periods.items()]
     return found
 

@@ -10,19 +10,25 @@ fork shares is counted once whenever one run that holds it is chosen, and never 
 Every journal is a prefix of its parent's up to the fork point, then its own events; so what a
 selection holds of any one run's journal is a prefix of it, the longest of those its chosen
 runs hold, and any measure that grows with a prefix (tokens, cost, a count of events) of the
-union is the largest of the measures. `reach` is that measure per run: all of a chosen run's
-journal, and for a run left out, the most of it a fork below it holds (no more than the fork
-copied). A run left out then adds what is its own (past what it copied itself) of its reach.
+union is the largest of the measures. A run's reach is that measure per run: all of a chosen
+run's journal, and for a run left out, the most of it a chosen run below it holds (no more than
+any fork between them copied). A run left out then adds what is its own (past what it copied
+itself) of its reach.
+
+What a chosen run holds of each run above it does not depend on which runs a group keeps, so
+`family` works it out once per request (`Family.above`, every measure at once), and `lacking`
+gives every group of a grouping (each team, each period) from it in one pass: the cost is flat
+per fork, where the reach was worked out again per figure, per group and per run above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from journal_store import metrics_days
 from journal_store.models import RunSummary
@@ -31,12 +37,14 @@ from journal_store.models import RunSummary
 # part: tokens, cost, and every figure that grows with a journal (runtime.metric_sums.SUMMED).
 MEASURES = tuple(f"sum_{name}" for name in metrics_days.inherited({}))
 COLUMNS = ("run_id", "parent_id", "lineage", "lineage_cost", *metrics_days.COLUMNS)
+COORD = MEASURES.index("sum_coord_tokens")
+ALL = "all"  # the one group of `lacking`'s default grouping: every chosen run
 
 
 @dataclass(frozen=True)
 class Run:
-    """A run of a fork family: whether the filter chose it, and its measures (cost in
-    millionths, as the rollup keeps it; an unknown cost counts 0)."""
+    """A run of a fork family: whether the filter chose it, and its measures in the order of
+    MEASURES (cost in millionths, as the rollup keeps it; an unknown cost counts 0)."""
 
     run_id: str
     parent: str
@@ -44,42 +52,77 @@ class Run:
     team: str
     day: date | None
     verified: bool
-    whole: Mapping[str, int]
-    copied: Mapping[str, int]
+    whole: tuple[int, ...]
+    copied: tuple[int, ...]
 
 
-def measures(row: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
+@dataclass
+class Family:
+    """The chosen forks and the runs they descend from, by id; and for each chosen run, the
+    runs above it (nearest first), each with how much of its journal the chosen run holds."""
+
+    runs: dict[str, Run]
+    above: list[tuple[Run, list[tuple[Run, tuple[int, ...]]]]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.above)
+
+
+def measures(row: Mapping[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """A run's measures as the rollup keeps them: all its journal's, and what it copied."""
-    own, copied = metrics_days.share(row), metrics_days.inherited(row)
-    whole = {f"sum_{name}": own[name] + value for name, value in copied.items()}
-    return whole, {f"sum_{name}": value for name, value in copied.items()}
+    whole, copied = metrics_days.whole(row), metrics_days.inherited(row)
+    return tuple(whole[name] for name in copied), tuple(copied.values())
 
 
-def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
+def family(chosen_runs: QuerySet[RunSummary]) -> Family:
     """The chosen forks and every run they descend from, chosen or not (none: no chosen fork,
-    and nothing is lacking); a parent this store does not hold, as a run left out."""
+    and nothing is lacking); a parent this store does not hold, as a run left out.
+
+    A chosen fork whose parent is chosen too, of its team and started on its day (and verified
+    if it is), is in every group its parent is in, so it holds nothing above it that its
+    parent's groups lack: it is not read (unless a fork below it needs it). With no filter and
+    forks made the day their parent started, that is most forks."""
+    same = kin(chosen_runs)
+    forks = chosen_runs.exclude(parent_id="").exclude(
+        Exists(same.filter(verified=True)) | (Q(verified=False) & Exists(same))
+    )
+    runs = family_runs(chosen_runs, forks)
+    return Family(runs, holds(runs))
+
+
+def kin(chosen_runs: QuerySet[RunSummary]) -> QuerySet[RunSummary]:
+    """The chosen run a fork of the outer query was forked from, of its team and day."""
+    return chosen_runs.filter(
+        run_id=OuterRef("parent_id"), team=OuterRef("team"), started_on=OuterRef("started_on")
+    )
+
+
+def family_runs(chosen_runs: QuerySet[RunSummary], forks: QuerySet[RunSummary]) -> dict[str, Run]:
+    """`forks` and the runs above them, by id: a query per level, and a chain's levels in one
+    where the forks' own journals name them (`lineage`)."""
     found: dict[str, Run] = {}
-    rows = list(chosen_runs.exclude(parent_id="").values(*COLUMNS))
-    chosen_ids = {row["run_id"] for row in rows}
     # The forks above each fork's parent, as its journal tells them: a run of a chain that is
     # not here still says which run it was forked from and what it copied.
     told: dict[str, Mapping[str, Any]] = {}
+    rows = list(forks.values(*COLUMNS))
+    chosen_ids = {row["run_id"] for row in rows}
     while True:
         for row in rows:
-            for fork in row["lineage"] or ():
-                told.setdefault(fork["run"], {**fork, "cost": row["lineage_cost"].get(fork["run"])})
-            whole, copied = measures(row)
             found[row["run_id"]] = Run(
-                run_id=row["run_id"],
-                parent=row["parent_id"],
-                chosen=row["run_id"] in chosen_ids,
-                team=row["team"] or "",
-                day=row["started_on"],
-                verified=bool(row["verified"]),
-                whole=whole,
-                copied=copied,
+                row["run_id"],
+                row["parent_id"],
+                row["run_id"] in chosen_ids,
+                row["team"] or "",
+                row["started_on"],
+                bool(row["verified"]),
+                *measures(row),
             )
-        wanted = {r.parent for r in found.values() if r.parent and r.parent not in found}
+            costs = row["lineage_cost"] or {}
+            for fork in row["lineage"] or ():
+                told.setdefault(fork["run"], {**fork, "cost": costs.get(fork["run"])})
+        wanted = {r.parent for r in found.values()} | set(told)
+        wanted |= {fork["parent"] for fork in told.values()}
+        wanted -= {"", *found}
         if not wanted:
             return found
         rows = list(
@@ -87,59 +130,78 @@ def family(chosen_runs: QuerySet[RunSummary]) -> dict[str, Run]:
         )
         chosen_ids |= set(chosen_runs.filter(run_id__in=wanted).values_list("run_id", flat=True))
         for run_id in wanted - {row["run_id"] for row in rows}:
-            # Not in this store (a fork imported on its own): no share here counts what its
-            # forks copied of it, so it stands as a run left out that holds nothing of its own
-            # beyond what they copied, and copied what a fork below it says it did.
-            copied = dict.fromkeys(MEASURES, 0)
-            fork = told.get(run_id)
-            if fork is not None:
-                _, copied = measures(
-                    {
-                        "inherited_tokens": fork["tokens"],
-                        "inherited_coord_tokens": fork["coord_tokens"],
-                        "inherited_work_tokens": fork["work_tokens"],
-                        "cost": fork["cost"],
-                        "inherited_cost": fork["cost"],
-                        "copied_figures": fork["figures"],
-                    }
-                )
-            parent = fork["parent"] if fork is not None else ""
-            found[run_id] = Run(run_id, parent, False, "", None, False, whole=copied, copied=copied)
+            found[run_id] = missing(run_id, told.get(run_id))
+
+
+def missing(run_id: str, fork: Mapping[str, Any] | None) -> Run:
+    """A run this store does not hold (a fork imported on its own): no share here counts what
+    its forks copied of it, so it stands as a run left out that holds nothing of its own beyond
+    what they copied, forked from the run, and copying what, a fork below it says (none: as
+    a run that is no fork)."""
+    if fork is None:
+        return Run(run_id, "", False, "", None, False, *measures({}))
+    _, copied = measures(
+        {
+            "inherited_tokens": fork["tokens"],
+            "inherited_coord_tokens": fork["coord_tokens"],
+            "inherited_work_tokens": fork["work_tokens"],
+            "cost": fork["cost"],
+            "inherited_cost": fork["cost"],
+            "copied_figures": fork["figures"],
+        }
+    )
+    return Run(run_id, fork["parent"], False, "", None, False, whole=copied, copied=copied)
+
+
+def holds(runs: Mapping[str, Run]) -> list[tuple[Run, list[tuple[Run, tuple[int, ...]]]]]:
+    """For each chosen run, the runs above it, nearest first, each with how much of its
+    journal the chosen run holds: its whole, within what every fork between them copied. A
+    chain that comes back on itself (journals that say so: an import takes what it is given)
+    stops where it would."""
+    found = []
+    for run in runs.values():
+        if not run.chosen:
+            continue
+        path, seen, held, below = [], {run.run_id}, run.whole, run
+        while (up := runs.get(below.parent)) is not None and up.run_id not in seen:
+            held = tuple(map(min, held, below.copied))
+            path.append((up, held))
+            seen.add(up.run_id)
+            below = up
+        if path:
+            found.append((run, path))
+    return found
 
 
 def lacking(
-    runs: Mapping[str, Run], held: Callable[[Run], bool] = lambda r: True
-) -> dict[str, int]:
-    """What the sums of the chosen runs that `held` keeps lack of the past their forks copied:
-    the own part, within the forks' reach, of each run they descend from that is not summed.
-    Its verified runs' coordination tokens (`sum_verified_coord_tokens`) likewise, among the
-    verified ones."""
-    children: dict[str, list[Run]] = {}
-    for run in runs.values():
-        children.setdefault(run.parent, []).append(run)
-    out: dict[str, int] = {}
-    for name, among, measure in (
-        *((s, held, s) for s in MEASURES),
-        ("sum_verified_coord_tokens", lambda r: held(r) and r.verified, "sum_coord_tokens"),
-    ):
-        kept = {r.run_id for r in runs.values() if r.chosen and among(r)}
-        out[name] = sum(
-            own_reach(r, measure, kept, children) for r in runs.values() if r.run_id not in kept
-        )
+    family: Family, group_of: Callable[[Run], Hashable | None] = lambda r: ALL
+) -> dict[Hashable, dict[str, int]]:
+    """What the sums of each group of chosen runs (`group_of` names a run's; None: in none)
+    lack of the past their forks copied: the own part, within its reach, of each run above
+    them that the group does not keep. Its verified runs' coordination tokens
+    (`sum_verified_coord_tokens`) likewise, among the verified ones."""
+    out: dict[Hashable, dict[str, int]] = {}
+
+    def verified(run: Run) -> Hashable | None:
+        return group_of(run) if run.verified else None
+
+    every = tuple(enumerate(MEASURES))
+    for among, names in ((group_of, every), (verified, ((COORD, "sum_verified_coord_tokens"),))):
+        reach: dict[Hashable, dict[str, tuple[int, ...]]] = {}
+        for run, path in family.above:
+            group = among(run)
+            if group is None:
+                continue
+            reached = reach.setdefault(group, {})
+            for up, held in path:
+                if up.chosen and among(up) == group:
+                    break  # kept: it holds all it is, and more of what is above it than this
+                was = reached.get(up.run_id)
+                reached[up.run_id] = held if was is None else tuple(map(max, was, held))
+        for group, reached in reach.items():
+            sums = out.setdefault(group, {})
+            for up_id, held in reached.items():
+                copied = family.runs[up_id].copied
+                for i, name in names:
+                    sums[name] = sums.get(name, 0) + max(0, held[i] - copied[i])
     return out
-
-
-def reach(run: Run, measure: str, kept: set[str], children: Mapping[str, list[Run]]) -> int:
-    """How much of `run`'s journal, by `measure`, the kept runs hold."""
-    if run.run_id in kept:
-        return run.whole[measure]
-    below = (
-        min(reach(c, measure, kept, children), c.copied[measure])
-        for c in children.get(run.run_id, [])
-    )
-    return max(below, default=0)
-
-
-def own_reach(run: Run, measure: str, kept: set[str], children: Mapping[str, list[Run]]) -> int:
-    """What of a run left out the kept runs hold that it did not copy itself."""
-    return max(0, reach(run, measure, kept, children) - run.copied[measure])

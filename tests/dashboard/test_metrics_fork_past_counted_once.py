@@ -24,6 +24,7 @@ import pytest
 from journal_store import metrics_days
 from journal_store.models import MetricsDay, RunSummary
 from runtime.metric_sums import SUMMED
+from services import shared_past
 from services.metrics import MetricsFilter, across
 
 pytestmark = pytest.mark.django_db
@@ -129,3 +130,83 @@ def test_two_forks_of_one_run_count_the_longer_of_their_copied_pasts(db):
     metrics_days.refill(RunSummary.objects, MetricsDay.objects)
     assert totals(since=date(2026, 11, 2))["tokens"] == 90 + 50 + 10
     assert totals()["tokens"] == 100 + 50 + 10
+
+
+def test_a_chain_read_on_one_day_counts_a_verified_forks_copied_coordination(db):
+    # P -> F1 -> F2 all on one day and team, only F1 verified: F1 is read (its parent is not
+    # verified), F2 is not (its parent holds all it holds above it in every group).
+    for run_id, parent, _model, tokens, copied in CHAIN:
+        RunSummary.objects.create(
+            run_id=run_id,
+            parent_id=parent,
+            team="repo-fix",
+            status="finished",
+            started_on=DAY["P"],
+            verified=run_id == "F1",
+            tokens=tokens,
+            coord_tokens=tokens // 2,
+            work_tokens=tokens // 2,
+            inherited_tokens=copied,
+            inherited_coord_tokens=copied // 2,
+            inherited_work_tokens=copied // 2,
+        )
+    metrics_days.refill(RunSummary.objects, MetricsDay.objects)
+    assert set(shared_past.family(MetricsFilter().runs()).runs) == {"P", "F1"}
+    found = across(MetricsFilter())
+    for figures in (found.totals, found.teams[0], found.periods[0]):
+        assert figures["tokens"] == 180
+        assert figures["coordination_cost_per_verified_success"] == 55  # F1's whole journal's
+
+
+def test_runs_whose_parents_come_back_to_them_are_summed_once_each(db):
+    # Journals may say anything: A forked from B, B from A, C from itself.
+    for run_id, parent in [("A", "B"), ("B", "A"), ("C", "C")]:
+        RunSummary.objects.create(
+            run_id=run_id,
+            parent_id=parent,
+            status="finished",
+            started_on=DAY["P"],
+            tokens=100,
+            inherited_tokens=60,
+        )
+    metrics_days.refill(RunSummary.objects, MetricsDay.objects)
+    found = across(MetricsFilter())
+    assert found.totals["tokens"] == 3 * 40
+    assert found.totals["coordination_cost_per_verified_success"] is None
+
+
+def test_a_chain_above_its_parent_is_read_in_one_query_whatever_its_depth(
+    db, django_assert_max_num_queries
+):
+    # P -> F1 -> ... -> F12, each a day after the one above, each knowing its chain (lineage):
+    # only F12 chosen, every run above it is read at once, not a query per level.
+    above, chain = "P", []
+    RunSummary.objects.create(run_id="P", status="finished", started_on=date(2026, 10, 1))
+    for depth in range(1, 13):
+        run_id = f"F{depth}"
+        RunSummary.objects.create(
+            run_id=run_id,
+            parent_id=above,
+            status="finished",
+            started_on=date(2026, 10, 1 + depth),
+            tokens=100 + 10 * depth,
+            inherited_tokens=100 + 10 * depth - 20,
+            lineage=list(chain),
+        )
+        chain.append(
+            {
+                "run": run_id,
+                "parent": above,
+                "tokens": 100 + 10 * depth - 20,
+                "coord_tokens": 0,
+                "work_tokens": 0,
+                "figures": {},
+            }
+        )
+        above = run_id
+    metrics_days.refill(RunSummary.objects, MetricsDay.objects)
+    chosen = MetricsFilter(since=date(2026, 10, 13))
+    with django_assert_max_num_queries(5):  # the rollup, the fork, the runs above (and chosen)
+        family = shared_past.family(chosen.runs())
+    assert set(family.runs) == {"P", *(f"F{d}" for d in range(1, 13))}
+    assert across(chosen).totals["tokens"] == 220

@@ -88,6 +88,7 @@ typecheck: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	$(PY) bench/loop_overhead.py
+	$(PY) bench/depth_walk.py
 	$(PY) bench/team_flight.py
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/store.py

@@ -150,29 +150,46 @@ VALUE_DEPTH = 60
 def depth_problem(event: BaseModel) -> str | None:
     """The first field of the event whose value nests arrays and objects past a journal line's
     LINE_DEPTH (the line itself is one level), named; None when none does. Counted without
-    recursion, so no depth can raise out of here."""
+    recursion, so no depth can raise out of here, a level at a time: one list per level, where
+    a stack of (value, depth) pairs made a tuple for every container (check_batch walks every
+    event appended, and a tool's result may hold thousands)."""
     for name, value in event.__dict__.items():
-        if not isinstance(value, _NESTS):
+        if type(value) in _LEAVES or not isinstance(value, _NESTS):
             continue  # most fields: a string, a number, None
-        stack: list[tuple[Any, int]] = [(value, 2)]  # the line, then the field's value
-        while stack:
-            item, depth = stack.pop()
+        level: list[Any] = [value]  # the field's value: the line is level 1, this level 2
+        depth = 2
+        while level:
             if depth > LINE_DEPTH:
                 return (
                     f"field {name!r}: nested deeper than a journal line may be "
                     f"({LINE_DEPTH} levels of arrays and objects)"
                 )
-            if isinstance(item, BaseModel):
-                children: Any = item.__dict__.values()
-            elif isinstance(item, dict):
-                children = item.values()
-            else:
-                children = item
-            stack.extend((c, depth + 1) for c in children if isinstance(c, _NESTS))
+            below: list[Any] = []
+            for item in level:
+                kind = type(item)
+                if kind is dict:
+                    children: Any = item.values()
+                elif kind is list or kind is tuple:
+                    children = item
+                elif isinstance(item, BaseModel):
+                    children = item.__dict__.values()
+                elif isinstance(item, dict):
+                    children = item.values()
+                else:
+                    children = item
+                below += [c for c in children if type(c) not in _LEAVES and isinstance(c, _NESTS)]
+            level = below
+            depth += 1
     return None
 
 
 _NESTS = (dict, list, tuple, BaseModel)
+# Exact types that hold nothing: a payload's values are mostly these, and one set lookup
+# passes them, where isinstance(value, _NESTS) would end in BaseModel's metaclass's
+# __instancecheck__ (an ABC's), the larger part of the walk's cost on a long list of numbers
+# or strings (docs/benchmarks.md, "The depth check's share of an append"). A subclass of one
+# of them (a str enum) is not in the set and takes the isinstance check as before.
+_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
 def describe_validation(exc: ValidationError) -> str:

@@ -8,14 +8,17 @@ each of them."""
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from runtime.coordination.leases import Leases
 from runtime.events import (
     LINE_DEPTH,
     BudgetDebited,
+    CallData,
     DriverLeased,
     DriverReleased,
     Event,
@@ -34,6 +37,29 @@ from runtime.journal import (
     StaleEpoch,
     WrongExpectedVersion,
 )
+
+
+class Items(list):  # type: ignore[type-arg]
+    """A list of a type of its own, as a tool may return."""
+
+
+class Box(BaseModel):
+    """A model inside a free-form value (a tool's result)."""
+
+    inner: Any
+
+
+# One level of nesting, each way a payload can hold one: what the depth walk must go into.
+SHAPES: dict[str, Any] = {
+    "list": lambda v: [v],
+    "tuple": lambda v: (v,),
+    "dict": lambda v: {"k": v},
+    "dict subclass": lambda v: OrderedDict(k=v),
+    "list subclass": lambda v: Items([v]),
+    "model in a value": lambda v: Box(inner=v),
+    "lists and dicts in turn": lambda v: {"k": v} if isinstance(v, list) else [v],
+    "a tool call's args": lambda v: {"k": v},
+}
 
 
 def debit(n: int = 1) -> Event:
@@ -173,6 +199,36 @@ class JournalContract:
         over = ToolReturned(run_id="r-1", agent="a", tool="t", result=nested(LINE_DEPTH))
         with pytest.raises(OutOfRange):
             journal.append("run-a", [over], 1)
+
+    @pytest.mark.parametrize("shape", sorted(SHAPES))
+    def test_deep_data_is_refused_through_every_kind_of_container(self, journal, shape):
+        """The depth walk passes a payload's plain values (str, int, ...) by their exact type
+        and goes into each container pydantic writes as a JSON array or object: whichever
+        holds the nesting (a subclass of dict or list, a model inside a free-form value, a
+        model's own field), too deep is refused and one level less is stored."""
+        wrap = SHAPES[shape]
+
+        def nested(levels: int) -> Any:
+            value: Any = "x"
+            for _ in range(levels):
+                value = wrap(value)
+            return value
+
+        def event(levels: int) -> Event:
+            if shape == "a tool call's args":  # ModelResponded.tool_calls.0.args: 3 levels
+                return ModelResponded(
+                    run_id="r-1",
+                    text="",
+                    tool_calls=[CallData(id="c", name="t", args={"a": nested(levels - 3)})],
+                    usage=Usage(total=1),
+                )
+            return ToolReturned(run_id="r-1", agent="a", tool="t", result=nested(levels))
+
+        with pytest.raises(OutOfRange, match="nested deeper than a journal line"):
+            journal.append("run-a", [debit(1), event(LINE_DEPTH)], 0)
+        assert journal.read_all() == []
+        journal.append("run-a", [event(LINE_DEPTH - 1)], 0)
+        assert journal.version("run-a") == 1
 
     def test_an_empty_batch_or_stream_name_is_refused(self, journal):
         with pytest.raises(ValueError):

@@ -204,6 +204,18 @@ IMPORT_MAX_DEPTH = env.number("MINUTES_IMPORT_MAX_DEPTH", LINE_DEPTH, 1, LINE_DE
 # "Check replay" flies the whole run again inside the web request: a run longer than this many
 # events is refused there with the command that replays it off the web server (0: no bound).
 REPLAY_MAX_EVENTS = env.number("MINUTES_REPLAY_MAX_EVENTS", 2000, minimum=0)
+# The cache, shared by every process that shares the database (gunicorn's workers, several
+# containers) and kept across restarts: Django's database cache, in the table `migrate` makes
+# (journal_store.models.CacheEntry), on SQLite and PostgreSQL alike with no server to run.
+# It keeps replays' verdicts (services/verdicts.py), read once per click: a query is nothing
+# beside a replay, and there is no second store to configure or keep in step with the journal.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "minutes_cache",
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    }
+}
 # Request bodies. Forms and JSON are held in memory up to DATA_UPLOAD_MAX_MEMORY_SIZE (no
 # request here needs more); an uploaded file goes to a temporary file past
 # FILE_UPLOAD_MAX_MEMORY_SIZE; and a body larger than an import may be is refused from its

@@ -383,3 +383,19 @@ class LoopSnapshot(models.Model):
 
     class Meta:
         db_table = "loop_snapshot"
+
+
+class CacheEntry(models.Model):
+    """A row of Django's database cache (settings.CACHES; django.core.cache.backends.db),
+    declared here so that `migrate` makes its table on SQLite and PostgreSQL alike, with nothing
+    more to run on a fresh clone or a deployment, and so that a test's flush empties it. Every
+    web process reads the same entries: a replay's verdict (services/verdicts.py) checked in one
+    is not flown again in another, nor after a restart. The columns are the ones Django's
+    `createcachetable` makes; nothing here reads the rows through this model."""
+
+    cache_key = models.CharField(max_length=255, primary_key=True)
+    value = models.TextField()
+    expires = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "minutes_cache"

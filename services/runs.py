@@ -11,21 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import Http404
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from journal_store.models import RunSummary, StoredEvent
+from journal_store.models import RunSummary
 from runtime import flight, status, streams
 from runtime.events import TeamStarted
 from runtime.openai_client import ModelConfigError, OpenAIClient
 from runtime.team import FlightConfig
-from services import local_model, queue
+from services import local_model, queue, verdicts
 from services.control import Control, stalled
 from services.steps import sandbox
-
-REPLAY_KEPT = 24 * 3600  # seconds a replay's verdict is kept for the same journal
 
 NO_ENDPOINT = (
     "no OpenAI-compatible endpoint is configured: set MINUTES_MODEL_BASE_URL and "
@@ -223,29 +220,22 @@ def replay(run_id: str) -> flight.ReplayReport:
     every event. A run whose journal cannot be flown here (no TeamStarted first, settings that
     name another place) is refused, not a server error; so is a run longer than a web request
     should fly (ReplayTooLong, naming the command that replays it). The verdict is kept (the
-    cache) for as long as nothing is added to the run's journal."""
+    shared cache) for as long as nothing is added to the run's journal."""
     bound = settings.REPLAY_MAX_EVENTS
     events = RunSummary.objects.filter(run_id=run_id).values_list("event_count", flat=True)
     if bound and events and events[0] > bound:
         raise ReplayTooLong(run_id, events[0], bound)
     # The same journal replays the same way: a second check of a run nothing was added to is
-    # answered from the first. The key names the run's newest event (position and id), so an
-    # event added since, or another journal under the same run id, is replayed afresh.
-    newest = (
-        StoredEvent.objects.filter(run_id=run_id)
-        .order_by("-position")
-        .values_list("position", "event_id")
-        .first()
-    )
-    key = f"replay:{run_id}:{newest[0]}:{newest[1].hex}" if newest else ""
-    if key and isinstance(known := cache.get(key), flight.ReplayReport):
+    # answered from the first, in any web process (services/verdicts.py).
+    journal = verdicts.journal_of(run_id)
+    if journal and (known := verdicts.kept(journal)) is not None:
         return known
     try:
         report = flight.replay(DjangoJournal(), run_id)
     except flight.FlightError as exc:
         raise RunNotResumable(str(exc)) from None
-    if key:
-        cache.set(key, report, REPLAY_KEPT)
+    if journal:
+        verdicts.keep(journal, report)
     return report
 
 

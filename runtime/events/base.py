@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
+from collections import deque
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -154,7 +156,7 @@ def depth_problem(event: BaseModel) -> str | None:
     a stack of (value, depth) pairs made a tuple for every container (check_batch walks every
     event appended, and a tool's result may hold thousands)."""
     for name, value in event.__dict__.items():
-        if type(value) in _LEAVES or not isinstance(value, _NESTS):
+        if type(value) in _LEAVES or not (isinstance(value, _NESTS) or _dataclass(value)):
             continue  # most fields: a string, a number, None
         level: list[Any] = [value]  # the field's value: the line is level 1, this level 2
         depth = 2
@@ -175,15 +177,32 @@ def depth_problem(event: BaseModel) -> str | None:
                     children = item.__dict__.values()
                 elif isinstance(item, dict):
                     children = item.values()
+                elif _dataclass(item):
+                    children = [getattr(item, f.name) for f in dataclasses.fields(item)]
                 else:
-                    children = item
-                below += [c for c in children if type(c) not in _LEAVES and isinstance(c, _NESTS)]
+                    children = item  # a list or tuple of a type of its own, a set, a deque
+                below += [
+                    c
+                    for c in children
+                    if type(c) not in _LEAVES and (isinstance(c, _NESTS) or _dataclass(c))
+                ]
             level = below
             depth += 1
     return None
 
 
-_NESTS = (dict, list, tuple, BaseModel)
+# What pydantic writes as a JSON array or object, in a free-form field (a tool's result) too:
+# a set is written as an array and a dataclass as an object, as deep as they nest. (A generator
+# is written as an array as well, once: walking it here would empty it, and an event holding
+# one loses its content at its first encoding anyway.)
+_NESTS = (dict, list, tuple, set, frozenset, deque, BaseModel)
+
+
+def _dataclass(value: Any) -> bool:
+    """Whether the value is a dataclass's instance (not the class itself)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
 # Exact types that hold nothing: a payload's values are mostly these, and one set lookup
 # passes them, where isinstance(value, _NESTS) would end in BaseModel's metaclass's
 # __instancecheck__ (an ABC's), the larger part of the walk's cost on a long list of numbers

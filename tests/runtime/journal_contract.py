@@ -8,7 +8,8 @@ each of them."""
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -49,6 +50,13 @@ class Box(BaseModel):
     inner: Any
 
 
+@dataclass(frozen=True)
+class Boxed:
+    """A dataclass inside a free-form value: pydantic writes it as an object."""
+
+    inner: Any
+
+
 # One level of nesting, each way a payload can hold one: what the depth walk must go into.
 SHAPES: dict[str, Any] = {
     "list": lambda v: [v],
@@ -57,6 +65,9 @@ SHAPES: dict[str, Any] = {
     "dict subclass": lambda v: OrderedDict(k=v),
     "list subclass": lambda v: Items([v]),
     "model in a value": lambda v: Box(inner=v),
+    "dataclass in a value": lambda v: Boxed(v),
+    "frozenset": lambda v: frozenset({v}),
+    "deque": lambda v: deque([v]),
     "lists and dicts in turn": lambda v: {"k": v} if isinstance(v, list) else [v],
     "a tool call's args": lambda v: {"k": v},
 }

@@ -17,8 +17,8 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from runtime import errors, flat
-from runtime.events import VALUE_DEPTH, ErrorInfo
+from runtime import errors
+from runtime.events import VALUE_DEPTH, ErrorInfo, nests_deeper_than
 from runtime.model import UNREADABLE_ARGS, ToolCall, ToolSpec
 
 DEFAULT_TIMEOUT = 60.0
@@ -174,8 +174,10 @@ class Toolbox:
 def answered(tool: Tool, result: Any) -> Outcome:
     """The tool's result as its outcome: a failure when it nests past VALUE_DEPTH, which its
     ToolReturned could not hold (a journal line's depth is bounded, journal.check_batch) and
-    which would stop the loop writing it. The tool did run: the agent is told so."""
-    if flat.deeper_than(result, VALUE_DEPTH):
+    which would stop the loop writing it. The tool did run: the agent is told so. Its depth
+    is counted as the append counts it (a tuple, a set, a dataclass nest like a list or an
+    object), not as flat.deeper_than counts parsed JSON, which knows only dicts and lists."""
+    if nests_deeper_than(result, VALUE_DEPTH):
         return failure(
             tool.name,
             ResultTooDeep(

@@ -32,6 +32,7 @@ from runtime.events.base import (
     describe_validation,
     event_fields,
     integer_problem,
+    nests_deeper_than,
     new_id,
     payload_json,
 )
@@ -450,6 +451,7 @@ __all__ = [
     "describe_validation",
     "event_fields",
     "integer_problem",
+    "nests_deeper_than",
     "new_id",
     "parse_event",
     "payload_json",

@@ -151,44 +151,54 @@ VALUE_DEPTH = 60
 
 def depth_problem(event: BaseModel) -> str | None:
     """The first field of the event whose value nests arrays and objects past a journal line's
-    LINE_DEPTH (the line itself is one level), named; None when none does. Counted without
-    recursion, so no depth can raise out of here, a level at a time: one list per level, where
-    a stack of (value, depth) pairs made a tuple for every container (check_batch walks every
-    event appended, and a tool's result may hold thousands)."""
+    LINE_DEPTH (the line itself is one level), named; None when none does."""
     for name, value in event.__dict__.items():
-        if type(value) in _LEAVES or not (isinstance(value, _NESTS) or _dataclass(value)):
+        if type(value) in _LEAVES:
             continue  # most fields: a string, a number, None
-        level: list[Any] = [value]  # the field's value: the line is level 1, this level 2
-        depth = 2
-        while level:
-            if depth > LINE_DEPTH:
-                return (
-                    f"field {name!r}: nested deeper than a journal line may be "
-                    f"({LINE_DEPTH} levels of arrays and objects)"
-                )
-            below: list[Any] = []
-            for item in level:
-                kind = type(item)
-                if kind is dict:
-                    children: Any = item.values()
-                elif kind is list or kind is tuple:
-                    children = item
-                elif isinstance(item, BaseModel):
-                    children = item.__dict__.values()
-                elif isinstance(item, dict):
-                    children = item.values()
-                elif _dataclass(item):
-                    children = [getattr(item, f.name) for f in dataclasses.fields(item)]
-                else:
-                    children = item  # a list or tuple of a type of its own, a set, a deque
-                below += [
-                    c
-                    for c in children
-                    if type(c) not in _LEAVES and (isinstance(c, _NESTS) or _dataclass(c))
-                ]
-            level = below
-            depth += 1
+        if nests_deeper_than(value, LINE_DEPTH - 1):
+            return (
+                f"field {name!r}: nested deeper than a journal line may be "
+                f"({LINE_DEPTH} levels of arrays and objects)"
+            )
     return None
+
+
+def nests_deeper_than(value: Any, limit: int) -> bool:
+    """Whether the value, as pydantic writes it in an event, nests arrays and objects more than
+    `limit` levels (a list of numbers is one level). Counted without recursion, so no depth can
+    raise out of here, a level at a time: one list per level, where a stack of (value, depth)
+    pairs made a tuple for every container (check_batch walks every event appended, and a
+    tool's result may hold thousands)."""
+    if type(value) in _LEAVES or not (isinstance(value, _NESTS) or _dataclass(value)):
+        return False
+    level: list[Any] = [value]
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                children: Any = item.values()
+            elif kind is list or kind is tuple:
+                children = item
+            elif isinstance(item, BaseModel):
+                children = item.__dict__.values()
+            elif isinstance(item, dict):
+                children = item.values()
+            elif _dataclass(item):
+                children = [getattr(item, f.name) for f in dataclasses.fields(item)]
+            else:
+                children = item  # a list or tuple of a type of its own, a set, a deque
+            below += [
+                c
+                for c in children
+                if type(c) not in _LEAVES and (isinstance(c, _NESTS) or _dataclass(c))
+            ]
+        level = below
+        depth += 1
+    return False
 
 
 # What pydantic writes as a JSON array or object, in a free-form field (a tool's result) too:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -113,3 +114,39 @@ def test_a_result_nested_past_what_the_journal_keeps_is_a_failure_the_agent_is_t
     # As deep as a tool's result may be, it is its result.
     edge = Tool("edge", "Edge.", schema({}), lambda: nested(VALUE_DEPTH), timeout=timeout)
     assert execute(edge, {}).result == nested(VALUE_DEPTH)
+
+
+@dataclass(frozen=True)
+class Node:
+    inner: Any
+
+
+# A tool's result is any Python value: each way it can nest that its event is written with.
+NESTINGS = {
+    "tuples": lambda v: (v,),
+    "frozensets": lambda v: frozenset({v}),
+    "dataclasses": lambda v: Node(v),
+    "lists of a type of their own": lambda v: type("Items", (list,), {})([v]),
+}
+
+
+@pytest.mark.parametrize("how", sorted(NESTINGS))
+def test_a_result_nested_in_other_containers_is_counted_as_its_event_is(how):
+    """Tuples, sets and dataclasses are written as JSON arrays and objects, and the append
+    counts their depth (journal.check_batch): a result nested 200 deep in them is the tool's
+    ResultTooDeep, not an event the loop cannot append; where only dicts and lists were
+    counted, the loop stopped on it."""
+
+    def nested(levels: int) -> Any:
+        value: Any = "x"
+        for _ in range(levels):
+            value = NESTINGS[how](value)
+        return value
+
+    outcome = execute(Tool("deep", "Deep.", schema({}), lambda: nested(200)), {})
+    assert outcome.error is not None and outcome.error.type == "ResultTooDeep"
+    event = ToolReturned(run_id="r-1", tool="deep", result=outcome.result, error=outcome.error)
+    MemoryJournal().append("run-r-1", [event], 0)
+    edge = execute(Tool("edge", "Edge.", schema({}), lambda: nested(VALUE_DEPTH)), {})
+    assert edge.error is None
+    MemoryJournal().append("run-r-1", [ToolReturned(run_id="r-1", tool="e", result=edge.result)], 0)

@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0021_fork_copied_figures"),
+        ("journal_store", "0022_fork_lineage"),
     ]
 
     operations = [

@@ -382,7 +382,11 @@ class McpSurface:
         try:
             async with (
                 stdio_client(params, errlog=link.stderr) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=self.call_timeout) as session,
+                # No session-wide read timeout: it bounded the handshake by the call timeout
+                # too, so a server slow to import on a busy machine was degraded at 5 s where
+                # start_timeout gives it 20. Each request carries its own bound instead (the
+                # handshake and listing here, a call's in call_tool, a ping's in _ping).
+                ClientSession(read, write) as session,
             ):
                 with anyio.fail_after(self.start_timeout):
                     await session.initialize()

@@ -239,6 +239,15 @@ def test_a_server_that_never_answers_the_handshake_is_degraded_at_start():
         assert "no MCP handshake within 0.5 s" in surface.degraded()["mute"]
 
 
+def test_a_call_timeout_shorter_than_a_servers_start_does_not_stop_it_starting():
+    """The handshake is bounded by start_timeout alone: it was bounded by the call timeout as
+    well (the session's read timeout), so on a busy machine a server that took longer than a
+    call may to import its SDK was degraded at start though start_timeout gave it time."""
+    with McpSurface(support_servers(["orders"]), call_timeout=0.01) as quick:
+        assert quick.degraded() == {}
+        assert {t.name for t in quick.tools()} >= {"orders.lookup_order"}
+
+
 def test_close_leaves_no_child_processes():
     before = set(children())
     surface = McpSurface(support_servers(["orders", "kb"]))

@@ -203,31 +203,36 @@ def test_a_fan_out_run_waits_between_steps_and_times_out_a_specialist_that_never
     monkeypatch,
 ):
     """Specialists sent elsewhere: the run's step ends "waiting" until their streams hold whole
-    runs. One never runs (its message was lost): its deadline passes, recovery retries it."""
+    runs. One never runs (its message was lost): its deadline passes, recovery retries it.
+    The deadline is passed by moving the engine's clock on, not by sleeping: with a deadline
+    short enough to sleep out, a step slowed by a busy machine timed out a specialist early."""
     import time
+    import types
 
     from runtime.events import WorkerTimedOut
+    from runtime.fanout import engine
     from services import specialists
 
     sent: list[tuple[str, str, dict]] = []
     monkeypatch.setattr(
         specialists, "dispatch", lambda run, sub, handoff: sent.append((run, sub, handoff))
     )
-    run_id = runs.start_run("support-triage", "broken-policy", deadline=1.5)
+    run_id = runs.start_run("support-triage", "broken-policy", deadline=600)
     assert drive(run_id)[-1] == "waiting"
     assert [sub for _, sub, _ in sent] == ["S1", "S2", "S3"]
     assert drive(run_id)[-1] == "waiting"  # nobody has done anything yet: still waiting
     for run, sub, _handoff in sent:
         if sub != "S2":  # S2's message is lost
             assert specialists.run_specialist(run, sub, "test-worker") in ("ok", "failed")
-    time.sleep(1.6)  # S2's deadline passes
+    later = types.SimpleNamespace(time=lambda: time.time() + 601)
+    monkeypatch.setattr(engine, "time", later)  # S2's deadline passes
     assert drive(run_id)[-1] == "waiting"  # S2 timed out; its retry S2r was sent off
     assert sent[-1][1] == "S2r"
     specialists.run_specialist(*sent[-1][:2], "test-worker")
     assert drive(run_id)[-1] == "done"
     events = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     [timed_out] = [e for e in events if isinstance(e, WorkerTimedOut)]
-    assert timed_out.task_id == "S2" and timed_out.elapsed >= 1.5
+    assert timed_out.task_id == "S2" and timed_out.elapsed >= 600
     assert Control(run_id).open_letter() is None  # waiting is not a step that keeps dying
 
 

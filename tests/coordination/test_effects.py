@@ -131,9 +131,7 @@ def test_two_processes_firing_the_same_trigger_50_times_make_one_effect_each_tim
     for p in procs:
         p.start()
     outcomes = [results.get(timeout=120) for _ in range(2 * REPS)]
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    assert journal_child.exit_codes(procs) == [0, 0]
     made = Counter(provider.read_text().splitlines())
     assert all(made[f"fx-proc-{rep}"] == 1 for rep in range(REPS)), made
     for rep in range(REPS):
@@ -153,8 +151,7 @@ def test_a_crash_after_the_provider_accepted_still_makes_one_effect(alias, tmp_p
         args=(journal_child.env_for(alias), alias, str(provider)),
     )
     crashed.start()
-    crashed.join(60)
-    assert crashed.exitcode == -signal.SIGKILL
+    assert journal_child.exit_codes([crashed]) == [-signal.SIGKILL]
     ledger = Ledger(DjangoJournal(alias))
     calls = Provider()
     with pytest.raises(EffectInProgress):  # a retry finds it in flight, and does not do it again

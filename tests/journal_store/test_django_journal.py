@@ -73,9 +73,7 @@ def test_processes_racing_at_one_expected_version_exactly_one_wins(alias):
     ]
     for p in procs:
         p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    assert child.exit_codes(procs) == [0] * 4
     outcomes = sorted(results.get(timeout=5) for _ in procs)
     assert [o for o, _ in outcomes].count("won") == 1
     assert [o for o, _ in outcomes].count("lost") == 3

@@ -9,6 +9,7 @@
     specialists.py  run one specialist of a fan-out run (on a worker)
     control.py      who drives a run (its lease and heartbeat), what people asked of it, stalls
     effects.py      settle side effects left in flight
+    beat.py         a beat round skipped in one line while the database does not answer
     local_model.py  the local llama.cpp server: is it up (the web asks), start it (the demo
                     command and a worker started with MINUTES_LOCAL_MODEL_START do)
     queue.py        the one way a service enqueues work: a task by name, once the transaction

@@ -7,6 +7,7 @@ from typing import Any
 from celery import shared_task
 
 from services import steps
+from services.beat import round_of
 from services.control import holder
 
 
@@ -32,4 +33,4 @@ def advance(self: Any, run_id: str) -> str:
 @shared_task(name="tasks.runs.reconcile")
 def reconcile() -> list[str]:
     """On the beat: re-enqueue running runs that nobody is driving."""
-    return steps.revive_stalled()
+    return round_of("reviving stalled runs", steps.revive_stalled)

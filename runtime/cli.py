@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import json
 import os
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import baseline, flight, fork, otel, plugins, status, streams, views
-from runtime.cli_args import run_id_arg, setting, whole
+from runtime import baseline, flight, fork, plugins, status, streams, views
+from runtime.cli_args import run_id_arg, setting
 from runtime.diagnose import diagnose
 from runtime.events import RunForked
 from runtime.faults import Faults
@@ -377,36 +376,6 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_otlp(args: argparse.Namespace) -> int:
-    journal = open_journal(Path(args.journal))
-    records = flight.traced_records(journal, run_of(journal, args.run))
-    try:
-        options = otel.TraceOptions(args.project, not args.no_content, args.content_chars)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if otel.untimed(records):
-        print(f"error: {otel.UNTIMED}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if args.protobuf:
-        if not (args.output and args.output != "-") and sys.stdout.isatty():
-            print("error: protobuf is binary: name a file with -o FILE", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        # A ResourceSpans at a time, as the spans end: flat memory here too.
-        chunks: Iterable[bytes] = otel.otlp_protobuf_chunks(records, options)
-    else:
-        # Written as the spans end, not held: a long run's trace in flat memory.
-        text = otel.otlp_json_chunks(records, options)
-        chunks = itertools.chain((c.encode() for c in text), [b"\n"])
-    if args.output and args.output != "-":
-        with Path(args.output).open("wb") as out:
-            out.writelines(chunks)
-    else:
-        sys.stdout.buffer.writelines(chunks)
-        sys.stdout.flush()
-    return EXIT_OK
-
-
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     stop = stop_path(path)
@@ -527,27 +496,11 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
         cmd.set_defaults(func=func)
 
-    from runtime import cli_across as across  # it imports this module's helpers
+    from runtime import cli_across as across  # they import this module's helpers
+    from runtime import cli_otlp
 
     across.add(sub)
-    trace = sub.add_parser("otlp", help="the run as an OpenTelemetry trace (OTLP)")
-    trace.add_argument("journal")
-    trace.add_argument("--run", help="which run, when the journal holds several")
-    trace.add_argument("--protobuf", action="store_true", help="OTLP/protobuf (default: OTLP/JSON)")
-    trace.add_argument("-o", "--output", help="write to FILE (default: standard output)")
-    trace.add_argument(
-        "--project", default=otel.DEFAULT_PROJECT, help="service.name and project of the spans"
-    )
-    trace.add_argument(
-        "--no-content", action="store_true", help="leave prompts, answers and tool data out"
-    )
-    trace.add_argument(
-        "--content-chars",
-        type=whole(1, name="content_chars"),
-        default=otel.DEFAULT_CONTENT_CHARS,
-        help="the most characters of any one piece of content",
-    )
-    trace.set_defaults(func=cmd_otlp)
+    cli_otlp.add(sub)
 
     stop = sub.add_parser("interrupt", help="stop a running flight at its next turn boundary")
     stop.add_argument("journal")

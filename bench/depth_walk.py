@@ -12,7 +12,8 @@ For each payload, in the same process and the same run, per event:
 Payloads: the agent loop's typical events (ModelCalled, a ModelResponded with one tool call,
 BudgetDebited, ToolDispatched, a small ToolReturned), and tool results of about 100 KB: as one
 string (a file's text, a test run's output), as a list of 1,000 small objects (a search's
-hits), and as a list of 10,000 numbers. Each figure is the fastest of several repeats (as
+hits), and as a list of 10,000 numbers; and a typed list field of 10,000 strings (a desk
+check's problems). Each figure is the fastest of several repeats (as
 timeit advises: on a shared machine other work only ever adds), the quantities taken in turn
 within each repeat so that they see the same machine.
 
@@ -34,6 +35,7 @@ sys.path.insert(0, str(ROOT))  # this checkout's runtime, whichever one the virt
 
 from runtime.events import (  # noqa: E402
     BudgetDebited,
+    DeskChecked,
     Event,
     ModelCalled,
     ModelResponded,
@@ -74,6 +76,15 @@ def payloads() -> dict[str, Event]:
         "ToolReturned, 100 KB hits": ToolReturned(agent="coder", tool="grep", result=HITS_100K),
         "ToolReturned, 100 KB numbers": ToolReturned(
             agent="coder", tool="nums", result=NUMBERS_100K
+        ),
+        # A typed list of plain items, which integer_problem walks (a tool's result it does not).
+        "DeskChecked, 10,000 problems": DeskChecked(
+            order={},
+            refund_calls=0,
+            effects=[],
+            provider_refunds=[],
+            refunded_cents=0,
+            problems=[f"problem {i}: the ledger and the provider differ" for i in range(10_000)],
         ),
     }
 

@@ -132,6 +132,11 @@ def integer_problem(event: BaseModel, where: str = "") -> str | None:
             if problem := integer_problem(value, f"{where}{name}."):
                 return problem
         elif isinstance(value, (list, tuple)):
+            # A list of plain numbers and strings is passed whole, its items' types gathered in
+            # C: isinstance against BaseModel's metaclass on each item cost ten times encoding
+            # a long list (bench/depth_walk.py, docs/benchmarks.md).
+            if _LEAVES.issuperset(map(type, value)):
+                continue
             for i, item in enumerate(value):
                 if isinstance(item, BaseModel) and (
                     problem := integer_problem(item, f"{where}{name}.{i}.")

@@ -468,3 +468,25 @@ def test_same_as_ignores_only_id_and_timestamp():
     b = ToolReturned(tool="x", result=1)
     assert a.id != b.id and a.same_as(b)
     assert not a.same_as(ToolReturned(tool="x", result=2))
+
+
+def test_a_count_too_large_is_found_in_a_list_of_models_among_plain_items_and_none_in_plain_lists():
+    """integer_problem passes a list of plain numbers and strings whole (a quick look at its
+    items' types) and still walks one that holds a model: the count past MAX_INT in the fourth
+    item is named by its place."""
+    from pydantic import BaseModel
+
+    from runtime.events import integer_problem
+    from runtime.events.base import MAX_INT
+
+    class Piece(BaseModel):
+        n: int
+
+    class Holder(BaseModel):
+        plain: list[int | str]
+        mixed: list[Piece | int | str]
+
+    many = [*range(10_000), *(str(i) for i in range(10_000))]
+    assert integer_problem(Holder(plain=many, mixed=[1, "a", Piece(n=MAX_INT)])) is None
+    found = integer_problem(Holder(plain=[], mixed=[1, "a", Piece(n=1), Piece(n=MAX_INT + 1)]))
+    assert found == f"field 'mixed.3.n': {MAX_INT + 1} is more than a run can count"

@@ -32,7 +32,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from config.broker import BrokerError, EmbeddedRedis
 from config.celery import worker_command
-from journal_store.models import StoredEvent
+from journal_store.models import RunSummary, StoredEvent
 from services import local_model, runs
 
 USER = "demo"
@@ -163,7 +163,7 @@ class Command(BaseCommand):
             )
             self.wait_for_web()
             sample = None if options["no_sample"] else self.sample(options)
-            self.first_screen(password, sample)
+            self.first_screen(password, sample, asked_for_none=options["no_sample"])
             self.watch()
         except KeyboardInterrupt:
             self.say("\nstopping ...")
@@ -175,7 +175,9 @@ class Command(BaseCommand):
 
     # --- what a newcomer sees ----------------------------------------------------------------
 
-    def first_screen(self, password: str | None, sample: str | None) -> None:
+    def first_screen(
+        self, password: str | None, sample: str | None, asked_for_none: bool = False
+    ) -> None:
         base = f"http://127.0.0.1:{self.port}"
         if password:
             login = f"user {USER!r}, password {password!r} (shown once)"
@@ -187,6 +189,14 @@ class Command(BaseCommand):
         ]
         if sample:
             lines.append(f"  sample run:  {base}/runs/{sample}/")
+        elif not asked_for_none:
+            # Started again on a database that has runs: no new sample (the list would grow by
+            # one a restart), which the screen says, where it said nothing of runs at all.
+            held = RunSummary.objects.count()
+            lines.append(
+                f"  runs:        {base}/ ({held} here; a sample run is started only on a "
+                "database with none)"
+            )
         lines += [
             f"  logs:        {self.logs}/ (web.log, worker-1.log, ...)",
             "  Ctrl-C stops everything (web server, worker, broker).",

@@ -165,6 +165,12 @@ def shoot(page: sync_api.Page, name: str) -> None:
     page.screenshot(path=SHOTS / f"{name}.png", full_page=True, caret="initial")
 
 
+def readme_shot(page: sync_api.Page, name: str, full_page: bool = False) -> None:
+    """A picture for the README's tour: var/screenshots/readme-<name>.png, of the window only
+    unless the caption needs the whole page (docs/screenshots/<name>.png is its copy)."""
+    page.screenshot(path=SHOTS / f"readme-{name}.png", full_page=full_page, caret="initial")
+
+
 def settled(page: sync_api.Page) -> None:
     """Wait until htmx has finished swapping: content it swapped in keeps the class htmx-added
     until it settles (20 ms later), and only then does htmx attach that content's triggers. A

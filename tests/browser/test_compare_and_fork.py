@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import import_text, shoot
+from tests.browser.conftest import import_text, readme_shot, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -28,6 +28,7 @@ def test_two_ticked_runs_open_their_comparison(signed_in, flown_run, journal_of)
     expect(page.locator("#divergence h2")).to_contain_text("First divergence")
     expect(page.locator("#divergence")).to_contain_text("return []")
     shoot(page, "compare")
+    readme_shot(page, "compare")
 
 
 def test_a_fork_from_a_timeline_event_opens_on_its_own_page(signed_in, flown_run):
@@ -40,6 +41,7 @@ def test_a_fork_from_a_timeline_event_opens_on_its_own_page(signed_in, flown_run
     page.get_by_role("button", name="Fork and run").click()
     expect(page.locator(".lineage")).to_contain_text(f"Forked from {flown_run}")
     shoot(page, "fork")
+    readme_shot(page, "fork")
 
 
 def test_a_ticked_running_run_stays_ticked_through_its_rows_polls(signed_in, flown_run, nowhere):

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from desk.models import Order
 from journal_store import projection
 from services import runs
-from tests.browser.conftest import shoot
+from tests.browser.conftest import readme_shot, shoot
 from tests.dashboard.conftest import drive
 from tests.tasks.conftest import use_broker
 
@@ -61,6 +61,7 @@ def test_a_reviewer_decides_a_desk_conflict_by_value_and_the_run_says_it_was_res
     expect(shipped.locator(".badge.current")).to_have_text("current value")
     expect(card.locator(".claims > .card .badge.current")).to_have_count(1)
     shoot(page, "conflict-by-value")
+    readme_shot(page, "conflicts", full_page=True)
 
     card.get_by_label('commit "cancelled" (claimed by support-agent)').check()
     card.get_by_label("Why").fill("the customer cancelled at 09:10, before the 09:12 scan")

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import import_text, shoot
+from tests.browser.conftest import import_text, readme_shot, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -39,6 +39,7 @@ def test_the_metrics_page_shows_its_plots_and_keeps_its_filters_in_the_url(
     expect(page.locator("section.card table").first).to_contain_text("Runs")
     expect(page.locator("svg.chart circle.chart-dot")).to_have_count(4)
     shoot(page, "metrics")
+    readme_shot(page, "metrics", full_page=True)  # its four plots
     page.locator("#m-team").select_option("repo-fix")
     page.get_by_role("button", name="Show").click()
     expect(page).to_have_url(re.compile(r"/metrics\?team=repo-fix"))

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from journal_store.models import RunSummary
-from tests.browser.conftest import NARROW, SHOTS, TABS_SHOWN, WIDE, overflow, shoot
+from tests.browser.conftest import NARROW, TABS_SHOWN, WIDE, overflow, readme_shot, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -117,6 +117,7 @@ def test_a_triage_run_shows_its_degraded_answer_and_its_specialists(signed_in, f
     expect(answer).to_contain_text("policy snapshot 2025-05")
     expect(answer).to_contain_text("undone: credit, label")
     expect(answer).not_to_contain_text("KB-999")  # the made-up finding was dropped
+    expect(answer).to_contain_text("rests on: orders-worker-1-1")
     expect(page.locator("#events")).to_contain_text("kb-worker")
     shoot(page, "run-answer-1280")
-    page.screenshot(path=SHOTS / "run-answer-top-1280.png", caret="initial")  # for the README
+    readme_shot(page, "run-answer")

@@ -39,13 +39,14 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.production_env import production_env  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -62,15 +63,7 @@ PARSER.add_argument("--requests", type=int, default=200, help="requests per page
 ARGS = PARSER.parse_args()
 
 WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-metrics-"))
-ENV = {
-    "DATABASE_URL": f"sqlite:///{WORK / 'metrics.sqlite3'}",
-    "MINUTES_HOME": str(WORK / "home"),
-    "MINUTES_DEBUG": "0",
-    "MINUTES_SECRET_KEY": "bench-" + uuid.uuid4().hex + uuid.uuid4().hex,
-    "MINUTES_SSL_REDIRECT": "0",
-    "MINUTES_ALLOWED_HOSTS": "127.0.0.1",
-    "DJANGO_SETTINGS_MODULE": "config.settings",
-}
+ENV = production_env(f"sqlite:///{WORK / 'metrics.sqlite3'}", WORK / "home")
 os.environ.update(ENV)
 os.environ["MINUTES_EAGER"] = "1"  # the templates are flown in-process (not in gunicorn)
 

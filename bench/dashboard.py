@@ -56,7 +56,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -66,6 +65,7 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
 
+from bench.production_env import production_env  # noqa: E402
 from tests.services import free_port, start_postgres  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
@@ -102,16 +102,7 @@ WORK = ARGS.reuse or Path(tempfile.mkdtemp(prefix="minutes-bench-dashboard-"))
 PG_URL = start_postgres(durable=True) if ARGS.postgres else None
 if ARGS.postgres and not PG_URL:
     sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-ENV = {
-    "DATABASE_URL": PG_URL or f"sqlite:///{WORK / 'dashboard.sqlite3'}",
-    "MINUTES_HOME": str(WORK / "home"),
-    # Production settings: with DEBUG on, Django records every query and its parameters.
-    "MINUTES_DEBUG": "0",
-    "MINUTES_SECRET_KEY": "bench-" + uuid.uuid4().hex + uuid.uuid4().hex,
-    "MINUTES_SSL_REDIRECT": "0",  # plain HTTP with DEBUG off
-    "MINUTES_ALLOWED_HOSTS": "127.0.0.1",
-    "DJANGO_SETTINGS_MODULE": "config.settings",
-}
+ENV = production_env(PG_URL or f"sqlite:///{WORK / 'dashboard.sqlite3'}", WORK / "home")
 os.environ.update(ENV)
 # The templates are flown here, each step run in-process as soon as it is enqueued.
 os.environ["MINUTES_EAGER"] = "1"

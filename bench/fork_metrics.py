@@ -42,6 +42,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.production_env import production_env  # noqa: E402
+
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
 )
@@ -53,17 +55,7 @@ PARSER.add_argument("--seed", type=int, default=1, help="random seed")
 ARGS = PARSER.parse_args()
 
 WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-forks-"))
-os.environ.update(
-    {
-        "DATABASE_URL": f"sqlite:///{WORK / 'forks.sqlite3'}",
-        "MINUTES_HOME": str(WORK / "home"),
-        "MINUTES_DEBUG": "0",
-        "MINUTES_SECRET_KEY": "bench-" + uuid.uuid4().hex + uuid.uuid4().hex,
-        "MINUTES_SSL_REDIRECT": "0",
-        "MINUTES_ALLOWED_HOSTS": "127.0.0.1",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-)
+os.environ.update(production_env(f"sqlite:///{WORK / 'forks.sqlite3'}", WORK / "home"))
 
 import django  # noqa: E402
 

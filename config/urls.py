@@ -21,8 +21,16 @@ def healthz(request: HttpRequest) -> HttpResponse:
     """Health for load balancers and compose: the process answers, the database does, and it
     holds this code's tables (a server started before `migrate` fails every page with a
     missing table: here it says so, once, with what to run)."""
-    from django.db import DatabaseError, connection
+    from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
+    try:
+        connection.ensure_connection()
+    except (OperationalError, InterfaceError) as exc:
+        # Not "not migrated", which it said of a database it could not reach at all.
+        said = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        return HttpResponse(
+            f"the database does not answer: {said}", content_type="text/plain", status=503
+        )
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT app, name FROM django_migrations")
@@ -49,6 +57,8 @@ def no_icon(request: HttpRequest) -> HttpResponse:
 handler404 = "dashboard.notfound.not_found"
 # A refusal's own sentence ("... needs the reviewer permission"), where Django's said none.
 handler403 = "dashboard.refused.forbidden"
+# A database out of reach is a 503 saying so (dashboard/unavailable.py); anything else, the 500.
+handler500 = "dashboard.unavailable.server_error"
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 
-from dashboard import errors
+from dashboard import errors, unavailable
 from journal_store.transfer import ImportRefused
 
 
@@ -36,6 +36,8 @@ def register(api: NinjaAPI) -> None:
     """Give `api` a handler for every refusal in dashboard/errors.py, and for ImportRefused."""
     for refusal, status in errors.REFUSALS.items():
         api.add_exception_handler(refusal, answer(api, status))
+    for down in unavailable.DOWN:  # a 503 saying the database did not answer, not a bare 500
+        api.add_exception_handler(down, unavailable.api_handler)
 
     @api.exception_handler(RequestDataTooBig)
     def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:

@@ -1,0 +1,102 @@
+"""Pages, the API and /healthz while the database does not answer: a 503 that says so.
+
+The requests are made in a process of its own whose DATABASE_URL names a PostgreSQL port
+nothing listens on, with production's settings (DEBUG off, as a server runs): the connection
+is really refused, nothing is stubbed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.test import RequestFactory
+
+from dashboard import unavailable
+
+ROOT = Path(__file__).resolve().parents[2]
+
+REQUESTS = """
+import json, django
+django.setup()
+from django.test import Client
+client = Client(raise_request_exception=False)
+client.cookies["sessionid"] = "a" * 32  # a session to look up: the database is asked
+asked = [
+    ("page", "/", {}),
+    ("htmx", "/", {"HTTP_HX_REQUEST": "true"}),
+    ("api", "/api/runs", {"HTTP_AUTHORIZATION": "Bearer " + "t" * 40}),
+    ("health", "/healthz", {}),
+]
+for name, path, headers in asked:
+    answer = client.get(path, **headers)
+    print(json.dumps({
+        "name": name, "status": answer.status_code, "retry": answer.get("Retry-After"),
+        "type": answer["Content-Type"], "body": answer.content.decode(),
+    }))
+"""
+
+
+def unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_with_the_database_out_of_reach_every_answer_is_a_503_that_says_so(tmp_path):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"postgres://minutes@127.0.0.1:{unused_port()}/minutes",
+        "MINUTES_HOME": str(tmp_path),
+        "MINUTES_DEBUG": "0",
+        "MINUTES_SECRET_KEY": secrets.token_urlsafe(50),
+        "MINUTES_SSL_REDIRECT": "0",
+        "MINUTES_ALLOWED_HOSTS": "testserver",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", REQUESTS],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = {a["name"]: a for a in map(json.loads, done.stdout.splitlines())}
+
+    page = answers["page"]
+    assert (page["status"], page["retry"]) == (503, "5")
+    assert "<h1>The database did not answer</h1>" in page["body"]
+    assert "Try again in a moment" in page["body"]
+    assert "5432" not in page["body"] and "refused" not in page["body"]  # its words: the log's
+
+    htmx = answers["htmx"]  # swapped where the button was, as a refusal is
+    assert (htmx["status"], htmx["retry"]) == (503, "5")
+    assert htmx["body"].startswith('<p class="message error" role="status">The database did')
+    assert "<html" not in htmx["body"]
+
+    api = answers["api"]
+    assert (api["status"], api["retry"], api["type"]) == (503, "5", "application/json")
+    assert json.loads(api["body"]) == {"detail": unavailable.SENTENCE}
+
+    health = answers["health"]  # not "not migrated", which it said of a database it never reached
+    assert health["status"] == 503
+    assert health["body"].startswith("the database does not answer: ")
+    assert "Connection refused" in health["body"]
+
+
+def test_any_other_failure_is_still_the_500():
+    request = RequestFactory().get("/")
+    try:
+        raise RuntimeError("a bug")
+    except RuntimeError:
+        answer = unavailable.server_error(request)
+    assert answer.status_code == 500 and "Retry-After" not in answer

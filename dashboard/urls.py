@@ -4,7 +4,7 @@ from urllib.parse import quote, unquote
 
 from django.urls import URLPattern, URLResolver, path, register_converter
 
-from dashboard.views import compare, fork, metrics, review, runs, search, tags, transfer
+from dashboard.views import compare, fork, metrics, new_run, review, runs, search, tags, transfer
 
 
 class Segment:
@@ -29,7 +29,7 @@ register_converter(Segment, "id")
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("", runs.run_list, name="runs"),
-    path("runs/new", runs.new_run, name="new_run"),
+    path("runs/new", new_run.new_run, name="new_run"),
     path("runs/compare", compare.compare_page, name="compare"),
     path("search", search.search_page, name="search"),
     path("metrics", metrics.metrics_page, name="metrics"),

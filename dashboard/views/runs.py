@@ -1,4 +1,5 @@
-"""Pages about runs: the list, a run's page and its tabs, starting and steering runs.
+"""Pages about runs: the list, a run's page and its tabs, steering runs (the new-run form is
+dashboard/views/new_run.py).
 
 What they read and do is built in dashboard/queries.py and dashboard/actions.py, which the API
 shares; these views only choose templates.
@@ -24,7 +25,6 @@ from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 from dashboard import actions, asked, downloads, errors, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.asked import BadQuery
-from dashboard.forms import PRESETS, NewRunForm, presets
 from dashboard.tell import tell
 from dashboard.views import trace
 from journal_store import traces as journal_traces
@@ -33,7 +33,6 @@ from runtime import fork, status
 from runtime.metrics import DEFINITIONS
 from services import baseline as baselines
 from services import runs, tags, traces
-from teams import TEAMS
 
 PAGE = 50
 EVENTS_PAGE = 50
@@ -472,44 +471,6 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if not context["tail"]:
         response.status_code = HttpResponseStopPolling.status_code
     return response
-
-
-@login_required
-def new_run(request: HtmxHttpRequest) -> HttpResponse:
-    """The form; asked again with its values (htmx, on a change of team, scenario or backend),
-    the form for them: the team's scenarios, the scenario's own settings where the person has
-    not typed their own."""
-    if request.method == "POST":
-        form = NewRunForm(request.POST)
-    else:
-        form = NewRunForm(initial=kept_choices(request.GET))
-    if request.method == "POST" and form.is_valid():
-        choice = {k: v for k, v in form.cleaned_data.items() if k != "presets_of"}
-        try:
-            run_id = actions.NewRun(**choice).start(request.user.get_username())
-        except runs.RunError as exc:
-            form.add_error(None, str(exc))
-        else:
-            return redirect("run", run_id=run_id)
-    code = 400 if request.method == "POST" or form.problems else 200
-    return render(request, "dashboard/new_run.html", {"form": form}, status=code)
-
-
-def kept_choices(query: QueryDict) -> dict[str, Any]:
-    """What a person chose on the form before it is drawn again: the settings boxes only where
-    they differ from the presets they were prefilled with (else the new scenario's own)."""
-    kept: dict[str, Any] = {
-        k: query[k]
-        for k in ("team", "scenario", "task", "model", "order", "baseline", "reflect", "votes")
-        if query.get(k)
-    }
-    shown_for = query.get("presets_of", "").split("/", 1)
-    shown = presets(*shown_for) if len(shown_for) == 2 and shown_for[0] in TEAMS else {}
-    for name in PRESETS:
-        value = query.get(name, "")
-        if value and str(shown.get(name)) != value:
-            kept[name] = value
-    return kept
 
 
 def steer(request: HtmxHttpRequest, run_id: str, action: str) -> HttpResponse:

@@ -1,0 +1,54 @@
+"""The new-run form: a team, a scenario and a backend, the scenario's settings prefilled, drawn
+again (htmx) when one of the three changes; a valid post starts the run and goes to its page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+
+from dashboard import actions
+from dashboard.access import HtmxHttpRequest
+from dashboard.forms import PRESETS, NewRunForm, presets
+from services import runs
+from teams import TEAMS
+
+
+@login_required
+def new_run(request: HtmxHttpRequest) -> HttpResponse:
+    """The form; asked again with its values (htmx, on a change of team, scenario or backend),
+    the form for them: the team's scenarios, the scenario's own settings where the person has
+    not typed their own."""
+    if request.method == "POST":
+        form = NewRunForm(request.POST)
+    else:
+        form = NewRunForm(initial=kept_choices(request.GET))
+    if request.method == "POST" and form.is_valid():
+        choice = {k: v for k, v in form.cleaned_data.items() if k != "presets_of"}
+        try:
+            run_id = actions.NewRun(**choice).start(request.user.get_username())
+        except runs.RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("run", run_id=run_id)
+    code = 400 if request.method == "POST" or form.problems else 200
+    return render(request, "dashboard/new_run.html", {"form": form}, status=code)
+
+
+def kept_choices(query: QueryDict) -> dict[str, Any]:
+    """What a person chose on the form before it is drawn again: the settings boxes only where
+    they differ from the presets they were prefilled with (else the new scenario's own)."""
+    kept: dict[str, Any] = {
+        k: query[k]
+        for k in ("team", "scenario", "task", "model", "order", "baseline", "reflect", "votes")
+        if query.get(k)
+    }
+    shown_for = query.get("presets_of", "").split("/", 1)
+    shown = presets(*shown_for) if len(shown_for) == 2 and shown_for[0] in TEAMS else {}
+    for name in PRESETS:
+        value = query.get(name, "")
+        if value and str(shown.get(name)) != value:
+            kept[name] = value
+    return kept

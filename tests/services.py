@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -166,3 +167,26 @@ def left_running(path: str, patience: float = 10.0) -> list[str]:
         if not lines or time.monotonic() > deadline:
             return lines
         time.sleep(0.2)
+
+
+def without_a_database(code: str, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run `code` (Python, from the repository's root) in a process of its own whose
+    DATABASE_URL names a PostgreSQL port nothing listens on: the connection is really refused,
+    nothing is stubbed. `env` adds to or overrides the environment (production's settings)."""
+    environ = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"postgres://minutes@127.0.0.1:{free_port()}/minutes",
+        "MINUTES_HOME": str(home),
+        "MINUTES_DEBUG": "1",
+        **env,
+    }
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

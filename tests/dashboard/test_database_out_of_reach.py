@@ -8,19 +8,13 @@ is really refused, nothing is stubbed.
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import socket
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.test import RequestFactory
 
 from dashboard import unavailable
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.services import without_a_database
 
 REQUESTS = """
 import json, django
@@ -43,32 +37,15 @@ for name, path, headers in asked:
 """
 
 
-def unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_with_the_database_out_of_reach_every_answer_is_a_503_that_says_so(tmp_path):
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": f"postgres://minutes@127.0.0.1:{unused_port()}/minutes",
-        "MINUTES_HOME": str(tmp_path),
+    production = {
         "MINUTES_DEBUG": "0",
         "MINUTES_SECRET_KEY": secrets.token_urlsafe(50),
         "MINUTES_SSL_REDIRECT": "0",
         "MINUTES_ALLOWED_HOSTS": "testserver",
     }
-    done = subprocess.run(
-        [sys.executable, "-c", REQUESTS],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = without_a_database(REQUESTS, tmp_path, **production)
     assert done.returncode == 0, done.stderr
     answers = {a["name"]: a for a in map(json.loads, done.stdout.splitlines())}
 

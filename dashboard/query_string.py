@@ -5,7 +5,8 @@ something nobody sent: a parameter given twice (`?after=1&after=2`) was its last
 other dropped unseen; and percent-escapes of bytes that are no UTF-8 (`?team=%FF`) became
 U+FFFD, which a filter then looked for ("no run matches"). Both are refused here, naming each
 parameter: the API answers 422 in its validation errors' shape (`loc: ["query", name]`), a
-page 400 with the sentences as text (as a NUL in the address is, dashboard/security.py).
+page 400 with the sentences and a link to the address without its query (templates/400.html),
+htmx the sentences where its answer goes. An address that is no page is left to its 404.
 
 Only the addresses whose filters take several values of one parameter take them: a run's
 timeline its kinds, the comparison the runs ticked in the list.
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
 from services.asked import shown
@@ -93,7 +95,9 @@ class QueryStringMiddleware:
         try:
             name = resolve(request.path_info).url_name or ""
         except Resolver404:
-            name = ""
+            # No such address: its 404 says so, where its query was refused first, as if
+            # mending the query would find the page.
+            return self.get_response(request)
         wrong = problems(query, MANY.get(name, frozenset()))
         if not wrong:
             return self.get_response(request)
@@ -103,5 +107,12 @@ class QueryStringMiddleware:
                 for field, why in wrong.items()
             ]
             return JsonResponse({"detail": detail}, status=422)
-        text = "\n".join(f"{field}: {why}" for field, why in wrong.items())
-        return HttpResponse(text, status=400, content_type="text/plain; charset=utf-8")
+        said = [f"{field}: {why}" for field, why in wrong.items()]
+        if request.headers.get("HX-Request") == "true":
+            # Swapped where the request came from (a tab, a filter's rows), as a refusal is.
+            context = {"message": "; ".join(said), "level": "error"}
+            return render(request, "dashboard/_message.html", context, status=400)
+        # A page of its own, where it was bare text with no way back: it says what to mend.
+        # Drawn before the session is read, so it shows no navigation (400.html).
+        path = request.path if not request.path.startswith("//") else "/"  # never off the site
+        return render(request, "400.html", {"said": said, "path": path}, status=400)

@@ -5,6 +5,8 @@ as U+FFFD (`?team=%FF` listed the runs of a team named "�": none)."""
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.test import Client
 
@@ -54,7 +56,7 @@ def test_a_page_names_a_parameter_given_twice(as_reviewer, listed, url, field):
     before = StoredEvent.objects.count()
     answer = as_reviewer.get(url, **HX)
     assert answer.status_code == 400, url
-    text = answer.content.decode()
+    text = html.unescape(answer.content.decode())
     assert f"{field}: given 2 times (" in text and "this address takes one" in text
     assert StoredEvent.objects.count() == before
 
@@ -110,7 +112,7 @@ def test_escapes_of_bytes_that_are_no_text_are_named(as_reviewer, api, listed, q
     page = as_reviewer.get(f"/?{query}")
     assert page.status_code == 400
     why = f"{value} is not UTF-8 text (its percent-escapes spell bytes that are no characters)"
-    assert f"{field}: {why}" in page.content.decode()
+    assert f"{field}: {why}" in html.unescape(page.content.decode())
     answer = api.get(f"/api/runs?{query}")
     assert answer.status_code == 422
     assert answer.json()["detail"] == [{"type": "value_error", "loc": ["query", field], "msg": why}]
@@ -120,7 +122,7 @@ def test_a_raw_byte_that_is_no_text_is_named(as_reviewer, listed):
     """Sent unescaped (WSGI hands the query over as latin-1 text): Django read it as U+FFFD."""
     page = as_reviewer.get("/", QUERY_STRING="team=\xff")
     assert page.status_code == 400
-    assert "team: '\\\\xff' is not UTF-8 text" in page.content.decode()
+    assert "team: '\\\\xff' is not UTF-8 text" in html.unescape(page.content.decode())
 
 
 def test_text_escaped_as_utf_8_is_read_as_before(as_reviewer, api, listed):
@@ -128,3 +130,22 @@ def test_text_escaped_as_utf_8_is_read_as_before(as_reviewer, api, listed):
     assert as_reviewer.get("/?q=café").status_code == 200  # escaped by the client
     assert api.get("/api/search?q=caf%C3%A9").status_code == 200
     assert as_reviewer.get("/?q=&team=&page=").status_code == 200  # blanks, once each
+
+
+def test_a_page_refused_for_its_query_is_a_page_with_the_way_back(as_reviewer, listed):
+    """Opened by hand (no htmx): a page that says what to mend and links the address without
+    its query, where it was a line of bare text; htmx gets the sentence where its answer goes."""
+    page = as_reviewer.get(f"/runs/{RUN}/?tab=timeline&tab=audit")
+    assert page.status_code == 400 and page["Content-Type"].startswith("text/html")
+    text = html.unescape(page.content.decode())
+    assert "<h1>The address cannot be read</h1>" in text
+    assert "<li>tab: given 2 times ('timeline', 'audit'); this address takes one</li>" in text
+    assert f'<a href="/runs/{RUN}/">/runs/{RUN}/</a> without its query' in text
+    swapped = as_reviewer.get(f"/runs/{RUN}/tabs/timeline?after=1&after=2", **HX)
+    assert swapped.status_code == 400
+    assert swapped.content.decode().startswith('<p class="message error" role="status">after:')
+
+
+def test_an_address_that_is_no_page_is_its_404_whatever_its_query(as_reviewer):
+    answer = as_reviewer.get("/compare?run=a&run=b")
+    assert answer.status_code == 404

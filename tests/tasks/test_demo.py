@@ -116,7 +116,7 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
         assert "manage.py changepassword demo" in again.output
         assert "sample run:" not in again.output
         assert re.search(
-            r"runs:\s+http://127.0.0.1:\d+/ \(1 here; a sample run is started only", again.output
+            r"runs:\s+http://127.0.0.1:\d+/ \(1 here, so no new sample run\)", again.output
         )
         assert "password '" not in again.output
     finally:

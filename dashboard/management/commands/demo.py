@@ -193,10 +193,7 @@ class Command(BaseCommand):
             # Started again on a database that has runs: no new sample (the list would grow by
             # one a restart), which the screen says, where it said nothing of runs at all.
             held = RunSummary.objects.count()
-            lines.append(
-                f"  runs:        {base}/ ({held} here; a sample run is started only on a "
-                "database with none)"
-            )
+            lines.append(f"  runs:        {base}/ ({held} here, so no new sample run)")
         lines += [
             f"  logs:        {self.logs}/ (web.log, worker-1.log, ...)",
             "  Ctrl-C stops everything (web server, worker, broker).",

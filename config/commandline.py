@@ -85,6 +85,13 @@ def described() -> str:
     return f"PostgreSQL database {db['NAME']!r} at {host}{port}{user} (DATABASE_URL)"
 
 
+def first_line(exc: object) -> str:
+    """The first line of the error's own words ("database is locked"), at most 200 characters,
+    or its type's name when it says nothing: what failed, for a person to judge whether to
+    wait, where the whole (a driver's hints, a query) belongs in the log."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
 def first_lines(exc: Exception) -> str:
     """The error's own words, its lines joined (psycopg adds a hint on a second line)."""
     return " ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())

@@ -6,6 +6,7 @@ from django.contrib.auth import views as auth
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver, include, path
 
+from config.commandline import first_line
 from dashboard.api import api
 
 
@@ -27,9 +28,10 @@ def healthz(request: HttpRequest) -> HttpResponse:
         connection.ensure_connection()
     except (OperationalError, InterfaceError) as exc:
         # Not "not migrated", which it said of a database it could not reach at all.
-        said = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         return HttpResponse(
-            f"the database does not answer: {said}", content_type="text/plain", status=503
+            f"the database does not answer: {first_line(exc)}",
+            content_type="text/plain",
+            status=503,
         )
     try:
         with connection.cursor() as cursor:

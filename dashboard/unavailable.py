@@ -13,14 +13,16 @@ from __future__ import annotations
 import logging
 import sys
 
-from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views import defaults
 
+from config.commandline import first_line
+from services.steps import TRANSIENT
+
 log = logging.getLogger(__name__)
 
-DOWN = (OperationalError, InterfaceError)
+DOWN = TRANSIENT  # what the workers' steps retry too: a database out of reach or busy
 API = "/api/"
 SENTENCE = (
     "the database did not answer (it may be restarting, out of reach or busy), so this "
@@ -36,7 +38,7 @@ def answer(request: HttpRequest) -> HttpResponse:
     if request.path.startswith(API):
         response: HttpResponse = JsonResponse({"detail": SENTENCE}, status=503)
     elif request.headers.get("HX-Request") == "true":
-        context = {"message": SENTENCE.capitalize() + ".", "level": "error"}
+        context = {"message": SENTENCE[0].upper() + SENTENCE[1:] + ".", "level": "error"}
         response = render(request, "dashboard/_message.html", context, status=503)
     else:
         response = render(request, "503.html", status=503)
@@ -55,6 +57,6 @@ def server_error(request: HttpRequest) -> HttpResponse:
 def api_handler(request: HttpRequest, exc: Exception | type[Exception]) -> HttpResponse:
     """The API's handler for DOWN (an endpoint's, or its authentication's, query): the 503,
     the error logged in a line with its first line of words."""
-    said = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    said = first_line(exc)
     log.warning("%s %s: the database did not answer (%s)", request.method, request.path, said)
     return answer(request)

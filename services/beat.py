@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
+from config.commandline import first_line
 from services.steps import TRANSIENT
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,6 @@ def round_of(what: str, work: Callable[[], list[T]]) -> list[T]:
     try:
         return work()
     except TRANSIENT as exc:
-        said = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        said = first_line(exc)
         log.warning("%s skipped this round: the database does not answer (%s)", what, said)
         return []

@@ -7,6 +7,7 @@ import logging
 from django.conf import settings
 from django.db import InterfaceError, InternalError, OperationalError
 
+from config.commandline import first_line
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, fork
@@ -39,12 +40,10 @@ class ForkNotWritten(RunError):
     (a 503)."""
 
     def __init__(self, parent: str, failure: BaseException, workspace: bool) -> None:
-        # The first line of the database's own words ("database is locked"), not the whole:
-        # what failed, for a person to judge whether to wait; the rest goes to the log.
-        said = (str(failure).strip().splitlines() or [type(failure).__name__])[0][:200]
+        # The first line of the database's own words: the rest goes to the log.
         super().__init__(
             f"the fork of run {parent} was not written: the database did not take its events "
-            f"({said}). {nothing_left(workspace)}; try again in a moment"
+            f"({first_line(failure)}). {nothing_left(workspace)}; try again in a moment"
         )
 
 

@@ -88,7 +88,9 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
         # The first screen ends with the block a newcomer needs, and nothing after it.
         assert re.search(r"log in:\s+user 'demo', password '\S{16}' \(shown once\)", screen)
         assert f"http://127.0.0.1:{port}/" in screen
-        assert "Ctrl-C stops everything" in screen
+        assert "database:    SQLite, " in screen
+        assert "broker:      the embedded Redis (" in screen
+        assert "Ctrl-C stops everything it started (web server, workers, broker)." in screen
         assert "superuser privileges" not in screen.split("Minutes is running")[0]
         wait_until(lambda: runs.status_of(run_id) != "running", 90, "the sample run to finish")
         assert runs.status_of(run_id) == "done"

@@ -86,6 +86,30 @@ class Child:
         self.proc.wait()
 
 
+def sanitized(url: str) -> str:
+    """A broker URL without its password; as_uri() would show ":**@" where the URL has none."""
+    from kombu.utils.url import maybe_sanitize_url
+
+    return str(maybe_sanitize_url(url))
+
+
+def shown_path(path: Path) -> str:
+    """A path as short as it can be said: relative to where the command runs, if under it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def database_shown(database: dict[str, Any]) -> str:
+    """Which database, without its password: SQLite's file, or PostgreSQL's user@host:port/name."""
+    if database["ENGINE"].endswith("sqlite3"):
+        return f"SQLite, {shown_path(Path(database['NAME']))}"
+    where = f"{database.get('HOST') or 'localhost'}:{database.get('PORT') or 5432}"
+    user = f"{database['USER']}@" if database.get("USER") else ""
+    return f"PostgreSQL, {user}{where}/{database['NAME']}"
+
+
 def port(text: str) -> int:
     """--port: a TCP port a web server can listen on (the probe raised on one past 65535)."""
     number = int(text)  # not a number: argparse says "invalid port value"
@@ -194,9 +218,19 @@ class Command(BaseCommand):
             # one a restart), which the screen says, where it said nothing of runs at all.
             held = RunSummary.objects.count()
             lines.append(f"  runs:        {base}/ ({held} here, so no new sample run)")
+        # Which database and broker: someone who set DATABASE_URL or CELERY_BROKER_URL sees
+        # they were taken, and that Ctrl-C leaves a broker of their own running.
+        if settings.EMBEDDED_BROKER:
+            broker = f"the embedded Redis ({shown_path(settings.BROKER_DIR)}/)"
+            stops = "web server, workers, broker"
+        else:
+            broker = f"{sanitized(settings.CELERY_BROKER_URL)} (yours: left running)"
+            stops = "web server, workers"
         lines += [
-            f"  logs:        {self.logs}/ (web.log, worker-1.log, ...)",
-            "  Ctrl-C stops everything (web server, worker, broker).",
+            f"  database:    {database_shown(settings.DATABASES['default'])}",
+            f"  broker:      {broker}",
+            f"  logs:        {shown_path(self.logs)}/ (web.log, worker-1.log, ...)",
+            f"  Ctrl-C stops everything it started ({stops}).",
         ]
         if os.geteuid() == 0:
             lines.append("  (as root: the worker logs warn of superuser privileges; expected)")
@@ -243,12 +277,10 @@ class Command(BaseCommand):
         if settings.EMBEDDED_BROKER:
             return
         from kombu.exceptions import OperationalError
-        from kombu.utils.url import maybe_sanitize_url
 
         from config.celery import app
 
-        # Without its password; as_uri() would show ":**@" where the URL has none.
-        shown = maybe_sanitize_url(settings.CELERY_BROKER_URL)
+        shown = sanitized(settings.CELERY_BROKER_URL)
         with app.connection_for_write() as connection:
             try:
                 connection.ensure_connection(

@@ -7,6 +7,9 @@
     reject_cap_reached        a task went back and forth between coder and reviewer until the
                               round cap escalated it
     budget_exhausted          an agent ran out of budget with its task unfinished
+    turn_cap_reached          an agent used every turn it had with its task unfinished
+    no_tool_call              an agent answered in prose twice in a row (asked once for a tool
+                              call between) and its loop stopped inconclusive
     missed_deadline           an agent asked for a reply let its deadline pass (absent, or present
                               and silent), once or more, on one task
     looping_agent             an agent made the same tool call (same tool, same arguments), or met
@@ -44,8 +47,10 @@ from runtime.signatures.agents import (
     BudgetExhaustion,
     DoneWithoutEvidence,
     DuplicateWork,
+    NoToolCalls,
     RejectCaps,
     TransientErrors,
+    TurnCaps,
     UnansweredRequests,
 )
 from runtime.signatures.base import Finding, team_roles
@@ -74,6 +79,8 @@ SIGNATURES: tuple[Fold, ...] = (
     TransientErrors(),
     RejectCaps(),
     BudgetExhaustion(),
+    TurnCaps(),
+    NoToolCalls(),
     MissedDeadlines(),
     LoopingAgents(),
     DegradedSubtasks(),

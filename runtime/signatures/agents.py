@@ -1,4 +1,5 @@
-"""How agents worked: duplicated, unanswered, unproven, retried, rejected, out of budget."""
+"""How agents worked: duplicated, unanswered, unproven, retried, rejected, out of budget, out of
+turns, or gone quiet (no tool call)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from runtime.events import (
     DuplicateWorkRefused,
     MessageDelivered,
     MessageSent,
+    RunInconclusive,
     RunStarted,
     TaskEscalated,
     ToolDispatched,
     ToolReturned,
+    TurnCapReached,
 )
 from runtime.folds import Fold, Out, Rows, State, key
 from runtime.journal import Recorded
@@ -344,3 +347,66 @@ class BudgetExhaustion(Fold):
 
     def result(self, state: State, rows: Rows) -> list[Finding]:
         return list(rows.rows.values())
+
+
+class Stopped(Fold):
+    """Keeps, per agent and task, where the agent's loop stopped on an event of `stop` while the
+    task is still undone; dropped when the agent later says DONE on the task (it was given
+    another go). Without these, a run that ended out of turns or inconclusive had no finding
+    at all, though the orphaned-commitment signature counts such a stop as reported."""
+
+    stop: ClassVar[str]
+
+    def start(self) -> State:
+        return {"stopped": {}}
+
+    def says(self, agent: str, task: str, rec: Recorded) -> str:
+        raise NotImplementedError
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        if e.kind == self.stop and e.agent:
+            task = e.task_id or "-"
+            pair = key(e.agent, task)
+            found = finding(
+                self.name,
+                self.says(e.agent, task, rec),
+                [rec.position],
+                task_id=task,
+                agents=[e.agent],
+            )
+            (out.put if pair in state["stopped"] else out.add)(pair, found)
+            state["stopped"][pair] = rec.position
+        elif isinstance(e, MessageSent) and e.performative.lower() == "done":
+            pair = key(e.sender, e.task_id or "-")
+            if state["stopped"].pop(pair, None) is not None:
+                out.drop(pair)
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
+class TurnCaps(Stopped):
+    """An agent used every turn it was given with its task undone."""
+
+    name: ClassVar[str] = "turn_cap_reached"
+    stop: ClassVar[str] = "TurnCapReached"
+    kinds: ClassVar[frozenset[str] | None] = frozenset((stop, "MessageSent"))
+
+    def says(self, agent: str, task: str, rec: Recorded) -> str:
+        assert isinstance(rec.event, TurnCapReached)
+        cap = rec.event.max_turns
+        return f"{agent} used all {cap} turn{'' if cap == 1 else 's'} on {task} before finishing it"
+
+
+class NoToolCalls(Stopped):
+    """An agent answered in prose, was asked once for a tool call, and answered in prose again:
+    its loop stopped inconclusive (a model that does not follow the tool protocol)."""
+
+    name: ClassVar[str] = "no_tool_call"
+    stop: ClassVar[str] = "RunInconclusive"
+    kinds: ClassVar[frozenset[str] | None] = frozenset((stop, "MessageSent"))
+
+    def says(self, agent: str, task: str, rec: Recorded) -> str:
+        assert isinstance(rec.event, RunInconclusive)
+        return f"{agent} stopped on {task}: {rec.event.reason}"

@@ -118,6 +118,9 @@ def report(
 ) -> int:
     records = flight.run_records(journal, outcome.run_id)
     the_bill = views.bill(records)
+    # What went wrong, said where the run's outcome is: a run that ended inconclusive said
+    # only "the coder stopped: inconclusive" until one asked `diagnose`.
+    found = diagnose(records)
     if as_json:
         print(
             json.dumps(
@@ -127,6 +130,7 @@ def report(
                     "reason": outcome.reason,
                     "journal": str(path),
                     "bill": the_bill,
+                    "findings": found,
                     **(extra or {}),
                 },
                 indent=2,
@@ -136,6 +140,7 @@ def report(
         print(f"run {outcome.run_id}: {outcome.status} ({outcome.reason})")
         print(f"journal: {path}")
         print(format_bill(the_bill))
+        print(format_findings(found))
     if outcome.status == "done":
         return EXIT_OK
     return EXIT_INTERRUPTED if outcome.status == "interrupted" else EXIT_VERDICT
@@ -151,6 +156,17 @@ def format_bill(b: dict[str, Any]) -> str:
         lines.append(
             f"  allowance {b['allowance']}, spent {b['spent']}, remaining {b['remaining']}"
         )
+    return "\n".join(lines)
+
+
+def format_findings(found: list[dict[str, Any]]) -> str:
+    if not found:
+        return "findings: none"
+    lines = ["findings:"]
+    for f in found:
+        cited = ", ".join(str(p) for p in f["positions"])
+        events = "event" if len(f["positions"]) == 1 else "events"
+        lines.append(f"  {f['kind'].replace('_', ' ')}: {f['summary']} ({events} {cited})")
     return "\n".join(lines)
 
 

@@ -262,3 +262,27 @@ def test_a_journal_of_many_runs_is_named_by_its_first_ten_and_how_many_more():
     with pytest.raises(flight.FlightError, match=r"no run 'r-99' \(it holds r-00, .* and 3 more\)"):
         flight.find_run(MemoryJournal(), streams, "r-99")
     assert flight.find_run(MemoryJournal(), streams, "r-12") == "r-12"
+
+
+def test_fly_says_the_runs_findings_beside_its_outcome(tmp_path, capsys):
+    path = tmp_path / "j.jsonl"
+    argv = ["fly", "--team", "repo-fix", "--scenario", "budget-starved", "--journal", str(path)]
+    code, out, _ = run(capsys, *argv)
+    assert code == cli.EXIT_VERDICT
+    halted = [
+        n for n, line in enumerate(path.read_text().splitlines(), 1) if "BudgetExhausted" in line
+    ]
+    assert out.endswith(
+        "findings:\n"
+        f"  budget exhausted: coder ran out of budget on T1 before finishing it (event {halted[0]})\n"
+    )
+    path.unlink()
+    code, out, _ = run(capsys, *argv, "--json")
+    assert [f["kind"] for f in json.loads(out)["findings"]] == ["budget_exhausted"]
+
+
+def test_a_run_without_findings_says_none(flown, capsys):
+    path, out = flown
+    assert out["findings"] == []
+    _code, text, _ = run(capsys, "resume", str(path))
+    assert text.rstrip().endswith("findings: none")

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import expect
 
 from services import runs
-from tests.browser.conftest import readme_shot
+from tests.browser.conftest import readme_shot, settled
 from tests.dashboard.conftest import drive
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -137,4 +137,27 @@ def test_a_dead_letter_waits_with_its_reason_and_its_retry_and_discard(signed_in
     assert card_box is not None and heading_box is not None
     assert heading_box["y"] - card_box["y"] <= 18, "a gap above the dead letter's heading"
     readme_shot(page, "dead-letters")
+    watch.assert_clean()
+
+
+def test_the_new_run_form_offers_the_teams_scenario_its_own_settings_and_the_options(
+    signed_in, watch
+):
+    """A person starts a run from the form: the team and its scenarios (each described), a
+    task, the backend, and the scenario's own allowance and caps prefilled."""
+    page = signed_in
+    page.set_viewport_size(TOUR)
+    page.goto("/runs/new")
+    page.get_by_label("Scenario").select_option("premature-done")
+    settled(page)
+    # The task left to the scenario: the scripted agents say what it scripts (a task typed
+    # here is warned of as needing a model backend).
+    expect(page.get_by_label("Task")).to_have_value("")
+    expect(page.get_by_label("Team")).to_have_value("repo-fix")
+    expect(page.get_by_label("Model backend")).to_have_value("scripted")
+    expect(page.get_by_label("Allowance")).not_to_have_value("")  # the scenario's own
+    expect(page.get_by_label("Turn cap")).not_to_have_value("")
+    expect(page.get_by_label("Also fly the single-agent baseline")).to_be_visible()
+    expect(page.get_by_label("Votes on the critical decision")).to_be_visible()
+    readme_shot(page, "new-run", full_page=True)
     watch.assert_clean()

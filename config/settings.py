@@ -245,7 +245,7 @@ MODEL_SETTINGS = (
 )
 MODELS = {name: env.text(name) for name in MODEL_SETTINGS if env.text(name)}
 try:
-    openai_client.check_numbers(MODELS)
+    openai_client.check_settings(MODELS)
 except openai_client.ModelConfigError as exc:
     raise ImproperlyConfigured(str(exc)) from None
 MODEL_BASE_URL = MODELS.get("MINUTES_MODEL_BASE_URL") or MODELS.get("OPENAI_BASE_URL", "")

@@ -190,7 +190,7 @@ class OpenAIClient(ModelClient):
     def local(cls, environ: Mapping[str, str]) -> OpenAIClient:
         """The managed local model server (MINUTES_LOCAL_MODEL_URL in `environ`, the settings its
         host read), with its quirks handled."""
-        base_url = environ.get("MINUTES_LOCAL_MODEL_URL") or LOCAL_URL
+        base_url = local_url_of(environ)
         max_tokens = max_tokens_of(environ) or LOCAL_MAX_TOKENS
         return cls(
             base_url,
@@ -487,11 +487,40 @@ def timeout_of(environ: Mapping[str, str]) -> float:
     return timeout
 
 
-def check_numbers(environ: Mapping[str, str]) -> None:
-    """Raise ModelConfigError if a numeric model setting is malformed: hosts call this at
-    start, so a typo is named there rather than in the first run that asks a model."""
+def check_settings(environ: Mapping[str, str]) -> None:
+    """Raise ModelConfigError if a number or the local server's address is malformed: hosts
+    call this at start, so a typo is named there rather than in the first run that asks a
+    model."""
     timeout_of(environ)
     max_tokens_of(environ)
+    local_url_of(environ)
+
+
+def local_url_of(environ: Mapping[str, str]) -> str:
+    """MINUTES_LOCAL_MODEL_URL (LOCAL_URL when unset): an http(s) address with a host and a
+    port whose path is /v1, where llama.cpp's server answers. Without /v1 the server answered
+    every request 404, and `demo --model local` waited two minutes to say it did not answer."""
+    raw = (environ.get("MINUTES_LOCAL_MODEL_URL") or "").strip()
+    if not raw:
+        return LOCAL_URL
+    parts = urlsplit(raw)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or port is None
+        or parts.path.rstrip("/") != "/v1"
+        or parts.query
+        or parts.fragment
+    ):
+        raise ModelConfigError(
+            "MINUTES_LOCAL_MODEL_URL must be the local model server's address with its port "
+            f"and the path /v1, where its API answers (as {LOCAL_URL}), not {raw!r}"
+        )
+    return raw.rstrip("/")
 
 
 def max_tokens_of(environ: Mapping[str, str]) -> int | None:

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from runtime.openai_client import LOCAL_URL
+from runtime.openai_client import local_url_of
 
 WEIGHTS = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "run `make local-model` (builds the server once, about 7 minutes on 2 cores)"
@@ -44,7 +44,7 @@ class LocalModelError(Exception):
 
 def url() -> str:
     """Where the local model's server listens (MINUTES_LOCAL_MODEL_URL, read in settings)."""
-    return settings.MODELS.get("MINUTES_LOCAL_MODEL_URL") or LOCAL_URL
+    return local_url_of(settings.MODELS)  # checked as the settings loaded
 
 
 def weights() -> Path:

@@ -47,6 +47,15 @@ def test_a_refused_setting_is_one_line_naming_it():
     )
 
 
+def test_a_local_model_address_without_v1_is_refused_before_anything_waits_for_it():
+    # Without /v1 the server answered 404 to everything, and demo --model local waited two
+    # minutes for it before saying it did not answer.
+    done = manage("check", MINUTES_LOCAL_MODEL_URL="http://127.0.0.1:8766")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("Minutes cannot start: MINUTES_LOCAL_MODEL_URL must be ")
+    assert "the path /v1" in done.stderr and "not 'http://127.0.0.1:8766'" in done.stderr
+
+
 def test_a_bad_database_url_is_one_line_naming_it():
     done = manage("migrate", DATABASE_URL="mysql://a@b/c")
     assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -22,6 +22,7 @@ from runtime.openai_client import (
     ModelHTTPError,
     ModelProtocolError,
     OpenAIClient,
+    local_url_of,
 )
 from runtime.tools import InvalidArguments, Tool, Toolbox
 from tests.fakellm import FakeServer, Reply, completion, wire_call
@@ -763,3 +764,33 @@ def test_an_outage_never_quotes_the_api_key(server: FakeServer) -> None:
         client.complete([ChatMessage(role="user", content="hello")], [])
 
     assert key not in str(caught.value) and REDACTED in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "http://127.0.0.1:8766",  # the server answers under /v1 only: every call was a 404
+        "http://127.0.0.1:8766/",
+        "http://127.0.0.1:8766/v2",
+        "http://127.0.0.1/v1",  # no port
+        "http://127.0.0.1:port/v1",
+        "ftp://127.0.0.1:8766/v1",
+        "127.0.0.1:8766/v1",
+        "http://127.0.0.1:8766/v1?x=1",
+    ],
+)
+def test_a_local_server_address_without_port_and_v1_is_refused_naming_the_setting(given):
+    with pytest.raises(ModelConfigError) as caught:
+        OpenAIClient.local({"MINUTES_LOCAL_MODEL_URL": given})
+    assert str(caught.value) == (
+        "MINUTES_LOCAL_MODEL_URL must be the local model server's address with its port and "
+        f"the path /v1, where its API answers (as http://127.0.0.1:8765/v1), not {given!r}"
+    )
+
+
+def test_a_local_server_address_is_taken_without_its_trailing_slash_and_defaults_when_unset():
+    assert local_url_of({"MINUTES_LOCAL_MODEL_URL": " http://localhost:9000/v1/ "}) == (
+        "http://localhost:9000/v1"
+    )
+    assert local_url_of({"MINUTES_LOCAL_MODEL_URL": ""}) == "http://127.0.0.1:8765/v1"
+    assert local_url_of({}) == "http://127.0.0.1:8765/v1"

@@ -331,9 +331,16 @@ class BudgetExhaustion(Fold):
         if isinstance(e, BudgetExhausted) and e.agent:
             task = e.task_id or "-"
             pair = key(e.agent, task)
+            # Its own allowance, said: an agent's is often a share of the run's, so "ran out"
+            # beside a run that spent a tenth of its tokens read as a mistake.
+            spent = (
+                f" (its allowance {e.allowance:,} tokens, spent {e.spent:,})"
+                if e.spent is not None and e.allowance is not None
+                else ""
+            )
             found = finding(
                 "budget_exhausted",
-                f"{e.agent} ran out of budget on {task} before finishing it",
+                f"{e.agent} ran out of budget on {task} before finishing it{spent}",
                 [rec.position],
                 task_id=task,
                 agents=[e.agent],

@@ -274,7 +274,8 @@ def test_fly_says_the_runs_findings_beside_its_outcome(tmp_path, capsys):
     ]
     assert out.endswith(
         "findings:\n"
-        f"  budget exhausted: coder ran out of budget on T1 before finishing it (event {halted[0]})\n"
+        f"  budget exhausted: coder ran out of budget on T1 before finishing it "
+        f"(its allowance 180 tokens, spent 210) (event {halted[0]})\n"
     )
     path.unlink()
     code, out, _ = run(capsys, *argv, "--json")

@@ -64,6 +64,7 @@ def test_stopped_agents_are_findings_on_the_page_and_migration_0024_fills_them_i
     page = html.unescape(as_owner.get("/runs/r-quiet/?tab=findings").content.decode())
     assert 'title="no_tool_call">no tool call</span>' in page
     assert "coder stopped on T1: two replies in a row without a tool call" in page
+    assert "Shown by event <a" in page  # one event: not "events"
     page = html.unescape(as_owner.get("/runs/r-capped/?tab=findings").content.decode())
     assert 'title="turn_cap_reached">turn cap reached</span>' in page
     assert "coder used all 2 turns on T1 before finishing it" in page

@@ -35,6 +35,7 @@ from journal_store.models import (
     ThreadMessage,
 )
 from runtime import baseline, prices, status, streams
+from runtime.diagnose import SIGNATURES
 from runtime.events import (
     AnswerComposed,
     Event,
@@ -55,6 +56,10 @@ from services.specialists import endpoint_down, endpoints_down
 from teams import TEAMS
 
 # How the runs list may be sorted, by the name a filter uses.
+# The findings a run can have, by their code names (runtime/diagnose.py), in the list's Finding
+# box as words.
+FINDINGS = tuple(sorted(s.name for s in SIGNATURES))
+
 SORTS: dict[str, Any] = {
     # Runs without a known start (journals that recorded no times), cost or duration last, on
     # both databases (PostgreSQL puts NULLs first in a descending order, SQLite in an
@@ -214,6 +219,7 @@ class RunFilter:
     until: date | None = None
     sort: str = "started"
     tag: str = ""
+    finding: str = ""
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> RunFilter:
@@ -239,6 +245,7 @@ class RunFilter:
             until=parse_date(asked("until")),
             sort=asked("sort") or "started",
             tag=asked("tag").strip().lower(),
+            finding=asked("finding"),
         )
 
     @staticmethod
@@ -262,6 +269,8 @@ class RunFilter:
         tag = str(params.get("tag") or "").strip()
         if tag and not tags.TAG.fullmatch(tag.lower()):
             wrong["tag"] = f"{shown(tag)} is not a tag ({tags.RULE})"
+        if (finding := str(params.get("finding") or "")) and finding not in FINDINGS:
+            wrong["finding"] = f"{shown(finding)} is no finding; one of {', '.join(FINDINGS)}"
         return wrong
 
 
@@ -292,6 +301,10 @@ def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
     if chosen.tag:
         tagged = RunTag.objects.filter(tag=chosen.tag).values("run_id")
         qs = qs.filter(run_id__in=Subquery(tagged))
+    if chosen.finding:
+        # By the findings' kind index: the runs with one of that kind, however many they have.
+        found = Finding.objects.filter(kind=chosen.finding).values("run_id")
+        qs = qs.filter(run_id__in=Subquery(found))
     if chosen.sort == "duration":
         # Computed per row (SQLite has no interval type): only when sorting needs it.
         qs = qs.annotate(

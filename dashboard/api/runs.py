@@ -85,6 +85,7 @@ def list_runs(
     until: str = "",
     sort: str = "started",
     tag: str = "",
+    finding: str = "",
 ) -> Any:
     params = {
         "status": status,
@@ -94,6 +95,7 @@ def list_runs(
         "until": until,
         "sort": sort,
         "tag": tag,
+        "finding": finding,
     }
     # A script is told what it cannot ask (else it reads the wrong runs), as the page is.
     try:

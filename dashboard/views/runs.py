@@ -80,6 +80,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         "statuses": status.STATUSES,
         "teams": queries.team_choices(chosen.team),
         "sorts": list(queries.SORTS),
+        "findings": queries.FINDINGS,
     }
     template = "dashboard/_run_table.html" if part else "dashboard/run_list.html"
     return render(request, template, context)
@@ -97,6 +98,7 @@ def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> Ht
         "statuses": status.STATUSES,
         "teams": queries.team_choices(chosen.team),
         "sorts": list(queries.SORTS),
+        "findings": queries.FINDINGS,
     }
     return render(request, "dashboard/run_list.html", context, status=400)
 

@@ -83,6 +83,12 @@ def written() -> tuple[int, list[object]]:
             f'<input id="tag" name="tag" value="{"n" * 40}"',
         ),
         (
+            "finding=budget",
+            "finding",
+            "finding: 'budget' is no finding; one of breaker_tripped, budget_exhausted,",
+            '<option value="budget" selected>budget</option>',
+        ),
+        (
             "tag=two+words",
             "tag",
             "tag: 'two words' is not a tag (up to 32 letters,",

@@ -317,55 +317,16 @@ class RejectCaps(Fold):
         return list(rows.rows.values())
 
 
-class BudgetExhaustion(Fold):
-    """Keeps, per agent and task, where the budget ran out while the task is still undone."""
-
-    name: ClassVar[str] = "budget_exhausted"
-    kinds: ClassVar[frozenset[str] | None] = frozenset(("BudgetExhausted", "MessageSent"))
-
-    def start(self) -> State:
-        return {"halted": {}}
-
-    def step(self, state: State, rec: Recorded, out: Out) -> None:
-        e = rec.event
-        if isinstance(e, BudgetExhausted) and e.agent:
-            task = e.task_id or "-"
-            pair = key(e.agent, task)
-            # Its own allowance, said: an agent's is often a share of the run's, so "ran out"
-            # beside a run that spent a tenth of its tokens read as a mistake.
-            spent = (
-                f" (its allowance {e.allowance:,} tokens, spent {e.spent:,})"
-                if e.spent is not None and e.allowance is not None
-                else ""
-            )
-            found = finding(
-                "budget_exhausted",
-                f"{e.agent} ran out of budget on {task} before finishing it{spent}",
-                [rec.position],
-                task_id=task,
-                agents=[e.agent],
-            )
-            (out.put if pair in state["halted"] else out.add)(pair, found)
-            state["halted"][pair] = rec.position
-        elif isinstance(e, MessageSent) and e.performative.lower() == "done":
-            pair = key(e.sender, e.task_id or "-")
-            if state["halted"].pop(pair, None) is not None:
-                out.drop(pair)
-
-    def result(self, state: State, rows: Rows) -> list[Finding]:
-        return list(rows.rows.values())
-
-
 class Stopped(Fold):
     """Keeps, per agent and task, where the agent's loop stopped on an event of `stop` while the
     task is still undone; dropped when the agent later says DONE on the task (it was given
-    another go). Without these, a run that ended out of turns or inconclusive had no finding
-    at all, though the orphaned-commitment signature counts such a stop as reported."""
+    another go). The finding says why in the words of `says`."""
 
     stop: ClassVar[str]
+    held: ClassVar[str] = "stopped"  # the state's one key (stored states keep theirs)
 
     def start(self) -> State:
-        return {"stopped": {}}
+        return {self.held: {}}
 
     def says(self, agent: str, task: str, rec: Recorded) -> str:
         raise NotImplementedError
@@ -382,19 +343,42 @@ class Stopped(Fold):
                 task_id=task,
                 agents=[e.agent],
             )
-            (out.put if pair in state["stopped"] else out.add)(pair, found)
-            state["stopped"][pair] = rec.position
+            (out.put if pair in state[self.held] else out.add)(pair, found)
+            state[self.held][pair] = rec.position
         elif isinstance(e, MessageSent) and e.performative.lower() == "done":
             pair = key(e.sender, e.task_id or "-")
-            if state["stopped"].pop(pair, None) is not None:
+            if state[self.held].pop(pair, None) is not None:
                 out.drop(pair)
 
     def result(self, state: State, rows: Rows) -> list[Finding]:
         return list(rows.rows.values())
 
 
+class BudgetExhaustion(Stopped):
+    """Keeps, per agent and task, where the budget ran out while the task is still undone."""
+
+    name: ClassVar[str] = "budget_exhausted"
+    stop: ClassVar[str] = "BudgetExhausted"
+    held: ClassVar[str] = "halted"
+    kinds: ClassVar[frozenset[str] | None] = frozenset((stop, "MessageSent"))
+
+    def says(self, agent: str, task: str, rec: Recorded) -> str:
+        assert isinstance(rec.event, BudgetExhausted)
+        e = rec.event
+        # Its own allowance, said: an agent's is often a share of the run's, so "ran out"
+        # beside a run that spent a tenth of its tokens read as a mistake.
+        spent = (
+            f" (its allowance {e.allowance:,} tokens, spent {e.spent:,})"
+            if e.spent is not None and e.allowance is not None
+            else ""
+        )
+        return f"{agent} ran out of budget on {task} before finishing it{spent}"
+
+
 class TurnCaps(Stopped):
-    """An agent used every turn it was given with its task undone."""
+    """An agent used every turn it was given with its task undone. (Without this and the next,
+    a run that ended out of turns or inconclusive had no finding at all, though the
+    orphaned-commitment signature counts such a stop as reported by another.)"""
 
     name: ClassVar[str] = "turn_cap_reached"
     stop: ClassVar[str] = "TurnCapReached"

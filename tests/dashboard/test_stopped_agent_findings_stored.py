@@ -14,11 +14,8 @@ from django.db.migrations.executor import MigrationExecutor
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import Finding, RunState, RunSummary
-from runtime import loop
-from runtime.budget import Budget
-from runtime.model import ScriptedClient, call, say
-from runtime.session import Session
-from runtime.tools import Tool, Toolbox, schema
+from runtime.model import call, say
+from tests.runtime.test_stopped_agent_findings import flown
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -26,14 +23,7 @@ NEW = ("turn_cap_reached", "no_tool_call")
 
 
 def fly(run_id: str, script, max_turns: int) -> None:
-    agent = loop.Agent(
-        "coder",
-        ScriptedClient(script, "coder"),
-        Toolbox([Tool("noop", "Nothing.", schema({}), lambda: "ok")]),
-        "sys",
-        max_turns=max_turns,
-    )
-    loop.run(agent, "task", Session(DjangoJournal(), run_id), Budget(10_000), task_id="T1")
+    flown(script, max_turns, DjangoJournal(), run_id)
 
 
 def stored() -> dict[str, object]:

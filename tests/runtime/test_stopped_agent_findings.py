@@ -14,8 +14,10 @@ from runtime.session import Session
 from runtime.tools import Tool, Toolbox, schema
 
 
-def flown(script, max_turns=12):
-    journal = MemoryJournal()
+def flown(script, max_turns=12, journal=None, run_id="r-1"):
+    """The coder's loop on T1, on these scripted answers, into `journal` (a new one in memory
+    by default)."""
+    journal = journal if journal is not None else MemoryJournal()
     agent = loop.Agent(
         "coder",
         ScriptedClient(script, "coder"),
@@ -23,9 +25,22 @@ def flown(script, max_turns=12):
         "sys",
         max_turns=max_turns,
     )
-    session = Session(journal, "r-1")
+    session = Session(journal, run_id)
     loop.run(agent, "task", session, Budget(10_000), task_id="T1")
     return journal, session
+
+
+def done_on_t1(session, sender, recipient):
+    session.emit(
+        session.new(
+            MessageSent,
+            sender=sender,
+            recipient=recipient,
+            task_id="T1",
+            performative="DONE",
+            message_id=f"m-{sender}",
+        )
+    )
 
 
 def position_of(journal, kind):
@@ -61,24 +76,8 @@ def test_one_turn_is_said_in_the_singular():
 
 def test_a_done_from_the_agent_on_the_task_later_answers_it():
     journal, session = flown([say("Hmm.", 10), say("Hmm again.", 10)])
-    other = session.new(
-        MessageSent,
-        sender="reviewer",
-        recipient="coder",
-        task_id="T1",
-        performative="DONE",
-        message_id="m-0",
-    )
-    session.emit(other)  # another agent's DONE answers nothing of the coder's
+    done_on_t1(session, "reviewer", "coder")  # another agent's DONE answers nothing of the coder's
     assert [f["kind"] for f in diagnose(journal.read("run-r-1"))] == ["no_tool_call"]
-    done = session.new(
-        MessageSent,
-        sender="coder",
-        recipient="orchestrator",
-        task_id="T1",
-        performative="DONE",
-        message_id="m-1",
-    )
-    session.emit(done)
+    done_on_t1(session, "coder", "orchestrator")
     # (Its DONE without a test run is a finding of its own.)
     assert "no_tool_call" not in [f["kind"] for f in diagnose(journal.read("run-r-1"))]

@@ -95,8 +95,10 @@ def sanitized(url: str) -> str:
 
 def shown_path(path: Path) -> str:
     """A path as short as it can be said: relative to where the command runs, if under it."""
+    # absolute(), not resolve(): the virtualenv's python is a link to the system's, and
+    # `.venv/bin/python` is the one to type.
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+        return str(Path(path).absolute().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
 
@@ -203,14 +205,17 @@ class Command(BaseCommand):
         self, password: str | None, sample: str | None, asked_for_none: bool = False
     ) -> None:
         base = f"http://127.0.0.1:{self.port}"
+        lines = [f"Minutes is running at {base}/"]
         if password:
-            login = f"user {USER!r}, password {password!r} (shown once)"
+            lines.append(f"  log in:      user {USER!r}, password {password!r} (shown once)")
         else:
-            login = f"user {USER!r} (forgot the password? python manage.py changepassword {USER})"
-        lines = [
-            f"Minutes is running at {base}/",
-            f"  log in:      {login}",
-        ]
+            # The python to type is this one (the virtualenv's): the system's may have no
+            # Django. On a line of its own, where one line said both in 86 columns.
+            python = shown_path(Path(sys.executable))
+            lines += [
+                f"  log in:      user {USER!r} (its password was shown the first time)",
+                f"  forgot it?   {python} manage.py changepassword {USER}",
+            ]
         if sample:
             lines.append(f"  sample run:  {base}/runs/{sample}/")
         elif not asked_for_none:

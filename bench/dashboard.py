@@ -16,7 +16,8 @@
               on the server), its bill and threads tabs, and the events API (100 events), each
               for a run picked at random among all of them, the compare page (that run and
               another, ~100 events each) and the search page (a word every run holds, some
-              hold, or none); next to /healthz, the floor
+              hold, or none), and the runs list by a kind of finding (one many runs have,
+              some have, or none); next to /healthz, the floor
               (gunicorn, the middleware and one SELECT 1). Target: p95 under 150 ms.
               With --flying, the same while the runs still flying go on, as workers would:
               an append of a step's events every --write-interval seconds.
@@ -157,9 +158,12 @@ PAGES: list[Page] = [
     ("compare page", lambda run: f"/runs/compare?a={run}&b={PAIRS.get(run, run)}"),
     # Words every run holds, some runs hold, and none: what a common word costs matters most.
     ("search page", lambda run: f"/search?q={quote(WORDS[hash(run) % len(WORDS)])}"),
+    # A finding many runs have, some runs have, and none has (the list's Finding box).
+    ("runs list by finding", lambda run: f"/?finding={FOUND[hash(run) % len(FOUND)]}"),
 ]
 PAIRS: dict[str, str] = {}  # filled in main: each run's partner for the compare page
 WORDS = ("parser", "textparse/parser.py", "empty line", "REJECT", "DHL-7731")
+FOUND = ("done_without_evidence", "budget_exhausted", "deadlock")
 
 
 def in_process(user: Any, path: str) -> tuple[int, list[tuple[float, str]]]:

@@ -81,6 +81,8 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("CELERY_BROKER_URL", None)  # the embedded default: no server
+    for name in ("MINUTES_MODEL_BASE_URL", "OPENAI_BASE_URL"):
+        env.pop(name, None)  # no model endpoint either
     demo = Demo(env, port)
     try:
         run_id = demo.wait_for(r"sample run:\s+\S+/runs/(r-[0-9a-f]+)/").group(1)
@@ -90,6 +92,7 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
         assert f"http://127.0.0.1:{port}/" in screen
         assert "database:    SQLite, " in screen
         assert "broker:      the embedded Redis (" in screen
+        assert "endpoint:" not in screen  # none set
         assert "Ctrl-C stops everything it started (web server, workers, broker)." in screen
         assert "superuser privileges" not in screen.split("Minutes is running")[0]
         wait_until(lambda: runs.status_of(run_id) != "running", 90, "the sample run to finish")

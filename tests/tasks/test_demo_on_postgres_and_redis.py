@@ -1,6 +1,7 @@
 """`make run` pointed at PostgreSQL and a Redis server of one's own, as the README says to: the
-first screen names both (without a password), the sample run is flown on them and read back
-through the API, and Ctrl-C stops what demo started and leaves the person's Redis running."""
+first screen names both (without a password) and the model endpoint set for the form's runs,
+the sample run is flown on them and read back through the API, and Ctrl-C stops what demo
+started and leaves the person's Redis running."""
 
 from __future__ import annotations
 
@@ -62,6 +63,9 @@ def test_demo_on_postgres_and_a_redis_of_ones_own_names_both_and_leaves_redis_ru
         "CELERY_BROKER_URL": broker,
         "MINUTES_HOME": str(home),
         "PYTHONUNBUFFERED": "1",
+        # An endpoint for the form's runs (nothing listens: the sample run is scripted).
+        "MINUTES_MODEL_BASE_URL": "http://someone:TopSecretPw@127.0.0.1:9/v1",
+        "MINUTES_MODEL": "qwen2.5-coder",
     }
     port = free_port()
     demo = Demo(env, port)
@@ -72,6 +76,10 @@ def test_demo_on_postgres_and_a_redis_of_ones_own_names_both_and_leaves_redis_ru
         assert f"database:    PostgreSQL, minutes@127.0.0.1:{host.port}/{name}" in screen
         assert f"broker:      {broker} (yours: left running)" in screen
         assert "Ctrl-C stops everything it started (web server, workers)." in screen
+        assert (
+            "endpoint:    http://127.0.0.1:9/v1 (model qwen2.5-coder, for the endpoint backend)"
+        ) in screen
+        assert "TopSecretPw" not in screen
         assert not (home / "broker").exists()  # no embedded Redis was started
 
         token = subprocess.run(

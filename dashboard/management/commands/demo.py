@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -110,6 +111,24 @@ def database_shown(database: dict[str, Any]) -> str:
     where = f"{database.get('HOST') or 'localhost'}:{database.get('PORT') or 5432}"
     user = f"{database['USER']}@" if database.get("USER") else ""
     return f"PostgreSQL, {user}{where}/{database['NAME']}"
+
+
+def endpoint_lines() -> list[str]:
+    """The model endpoint the form's `endpoint` backend calls, when one is set: its address
+    without a password, and its model or why a run on it would be refused. Whoever set
+    MINUTES_MODEL_BASE_URL sees it was taken."""
+    if not settings.MODEL_BASE_URL:
+        return []
+    parts = urlsplit(settings.MODEL_BASE_URL)
+    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    model = settings.MODELS.get("MINUTES_MODEL") or settings.MODELS.get("OPENAI_MODEL")
+    if not model:
+        said = "no model named: set MINUTES_MODEL"
+    elif why := runs.endpoint_unusable():  # rare: the refusal in full, however long
+        said = f"refused: {why}"
+    else:
+        said = f"model {model}, for the endpoint backend"
+    return [f"  endpoint:    {shown} ({said})"]
 
 
 def port(text: str) -> int:
@@ -234,6 +253,7 @@ class Command(BaseCommand):
         lines += [
             f"  database:    {database_shown(settings.DATABASES['default'])}",
             f"  broker:      {broker}",
+            *endpoint_lines(),
             f"  logs:        {shown_path(self.logs)}/ (web.log, worker-1.log, ...)",
             f"  Ctrl-C stops everything it started ({stops}).",
         ]

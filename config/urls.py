@@ -22,11 +22,13 @@ def healthz(request: HttpRequest) -> HttpResponse:
     """Health for load balancers and compose: the process answers, the database does, and it
     holds this code's tables (a server started before `migrate` fails every page with a
     missing table: here it says so, once, with what to run)."""
-    from django.db import DatabaseError, InterfaceError, OperationalError, connection
+    from django.db import DatabaseError, connection
+
+    from dashboard.unavailable import DOWN
 
     try:
         connection.ensure_connection()
-    except (OperationalError, InterfaceError) as exc:
+    except DOWN as exc:
         # Not "not migrated", which it said of a database it could not reach at all.
         return HttpResponse(
             f"the database does not answer: {first_line(exc)}",

@@ -2,7 +2,7 @@
 at 20,000, side by side with a plain DISTINCT over the runs' team column in the same process.
 
 The box offers the installed teams and every team a stored run names (an imported run's team
-may be none of them). `dashboard.queries.team_choices` reads the stored ones by a loose index
+may be none of them). `dashboard.listing.team_choices` reads the stored ones by a loose index
 scan, a seek in the team index per team; the baseline is what it did before, Django's
 `.values_list("team").distinct()`, which reads every run's entry in that index. Five teams,
 run summaries inserted directly (the box reads nothing else). Medians of --repeats calls, taken

@@ -1,6 +1,6 @@
-"""What the pages and the API read, each built once: the runs list and its filter, a run's
-events and minutes (bill, threads, audit, resume point, findings, answer), stalls, and the
-review queues.
+"""What the pages and the API read of a run, each built once: its events and minutes (bill,
+threads, audit, resume point, findings, answer), its troubles, and the review queues. The runs
+list and its filter are dashboard/listing.py's.
 
 Events are read through the journal, so they come out decoded and upcast as the runtime folds
 them; nothing here parses stored JSON itself. The minutes come from the read models the
@@ -10,17 +10,15 @@ projectors keep. Who may read what is the caller's to check (dashboard/access.py
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce, Now
+from django.db.models import QuerySet
 
 from dashboard import present
-from dashboard.asked import BadQuery, parse_date, shown
 from journal_store import projection, queues
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
@@ -29,13 +27,10 @@ from journal_store.models import (
     Finding,
     QueueItem,
     RunState,
-    RunSummary,
-    RunTag,
     StoredEvent,
     ThreadMessage,
 )
-from runtime import baseline, prices, status, streams
-from runtime.diagnose import SIGNATURES
+from runtime import baseline, prices, streams
 from runtime.events import (
     AnswerComposed,
     Event,
@@ -45,33 +40,13 @@ from runtime.events import (
     payload_json,
 )
 from runtime.folds import Fold, Rows
-from runtime.model import EndpointDown
 from runtime.stops import StopRequest
 from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
-from services import tags
-from services.control import Control, failing_steps, stalled
+from services.control import Control
 from services.metrics import MetricsFilter
-from services.specialists import endpoint_down, endpoints_down
-from teams import TEAMS
+from services.specialists import endpoint_down
 
-# How the runs list may be sorted, by the name a filter uses.
-# The findings a run can have, by their code names (runtime/diagnose.py), in the list's Finding
-# box as words.
-FINDINGS = tuple(sorted(s.name for s in SIGNATURES))
-
-SORTS: dict[str, Any] = {
-    # Runs without a known start (journals that recorded no times), cost or duration last, on
-    # both databases (PostgreSQL puts NULLs first in a descending order, SQLite in an
-    # ascending one). The start's index is in that order (migration 0016).
-    "started": F("started_at").desc(nulls_last=True),
-    "oldest": F("started_at").asc(nulls_last=True),
-    "status": "status",
-    "tokens": "-tokens",
-    "cost": F("cost").desc(nulls_last=True),
-    "findings": "-findings_count",
-    "duration": F("duration").desc(nulls_last=True),
-}
 EVENTS_MAX = 1_000  # events in one answer, whoever asks
 PAGE_MAX = 1_000  # messages or audit entries in one answer: a long run's are read a page at a time
 
@@ -200,165 +175,6 @@ def fork_points(forks: Iterable[tuple[str, str, int | None]]) -> dict[str, int]:
         if position is not None:
             found[child] = position
     return found
-
-
-# --- the runs list --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunFilter:
-    """The runs list's filters as understood. The page's form and the API's query parameters
-    both arrive here, and both are refused a value the list cannot take (`of`): a page that
-    took a bad date for no bound, an unknown status for any or an unknown sort for the
-    default listed runs the person had not asked for, as if their filter had applied."""
-
-    status: str = ""
-    team: str = ""
-    q: str = ""
-    since: date | None = None
-    until: date | None = None
-    sort: str = "started"
-    tag: str = ""
-    finding: str = ""
-
-    @classmethod
-    def of(cls, params: Mapping[str, Any]) -> RunFilter:
-        """The filter the parameters ask for; BadQuery names every field it cannot take (a
-        team no run has is taken: the list says no run matches it)."""
-        if wrong := cls.problems(params):
-            raise BadQuery(wrong)
-        return cls.understood(params)
-
-    @classmethod
-    def understood(cls, params: Mapping[str, Any]) -> RunFilter:
-        """The fields it can take, the others as if not asked (the form around a refusal)."""
-        wrong = cls.problems(params)
-
-        def asked(name: str) -> str:
-            return "" if name in wrong else str(params.get(name) or "")
-
-        return cls(
-            status=asked("status"),
-            team=asked("team"),
-            q=asked("q").strip(),
-            since=parse_date(asked("since")),
-            until=parse_date(asked("until")),
-            sort=asked("sort") or "started",
-            tag=asked("tag").strip().lower(),
-            finding=asked("finding"),
-        )
-
-    @staticmethod
-    def problems(params: Mapping[str, Any]) -> dict[str, str]:
-        """Why each field the list cannot take cannot be taken, by its name."""
-        wrong: dict[str, str] = {}
-        for name in ("since", "until"):
-            value = str(params.get(name) or "")
-            if value and parse_date(value) is None:
-                wrong[name] = f"{shown(value)} is not a date (YYYY-MM-DD)"
-        # The metrics filter's words (services/metrics.py): the list said "No runs match".
-        since = parse_date(str(params.get("since") or ""))
-        until = parse_date(str(params.get("until") or ""))
-        if since and until and until < since:
-            wrong["until"] = f"{until} is before since ({since})"
-        if (asked := str(params.get("status") or "")) and asked not in status.STATUSES:
-            wrong["status"] = f"{shown(asked)} is no status; one of {', '.join(status.STATUSES)}"
-        if (sort := str(params.get("sort") or "")) and sort not in SORTS:
-            wrong["sort"] = f"{shown(sort)} is no sort; one of {', '.join(SORTS)}"
-        # Cut to 32 characters, a longer one listed the runs of another tag.
-        tag = str(params.get("tag") or "").strip()
-        if tag and not tags.TAG.fullmatch(tag.lower()):
-            wrong["tag"] = f"{shown(tag)} is not a tag ({tags.RULE})"
-        if (finding := str(params.get("finding") or "")) and finding not in FINDINGS:
-            wrong["finding"] = f"{shown(finding)} is no finding; one of {', '.join(FINDINGS)}"
-        return wrong
-
-
-def team_choices(chosen: str = "") -> list[str]:
-    """The Team box's choices: the teams installed here, the teams of stored runs (an imported
-    run's team may be none of those), and the one asked for, so the box says what the list is
-    filtered by, even a team no run has."""
-    # A seek per team in the team index, not a read of every run's (a list view asks each time).
-    stored = loose_scan("projection_run", "team", "", [], "default")
-    return sorted({*TEAMS, *stored, *([chosen] if chosen else [])})
-
-
-def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
-    """The runs the filter selects, in its order, from the read model once it is caught up
-    (without queueing behind somebody else's catch-up: a moment old is fine for a list)."""
-    projection.catch_up(wait=False)
-    qs = RunSummary.objects.all()
-    if chosen.status:
-        qs = qs.filter(status=chosen.status)
-    if chosen.team:
-        qs = qs.filter(team=chosen.team)
-    if chosen.since:
-        qs = qs.filter(started_at__date__gte=chosen.since)
-    if chosen.until:
-        qs = qs.filter(started_at__date__lte=chosen.until)
-    if chosen.q:
-        qs = qs.filter(Q(task__icontains=chosen.q) | Q(run_id__icontains=chosen.q))
-    if chosen.tag:
-        tagged = RunTag.objects.filter(tag=chosen.tag).values("run_id")
-        qs = qs.filter(run_id__in=Subquery(tagged))
-    if chosen.finding:
-        # By the findings' kind index: the runs with one of that kind, however many they have.
-        found = Finding.objects.filter(kind=chosen.finding).values("run_id")
-        qs = qs.filter(run_id__in=Subquery(found))
-    if chosen.sort == "duration":
-        # Computed per row (SQLite has no interval type): only when sorting needs it.
-        qs = qs.annotate(
-            duration=ExpressionWrapper(
-                Coalesce(F("finished_at"), Now()) - F("started_at"), output_field=DurationField()
-            )
-        )
-    return qs.order_by(SORTS[chosen.sort], "-run_id")
-
-
-def mark_stalled(rows: Iterable[RunSummary]) -> None:
-    """Set `stalled_since` (a datetime, or None) on each run: an active run that nobody drives
-    and no step is on its way to. It depends on the clock, so it is worked out when shown."""
-    rows = list(rows)
-    active = {
-        r.run_id: r.started_at.timestamp() if r.started_at else 0.0
-        for r in rows
-        if status.is_active(r.status)
-    }
-    since = stalled(active)
-    for run in rows:
-        at = since.get(run.run_id)
-        run.stalled_since = datetime.fromtimestamp(at, UTC) if at is not None else None  # type: ignore[attr-defined]
-
-
-def mark_failing(rows: Iterable[RunSummary]) -> None:
-    """Set `failing` on each run of the list: its latest failed step (its error and time) when
-    the running run's steps are failing, else None (services/control.py failing_steps)."""
-    rows = list(rows)
-    running = [r.run_id for r in rows if r.status == status.RUNNING]
-    found = failing_steps(running)
-    # A run whose own steps go on while a specialist of it waits out its model endpoint:
-    # the header says so (specialists_down), and the list's badge too, naming it.
-    down = endpoints_down([run_id for run_id in running if run_id not in found])
-    for run in rows:
-        failed = found.get(run.run_id)
-        waiting = down.get(run.run_id)
-        if failed is not None:
-            run.failing = {  # type: ignore[attr-defined]
-                "outage": failed.error.type == EndpointDown.__name__,
-                "error": str(failed.error),
-                "at": datetime.fromtimestamp(failed.t, UTC),
-            }
-        elif waiting:
-            latest = max(waiting, key=lambda d: d.since)
-            names = ", ".join(d.sub_id for d in waiting)
-            run.failing = {  # type: ignore[attr-defined]
-                "outage": True,
-                "specialists": names,
-                "error": latest.last,
-                "at": datetime.fromtimestamp(latest.since, UTC),
-            }
-        else:
-            run.failing = None  # type: ignore[attr-defined]
 
 
 # --- a run's events -------------------------------------------------------------------------

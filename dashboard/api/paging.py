@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from ninja import Field, Schema
 from ninja.pagination import LimitOffsetPagination
 
-from dashboard import queries
+from dashboard import listing, queries
 
 
 class Pages(LimitOffsetPagination):
@@ -30,7 +30,7 @@ class RunPages(Pages):
     ) -> Any:
         found = super().paginate_queryset(queryset, pagination, request, **params)
         rows = list(found[self.items_attribute])
-        queries.mark_stalled(rows)
+        listing.mark_stalled(rows)
         points = queries.fork_points((r.run_id, r.parent_id, r.fork_at) for r in rows)
         for run in rows:
             run.fork_point = points.get(run.run_id)

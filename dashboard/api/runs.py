@@ -10,7 +10,7 @@ from ninja.pagination import paginate
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
-from dashboard import actions, asked, downloads, queries
+from dashboard import actions, asked, downloads, listing, queries
 from dashboard.access import get_run_for_user, require_steer
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
@@ -99,10 +99,10 @@ def list_runs(
     }
     # A script is told what it cannot ask (else it reads the wrong runs), as the page is.
     try:
-        chosen = queries.RunFilter.of(params)
+        chosen = listing.RunFilter.of(params)
     except BadQuery as exc:
         raise invalid("query", exc.problems) from None
-    return queries.runs(chosen)
+    return listing.runs(chosen)
 
 
 @router.post("", response={201: RunOut, 400: Error, 503: Error})

@@ -18,7 +18,7 @@ from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
-from dashboard import actions, asked, queries
+from dashboard import actions, asked, listing, queries
 from journal_store.models import Conflict, RunSummary
 from runtime import status
 from runtime.flat import field_holding
@@ -107,7 +107,7 @@ class RunOut(Schema):
     @staticmethod
     def resolve_stalled_since(run: RunSummary) -> datetime | None:
         if not hasattr(run, "stalled_since"):
-            queries.mark_stalled([run])
+            listing.mark_stalled([run])
         return run.stalled_since  # type: ignore[attr-defined,no-any-return]
 
 

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from dashboard import actions, asked, downloads, errors, present, queries
+from dashboard import actions, asked, downloads, errors, listing, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.asked import BadQuery
 from dashboard.tell import tell
@@ -54,7 +54,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     # only once the filters had been mended.
     problems: dict[str, str] = {}
     try:
-        chosen = queries.RunFilter.of(request.GET)
+        chosen = listing.RunFilter.of(request.GET)
     except BadQuery as exc:
         problems |= exc.problems
     try:
@@ -67,20 +67,17 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         # it swaps a 400 in (templates/base.html) and pushes its address, so a reload says
         # the same.
         return refuse(request, part, problems)
-    qs = queries.runs(chosen)
+    qs = listing.runs(chosen)
     page = Paginator(qs, PAGE).get_page(number)
-    queries.mark_stalled(page.object_list)
-    queries.mark_failing(page.object_list)
+    listing.mark_stalled(page.object_list)
+    listing.mark_failing(page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "page": page,
         "chosen": chosen,
         "query": query.urlencode(),
-        "statuses": status.STATUSES,
-        "teams": queries.team_choices(chosen.team),
-        "sorts": list(queries.SORTS),
-        "findings": queries.FINDINGS,
+        **listing.choices(chosen),
     }
     template = "dashboard/_run_table.html" if part else "dashboard/run_list.html"
     return render(request, template, context)
@@ -91,14 +88,11 @@ def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> Ht
     said = {"problems": problems, "lead": "No runs are listed: these filters cannot be used."}
     if part:
         return render(request, "dashboard/_bad_query.html", said, status=400)
-    chosen = queries.RunFilter.understood(request.GET)
+    chosen = listing.RunFilter.understood(request.GET)
     context = said | {
         "chosen": chosen,
         "typed": asked.typed(request.GET, tuple(problems)),
-        "statuses": status.STATUSES,
-        "teams": queries.team_choices(chosen.team),
-        "sorts": list(queries.SORTS),
-        "findings": queries.FINDINGS,
+        **listing.choices(chosen),
     }
     return render(request, "dashboard/run_list.html", context, status=400)
 
@@ -109,8 +103,8 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """One row of the list, polled while the run is active; stops the polling once it is not."""
     run = get_run_for_user(request.user, run_id)
     run.duration = None  # type: ignore[attr-defined]
-    queries.mark_stalled([run])
-    queries.mark_failing([run])
+    listing.mark_stalled([run])
+    listing.mark_failing([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})
     if not (status.is_active(run.status) or status.is_awaiting(run.status)):
         response.status_code = HttpResponseStopPolling.status_code
@@ -126,7 +120,7 @@ def origin_of(run_id: str) -> dict[str, Any] | None:
 
 
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
-    queries.mark_stalled([run])
+    listing.mark_stalled([run])
     children = list(
         RunSummary.objects.filter(parent_id=run.run_id)
         .order_by("-started_at")

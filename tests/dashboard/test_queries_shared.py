@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from django.test import Client
 
-from dashboard import queries
+from dashboard import listing
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
@@ -60,9 +60,9 @@ def test_the_page_and_the_api_list_the_same_runs_for_the_same_filters(params, as
     shown = [run.run_id for run in page.context["page"].object_list]
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}").get("/api/runs", params)
     listed = [run["run_id"] for run in api.json()["items"]]
-    built = [run.run_id for run in queries.runs(queries.RunFilter.of(params))]
+    built = [run.run_id for run in listing.runs(listing.RunFilter.of(params))]
     assert shown == listed == built
-    assert page.context["chosen"] == queries.RunFilter.of(params)
+    assert page.context["chosen"] == listing.RunFilter.of(params)
 
 
 def test_an_event_an_older_minutes_stored_is_shown_upcast_on_the_page_and_in_the_api(

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dashboard import queries
+from dashboard import listing
 from journal_store.models import RunSummary
 
 pytestmark = pytest.mark.django_db
@@ -26,6 +26,6 @@ def test_a_run_with_no_start_time_comes_last(sort):
     run("r-june", datetime(2026, 6, 1, tzinfo=UTC))
     run("r-july", datetime(2026, 7, 1, tzinfo=UTC))
 
-    listed = [r.run_id for r in queries.runs(queries.RunFilter(sort=sort))]
+    listed = [r.run_id for r in listing.runs(listing.RunFilter(sort=sort))]
 
     assert listed[-1] == "r-reference", listed

@@ -17,7 +17,8 @@
               for a run picked at random among all of them, the compare page (that run and
               another, ~100 events each) and the search page (a word every run holds, some
               hold, or none), and the runs list by a kind of finding (one many runs have,
-              some have, or none); next to /healthz, the floor
+              some have, or none), and the list's poll for runs started since it was drawn
+              (from the newest start: nothing new); next to /healthz, the floor
               (gunicorn, the middleware and one SELECT 1). Target: p95 under 150 ms.
               With --flying, the same while the runs still flying go on, as workers would:
               an append of a step's events every --write-interval seconds.
@@ -122,6 +123,7 @@ from django.contrib.auth import (  # noqa: E402
 from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
+from django.db.models import Max  # noqa: E402
 from django.test import Client  # noqa: E402
 
 # What the bench does is in its parts: the seeding, and the server and the load.
@@ -160,7 +162,13 @@ PAGES: list[Page] = [
     ("search page", lambda run: f"/search?q={quote(WORDS[hash(run) % len(WORDS)])}"),
     # A finding many runs have, some runs have, and none has (the list's Finding box).
     ("runs list by finding", lambda run: f"/?finding={FOUND[hash(run) % len(FOUND)]}"),
+    # The list's poll for runs started since it was drawn, as an open list asks it every 5 s:
+    # from the newest run's start (nothing new, the usual answer), without a filter and with
+    # a search word, which no index serves.
+    ("newer-runs poll", lambda run: f"/runs/newer?newer_than={quote(NEWEST[0])}"),
+    ("newer-runs poll, word", lambda run: f"/runs/newer?q=parser&newer_than={quote(NEWEST[0])}"),
 ]
+NEWEST = [""]  # filled in main: the newest run's start, as the list's poll carries it
 PAIRS: dict[str, str] = {}  # filled in main: each run's partner for the compare page
 WORDS = ("parser", "textparse/parser.py", "empty line", "REJECT", "DHL-7731")
 FOUND = ("done_without_evidence", "budget_exhausted", "deadlock")
@@ -476,6 +484,7 @@ def main() -> None:
             )
         )
         run_ids = list(RunSummary.objects.values_list("run_id", flat=True))
+        NEWEST[0] = RunSummary.objects.aggregate(newest=Max("started_at"))["newest"].isoformat()
         PAIRS.update(zip(run_ids, run_ids[1:] + run_ids[:1], strict=True))
         statuses = Counter(RunSummary.objects.values_list("status", flat=True))
         print("statuses: " + ", ".join(f"{s} {n:,}" for s, n in statuses.most_common()))

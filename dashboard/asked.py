@@ -11,7 +11,7 @@ draws itself with `problems` (and the API answers `invalid("query", exc.problems
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from journal_store import queues
@@ -27,6 +27,7 @@ __all__ = [
     "BadQuery",
     "flag_of",
     "kinds_of",
+    "moment_of",
     "no_event_at",
     "not_a_position",
     "page_of",
@@ -122,6 +123,26 @@ def parse_date(value: str | None) -> date | None:
         return date.fromisoformat(value) if value else None
     except ValueError:
         return None
+
+
+MOMENT_CHARS = 40  # an ISO 8601 time with microseconds and an offset has 32
+
+
+def moment_of(params: Mapping[str, Any], name: str) -> datetime | None:
+    """A time a page's own link carries (the runs list's `newer_than`): ISO 8601 with its
+    offset, as the page wrote it; None when absent. BadQuery naming the field otherwise: a
+    time without an offset cannot be compared with the stored ones, which are UTC."""
+    text = str(params.get(name) or "")
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text) if len(text) <= MOMENT_CHARS else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        why = "is not a time with its offset (ISO 8601, as 2026-12-04T16:37:55+00:00)"
+        raise BadQuery({name: f"{shown(text)} {why}"})
+    return moment
 
 
 def kinds_of(asked: Sequence[str]) -> tuple[str, ...]:

@@ -6,11 +6,11 @@ stall, failing steps). Moved out of dashboard/queries.py, which reads a run's ow
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
-from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Subquery
+from django.db.models import DurationField, ExpressionWrapper, F, Max, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Now
 
 from dashboard.asked import BadQuery, parse_date, shown
@@ -162,6 +162,28 @@ def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
             )
         )
     return qs.order_by(SORTS[chosen.sort], "-run_id")
+
+
+def newest_start(chosen: RunFilter) -> datetime | None:
+    """The latest start among the runs the filter selects: what the list's poll for newer
+    runs counts from. Runs are projected in the journal's order, and a run's start is its
+    first event's time, so a run the list did not have yet starts after every run it had."""
+    newest: datetime | None = runs_started(chosen).aggregate(newest=Max("started_at"))["newest"]
+    return newest
+
+
+def started_since(chosen: RunFilter, mark: datetime | None) -> int:
+    """How many runs the filter selects that started after `mark` (with no mark, the list had
+    no run with a start: every one that has one). A seek in the start's index, not a read of
+    the list again."""
+    found = runs_started(chosen)
+    return found.filter(started_at__gt=mark).count() if mark else found.count()
+
+
+def runs_started(chosen: RunFilter) -> QuerySet[RunSummary]:
+    # The start's order, whatever the list's sort (a duration computed for each row, and an
+    # ORDER BY, are nothing a count or a maximum needs).
+    return runs(replace(chosen, sort="started")).filter(started_at__isnull=False).order_by()
 
 
 def mark_stalled(rows: Iterable[RunSummary]) -> None:

@@ -30,6 +30,7 @@ register_converter(Segment, "id")
 urlpatterns: list[URLPattern | URLResolver] = [
     path("", runs.run_list, name="runs"),
     path("runs/new", new_run.new_run, name="new_run"),
+    path("runs/newer", runs.newer_runs, name="newer_runs"),
     path("runs/compare", compare.compare_page, name="compare"),
     path("search", search.search_page, name="search"),
     path("metrics", metrics.metrics_page, name="metrics"),

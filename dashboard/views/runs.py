@@ -73,10 +73,14 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     listing.mark_failing(page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
+    newer = query.copy()
+    if mark := listing.newest_start(chosen):
+        newer["newer_than"] = mark.isoformat()
     context = {
         "page": page,
         "chosen": chosen,
         "query": query.urlencode(),
+        "newer_query": newer.urlencode(),
         **listing.choices(chosen),
     }
     template = "dashboard/_run_table.html" if part else "dashboard/run_list.html"
@@ -95,6 +99,30 @@ def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> Ht
         **listing.choices(chosen),
     }
     return render(request, "dashboard/run_list.html", context, status=400)
+
+
+@login_required
+@require_GET
+def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
+    """Polled by the runs list: how many runs its filter selects that started after the newest
+    it showed (`newer_than`), with a link that shows them; empty when none. A run started from
+    the API, a command or another tab was not in the list until somebody loaded it again."""
+    problems = listing.RunFilter.problems(request.GET)
+    try:
+        mark = asked.moment_of(request.GET, "newer_than")
+    except BadQuery as exc:
+        problems |= exc.problems
+    if problems:
+        said = {"problems": problems, "lead": "Cannot tell whether newer runs started:"}
+        return render(request, "dashboard/_bad_query.html", said, status=400)
+    chosen = listing.RunFilter.of(request.GET)
+    query = request.GET.copy()
+    for name in ("newer_than", "page"):
+        query.pop(name, None)
+    count = listing.started_since(chosen, mark)
+    return render(
+        request, "dashboard/_newer_runs.html", {"count": count, "query": query.urlencode()}
+    )
 
 
 @login_required

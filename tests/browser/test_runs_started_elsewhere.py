@@ -1,0 +1,51 @@
+"""A run started while the runs list is open (from the API, a command, another tab) is
+announced by the list within its poll, under the list's own filter, and one click shows it; a
+run the filter does not select is not announced. Until now it appeared only on a reload."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from journal_store.journal import DjangoJournal
+from runtime.events import TeamStarted
+from tests.browser.conftest import settled, shoot
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def start_elsewhere(run_id: str, team: str) -> None:
+    """A run started the way a command starts one: its first event in the journal, nothing
+    told to the page."""
+    event = TeamStarted(run_id=run_id, team=team, scenario="", task=f"started elsewhere: {run_id}")
+    DjangoJournal().append(f"run-{run_id}", [event], 0)
+
+
+def test_a_run_started_elsewhere_is_announced_and_shown_on_a_click(signed_in, watch):
+    page = signed_in
+    start_elsewhere("r-0000000000a1", team="solo")
+    page.goto("/?team=solo")
+    expect(page.locator("#row-r-0000000000a1")).to_be_visible()
+    settled(page)
+    banner = page.locator("#newer-runs")
+    expect(banner).to_be_empty()
+
+    start_elsewhere("r-0000000000b2", team="repo-fix")  # not the list's team
+    start_elsewhere("r-0000000000c3", team="solo")
+    announced = banner.get_by_role("link", name=re.compile("started since this list was drawn"))
+    expect(announced).to_have_text(
+        "1 run started since this list was drawn: show it", timeout=15_000
+    )
+    assert banner.get_attribute("aria-live") == "polite"
+    shoot(page, "runs-newer")
+    announced.click()
+    expect(page.locator("#row-r-0000000000c3")).to_be_visible()
+    expect(page.locator("#row-r-0000000000b2")).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"/\?team=solo$"))
+    expect(page.locator("#team")).to_have_value("solo")
+    # The list drawn again counts from its own newest run: nothing is announced any more.
+    page.wait_for_timeout(6_000)
+    expect(page.locator("#newer-runs")).to_be_empty()
+    watch.assert_clean()

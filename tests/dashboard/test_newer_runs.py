@@ -1,0 +1,104 @@
+"""The runs list says when runs its filter selects have started since it was drawn: from the
+API, a command, another tab. Such a run was not in the list until somebody loaded it again."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import pytest
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary
+from runtime.events import TeamStarted
+
+pytestmark = pytest.mark.django_db
+
+
+def started(run_id: str, team: str = "solo") -> None:
+    event = TeamStarted(run_id=run_id, team=team, scenario="", task=f"task of {run_id}")
+    DjangoJournal().append(f"run-{run_id}", [event], 0)
+    projection.catch_up()
+
+
+def poll_of(page: str) -> str:
+    """The address the list's newer-runs poll asks, as the browser reads it from the page."""
+    found = re.search(r'id="newer-runs"[^>]*hx-get="([^"]+)"', page)
+    assert found, "the list has no poll for newer runs"
+    return unescape(found.group(1))
+
+
+def test_the_poll_says_nothing_until_a_run_starts_then_counts_it(as_owner):
+    started("r-00000000000a")
+    poll = poll_of(as_owner.get("/").content.decode())
+    assert "newer_than=" in poll
+    quiet = as_owner.get(poll)
+    assert quiet.status_code == 200 and quiet.content.strip() == b""
+    started("r-00000000000b")
+    said = as_owner.get(poll).content.decode()
+    assert "1 run started since this list was drawn: show it" in said
+    started("r-00000000000c")
+    said = as_owner.get(poll).content.decode()
+    assert "2 runs started since this list was drawn: show them" in said
+    # The link draws the list again, under the same filter, with both runs in it.
+    link = unescape(re.search(r'href="([^"]+)"', said).group(1))
+    assert "newer_than" not in link
+    page = as_owner.get(link).content.decode()
+    assert "r-00000000000b" in page and "r-00000000000c" in page
+    assert as_owner.get(poll_of(page)).content.strip() == b""
+
+
+def test_the_poll_counts_only_what_the_filter_selects(as_owner):
+    started("r-00000000000a", team="solo")
+    poll = poll_of(as_owner.get("/?team=solo&page=1").content.decode())
+    assert "team=solo" in poll and "page=" not in poll
+    started("r-00000000000b", team="repo-fix")
+    assert as_owner.get(poll).content.strip() == b""
+    started("r-00000000000c", team="solo")
+    said = as_owner.get(poll).content.decode()
+    assert "1 run started" in said
+    assert "team=solo" in said and "newer_than" not in said
+
+
+def test_an_empty_list_counts_every_run_that_starts(as_owner):
+    poll = poll_of(as_owner.get("/").content.decode())
+    assert "newer_than" not in poll
+    assert as_owner.get(poll).content.strip() == b""
+    started("r-00000000000a")
+    assert "1 run started" in as_owner.get(poll).content.decode()
+
+
+def test_a_run_started_in_the_same_instant_as_the_newest_shown_is_not_counted(as_owner):
+    started("r-00000000000a")
+    poll = poll_of(as_owner.get("/").content.decode())
+    newest = RunSummary.objects.get(run_id="r-00000000000a").started_at
+    started("r-00000000000b")
+    RunSummary.objects.filter(run_id="r-00000000000b").update(started_at=newest)
+    # Strictly after: the one the list showed is not counted again as new.
+    assert as_owner.get(poll).content.strip() == b""
+
+
+@pytest.mark.parametrize(
+    "mark",
+    ["yesterday", "2026-12-04T16:37:55", "9" * 5000, "2026-12-04T16:37:55+00:00" + "0" * 30],
+)
+def test_a_mark_that_is_no_time_with_its_offset_is_refused_naming_it(as_owner, mark):
+    refused = as_owner.get("/runs/newer", {"newer_than": mark})
+    assert refused.status_code == 400
+    said = refused.content.decode()
+    assert "newer_than" in said and "is not a time with its offset" in said
+    assert len(said) < 2000  # the value is cut short, not repeated whole
+
+
+def test_a_filter_the_list_cannot_take_is_refused_by_its_poll_too(as_owner):
+    refused = as_owner.get("/runs/newer", {"status": "nonsense", "newer_than": "x"})
+    assert refused.status_code == 400
+    said = unescape(refused.content.decode())
+    assert "'nonsense' is no status" in said
+    assert "'x' is not a time with its offset" in said  # every field it cannot take, at once
+
+
+def test_the_poll_wants_a_signed_in_person(client):
+    asked = client.get("/runs/newer")
+    assert asked.status_code == 302 and "/login" in asked["Location"]

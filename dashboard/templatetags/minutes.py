@@ -42,6 +42,15 @@ def stage_label(run: Any) -> str:
 
 
 @register.filter
+def thousands(value: Any) -> Any:
+    """A whole number as the pages write a count of tokens: in groups of three (20,505 of
+    100,000), as the charts' axes do. Anything else (None, a dash already chosen) as it is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return value
+
+
+@register.filter
 def get_item(mapping: Any, key: str) -> Any:
     return mapping.get(key) if hasattr(mapping, "get") else None
 

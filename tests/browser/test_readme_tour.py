@@ -67,7 +67,7 @@ def test_a_premature_done_runs_tabs_show_the_reject_the_refusal_and_the_accept(
     expect(chart.locator("rect.chart-bar")).to_have_count(4)
     for agent in ("orchestrator", "coder", "reviewer", "tester"):
         expect(chart.locator("text.chart-label", has_text=agent)).to_have_count(1)
-    expect(page.locator("#tab")).to_contain_text(re.compile(r"Allowance 5000 · spent \d+"))
+    expect(page.locator("#tab")).to_contain_text(re.compile(r"Allowance 5,000 · spent \d+"))
     readme_shot(page, "run-bill")
 
     open_tab("Audit")

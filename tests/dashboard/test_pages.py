@@ -33,7 +33,7 @@ def test_the_runs_list_shows_each_run_with_its_figures(as_owner, done_run):
     page = as_owner.get("/").content.decode()
     assert done_run in page and "premature-done" in page and ">done<" in page
     summary = RunSummary.objects.get(run_id=done_run)
-    assert f"{summary.tokens}<span" in page and f"/ {summary.allowance}" in page
+    assert f"{summary.tokens}<span" in page and f"/ {summary.allowance:,}" in page
     assert "Page 1 of 1 · 1 run</span>" in page  # not "1 runs"
     run_of("premature-done")
     assert "Page 1 of 1 · 2 runs</span>" in as_owner.get("/").content.decode()

@@ -6,7 +6,7 @@ stall, failing steps). Moved out of dashboard/queries.py, which reads a run's ow
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -136,6 +136,19 @@ def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
     """The runs the filter selects, in its order, from the read model once it is caught up
     (without queueing behind somebody else's catch-up: a moment old is fine for a list)."""
     projection.catch_up(wait=False)
+    qs = selected(chosen)
+    if chosen.sort == "duration":
+        # Computed per row (SQLite has no interval type): only when sorting needs it.
+        qs = qs.annotate(
+            duration=ExpressionWrapper(
+                Coalesce(F("finished_at"), Now()) - F("started_at"), output_field=DurationField()
+            )
+        )
+    return qs.order_by(SORTS[chosen.sort], "-run_id")
+
+
+def selected(chosen: RunFilter) -> QuerySet[RunSummary]:
+    """The runs the filter selects, in no order, from the read model as it stands."""
     qs = RunSummary.objects.all()
     if chosen.status:
         qs = qs.filter(status=chosen.status)
@@ -154,14 +167,7 @@ def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
         # By the findings' kind index: the runs with one of that kind, however many they have.
         found = Finding.objects.filter(kind=chosen.finding).values("run_id")
         qs = qs.filter(run_id__in=Subquery(found))
-    if chosen.sort == "duration":
-        # Computed per row (SQLite has no interval type): only when sorting needs it.
-        qs = qs.annotate(
-            duration=ExpressionWrapper(
-                Coalesce(F("finished_at"), Now()) - F("started_at"), output_field=DurationField()
-            )
-        )
-    return qs.order_by(SORTS[chosen.sort], "-run_id")
+    return qs
 
 
 def newest_start(chosen: RunFilter) -> datetime | None:
@@ -176,14 +182,15 @@ def started_since(chosen: RunFilter, mark: datetime | None) -> int:
     """How many runs the filter selects that started after `mark` (with no mark, the list had
     no run with a start: every one that has one). A seek in the start's index, not a read of
     the list again."""
+    projection.catch_up(wait=False)
     found = runs_started(chosen)
     return found.filter(started_at__gt=mark).count() if mark else found.count()
 
 
 def runs_started(chosen: RunFilter) -> QuerySet[RunSummary]:
-    # The start's order, whatever the list's sort (a duration computed for each row, and an
-    # ORDER BY, are nothing a count or a maximum needs).
-    return runs(replace(chosen, sort="started")).filter(started_at__isnull=False).order_by()
+    # Without the list's order or its computed duration, which a count or a maximum does not
+    # need; and without a catch-up of its own (the list has just caught up).
+    return selected(chosen).filter(started_at__isnull=False)
 
 
 def mark_stalled(rows: Iterable[RunSummary]) -> None:

@@ -102,3 +102,20 @@ def test_a_filter_the_list_cannot_take_is_refused_by_its_poll_too(as_owner):
 def test_the_poll_wants_a_signed_in_person(client):
     asked = client.get("/runs/newer")
     assert asked.status_code == 302 and "/login" in asked["Location"]
+
+
+@pytest.mark.parametrize("order", ["sort=oldest", "sort=tokens", "page=2"])
+def test_a_list_in_another_order_counts_from_the_newest_start_it_selects(
+    as_owner, monkeypatch, order
+):
+    from dashboard.views import runs as views
+
+    monkeypatch.setattr(views, "PAGE", 1)  # two pages of one run each
+    started("r-00000000000a")
+    started("r-00000000000b")
+    poll = poll_of(as_owner.get(f"/?{order}").content.decode())
+    # Oldest first, the first row is the oldest run, and the second page's is too: counted
+    # from either, the newer run already listed would be announced as new.
+    assert as_owner.get(poll).content.strip() == b""
+    started("r-00000000000c")
+    assert "1 run started" in as_owner.get(poll).content.decode()

@@ -411,12 +411,14 @@ def queue_items(
     status: str = queues.OPEN,
     run: str = "",
     runs: MetricsFilter | None = None,
+    wait: bool = True,
 ) -> QuerySet[QueueItem]:
     """A review queue's items, newest first: the open ones, the decided ones (whatever the
     outcome), all, or those of one outcome (`retried`, `resolved`, ...); one run's only when
     `run` names it (what a run's page links to, and the API's `run`), and only those of the
-    runs `runs` chooses when it chooses any (what the metrics page's count links to)."""
-    projection.catch_up()
+    runs `runs` chooses when it chooses any (what the metrics page's count links to). A poll
+    does not `wait` behind somebody else's catch-up: a moment old is fine for it."""
+    projection.catch_up(wait=wait)
     items: QuerySet[QueueItem] = queue.model._default_manager.order_by("-position")
     if run:
         items = items.filter(run_id=run)

@@ -49,12 +49,14 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("runs/<id:run_id>/fork", fork.fork_page, name="fork"),
     path("runs/<id:run_id>/tags", tags.tag_run, name="tag_run"),
     path("review/dead-letters", review.dead_letters, name="dead_letters"),
+    path("review/dead-letters/newer", review.dead_letters_newer, name="dead_letters_newer"),
     path(
         "review/dead-letters/<id:letter_id>/<str:decision>",
         review.decide_letter,
         name="decide_letter",
     ),
     path("review/conflicts", review.conflicts, name="conflicts"),
+    path("review/conflicts/newer", review.conflicts_newer, name="conflicts_newer"),
     path(
         "review/conflicts/<id:conflict_id>/resolve",
         review.resolve_conflict,

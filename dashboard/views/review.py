@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -74,6 +74,7 @@ def queue_page(
             shown(item)
     kept = ({"run": run} if run else {}) | runs.params()
     context = {
+        "newer": newer_poll(queue, status, page, kept),
         "page": page,
         "status": status,
         "run": run,
@@ -85,6 +86,42 @@ def queue_page(
     return render(request, template, context)
 
 
+def newer_poll(queue: queues.Queue, status: str, page: Page[Any], kept: dict[str, str]) -> str:
+    """The address the queue's first page polls for items opened since it was drawn, counted
+    from the newest item it shows (its first: newest first); "" where new items would not be
+    shown (a later page, the decided ones)."""
+    if page.number != 1 or status not in (queues.OPEN, "all"):
+        return ""
+    after = page[0].position if len(page) else 0
+    return f"{reverse(f'{queue.name}_newer')}?{urlencode(kept | {'after': after})}"
+
+
+def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
+    """Polled by a queue's page: how many open items of the runs it shows were opened after
+    its newest (`after`, a position), with a link that shows them; empty when none. A
+    reviewer who kept the queue open saw a new conflict or dead letter only on a reload."""
+    problems: dict[str, str] = {}
+    try:
+        _, run, runs = asked.queue_filter(queue, request.GET)
+    except BadQuery as exc:
+        problems |= exc.problems
+    after = asked.position(text := str(request.GET.get("after") or "0"))
+    if after is None:
+        problems["after"] = asked.not_a_position(text)
+    if problems:
+        said = {"problems": problems, "lead": "Cannot tell whether new items arrived:"}
+        return render(request, "dashboard/_bad_query.html", said, status=400)
+    items = queries.queue_items(queue, queues.OPEN, run, runs, wait=False)
+    kept = ({"run": run} if run else {}) | runs.params()
+    context = {
+        "count": items.filter(position__gt=after).count(),
+        "noun": NOUNS[queue.name],
+        "page": f"{reverse(queue.name)}?{urlencode({'status': queues.OPEN} | kept)}",
+    }
+    return render(request, "dashboard/_newer_items.html", context)
+
+
+NOUNS = {"dead_letters": "dead letter", "conflicts": "conflict"}
 QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}
 
 
@@ -116,6 +153,12 @@ def refused(form: DecisionForm, ask: str) -> str:
 @require_GET
 def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
     return queue_page(request, queues.DEAD_LETTERS, "dashboard/dead_letters.html")
+
+
+@login_required
+@require_GET
+def dead_letters_newer(request: HtmxHttpRequest) -> HttpResponse:
+    return newer_items(request, queues.DEAD_LETTERS)
 
 
 @login_required
@@ -152,6 +195,12 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
 @require_GET
 def conflicts(request: HtmxHttpRequest) -> HttpResponse:
     return queue_page(request, queues.CONFLICTS, "dashboard/conflicts.html", with_current)
+
+
+@login_required
+@require_GET
+def conflicts_newer(request: HtmxHttpRequest) -> HttpResponse:
+    return newer_items(request, queues.CONFLICTS)
 
 
 def with_current(item: Conflict) -> None:

@@ -51,8 +51,10 @@ def text_of(html: str) -> str:
 def test_the_bill_tab_reads_in_groups_and_says_0_remaining(as_owner, spent_to_the_last):
     bill = text_of(as_owner.get(f"/runs/{RUN}/?tab=bill").content.decode())
     assert "Allowance 12,000 · spent 1,500 · remaining 10,500" in bill
-    # The coder's row: 1,500 tokens, a budget of 1,500 and 0 of it remaining, not "–".
-    assert re.search(r"coder scripted 1,500 – – 1 100% \S+ 1,500 0\b", bill), bill
+    # The coder's row: 1,500 tokens, no split known (a dash each), a budget of 1,500 and 0 of
+    # it remaining, not a dash.
+    dash = "\u2013"
+    assert re.search(rf"coder scripted 1,500 {dash} {dash} 1 100% \S+ 1,500 0\b", bill), bill
 
 
 def test_the_header_and_the_list_read_in_groups(as_owner, spent_to_the_last):

@@ -1,6 +1,7 @@
-"""A run started while the runs list is open (from the API, a command, another tab) is
-announced by the list within its poll, under the list's own filter, and one click shows it; a
-run the filter does not select is not announced. Until now it appeared only on a reload."""
+"""What arrives while a page is open is announced by the page's poll, and one click shows it:
+a run started from the API, a command or another tab, on the runs list (under its own filter:
+a run the filter does not select is not announced); a conflict parked, on the conflicts queue.
+Until now they appeared only on a reload."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from journal_store.journal import DjangoJournal
-from runtime.events import TeamStarted
+from runtime.events import ConflictParked, TeamStarted
 from tests.browser.conftest import settled, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -48,4 +49,29 @@ def test_a_run_started_elsewhere_is_announced_and_shown_on_a_click(signed_in, wa
     # The list drawn again counts from its own newest run: nothing is announced any more.
     page.wait_for_timeout(6_000)
     expect(page.locator("#newer-runs")).to_be_empty()
+    watch.assert_clean()
+
+
+def test_a_conflict_parked_while_the_queue_is_open_is_announced(signed_in, watch):
+    page = signed_in
+    page.goto("/review/conflicts")
+    settled(page)
+    banner = page.locator("#newer-items")
+    expect(banner).to_be_empty()
+    claims = [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
+    parked = ConflictParked(
+        run_id="r-0000000000d4",
+        conflict_id="cf-0000000000d4",
+        subject="order:o-1",
+        predicate="status",
+        conflict_type="value",
+        claims=claims,
+    )
+    DjangoJournal().append("review-r-0000000000d4", [parked], 0)
+    announced = banner.get_by_role("link")
+    expect(announced).to_have_text(
+        "1 new conflict since this page was drawn: show it", timeout=15_000
+    )
+    announced.click()
+    expect(page.get_by_text("cf-0000000000d4")).to_be_visible()
     watch.assert_clean()

@@ -11,8 +11,9 @@ import pytest
 from playwright.sync_api import expect
 
 from journal_store.journal import DjangoJournal
-from runtime.events import ConflictParked, TeamStarted
+from runtime.events import TeamStarted
 from tests.browser.conftest import settled, shoot
+from tests.dashboard.polls import park
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -58,20 +59,11 @@ def test_a_conflict_parked_while_the_queue_is_open_is_announced(signed_in, watch
     settled(page)
     banner = page.locator("#newer-items")
     expect(banner).to_be_empty()
-    claims = [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
-    parked = ConflictParked(
-        run_id="r-0000000000d4",
-        conflict_id="cf-0000000000d4",
-        subject="order:o-1",
-        predicate="status",
-        conflict_type="value",
-        claims=claims,
-    )
-    DjangoJournal().append("review-r-0000000000d4", [parked], 0)
+    park("r-0000000000d4", "cf-0000000000d4")
     announced = banner.get_by_role("link")
     expect(announced).to_have_text(
         "1 new conflict since this page was drawn: show it", timeout=15_000
     )
     announced.click()
-    expect(page.get_by_text("cf-0000000000d4")).to_be_visible()
+    expect(page.get_by_text("cf-0000000000d4", exact=True)).to_be_visible()
     watch.assert_clean()

@@ -10,9 +10,12 @@ import pytest
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime.events import ConflictParked, DeadLettered, TeamStarted
+from runtime.events import DeadLettered, TeamStarted
+from tests.dashboard.polls import park, poll_of
 
 pytestmark = pytest.mark.django_db
+
+ITEMS = "newer-items"  # the element of a queue's page that polls
 
 
 def lettered(run_id: str, n: int, team: str = "solo") -> None:
@@ -23,28 +26,13 @@ def lettered(run_id: str, n: int, team: str = "solo") -> None:
 
 
 def parked(run_id: str, n: int) -> None:
-    claims = [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
-    event = ConflictParked(
-        run_id=run_id,
-        conflict_id=f"cf-{run_id}-{n}",
-        subject=f"order:{n}",
-        predicate="status",
-        conflict_type="value",
-        claims=claims,
-    )
-    DjangoJournal().append(f"review-{run_id}-{n}", [event], 0)
+    park(run_id, f"cf-{run_id}-{n}")
     projection.catch_up()
-
-
-def poll_of(page: str) -> str:
-    found = re.search(r'id="newer-items"[^>]*hx-get="([^"]+)"', page)
-    assert found, "the queue's page has no poll for new items"
-    return unescape(found.group(1))
 
 
 def test_a_new_dead_letter_is_announced_with_a_link_to_the_queue(as_reviewer):
     lettered("r-0000000000a1", 1)
-    poll = poll_of(as_reviewer.get("/review/dead-letters").content.decode())
+    poll = poll_of(as_reviewer.get("/review/dead-letters").content.decode(), ITEMS)
     assert as_reviewer.get(poll).content.strip() == b""
     lettered("r-0000000000b2", 1)
     said = as_reviewer.get(poll).content.decode()
@@ -52,12 +40,12 @@ def test_a_new_dead_letter_is_announced_with_a_link_to_the_queue(as_reviewer):
     link = unescape(re.search(r'href="([^"]+)"', said).group(1))
     page = as_reviewer.get(link).content.decode()
     assert "r-0000000000b2:1" in page
-    assert as_reviewer.get(poll_of(page)).content.strip() == b""
+    assert as_reviewer.get(poll_of(page, ITEMS)).content.strip() == b""
 
 
 def test_a_new_conflict_is_announced(as_reviewer):
     parked("r-0000000000a1", 1)
-    poll = poll_of(as_reviewer.get("/review/conflicts").content.decode())
+    poll = poll_of(as_reviewer.get("/review/conflicts").content.decode(), ITEMS)
     assert as_reviewer.get(poll).content.strip() == b""
     parked("r-0000000000a1", 2)
     parked("r-0000000000a1", 3)
@@ -66,7 +54,7 @@ def test_a_new_conflict_is_announced(as_reviewer):
 
 
 def test_an_empty_queue_announces_its_first_item(as_reviewer):
-    poll = poll_of(as_reviewer.get("/review/conflicts").content.decode())
+    poll = poll_of(as_reviewer.get("/review/conflicts").content.decode(), ITEMS)
     assert "after=0" in poll
     parked("r-0000000000a1", 1)
     assert "1 new conflict" in as_reviewer.get(poll).content.decode()
@@ -74,7 +62,9 @@ def test_an_empty_queue_announces_its_first_item(as_reviewer):
 
 def test_one_runs_queue_counts_only_that_runs_items(as_reviewer):
     lettered("r-0000000000a1", 1)
-    poll = poll_of(as_reviewer.get("/review/dead-letters?run=r-0000000000a1").content.decode())
+    poll = poll_of(
+        as_reviewer.get("/review/dead-letters?run=r-0000000000a1").content.decode(), ITEMS
+    )
     assert "run=r-0000000000a1" in poll
     lettered("r-0000000000b2", 1)
     assert as_reviewer.get(poll).content.strip() == b""

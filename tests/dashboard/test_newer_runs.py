@@ -12,6 +12,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime.events import TeamStarted
+from tests.dashboard import polls
 
 pytestmark = pytest.mark.django_db
 
@@ -23,10 +24,7 @@ def started(run_id: str, team: str = "solo") -> None:
 
 
 def poll_of(page: str) -> str:
-    """The address the list's newer-runs poll asks, as the browser reads it from the page."""
-    found = re.search(r'id="newer-runs"[^>]*hx-get="([^"]+)"', page)
-    assert found, "the list has no poll for newer runs"
-    return unescape(found.group(1))
+    return polls.poll_of(page, "newer-runs")
 
 
 def test_the_poll_says_nothing_until_a_run_starts_then_counts_it(as_owner):

@@ -1,0 +1,31 @@
+"""What the tests of the pages' polls for what arrived share: the address a page polls, read as
+the browser reads it, and a conflict parked as the support desk parks one."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+from journal_store.journal import DjangoJournal
+from runtime.events import ConflictParked
+
+
+def poll_of(page: str, element_id: str) -> str:
+    """The address the element `element_id` of the page asks (its hx-get, unescaped)."""
+    found = re.search(rf'id="{element_id}"[^>]*hx-get="([^"]+)"', page)
+    assert found, f"the page has no #{element_id} that polls"
+    return unescape(found.group(1))
+
+
+def park(run_id: str, conflict_id: str) -> None:
+    """A conflict on an order's status, parked in a stream of its own (not caught up)."""
+    claims = [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
+    event = ConflictParked(
+        run_id=run_id,
+        conflict_id=conflict_id,
+        subject=f"order:{conflict_id}",
+        predicate="status",
+        conflict_type="value",
+        claims=claims,
+    )
+    DjangoJournal().append(f"review-{conflict_id}", [event], 0)

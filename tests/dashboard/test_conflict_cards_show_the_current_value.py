@@ -4,6 +4,7 @@ desk's order, or the journal's fact), and warns when it moved since the conflict
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 from django.test import Client
@@ -105,3 +106,26 @@ def test_the_api_gives_what_the_fact_holds_now_as_the_card_does(as_reviewer, tok
         "by": "courier",
         "known": True,
     }
+
+
+def test_a_claim_on_a_fact_not_yet_set_is_based_on_version_0_not_on_a_question_mark(
+    as_reviewer,
+):
+    # Two agents setting a fact nobody had set: both read version 0 (a conflict's card said
+    # "Based on version ?", as for a claim that does not say).
+    claims = [
+        {"claim_id": "c-1", "agent": "a", "value": "shipped", "based_on": 0},
+        {"claim_id": "c-2", "agent": "b", "value": "cancelled"},
+    ]
+    event = ConflictParked(
+        run_id="r-0000000000a1",
+        conflict_id="cf-first",
+        subject="order:o-1",
+        predicate="status",
+        conflict_type="value",
+        claims=claims,
+    )
+    DjangoJournal().append("review-cf-first", [event], 0)
+    card = card_of(as_reviewer, "order:o-1")
+    based = re.findall(r"<dt>Based on version</dt><dd>([^<]*)</dd>", card)
+    assert based == ["0", "?"]

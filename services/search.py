@@ -8,6 +8,7 @@ from journal_store import projection, search
 from journal_store.models import RunSummary
 
 BadQuery = search.BadQuery
+RECENT = search.RECENT  # matching events the runs that mention a query are gathered from
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,13 @@ def search_page(request: HtmxHttpRequest) -> HttpResponse:
     """`?q=…` over every run, `&run=…` within one."""
     query = request.GET.get("q", "").strip()
     run_id = request.GET.get("run", "").strip() or None
-    context: dict[str, object] = {"q": query, "run_id": run_id or "", "error": ""}
+    # How many matching events the runs it lists are gathered from: the page says so.
+    context: dict[str, object] = {
+        "q": query,
+        "run_id": run_id or "",
+        "error": "",
+        "recent": f"{search.RECENT:,}",
+    }
     if run_id is not None and (
         len(run_id) > ID_MAX or not RunSummary.objects.filter(run_id=run_id).exists()
     ):

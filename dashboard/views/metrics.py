@@ -66,7 +66,9 @@ def plots(found: metrics.Across) -> dict[str, Any]:
     return {
         "unit": unit,
         "spend_key": spend_key,
-        "waited": minutes_of(found.totals["human_wait"]),
+        # No wait a person ended (only those have a length): "0.0 min" read as nobody waited,
+        # beside the items undecided now.
+        "waited": minutes_of(found.totals["human_wait"]) if found.totals["human_wait"] else None,
         "waits": [
             {
                 "start": p["start"],

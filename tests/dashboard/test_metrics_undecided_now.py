@@ -37,6 +37,9 @@ def test_an_undecided_dead_letter_is_counted_until_a_person_decides(as_owner, le
     page = as_owner.get("/metrics").content.decode()
     assert '<a href="/review/dead-letters">1 dead letter</a>' in page
     assert '<a href="/review/conflicts">0 conflicts</a>' in page
+    # No wait has ended, so none has a length: not "0.0 min", as if nobody waited.
+    assert '<dt>Waiting for people</dt><dd><span class="muted"' in page
+    assert "none ended yet</span></dd>" in page
     assert (
         as_owner.get(f"/api/runs/{run_id}/metrics").json()["conflict_resolution_latency"]["detail"][
             "open_dead_letters"
@@ -50,6 +53,7 @@ def test_an_undecided_dead_letter_is_counted_until_a_person_decides(as_owner, le
     assert (totals["letters_open"], totals["dead_letters"]) == (0, 1)
     page = as_owner.get("/metrics").content.decode()
     assert '<dd id="undecided">none</dd>' in page
+    assert "none ended yet" not in page
 
 
 def test_migration_0019_counts_the_letters_still_undecided(lettered):

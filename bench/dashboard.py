@@ -18,7 +18,8 @@
               another, ~100 events each) and the search page (a word every run holds, some
               hold, or none), and the runs list by a kind of finding (one many runs have,
               some have, or none), and the list's poll for runs started since it was drawn
-              (from the newest start: nothing new); next to /healthz, the floor
+              (from the newest start: nothing new), and the dead letters' first page and its
+              poll for letters opened since (from the newest); next to /healthz, the floor
               (gunicorn, the middleware and one SELECT 1). Target: p95 under 150 ms.
               With --flying, the same while the runs still flying go on, as workers would:
               an append of a step's events every --write-interval seconds.
@@ -130,7 +131,7 @@ from django.test import Client  # noqa: E402
 from bench.dashboard_load import Result, cpu_seconds, load, start_gunicorn, stop  # noqa: E402
 from bench.dashboard_seed import SLICE, Stored, keep_flying, seed  # noqa: E402
 from journal_store import projection  # noqa: E402
-from journal_store.models import RunSummary, StoredEvent  # noqa: E402
+from journal_store.models import DeadLetter, RunSummary, StoredEvent  # noqa: E402
 
 TARGET_MS = 150.0
 
@@ -167,8 +168,13 @@ PAGES: list[Page] = [
     # a search word, which no index serves.
     ("newer-runs poll", lambda run: f"/runs/newer?newer_than={quote(NEWEST[0])}"),
     ("newer-runs poll, word", lambda run: f"/runs/newer?q=parser&newer_than={quote(NEWEST[0])}"),
+    # The dead letters' first page and its poll for letters opened since, from the newest.
+    ("dead letters page", lambda run: "/review/dead-letters"),
+    ("dead letters poll", lambda run: f"/review/dead-letters/newer?after={NEWEST[1]}"),
 ]
-NEWEST = [""]  # filled in main: the newest run's start, as the list's poll carries it
+# Filled in main: the newest run's start and the newest dead letter's position, as the
+# polls carry them.
+NEWEST = ["", ""]
 PAIRS: dict[str, str] = {}  # filled in main: each run's partner for the compare page
 WORDS = ("parser", "textparse/parser.py", "empty line", "REJECT", "DHL-7731")
 FOUND = ("done_without_evidence", "budget_exhausted", "deadlock")
@@ -485,6 +491,7 @@ def main() -> None:
         )
         run_ids = list(RunSummary.objects.values_list("run_id", flat=True))
         NEWEST[0] = RunSummary.objects.aggregate(newest=Max("started_at"))["newest"].isoformat()
+        NEWEST[1] = str(DeadLetter.objects.aggregate(newest=Max("position"))["newest"] or 0)
         PAIRS.update(zip(run_ids, run_ids[1:] + run_ids[:1], strict=True))
         statuses = Counter(RunSummary.objects.values_list("status", flat=True))
         print("statuses: " + ", ".join(f"{s} {n:,}" for s, n in statuses.most_common()))

@@ -282,7 +282,7 @@ def report(results: dict[str, list[Result]], user: Any, run_ids: list[str]) -> l
     floor = median(FLOOR[0], lambda r: r.p(95))
     print(
         f"{'page':<22}{'p50 ms':>8}{'p95 ms':>8}{'req/s':>8}{'p95/floor':>11}{'< 150 ms':>10}"
-        f"{'non-200':>9}{'queries':>9}{'SQL ms':>8}{'alone ms':>10}"
+        f"{'non-2xx':>9}{'queries':>9}{'SQL ms':>8}{'alone ms':>10}"
     )
     slow = []
     for page in [FLOOR, *PAGES]:
@@ -290,7 +290,7 @@ def report(results: dict[str, list[Result]], user: Any, run_ids: list[str]) -> l
         p95 = median(name, lambda r: r.p(95))
         path = make(run_ids[len(run_ids) // 3])
         status, queries = in_process(user, path)
-        assert status == 200, f"{name}: {path} answered {status} in-process"
+        assert 200 <= status < 300, f"{name}: {path} answered {status} in-process"
         if p95 >= TARGET_MS and page is not FLOOR:
             slow.append(page)
         print(
@@ -302,11 +302,11 @@ def report(results: dict[str, list[Result]], user: Any, run_ids: list[str]) -> l
         )
     failures = [(name, f) for name, rs in results.items() for r in rs for f in r.failures]
     if failures:
-        print(f"\n{len(failures)} responses were not 200; the first few:")
+        print(f"\n{len(failures)} responses were not 2xx; the first few:")
         for name, (path, status, body) in failures[:5]:
             print(f"  {name}: {path} -> {status}: {body!r}")
     else:
-        print("\nevery response was 200")
+        print("\nevery response was 2xx (the polls' 204: nothing new)")
     return slow
 
 
@@ -441,7 +441,7 @@ def trace_figures(sizes: tuple[int, ...] = (100, 20_000)) -> None:
         times: dict[int, list[float]] = {size: [] for size in sizes}
         for size in sizes:  # warm: templates compiled, caches a second look would find warm
             path, headers = asked[size]
-            assert client.get(path, headers=headers).status_code == 200, path
+            assert 200 <= client.get(path, headers=headers).status_code < 300, path
         for _ in range(ARGS.repeats * 15):
             for size in sizes:
                 path, headers = asked[size]

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
-from dashboard import asked, errors, queries
+from dashboard import arrived, asked, errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.asked import BadQuery
 from dashboard.forms import DecisionForm, ResolveForm
@@ -99,8 +99,10 @@ def newer_poll(queue: queues.Queue, status: str, page: Page[Any], kept: dict[str
 def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
     """Polled by a queue's page: how many open items of the runs it shows were opened after
     its newest (`after`, a position), with a link that shows them; empty when none. A
-    reviewer who kept the queue open saw a new conflict or dead letter only on a reload."""
+    reviewer who kept the queue open saw a new conflict or dead letter only on a reload
+    (dashboard/arrived.py: 204 while the count is what the page says)."""
     problems: dict[str, str] = {}
+    shown = arrived.shown_of(request.GET, problems)
     try:
         _, run, runs = asked.queue_filter(queue, request.GET)
     except BadQuery as exc:
@@ -113,12 +115,16 @@ def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
         return render(request, "dashboard/_bad_query.html", said, status=400)
     items = queries.queue_items(queue, queues.OPEN, run, runs, wait=False)
     kept = ({"run": run} if run else {}) | runs.params()
-    context = {
-        "count": items.filter(position__gt=after).count(),
-        "noun": NOUNS[queue.name],
-        "page": f"{reverse(queue.name)}?{urlencode({'status': queues.OPEN} | kept)}",
-    }
-    return render(request, "dashboard/_newer_items.html", context)
+    count = items.filter(position__gt=after).count()
+    return arrived.answer(
+        request,
+        count,
+        shown,
+        "newer-items",
+        words=f"{count} new {NOUNS[queue.name]}{'s' if count != 1 else ''} since this page was "
+        f"drawn: show {'it' if count == 1 else 'them'}",
+        link=f"{reverse(queue.name)}?{urlencode({'status': queues.OPEN} | kept)}",
+    )
 
 
 NOUNS = {"dead_letters": "dead letter", "conflicts": "conflict"}

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from dashboard import actions, asked, downloads, errors, listing, present, queries
+from dashboard import actions, arrived, asked, downloads, errors, listing, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.asked import BadQuery
 from dashboard.tell import tell
@@ -114,9 +114,11 @@ def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> Ht
 @require_GET
 def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
     """Polled by the runs list: how many runs its filter selects that started after the newest
-    it showed (`newer_than`), with a link that shows them; empty when none. A run started from
-    the API, a command or another tab was not in the list until somebody loaded it again."""
+    it showed (`newer_than`), with a link that shows them (dashboard/arrived.py: 204 while
+    the count is what the list says). A run started from the API, a command or another tab
+    was not in the list until somebody loaded it again."""
     problems = listing.RunFilter.problems(request.GET)
+    shown = arrived.shown_of(request.GET, problems)
     try:
         mark = asked.moment_of(request.GET, "newer_than")
     except BadQuery as exc:
@@ -126,11 +128,19 @@ def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
         return render(request, "dashboard/_bad_query.html", said, status=400)
     chosen = listing.RunFilter.of(request.GET)
     query = request.GET.copy()
-    for name in ("newer_than", "page"):
+    for name in ("newer_than", "page", arrived.SHOWN):
         query.pop(name, None)
     count = listing.started_since(chosen, mark)
-    return render(
-        request, "dashboard/_newer_runs.html", {"count": count, "query": query.urlencode()}
+    link = reverse("runs") + (f"?{query.urlencode()}" if query else "")
+    return arrived.answer(
+        request,
+        count,
+        shown,
+        "newer-runs",
+        words=f"{count} run{'s' if count != 1 else ''} started since this list was drawn: "
+        f"show {'it' if count == 1 else 'them'}",
+        link=link,
+        link_target="#runs",
     )
 
 

@@ -29,3 +29,22 @@ def park(run_id: str, conflict_id: str) -> None:
         claims=claims,
     )
     DjangoJournal().append(f"review-{conflict_id}", [event], 0)
+
+
+def quiet(answer) -> bool:
+    """The poll's answer while nothing new arrived: 204, nothing to swap."""
+    return answer.status_code == 204 and answer.content == b""
+
+
+def said(answer) -> str:
+    """The poll's answer when the count moved: the sentence and the poll that goes on, with
+    the status that stops the poll that asked (286)."""
+    assert answer.status_code == 286, answer.status_code
+    return answer.content.decode()
+
+
+def link_of(answer: str) -> str:
+    """Where the sentence of a poll's answer links to."""
+    found = re.search(r'<a href="([^"]+)"', answer)
+    assert found, "the answer has no link"
+    return unescape(found.group(1))

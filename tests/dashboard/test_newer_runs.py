@@ -3,7 +3,6 @@ API, a command, another tab. Such a run was not in the list until somebody loade
 
 from __future__ import annotations
 
-import re
 from html import unescape
 
 import pytest
@@ -13,6 +12,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime.events import TeamStarted
 from tests.dashboard import polls
+from tests.dashboard.polls import link_of, quiet, said
 
 pytestmark = pytest.mark.django_db
 
@@ -31,20 +31,23 @@ def test_the_poll_says_nothing_until_a_run_starts_then_counts_it(as_owner):
     started("r-00000000000a")
     poll = poll_of(as_owner.get("/").content.decode())
     assert "newer_than=" in poll
-    quiet = as_owner.get(poll)
-    assert quiet.status_code == 200 and quiet.content.strip() == b""
+    assert quiet(as_owner.get(poll))
     started("r-00000000000b")
-    said = as_owner.get(poll).content.decode()
-    assert "1 run started since this list was drawn: show it" in said
+    answer = said(as_owner.get(poll))
+    assert "1 run started since this list was drawn: show it" in answer
+    # The poll goes on from what the list now says: quiet until the count moves again.
+    poll = polls.poll_of(answer.replace("<span hidden", '<span id="again"'), "again")
+    assert "shown=1" in poll
+    assert quiet(as_owner.get(poll))
     started("r-00000000000c")
-    said = as_owner.get(poll).content.decode()
-    assert "2 runs started since this list was drawn: show them" in said
+    answer = said(as_owner.get(poll))
+    assert "2 runs started since this list was drawn: show them" in answer
     # The link draws the list again, under the same filter, with both runs in it.
-    link = unescape(re.search(r'href="([^"]+)"', said).group(1))
+    link = link_of(answer)
     assert "newer_than" not in link
     page = as_owner.get(link).content.decode()
     assert "r-00000000000b" in page and "r-00000000000c" in page
-    assert as_owner.get(poll_of(page)).content.strip() == b""
+    assert quiet(as_owner.get(poll_of(page)))
 
 
 def test_the_poll_counts_only_what_the_filter_selects(as_owner):
@@ -52,19 +55,20 @@ def test_the_poll_counts_only_what_the_filter_selects(as_owner):
     poll = poll_of(as_owner.get("/?team=solo&page=1").content.decode())
     assert "team=solo" in poll and "page=" not in poll
     started("r-00000000000b", team="repo-fix")
-    assert as_owner.get(poll).content.strip() == b""
+    assert quiet(as_owner.get(poll))
     started("r-00000000000c", team="solo")
-    said = as_owner.get(poll).content.decode()
-    assert "1 run started" in said
-    assert "team=solo" in said and "newer_than" not in said
+    answer = said(as_owner.get(poll))
+    assert "1 run started" in answer
+    link = link_of(answer)
+    assert "team=solo" in link and "newer_than" not in link and "shown" not in link
 
 
 def test_an_empty_list_counts_every_run_that_starts(as_owner):
     poll = poll_of(as_owner.get("/").content.decode())
     assert "newer_than" not in poll
-    assert as_owner.get(poll).content.strip() == b""
+    assert quiet(as_owner.get(poll))
     started("r-00000000000a")
-    assert "1 run started" in as_owner.get(poll).content.decode()
+    assert "1 run started" in said(as_owner.get(poll))
 
 
 def test_a_run_started_in_the_same_instant_as_the_newest_shown_is_not_counted(as_owner):
@@ -74,7 +78,7 @@ def test_a_run_started_in_the_same_instant_as_the_newest_shown_is_not_counted(as
     started("r-00000000000b")
     RunSummary.objects.filter(run_id="r-00000000000b").update(started_at=newest)
     # Strictly after: the one the list showed is not counted again as new.
-    assert as_owner.get(poll).content.strip() == b""
+    assert quiet(as_owner.get(poll))
 
 
 @pytest.mark.parametrize(
@@ -84,17 +88,17 @@ def test_a_run_started_in_the_same_instant_as_the_newest_shown_is_not_counted(as
 def test_a_mark_that_is_no_time_with_its_offset_is_refused_naming_it(as_owner, mark):
     refused = as_owner.get("/runs/newer", {"newer_than": mark})
     assert refused.status_code == 400
-    said = refused.content.decode()
-    assert "newer_than" in said and "is not a time with its offset" in said
-    assert len(said) < 2000  # the value is cut short, not repeated whole
+    why = refused.content.decode()
+    assert "newer_than" in why and "is not a time with its offset" in why
+    assert len(why) < 2000  # the value is cut short, not repeated whole
 
 
 def test_a_filter_the_list_cannot_take_is_refused_by_its_poll_too(as_owner):
     refused = as_owner.get("/runs/newer", {"status": "nonsense", "newer_than": "x"})
     assert refused.status_code == 400
-    said = unescape(refused.content.decode())
-    assert "'nonsense' is no status" in said
-    assert "'x' is not a time with its offset" in said  # every field it cannot take, at once
+    why = unescape(refused.content.decode())
+    assert "'nonsense' is no status" in why
+    assert "'x' is not a time with its offset" in why  # every field it cannot take, at once
 
 
 def test_the_poll_wants_a_signed_in_person(client):
@@ -114,6 +118,25 @@ def test_a_list_in_another_order_counts_from_the_newest_start_it_selects(
     poll = poll_of(as_owner.get(f"/?{order}").content.decode())
     # Oldest first, the first row is the oldest run, and the second page's is too: counted
     # from either, the newer run already listed would be announced as new.
-    assert as_owner.get(poll).content.strip() == b""
+    assert quiet(as_owner.get(poll))
     started("r-00000000000c")
-    assert "1 run started" in as_owner.get(poll).content.decode()
+    assert "1 run started" in said(as_owner.get(poll))
+
+
+def test_a_run_that_leaves_the_filter_takes_the_sentence_away(as_owner):
+    """A list of the running runs: a new one is announced, and once it has finished it is no
+    longer one the list would show, so the sentence goes (a poll that still goes on)."""
+    started("r-00000000000a")
+    poll = poll_of(as_owner.get("/?status=running").content.decode())
+    started("r-00000000000b")
+    answer = said(as_owner.get(poll))
+    poll = polls.poll_of(answer.replace("<span hidden", '<span id="again"'), "again")
+    RunSummary.objects.filter(run_id="r-00000000000b").update(status="done")
+    answer = said(as_owner.get(poll))
+    assert "started since" not in answer and "shown=0" in unescape(answer)
+
+
+def test_a_shown_count_that_is_none_is_refused(as_owner):
+    refused = as_owner.get("/runs/newer", {"shown": "-2"})
+    assert refused.status_code == 400
+    assert "'-2' is not a position" in unescape(refused.content.decode())

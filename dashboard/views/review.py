@@ -124,10 +124,12 @@ def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
         words=f"{count} new {NOUNS[queue.name]}{'s' if count != 1 else ''} since this page was "
         f"drawn: show {'it' if count == 1 else 'them'}",
         link=f"{reverse(queue.name)}?{urlencode({'status': queues.OPEN} | kept)}",
+        title=TITLES[queue.name],
     )
 
 
 NOUNS = {"dead_letters": "dead letter", "conflicts": "conflict"}
+TITLES = {"dead_letters": "Dead letters", "conflicts": "Claim conflicts"}  # as their pages
 QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}
 
 

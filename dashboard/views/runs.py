@@ -84,7 +84,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         **listing.choices(chosen),
     }
     template = "dashboard/_run_table.html" if part else "dashboard/run_list.html"
-    return render(request, template, context)
+    return render(request, template, context | {"part": part})
 
 
 def newest_shown(page: Page[RunSummary], chosen: listing.RunFilter) -> datetime | None:
@@ -141,6 +141,7 @@ def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
         f"show {'it' if count == 1 else 'them'}",
         link=link,
         link_target="#runs",
+        title="Runs",
     )
 
 

@@ -41,6 +41,7 @@ def test_a_run_started_elsewhere_is_announced_and_shown_on_a_click(signed_in, wa
         "1 run started since this list was drawn: show it", timeout=15_000
     )
     assert banner.get_attribute("aria-live") == "polite"
+    expect(page).to_have_title("(1) Runs · Minutes")  # a tab in the background says it too
     shoot(page, "runs-newer")
     # Said once: the polls that follow answer 204 while the count stays, so the sentence is
     # the same element a poll later (a screen reader does not hear it again every 5 s).
@@ -54,6 +55,7 @@ def test_a_run_started_elsewhere_is_announced_and_shown_on_a_click(signed_in, wa
     announced.click()
     expect(page.locator("#row-r-0000000000d4")).to_be_visible()
     expect(page.locator("#row-r-0000000000c3")).to_be_visible()
+    expect(page).to_have_title("Runs · Minutes")
     expect(page.locator("#row-r-0000000000b2")).to_have_count(0)
     expect(page).to_have_url(re.compile(r"/\?team=solo$"))
     expect(page.locator("#team")).to_have_value("solo")

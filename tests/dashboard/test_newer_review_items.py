@@ -48,7 +48,9 @@ def test_a_new_conflict_is_announced(as_reviewer):
     assert quiet(as_reviewer.get(poll))
     parked("r-0000000000a1", 2)
     parked("r-0000000000a1", 3)
-    assert "2 new conflicts since this page was drawn: show them" in said(as_reviewer.get(poll))
+    answer = said(as_reviewer.get(poll))
+    assert "2 new conflicts since this page was drawn: show them" in answer
+    assert "<title>(2) Claim conflicts · Minutes</title>" in answer
 
 
 def test_an_empty_queue_announces_its_first_item(as_reviewer):

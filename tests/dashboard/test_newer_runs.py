@@ -35,6 +35,7 @@ def test_the_poll_says_nothing_until_a_run_starts_then_counts_it(as_owner):
     started("r-00000000000b")
     answer = said(as_owner.get(poll))
     assert "1 run started since this list was drawn: show it" in answer
+    assert "<title>(1) Runs · Minutes</title>" in answer  # htmx takes it: a background tab says so
     # The poll goes on from what the list now says: quiet until the count moves again.
     poll = polls.poll_of(answer.replace("<span hidden", '<span id="again"'), "again")
     assert "shown=1" in poll
@@ -140,3 +141,11 @@ def test_a_shown_count_that_is_none_is_refused(as_owner):
     refused = as_owner.get("/runs/newer", {"shown": "-2"})
     assert refused.status_code == 400
     assert "'-2' is not a position" in unescape(refused.content.decode())
+
+
+def test_the_list_drawn_again_by_htmx_gives_the_title_back_and_a_whole_page_has_one(as_owner):
+    started("r-00000000000a")
+    part = as_owner.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="runs").content.decode()
+    assert "<title>Runs · Minutes</title>" in part
+    page = as_owner.get("/").content.decode()
+    assert page.count("<title>") == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from typing import Any
 
 from journal_store.journal import DjangoJournal
 from runtime.events import ConflictParked
@@ -17,9 +18,10 @@ def poll_of(page: str, element_id: str) -> str:
     return unescape(found.group(1))
 
 
-def park(run_id: str, conflict_id: str) -> None:
-    """A conflict on an order's status, parked in a stream of its own (not caught up)."""
-    claims = [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
+def park(run_id: str, conflict_id: str, claims: list[dict[str, Any]] | None = None) -> None:
+    """A conflict on an order's status (`order:CONFLICT_ID`), two agents' claims or `claims`,
+    parked in a stream of its own (not caught up)."""
+    claims = claims or [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
     event = ConflictParked(
         run_id=run_id,
         conflict_id=conflict_id,

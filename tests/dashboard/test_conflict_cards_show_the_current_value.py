@@ -16,6 +16,7 @@ from runtime.coordination.facts import Facts
 from runtime.events import ConflictParked
 from services import review, runs
 from tests.dashboard.conftest import drive
+from tests.dashboard.polls import park
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -117,15 +118,7 @@ def test_a_claim_on_a_fact_not_yet_set_is_based_on_version_0_not_on_a_question_m
         {"claim_id": "c-1", "agent": "a", "value": "shipped", "based_on": 0},
         {"claim_id": "c-2", "agent": "b", "value": "cancelled"},
     ]
-    event = ConflictParked(
-        run_id="r-0000000000a1",
-        conflict_id="cf-first",
-        subject="order:o-1",
-        predicate="status",
-        conflict_type="value",
-        claims=claims,
-    )
-    DjangoJournal().append("review-cf-first", [event], 0)
-    card = card_of(as_reviewer, "order:o-1")
+    park("r-0000000000a1", "cf-first", claims)
+    card = card_of(as_reviewer, "order:cf-first")
     based = re.findall(r"<dt>Based on version</dt><dd>([^<]*)</dd>", card)
     assert based == ["0", "?"]

@@ -1,14 +1,39 @@
-"""How lists are paged: limit and offset, both bounded."""
+"""How lists are paged: limit and offset, both bounded; and `after`, the position a list of
+a run's minutes or a queue's items goes on from."""
 
 # No `from __future__ import annotations`: django-ninja reads the Input schema at runtime.
 
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Field, Schema
+from ninja import Field, Query, Schema
 from ninja.pagination import LimitOffsetPagination
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
 
-from dashboard import listing, queries
+from dashboard import asked, listing, queries
+
+
+def as_position(value: Any) -> Any:
+    """A query's position as a page reads it (asked.position): blank is not asked, and one
+    that is no whole number from 0 to POSITION_MAX is refused in the page's words, where the
+    422 said "Input should be greater than or equal to 0", "less than or equal to
+    4611686018427387904" or "a valid integer"."""
+    if value == "":
+        return 0
+    if isinstance(value, str) and asked.position(value) is None:
+        raise PydanticCustomError("position", "{why}", {"why": asked.not_a_position(value)})
+    return value
+
+
+# Still an integer in the schema, with its bounds.
+READ_AS_POSITION = BeforeValidator(as_position)
+
+
+def after_position(what: str) -> Any:
+    """The `after` parameter of a page of a run's minutes or a queue's items: 422 past any
+    position a column holds, as below 0."""
+    return Query(0, ge=0, le=asked.POSITION_MAX, description=f"{what} after this position")  # type: ignore[type-arg]
 
 
 class Pages(LimitOffsetPagination):

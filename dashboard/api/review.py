@@ -17,7 +17,7 @@ from dashboard import asked, queries
 from dashboard.access import require_decide, role_of
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
-from dashboard.api.paging import Pages
+from dashboard.api.paging import READ_AS_POSITION, Pages, after_position
 from dashboard.api.schemas import ConflictOut, DecisionIn, Error, LetterOut, ResolveIn
 from dashboard.asked import BadQuery
 from journal_store import queues
@@ -50,6 +50,9 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
         model: str = "",
         since: str = "",
         until: str = "",
+        # A script polling for what arrived asks again after the newest `position` it saw,
+        # as the queue's page does (/review/<queue>/newer).
+        after: Annotated[int, READ_AS_POSITION] = after_position("the items opened"),
     ) -> Any:
         asked_for = {"status": status, "run": run, "team": team, "scenario": scenario}
         asked_for |= {"model": model, "since": since, "until": until}
@@ -57,7 +60,8 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
             shown, one, runs = asked.queue_filter(queue, asked_for)
         except BadQuery as exc:
             raise invalid("query", exc.problems) from None
-        return queries.queue_items(queue, shown, one, runs)
+        items = queries.queue_items(queue, shown, one, runs)
+        return items.filter(position__gt=after) if after else items
 
     list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
     router.get(path, response=list[out])(paginate(Pages)(list_items))  # type: ignore[valid-type]

@@ -7,8 +7,6 @@ from typing import Annotated, Any, Literal
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
-from pydantic import BeforeValidator
-from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, downloads, listing, queries
 from dashboard.access import get_run_for_user, require_steer
@@ -23,7 +21,7 @@ from dashboard.api.minutes import (
     ResumePointOut,
     ThreadsOut,
 )
-from dashboard.api.paging import RunPages
+from dashboard.api.paging import READ_AS_POSITION, RunPages, after_position
 from dashboard.api.schemas import (
     Accepted,
     Error,
@@ -45,28 +43,6 @@ from services import baseline as baselines
 from services import forks, runs, tags, traces
 
 router = Router(tags=["runs"])
-
-
-def as_position(value: Any) -> Any:
-    """A query's position as a page reads it (asked.position): blank is not asked, and one
-    that is no whole number from 0 to POSITION_MAX is refused in the page's words, where the
-    422 said "Input should be greater than or equal to 0", "less than or equal to
-    4611686018427387904" or "a valid integer"."""
-    if value == "":
-        return 0
-    if isinstance(value, str) and asked.position(value) is None:
-        raise PydanticCustomError("position", "{why}", {"why": asked.not_a_position(value)})
-    return value
-
-
-# Still an integer in the schema, with its bounds.
-READ_AS_POSITION = BeforeValidator(as_position)
-
-
-def after_position(what: str) -> Any:
-    """The `after` parameter of a page of a run's minutes: 422 past any position a column
-    holds, as below 0."""
-    return Query(0, ge=0, le=asked.POSITION_MAX, description=f"{what} after this position")  # type: ignore[type-arg]
 
 
 def run_for(request: HttpRequest, run_id: str) -> RunSummary:

@@ -335,7 +335,18 @@ class ResolveIn(In):
     )
 
 
-class LetterOut(Schema):
+class QueueTimes(Schema):
+    """When a queue's item was opened and decided, and where in the journal."""
+
+    position: int = Field(
+        description="the journal position of the event that opened it: items opened later "
+        "have higher ones (ask again with `after` the highest seen)"
+    )
+    created_at: datetime = Field(description="when it was opened")
+    decided_at: datetime | None = Field(description="when a person decided it (null: open)")
+
+
+class LetterOut(QueueTimes):
     letter_id: str
     run_id: str
     task_id: str | None
@@ -354,7 +365,7 @@ class CurrentOut(Schema):
     known: bool = Field(description="false: the target holds no value for the predicate yet")
 
 
-class ConflictOut(Schema):
+class ConflictOut(QueueTimes):
     conflict_id: str
     run_id: str
     subject: str

@@ -1,0 +1,36 @@
+"""How many review items wait for a person, for the navigation's Dead letters and Conflicts
+links: a reviewer on any page sees that something waits, where they had to open each queue.
+
+A context processor, so every template has `waiting`; it is lazy, so only a page that draws
+the navigation (templates/base.html) asks the database, once, and the htmx parts and polls,
+which do not, ask nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
+
+from journal_store.models import Conflict, DeadLetter
+from journal_store.queues import OPEN
+
+# Both counts in one statement, each a seek in its table's status index.
+COUNTS = (
+    f"SELECT (SELECT COUNT(*) FROM {DeadLetter._meta.db_table} WHERE status = %s), "
+    f"(SELECT COUNT(*) FROM {Conflict._meta.db_table} WHERE status = %s)"
+)
+
+
+def open_items() -> dict[str, int]:
+    """The open dead letters and conflicts, as the queues' projector last left them."""
+    with connection.cursor() as cursor:
+        cursor.execute(COUNTS, [OPEN, OPEN])
+        letters, conflicts = cursor.fetchone()
+    return {"letters": letters, "conflicts": conflicts}
+
+
+def waiting(request: HttpRequest) -> dict[str, Any]:
+    return {"waiting": SimpleLazyObject(open_items)}

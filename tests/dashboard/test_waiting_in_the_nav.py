@@ -1,0 +1,67 @@
+"""The navigation's Dead letters and Conflicts links say how many items wait for a person, on
+every page that draws it; the htmx parts and polls, which do not draw it, do not ask."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from runtime.events import DeadLettered, TeamStarted
+from services import letters
+from tests.dashboard.polls import park
+
+pytestmark = pytest.mark.django_db
+
+
+def lettered(run_id: str) -> None:
+    started = TeamStarted(run_id=run_id, team="solo", scenario="", task="t")
+    letter = DeadLettered(run_id=run_id, letter_id=f"{run_id}:1", reason="no reply")
+    DjangoJournal().append(f"run-{run_id}", [started, letter], 0)
+
+
+def nav_of(page: str) -> str:
+    nav = re.search(r'<nav aria-label="Main">(.*?)</nav>', page, re.S)
+    assert nav, "the page has no navigation"
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", nav.group(1))).split()).replace(" )", ")")
+
+
+def test_the_links_count_what_waits_until_a_person_decides(as_reviewer):
+    assert "Dead letters Conflicts" in nav_of(as_reviewer.get("/").content.decode())
+    lettered("r-0000000000a1")
+    lettered("r-0000000000b2")
+    park("r-0000000000a1", "cf-one")
+    projection.catch_up()
+    for path in ("/", "/metrics", "/runs/r-0000000000a1/", "/review/conflicts"):
+        nav = nav_of(as_reviewer.get(path).content.decode())
+        assert "Dead letters (open: 2) Conflicts (open: 1)" in nav, (path, nav)
+    letters.decide_letter("r-0000000000a1:1", "discard", "rosa", "not needed")
+    letters.decide_letter("r-0000000000b2:1", "retry", "rosa", "again")
+    projection.catch_up()
+    assert "Dead letters Conflicts (open: 1)" in nav_of(as_reviewer.get("/").content.decode())
+
+
+def test_the_parts_and_polls_do_not_ask(as_reviewer):
+    lettered("r-0000000000a1")
+    projection.catch_up()
+    for path, headers in (
+        ("/runs/newer", {}),
+        ("/review/dead-letters/newer", {}),
+        ("/", {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "runs"}),
+        ("/runs/r-0000000000a1/row", {}),
+    ):
+        with CaptureQueriesContext(connection) as captured:
+            assert as_reviewer.get(path, **headers).status_code in (200, 204, 286)
+        asked = [q["sql"] for q in captured if "projection_conflict" in q["sql"]]
+        assert asked == [], path
+
+
+def test_a_page_signed_out_does_not_ask(client):
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get("/login").status_code == 200
+    assert not [q for q in captured if "projection_conflict" in q["sql"]]

@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
@@ -128,6 +129,13 @@ def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
     )
 
 
+def with_counts(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:
+    """A decision's card, with the navigation's counts of what waits sent out of band: they
+    went down only when the reviewer next loaded a page."""
+    response.content += render_to_string("dashboard/_waiting_oob.html", request=request).encode()
+    return response
+
+
 NOUNS = {"dead_letters": "dead letter", "conflicts": "conflict"}
 TITLES = {"dead_letters": "Dead letters", "conflicts": "Claim conflicts"}  # as their pages
 QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}
@@ -195,7 +203,7 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
         "message": f"{decision} recorded for {letter_id}",
         "can_decide": True,
     }
-    response = render(request, "dashboard/_letter_card.html", context)
+    response = with_counts(request, render(request, "dashboard/_letter_card.html", context))
     return reswap(retarget(response, "closest section"), "outerHTML")
 
 
@@ -247,5 +255,5 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     item = Conflict.objects.get(conflict_id=conflict_id)
     with_current(item)
     context = {"item": item, "n": conflict_id, "message": text, "can_decide": True}
-    response = render(request, "dashboard/_conflict_card.html", context)
+    response = with_counts(request, render(request, "dashboard/_conflict_card.html", context))
     return reswap(retarget(response, "closest section"), "outerHTML")

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from journal_store.journal import DjangoJournal
 from runtime.events import TeamStarted
-from tests.browser.conftest import settled, shoot
+from tests.browser.conftest import parked_letter, settled, shoot
 from tests.dashboard.polls import park
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -78,4 +78,20 @@ def test_a_conflict_parked_while_the_queue_is_open_is_announced(signed_in, watch
     )
     announced.click()
     expect(page.get_by_text("cf-0000000000d4", exact=True)).to_be_visible()
+    watch.assert_clean()
+
+
+def test_the_navigation_counts_down_as_the_reviewer_decides(signed_in, watch):
+    page = signed_in
+    for run_id in ("r-5e1f0ffe10a1", "r-5e1f0ffe10b2"):
+        parked_letter(run_id)
+    page.goto("/review/dead-letters")
+    count = page.locator("#waiting-letters")
+    expect(count).to_have_text("(open: 2)")
+    card = page.locator("section.card", has_text="r-5e1f0ffe10a1:1")
+    discard = card.locator("form", has=page.get_by_role("button", name="Discard"))
+    discard.get_by_label("Why discard").fill("not needed")
+    discard.get_by_role("button", name="Discard").click()
+    expect(card.locator("h2 .badge")).to_have_text("discarded")
+    expect(count).to_have_text("(open: 1)")  # without a reload
     watch.assert_clean()

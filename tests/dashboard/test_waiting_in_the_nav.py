@@ -65,3 +65,24 @@ def test_a_page_signed_out_does_not_ask(client):
     with CaptureQueriesContext(connection) as captured:
         assert client.get("/login").status_code == 200
     assert not [q for q in captured if "projection_conflict" in q["sql"]]
+
+
+def test_a_decision_taken_in_place_sends_the_counts_again(as_reviewer):
+    lettered("r-0000000000a1")
+    lettered("r-0000000000b2")
+    park("r-0000000000a1", "cf-one")
+    projection.catch_up()
+    answer = as_reviewer.post(
+        "/review/dead-letters/r-0000000000a1:1/discard",
+        {"reason": "not needed"},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()
+    letters_count = re.search(
+        r'<span id="waiting-letters" hx-swap-oob="true">(.*?)</span>\s*</span>', answer, re.S
+    )
+    assert letters_count and "(open: </span>1<" in letters_count.group(0)
+    assert '<span id="waiting-conflicts" hx-swap-oob="true">' in answer
+    # Without htmx the answer is a redirect to the queue, whose navigation counts anew.
+    plain = as_reviewer.post("/review/dead-letters/r-0000000000b2:1/retry", {"reason": "again"})
+    assert plain.status_code == 302
+    assert "Dead letters Conflicts (open: 1)" in nav_of(as_reviewer.get("/").content.decode())

@@ -20,7 +20,7 @@ def poll_of(page: str, element_id: str) -> str:
 
 def park(run_id: str, conflict_id: str, claims: list[dict[str, Any]] | None = None) -> None:
     """A conflict on an order's status (`order:CONFLICT_ID`), two agents' claims or `claims`,
-    parked in a stream of its own (not caught up)."""
+    parked in its own stream as runtime/coordination/claims.py parks one (not caught up)."""
     claims = claims or [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
     event = ConflictParked(
         run_id=run_id,
@@ -30,7 +30,7 @@ def park(run_id: str, conflict_id: str, claims: list[dict[str, Any]] | None = No
         conflict_type="value",
         claims=claims,
     )
-    DjangoJournal().append(f"review-{conflict_id}", [event], 0)
+    DjangoJournal().append(f"conflict-{conflict_id}", [event], 0)  # where claims.py parks one
 
 
 def quiet(answer) -> bool:

@@ -86,3 +86,19 @@ def test_a_decision_taken_in_place_sends_the_counts_again(as_reviewer):
     plain = as_reviewer.post("/review/dead-letters/r-0000000000b2:1/retry", {"reason": "again"})
     assert plain.status_code == 302
     assert "Dead letters Conflicts (open: 1)" in nav_of(as_reviewer.get("/").content.decode())
+
+
+def test_a_conflict_resolved_in_place_sends_the_counts_again(as_reviewer):
+    park("r-0000000000a1", "cf-one")
+    park("r-0000000000a1", "cf-two")
+    projection.catch_up()
+    answer = as_reviewer.post(
+        "/review/conflicts/cf-one/resolve",
+        {"choice": "none", "reason": "neither holds"},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()
+    counted = re.search(
+        r'<span id="waiting-conflicts" hx-swap-oob="true">(.*?)</span>\s*</span>', answer, re.S
+    )
+    assert counted and "(open: </span>1<" in counted.group(0)
+    assert '<span id="waiting-letters" hx-swap-oob="true"></span>' in answer  # none wait

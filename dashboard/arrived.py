@@ -1,6 +1,5 @@
 """The answer of a page's poll for what arrived since the page was drawn: the runs list's runs
-started elsewhere (views/runs.py newer_runs), a review queue's new items (views/review.py
-newer_items).
+started elsewhere and a review queue's new items (views/polls.py).
 
 The page's element polls with nothing shown; the poll carries `shown`, the count the page
 says now. While the count is what the page says, the answer is 204, no content: nothing is

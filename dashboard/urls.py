@@ -4,7 +4,18 @@ from urllib.parse import quote, unquote
 
 from django.urls import URLPattern, URLResolver, path, register_converter
 
-from dashboard.views import compare, fork, metrics, new_run, review, runs, search, tags, transfer
+from dashboard.views import (
+    compare,
+    fork,
+    metrics,
+    new_run,
+    polls,
+    review,
+    runs,
+    search,
+    tags,
+    transfer,
+)
 
 
 class Segment:
@@ -30,7 +41,7 @@ register_converter(Segment, "id")
 urlpatterns: list[URLPattern | URLResolver] = [
     path("", runs.run_list, name="runs"),
     path("runs/new", new_run.new_run, name="new_run"),
-    path("runs/newer", runs.newer_runs, name="newer_runs"),
+    path("runs/newer", polls.newer_runs, name="newer_runs"),
     path("runs/compare", compare.compare_page, name="compare"),
     path("search", search.search_page, name="search"),
     path("metrics", metrics.metrics_page, name="metrics"),
@@ -49,14 +60,14 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("runs/<id:run_id>/fork", fork.fork_page, name="fork"),
     path("runs/<id:run_id>/tags", tags.tag_run, name="tag_run"),
     path("review/dead-letters", review.dead_letters, name="dead_letters"),
-    path("review/dead-letters/newer", review.dead_letters_newer, name="dead_letters_newer"),
+    path("review/dead-letters/newer", polls.dead_letters_newer, name="dead_letters_newer"),
     path(
         "review/dead-letters/<id:letter_id>/<str:decision>",
         review.decide_letter,
         name="decide_letter",
     ),
     path("review/conflicts", review.conflicts, name="conflicts"),
-    path("review/conflicts/newer", review.conflicts_newer, name="conflicts_newer"),
+    path("review/conflicts/newer", polls.conflicts_newer, name="conflicts_newer"),
     path(
         "review/conflicts/<id:conflict_id>/resolve",
         review.resolve_conflict,

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -18,11 +18,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
-from dashboard import arrived, asked, errors, queries
+from dashboard import asked, errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.asked import BadQuery
 from dashboard.forms import DecisionForm, ResolveForm
 from dashboard.tell import tell
+from dashboard.views import polls
 from journal_store import projection, queues
 from journal_store.models import Conflict, DeadLetter
 from services import letters, metrics, review
@@ -75,7 +76,7 @@ def queue_page(
             shown(item)
     kept = ({"run": run} if run else {}) | runs.params()
     context = {
-        "newer": newer_poll(queue, status, page, kept),
+        "newer": polls.newer_poll(queue, status, page, kept),
         "page": page,
         "status": status,
         "run": run,
@@ -87,48 +88,6 @@ def queue_page(
     return render(request, template, context)
 
 
-def newer_poll(queue: queues.Queue, status: str, page: Page[Any], kept: dict[str, str]) -> str:
-    """The address the queue's first page polls for items opened since it was drawn, counted
-    from the newest item it shows (its first: newest first); "" where new items would not be
-    shown (a later page, the decided ones)."""
-    if page.number != 1 or status not in (queues.OPEN, "all"):
-        return ""
-    after = page[0].position if len(page) else 0
-    return f"{reverse(f'{queue.name}_newer')}?{urlencode(kept | {'after': after})}"
-
-
-def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
-    """Polled by a queue's page: how many open items of the runs it shows were opened after
-    its newest (`after`, a position), with a link that shows them; empty when none. A
-    reviewer who kept the queue open saw a new conflict or dead letter only on a reload
-    (dashboard/arrived.py: 204 while the count is what the page says)."""
-    problems: dict[str, str] = {}
-    shown = arrived.shown_of(request.GET, problems)
-    try:
-        _, run, runs = asked.queue_filter(queue, request.GET)
-    except BadQuery as exc:
-        problems |= exc.problems
-    after = asked.position(text := str(request.GET.get("after") or "0"))
-    if after is None:
-        problems["after"] = asked.not_a_position(text)
-    if problems:
-        said = {"problems": problems, "lead": "Cannot tell whether new items arrived:"}
-        return render(request, "dashboard/_bad_query.html", said, status=400)
-    items = queries.queue_items(queue, queues.OPEN, run, runs, wait=False)
-    kept = ({"run": run} if run else {}) | runs.params()
-    count = items.filter(position__gt=after).count()
-    return arrived.answer(
-        request,
-        count,
-        shown,
-        "newer-items",
-        words=f"{count} new {NOUNS[queue.name]}{'s' if count != 1 else ''} since this page was "
-        f"drawn: show {'it' if count == 1 else 'them'}",
-        link=f"{reverse(queue.name)}?{urlencode({'status': queues.OPEN} | kept)}",
-        title=TITLES[queue.name],
-    )
-
-
 def with_counts(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:
     """A decision's card, with the navigation's counts of what waits sent out of band: they
     went down only when the reviewer next loaded a page."""
@@ -136,8 +95,6 @@ def with_counts(request: HtmxHttpRequest, response: HttpResponse) -> HttpRespons
     return response
 
 
-NOUNS = {"dead_letters": "dead letter", "conflicts": "conflict"}
-TITLES = {"dead_letters": "Dead letters", "conflicts": "Claim conflicts"}  # as their pages
 QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}
 
 
@@ -169,12 +126,6 @@ def refused(form: DecisionForm, ask: str) -> str:
 @require_GET
 def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
     return queue_page(request, queues.DEAD_LETTERS, "dashboard/dead_letters.html")
-
-
-@login_required
-@require_GET
-def dead_letters_newer(request: HtmxHttpRequest) -> HttpResponse:
-    return newer_items(request, queues.DEAD_LETTERS)
 
 
 @login_required
@@ -211,12 +162,6 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
 @require_GET
 def conflicts(request: HtmxHttpRequest) -> HttpResponse:
     return queue_page(request, queues.CONFLICTS, "dashboard/conflicts.html", with_current)
-
-
-@login_required
-@require_GET
-def conflicts_newer(request: HtmxHttpRequest) -> HttpResponse:
-    return newer_items(request, queues.CONFLICTS)
 
 
 def with_current(item: Conflict) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseNotFound, QueryDict, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -22,11 +22,11 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from dashboard import actions, arrived, asked, downloads, errors, listing, present, queries
+from dashboard import actions, asked, downloads, errors, listing, present, queries
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.asked import BadQuery
 from dashboard.tell import tell
-from dashboard.views import trace
+from dashboard.views import polls, trace
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import fork, status
@@ -74,7 +74,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     newer = query.copy()
-    if mark := newest_shown(page, chosen):
+    if mark := polls.newest_shown(page, chosen):
         newer["newer_than"] = mark.isoformat()
     context = {
         "page": page,
@@ -85,15 +85,6 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     }
     template = "dashboard/_run_table.html" if part else "dashboard/run_list.html"
     return render(request, template, context | {"part": part})
-
-
-def newest_shown(page: Page[RunSummary], chosen: listing.RunFilter) -> datetime | None:
-    """The start the list's poll for newer runs counts from: on the first page newest first,
-    its first row's (runs without a start are last), which costs no query; else the newest
-    the filter selects (2.4 ms on 10,000 runs filtered by team)."""
-    if page.number == 1 and chosen.sort == "started":
-        return page[0].started_at if len(page) else None
-    return listing.newest_start(chosen)
 
 
 def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> HttpResponse:
@@ -108,41 +99,6 @@ def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> Ht
         **listing.choices(chosen),
     }
     return render(request, "dashboard/run_list.html", context, status=400)
-
-
-@login_required
-@require_GET
-def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
-    """Polled by the runs list: how many runs its filter selects that started after the newest
-    it showed (`newer_than`), with a link that shows them (dashboard/arrived.py: 204 while
-    the count is what the list says). A run started from the API, a command or another tab
-    was not in the list until somebody loaded it again."""
-    problems = listing.RunFilter.problems(request.GET)
-    shown = arrived.shown_of(request.GET, problems)
-    try:
-        mark = asked.moment_of(request.GET, "newer_than")
-    except BadQuery as exc:
-        problems |= exc.problems
-    if problems:
-        said = {"problems": problems, "lead": "Cannot tell whether newer runs started:"}
-        return render(request, "dashboard/_bad_query.html", said, status=400)
-    chosen = listing.RunFilter.of(request.GET)
-    query = request.GET.copy()
-    for name in ("newer_than", "page", arrived.SHOWN):
-        query.pop(name, None)
-    count = listing.started_since(chosen, mark)
-    link = reverse("runs") + (f"?{query.urlencode()}" if query else "")
-    return arrived.answer(
-        request,
-        count,
-        shown,
-        "newer-runs",
-        words=f"{count} run{'s' if count != 1 else ''} started since this list was drawn: "
-        f"show {'it' if count == 1 else 'them'}",
-        link=link,
-        link_target="#runs",
-        title="Runs",
-    )
 
 
 @login_required

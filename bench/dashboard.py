@@ -171,6 +171,10 @@ PAGES: list[Page] = [
     # The dead letters' first page and its poll for letters opened since, from the newest.
     ("dead letters page", lambda run: "/review/dead-letters"),
     ("dead letters poll", lambda run: f"/review/dead-letters/newer?after={NEWEST[1]}"),
+    # The same queue and the metrics narrowed to the runs of the scenario that holds every
+    # dead letter (6% of the runs), as the metrics' count of what is undecided links to them.
+    ("dead letters, scenario", lambda run: "/review/dead-letters?scenario=silent-dropout"),
+    ("metrics, scenario", lambda run: "/metrics?scenario=silent-dropout"),
 ]
 # Filled in main: the newest run's start and the newest dead letter's position, as the
 # polls carry them.

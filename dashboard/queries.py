@@ -406,6 +406,17 @@ def review_items(run_id: str) -> dict[str, list[QueueItem]]:
 # --- the review queues ----------------------------------------------------------------------------
 
 
+def queue_rows(
+    queue: queues.Queue, run: str = "", runs: MetricsFilter | None = None
+) -> QuerySet[QueueItem]:
+    """A review queue's rows of one run (`run`) or of the runs `runs` chooses, whatever their
+    status, in no order; every row when neither narrows."""
+    items: QuerySet[QueueItem] = queue.model._default_manager.all()
+    if run:
+        items = items.filter(run_id=run)
+    return items if runs is None else runs.items(items)
+
+
 def queue_items(
     queue: queues.Queue,
     status: str = queues.OPEN,
@@ -419,11 +430,7 @@ def queue_items(
     runs `runs` chooses when it chooses any (what the metrics page's count links to). A poll
     does not `wait` behind somebody else's catch-up: a moment old is fine for it."""
     projection.catch_up(wait=wait)
-    items: QuerySet[QueueItem] = queue.model._default_manager.order_by("-position")
-    if run:
-        items = items.filter(run_id=run)
-    if runs is not None and runs.params():
-        items = items.filter(run_id__in=runs.runs().values("run_id"))
+    items = queue_rows(queue, run, runs).order_by("-position")
     if status == "all":
         return items
     if status == "decided":

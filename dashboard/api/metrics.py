@@ -2,10 +2,11 @@
 
 # No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
 
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.timezone import now
 from ninja import Router, Schema
 from pydantic import Field
 
@@ -91,12 +92,30 @@ class TeamOut(FiguresOut):
     team: str
 
 
+class OldestOut(Schema):
+    """The undecided review item of the chosen runs that has waited longest."""
+
+    queue: str = Field(description="conflicts or dead_letters")
+    id: str = Field(description="the conflict's or the dead letter's id")
+    run_id: str
+    since: datetime = Field(description="when it was opened (its event's time)")
+    waited: float = Field(description="seconds it has waited, as of this answer")
+
+
 class AcrossOut(Schema):
     filters: FiltersOut
     totals: FiguresOut
+    oldest_open: OldestOut | None = Field(
+        description="the review item waiting longest for a person; null: none waits"
+    )
     period: str = Field(description="the width of each period: day, week or month")
     periods: list[PeriodOut]
     teams: list[TeamOut]
+
+
+def waited(since: datetime) -> float:
+    """Seconds from `since` to now; 0 for a time ahead of this clock (another machine's)."""
+    return max(0.0, (now() - since).total_seconds())
 
 
 @router.get("", response=AcrossOut)
@@ -118,9 +137,11 @@ def across_runs(
     except metrics.BadFilter as exc:
         raise invalid("query", exc.problems) from None
     found = metrics.across(chosen)
+    oldest = found.oldest_open
     return {
         "filters": chosen.__dict__,
         "totals": found.totals,
+        "oldest_open": None if oldest is None else oldest | {"waited": waited(oldest["since"])},
         "period": found.period,
         "periods": found.periods,
         "teams": found.teams,

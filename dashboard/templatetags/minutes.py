@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import template
+from django.utils.timesince import timesince
+from django.utils.timezone import now
 
 from dashboard import actions, present
 from runtime import status
@@ -96,3 +99,16 @@ def cite(position: int | None, numbers: dict[int, str] | None) -> str:
     page's `numbers` (queries.numbers); one the lookup did not find, by its store position."""
     number = (numbers or {}).get(position) if position else None
     return f"#{number}" if number is not None else f"position {position}"
+
+
+@register.filter
+def waited(since: datetime | None, until: datetime | None = None) -> str:
+    """How long from `since` to `until` (now when None) in words, as a review item's wait:
+    "3 days", "5 hours, 2 minutes", and "less than a minute" where `timesince` would say
+    "0 minutes", which reads as if nobody had waited."""
+    if since is None:
+        return ""
+    end = until or now()
+    if (end - since).total_seconds() < 60:
+        return "less than a minute"
+    return timesince(since, end)

@@ -75,7 +75,15 @@ def queue_page(
         for item in page.object_list:
             shown(item)
     kept = ({"run": run} if run else {}) | runs.params()
+    # The open item that has waited longest, of the items these filters choose: a reviewer
+    # working through the queue sees how long the oldest has waited, where the newest come
+    # first. Not for one item alone, whose card says as much.
+    oldest = None
+    if status == queues.OPEN and page.paginator.count > 1:
+        oldest = queues.oldest_open(queue, queries.queue_rows(queue, run, runs))
     context = {
+        "oldest": oldest,
+        "oldest_here": oldest is not None and oldest in page.object_list,
         "newer": polls.newer_poll(queue, status, page, kept),
         "page": page,
         "status": status,

@@ -25,6 +25,19 @@ def start_elsewhere(run_id: str, team: str) -> None:
     DjangoJournal().append(f"run-{run_id}", [event], 0)
 
 
+def next_poll(page):
+    """The answer to the runs list's next poll for newer runs (one every 5 s), from the poll
+    that asks now (the list's own, or the one an answer brought): matched by its address, so
+    that an answer already on its way to a poll the page dropped is not taken for it."""
+    asks = page.evaluate(
+        "(document.querySelector('#newer-runs span[hx-get]')"
+        " || document.querySelector('#newer-runs')).getAttribute('hx-get')"
+    )
+    with page.expect_response(lambda answer: answer.url.endswith(asks), timeout=10_000) as got:
+        pass
+    return got.value
+
+
 def test_a_run_started_elsewhere_is_announced_and_shown_on_a_click(signed_in, watch):
     page = signed_in
     start_elsewhere("r-0000000000a1", team="solo")
@@ -46,7 +59,7 @@ def test_a_run_started_elsewhere_is_announced_and_shown_on_a_click(signed_in, wa
     # Said once: the polls that follow answer 204 while the count stays, so the sentence is
     # the same element a poll later (a screen reader does not hear it again every 5 s).
     page.evaluate("document.querySelector('#newer-runs p.newer').dataset.seen = 'yes'")
-    page.wait_for_timeout(6_000)
+    assert next_poll(page).status == 204
     assert page.evaluate("document.querySelector('#newer-runs p.newer').dataset.seen") == "yes"
     start_elsewhere("r-0000000000d4", team="solo")
     expect(announced).to_have_text(
@@ -60,7 +73,7 @@ def test_a_run_started_elsewhere_is_announced_and_shown_on_a_click(signed_in, wa
     expect(page).to_have_url(re.compile(r"/\?team=solo$"))
     expect(page.locator("#team")).to_have_value("solo")
     # The list drawn again counts from its own newest run: nothing is announced any more.
-    page.wait_for_timeout(6_000)
+    assert next_poll(page).status == 204
     expect(page.locator("#newer-runs")).to_be_empty()
     watch.assert_clean()
 
@@ -77,7 +90,7 @@ def test_a_conflict_parked_while_the_queue_is_open_is_announced(signed_in, watch
         "1 new conflict since this page was drawn: show it", timeout=15_000
     )
     announced.click()
-    expect(page.get_by_text("cf-0000000000d4", exact=True)).to_be_visible()
+    expect(page.locator("#cf-0000000000d4")).to_be_visible()
     watch.assert_clean()
 
 

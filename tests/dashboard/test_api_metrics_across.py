@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_the_api_sums_the_chosen_runs_in_all_per_period_and_per_team(as_owner):
     imported("repo-fix.v1.jsonl", "solo.v1.jsonl")
     body = as_owner.get("/api/metrics").json()
-    assert set(body) == {"filters", "totals", "period", "periods", "teams"}
+    assert set(body) == {"filters", "totals", "oldest_open", "period", "periods", "teams"}
     totals = body["totals"]
     assert totals["runs"] == 2
     assert (totals["coord_tokens"], totals["work_tokens"]) == (340, 485 + 520)

@@ -36,3 +36,17 @@ def test_the_api_gives_support_triage_its_own_first_scenario(api):
     run_id = response.json()["run_id"]
     [started, *_] = [r.event for r in DjangoJournal().read(f"run-{run_id}")]
     assert started.scenario == "broken-policy"
+
+
+def test_the_start_run_command_lists_every_teams_scenarios_and_starts_nothing(owner):
+    """A newcomer asks what there is to start before starting it: `--list` says what each
+    scenario shows, under its team with its agents, the default marked."""
+    out = io.StringIO()
+    call_command("start_run", "--list", stdout=out)
+    said = out.getvalue()
+    for name, team in TEAMS.items():
+        assert f"{name} ({', '.join(team.agents)})\n" in said
+        for scenario in team.scenarios.values():
+            assert f"  {scenario.name}" in said and scenario.description in said
+        assert f"  {team.default_scenario} (default): " in said
+    assert DjangoJournal().last_position() == 0

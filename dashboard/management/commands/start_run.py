@@ -16,6 +16,7 @@ from journal_store.journal import DjangoJournal
 from runtime import flight, status, views
 from services import baseline as baselines
 from services import runs
+from teams import TEAMS
 
 
 def seconds(text: str) -> float:
@@ -29,12 +30,32 @@ def seconds(text: str) -> float:
     return number
 
 
+def scenarios() -> str:
+    """Every installed team and its scenarios, each with what it shows, the default first."""
+    lines = []
+    for name, team in TEAMS.items():
+        lines.append(f"{name} ({', '.join(team.agents)})")
+        for scenario in team.scenarios.values():
+            default = " (default)" if scenario.name == team.default_scenario else ""
+            lines.append(f"  {scenario.name}{default}: {scenario.description}")
+    return "\n".join(lines)
+
+
 class Command(BaseCommand):
     help = "Start a team run on the workers; prints its id (and with --wait, how it ended)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--team", default="repo-fix")
-        parser.add_argument("--scenario", help="default: the team's own first scenario")
+        parser.add_argument(
+            "--team", default="repo-fix", help=f"one of {', '.join(TEAMS)} (default: repo-fix)"
+        )
+        parser.add_argument(
+            "--scenario", help="default: the team's own first scenario (--list names them)"
+        )
+        parser.add_argument(
+            "--list",
+            action="store_true",
+            help="say what each team's scenarios do, and start nothing",
+        )
         parser.add_argument("--task", help="the task text (default: the scenario's)")
         parser.add_argument("--allowance", type=int)
         parser.add_argument("--max-turns", type=int)
@@ -56,6 +77,9 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=seconds, default=600, help="seconds --wait waits")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["list"]:
+            self.stdout.write(scenarios())
+            return
         asked = actions.NewRun(
             team=options["team"],
             scenario=options["scenario"],

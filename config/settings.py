@@ -16,6 +16,7 @@ import logging
 from datetime import timedelta
 from pathlib import Path
 
+from django.contrib.messages import constants as message_levels
 from django.core.exceptions import ImproperlyConfigured
 
 from config import env
@@ -47,6 +48,9 @@ if SANDBOX == "off":
 ALLOWED_HOSTS = [h for h in env.text("MINUTES_ALLOWED_HOSTS", "").split(",") if h]
 if DEBUG:
     ALLOWED_HOSTS += ["localhost", "127.0.0.1", "[::1]", "testserver"]
+
+# A message's level as the stylesheet names it (.message.ok, .message.warn; error is error).
+MESSAGE_TAGS = {message_levels.SUCCESS: "ok", message_levels.WARNING: "warn"}
 
 INSTALLED_APPS = [
     "django.contrib.auth",

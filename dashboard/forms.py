@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -10,7 +11,8 @@ from django.urls import reverse
 
 from dashboard import actions
 from runtime import baseline, flight
-from services import local_model
+from services import letters, local_model
+from services.asked import shown as quoted
 from teams import TEAMS, default_scenario
 
 BACKENDS = [
@@ -265,6 +267,45 @@ class ResolveForm(DecisionForm):
     ruling_id = forms.RegexField(
         regex=r"^[A-Za-z0-9_-]{1,64}$", required=False, widget=forms.HiddenInput
     )
+
+
+class LetterIdsField(forms.Field):
+    """Dead letters' ids, as many boxes of one name send them: each checked for the shape of
+    a letter's id, an id given twice kept once, and at most letters.AT_ONCE of them."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[str]:
+        return list(dict.fromkeys(str(v).strip() for v in value or () if str(v).strip()))
+
+    def validate(self, value: list[str]) -> None:
+        super().validate(value)
+        if len(value) > letters.AT_ONCE:
+            raise forms.ValidationError(
+                f"at most {letters.AT_ONCE} letters at once; {len(value)} were chosen"
+            )
+        if bad := [v for v in value if not re.fullmatch(letters.LETTER_ID, v)]:
+            raise forms.ValidationError(f"{quoted(bad[0])} is not a dead letter's id")
+
+
+class LettersForm(DecisionForm):
+    """One decision, with one reason, on several dead letters: those ticked (`letter`), or
+    every open letter the page listed (`every`, with the page's `listed`)."""
+
+    decision = forms.ChoiceField(choices=[(d, d) for d in letters.DECISIONS])
+    letter = LetterIdsField(required=False)
+    every = forms.BooleanField(required=False)
+    listed = LetterIdsField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        chosen = data.get("listed") if data.get("every") else data.get("letter")
+        if not chosen and not {"letter", "listed"} & set(self.errors):
+            self.add_error(
+                "letter", "tick the letters to decide, or choose every letter on this page"
+            )
+        data["chosen"] = chosen or []
+        return data
 
 
 class ImportForm(Form):

@@ -60,6 +60,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("runs/<id:run_id>/fork", fork.fork_page, name="fork"),
     path("runs/<id:run_id>/tags", tags.tag_run, name="tag_run"),
     path("review/dead-letters", review.dead_letters, name="dead_letters"),
+    path("review/dead-letters/decide", review.decide_letters, name="decide_letters"),
     path("review/dead-letters/newer", polls.dead_letters_newer, name="dead_letters_newer"),
     path(
         "review/dead-letters/<id:letter_id>/<str:decision>",

@@ -9,6 +9,8 @@ drive that step again, and queues its trace's push (services/traces.py) as a run
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from journal_store import projection
@@ -45,9 +47,12 @@ class LetterAlreadyDecided(LetterError):
         super().__init__(f"dead letter {letter_id} has already been decided{how}")
 
 
-def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
+def decide_letter(
+    letter_id: str, decision: str, by: str, reason: str, catch_up: bool = True
+) -> None:
     """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound
-    or LetterAlreadyDecided."""
+    or LetterAlreadyDecided. The read models are caught up after it unless `catch_up` is
+    false (a decision on several catches up once, after the last)."""
     run_id = letter_id.split(":", 1)[0]
     journal = DjangoJournal()
     control = ":control:" in letter_id
@@ -72,8 +77,45 @@ def decide_letter(letter_id: str, decision: str, by: str, reason: str) -> None:
         raise LetterAlreadyDecided(letter_id) from None
     if decision == "discard" and control:
         finish_discarded(run_id, by, reason)
-    projection.catch_up()
+    if catch_up:
+        projection.catch_up()
     queue.advance(run_id)
+
+
+AT_ONCE = 100  # letters one request may decide: a queue's page shows 25
+DECISIONS = ("retry", "discard")
+# A letter's id: its run's id (runtime/streams.py RUN_ID), then ":N" or ":control:N".
+LETTER_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}(?::[A-Za-z0-9_-]{1,32}){1,2}"
+
+
+@dataclass
+class Decided:
+    """What became of each letter of a decision on several: decided, or refused and why."""
+
+    decided: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+
+
+def decide_letters(letter_ids: Sequence[str], decision: str, by: str, reason: str) -> Decided:
+    """The same decision, with the same reason, on each of `letter_ids`, one after the other:
+    each is its own journalled decision, as if taken alone, so a letter somebody decided
+    meanwhile (or that does not exist) is refused by itself and the others still go through.
+    An id given twice is decided once."""
+    if decision not in DECISIONS:
+        raise LetterError(f"a dead letter is retried or discarded, not {decision!r}")
+    wanted = list(dict.fromkeys(letter_ids))
+    if len(wanted) > AT_ONCE:
+        raise LetterError(f"at most {AT_ONCE} dead letters at once; {len(wanted)} were given")
+    found = Decided()
+    for letter_id in wanted:
+        try:
+            decide_letter(letter_id, decision, by, reason, catch_up=False)
+        except LetterError as exc:
+            found.refused[letter_id] = str(exc)
+        else:
+            found.decided.append(letter_id)
+    projection.catch_up()
+    return found
 
 
 def events_of(journal: DjangoJournal, run_id: str, stream: str, cls: type[E]) -> list[E]:

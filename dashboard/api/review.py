@@ -18,7 +18,15 @@ from dashboard.access import require_decide, role_of
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
 from dashboard.api.paging import READ_AS_POSITION, Pages, after_position
-from dashboard.api.schemas import ConflictOut, DecisionIn, Error, LetterOut, ResolveIn
+from dashboard.api.schemas import (
+    ConflictOut,
+    DecisionIn,
+    Error,
+    LetterOut,
+    LettersIn,
+    LettersOut,
+    ResolveIn,
+)
 from dashboard.asked import BadQuery
 from journal_store import queues
 from journal_store.models import Conflict, DeadLetter
@@ -86,6 +94,20 @@ def resolve_conflict(request: HttpRequest, conflict_id: str, body: ResolveIn) ->
         role=role_of(request.user),
     )
     return Status(200, Conflict.objects.get(conflict_id=conflict_id))
+
+
+@router.post("/dead-letters/decide", response={200: LettersOut, 403: Error})
+def decide_letters(request: HttpRequest, body: LettersIn) -> Any:
+    """One decision, with one reason, on several dead letters: each decided on its own, as if
+    alone. A letter decided meanwhile (or that does not exist) is refused by itself, named in
+    `refused` with why, and the others still go through."""
+    require_decide(request.user)
+    found = letters.decide_letters(body.letters, body.decision, user_name(request), body.reason)
+    decided = DeadLetter.objects.in_bulk(found.decided)
+    return {
+        "decided": [decided[letter_id] for letter_id in found.decided],
+        "refused": [{"letter_id": k, "detail": v} for k, v in found.refused.items()],
+    }
 
 
 @router.post(

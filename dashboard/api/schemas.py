@@ -22,7 +22,7 @@ from dashboard import actions, asked, listing, queries
 from journal_store.models import Conflict, RunSummary
 from runtime import status
 from runtime.flat import field_holding
-from services import intents, review
+from services import intents, letters, review
 
 
 class Error(Schema):
@@ -356,6 +356,30 @@ class LetterOut(QueueTimes):
     status: str
     decided_by: str
     decision_reason: str
+
+
+LetterId = Annotated[str, StringConstraints(pattern=f"^{letters.LETTER_ID}$")]
+
+
+class LettersIn(In):
+    letters: list[LetterId] = Field(
+        min_length=1,
+        max_length=letters.AT_ONCE,
+        description=f"the dead letters' ids (at most {letters.AT_ONCE}); one given twice is "
+        "decided once",
+    )
+    decision: Literal["retry", "discard"]
+    reason: Reason = Field(description="why: recorded in each letter's audit trail, your name")
+
+
+class RefusedOut(Schema):
+    letter_id: str
+    detail: str = Field(description="why it was not decided (decided already, by whom; none)")
+
+
+class LettersOut(Schema):
+    decided: list[LetterOut] = Field(description="the letters decided now, as they stand")
+    refused: list[RefusedOut] = Field(description="the letters left as they were, and why")
 
 
 class CurrentOut(Schema):

@@ -9,19 +9,21 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from django.contrib import messages as djmessages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
-from dashboard import asked, errors, queries
+from dashboard import actions, asked, errors, queries
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.asked import BadQuery
-from dashboard.forms import DecisionForm, ResolveForm
+from dashboard.forms import DecisionForm, LettersForm, ResolveForm
 from dashboard.tell import tell
 from dashboard.views import polls
 from journal_store import projection, queues
@@ -36,10 +38,12 @@ def queue_page(
     queue: queues.Queue,
     template: str,
     shown: Callable[[Any], None] | None = None,
+    refused: dict[str, Any] | None = None,
 ) -> HttpResponse:
     """A review queue's page: its items, newest first, open or decided (or all); `shown` adds
     what an item's card needs beyond its row. A status or a run it cannot take: 400, naming
-    it, and no items."""
+    it, and no items. `refused`: a decision on several that could not be taken, drawn with
+    what was typed and ticked, answered 400."""
     # Every value it cannot take, the page's number with the filters: a bad page was named
     # only once the filters had been mended.
     problems: dict[str, str] = {}
@@ -62,6 +66,7 @@ def queue_page(
             if name not in problems
         }
         context: dict[str, Any] = {
+            "here": reverse(queue.name),
             "problems": problems,
             "lead": "Nothing is listed: these filters cannot be used.",
             "status": "",
@@ -81,9 +86,18 @@ def queue_page(
     oldest = None
     if status == queues.OPEN and page.paginator.count > 1:
         oldest = queues.oldest_open(queue, queries.queue_rows(queue, run, runs))
+    open_here = [item for item in page.object_list if item.status == queues.OPEN]
+    decides = can_decide(request.user)
     context = {
+        # The queue's own address for its links: a refused decision on several is answered
+        # with this page from another path, where "?status=..." would have led elsewhere.
+        "here": reverse(queue.name),
         "oldest": oldest,
         "oldest_here": oldest is not None and oldest in page.object_list,
+        # What a decision on several at once may take: the open items this page lists. It is
+        # offered to who may decide, when there are several.
+        "open_here": open_here,
+        "several": decides and len(open_here) > 1,
         "newer": polls.newer_poll(queue, status, page, kept),
         "page": page,
         "status": status,
@@ -91,9 +105,10 @@ def queue_page(
         "runs_said": runs.said(),
         "runs_query": urlencode(runs.params()),
         "kept": urlencode(kept),  # what the status and page links keep besides the status
-        "can_decide": can_decide(request.user),
+        "can_decide": decides,
+        "refused": refused or {},
     }
-    return render(request, template, context)
+    return render(request, template, context, status=400 if refused else 200)
 
 
 def with_counts(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:
@@ -164,6 +179,56 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
     }
     response = with_counts(request, render(request, "dashboard/_letter_card.html", context))
     return reswap(retarget(response, "closest section"), "outerHTML")
+
+
+@login_required
+@require_POST
+def decide_letters(request: HtmxHttpRequest) -> HttpResponse:
+    """One decision, with one reason, on the letters ticked on the queue's page (or every open
+    one it listed): each decided on its own, as if alone, and the page drawn again, under the
+    filters it had, with what became of each. A letter decided meanwhile is named, not
+    decided twice; the others go through. Nothing is decided when the form is refused."""
+    require_decide(request.user)
+    # Back to the page the form was on: its own query string, under the queue's own path.
+    back = reverse("dead_letters") + (f"?{request.GET.urlencode()}" if request.GET else "")
+    form = LettersForm(request.POST)
+    if not form.is_valid():
+        # The page again, under its filters, with why beside the form and what was typed and
+        # ticked kept: a reason typed before noticing no box was ticked is not lost.
+        ask = "say why: the reason is recorded in each letter's audit trail"
+        again = {
+            "why": refused(form, ask),
+            "reason": request.POST.get("reason", "")[: actions.REASON_MAX],
+            "ticked": request.POST.getlist("letter")[: letters.AT_ONCE],
+            "every": bool(request.POST.get("every")),
+        }
+        return queue_page(request, queues.DEAD_LETTERS, "dashboard/dead_letters.html", None, again)
+    data = form.cleaned_data
+    found = letters.decide_letters(
+        data["chosen"], data["decision"], request.user.get_username(), data["reason"]
+    )
+    level = djmessages.WARNING if found.refused else djmessages.SUCCESS
+    djmessages.add_message(request, level, outcome(found, data["decision"]))
+    return redirect(back)
+
+
+def outcome(found: letters.Decided, decision: str) -> str:
+    """What a decision on several letters did: how many were decided, naming the first few,
+    and each refusal with its reason."""
+    done = "retried" if decision == "retry" else "discarded"
+    said = []
+    if found.decided:
+        n = len(found.decided)
+        said.append(f"{n} dead letter{pluralize(n)} {done}: {first_few(found.decided)}")
+    if found.refused:
+        n = len(found.refused)
+        said.append(f"{n} not: {first_few(list(found.refused.values()), '; ')}")
+    return ". ".join(said) + "."
+
+
+def first_few(items: list[str], sep: str = ", ", few: int = 5) -> str:
+    more = f"{sep}and {len(items) - few} more" if len(items) > few else ""
+    return sep.join(items[:few]) + more
 
 
 @login_required

@@ -121,9 +121,9 @@ def test_a_queue_longer_than_a_page_links_to_its_next_page(queue, as_reviewer):
     DjangoJournal().append(f"queue-test-{queue.name}", opened, 0)
     first = as_reviewer.get(f"/review/{path}", {"status": "all"}).content.decode()
     assert "Page 1 of 2" in first
-    assert 'href="?status=all&amp;page=2"' in first and "Older →" in first
+    assert f'href="/review/{path}?status=all&amp;page=2"' in first and "Older →" in first
     second = as_reviewer.get(f"/review/{path}", {"status": "all", "page": 2}).content.decode()
-    assert "Page 2 of 2" in second and 'href="?status=all&amp;page=1"' in second
+    assert "Page 2 of 2" in second and f'href="/review/{path}?status=all&amp;page=1"' in second
     oldest = f'id="{getattr(opened[0], queue.key)}"'  # its card's anchor
     assert oldest in second and oldest not in first
 
@@ -153,7 +153,7 @@ def test_a_runs_link_to_its_item_finds_it_behind_a_page_of_newer_ones(queue, as_
     page = as_reviewer.get(link).content.decode()
     assert f'id="{getattr(mine, queue.key)}"' in page
     # It says the list is the run's, and links to every run's.
-    assert '>r-q</a> only: <a href="?status=all">every run' in page
+    assert f'>r-q</a> only: <a href="/review/{path}?status=all">every run' in page
 
 
 @pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)

@@ -175,6 +175,8 @@ PAGES: list[Page] = [
     # dead letter (6% of the runs), as the metrics' count of what is undecided links to them.
     ("dead letters, scenario", lambda run: "/review/dead-letters?scenario=silent-dropout"),
     ("metrics, scenario", lambda run: "/metrics?scenario=silent-dropout"),
+    # The queue searched for the words of a cause every letter has, and for words none has.
+    ("dead letters, words", lambda run: f"/review/dead-letters?q={quote(CAUSES[hash(run) % 2])}"),
 ]
 # Filled in main: the newest run's start and the newest dead letter's position, as the
 # polls carry them.
@@ -182,6 +184,7 @@ NEWEST = ["", ""]
 PAIRS: dict[str, str] = {}  # filled in main: each run's partner for the compare page
 WORDS = ("parser", "textparse/parser.py", "empty line", "REJECT", "DHL-7731")
 FOUND = ("done_without_evidence", "budget_exhausted", "deadlock")
+CAUSES = ("did not reply", "no such words")
 
 
 def in_process(user: Any, path: str) -> tuple[int, list[tuple[float, str]]]:

@@ -35,6 +35,7 @@ __all__ = [
     "position",
     "position_of",
     "queue_filter",
+    "queue_kept",
     "queue_statuses",
     "shown",
     "typed",
@@ -160,15 +161,19 @@ def queue_statuses(queue: queues.Queue) -> tuple[str, ...]:
     return (queues.OPEN, *queue.outcomes, "decided", "all")
 
 
+WORDS_MAX = 200  # characters of a queue's search
+
+
 def queue_filter(
     queue: queues.Queue, params: Mapping[str, Any]
-) -> tuple[str, str, metrics.MetricsFilter]:
+) -> tuple[str, str, metrics.MetricsFilter, str]:
     """The status, the run and the runs a queue's page or the API asks for (open, every
     run's, when not asked); BadQuery names what it cannot take, where the page showed an
     unknown status's items as the open ones, and a run's id cut at 64 characters (or one that
     is none) as an empty queue. The runs are chosen as the metrics page chooses them (a team,
     a scenario, a model, the days they started in), so that its count of undecided items
-    links to those very items."""
+    links to those very items. Last, the words (`q`) its items are searched for: a
+    reviewer deciding several at once takes those of one cause."""
     wrong: dict[str, str] = {}
     status = str(params.get("status") or queues.OPEN)
     if status not in (known := queue_statuses(queue)):
@@ -177,6 +182,11 @@ def queue_filter(
     run = str(params.get("run") or "").strip()
     if run and not streams.is_run_id(run):
         wrong["run"] = f"{shown(run)} is not a run id ({streams.RUN_ID_RULE})"
+    words = str(params.get("q") or "").strip()
+    if len(words) > WORDS_MAX:
+        wrong["q"] = f"{shown(words)} is longer than {WORDS_MAX} characters"
+    elif any(ch < " " or ch == "\x7f" for ch in words):
+        wrong["q"] = f"{shown(words)} holds a control character"
     runs = metrics.MetricsFilter()
     try:
         runs = metrics.MetricsFilter.parse(params)
@@ -184,4 +194,10 @@ def queue_filter(
         wrong |= exc.problems
     if wrong:
         raise BadQuery(wrong)
-    return status, run, runs
+    return status, run, runs, words
+
+
+def queue_kept(run: str, words: str, runs: metrics.MetricsFilter) -> dict[str, str]:
+    """What a queue's links and its poll keep besides the status: the run, the words and the
+    runs asked for."""
+    return ({"run": run} if run else {}) | ({"q": words} if words else {}) | runs.params()

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from dashboard import present
 from journal_store import projection, queues
@@ -407,13 +407,19 @@ def review_items(run_id: str) -> dict[str, list[QueueItem]]:
 
 
 def queue_rows(
-    queue: queues.Queue, run: str = "", runs: MetricsFilter | None = None
+    queue: queues.Queue, run: str = "", runs: MetricsFilter | None = None, words: str = ""
 ) -> QuerySet[QueueItem]:
     """A review queue's rows of one run (`run`) or of the runs `runs` chooses, whatever their
-    status, in no order; every row when neither narrows."""
+    status, in no order; every row when neither narrows. With `words`, only those holding
+    them in one of the queue's searched columns (any case)."""
     items: QuerySet[QueueItem] = queue.model._default_manager.all()
     if run:
         items = items.filter(run_id=run)
+    if words:
+        held = Q()
+        for column in queue.words:
+            held |= Q(**{f"{column}__icontains": words})
+        items = items.filter(held)
     return items if runs is None else runs.items(items)
 
 
@@ -423,14 +429,16 @@ def queue_items(
     run: str = "",
     runs: MetricsFilter | None = None,
     wait: bool = True,
+    words: str = "",
 ) -> QuerySet[QueueItem]:
     """A review queue's items, newest first: the open ones, the decided ones (whatever the
     outcome), all, or those of one outcome (`retried`, `resolved`, ...); one run's only when
     `run` names it (what a run's page links to, and the API's `run`), and only those of the
-    runs `runs` chooses when it chooses any (what the metrics page's count links to). A poll
-    does not `wait` behind somebody else's catch-up: a moment old is fine for it."""
+    runs `runs` chooses when it chooses any (what the metrics page's count links to), and
+    those holding `words` when given (queue_rows). A poll does not `wait` behind somebody
+    else's catch-up: a moment old is fine for it."""
     projection.catch_up(wait=wait)
-    items = queue_rows(queue, run, runs).order_by("-position")
+    items = queue_rows(queue, run, runs, words).order_by("-position")
     if status == "all":
         return items
     if status == "decided":

@@ -34,6 +34,7 @@ class Queue:
 
     name: str  # the projector's name (its checkpoint's)
     model: type[QueueItem]
+    words: tuple[str, ...]  # the columns a search of the queue looks in
     key: str
     opens: type[Event]
     fields: Callable[[Any], dict[str, Any]]  # an opened item's own columns, from its event
@@ -58,6 +59,7 @@ def nothing(event: Any) -> dict[str, Any]:
 DEAD_LETTERS = Queue(
     name="dead_letters",
     model=DeadLetter,
+    words=("reason", "last_error", "letter_id"),
     key="letter_id",
     opens=DeadLettered,
     fields=lambda e: {
@@ -75,6 +77,7 @@ DEAD_LETTERS = Queue(
 CONFLICTS = Queue(
     name="conflicts",
     model=Conflict,
+    words=("subject", "predicate", "conflict_id"),
     key="conflict_id",
     opens=ConflictParked,
     fields=lambda e: {

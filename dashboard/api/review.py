@@ -47,12 +47,14 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
 
     # `run`: one run's items, as the page's `run` (a run's header links there); unknown to
     # the API, it was ignored, and a script asking for one run's items got every run's. One
-    # that is no run id is a 422, as on the page a 400: it was an empty list. The runs a
+    # that is no run id is a 422, as on the page a 400: it was an empty list. `q`: the items
+    # holding those words (as the page's search box). The runs a
     # team, a scenario, a model and the days they started in choose, as /api/metrics does.
     def list_items(
         request: HttpRequest,
         status: Shown = queues.OPEN,
         run: str = "",
+        q: str = "",
         team: str = "",
         scenario: str = "",
         model: str = "",
@@ -62,13 +64,13 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
         # as the queue's page does (/review/<queue>/newer).
         after: Annotated[int, READ_AS_POSITION] = after_position("the items opened"),
     ) -> Any:
-        asked_for = {"status": status, "run": run, "team": team, "scenario": scenario}
+        asked_for = {"status": status, "run": run, "q": q, "team": team, "scenario": scenario}
         asked_for |= {"model": model, "since": since, "until": until}
         try:
-            shown, one, runs = asked.queue_filter(queue, asked_for)
+            shown, one, runs, words = asked.queue_filter(queue, asked_for)
         except BadQuery as exc:
             raise invalid("query", exc.problems) from None
-        items = queries.queue_items(queue, shown, one, runs)
+        items = queries.queue_items(queue, shown, one, runs, words=words)
         return items.filter(position__gt=after) if after else items
 
     list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>

@@ -85,7 +85,7 @@ def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
     problems: dict[str, str] = {}
     shown = arrived.shown_of(request.GET, problems)
     try:
-        _, run, runs = asked.queue_filter(queue, request.GET)
+        _, run, runs, words = asked.queue_filter(queue, request.GET)
     except BadQuery as exc:
         problems |= exc.problems
     try:
@@ -95,8 +95,8 @@ def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
     if problems:
         said = {"problems": problems, "lead": "Cannot tell whether new items arrived:"}
         return render(request, "dashboard/_bad_query.html", said, status=400)
-    items = queries.queue_items(queue, queues.OPEN, run, runs, wait=False)
-    kept = ({"run": run} if run else {}) | runs.params()
+    items = queries.queue_items(queue, queues.OPEN, run, runs, wait=False, words=words)
+    kept = asked.queue_kept(run, words, runs)
     count = items.filter(position__gt=after).count()
     return arrived.answer(
         request,

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages as djmessages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
@@ -50,7 +50,7 @@ def queue_page(
     try:
         # One run's items (what its page links to): past a page of newer ones, the queue's
         # first page would not hold them.
-        status, run, runs = asked.queue_filter(queue, request.GET)
+        status, run, runs, words = asked.queue_filter(queue, request.GET)
     except BadQuery as exc:
         problems |= exc.problems
     try:
@@ -62,7 +62,7 @@ def queue_page(
         # that mending the one refused value keeps the rest.
         good = {
             name: str(request.GET.get(name, "")).strip()
-            for name in ("run", *metrics.TEXT_FIELDS, *metrics.DATE_FIELDS)
+            for name in ("run", "q", *metrics.TEXT_FIELDS, *metrics.DATE_FIELDS)
             if name not in problems
         }
         context: dict[str, Any] = {
@@ -74,18 +74,13 @@ def queue_page(
             "kept": urlencode({k: v for k, v in good.items() if v}),
         }
         return render(request, template, context, status=400)
-    items = queries.queue_items(queue, status, run, runs)
+    items = queries.queue_items(queue, status, run, runs, words=words)
     page = Paginator(items, PAGE).get_page(number)
     if shown is not None:
         for item in page.object_list:
             shown(item)
-    kept = ({"run": run} if run else {}) | runs.params()
-    # The open item that has waited longest, of the items these filters choose: a reviewer
-    # working through the queue sees how long the oldest has waited, where the newest come
-    # first. Not for one item alone, whose card says as much.
-    oldest = None
-    if status == queues.OPEN and page.paginator.count > 1:
-        oldest = queues.oldest_open(queue, queries.queue_rows(queue, run, runs))
+    kept = asked.queue_kept(run, words, runs)
+    oldest = oldest_of(queue, page, run, runs, words) if status == queues.OPEN else None
     open_here = [item for item in page.object_list if item.status == queues.OPEN]
     decides = can_decide(request.user)
     context = {
@@ -93,7 +88,6 @@ def queue_page(
         # with this page from another path, where "?status=..." would have led elsewhere.
         "here": reverse(queue.name),
         "oldest": oldest,
-        "oldest_here": oldest is not None and oldest in page.object_list,
         # What a decision on several at once may take: the open items this page lists. It is
         # offered to who may decide, when there are several.
         "open_here": open_here,
@@ -105,10 +99,33 @@ def queue_page(
         "runs_said": runs.said(),
         "runs_query": urlencode(runs.params()),
         "kept": urlencode(kept),  # what the status and page links keep besides the status
+        # The search box: the words, and what its form keeps besides (the status, the runs).
+        "words": words,
+        "kept_fields": {k: v for k, v in kept.items() if k != "q"},
         "can_decide": decides,
         "refused": refused or {},
     }
     return render(request, template, context, status=400 if refused else 200)
+
+
+def oldest_of(
+    queue: queues.Queue, page: Page[Any], run: str, runs: metrics.MetricsFilter, words: str
+) -> dict[str, Any] | None:
+    """The open item that has waited longest, of those the filters choose, and the page of
+    the open items that holds it (None: this one). A reviewer working through the queue sees
+    how long the oldest has waited, where the newest come first. Not for one item alone,
+    whose card says as much."""
+    if page.paginator.count < 2:
+        return None
+    rows = queries.queue_rows(queue, run, runs, words)
+    oldest = queues.oldest_open(queue, rows)
+    if oldest is None:
+        return None
+    if oldest in page.object_list:
+        return {"item": oldest, "page": None}
+    # Listed newest first: the open items opened after it in the journal come before it.
+    before = rows.filter(status=queues.OPEN, position__gt=oldest.position).count()
+    return {"item": oldest, "page": before // PAGE + 1}
 
 
 def with_counts(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:

@@ -250,3 +250,58 @@ def test_the_service_refuses_too_many_or_an_unknown_decision_before_deciding_any
     # The same id twice is one decision.
     found = letters.decide_letters([three[0], three[0]], "retry", "ann", "r")
     assert (found.decided, found.refused) == ([three[0]], {})
+
+
+@pytest.fixture
+def two_causes(owner) -> dict[str, list[str]]:
+    """Dead letters of two causes: a test runner gone, and a reviewer who never replied."""
+    from journal_store.journal import DjangoJournal as Journal
+    from runtime.events import DeadLettered
+
+    causes = {"runner": "the test runner died (exit 137)", "reviewer": "no reply by turn 9"}
+    found: dict[str, list[str]] = {name: [] for name in causes}
+    for n in range(1, 7):
+        cause = "runner" if n % 2 else "reviewer"
+        run_id = f"r-ca05e000000{n}"
+        letter_id = f"{run_id}:1"
+        letter = DeadLettered(run_id=run_id, letter_id=letter_id, reason=causes[cause], attempts=2)
+        Journal().append(f"run-{run_id}", [letter], 0)
+        found[cause].append(letter_id)
+    projection.catch_up()
+    return found
+
+
+def test_a_queue_searched_for_a_cause_lists_its_letters_and_decides_them_together(
+    as_reviewer, token, two_causes
+):
+    page = as_reviewer.get(f"{QUEUE}?q=Test+Runner").content.decode()
+    listed = re.findall(r'name="listed" value="([^"]+)"', page)
+    assert sorted(listed) == sorted(two_causes["runner"])
+    assert 'value="Test Runner"' in page  # the box says what the list holds
+    assert f'href="{QUEUE}?status=open">every item</a>' in page
+    # The poll for new items and the pages keep the words.
+    assert "q=Test+Runner" in re.search(r'id="newer-items"[^>]*hx-get="([^"]+)"', page).group(1)
+    answer = as_reviewer.post(
+        f"{QUEUE}/decide?q=Test+Runner",
+        {"every": "1", "listed": listed, "decision": "retry", "reason": "runner fixed"},
+        follow=True,
+    )
+    assert answer.redirect_chain[-1][0] == f"{QUEUE}?q=Test+Runner"
+    assert told(answer.content.decode()).startswith("ok: 3 dead letters retried")
+    assert statuses(two_causes["runner"]) == ["retried"] * 3
+    assert statuses(two_causes["reviewer"]) == ["open"] * 3
+    # The API searches alike.
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    found = api.get("/api/review/dead-letters", {"q": "no reply"}).json()
+    assert sorted(item["letter_id"] for item in found["items"]) == sorted(two_causes["reviewer"])
+
+
+@pytest.mark.parametrize("words", ["x" * 201, "a\x01b"])
+def test_a_search_the_queue_cannot_take_is_refused_naming_it(as_reviewer, token, words):
+    answer = as_reviewer.get(QUEUE, {"q": words})
+    assert answer.status_code == 400
+    assert '<li id="q-error"><strong>q</strong>: ' in answer.content.decode()
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    answer = api.get("/api/review/dead-letters", {"q": words})
+    assert answer.status_code == 422
+    assert [e["loc"] for e in answer.json()["detail"]] == [["query", "q"]]

@@ -151,3 +151,25 @@ def test_a_wait_reads_in_words_and_never_as_no_time():
     # Opened by a clock ahead of this one (another machine's, an imported journal's).
     assert waited(now() + timedelta(hours=1)) == "less than a minute"
     assert waited(None) == ""
+
+
+def test_the_oldest_on_a_later_page_is_linked_on_that_page(as_owner, owner):
+    """Twenty-five items a page, newest first: the oldest of 27 is on the second, and the line
+    links there (under the page's filters), where it linked to a page that did not hold it."""
+    from journal_store.journal import DjangoJournal
+    from runtime.events import DeadLettered
+
+    opened = [
+        DeadLettered(run_id="r-q", letter_id=f"r-q:{n}", reason="stuck", attempts=2)
+        for n in range(1, 28)
+    ]
+    DjangoJournal().append("run-r-q", opened, 0)
+    projection.catch_up()
+    aged(DeadLetter, "r-q:1", days=1)
+    line = oldest_line(as_owner.get("/review/dead-letters").content.decode())
+    assert 'href="/review/dead-letters?status=open&amp;page=2#r-q:1">r-q:1</a>' in line
+    assert line.endswith(", on page 2.")
+    line = oldest_line(as_owner.get("/review/dead-letters?run=r-q&page=2").content.decode())
+    assert 'href="#r-q:1"' in line and "on page" not in line
+    line = oldest_line(as_owner.get("/review/dead-letters?run=r-q").content.decode())
+    assert 'href="/review/dead-letters?status=open&amp;run=r-q&amp;page=2#r-q:1"' in line

@@ -84,8 +84,8 @@ def decide_letter(
 
 AT_ONCE = 100  # letters one request may decide: a queue's page shows 25
 DECISIONS = ("retry", "discard")
-# A letter's id: its run's id (runtime/streams.py RUN_ID), then ":N" or ":control:N".
-LETTER_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}(?::[A-Za-z0-9_-]{1,32}){1,2}"
+# A letter's id: its run's id, then ":N" or ":control:N".
+LETTER_ID = rf"{streams.RUN_ID.pattern}(?::[A-Za-z0-9_-]{{1,32}}){{1,2}}"
 
 
 @dataclass

@@ -171,7 +171,7 @@ def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> HttpResponse:
-    if decision not in ("retry", "discard"):
+    if decision not in letters.DECISIONS:
         raise Http404("a dead letter is retried or discarded")
     require_decide(request.user)
     form = DecisionForm(request.POST)

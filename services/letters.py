@@ -53,6 +53,9 @@ def decide_letter(
     """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound
     or LetterAlreadyDecided. The read models are caught up after it unless `catch_up` is
     false (a decision on several catches up once, after the last)."""
+    if decision not in DECISIONS:
+        # Checked before anything is read: anything else would be taken as a discard.
+        raise LetterError(f"a dead letter is retried or discarded, not {decision!r}")
     run_id = letter_id.split(":", 1)[0]
     journal = DjangoJournal()
     control = ":control:" in letter_id
@@ -100,7 +103,8 @@ def decide_letters(letter_ids: Sequence[str], decision: str, by: str, reason: st
     """The same decision, with the same reason, on each of `letter_ids`, one after the other:
     each is its own journalled decision, as if taken alone, so a letter somebody decided
     meanwhile (or that does not exist) is refused by itself and the others still go through.
-    An id given twice is decided once."""
+    An id given twice is decided once. A decision that is neither is refused whole, before
+    any letter is looked at."""
     if decision not in DECISIONS:
         raise LetterError(f"a dead letter is retried or discarded, not {decision!r}")
     wanted = list(dict.fromkeys(letter_ids))

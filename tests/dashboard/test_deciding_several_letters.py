@@ -246,6 +246,9 @@ def test_the_service_refuses_too_many_or_an_unknown_decision_before_deciding_any
         letters.decide_letters(many, "retry", "ann", "r")
     with pytest.raises(letters.LetterError, match="retried or discarded, not 'redo'"):
         letters.decide_letters(three, "redo", "ann", "r")
+    # One letter alone too: anything but the two was once taken as a discard.
+    with pytest.raises(letters.LetterError, match="retried or discarded, not 'Retry'"):
+        letters.decide_letter(three[0], "Retry", "ann", "r")
     assert DjangoJournal().last_position() == end
     # The same id twice is one decision.
     found = letters.decide_letters([three[0], three[0]], "retry", "ann", "r")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from html import unescape
+from urllib.parse import quote
 
 import pytest
 from django.utils.timezone import now
@@ -114,8 +116,8 @@ def test_the_metrics_name_the_oldest_item_of_the_runs_they_chose(as_owner, waiti
     assert found, "the metrics name no oldest open item"
     assert "the oldest has waited 3\xa0days" in found.group(1)
     assert (
-        f'href="/review/dead-letters?status=open&amp;run={waiting["second"]}#{waiting["oldest"]}"'
-        in found.group(1)
+        f'href="/review/dead-letters?status=open&amp;run={waiting["second"]}'
+        f'&amp;q={quote(waiting["oldest"])}#{waiting["oldest"]}"' in found.group(1)
     )
     oldest = as_owner.get("/api/metrics").json()["oldest_open"]
     assert {k: oldest[k] for k in ("queue", "id", "run_id")} == {
@@ -128,6 +130,21 @@ def test_the_metrics_name_the_oldest_item_of_the_runs_they_chose(as_owner, waiti
     # Chosen by scenario: the first run alone, whose letter is the younger.
     oldest = as_owner.get("/api/metrics?scenario=first-flight").json()["oldest_open"]
     assert (oldest["id"], oldest["run_id"]) == (waiting["older"], waiting["first"])
+
+
+def test_the_metrics_link_lands_on_the_oldest_however_many_wait_after_it(as_owner, waiting):
+    # Thirty letters newer than the oldest, in its run: the run's open letters, newest first,
+    # would put the oldest on the second page.
+    for n in range(30):
+        Control(waiting["second"]).dead_letter(f"failed again ({n})", 3, "Bang")
+    projection.catch_up()
+    page = as_owner.get("/metrics").content.decode()
+    found = re.search(r'<span class="small" id="oldest-open">.*?href="([^"]+)"', page, re.S)
+    assert found, "the metrics name no oldest open item"
+    address, anchor = unescape(found.group(1)).split("#")
+    assert anchor == waiting["oldest"]
+    landed = as_owner.get(address).content.decode()
+    assert f'id="{waiting["oldest"]}"' in landed
 
 
 def test_the_metrics_name_none_when_nothing_waits(as_owner, waiting):

@@ -251,9 +251,11 @@ def confinement(sandbox: Sandbox, workspace: Path, scratch: Path) -> list[str]:
     for root in python_roots():
         command += ["--ro-bind", root, root]
     command += ["--bind", str(scratch), str(scratch), "--bind", str(workspace), str(workspace)]
-    if (workspace / ".git").is_dir():
-        # git runs outside the sandbox, on this directory: hooks or config planted here would
-        # run with the worker's rights at the harness's next commit.
+    if os.path.lexists(workspace / ".git"):
+        # git runs outside the sandbox, on what this names: hooks or config planted in it would
+        # run with the worker's rights at the harness's next commit. A writer's worktree has a
+        # file here, pointing at its repository, and a test rewriting that pointer to one of its
+        # own making would do the same; so directory or file, it is read-only.
         command += ["--ro-bind", str(workspace / ".git"), str(workspace / ".git")]
     # Mount points bwrap had to make live in its own root and /tmp: both read-only, so nothing
     # is written anywhere but the workspace and the scratch directory, not even in memory.

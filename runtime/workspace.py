@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -24,11 +25,18 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runtime import sandbox as sandboxing
+from runtime.agent_files import (
+    checked_worktree,
+    read_regular,
+    refuse_nested_repositories,
+    write_regular,
+)
 from runtime.sandbox import Sandbox
 from runtime.tools import Tool, ToolExit, ToolFailure, schema
 
 MAX_READ = 200_000
 MAX_TRACE = 4_000
+MAX_REPORT = 16 << 20  # pytest's JUnit report, as big as a suite of thousands of failures
 PYTEST_TIMEOUT = 120.0
 REQUIRED = Sandbox()  # the default: agent code runs in bubblewrap, or not at all
 
@@ -43,6 +51,11 @@ GIT_ENV = {
     "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
+    # What a repository's own config could make git run, switched off for the harness's git
+    # (agent_files.py says why it cannot rely on this alone).
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "core.fsmonitor",
+    "GIT_CONFIG_VALUE_0": "false",
 }
 # A workspace's directory name: one path component, no separators, no leading dot.
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
@@ -197,27 +210,25 @@ def toolset(
         target = inside(root, path)
         if not target.is_file():
             raise FileNotFoundError(f"no file {path!r} in the workspace")
-        if target.stat().st_size > MAX_READ:
-            raise ToolFailure(f"{path} is larger than {MAX_READ} bytes")
-        return target.read_text(encoding="utf-8")
+        return read_regular(target, MAX_READ, path).decode("utf-8")
 
     def write_file(path: str, content: str) -> dict[str, Any]:
         target = may_write(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        write_regular(target, content.encode("utf-8"), path)
         return {"written": relative(root, target), "bytes": len(content.encode())}
 
     def edit_file(path: str, old: str, new: str) -> dict[str, Any]:
         target = may_write(path)
         if not target.is_file():
             raise FileNotFoundError(f"no file {path!r} in the workspace")
-        text = target.read_text(encoding="utf-8")
+        text = read_regular(target, MAX_READ, path).decode("utf-8")
         count = text.count(old)
         if count != 1:
             raise ToolFailure(
                 f"the text to replace occurs {count} times in {path}; it must occur exactly once"
             )
-        target.write_text(text.replace(old, new, 1), encoding="utf-8")
+        write_regular(target, text.replace(old, new, 1).encode("utf-8"), path)
         return {"edited": relative(root, target)}
 
     def run_tests(target: str = "") -> dict[str, Any]:
@@ -299,10 +310,14 @@ def snapshot(root: Path, keep: Callable[[str], bool]) -> tuple[Snapshot, set[str
             if not keep(rel):
                 continue
             info = path.lstat()
-            if path.is_symlink():
+            if stat.S_ISLNK(info.st_mode):
                 files[rel] = ("link", os.readlink(path).encode(), 0)
+            elif stat.S_ISREG(info.st_mode):
+                files[rel] = ("file", read_regular(path, None, rel), info.st_mode & 0o7777)
             else:
-                files[rel] = ("file", path.read_bytes(), info.st_mode & 0o7777)
+                # A FIFO or a socket the test run made: never opened, only noticed (and taken
+                # out again by restore).
+                files[rel] = ("other", b"", info.st_mode)
     return files, dirs
 
 
@@ -313,10 +328,10 @@ def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: set
     changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
     for rel in changed:
         path = base / rel
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-        elif path.is_dir():
+        if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
+        elif os.path.lexists(path):
+            path.unlink()  # a file, a link, or a FIFO or socket nothing may open
         if rel in before:
             kind, content, mode = before[rel]
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -425,7 +440,8 @@ def pytest_run(
 
 
 def summarize(report: Path, root: Path) -> dict[str, Any]:
-    tree = ET.parse(report)
+    # The scratch directory is agent code's to write: the report is read only as a file.
+    tree = ET.ElementTree(ET.fromstring(read_regular(report, MAX_REPORT, "pytest's report")))
     passed = failed = errors = skipped = 0
     traces = []
     for case in tree.iter("testcase"):
@@ -464,8 +480,9 @@ def commit_candidate(root: Path, branch: str, message: str) -> dict[str, Any]:
     main, the files it touches, and the commit id."""
     if git(root, "rev-parse", "--abbrev-ref", "HEAD") != branch:
         git(root, "checkout", "-q", "-B", branch)
+    refuse_nested_repositories(root)
     git(root, "add", "-A")
-    if git(root, "status", "--porcelain"):
+    if git(root, "status", "--porcelain", "--ignore-submodules=all"):
         git(root, "commit", "-q", "-m", message)
     files = git(root, "diff", "--name-only", "main", branch).splitlines()
     return {
@@ -524,8 +541,10 @@ def commit_worktree(root: Path, writer: str, message: str) -> dict[str, Any]:
     """Commit what `writer` changed in its worktree; the branch, commit, diff against main and
     the files it touches (what a reviewer and the gate look at)."""
     path, branch = worktree_path(root, writer), writer_branch(writer)
+    checked_worktree(root, path)
+    refuse_nested_repositories(path)
     git(path, "add", "-A")
-    if git(path, "status", "--porcelain"):
+    if git(path, "status", "--porcelain", "--ignore-submodules=all"):
         git(path, "commit", "-q", "-m", message)
     # What the writer changed since its branch left main: main may have moved on since (another
     # writer's merge), and that is not this writer's change.

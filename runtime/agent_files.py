@@ -1,0 +1,124 @@
+"""What agent code leaves in a workspace, read and acted on by the worker with its own rights.
+
+Agent tests run in the sandbox with write access to the workspace and to their scratch
+directory, and what they leave there is then handled outside it: the worker reads pytest's
+report and snapshots what a test run may not change, the file tools open what the agent names,
+and the harness's git adds and commits the whole tree. So:
+
+- nothing there is opened before it is known to be a regular file, and never through a link:
+  a FIFO would block the worker's open() for good (a thread and a temporary directory lost on
+  every call), and a link would have it read or write a file of the host's choosing;
+- no git repository but the workspace's own is ever added: git runs commands named in a
+  repository's config (core.fsmonitor, for one) when it looks inside it, and `git status` looks
+  inside every repository the index holds, so a repository planted under the workspace would
+  run its config's commands with the worker's rights at the harness's next commit.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from runtime.tools import ToolFailure
+
+
+class NotAFile(ToolFailure):
+    """A path agent code could have made names something other than a regular file."""
+
+
+class WorkspaceTampered(RuntimeError):
+    """The workspace holds what no agent may leave there for the harness's git: the step stops,
+    and the message names it (a person decides, as for any step that keeps failing)."""
+
+
+def kind_of(mode: int) -> str:
+    return {
+        stat.S_IFIFO: "a FIFO",
+        stat.S_IFSOCK: "a socket",
+        stat.S_IFCHR: "a device",
+        stat.S_IFBLK: "a device",
+        stat.S_IFDIR: "a directory",
+        stat.S_IFLNK: "a symbolic link",
+    }.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def read_regular(path: Path, limit: int | None, label: str) -> bytes:
+    """The bytes of the regular file at `path`, opened without following a link and without
+    waiting for a writer; refused (NotAFile) if it is anything else or longer than `limit`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise NotAFile(f"{label} is a symbolic link, not a file") from None
+        raise NotAFile(f"{label} cannot be read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFile(f"{label} is {kind_of(info.st_mode)}, not a file")
+        if limit is None:
+            return f.read()
+        data = f.read(limit + 1)  # its size may have changed since fstat
+        if info.st_size > limit or len(data) > limit:
+            raise ToolFailure(f"{label} is larger than {limit} bytes")
+        return data
+
+
+def write_regular(path: Path, data: bytes, label: str) -> None:
+    """Write `data` as the whole of the regular file at `path` (made if missing); refused
+    (NotAFile) if something else is there. Opened without waiting: a FIFO nobody reads fails
+    at once instead of blocking."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        kind = kind_of(os.lstat(path).st_mode) if os.path.lexists(path) else None
+        why = f"{label} is {kind}, not a file" if kind else f"{label}: {exc.strerror}"
+        raise NotAFile(why) from None
+    with os.fdopen(fd, "wb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFile(f"{label} is {kind_of(info.st_mode)}, not a file")
+        f.truncate(0)
+        f.write(data)
+
+
+def nested_repositories(root: Path) -> list[str]:
+    """Every `.git` below the workspace's own (a directory, a file or a link, at any depth):
+    what `git add -A` would take in as another repository. Links are not followed."""
+    found = []
+    base = Path(root)
+    for dirpath, dirnames, filenames in os.walk(base):
+        here = Path(dirpath)
+        if here == base:
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        elif ".git" in dirnames or ".git" in filenames:
+            found.append((here / ".git").relative_to(base).as_posix())
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+    return sorted(found)
+
+
+def refuse_nested_repositories(root: Path) -> None:
+    found = nested_repositories(root)
+    if found:
+        raise WorkspaceTampered(
+            f"the workspace holds another git repository ({', '.join(found[:5])}"
+            f"{', ...' if len(found) > 5 else ''}); agent code left it there, and the harness "
+            "commits no repository but the workspace's own: git would run what its config names"
+        )
+
+
+def checked_worktree(root: Path, path: Path) -> None:
+    """A writer's worktree's `.git` must still be the file git wrote: a pointer to its entry
+    under the workspace's own `.git/worktrees`. Agent code that could rewrite it would point it
+    at a repository of its own making, whose config git obeys."""
+    entry = Path(path) / ".git"
+    try:
+        text = read_regular(entry, 4096, f"{entry}").decode("utf-8")
+    except (NotAFile, UnicodeDecodeError) as exc:
+        raise WorkspaceTampered(f"the worktree's .git is not git's own pointer: {exc}") from None
+    where = text.strip().removeprefix("gitdir: ")
+    admin = (Path(root) / ".git" / "worktrees").resolve()
+    if not text.startswith("gitdir: ") or Path(where).resolve().parent != admin:
+        raise WorkspaceTampered(
+            f"the worktree {path} names {where!r} as its repository, not an entry of {admin}"
+        )

@@ -1,5 +1,8 @@
 """Who may see and do what, in one place: runs are visible to every signed-in user; stopping
-and resuming a run is for whoever started it or a reviewer; decisions are for reviewers."""
+and resuming a run (and checking its replay, pushing its trace) is for whoever started it or a
+reviewer; decisions are for reviewers. Tags are the team's shared notes on runs, so anyone
+signed in may put them on or take them off any run, named in its journal for each change; and
+anyone may fork a run, since a fork is a new run of their own."""
 
 from __future__ import annotations
 
@@ -55,9 +58,9 @@ def can_steer(user: Any, run: RunSummary) -> bool:
     )
 
 
-def require_steer(user: Any, run: RunSummary, what: str = "stop or resume") -> None:
+def require_steer(user: Any, run: RunSummary, what: str = "stop or resume it") -> None:
     if not can_steer(user, run):
-        raise PermissionDenied(f"only who started this run, or a reviewer, may {what} it")
+        raise PermissionDenied(f"only who started this run, or a reviewer, may {what}")
 
 
 def require_decide(user: Any, what: str = "deciding on review items") -> None:

@@ -225,7 +225,7 @@ def otlp(request: HttpRequest, run_id: str, format: Literal["json", "protobuf"] 
 def push_trace(request: HttpRequest, run_id: str) -> Any:
     """Push the run's trace to the configured collector again (after a failed push)."""
     run = run_for(request, run_id)
-    require_steer(request.user, run)
+    require_steer(request.user, run, "push its trace")
     refusal = push_refusal(run)
     if refusal:
         return Status(409, {"detail": refusal})
@@ -263,7 +263,7 @@ def replay(request: HttpRequest, run_id: str) -> Any:
     """Fly the run again from its journal alone: whether it reproduces every event. For whoever
     may stop or resume the run; a run longer than MINUTES_REPLAY_MAX_EVENTS events is refused
     (409) with the command that replays it off the web server."""
-    require_steer(request.user, run_for(request, run_id), "check a replay of")
+    require_steer(request.user, run_for(request, run_id), "check a replay of it")
     report = runs.replay(run_id)
     return {
         "identical": report.identical,

@@ -528,7 +528,7 @@ def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> HttpResponseB
 def push_trace(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Push the run's trace to the collector (again): the retry button of a failed push."""
     run = get_run_for_user(request.user, run_id)
-    require_steer(request.user, run)
+    require_steer(request.user, run, "push its trace")
     if not (traces.enabled() and status.is_terminal(run.status)):
         return tell(
             request, "the trace cannot be pushed now", "error", 409, run_url(run_id), "the run"
@@ -545,7 +545,7 @@ def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Re-run the run from its journal alone and say whether it reproduces every event: for
     whoever may steer the run, since it flies the whole run again inside this request."""
     run = get_run_for_user(request.user, run_id)
-    require_steer(request.user, run, "check a replay of")
+    require_steer(request.user, run, "check a replay of it")
     try:
         report = runs.replay(run_id)
     except (runs.RunNotResumable, runs.ReplayTooLong) as exc:

@@ -115,3 +115,23 @@ def test_too_many_tags_on_the_page_names_the_one_typed(as_owner, owner):
         in page.content.decode()
     )
     assert RunTag.objects.count() == 20
+
+
+def test_any_signed_in_person_may_tag_any_run_and_is_named_for_it(as_outsider, owner, client):
+    """Tags are the team's shared notes on runs, as the runs are the team's to read: a run's
+    tags are not its starter's alone (dashboard/access.py). Each change is journalled with
+    who made it; nobody signed out changes anything."""
+    run_id = run_of("premature-done")  # started by the owner
+    assert post(as_outsider, run_id, add=["look-here"]).json()["tags"] == ["look-here"]
+    assert post(as_outsider, run_id, remove=["look-here"]).json()["tags"] == []
+    by = [
+        (r.event.by, r.event.added, r.event.removed)
+        for r in DjangoJournal().read(f"control-{run_id}")
+        if isinstance(r.event, RunTagged)
+    ]
+    assert by == [("outsider", ["look-here"], []), ("outsider", [], ["look-here"])]
+    before = StoredEvent.objects.count()
+    assert post(client, run_id, add=["anonymous"]).status_code == 401
+    page = client.post(f"/runs/{run_id}/tags", {"add": "anonymous"})
+    assert page.status_code == 302 and "/login" in page["Location"]
+    assert StoredEvent.objects.count() == before

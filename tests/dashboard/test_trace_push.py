@@ -116,7 +116,9 @@ def test_a_refused_push_is_shown_on_the_run_page_and_retried_from_it(
     assert "Trace push failed after 1 attempt: HTTP 401: collector says no" in page
     assert "Retry push" in page and f"/runs/{run_id}/trace/push" in page
 
-    assert as_outsider.post(f"/runs/{run_id}/trace/push").status_code == 403
+    refused = as_outsider.post(f"/runs/{run_id}/trace/push")
+    assert refused.status_code == 403
+    assert "Only who started this run, or a reviewer, may push its trace." in refused.text
     assert kinds(run_id) == ["TracePushQueued", "TracePushFailed"]
     assert as_owner.post(f"/runs/{run_id}/trace/push").status_code == 302
     assert kinds(run_id)[-1] == "TracePushQueued"

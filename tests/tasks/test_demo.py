@@ -109,6 +109,22 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
         os.killpg(os.getpgid(int(mine[0])), signal.SIGKILL)
         demo.wait_for(r"the worker \d+ exited with status -?\d+: restarting it", 30)
         assert get(f"http://127.0.0.1:{port}/healthz") == 200
+
+        # A second demo from the same home, on another port, is refused before it starts
+        # anything: stopping it used to stop the broker this one was using.
+        second = subprocess.run(
+            [sys.executable, "manage.py", "demo", "--port", str(free_port()), "--workers", "1"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 1, second.stdout + second.stderr
+        assert "Minutes is already running from " in second.stderr
+        assert f"(http://127.0.0.1:{port}/, process {demo.proc.pid})" in second.stderr
+        assert "the broker stopped" not in demo.output
+        assert get(f"http://127.0.0.1:{port}/healthz") == 200
     finally:
         assert demo.stop() == 0, demo.output
     assert "stopped." in demo.output
@@ -152,6 +168,27 @@ def test_a_busy_port_is_refused_before_anything_starts_with_the_command_to_use(s
     assert f"port {port} is in use" in said
     assert f"make run PORT={port + 1}" in said and f"--port {port + 1}" in said
     assert not settings.HOME.exists()  # no broker, no logs, nothing started
+
+
+def test_a_demo_running_from_the_same_home_is_named_and_nothing_starts(settings, tmp_path):
+    import fcntl
+
+    from django.core.management import CommandError, call_command
+
+    from dashboard.management.commands.demo import LOCK
+
+    settings.DEBUG = True
+    settings.HOME = tmp_path / "home"
+    settings.HOME.mkdir()
+    (settings.HOME / LOCK).write_text("4321 8035\n")
+    with (settings.HOME / LOCK).open("r") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the running demo holds it
+        with pytest.raises(CommandError) as refused:
+            call_command("demo", "--port", str(free_port()))
+    assert "already running from " in str(refused.value)
+    assert "(http://127.0.0.1:8035/, process 4321): open that one, or stop it" in str(refused.value)
+    assert sorted(p.name for p in settings.HOME.iterdir()) == [LOCK]  # no logs, no broker
+    assert (settings.HOME / LOCK).read_text() == "4321 8035\n"
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ worker never takes the web server down. Ctrl-C stops every process it started.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
 import signal
@@ -47,6 +48,9 @@ SAMPLE: dict[str, dict[str, Any]] = {
 # in a tight loop.
 RESTARTS = 5
 RESTART_WINDOW = 60.0
+# Held by the demo running from a MINUTES_HOME for as long as it runs (the kernel lets it go
+# when the process ends, however it ends): says which one, to a second.
+LOCK = "demo.lock"
 
 
 @dataclass
@@ -175,9 +179,11 @@ class Command(BaseCommand):
             # Its sample run would fail three times and wait in the dead-letter queue.
             raise CommandError(f"--model endpoint: {why}")
         self.port: int = options["port"]
+        self.refuse_a_second_demo()
         self.refuse_a_busy_port()
         self.refuse_a_silent_broker()
         settings.HOME.mkdir(parents=True, exist_ok=True)
+        self.hold_the_home()
         self.logs = settings.HOME / "logs"
         self.logs.mkdir(exist_ok=True)
         self.say("preparing the database ...")
@@ -285,6 +291,49 @@ class Command(BaseCommand):
         if StoredEvent.objects.exists():
             return None
         return runs.start_run("repo-fix", options["scenario"], by=USER, **SAMPLE[options["model"]])
+
+    def refuse_a_second_demo(self) -> None:
+        """Another demo running from this home (a second `make run` in the same checkout, on
+        another port): refused before anything starts. Both would use one database, broker and
+        logs, a second beat would revive the same runs, and stopping the second stopped the
+        broker the first was using."""
+        path = settings.HOME / LOCK
+        if not path.exists():
+            return  # no home yet, so nothing runs from it (and nothing is made here to say so)
+        with path.open("r") as lock:
+            if not self.locked(lock):
+                raise CommandError(self.second_demo(lock.read()))
+
+    def hold_the_home(self) -> None:
+        """Take the home's lock for as long as this command runs, and say who holds it."""
+        self.lock = (settings.HOME / LOCK).open("a+")
+        if not self.locked(self.lock):
+            # Taken between the check and here by a demo started at the same moment.
+            self.lock.seek(0)
+            raise CommandError(self.second_demo(self.lock.read()))
+        self.lock.seek(0)
+        self.lock.truncate()
+        self.lock.write(f"{os.getpid()} {self.port}\n")
+        self.lock.flush()
+
+    @staticmethod
+    def locked(file: Any) -> bool:
+        """Whether this process now holds `file`'s lock (False: another one does)."""
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def second_demo(self, held: str) -> str:
+        pid, _, port = held.strip().partition(" ")
+        where = f"http://127.0.0.1:{port}/, " if port.isdigit() else ""
+        return (
+            f"Minutes is already running from {shown_path(settings.HOME)}/ ({where}process "
+            f"{pid or 'unknown'}): open that one, or stop it first (Ctrl-C where it runs). A "
+            "second one here would share its database, broker and logs, and stopping it would "
+            "stop the broker the first one uses; another Minutes needs a clone of its own"
+        )
 
     def refuse_a_busy_port(self) -> None:
         with socket.socket() as probe:

@@ -91,7 +91,7 @@ MIDDLEWARE = [
     "dashboard.refused.SignedOutMiddleware",
     # Minutes' own 404 page, in debug mode too (where Django would list every URL pattern).
     "dashboard.notfound.NotFoundMiddleware",
-    "dashboard.api.not_allowed.MethodNotAllowedMiddleware",
+    "dashboard.not_allowed.MethodNotAllowedMiddleware",
     # Last, as django-axes asks: it turns a sign-in refused for too many failures into the
     # lockout page (or the API's 429).
     "axes.middleware.AxesMiddleware",

@@ -318,7 +318,29 @@ def test_a_method_a_path_does_not_take_is_a_405_in_json(api, as_owner):
         .json()["detail"]
         .startswith("PUT is not one of the methods /api/intents/ticket-x takes")
     )
-    assert as_owner.post("/runs/r-000000000001/export.jsonl").status_code == 405
+    page = as_owner.post("/runs/r-000000000001/export.jsonl")
+    assert page.status_code == 405 and page["Allow"] == "GET"
+    assert "POST is not one of the methods" in page.content.decode()
+    assert nothing_written()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/logout", "/runs/r-000000000001/interrupt", "/review/dead-letters/decide"],
+)
+def test_a_button_s_address_opened_as_a_page_says_what_it_is_for(as_owner, path):
+    """Django's require_POST answers a visit with an empty 405, which the browser showed as
+    its own "this page isn't working": typing /logout, or opening a button's address."""
+    page = as_owner.get(path)
+    assert page.status_code == 405 and page["Allow"] in ("POST", "OPTIONS, POST")
+    text = page.content.decode()
+    assert f'GET is not one of the methods <span class="mono">{path}</span> takes (POST).' in text
+    assert "takes a form's POST from the page the button is on" in text
+    assert 'href="/"' in text  # the way back
+    # To htmx, the sentence alone (as its other refusals are).
+    quiet = as_owner.get(path, HTTP_HX_REQUEST="true")
+    assert quiet.status_code == 405
+    assert quiet.content.decode() == "GET is not one of the methods this address takes (POST)"
     assert nothing_written()
 
 

@@ -172,7 +172,8 @@ def not_a_journal(first: bytes) -> str | None:
     """What a file whose first line shows it is no UTF-8 text is, and what to do: said once
     for the file, where every line was "not UTF-8 text" and the last was offered as a torn
     one. UTF-16 and UTF-32 by their byte order mark (PowerShell's `>` writes UTF-16);
-    compressed, an archive, or bytes no JSON text holds (a NUL)."""
+    compressed, an archive, an image, a document or a database by its first bytes; or bytes
+    no JSON text holds (a NUL)."""
     for encoding, marks in (
         ("UTF-32", (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)),
         ("UTF-16", (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)),
@@ -182,15 +183,31 @@ def not_a_journal(first: bytes) -> str | None:
                 f"the file is {encoding} text (it begins with a {encoding} byte order mark); "
                 f"a journal is UTF-8: save it as UTF-8 (iconv -f {encoding} -t UTF-8)"
             )
-    if first.startswith(b"\x1f\x8b"):
-        what = "gzip-compressed: decompress it first (gunzip)"
-    elif first.startswith(b"PK\x03\x04"):
-        what = "a zip archive: take the journal out of it first (unzip)"
-    elif b"\x00" in first:
+    what = next((said for magic, said in MAGIC if first.startswith(magic)), None)
+    if what is None and b"\x00" in first:
         what = "binary (it holds NUL bytes), not JSON lines"
-    else:
+    if what is None:
         return None
     return f"the file is {what}; a journal is UTF-8 JSON lines"
+
+
+# Files people pick by mistake, by their first bytes (a PNG's first line holds no NUL, and a
+# PDF's is ASCII: each was refused as twenty lines of "not UTF-8 text" and "... and 172 more").
+MAGIC = (
+    (b"\x1f\x8b", "gzip-compressed: decompress it first (gunzip)"),
+    (b"PK\x03\x04", "a zip archive: take the journal out of it first (unzip)"),
+    (b"BZh", "bzip2-compressed: decompress it first (bunzip2)"),
+    (b"\xfd7zXZ\x00", "xz-compressed: decompress it first (unxz)"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed: decompress it first (unzstd)"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF-", "a PDF document"),
+    (
+        b"SQLite format 3\x00",
+        "an SQLite database (a run's journal comes out of one with export_journal)",
+    ),
+)
 
 
 class Problems:
@@ -463,7 +480,19 @@ class _Importer:
         if list(found) == [(name, stream.version)]:
             return False
         if self.runs[event.run_id]:
-            if event.run_id not in self.held:
+            if event.run_id not in self.held and stream.version == stream.stored + 1 > 1:
+                # Every earlier line of this stream is stored where the file has it (else the
+                # run was refused at the first that is not): the store holds its beginning, as
+                # a torn import leaves it, and this file goes on from there.
+                self.held.add(event.run_id)
+                self.problem(
+                    f"line {number}: run {event.run_id!r} is already stored, with the first "
+                    f"{stream.stored} events of stream {name!r} as this file has them and "
+                    "none after (an earlier import of a part of this file, a torn one?): an "
+                    "import may only create new runs, so the rest is not added to it (said "
+                    "once for the run's lines)"
+                )
+            elif event.run_id not in self.held:
                 self.held.add(event.run_id)
                 self.problem(
                     f"line {number}: run {event.run_id!r} is already stored, and the store holds "

@@ -234,6 +234,39 @@ def test_a_torn_final_line_is_reported_and_the_rest_imported_only_when_allowed(a
 
 
 @on_every_backend()
+def test_the_whole_file_after_its_torn_part_is_refused_saying_what_the_store_holds(alias):
+    """The store said "a different journal" of the very same one, of which it held the part
+    a torn import had let in."""
+    lines = [
+        {
+            "kind": "BudgetDebited",
+            "amount": n,
+            "run_id": "r-torn",
+            "stream": "run-r-torn",
+            "version": n,
+            "id": f"{n:032x}",
+        }
+        for n in range(1, 5)
+    ]
+    whole = jsonl(lines)
+    assert load(whole[: whole.rindex(b"{") + 20], alias, allow_torn=True).added == 3
+    with pytest.raises(ImportRefused) as refused:
+        load(whole, alias)
+    [problem] = refused.value.problems
+    assert problem.startswith(
+        "line 4: run 'r-torn' is already stored, with the first 3 events of stream "
+        "'run-r-torn' as this file has them and none after (an earlier import of a part of "
+        "this file, a torn one?)"
+    )
+    assert StoredEvent.objects.using(alias).exclude(kind="JournalImported").count() == 3
+    # A file that differs from the stored part is still "a different journal".
+    lines[1]["amount"] = 99
+    lines[1]["id"] = "f" * 32
+    with pytest.raises(ImportRefused, match=r"line 2: .* the store holds a different journal"):
+        load(jsonl(lines), alias)
+
+
+@on_every_backend()
 def test_a_store_holding_a_different_journal_refuses_the_import(alias):
     DjangoJournal(alias).append("run-r-x", [BudgetDebited(run_id="r-x", amount=9)], 0)
     with pytest.raises(ImportRefused, match="the store holds a different journal there"):
@@ -336,8 +369,13 @@ def test_an_imported_fan_out_keeps_the_files_order_over_its_streams(alias):
         (gzip.compress(GOOD.encode() + b"\n"), "gzip-compressed: decompress it first (gunzip)"),
         (b"PK\x03\x04\x14\x00\x00\x00" + b"x" * 40, "a zip archive"),
         (bytes(range(256)) * 4, "binary (it holds NUL bytes), not JSON lines"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(1, 256)) * 8, "a PNG image"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF" + bytes(range(1, 256)), "a JPEG image"),
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n" + bytes(range(128, 256)) * 8, "a PDF document"),
+        (b"SQLite format 3\x00" + b"\x10\x00" * 50, "an SQLite database"),
+        (b"\xfd7zXZ\x00\x00" + bytes(range(1, 256)), "xz-compressed"),
     ],
-    ids=["gzip", "zip", "binary"],
+    ids=["gzip", "zip", "binary", "png", "jpeg", "pdf", "sqlite", "xz"],
 )
 @on_every_backend()
 def test_a_file_that_is_no_text_is_named_as_such_once(alias, data, said):

@@ -36,6 +36,11 @@ def compare_page(request: HtmxHttpRequest) -> HttpResponse:
         elif found := baselines.baselines_of(a):
             b = found[-1]
     context: dict[str, object] = {"a": a, "b": b, "errors": []}
+    if request.GET.get("from") == "list" and not ticked:
+        context["errors"] = [
+            "No run was ticked: tick two runs in the list to compare them, or name them here."
+        ]
+        return render(request, "dashboard/compare.html", context, status=400)
     known = len(a) <= ID_MAX and RunSummary.objects.filter(run_id=a).exists()
     if not b and not ticked and (not a or known):
         # The run page's "Compare with…": the form, A filled in, B to choose. It answered 400

@@ -136,5 +136,10 @@ def test_compare_with_from_a_run_page_offers_the_form_or_the_runs_counterpart(as
         assert f'name="a" value="{a}"' in html and f'name="b" value="{solo}"' in html
     # One ticked run in the list is still a mistake, and so is a run that is not there.
     assert as_owner.get(f"/runs/compare?run={other}").status_code == 400
+    # None ticked: the list's button said nothing, opening an empty form.
+    none = as_owner.get("/runs/compare?from=list")
+    assert none.status_code == 400
+    assert "No run was ticked: tick two runs in the list to compare them" in none.text
+    assert 'name="from" value="list"' in as_owner.get("/").content.decode()
     nowhere = as_owner.get("/runs/compare?a=r-nope")
     assert nowhere.status_code == 400 and "there is no run r-nope" in nowhere.content.decode()

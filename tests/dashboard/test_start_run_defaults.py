@@ -50,3 +50,57 @@ def test_the_start_run_command_lists_every_teams_scenarios_and_starts_nothing(ow
             assert f"  {scenario.name}" in said and scenario.description in said
         assert f"  {team.default_scenario} (default): " in said
     assert DjangoJournal().last_position() == 0
+
+
+@pytest.fixture
+def eager(settings, tmp_path):
+    """Steps run where they are sent, so a run is driven to its end inside the command."""
+    from config.celery import app
+
+    settings.WORKSPACES = tmp_path / "workspaces"
+    was = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = was
+
+
+@pytest.mark.django_db(transaction=True)
+def test_start_run_wait_says_how_the_run_ended_as_fly_does_and_as_json_for_scripts(eager):
+    """`--wait` printed the bill's JSON, some 150 lines, after the status."""
+    import json
+
+    out = io.StringIO()
+    call_command(
+        "start_run", "--team", "repo-fix", "--scenario", "premature-done", "--wait", stdout=out
+    )
+    run_id, said, *rest = out.getvalue().splitlines()
+    assert run_id.startswith("r-")
+    assert said.startswith("status: ") and len(said) > len("status: x (")
+    text = "\n".join(rest)
+    assert text.startswith("bill:\n  agent") and "  total " in text
+    assert "findings:" in text and "{" not in text
+    assert len(rest) < 30
+
+    out = io.StringIO()
+    call_command(
+        "start_run",
+        "--team",
+        "repo-fix",
+        "--scenario",
+        "premature-done",
+        "--wait",
+        "--json",
+        stdout=out,
+    )
+    found = json.loads(out.getvalue())  # stdout is the object alone
+    assert set(found) == {"run_id", "status", "reason", "bill", "findings"}
+    assert found["status"] == said.removeprefix("status: ").split(" (")[0]
+    assert found["bill"]["total"]["tokens"] > 0
+
+
+def test_start_run_json_without_wait_is_refused_before_the_run_starts(owner):
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="--json says how the run ended, so it goes with --wait"):
+        call_command("start_run", "--team", "solo", "--json")
+    assert DjangoJournal().last_position() == 0

@@ -13,7 +13,10 @@ from django.core.management.base import BaseCommand, CommandError
 from dashboard import actions
 from journal_store import projection
 from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary
 from runtime import flight, status, views
+from runtime.cli import format_bill, format_findings
+from runtime.diagnose import diagnose
 from services import baseline as baselines
 from services import runs
 from teams import TEAMS
@@ -75,11 +78,19 @@ class Command(BaseCommand):
         )
         parser.add_argument("--wait", action="store_true", help="block until the run ends")
         parser.add_argument("--timeout", type=seconds, default=600, help="seconds --wait waits")
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="with --wait: how the run ended as one JSON object (status, reason, bill, "
+            "findings), for scripts",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["list"]:
             self.stdout.write(scenarios())
             return
+        if options["json"] and not options["wait"]:
+            raise CommandError("--json says how the run ended, so it goes with --wait")
         asked = actions.NewRun(
             team=options["team"],
             scenario=options["scenario"],
@@ -101,7 +112,8 @@ class Command(BaseCommand):
             run_id = asked.start(by="operator")
         except runs.RunError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(run_id)
+        if not options["json"]:
+            self.stdout.write(run_id)  # with --json, in the object: stdout is JSON alone
         if options["baseline"]:
             # Its id was said nowhere: stdout stays the team run's alone, for scripts.
             [*_, solo] = baselines.baselines_of(run_id)
@@ -114,6 +126,15 @@ class Command(BaseCommand):
                 raise CommandError(f"run {run_id} is still {state} after {options['timeout']:g} s")
             time.sleep(0.2)
         projection.catch_up()
-        bill = views.bill(flight.run_records(DjangoJournal(), run_id))
-        self.stdout.write(f"status: {state}")
-        self.stdout.write(json.dumps(bill, indent=2))
+        records = flight.run_records(DjangoJournal(), run_id)
+        bill, found = views.bill(records), diagnose(records)
+        reason = RunSummary.objects.filter(run_id=run_id).values_list("reason", flat=True).first()
+        if options["json"]:
+            said = {"run_id": run_id, "status": state, "reason": reason or ""}
+            self.stdout.write(json.dumps({**said, "bill": bill, "findings": found}, indent=2))
+            return
+        # As `python -m runtime fly` says how a run ended: where this printed the bill's JSON,
+        # some 150 lines, to read at a terminal.
+        self.stdout.write(f"status: {state}" + (f" ({reason})" if reason else ""))
+        self.stdout.write(format_bill(bill))
+        self.stdout.write(format_findings(found))

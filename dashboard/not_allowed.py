@@ -37,7 +37,7 @@ class MethodNotAllowedMiddleware:
             if response.get("Content-Type", "").startswith("application/json"):
                 return response
             detail = f"{request.method} is not one of the methods {request.path} takes ({allowed})"
-            answer = JsonResponse({"detail": detail}, status=405)
+            answer: HttpResponse = JsonResponse({"detail": detail}, status=405)
         elif response.content:
             return response  # a view's own sentence
         else:

@@ -37,6 +37,7 @@ def test_ten_wrong_passwords_lock_the_name_out_even_for_the_right_password(db):
     right = sign_in(attacker, "rosa", PASSWORD)
     assert right.status_code == 429 and right["Retry-After"] == str(15 * 60)
     assert "Signing in is paused" in right.content.decode()
+    assert "<code>manage.py axes_reset_username NAME</code>" in right.content.decode()
     assert not is_signed_in(attacker)
     assert attacker.get("/").status_code == 302  # still sent to the login page
     rosa.refresh_from_db()

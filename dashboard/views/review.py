@@ -7,12 +7,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.contrib import messages as djmessages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page, Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
@@ -88,6 +88,7 @@ def queue_page(
         # with this page from another path, where "?status=..." would have led elsewhere.
         "here": reverse(queue.name),
         "oldest": oldest,
+        "noun": polls.NOUNS[queue.name],
         # What a decision on several at once may take: the open items this page lists. It is
         # offered to who may decide, when there are several.
         "open_here": open_here,
@@ -135,6 +136,64 @@ def with_counts(request: HtmxHttpRequest, response: HttpResponse) -> HttpRespons
     return response
 
 
+def with_open(
+    request: HtmxHttpRequest, response: HttpResponse, queue: queues.Queue
+) -> HttpResponse:
+    """A decision's card, with what else of its page depends on which items are open drawn
+    again out of band: they went on naming the item just decided (the oldest open one, the
+    decision on several and its count) until the reviewer next loaded the page."""
+    response.content += oldest_again(request, queue).encode()
+    if queue.name == "dead_letters":
+        response.content += several_again(request).encode()
+    return response
+
+
+def oldest_again(request: HtmxHttpRequest, queue: queues.Queue) -> str:
+    """The queue's line naming its oldest open item, drawn as the page would be now, under
+    the filters and the page number of the address htmx says the page is at. Nothing where
+    that is no page of this queue's open items: only those have the line."""
+    where = urlsplit(request.htmx.current_url_abs_path or "")
+    if where.path not in [reverse(name) for name in PAGES[queue.name]]:
+        return ""
+    params = QueryDict(where.query)
+    try:
+        status, run, runs, words = asked.queue_filter(queue, params)
+        number = asked.page_of(params)
+    except BadQuery:
+        return ""  # the page listed nothing, and has no line
+    if status != queues.OPEN:
+        return ""
+    # The rows as queries.queue_items has them, without its catch-up: the decision's was
+    # the last.
+    items = queries.queue_rows(queue, run, runs, words).filter(status=queues.OPEN)
+    page = Paginator(items.order_by("-position"), PAGE).get_page(number)
+    context = {
+        "oldest": oldest_of(queue, page, run, runs, words),
+        "noun": polls.NOUNS[queue.name],
+        "here": reverse(queue.name),
+        "kept": urlencode(asked.queue_kept(run, words, runs)),
+        "oob": True,
+    }
+    return render_to_string("dashboard/_oldest_open.html", context, request)
+
+
+def several_again(request: HtmxHttpRequest) -> str:
+    """What the decision on several takes as every open letter on the page, less those
+    decided since: the letters it listed, which the card's form posted with its decision
+    (`listed`), and that are open still. Nothing where the page had no such form. Letters
+    opened since the page was drawn are not among them: the reviewer has not seen them."""
+    listed = request.POST.getlist("listed")[: letters.AT_ONCE]
+    if not listed:
+        return ""
+    still = DeadLetter.objects.filter(status=queues.OPEN).only("letter_id").in_bulk(listed)
+    open_here = [still[i] for i in dict.fromkeys(listed) if i in still]  # in the page's order
+    context = {"open_here": open_here, "several": len(open_here) > 1, "oob": True}
+    return render_to_string("dashboard/_several_listed.html", context, request)
+
+
+# The paths a queue's page is drawn at: its own, and (a decision on several refused) the
+# decision's, whose query is the page's.
+PAGES = {"dead_letters": ("dead_letters", "decide_letters"), "conflicts": ("conflicts",)}
 QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}
 
 
@@ -195,6 +254,7 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
         "can_decide": True,
     }
     response = with_counts(request, render(request, "dashboard/_letter_card.html", context))
+    response = with_open(request, response, queues.DEAD_LETTERS)
     return reswap(retarget(response, "closest section"), "outerHTML")
 
 
@@ -291,4 +351,5 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     with_current(item)
     context = {"item": item, "n": conflict_id, "message": text, "can_decide": True}
     response = with_counts(request, render(request, "dashboard/_conflict_card.html", context))
+    response = with_open(request, response, queues.CONFLICTS)
     return reswap(retarget(response, "closest section"), "outerHTML")

@@ -27,7 +27,7 @@ from dashboard.forms import DecisionForm, LettersForm, ResolveForm
 from dashboard.tell import tell
 from dashboard.views import polls
 from journal_store import projection, queues
-from journal_store.models import Conflict, DeadLetter
+from journal_store.models import Conflict, DeadLetter, RunSummary
 from services import letters, metrics, review
 
 PAGE = 25
@@ -105,6 +105,11 @@ def queue_page(
         "kept_fields": {k: v for k, v in kept.items() if k != "q"},
         "can_decide": decides,
         "refused": refused or {},
+        # A run named that this store does not hold: said, where the page said only that it
+        # had no items (a mistyped id looked like a run with nothing to decide).
+        "no_such_run": bool(run)
+        and not page.object_list
+        and not RunSummary.objects.filter(run_id=run).exists(),
     }
     return render(request, template, context, status=400 if refused else 200)
 

@@ -190,3 +190,17 @@ def test_the_oldest_on_a_later_page_is_linked_on_that_page(as_owner, owner):
     assert 'href="#r-q:1"' in line and "on page" not in line
     line = oldest_line(as_owner.get("/review/dead-letters?run=r-q").content.decode())
     assert 'href="/review/dead-letters?status=open&amp;run=r-q&amp;page=2#r-q:1"' in line
+
+
+def test_a_queue_of_a_run_this_store_does_not_hold_says_so(as_owner, waiting):
+    """`?run=r-nope` answered "No open conflicts.", as a run with nothing to decide would."""
+    page = as_owner.get("/review/conflicts?run=r-nope").content.decode()
+    assert "No open conflicts in run" in page and "This store holds no run" in page
+    assert '<span class="mono">r-nope</span>: is its id mistyped?' in page
+    # A run that is here, with nothing open in this queue: no such doubt.
+    first = waiting["first"]
+    letters.decide_letter(waiting["older"], "retry", "rosa", "again")
+    letters.decide_letter(waiting["newest"], "retry", "rosa", "again")
+    projection.catch_up()
+    page = as_owner.get(f"/review/dead-letters?run={first}").content.decode()
+    assert "No open dead letters in run" in page and "This store holds no run" not in page

@@ -250,7 +250,12 @@ def run_tab(request: HtmxHttpRequest, run_id: str, tab: str) -> HttpResponse:
         return render(request, "dashboard/_tabs.html", context, status=400)
     context = run_context(request, run) | {"tab": tab} | found
     if inside:
-        return render(request, f"dashboard/_tab_{tab}.html", context)
+        response = render(request, f"dashboard/_tab_{tab}.html", context)
+        if request.htmx.trigger == "timeline-filters":
+            # The run page's own address for the filters chosen (the form sends `tab`), in the
+            # address bar: htmx put this fragment's there, /runs/X/tabs/timeline?kind=...
+            response["HX-Push-Url"] = f"{reverse('run', args=[run_id])}?{request.GET.urlencode()}"
+        return response
     return render(request, "dashboard/_tabs.html", context)
 
 

@@ -21,7 +21,9 @@ def test_two_kinds_and_the_lease_toggle_are_kept_in_the_url(signed_in, flown_run
     toggle = page.get_by_label("Show lease and driver events")
     expect(toggle).not_to_be_checked()
     page.get_by_label("Kinds").select_option(["MessageSent", "ToolReturned"])
-    expect(page).to_have_url(re.compile(r"kind=MessageSent&kind=ToolReturned"))
+    expect(page).to_have_url(
+        re.compile(r"/runs/[^/]+/\?tab=timeline&kind=MessageSent&kind=ToolReturned")
+    )
     badges = page.locator("#events tr.event td:nth-child(2) .badge")
     expect(badges.first).to_be_visible()
     assert set(badges.all_inner_texts()) == {"MessageSent", "ToolReturned"}

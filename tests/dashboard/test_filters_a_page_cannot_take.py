@@ -339,6 +339,18 @@ def test_a_review_queue_takes_an_outcome_as_the_api_does(as_reviewer, token, que
 TAB_PART = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "tab"}
 
 
+def test_a_timeline_filter_puts_the_run_pages_address_in_the_bar(as_owner, listed):
+    """htmx pushed the fragment's address (/runs/X/tabs/timeline?kind=...) into the bar."""
+    query = "tab=timeline&kind=TeamStarted&agent="
+    answer = as_owner.get(
+        f"/runs/{RUN}/tabs/timeline?{query}", HTTP_HX_TRIGGER="timeline-filters", **TAB_PART
+    )
+    assert answer.status_code == 200
+    assert answer["HX-Push-Url"] == f"/runs/{RUN}/?{query}"
+    # A swap inside the tab that is not the filters' (a page of it) says its own address.
+    assert "HX-Push-Url" not in as_owner.get(f"/runs/{RUN}/tabs/timeline?after=0", **TAB_PART)
+
+
 @pytest.mark.parametrize(
     ("query", "field", "message"),
     [

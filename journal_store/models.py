@@ -123,7 +123,7 @@ class RunSummary(models.Model):
     # in Python instead cost ~1 s per 10,000 runs. Names follow docs/metrics.md's detail keys.
     model = models.CharField(max_length=100, blank=True, db_index=True)
     started_on = models.DateField(null=True, db_index=True)  # started_at's day, in UTC
-    verified = models.BooleanField(default=False)  # TeamFinished "done": a verified success
+    verified = models.BooleanField(default=False)  # "done", not compensated: a verified success
     coord_tokens = models.BigIntegerField(default=0)
     work_tokens = models.BigIntegerField(default=0)
     overhead_ratio = models.FloatField(null=True)
@@ -138,6 +138,8 @@ class RunSummary(models.Model):
     files_written = models.IntegerField(default=0)
     shared_files = models.IntegerField(default=0)
     reviewed_tasks = models.IntegerField(default=0)
+    # livelock_rate's whole: the tasks reviewed and every one that livelocked (docs/metrics.md)
+    looked_at_tasks = models.IntegerField(default=0)
     livelocked_tasks = models.IntegerField(default=0)
     verifications = models.IntegerField(default=0)
     independent_verifications = models.IntegerField(default=0)
@@ -206,6 +208,7 @@ class MetricsDay(models.Model):
     files_written = models.BigIntegerField(default=0)
     shared_files = models.BigIntegerField(default=0)
     reviewed_tasks = models.BigIntegerField(default=0)
+    looked_at_tasks = models.BigIntegerField(default=0)
     livelocked_tasks = models.BigIntegerField(default=0)
     verifications = models.BigIntegerField(default=0)
     independent_verifications = models.BigIntegerField(default=0)

@@ -21,6 +21,7 @@ SUMMED = (
     "files_written",
     "shared_files",
     "reviewed_tasks",
+    "looked_at_tasks",  # livelock_rate's whole: the tasks reviewed and every one that livelocked
     "livelocked_tasks",
     "verifications",
     "independent_verifications",
@@ -49,6 +50,7 @@ def summed(m: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "files_written": m["duplicate_work_rate"]["files_written"],
         "shared_files": m["duplicate_work_rate"]["shared_files"],
         "reviewed_tasks": m["livelock_rate"]["reviewed_tasks"],
+        "looked_at_tasks": m["livelock_rate"]["looked_at"],
         "livelocked_tasks": m["livelock_rate"]["livelocked"],
         "verifications": m["verification_independence_rate"]["verifications"],
         "independent_verifications": m["verification_independence_rate"]["independent"],

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from runtime import folds, roles, streams
+from runtime import status as status_
 from runtime.diagnose import DuplicateWork, team_roles
 from runtime.events import (
     ClaimAsserted,
@@ -40,6 +41,7 @@ from runtime.events import (
     MutationRefused,
     RecoveryRouted,
     RunForked,
+    SagaSettled,
     StaleWorkRejected,
     SuiteChecked,
     TaskEscalated,
@@ -86,7 +88,8 @@ DEFINITIONS = {
     "resolution: the time the run waited for people.",
     "deadlock_rate": "Cycles of waits (open requests, leases awaited) found, over the waits.",
     "livelock_rate": "Tasks escalated at the REJECT round cap or showing a livelock signal "
-    "(reopened, oscillating, the same conflict again), over the tasks looked at.",
+    "(reopened, oscillating, the same conflict again), over the tasks looked at: those "
+    "reviewed, and every one that livelocked.",
     "verification_independence_rate": "Checks made by somebody who wrote nothing in the run "
     "(the harness always), over all checks.",
     "commitment_orphan_rate": "Commitments left open when the run ended, over those made (or "
@@ -94,7 +97,7 @@ DEFINITIONS = {
     "handoff_failure_rate": "Hand-offs whose deadline passed or whose worker timed out or was "
     "routed to recovery, over the hand-offs.",
     "coordination_cost_per_verified_success": "Coordination tokens of a run the harness "
-    "verified done (null when it did not end done).",
+    "verified done (null when it did not end done, or a saga undid its work: compensated).",
 }
 VERIFY_TOOL = "run_tests"
 
@@ -176,6 +179,7 @@ class Metrics(Fold):
             "SuiteChecked",
             "DeskChecked",
             "TeamFinished",
+            "SagaSettled",
             "RunForked",
         )
     ).union(*(f.kinds or () for f in OBLIGATIONS))
@@ -208,6 +212,7 @@ class Metrics(Fold):
             "livelocked": [],  # tasks escalated at the REJECT round cap
             "checks": [0, 0],  # verifications, of which independent
             "status": None,
+            "undone": False,  # a saga's steps were undone (compensated): see `verdict`
         }
 
     def agent(self, state: State, name: str | None) -> list[Any]:
@@ -306,6 +311,10 @@ class Metrics(Fold):
             self.check(state, independent=True)  # the harness checks, no agent
         elif isinstance(e, TeamFinished):
             state["status"] = e.status
+        elif isinstance(e, SagaSettled) and e.compensated:
+            # Read as the run's summary reads it (views.Summary): its own streams only.
+            if rec.stream.startswith(("run-", "worker-")):
+                state["undone"] = True
         elif isinstance(e, RunForked):
             # A fork's tokens up to here were its parent's (its copied prefix): kept per agent
             # so that the sums across runs count them once (journal_store/metrics_days.py).
@@ -453,7 +462,8 @@ class Metrics(Fold):
             )
         else:
             latency = unmeasured(
-                f"not measurable: {open_conflicts} conflicts parked, none resolved yet"
+                f"not measurable: {open_conflicts} conflict{'s' if open_conflicts > 1 else ''} "
+                "parked, none resolved yet"
                 if open_conflicts
                 else "not measurable: no conflict was parked for a person",
                 unit="seconds",
@@ -463,12 +473,13 @@ class Metrics(Fold):
                 dead_letters=state.get("lettered", 0),
                 open_dead_letters=len(state["letters"]),
             )
-        status = state["status"]
+        status = self.verdict(state)
         if status is None:
             cost = unmeasured("not measurable: the run has not finished", verified_successes=0)
         elif status != "done":
             cost = unmeasured(
-                f"not measurable: the run ended {status}, no verified success to divide by",
+                f"not measurable: the run ended {status_.label(status)}, no verified success to "
+                "divide by",
                 verified_successes=0,
                 coordination_tokens=coord_tokens,
             )
@@ -481,6 +492,8 @@ class Metrics(Fold):
         livelocked = set(state["livelocked"]) | {
             f"signal:{k}" for k in (state.get(LIVELOCKS.name) or LIVELOCKS.start())["found"]
         }
+        # Every livelocked thing is among those looked at, so the rate is never over 1 and the
+        # sums across runs divide by what holds their numerator (not by the reviewed alone).
         looked = set(state["reviewed"]) | livelocked
         return {
             "duplicate_work_rate": rate(
@@ -519,6 +532,7 @@ class Metrics(Fold):
                 len(looked),
                 "no task was reviewed and no livelock signal was seen",
                 livelocked=len(livelocked),
+                looked_at=len(looked),
                 reviewed_tasks=len(state["reviewed"]),
             ),
             "verification_independence_rate": rate(
@@ -539,6 +553,16 @@ class Metrics(Fold):
             ),
             "coordination_cost_per_verified_success": cost,
         }
+
+    @staticmethod
+    def verdict(state: State) -> str | None:
+        """How the run ended as its runs list says it (runtime.status.derived): the harness's
+        verdict, except that "done" whose saga steps were undone is `compensated`, no verified
+        success (its work did not stand). None: not finished."""
+        verdict: str | None = state["status"]
+        if verdict is None:
+            return None
+        return status_.derived(verdict, status_.RUNNING, undone=bool(state.get("undone")))
 
     @staticmethod
     def orphan_rate(orphans: State) -> dict[str, Any]:

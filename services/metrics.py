@@ -41,7 +41,9 @@ RATES = {
     "stale_message_rate": ("stale_deliveries", "deliveries"),
     "handoff_failure_rate": ("failed_handoffs", "handoffs"),
     "duplicate_work_rate": ("shared_files", "files_written"),
-    "livelock_rate": ("livelocked_tasks", "reviewed_tasks"),
+    # Over the tasks looked at, which hold every livelocked one; the reviewed alone do not (a
+    # desk's flip-flop livelocks with nothing reviewed).
+    "livelock_rate": ("livelocked_tasks", "looked_at_tasks"),
     "verification_independence_rate": ("independent_verifications", "verifications"),
     "deadlock_rate": ("deadlocks", "waits"),
     "commitment_orphan_rate": ("orphaned", "commitments"),

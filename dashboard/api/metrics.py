@@ -29,7 +29,7 @@ class FiguresOut(Schema):
     denominator is 0: not measurable for these runs)."""
 
     runs: int
-    verified: int = Field(description="runs the harness verified done")
+    verified: int = Field(description="runs the harness verified done (not compensated)")
     tokens: int
     cost: float | None = Field(description="sum of the runs' known costs; null: none priced")
     priced: int = Field(description="runs whose cost is known")
@@ -45,6 +45,9 @@ class FiguresOut(Schema):
     files_written: int
     shared_files: int
     reviewed_tasks: int
+    looked_at_tasks: int = Field(
+        description="livelock_rate's whole: tasks reviewed, and every one that livelocked"
+    )
     livelocked_tasks: int
     verifications: int
     independent_verifications: int

@@ -264,6 +264,9 @@ class MetricDetailOut(Schema):
     dead_letters: int | None = None
     open_dead_letters: int | None = Field(None, description="of those, still undecided")
     livelocked: int | None = None
+    looked_at: int | None = Field(
+        None, description="livelock_rate's whole: tasks reviewed, and every one that livelocked"
+    )
     reviewed_tasks: int | None = None
     independent: int | None = None
     verifications: int | None = None

@@ -309,3 +309,10 @@ def test_claims_a_rule_reconciled_without_a_person_are_still_contested():
     )
     events = [claim(1, 1), claim(2, 1), settled]
     assert metrics(recorded(events))["ownership_conflict_rate"]["value"] == 0.5
+
+
+def test_one_conflict_parked_and_not_yet_resolved_is_said_in_the_singular():
+    """It read "1 conflicts parked, none resolved yet"."""
+    parked = [e for e in troubled_team() if not isinstance(e, ev.ConflictResolved)]
+    latency = metrics(recorded(parked))["conflict_resolution_latency"]
+    assert latency["reason"] == "not measurable: 1 conflict parked, none resolved yet"

@@ -309,6 +309,14 @@ def origin(run_id: str) -> JournalImported | None:
     return found if isinstance(found, JournalImported) else None
 
 
+def imported_of(run_ids: list[str]) -> set[str]:
+    """Which of `run_ids` were imported from a file (one query, by the kind index)."""
+    if not run_ids:
+        return set()
+    found = StoredEvent.objects.filter(kind="JournalImported", run_id__in=run_ids)
+    return set(found.values_list("run_id", flat=True))
+
+
 def unsandboxed(run_id: str) -> bool:
     """Whether the run was started with the sandbox turned off (MINUTES_SANDBOX=off)."""
     started = latest(run_id, TeamStarted, first=True)

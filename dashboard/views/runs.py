@@ -136,7 +136,10 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         [(run.run_id, run.parent_id, run.fork_at)]
         + [(child, run.run_id, at) for child, at in children]
     )
-    forks = [(child, points.get(child)) for child, _ in children]
+    # A fork read from a file says so beside its link: a file can name any run here as its
+    # parent (what it says of its forking is the file's word, shown on its own page as such).
+    imported = queries.imported_of([child for child, _ in children])
+    forks = [(child, points.get(child), child in imported) for child, _ in children]
     fork_at = points.get(run.run_id)
     # A fork imported without its parent names a run this store does not hold: no link to it.
     parent_here = bool(run.parent_id) and (
@@ -166,7 +169,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "forks": forks,
         # Where the run was forked from its parent, and its forks from it, as the timeline
         # numbers those events.
-        "lineage": queries.numbers([fork_at, *(at for _, at in forks)]),
+        "lineage": queries.numbers([fork_at, *(at for _, at, _ in forks)]),
         "fork_at": fork_at,
         "parent_here": parent_here,
         "tags": tags.of(run.run_id),

@@ -9,7 +9,7 @@ from django.utils.timezone import now
 
 from dashboard import actions, present
 from runtime import status
-from runtime.coordination.conflicts import POLICIES
+from runtime.coordination.conflicts import POLICIES, nobody
 from runtime.views import FINISHING
 
 register = template.Library()
@@ -81,10 +81,20 @@ def gist(payload: Any) -> str:
 
 
 @register.filter
-def conflict_policy(kind: str) -> str:
-    """The rule that settles a conflict of this type (runtime/coordination/conflicts.py)."""
+def conflict_why(kind: str) -> str:
+    """Why a conflict of this type waits for a person, in a reviewer's words, naming the rule
+    that settles its type (runtime/coordination/conflicts.py) where there is one. The card
+    read "A state conflict: fetch the authoritative state; then the authority ranking; no
+    rule decided this one."""
     policy = POLICIES.get(kind)  # type: ignore[call-overload]
-    return policy.rule if policy is not None else "no policy: a person decides"
+    if policy is None:
+        return f"A {kind} conflict: no rule settles this kind, so a person does."
+    if policy.decide is nobody:
+        return f"A {kind} conflict: {policy.rule}. No rule settles it."
+    return (
+        f"A {kind} conflict. The rule for its kind ({policy.rule}) could not choose between "
+        "these claims (what it reads was missing from them, or tied), so it waits for a person."
+    )
 
 
 @register.filter

@@ -122,3 +122,23 @@ def test_a_claim_on_a_fact_not_yet_set_is_based_on_version_0_not_on_a_question_m
     card = card_of(as_reviewer, "order:cf-first")
     based = re.findall(r"<dt>Based on version</dt><dd>([^<]*)</dd>", card)
     assert based == ["0", "?"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        (
+            "state",
+            "A state conflict. The rule for its kind (fetch the authoritative state; then the "
+            "authority ranking) could not choose between these claims",
+        ),
+        ("verification", "A verification conflict: independent adjudication: a person decides."),
+        ("value", "A value conflict: no rule settles this kind, so a person does."),
+    ],
+)
+def test_a_conflict_card_says_why_it_waits_for_a_person_in_words(kind, said):
+    """It read "A state conflict: fetch the authoritative state; then the authority ranking;
+    no rule decided this one." (and "no policy: a person decides; no rule decided this one")."""
+    from dashboard.templatetags.minutes import conflict_why
+
+    assert conflict_why(kind).startswith(said)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -51,6 +52,16 @@ def thousands(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return value
+
+
+@register.filter
+def tokens(value: Any) -> Any:
+    """A number of tokens that may be an average (per verified success): whole, in groups of
+    three, as `thousands` writes a count. The metrics page wrote one figure three ways: "1347
+    tokens", "1,347" and "1346.7". Anything else (None, a dash) as it is."""
+    if isinstance(value, float) and math.isfinite(value):
+        value = round(value)
+    return thousands(value)
 
 
 @register.filter

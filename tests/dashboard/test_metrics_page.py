@@ -221,3 +221,16 @@ def test_a_short_wait_reads_as_under_a_tenth_of_a_minute_not_as_none():
     from dashboard.views.metrics import minutes
 
     assert [minutes(s) for s in (0, 2, 3.5, 90, 36_000)] == ["0.0", "<0.1", "0.1", "1.5", "600.0"]
+
+
+def test_a_number_of_tokens_reads_one_way_on_the_metrics_page():
+    """One figure was written "1347 tokens", "1,347" and "1346.7" on the same page."""
+    from dashboard.templatetags.minutes import tokens
+
+    assert [tokens(v) for v in (1346.7, 1347, 20505.0, None, "n/a")] == [
+        "1,347",
+        "1,347",
+        "20,505",
+        None,
+        "n/a",
+    ]

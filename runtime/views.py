@@ -137,6 +137,12 @@ class Threads(Fold):
         return lanes
 
 
+def shown(value: Any, limit: int = 60) -> str:
+    """A claimed value as the trail quotes it: repr'd, and short (it is agent output)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
 class Audit(Fold):
     """Who approved or rejected what on which evidence, every integration with the approval it
     relied on, every refusal and escalation, the harness's own checks, and every human decision.
@@ -153,6 +159,7 @@ class Audit(Fold):
             "RunResumed",
             "DeadLetterRetried",
             "DeadLetterDiscarded",
+            "ConflictParked",
             "ConflictResolved",
             "DeadLettered",
             "SuiteChecked",
@@ -223,6 +230,15 @@ class Audit(Fold):
             )
         elif isinstance(e, DeadLettered):
             entry.update(who="harness", why=e.reason, attempts=e.attempts, last_error=e.last_error)
+        elif isinstance(e, ConflictParked):
+            # An escalation to a person, as a dead letter is: the trail had the ruling and not
+            # what was put before the person, nor when.
+            said = "; ".join(
+                f"{c.get('agent', '?')} said {shown(c.get('value'))}" for c in e.claims
+            )
+            why = f"the rules could not reconcile the claims on {e.subject} {e.predicate} "
+            why += f"(a {e.conflict_type} conflict){': ' + said if said else ''}"
+            entry.update(who="harness", why=f"{why}; parked for a person", conflict=e.conflict_id)
         elif isinstance(e, SuiteChecked):
             entry.update(
                 who="harness", evidence={"passed": e.passed, "failed": e.failed, "ok": e.ok}

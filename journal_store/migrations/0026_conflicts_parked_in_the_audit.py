@@ -1,4 +1,4 @@
-"""The audit trail names each conflict parked for a person (runtime/views.py, Audit): it held
+"""The audit trail names each conflict parked for a person (runtime/audit.py): it held
 the person's ruling (ConflictResolved) and not what was put before them, nor when. The runs
 projected before it get the entries here, for the ConflictParked events the runs projector has
 applied (what it applies later it folds itself), as the projector would have written them.
@@ -13,8 +13,8 @@ from django.db import migrations
 def fill(apps: Any, schema_editor: Any) -> None:
     from journal_store.fold_rows import audit_columns
     from journal_store.journal import DjangoJournal
+    from runtime.audit import Audit
     from runtime.folds import Rows
-    from runtime.views import Audit
 
     alias = schema_editor.connection.alias
     model = apps.get_model

@@ -310,7 +310,8 @@ def origin(run_id: str) -> JournalImported | None:
 
 
 def imported_of(run_ids: list[str]) -> set[str]:
-    """Which of `run_ids` were imported from a file (one query, by the kind index)."""
+    """Which of `run_ids` were imported from a file (one query: a seek of the run and kind
+    index for each)."""
     if not run_ids:
         return set()
     found = StoredEvent.objects.filter(kind="JournalImported", run_id__in=run_ids)

@@ -28,7 +28,7 @@ import uuid
 from pydantic import ValidationError
 
 from runtime import streams
-from runtime.events import MAX_INT, Event, TeamStarted, integer_problem
+from runtime.events import MAX_INT, Event, TeamStarted, integer_problem, shown
 from runtime.team import FlightConfig
 
 EVENT_ID = re.compile(
@@ -54,12 +54,6 @@ REVIEW_ITEMS = frozenset({"DeadLettered", "ConflictParked"})
 # This server's own note of where a run came from: a file cannot say it was imported here.
 PROVENANCE = frozenset({"JournalImported"})
 REFUSED_KINDS = DECISIONS | REVIEW_ITEMS | PROVENANCE
-
-
-def shown(value: object, limit: int = 60) -> str:
-    """A value as a message may quote it: repr'd (control characters escaped), and short."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 4] + "...'"
 
 
 def event_id(value: str) -> str | None:

@@ -41,6 +41,7 @@ from runtime.events import (
     JournalImported,
     TeamStarted,
     WorkspacePrepared,
+    shown,
 )
 from runtime.journal import JournalError
 from runtime.team import place_problems, workspace_name
@@ -60,11 +61,11 @@ class ImportRefused(Exception):
     `more` counts the others."""
 
     def __init__(self, problems: list[str], more: int = 0) -> None:
-        shown = problems[:MAX_PROBLEMS]
-        more += len(problems) - len(shown)
-        text = "\n".join(shown) + (f"\n... and {more} more" if more > 0 else "")
+        first = problems[:MAX_PROBLEMS]
+        more += len(problems) - len(first)
+        text = "\n".join(first) + (f"\n... and {more} more" if more > 0 else "")
         super().__init__(f"nothing was imported:\n{text}")
-        self.problems = shown
+        self.problems = first
         self.more = more
 
 
@@ -372,7 +373,7 @@ class _Importer:
         ident = admission.event_id(event.id)
         if ident is None:
             self.problem(
-                f"line {number}: field 'id': {admission.shown(event.id)} is not an event id "
+                f"line {number}: field 'id': {shown(event.id)} is not an event id "
                 "(32 hex digits, or a UUID)"
             )
             return None
@@ -420,7 +421,7 @@ class _Importer:
                 # What it means first: a problem is cut at MAX_PROBLEM_CHARS, where this
                 # one lost its end, that such a run cannot be imported at all.
                 problem = (
-                    f"stream {admission.shown(name)} {whose}: a run that wrote to streams "
+                    f"stream {shown(name)} {whose}: a run that wrote to streams "
                     "other runs read (an order's claims, effects, facts, intents: a "
                     "support-desk run, a saga's effects) cannot be imported, an import "
                     "writing only the runs it creates (run-, control-, lease-, worker-...)"

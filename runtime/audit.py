@@ -37,15 +37,10 @@ from runtime.events import (
     SuiteChecked,
     TaskEscalated,
     TeamFinished,
+    shown,
 )
 from runtime.folds import Fold, State
 from runtime.journal import Recorded
-
-
-def shown(value: Any, limit: int = 60) -> str:
-    """A claimed value as the trail quotes it: repr'd, and short (it is agent output)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 4] + "...'"
 
 
 class Audit(Fold):

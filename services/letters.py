@@ -51,8 +51,9 @@ def decide_letter(
     letter_id: str, decision: str, by: str, reason: str, catch_up: bool = True
 ) -> None:
     """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound
-    or LetterAlreadyDecided. The read models are caught up after it unless `catch_up` is
-    false (a decision on several catches up once, after the last)."""
+    or LetterAlreadyDecided, or LetterError for a decision that is neither. The read models are
+    caught up after it unless `catch_up` is false (a decision on several catches up once, after
+    the last)."""
     if decision not in DECISIONS:
         # Checked before anything is read: anything else would be taken as a discard.
         raise LetterError(f"a dead letter is retried or discarded, not {decision!r}")

@@ -35,6 +35,7 @@ from runtime.events.base import (
     nests_deeper_than,
     new_id,
     payload_json,
+    shown,
 )
 from runtime.events.coordination import (
     ClaimAsserted,
@@ -455,4 +456,5 @@ __all__ = [
     "new_id",
     "parse_event",
     "payload_json",
+    "shown",
 ]

@@ -119,6 +119,13 @@ MAX_INT = 2**40
 MAX_TURN = 2**31 - 1  # the envelope's turn is a 32-bit column
 
 
+def shown(value: object, limit: int = 60) -> str:
+    """A value as a message or the audit quotes it: repr'd (control characters escaped), and
+    short. What it quotes is often a file's or an agent's, so never whole."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
 def integer_problem(event: BaseModel, where: str = "") -> str | None:
     """The first whole number in the event's fields (and its payload pieces', in lists too)
     beyond ±MAX_INT, named by its field; None when there is none. Free-form dicts (a tool's

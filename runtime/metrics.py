@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from runtime import folds, roles, streams
 from runtime import status as status_
+from runtime.coordination import livelock
 from runtime.diagnose import DuplicateWork, team_roles
 from runtime.events import (
     ClaimAsserted,
@@ -311,7 +312,7 @@ class Metrics(Fold):
             self.check(state, independent=True)  # the harness checks, no agent
         elif isinstance(e, TeamFinished):
             state["status"] = e.status
-        elif isinstance(e, SagaSettled) and e.compensated:
+        elif isinstance(e, SagaSettled) and e.undone:
             # Read as the run's summary reads it (views.Summary): its own streams only.
             if rec.stream.startswith(("run-", "worker-")):
                 state["undone"] = True
@@ -489,9 +490,9 @@ class Metrics(Fold):
         handoffs = state["handoffs"]
         orphans = state.get(ORPHANS.name) or ORPHANS.start()
         deadlocks = state.get(DEADLOCKS.name) or DEADLOCKS.start()
-        livelocked = set(state["livelocked"]) | {
-            f"signal:{k}" for k in (state.get(LIVELOCKS.name) or LIVELOCKS.start())["found"]
-        }
+        livelocked = livelock.things(
+            state["livelocked"], (state.get(LIVELOCKS.name) or LIVELOCKS.start())["found"]
+        )
         # Every livelocked thing is among those looked at, so the rate is never over 1 and the
         # sums across runs divide by what holds their numerator (not by the reviewed alone).
         looked = set(state["reviewed"]) | livelocked

@@ -14,7 +14,7 @@ and what a verdict has become in the light of what else the journal holds (`deri
     waiting        escalated to a person whose decision is still open (a parked conflict)
     resolved       escalated, and a person has since decided every conflict it parked
     discarded      a person discarded its work, and the run ended without it
-    compensated    "done", but money steps failed and the ones before them were undone
+    compensated    "done", but a money step failed and the ones before it (if any) were undone
     imported       read from a file with no verdict in it: nothing here drives it
 
 and one more is worked out when the run is shown, never stored: `stalled`, a running run that

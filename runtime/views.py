@@ -357,8 +357,8 @@ class Summary(Fold):
             state["baseline_of"] = linked if isinstance(linked, str) and linked else None
         elif isinstance(e, TeamFinished):
             state.update(verdict=e.status, reason=e.reason, finished=e.t or None)
-        elif isinstance(e, SagaSettled) and e.compensated:
-            state["undone"] = True  # steps were done, then undone: the money did not move
+        elif isinstance(e, SagaSettled) and e.undone:
+            state["undone"] = True  # a step failed, those before it were undone: no money moved
         elif isinstance(e, RunInterrupted):
             state.update(driving=INTERRUPTED, reason=e.reason, finished=e.t or None)
         elif isinstance(e, RunResumed):

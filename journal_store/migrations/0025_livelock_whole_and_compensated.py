@@ -24,18 +24,10 @@ FILLED = ("looked_at_tasks", "verified", "copied_figures", "lineage")
 
 
 def fill(apps: Any, schema_editor: Any) -> None:
-    from journal_store import metrics_days
-    from journal_store.journal import DjangoJournal
-    from journal_store.run_columns import FOLDS, columns_of
-    from runtime.flight import run_records
-    from runtime.metrics import DISCARD
+    from journal_store.metrics_refill import refigure
 
     alias = schema_editor.connection.alias
-    runs = apps.get_model("journal_store", "RunSummary").objects.using(alias)
     states = apps.get_model("journal_store", "RunState").objects.using(alias)
-    journal = DjangoJournal(alias)
-    fold = FOLDS["metrics"]
-    forks = set(runs.exclude(parent_id="").values_list("run_id", flat=True))
     summaries = states.filter(fold="summary").values_list("run_id", "state")
     undone = {
         run_id
@@ -43,32 +35,10 @@ def fill(apps: Any, schema_editor: Any) -> None:
         if json.loads(text).get("undone")
     }
 
-    def copied(run_id: str, state: dict[str, Any]) -> None:
-        """A fork's copied prefix folded again, up to its last RunForked (which snapshots)."""
-        records = run_records(journal, run_id)
-        forked = [i for i, r in enumerate(records) if r.event.kind == "RunForked"]
-        if not forked:
-            return
-        prefix = fold.start()
-        for rec in records[: forked[-1] + 1]:
-            if fold.kinds is None or rec.event.kind in fold.kinds:
-                fold.step(prefix, rec, DISCARD)
-        state["copied"], state["forks"] = prefix["copied"], prefix["forks"]
+    def mend(run_id: str, state: dict[str, Any]) -> None:
+        state["undone"] = run_id in undone
 
-    # The ids first: SQLite does not keep a table's iteration apart from writes to that table.
-    ids = list(states.filter(fold="metrics").values_list("pk", flat=True))
-    for at in range(0, len(ids), 2_000):
-        for stored in states.filter(pk__in=ids[at : at + 2_000]):
-            state = json.loads(stored.state)
-            state["undone"] = stored.run_id in undone
-            if stored.run_id in forks and "copied" in state:  # projected past its RunForked
-                copied(stored.run_id, state)
-            stored.state = json.dumps(state, separators=(",", ":"))
-            stored.save(update_fields=["state"])
-            columns = columns_of(fold, state)
-            runs.filter(run_id=stored.run_id).update(**{name: columns[name] for name in FILLED})
-    rollup = apps.get_model("journal_store", "MetricsDay").objects.using(alias)
-    metrics_days.refill(runs, rollup)
+    refigure(apps, alias, FILLED, mend)
 
 
 class Migration(migrations.Migration):

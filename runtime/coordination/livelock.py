@@ -98,6 +98,18 @@ class Signals:
         return {"signal": signal, "key": key, "count": repeats, "detail": detail}
 
 
+def things(escalated: list[str], found: list[str]) -> set[str]:
+    """What livelocked, each thing once: the tasks escalated at the REJECT round cap, the tasks
+    a livelock signal found reopened (a task's own id, so that one escalated, reopened or
+    reviewed as well is still one task of the rate's part and of its whole), and the other
+    things a signal found (a fact flipping back, a conflict met again), by their signal's key."""
+    out = set(escalated)
+    for key in found:
+        signal, _, about = key.partition(":")
+        out.add(about if signal == "reopened" else f"signal:{key}")
+    return out
+
+
 class Watch:
     """The harness's look for livelock at a boundary of its loop."""
 

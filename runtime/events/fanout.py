@@ -133,6 +133,12 @@ class SagaSettled(Event):
     failed_step: str | None = None
     error: str | None = None
 
+    @property
+    def undone(self) -> bool:
+        """The saga's work did not go through: a step failed, and the steps before it (none,
+        when the first failed) were undone. The money did not move."""
+        return self.failed_step is not None or bool(self.compensated)
+
 
 # --- verification and the answer ---------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from runtime import events as ev
 from runtime import folds, views
+from runtime.coordination import livelock
 from runtime.metric_sums import summed
 from runtime.metrics import metrics
 from runtime.status import COMPENSATED
@@ -62,14 +63,62 @@ def test_a_task_reviewed_and_livelocked_is_looked_at_once():
     assert (rate["value"], rate["livelocked"], rate["looked_at"]) == (1.0, 1, 1)
 
 
-def refund(compensated: list[str], status: str = "done") -> list[ev.Event]:
-    """A triage run whose refund saga settled, undone (`compensated`) or not."""
-    failed = "record" if compensated else None
+def reopened(escalated_too: bool) -> list[ev.Event]:
+    """T1 reviewed, accepted and merged, then asked for again twice (the livelock signal
+    `reopened:T1`), and escalated at the REJECT round cap too if `escalated_too`; T2 reviewed
+    once and left alone."""
+
+    def merged() -> list[ev.Event]:
+        return [
+            said("reviewer", "orchestrator", "T1", "accept", "a", 0),
+            ev.Integrated(task_id="T1", branch="b", commit="c", approval="a", approved_by="r", t=0),
+        ]
+
+    events = [
+        ev.TeamStarted(team="repo-fix", scenario="built", task="fix", t=0),
+        said("reviewer", "orchestrator", "T2", "accept", "m0", 1),
+        *merged(),
+        said("orchestrator", "coder", "T1", "request", "m1", 2),
+        *merged(),
+        said("orchestrator", "coder", "T1", "request", "m2", 3),
+    ]
+    if escalated_too:
+        events.append(ev.TaskEscalated(task_id="T1", reason="round cap", cause="reject_cap", t=4))
+    return [*events, ev.TeamFinished(status="escalated", t=5)]
+
+
+def test_a_task_reopened_is_one_task_of_the_part_and_of_the_whole():
+    for escalated_too in (False, True):
+        m = metrics(recorded(reopened(escalated_too)))
+        rate = m["livelock_rate"]
+        # T1 once (reviewed, reopened, perhaps escalated as well), T2 once: 1 of 2
+        assert (rate["livelocked"], rate["looked_at"], rate["reviewed_tasks"]) == (1, 2, 2)
+        assert rate["value"] == 0.5
+        sums = summed(m)
+        assert (sums["livelocked_tasks"], sums["looked_at_tasks"]) == (1, 2)
+
+
+def test_things_other_than_tasks_keep_their_signal_key():
+    found = ["reopened:T1", "oscillating:order:1.status", "conflict:parked:order:1.status"]
+    assert livelock.things(["T1", "T2"], found) == {
+        "T1",
+        "T2",
+        "signal:oscillating:order:1.status",
+        "signal:conflict:parked:order:1.status",
+    }
+
+
+def refund(
+    compensated: list[str], status: str = "done", failed: str | None = None
+) -> list[ev.Event]:
+    """A triage run whose refund saga settled, undone (`compensated`, the steps before the
+    `failed` one: record, unless told) or not."""
+    failed = failed or ("record" if compensated else None)
     return [
         ev.TeamStarted(team="support-triage", scenario="refund-saga", task="t", t=1),
         ev.SagaSettled(
             saga_id="refund-r",
-            completed=["label", "credit"] if compensated else ["label", "credit", "record"],
+            completed=compensated[::-1] if failed else ["label", "credit", "record"],
             compensated=compensated,
             failed_step=failed,
             error="BreakerOpen" if failed else None,
@@ -101,3 +150,11 @@ def test_a_saga_undone_in_a_run_that_failed_says_failed():
     assert cost["coordination_cost_per_verified_success"]["reason"].startswith(
         "not measurable: the run ended failed,"
     )
+
+
+def test_a_saga_whose_first_step_failed_is_undone_too():
+    """Nothing was done, so nothing was undone: no money moved, as when steps were undone."""
+    records = recorded(refund([], failed="label"))
+    assert folds.run(views.Summary(), records)["status"] == COMPENSATED
+    cost = metrics(records)["coordination_cost_per_verified_success"]
+    assert cost["value"] is None and cost["verified_successes"] == 0

@@ -21,6 +21,7 @@ from dashboard import charts
 from dashboard.access import HtmxHttpRequest
 from dashboard.asked import typed
 from journal_store.models import RunSummary
+from runtime.metrics import DEFINITIONS
 from services import metrics
 
 TEMPLATE = "dashboard/metrics.html"
@@ -118,6 +119,10 @@ def plots(found: metrics.Across) -> dict[str, Any]:
     }
 
 
+def definitions() -> list[tuple[str, str]]:
+    return [(name.replace("_", " ").capitalize(), said) for name, said in DEFINITIONS.items()]
+
+
 @login_required
 @require_GET
 def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
@@ -151,5 +156,7 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         "filtered": bool(chosen.params()),
         # The review queues choose runs as this page does: its undecided items link to those.
         "chosen_query": urlencode(chosen.params()),
+        # Said on the page, where a person reading it can open them (docs/ is the repo's).
+        "definitions": definitions(),
     }
     return render(request, TEMPLATE, context)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 
 from dashboard import charts
 from journal_store import projection
@@ -17,6 +18,7 @@ from journal_store.models import Checkpoint, RunSummary, StoredEvent
 from journal_store.transfer import import_journal
 from runtime.events import DeadLetterDiscarded, DeadLettered
 from runtime.journal import append_next
+from runtime.metrics import DEFINITIONS
 from tests.dashboard.test_escaping import Elements
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -234,3 +236,12 @@ def test_a_number_of_tokens_reads_one_way_on_the_metrics_page():
         None,
         "n/a",
     ]
+
+
+def test_the_page_says_what_each_figure_means(as_owner, stored):
+    """On the page, where a person reading it can open it: docs/ is the repository's."""
+    page = as_owner.get("/metrics").content.decode()
+    assert 'href="#definitions"' in page and 'id="definitions"' in page
+    for definition in DEFINITIONS.values():
+        assert escape(definition) in page
+    assert "docs/metrics.md" not in page

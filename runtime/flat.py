@@ -122,6 +122,36 @@ _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
+def mended(value: Any) -> Any:
+    """`value` (parsed JSON) with each lone UTF-16 surrogate in its strings and keys replaced by
+    U+FFFD. Python's json reads the escape of half a pair ("\\ud83d") and keeps it, and no
+    event holding it can be written (UTF-8 has no such character): a model's reply cut in the
+    middle of an emoji is kept this way, its text otherwise as it came. Raises RecursionError
+    past Python's depth, as json's reading would have."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [mended(item) for item in value]
+    if isinstance(value, dict):
+        return {mended(key): mended(item) for key, item in value.items()}
+    return value
+
+
+def holds_surrogates(value: Any) -> bool:
+    """Whether parsed JSON holds a lone surrogate in a string or key, at any depth."""
+    return field_holding({"": value}, _SURROGATE) is not None
+
+
+def may_hold_surrogates(text: str | bytes) -> bool:
+    """Whether JSON text may read back with a lone surrogate (a cheap look at its escapes)."""
+    if isinstance(text, bytes):
+        return _SURROGATE_ESCAPE.search(text) is not None
+    return _SURROGATE_HINT.search(text) is not None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def field_holding(value: Any, pattern: re.Pattern[str]) -> str | None:
     """The top-level field (as repr names it) of the first string or key, at any depth, that
     `pattern` finds something in, or None: what an import's line (a lone surrogate, which

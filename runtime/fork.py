@@ -295,6 +295,12 @@ def check(changes: Changes, at: Recorded, agents: set[str], run_id: str) -> None
             raise ForkRefused(
                 f"at most {RESULT_MAX:,} characters of JSON ({size:,})", "tool_result"
             )
+        if flat.holds_surrogates(changes.tool_result):
+            # JSON's escapes say it ("\ud800" alone) and Python's reads it; no event holds it.
+            raise ForkRefused(
+                "holds half a UTF-16 surrogate pair (such as \\ud800 alone), which is not text",
+                "tool_result",
+            )
 
 
 def known(agents: set[str]) -> str:

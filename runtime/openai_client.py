@@ -27,7 +27,7 @@ from email.message import Message
 from typing import Any
 from urllib.parse import urlsplit
 
-from runtime import errors
+from runtime import errors, flat
 from runtime.events import Usage
 from runtime.model import (
     ChatMessage,
@@ -455,9 +455,15 @@ class OpenAIClient(ModelClient):
             )
         try:
             decoded = json.loads(raw)
+            if flat.may_hold_surrogates(raw):
+                decoded = flat.mended(decoded)  # half an emoji: no event could hold it
         except ValueError:
             raise ModelProtocolError(
                 f"the reply is not JSON: {snippet(raw) or '(empty body)'}"
+            ) from None
+        except RecursionError:
+            raise ModelProtocolError(
+                f"the reply is nested too deeply for JSON to read: {snippet(raw[:1000])}"
             ) from None
         if not isinstance(decoded, dict):
             raise ModelProtocolError(

@@ -166,6 +166,8 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
             # strict=False admits raw newlines and tabs inside strings, which small models
             # write; the arguments are checked against the tool's schema before any use.
             args = json.loads(arguments, strict=False)
+            if flat.may_hold_surrogates(arguments):
+                args = flat.mended(args)
         except ValueError as error:
             raise unreadable(f"not valid JSON ({error})", snippet(arguments)) from None
         except RecursionError:

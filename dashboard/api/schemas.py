@@ -42,13 +42,20 @@ class In(BaseModel):
     def no_nul(cls, value: Any) -> Any:
         """No NUL character in any string of a body, however deep: PostgreSQL's text has
         none, and a reason (a task, a message) holding one was journalled and then stopped
-        every projector that read it. The pages' forms refuse it too (Django's CharField)."""
+        every projector that read it. The pages' forms refuse it too (Django's CharField).
+        Nor half a UTF-16 pair ("\\ud800" alone, which JSON's escapes can say): no event
+        can hold it, and a fork's tool result holding one was a 500 at the append."""
         if field_holding({"": value}, NUL) is not None:
             raise ValueError("holds a NUL character (\\u0000), which no text here may hold")
+        if field_holding({"": value}, HALF_PAIR) is not None:
+            raise ValueError(
+                "holds half a UTF-16 surrogate pair (such as \\ud800 alone), which is not text"
+            )
         return value
 
 
 NUL = re.compile("\x00")
+HALF_PAIR = re.compile("[\ud800-\udfff]")
 
 
 class Accepted(Schema):

@@ -100,6 +100,10 @@ def nested(levels: int) -> list:
         ({"at": "@returned", "tool_result": nested(200)}, 400, "nested deeper than 60"),
         ({"at": "@returned", "tool_result": float("nan")}, 400, "NaN and Infinity"),
         ({"at": "@returned", "tool_result": {"x": float("inf")}}, 400, "NaN and Infinity"),
+        # Half a UTF-16 pair, which JSON's escapes can say and no event can hold: it was a 500.
+        ({"at": "@returned", "tool_result": {"note": "bad \ud800 here"}}, 422, ""),
+        ({"at": "@returned", "tool_result": {"\udfff": 1}}, 422, ""),
+        ({"at": "@read", "message": {"agent": "coder", "text": "\udc00"}}, 422, ""),
         (  # with a model name for it too (it was forked, and its step failed three times)
             {"at": "@read", "models": {"coder": "endpoint:big-model"}},
             400,

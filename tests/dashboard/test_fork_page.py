@@ -59,6 +59,9 @@ def test_a_fork_from_the_page_starts_a_run_with_its_parent_named(as_owner, owner
         ({"tool_result": "[" * 10_000 + "]" * 10_000}, "nested too deeply for JSON to read"),
         ({"tool_result": "[" * 100 + "]" * 100}, "nested deeper than 60 levels"),
         ({"tool_result": "NaN"}, "NaN and Infinity are not numbers JSON allows"),
+        # half a UTF-16 pair, which JSON's escapes can say and no event can hold: a 500
+        ({"tool_result": '{"note": "bad \\ud800 here"}'}, "half a UTF-16 surrogate pair"),
+        ({"tool_result": '{"\\udfff": 1}'}, "half a UTF-16 surrogate pair"),
         ({"max_turns": "0"}, "greater than or equal to 1"),
         # The new-run form's bounds (dashboard/actions.py), where the fork's allowed 1e9.
         ({"allowance": "10000001"}, "less than or equal to 10000000"),

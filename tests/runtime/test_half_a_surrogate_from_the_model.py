@@ -1,0 +1,46 @@
+"""A model's reply may hold half a UTF-16 pair: an escape such as "\\ud83d" with no partner,
+as a reply cut in the middle of an emoji has it. Python's json reads it and keeps it, and no
+event holding it could be written (UTF-8 has no such character): the step failed at its
+append, on every try, until the run was dead-lettered. The client now keeps such a reply with
+U+FFFD in the half's place, in its text and in a tool call's arguments; the run goes on and
+replays to the same journal."""
+
+from __future__ import annotations
+
+from runtime import flat, flight
+from runtime.events import ModelResponded, ToolDispatched
+from runtime.jsonl import JsonlJournal
+from runtime.team import Services
+from tests.fakellm import Reply, completion, wire_call
+
+
+def test_the_half_is_kept_as_a_replacement_character_and_the_run_goes_on(server, tmp_path):
+    models = {"MINUTES_MODEL_BASE_URL": server.url, "MINUTES_MODEL": "some-model"}
+    server.queue(
+        Reply(completion("cut \ud83d", [wire_call("list_files", '{"path": "a\\ud800"}', "c1")])),
+        Reply(completion("whole \ud83d\ude00", [wire_call("done", '{"summary": "ok"}', "c2")])),
+    )
+    journal = JsonlJournal(tmp_path / "j.jsonl")
+    config = flight.plan("solo", "solo-fix", "r-half", model="endpoint")
+
+    outcome = flight.fly(journal, config, "r-half", tmp_path, services=Services(models=models))
+
+    records = journal.read("run-r-half")
+    said = [r.event.text for r in records if isinstance(r.event, ModelResponded)]
+    assert said[:2] == ["cut \ufffd", "whole \U0001f600"]  # a whole pair is one character
+    called = [r.event for r in records if isinstance(r.event, ToolDispatched)]
+    assert called[0].args == {"path": "a\ufffd"}
+    assert outcome.status != "escalated", outcome.reason
+    assert flight.replay(journal, "r-half").identical
+    # Every line reads back as an import reads it (which refuses a lone surrogate).
+    for n, line in enumerate((tmp_path / "j.jsonl").read_bytes().splitlines(), 1):
+        flat.loads(line, n)
+
+
+def test_mended_leaves_text_without_halves_alone_and_reaches_keys():
+    assert flat.mended({"k\udc00": ["ok", {"x": "\ud800y"}], "n": 1}) == {
+        "k\ufffd": ["ok", {"x": "\ufffdy"}],
+        "n": 1,
+    }
+    assert not flat.may_hold_surrogates(b'{"a": "\\u00e9"}')
+    assert flat.may_hold_surrogates(b'{"a": "\\uD83D"}')

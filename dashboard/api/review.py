@@ -62,7 +62,7 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
         until: str = "",
         # A script polling for what arrived asks again after the newest `position` it saw,
         # as the queue's page does (/review/<queue>/newer).
-        after: Annotated[int, READ_AS_POSITION] = after_position("the items opened"),
+        after: Annotated[int, READ_AS_POSITION] = after_position("oldest first, the items opened"),
     ) -> Any:
         asked_for = {"status": status, "run": run, "q": q, "team": team, "scenario": scenario}
         asked_for |= {"model": model, "since": since, "until": until}
@@ -71,7 +71,12 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
         except BadQuery as exc:
             raise invalid("query", exc.problems) from None
         items = queries.queue_items(queue, shown, one, runs, words=words)
-        return items.filter(position__gt=after) if after else items
+        if not request.GET.get("after", "").strip():
+            return items  # the newest first, as the page lists them (a blank `after`: not asked)
+        # Oldest first after a position, as a run's minutes are paged: a poller that asks
+        # again after the highest position it got misses none, however many arrived between
+        # two polls. Newest first, it got the newest `limit` and never saw the ones below.
+        return items.filter(position__gt=after).order_by("position")
 
     list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
     router.get(path, response=list[out])(paginate(Pages)(list_items))  # type: ignore[valid-type]

@@ -63,6 +63,22 @@ def test_after_lists_only_what_was_opened_since(api):
     assert len(api.get("/api/review/conflicts?after=").json()["items"]) == 2  # blank: not asked
 
 
+def test_a_poller_that_asks_after_the_highest_position_it_got_misses_nothing(api):
+    """Newest first, `after` and `limit` gave the newest `limit` after a position: asking
+    again after the highest of those skipped the ones below it for good."""
+    for n in range(5):
+        lettered(f"r-00000000000{n}")
+    seen, got = 0, []
+    for _ in range(4):
+        page = api.get(f"/api/review/dead-letters?status=all&after={seen}&limit=2").json()
+        got += [i["letter_id"] for i in page["items"]]
+        seen = max([seen, *(i["position"] for i in page["items"])])
+    assert got == [f"r-00000000000{n}:1" for n in range(5)]  # each once, oldest first
+    lettered("r-000000000009")
+    [arrived] = api.get(f"/api/review/dead-letters?after={seen}&limit=2").json()["items"]
+    assert arrived["letter_id"] == "r-000000000009:1"
+
+
 @pytest.mark.parametrize("after", ["-1", "x", "9" * 40])
 def test_an_after_that_is_no_position_is_a_422_naming_it(api, after):
     refused = api.get(f"/api/review/dead-letters?after={after}")

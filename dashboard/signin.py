@@ -70,6 +70,10 @@ def lockout_response(
     return response
 
 
+class LockedOut(Exception):
+    """A request from an address locked out, refused before its token is looked at."""
+
+
 def token_locked_out(request: HttpRequest) -> bool:
     """Whether the address this request came from is locked out (no name: a token has none)."""
     return not AxesProxyHandler.is_allowed(request, {"username": None})

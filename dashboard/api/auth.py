@@ -29,7 +29,7 @@ class TokenAuth(HttpBearer):
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         if signin.token_locked_out(request):
-            raise HttpError(429, signin.LOCKED)
+            raise signin.LockedOut  # a 429 with Retry-After, as the sign-in form's (errors.py)
         found = ApiToken.objects.select_related("user").filter(digest=ApiToken.hash(token)).first()
         if found is None or not found.user.is_active:
             signin.token_refused(request)

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 
-from dashboard import errors, unavailable
+from dashboard import errors, signin, unavailable
 from journal_store.transfer import ImportRefused
 
 
@@ -50,6 +50,10 @@ def register(api: NinjaAPI) -> None:
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
         body = {"detail": f"more than {limit:,} parameters, the most a request may have"}
         return api.create_response(request, body, status=400)
+
+    @api.exception_handler(signin.LockedOut)
+    def locked_out(request: HttpRequest, exc: signin.LockedOut) -> HttpResponse:
+        return signin.lockout_response(request, None)  # with Retry-After, which HttpError lacks
 
     @api.exception_handler(ImportRefused)
     def import_refused(request: HttpRequest, exc: ImportRefused) -> HttpResponse:

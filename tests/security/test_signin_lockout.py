@@ -107,6 +107,7 @@ def test_wrong_bearer_tokens_lock_their_address_out_of_the_api(db):
 
     right = Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {token}", REMOTE_ADDR="10.0.3.1")
     assert right.status_code == 429 and "too many failed sign-ins" in right.json()["detail"]
+    assert right["Retry-After"] == str(15 * 60)  # as the form's lockout says it
     issued.refresh_from_db()
     assert issued.last_used_at is None  # the token was not even looked at
     # A token has no name to lock: wrong ones spread over many addresses lock none of them,

@@ -1,4 +1,10 @@
-"""python manage.py api_token USER [--name NAME]: a bearer token for scripts (shown once)."""
+"""python manage.py api_token USER [--name NAME]: a bearer token for scripts (shown once).
+
+`--list` shows USER's tokens (number, name, made, last used; never the token, which is not
+kept), and `--revoke N` (or a name that only one of them has) takes one back: the scripts
+holding it get 401 from then on. A leaked token is revoked here without deactivating its
+person.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +16,60 @@ from django.core.management.base import BaseCommand, CommandError
 
 from dashboard.models import ApiToken
 
+NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
+
 
 class Command(BaseCommand):
-    help = "Make an API token for a user; it is printed once and stored only as a hash."
+    help = (
+        "Make an API token for a user (printed once, stored only as a hash); --list shows "
+        "the user's tokens, --revoke N takes one back."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("user")
-        parser.add_argument("--name", default="script")
+        parser.add_argument("--name", default="script", help="what the token is for")
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--list", action="store_true", help="list the user's tokens")
+        what.add_argument("--revoke", metavar="N", help="revoke token N (or the one so named)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             user = get_user_model().objects.get(username=options["user"])
         except get_user_model().DoesNotExist:
             raise CommandError(f"no user {options['user']!r}") from None
-        _, token = ApiToken.issue(user, options["name"])
-        self.stdout.write(token)
+        tokens = ApiToken.objects.filter(user=user).order_by("pk")
+        if options["list"]:
+            self.list(user, tokens)
+        elif options["revoke"] is not None:
+            self.revoke(user, tokens, options["revoke"])
+        else:
+            name = options["name"].strip()
+            if not name or len(name) > NAME_MAX:
+                raise CommandError(f"--name: say what the token is for, in 1 to {NAME_MAX} chars")
+            _, token = ApiToken.issue(user, name)
+            self.stdout.write(token)
+
+    def list(self, user: Any, tokens: Any) -> None:
+        if not tokens:
+            self.stdout.write(f"{user.username} has no API token")
+            return
+        for t in tokens:
+            used = f"last used {t.last_used_at:%Y-%m-%d %H:%M} UTC" if t.last_used_at else "unused"
+            self.stdout.write(f"{t.pk}\t{t.name}\tmade {t.created_at:%Y-%m-%d %H:%M} UTC\t{used}")
+
+    def revoke(self, user: Any, tokens: Any, which: str) -> None:
+        number = which.isdigit() and len(which) < 19  # a column's integer, not an overflow
+        found = list(tokens.filter(pk=int(which))) if number else []
+        found = found or list(tokens.filter(name=which))
+        if not found:
+            raise CommandError(
+                f"{user.username} has no token {which!r}; `api_token {user.username} --list` "
+                "shows their tokens"
+            )
+        if len(found) > 1:
+            numbers = ", ".join(str(t.pk) for t in found)
+            raise CommandError(f"{len(found)} tokens are named {which!r} ({numbers}): give one")
+        [token] = found
+        said = f"revoked token {token.pk} ({token.name}) of {user.username}"
+        token.delete()
+        self.stdout.write(said)

@@ -1,0 +1,69 @@
+"""`manage.py api_token`: a token is made for a person, listed without itself (it is not
+kept), and revoked, after which the scripts holding it are refused; mistakes name what was
+wrong and change nothing."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from dashboard.models import ApiToken
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("api_token", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_made_listed_used_and_revoked():
+    get_user_model().objects.create_user("rosa", password="a long pass phrase 7")
+    first = run("rosa", "--name", "nightly").strip()
+    second = run("rosa", "--name", "laptop").strip()
+    assert Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {first}").status_code == 200
+
+    listed = run("rosa", "--list")
+    assert "nightly" in listed and "laptop" in listed and "last used" in listed
+    assert first not in listed and second not in listed  # never shown again
+    nightly = ApiToken.objects.get(name="nightly")
+
+    assert run("rosa", "--revoke", str(nightly.pk)).startswith(f"revoked token {nightly.pk}")
+    assert Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {first}").status_code == 401
+    assert Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {second}").status_code == 200
+    run("rosa", "--revoke", "laptop")  # by its name, when only one has it
+    assert run("rosa", "--list").strip() == "rosa has no API token"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("nobody", "--list"), "no user 'nobody'"),
+        (("rosa", "--revoke", "99"), "rosa has no token '99'"),
+        (("rosa", "--revoke", "9" * 40), "rosa has no token"),
+        (("rosa", "--revoke", "twin"), "2 tokens are named 'twin'"),
+        (("rosa", "--name", " "), "--name: say what the token is for"),
+        (("rosa", "--name", "x" * 101), "--name: say what the token is for"),
+    ],
+)
+def test_mistakes_are_named_and_change_nothing(args, says):
+    rosa = get_user_model().objects.create_user("rosa", password="a long pass phrase 7")
+    ApiToken.issue(rosa, "twin")
+    ApiToken.issue(rosa, "twin")
+    with pytest.raises(CommandError, match=says):
+        run(*args)
+    assert ApiToken.objects.count() == 2
+
+
+def test_another_persons_token_is_not_theirs_to_revoke():
+    rosa = get_user_model().objects.create_user("rosa", password="a long pass phrase 7")
+    get_user_model().objects.create_user("sam", password="a long pass phrase 8")
+    theirs, _ = ApiToken.issue(rosa, "nightly")
+    with pytest.raises(CommandError, match="sam has no token"):
+        run("sam", "--revoke", str(theirs.pk))
+    assert ApiToken.objects.filter(pk=theirs.pk).exists()

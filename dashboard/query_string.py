@@ -93,15 +93,20 @@ class QueryStringMiddleware:
         if not query:
             return self.get_response(request)
         try:
-            name = resolve(request.path_info).url_name or ""
+            match = resolve(request.path_info)
         except Resolver404:
             # No such address: its 404 says so, where its query was refused first, as if
             # mending the query would find the page.
             return self.get_response(request)
-        wrong = problems(query, MANY.get(name, frozenset()))
+        wrong = problems(query, MANY.get(match.url_name or "", frozenset()))
+        api = request.path.startswith("/api/")
+        if api and request.method:
+            from dashboard.api.openapi import unknown_parameters  # the API's, built once
+
+            wrong = unknown_parameters(query, match.route, request.method) | wrong
         if not wrong:
             return self.get_response(request)
-        if request.path.startswith("/api/"):
+        if api:
             detail = [
                 {"type": "value_error", "loc": ["query", field], "msg": why}
                 for field, why in wrong.items()

@@ -3,10 +3,14 @@ a body's validation errors pointing at the body's field."""
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import TYPE_CHECKING, Any
 
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
+
+from dashboard.query_string import decoded
 
 if TYPE_CHECKING:
     from ninja.errors import ValidationErrorContext
@@ -70,3 +74,45 @@ class MinutesAPI(NinjaAPI):
                     error["loc"] = ("body", *loc[2:])
                 errors.append(error)
         return ValidationError(errors)
+
+
+# --- parameters no operation takes ---------------------------------------------------------------
+
+
+def unknown_parameters(query: bytes, route: str, method: str) -> dict[str, str]:
+    """The query's parameters that the API's operation at `route` (Django's pattern, as the
+    address resolved) for `method` does not take, each with why: a 422 naming it, where it was
+    ignored unseen (`?agent=` on events gave every agent's; `?stauts=` every run). What the
+    operation takes is what its schema lists, so the two cannot disagree. An address with no
+    operation in the schema (the docs page, the schema itself) is left alone."""
+    taken = _query_names().get((_shape(route), "get" if method == "HEAD" else method.lower()))
+    if taken is None:
+        return {}
+    wrong: dict[str, str] = {}
+    for pair in query.split(b"&"):
+        name = decoded(pair.partition(b"=")[0]) if pair else None
+        if name is not None and name not in taken and name not in wrong:
+            takes = f"it takes {', '.join(sorted(taken))}" if taken else "it takes none"
+            wrong[name] = f"no such parameter for {method} here ({takes})"
+    return wrong
+
+
+@functools.cache
+def _query_names() -> dict[tuple[str, str], frozenset[str]]:
+    from dashboard.api import api  # the package that imports this module
+
+    names: dict[tuple[str, str], frozenset[str]] = {}
+    for path, methods in api.get_openapi_schema(path_prefix="/api/")["paths"].items():
+        for method, operation in methods.items():
+            params = operation.get("parameters") or []
+            taken = frozenset(p["name"] for p in params if p.get("in") == "query")
+            names[(_shape(path), method)] = taken
+    return names
+
+
+def _shape(route: str) -> str:
+    """A route with its parameters as {}: Django's `<run_id>` and OpenAPI's `{run_id}` alike."""
+    return _PARAM.sub("{}", route.strip("/"))
+
+
+_PARAM = re.compile(r"<[^>]*>|\{[^}]*\}")

@@ -101,6 +101,7 @@ def events(
     run_id: str,
     after: Annotated[int, READ_AS_POSITION] = after_position("events"),
     kind: str = "",
+    agent: str = Query("", max_length=64, description="one agent's events, as the page's filter"),  # type: ignore[type-arg]
     limit: int = Query(100, ge=1, le=queries.EVENTS_MAX),  # type: ignore[type-arg]
 ) -> Any:
     run_for(request, run_id)
@@ -108,7 +109,7 @@ def events(
         kinds = asked.kinds_of([kind])
     except BadQuery as exc:
         raise invalid("query", exc.problems) from None
-    return queries.events(run_id, after, kinds, limit=limit)
+    return queries.events(run_id, after, kinds, agent=agent.strip(), limit=limit)
 
 
 @router.get("/{run_id}/bill", response={200: BillOut, 404: Error})

@@ -74,11 +74,15 @@ class NewRun:
 
     def refusals(self) -> dict[str, str]:
         """What is wrong with the request as a whole, by field: the form shows each beside
-        its box, the API answers 422 naming them. (Unknown scenarios, and settings a team
-        lacks (an order, a vote), are the service's to refuse.)"""
+        its box, the API answers 422 naming them. (Settings a team lacks (an order, a vote, a
+        critic to reflect with) are the service's to refuse, as a 400 saying which.)"""
         found = {}
         if why := team_refusal(self.team):
             found["team"] = why
+        elif self.scenario and self.scenario not in (scenarios := TEAMS[self.team].scenarios):
+            # Named beside its field, where the plan's refusal was a 400 about the whole.
+            known = ", ".join(sorted(scenarios))
+            found["scenario"] = f"{shown(self.scenario)} is no scenario of {self.team}: {known}"
         if (self.model or "scripted") == "scripted" and (self.task or "").strip():
             found["task"] = SCRIPTED_TASK
         if self.task is not None and self.model not in (None, "scripted") and not self.task.strip():

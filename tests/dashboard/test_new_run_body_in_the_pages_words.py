@@ -106,3 +106,20 @@ def test_the_api_body_takes_the_fields_the_form_asks_for():
 
     asked = set(NewRunForm.base_fields) - {"presets_of"}
     assert asked == set(RunIn.model_fields)
+
+
+@pytest.mark.parametrize("scenario", ["nope", "Solo-Fix", "solo-fix "])
+def test_a_scenario_the_team_has_not_is_a_422_naming_the_field_and_its_scenarios(api, scenario):
+    """It was the plan's 400 about the request as a whole, with no field to point at."""
+    said = refused(api, {"team": "solo", "scenario": scenario})
+    why = said[("body", "scenario")]
+    assert " is no scenario of solo: solo-fix" in why and len(why) < 200
+
+
+def test_the_start_run_command_says_the_same_of_a_scenario():
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError) as refused_by:
+        call_command("start_run", "--team", "solo", "--scenario", "nope")
+    assert str(refused_by.value) == "--scenario: 'nope' is no scenario of solo: solo-fix"
+    assert StoredEvent.objects.count() == 0

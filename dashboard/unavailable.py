@@ -46,17 +46,69 @@ def answer(request: HttpRequest) -> HttpResponse:
     return response
 
 
+NOT_MIGRATED = (
+    "the database is not migrated (this code's tables are not all there): run "
+    "`manage.py migrate`, then try again"
+)
+
+
+def not_migrated(request: HttpRequest) -> HttpResponse:
+    """503 saying the database lacks this code's tables, and what to run: a server started
+    before `manage.py migrate` failed every page with a 500 "Something went wrong" and the
+    API with an HTML one, or said the database "did not answer" (SQLite's missing table is
+    an OperationalError)."""
+    if request.path.startswith(API):
+        response: HttpResponse = JsonResponse({"detail": NOT_MIGRATED}, status=503)
+    else:
+        response = render(request, "503_not_migrated.html", status=503)
+    response["Retry-After"] = "60"
+    return response
+
+
+def unmigrated() -> list[str]:
+    """The migrations of this code the database has not applied (app.name), or all of them
+    when it has no record of any; [] when it is up to date. Asked only after a failure."""
+    from django.db import DatabaseError, connection
+    from django.db.migrations.loader import MigrationLoader
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT app, name FROM django_migrations")
+            applied = set(cursor.fetchall())
+    except DatabaseError:
+        applied = set()
+    newest = MigrationLoader(None, ignore_no_migrations=True).graph.leaf_nodes()
+    return sorted(f"{app}.{name}" for app, name in set(newest) - applied)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
     """config/urls.py's handler500. Django calls it while handling the exception (after
-    logging it), so the exception is at hand: a database out of reach is the 503 above."""
-    if isinstance(sys.exc_info()[1], DOWN):
+    logging it), so the exception is at hand: a table missing because `migrate` was not run
+    is the 503 that says so; a database out of reach the 503 above; anything else the 500,
+    in JSON under /api/ (an HTML page to a script was one more thing to parse)."""
+    from django.db import DatabaseError
+
+    exc = sys.exc_info()[1]
+    not_an_outage = isinstance(exc, DatabaseError) and not isinstance(exc, DOWN)
+    if (not_an_outage or _missing_table(exc)) and unmigrated():
+        return not_migrated(request)
+    if isinstance(exc, DOWN):
         return answer(request)
+    if request.path.startswith(API):
+        return JsonResponse({"detail": "the server failed on this request (a bug)"}, status=500)
     return defaults.server_error(request)
+
+
+def _missing_table(exc: BaseException | None) -> bool:
+    """SQLite's word for a table that is not there (an OperationalError, as a busy database's)."""
+    return exc is not None and "no such table" in str(exc)
 
 
 def api_handler(request: HttpRequest, exc: Exception | type[Exception]) -> HttpResponse:
     """The API's handler for DOWN (an endpoint's, or its authentication's, query): the 503,
     the error logged in a line with its first line of words."""
+    if _missing_table(exc if isinstance(exc, BaseException) else None) and unmigrated():
+        return not_migrated(request)
     said = first_line(exc)
     log.warning("%s %s: the database did not answer (%s)", request.method, request.path, said)
     return answer(request)

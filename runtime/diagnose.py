@@ -28,6 +28,8 @@
                               again and again
     stalled_run               nobody drove the run for a while although it was not over: its
                               driver's lease ran out, or no step came after one gave it back
+    suite_not_run             the harness's own run of the suite ran no test, and says why (the
+                              sandbox could not start, the run timed out)
 
 Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
 a finding is a row, added when the signature shows, replaced as it grows, dropped when later
@@ -69,6 +71,7 @@ from runtime.signatures.obligations import (
     OrphanedCommitments,
 )
 from runtime.signatures.stalls import Stalls
+from runtime.signatures.suite import SuiteNotRun
 
 __all__ = ["SIGNATURES", "Diagnosis", "DuplicateWork", "Finding", "diagnose", "team_roles"]
 
@@ -93,6 +96,7 @@ SIGNATURES: tuple[Fold, ...] = (
     DelegationLimits(),
     Livelocks(),
     Stalls(),
+    SuiteNotRun(),
 )
 
 

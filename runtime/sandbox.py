@@ -308,8 +308,10 @@ def _probe(bwrap: str, command: list[str]) -> None:
         timeout=30,
     )
     if probe.returncode != 0:
+        said = (probe.stderr or probe.stdout).strip()[:500]
+        # Some refusals print nothing (a seccomp profile's, a stand-in's): the status is all.
+        said = said or f"it exited with status {probe.returncode} and said nothing"
         raise SandboxUnavailable(
-            f"bubblewrap ({bwrap}) cannot start a sandbox here: "
-            f"{(probe.stderr or probe.stdout).strip()[:500]}; " + INSTALL_HINT
+            f"bubblewrap ({bwrap}) cannot start a sandbox here: {said}; " + INSTALL_HINT
         )
     _working.add(key)

@@ -5,6 +5,9 @@ run without the sandbox. An operator's opt-out does not reach runs started in th
 from __future__ import annotations
 
 from runtime import flight
+from runtime.diagnose import diagnose
+from runtime.events import SuiteChecked
+from runtime.journal import Recorded
 from runtime.jsonl import JsonlJournal
 from runtime.sandbox import Sandbox
 from runtime.team import Services
@@ -40,6 +43,32 @@ def test_a_flight_on_a_host_without_bubblewrap_runs_no_agent_code_and_is_not_don
     [suite] = [e for e in events if e.kind == "SuiteChecked"]
     assert not suite.ok and "bubblewrap is required" in suite.trace
     assert outcome.status != "done"
+
+
+def test_a_bubblewrap_that_cannot_start_is_named_in_a_finding_even_when_it_says_nothing(tmp_path):
+    """Installed but refused by the kernel (a container's default profile), bubblewrap may
+    print nothing: the reason read "cannot start a sandbox here: ;", and the verdict "the
+    suite is not green (0 failing)", with no word of the sandbox outside the events."""
+    outcome, events = flight_on(tmp_path, Sandbox(bwrap="/bin/false"))
+    [suite] = [e for e in events if e.kind == "SuiteChecked"]
+    assert "cannot start a sandbox here: it exited with status 1 and said nothing" in suite.trace
+    records = JsonlJournal(tmp_path / "run.jsonl").read("run-r-nobwrap")
+    [found] = [f for f in diagnose(records) if f["kind"] == "suite_not_run"]
+    assert found["summary"].startswith("the harness could not run the suite, so no test passed")
+    assert "bubblewrap (/bin/false) cannot start a sandbox here" in found["summary"]
+    assert outcome.status != "done"
+
+
+def test_a_suite_check_that_ran_drops_the_finding():
+    def checked(position, **fields):
+        return Recorded("run-r", position, position, SuiteChecked(**fields))
+
+    records = [
+        checked(1, passed=0, failed=0, ok=False, trace="SandboxUnavailable: no"),
+        checked(2, passed=3, failed=1, ok=False, trace="1 failed"),
+    ]
+    assert [f["kind"] for f in diagnose(records[:1])] == ["suite_not_run"]
+    assert diagnose(records) == []  # it ran: the failing test is the story now
 
 
 def test_an_opt_out_does_not_reach_a_run_started_in_the_sandbox(tmp_path):

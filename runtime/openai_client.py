@@ -374,6 +374,13 @@ class OpenAIClient(ModelClient):
                         continue
                     why = ": the run's wall-clock ceiling falls before the next try"
                     ceiling = True
+                if ceiling and not why:
+                    # The last wait was cut to what the run had left: say so, or the reason
+                    # read as a model that failed (MINUTES_MODEL_TIMEOUT is not what ran out).
+                    why = (
+                        f": the run's wall-clock ceiling left {timeout:.3g} s for the last try "
+                        f"(of {self.timeout:g} s)"
+                    )
                 said = (
                     f"gave up on POST {self.base_url}{path} after {made} attempt"
                     f"{'' if made == 1 else 's'}{why}; the last failed with {failure.detail}"

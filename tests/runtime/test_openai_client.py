@@ -262,6 +262,8 @@ def test_a_slow_server_is_waited_for_only_until_the_runs_ceiling(server: FakeSer
         client.complete([ChatMessage(role="user", content="hello")], [])
 
     assert "a timeout (no answer within 0.2 s)" in str(caught.value)
+    # the run's ceiling, not the model's timeout, ran out: the reason says so
+    assert "the run's wall-clock ceiling left 0.2 s for the last try (of 60 s)" in str(caught.value)
 
 
 def test_a_5xx_that_persists_is_an_outage_after_max_retries_plus_one_attempts(

@@ -33,9 +33,14 @@ class In(BaseModel):
     """A request body: a JSON object holding only the fields named. An unknown field is a 422
     naming it, never dropped (a misspelt `team` must not start another team's run). A plain
     pydantic model, not ninja's Schema, whose reader takes any value (null, a list, a string)
-    for an object with every field at its default."""
+    for an object with every field at its default.
 
-    model_config = ConfigDict(extra="forbid")
+    Strict, every field: a value of another JSON type is a 422 naming its field, never read
+    as the type wanted (a string "10" as a number of seconds, "on", "yes" or 1 as true). A
+    whole number still does for a float (JSON has one kind of number); an int Literal takes
+    neither true nor 3.0, which strict Literals let through (`no_loose_choice`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -217,7 +222,9 @@ class RunIn(In):
     allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX, strict=True)
     max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX, strict=True)
     # NaN passes no bound and fails none the way a person would read: refused as not finite.
-    max_seconds: float | None = Field(None, ge=1, le=actions.SECONDS_MAX, allow_inf_nan=False)
+    max_seconds: float | None = Field(
+        None, ge=1, le=actions.SECONDS_MAX, allow_inf_nan=False, strict=True
+    )
     order: str | None = Field(
         default=None,
         pattern=actions.ORDER,
@@ -264,6 +271,17 @@ class RunIn(In):
             return None
         if not re.match(actions.ORDER, value):
             raise PydanticCustomError("order", "{why}", {"why": actions.ORDER_REFUSAL})
+        return value
+
+    @field_validator("votes", mode="before")
+    @classmethod
+    def no_loose_choice(cls, value: Any) -> Any:
+        """A number of votes is a whole number: a Literal, strict or not, took true for 1 and
+        3.0 for 3."""
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise PydanticCustomError(
+                "literal_error", "Input should be 1, 3 or 5, a whole number", {}
+            )
         return value
 
 

@@ -15,9 +15,12 @@ under is still the current one (a person may have superseded it since), no lease
 the person's role may rule (`reviewer`), the evidence holds (the conflict is parked, and the
 fact is still at the version it was parked at: "the fact moved on" is refused here, before any
 transaction), and its idempotency key is the ruling's id (the form's, or one derived from the
-conflict, the choice and the person): the same ruling posted twice is applied once, and the
-second answer is the first's decision. A refusal (RulingRefused, with the gate's
-MutationRefused) is journalled in the run's gate log `gate-<run>` and nothing else is written.
+conflict, the choice and the person; what it asks holds the reason too): the same ruling
+posted twice is applied once, and the second answer is the first's decision. Another reason
+under the same key is not the same ruling: ConflictAlreadyDecided (RulingRepeated for a form's
+id), saying who decided what and why, as for another person's ruling. A refusal
+(RulingRefused, with the gate's MutationRefused) is journalled in the run's gate log
+`gate-<run>` and nothing else is written.
 
 Where a value can be committed is a registry, keyed by the commit's `service`: this module
 knows only the journal's own facts ("facts"); an app that parks conflicts on its own state
@@ -39,7 +42,14 @@ from runtime.coordination.claims import Claims
 from runtime.coordination.effects import request_hash
 from runtime.coordination.facts import Facts
 from runtime.coordination.mutation import Authority, Evidence, GateRefused, Mutation, MutationGate
-from runtime.events import ConflictParked, ConflictResolved, Event, FactChanged, MutationRefused
+from runtime.events import (
+    ConflictParked,
+    ConflictResolved,
+    Event,
+    FactChanged,
+    MutationRefused,
+    shown,
+)
 from runtime.journal import WrongExpectedVersion
 
 NONE = "none"  # the choice that rejects every claim
@@ -58,15 +68,23 @@ class ConflictNotFound(ConflictError):
 
 
 class ConflictAlreadyDecided(ConflictError):
-    """Somebody decided the conflict first; when their decision was read, the message says who
-    and what (the card of the one who came second still shows it open, with its form)."""
+    """Somebody decided the conflict first (or the same person, for another reason); when their
+    decision was read, the message says who, what and why (the card of the one who came second
+    still shows it open, with its form)."""
 
     def __init__(self, conflict_id: str, decided: ConflictResolved | None = None) -> None:
-        how = ""
-        if decided is not None:
-            chose = "rejected both claims" if decided.choice == NONE else f"chose {decided.value!r}"
-            how = f" by {decided.by}, who {chose}"
-        super().__init__(f"conflict {conflict_id} has already been decided{how}")
+        super().__init__(f"conflict {conflict_id} has already been decided{decided_as(decided)}")
+
+
+def decided_as(decided: ConflictResolved | None) -> str:
+    """ " by ann, who chose 'cancelled' (claim k1) for the reason 'she asked first'", or ""."""
+    if decided is None:
+        return ""
+    if decided.choice == NONE:
+        chose = "rejected both claims"
+    else:
+        chose = f"chose {shown(decided.value)} (claim {decided.choice})"
+    return f" by {decided.by}, who {chose} for the reason {shown(decided.reason)}"
 
 
 class ConflictMoved(ConflictError):
@@ -95,6 +113,15 @@ class StaleRuling(RulingRefused, ConflictMoved):
 
 class RulingNotAllowed(RulingRefused):
     """Refused because the person's role may not rule on conflicts."""
+
+
+class RulingRepeated(RulingRefused):
+    """Refused because the ruling's id was used for the decision already taken, with another
+    choice or reason: the message says what that decision was."""
+
+    def __init__(self, refused: MutationRefused, decided: ConflictResolved) -> None:
+        self.then = f"; conflict {decided.conflict_id} was decided{decided_as(decided)}"
+        super().__init__(refused)
 
 
 class UnknownCommitTarget(ConflictError):
@@ -171,7 +198,8 @@ def claim_choices(parked: ConflictParked) -> dict[str, Any]:
 
 def ruling_key(conflict_id: str, choice: str, by: str) -> str:
     """A ruling's id when its form sent none: the same person choosing the same claim on the
-    same conflict is the same ruling (a double-click, a second POST)."""
+    same conflict is the same ruling (a double-click, a second POST). Its request holds the
+    reason too (`ruled`): the same key with another reason is not the ruling taken."""
     return "rl-" + request_hash("rule", conflict_id, [choice, by])[:24]
 
 
@@ -200,14 +228,17 @@ def resolve(
         )
     value = None if choice == NONE else choices[choice]
     key = ruling_id or ruling_key(conflict_id, choice, by)
-    request = request_hash("rule", f"conflict-{conflict_id}", {"choice": choice, "value": value})
+    request = requested(conflict_id, choice, value, reason)
     decided = next((e for e in events[1:] if isinstance(e, ConflictResolved)), None)
     if decided is not None:
         if decided.ruling_id == key and ruled(decided) == request:
             return decided  # the same ruling again: it was applied once, here it is
-        if decided.ruling_id != key:
+        if decided.ruling_id != key or ruling_id is None:
+            # Another person's ruling, or the same person's derived key with another reason:
+            # either would be dropped in silence if answered with the decision taken.
             raise ConflictAlreadyDecided(conflict_id, decided)
-        # the same ruling's id for another choice: the gate's idempotency check refuses it
+        # the form's ruling id for another choice or reason: the gate's idempotency check
+        # refuses it (journalled in the gate log), saying what was decided
     target = committer(parked) if choice != NONE else None
     gate = MutationGate(
         journal,
@@ -218,7 +249,45 @@ def resolve(
     try:
         gate.check(ruling(journal, parked, choice, by, role, key, request, decided is not None))
     except GateRefused as exc:
+        if decided is not None and exc.refused.check == "idempotency":
+            raise RulingRepeated(exc.refused, decided) from None
         raise refusal(exc.refused) from None
+    try:
+        decision = decide(journal, parked, target, choice, value, by, reason, key, using)
+    except (ConflictMoved, ConflictAlreadyDecided):
+        # Another ruling went in between our read and our write (six posts at once): its
+        # commit moved the fact, or its decision took version 2. Said as what it decided.
+        now = next(
+            (
+                r.event
+                for r in journal.read(f"conflict-{conflict_id}", after=1)
+                if isinstance(r.event, ConflictResolved)
+            ),
+            None,
+        )
+        if now is None:
+            raise  # the fact moved under something else: the stale ruling's own refusal
+        if now.ruling_id == key and ruled(now) == request:
+            return now  # the same ruling, posted twice at once: applied once
+        raise ConflictAlreadyDecided(conflict_id, now) from None
+    projection.catch_up(["conflicts", "runs"], using=using)
+    return decision
+
+
+def decide(
+    journal: DjangoJournal,
+    parked: ConflictParked,
+    target: CommitTarget | None,
+    choice: str,
+    value: Any,
+    by: str,
+    reason: str,
+    key: str,
+    using: str,
+) -> ConflictResolved:
+    """Commit the chosen value and journal the decision, in one transaction."""
+    conflict_id = parked.conflict_id
+    choices = claim_choices(parked)
     with transaction.atomic(using=using):
         # The commit first, then the decision: the same lock order as every other writer of
         # the target (its row, say an order's, then the journal), so two cannot deadlock.
@@ -247,17 +316,18 @@ def resolve(
             value,
             run_id=parked.run_id,
         )
-    projection.catch_up(["conflicts", "runs"], using=using)
     return decision
+
+
+def requested(conflict_id: str, choice: str, value: Any, reason: str) -> str:
+    """What a ruling asks, as its key's request: the choice, its value and the reason."""
+    asked = {"choice": choice, "value": value, "reason": reason}
+    return request_hash("rule", f"conflict-{conflict_id}", asked)
 
 
 def ruled(decision: ConflictResolved) -> str:
     """The request a recorded decision answered (what its ruling's key was used for)."""
-    return request_hash(
-        "rule",
-        f"conflict-{decision.conflict_id}",
-        {"choice": decision.choice, "value": decision.value},
-    )
+    return requested(decision.conflict_id, decision.choice, decision.value, decision.reason)
 
 
 def ruling(

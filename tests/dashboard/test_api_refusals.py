@@ -86,7 +86,8 @@ def test_review_refusals_are_answered_by_type(api, outsider, done_run):
     again = post(api, f"/api/review/conflicts/{conflict}/resolve", {"choice": "k2", "reason": "y"})
     assert again.status_code == 409
     assert again.json() == {
-        "detail": f"conflict {conflict} has already been decided by reviewer, who chose 'refunded'"
+        "detail": f"conflict {conflict} has already been decided by reviewer, who chose "
+        "'refunded' (claim k1) for the reason 'x'"
     }
     assert StoredEvent.objects.count() == decided
 

@@ -134,11 +134,46 @@ class Control:
                 return e.by
         return "operator"
 
-    def request_stop(self, by: str, reason: str) -> None:
-        self.append(StopRequested(run_id=self.run_id, by=by, reason=reason))
+    def request_stop(self, by: str, reason: str, at: int | None = None) -> None:
+        self.ask(StopRequested(run_id=self.run_id, by=by, reason=reason), at)
 
-    def request_resume(self, by: str, reason: str = "") -> None:
-        self.append(ResumeRequested(run_id=self.run_id, by=by, reason=reason))
+    def request_resume(self, by: str, reason: str = "", at: int | None = None) -> None:
+        self.ask(ResumeRequested(run_id=self.run_id, by=by, reason=reason), at)
+
+    def ask(self, request: Event, at: int | None) -> None:
+        """Append a person's request; `at`: the version of the control stream the decision to
+        ask was taken on (`requests`), so WrongExpectedVersion when anything came in between
+        (another person's stop or resume: two resumes at once record one)."""
+        if at is None:
+            self.append(request)
+        else:
+            self.journal.append(self.stream, [request], at)
+
+    def requests(self) -> tuple[Recorded | None, int]:
+        """The latest stop or resume asked of the run (None: none), and the control stream's
+        version it was read at."""
+        records = self.journal.read(self.stream)
+        version = records[-1].version if records else 0
+        for r in reversed(records):
+            if isinstance(r.event, StopRequested | ResumeRequested):
+                return r, version
+        return None, version
+
+    def resume_on_its_way(self, request: Recorded, interrupted: bool) -> bool:
+        """Whether the resume asked in `request` is still to be taken up: no step has taken
+        the run since it was asked (an interrupted run: none has yet written its RunResumed,
+        or one holds its lease doing so), and it was asked (or its step last let go of the
+        lease) no longer than STALL_SECONDS ago; past that its step is taken to be lost, and
+        a resume may be asked again, as of a stalled run."""
+        now = time.time()
+        state = standing(lasts([self.lease_stream]).get(self.lease_stream))
+        if state is not None and state.position > request.position:
+            if not interrupted:
+                return False  # a step took the running run since: the resume was taken up
+            if not state.released and state.expires >= now:
+                return True  # a step is taking the run up now (replaying to its stop)
+        since = max(request.event.t, state.t if state is not None else 0.0)
+        return now - since <= settings.STALL_SECONDS
 
     # --- stalls ---------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ status). The steps themselves are driven on the workers (services/steps.py).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -17,7 +18,8 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import flight, status, streams
-from runtime.events import TeamStarted
+from runtime.events import ResumeRequested, StopRequested, TeamStarted
+from runtime.journal import Recorded, WrongExpectedVersion
 from runtime.openai_client import ModelConfigError, OpenAIClient
 from runtime.team import FlightConfig
 from services import local_model, queue, verdicts
@@ -159,22 +161,39 @@ def begin(run_id: str, config: FlightConfig) -> None:
 def interrupt(run_id: str, by: str, reason: str = "") -> None:
     """Ask the run to stop at its next turn boundary. Refused, with nothing written, where the
     stop would change nothing: a run interrupted already or asked to stop already, and a
-    dead-lettered run (its letter's discard ends it; a stop would only end the retried run)."""
-    state = status_of(run_id)
-    if state == status.IMPORTED:
-        raise RunImported(run_id)
-    if state == status.WAITING:
-        raise NothingToChange(run_id, ON_A_CONFLICT)
-    if status.is_terminal(state):
-        raise RunFinished(run_id, state)
-    if state == status.DEAD_LETTERED:
-        raise NothingToChange(run_id, ON_A_DEAD_LETTER)
-    if state == status.INTERRUPTED:
-        raise NothingToChange(run_id, "is interrupted already (resume it to go on)")
+    dead-lettered run (its letter's discard ends it; a stop would only end the retried run).
+    An interrupted run whose resume is on its way may be stopped: the stop cancels the resume.
+    The request is appended at the control stream's version read (two stops at once record
+    one)."""
     control = Control(run_id)
-    if (pending := control.stop_request()) is not None:
-        raise NothingToChange(run_id, f"was asked to stop already, by {pending.by}")
-    control.request_stop(by, reason)
+    for _ in range(ATTEMPTS):
+        state = status_of(run_id)
+        if state == status.IMPORTED:
+            raise RunImported(run_id)
+        if state == status.WAITING:
+            raise NothingToChange(run_id, ON_A_CONFLICT)
+        if status.is_terminal(state):
+            raise RunFinished(run_id, state)
+        if state == status.DEAD_LETTERED:
+            raise NothingToChange(run_id, ON_A_DEAD_LETTER)
+        latest, version = control.requests()
+        interrupted = state == status.INTERRUPTED
+        if interrupted and not (
+            latest is not None
+            and isinstance(latest.event, ResumeRequested)
+            and control.resume_on_its_way(latest, interrupted=True)
+        ):
+            raise NothingToChange(run_id, "is interrupted already (resume it to go on)")
+        # An interrupted run with a resume on its way may be stopped again: the stop cancels
+        # the resume, as a resume cancels a stop the run has not reached.
+        if latest is not None and isinstance(latest.event, StopRequested):
+            raise NothingToChange(run_id, f"was asked to stop already, {asked(latest)}")
+        try:
+            control.request_stop(by, reason, at=version)
+        except WrongExpectedVersion:
+            continue  # another request came in between: decide again on what it says
+        return
+    raise NothingToChange(run_id, MOVING)
 
 
 def resume(run_id: str, by: str, reason: str = "") -> None:
@@ -182,7 +201,10 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
 
     A running run may be resumed only when there is something to do: a stop it has not reached
     yet (the resume cancels it), or a stall (the resume queues it again, as the reconciler
-    would). Otherwise NothingToChange, and nothing is written or sent.
+    would). Otherwise NothingToChange, and nothing is written or sent; so is a resume while
+    another is on its way (`Control.resume_on_its_way`, read from the control stream: the
+    status reads interrupted until the step it sent writes RunResumed). The request is appended
+    at the control stream's version read: two resumes at once record one.
     """
     state = status_of(run_id)
     if state == status.IMPORTED:
@@ -200,12 +222,47 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
     except flight.FlightError as exc:
         raise RunNotResumable(str(exc)) from None
     control = Control(run_id)
-    if state == status.RUNNING and control.stop_request() is None and not is_stalled(run_id):
-        # A step drives it or is on its way: a resume would only add a request to its journal
-        # and a second message for a step that is coming anyway.
-        raise NothingToChange(run_id, "is already running")
-    control.request_resume(by, reason)
-    queue.advance(run_id)
+    for _ in range(ATTEMPTS):
+        latest, version = control.requests()
+        interrupted = state == status.INTERRUPTED
+        if (
+            latest is not None
+            and isinstance(latest.event, ResumeRequested)
+            and control.resume_on_its_way(latest, interrupted)
+        ):
+            # Read from the control stream, not the status: an interrupted run reads
+            # interrupted until the step the first resume sent writes its RunResumed.
+            on_its_way = f"has a resume on its way already, asked {asked(latest)}"
+            raise NothingToChange(run_id, on_its_way)
+        stop = latest is not None and isinstance(latest.event, StopRequested)
+        if not interrupted and not stop and not is_stalled(run_id):
+            # A step drives it or is on its way: a resume would only add a request to its
+            # journal and a second message for a step that is coming anyway.
+            raise NothingToChange(run_id, "is already running")
+        try:
+            control.request_resume(by, reason, at=version)
+        except WrongExpectedVersion:
+            state = status_of(run_id)  # another request came in between: decide again
+            if status.is_terminal(state) or state == status.DEAD_LETTERED:
+                raise NothingToChange(run_id, f"is {status.label(state)} now") from None
+            continue
+        queue.advance(run_id)
+        return
+    raise NothingToChange(run_id, MOVING)
+
+
+# Reads of the control stream a stop or resume makes before it gives up: each lost race means
+# another request (or a failed step, a stall noted) came in between, and it decides again.
+ATTEMPTS = 5
+MOVING = "had its requests moving under this one (others kept asking): ask again"
+
+
+def asked(request: Recorded) -> str:
+    """ "by ann at 2026-12-01 10:04:05 UTC (her reason)": who asked for a request, and when."""
+    e = request.event
+    when = datetime.fromtimestamp(e.t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    by, why = getattr(e, "by", "?"), getattr(e, "reason", "")
+    return f"by {by} at {when}" + (f" ({why})" if why else "")
 
 
 def is_stalled(run_id: str) -> bool:

@@ -68,10 +68,9 @@ def test_a_stop_that_would_change_nothing_is_refused_and_nothing_is_written(toke
 
     asked = run_of("first-flight", by="rosa", steps=1)
     runs.interrupt(asked, "ann", "wrong repo")
-    assert stop(asked) == (
-        409,
-        f"run {asked} was asked to stop already, by ann: nothing was changed",
-    )
+    code, said = stop(asked)
+    assert code == 409 and said.startswith(f"run {asked} was asked to stop already, by ann at ")
+    assert said.endswith(" UTC (wrong repo): nothing was changed")
     assert drive_step(asked, "test") == "interrupted"
     assert runs.status_of(asked) == "interrupted"
     assert stop(asked)[0] == 409 and "is interrupted already (resume it to go on)" in stop(asked)[1]

@@ -30,6 +30,7 @@ REFUSALS: dict[type[Exception], int] = {
     review.RulingRefused: 409,  # the mutation gate said no (a stale ruling is ConflictMoved too)
     review.UnknownCommitTarget: 409,  # its target's app is not installed here
     intents.IntentMoved: 409,
+    intents.IntentOfAFinishedRun: 409,  # a fork is how a finished run's course changes
     forks.ForkCollided: 409,  # another writer took the new fork's stream; nothing written
     # Asked rightly, of something this installation cannot serve now (the local model's
     # server is not running; the message says how to start it).

@@ -12,6 +12,11 @@ goes live after it. What a person changes applies from the fork point on:
   point on (runtime/limits.py): an agent's next turn is counted against the new cap, and the
   run's ledgers are resized (journalled) before they are next spent or checked.
 
+A fork serves an intent of its own, `task-<fork>`, as every run does: the parent's carried
+task intent is copied under the fork's id, with the versions people declared of it before the
+fork point (the intent as it stood there), and none declared after. A person who changes the
+parent's mind later does not reach its forks; one who changes a fork's supersedes `task-<fork>`.
+
 Nothing is trusted: the fork is replayed against the harness in memory before anything is
 written, and refused, naming the event, when the prefix would not replay under its settings.
 """
@@ -28,10 +33,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from runtime import flat, streams
+from runtime.coordination.gates import TASK, Intents
 from runtime.events import (
     CandidateCommitted,
     Event,
     Integrated,
+    IntentCarried,
+    IntentDeclared,
     MessageInjected,
     RunForked,
     TeamFinished,
@@ -154,7 +162,10 @@ def plan(
     at = own[where]
     if (why := unforkable(at, parent)) is not None:
         raise ForkRefused(why)
-    prefix = own[: where + 1]
+    # The parent's task intent as it stood at the fork point: its versions declared before it.
+    intent = Intents.stream(TASK + parent)
+    declared = [r for r in records if r.stream == intent and r.position < position]
+    prefix = sorted([*own[: where + 1], *declared], key=lambda r: r.position)
     agents = {r.event.agent for r in records if r.event.agent}
     check(changes, at, agents, parent)
     config = configured(main[0].event, child, changes, by)
@@ -169,7 +180,11 @@ def plan(
         if isinstance(event, WorkspacePrepared):
             commit = event.commit
             event = event.model_copy(update={"path": config.workspace})
+        if isinstance(event, IntentCarried | IntentDeclared) and event.intent_id == TASK + parent:
+            event = event.model_copy(update={"intent_id": TASK + child})
         stream = streams.renamed(rec.stream, parent, child)
+        if rec.stream == intent:
+            stream = Intents.stream(TASK + child)
         # A new id: an event is stored once; the copy is the fork's own fact.
         events.append((stream, event.model_copy(update={"run_id": child, "id": new_id()})))
     forked = RunForked(
@@ -400,8 +415,9 @@ def write(journal: BatchJournal, fork: Fork) -> None:
 
 
 def records_of(journal: ScanningJournal, run_id: str) -> list[Recorded]:
-    """Every stream a fork may copy of run `run_id`, in position order."""
-    found: list[Recorded] = []
+    """Every stream a fork may copy of run `run_id`, in position order, and the versions people
+    declared of its task intent."""
+    found: list[Recorded] = list(journal.read(Intents.stream(TASK + run_id)))
     for prefix in COPIED:
         if prefix == "run-":
             found += journal.read(streams.journal(run_id))

@@ -5,12 +5,20 @@ saw, so two people superseding at once cannot both win, and nobody replaces a ve
 never looked at. Runs holding the old version are refused at their next mutation by the
 mutation gate (MutationRefused, check "intent", in their journal), not stopped mid-call. Every
 team's run holds one: the desk's `ticket-<order>`, the others' `task-<run>`.
+
+A run's own intent, `task-<run>`, is superseded only while the run may still act on it: once the
+run is over (its verdict is in, or it was imported) nothing of it can change, and a new version
+would only be read by its forks, whose work it would refuse (IntentOfAFinishedRun). A fork is how
+a finished run's course changes; it carries its own intent, `task-<fork>` (runtime/fork.py).
 """
 
 from __future__ import annotations
 
+from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime.coordination.gates import Intent, Intents
+from journal_store.models import RunSummary
+from runtime import status
+from runtime.coordination.gates import TASK, Intent, Intents
 from runtime.events import IntentDeclared
 from runtime.journal import WrongExpectedVersion
 
@@ -41,6 +49,18 @@ class IntentMoved(IntentError):
         self.current = current
 
 
+class IntentOfAFinishedRun(IntentError):
+    """The intent is a run's own task, and the run is over: nothing would serve a new version."""
+
+    def __init__(self, intent_id: str, run_id: str, state: str) -> None:
+        super().__init__(
+            f"intent {intent_id} is run {run_id}'s task, and the run is over "
+            f"({status.label(state)}): nothing it does can change now; to take a finished "
+            f"run another way, fork it (POST /api/runs/{run_id}/fork) and supersede the "
+            "fork's own intent while it runs"
+        )
+
+
 def history(intent_id: str, using: str = "default") -> list[IntentDeclared]:
     found = Intents(DjangoJournal(using)).history(intent_id)
     if not found:
@@ -67,6 +87,13 @@ def supersede(
                 f"the {name} is {len(text.strip()):,} characters; at most {STATEMENT_MAX:,}"
             )
     current = len(history(intent_id, using))
+    if intent_id.startswith(TASK):
+        run_id = intent_id.removeprefix(TASK)
+        projection.catch_up(["runs"], using=using)  # its verdict, if it was just written
+        found = RunSummary.objects.using(using).filter(run_id=run_id)
+        state = found.values_list("status", flat=True).first()
+        if state is not None and status.is_terminal(str(state)):
+            raise IntentOfAFinishedRun(intent_id, run_id, str(state))
     if based_on is not None and based_on != current:
         raise IntentMoved(intent_id, based_on, current)
     try:

@@ -46,7 +46,9 @@ def get_intent(request: HttpRequest, intent_id: str) -> Any:
     "/{intent_id}", response={200: IntentOut, 400: Error, 403: Error, 404: Error, 409: Error}
 )
 def supersede_intent(request: HttpRequest, intent_id: str, body: SupersedeIn) -> Any:
-    """Supersede an intent: runs that hold an older version are refused at their next change."""
+    """Supersede an intent: runs that hold an older version are refused at their next change.
+    A run's own task intent (`task-<run>`) of a run that is over is a 409: fork the run, and
+    supersede the fork's `task-<fork>`, to take it another way."""
     require_decide(request.user, "superseding an intent")  # it stops runs: a reviewer's say
     intents.supersede(intent_id, body.statement, user_name(request), body.reason, body.version)
     return Status(200, intent_out(intent_id, intents.history(intent_id)))

@@ -35,21 +35,55 @@ REFUSED_ADDRESS = {
 }
 
 
+def detail(description: str) -> dict[str, Any]:
+    """A response whose body is `{"detail": "..."}`, as every refusal here is."""
+    return {
+        "description": description,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"detail": {"type": "string"}},
+                    "required": ["detail"],
+                }
+            }
+        },
+    }
+
+
+# What any operation may answer before its view runs (api/auth.py, dashboard/signin.py,
+# dashboard/unavailable.py, api/errors.py): written down for each, where the schema named none.
+EVERY = (
+    (401, detail("no valid bearer token and no session")),
+    (429, detail("too many failed sign-ins from this address; Retry-After says when to retry")),
+    (
+        503,
+        detail("the database did not answer, or is not migrated; Retry-After says when to retry"),
+    ),
+)
+WITH_BODY = ((413, detail("the request body is larger than the most one may be")),)
+
+
 class MinutesAPI(NinjaAPI):
     def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
         """The schema, with what is answered to any operation that takes input written down
         for each: the 422 django-ninja gives a request whose parameters or body fail
         validation, and the 400 given before any view to an address holding a NUL character
-        (dashboard/security.py), or to a request with too many parameters (api/errors.py)."""
+        (dashboard/security.py), or to a request with too many parameters (api/errors.py);
+        and to every operation what it may answer before its view runs (EVERY, WITH_BODY)."""
         schema = super().get_openapi_schema(*args, **kwargs)
         for methods in schema["paths"].values():
             for operation in methods.values():
+                answers: list[tuple[int, dict[str, Any]]] = list(EVERY)
                 if operation.get("parameters") or operation.get("requestBody"):
-                    responses = operation["responses"]
-                    # django-ninja keys the responses an operation declares by int.
-                    for status, response in ((422, UNVALIDATED), (400, REFUSED_ADDRESS)):
-                        if status not in responses and str(status) not in responses:
-                            responses[str(status)] = response
+                    answers += [(422, UNVALIDATED), (400, REFUSED_ADDRESS)]
+                if operation.get("requestBody"):
+                    answers += WITH_BODY
+                responses = operation["responses"]
+                # django-ninja keys the responses an operation declares by int.
+                for status, response in answers:
+                    if status not in responses and str(status) not in responses:
+                        responses[str(status)] = response
         return schema
 
     def get_openapi_operation_id(self, operation: Operation) -> str:

@@ -350,7 +350,10 @@ class DecisionIn(In):
 
 
 class ResolveIn(In):
-    choice: str
+    choice: str = Field(
+        description="the claim that stands: one of the conflict's claim ids (`claims[].claim_id`),"
+        ' or "none" to reject them all'
+    )
     reason: Reason = Field(description="why: recorded in the audit trail with your name")
     ruling_id: str | None = Field(
         default=None,

@@ -4,7 +4,9 @@ A run writes to streams of two sorts. Its own: `run-<id>` (the journal), `contro
 resume, leases of the driver), `lease-<id>`, `breakers-<id>`, `traces-<id>` (pushes of its
 trace), the fan-out specialists'
 `worker-<id>-<sub>-<worker>` with their leases `lease-worker-<id>-...`, the specialist slots'
-`lease-slots-<id>-<n>`, and its sagas' `saga-<name>-<id>`. And shared ones, whose names say
+`lease-slots-<id>-<n>`, its sagas' `saga-<name>-<id>`, and the leases a harness takes for
+its agents on the run's resources, named `<id>:<what>` (a parallel writer's fix or file:
+`lease-<id>:fix:T1`, teams/repo_fix/parallel.py). And shared ones, whose names say
 nothing of the run: facts (`subject-...`), claims, conflicts, intents, effects, inboxes. Who
 builds a sub-stream's name builds it here, so that `owners` can tell whose a stream is: import
 lets a file write only to the streams of the runs it introduces.
@@ -34,6 +36,8 @@ OWN = ("run-", "control-", "lease-", "breakers-", "traces-")
 NESTED = ("worker-", "lease-worker-", "lease-slots-")
 # saga-<name>-<run id>, the name one lowercase word
 SAGA = re.compile(r"saga-[a-z]+-(?P<run>.+)")
+# lease-<run id>:<what>: a lease on one of the run's own resources (a run id holds no colon)
+RESOURCE_LEASE = re.compile(r"lease-(?P<run>[^:]+):.+")
 
 
 def journal(run_id: str) -> str:
@@ -80,13 +84,32 @@ def saga_id(name: str, run_id: str) -> str:
     return f"{name}-{run_id}"
 
 
+def resource(run_id: str, *what: str) -> str:
+    """A resource of the run's own that a harness leases for its agents (its lease stream is
+    `lease-` + this): `<run>:fix:T1`. Named after the run, so that no other run's lease is
+    ever taken, renewed or released for it; a fork renames it with the run (`resource_renamed`)."""
+    return ":".join((run_id, *what))
+
+
+def resource_renamed(name: str, old: str, new: str) -> str:
+    """The same resource of run `new` where it was run `old`'s (unchanged when it was not)."""
+    return new + name[len(old) :] if name.startswith(old + ":") else name
+
+
 def owners(stream: str) -> list[str]:
     """Every run id whose own stream this could be, by the names above (maybe none).
 
     Nested names are ambiguous (`worker-r-a-b-S1-w` is run `r-a`'s or run `r-a-b`'s), so all
     readings are given: a caller keeping runs apart must look at each.
     """
-    found = [stream[len(p) :] for p in OWN if stream.startswith(p) and len(stream) > len(p)]
+    # (a colon is in no run id: `lease-r-a:fix:T1` is no run `r-a:fix:T1`'s driver lease)
+    found = [
+        stream[len(p) :]
+        for p in OWN
+        if stream.startswith(p) and len(stream) > len(p) and ":" not in stream[len(p) :]
+    ]
+    if match := RESOURCE_LEASE.fullmatch(stream):
+        found.append(match["run"])
     for prefix in NESTED:
         if stream.startswith(prefix):
             parts = stream[len(prefix) :].split("-")
@@ -107,6 +130,8 @@ def renamed(stream: str, old: str, new: str) -> str:
     for prefix in OWN:
         if stream == prefix + old:
             return prefix + new
+    if stream.startswith(f"lease-{old}:"):
+        return "lease-" + resource_renamed(stream.removeprefix("lease-"), old, new)
     for prefix in NESTED:
         if stream.startswith(prefix + old + "-"):
             return prefix + new + stream[len(prefix + old) :]

@@ -24,6 +24,7 @@ written, and refused, naming the event, when the prefix would not replay under i
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,11 +37,22 @@ from runtime import flat, streams
 from runtime.coordination.gates import TASK, Intents
 from runtime.events import (
     CandidateCommitted,
+    CommitmentMade,
+    CommitmentTransferred,
+    DeadlockDetected,
     Event,
     Integrated,
     IntentCarried,
     IntentDeclared,
+    LeaseAwaited,
+    LeaseClosed,
+    LeaseGivenBack,
+    LeaseGranted,
+    LeaseReleased,
+    LeaseRenewed,
+    LeaseTaken,
     MessageInjected,
+    MutationRefused,
     RunForked,
     TeamFinished,
     TeamStarted,
@@ -63,6 +75,25 @@ RESULT_DEPTH = VALUE_DEPTH  # levels of nesting in it: its line within what a li
 # The streams a fork copies: what the run did. Not its control (people's stop and resume) nor
 # its leases (who drove it): those belong to the parent's history alone.
 COPIED = ("run-", "worker-", "saga-", "breakers-")
+# Nor the leases a harness took on the run's own resources (`lease-<run>:fix:T1`: a parallel
+# writer's fix or file) as fork points, but their streams are carried as they stood at the fork
+# point, renamed: the run's record says which of them its agents hold, at which epoch, and the
+# fork goes on holding them (its merges are fenced by them) as the parent did, under its own
+# names. A fork must never renew, release or be fenced by its parent's leases.
+RESOURCE_KINDS = (
+    LeaseTaken,
+    LeaseGivenBack,
+    LeaseAwaited,
+    DeadlockDetected,
+    CommitmentMade,
+    CommitmentTransferred,
+    MutationRefused,
+    LeaseGranted,
+    LeaseRenewed,
+    LeaseReleased,
+    LeaseClosed,
+)
+ENVELOPE = frozenset({"id", "t", "run_id", "agent", "turn", "task_id"})
 WRITES = ("edit_file", "write_file")  # the tools that change a workspace's files
 
 
@@ -165,7 +196,9 @@ def plan(
     # The parent's task intent as it stood at the fork point: its versions declared before it.
     intent = Intents.stream(TASK + parent)
     declared = [r for r in records if r.stream == intent and r.position < position]
-    prefix = sorted([*own[: where + 1], *declared], key=lambda r: r.position)
+    prefix = own[: where + 1]
+    leases = carried(records, prefix, parent)
+    prefix = sorted([*prefix, *declared, *leases], key=lambda r: r.position)
     agents = {r.event.agent for r in records if r.event.agent}
     check(changes, at, agents, parent)
     config = configured(main[0].event, child, changes, by)
@@ -182,6 +215,7 @@ def plan(
             event = event.model_copy(update={"path": config.workspace})
         if isinstance(event, IntentCarried | IntentDeclared) and event.intent_id == TASK + parent:
             event = event.model_copy(update={"intent_id": TASK + child})
+        event = resources_renamed(event, parent, child)
         stream = streams.renamed(rec.stream, parent, child)
         if rec.stream == intent:
             stream = Intents.stream(TASK + child)
@@ -206,6 +240,49 @@ def plan(
         events.append((streams.journal(child), note))
     workspace = main[0].event.config.get("workspace") if commit is not None else None
     return Fork(child, parent, config, events, forked, workspace, commit)
+
+
+def carried(records: Sequence[Recorded], prefix: Sequence[Recorded], run_id: str) -> list[Recorded]:
+    """The leases on the run's own resources as the prefix leaves them: each resource's lease
+    stream up to the prefix's last LeaseTaken or LeaseGivenBack of it. A harness writes to the
+    lease's stream just before it records the take or the give in the run, so a lease event
+    after that record belongs to a take or give the prefix does not hold: not carried (the
+    fork does it again, live, in its own lease stream)."""
+    last: dict[str, int] = {}
+    for rec in prefix:
+        if isinstance(rec.event, LeaseTaken | LeaseGivenBack):
+            last[rec.event.resource] = rec.position
+    own = streams.resource(run_id, "")
+    return [
+        r
+        for r in records
+        if r.stream.startswith("lease-" + own)
+        and r.position < last.get(r.stream.removeprefix("lease-"), 0)
+    ]
+
+
+def resources_renamed(event: Event, old: str, new: str) -> Event:
+    """The event with run `old`'s resources named as run `new`'s, wherever it names them: in a
+    field (LeaseTaken's `resource`, a commitment's `lease`, a refused wait's key) or in its
+    words (a gate's reason cites the lease's stream). The run's replay compares what its
+    harness does under the fork's names with these, so every one is renamed."""
+    if not isinstance(event, RESOURCE_KINDS):
+        return event
+    # The run's id where it begins a resource's name: not inside a longer id, but after
+    # `lease-` (a lease stream's name).
+    named = re.compile(rf"(?:(?<![A-Za-z0-9._-])|(?<=lease-)){re.escape(old)}:")
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, str):
+            return named.sub(lambda _: f"{new}:", value)
+        if isinstance(value, list):
+            return [rename(v) for v in value]
+        if isinstance(value, dict):
+            return {k: rename(v) for k, v in value.items()}
+        return value
+
+    fields = [name for name in type(event).model_fields if name not in ENVELOPE]
+    return event.model_copy(update={name: rename(getattr(event, name)) for name in fields})
 
 
 def parent_models(config: dict[str, Any]) -> ModelSettings | None:
@@ -415,8 +492,8 @@ def write(journal: BatchJournal, fork: Fork) -> None:
 
 
 def records_of(journal: ScanningJournal, run_id: str) -> list[Recorded]:
-    """Every stream a fork may copy of run `run_id`, in position order, and the versions people
-    declared of its task intent."""
+    """Every stream a fork may copy or carry of run `run_id`, in position order, and the
+    versions people declared of its task intent."""
     found: list[Recorded] = list(journal.read(Intents.stream(TASK + run_id)))
     for prefix in COPIED:
         if prefix == "run-":
@@ -427,6 +504,7 @@ def records_of(journal: ScanningJournal, run_id: str) -> list[Recorded]:
             found += [
                 r for r in journal.read_prefix(f"{prefix}") if streams.owned_by(r.stream, run_id)
             ]
+    found += journal.read_prefix("lease-" + streams.resource(run_id, ""))  # plan() carries them
     return sorted(found, key=lambda r: r.position)
 
 

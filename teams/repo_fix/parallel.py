@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime import workspace
+from runtime import streams, workspace
 from runtime.coordination.commitments import Commitments
 from runtime.coordination.leases import Lease, Leases
 from runtime.coordination.waits import WaitForGraph
@@ -95,7 +95,9 @@ class Parallel:
         self.lost: set[str] = set()  # writers that let their lease lapse
 
     def resource(self, *what: str) -> str:
-        return ":".join((self.h.session.run_id, *what))
+        # The run's own (a fork's replay takes its parent's as its own: runtime/fork.py
+        # renames them when it copies the prefix)
+        return streams.resource(self.h.session.run_id, *what)
 
     # --- leases, as the run records them ----------------------------------------------------
     #

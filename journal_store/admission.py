@@ -13,10 +13,21 @@ Event ids are 32 hex digits, or a UUID written with dashes (stored as the 32 dig
 
 Kinds. A file cannot show who decided anything, nor that the work it parks is this server's to
 do, so two groups of kinds are refused from every import (the page, the API and the command):
-people's decisions (retrying or discarding a dead letter, resolving a conflict, stopping,
-interrupting or resuming a run, declaring or superseding an intent) and open review items
-(dead letters, parked conflicts), which would ask this server's reviewers to spend its workers
-and model keys, or to commit a value to a live fact, on evidence nobody here produced.
+people's decisions that act beyond the run the file creates (retrying or discarding a dead
+letter, resolving a conflict, declaring or superseding an intent) and open review items (dead
+letters, parked conflicts), which would ask this server's reviewers to spend its workers and
+model keys, or to commit a value to a live fact, on evidence nobody here produced.
+
+A person's stop and resume of the run itself (StopRequested, ResumeRequested in its control
+stream; RunInterrupted, RunResumed where the run honoured them) are taken, as the file's word,
+as a fork's RunForked, the message a person put into it (MessageInjected) and its tags
+(RunTagged) are: they are the run's own minutes, and its replay needs them (Session.boundary
+reads the interruption and the resume back where they stand; without them a stopped and
+resumed run's record would not replay), while they decide nothing here: they name no other
+run (a line writes only the run the file creates), and nothing here drives an imported run, so
+no stop of it is honoured and nobody may stop or resume it (services.runs.RunImported). The
+run's pages say it was read from a file, whose word its audit is. A line this store holds
+already, identically, is none of these rules' business: it writes nothing (transfer.py).
 """
 
 from __future__ import annotations
@@ -43,13 +54,11 @@ DECISIONS = frozenset(
         "DeadLetterRetried",
         "DeadLetterDiscarded",
         "ConflictResolved",
-        "StopRequested",
-        "ResumeRequested",
-        "RunInterrupted",
-        "RunResumed",
         "IntentDeclared",
     }
 )
+# Not StopRequested, ResumeRequested, RunInterrupted nor RunResumed: a person's stop and resume
+# of the run the file creates are taken as the file's word (see above).
 REVIEW_ITEMS = frozenset({"DeadLettered", "ConflictParked"})
 # This server's own note of where a run came from: a file cannot say it was imported here.
 PROVENANCE = frozenset({"JournalImported"})

@@ -295,9 +295,18 @@ class _Importer:
         placed = self.admit(number, parsed)
         if placed is None:
             return
-        event, name = placed
+        event, name, named = placed
+        if problem := admission.run_id_problem(event.run_id):
+            self.problem(f"line {number}: {problem}")
+            return
         if not self.run(number, event.run_id):
             return
+        if self.runs[event.run_id] and self.stored_as(number, event, name, parsed.version):
+            return
+        if problem := self.forbidden(event, name, named):
+            self.problem(f"line {number}: {problem}")
+            return
+        event = admission.started_by(event, self.by)
         stream = self.stream(number, name, event.run_id)
         if stream is None:
             return
@@ -316,17 +325,47 @@ class _Importer:
         new = self.is_new(number, event, name, stream)
         if new is None:
             return
-        self.report.events += 1
-        if event.run_id not in self.reported:  # (a set: a file may name a thousand runs)
-            self.reported.add(event.run_id)
-            self.report.run_ids.append(event.run_id)
+        self.counted(event)
         if new and not self.problems:
             self.pending.append((number, name, event))
             if len(self.pending) >= CHUNK:
                 self.flush()
 
-    def admit(self, number: int, parsed: flat.FlatLine) -> tuple[Event, str] | None:
-        """The event as it will be stored and its stream, or None (the problem is recorded)."""
+    def counted(self, event: Event) -> None:
+        self.report.events += 1
+        if event.run_id not in self.reported:  # (a set: a file may name a thousand runs)
+            self.reported.add(event.run_id)
+            self.report.run_ids.append(event.run_id)
+
+    def stored_as(self, number: int, event: Event, name: str, version: int | None) -> bool:
+        """Whether the store holds this very event (its id, its every field) where the file
+        puts it (`version` of stream `name`; the stream's next when the line says none): the
+        line writes nothing, so none of the rules of what an import may write applies to it.
+
+        Those rules keep a file from writing what this store would take as its own: a
+        person's decision, a review item, an event on a shared stream or another run's. A
+        line this store holds byte for byte forges none of them: the store wrote it, or took
+        it from an earlier import under those rules. So the export of any run flown here
+        (its dead letters and their retries, a desk run's facts and effects, whose versions
+        in shared streams skip the other runs' events) imports back into this store adding
+        nothing. A line that differs in any field is judged as any other line."""
+        found = self.journal.select("WHERE id = %s", [event.id])
+        stream = self.streams.get(name)
+        at = version if version is not None else (stream.version if stream else 0) + 1
+        if not found or (found[0].stream, found[0].version, found[0].event) != (name, at, event):
+            return False
+        if stream is None:
+            if len(self.streams) >= MAX_STREAMS:
+                self.problem(f"line {number}: the file writes to more than {MAX_STREAMS} streams")
+                return True
+            stream = self.streams[name] = _Stream(stored=self.journal.version(name))
+        stream.version = at
+        self.counted(event)
+        return True
+
+    def admit(self, number: int, parsed: flat.FlatLine) -> tuple[Event, str, bool] | None:
+        """The event as the file has it, its stream, and whether the line named its run; or
+        None (the problem is recorded)."""
         event = parsed.event
         ident = admission.event_id(event.id)
         if ident is None:
@@ -352,11 +391,14 @@ class _Importer:
             if name is not None:
                 name = streams.renamed(name, event.run_id, self.rename)
             event = _renamed(event, self.rename)
-        name = name or streams.journal(event.run_id)
+        return event, name or streams.journal(event.run_id), named
+
+    def forbidden(self, event: Event, name: str, named: bool) -> str | None:
+        """Why the line may not be written to this store (admission.py: its kind, envelope,
+        numbers and settings; here: its stream), or None."""
         places = place_problems(event.config) if isinstance(event, TeamStarted) else []
         problem = (
-            admission.run_id_problem(event.run_id)
-            or (places[0] if places else None)
+            (places[0] if places else None)
             or admission.kind_problem(event)
             or admission.envelope_problem(event)
             or admission.amount_problem(event)
@@ -384,10 +426,7 @@ class _Importer:
                     "support-desk run, a saga's effects) cannot be imported, an import "
                     "writing only the runs it creates (run-, control-, lease-, worker-...)"
                 )
-        if problem is not None:
-            self.problem(f"line {number}: {problem}")
-            return None
-        return admission.started_by(event, self.by), name
+        return problem
 
     def run(self, number: int, run_id: str) -> bool:
         """Note the run on first sight (whether the store holds it); False past the limit."""

@@ -94,7 +94,9 @@ def derived(
     people decided on it and what its sagas undid, or, unfinished, how it is driven
     (`driving`: running, interrupted or dead-lettered)."""
     if verdict is None:
-        return IMPORTED if imported and driving == RUNNING else driving
+        # An imported run is driven by nobody here, whatever its file says of its driving (a
+        # person's stop of it, RunInterrupted, is its minutes): nobody resumes it here.
+        return IMPORTED if imported else driving
     if verdict == "escalated":
         if conflicts_open:
             return WAITING

@@ -1,5 +1,7 @@
-"""An imported file cannot record a person's decision, nor open an item in a review queue:
-the victim's open dead letter and conflict stay open, and nothing is written."""
+"""An imported file cannot record a person's decision on anything but the run it creates, nor
+open an item in a review queue: the victim's open dead letter and conflict stay open, and
+nothing is written. A person's stop and resume of the file's own run are its minutes, taken as
+the file's word."""
 
 from __future__ import annotations
 
@@ -32,16 +34,19 @@ DECISIONS = {
         "reason": "obvious",
         "choice": "none",
     },
-    "StopRequested": {"by": "reviewer"},
-    "ResumeRequested": {"by": "reviewer"},
-    "RunInterrupted": {"by": "reviewer"},
-    "RunResumed": {"by": "reviewer"},
     "IntentDeclared": {
         "intent_id": "ticket-o-1",
         "intent_version": 2,
         "statement": "refund everything",
         "by": "reviewer",
     },
+}
+# A person's stop and resume of the run itself: where each is journalled
+STEERING = {
+    "StopRequested": f"control-{FORGER}",
+    "ResumeRequested": f"control-{FORGER}",
+    "RunInterrupted": f"run-{FORGER}",
+    "RunResumed": f"run-{FORGER}",
 }
 REVIEW_ITEMS = {
     "DeadLettered": {"letter_id": f"{FORGER}:1", "reason": "please retry me"},
@@ -67,6 +72,32 @@ def test_an_import_cannot_forge_a_persons_decision(kind, channel, tmp_path):
     assert answer.status == refused(channel), answer.text
     assert f"line 2: {kind} records a person's decision (by 'reviewer')" in answer.text
     assert snapshot() == before  # the letter and the conflict are still open, undecided
+
+
+@pytest.mark.parametrize("kind", sorted(STEERING))
+def test_a_stop_or_resume_of_the_files_own_run_is_its_word_and_touches_nothing_else(kind, tmp_path):
+    """The run's own minutes (its replay reads the interruption and the resume back): taken,
+    shown in its audit as the file says, while the victim's letter and conflict stay open and
+    nobody here may stop or resume the imported run."""
+    from django.test import Client
+
+    from services import runs
+
+    importer = an_importer()
+    a_victim()
+    before = snapshot()
+    decided = line(kind, FORGER, by="reviewer", stream=STEERING[kind])
+    answer = import_via("api", importer, jsonl(team_started(FORGER), decided), tmp_path)
+    assert answer.status == 201, answer.text
+    after = snapshot()
+    assert after["letters"] == before["letters"] and after["conflicts"] == before["conflicts"]
+    assert [r for r in after["runs"] if r[0] != FORGER] == before["runs"]
+    with pytest.raises(runs.RunImported):
+        runs.resume(FORGER, "importer")
+    client = Client()
+    client.force_login(importer)
+    audit = client.get(f"/api/runs/{FORGER}/audit").json()
+    assert [(e["what"], e["who"]) for e in audit] == [(kind, "reviewer")]
 
 
 @pytest.mark.parametrize("channel", CHANNELS)

@@ -62,6 +62,7 @@ def list_runs(
     sort: str = "started",
     tag: str = "",
     finding: str = "",
+    parent: str = Query("", description="the forks of this run"),  # type: ignore[type-arg]
 ) -> Any:
     params = {
         "status": status,
@@ -72,6 +73,7 @@ def list_runs(
         "sort": sort,
         "tag": tag,
         "finding": finding,
+        "parent": parent,
     }
     # A script is told what it cannot ask (else it reads the wrong runs), as the page is.
     try:

@@ -11,7 +11,7 @@ JSON value, and typed as such; everything Minutes itself builds has its fields n
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
@@ -153,8 +153,79 @@ class SpecialistDownOut(Schema):
     )
 
 
+class AnswerOut(Schema):
+    text: str = Field(description="the answer the run composed, as journalled (agent output)")
+    degraded: str | None = Field(description="what it could not answer, and why; None: whole")
+    sources: list[str] = Field(description="the tool calls its findings rest on")
+
+
+class OriginOut(Schema):
+    file: str = Field(description="the name of the file the run was imported from")
+    by: str | None = Field(description="who imported it")
+    at: datetime = Field(description="when")
+
+
+class ForkOut(Schema):
+    run_id: str
+    fork_at: int | None = Field(
+        description="this store's position of the event it was forked after; None: not held here"
+    )
+    imported: bool = Field(
+        description="read from a file: what it says of its forking is the file's"
+    )
+
+
+FORKS_SHOWN = 20  # as the run's page lists them; `GET /api/runs?parent=` lists them all
+
+
 class RunDetailOut(RunOut):
     """One run, as the list gives it, and what only its own page shows."""
+
+    answer: AnswerOut | None = Field(
+        None, description="the answer a fan-out team composed (None: none composed)"
+    )
+    unsandboxed: bool = Field(
+        False,
+        description="started with MINUTES_SANDBOX=off: agent code ran with the worker's rights",
+    )
+    origin: OriginOut | None = Field(None, description="imported from a file (None: flown here)")
+    forks: list[ForkOut] = Field(
+        default_factory=list,
+        description=f"its newest {FORKS_SHOWN} forks, as its page lists them "
+        "(GET /api/runs?parent=RUN lists them all)",
+    )
+
+    @staticmethod
+    def resolve_answer(run: RunSummary) -> AnswerOut | None:
+        found = queries.answer(run.run_id)
+        if found is None:
+            return None
+        return AnswerOut(text=found.text, degraded=found.degraded, sources=list(found.sources))
+
+    @staticmethod
+    def resolve_unsandboxed(run: RunSummary) -> bool:
+        return queries.unsandboxed(run.run_id)
+
+    @staticmethod
+    def resolve_origin(run: RunSummary) -> OriginOut | None:
+        found = queries.origin(run.run_id)
+        if found is None:
+            return None
+        return OriginOut(file=found.file, by=found.by, at=datetime.fromtimestamp(found.t, UTC))
+
+    @staticmethod
+    def resolve_forks(run: RunSummary) -> list[ForkOut]:
+        children = list(
+            RunSummary.objects.filter(parent_id=run.run_id)
+            .order_by("-started_at", "-run_id")
+            .values_list("run_id", "fork_at")[:FORKS_SHOWN]
+        )
+        points = queries.fork_points([(child, run.run_id, at) for child, at in children])
+        imported = queries.imported_of([child for child, _ in children])
+        return [
+            ForkOut(run_id=child, fork_at=points.get(child), imported=child in imported)
+            for child, _ in children
+        ]
 
     stop_requested: StopOut | None = Field(
         None,

@@ -48,7 +48,10 @@ def test_starting_a_run_gives_201_and_its_summary(api):
 @pytest.mark.parametrize(
     "payload, message",
     [
-        ({"team": "repo-fix", "scenario": "nope"}, "no scenario 'nope'"),
+        # A setting the team's plan refuses; a scenario it has not is a 422 at its field
+        # (test_new_run_body_in_the_pages_words.py).
+        ({"team": "repo-fix", "reflect": True}, "scripts no critic for --reflect"),
+        ({"team": "support-triage", "votes": 3}, "has no voted decision"),
     ],
 )
 def test_bad_run_settings_are_400_with_the_reason(api, payload, message):

@@ -55,8 +55,8 @@ def test_runs_refusals_are_answered_by_type(api, done_run):
     finished = post(api, f"/api/runs/{done_run}/interrupt", {"reason": "stop"})
     assert finished.status_code == 409
     assert finished.json() == {"detail": f"run {done_run} has already finished (done)"}
-    bad = post(api, "/api/runs", {"team": "repo-fix", "scenario": "nope"})
-    assert bad.status_code == 400 and "no scenario 'nope'" in bad.json()["detail"]
+    bad = post(api, "/api/runs", {"team": "repo-fix", "reflect": True})
+    assert bad.status_code == 400 and "scripts no critic" in bad.json()["detail"]
     assert StoredEvent.objects.count() == before
 
 

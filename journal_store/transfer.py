@@ -34,7 +34,7 @@ from journal_store import admission
 from journal_store.journal import DjangoJournal, flat_line
 from journal_store.models import StoredEvent
 from journal_store.sniff import not_a_journal
-from runtime import flat, streams
+from runtime import flat, renaming, streams
 from runtime.events import (
     Event,
     EventFormatError,
@@ -566,6 +566,9 @@ def _renamed(event: Event, run_id: str) -> Event:
     The run's workspace moves with it: a renamed copy never works in its original's directory.
     """
     new_id = uuid.uuid5(uuid.UUID(hex=event.id), run_id).hex
+    # Its resources and task intent named after it (a parallel writer's leases), as its
+    # harness names them: the renamed copy replays as the original did.
+    event = renaming.moved(event, event.run_id, run_id)
     update: dict[str, object] = {"run_id": run_id, "id": new_id}
     old, new = workspace_name(event.run_id), workspace_name(run_id)
     if isinstance(event, TeamStarted) and event.config.get("workspace") == old:

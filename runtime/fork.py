@@ -24,7 +24,6 @@ written, and refused, naming the event, when the prefix would not replay under i
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,26 +32,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runtime import flat, streams
+from runtime import flat, renaming, streams
 from runtime.coordination.gates import TASK, Intents
 from runtime.events import (
     CandidateCommitted,
-    CommitmentMade,
-    CommitmentTransferred,
-    DeadlockDetected,
     Event,
     Integrated,
-    IntentCarried,
-    IntentDeclared,
-    LeaseAwaited,
-    LeaseClosed,
     LeaseGivenBack,
-    LeaseGranted,
-    LeaseReleased,
-    LeaseRenewed,
     LeaseTaken,
     MessageInjected,
-    MutationRefused,
     RunForked,
     TeamFinished,
     TeamStarted,
@@ -75,25 +63,12 @@ RESULT_DEPTH = VALUE_DEPTH  # levels of nesting in it: its line within what a li
 # The streams a fork copies: what the run did. Not its control (people's stop and resume) nor
 # its leases (who drove it): those belong to the parent's history alone.
 COPIED = ("run-", "worker-", "saga-", "breakers-")
-# Nor the leases a harness took on the run's own resources (`lease-<run>:fix:T1`: a parallel
-# writer's fix or file) as fork points, but their streams are carried as they stood at the fork
-# point, renamed: the run's record says which of them its agents hold, at which epoch, and the
-# fork goes on holding them (its merges are fenced by them) as the parent did, under its own
-# names. A fork must never renew, release or be fenced by its parent's leases.
-RESOURCE_KINDS = (
-    LeaseTaken,
-    LeaseGivenBack,
-    LeaseAwaited,
-    DeadlockDetected,
-    CommitmentMade,
-    CommitmentTransferred,
-    MutationRefused,
-    LeaseGranted,
-    LeaseRenewed,
-    LeaseReleased,
-    LeaseClosed,
-)
-ENVELOPE = frozenset({"id", "t", "run_id", "agent", "turn", "task_id"})
+# The leases a harness took on the run's own resources (`lease-<run>:fix:T1`: a parallel
+# writer's fix or file) are no fork points either. Their streams are carried, renamed, as they
+# stood at the fork point (`carried`): the run's record says which of them its agents hold, at
+# which epoch, and the fork goes on holding them (its merges are fenced by them) as the parent
+# did, under its own names (runtime/renaming.py). A fork must never renew, release or be
+# fenced by its parent's leases.
 WRITES = ("edit_file", "write_file")  # the tools that change a workspace's files
 
 
@@ -213,14 +188,15 @@ def plan(
         if isinstance(event, WorkspacePrepared):
             commit = event.commit
             event = event.model_copy(update={"path": config.workspace})
-        if isinstance(event, IntentCarried | IntentDeclared) and event.intent_id == TASK + parent:
-            event = event.model_copy(update={"intent_id": TASK + child})
-        event = resources_renamed(event, parent, child)
+        event = renaming.moved(event, parent, child)
         stream = streams.renamed(rec.stream, parent, child)
+        # A declared version is a person's word about the intent, no run's event (as
+        # Intents.declare writes it): not the fork's to export, list or count as its own.
+        owner = child
         if rec.stream == intent:
-            stream = Intents.stream(TASK + child)
+            stream, owner = Intents.stream(TASK + child), ""
         # A new id: an event is stored once; the copy is the fork's own fact.
-        events.append((stream, event.model_copy(update={"run_id": child, "id": new_id()})))
+        events.append((stream, event.model_copy(update={"run_id": owner, "id": new_id()})))
     forked = RunForked(
         run_id=child,
         parent=parent,
@@ -259,30 +235,6 @@ def carried(records: Sequence[Recorded], prefix: Sequence[Recorded], run_id: str
         if r.stream.startswith("lease-" + own)
         and r.position < last.get(r.stream.removeprefix("lease-"), 0)
     ]
-
-
-def resources_renamed(event: Event, old: str, new: str) -> Event:
-    """The event with run `old`'s resources named as run `new`'s, wherever it names them: in a
-    field (LeaseTaken's `resource`, a commitment's `lease`, a refused wait's key) or in its
-    words (a gate's reason cites the lease's stream). The run's replay compares what its
-    harness does under the fork's names with these, so every one is renamed."""
-    if not isinstance(event, RESOURCE_KINDS):
-        return event
-    # The run's id where it begins a resource's name: not inside a longer id, but after
-    # `lease-` (a lease stream's name).
-    named = re.compile(rf"(?:(?<![A-Za-z0-9._-])|(?<=lease-)){re.escape(old)}:")
-
-    def rename(value: Any) -> Any:
-        if isinstance(value, str):
-            return named.sub(lambda _: f"{new}:", value)
-        if isinstance(value, list):
-            return [rename(v) for v in value]
-        if isinstance(value, dict):
-            return {k: rename(v) for k, v in value.items()}
-        return value
-
-    fields = [name for name in type(event).model_fields if name not in ENVELOPE]
-    return event.model_copy(update={name: rename(getattr(event, name)) for name in fields})
 
 
 def parent_models(config: dict[str, Any]) -> ModelSettings | None:

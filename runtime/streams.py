@@ -92,7 +92,10 @@ def resource(run_id: str, *what: str) -> str:
 
 
 def resource_renamed(name: str, old: str, new: str) -> str:
-    """The same resource of run `new` where it was run `old`'s (unchanged when it was not)."""
+    """The same resource of run `new` where it was run `old`'s (unchanged when it was not):
+    one of its own (`<old>:fix:T1`), or the run itself (its driver's lease)."""
+    if name == old:
+        return new
     return new + name[len(old) :] if name.startswith(old + ":") else name
 
 

@@ -13,6 +13,7 @@ from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
+from journal_store.transfer import export_lines
 from runtime import flight
 from runtime.coordination.gates import Intents
 from runtime.events import IntentCarried, MutationRefused
@@ -90,6 +91,12 @@ def test_a_fork_from_after_a_supersession_holds_that_version(api):
     ]
     assert [(e.check, e.held, e.current) for e in refused] == [("intent", 1, 2)]
     assert f"intent task-{child}" in refused[0].reason
+    # The copied version is a person's word about the intent, as declared, no event of the
+    # fork's: its export holds no decision, and another store takes it.
+    held = [r for r in journal.read(f"intent-task-{child}")]
+    assert [r.event.run_id for r in held] == [""]
+    exported = "".join(export_lines(child))
+    assert "IntentDeclared" not in exported
 
 
 def test_a_running_runs_task_may_still_be_superseded(api):

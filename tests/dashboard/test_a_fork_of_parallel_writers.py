@@ -49,7 +49,8 @@ def test_a_fork_after_a_writers_lease_goes_on_under_its_own_leases(as_owner, sce
     # What the fork holds at its point, under its own names; the parent's leases are as the
     # parent left them.
     copied = lease_streams(child)
-    assert copied and all(s.startswith(f"lease-{child}:") for s in copied)
+    held = [r.event for name in copied for r in DjangoJournal().read(name)]
+    assert held and all(e.resource.startswith(f"{child}:") for e in held)  # theirs, renamed
     assert drive(child) != "stepped"
     assert RunSummary.objects.get(run_id=child).status == "done"
     assert lease_streams(parent) == parents_leases

@@ -121,3 +121,30 @@ def test_an_export_no_fresh_store_takes_still_imports_back_here_adding_nothing(a
         assert refused.status_code == 400
         assert "DeadLetterDiscarded records a person's decision" in refused.content.decode()
     assert StoredEvent.objects.count() == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", ["parallel-writers", "deadlocked-writers"])
+def test_a_writers_run_imported_under_another_id_replays_as_itself(as_owner, scenario):
+    """Its resources are named after the run (`<run>:fix:T1`): imported under another id with
+    their streams renamed and not the names the events hold, the harness took `<new>:fix:T1`
+    where the journal said `<old>:fix:T1`, and the replay parted at the first lease."""
+    from journal_store.journal import DjangoJournal
+    from journal_store.transfer import import_journal
+    from runtime import flight
+
+    run_id = run_of(scenario)
+    body = exported(as_owner, run_id)
+    moved = "r-moved" + run_id[-6:]
+    import_journal(upload(body), name="run.jsonl", run_id=moved)
+    projection.catch_up()
+    named = [
+        getattr(r.event, field)
+        for r in DjangoJournal().read_all()
+        if r.event.run_id == moved
+        for field in ("resource", "lease", "intent_id")
+        if isinstance(getattr(r.event, field, None), str)
+    ]
+    assert named and not [name for name in named if run_id in name]
+    result = flight.replay(DjangoJournal(), moved)
+    assert result.identical, result

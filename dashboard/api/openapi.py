@@ -7,10 +7,12 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 
-from dashboard.query_string import decoded
+from dashboard.query_string import decoded, query_bytes
 
 if TYPE_CHECKING:
     from ninja.errors import ValidationErrorContext
@@ -86,6 +88,22 @@ class MinutesAPI(NinjaAPI):
                         responses[str(status)] = response
         return schema
 
+    def create_temporal_response(self, request: HttpRequest) -> HttpResponse:
+        """django-ninja asks for this after the operation's authentication and before it reads
+        the parameters: where a parameter the operation does not take is refused (a 422 in
+        its validation errors' shape), so that nobody signed out learns what it takes."""
+        match = request.resolver_match
+        if match is not None and request.method:
+            query = query_bytes(request)
+            if query and (wrong := unknown_parameters(query, match.route, request.method)):
+                raise ValidationError(
+                    [
+                        {"type": "value_error", "loc": ("query", name), "msg": why}
+                        for name, why in wrong.items()
+                    ]
+                )
+        return super().create_temporal_response(request)
+
     def get_openapi_operation_id(self, operation: Operation) -> str:
         """`dashboard_api_<view>`, whichever module of the package holds the view: the ids
         clients generated from the schema (and the docs' anchors) stay what they were."""
@@ -115,15 +133,19 @@ class MinutesAPI(NinjaAPI):
 
 def unknown_parameters(query: bytes, route: str, method: str) -> dict[str, str]:
     """The query's parameters that the API's operation at `route` (Django's pattern, as the
-    address resolved) for `method` does not take, each with why: a 422 naming it, where it was
-    ignored unseen (`?agent=` on events gave every agent's; `?stauts=` every run). What the
+    address resolved) for `method` does not take, each with why: a 422 naming it (after the
+    operation's authentication: MinutesAPI.create_temporal_response), where it was ignored
+    unseen (`?agent=` on events gave every agent's; `?stauts=` every run). What the
     operation takes is what its schema lists, so the two cannot disagree. An address with no
     operation in the schema (the docs page, the schema itself) is left alone."""
     taken = _query_names().get((_shape(route), "get" if method == "HEAD" else method.lower()))
     if taken is None:
         return {}
+    pairs = query.split(b"&")
+    if len(pairs) > settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:
+        return {}  # too many to read at all: Django's refusal says so (api/errors.py)
     wrong: dict[str, str] = {}
-    for pair in query.split(b"&"):
+    for pair in pairs:
         name = decoded(pair.partition(b"=")[0]) if pair else None
         if name is not None and name not in taken and name not in wrong:
             takes = f"it takes {', '.join(sorted(taken))}" if taken else "it takes none"

@@ -81,3 +81,9 @@ def test_what_an_operation_takes_is_taken_and_pages_are_left_alone(api, as_owner
     assert api.head("/api/runs?limit=5").status_code in (200, 405)  # not a 422
     assert as_owner.get("/api/openapi.json?v=1").status_code == 200  # no operation: alone
     assert as_owner.get("/?whatever=1").status_code == 200  # the pages: not the API's rule
+
+
+def test_nobody_signed_out_learns_what_an_operation_takes(client):
+    """Checked after the operation's authentication: a 401, not a 422 listing its parameters."""
+    refused = client.get("/api/runs?stauts=running")
+    assert refused.status_code == 401 and "takes" not in refused.content.decode()

@@ -20,7 +20,6 @@ from journal_store.models import Finding, RunSummary, RunTag
 from runtime import status
 from runtime.diagnose import SIGNATURES
 from runtime.model import EndpointDown
-from runtime.streams import RUN_ID_RULE, is_run_id
 from services import tags
 from services.control import failing_steps, stalled
 from services.specialists import endpoints_down
@@ -60,7 +59,6 @@ class RunFilter:
     sort: str = "started"
     tag: str = ""
     finding: str = ""
-    parent: str = ""  # the forks of one run
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> RunFilter:
@@ -87,7 +85,6 @@ class RunFilter:
             sort=asked("sort") or "started",
             tag=asked("tag").strip().lower(),
             finding=asked("finding"),
-            parent=asked("parent").strip(),
         )
 
     @staticmethod
@@ -113,8 +110,6 @@ class RunFilter:
             wrong["tag"] = f"{shown(tag)} is not a tag ({tags.RULE})"
         if (finding := str(params.get("finding") or "")) and finding not in FINDINGS:
             wrong["finding"] = f"{shown(finding)} is no finding; one of {', '.join(FINDINGS)}"
-        if (parent := str(params.get("parent") or "").strip()) and not is_run_id(parent):
-            wrong["parent"] = f"{shown(parent)} is no run id ({RUN_ID_RULE})"
         return wrong
 
 
@@ -165,8 +160,6 @@ def selected(chosen: RunFilter) -> QuerySet[RunSummary]:
         qs = qs.filter(started_at__date__lte=chosen.until)
     if chosen.q:
         qs = qs.filter(Q(task__icontains=chosen.q) | Q(run_id__icontains=chosen.q))
-    if chosen.parent:
-        qs = qs.filter(parent_id=chosen.parent)
     if chosen.tag:
         tagged = RunTag.objects.filter(tag=chosen.tag).values("run_id")
         qs = qs.filter(run_id__in=Subquery(tagged))

@@ -27,6 +27,7 @@ from journal_store.models import (
     Finding,
     QueueItem,
     RunState,
+    RunSummary,
     StoredEvent,
     ThreadMessage,
 )
@@ -127,6 +128,32 @@ def numbers(positions: Iterable[int | None]) -> dict[int, str]:
         "position", "stream", "version", "run_id"
     )
     return {p: present.number(stream, version, run_id) for p, stream, version, run_id in found}
+
+
+FORKS_SHOWN = 20  # a run's forks its page and the API's detail list: its newest
+
+
+def forks_of(run_id: str, parent: tuple[str, int | None] | None = None) -> Forks:
+    """A run's newest forks (FORKS_SHOWN), each with where it left the run (a position here, or
+    None: not found) and whether it was read from a file (what it says of its forking is then
+    the file's word); and, given the run's own parent and `fork_at`, where the run left that
+    parent (`Forks.at`), found in the same query."""
+    children = list(
+        RunSummary.objects.filter(parent_id=run_id)
+        .order_by("-started_at", "-run_id")
+        .values_list("run_id", "fork_at")[:FORKS_SHOWN]
+    )
+    own = [(run_id, parent[0], parent[1])] if parent else []
+    points = fork_points(own + [(child, run_id, at) for child, at in children])
+    imported = imported_of([child for child, _ in children])
+    listed = [(child, points.get(child), child in imported) for child, _ in children]
+    return Forks(listed, points.get(run_id) if parent else None)
+
+
+@dataclass(frozen=True)
+class Forks:
+    listed: list[tuple[str, int | None, bool]]  # (fork, where it left the run, imported)
+    at: int | None  # where the run itself left its parent
 
 
 def fork_points(forks: Iterable[tuple[str, str, int | None]]) -> dict[str, int]:

@@ -22,6 +22,7 @@ from dashboard.api.minutes import (
     ThreadsOut,
 )
 from dashboard.api.paging import READ_AS_POSITION, RunPages, after_position
+from dashboard.api.run_detail import RunDetailOut
 from dashboard.api.schemas import (
     Accepted,
     Error,
@@ -29,16 +30,15 @@ from dashboard.api.schemas import (
     ForkIn,
     ReasonIn,
     ReplayOut,
-    RunDetailOut,
     RunIn,
     RunOut,
     TaggedOut,
     TagsIn,
     TagsOut,
 )
-from dashboard.asked import BadQuery
+from dashboard.asked import BadQuery, shown
 from journal_store.models import RunSummary
-from runtime import status
+from runtime import status, streams
 from services import baseline as baselines
 from services import forks, runs, tags, traces
 
@@ -73,14 +73,18 @@ def list_runs(
         "sort": sort,
         "tag": tag,
         "finding": finding,
-        "parent": parent,
     }
     # A script is told what it cannot ask (else it reads the wrong runs), as the page is.
     try:
         chosen = listing.RunFilter.of(params)
     except BadQuery as exc:
         raise invalid("query", exc.problems) from None
-    return listing.runs(chosen)
+    parent = parent.strip()
+    if parent and not streams.is_run_id(parent):
+        raise invalid("query", {"parent": f"{shown(parent)} is no run id ({streams.RUN_ID_RULE})"})
+    found = listing.runs(chosen)
+    # The API's own: the run's page lists its forks (its newest) in its header.
+    return found.filter(parent_id=parent) if parent else found
 
 
 @router.post("", response={201: RunOut, 400: Error, 503: Error})

@@ -11,7 +11,7 @@ JSON value, and typed as such; everything Minutes itself builds has its fields n
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
@@ -20,7 +20,6 @@ from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, listing, queries
 from journal_store.models import Conflict, RunSummary
-from runtime import status
 from runtime.flat import field_holding
 from services import intents, letters, review
 
@@ -121,156 +120,6 @@ class RunOut(Schema):
         if not hasattr(run, "stalled_since"):
             listing.mark_stalled([run])
         return run.stalled_since  # type: ignore[attr-defined,no-any-return]
-
-
-class StopOut(Schema):
-    by: str
-    reason: str
-
-
-class FailingOut(Schema):
-    since: datetime = Field(description="when the first of the failed steps failed")
-    tries: int = Field(description="steps failed since the run last moved")
-    last_error: str = Field(description="the latest failure, as 'Type: message'")
-    outage: bool = Field(
-        description="every failure was the model endpoint not answering (EndpointDown): "
-        "waited out until `until`, then dead-lettered"
-    )
-    until: datetime | None = Field(
-        None, description="how long an outage is waited out (MINUTES_OUTAGE_SECONDS)"
-    )
-
-
-class SpecialistDownOut(Schema):
-    sub_id: str = Field(description="the sub-task the specialist works on")
-    worker_id: str = Field(description="the specialist")
-    since: datetime = Field(description="when the outage's first start gave its lease back")
-    starts: int = Field(description="its starts that met the endpoint down, waited out")
-    last: str = Field(description="what the latest said, as 'Type: message'")
-    until: datetime = Field(
-        description="how long it is waited out (MINUTES_OUTAGE_SECONDS); then its starts "
-        "count toward its restarts"
-    )
-
-
-class AnswerOut(Schema):
-    text: str = Field(description="the answer the run composed, as journalled (agent output)")
-    degraded: str | None = Field(description="what it could not answer, and why; None: whole")
-    sources: list[str] = Field(description="the tool calls its findings rest on")
-
-
-class OriginOut(Schema):
-    file: str = Field(description="the name of the file the run was imported from")
-    by: str | None = Field(description="who imported it")
-    at: datetime = Field(description="when")
-
-
-class ForkOut(Schema):
-    run_id: str
-    fork_at: int | None = Field(
-        description="this store's position of the event it was forked after; None: not held here"
-    )
-    imported: bool = Field(
-        description="read from a file: what it says of its forking is the file's"
-    )
-
-
-FORKS_SHOWN = 20  # as the run's page lists them; `GET /api/runs?parent=` lists them all
-
-
-class RunDetailOut(RunOut):
-    """One run, as the list gives it, and what only its own page shows."""
-
-    answer: AnswerOut | None = Field(
-        None, description="the answer a fan-out team composed (None: none composed)"
-    )
-    unsandboxed: bool = Field(
-        False,
-        description="started with MINUTES_SANDBOX=off: agent code ran with the worker's rights",
-    )
-    origin: OriginOut | None = Field(None, description="imported from a file (None: flown here)")
-    forks: list[ForkOut] = Field(
-        default_factory=list,
-        description=f"its newest {FORKS_SHOWN} forks, as its page lists them "
-        "(GET /api/runs?parent=RUN lists them all)",
-    )
-
-    @staticmethod
-    def resolve_answer(run: RunSummary) -> AnswerOut | None:
-        found = queries.answer(run.run_id)
-        if found is None:
-            return None
-        return AnswerOut(text=found.text, degraded=found.degraded, sources=list(found.sources))
-
-    @staticmethod
-    def resolve_unsandboxed(run: RunSummary) -> bool:
-        return queries.unsandboxed(run.run_id)
-
-    @staticmethod
-    def resolve_origin(run: RunSummary) -> OriginOut | None:
-        found = queries.origin(run.run_id)
-        if found is None:
-            return None
-        return OriginOut(file=found.file, by=found.by, at=datetime.fromtimestamp(found.t, UTC))
-
-    @staticmethod
-    def resolve_forks(run: RunSummary) -> list[ForkOut]:
-        children = list(
-            RunSummary.objects.filter(parent_id=run.run_id)
-            .order_by("-started_at", "-run_id")
-            .values_list("run_id", "fork_at")[:FORKS_SHOWN]
-        )
-        points = queries.fork_points([(child, run.run_id, at) for child, at in children])
-        imported = queries.imported_of([child for child, _ in children])
-        return [
-            ForkOut(run_id=child, fork_at=points.get(child), imported=child in imported)
-            for child, _ in children
-        ]
-
-    stop_requested: StopOut | None = Field(
-        None,
-        description="a stop a person asked of the running run that it has not reached yet (it "
-        "stops at its next turn boundary; a resume cancels it); None: none pending",
-    )
-    failing: FailingOut | None = Field(
-        None,
-        description="the running run's steps that failed since it last moved (tried again "
-        "after a backoff); None: its last step went through",
-    )
-
-    specialists_down: list[SpecialistDownOut] = Field(
-        default_factory=list,
-        description="the running run's specialists whose model endpoint is down, being waited "
-        "out (started again a while apart, not counted toward their restarts)",
-    )
-
-    @staticmethod
-    def resolve_specialists_down(run: RunSummary) -> list[SpecialistDownOut]:
-        if run.status != status.RUNNING:
-            return []
-        return [SpecialistDownOut(**vars(d)) for d in queries.specialists_down(run.run_id)]
-
-    @staticmethod
-    def resolve_failing(run: RunSummary) -> FailingOut | None:
-        if run.status != status.RUNNING:
-            return None
-        found = queries.trouble(run.run_id)
-        if found is None:
-            return None
-        return FailingOut(
-            since=found.since,
-            tries=found.tries,
-            last_error=found.last_error,
-            outage=found.outage,
-            until=found.until,
-        )
-
-    @staticmethod
-    def resolve_stop_requested(run: RunSummary) -> StopOut | None:
-        if not status.is_active(run.status):
-            return None
-        stop = queries.pending_stop(run.run_id)
-        return None if stop is None else StopOut(by=stop.by, reason=stop.reason)
 
 
 class RunIn(In):

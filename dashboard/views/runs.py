@@ -125,22 +125,12 @@ def origin_of(run_id: str) -> dict[str, Any] | None:
 
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     listing.mark_stalled([run])
-    children = list(
-        RunSummary.objects.filter(parent_id=run.run_id)
-        .order_by("-started_at")
-        .values_list("run_id", "fork_at")[:20]
-    )
     # Each fork point as a position of this store (a fork imported from elsewhere names one of
-    # the journal it was made in); None when the parent's event is not found here.
-    points = queries.fork_points(
-        [(run.run_id, run.parent_id, run.fork_at)]
-        + [(child, run.run_id, at) for child, at in children]
-    )
-    # A fork read from a file says so beside its link: a file can name any run here as its
-    # parent (what it says of its forking is the file's word, shown on its own page as such).
-    imported = queries.imported_of([child for child, _ in children])
-    forks = [(child, points.get(child), child in imported) for child, _ in children]
-    fork_at = points.get(run.run_id)
+    # the journal it was made in); None when the parent's event is not found here. A fork read
+    # from a file says so beside its link: a file can name any run here as its parent (what it
+    # says of its forking is the file's word, shown on its own page as such).
+    found = queries.forks_of(run.run_id, (run.parent_id, run.fork_at))
+    forks, fork_at = found.listed, found.at
     # A fork imported without its parent names a run this store does not hold: no link to it.
     parent_here = bool(run.parent_id) and (
         fork_at is not None or RunSummary.objects.filter(run_id=run.parent_id).exists()

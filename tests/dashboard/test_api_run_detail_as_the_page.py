@@ -69,3 +69,16 @@ def test_a_runs_forks_are_listed_in_its_detail_and_by_parent(api, owner):
     assert {r["run_id"] for r in listed["items"]} == set(children)
     refused = api.get("/api/runs?parent=../x")
     assert refused.status_code == 422 and refused.json()["detail"][0]["loc"] == ["query", "parent"]
+
+
+def test_a_run_started_without_the_sandbox_says_so(api):
+    from runtime.events import TeamStarted
+
+    for run_id, sandbox in (("r-00000nosandbox", False), ("r-0000000sandbox", True)):
+        started = TeamStarted(
+            run_id=run_id, team="solo", scenario="solo-fix", task="t", config={"sandbox": sandbox}
+        )
+        DjangoJournal().append(f"run-{run_id}", [started], 0)
+    projection.catch_up()
+    assert api.get("/api/runs/r-00000nosandbox").json()["unsandboxed"] is True
+    assert api.get("/api/runs/r-0000000sandbox").json()["unsandboxed"] is False

@@ -132,6 +132,8 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
     # URL is refused by name, below, rather than summed as no runs).
     offered = choices.for_team(asked["team"].strip())
     context: dict[str, Any] = {
+        # Said on the page, where a person reading it can open them (docs/ is the repo's).
+        "definitions": definitions(),
         "choices": choices,
         "asked": asked | {name: request.GET.get(name, "")[:40] for name in metrics.DATE_FIELDS},
         "problems": {},
@@ -156,7 +158,5 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         "filtered": bool(chosen.params()),
         # The review queues choose runs as this page does: its undecided items link to those.
         "chosen_query": urlencode(chosen.params()),
-        # Said on the page, where a person reading it can open them (docs/ is the repo's).
-        "definitions": definitions(),
     }
     return render(request, TEMPLATE, context)

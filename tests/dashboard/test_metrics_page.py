@@ -245,3 +245,10 @@ def test_the_page_says_what_each_figure_means(as_owner, stored):
     for definition in DEFINITIONS.values():
         assert escape(definition) in page
     assert "docs/metrics.md" not in page
+
+
+def test_a_page_with_filters_it_cannot_take_still_says_what_each_figure_means(as_owner):
+    page = as_owner.get("/metrics?since=not-a-date")
+    assert page.status_code == 400
+    assert 'href="#definitions"' in page.content.decode()
+    assert 'id="definitions"' in page.content.decode()

@@ -135,7 +135,8 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
         }
     if parts.scheme in ("postgres", "postgresql"):
         # Errors quote the URL without its password: they end up in logs and on screens.
-        shown = url.replace(f":{parts.password}@", ":***@") if parts.password else url
+        shown = masked(url)
+        refuse_unencoded_userinfo(url, name)
         if not parts.path.strip("/"):
             raise ImproperlyConfigured(
                 f"{name}: a postgres URL needs a database name, got {shown!r}"
@@ -148,6 +149,13 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             ) from None
         # Django says only "Error loading psycopg2 or psycopg module", at the first query: the
         # driver is an extra that `make run` does not install, so say which.
+        options = dict(parse_qsl(parts.query))
+        # libpq takes whole seconds; anything else ended in a traceback at the first query.
+        timeout = options.get("connect_timeout")
+        if timeout is not None and not (timeout.isascii() and timeout.isdigit()):
+            raise ImproperlyConfigured(
+                f"{name}: connect_timeout must be a whole number of seconds, got {timeout!r}"
+            )
         if not driver_installed():
             raise ImproperlyConfigured(
                 f"{name} names PostgreSQL ({shown!r}), but its driver is not installed: "
@@ -162,12 +170,44 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             "PORT": port,
             # Server-side binding: psycopg's client-side binding formats every parameter into
             # the SQL text in Python, which made a 100-event append 3x slower.
-            "OPTIONS": {"server_side_binding": True, **dict(parse_qsl(parts.query))},
+            "OPTIONS": {"server_side_binding": True, **options},
             "CONN_MAX_AGE": 60,
         }
     raise ImproperlyConfigured(
         f"{name} must start with sqlite:// or postgres://, got {url.split(':', 1)[0]!r}"
     )
+
+
+# Characters that end a URL's user:password part where they stand, unless percent-encoded.
+URL_DELIMITERS = {"/": "%2F", "?": "%3F", "#": "%23"}
+
+
+def masked(url: str) -> str:
+    """`url` with everything between `//` and its last `@` hidden but the user name (`***`),
+    however the URL parses: a password holding `/`, `?` or `#` cuts a parser's user:password
+    part short, and what it then takes for the password is not the password."""
+    head, sep, rest = url.partition("//")
+    userinfo, at, tail = rest.rpartition("@")
+    if not sep or not at:
+        return url
+    user, colon, _ = userinfo.partition(":")
+    if not colon or any(c in user for c in URL_DELIMITERS):
+        return f"{head}//***@{tail}"
+    return f"{head}//{user}:***@{tail}"
+
+
+def refuse_unencoded_userinfo(url: str, name: str) -> None:
+    """Refuse a URL whose user:password part (before its last `@`) holds a character that ends
+    it early: parsers then read a port or a path out of the password, and blame those."""
+    userinfo = url.partition("//")[2].rpartition("@")[0]
+    found = [c for c in URL_DELIMITERS if c in userinfo]
+    if found:
+        said = ", ".join(f"{c!r} as {URL_DELIMITERS[c]}" for c in found)
+        raise ImproperlyConfigured(
+            f"{name}: the password (or user name) holds {' and '.join(map(repr, found))}, which "
+            f"must be percent-encoded in a URL ({said}, and a '%' as %25), in "
+            f"{masked(url)!r}"
+        )
 
 
 def driver_installed() -> bool:

@@ -71,3 +71,22 @@ def test_every_setting_in_env_reaches_the_containers_and_the_stacks_own_win(tmp_
         assert "MINUTES_SSL_REDIRECT: '0'" in block, service
         assert "MINUTES_STEP_TURNS: '50'" in block, service
         assert "DATABASE_URL: postgres://minutes:minutes@postgres:5432/minutes" in block
+
+
+def test_a_health_check_that_reads_a_variable_runs_in_a_shell():
+    """Compose turns `$$` into `$` and leaves it there: only a shell (CMD-SHELL) reads a
+    variable. The worker's check asked `--destination celery@$HOSTNAME` in exec form, so celery
+    was given those very characters, no worker answered, and it never passed."""
+    import yaml
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    checks = {name: s["healthcheck"]["test"] for name, s in services.items() if "healthcheck" in s}
+    assert {"web", "worker", "beat"} <= set(checks)
+    exec_form_with_a_variable = {
+        name: test
+        for name, test in checks.items()
+        if test[0] != "CMD-SHELL" and any("$" in part for part in test[1:])
+    }
+    assert exec_form_with_a_variable == {}
+    worker = checks["worker"]
+    assert worker[0] == "CMD-SHELL" and "celery@$$HOSTNAME" in worker[1]

@@ -72,6 +72,9 @@ MIDDLEWARE = [
     # those answers carry the same headers as every page.
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.security.ContentSecurityPolicyMiddleware",
+    # /healthz answered before anything checks the Host header against ALLOWED_HOSTS: a
+    # probe asks by address (127.0.0.1), not by the host name the operator listed.
+    "config.health.HealthzMiddleware",
     # Static files (the stylesheet, htmx, the API docs' Swagger UI) from the apps' own folders,
     # in production too: gunicorn serves none, and there is no collectstatic step to forget.
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -55,6 +55,12 @@ def number(name: str, default: int, minimum: int | None = None, maximum: int | N
     return value
 
 
+def items(name: str) -> list[str]:
+    """A comma-separated list, each item stripped: `localhost, 127.0.0.1` is two host names,
+    where the second was " 127.0.0.1", which no request's Host ever matched."""
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
 def pairs(name: str) -> dict[str, str]:
     """`key=value,key=value` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS writes them."""
     raw = os.environ.get(name, "")

@@ -45,7 +45,7 @@ if SANDBOX == "off":
         "rights, files and network; runs started now say so on their page"
     )
 
-ALLOWED_HOSTS = [h for h in env.text("MINUTES_ALLOWED_HOSTS", "").split(",") if h]
+ALLOWED_HOSTS = env.items("MINUTES_ALLOWED_HOSTS")
 if DEBUG:
     ALLOWED_HOSTS += ["localhost", "127.0.0.1", "[::1]", "testserver"]
 
@@ -191,7 +191,7 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = True
     if BEHIND_PROXY:
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-CSRF_TRUSTED_ORIGINS = [o for o in env.text("MINUTES_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+CSRF_TRUSTED_ORIGINS = env.items("MINUTES_CSRF_TRUSTED_ORIGINS")
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

@@ -19,6 +19,9 @@ def no_icon(request: HttpRequest) -> HttpResponse:
 
 # A 404 Django builds itself with DEBUG off is the same as dashboard.notfound's middleware gives.
 handler404 = "dashboard.notfound.not_found"
+# A host name this server does not answer for says so, naming MINUTES_ALLOWED_HOSTS (JSON under
+# /api/); Django's other refusals of an unreadable request, a general sentence.
+handler400 = "dashboard.refused.bad_request"
 # A refusal's own sentence ("... needs the reviewer permission"), where Django's said none.
 handler403 = "dashboard.refused.forbidden"
 # A database out of reach is a 503 saying so (dashboard/unavailable.py); anything else, the 500.

@@ -14,9 +14,12 @@ from collections.abc import Callable
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render, resolve_url
 from django_htmx.http import HttpResponseClientRedirect
+
+from services.asked import shown
 
 API = "/api/"
 STALE = (
@@ -41,6 +44,26 @@ def forbidden(request: HttpRequest, exception: Exception | None = None) -> HttpR
     needs the reviewer permission"), where Django's page said only "403 Forbidden"."""
     said = exception.args[0] if exception is not None and exception.args else None
     return say(request, said if isinstance(said, str) and said else "you may not do this")
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """config/urls.py's handler400 (Django calls it with debug off). A Host header this server
+    does not answer for says so, naming the setting, where templates/400.html spoke of an
+    address to mend and listed nothing; the API answers JSON. Anything else Django refuses as
+    unreadable is the 400 page's general sentence. The Host is never asked for here: it is
+    what was refused."""
+    if isinstance(exception, DisallowedHost):
+        host = str(request.META.get("HTTP_HOST") or request.META.get("SERVER_NAME") or "")
+        message = (
+            f"this server is not configured to answer for the host name {shown(host)}; its "
+            "operator lists the names it answers for in MINUTES_ALLOWED_HOSTS"
+        )
+        if request.path.startswith(API):
+            return JsonResponse({"detail": message}, status=400)
+        return render(request, "400.html", {"host_refused": message}, status=400)
+    if request.path.startswith(API):
+        return JsonResponse({"detail": "the request cannot be read as it was sent"}, status=400)
+    return render(request, "400.html", status=400)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -1,0 +1,37 @@
+"""What config/settings.py makes of the environment: lists read as people write them, and values
+that cannot be right refused at start, naming the variable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+
+def started(*names: str, **environ: str) -> dict[str, object]:
+    """These settings, as a process started with these environment variables has them."""
+    env = {**os.environ, **environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    code = (
+        "import json, django; django.setup(); from django.conf import settings; "
+        f"print(json.dumps({{n: getattr(settings, n) for n in {list(names)!r}}}, default=str))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_host_names_and_origins_are_read_with_spaces_after_the_commas():
+    # "localhost, 127.0.0.1" made " 127.0.0.1" a host name no request matched: a 400 for all.
+    found = started(
+        "ALLOWED_HOSTS",
+        "CSRF_TRUSTED_ORIGINS",
+        MINUTES_DEBUG="0",
+        MINUTES_SECRET_KEY="k1-" + "abcdefgh" * 7,
+        MINUTES_ALLOWED_HOSTS=" localhost, 127.0.0.1 ,,",
+        MINUTES_CSRF_TRUSTED_ORIGINS="https://a.example, https://b.example",
+    )
+    assert found["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1"]
+    assert found["CSRF_TRUSTED_ORIGINS"] == ["https://a.example", "https://b.example"]

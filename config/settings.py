@@ -139,8 +139,8 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = env.number("MINUTES_LOGIN_FAILURE_LIMIT", 10)
-AXES_COOLOFF_TIME = timedelta(minutes=env.number("MINUTES_LOGIN_COOLOFF_MINUTES", 15))
+AXES_FAILURE_LIMIT = env.number("MINUTES_LOGIN_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env.number("MINUTES_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 # A person's name and the address signed in from are counted apart (see dashboard/signin.py).
 AXES_LOCKOUT_PARAMETERS = "dashboard.signin.lockout_parameters"
 AXES_CLIENT_IP_CALLABLE = "dashboard.signin.client_ip"
@@ -186,7 +186,7 @@ if not DEBUG:
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env.number("MINUTES_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_SECONDS = env.number("MINUTES_HSTS_SECONDS", 31_536_000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     if BEHIND_PROXY:
@@ -202,9 +202,9 @@ WHITENOISE_USE_FINDERS = True
 
 # Journal import limits (a file is untrusted input; see journal_store/transfer.py). The size is
 # checked before anything is parsed, and an upload's Content-Length before its body is read.
-IMPORT_MAX_BYTES = env.number("MINUTES_IMPORT_MAX_BYTES", 50 * 1024 * 1024)
-IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", 1024 * 1024)
-IMPORT_MAX_LINES = env.number("MINUTES_IMPORT_MAX_LINES", 1_000_000)
+IMPORT_MAX_BYTES = env.number("MINUTES_IMPORT_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
+IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", 1024 * 1024, minimum=1)
+IMPORT_MAX_LINES = env.number("MINUTES_IMPORT_MAX_LINES", 1_000_000, minimum=1)
 # Nesting of a line's objects and arrays: the database's and pydantic's JSON readers have
 # limits of their own (pydantic's is 128 levels) that a stored event must stay under, and the
 # journal stores no event deeper than LINE_DEPTH (runtime/journal.py check_batch).
@@ -280,7 +280,7 @@ CELERY_BROKER_URL = env.text("CELERY_BROKER_URL") or f"redis+socket://{BROKER_DI
 # every third of it while the work goes on: a step may take far longer (a slow model, a long
 # test suite), and a worker that dies stops renewing, so its lease runs out within this many
 # seconds and the reconciler (every MINUTES_RECONCILE_SECONDS) queues the run again.
-STEP_LEASE_SECONDS = env.number("MINUTES_STEP_LEASE_SECONDS", 30)
+STEP_LEASE_SECONDS = env.number("MINUTES_STEP_LEASE_SECONDS", 30, minimum=1)
 # A step drives turns one after another in one warm session until it has started this many,
 # or this many seconds have passed (then it finishes the turn it is in): a run's history is
 # read and replayed once per step, not once per turn, and a busy queue still gets a worker
@@ -305,7 +305,7 @@ SNAPSHOT_TURNS = env.number("MINUTES_SNAPSHOT_TURNS", snapshots.EVERY, minimum=0
 # it longer than any countdown a task is sent with (half a second here). kombu's other
 # transports are not supported: the filesystem one lost messages under concurrent use
 # (docs/broker.md).
-VISIBILITY_TIMEOUT = env.number("MINUTES_VISIBILITY_TIMEOUT", 900)
+VISIBILITY_TIMEOUT = env.number("MINUTES_VISIBILITY_TIMEOUT", 900, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -330,20 +330,22 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # beat`, docker-compose.yml's beat service). A worker started without --beat warns that nothing
 # in it revives stalled runs (config/celery.py), unless this says a beat runs elsewhere.
 BEAT_ELSEWHERE = env.flag("MINUTES_BEAT_ELSEWHERE", default=False)
+# Each at least a second: MINUTES_RECONCILE_SECONDS=0 had a beat queue stalled runs again
+# hundreds of times a second.
 CELERY_BEAT_SCHEDULE = {
     "reconcile": {
         "task": "tasks.runs.reconcile",
-        "schedule": float(env.number("MINUTES_RECONCILE_SECONDS", 15)),
+        "schedule": float(env.number("MINUTES_RECONCILE_SECONDS", 15, minimum=1)),
     },
     "reconcile-effects": {
         "task": "tasks.effects.reconcile_effects",
-        "schedule": float(env.number("MINUTES_EFFECT_RECONCILE_SECONDS", 60)),
+        "schedule": float(env.number("MINUTES_EFFECT_RECONCILE_SECONDS", 60, minimum=1)),
     },
 }
 # Effects in flight longer than this are settled by asking the provider what became of them. It
 # must be longer than any provider takes to answer: an effect still in flight is not "unknown".
-EFFECT_PENDING_SECONDS = float(env.number("MINUTES_EFFECT_PENDING_SECONDS", 600))
-MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3)
+EFFECT_PENDING_SECONDS = float(env.number("MINUTES_EFFECT_PENDING_SECONDS", 600, minimum=1))
+MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3, minimum=1)
 # A model endpoint that stays down (runtime/model.py's EndpointDown) is waited out this long,
 # its step tried again at most a minute apart, before the run waits in the dead-letter queue:
 # vendors' outages and rate-limit storms mostly pass within minutes, and nobody need be woken
@@ -358,7 +360,7 @@ EXEC_LOG = env.text("MINUTES_EXEC_LOG")
 # again is stalled: its page says so, and the reconciler (every MINUTES_RECONCILE_SECONDS)
 # enqueues its next step again. Longer than a step waits in a busy queue, or runs are re-queued
 # for nothing (harmless: the lease lets one delivery drive, but wasteful).
-STALL_SECONDS = env.number("MINUTES_STALL_SECONDS", 60)
+STALL_SECONDS = env.number("MINUTES_STALL_SECONDS", 60, minimum=1)
 
 # Traces (runtime/otel, docs/traces.md). The project names the service a consumer files runs
 # under; content (prompts, answers, tool arguments and results) can be left out, and is cut to

@@ -8,6 +8,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from tests.startup import refused
+
 
 def started(*names: str, **environ: str) -> dict[str, object]:
     """These settings, as a process started with these environment variables has them."""
@@ -35,3 +39,31 @@ def test_host_names_and_origins_are_read_with_spaces_after_the_commas():
     )
     assert found["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1"]
     assert found["CSRF_TRUSTED_ORIGINS"] == ["https://a.example", "https://b.example"]
+
+
+@pytest.mark.parametrize(
+    "name, value, least",
+    [
+        # 0 had a worker's beat queue stalled runs 676 times in 20 s (19,282 messages).
+        ("MINUTES_RECONCILE_SECONDS", "0", 1),
+        ("MINUTES_STEP_LEASE_SECONDS", "-5", 1),
+        ("MINUTES_STALL_SECONDS", "-1", 1),
+        ("MINUTES_MAX_STEP_ATTEMPTS", "0", 1),
+        ("MINUTES_VISIBILITY_TIMEOUT", "-1", 1),
+        ("MINUTES_LOGIN_FAILURE_LIMIT", "0", 1),
+        ("MINUTES_HSTS_SECONDS", "-1", 0),
+    ],
+)
+def test_a_timing_or_a_limit_below_its_least_is_refused_naming_it(name, value, least):
+    said = refused(MINUTES_DEBUG="0", MINUTES_SECRET_KEY="k1-" + "abcdefgh" * 7, **{name: value})
+    assert f"{name} must be at least {least}, got {value}" in said
+
+
+def test_no_hsts_is_still_a_choice():
+    found = started(
+        "SECURE_HSTS_SECONDS",
+        MINUTES_DEBUG="0",
+        MINUTES_SECRET_KEY="k1-" + "abcdefgh" * 7,
+        MINUTES_HSTS_SECONDS="0",
+    )
+    assert found["SECURE_HSTS_SECONDS"] == 0

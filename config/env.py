@@ -193,13 +193,15 @@ def masked(url: str) -> str:
     however the URL parses: a password holding `/`, `?` or `#` cuts a parser's user:password
     part short, and what it then takes for the password is not the password."""
     head, sep, rest = url.partition("//")
+    if not sep:  # no scheme: all of it may be user:password@host
+        head, rest = "", url
     userinfo, at, tail = rest.rpartition("@")
-    if not sep or not at:
+    if not at:
         return url
     user, colon, _ = userinfo.partition(":")
     if not colon or any(c in user for c in URL_DELIMITERS):
-        return f"{head}//***@{tail}"
-    return f"{head}//{user}:***@{tail}"
+        return f"{head}{sep}***@{tail}"
+    return f"{head}{sep}{user}:***@{tail}"
 
 
 def refuse_unencoded_userinfo(url: str, name: str) -> None:
@@ -214,6 +216,30 @@ def refuse_unencoded_userinfo(url: str, name: str) -> None:
             f"must be percent-encoded in a URL ({said}, and a '%' as %25), in "
             f"{masked(url)!r}"
         )
+
+
+# What CELERY_BROKER_URL may name: a Redis server over TCP, over TLS, or on a unix socket (as
+# the embedded broker is). kombu takes anything else for another transport (a URL without a
+# scheme for AMQP: "Cannot connect to amqp://guest:**@127.0.0.1%3A56379:5672//"), and those are
+# not supported (docs/broker.md). memory:// is kombu's in-process queue, for tests and benches.
+BROKER_SCHEMES = ("redis", "rediss", "redis+socket", "memory")
+
+
+def broker(name: str) -> str:
+    """The broker URL in `name` ("" when unset), refused unless it names a Redis server."""
+    url = os.environ.get(name, "")
+    if not url:
+        return ""
+    scheme = url.partition("://")[0].lower() if "://" in url else ""
+    if scheme not in BROKER_SCHEMES:
+        bare = f" (it has no scheme: did you mean 'redis://{masked(url)}'?)" if not scheme else ""
+        raise ImproperlyConfigured(
+            f"{name} must name a Redis server: redis://HOST:PORT/DB, rediss://HOST:PORT/DB (TLS) "
+            f"or redis+socket:///path/to/redis.sock; got {masked(url)!r}{bare}"
+        )
+    if scheme in ("redis", "rediss"):
+        refuse_unencoded_userinfo(url, name)
+    return url
 
 
 def driver_installed() -> bool:

@@ -274,8 +274,8 @@ except prices.PriceError as exc:
 # CELERY_BROKER_URL at redis://... to use a Redis server of your own. No result backend: the
 # journal says what happened to every run.
 BROKER_DIR = HOME / "broker"
-EMBEDDED_BROKER = not env.text("CELERY_BROKER_URL")
-CELERY_BROKER_URL = env.text("CELERY_BROKER_URL") or f"redis+socket://{BROKER_DIR / 'redis.sock'}"
+EMBEDDED_BROKER = not env.broker("CELERY_BROKER_URL")
+CELERY_BROKER_URL = env.broker("CELERY_BROKER_URL") or f"redis+socket://{BROKER_DIR / 'redis.sock'}"
 # Who drives a run's step (or runs a specialist) holds a lease this long, renewed by a heartbeat
 # every third of it while the work goes on: a step may take far longer (a slow model, a long
 # test suite), and a worker that dies stops renewing, so its lease runs out within this many

@@ -9,7 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
+from config import env
 from tests.startup import refused
 
 
@@ -67,3 +69,47 @@ def test_no_hsts_is_still_a_choice():
         MINUTES_HSTS_SECONDS="0",
     )
     assert found["SECURE_HSTS_SECONDS"] == 0
+
+
+@pytest.mark.parametrize(
+    "url, said",
+    [
+        # Taken for AMQP: "Cannot connect to amqp://guest:**@127.0.0.1%3A56379:5672//".
+        ("127.0.0.1:56379", "got '127.0.0.1:56379' (it has no scheme: did you mean 'redis://"),
+        ("amqp://guest:TopSecretPw@rabbit:5672//", "got 'amqp://guest:***@rabbit:5672//'"),
+        ("bob:TopSecretPw@127.0.0.1:6379", "got 'bob:***@127.0.0.1:6379'"),
+        ("sqs://AKIA:TopSecretPw@", "got 'sqs://AKIA:***@'"),
+    ],
+)
+def test_a_broker_that_is_no_redis_server_is_refused_naming_it(monkeypatch, url, said):
+    monkeypatch.setenv("CELERY_BROKER_URL", url)
+    with pytest.raises(ImproperlyConfigured) as info:
+        env.broker("CELERY_BROKER_URL")
+    message = str(info.value)
+    assert message.startswith("CELERY_BROKER_URL must name a Redis server: redis://HOST:PORT/DB")
+    assert said in message and "TopSecretPw" not in message
+
+
+def test_a_redis_password_that_cuts_the_url_short_is_named_and_hidden(monkeypatch):
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://:Top/SecretPw@127.0.0.1:6379/0")
+    with pytest.raises(ImproperlyConfigured, match="holds '/', which must be percent-encoded"):
+        env.broker("CELERY_BROKER_URL")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://:pw@127.0.0.1:6379/0",
+        "rediss://redis.example:6380/1",
+        "redis+socket:///srv/minutes/broker/redis.sock",
+        "memory://",
+    ],
+)
+def test_a_redis_server_is_taken(monkeypatch, url):
+    monkeypatch.setenv("CELERY_BROKER_URL", url)
+    assert env.broker("CELERY_BROKER_URL") == url
+
+
+def test_the_settings_refuse_a_broker_without_a_scheme_at_start():
+    said = refused(CELERY_BROKER_URL="127.0.0.1:56379")
+    assert "CELERY_BROKER_URL must name a Redis server" in said

@@ -25,11 +25,35 @@ fallback_note: TextIO | None = None
 QUIET_COMMANDS = frozenset({"demo", "runserver"})
 
 
+# Whether manage.py started this process (it calls note_fallback): its web server is
+# runserver, make run's, whose workers listen on the embedded broker with it.
+by_manage = False
+
+
 def note_fallback(command: str, stream: TextIO) -> None:
     """Have manage.py `command` say on `stream` which broker it uses when it falls back to the
     embedded one: workers started with CELERY_BROKER_URL never read what it queues there."""
-    global fallback_note
+    global fallback_note, by_manage
+    by_manage = True
     fallback_note = None if command in QUIET_COMMANDS else stream
+
+
+def warn_a_web_server_on_the_embedded_broker() -> None:
+    """config/wsgi.py, as a web server (gunicorn) starts: one without CELERY_BROKER_URL queues
+    every run on an embedded broker of its own, which it starts at the first run and which
+    outlives it, and workers started with CELERY_BROKER_URL never read it. Said in its log;
+    runserver under manage.py (make run, whose workers listen there) keeps quiet."""
+    from django.conf import settings
+
+    if by_manage or not settings.EMBEDDED_BROKER or settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    logging.getLogger(__name__).warning(
+        "CELERY_BROKER_URL is not set: this web server queues runs on the embedded broker "
+        "(%s), started at its first run and left running after it stops; only workers started "
+        "without CELERY_BROKER_URL from this MINUTES_HOME read it. The web server and the "
+        "workers must share one broker: set CELERY_BROKER_URL=redis://HOST:6379/0 for both",
+        settings.CELERY_BROKER_URL,
+    )
 
 
 @app.on_after_configure.connect

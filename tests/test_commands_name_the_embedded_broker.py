@@ -25,6 +25,7 @@ def embedded(settings, monkeypatch):
     settings.EMBEDDED_BROKER = True
     monkeypatch.setattr(broker.EmbeddedRedis, "ensure", lambda self: False)
     monkeypatch.setattr(celery, "fallback_note", None)
+    monkeypatch.setattr(celery, "by_manage", False)
     return SimpleNamespace(conf=SimpleNamespace(broker_url=settings.CELERY_BROKER_URL))
 
 
@@ -87,3 +88,43 @@ def test_start_run_says_it_on_stderr_and_its_output_stays_the_run_id(tmp_path):
         assert named.stderr == ""
     finally:
         embedded.stop()
+
+
+def served(**environ: str) -> str:
+    """What a web server (gunicorn loads config.wsgi) logs as it starts, with this environment."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "MINUTES_EAGER")}
+    done = subprocess.run(
+        [sys.executable, "-c", "import config.wsgi"],
+        cwd=ROOT,
+        env=env | {"MINUTES_DEBUG": "1", **environ},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+def test_a_web_server_without_a_broker_says_where_its_runs_go_and_what_to_set():
+    """gunicorn without CELERY_BROKER_URL queued every run on an embedded broker of its own,
+    which the workers (started with CELERY_BROKER_URL) never read, and said nothing."""
+    said = served()
+    assert (
+        "CELERY_BROKER_URL is not set: this web server queues runs on the embedded broker" in said
+    )
+    assert "must share one broker: set CELERY_BROKER_URL=redis://" in said
+
+
+def test_a_web_server_given_a_broker_says_nothing_of_it():
+    assert "CELERY_BROKER_URL" not in served(CELERY_BROKER_URL="redis://127.0.0.1:1/0")
+
+
+def test_runserver_under_manage_keeps_quiet(embedded, settings, caplog):
+    # make run's web server: its workers listen on the embedded broker with it.
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    celery.warn_a_web_server_on_the_embedded_broker()
+    assert "CELERY_BROKER_URL is not set" in caplog.text  # as gunicorn would
+    caplog.clear()
+    celery.note_fallback("runserver", io.StringIO())
+    celery.warn_a_web_server_on_the_embedded_broker()
+    assert "CELERY_BROKER_URL" not in caplog.text

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -83,3 +85,36 @@ def refused(tmp_path, args: list[str], environ: dict[str, str], said: str) -> st
     # Refused before the database was made or anything started: no logs, no broker, no run.
     assert not database.exists() and not (home / "logs").exists()
     return done.stderr
+
+
+@pytest.mark.parametrize("given", [":WrongPw@", ""])
+def test_a_broker_that_refuses_the_password_is_not_said_to_be_down(tmp_path, given):
+    """A Redis server that runs and refuses the password (or wants one): demo said it did not
+    answer and to start it, so people started a second Redis."""
+    from config.broker import server_binary
+
+    port = free_port()
+    server = subprocess.Popen(
+        [str(server_binary()), "--port", str(port), "--requirepass", "RightPw", "--save", ""],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):  # until it listens
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        broker = {"CELERY_BROKER_URL": f"redis://{given}127.0.0.1:{port}/0"}
+        shown = f"redis://{':**@' if given else ''}127.0.0.1:{port}/0"
+        said = refused(
+            tmp_path,
+            [],
+            broker,
+            f"the broker at CELERY_BROKER_URL ({shown}) answers but refused its authentication",
+        )
+        assert "does not answer" not in said and "WrongPw" not in said
+        assert "put the password it expects in CELERY_BROKER_URL" in said
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -91,6 +91,13 @@ class Child:
         self.proc.wait()
 
 
+def refused_credentials(exc: BaseException) -> bool:
+    """Whether kombu's connection error is Redis refusing the password (or asking for one)."""
+    from redis.exceptions import AuthenticationError
+
+    return isinstance(exc.__cause__ or exc.__context__, AuthenticationError)
+
+
 def sanitized(url: str) -> str:
     """A broker URL without its password; as_uri() would show ":**@" where the URL has none."""
     from kombu.utils.url import maybe_sanitize_url
@@ -361,6 +368,14 @@ class Command(BaseCommand):
                     max_retries=1, interval_start=0, interval_step=0, timeout=5
                 )
             except OperationalError as exc:
+                if refused_credentials(exc):
+                    # It runs: "start it" sent people to start a second Redis.
+                    raise CommandError(
+                        f"the broker at CELERY_BROKER_URL ({shown}) answers but refused its "
+                        f"authentication ({str(exc).rstrip('.')}): put the password it expects "
+                        "in CELERY_BROKER_URL (redis://:PASSWORD@HOST:PORT/DB, percent-encoded), "
+                        "or unset CELERY_BROKER_URL for the embedded one"
+                    ) from None
                 raise CommandError(
                     f"the broker at CELERY_BROKER_URL ({shown}) does not answer "
                     f"({str(exc).rstrip('.')}): start "

@@ -150,7 +150,7 @@ def worker_command(
     # gossip or mingle, whose restart after a broker blip also logs a Celery error.
     command += ["--without-gossip", "--without-mingle"]
     if beat:
-        command += ["--beat", "--schedule", str(schedule or settings.HOME / "celerybeat-schedule")]
+        command += ["--beat", "--schedule", str(schedule or settings.CELERY_BEAT_SCHEDULE_FILENAME)]
     if hostname:
         command += ["--hostname", hostname]
     return command

@@ -330,6 +330,10 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # beat`, docker-compose.yml's beat service). A worker started without --beat warns that nothing
 # in it revives stalled runs (config/celery.py), unless this says a beat runs elsewhere.
 BEAT_ELSEWHERE = env.flag("MINUTES_BEAT_ELSEWHERE", default=False)
+# Where a beat keeps its schedule (`celery -A config beat`, or a worker's --beat): in
+# MINUTES_HOME with the rest, not in whichever folder it was started from. Python's dbm may add
+# a suffix or make several files (celerybeat-schedule.dat, .dir, .bak).
+CELERY_BEAT_SCHEDULE_FILENAME = str(HOME / "celerybeat-schedule")
 # Each at least a second: MINUTES_RECONCILE_SECONDS=0 had a beat queue stalled runs again
 # hundreds of times a second.
 CELERY_BEAT_SCHEDULE = {

@@ -90,3 +90,14 @@ def test_a_health_check_that_reads_a_variable_runs_in_a_shell():
     assert exec_form_with_a_variable == {}
     worker = checks["worker"]
     assert worker[0] == "CMD-SHELL" and "celery@$$HOSTNAME" in worker[1]
+
+
+def test_the_beats_health_check_looks_where_the_beat_keeps_its_schedule():
+    """The beat keeps its schedule in MINUTES_HOME (config/settings.py), under a name Python's
+    dbm may add a suffix to: the check takes any of them."""
+    import yaml
+
+    stack = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    home = stack["x-minutes"]["environment"]["MINUTES_HOME"]
+    check = stack["services"]["beat"]["healthcheck"]["test"]
+    assert check[0] == "CMD-SHELL" and f"ls {home}/celerybeat-schedule* " in check[1]

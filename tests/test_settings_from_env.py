@@ -113,3 +113,14 @@ def test_a_redis_server_is_taken(monkeypatch, url):
 def test_the_settings_refuse_a_broker_without_a_scheme_at_start():
     said = refused(CELERY_BROKER_URL="127.0.0.1:56379")
     assert "CELERY_BROKER_URL must name a Redis server" in said
+
+
+def test_the_beat_keeps_its_schedule_in_minutes_home(tmp_path):
+    """`celery -A config worker --beat`, as the README says, wrote celerybeat-schedule* into
+    whichever folder it was started from."""
+    found = started("CELERY_BEAT_SCHEDULE_FILENAME", MINUTES_HOME=str(tmp_path))
+    assert found["CELERY_BEAT_SCHEDULE_FILENAME"] == str(tmp_path / "celerybeat-schedule")
+    env = {**os.environ, "MINUTES_HOME": str(tmp_path), "MINUTES_DEBUG": "1"}
+    code = "from config.celery import app; print(app.conf.beat_schedule_filename)"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert proc.stdout.strip() == str(tmp_path / "celerybeat-schedule"), proc.stderr

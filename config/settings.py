@@ -351,7 +351,8 @@ CELERY_BEAT_SCHEDULE = {
 EFFECT_PENDING_SECONDS = float(env.number("MINUTES_EFFECT_PENDING_SECONDS", 600, minimum=1))
 MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3, minimum=1)
 # A model endpoint that stays down (runtime/model.py's EndpointDown) is waited out this long,
-# its step tried again at most a minute apart, before the run waits in the dead-letter queue:
+# its step tried again at most min(60 s, 3/4 of MINUTES_STALL_SECONDS) apart (45 s by default:
+# services/steps.py longest_wait), before the run waits in the dead-letter queue:
 # vendors' outages and rate-limit storms mostly pass within minutes, and nobody need be woken
 # for one. 0: an outage is dead-lettered after MAX_STEP_ATTEMPTS like any failing step. A
 # fan-out specialist's outage is waited out as long, its starts not counted toward its restarts

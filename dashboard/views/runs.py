@@ -33,6 +33,7 @@ from runtime import fork, status
 from runtime.metrics import DEFINITIONS
 from services import baseline as baselines
 from services import runs, tags, traces
+from services.steps import longest_wait
 
 PAGE = 50
 EVENTS_PAGE = 50
@@ -149,6 +150,8 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "trouble": queries.trouble(run.run_id) if run.status == status.RUNNING else None,
         # And its specialists on other workers whose model endpoint is down, waited out.
         "down": queries.specialists_down(run.run_id) if run.status == status.RUNNING else [],
+        # How far apart their steps (starts) are tried again: min(60, 0.75 x STALL_SECONDS).
+        "retry_apart": f"{longest_wait():g} s",
         "awaiting": status.is_awaiting(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at),

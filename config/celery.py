@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from celery import Celery
+from celery.beat import PersistentScheduler
 from celery.signals import celeryd_after_setup, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -77,6 +78,15 @@ def start_embedded_broker(sender: Celery, **_: object) -> None:
             )
             fallback_note.flush()
         EmbeddedRedis(settings.BROKER_DIR).ensure()
+
+
+class HomeScheduler(PersistentScheduler):  # type: ignore[misc]  # Celery is untyped
+    """Celery's scheduler, making the folder its schedule file lives in (MINUTES_HOME, see
+    CELERY_BEAT_SCHEDULE_FILENAME) first: a beat on a fresh MINUTES_HOME died at its start."""
+
+    def setup_schedule(self) -> None:
+        Path(self.schedule_filename).parent.mkdir(parents=True, exist_ok=True)
+        super().setup_schedule()
 
 
 @worker_process_init.connect

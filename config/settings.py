@@ -334,6 +334,7 @@ BEAT_ELSEWHERE = env.flag("MINUTES_BEAT_ELSEWHERE", default=False)
 # MINUTES_HOME with the rest, not in whichever folder it was started from. Python's dbm may add
 # a suffix or make several files (celerybeat-schedule.dat, .dir, .bak).
 CELERY_BEAT_SCHEDULE_FILENAME = str(HOME / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULER = "config.celery:HomeScheduler"  # which makes MINUTES_HOME if need be
 # Each at least a second: MINUTES_RECONCILE_SECONDS=0 had a beat queue stalled runs again
 # hundreds of times a second.
 CELERY_BEAT_SCHEDULE = {

@@ -124,3 +124,18 @@ def test_the_beat_keeps_its_schedule_in_minutes_home(tmp_path):
     code = "from config.celery import app; print(app.conf.beat_schedule_filename)"
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert proc.stdout.strip() == str(tmp_path / "celerybeat-schedule"), proc.stderr
+
+
+def test_a_beat_on_a_fresh_minutes_home_makes_it(tmp_path):
+    """The schedule lives in MINUTES_HOME now; on a fresh one a beat died at its start
+    (FileNotFoundError), where the folder it was started from always existed."""
+    from config.celery import HomeScheduler, app
+
+    assert app.conf.beat_scheduler == "config.celery:HomeScheduler"
+    schedule = tmp_path / "fresh" / "home" / "celerybeat-schedule"
+    scheduler = HomeScheduler(app=app, schedule_filename=str(schedule))
+    try:
+        assert schedule.parent.is_dir()
+        assert list(schedule.parent.glob("celerybeat-schedule*"))
+    finally:
+        scheduler.close()

@@ -25,11 +25,26 @@ def migrations() -> frozenset[tuple[str, str]]:
     return frozenset(MigrationLoader(None, ignore_no_migrations=True).graph.leaf_nodes())
 
 
+def unmigrated() -> list[str]:
+    """The migrations of this code the database has not applied (app.name), or all of them
+    when it has no record of any; [] when it is up to date. Also what a page or the API
+    answers after a failure on a missing table (dashboard/unavailable.py)."""
+    from django.db import DatabaseError, connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT app, name FROM django_migrations")
+            applied = set(cursor.fetchall())
+    except DatabaseError:
+        applied = set()
+    return sorted(f"{app}.{name}" for app, name in migrations() - applied)
+
+
 def healthz(request: HttpRequest) -> HttpResponse:
     """Health for load balancers and compose: the process answers, the database does, and it
     holds this code's tables (a server started before `migrate` fails every page with a
     missing table: here it says so, once, with what to run)."""
-    from django.db import DatabaseError, connection
+    from django.db import connection
 
     from dashboard.unavailable import DOWN
 
@@ -42,13 +57,7 @@ def healthz(request: HttpRequest) -> HttpResponse:
             content_type="text/plain",
             status=503,
         )
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT app, name FROM django_migrations")
-            applied = set(cursor.fetchall())
-    except DatabaseError:
-        applied = set()
-    missing = sorted(f"{app}.{name}" for app, name in migrations() - applied)
+    missing = unmigrated()
     if missing:
         text = f"the database is not migrated ({', '.join(missing)}): run manage.py migrate"
         return HttpResponse(text, content_type="text/plain", status=503)

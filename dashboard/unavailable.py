@@ -18,6 +18,7 @@ from django.shortcuts import render
 from django.views import defaults
 
 from config.commandline import first_line
+from config.health import unmigrated
 from services.steps import TRANSIENT
 
 log = logging.getLogger(__name__)
@@ -63,22 +64,6 @@ def not_migrated(request: HttpRequest) -> HttpResponse:
         response = render(request, "503_not_migrated.html", status=503)
     response["Retry-After"] = "60"
     return response
-
-
-def unmigrated() -> list[str]:
-    """The migrations of this code the database has not applied (app.name), or all of them
-    when it has no record of any; [] when it is up to date. Asked only after a failure."""
-    from django.db import DatabaseError, connection
-    from django.db.migrations.loader import MigrationLoader
-
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT app, name FROM django_migrations")
-            applied = set(cursor.fetchall())
-    except DatabaseError:
-        applied = set()
-    newest = MigrationLoader(None, ignore_no_migrations=True).graph.leaf_nodes()
-    return sorted(f"{app}.{name}" for app, name in set(newest) - applied)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -28,7 +28,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from runtime import errors, flat
-from runtime.events import Usage
 from runtime.model import (
     ChatMessage,
     EndpointDown,
@@ -40,7 +39,10 @@ from runtime.model import (
 from runtime.openai_wire import (
     ModelProtocolError,
     UnreadableArguments,
+    add_usage,
     estimate_usage,
+    finish_reason,
+    named_tool,
     parse_message,
     parse_served,
     parse_usage,
@@ -550,38 +552,6 @@ def max_tokens_of(environ: Mapping[str, str]) -> int | None:
             f"MINUTES_MODEL_MAX_TOKENS must be a positive whole number of tokens, not {raw!r}"
         )
     return value
-
-
-def finish_reason(reply: dict[str, Any]) -> Any:
-    """Why the server stopped writing choices[0] ("stop", "length", ...); None if unsaid."""
-    choices = reply.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        return choices[0].get("finish_reason")
-    return None
-
-
-def named_tool(text: str, names: Sequence[str]) -> str | None:
-    """The tool a free-text answer names: the earliest mention wins, the longer name on a tie
-    ("run_tests" over "run"); None when it names none."""
-    lowered = text.lower().replace("`", "")
-    found: list[tuple[int, int, str]] = []
-    for name in names:
-        for spelling in {name.lower(), name.lower().replace("_", " ")}:
-            at = lowered.find(spelling)
-            if at >= 0:
-                found.append((at, -len(name), name))
-    return min(found)[2] if found else None
-
-
-def add_usage(a: Usage, b: Usage) -> Usage:
-    def both(x: int | None, y: int | None) -> int | None:
-        return None if x is None and y is None else (x or 0) + (y or 0)
-
-    return Usage(
-        total=a.total + b.total,
-        prompt=both(a.prompt, b.prompt),
-        completion=both(a.completion, b.completion),
-    )
 
 
 def _retry_after(headers: Message | None) -> float | None:

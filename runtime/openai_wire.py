@@ -258,3 +258,35 @@ def snippet(raw: bytes | str) -> str:
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
     text = " ".join(text.split())
     return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "..."
+
+
+def finish_reason(reply: dict[str, Any]) -> Any:
+    """Why the server stopped writing choices[0] ("stop", "length", ...); None if unsaid."""
+    choices = reply.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("finish_reason")
+    return None
+
+
+def named_tool(text: str, names: Sequence[str]) -> str | None:
+    """The tool a free-text answer names: the earliest mention wins, the longer name on a tie
+    ("run_tests" over "run"); None when it names none."""
+    lowered = text.lower().replace("`", "")
+    found: list[tuple[int, int, str]] = []
+    for name in names:
+        for spelling in {name.lower(), name.lower().replace("_", " ")}:
+            at = lowered.find(spelling)
+            if at >= 0:
+                found.append((at, -len(name), name))
+    return min(found)[2] if found else None
+
+
+def add_usage(a: Usage, b: Usage) -> Usage:
+    def both(x: int | None, y: int | None) -> int | None:
+        return None if x is None and y is None else (x or 0) + (y or 0)
+
+    return Usage(
+        total=a.total + b.total,
+        prompt=both(a.prompt, b.prompt),
+        completion=both(a.completion, b.completion),
+    )

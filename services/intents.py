@@ -56,8 +56,8 @@ class IntentOfAFinishedRun(IntentError):
         super().__init__(
             f"intent {intent_id} is run {run_id}'s task, and the run is over "
             f"({status.label(state)}): nothing it does can change now; to take a finished "
-            f"run another way, fork it (POST /api/runs/{run_id}/fork) and supersede the "
-            "fork's own intent while it runs"
+            f"run another way, fork it (the Fork form on its page, or POST "
+            f"/api/runs/{run_id}/fork) and supersede the fork's own intent while it runs"
         )
 
 

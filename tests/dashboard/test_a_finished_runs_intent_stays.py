@@ -52,7 +52,7 @@ def test_superseding_a_finished_runs_task_is_a_409_and_records_nothing(api):
     assert answer.status_code == 409, answer.content
     detail = answer.json()["detail"]
     assert f"intent task-{run_id} is run {run_id}'s task, and the run is over (done)" in detail
-    assert f"fork it (POST /api/runs/{run_id}/fork)" in detail
+    assert f"fork it (the Fork form on its page, or POST /api/runs/{run_id}/fork)" in detail
     assert StoredEvent.objects.count() == before
     assert api.get(f"/api/intents/task-{run_id}").json()["version"] == 1
 

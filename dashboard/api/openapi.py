@@ -23,18 +23,6 @@ UNVALIDATED = {
     "description": "the parameters or the body did not validate",
     "content": {"application/json": {"schema": {"type": "object"}}},
 }
-REFUSED_ADDRESS = {
-    "description": "the address holds a NUL character, or the request too many parameters",
-    "content": {
-        "application/json": {
-            "schema": {
-                "type": "object",
-                "properties": {"detail": {"type": "string"}},
-                "required": ["detail"],
-            }
-        }
-    },
-}
 
 
 def detail(description: str) -> dict[str, Any]:
@@ -53,6 +41,7 @@ def detail(description: str) -> dict[str, Any]:
     }
 
 
+REFUSED_ADDRESS = detail("the address holds a NUL character, or the request too many parameters")
 # What any operation may answer before its view runs (api/auth.py, dashboard/signin.py,
 # dashboard/unavailable.py, api/errors.py): written down for each, where the schema named none.
 EVERY = (

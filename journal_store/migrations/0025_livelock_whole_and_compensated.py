@@ -24,7 +24,7 @@ FILLED = ("looked_at_tasks", "verified", "copied_figures", "lineage")
 
 
 def fill(apps: Any, schema_editor: Any) -> None:
-    from journal_store.metrics_refill import refigure
+    from journal_store import refill
 
     alias = schema_editor.connection.alias
     states = apps.get_model("journal_store", "RunState").objects.using(alias)
@@ -38,7 +38,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
     def mend(run_id: str, state: dict[str, Any]) -> None:
         state["undone"] = run_id in undone
 
-    refigure(apps, alias, FILLED, mend)
+    refill.metrics(apps, alias, FILLED, mend)
 
 
 class Migration(migrations.Migration):

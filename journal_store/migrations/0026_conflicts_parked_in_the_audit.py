@@ -11,6 +11,7 @@ from django.db import migrations
 
 
 def fill(apps: Any, schema_editor: Any) -> None:
+    from journal_store import refill
     from journal_store.fold_rows import audit_columns
     from journal_store.journal import DjangoJournal
     from runtime.audit import Audit
@@ -18,13 +19,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
 
     alias = schema_editor.connection.alias
     model = apps.get_model
-    applied = (
-        model("journal_store", "Checkpoint")
-        .objects.using(alias)
-        .filter(name="runs")
-        .values_list("position", flat=True)
-        .first()
-    )
+    applied = refill.applied(apps, alias)
     if not applied:
         return
     events = model("journal_store", "StoredEvent").objects.using(alias)

@@ -3,7 +3,7 @@ livelock signal found reopened was counted twice, as the task it is and as its s
 part and in the whole (a reviewed task reopened: 1 of 3 where it is 1 of 2). The rate is taken
 from each run's stored metrics state, so the runs projected before it get their columns set
 again here, a fork's copied prefix folded again, and the rollup summed anew
-(journal_store/metrics_refill.py). `manage.py rebuild_projections` gives the same.
+(journal_store/refill.py). `manage.py rebuild_projections` gives the same.
 """
 
 from typing import Any
@@ -14,9 +14,9 @@ FILLED = ("livelocked_tasks", "looked_at_tasks", "copied_figures", "lineage")
 
 
 def fill(apps: Any, schema_editor: Any) -> None:
-    from journal_store.metrics_refill import refigure
+    from journal_store import refill
 
-    refigure(apps, schema_editor.connection.alias, FILLED)
+    refill.metrics(apps, schema_editor.connection.alias, FILLED)
 
 
 class Migration(migrations.Migration):

@@ -4,7 +4,7 @@ steps before the one that failed (runtime.events.SagaSettled.undone). The runs p
 before it get it here, for the SagaSettled events the runs projector has applied (what it
 applies later it folds itself): each such run's summary and metrics states learn it, its
 status and verified columns are set again, a fork's copied prefix is folded again, and the
-rollup is summed anew (journal_store/metrics_refill.py). `manage.py rebuild_projections`
+rollup is summed anew (journal_store/refill.py). `manage.py rebuild_projections`
 gives the same.
 """
 
@@ -17,18 +17,12 @@ FILLED = ("verified", "copied_figures", "lineage")
 
 
 def fill(apps: Any, schema_editor: Any) -> None:
-    from journal_store.metrics_refill import refigure
+    from journal_store import refill
     from journal_store.run_columns import FOLDS, columns_of
 
     alias = schema_editor.connection.alias
     model = apps.get_model
-    applied = (
-        model("journal_store", "Checkpoint")
-        .objects.using(alias)
-        .filter(name="runs")
-        .values_list("position", flat=True)
-        .first()
-    )
+    applied = refill.applied(apps, alias)
     if not applied:
         return
     settled = (
@@ -60,7 +54,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
         if run_id in failed_first:
             state["undone"] = True
 
-    refigure(apps, alias, FILLED, mend)
+    refill.metrics(apps, alias, FILLED, mend)
 
 
 class Migration(migrations.Migration):

@@ -158,6 +158,22 @@ def begin(run_id: str, config: FlightConfig) -> None:
     queue.advance(run_id)
 
 
+def steerable(run_id: str) -> str:
+    """The run's status, when a person may stop or resume it; else the refusal that says why:
+    imported (nothing here drives it), waiting on a conflict, over, or dead-lettered (a step
+    would stop at the open letter again: its retry or discard is what moves it)."""
+    state = status_of(run_id)
+    if state == status.IMPORTED:
+        raise RunImported(run_id)
+    if state == status.WAITING:
+        raise NothingToChange(run_id, ON_A_CONFLICT)
+    if status.is_terminal(state):
+        raise RunFinished(run_id, state)
+    if state == status.DEAD_LETTERED:
+        raise NothingToChange(run_id, ON_A_DEAD_LETTER)
+    return state
+
+
 def interrupt(run_id: str, by: str, reason: str = "") -> None:
     """Ask the run to stop at its next turn boundary. Refused, with nothing written, where the
     stop would change nothing: a run interrupted already or asked to stop already, and a
@@ -167,15 +183,7 @@ def interrupt(run_id: str, by: str, reason: str = "") -> None:
     one)."""
     control = Control(run_id)
     for _ in range(ATTEMPTS):
-        state = status_of(run_id)
-        if state == status.IMPORTED:
-            raise RunImported(run_id)
-        if state == status.WAITING:
-            raise NothingToChange(run_id, ON_A_CONFLICT)
-        if status.is_terminal(state):
-            raise RunFinished(run_id, state)
-        if state == status.DEAD_LETTERED:
-            raise NothingToChange(run_id, ON_A_DEAD_LETTER)
+        state = steerable(run_id)
         latest, version = control.requests()
         interrupted = state == status.INTERRUPTED
         if interrupted and not (
@@ -206,16 +214,7 @@ def resume(run_id: str, by: str, reason: str = "") -> None:
     status reads interrupted until the step it sent writes RunResumed). The request is appended
     at the control stream's version read: two resumes at once record one.
     """
-    state = status_of(run_id)
-    if state == status.IMPORTED:
-        raise RunImported(run_id)
-    if state == status.WAITING:
-        raise NothingToChange(run_id, ON_A_CONFLICT)
-    if status.is_terminal(state):
-        raise RunFinished(run_id, state)
-    if state == status.DEAD_LETTERED:
-        # A step would stop at the open letter again: the request would change nothing.
-        raise NothingToChange(run_id, ON_A_DEAD_LETTER)
+    state = steerable(run_id)
     try:  # its settings name places on disk: checked before any worker acts on them
         first = DjangoJournal().first(streams.journal(run_id))  # its settings: not the whole run
         flight.recorded_config([first.event] if first else [], run_id)

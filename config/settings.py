@@ -83,6 +83,8 @@ MIDDLEWARE = [
     # A parameter given twice, or whose escapes are no UTF-8: a 400 (the API's 422) naming it,
     # where the last value was read, or U+FFFD for the bytes.
     "dashboard.query_string.QueryStringMiddleware",
+    # HEAD on the API answered as its GET, without the body (django-ninja routes no HEAD).
+    "dashboard.api.head.HeadAsGetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

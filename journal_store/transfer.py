@@ -344,11 +344,11 @@ class _Importer:
 
         Those rules keep a file from writing what this store would take as its own: a
         person's decision, a review item, an event on a shared stream or another run's. A
-        line this store holds byte for byte forges none of them: the store wrote it, or took
-        it from an earlier import under those rules. So the export of any run flown here
-        (its dead letters and their retries, a desk run's facts and effects, whose versions
-        in shared streams skip the other runs' events) imports back into this store adding
-        nothing. A line that differs in any field is judged as any other line."""
+        line whose event this store holds, every field alike, forges none of them: the store
+        wrote it, or took it from an earlier import under those rules. So the export of any
+        run flown here (its dead letters and their retries, a desk run's facts and effects,
+        whose versions in shared streams skip the other runs' events) imports back into this
+        store adding nothing. A line that differs in any field is judged as any other line."""
         found = self.journal.select("WHERE id = %s", [event.id])
         stream = self.streams.get(name)
         at = version if version is not None else (stream.version if stream else 0) + 1

@@ -30,7 +30,7 @@ A conflict naming a target nobody registered is refused (UnknownCommitTarget), d
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,6 +196,12 @@ def claim_choices(parked: ConflictParked) -> dict[str, Any]:
     return {str(c.get("claim_id", i)): c.get("value") for i, c in enumerate(parked.claims)}
 
 
+def decision_of(events: Iterable[Event]) -> ConflictResolved | None:
+    """The decision taken on a conflict, from its stream's events after the parking (None:
+    still open)."""
+    return next((e for e in events if isinstance(e, ConflictResolved)), None)
+
+
 def ruling_key(conflict_id: str, choice: str, by: str) -> str:
     """A ruling's id when its form sent none: the same person choosing the same claim on the
     same conflict is the same ruling (a double-click, a second POST). Its request holds the
@@ -229,7 +235,7 @@ def resolve(
     value = None if choice == NONE else choices[choice]
     key = ruling_id or ruling_key(conflict_id, choice, by)
     request = requested(conflict_id, choice, value, reason)
-    decided = next((e for e in events[1:] if isinstance(e, ConflictResolved)), None)
+    decided = decision_of(events[1:])
     if decided is not None:
         if decided.ruling_id == key and ruled(decided) == request:
             return decided  # the same ruling again: it was applied once, here it is
@@ -257,14 +263,7 @@ def resolve(
     except (ConflictMoved, ConflictAlreadyDecided):
         # Another ruling went in between our read and our write (six posts at once): its
         # commit moved the fact, or its decision took version 2. Said as what it decided.
-        now = next(
-            (
-                r.event
-                for r in journal.read(f"conflict-{conflict_id}", after=1)
-                if isinstance(r.event, ConflictResolved)
-            ),
-            None,
-        )
+        now = decision_of(r.event for r in journal.read(f"conflict-{conflict_id}", after=1))
         if now is None:
             raise  # the fact moved under something else: the stale ruling's own refusal
         if now.ruling_id == key and ruled(now) == request:

@@ -127,7 +127,8 @@ def unknown_parameters(query: bytes, route: str, method: str) -> dict[str, str]:
     unseen (`?agent=` on events gave every agent's; `?stauts=` every run). What the
     operation takes is what its schema lists, so the two cannot disagree. An address with no
     operation in the schema (the docs page, the schema itself) is left alone."""
-    taken = _query_names().get((_shape(route), "get" if method == "HEAD" else method.lower()))
+    # HEAD arrives here as the GET it stands for (api/head.py).
+    taken = _query_names().get((_shape(route), method.lower()))
     if taken is None:
         return {}
     pairs = query.split(b"&")

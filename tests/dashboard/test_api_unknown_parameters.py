@@ -78,7 +78,7 @@ def test_what_an_operation_takes_is_taken_and_pages_are_left_alone(api, as_owner
     run = a_run()
     assert api.get(f"/api/runs/{run}/events?after=0&kind=ModelCalled&limit=5").status_code == 200
     assert api.get("/api/runs?status=&team=&limit=5&offset=0").status_code == 200
-    assert api.head("/api/runs?limit=5").status_code in (200, 405)  # not a 422
+    assert api.head("/api/runs?limit=5").status_code == 200  # not a 422 (nor a 405)
     assert as_owner.get("/api/openapi.json?v=1").status_code == 200  # no operation: alone
     assert as_owner.get("/?whatever=1").status_code == 200  # the pages: not the API's rule
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from runtime import baseline
 from runtime.openai_client import OLD_BACKEND_NAMES
 from services import baseline as baselines
-from services import runs
+from services import keys, runs
 from services.asked import shown
 from teams import TEAMS
 
@@ -95,21 +95,18 @@ class NewRun:
             found["model"] = why
         return found
 
-    def start(self, by: str) -> str:
-        """Record the run (and its baseline when asked) and enqueue its first step; its id.
-        RunError says why not."""
+    def start(self, by: str, key: str = "") -> runs.Begun:
+        """Record the run (and its baseline when asked) and enqueue its first step: its id,
+        and whether this call began it. RunError says why not. With an idempotency key
+        (services/keys.py), a start sent again answers the run the first began, and begins
+        the baseline it asked for if the first was cut short before that."""
         if self.baseline and (why := baseline.team_refusal(self.team)):
             raise baselines.NoBaseline(why)  # refused before anything is recorded
-        run_id = self.start_team(by)
-        if self.baseline:
-            baselines.start_baseline(run_id, by)
-        return run_id
-
-    def start_team(self, by: str) -> str:
-        return runs.start_run(
+        begun = runs.start(
             self.team,
             self.scenario,
             by=by,
+            run_id=keys.run_id(key, by, "run") if key else "",
             task=self.task or None,
             model=self.model,
             allowance=self.allowance,
@@ -119,6 +116,16 @@ class NewRun:
             reflect=self.reflect or None,  # unticked: no setting, so any team takes it
             votes=self.votes,
         )
+        if self.baseline:
+            solo = baseline_key(key, by, begun.run_id) if key else ""
+            baselines.start_baseline(begun.run_id, by, solo)
+        return begun
+
+
+def baseline_key(key: str, by: str, team_run_id: str) -> str:
+    """The id the baseline of `team_run_id` started with `key` has: the same whether a new
+    run's start asked for it or the run's baseline was asked for on its own."""
+    return keys.run_id(key, by, f"baseline of {team_run_id}")
 
 
 @dataclass(frozen=True)

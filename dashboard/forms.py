@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 from django import forms
@@ -149,6 +150,18 @@ class NewRunForm(Form):
     # holding that scenario's preset is the scenario's own, not a choice, whichever scenario
     # is sent (a person who changed the scenario without the page re-rendering keeps its own).
     presets_of = forms.CharField(widget=forms.HiddenInput, required=False)
+    # Drawn anew with each form: a second post of the same form with the same choices (a
+    # double click, a browser's "send again") lands on the run the first began (the view's
+    # idempotency key, services/keys.py), where it began another.
+    sent_from = forms.RegexField(
+        regex=r"^[0-9a-f]{32}$",
+        widget=forms.HiddenInput,
+        required=False,
+        error_messages={
+            "invalid": "This form's hidden sent_from field was changed (it is 32 hex digits "
+            "drawn with the form): open New run again and start the run from there."
+        },
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -175,6 +188,7 @@ class NewRunForm(Form):
         if not self.is_bound:
             self.initial = {**presets(team, scenario), **self.initial}
             self.initial.update(team=team, scenario=scenario, presets_of=f"{team}/{scenario}")
+            self.initial["sent_from"] = uuid.uuid4().hex
             # A value kept from the team chosen before would be sent unseen, and refused.
             for name in self.not_offered:
                 self.initial.pop(name, None)

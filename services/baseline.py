@@ -30,8 +30,10 @@ class BaselineNotFound(runs.RunError):
         super().__init__(f"run {run_id} has no single-agent baseline yet")
 
 
-def start_baseline(team_run_id: str, by: str) -> str:
-    """Record the baseline run of this team run and enqueue its first step; its id."""
+def start_baseline(team_run_id: str, by: str, run_id: str = "") -> runs.Begun:
+    """Record the baseline run of this team run and enqueue its first step: its id, and
+    whether this call began it. `run_id` given (a key's, services/keys.py): a baseline begun
+    under it already is answered, not begun again (runs.begin)."""
     journal = DjangoJournal()
     first = journal.first(streams.journal(team_run_id))  # its settings: not the whole run
     if first is None:
@@ -46,15 +48,14 @@ def start_baseline(team_run_id: str, by: str) -> str:
         raise NoBaseline(str(exc)) from None
     found = forked[0].event if forked else None
     team = baseline.as_flown(team, found if isinstance(found, RunForked) else None)
-    run_id = flight.new_run_id()
+    run_id = run_id or flight.new_run_id()
     try:
         config = baseline.plan_baseline(
             team, team_run_id, run_id, park=True, started_by=by, sandbox=sandbox().required
         )
     except flight.FlightError as exc:
         raise NoBaseline(str(exc)) from None
-    runs.begin(run_id, config)
-    return run_id
+    return runs.Begun(run_id, runs.begin(run_id, config))
 
 
 def baselines_of(team_run_id: str) -> list[str]:

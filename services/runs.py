@@ -8,6 +8,7 @@ status). The steps themselves are driven on the workers (services/steps.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -113,6 +114,17 @@ class ReplayTooLong(RunError):
         )
 
 
+class KeyReused(RunError):
+    """A start sent with an idempotency key that began a run with other settings
+    (services/keys.py): nothing is written; the message names the run and the settings."""
+
+    def __init__(self, run_id: str, differ: list[str]) -> None:
+        super().__init__(
+            f"this key began run {run_id} with other settings ({', '.join(differ)}): send the "
+            "same request again to be answered that run, or use another key for a new one"
+        )
+
+
 class ModelUnavailable(RunError):
     """The run asks for a model that is not serving here (the local model server is down or
     not installed); the message says how to start it. Nothing was recorded."""
@@ -121,7 +133,14 @@ class ModelUnavailable(RunError):
 def start_run(team: str, scenario: str | None, *, by: str = "operator", **settings_: Any) -> str:
     """Record the run's TeamStarted and enqueue its first step; returns the run id. No
     scenario: the team's own first one."""
-    run_id = flight.new_run_id()
+    return start(team, scenario, by=by, **settings_).run_id
+
+
+def start(team: str, scenario: str | None, *, by: str, run_id: str = "", **settings_: Any) -> Begun:
+    """start_run's work: the run's id, and whether this call began it. `run_id` given (a
+    key's, services/keys.py): a run begun under it already with these settings is answered,
+    not begun again; one begun with others is KeyReused."""
+    run_id = run_id or flight.new_run_id()
     try:
         config = flight.plan(
             team,
@@ -134,12 +153,19 @@ def start_run(team: str, scenario: str | None, *, by: str = "operator", **settin
         )
     except flight.FlightError as exc:
         raise RunError(str(exc)) from None
-    begin(run_id, config)
-    return run_id
+    return Begun(run_id, begin(run_id, config))
 
 
-def begin(run_id: str, config: FlightConfig) -> None:
-    """Record a planned run's TeamStarted and enqueue its first step."""
+@dataclass(frozen=True)
+class Begun:
+    run_id: str
+    new: bool  # False: begun before under this id (a keyed start sent again)
+
+
+def begin(run_id: str, config: FlightConfig) -> bool:
+    """Record a planned run's TeamStarted and enqueue its first step: True. False, with nothing
+    written, when the run was begun already under this id with these settings (a keyed start
+    sent again, or two sent at once); KeyReused when it was begun with others."""
     if "local" in (config.model, *config.models.values()):
         # Checked, never started, here: a request must not wait minutes on a model server
         # (the demo command or a worker starts it), and no run is recorded that no model serves.
@@ -153,9 +179,35 @@ def begin(run_id: str, config: FlightConfig) -> None:
         task=config.task,
         config=config.model_dump(mode="json"),
     )
-    DjangoJournal().append(streams.journal(run_id), [started], 0)
+    journal = DjangoJournal()
+    try:
+        journal.append(streams.journal(run_id), [started], 0)
+    except WrongExpectedVersion:
+        first = journal.first(streams.journal(run_id))
+        begun = first.event if first is not None else None
+        if differ := differences(begun, started):
+            raise KeyReused(run_id, differ) from None
+        projection.catch_up()
+        return False  # its first step was enqueued by the start that began it
     projection.catch_up()
     queue.advance(run_id)
+    return True
+
+
+def differences(begun: Any, asked: TeamStarted) -> list[str]:
+    """The settings in which a start asks for another run than the one begun (an event read
+    back from its stream): the team's own by their names, the rest by theirs."""
+    if not isinstance(begun, TeamStarted) or begun.team != asked.team:
+        return ["team"]
+    had, wants = begun.config, asked.config
+    found = [k for k in sorted(had.keys() | wants.keys()) if had.get(k) != wants.get(k)]
+    if "settings" in found:  # named by the team's own settings that differ
+        own, asked_own = had.get("settings") or {}, wants.get("settings") or {}
+        found.remove("settings")
+        found += [
+            k for k in sorted(own.keys() | asked_own.keys()) if own.get(k) != asked_own.get(k)
+        ]
+    return found
 
 
 def steerable(run_id: str) -> str:

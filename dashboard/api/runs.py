@@ -4,8 +4,8 @@
 
 from typing import Annotated, Any, Literal
 
-from django.http import HttpRequest
-from ninja import Query, Router, Status
+from django.http import HttpRequest, HttpResponse
+from ninja import Header, Query, Router, Status
 from ninja.pagination import paginate
 
 from dashboard import actions, asked, downloads, listing, queries
@@ -40,7 +40,7 @@ from dashboard.asked import BadQuery, shown
 from journal_store.models import RunSummary
 from runtime import status, streams
 from services import baseline as baselines
-from services import forks, runs, tags, traces
+from services import forks, keys, runs, tags, traces
 
 router = Router(tags=["runs"])
 
@@ -87,13 +87,45 @@ def list_runs(
     return found.filter(parent_id=parent) if parent else found
 
 
-@router.post("", response={201: RunOut, 400: Error, 503: Error})
-def start_run(request: HttpRequest, body: RunIn) -> Any:
+KEY = Header(  # type: ignore[type-arg]
+    "",
+    alias="Idempotency-Key",
+    description="sent again with the same key, the start answers the run it began (200, "
+    f"header Idempotent-Replayed), where it would begin another; {keys.KEY_RULE}",
+)
+
+
+def key_of(key: str) -> str:
+    """The request's idempotency key ("" when it sends none); a 422 at the header when it
+    cannot be one."""
+    if key and (why := keys.refusal(key)):
+        raise invalid("header", {"Idempotency-Key": why})
+    return key
+
+
+def started(request: HttpRequest, response: HttpResponse, begun: runs.Begun) -> Any:
+    """The run a start began (201) or, a keyed start sent again, found begun already (200)."""
+    if not begun.new:
+        response["Idempotent-Replayed"] = "true"
+    return Status(201 if begun.new else 200, run_for(request, begun.run_id))
+
+
+@router.post("", response={200: RunOut, 201: RunOut, 400: Error, 503: Error})
+def start_run(
+    request: HttpRequest, response: HttpResponse, body: RunIn, idempotency_key: str = KEY
+) -> Any:
+    """Start a team run. With an `Idempotency-Key`, a start sent again (its answer lost) is
+    answered the run the first began, not begun again; the same key with another body is a
+    422 naming the settings that differ."""
+    key = key_of(idempotency_key)
     asked = actions.NewRun(**body.model_dump())
     if refusals := asked.refusals():
         raise invalid("body", refusals)  # nothing is recorded
-    run_id = asked.start(user_name(request))
-    return Status(201, run_for(request, run_id))
+    try:
+        begun = asked.start(user_name(request), key)
+    except runs.KeyReused as exc:
+        raise invalid("header", {"Idempotency-Key": str(exc)}) from None
+    return started(request, response, begun)
 
 
 @router.get("/{run_id}", response={200: RunDetailOut, 404: Error})
@@ -170,13 +202,22 @@ def detail(metric: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metric.items() if k not in ("value", "reason")}
 
 
-@router.post("/{run_id}/baseline", response={201: RunOut, 404: Error, 409: Error, 503: Error})
-def start_baseline(request: HttpRequest, run_id: str) -> Any:
+@router.post(
+    "/{run_id}/baseline", response={200: RunOut, 201: RunOut, 404: Error, 409: Error, 503: Error}
+)
+def start_baseline(
+    request: HttpRequest, response: HttpResponse, run_id: str, idempotency_key: str = KEY
+) -> Any:
     """Start the run's single-agent baseline (the solo coder on the same task, template and
-    model), linked to it by its TeamStarted's `baseline_of`."""
+    model), linked to it by its TeamStarted's `baseline_of`. Each call starts another (a
+    real model's runs differ), unless it sends the `Idempotency-Key` of one before: then it
+    is answered that baseline (200), the one a new run's start with `baseline` and the same
+    key began too."""
+    key = key_of(idempotency_key)
     run_for(request, run_id)
-    solo = baselines.start_baseline(run_id, user_name(request))
-    return Status(201, run_for(request, solo))
+    by = user_name(request)
+    solo = actions.baseline_key(key, by, run_id) if key else ""
+    return started(request, response, baselines.start_baseline(run_id, by, solo))
 
 
 @router.get("/{run_id}/comparison", response={200: ComparisonOut, 404: Error})

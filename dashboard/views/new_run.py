@@ -3,6 +3,8 @@ again (htmx) when one of the three changes; a valid post starts the run and goes
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -26,15 +28,29 @@ def new_run(request: HtmxHttpRequest) -> HttpResponse:
     else:
         form = NewRunForm(initial=kept_choices(request.GET))
     if request.method == "POST" and form.is_valid():
-        choice = {k: v for k, v in form.cleaned_data.items() if k != "presets_of"}
+        data = form.cleaned_data
+        choice = {k: v for k, v in data.items() if k not in ("presets_of", "sent_from")}
         try:
-            run_id = actions.NewRun(**choice).start(request.user.get_username())
+            begun = actions.NewRun(**choice).start(
+                request.user.get_username(), sent_again_key(data["sent_from"], choice)
+            )
         except runs.RunError as exc:
             form.add_error(None, str(exc))
         else:
-            return redirect("run", run_id=run_id)
+            return redirect("run", run_id=begun.run_id)
     code = 400 if request.method == "POST" or form.problems else 200
     return render(request, "dashboard/new_run.html", {"form": form}, status=code)
+
+
+def sent_again_key(sent_from: str, choice: dict[str, Any]) -> str:
+    """The idempotency key of a post of the form drawn as `sent_from` with these choices:
+    posted twice alike, the second lands on the run the first began; changed (back, another
+    task, start), it begins another run. "" for a form drawn without one (no key: each post
+    begins a run, as before)."""
+    if not sent_from:
+        return ""
+    chosen = json.dumps(choice, sort_keys=True, default=str).encode()
+    return f"{sent_from}-{hashlib.sha256(chosen).hexdigest()[:32]}"
 
 
 def kept_choices(query: QueryDict) -> dict[str, Any]:

@@ -130,7 +130,7 @@ def test_compare_with_from_a_run_page_offers_the_form_or_the_runs_counterpart(as
     html = page.content.decode()
     assert f'name="a" value="{a}"' in html and "choose a run to compare" not in html
     # A run with a single-agent baseline compares with it, as a fork with its parent.
-    solo = baselines.start_baseline(a, "owner")
+    solo = baselines.start_baseline(a, "owner").run_id
     for asked in (a, solo):
         html = as_owner.get(f"/runs/compare?a={asked}").content.decode()
         assert f'name="a" value="{a}"' in html and f'name="b" value="{solo}"' in html

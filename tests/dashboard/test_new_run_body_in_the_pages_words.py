@@ -100,11 +100,12 @@ def test_the_form_asked_by_its_address_for_a_team_not_here_says_so(as_owner):
 
 def test_the_api_body_takes_the_fields_the_form_asks_for():
     # The README says POST /api/runs takes the form's fields: a field added to one and not the
-    # other fails here (presets_of is the form's own bookkeeping, not a choice).
+    # other fails here (presets_of and sent_from are the form's own bookkeeping, not choices:
+    # the API's key is its Idempotency-Key header).
     from dashboard.api.schemas import RunIn
     from dashboard.forms import NewRunForm
 
-    asked = set(NewRunForm.base_fields) - {"presets_of"}
+    asked = set(NewRunForm.base_fields) - {"presets_of", "sent_from"}
     assert asked == set(RunIn.model_fields)
 
 

@@ -18,7 +18,7 @@ from runtime import flight, status, views
 from runtime.cli import format_bill, format_findings
 from runtime.diagnose import diagnose
 from services import baseline as baselines
-from services import runs
+from services import keys, runs
 from teams import TEAMS
 
 
@@ -76,6 +76,12 @@ class Command(BaseCommand):
             action="store_true",
             help="also fly the single-agent baseline (the solo coder on the same task), linked",
         )
+        parser.add_argument(
+            "--key",
+            default="",
+            help="an idempotency key: the command run again with it starts no second run, "
+            "it prints the run the first started",
+        )
         parser.add_argument("--wait", action="store_true", help="block until the run ends")
         parser.add_argument("--timeout", type=seconds, default=600, help="seconds --wait waits")
         parser.add_argument(
@@ -104,12 +110,14 @@ class Command(BaseCommand):
             votes=options["votes"],
             baseline=options["baseline"],
         )
+        if options["key"] and (why := keys.refusal(options["key"])):
+            raise CommandError(f"--key: {why}")
         if refusals := asked.refusals():
             raise CommandError(
                 "; ".join(f"--{k.replace('_', '-')}: {v}" for k, v in refusals.items())
             )
         try:
-            run_id = asked.start(by="operator")
+            run_id = asked.start(by="operator", key=options["key"]).run_id
         except runs.RunError as exc:
             raise CommandError(str(exc)) from None
         if not options["json"]:

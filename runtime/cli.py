@@ -34,7 +34,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from runtime import baseline, flight, fork, plugins, status, streams, views
+from runtime import baseline, flight, fork, plugins, status, streams, terminal, views
 from runtime.cli_args import run_id_arg, setting
 from runtime.diagnose import diagnose
 from runtime.events import RunForked
@@ -526,6 +526,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; everything it prints is plain text (runtime/terminal.py): a reason,
+    a finding or an error may quote a model, a tool's name or a journal from elsewhere."""
+    with terminal.plain_streams():
+        return run_command(argv)
+
+
+def run_command(argv: Sequence[str] | None) -> int:
     try:
         args = parser().parse_args(argv)
     except (flight.FlightError, plugins.PluginError) as exc:

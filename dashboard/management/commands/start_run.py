@@ -17,6 +17,7 @@ from journal_store.models import RunSummary
 from runtime import flight, status, views
 from runtime.cli import format_bill, format_findings
 from runtime.diagnose import diagnose
+from runtime.terminal import plain
 from services import baseline as baselines
 from services import keys, runs
 from teams import TEAMS
@@ -142,7 +143,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({**said, "bill": bill, "findings": found}, indent=2))
             return
         # As `python -m runtime fly` says how a run ended: where this printed the bill's JSON,
-        # some 150 lines, to read at a terminal.
-        self.stdout.write(f"status: {state}" + (f" ({reason})" if reason else ""))
-        self.stdout.write(format_bill(bill))
-        self.stdout.write(format_findings(found))
+        # some 150 lines, to read at a terminal; as plain text (a reason or a finding may
+        # quote a model: its escape sequences are shown, not obeyed).
+        ended = f"status: {state}" + (f" ({reason})" if reason else "")
+        for text in (ended, format_bill(bill), format_findings(found)):
+            self.stdout.write(plain(text))

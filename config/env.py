@@ -107,6 +107,15 @@ def secret_key(name: str, required: bool) -> str:
     return key
 
 
+# Every append takes one advisory lock (journal_store/journal.py), so a process that stops
+# inside a transaction (a worker frozen, swapped out, SIGSTOPped) held every run's writes until
+# it went on. PostgreSQL now ends such a session after this long idle in a transaction: the
+# lock is let go and the stalled writer's run is taken over as a dead worker's is. Nothing of
+# ours waits between two statements of a transaction for more than a moment (a model call or
+# a tool run happens outside any). A URL's own `?options=` replaces it.
+IDLE_IN_TRANSACTION = "-c idle_in_transaction_session_timeout=30s"
+
+
 def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]:
     """Django's DATABASES entry for `sqlite:///relative/path`, `sqlite:////absolute/path` or
     `postgres://user:password@host:port/name?option=value`."""
@@ -176,7 +185,7 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             "PORT": port,
             # Server-side binding: psycopg's client-side binding formats every parameter into
             # the SQL text in Python, which made a 100-event append 3x slower.
-            "OPTIONS": {"server_side_binding": True, **options},
+            "OPTIONS": {"server_side_binding": True, "options": IDLE_IN_TRANSACTION, **options},
             "CONN_MAX_AGE": 60,
         }
     raise ImproperlyConfigured(

@@ -128,6 +128,16 @@ def import_journal(
     fingerprint = _fingerprint(source, max_bytes, name)
     if run_id is not None and (problem := admission.run_id_problem(run_id)):
         raise ImportRefused([f"the new run id: {problem}"])
+    # A first reading writes nothing and takes no lock: a file refused for what it holds is
+    # refused before the lock every append of every run waits on (journal.serialize_appends)
+    # is taken, where a 44 MB file refused at its 92,020th line held every run's writes for
+    # the minute it took to get there. The second reading, under the lock, is the one that
+    # counts (the store may have changed between the two); the first costs a file's parse.
+    checked = _Importer(DjangoJournal(using), fingerprint, run_id, by, dry=True)
+    checked.read(source, allow_torn)
+    if checked.problems:
+        raise ImportRefused(checked.problems.shown, checked.problems.more)
+    source.seek(0)
     with transaction.atomic(using=using):
         journal = DjangoJournal(using)
         journal.serialize_appends()
@@ -210,9 +220,16 @@ class _Importer:
     good, and after the first problem keeps nothing but the problems."""
 
     def __init__(
-        self, journal: DjangoJournal, fingerprint: str, rename: str | None, by: str | None
+        self,
+        journal: DjangoJournal,
+        fingerprint: str,
+        rename: str | None,
+        by: str | None,
+        dry: bool = False,
     ) -> None:
         self.journal = journal
+        self.dry = dry  # read and check only: nothing appended (an id the file repeats is
+        # found where the store refuses it, in the reading that writes)
         self.stored = StoredEvent.objects.using(journal.using)
         self.fingerprint = fingerprint
         self.rename = rename
@@ -508,6 +525,9 @@ class _Importer:
         """Append the pending events in the file's order, each run of consecutive lines of one
         stream as one append; a refusal names the line of the first id the store (or an
         earlier line of the file) holds already."""
+        if self.dry:
+            self.pending = []
+            return
         batches: list[tuple[str, list[tuple[int, Event]]]] = []
         for number, name, event in self.pending:
             if batches and batches[-1][0] == name:

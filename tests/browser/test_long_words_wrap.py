@@ -1,0 +1,106 @@
+"""A word longer than the window (an agent's, a person's) wraps where it is shown: no page
+scrolls sideways for it, at 1280 px or at 390 px. One 2,000-character word in a task made a
+run's page 16,904 px wide, the runs list cut off its last columns, and a long word in a
+discard's reason made the dead-letter queue 4,520 px wide."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import (
+    NARROW,
+    TABS_SHOWN,
+    WIDE,
+    import_text,
+    overflow,
+    settled,
+    shoot,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+WORD = "L" * 3000
+RUN = "r-longword"
+
+
+def lengthen(event: dict) -> None:
+    """One long word where agents and people write: the task, a message, the ending."""
+    if event["kind"] == "TeamStarted":
+        event["task"] = WORD
+    elif event["kind"] == "MessageSent" and event["message_id"] == "m-001":
+        event["payload"]["task"] = WORD
+    elif event["kind"] == "TeamFinished":
+        event["reason"] = WORD
+
+
+def parked_letter(run_id: str) -> str:
+    """A dead letter of the stored run `run_id`, waiting for a person, projected; its id."""
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import DeadLettered
+
+    letter_id = f"{run_id}:1"
+    letter = DeadLettered(run_id=run_id, letter_id=letter_id, reason="no reply", attempts=2)
+    journal = DjangoJournal()
+    journal.append(f"run-{run_id}", [letter], journal.version(f"run-{run_id}"))
+    projection.catch_up()
+    return letter_id
+
+
+# Every table box on the page wider inside than it shows (it would scroll sideways in itself).
+SCROLLING_TABLES = """
+[...document.querySelectorAll('.table-wrap')]
+  .filter((w) => w.scrollWidth - w.clientWidth > 1)
+  .map((w) => w.scrollWidth - w.clientWidth)
+"""
+
+
+def fits(page, where: str, tables: bool = True) -> None:
+    """Nothing of the page scrolls sideways; nor, with `tables`, a table inside its box."""
+    settled(page)
+    assert overflow(page) <= 1, f"{where} scrolls sideways by {overflow(page)} px"
+    if tables:
+        assert page.evaluate(SCROLLING_TABLES) == [], f"a table of {where} scrolls sideways"
+
+
+def test_a_long_word_wraps_on_every_page_that_shows_it(signed_in, journal_of, flown_run, watch):
+    import_text(journal_of(RUN, lengthen), name="long.jsonl")
+    page = signed_in
+    for size in (WIDE, NARROW):
+        page.set_viewport_size(size)
+        page.goto("/")
+        expect(page.locator(f"#row-{RUN}")).to_be_visible()
+        fits(page, f"the runs list at {size['width']} px")
+        if size is WIDE:  # every column of every row still shows
+            duration = page.locator(f"#row-{flown_run} td").last
+            box = duration.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= size["width"] + 1
+        page.goto(f"/runs/{RUN}/")
+        fits(page, f"the run's page at {size['width']} px")
+        for tab in TABS_SHOWN:
+            page.get_by_role("tab", name=tab.capitalize()).click()
+            expect(page.locator(TABS_SHOWN[tab]).first).to_be_visible()
+            # (The metrics' table of figures scrolls in its box on a phone, long word or not.)
+            narrow_metrics = tab == "metrics" and size is NARROW
+            fits(page, f"the {tab} tab at {size['width']} px", tables=not narrow_metrics)
+        page.goto(f"/runs/compare?a={RUN}&b={flown_run}")
+        # (Its tables of figures scroll in their boxes on a phone, long word or not.)
+        fits(page, f"the comparison at {size['width']} px", tables=size is WIDE)
+    shoot(page, "long-word-compare-390")
+
+    letter = parked_letter(RUN)
+    page.set_viewport_size(WIDE)
+    page.goto("/review/dead-letters")
+    card = page.locator("section.card", has_text=letter)
+    card.get_by_label("Why discard").fill(WORD[:1900])
+    card.get_by_role("button", name="Discard").click()
+    expect(card.get_by_role("status")).to_contain_text(f"discard recorded for {letter}")
+    for size in (WIDE, NARROW):
+        page.set_viewport_size(size)
+        page.goto("/review/dead-letters?status=decided")
+        fits(page, f"the decided letters at {size['width']} px")
+        page.goto(f"/runs/{RUN}/?tab=audit")
+        fits(page, f"the audit with the decision at {size['width']} px")
+    shoot(page, "long-word-audit-390")
+    watch.assert_clean()

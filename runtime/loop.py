@@ -28,6 +28,7 @@ from runtime.budget import Budget
 from runtime.context import DEFAULT_LIMIT, History, Step, counted, head, window_size
 from runtime.coordination import statuses
 from runtime.events import (
+    MAX_INT,
     AgentFinished,
     AgentNudged,
     BreakerTripped,
@@ -303,9 +304,11 @@ def turns(
         fresh = step
         session.resize(budget)  # a fork made just before this check gives its allowance first
         if budget.exhausted():  # wind down at the turn boundary, never mid-turn
-            exhausted = session.new(
-                BudgetExhausted, **at, spent=budget.spent, allowance=budget.allowance
-            )
+            # Told as at most MAX_INT: a sum past it (two calls reporting 2**40, before a call's
+            # usage was bounded) was an event no journal takes, and the run stayed unended at
+            # every resume. Only that case changes; what a run spent is otherwise as it was.
+            spent = min(budget.spent, MAX_INT)
+            exhausted = session.new(BudgetExhausted, **at, spent=spent, allowance=budget.allowance)
             return stop(session, agent, AgentResult("halted", turn + 1), task_id, exhausted)
         if drifted and nudged:
             drifting = session.new(

@@ -46,6 +46,7 @@ from runtime.openai_wire import (
     parse_message,
     parse_served,
     parse_usage,
+    plausible,
     snippet,
     wire_message,
     wire_name,
@@ -309,9 +310,9 @@ class OpenAIClient(ModelClient):
             text, calls = parse_message(reply, keep_unreadable=True)
         ours = {wire_name(t["name"]): t["name"] for t in tools}
         calls = [c.model_copy(update={"name": ours.get(c.name, c.name)}) for c in calls]
-        usage = parse_usage(reply.get("usage"))
-        if usage is None:
-            usage = estimate_usage(messages, tools, text, calls)
+        usage = plausible(
+            parse_usage(reply.get("usage")), estimate_usage(messages, tools, text, calls)
+        )
         served = parse_served(reply, self.base_url, self.model)
         return ModelResponse(text=text, tool_calls=calls, usage=usage, served=served)
 

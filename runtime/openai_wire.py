@@ -11,13 +11,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime import errors, flat
-from runtime.events import MAX_INT, VALUE_DEPTH, Served, Usage
+from runtime.events import VALUE_DEPTH, Served, Usage
 from runtime.model import UNREADABLE_ARGS, ChatMessage, ModelError, ToolCall, ToolSpec
 
 # Levels of arrays and objects a call's arguments may nest: a journal line may nest 64, and the
 # arguments sit a few levels into the ModelResponded that records them.
 MAX_ARGS_DEPTH = VALUE_DEPTH
 SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a whole HTML page
+# The most tokens one figure of a call's usage counts for (about 16.8 million, so a call's
+# total is at most twice that): past the largest context window on offer (10 million), and
+# thousands of times a run's usual allowance, so a call reporting more still ends its run out
+# of budget. Unbounded, two reports of 2**40 summed past what an event may carry
+# (events.MAX_INT): the run's BudgetExhausted was refused, and it could neither end nor resume.
+MAX_CALL_TOKENS = 2**24
+# How far under our own estimate (estimate_usage) a reported total may be before it is taken
+# for a figure that does not count this call (see plausible).
+FLOOR_RATIO = 8
 
 
 @errors.replayable
@@ -189,21 +198,31 @@ def parse_usage(raw: Any) -> Usage | None:
     """The server's token counts, or None when it reported none (or only zeros).
 
     Usage is bookkeeping, not the answer: a malformed usage block is treated as absent (and
-    then estimated) rather than failing a reply whose content is fine.
+    then estimated) rather than failing a reply whose content is fine. A figure that is not a
+    whole number of at least 0 is missing; one past MAX_CALL_TOKENS counts as MAX_CALL_TOKENS
+    (the most a call is charged, never less than the server said up to there); and the total
+    is at least the prompt and the completion together, which a server reporting a total of 1
+    beside millions would otherwise have the budget debit.
     """
     if not isinstance(raw, dict):
         return None
-    counts = [raw.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")]
-    if any(isinstance(n, int) and n > MAX_INT for n in counts):
-        return None  # more than a run can count (events.MAX_INT): not a count at all
     prompt = _count(raw.get("prompt_tokens"))
     completion = _count(raw.get("completion_tokens"))
-    total = _count(raw.get("total_tokens"))
-    if not total:
-        total = (prompt or 0) + (completion or 0)
+    total = max(_count(raw.get("total_tokens")) or 0, (prompt or 0) + (completion or 0))
     if total <= 0:
         return None
     return Usage(total=total, prompt=prompt, completion=completion)
+
+
+def plausible(usage: Usage | None, estimate: Usage) -> Usage:
+    """The usage to debit for a call: the server's (parse_usage), with its total raised to
+    at least 1/FLOOR_RATIO of our estimate, or the estimate where it reported none. No
+    tokenizer packs FLOOR_RATIO * 4 characters of chat into a token on average, so a total
+    below that is not a count of this call; the floor stays far under an honest one."""
+    if usage is None:
+        return estimate
+    floor = math.ceil(estimate.total / FLOOR_RATIO)
+    return usage if usage.total >= floor else usage.model_copy(update={"total": floor})
 
 
 def parse_served(reply: dict[str, Any], base_url: str, asked: str | None = None) -> Served:
@@ -247,10 +266,11 @@ def estimate_usage(
 
 
 def _count(value: Any) -> int | None:
-    """A token count if `value` is a non-negative integer (bool is not), else None."""
+    """A token count if `value` is a non-negative integer (bool is not), at most
+    MAX_CALL_TOKENS; else None."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
-    return value
+    return min(value, MAX_CALL_TOKENS)
 
 
 def snippet(raw: bytes | str) -> str:

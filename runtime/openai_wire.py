@@ -172,9 +172,7 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
         args = arguments  # a few servers send the object itself rather than its JSON text
     elif isinstance(arguments, str):
         try:
-            # strict=False admits raw newlines and tabs inside strings, which small models
-            # write; the arguments are checked against the tool's schema before any use.
-            args = json.loads(arguments, strict=False)
+            args = _ARGS_DECODER.decode(arguments)
             if flat.may_hold_surrogates(arguments):
                 args = flat.mended(args)
         except ValueError as error:
@@ -191,7 +189,32 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
         # stops at about 200 levels): the projectors stopped on it, and every page was a 500.
         said = snippet(arguments if isinstance(arguments, str) else json.dumps(arguments))
         raise unreadable(f"nested deeper than {MAX_ARGS_DEPTH} levels", said)
+    if not _finite(args):
+        # 1e400 reads as inf, and an object sent whole may hold the NaN the reply's own
+        # reader let through: the journal writes either as null, so the loop went on from a
+        # value its record does not hold, and replay differed.
+        said = snippet(arguments if isinstance(arguments, str) else json.dumps(arguments))
+        raise unreadable("not valid JSON (a number in them is NaN, Infinity or past 1e308)", said)
     return ToolCall(id=call_id, name=name, args=args)
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+# strict=False admits raw newlines and tabs inside strings, which small models write (the
+# arguments are checked against the tool's schema before any use); NaN and Infinity, which
+# Python's json reads and JSON has not, are refused.
+_ARGS_DECODER = json.JSONDecoder(strict=False, parse_constant=_not_a_number)
+
+
+def _finite(args: dict[str, Any]) -> bool:
+    """Whether every number in the arguments is one JSON can write (none NaN or infinite)."""
+    try:
+        json.dumps(args, allow_nan=False)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_usage(raw: Any) -> Usage | None:

@@ -39,6 +39,7 @@ from runtime.model import (
 from runtime.openai_wire import (
     ModelProtocolError,
     UnreadableArguments,
+    UnreadableName,
     add_usage,
     estimate_usage,
     finish_reason,
@@ -297,7 +298,7 @@ class OpenAIClient(ModelClient):
         try:
             text, calls = parse_message(reply)
         except UnreadableArguments as error:
-            if finish_reason(reply) == "length":
+            if finish_reason(reply) == "length" and not isinstance(error, UnreadableName):
                 # A tool call cut off mid-arguments: the fix is a setting, so name it.
                 limit = (
                     f"the limit of {self.max_tokens} tokens (MINUTES_MODEL_MAX_TOKENS)"

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
-from runtime import errors, flat
+from runtime import errors, flat, terminal
 from runtime.events import VALUE_DEPTH, Served, Usage
 from runtime.model import UNREADABLE_ARGS, ChatMessage, ModelError, ToolCall, ToolSpec
 
@@ -24,6 +25,12 @@ SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a wh
 # of budget. Unbounded, two reports of 2**40 summed past what an event may carry
 # (events.MAX_INT): the run's BudgetExhausted was refused, and it could neither end nor resume.
 MAX_CALL_TOKENS = 2**24
+# A tool name in a reply: the protocol's letters, digits, _ and - (OpenAI's own rule), and the
+# dot of our namespaced tools (a model may write `orders.lookup_order` as it read it); up to
+# 128, MCP's length for a name, as a server's tool is named with its server's name before it.
+# Any other name is no tool's: one holding terminal controls was printed raw in findings.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+NAME_CHARS = 80  # how much of a name that is not one to quote
 # How far under our own estimate (estimate_usage) a reported total may be before it is taken
 # for a figure that does not count this call (see plausible).
 FLOOR_RATIO = 8
@@ -40,6 +47,10 @@ class UnreadableArguments(ModelProtocolError):
     def __init__(self, message: str, name: str, call_id: str, said: str) -> None:
         super().__init__(message)
         self.name, self.call_id, self.said = name, call_id, said
+
+
+class UnreadableName(UnreadableArguments):
+    """A tool call to a name no tool can have (see TOOL_NAME); `name` is it escaped."""
 
 
 # --- translation to the wire -------------------------------------------------------------------
@@ -159,6 +170,14 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
         # Some local servers omit ids. Numbering by position keeps them the same on every run,
         # which replay and resume rely on.
         call_id = f"call_{index}"
+    if not TOOL_NAME.fullmatch(name):
+        # Kept under its name escaped as a Python string writes it (no control character, no
+        # newline) and cut short, which no tool has: the toolbox refuses it back to the model
+        # as an unknown tool, and no finding or reason holds its controls.
+        shown_name = repr(name[:NAME_CHARS])[1:-1] + ("..." if len(name) > NAME_CHARS else "")
+        said = "sent to a name no tool has (a tool's is letters, digits, _, - and .)"
+        message = f"tool call {where} names no tool: {shown_name!r}"
+        raise UnreadableName(message, shown_name, call_id, said)
     arguments = function.get("arguments")
 
     def unreadable(why: str, said: str) -> UnreadableArguments:
@@ -297,10 +316,13 @@ def _count(value: Any) -> int | None:
 
 
 def snippet(raw: bytes | str) -> str:
-    """The start of a body, on one line, for an error message."""
+    """The start of a body, on one line, for an error message: its control characters escaped
+    (ESC as \\x1b, terminal.plain), as what quotes it is journalled and may be shown on a
+    page or a terminal that is not the command line's."""
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
     text = " ".join(text.split())
-    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "..."
+    text = text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "..."
+    return terminal.plain(text)
 
 
 def finish_reason(reply: dict[str, Any]) -> Any:

@@ -17,14 +17,11 @@ import re
 import shutil
 import stat
 import subprocess
-import sys
-import tempfile
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runtime import sandbox as sandboxing
+from runtime import pytest_runs
 from runtime.agent_files import (
     checked_worktree,
     read_regular,
@@ -35,8 +32,6 @@ from runtime.sandbox import Sandbox
 from runtime.tools import Tool, ToolExit, ToolFailure, schema
 
 MAX_READ = 200_000
-MAX_TRACE = 4_000
-MAX_REPORT = 16 << 20  # pytest's JUnit report, as big as a suite of thousands of failures
 PYTEST_TIMEOUT = 120.0
 REQUIRED = Sandbox()  # the default: agent code runs in bubblewrap, or not at all
 
@@ -174,6 +169,7 @@ def relative(root: Path, target: Path) -> str:
 
 
 # --- the tools ---------------------------------------------------------------------------------
+
 
 Writable = Callable[[str], bool]
 
@@ -375,8 +371,6 @@ def within_jurisdiction(
 
 # --- pytest ------------------------------------------------------------------------------------
 
-_TIMING = re.compile(r"\b\d+(\.\d+)?s\b")
-
 
 def checked_target(root: Path, target: str) -> str:
     """An agent's run_tests target: a path inside the workspace (optionally ::test), never
@@ -402,74 +396,11 @@ def pytest_run(
     timeout: float = PYTEST_TIMEOUT,
     sandbox: Sandbox = REQUIRED,
 ) -> dict[str, Any]:
-    """Run pytest on the workspace's code as agent code; counts and the failure trace.
-
-    pytest's own report and temporary files go to a scratch directory of this run; the agent's
-    target comes after `--`, so it can only ever be a path.
-    """
+    """Run pytest on the workspace's code as agent code (runtime/pytest_runs.py); counts and
+    the failure trace."""
     root = Path(root).resolve()
     targets = [checked_target(root, target)] if target else []
-    with tempfile.TemporaryDirectory(prefix="minutes-pytest-") as tmp:
-        scratch = Path(tmp)
-        report = scratch / "report.xml"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "--tb=short",
-            "-p",
-            "no:cacheprovider",
-            f"--rootdir={root}",
-            f"--junitxml={report}",
-            f"--basetemp={scratch / 'basetemp'}",
-            "--",
-            *targets,
-        ]
-        done = sandboxing.run(
-            command,
-            workspace=root,
-            scratch=scratch,
-            timeout=timeout,
-            sandbox=sandbox,
-            label="pytest",
-        )
-        if done.code not in (0, 1) or not report.exists():
-            raise ToolExit("pytest", done.code, _TIMING.sub("", scrub(done.output, root)))
-        return summarize(report, root)
-
-
-def summarize(report: Path, root: Path) -> dict[str, Any]:
-    # The scratch directory is agent code's to write: the report is read only as a file.
-    tree = ET.ElementTree(ET.fromstring(read_regular(report, MAX_REPORT, "pytest's report")))
-    passed = failed = errors = skipped = 0
-    traces = []
-    for case in tree.iter("testcase"):
-        bad = case.find("failure")
-        if bad is None:
-            bad = case.find("error")
-            if bad is not None:
-                errors += 1
-        else:
-            failed += 1
-        if bad is not None:
-            name = f"{case.get('classname')}::{case.get('name')}"
-            traces.append(f"{name}\n{bad.text or bad.get('message') or ''}".strip())
-        elif case.find("skipped") is not None:
-            skipped += 1
-        else:
-            passed += 1
-    result: dict[str, Any] = {"passed": passed, "failed": failed + errors}
-    if skipped:
-        result["skipped"] = skipped
-    if traces:
-        result["trace"] = scrub("\n\n".join(traces), root)[:MAX_TRACE]
-    return result
-
-
-def scrub(text: str, root: Path) -> str:
-    """Take the workspace's own path out of pytest's output."""
-    return text.replace(str(root) + os.sep, "").replace(str(root), ".")
+    return pytest_runs.counts(pytest_runs.run(root, targets, timeout, sandbox), root)
 
 
 # --- the harness's git operations (each idempotent: a crash may run it twice) -------------------

@@ -3,10 +3,14 @@
 pytest runs in the sandbox (runtime/sandbox.py) and writes its JUnit report to the run's scratch
 directory, which the code under test can write too: a test can rewrite the report at exit. No
 check from outside the process can make an in-process liar honest, so the harness makes the lie
-harder and visible instead. The report must agree with pytest's exit status, which the harness
-reads from the process itself: 1 is "some test failed", 0 "all passed"; a report that says
-otherwise was not written by the run as it ended (`ReportContradicted`), and the run counts for
-nothing. A forger must now end the process with a false status as well as write the file.
+harder and visible instead:
+
+- the report must agree with pytest's exit status, which the harness reads from the process
+  itself: 1 is "some test failed", 0 "all passed"; a report that says otherwise was not written
+  by the run as it ended (`ReportContradicted`), and the run counts for nothing. A forger must
+  now end the process with a false status as well as write the file;
+- the harness's suite check asks, besides, for the tests it knows by name to have passed
+  (`not_passed`): a report cannot drop, skip or rename the test the task is about.
 
 A nonce in the report (a `junit_suite_name` of the harness's choosing) was considered and left
 out: it would reach the process in its argv, beside the report's path the forger already reads
@@ -132,6 +136,32 @@ def counts(cases: list[Case], root: Path) -> dict[str, Any]:
     if traces:
         result["trace"] = scrub("\n\n".join(traces), root)[:MAX_TRACE]
     return result
+
+
+def junit_address(nodeid: str) -> tuple[str, str]:
+    """The (classname, name) pytest's JUnit report gives the test `nodeid`
+    (`tests/test_a.py::TestB::test_c` -> `tests.test_a.TestB`, `test_c`)."""
+    path, *names = nodeid.split("::")
+    module = path.removesuffix(".py").replace("/", ".")
+    return ".".join([module, *names[:-1]]), names[-1]
+
+
+def not_passed(cases: list[Case], nodeids: list[str]) -> dict[str, str]:
+    """Which of the tests `nodeids` the report does not show as passed, and why ("not run", or
+    its outcomes other than passed): every case of it (each parameter of a parametrized test)
+    must have passed, and there must be one."""
+    missing = {}
+    for nodeid in nodeids:
+        classname, name = junit_address(nodeid)
+        mine = [
+            c
+            for c in cases
+            if c.classname == classname and (c.name == name or c.name.startswith(name + "["))
+        ]
+        outcomes = sorted({c.outcome for c in mine} - {"passed"})
+        if not mine or outcomes:
+            missing[nodeid] = ", ".join(outcomes) if mine else "not run"
+    return missing
 
 
 def scrub(text: str, root: Path) -> str:

@@ -17,7 +17,9 @@ import re
 import shutil
 import stat
 import subprocess
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -92,11 +94,13 @@ def under(workspaces: Path, path: Path) -> Path:
 # --- git ---------------------------------------------------------------------------------------
 
 
-def git(root: Path, *args: str) -> str:
+def git(root: Path, *args: str, index: Path | None = None) -> str:
+    """Run git in `root` (with `index` as its index file instead of the repository's own)."""
+    env = {**os.environ, **GIT_ENV, **({"GIT_INDEX_FILE": str(index)} if index else {})}
     proc = subprocess.run(
         ["git", *args],
         cwd=root,
-        env={**os.environ, **GIT_ENV},
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -146,6 +150,27 @@ def clone_at(
         git(root, "update-ref", f"refs/heads/{name}", commit)
     git(root, "symbolic-ref", "HEAD", f"refs/heads/{head}")
     git(root, "reset", "-q", "--hard")
+
+
+@contextmanager
+def checkout(root: Path, commit: str | None = None) -> Iterator[Path]:
+    """A clean copy of the workspace's `commit` in a temporary directory, removed afterwards;
+    with no commit, of its working tree as the harness's git would commit it (tracked and
+    untracked files, not ignored ones). No .git in it, and the repository's own index and
+    working tree are left as they were: what runs in the copy can change nothing that stays.
+
+    Through an index of its own (read-tree, checkout-index), not `git archive`, whose
+    `export-ignore` attribute would let a committed .gitattributes leave files out."""
+    root = Path(root)
+    with tempfile.TemporaryDirectory(prefix="minutes-checkout-", ignore_cleanup_errors=True) as tmp:
+        index, tree = Path(tmp) / "index", Path(tmp) / "tree"
+        git(root, "read-tree", commit or "HEAD", index=index)
+        if commit is None:  # from HEAD, so a tracked file a .gitignore names stays, as in a commit
+            refuse_nested_repositories(root)  # git add looks inside any repository it meets
+            git(root, "add", "-A", index=index)
+        tree.mkdir()
+        git(root, "checkout-index", "-a", f"--prefix={tree}{os.sep}", index=index)
+        yield tree.resolve()
 
 
 # --- confinement -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from teams.repo_fix.harness import Harness, Stop
 from teams.repo_fix.roles import PARALLEL_ORCHESTRATOR
 from teams.repo_fix.scenarios import SCENARIOS
 from teams.repo_fix.settings import RepoFixSettings
-from teams.repos import suite_check, template
+from teams.repos import known_tests, suite_check, template
 
 BIDDERS = ("coder-a", "coder-b")
 
@@ -79,8 +79,13 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
             coder = harness.award(fix) if harness.settings.bidding else "coder"
             shipped.append(harness.fix(fix, coder))
             verify(harness, tasks, shipped[-1])
+    # On main as integrated: what the tester (or anyone) left in the working tree beside it
+    # was never reviewed, so it has no say in the verdict.
+    known = known_tests(harness.settings.template)
     suite = session.activity(
-        SuiteChecked, lambda: suite_check(harness.path, harness.sandbox), task_id="suite"
+        SuiteChecked,
+        lambda: suite_check(harness.path, harness.sandbox, "main", known),
+        task_id="suite",
     )
     summary.update(passed=suite.passed, failed=suite.failed, integrated=[i.commit for i in shipped])
     for docs_task in (t for t in tasks if t["kind"] == "docs"):

@@ -25,7 +25,7 @@ from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig, Services, start
 from runtime.tools import Toolbox
-from teams.repos import suite_check, template
+from teams.repos import known_tests, suite_check, template
 from teams.solo.settings import SoloSettings
 
 CODER_SYSTEM = (
@@ -106,8 +106,10 @@ def fly(
             escalated,
         )
         return escalated
+    # No commit in a solo run: the working tree as a commit would take it is the coder's work.
+    known = known_tests(settings.template)
     suite = session.activity(
-        SuiteChecked, lambda: suite_check(path, services.sandbox), task_id="T1"
+        SuiteChecked, lambda: suite_check(path, services.sandbox, None, known), task_id="T1"
     )
     status: Verdict
     refused = (

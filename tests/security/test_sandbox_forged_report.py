@@ -1,11 +1,13 @@
 """A test can rewrite pytest's JUnit report as the run ends (the report lives in the scratch
 directory the sandbox lets agent code write). The harness reads the report against pytest's
 exit status, which the test cannot rewrite after the fact: a report of "all passed" from a run
-that exited 1 is refused, and so is a report of failures from one that exited 0."""
+that exited 1 is refused, and so is a report of failures from one that exited 0. A forger that
+also fakes the exit status still cannot drop the template's tests from the suite check."""
 
 from __future__ import annotations
 
-from teams.repos import suite_check
+from runtime import workspace
+from teams.repos import known_tests, suite_check
 from tests.security.sandboxing import fresh_workspace, needs_bwrap, tool
 
 pytestmark = needs_bwrap
@@ -47,6 +49,23 @@ def test_a_failing_report_from_a_run_that_exited_0_is_refused(tmp_path):
     assert observation["error"]["type"] == "ReportContradicted"
     message = observation["error"]["message"]
     assert "pytest exited 0 (all passed), but its report shows 1 failing" in message
+
+
+def test_the_suite_check_wants_the_templates_tests_even_from_a_forger_that_fakes_both(
+    tmp_path,
+):
+    _, root = fresh_workspace(tmp_path)
+    (root / "tests" / "test_zz_forge.py").write_text(REWRITE_AND_EXIT_0)
+    # In-process code can lie about both: run_tests believes it (the limit of what the harness
+    # can check from outside) ...
+    assert tool(root, "run_tests")["result"] == {"passed": 42, "failed": 0}
+    # ... but committed, it still cannot make the suite check green without naming the
+    # template's tests, and the reviewer had the forging file in the diff.
+    workspace.git(root, "add", "-A")
+    workspace.git(root, "commit", "-q", "-m", "forge")
+    suite = suite_check(root, commit="main", required=known_tests("parse-empty"))
+    assert (suite["passed"], suite["failed"], suite["ok"]) == (42, 2, False)
+    assert "test_empty_input_has_no_fields (not run)" in suite["trace"]
 
 
 def test_a_forged_report_fails_the_suite_check_without_counting_as_a_run(tmp_path):

@@ -34,6 +34,10 @@ from runtime.sandbox import Sandbox
 from runtime.tools import Tool, ToolExit, ToolFailure, schema
 
 MAX_READ = 200_000
+# What one write_file or edit_file may leave in a file: what read_file reads back (a file an
+# agent wrote and could not read would be one it cannot check or edit). The content also
+# arrives in the call's arguments, which the journal keeps.
+MAX_WRITE = MAX_READ
 PYTEST_TIMEOUT = 120.0
 REQUIRED = Sandbox()  # the default: agent code runs in bubblewrap, or not at all
 
@@ -196,6 +200,21 @@ def relative(root: Path, target: Path) -> str:
 # --- the tools ---------------------------------------------------------------------------------
 
 
+class TooLarge(ToolFailure):
+    """What a write would leave in a file is over MAX_WRITE bytes."""
+
+
+def within_limit(content: str, path: str) -> bytes:
+    """`content` as the bytes to write to `path`, or TooLarge, saying the limit."""
+    data = content.encode("utf-8")
+    if len(data) > MAX_WRITE:
+        raise TooLarge(
+            f"{path} would hold {len(data)} bytes; a file written by the tools may hold at most "
+            f"{MAX_WRITE} bytes (what read_file reads): nothing was written"
+        )
+    return data
+
+
 Writable = Callable[[str], bool]
 
 
@@ -235,9 +254,10 @@ def toolset(
 
     def write_file(path: str, content: str) -> dict[str, Any]:
         target = may_write(path)
+        data = within_limit(content, path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_regular(target, content.encode("utf-8"), path)
-        return {"written": relative(root, target), "bytes": len(content.encode())}
+        write_regular(target, data, path)
+        return {"written": relative(root, target), "bytes": len(data)}
 
     def edit_file(path: str, old: str, new: str) -> dict[str, Any]:
         target = may_write(path)
@@ -249,7 +269,7 @@ def toolset(
             raise ToolFailure(
                 f"the text to replace occurs {count} times in {path}; it must occur exactly once"
             )
-        write_regular(target, text.replace(old, new, 1).encode("utf-8"), path)
+        write_regular(target, within_limit(text.replace(old, new, 1), path), path)
         return {"edited": relative(root, target)}
 
     def run_tests(target: str = "") -> dict[str, Any]:

@@ -101,3 +101,22 @@ def test_run_tests_on_a_broken_suite_is_a_tool_exit(tmp_path):
     observation = call(root, "run_tests")
     assert observation["error"]["type"] == "ToolExit"
     assert "pytest exited 2" in observation["error"]["message"]
+
+
+def test_write_file_refuses_more_than_the_limit_and_says_it(tmp_path):
+    root = tmp_path / "w"
+    workspace.prepare(root, template("parse-empty"))
+    full = "a" + "x" * (workspace.MAX_WRITE - 1)
+    at_limit = call(root, "write_file", path="big.txt", content=full)
+    assert at_limit["result"] == {"written": "big.txt", "bytes": workspace.MAX_WRITE}
+    over = call(root, "write_file", path="bigger.txt", content="é" * (workspace.MAX_WRITE // 2 + 1))
+    assert over["error"]["type"] == "TooLarge"
+    assert over["error"]["message"] == (
+        f"bigger.txt would hold {workspace.MAX_WRITE + 2} bytes; a file written by the tools may "
+        f"hold at most {workspace.MAX_WRITE} bytes (what read_file reads): nothing was written"
+    )
+    assert not (root / "bigger.txt").exists()
+    # edit_file cannot grow a file past it either
+    grown = call(root, "edit_file", path="big.txt", old="a", new="ab")
+    assert grown["error"]["type"] == "TooLarge"
+    assert (root / "big.txt").read_text() == full

@@ -162,7 +162,8 @@ def check_fence(fence: Fence | None, last: Recorded | None) -> None:
 
 class Fenced:
     """A Journal whose every append carries one lease's fence: a writer whose lease was taken
-    over cannot write, to whichever stream it writes. Reads pass through."""
+    over cannot write, to whichever stream it writes, and (`check`) runs nothing that would
+    change the world outside it. Reads pass through."""
 
     def __init__(self, journal: Journal, lease: str, epoch: int) -> None:
         self.journal = journal
@@ -179,6 +180,11 @@ class Fenced:
             raise ValueError(f"this journal is fenced by {self.fence}, not {fence}")
         return self.journal.append(stream, events, expected_version, fence=self.fence)
 
+    def check(self) -> None:
+        """Raise StaleEpoch unless this writer's lease still stands at its epoch: what every
+        append checks, asked before a side effect no append fences (see `check_standing`)."""
+        check_fence(self.fence, last_record(self.journal, self.fence[0]))
+
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         return self.journal.read(stream, after)
 
@@ -193,6 +199,40 @@ class Fenced:
 
     def read_prefix(self, prefix: str) -> list[Recorded]:
         return cast(ScanningJournal, self.journal).read_prefix(prefix)
+
+
+def check_standing(journal: Journal) -> None:
+    """Before a side effect outside the journal (a tool run, a commit, a merge): raise
+    StaleEpoch, as the append would, when `journal` is a fenced writer's whose lease was
+    taken over. The append's own fence comes too late for these: a tool runs between its
+    ToolDispatched and its ToolReturned, so a writer paused in between (SIGSTOP, a swap storm)
+    past its lease, and woken once another driver took over, ran its tool again in the
+    workspace the other one drives before its ToolReturned was refused. Unfenced (the command
+    line's JSONL file, a replay) there is no lease: nothing is read.
+
+    It costs one read of the lease stream's last event (one row, however long the run).
+
+    What is left is the window between this read and the side effect's last write: a writer
+    paused there, or inside the tool (its sandboxed subprocesses pause and wake with it), for
+    longer than its lease still changes the workspace after a takeover. A check of a file in
+    the workspace naming the last driver's epoch would not close it either, only move the read
+    (the same check, then act, on a local file instead of a row); closing it needs the store
+    to refuse a stale write, which a plain directory cannot. The heartbeat keeps the lease
+    while the writer runs, so it takes a pause of the whole process (its heartbeat with it),
+    or a heartbeat that cannot reach the journal, for longer than a lease to open the window."""
+    if isinstance(journal, Fenced):
+        journal.check()
+
+
+def last_record(journal: Journal, stream: str) -> Recorded | None:
+    """The stream's last record, never the whole stream: by the journal's one-row read where
+    it has one (the database's `last`), else its version and the record at it."""
+    last = getattr(journal, "last", None)
+    if callable(last):
+        return cast(Recorded | None, last(stream))
+    version = journal.version(stream)
+    found = read_between(journal, stream, version - 1, version) if version else []
+    return found[-1] if found else None
 
 
 def append_next(

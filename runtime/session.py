@@ -42,7 +42,7 @@ from runtime.events import (
 )
 from runtime.faults import Faults
 from runtime.fork_gaps import fork_gaps
-from runtime.journal import Journal, read_between
+from runtime.journal import Journal, check_standing, read_between
 from runtime.limits import Limits
 from runtime.model import (
     ChatMessage,
@@ -464,6 +464,7 @@ class Session:
                 raise ReplayDivergence(self.cursor + 1, recorded, f"a call of {tool.name}")
             return execute(replayed_tool(tool, recorded), args)
         self._require_live()
+        check_standing(self.journal)  # a writer whose lease was taken over runs nothing
         if self.faults.armed:
             self.faults.starting(self.run_id, tool.name, self.counts["ToolDispatched"])
         outcome = execute(tool, args)
@@ -505,6 +506,7 @@ class Session:
             self.emit(recorded)
             return recorded
         self._require_live()
+        check_standing(self.journal)  # nor commits, merges or prepares a workspace
         event = self.new(cls, **envelope, **work())
         self.emit(event)
         return event

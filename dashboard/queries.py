@@ -245,17 +245,8 @@ def events(
     """The run's events after position `after` (of these kinds, of one agent; without the
     driving's lease streams unless `infra`), oldest first. `newest`: the last `limit` of
     them instead of the first, still oldest first (a jump to the latest)."""
-    kinds = [kind] if isinstance(kind, str) else list(kind)
-    kinds = [k for k in kinds if k]
-    where, params = "WHERE run_id = %s AND position > %s", [run_id, after]
-    if kinds:
-        marks = ", ".join(["%s"] * len(kinds))
-        where, params = where + f" AND kind IN ({marks})", [*params, *kinds]
-    if agent:
-        where, params = where + " AND agent = %s", [*params, agent]
-    if not infra:
-        for prefix in INFRASTRUCTURE:
-            where, params = where + " AND stream NOT LIKE %s", [*params, prefix + "%"]
+    where, params = chosen(run_id, kind, agent, infra)
+    where, params = where + " AND position > %s", [*params, after]
     limit = max(0, min(limit, EVENTS_MAX))
     order = "DESC" if newest else ""
     found = DjangoJournal().select(f"{where} ORDER BY position {order} LIMIT %s", [*params, limit])
@@ -276,6 +267,42 @@ def events(
         )
         for r in found
     ]
+
+
+def chosen(
+    run_id: str, kind: str | Sequence[str], agent: str, infra: bool
+) -> tuple[str, list[Any]]:
+    """The WHERE clause (and its parameters) of the run's events of these kinds, of one agent,
+    and without the driving's lease streams unless `infra`."""
+    kinds = [kind] if isinstance(kind, str) else list(kind)
+    kinds = [k for k in kinds if k]
+    where, params = "WHERE run_id = %s", [run_id]
+    if kinds:
+        marks = ", ".join(["%s"] * len(kinds))
+        where, params = where + f" AND kind IN ({marks})", [*params, *kinds]
+    if agent:
+        where, params = where + " AND agent = %s", [*params, agent]
+    if not infra:
+        for prefix in INFRASTRUCTURE:
+            where, params = where + " AND stream NOT LIKE %s", [*params, prefix + "%"]
+    return where, params
+
+
+def page_before(
+    run_id: str, before: int, count: int, kind: Sequence[str], agent: str, infra: bool
+) -> int:
+    """Where the page of the `count` events (so chosen) up to position `before` starts: the
+    position its events come after (0: from the start). One seek in the run's index, however
+    far into the run."""
+    where, params = chosen(run_id, kind, agent, infra)
+    sql = (
+        f"SELECT position FROM journal_event {where} AND position <= %s "
+        "ORDER BY position DESC LIMIT 1 OFFSET %s"
+    )
+    with DjangoJournal().connection.cursor() as cursor:
+        cursor.execute(sql, [*params, before, count])
+        found = cursor.fetchone()
+    return found[0] if found else 0
 
 
 def distinct(run_id: str, column: str, using: str = "default") -> list[str]:

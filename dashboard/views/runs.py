@@ -409,8 +409,19 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         for e in rows[:EVENTS_PAGE]
     ]
     last = events[-1]["position"] if events else after
+    # Where the page before this one starts (a jump to the latest, or a link followed, landed
+    # here with no way back but to the start).
+    earlier = (
+        queries.page_before(
+            run.run_id, after, EVENTS_PAGE, chosen.kinds, chosen.agent, chosen.infra
+        )
+        if after
+        else 0
+    )
     return {
         "events": events,
+        "earlier": earlier,
+        "page_size": EVENTS_PAGE,
         "last_number": events[-1]["number"] if events else "",
         "more": more,
         "after": after,

@@ -83,3 +83,27 @@ def test_an_effects_number_shows_the_first_digits_of_its_key(as_owner):
     assert row is not None
     assert row[2] == f"{effect.stream[:18]}… {effect.version}"  # effect-fx- and 8 digits
     assert effect.stream in row[1]  # the whole name, on pointing at it
+
+
+def test_a_page_of_the_timeline_leads_back_to_the_events_before_it(as_owner, monkeypatch):
+    """Jumped to the latest (or any `after`), the timeline leads back a page at a time, with
+    its filter, and to the start; it led only forward."""
+    run_id = run_of("reject-loop")
+    shown = StoredEvent.objects.filter(run_id=run_id, kind="ModelResponded").order_by("position")
+    positions = list(shown.values_list("position", flat=True))
+    assert len(positions) > 3
+    base = f"/runs/{run_id}/?tab=timeline&kind=ModelResponded"
+    # With pages of 2 events, the page after the fourth event leads back to the third and
+    # fourth, which come after the second.
+    monkeypatch.setattr("dashboard.views.runs.EVENTS_PAGE", 2)
+    page = as_owner.get(f"{base}&after={positions[3]}").content.decode()
+    from_start = as_owner.get(f"{base}&after={positions[1]}").content.decode()
+    assert "← from the start" in page
+    earlier = re.search(
+        r'href="[^"]*after=(\d+)&amp;kind=ModelResponded"[^>]*>← the 2 events', page
+    )
+    assert earlier is not None and int(earlier.group(1)) == positions[1]
+    # Two events back is the start: the start is the only way back.
+    assert "← from the start" in from_start and "← the 2 events before" not in from_start
+    first_page = as_owner.get(base).content.decode()
+    assert "← from the start" not in first_page

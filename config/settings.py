@@ -72,6 +72,9 @@ MIDDLEWARE = [
     # those answers carry the same headers as every page.
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.security.ContentSecurityPolicyMiddleware",
+    # Right-to-left overrides and their kin in a page's text shown as what they are (an agent's
+    # "\u202eexe.live" read "evil.exe"), on every page, error pages included.
+    "dashboard.bidi.BidiShownMiddleware",
     # /healthz answered before anything checks the Host header against ALLOWED_HOSTS: a
     # probe asks by address (127.0.0.1), not by the host name the operator listed.
     "config.health.HealthzMiddleware",

@@ -57,9 +57,24 @@ REVIEWER = "reviewer"  # the role that rules on conflicts (the dashboard's revie
 RULINGS = Authority.of({"rule": {REVIEWER}})
 
 
+@dataclass(frozen=True)
+class Words:
+    """How a refusal names rejecting every claim: the API's choice is 'none', the page's
+    button reads "reject both" (a page that told of choice 'none' offered no such thing)."""
+
+    rejecting: str  # "... still closes it"
+
+
+API = Words(f"rejecting both claims (choice {NONE!r})")
+
+
 class ConflictError(Exception):
     """A decision on a conflict is refused as asked (a choice it does not offer, a value the
     target cannot hold); the message says why."""
+
+    def said(self, words: Words = API) -> str:
+        """The message, naming rejecting every claim in `words` (str(): the API's)."""
+        return str(self)
 
 
 class ConflictNotFound(ConflictError):
@@ -95,12 +110,17 @@ class RulingRefused(ConflictError):
     """The mutation gate refused the ruling; `refused` names the check, what the ruling held
     and what the record says. Nothing was decided or committed."""
 
-    then = ""  # what the person may still do, said after the refusal
-
     def __init__(self, refused: MutationRefused) -> None:
-        why = f"refused at the mutation gate ({refused.check}): {refused.reason}{self.then}"
-        super().__init__(why)
         self.refused = refused
+        super().__init__(self.said())
+
+    def then(self, words: Words) -> str:
+        """What the person may still do, said after the refusal."""
+        return ""
+
+    def said(self, words: Words = API) -> str:
+        refused = self.refused
+        return f"refused at the mutation gate ({refused.check}): {refused.reason}{self.then(words)}"
 
 
 class StaleRuling(RulingRefused, ConflictMoved):
@@ -108,7 +128,8 @@ class StaleRuling(RulingRefused, ConflictMoved):
     the intent it was parked under was superseded. Rejecting both claims is still open (it
     commits nothing), and the message says so: without it the conflict stays open for ever."""
 
-    then = f"; rejecting both claims (choice {NONE!r}) still closes it"
+    def then(self, words: Words) -> str:
+        return f"; {words.rejecting} still closes it"
 
 
 class RulingNotAllowed(RulingRefused):
@@ -120,8 +141,11 @@ class RulingRepeated(RulingRefused):
     choice or reason: the message says what that decision was."""
 
     def __init__(self, refused: MutationRefused, decided: ConflictResolved) -> None:
-        self.then = f"; conflict {decided.conflict_id} was decided{decided_as(decided)}"
+        self.decided = decided
         super().__init__(refused)
+
+    def then(self, words: Words) -> str:
+        return f"; conflict {self.decided.conflict_id} was decided{decided_as(self.decided)}"
 
 
 class UnknownCommitTarget(ConflictError):

@@ -31,6 +31,8 @@ from journal_store.models import Conflict, DeadLetter, RunSummary
 from services import letters, metrics, review
 
 PAGE = 25
+# How a refusal on this page names rejecting every claim: by its button, not the API's choice.
+WORDS = review.Words("choosing “reject both”")
 
 
 def queue_page(
@@ -345,7 +347,7 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
             role=role_of(request.user),
         )
     except review.ConflictError as exc:
-        return message(request, str(exc), "conflicts", status=errors.status_for(exc))
+        return message(request, exc.said(WORDS), "conflicts", status=errors.status_for(exc))
     text = f"resolution recorded for {conflict_id}"
     if not request.htmx:
         return redirect("conflicts")

@@ -1,0 +1,54 @@
+"""A ruling the mutation gate refuses as stale, on the queue's page, says what is still open in
+the page's words: its button reads "reject both", and the refusal read "rejecting both claims
+(choice 'none') still closes it", the API's choice. Two runs of the desk's lost-update on one
+order, the first's conflict decided by committing a value: the second's ruling is stale."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from journal_store.models import Conflict
+from services import runs
+from tests.dashboard.conftest import drive
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def two_runs(order: str) -> tuple[Conflict, Conflict]:
+    """The first run's conflict and the second's, both parked on `order`."""
+    first = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
+    assert drive(first) == "escalated"
+    second = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
+    assert drive(second) == "escalated"
+    return Conflict.objects.get(run_id=first), Conflict.objects.get(run_id=second)
+
+
+def claim_of(conflict: Conflict, value: str) -> str:
+    """The conflict's run's own claim of `value`."""
+    (found,) = [
+        c["claim_id"]
+        for c in conflict.claims
+        if c["value"] == value and c["run_id"] == conflict.run_id
+    ]
+    return found
+
+
+def test_a_stale_ruling_on_the_page_says_reject_both_in_the_pages_words(as_reviewer):
+    first, second = two_runs("A-77")
+    # The first conflict decided by committing a value: the order moves on from version 2.
+    reply = as_reviewer.post(
+        f"/review/conflicts/{first.conflict_id}/resolve",
+        {"choice": claim_of(first, "cancelled"), "reason": "she asked before dispatch"},
+    )
+    assert reply.status_code == 302
+    refused = as_reviewer.post(
+        f"/review/conflicts/{second.conflict_id}/resolve",
+        {"choice": claim_of(second, "shipped"), "reason": "the carrier has it"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert refused.status_code == 409
+    said = html.unescape(refused.content.decode())
+    assert "choosing “reject both” still closes it" in said
+    assert "choice 'none'" not in said

@@ -26,6 +26,12 @@ Where a value can be committed is a registry, keyed by the commit's `service`: t
 knows only the journal's own facts ("facts"); an app that parks conflicts on its own state
 registers its commit function in its AppConfig.ready() (the support desk's orders: desk/apps.py).
 A conflict naming a target nobody registered is refused (UnknownCommitTarget), deciding nothing.
+
+A conflict's claims are those live on the fact when it was parked, and the fact's claims stream
+is shared by every run on its subject (two runs on one order): a conflict may hold another
+run's claims, which that run's own conflict holds too. A ruling settles the claims it decided
+on that stream, so a claim another conflict's ruling settled after this one was parked is no
+longer offered (`claims_now`), and choosing it is refused (ClaimSettled).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from runtime.coordination.effects import request_hash
 from runtime.coordination.facts import Facts
 from runtime.coordination.mutation import Authority, Evidence, GateRefused, Mutation, MutationGate
 from runtime.events import (
+    ClaimsReconciled,
     ConflictParked,
     ConflictResolved,
     Event,
@@ -63,9 +70,10 @@ class Words:
     button reads "reject both" (a page that told of choice 'none' offered no such thing)."""
 
     rejecting: str  # "... still closes it"
+    reject: str  # "choose another claim or ..."
 
 
-API = Words(f"rejecting both claims (choice {NONE!r})")
+API = Words(f"rejecting both claims (choice {NONE!r})", f"reject both (choice {NONE!r})")
 
 
 class ConflictError(Exception):
@@ -104,6 +112,24 @@ def decided_as(decided: ConflictResolved | None) -> str:
 
 class ConflictMoved(ConflictError):
     """The fact changed after the conflict was parked: the choice would overwrite that."""
+
+
+class ClaimSettled(ConflictError):
+    """The claim chosen was settled since the conflict was parked, by a ruling on another
+    conflict that held it too (the subject's claims are shared by the runs on it)."""
+
+    def __init__(self, conflict_id: str, claim: dict[str, Any], by: ClaimsReconciled) -> None:
+        self.conflict_id, self.claim, self.by = conflict_id, claim, by
+        super().__init__(self.said())
+
+    def said(self, words: Words = API) -> str:
+        c = self.claim
+        return (
+            f"claim {c.get('claim_id')} ({shown(c.get('value'))} by {c.get('agent') or '?'} "
+            f"in run {c.get('run_id') or '?'}) was settled since this conflict was parked, by "
+            f"a ruling in run {self.by.run_id} ({self.by.rule}); choose another claim or "
+            f"{words.reject}"
+        )
 
 
 class RulingRefused(ConflictError):
@@ -217,7 +243,51 @@ def park(conflict: ConflictParked) -> None:
 
 def claim_choices(parked: ConflictParked) -> dict[str, Any]:
     """The values a reviewer may choose, by claim id (or index when a claim has no id)."""
-    return {str(c.get("claim_id", i)): c.get("value") for i, c in enumerate(parked.claims)}
+    keys = claim_choices_of(parked.claims)
+    return dict(zip(keys, [c.get("value") for c in parked.claims], strict=True))
+
+
+def settled_since(
+    subject: str, predicate: str, claims: list[dict[str, Any]], position: int, using: str
+) -> dict[str, ClaimsReconciled]:
+    """The conflict's claims (as parked, at journal position `position`) that a ruling settled
+    since, by claim id, with the decision that settled them."""
+    ids = set(claim_choices_of(claims))
+    found = Claims(DjangoJournal(using)).settled(subject, predicate, after=position)
+    return {claim: by for claim, by in found.items() if claim in ids}
+
+
+def claims_now(conflict: Any, using: str = "default") -> tuple[list[dict[str, Any]], list[str]]:
+    """A conflict's claims (a queue row: its claims, run, subject, predicate, status and the
+    position it was parked at) as the queue shows them, and what a ruling may choose now.
+    Each claim names its run (claims parked before they carried it are the conflict's run's),
+    and, while the conflict is open, `settled`: None, or the ruling on another conflict that
+    settled it since (its run, its rule, whether the claim won); a settled claim is not among
+    the choices. A decided conflict offers nothing."""
+    is_open = conflict.status == "open"
+    gone = (
+        settled_since(
+            conflict.subject, conflict.predicate, conflict.claims, conflict.position, using
+        )
+        if is_open
+        else {}
+    )
+    shown_claims, choices = [], []
+    for key, claim in zip(claim_choices_of(conflict.claims), conflict.claims, strict=True):
+        by = gone.get(key)
+        settled = None
+        if by is not None:
+            settled = {"run_id": by.run_id, "rule": by.rule, "won": by.winner == key}
+        elif is_open:
+            choices.append(key)
+        run = claim.get("run_id") or conflict.run_id
+        shown_claims.append({**claim, "run_id": run, "settled": settled})
+    return shown_claims, [*choices, NONE] if is_open else []
+
+
+def claim_choices_of(claims: list[dict[str, Any]]) -> list[str]:
+    """The choices' keys of parked claims, in order: a claim's id (its index without one)."""
+    return [str(c.get("claim_id", i)) for i, c in enumerate(claims)]
 
 
 def decision_of(events: Iterable[Event]) -> ConflictResolved | None:
@@ -246,7 +316,8 @@ def resolve(
     """Decide a parked conflict (see the module docstring); `role` is the signed-in person's
     (the gate's authority), `ruling_id` the ruling's idempotency key."""
     journal = DjangoJournal(using)
-    events: list[Event] = [r.event for r in journal.read(f"conflict-{conflict_id}")]
+    records = journal.read(f"conflict-{conflict_id}")
+    events: list[Event] = [r.event for r in records]
     if not events or not isinstance(events[0], ConflictParked):
         raise ConflictNotFound(conflict_id)
     parked = events[0]
@@ -269,6 +340,15 @@ def resolve(
             raise ConflictAlreadyDecided(conflict_id, decided)
         # the form's ruling id for another choice or reason: the gate's idempotency check
         # refuses it (journalled in the gate log), saying what was decided
+    gone: dict[str, ClaimsReconciled] = {}
+    if decided is None:
+        gone = settled_since(
+            parked.subject, parked.predicate, parked.claims, records[0].position, using
+        )
+        if choice in gone:
+            claim = parked.claims[claim_choices_of(parked.claims).index(choice)]
+            named = {**claim, "run_id": claim.get("run_id") or parked.run_id}
+            raise ClaimSettled(conflict_id, named, gone[choice])
     target = committer(parked) if choice != NONE else None
     gate = MutationGate(
         journal,
@@ -283,7 +363,9 @@ def resolve(
             raise RulingRepeated(exc.refused, decided) from None
         raise refusal(exc.refused) from None
     try:
-        decision = decide(journal, parked, target, choice, value, by, reason, key, using)
+        decision = decide(
+            journal, parked, target, choice, value, by, reason, key, using, settled=set(gone)
+        )
     except (ConflictMoved, ConflictAlreadyDecided):
         # Another ruling went in between our read and our write (six posts at once): its
         # commit moved the fact, or its decision took version 2. Said as what it decided.
@@ -307,8 +389,11 @@ def decide(
     reason: str,
     key: str,
     using: str,
+    settled: set[str] | None = None,
 ) -> ConflictResolved:
-    """Commit the chosen value and journal the decision, in one transaction."""
+    """Commit the chosen value and journal the decision, in one transaction. The decision
+    settles the claims still open; those another ruling settled (`settled`) stay as it left
+    them (naming them losers here would say this ruling decided against them)."""
     conflict_id = parked.conflict_id
     choices = claim_choices(parked)
     with transaction.atomic(using=using):
@@ -329,7 +414,7 @@ def decide(
             journal.append(f"conflict-{conflict_id}", [decision], 1)
         except WrongExpectedVersion:
             raise ConflictAlreadyDecided(conflict_id) from None
-        ids = list(choices)
+        ids = [i for i in choices if i not in (settled or set())]
         Claims(journal).settle(
             parked.subject,
             parked.predicate,

@@ -343,7 +343,17 @@ class ConflictOut(QueueTimes):
     subject: str
     predicate: str
     conflict_type: str
-    claims: list[dict[str, Any]]
+    claims: list[dict[str, Any]] = Field(
+        description="the claims as parked, each with the run that made it (`run_id`: the "
+        "claims on a subject are shared by the runs on it, so a conflict may hold another "
+        "run's) and `settled`: null, or, while the conflict is open, the ruling on another "
+        "conflict that settled the claim since this one was parked (its `run_id`, `rule`, "
+        "and `won`); a settled claim is not among `choices`"
+    )
+    choices: list[str] = Field(
+        description="what a ruling may choose now: the ids of the claims not settled, and "
+        "'none' (reject every claim); empty once decided"
+    )
     commit: dict[str, Any] | None = Field(
         description="where a chosen value is committed, by compare-and-swap from `version`"
     )
@@ -360,9 +370,25 @@ class ConflictOut(QueueTimes):
     decision_reason: str
 
     @staticmethod
+    def resolve_claims(item: Conflict) -> list[dict[str, Any]]:
+        return claims_now(item)[0]
+
+    @staticmethod
+    def resolve_choices(item: Conflict) -> list[str]:
+        return claims_now(item)[1]
+
+    @staticmethod
     def resolve_current(item: Conflict) -> CurrentOut | None:
         found = review.current_value(item.commit, item.subject, item.predicate)
         return None if found is None else CurrentOut(**vars(found))
+
+
+def claims_now(item: Conflict) -> tuple[list[dict[str, Any]], list[str]]:
+    """review.claims_now, read once for the item's two fields (it reads the claims stream)."""
+    found = item.__dict__.get("_claims_now")
+    if found is None:
+        found = item.__dict__["_claims_now"] = review.claims_now(item)
+    return found
 
 
 # --- intents ------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from services import letters, metrics, review
 
 PAGE = 25
 # How a refusal on this page names rejecting every claim: by its button, not the API's choice.
-WORDS = review.Words("choosing “reject both”")
+WORDS = review.Words("choosing “reject both”", "“reject both”")
 
 
 def queue_page(
@@ -323,8 +323,11 @@ def conflicts(request: HtmxHttpRequest) -> HttpResponse:
 
 def with_current(item: Conflict) -> None:
     """The fact's value and version now, beside the claims (None: nothing holds it here), and
-    the id of the ruling its form would post (posted twice, it is applied once)."""
+    the id of the ruling its form would post (posted twice, it is applied once); its claims
+    with their runs, each settled since by another conflict's ruling marked, and the choices
+    left (review.claims_now)."""
     item.current = review.current_value(item.commit, item.subject, item.predicate)  # type: ignore[attr-defined]
+    item.claims, item.choices = review.claims_now(item)  # type: ignore[attr-defined]
     item.ruling_id = f"rl-{uuid.uuid4().hex[:24]}"  # type: ignore[attr-defined]
 
 

@@ -118,6 +118,21 @@ class Claims:
         settled.update(c.supersedes for c in claims if c.supersedes)
         return [c for c in claims if c.claim_id not in settled]
 
+    def settled(self, subject: str, predicate: str, after: int = 0) -> dict[str, ClaimsReconciled]:
+        """The decisions on the fact recorded after journal position `after`, by the claim
+        each settled (the first to settle it). The stream is the subject's, shared by every
+        run on it, so a conflict parked at `after` learns here which of its claims a ruling
+        on another conflict decided since: its own record of them does not change."""
+        found: dict[str, ClaimsReconciled] = {}
+        for rec in self.journal.read(self.stream(subject)):
+            e = rec.event
+            if rec.position <= after or not isinstance(e, ClaimsReconciled):
+                continue
+            if e.predicate == predicate:
+                for claim in (e.winner, *e.losers):
+                    found.setdefault(claim, e)
+        return found
+
     def settle(
         self,
         subject: str,

@@ -63,7 +63,7 @@ def test_a_reviewer_decides_a_desk_conflict_by_value_and_the_run_says_it_was_res
     shoot(page, "conflict-by-value")
     readme_shot(page, "conflicts", full_page=True)
 
-    card.get_by_label('commit "cancelled" (claimed by support-agent)').check()
+    card.get_by_label('commit "cancelled" (claimed by support-agent in run').check()
     card.get_by_label("Why").fill("the customer cancelled at 09:10, before the 09:12 scan")
     card.get_by_role("button", name="Record the decision").click()
     expect(card.get_by_role("status")).to_contain_text("resolution recorded")

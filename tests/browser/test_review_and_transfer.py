@@ -52,7 +52,7 @@ def test_a_resolved_conflict_shows_in_the_runs_audit_with_who_and_why(signed_in,
     shoot(page, "conflicts")
 
     why = "the reviewer signed off on the change, so the reviewer owns it"
-    conflict.get_by_label('commit "reviewer" (claimed by reviewer)').check()
+    conflict.get_by_label('commit "reviewer" (claimed by reviewer in run').check()
     conflict.get_by_label("Why").fill(why)
     conflict.get_by_role("button", name="Record the decision").click()
     expect(conflict.get_by_role("status")).to_have_text("resolution recorded for c-parser-owner")

@@ -157,6 +157,27 @@ def test_two_runs_asserting_the_same_claim_on_a_shared_subject_make_two_claims(a
     )
 
 
+@on_every_backend()
+def test_which_claims_a_decision_settled_after_a_position(alias):
+    # A conflict parked on a shared subject asks which of its claims a ruling on another
+    # conflict settled since it was parked; a decision before that is not one of them.
+    journal = DjangoJournal(alias)
+    claims = Claims(journal)
+    old = claims.claim("order:8", "status", "new", 0, "order-agent", "model", run_id="r-0")
+    claims.settle("order:8", "status", old.claim_id, [], "by the rule", "new")
+    a = claims.claim("order:8", "status", "shipped", 1, "order-agent", "model", run_id="r-1")
+    b = claims.claim("order:8", "status", "cancelled", 1, "support", "model", run_id="r-1")
+    parked_at = journal.read(Claims.stream("order:8"))[-1].position
+    assert claims.settled("order:8", "status", after=parked_at) == {}
+    claims.settle("order:8", "status", a.claim_id, [b.claim_id], "reviewer ann", "shipped", "r-1")
+    claims.settle("order:8", "status", "none", [a.claim_id], "reviewer bob", None, "r-2")
+    settled = claims.settled("order:8", "status", after=parked_at)
+    assert {a.claim_id, b.claim_id} <= set(settled) and old.claim_id not in settled
+    assert settled[a.claim_id].rule == "reviewer ann"  # the first decision that settled it
+    assert old.claim_id in claims.settled("order:8", "status")
+    assert claims.settled("order:8", "owner") == {}
+
+
 @pytest.mark.parametrize(
     "a_source, b_source, ranks, expected",
     [

@@ -1,0 +1,151 @@
+"""Two runs of the desk's lost-update on one order: the claims stream `claims-order:<id>` is
+the order's, shared by the runs on it, so the second run's conflict holds the first run's two
+claims beside its own (Claims.reconcile reads every live claim on the fact). Each claim's label
+names its run, and a claim that another conflict's ruling settled after this conflict was
+parked is not offered again: choosing it is refused (409), and the ruling settles only the
+claims still open. The second conflict offered all four claims, "commit "shipped" (claimed by
+order-agent)" twice with nothing telling them apart, and still offered them once the first
+conflict was decided."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from django.test import Client
+
+from journal_store.journal import DjangoJournal
+from journal_store.models import Conflict
+from runtime.events import ClaimsReconciled
+from services import runs
+from tests.dashboard.conftest import drive
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def two_runs(order: str) -> tuple[Conflict, Conflict]:
+    """The first run's conflict and the second's, both parked on `order`."""
+    first = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
+    assert drive(first) == "escalated"
+    second = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
+    assert drive(second) == "escalated"
+    return Conflict.objects.get(run_id=first), Conflict.objects.get(run_id=second)
+
+
+def claim_of(conflict: Conflict, value: str) -> str:
+    """The conflict's run's own claim of `value`."""
+    (found,) = [
+        c["claim_id"]
+        for c in conflict.claims
+        if c["value"] == value and c["run_id"] == conflict.run_id
+    ]
+    return found
+
+
+def card(client, conflict_id: str) -> str:
+    page = html.unescape(client.get("/review/conflicts?q=A-77").content.decode())
+    start = page.index(f'id="{conflict_id}"')
+    return page[start : page.index("</section>", start)]
+
+
+def offered(card_html: str) -> dict[str, str]:
+    """The form's choices: the radio's value, and its label's words."""
+    found = re.findall(r'name="choice" value="([^"]+)" required>(.*?)</label>', card_html)
+    return {
+        value: re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", label)).strip() for value, label in found
+    }
+
+
+def test_the_second_runs_conflict_names_each_claims_run_and_drops_what_was_decided(
+    as_reviewer,
+):
+    first, second = two_runs("A-77")
+    theirs = {claim_of(first, "shipped"), claim_of(first, "cancelled")}
+    assert theirs <= {c["claim_id"] for c in second.claims}  # the order's claims are shared
+
+    choices = offered(card(as_reviewer, second.conflict_id))
+    assert len(choices) == 4
+    assert len(set(choices.values())) == 4  # no two labels alike
+    for claim in second.claims:
+        run = claim["run_id"]
+        assert f"in run {run}" in choices[claim["claim_id"]]
+    assert choices[claim_of(second, "shipped")] == (
+        f'commit "shipped" (claimed by order-agent in run {second.run_id}, this one; '
+        "the current value)"
+    )
+
+    # The first conflict decided: its claims are settled on the order's stream, and the
+    # second conflict offers only its own two now, showing the others as settled.
+    reply = as_reviewer.post(
+        f"/review/conflicts/{first.conflict_id}/resolve",
+        {"choice": "none", "reason": "the customer will be called"},
+    )
+    assert reply.status_code == 302
+    now = card(as_reviewer, second.conflict_id)
+    assert set(offered(now)) == {claim_of(second, "shipped"), claim_of(second, "cancelled")}
+    assert now.count('<span class="badge">settled</span>') == 2
+    words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", now))
+    assert f"settled since this conflict was parked, by a ruling in run {first.run_id}" in words
+
+    # A page drawn before the decision still has the radio: choosing that claim is refused.
+    refused = as_reviewer.post(
+        f"/review/conflicts/{second.conflict_id}/resolve",
+        {"choice": claim_of(first, "shipped"), "reason": "it shipped"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert refused.status_code == 409
+    said = html.unescape(refused.content.decode())
+    assert f"by order-agent in run {first.run_id}) was settled since this conflict was" in said
+    assert "choose another claim or “reject both”" in said
+
+
+def test_the_api_marks_claims_another_ruling_settled_and_offers_only_the_rest(as_reviewer, token):
+    first, second = two_runs("A-77")
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def listed() -> dict:
+        [item] = api.get("/api/review/conflicts", {"run": second.run_id}).json()["items"]
+        return item
+
+    ours = [claim_of(second, "shipped"), claim_of(second, "cancelled")]
+    theirs = [claim_of(first, "shipped"), claim_of(first, "cancelled")]
+    item = listed()
+    assert sorted(item["choices"]) == sorted([*theirs, *ours, "none"])
+    assert all(c["settled"] is None for c in item["claims"])
+
+    reply = api.post(
+        f"/api/review/conflicts/{first.conflict_id}/resolve",
+        {"choice": theirs[0], "reason": "the carrier scanned it"},
+        content_type="application/json",
+    )
+    assert reply.status_code == 200
+    item = listed()
+    assert len(item["claims"]) == 4  # the record keeps them
+    assert sorted(item["choices"]) == sorted([*ours, "none"])
+    settled = {c["claim_id"]: c["settled"] for c in item["claims"]}
+    assert settled[ours[0]] is None and settled[ours[1]] is None
+    assert settled[theirs[0]]["run_id"] == first.run_id and settled[theirs[0]]["won"]
+    assert settled[theirs[1]]["run_id"] == first.run_id and not settled[theirs[1]]["won"]
+
+    refused = api.post(
+        f"/api/review/conflicts/{second.conflict_id}/resolve",
+        {"choice": theirs[1], "reason": "she asked first"},
+        content_type="application/json",
+    )
+    assert refused.status_code == 409
+    assert "choose another claim or reject both (choice 'none')" in refused.json()["detail"]
+
+    # Rejecting both closes it, and settles the claims still open: its own two.
+    reply = api.post(
+        f"/api/review/conflicts/{second.conflict_id}/resolve",
+        {"choice": "none", "reason": "decided on the first run's conflict"},
+        content_type="application/json",
+    )
+    assert reply.status_code == 200
+    decisions = [
+        r.event
+        for r in DjangoJournal().read("claims-order:A-77")
+        if isinstance(r.event, ClaimsReconciled)
+    ]
+    assert sorted(decisions[-1].losers) == sorted(ours)

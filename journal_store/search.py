@@ -58,12 +58,23 @@ class BadQuery(ValueError):
     """What was typed holds no word to search for, or too many."""
 
 
+# Where a snippet's matched words begin and end: control characters the page turns into
+# <mark> once the text is escaped (and the API into brackets, as before), where brackets in
+# the snippet could not be told from brackets in the text ("textparse/[parser].py").
+START, STOP = "\x02", "\x03"
+
+
 @dataclass(frozen=True)
 class Hit:
     run_id: str
     position: int
     kind: str
-    snippet: str
+    snippet: str  # the matched words between START and STOP
+
+    @property
+    def bracketed(self) -> str:
+        """The snippet with its matched words in brackets (the API's, as it always was)."""
+        return self.snippet.replace(START, "[").replace(STOP, "]")
 
 
 def text_of(data: str) -> str:
@@ -150,7 +161,7 @@ def sqlite_query(terms: list[str], run_id: str | None, limit: int) -> tuple[str,
         where += " AND run_id = %s"
         params.append(run_id)
     sql = (
-        f"SELECT run_id, rowid, kind, snippet({TABLE}, 2, '[', ']', '…', 16) "
+        f"SELECT run_id, rowid, kind, snippet({TABLE}, 2, char(2), char(3), '…', 16) "
         f"FROM {TABLE} WHERE {where} ORDER BY rowid DESC LIMIT %s"
     )
     return sql, [*params, limit]
@@ -165,7 +176,8 @@ def postgres_query(terms: list[str], run_id: str | None, limit: int) -> tuple[st
         params.append(run_id)
     sql = (
         f"SELECT run_id, position, kind, ts_headline('simple', body, ({query}), "
-        "'StartSel=[, StopSel=], MaxFragments=1, MaxWords=24, MinWords=8') "
+        "'StartSel=' || chr(2) || ', StopSel=' || chr(3) || "
+        "', MaxFragments=1, MaxWords=24, MinWords=8') "
         f"FROM {TABLE} WHERE {where} ORDER BY position DESC LIMIT %s"
     )
     return sql, [*terms, *params, limit]

@@ -61,5 +61,5 @@ def search_events(request: HttpRequest, params: Query[SearchIn]) -> Any:
             {"run_id": r.run_id, "team": r.team, "status": r.status, "task": r.task, "events": n}
             for r, n in found.runs
         ],
-        "hits": [h.__dict__ for h in found.hits],
+        "hits": [{**h.__dict__, "snippet": h.bracketed} for h in found.hits],
     }

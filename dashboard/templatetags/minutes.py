@@ -1,14 +1,18 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime
 from typing import Any
 
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 from django.utils.timezone import now
 
 from dashboard import actions, present
+from journal_store import search
 from runtime import status
 from runtime.coordination.conflicts import POLICIES, nobody
 from runtime.views import FINISHING
@@ -43,6 +47,23 @@ def stage_label(run: Any) -> str:
     if run.stage != status.WAITING:
         return str(run.stage)
     return f"waiting for a person: {run.waiting_for or 'a decision'}"
+
+
+@register.filter
+def marked(snippet: str) -> str:
+    """A search hit's snippet, escaped, its matched words in <mark>: each START opens one and
+    the STOP after it closes it; a marker out of turn (one the text itself held) is dropped."""
+    out, open_ = [], False
+    for piece in re.split(f"([{search.START}{search.STOP}])", snippet):
+        if piece == search.START and not open_:
+            out.append("<mark>")
+            open_ = True
+        elif piece == search.STOP and open_:
+            out.append("</mark>")
+            open_ = False
+        elif piece not in (search.START, search.STOP):
+            out.append(str(escape(piece)))
+    return mark_safe("".join(out) + ("</mark>" if open_ else ""))  # every piece escaped above
 
 
 @register.filter

@@ -250,7 +250,12 @@ def test_a_nul_character_in_an_address_is_a_400_saying_so(api, as_owner, url):
     (the metrics' and the search's filters say so themselves, naming the field)."""
     page = as_owner.get(url)
     assert page.status_code == 400
-    assert "NUL character" in page.content.decode()
+    body = page.content.decode()
+    # The page every unreadable address gets, with a way back (it was bare text).
+    assert "NUL character" in body and "<h1>The address cannot be read</h1>" in body
+    assert 'href="/">Back to the runs</a>' in body
+    path = url.split("?")[0]
+    assert (f'href="{path}"' in body) == ("%00" not in path)  # the address without its query
     answer = api.get("/api" + url.replace("/?", "/runs?", 1).replace("/runs/compare", "/runs"))
     assert answer.status_code == 400
     assert "NUL character" in answer.json()["detail"]

@@ -32,7 +32,9 @@ def test_the_page_links_each_hit_to_its_event_and_renders_it_inert(as_owner):
     for tag, attrs in parsed.elements:
         assert tag != "script" or (attrs.get("src") or "").startswith("/static/")
         assert not any(name.startswith("on") for name in attrs), (tag, attrs)
-    assert "&lt;script&gt;[alert]" in page  # the snippet, its match marked, as text
+    # The snippet as text, its match marked (where it was in brackets, which a text's own
+    # brackets could not be told from).
+    assert "&lt;script&gt;<mark>alert</mark>" in page
     assert parsed.unguarded == []
 
 
@@ -78,3 +80,19 @@ def test_a_percent_or_an_underscore_is_refused_as_a_star_is(as_owner):
         assert page.status_code == 400 and "type a word" in page.content.decode(), typed
         [problem] = as_owner.get(f"/api/search?q={typed}").json()["detail"]
         assert problem["msg"].startswith("type a word"), typed
+
+
+def test_a_snippet_marks_its_matches_and_keeps_the_texts_own_brackets():
+    from dashboard.templatetags.minutes import marked
+
+    assert marked("a [b] \x02c\x03 <d>") == "a [b] <mark>c</mark> &lt;d&gt;"
+    # Markers out of turn (held by the text itself) open nothing and close nothing twice.
+    assert marked("\x03x \x02y\x02 z") == "x <mark>y z</mark>"
+    assert marked("\x02open") == "<mark>open</mark>"
+
+
+def test_the_api_keeps_its_brackets(as_owner):
+    hostile_run()
+    hits = as_owner.get("/api/search?q=alert").json()["hits"]
+    assert hits and all("[alert]" in h["snippet"] for h in hits)
+    assert not any("\x02" in h["snippet"] or "\x03" in h["snippet"] for h in hits)

@@ -50,7 +50,8 @@ def test_a_tool_results_text_is_found_in_its_run(alias):
     projection.catch_up(using=alias)
     hits = search.search("DHL-7731", using=alias)
     assert [(h.run_id, h.kind) for h in hits] == [("r-one", "ToolReturned")]
-    assert "[DHL" in hits[0].snippet and "7731" in hits[0].snippet
+    assert "\x02DHL" in hits[0].snippet and "7731" in hits[0].snippet
+    assert "[DHL" in hits[0].bracketed  # as the API gives it
     assert search.runs_mentioning("DHL-7731", using=alias) == [("r-one", 1)]
     # Every word must occur, anywhere in the event; words are matched as written.
     assert {h.run_id for h in search.search("parcel carrier", using=alias)} == {"r-one", "r-two"}

@@ -159,10 +159,12 @@ def workers(text: str) -> int:
 
 
 class Command(BaseCommand):
-    help = "Run Minutes locally: database, a login, a worker, the web server and a sample run."
+    help = "Run Minutes locally: database, a login, workers, the web server and a sample run."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--port", type=port, default=8000)
+        parser.add_argument(
+            "--port", type=port, default=8000, help="the web server's port (default: 8000)"
+        )
         parser.add_argument("--scenario", default="first-flight", help="the sample run's scenario")
         parser.add_argument("--no-sample", action="store_true", help="start no sample run")
         parser.add_argument("--workers", type=workers, default=2, help="worker processes")

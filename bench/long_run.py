@@ -17,6 +17,10 @@ process and one database so the figures sit side by side:
                  run (at worst 4 turns more to replay).
     warm step    the same with the run's flight parked in this process: no history read or
                  replayed. The per-step overhead of a run driven on its worker.
+    warm, lease not read
+                 the warm step without the read of its lease before each tool (a writer whose
+                 lease was taken over runs nothing): taken in turns with the warm step, what
+                 that read costs.
     pages        the run page and each of its tabs, and the timeline's tail poll, as a
                  signed-in user (Django's test client: no HTTP, no server).
     stop, then go on
@@ -204,9 +208,25 @@ def step_figures(run_id: str, repeats: int) -> dict[str, float]:
     settings.SNAPSHOT_TURNS = shipped
     settings.WARM_RUNS = 4
     step()  # the first step this process drives of the run replays it and parks the flight
-    warm = median_ms(step, repeats)
+    # The warm step, and beside it, in turns, the same without the read of the lease before
+    # each tool (runtime/journal.check_standing): what that fence costs a step.
+    from runtime import session
+
+    fenced, unfenced = [], []
+    for _ in range(repeats):
+        fenced.append(median_ms(step, 1))
+        session.check_standing, kept = (lambda journal: None), session.check_standing
+        try:
+            unfenced.append(median_ms(step, 1))
+        finally:
+            session.check_standing = kept
     steps.WARM.clear()
-    return {"cold step": cold, "cold, from a snapshot": snapshot, "warm step": warm}
+    return {
+        "cold step": cold,
+        "cold, from a snapshot": snapshot,
+        "warm step": statistics.median(fenced),
+        "warm, lease not read": statistics.median(unfenced),
+    }
 
 
 def page_work(client: object, run_id: str) -> dict[str, Callable[[], object]]:

@@ -29,6 +29,16 @@ class History:
         for step in steps:
             self.append(step)
 
+    @classmethod
+    def behind(cls, places: int, steps: Iterable[Step]) -> History:
+        """`steps` behind `places` empty places (the steps of a snapshot's loop that no window
+        shows again), the places made at once: adding them one by one, measured, cost a cold
+        step 6 ms at 20,000 events, growing with the run."""
+        history = cls(steps)
+        history.steps[:0] = [[] for _ in range(places)]
+        history.sizes[:0] = [0] * places
+        return history
+
     def prune(self, room: int) -> None:
         """Let go of the steps no later window can show, keeping their places and sizes.
 

@@ -381,8 +381,7 @@ def thaw_history(steps: int, kept: list[list[dict[str, Any]]]) -> History:
     """A snapshot's history: its kept steps, behind empty places for those no window shows
     again (counted in the window's "dropped" marker, never measured: see kept_steps)."""
     tail: list[Step] = [[ChatMessage.model_validate(m) for m in step] for step in kept]
-    places: list[Step] = [[] for _ in range(steps - len(tail))]
-    return History(places + tail)
+    return History.behind(steps - len(tail), tail)
 
 
 def stop(

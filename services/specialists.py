@@ -128,13 +128,18 @@ def endpoints_down(run_ids: list[str]) -> dict[str, list[Down]]:
     journal = DjangoJournal()
     runs = ", ".join(["%s"] * len(run_ids))
     kinds = (WorkerHandedOff.kind, WorkerReported.kind, WorkerTimedOut.kind)
-    records = journal.select(
-        f"WHERE run_id IN ({runs}) AND kind IN (%s, %s, %s) AND stream IN ({runs}) "
-        "ORDER BY position",
-        [*run_ids, *kinds, *[streams.journal(r) for r in run_ids]],
+    # By the (run, kind) index, a seek per run and kind, and put in order here: asked in
+    # position order (and by stream), SQLite read them off the (run, position) index, every
+    # event of the run, to keep the few of these kinds: 8 ms of the header's 17 at 20,000
+    # events, where a specialist was never sent off.
+    own = {streams.journal(r) for r in run_ids}
+    records = sorted(
+        journal.select(f"WHERE run_id IN ({runs}) AND kind IN (%s, %s, %s)", [*run_ids, *kinds]),
+        key=lambda r: r.position,
     )
     at_work: dict[tuple[str, str], Recorded] = {}  # (run, sub-task): its latest brief
-    for r in records:  # in order: a report after the latest brief means it is not at work
+    for r in (r for r in records if r.stream in own):  # in order: a report after the latest
+        # brief means it is not at work
         key = (r.event.run_id, r.event.task_id or "")
         if isinstance(r.event, WorkerHandedOff):
             at_work[key] = r

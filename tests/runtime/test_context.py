@@ -137,3 +137,16 @@ def test_a_pruned_history_lets_go_of_what_no_window_shows():
     history.prune(10)  # the newest three fit, the fourth stops every later walk back
     assert [len(s) for s in history.steps].count(0) == 46
     assert history.pruned == 46 and len(history) == 50
+
+
+def test_a_history_behind_empty_places_is_the_one_built_step_by_step():
+    """A snapshot's history is made with its empty places at once (History.behind), where
+    adding them one by one cost a cold step time that grew with the run: the same history."""
+    tail = [[ChatMessage(role="user", content="x" * 40)], [ChatMessage(role="user", content="y")]]
+    at_once, one_by_one = History.behind(4, tail), History([[] for _ in range(4)] + tail)
+    assert (at_once.steps, at_once.sizes, at_once.pruned) == (
+        one_by_one.steps,
+        one_by_one.sizes,
+        one_by_one.pruned,
+    )
+    assert History.behind(0, tail).steps == tail

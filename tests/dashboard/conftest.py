@@ -12,6 +12,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from dashboard.models import ApiToken
+from journal_store.models import Conflict
 from services import runs
 from services.steps import drive_step
 
@@ -104,3 +105,23 @@ def done_run(owner):
 @pytest.fixture
 def token(reviewer):
     return ApiToken.issue(reviewer, "tests")[1]
+
+
+def two_runs(order: str) -> tuple[Conflict, Conflict]:
+    """Two support-desk lost-update runs on one order, driven: the first run's conflict and
+    the second's, both parked on `order` (their claims share its stream)."""
+    first = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
+    assert drive(first) == "escalated"
+    second = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
+    assert drive(second) == "escalated"
+    return Conflict.objects.get(run_id=first), Conflict.objects.get(run_id=second)
+
+
+def claim_of(conflict: Conflict, value: str) -> str:
+    """The conflict's run's own claim of `value`."""
+    (found,) = [
+        c["claim_id"]
+        for c in conflict.claims
+        if c["value"] == value and c["run_id"] == conflict.run_id
+    ]
+    return found

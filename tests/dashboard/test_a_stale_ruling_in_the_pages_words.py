@@ -9,30 +9,9 @@ import html
 
 import pytest
 
-from journal_store.models import Conflict
-from services import runs
-from tests.dashboard.conftest import drive
+from tests.dashboard.conftest import claim_of, two_runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def two_runs(order: str) -> tuple[Conflict, Conflict]:
-    """The first run's conflict and the second's, both parked on `order`."""
-    first = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
-    assert drive(first) == "escalated"
-    second = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
-    assert drive(second) == "escalated"
-    return Conflict.objects.get(run_id=first), Conflict.objects.get(run_id=second)
-
-
-def claim_of(conflict: Conflict, value: str) -> str:
-    """The conflict's run's own claim of `value`."""
-    (found,) = [
-        c["claim_id"]
-        for c in conflict.claims
-        if c["value"] == value and c["run_id"] == conflict.run_id
-    ]
-    return found
 
 
 def test_a_stale_ruling_on_the_page_says_reject_both_in_the_pages_words(as_reviewer):

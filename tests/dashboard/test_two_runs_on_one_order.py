@@ -16,31 +16,10 @@ import pytest
 from django.test import Client
 
 from journal_store.journal import DjangoJournal
-from journal_store.models import Conflict
 from runtime.events import ClaimsReconciled
-from services import runs
-from tests.dashboard.conftest import drive
+from tests.dashboard.conftest import claim_of, two_runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def two_runs(order: str) -> tuple[Conflict, Conflict]:
-    """The first run's conflict and the second's, both parked on `order`."""
-    first = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
-    assert drive(first) == "escalated"
-    second = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": order})
-    assert drive(second) == "escalated"
-    return Conflict.objects.get(run_id=first), Conflict.objects.get(run_id=second)
-
-
-def claim_of(conflict: Conflict, value: str) -> str:
-    """The conflict's run's own claim of `value`."""
-    (found,) = [
-        c["claim_id"]
-        for c in conflict.claims
-        if c["value"] == value and c["run_id"] == conflict.run_id
-    ]
-    return found
 
 
 def card(client, conflict_id: str) -> str:

@@ -113,6 +113,11 @@ class MinutesAPI(NinjaAPI):
                 loc = tuple(error["loc"])
                 if held_as and loc[:2] == ("body", held_as):
                     error["loc"] = ("body", *loc[2:])
+                if error.get("type") == "model_type":
+                    # A body (or a field) that is no JSON object: said so, where pydantic
+                    # named our class ("a valid dictionary or instance of RunIn").
+                    error["msg"] = "Input should be a JSON object"
+                    error.pop("ctx", None)
                 errors.append(error)
         return ValidationError(errors)
 

@@ -218,3 +218,24 @@ def test_an_order_typed_for_the_desk_does_not_follow_to_another_team(signed_in, 
     page.get_by_role("button", name="Start the run").click()
     expect(page).to_have_url(re.compile(r"/runs/r-[0-9a-f]+/$"))
     watch.assert_clean()
+
+
+def test_arrowing_down_the_kinds_list_lands_where_the_keys_stop(signed_in, flown_run, watch):
+    """The filter asks once the keys stop: it asked (and drew the list again) at every key,
+    so quick presses after the first redraw were lost and another kind ended up chosen."""
+    page = signed_in
+    page.goto(f"/runs/{flown_run}/?tab=timeline")
+    kinds = page.get_by_label("Kinds")
+    names = kinds.locator("option").all_inner_texts()
+    assert len(names) > 5
+    kinds.focus()
+    page.keyboard.press("Home")
+    for _ in range(5):
+        page.keyboard.press("ArrowDown")
+    expect(page).to_have_url(re.compile(rf"kind={names[5]}(&|$)"))
+    settled(page)
+    badges = page.locator("#events tr.event td:nth-child(2) .badge")
+    expect(badges.first).to_be_visible()
+    assert set(badges.all_inner_texts()) == {names[5]}
+    expect(page.get_by_label("Kinds").locator("option:checked")).to_have_text([names[5]])
+    watch.assert_clean()

@@ -16,8 +16,13 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-# U+202A-U+202E and U+2066-U+2069, as UTF-8 (the page's encoding): one pass over the page.
-CONTROLS = re.compile(b"\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+from runtime.terminal import BIDI
+
+# terminal.BIDI's characters as UTF-8 (the page's encoding), so one pass over the page's bytes
+# finds them, with nothing decoded.
+CONTROLS = re.compile(
+    b"|".join(chr(c).encode() for c in range(0x2000, 0x2100) if re.match(f"[{BIDI}]", chr(c)))
+)
 
 
 def _named(found: re.Match[bytes]) -> bytes:

@@ -245,7 +245,7 @@ def events(
     """The run's events after position `after` (of these kinds, of one agent; without the
     driving's lease streams unless `infra`), oldest first. `newest`: the last `limit` of
     them instead of the first, still oldest first (a jump to the latest)."""
-    where, params = chosen(run_id, kind, agent, infra)
+    where, params = events_where(run_id, kind, agent, infra)
     where, params = where + " AND position > %s", [*params, after]
     limit = max(0, min(limit, EVENTS_MAX))
     order = "DESC" if newest else ""
@@ -269,7 +269,7 @@ def events(
     ]
 
 
-def chosen(
+def events_where(
     run_id: str, kind: str | Sequence[str], agent: str, infra: bool
 ) -> tuple[str, list[Any]]:
     """The WHERE clause (and its parameters) of the run's events of these kinds, of one agent,
@@ -294,7 +294,7 @@ def page_before(
     """Where the page of the `count` events (so chosen) up to position `before` starts: the
     position its events come after (0: from the start). One seek in the run's index, however
     far into the run."""
-    where, params = chosen(run_id, kind, agent, infra)
+    where, params = events_where(run_id, kind, agent, infra)
     sql = (
         f"SELECT position FROM journal_event {where} AND position <= %s "
         "ORDER BY position DESC LIMIT 1 OFFSET %s"

@@ -112,7 +112,13 @@ class QueryStringMiddleware:
             # Swapped where the request came from (a tab, a filter's rows), as a refusal is.
             context = {"message": "; ".join(said), "level": "error"}
             return render(request, "dashboard/_message.html", context, status=400)
-        # A page of its own, where it was bare text with no way back: it says what to mend.
-        # Drawn before the session is read, so it shows no navigation (400.html).
-        path = request.path if not request.path.startswith("//") else "/"  # never off the site
-        return render(request, "400.html", {"said": said, "path": path}, status=400)
+        return unreadable(request, said, request.path)
+
+
+def unreadable(request: HttpRequest, said: list[str], path: str) -> HttpResponse:
+    """The page of an address that cannot be read (a 400): what is wrong with it, and a link
+    to `path` (the address without its query; "" for none). A page of its own, where it was
+    bare text with no way back. Drawn before the session is read, so it shows no navigation
+    (400.html)."""
+    path = path if not path.startswith("//") else "/"  # never off the site
+    return render(request, "400.html", {"said": said, "path": path}, status=400)

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+
+from dashboard import query_string
 
 
 class ContentSecurityPolicyMiddleware:
@@ -41,9 +42,8 @@ class NulInAddressMiddleware:
             text = "the address holds a NUL character (%00), which no page or API path takes"
             if request.path.startswith("/api/"):
                 return JsonResponse({"detail": text}, status=400)
-            # The page every unreadable address gets (query_string.py), where this was bare
-            # text with no way back; the path without its query where that holds no NUL.
+            # The page every unreadable address gets, where this was bare text with no way
+            # back; linking the path without its query where that holds no NUL.
             path = request.path if "\x00" not in request.path else ""
-            path = path if not path.startswith("//") else "/"  # never off the site
-            return render(request, "400.html", {"said": [text], "path": path}, status=400)
+            return query_string.unreadable(request, [text], path)
         return self.get_response(request)

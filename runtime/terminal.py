@@ -15,9 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-# C0 but the newline and the tab, DEL, C1, and the bidirectional embeddings, overrides and
-# isolates.
-CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# The bidirectional embeddings, overrides (U+202A-U+202E) and isolates (U+2066-U+2069): text
+# shown in another order than it is written (the pages name them too: dashboard/bidi.py).
+BIDI = "\u202a-\u202e\u2066-\u2069"
+# C0 but the newline and the tab, DEL, C1, and those.
+CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}]")
 
 
 def _escaped(found: re.Match[str]) -> str:

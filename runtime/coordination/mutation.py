@@ -29,7 +29,7 @@ from runtime import errors
 from runtime.coordination.gates import Intents
 from runtime.events import EffectStarted, MutationRefused
 from runtime.events.mutation import GateCheck
-from runtime.journal import Journal, append_next, standing_epoch
+from runtime.journal import Journal, append_next, last_record, standing_epoch
 from runtime.session import Session
 
 CHECKS: tuple[GateCheck, ...] = ("intent", "lease", "authority", "evidence", "idempotency")
@@ -165,9 +165,7 @@ class MutationGate:
         if m.lease is None:
             return None
         stream, held = m.lease
-        version = self.journal.version(stream)
-        last = self.journal.read(stream, version - 1)[-1] if version else None
-        current = standing_epoch(last)
+        current = standing_epoch(last_record(self.journal, stream))
         if held != current:
             return (
                 held,

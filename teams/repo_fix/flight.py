@@ -81,10 +81,10 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
             verify(harness, tasks, shipped[-1])
     # On main as integrated: what the tester (or anyone) left in the working tree beside it
     # was never reviewed, so it has no say in the verdict.
-    known = known_tests(harness.settings.template)
+    known = harness.settings.template
     suite = session.activity(
         SuiteChecked,
-        lambda: suite_check(harness.path, harness.sandbox, "main", known),
+        lambda: suite_check(harness.path, harness.sandbox, "main", known_tests(known)),
         task_id="suite",
     )
     summary.update(passed=suite.passed, failed=suite.failed, integrated=[i.commit for i in shipped])

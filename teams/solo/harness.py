@@ -107,9 +107,11 @@ def fly(
         )
         return escalated
     # No commit in a solo run: the working tree as a commit would take it is the coder's work.
-    known = known_tests(settings.template)
+    known = settings.template
     suite = session.activity(
-        SuiteChecked, lambda: suite_check(path, services.sandbox, None, known), task_id="T1"
+        SuiteChecked,
+        lambda: suite_check(path, services.sandbox, None, known_tests(known)),
+        task_id="T1",
     )
     status: Verdict
     refused = (

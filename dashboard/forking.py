@@ -9,7 +9,7 @@ from django import forms
 
 from dashboard import actions
 from dashboard.forms import Form
-from runtime import fork
+from runtime import flat, fork
 from services import forks
 from services.runs import ModelUnavailable, RunError
 
@@ -109,6 +109,8 @@ class ForkForm(Form):
             except RecursionError:
                 # json's decoder recurses once a level: ten thousand "[" were a 500.
                 self.add_error("tool_result", "nested too deeply for JSON to read")
+            except ValueError:
+                self.add_error("tool_result", f"not JSON we can read: {flat.NUMBER_TOO_LONG}")
         return data
 
     def refused(self, exc: RunError) -> None:

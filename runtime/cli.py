@@ -65,7 +65,7 @@ class StopSignal:
             data = json.loads(self.path.read_text() or "{}")
         except FileNotFoundError:
             return None
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # half written, or not ours: no name, no reason
             data = {}
         return StopRequest(
             by=str(data.get("by") or operator()), reason=str(data.get("reason") or "")

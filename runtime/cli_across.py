@@ -22,6 +22,7 @@ from runtime.cli import (
     services,
 )
 from runtime.cli_args import run_id_arg, setting
+from runtime.flat import NUMBER_TOO_LONG
 from runtime.journal import DuplicateEventId, WrongExpectedVersion
 
 
@@ -53,6 +54,12 @@ def cmd_fork(args: argparse.Namespace) -> int:
             result = json.loads(args.tool_result)
         except json.JSONDecodeError as exc:
             raise flight.FlightError(f"--tool-result is not JSON: {exc}") from None
+        except ValueError:
+            raise flight.FlightError(
+                f"--tool-result is not JSON we can read: {NUMBER_TOO_LONG}"
+            ) from None
+        except RecursionError:
+            raise flight.FlightError("--tool-result is nested too deeply to read") from None
     message = None
     if args.say:
         agent, sep, text = args.say.partition("=")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -97,6 +98,8 @@ def loads(
     except RecursionError:
         # json's decoder recurses once per level: a line of ten thousand "[" lands here.
         raise EventFormatError("nested too deeply for JSON to read") from None
+    except ValueError:
+        raise EventFormatError(f"not JSON we can read: {NUMBER_TOO_LONG}") from None
     if max_depth is not None and _openings(text) > max_depth and deeper_than(data, max_depth):
         raise EventFormatError(f"nested deeper than the limit of {max_depth} levels")
     if _SURROGATE_HINT.search(decoded) and (field := field_holding(data, _SURROGATE)):
@@ -108,6 +111,11 @@ def loads(
 
 def _not_a_number(name: str) -> Any:
     raise EventFormatError(f"not JSON: {name} is not a number JSON allows")
+
+
+# What json raises a plain ValueError for (not a JSONDecodeError, so a caller that catches only
+# that one let it through as a 500): a whole number of more digits than Python converts.
+NUMBER_TOO_LONG = f"a whole number longer than {sys.get_int_max_str_digits():,} digits"
 
 
 # One decoder for every line (json.loads with options would build one per call), refusing the

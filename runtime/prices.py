@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runtime.flat import NUMBER_TOO_LONG
+
 FREE = {"scripted": "scripted: no model was paid for", "local": "the local model: runs here"}
 MODELS_MAX = 500
 
@@ -93,6 +95,10 @@ def load(path: Path) -> Table:
         return parse(json.loads(text), str(path))
     except json.JSONDecodeError as exc:
         raise PriceError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    except ValueError:
+        raise PriceError(f"{path}: not JSON we can read ({NUMBER_TOO_LONG})") from None
+    except RecursionError:
+        raise PriceError(f"{path}: nested too deeply for JSON to read") from None
 
 
 def row_cost(table: Table, row: dict[str, Any], model: str | None) -> tuple[float | None, str]:

@@ -72,7 +72,7 @@ def evidence(messages: Sequence[ChatMessage]) -> dict[str, Any] | None:
         _, _, body = message.content.partition("\n")
         try:
             payload = json.loads(body)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(payload, dict) and "tests" in payload:
             tests = payload["tests"]

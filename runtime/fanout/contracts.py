@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from runtime.events import describe_validation
+from runtime.flat import NUMBER_TOO_LONG
 from runtime.tools import Tool, Toolbox
 
 Reason = Literal["budget", "tool_error", "ambiguous", "refused", "breaker"]
@@ -140,6 +141,10 @@ def parse_report(raw: str | Mapping[str, Any], handoff: Handoff) -> Report:
         data = json.loads(raw) if isinstance(raw, str) else dict(raw)
     except json.JSONDecodeError as exc:
         raise ContractError(f"report is not JSON: {exc.msg} at char {exc.pos}") from None
+    except ValueError:
+        raise ContractError(f"report is not JSON we can read: {NUMBER_TOO_LONG}") from None
+    except RecursionError:
+        raise ContractError("report is nested too deeply for JSON to read") from None
     try:
         report = Report.model_validate(data)
     except ValidationError as exc:

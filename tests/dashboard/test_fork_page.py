@@ -58,6 +58,8 @@ def test_a_fork_from_the_page_starts_a_run_with_its_parent_named(as_owner, owner
         # json's decoder recursing past Python's limit was a 500
         ({"tool_result": "[" * 10_000 + "]" * 10_000}, "nested too deeply for JSON to read"),
         ({"tool_result": "[" * 100 + "]" * 100}, "nested deeper than 60 levels"),
+        # json's decoder raising a plain ValueError (a whole number past 4,300 digits): a 500
+        ({"tool_result": "1" * 5000}, "a whole number longer than 4,300 digits"),
         ({"tool_result": "NaN"}, "NaN and Infinity are not numbers JSON allows"),
         # half a UTF-16 pair, which JSON's escapes can say and no event can hold: a 500
         ({"tool_result": '{"note": "bad \\ud800 here"}'}, "half a UTF-16 surrogate pair"),

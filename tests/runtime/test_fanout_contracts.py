@@ -130,6 +130,11 @@ def test_parse_report_reads_json_and_names_what_is_wrong():
         parse_report({"worker_id": "billing", "status": "failed"}, h)
     with pytest.raises(ContractError, match="not JSON"):
         parse_report("I wasn't able to find the order, sorry", h)
+    # A worker's report is agent output: json's plain ValueError and RecursionError got out.
+    with pytest.raises(ContractError, match="longer than 4,300 digits"):
+        parse_report('{"worker_id": "billing", "steps": ' + "9" * 5000 + "}", h)
+    with pytest.raises(ContractError, match="nested too deeply"):
+        parse_report("[" * 100_000 + "]" * 100_000, h)
     with pytest.raises(ContractError, match=r"field 'worker_id'.*'policy'"):
         parse_report(good | {"worker_id": "policy"}, h)
 

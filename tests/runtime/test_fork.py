@@ -210,6 +210,8 @@ def test_the_command_line_forks_a_run_and_drives_it(fly_team, tmp_path, capsys):
     run = ["--run", flown.run_id]
     assert main(["fork", str(path), *run, "--at", str(at), "--tool-result", "{oops"]) == 2
     assert "--tool-result is not JSON" in capsys.readouterr().err
+    assert main(["fork", str(path), *run, "--at", str(at), "--tool-result", "9" * 5000]) == 2
+    assert "longer than 4,300 digits" in capsys.readouterr().err
     assert main(["fork", str(path), *run, "--at", "999999"]) == 2
     assert "is not an event of run" in capsys.readouterr().err
     # A message without its agent was read as an agent named by the whole message.

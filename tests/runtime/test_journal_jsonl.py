@@ -75,6 +75,8 @@ def test_a_complete_final_line_without_newline_is_an_event_not_a_tear(tmp_path):
     "bad, problem",
     [
         ("this is not json", "line 2: not JSON"),
+        # json raises a plain ValueError for this one, which nobody caught
+        ('{"kind": "BudgetDebited", "amount": ' + "9" * 5000 + "}", "longer than 4,300 digits"),
         ("[1, 2]", "line 2: expected a JSON object, got list"),
         ('{"kind": "Teleported"}', "line 2: unknown kind 'Teleported'"),
         ('{"kind": "BudgetDebited"}', "line 2: BudgetDebited: missing field 'amount'"),

@@ -98,5 +98,8 @@ def test_a_price_file_that_is_not_json_names_its_line(tmp_path):
     path.write_text('{"models": {\n  "m": oops}}')
     with pytest.raises(prices.PriceError, match=r"prices.json: not JSON \(line 2"):
         prices.load(path)
+    path.write_text('{"models": {"m": {"input": ' + "1" * 5000 + "}}}")
+    with pytest.raises(prices.PriceError, match="longer than 4,300 digits"):
+        prices.load(path)
     path.write_text(json.dumps({"models": {"m": {"input": 1, "output": 2}}}))
     assert prices.load(path).models["m"] == prices.Price(1.0, 2.0)

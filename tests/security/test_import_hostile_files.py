@@ -20,6 +20,7 @@ from tests.security.import_helpers import (
     import_via,
     jsonl,
     line,
+    refused,
     snapshot,
     team_started,
 )
@@ -34,6 +35,20 @@ def test_nesting_too_deep_for_the_json_reader_is_a_problem_not_a_500(tmp_path):
     answer = import_via("api", importer, data, tmp_path)
     assert answer.status == 400
     assert "line 2: nested too deeply for JSON to read" in answer.text
+    assert snapshot() == before
+
+
+def test_a_number_too_long_for_python_to_read_is_a_problem_not_a_500(tmp_path):
+    importer = an_importer()
+    before = snapshot()
+    huge = '{"kind": "BudgetDebited", "amount": ' + "7" * 5000 + "}"
+    data = jsonl(team_started("r-long"), huge)
+    for via in ("api", "page", "command"):
+        answer = import_via(via, importer, data, tmp_path)
+        assert answer.status == refused(via), via
+        assert "line 2: not JSON we can read: a whole number longer than 4,300 digits" in (
+            answer.text
+        )
     assert snapshot() == before
 
 

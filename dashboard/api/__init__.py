@@ -17,6 +17,7 @@ from ninja.openapi.docs import Swagger
 
 from dashboard.api import compare, errors, intents, journals, metrics, review, runs, search
 from dashboard.api.auth import AUTH, signed_in_docs
+from dashboard.api.body import BodyParser
 from dashboard.api.openapi import MinutesAPI
 
 api = MinutesAPI(
@@ -37,6 +38,7 @@ api = MinutesAPI(
     docs_decorator=signed_in_docs,
     auth=AUTH,
     urls_namespace="api",
+    parser=BodyParser(),
 )
 errors.register(api)
 # Before /runs: "compare" would otherwise be read as a run id.

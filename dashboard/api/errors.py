@@ -13,9 +13,10 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
-from ninja.errors import ValidationError
+from ninja.errors import HttpError, ValidationError
 
 from dashboard import errors, signin, unavailable
+from dashboard.api.body import Unreadable
 from journal_store.transfer import ImportRefused
 
 
@@ -50,6 +51,12 @@ def register(api: NinjaAPI) -> None:
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
         body = {"detail": f"more than {limit:,} parameters, the most a request may have"}
         return api.create_response(request, body, status=400)
+
+    @api.exception_handler(HttpError)
+    def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+        # django-ninja's answer to a body its parser refused names nothing: ours says why.
+        said = str(exc.__cause__) if isinstance(exc.__cause__, Unreadable) else str(exc)
+        return api.create_response(request, {"detail": said}, status=exc.status_code)
 
     @api.exception_handler(signin.LockedOut)
     def locked_out(request: HttpRequest, exc: signin.LockedOut) -> HttpResponse:

@@ -42,6 +42,10 @@ def detail(description: str) -> dict[str, Any]:
 
 
 REFUSED_ADDRESS = detail("the address holds a NUL character, or the request too many parameters")
+REFUSED_BODY = detail(
+    "the address holds a NUL character, the request too many parameters, or the body is not "
+    "JSON (the detail says what is wrong and where)"
+)
 # What any operation may answer before its view runs (api/auth.py, dashboard/signin.py,
 # dashboard/unavailable.py, api/errors.py): written down for each, where the schema named none.
 EVERY = (
@@ -66,7 +70,9 @@ class MinutesAPI(NinjaAPI):
         for methods in schema["paths"].values():
             for operation in methods.values():
                 answers: list[tuple[int, dict[str, Any]]] = list(EVERY)
-                if operation.get("parameters") or operation.get("requestBody"):
+                if "application/json" in operation.get("requestBody", {}).get("content", {}):
+                    answers += [(422, UNVALIDATED), (400, REFUSED_BODY)]
+                elif operation.get("parameters") or operation.get("requestBody"):
                     answers += [(422, UNVALIDATED), (400, REFUSED_ADDRESS)]
                 if operation.get("requestBody"):
                     answers += WITH_BODY

@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from journal_store.journal import DjangoJournal
+from journal_store.models import StoredEvent
 from runtime.events import ConflictParked
 from services import review, runs
 from tests.dashboard.conftest import client_for, run_of
@@ -62,6 +63,25 @@ def test_bad_run_settings_are_400_with_the_reason(api, payload, message):
 def test_a_malformed_body_is_422(api):
     response = api.post("/api/runs", {"allowance": "lots"}, content_type="application/json")
     assert response.status_code == 422
+
+
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        # django-ninja answered each of these "Cannot parse request body", naming nothing.
+        ('{"team": "repo-fix",\n  "task": }', "not JSON: Expecting value at line 2, column 11"),
+        ('{"team": "repo-fix", "allowance": NaN}', "NaN is not a number JSON allows"),
+        ('{"allowance": ' + "9" * 5000 + "}", "a whole number longer than 4,300 digits"),
+        ("[" * 100_000, "nested too deeply for JSON to read"),
+        (b'{"task": "caf\xe9"}', "not UTF-8 text (byte 14)"),
+    ],
+)
+def test_a_body_that_is_not_json_is_400_saying_what_and_where(api, body, says):
+    before = StoredEvent.objects.count()
+    response = api.post("/api/runs", body, content_type="application/json")
+    assert response.status_code == 400
+    assert says in response.json()["detail"]
+    assert StoredEvent.objects.count() == before
 
 
 def test_a_run_and_its_minutes(api, done_run):

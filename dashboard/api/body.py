@@ -1,0 +1,45 @@
+"""The API's JSON body reader: a body that is not JSON is answered with what is wrong and where.
+
+django-ninja wraps whatever its parser raises in a 400 saying only "Cannot parse request body"
+(the reason is added in DEBUG alone), so a script sent a comma too many learnt nothing. Our
+parser raises `Unreadable` with the reason, and api/errors.py answers the 400 with it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from django.http import HttpRequest
+from ninja.parser import Parser
+
+from runtime.flat import NUMBER_TOO_LONG
+
+
+class Unreadable(Exception):
+    """A body that is not JSON the API reads; the message says why, and where."""
+
+
+def _not_a_number(name: str) -> Any:
+    # Python's json reads NaN and Infinity; JSON has neither, and no field here takes one.
+    raise Unreadable(f"the body is not JSON: {name} is not a number JSON allows")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_a_number)
+
+
+class BodyParser(Parser):
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        try:
+            text = request.body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"the body is not UTF-8 text (byte {exc.start + 1})") from None
+        try:
+            return cast(dict[str, Any], _DECODER.decode(text))
+        except json.JSONDecodeError as exc:
+            where = f"line {exc.lineno}, column {exc.colno}"
+            raise Unreadable(f"the body is not JSON: {exc.msg} at {where}") from None
+        except RecursionError:
+            raise Unreadable("the body is nested too deeply for JSON to read") from None
+        except ValueError:
+            raise Unreadable(f"the body is not JSON we can read: {NUMBER_TOO_LONG}") from None

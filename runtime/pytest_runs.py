@@ -9,8 +9,12 @@ harder and visible instead:
   itself: 1 is "some test failed", 0 "all passed"; a report that says otherwise was not written
   by the run as it ended (`ReportContradicted`), and the run counts for nothing. A forger must
   now end the process with a false status as well as write the file;
-- the harness's suite check asks, besides, for the tests it knows by name to have passed
-  (`not_passed`): a report cannot drop, skip or rename the test the task is about.
+- the harness's suite check (teams/repos) puts the template's tests back as shipped before it
+  runs them, and asks for each of them by name to have passed (`not_passed`): work that
+  edits, skips, deselects or deletes the test the task is about does not pass it.
+
+What no check from outside stops: code of the commit's own that writes a report naming every
+test as passed and ends the process with status 0. It is in the diff the reviewer reads.
 
 A nonce in the report (a `junit_suite_name` of the harness's choosing) was considered and left
 out: it would reach the process in its argv, beside the report's path the forger already reads

@@ -20,7 +20,7 @@ from teams.repo_fix.harness import Harness, Stop
 from teams.repo_fix.roles import PARALLEL_ORCHESTRATOR
 from teams.repo_fix.scenarios import SCENARIOS
 from teams.repo_fix.settings import RepoFixSettings
-from teams.repos import known_tests, suite_check, template
+from teams.repos import suite_check, template
 
 BIDDERS = ("coder-a", "coder-b")
 
@@ -84,7 +84,7 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
     known = harness.settings.template
     suite = session.activity(
         SuiteChecked,
-        lambda: suite_check(harness.path, harness.sandbox, "main", known_tests(known)),
+        lambda: suite_check(harness.path, harness.sandbox, "main", known),
         task_id="suite",
     )
     summary.update(passed=suite.passed, failed=suite.failed, integrated=[i.commit for i in shipped])

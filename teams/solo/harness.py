@@ -25,7 +25,7 @@ from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig, Services, start
 from runtime.tools import Toolbox
-from teams.repos import known_tests, suite_check, template
+from teams.repos import suite_check, template
 from teams.solo.settings import SoloSettings
 
 CODER_SYSTEM = (
@@ -110,7 +110,7 @@ def fly(
     known = settings.template
     suite = session.activity(
         SuiteChecked,
-        lambda: suite_check(path, services.sandbox, None, known_tests(known)),
+        lambda: suite_check(path, services.sandbox, None, known),
         task_id="T1",
     )
     status: Verdict

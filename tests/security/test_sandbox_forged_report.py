@@ -2,12 +2,13 @@
 directory the sandbox lets agent code write). The harness reads the report against pytest's
 exit status, which the test cannot rewrite after the fact: a report of "all passed" from a run
 that exited 1 is refused, and so is a report of failures from one that exited 0. A forger that
-also fakes the exit status still cannot drop the template's tests from the suite check."""
+also fakes the exit status still cannot drop the template's tests from the suite check (one
+that names them too is beyond what the harness checks: runtime/pytest_runs.py)."""
 
 from __future__ import annotations
 
 from runtime import workspace
-from teams.repos import known_tests, suite_check
+from teams.repos import suite_check
 from tests.security.sandboxing import fresh_workspace, needs_bwrap, tool
 
 pytestmark = needs_bwrap
@@ -63,7 +64,7 @@ def test_the_suite_check_wants_the_templates_tests_even_from_a_forger_that_fakes
     # template's tests, and the reviewer had the forging file in the diff.
     workspace.git(root, "add", "-A")
     workspace.git(root, "commit", "-q", "-m", "forge")
-    suite = suite_check(root, commit="main", required=known_tests("parse-empty"))
+    suite = suite_check(root, commit="main", template="parse-empty")
     assert (suite["passed"], suite["failed"], suite["ok"]) == (42, 2, False)
     assert "test_empty_input_has_no_fields (not run)" in suite["trace"]
 

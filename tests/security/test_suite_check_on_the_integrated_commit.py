@@ -89,7 +89,7 @@ def test_what_the_checked_tests_write_touches_nothing_that_stays(tmp_path):
     _, root = fresh_workspace(tmp_path)
     committed(root, {"textparse/parser.py": GUARDED, "tests/test_vandal.py": VANDAL})
     before = files_under(root)
-    suite = suite_check(root, commit="main", required=known_tests("parse-empty"))
+    suite = suite_check(root, commit="main", template="parse-empty")
     assert suite["ok"] and suite["passed"] == 3
     assert files_under(root) == before
     assert workspace.git(root, "status", "--porcelain") == ""
@@ -120,27 +120,61 @@ def test_without_a_commit_it_checks_the_working_tree_as_a_commit_would_take_it(t
     (root / "ignored" / "test_ignored.py").write_text("def test_x():\n    assert False\n")
     (root / "tests" / "test_vandal.py").write_text(VANDAL)
     before = files_under(root)
-    suite = suite_check(root, required=known_tests("parse-empty"))
+    suite = suite_check(root, template="parse-empty")
     assert (suite["passed"], suite["failed"], suite["ok"]) == (3, 0, True)
     assert files_under(root) == before
 
 
-def test_the_templates_tests_must_pass_by_name(tmp_path):
+def test_the_templates_tests_run_as_shipped_however_the_work_changed_them(tmp_path):
     _, root = fresh_workspace(tmp_path)
-    # The failing test skipped rather than fixed: every test that ran passed.
     test_file = root / "tests" / "test_parser.py"
-    skipped = "import pytest\n\n" + test_file.read_text().replace(
+    shipped = test_file.read_text()
+    # The failing test skipped rather than fixed, or its assertion made true: each runs as
+    # the template wrote it, and fails.
+    skipped = "import pytest\n\n" + shipped.replace(
         "def test_empty", "@pytest.mark.skip\ndef test_empty"
     )
-    committed(root, {"tests/test_parser.py": skipped})
-    suite = suite_check(root, commit="main", required=known_tests("parse-empty"))
-    assert (suite["passed"], suite["failed"], suite["ok"]) == (1, 1, False)
-    assert f"did not pass: {FAILING} (skipped)" in suite["trace"]
-    # ... or taken out: not run at all.
-    committed(root, {"tests/test_parser.py": skipped.split("@pytest.mark.skip")[0]})
-    suite = suite_check(root, commit="main", required=known_tests("parse-empty"))
+    weakened = shipped.replace("assert ", "assert True or ")
+    assert weakened != shipped
+    for changed in (skipped, weakened):
+        committed(root, {"tests/test_parser.py": changed})
+        suite = suite_check(root, commit="main", template="parse-empty")
+        assert (suite["passed"], suite["failed"], suite["ok"]) == (1, 1, False)
+        assert "test_empty_input_has_no_fields" in suite["trace"]
+    # ... or the file taken out, or put behind a link, or the directory made a file.
+    workspace.git(root, "rm", "-q", "tests/test_parser.py")
+    workspace.git(root, "commit", "-q", "-m", "no test")
+    suite = suite_check(root, commit="main", template="parse-empty")
+    assert (suite["passed"], suite["failed"]) == (1, 1)
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "test_parser.py").symlink_to("/dev/null")
+    committed(root, {})
+    suite = suite_check(root, commit="main", template="parse-empty")
+    assert (suite["passed"], suite["failed"]) == (1, 1)
+    workspace.git(root, "rm", "-q", "-r", "tests")
+    committed(root, {"tests": "not a directory\n"})
+    suite = suite_check(root, commit="main", template="parse-empty")
+    assert (suite["passed"], suite["failed"]) == (1, 1)
+    assert (root / "tests").read_text() == "not a directory\n"  # only the copy was mended
+
+
+DESELECT = """\
+def pytest_collection_modifyitems(config, items):
+    items[:] = [i for i in items if "empty" not in i.name]
+"""
+
+
+def test_the_templates_tests_must_pass_by_name(tmp_path):
+    # A conftest the template does not ship stays (the work may need one), so it can leave
+    # the failing test out of the run: every test that ran passed, and the check says which
+    # of the template's did not run.
+    _, root = fresh_workspace(tmp_path)
+    committed(root, {"tests/conftest.py": DESELECT})
+    suite = suite_check(root, commit="main", template="parse-empty")
     assert (suite["passed"], suite["failed"], suite["ok"]) == (1, 1, False)
     assert f"did not pass: {FAILING} (not run)" in suite["trace"]
+    # Without the template, only what ran counts: green.
+    assert suite_check(root, commit="main")["ok"]
 
 
 def test_a_committed_export_ignore_leaves_no_test_out(tmp_path):
@@ -162,7 +196,7 @@ def test_a_runner_killed_once_is_run_once_more_in_the_same_copy(tmp_path):
     # parse-flaky's conftest kills the first run in a fresh checkout, and the copy is fresh.
     _, root = fresh_workspace(tmp_path, "parse-flaky")
     committed(root, {"textparse/parser.py": GUARDED})
-    suite = suite_check(root, commit="main", required=known_tests("parse-flaky"))
+    suite = suite_check(root, commit="main", template="parse-flaky")
     assert (suite["passed"], suite["failed"], suite["ok"]) == (2, 0, True)
     assert not (root / ".runner-warmed-up").exists()  # the runs' mark went with the copy
 

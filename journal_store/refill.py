@@ -25,11 +25,15 @@ def applied(apps: Any, alias: str) -> int:
     return found or 0
 
 
-def findings(apps: Any, alias: str, signatures: Iterable[Fold], kinds: Iterable[str]) -> None:
+def findings(
+    apps: Any, alias: str, signatures: Iterable[Fold], kinds: Iterable[str], holding: str = ""
+) -> None:
     """New findings, `signatures`, read from events every store already holds (`kinds`): each
     run with one of those events the projector applied gets, for each signature it has not
     folded yet, its fold state, its finding rows and its findings count, as the projector
-    would have written them."""
+    would have written them. `holding`: only the runs where such an event's stored JSON holds
+    this text (a kind as common as MessageSent, narrowed to its ACCEPTs: `"accept"`), so that
+    the runs that cannot have the finding are not read at all."""
     from django.db.models import F
 
     from journal_store.fold_rows import finding_columns
@@ -46,7 +50,10 @@ def findings(apps: Any, alias: str, signatures: Iterable[Fold], kinds: Iterable[
     states = model("journal_store", "RunState").objects.using(alias)
     found = model("journal_store", "Finding").objects.using(alias)
     runs = model("journal_store", "RunSummary").objects.using(alias)
-    affected = events.filter(kind__in=list(kinds), position__lte=upto).values_list("run_id")
+    affected = events.filter(kind__in=list(kinds), position__lte=upto)
+    if holding:
+        affected = affected.filter(data__contains=holding)
+    affected = affected.values_list("run_id")
     journal = DjangoJournal(alias)
     signatures = list(signatures)
     for run_id in sorted({run_id for (run_id,) in affected.distinct()}):

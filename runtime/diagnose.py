@@ -6,6 +6,9 @@
     transient_error_absorbed  a tool call failed, and the same call later succeeded
     reject_cap_reached        a task went back and forth between coder and reviewer until the
                               round cap escalated it
+    accepted_failing_tests    a reviewer ACCEPTed a candidate whose own test run (the evidence it
+                              was shown) fails; says whether the merge was refused or, in a
+                              journal from before the gate read the tests, went ahead
     budget_exhausted          an agent ran out of budget with its task unfinished
     turn_cap_reached          an agent used every turn it had with its task unfinished
     no_tool_call              an agent answered in prose twice in a row (asked once for a tool
@@ -46,6 +49,7 @@ from runtime import folds
 from runtime.folds import Fold, Out, Rows, State
 from runtime.journal import Recorded
 from runtime.signatures.agents import (
+    AcceptedFailingTests,
     BudgetExhaustion,
     DoneWithoutEvidence,
     DuplicateWork,
@@ -81,6 +85,7 @@ SIGNATURES: tuple[Fold, ...] = (
     DoneWithoutEvidence(),
     TransientErrors(),
     RejectCaps(),
+    AcceptedFailingTests(),
     BudgetExhaustion(),
     TurnCaps(),
     NoToolCalls(),

@@ -142,6 +142,17 @@ def counts(cases: list[Case], root: Path) -> dict[str, Any]:
     return result
 
 
+def failures(result: Any) -> int:
+    """How many tests a run_tests result (`counts`' dict, as an agent's ToolReturned or a
+    message's `tests` holds it) shows failing: `failed`, which counts errors too, and an
+    `errors` count should a result name them apart. 0 for a result with none, and for anything
+    that is no result (None: no test run at all)."""
+    if not isinstance(result, dict):
+        return 0
+    found = (result.get(name) for name in ("failed", "errors"))
+    return sum(n for n in found if isinstance(n, int) and not isinstance(n, bool) and n > 0)
+
+
 def junit_address(nodeid: str) -> tuple[str, str]:
     """The (classname, name) pytest's JUnit report gives the test `nodeid`
     (`tests/test_a.py::TestB::test_c` -> `tests.test_a.TestB`, `test_c`)."""

@@ -140,15 +140,16 @@ def cell(
     agents: tuple[str, str] = ("coder", "reviewer"),
 ) -> dict[str, Any]:
     """What one cell's journal shows: the verdict, the spend, whether an ACCEPT was given and
-    what was integrated, the harness's own suite check, and whether every integration cited an
-    ACCEPT that is in the journal; `models` names the model each side asked (the endpoint's
-    model name, or the backend)."""
+    what was integrated, the harness's own suite check, whether every integration cited an
+    ACCEPT that is in the journal, and whether none cited an ACCEPT of failing tests;
+    `models` names the model each side asked (the endpoint's model name, or the backend)."""
     from runtime import views
     from runtime.events import Integrated, MessageSent, SuiteChecked, TeamFinished
+    from runtime.pytest_runs import failures
 
     events = [r.event for r in records]
-    accepts = {
-        e.message_id
+    accepts = {  # message id -> the test evidence the ACCEPT was given on
+        e.message_id: (e.payload or {}).get("tests")
         for e in events
         if isinstance(e, MessageSent) and e.performative.lower() == "accept"
     }
@@ -170,6 +171,9 @@ def cell(
         "accept": bool(accepts),
         "integrated": len(integrated),
         "every_integration_cites_an_accept": all(i.approval in accepts for i in integrated),
+        "no_integration_on_failing_tests": not any(
+            failures(accepts.get(i.approval)) for i in integrated
+        ),
         "suite": None if suite is None else {"passed": suite.passed, "failed": suite.failed},
         "suite_checked_by_harness": suite is not None or not integrated,
     }
@@ -198,6 +202,9 @@ def table(cells: Sequence[dict[str, Any]]) -> str:
     held = {
         "no integration without an ACCEPT in the journal": all(
             c["every_integration_cites_an_accept"] for c in cells
+        ),
+        "no integration of a candidate whose own tests fail": all(
+            c["no_integration_on_failing_tests"] for c in cells
         ),
         "the suite's verdict is the harness's own run, not an agent's word": all(
             c["suite_checked_by_harness"] for c in cells

@@ -1,5 +1,5 @@
-"""How agents worked: duplicated, unanswered, unproven, retried, rejected, out of budget, out of
-turns, or gone quiet (no tool call)."""
+"""How agents worked: duplicated, unanswered, unproven, retried, rejected, accepted on failing
+tests, out of budget, out of turns, or gone quiet (no tool call)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from runtime import roles
 from runtime.events import (
     BudgetExhausted,
     DuplicateWorkRefused,
+    Integrated,
+    IntegrationRefused,
     MessageDelivered,
     MessageSent,
     RunInconclusive,
@@ -20,6 +22,7 @@ from runtime.events import (
 )
 from runtime.folds import Fold, Out, Rows, State, key
 from runtime.journal import Recorded
+from runtime.pytest_runs import failures
 from runtime.signatures.base import WRITES, Finding, finding, lane, team_roles
 
 
@@ -312,6 +315,73 @@ class RejectCaps(Fold):
                     task_id=task,
                 ),
             )
+
+    def result(self, state: State, rows: Rows) -> list[Finding]:
+        return list(rows.rows.values())
+
+
+class AcceptedFailingTests(Fold):
+    """A reviewer's ACCEPT of a candidate whose own test run, the evidence the harness attached
+    to the review (the ACCEPT's `tests`), shows failures: the reviewer's mistake, found whether
+    the mutation gate held (IntegrationRefused) or, in a journal from before the gate read the
+    tests, the candidate was merged all the same (Integrated citing that ACCEPT).
+
+    An ACCEPT carrying test evidence is a review (a contract-net's award of a bid carries
+    none), so the fold needs no roles: its state is back at its start but between such an
+    ACCEPT and the merge's outcome (the harness tries the merge right after the verdict), and
+    a run without one stores none. Keeps, per task, the finding of its latest such ACCEPT
+    until that outcome."""
+
+    name: ClassVar[str] = "accepted_failing_tests"
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("MessageSent", "Integrated", "IntegrationRefused")
+    )
+
+    def start(self) -> State:
+        return {"open": {}}  # task -> [the ACCEPT's message id, its position, the finding]
+
+    def step(self, state: State, rec: Recorded, out: Out) -> None:
+        e = rec.event
+        task = e.task_id or "-"
+        if isinstance(e, MessageSent):
+            if e.performative.lower() != "accept" or not e.payload:
+                return
+            tests = e.payload.get("tests")
+            failed = failures(tests)
+            if not failed:
+                return
+            assert isinstance(tests, dict)  # failures() counts nothing else
+            commit = str(e.payload.get("commit") or "")
+            passed = tests.get("passed", 0)
+            row = finding(
+                "accepted_failing_tests",
+                f"{e.sender} accepted {task}'s commit {commit[:12] or '?'} though its tests fail "
+                f"({failed} failed, {passed} passed)",
+                [rec.position],
+                task_id=task,
+                agents=[e.sender],
+                commit=commit,
+                failed=failed,
+                passed=passed,
+                outcome=None,
+            )
+            out.add(rec.position, row)
+            state["open"][task] = [e.message_id, rec.position, row]
+        elif isinstance(e, Integrated | IntegrationRefused) and task in state["open"]:
+            message_id, at, row = state["open"].pop(task)
+            if isinstance(e, Integrated):
+                if e.approval != message_id:
+                    return  # merged on another ACCEPT: this one's outcome is not known
+                said, outcome = "; it was merged all the same", "merged"
+            else:
+                said, outcome = "; the merge was refused", "refused"
+            row = {
+                **row,
+                "summary": row["summary"] + said,
+                "positions": [*row["positions"], rec.position],
+                "outcome": outcome,
+            }
+            out.put(at, row)
 
     def result(self, state: State, rows: Rows) -> list[Finding]:
         return list(rows.rows.values())

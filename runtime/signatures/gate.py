@@ -2,9 +2,10 @@
 
 mutation_refused  work the gate refused: decided under a superseded intent, holding a lease
                   that moved, by an actor without the authority, citing evidence the record
-                  lacks (a merge refused after a REJECT is the review protocol at work, not a
-                  finding: reject_cap tells when those pile up), or reusing a key. Journals
-                  from before the gate show the intent and lease refusals as
+                  lacks (a merge refused after a REJECT, or on an ACCEPT of failing tests, is
+                  the review protocol at work, not a finding of the gate: reject_cap tells when
+                  those pile up, accepted_failing_tests names the reviewer's ACCEPT), or reusing
+                  a key. Journals from before the gate show the intent and lease refusals as
                   StaleWorkRejected, and are found too.
 unknown_status    an agent whose last word was a status outside seed 02's vocabulary: not
                   trusted, normalised. Journals from before StatusNormalised show it in the
@@ -36,7 +37,8 @@ class MutationRefusals(Fold):
         e = rec.event
         if isinstance(e, MutationRefused):
             if e.check == "evidence" and e.capability == "integrate":
-                return  # a merge tried after a REJECT: the protocol, not a failure
+                # a merge tried after a REJECT or on failing tests: the protocol, not a failure
+                return
             actor, capability, check, what = e.actor, e.capability, e.check, e.what
         elif isinstance(e, StaleWorkRejected):  # written before the gate: intent or lease
             actor, capability, check, what = e.agent or "", "", e.gate, e.what

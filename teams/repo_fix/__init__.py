@@ -10,6 +10,8 @@ The protocol, enforced by the harness rather than by prompts:
     review    REQUEST to the reviewer with the diff and test output only; its report becomes
               ACCEPT or REJECT; a REJECT goes back to the coder, at most `max_rounds` times
     integrate a real merge, and only with an ACCEPT on the task thread for that very commit
+              whose test evidence shows no failures (an ACCEPT of failing tests goes back to
+              the coder as a round)
     verify    REQUEST to the tester; then the harness runs the suite itself: green is a fact the
               repository certifies, not a judgement anyone renders
 

@@ -398,6 +398,7 @@ class Harness:
         self.awarded[task_id] = coder  # the gate's authority: only its candidates are merged
         payload: dict[str, Any] = {"brief": fix["brief"]}
         while True:  # until integrated, or a person discards the task
+            red = 0  # rounds of this set whose ACCEPT the gate refused on failing tests
             for round_no in range(1, self.settings.max_rounds + 1):
                 if drafted is not None:
                     (candidate, tests), drafted = drafted, None
@@ -445,11 +446,18 @@ class Harness:
                     },
                     in_reply_to=review_request.message_id,
                 )
-                integrated = self.integrate(task_id, candidate)
+                integrated = self.integrate(task_id, candidate, tests)
                 if integrated is not None:
                     self.merged[task_id] = candidate
                     return integrated
                 gated = self.refused
+                rejected = verdict.report["reasons"]
+                if accepted and gated is not None and gated.check == "evidence":
+                    # Accepted, and its own tests fail: the gate's reason, not the reviewer's
+                    # praise, is what the coder has to mend. (Never so in a journal from before
+                    # the gate read the tests: an ACCEPT of the commit was all its evidence.)
+                    red += 1
+                    rejected = gated.reason
                 if gated is not None and gated.check != "evidence":
                     # Another round cannot mend a superseded intent, a lost lease, a coder
                     # without the authority or a spent key: a person decides.
@@ -461,19 +469,18 @@ class Harness:
                         f"the merge of {task_id} was refused at the mutation gate "
                         f"({gated.check}): {gated.reason}",
                     )
-                payload = {
-                    "brief": fix["brief"],
-                    "rejected": verdict.report["reasons"],
-                    "round": round_no + 1,
-                }
-            self.escalate(
-                task_id,
-                "reject_cap",
-                self.settings.max_rounds,
-                str(payload.get("rejected", "")),
-                f"the reviewer rejected {task_id} {self.settings.max_rounds} times "
-                f"(the cap is {self.settings.max_rounds})",
-            )
+                payload = {"brief": fix["brief"], "rejected": rejected, "round": round_no + 1}
+            cap = self.settings.max_rounds
+            # The words of a cap reached by the reviewer's REJECTs alone are those of the
+            # journals written before the gate read the tests (a replay checks them).
+            reason = f"the reviewer rejected {task_id} {cap} times (the cap is {cap})"
+            if red:
+                reason = (
+                    f"{task_id} went back to its coder {cap} times (the cap is {cap}): "
+                    f"{red} of them the reviewer accepted it with failing tests, which the "
+                    "mutation gate refused"
+                )
+            self.escalate(task_id, "reject_cap", cap, str(payload.get("rejected", "")), reason)
             # a person sent it back: another set of rounds from the last rejection
 
     def submit(
@@ -511,15 +518,20 @@ class Harness:
         )
         return candidate, tests
 
-    def integrate(self, task_id: str, candidate: CandidateCommitted) -> Integrated | None:
+    def integrate(
+        self, task_id: str, candidate: CandidateCommitted, tests: dict[str, Any] | None
+    ) -> Integrated | None:
         """Merge the candidate through the mutation gate: the run's intent version, the driver's
         lease epoch, the awarded coder's authority, the reviewer's ACCEPT for this very commit on
-        the task thread (evidence), and one merge per task (idempotency). Refused, nothing is
-        merged: MutationRefused names the check, IntegrationRefused says why, None comes back."""
+        the task thread and `tests`, the candidate's own test run the reviewer was shown,
+        showing no failures (evidence), and one merge per task (idempotency). Refused, nothing
+        is merged: MutationRefused names the check, IntegrationRefused says why, None comes
+        back. A journal written before the gate read the tests replays its merges as written:
+        `decide` reads back the refusals the record holds, and makes up none."""
         approval = merge_gate.approval(self.post.log, task_id, candidate.commit)
         lease = self.fences.get(task_id, self.lease)
         mutation = merge_gate.mutation(
-            task_id, candidate, approval, self.intent, lease, self.session.run_id
+            task_id, candidate, approval, tests, self.intent, lease, self.session.run_id
         )
         refused = self.refused = decide(
             self.session,

@@ -1,20 +1,32 @@
 """What a merge into main must show repo-fix's mutation gate (runtime/coordination/mutation.py).
 
 The harness merges a candidate only through the gate: the run's intent version, the lease of
-whoever drives the merge, the awarded coder's authority, the reviewer's ACCEPT of this very
-commit on the task thread as evidence, and one merge per task. These are the pieces it hands
-the gate; `Harness.integrate` does the merge.
+whoever drives the merge, the awarded coder's authority, two pieces of evidence (the reviewer's
+ACCEPT of this very commit on the task thread, and the candidate's own test run, the one the
+harness showed the reviewer, showing no failures), and one merge per task. These are the pieces
+it hands the gate; `Harness.integrate` does the merge.
+
+An ACCEPT does not merge a candidate whose tests fail: the reviewer may have missed them, the
+record has not. A candidate with no test run after its coder's last edit (`tests` None) is let
+through, as it always was: the reviewer is shown that nothing was run and judges that (the
+`premature-done` scenario's reviewer rejects it for that; `done_without_evidence` finds the
+coder's DONE), a coder whose sandbox cannot start has no run to show however many rounds it is
+given, and the zero-intelligence experiment (runtime/zero.py) measures exactly what a rubber
+stamp on an untested change lets through. The harness's own suite check (`SuiteChecked`) is
+what stands behind such a merge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from runtime.coordination.effects import request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import CandidateCommitted
 from runtime.journal import Fence
 from runtime.messages import Message, Performative
+from runtime.pytest_runs import failures
 from runtime.session import Session
 from teams.repo_fix.roles import role_of
 
@@ -32,18 +44,36 @@ def approval(log: Iterable[Message], task_id: str, commit: str) -> Message | Non
     return None
 
 
+def tested(candidate: CandidateCommitted, tests: dict[str, Any] | None) -> Evidence:
+    """The candidate's own test run (`Harness.evidence`: its coder's last successful run_tests
+    after its last edit) as evidence: it holds unless that run shows failures. None (no run
+    after the last edit) holds: see the module's docstring."""
+    commit = candidate.commit[:12]
+    if tests is None:
+        return Evidence(f"no test run with {commit}", True)
+    failed = failures(tests)
+    counts = f"{failed} failed, {tests.get('passed', 0)} passed"
+    return Evidence(
+        f"tests of {commit}: {counts}",
+        failed == 0,
+        f"the tests submitted with commit {commit} fail ({counts})",
+    )
+
+
 def mutation(
     task_id: str,
     candidate: CandidateCommitted,
     approval: Message | None,
+    tests: dict[str, Any] | None,
     intent: tuple[str, int] | None,
     lease: Fence | None,
     run_id: str,
 ) -> Mutation:
-    """A merge into main as the gate sees it. Its key is the task's (one merge per task, in
-    this run: the harness keeps the run's merges, so the key needs no run id and reads the
-    same in every run); its request, the commit: merging another commit for a merged task
-    is refused."""
+    """A merge into main as the gate sees it. Its evidence: the reviewer's ACCEPT of the
+    commit, and `tests`, the candidate's test run the reviewer was shown. Its key is the
+    task's (one merge per task, in this run: the harness keeps the run's merges, so the key
+    needs no run id and reads the same in every run); its request, the commit: merging another
+    commit for a merged task is refused."""
     key = f"integrate:{task_id}"
     return Mutation(
         what=f"merging {candidate.branch} ({candidate.commit[:12]}) into main",
@@ -57,6 +87,7 @@ def mutation(
                 approval is not None,
                 f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}",
             ),
+            tested(candidate, tests),
         ),
         key=key,
         expected_key=key,

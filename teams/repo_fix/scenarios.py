@@ -264,6 +264,41 @@ REJECT_LOOP = Scenario(
     settings={"template": "parse-empty", "max_rounds": 2},
 )
 
+COMMA_SPACE = '    fields = line.split(", ")'  # a draft that no longer splits " a, b ,c" right
+RUBBER_STAMP = Scenario(
+    name="rubber-stamp",
+    description="The reviewer accepts a change whose own test run fails; the merge gate "
+    "refuses it on that evidence and sends it back; the coder's second round is green and "
+    "merged. The reviewer's ACCEPT on failing tests is a finding.",
+    task="Make the failing parser test pass and leave the whole suite green.",
+    settings={"template": "parse-empty"},
+    scripts={
+        "orchestrator": [PARSE_PLAN],
+        "coder": [
+            call("read_file", 90, path=PARSER),
+            call(
+                "edit_file",
+                95,
+                path=PARSER,
+                old=SPLIT,
+                new="    if not line.strip():\n        return []\n" + COMMA_SPACE,
+            ),
+            call("run_tests", 60),  # 1 passed, 1 failed: the trimming test now fails
+            call("done", 40, summary="parse('') now returns []"),
+            # round two, sent back by the gate with the failing counts
+            call("edit_file", 70, path=PARSER, old=COMMA_SPACE, new=SPLIT),
+            call("run_tests", 60),
+            call("done", 40, summary="split on ',' again; 2 passed, 0 failed"),
+        ],
+        "reviewer": [
+            call("read_file", 30, path=PARSER),
+            accept(40, "The guard returns [] for blank input; looks right."),  # on 1 failed
+            accept(40, "Now 2 passed, 0 failed; the split is back on ','."),
+        ],
+        "tester": TESTER,
+    },
+)
+
 VOTE = Scenario(
     name="vote",
     description="Three samples of the reviewer's verdict: one wrongly rejects a good fix; the "
@@ -433,6 +468,7 @@ SCENARIOS = {
         FLAKY_TOOL,
         BUDGET_STARVED,
         REJECT_LOOP,
+        RUBBER_STAMP,
         VOTE,
         REFLECT,
         PARALLEL_WRITERS,

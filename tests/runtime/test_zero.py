@@ -4,6 +4,7 @@ that do nothing) and which from the agents (they do not)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,9 +12,10 @@ from runtime import flight
 from runtime.cli import main
 from runtime.jsonl import JsonlJournal
 from runtime.model import ChatMessage
-from runtime.zero import RuleClient, ZIClient
+from runtime.zero import RuleClient, ZIClient, cell, table
 
 pytestmark = pytest.mark.slow
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "journals"
 
 
 def request(tests) -> ChatMessage:
@@ -72,6 +74,7 @@ def test_the_two_by_two_shows_what_the_harness_guarantees(tmp_path, capsys):
     assert stamped["suite"]["failed"] > 0
     # What the harness guarantees held in every cell.
     assert all(c["every_integration_cites_an_accept"] for c in cells.values())
+    assert all(c["no_integration_on_failing_tests"] for c in cells.values())
     assert all(c["suite_checked_by_harness"] for c in cells.values())
     for path in tmp_path.glob("zi-*.jsonl"):
         journal = JsonlJournal(path)
@@ -80,3 +83,12 @@ def test_the_two_by_two_shows_what_the_harness_guarantees(tmp_path, capsys):
         main(["zi", "--team", "repo-fix", "--dir", str(tmp_path)]) == 2
     )  # the journals are there: refused
     assert "exists: give another --dir" in capsys.readouterr().err
+
+
+def test_a_cell_says_when_an_integration_cited_an_accept_of_failing_tests():
+    # Written before the merge gate read the tests: the reviewer's ACCEPT of 1 failed merged.
+    before = JsonlJournal(FIXTURES / "rubber-stamp.before-red-gate.jsonl")
+    said = cell(before.read("run-r-rubber-stamp-before-red-gate"), "scripted", "scripted")
+    assert (said["integrated"], said["every_integration_cites_an_accept"]) == (1, True)
+    assert said["no_integration_on_failing_tests"] is False
+    assert "  NO  no integration of a candidate whose own tests fail" in table([said])

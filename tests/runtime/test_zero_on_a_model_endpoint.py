@@ -65,6 +65,7 @@ def test_the_two_by_two_on_an_endpoint_asks_it_only_for_the_model_cells(
     }
     assert cells[("zi", "endpoint")]["suite"]["failed"] > 0
     assert all(c["every_integration_cites_an_accept"] for c in cells.values())
+    assert all(c["no_integration_on_failing_tests"] for c in cells.values())
     assert cells[("endpoint", "rules")]["models"] == {"coder": "m-zi", "reviewer": "rules"}
     # Every request the endpoint got is a model-side answer in a model cell's journal, asking
     # for the endpoint's model: 5 + 4 + 1, and none from a ZI or rule agent.

@@ -16,6 +16,8 @@ from teams.repo_fix.harness import Harness
 from teams.repo_fix.settings import RepoFixSettings
 from teams.repos import template
 
+GREEN = {"passed": 2, "failed": 0}  # the candidate's own test run, as the harness found it
+
 
 @pytest.fixture
 def harness(tmp_path):
@@ -42,7 +44,7 @@ def main_head(h):
 def test_it_refuses_integration_without_accept(harness):
     h, candidate = harness
     before = main_head(h)
-    assert h.integrate("T1", candidate) is None
+    assert h.integrate("T1", candidate, GREEN) is None
     refused = [e for e in h.session.emitted if e.kind == "IntegrationRefused"]
     assert len(refused) == 1 and refused[0].branch == "candidate/T1"
     assert "no ACCEPT from the reviewer on T1" in refused[0].reason
@@ -52,13 +54,13 @@ def test_it_refuses_integration_without_accept(harness):
 def test_it_refuses_an_accept_for_another_commit(harness):
     h, candidate = harness
     h.post.send(Performative.ACCEPT, "reviewer", "orchestrator", "T1", {"commit": "0" * 40})
-    assert h.integrate("T1", candidate) is None
+    assert h.integrate("T1", candidate, GREEN) is None
 
 
 def test_it_refuses_an_accept_on_another_thread(harness):
     h, candidate = harness
     h.post.send(Performative.ACCEPT, "reviewer", "orchestrator", "T9", {"commit": candidate.commit})
-    assert h.integrate("T1", candidate) is None
+    assert h.integrate("T1", candidate, GREEN) is None
 
 
 def test_it_refuses_an_accept_from_someone_without_the_standing(harness):
@@ -66,7 +68,7 @@ def test_it_refuses_an_accept_from_someone_without_the_standing(harness):
     # the orchestrator's contract-net award is an ACCEPT too, but not a review
     h.post.send(Performative.ACCEPT, "orchestrator", "coder", "T1", {"commit": candidate.commit})
     h.post.send(Performative.ACCEPT, "coder", "orchestrator", "T1", {"commit": candidate.commit})
-    assert h.integrate("T1", candidate) is None
+    assert h.integrate("T1", candidate, GREEN) is None
 
 
 def test_it_merges_with_the_reviewers_accept_and_cites_it(harness):
@@ -74,7 +76,7 @@ def test_it_merges_with_the_reviewers_accept_and_cites_it(harness):
     accept = h.post.send(
         Performative.ACCEPT, "reviewer", "orchestrator", "T1", {"commit": candidate.commit}
     )
-    integrated = h.integrate("T1", candidate)
+    integrated = h.integrate("T1", candidate, GREEN)
     assert integrated.approval == accept.message_id
     assert main_head(h) == integrated.commit
     assert workspace.git(h.path, "show", "main:textparse/parser.py").endswith("return []")

@@ -18,6 +18,8 @@ from teams.repo_fix.harness import Harness
 from teams.repo_fix.settings import RepoFixSettings
 from teams.repos import template
 
+GREEN = {"passed": 2, "failed": 0}  # the candidate's own test run, as the harness found it
+
 
 def candidate_of(h, text, round_no=1):
     (h.path / "textparse" / "parser.py").write_text(text)
@@ -77,7 +79,7 @@ def without_accept(h, candidate):
 
 def a_second_merge_for_the_task(h, candidate):
     accept(h, candidate)
-    assert h.integrate("T1", candidate) is not None
+    assert h.integrate("T1", candidate, GREEN) is not None
     other = candidate_of(h, "def parse(line):\n    return ['x']\n", round_no=2)
     accept(h, other)
     return other
@@ -99,7 +101,7 @@ def test_each_failed_check_refuses_the_merge_by_name_and_moves_no_ref(
     h, candidate = harness
     candidate = breaks(h, candidate)
     before = refs(h)
-    assert h.integrate("T1", candidate) is None
+    assert h.integrate("T1", candidate, GREEN) is None
     assert refs(h) == before  # main and every branch where they were
     [refused] = [e for e in h.session.emitted if isinstance(e, MutationRefused)]
     assert refused.check == check and names in refused.reason
@@ -111,7 +113,7 @@ def test_each_failed_check_refuses_the_merge_by_name_and_moves_no_ref(
 def test_a_merge_that_passes_every_check_moves_main_once(harness):
     h, candidate = harness
     accept(h, candidate)
-    integrated = h.integrate("T1", candidate)
+    integrated = h.integrate("T1", candidate, GREEN)
     assert workspace.git(h.path, "rev-parse", "main") == integrated.commit
     assert not [e for e in h.session.emitted if isinstance(e, MutationRefused)]
 
@@ -121,8 +123,61 @@ def test_the_audit_shows_a_refused_merge_with_the_check_that_failed(harness):
 
     h, candidate = harness
     accept(h, candidate)
-    h.integrate("T1", candidate.model_copy(update={"agent": "coder-b"}))
+    h.integrate("T1", candidate.model_copy(update={"agent": "coder-b"}), GREEN)
     entries = views.audit(h.session.journal.read("run-r-merge"))
     [refused] = [a for a in entries if a["what"].startswith("MutationRefused")]
     assert refused["what"] == "MutationRefused:authority" and refused["who"] == "harness"
     assert refused["why"] == "coder-b may not integrate: only coder may"
+
+
+RED = {"passed": 1, "failed": 1, "trace": "tests.test_parser::test_fields_are_trimmed"}
+
+
+def test_an_accept_of_a_candidate_whose_tests_fail_is_refused_at_evidence(harness):
+    h, candidate = harness
+    accept(h, candidate)
+    before = refs(h)
+    assert h.integrate("T1", candidate, RED) is None
+    assert refs(h) == before  # the reviewer's ACCEPT is there; main did not move
+    [refused] = [e for e in h.session.emitted if isinstance(e, MutationRefused)]
+    commit = candidate.commit[:12]
+    assert refused.check == "evidence" and refused.capability == "integrate"
+    assert refused.reason == f"the tests submitted with commit {commit} fail (1 failed, 1 passed)"
+    assert refused.current == [f"tests of {commit}: 1 failed, 1 passed"]  # the ACCEPT held
+    [said] = [e for e in h.session.emitted if e.kind == "IntegrationRefused"]
+    assert said.reason == refused.reason
+
+
+def test_a_reject_of_failing_tests_names_both_missing_pieces(harness):
+    h, candidate = harness
+    without_accept(h, candidate)
+    assert h.integrate("T1", candidate, RED) is None
+    [refused] = [e for e in h.session.emitted if isinstance(e, MutationRefused)]
+    assert refused.reason.startswith("no ACCEPT from the reviewer on T1 for commit")
+    assert refused.reason.endswith("fail (1 failed, 1 passed)")
+
+
+@pytest.mark.parametrize(
+    "tests",
+    [
+        GREEN,
+        {"passed": 2, "failed": 0, "skipped": 1},
+        # No run after the last edit: let through, as designed (teams/repo_fix/merge_gate.py):
+        # the reviewer is shown that nothing ran, and the harness's suite check stands behind it.
+        None,
+    ],
+)
+def test_an_accept_of_a_candidate_with_no_failing_tests_merges(harness, tests):
+    h, candidate = harness
+    accept(h, candidate)
+    integrated = h.integrate("T1", candidate, tests)
+    assert integrated is not None
+    assert workspace.git(h.path, "rev-parse", "main") == integrated.commit
+
+
+def test_errors_counted_apart_are_failures_too(harness):
+    h, candidate = harness
+    accept(h, candidate)
+    assert h.integrate("T1", candidate, {"passed": 3, "failed": 0, "errors": 2}) is None
+    [refused] = [e for e in h.session.emitted if isinstance(e, MutationRefused)]
+    assert "(2 failed, 3 passed)" in refused.reason

@@ -24,6 +24,7 @@ EXPECTED = {
     "flaky-tool": ("done", {"transient_error_absorbed"}),
     "budget-starved": ("halted", {"budget_exhausted"}),
     "reject-loop": ("escalated", {"reject_cap_reached"}),
+    "rubber-stamp": ("done", {"accepted_failing_tests"}),
 }
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 
 from dashboard import actions
-from dashboard.forms import Form
+from dashboard.forms import Form, draw_token, sent_again_key, sent_from_field
 from runtime import flat, fork
 from services import forks
 from services.runs import ModelUnavailable, RunError
@@ -76,8 +76,17 @@ class ForkForm(Form):
         help_text="The run's tokens from here on; each agent keeps its share of it.",
     )
 
+    # Drawn anew with each form, as the new-run form's: the same form posted twice alike (a
+    # double click, a browser's "send again") lands on the fork the first post made (the
+    # key(), services/keys.py), where it made two.
+    sent_from = sent_from_field(
+        "open the fork page again (Fork, on the run's timeline) and fork from there"
+    )
+
     def __init__(self, *args: Any, agents: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["sent_from"] = draw_token()
         choices = [("", "none"), *((a, a) for a in agents)]
         self.fields["agent"].choices = choices  # type: ignore[attr-defined]
         self.fields["to"].choices = choices  # type: ignore[attr-defined]
@@ -122,6 +131,13 @@ class ForkForm(Form):
             self.add_error(CHANGED_IN[exc.field], exc.why)
         else:
             self.add_error(None, str(exc))
+
+    def key(self) -> str:
+        """The idempotency key of this post: its hidden token and the choices sent."""
+        data = self.cleaned_data
+        return sent_again_key(
+            data.get("sent_from", ""), {k: v for k, v in data.items() if k != "sent_from"}
+        )
 
     def changes(self) -> fork.Changes:
         data = self.cleaned_data

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import uuid
 from typing import Any
@@ -55,6 +57,37 @@ def refused_options(team: str) -> dict[str, str]:
     if team != "support-desk":
         refused["order"] = "only the support-desk team works on orders"
     return refused
+
+
+def sent_from_field(again: str) -> forms.RegexField:
+    """A form's hidden token, drawn anew with each form (draw_token): a post of the form is
+    keyed by it and the choices sent (sent_again_key), so that the same form posted twice
+    alike makes one run. `again` says how to get a form with a good one."""
+    return forms.RegexField(
+        regex=r"^[0-9a-f]{32}$",
+        widget=forms.HiddenInput,
+        required=False,
+        error_messages={
+            "invalid": "This form's hidden sent_from field was changed (it is 32 hex digits "
+            f"drawn with the form): {again}."
+        },
+    )
+
+
+def draw_token() -> str:
+    """A new form's sent_from."""
+    return uuid.uuid4().hex
+
+
+def sent_again_key(sent_from: str, choice: dict[str, Any]) -> str:
+    """The idempotency key of a post of the form drawn as `sent_from` with these choices:
+    posted twice alike, the second lands on the run the first made; changed (back, another
+    choice, send), it makes another run. "" for a form drawn without one (no key: each post
+    makes a run, as before)."""
+    if not sent_from:
+        return ""
+    chosen = json.dumps(choice, sort_keys=True, default=str).encode()
+    return f"{sent_from}-{hashlib.sha256(chosen).hexdigest()[:32]}"
 
 
 class Form(forms.Form):
@@ -153,15 +186,7 @@ class NewRunForm(Form):
     # Drawn anew with each form: a second post of the same form with the same choices (a
     # double click, a browser's "send again") lands on the run the first began (the view's
     # idempotency key, services/keys.py), where it began another.
-    sent_from = forms.RegexField(
-        regex=r"^[0-9a-f]{32}$",
-        widget=forms.HiddenInput,
-        required=False,
-        error_messages={
-            "invalid": "This form's hidden sent_from field was changed (it is 32 hex digits "
-            "drawn with the form): open New run again and start the run from there."
-        },
-    )
+    sent_from = sent_from_field("open New run again and start the run from there")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -188,7 +213,7 @@ class NewRunForm(Form):
         if not self.is_bound:
             self.initial = {**presets(team, scenario), **self.initial}
             self.initial.update(team=team, scenario=scenario, presets_of=f"{team}/{scenario}")
-            self.initial["sent_from"] = uuid.uuid4().hex
+            self.initial["sent_from"] = draw_token()
             # A value kept from the team chosen before would be sent unseen, and refused.
             for name in self.not_offered:
                 self.initial.pop(name, None)

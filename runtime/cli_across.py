@@ -8,7 +8,7 @@ import json
 import signal
 from pathlib import Path
 
-from runtime import compare, flight, fork, plugins, zero
+from runtime import compare, flight, fork, keys, plugins, streams, zero
 from runtime.cli import (
     EXIT_DIFFERS,
     EXIT_OK,
@@ -24,6 +24,7 @@ from runtime.cli import (
 from runtime.cli_args import run_id_arg, setting
 from runtime.flat import NUMBER_TOO_LONG
 from runtime.journal import DuplicateEventId, WrongExpectedVersion
+from runtime.jsonl import JsonlJournal
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -45,8 +46,15 @@ def cmd_fork(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     journal = open_journal(path)
     parent = run_of(journal, args.run)
-    child = args.run_id or flight.new_run_id()
-    if journal.version(f"run-{child}"):
+    if args.key and args.run_id:
+        raise flight.FlightError("--key names the fork's id: give --key or --run-id, not both")
+    if args.key and (why := keys.refusal(args.key)):
+        raise flight.FlightError(f"--key: {why}")
+    if args.key:
+        child = fork.keyed_id(args.key, operator(), parent)
+    else:
+        child = args.run_id or flight.new_run_id()
+    if journal.version(f"run-{child}") and not args.key:
         raise flight.FlightError(f"--run-id: the journal already holds a run {child}")
     result = None
     if args.tool_result is not None:
@@ -75,20 +83,14 @@ def cmd_fork(args: argparse.Namespace) -> int:
         allowance=args.allowance,
     )
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
-    records = fork.records_of(journal, parent)
-    planned = fork.plan(records, parent, child, args.at, changes, operator())
-    fork.verify(journal, planned)
-    fork.restore_workspace(planned, root)
-    try:
-        fork.write(journal, planned)  # all its streams or none (fork.write)
-    except BaseException as exc:
-        # Nothing of the fork was written: the workspace restored for it belongs to no run.
-        removed = fork.discard_workspace(planned, root)
-        # Not OutOfRange: bad data, which trying again does not mend.
-        if isinstance(exc, OSError | WrongExpectedVersion | DuplicateEventId):
-            raise fork.ForkNotWritten(parent, str(path), exc, removed) from None
-        raise
-    print(f"forked {parent} at position {args.at} (its event {planned.forked.number}) as {child}")
+    # Run again with its key: the fork it made is answered, its journal and workspace as
+    # they are (nothing is planned, restored or written again).
+    made = made_before(journal, child, parent, args.at, changes) if args.key else None
+    if made is None:
+        made = make(journal, path, root, parent, child, args.at, changes, args.key)
+    number, again = made
+    said = f"forked {parent} at position {args.at} (its event {number}) as {child}"
+    print(f"{said} already, with this key: nothing written" if again else said)
     if not args.go:
         print(f"drive it with: python -m runtime resume {path} --run {child}")
         return EXIT_OK
@@ -101,6 +103,61 @@ def cmd_fork(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, previous)
     return report(outcome, journal, path, args.json)
+
+
+def make(
+    journal: JsonlJournal,
+    path: Path,
+    root: Path,
+    parent: str,
+    child: str,
+    at: int,
+    changes: fork.Changes,
+    key: str,
+) -> tuple[int, bool]:
+    """Plan, check and write the fork (its workspace restored beside its own, moved there once
+    its events are written): its event number at the parent, and False (made now). With a
+    key, the same fork written first by another command at once is answered instead."""
+    records = fork.records_of(journal, parent)
+    planned = fork.plan(records, parent, child, at, changes, operator())
+    fork.verify(journal, planned)
+    staged = fork.stage_workspace(planned, root)
+    try:
+        fork.write(journal, planned)  # all its streams or none (fork.write)
+    except BaseException as exc:
+        # Nothing of the fork was written: the workspace restored for it belongs to no run.
+        removed = fork.discard_workspace(staged)
+        if (
+            key
+            and isinstance(exc, WrongExpectedVersion | DuplicateEventId)
+            and (first := made_before(journal, child, parent, at, changes)) is not None
+        ):
+            return first
+        # Not OutOfRange: bad data, which trying again does not mend.
+        if isinstance(exc, OSError | WrongExpectedVersion | DuplicateEventId):
+            raise fork.ForkNotWritten(parent, str(path), exc, removed) from None
+        raise
+    fork.place_workspace(planned, root, staged)
+    return planned.forked.number, False
+
+
+def made_before(
+    journal: JsonlJournal, child: str, parent: str, at: int, changes: fork.Changes
+) -> tuple[int, bool] | None:
+    """The fork `child` (a key's id) when the journal holds it: its event number at the
+    parent, and True (made before); FlightError naming what differs when it was asked
+    otherwise; None when the journal holds no run `child`."""
+    records = journal.read(streams.journal(child))
+    if not records:
+        return None
+    forked = fork.own_forked(records, child)
+    differ = ["parent"] if forked is None else fork.differences(forked, parent, at, changes)
+    if forked is None or differ:
+        raise flight.FlightError(
+            f"--key: this key made run {child} with other settings ({', '.join(differ)}): run "
+            "the same fork again to be answered that run, or use another key for a new one"
+        )
+    return forked.number, True
 
 
 def cmd_zi(args: argparse.Namespace) -> int:
@@ -147,6 +204,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forking.add_argument("--at", type=int, required=True, help="the event's position")
     forking.add_argument("--run", help="which run, when the journal holds several")
     forking.add_argument("--run-id", type=run_id_arg, help="the fork's id (default: a new r-… id)")
+    forking.add_argument(
+        "--key",
+        default="",
+        help="an idempotency key: the command run again with it (and the same fork) makes no "
+        "second fork, it prints the fork the first made (with --go, drives it on)",
+    )
     forking.add_argument(
         "--model-for",
         action="append",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runtime import flat, renaming, streams
+from runtime import flat, keys, renaming, streams
 from runtime.coordination.gates import TASK, Intents
 from runtime.events import (
     CandidateCommitted,
@@ -461,14 +462,27 @@ def records_of(journal: ScanningJournal, run_id: str) -> list[Recorded]:
 
 
 def restore_workspace(fork: Fork, root: Path) -> None:
+    """The fork's workspace restored straight into its own directory (stage_workspace, then
+    place_workspace): for a fork nobody else can be making at the same time."""
+    place_workspace(fork, root, stage_workspace(fork, root))
+
+
+def stage_workspace(fork: Fork, root: Path) -> Path | None:
     """The fork's workspace as the parent's stood at the fork point: a clone of the parent's
     repository (every commit the run made is in it) with main, the task branches and HEAD where
-    the prefix's events left them. Refused when the parent's workspace is gone, or when the
-    prefix holds edits after the last commit (they are in no commit to return to)."""
+    the prefix's events left them. None when the fork has no workspace. Refused when the
+    parent's workspace is gone, or when the prefix holds edits after the last commit (they are
+    in no commit to return to).
+
+    Made in a directory of its own beside the fork's (`<fork's>.<random>.staged`), never in the
+    fork's: place_workspace moves it there once the fork's events are written, discard_workspace
+    removes it when they are not. Two makings of one fork (a keyed fork sent twice at once) so
+    never touch each other's workspace, and the one whose write loses removes only its own,
+    not the workspace of the fork the other wrote."""
     from runtime import workspace  # git and files: only hosts that fork a workspace need it
 
     if fork.parent_workspace is None or fork.commit is None:
-        return
+        return None
     # Said without the directory: the message reaches pages and API answers, which never show
     # where the server keeps its files.
     gone = ForkRefused(
@@ -483,25 +497,70 @@ def restore_workspace(fork: Fork, root: Path) -> None:
     if not (source / ".git").is_dir():
         raise gone
     branches, head = refs_at(fork)
+    staged = workspace.located(root, f"{fork.config.workspace}.{uuid.uuid4().hex[:12]}.staged")
     try:
-        workspace.clone_at(source, root / fork.config.workspace, branches, head, root)
+        workspace.clone_at(source, staged, branches, head, root)
     except BaseException:
-        discard_workspace(fork, root)  # a half-made clone is no workspace of anything
+        discard_workspace(staged)  # a half-made clone is no workspace of anything
         raise
+    return staged
 
 
-def discard_workspace(fork: Fork, root: Path) -> bool:
-    """Remove what restore_workspace made for the fork: its events were not written (the
-    append failed), so no run works in it. False when the fork has no workspace to remove."""
+def place_workspace(fork: Fork, root: Path, staged: Path | None) -> None:
+    """Move the workspace stage_workspace made into the fork's own directory, once the fork's
+    events are written: the fork is this one's, and so is the directory named for it."""
     from runtime import workspace
 
-    if fork.parent_workspace is None or fork.commit is None:
-        return False
-    made = workspace.located(root, fork.config.workspace)
-    if made.is_dir() and not made.is_symlink():
-        shutil.rmtree(made)
+    if staged is None:
+        return
+    own = workspace.located(root, fork.config.workspace)
+    if own.is_symlink():
+        own.unlink()
+    elif own.exists():
+        shutil.rmtree(own)  # left by nobody's run: the fork's id was free until its write
+    staged.rename(own)
+
+
+def discard_workspace(staged: Path | None) -> bool:
+    """Remove a workspace stage_workspace made: its fork's events were not written (the append
+    failed, or another request wrote the same fork first), so no run works in it. False when
+    there is none to remove."""
+    if staged is not None and staged.is_dir() and not staged.is_symlink():
+        shutil.rmtree(staged)
         return True
     return False
+
+
+def own_forked(records: Sequence[Recorded], run_id: str) -> RunForked | None:
+    """The RunForked that made run `run_id` a fork, from its journal's records: the last one
+    (a fork of a fork also holds its parent's, copied before it); None for a run no fork
+    made."""
+    found = [
+        r.event for r in records if isinstance(r.event, RunForked) and r.event.run_id == run_id
+    ]
+    return found[-1] if found else None
+
+
+def keyed_id(key: str, by: str, parent: str) -> str:
+    """The id of the fork of run `parent` that `by` asks for with idempotency key `key`
+    (runtime/keys.py): the same key on a fork of another run names another fork."""
+    return keys.run_id(key, by, f"fork of {parent}")
+
+
+def differences(forked: RunForked, parent: str, at: int, changes: Changes) -> list[str]:
+    """Where a fork asked again (of `parent` after `at`, with `changes`) asks for another fork
+    than the one made (its RunForked): `parent`, `at`, and the changes by their names
+    (models, message, tool_result, max_turns, allowance); [] when it asks for the same."""
+    if forked.parent != parent:
+        return ["parent"]
+    had = {"at": forked.at, **forked.changes}
+    # As the event holds them: JSON (a tuple a list, a key a string).
+    asked = json.loads(json.dumps({"at": at, **changes.as_dict()}, default=str))
+    return [
+        k
+        for k in sorted(had.keys() | asked.keys())
+        if k not in had or k not in asked or had[k] != asked[k]
+    ]
 
 
 def refs_at(fork: Fork) -> tuple[dict[str, str], str]:

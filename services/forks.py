@@ -1,4 +1,5 @@
-"""Forking a stored run at one of its events (runtime/fork.py decides what the fork is)."""
+"""Forking a stored run at one of its events (runtime/fork.py decides what the fork is); with
+an idempotency key (services/keys.py), a fork asked again answers the fork the first made."""
 
 from __future__ import annotations
 
@@ -10,11 +11,19 @@ from django.db import InterfaceError, InternalError, OperationalError
 from config.commandline import first_line
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime import flight, fork
+from runtime import flight, fork, streams
+from runtime.events import RunForked
 from runtime.journal import DuplicateEventId, Recorded, WrongExpectedVersion
 from runtime.team import split_models
 from services import local_model, queue, specialists
-from services.runs import ModelUnavailable, RunError, RunNotFound, endpoint_unusable
+from services.runs import (
+    Begun,
+    KeyReused,
+    ModelUnavailable,
+    RunError,
+    RunNotFound,
+    endpoint_unusable,
+)
 
 Changes = fork.Changes
 log = logging.getLogger(__name__)
@@ -72,15 +81,30 @@ def event_at(run_id: str, at: int) -> Recorded | None:
 
 
 def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
-    """Start a fork of run `parent` after its event at position `at`; returns the fork's id.
-    Checked by replaying it before anything is written; written whole or not at all (a write
-    the database refuses is ForkNotWritten or ForkCollided, and leaves no workspace); then
-    driven by the workers like any run (its past read back from the record)."""
+    """Start a fork of run `parent` after its event at position `at`; returns the fork's id
+    (begin_fork, with no key)."""
+    return begin_fork(parent, at, changes, by).run_id
+
+
+def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -> Begun:
+    """Start a fork of run `parent` after its event at position `at`: its id, and whether this
+    call made it. Checked by replaying it before anything is written; written whole or not at
+    all (a write the database refuses is ForkNotWritten or ForkCollided, and leaves no
+    workspace); then driven by the workers like any run (its past read back from the record).
+
+    With an idempotency key (services/keys.py) the fork's id is the key's (fork.keyed_id): a
+    fork made under it already is answered (new False) as long as it was asked the same
+    (KeyReused naming what differs, when not), and nothing is written, restored or enqueued
+    again. Two asked at once each restore a workspace of their own (fork.stage_workspace):
+    the one whose write wins puts its workspace in place; the other removes its own and
+    answers the fork the first wrote."""
     journal = DjangoJournal()
+    child = fork.keyed_id(key, by, parent) if key else flight.new_run_id()
+    if key and (answered := made_before(journal, child, parent, at, changes)) is not None:
+        return answered
     records = fork.records_of(journal, parent)
     if not records:
         raise RunNotFound(parent)
-    child = flight.new_run_id()
     try:
         # An event of the run that no fork copies (a tag, a stop, a lease) is named as what it
         # is: the records the fork plans from do not hold it.
@@ -99,23 +123,47 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
             # in the dead-letter queue for a person, saying only that its step kept failing.
             raise ForkRefused(why, "models")
         fork.verify(journal, planned)
-        fork.restore_workspace(planned, settings.WORKSPACES)
+        staged = fork.stage_workspace(planned, settings.WORKSPACES)
     except fork.ForkRefused as exc:
         raise ForkRefused(exc.why, exc.field) from None
     try:
         fork.write(journal, planned)  # one transaction for all its streams
     except BaseException as exc:
-        # Nothing of the fork was written: the workspace restored for it would belong to no
-        # run.
-        made = fork.discard_workspace(planned, settings.WORKSPACES)
+        # Nothing of this fork was written: the workspace restored for it belongs to no run.
+        made = fork.discard_workspace(staged)
         if isinstance(exc, UNAVAILABLE):
             log.warning("the fork of run %s was not written", parent, exc_info=True)
             raise ForkNotWritten(parent, exc, made) from None
         if isinstance(exc, WrongExpectedVersion | DuplicateEventId):
+            # The same keyed fork asked at once: the other request wrote it first.
+            if key and (first := made_before(journal, child, parent, at, changes)) is not None:
+                return first
             raise ForkCollided(parent, exc, made) from None
         raise
+    fork.place_workspace(planned, settings.WORKSPACES, staged)
     projection.catch_up()
     for sub_id in fork.in_flight(planned):
         specialists.dispatch(child, sub_id, {})
     queue.advance(child)
-    return child
+    return Begun(child, True)
+
+
+def made_before(
+    journal: DjangoJournal, child: str, parent: str, at: int, changes: Changes
+) -> Begun | None:
+    """The fork `child` (a key's id) when it was made already: answered (new False) when it
+    was asked the same, KeyReused naming what differs when not; None when there is none."""
+    found = journal.select(
+        "WHERE run_id = %s AND stream = %s AND kind = %s ORDER BY position DESC LIMIT 1",
+        [child, streams.journal(child), RunForked.kind],
+    )
+    if not found:
+        if journal.version(streams.journal(child)):
+            raise KeyReused(child, ["parent"])  # a run under the key's id, no fork's
+        return None
+    forked = found[0].event
+    assert isinstance(forked, RunForked)
+    if differ := fork.differences(forked, parent, at, changes):
+        raise KeyReused(child, differ)
+    projection.catch_up()
+    return Begun(child, False)  # its first step was enqueued by the request that made it

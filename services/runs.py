@@ -115,7 +115,7 @@ class ReplayTooLong(RunError):
 
 
 class KeyReused(RunError):
-    """A start sent with an idempotency key that began a run with other settings
+    """A start (or fork) sent with an idempotency key that began a run with other settings
     (services/keys.py): nothing is written; the message names the run and the settings."""
 
     def __init__(self, run_id: str, differ: list[str]) -> None:

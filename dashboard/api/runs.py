@@ -90,8 +90,8 @@ def list_runs(
 KEY = Header(  # type: ignore[type-arg]
     "",
     alias="Idempotency-Key",
-    description="sent again with the same key, the start answers the run it began (200, "
-    f"header Idempotent-Replayed), where it would begin another; {keys.KEY_RULE}",
+    description="sent again with the same key, the start (or fork) answers the run it made "
+    f"(200, header Idempotent-Replayed), where it would make another; {keys.KEY_RULE}",
 )
 
 
@@ -104,7 +104,8 @@ def key_of(key: str) -> str:
 
 
 def started(request: HttpRequest, response: HttpResponse, begun: runs.Begun) -> Any:
-    """The run a start began (201) or, a keyed start sent again, found begun already (200)."""
+    """The run a start (or fork) began (201) or, a keyed one sent again, found begun already
+    (200)."""
     if not begun.new:
         response["Idempotent-Replayed"] = "true"
     return Status(201 if begun.new else 200, run_for(request, begun.run_id))
@@ -324,9 +325,16 @@ def replay(request: HttpRequest, run_id: str) -> Any:
 
 
 @router.post(
-    "/{run_id}/fork", response={201: RunOut, 400: Error, 404: Error, 409: Error, 503: Error}
+    "/{run_id}/fork",
+    response={200: RunOut, 201: RunOut, 400: Error, 404: Error, 409: Error, 503: Error},
 )
-def fork(request: HttpRequest, run_id: str, body: ForkIn) -> Any:
+def fork(
+    request: HttpRequest,
+    response: HttpResponse,
+    run_id: str,
+    body: ForkIn,
+    idempotency_key: str = KEY,
+) -> Any:
     """A new run whose past is this run's up to the event at position `at` (read back from the
     record: no model asked, no tool run, no side effect made again), going on live after it
     with the changes given. Checked by replaying it before anything is written; refused (400)
@@ -334,7 +342,10 @@ def fork(request: HttpRequest, run_id: str, body: ForkIn) -> Any:
     (422 at `at`) when no event of the run is at `at`. Written whole or not at all: when the
     database does not take it (busy, read-only, full) the answer is a 503 saying so (409
     when another writer took its stream), nothing of it is written, and the same request
-    may be sent again."""
+    may be sent again. With an `Idempotency-Key`, a fork sent again (its answer lost, a
+    second click) is answered the fork the first made (200), whose journal and workspace
+    are left as they are; the same key with another body is a 422 naming what differs."""
+    key = key_of(idempotency_key)
     run_for(request, run_id)
     if body.at > asked.POSITION_MAX or forks.event_at(run_id, body.at) is None:
         # The fork page's sentence, at the field, where it was the service's 400 (past any
@@ -349,8 +360,11 @@ def fork(request: HttpRequest, run_id: str, body: ForkIn) -> Any:
         max_turns=body.max_turns,
         allowance=body.allowance,
     )
-    child = forks.fork_run(run_id, body.at, changes, user_name(request))
-    return Status(201, run_for(request, child))
+    try:
+        begun = forks.begin_fork(run_id, body.at, changes, user_name(request), key)
+    except runs.KeyReused as exc:
+        raise invalid("header", {"Idempotency-Key": str(exc)}) from None
+    return started(request, response, begun)
 
 
 @router.get("/{run_id}/tags", response={200: TagsOut, 404: Error})

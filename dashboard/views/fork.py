@@ -54,8 +54,12 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     status = 400 if request.method == "POST" else 200
     if request.method == "POST" and form.is_valid():
         try:
-            child = forks.fork_run(
-                run_id, form.cleaned_data["at"], form.changes(), request.user.get_username()
+            begun = forks.begin_fork(
+                run_id,
+                form.cleaned_data["at"],
+                form.changes(),
+                request.user.get_username(),
+                form.key(),
             )
         except runs.RunError as exc:
             form.refused(exc)
@@ -63,5 +67,5 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
                 # Not the form's fault: the same form sent again may go through.
                 status = errors.status_for(exc)
         else:
-            return redirect("run", run_id=child)
+            return redirect("run", run_id=begun.run_id)
     return render(request, "dashboard/fork.html", context, status=status)

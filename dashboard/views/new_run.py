@@ -3,8 +3,6 @@ again (htmx) when one of the three changes; a valid post starts the run and goes
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -13,7 +11,7 @@ from django.shortcuts import redirect, render
 
 from dashboard import actions
 from dashboard.access import HtmxHttpRequest
-from dashboard.forms import PRESETS, NewRunForm, presets
+from dashboard.forms import PRESETS, NewRunForm, presets, sent_again_key
 from services import runs
 from teams import TEAMS
 
@@ -40,17 +38,6 @@ def new_run(request: HtmxHttpRequest) -> HttpResponse:
             return redirect("run", run_id=begun.run_id)
     code = 400 if request.method == "POST" or form.problems else 200
     return render(request, "dashboard/new_run.html", {"form": form}, status=code)
-
-
-def sent_again_key(sent_from: str, choice: dict[str, Any]) -> str:
-    """The idempotency key of a post of the form drawn as `sent_from` with these choices:
-    posted twice alike, the second lands on the run the first began; changed (back, another
-    task, start), it begins another run. "" for a form drawn without one (no key: each post
-    begins a run, as before)."""
-    if not sent_from:
-        return ""
-    chosen = json.dumps(choice, sort_keys=True, default=str).encode()
-    return f"{sent_from}-{hashlib.sha256(chosen).hexdigest()[:32]}"
 
 
 def kept_choices(query: QueryDict) -> dict[str, Any]:

@@ -4,6 +4,7 @@ refused before anything is written."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -250,6 +251,39 @@ def test_a_fork_the_journal_does_not_take_writes_nothing_and_leaves_no_workspace
     assert main(args) == 0
     assert (root / "r-full.workspace" / ".git").is_dir()
     assert [type(r.event) for r in JsonlJournal(path).read("run-r-full")][-1] is RunForked
+
+
+def test_the_command_line_run_again_with_its_key_forks_once(parent, capsys, monkeypatch):
+    """`fork --key`: run again (its answer lost, a script retried), the command prints the fork
+    the first made and writes nothing, its workspace left as the fork's work has it; the same
+    key on another fork is refused naming what differs."""
+    path, run_id, root = parent
+    monkeypatch.setenv("USER", "ana")
+    at = position_of(JsonlJournal(path), run_id, "ToolReturned", "coder", "read_file")
+    # --run: once forked, the journal holds two runs.
+    args = ["fork", str(path), "--at", str(at), "--say", "coder=hello", "--run", run_id]
+    args += ["--workspaces", str(root), "--key", "nightly-1"]
+    assert main(args) == 0
+    said = capsys.readouterr().out
+    [child] = re.findall(r" as (r-[0-9a-f]{12})\n", said)
+    assert child == fork.keyed_id("nightly-1", "ana", run_id)
+    own = root / f"{child}.workspace"
+    (own / "NOTES.md").write_text("at work\n")
+    before = path.read_bytes()
+    assert main(args) == 0
+    said = capsys.readouterr().out
+    assert f"as {child} already, with this key: nothing written" in said
+    assert path.read_bytes() == before
+    assert (own / "NOTES.md").read_text() == "at work\n"
+    assert not list(root.glob("*.staged"))
+    assert main([*args[:5], "coder=bye", *args[6:]]) == 2
+    err = capsys.readouterr().err
+    assert f"--key: this key made run {child} with other settings (message)" in err
+    assert main([*args, "--run-id", "r-both"]) == 2
+    assert "give --key or --run-id, not both" in capsys.readouterr().err
+    assert main([*args[:-1], "two words"]) == 2
+    assert "--key: the key is 1 to 255 visible ASCII" in capsys.readouterr().err
+    assert path.read_bytes() == before
 
 
 def test_a_reply_deadline_does_not_count_the_time_before_the_fork(fly_team, tmp_path):

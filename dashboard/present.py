@@ -271,7 +271,18 @@ def _gate_summary(kind: str, data: dict[str, Any]) -> str | None:
             140,
         )
     if kind == "WorktreeAdded":
+        if not data.get("branch"):  # an agent's that commits nothing: at a commit, on no branch
+            return f"worktree for {data.get('writer')} at {str(data.get('base'))[:12]}"
         return f"worktree for {data.get('writer')} on {data.get('branch')}"
+    if kind == "WorktreeRemoved":
+        discarded = data.get("discarded") or []
+        if not discarded:
+            return f"worktree of {data.get('writer')} taken away; it held nothing uncommitted"
+        return clip(
+            f"worktree of {data.get('writer')} taken away with {len(discarded)} uncommitted "
+            f"path(s), never reviewed: {', '.join(map(str, discarded))}",
+            140,
+        )
     return None
 
 

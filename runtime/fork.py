@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -50,6 +50,8 @@ from runtime.events import (
     WorkerReported,
     WorkerTimedOut,
     WorkspacePrepared,
+    WorktreeAdded,
+    WorktreeRemoved,
     new_id,
 )
 from runtime.events.base import VALUE_DEPTH
@@ -189,6 +191,8 @@ def plan(
         if isinstance(event, WorkspacePrepared):
             commit = event.commit
             event = event.model_copy(update={"path": config.workspace})
+        if looking_worktree(event):  # beside the fork's workspace, named as the workspace is
+            event = event.model_copy(update={"path": f"{config.workspace}.{event.writer}"})
         event = renaming.moved(event, parent, child)
         stream = streams.renamed(rec.stream, parent, child)
         # A declared version is a person's word about the intent, no run's event (as
@@ -496,7 +500,7 @@ def stage_workspace(fork: Fork, root: Path) -> Path | None:
         raise gone from None  # a name no workspace here has (an absolute path, say)
     if not (source / ".git").is_dir():
         raise gone
-    branches, head = refs_at(fork)
+    branches, head, _ = refs_at(fork)
     staged = workspace.located(root, f"{fork.config.workspace}.{uuid.uuid4().hex[:12]}.staged")
     try:
         workspace.clone_at(source, staged, branches, head, root)
@@ -519,6 +523,10 @@ def place_workspace(fork: Fork, root: Path, staged: Path | None) -> None:
     elif own.exists():
         shutil.rmtree(own)  # left by nobody's run: the fork's id was free until its write
     staged.rename(own)
+    # Git keeps a worktree's path in both repositories: made beside the clone only once it is
+    # where it stays (the tester's, mid-verify).
+    for name, commit in refs_at(fork)[2].items():
+        workspace.add_checkout(own, name, commit)
 
 
 def discard_workspace(staged: Path | None) -> bool:
@@ -563,27 +571,54 @@ def differences(forked: RunForked, parent: str, at: int, changes: Changes) -> li
     ]
 
 
-def refs_at(fork: Fork) -> tuple[dict[str, str], str]:
+def looking_worktree(event: Event) -> TypeGuard[WorktreeAdded | WorktreeRemoved]:
+    """Whether `event` gave out or took away the worktree of an agent that commits nothing
+    (the repo-fix tester's, at the commit it verifies, on no branch)."""
+    return (isinstance(event, WorktreeAdded) and not event.branch) or isinstance(
+        event, WorktreeRemoved
+    )
+
+
+def refs_at(fork: Fork) -> tuple[dict[str, str], str, dict[str, str]]:
     """The repository's branches (name -> commit) and checked-out branch at the fork point,
     from the events that moved them: the workspace's first commit, each candidate committed
-    on its task branch, each integration into main."""
+    on its task branch, each integration into main. And the worktrees of agents that commit
+    nothing open there (name -> the commit each is at): the fork's workspace gets them again.
+    What such an agent wrote in its worktree went away with it (WorktreeRemoved)."""
     branches: dict[str, str] = {}
     head = "main"
     edited: ToolReturned | None = None
+    looking: dict[str, WorktreeAdded] = {}  # by agent: the worktree it works in now
+    edits: dict[str, ToolReturned] = {}  # by agent: its last edit there
     for _, event in fork.events:
         if isinstance(event, WorkspacePrepared):
             branches, head, edited = {"main": event.commit}, "main", None
+            looking, edits = {}, {}
         elif isinstance(event, CandidateCommitted):
             branches[event.branch] = event.commit
             head, edited = event.branch, None
         elif isinstance(event, Integrated):
             branches["main"] = event.commit
             head, edited = "main", None
+        elif isinstance(event, WorktreeAdded) and not event.branch:
+            looking[event.agent or ""] = event
+        elif isinstance(event, WorktreeRemoved):
+            looking.pop(event.agent or "", None)
+            edits.pop(event.agent or "", None)
         elif isinstance(event, ToolReturned) and event.tool in WRITES and event.error is None:
-            edited = event
+            if (event.agent or "") in looking:
+                edits[event.agent or ""] = event
+            else:
+                edited = event
     if edited is not None:
         raise ForkRefused(
             f"the workspace at the fork point holds {edited.agent}'s edits that no commit "
             "records yet: fork before that edit, or after the work is committed"
         )
-    return branches, head
+    stray = next(iter(edits.values()), None)
+    if stray is not None:
+        raise ForkRefused(
+            f"{stray.agent}'s worktree at the fork point holds its edits, which no commit "
+            "records: fork before that edit, or after its worktree is taken away"
+        )
+    return branches, head, {e.writer: e.base for e in looking.values()}

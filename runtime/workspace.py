@@ -243,6 +243,8 @@ def toolset(
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__"))
             for name in sorted(filenames):
+                if name == ".git" and Path(dirpath) == root.resolve():
+                    continue  # a worktree's pointer to its repository, not a file of the project
                 found.append(relative(root, Path(dirpath) / name))
         return found
 
@@ -538,3 +540,39 @@ def remove_worktree(root: Path, writer: str) -> None:
     path = worktree_path(root, writer)
     if path.exists():
         git(root, "worktree", "remove", "--force", str(path))
+
+
+# --- a worktree to look in, for an agent that commits nothing -----------------------------------
+#
+# The repo-fix tester verifies an integration in a worktree of its own at the integrated commit,
+# on no branch: what it writes there (a test of its own) was never reviewed, and is taken away
+# with the worktree, so it never reaches the workspace's working tree, where the next coder's
+# `commit_candidate` (`git add -A`) would have swept it into that coder's candidate.
+
+
+def add_checkout(root: Path, name: str, commit: str) -> dict[str, Any]:
+    """`name`'s own worktree of the workspace at `root`, detached at `commit`: its directory's
+    name beside the workspace (as WorkspacePrepared names the workspace: never where the server
+    keeps it), and `commit` as its base (no branch). Made afresh: one left under that name (a
+    crash before its event was written) is taken away first, so it holds `commit` and nothing
+    else."""
+    path = worktree_path(root, name)
+    remove_worktree(root, name)
+    git(root, "worktree", "prune")  # an entry whose directory is gone would refuse the add
+    git(root, "worktree", "add", "-q", "--detach", str(path), commit)
+    return {"writer": name, "branch": "", "base": git(path, "rev-parse", "HEAD"), "path": path.name}
+
+
+def discard_checkout(root: Path, name: str) -> dict[str, Any]:
+    """Take `name`'s worktree away with what no commit holds: its directory's name, and those
+    paths (written, changed or deleted there), which are gone with it. Nothing to take away,
+    nothing discarded (a crash after the removal, before its event was written)."""
+    path = worktree_path(root, name)
+    discarded: list[str] = []
+    if path.exists():
+        checked_worktree(root, path)
+        changed = git(path, "diff", "-z", "--name-only", "HEAD")
+        added = git(path, "ls-files", "-z", "--others", "--exclude-standard")
+        discarded = sorted({p for p in (changed + "\0" + added).split("\0") if p})
+        remove_worktree(root, name)
+    return {"writer": name, "path": path.name, "discarded": discarded}

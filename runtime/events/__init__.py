@@ -105,6 +105,7 @@ from runtime.events.mutation import (
     StatusNormalised,
     StatusReported,
     WorktreeAdded,
+    WorktreeRemoved,
 )
 from runtime.events.obligations import (
     CommitmentAcknowledged,
@@ -244,6 +245,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     StatusReported,
     StatusNormalised,
     WorktreeAdded,
+    WorktreeRemoved,
     IntentCarried,
     CommitmentMade,
     CommitmentAcknowledged,
@@ -448,6 +450,7 @@ __all__ = [
     "WorkerTimedOut",
     "WorkspacePrepared",
     "WorktreeAdded",
+    "WorktreeRemoved",
     "depth_problem",
     "describe_validation",
     "event_fields",

@@ -1,9 +1,12 @@
-"""The mutation gate's refusals, the agents' structured statuses, and parallel writers'
-worktrees: what the harness decided about a change, an agent's last word, and a workspace."""
+"""The mutation gate's refusals, the agents' structured statuses, and the worktrees given out
+(parallel writers', the tester's): what the harness decided about a change, an agent's last
+word, and a workspace."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from runtime.events.base import Event
 
@@ -49,13 +52,25 @@ class StatusNormalised(Event):
 
 
 class WorktreeAdded(Event):
-    """A parallel writer got a git worktree of its own, on its own branch, from a base commit."""
+    """A parallel writer got a git worktree of its own, on its own branch, from a base commit;
+    or an agent that commits nothing (the repo-fix tester) one at the commit it looks at, on
+    no branch (`branch` empty, `base` that commit)."""
 
     kind: ClassVar[str] = "WorktreeAdded"
     writer: str
     branch: str
     base: str
     path: str
+
+
+class WorktreeRemoved(Event):
+    """A worktree given out was taken away, with what it held that no commit has (`discarded`:
+    the paths written, changed or deleted there, never reviewed and now gone)."""
+
+    kind: ClassVar[str] = "WorktreeRemoved"
+    writer: str
+    path: str
+    discarded: list[str] = Field(default_factory=list)
 
 
 class IntentCarried(Event):

@@ -12,8 +12,10 @@ The protocol, enforced by the harness rather than by prompts:
     integrate a real merge, and only with an ACCEPT on the task thread for that very commit
               whose test evidence shows no failures (an ACCEPT of failing tests goes back to
               the coder as a round)
-    verify    REQUEST to the tester; then the harness runs the suite itself: green is a fact the
-              repository certifies, not a judgement anyone renders
+    verify    REQUEST to the tester, who works in a worktree of its own at the integrated commit,
+              taken away with what it wrote (never reviewed, so no one's candidate); then the
+              harness runs the suite itself: green is a fact the repository certifies, not a
+              judgement anyone renders
 
 Every awaited reply has a deadline (the recipient's turns): a silent agent gets one re-issued
 REQUEST, then the task is escalated with its reason. Nothing waits forever.

@@ -79,8 +79,9 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
             coder = harness.award(fix) if harness.settings.bidding else "coder"
             shipped.append(harness.fix(fix, coder))
             verify(harness, tasks, shipped[-1])
-    # On main as integrated: what the tester (or anyone) left in the working tree beside it
-    # was never reviewed, so it has no say in the verdict.
+    # On main as integrated: nothing left in the working tree beside it (never reviewed: the
+    # tester's files, in a journal from before it verified in a worktree of its own) has a say
+    # in the verdict.
     known = harness.settings.template
     suite = session.activity(
         SuiteChecked,

@@ -203,16 +203,17 @@ PREMATURE_DONE = Scenario(
 
 FLAKY_TOOL = Scenario(
     name="flaky-tool",
-    description="The test runner dies once with exit 137; the loop retries it after a backoff "
-    "before the model sees, sparing the coder the model call it takes to run the tests again "
-    "(with --retries 0 it sees the error and does).",
+    description="The test runner dies with exit 137 on the first run in a fresh checkout (the "
+    "coder's workspace, the tester's worktree); the loop retries it after a backoff before the "
+    "model sees, sparing the agent the model call it takes to run the tests again (with "
+    "--retries 0 it sees the error and does).",
     task="Make the failing parser test pass and leave the whole suite green.",
     scripts={
         "orchestrator": [PARSE_PLAN],
         # the coder reacts to what it is shown: a dead runner is run again
         "coder": [PARSE_CODER[0], IfFailed(then=call("run_tests", 120)), *PARSE_CODER[1:]],
         "reviewer": PARSE_REVIEWER,
-        "tester": TESTER,
+        "tester": [TESTER[0], IfFailed(then=call("run_tests", 90)), *TESTER[1:]],
     },
     settings={"template": "parse-flaky", "retries": 1},
 )

@@ -1,5 +1,6 @@
 """The timeline says in one line what the mutation gate refused and why, each agent's last word
-(and whose word it is), an untrusted status, the intent a run serves and a writer's worktree."""
+(and whose word it is), an untrusted status, the intent a run serves, a writer's worktree and
+the tester's (and what went away with it)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,17 @@ def test_the_carried_intent_and_a_writers_worktree_read_as_a_line():
     assert summary("IntentCarried", carried) == "serves intent task-r-1 v2: fix parse"
     tree = {"writer": "coder-a", "branch": "writer/coder-a", "base": "abc", "path": "/w.a"}
     assert summary("WorktreeAdded", tree) == "worktree for coder-a on writer/coder-a"
+
+
+def test_the_testers_worktree_reads_as_its_commit_and_what_went_with_it():
+    tree = {"writer": "tester-T3", "branch": "", "base": "1849aa7debe5f063", "path": "w.tester-T3"}
+    assert summary("WorktreeAdded", tree) == "worktree for tester-T3 at 1849aa7debe5"
+    gone = {"writer": "tester-T3", "path": "w.tester-T3", "discarded": ["tests/test_more.py"]}
+    assert summary("WorktreeRemoved", gone) == (
+        "worktree of tester-T3 taken away with 1 uncommitted path(s), never reviewed: "
+        "tests/test_more.py"
+    )
+    empty = {"writer": "tester-T3", "path": "w.tester-T3", "discarded": []}
+    assert summary("WorktreeRemoved", empty) == (
+        "worktree of tester-T3 taken away; it held nothing uncommitted"
+    )

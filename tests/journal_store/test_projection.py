@@ -194,6 +194,7 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.WorktreeAdded(
                     **r, writer="coder-a", branch="writer/coder-a", base="b", path="p"
                 ),
+                ev.WorktreeRemoved(**r, writer="tester-T3", path="p", discarded=["tests/t.py"]),
             ],
         )
     )

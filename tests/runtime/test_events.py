@@ -376,6 +376,11 @@ def test_every_kind_survives_the_flat_round_trip():
         "StatusNormalised": {"said": "mostly fine", "status": "COMPLETED", "reason": "unknown"},
         "IntentCarried": {"intent_id": "task-r-1", "intent_version": 1, "statement": "fix it"},
         "WorktreeAdded": {"writer": "coder-a", "branch": "w/a", "base": "abc", "path": "/w/a"},
+        "WorktreeRemoved": {
+            "writer": "tester-T3",
+            "path": "r-1.workspace.tester-T3",
+            "discarded": ["tests/test_more.py"],
+        },
         "CommitmentMade": {
             "commitment_id": "c-1",
             "owner": "orders-agent",

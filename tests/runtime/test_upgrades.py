@@ -27,6 +27,7 @@ TEAMS = ("solo", "repo-fix", "support-desk", "support-triage")
 ADDED_SINCE = frozenset(
     {"SubtaskDegraded", "ReplyOverdue", "ToolRetryScheduled"}
     | {"IntentCarried", "StatusReported", "StatusNormalised", "MutationRefused"}
+    | {"WorktreeAdded", "WorktreeRemoved"}  # the repo-fix tester's, around each verify
 )  # event kinds newer than the fixtures
 NEWER = ("desk", "parallel", "deadline", "refund")  # settings added after the first release
 

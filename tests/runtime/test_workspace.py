@@ -44,6 +44,27 @@ def test_list_and_read_files(repo):
     assert "def parse" in call(repo, "read_file", path="textparse/parser.py")["result"]
 
 
+def test_a_worktree_lists_the_same_files_and_not_its_pointer_to_the_repository(tmp_path):
+    """A worktree's `.git` is a file, git's pointer to the repository: no file of the project."""
+    root = tmp_path / "w"
+    commit = workspace.prepare(root, template("parse-empty"))
+    added = workspace.add_checkout(root, "tester-T3", commit)
+    assert (added["branch"], added["base"], added["path"]) == ("", commit, "w.tester-T3")
+    looked = workspace.worktree_path(root, "tester-T3")
+    assert (looked / ".git").is_file()
+    assert call(looked, "list_files")["result"] == call(root, "list_files")["result"]
+    (looked / "tests" / "test_more.py").write_text("")
+    (looked / "README.md").write_text("changed\n")
+    removed = workspace.discard_checkout(root, "tester-T3")
+    assert removed == {
+        "writer": "tester-T3",
+        "path": "w.tester-T3",
+        "discarded": ["README.md", "tests/test_more.py"],
+    }
+    assert not looked.exists() and workspace.git(root, "status", "--porcelain") == ""
+    assert workspace.discard_checkout(root, "tester-T3")["discarded"] == []  # gone already
+
+
 @pytest.mark.parametrize(
     "path", ["../outside.txt", "/etc/passwd", "textparse/../../x", ".git/config"]
 )

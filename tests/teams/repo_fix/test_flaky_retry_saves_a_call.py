@@ -23,8 +23,11 @@ def test_the_retry_saves_the_coder_a_model_call_and_replays_its_recorded_delay(f
         120,
     )
 
-    [scheduled] = [e for e in retried.events if e.kind == "ToolRetryScheduled"]
+    # The coder's first run in the workspace, and the tester's first in its worktree (a fresh
+    # checkout too), each retried by the loop.
+    [scheduled, tester] = [e for e in retried.events if e.kind == "ToolRetryScheduled"]
     assert (scheduled.tool, scheduled.attempt, scheduled.agent) == ("run_tests", 2, "coder")
+    assert (tester.tool, tester.attempt, tester.agent) == ("run_tests", 2, "tester")
     assert 0 < scheduled.delay <= 0.2
     returned = [e for e in retried.events if e.kind == "ToolReturned" and e.tool == "run_tests"]
     placed = retried.events.index(scheduled)

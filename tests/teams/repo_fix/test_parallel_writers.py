@@ -25,6 +25,7 @@ from runtime.events import (
     MessageSent,
     MutationRefused,
     WorktreeAdded,
+    WorktreeRemoved,
 )
 from runtime.journal import MemoryJournal
 from runtime.jsonl import JsonlJournal
@@ -81,7 +82,7 @@ def test_two_writers_each_write_in_their_own_worktree_and_merge_in_turn_through_
         ("acknowledged", "coder-b"),
         ("fulfilled", "coder-b"),
     ]
-    trees = {e.agent: e for e in of(flown, WorktreeAdded)}
+    trees = {e.agent: e for e in of(flown, WorktreeAdded) if e.branch}
     assert set(trees) == {"coder-a", "coder-b"}
     assert trees["coder-a"].base == trees["coder-b"].base  # both from main as it stood
     assert trees["coder-a"].path != trees["coder-b"].path != str(flown.workspace)
@@ -107,6 +108,13 @@ def test_two_writers_each_write_in_their_own_worktree_and_merge_in_turn_through_
     assert git(root, "rev-parse", "main") == merged[-1].commit
     assert [changed(root, m.commit) for m in merged] == [[PARSER], [SLUG]]
     assert of(flown, MutationRefused) == []
+    # verified once both are merged, each in a worktree of the tester's own at the commit it
+    # integrated (on no branch), taken away after: main's working tree holds nothing of it
+    looked = [e for e in of(flown, WorktreeAdded) if not e.branch]
+    assert [(e.agent, e.base) for e in looked] == [("tester", m.commit) for m in merged]
+    assert min(flown.events.index(e) for e in looked) > flown.events.index(merged[-1])
+    assert [e.writer for e in of(flown, WorktreeRemoved)] == [e.writer for e in looked]
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
     suite = next(e for e in flown.events if e.kind == "SuiteChecked")
     assert suite.ok and (suite.passed, suite.failed) == (4, 0)
     assert diagnose(flown.records) == []

@@ -20,12 +20,9 @@ class Unreadable(Exception):
     """A body that is not JSON the API reads; the message says why, and where."""
 
 
-def _not_a_number(name: str) -> Any:
-    # Python's json reads NaN and Infinity; JSON has neither, and no field here takes one.
-    raise Unreadable(f"the body is not JSON: {name} is not a number JSON allows")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_not_a_number)
+# NaN and Infinity are read (JSON has neither): each field that takes a number refuses them by
+# name, where a refusal here could only say "the body".
+_DECODER = json.JSONDecoder()
 
 
 class BodyParser(Parser):

@@ -10,10 +10,12 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.forms.boundfield import BoundField
 from django.urls import reverse
 
 from dashboard import actions
 from runtime import baseline, flight
+from runtime.terminal import BIDI
 from services import letters, local_model
 from services.asked import shown as quoted
 from teams import TEAMS, default_scenario
@@ -90,10 +92,33 @@ def sent_again_key(sent_from: str, choice: dict[str, Any]) -> str:
     return f"{sent_from}-{hashlib.sha256(chosen).hexdigest()[:32]}"
 
 
+class BidiNoted(BoundField):
+    """A box whose text holds a right-to-left override or its kin says so under it. The page
+    names such characters where it shows text (dashboard/bidi.py), but not in a box, whose
+    text is sent back as it stands: a browser's box shows the text in the order they make
+    (a task from a link, "/runs/new?task=...", may read otherwise than it is written)."""
+
+    def __init__(self, form: forms.BaseForm, field: forms.Field, name: str) -> None:
+        super().__init__(form, field, name)
+        value = self.value()
+        held = sorted(set(re.findall(f"[{BIDI}]", value))) if isinstance(value, str) else []
+        if held and not self.is_hidden:
+            names = ", ".join(f"U+{ord(c):04X}" for c in held)
+            said = (
+                f"This text holds {names}: characters that change the order text is shown "
+                "in, so the box may show it in another order than it is written. It is sent "
+                "as it is written."
+            )
+            self.help_text = f"{self.help_text} {said}" if self.help_text else said
+
+
 class Form(forms.Form):
     """A form sent back with errors puts the cursor in its first wrong field (in the fields'
     order), so that a person on the keyboard or a screen reader lands on what to mend rather
-    than at the top of the page."""
+    than at the top of the page. A box holding text that is shown in another order than it is
+    written says so (BidiNoted)."""
+
+    bound_field_class = BidiNoted
 
     def full_clean(self) -> None:
         super().full_clean()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,8 +61,13 @@ class BadQuery(ValueError):
 
 # Where a snippet's matched words begin and end: control characters the page turns into
 # <mark> once the text is escaped (and the API into brackets, as before), where brackets in
-# the snippet could not be told from brackets in the text ("textparse/[parser].py").
+# the snippet could not be told from brackets in the text ("textparse/[parser].py"). The text
+# may hold them too (a tool's output, a file read): the database marks a snippet with markers
+# of the search's own, which no text holds, and the snippet is given with the text's START and
+# STOP dropped and those written as START and STOP (`own_marks`). Documents indexed before are
+# read so too: nothing stored changes.
 START, STOP = "\x02", "\x03"
+DROPPED = str.maketrans("", "", START + STOP)
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,23 @@ class Hit:
     def bracketed(self) -> str:
         """The snippet with its matched words in brackets (the API's, as it always was)."""
         return self.snippet.replace(START, "[").replace(STOP, "]")
+
+
+def markers() -> tuple[str, str]:
+    """A search's own markers of a snippet's matched words: START, a nonce, STOP; and STOP, the
+    nonce, START. Neither can be read in the text around it (it begins with a character it
+    holds nowhere else), and no text holds a nonce made for one search."""
+    nonce = secrets.token_hex(8)
+    return f"{START}{nonce}{STOP}", f"{STOP}{nonce}{START}"
+
+
+def own_marks(snippet: str, opened: str, closed: str) -> str:
+    """The database's snippet with its matched words between START and STOP, and no other
+    START or STOP: those the text held are dropped (they were never shown)."""
+    return START.join(
+        STOP.join(text.translate(DROPPED) for text in part.split(closed))
+        for part in snippet.split(opened)
+    )
 
 
 def text_of(data: str) -> str:
@@ -145,42 +168,49 @@ def search(
     terms = words(query)
     limit = max(1, min(limit, HITS_MAX))
     vendor = connections[using].vendor
+    opened, closed = markers()
     if vendor == "postgresql":
-        sql, params = postgres_query(terms, run_id, limit)
+        sql, params = postgres_query(terms, run_id, limit, (opened, closed))
     else:
-        sql, params = sqlite_query(terms, run_id, limit)
+        sql, params = sqlite_query(terms, run_id, limit, (opened, closed))
     with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
-        return [Hit(*row) for row in cursor.fetchall()]
+        return [
+            Hit(run, position, kind, own_marks(snippet, opened, closed))
+            for run, position, kind, snippet in cursor.fetchall()
+        ]
 
 
-def sqlite_query(terms: list[str], run_id: str | None, limit: int) -> tuple[str, list[Any]]:
+def sqlite_query(
+    terms: list[str], run_id: str | None, limit: int, marks: tuple[str, str]
+) -> tuple[str, list[Any]]:
     where = f"{TABLE} MATCH %s"
     params: list[Any] = [fts_match(terms)]
     if run_id is not None:
         where += " AND run_id = %s"
         params.append(run_id)
     sql = (
-        f"SELECT run_id, rowid, kind, snippet({TABLE}, 2, char(2), char(3), '…', 16) "
+        f"SELECT run_id, rowid, kind, snippet({TABLE}, 2, %s, %s, '…', 16) "
         f"FROM {TABLE} WHERE {where} ORDER BY rowid DESC LIMIT %s"
     )
-    return sql, [*params, limit]
+    return sql, [*marks, *params, limit]
 
 
-def postgres_query(terms: list[str], run_id: str | None, limit: int) -> tuple[str, list[Any]]:
+def postgres_query(
+    terms: list[str], run_id: str | None, limit: int, marks: tuple[str, str]
+) -> tuple[str, list[Any]]:
     query = ts_query(len(terms))
     where = f"tsv @@ ({query})"
     params: list[Any] = list(terms)
     if run_id is not None:
         where += " AND run_id = %s"
         params.append(run_id)
+    options = f"StartSel={marks[0]}, StopSel={marks[1]}, MaxFragments=1, MaxWords=24, MinWords=8"
     sql = (
-        f"SELECT run_id, position, kind, ts_headline('simple', body, ({query}), "
-        "'StartSel=' || chr(2) || ', StopSel=' || chr(3) || "
-        "', MaxFragments=1, MaxWords=24, MinWords=8') "
+        f"SELECT run_id, position, kind, ts_headline('simple', body, ({query}), %s) "
         f"FROM {TABLE} WHERE {where} ORDER BY position DESC LIMIT %s"
     )
-    return sql, [*terms, *params, limit]
+    return sql, [*terms, options, *params, limit]
 
 
 def runs_mentioning(query: str, limit: int = 50, using: str = "default") -> list[tuple[str, int]]:

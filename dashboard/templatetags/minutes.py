@@ -52,7 +52,8 @@ def stage_label(run: Any) -> str:
 @register.filter
 def marked(snippet: str) -> str:
     """A search hit's snippet, escaped, its matched words in <mark>: each START opens one and
-    the STOP after it closes it; a marker out of turn (one the text itself held) is dropped."""
+    the STOP after it closes it. The text's own are dropped by the search (search.own_marks);
+    a marker out of turn here would be dropped as well."""
     out, open_ = [], False
     for piece in re.split(f"([{search.START}{search.STOP}])", snippet):
         if piece == search.START and not open_:

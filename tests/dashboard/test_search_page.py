@@ -96,3 +96,17 @@ def test_the_api_keeps_its_brackets(as_owner):
     hits = as_owner.get("/api/search?q=alert").json()["hits"]
     assert hits and all("[alert]" in h["snippet"] for h in hits)
     assert not any("\x02" in h["snippet"] or "\x03" in h["snippet"] for h in hits)
+
+
+def test_a_text_holding_the_markers_is_highlighted_where_it_matched_only(as_owner):
+    """A tool's output holding STX and ETX (the snippet's markers) was highlighted where it
+    held them: "alpha \\x02beta \\x02gamma\\x03 delta" marked "beta gamma", and the API gave
+    "[beta [gamma] delta ]"."""
+    from tests.journal_store.test_search import a_run
+
+    a_run("default", "r-0000000000aa", "alpha \x02beta \x02gamma\x03 delta \x03 epsilon")
+    page = as_owner.get("/search?q=gamma").content.decode()
+    assert "alpha beta <mark>gamma</mark> delta  epsilon" in page
+    assert page.count("<mark>") == 1
+    [hit] = as_owner.get("/api/search?q=gamma").json()["hits"]
+    assert hit["snippet"].endswith("alpha beta [gamma] delta  epsilon")

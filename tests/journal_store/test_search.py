@@ -152,3 +152,28 @@ def test_what_holds_no_letter_or_digit_is_refused_as_no_word_as_a_star_is(typed)
 
 def test_a_word_keeps_its_punctuation_beside_letters_or_digits():
     assert search.words("50% snake_case %") == ["50%", "snake_case"]
+
+
+@on_every_backend(transaction=True)
+def test_a_text_holding_the_snippets_markers_is_marked_only_where_it_matched(alias):
+    """A snippet's matched words are marked with STX and ETX: a tool's output holding them
+    (a file, a terminal's) was marked where it held them too, "alpha \\x02beta \\x02gamma\\x03
+    delta \\x03" highlighted "beta gamma" and bracketed "[beta [gamma] delta ]". The search's
+    own markers are its alone; the text's are dropped, in what is indexed now and before."""
+    a_run(alias, "r-one", "alpha \x02beta \x02gamma\x03 delta \x03 epsilon")
+    projection.catch_up(using=alias)
+    [hit] = search.search("gamma", using=alias)
+    assert hit.snippet.endswith("\nalpha beta \x02gamma\x03 delta  epsilon")  # after the call id
+    assert hit.bracketed.endswith("\nalpha beta [gamma] delta  epsilon")
+    # Two words matched: each marked, and nothing else.
+    [both] = search.search("alpha delta", using=alias)
+    assert both.snippet.count("\x02") == both.snippet.count("\x03") == 2
+    assert "\x02alpha\x03" in both.snippet and "\x02delta\x03" in both.snippet
+
+
+def test_a_snippet_keeps_the_searchs_markers_and_drops_the_texts():
+    opened, closed = search.markers()
+    assert search.markers() != (opened, closed)  # a nonce a search
+    raw = f"a\x02 {opened}b{closed} c\x03\x02 {opened}d{closed}"
+    assert search.own_marks(raw, opened, closed) == "a \x02b\x03 c \x02d\x03"
+    assert search.own_marks("\x03plain\x02", opened, closed) == "plain"

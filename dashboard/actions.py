@@ -8,8 +8,10 @@ each is answered). Whether this person may do it is the caller's to check first
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from runtime import baseline
 from runtime.openai_client import OLD_BACKEND_NAMES
@@ -95,18 +97,43 @@ class NewRun:
             found["model"] = why
         return found
 
-    def start(self, by: str, key: str = "") -> runs.Begun:
+    def asked(self) -> dict[str, Any]:
+        """What the request itself asks of the run, as its TeamStarted keeps it under a key
+        (`asked`): the fields it sets, not what the server makes of them (the scenario's
+        presets, its sandbox). Not `baseline`: a run of its own, which a start sent again
+        with the key begins if the first did not get to it."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields.update(task=self.task or None, reflect=self.reflect or None, baseline=None)
+        return {k: v for k, v in fields.items() if v is not None}
+
+    def answered(self, by: str, key: str, keyed_as: str = "") -> runs.Begun | None:
+        """The run a start sent again with `key` began already (and its baseline, begun now
+        when it asks for one the first did not get to), or None when the key names no run
+        yet. Asked before anything is checked against this server (its model endpoint, the
+        local model, the plan): a start sent again is answered what it began whatever has
+        changed here since. KeyReused (asked otherwise) or KeyTaken (not this person's run)
+        when the run there is not to be answered. `keyed_as` as start's."""
+        owner = keyed_as or by
+        found = runs.begun_before(keys.run_id(key, owner, "run"), by, self.asked())
+        if found is not None and self.baseline:
+            baselines.start_baseline(found.run_id, by, baseline_key(key, owner, found.run_id))
+        return found
+
+    def start(self, by: str, key: str = "", keyed_as: str = "") -> runs.Begun:
         """Record the run (and its baseline when asked) and enqueue its first step: its id,
         and whether this call began it. RunError says why not. With an idempotency key
         (services/keys.py), a start sent again answers the run the first began, and begins
-        the baseline it asked for if the first was cut short before that."""
+        the baseline it asked for if the first was cut short before that. `keyed_as`: whom
+        the key is worked out for, where not `by` (the command line's, keys.command_line)."""
         if self.baseline and (why := baseline.team_refusal(self.team)):
             raise baselines.NoBaseline(why)  # refused before anything is recorded
+        owner = keyed_as or by
         begun = runs.start(
             self.team,
             self.scenario,
             by=by,
-            run_id=keys.run_id(key, by, "run") if key else "",
+            run_id=keys.run_id(key, owner, "run") if key else "",
+            asked=self.asked() if key else None,
             task=self.task or None,
             model=self.model,
             allowance=self.allowance,
@@ -117,7 +144,7 @@ class NewRun:
             votes=self.votes,
         )
         if self.baseline:
-            solo = baseline_key(key, by, begun.run_id) if key else ""
+            solo = baseline_key(key, owner, begun.run_id) if key else ""
             baselines.start_baseline(begun.run_id, by, solo)
         return begun
 

@@ -33,6 +33,7 @@ REFUSALS: dict[type[Exception], int] = {
     intents.IntentMoved: 409,
     intents.IntentOfAFinishedRun: 409,  # a fork is how a finished run's course changes
     forks.ForkCollided: 409,  # another writer took the new fork's stream; nothing written
+    runs.KeyTaken: 409,  # the key names a run not this person's (imported, another's)
     # Asked rightly, of something this installation cannot serve now (the local model's
     # server is not running; the message says how to start it).
     runs.ModelUnavailable: 503,

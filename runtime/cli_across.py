@@ -146,13 +146,21 @@ def made_before(
 ) -> tuple[int, bool] | None:
     """The fork `child` (a key's id) when the journal holds it: its event number at the
     parent, and True (made before); FlightError naming what differs when it was asked
-    otherwise; None when the journal holds no run `child`."""
+    otherwise, or saying so when it is no fork this person made; None when the journal holds
+    no run `child`."""
     records = journal.read(streams.journal(child))
     if not records:
         return None
     forked = fork.own_forked(records, child)
-    differ = ["parent"] if forked is None else fork.differences(forked, parent, at, changes)
-    if forked is None or differ:
+    if forked is None or forked.by != operator():
+        # The id is a plain hash of the key, the person and the parent (runtime/keys.py): a
+        # run there that this person did not fork was put there by whoever wrote the file.
+        raise flight.FlightError(
+            f"--key: this key names run {child}, which {operator()} did not fork: choose "
+            "another key (nothing was written)"
+        )
+    differ = fork.differences(forked, parent, at, changes)
+    if differ:
         raise flight.FlightError(
             f"--key: this key made run {child} with other settings ({', '.join(differ)}): run "
             "the same fork again to be answered that run, or use another key for a new one"

@@ -187,7 +187,9 @@ def plan(
         if rec is at and changes.replace_result:
             event = event.model_copy(update={"result": changes.tool_result, "error": None})
         if isinstance(event, TeamStarted):
-            event = event.model_copy(update={"config": config.model_dump(mode="json")})
+            # Not the parent's start request (`asked`): no keyed start sent again is the fork.
+            update = {"config": config.model_dump(mode="json"), "asked": None}
+            event = event.model_copy(update=update)
         if isinstance(event, WorkspacePrepared):
             commit = event.commit
             event = event.model_copy(update={"path": config.workspace})
@@ -549,10 +551,11 @@ def own_forked(records: Sequence[Recorded], run_id: str) -> RunForked | None:
     return found[-1] if found else None
 
 
-def keyed_id(key: str, by: str, parent: str) -> str:
+def keyed_id(key: str, by: str, parent: str, secret: bytes = b"") -> str:
     """The id of the fork of run `parent` that `by` asks for with idempotency key `key`
-    (runtime/keys.py): the same key on a fork of another run names another fork."""
-    return keys.run_id(key, by, f"fork of {parent}")
+    (runtime/keys.py; the server's under its `secret`): the same key on a fork of another run
+    names another fork."""
+    return keys.run_id(key, by, f"fork of {parent}", secret)
 
 
 def differences(forked: RunForked, parent: str, at: int, changes: Changes) -> list[str]:

@@ -33,7 +33,11 @@ class BaselineNotFound(runs.RunError):
 def start_baseline(team_run_id: str, by: str, run_id: str = "") -> runs.Begun:
     """Record the baseline run of this team run and enqueue its first step: its id, and
     whether this call began it. `run_id` given (a key's, services/keys.py): a baseline begun
-    under it already is answered, not begun again (runs.begin)."""
+    under it already is answered (runs.begun_before), before anything is planned or checked,
+    not begun again."""
+    asked = {"baseline_of": team_run_id} if run_id else None  # all a baseline is asked
+    if run_id and (begun := runs.begun_before(run_id, by, asked)) is not None:
+        return begun
     journal = DjangoJournal()
     first = journal.first(streams.journal(team_run_id))  # its settings: not the whole run
     if first is None:
@@ -55,7 +59,7 @@ def start_baseline(team_run_id: str, by: str, run_id: str = "") -> runs.Begun:
         )
     except flight.FlightError as exc:
         raise NoBaseline(str(exc)) from None
-    return runs.Begun(run_id, runs.begin(run_id, config))
+    return runs.Begun(run_id, runs.begin(run_id, config, asked))
 
 
 def baselines_of(team_run_id: str) -> list[str]:

@@ -15,10 +15,11 @@ from runtime import flight, fork, streams
 from runtime.events import RunForked
 from runtime.journal import DuplicateEventId, Recorded, WrongExpectedVersion
 from runtime.team import split_models
-from services import local_model, queue, specialists
+from services import keys, local_model, queue, specialists
 from services.runs import (
     Begun,
     KeyReused,
+    KeyTaken,
     ModelUnavailable,
     RunError,
     RunNotFound,
@@ -92,15 +93,16 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
     all (a write the database refuses is ForkNotWritten or ForkCollided, and leaves no
     workspace); then driven by the workers like any run (its past read back from the record).
 
-    With an idempotency key (services/keys.py) the fork's id is the key's (fork.keyed_id): a
-    fork made under it already is answered (new False) as long as it was asked the same
-    (KeyReused naming what differs, when not), and nothing is written, restored or enqueued
+    With an idempotency key (services/keys.py) the fork's id is the key's (keys.fork_id): a
+    fork made under it already is answered (new False), before anything is planned or
+    checked, as long as it was asked the same (KeyReused naming what differs, when not; and
+    KeyTaken when it is not this person's fork), and nothing is written, restored or enqueued
     again. Two asked at once each restore a workspace of their own (fork.stage_workspace):
     the one whose write wins puts its workspace in place; the other removes its own and
     answers the fork the first wrote."""
     journal = DjangoJournal()
-    child = fork.keyed_id(key, by, parent) if key else flight.new_run_id()
-    if key and (answered := made_before(journal, child, parent, at, changes)) is not None:
+    child = keys.fork_id(key, by, parent) if key else flight.new_run_id()
+    if key and (answered := made_before(journal, child, parent, at, changes, by)) is not None:
         return answered
     records = fork.records_of(journal, parent)
     if not records:
@@ -136,7 +138,7 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
             raise ForkNotWritten(parent, exc, made) from None
         if isinstance(exc, WrongExpectedVersion | DuplicateEventId):
             # The same keyed fork asked at once: the other request wrote it first.
-            if key and (first := made_before(journal, child, parent, at, changes)) is not None:
+            if key and (first := made_before(journal, child, parent, at, changes, by)):
                 return first
             raise ForkCollided(parent, exc, made) from None
         raise
@@ -149,20 +151,25 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
 
 
 def made_before(
-    journal: DjangoJournal, child: str, parent: str, at: int, changes: Changes
+    journal: DjangoJournal, child: str, parent: str, at: int, changes: Changes, by: str
 ) -> Begun | None:
-    """The fork `child` (a key's id) when it was made already: answered (new False) when it
-    was asked the same, KeyReused naming what differs when not; None when there is none."""
+    """The fork `child` (a key's id) when it was made already: answered (new False) when `by`
+    asked it the same (its RunForked's parent, `at` and changes: what the request asked,
+    nothing the server made of it), KeyReused naming what differs when not; KeyTaken when it
+    is not `by`'s fork to be answered (imported from a file, forked by someone else, or no
+    fork); None when there is none."""
     found = journal.select(
         "WHERE run_id = %s AND stream = %s AND kind = %s ORDER BY position DESC LIMIT 1",
         [child, streams.journal(child), RunForked.kind],
     )
     if not found:
         if journal.version(streams.journal(child)):
-            raise KeyReused(child, ["parent"])  # a run under the key's id, no fork's
+            raise KeyTaken(child)  # a run under the key's id, no fork's
         return None
     forked = found[0].event
     assert isinstance(forked, RunForked)
+    if forked.by != by or journal.version(streams.imported(child)):
+        raise KeyTaken(child)
     if differ := fork.differences(forked, parent, at, changes):
         raise KeyReused(child, differ)
     projection.catch_up()

@@ -8,6 +8,7 @@ status). The steps themselves are driven on the workers (services/steps.py).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -115,13 +116,25 @@ class ReplayTooLong(RunError):
 
 
 class KeyReused(RunError):
-    """A start (or fork) sent with an idempotency key that began a run with other settings
-    (services/keys.py): nothing is written; the message names the run and the settings."""
+    """A start (or fork) sent with an idempotency key that began a run asked otherwise
+    (services/keys.py): nothing is written; the message names the run and what differs."""
 
     def __init__(self, run_id: str, differ: list[str]) -> None:
         super().__init__(
             f"this key began run {run_id} with other settings ({', '.join(differ)}): send the "
             "same request again to be answered that run, or use another key for a new one"
+        )
+
+
+class KeyTaken(RunError):
+    """The run an idempotency key names is not the requester's to be answered: imported from a
+    file, begun by someone else, or begun without a key (services/keys.py). Nothing is written
+    (a 409): another key names another run."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"this key names run {run_id}, a run you did not begin: choose another key "
+            "(nothing was written)"
         )
 
 
@@ -136,10 +149,20 @@ def start_run(team: str, scenario: str | None, *, by: str = "operator", **settin
     return start(team, scenario, by=by, **settings_).run_id
 
 
-def start(team: str, scenario: str | None, *, by: str, run_id: str = "", **settings_: Any) -> Begun:
+def start(
+    team: str,
+    scenario: str | None,
+    *,
+    by: str,
+    run_id: str = "",
+    asked: dict[str, Any] | None = None,
+    **settings_: Any,
+) -> Begun:
     """start_run's work: the run's id, and whether this call began it. `run_id` given (a
-    key's, services/keys.py): a run begun under it already with these settings is answered,
-    not begun again; one begun with others is KeyReused."""
+    key's, services/keys.py), with `asked` (what the request itself asked for): a run begun
+    under it already is answered (begun_before) before anything is planned or checked."""
+    if run_id and (found := begun_before(run_id, by, asked)) is not None:
+        return found
     run_id = run_id or flight.new_run_id()
     try:
         config = flight.plan(
@@ -153,7 +176,7 @@ def start(team: str, scenario: str | None, *, by: str, run_id: str = "", **setti
         )
     except flight.FlightError as exc:
         raise RunError(str(exc)) from None
-    return Begun(run_id, begin(run_id, config))
+    return Begun(run_id, begin(run_id, config, asked))
 
 
 @dataclass(frozen=True)
@@ -162,10 +185,11 @@ class Begun:
     new: bool  # False: begun before under this id (a keyed start sent again)
 
 
-def begin(run_id: str, config: FlightConfig) -> bool:
-    """Record a planned run's TeamStarted and enqueue its first step: True. False, with nothing
-    written, when the run was begun already under this id with these settings (a keyed start
-    sent again, or two sent at once); KeyReused when it was begun with others."""
+def begin(run_id: str, config: FlightConfig, asked: dict[str, Any] | None = None) -> bool:
+    """Record a planned run's TeamStarted (with `asked`, a keyed start's request) and enqueue
+    its first step: True. False, with nothing written, when a keyed start asked the same
+    began it first (two sent at once); KeyReused or KeyTaken when the run there is not to be
+    answered (begun_before)."""
     if "local" in (config.model, *config.models.values()):
         # Checked, never started, here: a request must not wait minutes on a model server
         # (the demo command or a worker starts it), and no run is recorded that no model serves.
@@ -178,36 +202,58 @@ def begin(run_id: str, config: FlightConfig) -> bool:
         scenario=config.scenario,
         task=config.task,
         config=config.model_dump(mode="json"),
+        asked=as_recorded(asked),
     )
     journal = DjangoJournal()
     try:
         journal.append(streams.journal(run_id), [started], 0)
     except WrongExpectedVersion:
-        first = journal.first(streams.journal(run_id))
-        begun = first.event if first is not None else None
-        if differ := differences(begun, started):
-            raise KeyReused(run_id, differ) from None
-        projection.catch_up()
+        if begun_before(run_id, config.started_by or "", asked) is None:
+            raise KeyTaken(run_id) from None  # (its stream holds no first event to read)
         return False  # its first step was enqueued by the start that began it
     projection.catch_up()
     queue.advance(run_id)
     return True
 
 
-def differences(begun: Any, asked: TeamStarted) -> list[str]:
-    """The settings in which a start asks for another run than the one begun (an event read
-    back from its stream): the team's own by their names, the rest by theirs."""
-    if not isinstance(begun, TeamStarted) or begun.team != asked.team:
+def begun_before(run_id: str, by: str, asked: dict[str, Any] | None) -> Begun | None:
+    """The run a keyed start names (`run_id`, the key's) when it is begun already: answered
+    (new False) when it was asked what `asked` asks (the request's own fields, never what the
+    server made of them: its sandbox, the scenario's presets, a model server up or down, any of
+    which may have changed since), KeyReused naming the fields that differ when not. KeyTaken
+    when the run there is not `by`'s to be answered: imported from a file (an import keeps its
+    file's ids), begun by someone else, or begun by no keyed start. None when there is none."""
+    journal = DjangoJournal()
+    first = journal.first(streams.journal(run_id))
+    if first is None:
+        return None
+    begun = first.event
+    if (
+        asked is None
+        or not isinstance(begun, TeamStarted)
+        or begun.asked is None
+        or begun.config.get("started_by") != by
+        or journal.version(streams.imported(run_id))
+    ):
+        raise KeyTaken(run_id)
+    if differ := differences(begun.asked, as_recorded(asked) or {}):
+        raise KeyReused(run_id, differ)
+    projection.catch_up()
+    return Begun(run_id, False)  # its first step was enqueued by the start that began it
+
+
+def as_recorded(asked: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a request asked for as its TeamStarted holds it: JSON (a tuple a list)."""
+    return None if asked is None else json.loads(json.dumps(asked, default=str))
+
+
+def differences(had: dict[str, Any], wants: dict[str, Any]) -> list[str]:
+    """The fields in which a start asks for another run than the one a request with the same
+    key began, by their names; a field left out is one left to the scenario. Another team
+    is named alone: its scenario and settings are another team's."""
+    if had.get("team") != wants.get("team"):
         return ["team"]
-    had, wants = begun.config, asked.config
-    found = [k for k in sorted(had.keys() | wants.keys()) if had.get(k) != wants.get(k)]
-    if "settings" in found:  # named by the team's own settings that differ
-        own, asked_own = had.get("settings") or {}, wants.get("settings") or {}
-        found.remove("settings")
-        found += [
-            k for k in sorted(own.keys() | asked_own.keys()) if own.get(k) != asked_own.get(k)
-        ]
-    return found
+    return [k for k in sorted(had.keys() | wants.keys()) if had.get(k) != wants.get(k)]
 
 
 def steerable(run_id: str) -> str:

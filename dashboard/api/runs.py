@@ -111,19 +111,24 @@ def started(request: HttpRequest, response: HttpResponse, begun: runs.Begun) -> 
     return Status(201 if begun.new else 200, run_for(request, begun.run_id))
 
 
-@router.post("", response={200: RunOut, 201: RunOut, 400: Error, 503: Error})
+@router.post("", response={200: RunOut, 201: RunOut, 400: Error, 409: Error, 503: Error})
 def start_run(
     request: HttpRequest, response: HttpResponse, body: RunIn, idempotency_key: str = KEY
 ) -> Any:
     """Start a team run. With an `Idempotency-Key`, a start sent again (its answer lost) is
-    answered the run the first began, not begun again; the same key with another body is a
-    422 naming the settings that differ."""
+    answered the run the first began (200), not begun again, whatever changed on the server
+    since (its model endpoint, the local model server, its settings); the same key with
+    another body is a 422 naming the fields that differ, and a key that names a run you did
+    not begin (imported, or someone else's) a 409."""
     key = key_of(idempotency_key)
     asked = actions.NewRun(**body.model_dump())
-    if refusals := asked.refusals():
-        raise invalid("body", refusals)  # nothing is recorded
+    by = user_name(request)
     try:
-        begun = asked.start(user_name(request), key)
+        begun = asked.answered(by, key) if key else None
+        if begun is None:
+            if refusals := asked.refusals():
+                raise invalid("body", refusals)  # nothing is recorded
+            begun = asked.start(by, key)
     except runs.KeyReused as exc:
         raise invalid("header", {"Idempotency-Key": str(exc)}) from None
     return started(request, response, begun)
@@ -213,12 +218,17 @@ def start_baseline(
     model), linked to it by its TeamStarted's `baseline_of`. Each call starts another (a
     real model's runs differ), unless it sends the `Idempotency-Key` of one before: then it
     is answered that baseline (200), the one a new run's start with `baseline` and the same
-    key began too."""
+    key began too, before anything is checked again (a 409 when the key names a run you did
+    not begin)."""
     key = key_of(idempotency_key)
     run_for(request, run_id)
     by = user_name(request)
     solo = actions.baseline_key(key, by, run_id) if key else ""
-    return started(request, response, baselines.start_baseline(run_id, by, solo))
+    try:
+        begun = baselines.start_baseline(run_id, by, solo)
+    except runs.KeyReused as exc:  # as a start's: at the header, where it was a 400
+        raise invalid("header", {"Idempotency-Key": str(exc)}) from None
+    return started(request, response, begun)
 
 
 @router.get("/{run_id}/comparison", response={200: ComparisonOut, 404: Error})
@@ -344,7 +354,8 @@ def fork(
     when another writer took its stream), nothing of it is written, and the same request
     may be sent again. With an `Idempotency-Key`, a fork sent again (its answer lost, a
     second click) is answered the fork the first made (200), whose journal and workspace
-    are left as they are; the same key with another body is a 422 naming what differs."""
+    are left as they are; the same key with another body is a 422 naming what differs, and
+    a key that names a run you did not fork (imported, or someone else's) a 409."""
     key = key_of(idempotency_key)
     run_for(request, run_id)
     if body.at > asked.POSITION_MAX or forks.event_at(run_id, body.at) is None:

@@ -18,6 +18,13 @@ class TeamStarted(Event):
 
     v2: `config` holds the settings every run has, and the team's own under `settings`
     (`{"team": ..., <the team's keys>}`). v1 kept every team's settings in one flat dict.
+
+    `asked`, in a run begun under an idempotency key (services/keys.py) only: what the start
+    asked for, as the request said it (its team, scenario, task, backend, caps... left out
+    where it left them to the scenario; a baseline's, the run it is the baseline of). The
+    start sent again with the key is compared on these, never on what the server made of
+    them (`config`: its sandbox, the scenario's presets), which may have changed since.
+    Written only when set, so runs begun without a key record what they did before it.
     """
 
     kind: ClassVar[str] = "TeamStarted"
@@ -26,6 +33,7 @@ class TeamStarted(Event):
     scenario: str
     task: str
     config: dict[str, Any] = Field(default_factory=dict)
+    asked: dict[str, Any] | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 # The settings every run has, as TeamStarted v1 recorded them beside every team's own.

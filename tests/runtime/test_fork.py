@@ -286,6 +286,25 @@ def test_the_command_line_run_again_with_its_key_forks_once(parent, capsys, monk
     assert path.read_bytes() == before
 
 
+def test_a_fork_put_at_the_keys_id_by_another_is_not_answered(parent, capsys, monkeypatch):
+    """The command line's key names its fork by a plain hash (a journal file is one person's):
+    a fork another wrote into the file at the id ana's key names, asked the same, is refused
+    to ana, not answered (and driven, with --go) as hers; nothing is written."""
+    path, run_id, root = parent
+    at = position_of(JsonlJournal(path), run_id, "ToolReturned", "coder", "read_file")
+    taken = fork.keyed_id("nightly-2", "ana", run_id)
+    args = ["fork", str(path), "--at", str(at), "--run", run_id, "--workspaces", str(root)]
+    monkeypatch.setenv("USER", "mallory")
+    assert main([*args, "--run-id", taken]) == 0
+    capsys.readouterr()
+    before = path.read_bytes()
+    monkeypatch.setenv("USER", "ana")
+    assert main([*args, "--key", "nightly-2"]) == 2
+    err = capsys.readouterr().err
+    assert f"--key: this key names run {taken}, which ana did not fork" in err
+    assert path.read_bytes() == before
+
+
 def test_a_reply_deadline_does_not_count_the_time_before_the_fork(fly_team, tmp_path):
     """A request the parent sent two hours before the fork is not overdue in the fork: the
     clock restarts at RunForked (the reply deadline is 1,800 s by default)."""

@@ -28,6 +28,7 @@ REFUSALS: dict[type[Exception], int] = {
     review.ConflictAlreadyDecided: 409,
     review.ConflictMoved: 409,
     review.ClaimSettled: 409,  # another conflict's ruling settled the claim since
+    review.ClaimsMoved: 409,  # the claims kept changing at every check; nothing decided
     review.RulingRefused: 409,  # the mutation gate said no (a stale ruling is ConflictMoved too)
     review.UnknownCommitTarget: 409,  # its target's app is not installed here
     intents.IntentMoved: 409,

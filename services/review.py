@@ -31,7 +31,11 @@ A conflict's claims are those live on the fact when it was parked, and the fact'
 is shared by every run on its subject (two runs on one order): a conflict may hold another
 run's claims, which that run's own conflict holds too. A ruling settles the claims it decided
 on that stream, so a claim another conflict's ruling settled after this one was parked is no
-longer offered (`claims_now`), and choosing it is refused (ClaimSettled).
+longer offered (`claims_now`), and choosing it is refused (ClaimSettled). The check and the
+decision are one step: the decision is appended to the claims stream at the version the check
+read, so a ruling that settled the claim in between (say another reviewer rejecting both claims
+of the other conflict, which commits nothing for the target's compare-and-swap to catch) makes
+this one check again, and be refused, where both went in (the claim lost, then won).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from runtime.events import (
 from runtime.journal import WrongExpectedVersion
 
 NONE = "none"  # the choice that rejects every claim
+RECHECKS = 20  # checks again of a ruling whose claims stream moved before its decision
 REVIEWER = "reviewer"  # the role that rules on conflicts (the dashboard's reviewer permission)
 RULINGS = Authority.of({"rule": {REVIEWER}})
 
@@ -129,6 +134,18 @@ class ClaimSettled(ConflictError):
             f"in run {c.get('run_id') or '?'}) was settled since this conflict was parked, by "
             f"a ruling in run {self.by.run_id} ({self.by.rule}); choose another claim or "
             f"{words.reject}"
+        )
+
+
+class ClaimsMoved(ConflictError):
+    """The subject's claims stream moved between the check of which claims were settled and
+    the decision's append: nothing was written. The ruling checks again (`resolve`); this
+    reaches the person only when the stream kept moving for every check."""
+
+    def __init__(self, conflict_id: str, moved: WrongExpectedVersion) -> None:
+        super().__init__(
+            f"the claims of conflict {conflict_id} kept changing while the ruling was written "
+            f"({moved}); nothing was decided: look at the conflict again"
         )
 
 
@@ -340,15 +357,11 @@ def resolve(
             raise ConflictAlreadyDecided(conflict_id, decided)
         # the form's ruling id for another choice or reason: the gate's idempotency check
         # refuses it (journalled in the gate log), saying what was decided
+    parked_at = records[0].position
+    at: int | None = None  # a ruling already decided is refused at the gate: no decision
     gone: dict[str, ClaimsReconciled] = {}
     if decided is None:
-        gone = settled_since(
-            parked.subject, parked.predicate, parked.claims, records[0].position, using
-        )
-        if choice in gone:
-            claim = parked.claims[claim_choices_of(parked.claims).index(choice)]
-            named = {**claim, "run_id": claim.get("run_id") or parked.run_id}
-            raise ClaimSettled(conflict_id, named, gone[choice])
+        at, gone = unsettled(journal, parked, choice, parked_at)
     target = committer(parked) if choice != NONE else None
     gate = MutationGate(
         journal,
@@ -362,21 +375,47 @@ def resolve(
         if decided is not None and exc.refused.check == "idempotency":
             raise RulingRepeated(exc.refused, decided) from None
         raise refusal(exc.refused) from None
-    try:
-        decision = decide(
-            journal, parked, target, choice, value, by, reason, key, using, settled=set(gone)
-        )
-    except (ConflictMoved, ConflictAlreadyDecided):
-        # Another ruling went in between our read and our write (six posts at once): its
-        # commit moved the fact, or its decision took version 2. Said as what it decided.
-        now = decision_of(r.event for r in journal.read(f"conflict-{conflict_id}", after=1))
-        if now is None:
-            raise  # the fact moved under something else: the stale ruling's own refusal
-        if now.ruling_id == key and ruled(now) == request:
-            return now  # the same ruling, posted twice at once: applied once
-        raise ConflictAlreadyDecided(conflict_id, now) from None
+    for attempt in range(RECHECKS + 1):
+        try:
+            decision = decide(
+                journal, parked, target, choice, value, by, reason, key, using, set(gone), at
+            )
+            break
+        except ClaimsMoved:
+            # Something was appended to the subject's claims since the check (another
+            # conflict's ruling, a run's claim): nothing of this ruling was written. Check
+            # again: refused when its claim was settled meanwhile, else decided on what holds.
+            if attempt == RECHECKS:
+                raise
+            at, gone = unsettled(journal, parked, choice, parked_at)
+        except (ConflictMoved, ConflictAlreadyDecided):
+            # Another ruling went in between our read and our write (six posts at once): its
+            # commit moved the fact, or its decision took version 2. Said as what it decided.
+            now = decision_of(r.event for r in journal.read(f"conflict-{conflict_id}", after=1))
+            if now is None:
+                raise  # the fact moved under something else: the stale ruling's own refusal
+            if now.ruling_id == key and ruled(now) == request:
+                return now  # the same ruling, posted twice at once: applied once
+            raise ConflictAlreadyDecided(conflict_id, now) from None
     projection.catch_up(["conflicts", "runs"], using=using)
     return decision
+
+
+def unsettled(
+    journal: DjangoJournal, parked: ConflictParked, choice: str, position: int
+) -> tuple[int, dict[str, ClaimsReconciled]]:
+    """The version of the subject's claims stream, then which of the conflict's claims (parked
+    at journal position `position`) a ruling settled since: the decision is appended at that
+    version, so a ruling that settles one of them in between makes it check again. Refused
+    (ClaimSettled) when `choice` is one of them. The version is read first: a decision that
+    went in between the two reads is then in what was read, or makes the append check again."""
+    at = journal.version(Claims.stream(parked.subject))
+    gone = settled_since(parked.subject, parked.predicate, parked.claims, position, journal.using)
+    if choice in gone:
+        claim = parked.claims[claim_choices_of(parked.claims).index(choice)]
+        named = {**claim, "run_id": claim.get("run_id") or parked.run_id}
+        raise ClaimSettled(parked.conflict_id, named, gone[choice])
+    return at, gone
 
 
 def decide(
@@ -390,10 +429,13 @@ def decide(
     key: str,
     using: str,
     settled: set[str] | None = None,
+    claims_at: int | None = None,
 ) -> ConflictResolved:
     """Commit the chosen value and journal the decision, in one transaction. The decision
     settles the claims still open; those another ruling settled (`settled`) stay as it left
-    them (naming them losers here would say this ruling decided against them)."""
+    them (naming them losers here would say this ruling decided against them). It is appended
+    to the claims stream at `claims_at`, the version `settled` was read at: when the stream
+    moved since, nothing is written (ClaimsMoved), for that read may be out of date."""
     conflict_id = parked.conflict_id
     choices = claim_choices(parked)
     with transaction.atomic(using=using):
@@ -415,15 +457,19 @@ def decide(
         except WrongExpectedVersion:
             raise ConflictAlreadyDecided(conflict_id) from None
         ids = [i for i in choices if i not in (settled or set())]
-        Claims(journal).settle(
-            parked.subject,
-            parked.predicate,
-            choice,
-            [i for i in ids if i != choice],
-            f"reviewer {by}: {reason}",
-            value,
-            run_id=parked.run_id,
-        )
+        try:
+            Claims(journal).settle(
+                parked.subject,
+                parked.predicate,
+                choice,
+                [i for i in ids if i != choice],
+                f"reviewer {by}: {reason}",
+                value,
+                run_id=parked.run_id,
+                expected=claims_at,
+            )
+        except WrongExpectedVersion as exc:
+            raise ClaimsMoved(conflict_id, exc) from None
     return decision
 
 

@@ -142,9 +142,12 @@ class Claims:
         rule: str,
         value: Any,
         run_id: str = "",
+        expected: int | None = None,
     ) -> None:
         """Record a decision between claims: the winner and the losers stop being live (and
-        stay in the record)."""
+        stay in the record). With `expected`, only while the claims stream is at that version
+        (WrongExpectedVersion otherwise): a decision taken on what the stream held when it was
+        read, which another decision since may have changed."""
         decided = ClaimsReconciled(
             run_id=run_id,
             subject=subject,
@@ -154,7 +157,10 @@ class Claims:
             rule=rule,
             value=value,
         )
-        append_next(self.journal, self.stream(subject), [decided])
+        if expected is None:
+            append_next(self.journal, self.stream(subject), [decided])
+        else:
+            self.journal.append(self.stream(subject), [decided], expected)
 
     def conflicts(self, subject: str, predicate: str) -> list[tuple[ClaimAsserted, ClaimAsserted]]:
         """Pairs of live claims from the same version that disagree."""

@@ -15,8 +15,10 @@ import re
 import pytest
 from django.test import Client
 
+from desk.models import Order
 from journal_store.journal import DjangoJournal
 from runtime.events import ClaimsReconciled
+from services import review
 from tests.dashboard.conftest import claim_of, two_runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -128,3 +130,61 @@ def test_the_api_marks_claims_another_ruling_settled_and_offers_only_the_rest(as
         if isinstance(r.event, ClaimsReconciled)
     ]
     assert sorted(decisions[-1].losers) == sorted(ours)
+
+
+def rejected_meanwhile(monkeypatch, conflict_id: str) -> None:
+    """Another reviewer rejects both claims of `conflict_id` while the next ruling is between
+    its check of which claims were settled and its write (tests/coordination/
+    test_a_claim_settled_during_a_ruling.py has the same on both databases)."""
+    real = review.decide
+    pending = [conflict_id]
+
+    def decide(*args, **kwargs):
+        if pending:
+            review.resolve(pending.pop(), review.NONE, "bea", "neither")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(review, "decide", decide)
+
+
+def test_a_claim_settled_while_it_was_being_chosen_is_refused_on_the_page(as_reviewer, monkeypatch):
+    first, second = two_runs("A-78")
+    chosen = claim_of(first, "cancelled")
+    version = Order.objects.get(order_id="A-78").version
+    rejected_meanwhile(monkeypatch, second.conflict_id)
+    refused = as_reviewer.post(
+        f"/review/conflicts/{first.conflict_id}/resolve",
+        {"choice": chosen, "reason": "she asked first"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert refused.status_code == 409
+    said = html.unescape(refused.content.decode())
+    assert f"claim {chosen} ('cancelled' by support-agent in run {first.run_id}) was" in said
+    assert f"settled since this conflict was parked, by a ruling in run {second.run_id}" in said
+    assert "choose another claim or “reject both”" in said
+    decisions = [
+        r.event
+        for r in DjangoJournal().read("claims-order:A-78")
+        if isinstance(r.event, ClaimsReconciled) and chosen in (r.event.winner, *r.event.losers)
+    ]
+    assert [(d.run_id, d.winner) for d in decisions] == [(second.run_id, "none")]
+    assert DjangoJournal().version(f"conflict-{first.conflict_id}") == 1
+    assert Order.objects.get(order_id="A-78").version == version  # nothing committed
+
+
+def test_a_claim_settled_while_it_was_being_chosen_is_a_409_in_the_api(
+    as_reviewer, token, monkeypatch
+):
+    first, second = two_runs("A-79")
+    chosen = claim_of(first, "shipped")
+    rejected_meanwhile(monkeypatch, second.conflict_id)
+    refused = Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
+        f"/api/review/conflicts/{first.conflict_id}/resolve",
+        {"choice": chosen, "reason": "the carrier scanned it"},
+        content_type="application/json",
+    )
+    assert refused.status_code == 409
+    detail = refused.json()["detail"]
+    assert f"claim {chosen} ('shipped' by order-agent in run {first.run_id}) was" in detail
+    assert "choose another claim or reject both (choice 'none')" in detail
+    assert DjangoJournal().version(f"conflict-{first.conflict_id}") == 1

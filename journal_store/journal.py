@@ -288,6 +288,21 @@ class DjangoJournal:
             [run_id, kind, stream],
         )
 
+    def read_kind(
+        self, stream: str, kind: str, after: int = 0, limit: int | None = None
+    ) -> list[Recorded]:
+        """The stream's events of one kind with position > after, in order (the first `limit`
+        of them). The kind is written into the statement (a known kind's name, never a
+        caller's text) so that the planner can use an index kept for that kind alone:
+        ClaimsReconciled's (journal_claims_decided) makes it a seek to just those rows; another
+        kind is read by the (stream, version) index, its other rows skipped in the database."""
+        if kind not in BY_KIND:
+            raise ValueError(f"no event kind {kind!r}")
+        where = f"WHERE stream = %s AND kind = '{kind}' AND position > %s ORDER BY position"
+        if limit is None:
+            return self.select(where, [stream, after])
+        return self.select(where + " LIMIT %s", [stream, after, limit])
+
     def first(self, stream: str) -> Recorded | None:
         """The stream's first event (a run's TeamStarted, its settings), or None."""
         found = self.select("WHERE stream = %s AND version = 1", [stream])

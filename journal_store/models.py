@@ -39,6 +39,14 @@ class StoredEvent(models.Model):
             models.Index(fields=["run_id", "kind", "position"], name="journal_run_kind"),
             # The timeline's agent filter: one seek per agent (dashboard/queries.py, distinct).
             models.Index(fields=["run_id", "agent"], name="journal_run_agent"),
+            # The decisions on a subject's claims after a position (a conflict card's claims
+            # settled since it was parked: Claims.settled), the rest of its claims stream not
+            # read. Only those rows are in it, so no other append pays for it.
+            models.Index(
+                fields=["stream", "position"],
+                name="journal_claims_decided",
+                condition=models.Q(kind="ClaimsReconciled"),
+            ),
         ]
 
     def __str__(self) -> str:

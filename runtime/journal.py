@@ -130,6 +130,28 @@ def read_between(journal: Journal, stream: str, after: int, until: int) -> list[
     return journal.read(stream, after)[: max(0, until - after)]
 
 
+class KindJournal(Journal, Protocol):
+    def read_kind(
+        self, stream: str, kind: str, after: int = 0, limit: int | None = None
+    ) -> list[Recorded]:
+        """The stream's events of one kind with journal position > after, in order (the
+        first `limit` of them)."""
+        ...
+
+
+def read_of_kind(
+    journal: Journal, stream: str, kind: str, after: int = 0, limit: int | None = None
+) -> list[Recorded]:
+    """The stream's events of `kind` with journal position > `after` (a position, not a
+    version), the first `limit` of them: by the journal's own read where it has one (a
+    database reads only those rows), else by picking them out of a read of the whole stream."""
+    own = getattr(journal, "read_kind", None)
+    if own is not None:
+        return cast(KindJournal, journal).read_kind(stream, kind, after, limit)
+    found = [r for r in journal.read(stream) if r.position > after and r.event.kind == kind]
+    return found if limit is None else found[:limit]
+
+
 class ScanningJournal(Journal, Protocol):
     def read_prefix(self, prefix: str) -> list[Recorded]:
         """Every event of the streams whose names start with `prefix`, in position order."""
@@ -190,6 +212,11 @@ class Fenced:
 
     def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
         return read_between(self.journal, stream, after, until)
+
+    def read_kind(
+        self, stream: str, kind: str, after: int = 0, limit: int | None = None
+    ) -> list[Recorded]:
+        return read_of_kind(self.journal, stream, kind, after, limit)
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         return self.journal.read_all(after, limit)

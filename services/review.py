@@ -269,9 +269,8 @@ def settled_since(
 ) -> dict[str, ClaimsReconciled]:
     """The conflict's claims (as parked, at journal position `position`) that a ruling settled
     since, by claim id, with the decision that settled them."""
-    ids = set(claim_choices_of(claims))
-    found = Claims(DjangoJournal(using)).settled(subject, predicate, after=position)
-    return {claim: by for claim, by in found.items() if claim in ids}
+    ids = claim_choices_of(claims)
+    return Claims(DjangoJournal(using)).settled(subject, predicate, position, ids)
 
 
 def claims_now(conflict: Any, using: str = "default") -> tuple[list[dict[str, Any]], list[str]]:

@@ -17,16 +17,20 @@ authority, verification, plan, intent, resource), and the parked conflict carrie
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
 from runtime.coordination.effects import canonical
 from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked
-from runtime.journal import Journal, append_next
+from runtime.journal import Journal, append_next, read_of_kind
 
 __all__ = ["SOURCE_RANK", "Claims", "ConflictType", "Outcome", "Rules", "conflict_type"]
+
+# The decisions Claims.settled asks for at a time: few first (most conflicts have none since
+# they were parked, or the first one settles them), more while it has to go on.
+FIRST_PAGE, LAST_PAGE = 8, 512
 
 
 @dataclass(frozen=True)
@@ -118,20 +122,45 @@ class Claims:
         settled.update(c.supersedes for c in claims if c.supersedes)
         return [c for c in claims if c.claim_id not in settled]
 
-    def settled(self, subject: str, predicate: str, after: int = 0) -> dict[str, ClaimsReconciled]:
+    def settled(
+        self,
+        subject: str,
+        predicate: str,
+        after: int = 0,
+        claims: Collection[str] | None = None,
+    ) -> dict[str, ClaimsReconciled]:
         """The decisions on the fact recorded after journal position `after`, by the claim
-        each settled (the first to settle it). The stream is the subject's, shared by every
-        run on it, so a conflict parked at `after` learns here which of its claims a ruling
-        on another conflict decided since: its own record of them does not change."""
+        each settled (the first to settle it); with `claims`, those claims' alone. The stream
+        is the subject's, shared by every run on it, so a conflict parked at `after` learns
+        here which of its claims a ruling on another conflict decided since: its own record of
+        them does not change.
+
+        Only the decisions after `after` are read, asked of the journal by kind (a database
+        seeks them by an index): not the claims, nor what was decided before. With `claims`,
+        reading stops at the decision that settled the last of them: what comes after cannot
+        change what was found. A page of conflict cards then costs what was decided since each
+        was parked, not the subject's whole history."""
+        wanted = None if claims is None else set(claims)
         found: dict[str, ClaimsReconciled] = {}
-        for rec in self.journal.read(self.stream(subject)):
-            e = rec.event
-            if rec.position <= after or not isinstance(e, ClaimsReconciled):
-                continue
-            if e.predicate == predicate:
-                for claim in (e.winner, *e.losers):
-                    found.setdefault(claim, e)
-        return found
+        if wanted is not None and not wanted:
+            return found
+        stream = self.stream(subject)
+        # A journal that reads by kind reads a page at a time; one that would read the whole
+        # stream for every page (a file, a list) reads it once.
+        page: int | None = FIRST_PAGE if hasattr(self.journal, "read_kind") else None
+        while True:
+            records = read_of_kind(self.journal, stream, ClaimsReconciled.kind, after, page)
+            for rec in records:
+                e = rec.event
+                if isinstance(e, ClaimsReconciled) and e.predicate == predicate:
+                    for claim in (e.winner, *e.losers):
+                        if wanted is None or claim in wanted:
+                            found.setdefault(claim, e)
+                if wanted is not None and wanted <= found.keys():
+                    return found
+            if page is None or len(records) < page:
+                return found
+            after, page = records[-1].position, min(page * 2, LAST_PAGE)
 
     def settle(
         self,

@@ -37,6 +37,7 @@ from runtime.journal import (
     OutOfRange,
     StaleEpoch,
     WrongExpectedVersion,
+    read_of_kind,
 )
 
 
@@ -447,6 +448,27 @@ class JournalContract:
         assert found("lease-a\\") == ["lease-a\\b"]
         assert found("lease-a") == names  # in position order
         assert found("lease-ab%") == [] and found("run-") == []
+
+    # --- one kind of a stream's events ------------------------------------------------------
+
+    def test_read_of_kind_gives_a_streams_events_of_one_kind_after_a_position(self, journal):
+        # by the journal's own read where it has one (the database's), else from a read
+        journal.append("claims-a", [debit(1), grant(), debit(2)], 0)
+        journal.append("claims-b", [debit(3)], 0)
+        later = journal.append("claims-a", [debit(4), grant("w2"), debit(5)], 3)
+
+        def amounts(reader, after=0, limit=None):
+            found = read_of_kind(reader, "claims-a", "BudgetDebited", after, limit)
+            assert all(r.stream == "claims-a" for r in found)
+            return [r.event.amount for r in found]
+
+        for reader in (journal, Fenced(journal, "lease-x", 1)):
+            assert amounts(reader) == [1, 2, 4, 5]
+            assert amounts(reader, after=later[0].position) == [5]
+            assert amounts(reader, after=later[0].position - 1) == [4, 5]
+            assert amounts(reader, limit=3) == [1, 2, 4]
+            assert amounts(reader, after=later[-1].position) == []
+        assert read_of_kind(journal, "claims-none", "BudgetDebited") == []
 
     # --- several streams at once -------------------------------------------------------------
 

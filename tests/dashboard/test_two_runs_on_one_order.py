@@ -17,6 +17,7 @@ from django.test import Client
 
 from desk.models import Order
 from journal_store.journal import DjangoJournal
+from runtime.coordination.claims import Claims
 from runtime.events import ClaimsReconciled
 from services import review
 from tests.dashboard.conftest import claim_of, two_runs
@@ -25,7 +26,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def card(client, conflict_id: str) -> str:
-    page = html.unescape(client.get("/review/conflicts?q=A-77").content.decode())
+    return card_of(client, conflict_id, "A-77")
+
+
+def card_of(client, conflict_id: str, order: str) -> str:
+    answer = client.get(f"/review/conflicts?q={order}")
+    assert answer.status_code == 200
+    page = html.unescape(answer.content.decode())
     start = page.index(f'id="{conflict_id}"')
     return page[start : page.index("</section>", start)]
 
@@ -188,3 +195,15 @@ def test_a_claim_settled_while_it_was_being_chosen_is_a_409_in_the_api(
     assert f"claim {chosen} ('shipped' by order-agent in run {first.run_id}) was" in detail
     assert "choose another claim or reject both (choice 'none')" in detail
     assert DjangoJournal().version(f"conflict-{first.conflict_id}") == 1
+
+
+def test_a_ruling_that_names_no_run_is_shown_without_a_link(as_reviewer):
+    # A ClaimsReconciled with no run id (Claims.settle's default; an imported journal may hold
+    # one): the card linked to the run "" and the whole conflicts page was a 500.
+    first, second = two_runs("A-78")
+    claim = claim_of(first, "shipped")
+    Claims(DjangoJournal()).settle(second.subject, second.predicate, claim, [], "by hand", "x")
+    now = card_of(as_reviewer, second.conflict_id, "A-78")
+    words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", now))
+    assert "settled since this conflict was parked, by a ruling of no run, which chose it" in words
+    assert claim not in offered(now)

@@ -13,8 +13,9 @@ that is already stored, the same id at the same place, is the one exception: it 
 (that is what makes a second import of a file a no-op). Ids, kinds and the envelope are held to
 admission.py; the run's starter is whoever imports it. The file is bounded too: its size, each
 line's length and nesting, the number of lines, runs, streams and problems (reading stops at a
-thousand); and what is kept in memory while reading it does not grow with the file (twenty
-problems and a count; nothing pending once a problem means nothing will be written).
+thousand); what is kept of its problems does not grow with the file (twenty and a count;
+nothing pending once a problem means nothing will be written), and of its events, a few bytes
+each (the line of each, and in the first reading its id: import_ids.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 
 from journal_store import admission
+from journal_store.import_ids import Ids
 from journal_store.journal import DjangoJournal, flat_line
 from journal_store.models import StoredEvent
 from journal_store.sniff import not_a_journal
@@ -131,8 +133,12 @@ def import_journal(
     # A first reading writes nothing and takes no lock: a file refused for what it holds is
     # refused before the lock every append of every run waits on (journal.serialize_appends)
     # is taken, where a 44 MB file refused at its 92,020th line held every run's writes for
-    # the minute it took to get there. The second reading, under the lock, is the one that
-    # counts (the store may have changed between the two); the first costs a file's parse.
+    # the minute it took to get there. It refuses an id the file repeats or the store holds
+    # elsewhere too (journal_store/import_ids.py), as the store would. The second reading,
+    # under the lock, is the one that counts: the store may have changed between the two (an
+    # id stored since is refused as it appends). The first costs a file's parse, a look-up of
+    # the store every 500 lines, and some 35 bytes an event it would append (35 MB and a
+    # quarter more time for a million lines, the most a file holds).
     checked = _Importer(DjangoJournal(using), fingerprint, run_id, by, dry=True)
     checked.read(source, allow_torn)
     if checked.problems:
@@ -228,8 +234,7 @@ class _Importer:
         dry: bool = False,
     ) -> None:
         self.journal = journal
-        self.dry = dry  # read and check only: nothing appended (an id the file repeats is
-        # found where the store refuses it, in the reading that writes)
+        self.dry = dry  # read and check only: nothing appended
         self.stored = StoredEvent.objects.using(journal.using)
         self.fingerprint = fingerprint
         self.rename = rename
@@ -239,7 +244,9 @@ class _Importer:
         self.report = ImportReport()
         self.streams: dict[str, _Stream] = {}
         self.runs: dict[str, bool] = {}  # run id -> the store held it before this import
-        self.start = journal.last_position()  # later positions are this import's own
+        # What it appends, and its words for an id the store refuses (import_ids.py); the
+        # store's positions after the last one now are this import's own.
+        self.ids = Ids(journal, journal.last_position(), self.streams, dry)
         self.owned: dict[str, str] = {}  # stream -> the run it was found to belong to
         self.reported: set[str] = set()
         self.held: set[str] = set()  # stored runs a line was refused for: said once each
@@ -524,60 +531,31 @@ class _Importer:
     def flush(self) -> None:
         """Append the pending events in the file's order, each run of consecutive lines of one
         stream as one append; a refusal names the line of the first id the store (or an
-        earlier line of the file) holds already."""
-        if self.dry:
-            self.pending = []
-            return
+        earlier line of the file) holds already. Dry, the ids are checked as the store would."""
         batches: list[tuple[str, list[tuple[int, Event]]]] = []
         for number, name, event in self.pending:
             if batches and batches[-1][0] == name:
                 batches[-1][1].append((number, event))
             else:
                 batches.append((name, [(number, event)]))
+        held = self.ids.held([event.id for _, _, event in self.pending]) if self.dry else {}
         self.pending = []
         for name, batch in batches:
             stream = self.streams[name]
-            events = [event for _, event in batch]
-            try:
-                with transaction.atomic(using=self.journal.using):  # a savepoint: a refusal here
-                    self.journal.append_locked(name, events, stream.appended)
-            except (JournalError, DatabaseError) as exc:
-                self.problem(self.refusal(name, batch, exc))
+            if self.dry and (problem := self.ids.unstored(batch, held)):
+                self.problem(problem)
                 return
+            if not self.dry:
+                events = [event for _, event in batch]
+                try:
+                    with transaction.atomic(using=self.journal.using):  # a savepoint
+                        self.journal.append_locked(name, events, stream.appended)
+                except (JournalError, DatabaseError) as exc:
+                    self.problem(self.ids.refusal(name, batch, exc))
+                    return
             stream.appended += len(batch)
             stream.lines.extend(number for number, _ in batch)
             self.report.added += len(batch)
-
-    def refusal(self, name: str, batch: list[tuple[int, Event]], exc: Exception) -> str:
-        """Why the store refused a batch, at the line that caused it when an id did."""
-        first_line: dict[str, int] = {}
-        for number, event in batch:
-            if event.id in first_line:
-                earlier = first_line[event.id]
-                return f"line {number}: field 'id': repeats the event id of line {earlier}"
-            first_line[event.id] = number
-        clash = (
-            self.stored.filter(event_id__in=[uuid.UUID(hex=i) for i in first_line])
-            .values_list("event_id", "stream", "version", "position")
-            .first()
-        )
-        if clash is None:
-            lines = f"lines {batch[0][0]}-{batch[-1][0]}"
-            return f"{lines}: stream {name!r}: the store refused them: {exc}"
-        event_id, where, version, position = clash
-        what = f"event id {event_id.hex} is already stored"
-        if position > self.start:
-            what = f"repeats the event id of {self.line_of(where, version)}"
-        at = f"(stream {where!r}, version {version})"
-        return f"line {first_line[event_id.hex]}: field 'id': {what} {at}"
-
-    def line_of(self, name: str, version: int) -> str:
-        """The line of the file that wrote `version` of stream `name` in this import."""
-        stream = self.streams.get(name)
-        place = version - 1 - stream.stored if stream is not None else -1
-        if stream is None or not 0 <= place < len(stream.lines):
-            return "an earlier line"  # (a place this import did not append: not expected)
-        return f"line {stream.lines[place]}"
 
 
 def _renamed(event: Event, run_id: str) -> Event:

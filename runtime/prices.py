@@ -92,13 +92,14 @@ def load(path: Path) -> Table:
     except OSError as exc:
         raise PriceError(f"{path}: cannot be read ({exc.strerror})") from None
     try:
-        return parse(json.loads(text), str(path))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PriceError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
     except ValueError:
         raise PriceError(f"{path}: not JSON we can read ({NUMBER_TOO_LONG})") from None
     except RecursionError:
         raise PriceError(f"{path}: nested too deeply for JSON to read") from None
+    return parse(data, str(path))
 
 
 def row_cost(table: Table, row: dict[str, Any], model: str | None) -> tuple[float | None, str]:

@@ -85,7 +85,7 @@ def written() -> tuple[int, list[object]]:
         (
             "finding=budget",
             "finding",
-            "finding: 'budget' is no finding; one of breaker_tripped, budget_exhausted,",
+            "finding: 'budget' is no finding; one of accepted_failing_tests, breaker_tripped,",
             '<option value="budget" selected>budget</option>',
         ),
         (

@@ -33,10 +33,11 @@ FAILING = "tests/test_parser.py::test_empty_input_has_no_fields"
 
 def test_a_testers_unreviewed_conftest_does_not_make_the_verdict_done(tmp_path):
     # The hostile review's run: a no-op fix, accepted; the tester writes a conftest that
-    # turns every report into "passed" and says green.
+    # turns every report into "passed" and says green. (The coder runs no test: a red run
+    # shown to the reviewer would not be merged however it accepted.)
     scripts = {
         "orchestrator": [plan(50, fix="Fix the parser.", verify="Verify T1.")],
-        "coder": [call("run_tests", 50), call("done", 20, summary="done")],
+        "coder": [call("done", 20, summary="done")],
         "reviewer": [accept(20, "fine")],
         "tester": [
             call("write_file", 40, path="tests/conftest.py", content=PASS_EVERYTHING),

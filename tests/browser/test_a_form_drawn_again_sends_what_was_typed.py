@@ -21,7 +21,10 @@ def test_a_task_refused_for_another_box_is_sent_again_as_typed(signed_in, watch,
     settings.MODELS = {"MINUTES_MODEL": "some-model"}
     page = signed_in
     page.goto("/runs/new")
-    page.get_by_label("Model backend").select_option("endpoint")
+    # The form is drawn again for the backend: a box filled before the new one lands is lost.
+    with page.expect_response(lambda r: "/runs/new?" in r.url):
+        page.get_by_label("Model backend").select_option("endpoint")
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-settling')")
     page.get_by_label("Task").fill(TYPED)
     page.get_by_label("Allowance").fill("0")
     page.get_by_role("button", name="Start the run").click()

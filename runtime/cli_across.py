@@ -8,7 +8,7 @@ import json
 import signal
 from pathlib import Path
 
-from runtime import compare, flight, fork, keys, plugins, streams, zero
+from runtime import compare, flight, fork, fork_workspace, keys, plugins, streams, zero
 from runtime.cli import (
     EXIT_DIFFERS,
     EXIT_OK,
@@ -121,12 +121,12 @@ def make(
     records = fork.records_of(journal, parent)
     planned = fork.plan(records, parent, child, at, changes, operator())
     fork.verify(journal, planned)
-    staged = fork.stage_workspace(planned, root)
+    staged = fork_workspace.stage_workspace(planned, root)
     try:
         fork.write(journal, planned)  # all its streams or none (fork.write)
     except BaseException as exc:
         # Nothing of the fork was written: the workspace restored for it belongs to no run.
-        removed = fork.discard_workspace(staged)
+        removed = fork_workspace.discard_workspace(staged)
         if (
             key
             and isinstance(exc, WrongExpectedVersion | DuplicateEventId)
@@ -137,7 +137,7 @@ def make(
         if isinstance(exc, OSError | WrongExpectedVersion | DuplicateEventId):
             raise fork.ForkNotWritten(parent, str(path), exc, removed) from None
         raise
-    fork.place_workspace(planned, root, staged)
+    fork_workspace.place_workspace(planned, root, staged)
     return planned.forked.number, False
 
 

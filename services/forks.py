@@ -11,7 +11,7 @@ from django.db import InterfaceError, InternalError, OperationalError
 from config.commandline import first_line
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime import flight, fork, streams
+from runtime import flight, fork, fork_workspace, streams
 from runtime.events import RunForked
 from runtime.journal import DuplicateEventId, Recorded, WrongExpectedVersion
 from runtime.team import split_models
@@ -97,7 +97,7 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
     fork made under it already is answered (new False), before anything is planned or
     checked, as long as it was asked the same (KeyReused naming what differs, when not; and
     KeyTaken when it is not this person's fork), and nothing is written, restored or enqueued
-    again. Two asked at once each restore a workspace of their own (fork.stage_workspace):
+    again. Two asked at once each restore a workspace of their own (fork_workspace.stage_workspace):
     the one whose write wins puts its workspace in place; the other removes its own and
     answers the fork the first wrote."""
     journal = DjangoJournal()
@@ -125,14 +125,14 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
             # in the dead-letter queue for a person, saying only that its step kept failing.
             raise ForkRefused(why, "models")
         fork.verify(journal, planned)
-        staged = fork.stage_workspace(planned, settings.WORKSPACES)
+        staged = fork_workspace.stage_workspace(planned, settings.WORKSPACES)
     except fork.ForkRefused as exc:
         raise ForkRefused(exc.why, exc.field) from None
     try:
         fork.write(journal, planned)  # one transaction for all its streams
     except BaseException as exc:
         # Nothing of this fork was written: the workspace restored for it belongs to no run.
-        made = fork.discard_workspace(staged)
+        made = fork_workspace.discard_workspace(staged)
         if isinstance(exc, UNAVAILABLE):
             log.warning("the fork of run %s was not written", parent, exc_info=True)
             raise ForkNotWritten(parent, exc, made) from None
@@ -142,7 +142,7 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
                 return first
             raise ForkCollided(parent, exc, made) from None
         raise
-    fork.place_workspace(planned, settings.WORKSPACES, staged)
+    fork_workspace.place_workspace(planned, settings.WORKSPACES, staged)
     projection.catch_up()
     for sub_id in fork.in_flight(planned):
         specialists.dispatch(child, sub_id, {})

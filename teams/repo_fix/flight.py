@@ -15,7 +15,7 @@ from runtime.scripted_votes import refuse_unscripted_votes
 from runtime.session import Session
 from runtime.status import Verdict
 from runtime.team import FlightConfig, Scenario, Services, start
-from teams.repo_fix import parallel
+from teams.repo_fix import parallel, verifying
 from teams.repo_fix.harness import Harness, Stop
 from teams.repo_fix.roles import PARALLEL_ORCHESTRATOR
 from teams.repo_fix.scenarios import SCENARIOS
@@ -100,7 +100,7 @@ def verify(harness: Harness, tasks: list[dict[str, Any]], integrated: Integrated
     """The plan's verify tasks of the fix just integrated."""
     for check in tasks:
         if check["kind"] == "verify" and check.get("of") == integrated.task_id:
-            harness.verify(check, integrated)
+            verifying.verify(harness, check, integrated)
 
 
 def fly_scenario(

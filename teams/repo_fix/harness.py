@@ -31,8 +31,6 @@ from runtime.events import (
     TeamPlanned,
     ToolReturned,
     VoteTaken,
-    WorktreeAdded,
-    WorktreeRemoved,
 )
 from runtime.journal import Fence, Fenced
 from runtime.messages import Message, Performative, PostOffice
@@ -562,64 +560,6 @@ class Harness:
         )
         self.integrations[mutation.key] = mutation.request
         return integrated
-
-    def verify(self, check: dict[str, Any], integrated: Integrated) -> None:
-        """The tester verifies the integration in a worktree of its own at the integrated commit
-        (`<workspace>.tester-<check>`), taken away with whatever it wrote once its report is in:
-        a test it added was never reviewed, so it reaches no candidate and no commit (in the
-        workspace the next coder's candidate, `git add -A`, took it in as that coder's)."""
-        name = f"tester-{check['id']}"
-        given = self.give_worktree("tester", name, integrated.commit, check["id"])
-        try:
-            request, reply = self.ask(
-                "tester", check["id"], {"brief": check["brief"], "commit": integrated.commit}
-            )
-        except Stop:
-            self.take_worktree("tester", name, given, check["id"])  # the run ends here
-            raise
-        self.take_worktree("tester", name, given, check["id"])
-        assert reply.report is not None
-        self.post.send(
-            DONE,
-            "tester",
-            "orchestrator",
-            check["id"],
-            {
-                "verdict": reply.report["verdict"],
-                "summary": reply.report["summary"],
-                "tests": self.evidence("tester", reply.started),
-            },
-            in_reply_to=request.message_id,
-        )
-
-    def give_worktree(self, agent: str, name: str, commit: str, task_id: str) -> bool:
-        """`agent` works from here on in a worktree `name` of its own at `commit` (WorktreeAdded:
-        made once, read back on resume and replay, which touch no git); False, and it works in
-        the workspace as before, where the record goes on without one (a journal from before
-        the tester had a worktree)."""
-        if not self.session.live and not isinstance(self.session.peek(), WorktreeAdded):
-            return False
-        self.session.activity(
-            WorktreeAdded,
-            lambda: workspace.add_checkout(self.path, name, commit),
-            agent=agent,
-            task_id=task_id,
-        )
-        self.where[agent] = workspace.worktree_path(self.path, name)
-        return True
-
-    def take_worktree(self, agent: str, name: str, given: bool, task_id: str) -> None:
-        """`agent` is done in its worktree: it is taken away with what it held that no commit
-        has (WorktreeRemoved names those paths), and the agent is back in the workspace."""
-        if not given:
-            return
-        self.session.activity(
-            WorktreeRemoved,
-            lambda: workspace.discard_checkout(self.path, name),
-            agent=agent,
-            task_id=task_id,
-        )
-        self.where.pop(agent, None)
 
     def document(self, docs_task: dict[str, Any], shipped: list[Integrated]) -> None:
         """Shipping does not wait for documentation: a missing changelog is a follow-up, not a

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from runtime import compare, flight, fork, streams
+from runtime import compare, flight, fork, fork_workspace, streams
 from runtime.cli import main
 from runtime.events import EffectStarted, MessageInjected, ModelCalled, RunForked, ToolReturned
 from runtime.jsonl import JsonlJournal
@@ -45,7 +45,7 @@ def fork_and_fly(path, parent_id, child, at, root, changes=None, by="ana"):
         fork.records_of(journal, parent_id), parent_id, child, at, changes or fork.Changes(), by
     )
     fork.verify(journal, planned)
-    fork.restore_workspace(planned, root)
+    fork_workspace.restore_workspace(planned, root)
     fork.write(journal, planned)
     outcome = flight.resume(journal, child, root)
     return journal, planned, outcome
@@ -154,7 +154,7 @@ def test_a_fork_that_cannot_be_made_is_refused_and_writes_nothing(parent, where,
     with pytest.raises(fork.ForkRefused, match=says):
         planned = fork.plan(fork.records_of(journal, run_id), run_id, "r-no", at, changes, "ana")
         fork.verify(journal, planned)
-        fork.restore_workspace(planned, root)
+        fork_workspace.restore_workspace(planned, root)
     assert path.read_bytes() == before
     assert not (root / "r-no.workspace").exists()
 

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from runtime import flight, fork, prices, streams, views
+from runtime import flight, fork, fork_workspace, prices, streams, views
 from runtime.jsonl import JsonlJournal
 from runtime.team import Services
 from tests.fakellm import Reply, completion, wire_call
@@ -54,7 +54,7 @@ def test_a_fork_hands_one_agent_to_a_named_model_from_its_point_on(fly_team, ser
     planned = fork.plan(fork.records_of(journal, run_id), run_id, "r-big", at, changes, "ana")
     assert planned.config.model_names == {"reviewer": "m-big"}
     fork.verify(journal, planned)
-    fork.restore_workspace(planned, root)
+    fork_workspace.restore_workspace(planned, root)
     fork.write(journal, planned)
     accept(server)
     env = {"MINUTES_MODEL_BASE_URL": server.url, "MINUTES_MODEL": "m-default"}

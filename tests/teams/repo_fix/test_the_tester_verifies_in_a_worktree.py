@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime import flight, fork, streams
+from runtime import flight, fork, fork_workspace, streams
 from runtime.events import (
     CandidateCommitted,
     Integrated,
@@ -230,8 +230,8 @@ def forked(parent, tmp_path, child, at_event, place=True):
     )
     fork.verify(journal, planned)
     if not place:
-        return fork.stage_workspace(planned, root), planned, root
-    fork.restore_workspace(planned, root)
+        return fork_workspace.stage_workspace(planned, root), planned, root
+    fork_workspace.restore_workspace(planned, root)
     return path, planned, root
 
 
@@ -296,6 +296,6 @@ def test_a_fork_not_written_leaves_no_workspace_and_no_testers_worktree(parent, 
         place=False,
     )
     assert staged.is_dir() and not (root / "r-gone.workspace.tester-T4").exists()
-    assert fork.discard_workspace(staged)
+    assert fork_workspace.discard_workspace(staged)
     assert not list(root.glob("r-gone.workspace*"))
     assert (root / "r-parent.workspace").is_dir()  # the parent's is its own

@@ -357,45 +357,51 @@ def resolve(
         # the form's ruling id for another choice or reason: the gate's idempotency check
         # refuses it (journalled in the gate log), saying what was decided
     parked_at = records[0].position
-    at: int | None = None  # a ruling already decided is refused at the gate: no decision
-    gone: dict[str, ClaimsReconciled] = {}
-    if decided is None:
-        at, gone = unsettled(journal, parked, choice, parked_at)
-    target = committer(parked) if choice != NONE else None
-    gate = MutationGate(
-        journal,
-        RULINGS,
-        f"gate-{parked.run_id}",
-        used=lambda k: ruled(decided) if decided is not None and decided.ruling_id == k else None,
-    )
     try:
-        gate.check(ruling(journal, parked, choice, by, role, key, request, decided is not None))
-    except GateRefused as exc:
-        if decided is not None and exc.refused.check == "idempotency":
-            raise RulingRepeated(exc.refused, decided) from None
-        raise refusal(exc.refused) from None
-    for attempt in range(RECHECKS + 1):
-        try:
-            decision = decide(
-                journal, parked, target, choice, value, by, reason, key, using, set(gone), at
-            )
-            break
-        except ClaimsMoved:
-            # Something was appended to the subject's claims since the check (another
-            # conflict's ruling, a run's claim): nothing of this ruling was written. Check
-            # again: refused when its claim was settled meanwhile, else decided on what holds.
-            if attempt == RECHECKS:
-                raise
+        at: int | None = None  # a ruling already decided is refused at the gate: no decision
+        gone: dict[str, ClaimsReconciled] = {}
+        if decided is None:
             at, gone = unsettled(journal, parked, choice, parked_at)
-        except (ConflictMoved, ConflictAlreadyDecided):
-            # Another ruling went in between our read and our write (six posts at once): its
-            # commit moved the fact, or its decision took version 2. Said as what it decided.
-            now = decision_of(r.event for r in journal.read(f"conflict-{conflict_id}", after=1))
-            if now is None:
-                raise  # the fact moved under something else: the stale ruling's own refusal
-            if now.ruling_id == key and ruled(now) == request:
-                return now  # the same ruling, posted twice at once: applied once
-            raise ConflictAlreadyDecided(conflict_id, now) from None
+        target = committer(parked) if choice != NONE else None
+        gate = MutationGate(
+            journal,
+            RULINGS,
+            f"gate-{parked.run_id}",
+            used=lambda k: (
+                ruled(decided) if decided is not None and decided.ruling_id == k else None
+            ),
+        )
+        try:
+            gate.check(ruling(journal, parked, choice, by, role, key, request, decided is not None))
+        except GateRefused as exc:
+            if decided is not None and exc.refused.check == "idempotency":
+                raise RulingRepeated(exc.refused, decided) from None
+            raise refusal(exc.refused) from None
+        for attempt in range(RECHECKS + 1):
+            try:
+                decision = decide(
+                    journal, parked, target, choice, value, by, reason, key, using, set(gone), at
+                )
+                break
+            except ClaimsMoved:
+                # Something was appended to the subject's claims since the check (another
+                # conflict's ruling, a run's claim): nothing of this ruling was written. Check
+                # again: refused when its claim was settled meanwhile, else decided on what holds.
+                if attempt == RECHECKS:
+                    raise
+                at, gone = unsettled(journal, parked, choice, parked_at)
+    except ConflictError as exc:
+        if decided is not None or isinstance(exc, RulingNotAllowed):
+            raise
+        # Another ruling may have gone in between our read of the conflict and our write (six
+        # posts at once): whatever refused this one then (the claim it settled, the fact its
+        # commit moved, the decision's version 2) is said as what that ruling decided.
+        now = decision_of(r.event for r in journal.read(f"conflict-{conflict_id}", after=1))
+        if now is None:
+            raise  # still open: the refusal is this ruling's own
+        if now.ruling_id == key and ruled(now) == request:
+            return now  # the same ruling, posted twice at once: applied once
+        raise ConflictAlreadyDecided(conflict_id, now) from None
     projection.catch_up(["conflicts", "runs"], using=using)
     return decision
 

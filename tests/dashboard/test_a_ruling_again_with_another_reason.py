@@ -2,7 +2,9 @@
 reason) is answered with the decision taken, a 200 that writes nothing; another reason or
 another person is a 409 saying who decided it, with which choice and reason, and nothing is
 written. The same choice with another reason was a 200 whose reason the journal never kept.
-Six posts at once, each with its own reason, give one decision and five 409s."""
+Six posts at once, each with its own reason, give one decision and five 409s, each naming it,
+whichever check of the later ruling met the first one's decision (its claim settled by it, or
+the decision's version taken)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from dashboard.models import ApiToken
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime.events import ConflictResolved
+from services import review
 from tests.dashboard.conftest import make_user
 from tests.dashboard.test_api import parked_conflict
 
@@ -95,6 +98,32 @@ def test_six_rulings_at_once_with_their_own_reasons_decide_once(token, done_run)
     for code, body, _ in answers:
         if code == 409:
             assert body["detail"].endswith(f"for the reason {won!r}"), body
+
+
+@pytest.mark.parametrize("window", ["unsettled", "decide"])
+def test_a_ruling_decided_by_another_while_under_way_names_that_decision(
+    token, done_run, monkeypatch, window
+):
+    """The second ruling read the conflict open; the first went in before its claims check
+    (which then found claim k1 settled) or before its write (version 2 taken). Both are told
+    the decision taken, not that the claim was settled "since this conflict was parked"."""
+    conflict = parked_conflict(done_run)
+    real, pending = getattr(review, window), [True]
+
+    def first_goes_in(*args, **kwargs):
+        if pending and pending.pop():
+            review.resolve(conflict, "k1", "reviewer", "the bank confirms the refund")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(review, window, first_goes_in)
+    written = StoredEvent.objects.count()
+    second = resolve(client(token), conflict, "the customer called")
+    assert second.status_code == 409, second.content
+    assert second.json() == {"detail": DECIDED}
+    [decided] = decisions(conflict)
+    assert decided.reason == "the bank confirms the refund"
+    # the first ruling's decision and its claims' settlement; nothing of the second's
+    assert StoredEvent.objects.count() == written + 2
 
 
 def test_the_pages_form_sent_again_with_another_reason_says_what_was_taken(as_reviewer, done_run):

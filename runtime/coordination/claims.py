@@ -24,13 +24,14 @@ from typing import Any, Literal
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
 from runtime.coordination.effects import canonical
 from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked
-from runtime.journal import Journal, append_next, read_of_kind
+from runtime.journal import Journal, WrongExpectedVersion, append_next, read_of_kind
 
 __all__ = ["SOURCE_RANK", "Claims", "ConflictType", "Outcome", "Rules", "conflict_type"]
 
 # The decisions Claims.settled asks for at a time: few first (most conflicts have none since
 # they were parked, or the first one settles them), more while it has to go on.
 FIRST_PAGE, LAST_PAGE = 8, 512
+RECHECKS = 20  # readings again of claims whose stream moved before a rule's decision went in
 
 
 @dataclass(frozen=True)
@@ -111,16 +112,22 @@ class Claims:
 
     def live(self, subject: str, predicate: str) -> list[ClaimAsserted]:
         """Claims nobody superseded and no decision settled, newest last."""
+        return self.live_at(subject, predicate)[0]
+
+    def live_at(self, subject: str, predicate: str) -> tuple[list[ClaimAsserted], int]:
+        """The live claims (as `live`) and the claims stream's version they were read at: a
+        decision taken on them is appended at that version (`reconcile`)."""
         claims: list[ClaimAsserted] = []
         settled: set[str] = set()
+        version = 0
         for rec in self.journal.read(self.stream(subject)):
-            e = rec.event
+            e, version = rec.event, rec.version
             if isinstance(e, ClaimAsserted) and e.predicate == predicate:
                 claims.append(e)
             elif isinstance(e, ClaimsReconciled) and e.predicate == predicate:
                 settled.update([e.winner, *e.losers])
         settled.update(c.supersedes for c in claims if c.supersedes)
-        return [c for c in claims if c.claim_id not in settled]
+        return [c for c in claims if c.claim_id not in settled], version
 
     def settled(
         self,
@@ -193,13 +200,7 @@ class Claims:
 
     def conflicts(self, subject: str, predicate: str) -> list[tuple[ClaimAsserted, ClaimAsserted]]:
         """Pairs of live claims from the same version that disagree."""
-        live = self.live(subject, predicate)
-        return [
-            (a, b)
-            for i, a in enumerate(live)
-            for b in live[i + 1 :]
-            if a.based_on == b.based_on and canonical(a.value) != canonical(b.value)
-        ]
+        return disagreeing(self.live(subject, predicate))
 
     def reconcile(
         self,
@@ -210,22 +211,44 @@ class Claims:
         commit: dict[str, Any] | None = None,
     ) -> Outcome:
         """Decide by rule when a rule decides; otherwise park the conflict for a person
-        (`commit` tells the review queue where a chosen value goes)."""
-        live = self.live(subject, predicate)
-        if not live:
-            return Outcome("nothing")
-        pairs = self.conflicts(subject, predicate)
-        if not pairs:
-            return Outcome("agreed", live[-1].value)
-        contenders = {c.claim_id: c for pair in pairs for c in pair}
-        ordered = [c for c in live if c.claim_id in contenders]  # in journal order
-        _, decision = resolve(ordered, rules)
-        if decision is None:
-            return self.park(subject, predicate, ordered, run_id, commit)
-        first = decision.winner
-        losers = [c.claim_id for c in ordered if c.claim_id != first.claim_id]
-        self.settle(subject, predicate, first.claim_id, losers, decision.rule, first.value, run_id)
-        return Outcome("decided", first.value, decision.rule)
+        (`commit` tells the review queue where a chosen value goes).
+
+        A rule's decision is appended at the claims stream's version the live claims were read
+        at. A person's ruling on another conflict over the same claims (the subject's stream
+        is shared by its runs), or a new claim, may land in between: appended at any version,
+        the decision then named a claim the ruling rejected as the winner, and the claim lost
+        and then won. Instead the stream having moved means reading the claims again."""
+        for attempt in range(RECHECKS + 1):
+            live, at = self.live_at(subject, predicate)
+            if not live:
+                return Outcome("nothing")
+            pairs = disagreeing(live)
+            if not pairs:
+                return Outcome("agreed", live[-1].value)
+            contenders = {c.claim_id: c for pair in pairs for c in pair}
+            ordered = [c for c in live if c.claim_id in contenders]  # in journal order
+            _, decision = resolve(ordered, rules)
+            if decision is None:
+                return self.park(subject, predicate, ordered, run_id, commit)
+            first = decision.winner
+            losers = [c.claim_id for c in ordered if c.claim_id != first.claim_id]
+            try:
+                self.settle(
+                    subject,
+                    predicate,
+                    first.claim_id,
+                    losers,
+                    decision.rule,
+                    first.value,
+                    run_id,
+                    expected=at,
+                )
+            except WrongExpectedVersion:
+                if attempt == RECHECKS:
+                    raise
+                continue
+            return Outcome("decided", first.value, decision.rule)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def park(
         self,
@@ -264,6 +287,16 @@ class Claims:
         if self.journal.version(stream) == 0:
             self.journal.append(stream, [parked], 0)
         return Outcome("parked", None, "HUMAN_REQUIRED: no rule decides", conflict_id)
+
+
+def disagreeing(live: list[ClaimAsserted]) -> list[tuple[ClaimAsserted, ClaimAsserted]]:
+    """Pairs of the live claims, from the same version, that disagree."""
+    return [
+        (a, b)
+        for i, a in enumerate(live)
+        for b in live[i + 1 :]
+        if a.based_on == b.based_on and canonical(a.value) != canonical(b.value)
+    ]
 
 
 def conflict_type(claims: list[ClaimAsserted]) -> ConflictType:

@@ -223,3 +223,72 @@ def test_rules_decide_first_and_what_they_cannot_is_parked(
         assert claims.live("order:9", "status") == []
         assert [c.value for c in claims.all("order:9")] == ["shipped", "cancelled"]
         assert claims.reconcile("order:9", "status", Rules({"status": ranks})).status == "nothing"
+
+
+class ThenMeanwhile:
+    """A journal that runs `meanwhile()` once, right after its first read: another writer's
+    work landing between a reader's look at the claims and its decision on them."""
+
+    def __init__(self, journal: DjangoJournal, meanwhile) -> None:
+        self.journal, self.pending = journal, [meanwhile]
+
+    def read(self, *args, **kwargs):
+        records = self.journal.read(*args, **kwargs)
+        if self.pending:
+            self.pending.pop()()
+        return records
+
+    def __getattr__(self, name: str):
+        return getattr(self.journal, name)
+
+
+@on_every_backend(transaction=True)
+def test_a_rule_does_not_decide_claims_a_ruling_settled_while_it_looked(alias):
+    """The source rule would choose the order's own record over support's judgement; a person
+    rejects both claims (on another run's conflict over them) between the rule's reading of
+    the claims and its decision. Appended at any version, the rule's decision named the
+    rejected claim the winner: lost, then won. Now the rule reads again and finds nothing to
+    decide."""
+    journal = DjangoJournal(alias)
+    claims = Claims(journal)
+    a = claims.claim("order:9", "status", "shipped", 3, "orders", "state", {"scan": "DHL"})
+    b = claims.claim("order:9", "status", "cancelled", 3, "support", "model", {"chat": "no"})
+
+    def ruling() -> None:
+        Claims(DjangoJournal(alias)).settle(
+            "order:9", "status", "none", [a.claim_id, b.claim_id], "reviewer ann: both", None
+        )
+
+    outcome = Claims(ThenMeanwhile(journal, ruling)).reconcile("order:9", "status", Rules())
+    assert outcome.status == "nothing"
+    decided = [
+        r.event for r in journal.read("claims-order:9") if r.event.kind == "ClaimsReconciled"
+    ]
+    assert [(d.winner, d.rule) for d in decided] == [("none", "reviewer ann: both")]
+
+
+@on_every_backend(transaction=True)
+def test_a_rule_reads_again_when_a_claim_lands_while_it_looked(alias):
+    """A third claim from the same version arrives between the rule's reading and its
+    decision: the decision covers it too, where it was left live beside a settled fact."""
+    journal = DjangoJournal(alias)
+    claims = Claims(journal)
+    a = claims.claim("order:9", "status", "shipped", 3, "orders", "state", {"scan": "DHL"})
+    b = claims.claim("order:9", "status", "cancelled", 3, "support", "model", {"chat": "no"})
+    late: list = []
+
+    def claim() -> None:
+        late.append(
+            Claims(DjangoJournal(alias)).claim(
+                "order:9", "status", "refunded", 3, "billing", "model", {"ledger": "R-1"}
+            )
+        )
+
+    outcome = Claims(ThenMeanwhile(journal, claim)).reconcile("order:9", "status", Rules())
+    assert (outcome.status, outcome.value) == ("decided", "shipped")
+    [decided] = [
+        r.event for r in journal.read("claims-order:9") if r.event.kind == "ClaimsReconciled"
+    ]
+    assert decided.winner == a.claim_id
+    assert sorted(decided.losers) == sorted([b.claim_id, late[0].claim_id])
+    assert claims.live("order:9", "status") == []

@@ -4,8 +4,9 @@ the one that matters at the bottom.
 
 Only the two failures a newcomer's environment causes are turned into sentences: a setting
 that config/settings.py refuses (ImproperlyConfigured while it loads), and a database that
-does not answer or has no tables yet. Everything else is a bug and keeps its traceback, and
-so does this with `--traceback`.
+does not answer, has no tables yet, or stayed locked by another writer past the wait (SQLite's
+"database is locked": an import of a large journal holds the lock while it writes).
+Everything else is a bug and keeps its traceback, and so does this with `--traceback`.
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def database_trouble(exc: Exception) -> str | None:
             f"cannot reach the database, {where}: {first_lines(again)}\n"
             "Check that it is running and that DATABASE_URL names it (README: The journal store)."
         )
+    if busy(exc):
+        from django.conf import settings
+
+        waited = settings.DATABASES["default"].get("OPTIONS", {}).get("timeout", 5)
+        return (
+            f"the database, {where}, was busy: another writer held its write lock for longer "
+            f"than the {waited:g} s a command waits for it (an import of a large journal holds "
+            "it until it is done), so this command stopped and its unfinished transaction was "
+            "rolled back; try again when that writer is done"
+        )
     text = str(exc)
     if "no such table" in text or re.search(r'relation "[^"]+" does not exist', text):
         return (
@@ -70,6 +81,13 @@ def database_trouble(exc: Exception) -> str | None:
             "run `.venv/bin/python manage.py migrate` first"
         )
     return None
+
+
+def busy(exc: BaseException) -> bool:
+    """SQLite's "database is locked": the write lock was not granted within the connection's
+    wait. Known by the driver's error code (Django raises its own error from sqlite3's)."""
+    cause = exc.__cause__ or exc
+    return getattr(cause, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")
 
 
 def described() -> str:

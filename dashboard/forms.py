@@ -29,6 +29,9 @@ BACKENDS = [
 
 # The settings the form shows beside the scenario, each prefilled with the scenario's own.
 PRESETS = ("allowance", "max_turns", "max_seconds")
+# The new-run form's boxes its redraw for another team, scenario or backend draws again: all
+# but the two typed freely, which the page keeps as they stand (hx-preserve).
+REDRAWN = "#new-run [name]:not([name=task]):not([name=order])"
 
 
 def presets(team: str, scenario: str) -> dict[str, Any]:
@@ -278,8 +281,12 @@ class NewRunForm(Form):
                     # task (gunicorn refuses a request line past 4,094 bytes: a task of 700
                     # letters not in ASCII left the form drawn for the team before), nor the
                     # CSRF token, which has no place in an address and the servers' logs.
-                    "hx-include": "#new-run [name]:not([name=task]):not([name=order])"
-                    ":not([name=csrfmiddlewaretoken])",
+                    "hx-include": f"{REDRAWN}:not([name=csrfmiddlewaretoken])",
+                    # What the redraw draws again (the scenario's own allowance, turn cap and
+                    # ceiling, the other choices), and the button, wait for it: an allowance
+                    # typed while it was on its way was lost when it landed, and the run
+                    # started with the scenario's own. htmx takes the values first.
+                    "hx-disabled-elt": f"{REDRAWN}:not([type=hidden]), #new-run button",
                 }
             )
 

@@ -462,6 +462,10 @@ def decide(
         except WrongExpectedVersion:
             raise ConflictAlreadyDecided(conflict_id) from None
         ids = [i for i in choices if i not in (settled or set())]
+        if not ids:
+            # Rejecting claims that other rulings all settled since: nothing is left for this
+            # one to settle, and a decision naming no claim would say nothing.
+            return decision
         try:
             Claims(journal).settle(
                 parked.subject,

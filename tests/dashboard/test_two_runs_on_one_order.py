@@ -207,3 +207,35 @@ def test_a_ruling_that_names_no_run_is_shown_without_a_link(as_reviewer):
     words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", now))
     assert "settled since this conflict was parked, by a ruling of no run, which chose it" in words
     assert claim not in offered(now)
+
+
+def test_rejecting_claims_other_rulings_all_settled_closes_the_conflict_and_settles_nothing(
+    token,
+):
+    """The second run's conflict holds the first run's two claims too; rejecting all four
+    there leaves the first conflict nothing to settle. Rejecting both there closes it, with
+    no decision on the claims, where one naming no claim at all was written."""
+    first, second = two_runs("A-77")
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def decisions() -> list[ClaimsReconciled]:
+        return [
+            r.event
+            for r in DjangoJournal().read("claims-order:A-77")
+            if isinstance(r.event, ClaimsReconciled)
+        ]
+
+    for conflict in (second, first):
+        reply = api.post(
+            f"/api/review/conflicts/{conflict.conflict_id}/resolve",
+            {"choice": "none", "reason": "the customer will be called"},
+            content_type="application/json",
+        )
+        assert reply.status_code == 200, reply.content
+    [rejected] = [d for d in decisions() if d.run_id == second.run_id and d.winner == "none"]
+    assert len(rejected.losers) == 4
+    assert [d for d in decisions() if d.run_id == first.run_id and d.winner == "none"] == []
+    [item] = api.get("/api/review/conflicts", {"run": first.run_id, "status": "all"}).json()[
+        "items"
+    ]
+    assert item["status"] == "resolved" and item["choices"] == []

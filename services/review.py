@@ -393,9 +393,8 @@ def resolve(
     except ConflictError as exc:
         if decided is not None or isinstance(exc, RulingNotAllowed):
             raise
-        # Another ruling may have gone in between our read of the conflict and our write (six
-        # posts at once): whatever refused this one then (the claim it settled, the fact its
-        # commit moved, the decision's version 2) is said as what that ruling decided.
+        # Another ruling went in after our read of the conflict (six posts at once): whatever
+        # refused this one (the claim it settled, the fact it moved, version 2) is said as it.
         now = decision_of(r.event for r in journal.read(f"conflict-{conflict_id}", after=1))
         if now is None:
             raise  # still open: the refusal is this ruling's own
@@ -462,9 +461,7 @@ def decide(
         except WrongExpectedVersion:
             raise ConflictAlreadyDecided(conflict_id) from None
         ids = [i for i in choices if i not in (settled or set())]
-        if not ids:
-            # Rejecting claims that other rulings all settled since: nothing is left for this
-            # one to settle, and a decision naming no claim would say nothing.
+        if not ids:  # other rulings settled them all since: a decision on none says nothing
             return decision
         try:
             Claims(journal).settle(

@@ -53,6 +53,7 @@ from runtime.model import (
     ToolSpec,
 )
 from runtime.record import Record
+from runtime.served import ReplayedModelError, replayed_tool
 from runtime.snapshots import EVERY, LoopSnapshot, Snapshots, fits
 from runtime.stops import (
     CeilingBreached,
@@ -72,22 +73,6 @@ E = TypeVar("E", bound=Event)
 # harness's backward look (an agent's last test run, the overdue that stopped it) reads; the
 # rest are read back from the journal if anything asks. About 2 MB at 2 KB an event.
 KEEP = 1_000
-
-
-class ReplayedModelError(errors.ReplayedError, ModelError):
-    """A recorded model failure of a type nobody registered: still a ModelError, so the
-    harnesses that caught it live catch it on replay."""
-
-
-def replayed_tool(tool: Tool, recorded: ToolReturned) -> Tool:
-    """A stand-in for `tool` that returns the recorded result or raises the recorded error."""
-
-    def recorded_call(**_: Any) -> Any:
-        if recorded.error is not None:
-            raise errors.rebuild(recorded.error)
-        return recorded.result
-
-    return Tool(tool.name, tool.description, tool.parameters, recorded_call, timeout=None)
 
 
 class Session:
@@ -448,11 +433,15 @@ class Session:
     def ask(
         self, client: ModelClient, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
     ) -> ModelResponse:
-        """Ask the model, unless the journal recorded that this very call failed."""
+        """Ask the model, unless the journal recorded that this very call failed, or (live) the
+        writer's lease was taken over: StaleEpoch, as for a tool, not a call paid for whose
+        answer the append would refuse."""
         self.flush()
         recorded = self.peek()
         if isinstance(recorded, ModelFailed):
             raise errors.rebuild(recorded.error, ModelError, ReplayedModelError)
+        if recorded is None:
+            check_standing(self.journal)
         return client.complete(messages, tools)
 
     def run_tool(self, tool: Tool, args: dict[str, Any]) -> Outcome:

@@ -128,3 +128,38 @@ def test_the_check_reads_only_the_lease_streams_last_event(tmp_path):
     result = loop.run(coder(tmp_path / "p.py"), "task", session, Budget(10_000), task_id="T1")
     assert result.status == "done"
     assert (tmp_path / "p.py").read_text().count("raise ValueError") == 1
+
+
+class Counted(ScriptedClient):
+    """A scripted model that counts the calls made of it: each is one paid for."""
+
+    asked = 0
+
+    def complete(self, messages, tools):
+        self.asked += 1
+        return super().complete(messages, tools)
+
+
+def test_a_driver_whose_lease_was_taken_over_does_not_ask_the_model(tmp_path):
+    """Taken over once its first tool's result is durable: the stale driver's next step is a
+    model call, which was made (and paid for) before its append was refused."""
+    journal = MemoryJournal()
+    leases = Leases(journal, RUN)
+    first = leases.acquire(RUN, "s1", ttl=0)
+    assert first is not None
+    seam = TakenOverAt(leases, "ToolReturned", 1)
+    model = Counted([call("edit_file", 10), call("done", 5, summary="guarded")], "coder")
+    agent = loop.Agent("coder", model, Toolbox([guard(tmp_path / "p.py")]), "sys")
+    stale = Session(Fenced(journal, *first.fence), RUN, faults=seam)
+    with pytest.raises(StaleEpoch):
+        loop.run(agent, "task", stale, Budget(10_000), task_id="T1")
+    assert model.asked == 1  # the first turn's call; not the second's
+    kinds = [r.event.kind for r in journal.read(f"run-{RUN}")]
+    assert kinds[-2:] == ["ToolReturned", "ModelCalled"]  # durable with the result: no answer
+
+    assert seam.taken is not None
+    again = Counted([call("edit_file", 10), call("done", 5, summary="guarded")], "coder")
+    agent = loop.Agent("coder", again, Toolbox([guard(tmp_path / "p.py")]), "sys")
+    driver = Session(Fenced(journal, *seam.taken.fence), RUN)
+    assert loop.run(agent, "task", driver, Budget(10_000), task_id="T1").status == "done"
+    assert again.asked == 1  # the new driver asks the call nobody answered; the first is recorded

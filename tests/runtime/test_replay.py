@@ -10,7 +10,8 @@ from runtime import errors, flight
 from runtime.events import ErrorInfo, ToolReturned
 from runtime.journal import MemoryJournal
 from runtime.jsonl import JsonlJournal
-from runtime.session import Session, replayed_tool
+from runtime.served import replayed_tool
+from runtime.session import Session
 from runtime.stops import ReplayDivergence
 from runtime.tools import Tool, execute, schema
 from tests.runtime.helpers import facts

@@ -13,6 +13,7 @@ from pathlib import Path
 from runtime import flight, otel
 from runtime.cli import EXIT_BAD_INPUT, EXIT_OK, open_journal, run_of
 from runtime.cli_args import whole
+from runtime.replaced import replaced, same_file
 
 
 def cmd_otlp(args: argparse.Namespace) -> int:
@@ -37,8 +38,17 @@ def cmd_otlp(args: argparse.Namespace) -> int:
         text = otel.otlp_json_chunks(records, options)
         chunks = itertools.chain((c.encode() for c in text), [b"\n"])
     if args.output and args.output != "-":
-        with Path(args.output).open("wb") as out:
-            out.writelines(chunks)
+        output = Path(args.output)
+        if same_file(output, Path(args.journal)):
+            # Written over, the journal was gone: the one record of the run.
+            print(f"error: {output} is the journal itself: name another file", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        try:
+            with replaced(output) as out:
+                out.writelines(chunks)
+        except OSError as exc:
+            print(f"error: {output}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     else:
         sys.stdout.buffer.writelines(chunks)
         sys.stdout.flush()

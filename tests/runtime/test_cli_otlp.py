@@ -52,3 +52,41 @@ def test_content_can_be_left_out_and_bad_options_are_refused(fly_team, tmp_path)
     missing = cli(str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "never.json"))
     assert missing.returncode == 2
     assert not (tmp_path / "never.json").exists()
+
+
+def test_the_journal_itself_is_refused_as_the_output_and_left_as_it_was(fly_team, tmp_path):
+    """`-o` naming the journal (as given, another spelling of it, or a link to it) wrote the
+    trace over the run's only record and said nothing (exit 0)."""
+    flown = fly_team("first-flight")
+    kept = flown.path.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(flown.path)
+    spelled = flown.path.parent / "." / flown.path.name
+    for output in (flown.path, spelled, link):
+        refused = cli(str(flown.path), "-o", str(output))
+        assert refused.returncode == 2
+        assert refused.stderr.decode() == (
+            f"error: {output} is the journal itself: name another file\n"
+        )
+        assert flown.path.read_bytes() == kept
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".part")) == []
+
+
+def test_an_output_that_cannot_be_written_is_named_and_nothing_is_left_half_written(
+    fly_team, tmp_path
+):
+    flown = fly_team("first-flight")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    into_folder = cli(str(flown.path), "-o", str(folder))
+    assert into_folder.returncode == 2
+    assert into_folder.stderr.decode() == f"error: {folder}: Is a directory\n"
+    nowhere = tmp_path / "no-such-folder" / "trace.json"
+    missing = cli(str(flown.path), "-o", str(nowhere))
+    assert missing.returncode == 2 and b"No such file or directory" in missing.stderr
+    # An existing trace file is replaced whole: before the new one is complete it stays.
+    out = tmp_path / "trace.json"
+    out.write_text("the last trace")
+    assert cli(str(flown.path), "-o", str(out)).returncode == 0
+    assert json.loads(out.read_text()) == json.loads(otlp_json(flown.records))
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
@@ -13,12 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from journal_store.models import StoredEvent
 from journal_store.transfer import export
-
-
-def umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+from runtime.replaced import replaced
 
 
 class Command(BaseCommand):
@@ -31,29 +24,11 @@ class Command(BaseCommand):
     def export_to(self, run_id: str, path: Path) -> int:
         """Write the export beside `path` and move it into place when whole: a failure part
         way leaves the file as it was (no half journal), and no part file behind."""
-        if path.is_dir():
-            raise CommandError(f"{path}: Is a directory")
-        part: Path | None = None
         try:
-            with tempfile.NamedTemporaryFile(
-                "w",
-                encoding="utf-8",
-                dir=path.parent,
-                prefix=f".{path.name}.",
-                suffix=".part",
-                delete=False,
-            ) as out:
-                part = Path(out.name)
-                count = export(run_id, out)
-            part.chmod(0o666 & ~umask())  # as open() would have made it, not the part's 0600
-            os.replace(part, path)
-        except BaseException as exc:
-            if part is not None:
-                part.unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise CommandError(f"{path}: {exc.strerror or exc}") from None
-            raise
-        return count
+            with replaced(path, "w") as out:
+                return export(run_id, out)
+        except OSError as exc:
+            raise CommandError(f"{path}: {exc.strerror or exc}") from None
 
     def handle(self, *args: Any, **options: Any) -> None:
         run_id = options["run"]

@@ -1,0 +1,55 @@
+"""Writing a file whole or not at all: the output of a command (an export, a trace) is written
+beside its path and moved over it once complete, so a failure part way (a full disk, Ctrl-C,
+a journal refused half way through) leaves the path as it was, not half a file, and leaves no
+part file behind."""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+
+def umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def replaced(path: Path, mode: str = "wb") -> Iterator[IO[Any]]:
+    """A new file beside `path` to write (text in UTF-8 unless `mode` is binary), moved over
+    `path` when the block ends without an error; removed when it does not. The file gets the
+    mode open() would have given it (the umask's), not a temporary file's 0600."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    part: Path | None = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            mode,
+            encoding=None if "b" in mode else "utf-8",
+            dir=path.parent,
+            prefix=f".{path.name}.",
+            suffix=".part",
+            delete=False,
+        ) as out:
+            part = Path(out.name)
+            yield out
+        part.chmod(0o666 & ~umask())
+        os.replace(part, path)
+    except BaseException:
+        if part is not None:
+            part.unlink(missing_ok=True)
+        raise
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether the two paths name one file (a link, another spelling of the path)."""
+    try:
+        return a.samefile(b)
+    except OSError:  # one of them is not there: not the same
+        return False

@@ -240,6 +240,8 @@ class _Importer:
         self.rename = rename
         self.by = by
         self.fallback_run = rename or "r-" + fingerprint[:12]
+        self.renamed_from = ""  # the file's run, when it is given a new id
+        self.spliced = False  # another run's line was found in it
         self.problems = Problems()
         self.report = ImportReport()
         self.streams: dict[str, _Stream] = {}
@@ -412,6 +414,19 @@ class _Importer:
                 update={"run_id": owners[0] if len(owners) == 1 else self.fallback_run}
             )
         if self.rename is not None:
+            # One new id for two runs would splice them into one stream, refused later as a
+            # broken version sequence at a line that says nothing of why.
+            first = self.renamed_from = self.renamed_from or event.run_id
+            if event.run_id != first:
+                if self.spliced:
+                    return None  # said once, at the second run's first line
+                self.spliced = True
+                self.problem(
+                    f"line {number}: run {shown(event.run_id)}, where the lines before are run "
+                    f"{shown(first)}: a new run id renames a file of one run; import this one "
+                    "without it, or export each run on its own"
+                )
+                return None
             if name is not None:
                 name = streams.renamed(name, event.run_id, self.rename)
             event = _renamed(event, self.rename)

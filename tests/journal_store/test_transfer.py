@@ -103,6 +103,25 @@ def test_a_renamed_import_is_a_new_run_and_still_idempotent(alias):
     assert DjangoJournal(alias).version("run-r-copy") == len(REFERENCE)
 
 
+@on_every_backend()
+def test_a_file_of_two_runs_given_one_new_id_is_refused_at_the_second_runs_first_line(alias):
+    """The two runs' lines, renamed into one stream, were refused as 'broken version sequence
+    in stream run-r-new: expected version 4, found 1', which says nothing of why."""
+    two = [
+        {"kind": "BudgetDebited", "amount": n, "run_id": run, "stream": f"run-{run}", "version": n}
+        for run in ("r-one", "r-two")
+        for n in (1, 2, 3)
+    ]
+    with pytest.raises(ImportRefused) as refused:
+        load(jsonl(two), alias, run_id="r-new")
+    assert refused.value.problems == [
+        "line 4: run 'r-two', where the lines before are run 'r-one': a new run id renames a "
+        "file of one run; import this one without it, or export each run on its own"
+    ]
+    assert StoredEvent.objects.using(alias).count() == 0
+    assert load(jsonl(two), alias).run_ids == ["r-one", "r-two"]  # as they are: both
+
+
 GOOD = json.dumps(
     {"kind": "BudgetDebited", "amount": 1, "run_id": "r-x", "stream": "run-r-x", "version": 1}
 )

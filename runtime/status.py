@@ -58,9 +58,11 @@ LABELS: dict[str, str] = {
 }
 # Somebody is driving it, or should be: pages poll it, the reconciler watches it for stalls.
 ACTIVE: frozenset[str] = frozenset({RUNNING})
-# Waiting for a person's decision (on a conflict, a dead letter): pages look again now and
-# then, so a decision taken elsewhere shows without a reload.
-AWAITING: frozenset[str] = frozenset({WAITING, DEAD_LETTERED})
+# Waiting for a person's decision (on a conflict, a dead letter, whether to resume a run they
+# stopped): pages look again now and then, so a decision taken elsewhere shows without a
+# reload. An interrupted run's page did not: after Resume it said "interrupted" until
+# reloaded, the resume being taken up by a step after the page was drawn again.
+AWAITING: frozenset[str] = frozenset({WAITING, DEAD_LETTERED, INTERRUPTED})
 
 
 def is_terminal(status: str) -> bool:

@@ -39,6 +39,15 @@ def status_label(value: str) -> str:
 
 
 @register.filter
+def polled_every(value: str) -> int:
+    """How many seconds apart a page looks again at a run in this status: 2 while it runs, 5
+    while it waits for a person (status.AWAITING); 0 when it is over (no looking again)."""
+    if status.is_active(value):
+        return 2
+    return 5 if status.is_awaiting(value) else 0
+
+
+@register.filter
 def stage_label(run: Any) -> str:
     """A run's stage as a person reads it: at "waiting", what a person is asked to decide; at
     "finishing", why it finishes."""

@@ -36,3 +36,34 @@ def test_a_waiting_runs_header_and_row_poll_until_the_conflict_is_decided(as_rev
     assert "resolved by a person" in header.content.decode()
     assert "resolved by a person" in row.content.decode()
     assert "hx-trigger" not in row.content.decode()
+
+
+def test_an_interrupted_runs_header_and_row_poll_and_follow_its_resume(as_reviewer):
+    """Resume on an interrupted run's page drew the page again at once, before a step took the
+    resume up: it said "interrupted" until reloaded, the list's row too, though the run went
+    on and finished. Both look again every 5 s while it is interrupted, and follow it."""
+    from services.steps import drive_step
+    from tests.dashboard.conftest import run_of
+
+    run_id = run_of("first-flight", by="rosa", steps=1)
+    runs.interrupt(run_id, "ann", "wrong repository")
+    assert drive_step(run_id, "test") == "interrupted"
+    projection.catch_up()
+    page = as_reviewer.get(f"/runs/{run_id}/").content.decode()
+    assert f'hx-get="/runs/{run_id}/header" hx-trigger="every 5s"' in page
+    assert (
+        f'hx-get="/runs/{run_id}/row" hx-trigger="every 5s"'
+        in as_reviewer.get("/").content.decode()
+    )
+    assert as_reviewer.get(f"/runs/{run_id}/header").status_code == 200
+
+    runs.resume(run_id, "ann", "right repository after all")
+    header = as_reviewer.get(f"/runs/{run_id}/header")
+    assert header.status_code == 200 and "interrupted" in header.content.decode()  # on its way
+    assert drive(run_id) == "done"
+    projection.catch_up()
+    header = as_reviewer.get(f"/runs/{run_id}/header")
+    row = as_reviewer.get(f"/runs/{run_id}/row")
+    assert (header.status_code, row.status_code) == (STOP_POLLING, STOP_POLLING)
+    assert '<span class="badge done">done</span>' in row.content.decode()
+    assert "hx-trigger" not in row.content.decode()

@@ -350,6 +350,13 @@ class TimelineFilter:
         flags = {name: asked.flag_of(query, name) for name in ("latest", "live", "infra")}
         return cls(kinds, agent, flags["infra"])
 
+    @property
+    def hidden_shown(self) -> bool:
+        """Whether the driving's lease events are shown: when asked, or when kinds are chosen
+        by name. The Kinds list offers every kind the run has, theirs among them, and one
+        chosen from it (LeaseGranted) showed "No events match" unless the box was ticked."""
+        return self.infra or bool(self.kinds)
+
     def query(self) -> str:
         """The filter as URL parameters, for the links that keep it (next page, tail, latest)."""
         fields: list[tuple[str, str]] = [("kind", k) for k in self.kinds]
@@ -361,7 +368,13 @@ class TimelineFilter:
 
     def events(self, run_id: str, after: int, limit: int, newest: bool = False) -> list[Any]:
         return queries.events(
-            run_id, after, self.kinds, self.agent, limit=limit, infra=self.infra, newest=newest
+            run_id,
+            after,
+            self.kinds,
+            self.agent,
+            limit=limit,
+            infra=self.hidden_shown,
+            newest=newest,
         )
 
 
@@ -413,7 +426,7 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     # here with no way back but to the start).
     earlier = (
         queries.page_before(
-            run.run_id, after, EVENTS_PAGE, chosen.kinds, chosen.agent, chosen.infra
+            run.run_id, after, EVENTS_PAGE, chosen.kinds, chosen.agent, chosen.hidden_shown
         )
         if after
         else 0

@@ -3,7 +3,8 @@ links: a reviewer on any page sees that something waits, where they had to open 
 
 A context processor, so every template has `waiting`; it is lazy, so only a page that draws
 the navigation (templates/base.html) asks the database, once, and the htmx parts and polls,
-which do not, ask nothing.
+which do not, ask nothing; but for those that send the counts out of band (`with_counts`: a
+decision's card, a run's header).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
 from django.utils.functional import SimpleLazyObject
 
 from journal_store.models import Conflict, DeadLetter
@@ -34,3 +36,12 @@ def open_items() -> dict[str, int]:
 
 def waiting(request: HttpRequest) -> dict[str, Any]:
     return {"waiting": SimpleLazyObject(open_items)}
+
+
+def with_counts(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """`response` (an htmx part) with the navigation's counts of what waits sent out of band:
+    after a decision on a card they went down only when the reviewer next loaded a page, and a
+    run's header that follows a decision taken in another tab showed the letter discarded
+    beside a count that still held it."""
+    response.content += render_to_string("dashboard/_waiting_oob.html", request=request).encode()
+    return response

@@ -26,6 +26,7 @@ from dashboard.asked import BadQuery
 from dashboard.forms import DecisionForm, LettersForm, ResolveForm
 from dashboard.tell import tell
 from dashboard.views import polls
+from dashboard.waiting import with_counts
 from journal_store import projection, queues
 from journal_store.models import Conflict, DeadLetter, RunSummary
 from services import letters, metrics, review
@@ -134,13 +135,6 @@ def oldest_of(
     # Listed newest first: the open items opened after it in the journal come before it.
     before = rows.filter(status=queues.OPEN, position__gt=oldest.position).count()
     return {"item": oldest, "page": before // PAGE + 1}
-
-
-def with_counts(request: HtmxHttpRequest, response: HttpResponse) -> HttpResponse:
-    """A decision's card, with the navigation's counts of what waits sent out of band: they
-    went down only when the reviewer next loaded a page."""
-    response.content += render_to_string("dashboard/_waiting_oob.html", request=request).encode()
-    return response
 
 
 def with_open(

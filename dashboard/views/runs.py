@@ -27,6 +27,7 @@ from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for
 from dashboard.asked import BadQuery
 from dashboard.tell import tell
 from dashboard.views import polls, trace
+from dashboard.waiting import with_counts
 from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import fork, status
@@ -214,6 +215,9 @@ def not_shown(exc: BadQuery) -> dict[str, Any]:
 def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     response = render(request, "dashboard/_run_header.html", run_context(request, run))
+    # What a run waits for is decided in the queues, perhaps in another tab: the navigation's
+    # counts come with its header (two index seeks), where they stayed as the page was drawn.
+    response = with_counts(request, response)
     if not (status.is_active(run.status) or status.is_awaiting(run.status)):
         response.status_code = HttpResponseStopPolling.status_code
     return response

@@ -67,3 +67,22 @@ def test_an_interrupted_runs_header_and_row_poll_and_follow_its_resume(as_review
     assert (header.status_code, row.status_code) == (STOP_POLLING, STOP_POLLING)
     assert '<span class="badge done">done</span>' in row.content.decode()
     assert "hx-trigger" not in row.content.decode()
+
+
+def test_a_runs_header_brings_the_navigations_counts_along(as_reviewer):
+    """A dead-lettered run's page open in one tab, its letter discarded in another: the header
+    it polls showed the discard while the navigation still said "Dead letters (open: 1)"."""
+    from services import letters
+    from tests.dashboard.conftest import run_of
+
+    run_id = run_of("reject-loop")  # the reviewer keeps rejecting: the task goes to a person
+    projection.catch_up()
+    page = as_reviewer.get(f"/runs/{run_id}/").content.decode()
+    assert 'id="waiting-letters"> <span class="count"><span class="skip">(open: </span>1<' in page
+    letters.decide_letter(f"{run_id}:1", "discard", "reviewer", "not worth it")
+    drive(run_id)
+    projection.catch_up()
+    header = as_reviewer.get(f"/runs/{run_id}/header").content.decode()
+    assert "discarded by a person" in header
+    assert '<span id="waiting-letters" hx-swap-oob="true"></span>' in header
+    assert '<span id="waiting-conflicts" hx-swap-oob="true"></span>' in header

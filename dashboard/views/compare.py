@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from dashboard import present
 from dashboard.access import HtmxHttpRequest
@@ -19,7 +19,7 @@ ID_MAX = 64  # a run id's column
 
 
 @login_required
-@require_GET
+@require_safe
 def compare_page(request: HtmxHttpRequest) -> HttpResponse:
     """`?a=…&b=…`, or `?run=…&run=…` as the runs list's ticked rows send them."""
     ticked = request.GET.getlist("run")

@@ -16,7 +16,7 @@ from services import forks, runs
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     # Read value by value off the index, not from every event of the run (queries.distinct).

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from dashboard import charts
 from dashboard.access import HtmxHttpRequest
@@ -124,7 +124,7 @@ def definitions() -> list[tuple[str, str]]:
 
 
 @login_required
-@require_GET
+@require_safe
 def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
     choices = metrics.Choices.read()
     asked = {name: request.GET.get(name, "")[:200] for name in ("team", "scenario", "model")}

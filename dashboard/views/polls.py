@@ -14,7 +14,7 @@ from django.core.paginator import Page
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from dashboard import arrived, asked, listing, queries
 from dashboard.access import HtmxHttpRequest
@@ -33,7 +33,7 @@ def newest_shown(page: Page[RunSummary], chosen: listing.RunFilter) -> datetime 
 
 
 @login_required
-@require_GET
+@require_safe
 def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
     """Polled by the runs list: how many runs its filter selects that started after the newest
     it showed (`newer_than`), with a link that shows them (dashboard/arrived.py: 204 while
@@ -111,13 +111,13 @@ def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def dead_letters_newer(request: HtmxHttpRequest) -> HttpResponse:
     return newer_items(request, queues.DEAD_LETTERS)
 
 
 @login_required
-@require_GET
+@require_safe
 def conflicts_newer(request: HtmxHttpRequest) -> HttpResponse:
     return newer_items(request, queues.CONFLICTS)
 

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import reswap, retarget
 
 from dashboard import actions, asked, errors, queries
@@ -223,7 +223,7 @@ def refused(form: DecisionForm, ask: str) -> str:
 
 
 @login_required
-@require_GET
+@require_safe
 def dead_letters(request: HtmxHttpRequest) -> HttpResponse:
     return queue_page(request, queues.DEAD_LETTERS, "dashboard/dead_letters.html")
 
@@ -310,7 +310,7 @@ def first_few(items: list[str], sep: str = ", ", few: int = 5) -> str:
 
 
 @login_required
-@require_GET
+@require_safe
 def conflicts(request: HtmxHttpRequest) -> HttpResponse:
     return queue_page(request, queues.CONFLICTS, "dashboard/conflicts.html", with_current)
 

@@ -18,7 +18,7 @@ from django.http import HttpResponse, HttpResponseNotFound, QueryDict, Streaming
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
@@ -48,7 +48,7 @@ PARTIAL_FOR_HTMX = vary_on_headers("HX-Request")
 
 
 @login_required
-@require_GET
+@require_safe
 @PARTIAL_FOR_HTMX
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
     part = bool(request.htmx) and request.htmx.target == "runs"
@@ -104,7 +104,7 @@ def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> Ht
 
 
 @login_required
-@require_GET
+@require_safe
 def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """One row of the list, polled while the run is active; stops the polling once it is not."""
     run = get_run_for_user(request.user, run_id)
@@ -185,7 +185,7 @@ def traces_state(run: RunSummary) -> dict[str, Any] | None:
 
 
 @login_required
-@require_GET
+@require_safe
 def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     tab = request.GET.get("tab") or "timeline"
@@ -211,7 +211,7 @@ def not_shown(exc: BadQuery) -> dict[str, Any]:
 
 
 @login_required
-@require_GET
+@require_safe
 def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     response = render(request, "dashboard/_run_header.html", run_context(request, run))
@@ -224,7 +224,7 @@ def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 @PARTIAL_FOR_HTMX
 def run_tab(request: HtmxHttpRequest, run_id: str, tab: str) -> HttpResponse:
     """A tab's content: a partial for htmx, the whole page for a plain link."""
@@ -470,7 +470,7 @@ def timeline_offers(run: RunSummary, rows: dict[str, Any]) -> dict[str, Any]:
 
 
 @login_required
-@require_GET
+@require_safe
 def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """New events after `after`, polled while the run is active (a live tail). Nothing new
     while the run goes on: 204, so htmx swaps nothing and asks again; the poll costs one
@@ -532,21 +532,21 @@ def resume(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def export(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
     get_run_for_user(request.user, run_id, fresh=False)
     return downloads.journal(run_id)
 
 
 @login_required
-@require_GET
+@require_safe
 def export_otlp(request: HtmxHttpRequest, run_id: str) -> HttpResponseBase:
     get_run_for_user(request.user, run_id, fresh=False)
     return downloads.otlp_json(run_id)
 
 
 @login_required
-@require_GET
+@require_safe
 def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> HttpResponseBase:
     get_run_for_user(request.user, run_id, fresh=False)
     return downloads.otlp_protobuf(run_id)

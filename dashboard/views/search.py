@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from dashboard import queries
 from dashboard.access import HtmxHttpRequest
@@ -16,7 +16,7 @@ ID_MAX = 64
 
 
 @login_required
-@require_GET
+@require_safe
 def search_page(request: HtmxHttpRequest) -> HttpResponse:
     """`?q=…` over every run, `&run=…` within one."""
     query = request.GET.get("q", "").strip()

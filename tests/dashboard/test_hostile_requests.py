@@ -326,7 +326,7 @@ def test_a_method_a_path_does_not_take_is_a_405_in_json(api, as_owner):
         .startswith("PUT is not one of the methods /api/intents/ticket-x takes")
     )
     page = as_owner.post("/runs/r-000000000001/export.jsonl")
-    assert page.status_code == 405 and page["Allow"] == "GET"
+    assert page.status_code == 405 and page["Allow"] == "GET, HEAD"
     assert "POST is not one of the methods" in page.content.decode()
     assert nothing_written()
 

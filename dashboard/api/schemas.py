@@ -123,6 +123,12 @@ class RunOut(Schema):
 
 
 class RunIn(In):
+    # The body the API docs' "Try it out" offers: drawn from the types alone it was
+    # {"scenario": "string", "task": "string", ...}, which the endpoint refuses.
+    model_config = ConfigDict(
+        json_schema_extra={"example": {"team": "repo-fix", "scenario": "first-flight"}}
+    )
+
     team: str = Field("repo-fix", max_length=64)
     scenario: str | None = Field(
         None, max_length=64, description="None: the team's own first scenario"

@@ -14,10 +14,30 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
-# Exit statuses: 2 for a setting that was refused (bad input, as for the runtime's CLI), 1 for
-# a database that is not there.
-BAD_SETTING = 2
+from django.core.management.base import CommandError
+
+# Exit statuses: 2 for a setting that was refused, or any other bad input (as for the runtime's
+# CLI, `python -m runtime`), 1 for a database that is not there.
+BAD_INPUT = 2
+BAD_SETTING = BAD_INPUT
 NO_DATABASE = 1
+
+
+def refused(message: str) -> CommandError:
+    """A command's refusal of what the person asked (a bad argument, a file that is not there
+    or cannot be read, a run the store does not hold, an import it refuses): said in a sentence,
+    and exit status 2, as argparse's own refusals. Django's CommandError exits 1, which a
+    script could not tell from a failure that was not its input's (`diff`: the runs differ).
+    A CommandError still, not a subclass: Django prints the class's name before the sentence."""
+    return CommandError(message, returncode=BAD_INPUT)
+
+
+def unusable(path: object, exc: OSError) -> CommandError:
+    """A path the command could not read or write, named with why: refused (2) when the error
+    names a path (not there, a directory, no permission), as `python -m runtime` judges it; a
+    failure naming none (a full disk, an I/O error) was not the person's input, and exits 1."""
+    said = f"{path}: {exc.strerror or exc}"
+    return CommandError(said) if exc.filename is None else refused(said)
 
 
 def run(argv: list[str], stderr: TextIO) -> int:

@@ -8,7 +8,9 @@ message. A type not listed answers as its nearest listed base class does.
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from django.core.management.base import CommandError
 
+from config.commandline import refused
 from services import baseline, forks, intents, letters, review, runs
 
 REFUSALS: dict[type[Exception], int] = {
@@ -57,3 +59,12 @@ def status_for(exc: Exception) -> int:
         if cls in REFUSALS:
             return REFUSALS[cls]
     raise LookupError(f"{type(exc).__name__} is not a refusal the dashboard answers")
+
+
+def for_command(exc: Exception) -> CommandError:
+    """A refusal as a management command says it: exit status 2 for what the person asked
+    wrongly or of something not there or not so (a 4xx here), 1 for what this installation
+    cannot serve now (a 5xx: the local model's server is not running), which is no bad input."""
+    if status_for(exc) >= 500:
+        return CommandError(str(exc))
+    return refused(str(exc))

@@ -6,9 +6,10 @@ import getpass
 from argparse import ArgumentParser
 from typing import Any, ClassVar
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from dashboard import actions
+from dashboard.errors import for_command
 from services import runs
 
 
@@ -26,5 +27,5 @@ class SteerCommand(BaseCommand):
         try:
             said = actions.steer(options["run"], self.action, options["by"], options["reason"])
         except runs.RunError as exc:
-            raise CommandError(str(exc)) from None
+            raise for_command(exc) from None
         self.stdout.write(said)

@@ -120,7 +120,7 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
             text=True,
             timeout=60,
         )
-        assert second.returncode == 1, second.stdout + second.stderr
+        assert second.returncode == 2, second.stdout + second.stderr  # refused, as bad input
         assert "Minutes is already running from " in second.stderr
         assert f"(http://127.0.0.1:{port}/, process {demo.proc.pid})" in second.stderr
         assert "the broker stopped" not in demo.output

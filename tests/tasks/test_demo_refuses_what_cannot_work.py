@@ -31,7 +31,8 @@ from tests.tasks.conftest import ROOT
     ],
 )
 def test_demo_on_an_endpoint_it_cannot_use_starts_nothing(tmp_path, models, said):
-    refused(tmp_path, ["--model", "endpoint"], models, said)
+    # Exit status 2: the command's --model asked for what cannot work here (bad input).
+    refused(tmp_path, ["--model", "endpoint"], models, said, status=2)
 
 
 def test_demo_on_a_broker_that_does_not_answer_starts_nothing(tmp_path):
@@ -52,9 +53,9 @@ def test_a_broker_url_without_a_password_is_shown_without_a_mask(tmp_path):
     refused(tmp_path, [], broker, f"(redis://127.0.0.1:{port}/0) does not answer")
 
 
-def refused(tmp_path, args: list[str], environ: dict[str, str], said: str) -> str:
+def refused(tmp_path, args: list[str], environ: dict[str, str], said: str, status: int = 1) -> str:
     """What `manage.py demo ARGS` says on stderr as it refuses to start (it must), having
-    started nothing."""
+    started nothing, exiting with `status` (1: a broker that does not answer, no bad input)."""
     home = tmp_path / "home"
     database = tmp_path / "demo.sqlite3"
     ours = ("MINUTES_", "OPENAI_", "CELERY_", "DATABASE_URL")
@@ -80,7 +81,7 @@ def refused(tmp_path, args: list[str], environ: dict[str, str], said: str) -> st
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)
     done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == status, done.stdout + done.stderr
     assert said in done.stderr and "Traceback" not in done.stderr
     # Refused before the database was made or anything started: no logs, no broker, no run.
     assert not database.exists() and not (home / "logs").exists()

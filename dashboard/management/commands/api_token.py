@@ -12,8 +12,9 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from config.commandline import refused
 from dashboard.models import ApiToken
 
 NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
@@ -36,7 +37,7 @@ class Command(BaseCommand):
         try:
             user = get_user_model().objects.get(username=options["user"])
         except get_user_model().DoesNotExist:
-            raise CommandError(f"no user {options['user']!r}") from None
+            raise refused(f"no user {options['user']!r}") from None
         tokens = ApiToken.objects.filter(user=user).order_by("pk")
         if options["list"]:
             self.list(user, tokens)
@@ -45,7 +46,7 @@ class Command(BaseCommand):
         else:
             name = options["name"].strip()
             if not name or len(name) > NAME_MAX:
-                raise CommandError(f"--name: say what the token is for, in 1 to {NAME_MAX} chars")
+                raise refused(f"--name: say what the token is for, in 1 to {NAME_MAX} chars")
             _, token = ApiToken.issue(user, name)
             self.stdout.write(token)
 
@@ -62,13 +63,13 @@ class Command(BaseCommand):
         found = list(tokens.filter(pk=int(which))) if number else []
         found = found or list(tokens.filter(name=which))
         if not found:
-            raise CommandError(
+            raise refused(
                 f"{user.username} has no token {which!r}; `api_token {user.username} --list` "
                 "shows their tokens"
             )
         if len(found) > 1:
             numbers = ", ".join(str(t.pk) for t in found)
-            raise CommandError(f"{len(found)} tokens are named {which!r} ({numbers}): give one")
+            raise refused(f"{len(found)} tokens are named {which!r} ({numbers}): give one")
         [token] = found
         said = f"revoked token {token.pk} ({token.name}) of {user.username}"
         token.delete()

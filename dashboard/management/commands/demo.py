@@ -34,6 +34,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from config.broker import BrokerError, EmbeddedRedis
 from config.celery import worker_command
+from config.commandline import refused
 from journal_store.models import RunSummary, StoredEvent
 from services import local_model, runs
 
@@ -179,14 +180,15 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEBUG:
             # runserver serves the styles and scripts only in debug, and the login printed
-            # below is for one machine: this is no way to run Minutes for a team.
-            raise CommandError(
+            # below is for one machine: this is no way to run Minutes for a team. A refused
+            # setting exits 2, as config/settings.py's own refusals do.
+            raise refused(
                 "demo is for a development machine: run it with MINUTES_DEBUG=1 (`make run` "
                 "does); docker-compose.yml runs Minutes in production"
             )
         if options["model"] == "endpoint" and (why := runs.endpoint_unusable()):
             # Its sample run would fail three times and wait in the dead-letter queue.
-            raise CommandError(f"--model endpoint: {why}")
+            raise refused(f"--model endpoint: {why}")
         self.port: int = options["port"]
         self.refuse_a_second_demo()
         self.refuse_a_busy_port()
@@ -311,7 +313,7 @@ class Command(BaseCommand):
             return  # no home yet, so nothing runs from it (and nothing is made here to say so)
         with path.open("r") as lock:
             if not self.locked(lock):
-                raise CommandError(self.second_demo(lock.read()))
+                raise refused(self.second_demo(lock.read()))
 
     def hold_the_home(self) -> None:
         """Take the home's lock for as long as this command runs, and say who holds it."""
@@ -319,7 +321,7 @@ class Command(BaseCommand):
         if not self.locked(self.lock):
             # Taken between the check and here by a demo started at the same moment.
             self.lock.seek(0)
-            raise CommandError(self.second_demo(self.lock.read()))
+            raise refused(self.second_demo(self.lock.read()))
         self.lock.seek(0)
         self.lock.truncate()
         self.lock.write(f"{os.getpid()} {self.port}\n")
@@ -348,7 +350,7 @@ class Command(BaseCommand):
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", self.port)) == 0:
                 other = self.port + 1
-                raise CommandError(
+                raise refused(
                     f"port {self.port} is in use (another Minutes?): stop it, or choose another "
                     f"port: make run PORT={other} (or manage.py demo --port {other})"
                 )
@@ -356,7 +358,9 @@ class Command(BaseCommand):
     def refuse_a_silent_broker(self) -> None:
         """A broker of the person's own (CELERY_BROKER_URL) that does not answer: said before
         anything starts. Otherwise the first screen said Minutes was running while the workers
-        retried in their logs and the sample run waited for a step nobody could queue."""
+        retried in their logs and the sample run waited for a step nobody could queue.
+        Exit status 1, as for a database that does not answer or refuses its password
+        (config/commandline.NO_DATABASE): no argument of the command was wrong."""
         if settings.EMBEDDED_BROKER:
             return
         from kombu.exceptions import OperationalError

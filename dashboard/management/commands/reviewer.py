@@ -7,7 +7,9 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
+
+from config.commandline import refused
 
 
 class Command(BaseCommand):
@@ -25,7 +27,7 @@ class Command(BaseCommand):
         try:
             user = get_user_model().objects.get(username=name)
         except get_user_model().DoesNotExist:
-            raise CommandError(f"no user {name!r}") from None
+            raise refused(f"no user {name!r}") from None
         decide = Permission.objects.get(content_type__app_label="dashboard", codename="decide")
         if options["revoke"]:
             user.user_permissions.remove(decide)

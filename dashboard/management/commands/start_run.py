@@ -10,7 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from config.commandline import refused
 from dashboard import actions
+from dashboard.errors import for_command
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
@@ -99,7 +101,7 @@ class Command(BaseCommand):
             self.stdout.write(scenarios())
             return
         if options["json"] and not options["wait"]:
-            raise CommandError("--json says how the run ended, so it goes with --wait")
+            raise refused("--json says how the run ended, so it goes with --wait")
         asked = actions.NewRun(
             team=options["team"],
             scenario=options["scenario"],
@@ -115,7 +117,7 @@ class Command(BaseCommand):
         )
         key = options["key"]
         if key and (why := keys.refusal(key)):
-            raise CommandError(f"--key: {why}")
+            raise refused(f"--key: {why}")
         # Keyed as the command line, a name no person signing in has: a web user named
         # "operator" does not share its keys (its runs are started by "operator" all the same).
         owner = keys.command_line(OPERATOR)
@@ -125,12 +127,12 @@ class Command(BaseCommand):
             begun = asked.answered(OPERATOR, key, owner) if key else None
             if begun is None:
                 if refusals := asked.refusals():
-                    raise CommandError(
+                    raise refused(
                         "; ".join(f"--{k.replace('_', '-')}: {v}" for k, v in refusals.items())
                     )
                 begun = asked.start(by=OPERATOR, key=key, keyed_as=owner)
         except runs.RunError as exc:
-            raise CommandError(str(exc)) from None
+            raise for_command(exc) from None
         run_id = begun.run_id
         if not options["json"]:
             self.stdout.write(run_id)  # with --json, in the object: stdout is JSON alone

@@ -6,8 +6,9 @@ import getpass
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from dashboard.errors import for_command
 from services import intents
 
 
@@ -36,5 +37,5 @@ class Command(BaseCommand):
                 options["based_on"],
             )
         except intents.IntentError as exc:
-            raise CommandError(str(exc)) from None
+            raise for_command(exc) from None
         self.stdout.write(f"{intent.intent_id} is now at version {intent.version}")

@@ -13,8 +13,9 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from config.commandline import refused, unusable
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime import compare, flight
@@ -34,16 +35,16 @@ def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
             run_id = flight.find_run(journal, journal.streams(), run, option)
             records = flight.run_records(journal, run_id)
         except flight.FlightError as exc:
-            raise CommandError(f"{name}: {exc}") from None
+            raise refused(f"{name}: {exc}") from None
         except (JournalCorrupt, JournalError) as exc:  # they name the file and the line
-            raise CommandError(str(exc)) from None
+            raise refused(str(exc)) from None
         except OSError as exc:  # unreadable
-            raise CommandError(f"{name}: {exc.strerror or exc}") from None
+            raise unusable(name, exc) from None
         return f"{name} ({run_id})", records
     if run:
-        raise CommandError(f"--run-… names a run inside a journal file; there is no file {name}")
+        raise refused(f"--run-… names a run inside a journal file; there is no file {name}")
     if not StoredEvent.objects.filter(run_id=name).exists():
-        raise CommandError(f"{name}: neither a journal file nor a run in the journal store")
+        raise refused(f"{name}: neither a journal file nor a run in the journal store")
     return name, flight.run_records(DjangoJournal(), name)
 
 

@@ -7,8 +7,9 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from config.commandline import refused, unusable
 from journal_store.models import StoredEvent
 from journal_store.transfer import export
 from runtime.replaced import replaced
@@ -28,12 +29,12 @@ class Command(BaseCommand):
             with replaced(path, "w") as out:
                 return export(run_id, out)
         except OSError as exc:
-            raise CommandError(f"{path}: {exc.strerror or exc}") from None
+            raise unusable(path, exc) from None
 
     def handle(self, *args: Any, **options: Any) -> None:
         run_id = options["run"]
         if not StoredEvent.objects.filter(run_id=run_id).exists():
-            raise CommandError(f"no run {run_id!r} in the journal store")
+            raise refused(f"no run {run_id!r} in the journal store")
         if options["output"]:
             count = self.export_to(run_id, Path(options["output"]))
             self.stderr.write(f"{count} events written to {options['output']}")

@@ -7,8 +7,9 @@ import os
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from config.commandline import refused, unusable
 from journal_store import projection
 from journal_store.transfer import ImportRefused, import_journal
 
@@ -42,11 +43,11 @@ class Command(BaseCommand):
                     by=options["by"],
                 )
         except FileNotFoundError:
-            raise CommandError(f"no file at {path}") from None
+            raise refused(f"no file at {path}") from None
         except OSError as exc:  # a directory, no permission: named, not a traceback
-            raise CommandError(f"{path}: {exc.strerror or exc}") from None
+            raise unusable(path, exc) from None
         except ImportRefused as exc:
-            raise CommandError(f"{path}: {exc}") from None
+            raise refused(f"{path}: {exc}") from None
         if report.torn:
             self.stderr.write(f"warning: {path}: {report.torn}; the rest was imported")
         projection.catch_up()

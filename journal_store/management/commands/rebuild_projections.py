@@ -5,8 +5,9 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from config.commandline import refused
 from journal_store import projection
 
 
@@ -25,6 +26,6 @@ class Command(BaseCommand):
         try:
             applied = projection.rebuild(options["only"])
         except ValueError as exc:
-            raise CommandError(str(exc)) from None
+            raise refused(str(exc)) from None
         names = ", ".join(options["only"] or projection.PROJECTORS)
         self.stdout.write(f"rebuilt {names} from {applied} events")

@@ -1,5 +1,6 @@
 """`manage.py diff`: stored runs (and journal files) compared from the command line, with the
-exit status of `python -m runtime diff`, and unknown names refused by name."""
+exit status of `python -m runtime diff` (0 alike, 1 they differ, 2 refused), and unknown names
+refused by name."""
 
 from __future__ import annotations
 
@@ -39,12 +40,16 @@ def test_two_stored_runs_that_part_exit_1_and_name_where(fly_team, capsys):
 def test_a_name_that_is_neither_a_file_nor_a_stored_run_is_named(fly_team, tmp_path, capsys):
     a = stored(fly_team("first-flight").path, capsys)
     before = StoredEvent.objects.count()
-    with pytest.raises(CommandError, match="r-nope: neither a journal file nor a run"):
+    # Exit status 2, where it was 1: the status of two runs that differ.
+    with pytest.raises(CommandError, match="r-nope: neither a journal file nor a run") as refused:
         call_command("diff", a, "r-nope")
-    with pytest.raises(CommandError, match="there is no file r-nope"):
+    assert refused.value.returncode == 2
+    with pytest.raises(CommandError, match="there is no file r-nope") as refused:
         call_command("diff", a, "r-nope", "--run-b", "r-1")
+    assert refused.value.returncode == 2
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    with pytest.raises(CommandError, match=r"empty\.jsonl: the journal holds no run"):
+    with pytest.raises(CommandError, match=r"empty\.jsonl: the journal holds no run") as refused:
         call_command("diff", str(empty), a)
+    assert refused.value.returncode == 2
     assert StoredEvent.objects.count() == before

@@ -3,6 +3,10 @@
 The command line's `python -m runtime diff` reads journal files only (the runtime knows no
 database); this one also reads runs from the store, whole (no page limit), so a stored run can be
 compared with another, or with a journal on disk, without exporting it first.
+
+Exit status, as `python -m runtime diff`: 0 when the runs took the same steps, 1 when they
+differ, 2 when A or B is refused (neither a journal file nor a stored run, a file that cannot
+be read or is no journal): a script tells "they differ" from "it could not compare".
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from runtime import compare, flight
 from runtime.journal import JournalError, Recorded
 from runtime.jsonl import JournalCorrupt, JsonlJournal
 
-EXIT_DIFFERS = 1  # as `python -m runtime diff`: 0 when the runs took the same steps
+EXIT_DIFFERS = 1  # as `python -m runtime diff`: 0 when the runs took the same steps, 2 refused
 
 
 def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
@@ -51,7 +55,9 @@ def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
 class Command(BaseCommand):
     help = (
         "Compare two runs, each a stored run's id or a journal file: outcome, bill, calls, "
-        "findings, metrics and where they first part (exits 1 when they differ)."
+        "findings, metrics and where they first part. Exits 0 when they took the same "
+        "steps, 1 when they differ, 2 when A or B is neither a journal file nor a stored run "
+        "(or cannot be read)."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:

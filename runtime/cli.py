@@ -35,7 +35,7 @@ from types import FrameType
 from typing import Any
 
 from runtime import baseline, flight, fork, plugins, status, streams, terminal, views
-from runtime.cli_args import run_id_arg, setting
+from runtime.cli_args import run_id_arg, setting, team_flag
 from runtime.diagnose import diagnose
 from runtime.events import RunForked
 from runtime.faults import Faults
@@ -313,7 +313,7 @@ def team_settings(args: argparse.Namespace) -> dict[str, Any]:
     given = {}
     for option in options():
         value = getattr(args, dest(option))
-        if value not in (None, False):
+        if value is not None and value is not False:  # 0 == False: `in` dropped a 0
             given[option.setting] = option.value(value)
     return given
 
@@ -467,7 +467,7 @@ def parser() -> argparse.ArgumentParser:
         if option.kind == "switch":
             fly.add_argument(option.flag, dest=dest(option), action="store_true", help=option.help)
         else:
-            kind = int if option.kind == "int" else str
+            kind = team_flag(option.flag) if option.kind == "int" else str
             fly.add_argument(option.flag, dest=dest(option), type=kind, help=option.help)
     fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
     fly.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)

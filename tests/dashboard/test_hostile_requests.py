@@ -286,6 +286,28 @@ def test_the_start_run_command_holds_a_task_to_the_forms_length(settings):
     assert nothing_written()
 
 
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--max-turns", "0"], "argument --max-turns: must be from 1 to 5,000, not 0"),
+        (["--allowance", "-1"], "argument --allowance: must be from 1 to "),
+        (["--allowance", "lots"], "argument --allowance: not a whole number: 'lots'"),
+        (["--max-seconds", "0"], "argument --max-seconds: must be more than 0 and at most "),
+        (["--max-seconds", "nan"], "argument --max-seconds: must be more than 0"),
+        (["--votes", "-1"], "argument --votes: must be 1, 3 or 5, not -1"),
+    ],
+)
+def test_the_start_run_commands_numbers_are_refused_naming_their_flag(argv, said):
+    """As `python -m runtime fly` refuses them: `--max-turns 0` was refused by the settings'
+    check as "bad settings: field 'max_turns'", a name the command line does not have."""
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError) as refused:
+        call_command("start_run", "--team", "repo-fix", *argv)
+    assert said in str(refused.value) and "bad settings" not in str(refused.value)
+    assert nothing_written()
+
+
 @pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf", "soon"])
 def test_the_start_run_commands_wait_is_checked_before_the_run_starts(timeout):
     """`--wait --timeout -1` started the run and then said it was still running after -1 s."""

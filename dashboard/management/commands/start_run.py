@@ -18,6 +18,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import flight, status, views
 from runtime.cli import format_bill, format_findings
+from runtime.cli_args import setting, setting_seconds, team_flag
 from runtime.diagnose import diagnose
 from runtime.terminal import plain
 from services import baseline as baselines
@@ -65,16 +66,23 @@ class Command(BaseCommand):
             help="say what each team's scenarios do, and start nothing",
         )
         parser.add_argument("--task", help="the task text (default: the scenario's)")
-        parser.add_argument("--allowance", type=int)
-        parser.add_argument("--max-turns", type=int)
-        parser.add_argument("--max-seconds", type=float)
+        # Refused by argparse naming the flag, within the bounds the settings give each, as
+        # `python -m runtime fly` refuses them: plain numbers were refused by the settings'
+        # check, naming a field ("bad settings: field 'max_turns'") the command line has not.
+        parser.add_argument("--allowance", type=setting("allowance"), help="token allowance")
+        parser.add_argument("--max-turns", type=setting("max_turns"), help="turn cap per agent")
+        parser.add_argument(
+            "--max-seconds", type=setting_seconds("max_seconds"), help="wall-clock ceiling"
+        )
         parser.add_argument("--model", choices=["scripted", "endpoint", "local"])
         parser.add_argument("--order", help="support-desk: the order the ticket is about")
         parser.add_argument(
             "--reflect", action="store_true", help="repo-fix: a critic reads the draft first"
         )
         parser.add_argument(
-            "--votes", type=int, choices=[1, 3, 5], help="samples of the critical decision"
+            "--votes",
+            type=team_flag("--votes"),
+            help="samples of the critical decision (1, 3 or 5)",
         )
         parser.add_argument(
             "--baseline",

@@ -51,6 +51,16 @@ EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2,
 EXIT_NOT_WRITTEN = 5  # not the caller's input that was wrong: the same command may go through
 
 
+def exit_status(state: str) -> int:
+    """How a run that stopped in `state` (runtime/status.py) exits, here and in manage.py's
+    start_run --wait: 0 done (compensated is done with a money step undone), 4 stopped short of
+    a verdict, for a person to resume (interrupted) or retry (dead-lettered, on the workers),
+    3 another verdict."""
+    if state in ("done", status.COMPENSATED):
+        return EXIT_OK
+    return EXIT_INTERRUPTED if state in (status.INTERRUPTED, status.DEAD_LETTERED) else EXIT_VERDICT
+
+
 class StopSignal:
     """The operator's off switch: a `<journal>.stop` file, or Ctrl-C once (twice quits hard)."""
 
@@ -141,9 +151,7 @@ def report(
         print(f"journal: {path}")
         print(format_bill(the_bill))
         print(format_findings(found))
-    if outcome.status == "done":
-        return EXIT_OK
-    return EXIT_INTERRUPTED if outcome.status == "interrupted" else EXIT_VERDICT
+    return exit_status(outcome.status)
 
 
 def format_bill(b: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from django.core.management import call_command
@@ -67,8 +68,6 @@ def eager(settings, tmp_path):
 @pytest.mark.django_db(transaction=True)
 def test_start_run_wait_says_how_the_run_ended_as_fly_does_and_as_json_for_scripts(eager):
     """`--wait` printed the bill's JSON, some 150 lines, after the status."""
-    import json
-
     out = io.StringIO()
     call_command(
         "start_run", "--team", "repo-fix", "--scenario", "premature-done", "--wait", stdout=out
@@ -104,3 +103,45 @@ def test_start_run_json_without_wait_is_refused_before_the_run_starts(owner):
     with pytest.raises(CommandError, match="--json says how the run ended, so it goes with --wait"):
         call_command("start_run", "--team", "solo", "--json")
     assert DjangoJournal().last_position() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "team, scenario, ended, code",
+    [
+        ("repo-fix", "first-flight", "done", None),
+        ("repo-fix", "budget-starved", "halted", 3),
+        ("support-desk", "lost-update", "waiting", 3),  # escalated, its conflict parked
+    ],
+)
+def test_start_run_wait_exits_as_fly_does_for_how_the_run_ended(eager, team, scenario, ended, code):
+    """`--wait` exited 0 however the run ended; `python -m runtime fly` exits 3 for a verdict
+    other than done (and 4 interrupted): a script could not tell without reading the output."""
+    out = io.StringIO()
+    argv = ["start_run", "--team", team, "--scenario", scenario, "--wait", "--json"]
+    if code is None:
+        call_command(*argv, stdout=out)
+    else:
+        with pytest.raises(SystemExit) as exited:
+            call_command(*argv, stdout=out)
+        assert exited.value.code == code
+    assert json.loads(out.getvalue())["status"] == ended
+
+
+@pytest.mark.parametrize(
+    "state, code",
+    [
+        ("done", 0),
+        ("compensated", 0),  # done, a money step undone: fly says done
+        ("interrupted", 4),
+        ("dead-lettered", 4),  # on the workers: waits for a person's retry
+        ("failed", 3),
+        ("escalated", 3),
+        ("resolved", 3),
+        ("discarded", 3),
+    ],
+)
+def test_the_exit_status_of_a_run_is_one_rule_for_fly_and_start_run(state, code):
+    from runtime.cli import exit_status
+
+    assert exit_status(state) == code

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
@@ -17,7 +18,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import flight, status, views
-from runtime.cli import format_bill, format_findings
+from runtime.cli import exit_status, format_bill, format_findings
 from runtime.cli_args import setting, setting_seconds, team_flag
 from runtime.diagnose import diagnose
 from runtime.terminal import plain
@@ -51,7 +52,12 @@ def scenarios() -> str:
 
 
 class Command(BaseCommand):
-    help = "Start a team run on the workers; prints its id (and with --wait, how it ended)."
+    help = (
+        "Start a team run on the workers; prints its id (and with --wait, how it ended). With "
+        "--wait it exits as `python -m runtime fly` does: 0 done, 3 another verdict (failed, "
+        "halted, out_of_turns, inconclusive, escalated), 4 interrupted or dead-lettered "
+        "(waiting for a person); 1 still running when --timeout passed, 2 refused."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument(
@@ -95,7 +101,11 @@ class Command(BaseCommand):
             help="an idempotency key: the command run again with it starts no second run, "
             "it prints the run the first started",
         )
-        parser.add_argument("--wait", action="store_true", help="block until the run ends")
+        parser.add_argument(
+            "--wait",
+            action="store_true",
+            help="block until the run ends; exit 0 done, 3 another verdict, 4 interrupted",
+        )
         parser.add_argument("--timeout", type=seconds, default=600, help="seconds --wait waits")
         parser.add_argument(
             "--json",
@@ -162,10 +172,15 @@ class Command(BaseCommand):
         if options["json"]:
             said = {"run_id": run_id, "status": state, "reason": reason or ""}
             self.stdout.write(json.dumps({**said, "bill": bill, "findings": found}, indent=2))
-            return
-        # As `python -m runtime fly` says how a run ended: where this printed the bill's JSON,
-        # some 150 lines, to read at a terminal; as plain text (a reason or a finding may
-        # quote a model: its escape sequences are shown, not obeyed).
-        ended = f"status: {state}" + (f" ({reason})" if reason else "")
-        for text in (ended, format_bill(bill), format_findings(found)):
-            self.stdout.write(plain(text))
+        else:
+            # As `python -m runtime fly` says how a run ended: where this printed the bill's
+            # JSON, some 150 lines, to read at a terminal; as plain text (a reason or a finding
+            # may quote a model: its escape sequences are shown, not obeyed).
+            ended = f"status: {state}" + (f" ({reason})" if reason else "")
+            for text in (ended, format_bill(bill), format_findings(found)):
+                self.stdout.write(plain(text))
+        # And exits as fly does, where it exited 0 however the run ended: a script waiting on
+        # a run could not tell a failed one from a done one without reading what was printed.
+        if code := exit_status(state):
+            self.stdout.flush()
+            sys.exit(code)

@@ -28,16 +28,26 @@ def refused(message: str) -> CommandError:
     or cannot be read, a run the store does not hold, an import it refuses): said in a sentence,
     and exit status 2, as argparse's own refusals. Django's CommandError exits 1, which a
     script could not tell from a failure that was not its input's (`diff`: the runs differ).
-    A CommandError still, not a subclass: Django prints the class's name before the sentence."""
-    return CommandError(message, returncode=BAD_INPUT)
+    A CommandError still, not a subclass: Django prints the class's name before the sentence.
+    Its control characters are escaped (`said`)."""
+    return CommandError(said(message), returncode=BAD_INPUT)
+
+
+def said(message: str) -> str:
+    """A command's message as plain text: what it quotes (a stop's reason another person gave
+    through the API, a name in a journal from elsewhere) may hold escape sequences that would
+    clear or retitle the terminal reading it (runtime/terminal.py)."""
+    from runtime.terminal import plain
+
+    return plain(message)
 
 
 def unusable(path: object, exc: OSError) -> CommandError:
     """A path the command could not read or write, named with why: refused (2) when the error
     names a path (not there, a directory, no permission), as `python -m runtime` judges it; a
     failure naming none (a full disk, an I/O error) was not the person's input, and exits 1."""
-    said = f"{path}: {exc.strerror or exc}"
-    return CommandError(said) if exc.filename is None else refused(said)
+    words = f"{path}: {exc.strerror or exc}"
+    return CommandError(said(words)) if exc.filename is None else refused(words)
 
 
 def run(argv: list[str], stderr: TextIO) -> int:
@@ -60,10 +70,10 @@ def run(argv: list[str], stderr: TextIO) -> int:
     try:
         execute_from_command_line(argv)
     except OperationalError as exc:
-        said = database_trouble(exc)
-        if said is None or "--traceback" in argv:
+        trouble = database_trouble(exc)
+        if trouble is None or "--traceback" in argv:
             raise
-        stderr.write(said + "\n")
+        stderr.write(trouble + "\n")
         return NO_DATABASE
     return 0
 

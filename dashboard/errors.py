@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import CommandError
 
-from config.commandline import refused
+from config.commandline import refused, said
 from services import baseline, forks, intents, letters, review, runs
 
 REFUSALS: dict[type[Exception], int] = {
@@ -66,5 +66,5 @@ def for_command(exc: Exception) -> CommandError:
     wrongly or of something not there or not so (a 4xx here), 1 for what this installation
     cannot serve now (a 5xx: the local model's server is not running), which is no bad input."""
     if status_for(exc) >= 500:
-        return CommandError(str(exc))
+        return CommandError(said(str(exc)))
     return refused(str(exc))

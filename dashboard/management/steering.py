@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from django.core.management.base import BaseCommand
 
+from config.commandline import said
 from dashboard import actions
 from dashboard.errors import for_command
 from services import runs
@@ -25,7 +26,7 @@ class SteerCommand(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            said = actions.steer(options["run"], self.action, options["by"], options["reason"])
+            done = actions.steer(options["run"], self.action, options["by"], options["reason"])
         except runs.RunError as exc:
             raise for_command(exc) from None
-        self.stdout.write(said)
+        self.stdout.write(said(done))

@@ -67,3 +67,13 @@ def test_another_persons_token_is_not_theirs_to_revoke():
     with pytest.raises(CommandError, match="sam has no token"):
         run("sam", "--revoke", str(theirs.pk))
     assert ApiToken.objects.filter(pk=theirs.pk).exists()
+
+
+def test_a_tokens_name_is_listed_and_revoked_plain():
+    """A name is whoever made the token's words; listed raw, its escapes reached the terminal."""
+    rosa = get_user_model().objects.create_user("rosa", password="a long pass phrase 7")
+    ApiToken.issue(rosa, "ci\x1b[2J")
+    listed = run("rosa", "--list")
+    assert "\x1b" not in listed and "ci\\x1b[2J" in listed
+    revoked = run("rosa", "--revoke", "ci\x1b[2J")
+    assert "\x1b" not in revoked and "(ci\\x1b[2J)" in revoked

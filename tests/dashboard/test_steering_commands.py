@@ -50,3 +50,19 @@ def api_client(token):
     from django.test import Client
 
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+def test_a_reason_holding_escape_sequences_is_quoted_plain(api_client):
+    """A stop's reason is anybody's words (the API takes it): quoted by interrupt_run's refusal
+    of a second stop, its escape sequences retitled and cleared the terminal reading it."""
+    run_id = run_of("first-flight", steps=1)
+    hostile = "x\x1b]0;pwned\x07\x1b[2Jy"
+    asked = api_client.post(
+        f"/api/runs/{run_id}/interrupt", {"reason": hostile}, content_type="application/json"
+    )
+    assert asked.status_code == 202, asked.content
+    with pytest.raises(CommandError) as refused:
+        call_command("interrupt_run", run_id, reason="again", by="ann")
+    message = str(refused.value)
+    assert "\x1b" not in message and "\x07" not in message
+    assert "x\\x1b]0;pwned\\x07\\x1b[2Jy" in message

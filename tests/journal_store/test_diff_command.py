@@ -53,3 +53,16 @@ def test_a_name_that_is_neither_a_file_nor_a_stored_run_is_named(fly_team, tmp_p
         call_command("diff", str(empty), a)
     assert refused.value.returncode == 2
     assert StoredEvent.objects.count() == before
+
+
+def test_names_from_a_journal_are_printed_plain(fly_team, tmp_path, capsys):
+    """A journal from elsewhere may name an agent with an escape sequence in it: printed raw,
+    it recoloured (or cleared) the terminal reading the comparison."""
+    flown = fly_team("first-flight")
+    other = tmp_path / "other.jsonl"
+    other.write_text(flown.path.read_text().replace('"coder"', '"co\\u001b[31mder"'))
+    with pytest.raises(SystemExit) as exit_:
+        call_command("diff", str(flown.path), str(other))
+    assert exit_.value.code == 1
+    out = capsys.readouterr().out
+    assert "co\\x1b[31mder" in out and "\x1b" not in out

@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from config.commandline import refused
+from config.commandline import refused, said
 from dashboard.models import ApiToken
 
 NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
@@ -56,7 +56,8 @@ class Command(BaseCommand):
             return
         for t in tokens:
             used = f"last used {t.last_used_at:%Y-%m-%d %H:%M} UTC" if t.last_used_at else "unused"
-            self.stdout.write(f"{t.pk}\t{t.name}\tmade {t.created_at:%Y-%m-%d %H:%M} UTC\t{used}")
+            name = said(t.name)  # typed by whoever made it, through the API too
+            self.stdout.write(f"{t.pk}\t{name}\tmade {t.created_at:%Y-%m-%d %H:%M} UTC\t{used}")
 
     def revoke(self, user: Any, tokens: Any, which: str) -> None:
         number = which.isdigit() and len(which) < 19  # a column's integer, not an overflow
@@ -71,6 +72,6 @@ class Command(BaseCommand):
             numbers = ", ".join(str(t.pk) for t in found)
             raise refused(f"{len(found)} tokens are named {which!r} ({numbers}): give one")
         [token] = found
-        said = f"revoked token {token.pk} ({token.name}) of {user.username}"
+        revoked = said(f"revoked token {token.pk} ({token.name}) of {user.username}")
         token.delete()
-        self.stdout.write(said)
+        self.stdout.write(revoked)

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from config.commandline import refused, unusable
+from config.commandline import refused, said, unusable
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime import compare, flight
@@ -74,6 +74,6 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(result.as_dict(), indent=2, default=str))
         else:
-            self.stdout.write(compare.text(result))
+            self.stdout.write(said(compare.text(result)))  # names from a file elsewhere
         if not result.identical:
             sys.exit(EXIT_DIFFERS)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
 from pathlib import Path
 
 from runtime import compare, flight, fork, fork_workspace, keys, plugins, streams, zero
 from runtime.cli import (
     EXIT_DIFFERS,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     NO_SANDBOX,
     StopSignal,
@@ -25,6 +27,7 @@ from runtime.cli_args import run_id_arg, setting
 from runtime.flat import NUMBER_TOO_LONG
 from runtime.journal import DuplicateEventId, WrongExpectedVersion
 from runtime.jsonl import JsonlJournal
+from runtime.model import EndpointDown
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -170,17 +173,37 @@ def made_before(
 
 def cmd_zi(args: argparse.Namespace) -> int:
     root = Path(args.dir)
-    root.mkdir(parents=True, exist_ok=True)
-    here = services(args)
     settings = {"allowance": args.allowance, "max_turns": args.max_turns}
     paths = {cell: root / f"zi-{cell[0]}-{cell[1]}.jsonl" for cell in zero.cells_of(args.model)}
-    for path in paths.values():
-        if path.exists():  # refused before any cell flies
-            raise flight.FlightError(f"{path} exists: give another --dir")
-    cells = [
-        zero.fly_cell(args.team, args.scenario, coder, reviewer, path, root, here, **settings)
+    # Every cell checked and planned before the folder is made or any cell flies: a refused
+    # scenario or backend left an empty folder behind, or a cell flown before the next was
+    # refused.
+    here = services(args)
+    planned = [
+        zero.plan_cell(args.team, args.scenario, coder, reviewer, path, here, **settings)
         for (coder, reviewer), path in paths.items()
     ]
+    root.mkdir(parents=True, exist_ok=True)
+    cells = []
+    for each in planned:
+        try:
+            cells.append(zero.fly_planned(each, root, here))
+        except EndpointDown as exc:
+            # The cell rests at the call nobody answered; the cells after it never flew. Said
+            # so, with how to go on: the same command again refuses the folder.
+            print(f"error: the model endpoint did not answer: {exc}", file=sys.stderr)
+            print(
+                f"the cell rests at that call in {each.path}: `python -m runtime resume "
+                f"{each.path}` asks again from there once the endpoint answers",
+                file=sys.stderr,
+            )
+            if rest := [str(p.path) for p in planned[len(cells) + 1 :]]:
+                print(
+                    f"not flown: {', '.join(rest)}; run zi again with another --dir for the "
+                    "whole 2x2",
+                    file=sys.stderr,
+                )
+            return EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(cells, indent=2))
     else:

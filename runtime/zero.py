@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,37 @@ def fly_cell(
 ) -> dict[str, Any]:
     """Fly one cell into a new journal at `path` and read it: the team's writer on `coder`, its
     reviewer on `reviewer`, its tester ZI, the rest (the orchestrator's plan) scripted."""
+    return fly_planned(
+        plan_cell(team_name, scenario, coder, reviewer, path, **settings), root, services
+    )
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    """A cell checked and planned, not flown: what the 2x2 refuses, it refuses before any cell
+    flies or anything is written."""
+
+    run_id: str
+    config: Any  # flight.FlightConfig
+    path: Path
+    coder: str
+    reviewer: str
+    agents: tuple[str, str]  # the team's writer and reviewer
+
+
+def plan_cell(
+    team_name: str,
+    scenario: str | None,
+    coder: str,
+    reviewer: str,
+    path: Path,
+    hosts: Any = None,
+    **settings: Any,
+) -> PlannedCell:
+    """The cell's run planned (its team, scenario, backends and settings checked, and its
+    model clients made from the host's settings `hosts.models`: an endpoint none is set for
+    is refused here), or FlightError; nothing is written, nothing asked."""
     from runtime import flight
-    from runtime.jsonl import JsonlJournal
 
     team = flight.team_named(team_name)
     writer = next((a for a, r in team.roles.items() if r == "writes"), None)
@@ -125,11 +155,21 @@ def fly_cell(
     models.update({a: "zi" for a in team.agents if a == "tester"})
     run_id = flight.new_run_id()
     config = flight.plan(team_name, scenario, run_id, models=models, **settings)
-    journal = JsonlJournal(path)
-    flight.fly(journal, config, run_id, root, services=services)
+    flight.clients_for(config, team, models=getattr(hosts, "models", None))
+    return PlannedCell(run_id, config, path, coder, reviewer, (writer, reviewer_name))
+
+
+def fly_planned(planned: PlannedCell, root: Path, services: Any = None) -> dict[str, Any]:
+    """Fly a planned cell into its journal and read it."""
+    from runtime import flight
+    from runtime.jsonl import JsonlJournal
+
+    journal = JsonlJournal(planned.path)
+    flight.fly(journal, planned.config, planned.run_id, root, services=services)
+    records = flight.run_records(journal, planned.run_id)
     return {
-        "run": run_id,
-        **cell(flight.run_records(journal, run_id), coder, reviewer, (writer, reviewer_name)),
+        "run": planned.run_id,
+        **cell(records, planned.coder, planned.reviewer, planned.agents),
     }
 
 

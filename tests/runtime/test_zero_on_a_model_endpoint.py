@@ -95,3 +95,32 @@ def test_the_two_by_two_on_an_endpoint_asks_it_only_for_the_model_cells(
     for path in tmp_path.glob("zi-*.jsonl"):
         journal = JsonlJournal(path)
         assert flight.replay(journal, flight.find_run(journal, journal.streams())).identical
+
+
+def test_a_refused_two_by_two_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    """A scenario the team has not, or the endpoint asked for where none is set, is refused
+    before the folder is made: an empty one was left behind."""
+    monkeypatch.delenv("MINUTES_MODEL_BASE_URL", raising=False)
+    for extra in (["--scenario", "nope"], ["--model", "endpoint"]):
+        where = tmp_path / "zi"
+        assert main(["zi", "--team", "repo-fix", "--dir", str(where), *extra]) == 2
+        assert capsys.readouterr().err.startswith("error: ")
+        assert not where.exists()
+
+
+def test_an_endpoint_down_in_a_cell_says_how_to_go_on(server, tmp_path, monkeypatch, capsys):
+    """The first cell's model call went unanswered: the command said only that the endpoint
+    did not answer (exit 4), with no word of the cell's journal or the cells not flown, and
+    the same command again refused the folder."""
+    monkeypatch.setenv("MINUTES_MODEL_BASE_URL", server.url)
+    monkeypatch.setenv("MINUTES_MODEL", "m-zi")
+    server.queue(*[Reply(b"bad gateway", 502, {"Retry-After": "0"})] * 5)
+    argv = ["zi", "--team", "repo-fix", "--dir", str(tmp_path), "--model", "endpoint"]
+    assert main(argv) == 4
+    said = capsys.readouterr().err
+    first = tmp_path / "zi-endpoint-endpoint.jsonl"
+    assert "error: the model endpoint did not answer: gave up on POST" in said
+    assert f"the cell rests at that call in {first}: `python -m runtime resume {first}`" in said
+    rest = [tmp_path / f"zi-{c}-{r}.jsonl" for c, r in zero.cells_of("endpoint")[1:]]
+    assert f"not flown: {', '.join(map(str, rest))}; run zi again with another --dir" in said
+    assert first.exists() and not any(p.exists() for p in rest)

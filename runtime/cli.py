@@ -35,7 +35,7 @@ from types import FrameType
 from typing import Any
 
 from runtime import baseline, flight, fork, plugins, status, streams, terminal, views
-from runtime.cli_args import run_id_arg, setting, team_flag
+from runtime.cli_args import WORKSPACES, folder_arg, kind_of, run_id_arg, setting, team_flag
 from runtime.diagnose import diagnose
 from runtime.events import RunForked
 from runtime.faults import Faults
@@ -107,6 +107,9 @@ def operator() -> str:
 
 
 def open_journal(path: Path, must_exist: bool = True) -> JsonlJournal:
+    if path.exists() and not path.is_file():
+        # A folder (or a pipe, which reading would wait on for ever) was "no journal at".
+        raise flight.FlightError(f"{path} is not a journal file: {kind_of(path)}")
     if must_exist and not path.is_file():
         raise flight.FlightError(f"no journal at {path}")
     journal = JsonlJournal(path)
@@ -402,6 +405,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
+    if path.exists() and not path.is_file():  # a folder was asked to stop, and said yes
+        raise flight.FlightError(f"{path} is not a journal file: {kind_of(path)}")
     stop = stop_path(path)
     stop.write_text(json.dumps({"by": operator(), "reason": args.reason}))
     if path.is_file():
@@ -477,7 +482,7 @@ def parser() -> argparse.ArgumentParser:
         else:
             kind = team_flag(option.flag) if option.kind == "int" else str
             fly.add_argument(option.flag, dest=dest(option), type=kind, help=option.help)
-    fly.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
+    fly.add_argument("--workspaces", type=folder_arg, help=WORKSPACES)
     fly.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     fly.add_argument("--json", action="store_true", help="print the outcome as JSON")
     fly.add_argument(
@@ -494,7 +499,7 @@ def parser() -> argparse.ArgumentParser:
     )
     solo.add_argument("journal")
     solo.add_argument("--run", help="the team run, when the journal holds several")
-    solo.add_argument("--workspaces", help="where run workspaces go (default: beside the journal)")
+    solo.add_argument("--workspaces", type=folder_arg, help=WORKSPACES)
     solo.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
     solo.add_argument("--json", action="store_true", help="print the comparison as JSON")
     solo.set_defaults(func=cmd_baseline)
@@ -513,9 +518,7 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("journal")
         cmd.add_argument("--run", help="which run, when the journal holds several")
         if name == "resume":
-            cmd.add_argument(
-                "--workspaces", help="where run workspaces are (default: beside the journal)"
-            )
+            cmd.add_argument("--workspaces", type=folder_arg, help=WORKSPACES)
             cmd.add_argument("--json", action="store_true")
             cmd.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
         cmd.set_defaults(func=func)

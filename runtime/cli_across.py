@@ -23,7 +23,7 @@ from runtime.cli import (
     run_of,
     services,
 )
-from runtime.cli_args import run_id_arg, setting
+from runtime.cli_args import folder_arg, run_id_arg, setting
 from runtime.flat import NUMBER_TOO_LONG
 from runtime.journal import DuplicateEventId, WrongExpectedVersion
 from runtime.jsonl import JsonlJournal
@@ -257,7 +257,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forking.add_argument(
         "--allowance", type=setting("allowance"), help="token allowance for the whole run"
     )
-    forking.add_argument("--workspaces", help="where run workspaces are (default: beside it)")
+    forking.add_argument(
+        "--workspaces", type=folder_arg, help="where run workspaces are (default: beside it)"
+    )
     forking.add_argument("--go", action="store_true", help="drive the fork now, in-process")
     forking.add_argument("--json", action="store_true")
     forking.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)
@@ -272,7 +274,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "test evidence attached by the harness), its tester ZI, the orchestrator's plan "
         "scripted. The table names each cell's backends and the harness's verdict.",
     )
-    zi.add_argument("--dir", required=True, help="where the four journals and workspaces go")
+    zi.add_argument(
+        "--dir", required=True, type=folder_arg, help="where the four journals and workspaces go"
+    )
     zi.add_argument(
         "--team",
         required=True,

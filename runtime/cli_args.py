@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic.fields import FieldInfo
@@ -107,3 +108,21 @@ def team_setting(field: FieldInfo, name: str) -> Callable[[str], int]:
 def bound(field: FieldInfo, name: str) -> Any:
     """`field`'s bound `name` (ge, gt, le) as pydantic keeps it, or None."""
     return next((getattr(b, name) for b in field.metadata if hasattr(b, name)), None)
+
+
+def kind_of(path: Path) -> str:
+    """What stands at `path` when it is no regular file, in a word or two."""
+    return "a folder" if path.is_dir() else "not a regular file (a pipe, a device or a socket)"
+
+
+WORKSPACES = "where run workspaces are (default: beside the journal)"  # --workspaces
+
+
+def folder_arg(value: str) -> str:
+    """A folder option (--workspaces, --dir): refused by argparse when something other than a
+    folder stands there, where fly said only "File exists" once it had planned the run."""
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        what = "a file" if path.is_file() else kind_of(path)
+        raise argparse.ArgumentTypeError(f"{value} is {what}, not a folder")
+    return value

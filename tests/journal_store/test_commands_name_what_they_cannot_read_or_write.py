@@ -4,6 +4,7 @@ the path and what is wrong (a CommandError, no traceback), and nothing half writ
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -32,6 +33,18 @@ def test_importing_a_directory_names_it(tmp_path):
     with pytest.raises(CommandError) as info:
         call_command("import_journal", str(tmp_path))
     assert str(info.value) == f"{tmp_path}: Is a directory"
+
+
+def test_importing_a_pipe_names_it_and_does_not_wait_on_it(tmp_path):
+    """Opened, a pipe waits for a writer: the command hung for ever."""
+    pipe = tmp_path / "pipe.jsonl"
+    os.mkfifo(pipe)
+    with pytest.raises(CommandError) as info:
+        call_command("import_journal", str(pipe))
+    assert str(info.value) == (
+        f"{pipe} is not a journal file: not a regular file (a pipe, a device or a socket)"
+    )
+    assert info.value.returncode == 2 and StoredEvent.objects.count() == 0
 
 
 def test_exporting_into_a_folder_that_is_not_there_names_it(run_id, tmp_path):

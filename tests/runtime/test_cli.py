@@ -137,7 +137,7 @@ def test_a_path_that_cannot_be_used_is_named_without_a_traceback(flown, tmp_path
     the path and what is wrong with it (exit 2), where a traceback ended the command."""
     path, _ = flown
     code, _, err = run(capsys, "fly", "--team", "solo", "--journal", str(tmp_path))
-    assert (code, err) == (2, f"error: {tmp_path}: Is a directory\n")
+    assert (code, err) == (2, f"error: {tmp_path} is not a journal file: a folder\n")
     out = tmp_path / "no" / "such" / "trace.json"
     code, _, err = run(capsys, "otlp", str(path), "-o", str(out))
     assert (code, err) == (2, f"error: {out}: No such file or directory\n")

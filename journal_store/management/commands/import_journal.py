@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 import os
 from argparse import ArgumentParser
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand
@@ -12,6 +13,7 @@ from django.core.management.base import BaseCommand
 from config.commandline import refused, unusable
 from journal_store import projection
 from journal_store.transfer import ImportRefused, import_journal
+from runtime.cli_args import kind_of
 
 
 class Command(BaseCommand):
@@ -31,6 +33,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
+        if os.path.exists(path) and not os.path.isdir(path) and not os.path.isfile(path):
+            # A pipe or a device: opened, it waited for a writer for ever.
+            raise refused(f"{path} is not a journal file: {kind_of(Path(path))}")
         try:
             size = os.path.getsize(path)
             with open(path, "rb") as source:

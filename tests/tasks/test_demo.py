@@ -25,9 +25,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 class Demo:
     """`manage.py demo` as a child process, its output collected line by line."""
 
-    def __init__(self, env: dict[str, str], port: int) -> None:
+    def __init__(self, env: dict[str, str], port: int, *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "demo", "--port", str(port), "--workers", "1"],
+            [sys.executable, "manage.py", "demo", "--port", str(port), "--workers", "1", *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

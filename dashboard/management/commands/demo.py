@@ -77,16 +77,20 @@ class Child:
             stdin=subprocess.DEVNULL,
         )
 
-    def stop(self, deadline: float) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def terminate(self) -> None:
+        # Its group: a session of its own, so the worker's pool hears it too.
+        if self.proc is not None and self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):  # then SIGKILL, below
-                self.proc.wait(max(0.1, deadline - time.monotonic()))
-        # Whatever of its group is left (a pool child slower than its parent, or the whole
-        # group if the parent did not stop in time) goes now: Ctrl-C leaves nothing behind.
+
+    def kill(self) -> None:
+        """Whatever of its group is left (a pool child slower than its parent, or the whole
+        group if the parent did not stop in time) goes now: Ctrl-C leaves nothing behind."""
+        if self.proc is None:
+            return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
@@ -202,6 +206,8 @@ class Command(BaseCommand):
         password = self.login()
         self.children: list[Child] = []
         self.broker: EmbeddedRedis | None = None
+        # Set once stopping has begun (a second Ctrl-C then hurries it, and interrupts nothing).
+        self.stopping = self.hurry = False
         # Ctrl-C, a closed terminal or a polite kill all stop everything, even when whoever
         # started us in the background told us to ignore SIGINT.
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -426,8 +432,9 @@ class Command(BaseCommand):
         env: dict[str, str] | None = None,
     ) -> None:
         child = Child(name, command, self.logs / (log or f"{name.split()[0]}.log"), env or {})
-        child.start()
+        # Listed first: a Ctrl-C as it starts still finds it to stop.
         self.children.append(child)
+        child.start()
 
     def wait_for_web(self) -> None:
         deadline = time.monotonic() + 30
@@ -475,14 +482,28 @@ class Command(BaseCommand):
             child.start()
 
     def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self.stopping:
+            # Ctrl-C again while stopping: raising here interrupted the cleanup, which left
+            # processes running and printed a traceback. It is told to hurry instead.
+            self.hurry = True
+            return
+        self.stopping = True
         raise KeyboardInterrupt
 
     def stop_all(self) -> None:
+        """Every child is asked to stop (SIGTERM) and given 10 s, or until Ctrl-C is pressed
+        again; then what is left is killed, and the broker is shut down (saving its queue)."""
+        self.stopping = True
+        for child in self.children:
+            child.terminate()
         deadline = time.monotonic() + 10
+        while any(child.running() for child in self.children):
+            if self.hurry or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if self.hurry:
+            self.say("still stopping: killing what is left ...")
         for child in self.children:
-            if child.proc is not None and child.proc.poll() is None:
-                os.killpg(child.proc.pid, signal.SIGTERM)
-        for child in self.children:
-            child.stop(deadline)
+            child.kill()
         if self.broker is not None:
             self.broker.stop()

@@ -1,0 +1,66 @@
+"""A second Ctrl-C while `manage.py demo` is stopping: the cleanup goes on, faster, and every
+process demo started is stopped. It used to raise inside the cleanup: a traceback, and the web
+server, a worker and the embedded broker left running."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+
+import psutil
+import pytest
+from django.db import connections
+
+from config.broker import EmbeddedRedis
+from tests.services import free_port, left_running
+from tests.tasks.test_demo import Demo
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def test_a_second_ctrl_c_while_stopping_stops_everything_without_a_traceback(tmp_path):
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{connections['default'].settings_dict['NAME']}",
+        "MINUTES_HOME": str(home),
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("CELERY_BROKER_URL", None)  # the embedded broker, which demo starts and stops
+    demo = Demo(env, free_port(), "--no-sample")
+    started: list[psutil.Process] = []
+    try:
+        demo.wait_for(r"Ctrl-C stops everything")
+        # Everything it started: its children (the web server, the worker and its pool) and the
+        # broker, which runs detached.
+        started += psutil.Process(demo.proc.pid).children(recursive=True)
+        broker = EmbeddedRedis(home / "broker").server_pid()
+        assert broker is not None and len(started) >= 2, demo.output
+        started.append(psutil.Process(broker))
+        demo.proc.send_signal(signal.SIGINT)
+        time.sleep(0.02)  # the second while the first is stopping the processes
+        demo.proc.send_signal(signal.SIGINT)
+        status = demo.proc.wait(30)
+        time.sleep(0.2)  # the reader thread's last lines
+        assert status == 0, demo.output
+        assert "Traceback" not in demo.output
+        assert "still stopping" in demo.output and demo.output.rstrip().endswith("stopped.")
+        alive = [f"{p.pid} {p.name()}" for p in started if p.is_running() and not zombie(p)]
+        assert alive == [], demo.output
+        assert left_running(str(home), patience=0) == []
+    finally:
+        # Whatever it left, so that a failure here leaves nothing running on the machine.
+        if demo.proc.poll() is None:
+            demo.stop()
+        for process in started:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+
+
+def zombie(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True

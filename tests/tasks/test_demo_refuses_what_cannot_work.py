@@ -119,3 +119,43 @@ def test_a_broker_that_refuses_the_password_is_not_said_to_be_down(tmp_path, giv
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_a_scenario_the_sample_run_cannot_have_is_refused_before_anything_starts(tmp_path):
+    """--scenario nope was only looked at as the sample run started: after the database was
+    migrated, the login made and the broker, workers and web server started, and it ended in
+    a traceback (RunError). argparse refuses it now, naming the scenarios there are."""
+    home = tmp_path / "home"
+    database = tmp_path / "demo.sqlite3"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "CELERY_"))}
+    env.update(MINUTES_DEBUG="1", MINUTES_HOME=str(home), DATABASE_URL=f"sqlite:///{database}")
+    done = subprocess.run(
+        [sys.executable, "manage.py", "demo", "--port", str(free_port()), "--scenario", "nope"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr  # argparse's, for a bad argument
+    assert "argument --scenario: invalid choice: 'nope' (choose from " in done.stderr
+    assert "'first-flight'" in done.stderr and "Traceback" not in done.stderr
+    assert not database.exists() and not home.exists()
+
+
+def test_a_local_model_that_is_not_installed_is_refused_before_anything_starts(
+    settings, tmp_path, monkeypatch
+):
+    """As --model endpoint is: it was found missing after the database was migrated and the
+    login made."""
+    from django.core.management import CommandError, call_command
+
+    from services import local_model
+
+    monkeypatch.setattr(local_model, "missing", lambda: "the local model server is not here")
+    settings.DEBUG = True
+    settings.HOME = tmp_path / "home"
+    with pytest.raises(CommandError) as refused:
+        call_command("demo", "--port", str(free_port()), "--model", "local")
+    assert str(refused.value) == "--model local: the local model server is not here"
+    assert not settings.HOME.exists()

@@ -37,8 +37,12 @@ from config.celery import worker_command
 from config.commandline import refused
 from journal_store.models import RunSummary, StoredEvent
 from services import local_model, runs
+from teams import TEAMS
 
 USER = "demo"
+# The team of the sample run, and the scenarios --scenario may name.
+TEAM = "repo-fix"
+SCENARIOS = sorted(TEAMS[TEAM].scenarios)
 # A real model is slow and small here: a short leash (the scripted run needs none).
 SAMPLE: dict[str, dict[str, Any]] = {
     "scripted": {},
@@ -170,7 +174,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--port", type=port, default=8000, help="the web server's port (default: 8000)"
         )
-        parser.add_argument("--scenario", default="first-flight", help="the sample run's scenario")
+        # Choices, so that argparse refuses one the team lacks before anything is done: it was
+        # found as the sample run started, with everything else started (and a traceback).
+        parser.add_argument(
+            "--scenario",
+            choices=SCENARIOS,
+            default=TEAMS[TEAM].default_scenario,
+            metavar="NAME",
+            help=f"the sample run's scenario, one of {TEAM}'s (default: %(default)s): "
+            + ", ".join(SCENARIOS),
+        )
         parser.add_argument("--no-sample", action="store_true", help="start no sample run")
         parser.add_argument("--workers", type=workers, default=2, help="worker processes")
         parser.add_argument(
@@ -193,6 +206,17 @@ class Command(BaseCommand):
         if options["model"] == "endpoint" and (why := runs.endpoint_unusable()):
             # Its sample run would fail three times and wait in the dead-letter queue.
             raise refused(f"--model endpoint: {why}")
+        model: local_model.LocalModelServer | None = None
+        if options["model"] == "local":
+            # Said before anything starts, as for the endpoint: it was found after the
+            # database was migrated and the login made (an address it cannot serve on, with a
+            # traceback).
+            try:
+                model = local_model.LocalModelServer()
+            except local_model.LocalModelError as exc:
+                raise CommandError(f"--model local: {exc}") from None
+            if why := local_model.missing():
+                raise CommandError(f"--model local: {why}")
         self.port: int = options["port"]
         self.refuse_a_second_demo()
         self.refuse_a_busy_port()
@@ -212,10 +236,8 @@ class Command(BaseCommand):
         # started us in the background told us to ignore SIGINT.
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, self.on_signal)
-        model: local_model.LocalModelServer | None = None
         try:
-            if options["model"] == "local":
-                model = local_model.LocalModelServer()
+            if model is not None:
                 self.say(f"starting the local model server at {model.base} ...")
                 try:
                     model.start()
@@ -307,7 +329,7 @@ class Command(BaseCommand):
         """The sample run, started once per database: a restart adds nothing to the list."""
         if StoredEvent.objects.exists():
             return None
-        return runs.start_run("repo-fix", options["scenario"], by=USER, **SAMPLE[options["model"]])
+        return runs.start_run(TEAM, options["scenario"], by=USER, **SAMPLE[options["model"]])
 
     def refuse_a_second_demo(self) -> None:
         """Another demo running from this home (a second `make run` in the same checkout, on

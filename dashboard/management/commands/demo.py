@@ -1,11 +1,12 @@
 """python manage.py demo: the main job — everything Minutes needs, running, with a sample run.
 
-Migrates the database, creates a login, starts the embedded broker (unless CELERY_BROKER_URL
-names one), a Celery worker (with the embedded scheduler for reconciliation) and the web
-server, starts a sample team run on a fresh database, and ends with a short block saying where
-to look. The processes' own output goes to log files, so that block is the last thing on the
-screen. It then supervises them: a process that dies is restarted (and says so), so a crashed
-worker never takes the web server down. Ctrl-C stops every process it started.
+Migrates the database, starts the embedded broker (unless CELERY_BROKER_URL names one), a
+Celery worker (with the embedded scheduler for reconciliation) and the web server, starts a
+sample team run on a fresh database, and ends with a short block saying where to look, with
+the login it makes (its password is shown there, once). The processes' own output goes to log
+files, so that block is the last thing on the screen. It then supervises them: a process that
+dies is restarted (and says so), so a crashed worker never takes the web server down. Ctrl-C
+stops every process it started.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ RESTART_WINDOW = 60.0
 # Held by the demo running from a MINUTES_HOME for as long as it runs (the kernel lets it go
 # when the process ends, however it ends): says which one, to a second.
 LOCK = "demo.lock"
+# Ctrl-C, a closed terminal or a polite kill: each stops the demo.
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass
@@ -227,14 +230,13 @@ class Command(BaseCommand):
         self.logs.mkdir(exist_ok=True)
         self.say("preparing the database ...")
         call_command("migrate", verbosity=0)
-        password = self.login()
         self.children: list[Child] = []
         self.broker: EmbeddedRedis | None = None
         # Set once stopping has begun (a second Ctrl-C then hurries it, and interrupts nothing).
         self.stopping = self.hurry = False
         # Ctrl-C, a closed terminal or a polite kill all stop everything, even when whoever
         # started us in the background told us to ignore SIGINT.
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for signum in STOPPING_SIGNALS:
             signal.signal(signum, self.on_signal)
         try:
             if model is not None:
@@ -253,7 +255,7 @@ class Command(BaseCommand):
             )
             self.wait_for_web()
             sample = None if options["no_sample"] else self.sample(options)
-            self.first_screen(password, sample, asked_for_none=options["no_sample"])
+            self.first_screen(sample, asked_for_none=options["no_sample"])
             self.watch()
         except KeyboardInterrupt:
             self.say("\nstopping ...")
@@ -265,10 +267,16 @@ class Command(BaseCommand):
 
     # --- what a newcomer sees ----------------------------------------------------------------
 
-    def first_screen(
-        self, password: str | None, sample: str | None, asked_for_none: bool = False
-    ) -> None:
+    def first_screen(self, sample: str | None, asked_for_none: bool = False) -> None:
+        """The block saying where to look, and the demo login, made only here, with its
+        password shown in the block: made as the database was prepared, a demo that failed or
+        was stopped before this screen left a login whose password nobody saw, and every demo
+        after it said the password "was shown the first time"."""
         base = f"http://127.0.0.1:{self.port}"
+        users = get_user_model()
+        password = None
+        if not users.objects.filter(username=USER).exists():
+            password = secrets.token_urlsafe(12)
         lines = [f"Minutes is running at {base}/"]
         if password:
             lines.append(f"  log in:      user {USER!r}, password {password!r} (shown once)")
@@ -305,25 +313,24 @@ class Command(BaseCommand):
         if os.geteuid() == 0:
             lines.append("  (as root: the worker logs warn of superuser privileges; expected)")
         width = max(len(line) for line in lines)
-        self.say("")
-        self.say("=" * width)
-        for line in lines:
-            self.say(line)
-        self.say("=" * width)
+        # Everything that can fail is done: the login is made and shown with Ctrl-C held off
+        # between the two (a Ctrl-C pressed meanwhile stops the demo right after the screen).
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING_SIGNALS)
+        try:
+            if password:
+                users.objects.create_superuser(USER, f"{USER}@localhost", password)
+            self.say("")
+            self.say("=" * width)
+            for line in lines:
+                self.say(line)
+            self.say("=" * width)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def say(self, line: str) -> None:
         # Flushed as written: piped to a file or `tee`, the screen must not wait for a buffer.
         self.stdout.write(line)
         self.stdout.flush()
-
-    def login(self) -> str | None:
-        """Create the demo user on first run; its password, or None if it already existed."""
-        users = get_user_model()
-        if users.objects.filter(username=USER).exists():
-            return None
-        password = secrets.token_urlsafe(12)
-        users.objects.create_superuser(USER, f"{USER}@localhost", password)
-        return password
 
     def sample(self, options: dict[str, Any]) -> str | None:
         """The sample run, started once per database: a restart adds nothing to the list."""

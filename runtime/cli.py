@@ -31,11 +31,11 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from runtime import baseline, flight, fork, plugins, status, streams, terminal, views
 from runtime.cli_args import WORKSPACES, folder_arg, kind_of, run_id_arg, setting, team_flag
+from runtime.cli_stop import QuitAtOnce, StopSignal, operator, stop_path
 from runtime.diagnose import diagnose
 from runtime.events import RunForked
 from runtime.faults import Faults
@@ -44,7 +44,7 @@ from runtime.jsonl import JournalCorrupt, JsonlJournal
 from runtime.model import EndpointDown, ModelError
 from runtime.sandbox import Sandbox
 from runtime.snapshots import FileSnapshots
-from runtime.stops import ReplayDivergence, StopRequest
+from runtime.stops import ReplayDivergence
 from runtime.team import FlightConfig, Option, Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
@@ -59,51 +59,6 @@ def exit_status(state: str) -> int:
     if state in ("done", status.COMPENSATED):
         return EXIT_OK
     return EXIT_INTERRUPTED if state in (status.INTERRUPTED, status.DEAD_LETTERED) else EXIT_VERDICT
-
-
-class StopSignal:
-    """The operator's off switch: a `<journal>.stop` file, or Ctrl-C once (twice quits hard)."""
-
-    def __init__(self, journal_path: Path) -> None:
-        self.path = stop_path(journal_path)
-        self.pressed = False
-
-    def __call__(self) -> StopRequest | None:
-        if self.pressed:
-            return StopRequest(by=operator(), reason="Ctrl-C")
-        try:
-            data = json.loads(self.path.read_text() or "{}")
-        except FileNotFoundError:
-            return None
-        except (ValueError, RecursionError):  # half written, or not ours: no name, no reason
-            data = {}
-        return StopRequest(
-            by=str(data.get("by") or operator()), reason=str(data.get("reason") or "")
-        )
-
-    def install(self) -> Any:
-        """Take over Ctrl-C; returns the previous handler for `signal.signal` to restore."""
-
-        def on_sigint(signum: int, frame: FrameType | None) -> None:
-            if self.pressed:
-                raise KeyboardInterrupt
-            self.pressed = True
-            print(
-                "stopping at the next turn boundary (Ctrl-C again to quit at once)", file=sys.stderr
-            )
-
-        return signal.signal(signal.SIGINT, on_sigint)
-
-    def clear(self) -> None:
-        self.path.unlink(missing_ok=True)
-
-
-def stop_path(journal_path: Path) -> Path:
-    return journal_path.with_name(journal_path.name + ".stop")
-
-
-def operator() -> str:
-    return os.environ.get("USER") or os.environ.get("LOGNAME") or "operator"
 
 
 def open_journal(path: Path, must_exist: bool = True) -> JsonlJournal:
@@ -227,7 +182,7 @@ def cmd_fly(args: argparse.Namespace) -> int:
     )
     if args.baseline and (why := baseline.refusal(config)):
         raise flight.FlightError(f"--baseline: {why}")
-    stop = StopSignal(path)
+    stop = StopSignal(path, run_id)
     previous = stop.install()
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     try:
@@ -350,7 +305,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     journal = open_journal(path)
     run_id = run_of(journal, args.run)
-    stop = StopSignal(path)
+    stop = StopSignal(path, run_id)
     stop.clear()  # resuming is the operator lifting the stop
     previous = stop.install()
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
@@ -562,6 +517,9 @@ def run_command(argv: Sequence[str] | None) -> int:
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except QuitAtOnce as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INTERRUPTED
     except fork.ForkNotWritten as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_NOT_WRITTEN

@@ -15,15 +15,14 @@ from runtime.cli import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     NO_SANDBOX,
-    StopSignal,
     open_journal,
-    operator,
     per_agent,
     report,
     run_of,
     services,
 )
 from runtime.cli_args import folder_arg, run_id_arg, setting
+from runtime.cli_stop import StopSignal, operator
 from runtime.flat import NUMBER_TOO_LONG
 from runtime.journal import DuplicateEventId, WrongExpectedVersion
 from runtime.jsonl import JsonlJournal
@@ -97,7 +96,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
     if not args.go:
         print(f"drive it with: python -m runtime resume {path} --run {child}")
         return EXIT_OK
-    stop = StopSignal(path)
+    stop = StopSignal(path, child)
     previous = stop.install()
     try:
         outcome = flight.resume(

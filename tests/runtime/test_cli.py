@@ -9,7 +9,8 @@ from urllib.error import URLError
 import pytest
 
 from runtime import cli
-from runtime.cli import main, stop_path
+from runtime.cli import main
+from runtime.cli_stop import stop_path
 
 
 def run(capsys, *argv):

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import urllib.request
+from pathlib import Path
 
 import pytest
 from django.db import connections
@@ -58,6 +59,19 @@ class Demo:
         return self.proc.wait(30)
 
 
+def demo_env(home: Path, database_url: str) -> dict[str, str]:
+    """A demo's environment: this one's, its home and database, output unbuffered (read as it
+    comes), and the embedded broker (no server), which demo starts and stops."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "MINUTES_HOME": str(home),
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("CELERY_BROKER_URL", None)
+    return env
+
+
 def environ_of(pid: str) -> bytes:
     try:
         with open(f"/proc/{pid}/environ", "rb") as file:
@@ -74,13 +88,7 @@ def get(url: str) -> int:
 def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_path):
     port = free_port()
     home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{connections['default'].settings_dict['NAME']}",
-        "MINUTES_HOME": str(home),
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("CELERY_BROKER_URL", None)  # the embedded default: no server
+    env = demo_env(home, f"sqlite:///{connections['default'].settings_dict['NAME']}")
     for name in ("MINUTES_MODEL_BASE_URL", "OPENAI_BASE_URL"):
         env.pop(name, None)  # no model endpoint either
     demo = Demo(env, port)

@@ -5,7 +5,6 @@ server, a worker and the embedded broker left running."""
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import time
 
@@ -15,20 +14,14 @@ from django.db import connections
 
 from config.broker import EmbeddedRedis
 from tests.services import free_port, left_running
-from tests.tasks.test_demo import Demo
+from tests.tasks.test_demo import Demo, demo_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def test_a_second_ctrl_c_while_stopping_stops_everything_without_a_traceback(tmp_path):
     home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{connections['default'].settings_dict['NAME']}",
-        "MINUTES_HOME": str(home),
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("CELERY_BROKER_URL", None)  # the embedded broker, which demo starts and stops
+    env = demo_env(home, f"sqlite:///{connections['default'].settings_dict['NAME']}")
     demo = Demo(env, free_port(), "--no-sample")
     started: list[psutil.Process] = []
     try:

@@ -4,26 +4,19 @@ login whose password nobody saw, and the next one said it "was shown the first t
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
 from tests.services import free_port, left_running
-from tests.tasks.test_demo import Demo
+from tests.tasks.test_demo import Demo, demo_env
 
 pytestmark = pytest.mark.slow
 
 
 def test_a_demo_stopped_before_its_first_screen_leaves_the_password_to_the_next(tmp_path):
     home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-        "MINUTES_HOME": str(home),
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("CELERY_BROKER_URL", None)
+    env = demo_env(home, f"sqlite:///{tmp_path / 'demo.sqlite3'}")
     port = free_port()
     first = Demo(env, port, "--no-sample")
     try:

@@ -178,6 +178,23 @@ def test_a_busy_port_is_refused_before_anything_starts_with_the_command_to_use(s
     assert not settings.HOME.exists()  # no broker, no logs, nothing started
 
 
+def test_the_local_models_port_is_refused_for_minutes_before_anything_starts(settings, tmp_path):
+    """make run PORT=8765 put Minutes where the local model's server listens: a run on the
+    local backend then asked Minutes for its answers."""
+    from django.core.management import CommandError, call_command
+
+    settings.DEBUG = True
+    settings.HOME = tmp_path / "home"
+    settings.MODELS = {**settings.MODELS, "MINUTES_LOCAL_MODEL_URL": "http://127.0.0.1:8765/v1"}
+    with pytest.raises(CommandError) as refused:
+        call_command("demo", "--port", "8765")
+    said = str(refused.value)
+    assert refused.value.returncode == 2
+    assert said.startswith("port 8765 is where the local model's server listens")
+    assert "make run PORT=8766" in said and "MINUTES_LOCAL_MODEL_URL" in said
+    assert not settings.HOME.exists()
+
+
 def test_a_demo_running_from_the_same_home_is_named_and_nothing_starts(settings, tmp_path):
     import fcntl
 

@@ -221,6 +221,7 @@ class Command(BaseCommand):
             if why := local_model.missing():
                 raise CommandError(f"--model local: {why}")
         self.port: int = options["port"]
+        self.refuse_the_local_models_port()
         self.refuse_a_second_demo()
         self.refuse_a_busy_port()
         self.refuse_a_silent_broker()
@@ -380,6 +381,20 @@ class Command(BaseCommand):
             "second one here would share its database, broker and logs, and stopping it would "
             "stop the broker the first one uses; another Minutes needs a clone of its own"
         )
+
+    def refuse_the_local_models_port(self) -> None:
+        """The port the local model's server listens on (MINUTES_LOCAL_MODEL_URL, 8765 unless
+        set) is not Minutes' own: on it, a run on the local backend asked Minutes for answers,
+        and the new-run form said the local model was not answering at Minutes' address."""
+        model = urlsplit(local_model.url())
+        if model.port == self.port and model.hostname in ("127.0.0.1", "localhost"):
+            other = self.port + 1
+            raise refused(
+                f"port {self.port} is where the local model's server listens "
+                f"(MINUTES_LOCAL_MODEL_URL={local_model.url()}): choose another port for "
+                f"Minutes: make run PORT={other} (or manage.py demo --port {other}), or set "
+                "MINUTES_LOCAL_MODEL_URL to another port"
+            )
 
     def refuse_a_busy_port(self) -> None:
         with socket.socket() as probe:

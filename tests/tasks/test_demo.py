@@ -223,6 +223,10 @@ def test_a_demo_running_from_the_same_home_is_named_and_nothing_starts(settings,
         (["--port", "70000"], "argument --port: 70000 is not a port (1 to 65535)"),
         (["--port", "0"], "argument --port: 0 is not a port (1 to 65535)"),
         (["--workers", "0"], "argument --workers: 0: at least one worker drives the runs"),
+        (
+            ["--workers", "10000"],
+            "argument --workers: 10000: at most 32 (each worker is a process of its own)",
+        ),
     ],
 )
 def test_a_port_or_worker_count_out_of_range_is_refused_before_anything_starts(

@@ -162,11 +162,18 @@ def port(text: str) -> int:
     return number
 
 
+WORKERS_MAX = 32  # each is a process of its own (some 100 MB): a typo's 10,000 took the machine
+
+
 def workers(text: str) -> int:
     """--workers: with none, the sample run and every run started would wait for nobody."""
     number = int(text)
     if number < 1:
         raise ArgumentTypeError(f"{number}: at least one worker drives the runs")
+    if number > WORKERS_MAX:
+        raise ArgumentTypeError(
+            f"{number}: at most {WORKERS_MAX} (each worker is a process of its own)"
+        )
     return number
 
 

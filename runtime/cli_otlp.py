@@ -47,6 +47,8 @@ def cmd_otlp(args: argparse.Namespace) -> int:
             with replaced(output) as out:
                 out.writelines(chunks)
         except OSError as exc:
+            if exc.filename is None:  # a full disk, an I/O error: not the caller's input
+                raise
             print(f"error: {output}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
     else:

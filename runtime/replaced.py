@@ -24,9 +24,18 @@ def umask() -> int:
 def replaced(path: Path, mode: str = "wb") -> Iterator[IO[Any]]:
     """A new file beside `path` to write (text in UTF-8 unless `mode` is binary), moved over
     `path` when the block ends without an error; removed when it does not. The file gets the
-    mode open() would have given it (the umask's), not a temporary file's 0600."""
+    mode open() would have given it (the umask's), not a temporary file's 0600.
+
+    Only a regular file (or none yet) is replaced so, through a link to it where `path` is
+    one: a device, a pipe or a descriptor (`-o /dev/null`, `-o >(gzip > t.gz)`) is written to
+    as it stands, where a rename put a regular file in its place."""
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if path.exists() and not path.is_file():
+        with path.open(mode, encoding=None if "b" in mode else "utf-8") as out:
+            yield out
+        return
+    path = path.resolve() if path.is_symlink() else path
     part: Path | None = None
     try:
         with tempfile.NamedTemporaryFile(

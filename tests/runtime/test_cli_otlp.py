@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -90,3 +92,24 @@ def test_an_output_that_cannot_be_written_is_named_and_nothing_is_left_half_writ
     assert cli(str(flown.path), "-o", str(out)).returncode == 0
     assert json.loads(out.read_text()) == json.loads(otlp_json(flown.records))
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
+
+
+def test_a_pipe_a_device_or_a_link_is_written_through_not_replaced(fly_team, tmp_path):
+    """The output written beside and renamed into place replaced what stood there: a pipe (or
+    /dev/null, as root) became a regular file, and a link became a file of its own. (Not
+    tried on /dev/null: were this to break again, the test would break the machine.)"""
+    flown = fly_team("first-flight")
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()))
+    reader.start()
+    assert cli(str(flown.path), "-o", str(pipe)).returncode == 0
+    reader.join(30)
+    assert json.loads(got[0]) == json.loads(otlp_json(flown.records))
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    target, link = tmp_path / "trace.json", tmp_path / "link.json"
+    target.write_text("old")
+    link.symlink_to(target)
+    assert cli(str(flown.path), "-o", str(link)).returncode == 0
+    assert link.is_symlink() and json.loads(target.read_text())

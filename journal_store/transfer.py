@@ -416,8 +416,9 @@ class _Importer:
         if self.rename is not None:
             # One new id for two runs would splice them into one stream, refused later as a
             # broken version sequence at a line that says nothing of why.
-            first = self.renamed_from = self.renamed_from or event.run_id
-            if event.run_id != first:
+            # Only the lines that name their run: one that names none is the file's own.
+            first = self.renamed_from = self.renamed_from or (event.run_id if named else "")
+            if named and event.run_id != first:
                 if self.spliced:
                     return None  # said once, at the second run's first line
                 self.spliced = True

@@ -122,6 +122,20 @@ def test_a_file_of_two_runs_given_one_new_id_is_refused_at_the_second_runs_first
     assert load(jsonl(two), alias).run_ids == ["r-one", "r-two"]  # as they are: both
 
 
+@on_every_backend()
+def test_a_file_of_one_run_with_lines_naming_no_run_is_renamed_whole(alias):
+    """A line naming no run is the file's own run's: the check of two runs took it, given the
+    new id, for a second run and refused a file of one."""
+    lines = [
+        {"kind": "BudgetDebited", "amount": 1},  # names no run
+        {"kind": "BudgetDebited", "amount": 2, "run_id": "r-one"},
+        {"kind": "BudgetDebited", "amount": 3},
+        {"kind": "BudgetDebited", "amount": 4, "run_id": "r-one"},
+    ]
+    renamed = load(jsonl(lines), alias, run_id="r-new")
+    assert renamed.run_ids == ["r-new"] and renamed.added == 4
+
+
 GOOD = json.dumps(
     {"kind": "BudgetDebited", "amount": 1, "run_id": "r-x", "stream": "run-r-x", "version": 1}
 )

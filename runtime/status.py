@@ -77,6 +77,12 @@ def is_awaiting(status: str) -> bool:
     return status in AWAITING
 
 
+def is_followed(status: str) -> bool:
+    """Whether pages look again at a run in this status (its header, its list row, its
+    timeline's tail): it runs, or it waits for a person whose decision moves it on."""
+    return status in ACTIVE or status in AWAITING
+
+
 def label(status: str) -> str:
     """The status as a person reads it."""
     return LABELS.get(status, status)

@@ -112,7 +112,7 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     listing.mark_stalled([run])
     listing.mark_failing([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})
-    if not (status.is_active(run.status) or status.is_awaiting(run.status)):
+    if not status.is_followed(run.status):
         response.status_code = HttpResponseStopPolling.status_code
     return response
 
@@ -218,7 +218,7 @@ def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     # What a run waits for is decided in the queues, perhaps in another tab: the navigation's
     # counts come with its header (two index seeks), where they stayed as the page was drawn.
     response = with_counts(request, response)
-    if not (status.is_active(run.status) or status.is_awaiting(run.status)):
+    if not status.is_followed(run.status):
         response.status_code = HttpResponseStopPolling.status_code
     return response
 
@@ -447,7 +447,9 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "agent": chosen.agent,
         "infra": chosen.infra,
         "filters": chosen.query(),
-        "tail": status.is_active(run.status) and not more,
+        # Followed while a person's decision may move it on too: resumed from its page, it was
+        # drawn again before a step took the resume up, and its timeline stood still.
+        "tail": status.is_followed(run.status) and not more,
     }
 
 
@@ -483,7 +485,7 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         # mend the address.
         said = not_shown(exc) | {"row": True}
         return render(request, "dashboard/_bad_query.html", said, status=400)
-    if not news and status.is_active(run.status):
+    if not news and status.is_followed(run.status):
         return HttpResponse(status=204)
     context = {"run": run} | timeline_rows(request, run)
     if context["more"] and asked.flag_of(request.GET, "live"):
@@ -492,7 +494,7 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         # asks again at once for the rest, where it used to stop at a "Next" link and leave
         # the page off the run (and its filters as the run began) until someone clicked it.
         context |= {"more": False, "tail": True, "behind": True}
-    if not context["tail"] and not status.is_active(run.status):
+    if not context["tail"] and not status.is_followed(run.status):
         # Its last answer: the run has ended, so the filters' kinds and agents and the resume
         # point drawn when the page opened are redrawn, where they stayed as the run began.
         context |= timeline_offers(run, context) | {"refreshed": True}

@@ -3,6 +3,8 @@ decision taken elsewhere shows without a reload; once decided, they stop asking 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from journal_store import projection
@@ -12,6 +14,7 @@ from tests.dashboard.conftest import drive
 
 pytestmark = pytest.mark.django_db(transaction=True)
 STOP_POLLING = 286
+HTMX = {"HX-Request": "true", "HX-Target": "tab"}
 
 
 def test_a_waiting_runs_header_and_row_poll_until_the_conflict_is_decided(as_reviewer):
@@ -57,6 +60,9 @@ def test_an_interrupted_runs_header_and_row_poll_and_follow_its_resume(as_review
     )
     assert as_reviewer.get(f"/runs/{run_id}/header").status_code == 200
 
+    timeline = as_reviewer.get(f"/runs/{run_id}/tabs/timeline", headers=HTMX).content.decode()
+    [last] = re.findall(r'hx-get="/runs/[^"]+/tail\?after=(\d+)&amp;live=1"', timeline)
+
     runs.resume(run_id, "ann", "right repository after all")
     header = as_reviewer.get(f"/runs/{run_id}/header")
     assert header.status_code == 200 and "interrupted" in header.content.decode()  # on its way
@@ -67,6 +73,9 @@ def test_an_interrupted_runs_header_and_row_poll_and_follow_its_resume(as_review
     assert (header.status_code, row.status_code) == (STOP_POLLING, STOP_POLLING)
     assert '<span class="badge done">done</span>' in row.content.decode()
     assert "hx-trigger" not in row.content.decode()
+    # and the timeline's tail, asked after the last row it showed, brings what came since
+    tail = as_reviewer.get(f"/runs/{run_id}/tail?after={last}&live=1", headers=HTMX)
+    assert tail.status_code in (200, 286) and "RunResumed" in tail.content.decode()
 
 
 def test_a_runs_header_brings_the_navigations_counts_along(as_reviewer):

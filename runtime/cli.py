@@ -53,10 +53,10 @@ EXIT_NOT_WRITTEN = 5  # not the caller's input that was wrong: the same command 
 
 def exit_status(state: str) -> int:
     """How a run that stopped in `state` (runtime/status.py) exits, here and in manage.py's
-    start_run --wait: 0 done (compensated is done with a money step undone), 4 stopped short of
-    a verdict, for a person to resume (interrupted) or retry (dead-lettered, on the workers),
-    3 another verdict."""
-    if state in ("done", status.COMPENSATED):
+    start_run --wait: 0 done, 4 stopped short of a verdict, for a person to resume
+    (interrupted) or retry (dead-lettered, on the workers), 3 another verdict, compensated
+    among them (done, but a saga undid its money steps: no verified success, docs/metrics.md)."""
+    if state == "done":
         return EXIT_OK
     return EXIT_INTERRUPTED if state in (status.INTERRUPTED, status.DEAD_LETTERED) else EXIT_VERDICT
 
@@ -89,12 +89,15 @@ def report(
     # What went wrong, said where the run's outcome is: a run that ended inconclusive said
     # only "the coder stopped: inconclusive" until one asked `diagnose`.
     found = diagnose(records)
+    # "done" whose money steps a saga undid is "compensated" (no verified success), as the
+    # pages list it: said so, and exits 3, where it read and exited as done.
+    state = views.status(records) if outcome.status == "done" else outcome.status
     if as_json:
         print(
             json.dumps(
                 {
                     "run_id": outcome.run_id,
-                    "status": outcome.status,
+                    "status": state,
                     "reason": outcome.reason,
                     "journal": str(path),
                     "bill": the_bill,
@@ -105,11 +108,11 @@ def report(
             )
         )
     else:
-        print(f"run {outcome.run_id}: {outcome.status} ({outcome.reason})")
+        print(f"run {outcome.run_id}: {state} ({outcome.reason})")
         print(f"journal: {path}")
         print(format_bill(the_bill))
         print(format_findings(found))
-    return exit_status(outcome.status)
+    return exit_status(state)
 
 
 def format_bill(b: dict[str, Any]) -> str:

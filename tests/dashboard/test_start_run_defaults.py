@@ -132,7 +132,7 @@ def test_start_run_wait_exits_as_fly_does_for_how_the_run_ended(eager, team, sce
     "state, code",
     [
         ("done", 0),
-        ("compensated", 0),  # done, a money step undone: fly says done
+        ("compensated", 3),  # done, a money step undone: no verified success
         ("interrupted", 4),
         ("dead-lettered", 4),  # on the workers: waits for a person's retry
         ("failed", 3),

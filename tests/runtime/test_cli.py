@@ -288,3 +288,14 @@ def test_a_run_without_findings_says_none(flown, capsys):
     assert out["findings"] == []
     _code, text, _ = run(capsys, "resume", str(path))
     assert text.rstrip().endswith("findings: none")
+
+
+def test_a_run_done_with_its_money_steps_undone_says_compensated_and_exits_3(tmp_path, capsys):
+    """A refund whose saga undid its steps ended 'done', exit 0, though no verified success
+    (docs/metrics.md); the pages list it as compensated."""
+    journal = tmp_path / "saga.jsonl"
+    argv = ["fly", "--team", "support-triage", "--scenario", "refund-saga"]
+    code = main([*argv, "--journal", str(journal), "--no-sandbox", "--json"])
+    outcome = json.loads(capsys.readouterr().out)
+    assert (code, outcome["status"]) == (3, "compensated"), outcome
+    assert "undone: credit, label" in outcome["reason"]

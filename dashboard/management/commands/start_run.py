@@ -55,7 +55,8 @@ class Command(BaseCommand):
     help = (
         "Start a team run on the workers; prints its id (and with --wait, how it ended). With "
         "--wait it exits as `python -m runtime fly` does: 0 done, 3 another verdict (failed, "
-        "halted, out_of_turns, inconclusive, escalated), 4 interrupted or dead-lettered "
+        "halted, out_of_turns, inconclusive, escalated, compensated: done with its money steps "
+        "undone), 4 interrupted or dead-lettered "
         "(waiting for a person); 1 still running when --timeout passed, 2 refused."
     )
 

@@ -434,8 +434,9 @@ class Session:
         self, client: ModelClient, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
     ) -> ModelResponse:
         """Ask the model, unless the journal recorded that this very call failed, or (live) the
-        writer's lease was taken over: StaleEpoch, as for a tool, not a call paid for whose
-        answer the append would refuse."""
+        writer's lease was taken over since its last write (a writer paused between its
+        ModelCalled and the call): StaleEpoch, as for a tool. A takeover during the call is
+        not caught: the call is made and paid for, and its answer's append refused."""
         self.flush()
         recorded = self.peek()
         if isinstance(recorded, ModelFailed):

@@ -4,7 +4,8 @@ none for HEAD: a monitor's or a proxy's HEAD got a 405 "Method not allowed" from
 
 The request is handled as the GET it stands for (its authentication, its parameters and their
 refusals alike) and the body is dropped; its Content-Length says what the GET would send. A
-streamed answer (an export) is not read at all: its generator is never started.
+streamed answer (an export) is not read at all: its generator is never started. The pages'
+HEAD (which they answer themselves) has its body dropped the same way.
 """
 
 from __future__ import annotations
@@ -21,13 +22,18 @@ class HeadAsGetMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method != "HEAD" or not request.path.startswith(API):
+        if request.method != "HEAD":
             return self.get_response(request)
-        request.method = "GET"
-        try:
+        if request.path.startswith(API):
+            request.method = "GET"
+            try:
+                response = self.get_response(request)
+            finally:
+                request.method = "HEAD"
+        else:
+            # The pages take HEAD themselves (require_safe); their bodies are dropped here
+            # too, so that a HEAD of a run's export reads nothing of its journal.
             response = self.get_response(request)
-        finally:
-            request.method = "HEAD"
         if isinstance(response, StreamingHttpResponse):
             response.streaming_content = iter(())
         else:

@@ -58,18 +58,6 @@ def test_a_refusal_of_what_was_asked_exits_2_with_its_sentence(tmp_path, argv, s
     assert refused.returncode == BAD_INPUT
 
 
-def test_a_busy_port_refuses_the_demo_with_2(settings, tmp_path):
-    import socket
-
-    settings.DEBUG = True
-    settings.HOME = tmp_path / "home"
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        refused = refusal("demo", "--port", str(taken.getsockname()[1]))
-    assert "is in use" in str(refused) and refused.returncode == BAD_INPUT
-
-
 def test_a_disk_that_fails_an_export_is_no_bad_input_and_exits_1(tmp_path, monkeypatch):
     flat = tmp_path / "flat.jsonl"  # the reference runtime's flat format: one run
     flat.write_text('{"kind": "RunStarted", "agent": "coder", "task": "Fix it."}\n')

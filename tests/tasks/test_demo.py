@@ -173,6 +173,7 @@ def test_a_busy_port_is_refused_before_anything_starts_with_the_command_to_use(s
         with pytest.raises(CommandError) as refused:
             call_command("demo", "--port", str(port))
     said = str(refused.value)
+    assert refused.value.returncode == 2  # bad input, as argparse's refusals
     assert f"port {port} is in use" in said
     assert f"make run PORT={port + 1}" in said and f"--port {port + 1}" in said
     assert not settings.HOME.exists()  # no broker, no logs, nothing started

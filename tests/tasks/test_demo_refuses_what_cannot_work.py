@@ -159,3 +159,31 @@ def test_a_local_model_that_is_not_installed_is_refused_before_anything_starts(
         call_command("demo", "--port", str(free_port()), "--model", "local")
     assert str(refused.value) == "--model local: the local model server is not here"
     assert not settings.HOME.exists()
+
+
+def test_a_ctrl_c_while_the_database_is_prepared_is_said_in_a_line(settings, tmp_path, monkeypatch):
+    """Ctrl-C during the first migrate came before demo's own handlers: Django's traceback."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from dashboard.management.commands import demo
+
+    def pressed(name: str, **options: object) -> None:
+        assert name == "migrate"
+        raise KeyboardInterrupt
+
+    settings.DEBUG = True
+    settings.HOME = tmp_path / "home"
+    monkeypatch.setattr(demo, "call_command", pressed)
+    out = StringIO()
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            call_command("demo", "--port", str(free_port()), stdout=out)
+    except KeyboardInterrupt:  # as it went up before: caught, or pytest would stop here
+        pytest.fail("the Ctrl-C went up to Django, which printed its traceback")
+    assert stopped.value.code == 130
+    assert out.getvalue().endswith(
+        "preparing the database ...\n\nstopped while preparing the database; nothing was started\n"
+    )
+    assert list((settings.HOME / "logs").iterdir()) == []  # no broker, no worker, no server

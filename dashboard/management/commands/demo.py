@@ -237,7 +237,13 @@ class Command(BaseCommand):
         self.logs = settings.HOME / "logs"
         self.logs.mkdir(exist_ok=True)
         self.say("preparing the database ...")
-        call_command("migrate", verbosity=0)
+        try:
+            call_command("migrate", verbosity=0)
+        except KeyboardInterrupt:
+            # Before anything was started, where Django's traceback ended it: each migration
+            # is a transaction of its own, so the next demo (or migrate) takes up from there.
+            self.say("\nstopped while preparing the database; nothing was started")
+            raise SystemExit(130) from None
         self.children: list[Child] = []
         self.broker: EmbeddedRedis | None = None
         # Set once stopping has begun (a second Ctrl-C then hurries it, and interrupts nothing).

@@ -173,6 +173,7 @@ ENVIRONMENT_READERS = {
     "config/settings.py",
     "config/env.py",
     "runtime/cli.py",
+    "runtime/cli_stop.py",  # the command line's: who pressed Ctrl-C ($USER)
     "runtime/workspace.py",
     "dashboard/management/commands/demo.py",
 }

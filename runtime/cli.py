@@ -501,6 +501,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_command(argv)
 
 
+def endpoint_down(exc: EndpointDown, where: object, what: str = "the run") -> int:
+    """Say that the model endpoint did not answer and, where `what`'s journal is known, how to
+    go on: nothing of the run failed, its journal stops at the call that went unanswered."""
+    print(f"error: the model endpoint did not answer: {exc}", file=sys.stderr)
+    if where:
+        print(
+            f"{what} rests at that call in {where}: `python -m runtime resume {where}` "
+            "asks again from there once the endpoint answers",
+            file=sys.stderr,
+        )
+    return EXIT_INTERRUPTED
+
+
 def run_command(argv: Sequence[str] | None) -> int:
     try:
         args = parser().parse_args(argv)
@@ -527,15 +540,7 @@ def run_command(argv: Sequence[str] | None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_NOT_WRITTEN
     except EndpointDown as exc:
-        # Nothing of the run failed: its journal stops at the model call that went unanswered.
-        print(f"error: the model endpoint did not answer: {exc}", file=sys.stderr)
-        if where := getattr(args, "journal", None):
-            print(
-                f"the run rests at that call in {where}: `python -m runtime resume {where}` "
-                "asks again from there once the endpoint answers",
-                file=sys.stderr,
-            )
-        return EXIT_INTERRUPTED
+        return endpoint_down(exc, getattr(args, "journal", None))
     except BrokenPipeError:
         # The reader went away (`| head`): not an error of ours. Point stdout at nothing so
         # the interpreter's final flush does not complain a second time.

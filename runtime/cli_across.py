@@ -12,9 +12,9 @@ from pathlib import Path
 from runtime import compare, flight, fork, fork_workspace, keys, plugins, streams, zero
 from runtime.cli import (
     EXIT_DIFFERS,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     NO_SANDBOX,
+    endpoint_down,
     open_journal,
     per_agent,
     report,
@@ -184,25 +184,20 @@ def cmd_zi(args: argparse.Namespace) -> int:
     ]
     root.mkdir(parents=True, exist_ok=True)
     cells = []
-    for each in planned:
+    for n, each in enumerate(planned):
         try:
             cells.append(zero.fly_planned(each, root, here))
         except EndpointDown as exc:
             # The cell rests at the call nobody answered; the cells after it never flew. Said
             # so, with how to go on: the same command again refuses the folder.
-            print(f"error: the model endpoint did not answer: {exc}", file=sys.stderr)
-            print(
-                f"the cell rests at that call in {each.path}: `python -m runtime resume "
-                f"{each.path}` asks again from there once the endpoint answers",
-                file=sys.stderr,
-            )
-            if rest := [str(p.path) for p in planned[len(cells) + 1 :]]:
+            code = endpoint_down(exc, each.path, "the cell")
+            if rest := [str(p.path) for p in planned[n + 1 :]]:
                 print(
                     f"not flown: {', '.join(rest)}; run zi again with another --dir for the "
                     "whole 2x2",
                     file=sys.stderr,
                 )
-            return EXIT_INTERRUPTED
+            return code
     if args.json:
         print(json.dumps(cells, indent=2))
     else:

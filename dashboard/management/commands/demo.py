@@ -401,21 +401,23 @@ class Command(BaseCommand):
         and the new-run form said the local model was not answering at Minutes' address."""
         model = urlsplit(local_model.url())
         if model.port == self.port and model.hostname in ("127.0.0.1", "localhost"):
-            other = self.port + 1
             raise refused(
                 f"port {self.port} is where the local model's server listens "
                 f"(MINUTES_LOCAL_MODEL_URL={local_model.url()}): choose another port for "
-                f"Minutes: make run PORT={other} (or manage.py demo --port {other}), or set "
-                "MINUTES_LOCAL_MODEL_URL to another port"
+                f"Minutes: {self.next_port()}, or set MINUTES_LOCAL_MODEL_URL to another port"
             )
+
+    def next_port(self) -> str:
+        """How to start on the port after this one, as a refusal of this one says it."""
+        other = self.port + 1
+        return f"make run PORT={other} (or manage.py demo --port {other})"
 
     def refuse_a_busy_port(self) -> None:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                other = self.port + 1
                 raise refused(
                     f"port {self.port} is in use (another Minutes?): stop it, or choose another "
-                    f"port: make run PORT={other} (or manage.py demo --port {other})"
+                    f"port: {self.next_port()}"
                 )
 
     def refuse_a_silent_broker(self) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -217,7 +218,9 @@ class Claims:
         at. A person's ruling on another conflict over the same claims (the subject's stream
         is shared by its runs), or a new claim, may land in between: appended at any version,
         the decision then named a claim the ruling rejected as the winner, and the claim lost
-        and then won. Instead the stream having moved means reading the claims again."""
+        and then won. Instead the stream having moved means reading the claims again. So too
+        before parking: a conflict whose claims a ruling settled meanwhile would wait in the
+        queue for a person only to be refused when ruled on."""
         for attempt in range(RECHECKS + 1):
             live, at = self.live_at(subject, predicate)
             if not live:
@@ -229,6 +232,8 @@ class Claims:
             ordered = [c for c in live if c.claim_id in contenders]  # in journal order
             _, decision = resolve(ordered, rules)
             if decision is None:
+                if attempt < RECHECKS and self.journal.version(self.stream(subject)) != at:
+                    continue  # decided or claimed meanwhile: what is left to park may differ
                 return self.park(subject, predicate, ordered, run_id, commit)
             first = decision.winner
             losers = [c.claim_id for c in ordered if c.claim_id != first.claim_id]
@@ -285,7 +290,9 @@ class Claims:
         )
         stream = f"conflict-{conflict_id}"
         if self.journal.version(stream) == 0:
-            self.journal.append(stream, [parked], 0)
+            # Another step may park these same claims meanwhile: once is what counts.
+            with suppress(WrongExpectedVersion):
+                self.journal.append(stream, [parked], 0)
         return Outcome("parked", None, "HUMAN_REQUIRED: no rule decides", conflict_id)
 
 

@@ -292,3 +292,52 @@ def test_a_rule_reads_again_when_a_claim_lands_while_it_looked(alias):
     assert decided.winner == a.claim_id
     assert sorted(decided.losers) == sorted([b.claim_id, late[0].claim_id])
     assert claims.live("order:9", "status") == []
+
+
+@on_every_backend(transaction=True)
+def test_claims_a_ruling_settled_while_a_rule_looked_are_not_parked(alias):
+    """No rule decides between two models' claims, and a person rejects both (on another
+    run's conflict over them) between the reading and the parking: parked anyway, the
+    conflict waited in the queue only to be refused when ruled on."""
+    journal = DjangoJournal(alias)
+    claims = Claims(journal)
+    a = claims.claim("order:9", "status", "shipped", 3, "orders", "model", {"scan": "DHL"})
+    b = claims.claim("order:9", "status", "cancelled", 3, "support", "model", {"chat": "no"})
+
+    def ruling() -> None:
+        Claims(DjangoJournal(alias)).settle(
+            "order:9", "status", "none", [a.claim_id, b.claim_id], "reviewer ann: both", None
+        )
+
+    outcome = Claims(ThenMeanwhile(journal, ruling)).reconcile("order:9", "status", Rules())
+    assert outcome.status == "nothing"
+    assert journal.read_prefix("conflict-") == []
+
+
+@on_every_backend(transaction=True)
+def test_two_steps_parking_the_same_conflict_at_once_park_it_once(alias):
+    """Another run's step parks the same claims between this step's look at the conflict's
+    stream and its append: both are told it is parked, where the second raised."""
+    journal = DjangoJournal(alias)
+    claims = Claims(journal)
+    claims.claim("order:9", "status", "shipped", 3, "orders", "model", {"scan": "DHL"})
+    claims.claim("order:9", "status", "cancelled", 3, "support", "model", {"chat": "no"})
+
+    class ParkedMeanwhile:
+        def __init__(self) -> None:
+            self.pending = True
+
+        def version(self, stream: str) -> int:
+            if stream.startswith("conflict-") and self.pending:
+                self.pending = False
+                before = journal.version(stream)
+                Claims(DjangoJournal(alias)).reconcile("order:9", "status", Rules())
+                return before
+            return journal.version(stream)
+
+        def __getattr__(self, name: str):
+            return getattr(journal, name)
+
+    outcome = Claims(ParkedMeanwhile()).reconcile("order:9", "status", Rules())
+    assert outcome.status == "parked"
+    assert journal.version(f"conflict-{outcome.conflict_id}") == 1

@@ -48,6 +48,7 @@ from runtime.stops import ReplayDivergence
 from runtime.team import FlightConfig, Option, Services
 
 EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_VERDICT, EXIT_INTERRUPTED = 0, 1, 2, 3, 4
+EXIT_CTRL_C = 130  # a command stopped by Ctrl-C, as shells count it (128 + SIGINT)
 EXIT_NOT_WRITTEN = 5  # not the caller's input that was wrong: the same command may go through
 
 
@@ -536,6 +537,13 @@ def run_command(argv: Sequence[str] | None) -> int:
     except QuitAtOnce as exc:
         print(exc, file=sys.stderr)
         return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        # Ctrl-C where no flight has taken it over (a report being printed, a replay, a
+        # baseline's flight): the command stops in a line, what it journalled stays.
+        where = getattr(args, "journal", None)
+        kept = f"; {where} keeps every event written before it" if where else ""
+        print(f"interrupted (Ctrl-C){kept}", file=sys.stderr)
+        return EXIT_CTRL_C
     except fork.ForkNotWritten as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_NOT_WRITTEN

@@ -299,3 +299,24 @@ def test_a_run_done_with_its_money_steps_undone_says_compensated_and_exits_3(tmp
     outcome = json.loads(capsys.readouterr().out)
     assert (code, outcome["status"]) == (3, "compensated"), outcome
     assert "undone: credit, label" in outcome["reason"]
+
+
+def test_ctrl_c_while_a_finished_flight_prints_its_report_stops_in_a_line(
+    tmp_path, capsys, monkeypatch
+):
+    """The flight hands Ctrl-C back when it ends; pressed while its report was printed, it
+    came out as a traceback. Now a line, the shell's status for Ctrl-C, and the run whole."""
+    path = tmp_path / "j.jsonl"
+
+    def pressed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "report", pressed)
+    code, out, err = run(
+        capsys, "fly", "--team", "solo", "--scenario", "solo-fix", "--journal", str(path)
+    )
+    assert (code, out) == (cli.EXIT_CTRL_C, "")
+    assert err == f"interrupted (Ctrl-C); {path} keeps every event written before it\n"
+    monkeypatch.undo()
+    code, out, _ = run(capsys, "replay", str(path))
+    assert code == 0 and "identical" in out

@@ -459,7 +459,7 @@ def dispatch(agent: Agent, call: ToolCall, session: Session, at: dict[str, Any])
                 **at,
                 **ids,
                 attempt=attempt,
-                result=jsonable(outcome.result),
+                result=outcome.result,  # as the journal holds it (tools.answered)
                 error=outcome.error,
             )
         )
@@ -481,10 +481,3 @@ def wait(agent: Agent, session: Session, at: dict[str, Any], attempt: int) -> No
     delay = agent.backoff.delay(attempt - 1)
     session.emit(session.new(ToolRetryScheduled, **at, attempt=attempt, delay=delay))
     agent.backoff.sleep(delay)
-
-
-def jsonable(value: Any) -> Any:
-    """The value as it will read back from a journal (tuples become lists, and so on)."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return json.loads(json.dumps(value, default=str))

@@ -1,15 +1,13 @@
 """What a session serves from the record in place of the live thing, on resume and replay: a
-tool's recorded outcome (its result, or its error raised again), a model's recorded failure
+tool's recorded outcome (its result, or its error), a model's recorded failure
 of a type nobody registered."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from runtime import errors
 from runtime.events import ToolReturned
 from runtime.model import ModelError
-from runtime.tools import Tool
+from runtime.tools import Outcome
 
 
 class ReplayedModelError(errors.ReplayedError, ModelError):
@@ -17,12 +15,8 @@ class ReplayedModelError(errors.ReplayedError, ModelError):
     harnesses that caught it live catch it on replay."""
 
 
-def replayed_tool(tool: Tool, recorded: ToolReturned) -> Tool:
-    """A stand-in for `tool` that returns the recorded result or raises the recorded error."""
-
-    def recorded_call(**_: Any) -> Any:
-        if recorded.error is not None:
-            raise errors.rebuild(recorded.error)
-        return recorded.result
-
-    return Tool(tool.name, tool.description, tool.parameters, recorded_call, timeout=None)
+def replayed_outcome(recorded: ToolReturned) -> Outcome:
+    """A recorded call's outcome as it was journalled, result or error. Not through
+    `tools.answered`: a record is served as it stands, whatever today's limits on what a new
+    result may hold (a journal written before a limit replays as it was)."""
+    return Outcome(recorded.tool, result=recorded.result, error=recorded.error)

@@ -53,7 +53,7 @@ from runtime.model import (
     ToolSpec,
 )
 from runtime.record import Record
-from runtime.served import ReplayedModelError, replayed_tool
+from runtime.served import ReplayedModelError, replayed_outcome
 from runtime.snapshots import EVERY, LoopSnapshot, Snapshots, fits
 from runtime.stops import (
     CeilingBreached,
@@ -452,7 +452,7 @@ class Session:
         if recorded is not None:
             if not isinstance(recorded, ToolReturned) or recorded.tool != tool.name:
                 raise ReplayDivergence(self.cursor + 1, recorded, f"a call of {tool.name}")
-            return execute(replayed_tool(tool, recorded), args)
+            return replayed_outcome(recorded)
         self._require_live()
         check_standing(self.journal)  # a writer whose lease was taken over runs nothing
         if self.faults.armed:

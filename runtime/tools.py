@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from runtime import errors
+from runtime import errors, flat
 from runtime.events import VALUE_DEPTH, ErrorInfo, nests_deeper_than
 from runtime.model import UNREADABLE_ARGS, ToolCall, ToolSpec
 
@@ -62,6 +62,20 @@ class InvalidArguments(ToolFailure):
 @errors.replayable
 class ResultTooDeep(ToolFailure):
     """A tool answered with arrays and objects nested past what its ToolReturned may hold."""
+
+
+@errors.replayable
+class ResultTooLarge(ToolFailure):
+    """A tool answered with more than one ToolReturned may hold (MAX_RESULT_BYTES)."""
+
+
+# The most of a result one ToolReturned keeps, as JSON in UTF-8. A journal line past
+# MINUTES_IMPORT_MAX_LINE_BYTES (1 MiB by default) would not import again, and every page
+# and prompt that shows the call would carry it: half of that leaves room for the envelope.
+MAX_RESULT_BYTES = 512 * 1024
+# The most of an error's message kept: its start and its end, where a failed command's
+# output says what went wrong (a test run's traceback, git's complaint).
+MAX_ERROR_CHARS = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -135,7 +149,15 @@ class Outcome:
 
 
 def failure(tool: str, exc: BaseException) -> Outcome:
-    return Outcome(tool, error=errors.describe(exc))
+    info = errors.describe(exc)
+    message = flat.mended(info.message)  # a file name that is not UTF-8, quoted by a tool
+    if len(message) > MAX_ERROR_CHARS:
+        half = MAX_ERROR_CHARS // 2
+        cut = len(message) - 2 * half
+        message = f"{message[:half]}\n[... {cut:,} characters cut ...]\n{message[-half:]}"
+    if message != info.message:
+        info = ErrorInfo(type=info.type, message=message)
+    return Outcome(tool, error=info)
 
 
 class Toolbox:
@@ -185,7 +207,29 @@ def answered(tool: Tool, result: Any) -> Outcome:
                 f"{VALUE_DEPTH} levels, more than the journal keeps; it was not kept"
             ),
         )
-    return Outcome(tool.name, result=result)
+    value = jsonable(result)
+    # A name or a text of bytes that are not UTF-8 (a file an agent's test made) reads back
+    # from the disk with lone surrogates, which no event can hold: the ToolReturned failed to
+    # be written, and a resume ran the tool again into the same failure.
+    value = flat.mended(value)
+    size = len(json.dumps(value, ensure_ascii=False).encode())
+    if size > MAX_RESULT_BYTES:
+        return failure(
+            tool.name,
+            ResultTooLarge(
+                f"{tool.name} ran, but its result is {size:,} bytes as the journal writes it, "
+                f"more than the {MAX_RESULT_BYTES:,} it keeps for one result; it was not "
+                "kept: ask for less at a time"
+            ),
+        )
+    return Outcome(tool.name, result=value)
+
+
+def jsonable(value: Any) -> Any:
+    """The value as it will read back from a journal (tuples become lists, and so on)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.loads(json.dumps(value, default=str))
 
 
 def execute(tool: Tool, args: dict[str, Any]) -> Outcome:

@@ -30,40 +30,31 @@ from runtime.agent_files import (
     refuse_nested_repositories,
     write_regular,
 )
+from runtime.git_run import diff_of
+from runtime.git_run import git as git  # the harness's git, as callers have long imported it
 from runtime.sandbox import Sandbox
-from runtime.tools import Tool, ToolExit, ToolFailure, schema
+from runtime.tools import Tool, ToolFailure, schema
 
 MAX_READ = 200_000
 # What one write_file or edit_file may leave in a file: what read_file reads back (a file an
 # agent wrote and could not read would be one it cannot check or edit). The content also
 # arrives in the call's arguments, which the journal keeps.
 MAX_WRITE = MAX_READ
+# The most paths list_files answers with: they reach the journal, a page and the next prompt.
+MAX_LISTED = 2_000
 PYTEST_TIMEOUT = 120.0
 REQUIRED = Sandbox()  # the default: agent code runs in bubblewrap, or not at all
 
-# Commits made by the harness carry a fixed date, so a flight's commit ids are the same
-# whenever it runs: the journal records when things happened; git records what.
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Minutes",
-    "GIT_AUTHOR_EMAIL": "harness@minutes.invalid",
-    "GIT_COMMITTER_NAME": "Minutes",
-    "GIT_COMMITTER_EMAIL": "harness@minutes.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    # What a repository's own config could make git run, switched off for the harness's git
-    # (agent_files.py says why it cannot rely on this alone).
-    "GIT_CONFIG_COUNT": "1",
-    "GIT_CONFIG_KEY_0": "core.fsmonitor",
-    "GIT_CONFIG_VALUE_0": "false",
-}
 # A workspace's directory name: one path component, no separators, no leading dot.
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
 class PathRefused(ToolFailure):
     pass
+
+
+class NotText(ToolFailure):
+    """A file read_file or edit_file was asked for holds bytes that are not UTF-8."""
 
 
 class OutsideJurisdiction(ToolFailure):
@@ -93,25 +84,6 @@ def under(workspaces: Path, path: Path) -> Path:
     if target == base or base not in target.parents:
         raise ValueError(f"{str(path)!r} does not lie inside the workspaces root {str(base)!r}")
     return target
-
-
-# --- git ---------------------------------------------------------------------------------------
-
-
-def git(root: Path, *args: str, index: Path | None = None) -> str:
-    """Run git in `root` (with `index` as its index file instead of the repository's own)."""
-    env = {**os.environ, **GIT_ENV, **({"GIT_INDEX_FILE": str(index)} if index else {})}
-    proc = subprocess.run(
-        ["git", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    if proc.returncode != 0:
-        raise ToolExit("git " + " ".join(args), proc.returncode, proc.stderr.strip())
-    return proc.stdout.strip()
 
 
 def prepare(root: Path, template: Path, workspaces: Path | None = None) -> str:
@@ -197,6 +169,17 @@ def relative(root: Path, target: Path) -> str:
     return target.relative_to(root.resolve()).as_posix()
 
 
+def text_of(data: bytes, path: str) -> str:
+    """A file's bytes as the text read_file and edit_file work on; a file in other bytes is
+    refused naming the first byte that is not UTF-8, where Python's codec error said it."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotText(
+            f"{path!r} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,})"
+        ) from None
+
+
 # --- the tools ---------------------------------------------------------------------------------
 
 
@@ -239,20 +222,28 @@ def toolset(
         base = inside(root, directory) if directory not in ("", ".") else root.resolve()
         if not base.is_dir():
             raise FileNotFoundError(f"no directory {directory!r} in the workspace")
-        found = []
+        found: list[str] = []
+        more = 0
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__"))
             for name in sorted(filenames):
                 if name == ".git" and Path(dirpath) == root.resolve():
                     continue  # a worktree's pointer to its repository, not a file of the project
-                found.append(relative(root, Path(dirpath) / name))
+                if len(found) < MAX_LISTED:
+                    found.append(relative(root, Path(dirpath) / name))
+                else:
+                    more += 1
+        if more:
+            # Said in the last line, where the agent reads on: a list cut without a word
+            # reads as the whole workspace.
+            found.append(f"[{more:,} more files not listed: list one folder at a time]")
         return found
 
     def read_file(path: str) -> str:
         target = inside(root, path)
         if not target.is_file():
             raise FileNotFoundError(f"no file {path!r} in the workspace")
-        return read_regular(target, MAX_READ, path).decode("utf-8")
+        return text_of(read_regular(target, MAX_READ, path), path)
 
     def write_file(path: str, content: str) -> dict[str, Any]:
         target = may_write(path)
@@ -265,7 +256,7 @@ def toolset(
         target = may_write(path)
         if not target.is_file():
             raise FileNotFoundError(f"no file {path!r} in the workspace")
-        text = read_regular(target, MAX_READ, path).decode("utf-8")
+        text = text_of(read_regular(target, MAX_READ, path), path)
         count = text.count(old)
         if count != 1:
             raise ToolFailure(
@@ -466,7 +457,7 @@ def commit_candidate(root: Path, branch: str, message: str) -> dict[str, Any]:
     return {
         "branch": branch,
         "commit": git(root, "rev-parse", "HEAD"),
-        "diff": git(root, "diff", "main", branch),
+        "diff": diff_of(root, "main", branch),
         "files": files,
     }
 
@@ -530,7 +521,7 @@ def commit_worktree(root: Path, writer: str, message: str) -> dict[str, Any]:
     return {
         "branch": branch,
         "commit": git(path, "rev-parse", "HEAD"),
-        "diff": git(root, "diff", since),
+        "diff": diff_of(root, since),
         "files": git(root, "diff", "--name-only", since).splitlines(),
     }
 

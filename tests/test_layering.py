@@ -168,13 +168,13 @@ def test_the_services_load_without_the_tasks_module(tmp_path):
 
 # Where a package may touch the process environment: the settings, the runtime's command line
 # (a host without Django), and code that hands an environment on to a child process (git's, in
-# runtime/workspace.py; the workers that `manage.py demo` starts), reading no setting from it.
+# runtime/git_run.py; the workers that `manage.py demo` starts), reading no setting from it.
 ENVIRONMENT_READERS = {
     "config/settings.py",
     "config/env.py",
     "runtime/cli.py",
     "runtime/cli_stop.py",  # the command line's: who pressed Ctrl-C ($USER)
-    "runtime/workspace.py",
+    "runtime/git_run.py",
     "dashboard/management/commands/demo.py",
 }
 

@@ -10,10 +10,9 @@ from runtime import errors, flight
 from runtime.events import ErrorInfo, ToolReturned
 from runtime.journal import MemoryJournal
 from runtime.jsonl import JsonlJournal
-from runtime.served import replayed_tool
+from runtime.served import replayed_outcome
 from runtime.session import Session
 from runtime.stops import ReplayDivergence
-from runtime.tools import Tool, execute, schema
 from tests.runtime.helpers import facts
 
 
@@ -31,11 +30,10 @@ def test_a_recorded_error_is_reraised_with_its_type_and_message():
     info = ErrorInfo(type="FileNotFoundError", message="no file 'parser.py'")
     exc = errors.rebuild(info)
     assert errors.describe(exc) == info and str(exc) == "no file 'parser.py'"
-    tool = Tool("read_file", "Read.", schema({"path": {"type": "string"}}), lambda path: "live")
     recorded = ToolReturned(
         tool="read_file", error=ErrorInfo(type="FileNotFoundError", message="gone")
     )
-    outcome = execute(replayed_tool(tool, recorded), {"path": "x"})
+    outcome = replayed_outcome(recorded)
     assert outcome.error == ErrorInfo(type="FileNotFoundError", message="gone")
 
 

@@ -4,8 +4,8 @@ Agent-written tests are untrusted programs. They run with an allow-listed enviro
 keys, no database URL, nothing of the worker's), under resource limits (CPU time, address
 space, file size, processes, captured output) and, unless the operator opted out explicitly,
 inside a bubblewrap sandbox: no network, only the Python installation and the system's /usr
-readable, write access to the workspace (its .git read-only) and the run's scratch directory
-(pytest's report and temporary files, HOME and TMPDIR) only.
+readable, write access to the workspace (its .git read-only), the run's scratch directory
+(pytest's report and temporary files, HOME and TMPDIR) and a small /dev/shm only.
 
 A sandbox that is required but cannot start is a refusal (`SandboxUnavailable`, a tool
 failure the agent and the operator both see), never a quiet run without it. This module takes
@@ -55,6 +55,9 @@ class Limits:
     cpu_seconds: int = 120
     memory_bytes: int = 2 << 30  # address space
     file_bytes: int = 64 << 20  # any one file written
+    # The sandbox's /dev/shm: memory, which the address-space limit does not count. Enough for
+    # multiprocessing's semaphores and a test's small shared arrays.
+    shm_bytes: int = 16 << 20
     processes: int = 256
     output_bytes: int = 1 << 20  # captured stdout and stderr; the rest is read and dropped
 
@@ -246,8 +249,11 @@ def confinement(sandbox: Sandbox, workspace: Path, scratch: Path) -> list[str]:
         command += ["--cap-drop", "ALL"]  # root keeps its capabilities in a sandbox otherwise
     command += _system_view()
     # The empty /tmp first: a mount made later on top of it would hide anything bound there
-    # before it (a virtualenv in /tmp, as a CI clone may have).
-    command += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # before it (a virtualenv in /tmp, as a CI clone may have). bwrap's /dev and its /dev/shm
+    # are one tmpfs sized at half the host's RAM, whose pages no rlimit counts: /dev is made
+    # read-only below, and /dev/shm a tmpfs of its own with a size.
+    command += ["--dev", "/dev", "--size", str(sandbox.limits.shm_bytes), "--tmpfs", "/dev/shm"]
+    command += ["--proc", "/proc", "--tmpfs", "/tmp"]
     for root in python_roots():
         command += ["--ro-bind", root, root]
     command += ["--bind", str(scratch), str(scratch), "--bind", str(workspace), str(workspace)]
@@ -257,9 +263,12 @@ def confinement(sandbox: Sandbox, workspace: Path, scratch: Path) -> list[str]:
         # file here, pointing at its repository, and a test rewriting that pointer to one of its
         # own making would do the same; so directory or file, it is read-only.
         command += ["--ro-bind", str(workspace / ".git"), str(workspace / ".git")]
-    # Mount points bwrap had to make live in its own root and /tmp: both read-only, so nothing
-    # is written anywhere but the workspace and the scratch directory, not even in memory.
-    command += ["--remount-ro", "/tmp", "--remount-ro", "/", "--chdir", str(workspace), "--"]
+    # Mount points bwrap had to make live in its own root, /tmp and /dev: all read-only, so
+    # nothing is written anywhere but the workspace, the scratch directory and the bounded
+    # /dev/shm (the devices bound into /dev are mounts of their own: /dev/null still takes
+    # writes).
+    command += ["--remount-ro", "/dev", "--remount-ro", "/tmp", "--remount-ro", "/"]
+    command += ["--chdir", str(workspace), "--"]
     _probe(bwrap, command)
     return command
 

@@ -91,3 +91,34 @@ def test_a_run_that_never_ends_is_ended_with_everything_it_started(tmp_path):
     beats = (root / "beat").read_text()
     time.sleep(0.5)  # long enough for a survivor to beat again
     assert (root / "beat").read_text() == beats
+
+
+FILL = """\
+import errno, multiprocessing, os
+multiprocessing.Lock()  # a semaphore in /dev/shm: what multiprocessing needs of it
+print("before", sorted(os.listdir("/dev/shm")))
+for where in ("/dev/shm", "/dev"):
+    held = 0
+    try:
+        for i in range(10):
+            with open(f"{where}/fill{i}", "wb") as f:
+                f.write(b"x" * (4 << 20))
+            held += 4 << 20
+        print(where, "took", held)
+    except OSError as exc:
+        print(where, errno.errorcode[exc.errno], held)
+"""
+
+
+def test_dev_and_dev_shm_hold_no_more_memory_than_the_bound(tmp_path):
+    """bwrap's /dev is a tmpfs sized at half the host's RAM, its pages counted by no rlimit:
+    a test could hold gigabytes there for as long as it ran."""
+    done = python(tmp_path, FILL, shm_bytes=8 << 20)
+    said = dict(line.split(" ", 1) for line in done.output.splitlines())
+    assert said["before"] == "[]"
+    code, held = said["/dev/shm"].split()
+    assert code == "ENOSPC" and int(held) <= 8 << 20
+    assert said["/dev"] == "EROFS 0"
+    # Each run has a /dev/shm of its own: nothing the last one wrote is held any longer.
+    again = python(tmp_path, "import os; print(os.listdir('/dev/shm'))")
+    assert again.output == "[]\n"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -32,6 +31,8 @@ from runtime.agent_files import (
 )
 from runtime.git_run import diff_of
 from runtime.git_run import git as git  # the harness's git, as callers have long imported it
+from runtime.jurisdiction import OutsideJurisdiction as OutsideJurisdiction
+from runtime.jurisdiction import countdown, within_jurisdiction
 from runtime.sandbox import Sandbox
 from runtime.tools import Tool, ToolFailure, schema
 
@@ -55,10 +56,6 @@ class PathRefused(ToolFailure):
 
 class NotText(ToolFailure):
     """A file read_file or edit_file was asked for holds bytes that are not UTF-8."""
-
-
-class OutsideJurisdiction(ToolFailure):
-    """A test run changed files its agent may not edit; the changes were reverted."""
 
 
 def check_name(name: str) -> str:
@@ -268,8 +265,9 @@ def toolset(
     def run_tests(target: str = "") -> dict[str, Any]:
         if writable is None:
             return pytest_run(root, target, test_timeout, sandbox)
+        left = countdown(test_timeout)  # the snapshot's time is pytest's, not the restore's
         return within_jurisdiction(
-            root, writable, lambda: pytest_run(root, target, test_timeout, sandbox)
+            root, writable, lambda: pytest_run(root, target, left(), sandbox)
         )
 
     path_arg = {"type": "string", "description": "a path relative to the workspace root"}
@@ -321,90 +319,6 @@ def toolset(
             timeout=test_timeout + 10,
         ),
     ]
-
-
-# --- what a test run may change ---------------------------------------------------------------
-
-Snapshot = dict[str, tuple[str, bytes, int]]  # path -> (kind, content or link target, mode)
-
-
-def snapshot(root: Path, keep: Callable[[str], bool]) -> tuple[Snapshot, set[str]]:
-    """The files (and links) for which `keep(path)` holds, and every directory, outside .git."""
-    files: Snapshot = {}
-    dirs: set[str] = set()
-    base = root.resolve()
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if not (dirpath == str(base) and d == ".git")]
-        here = Path(dirpath)
-        for d in dirnames:
-            dirs.add((here / d).relative_to(base).as_posix())
-        for name in [*filenames, *(d for d in dirnames if (here / d).is_symlink())]:
-            path = here / name
-            rel = path.relative_to(base).as_posix()
-            if not keep(rel):
-                continue
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                files[rel] = ("link", os.readlink(path).encode(), 0)
-            elif stat.S_ISREG(info.st_mode):
-                files[rel] = ("file", read_regular(path, None, rel), info.st_mode & 0o7777)
-            else:
-                # A FIFO or a socket the test run made: never opened, only noticed (and taken
-                # out again by restore).
-                files[rel] = ("other", b"", info.st_mode)
-    return files, dirs
-
-
-def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: set[str]) -> list[str]:
-    """Put every kept path back as it was in `before`; the paths that had changed."""
-    base = root.resolve()
-    after, after_dirs = snapshot(base, keep)
-    changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
-    for rel in changed:
-        path = base / rel
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            path.unlink()  # a file, a link, or a FIFO or socket nothing may open
-        if rel in before:
-            kind, content, mode = before[rel]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # Sorted, a link the run put in place of a directory was taken out before its
-            # files come back; this makes sure nothing is written through one.
-            inside(base, str(PurePosixPath(rel).parent))
-            if kind == "link":
-                os.symlink(content.decode(), path)
-            else:
-                path.write_bytes(content)
-                path.chmod(mode)
-    for rel in sorted(after_dirs - dirs, key=len, reverse=True):
-        path = base / rel
-        if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
-            path.rmdir()  # a directory the run made for files that were taken back out
-    return changed
-
-
-def within_jurisdiction(
-    root: Path, writable: Writable, run: Callable[[], dict[str, Any]]
-) -> dict[str, Any]:
-    """Run agent code for an agent that may edit only `writable` paths: whatever it changed
-    outside them is reverted, and the run fails with the list (it is no evidence)."""
-    outside = lambda rel: not writable(rel)  # noqa: E731
-    before, dirs = snapshot(root, outside)
-    failure: ToolFailure | None = None
-    try:
-        result = run()
-    except ToolFailure as exc:
-        failure = exc
-    changed = restore(root, outside, before, dirs)
-    if changed:
-        raise OutsideJurisdiction(
-            f"the test run changed {', '.join(changed)}, outside what this agent may edit; "
-            "those changes were reverted and this run counts for nothing"
-        )
-    if failure is not None:
-        raise failure
-    return result
 
 
 # --- pytest ------------------------------------------------------------------------------------

@@ -98,6 +98,8 @@ def loads(
     except RecursionError:
         # json's decoder recurses once per level: a line of ten thousand "[" lands here.
         raise EventFormatError("nested too deeply for JSON to read") from None
+    except EventFormatError:
+        raise  # NaN or Infinity, said by _not_a_number (a ValueError too: not the one below)
     except ValueError:
         raise EventFormatError(f"not JSON we can read: {NUMBER_TOO_LONG}") from None
     if max_depth is not None and _openings(text) > max_depth and deeper_than(data, max_depth):

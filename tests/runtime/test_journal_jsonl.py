@@ -77,6 +77,9 @@ def test_a_complete_final_line_without_newline_is_an_event_not_a_tear(tmp_path):
         ("this is not json", "line 2: not JSON"),
         # json raises a plain ValueError for this one, which nobody caught
         ('{"kind": "BudgetDebited", "amount": ' + "9" * 5000 + "}", "longer than 4,300 digits"),
+        # NaN and Infinity are refused by name, where they were called too long a number
+        ('{"kind": "BudgetDebited", "amount": NaN}', "line 2: not JSON: NaN is not a number"),
+        ('{"kind": "BudgetDebited", "amount": -Infinity}', "line 2: not JSON: -Infinity is not"),
         ("[1, 2]", "line 2: expected a JSON object, got list"),
         ('{"kind": "Teleported"}', "line 2: unknown kind 'Teleported'"),
         ('{"kind": "BudgetDebited"}', "line 2: BudgetDebited: missing field 'amount'"),

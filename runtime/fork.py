@@ -35,6 +35,8 @@ from runtime.coordination.gates import TASK, Intents
 from runtime.events import (
     Event,
     LeaseGivenBack,
+    LeaseGranted,
+    LeaseRenewed,
     LeaseTaken,
     MessageInjected,
     RunForked,
@@ -175,10 +177,25 @@ def plan(
     agents = {r.event.agent for r in records if r.event.agent}
     check(changes, at, agents, parent)
     config = configured(main[0].event, child, changes, by)
+    forked = RunForked(
+        run_id=child,
+        parent=parent,
+        at=position,
+        number=main.index(at) + 1 if at in main else where + 1,
+        by=by,
+        changes=changes.as_dict(),
+        parent_models=parent_models(main[0].event.config),
+    )
+    # A carried lease's expiry is a time on the parent's clock: a fork made after it passed
+    # found the lease free, and its writers took each other's files. It lasts, from the fork,
+    # what it had left at the fork point.
+    gap = max(0.0, forked.t - at.event.t) if forked.t and at.event.t else 0.0
     events: list[tuple[str, Event]] = []
     commit: str | None = None
     for rec in prefix:
         event = rec.event
+        if isinstance(event, LeaseGranted | LeaseRenewed) and rec.stream.startswith("lease-"):
+            event = event.model_copy(update={"expires": event.expires + gap})
         if rec is at and changes.replace_result:
             event = event.model_copy(update={"result": changes.tool_result, "error": None})
         if isinstance(event, TeamStarted):
@@ -199,15 +216,6 @@ def plan(
             stream, owner = Intents.stream(TASK + child), ""
         # A new id: an event is stored once; the copy is the fork's own fact.
         events.append((stream, event.model_copy(update={"run_id": owner, "id": new_id()})))
-    forked = RunForked(
-        run_id=child,
-        parent=parent,
-        at=position,
-        number=main.index(at) + 1 if at in main else where + 1,
-        by=by,
-        changes=changes.as_dict(),
-        parent_models=parent_models(main[0].event.config),
-    )
     # The fork point, in the fork's own journal: where its clock restarts (a reply's deadline
     # does not count the time between the parent's event and the fork) and where a person's
     # message is put.

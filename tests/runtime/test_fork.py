@@ -358,3 +358,35 @@ def test_the_wall_clock_ceiling_does_not_count_the_time_before_the_fork(fly_team
     kinds = {r.event.kind for r in journal.read(streams.journal("r-ceiling"))}
     assert "CeilingReached" not in kinds and "RunForked" in kinds
     assert flight.replay(journal, "r-ceiling").identical
+
+
+def test_a_fork_made_after_its_parents_leases_ran_out_keeps_them_held(fly_team, tmp_path):
+    """Each writer holds one file and wants the other's when the fork is made, seven hours
+    after the parent ran (a writer's lease lasts six). The copied leases kept the parent's
+    expiry: the fork found them free, each writer took the other's file, and no deadlock was
+    seen. From the fork, a lease lasts what it had left at the fork point."""
+    import json
+
+    flown = fly_team("deadlocked-writers")
+    path = tmp_path / "old.jsonl"
+    aged = []
+    for line in flown.path.read_text().splitlines():
+        d = json.loads(line)
+        aged.append(
+            {
+                **d,
+                "t": d["t"] - 25_200,
+                **({"expires": d["expires"] - 25_200} if "expires" in d else {}),
+            }
+        )
+    path.write_text("".join(json.dumps(d) + "\n" for d in aged))
+    journal = JsonlJournal(path)
+    at = position_of(journal, flown.run_id, "LeaseTaken", n=4)  # both files held
+    journal, planned, outcome = fork_and_fly(path, flown.run_id, "r-aged", at, flown.path.parent)
+    assert outcome.status == "done", outcome.reason
+    kinds = [r.event.kind for r in journal.read(streams.journal("r-aged"))]
+    after = kinds[kinds.index("RunForked") :]
+    assert after[1:4] == ["LeaseAwaited", "LeaseAwaited", "DeadlockDetected"]
+    [forked] = [e for _, e in planned.events if isinstance(e, RunForked)]
+    copied = [e for s, e in planned.events if s.startswith("lease-") and hasattr(e, "expires")]
+    assert copied and all(e.expires > forked.t + 5 * 3_600 for e in copied)

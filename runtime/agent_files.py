@@ -8,6 +8,8 @@ and the harness's git adds and commits the whole tree. So:
 - nothing there is opened before it is known to be a regular file, and never through a link:
   a FIFO would block the worker's open() for good (a thread and a temporary directory lost on
   every call), and a link would have it read or write a file of the host's choosing;
+- nothing is written through a hard link: it is a regular file, but also a file under another
+  name, perhaps one the writing agent may not edit (a source file, for the tester);
 - no git repository but the workspace's own is ever added: git runs commands named in a
   repository's config (core.fsmonitor, for one) when it looks inside it, and `git status` looks
   inside every repository the index holds, so a repository planted under the workspace would
@@ -25,6 +27,12 @@ from runtime.tools import ToolFailure
 
 class NotAFile(ToolFailure):
     """A path agent code could have made names something other than a regular file."""
+
+
+class HardLinked(ToolFailure):
+    """A regular file with more than one name (a hard link): a write through one name changes
+    them all, and agent code may have linked a file its agent may not write to a path it may
+    (the links are no symlinks, so O_NOFOLLOW does not see them)."""
 
 
 class WorkspaceTampered(RuntimeError):
@@ -66,8 +74,8 @@ def read_regular(path: Path, limit: int | None, label: str) -> bytes:
 
 def write_regular(path: Path, data: bytes, label: str) -> None:
     """Write `data` as the whole of the regular file at `path` (made if missing); refused
-    (NotAFile) if something else is there. Opened without waiting: a FIFO nobody reads fails
-    at once instead of blocking."""
+    (NotAFile) if something else is there, and (HardLinked) if the file has other names too.
+    Opened without waiting: a FIFO nobody reads fails at once instead of blocking."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     except OSError as exc:
@@ -78,6 +86,12 @@ def write_regular(path: Path, data: bytes, label: str) -> None:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise NotAFile(f"{label} is {kind_of(info.st_mode)}, not a file")
+        if info.st_nlink > 1:  # checked on the file opened, so no link made since escapes it
+            raise HardLinked(
+                f"{label} is a hard link: the file has {info.st_nlink} names, and a write "
+                "through this one would change the file under every other name too; nothing "
+                "was written"
+            )
         f.truncate(0)
         f.write(data)
 

@@ -50,6 +50,9 @@ class Entry:
     stamp: tuple[int, int, int, int] = (0, 0, 0, 0)  # device, inode, mtime_ns, ctime_ns
     digest: bytes = b""  # a file's sha256, a link's target
     copy: Path | None = None  # where a file's content was kept, before the run
+    # A file's names (its hard links): a link the run made to it from where the agent may
+    # write would let the agent's file tools write through to it.
+    names: int = 1
 
 
 Snapshot = dict[str, Entry]
@@ -96,7 +99,7 @@ def _entry(path: Path, info: os.stat_result) -> Entry:
         return Entry("link", 0, digest=os.readlink(path).encode())
     if stat.S_ISREG(info.st_mode):
         stamp = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
-        return Entry("file", info.st_mode & 0o7777, info.st_size, stamp)
+        return Entry("file", info.st_mode & 0o7777, info.st_size, stamp, names=info.st_nlink)
     return Entry("other", info.st_mode)
 
 
@@ -139,7 +142,7 @@ def _unchanged(path: Path, rel: str, before: Entry | None, now: Entry | None) ->
         return before == now
     if before.kind != "file":
         return before.digest == now.digest
-    if before.size != now.size:
+    if before.size != now.size or before.names != now.names:
         return False
     # Same metadata: not written since (ctime cannot be set back). Moved: read the content.
     return before.stamp == now.stamp or _digest(path, rel)[0] == before.digest
@@ -171,7 +174,7 @@ def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: set
                 raise ToolFailure(f"{rel} would be put back outside the workspace")
             if entry.kind == "link":
                 os.symlink(entry.digest.decode(), path)
-            elif entry.copy is not None:
+            elif entry.copy is not None:  # a new file: a name linked to the old one keeps that
                 shutil.copyfile(entry.copy, path, follow_symlinks=False)
                 path.chmod(entry.mode)
     for rel in sorted(after_dirs - dirs, key=len, reverse=True):

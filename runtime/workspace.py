@@ -376,18 +376,6 @@ def commit_candidate(root: Path, branch: str, message: str) -> dict[str, Any]:
     }
 
 
-def merge(root: Path, branch: str, message: str) -> str:
-    """Merge `branch` into main (a real merge commit); returns main's new commit id."""
-    head = git(root, "rev-parse", branch)
-    git(root, "checkout", "-q", "main")
-    already = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", head, "main"], cwd=root, capture_output=True
-    )
-    if already.returncode != 0:
-        git(root, "merge", "-q", "--no-ff", "-m", message, branch)
-    return git(root, "rev-parse", "main")
-
-
 # --- a worktree per parallel writer (seed 02 §15) ------------------------------------------------
 #
 # Writers working at the same time never share a checkout: each gets a git worktree of its own,

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runtime import workspace
+from runtime import merges, workspace
 from runtime.coordination.effects import Ledger, effect_key
 from runtime.coordination.mutation import Mutation, MutationGate
 from runtime.events import WorktreeAdded
@@ -70,7 +70,8 @@ class Writers:
 
     def merge(self, writer: str, mutation: Mutation) -> str:
         """Merge the writer's branch into main through the gate; main's commit after it.
-        Refused (GateRefused), nothing is merged and no ref moves."""
+        Refused (GateRefused), nothing is merged and no ref moves; a conflict with main
+        (MergeConflict) is aborted, main as it was."""
         branch = workspace.writer_branch(writer)
         commit = workspace.git(self.root, "rev-parse", branch)
         key = self.key(writer)
@@ -79,7 +80,7 @@ class Writers:
             "merge",
             "main",
             {"branch": branch, "commit": commit},
-            lambda _: workspace.merge(self.root, branch, f"merge {writer}"),
+            lambda _: merges.merge(self.root, branch, f"merge {writer}"),
             run_id=self.run_id,
             mutation=replace(mutation, expected_key=key),
         )

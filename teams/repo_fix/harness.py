@@ -113,6 +113,7 @@ class Harness:
         self.awarded: dict[str, str] = {}  # by task: the coder whose candidates may be merged
         self.integrations: dict[str, str] = {}  # idempotency key -> the request merged under it
         self.refused: MutationRefused | None = None  # the gate's last refusal of a merge
+        self.clash = ""  # why the last merge the gate let through conflicted with main, if so
         self.held: Fence | None = None  # a lease the merges hold besides the driver's (tests)
         # Parallel writers (teams/repo_fix/parallel.py): where each agent works, when not in
         # the workspace (its own git worktree), and by task the lease a writer's merge is
@@ -399,6 +400,7 @@ class Harness:
         payload: dict[str, Any] = {"brief": fix["brief"]}
         while True:  # until integrated, or a person discards the task
             red = 0  # rounds of this set whose ACCEPT the gate refused on failing tests
+            clashed = 0  # rounds of this set whose merge conflicted with main
             for round_no in range(1, self.settings.max_rounds + 1):
                 if drafted is not None:
                     (candidate, tests), drafted = drafted, None
@@ -458,6 +460,11 @@ class Harness:
                     # the gate read the tests: an ACCEPT of the commit was all its evidence.)
                     red += 1
                     rejected = gated.reason
+                if accepted and gated is None and self.clash:
+                    # Another fix, merged first, changed the same files: this coder's candidate
+                    # can go in without its own changes to them.
+                    clashed += 1
+                    rejected = f"{self.clash}; take your changes to those files back"
                 if gated is not None and gated.check != "evidence":
                     # Another round cannot mend a superseded intent, a lost lease, a coder
                     # without the authority or a spent key: a person decides.
@@ -474,12 +481,17 @@ class Harness:
             # The words of a cap reached by the reviewer's REJECTs alone are those of the
             # journals written before the gate read the tests (a replay checks them).
             reason = f"the reviewer rejected {task_id} {cap} times (the cap is {cap})"
+            why = []
             if red:
-                reason = (
-                    f"{task_id} went back to its coder {cap} times (the cap is {cap}): "
+                why.append(
                     f"{red} of them the reviewer accepted it with failing tests, which the "
                     "mutation gate refused"
                 )
+            if clashed:
+                why.append(f"{clashed} of them its merge into main conflicted")
+            if why:
+                reason = f"{task_id} went back to its coder {cap} times (the cap is {cap}): "
+                reason += "; ".join(why)
             self.escalate(task_id, "reject_cap", cap, str(payload.get("rejected", "")), reason)
             # a person sent it back: another set of rounds from the last rejection
 
@@ -526,13 +538,15 @@ class Harness:
         the task thread and `tests`, the candidate's own test run the reviewer was shown,
         showing no failures (evidence), and one merge per task (idempotency). Refused, nothing
         is merged: MutationRefused names the check, IntegrationRefused says why, None comes
-        back. A journal written before the gate read the tests replays its merges as written:
+        back; so too when the merge the gate let through conflicts with main (it is aborted).
+        A journal written before the gate read the tests replays its merges as written:
         `decide` reads back the refusals the record holds, and makes up none."""
         approval = merge_gate.approval(self.post.log, task_id, candidate.commit)
         lease = self.fences.get(task_id, self.lease)
         mutation = merge_gate.mutation(
             task_id, candidate, approval, tests, self.intent, lease, self.session.run_id
         )
+        self.clash = ""
         refused = self.refused = decide(
             self.session,
             lambda: merge_gate.gate(self.session, self.awarded.get(task_id), self.integrations),
@@ -548,16 +562,10 @@ class Harness:
             reason = f"no ACCEPT from the reviewer on {task_id} for commit {candidate.commit[:12]}"
             self.emit(IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=reason)
             return None
-        integrated = self.session.activity(
-            Integrated,
-            lambda: {
-                "branch": candidate.branch,
-                "commit": workspace.merge(self.path, candidate.branch, f"integrate {task_id}"),
-                "approval": approval.message_id,
-                "approved_by": approval.sender,
-            },
-            task_id=task_id,
-        )
+        integrated = merge_gate.merged(self.session, self.path, task_id, candidate, approval)
+        if isinstance(integrated, IntegrationRefused):  # it conflicted with main: aborted
+            self.clash = integrated.reason
+            return None
         self.integrations[mutation.key] = mutation.request
         return integrated
 

@@ -14,16 +14,23 @@ coder's DONE), a coder whose sandbox cannot start has no run to show however man
 given, and the zero-intelligence experiment (runtime/zero.py) measures exactly what a rubber
 stamp on an untested change lets through. The harness's own suite check (`SuiteChecked`) is
 what stands behind such a merge.
+
+`merged` does the merge the gate let through. The gate judges the record, not the repository:
+a candidate whose branch changed a file main changed since the branch left it (another
+writer's, merged first) conflicts, and is refused after all (IntegrationRefused, naming the
+files), the merge aborted and main as it was; the harness sends it back to its coder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from runtime import merges
 from runtime.coordination.effects import request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
-from runtime.events import CandidateCommitted
+from runtime.events import CandidateCommitted, Integrated, IntegrationRefused
 from runtime.journal import Fence
 from runtime.messages import Message, Performative
 from runtime.pytest_runs import failures
@@ -106,3 +113,33 @@ def gate(session: Session, coder: str | None, merged: Mapping[str, str]) -> Muta
         session.stream,
         used=merged.get,
     )
+
+
+def merged(
+    session: Session, root: Path, task_id: str, candidate: CandidateCommitted, approval: Message
+) -> Integrated | IntegrationRefused:
+    """Merge the candidate into main, once: Integrated, or IntegrationRefused when it conflicts
+    with main (the merge aborted). Either is read back, never done again, on resume and
+    replay."""
+    session.flush()
+    recorded = session.peek()
+    if isinstance(recorded, IntegrationRefused):
+        session.emit(recorded)
+        return recorded
+    try:
+        return session.activity(
+            Integrated,
+            lambda: {
+                "branch": candidate.branch,
+                "commit": merges.merge(root, candidate.branch, f"integrate {task_id}"),
+                "approval": approval.message_id,
+                "approved_by": approval.sender,
+            },
+            task_id=task_id,
+        )
+    except merges.MergeConflict as conflict:
+        refused = session.new(
+            IntegrationRefused, task_id=task_id, branch=candidate.branch, reason=str(conflict)
+        )
+        session.emit(refused)
+        return refused

@@ -23,7 +23,9 @@ the files it writes, and the harness has them written at the same time (seed 02 
     merge       one after the other, in the plan's order: each candidate reviewed (the usual
                 reject/redo rounds), merged into main through the mutation gate, fenced by the
                 writer's lease on the fix (a writer that lost it is refused), and then the
-                commitment is released (`fulfilled`) and the writer's leases given back
+                commitment is released (`fulfilled`) and the writer's leases given back; a
+                merge that conflicts with main (both changed a file under tests/, say) is
+                aborted and the candidate goes back to its coder
 
 Everything outside the run is recorded in it and read back on resume and replay, never done
 again: the worktrees and candidates are activities, the leases taken and given back LeaseTaken

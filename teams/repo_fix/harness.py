@@ -119,6 +119,7 @@ class Harness:
         # the workspace (its own git worktree), and by task the lease a writer's merge is
         # fenced by (the lease its commitment is held under).
         self.where: dict[str, Path] = {}
+        self.confined: dict[str, workspace.Writable] = {}  # where it may write, if not its role's
         self.fences: dict[str, Fence] = {}
         self.worktrees: dict[str, str] = {}  # by task: the writer's worktree its work is in
         # Work done by one assignment is not redone by another (a vague plan's tester
@@ -161,7 +162,8 @@ class Harness:
     def make(self, name: str, role: Role | None = None) -> loop.Agent:
         role = role or role_of(name)
         here = self.where.get(name, self.path)
-        tools = workspace.toolset(here, role.writable, sandbox=self.sandbox)
+        writable = self.confined.get(name, role.writable)
+        tools = workspace.toolset(here, writable, sandbox=self.sandbox)
         return loop.Agent(
             name,
             self.clients[name],

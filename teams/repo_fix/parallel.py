@@ -15,7 +15,8 @@ the files it writes, and the harness has them written at the same time (seed 02 
     draft       each writer acknowledges its commitment when it starts and works in a worktree
                 of its own (WorktreeAdded: `<workspace>.<writer>-<task>`, branch
                 `writer/<writer>-<task>`, from main as it stands), never seeing the other's
-                files; what it wrote is committed there as the task's candidate
+                files, and writes there (its test runs too) only the files it leased and
+                tests/; what it wrote is committed there as the task's candidate
     lost lease  a writer asked twice without a report (each miss a DeadlinePassed) has let its
                 lease lapse: the harness revokes it, the other writer takes it over, and
                 `reclaim` moves the commitment with the lease (CommitmentTransferred); the new
@@ -35,6 +36,7 @@ transfers decisions the primitives record.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +85,12 @@ class Share:
     @property
     def worktree(self) -> str:
         return f"{self.writer}-{self.task}"
+
+
+def leased(files: list[str]) -> workspace.Writable:
+    """What a writer holding the leases on `files` may write: those files, and tests/."""
+    held = {posixpath.normpath(f) for f in files}
+    return lambda path: path in held or path.startswith("tests/")
 
 
 class Parallel:
@@ -234,9 +242,14 @@ class Parallel:
         share.drafted = h.submit(share.task, share.writer, request, reply, "round 1")
 
     def work_in(self, share: Share) -> None:
-        """The writer's tools and the task's commits go to the share's worktree."""
+        """The writer's tools and the task's commits go to the share's worktree, and what it
+        writes there, by its file tools or its test runs, to the files it leased and tests/:
+        a change to another writer's file would only meet that writer's at the merge."""
         self.h.where[share.writer] = workspace.worktree_path(self.h.path, share.worktree)
         self.h.worktrees[share.task] = share.worktree
+        self.h.confined.pop(share.writer, None)
+        if share.files:  # a fix naming no files leases none, and confines nothing
+            self.h.confined[share.writer] = leased(share.files)
 
     def take_over(self, share: Share, why: str) -> None:
         """The silent writer's lease on the fix is revoked and the other writer takes it; the

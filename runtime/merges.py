@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from runtime.git_run import git
 from runtime.tools import ToolExit
-from runtime.workspace import git
 
 
 class MergeConflict(Exception):

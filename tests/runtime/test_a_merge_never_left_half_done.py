@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from runtime import merges, workspace
+from runtime import git_run, merges, workspace
 from runtime.workspace import git
 
 
@@ -55,7 +55,7 @@ def test_a_merge_that_conflicts_is_aborted_and_names_the_files(repo):
 def stuck(repo, name):
     """Merge `name` as a worker killed mid-merge leaves it (or a run from before the abort):
     unmerged paths and MERGE_HEAD set, an index `git checkout main` refuses."""
-    env = {**os.environ, **workspace.GIT_ENV}
+    env = {**os.environ, **git_run.GIT_ENV}
     done = subprocess.run(["git", "merge", "-q", name], cwd=repo, env=env, capture_output=True)
     assert done.returncode != 0 and merges.merging(repo)
     assert git(repo, "status", "--porcelain") == "UU shared.txt"

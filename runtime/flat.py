@@ -139,7 +139,7 @@ def mended(value: Any) -> Any:
     middle of an emoji is kept this way, its text otherwise as it came. Raises RecursionError
     past Python's depth, as json's reading would have."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
         return [mended(item) for item in value]
     if isinstance(value, dict):

@@ -141,7 +141,8 @@ def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
         # Computed per row (SQLite has no interval type): only when sorting needs it.
         qs = qs.annotate(
             duration=ExpressionWrapper(
-                Coalesce(F("finished_at"), Now()) - F("started_at"), output_field=DurationField()
+                Coalesce(F("finished_at"), Now()) - F("started_at") - F("waited"),
+                output_field=DurationField(),
             )
         )
     return qs.order_by(SORTS[chosen.sort], "-run_id")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from html import escape
 from typing import Any
 
@@ -311,12 +311,17 @@ def since(t: float, start: datetime | None) -> str:
     return "+" + duration(start, datetime.fromtimestamp(t, UTC))
 
 
-def duration(start: datetime | None, end: datetime | None) -> str:
+def duration(start: datetime | None, end: datetime | None, waited: timedelta | None = None) -> str:
     """From start to end, or to now while the run goes on (its status stops the clock: the
-    summary's `finished` is set at a verdict, a dead letter, an interrupt or an import)."""
+    summary's `finished` is set at a verdict, a dead letter, an interrupt or an import), less
+    the time it stood `waited` for a person before it went on."""
     if start is None:
         return "unknown"
-    elapsed = ((end or timezone.now()) - start).total_seconds()
+    return span(((end or timezone.now()) - start - (waited or timedelta(0))).total_seconds())
+
+
+def span(elapsed: float) -> str:
+    """Seconds as the pages say a length of time."""
     if elapsed < 1:
         # Truncated, a run done within the second read "0 s", as if it took no time at all.
         return "<1 s"

@@ -7,6 +7,8 @@ is a read model: it can be dropped and rebuilt from the events at any time.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import models
 
 
@@ -109,6 +111,9 @@ class RunSummary(models.Model):
     waiting_for = models.CharField(max_length=32, blank=True, default="")
     started_at = models.DateTimeField(null=True, db_index=True)
     finished_at = models.DateTimeField(null=True)
+    # How long the run stood waiting for a person (an interrupt, a dead letter) before it
+    # went on: its duration leaves it out (runtime/views.py, Summary.goes_on).
+    waited = models.DurationField(default=timedelta(0))
     tokens = models.BigIntegerField(default=0)
     calls = models.IntegerField(default=0)
     allowance = models.BigIntegerField(null=True)

@@ -7,7 +7,7 @@ folds move (journal_store/projection.py); a migration that adds a column fills i
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
@@ -44,6 +44,7 @@ def summary_columns(s: dict[str, Any]) -> dict[str, Any]:
         # row (SQLite's are Python callbacks: 140 ms over 10,000 runs).
         "started_on": day(s["started"]),
         "finished_at": when(s["finished"]),
+        "waited": timedelta(seconds=s.get("waited") or 0.0),
         "event_count": s["events"],
         "last_position": s["last_position"],
         "parent_id": s.get("parent") or "",

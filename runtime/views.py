@@ -236,6 +236,9 @@ class Summary(Fold):
             "reason": "",
             "started": None,
             "finished": None,
+            # Seconds the run stood waiting for a person (an interrupt, a dead letter) and then
+            # went on: its clock stops at the wait and leaves it out once the run goes on.
+            "waited": 0.0,
             "events": 0,
             "started_by": None,
             "last_position": 0,
@@ -320,13 +323,13 @@ class Summary(Fold):
             state["letters"] = {**state["letters"], e.letter_id: e.reason}
             state.update(driving=DEAD_LETTERED, reason=e.reason)
         elif isinstance(e, DeadLetterRetried):
-            Summary.decided(state, e.letter_id)
+            Summary.decided(state, e.letter_id, t=e.t)
         elif isinstance(e, DeadLetterDiscarded):
             state["discarded"] = True
             # Driven on without that work (the discard queued its step): running, saying so,
             # where it read dead-lettered with nothing left to decide until its verdict.
             why = f"dead letter {e.letter_id} discarded by {e.by}; the run goes on without it"
-            Summary.decided(state, e.letter_id, why)
+            Summary.decided(state, e.letter_id, why, e.t)
         elif isinstance(e, ConflictParked):
             state["conflicts"] = [*state["conflicts"], e.conflict_id]
         elif isinstance(e, ConflictResolved) and e.conflict_id in state["conflicts"]:
@@ -362,10 +365,19 @@ class Summary(Fold):
         elif isinstance(e, RunInterrupted):
             state.update(driving=INTERRUPTED, reason=e.reason, finished=e.t or None)
         elif isinstance(e, RunResumed):
-            state.update(driving=RUNNING, reason="", finished=None)
+            Summary.goes_on(state, e.t)
+            state.update(driving=RUNNING, reason="")
 
     @staticmethod
-    def decided(state: State, letter_id: str, reason: str = "") -> None:
+    def goes_on(state: State, t: float) -> None:
+        """The run goes on after a wait for a person: its clock runs again, the wait left out
+        (a run resumed an hour after its interrupt did not take an hour more)."""
+        if state["finished"] is not None and t:
+            state["waited"] = state.get("waited", 0.0) + max(0.0, t - state["finished"])
+        state["finished"] = None
+
+    @staticmethod
+    def decided(state: State, letter_id: str, reason: str = "", t: float = 0.0) -> None:
         """A person decided a dead letter: the run goes on once no other letter of it is open
         (another one still holds it, whatever this decision was: it says why, and its clock
         stays stopped)."""
@@ -374,7 +386,8 @@ class Summary(Fold):
         if left:
             state["reason"] = list(left.values())[-1]
         elif state["verdict"] is None:
-            state.update(driving=RUNNING, reason=reason, finished=None)
+            Summary.goes_on(state, t)
+            state.update(driving=RUNNING, reason=reason)
         else:  # decided after the run ended: its verdict, reason and clock stand
             state["driving"] = RUNNING
 

@@ -88,6 +88,11 @@ class RunOut(Schema):
     started_by: str
     started_at: datetime | None
     finished_at: datetime | None
+    waited_seconds: float = Field(
+        0.0,
+        description="how long the run stood waiting for a person (interrupted, dead-lettered) "
+        "before it went on: its duration, finished_at less started_at, leaves it out",
+    )
     tokens: int
     allowance: int | None
     spent: int
@@ -114,6 +119,10 @@ class RunOut(Schema):
         if hasattr(run, "fork_point"):  # worked out for the page (dashboard/api/paging.py)
             return run.fork_point  # type: ignore[no-any-return]
         return queries.fork_points([(run.run_id, run.parent_id, run.fork_at)]).get(run.run_id)
+
+    @staticmethod
+    def resolve_waited_seconds(run: RunSummary) -> float:
+        return run.waited.total_seconds()
 
     @staticmethod
     def resolve_stalled_since(run: RunSummary) -> datetime | None:

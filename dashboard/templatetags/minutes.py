@@ -29,7 +29,7 @@ def reason_max() -> int:
 
 @register.simple_tag
 def run_duration(run: Any) -> str:
-    return present.duration(run.started_at, run.finished_at)
+    return present.duration(run.started_at, run.finished_at, run.waited)
 
 
 @register.filter

@@ -87,6 +87,10 @@ def test_the_clock_stops_at_a_dead_letter_and_an_interrupt_and_runs_again_when_t
     stopped = RunInterrupted(**R, by="ann", t=160.0)
     assert summary(stopped)["finished"] == 160.0
     assert summary(stopped, RunResumed(**R, by="ann", t=170.0))["finished"] is None
+    # and the wait is left out once it goes on
+    assert summary(stopped, RunResumed(**R, by="ann", t=170.0))["waited"] == 10.0
+    retried = DeadLetterRetried(**R, letter_id="r-1:1", by="ann", reason="", t=175.0)
+    assert summary(letter, retried, stream="control-r-1")["waited"] == 25.0
 
 
 def test_an_imported_run_without_a_verdict_reads_imported_with_the_journals_own_times():

@@ -1,0 +1,73 @@
+"""A run's duration stops while it waits for a person and, once it goes on, leaves the wait
+out: it read the run's time up to the wait while it waited, then the whole wall clock, wait
+and all, once it was resumed (25 s of work interrupted for an hour read "1 h 0 min"). The wait
+is said beside it on the run's page and in the API (`waited_seconds`), and sorting by
+duration sorts by the same figure."""
+
+from __future__ import annotations
+
+import pytest
+
+from journal_store import projection
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary
+from runtime.events import (
+    DeadLettered,
+    DeadLetterRetried,
+    RunInterrupted,
+    RunResumed,
+    TeamFinished,
+    TeamStarted,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+T0 = 1_790_000_000.0
+
+
+def run(run_id: str, *events) -> None:
+    started = TeamStarted(run_id=run_id, team="solo", scenario="", task="t", t=T0)
+    DjangoJournal().append(f"run-{run_id}", [started, *events], 0)
+
+
+def test_a_resumed_run_counts_its_work_not_its_wait(as_owner):
+    run(
+        "r-waited",
+        RunInterrupted(run_id="r-waited", by="ann", t=T0 + 10),
+        RunResumed(run_id="r-waited", by="ann", t=T0 + 3_610),
+        TeamFinished(run_id="r-waited", status="done", reason="ok", t=T0 + 3_625),
+    )
+    run("r-minute", TeamFinished(run_id="r-minute", status="done", reason="ok", t=T0 + 60))
+    projection.catch_up()
+    header = as_owner.get("/runs/r-waited/header").content.decode()
+    assert '<dd>25 s <span class="muted">and 1 h 0 min waiting for a person</span></dd>' in header
+    assert as_owner.get("/api/runs/r-waited").json()["waited_seconds"] == 3_600.0
+    assert as_owner.get("/api/runs/r-minute").json()["waited_seconds"] == 0.0
+    listed = as_owner.get("/api/runs?sort=duration").json()["items"]
+    assert [r["run_id"] for r in listed] == ["r-minute", "r-waited"]
+    page = as_owner.get("/?sort=duration").content.decode()
+    assert page.index("r-minute") < page.index("r-waited")
+    caught_up = RunSummary.objects.get(run_id="r-waited").waited
+    projection.rebuild(["runs"])
+    assert RunSummary.objects.get(run_id="r-waited").waited == caught_up
+
+
+def test_a_dead_letters_wait_is_left_out_once_it_is_retried(as_owner):
+    run("r-letter")
+    DjangoJournal().append(
+        "control-r-letter",
+        [
+            DeadLettered(run_id="r-letter", letter_id="r-letter:1", reason="stuck", t=T0 + 20),
+            DeadLetterRetried(run_id="r-letter", letter_id="r-letter:1", by="ann", t=T0 + 120),
+        ],
+        0,
+    )
+    DjangoJournal().append(
+        "run-r-letter",
+        [TeamFinished(run_id="r-letter", status="done", reason="ok", t=T0 + 150)],
+        1,
+    )
+    projection.catch_up()
+    row = RunSummary.objects.get(run_id="r-letter")
+    assert row.waited.total_seconds() == 100.0
+    assert (row.finished_at - row.started_at - row.waited).total_seconds() == 50.0

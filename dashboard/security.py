@@ -27,7 +27,8 @@ class NulInAddressMiddleware:
     has none, so a filter or an id holding one (`?q=%00`, `/runs/r-1%00/`) was a 500 there;
     on SQLite the query was cut short at it (`?q=%00` listed every run). No address of ours
     takes one, so none is read. (Bodies: the forms' fields and the API's refuse it, naming
-    the field; so do the metrics' and the search's filters, which are left to say it.)"""
+    the field; so do the metrics' and the search's filters, which are left to say it: the
+    search's `q` and `run` as a control character and as no run id.)"""
 
     NAMED_THERE = frozenset({"/metrics", "/api/metrics", "/search", "/api/search"})
 

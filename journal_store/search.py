@@ -53,6 +53,7 @@ WORD = re.compile(r"[^\s\x00-\x1f\x7f\"'()*:^+\-]+(?:[-.:/][^\s\x00-\x1f\x7f\"'(
 # `simple` parser split on everything else). A "word" without one (`%`, `_`, `...`) would be
 # searched for as nothing and find nothing, where `*` or `^` is refused as no word.
 INDEXED = re.compile(r"[^\W_]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class BadQuery(ValueError):
@@ -128,6 +129,10 @@ def words(query: str) -> list[str]:
     """The words of what a person typed; BadQuery when there is none to search for."""
     if len(query) > QUERY_MAX:
         raise BadQuery(f"search for at most {QUERY_MAX} characters (this has {len(query)})")
+    # Refused as a review queue's search refuses one (dashboard/asked.queue_filter), where it
+    # was read as a word break and the answer echoed it back as the query searched for.
+    if CONTROL.search(query):
+        raise BadQuery("the search holds a control character")
     found = [word for word in WORD.findall(query) if INDEXED.search(word)]
     if not found:
         raise BadQuery("type a word to search for (letters or digits)")

@@ -11,7 +11,9 @@ from pydantic import Field
 from dashboard.access import get_run_for_user
 from dashboard.api.errors import invalid
 from dashboard.api.schemas import Error
+from runtime import streams
 from services import search
+from services.asked import shown
 
 router = Router(tags=["search"])
 
@@ -49,10 +51,15 @@ def search_events(request: HttpRequest, params: Query[SearchIn]) -> Any:
     word of `q` (newest first, with a snippet), and the most recent runs among the newest 2,000
     such events (`events`: how many of those each holds). Words are matched as written (no
     stemming); nothing typed is query syntax."""
-    if params.run is not None:
-        get_run_for_user(request.user, params.run)
+    # A blank run is not asked, as on the page; one that is no run id is refused here, where
+    # it reached the database (a NUL: PostgreSQL's DataError, a 500).
+    run = (params.run or "").strip() or None
+    if run is not None and not streams.is_run_id(run):
+        raise invalid("query", {"run": f"{shown(run)} is not a run id ({streams.RUN_ID_RULE})"})
+    if run is not None:
+        get_run_for_user(request.user, run)
     try:
-        found = search.find(params.q, params.run, params.limit)
+        found = search.find(params.q, run, params.limit)
     except search.BadQuery as exc:
         raise invalid("query", {"q": str(exc)}) from None
     return {

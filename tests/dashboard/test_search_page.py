@@ -110,3 +110,38 @@ def test_a_text_holding_the_markers_is_highlighted_where_it_matched_only(as_owne
     assert page.count("<mark>") == 1
     [hit] = as_owner.get("/api/search?q=gamma").json()["hits"]
     assert hit["snippet"].endswith("alpha beta [gamma] delta  epsilon")
+
+
+@pytest.mark.parametrize("run", ["r%00x", "r%20x", "..", "r/x"])
+def test_a_run_that_is_no_run_id_is_refused_naming_it_before_the_database_reads_it(as_owner, run):
+    """A NUL in `run` reached the database (PostgreSQL's DataError: a 500 from the API and
+    the page; SQLite a 404): the address's NUL check leaves the search to refuse it."""
+    hostile_run()
+    api = as_owner.get(f"/api/search?q=alert&run={run}")
+    [problem] = api.json()["detail"]
+    assert api.status_code == 422 and problem["loc"] == ["query", "run"]
+    assert "is not a run id (1 to 64 letters" in problem["msg"]
+    page = as_owner.get(f"/search?q=alert&run={run}")
+    assert page.status_code == 400 and "is not a run id" in page.content.decode()
+
+
+@pytest.mark.parametrize("query", ["alert%00b", "a%01lert", "alert%7F", "al%09ert"])
+def test_a_control_character_in_the_words_is_refused_as_a_queues_search_refuses_it(as_owner, query):
+    """It was read as a word break, and the API's answer echoed it as the query searched."""
+    hostile_run()
+    api = as_owner.get(f"/api/search?q={query}")
+    [problem] = api.json()["detail"]
+    assert api.status_code == 422 and problem["loc"] == ["query", "q"]
+    assert problem["msg"] == "the search holds a control character"
+    page = as_owner.get(f"/search?q={query}")
+    assert page.status_code == 400 and "holds a control character" in page.content.decode()
+
+
+def test_a_blank_run_is_every_run_as_on_the_page(as_owner):
+    """The API answered `404 "no run "`, where the page reads a blank run as not asked."""
+    hostile = hostile_run()
+    every = as_owner.get("/api/search?q=alert").json()
+    for blank in ("", "%20%20"):
+        assert as_owner.get(f"/api/search?q=alert&run={blank}").json() == every
+        page = as_owner.get(f"/search?q=alert&run={blank}")
+        assert page.status_code == 200 and f'href="/runs/{hostile}/' in page.content.decode()

@@ -221,6 +221,9 @@ class Across:
     teams: list[dict[str, Any]] = field(default_factory=list)
     # The undecided review item that has waited longest (`oldest_open`), when one waits.
     oldest_open: dict[str, Any] | None = None
+    # False: the runs span more than PERIODS_FILLED periods, and only those runs started in
+    # are listed (the periods between, without runs, are left out).
+    every_period: bool = True
 
 
 def oldest_open(chosen: MetricsFilter, using: str = "default") -> dict[str, Any] | None:
@@ -265,6 +268,25 @@ def figures(sums: Mapping[str, Any]) -> dict[str, Any]:
     out["conflict_wait"] = round(float(out["conflict_wait"]), 3)
     out["human_wait"] = round(float(out["human_wait"]), 3)
     return out
+
+
+# The most periods listed from the first run's to the last run's, those without runs too (ten
+# years of months). An import may start a run in 1970 and another in 2999: every month between
+# was 12,360 periods, a 14 MB answer and a 5 MB page of empty months.
+PERIODS_FILLED = 120
+
+
+def filled(first: date, last: date, period: str) -> list[date]:
+    """Every period's start from `first`'s to `last`'s; [] when there are more than
+    PERIODS_FILLED (it stops counting there)."""
+    found: list[date] = []
+    start = first
+    while start <= last:
+        if len(found) == PERIODS_FILLED:
+            return []
+        found.append(start)
+        start = after(start, period)
+    return found
 
 
 def period_of(first: date, last: date) -> str:
@@ -339,11 +361,11 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
     if days:
         found.period = period_of(min(days), max(days))
         # Every period from the first to the last, the empty ones too: a gap in time shows.
-        periods: dict[date, dict[str, Any]] = {}
-        start, last = start_of(min(days), found.period), max(days)
-        while start <= last:
-            periods[start] = {}
-            start = after(start, found.period)
+        # Past PERIODS_FILLED, only the periods runs started in.
+        starts = sorted({start_of(day, found.period) for day in days})
+        every = filled(starts[0], starts[-1], found.period)
+        found.every_period = bool(every)
+        periods: dict[date, dict[str, Any]] = {start: {} for start in every or starts}
         for day in sorted(days):
             add(periods[start_of(day, found.period)], days[day])
         by_period = shared_past.lacking(family, period_of_run(found.period)) if family else {}

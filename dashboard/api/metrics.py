@@ -113,6 +113,10 @@ class AcrossOut(Schema):
     )
     period: str = Field(description="the width of each period: day, week or month")
     periods: list[PeriodOut]
+    every_period: bool = Field(
+        description="true: every period from the first run's to the last run's, those "
+        "without runs too; false: more than 120 of them, so only those runs started in"
+    )
     teams: list[TeamOut]
 
 
@@ -147,5 +151,6 @@ def across_runs(
         "oldest_open": None if oldest is None else oldest | {"waited": waited(oldest["since"])},
         "period": found.period,
         "periods": found.periods,
+        "every_period": found.every_period,
         "teams": found.teams,
     }

@@ -158,5 +158,6 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         "filtered": bool(chosen.params()),
         # The review queues choose runs as this page does: its undecided items link to those.
         "chosen_query": urlencode(chosen.params()),
+        "periods_filled": metrics.PERIODS_FILLED,
     }
     return render(request, TEMPLATE, context)

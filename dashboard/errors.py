@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import CommandError
 
 from config.commandline import refused, said
-from services import baseline, forks, intents, letters, review, runs
+from services import baseline, forks, intents, letters, review, runs, tags
 
 REFUSALS: dict[type[Exception], int] = {
     # Asked of something that is not there.
@@ -37,6 +37,7 @@ REFUSALS: dict[type[Exception], int] = {
     intents.IntentOfAFinishedRun: 409,  # a fork is how a finished run's course changes
     forks.ForkCollided: 409,  # another writer took the new fork's stream; nothing written
     runs.KeyTaken: 409,  # the key names a run not this person's (imported, another's)
+    tags.TagsMoved: 409,  # the run's tags changed before each write; nothing changed
     # Asked rightly, of something this installation cannot serve now (the local model's
     # server is not running; the message says how to start it).
     runs.ModelUnavailable: 503,

@@ -10,11 +10,12 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, RunTag
 from runtime import streams
 from runtime.events import RunTagged
-from runtime.journal import append_next
+from runtime.journal import WrongExpectedVersion
 from services.runs import RunError, RunNotFound
 
 TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")
 PER_RUN = 20
+ATTEMPTS = 5  # reads of the tags before giving up, when each changed before its write
 
 
 class BadTag(RunError):
@@ -26,6 +27,11 @@ class BadTag(RunError):
     def __init__(self, field: str, tags: list[str], why: str, message: str) -> None:
         super().__init__(message)
         self.field, self.tags, self.why = field, tags, why
+
+
+class TagsMoved(RunError):
+    """The run's control stream moved between every read of its tags and the write (a 409):
+    nothing was changed."""
 
 
 # Capitals are accepted and lowered: the rule says so, where it once said "lowercase letters"
@@ -71,19 +77,33 @@ def tag(run_id: str, add: list[str], remove: list[str], by: str) -> Tagged:
         both = sorted(set(added) & set(removed))[0]
         why = "it was both to be added and to be removed"
         raise BadTag("add and remove", [both], why, f"add and remove: {both!r} is in both")
-    now = set(of(run_id))
-    after = (now | set(added)) - set(removed)
-    if len(after) > PER_RUN:
-        why = f"a run has at most {PER_RUN} tags (this would have {len(after)})"
-        raise BadTag("add", [t for t in added if t not in now], why, f"add: {why}")
-    unchanged = [f"already tagged {t}" for t in added if t in now]
-    unchanged += [f"not tagged {t}" for t in removed if t not in now]
-    added, removed = [t for t in added if t not in now], [t for t in removed if t in now]
-    if added or removed:
-        event = RunTagged(run_id=run_id, by=by, added=added, removed=removed)
-        append_next(DjangoJournal(), streams.control(run_id), [event])
+    journal, stream = DjangoJournal(), streams.control(run_id)
+    for _ in range(ATTEMPTS):
+        # The stream's version first, then the tags as of it (the read model caught up past
+        # it), and the change appended at that version: another change that landed meanwhile
+        # (another person's 15 tags beside these 15) makes it read and check again, where
+        # appending at whatever version came next let a run hold 30 tags.
+        version = journal.version(stream)
         projection.catch_up(["tags"])
-    return Tagged(of(run_id), unchanged)
+        now = set(of(run_id))
+        after = (now | set(added)) - set(removed)
+        if len(after) > PER_RUN:
+            why = f"a run has at most {PER_RUN} tags (this would have {len(after)})"
+            raise BadTag("add", [t for t in added if t not in now], why, f"add: {why}")
+        unchanged = [f"already tagged {t}" for t in added if t in now]
+        unchanged += [f"not tagged {t}" for t in removed if t not in now]
+        new = [t for t in added if t not in now]
+        gone = [t for t in removed if t in now]
+        if not (new or gone):
+            return Tagged(sorted(now), unchanged)
+        event = RunTagged(run_id=run_id, by=by, added=new, removed=gone)
+        try:
+            journal.append(stream, [event], version)
+        except WrongExpectedVersion:
+            continue
+        projection.catch_up(["tags"])
+        return Tagged(of(run_id), unchanged)
+    raise TagsMoved(f"run {run_id}'s tags changed at every one of {ATTEMPTS} tries; try again")
 
 
 def of(run_id: str) -> list[str]:

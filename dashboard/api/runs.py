@@ -384,7 +384,7 @@ def get_tags(request: HttpRequest, run_id: str) -> Any:
     return {"tags": tags.of(run_id)}
 
 
-@router.post("/{run_id}/tags", response={200: TaggedOut, 400: Error, 404: Error})
+@router.post("/{run_id}/tags", response={200: TaggedOut, 400: Error, 404: Error, 409: Error})
 def set_tags(request: HttpRequest, run_id: str, body: TagsIn) -> Any:
     """Put tags on the run (`add`) and take others off (`remove`); journalled (RunTagged, who
     and when) in the run's control stream. Find tagged runs with GET /api/runs?tag=…

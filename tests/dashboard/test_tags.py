@@ -9,6 +9,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunTag, StoredEvent
 from runtime.events import RunTagged
+from runtime.journal import append_next
 from tests.dashboard.conftest import run_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -135,3 +136,82 @@ def test_any_signed_in_person_may_tag_any_run_and_is_named_for_it(as_outsider, o
     page = client.post(f"/runs/{run_id}/tags", {"add": "anonymous"})
     assert page.status_code == 302 and "/login" in page["Location"]
     assert StoredEvent.objects.count() == before
+
+
+class ThenMeanwhile:
+    """A journal that runs the next of `pending` right before each append: another person's
+    tags landing between a tagging's read of the run's tags and its write (as in
+    tests/coordination/test_facts_and_claims.py, there after a read)."""
+
+    pending: list = []
+
+    def __init__(self, journal: DjangoJournal) -> None:
+        self.journal = journal
+
+    def append(self, *args, **kwargs):
+        if self.pending:
+            self.pending.pop()()
+        return self.journal.append(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self.journal, name)
+
+
+def theirs(run_id: str, added: list[str]) -> None:
+    """Another person's tags, written as their tagging writes them (not through the wrapper)."""
+    event = RunTagged(run_id=run_id, by="reviewer", added=added, removed=[])
+    append_next(DjangoJournal(), f"control-{run_id}", [event])
+
+
+def test_two_people_adding_15_tags_at_once_leave_the_run_within_20(as_owner, owner, monkeypatch):
+    """Each read the run's tags (none), found 15 within 20, and appended at whatever version
+    came next: both answered 200, and the run held 30. Now the second write is at the version
+    it read, finds the other's 15 when it reads again, and is refused."""
+    from services import tags
+
+    run_id = run_of("premature-done")
+    others, ours = [f"a{i}" for i in range(15)], [f"b{i}" for i in range(15)]
+    monkeypatch.setattr(tags, "DjangoJournal", lambda: ThenMeanwhile(DjangoJournal()))
+    ThenMeanwhile.pending[:] = [lambda: theirs(run_id, others)]
+    answer = post(as_owner, run_id, add=ours)
+    assert ThenMeanwhile.pending == []  # the other's tags did land meanwhile
+    assert answer.status_code == 400, answer.content
+    assert "a run has at most 20 tags (this would have 30)" in str(answer.json()["detail"])
+    assert as_owner.get(f"/api/runs/{run_id}/tags").json() == {"tags": sorted(others)}
+
+
+def test_a_change_that_landed_meanwhile_within_20_is_kept_beside_this_one(
+    as_owner, owner, monkeypatch
+):
+    """Read again after the other's write, the change still fits: both are on the run."""
+    from services import tags
+
+    run_id = run_of("premature-done")
+    monkeypatch.setattr(tags, "DjangoJournal", lambda: ThenMeanwhile(DjangoJournal()))
+    ThenMeanwhile.pending[:] = [lambda: theirs(run_id, ["theirs"])]
+    answer = post(as_owner, run_id, add=["ours", "theirs"])
+    assert answer.json() == {"tags": ["ours", "theirs"], "unchanged": ["already tagged theirs"]}
+    added = [
+        r.event.added
+        for r in DjangoJournal().read(f"control-{run_id}")
+        if isinstance(r.event, RunTagged)
+    ]
+    assert added == [["theirs"], ["ours"]]
+
+
+def test_tags_that_change_before_every_write_are_a_409_and_nothing_of_this_is_written(
+    as_owner, owner, monkeypatch
+):
+    from services import tags
+
+    run_id = run_of("premature-done")
+    monkeypatch.setattr(tags, "DjangoJournal", lambda: ThenMeanwhile(DjangoJournal()))
+    ThenMeanwhile.pending[:] = [
+        (lambda n=n: theirs(run_id, [f"t{n}"])) for n in range(tags.ATTEMPTS)
+    ]
+    answer = post(as_owner, run_id, add=["ours"])
+    assert answer.status_code == 409
+    assert answer.json()["detail"] == (
+        f"run {run_id}'s tags changed at every one of 5 tries; try again"
+    )
+    assert "ours" not in as_owner.get(f"/api/runs/{run_id}/tags").json()["tags"]

@@ -36,6 +36,7 @@ REFUSALS: dict[type[Exception], int] = {
     intents.IntentMoved: 409,
     intents.IntentOfAFinishedRun: 409,  # a fork is how a finished run's course changes
     forks.ForkCollided: 409,  # another writer took the new fork's stream; nothing written
+    forks.ForkOfUnreadable: 409,  # its settings do not validate, as replay and baseline say
     runs.KeyTaken: 409,  # the key names a run not this person's (imported, another's)
     tags.TagsMoved: 409,  # the run's tags changed before each write; nothing changed
     # Asked rightly, of something this installation cannot serve now (the local model's

@@ -51,7 +51,7 @@ from runtime.events import (
     WorktreeRemoved,
     new_id,
 )
-from runtime.events.base import VALUE_DEPTH
+from runtime.events.base import VALUE_DEPTH, describe_validation
 from runtime.events.lineage import ModelSettings
 from runtime.journal import BatchJournal, Journal, MemoryJournal, Recorded, ScanningJournal
 from runtime.team import FlightConfig, split_models, workspace_name
@@ -81,6 +81,12 @@ class ForkRefused(ValueError):
     def __init__(self, why: str, field: str = "") -> None:
         super().__init__(f"{field}: {why}" if field else why)
         self.why, self.field = why, field
+
+
+class UnreadableSettings(ForkRefused):
+    """The run's own settings (its TeamStarted) do not validate here, whatever the fork would
+    change: said as its replay and baseline say it (flight.recorded_config), with their status
+    where the web answers it (a 409: the run is so, no change asked of the fork mends it)."""
 
 
 class ForkNotWritten(Exception):
@@ -375,14 +381,22 @@ def configured(started: Event, child: str, changes: Changes, by: str) -> FlightC
     # The caps are checked as settings would be, but the fork keeps its parent's in its own:
     # its prefix replays under them, and RunForked carries the new ones from its point on.
     caps = {"max_turns": changes.max_turns, "allowance": changes.allowance}
+    from runtime import flight  # (flight imports team, which imports this module)
+
+    try:  # the parent's as recorded first: pydantic's own dump of them was the answer
+        flight.recorded_config([started], started.run_id)
+    except flight.FlightError as exc:
+        raise UnreadableSettings(str(exc)) from None
     try:
         FlightConfig.model_validate(
             {**settings, **{k: v for k, v in caps.items() if v is not None}},
             context={"run_id": child},
         )
         config = FlightConfig.model_validate(settings, context={"run_id": child})
-    except ValueError as exc:
-        raise ForkRefused(f"the fork's settings are not valid: {exc}") from None
+    except ValidationError as exc:
+        raise ForkRefused(
+            f"the fork's settings are not valid: {describe_validation(exc)}"
+        ) from None
     from runtime import plugins  # the installed teams import this package's modules
 
     team = plugins.teams().get(config.team)

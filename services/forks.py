@@ -43,6 +43,11 @@ class ForkRefused(RunError):
         self.why, self.field = why, field
 
 
+class ForkOfUnreadable(RunError):
+    """The run's own settings do not validate here (an imported journal's): no fork of it can
+    be made, whatever is changed. A 409, as its replay and its baseline answer the same."""
+
+
 class ForkNotWritten(RunError):
     """The fork was checked and its workspace restored, but the database did not take its
     events (busy with another writer past its timeout, read-only, full, gone): nothing of it
@@ -126,6 +131,8 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
             raise ForkRefused(why, "models")
         fork.verify(journal, planned)
         staged = fork_workspace.stage_workspace(planned, settings.WORKSPACES)
+    except fork.UnreadableSettings as exc:
+        raise ForkOfUnreadable(str(exc)) from None
     except fork.ForkRefused as exc:
         raise ForkRefused(exc.why, exc.field) from None
     try:

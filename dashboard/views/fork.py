@@ -63,8 +63,9 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             )
         except runs.RunError as exc:
             form.refused(exc)
-            if isinstance(exc, forks.ForkNotWritten | forks.ForkCollided):
-                # Not the form's fault: the same form sent again may go through.
+            if isinstance(exc, forks.ForkNotWritten | forks.ForkCollided | forks.ForkOfUnreadable):
+                # Not the form's fault: the same form sent again may go through (or, for a
+                # run whose settings do not validate, no form would).
                 status = errors.status_for(exc)
         else:
             return redirect("run", run_id=begun.run_id)

@@ -11,6 +11,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
 from runtime import compare, flight
 from tests.dashboard.conftest import drive, run_of
+from tests.dashboard.test_metrics_page import FIXTURES
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -196,3 +197,41 @@ def test_a_forks_at_is_refused_in_the_fork_pages_words(as_owner):
     assert said[repr("5")] == "'\"5\"' is not a position (a whole number, 0 or more)"
     assert said[repr(10**9)] == f"no event of run {parent} is at position 1000000000"
     assert (StoredEvent.objects.count(), RunSummary.objects.count()) == before
+
+
+def test_a_run_whose_settings_do_not_validate_is_not_forked_saying_so_as_its_replay_does(
+    as_owner, owner
+):
+    """Forked, an imported run whose TeamStarted names no backend for an agent was a 400 with
+    pydantic's dump ("1 validation error for FlightConfig ... https://errors.pydantic.dev/"),
+    where its replay and its baseline answer 409 naming the field."""
+    import io
+    import json
+
+    from journal_store import projection
+    from journal_store.transfer import import_journal
+
+    lines = (FIXTURES / "repo-fix.v1.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["config"]["models"] = {"coder": "bogus"}
+    source = "\n".join([json.dumps(first), *lines[1:]]).encode()
+    [run_id] = import_journal(io.BytesIO(source), name="bogus.jsonl", by="owner").run_ids
+    projection.catch_up()
+    before = StoredEvent.objects.count()
+    at = position(run_id, "ToolReturned")
+    forked = as_owner.post(f"/api/runs/{run_id}/fork", {"at": at}, content_type="application/json")
+    replayed = as_owner.post(f"/api/runs/{run_id}/replay")
+    assert (forked.status_code, replayed.status_code) == (409, 409), forked.content
+    said = forked.json()["detail"]
+    assert said == replayed.json()["detail"]
+    assert said.startswith(
+        f"run {run_id}: unreadable settings in TeamStarted: field 'models.coder'"
+    )
+    assert "pydantic" not in said
+    baseline = as_owner.post(f"/api/runs/{run_id}/baseline")
+    assert (baseline.status_code, baseline.json()["detail"]) == (409, said)
+    page = as_owner.post(
+        f"/runs/{run_id}/fork", {"at": at, "agent": "coder", "backend": "scripted"}
+    )
+    assert page.status_code == 409 and html.escape(said) in page.content.decode()
+    assert StoredEvent.objects.count() == before

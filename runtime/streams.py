@@ -21,13 +21,17 @@ import re
 # here are `r-` and 12 hex digits; an imported journal's, and one given on the command line,
 # may be any such id.
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# The one segment the API's /api/runs/<id> cannot name a run by: /api/runs/compare is the
+# comparison of two runs, and a run imported as `compare` could never be read there.
+RESERVED = frozenset({"compare"})
 RUN_ID_RULE = (
-    "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'"
+    "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, without '..', "
+    "and not 'compare' (the API's /api/runs/compare)"
 )
 
 
 def is_run_id(value: str) -> bool:
-    return RUN_ID.fullmatch(value) is not None and ".." not in value
+    return RUN_ID.fullmatch(value) is not None and ".." not in value and value not in RESERVED
 
 
 # <prefix><run id>, exactly

@@ -41,7 +41,8 @@ api = MinutesAPI(
     parser=BodyParser(),
 )
 errors.register(api)
-# Before /runs: "compare" would otherwise be read as a run id.
+# Before /runs: "compare" would otherwise be read as a run id (no run may have it as its id:
+# runtime/streams.RESERVED).
 api.add_router("/runs/compare", compare.router)
 api.add_router("/runs", runs.router)
 api.add_router("/journals", journals.router)

@@ -85,3 +85,26 @@ def test_the_command_refuses_a_new_run_id_that_is_not_a_safe_name(tmp_path):
     with pytest.raises(CommandError, match=re.escape("the new run id: field 'run_id': 'r/../x'")):
         call_command("import_journal", str(path), "--run-id", "r/../x")
     assert snapshot() == before
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+def test_a_run_named_compare_is_refused_as_the_api_could_never_read_it(channel, tmp_path):
+    """GET /api/runs/compare is the comparison of two runs: a run imported as `compare` was
+    stored and could not be read from the API (its page, /runs/compare/, could be)."""
+    importer = an_importer()
+    before = snapshot()
+    answer = import_via(channel, importer, jsonl(team_started("compare")), tmp_path)
+    assert answer.status == refused(channel), answer.text
+    said = "line 1: field 'run_id': 'compare' is not a run id ("
+    assert said in answer.text and "not 'compare' (the API's /api/runs/compare)" in answer.text
+    assert snapshot() == before
+    # Another case, or more around it, is a run id as any: /api/runs/Compare reads it.
+    kept = import_via(channel, importer, jsonl(team_started("Compare")), tmp_path)
+    assert kept.status in (0, 201), kept.text
+
+
+def test_the_command_line_refuses_compare_as_a_new_run_id(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(jsonl(team_started("r-fine")))
+    with pytest.raises(CommandError, match=re.escape("field 'run_id': 'compare' is not a run id")):
+        call_command("import_journal", str(path), "--run-id", "compare")

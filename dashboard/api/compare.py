@@ -19,14 +19,17 @@ class Pair(Schema):
     b: str
 
 
-@router.get("", response={200: dict[str, Any], 404: Error, 413: Error})
+@router.get("", response={200: dict[str, Any], 404: Error, 409: Error})
 def compare_runs(request: HttpRequest, pair: Query[Pair]) -> Any:
     """Outcome and why, bill per agent with deltas, model calls and latency, findings, the first
     divergence (the step of each run that differs, by agent and turn) and the threads of both
-    runs from there. `identical` is true when the runs took the same steps alike."""
+    runs from there. `identical` is true when the runs took the same steps alike. A run longer
+    than a request compares is a 409 saying how to compare it (as a replay too long is)."""
     for run_id in (pair.a, pair.b):
         get_run_for_user(request.user, run_id)
     try:
         return compare.runs(pair.a, pair.b).as_dict()
     except compare.TooLong as exc:
-        return Status(413, {"detail": str(exc)})
+        # What the run has become (too long), as replay's ReplayTooLong; 413 would say the
+        # request's body was too large, and this request has none.
+        return Status(409, {"detail": str(exc)})

@@ -64,7 +64,7 @@ def compare_page(request: HtmxHttpRequest) -> HttpResponse:
         result = compare.runs(a, b)
     except compare.TooLong as exc:
         context["errors"] = [str(exc)]
-        return render(request, "dashboard/compare.html", context, status=413)
+        return render(request, "dashboard/compare.html", context, status=409)  # as the API
     context.update(shown(result, a, b))
     return render(request, "dashboard/compare.html", context)
 

@@ -143,3 +143,20 @@ def test_compare_with_from_a_run_page_offers_the_form_or_the_runs_counterpart(as
     assert 'name="from" value="list"' in as_owner.get("/").content.decode()
     nowhere = as_owner.get("/runs/compare?a=r-nope")
     assert nowhere.status_code == 400 and "there is no run r-nope" in nowhere.content.decode()
+
+
+def test_a_run_too_long_to_compare_is_a_409_as_a_replay_too_long_is(as_owner, pair, monkeypatch):
+    """It was a 413, which says the request's body was too large (this one has none)."""
+    from services import compare
+
+    monkeypatch.setattr(compare, "EVENTS_MAX", 3)
+    a, b = pair
+    answer = as_owner.get(f"/api/runs/compare?a={a}&b={b}")
+    assert answer.status_code == 409
+    assert answer.json()["detail"].startswith(f"run {a} has ")
+    assert "compare runs of up to 3 here" in answer.json()["detail"]
+    page = as_owner.get(f"/runs/compare?a={a}&b={b}")
+    assert page.status_code == 409 and "compare runs of up to 3 here" in page.content.decode()
+    schema = as_owner.get("/api/openapi.json").json()
+    answers = schema["paths"]["/api/runs/compare"]["get"]["responses"]
+    assert "409" in answers and "413" not in answers

@@ -389,7 +389,14 @@ def get_tags(request: HttpRequest, run_id: str) -> Any:
 def set_tags(request: HttpRequest, run_id: str, body: TagsIn) -> Any:
     """Put tags on the run (`add`) and take others off (`remove`); journalled (RunTagged, who
     and when) in the run's control stream. Find tagged runs with GET /api/runs?tag=…
-    `unchanged` says what was so already ("already tagged nightly", "not tagged x")."""
+    `unchanged` says what was so already ("already tagged nightly", "not tagged x"). A tag
+    that is none, or one too many, is a 422 at its field, as the body's other checks."""
     run_for(request, run_id)
-    done = tags.tag(run_id, body.add, body.remove, user_name(request))
+    try:
+        done = tags.tag(run_id, body.add, body.remove, user_name(request))
+    except tags.BadTag as exc:
+        # Where it was the 400 of every RunError, with only a `detail` string. "add and
+        # remove": a tag in both, named at both.
+        said = str(exc).removeprefix(f"{exc.field}: ")
+        raise invalid("body", dict.fromkeys(exc.field.split(" and "), said)) from None
     return {"tags": done.tags, "unchanged": done.unchanged}

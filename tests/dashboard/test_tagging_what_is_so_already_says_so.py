@@ -38,4 +38,6 @@ def test_the_api_says_what_was_so_already(as_owner, tagged):
     answer = as_owner.post(url, {"add": ["NIGHTLY", "parser"]}, content_type="application/json")
     assert answer.json() == {"tags": ["nightly", "parser"], "unchanged": ["already tagged nightly"]}
     blank = as_owner.post(url, {"add": [" "]}, content_type="application/json")
-    assert blank.status_code == 400 and "'' is not a tag" in blank.json()["detail"]
+    [problem] = blank.json()["detail"]
+    assert blank.status_code == 422 and problem["loc"] == ["body", "add"]
+    assert problem["msg"].startswith("'' is not a tag")

@@ -47,23 +47,29 @@ def test_tags_are_journalled_and_filter_the_list(as_owner, owner):
 
 
 @pytest.mark.parametrize(
-    ("body", "status", "says"),
+    ("body", "fields", "says"),
     [
-        ({"add": ["no spaces"]}, 400, "add: 'no spaces' is not a tag (up to 32 letters"),
-        ({"add": ["<script>"]}, 400, "is not a tag"),
-        ({"add": ["x" * 33]}, 400, "is not a tag"),
-        ({"add": ["a"], "remove": ["a"]}, 400, "'a' is in both"),
-        ({"add": [f"t{i}" for i in range(21)]}, 422, ""),
-        ({"add": "not-a-list"}, 422, ""),
+        ({"add": ["no spaces"]}, ["add"], "'no spaces' is not a tag (up to 32 letters"),
+        ({"add": ["<script>"]}, ["add"], "is not a tag"),
+        ({"add": ["x" * 33]}, ["add"], "is not a tag"),
+        ({"remove": ["a b"]}, ["remove"], "'a b' is not a tag"),
+        ({"add": ["a"], "remove": ["a"]}, ["add", "remove"], "'a' is in both"),
+        ({"add": [f"t{i}" for i in range(21)]}, ["add"], ""),
+        ({"add": "not-a-list"}, ["add"], ""),
     ],
 )
-def test_a_bad_tag_is_named_and_nothing_is_written(as_owner, owner, body, status, says):
+def test_a_bad_tag_is_a_422_naming_its_field_and_nothing_is_written(
+    as_owner, owner, body, fields, says
+):
+    """A tag that is none was a 400 with only a `detail` string, where every other value a
+    body cannot take is a 422 naming its field (README, "The API")."""
     run_id = run_of("premature-done")
     before = (StoredEvent.objects.count(), RunTag.objects.count())
     response = as_owner.post(f"/api/runs/{run_id}/tags", body, content_type="application/json")
-    assert response.status_code == status, response.content
-    if says:
-        assert says in response.json()["detail"]
+    assert response.status_code == 422, response.content
+    problems = response.json()["detail"]
+    assert [p["loc"] for p in problems] == [["body", field] for field in fields]
+    assert all(says in p["msg"] for p in problems)
     assert (StoredEvent.objects.count(), RunTag.objects.count()) == before
 
 
@@ -175,8 +181,10 @@ def test_two_people_adding_15_tags_at_once_leave_the_run_within_20(as_owner, own
     ThenMeanwhile.pending[:] = [lambda: theirs(run_id, others)]
     answer = post(as_owner, run_id, add=ours)
     assert ThenMeanwhile.pending == []  # the other's tags did land meanwhile
-    assert answer.status_code == 400, answer.content
-    assert "a run has at most 20 tags (this would have 30)" in str(answer.json()["detail"])
+    assert answer.status_code == 422, answer.content
+    [problem] = answer.json()["detail"]
+    assert problem["loc"] == ["body", "add"]
+    assert problem["msg"] == "a run has at most 20 tags (this would have 30)"
     assert as_owner.get(f"/api/runs/{run_id}/tags").json() == {"tags": sorted(others)}
 
 

@@ -50,6 +50,7 @@ from runtime.events import (
     WorktreeAdded,
     WorktreeRemoved,
     new_id,
+    shown,
 )
 from runtime.events.base import VALUE_DEPTH, describe_validation
 from runtime.events.lineage import ModelSettings
@@ -320,15 +321,23 @@ def check(changes: Changes, at: Recorded, agents: set[str], run_id: str) -> None
     backends, names = split_models(changes.models)
     for agent, backend in backends.items():
         if agent not in agents:
-            raise ForkRefused(f"the run has no agent {agent!r} (it has {known(agents)})", "models")
+            # Quoted short: the agent is whatever the body's key was (50,000 characters came
+            # back whole).
+            raise ForkRefused(
+                f"the run has no agent {shown(agent)} (it has {known(agents)})", "models"
+            )
         if backend not in BACKENDS:
-            raise ForkRefused(f"{backend!r} is not a backend ({', '.join(BACKENDS)})", "models")
+            raise ForkRefused(
+                f"{shown(backend)} is not a backend ({', '.join(BACKENDS)})", "models"
+            )
         if agent in names and backend != "endpoint":
             raise ForkRefused(f"{agent}: a model name is for the endpoint, not {backend}", "models")
     if changes.message is not None:
         agent, text = changes.message
         if agent not in agents:
-            raise ForkRefused(f"the run has no agent {agent!r} (it has {known(agents)})", "message")
+            raise ForkRefused(
+                f"the run has no agent {shown(agent)} (it has {known(agents)})", "message"
+            )
         if not text.strip() or len(text) > MESSAGE_MAX:
             raise ForkRefused(f"say something, in at most {MESSAGE_MAX:,} characters", "message")
     if changes.replace_result:

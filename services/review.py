@@ -341,7 +341,7 @@ def resolve(
     if choice != NONE and choice not in choices:
         known = ", ".join([*choices, NONE])
         raise ConflictError(
-            f"conflict {conflict_id} has no claim {choice!r}; choose one of {known}"
+            f"conflict {conflict_id} has no claim {shown(choice)}; choose one of {known}"
         )
     value = None if choice == NONE else choices[choice]
     key = ruling_id or ruling_key(conflict_id, choice, by)

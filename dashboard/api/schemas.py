@@ -286,8 +286,9 @@ class DecisionIn(In):
 
 class ResolveIn(In):
     choice: str = Field(
+        max_length=64,  # the form's (dashboard/forms.ResolveForm)
         description="the claim that stands: one of the conflict's claim ids (`claims[].claim_id`),"
-        ' or "none" to reject them all'
+        ' or "none" to reject them all',
     )
     reason: Reason = Field(description="why: recorded in the audit trail with your name")
     ruling_id: str | None = Field(
@@ -438,8 +439,11 @@ class SupersedeIn(In):
     )
 
 
+AGENT_MAX = 64  # characters of an agent's name a fork's body may give
+
+
 class InjectedIn(In):
-    agent: str = Field(max_length=64)
+    agent: str = Field(max_length=AGENT_MAX)
     # Something to read: a message of spaces would fork a run whose agent reads nothing new.
     text: str = Field(min_length=1, max_length=8_000, pattern=r"\S")
 
@@ -473,6 +477,17 @@ class ForkIn(In):
     # The new run's bounds (dashboard/actions.py), as on the fork page.
     max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX, strict=True)
     allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX, strict=True)
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def agents_named_shortly(cls, value: Any) -> Any:
+        """An agent's name no longer than a message's agent's: a longer key came back whole in
+        the refusal, 50,000 characters of it (in the 422's `loc`, or "the run has no agent")."""
+        for agent in value if isinstance(value, dict) else ():
+            if isinstance(agent, str) and len(agent) > AGENT_MAX:
+                why = f"{asked.shown(agent)}: an agent's name is at most {AGENT_MAX} characters"
+                raise PydanticCustomError("agent", "{why}", {"why": why})
+        return value
 
     @field_validator("at", mode="before")
     @classmethod

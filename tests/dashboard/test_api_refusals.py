@@ -140,3 +140,34 @@ def test_intent_refusals_are_answered_by_type(api):
         answer = post(api, "/api/intents/ticket-9", {**change, "version": version})
         assert answer.status_code == 422 and answer.json()["detail"][0]["loc"][-1] == "version"
     assert StoredEvent.objects.count() == before + 1  # the one declared here
+
+
+def test_a_huge_choice_or_agent_is_refused_without_being_echoed_whole(api, done_run):
+    """A 100,000-character choice came back whole in the 400, and a fork's `models` key of
+    50,000 characters in its refusal: a choice is at most 64 characters, as the form's, an
+    agent's name too, and a refusal quotes what was sent cut short."""
+    conflict = parked_conflict(done_run)
+    before = StoredEvent.objects.count()
+    huge = post(
+        api, f"/api/review/conflicts/{conflict}/resolve", {"choice": "k" * 100_000, "reason": "x"}
+    )
+    [problem] = huge.json()["detail"]
+    assert huge.status_code == 422 and problem["loc"] == ["body", "choice"]
+    assert len(huge.content) < 2_000
+    long = post(
+        api, f"/api/review/conflicts/{conflict}/resolve", {"choice": "k" * 64, "reason": "x"}
+    )
+    assert long.status_code == 400 and len(long.content) < 500, long.content
+    cut = "'" + "k" * 55 + "...'"  # quoted short (runtime.events.shown), not whole
+    assert f"conflict {conflict} has no claim {cut}; choose one of" in long.json()["detail"]
+    at = StoredEvent.objects.filter(stream=f"run-{done_run}").order_by("position")[2].position
+    for models in ({"k" * 50_000: "scripted"}, {"k" * 50_000: "nope"}):
+        fork = post(api, f"/api/runs/{done_run}/fork", {"at": at, "models": models})
+        [problem] = fork.json()["detail"]
+        assert fork.status_code == 422 and problem["loc"] == ["body", "models"], fork.content
+        assert problem["msg"].endswith(": an agent's name is at most 64 characters")
+        assert len(fork.content) < 2_000
+    unknown = post(api, f"/api/runs/{done_run}/fork", {"at": at, "models": {"k" * 64: "zi"}})
+    assert unknown.status_code == 400 and len(unknown.content) < 500, unknown.content
+    assert f"models: the run has no agent {cut} (it has" in unknown.json()["detail"]
+    assert StoredEvent.objects.count() == before

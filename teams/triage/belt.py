@@ -17,7 +17,10 @@ class Belt:
     use (never in a replay, whose results all come from the journal), behind one breaker per
     server."""
 
-    def __init__(self, open_surface: Callable[[], Surface]) -> None:
+    def __init__(self, open_surface: Callable[[], Surface], run_id: str = "") -> None:
+        # Whose breakers: a trip journalled on the run's stream names its run, or the store
+        # keeps it under no run and the run's pages and findings never see it.
+        self.run_id = run_id
         self.specs: list[dict[str, Any]] = []
         self.open_surface = open_surface
         self.surface: Surface | None = None
@@ -35,6 +38,7 @@ class Belt:
                     max_failure_rate=0.5,
                     cool_down=30.0,
                     on_event=self.events.append,
+                    run_id=self.run_id,
                 )
             return self.breakers[server]
 

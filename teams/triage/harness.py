@@ -73,7 +73,7 @@ def fly(
     start(session, config)
     intent = carry(session, config.task)
     book = workspace.located(root, f"{config.workspace}.orders-book.sqlite3")
-    belt = Belt(services.of(TriageServices).mcp or (lambda: default_surface(book)))
+    belt = Belt(services.of(TriageServices).mcp or (lambda: default_surface(book)), session.run_id)
     try:
         menu = session.activity(ToolsListed, belt.listing)
         belt.specs = menu.tools

@@ -53,8 +53,10 @@ def test_the_broken_policy_server_is_contained_and_the_answer_says_degraded(fly_
     # The made-up finding never reaches the answer: its cited result does not say KB-999.
     [unsupported] = [e for e in run if isinstance(e, FindingUnsupported)]
     assert unsupported.missing == ["KB-999"] and "KB-999" not in answer.text
-    # The policy server failed every call: its breaker tripped, recovery fell back.
-    assert any(isinstance(e, BreakerTripped) and e.breaker == "tools:policy" for e in run)
+    # The policy server failed every call: its breaker tripped, recovery fell back. The trip
+    # names its run (a store keeps an event naming none under no run: no finding, no audit).
+    [tripped] = [e for e in run if isinstance(e, BreakerTripped)]
+    assert (tripped.breaker, tripped.run_id) == ("tools:policy", flown.run_id)
     [routed] = [e for e in run if isinstance(e, RecoveryRouted)]
     assert routed.worker_id == POLICY and routed.action["action"] == "fallback"
 

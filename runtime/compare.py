@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime import metrics, views
+from runtime import folds, metrics, views
 from runtime.diagnose import diagnose
 from runtime.events import (
     AgentFinished,
@@ -250,8 +250,14 @@ class Side:
 
 
 def side_of(records: Records) -> Side:
-    """A run's side from its records (every stream it owns, in position order)."""
+    """A run's side from its records (every event of the run, in position order:
+    runtime/flight.py's `figured_records`)."""
     verdict = next((r.event for r in reversed(records) if isinstance(r.event, TeamFinished)), None)
+    # Its status, size and start as the stored run's summary says them (services/compare.py
+    # reads them off that row): a fork started when it was made, not at its parent's copied
+    # TeamStarted, and the events counted are the run's own streams', not its leases' or
+    # claims'.
+    summary = folds.run(views.Summary(), records)
     agents = views.bill(records)["agents"]
 
     def messages(since: int) -> list[dict[str, Any]]:
@@ -260,10 +266,10 @@ def side_of(records: Records) -> Side:
 
     return Side(
         outcome={
-            "status": views.status(records),
+            "status": summary["status"],
             "reason": verdict.reason if verdict is not None else "",
-            "events": len(records),
-            "started": records[0].event.t if records else None,
+            "events": summary["events"],
+            "started": summary["started"],
             "ended": verdict.t if verdict is not None else None,
         },
         bill={a: {"tokens": v["tokens"], "calls": v["calls"]} for a, v in agents.items()},

@@ -85,7 +85,7 @@ def report(
     as_json: bool,
     extra: dict[str, Any] | None = None,
 ) -> int:
-    records = flight.run_records(journal, outcome.run_id)
+    records = flight.figured_records(journal, outcome.run_id)
     the_bill = views.bill(records)
     # What went wrong, said where the run's outcome is: a run that ended inconclusive said
     # only "the coder stopped: inconclusive" until one asked `diagnose`.
@@ -229,8 +229,8 @@ def fly_baseline(
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     outcome = flight.fly(journal, config, run_id, root, services=services(args), faults=faults())
     compared = baseline.compare(
-        baseline.of_records(team_run_id, flight.run_records(journal, team_run_id)),
-        baseline.of_records(run_id, flight.run_records(journal, run_id)),
+        baseline.of_records(team_run_id, flight.figured_records(journal, team_run_id)),
+        baseline.of_records(run_id, flight.figured_records(journal, run_id)),
     )
     compared["baseline"]["reason"] = outcome.reason
     return compared
@@ -350,14 +350,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_views(args: argparse.Namespace) -> int:
     journal = open_journal(Path(args.journal))
-    records = flight.run_records(journal, run_of(journal, args.run))
+    records = flight.figured_records(journal, run_of(journal, args.run))
     print(json.dumps(views.all_views(records), indent=2, default=str))
     return EXIT_OK
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     journal = open_journal(Path(args.journal))
-    records = flight.run_records(journal, run_of(journal, args.run))
+    records = flight.figured_records(journal, run_of(journal, args.run))
     print(json.dumps(diagnose(records), indent=2))
     return EXIT_OK
 

@@ -34,7 +34,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for path, run, option in ((args.a, args.run_a, "--run-a"), (args.b, args.run_b, "--run-b")):
         journal = open_journal(Path(path))
         run_id = run_of(journal, run, option)
-        sides.append((f"{path} ({run_id})", flight.run_records(journal, run_id)))
+        sides.append((f"{path} ({run_id})", flight.figured_records(journal, run_id)))
     (a_name, a), (b_name, b) = sides
     result = compare.compare(a, b, a_name, b_name)
     if args.json:

@@ -290,6 +290,32 @@ def run_records(journal: Journal, run_id: str) -> list[Recorded]:
     return sorted([*own, *workers], key=lambda r: r.position) if workers else own
 
 
+def figured_records(journal: Journal, run_id: str) -> list[Recorded]:
+    """What a run's figures are folded from (views, findings, metrics, a comparison's sides),
+    in journal order: every record whose event names the run, on whichever stream (its lease,
+    claims, conflicts, sagas, breakers, control), as the server's projector folds them
+    (journal_store/projection.py groups by the event's run). One that names no run (an old
+    journal's) is the run's when it is on one of the run's own streams, as an import gives it
+    that run (journal_store/transfer.py) and `run_records` read it.
+
+    Not what a replay or a resume reads (`run_records`): they drive the run's own streams."""
+    own = streams.journal(run_id)
+    workers = f"worker-{run_id}-"
+    return [
+        r
+        for r in journal.read_all()
+        if r.event.run_id == run_id
+        or (
+            not r.event.run_id
+            and (
+                r.stream == own
+                or r.stream.startswith(workers)
+                or streams.owners(r.stream) == [run_id]
+            )
+        )
+    ]
+
+
 def traced_records(journal: Journal, run_id: str) -> list[Recorded]:
     """What a run's trace reads (runtime/otel): its records (`run_records`), and beside them
     its waits for a person on streams of their own, the conflicts it parked and the dead

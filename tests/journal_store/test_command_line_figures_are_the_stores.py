@@ -1,5 +1,10 @@
-"""`diff --json` and the compare API say the same of a fork: it started when it was made (its
-RunForked), not at the TeamStarted it copied from its parent."""
+"""The command line's figures of a run are the server's: `fly`'s summary, `views`, `diagnose`
+and `diff --json` fold every event of the run, on whichever stream it was written (its leases,
+claims, conflicts, sagas), as the projector does. They read only the run's own and its
+specialists' streams, and said "no claim or lease was journalled" where the API counted the
+claims, "no conflict was parked" where one was open, and left out the saga a refund was undone
+by. And a fork started, for `diff --json` as for the compare API, when it was made, not at the
+TeamStarted it copied from its parent."""
 
 from __future__ import annotations
 
@@ -9,11 +14,13 @@ from typing import Any
 
 import pytest
 
+from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime.cli import main
 from runtime.jsonl import JsonlJournal
 from services import compare as stored_compare
-from tests.journal_store.test_projection_matches_views import store
+from tests.journal_store.conftest import on_every_backend
+from tests.journal_store.test_projection_matches_views import from_the_read_models, store
 
 RUN = "r-figures"
 
@@ -27,6 +34,53 @@ def fly(capsys: pytest.CaptureFixture[str], path: Path, team: str, scenario: str
 def said(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     assert main(list(argv)) in (0, 1)
     return json.loads(capsys.readouterr().out)
+
+
+def at_the_files_positions(alias: str, path: Path, findings: list[dict[str, Any]]) -> list:
+    """The store's findings citing the file's positions (a store may number its events from
+    elsewhere than 1), in the order `diagnose` gives them sorted by."""
+    stored = {r.position: r.event.id for r in DjangoJournal(alias).read_run(RUN)}
+    in_file = {r.event.id: r.position for r in JsonlJournal(path).read_all()}
+    cited = [{**f, "positions": [in_file[stored[p]] for p in f["positions"]]} for f in findings]
+    return sorted(cited, key=lambda f: json.dumps(f, sort_keys=True))
+
+
+def ordered(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(findings, key=lambda f: json.dumps(f, sort_keys=True))
+
+
+@on_every_backend()
+@pytest.mark.parametrize(
+    ("team", "scenario", "shown"),
+    [
+        # claims and a conflict parked for a person, on the claims and conflict streams
+        ("support-desk", "lost-update", lambda m, f: m["conflict_resolution_latency"]["open"]),
+        # its refund's saga undone, on the saga's stream; a breaker tripped
+        ("support-triage", "refund-saga", lambda m, f: "saga_compensated" in f),
+        # the writers' claims and leases on the run's resources
+        ("repo-fix", "parallel-writers", lambda m, f: m["ownership_conflict_rate"]["claims"]),
+    ],
+)
+def test_the_command_line_gives_the_stores_metrics_and_findings(
+    alias, tmp_path, capsys, team, scenario, shown
+):
+    path = tmp_path / "run.jsonl"
+    flown = fly(capsys, path, team, scenario)
+    store(alias, JsonlJournal(path).read_all())  # as a flight on the server writes it
+    stored = from_the_read_models(alias, RUN)
+    findings = at_the_files_positions(alias, path, stored["findings"])
+    assert shown(stored["metrics"], [f["kind"] for f in findings])  # what is tested is there
+
+    assert ordered(flown["findings"]) == findings
+    views = said(capsys, "views", str(path))
+    assert views["metrics"] == stored["metrics"]
+    assert ordered(views["findings"]) == findings
+    assert views["status"] == stored["summary"]["status"]
+    assert ordered(said(capsys, "diagnose", str(path))) == findings
+    compared = said(capsys, "diff", str(path), str(path), "--json")
+    assert {m["name"]: m["a"] for m in compared["metrics"]} == stored["metrics"]
+    assert compared["findings"]["both"] == sorted({f["kind"] for f in findings})
+    assert compared["outcome"]["a"]["events"] == stored["summary"]["events"]
 
 
 @pytest.mark.django_db  # the compare API reads the default database

@@ -18,3 +18,11 @@ def test_views_prints_the_metrics_of_an_old_fixture_journal(capsys):
     assert metrics["assignment_handoff_count"]["value"] == 5
     assert metrics["deadlock_rate"]["value"] == 0.0  # its requests are the waits: no cycle
     assert metrics["deadlock_rate"]["waits"] == 5
+
+
+def test_views_counts_the_claims_of_a_fixture_journal_on_their_own_stream(capsys):
+    """docs/metrics.md's table: support-desk's claim is on the order's claims stream, which
+    `views` did not read (null, "no claim or lease was journalled"), where the server counts it."""
+    main(["views", str(FIXTURES / "support-desk.v1.jsonl")])
+    rate = json.loads(capsys.readouterr().out)["metrics"]["ownership_conflict_rate"]
+    assert (rate["value"], rate["claims"]) == (0.0, 1)

@@ -37,7 +37,7 @@ def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
         try:
             journal = JsonlJournal(path)
             run_id = flight.find_run(journal, journal.streams(), run, option)
-            records = flight.run_records(journal, run_id)
+            records = flight.figured_records(journal, run_id)
         except flight.FlightError as exc:
             raise refused(f"{name}: {exc}") from None
         except (JournalCorrupt, JournalError) as exc:  # they name the file and the line
@@ -49,7 +49,7 @@ def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
         raise refused(f"--run-… names a run inside a journal file; there is no file {name}")
     if not StoredEvent.objects.filter(run_id=name).exists():
         raise refused(f"{name}: neither a journal file nor a run in the journal store")
-    return name, flight.run_records(DjangoJournal(), name)
+    return name, DjangoJournal().read_run(name)  # every event of the run, as projected
 
 
 class Command(BaseCommand):

@@ -82,11 +82,13 @@ DEFINITIONS = {
     "test others' work) over the tokens of the agents doing the work.",
     "assignment_handoff_count": "REQUESTs sent to another agent, and workers handed off.",
     "ownership_conflict_rate": "Contested claims (conflicts parked, claims reconciled, stale "
-    "work rejected) over the claims and leases asserted.",
+    "work rejected, or refused at the mutation gate for a stale intent or lease) over the "
+    "claims and leases asserted (not the driver's own step lease).",
     "stale_message_rate": "Deliveries that were duplicates or already superseded by a newer "
     "message on the same thread, over all deliveries.",
     "conflict_resolution_latency": "Mean seconds from a conflict parked for a person to its "
-    "resolution: the time the run waited for people.",
+    "resolution: conflicts only (the run's whole wait for people, dead letters included, is "
+    "waiting_for_people_seconds beside it).",
     "deadlock_rate": "Cycles of waits (open requests, leases awaited) found, over the waits.",
     "livelock_rate": "Tasks escalated at the REJECT round cap or showing a livelock signal "
     "(reopened, oscillating, the same conflict again), over the tasks looked at: those "

@@ -75,9 +75,9 @@ def event_id(value: str) -> str | None:
 
 
 def run_id_problem(run_id: str) -> str | None:
-    if streams.is_run_id(run_id):
+    if streams.is_new_run_id(run_id):
         return None
-    return f"field 'run_id': {shown(run_id)} is not a run id ({streams.RUN_ID_RULE})"
+    return f"field 'run_id': {shown(run_id)} is not a run id ({streams.NEW_RUN_ID_RULE})"
 
 
 def kind_problem(event: Event) -> str | None:

@@ -18,8 +18,8 @@ from runtime.team import FlightConfig
 def run_id_arg(value: str) -> str:
     """--run-id, held to the rule imported ids are (runtime/streams.py): a journal flown with
     another would be refused by every store, and its workspace named for it."""
-    if value and not streams.is_run_id(value):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a run id ({streams.RUN_ID_RULE})")
+    if value and not streams.is_new_run_id(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a run id ({streams.NEW_RUN_ID_RULE})")
     return value
 
 

@@ -22,16 +22,23 @@ import re
 # may be any such id.
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # The one segment the API's /api/runs/<id> cannot name a run by: /api/runs/compare is the
-# comparison of two runs, and a run imported as `compare` could never be read there.
+# comparison of two runs, and a run imported as `compare` could never be read there. Refused
+# for a new run only (an import, --run-id): a run a store already holds under it is still
+# named by it everywhere else (a filter, a search, a fork's parent).
 RESERVED = frozenset({"compare"})
 RUN_ID_RULE = (
-    "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, without '..', "
-    "and not 'compare' (the API's /api/runs/compare)"
+    "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'"
 )
+NEW_RUN_ID_RULE = f"{RUN_ID_RULE}, and not 'compare' (the API's /api/runs/compare)"
 
 
 def is_run_id(value: str) -> bool:
-    return RUN_ID.fullmatch(value) is not None and ".." not in value and value not in RESERVED
+    return RUN_ID.fullmatch(value) is not None and ".." not in value
+
+
+def is_new_run_id(value: str) -> bool:
+    """Whether a run may be made (imported, flown) under `value`."""
+    return is_run_id(value) and value not in RESERVED
 
 
 # <prefix><run id>, exactly

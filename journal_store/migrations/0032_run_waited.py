@@ -6,15 +6,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('journal_store', '0031_claims_decided_index'),
+        ("journal_store", "0031_claims_decided_index"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='runsummary',
-            name='waited',
+            model_name="runsummary",
+            name="waited",
             field=models.DurationField(default=datetime.timedelta(0)),
         ),
     ]

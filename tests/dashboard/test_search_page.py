@@ -145,3 +145,21 @@ def test_a_blank_run_is_every_run_as_on_the_page(as_owner):
         assert as_owner.get(f"/api/search?q=alert&run={blank}").json() == every
         page = as_owner.get(f"/search?q=alert&run={blank}")
         assert page.status_code == 200 and f'href="/runs/{hostile}/' in page.content.decode()
+
+
+def test_a_run_a_store_already_holds_as_compare_is_still_named_by_it(as_owner):
+    """`compare` is refused for a new run (import, --run-id) only: a run stored under it
+    before it was reserved is still searched, listed as a parent and filtered by, where the
+    reservation made every filter naming it a 422."""
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import TeamStarted
+
+    started = TeamStarted(run_id="compare", team="solo", scenario="", task="alert the desk")
+    DjangoJournal().append("run-compare", [started], 0)
+    projection.catch_up()
+    found = as_owner.get("/api/search?q=alert&run=compare")
+    assert found.status_code == 200 and found.json()["hits"], found.content
+    assert as_owner.get("/search?q=alert&run=compare").status_code == 200
+    assert as_owner.get("/api/runs?parent=compare").status_code == 200
+    assert as_owner.get("/review/conflicts?run=compare").status_code == 200

@@ -107,9 +107,10 @@ class Tool:
             raise InvalidArguments(f"{where or 'arguments'}: {error.message}")
 
 
-# Checking a schema and building its validator costs milliseconds; a long run's replay builds
-# a stand-in Tool for every recorded call, so each distinct schema is checked and built once
-# per process. A schema is data (never mutated after a Tool holds it), keyed by its JSON.
+# Checking a schema and building its validator costs milliseconds, and a harness may build
+# its tools again at every step (a cold step of a long run builds each once more), so each
+# distinct schema is checked and built once per process. A schema is data (never mutated
+# after a Tool holds it), keyed by its JSON.
 _VALIDATORS: dict[str, Any] = {}
 _VALIDATORS_MAX = 1024
 
@@ -149,6 +150,14 @@ class Outcome:
 
 
 def failure(tool: str, exc: BaseException) -> Outcome:
+    return Outcome(tool, error=errors.describe(exc))
+
+
+def ran_into(tool: str, exc: BaseException) -> Outcome:
+    """A tool's own failure as its outcome, told as an event can hold it. Only for a tool
+    that ran (`execute`), whose recorded outcome a replay serves as it stands: a refusal
+    (`Toolbox.check`, a done call's contract) is worked out again on every replay and must
+    come out as it was recorded, before these limits too."""
     info = errors.describe(exc)
     message = flat.mended(info.message)  # a file name that is not UTF-8, quoted by a tool
     if len(message) > MAX_ERROR_CHARS:
@@ -219,7 +228,7 @@ def answered(tool: Tool, result: Any) -> Outcome:
             ResultTooLarge(
                 f"{tool.name} ran, but its result is {size:,} bytes as the journal writes it, "
                 f"more than the {MAX_RESULT_BYTES:,} it keeps for one result; it was not "
-                "kept: ask for less at a time"
+                "kept"
             ),
         )
     return Outcome(tool.name, result=value)
@@ -238,14 +247,14 @@ def execute(tool: Tool, args: dict[str, Any]) -> Outcome:
         try:
             return answered(tool, tool.fn(**args))
         except Exception as exc:  # a tool's failure is an observation, whatever its type
-            return failure(tool.name, exc)
+            return ran_into(tool.name, exc)
     box: list[Outcome] = []
 
     def work() -> None:
         try:
             box.append(answered(tool, tool.fn(**args)))
         except Exception as exc:
-            box.append(failure(tool.name, exc))
+            box.append(ran_into(tool.name, exc))
 
     # A thread, not the caller, so a hung tool cannot hang the loop. Python cannot kill the
     # thread; tools that run subprocesses enforce their own timeout and kill the child.

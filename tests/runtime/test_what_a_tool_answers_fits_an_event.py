@@ -120,7 +120,7 @@ def test_a_result_larger_than_an_event_keeps_is_refused_and_said(repo):
     assert outcome.error.message == (
         f"read_file ran, but its result is {6 * workspace.MAX_READ + 2:,} bytes as the journal "
         f"writes it, more than the {MAX_RESULT_BYTES:,} it keeps for one result; it was not "
-        "kept: ask for less at a time"
+        "kept"
     )
     assert answer(repo, "read_file", path="textparse/__init__.py").error is None
 
@@ -135,3 +135,34 @@ def test_a_long_error_keeps_its_start_and_its_end():
     assert message.startswith("first line\n") and message.endswith("the actual failure")
     assert "characters cut ...]" in message
     assert json.loads(json.dumps(message)) == message
+
+
+def test_a_refusal_recorded_before_the_limits_replays_as_it_was(tmp_path, monkeypatch):
+    """A refusal (arguments its schema refuses) is worked out again on every replay, not
+    served from the record: cut to today's limit there, a journal that recorded it whole
+    diverged at it. A tool that ran is served as recorded; a refusal is said as it was."""
+    from runtime import tools
+
+    script = [
+        call("write_file", 10, path="notes.json", content={"k": "v" * MAX_ERROR_CHARS}),
+        call("done", 10, summary="refused"),
+    ]
+    path, where = tmp_path / "j.jsonl", tmp_path / "ws"
+    where.mkdir()
+    monkeypatch.setattr(tools, "MAX_ERROR_CHARS", 10 * MAX_ERROR_CHARS)  # as recorded before
+    flight.team_named("solo").fly(
+        Session(JsonlJournal(path), RUN),
+        flight.plan("solo", None, RUN),
+        {"coder": ScriptedClient(script, "coder")},
+        where,
+        Services(),
+    )
+    monkeypatch.undo()
+    [refused] = [
+        r.event
+        for r in JsonlJournal(path).read(f"run-{RUN}")
+        if isinstance(r.event, ToolReturned) and r.event.tool == "write_file"
+    ]
+    assert refused.error.type == "InvalidArguments"
+    assert len(refused.error.message) > MAX_ERROR_CHARS
+    assert flight.replay(JsonlJournal(path), RUN).identical

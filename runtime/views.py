@@ -346,6 +346,11 @@ class Summary(Fold):
             # A fork's past is its parent's, timestamps and all (it replays exactly); the fork
             # itself started when it was made, which its list row, duration and day say.
             state.update(parent=e.parent, fork_at=e.at, started=e.t or state["started"])
+            # Its clock starts there: the parent's waits are the parent's, and a fork made at
+            # an interrupt stands still from its making, not from the parent's stop.
+            state["waited"] = 0.0
+            if state["finished"] is not None:
+                state["finished"] = e.t or state["finished"]
         if not Summary.count(state, rec):
             return
         if isinstance(e, TeamStarted):

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runtime import pytest_runs
+from runtime import flat, pytest_runs
 from runtime.agent_files import (
     checked_worktree,
     read_regular,
@@ -465,6 +465,8 @@ def discard_checkout(root: Path, name: str) -> dict[str, Any]:
         checked_worktree(root, path)
         changed = git(path, "diff", "-z", "--name-only", "HEAD")
         added = git(path, "ls-files", "-z", "--others", "--exclude-standard")
-        discarded = sorted({p for p in (changed + "\0" + added).split("\0") if p})
+        # Names as git gives them (not UTF-8 kept as it was): mended for the event.
+        names = {p for p in (changed + "\0" + added).split("\0") if p}
+        discarded = sorted(flat.mended(p) for p in names)
         remove_worktree(root, name)
     return {"writer": name, "path": path.name, "discarded": discarded}

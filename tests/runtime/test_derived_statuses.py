@@ -12,6 +12,7 @@ from runtime.events import (
     DeadLetterRetried,
     JournalImported,
     MessageSent,
+    RunForked,
     RunInterrupted,
     RunResumed,
     RunStarted,
@@ -91,6 +92,19 @@ def test_the_clock_stops_at_a_dead_letter_and_an_interrupt_and_runs_again_when_t
     assert summary(stopped, RunResumed(**R, by="ann", t=170.0))["waited"] == 10.0
     retried = DeadLetterRetried(**R, letter_id="r-1:1", by="ann", reason="", t=175.0)
     assert summary(letter, retried, stream="control-r-1")["waited"] == 25.0
+
+
+def test_a_forks_clock_counts_none_of_its_parents_waits():
+    """A fork copies its parent's interrupt and resume; its clock starts at its RunForked,
+    where the parent's hour of waiting was taken off the fork's few minutes (-3,300 s)."""
+    waited = [RunInterrupted(**R, by="ann", t=110.0), RunResumed(**R, by="ann", t=3_710.0)]
+    forked = RunForked(**R, parent="r-0", at=4, number=4, by="bo", changes={}, t=5_000.0)
+    done = TeamFinished(**R, status="done", reason="ok", t=5_300.0)
+    state = summary(*waited, forked, done)
+    assert (state["started"], state["waited"], state["finished"]) == (5_000.0, 0.0, 5_300.0)
+    # Made at the parent's interrupt: it stands still from its making, not the parent's stop.
+    stopped = summary(waited[0], forked, RunResumed(**R, by="bo", t=5_060.0), done)
+    assert (stopped["waited"], stopped["finished"]) == (60.0, 5_300.0)
 
 
 def test_an_imported_run_without_a_verdict_reads_imported_with_the_journals_own_times():

@@ -166,3 +166,18 @@ def test_a_refusal_recorded_before_the_limits_replays_as_it_was(tmp_path, monkey
     assert refused.error.type == "InvalidArguments"
     assert len(refused.error.message) > MAX_ERROR_CHARS
     assert flight.replay(JsonlJournal(path), RUN).identical
+
+
+def test_a_checkout_discarded_with_a_name_not_utf8_is_said_in_an_event(tmp_path):
+    """git gives `-z` names as they are: a tester's test that made `tests/\\xff.py` left a
+    WorktreeRemoved that could not be written, after the worktree was already gone."""
+    from runtime.events import WorktreeRemoved
+
+    root = tmp_path / "w"
+    commit = workspace.prepare(root, template("parse-empty"))
+    workspace.add_checkout(root, "tester-T3", commit)
+    looked = workspace.worktree_path(root, "tester-T3")
+    (looked / "tests").joinpath(b"t\xff.py".decode("utf-8", "surrogateescape")).write_text("")
+    removed = workspace.discard_checkout(root, "tester-T3")
+    assert removed["discarded"] == ["tests/t\ufffd.py"]
+    payload_json(WorktreeRemoved(**removed))

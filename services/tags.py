@@ -19,7 +19,8 @@ ATTEMPTS = 5  # reads of the tags before giving up, when each changed before its
 
 
 class BadTag(RunError):
-    """A tag that is not one, or too many (a 400; the message names the field and the tag).
+    """A tag that is not one, or too many (the API answers a 422 at the field; the message
+    names the field and the tag).
 
     The message speaks the API's language (its field names); a page says it in a sentence of
     its own from `field`, `tags` (as they were sent) and `why`."""

@@ -90,8 +90,8 @@ class RunOut(Schema):
     finished_at: datetime | None
     waited_seconds: float = Field(
         0.0,
-        description="how long the run stood waiting for a person (interrupted, dead-lettered) "
-        "before it went on: its duration, finished_at less started_at, leaves it out",
+        description="how long the run stood still (interrupted, dead-lettered) before it "
+        "went on; its duration is finished_at less started_at less this",
     )
     tokens: int
     allowance: int | None

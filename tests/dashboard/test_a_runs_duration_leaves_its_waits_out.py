@@ -6,6 +6,8 @@ duration sorts by the same figure."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from journal_store import projection
@@ -40,7 +42,8 @@ def test_a_resumed_run_counts_its_work_not_its_wait(as_owner):
     run("r-minute", TeamFinished(run_id="r-minute", status="done", reason="ok", t=T0 + 60))
     projection.catch_up()
     header = as_owner.get("/runs/r-waited/header").content.decode()
-    assert '<dd>25 s <span class="muted">and 1 h 0 min waiting for a person</span></dd>' in header
+    stood = "and 1 h 0 min stood still (interrupted or dead-lettered)"
+    assert f'<dd>25 s <span class="muted">{stood}</span></dd>' in header
     assert as_owner.get("/api/runs/r-waited").json()["waited_seconds"] == 3_600.0
     assert as_owner.get("/api/runs/r-minute").json()["waited_seconds"] == 0.0
     listed = as_owner.get("/api/runs?sort=duration").json()["items"]
@@ -71,3 +74,39 @@ def test_a_dead_letters_wait_is_left_out_once_it_is_retried(as_owner):
     row = RunSummary.objects.get(run_id="r-letter")
     assert row.waited.total_seconds() == 100.0
     assert (row.finished_at - row.started_at - row.waited).total_seconds() == 50.0
+
+
+def test_the_migration_fills_the_wait_of_runs_projected_before_it():
+    """Migration 0033: a run that went on after a wait before `waited` was kept gets it, as a
+    rebuild gives it; a run that never waited is left as it is."""
+    import importlib
+    import json
+    from types import SimpleNamespace
+
+    from django.apps import apps
+    from django.db import connection
+
+    from journal_store.models import RunState
+
+    migration = importlib.import_module("journal_store.migrations.0033_run_waited_filled")
+    run(
+        "r-waited",
+        RunInterrupted(run_id="r-waited", by="ann", t=T0 + 10),
+        RunResumed(run_id="r-waited", by="ann", t=T0 + 3_610),
+        TeamFinished(run_id="r-waited", status="done", reason="ok", t=T0 + 3_625),
+    )
+    run("r-minute", TeamFinished(run_id="r-minute", status="done", reason="ok", t=T0 + 60))
+    projection.catch_up()
+    projected = list(RunSummary.objects.order_by("run_id").values_list("run_id", "waited"))
+    # As the store held them before 0032: no wait in the state, none in the column.
+    for stored in RunState.objects.filter(fold="summary"):
+        state = json.loads(stored.state)
+        state.pop("waited")
+        RunState.objects.filter(pk=stored.pk).update(state=json.dumps(state))
+    RunSummary.objects.update(waited=timedelta(0))
+    migration.fill(apps, SimpleNamespace(connection=connection))
+    assert list(RunSummary.objects.order_by("run_id").values_list("run_id", "waited")) == projected
+    waited = RunState.objects.get(run_id="r-waited", fold="summary")
+    assert json.loads(waited.state)["waited"] == 3_600.0
+    projection.rebuild(["runs"])
+    assert list(RunSummary.objects.order_by("run_id").values_list("run_id", "waited")) == projected

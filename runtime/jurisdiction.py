@@ -11,8 +11,10 @@ workspace (out of the sandbox's sight too: it binds the workspace and its scratc
 only). Not into the worker's memory: what lies outside a tester's jurisdiction is whatever the
 other agents' runs left there, gigabytes as well as the product's sources, and a bounded copy
 would leave the rest unrestorable. Not from git: a file there may hold another agent's work
-not committed yet. The cost is writing that tree once more to disk per run, for a product's
-sources a few hundred kilobytes.
+not committed yet. The cost is writing that tree once more per run, for a product's sources a
+few hundred kilobytes, into the system's temporary directory ($TMPDIR): a disk, or memory
+where /tmp is a tmpfs (the worker's host chooses; the copies are the files as they were before
+the run, not what the run wrote).
 """
 
 from __future__ import annotations

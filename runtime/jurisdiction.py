@@ -105,17 +105,20 @@ def _entry(path: Path, info: os.stat_result) -> Entry:
     return Entry("other", info.st_mode)
 
 
-def walk(root: Path, keep: Callable[[str], bool]) -> tuple[dict[str, os.stat_result], set[str]]:
+Dirs = dict[str, int]  # every directory (the workspace's own as "."), by its permission bits
+
+
+def walk(root: Path, keep: Callable[[str], bool]) -> tuple[dict[str, os.stat_result], Dirs]:
     """The lstat of every path (not directory) for which `keep(path)` holds, and every
-    directory, outside .git."""
+    directory with its permission bits, outside .git."""
     found: dict[str, os.stat_result] = {}
-    dirs: set[str] = set()
     base = root.resolve()
+    dirs: Dirs = {".": base.stat().st_mode & 0o7777}
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = [d for d in dirnames if not (dirpath == str(base) and d == ".git")]
         here = Path(dirpath)
         for d in dirnames:
-            dirs.add((here / d).relative_to(base).as_posix())
+            dirs[(here / d).relative_to(base).as_posix()] = (here / d).lstat().st_mode & 0o7777
         for name in [*filenames, *(d for d in dirnames if (here / d).is_symlink())]:
             path = here / name
             rel = path.relative_to(base).as_posix()
@@ -124,7 +127,7 @@ def walk(root: Path, keep: Callable[[str], bool]) -> tuple[dict[str, os.stat_res
     return found, dirs
 
 
-def snapshot(root: Path, keep: Callable[[str], bool], aside: Path) -> tuple[Snapshot, set[str]]:
+def snapshot(root: Path, keep: Callable[[str], bool], aside: Path) -> tuple[Snapshot, Dirs]:
     """The paths for which `keep(path)` holds, each file's content copied into `aside`."""
     base = root.resolve()
     found, dirs = walk(base, keep)
@@ -150,9 +153,25 @@ def _unchanged(path: Path, rel: str, before: Entry | None, now: Entry | None) ->
     return before.stamp == now.stamp or _digest(path, rel)[0] == before.digest
 
 
-def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: set[str]) -> list[str]:
-    """Put every kept path back as it was in `before`; the paths that had changed."""
+def modes_put_back(base: Path, dirs: Dirs) -> list[str]:
+    """Give each directory there before the run its permission bits back, parents first: a
+    run that took them away (`chmod 000 src`) hid the directory's files from the walk that
+    looks for changes (and from a worker not running as root, from the restore and from
+    git's next commit). The directories whose bits had changed."""
+    moved = []
+    for rel, mode in sorted(dirs.items()):
+        path = base / rel
+        if path.is_dir() and not path.is_symlink() and path.lstat().st_mode & 0o7777 != mode:
+            path.chmod(mode)
+            moved.append(rel)
+    return moved
+
+
+def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: Dirs) -> list[str]:
+    """Put every kept path back as it was in `before`; the paths that had changed (a
+    directory outside the jurisdiction whose permission bits the run changed among them)."""
     base = root.resolve()
+    moved = [rel for rel in modes_put_back(base, dirs) if rel == "." or keep(rel)]
     found, after_dirs = walk(base, keep)
     after = {rel: _entry(base / rel, info) for rel, info in found.items()}
     changed = sorted(
@@ -179,11 +198,11 @@ def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: set
             elif entry.copy is not None:  # a new file: a name linked to the old one keeps that
                 shutil.copyfile(entry.copy, path, follow_symlinks=False)
                 path.chmod(entry.mode)
-    for rel in sorted(after_dirs - dirs, key=len, reverse=True):
+    for rel in sorted(after_dirs.keys() - dirs.keys(), key=len, reverse=True):
         path = base / rel
         if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
             path.rmdir()  # a directory the run made for files that were taken back out
-    return changed
+    return sorted([*moved, *changed])
 
 
 def within_jurisdiction(

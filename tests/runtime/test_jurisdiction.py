@@ -101,3 +101,28 @@ def test_the_snapshots_time_comes_out_of_pytests_timeout_not_the_restores_margin
     tools = {t.name: t for t in workspace.toolset(root, TESTER, test_timeout=30)}
     tools["run_tests"].fn()
     assert given == [18]
+
+
+def test_a_directory_whose_permissions_the_run_took_away_gets_them_back_and_is_named(root):
+    """`chmod 000 src` hid src's files from the walk: the run passed, src stayed unreadable
+    (to a worker not running as root, to the restore and to git's next commit), and a file
+    changed inside it went unseen."""
+    (root / "src" / "deep").mkdir()
+    (root / "src" / "deep" / "b.py").write_text("y = 2\n")
+    modes = {p: p.stat().st_mode & 0o7777 for p in (root / "src", root / "src" / "deep")}
+
+    def run():
+        (root / "src" / "deep" / "b.py").write_text("y = 3\n")
+        (root / "src" / "deep").chmod(0o000)
+        (root / "src").chmod(0o000)
+        (root / "tests" / "mine").mkdir()
+        (root / "tests" / "mine" / "test_x.py").write_text("")
+        (root / "tests" / "mine").chmod(0o700)  # within the jurisdiction: its own to set
+        return {"passed": 1}
+
+    with pytest.raises(workspace.OutsideJurisdiction) as refused:
+        workspace.within_jurisdiction(root, TESTER, run)
+    assert "the test run changed src, src/deep, src/deep/b.py," in str(refused.value)
+    assert {p: p.stat().st_mode & 0o7777 for p in modes} == modes
+    assert (root / "src" / "deep" / "b.py").read_text() == "y = 2\n"
+    assert (root / "tests" / "mine").stat().st_mode & 0o7777 == 0o700

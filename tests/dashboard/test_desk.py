@@ -66,7 +66,10 @@ def test_a_desk_runs_export_reads_in_the_journal_toolbox(api, tmp_path, capsys):
         transfer.export(run_id, out)
     capsys.readouterr()
     assert cli.main(["views", str(path)]) == 0
-    assert json.loads(capsys.readouterr().out)["status"] == "escalated"
+    # As the API says it: waiting, its conflict parked (the conflict's stream is the run's
+    # too, which the command line reads as the projector does).
+    assert json.loads(capsys.readouterr().out)["status"] == "waiting"
+    assert api.get(f"/api/runs/{run_id}").json()["status"] == "waiting"
     assert cli.main(["diff", str(path), str(path)]) == 0
     # Its desk cannot go on from it (the order's opening is no run's, so not in it): said so,
     # where it was a KeyError's traceback.

@@ -32,7 +32,8 @@ def run(run_id: str, *events) -> None:
     DjangoJournal().append(f"run-{run_id}", [started, *events], 0)
 
 
-def test_a_resumed_run_counts_its_work_not_its_wait(as_owner):
+def waited_and_not() -> None:
+    """r-waited: 25 s of work, interrupted for an hour; r-minute: a minute's, no wait."""
     run(
         "r-waited",
         RunInterrupted(run_id="r-waited", by="ann", t=T0 + 10),
@@ -41,6 +42,10 @@ def test_a_resumed_run_counts_its_work_not_its_wait(as_owner):
     )
     run("r-minute", TeamFinished(run_id="r-minute", status="done", reason="ok", t=T0 + 60))
     projection.catch_up()
+
+
+def test_a_resumed_run_counts_its_work_not_its_wait(as_owner):
+    waited_and_not()
     header = as_owner.get("/runs/r-waited/header").content.decode()
     stood = "and 1 h 0 min stood still (interrupted or dead-lettered)"
     assert f'<dd>25 s <span class="muted">{stood}</span></dd>' in header
@@ -89,14 +94,7 @@ def test_the_migration_fills_the_wait_of_runs_projected_before_it():
     from journal_store.models import RunState
 
     migration = importlib.import_module("journal_store.migrations.0033_run_waited_filled")
-    run(
-        "r-waited",
-        RunInterrupted(run_id="r-waited", by="ann", t=T0 + 10),
-        RunResumed(run_id="r-waited", by="ann", t=T0 + 3_610),
-        TeamFinished(run_id="r-waited", status="done", reason="ok", t=T0 + 3_625),
-    )
-    run("r-minute", TeamFinished(run_id="r-minute", status="done", reason="ok", t=T0 + 60))
-    projection.catch_up()
+    waited_and_not()
     projected = list(RunSummary.objects.order_by("run_id").values_list("run_id", "waited"))
     # As the store held them before 0032: no wait in the state, none in the column.
     for stored in RunState.objects.filter(fold="summary"):

@@ -216,12 +216,11 @@ def answered(tool: Tool, result: Any) -> Outcome:
                 f"{VALUE_DEPTH} levels, more than the journal keeps; it was not kept"
             ),
         )
-    value = jsonable(result)
-    # A name or a text of bytes that are not UTF-8 (a file an agent's test made) reads back
-    # from the disk with lone surrogates, which no event can hold: the ToolReturned failed to
-    # be written, and a resume ran the tool again into the same failure.
-    value = flat.mended(value)
-    size = len(json.dumps(value, ensure_ascii=False).encode())
+    # One encoding serves twice: its size is what the journal will write (a lone surrogate
+    # counts the three bytes of the U+FFFD it becomes), and it reads back as the value the
+    # journal will give (tuples become lists, and so on).
+    text = json.dumps(result, default=str, ensure_ascii=False)
+    size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_RESULT_BYTES:
         return failure(
             tool.name,
@@ -231,14 +230,12 @@ def answered(tool: Tool, result: Any) -> Outcome:
                 "kept"
             ),
         )
+    scalar = result is None or isinstance(result, str | int | float | bool)
+    # A name or a text of bytes that are not UTF-8 (a file an agent's test made) reads back
+    # from the disk with lone surrogates, which no event can hold: the ToolReturned failed to
+    # be written, and a resume ran the tool again into the same failure.
+    value = flat.mended(result if scalar else json.loads(text))
     return Outcome(tool.name, result=value)
-
-
-def jsonable(value: Any) -> Any:
-    """The value as it will read back from a journal (tuples become lists, and so on)."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return json.loads(json.dumps(value, default=str))
 
 
 def execute(tool: Tool, args: dict[str, Any]) -> Outcome:

@@ -10,7 +10,8 @@ agent that makes the same tool call (same tool, same arguments) that many times 
 repeat is not run), or meets the same failure that many times in a row: BreakerTripped says
 which, and the run ends "looping". With `admit` (a work registry's, see
 runtime/coordination/registry.py), a call refused before it starts is not dispatched: the
-agent reads the refusal as the call's outcome and goes on.
+agent reads the refusal as the call's outcome and goes on. A turn runs at most MAX_CALLS of its
+reply's calls; the agent is told of the rest (AgentNudged).
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ DONE_TOOL = done_tool()
 # back over the steps the window holds, so it is done now and then, not every turn.
 PRUNE_EVERY = 32
 NUDGE = "Reply with a tool call; call done when you are finished."
+# Calls run from one reply. Ceilings, the budget and an operator's stop are looked at between
+# turns, never mid-turn, so a reply's calls are all run before any of them can stop the run: a
+# reply of 10,000 calls (under the reply's size limit) ran for half a minute past a 3 s ceiling,
+# and would run a test suite 10,000 times. Models make a handful of calls at a time.
+MAX_CALLS = 32
 
 Status = Literal["done", "halted", "out_of_turns", "inconclusive", "overdue", "looping"]
 Ending = Literal["done", "halted", "out_of_turns", "inconclusive"]
@@ -264,10 +270,13 @@ def turns(
         )
         budget.debit(response.usage.total)
         debited += response.usage.total
-        step = [
-            ChatMessage(role="assistant", content=response.text, tool_calls=response.tool_calls)
-        ]
-        for call in response.tool_calls:
+        calls = response.tool_calls
+        answers: list[ChatMessage] = []
+        for index, call in enumerate(response.tool_calls):
+            # A journal written before the cap goes on with its record there: it ran them all.
+            if index == MAX_CALLS and (session.live or isinstance(session.peek(), AgentNudged)):
+                calls = calls[:MAX_CALLS]
+                break
             if admit is not None:
                 session.flush()  # the harness's admit may write elsewhere: this turn goes first
             if call.name == DONE:  # finishing is an explicit, typed act
@@ -288,11 +297,17 @@ def turns(
                 if breaker is not None and (loop := breaker.after(call.name, outcome)):
                     tripped = trip(agent, session, at, loop, breaker.repeats)
                     return stop(session, agent, AgentResult("looping", turn + 1), task_id, tripped)
-            step.append(
+            answers.append(
                 ChatMessage(
                     role="tool", content=json.dumps(outcome.observation()), tool_call_id=call.id
                 )
             )
+        # The window holds the calls that were run, each with its answer, as the protocol wants.
+        step = [ChatMessage(role="assistant", content=response.text, tool_calls=calls), *answers]
+        if len(calls) < len(response.tool_calls):
+            left = too_many(len(response.tool_calls))
+            session.emit(session.new(AgentNudged, **at, text=left))
+            step.append(ChatMessage(role="user", content=left))
         drifted = not response.tool_calls
         if drifted and not nudged:
             session.emit(session.new(AgentNudged, **at, text=NUDGE))
@@ -400,6 +415,14 @@ def stop(
     if events or word:
         session.emit(*events, *word)
     return result
+
+
+def too_many(asked: int) -> str:
+    """What the agent is told of the calls of its reply that were not run."""
+    return (
+        f"Your reply asked for {asked:,} tool calls; only the first {MAX_CALLS} were run, and "
+        f"the other {asked - MAX_CALLS:,} were not. Ask for at most {MAX_CALLS} at a time."
+    )
 
 
 def trip(agent: Agent, session: Session, at: dict[str, Any], why: str, repeats: int) -> Event:

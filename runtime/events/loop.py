@@ -113,7 +113,8 @@ class BudgetExhausted(Event):
 
 
 class AgentNudged(Event):
-    """The model answered in plain prose; the loop asked once for a tool call."""
+    """The loop's word to the agent: asked once for a tool call after a reply in plain prose,
+    or told that the calls of its reply past loop.MAX_CALLS were not run."""
 
     kind: ClassVar[str] = "AgentNudged"
     text: str

@@ -55,14 +55,15 @@ class Intents:
 
     def history(self, intent_id: str) -> list[IntentDeclared]:
         """Every version of the intent, oldest first (a run's carried one as its first)."""
-        return [*self.carried(intent_id), *self.declared(intent_id)]
+        return self.read(intent_id)[0]
 
-    def declared(self, intent_id: str) -> list[IntentDeclared]:
-        return [
-            r.event
-            for r in self.journal.read(self.stream(intent_id))
-            if isinstance(r.event, IntentDeclared)
-        ]
+    def read(self, intent_id: str) -> tuple[list[IntentDeclared], int]:
+        """Every version of the intent, oldest first, and the version of its stream they were
+        read at: one read gives both, so a write at that version is refused when anybody
+        declared a version after them."""
+        records = self.journal.read(self.stream(intent_id))
+        declared = [r.event for r in records if isinstance(r.event, IntentDeclared)]
+        return [*self.carried(intent_id), *declared], records[-1].version if records else 0
 
     def carried(self, intent_id: str) -> list[IntentDeclared]:
         """A team run's own intent as its run carried it: version 1, stated by the harness."""
@@ -97,9 +98,15 @@ class Intents:
 
         With `based_on` (the version the person was looking at) it is a compare-and-swap:
         WrongExpectedVersion (in intent versions) when somebody superseded it in between, so
-        nobody replaces a version they never saw."""
+        nobody replaces a version they never saw. Without it, the version it reads is the one
+        superseded, and a version declared between that read and the write is refused the
+        same way: two declarations never both follow one version."""
         stream = self.stream(intent_id)
-        history = self.history(intent_id)
+        # The versions and the stream's version from one read, and the new version appended
+        # at it: reading the stream's version again for the append let a declaration that
+        # landed between the two reads pass unseen, and two people who both superseded
+        # version 1 both succeeded (versions 1, 2, 2).
+        history, at = self.read(intent_id)
         current = history[-1].intent_version if history else 0
         version = current if based_on is None else based_on
         if version != current:
@@ -112,7 +119,7 @@ class Intents:
             reason=reason,
         )
         try:
-            self.journal.append(stream, [event], self.journal.version(stream))
+            self.journal.append(stream, [event], at)
         except WrongExpectedVersion:
             # Somebody declared a version between our read and our write.
             raise WrongExpectedVersion(stream, version, self.current(intent_id).version) from None

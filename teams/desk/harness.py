@@ -34,7 +34,7 @@ from runtime.events import (
     ToolDispatched,
     ToolReturned,
 )
-from runtime.journal import Fenced
+from runtime.journal import Fenced, WrongExpectedVersion
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
 from runtime.status import Verdict
@@ -95,7 +95,12 @@ def open_order(session: Session, desk: Desk, settings: DeskSettings, task: str) 
     try:
         intent = intents.current(intent_id)
     except KeyError:
-        intent = intents.declare(intent_id, task, by="desk")
+        try:
+            # Version 1 or nothing: a run that finds the ticket declared meanwhile (another
+            # run of this order) takes theirs as it took the order, and supersedes nothing.
+            intent = intents.declare(intent_id, task, by="desk", based_on=0)
+        except WrongExpectedVersion:
+            intent = intents.current(intent_id)
     return {
         "order_id": order.order_id,
         "status": order.status,

@@ -27,6 +27,7 @@ REFUSALS: dict[type[Exception], int] = {
     runs.ReplayTooLong: 409,  # longer than a web request replays; the message says how
     baseline.NoBaseline: 409,  # a solo run, a team with no repository, a baseline itself
     letters.LetterAlreadyDecided: 409,
+    letters.LetterMoved: 409,  # its stream changed before each write; nothing decided
     review.ConflictAlreadyDecided: 409,
     review.ConflictMoved: 409,
     review.ClaimSettled: 409,  # another conflict's ruling settled the claim since

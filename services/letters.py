@@ -2,9 +2,11 @@
 
 A dead letter is in the run's own stream (the harness parked a sub-task) or in its control
 stream (a step kept dying: services/steps.py). Deciding one appends the decision beside it, at
-the version the decider read, so two deciders race fairly: exactly one decision is written.
-Either way the run is driven on; a discarded control letter ends the run, since nobody will
-drive that step again, and queues its trace's push (services/traces.py) as a run's end does.
+the version the decider read, so two deciders race fairly: exactly one decision is written (the
+loser reads again and finds the winner's; anything else written there meanwhile, a tag on the
+run in its control stream, only makes the decider read again). Either way the run is driven
+on; a discarded control letter ends the run, since nobody will drive that step again, and
+queues its trace's push (services/traces.py) as a run's end does.
 """
 
 from __future__ import annotations
@@ -34,26 +36,33 @@ class LetterNotFound(LetterError):
 
 
 class LetterAlreadyDecided(LetterError):
-    """Somebody decided the letter first; when their decision was read, the message says who
-    and how."""
+    """Somebody decided the letter first; the message says who and how."""
 
-    def __init__(
-        self, letter_id: str, decided: DeadLetterRetried | DeadLetterDiscarded | None = None
-    ) -> None:
-        how = ""
-        if decided is not None:
-            done = "retried" if isinstance(decided, DeadLetterRetried) else "discarded"
-            how = f" ({done} by {decided.by})"
-        super().__init__(f"dead letter {letter_id} has already been decided{how}")
+    def __init__(self, letter_id: str, decided: DeadLetterRetried | DeadLetterDiscarded) -> None:
+        done = "retried" if isinstance(decided, DeadLetterRetried) else "discarded"
+        super().__init__(
+            f"dead letter {letter_id} has already been decided ({done} by {decided.by})"
+        )
+
+
+class LetterMoved(LetterError):
+    """The letter's stream moved between every read and the write, and nobody decided the
+    letter: nothing was written."""
+
+    def __init__(self, letter_id: str, attempts: int) -> None:
+        super().__init__(
+            f"dead letter {letter_id} is still undecided, but its run's stream changed before "
+            f"each of {attempts} tries to write the decision; nothing was decided, try again"
+        )
 
 
 def decide_letter(
     letter_id: str, decision: str, by: str, reason: str, catch_up: bool = True
 ) -> None:
-    """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound
-    or LetterAlreadyDecided, or LetterError for a decision that is neither. The read models are
-    caught up after it unless `catch_up` is false (a decision on several catches up once, after
-    the last)."""
+    """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound,
+    LetterAlreadyDecided or LetterMoved, or LetterError for a decision that is neither. The
+    read models are caught up after it unless `catch_up` is false (a decision on several
+    catches up once, after the last)."""
     if decision not in DECISIONS:
         # Checked before anything is read: anything else would be taken as a discard.
         raise LetterError(f"a dead letter is retried or discarded, not {decision!r}")
@@ -61,8 +70,37 @@ def decide_letter(
     journal = DjangoJournal()
     control = ":control:" in letter_id
     stream = streams.control(run_id) if control else streams.journal(run_id)
-    # The version read first: a decision written after it makes the append below fail.
-    version = journal.version(stream)
+    cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
+    append_decision(journal, stream, cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason))
+    if decision == "discard" and control:
+        finish_discarded(run_id, by, reason)
+    if catch_up:
+        projection.catch_up()
+    queue.advance(run_id)
+
+
+def append_decision(
+    journal: DjangoJournal, stream: str, decision: DeadLetterRetried | DeadLetterDiscarded
+) -> None:
+    """Append the decision at the stream's version its letter was read open at."""
+    for _ in range(ATTEMPTS):
+        # The version read first: a decision written after it makes the append below fail.
+        version = journal.version(stream)
+        undecided(journal, decision.run_id, stream, decision.letter_id)
+        try:
+            journal.append(stream, [decision], version)
+            return
+        except WrongExpectedVersion:
+            # The stream moved: a decision on this letter, or anything else written beside
+            # it (a tag on the run, in its control stream). Only a decision found at the next
+            # read refuses this one: the stream's moving alone said "already decided" of a
+            # letter nobody had decided.
+            continue
+    raise LetterMoved(decision.letter_id, ATTEMPTS)
+
+
+def undecided(journal: DjangoJournal, run_id: str, stream: str, letter_id: str) -> None:
+    """Raise LetterNotFound or LetterAlreadyDecided unless the letter is there and open."""
     # Sought by kind: a harness's letter is in the run's own stream, however long it is.
     letters = events_of(journal, run_id, stream, DeadLettered)
     if not any(e.letter_id == letter_id for e in letters):
@@ -73,19 +111,9 @@ def decide_letter(
     decided = next((e for e in decisions if e.letter_id == letter_id), None)
     if decided is not None:
         raise LetterAlreadyDecided(letter_id, decided)
-    cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
-    event = cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason)
-    try:
-        journal.append(stream, [event], version)
-    except WrongExpectedVersion:
-        raise LetterAlreadyDecided(letter_id) from None
-    if decision == "discard" and control:
-        finish_discarded(run_id, by, reason)
-    if catch_up:
-        projection.catch_up()
-    queue.advance(run_id)
 
 
+ATTEMPTS = 5  # reads of the letter before giving up, when its stream moved before each write
 AT_ONCE = 100  # letters one request may decide: a queue's page shows 25
 DECISIONS = ("retry", "discard")
 # A letter's id: its run's id, then ":N" or ":control:N".

@@ -429,24 +429,32 @@ def lock(projectors: list[Projector], using: str, wait: bool) -> dict[str, int]:
     locked = Checkpoint.objects.using(using).select_for_update(skip_locked=not wait)
     marks = dict(locked.filter(name__in=names).values_list("name", "position"))
     missing = [n for n in names if n not in marks]
-    if missing and not wait:
-        # Skipped is not missing: a checkpoint another transaction holds is left to it. Taken
-        # for new, its read model would be emptied (the search index) under the holder.
-        held = set(
-            Checkpoint.objects.using(using).filter(name__in=missing).values_list("name", flat=True)
-        )
-        missing = [n for n in missing if n not in held]
     if missing:
         # No checkpoint: the read model is applied from position 0. A table Django's flush
-        # does not know of (the search index) may still hold rows: it must start empty.
+        # does not know of (the search index) may still hold rows: it must start empty, but
+        # only where this transaction created the checkpoint. Another catch-up may have
+        # created one since the look above, applied the journal and committed: emptying its
+        # rows then lost them for good (its checkpoint stood past them). One skipped above,
+        # held by another, exists too, and is left to the holder.
+        created = create(missing, using)
         for projector in projectors:
-            if projector.name in missing and projector.clear_when_new:
+            if projector.name in created and projector.clear_when_new:
                 projector.clear(using)
-        Checkpoint.objects.using(using).bulk_create(
-            [Checkpoint(name=n) for n in missing], ignore_conflicts=True
-        )
         marks.update(locked.filter(name__in=missing).values_list("name", "position"))
     return marks
+
+
+def create(names: list[str], using: str) -> set[str]:
+    """Insert checkpoints at 0 for those of `names` that have none; the names inserted. One
+    inserted by a transaction still open is waited for, and then not inserted again."""
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {Checkpoint._meta.db_table} (name, position) VALUES "
+            + ", ".join(["(%s, 0)"] * len(names))
+            + " ON CONFLICT (name) DO NOTHING RETURNING name",
+            sorted(names),  # one order for every inserter: no two wait for each other
+        )
+        return {name for (name,) in cursor.fetchall()}
 
 
 def read(using: str, after: int, top: int, kinds: set[str] | None, batch: int) -> list[Row]:

@@ -142,6 +142,54 @@ def test_a_catch_up_that_finds_the_index_held_by_another_leaves_it_whole(alias):
     assert search.runs_mentioning("DHL-9999", using=alias) == [("r-two", 1)]
 
 
+def catch_up_elsewhere(alias: str) -> None:
+    """Another process's catch-up of the index, to its commit."""
+    if connections[alias].vendor != "postgresql":
+        # SQLite's writers queue at BEGIN: no other transaction can come between a catch-up's
+        # look and its write. Run inside the caller's, the other leaves what it would leave.
+        projection.catch_up(["search"], using=alias)
+        return
+
+    def other() -> None:
+        try:
+            projection.catch_up(["search"], using=alias)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join(30)
+
+
+@on_every_backend(transaction=True)
+def test_a_catch_up_that_finds_the_checkpoint_created_since_it_looked_leaves_the_index_whole(
+    alias,
+):
+    """Two catch-ups of a fresh store's index (the web server and the workers all catch up at
+    start). The first looks and finds no checkpoint; the second creates it, indexes the
+    journal and commits; the first then emptied the index as if it were new, and took the
+    second's checkpoint, at the journal's end: nothing before it was ever found again (on
+    PostgreSQL). The second catch-up runs right after the first one's look, every time."""
+    a_run(alias, "r-one", "09:12 parcel handed to the carrier (scan DHL-7731)")
+    Checkpoint.objects.using(alias).filter(name="search").delete()
+    connection, looked = connections[alias], []
+
+    def after_the_first_look(execute, sql, params, many, context):
+        found = execute(sql, params, many, context)
+        first = not looked and connection.in_atomic_block and sql.lstrip().startswith("SELECT")
+        if first and Checkpoint._meta.db_table in sql:
+            looked.append(sql)
+            catch_up_elsewhere(alias)
+        return found
+
+    with connection.execute_wrapper(after_the_first_look):
+        projection.catch_up(["search"], using=alias)
+    assert looked
+    assert search.runs_mentioning("DHL-7731", using=alias) == [("r-one", 1)]
+    top = DjangoJournal(alias).last_position()
+    assert Checkpoint.objects.using(alias).get(name="search").position == top
+
+
 @pytest.mark.parametrize("typed", ["%", "_", "% _", "...", "-/-", "%%_ *"])
 def test_what_holds_no_letter_or_digit_is_refused_as_no_word_as_a_star_is(typed):
     """`%` and `_` were searched for (and found nothing, neither index keeps them) where `*` and

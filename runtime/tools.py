@@ -14,12 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import best_match
-
 from runtime import errors, flat
 from runtime.events import VALUE_DEPTH, ErrorInfo, nests_deeper_than
 from runtime.model import UNREADABLE_ARGS, ToolCall, ToolSpec
+from runtime.schemas import Unusable, relevant_error, validator_for
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -101,31 +99,15 @@ class Tool:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     def validate(self, args: dict[str, Any]) -> None:
-        error = best_match(self._validator.iter_errors(args))
+        try:
+            error = relevant_error(self._validator, args)
+        except Unusable as exc:
+            raise InvalidArguments(
+                f"{self.name}'s schema cannot check these arguments: {exc}"
+            ) from None
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
             raise InvalidArguments(f"{where or 'arguments'}: {error.message}")
-
-
-# Checking a schema and building its validator costs milliseconds, and a harness may build
-# its tools again at every step (a cold step of a long run builds each once more), so each
-# distinct schema is checked and built once per process. A schema is data (never mutated
-# after a Tool holds it), keyed by its JSON.
-_VALIDATORS: dict[str, Any] = {}
-_VALIDATORS_MAX = 1024
-
-
-def validator_for(parameters: dict[str, Any]) -> Any:
-    """The checked validator of a tool's JSON schema, built once per distinct schema."""
-    key = json.dumps(parameters, sort_keys=True, default=repr)
-    found = _VALIDATORS.get(key)
-    if found is None:
-        jsonschema.Draft202012Validator.check_schema(parameters)
-        found = jsonschema.Draft202012Validator(parameters)
-        if len(_VALIDATORS) >= _VALIDATORS_MAX:
-            _VALIDATORS.clear()  # tools made up on the fly (MCP servers) must not grow it forever
-        _VALIDATORS[key] = found
-    return found
 
 
 @dataclass(frozen=True)

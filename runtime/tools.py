@@ -81,7 +81,9 @@ class Tool:
     """One capability. `fn` is called with the validated arguments as keywords.
 
     `retry_safe` says whether running it twice is harmless; the loop's automatic retries skip
-    tools that are not (a second refund is not a retry).
+    tools that are not (a second refund is not a retry). `outside` says its schema came from
+    outside the project (an MCP server's): arguments are checked against it as against a
+    hostile one, in bounded work (runtime/schemas.py).
     """
 
     name: str
@@ -90,10 +92,11 @@ class Tool:
     fn: Callable[..., Any]
     timeout: float | None = DEFAULT_TIMEOUT
     retry_safe: bool = True
+    outside: bool = False
     _validator: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_validator", validator_for(self.parameters))
+        object.__setattr__(self, "_validator", validator_for(self.parameters, self.outside))
 
     def spec(self) -> ToolSpec:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}

@@ -319,6 +319,7 @@ class McpSurface:
                 # execute()'s watchdog thread would only add a thread per call.
                 timeout=None,
                 retry_safe=server.read_only,
+                outside=True,
             )
         except Exception as exc:  # a schema jsonschema rejects: skip the tool, keep the rest
             log.warning("skipping MCP tool %s: unusable input schema: %s", name, exc)

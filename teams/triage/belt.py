@@ -66,6 +66,7 @@ class Belt:
                 s["parameters"],
                 lambda _name=s["name"], **args: self.call(_name, args),
                 timeout=20.0,
+                outside=True,  # the servers' schemas, as they listed them
             )
             for s in self.specs
         ]

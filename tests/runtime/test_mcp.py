@@ -87,6 +87,7 @@ def test_one_namespaced_surface_over_three_servers(surface):
         "policy.record_decision",
     ]
     assert surface.degraded() == {}
+    assert all(tool.outside for tool in surface.tools())  # checked as hostile schemas
     spec = {s["name"]: s for s in surface.toolbox().specs()}["orders.lookup_order"]
     assert "Look up one order" in spec["description"]
     assert spec["parameters"]["properties"]["order_id"]["type"] == "string"

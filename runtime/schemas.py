@@ -1,5 +1,5 @@
-"""The JSON schemas of tools' arguments: the validator each gets, and how arguments are checked
-against it.
+"""The JSON schemas of tools' arguments: the validator each gets, how arguments are checked
+against it, and what a schema from outside the project must be before a tool is built on it.
 
 Every validator resolves a `$ref` inside its own schema only (and in the metaschemas jsonschema
 carries): its registry is empty, so no reference is ever fetched. jsonschema's default fetched
@@ -19,6 +19,11 @@ schemas its journal recorded, which an import may have brought: these bounds hol
 A schema that cannot be checked against the arguments (a reference that does not resolve,
 endless recursion, too many steps, a pattern the linear engine cannot run) is `Unusable`: the
 tool refuses the call saying so (tools.Tool.validate), rather than raising through the loop.
+Such a schema is refused before that, when its server lists it (`problem`, called by
+runtime/mcp/listing.py): it must be a valid JSON Schema whose references all resolve inside it,
+none of whose chains of references and in-place applicators (allOf, not, if, ...) comes back
+where it started without consuming any of the arguments or has one value checked against more
+than MAX_IN_PLACE schemas, and whose patterns the linear-time engine runs.
 
 The engines differ where JSON Schema says Python's `re` is wrong: `$` matches at the very end
 only (ECMA 262), not also before a final newline; a pattern only `re` takes (look-around, a
@@ -35,6 +40,7 @@ from typing import Any
 import jsonschema
 import referencing
 import referencing.exceptions
+import referencing.jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 from pydantic_core import SchemaError, SchemaValidator, core_schema
 
@@ -46,6 +52,9 @@ from runtime.events import shown
 # second). One whose references fan out (allOf: [{$ref: d1}, {$ref: d1}] at each of forty
 # levels) asks for 2**40, each some 30 microseconds: this many take about three seconds.
 MAX_STEPS = 100_000
+# Schemas one value of the arguments may be checked against in place (through references and
+# allOf, anyOf, oneOf, not, if, then, else, dependentSchemas), counted as a check visits them.
+MAX_IN_PLACE = 1_000
 
 # Whatever references a schema holds resolve in it or in the metaschemas jsonschema bundles
 # (it adds those to every registry), and nowhere else: nothing is retrieved.
@@ -228,3 +237,168 @@ def validator_for(parameters: dict[str, Any], outside: bool = False) -> Any:
             _VALIDATORS.clear()  # tools made up on the fly (MCP servers) must not grow it forever
         _VALIDATORS[key] = found
     return found
+
+
+# --- a schema from outside, when its server lists it ----------------------------------------
+
+# Where a schema holds schemas (draft 2020-12), by whether each applies to the same value as
+# the schema holding it (in place) or to a part of it, and by shape.
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_IN_PLACE_LIST = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_MAP = ("dependentSchemas",)
+_BELOW_ONE = (
+    "additionalProperties",
+    "propertyNames",
+    "items",
+    "contains",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+_BELOW_LIST = ("prefixItems",)
+_BELOW_MAP = ("properties", "patternProperties", "$defs", "definitions")
+_REFS = ("$ref", "$dynamicRef")
+
+
+def problem(schema: Any) -> str | None:
+    """Why a schema from outside cannot be taken (see the module's docstring), None if it can.
+    For a schema within the listing's limits of size and depth (runtime/mcp/listing.py):
+    jsonschema's own check of it recurses."""
+    if not isinstance(schema, dict):
+        return f"it is {type(schema).__name__}, not a JSON object"
+    if why := _invalid(schema, "#"):
+        return why
+    return _walk(schema)
+
+
+def _invalid(schema: dict[str, Any], pointer: str) -> str | None:
+    try:
+        _BASE.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join([pointer, *(str(p) for p in exc.absolute_path)])
+        said = exc.message if len(exc.message) <= 300 else exc.message[:300] + "..."
+        return f"it is not a valid JSON Schema: at {shown(where)}: {said}"
+    return None
+
+
+class _Graph:
+    """The schemas of one root that checking a value may apply, by id: where each is (a JSON
+    pointer reaching it), and the schemas it applies to the same value (in place)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, dict[str, Any]] = {}
+        self.where: dict[int, str] = {}
+        self.in_place: dict[int, list[dict[str, Any]]] = {}
+
+
+def _walk(root: dict[str, Any]) -> str | None:
+    """Every schema of `root` and every one its references reach: each reference resolved, a
+    schema reached by one checked as a schema (the root's check does not look there), each
+    pattern tried on the linear engine; then the in-place applications (_in_place)."""
+    spec = referencing.jsonschema.DRAFT202012
+    graph = _Graph()
+    # (schema, its resolver, where it is, whether it was reached by a reference). Not even the
+    # metaschemas jsonschema bundles resolve here, as they would in a check: a tool's arguments
+    # have no business being checked against them.
+    todo: list[tuple[dict[str, Any], Any, str, bool]] = [
+        (root, NO_RETRIEVAL.resolver_with_root(spec.create_resource(root)), "#", False)
+    ]
+    pattern_properties = unevaluated = False
+    while todo:
+        node, resolver, pointer, referred = todo.pop()
+        if id(node) in graph.nodes:
+            continue
+        if referred and (why := _invalid(node, pointer)):
+            return why
+        graph.nodes[id(node)] = node
+        graph.where[id(node)] = pointer
+        edges = graph.in_place[id(node)] = []
+        for keyword in _REFS:
+            ref = node.get(keyword)
+            if not isinstance(ref, str):
+                continue
+            try:
+                resolved = resolver.lookup(ref)
+            except referencing.exceptions.Unresolvable:
+                return (
+                    f"{shown(pointer + '/' + keyword)} refers to {shown(ref)}, which is not "
+                    "in the schema (no reference is fetched)"
+                )
+            if isinstance(resolved.contents, dict):
+                todo.append((resolved.contents, resolved.resolver, ref, True))
+                edges.append(resolved.contents)
+            elif not isinstance(resolved.contents, bool):
+                return (
+                    f"{shown(pointer + '/' + keyword)} refers to {shown(ref)}, which is "
+                    f"{type(resolved.contents).__name__}, no schema"
+                )
+        for at, child, applied in _children(node, pointer):
+            if isinstance(child, dict):
+                todo.append(
+                    (child, resolver.in_subresource(spec.create_resource(child)), at, False)
+                )
+                if applied:
+                    edges.append(child)
+        patterns = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+        for pattern in [*patterns, *(node.get("patternProperties") or {})]:
+            if why := linear_problem(pattern):
+                return (
+                    f"at {shown(pointer)}: the pattern {shown(pattern)} cannot run on a "
+                    f"linear-time engine: {why}"
+                )
+        pattern_properties |= "patternProperties" in node
+        unevaluated |= "unevaluatedProperties" in node
+    if pattern_properties and unevaluated:
+        # jsonschema works out which properties were evaluated with Python's re, on names the
+        # agent chose, and takes no other engine.
+        return "it has both patternProperties and unevaluatedProperties"
+    return _in_place(graph)
+
+
+def _children(node: dict[str, Any], pointer: str) -> Iterator[tuple[str, Any, bool]]:
+    """(where, subschema, whether it applies in place) for each subschema `node` holds."""
+    for keyword in (*_IN_PLACE_ONE, *_BELOW_ONE):
+        if keyword in node:
+            yield f"{pointer}/{keyword}", node[keyword], keyword in _IN_PLACE_ONE
+    for keyword in (*_IN_PLACE_LIST, *_BELOW_LIST):
+        for i, child in enumerate(node.get(keyword) or ()):
+            yield f"{pointer}/{keyword}/{i}", child, keyword in _IN_PLACE_LIST
+    for keyword in (*_IN_PLACE_MAP, *_BELOW_MAP):
+        for name, child in (node.get(keyword) or {}).items():
+            yield f"{pointer}/{keyword}/{name}", child, keyword in _IN_PLACE_MAP
+
+
+def _in_place(graph: _Graph) -> str | None:
+    """A cycle of in-place applications, or a schema that has one value checked against more
+    than MAX_IN_PLACE schemas (each counted as often as a check visits it), said; None when
+    there is neither."""
+    visits: dict[int, int] = {}  # id -> the schemas checked on one value from it, itself too
+    for start in graph.nodes:
+        if start in visits:
+            continue
+        on_path: set[int] = set()
+        stack: list[tuple[int, int]] = [(start, 0)]
+        while stack:
+            key, i = stack.pop()
+            children = graph.in_place[key]
+            on_path.add(key)
+            if i < len(children):
+                stack.append((key, i + 1))
+                child = id(children[i])
+                if child in on_path:
+                    return (
+                        f"{shown(graph.where[key])} comes back to {shown(graph.where[child])} "
+                        "without consuming any of the arguments: checking them would never end"
+                    )
+                if child not in visits:
+                    stack.append((child, 0))
+                continue
+            on_path.discard(key)
+            visits[key] = 1 + sum(visits[id(child)] for child in children)
+            if visits[key] > MAX_IN_PLACE:
+                return (
+                    f"{shown(graph.where[key])} has one value checked against more than "
+                    f"{MAX_IN_PLACE:,} schemas (through references and allOf, anyOf, oneOf, "
+                    "not, if, then, else, dependentSchemas)"
+                )
+    return None

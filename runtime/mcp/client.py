@@ -16,13 +16,19 @@ A call never raises through the loop: a dead server, an MCP error result or a ti
 `McpFailure` (a `ToolFailure`) raised from the tool's function, which `runtime.tools.execute`
 turns into an observation naming the server and the tool.
 
-Degraded servers. A server is degraded after a failed start, a failed ping, a closed connection
-(its process is gone) or `max_failures` consecutive failed calls; `degraded()` says which and
-why, for a planner to route around. Its tools STAY LISTED and their calls fail fast with
-"server X is degraded: reason". Hiding them instead would change a worker's tool list in the
-middle of its run: the model would then meet `UnknownTool` for a tool it was shown a turn ago,
-which explains nothing, and a `Toolbox` is a fixed snapshot anyway. A clear refusal is an
-observation the model can act on (and the journal records why). Degradation is sticky for the
+A server's listing is taken as `runtime.mcp.listing` says: past a limit (tools, sizes, depth) or
+with two tools named alike on the wire it is refused and the server degraded, offering nothing;
+a tool with a name no model can call or a schema that cannot be checked safely is left out,
+and said in `health()` (`ServerHealth.left_out`).
+
+Degraded servers. A server is degraded after a failed start, a refused listing, a failed ping, a
+closed connection (its process is gone) or `max_failures` consecutive failed calls; `degraded()`
+says which and why, for a planner to route around. Its tools STAY LISTED (but for a refused
+listing's: there are none) and their calls fail fast with "server X is degraded: reason". Hiding
+them instead would change a worker's tool list in the middle of its run: the model would then
+meet `UnknownTool` for a tool it was shown a turn ago, which explains nothing, and a `Toolbox`
+is a fixed snapshot anyway. A clear refusal is an observation the model can act on (and the
+journal records why). Degradation is sticky for the
 life of the surface: a server that answered pings while failing every call (the `policy`
 server) must not flip back to healthy on the next ping.
 """
@@ -51,6 +57,7 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpTool
 
+from runtime.mcp import listing
 from runtime.mcp.server import (
     McpFailure,
     McpServer,
@@ -90,6 +97,7 @@ class _Link:
     stderr: TextIO
     session: ClientSession | None = None
     tools: list[McpTool] = field(default_factory=list)
+    left_out: dict[str, str] = field(default_factory=dict)  # qualified tool name -> why
     task: asyncio.Task[None] | None = None
     stop: asyncio.Event | None = None
     degraded: str | None = None
@@ -292,38 +300,39 @@ class McpSurface:
                 tools=tuple(f"{link.server.name}.{t.name}" for t in link.tools),
                 calls=link.calls,
                 consecutive_failures=link.failures,
+                left_out=dict(link.left_out),
             )
 
     def _build_tools(self) -> list[Tool]:
+        """Each server's listing as runtime Tools, as much of it as `listing.taken` offers."""
         tools: list[Tool] = []
         for link in self._links.values():
-            for spec in link.tools:
-                tool = self._runtime_tool(link.server, spec)
-                if tool is not None:
-                    tools.append(tool)
+            taken = listing.taken(link.server.name, link.tools)
+            link.tools, link.left_out = taken.offered, taken.left_out
+            if taken.refused is not None:
+                self._degrade(link, taken.refused)
+            for name, why in taken.left_out.items():
+                log.warning("MCP tool %s is left out: %s", name, why)
+            tools += [self._runtime_tool(link.server, spec) for spec in link.tools]
         return tools
 
-    def _runtime_tool(self, server: McpServer, spec: McpTool) -> Tool | None:
+    def _runtime_tool(self, server: McpServer, spec: McpTool) -> Tool:
         name = f"{server.name}.{spec.name}"
 
         def run(**args: Any) -> Any:
             return self.call(name, args)
 
-        try:
-            return Tool(
-                name=name,
-                description=spec.description or f"{spec.name} from the {server.name} server",
-                parameters=dict(spec.input_schema),
-                fn=run,
-                # The surface enforces its own timeout and cancels the request on the loop;
-                # execute()'s watchdog thread would only add a thread per call.
-                timeout=None,
-                retry_safe=server.read_only,
-                outside=True,
-            )
-        except Exception as exc:  # a schema jsonschema rejects: skip the tool, keep the rest
-            log.warning("skipping MCP tool %s: unusable input schema: %s", name, exc)
-            return None
+        return Tool(
+            name=name,
+            description=spec.description or f"{spec.name} from the {server.name} server",
+            parameters=dict(spec.input_schema),
+            fn=run,
+            # The surface enforces its own timeout and cancels the request on the loop;
+            # execute()'s watchdog thread would only add a thread per call.
+            timeout=None,
+            retry_safe=server.read_only,
+            outside=True,
+        )
 
     def _stderr_tail(self, link: _Link, lines: int = 5, chars: int = 600) -> str:
         """The end of the server's stderr, for a reason that says more than 'it died'."""
@@ -460,14 +469,13 @@ class McpSurface:
 
 
 async def _list_tools(session: ClientSession) -> list[McpTool]:
-    """All of a server's tools, following pagination."""
-    listing = await session.list_tools()
-    tools = list(listing.tools)
-    while listing.next_cursor is not None:
-        listing = await session.list_tools(
-            params=PaginatedRequestParams(cursor=listing.next_cursor)
-        )
-        tools.extend(listing.tools)
+    """All of a server's tools, following pagination; once past listing.MAX_TOOLS, no more
+    pages are asked for (the listing is refused anyway)."""
+    page = await session.list_tools()
+    tools = list(page.tools)
+    while page.next_cursor is not None and len(tools) <= listing.MAX_TOOLS:
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=page.next_cursor))
+        tools.extend(page.tools)
     return tools
 
 

@@ -7,6 +7,7 @@ failure types are replayable (`runtime.errors`): a replayed run raises them agai
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,13 @@ class McpTimeout(McpFailure, ToolTimeout):
     """The server gave no answer in time."""
 
 
+# A server's tools travel to a model as `server__tool`, a `.` in the tool's name as `__` too
+# (openai_wire.wire_name): a server name with no `__` in it and no `_` at its ends is the part
+# of the wire name before the first `__`, so no two servers' tools can be named alike there,
+# and a listing is checked for its own (runtime/mcp/listing.py).
+SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
+
+
 @dataclass(frozen=True)
 class McpServer:
     """How to start one MCP server over stdio.
@@ -56,8 +64,11 @@ class McpServer:
     read_only: bool = False
 
     def __post_init__(self) -> None:
-        if not self.name or "." in self.name or "*" in self.name:
-            raise ValueError(f"a server name must be non-empty, without '.' or '*': {self.name!r}")
+        if not SERVER_NAME.fullmatch(self.name):
+            raise ValueError(
+                "a server name is letters, digits, '-' and '_', with no '__' and no '_' at its "
+                f"start or end: {self.name!r}"
+            )
         if not self.command:
             raise ValueError(f"server {self.name!r} has an empty command")
         object.__setattr__(self, "command", tuple(self.command))
@@ -70,6 +81,8 @@ class ServerHealth:
     tools: tuple[str, ...]  # qualified names
     calls: int  # calls sent to the server (refused ones are not sent)
     consecutive_failures: int
+    # tools it listed that were left out (qualified name -> why): runtime/mcp/listing.py
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

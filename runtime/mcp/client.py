@@ -38,12 +38,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import tempfile
 import threading
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from mcp import ClientSession, MCPError, StdioServerParameters
@@ -67,6 +66,7 @@ from runtime.mcp.server import (
     ServerHealth,
     ServerUnreachable,
 )
+from runtime.mcp.stderr import StderrTail
 from runtime.tools import Tool, Toolbox
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class _Link:
     """
 
     server: McpServer
-    stderr: TextIO
+    stderr: StderrTail
     session: ClientSession | None = None
     tools: list[McpTool] = field(default_factory=list)
     left_out: dict[str, str] = field(default_factory=dict)  # qualified tool name -> why
@@ -127,7 +127,7 @@ class McpSurface:
         self.max_failures = max_failures
         self._lock = threading.Lock()
         self._closed = False
-        self._links = {s.name: _Link(s, stderr=_stderr_file()) for s in servers}
+        self._links = {s.name: _Link(s, stderr=StderrTail(s.name)) for s in servers}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="mcp-surface", daemon=True
@@ -221,7 +221,7 @@ class McpSurface:
         finally:
             self._stop_loop()
             for link in self._links.values():
-                link.stderr.close()
+                link.stderr.release()  # a server that never got to start
 
     def __enter__(self) -> McpSurface:
         return self
@@ -264,7 +264,9 @@ class McpSurface:
         """Classify an exception from a call and update the server's health accordingly."""
         server = link.server.name
         if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
-            reason = "connection closed (the server process is gone)" + self._stderr_tail(link)
+            reason = "connection closed (the server process is gone)" + self._stderr_tail(
+                link, settle=1.0
+            )
             self._degrade(link, reason)
             return ServerUnreachable(f"{name}: server {server!r} is unreachable: {reason}")
         if isinstance(exc, TimeoutError) or (
@@ -334,13 +336,12 @@ class McpSurface:
             outside=True,
         )
 
-    def _stderr_tail(self, link: _Link, lines: int = 5, chars: int = 600) -> str:
-        """The end of the server's stderr, for a reason that says more than 'it died'."""
-        try:
-            link.stderr.seek(0)
-            text = link.stderr.read()
-        except (OSError, ValueError):
-            return ""
+    def _stderr_tail(
+        self, link: _Link, lines: int = 5, chars: int = 600, settle: float = 0.0
+    ) -> str:
+        """The end of the server's stderr, for a reason that says more than 'it died'; `settle`
+        as StderrTail.text's."""
+        text = link.stderr.text(settle)
         tail = " | ".join(line for line in text.strip().splitlines()[-lines:] if line.strip())
         return f"; stderr: {tail[-chars:]}" if tail else ""
 
@@ -376,7 +377,7 @@ class McpSurface:
             why = exc.message
             if exc.code == CONNECTION_CLOSED:
                 why = "the process exited during the MCP handshake"
-            self._degrade(link, f"could not start: {why}{self._stderr_tail(link)}")
+            self._degrade(link, f"could not start: {why}{self._stderr_tail(link, settle=1.0)}")
         except Exception as exc:
             self._degrade(link, f"could not start: {_describe(exc)}{self._stderr_tail(link)}")
 
@@ -391,13 +392,14 @@ class McpSurface:
         )
         try:
             async with (
-                stdio_client(params, errlog=link.stderr) as (read, write),
+                stdio_client(params, errlog=link.stderr.writer) as (read, write),
                 # No session-wide read timeout: it bounded the handshake by the call timeout
                 # too, so a server slow to import on a busy machine was degraded at 5 s where
                 # start_timeout gives it 20. Each request carries its own bound instead (the
                 # handshake and listing here, a call's in call_tool, a ping's in _ping).
                 ClientSession(read, write) as session,
             ):
+                link.stderr.release()  # the process has its own end: the pipe ends with it
                 with anyio.fail_after(self.start_timeout):
                     await session.initialize()
                     link.tools = await _list_tools(session)
@@ -412,6 +414,7 @@ class McpSurface:
                 self._degrade(link, f"connection failed: {_describe(exc)}")
         finally:
             link.session = None
+            link.stderr.release()  # if it could not be started
             if not ready.done():  # cancelled before it was ready
                 ready.set_exception(RuntimeError("the connection was cancelled while starting"))
 
@@ -477,12 +480,6 @@ async def _list_tools(session: ClientSession) -> list[McpTool]:
         page = await session.list_tools(params=PaginatedRequestParams(cursor=page.next_cursor))
         tools.extend(page.tools)
     return tools
-
-
-def _stderr_file() -> TextIO:
-    # Append mode: the server writes through the same open file, and O_APPEND keeps its writes
-    # at the end even after we seek back to read the tail.
-    return tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
 
 
 def _text(result: CallToolResult) -> str:

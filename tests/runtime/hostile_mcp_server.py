@@ -5,12 +5,14 @@ can list what the SDK's own server would never send.
 
 LISTING.json holds {"tools": [...]} (each with name, description, inputSchema) and optionally
 "page" (tools per page, with a next cursor after every page, for ever: a server that never
-stops paging). A call answers "called NAME".
+stops paging) and "stderr_mib" (a call writes that many MiB to stderr, then "the last words",
+and the process exits). Otherwise a call answers "called NAME".
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 
@@ -36,6 +38,13 @@ def main() -> None:
                 listed = [dict(tools[0], name=f"t{at + i}") for i in range(page)]
                 result = {"tools": listed, "nextCursor": str(at + page)}
         elif method == "tools/call":
+            if told.get("stderr_mib"):
+                chunk = "E" * ((1 << 20) - 1) + "\n"
+                for _ in range(told["stderr_mib"]):
+                    sys.stderr.write(chunk)
+                sys.stderr.write("the last words\n")
+                sys.stderr.flush()
+                os._exit(1)
             text = f"called {message['params']['name']}"
             result = {"content": [{"type": "text", "text": text}], "isError": False}
         elif method == "ping":

@@ -8,26 +8,24 @@ turns everything else into a ModelError subclass with a message a person can act
 transient failure that outlasts the retries is EndpointDown (runtime/model.py): an outage, which
 parks the run rather than ending it.
 
-HTTP is stdlib only and confined to `OpenAIClient._post`, the one outbound seam.
+HTTP is stdlib only and confined to `OpenAIClient._post`, the one outbound seam, which asks
+runtime/openai_http.py to carry the request; a call ends by its timeout (or the run's ceiling,
+the sooner), however slowly the server writes.
 """
 
 from __future__ import annotations
 
-import http.client
 import ipaddress
 import json
 import logging
 import math
 import random
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from email.message import Message
 from typing import Any
 from urllib.parse import urlsplit
 
-from runtime import errors, flat
+from runtime import errors, flat, openai_http
 from runtime.model import (
     ChatMessage,
     EndpointDown,
@@ -73,7 +71,6 @@ LOCAL_MAX_TOKENS = 512
 # becomes one journal line: past MINUTES_IMPORT_MAX_LINE_BYTES (1 MiB by default) the run's own
 # export would not import, and its page would carry all of it.
 MAX_REPLY_BYTES = 1024 * 1024
-ERROR_BODY_BYTES = 64 * 1024  # of a refusal, only its start is quoted (snippet)
 log = logging.getLogger(__name__)
 WARNED: set[str] = set()  # the plain-HTTP endpoints this process has warned about
 
@@ -429,35 +426,26 @@ class OpenAIClient(ModelClient):
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(
-            url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
-        )
+        data = json.dumps(body).encode("utf-8")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw: bytes = response.read(MAX_REPLY_BYTES + 1)
-        except urllib.error.HTTPError as error:
-            with error:
-                said = snippet(_read_quietly(error))
-                detail = f"HTTP {error.code}: {said}"
-                if error.code == 429 or error.code >= 500:
-                    raise _Retryable(detail, error.code, _retry_after(error.headers)) from None
+            raw = openai_http.post(url, data, headers, timeout, MAX_REPLY_BYTES)
+        except openai_http.Refused as refused:
+            said = snippet(refused.body)
+            detail = f"HTTP {refused.status}: {said}"
+            if refused.status == 429 or refused.status >= 500:
+                raise _Retryable(detail, refused.status, refused.retry_after) from None
             raise ModelHTTPError(
-                f"POST {url} was refused with HTTP {error.code}{self._hint(error.code)}: {said}",
-                error.code,
+                f"POST {url} was refused with HTTP {refused.status}{self._hint(refused.status)}: "
+                f"{said}",
+                refused.status,
             ) from None
         except TimeoutError:
+            # The whole call, not one read: a server writing a byte at a time runs out too.
             raise _Retryable(
                 f"a timeout (no answer within {timeout:.3g} s)", timed_out=True
             ) from None
-        except urllib.error.URLError as error:
-            if isinstance(error.reason, TimeoutError):
-                raise _Retryable(
-                    f"a timeout (no answer within {timeout:.3g} s)", timed_out=True
-                ) from None
-            raise _Retryable(f"a connection error ({error.reason})") from None
-        except (http.client.HTTPException, OSError) as error:
-            # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).
-            raise _Retryable(f"a connection error ({type(error).__name__}: {error})") from None
+        except openai_http.Unreachable as trouble:
+            raise _Retryable(f"a connection error ({trouble})") from None
         if len(raw) > MAX_REPLY_BYTES:
             raise ModelProtocolError(
                 f"the reply is larger than {MAX_REPLY_BYTES // 1024} KiB, more than any model "
@@ -554,27 +542,3 @@ def max_tokens_of(environ: Mapping[str, str]) -> int | None:
             f"MINUTES_MODEL_MAX_TOKENS must be a positive whole number of tokens, not {raw!r}"
         )
     return value
-
-
-def _retry_after(headers: Message | None) -> float | None:
-    """Retry-After in seconds, or None when absent, an HTTP date, or nonsense."""
-    if headers is None:
-        return None
-    value = headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        return None  # an HTTP date: rare from these servers, so fall back to our own backoff
-    if not math.isfinite(seconds) or seconds < 0:
-        return None
-    return seconds
-
-
-def _read_quietly(error: urllib.error.HTTPError) -> bytes:
-    """The body of an error answer, or b"" if even that cannot be read."""
-    try:
-        return error.read(ERROR_BODY_BYTES)
-    except (OSError, http.client.HTTPException):
-        return b""

@@ -28,6 +28,13 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     stall: float = 0.0  # seconds to hold the answer back (released early at teardown)
+    # Seconds between the bytes of the body (with drip_head, of the status line and headers
+    # too), written one at a time; `sent` counts the bytes of the answer written before the
+    # client hung up (or teardown came), and `size` is all of them.
+    drip: float = 0.0
+    drip_head: bool = False
+    sent: int = 0
+    size: int = 0
 
 
 @dataclass
@@ -59,6 +66,9 @@ class FakeServer:
                     fake.release.wait(reply.stall)
                 body = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body)
                 data = body.encode() if isinstance(body, str) else body
+                if reply.drip:
+                    self.drip(reply, data)
+                    return
                 try:
                     self.send_response(reply.status)
                     for name, value in reply.headers.items():
@@ -68,6 +78,23 @@ class FakeServer:
                     self.wfile.write(data)
                 except OSError:
                     pass  # the client gave up waiting (the timeout test)
+
+            def drip(self, reply: Reply, data: bytes) -> None:
+                head = f"HTTP/1.1 {reply.status} X\r\nContent-Length: {len(data)}\r\n"
+                head += "".join(f"{name}: {value}\r\n" for name, value in reply.headers.items())
+                answer = head.encode() + b"\r\n" + data
+                reply.size = len(answer)
+                self.close_connection = True
+                at_once = 0 if reply.drip_head else len(answer) - len(data)
+                pieces = [answer[:at_once]] + [bytes([b]) for b in answer[at_once:]]
+                for piece in pieces:
+                    try:
+                        self.wfile.write(piece)
+                    except OSError:
+                        return  # the client hung up
+                    reply.sent += len(piece)
+                    if fake.release.wait(reply.drip):
+                        return
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -71,6 +71,7 @@ LOCAL_MAX_TOKENS = 512
 # becomes one journal line: past MINUTES_IMPORT_MAX_LINE_BYTES (1 MiB by default) the run's own
 # export would not import, and its page would carry all of it.
 MAX_REPLY_BYTES = 1024 * 1024
+LOCATION_CHARS = 300  # of a redirect's Location, how much to quote
 log = logging.getLogger(__name__)
 WARNED: set[str] = set()  # the plain-HTTP endpoints this process has warned about
 
@@ -186,6 +187,7 @@ class OpenAIClient(ModelClient):
         self.rng = rng if rng is not None else random.Random()
         self.clock = clock
         self.deadline: float | None = None  # the run's ceiling, as clock() tells time
+        self.url_setting = "MINUTES_MODEL_BASE_URL (or OPENAI_BASE_URL)"  # where base_url is set
 
     @classmethod
     def local(cls, environ: Mapping[str, str]) -> OpenAIClient:
@@ -193,7 +195,7 @@ class OpenAIClient(ModelClient):
         host read), with its quirks handled."""
         base_url = local_url_of(environ)
         max_tokens = max_tokens_of(environ) or LOCAL_MAX_TOKENS
-        return cls(
+        client = cls(
             base_url,
             "local",
             timeout=300.0,
@@ -201,6 +203,8 @@ class OpenAIClient(ModelClient):
             max_tokens=max_tokens,
             pick_then_force=True,
         )
+        client.url_setting = "MINUTES_LOCAL_MODEL_URL"
+        return client
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OpenAIClient:
@@ -407,6 +411,23 @@ class OpenAIClient(ModelClient):
             )
         return ""
 
+    def _redirected(self, url: str, moved: openai_http.Redirected) -> str:
+        """What a redirect means for the settings: the API is elsewhere, so say where."""
+        said = f"POST {url} was redirected with HTTP {moved.status}"
+        if moved.location is None:
+            return f"{said} (to no Location), which is not followed: check {self.url_setting}"
+        parts = urlsplit(moved.location)
+        if parts.path.endswith(CHAT_PATH) and not parts.query and not parts.fragment:
+            # The whole API moved: its root is the address without the path this client adds.
+            root = snippet(moved.location[: -len(CHAT_PATH)][:LOCATION_CHARS])
+        else:
+            root = f"its root (the address before {CHAT_PATH})"
+        return (
+            f"{said} to {snippet(moved.location[:LOCATION_CHARS])}, which is not followed (the "
+            f"request and its API key would go where no setting says): if the API is there, set "
+            f"{self.url_setting} to {root}"
+        )
+
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number `attempt + 1`."""
         if retry_after is not None:
@@ -429,6 +450,9 @@ class OpenAIClient(ModelClient):
         data = json.dumps(body).encode("utf-8")
         try:
             raw = openai_http.post(url, data, headers, timeout, MAX_REPLY_BYTES)
+        except openai_http.Redirected as moved:
+            # Not followed (openai_http): the address is the setting's to change, not ours.
+            raise ModelHTTPError(self._redirected(url, moved), moved.status) from None
         except openai_http.Refused as refused:
             said = snippet(refused.body)
             detail = f"HTTP {refused.status}: {said}"

@@ -8,9 +8,14 @@ monotonic clock: every read and write waits at most what is left of it, and one 
 raises TimeoutError, as a silent server's timeout does. (Looking the host's name up is the one
 step no timeout reaches: the system's resolver has its own.)
 
-`post` answers the body of a 2xx, or raises: Refused (any other status), TimeoutError, or
-Unreachable (the connection failed or broke). The client (runtime/openai_client.py) says what
-each means; this module only speaks HTTP, with the standard library.
+No redirect is followed. urllib's default follows 301, 302 and 303 anywhere, to another host or
+to plain http, with the API key in its Authorization header, and turns the POST into a GET
+whose answer was taken for the completion; a model API has no reason to send one.
+
+`post` answers the body of a 2xx, or raises: Redirected (a 3xx), Refused (any other status),
+TimeoutError, or Unreachable (the connection failed or broke). The client
+(runtime/openai_client.py) says what each means; this module only speaks HTTP, with the
+standard library.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import math
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from email.message import Message
@@ -43,6 +49,16 @@ class Refused(Exception):
         self.retry_after = retry_after
 
 
+class Redirected(Exception):
+    """The server answered with a redirect (3xx), which is not followed. `location` is where
+    it points, made absolute, or None when it did not say."""
+
+    def __init__(self, status: int, location: str | None) -> None:
+        super().__init__(f"HTTP {status} to {location}")
+        self.status = status
+        self.location = location
+
+
 class Unreachable(Exception):
     """No answer: the connection was refused, reset or dropped. The message says how."""
 
@@ -52,12 +68,16 @@ def post(url: str, data: bytes, headers: Mapping[str, str], timeout: float, limi
     than `limit` says it is longer). The whole call takes at most `timeout` seconds."""
     ends = time.monotonic() + timeout
     request = urllib.request.Request(url, data=data, headers=dict(headers), method="POST")
-    opener = urllib.request.build_opener(_Plain(ends), _Secure(ends))
+    opener = urllib.request.build_opener(_Plain(ends), _Secure(ends), _NoRedirects())
     try:
         with opener.open(request, timeout=timeout) as response:
             return _read(response, limit + 1)
     except urllib.error.HTTPError as error:
         with error:
+            if 300 <= error.code < 400:
+                location = error.headers.get("Location") if error.headers else None
+                where = urllib.parse.urljoin(url, location) if location else None
+                raise Redirected(error.code, where) from None
             # A status with no words (they did not come in time) is still the status.
             body = _read(error.fp, ERROR_BODY_BYTES, quietly=True)
         raise Refused(error.code, body, retry_after(error.headers)) from None
@@ -204,3 +224,18 @@ class _Secure(urllib.request.HTTPSHandler):
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         return self.do_open(functools.partial(_TimedSecure, ends=self.ends), req)
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: each 3xx comes back as the HTTPError it is."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Message,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        return None

@@ -153,13 +153,18 @@ def holds_surrogates(value: Any) -> bool:
 
 
 def may_hold_surrogates(text: str | bytes) -> bool:
-    """Whether JSON text may read back with a lone surrogate (a cheap look at its escapes)."""
+    """Whether JSON text may read back with a lone surrogate (a cheap look at its escapes, and
+    at bytes that are one in UTF-8's form)."""
     if isinstance(text, bytes):
-        return _SURROGATE_ESCAPE.search(text) is not None
+        if json.detect_encoding(text) not in ("utf-8", "utf-8-sig"):
+            return True  # UTF-16 or -32, which json reads too: half a pair is no pattern here
+        return _SURROGATE_BYTES.search(text) is not None
     return _SURROGATE_HINT.search(text) is not None
 
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# The escape of half a UTF-16 pair, or the three bytes UTF-8's scheme would give one (ED A0 80
+# to ED BF BF): json reads bytes with "surrogatepass", so those came through as a lone half.
+_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
 def field_holding(value: Any, pattern: re.Pattern[str]) -> str | None:

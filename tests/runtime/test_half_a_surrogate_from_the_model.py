@@ -3,7 +3,9 @@ as a reply cut in the middle of an emoji has it. Python's json reads it and keep
 event holding it could be written (UTF-8 has no such character): the step failed at its
 append, on every try, until the run was dead-lettered. The client now keeps such a reply with
 U+FFFD in the half's place, in its text and in a tool call's arguments; the run goes on and
-replays to the same journal."""
+replays to the same journal. The half may also come as the three bytes UTF-8's scheme would give
+it (ED A0 BD), not an escape: json reads bytes letting those through, and the look for escapes
+missed them, so the run stopped at its ModelResponded, and every resume there too."""
 
 from __future__ import annotations
 
@@ -37,6 +39,33 @@ def test_the_half_is_kept_as_a_replacement_character_and_the_run_goes_on(server,
         flat.loads(line, n)
 
 
+def test_the_half_as_raw_bytes_is_kept_as_a_replacement_character_too(server, tmp_path):
+    models = {"MINUTES_MODEL_BASE_URL": server.url, "MINUTES_MODEL": "some-model"}
+    call = b'{"id":"c1","type":"function","function":{"name":"list_files","arguments":'
+    call += b'"{\\"path\\": \\"a\xed\xb0\x80\\"}"}}'
+    server.queue(
+        Reply(
+            b'{"choices":[{"message":{"role":"assistant","content":"cut \xed\xa0\xbd",'
+            b'"tool_calls":[' + call + b']},"finish_reason":"tool_calls"}]}'
+        ),
+        Reply(completion("ok", [wire_call("done", '{"summary": "ok"}', "c2")])),
+    )
+    journal = JsonlJournal(tmp_path / "j.jsonl")
+    config = flight.plan("solo", "solo-fix", "r-raw", model="endpoint")
+
+    outcome = flight.fly(journal, config, "r-raw", tmp_path, services=Services(models=models))
+
+    records = journal.read("run-r-raw")
+    said = [r.event.text for r in records if isinstance(r.event, ModelResponded)]
+    assert said[0] == "cut \ufffd"
+    called = [r.event for r in records if isinstance(r.event, ToolDispatched)]
+    assert called[0].args == {"path": "a\ufffd"}
+    assert outcome.status != "escalated", outcome.reason
+    assert flight.replay(journal, "r-raw").identical
+    for n, line in enumerate((tmp_path / "j.jsonl").read_bytes().splitlines(), 1):
+        flat.loads(line, n)
+
+
 def test_mended_leaves_text_without_halves_alone_and_reaches_keys():
     assert flat.mended({"k\udc00": ["ok", {"x": "\ud800y"}], "n": 1}) == {
         "k\ufffd": ["ok", {"x": "\ufffdy"}],
@@ -44,3 +73,8 @@ def test_mended_leaves_text_without_halves_alone_and_reaches_keys():
     }
     assert not flat.may_hold_surrogates(b'{"a": "\\u00e9"}')
     assert flat.may_hold_surrogates(b'{"a": "\\uD83D"}')
+    assert flat.may_hold_surrogates(b'{"a": "\xed\xa0\xbd"}')  # UTF-8's form of \ud83d
+    # Whole characters either side of the surrogates' block, and a pair, hold no half.
+    assert not flat.may_hold_surrogates('{"a": "\ud7ff \ue000 \U0001f600"}'.encode())
+    # json reads UTF-16 too, where a half is two bytes like any other character.
+    assert flat.may_hold_surrogates('{"a": "x"}'.encode("utf-16-le"))

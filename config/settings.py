@@ -21,7 +21,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config import env
 from runtime import openai_client, prices, snapshots
-from runtime.events import LINE_DEPTH
+from runtime.events import LINE_BYTES, LINE_DEPTH
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Off unless asked for: a bare deployment (gunicorn, a worker) that forgot the variable must not
@@ -208,7 +208,9 @@ WHITENOISE_USE_FINDERS = True
 # Journal import limits (a file is untrusted input; see journal_store/transfer.py). The size is
 # checked before anything is parsed, and an upload's Content-Length before its body is read.
 IMPORT_MAX_BYTES = env.number("MINUTES_IMPORT_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
-IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", 1024 * 1024, minimum=1)
+# The runtime keeps what it writes into one event under LINE_BYTES (a model's reply, a tool's
+# result): a smaller limit may refuse a run's own export.
+IMPORT_MAX_LINE_BYTES = env.number("MINUTES_IMPORT_MAX_LINE_BYTES", LINE_BYTES, minimum=1)
 IMPORT_MAX_LINES = env.number("MINUTES_IMPORT_MAX_LINES", 1_000_000, minimum=1)
 # Nesting of a line's objects and arrays: the database's and pydantic's JSON readers have
 # limits of their own (pydantic's is 128 levels) that a stored event must stay under, and the

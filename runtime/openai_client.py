@@ -35,6 +35,7 @@ from runtime.model import (
     ToolSpec,
 )
 from runtime.openai_wire import (
+    ArgumentsTooLarge,
     ModelProtocolError,
     UnreadableArguments,
     UnreadableName,
@@ -46,6 +47,7 @@ from runtime.openai_wire import (
     parse_served,
     parse_usage,
     plausible,
+    recordable,
     snippet,
     wire_message,
     wire_name,
@@ -67,9 +69,8 @@ LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server l
 # (a tool's name, a tool call's arguments, a short verdict) held at most 152 tokens.
 LOCAL_MAX_TOKENS = 512
 # The most of a reply's body read. No model writes this much in one reply (the largest
-# completion limits, about 128k tokens, are some 512 KB of text), and a reply recorded in full
-# becomes one journal line: past MINUTES_IMPORT_MAX_LINE_BYTES (1 MiB by default) the run's own
-# export would not import, and its page would carry all of it.
+# completion limits, about 128k tokens, are some 512 KB of text); what it becomes in the journal
+# is bounded apart (openai_wire.recordable), as it may be larger than it was on the wire.
 MAX_REPLY_BYTES = 1024 * 1024
 LOCATION_CHARS = 300  # of a redirect's Location, how much to quote
 log = logging.getLogger(__name__)
@@ -254,8 +255,10 @@ class OpenAIClient(ModelClient):
         """Send the window and the tools; the model's text, tool calls and usage."""
         try:
             if self.pick_then_force and tools:
-                return self._pick_then_force(messages, tools)
-            return self._ask(messages, tools, self.tool_choice)
+                response = self._pick_then_force(messages, tools)
+            else:
+                response = self._ask(messages, tools, self.tool_choice)
+            return recordable(response)
         except ModelProtocolError as error:
             # Its words are about the body alone: say whose body, as an HTTP failure does.
             error.args = (f"POST {self.base_url}{CHAT_PATH} (model {self.model!r}): {error}",)
@@ -299,7 +302,8 @@ class OpenAIClient(ModelClient):
         try:
             text, calls = parse_message(reply)
         except UnreadableArguments as error:
-            if finish_reason(reply) == "length" and not isinstance(error, UnreadableName):
+            cut = not isinstance(error, UnreadableName | ArgumentsTooLarge)  # those were read
+            if finish_reason(reply) == "length" and cut:
                 # A tool call cut off mid-arguments: the fix is a setting, so name it.
                 limit = (
                     f"the limit of {self.max_tokens} tokens (MINUTES_MODEL_MAX_TOKENS)"

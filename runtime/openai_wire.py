@@ -12,12 +12,29 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime import errors, flat, terminal
-from runtime.events import VALUE_DEPTH, Served, Usage
-from runtime.model import UNREADABLE_ARGS, ChatMessage, ModelError, ToolCall, ToolSpec
+from runtime.events import LINE_BYTES, VALUE_DEPTH, Served, Usage
+from runtime.model import (
+    UNREADABLE_ARGS,
+    ChatMessage,
+    ModelError,
+    ModelResponse,
+    ToolCall,
+    ToolSpec,
+)
 
 # Levels of arrays and objects a call's arguments may nest: a journal line may nest 64, and the
 # arguments sit a few levels into the ModelResponded that records them.
 MAX_ARGS_DEPTH = VALUE_DEPTH
+# The most bytes a call's arguments may be as the journal writes them (JSON in UTF-8), where
+# the wire may be far shorter: a number such as 9e15 is 4 bytes there and 9000000000000000.0
+# (18) in the journal, and a control character written raw in arguments read leniently is 1
+# there and \u0001 (6). Larger arguments go back to the model refused (they are written in
+# the ModelResponded, its ToolDispatched and a done call's AgentFinished).
+MAX_ARGS_BYTES = LINE_BYTES // 4
+# The most bytes a reply (its text, calls, usage and what the server said of itself) may be as
+# its ModelResponded writes it: the rest of LINE_BYTES is room for the event's envelope, so the
+# run's own export imports again. A reply of 1 MiB on the wire became a 3.8 MB line.
+MAX_RECORD_BYTES = LINE_BYTES - 64 * 1024
 SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a whole HTML page
 # The most tokens one figure of a call's usage counts for (about 16.8 million, so a call's
 # total is at most twice that): past the largest context window on offer (10 million), and
@@ -51,6 +68,11 @@ class UnreadableArguments(ModelProtocolError):
 
 class UnreadableName(UnreadableArguments):
     """A tool call to a name no tool can have (see TOOL_NAME); `name` is it escaped."""
+
+
+class ArgumentsTooLarge(UnreadableArguments):
+    """A tool call whose arguments, read, are more than MAX_ARGS_BYTES as the journal writes
+    them."""
 
 
 # --- translation to the wire -------------------------------------------------------------------
@@ -180,9 +202,11 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
         raise UnreadableName(message, shown_name, call_id, said)
     arguments = function.get("arguments")
 
-    def unreadable(why: str, said: str) -> UnreadableArguments:
+    def unreadable(
+        why: str, said: str, kind: type[UnreadableArguments] = UnreadableArguments
+    ) -> UnreadableArguments:
         message = f"the arguments of tool call {name!r} are {why}: {said}"
-        return UnreadableArguments(message, name, call_id, f"{why}: {said}")
+        return kind(message, name, call_id, f"{why}: {said}")
 
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         # Some servers send nothing at all for a tool that takes no arguments.
@@ -208,17 +232,35 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
         # stops at about 200 levels): the projectors stopped on it, and every page was a 500.
         said = snippet(arguments if isinstance(arguments, str) else json.dumps(arguments))
         raise unreadable(f"nested deeper than {MAX_ARGS_DEPTH} levels", said)
-    if not _finite(args):
+    written = _written(args)
+    if written is None:
         # 1e400 reads as inf, and an object sent whole may hold the NaN the reply's own
         # reader let through: the journal writes either as null, so the loop went on from a
         # value its record does not hold, and replay differed.
         said = snippet(arguments if isinstance(arguments, str) else json.dumps(arguments))
         raise unreadable("not valid JSON (a number in them is NaN, Infinity or past 1e308)", said)
+    if written > MAX_ARGS_BYTES:
+        said = snippet(arguments if isinstance(arguments, str) else json.dumps(arguments))
+        why = (
+            f"too large to keep ({written:,} bytes as the journal writes them, more than the "
+            f"{MAX_ARGS_BYTES:,} one call's may be: send less at a time)"
+        )
+        raise unreadable(why, said, ArgumentsTooLarge)
     return ToolCall(id=call_id, name=name, args=args)
 
 
 def _not_a_number(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _written(args: dict[str, Any]) -> int | None:
+    """The arguments' size in bytes as the journal writes them (JSON in UTF-8), or None when a
+    number in them is one JSON cannot write (NaN or infinite)."""
+    try:
+        text = json.dumps(args, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return None
+    return len(text.encode(errors="replace"))
 
 
 # strict=False admits raw newlines and tabs inside strings, which small models write (the
@@ -227,13 +269,17 @@ def _not_a_number(name: str) -> Any:
 _ARGS_DECODER = json.JSONDecoder(strict=False, parse_constant=_not_a_number)
 
 
-def _finite(args: dict[str, Any]) -> bool:
-    """Whether every number in the arguments is one JSON can write (none NaN or infinite)."""
-    try:
-        json.dumps(args, allow_nan=False)
-    except ValueError:
-        return False
-    return True
+def recordable(response: ModelResponse) -> ModelResponse:
+    """`response`, or ModelProtocolError when its ModelResponded would be a journal line past
+    what an import of the run reads (MAX_RECORD_BYTES of it, measured as it is written)."""
+    size = len(response.model_dump_json().encode())
+    if size > MAX_RECORD_BYTES:
+        raise ModelProtocolError(
+            f"the reply is {size:,} bytes as the journal writes it (its text and tool calls), "
+            f"more than the {MAX_RECORD_BYTES:,} one event may hold for the run's export to "
+            "import again; it was not kept (MINUTES_MODEL_MAX_TOKENS caps a reply)"
+        )
+    return response
 
 
 def parse_usage(raw: Any) -> Usage | None:

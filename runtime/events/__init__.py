@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from runtime.events.base import (
     ENVELOPE_FIELDS,
+    LINE_BYTES,
     LINE_DEPTH,
     MAX_INT,
     VALUE_DEPTH,
@@ -339,6 +340,7 @@ __all__ = [
     "ALL_KINDS",
     "BY_KIND",
     "ENVELOPE_FIELDS",
+    "LINE_BYTES",
     "LINE_DEPTH",
     "MAX_INT",
     "UPCASTERS",

@@ -159,6 +159,10 @@ def integer_problem(event: BaseModel, where: str = "") -> str | None:
 # projectors, and every page and list answered 500.
 LINE_DEPTH = 64
 VALUE_DEPTH = 60
+# The longest journal line, in bytes, an import reads by default (settings'
+# IMPORT_MAX_LINE_BYTES): what the runtime writes into one event must leave its line under it,
+# or the run's own export would not import again.
+LINE_BYTES = 1024 * 1024
 
 
 def depth_problem(event: BaseModel) -> str | None:

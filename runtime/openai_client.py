@@ -34,6 +34,7 @@ from runtime.model import (
     ModelResponse,
     ToolSpec,
 )
+from runtime.openai_key import blanked, kept_out, quoted
 from runtime.openai_wire import (
     ArgumentsTooLarge,
     ModelProtocolError,
@@ -59,9 +60,6 @@ OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the 
 # How the GenAI semantic conventions name the provider of a server that speaks this protocol
 # (`gen_ai.provider.name`), whoever runs it: a trace names the protocol, not our backend.
 GENAI_PROVIDER = "openai"
-REDACTED = "[API key hidden]"  # what stands for the key in a message that quoted it
-# Shorter keys are placeholders ("x", "none"): blanking each "x" would garble the message.
-SECRET_CHARS = 8
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
 # The local model's completion limit when MINUTES_MODEL_MAX_TOKENS is unset. Without one its
 # server may write until its context (8,192 tokens) is full: at the 67-77 tokens/s its log
@@ -258,7 +256,8 @@ class OpenAIClient(ModelClient):
                 response = self._pick_then_force(messages, tools)
             else:
                 response = self._ask(messages, tools, self.tool_choice)
-            return recordable(response)
+            # The reply is journalled as it is returned: a gateway may echo our key in it.
+            return recordable(kept_out(response, self.api_key))
         except ModelProtocolError as error:
             # Its words are about the body alone: say whose body, as an HTTP failure does.
             error.args = (f"POST {self.base_url}{CHAT_PATH} (model {self.model!r}): {error}",)
@@ -272,10 +271,8 @@ class OpenAIClient(ModelClient):
             raise
 
     def scrub(self, text: str) -> str:
-        """`text` with the API key blanked out wherever it appears."""
-        if not self.api_key or len(self.api_key) < SECRET_CHARS:
-            return text  # a placeholder ("x", "none") some local servers want, not a secret
-        return text.replace(self.api_key, REDACTED)
+        """`text` with the API key blanked out wherever it appears (runtime/openai_key.py)."""
+        return blanked(text, self.api_key)
 
     def _ask(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], tool_choice: Any
@@ -458,7 +455,7 @@ class OpenAIClient(ModelClient):
             # Not followed (openai_http): the address is the setting's to change, not ours.
             raise ModelHTTPError(self._redirected(url, moved), moved.status) from None
         except openai_http.Refused as refused:
-            said = snippet(refused.body)
+            said = quoted(refused.body, self.api_key)
             detail = f"HTTP {refused.status}: {said}"
             if refused.status == 429 or refused.status >= 500:
                 raise _Retryable(detail, refused.status, refused.retry_after) from None

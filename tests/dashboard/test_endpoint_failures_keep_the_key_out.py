@@ -5,7 +5,7 @@ export), where the server's answer was recorded verbatim."""
 
 from __future__ import annotations
 
-from runtime.openai_client import REDACTED
+from runtime.openai_key import REDACTED
 from services import runs
 from tests.dashboard.conftest import drive
 from tests.fakellm import Reply

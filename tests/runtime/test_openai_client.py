@@ -17,13 +17,13 @@ from runtime.model import UNREADABLE_ARGS, ChatMessage, EndpointDown, ModelError
 from runtime.openai_client import (
     LOCAL_MAX_TOKENS,
     MAX_REPLY_BYTES,
-    REDACTED,
     ModelConfigError,
     ModelHTTPError,
     ModelProtocolError,
     OpenAIClient,
     local_url_of,
 )
+from runtime.openai_key import REDACTED
 from runtime.tools import InvalidArguments, Tool, Toolbox
 from tests.fakellm import FakeServer, Reply, completion, wire_call
 

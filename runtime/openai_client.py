@@ -92,7 +92,9 @@ def in_the_clear(base_url: str) -> bool:
 
 @errors.replayable
 class ModelConfigError(ModelError):
-    """The client cannot be built: a setting is missing or malformed."""
+    """The client cannot be built (a setting is missing or malformed), or a call cannot be made
+    as the settings have it (the server's certificate does not verify): asking again will not
+    help."""
 
 
 @errors.replayable
@@ -469,6 +471,13 @@ class OpenAIClient(ModelClient):
             raise _Retryable(
                 f"a timeout (no answer within {timeout:.3g} s)", timed_out=True
             ) from None
+        except openai_http.Untrusted as untrusted:
+            raise ModelConfigError(
+                f"POST {url} was not sent: the certificate of {untrusted.host} did not verify "
+                f"({untrusted.reason}). A setting, not an outage, so it is not tried again: "
+                "where the server's certificate is signed by an authority of your own, set "
+                f"SSL_CERT_FILE to a file holding that authority's; else check {self.url_setting}"
+            ) from None
         except openai_http.Unreachable as trouble:
             raise _Retryable(f"a connection error ({trouble})") from None
         if len(raw) > MAX_REPLY_BYTES:
@@ -481,9 +490,14 @@ class OpenAIClient(ModelClient):
             decoded = json.loads(raw)
             if flat.may_hold_surrogates(raw):
                 decoded = flat.mended(decoded)  # half an emoji: no event could hold it
-        except ValueError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             raise ModelProtocolError(
                 f"the reply is not JSON: {snippet(raw) or '(empty body)'}"
+            ) from None
+        except ValueError:  # JSON, but a whole number in it has more digits than Python reads
+            raise ModelProtocolError(
+                f"the reply is not JSON we can read ({flat.NUMBER_TOO_LONG} in it): "
+                f"{snippet(raw[:1000])}"
             ) from None
         except RecursionError:
             raise ModelProtocolError(

@@ -13,7 +13,8 @@ to plain http, with the API key in its Authorization header, and turns the POST 
 whose answer was taken for the completion; a model API has no reason to send one.
 
 `post` answers the body of a 2xx, or raises: Redirected (a 3xx), Refused (any other status),
-TimeoutError, or Unreachable (the connection failed or broke). The client
+TimeoutError, Untrusted (the server's certificate did not verify), or Unreachable (the
+connection failed or broke). The client
 (runtime/openai_client.py) says what each means; this module only speaks HTTP, with the
 standard library.
 """
@@ -25,6 +26,7 @@ import http.client
 import io
 import math
 import socket
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -59,6 +61,16 @@ class Redirected(Exception):
         self.location = location
 
 
+class Untrusted(Exception):
+    """The server's TLS certificate did not verify: `host`'s, for `reason` (as OpenSSL says
+    it: a self-signed certificate, an expired one, another host's)."""
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"{host}: {reason}")
+        self.host = host
+        self.reason = reason
+
+
 class Unreachable(Exception):
     """No answer: the connection was refused, reset or dropped. The message says how."""
 
@@ -84,12 +96,22 @@ def post(url: str, data: bytes, headers: Mapping[str, str], timeout: float, limi
     except urllib.error.URLError as error:
         if isinstance(error.reason, TimeoutError):
             raise TimeoutError(str(error.reason)) from None
+        if isinstance(error.reason, ssl.SSLCertVerificationError):
+            raise _untrusted(url, error.reason) from None
         raise Unreachable(str(error.reason)) from None
     except TimeoutError:
         raise
+    except ssl.SSLCertVerificationError as error:
+        raise _untrusted(url, error) from None
     except (http.client.HTTPException, OSError) as error:
         # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).
         raise Unreachable(f"{type(error).__name__}: {error}") from None
+
+
+def _untrusted(url: str, error: ssl.SSLCertVerificationError) -> Untrusted:
+    """A certificate that did not verify is not an outage: no later try will find it trusted."""
+    host = urllib.parse.urlsplit(url).hostname or url
+    return Untrusted(host, error.verify_message or str(error))
 
 
 def retry_after(headers: Message | None) -> float | None:

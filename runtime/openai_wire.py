@@ -218,8 +218,11 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
             args = _ARGS_DECODER.decode(arguments)
             if flat.may_hold_surrogates(arguments):
                 args = flat.mended(args)
-        except ValueError as error:
+        except (json.JSONDecodeError, _NotANumber) as error:
             raise unreadable(f"not valid JSON ({error})", snippet(arguments)) from None
+        except ValueError:  # a whole number of more digits than Python converts
+            why = f"not JSON we can read ({flat.NUMBER_TOO_LONG})"
+            raise unreadable(why, snippet(arguments)) from None
         except RecursionError:
             raise unreadable("nested too deeply for JSON to read", snippet(arguments)) from None
     else:
@@ -249,8 +252,12 @@ def read_tool_call(raw: Any, index: int) -> ToolCall:
     return ToolCall(id=call_id, name=name, args=args)
 
 
+class _NotANumber(ValueError):
+    """NaN or Infinity, which Python's json reads and JSON has not."""
+
+
 def _not_a_number(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
+    raise _NotANumber(f"{name} is not a number JSON allows")
 
 
 def _written(args: dict[str, Any]) -> int | None:

@@ -367,6 +367,11 @@ def test_a_refused_connection_is_retried_then_reported(monkeypatch: pytest.Monke
         ({"choices": [{"index": 0}]}, "has no 'message'"),
         ({"choices": [{"message": {"content": 42}}]}, "content is int"),
         (completion(None, [{"id": "c", "function": {"arguments": "{}"}}]), "no function name"),
+        # JSON, but Python reads no whole number this long: said so, not "not JSON".
+        (
+            b'{"choices": [], "n": ' + b"7" * 5_000 + b"}",
+            "not JSON we can read (a whole number longer than 4,300 digits in it)",
+        ),
     ],
     ids=[
         "not-json",
@@ -378,6 +383,7 @@ def test_a_refused_connection_is_retried_then_reported(monkeypatch: pytest.Monke
         "no-message",
         "content-not-text",
         "call-without-name",
+        "number-too-long",
     ],
 )
 def test_a_malformed_reply_is_a_protocol_error_that_says_what_is_wrong(
@@ -441,8 +447,19 @@ def cut(arguments: str) -> dict[str, Any]:
         ('{"a": ' + "[" * 60 + "]" * 60 + "}", "nested deeper than 60 levels: "),
         ({"a": json.loads("[" * 300 + "]" * 300)}, "nested deeper than 60 levels: "),
         ('{"a": ' + "[" * 5_000 + "]" * 5_000 + "}", "nested too deeply for JSON to read: "),
+        ('{"a": NaN}', "not valid JSON (NaN is not a number JSON allows)"),
+        ('{"a": ' + "7" * 5_000 + "}", "not JSON we can read (a whole number longer than 4,300"),
     ],
-    ids=["not-json", "not-an-object", "not-a-string", "too-deep", "too-deep-object", "deepest"],
+    ids=[
+        "not-json",
+        "not-an-object",
+        "not-a-string",
+        "too-deep",
+        "too-deep-object",
+        "deepest",
+        "nan",
+        "number-too-long",
+    ],
 )
 def test_a_call_whose_arguments_are_not_a_json_object_comes_back_kept_for_the_model(
     server: FakeServer, arguments: Any, said: str

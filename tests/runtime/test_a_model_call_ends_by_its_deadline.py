@@ -31,7 +31,7 @@ def test_an_answer_written_a_byte_at_a_time_times_out_unread(
 
     assert "a timeout (no answer within 0.3 s)" in str(caught.value)
     assert caught.value.status is None
-    assert 0 < reply.sent < reply.size / 2  # the client hung up long before the end
+    assert reply.sent < reply.size / 2  # the client hung up long before the end
 
 
 def test_the_runs_ceiling_ends_a_dripping_answer_as_the_run_s_end(server: FakeServer) -> None:

@@ -51,9 +51,9 @@ from runtime.openai_wire import (
     recordable,
     snippet,
     wire_message,
-    wire_name,
     wire_tool,
 )
+from runtime.tool_names import wire_name
 
 CHAT_PATH = "/chat/completions"
 OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the rename

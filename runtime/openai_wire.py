@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import urllib.parse
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +20,7 @@ from runtime.model import (
     ToolCall,
     ToolSpec,
 )
+from runtime.tool_names import NAME_CHARS, TOOL_NAME, wire_name  # the protocol's name rules
 
 # Levels of arrays and objects a call's arguments may nest: a journal line may nest 64, and the
 # arguments sit a few levels into the ModelResponded that records them.
@@ -42,12 +42,6 @@ SNIPPET_CHARS = 500  # how much of a bad body to quote: enough to read, not a wh
 # of budget. Unbounded, two reports of 2**40 summed past what an event may carry
 # (events.MAX_INT): the run's BudgetExhausted was refused, and it could neither end nor resume.
 MAX_CALL_TOKENS = 2**24
-# A tool name in a reply: the protocol's letters, digits, _ and - (OpenAI's own rule), and the
-# dot of our namespaced tools (a model may write `orders.lookup_order` as it read it); up to
-# 128, MCP's length for a name, as a server's tool is named with its server's name before it.
-# Any other name is no tool's: one holding terminal controls was printed raw in findings.
-TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-NAME_CHARS = 80  # how much of a name that is not one to quote
 # How far under our own estimate (estimate_usage) a reported total may be before it is taken
 # for a figure that does not count this call (see plausible).
 FLOOR_RATIO = 8
@@ -101,12 +95,6 @@ def wire_message(message: ChatMessage) -> dict[str, Any]:
             ]
         return wire
     return {"role": message.role, "content": message.content}
-
-
-def wire_name(name: str) -> str:
-    """A tool name the protocol accepts (letters, digits, _ and -): namespaced tools
-    (`orders.lookup_order`) travel as `orders__lookup_order` and come back as themselves."""
-    return name.replace(".", "__")
 
 
 def wire_tool(spec: ToolSpec) -> dict[str, Any]:

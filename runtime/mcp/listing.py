@@ -11,7 +11,7 @@ request. So:
   MAX_LISTING_BYTES in all), or with two tools whose names are one on the wire, the listing is
   refused: the server is degraded, the reason naming the limit or both tools, and none of its
   tools is offered;
-- a tool whose name is none a model can call (openai_wire.TOOL_NAME), or whose schema cannot be
+- a tool whose name is none a model can call (tool_names.TOOL_NAME), or whose schema cannot be
   checked safely (runtime.schemas.problem: not a JSON Schema, a reference that does not resolve
   inside it, a check that would never end, a pattern with no linear-time run), is left out, said
   in the server's health (`ServerHealth.left_out`) and the log; the others are offered.
@@ -31,10 +31,10 @@ from mcp.types import Tool as McpTool
 
 from runtime import flat, schemas
 from runtime.events import shown
-from runtime.openai_wire import NAME_CHARS, TOOL_NAME, wire_name
+from runtime.tool_names import NAME_CHARS, TOOL_NAME, wire_name
 
-# As many tools as OpenAI's API takes in one request: a server that lists more could not have
-# them all offered to a model anyway.
+# As many tools as the OpenAI-compatible API takes in one request: a server that lists more
+# could not have them all offered to a model anyway.
 MAX_TOOLS = 128
 MAX_DESCRIPTION_CHARS = 4_096
 MAX_SCHEMA_BYTES = 32 * 1024  # as JSON in UTF-8
@@ -111,7 +111,7 @@ def _past_a_limit(tools: Sequence[McpTool]) -> str | None:
 
 
 def _collision(server: str, tools: Sequence[McpTool]) -> str | None:
-    """Two tools named alike on the wire, where `.` travels as `__` (openai_wire.wire_name):
+    """Two tools named alike on the wire, where `.` travels as `__` (tool_names.wire_name):
     `a.b` and `a__b` are both `server__a__b`, and a model's call to it reached whichever the
     reply's names were mapped back to last."""
     seen: dict[str, str] = {}

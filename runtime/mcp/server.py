@@ -41,7 +41,7 @@ class McpTimeout(McpFailure, ToolTimeout):
 
 
 # A server's tools travel to a model as `server__tool`, a `.` in the tool's name as `__` too
-# (openai_wire.wire_name): a server name with no `__` in it and no `_` at its ends is the part
+# (tool_names.wire_name): a server name with no `__` in it and no `_` at its ends is the part
 # of the wire name before the first `__`, so no two servers' tools can be named alike there,
 # and a listing is checked for its own (runtime/mcp/listing.py).
 SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")

@@ -34,11 +34,13 @@ from runtime.journal import (
     Batch,
     DuplicateEventId,
     Fence,
+    Guard,
     Recorded,
     WrongExpectedVersion,
     check_batch,
     check_batches,
     check_fence,
+    check_guards,
     replayed_batch,
 )
 from runtime.journal import Fenced as Fenced  # it lives in the runtime now; old imports still work
@@ -144,16 +146,17 @@ class DjangoJournal:
         events: Sequence[Event],
         expected_version: int,
         fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
     ) -> list[Recorded]:
         """Append atomically. With `fence=(lease stream, epoch)`, refuse (StaleEpoch) unless the
-        lease still stands at that epoch (runtime.journal.standing_epoch), read in the same
-        transaction: a writer whose lease was taken over cannot write."""
+        lease still stands at that epoch (runtime.journal.standing_epoch); with `guards`,
+        refuse (WrongExpectedVersion naming the stream) unless each guarded stream stands at
+        its version. Both are read in the same transaction, after the append lock: a writer
+        whose lease was taken over, or whose intent was superseded, cannot write."""
         check_batch(stream, events, expected_version)
         try:
             with transaction.atomic(using=self.using):
-                self.serialize_appends()
-                if fence is not None:
-                    check_fence(fence, self.last(fence[0]))
+                self.check_locked(fence, guards)
                 return self.append_locked(stream, events, expected_version)
         except IntegrityError:
             # Only a path that skipped the checks gets here (an id stored in another stream,
@@ -167,17 +170,33 @@ class DjangoJournal:
                     raise WrongExpectedVersion(stream, expected_version, current) from None
                 raise DuplicateEventId("an event id in the batch is already stored") from None
 
-    def append_batches(self, batches: Sequence[Batch]) -> list[Recorded]:
-        """Several streams' batches in one transaction: all or none (a fork's streams)."""
+    def append_batches(
+        self,
+        batches: Sequence[Batch],
+        fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
+    ) -> list[Recorded]:
+        """Several streams' batches in one transaction: all or none (a fork's streams; an
+        effect's start and what it reserves), fenced and guarded as `append` is."""
         check_batches(batches)
         try:
             with transaction.atomic(using=self.using):
-                self.serialize_appends()
+                self.check_locked(fence, guards)
                 return [r for s, events, x in batches for r in self.append_locked(s, events, x)]
         except IntegrityError:
             # As in append: only an id stored in another stream, or a writer that skipped the
             # lock. The transaction is gone, and with it every batch.
             raise DuplicateEventId("an event id of the batches is already stored") from None
+
+    def check_locked(self, fence: Fence | None, guards: Sequence[Guard]) -> None:
+        """Take the append lock, then check the fence and the guards: on PostgreSQL the lock
+        comes first, so what they read is what the last append committed, and nothing can
+        move them before this transaction commits (on SQLite the transaction began IMMEDIATE:
+        it is the only writer already)."""
+        self.serialize_appends()
+        if fence is not None:
+            check_fence(fence, self.last(fence[0]))
+        check_guards(guards, self.version)
 
     def append_locked(
         self, stream: str, events: Sequence[Event], expected_version: int

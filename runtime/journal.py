@@ -17,12 +17,20 @@ the expected version. A lease stands at the version of its live grant; a renewal
 grant it extends and keeps its epoch, a new grant or a release ends it (`standing_epoch`, from
 the lease stream's last event alone). `Fenced` wraps any Journal so that every append of one
 writer carries its fence.
+
+Guards are the expected version of streams the append does not write: `append(...,
+guards=[(stream, version)])` is refused with WrongExpectedVersion, naming the guarded stream,
+unless each stream still stands at its version, checked in the same atomic step. A write that
+was allowed by what another stream said (a mutation by the intent it serves, a reservation by
+the holds beside it) carries that stream's version as a guard, so that the check and the write
+are one step: a person superseding the intent in between makes the write fail, where a check
+made before the write would have let it through under the old intent.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
@@ -36,6 +44,7 @@ from runtime.events import (
 )
 
 Fence = tuple[str, int]  # (lease stream, epoch)
+Guard = tuple[str, int]  # (stream, version): the append goes in only while it stands there
 Batch = tuple[str, Sequence[Event], int]  # (stream, events, expected version)
 
 
@@ -88,9 +97,12 @@ class Journal(Protocol):
         events: Sequence[Event],
         expected_version: int,
         fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
     ) -> list[Recorded]:
         """Append atomically at `expected_version` (WrongExpectedVersion when the stream moved);
-        with a fence, only while that lease stands at that epoch (StaleEpoch otherwise)."""
+        with a fence, only while that lease stands at that epoch (StaleEpoch otherwise); with
+        guards, only while each of those streams stands at its version (WrongExpectedVersion
+        naming the guarded stream otherwise)."""
         ...
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
@@ -107,11 +119,16 @@ class Journal(Protocol):
 
 
 class BatchJournal(Journal, Protocol):
-    def append_batches(self, batches: Sequence[Batch]) -> list[Recorded]:
+    def append_batches(
+        self,
+        batches: Sequence[Batch],
+        fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
+    ) -> list[Recorded]:
         """Append each (stream, events, expected version) in order, all or none: the first
-        refusal or failure (WrongExpectedVersion, a write that fails) leaves nothing of any
-        batch written. A stream may come back in a later batch, expected at its version after
-        the earlier ones."""
+        refusal or failure (WrongExpectedVersion, a write that fails, the fence or a guard)
+        leaves nothing of any batch written. A stream may come back in a later batch, expected
+        at its version after the earlier ones."""
         ...
 
 
@@ -172,6 +189,16 @@ def standing_epoch(last: Recorded | None) -> int:
     return 0
 
 
+def check_guards(guards: Sequence[Guard], version: Callable[[str], int]) -> None:
+    """Raise WrongExpectedVersion, naming the guarded stream, unless each guarded stream stands
+    at its version (`version(stream)` reads it). Call it where the append is atomic, with the
+    fence: the guards are judged before anything is written, a retry's included."""
+    for stream, expected in guards:
+        current = version(stream)
+        if current != expected:
+            raise WrongExpectedVersion(stream, expected, current)
+
+
 def check_fence(fence: Fence | None, last: Recorded | None) -> None:
     """Raise StaleEpoch unless the lease whose last record is `last` stands at the fence's
     epoch. Call it where the append is atomic (under the writer's lock or in its transaction)."""
@@ -197,10 +224,29 @@ class Fenced:
         events: Sequence[Event],
         expected_version: int,
         fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
     ) -> list[Recorded]:
+        self.same_fence(fence)
+        return self.journal.append(
+            stream, events, expected_version, fence=self.fence, guards=guards
+        )
+
+    def append_batches(
+        self,
+        batches: Sequence[Batch],
+        fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
+    ) -> list[Recorded]:
+        self.same_fence(fence)
+        if not hasattr(self.journal, "append_batches"):
+            raise TypeError(f"{type(self.journal).__name__} cannot append several streams at once")
+        return cast(BatchJournal, self.journal).append_batches(
+            batches, fence=self.fence, guards=guards
+        )
+
+    def same_fence(self, fence: Fence | None) -> None:
         if fence is not None and fence != self.fence:
             raise ValueError(f"this journal is fenced by {self.fence}, not {fence}")
-        return self.journal.append(stream, events, expected_version, fence=self.fence)
 
     def check(self) -> None:
         """Raise StaleEpoch unless this writer's lease still stands at its epoch: what every
@@ -347,17 +393,22 @@ class MemoryJournal:
         events: Sequence[Event],
         expected_version: int,
         fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
     ) -> list[Recorded]:
         check_batch(stream, events, expected_version)
         with self._lock:
-            if fence is not None:
-                lease = self._streams.get(fence[0])
-                check_fence(fence, lease[-1] if lease else None)
+            self._check(fence, guards)
             return self._append(stream, events, expected_version)
 
-    def append_batches(self, batches: Sequence[Batch]) -> list[Recorded]:
+    def append_batches(
+        self,
+        batches: Sequence[Batch],
+        fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
+    ) -> list[Recorded]:
         check_batches(batches)
         with self._lock:
+            self._check(fence, guards)
             mark = len(self._all)
             try:
                 return [r for s, events, x in batches for r in self._append(s, events, x)]
@@ -368,6 +419,13 @@ class MemoryJournal:
                     del self._by_id[rec.event.id]
                 del self._all[mark:]
                 raise
+
+    def _check(self, fence: Fence | None, guards: Sequence[Guard]) -> None:
+        """The fence and the guards, under the lock."""
+        if fence is not None:
+            lease = self._streams.get(fence[0])
+            check_fence(fence, lease[-1] if lease else None)
+        check_guards(guards, lambda stream: len(self._streams.get(stream, [])))
 
     def _append(
         self, stream: str, events: Sequence[Event], expected_version: int

@@ -25,11 +25,13 @@ from runtime.events import Event, EventFormatError
 from runtime.journal import (
     Batch,
     Fence,
+    Guard,
     Recorded,
     WrongExpectedVersion,
     check_batch,
     check_batches,
     check_fence,
+    check_guards,
     replayed_batch,
 )
 
@@ -203,16 +205,24 @@ class JsonlJournal:
         events: Sequence[Event],
         expected_version: int,
         fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
     ) -> list[Recorded]:
         check_batch(stream, events, expected_version)
-        return self._append([(stream, events, expected_version)], fence)
+        return self._append([(stream, events, expected_version)], fence, guards)
 
-    def append_batches(self, batches: Sequence[Batch]) -> list[Recorded]:
+    def append_batches(
+        self,
+        batches: Sequence[Batch],
+        fence: Fence | None = None,
+        guards: Sequence[Guard] = (),
+    ) -> list[Recorded]:
         """Several streams' batches in one write of the file, under one lock: all or none."""
         check_batches(batches)
-        return self._append(batches, None)
+        return self._append(batches, fence, guards)
 
-    def _append(self, batches: Sequence[Batch], fence: Fence | None) -> list[Recorded]:
+    def _append(
+        self, batches: Sequence[Batch], fence: Fence | None, guards: Sequence[Guard]
+    ) -> list[Recorded]:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -222,6 +232,7 @@ class JsonlJournal:
                 if fence is not None:
                     lease = self._streams.get(fence[0])
                     check_fence(fence, lease[-1] if lease else None)
+                check_guards(guards, lambda stream: _last(self._streams.get(stream, [])))
                 planned: list[list[Recorded] | Batch] = []
                 versions: dict[str, int] = {}  # a stream's version after the batches before
                 for stream, events, expected_version in batches:

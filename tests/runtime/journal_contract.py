@@ -320,6 +320,34 @@ class JournalContract:
         with pytest.raises(StaleEpoch):
             journal.append("run-r", [debit(2)], 1, fence=("lease-r", 1))
 
+    # --- guards: another stream's version, checked in the same atomic step ---------------------
+
+    def test_an_append_guarded_by_a_stream_where_it_stands_is_written(self, journal):
+        journal.append("intent-x", [debit(1)], 0)
+        journal.append("run-a", [debit(2)], 0, guards=[("intent-x", 1), ("intent-none", 0)])
+        assert journal.version("run-a") == 1
+
+    def test_a_guarded_stream_that_moved_refuses_the_append_naming_it(self, journal):
+        journal.append("intent-x", [debit(1), debit(2)], 0)
+        with pytest.raises(WrongExpectedVersion) as info:
+            journal.append("run-a", [debit(3)], 0, guards=[("intent-x", 1)])
+        assert (info.value.stream, info.value.expected, info.value.actual) == ("intent-x", 1, 2)
+        assert journal.version("run-a") == 0 and len(journal.read_all()) == 2
+
+    def test_a_guard_refuses_every_batch_and_a_fenced_journal_passes_it_on(self, journal):
+        journal.append("lease-x", [grant()], 0)
+        journal.append("intent-x", [debit(1)], 0)
+        fenced = Fenced(journal, "lease-x", 1)
+        batches = [("hold-a", [debit(2)], 0), ("effect-a", [debit(3)], 0)]
+        with pytest.raises(WrongExpectedVersion) as info:
+            fenced.append_batches(batches, guards=[("intent-x", 0)])
+        assert info.value.stream == "intent-x"
+        with pytest.raises(WrongExpectedVersion):
+            fenced.append("run-a", [debit(4)], 0, guards=[("intent-x", 0)])
+        assert [journal.version(s) for s in ("hold-a", "effect-a", "run-a")] == [0, 0, 0]
+        fenced.append_batches(batches, guards=[("intent-x", 1)])
+        assert [journal.version(s) for s in ("hold-a", "effect-a")] == [1, 1]
+
     # --- the lease primitive --------------------------------------------------------------------
 
     def test_a_lease_is_granted_at_an_epoch_and_refused_to_others_while_live(self, journal):

@@ -2,8 +2,9 @@
 
     runs.py         start a run, interrupt it, resume it, read its status
     letters.py      a person's decision on a dead letter (retry or discard)
-    review.py       a reviewer's decision on a parked claim conflict, and the registry of
-                    commit targets a decision writes to (each app registers its own)
+    review.py       a reviewer's decision on a parked claim conflict
+    commit_targets.py  the registry of commit targets a decision writes to (each app
+                    registers its own)
     intents.py      superseding an intent
     steps.py        drive one step of a run (on a worker), revive the runs nobody drives
     specialists.py  run one specialist of a fan-out run (on a worker)

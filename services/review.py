@@ -22,10 +22,11 @@ id), saying who decided what and why, as for another person's ruling. A refusal
 (RulingRefused, with the gate's MutationRefused) is journalled in the run's gate log
 `gate-<run>` and nothing else is written.
 
-Where a value can be committed is a registry, keyed by the commit's `service`: this module
-knows only the journal's own facts ("facts"); an app that parks conflicts on its own state
-registers its commit function in its AppConfig.ready() (the support desk's orders: desk/apps.py).
-A conflict naming a target nobody registered is refused (UnknownCommitTarget), deciding nothing.
+Where a value can be committed is a registry (services/commit_targets.py), keyed by the
+commit's `service`: this module knows only the journal's own facts ("facts"); an app that parks
+conflicts on its own state registers its commit function in its AppConfig.ready() (the support
+desk's orders: desk/apps.py). A conflict naming a target nobody registered is refused
+(UnknownCommitTarget), deciding nothing.
 
 A conflict's claims are those live on the fact when it was parked, and the fact's claims stream
 is shared by every run on its subject (two runs on one order): a conflict may hold another
@@ -40,7 +41,7 @@ this one check again, and be refused, where both went in (the claim lost, then w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,12 @@ from runtime.events import (
     shown,
 )
 from runtime.journal import WrongExpectedVersion
+from services.commit_targets import READERS as READERS
+from services.commit_targets import TARGETS as TARGETS
+from services.commit_targets import CommitTarget as CommitTarget
+from services.commit_targets import Current as Current
+from services.commit_targets import current_value as current_value
+from services.commit_targets import register_commit_target as register_commit_target
 
 NONE = "none"  # the choice that rejects every claim
 RECHECKS = 20  # checks again of a ruling whose claims stream moved before its decision
@@ -202,54 +209,6 @@ class UnknownCommitTarget(ConflictError):
             f"commit target of that kind (registered: {known}); nothing was decided"
         )
         self.kind = kind
-
-
-# Write `value` for the parked conflict where its `commit` says, by compare-and-swap from the
-# commit's version, as decided by `by`; what was written ({"service", "key", "version"}).
-# Raises ConflictMoved when the target moved since the conflict was parked, ConflictError when
-# the value is not one the target can hold. Runs inside the decision's transaction.
-CommitTarget = Callable[[ConflictParked, Any, str, DjangoJournal], dict[str, Any]]
-TARGETS: dict[str, CommitTarget] = {}
-
-
-@dataclass(frozen=True)
-class Current:
-    """What the fact a conflict is about holds now, shown beside the claims: its value, its
-    version (a decision commits from the version the conflict was parked at), who set it."""
-
-    value: Any
-    version: int
-    by: str = ""
-    known: bool = True  # False: the target has no value for the predicate yet
-
-
-# The fact's current value where a conflict's `commit` says (commit, subject, predicate).
-CurrentValue = Callable[[dict[str, Any], str, str], Current]
-READERS: dict[str, CurrentValue] = {}
-
-
-def register_commit_target(
-    kind: str, commit: CommitTarget, current: CurrentValue | None = None
-) -> None:
-    """Let decisions on conflicts whose `commit["service"]` is `kind` write through `commit`,
-    and show what the target holds now through `current`. Registering the same functions again
-    is harmless (ready() may run more than once)."""
-    if TARGETS.get(kind, commit) is not commit:
-        raise ValueError(f"a commit target {kind!r} is registered already")
-    TARGETS[kind] = commit
-    if current is not None:
-        READERS[kind] = current
-
-
-def current_value(commit: dict[str, Any] | None, subject: str, predicate: str) -> Current | None:
-    """What the conflict's fact holds now, read from its commit target (from the journal's
-    fact `subject-<subject>` when it commits nowhere); None when nothing holds it."""
-    kind = str((commit or {}).get("service") or "facts")
-    reader = READERS.get(kind)
-    if reader is None:
-        return None
-    found = reader(commit or {"service": "facts", "key": subject}, subject, predicate)
-    return found if found.version > 0 else None
 
 
 def park(conflict: ConflictParked) -> None:

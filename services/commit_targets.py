@@ -1,0 +1,63 @@
+"""Where a decision on a parked conflict writes: the registry of commit targets.
+
+A parked conflict's `commit` names its target's kind (`commit["service"]`): the review service
+(services/review.py) knows only the journal's own facts ("facts"); an app that parks conflicts on
+its own state registers its commit function, and how to read what the target holds now, in its
+AppConfig.ready() (the support desk's orders: desk/apps.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from journal_store.journal import DjangoJournal
+from runtime.events import ConflictParked
+
+# Write `value` for the parked conflict where its `commit` says, by compare-and-swap from the
+# commit's version, as decided by `by`; what was written ({"service", "key", "version"}).
+# Raises ConflictMoved when the target moved since the conflict was parked, ConflictError when
+# the value is not one the target can hold. Runs inside the decision's transaction.
+CommitTarget = Callable[[ConflictParked, Any, str, DjangoJournal], dict[str, Any]]
+TARGETS: dict[str, CommitTarget] = {}
+
+
+@dataclass(frozen=True)
+class Current:
+    """What the fact a conflict is about holds now, shown beside the claims: its value, its
+    version (a decision commits from the version the conflict was parked at), who set it."""
+
+    value: Any
+    version: int
+    by: str = ""
+    known: bool = True  # False: the target has no value for the predicate yet
+
+
+# The fact's current value where a conflict's `commit` says (commit, subject, predicate).
+CurrentValue = Callable[[dict[str, Any], str, str], Current]
+READERS: dict[str, CurrentValue] = {}
+
+
+def register_commit_target(
+    kind: str, commit: CommitTarget, current: CurrentValue | None = None
+) -> None:
+    """Let decisions on conflicts whose `commit["service"]` is `kind` write through `commit`,
+    and show what the target holds now through `current`. Registering the same functions again
+    is harmless (ready() may run more than once)."""
+    if TARGETS.get(kind, commit) is not commit:
+        raise ValueError(f"a commit target {kind!r} is registered already")
+    TARGETS[kind] = commit
+    if current is not None:
+        READERS[kind] = current
+
+
+def current_value(commit: dict[str, Any] | None, subject: str, predicate: str) -> Current | None:
+    """What the conflict's fact holds now, read from its commit target (from the journal's
+    fact `subject-<subject>` when it commits nowhere); None when nothing holds it."""
+    kind = str((commit or {}).get("service") or "facts")
+    reader = READERS.get(kind)
+    if reader is None:
+        return None
+    found = reader(commit or {"service": "facts", "key": subject}, subject, predicate)
+    return found if found.version > 0 else None

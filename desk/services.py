@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from desk.models import Refund
 from runtime.coordination.effects import ProviderStatus
 from runtime.coordination.facts import Facts
 from runtime.events import EffectStarted, FactChanged
-from runtime.journal import Journal, WrongExpectedVersion
+from runtime.journal import Guard, Journal, WrongExpectedVersion
 from teams.desk.services import (
     Desk,
     Order,
@@ -75,7 +75,13 @@ class TableOrders:
         return as_order(row)
 
     def set_status(
-        self, order_id: str, status: str, based_on: int, by: str, run_id: str = ""
+        self,
+        order_id: str,
+        status: str,
+        based_on: int,
+        by: str,
+        run_id: str = "",
+        guards: Sequence[Guard] = (),
     ) -> Order:
         changed = FactChanged(
             run_id=run_id,
@@ -94,8 +100,11 @@ class TableOrders:
                 )
                 if updated != 1:
                     raise WrongExpectedVersion(self.stream(order_id), based_on, -1)
-                self.journal.append(self.stream(order_id), [changed], based_on)
-        except WrongExpectedVersion:
+                # The guards are checked in this append: refused, the row's update goes too.
+                self.journal.append(self.stream(order_id), [changed], based_on, guards=guards)
+        except WrongExpectedVersion as exc:
+            if exc.stream != self.stream(order_id):
+                raise  # a guard's stream moved (the intent), not the order
             raise OrderMoved(based_on, self.get(order_id)) from None
         return self.get(order_id)
 

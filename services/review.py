@@ -20,7 +20,11 @@ posted twice is applied once, and the second answer is the first's decision. Ano
 under the same key is not the same ruling: ConflictAlreadyDecided (RulingRepeated for a form's
 id), saying who decided what and why, as for another person's ruling. A refusal
 (RulingRefused, with the gate's MutationRefused) is journalled in the run's gate log
-`gate-<run>` and nothing else is written.
+`gate-<run>` and nothing else is written. The intent's check is repeated in the decision's
+transaction: its append is guarded by the intent's stream at the version the gate read, so a
+person who supersedes the intent between the gate and the decision makes nothing be written
+(the commit is undone with it), and the ruling, checked again, is refused (StaleRuling) as it
+would have been had they been a moment quicker.
 
 Where a value can be committed is a registry (services/commit_targets.py), keyed by the
 commit's `service`: this module knows only the journal's own facts ("facts"); an app that parks
@@ -41,7 +45,7 @@ this one check again, and be refused, where both went in (the claim lost, then w
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +66,7 @@ from runtime.events import (
     MutationRefused,
     shown,
 )
-from runtime.journal import WrongExpectedVersion
+from runtime.journal import Guard, WrongExpectedVersion
 from services.commit_targets import READERS as READERS
 from services.commit_targets import TARGETS as TARGETS
 from services.commit_targets import CommitTarget as CommitTarget
@@ -330,24 +334,42 @@ def resolve(
                 ruled(decided) if decided is not None and decided.ruling_id == k else None
             ),
         )
-        try:
-            gate.check(ruling(journal, parked, choice, by, role, key, request, decided is not None))
-        except GateRefused as exc:
-            if decided is not None and exc.refused.check == "idempotency":
-                raise RulingRepeated(exc.refused, decided) from None
-            raise refusal(exc.refused) from None
+        mutation = ruling(journal, parked, choice, by, role, key, request, decided is not None)
+
+        def checked() -> tuple[Guard, ...]:
+            try:
+                return gate.check(mutation)
+            except GateRefused as exc:
+                if decided is not None and exc.refused.check == "idempotency":
+                    raise RulingRepeated(exc.refused, decided) from None
+                raise refusal(exc.refused) from None
+
+        guards = checked()
         for attempt in range(RECHECKS + 1):
             try:
                 decision = decide(
-                    journal, parked, target, choice, value, by, reason, key, using, set(gone), at
+                    journal,
+                    parked,
+                    target,
+                    choice,
+                    value,
+                    by,
+                    reason,
+                    key,
+                    using,
+                    set(gone),
+                    at,
+                    guards,
                 )
                 break
-            except ClaimsMoved:
-                # Something was appended to the subject's claims since the check (another
-                # conflict's ruling, a run's claim): nothing of this ruling was written. Check
-                # again: refused when its claim was settled meanwhile, else decided on what holds.
+            except (ClaimsMoved, WrongExpectedVersion):
+                # Something was appended since the check: to the subject's claims (another
+                # conflict's ruling, a run's claim), or to the intent (the decision's guard: a
+                # person superseded it). Nothing of this ruling was written. Check again: refused
+                # when its claim was settled or its intent superseded, else decided on what holds.
                 if attempt == RECHECKS:
                     raise
+                guards = checked()
                 at, gone = unsettled(journal, parked, choice, parked_at)
     except ConflictError as exc:
         if decided is not None or isinstance(exc, RulingNotAllowed):
@@ -393,12 +415,15 @@ def decide(
     using: str,
     settled: set[str] | None = None,
     claims_at: int | None = None,
+    guards: Sequence[Guard] = (),
 ) -> ConflictResolved:
     """Commit the chosen value and journal the decision, in one transaction. The decision
     settles the claims still open; those another ruling settled (`settled`) stay as it left
     them (naming them losers here would say this ruling decided against them). It is appended
     to the claims stream at `claims_at`, the version `settled` was read at: when the stream
-    moved since, nothing is written (ClaimsMoved), for that read may be out of date."""
+    moved since, nothing is written (ClaimsMoved), for that read may be out of date. It is
+    appended with the gate's `guards` (the intent's stream where the check read it): when
+    the intent moved since, nothing is written (WrongExpectedVersion on that stream)."""
     conflict_id = parked.conflict_id
     choices = claim_choices(parked)
     with transaction.atomic(using=using):
@@ -415,9 +440,12 @@ def decide(
             committed=committed,
             ruling_id=key,
         )
+        stream = f"conflict-{conflict_id}"
         try:
-            journal.append(f"conflict-{conflict_id}", [decision], 1)
-        except WrongExpectedVersion:
+            journal.append(stream, [decision], 1, guards=guards)
+        except WrongExpectedVersion as exc:
+            if exc.stream != stream:
+                raise  # a guard's: the intent moved, and the commit above is undone with this
             raise ConflictAlreadyDecided(conflict_id) from None
         ids = [i for i in choices if i not in (settled or set())]
         if not ids:  # other rulings settled them all since: a decision on none says nothing

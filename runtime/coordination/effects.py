@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from runtime import errors
 from runtime.events import EffectFailed, EffectStarted, EffectSucceeded, ErrorInfo, Event
-from runtime.journal import Journal, ScanningJournal, WrongExpectedVersion
+from runtime.journal import Guard, Journal, ScanningJournal, WrongExpectedVersion
 
 if TYPE_CHECKING:  # the gate reads effect records; the ledger only calls it
     from runtime.coordination.mutation import Mutation, MutationGate
@@ -122,10 +122,13 @@ class Ledger:
     ) -> Any:
         """Do the effect once for this key: `call(key)` runs only for the first caller."""
         digest = request_hash(effect_type, target, payload)
+        gated: Mutation | None = None
+        guards: tuple[Guard, ...] = ()
         if self.gate is not None:
             if mutation is None:
                 raise ValueError(f"effect {key} ({effect_type}) is gated and carries no mutation")
-            self.gate.check(replace(mutation, key=key, request=digest))
+            gated = replace(mutation, key=key, request=digest)
+            guards = self.gate.check(gated)
             intent = mutation.intent
         stream = self.stream(key)
         recorded = [r.event for r in self.journal.read(stream)]
@@ -141,8 +144,11 @@ class Ledger:
             intent_version=intent[1] if intent else None,
         )
         try:
-            self.journal.append(stream, [started], 0)
-        except WrongExpectedVersion:
+            # Started only while the intent stands where the gate read it (its guard).
+            self.journal.append(stream, [started], 0, guards=guards)
+        except WrongExpectedVersion as exc:
+            if exc.stream != stream and self.gate is not None and gated is not None:
+                self.gate.again(gated, exc, guards)  # the intent moved: refused now
             # Somebody started it a moment before us: theirs is the effect.
             return self.answer(key, digest, [r.event for r in self.journal.read(stream)])
         try:

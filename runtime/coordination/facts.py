@@ -8,12 +8,12 @@ through. The loser learns it lost (WrongExpectedVersion), re-reads, and decides 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from runtime.events import FactChanged
-from runtime.journal import Journal, WrongExpectedVersion
+from runtime.journal import Guard, Journal, WrongExpectedVersion
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,10 @@ class Facts:
         *,
         run_id: str = "",
         intent_version: int | None = None,
+        guards: Sequence[Guard] = (),
     ) -> int:
-        """Compare-and-swap: the new version, or WrongExpectedVersion when the fact moved."""
+        """Compare-and-swap: the new version, or WrongExpectedVersion when the fact moved (or,
+        naming its stream, when a guarded stream did: runtime.journal)."""
         event = FactChanged(
             run_id=run_id,
             subject=subject,
@@ -77,7 +79,7 @@ class Facts:
             by=by,
             intent_version=intent_version,
         )
-        self.journal.append(self.stream(subject), [event], based_on)
+        self.journal.append(self.stream(subject), [event], based_on, guards=guards)
         return based_on + 1
 
     def decide_and_write(

@@ -17,19 +17,34 @@ The first check that fails refuses the mutation with `GateRefused`, carrying the
 journals the event in a log stream (for tools, which run live only); `judge` returns it for a
 harness to emit through its session (replayed like any other decision). Either way, nothing the
 mutation would write is written: the gate runs before it.
+
+Running before the write is not enough for the intent: a person may supersede it after the check
+and before the write, which would then go in under the version they replaced. The lease needs
+nothing more, for the fenced append repeats its check; the intent's check is repeated the same
+way: `check` returns guards, the intent's stream at the version it was read at before the
+checks, and the mutation's write carries them (`Journal.append(..., guards=)`). A write whose
+intent moved in between fails with WrongExpectedVersion on the intent's stream, and its maker
+checks again (`again`): refused now, as it would have been a moment later.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from runtime import errors
 from runtime.coordination.gates import Intents
 from runtime.events import EffectStarted, MutationRefused
 from runtime.events.mutation import GateCheck
-from runtime.journal import Journal, append_next, last_record, standing_epoch
+from runtime.journal import (
+    Guard,
+    Journal,
+    WrongExpectedVersion,
+    append_next,
+    last_record,
+    standing_epoch,
+)
 from runtime.session import Session
 
 CHECKS: tuple[GateCheck, ...] = ("intent", "lease", "authority", "evidence", "idempotency")
@@ -129,12 +144,37 @@ class MutationGate:
                 )
         return None
 
-    def check(self, m: Mutation) -> None:
-        """Let the mutation through, or journal the refusal in the log stream and raise it."""
+    def check(self, m: Mutation) -> tuple[Guard, ...]:
+        """Let the mutation through, or journal the refusal in the log stream and raise it.
+        Returns the guards its write must carry: the intent's stream at the version it stood
+        at before the checks (see the module docstring)."""
+        guards = self.guards(m)
         refused = self.judge(m)
         if refused is not None:
             append_next(self.journal, self.log, [refused])
             raise GateRefused(refused)
+        return guards
+
+    def guards(self, m: Mutation) -> tuple[Guard, ...]:
+        """The intent's stream and its version, read before the checks read the intent: a
+        person who supersedes it after this read is seen by the intent check, or makes the
+        guarded write fail. A team run's own intent whose versions are all carried by its run
+        stands at version 0 of its stream, and any declaration moves it."""
+        if m.intent is None:
+            return ()
+        stream = Intents.stream(m.intent[0])
+        return ((stream, self.journal.version(stream)),)
+
+    def again(
+        self, m: Mutation, moved: WrongExpectedVersion, guards: tuple[Guard, ...]
+    ) -> NoReturn:
+        """A write refused by its guards (a guarded stream moved since `check`): check the
+        mutation again, which refuses it now (journalled, GateRefused) where the intent was
+        superseded. A refusal that was not a guard's, or a check that passes (the stream moved
+        and the intent did not), is raised as it came."""
+        if moved.stream in {stream for stream, _ in guards}:
+            self.check(m)
+        raise moved
 
     # --- the five checks: None when it passes, else (held, current, reason) -------------------
 

@@ -34,7 +34,7 @@ from runtime.events import (
     ToolDispatched,
     ToolReturned,
 )
-from runtime.journal import Fenced, WrongExpectedVersion
+from runtime.journal import Fenced, Guard, WrongExpectedVersion
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
 from runtime.status import Verdict
@@ -202,19 +202,23 @@ def reconcile_status(
     )
     version = current.version
     if outcome.status == "decided" and outcome.value != current.status:
-        refused = gate_commit(session, prepared, about, str(outcome.value), current.version, claims)
-        why = (
-            None
-            if refused is None
-            else f"the gate refused the reconciler's commit ({refused.check}): {refused.reason}"
-        )
-        if why is None:
+        value = str(outcome.value)
+        refused, guards = gate_commit(session, prepared, about, value, current.version, claims)
+        why: str | None = None
+        if refused is None:
             try:
                 version = desk.orders.set_status(
-                    order_id, str(outcome.value), current.version, RECONCILER, session.run_id
+                    order_id, value, current.version, RECONCILER, session.run_id, guards
                 ).version
             except ToolFailure:
                 why = "the order moved while the rule's winner was committed"
+            except WrongExpectedVersion:
+                # The ticket's intent was superseded after the gate's check (its guard): the
+                # gate is asked again, and refuses it as it would have a moment later.
+                refused, _ = gate_commit(session, prepared, about, value, current.version, claims)
+                why = "the ticket's intent moved while the rule's winner was committed"
+        if refused is not None:
+            why = f"the gate refused the reconciler's commit ({refused.check}): {refused.reason}"
         if why is not None:
             # What was decided does not apply as is: a person decides.
             live = claims.live(about, "status") or claims.all(about)
@@ -245,9 +249,9 @@ def gate_commit(
     value: str,
     based_on: int,
     claims: Claims,
-) -> MutationRefused | None:
+) -> tuple[MutationRefused | None, tuple[Guard, ...]]:
     """The gate's refusal of the reconciler's commit (journalled in the run's gate log, as the
-    tools' are), or None: it may go ahead."""
+    tools' are), or None and the guards its write carries: it may go ahead."""
     journal = session.journal
     payload = {"status": value, "based_on": based_on}
     key = effect_key(session.run_id, "reconcile", about, payload)
@@ -271,10 +275,9 @@ def gate_commit(
         run_id=session.run_id,
     )
     try:
-        MutationGate(journal, AUTHORITY, gate_log(session.run_id)).check(mutation)
+        return None, MutationGate(journal, AUTHORITY, gate_log(session.run_id)).check(mutation)
     except GateRefused as exc:
-        return exc.refused
-    return None
+        return exc.refused, ()
 
 
 def snapshot(prepared: OrderPrepared) -> str:

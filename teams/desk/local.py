@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from runtime.coordination.effects import ProviderStatus
 from runtime.coordination.facts import Facts
 from runtime.events import FactChanged
 from runtime.flight import FlightError
-from runtime.journal import Journal, WrongExpectedVersion
+from runtime.journal import Guard, Journal, WrongExpectedVersion
 from teams.desk.services import Desk, Order, OrderMissing, OrderMoved, opened, receipt, subject
 
 
@@ -59,12 +60,21 @@ class JournalOrders:
         )
 
     def set_status(
-        self, order_id: str, status: str, based_on: int, by: str, run_id: str = ""
+        self,
+        order_id: str,
+        status: str,
+        based_on: int,
+        by: str,
+        run_id: str = "",
+        guards: Sequence[Guard] = (),
     ) -> Order:
         self.get(order_id)  # a missing order is "missing", not "moved"
+        about = subject(order_id)
         try:
-            self.facts.write(subject(order_id), "status", status, based_on, by, run_id=run_id)
-        except WrongExpectedVersion:
+            self.facts.write(about, "status", status, based_on, by, run_id=run_id, guards=guards)
+        except WrongExpectedVersion as exc:
+            if exc.stream != self.facts.stream(about):
+                raise  # a guard's stream moved, not the order
             raise OrderMoved(based_on, self.get(order_id)) from None
         return Order(order_id, status, self.get(order_id).amount_cents, based_on + 1, by)
 

@@ -7,14 +7,15 @@ relies on:
 
     orders    `set_status` is a compare-and-swap on the version the caller read: it raises
               OrderMoved, carrying the order as it is now, instead of overwriting a change the
-              caller never saw.
+              caller never saw; its guards (the intent the change serves) are checked in the
+              same write.
     payments  `refund` deduplicates on the idempotency key it is given, as payment APIs do: the
               same key twice is one refund and the same receipt. It may be slow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 from runtime import errors
 from runtime.coordination.effects import ProviderStatus
 from runtime.events import EffectStarted, ErrorInfo, FactChanged
-from runtime.journal import Journal
+from runtime.journal import Guard, Journal
 from runtime.tools import ToolFailure
 
 if TYPE_CHECKING:  # the settings name the order statuses defined here
@@ -84,8 +85,17 @@ class Orders(Protocol):
     def get(self, order_id: str) -> Order: ...
 
     def set_status(
-        self, order_id: str, status: str, based_on: int, by: str, run_id: str = ""
-    ) -> Order: ...
+        self,
+        order_id: str,
+        status: str,
+        based_on: int,
+        by: str,
+        run_id: str = "",
+        guards: Sequence[Guard] = (),
+    ) -> Order:
+        """The compare-and-swap; with `guards` (runtime.journal), written only while those
+        streams stand at their versions: WrongExpectedVersion naming the stream otherwise."""
+        ...
 
 
 class Payments(Protocol):

@@ -20,7 +20,7 @@ from runtime.coordination.claims import Claims
 from runtime.coordination.effects import Ledger, effect_key, request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import OrderPrepared, ToolReturned
-from runtime.journal import Fence, Fenced
+from runtime.journal import Fence, Fenced, WrongExpectedVersion
 from runtime.session import Session
 from runtime.tools import Tool, ToolFailure, schema
 from teams.desk.services import STATUSES, Desk, OrderMoved, RefundRefused, subject
@@ -140,14 +140,13 @@ class DeskTools:
         )
         target, payload = subject(self.order_id), {"status": status, "based_on": based_on}
         key = effect_key(self.session.run_id, self.task_id, target, payload)
-        self.gate.check(
-            replace(
-                self.mutation(what, "set_status", seen),
-                key=key,
-                expected_key=key,
-                request=request_hash("set_status", target, payload),
-            )
+        mutation = replace(
+            self.mutation(what, "set_status", seen),
+            key=key,
+            expected_key=key,
+            request=request_hash("set_status", target, payload),
         )
+        guards = self.gate.check(mutation)
         lost = self.losses()
         if lost >= self.settings.attempts:
             raise Contended(
@@ -175,9 +174,13 @@ class DeskTools:
         if current.status == status and current.version == based_on:
             return {**current.public(), "changed": False, "claim_id": claim.claim_id}
         try:
+            # Written only while the ticket's intent stands where the gate read it: a person
+            # who superseded it since the check is not overruled by a write made under the old.
             order = self.desk.orders.set_status(
-                self.order_id, status, based_on, self.agent, self.session.run_id
+                self.order_id, status, based_on, self.agent, self.session.run_id, guards
             )
+        except WrongExpectedVersion as exc:
+            self.gate.again(mutation, exc, guards)
         except OrderMoved as exc:
             if lost + 1 < self.settings.attempts:
                 raise

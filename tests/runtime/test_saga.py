@@ -136,11 +136,11 @@ class CrashingJournal:
         self.inner = inner
         self.step = step
 
-    def append(self, stream: str, events: Sequence[Event], expected_version: int):
+    def append(self, stream: str, events: Sequence[Event], expected_version: int, **kw):
         for e in events:
             if isinstance(e, SagaCompensated) and e.step == self.step:
                 raise Crash()
-        return self.inner.append(stream, events, expected_version)
+        return self.inner.append(stream, events, expected_version, **kw)
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         return self.inner.read(stream, after)

@@ -7,7 +7,8 @@ trace), the fan-out specialists'
 `lease-slots-<id>-<n>`, its sagas' `saga-<name>-<id>`, and the leases a harness takes for
 its agents on the run's resources, named `<id>:<what>` (a parallel writer's fix or file:
 `lease-<id>:fix:T1`, teams/repo_fix/parallel.py). And shared ones, whose names say
-nothing of the run: facts (`subject-...`), claims, conflicts, intents, effects, inboxes. Who
+nothing of the run: facts (`subject-...`), claims, conflicts, intents, effects and the holds on a
+total (`reserved-...`), inboxes. Who
 builds a sub-stream's name builds it here, so that `owners` can tell whose a stream is: import
 lets a file write only to the streams of the runs it introduces.
 """

@@ -14,6 +14,15 @@ version 0 wins; everybody else reads what happened instead of doing it again:
 The key also goes downstream, so a provider that deduplicates on it (as payment APIs do)
 covers the window where we crash after it accepted the request and before we wrote that down.
 `reconcile` settles such effects later by asking the provider what became of the key.
+
+Effects that share a limited total (the refunds of one order, which may not come to more than
+it was paid) hold their amount before they start: EffectReserved on `reserved-<target>`,
+appended at the version the caller read the holds at, in the same write as the EffectStarted.
+Two effects checking the total at once cannot both pass on the same reading (the second append
+finds the stream moved, reads again, and checks again), and an effect in flight counts as
+much as one done. A hold lasts until its effect is recorded as failed; since the hold and the
+start are one write, a crash leaves either both (an effect in flight, settled by `reconcile`)
+or neither.
 """
 
 from __future__ import annotations
@@ -26,8 +35,22 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from runtime import errors
-from runtime.events import EffectFailed, EffectStarted, EffectSucceeded, ErrorInfo, Event
-from runtime.journal import Guard, Journal, ScanningJournal, WrongExpectedVersion
+from runtime.events import (
+    EffectFailed,
+    EffectReserved,
+    EffectStarted,
+    EffectSucceeded,
+    ErrorInfo,
+    Event,
+)
+from runtime.journal import (
+    Batch,
+    BatchJournal,
+    Guard,
+    Journal,
+    ScanningJournal,
+    WrongExpectedVersion,
+)
 
 if TYPE_CHECKING:  # the gate reads effect records; the ledger only calls it
     from runtime.coordination.mutation import Mutation, MutationGate
@@ -78,6 +101,7 @@ def request_hash(effect_type: str, target: str, payload: Any) -> str:
 
 
 Status = Literal["succeeded", "failed", "unknown"]
+RACES = 20  # holds on a total lost to other writers before an effect gives up
 
 
 @dataclass(frozen=True)
@@ -119,8 +143,15 @@ class Ledger:
         run_id: str = "",
         intent: tuple[str, int] | None = None,
         mutation: Mutation | None = None,
+        reserve: Callable[[], Batch] | None = None,
     ) -> Any:
-        """Do the effect once for this key: `call(key)` runs only for the first caller."""
+        """Do the effect once for this key: `call(key)` runs only for the first caller.
+
+        `reserve`, for an effect that takes part of a limited total (a refund, of what the
+        order was paid): called before the effect starts, it reads what is held already and
+        returns the hold to append (`hold`), or raises to refuse the effect. The hold and the
+        EffectStarted are one write, so no crash leaves one without the other; a writer that
+        lost the race for the holds calls it again, to check again."""
         digest = request_hash(effect_type, target, payload)
         gated: Mutation | None = None
         guards: tuple[Guard, ...] = ()
@@ -131,9 +162,6 @@ class Ledger:
             guards = self.gate.check(gated)
             intent = mutation.intent
         stream = self.stream(key)
-        recorded = [r.event for r in self.journal.read(stream)]
-        if recorded:
-            return self.answer(key, digest, recorded)
         started = EffectStarted(
             run_id=run_id,
             key=key,
@@ -143,14 +171,21 @@ class Ledger:
             intent_id=intent[0] if intent else None,
             intent_version=intent[1] if intent else None,
         )
-        try:
-            # Started only while the intent stands where the gate read it (its guard).
-            self.journal.append(stream, [started], 0, guards=guards)
-        except WrongExpectedVersion as exc:
-            if exc.stream != stream and self.gate is not None and gated is not None:
-                self.gate.again(gated, exc, guards)  # the intent moved: refused now
-            # Somebody started it a moment before us: theirs is the effect.
-            return self.answer(key, digest, [r.event for r in self.journal.read(stream)])
+        for attempt in range(RACES):
+            recorded = [r.event for r in self.journal.read(stream)]
+            if recorded:
+                return self.answer(key, digest, recorded)
+            try:
+                # Started only while the intent stands where the gate read it (its guard).
+                self.start(started, guards, reserve)
+                break
+            except WrongExpectedVersion as exc:
+                if self.gate is not None and gated is not None and exc.stream in dict(guards):
+                    self.gate.again(gated, exc, guards)  # the intent moved: refused now
+                if exc.stream != stream and attempt == RACES - 1:
+                    raise
+                # Somebody started it a moment before us (theirs is the effect, read above
+                # next time round), or took a hold on the same total (read and checked again).
         try:
             result = call(key)
         except Exception as exc:  # the provider's failure is recorded, then reported
@@ -158,6 +193,53 @@ class Ledger:
             raise
         self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result))
         return result
+
+    def start(
+        self,
+        started: EffectStarted,
+        guards: tuple[Guard, ...],
+        reserve: Callable[[], Batch] | None,
+    ) -> None:
+        """Append the EffectStarted, and with it (one write) the hold `reserve` returns."""
+        first: Batch = (self.stream(started.key), [started], 0)
+        if reserve is None:
+            self.journal.append(*first, guards=guards)
+            return
+        if not hasattr(self.journal, "append_batches"):
+            raise TypeError(
+                f"effect {started.key} holds part of a total: its journal "
+                "must write several streams at once (append_batches)"
+            )
+        cast(BatchJournal, self.journal).append_batches([first, reserve()], guards=guards)
+
+    @staticmethod
+    def reserved(target: str) -> str:
+        """The stream of the holds on a target's total (EffectReserved)."""
+        return f"reserved-{target}"
+
+    def holds(self, target: str) -> tuple[int, dict[str, int]]:
+        """What the effects on `target` hold of its total (key -> amount), but for those
+        recorded as failed, and the version of the holds' stream that was read: a hold is
+        appended at it (`hold`), so a hold taken since makes the caller read and check again."""
+        records = self.journal.read(self.reserved(target))
+        held: dict[str, int] = {}
+        for rec in records:
+            e = rec.event
+            if isinstance(e, EffectReserved) and not self.failed(e.key):
+                held[e.key] = e.amount
+        return (records[-1].version if records else 0), held
+
+    def hold(
+        self, target: str, key: str, amount: int, limit: int, at: int, run_id: str = ""
+    ) -> Batch:
+        """The hold `reserve` returns: `amount` of `target`'s total of `limit`, for effect `key`,
+        appended at version `at` of the holds' stream (the version `holds` read)."""
+        reserved = EffectReserved(run_id=run_id, key=key, target=target, amount=amount, limit=limit)
+        return (self.reserved(target), [reserved], at)
+
+    def failed(self, key: str) -> bool:
+        recorded = self.recorded(key)
+        return len(recorded) > 1 and isinstance(recorded[1], EffectFailed)
 
     def recorded(self, key: str) -> list[Event]:
         return [r.event for r in self.outcomes.read(self.stream(key))]

@@ -41,6 +41,20 @@ class EffectFailed(Event):
     reconciled: bool = False
 
 
+class EffectReserved(Event):
+    """An amount an effect holds of a total that effects on its target may not take past
+    `limit` (an order's refunds, of what it was paid). Appended to `reserved-<target>` in the
+    same write as the effect's EffectStarted, at the version of that stream its check read:
+    a writer that lost the race reads the holds again and checks again. The hold stands until
+    the effect is recorded as failed."""
+
+    kind: ClassVar[str] = "EffectReserved"
+    key: str
+    target: str
+    amount: int
+    limit: int
+
+
 # --- shared facts (stream `subject-<name>`) ----------------------------------------------------
 
 

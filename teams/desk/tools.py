@@ -4,7 +4,9 @@ set_order_status   a compare-and-swap on the version the agent decided from, rec
                    claim first; a lost race comes back as OrderMoved with the order as it is
                    now, and after `attempts` losses the agent may not try again (Contended)
 issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
-                   after a timeout is the same refund, done once
+                   after a timeout is the same refund, done once; it holds its amount of what
+                   the order was paid in the same write as it starts, so refunds in flight
+                   (another amount, another run on the order) count against the total too
 both               mutations through the one gate (runtime/coordination/mutation.py):
                    the ticket's intent version, the driver's lease epoch (on the workers),
                    the agent's authority, evidence from the record, the derived key
@@ -20,7 +22,7 @@ from runtime.coordination.claims import Claims
 from runtime.coordination.effects import Ledger, effect_key, request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import OrderPrepared, ToolReturned
-from runtime.journal import Fence, Fenced, WrongExpectedVersion
+from runtime.journal import Batch, Fence, Fenced, WrongExpectedVersion
 from runtime.session import Session
 from runtime.tools import Tool, ToolFailure, schema
 from teams.desk.services import STATUSES, Desk, OrderMoved, RefundRefused, subject
@@ -197,13 +199,9 @@ class DeskTools:
             # this task is the same key, whatever reason the agent gives this time.
             key = effect_key(self.session.run_id, self.task_id, target, payload)
             if not self.ledger.recorded(key):
-                order = self.desk.orders.get(self.order_id)
-                refunded = sum(r["amount_cents"] for r in self.desk.payments.refunds(self.order_id))
-                if refunded + amount_cents > order.amount_cents:
-                    raise RefundRefused(
-                        f"order {self.order_id} was paid {order.amount_cents} cents and "
-                        f"{refunded} are refunded already: {amount_cents} more is too much"
-                    )
+                # An amount the order cannot take is said so before the gate's checks, as it
+                # always was; the hold itself is checked again, and taken, with the start.
+                self.reserve(key, amount_cents)
             receipt = self.ledger.perform(
                 key,
                 "refund",
@@ -214,10 +212,31 @@ class DeskTools:
                 mutation=replace(
                     self.mutation(what, "refund", self.read_before()), expected_key=key
                 ),
+                reserve=lambda: self.reserve(key, amount_cents),
             )
             return {"refund": receipt, "idempotency_key": key}
         finally:
             self.desk.release()  # this runs in the tool's own thread: give back its resources
+
+    def reserve(self, key: str, amount_cents: int) -> Batch:
+        """The refund's hold on what the order was paid, or RefundRefused. What counts: the
+        provider's refunds, and the holds of refunds not recorded as failed that it does not
+        have (yet): in flight, by this run or another on the same order (DeskSettings.order_id),
+        under a key of their own. The holds are read first: a refund the provider makes after
+        that read is one of theirs, and a hold taken after it makes the ledger ask again."""
+        target = subject(self.order_id)
+        at, held = self.ledger.holds(target)
+        done = {r["key"]: r["amount_cents"] for r in self.desk.payments.refunds(self.order_id)}
+        refunded = sum(done.values())
+        in_flight = sum(amount for k, amount in held.items() if k not in done)
+        paid = self.desk.orders.get(self.order_id).amount_cents
+        if refunded + in_flight + amount_cents > paid:
+            flight = f" and {in_flight} held for refunds in flight" if in_flight else ""
+            raise RefundRefused(
+                f"order {self.order_id} was paid {paid} cents, {refunded} are refunded "
+                f"already{flight}: {amount_cents} more is too much"
+            )
+        return self.ledger.hold(target, key, amount_cents, paid, at, self.session.run_id)
 
     def tools(self) -> list[Tool]:
         status = {"type": "string", "enum": list(STATUSES)}

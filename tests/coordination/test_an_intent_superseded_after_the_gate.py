@@ -7,13 +7,10 @@ person's ruling (services/review.py), a desk agent's status change and refund
 
 from __future__ import annotations
 
-import types
-
 import pytest
 
 from desk.models import Order
-from desk.services import TableOrders, TableRefunds
-from journal_store.journal import DjangoJournal
+from desk.services import TableRefunds
 from runtime import flight
 from runtime.coordination.claims import Claims
 from runtime.coordination.gates import Intents
@@ -24,16 +21,13 @@ from runtime.events import (
     FactChanged,
     FactReconciled,
     MutationRefused,
-    OrderPrepared,
-    ToolReturned,
 )
 from runtime.jsonl import JsonlJournal
 from services import review
 from teams import TEAMS
 from teams.desk import harness
-from teams.desk.services import Desk
-from teams.desk.tools import SUPPORT_AGENT, DeskTools
 from tests.conftest import on_every_backend
+from tests.coordination.desk_tools import desk_tools
 from tests.coordination.test_desk_db import fly
 from tests.teams.desk.test_desk import fly_desk, order_id_of
 from tests.teams.desk.test_reconciler_through_the_gate import SUPPORT_DECIDES
@@ -74,32 +68,6 @@ def test_a_ruling_whose_intent_is_superseded_before_its_decision_is_refused(
     assert journal.version(f"subject-order:{order_id}") == 2  # the commit was undone with it
 
 
-def desk_tools(alias, order_id):
-    journal = DjangoJournal(alias)
-    TableOrders(journal, alias).open(order_id, 4999, "paid", "setup")
-    intent = Intents(journal).declare(f"ticket-{order_id}", "sort out the order", "customer")
-    run_id = "r-" + order_id
-    read = ToolReturned(
-        run_id=run_id, agent=SUPPORT_AGENT, task_id="T2", tool="read_order", result={}
-    )
-    session = types.SimpleNamespace(journal=journal, run_id=run_id, emitted=[read])
-    desk = Desk(TableOrders(journal, alias), TableRefunds(alias), DjangoJournal(alias))
-    prepared = OrderPrepared(
-        run_id=run_id,
-        order_id=order_id,
-        status="paid",
-        amount_cents=4999,
-        order_version=1,
-        intent_id=intent.intent_id,
-        intent_version=intent.version,
-    )
-    return (
-        journal,
-        run_id,
-        DeskTools(session, desk, harness.DeskSettings(), prepared, SUPPORT_AGENT, "T2"),
-    )
-
-
 @on_every_backend(transaction=True)
 def test_a_status_change_whose_intent_is_superseded_before_its_write_is_refused(alias, monkeypatch):
     journal, run_id, tools = desk_tools(alias, "o-status")
@@ -115,7 +83,7 @@ def test_a_status_change_whose_intent_is_superseded_before_its_write_is_refused(
     assert (caught.value.refused.check, caught.value.refused.current) == ("intent", 2)
     assert refusals(journal, run_id) == [caught.value.refused]
     row = Order.objects.using(alias).get(order_id="o-status")
-    assert (row.status, row.version) == ("paid", 1)
+    assert (row.status, row.version) == ("delivered", 1)
     assert journal.version("subject-order:o-status") == 1
 
 

@@ -192,6 +192,7 @@ def test_every_kind_survives_the_flat_round_trip():
             "intent_id": "ticket-1",
             "intent_version": 2,
         },
+        "EffectReserved": {"key": "fx-1", "target": "order:1", "amount": 4999, "limit": 4999},
         "EffectSucceeded": {"key": "fx-1", "result": {"refund_id": "rf-1"}},
         "EffectFailed": {"key": "fx-1", "error": {"type": "Declined", "message": "no"}},
         "FactChanged": {

@@ -11,7 +11,14 @@ import pytest
 
 from runtime import compare, flight, fork, fork_workspace, streams
 from runtime.cli import main
-from runtime.events import EffectStarted, MessageInjected, ModelCalled, RunForked, ToolReturned
+from runtime.events import (
+    EffectStarted,
+    MessageInjected,
+    ModelCalled,
+    RunForked,
+    ToolDispatched,
+    ToolReturned,
+)
 from runtime.jsonl import JsonlJournal
 from runtime.workspace import git
 from teams.desk.local import FilePayments
@@ -165,12 +172,18 @@ def test_a_fork_of_a_desk_run_makes_no_side_effect_its_parent_made(fly_team, tmp
     shutil.copytree(flown.path.parent, work, ignore=shutil.ignore_patterns("*.workspace"))
     path = work / flown.path.name
     journal = JsonlJournal(path)
+    records = journal.read(streams.journal(flown.run_id))
     refunds = [
         r.position
-        for r in journal.read(streams.journal(flown.run_id))
+        for r in records
         if isinstance(r.event, ToolReturned) and r.event.tool == "issue_refund"
     ]
-    before_refund = refunds[0] - 2  # the support agent has decided, nothing is refunded yet
+    # the support agent has decided, nothing is refunded yet: its first refund's dispatch
+    before_refund = next(
+        r.position
+        for r in records
+        if isinstance(r.event, ToolDispatched) and r.event.tool == "issue_refund"
+    )
     for n, at in enumerate((before_refund, refunds[0], refunds[1])):
         child = f"r-fork{n}"
         _, _, outcome = fork_and_fly(path, flown.run_id, child, at, work)

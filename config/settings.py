@@ -356,7 +356,19 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Effects in flight longer than this are settled by asking the provider what became of them. It
 # must be longer than any provider takes to answer: an effect still in flight is not "unknown".
+# The reconciler waits, besides, until the lease its performer started it under no longer
+# stands, but a step's lease ends with the step while its tool's call may go on after the tool
+# gave up on it. So the floor is the desk's slowest refund: its provider's latency (at most 60 s)
+# after its tool's timeout (at most 120 s), DeskSettings' bounds.
+EFFECT_PENDING_FLOOR = 180
 EFFECT_PENDING_SECONDS = float(env.number("MINUTES_EFFECT_PENDING_SECONDS", 600, minimum=1))
+if EFFECT_PENDING_SECONDS < EFFECT_PENDING_FLOOR:
+    raise ImproperlyConfigured(
+        f"MINUTES_EFFECT_PENDING_SECONDS must be at least {EFFECT_PENDING_FLOOR}, got "
+        f"{EFFECT_PENDING_SECONDS:g}: a refund may be in flight that long (the provider's "
+        "latency, up to 60 s, after the tool's timeout, up to 120 s), and one settled sooner "
+        "would be recorded as failed while the provider is still making it"
+    )
 MAX_STEP_ATTEMPTS = env.number("MINUTES_MAX_STEP_ATTEMPTS", 3, minimum=1)
 # A model endpoint that stays down (runtime/model.py's EndpointDown) is waited out this long,
 # its step tried again at most min(60 s, 3/4 of MINUTES_STALL_SECONDS) apart (45 s by default:

@@ -139,3 +139,20 @@ def test_a_beat_on_a_fresh_minutes_home_makes_it(tmp_path):
         assert list(schedule.parent.glob("celerybeat-schedule*"))
     finally:
         scheduler.close()
+
+
+def test_an_effect_pending_wait_shorter_than_a_refund_can_take_is_refused_saying_why():
+    said = refused(MINUTES_EFFECT_PENDING_SECONDS="60")
+    assert "MINUTES_EFFECT_PENDING_SECONDS must be at least 180, got 60" in said
+    assert "recorded as failed while the provider is still making it" in said
+
+
+def test_the_effect_pending_floor_outlasts_the_desks_slowest_refund():
+    from django.conf import settings
+
+    from teams.desk.settings import DeskSettings
+
+    def most(field: str) -> float:
+        return next(m.le for m in DeskSettings.model_fields[field].metadata if hasattr(m, "le"))
+
+    assert most("provider_latency") + most("tool_timeout") <= settings.EFFECT_PENDING_FLOOR

@@ -13,7 +13,11 @@ version 0 wins; everybody else reads what happened instead of doing it again:
 
 The key also goes downstream, so a provider that deduplicates on it (as payment APIs do)
 covers the window where we crash after it accepted the request and before we wrote that down.
-`reconcile` settles such effects later by asking the provider what became of the key.
+`reconcile` settles such effects later by asking the provider what became of the key. A
+provider that does not know the key may simply not have answered yet: the reconciler records
+such an effect as failed only once the lease its performer started it under (EffectStarted's
+fence) no longer stands, and only after a wait longer than any provider takes. Should it still
+lose that race, the performer answers by the record, not by its call (`settled_first`).
 
 Effects that share a limited total (the refunds of one order, which may not come to more than
 it was paid) hold their amount before they start: EffectReserved on `reserved-<target>`,
@@ -46,10 +50,13 @@ from runtime.events import (
 from runtime.journal import (
     Batch,
     BatchJournal,
+    Fenced,
     Guard,
     Journal,
     ScanningJournal,
     WrongExpectedVersion,
+    last_record,
+    standing_epoch,
 )
 
 if TYPE_CHECKING:  # the gate reads effect records; the ledger only calls it
@@ -72,6 +79,22 @@ class EffectKeyReused(EffectError):
     def __init__(self, key: str) -> None:
         super().__init__(f"effect key {key} was used for a different request: one key, one request")
         self.key = key
+
+
+class EffectDisputed(EffectError):
+    """The performer's call came back with a result after the effect reconciler had recorded
+    the effect as failed (the provider did not know the key yet when asked): the provider made
+    it and the ledger says it failed. Nobody should make it again under another key."""
+
+    def __init__(self, key: str, error: ErrorInfo, result: Any) -> None:
+        super().__init__(
+            f"effect {key} was made (the provider answered {result!r}) after the effect "
+            f"reconciler had recorded it as failed ({error}): the ledger and the provider "
+            "disagree; do not make it again, a person must settle it"
+        )
+        self.key = key
+        self.error = error
+        self.result = result
 
 
 class EffectPreviouslyFailed(EffectError):
@@ -162,6 +185,9 @@ class Ledger:
             guards = self.gate.check(gated)
             intent = mutation.intent
         stream = self.stream(key)
+        # The fence the start is written under: the reconciler reads whether it still stands.
+        fence = self.journal.fence if isinstance(self.journal, Fenced) else None
+        fence = fence or (mutation.lease if mutation is not None else None)
         started = EffectStarted(
             run_id=run_id,
             key=key,
@@ -170,6 +196,8 @@ class Ledger:
             request_hash=digest,
             intent_id=intent[0] if intent else None,
             intent_version=intent[1] if intent else None,
+            lease=fence[0] if fence else None,
+            epoch=fence[1] if fence else None,
         )
         for attempt in range(RACES):
             recorded = [r.event for r in self.journal.read(stream)]
@@ -189,10 +217,28 @@ class Ledger:
         try:
             result = call(key)
         except Exception as exc:  # the provider's failure is recorded, then reported
-            self.settle(key, EffectFailed(run_id=run_id, key=key, error=errors.describe(exc)))
+            failed = EffectFailed(run_id=run_id, key=key, error=errors.describe(exc))
+            if not self.settle(key, failed):
+                return self.settled_first(key, exc, None)
             raise
-        self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result))
+        if not self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result)):
+            return self.settled_first(key, None, result)
         return result
+
+    def settled_first(self, key: str, failure: Exception | None, result: Any) -> Any:
+        """The answer when the effect reconciler recorded an outcome before the performer could
+        (its call outlasted the reconciler's wait): the record, which every later caller is
+        answered, not what the call said. A recorded success is returned (the provider made it,
+        even where the call failed, say a client's timeout after the provider accepted); a
+        recorded failure is raised, the call's own error when it failed too, EffectDisputed
+        when it succeeded: the provider has it, and the ledger will go on saying it failed."""
+        outcome = self.recorded(key)[1]
+        if isinstance(outcome, EffectSucceeded):
+            return outcome.result
+        assert isinstance(outcome, EffectFailed)
+        if failure is not None:
+            raise failure
+        raise EffectDisputed(key, outcome.error, result)
 
     def start(
         self,
@@ -287,10 +333,21 @@ class Ledger:
         cutoff = time.time() - older_than
         return [e for e in started.values() if e.t < cutoff]
 
+    def standing(self, started: EffectStarted) -> bool:
+        """Whether the lease the effect was started under still stands at its epoch (False for
+        an effect started unfenced, or recorded before its fence was: its age alone, past the
+        reconciler's wait, says its performer is done with it)."""
+        if started.lease is None or started.epoch is None:
+            return False
+        return standing_epoch(last_record(self.outcomes, started.lease)) == started.epoch
+
     def reconcile(
         self, status_of: Callable[[EffectStarted], ProviderStatus], older_than: float = 60.0
     ) -> list[tuple[str, Status]]:
-        """Settle effects stuck in flight by asking the provider what became of each key."""
+        """Settle effects stuck in flight by asking the provider what became of each key. An
+        effect the provider does not know is recorded as failed only once its performer's
+        lease no longer stands (`standing`): `older_than` must outlast any provider's answer
+        after its caller stopped waiting, for a step's lease ends with the step."""
         settled: list[tuple[str, Status]] = []
         for started in self.pending(older_than):
             answer = status_of(started)
@@ -298,6 +355,11 @@ class Ledger:
                 outcome: Event = EffectSucceeded(
                     run_id=started.run_id, key=started.key, result=answer.result, reconciled=True
                 )
+            elif answer.status == "unknown" and self.standing(started):
+                # Its performer still holds the lease it started it under, so may still be
+                # waiting on the provider: "unknown" says "not yet", not "never". It is asked
+                # again next round, once the performer settled it or lost its lease.
+                continue
             elif answer.status == "failed" or answer.status == "unknown":
                 # The provider never saw it (or refused it): the effect did not happen.
                 error = answer.error or ErrorInfo(

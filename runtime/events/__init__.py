@@ -294,6 +294,11 @@ def _released_v2_v3(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _effect_started_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # v1 kept no fence of its performer: the defaults, None, say it was not recorded.
+    return data
+
+
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
     ("ToolReturned", 1): _tool_returned_v1_v2,
@@ -301,6 +306,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("LeaseGranted", 1): _lease_v1_v2,
     ("LeaseReleased", 1): _lease_v1_v2,
     ("LeaseReleased", 2): _released_v2_v3,
+    ("EffectStarted", 1): _effect_started_v1_v2,
 }
 
 

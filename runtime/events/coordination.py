@@ -16,8 +16,13 @@ class EffectStarted(Event):
     """The first caller of an effect key won the right to perform it (version 1 of its stream).
 
     `request_hash` is the payload's fingerprint: the same key with another payload is refused.
+    `lease` and `epoch` (v2) are the fence the performer wrote it under, when it was fenced (on
+    the workers, the run's driver lease): while that lease stands the performer may still be
+    waiting on the provider, and the effect reconciler does not take the provider's "unknown"
+    for "it did not happen". v1 kept no fence: its default, None, says it was not recorded.
     """
 
+    v: ClassVar[int] = 2
     kind: ClassVar[str] = "EffectStarted"
     key: str
     effect_type: str
@@ -25,6 +30,8 @@ class EffectStarted(Event):
     request_hash: str
     intent_id: str | None = None
     intent_version: int | None = None
+    lease: str | None = None
+    epoch: int | None = None
 
 
 class EffectSucceeded(Event):

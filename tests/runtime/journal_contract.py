@@ -1,9 +1,9 @@
 """The Journal contract: one suite, subclassed for every implementation (memory, JSONL, the
 database ones). A subclass provides a `journal` fixture returning a fresh, empty journal.
 
-Besides append and the reads: fencing (`append(..., fence=)` and `Fenced`), the lease primitive
-on top of it (runtime/coordination/leases.py), and `read_prefix`, so that every backend runs
-each of them."""
+Besides append and the reads: fencing (`append(..., fence=)` and `Fenced`), guards
+(`append(..., guards=)`), the lease primitive on top of them (runtime/coordination/leases.py),
+and `read_prefix`, so that every backend runs each of them."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ from runtime.stops import (
     StepComplete,
     StopRequest,
 )
-from runtime.tools import Outcome, Tool, execute
+from runtime.tools import Call, Outcome, Tool, execute
 
 E = TypeVar("E", bound=Event)
 
@@ -457,7 +457,9 @@ class Session:
         check_standing(self.journal)  # a writer whose lease was taken over runs nothing
         if self.faults.armed:
             self.faults.starting(self.run_id, tool.name, self.counts["ToolDispatched"])
-        outcome = execute(tool, args)
+        # Where the call stands in the stream names it: a resumed step running it again (its
+        # ToolReturned was never written) names it the same.
+        outcome = execute(tool, args, Call(self.stream, self.position))
         if self.faults.armed:
             self.executions[tool.name] += 1
             self.faults.executed(

@@ -83,7 +83,10 @@ class Tool:
     `retry_safe` says whether running it twice is harmless; the loop's automatic retries skip
     tools that are not (a second refund is not a retry). `outside` says its schema came from
     outside the project (an MCP server's): arguments are checked against it as against a
-    hostile one, in bounded work (runtime/schemas.py).
+    hostile one, in bounded work (runtime/schemas.py). `identified`: `fn` also takes `call`,
+    which call of the run this execution is (a `Call`, or None outside a session), for a tool
+    that must answer a run of the call again (a resumed step's: its ToolReturned was never
+    written) as it answered the first.
     """
 
     name: str
@@ -93,6 +96,7 @@ class Tool:
     timeout: float | None = DEFAULT_TIMEOUT
     retry_safe: bool = True
     outside: bool = False
+    identified: bool = False
     _validator: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -111,6 +115,17 @@ class Tool:
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
             raise InvalidArguments(f"{where or 'arguments'}: {error.message}")
+
+
+@dataclass(frozen=True)
+class Call:
+    """Which tool call of a run an execution is: the stream and the version of the event it
+    follows (its ToolDispatched, or its retry's ToolRetryScheduled). A resumed step that runs
+    the call again reaches it at the same place; no other call of the run does. Not the
+    model's call id, which a model may give twice."""
+
+    stream: str
+    at: int
 
 
 @dataclass(frozen=True)
@@ -223,8 +238,11 @@ def answered(tool: Tool, result: Any) -> Outcome:
     return Outcome(tool.name, result=value)
 
 
-def execute(tool: Tool, args: dict[str, Any]) -> Outcome:
-    """Run a checked tool with its timeout. Never raises for the tool's own failures."""
+def execute(tool: Tool, args: dict[str, Any], call: Call | None = None) -> Outcome:
+    """Run a checked tool with its timeout (an `identified` one told which `call` this is).
+    Never raises for the tool's own failures."""
+    if tool.identified:
+        args = {**args, "call": call}  # the session's, never one an agent sent
     if tool.timeout is None:
         try:
             return answered(tool, tool.fn(**args))

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runtime import flat, pytest_runs
+from runtime import edits, flat, pytest_runs
 from runtime.agent_files import (
     checked_worktree,
     read_regular,
@@ -33,7 +33,7 @@ from runtime.git_run import git as git  # the harness's git, as callers have lon
 from runtime.jurisdiction import OutsideJurisdiction as OutsideJurisdiction
 from runtime.jurisdiction import countdown, within_jurisdiction
 from runtime.sandbox import Sandbox
-from runtime.tools import Tool, ToolFailure, schema
+from runtime.tools import Call, Tool, ToolFailure, schema
 
 MAX_READ = 200_000
 # What one write_file or edit_file may leave in a file: what read_file reads back (a file an
@@ -248,18 +248,28 @@ def toolset(
         write_regular(target, data, path)
         return {"written": relative(root, target), "bytes": len(data)}
 
-    def edit_file(path: str, old: str, new: str) -> dict[str, Any]:
+    def edit_file(path: str, old: str, new: str, call: Call | None = None) -> dict[str, Any]:
         target = may_write(path)
+        rel = relative(root, target)
+        # Run again under the same call (a resumed step's), it answers as the first run did
+        # (runtime/edits.py); with no call (not run by a session), nothing runs it again.
+        ahead = edits.WriteAhead(root, call) if call is not None else None
+        if ahead is not None and ahead.redone(rel, target, MAX_WRITE):
+            return {"edited": rel}
         if not target.is_file():
             raise FileNotFoundError(f"no file {path!r} in the workspace")
-        text = text_of(read_regular(target, MAX_READ, path), path)
+        found = read_regular(target, MAX_READ, path)
+        text = text_of(found, path)
         count = text.count(old)
         if count != 1:
             raise ToolFailure(
                 f"the text to replace occurs {count} times in {path}; it must occur exactly once"
             )
-        write_regular(target, within_limit(text.replace(old, new, 1), path), path)
-        return {"edited": relative(root, target)}
+        data = within_limit(text.replace(old, new, 1), path)
+        if ahead is not None:
+            ahead.keep(rel, found, data)
+        write_regular(target, data, path)
+        return {"edited": rel}
 
     def run_tests(target: str = "") -> dict[str, Any]:
         if writable is None:
@@ -301,6 +311,7 @@ def toolset(
                 ["path", "old", "new"],
             ),
             edit_file,
+            identified=True,
         ),
         Tool(
             "run_tests",

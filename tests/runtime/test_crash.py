@@ -1,7 +1,9 @@
-"""Kill a flight with SIGKILL at chosen points, resume it, and get the uninterrupted journal."""
+"""Kill a flight with SIGKILL at chosen points, resume it, and get the uninterrupted journal
+and workspace."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -29,6 +31,18 @@ def cli(*args, env=None, cwd):
     )
 
 
+def files(where):
+    """The run's workspace as its files' contents, by path (not .git, nor what Python and
+    pytest leave beside the code, which holds times)."""
+    root = where / f"{RUN}.workspace"
+    skip = {".git", "__pycache__", ".pytest_cache"}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not skip & set(p.relative_to(root).parts)
+    }
+
+
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     where = tmp_path_factory.mktemp("reference")
@@ -45,7 +59,7 @@ def uninterrupted(tmp_path_factory):
         cwd=where,
     )
     assert done.returncode == 0, done.stderr
-    return facts(where / "j.jsonl")
+    return facts(where / "j.jsonl"), files(where)
 
 
 POINTS = [
@@ -91,7 +105,11 @@ def test_a_killed_flight_resumes_to_the_journal_of_an_uninterrupted_one(
     resumed = cli("resume", "j.jsonl", env=env, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
 
-    assert facts(tmp_path / "j.jsonl") == uninterrupted
+    journal, workspace = uninterrupted
+    assert facts(tmp_path / "j.jsonl") == journal
+    # The journal says what was done; the files must say the same (an edit run again after the
+    # kill was made twice while the journal showed it once).
+    assert files(tmp_path) == workspace
     records = JsonlJournal(tmp_path / "j.jsonl").read(f"run-{RUN}")
     assert [r.version for r in records] == list(range(1, len(records) + 1))
     # No call that had already returned ran again: every dispatch ran once, except one that was

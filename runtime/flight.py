@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from runtime import plugins, streams
+from runtime import git_run, plugins, streams
 from runtime.events import DeadLetterDiscarded, TeamFinished, TeamStarted, describe_validation
 from runtime.faults import Faults
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
@@ -186,6 +186,10 @@ def drive(
     if config.sandbox and not services.sandbox.required:
         # Started in the sandbox, the run stays in it: an opt-out covers runs started after it.
         services = replace(services, sandbox=replace(services.sandbox, required=True))
+    # A git killed with its worker left its lock files, on which every later git would fail:
+    # cleared once a step, before the step's first live work (a replay does none).
+    workspace = root / config.workspace
+    session.start.before_live(lambda began: git_run.clear_stale_locks(workspace, began))
     try:
         clients = clients_for(config, team, live, services.models)
         if config.max_seconds is not None:

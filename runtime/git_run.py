@@ -1,12 +1,15 @@
 """The harness's git: a fixed identity and date (a flight's commit ids are the same whenever
-it runs), no config of the repository's that runs programs, and a diff cut to what an event
-may carry."""
+it runs), no config of the repository's that runs programs, a diff cut to what an event may
+carry, and the lock files a killed git left cleared when a step begins."""
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from runtime.tools import ToolExit
@@ -14,6 +17,13 @@ from runtime.tools import ToolExit
 # The most of a candidate's diff its event carries (diff_of): it reaches the journal, the
 # reviewer's prompt and the run's pages whole.
 MAX_DIFF = 200_000
+
+log = logging.getLogger(__name__)
+
+# How much older than the step's start a lock file must be to be taken for one a killed git
+# left: a file's time is the filesystem's coarse clock, a few milliseconds behind, and a lock
+# a git of this step made must never look older than the step.
+LOCK_MARGIN = 1.0
 
 # Commits made by the harness carry a fixed date, so a flight's commit ids are the same
 # whenever it runs: the journal records when things happened; git records what.
@@ -84,3 +94,45 @@ def diff_of(root: Path, *args: str) -> str:
         f"{text}[the diff is cut here: {size:,} bytes in all, more than the {MAX_DIFF:,} "
         f"kept; the whole change:]\n{stat.decode('utf-8', 'replace')}"
     )
+
+
+def clear_stale_locks(root: Path, began: float) -> list[str]:
+    """Remove the lock files in the git directory of the workspace at `root` (its writers'
+    worktrees' entries included) that are older than `began`, the time.monotonic() at which
+    the step began (its lease was asked for); the paths removed, relative to the .git.
+
+    git makes `index.lock` (`HEAD.lock`, `refs/heads/x.lock`, `config.lock`, ...) for the
+    time of one command and renames or removes it as it ends; a git killed in between (its
+    worker killed, or its 60 s timeout) leaves it, and every git after it fails on it ("Unable
+    to create '.../index.lock': File exists") however often the step is retried. A step holds
+    the run's lease, so no other harness git of the run should be running; one from a driver
+    whose lease lapsed may be, and its lock is newer than this step (it is kept: the step fails
+    on it and is retried). Older is read on the filesystem's own clock, which stamps the lock
+    files: a probe file written now says what the time is there, less the time the step has
+    run, so another host's clock (workers sharing a volume) is never compared with it."""
+    dot = Path(root) / ".git"
+    if dot.is_symlink() or not dot.is_dir():
+        return []  # no workspace yet (or a worktree: its locks are in its repository's .git)
+    probe = dot / "minutes" / "clock"
+    probe.parent.mkdir(parents=True, exist_ok=True)
+    probe.write_bytes(b"")
+    elapsed = time.monotonic() - began
+    cutoff = probe.stat().st_mtime - elapsed - LOCK_MARGIN
+    removed: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(dot):
+        here = Path(dirpath)
+        if here == dot / "objects":  # loose objects (objects/ab/...) are never locked
+            dirnames[:] = [d for d in dirnames if d in ("info", "pack")]
+        for name in filenames:
+            path = here / name
+            if not name.endswith(".lock"):
+                continue
+            info = path.lstat()
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                path.unlink()
+                removed.append(path.relative_to(dot).as_posix())
+    if removed:
+        # Not journalled: the journal says what the run did, and a resumed run's journal is
+        # an uninterrupted one's; this is the host's housekeeping after a killed process.
+        log.warning("%s: removed git lock files a killed git left: %s", root, ", ".join(removed))
+    return sorted(removed)

@@ -55,6 +55,7 @@ from runtime.model import (
 from runtime.record import Record
 from runtime.served import ReplayedModelError, replayed_outcome
 from runtime.snapshots import EVERY, LoopSnapshot, Snapshots, fits
+from runtime.step_start import StepStart
 from runtime.stops import (
     CeilingBreached,
     Ceilings,
@@ -133,6 +134,7 @@ class Session:
         # worker keeps a run's session warm for a slice of time, not for the whole run.
         self.until = until
         self.live_turns = 0
+        self.start = StepStart()  # when this step began, and what is done before its live work
         # Set by a warm flight: called where the step ends, it returns when the next step
         # begins (steps, until and live_turns set anew), or raises to unwind the flight.
         self.pause: Callable[[], None] | None = None
@@ -455,6 +457,7 @@ class Session:
             return replayed_outcome(recorded)
         self._require_live()
         check_standing(self.journal)  # a writer whose lease was taken over runs nothing
+        self.start.ready()
         if self.faults.armed:
             self.faults.starting(self.run_id, tool.name, self.counts["ToolDispatched"])
         # Where the call stands in the stream names it: a resumed step running it again (its
@@ -471,7 +474,7 @@ class Session:
         """A session of the same run on a stream of its own, for work that runs beside this
         one (a parallel worker): its own versions, its own record, replayed like this one."""
         self.flush()
-        return Session(
+        sub = Session(
             self.journal,
             self.run_id,
             recorded=[r.event for r in self.source.read(stream)],
@@ -483,6 +486,8 @@ class Session:
             stream=stream,
             source=self.source,
         )
+        sub.start = self.start  # the same step
+        return sub
 
     def activity(self, cls: type[E], work: Callable[[], dict[str, Any]], **envelope: Any) -> E:
         """A harness side effect whose outcome is one event: done once, then read back.
@@ -499,6 +504,7 @@ class Session:
             return recorded
         self._require_live()
         check_standing(self.journal)  # nor commits, merges or prepares a workspace
+        self.start.ready()
         event = self.new(cls, **envelope, **work())
         self.emit(event)
         return event

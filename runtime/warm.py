@@ -66,14 +66,17 @@ class WarmFlight:
     def parked(self) -> bool:
         return self._state == "parked"
 
-    def step(self, steps: int | None, until: float | None) -> FlightOutcome:
+    def step(
+        self, steps: int | None, until: float | None, began: float | None = None
+    ) -> FlightOutcome:
         """Let the flight take up to `steps` live turns, or until `until` (time.monotonic());
         its outcome, "stepped" when it parked for the next step. Raises what the flight
-        raised."""
+        raised. `began`: when the step began (its lease was asked for), if before now."""
         with self._lock:
             if self._state not in ("new", "parked"):
                 raise RuntimeError(f"flight {self.run_id} is {self._state}: it cannot step")
             self.session.steps, self.session.until, self.session.live_turns = steps, until, 0
+            self.session.start.begin(began)
             if not self.threaded:
                 self._state = "done"
                 return self._fly(self.session)

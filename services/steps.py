@@ -107,6 +107,8 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
             return "dead-lettered"
         if isinstance(last, RunInterrupted) and control.stop_request() is not None:
             return "interrupted"
+        # What the step finds older than this was left by an earlier one (git's lock files).
+        began = time.monotonic()
         lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
         if lease is None:
             return "busy"  # somebody else is driving this run: we do not write
@@ -118,7 +120,7 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
             fenced = warm.session.journal
             assert isinstance(fenced, Fenced)
             fenced.fence = lease.fence  # the flight's writes now carry this step's fence
-        outcome, retry_in = step_under(lease, warm, control, at)
+        outcome, retry_in = step_under(lease, warm, control, at, began)
     finally:
         if warm is not None and warm.parked:
             WARM.keep(warm)  # the next step's `take` checks the stream is still where it left it
@@ -181,10 +183,12 @@ def cold_flight(run_id: str, config: FlightConfig, control: Control, lease: Leas
     )
 
 
-def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tuple[str, float]:
-    """One step of the flight while `lease` is held (and renewed): the outcome, and after how
-    many seconds to try again when the step failed (or to look again when it waits on
-    specialists)."""
+def step_under(
+    lease: Lease, warm: WarmFlight, control: Control, at: int, began: float | None = None
+) -> tuple[str, float]:
+    """One step of the flight while `lease` is held (and renewed; asked for at `began`,
+    time.monotonic()): the outcome, and after how many seconds to try again when the step
+    failed (or to look again when it waits on specialists)."""
     beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
     outcome = "lost"
     retry_in = 0.0
@@ -199,7 +203,7 @@ def step_under(lease: Lease, warm: WarmFlight, control: Control, at: int) -> tup
             log.warning("run %s: %s", control.run_id, letter.reason)
             return outcome, retry_in
         faults().step_started(control.run_id)  # a crash-test seam; does nothing unless armed
-        result = warm.step(settings.STEP_TURNS, time.monotonic() + settings.STEP_SECONDS)
+        result = warm.step(settings.STEP_TURNS, time.monotonic() + settings.STEP_SECONDS, began)
         outcome = result.status
         retry_in = result.again_in  # waiting on specialists: when they are worth a look
     except (StaleEpoch, WrongExpectedVersion):

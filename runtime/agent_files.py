@@ -121,10 +121,10 @@ def refuse_nested_repositories(root: Path) -> None:
         )
 
 
-def checked_worktree(root: Path, path: Path) -> None:
+def checked_worktree(root: Path, path: Path) -> Path:
     """A writer's worktree's `.git` must still be the file git wrote: a pointer to its entry
-    under the workspace's own `.git/worktrees`. Agent code that could rewrite it would point it
-    at a repository of its own making, whose config git obeys."""
+    under the workspace's own `.git/worktrees` (returned). Agent code that could rewrite it
+    would point it at a repository of its own making, whose config git obeys."""
     entry = Path(path) / ".git"
     try:
         text = read_regular(entry, 4096, f"{entry}").decode("utf-8")
@@ -136,3 +136,4 @@ def checked_worktree(root: Path, path: Path) -> None:
         raise WorkspaceTampered(
             f"the worktree {path} names {where!r} as its repository, not an entry of {admin}"
         )
+    return Path(where).resolve()

@@ -23,6 +23,7 @@ from typing import Any
 
 from runtime import edits, flat, pytest_runs
 from runtime.agent_files import (
+    WorkspaceTampered,
     checked_worktree,
     read_regular,
     refuse_nested_repositories,
@@ -33,7 +34,7 @@ from runtime.git_run import git as git  # the harness's git, as callers have lon
 from runtime.jurisdiction import OutsideJurisdiction as OutsideJurisdiction
 from runtime.jurisdiction import countdown, within_jurisdiction
 from runtime.sandbox import Sandbox
-from runtime.tools import Call, Tool, ToolFailure, schema
+from runtime.tools import Call, Tool, ToolExit, ToolFailure, schema
 
 MAX_READ = 200_000
 # What one write_file or edit_file may leave in a file: what read_file reads back (a file an
@@ -405,10 +406,16 @@ def worktree_path(root: Path, writer: str) -> Path:
 
 
 def add_worktree(root: Path, writer: str, base: str = "main") -> dict[str, Any]:
-    """`writer`'s own worktree on its own branch from `base` (kept if it exists already, so a
-    crash and a second call give the same one): its path, branch and base commit."""
+    """`writer`'s own worktree on its own branch from `base`: its path, branch and base commit.
+
+    One there already is kept if `git worktree add` finished it (a crash after the add, before
+    its event was written, or a second call), and nothing in it changed since. Anything else is
+    taken away and made again: a `git worktree add` killed half-way leaves a few files checked
+    out and the rest staged as deleted, which the writer's first commit (`git add -A`) would
+    have committed as its work."""
     path, branch = worktree_path(root, writer), writer_branch(writer)
-    if not path.exists():
+    if not finished(root, path, branch):
+        taken_away(root, path)
         git(root, "worktree", "add", "-q", "-B", branch, str(path), base)
     return {
         "writer": writer,
@@ -416,6 +423,43 @@ def add_worktree(root: Path, writer: str, base: str = "main") -> dict[str, Any]:
         "base": git(root, "merge-base", branch, base),
         "path": str(path),
     }
+
+
+def finished(root: Path, path: Path, branch: str) -> bool:
+    """Whether the worktree at `path` is one `git worktree add` finished and nobody changed:
+    git's own pointer, no lock (git locks a worktree while it makes it, "initializing"), on
+    `branch`, nothing changed, staged or added."""
+    if not path.is_dir() or path.is_symlink():
+        return False
+    try:
+        entry = checked_worktree(root, path)  # before any git runs in it
+    except WorkspaceTampered:
+        return False
+    if (entry / "locked").exists():
+        return False
+    try:
+        head = git(path, "symbolic-ref", "-q", "HEAD")
+    except ToolExit:  # detached: not on its branch
+        return False
+    return head == f"refs/heads/{branch}" and not git(
+        path, "status", "--porcelain", "--ignore-submodules=all"
+    )
+
+
+def taken_away(root: Path, path: Path) -> None:
+    """Nothing at `path`, and no entry of git's for it, whatever was left there: a worktree
+    whole or half-made, locked, without its pointer, or a directory git never knew."""
+    if path.is_dir() and not path.is_symlink():
+        # By hand, not by `git worktree remove`, which refuses a worktree without its pointer
+        # and would run git on what a pointer names.
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+    listed = git(root, "worktree", "list", "--porcelain").splitlines()
+    if f"worktree {path}" in listed or f"worktree {path.resolve()}" in listed:
+        # Its directory is gone now; twice forced, an entry git locked while making it goes too.
+        git(root, "worktree", "remove", "--force", "--force", str(path))
+    git(root, "worktree", "prune")
 
 
 def commit_worktree(root: Path, writer: str, message: str) -> dict[str, Any]:
@@ -440,9 +484,7 @@ def commit_worktree(root: Path, writer: str, message: str) -> dict[str, Any]:
 
 def remove_worktree(root: Path, writer: str) -> None:
     """Take `writer`'s worktree away (its branch, and so its commits, stay)."""
-    path = worktree_path(root, writer)
-    if path.exists():
-        git(root, "worktree", "remove", "--force", str(path))
+    taken_away(root, worktree_path(root, writer))
 
 
 # --- a worktree to look in, for an agent that commits nothing -----------------------------------
@@ -460,8 +502,7 @@ def add_checkout(root: Path, name: str, commit: str) -> dict[str, Any]:
     crash before its event was written) is taken away first, so it holds `commit` and nothing
     else."""
     path = worktree_path(root, name)
-    remove_worktree(root, name)
-    git(root, "worktree", "prune")  # an entry whose directory is gone would refuse the add
+    taken_away(root, path)  # a half-made one too: a killed add leaves its entry locked
     git(root, "worktree", "add", "-q", "--detach", str(path), commit)
     return {"writer": name, "branch": "", "base": git(path, "rev-parse", "HEAD"), "path": path.name}
 

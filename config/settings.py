@@ -283,10 +283,11 @@ except prices.PriceError as exc:
 BROKER_DIR = HOME / "broker"
 EMBEDDED_BROKER = not env.broker("CELERY_BROKER_URL")
 CELERY_BROKER_URL = env.broker("CELERY_BROKER_URL") or f"redis+socket://{BROKER_DIR / 'redis.sock'}"
-# Who drives a run's step (or runs a specialist) holds a lease this long, renewed by a heartbeat
-# every third of it while the work goes on: a step may take far longer (a slow model, a long
-# test suite), and a worker that dies stops renewing, so its lease runs out within this many
-# seconds and the reconciler (every MINUTES_RECONCILE_SECONDS) queues the run again.
+# Who drives a run's step (or runs a specialist) holds a lease this long from when each renewal
+# lands, renewed by a heartbeat when a third of it has run: a step may take far longer (a slow
+# model, a long test suite), and a worker that dies stops renewing, so its lease runs out within
+# this many seconds and the reconciler (every MINUTES_RECONCILE_SECONDS) queues the run again.
+# Expiry is judged by the reader's clock: the workers' clocks must agree (NTP).
 STEP_LEASE_SECONDS = env.number("MINUTES_STEP_LEASE_SECONDS", 30, minimum=1)
 # A step drives turns one after another in one warm session until it has started this many,
 # or this many seconds have passed (then it finishes the turn it is in): a run's history is

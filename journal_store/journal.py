@@ -36,11 +36,13 @@ from runtime.journal import (
     Fence,
     Guard,
     Recorded,
+    Stamp,
     WrongExpectedVersion,
     check_batch,
     check_batches,
     check_fence,
     check_guards,
+    landed,
     replayed_batch,
 )
 from runtime.journal import Fenced as Fenced  # it lives in the runtime now; old imports still work
@@ -147,17 +149,19 @@ class DjangoJournal:
         expected_version: int,
         fence: Fence | None = None,
         guards: Sequence[Guard] = (),
+        stamp: Stamp | None = None,
     ) -> list[Recorded]:
         """Append atomically. With `fence=(lease stream, epoch)`, refuse (StaleEpoch) unless the
         lease still stands at that epoch (runtime.journal.standing_epoch); with `guards`,
         refuse (WrongExpectedVersion naming the stream) unless each guarded stream stands at
         its version. Both are read in the same transaction, after the append lock: a writer
-        whose lease was taken over, or whose intent was superseded, cannot write."""
+        whose lease was taken over, or whose intent was superseded, cannot write. A `stamp`
+        rebuilds the new events there too, once the lock is held (runtime.journal.landed)."""
         check_batch(stream, events, expected_version)
         try:
             with transaction.atomic(using=self.using):
                 self.check_locked(fence, guards)
-                return self.append_locked(stream, events, expected_version)
+                return self.append_locked(stream, landed(events, stamp), expected_version)
         except IntegrityError:
             # Only a path that skipped the checks gets here (an id stored in another stream,
             # or a writer that did not take the lock). The transaction is gone; look again.

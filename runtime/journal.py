@@ -25,6 +25,15 @@ was allowed by what another stream said (a mutation by the intent it serves, a r
 the holds beside it) carries that stream's version as a guard, so that the check and the write
 are one step: a person superseding the intent in between makes the write fail, where a check
 made before the write would have let it through under the old intent.
+
+A stamp is how an event says when it landed: `append(..., stamp=)` rebuilds each new event by
+`stamp(event)` once the append holds its lock (memory and JSONL under their lock, SQLite in its
+IMMEDIATE transaction, PostgreSQL after the append lock), and writes what it returns. A lease's
+grant and renewal count their expiry from there (runtime/coordination/leases.py): built before
+the append, a renewal that waited on another writer's lock for most of its ttl landed with an
+expiry already past, and the lease lapsed under a holder that was renewing it. The stamp runs
+once, before the event is written: what is stored never changes after, and a retry of a stored
+id returns the stored record, not stamped again.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from runtime.events import (
 Fence = tuple[str, int]  # (lease stream, epoch)
 Guard = tuple[str, int]  # (stream, version): the append goes in only while it stands there
 Batch = tuple[str, Sequence[Event], int]  # (stream, events, expected version)
+Stamp = Callable[[Event], Event]  # rebuilds a new event as the append lands it (see above)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +108,13 @@ class Journal(Protocol):
         expected_version: int,
         fence: Fence | None = None,
         guards: Sequence[Guard] = (),
+        stamp: Stamp | None = None,
     ) -> list[Recorded]:
         """Append atomically at `expected_version` (WrongExpectedVersion when the stream moved);
         with a fence, only while that lease stands at that epoch (StaleEpoch otherwise); with
         guards, only while each of those streams stands at its version (WrongExpectedVersion
-        naming the guarded stream otherwise)."""
+        naming the guarded stream otherwise); with a stamp, each new event as `stamp` rebuilds
+        it once the append holds its lock."""
         ...
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
@@ -199,6 +211,17 @@ def check_guards(guards: Sequence[Guard], version: Callable[[str], int]) -> None
             raise WrongExpectedVersion(stream, expected, current)
 
 
+def landed(events: Sequence[Event], stamp: Stamp | None) -> Sequence[Event]:
+    """The events as `stamp` rebuilds them, called where the append holds its lock. The id
+    must stay: a retry is known by it (the stored record is returned, not a new stamp)."""
+    if stamp is None:
+        return events
+    stamped = [stamp(e) for e in events]
+    if [e.id for e in stamped] != [e.id for e in events]:
+        raise ValueError("a stamp changed an event's id: a retry could no longer be known")
+    return stamped
+
+
 def check_fence(fence: Fence | None, last: Recorded | None) -> None:
     """Raise StaleEpoch unless the lease whose last record is `last` stands at the fence's
     epoch. Call it where the append is atomic (under the writer's lock or in its transaction)."""
@@ -225,10 +248,11 @@ class Fenced:
         expected_version: int,
         fence: Fence | None = None,
         guards: Sequence[Guard] = (),
+        stamp: Stamp | None = None,
     ) -> list[Recorded]:
         self.same_fence(fence)
         return self.journal.append(
-            stream, events, expected_version, fence=self.fence, guards=guards
+            stream, events, expected_version, fence=self.fence, guards=guards, stamp=stamp
         )
 
     def append_batches(
@@ -394,11 +418,12 @@ class MemoryJournal:
         expected_version: int,
         fence: Fence | None = None,
         guards: Sequence[Guard] = (),
+        stamp: Stamp | None = None,
     ) -> list[Recorded]:
         check_batch(stream, events, expected_version)
         with self._lock:
             self._check(fence, guards)
-            return self._append(stream, events, expected_version)
+            return self._append(stream, landed(events, stamp), expected_version)
 
     def append_batches(
         self,

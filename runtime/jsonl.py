@@ -27,11 +27,13 @@ from runtime.journal import (
     Fence,
     Guard,
     Recorded,
+    Stamp,
     WrongExpectedVersion,
     check_batch,
     check_batches,
     check_fence,
     check_guards,
+    landed,
     replayed_batch,
 )
 
@@ -206,9 +208,10 @@ class JsonlJournal:
         expected_version: int,
         fence: Fence | None = None,
         guards: Sequence[Guard] = (),
+        stamp: Stamp | None = None,
     ) -> list[Recorded]:
         check_batch(stream, events, expected_version)
-        return self._append([(stream, events, expected_version)], fence, guards)
+        return self._append([(stream, events, expected_version)], fence, guards, stamp)
 
     def append_batches(
         self,
@@ -221,7 +224,11 @@ class JsonlJournal:
         return self._append(batches, fence, guards)
 
     def _append(
-        self, batches: Sequence[Batch], fence: Fence | None, guards: Sequence[Guard]
+        self,
+        batches: Sequence[Batch],
+        fence: Fence | None,
+        guards: Sequence[Guard],
+        stamp: Stamp | None = None,
     ) -> list[Recorded]:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -236,6 +243,7 @@ class JsonlJournal:
                 planned: list[list[Recorded] | Batch] = []
                 versions: dict[str, int] = {}  # a stream's version after the batches before
                 for stream, events, expected_version in batches:
+                    events = landed(events, stamp)  # under the lock: when it lands
                     found = [self._by_id.get(e.id) for e in events]
                     retried = replayed_batch(stream, events, found)
                     if retried is not None:

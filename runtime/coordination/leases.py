@@ -34,6 +34,17 @@ ended handing its work on is not counted. The next grant reads the count off the
 a reset (a person retrying a dead letter, at some global position) starts it again at 1.
 Streams written before the count was carried (DriverLeased/DriverReleased, or LeaseGranted v1)
 are counted the old way, over the whole stream, once: the next grant carries the count on.
+
+Time. A grant or a renewal counts its expiry from when it lands, not from when it was built:
+the append stamps it once it holds the journal's lock (`landing`; runtime.journal.landed).
+Built before, a renewal that waited on another writer (SQLite's write lock held by a long
+transaction, PostgreSQL's append lock by a slow session) for more than the time its lease had
+left landed already expired, and the reconciler handed a run whose holder was alive and
+renewing to another worker. The heartbeat schedules its next beat by the time left on its
+leases, so a beat that was slow or failed is followed by another at once. Expiry is judged by
+the reader's clock against the writer's: the workers' clocks must agree to well within a
+lease (NTP keeps them to milliseconds); `services.clocks` checks a worker's against
+PostgreSQL's when it starts.
 """
 
 from __future__ import annotations
@@ -48,6 +59,7 @@ from types import TracebackType
 from runtime.events import (
     DriverLeased,
     DriverReleased,
+    Event,
     LeaseClosed,
     LeaseGranted,
     LeaseReleased,
@@ -58,6 +70,7 @@ from runtime.journal import (
     Journal,
     Recorded,
     StaleEpoch,
+    Stamp,
     WrongExpectedVersion,
     standing_epoch,
 )
@@ -139,6 +152,17 @@ def standing(last: Recorded | None) -> Standing | None:
     return Standing("", 0, 0.0, *where, None, 0, legacy=True)
 
 
+def landing(ttl: float, clock: Callable[[], float] = time.time) -> Stamp:
+    """The stamp of a grant or a renewal: written when it lands (under the journal's lock), it
+    expires `ttl` after that, however long its append waited for the lock."""
+
+    def stamp(event: Event) -> Event:
+        now = clock()
+        return event.model_copy(update={"t": now, "expires": now + ttl})
+
+    return stamp
+
+
 def counted_over(records: Iterable[Recorded], at_version: int | None, since: int) -> int:
     """The starts of the work at `at_version` after position `since`, over a whole stream: how
     streams were counted before their events carried the count. A start released "waiting"
@@ -160,11 +184,15 @@ def counted_over(records: Iterable[Recorded], at_version: int | None, since: int
 
 class Leases:
     """The lease primitive over any Journal. `run_id` goes on the events' envelope, so a run's
-    export carries the leases it was driven under."""
+    export carries the leases it was driven under. `clock` is what expiries are stamped and
+    judged by (time.time; a test's own to stall a write without waiting)."""
 
-    def __init__(self, journal: Journal, run_id: str = "") -> None:
+    def __init__(
+        self, journal: Journal, run_id: str = "", clock: Callable[[], float] = time.time
+    ) -> None:
         self.journal = journal
         self.run_id = run_id
+        self.clock = clock
 
     @staticmethod
     def stream(resource: str) -> str:
@@ -226,7 +254,7 @@ class Leases:
         starts count."""
         last = self.last(resource)
         state = standing(last)
-        now = time.time()
+        now = self.clock()
         if state is not None and state.closed:
             return None
         if state is not None and state.live(now) and state.holder != holder:
@@ -247,11 +275,13 @@ class Leases:
             at_version=at_version,
             attempt=attempt,
         )
+        stamp = landing(ttl, self.clock)
         try:
-            self.journal.append(self.stream(resource), [grant], version)
+            [record] = self.journal.append(self.stream(resource), [grant], version, stamp=stamp)
         except WrongExpectedVersion:
             return None  # another taker got there first: it holds the lease, we do not
-        return Lease(resource, holder, version + 1, grant.expires, version + 1, at_version, attempt)
+        expires = record.event.expires if isinstance(record.event, LeaseGranted) else grant.expires
+        return Lease(resource, holder, version + 1, expires, version + 1, at_version, attempt)
 
     def close(self, resource: str, by: str, reason: str, at: int | None = None) -> bool:
         """Close the lease for good (LeaseClosed): no grant after it, and a holder still at work
@@ -277,21 +307,24 @@ class Leases:
             run_id=self.run_id,
             resource=lease.resource,
             holder=lease.holder,
-            expires=time.time() + ttl,
+            expires=self.clock() + ttl,  # stamped again as it lands
             epoch=lease.epoch,
             at_version=lease.at_version,
             attempt=lease.attempt,
         )
         version = lease.version
+        stamp = landing(ttl, self.clock)
         for _ in range(2):
             try:
-                [record] = self.journal.append(lease.stream, [renewal], version)
+                [record] = self.journal.append(lease.stream, [renewal], version, stamp=stamp)
             except WrongExpectedVersion:
                 # A renewal of ours whose answer was lost moved the stream: still ours, go on
                 # from where it stands. Anything else took it from us.
                 version = self._still_ours(lease)
                 continue
-            return replace(lease, expires=renewal.expires, version=record.version)
+            landed = record.event
+            expires = landed.expires if isinstance(landed, LeaseRenewed) else renewal.expires
+            return replace(lease, expires=expires, version=record.version)
         raise StaleEpoch(lease.stream, lease.epoch, standing_epoch(self.last(lease.resource)))
 
     def release(
@@ -342,15 +375,17 @@ class Leases:
 
 
 class Heartbeat:
-    """Renews leases every ttl/3 from a thread of its own while their holder works.
+    """Renews leases from a thread of its own while their holder works: when a third of the
+    shortest one has run (`wait`).
 
     `stop()` ends it and hands back the leases as they stand (their versions moved with each
     renewal: release those, not the ones first granted). A renewal that finds the lease taken
     over stops renewing it and logs so; the holder learns it at its next fenced append
-    (StaleEpoch). Errors in `transient` (the database briefly locked) are logged and tried
-    again at the next beat; anything else ends the thread with its traceback, and the lease
-    then expires as if the holder had died. `on_exit` runs on the thread as it ends (to close
-    the thread's database connection).
+    (StaleEpoch), and `on_lost` runs on the thread at once (to end what the holder runs outside
+    the journal: its tool's processes). Errors in `transient` (the database briefly locked)
+    are logged and tried again soon; anything else ends the thread with its traceback, and the
+    lease then expires as if the holder had died. `on_exit` runs on the thread as it ends (to
+    close the thread's database connection).
     """
 
     def __init__(
@@ -361,12 +396,14 @@ class Heartbeat:
         *,
         transient: tuple[type[BaseException], ...] = (),
         on_exit: Callable[[], object] | None = None,
+        on_lost: Callable[[Lease], object] | None = None,
     ) -> None:
         self.leases = leases
         self.held = list(held)
         self.ttl = ttl
         self.transient = transient
         self.on_exit = on_exit
+        self.on_lost = on_lost
         self.lost: list[Lease] = []
         self.renewals = 0
         self._stop = threading.Event()
@@ -395,11 +432,24 @@ class Heartbeat:
 
     def _run(self) -> None:
         try:
-            while not self._stop.wait(self.ttl / 3):
+            while not self._stop.wait(self.wait()):
                 self.beat()
         finally:
             if self.on_exit is not None:
                 self.on_exit()
+
+    def wait(self) -> float:
+        """How long until the next beat: until the shortest lease still held has two thirds of
+        its ttl left, a third of it after a renewal that landed. Counted from what is left, not
+        from when the last beat returned: after a beat that was slow (one lease's renewal
+        waited on the journal while the next one's ran down) or failed (the database busy),
+        the next comes at once, not a third of a lease later with less than that left. Never
+        less than a thirtieth of the ttl, so a journal failing fast is not hammered."""
+        live = [lease.expires for lease in self.held if lease not in self.lost]
+        if not live:
+            return self.ttl / 3  # nothing left to renew: only stop() is awaited
+        left = min(live) - self.leases.clock()
+        return max(left - 2 * self.ttl / 3, self.ttl / 30)
 
     def beat(self) -> None:
         """Renew every lease still held, once."""
@@ -412,5 +462,7 @@ class Heartbeat:
             except StaleEpoch as exc:
                 self.lost.append(lease)
                 log.warning("lease %s of %s lost: %s", lease.resource, lease.holder, exc)
+                if self.on_lost is not None:
+                    self.on_lost(lease)
             except self.transient as exc:
                 log.warning("lease %s not renewed (will try again): %s", lease.resource, exc)

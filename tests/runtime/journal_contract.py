@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from runtime.coordination.leases import Leases
+from runtime.coordination.leases import Leases, landing
 from runtime.events import (
     LINE_DEPTH,
     BudgetDebited,
@@ -347,6 +347,28 @@ class JournalContract:
         assert [journal.version(s) for s in ("hold-a", "effect-a", "run-a")] == [0, 0, 0]
         fenced.append_batches(batches, guards=[("intent-x", 1)])
         assert [journal.version(s) for s in ("hold-a", "effect-a")] == [1, 1]
+
+    # --- stamps: an event rebuilt as it lands -----------------------------------------------------
+
+    def test_a_stamp_rebuilds_the_event_as_it_lands_and_a_retry_returns_what_was_stored(
+        self, journal
+    ):
+        journal.append("lease-x", [grant()], 0)
+        renewal = LeaseRenewed(resource="x", holder="w1", expires=0.0, epoch=1)
+        said = iter([1000.0, 2000.0])  # the second landing is a retry: never stamped
+        stamp = landing(6, lambda: next(said))
+        [first] = journal.append("lease-x", [renewal], 1, stamp=stamp)
+        assert (first.event.id, first.event.expires, first.event.t) == (renewal.id, 1006.0, 1000.0)
+        assert journal.read("lease-x", after=1)[0].event.expires == 1006.0
+        [again] = journal.append("lease-x", [renewal], 1, stamp=landing(6, lambda: 3000.0))
+        assert again.event.expires == 1006.0 and journal.version("lease-x") == 2
+
+    def test_a_renewal_built_before_its_append_waited_expires_from_its_landing(self, journal):
+        readings = iter([1000.0, 1000.0, 1001.0, 1008.0])  # grant built, landed; renewal...
+        leases = Leases(journal, clock=lambda: next(readings))
+        lease = leases.acquire("x", "w1", ttl=6)
+        renewed = leases.renew(lease, ttl=6)  # built at 1001, landed 7 s later
+        assert renewed.expires == 1014.0 == leases.current("x").expires
 
     # --- the lease primitive --------------------------------------------------------------------
 

@@ -1,0 +1,139 @@
+"""A lease's renewal counts its expiry from when it lands, not from when it was built: one that
+waited on another writer's lock for longer than its lease had left used to land already
+expired, and the reconciler handed a run whose holder was alive to another worker. The
+heartbeat beats by the time left on its leases, and a lost lease ends its holder's tool runs."""
+
+from __future__ import annotations
+
+import threading
+
+from runtime.coordination.leases import Heartbeat, Leases, landing, standing
+from runtime.events import LeaseGranted, LeaseRenewed
+from runtime.journal import MemoryJournal, append_next
+
+
+class Clock:
+    """A clock the test moves; it says when it was read."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.read = threading.Event()
+
+    def __call__(self) -> float:
+        self.read.set()
+        return self.now
+
+
+def test_a_renewal_that_waited_on_the_lock_stands_for_its_ttl_from_its_landing():
+    journal = MemoryJournal()
+    clock = Clock(1000.0)
+    leases = Leases(journal, clock=clock)
+    lease = leases.acquire("x", "w1", ttl=6)
+    assert lease.expires == 1006.0
+    clock.read.clear()
+    renewed = []
+    renewing = threading.Thread(target=lambda: renewed.append(leases.renew(lease, ttl=6)))
+    with journal._lock:  # another writer holds the journal, as SQLite's write lock was held
+        renewing.start()
+        assert clock.read.wait(10)  # the renewal is built; its append waits on the lock
+        clock.now += 7  # longer than the whole lease
+    renewing.join(10)
+    [held] = renewed
+    assert held.expires == 1013.0  # 6 s from when it landed, not from when it was built
+    last = leases.last("x")
+    assert isinstance(last.event, LeaseRenewed) and last.event.expires == 1013.0
+    assert last.event.t == 1007.0  # written when it landed
+    assert standing(last).live(clock())
+    assert leases.acquire("x", "w2", ttl=6) is None  # nobody takes a lease being renewed
+
+
+class Gated(MemoryJournal):
+    """A journal whose appends wait at a gate before taking its lock: reads go on meanwhile
+    (a grant reads the lease before it writes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = threading.Event()
+        self.gate = threading.Event()
+
+    def append(self, *args, **kw):
+        self.waiting.set()
+        assert self.gate.wait(10)
+        return super().append(*args, **kw)
+
+
+def test_a_grant_stands_for_its_ttl_from_its_landing():
+    journal = Gated()
+    clock = Clock(1000.0)
+    leases = Leases(journal, clock=clock)
+    granted = []
+    taking = threading.Thread(target=lambda: granted.append(leases.acquire("x", "w1", ttl=6)))
+    taking.start()
+    assert journal.waiting.wait(10)  # built at 1000, its append held up
+    clock.now += 7
+    journal.gate.set()
+    taking.join(10)
+    assert granted[0].expires == 1013.0 == leases.current("x").expires
+
+
+def test_a_stamped_renewal_retried_returns_what_was_stored():
+    journal = MemoryJournal()
+    clock = Clock(1000.0)
+    lease = Leases(journal, clock=clock).acquire("x", "w1", ttl=6)
+    renewal = LeaseRenewed(resource="x", holder="w1", expires=0.0, epoch=lease.epoch)
+    [first] = journal.append("lease-x", [renewal], 1, stamp=landing(6, clock))
+    clock.now += 3  # the answer was lost; the same renewal is sent again
+    [again] = journal.append("lease-x", [renewal], 1, stamp=landing(6, clock))
+    assert first == again and again.event.expires == 1006.0  # stored once, never restamped
+    assert journal.version("lease-x") == 2
+
+
+def test_the_next_beat_comes_a_third_of_the_ttl_after_a_renewal_that_landed():
+    clock = Clock(1000.0)
+    leases = Leases(MemoryJournal(), clock=clock)
+    lease = leases.acquire("x", "w1", ttl=6)
+    beat = Heartbeat(leases, [lease], 6)
+    clock.now += 2
+    beat.beat()
+    assert beat.held[0].expires == 1008.0
+    assert beat.wait() == 2.0
+
+
+def test_after_a_slow_beat_that_did_not_renew_the_next_comes_at_once():
+    clock = Clock(1000.0)
+    journal = MemoryJournal()
+    leases = Leases(journal, clock=clock)
+    held = [leases.acquire(name, "w1", ttl=6) for name in ("worker-1", "slots-1")]
+
+    class Busy(Exception):
+        pass
+
+    real = journal.append
+
+    def stalled(stream, events, expected_version, **kw):
+        clock.now += 3.5  # waited on the database this long, then was told it is busy
+        raise Busy("database is locked")
+
+    beat = Heartbeat(leases, held, 6, transient=(Busy,))
+    clock.now += 2
+    journal.append = stalled
+    beat.beat()  # both renewals fail after 3.5 s each: 7 s of a 6 s lease, and nothing renewed
+    assert beat.renewals == 0
+    assert beat.wait() == 6 / 30  # not 2 s more: try again at once
+    journal.append = real
+    beat.beat()
+    assert beat.renewals == 2 and beat.wait() == 2.0  # renewed: back to a third of the lease
+
+
+def test_a_lost_lease_is_reported_on_the_heartbeats_thread_at_once():
+    journal = MemoryJournal()
+    leases = Leases(journal)
+    lease = leases.acquire("x", "w1", ttl=0.3)
+    lost = []
+    found = threading.Event()
+    beat = Heartbeat(leases, [lease], 0.3, on_lost=lambda lease: (lost.append(lease), found.set()))
+    append_next(journal, "lease-x", [LeaseGranted(resource="x", holder="w2", expires=9e9)])
+    beat.start()
+    assert found.wait(10)
+    beat.stop()
+    assert lost == [lease] == beat.lost

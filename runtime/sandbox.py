@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,6 +114,8 @@ def run(
         if inner:
             os.close(told)
     assert proc.stdout is not None
+    with _running_lock:
+        _running.add(proc)
     deadline = time.monotonic() + timeout
     kept = bytearray()
     truncated = False
@@ -134,6 +137,8 @@ def run(
         _kill(proc, _first_pid(info) if inner else None)
         raise ToolTimeout(f"{label} gave no answer within {timeout:g} s") from None
     finally:
+        with _running_lock:
+            _running.discard(proc)
         proc.stdout.close()
         if inner:
             os.close(info)
@@ -141,6 +146,27 @@ def run(
     if truncated:
         text += f"\n[output cut at {sandbox.limits.output_bytes} bytes]"
     return Finished(code if code >= 0 else 128 - code, text, truncated)
+
+
+# What this process is running now: a holder whose lease was lost ends them (`end_runs`)
+# rather than let a tool go on in a workspace that another worker now drives. Per process, not
+# per step: a worker (Celery's prefork pool, the one config.celery starts) runs one step or
+# one specialist at a time in a process, and its tools run on the flight's own thread.
+_running: set[subprocess.Popen[bytes]] = set()
+_running_lock = threading.Lock()
+
+
+def end_runs() -> int:
+    """Kill (SIGKILL, each one's process group) the runs this process has going now; how many.
+    Called from another thread (the heartbeat that found its lease lost) while `run` waits on
+    their output: it sees them end as killed (128 + 9), and the holder's next append, fenced,
+    is refused. A sandboxed run's pid namespace dies with bwrap, its group leader."""
+    with _running_lock:
+        procs = list(_running)
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
+            os.killpg(proc.pid, signal.SIGKILL)
+    return len(procs)
 
 
 def _kill(proc: subprocess.Popen[bytes], first: int | None = None) -> None:

@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import OperationalError, connections
 
 from journal_store.journal import DjangoJournal
-from runtime import streams
+from runtime import sandbox, streams
 from runtime.coordination.leases import Heartbeat, Lease, Leases, standing
 from runtime.events import (
     DeadLetterDiscarded,
@@ -274,15 +274,18 @@ def _parsed(spec: str, log: str | None) -> Faults:
 
 
 def heartbeat(leases: Leases, *held: Lease) -> Heartbeat:
-    """Renew these leases every STEP_LEASE_SECONDS / 3 from a thread of this process until
-    `stop()`: a step (or a specialist) that takes ten minutes keeps them, and a worker that
-    dies stops renewing, so its leases run out within STEP_LEASE_SECONDS."""
+    """Renew these leases whenever a third of STEP_LEASE_SECONDS has run, from a thread of this
+    process until `stop()`: a step (or a specialist) that takes ten minutes keeps them, and a
+    worker that dies stops renewing, so its leases run out within STEP_LEASE_SECONDS. A lease
+    found taken over ends the tool runs this process has going (their pytest, in the sandbox):
+    another worker now drives the run, and replays what this one was doing."""
     beat = Heartbeat(
         leases,
         held,
         settings.STEP_LEASE_SECONDS,
-        transient=(OperationalError,),  # the database busy for a moment: renew at the next beat
+        transient=(OperationalError,),  # the database busy for a moment: renew again soon
         on_exit=connections.close_all,  # the thread's own connection
+        on_lost=lambda lease: sandbox.end_runs(),
     )
     return beat.start()
 

@@ -119,6 +119,28 @@ def warn_without_beat(sender: str, instance: Any, **_: object) -> None:
     )
 
 
+@celeryd_after_setup.connect
+def warn_a_clock_off(sender: str, **_: object) -> None:
+    """A worker whose clock is off the database's by a sizable part of a lease says so at its
+    start (services.clocks): leases are judged by the readers' clocks. A warning, not a
+    refusal: a database unreachable for a moment must not keep a worker from starting."""
+    from django.conf import settings
+    from django.db import DatabaseError, connections
+
+    from services import clocks
+
+    log = logging.getLogger(__name__)
+    try:
+        problem = clocks.clock_problem(clocks.skew(), settings.STEP_LEASE_SECONDS)
+    except DatabaseError as exc:
+        log.warning("worker %s could not read the database's clock: %s", sender, exc)
+        return
+    finally:
+        connections.close_all()  # opened before the pool forks: no child may share it
+    if problem:
+        log.warning("worker %s: %s", sender, problem)
+
+
 @worker_init.connect
 def start_local_model(**_: object) -> None:
     """A worker started with MINUTES_LOCAL_MODEL_START starts the local model server before it

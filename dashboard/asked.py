@@ -11,7 +11,7 @@ draws itself with `problems` (and the API answers `invalid("query", exc.problems
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from journal_store import queues
@@ -131,8 +131,10 @@ MOMENT_CHARS = 40  # an ISO 8601 time with microseconds and an offset has 32
 
 def moment_of(params: Mapping[str, Any], name: str) -> datetime | None:
     """A time a page's own link carries (the runs list's `newer_than`): ISO 8601 with its
-    offset, as the page wrote it; None when absent. BadQuery naming the field otherwise: a
-    time without an offset cannot be compared with the stored ones, which are UTC."""
+    offset, as the page wrote it, given back in UTC; None when absent. BadQuery naming the
+    field otherwise: a time without an offset cannot be compared with the stored ones, which
+    are UTC, nor can one that UTC puts outside the years 1 to 9999 (0001-01-01T00:00+14:00 is
+    in year 0 there: the database's conversion raised OverflowError, a 500)."""
     text = str(params.get(name) or "")
     if not text:
         return None
@@ -143,7 +145,11 @@ def moment_of(params: Mapping[str, Any], name: str) -> datetime | None:
     if moment is None or moment.tzinfo is None:
         why = "is not a time with its offset (ISO 8601, as 2026-12-04T16:37:55+00:00)"
         raise BadQuery({name: f"{shown(text)} {why}"})
-    return moment
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        why = "is a time outside the years 1 to 9999 once its offset is taken away (in UTC)"
+        raise BadQuery({name: f"{shown(text)} {why}"}) from None
 
 
 def kinds_of(asked: Sequence[str]) -> tuple[str, ...]:

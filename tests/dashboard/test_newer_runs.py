@@ -94,6 +94,17 @@ def test_a_mark_that_is_no_time_with_its_offset_is_refused_naming_it(as_owner, m
     assert len(why) < 2000  # the value is cut short, not repeated whole
 
 
+@pytest.mark.parametrize("mark", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59.999999-12:00"])
+def test_a_mark_that_utc_puts_outside_the_calendar_is_refused_naming_it(as_owner, mark):
+    # In UTC the first is in year 0 and the second in year 10000: converting it for the
+    # database raised OverflowError, a 500.
+    refused = as_owner.get("/runs/newer", {"newer_than": mark})
+    assert refused.status_code == 400
+    why = unescape(refused.content.decode())
+    assert "newer_than" in why
+    assert f"'{mark}' is a time outside the years 1 to 9999" in why
+
+
 def test_a_filter_the_list_cannot_take_is_refused_by_its_poll_too(as_owner):
     refused = as_owner.get("/runs/newer", {"status": "nonsense", "newer_than": "x"})
     assert refused.status_code == 400

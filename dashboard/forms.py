@@ -321,11 +321,18 @@ class NewRunForm(Form):
         return data
 
 
+def seen_reason(text: str) -> None:
+    """A decision's reason shows something (dashboard/actions.py unseen_reason)."""
+    if why := actions.unseen_reason(text):
+        raise forms.ValidationError(why, code="unseen")
+
+
 class DecisionForm(Form):
     reason = forms.CharField(
         max_length=actions.REASON_MAX,
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Recorded in the audit trail with your name.",
+        validators=[seen_reason],
     )
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, listing, queries
@@ -273,10 +273,20 @@ class ImportRefusedOut(Schema):
 
 # --- review queues ------------------------------------------------------------------------------
 
-# A decision on a review item says why, as the pages ask: blank or whitespace is refused (422,
-# naming the field) before anything is journalled.
+
+def seen_reason(text: str) -> str:
+    """A decision's reason shows something, as the pages ask (dashboard/actions.py)."""
+    if why := actions.unseen_reason(text):
+        raise PydanticCustomError("reason", "{why}", {"why": why})
+    return text
+
+
+# A decision on a review item says why, as the pages ask: blank, whitespace or characters that
+# draw nothing (U+200B) are refused (422, naming the field) before anything is journalled.
 Reason = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=actions.REASON_MAX)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=actions.REASON_MAX),
+    AfterValidator(seen_reason),
 ]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
 from dashboard import actions
 from dashboard.access import HtmxHttpRequest
@@ -17,6 +18,7 @@ from teams import TEAMS
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def new_run(request: HtmxHttpRequest) -> HttpResponse:
     """The form; asked again with its values (htmx, on a change of team, scenario or backend),
     the form for them: the team's scenarios, the scenario's own settings where the person has

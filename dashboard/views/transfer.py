@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
 
 from dashboard.access import HtmxHttpRequest
 from dashboard.forms import ImportForm
@@ -17,6 +18,7 @@ from journal_store.transfer import ImportRefused, import_journal
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def import_view(request: HtmxHttpRequest) -> HttpResponse:
     form = ImportForm(request.POST or None, request.FILES or None)
     context: dict[str, object] = {"form": form}

@@ -198,12 +198,19 @@ PAGES = {"dead_letters": ("dead_letters", "decide_letters"), "conflicts": ("conf
 QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}
 
 
+def back_to(request: HtmxHttpRequest, queue: str) -> str:
+    """The page of the queue named `queue` a decision's form was on: the queue's own path
+    with the query the form's address carries (the page's filters and its page number), so
+    never another host's or another page's address."""
+    return reverse(queue) + (f"?{request.GET.urlencode()}" if request.GET else "")
+
+
 def message(
     request: HtmxHttpRequest, text: str, back: str, level: str = "error", status: int = 200
 ) -> HttpResponse:
     """The sentence into the form's page; without scripts, on a page linking back to the
-    queue named `back`."""
-    response = tell(request, text, level, status, reverse(back), QUEUES[back])
+    queue named `back`, as the form's page had it."""
+    response = tell(request, text, level, status, back_to(request, back), QUEUES[back])
     if request.htmx and level == "error":
         # Into the form's own error slot: the form stays, with what was typed, to try again.
         response = reswap(retarget(response, "find .form-error"), "innerHTML")
@@ -244,14 +251,18 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
         )
     except letters.LetterError as exc:
         return message(request, str(exc), "dead_letters", status=errors.status_for(exc))
+    text = f"{decision} recorded for {letter_id}"
     if not request.htmx:
-        return redirect("dead_letters")
+        # Said on the queue's page, under the filters it had: the bare queue said nothing
+        # and dropped the reviewer's search, run and page.
+        djmessages.success(request, text)
+        return redirect(back_to(request, "dead_letters"))
     # The card again, decided, in place of the open one: its status, who decided and why.
     projection.catch_up()
     context = {
         "item": DeadLetter.objects.get(letter_id=letter_id),
         "n": uuid.uuid4().hex[:8],  # its ids: a letter id's ':' would not do in a selector
-        "message": f"{decision} recorded for {letter_id}",
+        "message": text,
         "can_decide": True,
     }
     response = with_counts(request, render(request, "dashboard/_letter_card.html", context))
@@ -267,8 +278,6 @@ def decide_letters(request: HtmxHttpRequest) -> HttpResponse:
     filters it had, with what became of each. A letter decided meanwhile is named, not
     decided twice; the others go through. Nothing is decided when the form is refused."""
     require_decide(request.user)
-    # Back to the page the form was on: its own query string, under the queue's own path.
-    back = reverse("dead_letters") + (f"?{request.GET.urlencode()}" if request.GET else "")
     form = LettersForm(request.POST)
     if not form.is_valid():
         # The page again, under its filters, with why beside the form and what was typed and
@@ -287,7 +296,7 @@ def decide_letters(request: HtmxHttpRequest) -> HttpResponse:
     )
     level = djmessages.WARNING if found.refused else djmessages.SUCCESS
     djmessages.add_message(request, level, outcome(found, data["decision"]))
-    return redirect(back)
+    return redirect(back_to(request, "dead_letters"))
 
 
 def outcome(found: letters.Decided, decision: str) -> str:
@@ -347,7 +356,8 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
         return message(request, exc.said(WORDS), "conflicts", status=errors.status_for(exc))
     text = f"resolution recorded for {conflict_id}"
     if not request.htmx:
-        return redirect("conflicts")
+        djmessages.success(request, text)  # on the queue's page, under its filters, as a letter's
+        return redirect(back_to(request, "conflicts"))
     # The card again, decided, in place of the one the form was in: its status, the chosen
     # claim marked, who decided and why, without reloading the queue.
     projection.catch_up()

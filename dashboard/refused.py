@@ -14,11 +14,12 @@ from collections.abc import Callable
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render, resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
+from dashboard import uploads
 from services.asked import shown
 
 API = "/api/"
@@ -49,8 +50,9 @@ def forbidden(request: HttpRequest, exception: Exception | None = None) -> HttpR
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """config/urls.py's handler400 (Django calls it with debug off). A Host header this server
     does not answer for says so, naming the setting, where templates/400.html spoke of an
-    address to mend and listed nothing; the API answers JSON. Anything else Django refuses as
-    unreadable is the 400 page's general sentence. The Host is never asked for here: it is
+    address to mend and listed nothing; the API answers JSON. A form too large to read says
+    the limit (dashboard/uploads.py). Anything else Django refuses as unreadable is the 400
+    page's general sentence. The Host is never asked for here: it is
     what was refused."""
     if isinstance(exception, DisallowedHost):
         host = str(request.META.get("HTTP_HOST") or request.META.get("SERVER_NAME") or "")
@@ -61,6 +63,8 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
         if request.path.startswith(API):
             return JsonResponse({"detail": message}, status=400)
         return render(request, "400.html", {"host_refused": message}, status=400)
+    if isinstance(exception, RequestDataTooBig | TooManyFieldsSent):
+        return uploads.form_too_large(request, exception)
     if request.path.startswith(API):
         return JsonResponse({"detail": "the request cannot be read as it was sent"}, status=400)
     return render(request, "400.html", status=400)

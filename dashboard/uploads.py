@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
@@ -41,10 +42,44 @@ class RequestSizeLimitMiddleware:
                 f"the request is {length:,} bytes; a journal import may be at most "
                 f"{settings.IMPORT_MAX_BYTES:,} bytes, and nothing else takes more"
             )
-            if request.path.startswith("/api/"):
-                return JsonResponse({"detail": text}, status=413)
-            # A page, with the way back and how to import a larger journal, where it was a
-            # bare line of text. Sessions are not read yet: the page shows the signed-out
-            # navigation, and says nothing of anyone's.
-            return render(request, "413.html", {"message": text}, status=413)
+            # Sessions are not read yet: a page shows the signed-out navigation, and says
+            # nothing of anyone's.
+            return too_large(request, text, journal=True)
         return self.get_response(request)
+
+
+def too_large(
+    request: HttpRequest, text: str, journal: bool = False, status: int = 413
+) -> HttpResponse:
+    """A body refused for its size (or its number of fields: `status` 400), saying `text`:
+    the API's JSON under /api/; to htmx the sentence alone, swapped in where the form's
+    answer goes (a whole page was put inside the card); otherwise a page with the way back
+    and, for a journal (`journal`), how to import a larger one."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": text}, status=status)
+    if request.headers.get("HX-Request") == "true":
+        said = {"message": text[0].upper() + text[1:] + ".", "level": "error"}
+        return render(request, "dashboard/_message.html", said, status=status)
+    return render(request, "413.html", {"message": text, "journal": journal}, status=status)
+
+
+def form_too_large(
+    request: HttpRequest, exc: RequestDataTooBig | TooManyFieldsSent
+) -> HttpResponse:
+    """What a page answers a form whose fields Django would not read (dashboard/refused.py
+    bad_request): 413 naming the limit for a body past DATA_UPLOAD_MAX_MEMORY_SIZE, 400 for
+    more fields than DATA_UPLOAD_MAX_NUMBER_FIELDS, where both were the 400 page's "a
+    header, the address or the body is malformed", and the API said why."""
+    if isinstance(exc, TooManyFieldsSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        text = (
+            f"the request holds more than {limit:,} fields or parameters, the most a page "
+            "reads, so nothing was read or changed"
+        )
+        return too_large(request, text, status=400)
+    text = (
+        f"the form sent more than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes of fields, the "
+        "most a page reads (a file uploaded to the import page aside), so nothing was read or "
+        "changed"
+    )
+    return too_large(request, text)

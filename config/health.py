@@ -8,13 +8,17 @@ view was reached, so a stack whose operator set their real host name never becam
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
 from config.commandline import first_line
 
+log = logging.getLogger(__name__)
+
 PATH = "/healthz"
+DOWN_SAID = "the database does not answer (what its driver said is in the server's log)"
 
 
 @functools.cache
@@ -51,12 +55,11 @@ def healthz(request: HttpRequest) -> HttpResponse:
     try:
         connection.ensure_connection()
     except DOWN as exc:
-        # Not "not migrated", which it said of a database it could not reach at all.
-        return HttpResponse(
-            f"the database does not answer: {first_line(exc)}",
-            content_type="text/plain",
-            status=503,
-        )
+        # Not "not migrated", which it said of a database it could not reach at all. The
+        # driver's words go to the log: they name the database's host and port, and anyone
+        # may ask /healthz (dashboard/unavailable.py keeps them off the pages alike).
+        log.warning("/healthz: the database does not answer (%s)", first_line(exc))
+        return HttpResponse(DOWN_SAID, content_type="text/plain", status=503)
     missing = unmigrated()
     if missing:
         text = f"the database is not migrated ({', '.join(missing)}): run manage.py migrate"

@@ -15,7 +15,9 @@ import sys
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views import defaults
+from django_htmx.http import reswap
 
 from config.commandline import first_line
 from config.health import unmigrated
@@ -33,18 +35,44 @@ RETRY_AFTER = "5"  # seconds: about what a restarting database takes
 
 
 def answer(request: HttpRequest) -> HttpResponse:
-    """503 with the sentence: the API's JSON under /api/, the sentence alone to htmx (swapped
-    where the button was, as a refusal is), a page of its own otherwise. The page has no
-    template logic: drawing the navigation would ask the database again."""
+    """503 with the sentence: the API's JSON under /api/, to htmx what `to_htmx` says, a
+    page of its own otherwise. The page has no template logic: drawing the navigation would
+    ask the database again."""
     if request.path.startswith(API):
         response: HttpResponse = JsonResponse({"detail": SENTENCE}, status=503)
     elif request.headers.get("HX-Request") == "true":
-        context = {"message": SENTENCE[0].upper() + SENTENCE[1:] + ".", "level": "error"}
-        response = render(request, "dashboard/_message.html", context, status=503)
+        response = to_htmx(request, SENTENCE, OUTAGE)
     else:
         response = render(request, "503.html", status=503)
     response["Retry-After"] = RETRY_AFTER
     return response
+
+
+# What the page's notice says of a poll or a link the database did not answer.
+OUTAGE = (
+    "The database did not answer (it may be restarting, out of reach or busy), so this page "
+    "was not brought up to date: what it shows may be out of date. Its live parts keep "
+    "asking; anything else, try again in a moment."
+)
+
+
+def to_htmx(request: HttpRequest, sentence: str, notice: str) -> HttpResponse:
+    """A 503 to htmx, which leaves what the page shows as it is.
+
+    A read (a poll, a link, a filter) swaps nothing (HX-Reswap: none) and moves no address:
+    a poll inside what it swaps (a run's header, a runs list's row, a timeline's tail)
+    was replaced by the sentence, and never asked again once the database was back. The
+    page's notice (templates/base.html #outage) says `notice` instead, out of band, with
+    the time. A form's post gets `sentence` alone, which its form puts in its own error
+    slot (hx-target), so that the form and what was typed in it stay to be sent again."""
+    if request.method in ("GET", "HEAD"):
+        context = {"notice": notice, "at": timezone.now()}
+        response = render(request, "dashboard/_outage.html", context, status=503)
+        response = reswap(response, "none")
+        response["HX-Push-Url"] = "false"
+        return response
+    said = {"message": sentence[0].upper() + sentence[1:] + ".", "level": "error"}
+    return render(request, "dashboard/_message.html", said, status=503)
 
 
 NOT_MIGRATED = (
@@ -60,6 +88,10 @@ def not_migrated(request: HttpRequest) -> HttpResponse:
     an OperationalError)."""
     if request.path.startswith(API):
         response: HttpResponse = JsonResponse({"detail": NOT_MIGRATED}, status=503)
+    elif request.headers.get("HX-Request") == "true":
+        # Not the whole page swapped into a run's header or a card, as it was.
+        notice = NOT_MIGRATED[0].upper() + NOT_MIGRATED[1:] + "."
+        response = to_htmx(request, NOT_MIGRATED, notice)
     else:
         response = render(request, "503_not_migrated.html", status=503)
     response["Retry-After"] = "60"

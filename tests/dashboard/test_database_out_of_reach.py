@@ -32,6 +32,7 @@ for name, path, headers in asked:
     answer = client.get(path, **headers)
     print(json.dumps({
         "name": name, "status": answer.status_code, "retry": answer.get("Retry-After"),
+        "reswap": answer.get("HX-Reswap"),
         "type": answer["Content-Type"], "body": answer.content.decode(),
     }))
 """
@@ -55,10 +56,11 @@ def test_with_the_database_out_of_reach_every_answer_is_a_503_that_says_so(tmp_p
     assert "Try again in a moment" in page["body"]
     assert "5432" not in page["body"] and "refused" not in page["body"]  # its words: the log's
 
-    htmx = answers["htmx"]  # swapped where the button was, as a refusal is
-    assert (htmx["status"], htmx["retry"]) == (503, "5")
-    assert htmx["body"].startswith('<p class="message error" role="status">The database did')
-    assert "<html" not in htmx["body"]
+    htmx = answers["htmx"]  # a poll's: the page's notice, out of band, and nothing else swapped
+    assert (htmx["status"], htmx["retry"], htmx["reswap"]) == (503, "5", "none")
+    notice = '<p id="outage" class="message error outage" role="status" hx-swap-oob="true">'
+    assert notice in htmx["body"]
+    assert "The database did not answer" in htmx["body"] and "<html" not in htmx["body"]
 
     api = answers["api"]
     assert (api["status"], api["retry"], api["type"]) == (503, "5", "application/json")

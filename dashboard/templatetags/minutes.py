@@ -100,6 +100,19 @@ def get_item(mapping: Any, key: str) -> Any:
     return mapping.get(key) if hasattr(mapping, "get") else None
 
 
+# What an id's characters may be as they are: a run id's, a tag's (runtime/streams.py RUN_ID).
+ID_PART = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@register.filter
+def id_part(value: Any) -> str:
+    """`value` (a run's id, a tag, a letter's) as part of an element's id: the characters an id
+    of a run holds kept, any other (a space, which no id may hold; a letter id's ':') as
+    ~<hex>~, so that two values never share an id. A control in a polled part needs an id
+    of its own for htmx to give it the focus back after the poll (views/runs.py)."""
+    return ID_PART.sub(lambda found: f"~{ord(found.group()):x}~", str(value))
+
+
 @register.filter
 def as_json(value: Any) -> str:
     """Pretty JSON text (the template escapes it)."""

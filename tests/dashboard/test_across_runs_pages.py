@@ -23,7 +23,8 @@ def test_a_forks_page_and_its_parents_link_each_other_and_their_comparison(as_ow
     child = response["Location"].split("/")[2]
     drive(child)
     page = as_owner.get(f"/runs/{child}/").content.decode()
-    assert f'Forked from <a class="mono" href="/runs/{parent}/">{parent}</a>' in page
+    said = f'Forked from <a id="head-parent" class="mono" href="/runs/{parent}/">{parent}</a>'
+    assert said in page
     assert f"/runs/compare?a={parent}&amp;b={child}" in page
     back = as_owner.get(f"/runs/{parent}/").content.decode()
     assert f'href="/runs/{child}/"' in back and "Forks:" in back

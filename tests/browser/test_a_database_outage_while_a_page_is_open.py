@@ -63,9 +63,14 @@ def test_a_runs_header_and_its_list_row_poll_on_through_an_outage(
     header = page.locator("#run-header")
     expect(header.get_by_role("button", name="Check replay")).to_be_visible()
 
-    with outage(), answered(page, f"/runs/{run_id}/header", 503):
+    with (
+        outage(),
+        answered(page, f"/runs/{run_id}/header", 503),
+        answered(page, "&live=1", 503),  # the timeline's live tail
+    ):
         pass
     settled(page)
+    expect(page.locator("#events tr#tail")).to_contain_text("Live: new events appear here")
     # The header is as it was, buttons and all, and the page says why it stands still.
     expect(header.get_by_role("button", name="Check replay")).to_be_visible()
     expect(header.get_by_role("button", name="Interrupt")).to_be_visible()

@@ -5,8 +5,9 @@ stream (a step kept dying: services/steps.py). Deciding one appends the decision
 the version the decider read, so two deciders race fairly: exactly one decision is written (the
 loser reads again and finds the winner's; anything else written there meanwhile, a tag on the
 run in its control stream, only makes the decider read again). Either way the run is driven
-on; a discarded control letter ends the run, since nobody will drive that step again, and
-queues its trace's push (services/traces.py) as a run's end does.
+on; a discarded control letter ends the run, since nobody will drive that step again: its
+verdict is written with the discard, in one transaction, and its trace's push queued
+(services/traces.py) as a run's end does.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import streams
 from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried, TeamFinished
-from runtime.journal import WrongExpectedVersion
+from runtime.journal import Batch, WrongExpectedVersion
 from services import ended, queue
 from services.runs import RunError
 
@@ -71,27 +72,41 @@ def decide_letter(
     control = ":control:" in letter_id
     stream = streams.control(run_id) if control else streams.journal(run_id)
     cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
-    append_decision(journal, stream, cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason))
-    if decision == "discard" and control:
-        finish_discarded(run_id, by, reason)
+    decided = cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason)
+    ends = decision == "discard" and control
+    append_decision(journal, stream, decided, ends)
+    if ends:
+        # No step will end this run (the next one finds it finished and stops): what follows a
+        # run's end happens here, as after a run's last step.
+        ended.run_ended(run_id, ENDED)
     if catch_up:
         projection.catch_up()
     queue.advance(run_id)
 
 
 def append_decision(
-    journal: DjangoJournal, stream: str, decision: DeadLetterRetried | DeadLetterDiscarded
+    journal: DjangoJournal,
+    stream: str,
+    decision: DeadLetterRetried | DeadLetterDiscarded,
+    ends: bool = False,
 ) -> None:
-    """Append the decision at the stream's version its letter was read open at."""
+    """Append the decision at the stream's version its letter was read open at; with `ends`
+    (a discarded control letter), the run's verdict too, in the same transaction."""
+    run_stream = streams.journal(decision.run_id)
     for _ in range(ATTEMPTS):
-        # The version read first: a decision written after it makes the append below fail.
-        version = journal.version(stream)
+        # The versions read first: a decision written after them makes the append below fail.
+        batches: list[Batch] = [(stream, [decision], journal.version(stream))]
+        if ends:
+            # Both or neither: a discard written alone (the web process dying before the
+            # verdict) left the run running, and its next step dead-lettered it again,
+            # undoing the person's discard.
+            batches.append((run_stream, [finished(decision)], journal.version(run_stream)))
         undecided(journal, decision.run_id, stream, decision.letter_id)
         try:
-            journal.append(stream, [decision], version)
+            journal.append_batches(batches)
             return
         except WrongExpectedVersion:
-            # The stream moved: a decision on this letter, or anything else written beside
+            # A stream moved: a decision on this letter, or anything else written beside
             # it (a tag on the run, in its control stream). Only a decision found at the next
             # read refuses this one: the stream's moving alone said "already decided" of a
             # letter nobody had decided.
@@ -113,6 +128,7 @@ def undecided(journal: DjangoJournal, run_id: str, stream: str, letter_id: str) 
         raise LetterAlreadyDecided(letter_id, decided)
 
 
+ENDED = "escalated"  # the verdict of a run whose step's letter a person discarded
 ATTEMPTS = 5  # reads of the letter before giving up, when its stream moved before each write
 AT_ONCE = 100  # letters one request may decide: a queue's page shows 25
 DECISIONS = ("retry", "discard")
@@ -155,13 +171,8 @@ def events_of(journal: DjangoJournal, run_id: str, stream: str, cls: type[E]) ->
     return [r.event for r in journal.of_kind(run_id, stream, cls.kind) if isinstance(r.event, cls)]
 
 
-def finish_discarded(run_id: str, by: str, reason: str) -> None:
-    """A discarded infrastructure letter ends the run: nobody will drive it again."""
-    journal = DjangoJournal()
-    stream = streams.journal(run_id)
-    reason = f"discarded by {by}: {reason}"
-    finished = TeamFinished(run_id=run_id, status="escalated", reason=reason)
-    journal.append(stream, [finished], journal.version(stream))
-    # No step will end this run (the next one finds it finished and stops): what follows a
-    # run's end happens here, as after a run's last step.
-    ended.run_ended(run_id, finished.status)
+def finished(discard: DeadLetterRetried | DeadLetterDiscarded) -> TeamFinished:
+    """The verdict a discarded infrastructure letter ends its run with: nobody will drive it
+    again."""
+    reason = f"discarded by {discard.by}: {discard.reason}"
+    return TeamFinished(run_id=discard.run_id, status=ENDED, reason=reason)

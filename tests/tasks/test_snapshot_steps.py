@@ -13,6 +13,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import LoopSnapshot
 from runtime import flight
 from services import letters, runs, steps
+from services.control import Control
 from tests.runtime.helpers import facts
 from tests.tasks.conftest import use_broker
 
@@ -108,6 +109,7 @@ def test_a_run_ended_by_a_discarded_letter_leaves_no_snapshot():
     other = runs.start_run("solo", "solo-fix")
     while not LoopSnapshot.objects.filter(stream=f"run-{other}").exists():
         assert steps.drive_step(other, "test") == "stepped"
-    letters.finish_discarded(run_id, "ann", "the host is gone")
-    assert runs.status_of(run_id) == "escalated"
+    letter = Control(run_id).dead_letter("the step kept dying", 3, "").letter_id
+    letters.decide_letter(letter, "discard", "ann", "the host is gone")
+    assert runs.status_of(run_id) == "discarded"
     assert list(LoopSnapshot.objects.values_list("stream", flat=True)) == [f"run-{other}"]

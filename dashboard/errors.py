@@ -28,6 +28,7 @@ REFUSALS: dict[type[Exception], int] = {
     baseline.NoBaseline: 409,  # a solo run, a team with no repository, a baseline itself
     letters.LetterAlreadyDecided: 409,
     letters.LetterMoved: 409,  # its stream changed before each write; nothing decided
+    letters.LetterOfAnEndedRun: 409,  # nothing drives its run any more; a fork is the way
     review.ConflictAlreadyDecided: 409,
     review.ConflictMoved: 409,
     review.ClaimSettled: 409,  # another conflict's ruling settled the claim since

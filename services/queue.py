@@ -17,9 +17,10 @@ import time
 import kombu.exceptions
 import kombu.pools
 from celery.utils.nodenames import worker_direct
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from config.celery import app
+from services.control import Control
 
 log = logging.getLogger(__name__)
 # Sends of one message tried with a fresh pool after kombu handed back a closed channel.
@@ -40,7 +41,18 @@ def send(name: str, *ids: str, countdown: float | None = None, node: str | None 
 
 def _advance(run_id: str, countdown: float | None, node: str | None) -> None:
     try:
-        _publish(ADVANCE, (run_id,), countdown, node)
+        # Where the run's lease stands as the message is sent: a step that took the run since
+        # has it in hand, and the message does nothing (services/steps.py). Without it, a
+        # message Redis delivered again (its worker died; the visibility timeout passed) drove
+        # a step between two others and started a second chain of next steps.
+        sent: int | None = Control(run_id).sent_at()
+    except DatabaseError as exc:
+        # The database did not answer: the message goes without it, for any step to take, as
+        # a message sent before there was one.
+        log.warning("run %s's next step is sent without its lease's version (%s)", run_id, exc)
+        sent = None
+    try:
+        _publish(ADVANCE, (run_id, sent), countdown, node)
     except kombu.exceptions.OperationalError as exc:
         # The run is recorded and running; only the message saying "drive it" was lost. The
         # reconciler (tasks/runs.py, in any worker's beat) queues a running run that
@@ -54,7 +66,9 @@ def _advance(run_id: str, countdown: float | None, node: str | None) -> None:
         )
 
 
-def _publish(name: str, ids: tuple[str, ...], countdown: float | None, node: str | None) -> None:
+def _publish(
+    name: str, ids: tuple[str | int | None, ...], countdown: float | None, node: str | None
+) -> None:
     if app.conf.task_always_eager:
         # MINUTES_EAGER (a benchmark flying runs in one process): run it here and now, as
         # Task.delay would. send_task ignores eagerness, so the task is looked up instead,

@@ -11,11 +11,15 @@ next step.
 
 Who drives is decided by a lease whose epoch fences every append: a second delivery of the
 same step finds the lease taken and stops without writing; a worker whose lease was taken over
-cannot write either. A heartbeat renews the lease while the step runs, so the lease is short
-(STEP_LEASE_SECONDS) however long the step: a killed worker's lease runs out within it, and
-`revive_stalled` queues the run again at the reconciler's next beat. A step that keeps dying
-(killed, or raising) is dead-lettered after MAX_STEP_ATTEMPTS, counted in the lease's own
-events because Redis keeps no redelivery count. A model endpoint that stays down is such a
+cannot write either. A step's message carries the lease stream's version as it was sent, so a
+message delivered after another step has taken the run (Redis gives a dead worker's message
+out again after its visibility timeout, between two steps of the run it revived) does nothing
+either, where it drove a step and started a second chain of next-step messages. A heartbeat
+renews the lease while the step runs, so the lease is short (STEP_LEASE_SECONDS) however long
+the step: a killed worker's lease runs out within it, and `revive_stalled` queues the run
+again at the reconciler's next beat. A step that keeps dying (killed, or raising) is
+dead-lettered after MAX_STEP_ATTEMPTS, counted in the lease's own events because Redis keeps
+no redelivery count. A model endpoint that stays down is such a
 step (runtime/model.py's EndpointDown): the run waits in the dead-letter queue, not ended, and a
 person's retry asks the model again where it was.
 """
@@ -36,7 +40,7 @@ from journal_store.models import RunSummary
 from journal_store.snapshots import DatabaseSnapshots
 from runtime import flight, status, streams
 from runtime.backoff import doubling
-from runtime.coordination.leases import Lease
+from runtime.coordination.leases import Lease, taken_since
 from runtime.events import DeadLettered, RunInterrupted, TeamFinished
 from runtime.fanout.restarts import Outages
 from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
@@ -68,14 +72,18 @@ def sandbox() -> Sandbox:
 WARM = WarmFlights(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
 
 
-def drive_step(run_id: str, worker: str | None = None, node: str | None = None) -> str:
+def drive_step(
+    run_id: str, worker: str | None = None, node: str | None = None, sent: int | None = None
+) -> str:
     """Drive one step of the run; what became of it ("stepped", a verdict, "busy", ...).
 
     A step is up to STEP_TURNS turns, or STEP_SECONDS of them, in one session. The first step
     a process drives of a run reads the run's history and replays it; at the step's end the
     flight is parked here (WARM), and the next step, if it finds the stream where the flight
     left it, goes on without reading or replaying anything. `node` is the Celery worker that
-    drives the step: the next one is sent to it, where its flight waits.
+    drives the step: the next one is sent to it, where its flight waits. `sent`: the run's
+    lease stream's version when the message asking for this step was sent; a step that took
+    the run since goes on with it, and this one does nothing ("moved").
     """
     journal = DjangoJournal()
     control = Control(run_id, journal)
@@ -107,9 +115,15 @@ def drive_step(run_id: str, worker: str | None = None, node: str | None = None) 
             return "dead-lettered"
         if isinstance(last, RunInterrupted) and control.stop_request() is not None:
             return "interrupted"
+        if sent is not None and taken_since(control.leases.last(run_id), sent):
+            # A message older than the step that took the run since: delivered again by Redis
+            # after the visibility timeout (its worker died mid-step), or a second one for the
+            # same step. Driving here, between two steps, started a second chain of next steps
+            # beside the one that step sent.
+            return "moved"
         # What the step finds older than this was left by an earlier one (git's lock files).
         began = time.monotonic()
-        lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at)
+        lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at, sent)
         if lease is None:
             return "busy"  # somebody else is driving this run: we do not write
         if warm is None:
@@ -273,7 +287,8 @@ def longest_wait() -> float:
 def revive_stalled() -> list[str]:
     """Re-enqueue running runs that nobody is driving (control.stalled: the lease expired, or
     no step took it within STALL_SECONDS); the ids sent. A second delivery is harmless: the
-    lease lets one driver through and the other stops without writing."""
+    lease lets one driver through, and the other stops without writing (or, arriving once that
+    step is over, finds the run taken since it was sent)."""
     starts = {
         run_id: started.timestamp() if started else 0.0
         for run_id, started in RunSummary.objects.filter(status__in=status.ACTIVE).values_list(

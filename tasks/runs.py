@@ -24,10 +24,13 @@ from services.control import holder
     retry_jitter=True,
     max_retries=5,
 )
-def advance(self: Any, run_id: str) -> str:
-    """One step of a run. Takes an id, never an object: it reads everything from the journal."""
+def advance(self: Any, run_id: str, sent: int | None = None) -> str:
+    """One step of a run. Takes an id, never an object: it reads everything from the journal.
+    `sent`: the run's lease stream's version when the message was sent (None in a message
+    queued before messages carried it)."""
     # Its hostname: the run's next step is sent back to this worker, where its flight is parked.
-    return steps.drive_step(run_id, f"{holder()}:{self.request.id}", self.request.hostname)
+    worker = f"{holder()}:{self.request.id}"
+    return steps.drive_step(run_id, worker, self.request.hostname, sent=sent)
 
 
 @shared_task(name="tasks.runs.reconcile")

@@ -109,8 +109,11 @@ def what_is_not_a_task(path: Path) -> list[str]:
             wrong.append(f"{node.name}: name={given!r}, not {module}.{node.name!r}")
         bound = isinstance(names.get("bind"), ast.Constant) and names["bind"].value is True
         params = node.args.args[1:] if bound else node.args.args
-        if any(ast.unparse(p.annotation) != "str" for p in params if p.annotation):
-            wrong.append(f"{node.name}: takes something other than ids")
+        # Ids, and a stream's version read with them (a step's message: where the run's lease
+        # stood when it was sent); never an object.
+        taken = {ast.unparse(p.annotation) for p in params if p.annotation}
+        if taken - {"str", "int | None"}:
+            wrong.append(f"{node.name}: takes something other than ids and versions")
         if any(p.annotation is None for p in params):
             wrong.append(f"{node.name}: a parameter without its type")
         if not {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & services:

@@ -163,6 +163,27 @@ def landing(ttl: float, clock: Callable[[], float] = time.time) -> Stamp:
     return stamp
 
 
+def granted_at(last: Recorded | None) -> int | None:
+    """The version of the lease's latest grant, read from its stream's last record (0: never
+    granted), or None where that record does not say (a release written before releases named
+    their grant, a closing)."""
+    if last is None:
+        return 0
+    e = last.event
+    if isinstance(e, LeaseGranted | DriverLeased):
+        return last.version
+    if isinstance(e, LeaseRenewed | LeaseReleased):
+        return e.epoch
+    return None
+
+
+def taken_since(last: Recorded | None, sent: int) -> bool:
+    """Whether the lease was granted after its stream's version `sent` (when the work was asked
+    for), as its last record `last` says: somebody has taken the work up since."""
+    granted = granted_at(last)
+    return granted is not None and granted > sent
+
+
 def counted_over(records: Iterable[Recorded], at_version: int | None, since: int) -> int:
     """The starts of the work at `at_version` after position `since`, over a whole stream: how
     streams were counted before their events carried the count. A start released "waiting"
@@ -247,15 +268,19 @@ class Leases:
         *,
         at_version: int | None = None,
         since: int = 0,
+        sent: int | None = None,
     ) -> Lease | None:
         """The lease, or None while somebody else's is live (or another taker won the race),
         or for good once it is closed. Taking it moves the epoch; its holder may take it again.
         `at_version` names the work it is taken for and `since` the position after which its
-        starts count."""
+        starts count. `sent`: the stream's version when the work was asked for; None when it
+        was granted since (`taken_since`: whoever took it goes on with the work)."""
         last = self.last(resource)
         state = standing(last)
         now = self.clock()
         if state is not None and state.closed:
+            return None
+        if sent is not None and taken_since(last, sent):
             return None
         if state is not None and state.live(now) and state.holder != holder:
             return None

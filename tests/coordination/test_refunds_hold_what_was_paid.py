@@ -152,19 +152,26 @@ def in_flight(tools, amount_cents, out):
     return thread
 
 
+def refused_while_in_flight(alias, provider, order, first_tools, then) -> None:
+    """A refund of 4999 held at the provider while `then` (another refund of the same order)
+    is refused for it; then the first is let through, and is the order's one refund."""
+    first: list = []
+    thread = in_flight(first_tools, 4999, first)
+    assert provider.asked.wait(60)
+    with pytest.raises(RefundRefused, match="4999 held for refunds in flight"):
+        then()
+    provider.go.set()
+    thread.join(60)
+    assert first[0]["refund"]["amount_cents"] == 4999
+    assert [r["amount_cents"] for r in TableRefunds(alias).refunds(order)] == [4999]
+
+
 @on_every_backend(transaction=True)
 def test_a_refund_retried_with_another_amount_while_the_first_is_in_flight_is_refused(alias):
     provider = HeldProvider(alias)
     _, _, tools = desk_tools(alias, "o-retry", payments=provider)
-    first: list = []
-    thread = in_flight(tools, 4999, first)
-    assert provider.asked.wait(60)
-    with pytest.raises(RefundRefused, match="4999 held for refunds in flight"):
-        tools.issue_refund(4998, "the first attempt timed out: retry")
-    provider.go.set()
-    thread.join(60)
-    assert first[0]["refund"]["amount_cents"] == 4999
-    assert [r["amount_cents"] for r in TableRefunds(alias).refunds("o-retry")] == [4999]
+    retry = lambda: tools.issue_refund(4998, "the first attempt timed out: retry")  # noqa: E731
+    refused_while_in_flight(alias, provider, "o-retry", tools, retry)
 
 
 @on_every_backend(transaction=True)
@@ -172,12 +179,6 @@ def test_two_runs_refunding_one_order_at_once_refund_it_once(alias):
     provider = HeldProvider(alias)
     _, _, one = desk_tools(alias, "o-shared", run_id="r-one", payments=provider)
     _, _, other = desk_tools(alias, "o-shared", run_id="r-other", payments=provider)
-    first: list = []
-    thread = in_flight(one, 4999, first)
-    assert provider.asked.wait(60)
-    with pytest.raises(RefundRefused, match="4999 held for refunds in flight"):
-        other.issue_refund(4999, "arrived broken")
-    provider.go.set()
-    thread.join(60)
-    assert first[0]["refund"]["amount_cents"] == 4999
-    assert [r["amount_cents"] for r in TableRefunds(alias).refunds("o-shared")] == [4999]
+    refused_while_in_flight(
+        alias, provider, "o-shared", one, lambda: other.issue_refund(4999, "arrived broken")
+    )

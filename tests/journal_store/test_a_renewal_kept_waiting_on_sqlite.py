@@ -13,18 +13,9 @@ from django.db import connection, connections
 
 from journal_store.journal import DjangoJournal
 from runtime.coordination.leases import Leases, standing
+from tests.runtime.test_a_renewal_counts_from_its_landing import Clock
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-        self.read = threading.Event()
-
-    def __call__(self) -> float:
-        self.read.set()
-        return self.now
 
 
 def test_a_renewal_kept_waiting_on_the_write_lock_stands_for_its_ttl_from_its_landing():

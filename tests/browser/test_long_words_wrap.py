@@ -89,7 +89,9 @@ def test_a_long_word_wraps_on_every_page_that_shows_it(signed_in, journal_of, fl
         fits(page, f"the comparison at {size['width']} px", tables=size is WIDE)
     shoot(page, "long-word-compare-390")
 
-    letter = parked_letter(RUN)
+    # A letter of a run still going: one of a run that has ended is not decided (409).
+    waiting = f"{RUN}-waiting"
+    letter = parked_letter(waiting)
     page.set_viewport_size(WIDE)
     page.goto("/review/dead-letters")
     card = page.locator("section.card", has_text=letter)
@@ -100,7 +102,7 @@ def test_a_long_word_wraps_on_every_page_that_shows_it(signed_in, journal_of, fl
         page.set_viewport_size(size)
         page.goto("/review/dead-letters?status=decided")
         fits(page, f"the decided letters at {size['width']} px")
-        page.goto(f"/runs/{RUN}/?tab=audit")
+        page.goto(f"/runs/{waiting}/?tab=audit")
         fits(page, f"the audit with the decision at {size['width']} px")
     shoot(page, "long-word-audit-390")
     watch.assert_clean()

@@ -34,7 +34,7 @@ def test_a_decision_without_the_permission_says_which_permission(as_outsider, le
 
 def test_htmx_swaps_a_403_in_where_the_button_was(as_owner):
     page = as_owner.get("/").content.decode()
-    assert '"(400|403|409|422|429|503)", "swap": true' in page
+    assert '"(400|403|409|413|422|429|503)", "swap": true' in page
 
 
 def test_a_form_posted_with_a_stale_token_says_to_reload(owner, letter):

@@ -35,7 +35,7 @@ def failing_step(monkeypatch):
     step's lease ran out while it hung)."""
     taken = {"over": False}
 
-    def step(self, turns, until):
+    def step(self, turns, until, began=None):
         run_id = self.session.run_id
         if taken["over"]:
             journal = DjangoJournal()

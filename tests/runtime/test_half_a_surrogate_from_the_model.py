@@ -16,54 +16,48 @@ from runtime.team import Services
 from tests.fakellm import Reply, completion, wire_call
 
 
-def test_the_half_is_kept_as_a_replacement_character_and_the_run_goes_on(server, tmp_path):
+def flown(server, tmp_path, run_id: str, first: Reply, second: Reply) -> list[str]:
+    """A solo run answered `first` (a reply with text and a list_files call whose path holds
+    half a pair) and `second`: what the model said, as the journal keeps it, once the half
+    in the path is seen kept as U+FFFD, the run gone on, replayed identically, and every line
+    read back as an import reads it (which refuses a lone surrogate)."""
     models = {"MINUTES_MODEL_BASE_URL": server.url, "MINUTES_MODEL": "some-model"}
-    server.queue(
+    server.queue(first, second)
+    journal = JsonlJournal(tmp_path / "j.jsonl")
+    config = flight.plan("solo", "solo-fix", run_id, model="endpoint")
+
+    outcome = flight.fly(journal, config, run_id, tmp_path, services=Services(models=models))
+
+    records = journal.read(f"run-{run_id}")
+    called = [r.event for r in records if isinstance(r.event, ToolDispatched)]
+    assert called[0].args == {"path": "a\ufffd"}
+    assert outcome.status != "escalated", outcome.reason
+    assert flight.replay(journal, run_id).identical
+    for n, line in enumerate((tmp_path / "j.jsonl").read_bytes().splitlines(), 1):
+        flat.loads(line, n)
+    return [r.event.text for r in records if isinstance(r.event, ModelResponded)]
+
+
+def test_the_half_is_kept_as_a_replacement_character_and_the_run_goes_on(server, tmp_path):
+    said = flown(
+        server,
+        tmp_path,
+        "r-half",
         Reply(completion("cut \ud83d", [wire_call("list_files", '{"path": "a\\ud800"}', "c1")])),
         Reply(completion("whole \ud83d\ude00", [wire_call("done", '{"summary": "ok"}', "c2")])),
     )
-    journal = JsonlJournal(tmp_path / "j.jsonl")
-    config = flight.plan("solo", "solo-fix", "r-half", model="endpoint")
-
-    outcome = flight.fly(journal, config, "r-half", tmp_path, services=Services(models=models))
-
-    records = journal.read("run-r-half")
-    said = [r.event.text for r in records if isinstance(r.event, ModelResponded)]
     assert said[:2] == ["cut \ufffd", "whole \U0001f600"]  # a whole pair is one character
-    called = [r.event for r in records if isinstance(r.event, ToolDispatched)]
-    assert called[0].args == {"path": "a\ufffd"}
-    assert outcome.status != "escalated", outcome.reason
-    assert flight.replay(journal, "r-half").identical
-    # Every line reads back as an import reads it (which refuses a lone surrogate).
-    for n, line in enumerate((tmp_path / "j.jsonl").read_bytes().splitlines(), 1):
-        flat.loads(line, n)
 
 
 def test_the_half_as_raw_bytes_is_kept_as_a_replacement_character_too(server, tmp_path):
-    models = {"MINUTES_MODEL_BASE_URL": server.url, "MINUTES_MODEL": "some-model"}
     call = b'{"id":"c1","type":"function","function":{"name":"list_files","arguments":'
     call += b'"{\\"path\\": \\"a\xed\xb0\x80\\"}"}}'
-    server.queue(
-        Reply(
-            b'{"choices":[{"message":{"role":"assistant","content":"cut \xed\xa0\xbd",'
-            b'"tool_calls":[' + call + b']},"finish_reason":"tool_calls"}]}'
-        ),
-        Reply(completion("ok", [wire_call("done", '{"summary": "ok"}', "c2")])),
+    raw = Reply(
+        b'{"choices":[{"message":{"role":"assistant","content":"cut \xed\xa0\xbd",'
+        b'"tool_calls":[' + call + b']},"finish_reason":"tool_calls"}]}'
     )
-    journal = JsonlJournal(tmp_path / "j.jsonl")
-    config = flight.plan("solo", "solo-fix", "r-raw", model="endpoint")
-
-    outcome = flight.fly(journal, config, "r-raw", tmp_path, services=Services(models=models))
-
-    records = journal.read("run-r-raw")
-    said = [r.event.text for r in records if isinstance(r.event, ModelResponded)]
-    assert said[0] == "cut \ufffd"
-    called = [r.event for r in records if isinstance(r.event, ToolDispatched)]
-    assert called[0].args == {"path": "a\ufffd"}
-    assert outcome.status != "escalated", outcome.reason
-    assert flight.replay(journal, "r-raw").identical
-    for n, line in enumerate((tmp_path / "j.jsonl").read_bytes().splitlines(), 1):
-        flat.loads(line, n)
+    done = Reply(completion("ok", [wire_call("done", '{"summary": "ok"}', "c2")]))
+    assert flown(server, tmp_path, "r-raw", raw, done)[0] == "cut \ufffd"
 
 
 def test_mended_leaves_text_without_halves_alone_and_reaches_keys():

@@ -9,7 +9,6 @@ each is answered). Whether this person may do it is the caller's to check first
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,41 +21,6 @@ from services.asked import shown
 from teams import TEAMS
 
 REASON_MAX = 2_000  # characters of a stated reason that are kept
-
-# Characters that draw nothing where a reason is read (the audit, a card): every control,
-# format character (U+200B, U+2060, U+FEFF, the bidi marks), surrogate, private-use and
-# unassigned code point, and every space and line or paragraph separator.
-UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
-# And the letters and marks that draw nothing though their category says otherwise: Unicode's
-# default-ignorable ones outside the categories above (the Hangul fillers, the combining
-# grapheme joiner, the variation selectors), and the blank braille pattern.
-UNSEEN = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
-    + "".join(map(chr, [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]))
-)
-
-
-def unseen_reason(text: str) -> str | None:
-    """Why `text` says nothing as a reason, naming the characters it holds, when none of them
-    can be seen (a reason of only U+200B passed the pages' and the API's "not blank", and
-    the audit showed an empty why); None when one can. The pages' decision forms and the
-    API's decision bodies both ask it. An empty text is theirs to refuse as missing."""
-    if not text or any(visible(ch) for ch in text):
-        return None
-    held = list(dict.fromkeys(text))
-    named = ", ".join(code_point(ch) for ch in held[:3]) + (", …" if len(held) > 3 else "")
-    return f"the reason holds no character that can be seen (only {named}): say why in words"
-
-
-def visible(ch: str) -> bool:
-    return ch not in UNSEEN and unicodedata.category(ch) not in UNSEEN_CATEGORIES
-
-
-def code_point(ch: str) -> str:
-    """U+200B (ZERO WIDTH SPACE): a character named as the Unicode standard names it."""
-    name = unicodedata.name(ch, "")
-    return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
-
 
 # What a person may ask of a new run, the same on the page and in the API.
 TASK_MAX = 2_000  # characters

@@ -16,6 +16,7 @@ from django.urls import reverse
 from dashboard import actions
 from runtime import baseline, flight
 from runtime.terminal import BIDI
+from runtime.unseen import unseen_reason
 from services import letters, local_model
 from services.asked import shown as quoted
 from teams import TEAMS, default_scenario
@@ -322,8 +323,8 @@ class NewRunForm(Form):
 
 
 def seen_reason(text: str) -> None:
-    """A decision's reason shows something (dashboard/actions.py unseen_reason)."""
-    if why := actions.unseen_reason(text):
+    """A decision's reason shows something (runtime/unseen.py)."""
+    if why := unseen_reason(text):
         raise forms.ValidationError(why, code="unseen")
 
 

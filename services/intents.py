@@ -21,6 +21,7 @@ from runtime import status
 from runtime.coordination.gates import TASK, Intent, Intents
 from runtime.events import IntentDeclared
 from runtime.journal import WrongExpectedVersion
+from runtime.unseen import unseen_reason
 
 STATEMENT_MAX = 2_000  # characters of what is wanted, and of why: as a task and a reason
 
@@ -81,6 +82,11 @@ def supersede(
         raise IntentError("a superseding intent needs a statement of what is wanted now")
     if not reason.strip():
         raise IntentError("superseding an intent needs a reason: the runs it stops will show it")
+    # Words of only U+200B and the like pass "not blank" and show nothing where runs show them.
+    if why := unseen_reason(statement.strip(), "statement", "say what is wanted now in words"):
+        raise IntentError(why)
+    if why := unseen_reason(reason.strip()):
+        raise IntentError(why)
     for name, text in (("statement", statement), ("reason", reason)):
         if len(text.strip()) > STATEMENT_MAX:
             raise IntentError(

@@ -21,6 +21,7 @@ from pydantic_core import PydanticCustomError
 from dashboard import actions, asked, listing, queries
 from journal_store.models import Conflict, RunSummary
 from runtime.flat import field_holding
+from runtime.unseen import unseen_reason
 from services import intents, letters, review
 
 
@@ -275,8 +276,8 @@ class ImportRefusedOut(Schema):
 
 
 def seen_reason(text: str) -> str:
-    """A decision's reason shows something, as the pages ask (dashboard/actions.py)."""
-    if why := actions.unseen_reason(text):
+    """A decision's reason shows something, as the pages ask (runtime/unseen.py)."""
+    if why := unseen_reason(text):
         raise PydanticCustomError("reason", "{why}", {"why": why})
     return text
 
@@ -435,15 +436,18 @@ class IntentOut(Schema):
     history: list[IntentVersionOut]
 
 
+def seen_statement(text: str) -> str:
+    """An intent's statement shows something, as its reason must (runtime/unseen.py)."""
+    if why := unseen_reason(text, "statement", "say what is wanted now in words"):
+        raise PydanticCustomError("statement", "{why}", {"why": why})
+    return text
+
+
 class SupersedeIn(In):
-    statement: str = Field(
+    statement: Annotated[str, AfterValidator(seen_statement)] = Field(
         min_length=1, max_length=intents.STATEMENT_MAX, description="what is wanted now"
     )
-    reason: str = Field(
-        min_length=1,
-        max_length=actions.REASON_MAX,
-        description="why: the runs it stops will show it",
-    )
+    reason: Reason = Field(description="why: the runs it stops will show it")
     version: int | None = Field(
         None, ge=1, description="the version you read; 409 when it has moved since (omit: any)"
     )

@@ -10,9 +10,10 @@ from html import unescape
 import pytest
 from django.test import Client
 
-from dashboard import actions
 from dashboard.models import ApiToken
 from journal_store.models import Conflict, DeadLetter, StoredEvent
+from runtime.unseen import unseen_reason
+from services import intents
 from tests.security.test_small_decision_reasons import conflict, letter
 
 pytestmark = pytest.mark.django_db
@@ -75,7 +76,7 @@ def test_the_api_refuses_a_decision_whose_reason_shows_nothing(api, reason):
 
 
 def test_the_refusal_names_what_the_reason_held():
-    said = actions.unseen_reason("\u200b\u2060\u200b")
+    said = unseen_reason("\u200b\u2060\u200b")
     assert said == (
         "the reason holds no character that can be seen (only U+200B (ZERO WIDTH SPACE), "
         "U+2060 (WORD JOINER)): say why in words"
@@ -84,4 +85,23 @@ def test_the_refusal_names_what_the_reason_held():
 
 @pytest.mark.parametrize("reason", ["ok", "\u200bok", "\u0301", "é", "日本", "🙂", "-"])
 def test_a_reason_with_one_character_that_shows_is_taken(reason):
-    assert actions.unseen_reason(reason) is None
+    assert unseen_reason(reason) is None
+
+
+@pytest.mark.parametrize("words", UNSEEN)
+def test_superseding_an_intent_needs_words_that_show(api, words):
+    """A superseded intent's statement and reason are shown on every run it stops: the API
+    (422, naming the field) and the service, which commands use too, refuse both alike."""
+    events = StoredEvent.objects.count()
+    for body, field in (
+        ({"statement": "refund half", "reason": words}, "reason"),
+        ({"statement": words, "reason": "the customer asked"}, "statement"),
+    ):
+        refused = api.post("/api/intents/ticket-A-1", body, content_type="application/json")
+        assert refused.status_code == 422, refused.content
+        (error,) = refused.json()["detail"]
+        assert error["loc"][-1] == field
+        assert error["msg"].startswith(f"the {field} holds no character that can be seen")
+        with pytest.raises(intents.IntentError, match=f"the {field} holds no character"):
+            intents.supersede("ticket-A-1", body["statement"], "someone", body["reason"])
+    assert StoredEvent.objects.count() == events

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime import errors, flat
-from runtime.events import VALUE_DEPTH, ErrorInfo, nests_deeper_than
+from runtime.events import LINE_BYTES, VALUE_DEPTH, ErrorInfo, nests_deeper_than
 from runtime.model import UNREADABLE_ARGS, ToolCall, ToolSpec
 from runtime.schemas import Unusable, relevant_error, validator_for
 
@@ -68,9 +68,9 @@ class ResultTooLarge(ToolFailure):
 
 
 # The most of a result one ToolReturned keeps, as JSON in UTF-8. A journal line past
-# MINUTES_IMPORT_MAX_LINE_BYTES (1 MiB by default) would not import again, and every page
-# and prompt that shows the call would carry it: half of that leaves room for the envelope.
-MAX_RESULT_BYTES = 512 * 1024
+# LINE_BYTES (the import's default line limit) would not import again, and every page and
+# prompt that shows the call would carry it: half of it leaves room for the envelope.
+MAX_RESULT_BYTES = LINE_BYTES // 2
 # The most of an error's message kept: its start and its end, where a failed command's
 # output says what went wrong (a test run's traceback, git's complaint).
 MAX_ERROR_CHARS = 64 * 1024

@@ -85,10 +85,15 @@ def test_a_runs_header_and_its_list_row_poll_on_through_an_outage(
     page.goto("/")
     row = page.locator(f"tr#row-{run_id}")
     expect(row.get_by_role("link", name=run_id)).to_be_visible()
+    # The notice goes into the live region the page began with, not a new element in its place:
+    # a screen reader may not announce a region it did not know (a mark on the node survives).
+    page.evaluate("document.getElementById('outage').keptSince = 'load'")
     with outage(), answered(page, f"/runs/{run_id}/row", 503):
         pass
     settled(page)
     expect(row.get_by_role("link", name=run_id)).to_be_visible()  # a row still, not a <p>
+    expect(page.get_by_role("status").filter(has_text=SAID)).to_be_visible()
+    assert page.evaluate("document.getElementById('outage').keptSince") == "load"
     expect(page.locator("table.runs")).not_to_contain_text(SAID)
     with answered(page, f"/runs/{run_id}/row", 200):
         pass

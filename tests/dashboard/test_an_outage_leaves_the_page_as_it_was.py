@@ -36,8 +36,8 @@ def test_a_poll_or_a_link_swaps_only_the_notice(path):
     assert answer["HX-Reswap"] == "none"  # the poll stays where it is, and asks again
     assert answer["HX-Push-Url"] == "false"  # the address stays the page's
     body = answer.content.decode()
-    (notice,) = re.findall(r'<p id="outage"[^>]*>.*?</p>', body, re.S)
-    assert 'hx-swap-oob="true"' in notice
+    (notice,) = re.findall(r'<div id="outage"[^>]*>.*?</div>', body, re.S)
+    assert 'hx-swap-oob="innerHTML"' in notice  # the live region stays; what it says changes
     assert "The database did not answer" in notice and "Its live parts keep asking" in notice
     assert re.search(r'<time datetime="[^"]+">\d\d:\d\d:\d\d UTC</time>', notice)
     assert "10.0.0.5" not in body and "5432" not in body  # the driver's words are the log's
@@ -53,7 +53,7 @@ def test_a_forms_post_gets_the_sentence_for_its_error_slot():
 
 def test_every_page_has_the_slot_the_notice_goes_to():
     page = render_to_string("base.html", {"user": None, "messages": []})
-    assert '<p id="outage" class="outage" role="status"></p>' in page
+    assert '<div id="outage" class="outage" role="status"></div>' in page
 
 
 def test_the_decision_forms_put_any_answer_they_are_not_told_where_to_put_in_their_slot():

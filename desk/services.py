@@ -29,6 +29,7 @@ from teams.desk.services import (
     OrderMissing,
     OrderMoved,
     Payments,
+    changed_by,
     opened,
     receipt,
     refund_status,
@@ -82,6 +83,7 @@ class TableOrders:
         by: str,
         run_id: str = "",
         guards: Sequence[Guard] = (),
+        call: str | None = None,
     ) -> Order:
         changed = FactChanged(
             run_id=run_id,
@@ -90,23 +92,30 @@ class TableOrders:
             value=status,
             based_on=based_on,
             by=by,
+            call=call,
         )
+        rows = OrderRow.objects.using(self.using)
         try:
             with transaction.atomic(using=self.using):
-                updated = (
-                    OrderRow.objects.using(self.using)
-                    .filter(order_id=order_id, version=based_on)
-                    .update(status=status, version=F("version") + 1, updated_by=by)
+                updated = rows.filter(order_id=order_id, version=based_on).update(
+                    status=status, version=F("version") + 1, updated_by=by
                 )
                 if updated != 1:
                     raise WrongExpectedVersion(self.stream(order_id), based_on, -1)
                 # The guards are checked in this append: refused, the row's update goes too.
                 self.journal.append(self.stream(order_id), [changed], based_on, guards=guards)
+                # The row as this change left it, read while the change holds it: read after,
+                # it may hold a change made since, which the same call run again (made_by)
+                # could not answer.
+                row = rows.get(order_id=order_id)
         except WrongExpectedVersion as exc:
             if exc.stream != self.stream(order_id):
                 raise  # a guard's stream moved (the intent), not the order
             raise OrderMoved(based_on, self.get(order_id)) from None
-        return self.get(order_id)
+        return as_order(row)
+
+    def made_by(self, order_id: str, based_on: int, call: str) -> Order | None:
+        return changed_by(self.journal, self.get(order_id), based_on, call)
 
 
 class TableRefunds:

@@ -127,6 +127,12 @@ class Call:
     stream: str
     at: int
 
+    @property
+    def ref(self) -> str:
+        """How a record a tool keeps with its side effect names the call (`<stream>@<at>`), so
+        that the call run again finds it (an order's status change, a claim)."""
+        return f"{self.stream}@{self.at}"
+
 
 @dataclass(frozen=True)
 class Outcome:

@@ -95,7 +95,12 @@ class Claims:
         evidence: dict[str, Any] | None = None,
         supersedes: str | None = None,
         run_id: str = "",
+        call: str | None = None,
     ) -> ClaimAsserted:
+        """The claim, appended. With `call` (the tool call asserting it, `Call.ref`), once per
+        call: the same call run again (a resumed step's) is answered the claim its first run
+        asserted, whatever it now says it supersedes (that first claim, as often as not, which
+        a claim with the same id superseding would take out of the live claims altogether)."""
         event = ClaimAsserted(
             run_id=run_id,
             claim_id=claim_id(subject, predicate, by, value, based_on, run_id),
@@ -107,9 +112,26 @@ class Claims:
             by=by,
             evidence=evidence or {},
             supersedes=supersedes,
+            call=call,
         )
-        append_next(self.journal, self.stream(subject), [event])
-        return event
+        stream = self.stream(subject)
+        if call is None:
+            append_next(self.journal, stream, [event])
+            return event
+        for attempt in range(RECHECKS + 1):
+            records = self.journal.read(stream)
+            for rec in records:
+                if isinstance(rec.event, ClaimAsserted) and rec.event.call == call:
+                    return rec.event
+            try:
+                # At the version read: a claim of the same call landing in between is found.
+                self.journal.append(stream, [event], records[-1].version if records else 0)
+            except WrongExpectedVersion:
+                if attempt == RECHECKS:
+                    raise
+                continue
+            return event
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def live(self, subject: str, predicate: str) -> list[ClaimAsserted]:
         """Claims nobody superseded and no decision settled, newest last."""

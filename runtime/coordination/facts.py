@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.events import FactChanged
-from runtime.journal import Guard, Journal, WrongExpectedVersion
+from runtime.journal import Guard, Journal, WrongExpectedVersion, read_between
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,11 @@ class Facts:
         run_id: str = "",
         intent_version: int | None = None,
         guards: Sequence[Guard] = (),
+        call: str | None = None,
     ) -> int:
         """Compare-and-swap: the new version, or WrongExpectedVersion when the fact moved (or,
-        naming its stream, when a guarded stream did: runtime.journal)."""
+        naming its stream, when a guarded stream did: runtime.journal). `call`: the tool call
+        writing it (`Call.ref`), which `made_by` finds again."""
         event = FactChanged(
             run_id=run_id,
             subject=subject,
@@ -78,9 +80,20 @@ class Facts:
             based_on=based_on,
             by=by,
             intent_version=intent_version,
+            call=call,
         )
         self.journal.append(self.stream(subject), [event], based_on, guards=guards)
         return based_on + 1
+
+    def made_by(self, subject: str, based_on: int, call: str) -> FactChanged | None:
+        """The change tool call `call` made from version `based_on`, if it made one: a
+        compare-and-swap from `based_on` that went through is version `based_on + 1`, whoever
+        wrote it, so one record says whether it was this call's."""
+        stream = self.stream(subject)
+        for rec in read_between(self.journal, stream, based_on, based_on + 1):
+            if isinstance(rec.event, FactChanged) and rec.event.call == call:
+                return rec.event
+        return None
 
     def decide_and_write(
         self,

@@ -299,6 +299,11 @@ def _effect_started_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _called_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # v1 named no tool call: the default, None, says it was not recorded.
+    return data
+
+
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
     ("ToolReturned", 1): _tool_returned_v1_v2,
@@ -307,6 +312,8 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("LeaseReleased", 1): _lease_v1_v2,
     ("LeaseReleased", 2): _released_v2_v3,
     ("EffectStarted", 1): _effect_started_v1_v2,
+    ("FactChanged", 1): _called_v1_v2,
+    ("ClaimAsserted", 1): _called_v1_v2,
 }
 
 

@@ -66,8 +66,14 @@ class EffectReserved(Event):
 
 
 class FactChanged(Event):
-    """A fact's new value, written by compare-and-swap on the version it was decided from."""
+    """A fact's new value, written by compare-and-swap on the version it was decided from.
 
+    `call` (v2) names the tool call that wrote it (runtime/tools.py `Call.ref`): the same call
+    run again (a resumed step's, its ToolReturned never written) finds its own change here and
+    answers as the first run did, where its compare-and-swap would lose to that very change.
+    v1 kept no call: its default, None, says no tool call's (or not recorded)."""
+
+    v: ClassVar[int] = 2
     kind: ClassVar[str] = "FactChanged"
     subject: str
     predicate: str
@@ -75,12 +81,17 @@ class FactChanged(Event):
     based_on: int
     by: str
     intent_version: int | None = None
+    call: str | None = None
 
 
 class ClaimAsserted(Event):
     """Somebody's statement about a fact, with what it rests on. Claims are never overwritten:
-    a later claim may supersede an earlier one, and both stay in the record."""
+    a later claim may supersede an earlier one, and both stay in the record.
 
+    `call` (v2) names the tool call that asserted it (runtime/tools.py `Call.ref`): the same call
+    run again asserts nothing more, it finds this claim. v1 kept no call: its default, None."""
+
+    v: ClassVar[int] = 2
     kind: ClassVar[str] = "ClaimAsserted"
     claim_id: str
     subject: str
@@ -91,6 +102,7 @@ class ClaimAsserted(Event):
     by: str
     evidence: dict[str, Any] = Field(default_factory=dict)
     supersedes: str | None = None
+    call: str | None = None
 
 
 class ClaimsReconciled(Event):

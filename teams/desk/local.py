@@ -15,7 +15,16 @@ from runtime.coordination.facts import Facts
 from runtime.events import FactChanged
 from runtime.flight import FlightError
 from runtime.journal import Guard, Journal, WrongExpectedVersion
-from teams.desk.services import Desk, Order, OrderMissing, OrderMoved, opened, receipt, subject
+from teams.desk.services import (
+    Desk,
+    Order,
+    OrderMissing,
+    OrderMoved,
+    changed_by,
+    opened,
+    receipt,
+    subject,
+)
 
 
 class JournalOrders:
@@ -67,16 +76,22 @@ class JournalOrders:
         by: str,
         run_id: str = "",
         guards: Sequence[Guard] = (),
+        call: str | None = None,
     ) -> Order:
         self.get(order_id)  # a missing order is "missing", not "moved"
         about = subject(order_id)
         try:
-            self.facts.write(about, "status", status, based_on, by, run_id=run_id, guards=guards)
+            self.facts.write(
+                about, "status", status, based_on, by, run_id=run_id, guards=guards, call=call
+            )
         except WrongExpectedVersion as exc:
             if exc.stream != self.facts.stream(about):
                 raise  # a guard's stream moved, not the order
             raise OrderMoved(based_on, self.get(order_id)) from None
         return Order(order_id, status, self.get(order_id).amount_cents, based_on + 1, by)
+
+    def made_by(self, order_id: str, based_on: int, call: str) -> Order | None:
+        return changed_by(self.facts.journal, self.get(order_id), based_on, call)
 
 
 # --- a stand-in payment provider ----------------------------------------------------------------

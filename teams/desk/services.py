@@ -8,7 +8,8 @@ relies on:
     orders    `set_status` is a compare-and-swap on the version the caller read: it raises
               OrderMoved, carrying the order as it is now, instead of overwriting a change the
               caller never saw; its guards (the intent the change serves) are checked in the
-              same write.
+              same write. A change keeps the tool call that made it, and `made_by` finds it:
+              the call run again (a resumed step's) answers as it did, not OrderMoved.
     payments  `refund` deduplicates on the idempotency key it is given, as payment APIs do: the
               same key twice is one refund and the same receipt. It may be slow.
 """
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from runtime import errors
 from runtime.coordination.effects import ProviderStatus
+from runtime.coordination.facts import Facts
 from runtime.events import EffectStarted, ErrorInfo, FactChanged
 from runtime.journal import Guard, Journal
 from runtime.tools import ToolFailure
@@ -92,9 +94,17 @@ class Orders(Protocol):
         by: str,
         run_id: str = "",
         guards: Sequence[Guard] = (),
+        call: str | None = None,
     ) -> Order:
-        """The compare-and-swap; with `guards` (runtime.journal), written only while those
-        streams stand at their versions: WrongExpectedVersion naming the stream otherwise."""
+        """The compare-and-swap, answered the order as the change left it; with `guards`
+        (runtime.journal), written only while those streams stand at their versions:
+        WrongExpectedVersion naming the stream otherwise. `call`: the tool call making the
+        change (runtime/tools.py `Call.ref`), kept with it for `made_by`."""
+        ...
+
+    def made_by(self, order_id: str, based_on: int, call: str) -> Order | None:
+        """The order as the change `call` made from version `based_on` left it, or None if
+        that call made no change (`changed_by`)."""
         ...
 
 
@@ -131,6 +141,16 @@ def opened(order_id: str, amount_cents: int, status: str, by: str) -> FactChange
         based_on=0,
         by=by,
     )
+
+
+def changed_by(journal: Journal, order: Order, based_on: int, call: str) -> Order | None:
+    """`Orders.made_by` for a store whose every change is also in the order's subject stream in
+    `journal` (both are): `order` as the change `call` made from `based_on` left it (at version
+    `based_on + 1`, the one a compare-and-swap from there writes), or None."""
+    change = Facts(journal).made_by(subject(order.order_id), based_on, call)
+    if change is None:
+        return None
+    return Order(order.order_id, str(change.value), order.amount_cents, based_on + 1, change.by)
 
 
 def receipt(key: str, order_id: str, amount_cents: int, stored: tuple[str, int]) -> dict[str, Any]:

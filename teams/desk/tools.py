@@ -2,7 +2,9 @@
 
 set_order_status   a compare-and-swap on the version the agent decided from, recorded as a
                    claim first; a lost race comes back as OrderMoved with the order as it is
-                   now, and after `attempts` losses the agent may not try again (Contended)
+                   now, and after `attempts` losses the agent may not try again (Contended);
+                   the claim and the change name the call, which run again (a resumed step's)
+                   answers as it first did
 issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
                    after a timeout is the same refund, done once; it holds its amount of what
                    the order was paid in the same write as it starts, so refunds in flight
@@ -21,10 +23,10 @@ from runtime import errors
 from runtime.coordination.claims import Claims
 from runtime.coordination.effects import Ledger, effect_key, request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
-from runtime.events import OrderPrepared, ToolReturned
+from runtime.events import ClaimAsserted, OrderPrepared, ToolReturned
 from runtime.journal import Batch, Fence, Fenced, WrongExpectedVersion
 from runtime.session import Session
-from runtime.tools import Tool, ToolFailure, schema
+from runtime.tools import Call, Tool, ToolFailure, schema
 from teams.desk.services import STATUSES, Desk, OrderMoved, RefundRefused, subject
 from teams.desk.settings import DeskSettings
 
@@ -132,8 +134,19 @@ class DeskTools:
             and errors.recorded_as(e.error, OrderMoved)
         )
 
-    def set_order_status(self, status: str, based_on: int, evidence: str) -> dict[str, Any]:
+    def set_order_status(
+        self, status: str, based_on: int, evidence: str, call: Call | None = None
+    ) -> dict[str, Any]:
         what = f"{self.agent} setting order {self.order_id} to {status}"
+        # Run again under the same call (a resumed step's: the worker died before its
+        # ToolReturned was written), it answers as its first run did. Its change, if it made
+        # one, is found first: its compare-and-swap would now lose to that very change, and no
+        # check since (the gate's, the losses') undoes what was written then.
+        ref = call.ref if call is not None else None
+        made = self.desk.orders.made_by(self.order_id, based_on, ref) if ref else None
+        if made is not None:
+            claim = self.claim(status, based_on, evidence, ref)  # the first run's, before it
+            return {**made.public(), "changed": True, "claim_id": claim.claim_id}
         current = self.desk.orders.get(self.order_id)
         seen = Evidence(
             f"order {self.order_id} at version {based_on}",
@@ -155,23 +168,7 @@ class DeskTools:
                 f"you lost {lost} compare-and-swaps on order {self.order_id}: the disagreement "
                 "goes to a person; call done"
             )
-        about = subject(self.order_id)
-        mine = [
-            c
-            for c in self.claims.live(about, "status")
-            if c.by == self.agent and c.run_id == self.session.run_id
-        ]
-        claim = self.claims.claim(
-            about,
-            "status",
-            status,
-            based_on,
-            self.agent,
-            "model",
-            {"text": evidence, "task": self.task_id},
-            supersedes=mine[-1].claim_id if mine else None,
-            run_id=self.session.run_id,
-        )
+        claim = self.claim(status, based_on, evidence, ref)
         current = self.desk.orders.get(self.order_id)
         if current.status == status and current.version == based_on:
             return {**current.public(), "changed": False, "claim_id": claim.claim_id}
@@ -179,7 +176,7 @@ class DeskTools:
             # Written only while the ticket's intent stands where the gate read it: a person
             # who superseded it since the check is not overruled by a write made under the old.
             order = self.desk.orders.set_status(
-                self.order_id, status, based_on, self.agent, self.session.run_id, guards
+                self.order_id, status, based_on, self.agent, self.session.run_id, guards, ref
             )
         except WrongExpectedVersion as exc:
             self.gate.again(mutation, exc, guards)
@@ -189,6 +186,28 @@ class DeskTools:
             note = "That was your last attempt: stand by your claim or agree, and call done"
             raise OrderMoved(based_on, exc.current, note) from None
         return {**order.public(), "changed": True, "claim_id": claim.claim_id}
+
+    def claim(self, status: str, based_on: int, evidence: str, ref: str | None) -> ClaimAsserted:
+        """The agent's claim on the order's status, superseding its last live one in this run;
+        under a call (`ref`) once: run again, the call is answered the claim it made."""
+        about = subject(self.order_id)
+        mine = [
+            c
+            for c in self.claims.live(about, "status")
+            if c.by == self.agent and c.run_id == self.session.run_id
+        ]
+        return self.claims.claim(
+            about,
+            "status",
+            status,
+            based_on,
+            self.agent,
+            "model",
+            {"text": evidence, "task": self.task_id},
+            supersedes=mine[-1].claim_id if mine else None,
+            run_id=self.session.run_id,
+            call=ref,
+        )
 
     def issue_refund(self, amount_cents: int, reason: str) -> dict[str, Any]:
         try:
@@ -262,6 +281,7 @@ class DeskTools:
                 ),
                 self.set_order_status,
                 timeout=None,
+                identified=True,  # told its call: run again, it answers as it first did
             ),
         ]
         if self.agent == SUPPORT_AGENT:

@@ -5,7 +5,9 @@ import pytest
 from runtime import flat
 from runtime.events import (
     ALL_KINDS,
+    ClaimAsserted,
     EventFormatError,
+    FactChanged,
     LeaseGranted,
     LeaseReleased,
     ModelResponded,
@@ -70,6 +72,35 @@ def test_a_v1_lease_grant_and_release_read_as_v2_that_counted_nothing():
     assert released.v == 3 and released.retry_after is None  # and through v2 to v3
     v2 = parse_event({"kind": "LeaseReleased", "v": 2, "resource": "x", "holder": "w", "epoch": 4})
     assert isinstance(v2, LeaseReleased) and (v2.epoch, v2.retry_after) == (4, None)
+
+
+def test_a_v1_fact_change_and_claim_read_as_v2_made_by_no_recorded_call():
+    changed = parse_event(
+        {
+            "kind": "FactChanged",
+            "v": 1,
+            "subject": "order:1",
+            "predicate": "status",
+            "value": "shipped",
+            "based_on": 1,
+            "by": "order-agent",
+        }
+    )
+    assert isinstance(changed, FactChanged) and (changed.v, changed.call) == (2, None)
+    claimed = parse_event(
+        {
+            "kind": "ClaimAsserted",
+            "v": 1,
+            "claim_id": "cl-1",
+            "subject": "order:1",
+            "predicate": "status",
+            "value": "shipped",
+            "based_on": 1,
+            "source": "model",
+            "by": "order-agent",
+        }
+    )
+    assert isinstance(claimed, ClaimAsserted) and (claimed.v, claimed.call) == (2, None)
 
 
 def test_the_stored_row_is_never_rewritten_by_reading_it():
@@ -201,6 +232,7 @@ def test_every_kind_survives_the_flat_round_trip():
             "value": "shipped",
             "based_on": 1,
             "by": "order-agent",
+            "call": "run-r-1@7",
         },
         "ClaimAsserted": {
             "claim_id": "cl-1",
@@ -212,6 +244,7 @@ def test_every_kind_survives_the_flat_round_trip():
             "by": "support-agent",
             "evidence": {"text": "asked at 09:10"},
             "supersedes": "cl-0",
+            "call": "run-r-1@7",
         },
         "ClaimsReconciled": {
             "subject": "order:1",

@@ -7,7 +7,7 @@ and an error would count against the server's health.
 
 The operations keep a book (SQLite, at `--book`; default: one in the temporary directory) and
 deduplicate on the caller's idempotency key, as a payment provider does: the same key twice is
-the same operation, done once, answered twice.
+the same operation, done once, answered twice alike.
 """
 
 from __future__ import annotations
@@ -135,7 +135,11 @@ def book() -> sqlite3.Connection:
 
 
 def once(kind: str, key: str, ref: str, answer: dict[str, Any]) -> dict[str, Any]:
-    """Do an operation under `key` once: a repeated key gets the first answer back."""
+    """Do an operation under `key` once: a repeated key gets the first answer back, exactly,
+    as an idempotent API answers a retry. Nothing is added to say it was repeated: a caller
+    that asks again, not knowing whether its first call went through (it died before it
+    recorded the answer), must get what the first call would have given it, or what it
+    records then differs from what an uninterrupted caller recorded."""
     if not key.strip():
         raise ValueError("an idempotency key is required")
     db = book()
@@ -146,7 +150,8 @@ def once(kind: str, key: str, ref: str, answer: dict[str, Any]) -> dict[str, Any
             db.execute("COMMIT")
             if row[0] != kind:
                 raise ValueError(f"key {key} was used for a {row[0]}, not a {kind}")
-            return {**json.loads(row[1]), "repeated": True}
+            first: dict[str, Any] = json.loads(row[1])
+            return first
         db.execute(
             "INSERT INTO operation VALUES (?, ?, ?, ?, ?)",
             (key, kind, ref, json.dumps(answer), time.time()),

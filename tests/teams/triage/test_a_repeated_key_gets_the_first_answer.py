@@ -1,0 +1,55 @@
+"""The orders server's operations under a key it already holds answer exactly what they
+answered the first time, as an idempotent API does, and do nothing more: they answered with
+`"repeated": true` added, so a caller that sent the key again, not knowing whether its first
+call went through, journalled another answer than an uninterrupted caller. Over the real
+server, on its book."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from runtime.mcp.client import McpSurface
+from runtime.mcp.server import McpToolError
+from teams.triage.surface import support_servers
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def orders(tmp_path):
+    book = tmp_path / "orders-book.sqlite3"
+    with McpSurface(support_servers(["orders"], book=book), call_timeout=10) as surface:
+        yield surface, book
+
+
+def kinds(book):
+    return [kind for (kind,) in sqlite3.connect(book).execute("SELECT kind FROM operation")]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "kind"),
+    [
+        ("orders.create_return_label", {"order_id": "B2001"}, "label"),
+        ("orders.void_return_label", {"label_id": "RL-B2001-000001"}, "void"),
+        ("orders.issue_credit", {"order_id": "B2001", "amount_cents": 3900}, "credit"),
+        ("orders.reverse_credit", {"credit_id": "CR-B2001-000001"}, "reversal"),
+    ],
+)
+def test_an_operation_asked_again_under_its_key_answers_as_the_first_time(orders, tool, args, kind):
+    surface, book = orders
+    first = surface.call(tool, {**args, "key": "fx-000001"})
+    again = surface.call(tool, {**args, "key": "fx-000001"})
+    assert again == first  # nothing added: the same answer, as the journal kept it
+    assert kinds(book) == [kind]  # and done once
+
+
+def test_a_key_used_for_another_operation_is_still_refused(orders):
+    surface, book = orders
+    surface.call("orders.create_return_label", {"order_id": "B2001", "key": "fx-000002"})
+    with pytest.raises(McpToolError, match="returned an error"):
+        surface.call(
+            "orders.issue_credit", {"order_id": "B2001", "amount_cents": 3900, "key": "fx-000002"}
+        )
+    assert kinds(book) == ["label"]

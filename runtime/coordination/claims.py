@@ -115,6 +115,13 @@ class Claims:
             call=call,
         )
         stream = self.stream(subject)
+        if supersedes is not None and supersedes == event.claim_id:
+            # The same claim asserted again (one agent, run, value and version: one id), as an
+            # agent setting a status twice from one version does. Superseding itself would
+            # take it out of the live claims altogether; it stands as it was first asserted.
+            for rec in reversed(self.journal.read(stream)):
+                if isinstance(rec.event, ClaimAsserted) and rec.event.claim_id == supersedes:
+                    return rec.event
         if call is None:
             append_next(self.journal, stream, [event])
             return event

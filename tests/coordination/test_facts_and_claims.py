@@ -128,6 +128,26 @@ def test_two_claims_from_the_same_version_that_disagree_are_a_conflict(alias):
 
 
 @on_every_backend()
+def test_a_claim_asserted_again_over_itself_stays_live(alias):
+    # An agent setting the order's status twice from one version asserts the same claim (one
+    # id) superseding its last: that took the claim out of the live claims altogether, and a
+    # conflict it was one side of was no longer seen.
+    claims = Claims(DjangoJournal(alias))
+    mine = claims.claim("order:7", "status", "shipped", 1, "orders", "model", run_id="r-7")
+    theirs = claims.claim("order:7", "status", "cancelled", 1, "support", "model", run_id="r-7")
+    again = claims.claim(
+        "order:7", "status", "shipped", 1, "orders", "model", supersedes=mine.claim_id, run_id="r-7"
+    )
+    assert again == mine
+    assert [c.claim_id for c in claims.live("order:7", "status")] == [
+        mine.claim_id,
+        theirs.claim_id,
+    ]
+    assert claims.conflicts("order:7", "status") == [(mine, theirs)]
+    assert len(DjangoJournal(alias).read(claims.stream("order:7"))) == 2  # nothing appended
+
+
+@on_every_backend()
 def test_two_runs_asserting_the_same_claim_on_a_shared_subject_make_two_claims(alias):
     # Two runs of a team on one order: the same agent, value and version. They had one claim
     # id, so the second conflict listed each claim twice under it and settling the first

@@ -1,17 +1,25 @@
 """The harness's git: a fixed identity and date (a flight's commit ids are the same whenever
 it runs), no config of the repository's that runs programs, a diff cut to what an event may
-carry, and the lock files a killed git left cleared when a step begins."""
+carry, and the lock files a killed git left cleared when a step begins.
+
+Every git runs as one of this process's children (runtime/children.py), in a process group of
+its own: a holder whose lease was lost kills it (and its hooks) rather than let a merge or a
+commit of its land beside the new driver's work, and the caller gets children.Ended."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import stat
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import IO, Any
 
+from runtime import children
 from runtime.tools import ToolExit
 
 # The most of a candidate's diff its event carries (diff_of): it reaches the journal, the
@@ -19,6 +27,8 @@ from runtime.tools import ToolExit
 MAX_DIFF = 200_000
 
 log = logging.getLogger(__name__)
+
+TIMEOUT = 60.0  # seconds: a git that takes longer is killed, its process group with it
 
 # How much older than the step's start a lock file must be to be taken for one a killed git
 # left: a file's time is the filesystem's coarse clock, a few milliseconds behind, and a lock
@@ -47,21 +57,46 @@ GIT_ENV = {
 def git(root: Path, *args: str, index: Path | None = None) -> str:
     """Run git in `root` (with `index` as its index file instead of the repository's own)."""
     env = {**os.environ, **GIT_ENV, **({"GIT_INDEX_FILE": str(index)} if index else {})}
-    proc = subprocess.run(
-        ["git", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        # A file's name or text in bytes that are not UTF-8 (an agent's test may make one)
-        # stays as it is, so a name goes back to the disk whole; what reaches an event is
-        # mended first (diff_of, tools.answered).
-        errors="surrogateescape",
-        timeout=60,
-    )
+    # A file's name or text in bytes that are not UTF-8 (an agent's test may make one) stays
+    # as it is, so a name goes back to the disk whole; what reaches an event is mended first
+    # (diff_of, tools.answered).
+    proc = _run(root, args, env, subprocess.PIPE, text=True)
     if proc.returncode != 0:
         raise ToolExit("git " + " ".join(args), proc.returncode, proc.stderr.strip())
-    return proc.stdout.strip()
+    said: str = proc.stdout
+    return said.strip()
+
+
+def _run(
+    root: Path, args: tuple[str, ...], env: dict[str, str], stdout: int | IO[Any], text: bool
+) -> subprocess.CompletedProcess[Any]:
+    """git `args` in `root`, as one of this process's children; what it said (stdout as asked
+    for: a pipe's text, or into a file) and its status. Raises children.Ended when its holder's
+    lease was lost (it was killed, or not started), subprocess.TimeoutExpired after TIMEOUT."""
+    command = ["git", *args]
+
+    def start() -> subprocess.Popen[Any]:
+        return subprocess.Popen(
+            command,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=text,
+            errors="surrogateescape" if text else None,
+            start_new_session=True,  # a group of its own: its hooks are killed with it
+        )
+
+    with children.started(" ".join(command), start) as proc:
+        try:
+            out, err = proc.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
 def diff_of(root: Path, *args: str) -> str:
@@ -71,14 +106,7 @@ def diff_of(root: Path, *args: str) -> str:
     made a file of any size, and the diff was held in memory and written as one event."""
     env = {**os.environ, **GIT_ENV}
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.run(
-            ["git", "diff", *args],
-            cwd=root,
-            env=env,
-            stdout=out,
-            stderr=subprocess.PIPE,
-            timeout=60,
-        )
+        proc = _run(root, ("diff", *args), env, out, text=False)
         if proc.returncode != 0:
             stderr = proc.stderr.decode("utf-8", "replace").strip()
             raise ToolExit("git diff " + " ".join(args), proc.returncode, stderr)

@@ -9,7 +9,8 @@ readable, write access to the workspace (its .git read-only), the run's scratch 
 
 A sandbox that is required but cannot start is a refusal (`SandboxUnavailable`, a tool
 failure the agent and the operator both see), never a quiet run without it. This module takes
-its options as arguments: the hosts (the workers, the command line) decide them.
+its options as arguments: the hosts (the workers, the command line) decide them. A run is one
+of this process's children (runtime/children.py): a holder whose lease was lost kills it.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runtime import children
 from runtime.tools import ToolFailure, ToolTimeout
 
 INSTALL_HINT = (
@@ -90,17 +92,20 @@ def run(
     label: str = "the run",
 ) -> Finished:
     """Run `argv` in `workspace` as agent code; its output, capped. Raises ToolTimeout (after
-    killing everything it started) or SandboxUnavailable."""
+    killing everything it started), SandboxUnavailable, or children.Ended (its holder's lease
+    was lost: it was killed, or not started)."""
     workspace, scratch = workspace.resolve(), scratch.resolve()
     inner = confinement(sandbox, workspace, scratch) if sandbox.required else []
+    limits = _limits(sandbox.limits)
     info, told = os.pipe() if inner else (-1, -1)
     if inner:
         # bubblewrap says there the pid of the sandbox's first process: a kill waits for it
         # to be gone, and with it everything in its pid namespace (see `_kill`).
         inner = [inner[0], "--info-fd", str(told), *inner[1:]]
-    command = [*_limits(sandbox.limits), *inner, *argv]
-    try:
-        proc = subprocess.Popen(
+    command = [*limits, *inner, *argv]
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             command,
             cwd=workspace,
             env=environment(sandbox, scratch),
@@ -110,12 +115,35 @@ def run(
             start_new_session=True,
             pass_fds=(told,) if inner else (),
         )
+
+    def first() -> int | None:
+        return _first_pid(info) if inner else None
+
+    try:
+        with children.started(label, start) as proc:
+            return _outcome(proc, timeout, sandbox.limits.output_bytes, label, first)
+    except children.Ended:
+        # Killed with its process group (children.end_all): a sandboxed run's pid namespace
+        # dies with bwrap, its group leader; as after a timeout, not told before it is gone.
+        pid = first()
+        if pid is not None:
+            _gone(pid)
+        raise
     finally:
         if inner:
+            os.close(info)
             os.close(told)
+
+
+def _outcome(
+    proc: subprocess.Popen[bytes],
+    timeout: float,
+    cap: int,
+    label: str,
+    first: Callable[[], int | None],
+) -> Finished:
+    """What the run said (its first `cap` bytes) and how it ended."""
     assert proc.stdout is not None
-    with _running_lock:
-        _running.add(proc)
     deadline = time.monotonic() + timeout
     kept = bytearray()
     truncated = False
@@ -129,44 +157,19 @@ def run(
                 chunk = os.read(proc.stdout.fileno(), 65536)
                 if not chunk:
                     break
-                room = sandbox.limits.output_bytes - len(kept)
+                room = cap - len(kept)
                 truncated = truncated or len(chunk) > room
                 kept += chunk[: max(room, 0)]  # the rest is read and dropped: no blocked writer
         code = proc.wait(max(deadline - time.monotonic(), 0.1))
     except (TimeoutError, subprocess.TimeoutExpired):
-        _kill(proc, _first_pid(info) if inner else None)
+        _kill(proc, first())
         raise ToolTimeout(f"{label} gave no answer within {timeout:g} s") from None
     finally:
-        with _running_lock:
-            _running.discard(proc)
         proc.stdout.close()
-        if inner:
-            os.close(info)
     text = kept.decode("utf-8", errors="replace")
     if truncated:
-        text += f"\n[output cut at {sandbox.limits.output_bytes} bytes]"
+        text += f"\n[output cut at {cap} bytes]"
     return Finished(code if code >= 0 else 128 - code, text, truncated)
-
-
-# What this process is running now: a holder whose lease was lost ends them (`end_runs`)
-# rather than let a tool go on in a workspace that another worker now drives. Per process, not
-# per step: a worker (Celery's prefork pool, the one config.celery starts) runs one step or
-# one specialist at a time in a process, and its tools run on the flight's own thread.
-_running: set[subprocess.Popen[bytes]] = set()
-_running_lock = threading.Lock()
-
-
-def end_runs() -> int:
-    """Kill (SIGKILL, each one's process group) the runs this process has going now; how many.
-    Called from another thread (the heartbeat that found its lease lost) while `run` waits on
-    their output: it sees them end as killed (128 + 9), and the holder's next append, fenced,
-    is refused. A sandboxed run's pid namespace dies with bwrap, its group leader."""
-    with _running_lock:
-        procs = list(_running)
-    for proc in procs:
-        with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
-            os.killpg(proc.pid, signal.SIGKILL)
-    return len(procs)
 
 
 def _kill(proc: subprocess.Popen[bytes], first: int | None = None) -> None:

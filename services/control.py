@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import OperationalError, connections
 
 from journal_store.journal import DjangoJournal
-from runtime import sandbox, streams
+from runtime import children, streams
 from runtime.coordination.leases import Heartbeat, Lease, Leases, standing
 from runtime.events import (
     DeadLetterDiscarded,
@@ -299,15 +299,25 @@ def heartbeat(leases: Leases, *held: Lease) -> Heartbeat:
     """Renew these leases whenever a third of STEP_LEASE_SECONDS has run, from a thread of this
     process until `stop()`: a step (or a specialist) that takes ten minutes keeps them, and a
     worker that dies stops renewing, so its leases run out within STEP_LEASE_SECONDS. A lease
-    found taken over ends the tool runs this process has going (their pytest, in the sandbox):
+    found taken over ends the children this process has going, its tool runs (their pytest,
+    in the sandbox) and its git, and none starts again until this heartbeat is stopped:
     another worker now drives the run, and replays what this one was doing."""
+    holding = object()  # what a lost lease of these closes, until the holder stops the beat
+
+    def lost(lease: Lease) -> None:
+        children.end_all(holding)
+
+    def ended() -> None:
+        children.reopen(holding)
+        connections.close_all()  # the thread's own connection
+
     beat = Heartbeat(
         leases,
         held,
         settings.STEP_LEASE_SECONDS,
         transient=(OperationalError,),  # the database busy for a moment: renew again soon
-        on_exit=connections.close_all,  # the thread's own connection
-        on_lost=lambda lease: sandbox.end_runs(),
+        on_exit=ended,
+        on_lost=lost,
     )
     return beat.start()
 

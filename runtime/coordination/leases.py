@@ -407,10 +407,10 @@ class Heartbeat:
     renewal: release those, not the ones first granted). A renewal that finds the lease taken
     over stops renewing it and logs so; the holder learns it at its next fenced append
     (StaleEpoch), and `on_lost` runs on the thread at once (to end what the holder runs outside
-    the journal: its tool's processes). Errors in `transient` (the database briefly locked)
-    are logged and tried again soon; anything else ends the thread with its traceback, and the
-    lease then expires as if the holder had died. `on_exit` runs on the thread as it ends (to
-    close the thread's database connection).
+    the journal: its tool's processes, its git). Errors in `transient` (the database briefly
+    locked) are logged and tried again soon; anything else ends the thread with its traceback,
+    and the lease then expires as if the holder had died. `on_exit` runs on the thread as it
+    ends (to close the thread's database connection).
     """
 
     def __init__(

@@ -1,37 +1,60 @@
 """A holder whose lease was taken over ends the tool runs its process has going (a pytest in
 the sandbox): another worker now drives the run and replays the call, and the first copy
-must not go on writing in the workspace. `sandbox.end_runs` kills them, process group and all;
-the run returns as killed."""
+must not go on writing in the workspace. `children.end_all` kills them, process group and all;
+the run raises children.Ended, and no run starts until the holding is over (`reopen`)."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 
-from runtime import sandbox
+import pytest
+
+from runtime import children, sandbox
 from runtime.sandbox import Sandbox
 
+IN_BWRAP = pytest.param(
+    True,
+    marks=pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not here"),
+    id="sandboxed",
+)
 
-def test_a_run_in_progress_is_killed_by_end_runs(tmp_path):
+
+@pytest.mark.parametrize("required", [IN_BWRAP, pytest.param(False, id="opted-out")])
+def test_a_run_in_progress_is_killed_by_end_all(tmp_path, required):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    finished = []
+    finished: list[object] = []
     argv = ["sh", "-c", "sleep 60 & sleep 60"]  # a child of its own, in the run's group
+    kept = Sandbox(required=required)
 
     def run() -> None:
-        kept = Sandbox(required=False)
-        finished.append(
-            sandbox.run(argv, workspace=tmp_path, scratch=scratch, timeout=60, sandbox=kept)
-        )
+        try:
+            finished.append(
+                sandbox.run(argv, workspace=tmp_path, scratch=scratch, timeout=60, sandbox=kept)
+            )
+        except children.Ended as exc:
+            finished.append(exc)
 
     running = threading.Thread(target=run)
     running.start()
     for _ in range(1000):
-        if sandbox._running:
+        if children.running():
             break
         running.join(0.01)
-    assert sandbox.end_runs() == 1
-    running.join(30)
-    [done] = finished
-    assert done.code == 128 + 9  # killed, not run to its end
-    assert not sandbox._running
-    assert sandbox.end_runs() == 0  # nothing left to end
+    holding = object()
+    try:
+        assert children.end_all(holding) == 1
+        running.join(30)
+        [done] = finished
+        assert isinstance(done, children.Ended)  # killed, not run to its end
+        assert str(done).startswith("the run was ended")
+        assert children.running() == 0
+        with pytest.raises(children.Ended, match="the run was not started"):
+            sandbox.run(argv, workspace=tmp_path, scratch=scratch, timeout=60, sandbox=kept)
+    finally:
+        children.reopen(holding)
+    assert children.end_all(holding) == 0  # nothing left to end
+    children.reopen(holding)
+    quick = sandbox.run(["true"], workspace=tmp_path, scratch=scratch, timeout=60, sandbox=kept)
+    assert quick.code == 0  # the holding over, runs start again

@@ -1,15 +1,16 @@
 """The child processes this process runs for its work (the harness's git, agent code in the
 sandbox), each in a process group of its own, so that a holder that lost its lease can end them.
 
-A worker whose step lease was taken over must not go on changing a workspace that another worker
-now drives: a tool run of its own could still write there, and a git merge or commit land beside
-the new driver's work. `end_all` kills the process group of every child running now (SIGKILL to
-the group: what the child started dies with it), and no child starts after that until the
-holding whose lease was lost is over (`reopen`): a harness that was between two git commands
-when the lease went would otherwise start the next one. The caller of a child ended so, or
-refused, gets `Ended`, not the exit status of a command that failed on its own, which callers
-take as an answer (a merge that conflicts is aborted with more git, a pytest killed by a signal
-is run again); and the holder's next fenced append is refused anyway.
+A worker whose step lease was taken over (or ran out unrenewed) must not go on changing a
+workspace that another worker may now drive: a tool run of its own could still write there, and
+a git merge or commit land beside the new driver's work. `end_all` kills the process group of
+every child running now (SIGKILL to the group: what the child started dies with it), and no
+child starts after that until the holding whose lease was lost is over (`reopen`): a harness
+that was between two git commands when the lease went would otherwise start the next one. The
+caller of a child ended so, or refused, gets `Ended`, not the exit status of a command that
+failed on its own, which callers take as an answer (a merge that conflicts is aborted with more
+git, a pytest killed by a signal is run again); and the holder's next fenced append is refused
+anyway.
 
 Per process, not per step: a worker (Celery's prefork pool) runs one step or one specialist at a
 time in a process, and their children run on the flight's own thread.
@@ -28,8 +29,8 @@ from typing import Any, TypeVar
 P = TypeVar("P", bound="subprocess.Popen[Any]")
 
 WHY = (
-    "this worker no longer holds the lease its work runs under, and another worker may be "
-    "driving that work now"
+    "this worker no longer holds the lease its work runs under (taken over, or run out while "
+    "it could not be renewed), and another worker may be driving that work now"
 )
 
 _running: set[subprocess.Popen[Any]] = set()

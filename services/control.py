@@ -299,9 +299,10 @@ def heartbeat(leases: Leases, *held: Lease) -> Heartbeat:
     """Renew these leases whenever a third of STEP_LEASE_SECONDS has run, from a thread of this
     process until `stop()`: a step (or a specialist) that takes ten minutes keeps them, and a
     worker that dies stops renewing, so its leases run out within STEP_LEASE_SECONDS. A lease
-    found taken over ends the children this process has going, its tool runs (their pytest,
-    in the sandbox) and its git, and none starts again until this heartbeat is stopped:
-    another worker now drives the run, and replays what this one was doing."""
+    found taken over, or run out while the database would not take its renewal, ends the
+    children this process has going, its tool runs (their pytest, in the sandbox) and its git,
+    and none starts again until this heartbeat is stopped: another worker may now drive the
+    run, and replays what this one was doing."""
     holding = object()  # what a lost lease of these closes, until the holder stops the beat
 
     def lost(lease: Lease) -> None:

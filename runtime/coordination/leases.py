@@ -408,9 +408,11 @@ class Heartbeat:
     over stops renewing it and logs so; the holder learns it at its next fenced append
     (StaleEpoch), and `on_lost` runs on the thread at once (to end what the holder runs outside
     the journal: its tool's processes, its git). Errors in `transient` (the database briefly
-    locked) are logged and tried again soon; anything else ends the thread with its traceback,
-    and the lease then expires as if the holder had died. `on_exit` runs on the thread as it
-    ends (to close the thread's database connection).
+    locked) are logged and tried again soon, until the lease's expiry (as its last renewal
+    landed, on the leases' clock) has passed: the holder can then no longer tell whether it
+    still holds the lease, and it is taken for lost as one taken over is. Anything else ends
+    the thread with its traceback, and the lease then expires as if the holder had died.
+    `on_exit` runs on the thread as it ends (to close the thread's database connection).
     """
 
     def __init__(
@@ -485,9 +487,18 @@ class Heartbeat:
                 self.held[i] = self.leases.renew(lease, self.ttl)
                 self.renewals += 1
             except StaleEpoch as exc:
-                self.lost.append(lease)
-                log.warning("lease %s of %s lost: %s", lease.resource, lease.holder, exc)
-                if self.on_lost is not None:
-                    self.on_lost(lease)
+                self._lose(lease, str(exc))
             except self.transient as exc:
-                log.warning("lease %s not renewed (will try again): %s", lease.resource, exc)
+                if self.leases.clock() < lease.expires:
+                    log.warning("lease %s not renewed (will try again): %s", lease.resource, exc)
+                    continue
+                # Past its expiry and still not renewed: anybody may have taken it since, and
+                # the holder would hear of it only from the journal that does not answer now
+                # (at a renewal or an append that lands). Ended now, as if taken over.
+                self._lose(lease, f"not renewed before it expired: {exc}")
+
+    def _lose(self, lease: Lease, why: str) -> None:
+        self.lost.append(lease)
+        log.warning("lease %s of %s lost: %s", lease.resource, lease.holder, why)
+        if self.on_lost is not None:
+            self.on_lost(lease)

@@ -1,7 +1,8 @@
 """A lease's renewal counts its expiry from when it lands, not from when it was built: one that
 waited on another writer's lock for longer than its lease had left used to land already
 expired, and the reconciler handed a run whose holder was alive to another worker. The
-heartbeat beats by the time left on its leases, and a lost lease ends its holder's tool runs."""
+heartbeat beats by the time left on its leases, and a lost lease ends its holder's tool runs:
+one taken over, or one whose renewals kept failing until it expired."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ class Clock:
     def __call__(self) -> float:
         self.read.set()
         return self.now
+
+
+class Busy(Exception):
+    """What a journal that is busy for a while raises (the heartbeat's `transient`)."""
 
 
 def test_a_renewal_that_waited_on_the_lock_stands_for_its_ttl_from_its_landing():
@@ -104,25 +109,49 @@ def test_after_a_slow_beat_that_did_not_renew_the_next_comes_at_once():
     journal = MemoryJournal()
     leases = Leases(journal, clock=clock)
     held = [leases.acquire(name, "w1", ttl=6) for name in ("worker-1", "slots-1")]
-
-    class Busy(Exception):
-        pass
-
     real = journal.append
 
     def stalled(stream, events, expected_version, **kw):
-        clock.now += 3.5  # waited on the database this long, then was told it is busy
+        clock.now += 1.5  # waited on the database this long, then was told it is busy
         raise Busy("database is locked")
 
     beat = Heartbeat(leases, held, 6, transient=(Busy,))
     clock.now += 2
     journal.append = stalled
-    beat.beat()  # both renewals fail after 3.5 s each: 7 s of a 6 s lease, and nothing renewed
+    beat.beat()  # both renewals fail after 1.5 s each: 5 s of a 6 s lease, and nothing renewed
     assert beat.renewals == 0
     assert beat.wait() == 6 / 30  # not 2 s more: try again at once
     journal.append = real
     beat.beat()
     assert beat.renewals == 2 and beat.wait() == 2.0  # renewed: back to a third of the lease
+
+
+def test_renewals_that_fail_until_the_lease_expires_lose_it():
+    """The journal answered every renewal with a transient error until the lease's expiry had
+    passed: anybody may have taken it since, and the holder would hear of it only once the
+    journal answers. The heartbeat takes it for lost then (on_lost ends the holder's children)
+    and renews it no more, rather than let the holder's work go on meanwhile."""
+    clock = Clock(1000.0)
+    journal = MemoryJournal()
+    leases = Leases(journal, clock=clock)
+    lease = leases.acquire("x", "w1", ttl=6)
+    lost = []
+    beat = Heartbeat(leases, [lease], 6, transient=(Busy,), on_lost=lost.append)
+    real = journal.append
+
+    def busy(*args, **kw):
+        raise Busy("database is locked")
+
+    journal.append = busy
+    clock.now = 1005.9
+    beat.beat()
+    assert lost == [] == beat.lost  # not yet expired: tried again soon
+    clock.now = 1006.0
+    beat.beat()
+    assert lost == [lease] == beat.lost
+    journal.append = real
+    beat.beat()
+    assert beat.renewals == 0 and leases.current("x").expires == 1006.0  # not renewed again
 
 
 def test_a_lost_lease_is_reported_on_the_heartbeats_thread_at_once():

@@ -1,8 +1,9 @@
 """A worker whose step lease is lost kills the git its step has going, hooks and all, as it
 kills its tool runs: a merge or a commit of the old holder's would otherwise land beside the
-new driver's work. The step's heartbeat (services.control.heartbeat) does it on a lease taken
-over; the git's caller gets children.Ended, no git starts until the heartbeat is stopped, and
-the holder's next fenced append is refused.
+new driver's work. The step's heartbeat (services.control.heartbeat) does it, on a lease taken
+over and on one that ran out while the database would not take its renewal; the git's caller
+gets children.Ended, no git starts until the heartbeat is stopped, and the holder's next fenced
+append is refused.
 
 A real git: a commit whose pre-commit hook sleeps, so that the lease is lost while it runs."""
 
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.db import OperationalError
 
 from runtime import children
 from runtime.coordination.leases import Leases
@@ -122,3 +124,49 @@ def test_a_commit_in_flight_is_killed_when_the_steps_lease_is_taken_over(repo, t
         beat.stop()
     nothing_committed(repo, before)  # and git runs again once the holding is over
     assert beat.lost == [lease]
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Down(MemoryJournal):
+    """A journal whose appends fail as a locked database's do once it is `down`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.refused = threading.Event()
+
+    def append(self, *args, **kw):
+        if self.down:
+            self.refused.set()
+            raise OperationalError("database is locked")
+        return super().append(*args, **kw)
+
+
+def test_a_commit_in_flight_is_killed_when_the_lease_runs_out_unrenewed(repo, tmp_path):
+    journal = Down()
+    clock = Clock(1000.0)  # the leases' clock: it moves when the test moves it
+    leases = Leases(journal, "r1", clock=clock)
+    lease = leases.acquire("r1", "w1", TTL)
+    before = head(repo)
+    beat = heartbeat(leases, lease)
+    try:
+        thread, said = committing(repo)
+        group = hook_group(tmp_path / "hook.pid")
+        journal.down = True
+        assert journal.refused.wait(30)  # a renewal failed, within the lease: tried again
+        assert said == [] and members(group) and beat.lost == []
+        clock.now = 1000.0 + TTL  # its expiry, and the renewals still failing
+        ended_and_refused(thread, said, group, repo)
+        assert beat.lost == [lease]
+    finally:
+        beat.stop()
+    journal.down = False
+    nothing_committed(repo, before)
+    assert leases.current("r1").holder == "w1"  # nobody took it: the holder could not know

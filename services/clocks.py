@@ -5,8 +5,9 @@ reconciler, the next taker): a worker whose clock runs ahead takes over leases t
 live by their holder's, and one that runs behind sees a dead holder's lease live for longer.
 Leases are renewed when a third of them has run, so a difference of two thirds of a lease
 hands a live worker's run to another. NTP keeps clocks to milliseconds; this is the check
-that it does. On PostgreSQL every worker writes to one server, whose clock stands in for all
-of them; SQLite is one machine, one clock.
+that it does, when a worker starts (config/celery.py), against PostgreSQL's clock. On
+PostgreSQL every worker writes to one server, whose clock stands in for all of them; SQLite is
+one machine, one clock.
 """
 
 from __future__ import annotations

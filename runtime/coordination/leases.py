@@ -43,8 +43,7 @@ left landed already expired, and the reconciler handed a run whose holder was al
 renewing to another worker. The heartbeat schedules its next beat by the time left on its
 leases, so a beat that was slow or failed is followed by another at once. Expiry is judged by
 the reader's clock against the writer's: the workers' clocks must agree to well within a
-lease (NTP keeps them to milliseconds); `services.clocks` checks a worker's against
-PostgreSQL's when it starts.
+lease (NTP keeps them to milliseconds).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The audit's money steps: each effect a run performed (a refund, say), who decided it, for how
 much, and what the provider's ledger holds for it, as one audit entry that follows its outcome.
 
-An effect is journalled on its own stream (`effect-<key>`: EffectStarted, then EffectSucceeded
-or EffectFailed) and names no agent: the decision is the tool call in flight when it started
+An effect is journalled on its own stream (`effect-<key>`: EffectStarted, an EffectResumed
+for each performer that took it over unsettled to send it again, then EffectSucceeded or
+EffectFailed) and names no agent: the decision is the tool call in flight when it started
 (the agent's `issue_refund`, whose arguments carry the amount and the reason). So the fold keeps
 each lane's open tool call, and each started effect until its outcome; nothing more. A saga's
 steps and their reversals are audited from the saga's own events (SagaStepCompleted,
@@ -16,6 +17,7 @@ from typing import Any
 from runtime import folds
 from runtime.events import (
     EffectFailed,
+    EffectResumed,
     EffectStarted,
     EffectSucceeded,
     ToolDispatched,
@@ -25,7 +27,14 @@ from runtime.folds import State
 from runtime.journal import Recorded
 
 KINDS = frozenset(
-    ("ToolDispatched", "ToolReturned", "EffectStarted", "EffectSucceeded", "EffectFailed")
+    (
+        "ToolDispatched",
+        "ToolReturned",
+        "EffectStarted",
+        "EffectResumed",
+        "EffectSucceeded",
+        "EffectFailed",
+    )
 )
 SAGA = "saga-"  # effect types a saga's own events audit (saga-step, saga-compensation)
 
@@ -97,6 +106,13 @@ def step(state: State, rec: Recorded, out: folds.Out) -> bool:
             entry["why"] = call["reason"]
         effects[e.key] = entry
         out.add(rec.position, entry)
+    elif isinstance(e, EffectResumed):
+        # Sent again under its key by a performer that took it over (its first one was gone):
+        # still the one decision, and still in flight; the entry says where it was taken over.
+        taken = effects.get(e.key)
+        if taken is not None:
+            taken["effect"]["resumed"] = rec.position
+            out.put(taken["position"], taken)
     elif isinstance(e, EffectSucceeded | EffectFailed):
         entry = effects.pop(e.key, None)
         if entry is None:

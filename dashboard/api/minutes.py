@@ -141,6 +141,9 @@ class EffectOut(Schema):
     call: str | None = None
     started: int = Field(description="the position of its EffectStarted")
     settled: int | None = Field(None, description="the position of its outcome")
+    resumed: int | None = Field(
+        None, description="the position of its last EffectResumed: taken over and sent again"
+    )
     reconciled: bool | None = Field(None, description="settled by asking the provider")
     ledger: dict[str, str] | None = Field(None, description="the provider's ids for it")
     error: str | None = None

@@ -19,6 +19,26 @@ such an effect as failed only once the lease its performer started it under (Eff
 fence) no longer stands, and only after a wait longer than any provider takes. Should it still
 lose that race, the performer answers by the record, not by its call (`settled_first`).
 
+Sending again (`perform(..., resend=True)`). A performer that dies after the provider made an
+effect and before its outcome was written leaves the key started and unsettled; answered
+EffectInProgress, a resumed saga would turn back with the step undone by nobody (its label
+stays at the provider, the journal says nothing was done), and a resumed tool would report a
+failure for a refund that was made. Where the provider deduplicates on the key (declared by
+whoever performs the effect: the orders server's labels and credits, the desk's payments) the
+key may be sent again: the provider does nothing new and answers its first answer, which is
+recorded as the outcome, as the uninterrupted performer would have recorded it. Only when its
+performer is gone: the lease the effect was last taken under (EffectStarted's fence, or the
+last EffectResumed's) no longer stands. Before it sends, the new performer takes the effect
+over in the journal: an EffectResumed with its own fence, appended at the version it read
+(fenced by its lease, guarded like a start). Two resumers, or a resumer and the reconciler,
+cannot both act on what they read: one append wins, the others read again (a standing lease
+now: EffectInProgress; or the outcome). The reconciler sees the new fence stand and leaves the
+effect to its performer, as it leaves any effect whose performer may still be waiting. The
+outcome goes at the next version. Not sent again, as before: an effect whose lease stands (its
+performer may be waiting on the provider), one started unfenced (nothing says its performer is
+gone; the reconciler settles it by age), and any effect not declared `resend` (a provider that
+does not deduplicate would do it twice).
+
 Effects that share a limited total (the refunds of one order, which may not come to more than
 it was paid) hold their amount before they start: EffectReserved on `reserved-<target>`,
 appended at the version the caller read the holds at, in the same write as the EffectStarted.
@@ -42,6 +62,7 @@ from runtime import errors
 from runtime.events import (
     EffectFailed,
     EffectReserved,
+    EffectResumed,
     EffectStarted,
     EffectSucceeded,
     ErrorInfo,
@@ -50,6 +71,7 @@ from runtime.events import (
 from runtime.journal import (
     Batch,
     BatchJournal,
+    Fence,
     Fenced,
     Guard,
     Journal,
@@ -125,6 +147,33 @@ def request_hash(effect_type: str, target: str, payload: Any) -> str:
 
 Status = Literal["succeeded", "failed", "unknown"]
 RACES = 20  # holds on a total lost to other writers before an effect gives up
+Outcome = EffectSucceeded | EffectFailed
+Taking = EffectStarted | EffectResumed  # who holds an effect unsettled, under which fence
+
+
+def outcome_of(recorded: list[Event]) -> Outcome | None:
+    """An effect's outcome: the last of its records when settled (EffectStarted, then any
+    EffectResumed, then at most one outcome), else None."""
+    last = recorded[-1] if recorded else None
+    return last if isinstance(last, EffectSucceeded | EffectFailed) else None
+
+
+def holder_of(recorded: list[Event]) -> Taking | None:
+    """The latest taking of an unsettled effect: its EffectStarted or last EffectResumed."""
+    for event in reversed(recorded):
+        if isinstance(event, EffectStarted | EffectResumed):
+            return event
+    return None
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """An effect in flight: its start, its latest taking, and its stream's version (where its
+    outcome goes)."""
+
+    started: EffectStarted
+    holder: Taking
+    version: int
 
 
 @dataclass(frozen=True)
@@ -167,6 +216,7 @@ class Ledger:
         intent: tuple[str, int] | None = None,
         mutation: Mutation | None = None,
         reserve: Callable[[], Batch] | None = None,
+        resend: bool = False,
     ) -> Any:
         """Do the effect once for this key: `call(key)` runs only for the first caller.
 
@@ -174,7 +224,11 @@ class Ledger:
         order was paid): called before the effect starts, it reads what is held already and
         returns the hold to append (`hold`), or raises to refuse the effect. The hold and the
         EffectStarted are one write, so no crash leaves one without the other; a writer that
-        lost the race for the holds calls it again, to check again."""
+        lost the race for the holds calls it again, to check again.
+
+        `resend`: the provider deduplicates on the key (one effect per key, the first answer
+        to every call), so an effect found started and unsettled whose performer's lease no
+        longer stands is taken over and sent again (see the module docstring)."""
         digest = request_hash(effect_type, target, payload)
         gated: Mutation | None = None
         guards: tuple[Guard, ...] = ()
@@ -199,11 +253,17 @@ class Ledger:
             lease=fence[0] if fence else None,
             epoch=fence[1] if fence else None,
         )
+        at = 1  # the version its outcome goes at: after the start and any takings over
         for attempt in range(RACES):
             recorded = [r.event for r in self.journal.read(stream)]
-            if recorded:
-                return self.answer(key, digest, recorded)
             try:
+                if recorded:
+                    if not (resend and self.orphaned(digest, recorded, fence)):
+                        return self.answer(key, digest, recorded)
+                    assert fence is not None  # (orphaned says so)
+                    self.take_over(key, recorded, fence, guards, run_id)
+                    at = len(recorded) + 1
+                    break
                 # Started only while the intent stands where the gate read it (its guard).
                 self.start(started, guards, reserve)
                 break
@@ -212,16 +272,17 @@ class Ledger:
                     self.gate.again(gated, exc, guards)  # the intent moved: refused now
                 if exc.stream != stream and attempt == RACES - 1:
                     raise
-                # Somebody started it a moment before us (theirs is the effect, read above
-                # next time round), or took a hold on the same total (read and checked again).
+                # Somebody started it (or took it over) a moment before us (theirs is the
+                # effect, read above next time round), or took a hold on the same total (read
+                # and checked again).
         try:
             result = call(key)
         except Exception as exc:  # the provider's failure is recorded, then reported
             failed = EffectFailed(run_id=run_id, key=key, error=errors.describe(exc))
-            if not self.settle(key, failed):
+            if not self.settle(key, failed, at):
                 return self.settled_first(key, exc, None)
             raise
-        if not self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result)):
+        if not self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result), at):
             return self.settled_first(key, None, result)
         return result
 
@@ -231,14 +292,55 @@ class Ledger:
         answered, not what the call said. A recorded success is returned (the provider made it,
         even where the call failed, say a client's timeout after the provider accepted); a
         recorded failure is raised, the call's own error when it failed too, EffectDisputed
-        when it succeeded: the provider has it, and the ledger will go on saying it failed."""
-        outcome = self.recorded(key)[1]
+        when it succeeded: the provider has it, and the ledger will go on saying it failed.
+
+        No outcome yet: another performer took the effect over (EffectResumed: this one's
+        lease had lapsed) and sends it again; the outcome is its to record, and this performer
+        is told the effect is in its hands (EffectInProgress)."""
+        recorded = self.recorded(key)
+        outcome = outcome_of(recorded)
+        if outcome is None:
+            holder = holder_of(recorded)
+            raise EffectInProgress(key, holder.t if holder is not None else time.time())
         if isinstance(outcome, EffectSucceeded):
             return outcome.result
-        assert isinstance(outcome, EffectFailed)
         if failure is not None:
             raise failure
         raise EffectDisputed(key, outcome.error, result)
+
+    def orphaned(self, digest: str, recorded: list[Event], fence: Fence | None) -> bool:
+        """Whether a performer holding `fence` may take over the effect `recorded` and send it
+        again: started for this request, unsettled, last taken under a fence that no longer
+        stands, and the taker has a fence of its own (which the reconciler will see stand)."""
+        started, holder = recorded[0], holder_of(recorded)
+        if not isinstance(started, EffectStarted) or started.request_hash != digest:
+            return False  # another request: `answer` refuses it
+        if outcome_of(recorded) is not None or holder is None or fence is None:
+            return False
+        if holder.lease is None or holder.epoch is None:
+            return False  # started unfenced: nothing says its performer is gone
+        return not self.standing(holder)
+
+    def take_over(
+        self,
+        key: str,
+        recorded: list[Event],
+        fence: Fence,
+        guards: tuple[Guard, ...],
+        run_id: str,
+    ) -> None:
+        """Append the EffectResumed at the version read (WrongExpectedVersion: somebody moved
+        it first), fenced by the taker's lease and guarded like a start."""
+        holder = holder_of(recorded)
+        resumed = EffectResumed(
+            run_id=run_id,
+            key=key,
+            lease=fence[0],
+            epoch=fence[1],
+            after_lease=holder.lease if holder is not None else None,
+            after_epoch=holder.epoch if holder is not None else None,
+        )
+        self.journal.append(self.stream(key), [resumed], len(recorded), fence=fence, guards=guards)
 
     def start(
         self,
@@ -284,8 +386,7 @@ class Ledger:
         return (self.reserved(target), [reserved], at)
 
     def failed(self, key: str) -> bool:
-        recorded = self.recorded(key)
-        return len(recorded) > 1 and isinstance(recorded[1], EffectFailed)
+        return isinstance(outcome_of(self.recorded(key)), EffectFailed)
 
     def recorded(self, key: str) -> list[Event]:
         return [r.event for r in self.outcomes.read(self.stream(key))]
@@ -295,14 +396,18 @@ class Ledger:
         deadline = time.monotonic() + timeout
         while True:
             recorded = self.recorded(key)
-            if len(recorded) != 1 or time.monotonic() >= deadline:
+            if not recorded or outcome_of(recorded) is not None:
+                return recorded
+            if time.monotonic() >= deadline:
                 return recorded
             time.sleep(poll)
 
-    def settle(self, key: str, outcome: Event) -> bool:
-        """Record an effect's outcome; False when somebody (the reconciler) already did."""
+    def settle(self, key: str, outcome: Event, at: int = 1) -> bool:
+        """Record an effect's outcome at version `at` of its stream (1 after its start, more
+        after takings over); False when somebody (the reconciler, or a performer that took it
+        over) moved the stream first."""
         try:
-            self.outcomes.append(self.stream(key), [outcome], 1)
+            self.outcomes.append(self.stream(key), [outcome], at)
         except WrongExpectedVersion:
             return False
         return True
@@ -312,29 +417,37 @@ class Ledger:
         assert isinstance(started, EffectStarted)
         if started.request_hash != digest:
             raise EffectKeyReused(key)
-        if len(recorded) == 1:
-            raise EffectInProgress(key, started.t)
-        outcome = recorded[1]
+        outcome = outcome_of(recorded)
+        if outcome is None:
+            holder = holder_of(recorded)
+            raise EffectInProgress(key, (holder or started).t)
         if isinstance(outcome, EffectFailed):
             raise EffectPreviouslyFailed(key, outcome.error)
-        assert isinstance(outcome, EffectSucceeded)
         return outcome.result
 
-    def pending(self, older_than: float) -> list[EffectStarted]:
-        """Effects started more than `older_than` seconds ago with no outcome recorded."""
-        started: dict[str, EffectStarted] = {}
+    def unsettled(self, older_than: float) -> list[Unsettled]:
+        """Effects with no outcome recorded, last taken (started, or taken over) more than
+        `older_than` seconds ago."""
+        found: dict[str, Unsettled] = {}
         scan = cast(ScanningJournal, self.outcomes)
         for rec in scan.read_prefix("effect-"):
             e = rec.event
             if isinstance(e, EffectStarted):
-                started[e.key] = e
+                found[e.key] = Unsettled(e, e, rec.version)
+            elif isinstance(e, EffectResumed) and e.key in found:
+                found[e.key] = replace(found[e.key], holder=e, version=rec.version)
             elif isinstance(e, EffectSucceeded | EffectFailed):
-                started.pop(e.key, None)
+                found.pop(e.key, None)
         cutoff = time.time() - older_than
-        return [e for e in started.values() if e.t < cutoff]
+        return [u for u in found.values() if u.holder.t < cutoff]
 
-    def standing(self, started: EffectStarted) -> bool:
-        """Whether the lease the effect was started under still stands at its epoch (False for
+    def pending(self, older_than: float) -> list[EffectStarted]:
+        """Effects started (or taken over) more than `older_than` seconds ago, unsettled."""
+        return [u.started for u in self.unsettled(older_than)]
+
+    def standing(self, started: Taking) -> bool:
+        """Whether the lease the effect was started (or last taken over) under still stands at
+        its epoch (False for
         an effect started unfenced, or recorded before its fence was: its age alone, past the
         reconciler's wait, says its performer is done with it)."""
         if started.lease is None or started.epoch is None:
@@ -349,16 +462,19 @@ class Ledger:
         lease no longer stands (`standing`): `older_than` must outlast any provider's answer
         after its caller stopped waiting, for a step's lease ends with the step."""
         settled: list[tuple[str, Status]] = []
-        for started in self.pending(older_than):
+        for pending in self.unsettled(older_than):
+            started = pending.started
             answer = status_of(started)
             if answer.status == "succeeded":
                 outcome: Event = EffectSucceeded(
                     run_id=started.run_id, key=started.key, result=answer.result, reconciled=True
                 )
-            elif answer.status == "unknown" and self.standing(started):
-                # Its performer still holds the lease it started it under, so may still be
-                # waiting on the provider: "unknown" says "not yet", not "never". It is asked
-                # again next round, once the performer settled it or lost its lease.
+            elif answer.status == "unknown" and self.standing(pending.holder):
+                # Its performer still holds the lease it started (or took over) it under, so
+                # may still be waiting on the provider: "unknown" says "not yet", not "never".
+                # It is asked again next round, once the performer settled it or lost its
+                # lease. At the version read: a performer that takes it over meanwhile (an
+                # EffectResumed) makes this settle fail, and the effect is its own.
                 continue
             elif answer.status == "failed" or answer.status == "unknown":
                 # The provider never saw it (or refused it): the effect did not happen.
@@ -368,6 +484,6 @@ class Ledger:
                 outcome = EffectFailed(
                     run_id=started.run_id, key=started.key, error=error, reconciled=True
                 )
-            if self.settle(started.key, outcome):
+            if self.settle(started.key, outcome, pending.version):
                 settled.append((started.key, answer.status))
         return settled

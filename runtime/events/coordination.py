@@ -34,6 +34,24 @@ class EffectStarted(Event):
     epoch: int | None = None
 
 
+class EffectResumed(Event):
+    """A new performer took over an effect found started and unsettled, to send it again under
+    the same key: allowed only where the provider deduplicates on the key (it answers the
+    key's first answer, and does the effect once), and only once the lease the effect was last
+    taken under (the EffectStarted's fence, or the last EffectResumed's) no longer stands, so
+    its performer is gone. `lease` and `epoch` are the new performer's fence: appended at the
+    stream's version with a guard, so two resumers (or a resumer and the effect reconciler)
+    cannot both act, and the reconciler sees a standing lease and leaves the effect to it.
+    `after_lease`/`after_epoch` name the fence it took over from."""
+
+    kind: ClassVar[str] = "EffectResumed"
+    key: str
+    lease: str
+    epoch: int
+    after_lease: str | None = None
+    after_epoch: int | None = None
+
+
 class EffectSucceeded(Event):
     kind: ClassVar[str] = "EffectSucceeded"
     key: str

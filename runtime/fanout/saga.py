@@ -20,6 +20,12 @@ its undo's key from the saga id, the step name and the step's key. So a resumed 
 object on the same journal and id, after a crash) finds every key it had, and neither an
 action nor an undo runs twice.
 
+A step whose provider deduplicates on the key declares it (`resend=True`, for the action and
+its compensation): a step or undo left started and unsettled by a performer that is gone (its
+lease no longer stands) is then sent again under its key, and the provider's first answer is
+what the saga records, rather than EffectInProgress turning the saga back with that step's
+effect at the provider and no undo owed for it (`Ledger.perform`).
+
 Callables are not journalled. A resumed driver re-runs its `step` calls, which return recorded
 results without acting and register the compensations again; or it registers them with `undo`.
 Step results are journalled, so they must be JSON data (a JsonlJournal hands them back parsed).
@@ -114,6 +120,7 @@ class Saga:
         self.mutation = mutation
         self.undoing = Ledger(self.ledger.journal, self.ledger.outcomes)
         self._undo: dict[str, Compensation] = {}
+        self._resend: dict[str, bool] = {}  # per step: its provider deduplicates on the key
 
     @property
     def stream(self) -> str:
@@ -143,20 +150,28 @@ class Saga:
     # --- going forward --------------------------------------------------------------------
 
     def step(
-        self, name: str, action: Action, compensation: Compensation, payload: Any = None
+        self,
+        name: str,
+        action: Action,
+        compensation: Compensation,
+        payload: Any = None,
+        resend: bool = False,
     ) -> Any:
         """Perform `action(key)` once and owe `compensation(key, result)` if the saga aborts.
 
         A step already completed (a replay after a crash) returns its recorded result without
         acting. An action that raises is recorded as failed by the Ledger and the exception
         propagates: the caller decides to `compensate`.
+
+        `resend`: the action's and the compensation's provider deduplicates on the key, so
+        either, found unsettled with its performer gone, may be sent again (module docstring).
         """
         key = self.step_key(name, payload)
         done = self.state().completed.get(name)
         if done is not None:
             if done.key != key:
                 raise StepConflict(f"step {name!r} completed with another payload")
-            self._undo[name] = compensation
+            self.undo(name, compensation, resend)
             return done.result
         if self.aborted:
             raise SagaClosed(f"saga {self.saga_id} was aborted; step {name!r} not started")
@@ -171,8 +186,9 @@ class Saga:
             action,
             run_id=self.run_id,
             mutation=mutation,
+            resend=resend,
         )
-        self._undo[name] = compensation
+        self.undo(name, compensation, resend)
         self._record(
             SagaStepCompleted(
                 run_id=self.run_id, saga_id=self.saga_id, step=name, key=key, result=result
@@ -181,9 +197,11 @@ class Saga:
         )
         return result
 
-    def undo(self, name: str, compensation: Compensation) -> None:
-        """Register a step's compensation without replaying the step (for a resumed saga)."""
+    def undo(self, name: str, compensation: Compensation, resend: bool = False) -> None:
+        """Register a step's compensation without replaying the step (for a resumed saga);
+        `resend` as in `step`."""
         self._undo[name] = compensation
+        self._resend[name] = resend
 
     # --- going backward -------------------------------------------------------------------
 
@@ -221,10 +239,12 @@ class Saga:
                 {"step": done.step, "step_key": done.key},
                 lambda k: undo(k, done.result),
                 run_id=self.run_id,
+                resend=self._resend.get(done.step, False),
             )
         except EffectInProgress:
             # Started and never settled (a crash, or another driver right now): in doubt, not
-            # failed. `Ledger.reconcile` settles it; then compensate again.
+            # failed. `Ledger.reconcile` settles it, or (a deduplicating provider's, once its
+            # performer is gone) the next compensate sends it again; then compensate again.
             raise
         except EffectPreviouslyFailed as exc:
             raise CompensationFailed(done.step, str(exc.error)) from exc

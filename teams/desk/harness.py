@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from runtime import loop
 from runtime.budget import Budget
 from runtime.coordination.claims import Claims, Rules
-from runtime.coordination.effects import Ledger, effect_key, request_hash
+from runtime.coordination.effects import Ledger, effect_key, outcome_of, request_hash
 from runtime.coordination.facts import Facts
 from runtime.coordination.gates import Intents
 from runtime.coordination.livelock import Watch
@@ -137,7 +137,7 @@ def check_desk(
         recorded = ledger.wait(key, settings.settle_seconds)
         if not recorded:
             continue  # refused before it started (bad amount, stale intent)
-        outcome = recorded[1] if len(recorded) > 1 else None
+        outcome = outcome_of(recorded)  # last: after the start and any takings over
         effect = EffectCheck(
             key=key,
             status="succeeded"

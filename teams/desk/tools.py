@@ -232,6 +232,10 @@ class DeskTools:
                     self.mutation(what, "refund", self.read_before()), expected_key=key
                 ),
                 reserve=lambda: self.reserve(key, amount_cents),
+                # The payment provider deduplicates on the key (one refund per key, the same
+                # receipt to every call): a refund left unsettled by a driver that died is sent
+                # again by the one that took the run over, and recorded as it was made.
+                resend=True,
             )
             return {"refund": receipt, "idempotency_key": key}
         finally:

@@ -53,6 +53,11 @@ def refund(
             ledger=Ledger(journal, gate=gate),
             mutation=mutation,
         )
+        # (name, action, undo, whether their provider deduplicates on the key). The orders
+        # server does (its book answers a key's first answer, one operation per key): a label
+        # or credit left unsettled by a driver that died is sent again by the one that took
+        # the run over, not left at the server with the saga turned back around it. The policy
+        # server is not relied on to (it is down in refund-saga): its step is never re-sent.
         steps = [
             (
                 "label",
@@ -62,6 +67,7 @@ def refund(
                 lambda key, done: belt.call(
                     "orders.void_return_label", {"label_id": done["label_id"], "key": key}
                 ),
+                True,
             ),
             (
                 "credit",
@@ -72,6 +78,7 @@ def refund(
                 lambda key, done: belt.call(
                     "orders.reverse_credit", {"credit_id": done["credit_id"], "key": key}
                 ),
+                True,
             ),
             (
                 "record",
@@ -80,19 +87,25 @@ def refund(
                     {"order_id": order_id, "decision": "refund in full", "key": key},
                 ),
                 lambda key, done: None,  # the last step: nothing after it to fail
+                False,
             ),
         ]
-        for name, action, undo in steps:
+        for name, action, undo, resend in steps:
             try:
-                saga.step(name, action, undo, payload={"order_id": order_id})
+                saga.step(name, action, undo, payload={"order_id": order_id}, resend=resend)
             except Exception as exc:  # any failure turns the saga back
-                error = f"{type(exc).__name__}: {exc}"
-                saga.compensate(reason=error, failed_step=name)
+                # A driver resuming a saga already turned back (its last one died while
+                # undoing) is refused the next step (SagaClosed): what failed, and why, is what
+                # the saga recorded when it turned back, as an uninterrupted run reports it.
+                aborted = saga.state().aborted
+                error = aborted.reason if aborted else f"{type(exc).__name__}: {exc}"
+                failed = aborted.failed_step if aborted and aborted.failed_step else name
+                saga.compensate(reason=error, failed_step=failed)
                 return {
                     "saga_id": saga.saga_id,
                     "completed": saga.completed,
                     "compensated": saga.compensated,
-                    "failed_step": name,
+                    "failed_step": failed,
                     "error": error,
                 }
         return {"saga_id": saga.saga_id, "completed": saga.completed}

@@ -224,6 +224,13 @@ def test_every_kind_survives_the_flat_round_trip():
             "intent_version": 2,
         },
         "EffectReserved": {"key": "fx-1", "target": "order:1", "amount": 4999, "limit": 4999},
+        "EffectResumed": {
+            "key": "fx-1",
+            "lease": "lease-run-r-1",
+            "epoch": 3,
+            "after_lease": "lease-run-r-1",
+            "after_epoch": 2,
+        },
         "EffectSucceeded": {"key": "fx-1", "result": {"refund_id": "rf-1"}},
         "EffectFailed": {"key": "fx-1", "error": {"type": "Declined", "message": "no"}},
         "FactChanged": {

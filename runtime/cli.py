@@ -153,13 +153,15 @@ def per_agent(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def services(args: argparse.Namespace) -> Services:
+def services(args: argparse.Namespace, flies: bool = True) -> Services:
     """The command line's world: its environment names the model endpoints (the command line
     is a host, and reads its environment here); --no-sandbox is the operator's explicit
-    opt-out."""
+    opt-out, warned of when a run `flies` now (not for a fork only written)."""
     models = dict(os.environ)
     if not args.no_sandbox:
         return Services(models=models)
+    if not flies:
+        return Services(sandbox=Sandbox(required=False), models=models)
     print(
         "warning: --no-sandbox: agent-written code runs WITHOUT the sandbox, with your rights, "
         "files and network (a run started in the sandbox stays in it)",

@@ -27,6 +27,7 @@ from runtime.flat import NUMBER_TOO_LONG
 from runtime.journal import DuplicateEventId, WrongExpectedVersion
 from runtime.jsonl import JsonlJournal
 from runtime.model import EndpointDown
+from runtime.team import Services
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -85,11 +86,14 @@ def cmd_fork(args: argparse.Namespace) -> int:
         allowance=args.allowance,
     )
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
+    # The host the fork goes on live on, asked before it is written whether its team can
+    # (fork.ready); --no-sandbox is warned of where the fork flies now.
+    here = services(args, flies=args.go)
     # Run again with its key: the fork it made is answered, its journal and workspace as
     # they are (nothing is planned, restored or written again).
     made = made_before(journal, child, parent, args.at, changes) if args.key else None
     if made is None:
-        made = make(journal, path, root, parent, child, args.at, changes, args.key)
+        made = make(journal, path, root, parent, child, args.at, changes, args.key, here)
     number, again = made
     said = f"forked {parent} at position {args.at} (its event {number}) as {child}"
     print(f"{said} already, with this key: nothing written" if again else said)
@@ -99,9 +103,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
     stop = StopSignal(path, child)
     previous = stop.install()
     try:
-        outcome = flight.resume(
-            journal, child, root, stop=stop, by=operator(), services=services(args)
-        )
+        outcome = flight.resume(journal, child, root, stop=stop, by=operator(), services=here)
     finally:
         signal.signal(signal.SIGINT, previous)
     return report(outcome, journal, path, args.json)
@@ -116,6 +118,7 @@ def make(
     at: int,
     changes: fork.Changes,
     key: str,
+    here: Services,
 ) -> tuple[int, bool]:
     """Plan, check and write the fork (its workspace restored beside its own, moved there once
     its events are written): its event number at the parent, and False (made now). With a
@@ -123,6 +126,9 @@ def make(
     records = fork.records_of(journal, parent)
     planned = fork.plan(records, parent, child, at, changes, operator())
     fork.verify(journal, planned)
+    # Its past replays; whether it can go on from there, on this file and host, is its team's
+    # to say (a desk run exported from a store cannot: its order's opening is not in it).
+    fork.ready(journal, planned, root, here)
     staged = fork_workspace.stage_workspace(planned, root)
     try:
         fork.write(journal, planned)  # all its streams or none (fork.write)

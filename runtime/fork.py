@@ -18,7 +18,8 @@ fork point (the intent as it stood there), and none declared after. A person who
 parent's mind later does not reach its forks; one who changes a fork's supersedes `task-<fork>`.
 
 Nothing is trusted: the fork is replayed against the harness in memory before anything is
-written, and refused, naming the event, when the prefix would not replay under its settings.
+written, and refused, naming the event, when the prefix would not replay under its settings;
+its team is asked whether it can go on live from there, on this journal and host (ready()).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeGuard
 
 from pydantic import ValidationError
@@ -55,7 +57,7 @@ from runtime.events import (
 from runtime.events.base import VALUE_DEPTH, describe_validation
 from runtime.events.lineage import ModelSettings
 from runtime.journal import BatchJournal, Journal, MemoryJournal, Recorded, ScanningJournal
-from runtime.team import FlightConfig, split_models, workspace_name
+from runtime.team import FlightConfig, Services, split_models, workspace_name
 
 BACKENDS = ("scripted", "endpoint", "local", "zi", "rules")
 MESSAGE_MAX = 8_000
@@ -459,6 +461,22 @@ def verify(base: Journal, fork: Fork) -> None:
             "the run would not replay to the fork point under the fork's settings "
             f"({report.difference}); fork at an earlier event, or change less"
         )
+
+
+def ready(base: Journal, fork: Fork, root: Path, services: Services) -> None:
+    """ForkRefused, in its team's words, when the fork could not go on live after its fork
+    point on this journal and host, whatever is asked of it (Team.ready: what the run works
+    on is not here); asked through the fork's own streams in memory, before anything is
+    written. verify() replays the prefix only, which never reads that world."""
+    from runtime import plugins  # the installed teams import this package's modules
+
+    team = plugins.teams().get(fork.config.team)
+    if team is None or team.ready is None:
+        return
+    overlay = Overlay(base, fork)  # its append refuses: asking is no writing
+    why = team.ready(overlay, fork.run_id, fork.config, root, services)  # type: ignore[arg-type]
+    if why:
+        raise ForkRefused(f"the fork could not go on live: {why}. Nothing of it was written")
 
 
 def write(journal: BatchJournal, fork: Fork) -> None:

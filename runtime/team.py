@@ -33,6 +33,7 @@ from pydantic import (
 from runtime import workspace
 from runtime.events import MAX_INT, TeamFinished, TeamStarted
 from runtime.fanout.restarts import Outages
+from runtime.journal import Journal
 from runtime.model import ModelClient, Step
 from runtime.openai_client import OLD_BACKEND_NAMES
 from runtime.sandbox import Sandbox
@@ -259,6 +260,12 @@ Vet = Callable[[Scenario, FlightConfig], None]
 # A fork's settings from its parent's (runtime/fork.py): what ties a run to its world by its id
 # (the desk's order is named for the run when none is given) must name the parent's world.
 Pin = Callable[["TeamSettings", str], "TeamSettings"]
+# Why the run (its id, its settings) cannot go on live from this journal on this host and its
+# workspace root, whatever is asked of it; None when it can. What a run works on may not be
+# where its journal is (a desk run exported from a store holds its writes to the order, not
+# the order's opening): a fork is asked this before a line of it is written (runtime/fork.py),
+# where the flight found out only when it went live, and left a fork nothing could drive.
+Ready = Callable[[Journal, str, "FlightConfig", Path, Services], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -277,6 +284,7 @@ class Team:
     # What its agents do, for the views (runtime/roles.py): "writes" or "reviews", by name.
     roles: Mapping[str, Literal["writes", "reviews"]] = field(default_factory=dict)
     pin: Pin | None = None
+    ready: Ready | None = None
     # One agent on a repository template: the team flown as other teams' single-agent baseline
     # (runtime/baseline.py), its first agent on their task.
     single_agent: bool = False

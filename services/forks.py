@@ -14,7 +14,7 @@ from journal_store.journal import DjangoJournal
 from runtime import flight, fork, fork_workspace, streams
 from runtime.events import RunForked
 from runtime.journal import DuplicateEventId, Recorded, WrongExpectedVersion
-from runtime.team import split_models
+from runtime.team import Services, split_models
 from services import keys, local_model, queue, specialists
 from services.runs import (
     Begun,
@@ -25,6 +25,7 @@ from services.runs import (
     RunNotFound,
     endpoint_unusable,
 )
+from services.steps import provided, sandbox
 
 Changes = fork.Changes
 log = logging.getLogger(__name__)
@@ -79,6 +80,11 @@ def nothing_left(workspace: bool) -> str:
     return "Nothing of the fork was written"
 
 
+def host() -> Services:
+    """The world a fork goes on live in: the workers' (services/steps.py)."""
+    return Services(sandbox=sandbox(), provided=provided(), models=settings.MODELS)
+
+
 def event_at(run_id: str, at: int) -> Recorded | None:
     """The run's event at position `at`, where a fork of it would be made after; None when
     none of its events is there."""
@@ -130,6 +136,9 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
             # in the dead-letter queue for a person, saying only that its step kept failing.
             raise ForkRefused(why, "models")
         fork.verify(journal, planned)
+        # Asked as the command line asks it, of this host's world (a team's world here is the
+        # database's: a desk run's order is a row every run flown here opened).
+        fork.ready(journal, planned, settings.WORKSPACES, host())
         staged = fork_workspace.stage_workspace(planned, settings.WORKSPACES)
     except fork.UnreadableSettings as exc:
         raise ForkOfUnreadable(str(exc)) from None

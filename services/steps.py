@@ -67,6 +67,11 @@ def sandbox() -> Sandbox:
     return Sandbox(required=settings.SANDBOX != "off", bwrap=settings.SANDBOX_BWRAP)
 
 
+def provided() -> tuple[object, ...]:
+    """The teams' services this host provides: the desk's world in the database."""
+    return (DeskServices(desk=database_desk()),)
+
+
 # This process's runs parked between steps (runtime/warm.py): a step of one of them goes on
 # where the last one stopped instead of replaying the run's history.
 WARM = WarmFlights(settings.WARM_RUNS, settings.WARM_IDLE_SECONDS)
@@ -184,7 +189,7 @@ def cold_flight(run_id: str, config: FlightConfig, control: Control, lease: Leas
         sandbox=sandbox(),
         release=release,
         dispatch=specialists.dispatch,
-        provided=(DeskServices(desk=database_desk()),),
+        provided=provided(),
         models=settings.MODELS,
         # A specialist whose model endpoint is down is waited out as the run's step is.
         outages=Outages(window=settings.OUTAGE_SECONDS, longest=longest_wait()),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from runtime.scripted_votes import refuse_unscripted_votes
 from runtime.team import FlightConfig, Option, Scenario, Team, TeamSettings
-from teams.desk.harness import fly
+from teams.desk.harness import fly, ready
 from teams.desk.scenarios import SCENARIOS
 from teams.desk.settings import DeskSettings, SupportDeskSettings
 from teams.desk.tools import ORDER_AGENT, SUPPORT_AGENT
@@ -71,6 +71,7 @@ TEAM = Team(
     ),
     pin=pin,
     vet=vet,
+    ready=ready,
 )
 
 __all__ = ["TEAM", "DeskSettings", "SupportDeskSettings"]

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from runtime import loop
+from runtime import loop, streams
 from runtime.budget import Budget
 from runtime.coordination.claims import Claims, Rules
 from runtime.coordination.effects import Ledger, effect_key, outcome_of, request_hash
@@ -34,7 +34,8 @@ from runtime.events import (
     ToolDispatched,
     ToolReturned,
 )
-from runtime.journal import Fenced, Guard, WrongExpectedVersion
+from runtime.flight import FlightError
+from runtime.journal import Fenced, Guard, Journal, WrongExpectedVersion
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
 from runtime.status import Verdict
@@ -42,7 +43,7 @@ from runtime.team import FlightConfig, Services, start
 from runtime.tools import Toolbox, ToolFailure
 from teams.desk import vote
 from teams.desk.local import local_desk
-from teams.desk.services import Desk, DeskServices, subject
+from teams.desk.services import Desk, DeskServices, OrderMissing, subject
 from teams.desk.settings import DeskSettings, SupportDeskSettings
 from teams.desk.tools import (
     AUTHORITY,
@@ -287,6 +288,44 @@ def snapshot(prepared: OrderPrepared) -> str:
     )
 
 
+def desk_of(journal: Journal, root: Path, settings: DeskSettings, services: Services) -> Desk:
+    """The desk's world on this host: the one it provides (the workers': the database), or
+    the command line's (orders in the journal, refunds in a file under `root`)."""
+    make = services.of(DeskServices).desk or (
+        lambda journal, where, s: local_desk(journal, where, s.provider_latency)
+    )
+    return make(journal, root, settings)
+
+
+def ready(
+    journal: Journal, run_id: str, config: FlightConfig, root: Path, services: Services
+) -> str | None:
+    """Why the run cannot go on live here (Team.ready): its order, read as its tools and its
+    checks read it, is not whole in this journal or on this host. A run exported from a store
+    carries its own writes to the order, not the order's opening (no run's): its fork was
+    written, then its desk stopped at the first read of the order, and nothing could drive
+    it. An order the run has not opened yet is no reason: its flight opens it."""
+    settings = SupportDeskSettings.of(config).desk
+    records = journal.read(streams.journal(run_id))
+    prepared = next((r.event for r in records if isinstance(r.event, OrderPrepared)), None)
+    order_id = (
+        prepared.order_id
+        if prepared is not None
+        else settings.order_id or "o-" + run_id.removeprefix("r-")
+    )
+    try:
+        desk_of(journal, root, settings, services).orders.get(order_id)
+    except FlightError as exc:  # changes to the order, and not its opening
+        return str(exc)
+    except OrderMissing:
+        if prepared is not None:
+            return (
+                f"order {order_id}: the run opened it and works on it, and there is no such "
+                "order here, so its desk cannot go on here"
+            )
+    return None
+
+
 def fly(
     session: Session,
     config: FlightConfig,
@@ -296,10 +335,7 @@ def fly(
 ) -> TeamFinished:
     start(session, config)
     settings = SupportDeskSettings.of(config).desk
-    make = services.of(DeskServices).desk or (
-        lambda journal, where, s: local_desk(journal, where, s.provider_latency)
-    )
-    desk = make(session.journal, root, settings)
+    desk = desk_of(session.journal, root, settings, services)
     prepared = session.activity(
         OrderPrepared, lambda: open_order(session, desk, settings, config.task)
     )

@@ -72,15 +72,52 @@ def test_a_desk_runs_export_reads_in_the_journal_toolbox(api, tmp_path, capsys):
     assert api.get(f"/api/runs/{run_id}").json()["status"] == "waiting"
     assert cli.main(["diff", str(path), str(path)]) == 0
     # Its desk cannot go on from it (the order's opening is no run's, so not in it): said so,
-    # where it was a KeyError's traceback.
+    # where it was a KeyError's traceback; and said before the fork is written, where the
+    # fork was written first, a run that stopped at its first read of the order whenever it
+    # was driven (with --go or without).
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     at = next(n for n, e in enumerate(lines, 1) if e["kind"] == "ModelResponded")
     capsys.readouterr()
-    go = ["fork", str(path), "--at", str(at), "--go", "--workspaces", str(tmp_path)]
-    assert cli.main(go) == 2
-    assert "order C-7: this journal holds changes to the order but not its opening" in (
-        capsys.readouterr().err
+    before = path.read_bytes()
+    fork = ["fork", str(path), "--at", str(at), "--workspaces", str(tmp_path)]
+    for go in ([], ["--go"]):
+        assert cli.main([*fork, *go]) == 2
+        out, err = capsys.readouterr()
+        assert err == (
+            "error: the fork could not go on live: order C-7: this journal holds changes to the "
+            "order but not its opening (a run exported from a store carries only its own writes "
+            "to the order's facts), so its desk cannot go on here; views, diagnose, diff, otlp "
+            "and replay read it. Nothing of it was written\n"
+        )
+        assert "forked" not in out
+        assert path.read_bytes() == before
+
+
+def test_a_fork_whose_order_is_not_here_is_refused_and_writes_nothing(api):
+    """The web's fork asks the team as the command line's does, of this host's world: every
+    run flown here opened its order's row, so what refuses one here is a row gone (removed by
+    hand). Refused (400) naming the order, nothing written, where the fork was written and
+    failed at its first read of the order."""
+    from journal_store.models import StoredEvent
+
+    run_id, _ = start(api, "lost-update", order="F-1")
+    at = next(
+        r.position for r in DjangoJournal().read(f"run-{run_id}") if r.event.kind == "ModelCalled"
     )
+    fork = {"at": at}
+    assert (
+        api.post(f"/api/runs/{run_id}/fork", fork, content_type="application/json").status_code
+        == 201
+    )
+    Order.objects.filter(order_id="F-1").delete()
+    before = StoredEvent.objects.count()
+    refused = api.post(f"/api/runs/{run_id}/fork", fork, content_type="application/json")
+    assert refused.status_code == 400, refused.content
+    assert refused.json()["detail"] == (
+        "the fork could not go on live: order F-1: the run opened it and works on it, and "
+        "there is no such order here, so its desk cannot go on here. Nothing of it was written"
+    )
+    assert StoredEvent.objects.count() == before
 
 
 def test_a_resolution_after_the_order_moved_is_a_409_and_changes_nothing(api):

@@ -20,12 +20,13 @@ parent's mind later does not reach its forks; one who changes a fork's supersede
 Nothing is trusted: the fork is replayed against the harness in memory before anything is
 written, and refused, naming the event, when the prefix would not replay under its settings;
 its team is asked whether it can go on live from there, on this journal and host (ready()).
+No fork starts at or after a dead letter of the run's own journal (unforkable()).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -35,6 +36,9 @@ from pydantic import ValidationError
 from runtime import flat, keys, renaming, streams
 from runtime.coordination.gates import TASK, Intents
 from runtime.events import (
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
     Event,
     LeaseGivenBack,
     LeaseGranted,
@@ -175,7 +179,7 @@ def plan(
             f"(its events are at positions {own[0].position} to {own[-1].position})"
         )
     at = own[where]
-    if (why := unforkable(at, parent)) is not None:
+    if (why := unforkable(at, parent, first_letter(records, parent))) is not None:
         raise ForkRefused(why)
     # The parent's task intent as it stood at the fork point: its versions declared before it.
     intent = Intents.stream(TASK + parent)
@@ -286,16 +290,29 @@ def in_flight(planned: Fork) -> list[str]:
     return list(out)
 
 
-def may_follow(stream: str, kind: str, run_id: str) -> bool:
-    """Whether a fork may start after an event of this kind on this stream of run `run_id`
-    (unforkable() says why not)."""
-    return copied(stream, run_id) and kind != TeamFinished.kind
+LETTERS = (DeadLettered, DeadLetterRetried, DeadLetterDiscarded)
 
 
-def unforkable(at: Recorded, run_id: str) -> str | None:
-    """Why no fork can start after this event of run `run_id`, whatever is changed; None when
-    the event alone does not rule one out. The run's page asks it of each event (a timeline
-    row offers no fork where none can be made), as plan() does."""
+def may_follow(stream: str, kind: str, position: int, run_id: str, letter: int | None) -> bool:
+    """Whether a fork may start after an event of this kind, at this position on this stream
+    of run `run_id`, whose first dead letter is at position `letter` (None: it has none);
+    unforkable() says why not."""
+    before = letter is None or position < letter
+    return copied(stream, run_id) and kind != TeamFinished.kind and before
+
+
+def first_letter(records: Iterable[Recorded], run_id: str) -> Recorded | None:
+    """The first dead letter of run `run_id`'s own journal (a harness parked its work), or a
+    decision on one: no fork starts at it or after it (unforkable)."""
+    own = streams.journal(run_id)
+    return next((r for r in records if r.stream == own and isinstance(r.event, LETTERS)), None)
+
+
+def unforkable(at: Recorded, run_id: str, letter: Recorded | None) -> str | None:
+    """Why no fork can start after this event of run `run_id` (whose first dead letter is
+    `letter`: first_letter), whatever is changed; None when the event alone does not rule one
+    out. The run's page asks it of each event (a timeline row offers no fork where none can be
+    made), as plan() does."""
     if not copied(at.stream, run_id):
         # Of the run, on a stream of its own, and still not what it did: a person's tag, stop
         # or resume, or who drove it. Refused as "not an event of the run's journal", between
@@ -308,6 +325,22 @@ def unforkable(at: Recorded, run_id: str) -> str | None:
         )
     if isinstance(at.event, TeamFinished):
         return f"{cited(at, run_id)} is the run's verdict: fork at an earlier event"
+    if letter is not None and at.position >= letter.position:
+        # A harness letter's id names its run (`<run>:1`): the fork's replay makes
+        # `<fork>:1` where the record says `<parent>:1`, and parted there, refused as if the
+        # fork's settings were at fault. Renaming it would copy an open letter, or a person's
+        # decision on the parent's work, into the fork: neither is the fork's.
+        assert isinstance(letter.event, LETTERS)
+        named = f"the run's dead letter {letter.event.letter_id}"
+        if at.position == letter.position:
+            where = f"is {named} ({letter.event.kind})"
+        else:
+            where = f"comes after {named} ({cited(letter, run_id)}, a {letter.event.kind})"
+        return (
+            f"{cited(at, run_id)} {where}: a dead letter and a person's decision on it belong "
+            "to the run they parked, and a fork carries neither; fork at an event before the "
+            "letter (the fork parks its work in a letter of its own, if it comes to that)"
+        )
     return None
 
 

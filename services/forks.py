@@ -85,6 +85,18 @@ def host() -> Services:
     return Services(sandbox=sandbox(), provided=provided(), models=settings.MODELS)
 
 
+def first_letter(run_id: str) -> Recorded | None:
+    """The run's first dead letter in its own journal, or decision on one (fork.first_letter):
+    no fork starts at it or after it."""
+    kinds = [kind.kind for kind in fork.LETTERS]
+    found = DjangoJournal().select(
+        f"WHERE stream = %s AND kind IN ({', '.join(['%s'] * len(kinds))}) "
+        "ORDER BY position LIMIT 1",
+        [streams.journal(run_id), *kinds],
+    )
+    return found[0] if found else None
+
+
 def event_at(run_id: str, at: int) -> Recorded | None:
     """The run's event at position `at`, where a fork of it would be made after; None when
     none of its events is there."""
@@ -121,7 +133,8 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
     try:
         # An event of the run that no fork copies (a tag, a stop, a lease) is named as what it
         # is: the records the fork plans from do not hold it.
-        if (found := event_at(parent, at)) and (why := fork.unforkable(found, parent)):
+        letter = fork.first_letter(records, parent)
+        if (found := event_at(parent, at)) and (why := fork.unforkable(found, parent, letter)):
             raise fork.ForkRefused(why)
         planned = fork.plan(records, parent, child, at, changes, by)
         # By backend: `coder=endpoint:big-model` names the endpoint as `coder=endpoint` does,

@@ -348,8 +348,8 @@ def fork(
     """A new run whose past is this run's up to the event at position `at` (read back from the
     record: no model asked, no tool run, no side effect made again), going on live after it
     with the changes given. Checked by replaying it before anything is written; refused (400)
-    naming the event when the run's past would not replay under the fork's settings or when
-    its team cannot go on live here, (409)
+    naming the event when the run's past would not replay under the fork's settings, at or
+    after a dead letter in the run's journal, or when its team cannot go on live here, (409)
     when the run's own settings do not validate here, as its replay says, and (422 at `at`)
     when no event of the run is at `at`. Written whole or not at all: when the
     database does not take it (busy, read-only, full) the answer is a 503 saying so (409

@@ -29,7 +29,7 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if found is not None:
         event = found.event
         number = present.number(found.stream, found.version, run_id)
-        why = fork.unforkable(found, run_id)
+        why = fork.unforkable(found, run_id, forks.first_letter(run_id))
     context = {"run": run, "form": form, "event": event, "at": at, "number": number}
     if event is not None:
         context["gist"] = present.summary(event.kind, event.model_dump(mode="json"))

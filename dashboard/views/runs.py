@@ -33,7 +33,7 @@ from journal_store.models import RunSummary
 from runtime import fork, status
 from runtime.metrics import DEFINITIONS
 from services import baseline as baselines
-from services import runs, tags, traces
+from services import forks, runs, tags, traces
 from services.steps import longest_wait
 
 PAGE = 50
@@ -404,6 +404,7 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     else:
         rows = chosen.events(run.run_id, after, EVENTS_PAGE + 1)
         more = len(rows) > EVENTS_PAGE
+    letter = None if (first := forks.first_letter(run.run_id)) is None else first.position
     events = [
         {
             "position": e.position,
@@ -420,9 +421,9 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
             "title": present.summary_title(e.kind, e.data),
             "payload": present.pretty(e.data),
             "driving": not e.stream.startswith("run-"),
-            # No fork link where no fork can start (a tag, a stop, the verdict): it led to a
-            # form that refused every fork.
-            "forkable": fork.may_follow(e.stream, e.kind, run.run_id),
+            # No fork link where no fork can start (a tag, a stop, the verdict, from a dead
+            # letter on): it led to a form that refused every fork.
+            "forkable": fork.may_follow(e.stream, e.kind, e.position, run.run_id, letter),
         }
         for e in rows[:EVENTS_PAGE]
     ]

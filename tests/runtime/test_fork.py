@@ -12,6 +12,8 @@ import pytest
 from runtime import compare, flight, fork, fork_workspace, streams
 from runtime.cli import main
 from runtime.events import (
+    DeadLettered,
+    DeadLetterRetried,
     EffectStarted,
     MessageInjected,
     ModelCalled,
@@ -403,3 +405,57 @@ def test_a_fork_made_after_its_parents_leases_ran_out_keeps_them_held(fly_team, 
     [forked] = [e for _, e in planned.events if isinstance(e, RunForked)]
     copied = [e for s, e in planned.events if s.startswith("lease-") and hasattr(e, "expires")]
     assert copied and all(e.expires > forked.t + 5 * 3_600 for e in copied)
+
+
+def test_no_fork_starts_at_or_after_a_dead_letter(fly_team, tmp_path, capsys):
+    """A harness's letter is named for its run (`<run>:1`): a fork at it or after it made
+    `<fork>:1` in its replay where the record says `<parent>:1`, and was refused as if the
+    fork's settings were at fault ("change less"), while the timeline offered it. Refused
+    now, naming the letter (renamed, it would copy the parent's open letter or a person's
+    decision into the fork); a fork before the letter goes on and parks its own."""
+    flown = fly_team("reject-loop", park=True)
+    run_id, path, work = flown.run_id, tmp_path / "j.jsonl", tmp_path / "flights"
+    shutil.copy(flown.path, path)
+    shutil.copytree(flown.workspace, work / flown.workspace.name)
+    journal = JsonlJournal(path)
+    records = journal.read(streams.journal(run_id))
+    letter = fork.first_letter(records, run_id)
+    assert isinstance(letter.event, DeadLettered) and letter.event.letter_id == f"{run_id}:1"
+    # A person retries it: the run goes on past its letter, and parks again later.
+    retried = DeadLetterRetried(run_id=run_id, letter_id=f"{run_id}:1", by="rosa", reason="again")
+    journal.append(streams.journal(run_id), [retried], records[-1].version)
+    assert flight.resume(journal, run_id, work).status == "dead-lettered"
+    records = journal.read(streams.journal(run_id))
+    [before] = [r for r in records if r.version == letter.version - 1]
+    after = [r for r in records if r.position >= letter.position and r.event.kind != "TeamFinished"]
+    assert {type(r.event) for r in after} >= {DeadLettered, DeadLetterRetried, ModelCalled}
+
+    def offered(rec):
+        return fork.may_follow(rec.stream, rec.event.kind, rec.position, run_id, letter.position)
+
+    assert offered(before) and not any(offered(r) for r in after)
+    for rec in after:
+        said = "is" if rec is after[0] else "comes after"
+        with pytest.raises(fork.ForkRefused) as refused:
+            fork.plan(
+                fork.records_of(journal, run_id),
+                run_id,
+                "r-no",
+                rec.position,
+                fork.Changes(),
+                "ana",
+            )
+        assert f"{said} the run's dead letter {run_id}:1" in str(refused.value)
+        assert "fork at an event before the letter" in str(refused.value)
+    content = path.read_bytes()
+    args = ["fork", str(path), "--run", run_id, "--workspaces", str(work)]
+    assert main([*args, "--at", str(after[-1].position)]) == 2
+    err = capsys.readouterr().err
+    assert f"comes after the run's dead letter {run_id}:1 (the event at position" in err
+    assert "would not replay" not in err
+    assert path.read_bytes() == content
+    # Before the letter, the fork replays, goes on live and parks its work in its own letter.
+    _, _, outcome = fork_and_fly(path, run_id, "r-again", before.position, work)
+    assert outcome.status == "dead-lettered"
+    own = [r.event for r in journal.read("run-r-again") if isinstance(r.event, DeadLettered)]
+    assert own[-1].letter_id == "r-again:1"

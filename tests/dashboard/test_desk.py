@@ -223,7 +223,8 @@ def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refuse
         {**change, "version": 2, "reason": "  "},
         content_type="application/json",
     )
-    assert blank.status_code == 400 and "needs a reason" in blank.json()["detail"]
+    assert blank.status_code == 422  # refused at the body, as a decision's blank reason is
+    assert [e["loc"][-1] for e in blank.json()["detail"]] == ["reason"]
 
     drive(run_id)
     assert not Refund.objects.filter(order_id="C-7").exists()

@@ -122,7 +122,10 @@ def test_intent_refusals_are_answered_by_type(api):
     moved = post(api, "/api/intents/ticket-9", change)
     assert moved.status_code == 409 and "at version 1, not 5" in moved.json()["detail"]
     blank = post(api, "/api/intents/ticket-9", {**change, "version": 1, "statement": " "})
-    assert blank.status_code == 400 and "needs a statement" in blank.json()["detail"]
+    assert blank.status_code == 422  # refused at the body, naming the field
+    assert [e["loc"][-1] for e in blank.json()["detail"]] == ["statement"]
+    with pytest.raises(intents.IntentError, match="needs a statement"):  # commands meet this
+        intents.supersede("ticket-9", " ", "someone", "they called", 1)
     assert StoredEvent.objects.count() == before
     # Nobody superseded it: it never had a version 5, and the answer said they had.
     assert "it has had no version 5" in moved.json()["detail"]

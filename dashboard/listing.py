@@ -17,7 +17,7 @@ from dashboard.asked import BadQuery, parse_date, shown
 from dashboard.queries import loose_scan
 from journal_store import projection
 from journal_store.models import Finding, RunSummary, RunTag
-from runtime import status
+from runtime import instants, status
 from runtime.diagnose import SIGNATURES
 from runtime.model import EndpointDown
 from services import tags
@@ -206,7 +206,9 @@ def mark_stalled(rows: Iterable[RunSummary]) -> None:
     since = stalled(active)
     for run in rows:
         at = since.get(run.run_id)
-        run.stalled_since = datetime.fromtimestamp(at, UTC) if at is not None else None  # type: ignore[attr-defined]
+        # `at` may be a lease's expiry as an event said it: one stored before times were
+        # bounded may be no time at all (instants.moment puts it at an end of the range).
+        run.stalled_since = instants.moment(at) if at is not None else None  # type: ignore[attr-defined]
 
 
 def mark_failing(rows: Iterable[RunSummary]) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from runtime import instants
+
 
 def pretty(data: Any) -> str:
     text: str = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
@@ -43,7 +45,7 @@ def readable(name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int | float) and name in INSTANTS and value > 1e9:
-        return datetime.fromtimestamp(value, UTC).strftime("%H:%M:%S UTC")
+        return instants.clock(value)  # (one stored before times were bounded: its number)
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)

@@ -32,14 +32,13 @@ already, identically, is none of these rules' business: it writes nothing (trans
 
 from __future__ import annotations
 
-import math
 import re
 import uuid
 
 from pydantic import ValidationError
 
 from runtime import streams
-from runtime.events import MAX_INT, Event, TeamStarted, integer_problem, shown
+from runtime.events import MAX_INT, Event, TeamStarted, float_problem, integer_problem, shown
 from runtime.team import FlightConfig
 
 EVENT_ID = re.compile(
@@ -47,7 +46,6 @@ EVENT_ID = re.compile(
 )
 MAX_STREAM = 200  # the stream column's width
 MAX_NAME = 64  # agent and task_id columns
-LATEST_T = 32503680000.0  # 3000-01-01: later timestamps are not from a run
 
 DECISIONS = frozenset(
     {
@@ -98,20 +96,22 @@ def kind_problem(event: Event) -> str | None:
 
 
 def envelope_problem(event: Event) -> str | None:
-    """Envelope values the store's columns or the pages could not hold."""
+    """Envelope values the store's columns or the pages could not hold (its `t` is a time
+    like any other: amount_problem)."""
     for name in ("agent", "task_id"):
         value = getattr(event, name)
         if value is not None and len(value) > MAX_NAME:
             return f"field {name!r}: longer than {MAX_NAME} characters"
-    if not (math.isfinite(event.t) and 0 <= event.t < LATEST_T):
-        return f"field 't': {shown(event.t)} is not a timestamp of a run"
     return None
 
 
 def amount_problem(event: Event) -> str | None:
-    """Numbers the read models could not hold or add up: every whole number the event carries
-    (events.integer_problem, as every append checks), and the allowance in a run's settings."""
-    if problem := integer_problem(event):
+    """Numbers the read models could not hold or add up, nor the pages show: every whole
+    number the event carries (events.integer_problem), every time and other float
+    (events.float_problem: the envelope's `t`, a lease's expiry, a stall's start... each
+    within what a clock shows), as every append checks; and the allowance in a run's
+    settings."""
+    if problem := integer_problem(event) or float_problem(event):
         return problem
     if isinstance(event, TeamStarted):
         value = event.config.get("allowance")

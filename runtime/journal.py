@@ -49,6 +49,7 @@ from runtime.events import (
     LeaseGranted,
     LeaseRenewed,
     depth_problem,
+    float_problem,
     integer_problem,
 )
 
@@ -360,6 +361,10 @@ def check_batch(stream: str, events: Sequence[Event], expected_version: int) -> 
         # Whoever made the event (a caller's settings, a model's usage, an agent's amount),
         # a number the read models cannot hold is refused here, before anything is written.
         if problem := integer_problem(event):
+            raise OutOfRange(f"{event.kind}: {problem}")
+        # Nor a time no clock can show (a lease expiring at -1e18) or a float that is not
+        # finite (written as null: the event could not be read back): events/times.py.
+        if problem := float_problem(event):
             raise OutOfRange(f"{event.kind}: {problem}")
         # Nor an event nested past what a line may be: it could not be read back (every
         # reader of the journal would stop on it), nor exported and imported.

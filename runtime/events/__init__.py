@@ -150,6 +150,7 @@ from runtime.events.team import (
     WorkspacePrepared,
     team_started_v1_v2,
 )
+from runtime.events.times import LATEST_T, Instant, Seconds, float_problem
 from runtime.events.traces import (
     TracePushed,
     TracePushFailed,
@@ -357,6 +358,7 @@ __all__ = [
     "ALL_KINDS",
     "BY_KIND",
     "ENVELOPE_FIELDS",
+    "LATEST_T",
     "LINE_BYTES",
     "LINE_DEPTH",
     "MAX_INT",
@@ -404,6 +406,7 @@ __all__ = [
     "FactChanged",
     "FactReconciled",
     "FindingUnsupported",
+    "Instant",
     "Integrated",
     "IntegrationRefused",
     "IntentCarried",
@@ -439,6 +442,7 @@ __all__ = [
     "SagaCompensated",
     "SagaSettled",
     "SagaStepCompleted",
+    "Seconds",
     "Served",
     "StaleWorkRejected",
     "StatusNormalised",
@@ -475,6 +479,7 @@ __all__ = [
     "depth_problem",
     "describe_validation",
     "event_fields",
+    "float_problem",
     "integer_problem",
     "nests_deeper_than",
     "new_id",

@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from runtime.events.times import Instant
+
 
 def new_id() -> str:
     return uuid.uuid4().hex
@@ -27,7 +29,7 @@ class Event(BaseModel):
     v: ClassVar[int] = 1
 
     id: str = Field(default_factory=new_id)
-    t: float = Field(default_factory=time.time)
+    t: Instant = Field(default_factory=time.time)
     run_id: str = ""
     agent: str | None = None
     turn: int | None = None

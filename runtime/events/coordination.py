@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from runtime.events.base import ErrorInfo, Event
+from runtime.events.times import Instant, Seconds
 
 # --- side effects, once (stream `effect-<key>`) ------------------------------------------------
 
@@ -173,7 +174,7 @@ class LeaseGranted(Event):
     v: ClassVar[int] = 2
     resource: str
     holder: str
-    expires: float
+    expires: Instant
     at_version: int | None = None
     attempt: int = 0  # 0: written by v1, which did not count
 
@@ -185,7 +186,7 @@ class LeaseRenewed(Event):
     kind: ClassVar[str] = "LeaseRenewed"
     resource: str
     holder: str
-    expires: float
+    expires: Instant
     epoch: int
     at_version: int | None = None
     attempt: int = 0
@@ -205,7 +206,7 @@ class LeaseReleased(Event):
     outcome: str = ""
     at_version: int | None = None
     attempt: int = 0
-    retry_after: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # None: unsaid
+    retry_after: Seconds | None = Field(default=None, ge=0, allow_inf_nan=False)  # None: unsaid
 
 
 class LeaseClosed(Event):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from runtime.events.base import ErrorInfo, Event
+from runtime.events.times import Instant
 
 # --- driving a run step by step (the control stream `control-<run>`) ------------------------
 
@@ -21,7 +22,7 @@ class DriverLeased(Event):
 
     kind: ClassVar[str] = "DriverLeased"
     holder: str
-    expires: float
+    expires: Instant
     at_version: int  # the run stream's version when the step began (attempts are counted by it)
 
 
@@ -78,7 +79,7 @@ class RunStalled(Event):
     stream; the next lease taken on the run ends it."""
 
     kind: ClassVar[str] = "RunStalled"
-    since: float  # when the run stopped being driven: its lease ran out, or was given back
+    since: Instant  # when the run stopped being driven: its lease ran out, or was given back
     why: Literal["lease expired", "no step came"]
     holder: str = ""  # the lease's last holder ("": nobody ever took it)
     outcome: str = ""  # how that holder's step ended, when it gave the lease back

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from runtime.events.base import Event
+from runtime.events.times import Seconds
 
 # --- hand-offs and reports (a run's stream) ----------------------------------------------------
 
@@ -39,8 +40,8 @@ class WorkerTimedOut(Event):
 
     kind: ClassVar[str] = "WorkerTimedOut"
     worker_id: str
-    deadline_seconds: float
-    elapsed: float
+    deadline_seconds: Seconds
+    elapsed: Seconds
     attempt: int = 1
 
 
@@ -77,7 +78,7 @@ class BreakerTripped(Event):
     breaker: str
     reason: str
     rates: dict[str, float] = Field(default_factory=dict)
-    retry_in: float | None = None
+    retry_in: Seconds | None = None
 
 
 class BreakerReset(Event):

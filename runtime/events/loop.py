@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from runtime.events.base import CallData, ErrorInfo, Event, Served, Usage
+from runtime.events.times import Seconds
 
 # --- the agent loop's ten kinds (names kept from the reference runtime) ----------------------
 
@@ -76,7 +77,7 @@ class ToolRetryScheduled(Event):
     tool: str
     call_id: str | None = None
     attempt: int  # the attempt about to be made
-    delay: float
+    delay: Seconds
 
 
 class MessageSent(Event):

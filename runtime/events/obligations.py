@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from runtime.events.base import Event
+from runtime.events.times import Instant
 
 # --- commitments (runtime/coordination/commitments.py) ----------------------------------------
 
@@ -98,7 +99,7 @@ class LeaseTaken(Event):
     resource: str
     holder: str
     epoch: int
-    expires: float
+    expires: Instant
     stream_version: int  # the lease stream's version after the grant (where it writes next)
 
 

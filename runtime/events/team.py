@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from runtime.events.base import ErrorInfo, Event
+from runtime.events.times import Seconds
 from runtime.status import Verdict
 
 # --- a team run's frame ---------------------------------------------------------------------
@@ -174,9 +175,9 @@ class ReplyOverdue(Event):
     awaited: str
     request: str  # the REQUEST's message id
     turns: int
-    elapsed: float
+    elapsed: Seconds
     max_turns: int | None = None
-    max_seconds: float | None = None
+    max_seconds: Seconds | None = None
     reason: str
 
 

@@ -28,11 +28,11 @@ one decided. Only when to start it again reads the clock, and nothing of that is
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass
 
 from runtime.backoff import doubling
 from runtime.events import Event, LeaseGranted, LeaseReleased
+from runtime.instants import clock
 from runtime.model import EndpointDown
 
 MAX_RESTARTS = 2  # a specialist that fails is started again at most this many times (counted)
@@ -112,7 +112,3 @@ def tally(lease: list[Event], outages: Outages) -> Restarts:
                 asked = min(outages.longest, e.retry_after or 0.0)
                 again_at = e.t + max(wait, asked)
     return Restarts(starts, waited, outage, last, again_at)
-
-
-def clock(t: float) -> str:
-    return time.strftime("%H:%M:%S UTC", time.gmtime(t))

@@ -15,7 +15,6 @@ when and why: a finding while the run is still stalled, closed by the next lease
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 from runtime import streams
@@ -28,6 +27,7 @@ from runtime.events import (
     RunStalled,
 )
 from runtime.folds import Fold, Out, Rows, State
+from runtime.instants import clock
 from runtime.journal import Recorded
 from runtime.signatures.base import Finding, finding
 
@@ -36,10 +36,6 @@ CONTINUES = frozenset(("stepped", "waiting", "failed-step"))
 # Seconds without a step after such a release that make a stall: the reconciler's default
 # grace (MINUTES_STALL_SECONDS, 60) plus a failed step's longest backoff (60).
 QUIET = 120.0
-
-
-def clock(t: float) -> str:
-    return time.strftime("%H:%M:%S UTC", time.gmtime(t))
 
 
 def lasted(seconds: float) -> str:

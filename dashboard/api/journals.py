@@ -10,7 +10,7 @@ from ninja.files import UploadedFile
 
 from dashboard.api.auth import user_name
 from dashboard.api.schemas import ImportOut, ImportRefusedOut
-from journal_store import projection
+from journal_store import after_import
 from journal_store.transfer import import_journal
 
 router = Router(tags=["journals"])
@@ -26,7 +26,8 @@ def import_(
     allow_torn_field: bool = Form(False, alias="allow_torn"),  # type: ignore[type-arg]
 ) -> Any:
     """Import a journal, all or nothing: a refused file (400) lists its problems by line. 201
-    when events were added; 200 when the store held every one already (`added` 0).
+    when events were added; 200 when the store held every one already (`added` 0); `note`
+    says when the read models could not be brought up to date after the import.
     `allow_torn` may be given in the query or as a form field beside the file."""
     report = import_journal(
         journal.open("rb"),
@@ -35,7 +36,7 @@ def import_(
         allow_torn=allow_torn or allow_torn_field,
         by=user_name(request),
     )
-    projection.catch_up()
+    note = after_import.catch_up()
     return Status(
         201 if report.added else 200,
         {
@@ -43,5 +44,6 @@ def import_(
             "events": report.events,
             "added": report.added,
             "torn": report.torn,
+            "note": note,
         },
     )

@@ -264,6 +264,11 @@ class ImportOut(Schema):
     events: int
     added: int
     torn: str | None
+    note: str | None = Field(
+        default=None,
+        description="set when the file was imported but the pages' read models could not be "
+        "brought up to date after it: its runs may not be listed yet",
+    )
 
 
 class ImportRefusedOut(Schema):

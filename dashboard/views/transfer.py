@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from dashboard.access import HtmxHttpRequest
 from dashboard.forms import ImportForm
-from journal_store import projection
+from journal_store import after_import
 from journal_store.transfer import ImportRefused, import_journal
 
 
@@ -39,7 +39,7 @@ def import_view(request: HtmxHttpRequest) -> HttpResponse:
                 context["problems"] = exc.problems
                 context["more"] = exc.more
             else:
-                projection.catch_up()
+                context["note"] = after_import.catch_up()
                 context["report"] = report
                 # Created only when something was: a file whose events are all here already
                 # (an export of a run flown here, a second import) adds nothing.

@@ -11,7 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from config.commandline import refused, unusable
-from journal_store import projection
+from journal_store import after_import
 from journal_store.transfer import ImportRefused, import_journal
 from runtime.cli_args import kind_of
 
@@ -55,7 +55,8 @@ class Command(BaseCommand):
             raise refused(f"{path}: {exc}") from None
         if report.torn:
             self.stderr.write(f"warning: {path}: {report.torn}; the rest was imported")
-        projection.catch_up()
+        if note := after_import.catch_up():
+            self.stderr.write(f"warning: {path}: {note}")
         for run_id in report.run_ids:
             self.stdout.write(run_id)
         if report.added == 0:

@@ -157,6 +157,9 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
         (
             "coordination-r-extras",
             [
+                ev.EffectResumed(
+                    **r, key="fx-9", lease="lease-r-extras", epoch=2, after_lease="lease-r-extras"
+                ),
                 ev.EffectFailed(**r, key="fx-9", error={"type": "Declined", "message": "no"}),
                 ev.LeaseGranted(**r, resource="order:1", holder="w1", expires=1.0),
                 ev.LeaseRenewed(**r, resource="order:1", holder="w1", expires=2.0, epoch=1),

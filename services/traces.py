@@ -97,6 +97,30 @@ def in_flight(book: traces.Ledger) -> bool:
     return book.open is not None and time.time() - book.open.t < stale_after()
 
 
+HARD_AFTER_SOFT = 30  # seconds past a push task's soft time limit, to journal its failure
+
+
+def budget(live: bool) -> int:
+    """Seconds a push may take (its task's soft time limit): each try's deadline and the
+    longest wait between tries, with room for the fold and the journal. A live push tries
+    once."""
+    attempts = 1 if live else settings.OTLP_ATTEMPTS
+    timeout = float(settings.OTLP_TIMEOUT_SECONDS)
+    return int(attempts * timeout + (attempts - 1) * otlp_push.MAX_BACKOFF) + 60
+
+
+def out_of_time(run_id: str) -> str:
+    """The end's push ran past its task's time limit: recorded as failed (the run page offers
+    it again), where it would stay queued for good."""
+    book = traces.ledger(run_id)
+    if not isinstance(book.last, TracePushQueued):
+        return "failed"  # its outcome was journalled before the limit struck
+    error = f"the push did not end within its task's {budget(live=False)} s time limit"
+    traces.record(run_id, TracePushFailed(endpoint=book.last.endpoint, error=error, attempts=0))
+    log.warning("run %s: trace push failed: %s", run_id, error)
+    return "failed"
+
+
 def send(body: bytes, attempts: int | None = None) -> otlp_push.PushResult:
     return otlp_push.push(
         body,

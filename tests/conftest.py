@@ -120,7 +120,8 @@ def on_every_backend(transaction: bool = False):
     return pytest.mark.django_db(databases=ALIASES, transaction=transaction)
 
 
-pytest_plugins = ["tests.fakellm"]  # the `server` fixture: a fake OpenAI-compatible endpoint
+# The `server` fixture: a fake OpenAI-compatible endpoint; `collectors`: hostile OTLP collectors.
+pytest_plugins = ["tests.fakellm", "tests.hostile_collector"]
 
 
 @pytest.fixture(autouse=True)

@@ -6,25 +6,33 @@ Retry-After; anything else (400 for a body it cannot read, 401/403 for bad crede
 for a wrong address) fails at once. Either way the caller gets a PushResult or a PushFailed
 that says what happened: it records it (journal_store/traces.py), nothing is dropped silently.
 
+Each POST is over by its timeout, however the collector answers (runtime/http_deadline.py: one
+deadline for connecting, sending, the status line, the headers and the body), and reads at most
+ANSWER_BYTES of the answer: urllib's own timeout bounded each read, so a collector dripping its
+status line held a worker for 37 s with a 2 s timeout, one dripping its body held it for good,
+and a 2 GiB answer was read whole into memory. No redirect is followed: urllib sent the
+request's headers (the collector's credentials) wherever a 302 pointed, as a GET, and the push
+was recorded as delivered.
+
 HTTP is stdlib only and confined to `post`, the one outbound seam of this module.
 """
 
 from __future__ import annotations
 
-import http.client
 import random
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from runtime import http_deadline
 from runtime.otel.protobuf import PROTOBUF_TYPE
 
 TRACES_PATH = "/v1/traces"
 RETRYABLE = frozenset({429, 502, 503, 504})
 MAX_BACKOFF = 30.0
+ANSWER_BYTES = 4 * 1024  # of a collector's answer only its start is read: it says no more
+QUOTED_CHARS = 300  # of a refusal's body, what a message quotes
 
 
 class PushFailed(Exception):
@@ -66,22 +74,39 @@ def traces_url(endpoint: str) -> str:
 
 
 def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> Answer:
-    """One POST of the body; never raises for what the network or the collector did."""
-    request = urllib.request.Request(
-        url, data=body, method="POST", headers={**headers, "Content-Type": PROTOBUF_TYPE}
-    )
+    """One POST of the body, over by `timeout` seconds; never raises for what the network or
+    the collector did."""
+    sent = {**headers, "Content-Type": PROTOBUF_TYPE}
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            response.read()
-            return Answer(response.status, f"HTTP {response.status}")
-    except urllib.error.HTTPError as error:
-        detail = error.read(300).decode("utf-8", errors="replace").strip().replace("\n", " ")
-        retry = error.headers.get("Retry-After") if error.headers else None
-        seconds = float(retry) if retry and retry.strip().isdigit() else None
-        return Answer(error.code, f"HTTP {error.code}: {detail or error.reason}", seconds)
-    except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
-        reason = getattr(error, "reason", error)
-        return Answer(None, f"could not reach the collector: {reason}")
+        status, _ = http_deadline.exchange(url, body, sent, timeout, ANSWER_BYTES)
+        return Answer(status, f"HTTP {status}")
+    except http_deadline.Refused as refused:
+        said = refused.body.decode("utf-8", errors="replace").strip().replace("\n", " ")
+        detail = (
+            f"HTTP {refused.status}: {said[:QUOTED_CHARS]}" if said else f"HTTP {refused.status}"
+        )
+        return Answer(refused.status, detail, refused.retry_after)
+    except http_deadline.Redirected as moved:
+        return Answer(moved.status, redirected(moved))
+    except TimeoutError:
+        return Answer(None, f"the collector did not answer within {timeout:g} s")
+    except (http_deadline.Unreachable, http_deadline.Untrusted) as error:
+        return Answer(None, f"could not reach the collector: {error}")
+
+
+def redirected(moved: http_deadline.Redirected) -> str:
+    """A 3xx, said: not followed (it would take the headers, credentials and all, wherever it
+    points), and the address is the setting's to change. Where it points is named by scheme,
+    host, port and path: a query could carry a credential."""
+    if moved.location is None:
+        to = "no Location"
+    else:
+        url = urllib.parse.urlsplit(moved.location)
+        to = f"{where(moved.location)}{url.path}"
+    return (
+        f"HTTP {moved.status} redirect to {to}, not followed: set MINUTES_OTLP_ENDPOINT to the "
+        "collector's own address"
+    )
 
 
 def push(

@@ -1,0 +1,275 @@
+"""One outbound HTTP POST that is over by a deadline, and follows no redirect.
+
+Shared by the model client and the trace push (runtime/otel/push.py).
+
+urllib's timeout bounds each socket operation, not the exchange: a server writing its answer a
+byte every 50 ms never lets one read wait 2 s, and held a call with a 2 s timeout for 17 s
+(and a run with a 3 s ceiling for 41 s); a collector dripping its status line held a push with
+a 2 s timeout for 37 s, and one dripping its body held it for good. Here the whole call
+(connecting, sending, reading the status line, the headers and the body, an error's body too)
+ends by one instant on the monotonic clock: every read and write waits at most what is left of
+it, and one begun after it raises TimeoutError, as a silent server's timeout does. (Looking the
+host's name up is the one step no timeout reaches: the system's resolver has its own.) Only
+the start of a body is read (`limit`), so a server cannot fill the worker's memory either.
+
+No redirect is followed. urllib's default follows 301, 302 and 303 anywhere, to another host or
+to plain http, with the request's credentials in its headers, and turns the POST into a GET
+whose answer was taken for the server's: neither a model API nor a collector has reason to
+send one.
+
+`exchange` answers the status and the body's start of a 2xx (`post`, the body), or raises:
+Redirected (a 3xx), Refused (any other status), TimeoutError, Untrusted (the server's
+certificate did not verify), or Unreachable (the connection failed or broke). The caller says
+what each means; this module only speaks HTTP, with the standard library.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.client
+import io
+import math
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from email.message import Message
+from typing import Any
+
+CHUNK = 64 * 1024  # bytes read or sent at a time, each with the time left
+ERROR_BODY_BYTES = 64 * 1024  # of a refusal, only its start is quoted
+
+
+class Refused(Exception):
+    """The server answered with a status other than 2xx. `body` is its start, as much as
+    arrived in time (at most ERROR_BODY_BYTES); `retry_after` is the Retry-After header in
+    seconds, when it is a number."""
+
+    def __init__(self, status: int, body: bytes, retry_after: float | None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.body = body
+        self.retry_after = retry_after
+
+
+class Redirected(Exception):
+    """The server answered with a redirect (3xx), which is not followed. `location` is where
+    it points, made absolute, or None when it did not say."""
+
+    def __init__(self, status: int, location: str | None) -> None:
+        super().__init__(f"HTTP {status} to {location}")
+        self.status = status
+        self.location = location
+
+
+class Untrusted(Exception):
+    """The server's TLS certificate did not verify: `host`'s, for `reason` (as OpenSSL says
+    it: a self-signed certificate, an expired one, another host's)."""
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"{host}: {reason}")
+        self.host = host
+        self.reason = reason
+
+
+class Unreachable(Exception):
+    """No answer: the connection was refused, reset or dropped. The message says how."""
+
+
+def post(url: str, data: bytes, headers: Mapping[str, str], timeout: float, limit: int) -> bytes:
+    """POST `data` to `url` and answer the body of a 2xx: at most `limit` + 1 bytes (one more
+    than `limit` says it is longer). The whole call takes at most `timeout` seconds."""
+    return exchange(url, data, headers, timeout, limit)[1]
+
+
+def exchange(
+    url: str, data: bytes, headers: Mapping[str, str], timeout: float, limit: int
+) -> tuple[int, bytes]:
+    """`post`, answering the 2xx's status with its body's start. The connection is closed
+    after `limit` + 1 bytes, however long the body says it is."""
+    ends = time.monotonic() + timeout
+    request = urllib.request.Request(url, data=data, headers=dict(headers), method="POST")
+    opener = urllib.request.build_opener(_Plain(ends), _Secure(ends), _NoRedirects())
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            return response.status, _read(response, limit + 1)
+    except urllib.error.HTTPError as error:
+        with error:
+            if 300 <= error.code < 400:
+                location = error.headers.get("Location") if error.headers else None
+                where = urllib.parse.urljoin(url, location) if location else None
+                raise Redirected(error.code, where) from None
+            # A status with no words (they did not come in time) is still the status.
+            body = _read(error.fp, ERROR_BODY_BYTES, quietly=True)
+        raise Refused(error.code, body, retry_after(error.headers)) from None
+    except urllib.error.URLError as error:
+        if isinstance(error.reason, TimeoutError):
+            raise TimeoutError(str(error.reason)) from None
+        if isinstance(error.reason, ssl.SSLCertVerificationError):
+            raise _untrusted(url, error.reason) from None
+        raise Unreachable(str(error.reason)) from None
+    except TimeoutError:
+        raise
+    except ssl.SSLCertVerificationError as error:
+        raise _untrusted(url, error) from None
+    except (http.client.HTTPException, OSError) as error:
+        # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).
+        raise Unreachable(f"{type(error).__name__}: {error}") from None
+
+
+def _untrusted(url: str, error: ssl.SSLCertVerificationError) -> Untrusted:
+    """A certificate that did not verify is not an outage: no later try will find it trusted."""
+    host = urllib.parse.urlsplit(url).hostname or url
+    return Untrusted(host, error.verify_message or str(error))
+
+
+def retry_after(headers: Message | None) -> float | None:
+    """Retry-After in seconds, or None when absent, an HTTP date, or nonsense."""
+    if headers is None:
+        return None
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None  # an HTTP date: rare from these servers, so fall back to our own backoff
+    if not math.isfinite(seconds) or seconds < 0:
+        return None
+    return seconds
+
+
+def _read(response: Any, limit: int, quietly: bool = False) -> bytes:
+    """At most `limit` bytes of the body, one socket read at a time, each ending by the
+    deadline. `quietly`, a read that fails ends the body: what arrived is kept."""
+    pieces: list[bytes] = []
+    size = 0
+    try:
+        while size < limit:
+            piece = response.read1(min(CHUNK, limit - size))
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+    except (OSError, http.client.HTTPException):
+        if not quietly:
+            raise
+    return b"".join(pieces)
+
+
+# --- the deadline, down to the socket ----------------------------------------------------------
+
+
+def _left(ends: float) -> float:
+    """Seconds until `ends`; TimeoutError when it has passed (a timeout of 0 would not wait
+    at all, but turn the socket non-blocking)."""
+    left = ends - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the call's time ran out")
+    return left
+
+
+class _Until(io.RawIOBase):
+    """A socket's reads (its SocketIO), each waiting at most until `ends`."""
+
+    def __init__(self, sock: socket.socket, raw: Any, ends: float) -> None:
+        self.sock = sock
+        self.raw = raw
+        self.ends = ends
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        self.sock.settimeout(_left(self.ends))
+        read: int | None = self.raw.readinto(buffer)
+        return read
+
+    def close(self) -> None:
+        self.raw.close()  # the socket's own file: the socket closes with the last of them
+        super().close()
+
+
+def _responses_until(ends: float) -> type[http.client.HTTPResponse]:
+    """An HTTPResponse class whose reads (status line, headers, body) end by `ends`."""
+
+    class Response(http.client.HTTPResponse):
+        def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
+            super().__init__(sock, *args, **kwargs)
+            # Nothing is read yet: the socket's file goes under a reader that caps each read.
+            self.fp = io.BufferedReader(_Until(sock, self.fp.detach(), ends))
+
+    return Response
+
+
+class _Timed(http.client.HTTPConnection):
+    """A connection whose connect, sends and reads all end by `ends` (monotonic seconds)."""
+
+    def __init__(self, host: str, *, ends: float, **options: Any) -> None:
+        super().__init__(host, **options)
+        self.ends = ends
+        self._create_connection = self._connect_in_time
+        self.response_class = _responses_until(ends)
+
+    def _connect_in_time(
+        self, address: tuple[str, int], timeout: Any = None, source: Any = None
+    ) -> socket.socket:
+        sock = socket.create_connection(address, _left(self.ends), source)
+        try:
+            # What is left now, not at the start: a TLS handshake takes the socket's timeout
+            # as its whole budget.
+            sock.settimeout(_left(self.ends))
+        except TimeoutError:
+            sock.close()
+            raise
+        return sock
+
+    def send(self, data: Any) -> None:
+        if not isinstance(data, bytes | bytearray):
+            super().send(data)
+            return
+        view = memoryview(data)
+        for start in range(0, max(len(view), 1), CHUNK):
+            if self.sock is not None:
+                self.sock.settimeout(_left(self.ends))
+            super().send(view[start : start + CHUNK])
+
+
+class _TimedSecure(_Timed, http.client.HTTPSConnection):
+    """_Timed over TLS (the default context: the system's trusted authorities)."""
+
+
+class _Plain(urllib.request.HTTPHandler):
+    def __init__(self, ends: float) -> None:
+        super().__init__()
+        self.ends = ends
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(_Timed, ends=self.ends), req)
+
+
+class _Secure(urllib.request.HTTPSHandler):
+    def __init__(self, ends: float) -> None:
+        super().__init__()
+        self.ends = ends
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(_TimedSecure, ends=self.ends), req)
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: each 3xx comes back as the HTTPError it is."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Message,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        return None

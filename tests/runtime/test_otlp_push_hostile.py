@@ -1,0 +1,91 @@
+"""A trace push against collectors that answer badly (runtime/otel/push.py).
+
+Each POST is over by its timeout however the collector writes (urllib's timeout bounded each
+read: a status line dripped a byte a second held a 2 s push for 37 s, a dripped body for good),
+reads only the start of an answer (a 2 GiB body was read whole), and follows no redirect (a 302
+sent the credentials elsewhere as a GET, and the push counted as delivered).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from runtime.otel.push import PushFailed, push
+from tests.hostile_collector import Collector, ok, status
+
+BODY = b"\x0a\x00" * 10
+SECRET = "Bearer team-secret-0123456789abcdef"
+HEADERS = {"authorization": SECRET, "x-api-key": "phx-SECRET-KEY-42"}
+GUARD = 20.0  # seconds: only a guard against hanging, never a measure
+
+
+def drip_head(conn: socket.socket, collector: Collector) -> None:
+    collector.drip(conn, status(200, "OK"), 0.05)
+
+
+def drip_body(conn: socket.socket, collector: Collector) -> None:
+    collector.write(conn, b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+    collector.drip(conn, b"x" * 100_000, 0.05)
+
+
+@pytest.mark.parametrize("answer", [drip_head, drip_body], ids=["status-line", "body"])
+def test_a_dripping_answer_ends_the_push_by_its_timeout(collectors, answer) -> None:
+    collector = collectors(answer)
+    began = time.monotonic()
+
+    with pytest.raises(PushFailed) as caught:
+        push(BODY, collector.url, HEADERS, timeout=0.5, attempts=2, sleep=lambda s: None)
+
+    assert "the collector did not answer within 0.5 s" in str(caught.value)
+    assert caught.value.status is None and caught.value.attempts == 2  # a timeout is retried
+    assert len(collector.seen) == 2
+    assert time.monotonic() - began < GUARD
+
+
+def test_a_huge_answer_is_not_read_past_its_start(collectors) -> None:
+    size = 2 * 1024**3
+
+    def huge(conn: socket.socket, collector: Collector) -> None:
+        collector.write(conn, b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
+        block = b"y" * (1 << 16)
+        while not collector.stopped.is_set() and collector.sent < size:
+            collector.write(conn, block)  # raises once the client hangs up
+
+    collector = collectors(huge)
+    result = push(BODY, collector.url, HEADERS, timeout=5, attempts=1)
+
+    assert result.status == 200
+    # The push hung up after a few KiB: the socket's buffers hold what else was written.
+    deadline = time.monotonic() + GUARD
+    while time.monotonic() < deadline and collector.sent < 64 * 1024**2:
+        before = collector.sent
+        time.sleep(0.2)
+        if collector.sent == before:
+            break
+    assert collector.sent < 64 * 1024**2
+
+
+def test_a_redirect_is_not_followed_and_the_push_fails_saying_where_it_pointed(
+    collectors,
+) -> None:
+    target = collectors(ok)
+
+    def redirect(conn: socket.socket, collector: Collector) -> None:
+        moved = f"Location: {target.url}/steal?token=abc\r\n"
+        collector.write(conn, status(302, "Found", extra=moved))
+
+    collector = collectors(redirect)
+
+    with pytest.raises(PushFailed) as caught:
+        push(BODY, collector.url, HEADERS, timeout=2, attempts=4, sleep=lambda s: None)
+
+    message = str(caught.value)
+    assert caught.value.status == 302 and caught.value.attempts == 1  # not tried again
+    assert f"HTTP 302 redirect to {target.url}/steal, not followed" in message
+    assert "MINUTES_OTLP_ENDPOINT" in message
+    assert "token=abc" not in message
+    assert target.seen == []  # nothing went to where it pointed
+    assert [s.method for s in collector.seen] == ["POST"]

@@ -12,42 +12,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from runtime import redact
 from runtime.model import ModelResponse
 from runtime.openai_wire import snippet
 
 REDACTED = "[API key hidden]"  # what stands for the key in a message that quoted it
-# Shorter keys are placeholders ("x", "none"): blanking each "x" would garble the message. A
-# key's start of this many characters or more, cut short, is blanked as the key is.
-SECRET_CHARS = 8
-CUT = "..."  # how snippet marks a quote cut short
+SECRET_CHARS = redact.SECRET_CHARS  # shorter keys are placeholders, left as they are
+CUT = redact.CUT
 
 
 def secret(key: str | None) -> str | None:
     """The key, when it is one worth hiding (not a placeholder some local servers want)."""
-    return key if key and len(key) >= SECRET_CHARS else None
+    return redact.secret(key)
 
 
 def blanked(text: str, key: str | None) -> str:
     """`text` with the key blanked wherever it appears, and its start (SECRET_CHARS or more of
     it) where a quote was cut short inside it: at the end of `text`, or before a CUT."""
-    key = secret(key)
-    if key is None:
-        return text
-    text = text.replace(key, REDACTED)
-    start = key[:SECRET_CHARS]
-    if start not in text:
-        return text
-    pieces: list[str] = []
-    at = 0
-    while (found := text.find(start, at)) >= 0:
-        end = found + SECRET_CHARS
-        while end < len(text) and end - found < len(key) and text[end] == key[end - found]:
-            end += 1
-        cut = end == len(text) or text.startswith(CUT, end)
-        pieces.append(text[at:found] + REDACTED if cut else text[at:end])
-        at = end
-    pieces.append(text[at:])
-    return "".join(pieces)
+    return redact.blanked(text, key, REDACTED)
 
 
 def quoted(body: bytes, key: str | None) -> str:

@@ -14,6 +14,10 @@ and a 2 GiB answer was read whole into memory. No redirect is followed: urllib s
 request's headers (the collector's credentials) wherever a 302 pointed, as a GET, and the push
 was recorded as delivered.
 
+A collector's answer is quoted in the failure, which is journalled, shown on the run page and
+logged; a collector may echo the request's headers (a 401 quoting `Bearer ...`), so every header
+value is blanked out of every message (`hidden`), in a refusal's body before it is cut short.
+
 HTTP is stdlib only and confined to `post`, the one outbound seam of this module.
 """
 
@@ -25,7 +29,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from runtime import http_deadline
+from runtime import http_deadline, redact
 from runtime.otel.protobuf import PROTOBUF_TYPE
 
 TRACES_PATH = "/v1/traces"
@@ -33,6 +37,7 @@ RETRYABLE = frozenset({429, 502, 503, 504})
 MAX_BACKOFF = 30.0
 ANSWER_BYTES = 4 * 1024  # of a collector's answer only its start is read: it says no more
 QUOTED_CHARS = 300  # of a refusal's body, what a message quotes
+HIDDEN = "[header value hidden]"  # what stands for a header's value in a message that quoted it
 
 
 class PushFailed(Exception):
@@ -81,10 +86,8 @@ def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> A
         status, _ = http_deadline.exchange(url, body, sent, timeout, ANSWER_BYTES)
         return Answer(status, f"HTTP {status}")
     except http_deadline.Refused as refused:
-        said = refused.body.decode("utf-8", errors="replace").strip().replace("\n", " ")
-        detail = (
-            f"HTTP {refused.status}: {said[:QUOTED_CHARS]}" if said else f"HTTP {refused.status}"
-        )
+        said = quoted(refused.body, headers)
+        detail = f"HTTP {refused.status}: {said}" if said else f"HTTP {refused.status}"
         return Answer(refused.status, detail, refused.retry_after)
     except http_deadline.Redirected as moved:
         return Answer(moved.status, redirected(moved))
@@ -92,6 +95,34 @@ def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> A
         return Answer(None, f"the collector did not answer within {timeout:g} s")
     except (http_deadline.Unreachable, http_deadline.Untrusted) as error:
         return Answer(None, f"could not reach the collector: {error}")
+
+
+def secrets(headers: Mapping[str, str]) -> list[str]:
+    """What to blank: each header's value, and the credential after a scheme word ("Bearer
+    <token>": a collector may quote the token alone), longest first, so a value is blanked
+    whole before a part of it."""
+    found = set()
+    for value in headers.values():
+        found.add(value)
+        found.add(value.strip().rsplit(None, 1)[-1] if value.strip() else value)
+    return sorted((v for v in found if redact.secret(v)), key=len, reverse=True)
+
+
+def hidden(text: str, headers: Mapping[str, str]) -> str:
+    """`text` with every header value (and a cut-off start of one) blanked."""
+    for value in secrets(headers):
+        text = redact.blanked(text, value, HIDDEN)
+    return text
+
+
+def quoted(body: bytes, headers: Mapping[str, str]) -> str:
+    """The start of a refusal's body for a message: header values blanked before the cut
+    (cutting first could leave most of one), and a start of one the cut left, after it."""
+    text = hidden(body.decode("utf-8", errors="replace"), headers)
+    text = " ".join(text.split())
+    if len(text) > QUOTED_CHARS:
+        text = text[:QUOTED_CHARS] + redact.CUT
+    return hidden(text, headers)
 
 
 def redirected(moved: http_deadline.Redirected) -> str:
@@ -126,6 +157,8 @@ def push(
     answer = Answer(None, "not sent")
     for attempt in range(1, attempts + 1):
         answer = post(url, body, headers or {}, timeout)
+        # Every message, not only a refusal's quote, before it can reach a PushFailed.
+        answer = Answer(answer.status, hidden(answer.detail, headers or {}), answer.retry_after)
         if answer.status is not None and 200 <= answer.status < 300:
             return PushResult(answer.status, attempt)
         retryable = answer.status is None or answer.status in RETRYABLE

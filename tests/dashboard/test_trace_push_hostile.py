@@ -61,3 +61,28 @@ def test_a_redirect_is_recorded_failed_and_nothing_reaches_its_target(
     assert isinstance(last, TracePushFailed) and last.status == 302
     assert "not followed" in last.error and "MINUTES_OTLP_ENDPOINT" in last.error
     assert target.seen == []
+
+
+def test_a_refusal_echoing_the_headers_keeps_them_out_of_journal_page_and_log(
+    owner, as_owner, settings, collectors, caplog
+) -> None:
+    def echo401(conn: socket.socket, collector: Collector) -> None:
+        said = "unauthorized: " + repr(collector.seen[-1].headers)
+        collector.write(conn, status(401, "Unauthorized", said.encode()))
+
+    collector = collectors(echo401)
+    settings.OTLP_ENDPOINT = collector.url
+    settings.OTLP_HEADERS = {"authorization": SECRET}
+    run_id = run_of("premature-done")
+
+    assert trace_tasks.push(run_id) == "failed"
+
+    last = events(run_id)[-1]
+    assert isinstance(last, TracePushFailed) and last.status == 401
+    assert "HTTP 401: unauthorized:" in last.error
+    assert "[header value hidden]" in last.error
+    stored = "".join(r.event.model_dump_json() for r in DjangoJournal().read(f"traces-{run_id}"))
+    assert "team-secret" not in stored
+    assert "team-secret" not in caplog.text and "HTTP 401" in caplog.text
+    page = as_owner.get(f"/runs/{run_id}/").content.decode()
+    assert "team-secret" not in page and "header value hidden" in page

@@ -89,3 +89,43 @@ def test_a_redirect_is_not_followed_and_the_push_fails_saying_where_it_pointed(
     assert "token=abc" not in message
     assert target.seen == []  # nothing went to where it pointed
     assert [s.method for s in collector.seen] == ["POST"]
+
+
+def echo(padding: int):
+    """A 401 whose body echoes the request's headers, after `padding` characters."""
+
+    def answer(conn: socket.socket, collector: Collector) -> None:
+        said = "." * padding + "unauthorized: " + repr(collector.seen[-1].headers)
+        collector.write(conn, status(401, "Unauthorized", said.encode()))
+
+    return answer
+
+
+@pytest.mark.parametrize("padding", [0, 270, 290])
+def test_a_refusal_echoing_the_headers_is_quoted_with_their_values_blanked(
+    collectors, padding
+) -> None:
+    # 270 and 290: the quote's cut (300 characters) falls inside a value, leaving its start.
+    collector = collectors(echo(padding))
+
+    with pytest.raises(PushFailed) as caught:
+        push(BODY, collector.url, HEADERS, timeout=2, attempts=1)
+
+    message = str(caught.value)
+    assert caught.value.status == 401
+    assert "team-secret" not in message and "SECRET-KEY" not in message
+    assert "Bearer team" not in message and "phx-SECR" not in message
+    assert "[header value hidden]" in message or message.endswith("...")
+
+
+def test_a_collector_quoting_the_token_alone_has_it_blanked(collectors) -> None:
+    def token(conn: socket.socket, collector: Collector) -> None:
+        said = b"invalid token team-secret-0123456789abcdef"
+        collector.write(conn, status(403, "Forbidden", said))
+
+    collector = collectors(token)
+
+    with pytest.raises(PushFailed) as caught:
+        push(BODY, collector.url, HEADERS, timeout=2, attempts=1)
+
+    assert str(caught.value) == "HTTP 403: invalid token [header value hidden]"

@@ -73,8 +73,21 @@ def pairs(name: str) -> dict[str, str]:
             # The value may be a credential: name the variable and the item's place, not it.
             place = len(out) + 1
             raise ImproperlyConfigured(f"{name}: item {place} is not key=value")
-        out[key.strip()] = unquote(value.strip())
+        value = unquote(value.strip())
+        if not plain(value):
+            # Sent as it is, it would fail every push (http.client refuses it, quoting it):
+            # said at start, naming the header, never its value.
+            raise ImproperlyConfigured(
+                f"{name}: the value of {key.strip()!r} holds a control character (a newline "
+                "once URL-decoded?) or a character outside Latin-1; HTTP headers cannot carry it"
+            )
+        out[key.strip()] = value
     return out
+
+
+def plain(value: str) -> bool:
+    """Whether a header value can be sent: Latin-1, no control characters (tab allowed)."""
+    return all(c == "\t" or (" " <= c <= "\xff" and c != "\x7f") for c in value)
 
 
 # .env.example's stand-in, refused like any other key that was never chosen.

@@ -27,7 +27,7 @@ import random
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runtime import http_deadline, redact
 from runtime.otel.protobuf import PROTOBUF_TYPE
@@ -37,6 +37,7 @@ RETRYABLE = frozenset({429, 502, 503, 504})
 MAX_BACKOFF = 30.0
 ANSWER_BYTES = 4 * 1024  # of a collector's answer only its start is read: it says no more
 QUOTED_CHARS = 300  # of a refusal's body, what a message quotes
+CHECK = "check MINUTES_OTLP_HEADERS and MINUTES_OTLP_ENDPOINT"
 HIDDEN = "[header value hidden]"  # what stands for a header's value in a message that quoted it
 
 
@@ -62,6 +63,7 @@ class Answer:
     status: int | None
     detail: str
     retry_after: float | None = None
+    final: bool = False  # no later try would go otherwise: fail at once
 
 
 def where(endpoint: str) -> str:
@@ -95,6 +97,14 @@ def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> A
         return Answer(None, f"the collector did not answer within {timeout:g} s")
     except (http_deadline.Unreachable, http_deadline.Untrusted) as error:
         return Answer(None, f"could not reach the collector: {error}")
+    except Exception as error:  # anything else must still end as a failure
+        # Chiefly a header value http.client refuses (a newline, a character outside
+        # Latin-1): its ValueError or UnicodeEncodeError quotes the value, which may be the
+        # credential, so only the exception's kind is said. Escaping here left the push
+        # queued for good, with no failure recorded and nothing to retry it.
+        return Answer(
+            None, f"the request could not be sent ({type(error).__name__}); {CHECK}", final=True
+        )
 
 
 def secrets(headers: Mapping[str, str]) -> list[str]:
@@ -158,10 +168,10 @@ def push(
     for attempt in range(1, attempts + 1):
         answer = post(url, body, headers or {}, timeout)
         # Every message, not only a refusal's quote, before it can reach a PushFailed.
-        answer = Answer(answer.status, hidden(answer.detail, headers or {}), answer.retry_after)
+        answer = replace(answer, detail=hidden(answer.detail, headers or {}))
         if answer.status is not None and 200 <= answer.status < 300:
             return PushResult(answer.status, attempt)
-        retryable = answer.status is None or answer.status in RETRYABLE
+        retryable = not answer.final and (answer.status is None or answer.status in RETRYABLE)
         if not retryable:
             raise PushFailed(answer.detail, answer.status, attempt)
         if attempt < attempts:

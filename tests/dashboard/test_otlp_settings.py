@@ -35,3 +35,19 @@ def test_headers_are_key_value_pairs_and_a_bad_item_is_refused_without_its_value
     assert str(refused.value) == "MINUTES_OTLP_HEADERS: item 2 is not key=value"
     monkeypatch.delenv("MINUTES_OTLP_HEADERS")
     assert env.pairs("MINUTES_OTLP_HEADERS") == {}
+
+
+@pytest.mark.parametrize(
+    "raw", ["authorization=Bearer%20tok-SECRET%0A", "authorization=Bearer tok-SECRET-é€"]
+)
+def test_a_header_value_http_cannot_carry_is_refused_at_start_naming_the_header(monkeypatch, raw):
+    monkeypatch.setenv("MINUTES_OTLP_HEADERS", raw)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        env.pairs("MINUTES_OTLP_HEADERS")
+    assert "'authorization'" in str(refused.value)
+    assert "SECRET" not in str(refused.value)
+
+
+def test_a_header_value_in_latin_1_with_a_tab_is_taken(monkeypatch):
+    monkeypatch.setenv("MINUTES_OTLP_HEADERS", "x-team=caf%C3%A9%09ops")
+    assert env.pairs("MINUTES_OTLP_HEADERS") == {"x-team": "café\tops"}

@@ -86,3 +86,19 @@ def test_a_refusal_echoing_the_headers_keeps_them_out_of_journal_page_and_log(
     assert "team-secret" not in caplog.text and "HTTP 401" in caplog.text
     page = as_owner.get(f"/runs/{run_id}/").content.decode()
     assert "team-secret" not in page and "header value hidden" in page
+
+
+@pytest.mark.parametrize("value", ["Bearer tok-SECRET-123\n", "Bearer tok-SECRET-é€"])
+def test_a_header_value_that_cannot_be_sent_is_recorded_failed_not_left_queued(
+    owner, settings, collectors, caplog, value
+) -> None:
+    settings.OTLP_ENDPOINT = collectors(ok).url
+    settings.OTLP_HEADERS = {"authorization": value}
+    run_id = run_of("premature-done")
+
+    assert trace_tasks.push(run_id) == "failed"
+
+    last = events(run_id)[-1]
+    assert isinstance(last, TracePushFailed) and last.attempts == 1
+    assert "MINUTES_OTLP_HEADERS" in last.error
+    assert "SECRET" not in last.error and "SECRET" not in caplog.text

@@ -129,3 +129,33 @@ def test_a_collector_quoting_the_token_alone_has_it_blanked(collectors) -> None:
         push(BODY, collector.url, HEADERS, timeout=2, attempts=1)
 
     assert str(caught.value) == "HTTP 403: invalid token [header value hidden]"
+
+
+@pytest.mark.parametrize("value", ["Bearer tok-SECRET-123\n", "Bearer tok-SECRET-é€"])
+def test_a_header_value_that_cannot_be_sent_fails_at_once_without_quoting_it(
+    collectors, value
+) -> None:
+    collector = collectors(ok)
+
+    with pytest.raises(PushFailed) as caught:
+        push(BODY, collector.url, {"authorization": value}, timeout=2, attempts=4)
+
+    message = str(caught.value)
+    assert caught.value.attempts == 1 and caught.value.status is None
+    assert "the request could not be sent (" in message and "MINUTES_OTLP_HEADERS" in message
+    assert "SECRET" not in message
+
+
+def test_a_retry_after_that_is_not_a_number_is_our_own_backoff(collectors) -> None:
+    # "²".isdigit() is True and float("²") raises: the ValueError escaped the push.
+    def busy(conn: socket.socket, collector: Collector) -> None:
+        collector.write(conn, status(503, "Busy", extra="Retry-After: \xb2\r\n"))
+
+    collector = collectors(busy)
+    waited: list[float] = []
+
+    with pytest.raises(PushFailed) as caught:
+        push(BODY, collector.url, HEADERS, timeout=2, attempts=3, sleep=waited.append)
+
+    assert caught.value.status == 503 and caught.value.attempts == 3
+    assert len(waited) == 2 and all(0 < w <= 2 for w in waited)  # backoff 1 s, then 2 s

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,14 +26,18 @@ class Seen:
 
 
 class Collector:
-    def __init__(self, answer: Callable[[socket.socket, Collector], None]) -> None:
+    def __init__(
+        self, answer: Callable[[socket.socket, Collector], None], tls: ssl.SSLContext | None
+    ) -> None:
         self.answer = answer
+        self.tls = tls
         self.seen: list[Seen] = []
         self.sent = 0  # bytes of answers written
         self.stopped = threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        host = "localhost" if tls else "127.0.0.1"  # the test certificate's name
+        self.url = f"{'https' if tls else 'http'}://{host}:{self.port}"
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -46,6 +51,8 @@ class Collector:
     def _serve(self, conn: socket.socket) -> None:
         with conn:
             try:
+                if self.tls is not None:
+                    conn = self.tls.wrap_socket(conn, server_side=True)
                 conn.settimeout(10)
                 data = b""
                 while b"\r\n\r\n" not in data:
@@ -68,7 +75,7 @@ class Collector:
                 method, path, _ = lines[0].split(" ", 2)
                 self.seen.append(Seen(method, path, headers, len(body)))
                 self.answer(conn, self)
-            except OSError:
+            except (OSError, ssl.SSLError):
                 pass  # the client hung up: what a deadline does
 
     def write(self, conn: socket.socket, data: bytes) -> None:
@@ -92,11 +99,13 @@ class Collector:
 
 
 @pytest.fixture
-def collectors() -> Iterator[Callable[[Callable[[socket.socket, Collector], None]], Collector]]:
+def collectors() -> Iterator[Callable[..., Collector]]:
     made: list[Collector] = []
 
-    def make(answer: Callable[[socket.socket, Collector], None]) -> Collector:
-        made.append(Collector(answer))
+    def make(
+        answer: Callable[[socket.socket, Collector], None], tls: ssl.SSLContext | None = None
+    ) -> Collector:
+        made.append(Collector(answer, tls))
         return made[-1]
 
     yield make

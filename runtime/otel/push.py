@@ -95,7 +95,16 @@ def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> A
         return Answer(moved.status, redirected(moved))
     except TimeoutError:
         return Answer(None, f"the collector did not answer within {timeout:g} s")
-    except (http_deadline.Unreachable, http_deadline.Untrusted) as error:
+    except http_deadline.Untrusted as untrusted:
+        # Not an outage: no later try finds the certificate trusted (as the model client says
+        # it, f03211a), where it was tried four times with backoff before it was said.
+        said = (
+            f"the collector's TLS certificate did not verify ({untrusted.host}: "
+            f"{untrusted.reason}); trust its authority with SSL_CERT_FILE, or check "
+            "MINUTES_OTLP_ENDPOINT"
+        )
+        return Answer(None, said, final=True)
+    except http_deadline.Unreachable as error:
         return Answer(None, f"could not reach the collector: {error}")
     except Exception as error:  # anything else must still end as a failure
         # Chiefly a header value http.client refuses (a newline, a character outside

@@ -9,7 +9,9 @@ sent the credentials elsewhere as a GET, and the push counted as delivered).
 from __future__ import annotations
 
 import socket
+import ssl
 import time
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +161,23 @@ def test_a_retry_after_that_is_not_a_number_is_our_own_backoff(collectors) -> No
 
     assert caught.value.status == 503 and caught.value.attempts == 3
     assert len(waited) == 2 and all(0 < w <= 2 for w in waited)  # backoff 1 s, then 2 s
+
+
+def test_a_certificate_that_does_not_verify_fails_at_once_naming_why(
+    collectors, monkeypatch
+) -> None:
+    tls = Path(__file__).resolve().parents[1] / "fixtures" / "tls"
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls / "localhost.pem", tls / "localhost.key")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    collector = collectors(ok, tls=context)
+    waited: list[float] = []
+
+    with pytest.raises(PushFailed) as caught:
+        push(BODY, collector.url, HEADERS, timeout=2, attempts=4, sleep=waited.append)
+
+    message = str(caught.value)
+    assert caught.value.attempts == 1 and waited == []  # not an outage: said at once
+    assert "the collector's TLS certificate did not verify (localhost: " in message
+    assert "SSL_CERT_FILE" in message
+    assert collector.seen == []

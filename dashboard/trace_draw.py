@@ -21,6 +21,10 @@ LANE = 44
 CHAT_Y, TOOL_Y, BAR_H = 8, 25, 12  # model calls above, tool calls below, in each lane
 MIN_BAR = 3  # a call of a few microseconds is still a bar one can see and click
 STEPS = [k * 10.0**e for e in range(-4, 5) for k in (1, 2, 5)]  # tick spacings, seconds
+# The most characters of an error a bar's or a band's label quotes: the label is a tooltip and
+# an accessible name, once per bar, and an error can be a tool's whole output; the opened call
+# shows the error as the export has it.
+ERROR_CHARS = 200
 
 
 def seconds_text(seconds: float) -> str:
@@ -82,6 +86,11 @@ def ticks(scale: Scale) -> list[dict[str, Any]]:
     return found
 
 
+def cut(error: str) -> str:
+    """An error as a label quotes it: its first ERROR_CHARS characters."""
+    return error if len(error) <= ERROR_CHARS else error[:ERROR_CHARS] + "…"
+
+
 def lane_label(lane: str) -> str:
     return "the run: its harness or supervisor, and the people" if lane == RUN_LANE else lane
 
@@ -110,7 +119,7 @@ def drawing(view: TraceView, call_href: str) -> dict[str, Any]:
         if b.tokens is not None:
             facts.append(f"{b.tokens} tokens")
         if b.error:
-            facts.append(f"failed: {b.error}")
+            facts.append(f"failed: {cut(b.error)}")
         state = "going" if b.going_on else "failed" if b.error else "ok"
         bars.append(
             {
@@ -133,7 +142,8 @@ def drawing(view: TraceView, call_href: str) -> dict[str, Any]:
             "width": round(max(scale.x(b.end) - scale.x(b.start), 1), 1),
             "height": LANE - 6,
             "state": "failed" if b.error else "ok",
-            "label": f"{b.lane}: {b.outcome or 'going on'}" + (f" ({b.error})" if b.error else ""),
+            "label": f"{b.lane}: {b.outcome or 'going on'}"
+            + (f" ({cut(b.error)})" if b.error else ""),
         }
         for b in view.bands
     ]

@@ -158,7 +158,9 @@ def fold(
     shows the same lanes in the same order.
     """
     low, high = inside
-    trace = Trace(run_id, options or TraceOptions(content=False))
+    # The drawing shows no content but the errors, as the export words them with content on
+    # (scrubbed and bounded): the bars and bands say why a call or an agent failed.
+    trace = Trace(run_id, options or TraceOptions(content=False), quote=True)
     for rec in records:
         trace.step(rec)
     open_before = {s.span_id for s in trace.spans if s.end is None}

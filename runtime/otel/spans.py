@@ -152,7 +152,8 @@ def finish_reasons(e: ModelResponded) -> list[str] | None:
 
 
 def reported_failure(report: Any) -> tuple[str, str] | None:
-    """The error type and message of a specialist's report that says it failed, else None.
+    """The error type of a specialist's report that says it failed, and what the report says
+    of why (its words: the trace quotes them as content, `Trace.status_text`), else None.
 
     Reports are typed (runtime/fanout/contracts.py): status "failed" with a reason code, and
     in `degraded` what is missing. Results of other agents are free-form: only that shape counts.
@@ -161,7 +162,7 @@ def reported_failure(report: Any) -> tuple[str, str] | None:
         return None
     reason = report.get("reason")
     why = report.get("degraded") or reason or "no reason given"
-    return (str(reason or "failed"), f"the agent reported failure: {why}")
+    return (str(reason or "failed"), str(why))
 
 
 def agent_id(run_id: str, agent: str) -> str:

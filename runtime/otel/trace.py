@@ -106,9 +106,14 @@ class Trace:
         options: TraceOptions | None = None,
         keep: bool = True,
         live: bool = False,
+        quote: bool | None = None,
     ) -> None:
         self.run_id = run_id
         self.options = options or TraceOptions()
+        # quote: whether status messages quote what an error or a reason said (`status_text`);
+        # as content goes, unless the caller says otherwise (the run page's tab shows the
+        # errors, scrubbed and bounded, without folding the rest of the content).
+        self.quote = self.options.content if quote is None else quote
         self.stream = streams.journal(run_id)
         self.trace_id = trace_id_of(run_id)
         # keep: every span, in the order opened, final or not (the run page's views read them);
@@ -245,10 +250,15 @@ class Trace:
         if "output.value" not in root.attributes:
             self.put(root, "output.value", e.reason or e.status)
         if e.status != "done":
-            root.fail(e.status, e.reason or e.status)
+            # The reason may be a person's words ("discarded by rosa: <why>"): content.
+            root.fail(e.status, self.status_text(e.reason, e.status) if e.reason else e.status)
         elif self.degraded is not None:
             # Answered, but short of what was asked: a consumer lists it with the failures.
-            root.fail(DEGRADED, e.reason or f"the answer is degraded: {self.degraded}")
+            if e.reason:
+                root.fail(DEGRADED, self.status_text(e.reason, DEGRADED))
+            else:
+                lead = "the answer is degraded: "
+                root.fail(DEGRADED, self.status_text(self.degraded, DEGRADED, lead))
         root.end = self.now
 
     # --- agents --------------------------------------------------------------------------------
@@ -299,7 +309,7 @@ class Trace:
         if isinstance(e, AgentFinished):
             if e.result is not None:
                 self.put(self.agents[name].span, "output.value", e.result)
-            failed = reported_failure(e.result)
+            failed = self.failure_status(reported_failure(e.result))
             if failed is None:
                 self.close_agent(name, self.now, outcome="done")
             else:
@@ -312,9 +322,10 @@ class Trace:
         elif isinstance(e, ReplyOverdue):
             # The loop stops the agent here (its verdict "overdue"); the harness may start it
             # again to re-ask, which is a new run of the agent and a new span.
-            self.close_agent(name, self.now, "overdue", e.reason)
+            self.close_agent(name, self.now, "overdue", self.status_text(e.reason, "overdue"))
         else:
-            self.close_agent(name, self.now, "inconclusive", e.reason)
+            why = self.status_text(e.reason, "inconclusive")
+            self.close_agent(name, self.now, "inconclusive", why)
 
     def on_breaker_tripped(self, e: BreakerTripped) -> None:
         """The loop breaker stops the agent that kept repeating itself (its verdict "looping").
@@ -358,7 +369,7 @@ class Trace:
             )
         else:
             worker = e.report.get("worker_id")
-            failed = reported_failure(e.report)
+            failed = self.failure_status(reported_failure(e.report))
         if not isinstance(worker, str):
             return
         run = self.agents.get(worker)
@@ -465,12 +476,11 @@ class Trace:
 
     def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
         call = self.take_model_call(rec)
-        call.close(self.now, e.error.type, e.error.message)
+        call.close(self.now, e.error.type, self.status_text(e.error.message, e.error.type))
         self.final(call)
         # A model error propagates out of the agent loop: the agent's run ends with it.
-        self.close_agent(
-            agent_name(e), self.now, e.error.type, f"the model failed: {e.error.message}"
-        )
+        why = self.status_text(e.error.message, e.error.type, "the model failed: ")
+        self.close_agent(agent_name(e), self.now, e.error.type, why)
 
     # --- tool calls ----------------------------------------------------------------------------
 
@@ -502,7 +512,7 @@ class Trace:
                 span.attributes["gen_ai.tool.call.result"] = said
             run.history.append(content.message_json(content.tool_response(e.call_id, said)))
         if e.error is not None:
-            span.close(self.now, e.error.type, e.error.message)
+            span.close(self.now, e.error.type, self.status_text(e.error.message, e.error.type))
             call.attempts += 1
             call.since = self.now
             run.tools[key] = call  # the loop may try again
@@ -545,6 +555,23 @@ class Trace:
     @property
     def limit(self) -> int:
         return self.options.content_chars
+
+    def status_text(self, said: str, kind: str, lead: str = "") -> str:
+        """A status message that quotes what an error, an agent or a person said: after its
+        fixed `lead`, the words scrubbed and bounded as content is; with content off, the
+        kind of error only, since the words are content (a tool's error may print a request's
+        headers, a person's reason a customer's details) and a status is shipped with every
+        span, whatever the content setting."""
+        if self.quote:
+            return lead + content.clean(said, self.limit)
+        return f"{lead}{kind} (what it said is content, left out)"
+
+    def failure_status(self, failed: tuple[str, str] | None) -> tuple[str, str] | None:
+        """A specialist's report of failure (`reported_failure`) as its span's error."""
+        if failed is None:
+            return None
+        kind, why = failed
+        return kind, self.status_text(why, kind, "the agent reported failure: ")
 
     def put(self, span: Span, key: str, value: Any) -> None:
         """One piece of content on a span, scrubbed and bounded; nothing when content is off."""

@@ -384,14 +384,16 @@ def test_the_command_line_exports_the_waits_of_a_journal_file_that_holds_them(tm
 
 # The trace of each historical journal (none waits for a person), as it was exported before
 # waits were: sha256 of the OTLP/JSON and the OTLP/protobuf, with content and without. A change
-# to the export that is meant changes these; one that is not meant is caught here.
+# to the export that is meant changes these; one that is not meant is caught here. (Without
+# content, support-desk's and support-triage's changed since: their failed tools', specialist's
+# and DEGRADED run's status messages name the error's kind, no longer its words.)
 BEFORE = {
     ("repo-fix.v1.jsonl", True): ("04db239a6f6a116be2b4", "82256dd8e13a4cff91fd"),
     ("repo-fix.v1.jsonl", False): ("68f64f4e32303119c4dc", "9100a5bf7ad1cc80f5c2"),
     ("support-desk.v1.jsonl", True): ("2411d6cf0ee152ee8b1d", "4e95dd510e824cd3ff5b"),
-    ("support-desk.v1.jsonl", False): ("b2131b2306663b81aae1", "5e975f0d4948f926df8b"),
+    ("support-desk.v1.jsonl", False): ("a4b8f6a46302c5f680d2", "758c45f065f03de1cc87"),
     ("support-triage.v1.jsonl", True): ("48b2475b0658e5476002", "b5141eb1949f73ee0fd8"),
-    ("support-triage.v1.jsonl", False): ("d8bbfab8033f38bf42c7", "d81dff391da5799325c6"),
+    ("support-triage.v1.jsonl", False): ("22fc61ad3ec42443e1ef", "c8c499e2d07b94e8c2f4"),
 }
 
 

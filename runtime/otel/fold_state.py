@@ -32,8 +32,9 @@ from runtime.otel.trace import Trace
 # raise it when what the state holds changes: older states are then rebuilt (2: the waits for
 # a person still open, and an escalation no dead letter followed yet; 3: a span's links, the
 # run's to the run it was forked from; 4: every escalation no dead letter followed, by where
-# it was written, where 2 held the last one's time only)
-FORMAT = 4
+# it was written, where 2 held the last one's time only; 5: an agent's conversation with the
+# loop's nudges, and an answer's calls that ran until its nudge: a state of 4 holds no nudge)
+FORMAT = 5
 
 
 class FoldStateError(ValueError):
@@ -90,6 +91,7 @@ def _agent(run: AgentRun) -> dict[str, Any]:
             for key, call in run.tools.items()
         ],
         "history": run.history,
+        "ran": None if run.ran is None else list(run.ran),
         "asked": [[call_id, raw, cleaned] for call_id, (raw, cleaned) in run.asked.items()],
     }
 
@@ -101,6 +103,8 @@ def _agent_of(data: dict[str, Any]) -> AgentRun:
     for key, dispatched, since, attempts in data["tools"]:
         run.tools[key] = ToolCall(_record_of(dispatched), since, attempts)
     run.history = list(data["history"])
+    ran = data["ran"]
+    run.ran = None if ran is None else (int(ran[0]), str(ran[1]))
     run.asked = {call_id: (raw, cleaned) for call_id, raw, cleaned in data["asked"]}
     return run
 

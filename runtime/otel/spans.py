@@ -112,10 +112,14 @@ class AgentRun:
     last: int  # when the agent last did anything: where a model call without ModelCalled starts
     model_call: Span | None = None
     tools: dict[str, ToolCall] = field(default_factory=dict)
-    # The conversation as the journal holds it (content only): the task, then each answer and
-    # each tool's response, each message as its JSON text (encoded once, however many windows
-    # it is in). A model call's input is its newest part that fit the window.
+    # The conversation as the journal holds it (content only): the task, then each answer,
+    # each tool's response and each nudge, each message as its JSON text (encoded once,
+    # however many windows it is in). A model call's input is its newest part that fit the
+    # window (runtime/otel/conversation.py).
     history: list[str] = field(default_factory=list)
+    # The last answer, where it asked for more calls than a turn runs: its place in the
+    # history and the message with the calls that would run, until the loop's nudge says so.
+    ran: tuple[int, str] | None = None
     # Tool calls' arguments as the model gave them, and cleaned, by call id (content only).
     asked: dict[str, tuple[Any, str]] = field(default_factory=dict)
 

@@ -42,6 +42,7 @@ from typing import Any
 from runtime import streams
 from runtime.events import (
     AgentFinished,
+    AgentNudged,
     AnswerComposed,
     BreakerTripped,
     BudgetExhausted,
@@ -72,7 +73,7 @@ from runtime.events import (
     WorkerTimedOut,
 )
 from runtime.journal import Recorded
-from runtime.otel import content, notes
+from runtime.otel import content, conversation, notes
 from runtime.otel.options import TraceOptions
 from runtime.otel.spans import (
     DEGRADED,
@@ -149,6 +150,7 @@ class Trace:
             ModelCalled.kind: lambda rec, e, root: self.on_model_called(rec, e),
             ModelResponded.kind: lambda rec, e, root: self.on_model_responded(rec, e),
             ModelFailed.kind: lambda rec, e, root: self.on_model_failed(rec, e),
+            AgentNudged.kind: lambda rec, e, root: self.on_nudged(e),
             ToolDispatched.kind: lambda rec, e, root: self.on_tool_dispatched(rec, e),
             ToolReturned.kind: lambda rec, e, root: self.on_tool_returned(rec, e),
             AgentFinished.kind: stopped,
@@ -401,10 +403,10 @@ class Trace:
         if self.options.content and run.history:
             # The window held the system prompt (not journalled), the task, and the newest
             # turns that fit: as many as the recorded count says, less those two.
-            newer = run.history[1:]
-            keep = len(newer) if e.messages is None else max(0, e.messages - 2)
-            window = run.history[:1] + (newer[-keep:] if keep else [])
-            run.model_call.attributes["gen_ai.input.messages"] = "[" + ",".join(window) + "]"
+            said, left_out = conversation.window(run, e.messages, self.limit)
+            run.model_call.attributes["gen_ai.input.messages"] = said
+            if left_out:
+                run.model_call.attributes["minutes.window.left_out"] = left_out
 
     def open_model_call(self, rec: Recorded, run: AgentRun, start: int) -> Span:
         e = rec.event
@@ -456,23 +458,15 @@ class Trace:
         span.close(self.now)
         if self.options.content and e.text is not None:
             run = self.agents.get(agent_name(e))
-            calls = []
-            for c in e.tool_calls or []:
-                args = content.clean(c.args, self.limit)
-                calls.append((c.id, c.name, args))
-                if run is not None and c.id:
-                    run.asked[c.id] = (c.args, args)  # the tool's span shows them again
-            reasons = finish_reasons(e)
-            text = content.clean(e.text, self.limit) if e.text else ""
-            said = content.message_json(content.assistant_parts(text, calls))
-            reason = reasons[0] if reasons else None
-            # The output is the same message with its finish reason, its last key.
-            span.attributes["gen_ai.output.messages"] = (
-                "[" + content.with_key(said, "finish_reason", reason) + "]"
-            )
-            if run is not None:
-                run.history.append(said)
+            said = conversation.answered(run, e, self.limit)
+            span.attributes["gen_ai.output.messages"] = said
         self.final(span)
+
+    def on_nudged(self, e: AgentNudged) -> None:
+        """The loop's word to the agent is a user message of its next window."""
+        run = self.agents.get(agent_name(e))
+        if self.options.content and run is not None:
+            conversation.nudged(run, content.clean(e.text, self.limit))
 
     def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
         call = self.take_model_call(rec)

@@ -7,9 +7,15 @@ the first MAX_CALLS only, and the loop told the agent so (AgentNudged); the next
 those calls, their answers and that word. A journal written before the cap has no AgentNudged
 after such a reply: it ran them all, and its history keeps them all.
 
-Bounded: a model call's input holds at most INPUT_PIECES pieces' worth of characters
+Bounded twice. A model call's input holds at most INPUT_PIECES pieces' worth of characters
 (`TraceOptions.content_chars` each): the newest messages that fit, the older counted in
-`minutes.window.left_out`.
+`minutes.window.left_out`. And the history kept between calls is what a later input can show:
+the task and the newest messages, no more than fit the input's bound (an older one never fits
+again: the messages in front of it only grow), no more than twice the widest input shown so far
+and some (an input grows by what came since the last call, and by mail, which the agent's
+events do not show: the slack keeps such a run's trace what it was), and at most KEEP. A
+long-lived agent's state is the size of its window, not of its run (runtime/otel/fold_state.py
+stores it between live pushes).
 """
 
 from __future__ import annotations
@@ -20,12 +26,19 @@ from runtime.otel import content
 from runtime.otel.spans import AgentRun, finish_reasons
 
 INPUT_PIECES = 64  # a model call's input: at most this many pieces' worth of characters
+KEEP = 1_000  # the most messages kept after the task, whatever the inputs showed
+SLACK = 16  # kept beyond twice the widest input shown
 
 
 def answered(run: AgentRun | None, e: ModelResponded, limit: int) -> str:
     """A model's answer as its call's output (`gen_ai.output.messages`), cleaned; it joins the
     agent's history, and its calls' arguments are kept for their tools' spans."""
     calls = []
+    if run is not None:
+        # Only this reply's calls are dispatched next (a turn runs its own): the earlier ones'
+        # arguments are no longer asked for, and kept they would grow with the run. (A cache:
+        # a tool span whose arguments are not here cleans them again, to the same text.)
+        run.asked = {}
     for c in e.tool_calls or []:
         args = content.clean(c.args, limit)
         calls.append((c.id, c.name, args))
@@ -63,19 +76,26 @@ def nudged(run: AgentRun, text: str) -> None:
 def window(run: AgentRun, messages: int | None, limit: int) -> tuple[str, int]:
     """The input of a model call whose window held `messages` (the system prompt and the task
     among them; None: not recorded, all of it), as JSON text, and how many of its messages the
-    input's bound left out."""
+    input's bound left out. Prunes what no later input can show."""
     run.ran = None  # a nudge comes before the next call, or not at all
     history = run.history
     newer = len(history) - 1
     keep = newer if messages is None else max(0, min(newer, messages - 2))
     room = INPUT_PIECES * limit
-    shown = used = 0
-    for entry in reversed(history):  # the newest that fit the room, no more than kept
-        if shown == keep:
+    # The newest that fit the room, as far back as this input or the history kept reaches.
+    reach = max(keep, min(2 * max(run.widest, keep) + SLACK, KEEP))
+    fit = used = 0
+    for entry in reversed(history):
+        if fit == min(reach, newer):
             break
         used += len(entry) + 1
         if used > room:
             break
-        shown += 1
+        fit += 1
+    shown = min(keep, fit)
     text = "[" + ",".join([history[0], *history[len(history) - shown :]] if shown else history[:1])
+    run.widest = max(run.widest, shown)
+    retain = min(2 * run.widest + SLACK, fit, KEEP)
+    if newer > retain:
+        del history[1 : len(history) - retain]
     return text + "]", keep - shown

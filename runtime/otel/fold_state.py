@@ -5,9 +5,10 @@ the run's journal from its start each time would cost the run's length at every 
 the fold's state is stored (journal_store/trace_fold.py) and the next push steps it with the new
 events only. The state is what later events still need, and no more: the run's span (open until
 the end; a live fold keeps none of its message events), the agents at work (their spans, the
-model call and tool calls under way, the conversation so far, the arguments asked for), the
-specialists' spans waiting for their supervisor's report, the waits for a person not yet
-decided and the escalations no dead letter followed yet, the run's settings and the clock.
+model call and tool calls under way, the conversation a later input can show, the arguments
+asked for), the specialists' spans waiting for their supervisor's report, the waits for a
+person not yet decided and the escalations no dead letter followed yet, the run's settings and
+the clock.
 Spans already handed out are not in it. Its size is that of what is under way, not of the run.
 
 `dump` and `load` are exact inverses on what the fold reads: a fold loaded from a dump hands out
@@ -33,8 +34,10 @@ from runtime.otel.trace import Trace
 # a person still open, and an escalation no dead letter followed yet; 3: a span's links, the
 # run's to the run it was forked from; 4: every escalation no dead letter followed, by where
 # it was written, where 2 held the last one's time only; 5: an agent's conversation with the
-# loop's nudges, and an answer's calls that ran until its nudge: a state of 4 holds no nudge)
-FORMAT = 5
+# loop's nudges, and an answer's calls that ran until its nudge: a state of 4 holds no nudge;
+# 6: the conversation pruned to what a later input can show, with the widest input shown: a
+# state of 5 holds the whole conversation, never pruned)
+FORMAT = 6
 
 
 class FoldStateError(ValueError):
@@ -91,6 +94,7 @@ def _agent(run: AgentRun) -> dict[str, Any]:
             for key, call in run.tools.items()
         ],
         "history": run.history,
+        "widest": run.widest,
         "ran": None if run.ran is None else list(run.ran),
         "asked": [[call_id, raw, cleaned] for call_id, (raw, cleaned) in run.asked.items()],
     }
@@ -103,6 +107,7 @@ def _agent_of(data: dict[str, Any]) -> AgentRun:
     for key, dispatched, since, attempts in data["tools"]:
         run.tools[key] = ToolCall(_record_of(dispatched), since, attempts)
     run.history = list(data["history"])
+    run.widest = int(data["widest"])
     ran = data["ran"]
     run.ran = None if ran is None else (int(ran[0]), str(ran[1]))
     run.asked = {call_id: (raw, cleaned) for call_id, raw, cleaned in data["asked"]}

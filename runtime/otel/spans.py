@@ -115,8 +115,9 @@ class AgentRun:
     # The conversation as the journal holds it (content only): the task, then each answer,
     # each tool's response and each nudge, each message as its JSON text (encoded once,
     # however many windows it is in). A model call's input is its newest part that fit the
-    # window (runtime/otel/conversation.py).
+    # window; what no later window can show is pruned (runtime/otel/conversation.py).
     history: list[str] = field(default_factory=list)
+    widest: int = 0  # the most messages after the task a model call's input showed
     # The last answer, where it asked for more calls than a turn runs: its place in the
     # history and the message with the calls that would run, until the loop's nudge says so.
     ran: tuple[int, str] | None = None

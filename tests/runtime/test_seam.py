@@ -1,8 +1,8 @@
 """The model seam: no vendor is named in the runtime outside the client module.
 
 Everything that depends on who serves the model lives in runtime/openai_client.py (and its wire
-format, runtime/openai_wire.py, its HTTP, runtime/openai_http.py, and its key's keeping,
-runtime/openai_key.py). Elsewhere the runtime may say which protocol it speaks ("OpenAI-compatible") and import the client by
+format, runtime/openai_wire.py, and its key's keeping, runtime/openai_key.py; its HTTP is
+runtime/http_deadline.py's, which names no vendor). Elsewhere the runtime may say which protocol it speaks ("OpenAI-compatible") and import the client by
 its name, and nothing more: no vendor, product or model family, in code or in prose.
 """
 
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
-CLIENT = {RUNTIME / f"openai_{part}.py" for part in ("client", "wire", "http", "key")}
+CLIENT = {RUNTIME / f"openai_{part}.py" for part in ("client", "wire", "key")}
 VENDORS = re.compile(
     r"openai|anthropic|claude|gpt|llama|ollama|vllm|mistral|gemini|smollm|hugging\s?face|"
     r"cohere|deepseek|qwen|bedrock|azure",

@@ -78,6 +78,7 @@ from runtime.journal import (
     ScanningJournal,
     WrongExpectedVersion,
     last_record,
+    read_between,
     standing_epoch,
 )
 
@@ -164,6 +165,37 @@ def holder_of(recorded: list[Event]) -> Taking | None:
         if isinstance(event, EffectStarted | EffectResumed):
             return event
     return None
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the ledger reads of an effect's stream to learn its state: two records, never the
+    whole stream. The first is the EffectStarted, whose request hash says which request the key
+    is for; the last is the outcome when settled, else the latest taking. A stream holds its
+    start, then any EffectResumed, then at most one outcome, and nothing follows the outcome
+    (every append goes at the version read), so the last record says all the rest would."""
+
+    first: Event
+    last: Event
+    version: int  # the last record's: a taking over goes after it
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return outcome_of([self.last])
+
+    @property
+    def holder(self) -> Taking | None:
+        return holder_of([self.last])
+
+
+def seen(journal: Journal, stream: str) -> Seen | None:
+    """The first and last records of an effect's stream (None: never started). The last is
+    read first: the first record never changes, so the two are what one read would have said."""
+    last = last_record(journal, stream)
+    if last is None:
+        return None
+    first = last if last.version == 1 else read_between(journal, stream, 0, 1)[0]
+    return Seen(first.event, last.event, last.version)
 
 
 @dataclass(frozen=True)
@@ -255,14 +287,14 @@ class Ledger:
         )
         at = 1  # the version its outcome goes at: after the start and any takings over
         for attempt in range(RACES):
-            recorded = [r.event for r in self.journal.read(stream)]
+            found = seen(self.journal, stream)
             try:
-                if recorded:
-                    if not (resend and self.orphaned(digest, recorded, fence)):
-                        return self.answer(key, digest, recorded)
+                if found is not None:
+                    if not (resend and self.orphaned(digest, found, fence)):
+                        return self.answer(key, digest, found)
                     assert fence is not None  # (orphaned says so)
-                    self.take_over(key, recorded, fence, guards, run_id)
-                    at = len(recorded) + 1
+                    self.take_over(key, found, fence, guards, run_id)
+                    at = found.version + 1
                     break
                 # Started only while the intent stands where the gate read it (its guard).
                 self.start(started, guards, reserve)
@@ -297,10 +329,10 @@ class Ledger:
         No outcome yet: another performer took the effect over (EffectResumed: this one's
         lease had lapsed) and sends it again; the outcome is its to record, and this performer
         is told the effect is in its hands (EffectInProgress)."""
-        recorded = self.recorded(key)
-        outcome = outcome_of(recorded)
+        found = seen(self.outcomes, self.stream(key))
+        outcome = found.outcome if found is not None else None
         if outcome is None:
-            holder = holder_of(recorded)
+            holder = found.holder if found is not None else None
             raise EffectInProgress(key, holder.t if holder is not None else time.time())
         if isinstance(outcome, EffectSucceeded):
             return outcome.result
@@ -308,14 +340,14 @@ class Ledger:
             raise failure
         raise EffectDisputed(key, outcome.error, result)
 
-    def orphaned(self, digest: str, recorded: list[Event], fence: Fence | None) -> bool:
-        """Whether a performer holding `fence` may take over the effect `recorded` and send it
+    def orphaned(self, digest: str, found: Seen, fence: Fence | None) -> bool:
+        """Whether a performer holding `fence` may take over the effect `found` and send it
         again: started for this request, unsettled, last taken under a fence that no longer
         stands, and the taker has a fence of its own (which the reconciler will see stand)."""
-        started, holder = recorded[0], holder_of(recorded)
+        started, holder = found.first, found.holder
         if not isinstance(started, EffectStarted) or started.request_hash != digest:
             return False  # another request: `answer` refuses it
-        if outcome_of(recorded) is not None or holder is None or fence is None:
+        if found.outcome is not None or holder is None or fence is None:
             return False
         if holder.lease is None or holder.epoch is None:
             return False  # started unfenced: nothing says its performer is gone
@@ -324,14 +356,14 @@ class Ledger:
     def take_over(
         self,
         key: str,
-        recorded: list[Event],
+        found: Seen,
         fence: Fence,
         guards: tuple[Guard, ...],
         run_id: str,
     ) -> None:
         """Append the EffectResumed at the version read (WrongExpectedVersion: somebody moved
         it first), fenced by the taker's lease and guarded like a start."""
-        holder = holder_of(recorded)
+        holder = found.holder
         resumed = EffectResumed(
             run_id=run_id,
             key=key,
@@ -340,7 +372,7 @@ class Ledger:
             after_lease=holder.lease if holder is not None else None,
             after_epoch=holder.epoch if holder is not None else None,
         )
-        self.journal.append(self.stream(key), [resumed], len(recorded), fence=fence, guards=guards)
+        self.journal.append(self.stream(key), [resumed], found.version, fence=fence, guards=guards)
 
     def start(
         self,
@@ -386,9 +418,11 @@ class Ledger:
         return (self.reserved(target), [reserved], at)
 
     def failed(self, key: str) -> bool:
-        return isinstance(outcome_of(self.recorded(key)), EffectFailed)
+        last = last_record(self.outcomes, self.stream(key))  # the outcome is the last record
+        return last is not None and isinstance(last.event, EffectFailed)
 
     def recorded(self, key: str) -> list[Event]:
+        """The effect's whole stream (what the audit shows); its state needs only `seen`."""
         return [r.event for r in self.outcomes.read(self.stream(key))]
 
     def wait(self, key: str, timeout: float, poll: float = 0.05) -> list[Event]:
@@ -412,15 +446,14 @@ class Ledger:
             return False
         return True
 
-    def answer(self, key: str, digest: str, recorded: list[Event]) -> Any:
-        started = recorded[0]
+    def answer(self, key: str, digest: str, found: Seen) -> Any:
+        started = found.first
         assert isinstance(started, EffectStarted)
         if started.request_hash != digest:
             raise EffectKeyReused(key)
-        outcome = outcome_of(recorded)
+        outcome = found.outcome
         if outcome is None:
-            holder = holder_of(recorded)
-            raise EffectInProgress(key, (holder or started).t)
+            raise EffectInProgress(key, (found.holder or started).t)
         if isinstance(outcome, EffectFailed):
             raise EffectPreviouslyFailed(key, outcome.error)
         return outcome.result

@@ -43,6 +43,7 @@ from runtime.journal import (
     WrongExpectedVersion,
     append_next,
     last_record,
+    read_between,
     standing_epoch,
 )
 from runtime.session import Session
@@ -120,7 +121,8 @@ class MutationGate:
         self.used = used or self.ledger_use
 
     def ledger_use(self, key: str) -> str | None:
-        recorded = self.journal.read(f"effect-{key}")
+        # The first record alone: the EffectStarted, which names the request.
+        recorded = read_between(self.journal, f"effect-{key}", 0, 1)
         if recorded and isinstance(recorded[0].event, EffectStarted):
             return recorded[0].event.request_hash
         return None

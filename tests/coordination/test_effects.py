@@ -18,6 +18,7 @@ from runtime.coordination.effects import (
     Ledger,
     ProviderStatus,
     effect_key,
+    seen,
 )
 from runtime.events import EffectStarted
 from tests.coordination import child
@@ -186,4 +187,4 @@ def test_reconciliation_fails_an_effect_the_provider_never_saw(alias):
         ("fx-lost", "unknown")
     ]
     with pytest.raises(EffectPreviouslyFailed, match="NeverReached"):
-        ledger.answer("fx-lost", "h", [r.event for r in journal.read("effect-fx-lost")])
+        ledger.answer("fx-lost", "h", seen(journal, "effect-fx-lost"))

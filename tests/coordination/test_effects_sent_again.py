@@ -187,17 +187,26 @@ def test_two_resumers_reading_at_once_take_the_effect_over_once(alias):
     lease = Leases(journal).acquire("r-other", "worker-3", ttl=60)
 
     class ReadThenRaced(Fenced):
-        """The second resumer's journal: right after it read the effect unsettled, the first
-        resumer takes it over and settles it."""
+        """The second resumer's journal: right after its first read of the effect (whichever
+        read the ledger makes: its last record, then its first), which found it unsettled, the
+        first resumer takes it over and settles it."""
 
         raced = False
 
-        def read(self, stream, after=0):
-            records = super().read(stream, after)
+        def race(self, stream, found):
             if stream == Ledger.stream(KEY) and not self.raced:
                 self.raced = True
                 first.perform(KEY, "refund", "order:o-1", PAYLOAD, provider, resend=True)
-            return records
+            return found
+
+        def read(self, stream, after=0):
+            return self.race(stream, super().read(stream, after))
+
+        def read_range(self, stream, after, until):
+            return self.race(stream, super().read_range(stream, after, until))
+
+        def last(self, stream):
+            return self.race(stream, super().last(stream))
 
     second = Ledger(ReadThenRaced(journal, *lease.fence))
     result = second.perform(KEY, "refund", "order:o-1", PAYLOAD, provider, resend=True)

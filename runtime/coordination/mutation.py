@@ -49,6 +49,7 @@ from runtime.journal import (
 from runtime.session import Session
 
 CHECKS: tuple[GateCheck, ...] = ("intent", "lease", "authority", "evidence", "idempotency")
+RACES = 20  # refusals of other calls landing in the log while one call's is written
 
 
 @errors.replayable
@@ -87,6 +88,9 @@ class Mutation:
     # conflict parked before conflicts named their intent), or it commits nothing (a ruling
     # that rejects every claim). Only then does `intent=None` pass.
     no_intent_because: str = ""
+    # The tool call that asks for it (runtime/tools.py `Call.ref`), when the tool knows it: its
+    # refusal is then journalled once, and the call run again is answered it (`check`).
+    call: str | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,7 @@ class MutationGate:
                     held=held,
                     current=current,
                     reason=reason,
+                    call=m.call,
                 )
         return None
 
@@ -151,11 +156,38 @@ class MutationGate:
         Returns the guards its write must carry: the intent's stream at the version it stood
         at before the checks (see the module docstring)."""
         guards = self.guards(m)
+        if m.call is not None:
+            self.once(m)
+            return guards
         refused = self.judge(m)
         if refused is not None:
             append_next(self.journal, self.log, [refused])
             raise GateRefused(refused)
         return guards
+
+    def once(self, m: Mutation) -> None:
+        """The checks of a mutation a tool call asks for (`m.call`): a refusal that call was
+        given already is raised again as it was, in its words, with nothing journalled and
+        nothing judged (a resumed step runs a call again when its worker died after the
+        refusal and before the call's result was written). Judged again, the record might
+        have moved since to let it through: a change its first run was refused. Else judged,
+        and a refusal appended at the log's version read, so that one of the same call landing
+        in between is found instead."""
+        for attempt in range(RACES):
+            records = self.journal.read(self.log)
+            for rec in records:
+                if isinstance(rec.event, MutationRefused) and rec.event.call == m.call:
+                    raise GateRefused(rec.event)
+            refused = self.judge(m)
+            if refused is None:
+                return
+            try:
+                self.journal.append(self.log, [refused], records[-1].version if records else 0)
+            except WrongExpectedVersion:
+                if attempt == RACES - 1:
+                    raise
+                continue
+            raise GateRefused(refused)
 
     def guards(self, m: Mutation) -> tuple[Guard, ...]:
         """The intent's stream and its version, read before the checks read the intent: a

@@ -319,6 +319,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("EffectStarted", 1): _effect_started_v1_v2,
     ("FactChanged", 1): _called_v1_v2,
     ("ClaimAsserted", 1): _called_v1_v2,
+    ("MutationRefused", 1): _called_v1_v2,
 }
 
 
@@ -357,6 +358,9 @@ HAD: dict[tuple[str, int], frozenset[str]] = {
             "evidence",
             "supersedes",
         }
+    ),
+    ("MutationRefused", 1): frozenset(
+        {"what", "actor", "capability", "check", "key", "held", "current", "reason"}
     ),
 }
 

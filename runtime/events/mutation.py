@@ -16,8 +16,14 @@ GateCheck = Literal["intent", "lease", "authority", "evidence", "idempotency"]
 
 class MutationRefused(Event):
     """The mutation gate refused a change (an effect, a merge): which of its five checks failed,
-    what the mutation held and what the record says instead. Nothing was written or touched."""
+    what the mutation held and what the record says instead. Nothing was written or touched.
 
+    `call` (v2) names the tool call refused (runtime/tools.py `Call.ref`): the same call run
+    again (a resumed step's, its ToolReturned never written) finds this refusal and answers it,
+    where judging again journalled a second one, in the words of the record as it stood then.
+    v1 kept no call: its default, None, says no tool call's (or not recorded)."""
+
+    v: ClassVar[int] = 2
     kind: ClassVar[str] = "MutationRefused"
     what: str
     actor: str
@@ -27,6 +33,7 @@ class MutationRefused(Event):
     held: Any = None
     current: Any = None
     reason: str
+    call: str | None = None
 
 
 class StatusReported(Event):

@@ -3,8 +3,8 @@
 set_order_status   a compare-and-swap on the version the agent decided from, recorded as a
                    claim first; a lost race comes back as OrderMoved with the order as it is
                    now, and after `attempts` losses the agent may not try again (Contended);
-                   the claim and the change name the call, which run again (a resumed step's)
-                   answers as it first did
+                   the claim, the change and a refusal at the gate name the call, which run
+                   again (a resumed step's) answers as it first did
 issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
                    after a timeout is the same refund, done once; it holds its amount of what
                    the order was paid in the same write as it starts, so refunds in flight
@@ -160,6 +160,7 @@ class DeskTools:
             key=key,
             expected_key=key,
             request=request_hash("set_status", target, payload),
+            call=ref,  # refused, it is refused once: run again, it answers that refusal
         )
         guards = self.gate.check(mutation)
         lost = self.losses()

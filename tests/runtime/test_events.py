@@ -14,6 +14,7 @@ from runtime.events import (
     LeaseGranted,
     LeaseReleased,
     ModelResponded,
+    MutationRefused,
     ToolReturned,
     Usage,
     parse_event,
@@ -104,6 +105,22 @@ def test_a_v1_fact_change_and_claim_read_as_v2_made_by_no_recorded_call():
         }
     )
     assert isinstance(claimed, ClaimAsserted) and (claimed.v, claimed.call) == (2, None)
+
+
+def test_a_v1_refusal_reads_as_v2_of_no_recorded_call():
+    row = {
+        "kind": "MutationRefused",
+        "v": 1,
+        "what": "support-agent setting order o-1 to cancelled",
+        "actor": "support-agent",
+        "capability": "set_status",
+        "check": "evidence",
+        "reason": "order o-1 never had version 5 (it is at 1)",
+    }
+    refused = parse_event(row)
+    assert isinstance(refused, MutationRefused) and (refused.v, refused.call) == (2, None)
+    # A call a v1 line carries all the same (written by hand) is not one v1 recorded.
+    assert parse_event({**row, "call": "run-r-1@7"}).call is None
 
 
 def test_the_stored_row_is_never_rewritten_by_reading_it():

@@ -387,6 +387,18 @@ class TraceFold(models.Model):
         db_table = "trace_fold_state"
 
 
+class PendingPush(models.Model):
+    """A traces stream whose last push of the whole trace is queued, not yet pushed or failed
+    (journal_store/pending_pushes.py): what the workers have still to send."""
+
+    stream = models.CharField(max_length=200, primary_key=True)
+    run_id = models.CharField(max_length=64)
+    position = models.BigIntegerField()  # the TracePushQueued's
+
+    class Meta:
+        db_table = "projection_pending_push"
+
+
 class LoopSnapshot(models.Model):
     """A stream's latest agent-loop snapshot (runtime/snapshots.py), encoded as the file store
     keeps it (a header with its digest, then the body), so that every worker that drives the

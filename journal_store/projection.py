@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 
 from django.db import connections, transaction
 
-from journal_store import metrics_days, queues, search
+from journal_store import metrics_days, pending_pushes, queues, search
 from journal_store.fold_rows import Batch, upsert
 from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
@@ -35,6 +35,7 @@ from journal_store.models import (
     Finding,
     FoldNote,
     MetricsDay,
+    PendingPush,
     RunState,
     RunSummary,
     RunTag,
@@ -311,6 +312,17 @@ class Search(Projector):
         search.clear(using)
 
 
+class PendingPushes(Projector):
+    """The whole-trace pushes waiting for a worker (journal_store/pending_pushes.py)."""
+
+    name = pending_pushes.NAME
+    models = (PendingPush,)
+    kinds = pending_pushes.KINDS
+
+    def apply(self, rows: list[Row], using: str) -> None:
+        pending_pushes.apply(rows, using)
+
+
 class Decided(Protocol):
     """What every deciding event records: who decided, when and why."""
 
@@ -320,7 +332,14 @@ class Decided(Protocol):
 
 
 PROJECTORS: dict[str, Projector] = {
-    p.name: p for p in (Runs(), Search(), Tags(), *(QueueProjector(q) for q in queues.QUEUES))
+    p.name: p
+    for p in (
+        Runs(),
+        Search(),
+        Tags(),
+        PendingPushes(),
+        *(QueueProjector(q) for q in queues.QUEUES),
+    )
 }
 
 

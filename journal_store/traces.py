@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connections
 
+from journal_store import pending_pushes, projection
 from journal_store.journal import DjangoJournal
 from runtime import flight, streams
 from runtime.events import (
@@ -215,17 +215,14 @@ def state(run_id: str) -> dict[str, Any] | None:
     return None
 
 
-def waiting() -> int:
+def waiting(using: str = "default") -> int:
     """Pushes queued and not yet sent: traces streams whose last push of the whole trace is
-    TracePushQueued (a live push's outcome may come after it)."""
-    kinds = ", ".join(["%s"] * len(WHOLE))
-    sql = (
-        "SELECT COUNT(*) FROM journal_event e WHERE e.stream LIKE %s AND e.kind = %s "
-        "AND e.version = (SELECT MAX(version) FROM journal_event WHERE stream = e.stream "
-        f"AND kind IN ({kinds}))"
-    )
-    params = [streams.traces("") + "%", TracePushQueued.kind, *(k.kind for k in WHOLE)]
-    with connections["default"].cursor() as cursor:
-        cursor.execute(sql, params)
-        (count,) = cursor.fetchone()
-    return int(count)
+    TracePushQueued (a live push's outcome may come after it). Read from their read model
+    (journal_store/pending_pushes.py) and the pushes journalled since it was caught up, so
+    the count costs what is waiting, not every push ever made; a read model far behind (or
+    never caught up) is caught up first."""
+    at, top = pending_pushes.checkpoint(using)
+    if at is None or top - at > pending_pushes.FAR:
+        projection.catch_up([pending_pushes.NAME], using=using)
+        at, _ = pending_pushes.checkpoint(using)
+    return pending_pushes.count(at or 0, using)

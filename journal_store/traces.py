@@ -5,11 +5,14 @@ The options come from the settings (MINUTES_OTLP_*). Pushes are journalled on th
 or failed, and its last such event is the state the run page shows; a queued push with no
 outcome yet is one the workers have still to send, and those count against the queue's bound.
 Live pushes (MINUTES_OTLP_LIVE) add their claims and outcomes on the same stream, and the
-ledger (`ledger`) reads both: which spans went live, which claim is still in flight.
+ledger (`ledger`) reads both: which spans went live, which claim is still in flight. The whole
+push journals each batch the collector took (TraceBatchPushed), so that a push taken up again
+sends only what no batch took.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +28,7 @@ from runtime.events import (
     DeadLettered,
     DeadLetterRetried,
     Event,
+    TraceBatchPushed,
     TracePushed,
     TracePushFailed,
     TracePushQueued,
@@ -78,6 +82,34 @@ def waits_for_people(run_id: str, after: int = 0, upto: int | None = None) -> li
     )
 
 
+PAGE = 250  # of the run's records the whole push holds at a time (a few KB each, with content)
+
+
+def last_position() -> int:
+    """The journal's last position: what a push reads the run up to, so that a record
+    added while it sends (a late decision) is not half in its trace."""
+    return DjangoJournal().last_position()
+
+
+def paged(run_id: str, upto: int) -> Iterator[Recorded]:
+    """The run's records up to position `upto`, in journal order, read a page at a time:
+    what the whole push folds, in the memory of a page, not of the run. Every stream of the run
+    but its traces stream (the fold takes what is its own: runtime/otel/encode.runs_in, the
+    records `records` gives)."""
+    journal = DjangoJournal()
+    after = 0
+    while True:
+        page = journal.select(
+            "WHERE run_id = %s AND stream <> %s AND position > %s AND position <= %s"
+            " ORDER BY position LIMIT %s",
+            [run_id, streams.traces(run_id), after, upto, PAGE],
+        )
+        yield from page
+        if len(page) < PAGE:
+            return
+        after = page[-1].position
+
+
 def records(run_id: str) -> list[Recorded]:
     """What the run's OTLP trace reads (runtime/flight.py's `traced_records`, by index): its
     own and its specialists' streams, and its waits for a person, in journal order."""
@@ -103,6 +135,8 @@ class Ledger:
     open     a live claim with no outcome yet (a push in flight, or one whose worker died)
     sent     live pushes the collector took since the whole trace was last pushed, as
              (endpoint, first, count): the whole push leaves those spans out
+    batches  the whole push's batches the collector took since the whole trace was last
+             pushed: a push taken up again (retried, or after its worker died) leaves those out
     """
 
     version: int = 0
@@ -112,9 +146,14 @@ class Ledger:
     sent: list[tuple[str, int, int]] = field(default_factory=list)
     live_failed: str | None = None  # the last live push's error, if it failed
     went_live: int = 0  # spans sent live before the last whole push (it left them out)
+    batches: list[TraceBatchPushed] = field(default_factory=list)
 
     def live_spans(self) -> int:
         return sum(count for _, _, count in self.sent)
+
+    def batch_spans(self) -> int:
+        """Spans the whole push's batches sent so far (to any collector)."""
+        return sum(b.spans for b in self.batches)
 
 
 def ledger(run_id: str) -> Ledger:
@@ -134,11 +173,14 @@ def ledger(run_id: str) -> Ledger:
                 book.live_failed = None
             else:
                 book.live_failed = e.error
+        elif isinstance(e, TraceBatchPushed):
+            book.batches.append(e)
         elif isinstance(e, WHOLE):
             book.last = e
             if isinstance(e, TracePushed):
                 book.went_live = book.live_spans()
                 book.sent = []  # the collector has the whole trace: a new push sends it all
+                book.batches = []
     return book
 
 
@@ -195,8 +237,14 @@ def state(run_id: str) -> dict[str, Any] | None:
         # The run goes on, its spans pushed live: how many so far, and the last failure.
         return {"state": "live", "spans": book.live_spans(), "error": book.live_failed}
     shown: dict[str, Any] = {"at": e.t, "endpoint": getattr(e, "endpoint", ""), "live": 0}
+    # `sent`: spans batches of a push not yet complete delivered (a retry sends the rest).
     if isinstance(e, TracePushQueued):
-        return shown | {"state": "queued", "by": e.by, "live": book.live_spans()}
+        return shown | {
+            "state": "queued",
+            "by": e.by,
+            "live": book.live_spans(),
+            "sent": book.batch_spans(),
+        }
     if isinstance(e, TracePushed):
         # `spans` counts the whole trace: what this push sent, and what went live before it.
         return shown | {
@@ -211,6 +259,7 @@ def state(run_id: str) -> dict[str, Any] | None:
             "error": e.error,
             "attempts": e.attempts,
             "live": book.live_spans(),
+            "sent": book.batch_spans(),
         }
     return None
 

@@ -2,10 +2,13 @@
 
 When a run ends, its last step asks for a push (`run_ended`): one journalled TracePushQueued
 and a task sent through services/queue.py once the step's transaction commits, so no step ever
-waits on a collector. The task (`push`) encodes the trace as protobuf, POSTs it with retries
-and backoff (runtime/otel/push.py), and journals the outcome. A failed push is shown on the run
-page with a retry button (`request_push` by a person). The queue is bounded: past
-MINUTES_OTLP_QUEUE pushes waiting, a new one is recorded as refused instead of queued.
+waits on a collector. The task (`push`) sends the trace as protobuf in batches of at most
+MINUTES_OTLP_BATCH_SPANS spans and MINUTES_OTLP_BATCH_BYTES bytes (runtime/otel/batches.py),
+each POSTed with retries and backoff (runtime/otel/push.py) and journalled once the collector
+took it (TraceBatchPushed), then journals the outcome. A failed push is shown on the run page
+with a retry button (`request_push` by a person); it sends only what no batch took. The queue
+is bounded: past MINUTES_OTLP_QUEUE pushes waiting, a new one is recorded as refused instead of
+queued.
 
 Live (MINUTES_OTLP_LIVE): after each step of a run that goes on, a task is sent (`step_taken`)
 that pushes the spans made final since the last live push (`push_live`): the step only sends a
@@ -33,6 +36,7 @@ from django.conf import settings
 
 from journal_store import trace_fold, traces
 from runtime.events import (
+    TraceBatchPushed,
     TracePushed,
     TracePushFailed,
     TracePushQueued,
@@ -41,8 +45,9 @@ from runtime.events import (
     TraceSpansPushFailed,
 )
 from runtime.journal import WrongExpectedVersion
+from runtime.otel import batches
 from runtime.otel import push as otlp_push
-from runtime.otel.encode import UNTIMED, folded, untimed
+from runtime.otel.encode import UNTIMED, untimed
 from runtime.otel.protobuf import serialized
 from services import queue
 
@@ -98,15 +103,20 @@ def in_flight(book: traces.Ledger) -> bool:
 
 
 HARD_AFTER_SOFT = 30  # seconds past a push task's soft time limit, to journal its failure
+# The end's push starts no batch after this many seconds: a new message sends the rest, so a
+# long trace to a slow collector neither holds a worker for long nor runs out of its time.
+SEND_WINDOW = 60
 
 
 def budget(live: bool) -> int:
     """Seconds a push may take (its task's soft time limit): each try's deadline and the
     longest wait between tries, with room for the fold and the journal. A live push tries
-    once."""
+    once; the end's push sends batches for SEND_WINDOW seconds, then its last batch may take
+    all its tries."""
     attempts = 1 if live else settings.OTLP_ATTEMPTS
     timeout = float(settings.OTLP_TIMEOUT_SECONDS)
-    return int(attempts * timeout + (attempts - 1) * otlp_push.MAX_BACKOFF) + 60
+    window = 0 if live else SEND_WINDOW
+    return int(attempts * timeout + (attempts - 1) * otlp_push.MAX_BACKOFF) + window + 60
 
 
 def out_of_time(run_id: str) -> str:
@@ -116,6 +126,9 @@ def out_of_time(run_id: str) -> str:
     if not isinstance(book.last, TracePushQueued):
         return "failed"  # its outcome was journalled before the limit struck
     error = f"the push did not end within its task's {budget(live=False)} s time limit"
+    went = sum(b.spans for b in book.batches if b.endpoint == book.last.endpoint)
+    if went:
+        error += f" ({went:,} spans reached the collector in its batches; a retry sends the rest)"
     traces.record(run_id, TracePushFailed(endpoint=book.last.endpoint, error=error, attempts=0))
     log.warning("run %s: trace push failed: %s", run_id, error)
     return "failed"
@@ -186,11 +199,13 @@ def push_live(run_id: str) -> str:
     return "pushed"
 
 
-def push(run_id: str) -> str:
+def push(run_id: str, until: float | None = None) -> str:
     """Send the run's trace (a worker's task): "pushed", "failed", "later" (a live push is in
-    flight: sent again in a moment), or "skipped" when no push is waiting (a second delivery
-    of the same message, or the collector was unset since). Spans that went live to this
-    collector are left out: it has them."""
+    flight: sent again in a moment), "continued" (it sent batches for SEND_WINDOW seconds, or
+    past `until`, a time.monotonic() deadline: a new message sends the rest), or "skipped"
+    when no push is waiting (a second delivery of the same message, or the collector was
+    unset since). Spans this collector has already are left out: those that went live, and
+    those batches of this push took before it failed or its worker died."""
     book = traces.ledger(run_id)
     if not isinstance(book.last, TracePushQueued):
         return "skipped"
@@ -203,27 +218,65 @@ def push(run_id: str) -> str:
         return "later"
     trace_fold.forget(run_id)  # live pushes are over ("ended"): their fold is not needed
     here = endpoint()
-    went_live = {
-        n for where, first, count in book.sent if where == here for n in range(first, first + count)
-    }
-    records = traces.records(run_id)
-    if untimed(records):
+    upto = traces.last_position()
+    numbering = batches.Numbering(run_id, traces.paged(run_id, upto), traces.options())
+    if untimed(numbering.traced(traces.paged(run_id, upto))):
         traces.record(run_id, TracePushFailed(endpoint=here, error=UNTIMED, attempts=0))
         log.warning("run %s: trace not pushed: %s", run_id, UNTIMED)
         return "failed"
-    spans = [s for n, s in enumerate(folded(records, traces.options())) if n not in went_live]
-    body = serialized(spans)
-    try:
-        sent = send(body)
-    except otlp_push.PushFailed as exc:
-        traces.record(
-            run_id,
-            TracePushFailed(
-                endpoint=here, error=str(exc), status=exc.status, attempts=exc.attempts
-            ),
+    earlier = [b for b in book.batches if b.endpoint == here]
+    taken = batches.Taken(
+        live=[(first, count) for where, first, count in book.sent if where == here],
+        batches=[(b.first, b.count, b.upto) for b in earlier],
+    )
+    limits = batches.Limits(settings.OTLP_BATCH_SPANS, settings.OTLP_BATCH_BYTES)
+    sending = batches.Batches(numbering, taken, limits)
+    now: list[TraceBatchPushed] = []
+
+    def took(batch: batches.Batch, size: int, result: otlp_push.PushResult) -> None:
+        # Journalled before the next batch is sent: a push that stops after this one (a
+        # failure, a worker killed) is taken up from the next.
+        took_it = TraceBatchPushed(
+            endpoint=here,
+            first=batch.first,
+            count=batch.count,
+            spans=len(batch),
+            bytes=size,
+            attempts=result.attempts,
+            upto=upto,
         )
-        log.warning("run %s: trace push failed: %s", run_id, exc)
-        return "failed"
-    pushed = TracePushed(endpoint=here, spans=len(spans), bytes=len(body), attempts=sent.attempts)
+        traces.record(run_id, took_it)
+        now.append(took_it)
+
+    deadline = time.monotonic() + SEND_WINDOW if until is None else until
+    for batch in sending:
+        if now and time.monotonic() > deadline:
+            queue.push_trace(run_id)  # the rest in a new message: a worker is not held
+            return "continued"
+        try:
+            batches.deliver(batch, send, took, limits)
+        except otlp_push.PushFailed as exc:
+            error = str(exc)
+            went = sum(b.spans for b in (*earlier, *now))
+            if went:
+                error += (
+                    f" ({went:,} spans reached the collector in the batches before it; a retry "
+                    "sends the rest)"
+                )
+            traces.record(
+                run_id,
+                TracePushFailed(
+                    endpoint=here, error=error, status=exc.status, attempts=exc.attempts
+                ),
+            )
+            log.warning("run %s: trace push failed: %s", run_id, error)
+            return "failed"
+    every = [*earlier, *now]
+    pushed = TracePushed(
+        endpoint=here,
+        spans=numbering.total - sending.live,  # with what batches before a failure sent
+        bytes=sum(b.bytes for b in every),
+        attempts=max((b.attempts for b in every), default=1),
+    )
     traces.record(run_id, pushed)
     return "pushed"

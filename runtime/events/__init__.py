@@ -152,6 +152,7 @@ from runtime.events.team import (
 )
 from runtime.events.times import LATEST_T, Instant, Seconds, float_problem
 from runtime.events.traces import (
+    TraceBatchPushed,
     TracePushed,
     TracePushFailed,
     TracePushQueued,
@@ -247,6 +248,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     TraceSpansClaimed,
     TraceSpansPushed,
     TraceSpansPushFailed,
+    TraceBatchPushed,
     MutationRefused,
     StatusReported,
     StatusNormalised,
@@ -516,6 +518,7 @@ __all__ = [
     "ToolRetryScheduled",
     "ToolReturned",
     "ToolsListed",
+    "TraceBatchPushed",
     "TracePushFailed",
     "TracePushQueued",
     "TracePushed",

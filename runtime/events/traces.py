@@ -78,3 +78,28 @@ class TraceSpansPushFailed(Event):
     error: str
     status: int | None = None
     attempts: int = Field(ge=0)
+
+
+# --- the whole trace's push, a batch at a time ---------------------------------------------------
+# A long run's trace is thousands of spans: one body of them all was tens of megabytes, which
+# collectors refuse (413) and a worker held whole in memory. The push sends bounded batches and
+# journals each one the collector took, so a push that stops part way is taken up from the
+# first span no batch took, not sent again from the start.
+
+
+class TraceBatchPushed(Event):
+    """The collector took a batch of the whole trace's push: of the spans `first`..`first +
+    count - 1` (numbered as a fold of the run's journal up to position `upto` hands them out),
+    `spans` were sent; the others it had already (live, or from an earlier batch). Only
+    spans made final by the records up to `upto`, and the rest of the trace only when the run
+    has no record after `upto`, count as taken when the push resumes: a record added since
+    (a late decision) changes the spans its fold's end makes."""
+
+    kind: ClassVar[str] = "TraceBatchPushed"
+    endpoint: str
+    first: int = Field(ge=0)
+    count: int = Field(ge=1)
+    spans: int = Field(ge=1)
+    bytes: int = Field(ge=0)
+    attempts: int = Field(ge=1)
+    upto: int = Field(ge=0)

@@ -8,6 +8,8 @@ encode.py   the OTLP/JSON encoding and the entry points, `otlp_trace`, `otlp_jso
 protobuf.py the OTLP/protobuf encoding (official definitions), `otlp_protobuf`, `otlp_request`
             and `otlp_protobuf_chunks` (streamed)
 push.py     the push of a protobuf trace to an OTLP/HTTP collector, with retries (the network)
+batches.py  the whole trace's push in bounded bodies, encoded as the spans come, passing over
+            what the collector has (live pushes, an earlier try's batches)
 options.py  what a deployment chooses: the project, and whether (and how much) content goes in
 
 Plain Python like the rest of the runtime: no Django; no clock and no network but in push.py.

@@ -87,7 +87,7 @@ def test_a_run_that_ends_queues_a_push_and_the_worker_sends_it_as_protobuf(owner
     spans = parsed.resource_spans[0].scope_spans[0].spans
     assert {len(s.trace_id) for s in spans} == {16}
     assert parsed.resource_spans[0].resource.attributes[0].value.string_value == "pushed-runs"
-    assert kinds(run_id) == ["TracePushQueued", "TracePushed"]
+    assert kinds(run_id) == ["TracePushQueued", "TraceBatchPushed", "TracePushed"]  # one batch
     state = journal_traces.state(run_id)
     assert state is not None and (state["state"], state["spans"]) == ("pushed", len(spans))
     assert trace_tasks.push(run_id) == "skipped"  # a second delivery sends nothing

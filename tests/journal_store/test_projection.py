@@ -209,6 +209,9 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.TracePushQueued(**r, endpoint=endpoint),
                 ev.TracePushFailed(**r, endpoint=endpoint, error="HTTP 503", attempts=4),
                 ev.TracePushQueued(**r, endpoint=endpoint, by="alice"),
+                ev.TraceBatchPushed(
+                    **r, endpoint=endpoint, first=0, count=3, spans=3, bytes=300, attempts=1, upto=9
+                ),
                 ev.TracePushed(**r, endpoint=endpoint, spans=3, bytes=300, attempts=1),
                 ev.TraceSpansClaimed(**r, endpoint=endpoint, first=0, count=2),
                 ev.TraceSpansPushFailed(

@@ -391,6 +391,15 @@ def test_every_kind_survives_the_flat_round_trip():
             "attempts": 4,
         },
         "TraceSpansClaimed": {"endpoint": "http://127.0.0.1:6006", "first": 0, "count": 12},
+        "TraceBatchPushed": {
+            "endpoint": "http://127.0.0.1:6006",
+            "first": 512,
+            "count": 520,
+            "spans": 512,
+            "bytes": 1_040_000,
+            "attempts": 1,
+            "upto": 20_011,
+        },
         "TraceSpansPushed": {
             "endpoint": "http://127.0.0.1:6006",
             "first": 0,

@@ -166,3 +166,33 @@ def test_a_lost_lease_is_reported_on_the_heartbeats_thread_at_once():
     assert found.wait(10)
     beat.stop()
     assert lost == [lease] == beat.lost
+
+
+def test_a_renewal_that_hangs_past_the_expiry_loses_the_lease_while_it_hangs():
+    """The journal took the renewal and did not answer (a lock another writer held): the
+    thread that renews waits inside it. The lease is taken for lost once its expiry passes all
+    the same (on_lost ends the holder's children), not once the journal answers: until then
+    anybody may have taken it over, and the holder's children went on running beside them."""
+    journal = Gated()
+    clock = Clock(1000.0)
+    leases = Leases(journal, clock=clock)
+    journal.gate.set()
+    lease = leases.acquire("x", "w1", ttl=6)
+    journal.gate.clear()
+    journal.waiting.clear()
+    lost = threading.Event()
+    beat = Heartbeat(leases, [lease], 6, on_lost=lambda lease: lost.set())
+    clock.now = 1004.0  # two thirds of the lease have run: the first beat is due at once
+    beat.start()
+    try:
+        assert journal.waiting.wait(10)  # the renewal is in the journal, and stays there
+        assert not lost.wait(1.0)  # within its lease: it may still land
+        clock.now = 1006.0
+        assert lost.wait(10)  # while the renewal still hangs
+        assert beat.lost == [lease] and beat.renewals == 0
+    finally:
+        journal.gate.set()
+        [held] = beat.stop()
+    assert leases.last("x").event.kind == "LeaseRenewed"  # it landed in the end
+    assert held == lease and beat.renewals == 0  # lost it stays: its holder has stopped
+    assert leases.release(held) is True  # still the holder's to give back: nobody took it

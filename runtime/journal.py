@@ -93,6 +93,20 @@ class StaleEpoch(JournalError):
         self.current = current
 
 
+class LeaseLost(StaleEpoch):
+    """The writer's holder gave its lease up (`Fenced.give_up`: its heartbeat took it for lost,
+    run out while no renewal landed), though nobody may have taken it over yet: the journal's
+    fence would still let it write, and it writes nothing more."""
+
+    def __init__(self, lease: str, epoch: int) -> None:
+        JournalError.__init__(
+            self, f"lease {lease!r} at epoch {epoch} was given up by this writer's holder"
+        )
+        self.lease = lease
+        self.epoch = epoch
+        self.current = epoch
+
+
 class DuplicateEventId(JournalError):
     """A batch mixes stored and new event ids, or repeats an id: it is not a retry."""
 
@@ -241,6 +255,21 @@ class Fenced:
     def __init__(self, journal: Journal, lease: str, epoch: int) -> None:
         self.journal = journal
         self.fence: Fence = (lease, epoch)
+        # The fence whose lease the holder gave up (`give_up`); a warm flight's next step moves
+        # `fence` on to its own lease, and writes again.
+        self.given_up: Fence | None = None
+
+    def give_up(self) -> None:
+        """Write nothing more under this fence, nor run anything `check` guards (LeaseLost):
+        the holder's heartbeat took its lease for lost. A lease that ran out unrenewed still
+        stands at its epoch until somebody takes it, so the journal's fence alone let the
+        writer go on (asking the model, dispatching tools whose runs were refused) until its
+        step's turns were used up. Thread-safe: one assignment, read at each write."""
+        self.given_up = self.fence
+
+    def refuse_if_given_up(self) -> None:
+        if self.given_up is not None and self.given_up == self.fence:
+            raise LeaseLost(*self.fence)
 
     def append(
         self,
@@ -252,6 +281,7 @@ class Fenced:
         stamp: Stamp | None = None,
     ) -> list[Recorded]:
         self.same_fence(fence)
+        self.refuse_if_given_up()
         return self.journal.append(
             stream, events, expected_version, fence=self.fence, guards=guards, stamp=stamp
         )
@@ -263,6 +293,7 @@ class Fenced:
         guards: Sequence[Guard] = (),
     ) -> list[Recorded]:
         self.same_fence(fence)
+        self.refuse_if_given_up()
         if not hasattr(self.journal, "append_batches"):
             raise TypeError(f"{type(self.journal).__name__} cannot append several streams at once")
         return cast(BatchJournal, self.journal).append_batches(
@@ -275,7 +306,9 @@ class Fenced:
 
     def check(self) -> None:
         """Raise StaleEpoch unless this writer's lease still stands at its epoch: what every
-        append checks, asked before a side effect no append fences (see `check_standing`)."""
+        append checks, asked before a side effect no append fences (see `check_standing`);
+        LeaseLost, reading nothing, once its holder gave the lease up."""
+        self.refuse_if_given_up()
         check_fence(self.fence, last_record(self.journal, self.fence[0]))
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:

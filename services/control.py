@@ -41,7 +41,7 @@ from runtime.events import (
     StopRequested,
 )
 from runtime.faults import Faults
-from runtime.journal import Fence, Recorded, StaleEpoch, WrongExpectedVersion
+from runtime.journal import Fence, Fenced, Recorded, StaleEpoch, WrongExpectedVersion
 from runtime.model import EndpointDown
 from runtime.stops import StopRequest
 
@@ -77,11 +77,11 @@ class Control:
         (`acquire`'s `sent`)."""
         return self.journal.version(self.lease_stream)
 
-    def release(self, lease: Lease, outcome: str) -> None:
-        """Give the lease back, unless somebody took it over (then it is theirs to release).
-        A step that ended "waiting" (on specialists elsewhere) did its part: the next look at
-        the same version is not a retry of a step that kept dying."""
-        self.leases.release(lease, outcome, counted=outcome != "waiting")
+    def release(self, lease: Lease, outcome: str) -> bool:
+        """Give the lease back, unless somebody took it over (then it is theirs to release:
+        False). A step that ended "waiting" (on specialists elsewhere) did its part: the next
+        look at the same version is not a retry of a step that kept dying."""
+        return self.leases.release(lease, outcome, counted=outcome != "waiting")
 
     def retried_at(self) -> int:
         """The position of the last dead-letter retry a person ordered here (0: none)."""
@@ -295,17 +295,23 @@ def _parsed(spec: str, log: str | None) -> Faults:
     return Faults.parse(spec, log)
 
 
-def heartbeat(leases: Leases, *held: Lease) -> Heartbeat:
+def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Heartbeat:
     """Renew these leases whenever a third of STEP_LEASE_SECONDS has run, from a thread of this
     process until `stop()`: a step (or a specialist) that takes ten minutes keeps them, and a
     worker that dies stops renewing, so its leases run out within STEP_LEASE_SECONDS. A lease
-    found taken over, or run out while the database would not take its renewal, ends the
-    children this process has going, its tool runs (their pytest, in the sandbox) and its git,
-    and none starts again until this heartbeat is stopped: another worker may now drive the
-    run, and replays what this one was doing."""
+    found taken over, or run out while the database would not take (or answer) its renewal,
+    gives up the holder's `writer` (it writes nothing more, and runs no tool, model call or git
+    that `check_standing` guards: the step stops where it is), and ends the children this
+    process has going, its tool runs (their pytest, in the sandbox) and its git, and none
+    starts again until this heartbeat is stopped: another worker may now drive the run, and
+    replays what this one was doing."""
     holding = object()  # what a lost lease of these closes, until the holder stops the beat
 
     def lost(lease: Lease) -> None:
+        # The writer first: a tool whose run is killed next answers with children.Ended,
+        # which the agent loop would take for the tool's own failure and write down.
+        if writer is not None:
+            writer.give_up()
         children.end_all(holding)
 
     def ended() -> None:

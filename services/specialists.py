@@ -206,7 +206,8 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
     if lease is None:
         leases.release(slot)
         return "given up" if leases.closed(stream) else "busy"  # or another worker holds it
-    beat = heartbeat(leases, lease, slot)  # both stay held however long the specialist works
+    writer = Fenced(journal, leases.stream(stream), lease.epoch)
+    beat = heartbeat(leases, lease, slot, writer=writer)  # both held however long it works
     outcome = ""  # what its lease's release says became of the work
     retry_after: float | None = None  # what its model endpoint asked, when it failed it
     try:
@@ -214,7 +215,7 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
         seams.specialist_started(sub_id, starts(journal, stream))
         clients = flight.clients_for(config, flight.team_named(config.team), models=settings.MODELS)
         session = Session(
-            Fenced(journal, leases.stream(stream), lease.epoch),
+            writer,
             run_id,
             stream=stream,
             faults=seams,

@@ -208,7 +208,9 @@ def step_under(
     """One step of the flight while `lease` is held (and renewed; asked for at `began`,
     time.monotonic()): the outcome, and after how many seconds to try again when the step
     failed (or to look again when it waits on specialists)."""
-    beat = heartbeat(control.leases, lease)  # renews it while the step runs; the epoch stays
+    writer = warm.session.journal  # given up (it writes nothing more) if the lease is lost
+    held = writer if isinstance(writer, Fenced) else None
+    beat = heartbeat(control.leases, lease, writer=held)  # renews it; the epoch stays
     outcome = "lost"
     retry_in = 0.0
     try:
@@ -238,7 +240,7 @@ def step_under(
         # in the dead-letter queue rather than in retries forever; a server that said when to
         # come back is taken at its word, within the step's longest backoff.
         log.warning("run %s: step at version %s: %s", control.run_id, at, exc)
-        if not control.step_failed(at, exc, lease.fence):
+        if beat.lost or not control.step_failed(at, exc, lease.fence):
             return "lost", retry_in  # taken over meanwhile: the new driver asks the model
         outcome = "failed-step"
         retry_in = min(longest_wait(), max(backoff(lease.attempt), exc.retry_after or 0.0))
@@ -246,13 +248,19 @@ def step_under(
         # A step that raises is recorded and tried again after a backoff; the lease's attempt
         # count, not Celery's, decides when it has failed often enough to dead-letter it.
         log.exception("run %s: step at version %s failed", control.run_id, at)
-        if not control.step_failed(at, exc, lease.fence):
-            return "lost", retry_in  # taken over meanwhile: the run is the new driver's
+        if beat.lost or not control.step_failed(at, exc, lease.fence):
+            # Taken over meanwhile: the run is the new driver's. Or run out unrenewed, which
+            # the failure may well come from (a git the lost lease ended: children.Ended).
+            return "lost", retry_in
         outcome = "failed-step"
         retry_in = backoff(lease.attempt)
     finally:
         [lease] = beat.stop()  # as renewed: its version moved with each renewal
-        control.release(lease, outcome)
+        if control.release(lease, outcome) and beat.lost and outcome == "lost":
+            # Run out unrenewed, and nobody took it since (the release landed): no step is on
+            # its way, and the reconciler would send one only STALL_SECONDS after this release.
+            # (A step that parked before it wrote again sends its own: "stepped".)
+            queue.advance(control.run_id)
         projection.catch_up()
     return outcome, retry_in
 

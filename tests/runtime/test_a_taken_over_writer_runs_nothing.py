@@ -15,9 +15,9 @@ import pytest
 from runtime import loop
 from runtime.budget import Budget
 from runtime.coordination.leases import Lease, Leases
-from runtime.events import WorkspacePrepared
+from runtime.events import BudgetDebited, WorkspacePrepared
 from runtime.faults import Faults
-from runtime.journal import Fenced, MemoryJournal, StaleEpoch
+from runtime.journal import Fenced, LeaseLost, MemoryJournal, StaleEpoch
 from runtime.model import ScriptedClient, call
 from runtime.session import Session
 from runtime.tools import Tool, Toolbox, schema
@@ -163,3 +163,24 @@ def test_a_driver_whose_lease_was_taken_over_does_not_ask_the_model(tmp_path):
     driver = Session(Fenced(journal, *seam.taken.fence), RUN)
     assert loop.run(agent, "task", driver, Budget(10_000), task_id="T1").status == "done"
     assert again.asked == 1  # the new driver asks the call nobody answered; the first is recorded
+
+
+def test_a_writer_given_up_writes_nothing_until_its_fence_moves_to_a_new_lease():
+    """Its holder's heartbeat took the lease for lost (run out unrenewed): nobody took it, so
+    the journal's fence would let it write, but it is refused, as a writer taken over is. A
+    warm flight's next step moves the writer onto that step's own lease, and writes again."""
+    journal = MemoryJournal()
+    leases = Leases(journal, RUN)
+    lease = leases.acquire(RUN, "w1", ttl=60)
+    writer = Fenced(journal, lease.stream, lease.epoch)
+    writer.give_up()
+    with pytest.raises(LeaseLost):
+        writer.append(f"run-{RUN}", [BudgetDebited(amount=1)], 0)
+    with pytest.raises(LeaseLost):
+        writer.check()
+    assert journal.version(f"run-{RUN}") == 0
+    leases.release(lease)
+    writer.fence = leases.acquire(RUN, "w1", ttl=60).fence  # the next step's lease
+    writer.check()
+    writer.append(f"run-{RUN}", [BudgetDebited(amount=1)], 0)
+    assert journal.version(f"run-{RUN}") == 1

@@ -3,7 +3,7 @@ kills its tool runs: a merge or a commit of the old holder's would otherwise lan
 new driver's work. The step's heartbeat (services.control.heartbeat) does it, on a lease taken
 over and on one that ran out while the database would not take its renewal; the git's caller
 gets children.Ended, no git starts until the heartbeat is stopped, and the holder's next fenced
-append is refused.
+append is refused (given up, when nobody took the lease over).
 
 A real git: a commit whose pre-commit hook sleeps, so that the lease is lost while it runs."""
 
@@ -20,7 +20,7 @@ from runtime import children
 from runtime.coordination.leases import Leases
 from runtime.events import BudgetDebited, LeaseGranted
 from runtime.git_run import git
-from runtime.journal import Fenced, MemoryJournal, StaleEpoch, append_next
+from runtime.journal import Fenced, LeaseLost, MemoryJournal, StaleEpoch, append_next
 from services.control import heartbeat
 
 TTL = 0.3  # seconds: the test's own short lease
@@ -155,7 +155,8 @@ def test_a_commit_in_flight_is_killed_when_the_lease_runs_out_unrenewed(repo, tm
     leases = Leases(journal, "r1", clock=clock)
     lease = leases.acquire("r1", "w1", TTL)
     before = head(repo)
-    beat = heartbeat(leases, lease)
+    writer = Fenced(journal, lease.stream, lease.epoch)
+    beat = heartbeat(leases, lease, writer=writer)
     try:
         thread, said = committing(repo)
         group = hook_group(tmp_path / "hook.pid")
@@ -170,3 +171,9 @@ def test_a_commit_in_flight_is_killed_when_the_lease_runs_out_unrenewed(repo, tm
     journal.down = False
     nothing_committed(repo, before)
     assert leases.current("r1").holder == "w1"  # nobody took it: the holder could not know
+    # The journal's fence would still let the holder write; its writer was given up.
+    with pytest.raises(LeaseLost):
+        writer.append("run-r1", [BudgetDebited(amount=1)], 0)
+    with pytest.raises(LeaseLost):
+        writer.check()  # nor runs a tool, a commit or a merge
+    assert journal.version("run-r1") == 0

@@ -3,17 +3,22 @@ sandbox), each in a process group of its own, so that a holder that lost its lea
 
 A worker whose step lease was taken over (or ran out unrenewed) must not go on changing a
 workspace that another worker may now drive: a tool run of its own could still write there, and
-a git merge or commit land beside the new driver's work. `end_all` kills the process group of
-every child running now (SIGKILL to the group: what the child started dies with it), and no
-child starts after that until the holding whose lease was lost is over (`reopen`): a harness
-that was between two git commands when the lease went would otherwise start the next one. The
-caller of a child ended so, or refused, gets `Ended`, not the exit status of a command that
-failed on its own, which callers take as an answer (a merge that conflicts is aborted with more
-git, a pytest killed by a signal is run again); and the holder's next fenced append is refused
-anyway.
+a git merge or commit land beside the new driver's work. `end(by)` kills the process group of
+every child the holding `by` has running now (SIGKILL to the group: what the child started dies
+with it), and none of its children starts after that until the holding is over (`reopen`): a
+harness that was between two git commands when the lease went would otherwise start the next
+one. The caller of a child ended so, or refused, gets `Ended`, not the exit status of a command
+that failed on its own, which callers take as an answer (a merge that conflicts is aborted with
+more git, a pytest killed by a signal is run again); and the holder's next fenced append is
+refused anyway.
 
-Per process, not per step: a worker (Celery's prefork pool) runs one step or one specialist at a
-time in a process, and their children run on the flight's own thread.
+Per holding, not per process: a worker on a pool of threads (Celery's `-P threads`) runs steps
+of several runs at once in one process, and one run's lost lease killed the others' git and
+sandboxed runs. A child belongs to the holding current where it starts (`holding()`, a context
+variable): the holder enters its holding (`enter`) on its own thread, and the threads its work
+starts carry it (a tool's thread, a specialist's, a warm flight's, which `adopt`s the holding of
+each step that drives it). A child started outside any holding (a thread it did not reach) is
+nobody's to keep: it is ended with any holding's lost lease, as every child was before.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 P = TypeVar("P", bound="subprocess.Popen[Any]")
@@ -33,13 +39,32 @@ WHY = (
     "it could not be renewed), and another worker may be driving that work now"
 )
 
-_running: set[subprocess.Popen[Any]] = set()
-_ended: set[subprocess.Popen[Any]] = set()  # killed by end_all; their callers not told yet
-# The holdings whose lease was lost and that are not over: while there is one, nothing starts.
-# Each holding's own token, so that one ending (a specialist run inline by an eager worker)
-# does not reopen what another's lost lease closed.
-_closed_by: set[object] = set()
+# The holding whose work runs here (None: none). Each holding is its own token, so that one
+# ending (a specialist run inline by an eager worker) does not reopen what another's closed.
+_holding: ContextVar[object | None] = ContextVar("children_holding", default=None)
+_running: dict[subprocess.Popen[Any], object | None] = {}  # each child, and its holding
+_ended: set[subprocess.Popen[Any]] = set()  # killed by end; their callers not told yet
+_closed_by: set[object] = set()  # the holdings whose lease was lost and that are not over
 _lock = threading.Lock()
+
+
+def holding() -> object | None:
+    """The holding the children started here belong to."""
+    return _holding.get()
+
+
+def enter(by: object | None) -> object | None:
+    """Make `by` the holding of the children started from here on, in this thread (and the
+    threads it starts that carry its context); what it was, for `enter` to put back."""
+    before = _holding.get()
+    _holding.set(by)
+    return before
+
+
+def adopt(by: object | None) -> None:
+    """The same, where nothing is to be put back: a thread of the work's own (a warm flight's,
+    driven by one step's holding after another)."""
+    _holding.set(by)
 
 
 class Ended(Exception):
@@ -49,16 +74,18 @@ class Ended(Exception):
 @contextlib.contextmanager
 def started(what: str, start: Callable[[], P]) -> Iterator[P]:
     """The process `start()` starts (in a process group of its own: start_new_session=True),
-    counted among this process's children while the block runs. Raises Ended, naming `what`,
-    instead of starting it while a lost lease's holding is under way; and as the block ends
-    if `end_all` killed it meanwhile (the block saw it end as killed), over what the block
-    raised."""
+    counted among the children of the holding current here while the block runs. Raises Ended,
+    naming `what`, instead of starting it while that holding's lease is lost (outside any
+    holding: while any is); and as the block ends if `end` killed it meanwhile (the block saw
+    it end as killed), over what the block raised."""
+    by = _holding.get()
     with _lock:
-        if _closed_by:
+        closed = by in _closed_by if by is not None else bool(_closed_by)
+        if closed:
             raise Ended(f"{what} was not started: {WHY}")
-        # Under the lock: `end_all` either finds it running, or comes first and it is refused.
+        # Under the lock: `end` either finds it running, or comes first and it is refused.
         proc = start()
-        _running.add(proc)
+        _running[proc] = by
     try:
         yield proc
     except Exception as exc:
@@ -73,22 +100,23 @@ def started(what: str, start: Callable[[], P]) -> Iterator[P]:
 
 
 def _forget(proc: subprocess.Popen[Any]) -> bool:
-    """No longer counted; whether `end_all` killed it."""
+    """No longer counted; whether `end` killed it."""
     with _lock:
-        _running.discard(proc)
+        _running.pop(proc, None)
         killed = proc in _ended
         _ended.discard(proc)
     return killed
 
 
-def end_all(by: object) -> int:
-    """Kill (SIGKILL, each one's process group) the children running now, and start none until
-    `reopen(by)`; how many there were. `by`: the holding whose lease was lost. Called from
-    another thread (the heartbeat that found the lease lost) while the children's callers wait
-    on them: each sees its child end, and raises Ended."""
+def end(by: object) -> int:
+    """Kill (SIGKILL, each one's process group) the children of holding `by` running now (and
+    those of no holding), and start none of its own until `reopen(by)`; how many there were.
+    `by`: the holding whose lease was lost. Called from another thread (the heartbeat that
+    found the lease lost) while the children's callers wait on them: each sees its child end,
+    and raises Ended. Another holding's children go on."""
     with _lock:
         _closed_by.add(by)
-        procs = list(_running)
+        procs = [proc for proc, owner in _running.items() if owner is by or owner is None]
         _ended.update(procs)
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
@@ -97,12 +125,12 @@ def end_all(by: object) -> int:
 
 
 def reopen(by: object) -> None:
-    """The holding `by` is over: children may start again (unless another lost its lease)."""
+    """The holding `by` is over: its children may start again."""
     with _lock:
         _closed_by.discard(by)
 
 
-def running() -> int:
-    """How many children are counted now."""
+def running(by: object | None = None) -> int:
+    """How many children are counted now (of holding `by`, when given)."""
     with _lock:
-        return len(_running)
+        return sum(1 for owner in _running.values() if by is None or owner is by)

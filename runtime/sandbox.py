@@ -123,7 +123,7 @@ def run(
         with children.started(label, start) as proc:
             return _outcome(proc, timeout, sandbox.limits.output_bytes, label, first)
     except children.Ended:
-        # Killed with its process group (children.end_all): a sandboxed run's pid namespace
+        # Killed with its process group (children.end): a sandboxed run's pid namespace
         # dies with bwrap, its group leader; as after a timeout, not told before it is gone.
         pid = first()
         if pid is not None:

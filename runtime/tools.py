@@ -8,6 +8,7 @@ agent a stack trace is data about the world, and whether to retry is the loop's 
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -263,8 +264,12 @@ def execute(tool: Tool, args: dict[str, Any], call: Call | None = None) -> Outco
             box.append(ran_into(tool.name, exc))
 
     # A thread, not the caller, so a hung tool cannot hang the loop. Python cannot kill the
-    # thread; tools that run subprocesses enforce their own timeout and kill the child.
-    worker = threading.Thread(target=work, name=f"tool-{tool.name}", daemon=True)
+    # thread; tools that run subprocesses enforce their own timeout and kill the child. It runs
+    # in the caller's context: the children it starts are the caller's step's (children.py).
+    context = contextvars.copy_context()
+    worker = threading.Thread(
+        target=context.run, args=(work,), name=f"tool-{tool.name}", daemon=True
+    )
     worker.start()
     worker.join(tool.timeout)
     if not box:

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from runtime import children
 from runtime.flight import FlightOutcome
 from runtime.session import Session
 
@@ -53,6 +54,9 @@ class WarmFlight:
         self._outcome: FlightOutcome | None = None
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
+        # The holding of the step driving the flight now: the children its thread starts are
+        # that step's, ended with that step's lost lease and no other (runtime/children.py).
+        self._holding: object | None = None
         self.used = time.monotonic()
         if threaded:
             session.pause = self._pause
@@ -77,6 +81,7 @@ class WarmFlight:
                 raise RuntimeError(f"flight {self.run_id} is {self._state}: it cannot step")
             self.session.steps, self.session.until, self.session.live_turns = steps, until, 0
             self.session.start.begin(began)
+            self._holding = children.holding()
             if not self.threaded:
                 self._state = "done"
                 return self._fly(self.session)
@@ -118,10 +123,12 @@ class WarmFlight:
                 self._lock.wait()
             if self._abandon:
                 raise Abandoned()
+            children.adopt(self._holding)  # the next step's
 
     def _run(self) -> None:
         outcome: FlightOutcome | None = None
         error: BaseException | None = None
+        children.adopt(self._holding)
         try:
             outcome = self._fly(self.session)
         except Abandoned:

@@ -301,18 +301,26 @@ def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Hea
     worker that dies stops renewing, so its leases run out within STEP_LEASE_SECONDS. A lease
     found taken over, or run out while the database would not take (or answer) its renewal,
     gives up the holder's `writer` (it writes nothing more, and runs no tool, model call or git
-    that `check_standing` guards: the step stops where it is), and ends the children this
-    process has going, its tool runs (their pytest, in the sandbox) and its git, and none
-    starts again until this heartbeat is stopped: another worker may now drive the run, and
-    replays what this one was doing."""
+    that `check_standing` guards: the step stops where it is), and ends the children its
+    holder has going, its tool runs (their pytest, in the sandbox) and its git, and none of
+    its own starts again until this heartbeat is stopped: another worker may now drive the
+    run, and replays what this one was doing.
+
+    Its holder's children are those started, until `stop()`, from the thread that calls this
+    and from the threads its work starts (runtime/children.py). Another step on a thread of
+    the same process (a pool of threads) holds a lease of its own and keeps its children. Call
+    `stop()` on the same thread."""
     holding = object()  # what a lost lease of these closes, until the holder stops the beat
+    # What the thread held before (a step's, where an eager worker runs a specialist inline),
+    # put back at stop().
+    before = children.enter(holding)
 
     def lost(lease: Lease) -> None:
         # The writer first: a tool whose run is killed next answers with children.Ended,
         # which the agent loop would take for the tool's own failure and write down.
         if writer is not None:
             writer.give_up()
-        children.end_all(holding)
+        children.end(holding)
 
     def ended() -> None:
         children.reopen(holding)
@@ -325,6 +333,7 @@ def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Hea
         transient=(OperationalError,),  # the database busy for a moment: renew again soon
         on_exit=ended,
         on_lost=lost,
+        on_stop=lambda: children.enter(before),
     )
     return beat.start()
 

@@ -419,7 +419,8 @@ class Heartbeat:
     taken for lost stays lost, even if the renewal that hung lands after all: its holder has
     ended what it ran. Anything else ends the renewing thread with its traceback; the lease is
     then taken for lost at its expiry, and expires as if the holder had died. `on_lost` runs on
-    either thread; `on_exit` on the renewing one as it ends (to close its database connection).
+    either thread; `on_exit` on the renewing one as it ends (to close its database connection);
+    `on_stop` on the caller of `stop()`, once both have ended.
     """
 
     def __init__(
@@ -431,6 +432,7 @@ class Heartbeat:
         transient: tuple[type[BaseException], ...] = (),
         on_exit: Callable[[], object] | None = None,
         on_lost: Callable[[Lease], object] | None = None,
+        on_stop: Callable[[], object] | None = None,
     ) -> None:
         self.leases = leases
         self.held = list(held)
@@ -438,6 +440,7 @@ class Heartbeat:
         self.transient = transient
         self.on_exit = on_exit
         self.on_lost = on_lost
+        self.on_stop = on_stop
         self.lost: list[Lease] = []
         self.renewals = 0
         self._gone: set[int] = set()  # where in `held` the leases taken for lost are
@@ -457,6 +460,8 @@ class Heartbeat:
         for thread in (self._watcher, self._thread):  # the second waits out a renewal in flight
             if thread.is_alive():
                 thread.join()
+        if self.on_stop is not None:
+            self.on_stop()
         return list(self.held)
 
     def __enter__(self) -> Heartbeat:

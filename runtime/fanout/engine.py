@@ -18,6 +18,7 @@ sub-session, so a resumed or replayed run reads its work back instead of doing i
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -211,9 +212,15 @@ def here(session: Session, todo: list[tuple[str, Handoff]], crew: Crew) -> dict[
                 crew.release()
 
     pool = ThreadPoolExecutor(max_workers=crew.cap, thread_name_prefix="specialist")
+    # Each in a copy of this thread's context: the children a specialist starts here are the
+    # step's, ended with its lost lease (runtime/children.py).
     futures = {
         sub_id: pool.submit(
-            run, session.sub(worker_stream(session.run_id, sub_id, h.worker_id)), sub_id, h
+            contextvars.copy_context().run,
+            run,
+            session.sub(worker_stream(session.run_id, sub_id, h.worker_id)),
+            sub_id,
+            h,
         )
         for sub_id, h in todo
     }

@@ -9,6 +9,7 @@ A real git: a commit whose pre-commit hook sleeps, so that the lease is lost whi
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from pathlib import Path
@@ -45,8 +46,8 @@ def repo(tmp_path: Path, settings) -> Path:
 
 
 def committing(root: Path) -> tuple[threading.Thread, list[object]]:
-    """`git commit` on a thread of its own (as a flight's thread runs it); what it returned or
-    raised goes in the list."""
+    """`git commit` on a thread of its own (as a flight's thread runs it, under the holding of
+    the step that drives it: the heartbeat's); what it returned or raised goes in the list."""
     said: list[object] = []
 
     def commit() -> None:
@@ -55,7 +56,7 @@ def committing(root: Path) -> tuple[threading.Thread, list[object]]:
         except Exception as exc:
             said.append(exc)
 
-    thread = threading.Thread(target=commit)
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(commit,))
     thread.start()
     return thread, said
 

@@ -421,6 +421,11 @@ class Ledger:
         last = last_record(self.outcomes, self.stream(key))  # the outcome is the last record
         return last is not None and isinstance(last.event, EffectFailed)
 
+    def started(self, key: str) -> bool:
+        """Whether the key's effect was ever started: its stream's version, none of its
+        records (which `recorded` reads, every one)."""
+        return self.outcomes.version(self.stream(key)) > 0
+
     def recorded(self, key: str) -> list[Event]:
         """The effect's whole stream (what the audit shows); its state needs only `seen`."""
         return [r.event for r in self.outcomes.read(self.stream(key))]

@@ -40,6 +40,7 @@ from runtime.events.mutation import GateCheck
 from runtime.journal import (
     Guard,
     Journal,
+    Recorded,
     WrongExpectedVersion,
     append_next,
     last_record,
@@ -175,9 +176,9 @@ class MutationGate:
         in between is found instead."""
         for attempt in range(RACES):
             records = self.journal.read(self.log)
-            for rec in records:
-                if isinstance(rec.event, MutationRefused) and rec.event.call == m.call:
-                    raise GateRefused(rec.event)
+            given = self.given(m.call, records)
+            if given is not None:
+                raise GateRefused(given)
             refused = self.judge(m)
             if refused is None:
                 return
@@ -188,6 +189,24 @@ class MutationGate:
                     raise
                 continue
             raise GateRefused(refused)
+
+    def refused_before(self, m: Mutation) -> None:
+        """Raise again the refusal the tool call `m.call` was given already, if any, as `check`
+        would: for a tool that checks something of its own before the gate (the desk's refund,
+        its amount), which, run again, would otherwise answer in its own words a call whose
+        first run was refused here."""
+        if m.call is not None:
+            given = self.given(m.call, self.journal.read(self.log))
+            if given is not None:
+                raise GateRefused(given)
+
+    @staticmethod
+    def given(call: str | None, records: list[Recorded]) -> MutationRefused | None:
+        """The refusal journalled for the tool call `call` among the log's records, if any."""
+        for rec in records:
+            if isinstance(rec.event, MutationRefused) and rec.event.call == call:
+                return rec.event
+        return None
 
     def guards(self, m: Mutation) -> tuple[Guard, ...]:
         """The intent's stream and its version, read before the checks read the intent: a

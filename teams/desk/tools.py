@@ -8,7 +8,8 @@ set_order_status   a compare-and-swap on the version the agent decided from, rec
 issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
                    after a timeout is the same refund, done once; it holds its amount of what
                    the order was paid in the same write as it starts, so refunds in flight
-                   (another amount, another run on the order) count against the total too
+                   (another amount, another run on the order) count against the total too;
+                   a refusal at the gate names the call, which run again answers it
 both               mutations through the one gate (runtime/coordination/mutation.py):
                    the ticket's intent version, the driver's lease epoch (on the workers),
                    the agent's authority, evidence from the record, the derived key
@@ -210,7 +211,9 @@ class DeskTools:
             call=ref,
         )
 
-    def issue_refund(self, amount_cents: int, reason: str) -> dict[str, Any]:
+    def issue_refund(
+        self, amount_cents: int, reason: str, call: Call | None = None
+    ) -> dict[str, Any]:
         try:
             what = f"{self.agent} refunding {amount_cents} cents on {self.order_id}"
             target = subject(self.order_id)
@@ -218,7 +221,16 @@ class DeskTools:
             # The key is the decision's, never the model's: the same refund decided again in
             # this task is the same key, whatever reason the agent gives this time.
             key = effect_key(self.session.run_id, self.task_id, target, payload)
-            if not self.ledger.recorded(key):
+            mutation = replace(
+                self.mutation(what, "refund", self.read_before()),
+                expected_key=key,
+                call=call.ref if call is not None else None,  # refused, it is refused once
+            )
+            if not self.ledger.started(key):
+                # A refusal this call was given already is its answer (run again by a resumed
+                # step): the amount checked again might be refused in other words, the order
+                # refunded since by somebody else.
+                self.gate.refused_before(mutation)
                 # An amount the order cannot take is said so before the gate's checks, as it
                 # always was; the hold itself is checked again, and taken, with the start.
                 self.reserve(key, amount_cents)
@@ -229,9 +241,7 @@ class DeskTools:
                 payload,
                 lambda k: self.desk.payments.refund(k, self.order_id, amount_cents),
                 run_id=self.session.run_id,
-                mutation=replace(
-                    self.mutation(what, "refund", self.read_before()), expected_key=key
-                ),
+                mutation=mutation,
                 reserve=lambda: self.reserve(key, amount_cents),
                 # The payment provider deduplicates on the key (one refund per key, the same
                 # receipt to every call): a refund left unsettled by a driver that died is sent
@@ -305,6 +315,7 @@ class DeskTools:
                     self.issue_refund,
                     timeout=self.settings.tool_timeout,
                     retry_safe=False,
+                    identified=True,  # told its call: refused, run again, it answers that
                 )
             )
         return tools

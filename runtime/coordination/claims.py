@@ -25,7 +25,7 @@ from typing import Any, Literal
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
 from runtime.coordination.effects import canonical
 from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked
-from runtime.journal import Journal, WrongExpectedVersion, append_next, read_of_kind
+from runtime.journal import Journal, Recorded, WrongExpectedVersion, append_next, read_of_kind
 
 __all__ = ["SOURCE_RANK", "Claims", "ConflictType", "Outcome", "Rules", "conflict_type"]
 
@@ -67,6 +67,13 @@ def claim_id(
     if run_id:
         parts.append(run_id)
     return "cl-" + hashlib.sha256(canonical(parts).encode()).hexdigest()[:16]
+
+
+def made_by(records: list[Recorded], call: str) -> ClaimAsserted | None:
+    for rec in records:
+        if isinstance(rec.event, ClaimAsserted) and rec.event.call == call:
+            return rec.event
+    return None
 
 
 class Claims:
@@ -127,9 +134,9 @@ class Claims:
             return event
         for attempt in range(RECHECKS + 1):
             records = self.journal.read(stream)
-            for rec in records:
-                if isinstance(rec.event, ClaimAsserted) and rec.event.call == call:
-                    return rec.event
+            made = made_by(records, call)
+            if made is not None:
+                return made
             try:
                 # At the version read: a claim of the same call landing in between is found.
                 self.journal.append(stream, [event], records[-1].version if records else 0)
@@ -139,6 +146,10 @@ class Claims:
                 continue
             return event
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def made_by(self, subject: str, call: str) -> ClaimAsserted | None:
+        """The claim the tool call `call` (`Call.ref`) asserted on the subject, if any."""
+        return made_by(self.journal.read(self.stream(subject)), call)
 
     def live(self, subject: str, predicate: str) -> list[ClaimAsserted]:
         """Claims nobody superseded and no decision settled, newest last."""

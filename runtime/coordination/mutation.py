@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 
 from runtime import errors
 from runtime.coordination.gates import Intents
-from runtime.events import EffectStarted, MutationRefused
+from runtime.events import EffectStarted, IntentDeclared, MutationRefused
 from runtime.events.mutation import GateCheck
 from runtime.journal import (
     Guard,
@@ -189,6 +189,36 @@ class MutationGate:
                     raise
                 continue
             raise GateRefused(refused)
+
+    def passed(self, m: Mutation) -> tuple[Guard, ...]:
+        """The guards of a mutation whose tool call passed the gate in its first run (its tool
+        knows it from what it wrote after the gate: the desk's claim), run again by a resumed
+        step: not judged again. Past the gate, an uninterrupted call is refused only where its
+        write's guards are (`again`), and its write may look at something else first (the
+        order's version, which answers OrderMoved); judged again, a call whose first run lost
+        its compare-and-swap was refused here where the intent had moved since, a refusal no
+        uninterrupted run journals. A refusal the call was given since (its write refused by
+        its guards) is raised again; else the guards returned are its first run's: the intent's
+        stream at the version that declared the version the mutation holds (the intent check
+        passed, so it was the latest), 0 where the stream holds none of it (a run's carried
+        intent), so that any version declared since refuses its write as it would have the
+        first run's."""
+        if m.call is None:
+            raise ValueError(f"{m.what}: only a tool call is known to have passed the gate")
+        self.refused_before(m)
+        if m.intent is None:
+            return ()
+        intent_id, held = m.intent
+        stream = Intents.stream(intent_id)
+        at = next(
+            (
+                r.version
+                for r in self.journal.read(stream)
+                if isinstance(r.event, IntentDeclared) and r.event.intent_version == held
+            ),
+            0,
+        )
+        return ((stream, at),)
 
     def refused_before(self, m: Mutation) -> None:
         """Raise again the refusal the tool call `m.call` was given already, if any, as `check`

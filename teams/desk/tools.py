@@ -4,7 +4,8 @@ set_order_status   a compare-and-swap on the version the agent decided from, rec
                    claim first; a lost race comes back as OrderMoved with the order as it is
                    now, and after `attempts` losses the agent may not try again (Contended);
                    the claim, the change and a refusal at the gate name the call, which run
-                   again (a resumed step's) answers as it first did
+                   again (a resumed step's) answers as it first did: past the gate (its claim
+                   made), it is not judged there again
 issue_refund       through the effect ledger, keyed on (run, task, order, amount): a retry
                    after a timeout is the same refund, done once; it holds its amount of what
                    the order was paid in the same write as it starts, so refunds in flight
@@ -163,7 +164,12 @@ class DeskTools:
             request=request_hash("set_status", target, payload),
             call=ref,  # refused, it is refused once: run again, it answers that refusal
         )
-        guards = self.gate.check(mutation)
+        # Its claim, made after the gate, says its first run passed it: run again, it goes on
+        # as that run went on, to its compare-and-swap under the guards it was given then, not
+        # judged again (refused now, where the intent moved since, a call whose first run lost
+        # its compare-and-swap would journal a refusal no uninterrupted run does).
+        passed = ref is not None and self.claims.made_by(target, ref) is not None
+        guards = self.gate.passed(mutation) if passed else self.gate.check(mutation)
         lost = self.losses()
         if lost >= self.settings.attempts:
             raise Contended(

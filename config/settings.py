@@ -20,7 +20,7 @@ from django.contrib.messages import constants as message_levels
 from django.core.exceptions import ImproperlyConfigured
 
 from config import env
-from runtime import openai_client, prices, snapshots
+from runtime import openai_settings, prices, snapshots
 from runtime.events import LINE_BYTES, LINE_DEPTH
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -246,7 +246,7 @@ LOCAL_MODEL_FILE = env.text("MINUTES_LOCAL_MODEL_FILE")
 LOCAL_MODEL_START = env.flag("MINUTES_LOCAL_MODEL_START", default=False)
 # An OpenAI-compatible endpoint for runs on the `endpoint` backend, and where the local model's
 # server listens: read here, handed to each flight (runtime.team.Services.models), whose model
-# client checks them (runtime/openai_client.py). The form offers `endpoint` only with a URL.
+# client checks them (runtime/openai_settings.py). The form offers `endpoint` only with a URL.
 MODEL_SETTINGS = (
     "MINUTES_MODEL_BASE_URL",
     "OPENAI_BASE_URL",
@@ -260,8 +260,8 @@ MODEL_SETTINGS = (
 )
 MODELS = {name: env.text(name) for name in MODEL_SETTINGS if env.text(name)}
 try:
-    openai_client.check_settings(MODELS)
-except openai_client.ModelConfigError as exc:
+    openai_settings.check_settings(MODELS)
+except openai_settings.ModelConfigError as exc:
     raise ImproperlyConfigured(str(exc)) from None
 MODEL_BASE_URL = MODELS.get("MINUTES_MODEL_BASE_URL") or MODELS.get("OPENAI_BASE_URL", "")
 # What model calls cost (runtime/prices.py): a JSON price table per model, per million input and

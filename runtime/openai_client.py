@@ -15,10 +15,8 @@ the sooner), however slowly the server writes.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +33,13 @@ from runtime.model import (
     ToolSpec,
 )
 from runtime.openai_key import blanked, kept_out, quoted
+from runtime.openai_settings import (
+    ModelConfigError,
+    in_the_clear,
+    local_url_of,
+    max_tokens_of,
+    timeout_of,
+)
 from runtime.openai_wire import (
     ArgumentsTooLarge,
     ModelProtocolError,
@@ -60,7 +65,6 @@ OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the 
 # How the GenAI semantic conventions name the provider of a server that speaks this protocol
 # (`gen_ai.provider.name`), whoever runs it: a trace names the protocol, not our backend.
 GENAI_PROVIDER = "openai"
-LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
 # The local model's completion limit when MINUTES_MODEL_MAX_TOKENS is unset. Without one its
 # server may write until its context (8,192 tokens) is full: at the 67-77 tokens/s its log
 # shows on 2 cores, about two minutes for one reply. Its replies in the suite's slowest test
@@ -73,28 +77,6 @@ MAX_REPLY_BYTES = 1024 * 1024
 LOCATION_CHARS = 300  # of a redirect's Location, how much to quote
 log = logging.getLogger(__name__)
 WARNED: set[str] = set()  # the plain-HTTP endpoints this process has warned about
-
-
-def in_the_clear(base_url: str) -> bool:
-    """Whether requests to `base_url` cross a network unencrypted: http:// to a host that is
-    not this machine (a local server, the usual plain-HTTP endpoint, keeps its traffic here)."""
-    parts = urlsplit(base_url)
-    if parts.scheme != "http":
-        return False
-    host = parts.hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        return False
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return True  # a name: somewhere else
-
-
-@errors.replayable
-class ModelConfigError(ModelError):
-    """The client cannot be built (a setting is missing or malformed), or a call cannot be made
-    as the settings have it (the server's certificate does not verify): asking again will not
-    help."""
 
 
 @errors.replayable
@@ -508,76 +490,3 @@ class OpenAIClient(ModelClient):
                 f"the reply is not a JSON object but {type(decoded).__name__}: {snippet(raw)}"
             )
         return decoded
-
-
-# --- small helpers -----------------------------------------------------------------------------
-
-
-def timeout_of(environ: Mapping[str, str]) -> float:
-    """MINUTES_MODEL_TIMEOUT in seconds; 60 when unset or empty."""
-    raw = environ.get("MINUTES_MODEL_TIMEOUT")
-    if not raw:
-        return 60.0
-    try:
-        timeout = float(raw)
-    except ValueError:
-        raise ModelConfigError(
-            f"MINUTES_MODEL_TIMEOUT must be a number of seconds, not {raw!r}"
-        ) from None
-    if not math.isfinite(timeout) or timeout <= 0:
-        raise ModelConfigError(
-            f"MINUTES_MODEL_TIMEOUT must be a positive number of seconds, not {raw!r}"
-        )
-    return timeout
-
-
-def check_settings(environ: Mapping[str, str]) -> None:
-    """Raise ModelConfigError if a number or the local server's address is malformed: hosts
-    call this at start, so a typo is named there rather than in the first run that asks a
-    model."""
-    timeout_of(environ)
-    max_tokens_of(environ)
-    local_url_of(environ)
-
-
-def local_url_of(environ: Mapping[str, str]) -> str:
-    """MINUTES_LOCAL_MODEL_URL (LOCAL_URL when unset): an http(s) address with a host and a
-    port whose path is /v1, where llama.cpp's server answers. Without /v1 the server answered
-    every request 404, and `demo --model local` waited two minutes to say it did not answer."""
-    raw = (environ.get("MINUTES_LOCAL_MODEL_URL") or "").strip()
-    if not raw:
-        return LOCAL_URL
-    parts = urlsplit(raw)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or port is None
-        or parts.path.rstrip("/") != "/v1"
-        or parts.query
-        or parts.fragment
-    ):
-        raise ModelConfigError(
-            "MINUTES_LOCAL_MODEL_URL must be the local model server's address with its port "
-            f"and the path /v1, where its API answers (as {LOCAL_URL}), not {raw!r}"
-        )
-    return raw.rstrip("/")
-
-
-def max_tokens_of(environ: Mapping[str, str]) -> int | None:
-    """MINUTES_MODEL_MAX_TOKENS as a positive whole number; None when unset or empty."""
-    raw = (environ.get("MINUTES_MODEL_MAX_TOKENS") or "").strip()
-    if not raw:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ModelConfigError(
-            f"MINUTES_MODEL_MAX_TOKENS must be a positive whole number of tokens, not {raw!r}"
-        )
-    return value

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from runtime.openai_client import local_url_of
+from runtime.openai_settings import local_url_of
 
 WEIGHTS = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "run `make local-model` (builds the server once, about 7 minutes on 2 cores)"

@@ -22,7 +22,8 @@ from journal_store.models import RunSummary
 from runtime import flight, status, streams
 from runtime.events import ResumeRequested, StopRequested, TeamStarted
 from runtime.journal import Recorded, WrongExpectedVersion
-from runtime.openai_client import ModelConfigError, OpenAIClient
+from runtime.openai_client import OpenAIClient
+from runtime.openai_settings import ModelConfigError
 from runtime.team import FlightConfig
 from services import local_model, queue, verdicts
 from services.control import Control, stalled

@@ -7,7 +7,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where the environment is read: the settings, and the model client (used without Django too).
-READERS = ["config/settings.py", "config/env.py", "runtime/openai_client.py"]
+READERS = [
+    "config/settings.py",
+    "config/env.py",
+    "runtime/openai_client.py",
+    "runtime/openai_settings.py",
+]
 NAME = re.compile(r'"((?:MINUTES|OPENAI|CELERY|DATABASE|POSTGRES)_[A-Z_]+)"')
 
 

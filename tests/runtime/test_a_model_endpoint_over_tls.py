@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from runtime.model import ChatMessage, EndpointDown
-from runtime.openai_client import ModelConfigError, OpenAIClient
+from runtime.openai_client import OpenAIClient
+from runtime.openai_settings import ModelConfigError
 from tests.fakellm import FakeServer, Reply, completion
 
 TLS = Path(__file__).resolve().parents[1] / "fixtures" / "tls"

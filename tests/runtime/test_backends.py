@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from runtime import flight
-from runtime.openai_client import LOCAL_URL, OpenAIClient
+from runtime.openai_client import OpenAIClient
+from runtime.openai_settings import LOCAL_URL
 
 
 def test_journals_that_named_the_endpoint_by_its_old_name_still_read() -> None:

@@ -17,13 +17,12 @@ from runtime.model import UNREADABLE_ARGS, ChatMessage, EndpointDown, ModelError
 from runtime.openai_client import (
     LOCAL_MAX_TOKENS,
     MAX_REPLY_BYTES,
-    ModelConfigError,
     ModelHTTPError,
     ModelProtocolError,
     OpenAIClient,
-    local_url_of,
 )
 from runtime.openai_key import REDACTED
+from runtime.openai_settings import ModelConfigError, local_url_of
 from runtime.tools import InvalidArguments, Tool, Toolbox
 from tests.fakellm import FakeServer, Reply, completion, wire_call
 

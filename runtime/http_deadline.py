@@ -151,6 +151,16 @@ def _read(response: Any, limit: int, quietly: bool = False) -> bytes:
         while size < limit:
             piece = response.read1(min(CHUNK, limit - size))
             if not piece:
+                # read1 answers nothing both at the body's end and where the server closed
+                # the connection (FIN) short of the length its headers gave (read() alone
+                # raises IncompleteRead): a body cut short read as whole was "not JSON", a
+                # failure of the model's for good, where a reset mid-body is an outage.
+                missing = getattr(response, "length", None)
+                if missing and not quietly:
+                    raise Unreachable(
+                        f"the connection closed after {size} of the {size + missing} bytes "
+                        "its Content-Length announced"
+                    )
                 break
             pieces.append(piece)
             size += len(piece)

@@ -19,8 +19,9 @@ send one.
 
 `exchange` answers the status and the body's start of a 2xx (`post`, the body), or raises:
 Redirected (a 3xx), Refused (any other status), TimeoutError, Untrusted (the server's
-certificate did not verify), or Unreachable (the connection failed or broke). The caller says
-what each means; this module only speaks HTTP, with the standard library.
+certificate did not verify), Unreachable (the connection failed or broke), or Unsendable (the
+request could not be made as given: nothing was sent). The caller says what each means; this
+module only speaks HTTP, with the standard library.
 """
 
 from __future__ import annotations
@@ -79,6 +80,41 @@ class Unreachable(Exception):
     """No answer: the connection was refused, reset or dropped. The message says how."""
 
 
+class Unsendable(Exception):
+    """The request cannot be made as given: its URL is not one HTTP can ask (`url_problem`).
+    Nothing was sent, and no later try would go otherwise, so this is a setting to change, not
+    a server that did not answer."""
+
+
+def url_problem(url: str) -> str | None:
+    """What stops `url` from being asked, said to follow "... must", or None. The one check of
+    an address, made where a setting is read and again before each request: a URL with no
+    host, a port that is no number or a space in it was found only as the request was made,
+    and said as a connection that failed, so a typo was waited out as an outage."""
+    if not url.isascii() or not url.isprintable() or " " in url:
+        # http.client refuses these only as it sends, or sends an international name where
+        # it means another: say it once, here.
+        return (
+            "hold no space, control character or character outside ASCII (a host's "
+            "international name in its xn-- form, the rest %-escaped)"
+        )
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # chiefly "Invalid IPv6 URL": a bracket left open or stray
+        return "be a URL (an IPv6 address goes whole in brackets, as http://[::1]:8080/v1)"
+    if parts.scheme not in ("http", "https"):
+        return "start with http:// or https://"
+    if not parts.hostname:
+        return "name a host after its scheme (as http://127.0.0.1:8080/v1)"
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or past 65535
+        port = 0
+    if port == 0:
+        return "have a port from 1 to 65535 after its host's colon (or no colon: the scheme's own)"
+    return None
+
+
 def post(url: str, data: bytes, headers: Mapping[str, str], timeout: float, limit: int) -> bytes:
     """POST `data` to `url` and answer the body of a 2xx: at most `limit` + 1 bytes (one more
     than `limit` says it is longer). The whole call takes at most `timeout` seconds."""
@@ -90,6 +126,8 @@ def exchange(
 ) -> tuple[int, bytes]:
     """`post`, answering the 2xx's status with its body's start. The connection is closed
     after `limit` + 1 bytes, however long the body says it is."""
+    if (problem := url_problem(url)) is not None:
+        raise Unsendable(f"the URL must {problem}")
     ends = time.monotonic() + timeout
     request = urllib.request.Request(url, data=data, headers=dict(headers), method="POST")
     opener = urllib.request.build_opener(_Plain(ends), _Secure(ends), _NoRedirects())
@@ -115,6 +153,9 @@ def exchange(
         raise
     except ssl.SSLCertVerificationError as error:
         raise _untrusted(url, error) from None
+    except http.client.InvalidURL as error:
+        # What url_problem missed and http.client would not ask; its words quote the URL.
+        raise Unsendable(f"the URL is not one HTTP can ask ({type(error).__name__})") from None
     except (http.client.HTTPException, OSError) as error:
         # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).
         raise Unreachable(f"{type(error).__name__}: {error}") from None

@@ -35,6 +35,7 @@ from runtime.model import (
 from runtime.openai_key import blanked, kept_out, quoted
 from runtime.openai_settings import (
     ModelConfigError,
+    base_url_of,
     in_the_clear,
     local_url_of,
     max_tokens_of,
@@ -142,11 +143,10 @@ class OpenAIClient(ModelClient):
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            # urllib would otherwise fail on the first call with "unknown url type".
-            raise ModelConfigError(
-                f"the model base URL must start with http:// or https://: {base_url!r}"
-            )
+        if (problem := http_deadline.url_problem(base_url)) is not None:
+            # Else found only as the first call was made, and said as an endpoint that did
+            # not answer: waited out as an outage, a quarter of an hour on the workers.
+            raise ModelConfigError(f"the model base URL must {problem}, not {base_url!r}")
         if not model:
             raise ModelConfigError("no model name given")
         if timeout <= 0:
@@ -199,16 +199,11 @@ class OpenAIClient(ModelClient):
         need none; MINUTES_MODEL_TIMEOUT is seconds as a number; MINUTES_MODEL_MAX_TOKENS caps
         each reply (unset: the server's own limit). Empty values count as unset.
         """
-        base_url = environ.get("MINUTES_MODEL_BASE_URL") or environ.get("OPENAI_BASE_URL")
+        base_url = base_url_of(environ)
         if not base_url:
             raise ModelConfigError(
                 "MINUTES_MODEL_BASE_URL is not set (nor OPENAI_BASE_URL): the server's URL, "
                 "e.g. http://localhost:11434/v1"
-            )
-        if not base_url.startswith(("http://", "https://")):
-            raise ModelConfigError(
-                f"MINUTES_MODEL_BASE_URL (or OPENAI_BASE_URL) must start with http:// or "
-                f"https://, not {base_url!r}"
             )
         model = environ.get("MINUTES_MODEL") or environ.get("OPENAI_MODEL")
         if not model:
@@ -462,6 +457,11 @@ class OpenAIClient(ModelClient):
             ) from None
         except http_deadline.Unreachable as trouble:
             raise _Retryable(f"a connection error ({trouble})") from None
+        except http_deadline.Unsendable as unsendable:
+            # Nothing was sent and no later try goes otherwise: not an outage to wait out.
+            raise ModelConfigError(
+                f"POST {url} was not sent: {unsendable}; check {self.url_setting}"
+            ) from None
         if len(raw) > MAX_REPLY_BYTES:
             raise ModelProtocolError(
                 f"the reply is larger than {MAX_REPLY_BYTES // 1024} KiB, more than any model "

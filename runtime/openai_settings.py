@@ -12,10 +12,13 @@ import math
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from runtime import errors
+from runtime import errors, http_deadline
 from runtime.model import ModelError
 
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
+# MINUTES_MODEL_TIMEOUT's bounds, in seconds. Below a second no model answers: 1e-300 had every
+# call time out, waited out as an outage. Past a day the socket's timeout overflows.
+TIMEOUT_RANGE = (1.0, 86_400.0)
 
 
 @errors.replayable
@@ -40,8 +43,19 @@ def in_the_clear(base_url: str) -> bool:
         return True  # a name: somewhere else
 
 
+def base_url_of(environ: Mapping[str, str]) -> str:
+    """MINUTES_MODEL_BASE_URL (or OPENAI_BASE_URL), without surrounding spaces or a trailing
+    slash; "" when unset. One an HTTP request could not be made to is refused, naming the
+    setting: it was taken, and every call to it failed as an endpoint that did not answer."""
+    name = "MINUTES_MODEL_BASE_URL" if environ.get("MINUTES_MODEL_BASE_URL") else "OPENAI_BASE_URL"
+    raw = (environ.get(name) or "").strip()
+    if raw and (problem := http_deadline.url_problem(raw)) is not None:
+        raise ModelConfigError(f"{name} must {problem}, not {raw!r}")
+    return raw.rstrip("/")
+
+
 def timeout_of(environ: Mapping[str, str]) -> float:
-    """MINUTES_MODEL_TIMEOUT in seconds; 60 when unset or empty."""
+    """MINUTES_MODEL_TIMEOUT in seconds, from TIMEOUT_RANGE; 60 when unset or empty."""
     raw = environ.get("MINUTES_MODEL_TIMEOUT")
     if not raw:
         return 60.0
@@ -51,17 +65,19 @@ def timeout_of(environ: Mapping[str, str]) -> float:
         raise ModelConfigError(
             f"MINUTES_MODEL_TIMEOUT must be a number of seconds, not {raw!r}"
         ) from None
-    if not math.isfinite(timeout) or timeout <= 0:
+    least, most = TIMEOUT_RANGE
+    if not (math.isfinite(timeout) and least <= timeout <= most):
         raise ModelConfigError(
-            f"MINUTES_MODEL_TIMEOUT must be a positive number of seconds, not {raw!r}"
+            f"MINUTES_MODEL_TIMEOUT must be a number of seconds from {least:g} to {most:g}, "
+            f"not {raw!r}"
         )
     return timeout
 
 
 def check_settings(environ: Mapping[str, str]) -> None:
-    """Raise ModelConfigError if a number or the local server's address is malformed: hosts
-    call this at start, so a typo is named there rather than in the first run that asks a
-    model."""
+    """Raise ModelConfigError if a number or an address is malformed: hosts call this at
+    start, so a typo is named there rather than in the first run that asks a model."""
+    base_url_of(environ)
     timeout_of(environ)
     max_tokens_of(environ)
     local_url_of(environ)
@@ -74,15 +90,11 @@ def local_url_of(environ: Mapping[str, str]) -> str:
     raw = (environ.get("MINUTES_LOCAL_MODEL_URL") or "").strip()
     if not raw:
         return LOCAL_URL
-    parts = urlsplit(raw)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
+    # The one check of an address first: urlsplit raised on a bracket left open.
+    parts = urlsplit(raw) if http_deadline.url_problem(raw) is None else None
     if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or port is None
+        parts is None
+        or parts.port is None
         or parts.path.rstrip("/") != "/v1"
         or parts.query
         or parts.fragment

@@ -37,9 +37,11 @@ NO_ENDPOINT = (
 
 def endpoint_unusable() -> str | None:
     """Why a run on the `endpoint` backend would fail at its first step here, or None: no URL,
-    one that is not http(s), or no model name. Asked where the run is asked for (the form, the
-    API, a fork, `demo --model endpoint`), because at its first step it would fail three times
-    and wait in the dead-letter queue, its reason read by whoever looks there."""
+    one no request could be made to (not http(s), no host, a port that is no number), or no
+    model name. Asked where the run is asked for (the form, the API, a fork, `demo --model
+    endpoint`), because at its first step it would fail three times and wait in the
+    dead-letter queue, its reason read by whoever looks there (or, a URL with no host, be
+    waited out as an endpoint down for a quarter of an hour first)."""
     if not settings.MODEL_BASE_URL:
         return NO_ENDPOINT
     try:

@@ -1,13 +1,9 @@
 """The model seam: no vendor is named in the runtime outside the client module.
 
 Everything that depends on who serves the model lives in runtime/openai_client.py (and its wire
-<<<<<<< HEAD
-format, runtime/openai_wire.py, and its key's keeping, runtime/openai_key.py; its HTTP is
-runtime/http_deadline.py's, which names no vendor). Elsewhere the runtime may say which protocol it speaks ("OpenAI-compatible") and import the client by
-=======
-format, runtime/openai_wire.py, its HTTP, runtime/openai_http.py, its key's keeping,
-runtime/openai_key.py, and its settings, runtime/openai_settings.py). Elsewhere the runtime may say which protocol it speaks ("OpenAI-compatible") and import the client by
->>>>>>> e3743ae (Model client: its settings' checks move to runtime/openai_settings.py (the client module was at 583 of 600 lines; the fixes that follow check the URL and the key there, once for the hosts and the client alike))
+format, runtime/openai_wire.py, its key's keeping, runtime/openai_key.py, and its settings,
+runtime/openai_settings.py; its HTTP is runtime/http_deadline.py's, which names no vendor).
+Elsewhere the runtime may say which protocol it speaks ("OpenAI-compatible") and import the client by
 its name, and nothing more: no vendor, product or model family, in code or in prose.
 """
 

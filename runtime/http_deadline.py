@@ -41,6 +41,13 @@ from email.message import Message
 from typing import Any
 
 CHUNK = 64 * 1024  # bytes read or sent at a time, each with the time left
+# urllib sends no credentials from a URL's user name and password: it asks the name server for
+# "alice:pw@host" as a host's name, each try failing as an outage, the password in every message
+# that quoted the URL. What `url_problem` says of one:
+USERINFO = (
+    "hold no user name or password (before an @): they are not sent as credentials but looked "
+    "up as part of the host's name"
+)
 ERROR_BODY_BYTES = 64 * 1024  # of a refusal, only its start is quoted
 
 
@@ -104,6 +111,8 @@ def url_problem(url: str) -> str | None:
         return "be a URL (an IPv6 address goes whole in brackets, as http://[::1]:8080/v1)"
     if parts.scheme not in ("http", "https"):
         return "start with http:// or https://"
+    if "@" in parts.netloc:
+        return USERINFO
     if not parts.hostname:
         return "name a host after its scheme (as http://127.0.0.1:8080/v1)"
     try:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from runtime import errors, flat, http_deadline
+from runtime import errors, flat, http_deadline, redact
 from runtime.model import (
     ChatMessage,
     EndpointDown,
@@ -146,7 +146,8 @@ class OpenAIClient(ModelClient):
         if (problem := http_deadline.url_problem(base_url)) is not None:
             # Else found only as the first call was made, and said as an endpoint that did
             # not answer: waited out as an outage, a quarter of an hour on the workers.
-            raise ModelConfigError(f"the model base URL must {problem}, not {base_url!r}")
+            shown = redact.without_userinfo(base_url)
+            raise ModelConfigError(f"the model base URL must {problem}, not {shown!r}")
         if not model:
             raise ModelConfigError("no model name given")
         if timeout <= 0:
@@ -396,14 +397,15 @@ class OpenAIClient(ModelClient):
         said = f"POST {url} was redirected with HTTP {moved.status}"
         if moved.location is None:
             return f"{said} (to no Location), which is not followed: check {self.url_setting}"
-        parts = urlsplit(moved.location)
+        location = redact.without_userinfo(moved.location)  # a URL is never quoted with one
+        parts = urlsplit(location)
         if parts.path.endswith(CHAT_PATH) and not parts.query and not parts.fragment:
             # The whole API moved: its root is the address without the path this client adds.
-            root = snippet(moved.location[: -len(CHAT_PATH)][:LOCATION_CHARS])
+            root = snippet(location[: -len(CHAT_PATH)][:LOCATION_CHARS])
         else:
             root = f"its root (the address before {CHAT_PATH})"
         return (
-            f"{said} to {snippet(moved.location[:LOCATION_CHARS])}, which is not followed (the "
+            f"{said} to {snippet(location[:LOCATION_CHARS])}, which is not followed (the "
             f"request and its API key would go where no setting says): if the API is there, set "
             f"{self.url_setting} to {root}"
         )

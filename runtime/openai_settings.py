@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from runtime import errors, http_deadline
+from runtime import errors, http_deadline, redact
 from runtime.model import ModelError
 
 LOCAL_URL = "http://127.0.0.1:8765/v1"  # where the managed local model server listens
@@ -50,7 +50,10 @@ def base_url_of(environ: Mapping[str, str]) -> str:
     name = "MINUTES_MODEL_BASE_URL" if environ.get("MINUTES_MODEL_BASE_URL") else "OPENAI_BASE_URL"
     raw = (environ.get(name) or "").strip()
     if raw and (problem := http_deadline.url_problem(raw)) is not None:
-        raise ModelConfigError(f"{name} must {problem}, not {raw!r}")
+        if problem == http_deadline.USERINFO:
+            problem += "; an API key goes in MINUTES_MODEL_API_KEY"
+        # Quoted without its user name and password: the message is shown and logged.
+        raise ModelConfigError(f"{name} must {problem}, not {redact.without_userinfo(raw)!r}")
     return raw.rstrip("/")
 
 
@@ -101,7 +104,8 @@ def local_url_of(environ: Mapping[str, str]) -> str:
     ):
         raise ModelConfigError(
             "MINUTES_LOCAL_MODEL_URL must be the local model server's address with its port "
-            f"and the path /v1, where its API answers (as {LOCAL_URL}), not {raw!r}"
+            f"and the path /v1, where its API answers (as {LOCAL_URL}), not "
+            f"{redact.without_userinfo(raw)!r}"
         )
     return raw.rstrip("/")
 

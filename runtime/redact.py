@@ -3,7 +3,8 @@
 Shared by the model client's key and the trace push's headers
 (runtime/otel/push.py): a server's refusal may quote the credential it was sent, and a quote
 cut short may end inside it, so its start is blanked too: cutting a refusal to 500 characters
-before blanking once left 40 of a key's 54.
+before blanking once left 40 of a key's 54. A URL is quoted without the user name and password
+it may hold (`without_userinfo`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 # secret's start of this many characters or more, cut short, is blanked as the secret is.
 SECRET_CHARS = 8
 CUT = "..."  # how a quote cut short is marked
+USERINFO = "***"  # what stands for a URL's user name and password in a message
 
 
 def secret(value: str | None) -> str | None:
@@ -41,3 +43,16 @@ def blanked(text: str, value: str | None, stand_in: str) -> str:
         at = end
     pieces.append(text[at:])
     return "".join(pieces)
+
+
+def without_userinfo(url: str) -> str:
+    """`url` for a message: what it holds before an @ after its `//` (a user name and
+    password) reads USERINFO. Cut by hand, not by urlsplit, which raises on some malformed URLs
+    (a bracket left open), and through the last @ anywhere after the `//`: a password with a
+    `/` or `?` in it ends urlsplit's host early, and would be quoted as a path or a query."""
+    scheme, slashes, rest = url.partition("//")
+    if not slashes:
+        scheme, rest = "", url  # no scheme ("alice:pw@host/v1"): the same, from the start
+    if "@" not in rest:
+        return url
+    return f"{scheme}{slashes}{USERINFO}@{rest.rpartition('@')[2]}"

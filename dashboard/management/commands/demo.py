@@ -37,6 +37,7 @@ from config.broker import BrokerError, EmbeddedRedis
 from config.celery import worker_command
 from config.commandline import refused
 from journal_store.models import RunSummary, StoredEvent
+from runtime import redact
 from services import local_model, runs
 from teams import TEAMS
 
@@ -142,8 +143,7 @@ def endpoint_lines() -> list[str]:
     MINUTES_MODEL_BASE_URL sees it was taken."""
     if not settings.MODEL_BASE_URL:
         return []
-    parts = urlsplit(settings.MODEL_BASE_URL)
-    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    shown = redact.without_userinfo(settings.MODEL_BASE_URL)
     model = settings.MODELS.get("MINUTES_MODEL") or settings.MODELS.get("OPENAI_MODEL")
     if not model:
         said = "no model named: set MINUTES_MODEL"

@@ -88,9 +88,27 @@ class Unreachable(Exception):
 
 
 class Unsendable(Exception):
-    """The request cannot be made as given: its URL is not one HTTP can ask (`url_problem`).
-    Nothing was sent, and no later try would go otherwise, so this is a setting to change, not
-    a server that did not answer."""
+    """The request cannot be made as given: its URL is not one HTTP can ask (`url_problem`),
+    or a header's value is not one HTTP can carry (then `header` names it; its value is never
+    said, as it is often a credential). Nothing was sent, and no later try would go otherwise,
+    so this is a setting to change, not a server that did not answer."""
+
+    def __init__(self, message: str, header: str | None = None) -> None:
+        super().__init__(message)
+        self.header = header
+
+
+def header_problem(value: str) -> str | None:
+    """What in a header's value no request can carry, or None: a line break (http.client
+    refuses it, quoting the value in its ValueError), another control character (sent as it
+    is, NUL and all), or a character outside Latin-1 (UnicodeEncodeError)."""
+    if "\n" in value or "\r" in value:
+        return "a line break"
+    if any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value):
+        return "a control character"
+    if any(ord(c) > 0xFF for c in value):
+        return "a character outside Latin-1"
+    return None
 
 
 def url_problem(url: str) -> str | None:
@@ -137,11 +155,15 @@ def exchange(
     after `limit` + 1 bytes, however long the body says it is."""
     if (problem := url_problem(url)) is not None:
         raise Unsendable(f"the URL must {problem}")
+    for name, value in headers.items():
+        if (problem := header_problem(value)) is not None:
+            # Its value is not said: the header is most often a credential (Authorization).
+            raise Unsendable(f"the {name} header holds {problem}, which HTTP cannot carry", name)
     ends = time.monotonic() + timeout
     request = urllib.request.Request(url, data=data, headers=dict(headers), method="POST")
     opener = urllib.request.build_opener(_Plain(ends), _Secure(ends), _NoRedirects())
     try:
-        with opener.open(request, timeout=timeout) as response:
+        with _opened(opener, request, timeout) as response:
             return response.status, _read(response, limit + 1)
     except urllib.error.HTTPError as error:
         with error:
@@ -168,6 +190,18 @@ def exchange(
     except (http.client.HTTPException, OSError) as error:
         # A server that drops the connection mid-answer (RemoteDisconnected, reset, ...).
         raise Unreachable(f"{type(error).__name__}: {error}") from None
+
+
+def _opened(
+    opener: urllib.request.OpenerDirector, request: urllib.request.Request, timeout: float
+) -> Any:
+    """The response to `request`. What http.client refuses to send it refuses with a ValueError
+    (UnicodeEncodeError too) that quotes it, and a header's value is often a credential: said
+    by its kind alone. Not an outage either: nothing was sent."""
+    try:
+        return opener.open(request, timeout=timeout)
+    except ValueError as error:
+        raise Unsendable(f"the request could not be made ({type(error).__name__})") from None
 
 
 def _untrusted(url: str, error: ssl.SSLCertVerificationError) -> Untrusted:

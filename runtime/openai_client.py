@@ -35,8 +35,10 @@ from runtime.model import (
 from runtime.openai_key import blanked, kept_out, quoted
 from runtime.openai_settings import (
     ModelConfigError,
+    api_key_of,
     base_url_of,
     in_the_clear,
+    key_problem,
     local_url_of,
     max_tokens_of,
     timeout_of,
@@ -150,6 +152,8 @@ class OpenAIClient(ModelClient):
             raise ModelConfigError(f"the model base URL must {problem}, not {shown!r}")
         if not model:
             raise ModelConfigError("no model name given")
+        if api_key and (problem := key_problem(api_key)) is not None:
+            raise ModelConfigError(f"the API key {problem}; its value is not shown")
         if timeout <= 0:
             raise ModelConfigError(f"the timeout must be positive, not {timeout}")
         if max_retries < 0:
@@ -209,9 +213,7 @@ class OpenAIClient(ModelClient):
         model = environ.get("MINUTES_MODEL") or environ.get("OPENAI_MODEL")
         if not model:
             raise ModelConfigError("MINUTES_MODEL is not set (nor OPENAI_MODEL): the model name")
-        # A key read from a file often ends in a newline, which no header may hold.
-        key = environ.get("MINUTES_MODEL_API_KEY") or environ.get("OPENAI_API_KEY") or ""
-        api_key = key.strip() or None
+        api_key = api_key_of(environ)
         if api_key and in_the_clear(base_url) and base_url not in WARNED:
             WARNED.add(base_url)  # once a process: every step builds its client again
             log.warning(
@@ -461,8 +463,9 @@ class OpenAIClient(ModelClient):
             raise _Retryable(f"a connection error ({trouble})") from None
         except http_deadline.Unsendable as unsendable:
             # Nothing was sent and no later try goes otherwise: not an outage to wait out.
+            setting = "MINUTES_MODEL_API_KEY" if unsendable.header else self.url_setting
             raise ModelConfigError(
-                f"POST {url} was not sent: {unsendable}; check {self.url_setting}"
+                f"POST {url} was not sent: {unsendable}; check {setting}"
             ) from None
         if len(raw) > MAX_REPLY_BYTES:
             raise ModelProtocolError(

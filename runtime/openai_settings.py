@@ -57,6 +57,39 @@ def base_url_of(environ: Mapping[str, str]) -> str:
     return raw.rstrip("/")
 
 
+def api_key_of(environ: Mapping[str, str]) -> str | None:
+    """MINUTES_MODEL_API_KEY (or OPENAI_API_KEY) without surrounding spaces and line breaks (a
+    key read from a file often ends in one); None when unset or blank. One no header could
+    carry is refused, naming the setting and never quoting its value: http.client refused it as
+    the first call was made, in a ValueError quoting the whole key, which no blanking caught
+    (it is not a model's failure), so it was shown on the run's page and in its dead letter."""
+    name = "MINUTES_MODEL_API_KEY" if environ.get("MINUTES_MODEL_API_KEY") else "OPENAI_API_KEY"
+    key = (environ.get(name) or "").strip() or None
+    if key is not None and (problem := key_problem(key)) is not None:
+        raise ModelConfigError(f"{name} {problem}; its value is not shown")
+    return key
+
+
+def key_problem(key: str) -> str | None:
+    """What stops `key` from being sent as the API key, said to follow its name, or None. An API
+    key is printable ASCII: a line break inside it is a file of more than the key read into it,
+    a character past ASCII a quotation mark or a dash an editor made of one."""
+    what = http_deadline.header_problem(key)
+    if what == "a line break":
+        return (
+            "holds a line break inside it, which no HTTP header may carry (a file of more than "
+            "the key, read into it?)"
+        )
+    if what == "a control character":
+        return "holds a control character, which no HTTP header may carry"
+    if not key.isascii():  # outside Latin-1 it cannot be sent; inside, no key holds it
+        return (
+            "holds a character outside ASCII, which no API key holds (a quotation mark or a dash "
+            "an editor made?)"
+        )
+    return None
+
+
 def timeout_of(environ: Mapping[str, str]) -> float:
     """MINUTES_MODEL_TIMEOUT in seconds, from TIMEOUT_RANGE; 60 when unset or empty."""
     raw = environ.get("MINUTES_MODEL_TIMEOUT")
@@ -78,9 +111,10 @@ def timeout_of(environ: Mapping[str, str]) -> float:
 
 
 def check_settings(environ: Mapping[str, str]) -> None:
-    """Raise ModelConfigError if a number or an address is malformed: hosts call this at
-    start, so a typo is named there rather than in the first run that asks a model."""
+    """Raise ModelConfigError if a number, an address or the API key is malformed: hosts call
+    this at start, so a typo is named there rather than in the first run that asks a model."""
     base_url_of(environ)
+    api_key_of(environ)
     timeout_of(environ)
     max_tokens_of(environ)
     local_url_of(environ)

@@ -3,7 +3,8 @@
 `OpenAIClient` POSTs to `{base_url}/chat/completions`, the shape spoken by hosted APIs and by
 local servers (Ollama, vLLM, llama.cpp server). It translates our ChatMessage/ToolSpec into the
 wire format and the reply back into a ModelResponse (`runtime.openai_wire`), retries what is
-worth retrying (429, 5xx, timeouts, dropped connections) with jittered exponential backoff, and
+worth retrying (429, 5xx, timeouts, dropped connections, a gateway's 200 that is a page or an
+error object) with jittered exponential backoff, and
 turns everything else into a ModelError subclass with a message a person can act on. A
 transient failure that outlasts the retries is EndpointDown (runtime/model.py): an outage, which
 parks the run rather than ending it.
@@ -78,6 +79,7 @@ LOCAL_MAX_TOKENS = 512
 # is bounded apart (openai_wire.recordable), as it may be larger than it was on the wire.
 MAX_REPLY_BYTES = 1024 * 1024
 LOCATION_CHARS = 300  # of a redirect's Location, how much to quote
+GZIP_MAGIC = b"\x1f\x8b"  # how a gzip stream begins (RFC 1952)
 log = logging.getLogger(__name__)
 WARNED: set[str] = set()  # the plain-HTTP endpoints this process has warned about
 
@@ -424,8 +426,9 @@ class OpenAIClient(ModelClient):
         """POST `body` as JSON to base_url + path and return the reply's JSON object.
 
         The one place this module touches the network. One attempt only: transient failures
-        raise _Retryable for the caller's retry loop; other 4xx raise ModelHTTPError; a 2xx
-        whose body is not a JSON object raises ModelProtocolError.
+        raise _Retryable for the caller's retry loop (a gateway's 200 that is a page or an error
+        object too: _gateway_error); other 4xx raise ModelHTTPError; a 2xx whose body is not a
+        JSON object raises ModelProtocolError.
         """
         url = self.base_url + path
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -473,11 +476,21 @@ class OpenAIClient(ModelClient):
                 "writes in one answer; it was not read (MINUTES_MODEL_MAX_TOKENS caps a reply): "
                 f"{snippet(raw[:1000])}"
             )
+        if raw.startswith(GZIP_MAGIC):
+            # Quoted, it read as escaped binary. Asked again, the same proxy compresses again.
+            raise ModelProtocolError(
+                "the reply is compressed (Content-Encoding: gzip), which this client neither "
+                "asks for nor reads: something on the way compresses it; have it pass the reply "
+                "as the server wrote it"
+            )
         try:
             decoded = json.loads(raw)
             if flat.may_hold_surrogates(raw):
                 decoded = flat.mended(decoded)  # half an emoji: no event could hold it
         except (json.JSONDecodeError, UnicodeDecodeError):
+            if raw.lstrip()[:1] == b"<":  # a page (HTML, XML): a gateway's, see _gateway_error
+                said = quoted(raw, self.api_key)
+                raise _Retryable(f"HTTP 200 with a page, not the API's JSON: {said}", 200) from None
             raise ModelProtocolError(
                 f"the reply is not JSON: {snippet(raw) or '(empty body)'}"
             ) from None
@@ -494,4 +507,34 @@ class OpenAIClient(ModelClient):
             raise ModelProtocolError(
                 f"the reply is not a JSON object but {type(decoded).__name__}: {snippet(raw)}"
             )
+        if "choices" not in decoded and decoded.get("error"):
+            raise self._gateway_error(url, decoded["error"])
         return decoded
+
+    def _gateway_error(self, url: str, error: Any) -> Exception:
+        """What a 200 carrying an error object instead of choices means.
+
+        A 200 that is not the API's answer but an error object or a page (_post) is what a
+        gateway, load balancer or proxy in front of the server says when the server behind it
+        failed or is not up yet: a gateway answers an upstream's failure mid-answer as 200
+        {"error": {"code": 502, ...}}, a proxy serves its maintenance page with 200. Taken as
+        the model's failure, it ended the run for good. Taken as transient, as a 502 is, the
+        worst case (a gateway that always answers so) costs the outage's wait before the dead
+        letter, whose reason quotes the answer, and a retry there once it is fixed takes the run
+        on from where it was. An error whose code is a refusal (a 4xx, but 408 and 429) is what
+        that refusal would be: the run's end, with its hint.
+        """
+        code = error.get("code", error.get("status")) if isinstance(error, dict) else None
+        if isinstance(code, str) and code.isascii() and code.isdecimal():
+            code = int(code)
+        if isinstance(code, bool) or not isinstance(code, int) or not 100 <= code <= 599:
+            code = None
+        said = quoted(json.dumps(error, ensure_ascii=False).encode(), self.api_key)
+        if code is not None and 400 <= code < 500 and code not in (408, 429):
+            return ModelHTTPError(
+                f"POST {url} was answered HTTP 200 with an error of code {code}"
+                f"{self._hint(code)}: {said}",
+                code,
+            )
+        of = f" of code {code}" if code is not None else ""
+        return _Retryable(f"HTTP 200 with an error{of}: {said}", 200)

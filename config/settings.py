@@ -406,7 +406,7 @@ OTLP_ATTEMPTS = env.number("MINUTES_OTLP_ATTEMPTS", 4, minimum=1)
 OTLP_BACKOFF_SECONDS = 1.0  # before the second attempt; doubling, with jitter, at most 30 s
 # A run's trace goes in batches of at most this many spans and bytes of body: the OpenTelemetry
 # SDKs' export batch (512 spans), and a body nginx's default limit (1 MiB) in front of a
-# collector lets through (docs/traces.md). A span larger than that goes alone.
+# collector lets through (docs/traces.md); a live push's bodies too. A span larger goes alone.
 OTLP_BATCH_SPANS = env.number("MINUTES_OTLP_BATCH_SPANS", 512, minimum=1)
 OTLP_BATCH_BYTES = env.number("MINUTES_OTLP_BATCH_BYTES", 1_048_576, minimum=1_024)
 # Pushes waiting in the queue at most; past it a run's push is recorded as refused (retry it

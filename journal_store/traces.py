@@ -132,7 +132,7 @@ class Ledger:
     version  the stream's version as read: a live claim is appended at it (compare-and-swap)
     last     the whole trace's push: its last event (queued, pushed or failed), or None
     cursor   spans claimed by live pushes so far: the next live push starts there
-    open     a live claim with no outcome yet (a push in flight, or one whose worker died)
+    open     a live claim not settled yet (a push in flight, or one whose worker died)
     sent     live pushes the collector took since the whole trace was last pushed, as
              (endpoint, first, count): the whole push leaves those spans out
     batches  the whole push's batches the collector took since the whole trace was last
@@ -166,7 +166,7 @@ def ledger(run_id: str) -> Ledger:
             book.open = e
             book.cursor = e.first + e.count
         elif isinstance(e, TraceSpansPushed | TraceSpansPushFailed):
-            if book.open is not None and book.open.first == e.first:
+            if book.open is not None and settles(book.open, e):
                 book.open = None
             if isinstance(e, TraceSpansPushed):
                 book.sent.append((e.endpoint, e.first, e.count))
@@ -182,6 +182,14 @@ def ledger(run_id: str) -> Ledger:
                 book.sent = []  # the collector has the whole trace: a new push sends it all
                 book.batches = []
     return book
+
+
+def settles(claim: TraceSpansClaimed, outcome: TraceSpansPushed | TraceSpansPushFailed) -> bool:
+    """Whether the outcome is the claim's last: a claim is sent in bodies in order, each body
+    taken journalled with its own spans, and the first failure journals the claim's rest, so
+    the outcome reaching the claim's last span settles it (one outcome of the whole claim, as
+    every claim had before live pushes were cut into bodies, does too)."""
+    return outcome.first + outcome.count == claim.first + claim.count
 
 
 def live_ledger(run_id: str) -> Ledger:
@@ -212,7 +220,7 @@ def live_ledger(run_id: str) -> Ledger:
         book.cursor = claimed.first + claimed.count
         for rec in journal.read(stream, after=last_claim.version):  # its outcome, if any
             e = rec.event
-            if isinstance(e, TraceSpansPushed | TraceSpansPushFailed) and e.first == claimed.first:
+            if isinstance(e, TraceSpansPushed | TraceSpansPushFailed) and settles(claimed, e):
                 book.open = None
     return book
 

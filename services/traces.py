@@ -17,7 +17,8 @@ last one: the fold's state is stored per run (journal_store/trace_fold.py), chec
 journal before it is trusted, so its cost is that of a step, not of the run. Spans are counted
 in the fold's order, which is the same whenever the journal is folded (runtime/otel/trace.py);
 a live push claims its spans by appending TraceSpansClaimed at the version of the traces stream
-it read, so two pushes cannot send the same spans, and at most one is in flight per run. The
+it read, so two pushes cannot send the same spans, and at most one is in flight per run; it
+sends them in bodies within the same bounds as the end's batches (`send_live`). The
 push at the run's end completes the trace by sending what did not go live: the spans no live
 push claimed, and those of live pushes that failed. What went live is not sent again, because
 resending is not idempotent everywhere (Phoenix keeps the first copy of a span id; stores that
@@ -48,7 +49,8 @@ from runtime.journal import WrongExpectedVersion
 from runtime.otel import batches
 from runtime.otel import push as otlp_push
 from runtime.otel.encode import UNTIMED, untimed
-from runtime.otel.protobuf import serialized
+from runtime.otel.spans import Span
+from runtime.otel.trace import Trace
 from services import queue
 
 log = logging.getLogger(__name__)
@@ -111,12 +113,14 @@ SEND_WINDOW = 60
 def budget(live: bool) -> int:
     """Seconds a push may take (its task's soft time limit): each try's deadline and the
     longest wait between tries, with room for the fold and the journal. A live push tries
-    once; the end's push sends batches for SEND_WINDOW seconds, then its last batch may take
+    each body once and starts none after one timeout (`send_live`), so its last ends within
+    two; the end's push sends batches for SEND_WINDOW seconds, then its last batch may take
     all its tries."""
-    attempts = 1 if live else settings.OTLP_ATTEMPTS
     timeout = float(settings.OTLP_TIMEOUT_SECONDS)
-    window = 0 if live else SEND_WINDOW
-    return int(attempts * timeout + (attempts - 1) * otlp_push.MAX_BACKOFF) + window + 60
+    if live:
+        return int(2 * timeout) + 60
+    attempts = settings.OTLP_ATTEMPTS
+    return int(attempts * timeout + (attempts - 1) * otlp_push.MAX_BACKOFF) + SEND_WINDOW + 60
 
 
 def out_of_time(run_id: str) -> str:
@@ -170,17 +174,59 @@ def push_live(run_id: str) -> str:
     except WrongExpectedVersion:
         return "busy"  # the stream moved since we read it: whoever moved it goes first
     trace_fold.save(run_id, walked)  # after the claim: it never handed out more than claimed
-    spans = [(walked.fold.trace, span) for span in new]
-    body = serialized(spans)
-    try:
+    return send_live(run_id, claim, walked.fold.trace, new)
+
+
+def send_live(run_id: str, claim: TraceSpansClaimed, trace: Trace, spans: list[Span]) -> str:
+    """POST a claim's spans in bodies within the batch bounds, as the end's push cuts them
+    (a step of 100 turns makes some 200 spans final, 1.4 MB: in one body a proxy's 1 MiB
+    limit refused it every step), each body taken journalled as TraceSpansPushed of its own
+    spans; the first that fails journals TraceSpansPushFailed of the claim's rest, which
+    settles the claim (the end's push sends those spans)."""
+    here, end = endpoint(), claim.first + claim.count
+    limits = batches.Limits(settings.OTLP_BATCH_SPANS, settings.OTLP_BATCH_BYTES)
+    # No body but the first starts later than one timeout after the claim, so the last is
+    # over within two, before `stale_after()` takes the claim as dead (the end's push would
+    # send its spans again).
+    deadline = time.monotonic() + settings.OTLP_TIMEOUT_SECONDS
+    unsent = claim.first  # the claim's first span no body delivered yet
+    posts = 0
+
+    def once(body: bytes) -> otlp_push.PushResult:
+        nonlocal posts
+        posts += 1
+        if posts > 1 and time.monotonic() > deadline:
+            raise otlp_push.PushFailed(
+                "not sent: the live push had been sending for MINUTES_OTLP_TIMEOUT_SECONDS "
+                f"({settings.OTLP_TIMEOUT_SECONDS} s)",
+                None,
+                0,
+            )
         # One attempt: a live push that fails costs a worker no backoff, and its spans go
         # with the push at the run's end, which retries.
-        sent = send(body, attempts=1)
+        return send(body, attempts=1)
+
+    def took(batch: batches.Batch, size: int, result: otlp_push.PushResult) -> None:
+        nonlocal unsent
+        pushed = TraceSpansPushed(
+            endpoint=here,
+            first=batch.first,
+            count=batch.count,
+            bytes=size,
+            attempts=result.attempts,
+        )
+        traces.record(run_id, pushed)
+        unsent = batch.first + batch.count
+
+    numbered = enumerate(spans, start=claim.first)
+    try:
+        for batch in batches.cut(numbered, trace, limits):
+            batches.deliver(batch, once, took, limits)
     except otlp_push.PushFailed as exc:
         failed = TraceSpansPushFailed(
-            endpoint=endpoint(),
-            first=claim.first,
-            count=claim.count,
+            endpoint=here,
+            first=unsent,
+            count=end - unsent,
             error=str(exc),
             status=exc.status,
             attempts=exc.attempts,
@@ -188,14 +234,6 @@ def push_live(run_id: str) -> str:
         traces.record(run_id, failed)
         log.warning("run %s: live trace push failed: %s", run_id, exc)
         return "failed"
-    pushed = TraceSpansPushed(
-        endpoint=endpoint(),
-        first=claim.first,
-        count=claim.count,
-        bytes=len(body),
-        attempts=sent.attempts,
-    )
-    traces.record(run_id, pushed)
     return "pushed"
 
 

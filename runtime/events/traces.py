@@ -58,7 +58,9 @@ class TraceSpansClaimed(Event):
 
 
 class TraceSpansPushed(Event):
-    """The collector took the claimed spans."""
+    """The collector took spans `first`..`first + count - 1` of a claim: all of them, or one
+    body's (a claim is sent in bodies within the batch bounds, in order). The outcome reaching
+    the claim's last span settles it."""
 
     kind: ClassVar[str] = "TraceSpansPushed"
     endpoint: str
@@ -69,7 +71,8 @@ class TraceSpansPushed(Event):
 
 
 class TraceSpansPushFailed(Event):
-    """The claimed spans did not reach the collector: the push at the run's end sends them."""
+    """Spans `first`..`first + count - 1` of a claim, to its last, did not reach the collector
+    (those before them in the claim did, in bodies of their own): the end's push sends them."""
 
     kind: ClassVar[str] = "TraceSpansPushFailed"
     endpoint: str

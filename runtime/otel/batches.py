@@ -5,8 +5,9 @@ refuses such a body (HTTP 413, which a retry does not fix, so the push failed ev
 the worker built every span's bytes, then the joined body, before the first byte was sent. Here
 the fold's spans are numbered as they become final (`Numbering`), those the collector has
 already are passed over (`Taken`), and the rest are cut into batches of at most `Limits.spans`
-spans and `Limits.bytes` bytes of body (`batches`): a batch is encoded when its last span is in,
+spans and `Limits.bytes` bytes of body (`cut`): a batch is encoded when its last span is in,
 sent, and dropped, so what a push holds is one batch and the fold's state, however long the run.
+A live push's spans (those a step made final) go through `cut` and `deliver` too.
 
 A collector that still answers 413 gets the batch again in halves, down to one span
 (`deliver`); the bound on bytes is lowered for the batches after it. A span the collector
@@ -195,28 +196,40 @@ class Batches:
         self.resumed = 0
 
     def __iter__(self) -> Iterator[Batch]:
-        numbering, taken, limits = self.numbering, self.taken, self.limits
-        batch: Batch | None = None
-        trace_id = b""
+        return cut(self.fresh(), self.numbering.trace, self.limits)
+
+    def fresh(self) -> Iterator[tuple[int, Span]]:
+        """The numbered spans the collector does not have yet, counting those passed over."""
+        numbering, taken = self.numbering, self.taken
         for final in numbering:
             if taken.went_live(final.index):
                 self.live += 1
-                continue
-            if taken.in_batch(final, numbering.newest):
+            elif taken.in_batch(final, numbering.newest):
                 self.resumed += 1
-                continue
-            if batch is None:
-                batch = Batch(chunk_heads(numbering.trace))
-                trace_id = bytes.fromhex(numbering.trace.trace_id)
-            span = span_serialized(final.span, trace_id)
-            entry = SPANS + varint(len(span)) + span
-            full = len(batch) >= limits.spans
-            if batch and (full or batch.size(batch.content + len(entry)) > limits.bytes):
-                yield batch
-                batch = Batch(batch.heads)
-            batch.add(final.index, final.span.name, entry)
-        if batch:
+            else:
+                yield final.index, final.span
+
+
+def cut(spans: Iterable[tuple[int, Span]], trace: Trace, limits: Limits) -> Iterator[Batch]:
+    """Numbered spans of `trace`, in order, cut into batches within the limits, each encoded
+    when its last span is in: the whole push's (`Batches`), and a live push's, whose step can
+    make hundreds of spans final (a body of them all was refused as too large every step)."""
+    batch: Batch | None = None
+    trace_id = b""
+    for index, one in spans:
+        if batch is None:
+            # Made at the first span: with nothing left to send, nothing is encoded.
+            batch = Batch(chunk_heads(trace))
+            trace_id = bytes.fromhex(trace.trace_id)
+        span = span_serialized(one, trace_id)
+        entry = SPANS + varint(len(span)) + span
+        full = len(batch) >= limits.spans
+        if batch and (full or batch.size(batch.content + len(entry)) > limits.bytes):
             yield batch
+            batch = Batch(batch.heads)
+        batch.add(index, one.name, entry)
+    if batch:
+        yield batch
 
 
 def deliver(

@@ -155,6 +155,14 @@ class Ledger:
         """Spans the whole push's batches sent so far (to any collector)."""
         return sum(b.spans for b in self.batches)
 
+    def alive(self) -> float | None:
+        """When the queued whole push last showed life: its queuing, or the newest batch the
+        collector took since (a push sends for a while, then goes on in a new message); None
+        when no push is queued."""
+        if not isinstance(self.last, TracePushQueued):
+            return None
+        return max([self.last.t, *(b.t for b in self.batches)])
+
 
 def ledger(run_id: str) -> Ledger:
     """The run's traces stream, read as a ledger of its pushes."""
@@ -228,6 +236,12 @@ def live_ledger(run_id: str) -> Ledger:
 def claim(run_id: str, event: TraceSpansClaimed, version: int) -> None:
     """Journal a live push's claim at the version its pusher read; WrongExpectedVersion when
     the stream moved (another push claimed first, or the run's end queued the whole push)."""
+    record_at(run_id, event, version)
+
+
+def record_at(run_id: str, event: Event, version: int) -> None:
+    """Journal a push's step at the version of the traces stream its writer read (a
+    compare-and-swap); WrongExpectedVersion when the stream moved since."""
     DjangoJournal().append(
         streams.traces(run_id), [event.model_copy(update={"run_id": run_id})], version
     )
@@ -252,6 +266,7 @@ def state(run_id: str) -> dict[str, Any] | None:
             "by": e.by,
             "live": book.live_spans(),
             "sent": book.batch_spans(),
+            "alive": book.alive(),
         }
     if isinstance(e, TracePushed):
         # `spans` counts the whole trace: what this push sent, and what went live before it.

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import UTC, datetime
 
 from django.conf import settings
 
 from journal_store import trace_fold, traces
 from runtime.events import (
+    Event,
     TraceBatchPushed,
     TracePushed,
     TracePushFailed,
@@ -69,20 +71,88 @@ def run_ended(run_id: str) -> str:
     return request_push(run_id) if enabled() else "off"
 
 
-def request_push(run_id: str, by: str | None = None) -> str:
+def request_push(run_id: str, by: str | None = None, at: int | None = None) -> str:
     """Queue a push of the run's trace: "queued", "refused" (the queue is full: recorded, to be
-    retried from the run page) or "off" (no collector configured)."""
+    retried from the run page) or "off" (no collector configured). With `at`, the version of
+    the traces stream the asker read, it is journalled only if the stream is still there
+    (WrongExpectedVersion otherwise)."""
     if not enabled():
         return "off"
+
+    def write(event: Event) -> None:
+        if at is None:
+            traces.record(run_id, event)
+        else:
+            traces.record_at(run_id, event, at)
+
     waiting = traces.waiting()
     if waiting >= settings.OTLP_QUEUE:
         error = f"not sent: {waiting} pushes are already waiting (MINUTES_OTLP_QUEUE)"
-        traces.record(run_id, TracePushFailed(endpoint=endpoint(), error=error, attempts=0))
+        write(TracePushFailed(endpoint=endpoint(), error=error, attempts=0))
         log.warning("run %s: trace push refused: %s", run_id, error)
         return "refused"
-    traces.record(run_id, TracePushQueued(endpoint=endpoint(), by=by))
+    write(TracePushQueued(endpoint=endpoint(), by=by))
     queue.push_trace(run_id)
     return "queued"
+
+
+class PushWaiting(Exception):
+    """A person asked for a push while the run's last one is queued and may still be sending:
+    refused, nothing journalled, since two pushes at once send the same batches twice."""
+
+
+ASK_TRIES = 3  # reads of the traces stream a person's request makes when it keeps moving
+# A queued push not heard of for its task's hard time limit and this much more is taken as
+# dead (its worker killed, its message lost): a person may ask for it again.
+REQUEUE_MARGIN = 60
+
+
+def requeue_after() -> int:
+    """Seconds after a queued push's last sign of life (its queuing, or a batch the collector
+    took) past which a person may ask for it again: no task of it can still be running."""
+    return budget(live=False) + HARD_AFTER_SOFT + REQUEUE_MARGIN
+
+
+def given_up(alive: float | None) -> bool:
+    """Whether a queued push last heard of at `alive` is taken as dead."""
+    return alive is not None and time.time() - alive > requeue_after()
+
+
+def ask_for_push(run_id: str, by: str) -> str:
+    """A person asks for the run's trace to be pushed (again): the run page's button and the
+    API. As `request_push`, but PushWaiting, with nothing journalled, while the last push is
+    queued and not `given_up`; the check and the append are one compare-and-swap, so two
+    people asking at once queue one push."""
+    if not enabled():
+        return "off"
+    for _ in range(ASK_TRIES):
+        book = traces.ledger(run_id)
+        if isinstance(book.last, TracePushQueued) and not given_up(book.alive()):
+            raise PushWaiting(still_queued(book))
+        try:
+            return request_push(run_id, by, at=book.version)
+        except WrongExpectedVersion:
+            continue  # the stream moved since it was read (a batch, an outcome): again
+    raise PushWaiting("the trace's pushes kept moving while this was asked: try again")
+
+
+def still_queued(book: traces.Ledger) -> str:
+    """Why a person cannot ask for a push now, and from when they can."""
+    queued, alive = book.last, book.alive()
+    assert isinstance(queued, TracePushQueued) and alive is not None
+    who = f"by {queued.by}" if queued.by else "by the run's end"
+    sent = book.batch_spans()
+    got = f"; {sent:,} spans reached the collector so far" if sent else ""
+    since = datetime.fromtimestamp(queued.t, UTC)
+    until = datetime.fromtimestamp(alive + requeue_after(), UTC)
+    limit = budget(live=False) + HARD_AFTER_SOFT
+    return (
+        f"the trace's push is queued (asked for {who} at {since:%Y-%m-%d %H:%M:%S} UTC{got}) "
+        "and may still be sending: a second push now would send the same spans again. If it "
+        f"has not ended by {until:%Y-%m-%d %H:%M:%S} UTC ({requeue_after()} s after it was last "
+        f"heard of: the push task's {limit} s time limit and {REQUEUE_MARGIN} s more), its "
+        "worker has died and it can be asked for again"
+    )
 
 
 def step_taken(run_id: str) -> str:

@@ -282,13 +282,17 @@ def otlp(request: HttpRequest, run_id: str, format: Literal["json", "protobuf"] 
 
 @router.post("/{run_id}/otlp/push", response={202: Accepted, 403: Error, 404: Error, 409: Error})
 def push_trace(request: HttpRequest, run_id: str) -> Any:
-    """Push the run's trace to the configured collector again (after a failed push)."""
+    """Push the run's trace to the configured collector again (after a failed push). 409 while
+    a push of it is queued and may still be sending, saying from when it can be asked again."""
     run = run_for(request, run_id)
     require_steer(request.user, run, "push its trace")
     refusal = push_refusal(run)
     if refusal:
         return Status(409, {"detail": refusal})
-    return Status(202, {"detail": traces.request_push(run_id, by=user_name(request))})
+    try:
+        return Status(202, {"detail": traces.ask_for_push(run_id, by=user_name(request))})
+    except traces.PushWaiting as exc:
+        return Status(409, {"detail": str(exc)})
 
 
 def push_refusal(run: RunSummary) -> str:

@@ -26,9 +26,8 @@ from dashboard import actions, asked, downloads, errors, listing, present, queri
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.asked import BadQuery
 from dashboard.tell import tell
-from dashboard.views import polls, trace
+from dashboard.views import polls, trace, trace_push
 from dashboard.waiting import with_counts
-from journal_store import traces as journal_traces
 from journal_store.models import RunSummary
 from runtime import fork, status
 from runtime.metrics import DEFINITIONS
@@ -160,7 +159,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "can_steer": can_steer(request.user, run),
         "can_decide": can_decide(request.user),
         "tabs": TABS,
-        "trace_push": traces_state(run),
+        "trace_push": trace_push.shown(run),
         "forks": forks,
         # Where the run was forked from its parent, and its forks from it, as the timeline
         # numbers those events.
@@ -173,16 +172,6 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "baselines": baselines.baselines_of(run.run_id) if run.team != "solo" else [],
         "baseline_of": baselines.team_run_of(run.run_id) if run.team == "solo" else None,
     }
-
-
-def traces_state(run: RunSummary) -> dict[str, Any] | None:
-    """The run's last trace push, and whether one may be asked for (a run that ended, with a
-    collector configured, and no push waiting)."""
-    last = journal_traces.state(run.run_id)
-    if not traces.enabled() and last is None:
-        return None
-    open_ = traces.enabled() and status.is_terminal(run.status)
-    return {"last": last, "can_push": open_ and (last is None or last["state"] != "queued")}
 
 
 @login_required
@@ -566,7 +555,10 @@ def push_trace(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return tell(
             request, "the trace cannot be pushed now", "error", 409, run_url(run_id), "the run"
         )
-    traces.request_push(run_id, by=request.user.get_username())
+    try:
+        traces.ask_for_push(run_id, by=request.user.get_username())
+    except traces.PushWaiting as exc:
+        return tell(request, str(exc), "error", 409, run_url(run_id), "the run")
     if request.htmx:
         return HttpResponseClientRefresh()
     return redirect("run", run_id=run_id)

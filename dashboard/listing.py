@@ -10,7 +10,16 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from django.db.models import DurationField, ExpressionWrapper, F, Max, Q, QuerySet, Subquery
+from django.db.models import (
+    DurationField,
+    ExpressionWrapper,
+    F,
+    Max,
+    OrderBy,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.db.models.functions import Coalesce, Now
 
 from dashboard.asked import BadQuery, parse_date, shown
@@ -29,18 +38,41 @@ from teams import TEAMS
 # box as words.
 FINDINGS = tuple(sorted(s.name for s in SIGNATURES))
 
+
+@dataclass(frozen=True)
+class Sort:
+    """One of the runs list's orders: by a column (or `duration`, worked out per row), then by
+    run id in the same direction, so that the order is total (a run id is unique) and a page
+    goes on after a (value, run id) pair (dashboard/run_pages.py). The run id goes the
+    column's way, so that one index of (column DESC, run_id DESC) serves the order read
+    forwards or backwards (migration 0034). Runs without the value (no known start, cost or
+    duration) come last in either direction, on both databases (PostgreSQL puts NULLs first in
+    a descending order, SQLite in an ascending one)."""
+
+    column: str
+    descending: bool = True
+    nullable: bool = False
+
+    def order(self, nulls_last: bool = True) -> list[OrderBy]:
+        """The ORDER BY, run id after. A page reads the runs with a value and those without
+        apart, each in an index's order: it asks for no NULLs placement (`nulls_last=False`),
+        which PostgreSQL would have to match with an index of its own."""
+        way = "desc" if self.descending else "asc"
+        first: OrderBy = getattr(F(self.column), way)(
+            nulls_last=(nulls_last and self.nullable) or None
+        )
+        return [first, getattr(F("run_id"), way)()]
+
+
 # How the runs list may be sorted, by the name a filter uses.
-SORTS: dict[str, Any] = {
-    # Runs without a known start (journals that recorded no times), cost or duration last, on
-    # both databases (PostgreSQL puts NULLs first in a descending order, SQLite in an
-    # ascending one). The start's index is in that order (migration 0016).
-    "started": F("started_at").desc(nulls_last=True),
-    "oldest": F("started_at").asc(nulls_last=True),
-    "status": "status",
-    "tokens": "-tokens",
-    "cost": F("cost").desc(nulls_last=True),
-    "findings": "-findings_count",
-    "duration": F("duration").desc(nulls_last=True),
+SORTS: dict[str, Sort] = {
+    "started": Sort("started_at", nullable=True),
+    "oldest": Sort("started_at", descending=False, nullable=True),
+    "status": Sort("status", descending=False),
+    "tokens": Sort("tokens"),
+    "cost": Sort("cost", nullable=True),
+    "findings": Sort("findings_count"),
+    "duration": Sort("duration", nullable=True),
 }
 
 
@@ -133,19 +165,30 @@ def team_choices(chosen: str = "") -> list[str]:
 
 
 def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
-    """The runs the filter selects, in its order, from the read model once it is caught up
-    (without queueing behind somebody else's catch-up: a moment old is fine for a list)."""
+    """The runs the filter selects, in its order (every one of them: a page of them is
+    dashboard/run_pages.py's)."""
+    return matching(chosen).order_by(*SORTS[chosen.sort].order())
+
+
+def matching(chosen: RunFilter) -> QuerySet[RunSummary]:
+    """The runs the filter selects, in no order, with what its sort needs worked out, from the
+    read model once it is caught up (without queueing behind somebody else's catch-up: a
+    moment old is fine for a list)."""
     projection.catch_up(wait=False)
-    qs = selected(chosen)
-    if chosen.sort == "duration":
-        # Computed per row (SQLite has no interval type): only when sorting needs it.
-        qs = qs.annotate(
-            duration=ExpressionWrapper(
-                Coalesce(F("finished_at"), Now()) - F("started_at") - F("waited"),
-                output_field=DurationField(),
-            )
+    return sortable(selected(chosen), chosen.sort)
+
+
+def sortable(runs: QuerySet[RunSummary], sort: str) -> QuerySet[RunSummary]:
+    """`runs` with the column `sort` orders by: a duration is computed per row (SQLite has no
+    interval type), only when sorting needs it."""
+    if sort != "duration":
+        return runs
+    return runs.annotate(
+        duration=ExpressionWrapper(
+            Coalesce(F("finished_at"), Now()) - F("started_at") - F("waited"),
+            output_field=DurationField(),
         )
-    return qs.order_by(SORTS[chosen.sort], "-run_id")
+    )
 
 
 def selected(chosen: RunFilter) -> QuerySet[RunSummary]:

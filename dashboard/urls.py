@@ -11,6 +11,7 @@ from dashboard.views import (
     new_run,
     polls,
     review,
+    run_list,
     runs,
     search,
     tags,
@@ -39,7 +40,7 @@ class Segment:
 register_converter(Segment, "id")
 
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("", runs.run_list, name="runs"),
+    path("", run_list.run_list, name="runs"),
     path("runs/new", new_run.new_run, name="new_run"),
     path("runs/newer", polls.newer_runs, name="newer_runs"),
     path("runs/compare", compare.compare_page, name="compare"),

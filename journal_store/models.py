@@ -103,13 +103,13 @@ class RunSummary(models.Model):
     started_by = models.CharField(max_length=150, blank=True)
     scenario = models.CharField(max_length=64, blank=True)
     task = models.TextField(blank=True)
-    status = models.CharField(max_length=32, db_index=True)
+    status = models.CharField(max_length=32)  # indexed with the run id, below
     reason = models.TextField(blank=True)
     stage = models.CharField(max_length=16)
     # What a run at stage "waiting" waits for a person to decide: "conflict", "dead letter",
     # or both ("conflict, dead letter"); empty at any other stage.
     waiting_for = models.CharField(max_length=32, blank=True, default="")
-    started_at = models.DateTimeField(null=True, db_index=True)
+    started_at = models.DateTimeField(null=True)  # indexed with the run id, below
     finished_at = models.DateTimeField(null=True)
     # How long the run stood waiting for a person (an interrupt, a dead letter) before it
     # went on: its duration leaves it out (runtime/views.py, Summary.goes_on).
@@ -190,7 +190,20 @@ class RunSummary(models.Model):
 
     class Meta:
         db_table = "projection_run"
-        indexes = [models.Index(fields=["-started_at"], name="run_started_desc")]
+        # The runs list's orders (dashboard/listing.py SORTS), each a column then the run id the
+        # same way, which a page goes on after (dashboard/run_pages.py): an index of both serves
+        # a page as a seek and a read of the rows it shows, wherever it is in the list, forwards
+        # or backwards (newest and oldest first). With the run id in it, runs that tie on the
+        # column are read in order too, where one of the column alone sorted each tie. No NULLs
+        # placement: a page reads the runs without a value apart (`IS NULL`, by run id), so the
+        # database's default placement serves both directions (migration 0034).
+        indexes = [
+            models.Index(fields=["-started_at", "-run_id"], name="run_started_id"),
+            models.Index(fields=["status", "run_id"], name="run_status_id"),
+            models.Index(fields=["-tokens", "-run_id"], name="run_tokens_id"),
+            models.Index(fields=["-cost", "-run_id"], name="run_cost_id"),
+            models.Index(fields=["-findings_count", "-run_id"], name="run_findings_id"),
+        ]
 
 
 class MetricsDay(models.Model):

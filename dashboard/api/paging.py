@@ -1,17 +1,19 @@
-"""How lists are paged: limit and offset, both bounded; and `after`, the position a list of
-a run's minutes or a queue's items goes on from."""
+"""How lists are paged: the runs by a cursor (`after`, the `next` of the page before:
+dashboard/run_pages.py); a run's minutes and a queue's items polled by `after`, the position
+they go on from; a queue's items newest first by limit and offset, both bounded."""
 
 # No `from __future__ import annotations`: django-ninja reads the Input schema at runtime.
 
 from typing import Any
 
-from django.http import HttpRequest
 from ninja import Field, Query, Schema
 from ninja.pagination import LimitOffsetPagination
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
 from dashboard import asked, listing, queries
+from dashboard.api.schemas import RunOut
+from journal_store.models import RunSummary
 
 
 def as_position(value: Any) -> Any:
@@ -45,19 +47,21 @@ class Pages(LimitOffsetPagination):
         offset: int = Field(0, ge=0, le=1_000_000_000)
 
 
-class RunPages(Pages):
-    """Pages of runs, with what each row says beside its summary (stalled since when, where a
+class RunsOut(Schema):
+    """A page of runs, and where the next one starts."""
+
+    items: list[RunOut]
+    next: str | None = Field(
+        description="the next page's `after` (as given: opaque); null on the last page"
+    )
+
+
+def shown_in_api(runs: list[RunSummary]) -> list[RunSummary]:
+    """A page of runs with what each row says beside its summary (stalled since when, where a
     fork left its parent) worked out for the page at once: a few queries for any number of
     rows, where each row's own resolver would ask again for every active run and every fork."""
-
-    def paginate_queryset(
-        self, queryset: Any, pagination: Any, request: HttpRequest, **params: Any
-    ) -> Any:
-        found = super().paginate_queryset(queryset, pagination, request, **params)
-        rows = list(found[self.items_attribute])
-        listing.mark_stalled(rows)
-        points = queries.fork_points((r.run_id, r.parent_id, r.fork_at) for r in rows)
-        for run in rows:
-            run.fork_point = points.get(run.run_id)
-        found[self.items_attribute] = rows
-        return found
+    listing.mark_stalled(runs)
+    points = queries.fork_points((r.run_id, r.parent_id, r.fork_at) for r in runs)
+    for run in runs:
+        run.fork_point = points.get(run.run_id)  # type: ignore[attr-defined]
+    return runs

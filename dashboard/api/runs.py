@@ -6,9 +6,8 @@ from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Query, Router, Status
-from ninja.pagination import paginate
 
-from dashboard import actions, asked, downloads, listing, queries
+from dashboard import actions, asked, downloads, listing, queries, run_pages
 from dashboard.access import get_run_for_user, require_steer
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
@@ -21,7 +20,7 @@ from dashboard.api.minutes import (
     ResumePointOut,
     ThreadsOut,
 )
-from dashboard.api.paging import READ_AS_POSITION, RunPages, after_position
+from dashboard.api.paging import READ_AS_POSITION, RunsOut, after_position, shown_in_api
 from dashboard.api.run_detail import RunDetailOut
 from dashboard.api.schemas import (
     Accepted,
@@ -50,8 +49,13 @@ def run_for(request: HttpRequest, run_id: str) -> RunSummary:
     return get_run_for_user(request.user, run_id)
 
 
-@router.get("", response=list[RunOut])
-@paginate(RunPages)
+OFFSET_GONE = (
+    "the runs are paged by `after` (the `next` of the page before), not by an offset, whose "
+    "cost grew with how far into the list a page was; an offset of 0, the first page, is taken"
+)
+
+
+@router.get("", response=RunsOut)
 def list_runs(
     request: HttpRequest,
     status: str = "",
@@ -63,7 +67,16 @@ def list_runs(
     tag: str = "",
     finding: str = "",
     parent: str = Query("", description="the forks of this run"),  # type: ignore[type-arg]
+    after: str = Query(  # type: ignore[type-arg]
+        "", description="the runs after this place in the list: the `next` of the page before"
+    ),
+    limit: int = Query(100, ge=1, le=1_000),  # type: ignore[type-arg]
+    offset: int = Query(0, ge=0, le=1_000_000_000, description=f"0 only: {OFFSET_GONE}"),  # type: ignore[type-arg]
 ) -> Any:
+    """A page of the runs the filters select, in the sort's order, and `next`, the `after` of
+    the page that follows (null on the last). Paging goes on from the last run shown, so a run
+    started meanwhile moves no other: none is shown twice or skipped (dashboard/run_pages.py
+    says how far each sort allows it). Filters and sort stay as they were for every page."""
     params = {
         "status": status,
         "team": team,
@@ -75,16 +88,29 @@ def list_runs(
         "finding": finding,
     }
     # A script is told what it cannot ask (else it reads the wrong runs), as the page is.
+    problems: dict[str, str] = {}
     try:
         chosen = listing.RunFilter.of(params)
     except BadQuery as exc:
-        raise invalid("query", exc.problems) from None
+        problems |= exc.problems
     parent = parent.strip()
     if parent and not streams.is_run_id(parent):
-        raise invalid("query", {"parent": f"{shown(parent)} is no run id ({streams.RUN_ID_RULE})"})
-    found = listing.runs(chosen)
+        problems["parent"] = f"{shown(parent)} is no run id ({streams.RUN_ID_RULE})"
+    if offset:
+        # Where it was: scripts sending offset=0 for the first page go on working.
+        problems["offset"] = OFFSET_GONE
+    cursor = None
+    try:  # a place in the order asked for: none to name where the sort is refused
+        cursor = None if "sort" in problems else run_pages.Cursor.read(after, sort or "started")
+    except BadQuery as exc:
+        problems |= exc.problems
+    if problems:
+        raise invalid("query", problems)
+    found = listing.matching(chosen)
     # The API's own: the run's page lists its forks (its newest) in its header.
-    return found.filter(parent_id=parent) if parent else found
+    found = found.filter(parent_id=parent) if parent else found
+    page = run_pages.page(found, chosen.sort, cursor, limit)
+    return {"items": shown_in_api(page.runs), "next": page.next}
 
 
 KEY = Header(  # type: ignore[type-arg]

@@ -23,12 +23,12 @@ from journal_store import queues
 from journal_store.models import RunSummary
 
 
-def newest_shown(page: Page[RunSummary], chosen: listing.RunFilter) -> datetime | None:
+def newest_shown(runs: list[RunSummary], first: bool, chosen: listing.RunFilter) -> datetime | None:
     """The start the list's poll for newer runs counts from: on the first page newest first,
     its first row's (runs without a start are last), which costs no query; else the newest
     the filter selects (2.4 ms on 10,000 runs filtered by team)."""
-    if page.number == 1 and chosen.sort == "started":
-        return page[0].started_at if len(page) else None
+    if first and chosen.sort == "started":
+        return runs[0].started_at if runs else None
     return listing.newest_start(chosen)
 
 
@@ -50,7 +50,7 @@ def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
         return render(request, "dashboard/_bad_query.html", said, status=400)
     chosen = listing.RunFilter.of(request.GET)
     query = request.GET.copy()
-    for name in ("newer_than", "page", arrived.SHOWN):
+    for name in ("newer_than", "page", "after", arrived.SHOWN):
         query.pop(name, None)
     count = listing.started_since(chosen, mark)
     link = reverse("runs") + (f"?{query.urlencode()}" if query else "")

@@ -1,5 +1,5 @@
-"""Pages about runs: the list, a run's page and its tabs, steering runs (the new-run form is
-dashboard/views/new_run.py).
+"""Pages about runs: a run's page and its tabs, a row of the list, steering runs (the list is
+dashboard/views/run_list.py, the new-run form dashboard/views/new_run.py).
 
 What they read and do is built in dashboard/queries.py and dashboard/actions.py, which the API
 shares; these views only choose templates.
@@ -13,7 +13,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseNotFound, QueryDict, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -26,7 +25,7 @@ from dashboard import actions, asked, downloads, errors, listing, present, queri
 from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
 from dashboard.asked import BadQuery
 from dashboard.tell import tell
-from dashboard.views import polls, trace, trace_push
+from dashboard.views import trace, trace_push
 from dashboard.waiting import with_counts
 from journal_store.models import RunSummary
 from runtime import fork, status
@@ -35,7 +34,6 @@ from services import baseline as baselines
 from services import forks, runs, tags, traces
 from services.steps import longest_wait
 
-PAGE = 50
 EVENTS_PAGE = 50
 TAB_PAGE = 100  # messages or audit entries on one page of their tab
 SAID = ("value", "reason", "unit")  # a metric's keys its tab shows in their own columns
@@ -44,62 +42,6 @@ TABS = ("timeline", "trace", "threads", "bill", "audit", "findings", "metrics")
 # them into the address bar: a browser going Back to one after a reload must not take that
 # part from its cache for the whole page.
 PARTIAL_FOR_HTMX = vary_on_headers("HX-Request")
-
-
-@login_required
-@require_safe
-@PARTIAL_FOR_HTMX
-def run_list(request: HtmxHttpRequest) -> HttpResponse:
-    part = bool(request.htmx) and request.htmx.target == "runs"
-    # Every value it cannot take, the page's number with the filters: a bad page was named
-    # only once the filters had been mended.
-    problems: dict[str, str] = {}
-    try:
-        chosen = listing.RunFilter.of(request.GET)
-    except BadQuery as exc:
-        problems |= exc.problems
-    try:
-        number = asked.page_of(request.GET)
-    except BadQuery as exc:
-        problems |= exc.problems
-    if problems:
-        # No list: why, field by field, and (a whole page) the form with what was typed. To
-        # htmx, whose form on the page holds what was typed, the message in the list's place:
-        # it swaps a 400 in (templates/base.html) and pushes its address, so a reload says
-        # the same.
-        return refuse(request, part, problems)
-    qs = listing.runs(chosen)
-    page = Paginator(qs, PAGE).get_page(number)
-    listing.mark_stalled(page.object_list)
-    listing.mark_failing(page.object_list)
-    query = request.GET.copy()
-    query.pop("page", None)
-    newer = query.copy()
-    if mark := polls.newest_shown(page, chosen):
-        newer["newer_than"] = mark.isoformat()
-    context = {
-        "page": page,
-        "chosen": chosen,
-        "query": query.urlencode(),
-        "newer_query": newer.urlencode(),
-        **listing.choices(chosen),
-    }
-    template = "dashboard/_run_table.html" if part else "dashboard/run_list.html"
-    return render(request, template, context | {"part": part})
-
-
-def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> HttpResponse:
-    """The runs list asked with filters it cannot take: 400, the list's part or its page."""
-    said = {"problems": problems, "lead": "No runs are listed: these filters cannot be used."}
-    if part:
-        return render(request, "dashboard/_bad_query.html", said, status=400)
-    chosen = listing.RunFilter.understood(request.GET)
-    context = said | {
-        "chosen": chosen,
-        "typed": asked.typed(request.GET, tuple(problems)),
-        **listing.choices(chosen),
-    }
-    return render(request, "dashboard/run_list.html", context, status=400)
 
 
 @login_required

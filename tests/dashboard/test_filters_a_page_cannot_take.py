@@ -216,14 +216,34 @@ def test_a_list_names_a_bad_page_beside_a_bad_filter(as_reviewer, queued, path, 
     assert "page: 'abc' is not a page (a whole number, 1 or more)" in text
 
 
-@pytest.mark.parametrize("path", ["/", "/review/dead-letters", "/review/conflicts"])
-@pytest.mark.parametrize("page", ["", "1", "01", "2", "9" * 30])
+@pytest.mark.parametrize(
+    ("path", "page"),
+    [
+        *(("/", page) for page in ["", "1", "01"]),  # the runs list: the first page only
+        *(
+            (path, page)
+            for path in ["/review/dead-letters", "/review/conflicts"]
+            for page in ["", "1", "01", "2", "9" * 30]
+        ),
+    ],
+)
 def test_a_list_shows_a_page_it_takes(as_reviewer, queued, path, page):
     """One past the last (however far) is the last, as before."""
     answer = as_reviewer.get(f"{path}?page={page}")
     assert answer.status_code == 200, page
     item = {"/": RUN, **{f"/review/{k}": v for k, v in QUEUE_PAGES.items()}}[path]
     assert item in answer.content.decode()
+
+
+@pytest.mark.parametrize("page", ["2", "9" * 30])
+def test_the_runs_list_names_a_page_by_number_past_the_first(as_reviewer, listed, page):
+    """It goes on by its Next link (dashboard/run_pages.py): an address kept from when it went
+    to a page by number is told so, where showing the first page would list runs as if they
+    were that page's."""
+    answer = as_reviewer.get(f"/?page={page}")
+    assert answer.status_code == 400
+    assert "page: the list no longer goes to a page by its number" in said(answer.content.decode())
+    assert RUN not in answer.content.decode()
 
 
 QUEUED = [

@@ -3,6 +3,7 @@ API, a command, another tab. Such a run was not in the list until somebody loade
 
 from __future__ import annotations
 
+import re
 from html import unescape
 
 import pytest
@@ -118,16 +119,22 @@ def test_the_poll_wants_a_signed_in_person(client):
     assert asked.status_code == 302 and "/login" in asked["Location"]
 
 
-@pytest.mark.parametrize("order", ["sort=oldest", "sort=tokens", "page=2"])
+@pytest.mark.parametrize("order", ["sort=oldest", "sort=tokens", "next page"])
 def test_a_list_in_another_order_counts_from_the_newest_start_it_selects(
     as_owner, monkeypatch, order
 ):
-    from dashboard.views import runs as views
+    from dashboard.views import run_list
 
-    monkeypatch.setattr(views, "PAGE", 1)  # two pages of one run each
+    monkeypatch.setattr(run_list, "PAGE", 1)  # two pages of one run each
     started("r-00000000000a")
     started("r-00000000000b")
-    poll = poll_of(as_owner.get(f"/?{order}").content.decode())
+    page = as_owner.get("/" if order == "next page" else f"/?{order}").content.decode()
+    if order == "next page":  # the second page, as its Next link asks for it
+        after = re.search(r'href="\?&amp;after=([\w-]+)"', page)
+        assert after, "the first page has no Next link"
+        page = as_owner.get(f"/?after={after.group(1)}").content.decode()
+        assert "r-00000000000a" in page and "r-00000000000b" not in page
+    poll = poll_of(page)
     # Oldest first, the first row is the oldest run, and the second page's is too: counted
     # from either, the newer run already listed would be announced as new.
     assert quiet(as_owner.get(poll))

@@ -57,7 +57,7 @@ def test_the_page_and_the_api_list_the_same_runs_for_the_same_filters(params, as
     stored_run("r-d", "repo-fix", "slugify titles", 500, "done")
 
     page = as_owner.get("/", params, **HTMX)
-    shown = [run.run_id for run in page.context["page"].object_list]
+    shown = [run.run_id for run in page.context["runs"]]
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}").get("/api/runs", params)
     listed = [run["run_id"] for run in api.json()["items"]]
     built = [run.run_id for run in listing.runs(listing.RunFilter.of(params))]

@@ -1,0 +1,179 @@
+"""The runs list a page at a time, for its page and GET /api/runs: the runs after a cursor, the
+place in the list's order of the last run the page before showed, where a page was an offset.
+
+An offset read and threw away every run before the page (the 400th page of 50 read 20,000 runs
+to show 50), so a page cost more the further into the list it was and the more runs the store
+held. A cursor is that last run's value in the sort's column and its run id: the list is
+ordered by both (listing.Sort), and the next page is the runs after that pair, a seek in the
+index of the column and the run id (migration 0034) and a read of the rows it shows, however
+far in. It carries the sort's name too, since a place in one order is no place in another.
+
+Why no run is shown twice or skipped. The pages follow one total order (a run id is unique, so
+runs that tie on the column are ordered by it), each starting strictly after the last run of
+the one before. A run that existed when the paging began, and whose value in the column has
+not changed since, is at or before a page's cursor (shown already) or after it (shown on a
+later page): once. Runs that arrive meanwhile take their own places without moving the
+others, where under an offset a run new at the top pushed every run one place down and the
+next page began with the last run of the one before; newest first, a new run comes before
+every cursor and is not shown (the list's poll for newer runs announces it). As far as the
+sort allows: a run's start never changes, so newest and oldest first are exact; tokens, cost,
+findings, status and duration change while a run flies (its duration for as long as it runs,
+worked out from the clock), and a run whose value moves across a cursor between two pages is
+shown on both or on neither, as under an offset.
+
+Runs without a value (no known start, cost or duration) come last in either direction: they
+are read apart once those with one are exhausted, by run id, each part a range of the same
+index. The condition `value <= v AND (value < v OR run_id < id)` is written with its first
+half alone as well, which both databases seek by; the OR alone they would not.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from dashboard import listing
+from journal_store.models import RunSummary
+from services.asked import BadQuery, shown
+
+CURSOR_CHARS = 400  # what this module makes is ~100 characters; a longer one is none of them
+TOKEN = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _time(value: Any) -> datetime:
+    moment = datetime.fromisoformat(value)  # TypeError for anything but a string
+    if moment.tzinfo is None:
+        raise ValueError("a time without its offset")
+    return moment
+
+
+def _whole(value: Any) -> int:
+    if type(value) is not int or abs(value) >= 2**63:  # not bool; what a bigint holds
+        raise TypeError(value)
+    return value
+
+
+def _number(value: Any) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise TypeError(value)
+    return float(value)
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or len(value) > 64:
+        raise TypeError(value)
+    return value
+
+
+def _micros(value: Any) -> timedelta:
+    return timedelta(microseconds=_whole(value))  # OverflowError past timedelta's range
+
+
+# Each column a list is sorted by: its value as a cursor writes it in JSON, and read back (a
+# TypeError, ValueError or OverflowError when it cannot be one).
+VALUES: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "started_at": (datetime.isoformat, _time),
+    "status": (str, _text),
+    "tokens": (int, _whole),
+    "findings_count": (int, _whole),
+    "cost": (float, _number),
+    "duration": (lambda d: d // timedelta(microseconds=1), _micros),
+}
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """The place a page goes on after: the sort, and the last run shown's value in its column
+    (None: it had none) and run id."""
+
+    sort: str
+    value: Any
+    run_id: str
+
+    def token(self) -> str:
+        """As a parameter carries it: opaque, URL-safe (base64 of JSON, without padding)."""
+        write, _ = VALUES[listing.SORTS[self.sort].column]
+        value = None if self.value is None else write(self.value)
+        packed = json.dumps([self.sort, value, self.run_id], separators=(",", ":"))
+        return base64.urlsafe_b64encode(packed.encode()).decode().rstrip("=")
+
+    @classmethod
+    def read(cls, text: str, sort: str) -> Cursor | None:
+        """The cursor `text` is, for a list sorted by `sort`; None when blank (the first page).
+        BadQuery at `after` when it is none this module made, or one of another order."""
+        text = text.strip()
+        if not text:
+            return None
+        found = _unpacked(text)
+        if found is None:
+            why = f"{shown(text)} is no place in the runs list: give the `next` a page answered"
+            raise BadQuery({"after": f"{why}, as it was given (nothing: the first page)"})
+        made_for, value, run_id = found
+        if made_for != sort:
+            why = f"a place in the list sorted by {made_for}, not by {sort}"
+            raise BadQuery({"after": f"{why}: start again from the first page"})
+        return cls(sort, value, run_id)
+
+
+def _unpacked(text: str) -> tuple[str, Any, str] | None:
+    """What a cursor holds, checked: its sort, value and run id; None for anything else."""
+    if len(text) > CURSOR_CHARS or not TOKEN.fullmatch(text):
+        return None
+    try:
+        packed = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        sort, value, run_id = json.loads(packed)
+        if sort not in listing.SORTS or not isinstance(run_id, str) or not 0 < len(run_id) <= 64:
+            return None
+        key = listing.SORTS[sort]
+        if value is None:
+            return (sort, None, run_id) if key.nullable else None
+        _, read = VALUES[key.column]
+        return sort, read(value), run_id
+    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError, OverflowError):
+        return None  # json.JSONDecodeError is a ValueError; a wrong shape fails to unpack
+
+
+@dataclass(frozen=True)
+class Page:
+    runs: list[RunSummary]
+    next: str | None  # the cursor of the page after this one; None on the last
+
+
+def page(runs: QuerySet[RunSummary], sort: str, after: Cursor | None, limit: int) -> Page:
+    """Up to `limit` of `runs` (unordered: listing.matching, or narrower) in the list's order
+    by `sort`, after the cursor (from the start without one), and the cursor of the next page
+    when more follow. At most two range reads of limit + 1 rows each."""
+    key = listing.SORTS[sort]
+    column, way = key.column, "lt" if key.descending else "gt"
+    order = key.order(nulls_last=False)
+    found: list[RunSummary] = []
+    if after is None or after.value is not None:
+        valued = runs.filter(**{f"{column}__isnull": False}) if key.nullable else runs
+        if after is not None:
+            valued = valued.filter(
+                Q(**{f"{column}__{way}e": after.value}),
+                Q(**{f"{column}__{way}": after.value}) | Q(**{f"run_id__{way}": after.run_id}),
+            )
+        found = list(valued.order_by(*order)[: limit + 1])
+    if key.nullable and len(found) <= limit:
+        # The runs with a value are exhausted: those without one follow, by run id. Ordered
+        # by the column too (NULL in each), as the index is: PostgreSQL takes `IS NULL` for no
+        # equality, and ordered by the run id alone it walked the primary key for them.
+        blank = runs.filter(**{f"{column}__isnull": True})
+        if after is not None and after.value is None:
+            blank = blank.filter(**{f"run_id__{way}": after.run_id})
+        found += blank.order_by(*order)[: limit + 1 - len(found)]
+    shown_here = found[:limit]
+    if len(found) <= limit:
+        return Page(shown_here, None)
+    last = shown_here[-1]
+    return Page(shown_here, Cursor(sort, getattr(last, column), last.run_id).token())

@@ -52,6 +52,12 @@ class Sort:
     column: str
     descending: bool = True
     nullable: bool = False
+    # Whether an index serves the order (a page then seeks in it: run_pages.page). A duration,
+    # worked out from the clock, has none: a page of it sorts every run the filter selects.
+    indexed: bool = True
+    # The column whose NULL leaves a run without a value ("": this one): a duration has one
+    # exactly when the run has a start, which a row says without working the duration out.
+    known: str = ""
 
     def order(self, nulls_last: bool = True) -> list[OrderBy]:
         """The ORDER BY, run id after. A page reads the runs with a value and those without
@@ -72,7 +78,7 @@ SORTS: dict[str, Sort] = {
     "tokens": Sort("tokens"),
     "cost": Sort("cost", nullable=True),
     "findings": Sort("findings_count"),
-    "duration": Sort("duration", nullable=True),
+    "duration": Sort("duration", nullable=True, indexed=False, known="started_at"),
 }
 
 

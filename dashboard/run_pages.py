@@ -24,7 +24,9 @@ shown on both or on neither, as under an offset.
 Runs without a value (no known start, cost or duration) come last in either direction: they
 are read apart once those with one are exhausted, by run id, each part a range of the same
 index. The condition `value <= v AND (value < v OR run_id < id)` is written with its first
-half alone as well, which both databases seek by; the OR alone they would not.
+half alone as well, which both databases seek by; the OR alone they would not. A duration has
+no index (it is worked out from the clock): a page of the runs by duration sorts every run the
+filter selects, as it did under an offset, and its cost still grows with their number.
 """
 
 from __future__ import annotations
@@ -153,22 +155,26 @@ def page(runs: QuerySet[RunSummary], sort: str, after: Cursor | None, limit: int
     by `sort`, after the cursor (from the start without one), and the cursor of the next page
     when more follow. At most two range reads of limit + 1 rows each."""
     key = listing.SORTS[sort]
-    column, way = key.column, "lt" if key.descending else "gt"
+    column, way, known = key.column, "lt" if key.descending else "gt", key.known or key.column
     order = key.order(nulls_last=False)
     found: list[RunSummary] = []
     if after is None or after.value is not None:
-        valued = runs.filter(**{f"{column}__isnull": False}) if key.nullable else runs
+        valued = runs.filter(**{f"{known}__isnull": False}) if key.nullable else runs
         if after is not None:
-            valued = valued.filter(
-                Q(**{f"{column}__{way}e": after.value}),
-                Q(**{f"{column}__{way}": after.value}) | Q(**{f"run_id__{way}": after.run_id}),
-            )
+            beyond = Q(**{f"{column}__{way}": after.value})
+            if key.indexed:  # v <= x AND (v < x OR id < y): the first half is an index range
+                seek = Q(**{f"{column}__{way}e": after.value})
+                valued = valued.filter(seek, beyond | Q(**{f"run_id__{way}": after.run_id}))
+            else:  # v < x OR (v = x AND id < y): a duration, which SQLite works out at every
+                # mention, twice here rather than three times
+                tied = Q(**{column: after.value, f"run_id__{way}": after.run_id})
+                valued = valued.filter(beyond | tied)
         found = list(valued.order_by(*order)[: limit + 1])
     if key.nullable and len(found) <= limit:
         # The runs with a value are exhausted: those without one follow, by run id. Ordered
         # by the column too (NULL in each), as the index is: PostgreSQL takes `IS NULL` for no
         # equality, and ordered by the run id alone it walked the primary key for them.
-        blank = runs.filter(**{f"{column}__isnull": True})
+        blank = runs.filter(**{f"{known}__isnull": True})
         if after is not None and after.value is None:
             blank = blank.filter(**{f"run_id__{way}": after.run_id})
         found += blank.order_by(*order)[: limit + 1 - len(found)]

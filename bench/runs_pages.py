@@ -1,0 +1,305 @@
+"""The runs list's first and a late page at 200 and 20,000 runs: paged after a cursor (now,
+dashboard/run_pages.py) beside paged by an offset (before), in the same process.
+
+    cursor    run_pages.page: up to --limit runs after the cursor of the run before the page,
+              on a store migrated to the end (the index of each sort's column and the run id,
+              migration 0034).
+    offset    the query GET /api/runs and the list's page ran before: the same filter and
+              order (ties by run id descending) sliced at the offset, and the count of every
+              run it selects (django-ninja's LimitOffsetPagination and Django's Paginator
+              both ask it at every page), on a store migrated to 0033, with the indexes it
+              had then.
+    API, page GET /api/runs and the list's page (/, HTML) in-process (Django's test client,
+              signed in), on the store of now: the whole request, rows' stall and fork point
+              and the template included.
+
+Each at the first page and a late page (the one that starts 90% of the way in, or the last
+whole page when that is nearer the end: runs without the value, last, fill the very end), newest
+first (the default) and by tokens, cost and duration (duration has no index: it is
+worked out from the clock, so it sorts every run). The runs are summaries written as the
+projector writes them (no journal: the list reads none), their starts spread over 30 days
+with some tied, 0.5% without a start (journals that recorded no times), 5% with no known
+cost, 2% running.
+
+Medians of --repeats rounds, the sizes and stores taking turns, each round's figure the best
+of --calls calls in a row (other processes on the machine preempt one now and then), ms; and
+the ratio of the largest size's figure to the smallest's (the rule: a page costs what it
+shows, so a ratio above ~1.5 is a cost that grows with history). Then the query plans of the
+late pages at the largest size. Production settings (DEBUG off); SQLite by default (WAL,
+synchronous=FULL, files in a temp dir, not ANALYZEd: Django never runs it), --postgres for a
+private PostgreSQL cluster with fsync on, ANALYZEd after the load as autovacuum would.
+
+    PYTHONPATH=. .venv/bin/python bench/runs_pages.py [--sizes 200,20000] [--postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+
+from bench.production_env import production_env  # noqa: E402
+from tests.services import start_postgres  # noqa: E402
+
+PARSER = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+)
+PARSER.add_argument("--sizes", default="200,20000", help="runs in each store, comma separated")
+PARSER.add_argument("--limit", type=int, default=50, help="runs a page shows (the page's 50)")
+PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
+PARSER.add_argument("--calls", type=int, default=3, help="calls a round (its best)")
+PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+PARSER.add_argument("--seed", type=int, default=1, help="random seed")
+ARGS = PARSER.parse_args()
+SIZES = [int(s) for s in ARGS.sizes.split(",")]
+
+WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-runs-pages-"))
+PG_URL = start_postgres(durable=True) if ARGS.postgres else None
+if ARGS.postgres and not PG_URL:
+    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
+os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'unused.sqlite3'}", WORK / "home"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.db.models import F, QuerySet  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+
+from dashboard import listing, run_pages  # noqa: E402
+from journal_store.models import RunSummary  # noqa: E402
+
+STORES = ("before", "now")
+SORTS = ("started", "tokens", "cost", "duration")
+# The orders as the list had them before the cursor (dashboard/listing.py at 0033): NULLs
+# last, ties by run id descending.
+OLD_ORDER: dict[str, list[Any]] = {
+    "started": [F("started_at").desc(nulls_last=True), "-run_id"],
+    "tokens": ["-tokens", "-run_id"],
+    "cost": [F("cost").desc(nulls_last=True), "-run_id"],
+    "duration": [F("duration").desc(nulls_last=True), "-run_id"],
+}
+
+
+def store_name(size: int, store: str) -> str:
+    return f"runs_{store}_{size}"
+
+
+def use(size: int, store: str) -> None:
+    """Point the default connection at the store (a file, or a database of the cluster)."""
+    connection.close()
+    if PG_URL:
+        connection.settings_dict["NAME"] = store_name(size, store)
+    else:
+        connection.settings_dict["NAME"] = str(WORK / f"{store_name(size, store)}.sqlite3")
+    connection.ensure_connection()
+
+
+def runs_of(size: int, rng: random.Random) -> list[RunSummary]:
+    """`size` summaries: starts over 30 days to the microsecond, one in 20 sharing its start
+    with the run before (runs started together), some without a start or a cost, some running."""
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    runs, started = [], now
+    for n in range(size):
+        if rng.random() >= 0.05:
+            started = now - timedelta(seconds=rng.uniform(0, 30 * 86_400))
+        running = rng.random() < 0.02
+        timed = rng.random() >= 0.005
+        runs.append(
+            RunSummary(
+                run_id=f"r-{rng.getrandbits(48):012x}",
+                team=rng.choices(["repo-fix", "support-desk", "solo"], [80, 15, 5])[0],
+                scenario="first-flight",
+                task=f"task {n}",
+                status="running"
+                if running
+                else rng.choices(["done", "failed", "dead-lettered"], [80, 15, 5])[0],
+                stage="fix" if running else "complete",
+                started_at=started if timed else None,
+                finished_at=None
+                if running or not timed
+                else started + timedelta(seconds=rng.uniform(20, 900)),
+                tokens=rng.randrange(0, 200_000),
+                cost=None if rng.random() < 0.05 else round(rng.uniform(0, 3), 6),
+                findings_count=rng.choice([0, 0, 0, 1, 1, 2, 3]),
+                event_count=rng.randrange(20, 200),
+            )
+        )
+    return runs
+
+
+def seed(rng: random.Random) -> None:
+    if PG_URL:
+        with connection.cursor() as cursor:
+            for size in SIZES:
+                for store in STORES:
+                    cursor.execute(f"CREATE DATABASE {store_name(size, store)}")
+    for size in SIZES:
+        runs = runs_of(size, rng)
+        for store in STORES:
+            use(size, store)
+            call_command("migrate", verbosity=0)
+            if store == "before":  # the indexes the offset had: back to 0033
+                call_command("migrate", "journal_store", "0033", verbosity=0)
+            RunSummary.objects.bulk_create(runs, batch_size=2_000)
+            get_user_model().objects.create(username="bench")
+            if PG_URL:
+                with connection.cursor() as cursor:
+                    cursor.execute("VACUUM ANALYZE")
+
+
+def late(size: int) -> int:
+    """Where the late page starts: 90% of the way in, or the last whole page."""
+    return min(size * 9 // 10, size - ARGS.limit)
+
+
+def offset_page(size: int, sort: str, later: bool) -> Callable[[], Any]:
+    """The page as it was read before: a slice at the offset and a count of every run."""
+
+    def read() -> Any:
+        runs = listing.sortable(RunSummary.objects.all(), sort)
+        ordered: QuerySet[RunSummary] = runs.order_by(*OLD_ORDER[sort])
+        start = late(size) if later else 0
+        return list(ordered[start : start + ARGS.limit]), ordered.count()
+
+    return read
+
+
+def cursor_of(size: int, sort: str, later: bool) -> run_pages.Cursor | None:
+    """The cursor a late page is asked after: the run before its first."""
+    if not later:
+        return None
+    key = listing.SORTS[sort]
+    runs = listing.sortable(RunSummary.objects.all(), sort).order_by(*key.order())
+    before = runs[late(size) - 1]
+    return run_pages.Cursor(sort, getattr(before, key.column), before.run_id)
+
+
+def cursor_page(size: int, sort: str, later: bool) -> Callable[[], Any]:
+    after = cursor_of(size, sort, later)
+
+    def read() -> Any:
+        runs = listing.matching(listing.RunFilter(sort=sort))
+        return run_pages.page(runs, sort, after, ARGS.limit)
+
+    return read
+
+
+def request(path: str, size: int, sort: str, later: bool) -> Callable[[], Any]:
+    after = cursor_of(size, sort, later)
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(get_user_model().objects.get(username="bench"))
+    params = {"sort": sort} | ({"after": after.token()} if after else {})
+    if path == "/api/runs":
+        params["limit"] = str(ARGS.limit)
+
+    def read() -> Any:
+        answer = client.get(path, params)
+        assert answer.status_code == 200, (path, params, answer.content[:300])
+        return answer
+
+    return read
+
+
+# figure name -> (store, sort, late, what makes the work at a size)
+Figure = tuple[str, str, bool, Callable[[int, str, bool], Callable[[], Any]]]
+FIGURES: dict[str, Figure] = {}
+for _sort in SORTS:
+    for _late in (False, True):
+        if _sort in ("tokens", "cost") and not _late:
+            continue  # the first page of another indexed order: as newest first's
+        _at = f"{_sort}, {'late' if _late else 'first'} page"
+        FIGURES[f"offset (before), {_at}"] = ("before", _sort, _late, offset_page)
+        FIGURES[f"cursor, {_at}"] = ("now", _sort, _late, cursor_page)
+        if _sort in ("started", "tokens"):
+            FIGURES[f"API, {_at}"] = ("now", _sort, _late, lambda *a: request("/api/runs", *a))
+            FIGURES[f"page /, {_at}"] = ("now", _sort, _late, lambda *a: request("/", *a))
+
+
+def plans(size: int) -> None:
+    """The late pages' query plans at `size`, on each store."""
+    explain = "EXPLAIN QUERY PLAN " if connection.vendor == "sqlite" else "EXPLAIN "
+    for store, work in (("before", offset_page), ("now", cursor_page)):
+        use(size, store)
+        for sort in SORTS:
+            read = work(size, sort, True)  # the cursor found before: not the page's
+            with CaptureQueriesContext(connection) as asked:
+                read()
+            print(f"\n{store}, {sort}, late page:")
+            for query in asked.captured_queries:
+                if "projection_run" not in query["sql"]:
+                    continue  # the catch-up's checkpoint reads
+                with connection.cursor() as cursor:
+                    cursor.execute(explain + query["sql"])
+                    lines = [str(row[-1]) for row in cursor.fetchall()]
+                print("  " + query["sql"][:150].replace("\n", " ") + " …")
+                print("\n".join(f"    {line}" for line in lines))
+
+
+def main() -> None:
+    rng = random.Random(ARGS.seed)
+    backend = "PostgreSQL" if PG_URL else "SQLite"
+    try:
+        started = time.perf_counter()
+        seed(rng)
+        print(
+            f"seeded {', '.join(f'{s:,}' for s in SIZES)} runs on {backend} twice (the store "
+            f"before, migrated to 0033, and now) in {time.perf_counter() - started:.1f} s"
+        )
+        works: dict[tuple[str, int], Callable[[], Any]] = {}
+        for name, (store, sort, late, make) in FIGURES.items():
+            for size in SIZES:
+                use(size, store)
+                works[name, size] = make(size, sort, late)
+                works[name, size]()  # warm: templates compiled, the statements prepared
+        times: dict[tuple[str, int], list[float]] = {key: [] for key in works}
+        for _ in range(ARGS.repeats):
+            for size in SIZES:
+                for store in STORES:
+                    use(size, store)
+                    for name, (at, *_) in FIGURES.items():
+                        if at != store:
+                            continue
+                        best = float("inf")
+                        for _ in range(ARGS.calls):
+                            begun = time.perf_counter()
+                            works[name, size]()
+                            best = min(best, time.perf_counter() - begun)
+                        times[name, size].append(best * 1000)
+        print(
+            f"\n{backend}, in-process, pages of {ARGS.limit}; medians of {ARGS.repeats} rounds "
+            f"(each the best of {ARGS.calls} calls), the sizes and stores in turns; ms"
+        )
+        head = "".join(f"{size:>10,}" for size in SIZES)
+        print(f"{'runs in the store':<42}{head}{'ratio':>8}")
+        for name in FIGURES:
+            medians = {size: statistics.median(times[name, size]) for size in SIZES}
+            print(
+                f"{name:<42}"
+                + "".join(f"{medians[size]:>10.2f}" for size in SIZES)
+                + f"{medians[SIZES[-1]] / medians[SIZES[0]]:>8.2f}"
+            )
+        plans(SIZES[-1])
+    finally:
+        connection.close()
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
-"""The runs list's first and a late page at 200 and 20,000 runs: paged after a cursor (now,
-dashboard/run_pages.py) beside paged by an offset (before), in the same process.
+"""The runs list's first and a late page at 200 and 20,000 runs, and the dead letters' with as
+many letters: paged after a cursor (now, dashboard/run_pages.py, dashboard/api/review.py)
+beside paged by an offset (before), in the same process.
 
     cursor    run_pages.page: up to --limit runs after the cursor of the run before the page,
               on a store migrated to the end (the index of each sort's column and the run id,
@@ -12,6 +13,11 @@ dashboard/run_pages.py) beside paged by an offset (before), in the same process.
     API, page GET /api/runs and the list's page (/, HTML) in-process (Django's test client,
               signed in), on the store of now: the whole request, rows' stall and fork point
               and the template included.
+    dead letters
+              GET /api/review/dead-letters?status=all, newest first: the letters before the
+              position of the one before the page (`position`, migration 0035's index; `API`,
+              the whole request) beside the slice at the offset and the count (`offset`,
+              before). One letter per run, 85% decided.
 
 Each at the first page and a late page (the one that starts 90% of the way in, or the last
 whole page when that is nearer the end: runs without the value, last, fill the very end), newest
@@ -83,7 +89,8 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from dashboard import listing, run_pages  # noqa: E402
-from journal_store.models import RunSummary  # noqa: E402
+from journal_store import queues  # noqa: E402
+from journal_store.models import DeadLetter, RunSummary  # noqa: E402
 
 STORES = ("before", "now")
 SORTS = ("started", "tokens", "cost", "duration")
@@ -144,6 +151,21 @@ def runs_of(size: int, rng: random.Random) -> list[RunSummary]:
     return runs
 
 
+def letters_of(runs: list[RunSummary], rng: random.Random) -> list[DeadLetter]:
+    """A dead letter per run, 85% of them decided: what a queue holds after as many runs."""
+    return [
+        DeadLetter(
+            letter_id=f"{run.run_id}:1",
+            run_id=run.run_id,
+            status="open" if rng.random() < 0.15 else rng.choice(["retried", "discarded"]),
+            position=(n + 1) * 100,
+            created_at=run.started_at or datetime(2026, 11, 1, tzinfo=UTC),
+            reason="no reply by turn 9",
+        )
+        for n, run in enumerate(runs)
+    ]
+
+
 def seed(rng: random.Random) -> None:
     if PG_URL:
         with connection.cursor() as cursor:
@@ -158,6 +180,7 @@ def seed(rng: random.Random) -> None:
             if store == "before":  # the indexes the offset had: back to 0033
                 call_command("migrate", "journal_store", "0033", verbosity=0)
             RunSummary.objects.bulk_create(runs, batch_size=2_000)
+            DeadLetter.objects.bulk_create(letters_of(runs, rng), batch_size=2_000)
             get_user_model().objects.create(username="bench")
             if PG_URL:
                 with connection.cursor() as cursor:
@@ -217,6 +240,51 @@ def request(path: str, size: int, sort: str, later: bool) -> Callable[[], Any]:
     return read
 
 
+def letters_offset(size: int, sort: str, later: bool) -> Callable[[], Any]:
+    """The dead letters' API page as it was read before (newest first, every status): a slice
+    at the offset and a count."""
+
+    def read() -> Any:
+        ordered = DeadLetter.objects.order_by("-position")
+        start = late(size) if later else 0
+        return list(ordered[start : start + ARGS.limit]), ordered.count()
+
+    return read
+
+
+def letters_before(size: int, later: bool) -> int:
+    """The `before` a late page of the dead letters is asked with: its first letter's position
+    plus one (0: the first page)."""
+    if not later:
+        return 0
+    return int(DeadLetter.objects.order_by("-position")[late(size)].position) + 1
+
+
+def letters_page(size: int, sort: str, later: bool) -> Callable[[], Any]:
+    """The dead letters' page now: the letters before a position, newest first."""
+    before = letters_before(size, later)
+
+    def read() -> Any:
+        letters = queues.DEAD_LETTERS.model._default_manager.order_by("-position")
+        return list((letters.filter(position__lt=before) if before else letters)[: ARGS.limit + 1])
+
+    return read
+
+
+def letters_request(size: int, sort: str, later: bool) -> Callable[[], Any]:
+    before = letters_before(size, later)
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(get_user_model().objects.get(username="bench"))
+    params = {"status": "all", "limit": str(ARGS.limit)} | ({"before": before} if before else {})
+
+    def read() -> Any:
+        answer = client.get("/api/review/dead-letters", params)
+        assert answer.status_code == 200, (params, answer.content[:300])
+        return answer
+
+    return read
+
+
 # figure name -> (store, sort, late, what makes the work at a size)
 Figure = tuple[str, str, bool, Callable[[int, str, bool], Callable[[], Any]]]
 FIGURES: dict[str, Figure] = {}
@@ -230,20 +298,29 @@ for _sort in SORTS:
         if _sort in ("started", "tokens"):
             FIGURES[f"API, {_at}"] = ("now", _sort, _late, lambda *a: request("/api/runs", *a))
             FIGURES[f"page /, {_at}"] = ("now", _sort, _late, lambda *a: request("/", *a))
+for _late in (False, True):
+    _at = f"dead letters, {'late' if _late else 'first'} page"
+    FIGURES[f"offset (before), {_at}"] = ("before", "letters", _late, letters_offset)
+    FIGURES[f"position, {_at}"] = ("now", "letters", _late, letters_page)
+    FIGURES[f"API, {_at}"] = ("now", "letters", _late, letters_request)
 
 
 def plans(size: int) -> None:
     """The late pages' query plans at `size`, on each store."""
     explain = "EXPLAIN QUERY PLAN " if connection.vendor == "sqlite" else "EXPLAIN "
-    for store, work in (("before", offset_page), ("now", cursor_page)):
+    for store, work, letters in (
+        ("before", offset_page, letters_offset),
+        ("now", cursor_page, letters_page),
+    ):
         use(size, store)
-        for sort in SORTS:
-            read = work(size, sort, True)  # the cursor found before: not the page's
+        for sort in (*SORTS, "letters"):
+            # The cursor is found before: not the page's.
+            read = (letters if sort == "letters" else work)(size, sort, True)
             with CaptureQueriesContext(connection) as asked:
                 read()
             print(f"\n{store}, {sort}, late page:")
             for query in asked.captured_queries:
-                if "projection_run" not in query["sql"]:
+                if "projection_run" not in query["sql"] and "dead_letter" not in query["sql"]:
                     continue  # the catch-up's checkpoint reads
                 with connection.cursor() as cursor:
                     cursor.execute(explain + query["sql"])

@@ -344,15 +344,22 @@ class QueueItem(models.Model):
     why); `status` is "open" until then, and the decision's outcome after. See queues.py."""
 
     run_id = models.CharField(max_length=64, db_index=True)
-    status = models.CharField(max_length=16, default="open", db_index=True)
+    status = models.CharField(max_length=16, default="open")  # indexed with the position, below
     decided_by = models.CharField(max_length=150, blank=True)
     decided_at = models.DateTimeField(null=True)
     decision_reason = models.TextField(blank=True)
-    position = models.BigIntegerField()  # of the event that opened it
+    position = models.BigIntegerField()  # of the event that opened it: no other item's
     created_at = models.DateTimeField()
 
     class Meta:
         abstract = True
+        # A queue is listed newest first, of one status or all, a page at a time after the
+        # position of the last item shown (dashboard/api/review.py): each index a seek to the
+        # page and a read of its rows, where every page sorted every item (migration 0035).
+        indexes = [
+            models.Index(fields=["status", "position"], name="%(class)s_status_position"),
+            models.Index(fields=["position"], name="%(class)s_position"),
+        ]
 
 
 class DeadLetter(QueueItem):
@@ -364,7 +371,7 @@ class DeadLetter(QueueItem):
     attempts = models.IntegerField(default=1)
     last_error = models.TextField(blank=True)
 
-    class Meta:
+    class Meta(QueueItem.Meta):
         db_table = "projection_dead_letter"
 
 
@@ -379,7 +386,7 @@ class Conflict(QueueItem):
     commit = models.JSONField(null=True)  # where a chosen value goes, from which version
     resolution = models.JSONField(null=True)
 
-    class Meta:
+    class Meta(QueueItem.Meta):
         db_table = "projection_conflict"
 
 

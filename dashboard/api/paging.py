@@ -1,13 +1,13 @@
-"""How lists are paged: the runs by a cursor (`after`, the `next` of the page before:
-dashboard/run_pages.py); a run's minutes and a queue's items polled by `after`, the position
-they go on from; a queue's items newest first by limit and offset, both bounded."""
+"""How lists are paged: never by an offset, whose cost grows with how far in a page is. The
+runs by a cursor (`after`, the `next` of the page before: dashboard/run_pages.py); a run's
+minutes and a queue's items by a position they go on from (`after`, oldest first; a queue's
+newest first by `before`)."""
 
 # No `from __future__ import annotations`: django-ninja reads the Input schema at runtime.
 
 from typing import Any
 
 from ninja import Field, Query, Schema
-from ninja.pagination import LimitOffsetPagination
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
@@ -36,15 +36,6 @@ def after_position(what: str) -> Any:
     """The `after` parameter of a page of a run's minutes or a queue's items: 422 past any
     position a column holds, as below 0."""
     return Query(0, ge=0, le=asked.POSITION_MAX, description=f"{what} after this position")  # type: ignore[type-arg]
-
-
-class Pages(LimitOffsetPagination):
-    """limit/offset paging with both bounded: an offset past any real count is a 422, not a
-    number the database cannot hold."""
-
-    class Input(Schema):
-        limit: int = Field(100, ge=1, le=1_000)
-        offset: int = Field(0, ge=0, le=1_000_000_000)
 
 
 class RunsOut(Schema):

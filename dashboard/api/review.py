@@ -9,15 +9,14 @@ journal_store/queues.py; the decisions differ (a choice among claims; retry or d
 from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
-from ninja.pagination import paginate
-from pydantic import WithJsonSchema
+from ninja import Query, Router, Schema, Status
+from pydantic import Field, WithJsonSchema, create_model
 
 from dashboard import asked, queries
 from dashboard.access import require_decide, role_of
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
-from dashboard.api.paging import READ_AS_POSITION, Pages, after_position
+from dashboard.api.paging import READ_AS_POSITION, after_position
 from dashboard.api.schemas import (
     ConflictOut,
     DecisionIn,
@@ -34,9 +33,24 @@ from services import letters, review
 
 router = Router(tags=["review"])
 
+NEXT = (
+    "the position the next page goes on from, as `before` (newest first) or, given `after`, as "
+    "`after`; null on the last page"
+)
+BEFORE = "newest first, the items opened before this position: the `next` of the page before"
+OFFSET_GONE = (
+    "the items are paged by `before` (newest first) or `after` (oldest first), the `next` of "
+    "the page before, not by an offset, whose cost grew with how far in a page was; an offset "
+    "of 0, the first page, is taken"
+)
+
 
 def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
-    """GET /api/review/<path>: the queue's items, newest first, open ones unless asked."""
+    """GET /api/review/<path>: the queue's items, newest first, open ones unless asked; a page
+    at a time, each going on from the position of the last item of the one before (`next`):
+    an item's position is its opening event's, which no other item has, so no item is shown
+    twice or skipped, whatever opens meanwhile (an offset read every item before the page,
+    and one opened at the top pushed the others down a place)."""
     # The schema lists this queue's statuses (asked.queue_statuses: its outcomes, "decided"
     # for any of them, as the page's filter says it); what to take is the page's to decide
     # (asked.queue_filter): a blank status is the open items, and one it cannot take is
@@ -63,23 +77,50 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
         # A script polling for what arrived asks again after the newest `position` it saw,
         # as the queue's page does (/review/<queue>/newer).
         after: Annotated[int, READ_AS_POSITION] = after_position("oldest first, the items opened"),
+        # Newest first, the next page goes on before the last item's position.
+        before: Annotated[int, READ_AS_POSITION] = Query(  # type: ignore[type-arg]
+            0, ge=0, le=asked.POSITION_MAX, description=BEFORE
+        ),
+        limit: int = Query(100, ge=1, le=1_000),  # type: ignore[type-arg]
+        offset: int = Query(0, ge=0, le=1_000_000_000, description=f"0 only: {OFFSET_GONE}"),  # type: ignore[type-arg]
     ) -> Any:
         asked_for = {"status": status, "run": run, "q": q, "team": team, "scenario": scenario}
         asked_for |= {"model": model, "since": since, "until": until}
+        problems: dict[str, str] = {}
         try:
             shown, one, runs, words = asked.queue_filter(queue, asked_for)
         except BadQuery as exc:
-            raise invalid("query", exc.problems) from None
+            problems |= exc.problems
+        # A blank `after` or `before` is not asked.
+        polled, paged = (bool(request.GET.get(name, "").strip()) for name in ("after", "before"))
+        if polled and paged:
+            problems["before"] = "newest first only: given `after`, the items come oldest first"
+        if offset:  # where it was: scripts sending offset=0 for the first page go on working
+            problems["offset"] = OFFSET_GONE
+        if problems:
+            raise invalid("query", problems)
         items = queries.queue_items(queue, shown, one, runs, words=words)
-        if not request.GET.get("after", "").strip():
-            return items  # the newest first, as the page lists them (a blank `after`: not asked)
-        # Oldest first after a position, as a run's minutes are paged: a poller that asks
-        # again after the highest position it got misses none, however many arrived between
-        # two polls. Newest first, it got the newest `limit` and never saw the ones below.
-        return items.filter(position__gt=after).order_by("position")
+        if polled:
+            # Oldest first after a position, as a run's minutes are paged: a poller that asks
+            # again after the highest position it got misses none, however many arrived
+            # between two polls. Newest first, it got the newest `limit` and never saw the
+            # ones below.
+            items = items.filter(position__gt=after).order_by("position")
+        elif paged:
+            items = items.filter(position__lt=before)  # newest first, as the page lists them
+        found = list(items[: limit + 1])
+        more = len(found) > limit
+        return {"items": found[:limit], "next": found[limit - 1].position if more else None}
 
     list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
-    router.get(path, response=list[out])(paginate(Pages)(list_items))  # type: ignore[valid-type]
+    page = create_model(
+        f"{queue.name.title().replace('_', '')}PageOut",  # DeadLettersPageOut, ...
+        __base__=Schema,
+        __doc__=f"A page of {queue.name.replace('_', ' ')}, and where the next one starts.",
+        items=(list[out], ...),  # type: ignore[valid-type]
+        next=(int | None, Field(description=NEXT)),
+    )
+    router.get(path, response=page)(list_items)
 
 
 listing("/conflicts", queues.CONFLICTS, ConflictOut)

@@ -1,18 +1,23 @@
 """GET /api/review/conflicts and /api/review/dead-letters say when each item was opened and
 decided, and where in the journal (its `position`), and take `after`: a script polls for what
-arrived as the queue's page does. A script saw neither time nor order."""
+arrived as the queue's page does. A script saw neither time nor order. Newest first, they page
+by `before`, the `next` of the page before, where they paged by an offset."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 import pytest
+from django.db import connections, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
-from journal_store import projection
+from dashboard.queries import queue_rows
+from journal_store import projection, queues
 from journal_store.journal import DjangoJournal
 from runtime.events import DeadLettered, TeamStarted
 from services import letters
+from tests.conftest import on_every_backend
 from tests.dashboard.polls import park
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +90,84 @@ def test_an_after_that_is_no_position_is_a_422_naming_it(api, after):
     assert refused.status_code == 422
     problem = refused.json()["detail"][0]
     assert problem["loc"] == ["query", "after"] and "is not a position" in problem["msg"]
+
+
+def paged(api, **params) -> list[list[str]]:
+    """Every page of the dead letters, each after the `next` of the one before."""
+    pages, more = [], {}
+    while len(pages) < 50:  # a `next` that went back would page for ever: fail instead
+        body = api.get("/api/review/dead-letters", {**params, **more}).json()
+        pages.append([i["letter_id"] for i in body["items"]])
+        if body["next"] is None:
+            return pages
+        more = {"after" if "after" in params else "before": body["next"]}
+    raise AssertionError(f"more than 50 pages: {pages[:5]}")
+
+
+def test_newest_first_a_page_at_a_time_each_letter_once_whatever_opens_meanwhile(api):
+    """Under an offset, a letter opened after the first page pushed the others down a place:
+    the second page began with the first page's last letter again."""
+    for n in range(7):
+        lettered(f"r-00000000000{n}")
+    first = api.get("/api/review/dead-letters", {"limit": 3}).json()
+    assert [i["letter_id"] for i in first["items"]] == [f"r-00000000000{n}:1" for n in (6, 5, 4)]
+    lettered("r-000000000009")  # newer than every cursor: the queue's poll announces it
+    rest = paged(api, limit=3, before=first["next"])
+    assert rest == [[f"r-00000000000{n}:1" for n in (3, 2, 1)], ["r-000000000000:1"]]
+    # Oldest first, `next` is the `after` of the page that follows.
+    assert paged(api, limit=3, after=0) == [
+        [f"r-00000000000{n}:1" for n in (0, 1, 2)],
+        [f"r-00000000000{n}:1" for n in (3, 4, 5)],
+        [f"r-00000000000{n}:1" for n in (6, 9)],
+    ]
+
+
+def test_the_filters_hold_for_every_page(api):
+    for n in range(5):
+        lettered(f"r-00000000000{n}")
+    letters.decide_letter("r-000000000001:1", "discard", "reviewer", "seen")
+    letters.decide_letter("r-000000000003:1", "retry", "reviewer", "again")
+    projection.catch_up()
+    assert paged(api, limit=1, status="decided") == [["r-000000000003:1"], ["r-000000000001:1"]]
+    assert paged(api, limit=2) == [["r-000000000004:1", "r-000000000002:1"], ["r-000000000000:1"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "said"),
+    [
+        ("before=x", "before", "is not a position"),
+        ("before=-3", "before", "is not a position"),
+        ("before=5&after=2", "before", "newest first only"),
+        ("offset=10", "offset", "paged by `before`"),
+    ],
+)
+def test_a_page_the_queue_cannot_give_is_a_422_naming_why(api, query, field, said):
+    refused = api.get(f"/api/review/dead-letters?{query}")
+    assert refused.status_code == 422
+    [problem] = refused.json()["detail"]
+    assert problem["loc"] == ["query", field] and said in problem["msg"], problem
+    assert api.get("/api/review/dead-letters?offset=0&before=").status_code == 200
+
+
+@on_every_backend()
+@pytest.mark.parametrize("status", ["open", "all", "decided"])
+def test_a_page_of_a_queue_is_read_from_an_index_in_its_order(alias, status):
+    """No sort of every item of the status (migration 0035): the plan of a late page, where
+    the database may use any index it can rather than scan so few rows (PostgreSQL: with
+    scans of the whole table and sorting made as dear as it can make them)."""
+    rows = queue_rows(queues.DEAD_LETTERS).using(alias).order_by("-position")
+    rows = rows if status == "all" else rows.filter(status="open")
+    rows = rows.exclude(status="open") if status == "decided" else rows
+    connection = connections[alias]
+    with CaptureQueriesContext(connection) as asked:
+        list(rows.filter(position__lt=1_000)[:11])
+    [query] = asked.captured_queries
+    explain = "EXPLAIN QUERY PLAN " if connection.vendor == "sqlite" else "EXPLAIN "
+    with transaction.atomic(using=alias), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute(explain + query["sql"])
+        plan = "\n".join(str(row[-1]) for row in cursor.fetchall())
+    assert "TEMP B-TREE" not in plan and " Sort " not in f" {plan} ", plan
+    assert "deadletter_" in plan and "position" in plan, plan

@@ -326,7 +326,7 @@ def test_a_review_queue_lists_what_it_takes_as_before(as_reviewer, token, queued
     assert answer.status_code == 200 and QUEUE_PAGES[path] in answer.content.decode()
     # The API takes the same (a blank status was a 422 there: the open items on the page).
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}").get(f"/api/review/{path}?{query}")
-    assert api.status_code == 200 and api.json()["count"] == 1
+    assert api.status_code == 200 and len(api.json()["items"]) == 1
 
 
 @pytest.mark.parametrize("path", QUEUE_PAGES)
@@ -353,7 +353,7 @@ def test_a_review_queue_takes_an_outcome_as_the_api_does(as_reviewer, token, que
     answer = as_reviewer.get(f"/review/{path}?status={outcome}")
     assert answer.status_code == 200 and f"No {outcome} " in answer.content.decode()
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    assert api.get(f"/api/review/{path}?status={outcome}").json()["count"] == 0
+    assert api.get(f"/api/review/{path}?status={outcome}").json()["items"] == []
 
 
 TAB_PART = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "tab"}

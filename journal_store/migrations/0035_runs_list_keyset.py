@@ -29,7 +29,7 @@ def started_nulls_last(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0033_run_waited_filled"),
+        ("journal_store", "0034_pending_pushes"),
     ]
 
     operations = [

@@ -10,7 +10,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0034_runs_list_keyset"),
+        ("journal_store", "0035_runs_list_keyset"),
     ]
 
     operations = [

@@ -13,9 +13,12 @@ from runtime import folds
 from runtime.events import (
     BudgetAllocated,
     BudgetDebited,
+    Event,
+    ModelFailed,
     ModelResponded,
     RunForked,
     TeamStarted,
+    Usage,
 )
 from runtime.folds import Fold, State
 from runtime.journal import Recorded
@@ -167,9 +170,10 @@ def parts(
 class Bill(Fold):
     """Tokens and calls per agent and per task, and the budget: allowance, spent, remaining.
 
-    Tokens come from ModelResponded.usage, so a journal without BudgetDebited still bills;
-    `spent` is the budget ledger's sum of BudgetDebited (or the usage total when there is no
-    ledger), and `balanced` says whether the two agree.
+    Tokens come from ModelResponded.usage, and a ModelFailed's (a reply that could not be
+    used, paid for all the same: counted as a call), so a journal without BudgetDebited still
+    bills; `spent` is the budget ledger's sum of BudgetDebited (or the usage total when there
+    is no ledger), and `balanced` says whether the two agree.
 
     A fork's journal begins with its parent's events up to the fork point, their usage too:
     the bill counts them (the fork's ledgers do), and `inherited` says how many tokens of it
@@ -179,7 +183,14 @@ class Bill(Fold):
 
     name: ClassVar[str] = "bill"
     kinds: ClassVar[frozenset[str] | None] = frozenset(
-        ("ModelResponded", "BudgetDebited", "TeamStarted", "BudgetAllocated", "RunForked")
+        (
+            "ModelResponded",
+            "ModelFailed",
+            "BudgetDebited",
+            "TeamStarted",
+            "BudgetAllocated",
+            "RunForked",
+        )
     )
 
     def start(self) -> State:
@@ -197,27 +208,12 @@ class Bill(Fold):
     def step(self, state: State, rec: Recorded, out: folds.Out) -> None:
         e = rec.event
         if isinstance(e, ModelResponded):
-            agent, task = e.agent or "?", e.task_id or "-"
-            line = folds.key(agent, task)
-            new = line not in state["lines"]
-            usage = e.usage
-            split = usage.prompt is not None and usage.completion is not None
-            for table, name in (("agents", agent), ("tasks", task), ("lines", line)):
-                row = widened(state[table].setdefault(name, [0, 0, 0, 0, 0]))
-                row[0] += usage.total
-                row[1] += 1
-                if split:
-                    row[2] += usage.prompt or 0
-                    row[3] += usage.completion or 0
-                else:
-                    row[4] += 1  # a call that said only its total: the split is unknown
+            self.call(state, e, e.usage, out)
             if e.served is not None and e.served.asked:
-                state.setdefault("asked", {})[agent] = e.served.asked
-            figures = line_figures(state["lines"][line])
-            if new:
-                out.add(line, {"agent": agent, "task_id": task, **figures})
-            else:
-                out.change(line, figures)
+                state.setdefault("asked", {})[e.agent or "?"] = e.served.asked
+        elif isinstance(e, ModelFailed):
+            if e.usage is not None:  # an answer that could not be used, paid for all the same
+                self.call(state, e, e.usage, out)
         elif isinstance(e, BudgetDebited):
             state["ledger"] = True
             state["debited"] += e.amount
@@ -250,6 +246,27 @@ class Bill(Fold):
                     "before": len(state.get("before", [])),
                 }
             )
+
+    def call(self, state: State, e: Event, usage: Usage, out: folds.Out) -> None:
+        """Count one model call's usage on its agent's, task's and line's rows."""
+        agent, task = e.agent or "?", e.task_id or "-"
+        line = folds.key(agent, task)
+        new = line not in state["lines"]
+        split = usage.prompt is not None and usage.completion is not None
+        for table, name in (("agents", agent), ("tasks", task), ("lines", line)):
+            row = widened(state[table].setdefault(name, [0, 0, 0, 0, 0]))
+            row[0] += usage.total
+            row[1] += 1
+            if split:
+                row[2] += usage.prompt or 0
+                row[3] += usage.completion or 0
+            else:
+                row[4] += 1  # a call that said only its total: the split is unknown
+        figures = line_figures(state["lines"][line])
+        if new:
+            out.add(line, {"agent": agent, "task_id": task, **figures})
+        else:
+            out.change(line, figures)
 
     def result(self, state: State, rows: folds.Rows) -> dict[str, Any]:
         total = sum(row[0] for row in state["agents"].values())

@@ -255,7 +255,14 @@ def turns(
         try:
             response = session.ask(client, window, specs)
         except ModelError as exc:
-            session.emit(session.new(ModelFailed, **at, error=errors.describe(exc)))
+            failed = session.new(ModelFailed, **at, error=errors.describe(exc), usage=exc.usage)
+            if exc.usage is None:
+                session.emit(failed)
+                raise
+            # An answer that could not be used was written, and paid for: billed and debited
+            # like one that could (ModelError.usage), in one batch with the failure.
+            session.emit(failed, session.new(BudgetDebited, **at, amount=exc.usage.total))
+            budget.debit(exc.usage.total)
             raise
         session.hold(  # written with what comes next (its first call's dispatch): one commit
             session.new(

@@ -76,6 +76,12 @@ class ModelResponse(BaseModel):
 class ModelError(Exception):
     """The model could not be asked or its answer could not be understood."""
 
+    # What the call cost when its server answered and the answer could not be used: a vendor
+    # bills what it wrote, usable or not, so the agent loop journals it on the ModelFailed and
+    # debits it (runtime/loop.py). None: no answer came, or nothing says a model wrote one.
+    # Replayed, it is the usage the ModelFailed recorded (runtime/session.py).
+    usage: Usage | None = None
+
 
 class EndpointDown(Exception):
     """The model endpoint gave no usable answer after the client's own retries: a 5xx or 429

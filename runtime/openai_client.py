@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from runtime import errors, flat, http_deadline, redact
+from runtime import errors, flat, http_deadline, openai_reply, redact
 from runtime.model import (
     ChatMessage,
     EndpointDown,
@@ -45,18 +45,10 @@ from runtime.openai_settings import (
     timeout_of,
 )
 from runtime.openai_wire import (
-    ArgumentsTooLarge,
     ModelProtocolError,
-    UnreadableArguments,
-    UnreadableName,
     add_usage,
-    estimate_usage,
-    finish_reason,
     named_tool,
-    parse_message,
     parse_served,
-    parse_usage,
-    plausible,
     recordable,
     snippet,
     wire_message,
@@ -280,26 +272,8 @@ class OpenAIClient(ModelClient):
             # (its reasoning models refuse it: leave the setting unset for those).
             body["max_tokens"] = self.max_tokens
         reply = self._post_with_retries(CHAT_PATH, body)
-        try:
-            text, calls = parse_message(reply)
-        except UnreadableArguments as error:
-            cut = not isinstance(error, UnreadableName | ArgumentsTooLarge)  # those were read
-            if finish_reason(reply) == "length" and cut:
-                # A tool call cut off mid-arguments: the fix is a setting, so name it.
-                limit = (
-                    f"the limit of {self.max_tokens} tokens (MINUTES_MODEL_MAX_TOKENS)"
-                    if self.max_tokens is not None
-                    else "the server's own limit (set MINUTES_MODEL_MAX_TOKENS to choose one)"
-                )
-                raise ModelProtocolError(f"{error}; the reply was cut off at {limit}") from None
-            # Otherwise the model wrote them wrong, as small models do: the call goes back to it
-            # refused, saying what it sent (tools.Toolbox.check), and it may send it again.
-            text, calls = parse_message(reply, keep_unreadable=True)
-        ours = {wire_name(t["name"]): t["name"] for t in tools}
-        calls = [c.model_copy(update={"name": ours.get(c.name, c.name)}) for c in calls]
-        usage = plausible(
-            parse_usage(reply.get("usage")), estimate_usage(messages, tools, text, calls)
-        )
+        # A reply that cannot be used fails with what it cost: it was paid for all the same.
+        text, calls, usage = openai_reply.read(reply, messages, tools, self.max_tokens)
         served = parse_served(reply, self.base_url, self.model)
         return ModelResponse(text=text, tool_calls=calls, usage=usage, served=served)
 
@@ -316,9 +290,13 @@ class OpenAIClient(ModelClient):
         name = named_tool(pick.text, names)
         if name is None:
             return pick
-        forced = self._ask(
-            messages, tools, {"type": "function", "function": {"name": wire_name(name)}}
-        )
+        try:
+            forced = self._ask(
+                messages, tools, {"type": "function", "function": {"name": wire_name(name)}}
+            )
+        except ModelError as error:  # the pick was paid for too: the call cost both
+            error.usage = add_usage(pick.usage, error.usage) if error.usage else pick.usage
+            raise
         # The server may still answer with another tool or none; keep only the forced one.
         calls = [c for c in forced.tool_calls if c.name == name][:1]
         return ModelResponse(
@@ -471,11 +449,7 @@ class OpenAIClient(ModelClient):
                 f"POST {url} was not sent: {unsendable}; check {setting}"
             ) from None
         if len(raw) > MAX_REPLY_BYTES:
-            raise ModelProtocolError(
-                f"the reply is larger than {MAX_REPLY_BYTES // 1024} KiB, more than any model "
-                "writes in one answer; it was not read (MINUTES_MODEL_MAX_TOKENS caps a reply): "
-                f"{snippet(raw[:1000])}"
-            )
+            raise openai_reply.too_large(raw, data, MAX_REPLY_BYTES)
         if raw.startswith(GZIP_MAGIC):
             # Quoted, it read as escaped binary. Asked again, the same proxy compresses again.
             raise ModelProtocolError(

@@ -266,14 +266,17 @@ _ARGS_DECODER = json.JSONDecoder(strict=False, parse_constant=_not_a_number)
 
 def recordable(response: ModelResponse) -> ModelResponse:
     """`response`, or ModelProtocolError when its ModelResponded would be a journal line past
-    what an import of the run reads (MAX_RECORD_BYTES of it, measured as it is written)."""
+    what an import of the run reads (MAX_RECORD_BYTES of it, measured as it is written): with
+    the reply's usage, as it was written, and paid for, all the same."""
     size = len(response.model_dump_json().encode())
     if size > MAX_RECORD_BYTES:
-        raise ModelProtocolError(
+        error = ModelProtocolError(
             f"the reply is {size:,} bytes as the journal writes it (its text and tool calls), "
             f"more than the {MAX_RECORD_BYTES:,} one event may hold for the run's export to "
             "import again; it was not kept (MINUTES_MODEL_MAX_TOKENS caps a reply)"
         )
+        error.usage = response.usage
+        raise error
     return response
 
 

@@ -442,7 +442,9 @@ class Session:
         self.flush()
         recorded = self.peek()
         if isinstance(recorded, ModelFailed):
-            raise errors.rebuild(recorded.error, ModelError, ReplayedModelError)
+            failed = errors.rebuild(recorded.error, ModelError, ReplayedModelError)
+            failed.usage = recorded.usage  # type: ignore[attr-defined]  # (a ModelError)
+            raise failed
         if recorded is None:
             check_standing(self.journal)
         return client.complete(messages, tools)

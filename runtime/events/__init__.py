@@ -311,6 +311,12 @@ def _called_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _failed_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # v1 recorded no usage for a failed call (an unusable reply that was paid for went
+    # unbilled): the default, None, says none was recorded, and nothing is debited on replay.
+    return data
+
+
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
     ("ToolReturned", 1): _tool_returned_v1_v2,
@@ -322,6 +328,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("FactChanged", 1): _called_v1_v2,
     ("ClaimAsserted", 1): _called_v1_v2,
     ("MutationRefused", 1): _called_v1_v2,
+    ("ModelFailed", 1): _failed_v1_v2,
 }
 
 
@@ -364,6 +371,7 @@ HAD: dict[tuple[str, int], frozenset[str]] = {
     ("MutationRefused", 1): frozenset(
         {"what", "actor", "capability", "check", "key", "held", "current", "reason"}
     ),
+    ("ModelFailed", 1): frozenset({"error"}),
 }
 
 

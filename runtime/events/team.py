@@ -6,7 +6,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from runtime.events.base import ErrorInfo, Event
+from runtime.events.base import ErrorInfo, Event, Usage
 from runtime.events.times import Seconds
 from runtime.status import Verdict
 
@@ -124,10 +124,17 @@ class BudgetAllocated(Event):
 
 
 class ModelFailed(Event):
-    """The model could not be asked (the client's own retries ran out) or answered garbage."""
+    """The model could not be asked (the client's own retries ran out) or answered garbage.
+
+    v2: `usage`, what the call cost when the server answered and its answer could not be used
+    (cut off, not in the protocol's shape, too large to keep): a vendor bills a reply it wrote,
+    usable or not, so the call is billed and debited (a BudgetDebited follows) like an answer.
+    None: no answer came, or nothing says a model wrote one; v1 recorded none."""
 
     kind: ClassVar[str] = "ModelFailed"
+    v: ClassVar[int] = 2
     error: ErrorInfo
+    usage: Usage | None = None
 
 
 class CandidateCommitted(Event):

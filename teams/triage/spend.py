@@ -33,7 +33,12 @@ class Metered(ModelClient):
             self.breaker.allow()
         except BreakerOpen as exc:
             raise SpendRefused(str(exc)) from None
-        response = self.client.complete(messages, tools)
+        try:
+            response = self.client.complete(messages, tools)
+        except ModelError as exc:
+            if exc.usage is not None:  # an answer that could not be used was paid for too
+                self.breaker.record(exc.usage.total)
+            raise
         self.breaker.record(response.usage.total)
         return response
 

@@ -50,6 +50,15 @@ def extras() -> list[ev.Event]:
         ev.ModelFailed(
             **r, agent="coder", turn=0, error={"type": "ModelHTTPError", "message": "503"}
         ),
+        # an answer that could not be used, paid for all the same: billed and debited
+        ev.ModelFailed(
+            **r,
+            agent="coder",
+            turn=0,
+            error={"type": "ModelProtocolError", "message": "the reply was cut off"},
+            usage={"total": 120, "prompt": 100, "completion": 20},
+        ),
+        ev.BudgetDebited(**r, agent="coder", turn=0, amount=120),
         ev.AgentNudged(**r, agent="coder", turn=1, text="use a tool"),
         ev.RunInconclusive(**r, agent="coder", turn=2, reason="drift"),
         ev.TurnCapReached(**r, agent="coder", max_turns=3),

@@ -192,7 +192,10 @@ def test_every_kind_survives_the_flat_round_trip():
         "RunResumed": {"by": "ann"},
         "TeamPlanned": {"tasks": [{"id": "T1", "kind": "fix"}], "amended": ["added T2"]},
         "BudgetAllocated": {"name": "coder", "allowance": 100, "parent": "run"},
-        "ModelFailed": {"error": {"type": "ModelHTTPError", "message": "gave up"}},
+        "ModelFailed": {
+            "error": {"type": "ModelProtocolError", "message": "cut off"},
+            "usage": {"total": 120, "prompt": 100, "completion": 20},
+        },
         "CandidateCommitted": {"branch": "b", "commit": "c", "diff": "d", "files": ["f"]},
         "Integrated": {"branch": "b", "commit": "c", "approval": "m-1", "approved_by": "reviewer"},
         "RunForked": {"parent": "r-p", "at": 12, "number": 9, "by": "ann", "changes": {"x": 1}},

@@ -1,9 +1,10 @@
 """The model seam: no vendor is named in the runtime outside the client module.
 
 Everything that depends on who serves the model lives in runtime/openai_client.py (and its wire
-format, runtime/openai_wire.py, its key's keeping, runtime/openai_key.py, and its settings,
-runtime/openai_settings.py; its HTTP is runtime/http_deadline.py's, which names no vendor).
-Elsewhere the runtime may say which protocol it speaks ("OpenAI-compatible") and import the client by
+format, runtime/openai_wire.py, its key's keeping, runtime/openai_key.py, its settings,
+runtime/openai_settings.py, and its reading of a reply, runtime/openai_reply.py; its HTTP is
+runtime/http_deadline.py's, which names no vendor). Elsewhere the runtime may say which protocol
+it speaks ("OpenAI-compatible") and import the client by
 its name, and nothing more: no vendor, product or model family, in code or in prose.
 """
 
@@ -13,7 +14,9 @@ import re
 from pathlib import Path
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
-CLIENT = {RUNTIME / f"openai_{part}.py" for part in ("client", "wire", "key", "settings")}
+CLIENT = {
+    RUNTIME / f"openai_{part}.py" for part in ("client", "wire", "key", "settings", "reply")
+}
 VENDORS = re.compile(
     r"openai|anthropic|claude|gpt|llama|ollama|vllm|mistral|gemini|smollm|hugging\s?face|"
     r"cohere|deepseek|qwen|bedrock|azure",

@@ -10,13 +10,14 @@ import pytest
 
 from runtime.events import Usage
 from runtime.fanout.breakers import SpendBreaker
-from runtime.model import ChatMessage, ModelResponse, ScriptedClient
+from runtime.model import ChatMessage, ModelError, ModelResponse, ScriptedClient
 from runtime.openai_client import ModelHTTPError, OpenAIClient
 from teams.triage.spend import Metered
-from tests.fakellm import FakeServer, Reply
+from tests.fakellm import FakeServer, Reply, completion, wire_call
 from tests.runtime.test_openai_client import Clock
 
 HELLO = [ChatMessage(role="user", content="hello")]
+CUT = {"prompt_tokens": 1_000, "completion_tokens": 8_000, "total_tokens": 9_000}
 
 
 def breaker() -> SpendBreaker:
@@ -53,3 +54,14 @@ def test_a_scripted_specialist_behind_the_breaker_goes_on_from_its_place():
     assert metered.complete(HELLO, []).text == "answer 3"
     # Every answer counted toward the run's spending, as the breaker's sum says.
     assert metered.breaker.spent == 15
+
+
+def test_an_answer_that_could_not_be_used_counts_toward_the_spend(server: FakeServer):
+    """A reply cut off mid-call was paid for: the breaker counts it as it counts an answer."""
+    body = completion(None, [wire_call("done", '{"outcome": "o')], CUT)
+    body["choices"][0]["finish_reason"] = "length"
+    server.queue(Reply(body))
+    spend = breaker()
+    with pytest.raises(ModelError):
+        Metered(OpenAIClient(server.url, "m", max_retries=0), spend).complete(HELLO, [])
+    assert spend.spent == 9_000

@@ -7,6 +7,18 @@ one), and it stopped in a consistent, resumable state.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+
+class Breach(NamedTuple):
+    """A ledger whose limit is reached: its name, what it spent, its allowance, and what of
+    that it held back from the agent asking (the reserve, for one that may not use it)."""
+
+    ledger: str
+    spent: int
+    allowance: int
+    held: int = 0
+
 
 class Budget:
     """A pot of tokens. `reserve` is held back for verification: only budgets allowed to use
@@ -33,8 +45,15 @@ class Budget:
         self.spent += amount
 
     def exhausted(self, may_use_reserve: bool = True) -> bool:
-        limit = self.allowance if may_use_reserve else self.allowance - self.reserve
-        return self.spent >= limit
+        return self.breached(may_use_reserve) is not None
+
+    def breached(self, may_use_reserve: bool = True) -> Breach | None:
+        """The ledger whose limit is reached (its allowance, less the reserve for one that may
+        not use it); None while none is."""
+        held = 0 if may_use_reserve else self.reserve
+        if self.spent < self.allowance - held:
+            return None
+        return Breach(self.name, self.spent, self.allowance, held)
 
 
 class SubBudget(Budget):
@@ -52,6 +71,10 @@ class SubBudget(Budget):
         super().debit(amount)
         self.parent.debit(amount)
 
-    def exhausted(self, may_use_reserve: bool = True) -> bool:
-        own = self.spent >= self.allowance
-        return own or self.parent.exhausted(self.may_use_reserve and may_use_reserve)
+    def breached(self, may_use_reserve: bool = True) -> Breach | None:
+        # The parent's first: a breach of the run's allowance ends the run, where the agent's
+        # own share ends only the agent, so it is what a halt is told by when both are spent.
+        parent = self.parent.breached(self.may_use_reserve and may_use_reserve)
+        if parent is not None:
+            return parent
+        return super().breached()

@@ -1,9 +1,11 @@
 """The agent loop: assemble the window, ask the model, dispatch its calls, journal every step.
 
 A run stops for one of five reasons, each with its own event: the done tool (AgentFinished),
-the budget at a turn boundary (BudgetExhausted), the turn cap (TurnCapReached), two replies in
-a row without a tool call (RunInconclusive, after one nudge), or an operator's stop at a turn
-boundary (RunInterrupted, raised as `Interrupted`; such a run resumes where it stood). A run
+the budget at a turn boundary (BudgetExhausted: a breach ends the run before any further model
+call or effect, a breaching turn's done included; runtime/overspent.py), the turn cap
+(TurnCapReached), two replies in a row without a tool call (RunInconclusive, after one nudge),
+or an operator's stop at a turn boundary (RunInterrupted, raised as `Interrupted`; such a run
+resumes where it stood). A run
 that answers a request with a deadline (`deadline`, see runtime/coordination/deadlines.py) also
 stops when it is overdue (ReplyOverdue). With `Agent.repeats` set, the loop breaker stops an
 agent that makes the same tool call (same tool, same arguments) that many times in a row (the
@@ -23,18 +25,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
-from runtime import errors
+from runtime import errors, overspent
 from runtime.backoff import Backoff
 from runtime.budget import Budget
 from runtime.context import DEFAULT_LIMIT, History, Step, counted, head, window_size
 from runtime.coordination import statuses
 from runtime.events import (
-    MAX_INT,
     AgentFinished,
     AgentNudged,
     BreakerTripped,
     BudgetDebited,
-    BudgetExhausted,
     Event,
     ModelCalled,
     ModelFailed,
@@ -241,6 +241,10 @@ def turns(
                 session.checkpoint(agent.name, started, settings, state)
         session.boundary()
         session.resize(budget)
+        at = {**envelope, "turn": turn}
+        if overspent.halts(session, budget):  # spent before this turn: no call is made
+            exhausted = overspent.exhausted(session, budget, at)
+            return stop(session, agent, AgentResult("halted", turn), task_id, exhausted)
         if deadline is not None or mail is not None:
             session.flush()  # the harness's callbacks may write elsewhere: this turn goes first
         if deadline is not None and deadline(turn) is not None:
@@ -250,7 +254,6 @@ def turns(
         for note in session.injected(agent.name):  # a person's word, where a fork began
             fresh.append(ChatMessage(role="user", content=f"Message from {note.by}: {note.text}"))
         window, chars = counted(agent.system, task, history, fresh, agent.window)
-        at = {**envelope, "turn": turn}
         session.emit(session.new(ModelCalled, **at, messages=len(window), window_chars=chars))
         try:
             response = session.ask(client, window, specs)
@@ -263,6 +266,9 @@ def turns(
             # like one that could (ModelError.usage), in one batch with the failure.
             session.emit(failed, session.new(BudgetDebited, **at, amount=exc.usage.total))
             budget.debit(exc.usage.total)
+            if overspent.halts(session, budget):  # the ceiling before the failure: its turn ended
+                exhausted = overspent.exhausted(session, budget, at)
+                return stop(session, agent, AgentResult("halted", turn + 1), task_id, exhausted)
             raise
         session.hold(  # written with what comes next (its first call's dispatch): one commit
             session.new(
@@ -288,6 +294,11 @@ def turns(
                 session.flush()  # the harness's admit may write elsewhere: this turn goes first
             if call.name == DONE:  # finishing is an explicit, typed act
                 refused = check_report(agent, call, session, at)
+                if refused is None and overspent.halts(session, budget, finishing=True):
+                    # The turn that spent the allowance: its report is not acted on (no merge,
+                    # no verdict sent, no next agent), as runtime/overspent.py argues.
+                    exhausted = overspent.exhausted(session, budget, at)
+                    return stop(session, agent, AgentResult("halted", turn + 1), task_id, exhausted)
                 if refused is None:
                     finished = session.new(AgentFinished, **at, result=call.args)
                     return stop(
@@ -326,11 +337,7 @@ def turns(
         fresh = step
         session.resize(budget)  # a fork made just before this check gives its allowance first
         if budget.exhausted():  # wind down at the turn boundary, never mid-turn
-            # Told as at most MAX_INT: a sum past it (two calls reporting 2**40, before a call's
-            # usage was bounded) was an event no journal takes, and the run stayed unended at
-            # every resume. Only that case changes; what a run spent is otherwise as it was.
-            spent = min(budget.spent, MAX_INT)
-            exhausted = session.new(BudgetExhausted, **at, spent=spent, allowance=budget.allowance)
+            exhausted = overspent.exhausted(session, budget, at)
             return stop(session, agent, AgentResult("halted", turn + 1), task_id, exhausted)
         if drifted and nudged:
             drifting = session.new(

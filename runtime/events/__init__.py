@@ -317,6 +317,11 @@ def _failed_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _exhausted_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # v1 named no ledger: the default, None, says its figures are the halted agent's own.
+    return data
+
+
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
     ("ToolReturned", 1): _tool_returned_v1_v2,
@@ -329,6 +334,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ClaimAsserted", 1): _called_v1_v2,
     ("MutationRefused", 1): _called_v1_v2,
     ("ModelFailed", 1): _failed_v1_v2,
+    ("BudgetExhausted", 1): _exhausted_v1_v2,
 }
 
 
@@ -372,6 +378,7 @@ HAD: dict[tuple[str, int], frozenset[str]] = {
         {"what", "actor", "capability", "check", "key", "held", "current", "reason"}
     ),
     ("ModelFailed", 1): frozenset({"error"}),
+    ("BudgetExhausted", 1): frozenset({"spent", "allowance"}),
 }
 
 

@@ -105,9 +105,32 @@ class AgentFinished(Event):
 
 
 class BudgetExhausted(Event):
+    """An agent's run halted at a turn boundary: a ledger's allowance was spent.
+
+    v2: `ledger` names the ledger whose allowance was spent (the run's pot, "run" as a rule,
+    when it was, else the agent's own share), `spent` and `allowance` are that ledger's, and
+    `held` is what of its allowance it held back from this agent (the reserve kept for
+    verification, for an agent that may not use it): the limit was `allowance - held`. v1
+    named none, and its figures were always the halted agent's own ledger's, whichever was
+    spent: a run's pot spent by one agent was told as the next one's share, barely touched."""
+
     kind: ClassVar[str] = "BudgetExhausted"
+    v: ClassVar[int] = 2
     spent: int | None = None
     allowance: int | None = None
+    ledger: str | None = None
+    held: int = 0
+
+    def said(self) -> str:
+        """Which allowance was spent, and how far, as a reason or a finding says it."""
+        if self.spent is None or self.allowance is None:
+            return ""
+        if self.ledger is None or self.ledger == self.agent:
+            whose = "its"
+        else:
+            whose = "the run's" if self.ledger == "run" else f"{self.ledger}'s"
+        less = f" less {self.held:,} kept for verification" if self.held else ""
+        return f"{whose} allowance {self.allowance:,} tokens{less}, spent {self.spent:,}"
 
 
 # --- the other ways an agent's run stops -----------------------------------------------------

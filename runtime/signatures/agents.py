@@ -434,14 +434,11 @@ class BudgetExhaustion(Stopped):
 
     def says(self, agent: str, task: str, rec: Recorded) -> str:
         assert isinstance(rec.event, BudgetExhausted)
-        e = rec.event
-        # Its own allowance, said: an agent's is often a share of the run's, so "ran out"
-        # beside a run that spent a tenth of its tokens read as a mistake.
-        spent = (
-            f" (its allowance {e.allowance:,} tokens, spent {e.spent:,})"
-            if e.spent is not None and e.allowance is not None
-            else ""
-        )
+        # The allowance that was spent, said: an agent's is often a share of the run's, so
+        # "ran out" beside a run that spent a tenth of its tokens read as a mistake, and the
+        # run's spent by another agent is not this one's.
+        said = rec.event.said()
+        spent = f" ({said})" if said else ""
         return f"{agent} ran out of budget on {task} before finishing it{spent}"
 
 

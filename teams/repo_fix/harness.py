@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime import loop, workspace
+from runtime import loop, overspent, workspace
 from runtime.budget import Budget, SubBudget
 from runtime.coordination.deadlines import Deadline, Due
 from runtime.coordination.mutation import decide
@@ -257,7 +257,8 @@ class Harness:
             if reply.report is not None:
                 return request, reply
             if reply.status == "halted":
-                raise Stop("halted", f"{recipient} ran out of budget on {task_id}")
+                spent = overspent.why(self.session, reply.started)  # the ledger, and how far
+                raise Stop("halted", f"{recipient} ran out of budget on {task_id}{spent}")
             reason = f"{recipient} gave no report ({reply.status})"
             if reply.why:
                 reason = f"{reason}: {reply.why}"

@@ -275,8 +275,8 @@ def test_fly_says_the_runs_findings_beside_its_outcome(tmp_path, capsys):
     ]
     assert out.endswith(
         "findings:\n"
-        f"  budget exhausted: coder ran out of budget on T1 before finishing it "
-        f"(its allowance 180 tokens, spent 210) (event {halted[0]})\n"
+        f"  budget exhausted: coder ran out of budget on T1 before finishing it (the run's "
+        f"allowance 400 tokens less 80 kept for verification, spent 350) (event {halted[0]})\n"
     )
     path.unlink()
     code, out, _ = run(capsys, *argv, "--json")

@@ -184,7 +184,7 @@ def test_every_kind_survives_the_flat_round_trip():
         },
         "MessageDelivered": {"message_id": "m1", "recipient": "b"},
         "AgentFinished": {"result": {"summary": "s"}},
-        "BudgetExhausted": {"spent": 10, "allowance": 5},
+        "BudgetExhausted": {"spent": 10, "allowance": 5, "ledger": "run", "held": 1},
         "AgentNudged": {"text": "n"},
         "TurnCapReached": {"max_turns": 3},
         "RunInconclusive": {"reason": "r"},

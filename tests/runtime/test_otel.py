@@ -203,7 +203,8 @@ def test_a_run_that_stops_short_marks_the_run_and_the_agent(fly_team):
     spans = spans_of(otlp_trace(fly_team("budget-starved").records))
     assert root_of(spans)["status"] == {
         "code": STATUS_ERROR,
-        "message": "coder ran out of budget on T1",
+        "message": "coder ran out of budget on T1 (the run's allowance 400 tokens less 80 kept "
+        "for verification, spent 350)",
     }
     [coder] = [
         s for s in children(spans, "invoke_agent") if attrs(s)["gen_ai.agent.name"] == "coder"

@@ -127,6 +127,8 @@ def test_a_reviewers_vote_on_an_endpoint_asks_independent_samples(server, tmp_pa
         "r-vote-wire",
         votes=3,
         models={"reviewer": "endpoint"},
+        # A reviewer's share (15%) that holds all three samples: one spent is not asked again.
+        allowance=10_000,
     )
     assert outcome.status == "done", outcome.reason
     windows = asked(server, "You are the reviewer")

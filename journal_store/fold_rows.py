@@ -78,7 +78,8 @@ def audit_columns(fold: str, key: Key, row: Row) -> Columns:
 
 
 def bill_columns(fold: str, key: Key, row: Row) -> Columns:
-    return {k: row.get(k) for k in ("agent", "task_id", "tokens", "calls", "prompt", "completion")}
+    own = ("agent", "task_id", "tokens", "calls", "prompt", "completion")
+    return {**{k: row.get(k) for k in own}, "estimated": row.get("estimated", 0)}
 
 
 FINDING_OWN = ("kind", "summary", "positions")

@@ -281,6 +281,9 @@ class BillLine(models.Model):
     calls = models.IntegerField()
     prompt = models.BigIntegerField(null=True)  # None: some call reported only its total
     completion = models.BigIntegerField(null=True)
+    # Of the calls, those whose usage Minutes estimated (runtime.events.Usage.estimated). 0 for
+    # the lines projected before it was kept is right: no usage was marked estimated then.
+    estimated = models.IntegerField(default=0)
 
     class Meta:
         db_table = "projection_bill"

@@ -28,17 +28,26 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
+WIDTH = 6  # a row's columns (see widened)
+
+
 def widened(row: list[int]) -> list[int]:
-    """A bill row as [tokens, calls, prompt, completion, calls without a split]. A state stored
-    before the split was kept held [tokens, calls]: its calls count as unsplit."""
+    """A bill row as [tokens, calls, prompt, completion, calls without a split, calls whose
+    usage was estimated]. A state stored before the split was kept held [tokens, calls]: its
+    calls count as unsplit; one stored before estimates were marked, none: its calls' usage
+    was not marked then, whatever it was."""
     if len(row) == 2:
         row.extend([0, 0, row[1]])
+    if len(row) == 5:
+        row.append(0)
     return row
 
 
 def line_figures(row: list[int]) -> dict[str, Any]:
     """Tokens and calls, and the input/output split when every call reported one (None: some
-    call said only its total, as the reference runtime's journals and old scripts do)."""
+    call said only its total, as the reference runtime's journals and old scripts do), and how
+    many of the calls had their usage estimated (Usage.estimated): those tokens are Minutes'
+    figures, not the vendor's."""
     row = widened(row)
     known = row[4] == 0
     return {
@@ -46,6 +55,7 @@ def line_figures(row: list[int]) -> dict[str, Any]:
         "calls": row[1],
         "prompt": row[2] if known else None,
         "completion": row[3] if known else None,
+        "estimated": row[5],
     }
 
 
@@ -118,9 +128,9 @@ def _less(row: list[int], taken: list[int]) -> list[int]:
 
 def _taken(segments: list[dict[str, Any]], table: str, name: str) -> list[int]:
     """What the segments before hold of one row: its calls before the last fork point."""
-    total = [0, 0, 0, 0, 0]
+    total = [0] * WIDTH
     for seg in segments:
-        for i, n in enumerate(seg[table].get(name, ())):
+        for i, n in enumerate(widened(list(seg[table].get(name, [0] * WIDTH)))):
             total[i] += n
     return total
 
@@ -254,7 +264,7 @@ class Bill(Fold):
         new = line not in state["lines"]
         split = usage.prompt is not None and usage.completion is not None
         for table, name in (("agents", agent), ("tasks", task), ("lines", line)):
-            row = widened(state[table].setdefault(name, [0, 0, 0, 0, 0]))
+            row = widened(state[table].setdefault(name, [0] * WIDTH))
             row[0] += usage.total
             row[1] += 1
             if split:
@@ -262,6 +272,8 @@ class Bill(Fold):
                 row[3] += usage.completion or 0
             else:
                 row[4] += 1  # a call that said only its total: the split is unknown
+            if usage.estimated is not None:
+                row[5] += 1  # Minutes' figures, not the vendor's
         figures = line_figures(state["lines"][line])
         if new:
             out.add(line, {"agent": agent, "task_id": task, **figures})
@@ -308,7 +320,7 @@ class Bill(Fold):
             "total": {
                 **line_figures(
                     [sum(col) for col in zip(*map(widened, state["agents"].values()), strict=True)]
-                    or [0, 0, 0, 0, 0]
+                    or [0] * WIDTH
                 ),
             },
             "allowance": allowance,

@@ -119,7 +119,11 @@ def report(
 def format_bill(b: dict[str, Any]) -> str:
     lines = ["bill:", f"  {'agent':<14}{'tokens':>8}{'calls':>7}{'share':>8}"]
     for name, row in b["agents"].items():
-        lines.append(f"  {name:<14}{row['tokens']:>8}{row['calls']:>7}{row['share']:>8.1%}")
+        # Calls whose usage Minutes estimated: not the vendor's figures (runtime/prices.py).
+        guessed = f"  ({row['estimated']} estimated)" if row.get("estimated") else ""
+        lines.append(
+            f"  {name:<14}{row['tokens']:>8}{row['calls']:>7}{row['share']:>8.1%}{guessed}"
+        )
     total = b["total"]
     lines.append(f"  {'total':<14}{total['tokens']:>8}{total['calls']:>7}")
     if b["allowance"] is not None:

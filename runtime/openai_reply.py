@@ -97,5 +97,7 @@ def too_large(raw: bytes, request: bytes, limit: int) -> ModelProtocolError:
     )
     if raw.lstrip()[:1] == b"{":
         prompt, completion = math.ceil(len(request) / 4), math.ceil(len(raw) / 4)
-        error.usage = Usage(total=prompt + completion, prompt=prompt, completion=completion)
+        error.usage = Usage(
+            total=prompt + completion, prompt=prompt, completion=completion, estimated="missing"
+        )
     return error

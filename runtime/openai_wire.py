@@ -286,29 +286,35 @@ def parse_usage(raw: Any) -> Usage | None:
     Usage is bookkeeping, not the answer: a malformed usage block is treated as absent (and
     then estimated) rather than failing a reply whose content is fine. A figure that is not a
     whole number of at least 0 is missing; one past MAX_CALL_TOKENS counts as MAX_CALL_TOKENS
-    (the most a call is charged, never less than the server said up to there); and the total
-    is at least the prompt and the completion together, which a server reporting a total of 1
-    beside millions would otherwise have the budget debit.
+    (the most a call is charged, never less than the server said up to there), and the usage
+    says so (estimated "capped"); and the total is at least the prompt and the completion
+    together, which a server reporting a total of 1 beside millions would otherwise have the
+    budget debit (its parts are what it bills, and what a price is put on).
     """
     if not isinstance(raw, dict):
         return None
-    prompt = _count(raw.get("prompt_tokens"))
-    completion = _count(raw.get("completion_tokens"))
-    total = max(_count(raw.get("total_tokens")) or 0, (prompt or 0) + (completion or 0))
+    figures = [raw.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")]
+    prompt, completion, reported = map(_count, figures)
+    total = max(reported or 0, (prompt or 0) + (completion or 0))
     if total <= 0:
         return None
-    return Usage(total=total, prompt=prompt, completion=completion)
+    capped = any(_count(f) == MAX_CALL_TOKENS and f != MAX_CALL_TOKENS for f in figures)
+    return Usage(
+        total=total, prompt=prompt, completion=completion, estimated="capped" if capped else None
+    )
 
 
 def plausible(usage: Usage | None, estimate: Usage) -> Usage:
-    """The usage to debit for a call: the server's (parse_usage), with its total raised to
-    at least 1/FLOOR_RATIO of our estimate, or the estimate where it reported none. No
-    tokenizer packs FLOOR_RATIO * 4 characters of chat into a token on average, so a total
-    below that is not a count of this call; the floor stays far under an honest one."""
+    """The usage to debit for a call: the server's (parse_usage), or our estimate, said to be
+    one, where it reported none or a total under 1/FLOOR_RATIO of the estimate. No tokenizer
+    packs FLOOR_RATIO * 4 characters of chat into a token on average, so a total below that is
+    not a count of this call: it says no more than no report does, and is replaced whole (a
+    floor under its total left a prompt and completion of 0 beside a total of 54, priced at 0)."""
     if usage is None:
-        return estimate
-    floor = math.ceil(estimate.total / FLOOR_RATIO)
-    return usage if usage.total >= floor else usage.model_copy(update={"total": floor})
+        return estimate.model_copy(update={"estimated": "missing"})
+    if usage.total < math.ceil(estimate.total / FLOOR_RATIO):
+        return estimate.model_copy(update={"estimated": "implausible"})
+    return usage
 
 
 def parse_served(reply: dict[str, Any], base_url: str, asked: str | None = None) -> Served:
@@ -391,6 +397,8 @@ def named_tool(text: str, names: Sequence[str]) -> str | None:
 
 
 def add_usage(a: Usage, b: Usage) -> Usage:
+    """Two requests' usage as one call's: estimated when either is."""
+
     def both(x: int | None, y: int | None) -> int | None:
         return None if x is None and y is None else (x or 0) + (y or 0)
 
@@ -398,4 +406,5 @@ def add_usage(a: Usage, b: Usage) -> Usage:
         total=a.total + b.total,
         prompt=both(a.prompt, b.prompt),
         completion=both(a.completion, b.completion),
+        estimated=a.estimated or b.estimated,
     )

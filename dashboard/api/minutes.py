@@ -10,6 +10,12 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
+ESTIMATED = (
+    "of the calls, those whose usage Minutes estimated, not the vendor's figures (it reported "
+    "none, a figure no count of the call can be, or one past what a call counts for): their "
+    "tokens are counted, and not priced as fact"
+)
+
 
 class BillRowOut(Schema):
     tokens: int
@@ -17,6 +23,7 @@ class BillRowOut(Schema):
     share: float = Field(description="of the run's tokens, 0 to 1")
     prompt: int | None = Field(None, description="input tokens; None: some call gave only a total")
     completion: int | None = Field(None, description="output tokens")
+    estimated: int = Field(0, description=ESTIMATED)
 
 
 class PartOut(Schema):
@@ -26,6 +33,7 @@ class PartOut(Schema):
     calls: int
     prompt: int | None = None
     completion: int | None = None
+    estimated: int = Field(0, description=ESTIMATED)
 
 
 class BillAgentOut(BillRowOut):
@@ -44,6 +52,7 @@ class BillLineOut(Schema):
     calls: int
     prompt: int | None = None
     completion: int | None = None
+    estimated: int = Field(0, description=ESTIMATED)
     parts: list[PartOut] | None = Field(
         None, description="split by the models the calls were asked of, as the agents' are"
     )
@@ -62,11 +71,20 @@ class TotalOut(Schema):
     calls: int
     prompt: int | None = None
     completion: int | None = None
+    estimated: int = Field(0, description=ESTIMATED)
+
+
+GUESS = (
+    "where the cost is not known because some calls' usage was estimated: what it comes to "
+    "with those figures priced as if the vendor's (a guess, for the order of magnitude); "
+    "None otherwise"
+)
 
 
 class AgentCostOut(Schema):
     cost: float | None = Field(description="None: not known (the reason says why)")
     why: str
+    estimate: float | None = Field(None, description=GUESS)
 
 
 class MoneyOut(Schema):
@@ -74,6 +92,7 @@ class MoneyOut(Schema):
     agents: dict[str, AgentCostOut]
     tasks: dict[str, float | None]
     total: float | None = Field(description="None when any agent's cost is not known")
+    estimate: float | None = Field(None, description=GUESS)
     per_verified_success: float | None = Field(
         description="the run's cost when the harness verified its outcome (done); else None"
     )
@@ -84,6 +103,7 @@ class InheritedAgentOut(Schema):
     calls: int
     prompt: int | None = None
     completion: int | None = None
+    estimated: int = Field(0, description=ESTIMATED)
     model: str | None = None
     parts: list[PartOut] | None = Field(
         None, description="split by the models the calls were asked of, as the agents' are"

@@ -317,6 +317,15 @@ def _failed_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _usage_unmarked(data: dict[str, Any]) -> dict[str, Any]:
+    # No version before the mark said whether a usage was estimated (ModelResponded v2,
+    # ModelFailed v2): its figures read as reported, whatever a line written by hand claims.
+    usage = data.get("usage")
+    if isinstance(usage, dict) and "estimated" in usage:
+        return {**data, "usage": {k: v for k, v in usage.items() if k != "estimated"}}
+    return data
+
+
 def _exhausted_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     # v1 named no ledger: the default, None, says its figures are the halted agent's own.
     return data
@@ -324,6 +333,7 @@ def _exhausted_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
+    ("ModelResponded", 2): _usage_unmarked,
     ("ToolReturned", 1): _tool_returned_v1_v2,
     ("TeamStarted", 1): team_started_v1_v2,
     ("LeaseGranted", 1): _lease_v1_v2,
@@ -334,6 +344,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ClaimAsserted", 1): _called_v1_v2,
     ("MutationRefused", 1): _called_v1_v2,
     ("ModelFailed", 1): _failed_v1_v2,
+    ("ModelFailed", 2): _usage_unmarked,
     ("BudgetExhausted", 1): _exhausted_v1_v2,
 }
 
@@ -348,6 +359,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
 # a version of their own: no v1 had them either.)
 HAD: dict[tuple[str, int], frozenset[str]] = {
     ("ModelResponded", 1): frozenset({"usage"}),
+    ("ModelResponded", 2): frozenset({"text", "tool_calls", "usage", "served"}),
     ("ToolReturned", 1): frozenset({"tool", "result", "error"}),
     ("TeamStarted", 1): frozenset({"team", "scenario", "task", "config"}),
     ("LeaseGranted", 1): frozenset({"resource", "holder", "expires"}),
@@ -378,6 +390,7 @@ HAD: dict[tuple[str, int], frozenset[str]] = {
         {"what", "actor", "capability", "check", "key", "held", "current", "reason"}
     ),
     ("ModelFailed", 1): frozenset({"error"}),
+    ("ModelFailed", 2): frozenset({"error", "usage"}),
     ("BudgetExhausted", 1): frozenset({"spent", "allowance"}),
 }
 

@@ -6,7 +6,7 @@ import dataclasses
 import time
 import uuid
 from collections import deque
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -59,15 +59,31 @@ def _fact(event: Event) -> dict[str, Any]:
 # --- payload pieces -------------------------------------------------------------------------
 
 
+# Why a call's usage is not the vendor's report as it stood (Usage.estimated): it reported
+# none ("missing"), or a total no count of the call can be ("implausible"), and the figures are
+# Minutes' estimate (about four characters a token); or it reported a figure past the most one
+# call counts for, which is counted as that ("capped").
+Estimated = Literal["missing", "implausible", "capped"]
+
+
 class Usage(BaseModel):
     """Tokens one model call cost. `total` is what budgets debit; the split is known only
-    when the vendor reports it."""
+    when the vendor reports it, or is estimated.
+
+    `estimated` (None: the vendor's figures) says when the figures are not the vendor's, and
+    why (`Estimated`): the bill shows them as estimated and no price is put on them as fact.
+    An estimate's total is its prompt and completion together; a report's is at least its
+    parts (a vendor's total below them is raised to them: they are what it bills), and may be
+    more (a vendor may count tokens its parts do not name), and then stands as reported.
+    Usage recorded before its event's version that holds the mark (ModelResponded v3,
+    ModelFailed v3) says nothing of it, and reads as reported."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     total: int = Field(ge=0)
     prompt: int | None = Field(default=None, ge=0)
     completion: int | None = Field(default=None, ge=0)
+    estimated: Estimated | None = None
 
 
 class Served(BaseModel):

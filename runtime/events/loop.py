@@ -30,10 +30,12 @@ class ModelCalled(Event):
 class ModelResponded(Event):
     """The model answered. v2 carries the text and tool calls, so a run can be replayed;
     v1 carried only `usage` (an int), and such responses read back with text and calls None.
-    `served` (optional, so older v2 lines load unchanged) says which model and server answered."""
+    `served` (optional, so older v2 lines load unchanged) says which model and server answered.
+    v3: `usage.estimated` says when the figures are not the vendor's report (Usage); v2 and v1
+    never said, and read as reported."""
 
     kind: ClassVar[str] = "ModelResponded"
-    v: ClassVar[int] = 2
+    v: ClassVar[int] = 3
     text: str | None
     tool_calls: list[CallData] | None
     usage: Usage

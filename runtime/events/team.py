@@ -129,10 +129,12 @@ class ModelFailed(Event):
     v2: `usage`, what the call cost when the server answered and its answer could not be used
     (cut off, not in the protocol's shape, too large to keep): a vendor bills a reply it wrote,
     usable or not, so the call is billed and debited (a BudgetDebited follows) like an answer.
-    None: no answer came, or nothing says a model wrote one; v1 recorded none."""
+    None: no answer came, or nothing says a model wrote one; v1 recorded none. v3:
+    `usage.estimated` says when its figures are not the vendor's report (Usage); v2 never
+    said, and reads as reported."""
 
     kind: ClassVar[str] = "ModelFailed"
-    v: ClassVar[int] = 2
+    v: ClassVar[int] = 3
     error: ErrorInfo
     usage: Usage | None = None
 

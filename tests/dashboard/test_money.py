@@ -64,6 +64,7 @@ def test_costs_in_the_bill_the_run_and_the_list(settings, as_owner):
     assert as_owner.get(f"/api/runs/{unknown}/bill").json()["money"]["agents"]["coder"] == {
         "cost": None,
         "why": "no price for m-unpriced",
+        "estimate": None,
     }
     assert RunSummary.objects.get(run_id=dear).cost == pytest.approx(0.28)
     listed = as_owner.get("/api/runs?sort=cost").json()["items"]

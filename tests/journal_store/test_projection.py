@@ -56,7 +56,7 @@ def extras() -> list[ev.Event]:
             agent="coder",
             turn=0,
             error={"type": "ModelProtocolError", "message": "the reply was cut off"},
-            usage={"total": 120, "prompt": 100, "completion": 20},
+            usage={"total": 120, "prompt": 100, "completion": 20, "estimated": "missing"},
         ),
         ev.BudgetDebited(**r, agent="coder", turn=0, amount=120),
         ev.AgentNudged(**r, agent="coder", turn=1, text="use a tool"),

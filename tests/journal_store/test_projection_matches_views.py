@@ -120,7 +120,7 @@ def from_the_read_models(alias: str, run_id: str) -> dict[str, Any]:
             BillLine.objects.using(alias)
             .filter(run_id=run_id)
             .order_by("agent", "task_id")
-            .values("agent", "task_id", "tokens", "calls", "prompt", "completion")
+            .values("agent", "task_id", "tokens", "calls", "prompt", "completion", "estimated")
         ),
         "resume_point": result("resume_point"),
         "metrics": result("metrics"),

@@ -170,7 +170,7 @@ def test_every_kind_survives_the_flat_round_trip():
         "ModelResponded": {
             "text": "hi",
             "tool_calls": [{"id": "c1", "name": "x", "args": {"a": [1]}}],
-            "usage": {"total": 5, "prompt": 3, "completion": 2},
+            "usage": {"total": 5, "prompt": 3, "completion": 2, "estimated": "missing"},
         },
         "BudgetDebited": {"amount": 5},
         "ToolDispatched": {"tool": "x", "call_id": "c1", "args": {"a": 1}},
@@ -194,7 +194,7 @@ def test_every_kind_survives_the_flat_round_trip():
         "BudgetAllocated": {"name": "coder", "allowance": 100, "parent": "run"},
         "ModelFailed": {
             "error": {"type": "ModelProtocolError", "message": "cut off"},
-            "usage": {"total": 120, "prompt": 100, "completion": 20},
+            "usage": {"total": 120, "prompt": 100, "completion": 20, "estimated": "implausible"},
         },
         "CandidateCommitted": {"branch": "b", "commit": "c", "diff": "d", "files": ["f"]},
         "Integrated": {"branch": "b", "commit": "c", "approval": "m-1", "approved_by": "reviewer"},

@@ -44,10 +44,20 @@ def test_the_bill_splits_tokens_and_names_each_agents_model():
     coder = bill["agents"]["coder"]
     assert (coder["prompt"], coder["completion"], coder["model"]) == (1_250, 250, "m-big")
     assert bill["agents"]["reviewer"]["model"] == "scripted"
-    assert bill["total"] == {"tokens": 1_600, "calls": 3, "prompt": 1_340, "completion": 260}
+    assert bill["total"] == {
+        "tokens": 1_600,
+        "calls": 3,
+        "prompt": 1_340,
+        "completion": 260,
+        "estimated": 0,
+    }
     money = prices.priced(bill, TABLE, verified=True)
     assert money["agents"]["coder"]["cost"] == pytest.approx((1_250 * 2 + 250 * 8) / 1e6)
-    assert money["agents"]["reviewer"] == {"cost": 0.0, "why": "scripted: no model was paid for"}
+    assert money["agents"]["reviewer"] == {
+        "cost": 0.0,
+        "why": "scripted: no model was paid for",
+        "estimate": None,
+    }
     assert money["total"] == pytest.approx(money["agents"]["coder"]["cost"])
     assert sum(money["tasks"].values()) == pytest.approx(money["total"])
     assert money["per_verified_success"] == money["total"]
@@ -61,6 +71,7 @@ def test_a_cost_is_never_guessed():
     assert money["agents"]["coder"] == {
         "cost": None,
         "why": "some calls reported only a total, not input and output",
+        "estimate": None,
     }
     assert money["total"] is None and money["per_verified_success"] is None
     # One price for both: the total is enough.

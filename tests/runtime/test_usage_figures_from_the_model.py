@@ -54,12 +54,13 @@ def test_a_usage_with_no_count_in_it_is_none(raw: dict[str, Any]) -> None:
     assert parse_usage(raw) is None
 
 
-def test_a_total_far_under_the_estimate_is_raised_to_the_floor() -> None:
+def test_a_total_far_under_the_estimate_is_replaced_by_the_estimate_said_to_be_one() -> None:
     estimate = Usage(total=8_000, prompt=7_990, completion=10)
-    assert plausible(Usage(total=1), estimate) == Usage(total=1_000)
+    said = Usage(total=8_000, prompt=7_990, completion=10, estimated="implausible")
+    assert plausible(Usage(total=1), estimate) == said
     honest = Usage(total=2_100, prompt=2_000, completion=100)
     assert plausible(honest, estimate) is honest
-    assert plausible(None, estimate) is estimate
+    assert plausible(None, estimate) == said.model_copy(update={"estimated": "missing"})
 
 
 def test_the_client_debits_no_less_than_the_floor_of_its_estimate(server: FakeServer) -> None:

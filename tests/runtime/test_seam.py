@@ -14,9 +14,7 @@ import re
 from pathlib import Path
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
-CLIENT = {
-    RUNTIME / f"openai_{part}.py" for part in ("client", "wire", "key", "settings", "reply")
-}
+CLIENT = {RUNTIME / f"openai_{part}.py" for part in ("client", "wire", "key", "settings", "reply")}
 VENDORS = re.compile(
     r"openai|anthropic|claude|gpt|llama|ollama|vllm|mistral|gemini|smollm|hugging\s?face|"
     r"cohere|deepseek|qwen|bedrock|azure",

@@ -445,7 +445,13 @@ def lock(projectors: list[Projector], using: str, wait: bool) -> dict[str, int]:
     """The checkpoints of these projectors that this transaction now holds: name -> position.
     Missing ones are created at 0 first."""
     names = [p.name for p in projectors]
-    locked = Checkpoint.objects.using(using).select_for_update(skip_locked=not wait)
+    # Locked in one order (by name) by every catch-up: unordered, PostgreSQL locked them in
+    # the order it found them, which an update can change (a row's new version lands
+    # elsewhere in the table), and two catch-ups each holding one that the other waited for
+    # deadlocked (the pending pushes' concurrency test found it).
+    locked = (
+        Checkpoint.objects.using(using).select_for_update(skip_locked=not wait).order_by("name")
+    )
     marks = dict(locked.filter(name__in=names).values_list("name", "position"))
     missing = [n for n in names if n not in marks]
     if missing:

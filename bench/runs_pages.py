@@ -4,7 +4,7 @@ beside paged by an offset (before), in the same process.
 
     cursor    run_pages.page: up to --limit runs after the cursor of the run before the page,
               on a store migrated to the end (the index of each sort's column and the run id,
-              migration 0034).
+              migration 0035).
     offset    the query GET /api/runs and the list's page ran before: the same filter and
               order (ties by run id descending) sliced at the offset, and the count of every
               run it selects (django-ninja's LimitOffsetPagination and Django's Paginator
@@ -15,7 +15,7 @@ beside paged by an offset (before), in the same process.
               and the template included.
     dead letters
               GET /api/review/dead-letters?status=all, newest first: the letters before the
-              position of the one before the page (`position`, migration 0035's index; `API`,
+              position of the one before the page (`position`, migration 0036's index; `API`,
               the whole request) beside the slice at the offset and the count (`offset`,
               before). One letter per run, 85% decided.
 

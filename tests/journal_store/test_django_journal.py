@@ -25,7 +25,7 @@ class TestDjangoJournal(JournalContract):
 
 
 @on_every_backend()
-def test_a_v1_model_response_stored_in_june_reads_as_v2_in_december(alias):
+def test_a_v1_model_response_stored_in_june_reads_as_todays_version(alias):
     StoredEvent.objects.using(alias).create(
         event_id=uuid.uuid4(),
         stream="run-old",
@@ -39,8 +39,9 @@ def test_a_v1_model_response_stored_in_june_reads_as_v2_in_december(alias):
         recorded_at="2026-06-01T00:00:00Z",
     )
     [rec] = DjangoJournal(alias).read("run-old")
-    assert isinstance(rec.event, ModelResponded) and rec.event.v == 2
+    assert isinstance(rec.event, ModelResponded) and rec.event.v == 3  # v2 (text), v3 (estimated)
     assert rec.event.usage.total == 120 and rec.event.text is None
+    assert rec.event.usage.estimated is None  # as reported, as every figure before v3 reads
     assert StoredEvent.objects.using(alias).get().data == '{"usage": 120}'  # never rewritten
 
 

@@ -56,8 +56,23 @@ def down_for_a_while(server, settings, monkeypatch):
     }
     server.queue(
         *[Reply(b"overloaded", 503, {"Retry-After": "0"})] * (TRIES * DOWN_FOR),
-        Reply(completion(None, [wire_call("kb.search", '{"query": "damaged item"}', "c1")])),
-        Reply(completion(None, [wire_call("done", json.dumps(report), "c2")])),
+        # With the usage a server reports: estimated (none reported), the two calls came to
+        # more than the specialist's allowance of 1,250, and its report on the turn that
+        # spent it would not be taken (a hard ceiling), which is not what this test is about.
+        Reply(
+            completion(
+                None,
+                [wire_call("kb.search", '{"query": "damaged item"}', "c1")],
+                usage={"prompt_tokens": 450, "completion_tokens": 15},
+            )
+        ),
+        Reply(
+            completion(
+                None,
+                [wire_call("done", json.dumps(report), "c2")],
+                usage={"prompt_tokens": 620, "completion_tokens": 40},
+            )
+        ),
     )
     return server
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 from runtime.model import ChatMessage
 
@@ -146,3 +149,22 @@ def counted(
 
 def window_size(messages: Sequence[ChatMessage]) -> int:
     return sum(m.size() for m in messages)
+
+
+def tools_digest(specs: Sequence[Mapping[str, Any]]) -> bytes:
+    """The tools offered to the model, hashed once per loop (their names, descriptions and
+    schemas): a schema edited between a run and its replay is a different prompt."""
+    text = json.dumps(list(specs), sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def window_digest(window: Sequence[ChatMessage], tools: bytes) -> str:
+    """What the model was shown on a turn, hashed (ModelCalled.window_digest): its entries in
+    order, and the tools. The count and size of a window say when a replay's prompt grew or
+    shrank; this says when it changed at all (a system prompt or a tool's result edited to the
+    same length). 128 bits: the check is against a second window matching a recorded one,
+    which takes 2**128 tries, not against any two windows colliding."""
+    h = hashlib.sha256(tools)
+    for message in window:
+        h.update(message.digest)
+    return h.hexdigest()[:32]

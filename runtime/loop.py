@@ -28,7 +28,16 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 from runtime import errors, overspent
 from runtime.backoff import Backoff
 from runtime.budget import Budget
-from runtime.context import DEFAULT_LIMIT, History, Step, counted, head, window_size
+from runtime.context import (
+    DEFAULT_LIMIT,
+    History,
+    Step,
+    counted,
+    head,
+    tools_digest,
+    window_digest,
+    window_size,
+)
 from runtime.coordination import statuses
 from runtime.events import (
     AgentFinished,
@@ -177,6 +186,7 @@ def turns(
 ) -> AgentResult:
     client = session.client(agent.name, agent.client)
     specs = [*agent.toolbox.specs(), agent.done.spec()]
+    offered = tools_digest(specs)
     envelope: dict[str, Any] = {"agent": agent.name, "task_id": task_id}
     session.emit(
         session.new(
@@ -254,7 +264,12 @@ def turns(
         for note in session.injected(agent.name):  # a person's word, where a fork began
             fresh.append(ChatMessage(role="user", content=f"Message from {note.by}: {note.text}"))
         window, chars = counted(agent.system, task, history, fresh, agent.window)
-        session.emit(session.new(ModelCalled, **at, messages=len(window), window_chars=chars))
+        digest = window_digest(window, offered)
+        session.emit(
+            session.new(
+                ModelCalled, **at, messages=len(window), window_chars=chars, window_digest=digest
+            )
+        )
         try:
             response = session.ask(client, window, specs)
         except ModelError as exc:

@@ -8,6 +8,7 @@ module per protocol. Beside the network client sit two that spend no tokens: Scr
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from functools import cached_property
@@ -49,6 +50,23 @@ class ChatMessage(BaseModel):
     def _size(self) -> int:
         # Cached: every turn re-measures the whole kept history, and messages never change.
         return len(self.content) + sum(len(c.name) + len(str(c.args)) for c in self.tool_calls)
+
+    @cached_property
+    def digest(self) -> bytes:
+        """What this entry says, hashed: every field, each behind its length, so that no two
+        entries hash alike by moving text between fields. Cached, as its size is: a window's
+        digest (runtime/context.window_digest) is made of its entries' each turn."""
+        h = hashlib.sha256()
+        parts = [self.role, self.content, self.tool_call_id or ""]
+        for call in self.tool_calls:
+            args = json.dumps(call.args, sort_keys=True, separators=(",", ":"), default=repr)
+            parts += [call.id, call.name, args]
+        for part in parts:
+            raw = part.encode("utf-8", "surrogatepass")
+            h.update(len(raw).to_bytes(8, "big"))
+            h.update(raw)
+        h.update(b"\x01" if self.tool_call_id is not None else b"\x00")
+        return h.digest()
 
     @cached_property
     def data(self) -> dict[str, Any]:

@@ -326,6 +326,11 @@ def _usage_unmarked(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _model_called_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # v1 hashed no window: the default, None, says so, and replay checks its count and size.
+    return data
+
+
 def _exhausted_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     # v1 named no ledger: the default, None, says its figures are the halted agent's own.
     return data
@@ -346,6 +351,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelFailed", 1): _failed_v1_v2,
     ("ModelFailed", 2): _usage_unmarked,
     ("BudgetExhausted", 1): _exhausted_v1_v2,
+    ("ModelCalled", 1): _model_called_v1_v2,
 }
 
 
@@ -392,6 +398,7 @@ HAD: dict[tuple[str, int], frozenset[str]] = {
     ("ModelFailed", 1): frozenset({"error"}),
     ("ModelFailed", 2): frozenset({"error", "usage"}),
     ("BudgetExhausted", 1): frozenset({"spent", "allowance"}),
+    ("ModelCalled", 1): frozenset({"messages", "window_chars"}),
 }
 
 

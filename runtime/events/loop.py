@@ -22,9 +22,24 @@ class RunStarted(Event):
 
 
 class ModelCalled(Event):
+    """A model call is made: how many entries its window holds, their size, and (v2) their
+    digest (runtime/context.window_digest), which lets a replay tell a prompt that changed
+    without changing size. v1 recorded no digest: None, and a replay checks such a call by its
+    count and size alone."""
+
     kind: ClassVar[str] = "ModelCalled"
+    v: ClassVar[int] = 2
     messages: int | None = None
     window_chars: int | None = None
+    window_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
+
+    def same_as(self, other: Event) -> bool:
+        if isinstance(other, ModelCalled) and (
+            self.window_digest is None or other.window_digest is None
+        ):
+            # One side was recorded before digests (v1): compare what both say.
+            return super().same_as(other.model_copy(update={"window_digest": self.window_digest}))
+        return super().same_as(other)
 
 
 class ModelResponded(Event):

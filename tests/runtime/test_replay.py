@@ -114,3 +114,45 @@ def test_a_session_refuses_to_write_over_a_different_record():
     with pytest.raises(ReplayDivergence, match="the journal has ToolReturned"):
         resumed.emit(ToolReturned(run_id="r-1", tool="a", result=2))
     assert journal.version("run-r-1") == 1
+
+
+def test_a_tool_result_changed_to_the_same_length_shows_up_in_the_next_call(flown, tmp_path):
+    # The window's count and size stay the same; only its digest (ModelCalled v2) tells.
+    def change(rows):
+        listing = next(r for r in rows if r["kind"] == "ToolReturned" and r["tool"] == "list_files")
+        first = listing["result"][0]
+        listing["result"][0] = ("X" if first[0] != "X" else "Y") + first[1:]
+
+    report = flight.replay(tampered(flown, tmp_path, change), "r-rep")
+    assert not report.identical and "ModelCalled" in report.difference
+    assert "window_digest" in report.difference
+
+
+def test_a_system_prompt_edited_to_the_same_length_is_not_identical(flown, monkeypatch):
+    from teams.solo import harness
+
+    edited = harness.CODER_SYSTEM.replace("You are the coder.", "You are the tutor.")
+    assert len(edited) == len(harness.CODER_SYSTEM) and edited != harness.CODER_SYSTEM
+    monkeypatch.setattr(harness, "CODER_SYSTEM", edited)
+    report = flight.replay(JsonlJournal(flown), "r-rep")
+    assert not report.identical and "ModelCalled" in report.difference
+
+
+def test_a_journal_from_before_window_digests_still_replays_identical(flown, tmp_path):
+    def as_v1(rows):
+        for row in rows:
+            if row["kind"] == "ModelCalled":
+                assert len(row.pop("window_digest")) == 32
+                row["v"] = 1
+
+    report = flight.replay(tampered(flown, tmp_path, as_v1), "r-rep")
+    assert report.identical and report.complete
+
+
+def test_every_model_call_records_the_digest_of_its_window(flown):
+    calls = [
+        r.event for r in JsonlJournal(flown).read("run-r-rep") if r.event.kind == "ModelCalled"
+    ]
+    digests = [c.window_digest for c in calls]
+    assert calls and all(d is not None and len(d) == 32 for d in digests)
+    assert len(set(digests)) == len(digests)  # each turn's window has more in it

@@ -268,7 +268,16 @@ class Ledger:
             if mutation is None:
                 raise ValueError(f"effect {key} ({effect_type}) is gated and carries no mutation")
             gated = replace(mutation, key=key, request=digest)
-            guards = self.gate.check(gated)
+            if self.started_by(key, gated.call):
+                # The call that started it, run again (its worker died before the outcome was
+                # written): it passed the gate then, and its effect is taken over below, not
+                # judged again as a second mutation (refused, where the intent moved since,
+                # with the refund perhaps made at the provider). A refusal the call was given
+                # since is its answer, as at the gate. Its takeover carries no guard of the
+                # intent: the effect was decided at its start, as an uninterrupted call's is.
+                self.gate.refused_before(gated)
+            else:
+                guards = self.gate.check(gated)
             intent = mutation.intent
         stream = self.stream(key)
         # The fence the start is written under: the reconciler reads whether it still stands.
@@ -284,6 +293,7 @@ class Ledger:
             intent_version=intent[1] if intent else None,
             lease=fence[0] if fence else None,
             epoch=fence[1] if fence else None,
+            call=mutation.call if mutation is not None else None,
         )
         at = 1  # the version its outcome goes at: after the start and any takings over
         for attempt in range(RACES):
@@ -317,6 +327,16 @@ class Ledger:
         if not self.settle(key, EffectSucceeded(run_id=run_id, key=key, result=result), at):
             return self.settled_first(key, None, result)
         return result
+
+    def started_by(self, key: str, call: str | None) -> bool:
+        """Whether the tool call `call` started the key's effect (EffectStarted v3 names it):
+        its first record alone is read. A start written before v3 names no call: no call is
+        known to have started it."""
+        if call is None:
+            return False
+        first = read_between(self.journal, self.stream(key), 0, 1)
+        started = first[0].event if first else None
+        return isinstance(started, EffectStarted) and started.call == call
 
     def settled_first(self, key: str, failure: Exception | None, result: Any) -> Any:
         """The answer when the effect reconciler recorded an outcome before the performer could

@@ -306,6 +306,15 @@ def _effect_started_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _effect_started_v2_v3(data: dict[str, Any]) -> dict[str, Any]:
+    # v2 named no tool call: the default, None. The call that started such an effect, run
+    # again after its worker died, cannot be told from another call under the same key, so it
+    # is judged at the gate again, as it was when the line was written: where nothing moved it
+    # passes and takes the effect over; where the intent moved since, it is refused, and the
+    # effect is left to the reconciler (who asks the provider what became of its key).
+    return data
+
+
 def _called_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     # v1 named no tool call: the default, None, says it was not recorded.
     return data
@@ -345,6 +354,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("LeaseReleased", 1): _lease_v1_v2,
     ("LeaseReleased", 2): _released_v2_v3,
     ("EffectStarted", 1): _effect_started_v1_v2,
+    ("EffectStarted", 2): _effect_started_v2_v3,
     ("FactChanged", 1): _called_v1_v2,
     ("ClaimAsserted", 1): _called_v1_v2,
     ("MutationRefused", 1): _called_v1_v2,
@@ -375,6 +385,18 @@ HAD: dict[tuple[str, int], frozenset[str]] = {
     ),
     ("EffectStarted", 1): frozenset(
         {"key", "effect_type", "target", "request_hash", "intent_id", "intent_version"}
+    ),
+    ("EffectStarted", 2): frozenset(
+        {
+            "key",
+            "effect_type",
+            "target",
+            "request_hash",
+            "intent_id",
+            "intent_version",
+            "lease",
+            "epoch",
+        }
     ),
     ("FactChanged", 1): frozenset(
         {"subject", "predicate", "value", "based_on", "by", "intent_version"}

@@ -21,9 +21,15 @@ class EffectStarted(Event):
     the workers, the run's driver lease): while that lease stands the performer may still be
     waiting on the provider, and the effect reconciler does not take the provider's "unknown"
     for "it did not happen". v1 kept no fence: its default, None, says it was not recorded.
+
+    `call` (v3) names the tool call that started it (runtime/tools.py `Call.ref`), where a tool
+    call did: that call run again (a resumed step's, the worker dead before the outcome was
+    written) passed the gate already and takes its effect over (EffectResumed), not judged at
+    the gate again as a second mutation; another call under the same key is judged as before.
+    v2 kept no call: its default, None, says none was recorded.
     """
 
-    v: ClassVar[int] = 2
+    v: ClassVar[int] = 3
     kind: ClassVar[str] = "EffectStarted"
     key: str
     effect_type: str
@@ -33,6 +39,7 @@ class EffectStarted(Event):
     intent_version: int | None = None
     lease: str | None = None
     epoch: int | None = None
+    call: str | None = None
 
 
 class EffectResumed(Event):

@@ -100,4 +100,4 @@ def test_an_effect_started_before_the_fence_was_recorded_still_reads():
     line = {"kind": "EffectStarted", "key": KEY, "effect_type": "refund", "target": "order:1"}
     started = parse_event({**line, "request_hash": "h", "run_id": "r-1", "t": 1.0})
     assert isinstance(started, EffectStarted) and (started.lease, started.epoch) == (None, None)
-    assert EffectStarted.v == 2
+    assert EffectStarted.v == 3 and started.call is None  # (through v2: no call either)

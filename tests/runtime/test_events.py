@@ -9,6 +9,7 @@ from runtime.events import (
     HAD,
     UPCASTERS,
     ClaimAsserted,
+    EffectStarted,
     EventFormatError,
     FactChanged,
     LeaseGranted,
@@ -120,6 +121,25 @@ def test_a_v1_refusal_reads_as_v2_of_no_recorded_call():
     refused = parse_event(row)
     assert isinstance(refused, MutationRefused) and (refused.v, refused.call) == (2, None)
     # A call a v1 line carries all the same (written by hand) is not one v1 recorded.
+    assert parse_event({**row, "call": "run-r-1@7"}).call is None
+
+
+def test_a_v2_effect_start_reads_as_v3_started_by_no_recorded_call():
+    row = {
+        "kind": "EffectStarted",
+        "v": 2,
+        "key": "fx-1",
+        "effect_type": "refund",
+        "target": "order:o-1",
+        "request_hash": "0" * 32,
+        "lease": "lease-r-1",
+        "epoch": 2,
+    }
+    started = parse_event(row)
+    assert isinstance(started, EffectStarted)
+    assert (started.v, started.call, started.lease, started.epoch) == (3, None, "lease-r-1", 2)
+    # A call a v2 line carries all the same (written by hand) is not one v2 recorded: the call
+    # run again would take over an effect no record says it started.
     assert parse_event({**row, "call": "run-r-1@7"}).call is None
 
 
@@ -245,6 +265,9 @@ def test_every_kind_survives_the_flat_round_trip():
             "request_hash": "h",
             "intent_id": "ticket-1",
             "intent_version": 2,
+            "lease": "lease-run-r-1",
+            "epoch": 2,
+            "call": "run-r-1@7",
         },
         "EffectReserved": {"key": "fx-1", "target": "order:1", "amount": 4999, "limit": 4999},
         "EffectResumed": {

@@ -373,6 +373,9 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
 # class to refuse, as on any line. (ModelResponded and ToolReturned v1 are the reference
 # runtime's lines. ModelResponded's `served` and TeamStarted's `asked` joined v2 later, without
 # a version of their own: no v1 had them either.)
+_STARTED_V1 = frozenset(
+    {"key", "effect_type", "target", "request_hash", "intent_id", "intent_version"}
+)
 HAD: dict[tuple[str, int], frozenset[str]] = {
     ("ModelResponded", 1): frozenset({"usage"}),
     ("ModelResponded", 2): frozenset({"text", "tool_calls", "usage", "served"}),
@@ -383,21 +386,8 @@ HAD: dict[tuple[str, int], frozenset[str]] = {
     ("LeaseReleased", 2): frozenset(
         {"resource", "holder", "epoch", "outcome", "at_version", "attempt"}
     ),
-    ("EffectStarted", 1): frozenset(
-        {"key", "effect_type", "target", "request_hash", "intent_id", "intent_version"}
-    ),
-    ("EffectStarted", 2): frozenset(
-        {
-            "key",
-            "effect_type",
-            "target",
-            "request_hash",
-            "intent_id",
-            "intent_version",
-            "lease",
-            "epoch",
-        }
-    ),
+    ("EffectStarted", 1): _STARTED_V1,
+    ("EffectStarted", 2): _STARTED_V1 | {"lease", "epoch"},
     ("FactChanged", 1): frozenset(
         {"subject", "predicate", "value", "based_on", "by", "intent_version"}
     ),

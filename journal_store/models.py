@@ -49,6 +49,20 @@ class StoredEvent(models.Model):
                 name="journal_claims_decided",
                 condition=models.Q(kind="ClaimsReconciled"),
             ),
+            # What a tool call wrote since it was dispatched, which the same call run again
+            # looks for (runtime/coordination/calls.py): the gate's refusals in its log, the
+            # claims on a subject. A seek to the rows after the call's dispatch, where reading
+            # the stream cost its whole history; only those kinds' rows are in them.
+            models.Index(
+                fields=["stream", "position"],
+                name="journal_refusals_since",
+                condition=models.Q(kind="MutationRefused"),
+            ),
+            models.Index(
+                fields=["stream", "position"],
+                name="journal_claims_since",
+                condition=models.Q(kind="ClaimAsserted"),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -22,6 +22,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from runtime.coordination.calls import written_since
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
 from runtime.coordination.effects import canonical
 from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked
@@ -133,13 +134,14 @@ class Claims:
             append_next(self.journal, stream, [event])
             return event
         for attempt in range(RECHECKS + 1):
-            records = self.journal.read(stream)
-            made = made_by(records, call)
+            # The version first: a claim of the same call landing after it moves it.
+            at = self.journal.version(stream)
+            made = self.made_by(subject, call)
             if made is not None:
                 return made
             try:
                 # At the version read: a claim of the same call landing in between is found.
-                self.journal.append(stream, [event], records[-1].version if records else 0)
+                self.journal.append(stream, [event], at)
             except WrongExpectedVersion:
                 if attempt == RECHECKS:
                     raise
@@ -148,8 +150,11 @@ class Claims:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def made_by(self, subject: str, call: str) -> ClaimAsserted | None:
-        """The claim the tool call `call` (`Call.ref`) asserted on the subject, if any."""
-        return made_by(self.journal.read(self.stream(subject)), call)
+        """The claim the tool call `call` (`Call.ref`) asserted on the subject, if any: of the
+        claims asserted since the call was dispatched (runtime/coordination/calls.py), not the
+        subject's whole history, which every run on it adds to."""
+        stream = self.stream(subject)
+        return made_by(written_since(self.journal, stream, ClaimAsserted.kind, call), call)
 
     def live(self, subject: str, predicate: str) -> list[ClaimAsserted]:
         """Claims nobody superseded and no decision settled, newest last."""

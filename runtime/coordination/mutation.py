@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from runtime import errors
+from runtime.coordination.calls import written_since
 from runtime.coordination.gates import Intents
 from runtime.events import EffectStarted, IntentDeclared, MutationRefused
 from runtime.events.mutation import GateCheck
@@ -175,15 +176,16 @@ class MutationGate:
         and a refusal appended at the log's version read, so that one of the same call landing
         in between is found instead."""
         for attempt in range(RACES):
-            records = self.journal.read(self.log)
-            given = self.given(m.call, records)
+            # The log's version first: a refusal of the same call landing after it moves it.
+            at = self.journal.version(self.log)
+            given = self.given(m.call, self.since(m.call))
             if given is not None:
                 raise GateRefused(given)
             refused = self.judge(m)
             if refused is None:
                 return
             try:
-                self.journal.append(self.log, [refused], records[-1].version if records else 0)
+                self.journal.append(self.log, [refused], at)
             except WrongExpectedVersion:
                 if attempt == RACES - 1:
                     raise
@@ -226,9 +228,16 @@ class MutationGate:
         its amount), which, run again, would otherwise answer in its own words a call whose
         first run was refused here."""
         if m.call is not None:
-            given = self.given(m.call, self.journal.read(self.log))
+            given = self.given(m.call, self.since(m.call))
             if given is not None:
                 raise GateRefused(given)
+
+    def since(self, call: str | None) -> list[Recorded]:
+        """The log's refusals that may be the call's: those journalled after it was dispatched
+        (runtime/coordination/calls.py), not the log's whole history of the run's calls."""
+        if call is None:
+            return self.journal.read(self.log)
+        return written_since(self.journal, self.log, MutationRefused.kind, call)
 
     @staticmethod
     def given(call: str | None, records: list[Recorded]) -> MutationRefused | None:

@@ -1,0 +1,245 @@
+"""What a tool call's checks cost as the gate's log and a subject's claims stream grow, at 100
+and 20,000 events.
+
+A tool that knows its call asks, on every run of it, whether the call was refused at the gate
+already (MutationGate.refused_before, and `once` inside every `check`), and the desk's status
+change whether the call made its claim already (Claims.made_by). The gate's log (gate-<run>)
+grows with the run's refused calls; the subject's claims stream with every run on the order.
+
+    refused_before    the gate's answer for a call dispatched after --sizes refusals of other
+                      calls in its log (none of them its own)
+    made_by           the claims stream's answer for a call dispatched after --sizes claims of
+                      other calls on the subject (none of them its own)
+    check             MutationGate.check of a call (nothing refused: its checks pass) over
+                      such a log
+
+Each beside the same read as it was before 2026-12-06 (the log or the claims stream read
+whole, the call's record looked for in Python: "whole stream (before)"), in the same process;
+with the journal rows each turns into records.
+
+Medians of --repeats rounds, the sizes taken in turns, and the ratio of the largest size's
+figure to the smallest's. Production settings (DEBUG off); SQLite by default (WAL,
+synchronous=FULL, a file in a temp dir), --postgres for a private PostgreSQL cluster with
+fsync on, ANALYZEd after the load.
+
+    PYTHONPATH=. .venv/bin/python bench/call_checks.py [--sizes 100,20000] [--postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+
+from bench.production_env import production_env  # noqa: E402
+from tests.services import start_postgres  # noqa: E402
+
+PARSER = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+)
+PARSER.add_argument("--sizes", default="100,20000", help="stream lengths, comma separated")
+PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
+PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+PARSER.add_argument(
+    "--others", type=int, default=200_000, help="other runs' events in the journal (100 a run)"
+)
+ARGS = PARSER.parse_args()
+SIZES = [int(s) for s in ARGS.sizes.split(",")]
+
+WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-call-checks-"))
+PG_URL = start_postgres(durable=True) if ARGS.postgres else None
+if ARGS.postgres and not PG_URL:
+    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
+os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+import journal_store.journal as stored  # noqa: E402
+from journal_store.journal import DjangoJournal  # noqa: E402
+from runtime.coordination.claims import Claims, made_by  # noqa: E402
+from runtime.coordination.mutation import Authority, Mutation, MutationGate  # noqa: E402
+from runtime.events import (  # noqa: E402
+    ClaimAsserted,
+    Event,
+    MutationRefused,
+    RunStarted,
+    ToolDispatched,
+)
+from runtime.journal import Batch  # noqa: E402
+from runtime.tools import Call  # noqa: E402
+
+ACTOR = "support-agent"
+AUTHORITY = Authority.of({"refund": {ACTOR}})
+
+
+def refusal(run: str, call: str) -> MutationRefused:
+    return MutationRefused(
+        run_id=run,
+        what=f"{ACTOR} refunding 4999 cents",
+        actor=ACTOR,
+        capability="refund",
+        check="intent",
+        reason="superseded with version 2",
+        call=call,
+    )
+
+
+def claim(run: str, subject: str, call: str, n: int) -> ClaimAsserted:
+    return ClaimAsserted(
+        run_id=run,
+        claim_id=f"cl-{run}-{n}",
+        subject=subject,
+        predicate="status",
+        value="refunded",
+        based_on=n,
+        source="model",
+        by=ACTOR,
+        call=call,
+    )
+
+
+def append(journal: DjangoJournal, stream: str, events: list[Event]) -> None:
+    for start in range(0, len(events), 1_000):
+        journal.append(stream, events[start : start + 1_000], journal.version(stream))
+
+
+def seed(journal: DjangoJournal, size: int) -> tuple[str, str, str]:
+    """A run of `size` dispatched calls, each refused in its gate log and each with a claim on
+    its subject, then one call more, dispatched last: (run, subject, that call's ref)."""
+    run, subject = f"r-calls-{size}", f"order:o-calls-{size}"
+    dispatched = [ToolDispatched(run_id=run, tool="issue_refund", args={}) for _ in range(size)]
+    append(journal, f"run-{run}", dispatched)
+    refs = [Call(f"run-{run}", n).ref for n in range(1, size + 1)]
+    append(journal, f"gate-{run}", [refusal(run, ref) for ref in refs])
+    append(journal, Claims.stream(subject), [claim(run, subject, r, n) for n, r in enumerate(refs)])
+    append(journal, f"run-{run}", [ToolDispatched(run_id=run, tool="issue_refund", args={})])
+    return run, subject, Call(f"run-{run}", size + 1).ref
+
+
+def others(journal: DjangoJournal, count: int) -> None:
+    """`count` events of other runs, 100 a run: what a store holds beside these streams (as
+    bench/conflict_cards.py, whose planner note on PostgreSQL holds here too)."""
+    runs = [f"r-other{n:05d}" for n in range(count // 100)]
+    for start in range(0, len(runs), 50):
+        batches: list[Batch] = [
+            (f"run-{run}", [RunStarted(run_id=run, agent="coder", task="t") for _ in range(100)], 0)
+            for run in runs[start : start + 50]
+        ]
+        journal.append_batches(batches)
+
+
+def rows_read(work: Callable[[], Any]) -> int:
+    """The journal rows `work` turned into records."""
+    real, counted = stored.from_row, [0]
+
+    def counting(row: Any) -> Any:
+        counted[0] += 1
+        return real(row)
+
+    stored.from_row = counting
+    try:
+        work()
+    finally:
+        stored.from_row = real
+    return counted[0]
+
+
+def main() -> None:
+    call_command("migrate", verbosity=0)
+    journal = DjangoJournal()
+    seeded: dict[int, tuple[str, str, str]] = {}
+    for size in SIZES:
+        started = time.perf_counter()
+        seeded[size] = seed(journal, size)
+        print(f"seeded {size:,} refusals and claims in {time.perf_counter() - started:.1f} s")
+    started = time.perf_counter()
+    others(journal, ARGS.others)
+    print(f"appended {ARGS.others:,} events of other runs in {time.perf_counter() - started:.1f} s")
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+    def gate(size: int) -> MutationGate:
+        return MutationGate(journal, AUTHORITY, f"gate-{seeded[size][0]}")
+
+    def mutation(size: int) -> Mutation:
+        # Its checks pass: no intent (a reason given), granted, evidence held, a fresh key.
+        return Mutation(
+            what="a refund",
+            actor=ACTOR,
+            capability="refund",
+            intent=None,
+            key=f"fx-bench-{size}",
+            request="h",
+            evidence=(),
+            no_intent_because="bench",
+            call=seeded[size][2],
+        )
+
+    def whole_log(size: int) -> None:
+        """refused_before as it was before 2026-12-06: the log read whole."""
+        found = MutationGate.given(seeded[size][2], journal.read(f"gate-{seeded[size][0]}"))
+        assert found is None
+
+    def whole_claims(size: int) -> None:
+        _, subject, ref = seeded[size]
+        assert made_by(journal.read(Claims.stream(subject)), ref) is None
+
+    def made(size: int) -> None:
+        _, subject, ref = seeded[size]
+        assert Claims(journal).made_by(subject, ref) is None
+
+    def checked(size: int) -> None:
+        g = gate(size)
+        m = mutation(size)
+        g.judge = lambda _: None  # type: ignore[method-assign]  # the five checks aside
+        g.check(m)
+
+    figures: dict[str, Callable[[int], Any]] = {
+        "refused_before": lambda size: gate(size).refused_before(mutation(size)),
+        "refused_before: whole stream (before)": whole_log,
+        "made_by": made,
+        "made_by: whole stream (before)": whole_claims,
+        "check (its five checks aside)": checked,
+    }
+    print(
+        f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds, the sizes in "
+        "turns; ms, and the journal rows one check turns into records"
+    )
+    head = "".join(f"{size:>10,}" for size in SIZES)
+    print(f"{'stream events':<40}{head}{'ratio':>8}{'rows':>16}")
+    for name, work in figures.items():
+        for size in SIZES:
+            work(size)  # warm
+        times: dict[int, list[float]] = {size: [] for size in SIZES}
+        for _ in range(ARGS.repeats):
+            for size in SIZES:
+                started = time.perf_counter()
+                work(size)
+                times[size].append((time.perf_counter() - started) * 1000)
+        medians = {size: statistics.median(times[size]) for size in SIZES}
+        rows = "/".join(str(rows_read(partial(work, size))) for size in SIZES)
+        print(
+            f"{name:<40}"
+            + "".join(f"{medians[size]:>10.2f}" for size in SIZES)
+            + f"{medians[SIZES[-1]] / medians[SIZES[0]]:>8.2f}{rows:>16}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -56,6 +56,14 @@ class Budget:
         return Breach(self.name, self.spent, self.allowance, held)
 
 
+class Share(Budget):
+    """An agent's own allowance, kept on its own stream apart from the run's pot: a triage
+    specialist's `max_tokens`, the part of the run's allowance its hand-off gave it. Named
+    after its agent, so that a breach is told as that agent's, never as the run's. Like a
+    SubBudget's, a share spent on the turn its agent finishes halts nobody (the agent stops
+    there anyway): its report stands, and the harness says it is over (runtime/overspent.py)."""
+
+
 class SubBudget(Budget):
     """An agent's share of a parent budget. Its debits hit the parent too; exhausting it halts
     only its own agent, while the parent and the siblings stand."""

@@ -13,7 +13,9 @@ ModelResponded), and nothing it asked for happens. Taking it would let a run tha
 ceiling do its most consequential effect (an integration into main) on the strength of the
 call that broke it. That is the run's ceiling: an agent's own share of it (a SubBudget), spent
 on the turn it finishes, halts only that agent, which stops there anyway, so its `done` stands
-and the run goes on within its allowance, as a share has always been kept.
+and the run goes on within its allowance, as a share has always been kept. So is a `Share`, an
+agent's allowance kept on its own stream (a triage specialist's): the work was done and paid
+for, so its report goes to the harness, which marks it as over (`over`).
 
 Inside a journal's record, each place but the first stops where the record stops: a journal
 written before these looks replays (and resumes) as it ran.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.budget import Breach, Budget, SubBudget
+from runtime.budget import Breach, Budget, Share, SubBudget
 from runtime.events import MAX_INT, BudgetAllocated, BudgetExhausted
 from runtime.session import Session
 
@@ -39,7 +41,20 @@ def halts(session: Session, budget: Budget, finishing: bool = False) -> bool:
         return False
     if finishing and isinstance(budget, SubBudget) and breach.ledger == budget.name:
         return False  # only the agent's own share: it stops here anyway
+    if finishing and isinstance(budget, Share):
+        # Its own share too; a journal written while a specialist's share was named "run"
+        # (the run's ceiling, so its done was not taken) replays its halt as it was.
+        return not session.live and isinstance(session.peek(), BudgetExhausted)
     return session.live or isinstance(session.peek(), BudgetExhausted)
+
+
+def over(budget: Budget) -> Breach | None:
+    """The agent's own share, when it is spent (a Share, or a SubBudget's own ledger): what a
+    report given on the turn that spent it is marked with; None otherwise."""
+    breach = budget.breached()
+    if breach is None or breach.ledger != budget.name:
+        return None
+    return breach if isinstance(budget, Share | SubBudget) else None
 
 
 def exhausted(session: Session, budget: Budget, at: dict[str, Any]) -> BudgetExhausted:
@@ -52,6 +67,10 @@ def exhausted(session: Session, budget: Budget, at: dict[str, Any]) -> BudgetExh
         own = min(budget.spent, MAX_INT)
         return session.new(BudgetExhausted, **at, spent=own, allowance=budget.allowance)
     breach = budget.breached() or Breach(budget.name, budget.spent, budget.allowance)
+    if isinstance(budget, Share) and isinstance(recorded, BudgetExhausted) and recorded.ledger:
+        # A specialist's share was named "run" before it was named after its agent: the same
+        # ledger, written as it was (its figures are the share's either way).
+        breach = breach._replace(ledger=recorded.ledger)
     return session.new(
         BudgetExhausted,
         **at,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runtime import loop
-from runtime.budget import Budget
+from runtime import loop, overspent
+from runtime.budget import Breach, Share
 from runtime.events import BreakerTripped
 from runtime.fanout import contracts
 from runtime.fanout.contracts import Handoff, Reason, Report
@@ -27,7 +27,9 @@ def work(
 ) -> Report:
     """One specialist on its own stream (`sub`), from its brief alone; always a typed report.
     On a stream that already holds its whole run, this reads the report back without acting."""
-    budget = Budget(handoff.max_tokens)
+    # Its own ledger, named after it: a breach is the specialist's, not the run's, and its
+    # report, given on the turn that spent its allowance, still reaches the parent, marked.
+    budget = Share(handoff.max_tokens, handoff.worker_id)
     agent = loop.Agent(
         handoff.worker_id,
         client,
@@ -65,6 +67,19 @@ def work(
         return failed(handoff, reason, result.turns, budget.spent, f"it stopped: {result.status}")
     raw = {**result.report, "steps": result.turns, "tokens": budget.spent}
     try:
-        return contracts.parse_report(raw, handoff)
+        report = contracts.parse_report(raw, handoff)
     except contracts.ContractError as exc:
         return failed(handoff, "ambiguous", result.turns, budget.spent, f"a broken report: {exc}")
+    breach = overspent.over(budget)
+    return over_budget(report, breach) if breach is not None else report
+
+
+def over_budget(report: Report, breach: Breach) -> Report:
+    """The report of a specialist whose last turn spent its allowance: the work was done and
+    paid for, so it stands, and says it went over, naming the ledger and its figures."""
+    said = (
+        f"over budget: {breach.ledger}'s allowance {breach.allowance:,} tokens, "
+        f"spent {breach.spent:,} on the turn it reported"
+    )
+    degraded = f"{report.degraded}; {said}" if report.degraded else said
+    return report.model_copy(update={"degraded": degraded})

@@ -56,7 +56,7 @@ from runtime.events import (
     TurnCapReached,
 )
 from runtime.fanout.breakers import LoopBreaker
-from runtime.model import ChatMessage, ModelClient, ModelError, ToolCall
+from runtime.model import ChatMessage, EndpointDown, ModelClient, ModelError, ToolCall
 from runtime.session import Session
 from runtime.tools import Outcome, Tool, Toolbox, ToolFailure, failure
 
@@ -285,6 +285,23 @@ def turns(
                 exhausted = overspent.exhausted(session, budget, at)
                 return stop(session, agent, AgentResult("halted", turn + 1), task_id, exhausted)
             raise
+        except EndpointDown as exc:
+            if exc.usage is None:
+                raise  # nothing was paid: the journal stops at the ModelCalled, asked again
+            # Down after part of the call was answered and paid for (the pick of a pick then
+            # force): journalled and debited as a paid failure is. Live, the outage goes up
+            # (the step is tried again); read back by that retry, the turn asks again.
+            down = session.live
+            failed = session.new(ModelFailed, **at, error=errors.describe(exc), usage=exc.usage)
+            session.emit(failed, session.new(BudgetDebited, **at, amount=exc.usage.total))
+            budget.debit(exc.usage.total)
+            debited += exc.usage.total
+            if overspent.halts(session, budget):
+                exhausted = overspent.exhausted(session, budget, at)
+                return stop(session, agent, AgentResult("halted", turn + 1), task_id, exhausted)
+            if down:
+                raise
+            continue
         session.hold(  # written with what comes next (its first call's dispatch): one commit
             session.new(
                 ModelResponded,

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime import errors
-from runtime.events import CallData, Event, ModelResponded, Served, Usage
+from runtime.events import CallData, ErrorInfo, Event, ModelResponded, Served, Usage
 
 ToolCall = CallData
 # The one key of a call's `args` when the model sent arguments that are not a JSON object: what
@@ -105,12 +105,13 @@ class EndpointDown(Exception):
     """The model endpoint gave no usable answer after the client's own retries: a 5xx or 429
     that persisted, timeouts, refused or dropped connections. An outage, not something the run
     did, so deliberately not a ModelError: the agent loop journals nothing for it (the
-    ModelCalled before it stays the journal's last word), no harness ends the run over it, and
-    it goes up to whoever drives the run. On the workers the step fails and is tried again,
-    past MINUTES_MAX_STEP_ATTEMPTS for MINUTES_OUTAGE_SECONDS, and the run goes on when the
-    endpoint answers; after that it waits in the dead-letter queue, and a person's retry asks
-    again from that ModelCalled (services/steps.py). A run's ceiling that falls during the
-    retries is not an outage but the run's end: ModelHTTPError, journalled."""
+    ModelCalled before it stays the journal's last word), but for a part of the call that was
+    paid for (`usage`); no harness ends the run over it, and it goes up to whoever drives the
+    run. On the workers the step fails and is tried again, past MINUTES_MAX_STEP_ATTEMPTS for
+    MINUTES_OUTAGE_SECONDS, and the run goes on when the endpoint answers; after that it waits
+    in the dead-letter queue, and a person's retry asks again from that ModelCalled
+    (services/steps.py). A run's ceiling that falls during the retries is not an outage but
+    the run's end: ModelHTTPError, journalled."""
 
     def __init__(
         self,
@@ -123,6 +124,21 @@ class EndpointDown(Exception):
         self.status = status  # the last HTTP status seen; None: no answer arrived
         self.attempts = attempts
         self.retry_after = retry_after  # what the server last asked us to wait, in seconds
+
+    # What was paid for before the outage: a client that asks twice for one answer
+    # (pick_then_force) was answered, and billed, the first time. The loop journals it on a
+    # ModelFailed and debits it, and the step's retry reads that back and asks again.
+    usage: Usage | None = None
+
+    @classmethod
+    def again(cls, error: ErrorInfo, usage: Usage | None) -> None:
+        """Raise the outage a ModelFailed recorded, with what it cost, as the loop raised it
+        live: the loop writes it again and, being a replay, asks again as the retry did.
+        Nothing for a failure of another kind."""
+        if error.type == cls.__name__:
+            down = cls(error.message)
+            down.usage = usage
+            raise down
 
 
 @errors.replayable

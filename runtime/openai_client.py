@@ -297,6 +297,9 @@ class OpenAIClient(ModelClient):
         except ModelError as error:  # the pick was paid for too: the call cost both
             error.usage = add_usage(pick.usage, error.usage) if error.usage else pick.usage
             raise
+        except EndpointDown as error:  # an outage after the pick: the pick was still paid for
+            error.usage = pick.usage
+            raise
         # The server may still answer with another tool or none; keep only the forced one.
         calls = [c for c in forced.tool_calls if c.name == name][:1]
         return ModelResponse(

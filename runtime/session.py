@@ -46,6 +46,7 @@ from runtime.journal import Journal, check_standing, read_between
 from runtime.limits import Limits
 from runtime.model import (
     ChatMessage,
+    EndpointDown,
     ModelClient,
     ModelError,
     ModelResponse,
@@ -442,6 +443,7 @@ class Session:
         self.flush()
         recorded = self.peek()
         if isinstance(recorded, ModelFailed):
+            EndpointDown.again(recorded.error, recorded.usage)  # an outage paid for in part
             failed = errors.rebuild(recorded.error, ModelError, ReplayedModelError)
             failed.usage = recorded.usage  # type: ignore[attr-defined]  # (a ModelError)
             raise failed

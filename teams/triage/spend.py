@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime import errors
 from runtime.fanout.breakers import BreakerOpen, SpendBreaker
-from runtime.model import ModelClient, ModelError, ModelResponse
+from runtime.model import EndpointDown, ModelClient, ModelError, ModelResponse
 from runtime.team import FlightConfig
 from teams.triage.belt import Belt
 from teams.triage.settings import TriageSettings
@@ -35,8 +35,9 @@ class Metered(ModelClient):
             raise SpendRefused(str(exc)) from None
         try:
             response = self.client.complete(messages, tools)
-        except ModelError as exc:
-            if exc.usage is not None:  # an answer that could not be used was paid for too
+        except (ModelError, EndpointDown) as exc:
+            # an answer that could not be used was paid for too, as was a pick before an outage
+            if exc.usage is not None:
                 self.breaker.record(exc.usage.total)
             raise
         self.breaker.record(response.usage.total)

@@ -38,6 +38,7 @@ from runtime.events import (
     MessageDelivered,
     MessageSent,
     ModelCalled,
+    ModelFailed,
     ModelResponded,
     MutationRefused,
     RecoveryRouted,
@@ -160,6 +161,7 @@ class Metrics(Fold):
             "TeamStarted",
             "ModelCalled",
             "ModelResponded",
+            "ModelFailed",
             "ToolDispatched",
             "ToolReturned",
             "MessageSent",
@@ -254,6 +256,8 @@ class Metrics(Fold):
         elif isinstance(e, ModelCalled):
             if e.t:
                 state["called"][lane(rec)] = e.t
+        elif isinstance(e, ModelFailed) and e.usage is not None:
+            self.agent(state, e.agent)[0] += e.usage.total  # paid for: the bill counts it too
         elif isinstance(e, MessageSent):
             self.sent(state, rec, e, team_roles(state, e))
         elif isinstance(e, MessageDelivered):

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from runtime import streams
-from runtime.events import Event, ModelResponded, ToolDispatched, ToolReturned
+from runtime.events import Event, ModelResponded, ToolDispatched, ToolReturned, Usage
 from runtime.journal import Recorded
 from runtime.openai_client import GENAI_PROVIDER, OLD_BACKEND_NAMES
 
@@ -144,6 +144,18 @@ def run_span_id(run_id: str) -> str:
 
 def agent_name(event: Event) -> str:
     return event.agent or "?"  # as the bill names events of no agent
+
+
+def usage_attributes(usage: Usage) -> dict[str, Any]:
+    """What a model call cost, as its span says it: an answer's, or a failure's that was paid
+    for (a reply that could not be used, a pick before an outage), as the bill counts both.
+    The split is known when the vendor (or the script) reports it; the total always is.
+    Journals from before scripts split their totals have none."""
+    return {
+        "gen_ai.usage.input_tokens": usage.prompt,
+        "gen_ai.usage.output_tokens": usage.completion,
+        "minutes.usage.total_tokens": usage.total,
+    }
 
 
 def finish_reasons(e: ModelResponded) -> list[str] | None:

@@ -73,6 +73,7 @@ from runtime.events import (
     WorkerTimedOut,
 )
 from runtime.journal import Recorded
+from runtime.model import EndpointDown
 from runtime.otel import content, conversation, notes
 from runtime.otel.options import TraceOptions
 from runtime.otel.spans import (
@@ -92,6 +93,7 @@ from runtime.otel.spans import (
     reported_failure,
     span_id_of,
     trace_id_of,
+    usage_attributes,
 )
 from runtime.otel.waits import Waits
 
@@ -436,15 +438,10 @@ class Trace:
 
     def on_model_responded(self, rec: Recorded, e: ModelResponded) -> None:
         span = self.take_model_call(rec)
-        usage = e.usage
         served = e.served or Served()
         span.attributes.update(
             {
-                # The split is known when the vendor (or the script) reports it; the total
-                # always is. Journals from before scripts split their totals have none.
-                "gen_ai.usage.input_tokens": usage.prompt,
-                "gen_ai.usage.output_tokens": usage.completion,
-                "minutes.usage.total_tokens": usage.total,
+                **usage_attributes(e.usage),
                 "minutes.tool_calls": None if e.tool_calls is None else len(e.tool_calls),
                 "gen_ai.response.finish_reasons": finish_reasons(e),
                 "gen_ai.response.model": served.model,
@@ -470,8 +467,12 @@ class Trace:
 
     def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
         call = self.take_model_call(rec)
+        if e.usage is not None:  # paid for all the same: billed, so counted on its span too
+            call.attributes.update(usage_attributes(e.usage))
         call.close(self.now, e.error.type, self.status_text(e.error.message, e.error.type))
         self.final(call)
+        if e.error.type == EndpointDown.__name__ and e.usage is not None:
+            return  # an outage after a paid part of the call: it asks again (runtime/loop.py)
         # A model error propagates out of the agent loop: the agent's run ends with it.
         why = self.status_text(e.error.message, e.error.type, "the model failed: ")
         self.close_agent(agent_name(e), self.now, e.error.type, why)

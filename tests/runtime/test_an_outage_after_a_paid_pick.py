@@ -15,6 +15,7 @@ from runtime.events import BudgetDebited, ModelCalled, ModelFailed, Usage
 from runtime.journal import MemoryJournal
 from runtime.model import ChatMessage, EndpointDown, ToolSpec
 from runtime.openai_client import OpenAIClient
+from runtime.otel import otlp_trace
 from runtime.session import Session
 from runtime.tools import Toolbox
 from tests.fakellm import FakeServer, Reply, completion, wire_call
@@ -87,3 +88,16 @@ def test_the_loop_journals_and_debits_the_pick_and_its_retry_asks_again(
     assert bill["agents"]["reviewer"]["tokens"] == 52 + 61 + 79
     assert bill["agents"]["reviewer"]["calls"] == 2
     assert bill["spent"] == 52 + 61 + 79 and bill["balanced"]
+
+    # The trace says the same: the outage's span carries what the pick cost, and the agent
+    # went on past it (its span is not closed as failed by the outage).
+    spans = otlp_trace(records)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    totals = [
+        int(a["value"]["intValue"])
+        for s in spans
+        for a in s["attributes"]
+        if a["key"] == "minutes.usage.total_tokens"
+    ]
+    assert sorted(totals) == [52, 61 + 79]
+    [agent_span] = [s for s in spans if s["name"] == "invoke_agent reviewer"]
+    assert agent_span["status"].get("code") != 2

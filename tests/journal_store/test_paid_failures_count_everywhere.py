@@ -97,7 +97,7 @@ def test_the_bill_the_metrics_and_the_spans_agree_on_a_paid_failure(alias) -> No
     assert list(MetricsDay.objects.using(alias).values(*metrics_days.SUMS)) == rolled
 
 
-MIGRATION = importlib.import_module("journal_store.migrations.0038_paid_failures_in_metrics")
+MIGRATION = importlib.import_module("journal_store.migrations.0039_paid_failures_in_metrics")
 COLUMNS = ("run_id", "tokens", "coord_tokens", "work_tokens", "overhead_ratio")
 FIELDS = (*metrics_days.KEY, *metrics_days.SUMS)
 

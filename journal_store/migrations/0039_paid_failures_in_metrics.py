@@ -60,7 +60,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0037_bill_estimated"),
+        ("journal_store", "0038_calls_since_dispatch"),
     ]
 
     operations = [

@@ -18,6 +18,14 @@ letter, resolving a conflict, declaring or superseding an intent) and open revie
 letters, parked conflicts), which would ask this server's reviewers to spend its workers and
 model keys, or to commit a value to a live fact, on evidence nobody here produced.
 
+Nor can a file say what became of the run's trace: its pushes to a collector (the kinds of
+runtime/events/traces.py, on the run's `traces-<id>` stream) are the exporting store's, to its
+collector. Imported, the run's page said "Trace pushed" of a store that never pushed it, a
+queued push counted against this store's bound of waiting pushes (journal_store/pending_pushes)
+with no worker here to send it, and a batch or live push another collector took was left out
+of every push this store made of the run. Export leaves them out; an older export, or a file
+written by hand, that carries them is refused, whatever the kind of the line on that stream.
+
 A person's stop and resume of the run itself (StopRequested, ResumeRequested in its control
 stream; RunInterrupted, RunResumed where the run honoured them) are taken, as the file's word,
 as a fork's RunForked, the message a person put into it (MessageInjected) and its tags
@@ -38,7 +46,21 @@ import uuid
 from pydantic import ValidationError
 
 from runtime import streams
-from runtime.events import MAX_INT, Event, TeamStarted, float_problem, integer_problem, shown
+from runtime.events import (
+    MAX_INT,
+    Event,
+    TeamStarted,
+    TraceBatchPushed,
+    TracePushed,
+    TracePushFailed,
+    TracePushQueued,
+    TraceSpansClaimed,
+    TraceSpansPushed,
+    TraceSpansPushFailed,
+    float_problem,
+    integer_problem,
+    shown,
+)
 from runtime.team import FlightConfig
 
 EVENT_ID = re.compile(
@@ -60,7 +82,25 @@ DECISIONS = frozenset(
 REVIEW_ITEMS = frozenset({"DeadLettered", "ConflictParked"})
 # This server's own note of where a run came from: a file cannot say it was imported here.
 PROVENANCE = frozenset({"JournalImported"})
-REFUSED_KINDS = DECISIONS | REVIEW_ITEMS | PROVENANCE
+# The exporting store's pushes of the run's trace to its collector (see above).
+TRACE_PUSHES = frozenset(
+    kind.kind
+    for kind in (
+        TracePushQueued,
+        TracePushed,
+        TracePushFailed,
+        TraceSpansClaimed,
+        TraceSpansPushed,
+        TraceSpansPushFailed,
+        TraceBatchPushed,
+    )
+)
+REFUSED_KINDS = DECISIONS | REVIEW_ITEMS | PROVENANCE | TRACE_PUSHES
+# How to import such a file all the same: the run's record without them.
+WITHOUT_PUSHES = (
+    "export the run again with this version (which leaves them out), or take the lines of "
+    "its traces-<run> stream out of the file"
+)
 
 
 def event_id(value: str) -> str | None:
@@ -87,6 +127,11 @@ def kind_problem(event: Event) -> str | None:
         )
     if event.kind in PROVENANCE:
         return f"{event.kind} is this server's note of an import it did; a file cannot carry it"
+    if event.kind in TRACE_PUSHES:
+        return (
+            f"{event.kind} records a push of the run's trace to the collector of the store "
+            f"that exported it, not this one's; {WITHOUT_PUSHES}"
+        )
     if event.kind in REVIEW_ITEMS:
         return (
             f"{event.kind} opens an item in a review queue; a file cannot put work before this "
@@ -147,6 +192,11 @@ def stream_problem(stream: str) -> str | None:
         return "field 'stream': empty"
     if len(stream) > MAX_STREAM:
         return f"field 'stream': longer than {MAX_STREAM} characters"
+    if stream.startswith(streams.traces("")):
+        return (
+            f"field 'stream': {shown(stream)} holds the pushes of a run's trace to the "
+            f"collector of the store that wrote them, not this one's; {WITHOUT_PUSHES}"
+        )
     return None
 
 

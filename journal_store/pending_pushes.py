@@ -6,9 +6,10 @@ queue (services/traces.py).
 A read model kept by its projector (journal_store/projection.py, `PendingPushes`), so the
 count costs what is waiting, where the query it replaced looked at every traces stream ever
 written for its last push (docs/benchmarks.md). Being a projection, it is rebuilt from the
-journal by `rebuild_projections`, and an imported journal's pushes reach it as any other
-events do. A store migrated to it starts with no checkpoint for it: the first catch-up (a
-page's, a step's, or the first count's) reads the journal's pushes once.
+journal by `rebuild_projections`. An import carries no pushes (journal_store/admission.py):
+a file's were the exporting store's, which no worker here would send. A store migrated to it
+starts with no checkpoint for it: the first catch-up (a page's, a step's, or the first
+count's) reads the journal's pushes once.
 
 A queued push whose worker died keeps its row until an outcome is journalled
 (`services.traces.out_of_time`, a retry from the run page): as far as the journal says, it

@@ -1,0 +1,246 @@
+"""A run moved between two stores by its export, with the event versions and kinds added since
+the last review of import (usage marked estimated, a budget's ledger, a refusal's call, a
+trace's batches): the read models come back the same, and a file that carries what only this
+store may say (its pushes of a trace) or figures no run records is refused whole."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.apps import apps
+from django.db import connection
+
+from journal_store import pending_pushes, projection, traces
+from journal_store.journal import DjangoJournal
+from journal_store.transfer import ImportRefused, export, import_journal
+from runtime import events as ev
+
+pytestmark = pytest.mark.django_db
+
+RUN = "r-moved"
+ENDPOINT = "http://collector:4318"
+
+
+def run_events(run_id: str = RUN) -> list[ev.Event]:
+    r = {"run_id": run_id, "t": 1_700_000_000.0}
+    calls = {"agent": "coder", "task_id": "T1", "turn": 0}
+    return [
+        ev.TeamStarted(**r, team="solo", scenario="solo-fix", task="t", config={"allowance": 1000}),
+        ev.RunStarted(**r, agent="coder", task="t"),
+        ev.ModelCalled(**r, **calls),
+        ev.ModelResponded(
+            **r,
+            **calls,
+            text="",
+            tool_calls=[{"id": "c1", "name": "apply", "args": {}}],
+            usage={"total": 120, "prompt": 100, "completion": 20, "estimated": "missing"},
+            served={"model": "m", "asked": "m"},
+        ),
+        ev.BudgetDebited(**r, **calls, amount=120),
+        ev.MutationRefused(
+            **r,
+            **calls,
+            what="merge",
+            actor="coder",
+            capability="merge",
+            check="intent",
+            reason="superseded",
+            call=f"run-{run_id}@4",
+        ),
+        ev.ModelCalled(**r, **calls),
+        ev.ModelFailed(
+            **r,
+            **calls,
+            error={"type": "ModelProtocolError", "message": "cut off"},
+            usage={"total": 900, "prompt": 800, "completion": 100},
+        ),
+        ev.BudgetDebited(**r, **calls, amount=900),
+        ev.BudgetExhausted(**r, agent="coder", spent=1020, allowance=1000, ledger="run", held=50),
+        ev.TeamFinished(**r, status="halted", reason="budget"),
+    ]
+
+
+def trace_pushes(run_id: str = RUN) -> list[ev.Event]:
+    r = {"run_id": run_id}
+    return [
+        ev.TracePushQueued(**r, endpoint=ENDPOINT),
+        ev.TraceBatchPushed(
+            **r, endpoint=ENDPOINT, first=0, count=5, spans=5, bytes=10, attempts=1, upto=11
+        ),
+    ]
+
+
+def tables() -> list[str]:
+    names = {m._meta.db_table for m in apps.get_app_config("journal_store").get_models()}
+    return sorted(names | {"search_event"})
+
+
+def counts() -> dict[str, int]:
+    with connection.cursor() as cursor:
+        found = {}
+        for table in tables():
+            cursor.execute(f"SELECT COUNT(*) FROM {table}")
+            found[table] = cursor.fetchone()[0]
+        return found
+
+
+def read_models() -> dict[str, list]:
+    """Every read model's rows but the journal's own, without their surrogate keys."""
+    skip = {"journal_event", "projection_checkpoint", "minutes_cache", "search_event"}
+    found = {}
+    for model in apps.get_app_config("journal_store").get_models():
+        if model._meta.db_table in skip:
+            continue
+        fields = [f.attname for f in model._meta.fields if f.attname != "id"]
+        found[model._meta.db_table] = sorted(
+            map(repr, map(unmarked, model.objects.values_list(*fields)))
+        )
+    return found
+
+
+def unmarked(row: tuple) -> tuple:
+    """A row without the new store's note of the import (the summary's fold says "imported")."""
+    if row[1:2] != ("summary",):
+        return row
+    state = json.loads(row[2])
+    assert state.pop("imported", None) is None or state["events"]
+    return (*row[:2], state, *row[3:])
+
+
+def emptied() -> None:
+    """The store as a fresh install has it."""
+    with connection.cursor() as cursor:
+        for table in tables():
+            cursor.execute(f"DELETE FROM {table}")
+        # positions count from 1 again, as in a new database
+        if connection.vendor == "sqlite":
+            cursor.execute("DELETE FROM sqlite_sequence")
+        else:
+            cursor.execute(
+                "SELECT setval(pg_get_serial_sequence('journal_event', 'position'), 1, false)"
+            )
+
+
+def test_a_run_moved_by_its_export_reads_the_same_in_the_new_store():
+    journal = DjangoJournal()
+    journal.append(f"run-{RUN}", run_events(), 0)
+    journal.append(f"traces-{RUN}", trace_pushes(), 0)
+    projection.catch_up()
+    before = read_models()
+    out = io.StringIO()
+    export(RUN, out)
+    emptied()
+
+    import_journal(io.BytesIO(out.getvalue().encode()))
+    projection.catch_up()
+    after = read_models()
+    summary = before.pop("projection_run"), after.pop("projection_run")
+    # (the pushes are the source's: the new store has none, nor waits for any)
+    assert before.pop("projection_pending_push") and not after.pop("projection_pending_push")
+    assert after == before
+    assert summary[0] == summary[1]
+    assert traces.state(RUN) is None
+    assert pending_pushes.count(0) == 0
+
+
+def line(event: ev.Event, stream: str, version: int, **changes) -> str:
+    data = json.loads(ev.payload_json(event))
+    flat = {"kind": event.kind, "v": event.v, "id": event.id, "run_id": event.run_id}
+    flat |= {k: getattr(event, k) for k in ("agent", "turn", "task_id") if getattr(event, k)}
+    flat |= data | {"stream": stream, "version": version}
+    for key, value in changes.items():
+        if value is None:
+            flat.pop(key, None)
+        else:
+            flat[key] = value
+    return json.dumps(flat)
+
+
+def file_with(bad: str) -> bytes:
+    """The run's own lines, then `bad` as the last of its journal."""
+    events = run_events()
+    lines = [line(e, f"run-{RUN}", i) for i, e in enumerate(events[:-1], 1)]
+    return ("\n".join([*lines, bad]) + "\n").encode()
+
+
+def refused(data: bytes) -> str:
+    before = counts()
+    with pytest.raises(ImportRefused) as info:
+        import_journal(io.BytesIO(data))
+    assert counts() == before  # nothing written, in any table
+    return str(info.value)
+
+
+LAST = run_events()[-2]  # the BudgetExhausted, as line 11 of file_with's file
+RESPONDED = run_events()[3]
+FAILED = run_events()[7]
+REFUSAL = run_events()[5]
+J = f"run-{RUN}"
+USAGE = {"total": 120, "prompt": 100, "completion": 20}
+
+
+@pytest.mark.parametrize(
+    "bad, said",
+    [
+        (line(RESPONDED, J, 11, v=4), "line 11: ModelResponded v4 was written by a newer Minutes"),
+        (line(RESPONDED, J, 11, mood="happy"), "line 11: ModelResponded: unexpected field 'mood'"),
+        (
+            line(RESPONDED, J, 11, usage={**USAGE, "total": -1}),
+            "line 11: ModelResponded: field 'usage.total'",
+        ),
+        (
+            line(RESPONDED, J, 11, usage={**USAGE, "total": 2**50}),
+            "line 11: field 'usage.total': 1125899906842624 is more than a run can count",
+        ),
+        (
+            line(RESPONDED, J, 11, usage={**USAGE, "prompt": 1.5}),
+            "line 11: ModelResponded: field 'usage.prompt'",
+        ),
+        (
+            line(RESPONDED, J, 11, usage={**USAGE, "estimated": "yes"}),
+            "line 11: ModelResponded: field 'usage.estimated'",
+        ),
+        (line(RESPONDED, J, 11, text="x" * 3000), "line 11: longer than the limit of 2000 bytes"),
+        (
+            line(RESPONDED, J, 11, text="DEEP").replace('"DEEP"', "[" * 70 + "]" * 70),
+            "line 11: nested deeper than the limit",
+        ),
+        (line(LAST, J, 10), "line 11: broken version sequence in stream 'run-r-moved'"),
+    ],
+)
+def test_a_hostile_line_is_refused_naming_it_and_writes_nothing(settings, bad, said):
+    settings.IMPORT_MAX_LINE_BYTES = 2000
+    assert said in refused(file_with(bad))
+
+
+PUSHES = "records a push of the run's trace to the collector of the store that exported it"
+ON_TRACES = "holds the pushes of a run's trace to the collector of the store that wrote them"
+
+
+@pytest.mark.parametrize(
+    "bad, said",
+    [
+        (line(trace_pushes()[0], J, 11), f"line 11: TracePushQueued {PUSHES}"),
+        (line(trace_pushes()[1], J, 11), f"line 11: TraceBatchPushed {PUSHES}"),
+        (line(trace_pushes()[0], f"traces-{RUN}", 1), f"'traces-r-moved' {ON_TRACES}"),
+        # another run's, which the file would introduce with it
+        (line(trace_pushes("r-other")[1], "traces-r-other", 1), f"'traces-r-other' {ON_TRACES}"),
+        # whatever the kind: the stream is the pushes'
+        (line(ev.BudgetDebited(run_id=RUN, amount=1), f"traces-{RUN}", 1), ON_TRACES),
+    ],
+)
+def test_the_pushes_of_a_runs_trace_are_not_imported(bad, said):
+    """A push is the exporting store's, to its collector: imported, the page said "Trace
+    pushed" of a store that never pushed it, a queued one counted among this store's waiting
+    pushes, and the spans another collector took were left out of this store's push."""
+    assert "line 11: " in (problem := refused(file_with(bad))) and said in problem
+
+
+def test_a_file_valid_to_its_torn_last_line_writes_nothing_unless_asked():
+    data = file_with(line(LAST, J, 11))
+    torn = data[: -len(b"held: 50}\n")]
+    assert "line 11: torn final line" in refused(torn)
+    report = import_journal(io.BytesIO(torn), allow_torn=True)
+    assert report.added == 10 and report.torn

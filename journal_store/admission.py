@@ -48,6 +48,7 @@ from pydantic import ValidationError
 from runtime import streams
 from runtime.events import (
     MAX_INT,
+    BudgetExhausted,
     Event,
     TeamStarted,
     TraceBatchPushed,
@@ -57,6 +58,7 @@ from runtime.events import (
     TraceSpansClaimed,
     TraceSpansPushed,
     TraceSpansPushFailed,
+    Usage,
     float_problem,
     integer_problem,
     shown,
@@ -162,6 +164,33 @@ def amount_problem(event: Event) -> str | None:
         value = event.config.get("allowance")
         if isinstance(value, int) and not -MAX_INT <= value <= MAX_INT:
             return f"field 'config.allowance': {shown(value)} is more than a run can count"
+    return None
+
+
+def figures_problem(event: Event) -> str | None:
+    """Figures no run records together, which the bill, the run page and the budget's reason
+    would show as they stand: a call's usage whose total is less than its prompt and completion
+    (every usage the runtime records totals at least its parts: openai_wire.parse_usage,
+    add_usage), and a spent allowance below zero or holding back more than it allows (Budget
+    refuses such a ledger)."""
+    usage = getattr(event, "usage", None)
+    if isinstance(usage, Usage) and usage.prompt is not None and usage.completion is not None:
+        parts = usage.prompt + usage.completion
+        if usage.total < parts:
+            return (
+                f"field 'usage.total': {usage.total} is less than its prompt and completion "
+                f"together ({parts}), which a call's total never is"
+            )
+    if isinstance(event, BudgetExhausted):
+        for name in ("spent", "allowance", "held"):
+            value = getattr(event, name)
+            if value is not None and value < 0:
+                return f"field {name!r}: {value} tokens, less than none"
+        if event.allowance is not None and event.held > event.allowance:
+            return (
+                f"field 'held': {event.held} is more than its allowance ({event.allowance}): "
+                "a ledger holds back at most what it allows"
+            )
     return None
 
 

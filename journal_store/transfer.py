@@ -442,6 +442,7 @@ class _Importer:
             or admission.kind_problem(event)
             or admission.envelope_problem(event)
             or admission.amount_problem(event)
+            or admission.figures_problem(event)
             or admission.settings_problem(event)
             or admission.stream_problem(name)
         )

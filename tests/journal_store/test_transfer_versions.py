@@ -244,3 +244,35 @@ def test_a_file_valid_to_its_torn_last_line_writes_nothing_unless_asked():
     assert "line 11: torn final line" in refused(torn)
     report = import_journal(io.BytesIO(torn), allow_torn=True)
     assert report.added == 10 and report.torn
+
+
+@pytest.mark.parametrize(
+    "bad, said",
+    [
+        (
+            line(FAILED, J, 11, usage={**USAGE, "total": 5}),
+            "line 11: field 'usage.total': 5 is less than its prompt and completion together (120)",
+        ),
+        (
+            line(RESPONDED, J, 11, usage={**USAGE, "total": 119, "estimated": "missing"}),
+            "line 11: field 'usage.total': 119 is less than its prompt and completion together",
+        ),
+        (line(LAST, J, 11, held=-50), "line 11: field 'held': -50 tokens, less than none"),
+        (line(LAST, J, 11, spent=-1), "line 11: field 'spent': -1 tokens, less than none"),
+        (line(LAST, J, 11, allowance=-1, held=0), "line 11: field 'allowance': -1 tokens"),
+        (
+            line(LAST, J, 11, held=2000),
+            "line 11: field 'held': 2000 is more than its allowance (1000)",
+        ),
+    ],
+)
+def test_figures_no_run_records_are_refused(bad, said):
+    """The bill and the run page showed them as they stood: a call of 5 tokens whose prompt
+    was 100, a run's allowance "less -50 kept for verification"."""
+    assert said in refused(file_with(bad))
+
+
+def test_a_usage_above_its_parts_is_taken_as_recorded():
+    """A vendor may count tokens its parts do not name (Usage): such a total stands."""
+    data = file_with(line(RESPONDED, J, 11, usage={**USAGE, "total": 130}))
+    assert import_journal(io.BytesIO(data)).added == 11

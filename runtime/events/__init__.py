@@ -275,6 +275,13 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
 def _model_responded_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     usage = data.get("usage", 0)
+    if type(usage) is not int:
+        # Said of the line's own field: wrapped, a v2 usage in a v1 line was refused as
+        # 'usage.total', a field no v1 line has.
+        raise EventFormatError(
+            "ModelResponded v1: field 'usage': a v1 usage is its total, a whole number of "
+            f"tokens, got {shown(usage)}"
+        )
     return {**data, "usage": {"total": usage}, "text": None, "tool_calls": None}
 
 

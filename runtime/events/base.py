@@ -80,9 +80,11 @@ class Usage(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    total: int = Field(ge=0)
-    prompt: int | None = Field(default=None, ge=0)
-    completion: int | None = Field(default=None, ge=0)
+    # Strict: a count is a whole number as JSON writes it; a file's "120" or true was read as
+    # 120 tokens or 1 (every usage the runtime makes is of ints, and is stored as such).
+    total: int = Field(ge=0, strict=True)
+    prompt: int | None = Field(default=None, ge=0, strict=True)
+    completion: int | None = Field(default=None, ge=0, strict=True)
     estimated: Estimated | None = None
 
 

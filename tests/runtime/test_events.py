@@ -172,6 +172,28 @@ def test_the_stored_row_is_never_rewritten_by_reading_it():
             },
             "field 'usage.total'",
         ),
+        # v1's usage is its total: a v2 usage in a v1 line was refused as 'usage.total'
+        (
+            {"kind": "ModelResponded", "v": 1, "usage": {"total": 5}},
+            "ModelResponded v1: field 'usage': a v1 usage is its total, a whole number of "
+            "tokens, got {'total': 5}",
+        ),
+        (
+            {"kind": "ModelResponded", "v": 1, "usage": True},
+            "ModelResponded v1: field 'usage': a v1 usage is its total",
+        ),
+        # Tokens are whole numbers as JSON writes them: "120" and true were read as 120 and 1
+        *(
+            (
+                {"kind": "ModelResponded", "v": 3, "text": "", "tool_calls": [], "usage": usage},
+                f"field 'usage.{name}': Input should be a valid integer",
+            )
+            for name, usage in (
+                ("total", {"total": "120"}),
+                ("prompt", {"total": 2, "prompt": True, "completion": 1}),
+                ("completion", {"total": 2, "prompt": 1, "completion": 1.0}),
+            )
+        ),
     ],
 )
 def test_an_unreadable_event_names_the_problem(row, problem):

@@ -16,6 +16,7 @@ from journal_store import pending_pushes, projection, traces
 from journal_store.journal import DjangoJournal
 from journal_store.transfer import ImportRefused, export, import_journal
 from runtime import events as ev
+from runtime.otel.encode import build
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +130,8 @@ def test_a_run_moved_by_its_export_reads_the_same_in_the_new_store():
     journal.append(f"run-{RUN}", run_events(), 0)
     journal.append(f"traces-{RUN}", trace_pushes(), 0)
     projection.catch_up()
-    before = read_models()
+    before, spans = read_models(), trace_spans()
+    assert spans  # (a trace of the run's calls, its refusal and its halt)
     out = io.StringIO()
     export(RUN, out)
     emptied()
@@ -142,8 +144,19 @@ def test_a_run_moved_by_its_export_reads_the_same_in_the_new_store():
     assert before.pop("projection_pending_push") and not after.pop("projection_pending_push")
     assert after == before
     assert summary[0] == summary[1]
+    assert trace_spans() == spans
     assert traces.state(RUN) is None
     assert pending_pushes.count(0) == 0
+
+
+def trace_spans() -> list[tuple]:
+    """The run's trace as the run page and a push read it, span by span."""
+    trace = build(traces.records(RUN), traces.options())
+    assert trace is not None
+    return [
+        (s.span_id, s.parent_id, s.name, s.start, s.end, s.attributes, s.error, s.events)
+        for s in trace.spans
+    ]
 
 
 def line(event: ev.Event, stream: str, version: int, **changes) -> str:

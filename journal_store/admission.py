@@ -194,6 +194,22 @@ def figures_problem(event: Event) -> str | None:
     return None
 
 
+def call_problem(event: Event) -> str | None:
+    """A `call` (MutationRefused, FactChanged, ClaimAsserted: runtime/tools.py `Call.ref`,
+    `<stream>@<version>`) that is no tool call of the line's own run: the record a call run
+    again finds its answer in would name another run's call."""
+    call = getattr(event, "call", None)
+    if not isinstance(call, str):
+        return None
+    stream, at, version = call.rpartition("@")
+    if at and version.isdigit() and version.isascii() and streams.owned_by(stream, event.run_id):
+        return None
+    return (
+        f"field 'call': {shown(call)} is no call of run {shown(event.run_id)} (a call is "
+        "named by one of the run's own streams and a version: run-RUN@7)"
+    )
+
+
 # Of what FlightConfig says of a run's settings, only these are refused at import: a value out
 # of its range is one no replay or resume here would take, and nothing else could use. A setting
 # left out (a hand-made journal's defaults) or not known to this version is not: replay names

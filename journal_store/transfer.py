@@ -443,6 +443,7 @@ class _Importer:
             or admission.envelope_problem(event)
             or admission.amount_problem(event)
             or admission.figures_problem(event)
+            or admission.call_problem(event)
             or admission.settings_problem(event)
             or admission.stream_problem(name)
         )
@@ -585,6 +586,9 @@ def _renamed(event: Event, run_id: str) -> Event:
     # harness names them: the renamed copy replays as the original did.
     event = renaming.moved(event, event.run_id, run_id)
     update: dict[str, object] = {"run_id": run_id, "id": new_id}
+    if isinstance(call := getattr(event, "call", None), str):  # a tool call of the run's own
+        stream, at, version = call.rpartition("@")
+        update["call"] = f"{streams.renamed(stream, event.run_id, run_id)}{at}{version}"
     old, new = workspace_name(event.run_id), workspace_name(run_id)
     if isinstance(event, TeamStarted) and event.config.get("workspace") == old:
         update["config"] = {**event.config, "workspace": new}

@@ -290,3 +290,20 @@ def test_a_usage_above_its_parts_is_taken_as_recorded():
     """A vendor may count tokens its parts do not name (Usage): such a total stands."""
     data = file_with(line(RESPONDED, J, 11, usage={**USAGE, "total": 130}))
     assert import_journal(io.BytesIO(data)).added == 11
+
+
+@pytest.mark.parametrize("call", ["run-r-other@4", "run-r-moved", "run-r-moved@x", "@4"])
+def test_a_refusal_naming_another_runs_call_is_refused(call):
+    said = f"line 11: field 'call': {call!r} is no call of run 'r-moved'"
+    assert said in refused(file_with(line(REFUSAL, J, 11, call=call)))
+
+
+def test_a_renamed_runs_refusal_names_its_own_call():
+    data = file_with(line(LAST, J, 11))
+    import_journal(io.BytesIO(data), run_id="r-copy")
+    [refusal] = [
+        r.event
+        for r in DjangoJournal().read("run-r-copy")
+        if isinstance(r.event, ev.MutationRefused)
+    ]
+    assert refusal.call == "run-r-copy@4"

@@ -20,7 +20,7 @@ from django.conf import settings
 
 from journal_store import pending_pushes, projection
 from journal_store.journal import DjangoJournal
-from runtime import flight, streams
+from runtime import streams
 from runtime.events import (
     ConflictParked,
     ConflictResolved,
@@ -85,24 +85,48 @@ def waits_for_people(run_id: str, after: int = 0, upto: int | None = None) -> li
 PAGE = 250  # of the run's records the whole push holds at a time (a few KB each, with content)
 
 
+def traced(run_id: str) -> tuple[str, list[Any]]:
+    """The WHERE clause of what the run's trace reads, the push and the download alike: its
+    own stream, its specialists' (worker-<id>-...), and its waits for a person on a conflict's
+    or its control stream (`waits_for_people`). Each row is the run's by its run_id too, as
+    the trace tab's window reads them (dashboard/trace.py): a run named as another's id and a
+    dash ("r-1-b" beside "r-1") has specialists' streams that begin with the other's prefix."""
+    workers = f"worker-{run_id}-".replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    marks = ", ".join(["%s"] * len(WAIT_KINDS))
+    return (
+        "run_id = %s AND (stream = %s OR stream LIKE %s ESCAPE '\\'"
+        f" OR (kind IN ({marks}) AND (stream LIKE %s OR stream = %s)))",
+        [
+            run_id,
+            streams.journal(run_id),
+            workers + "%",
+            *WAIT_KINDS,
+            "conflict-%",
+            streams.control(run_id),
+        ],
+    )
+
+
 def last_position() -> int:
     """The journal's last position: what a push reads the run up to, so that a record
     added while it sends (a late decision) is not half in its trace."""
     return DjangoJournal().last_position()
 
 
-def paged(run_id: str, upto: int) -> Iterator[Recorded]:
-    """The run's records up to position `upto`, in journal order, read a page at a time:
-    what the whole push folds, in the memory of a page, not of the run. Every stream of the run
-    but its traces stream (the fold takes what is its own: runtime/otel/encode.runs_in, the
-    records `records` gives)."""
+def paged(run_id: str, upto: int | None = None) -> Iterator[Recorded]:
+    """The run's traced records (`traced`) up to position `upto` (None: to the end), in
+    journal order, read a page at a time by the index on (run_id, position): what the whole
+    push folds and what the download streams, in the memory of a page, not of the run. The
+    run's other streams (lease, control but its dead letters, traces, sagas) are passed over
+    in the database, not read."""
     journal = DjangoJournal()
+    where, params = traced(run_id)
+    bound = "" if upto is None else " AND position <= %s"
     after = 0
     while True:
         page = journal.select(
-            "WHERE run_id = %s AND stream <> %s AND position > %s AND position <= %s"
-            " ORDER BY position LIMIT %s",
-            [run_id, streams.traces(run_id), after, upto, PAGE],
+            f"WHERE {where} AND position > %s{bound} ORDER BY position LIMIT %s",
+            [*params, after, *([] if upto is None else [upto]), PAGE],
         )
         yield from page
         if len(page) < PAGE:
@@ -111,11 +135,9 @@ def paged(run_id: str, upto: int) -> Iterator[Recorded]:
 
 
 def records(run_id: str) -> list[Recorded]:
-    """What the run's OTLP trace reads (runtime/flight.py's `traced_records`, by index): its
-    own and its specialists' streams, and its waits for a person, in journal order."""
-    own = flight.run_records(DjangoJournal(), run_id)
-    waits = waits_for_people(run_id)
-    return sorted([*own, *waits], key=lambda r: r.position) if waits else own
+    """What the run's OTLP trace reads, as a list: `paged` to the journal's end, so the trace
+    a person downloads and the one the push sends are folded from the same records."""
+    return list(paged(run_id))
 
 
 def record(run_id: str, event: Event) -> None:

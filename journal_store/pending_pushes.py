@@ -8,8 +8,8 @@ count costs what is waiting, where the query it replaced looked at every traces 
 written for its last push (docs/benchmarks.md). Being a projection, it is rebuilt from the
 journal by `rebuild_projections`. An import carries no pushes (journal_store/admission.py):
 a file's were the exporting store's, which no worker here would send. A store migrated to it
-starts with no checkpoint for it: the first catch-up (a page's, a step's, or the first
-count's) reads the journal's pushes once.
+starts with no checkpoint for it: the first catch-up (a page's or a step's) reads the
+journal's pushes once; until then a count reads them all.
 
 A queued push whose worker died keeps its row until an outcome is journalled
 (`services.traces.out_of_time`, a retry from the run page): as far as the journal says, it
@@ -34,10 +34,6 @@ KINDS = (TracePushQueued.kind, TracePushed.kind, TracePushFailed.kind)
 POSITION, STREAM, RUN_ID, KIND = 0, 2, 4, 5  # columns of journal.SELECT
 PREFIX = streams.traces("")
 TABLE = PendingPush._meta.db_table
-# The most positions `traces.waiting` has `count` read past the checkpoint; further behind, it
-# catches the projector up first. Steps and pages catch every projector up as they go, so at
-# a run's end it is a handful.
-FAR = 2_000
 
 
 def last_pushes(rows: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
-from journal_store import pending_pushes, projection
+from journal_store import pending_pushes
 from journal_store.journal import DjangoJournal
 from runtime import streams
 from runtime.events import (
@@ -313,10 +313,17 @@ def waiting(using: str = "default") -> int:
     """Pushes queued and not yet sent: traces streams whose last push of the whole trace is
     TracePushQueued (a live push's outcome may come after it). Read from their read model
     (journal_store/pending_pushes.py) and the pushes journalled since it was caught up, so
-    the count costs what is waiting, not every push ever made; a read model far behind (or
-    never caught up) is caught up first."""
-    at, top = pending_pushes.checkpoint(using)
-    if at is None or top - at > pending_pushes.FAR:
-        projection.catch_up([pending_pushes.NAME], using=using)
-        at, _ = pending_pushes.checkpoint(using)
+    the count costs what is waiting, not every push ever made.
+
+    It writes nothing, however far behind the read model is (or if it never ran): a page or a
+    run's end that counts takes no write lock and moves no checkpoint. It does not fall back
+    to "at least N" when far behind either: no lower bound can be had without the unprojected
+    pushes (an outcome among them may close any row), and a count the journal does not say
+    would let the queue's bound be passed, or refuse a push, just when the store is behind.
+    So it reads them all; that read is bounded by the positions after the checkpoint (a range
+    of the primary key, its kinds picked out in the database: only pushes come back), what a
+    catch-up would have read, without its write. Steps and pages catch every projector up as
+    they go, so at a run's end it is a handful (docs/benchmarks.md, bench/pending_pushes.py).
+    """
+    at, _ = pending_pushes.checkpoint(using)
     return pending_pushes.count(at or 0, using)

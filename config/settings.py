@@ -13,6 +13,7 @@ MINUTES_SANDBOX          required (default): agent code runs in bubblewrap or no
 from __future__ import annotations
 
 import logging
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from django.contrib.messages import constants as message_levels
 from django.core.exceptions import ImproperlyConfigured
 
 from config import env
-from runtime import openai_settings, prices, snapshots
+from runtime import http_deadline, openai_settings, prices, redact, snapshots
 from runtime.events import LINE_BYTES, LINE_DEPTH
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -396,10 +397,16 @@ OTLP_PROJECT = env.text("MINUTES_OTLP_PROJECT", "minutes").strip() or "minutes"
 OTLP_CONTENT = env.flag("MINUTES_OTLP_CONTENT", default=True)
 OTLP_CONTENT_CHARS = env.number("MINUTES_OTLP_CONTENT_CHARS", 4_000, minimum=1)
 OTLP_ENDPOINT = env.text("MINUTES_OTLP_ENDPOINT").strip().rstrip("/")
-if OTLP_ENDPOINT and not OTLP_ENDPOINT.startswith(("http://", "https://")):
-    raise ImproperlyConfigured(
-        f"MINUTES_OTLP_ENDPOINT must start with http:// or https://, got {OTLP_ENDPOINT!r}"
-    )
+# The model endpoint's check of an address (no user name and password, control character,
+# space, host missing, port out of range): each was found only as a run's end pushed, and
+# failed every push, with the password in the failure the run page shows. Quoted to its host
+# alone: a path can carry a collector's key (runtime/otel/push.py `where`).
+if OTLP_ENDPOINT and (problem := http_deadline.url_problem(OTLP_ENDPOINT)) is not None:
+    scheme, slashes, rest = redact.without_userinfo(OTLP_ENDPOINT).partition("//")
+    host = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    shown = f"{scheme}{slashes}{host}"
+    more = " (its path left out)" if host != rest else ""
+    raise ImproperlyConfigured(f"MINUTES_OTLP_ENDPOINT must {problem}, not {shown!r}{more}")
 OTLP_HEADERS = env.pairs("MINUTES_OTLP_HEADERS")
 OTLP_TIMEOUT_SECONDS = env.number("MINUTES_OTLP_TIMEOUT_SECONDS", 10, minimum=1)
 OTLP_ATTEMPTS = env.number("MINUTES_OTLP_ATTEMPTS", 4, minimum=1)

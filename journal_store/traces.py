@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 
@@ -222,6 +222,30 @@ def settles(claim: TraceSpansClaimed, outcome: TraceSpansPushed | TraceSpansPush
     return outcome.first + outcome.count == claim.first + claim.count
 
 
+def of_kind(
+    run_id: str, kind: str, after: int = 0, before: int | None = None, newest: int | None = None
+) -> list[Recorded]:
+    """The run's traces stream's events of one kind between positions `after` and `before`,
+    in journal order (with `newest`, only that many, the newest): a seek on (run_id, kind,
+    position) and the rows asked for, not the stream. One kind a query: an IN list of kinds
+    made SQLite walk the run's every event back from its end instead."""
+    bound = "" if before is None else " AND position < %s"
+    order = "DESC" if newest is not None else ""
+    limit = "" if newest is None else f" LIMIT {int(newest)}"
+    found = DjangoJournal().select(
+        f"WHERE run_id = %s AND kind = %s AND stream = %s AND position > %s{bound}"
+        f" ORDER BY position {order}{limit}",
+        [run_id, kind, streams.traces(run_id), after, *([] if before is None else [before])],
+    )
+    return found[::-1] if newest is not None else found
+
+
+def last_of(run_id: str, *kinds: type[Event]) -> Recorded | None:
+    """The newest event of the run's traces stream among `kinds`, a seek each."""
+    found = [rec for k in kinds for rec in of_kind(run_id, k.kind, newest=1)]
+    return max(found, key=lambda rec: rec.position) if found else None
+
+
 def live_ledger(run_id: str) -> Ledger:
     """What a live push reads of the ledger (`version`, `last`, `cursor`, `open`; not `sent`),
     from a few rows found by index, not the whole stream: a live push's cost stays flat
@@ -229,20 +253,9 @@ def live_ledger(run_id: str) -> Ledger:
     journal = DjangoJournal()
     stream = streams.traces(run_id)
     book = Ledger(version=journal.version(stream))
-
-    def newest(kind: str) -> Recorded | None:
-        # One kind a query: each is a seek on (run_id, kind, position); an IN list of kinds
-        # made SQLite walk the run's every event back from its end instead.
-        found = journal.select(
-            "WHERE run_id = %s AND kind = %s AND stream = %s ORDER BY position DESC LIMIT 1",
-            [run_id, kind, stream],
-        )
-        return found[0] if found else None
-
-    wholes = [rec for rec in (newest(k.kind) for k in WHOLE) if rec is not None]
-    if wholes:
-        book.last = max(wholes, key=lambda rec: rec.position).event
-    last_claim = newest(TraceSpansClaimed.kind)
+    whole = last_of(run_id, *WHOLE)
+    book.last = whole.event if whole is not None else None
+    last_claim = last_of(run_id, TraceSpansClaimed)
     if last_claim is not None:
         claimed = last_claim.event
         assert isinstance(claimed, TraceSpansClaimed)
@@ -253,6 +266,36 @@ def live_ledger(run_id: str) -> Ledger:
             if isinstance(e, TraceSpansPushed | TraceSpansPushFailed) and settles(claimed, e):
                 book.open = None
     return book
+
+
+def whole_ledger(run_id: str) -> Ledger:
+    """What the whole push's askers read of the ledger (`version`, `last`, `batches`; not the
+    live fields): the run's end and a person asking (services/traces.py), the run page's
+    status. A seek for each whole-push kind and the batches since the trace was last pushed
+    (one push's at most, by index), not the stream, which grows by a batch at a time and a
+    live push at every step: flat however many pushes the run had. The same values as
+    `ledger` gives for those fields. The version is read first: a row that lands after it is
+    among those read, so an append at that version is refused, never made over an unread
+    push."""
+    book = Ledger(version=DjangoJournal().version(streams.traces(run_id)))
+    whole = last_of(run_id, *WHOLE)
+    book.last = whole.event if whole is not None else None
+    pushed = last_of(run_id, TracePushed)
+    since = pushed.position if pushed is not None else 0
+    book.batches = [
+        cast(TraceBatchPushed, rec.event) for rec in of_kind(run_id, TraceBatchPushed.kind, since)
+    ]
+    return book
+
+
+def live_sent(run_id: str, after: int, before: int | None = None) -> list[tuple[str, int, int]]:
+    """The live pushes the collector took between positions `after` and `before`, as
+    `Ledger.sent` holds them."""
+    return [
+        (e.endpoint, e.first, e.count)
+        for e in (rec.event for rec in of_kind(run_id, TraceSpansPushed.kind, after, before))
+        if isinstance(e, TraceSpansPushed)
+    ]
 
 
 def claim(run_id: str, event: TraceSpansClaimed, version: int) -> None:
@@ -272,14 +315,29 @@ def record_at(run_id: str, event: Event, version: int) -> None:
 def state(run_id: str) -> dict[str, Any] | None:
     """The run's last push of its whole trace, as the run page shows it ("live" while the run
     goes on and only live pushes were made); None when no push was ever made or asked for.
-    Spans pushed live before the whole push are counted in `live`."""
-    book = ledger(run_id)
+    Spans pushed live before the whole push are counted in `live`.
+
+    Read by index (`whole_ledger`), not the whole stream, and of the live pushes only the
+    outcomes the figures count: those since the trace was last pushed, or for `went_live`
+    those between its last two pushes (while the run goes on and after its first push, every
+    live push the collector took, one row each: the figure is their sum)."""
+    book = whole_ledger(run_id)
     e = book.last
+    pushes = of_kind(run_id, TracePushed.kind, newest=2)
+    since = pushes[-1].position if pushes else 0
+    if not isinstance(e, TracePushed):
+        book.sent = live_sent(run_id, since)
     if e is None:
+        outcome = last_of(run_id, TraceSpansPushed, TraceSpansPushFailed)
+        if outcome is not None and isinstance(outcome.event, TraceSpansPushFailed):
+            book.live_failed = outcome.event.error
         if not (book.sent or book.live_failed):
             return None
         # The run goes on, its spans pushed live: how many so far, and the last failure.
         return {"state": "live", "spans": book.live_spans(), "error": book.live_failed}
+    if isinstance(e, TracePushed):
+        before = pushes[0].position if len(pushes) == 2 else 0
+        book.went_live = sum(count for _, _, count in live_sent(run_id, before, since))
     shown: dict[str, Any] = {"at": e.t, "endpoint": getattr(e, "endpoint", ""), "live": 0}
     # `sent`: spans batches of a push not yet complete delivered (a retry sends the rest).
     if isinstance(e, TracePushQueued):

@@ -126,7 +126,7 @@ def ask_for_push(run_id: str, by: str) -> str:
     if not enabled():
         return "off"
     for _ in range(ASK_TRIES):
-        book = traces.ledger(run_id)
+        book = traces.whole_ledger(run_id)
         if isinstance(book.last, TracePushQueued) and not given_up(book.alive()):
             raise PushWaiting(still_queued(book))
         try:
@@ -196,7 +196,7 @@ def budget(live: bool) -> int:
 def out_of_time(run_id: str) -> str:
     """The end's push ran past its task's time limit: recorded as failed (the run page offers
     it again), where it would stay queued for good."""
-    book = traces.ledger(run_id)
+    book = traces.whole_ledger(run_id)
     if not isinstance(book.last, TracePushQueued):
         return "failed"  # its outcome was journalled before the limit struck
     error = f"the push did not end within its task's {budget(live=False)} s time limit"

@@ -67,8 +67,24 @@ def endpoint() -> str:
 
 
 def run_ended(run_id: str) -> str:
-    """A run's last step: push its trace, when a collector is configured."""
-    return request_push(run_id) if enabled() else "off"
+    """A run's last step: push its trace, when a collector is configured. Queued at the
+    version of the traces stream it read (a compare-and-swap), and not at all while a push is
+    queued already and not `given_up`: two ends of the run (a step delivered twice, a dead
+    letter's discard beside its step), or an end and a person asking, queue one push, which
+    sends the trace as the journal holds it when it starts. "queued" then too; "moved" when
+    the stream kept moving under it (live pushes' outcomes): the run page offers the push."""
+    if not enabled():
+        return "off"
+    for _ in range(ASK_TRIES):
+        book = traces.whole_ledger(run_id)
+        if isinstance(book.last, TracePushQueued) and not given_up(book.alive()):
+            return "queued"
+        try:
+            return request_push(run_id, at=book.version)
+        except WrongExpectedVersion:
+            continue  # the stream moved since it was read: read it again
+    log.warning("run %s: trace push not queued: its traces stream kept moving", run_id)
+    return "moved"
 
 
 def request_push(run_id: str, by: str | None = None, at: int | None = None) -> str:
@@ -101,7 +117,8 @@ class PushWaiting(Exception):
     refused, nothing journalled, since two pushes at once send the same batches twice."""
 
 
-ASK_TRIES = 3  # reads of the traces stream a person's request makes when it keeps moving
+ASK_TRIES = 3  # reads of the traces stream a person's request (or a run's end) makes when it
+# keeps moving
 # A queued push not heard of for its task's hard time limit and this much more is taken as
 # dead (its worker killed, its message lost): a person may ask for it again.
 REQUEUE_MARGIN = 60

@@ -136,3 +136,53 @@ def test_two_people_asking_at_once_queue_one_push(owner, receiver):
         t.join(30)
     assert sorted(outcomes) == ["queued", "waiting"]
     assert kinds(run_id) == ["TracePushQueued", "TracePushQueued", "TracePushQueued"]
+
+
+def test_a_second_end_of_the_run_queues_no_second_push(owner, receiver):
+    run_id = run_of("premature-done")  # its end queued a push, no worker took it yet
+    before = stream(run_id)
+    assert traces.run_ended(run_id) == "queued"  # the step delivered twice, say
+    assert stream(run_id) == before
+    assert kinds(run_id) == ["TracePushQueued"]
+
+
+def test_two_ends_and_a_person_at_once_queue_one_push(owner, receiver, monkeypatch):
+    """Each reads the traces stream before any of them appends (a barrier after its first
+    read): the one whose append lands first queues the push, the others' appends at the same
+    version are refused, and read again they find it queued."""
+    run_id = run_of("premature-done")
+    queued_long_ago(run_id, traces.requeue_after() + 5)  # given up: any of them may queue
+    read = journal_traces.whole_ledger
+    barrier, outcomes, first = threading.Barrier(3), [], threading.local()
+
+    def read_then_wait(run: str) -> journal_traces.Ledger:
+        book = read(run)
+        if not getattr(first, "done", False):
+            first.done = True
+            barrier.wait(30)
+        return book
+
+    monkeypatch.setattr(journal_traces, "whole_ledger", read_then_wait)
+
+    def end() -> None:
+        try:
+            outcomes.append(traces.run_ended(run_id))
+        finally:
+            connections.close_all()
+
+    def ask() -> None:
+        try:
+            outcomes.append(traces.ask_for_push(run_id, by="owner"))
+        except traces.PushWaiting:
+            outcomes.append("waiting")
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=f) for f in (end, end, ask)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(outcomes) == 3 and set(outcomes) <= {"queued", "waiting"}
+    # The end's push, the one queued long ago, and one more.
+    assert kinds(run_id) == ["TracePushQueued", "TracePushQueued", "TracePushQueued"]

@@ -141,10 +141,38 @@ def records(run_id: str) -> list[Recorded]:
 
 
 def record(run_id: str, event: Event) -> None:
-    """Journal a push's step on the run's traces stream (order among writers is the journal's)."""
+    """Journal a push's step on the run's traces stream (order among writers is the journal's).
+    A live push's outcome is stamped with the run's live spans so far (`live`) as it lands,
+    under the journal's append lock: two outcomes landing at once each count the other."""
+
+    def stamp(e: Event) -> Event:
+        if not isinstance(e, TraceSpansPushed):
+            return e
+        return e.model_copy(update={"live": live_total(run_id) + e.count})
+
     append_next(
-        DjangoJournal(), streams.traces(run_id), [event.model_copy(update={"run_id": run_id})]
+        DjangoJournal(),
+        streams.traces(run_id),
+        [event.model_copy(update={"run_id": run_id})],
+        stamp=stamp if isinstance(event, TraceSpansPushed) else None,
     )
+
+
+def live_total(run_id: str, before: int | None = None) -> int:
+    """The spans the collector took live from the run before position `before` (None: all
+    so far): the newest outcome's `live`, one row by index. A journal written before v2 has
+    none: its outcomes are summed, once (the next outcome stamped carries the sum on)."""
+    if before is not None and before <= 0:
+        return 0
+    newest = of_kind(run_id, TraceSpansPushed.kind, before=before, newest=1)
+    if not newest:
+        return 0
+    last = newest[0].event
+    assert isinstance(last, TraceSpansPushed)
+    if last.live is not None:
+        return last.live
+    upto = newest[0].position + 1
+    return sum(count for _, _, count in live_sent(run_id, 0, upto))
 
 
 @dataclass
@@ -317,34 +345,34 @@ def state(run_id: str) -> dict[str, Any] | None:
     goes on and only live pushes were made); None when no push was ever made or asked for.
     Spans pushed live before the whole push are counted in `live`.
 
-    Read by index (`whole_ledger`), not the whole stream, and of the live pushes only the
-    outcomes the figures count: those since the trace was last pushed, or for `went_live`
-    those between its last two pushes (while the run goes on and after its first push, every
-    live push the collector took, one row each: the figure is their sum)."""
+    Read by index (`whole_ledger`), not the whole stream: of the live pushes, the newest
+    outcome's running total (`live_total`) now and where the trace was last pushed (a
+    journal from before the total sums its outcomes instead)."""
     book = whole_ledger(run_id)
     e = book.last
     pushes = of_kind(run_id, TracePushed.kind, newest=2)
     since = pushes[-1].position if pushes else 0
+    live = 0  # spans pushed live since the whole trace was last pushed
     if not isinstance(e, TracePushed):
-        book.sent = live_sent(run_id, since)
+        live = live_total(run_id) - live_total(run_id, since)
     if e is None:
         outcome = last_of(run_id, TraceSpansPushed, TraceSpansPushFailed)
         if outcome is not None and isinstance(outcome.event, TraceSpansPushFailed):
             book.live_failed = outcome.event.error
-        if not (book.sent or book.live_failed):
+        if not (live or book.live_failed):
             return None
         # The run goes on, its spans pushed live: how many so far, and the last failure.
-        return {"state": "live", "spans": book.live_spans(), "error": book.live_failed}
+        return {"state": "live", "spans": live, "error": book.live_failed}
     if isinstance(e, TracePushed):
         before = pushes[0].position if len(pushes) == 2 else 0
-        book.went_live = sum(count for _, _, count in live_sent(run_id, before, since))
+        book.went_live = live_total(run_id, since) - live_total(run_id, before)
     shown: dict[str, Any] = {"at": e.t, "endpoint": getattr(e, "endpoint", ""), "live": 0}
     # `sent`: spans batches of a push not yet complete delivered (a retry sends the rest).
     if isinstance(e, TracePushQueued):
         return shown | {
             "state": "queued",
             "by": e.by,
-            "live": book.live_spans(),
+            "live": live,
             "sent": book.batch_spans(),
             "alive": book.alive(),
         }
@@ -361,7 +389,7 @@ def state(run_id: str) -> dict[str, Any] | None:
             "state": "failed",
             "error": e.error,
             "attempts": e.attempts,
-            "live": book.live_spans(),
+            "live": live,
             "sent": book.batch_spans(),
         }
     return None

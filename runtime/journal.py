@@ -372,17 +372,29 @@ def last_record(journal: Journal, stream: str) -> Recorded | None:
 
 
 def append_next(
-    journal: Journal, stream: str, events: Sequence[Event], attempts: int = 20
+    journal: Journal,
+    stream: str,
+    events: Sequence[Event],
+    attempts: int = 20,
+    stamp: Stamp | None = None,
 ) -> list[Recorded]:
     """Append at whatever version the stream is at: for logs whose order between writers does
     not matter (an inbox, a list of claims). A lost race just means reading the version again.
+    A `stamp` rebuilds the events as they land, as `append`'s does.
     """
+
+    def once() -> list[Recorded]:
+        at = journal.version(stream)
+        if stamp is None:  # called as before: a journal that takes no stamp (a test's) still works
+            return journal.append(stream, events, at)
+        return journal.append(stream, events, at, stamp=stamp)
+
     for _ in range(attempts - 1):
         try:
-            return journal.append(stream, events, journal.version(stream))
+            return once()
         except WrongExpectedVersion:
             continue
-    return journal.append(stream, events, journal.version(stream))
+    return once()
 
 
 def check_batch(stream: str, events: Sequence[Event], expected_version: int) -> None:

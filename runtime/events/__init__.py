@@ -352,6 +352,11 @@ def _exhausted_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _spans_pushed_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # v1 kept no running total: the default, None, has its reader sum the outcomes.
+    return data
+
+
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelResponded", 1): _model_responded_v1_v2,
     ("ModelResponded", 2): _usage_unmarked,
@@ -369,6 +374,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("ModelFailed", 2): _usage_unmarked,
     ("BudgetExhausted", 1): _exhausted_v1_v2,
     ("ModelCalled", 1): _model_called_v1_v2,
+    ("TraceSpansPushed", 1): _spans_pushed_v1_v2,
 }
 
 
@@ -418,6 +424,7 @@ HAD: dict[tuple[str, int], frozenset[str]] = {
     ("ModelFailed", 2): frozenset({"error", "usage"}),
     ("BudgetExhausted", 1): frozenset({"spent", "allowance"}),
     ("ModelCalled", 1): frozenset({"messages", "window_chars"}),
+    ("TraceSpansPushed", 1): frozenset({"endpoint", "first", "count", "bytes", "attempts"}),
 }
 
 

@@ -60,14 +60,20 @@ class TraceSpansClaimed(Event):
 class TraceSpansPushed(Event):
     """The collector took spans `first`..`first + count - 1` of a claim: all of them, or one
     body's (a claim is sent in bodies within the batch bounds, in order). The outcome reaching
-    the claim's last span settles it."""
+    the claim's last span settles it.
+
+    v2: `live`, the spans of the run the collector took live so far, this body's among them,
+    stamped as the outcome lands (journal_store/traces.py `record`), so that the run page reads
+    the sum from the newest outcome, not from every one. None: written by v1."""
 
     kind: ClassVar[str] = "TraceSpansPushed"
+    v: ClassVar[int] = 2
     endpoint: str
     first: int = Field(ge=0)
     count: int = Field(ge=1)
     bytes: int = Field(ge=0)
     attempts: int = Field(ge=1)
+    live: int | None = Field(default=None, ge=1)
 
 
 class TraceSpansPushFailed(Event):

@@ -228,7 +228,7 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ),
                 ev.TraceSpansClaimed(**r, endpoint=endpoint, first=0, count=2),
                 ev.TraceSpansPushed(
-                    **r, endpoint=endpoint, first=0, count=2, bytes=200, attempts=1
+                    **r, endpoint=endpoint, first=0, count=2, bytes=200, attempts=1, live=2
                 ),
             ],
         )

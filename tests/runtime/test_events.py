@@ -454,6 +454,7 @@ def test_every_kind_survives_the_flat_round_trip():
             "count": 12,
             "bytes": 4000,
             "attempts": 2,
+            "live": 12,
         },
         "TraceSpansPushFailed": {
             "endpoint": "http://127.0.0.1:6006",

@@ -28,7 +28,8 @@ from django.db import OperationalError, connections
 
 from journal_store.journal import DjangoJournal
 from runtime import children, streams
-from runtime.coordination.leases import Heartbeat, Lease, Leases, standing
+from runtime.coordination.heartbeat import Heartbeat
+from runtime.coordination.leases import Lease, Leases, standing
 from runtime.events import (
     DeadLetterDiscarded,
     DeadLettered,

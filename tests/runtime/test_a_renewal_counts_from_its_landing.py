@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 
-from runtime.coordination.leases import Heartbeat, Leases, landing, standing
+from runtime.coordination.heartbeat import Heartbeat
+from runtime.coordination.leases import Leases, landing, standing
 from runtime.events import LeaseGranted, LeaseRenewed
 from runtime.journal import MemoryJournal, append_next
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from runtime.coordination.leases import Heartbeat, Leases
+from runtime.coordination.heartbeat import Heartbeat
+from runtime.coordination.leases import Leases
 from runtime.events import BudgetDebited, LeaseGranted, LeaseRenewed
 from runtime.journal import Fenced, MemoryJournal, append_next
 

@@ -1,0 +1,170 @@
+"""The heartbeat: renewing a holder's leases from a thread of its own while the holder works,
+and taking them for lost when they cannot be renewed (runtime/coordination/leases.py says what
+a lease is, and why a renewal does not move its epoch)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from types import TracebackType
+
+from runtime.coordination.leases import Lease, Leases
+from runtime.journal import StaleEpoch
+
+log = logging.getLogger(__name__)
+
+
+class Heartbeat:
+    """Renews leases from a thread of its own while their holder works: when a third of the
+    shortest one has run (`wait`).
+
+    `stop()` ends it and hands back the leases as they stand (their versions moved with each
+    renewal: release those, not the ones first granted). A renewal that finds the lease taken
+    over stops renewing it and logs so; the holder learns it at its next fenced append
+    (StaleEpoch), and `on_lost` runs at once (to end what the holder runs outside the journal:
+    its tool's processes, its git). Errors in `transient` (the database briefly locked) are
+    logged and tried again soon, until the lease's expiry (as its last renewal landed, on the
+    leases' clock) has passed: the holder can then no longer tell whether it still holds the
+    lease, and it is taken for lost as one taken over is. So is a lease whose expiry passes
+    while its renewal hangs in the journal (waiting on another writer's lock: SQLite's busy
+    wait, a PostgreSQL session holding the append lock), by a second thread that watches the
+    expiries (`_watch`): the thread that renews is stuck inside the renewal, and the holder's
+    children went on running after another worker could have taken the work over. A lease
+    taken for lost stays lost, even if the renewal that hung lands after all: its holder has
+    ended what it ran. Anything else ends the renewing thread with its traceback; the lease is
+    then taken for lost at its expiry, and expires as if the holder had died. `on_lost` runs on
+    either thread; `on_exit` on the renewing one as it ends (to close its database connection);
+    `on_stop` on the caller of `stop()`, once both have ended.
+    """
+
+    def __init__(
+        self,
+        leases: Leases,
+        held: Sequence[Lease],
+        ttl: float,
+        *,
+        transient: tuple[type[BaseException], ...] = (),
+        on_exit: Callable[[], object] | None = None,
+        on_lost: Callable[[Lease], object] | None = None,
+        on_stop: Callable[[], object] | None = None,
+    ) -> None:
+        self.leases = leases
+        self.held = list(held)
+        self.ttl = ttl
+        self.transient = transient
+        self.on_exit = on_exit
+        self.on_lost = on_lost
+        self.on_stop = on_stop
+        self.lost: list[Lease] = []
+        self.renewals = 0
+        self._gone: set[int] = set()  # where in `held` the leases taken for lost are
+        # Between the renewing thread taking a renewal and the watch taking the lease for lost.
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
+        self._watcher = threading.Thread(target=self._watch, name="lease-watch", daemon=True)
+
+    def start(self) -> Heartbeat:
+        self._thread.start()
+        self._watcher.start()
+        return self
+
+    def stop(self) -> list[Lease]:
+        self._stop.set()
+        for thread in (self._watcher, self._thread):  # the second waits out a renewal in flight
+            if thread.is_alive():
+                thread.join()
+        if self.on_stop is not None:
+            self.on_stop()
+        return list(self.held)
+
+    def __enter__(self) -> Heartbeat:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.wait()):
+                self.beat()
+        finally:
+            if self.on_exit is not None:
+                self.on_exit()
+
+    def wait(self) -> float:
+        """How long until the next beat: until the shortest lease still held has two thirds of
+        its ttl left, a third of it after a renewal that landed. Counted from what is left, not
+        from when the last beat returned: after a beat that was slow (one lease's renewal
+        waited on the journal while the next one's ran down) or failed (the database busy),
+        the next comes at once, not a third of a lease later with less than that left. Never
+        less than a thirtieth of the ttl, so a journal failing fast is not hammered."""
+        live = self._expiries()
+        if not live:
+            return self.ttl / 3  # nothing left to renew: only stop() is awaited
+        left = min(live) - self.leases.clock()
+        return max(left - 2 * self.ttl / 3, self.ttl / 30)
+
+    def _expiries(self) -> list[float]:
+        return [lease.expires for i, lease in enumerate(self.held) if i not in self._gone]
+
+    def beat(self) -> None:
+        """Renew every lease still held, once."""
+        for i, lease in enumerate(self.held):
+            if i in self._gone:
+                continue
+            try:
+                renewed = self.leases.renew(lease, self.ttl)
+            except StaleEpoch as exc:
+                self._lose(i, str(exc))
+                continue
+            except self.transient as exc:
+                if self.leases.clock() < lease.expires:
+                    log.warning("lease %s not renewed (will try again): %s", lease.resource, exc)
+                    continue
+                # Past its expiry and still not renewed: anybody may have taken it since, and
+                # the holder would hear of it only from the journal that does not answer now
+                # (at a renewal or an append that lands). Ended now, as if taken over.
+                self._lose(i, f"not renewed before it expired: {exc}")
+                continue
+            with self._lock:
+                if i not in self._gone:  # else the watch took it for lost while this hung
+                    self.held[i] = renewed
+                    self.renewals += 1
+
+    def _watch(self) -> None:
+        """Take each lease for lost once its expiry has passed with no renewal landed, whatever
+        the renewing thread is doing (waiting inside a renewal the journal has not answered).
+        Reads no journal: this thread must not wait on what the other one waits on."""
+        while not self._stop.wait(self._until_expiry()):
+            now = self.leases.clock()
+            for i in range(len(self.held)):
+                self._lose(i, "its expiry passed and no renewal landed", expired_at=now)
+
+    def _until_expiry(self) -> float:
+        """How long the watch sleeps: until the first expiry still held, and never more than a
+        tenth of the ttl, since the leases' clock is read, not slept on (a wall clock stepped
+        by NTP; a test's clock, moved without time passing)."""
+        live = self._expiries()
+        if not live:
+            return self.ttl / 3  # nothing left to watch: only stop() is awaited
+        return min(max(min(live) - self.leases.clock(), 0.0), self.ttl / 10)
+
+    def _lose(self, i: int, why: str, expired_at: float | None = None) -> None:
+        """Take `held[i]` for lost, once; with `expired_at`, only if it expired by then (under
+        the lock: a renewal that landed meanwhile keeps it)."""
+        with self._lock:
+            lease = self.held[i]
+            if i in self._gone or (expired_at is not None and lease.expires > expired_at):
+                return
+            self._gone.add(i)
+            self.lost.append(lease)
+        log.warning("lease %s of %s lost: %s", lease.resource, lease.holder, why)
+        if self.on_lost is not None:
+            self.on_lost(lease)

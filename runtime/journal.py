@@ -259,13 +259,14 @@ class Fenced:
         # `fence` on to its own lease, and writes again.
         self.given_up: Fence | None = None
 
-    def give_up(self) -> None:
-        """Write nothing more under this fence, nor run anything `check` guards (LeaseLost):
-        the holder's heartbeat took its lease for lost. A lease that ran out unrenewed still
+    def give_up(self, fence: Fence | None = None) -> None:
+        """Write nothing more under this fence (`fence`: that one, which a warm flight's writer
+        may have moved on from since), nor run anything `check` guards (LeaseLost): the
+        holder's heartbeat took its lease for lost. A lease that ran out unrenewed still
         stands at its epoch until somebody takes it, so the journal's fence alone let the
         writer go on (asking the model, dispatching tools whose runs were refused) until its
         step's turns were used up. Thread-safe: one assignment, read at each write."""
-        self.given_up = self.fence
+        self.given_up = self.fence if fence is None else fence
 
     def refuse_if_given_up(self) -> None:
         if self.given_up is not None and self.given_up == self.fence:

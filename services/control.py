@@ -315,12 +315,14 @@ def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Hea
     # What the thread held before (a step's, where an eager worker runs a specialist inline),
     # put back at stop().
     before = children.enter(holding)
+    # The fence the writer writes under now: a warm flight's writer moves on to the next step's.
+    fence = writer.fence if writer is not None else None
 
     def lost(lease: Lease) -> None:
         # The writer first: a tool whose run is killed next answers with children.Ended,
         # which the agent loop would take for the tool's own failure and write down.
         if writer is not None:
-            writer.give_up()
+            writer.give_up(fence)
         children.end(holding)
 
     def ended() -> None:

@@ -35,7 +35,17 @@ class Heartbeat:
     ended what it ran. Anything else ends the renewing thread with its traceback; the lease is
     then taken for lost at its expiry, and expires as if the holder had died. `on_lost` runs on
     either thread; `on_exit` on the renewing one as it ends (to close its database connection);
-    `on_stop` on the caller of `stop()`, once both have ended.
+    `on_stop` on the caller of `stop()`.
+
+    `stop()` waits for a renewal in flight for `stop_wait` seconds at most, not for as long as
+    the journal keeps it (a lock another writer holds, a connection that does not answer): the
+    holder's work is over and its outcome decided, and it would wait on a renewal it no longer
+    needs before it could give the lease back. A renewal still in flight then writes nothing
+    that matters: the holder's release moves the lease stream, so the renewal's compare-and-swap
+    fails and it finds the lease given back (or, landing first, the release finds it ours and
+    goes on from it); nothing is reported after `stop()` (no `on_lost` for a lease whose holder
+    has let go, which would end the children and give up the writer of whatever the holder's
+    thread does next), and no further lease is renewed.
     """
 
     def __init__(
@@ -48,6 +58,7 @@ class Heartbeat:
         on_exit: Callable[[], object] | None = None,
         on_lost: Callable[[Lease], object] | None = None,
         on_stop: Callable[[], object] | None = None,
+        stop_wait: float | None = None,
     ) -> None:
         self.leases = leases
         self.held = list(held)
@@ -56,11 +67,15 @@ class Heartbeat:
         self.on_exit = on_exit
         self.on_lost = on_lost
         self.on_stop = on_stop
+        # A renewal about to answer is worth a moment: release goes on from its version.
+        self.stop_wait = min(1.0, ttl / 10) if stop_wait is None else stop_wait
         self.lost: list[Lease] = []
         self.renewals = 0
         self._gone: set[int] = set()  # where in `held` the leases taken for lost are
         # Between the renewing thread taking a renewal and the watch taking the lease for lost.
         self._lock = threading.Lock()
+        # Held while `on_lost` runs: stop() takes it once, so that none runs after it returns.
+        self._reporting = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
         self._watcher = threading.Thread(target=self._watch, name="lease-watch", daemon=True)
@@ -72,9 +87,12 @@ class Heartbeat:
 
     def stop(self) -> list[Lease]:
         self._stop.set()
-        for thread in (self._watcher, self._thread):  # the second waits out a renewal in flight
-            if thread.is_alive():
-                thread.join()
+        with self._reporting:
+            pass  # an `on_lost` under way has finished; none starts from now on
+        if self._watcher.is_alive():
+            self._watcher.join()  # it reads no journal: it ends at once
+        if self._thread.is_alive():
+            self._thread.join(self.stop_wait)  # a renewal in flight: not for as long as it hangs
         if self.on_stop is not None:
             self.on_stop()
         return list(self.held)
@@ -117,6 +135,8 @@ class Heartbeat:
     def beat(self) -> None:
         """Renew every lease still held, once."""
         for i, lease in enumerate(self.held):
+            if self._stop.is_set():
+                return  # the holder let go while an earlier renewal hung: renew no more
             if i in self._gone:
                 continue
             try:
@@ -159,12 +179,15 @@ class Heartbeat:
     def _lose(self, i: int, why: str, expired_at: float | None = None) -> None:
         """Take `held[i]` for lost, once; with `expired_at`, only if it expired by then (under
         the lock: a renewal that landed meanwhile keeps it)."""
-        with self._lock:
-            lease = self.held[i]
-            if i in self._gone or (expired_at is not None and lease.expires > expired_at):
-                return
-            self._gone.add(i)
-            self.lost.append(lease)
-        log.warning("lease %s of %s lost: %s", lease.resource, lease.holder, why)
-        if self.on_lost is not None:
-            self.on_lost(lease)
+        with self._reporting:
+            if self._stop.is_set():
+                return  # the holder let go: what became of its lease is the release's to say
+            with self._lock:
+                lease = self.held[i]
+                if i in self._gone or (expired_at is not None and lease.expires > expired_at):
+                    return
+                self._gone.add(i)
+                self.lost.append(lease)
+            log.warning("lease %s of %s lost: %s", lease.resource, lease.holder, why)
+            if self.on_lost is not None:
+                self.on_lost(lease)

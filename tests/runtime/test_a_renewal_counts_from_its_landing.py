@@ -137,7 +137,7 @@ def test_renewals_that_fail_until_the_lease_expires_lose_it():
     leases = Leases(journal, clock=clock)
     lease = leases.acquire("x", "w1", ttl=6)
     lost = []
-    beat = Heartbeat(leases, [lease], 6, transient=(Busy,), on_lost=lost.append)
+    beat = Heartbeat(leases, [lease], 6, transient=(Busy,), on_lost=lost.append, stop_wait=0.0)
     real = journal.append
 
     def busy(*args, **kw):
@@ -197,3 +197,37 @@ def test_a_renewal_that_hangs_past_the_expiry_loses_the_lease_while_it_hangs():
     assert leases.last("x").event.kind == "LeaseRenewed"  # it landed in the end
     assert held == lease and beat.renewals == 0  # lost it stays: its holder has stopped
     assert leases.release(held) is True  # still the holder's to give back: nobody took it
+
+
+def test_a_renewal_that_answers_after_the_stop_reports_nothing():
+    """The holder stopped its heartbeat while a renewal hung (stop() waits for it only a
+    moment), and another worker took the lease before the renewal answered: the renewal is
+    refused, and nothing is reported. An `on_lost` then ended the children and gave up the
+    writer of whatever the holder's thread had gone on to (a warm flight's next step)."""
+    journal = Gated()
+    clock = Clock(1000.0)
+    leases = Leases(journal, clock=clock)
+    journal.gate.set()
+    lease = leases.acquire("x", "w1", ttl=6)
+    journal.gate.clear()
+    journal.waiting.clear()
+    lost = []
+    beat = Heartbeat(leases, [lease], 6, on_lost=lost.append, stop_wait=0.0)
+    clock.now = 1004.0  # the first beat is due at once
+    beat.start()
+    try:
+        assert journal.waiting.wait(10)  # the renewal waits at the gate
+        stopper = threading.Thread(target=beat.stop)
+        stopper.start()
+        stopper.join(10)  # a guard, not a measure: the gate stays shut meanwhile
+        assert not stopper.is_alive(), "stop() waited for the hung renewal"
+        clock.now = 1007.0  # the lease ran out; another worker takes it
+        taken = leases.last("x").version
+        grant = LeaseGranted(resource="x", holder="w2", expires=9e9)
+        MemoryJournal.append(journal, "lease-x", [grant], taken)
+    finally:
+        journal.gate.set()
+    beat._thread.join(10)
+    assert not beat._thread.is_alive()
+    assert lost == [] == beat.lost  # refused, and said to nobody
+    assert leases.current("x").holder == "w2"  # the stray renewal wrote nothing

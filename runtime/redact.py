@@ -4,16 +4,25 @@ Shared by the model client's key and the trace push's headers
 (runtime/otel/push.py): a server's refusal may quote the credential it was sent, and a quote
 cut short may end inside it, so its start is blanked too: cutting a refusal to 500 characters
 before blanking once left 40 of a key's 54. A URL is quoted without the user name and password
-it may hold (`without_userinfo`).
+it may hold (`without_userinfo`). Text for a log line (`for_log`) has those blanked, the user
+names and passwords of the URLs anywhere in it, and its control characters escaped.
 """
 
 from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
 
 # Shorter secrets are placeholders ("x", "none"): blanking each "x" would garble the message. A
 # secret's start of this many characters or more, cut short, is blanked as the secret is.
 SECRET_CHARS = 8
 CUT = "..."  # how a quote cut short is marked
 USERINFO = "***"  # what stands for a URL's user name and password in a message
+HIDDEN = "[secret]"  # what stands for a secret in a log line
+# A URL's user name and password, anywhere in a text: between its `//` and the last `@` before
+# the text's next space (a password may hold `/`, `?` or `:`).
+URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)\S*@")
 
 
 def secret(value: str | None) -> str | None:
@@ -56,3 +65,28 @@ def without_userinfo(url: str) -> str:
     if "@" not in rest:
         return url
     return f"{scheme}{slashes}{USERINFO}@{rest.rpartition('@')[2]}"
+
+
+def escaped(text: str) -> str:
+    """`text` on one line: each control character (a line break, a carriage return, an escape
+    sequence's start, the Unicode line and paragraph separators) written as its escape, `\\n`
+    or `\\x1b`, so that a log line says what it says and nothing that passes for another."""
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def for_log(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` fit for a log line: each of `secrets` blanked (longest first, so a value is
+    blanked whole before a part of it), the user name and password of each URL in it
+    blanked, and its control characters escaped. For text the process did not write itself:
+    an exception's message, which a model client or a tool may have filled with a header it
+    echoed, a URL it was given, or an agent's words."""
+    worth = {v for v in secrets if v is not None and secret(v)}
+    for value in sorted(worth, key=len, reverse=True):
+        text = blanked(text, value, HIDDEN)
+    return escaped(URL_USERINFO.sub(lambda m: f"{m.group(1)}{USERINFO}@", text))

@@ -49,7 +49,7 @@ from runtime.sandbox import Sandbox
 from runtime.session import Session
 from runtime.team import FlightConfig, Services
 from runtime.warm import WarmFlight, WarmFlights
-from services import ended, queue, specialists, traces
+from services import ended, queue, redacted, specialists, traces
 from services.control import Control, Failing, faults, heartbeat, holder, stalled
 from teams.desk.services import DeskServices
 
@@ -222,7 +222,7 @@ def step_under(
             why = reason(at, starts, error, failing)
             letter = control.dead_letter(why, starts, error, lease.fence)
             outcome = "dead-lettered"
-            log.warning("run %s: %s", control.run_id, letter.reason)
+            log.warning("run %s: %s", control.run_id, redacted.line(letter.reason))
             return outcome, retry_in
         faults().step_started(control.run_id)  # a crash-test seam; does nothing unless armed
         result = warm.step(settings.STEP_TURNS, time.monotonic() + settings.STEP_SECONDS, began)
@@ -239,7 +239,7 @@ def step_under(
         # replays and asks again. Counted as a failed step, so that an outage that lasts ends
         # in the dead-letter queue rather than in retries forever; a server that said when to
         # come back is taken at its word, within the step's longest backoff.
-        log.warning("run %s: step at version %s: %s", control.run_id, at, exc)
+        log.warning("run %s: step at version %s: %s", control.run_id, at, redacted.said(exc))
         if beat.lost or not control.step_failed(at, exc, lease.fence):
             return "lost", retry_in  # taken over meanwhile: the new driver asks the model
         outcome = "failed-step"
@@ -247,7 +247,8 @@ def step_under(
     except Exception as exc:
         # A step that raises is recorded and tried again after a backoff; the lease's attempt
         # count, not Celery's, decides when it has failed often enough to dead-letter it.
-        log.exception("run %s: step at version %s failed", control.run_id, at)
+        # Not log.exception: the message is the client's or the tool's, secrets and all.
+        log.error("run %s: step at version %s failed\n%s", control.run_id, at, redacted.traced(exc))
         if beat.lost or not control.step_failed(at, exc, lease.fence):
             # Taken over meanwhile: the run is the new driver's. Or run out unrenewed, which
             # the failure may well come from (a git the lost lease ended: children.Ended).

@@ -19,6 +19,11 @@ variable): the holder enters its holding (`enter`) on its own thread, and the th
 starts carry it (a tool's thread, a specialist's, a warm flight's, which `adopt`s the holding of
 each step that drives it). A child started outside any holding (a thread it did not reach) is
 nobody's to keep: it is ended with any holding's lost lease, as every child was before.
+
+Holdings nest (`Holding`, made by `nested()` under the one current where it is made): a
+specialist an eager worker runs inline, inside a step, holds leases of its own, and its
+children are its holding's; they are ended with its lease, and with the step's too. A holding
+of their own alone, the step's lost lease left them running beside the run's new driver.
 """
 
 from __future__ import annotations
@@ -46,6 +51,28 @@ _running: dict[subprocess.Popen[Any], object | None] = {}  # each child, and its
 _ended: set[subprocess.Popen[Any]] = set()  # killed by end; their callers not told yet
 _closed_by: set[object] = set()  # the holdings whose lease was lost and that are not over
 _lock = threading.Lock()
+
+
+class Holding:
+    """A holding inside another (`parent`: the one current where it was made, None at the
+    top): ending the parent ends its children, and starts none of them until it reopens."""
+
+    def __init__(self, parent: object | None) -> None:
+        self.parent = parent
+
+
+def nested() -> Holding:
+    """A new holding, inside the one current here."""
+    return Holding(_holding.get())
+
+
+def _within(owner: object | None) -> list[object]:
+    """`owner` and the holdings it is nested in, innermost first."""
+    chain: list[object] = []
+    while owner is not None and owner not in chain:
+        chain.append(owner)
+        owner = getattr(owner, "parent", None)
+    return chain
 
 
 def holding() -> object | None:
@@ -80,7 +107,7 @@ def started(what: str, start: Callable[[], P]) -> Iterator[P]:
     it end as killed), over what the block raised."""
     by = _holding.get()
     with _lock:
-        closed = by in _closed_by if by is not None else bool(_closed_by)
+        closed = any(h in _closed_by for h in _within(by)) if by is not None else bool(_closed_by)
         if closed:
             raise Ended(f"{what} was not started: {WHY}")
         # Under the lock: `end` either finds it running, or comes first and it is refused.
@@ -110,13 +137,14 @@ def _forget(proc: subprocess.Popen[Any]) -> bool:
 
 def end(by: object) -> int:
     """Kill (SIGKILL, each one's process group) the children of holding `by` running now (and
-    those of no holding), and start none of its own until `reopen(by)`; how many there were.
+    of the holdings nested in it, and those of no holding), and start none of them until
+    `reopen(by)`; how many there were.
     `by`: the holding whose lease was lost. Called from another thread (the heartbeat that
     found the lease lost) while the children's callers wait on them: each sees its child end,
     and raises Ended. Another holding's children go on."""
     with _lock:
         _closed_by.add(by)
-        procs = [proc for proc, owner in _running.items() if owner is by or owner is None]
+        procs = [proc for proc, owner in _running.items() if owner is None or by in _within(owner)]
         _ended.update(procs)
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile

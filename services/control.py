@@ -311,7 +311,10 @@ def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Hea
     and from the threads its work starts (runtime/children.py). Another step on a thread of
     the same process (a pool of threads) holds a lease of its own and keeps its children. Call
     `stop()` on the same thread."""
-    holding = object()  # what a lost lease of these closes, until the holder stops the beat
+    # What a lost lease of these closes, until the holder stops the beat: nested in the holding
+    # current here (a step's, where an eager worker runs a specialist inline), whose lost lease
+    # ends this one's children too.
+    holding = children.nested()
     # What the thread held before (a step's, where an eager worker runs a specialist inline),
     # put back at stop().
     before = children.enter(holding)

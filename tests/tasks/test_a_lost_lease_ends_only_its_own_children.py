@@ -144,3 +144,47 @@ def test_a_warm_flights_children_belong_to_the_step_driving_it_now():
         assert status == ("done" if n == 2 else "stepped")
     assert seen == steps
     assert children.holding() is None
+
+
+def test_a_specialist_run_inline_has_its_children_ended_with_the_steps_lease(settings):
+    """An eager worker runs a specialist inside the step that sent it, under leases of its own
+    and a heartbeat of its own (services/specialists.py): its holding is nested in the step's,
+    so the step's lost lease ends the specialist's children too. A holding of its own alone
+    left its pytest or git running beside the run's new driver."""
+    settings.STEP_LEASE_SECONDS = TTL
+    journal = MemoryJournal()
+    leases = Leases(journal)
+    step_lease = leases.acquire("run-a", "w1", TTL)
+    specialist_lease = leases.acquire("run-a-S1", "w1", TTL)
+    pids: list[int] = []
+    outcomes: list[Outcome] = []
+
+    def specialist() -> None:
+        beat = heartbeat(leases, specialist_lease)  # as run_specialist, inside the step
+        try:
+            outcomes.append(execute(running_child(["sleep", "60"], pids), {}))
+        finally:
+            beat.stop()
+
+    def step() -> None:
+        beat = heartbeat(leases, step_lease)
+        try:
+            specialist()
+        finally:
+            beat.stop()
+
+    thread = threading.Thread(target=step, name="step-run-a")
+    thread.start()
+    try:
+        until(lambda: pids, "the specialist's child")
+        take_over(journal, step_lease)  # the step's lease, not the specialist's
+        until(lambda: outcomes, "the specialist's child to be ended")
+        assert outcomes[0].error is not None and outcomes[0].error.type == "Ended"
+        assert not alive(pids[0])
+    finally:
+        for pid in pids:
+            if alive(pid):
+                os.killpg(pid, signal.SIGKILL)
+        thread.join(30)
+    assert children.running() == 0
+    assert children.holding() is None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 
 from journal_store.journal import DjangoJournal
+from runtime import children
 from runtime.coordination.leases import Leases
 from runtime.events import LeaseReleased
 from runtime.journal import Fenced
@@ -58,23 +59,31 @@ def test_a_stopped_heartbeat_leaves_its_hung_renewal_and_reports_nothing(alias, 
     assert locked.wait(10)
     journal.asked.clear()
     clock.now = 1002.5  # past a third of the lease: the first beat is due at once
-    beat = heartbeat(leases, lease, writer=writer)
+    beats: list[object] = []
     stopped: list[object] = []
-    try:
+
+    def step() -> None:
+        """The step's thread: its heartbeat, and its stop once the renewal is in flight."""
+        beats.append(heartbeat(leases, lease, writer=writer))
         assert journal.asked.wait(10)  # the renewal is in the database, waiting on the lock
-        stopper = threading.Thread(target=lambda: stopped.append(beat.stop()))
-        stopper.start()
-        stopper.join(10)  # a guard, not a measure: the lock is held far longer than this
+        stopped.append(beats[0].stop())
+
+    stepping = threading.Thread(target=step)
+    try:
+        stepping.start()
+        stepping.join(10)  # a guard, not a measure: the lock is held far longer than this
         assert stopped, "stop() waited for the renewal hung on another writer's lock"
+        beat = beats[0]
         assert beat._thread.is_alive()  # the renewal is still waiting
     finally:
         unlock.set()
         other.join(30)
+        stepping.join(30)
     [held] = stopped[0]
     assert leases.release(held, "stepped") is True  # ours to give back: nobody took it
     beat._thread.join(30)  # the stray renewal answers (refused, or landed before the release)
     writer.fence = ("lease-r1", 99)  # the flight's writer moved on to the next step's lease
     writer.refuse_if_given_up()  # nothing gave it up after the stop
-    assert beat.lost == []
+    assert beat.lost == [] and children.holding() is None
     last = leases.last("r1")
     assert isinstance(last.event, LeaseReleased) and last.event.outcome == "stepped"

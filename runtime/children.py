@@ -49,7 +49,9 @@ WHY = (
 _holding: ContextVar[object | None] = ContextVar("children_holding", default=None)
 _running: dict[subprocess.Popen[Any], object | None] = {}  # each child, and its holding
 _ended: set[subprocess.Popen[Any]] = set()  # killed by end; their callers not told yet
-_closed_by: set[object] = set()  # the holdings whose lease was lost and that are not over
+# The holdings whose lease was lost (or is overdue) and that are not over, each with how many
+# of its children were ended or refused since: what `reopen` says.
+_closed_by: dict[object, int] = {}
 _lock = threading.Lock()
 
 
@@ -107,8 +109,10 @@ def started(what: str, start: Callable[[], P]) -> Iterator[P]:
     it end as killed), over what the block raised."""
     by = _holding.get()
     with _lock:
-        closed = any(h in _closed_by for h in _within(by)) if by is not None else bool(_closed_by)
-        if closed:
+        closing = [h for h in _within(by) if h in _closed_by] if by is not None else [*_closed_by]
+        if closing:
+            for h in closing:
+                _closed_by[h] += 1
             raise Ended(f"{what} was not started: {WHY}")
         # Under the lock: `end` either finds it running, or comes first and it is refused.
         proc = start()
@@ -143,8 +147,8 @@ def end(by: object) -> int:
     found the lease lost) while the children's callers wait on them: each sees its child end,
     and raises Ended. Another holding's children go on."""
     with _lock:
-        _closed_by.add(by)
         procs = [proc for proc, owner in _running.items() if owner is None or by in _within(owner)]
+        _closed_by[by] = _closed_by.get(by, 0) + len(procs)
         _ended.update(procs)
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
@@ -152,10 +156,12 @@ def end(by: object) -> int:
     return len(procs)
 
 
-def reopen(by: object) -> None:
-    """The holding `by` is over: its children may start again."""
+def reopen(by: object) -> int:
+    """The holding `by` is over (or its lease, overdue, turned out to be still its own): its
+    children may start again. How many of them were ended or refused since `end(by)`: their
+    callers were told Ended, so a holder that goes on would take that for their own failure."""
     with _lock:
-        _closed_by.discard(by)
+        return _closed_by.pop(by, 0)
 
 
 def running(by: object | None = None) -> int:

@@ -39,6 +39,7 @@ id returns the stored record, not stamped again.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
@@ -258,6 +259,11 @@ class Fenced:
         # The fence whose lease the holder gave up (`give_up`); a warm flight's next step moves
         # `fence` on to its own lease, and writes again.
         self.given_up: Fence | None = None
+        # The fence whose lease is overdue (`hold`): writes under it wait, until `resume` or
+        # `give_up` (or `held_until`, time.monotonic(), passes: then given up).
+        self.held: Fence | None = None
+        self.held_until = 0.0
+        self._standing = threading.Condition()
 
     def give_up(self, fence: Fence | None = None) -> None:
         """Write nothing more under this fence (`fence`: that one, which a warm flight's writer
@@ -265,10 +271,35 @@ class Fenced:
         holder's heartbeat took its lease for lost. A lease that ran out unrenewed still
         stands at its epoch until somebody takes it, so the journal's fence alone let the
         writer go on (asking the model, dispatching tools whose runs were refused) until its
-        step's turns were used up. Thread-safe: one assignment, read at each write."""
-        self.given_up = self.fence if fence is None else fence
+        step's turns were used up. Wakes the writes `hold` keeps waiting."""
+        with self._standing:
+            self.given_up = self.fence if fence is None else fence
+            self._standing.notify_all()
+
+    def hold(self, seconds: float, fence: Fence | None = None) -> None:
+        """Writes under this fence (`fence`: that one), and what `check` guards, wait: the
+        holder's lease expired while its renewal had not answered, and nobody can tell yet
+        whether somebody else took it. `resume` lets them go on (the renewal landed at the
+        epoch: nobody did), `give_up` refuses them; past `seconds` they are given up."""
+        with self._standing:
+            self.held = self.fence if fence is None else fence
+            self.held_until = time.monotonic() + seconds
+
+    def resume(self, fence: Fence | None = None) -> None:
+        """Writes held by `hold` go on."""
+        with self._standing:
+            if self.held == (self.fence if fence is None else fence):
+                self.held = None
+            self._standing.notify_all()
 
     def refuse_if_given_up(self) -> None:
+        with self._standing:
+            while self.held is not None and self.held == self.fence != self.given_up:
+                left = self.held_until - time.monotonic()
+                if left <= 0:
+                    self.given_up = self.held  # nobody said within the bound: taken for lost
+                    break
+                self._standing.wait(left)
         if self.given_up is not None and self.given_up == self.fence:
             raise LeaseLost(*self.fence)
 

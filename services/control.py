@@ -307,6 +307,12 @@ def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Hea
     its own starts again until this heartbeat is stopped: another worker may now drive the
     run, and replays what this one was doing.
 
+    A lease whose expiry passes while its renewal has not answered (the database slow to take
+    or to commit it) is overdue first: the writer waits, the children are ended, and a renewal
+    that lands after all (so nobody took the lease) lets the step go on where it waited, as
+    long as no child of its was ended or refused meanwhile. One that is refused, fails, or
+    does not answer within another STEP_LEASE_SECONDS loses the lease as above.
+
     Its holder's children are those started, until `stop()`, from the thread that calls this
     and from the threads its work starts (runtime/children.py). Another step on a thread of
     the same process (a pool of threads) holds a lease of its own and keeps its children. Call
@@ -321,12 +327,38 @@ def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Hea
     # The fence the writer writes under now: a warm flight's writer moves on to the next step's.
     fence = writer.fence if writer is not None else None
 
+    ttl = settings.STEP_LEASE_SECONDS
+    overdue: set[str] = set()  # the leases past their expiry whose renewal has not answered
+
     def lost(lease: Lease) -> None:
         # The writer first: a tool whose run is killed next answers with children.Ended,
         # which the agent loop would take for the tool's own failure and write down.
         if writer is not None:
             writer.give_up(fence)
         children.end(holding)
+
+    def late(lease: Lease) -> None:
+        # Until the renewal answers, nobody can tell whether another worker took the lease:
+        # the writer waits where it is (a model's answer is written once it is known), and
+        # the children are ended as for a lost lease, since they would change the workspace
+        # meanwhile. The writer's own bound backs the heartbeat's (its grace, then lost).
+        overdue.add(lease.resource)
+        if writer is not None:
+            writer.hold(2 * ttl, fence)
+        children.end(holding)
+
+    def kept(lease: Lease) -> bool:
+        # The renewal landed at the epoch: nobody took the lease. The holder goes on unless a
+        # child was ended or refused meanwhile: its caller was told Ended, and would write
+        # that down as the tool's own failure.
+        overdue.discard(lease.resource)
+        if overdue:
+            return True  # another lease is still overdue: the holder waits on for it
+        if children.reopen(holding):
+            return False
+        if writer is not None:
+            writer.resume(fence)
+        return True
 
     def ended() -> None:
         children.reopen(holding)
@@ -335,10 +367,12 @@ def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Hea
     beat = Heartbeat(
         leases,
         held,
-        settings.STEP_LEASE_SECONDS,
+        ttl,
         transient=(OperationalError,),  # the database busy for a moment: renew again soon
         on_exit=ended,
         on_lost=lost,
+        on_overdue=late,
+        on_kept=kept,
         on_stop=lambda: children.enter(before),
     )
     return beat.start()

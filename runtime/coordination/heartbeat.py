@@ -37,6 +37,19 @@ class Heartbeat:
     either thread; `on_exit` on the renewing one as it ends (to close its database connection);
     `on_stop` on the caller of `stop()`.
 
+    With `on_overdue`, a lease whose expiry passes while its renewal hangs is not lost at once
+    but overdue: `on_overdue` stops the holder where it is (its writer waits, its children are
+    ended) until the renewal answers. One that lands at the same epoch proves nobody took the
+    lease meanwhile (a grant would have moved the stream under its compare-and-swap), and
+    `on_kept` says whether the holder may go on: yes unless the wait already cost it something
+    (a child ended, whose caller took it for its own failure). It did cost the whole step, the
+    renewal's lateness alone (a commit that answered late, a lock let go a moment after the
+    expiry), where nobody else held the lease. A renewal that is refused (a higher epoch: taken
+    over), fails, or has not answered `grace` seconds past the expiry (one more ttl, unless
+    given) loses the lease as before, as does `stop()` with a lease still overdue (the holder's
+    work is over; nothing may stay waiting on it). `on_overdue` and `on_kept` run on either
+    thread, one at a time with `on_lost`.
+
     `stop()` waits for a renewal in flight for `stop_wait` seconds at most, not for as long as
     the journal keeps it (a lock another writer holds, a connection that does not answer): the
     holder's work is over and its outcome decided, and it would wait on a renewal it no longer
@@ -58,7 +71,10 @@ class Heartbeat:
         on_exit: Callable[[], object] | None = None,
         on_lost: Callable[[Lease], object] | None = None,
         on_stop: Callable[[], object] | None = None,
+        on_overdue: Callable[[Lease], object] | None = None,
+        on_kept: Callable[[Lease], bool] | None = None,
         stop_wait: float | None = None,
+        grace: float | None = None,
     ) -> None:
         self.leases = leases
         self.held = list(held)
@@ -67,18 +83,30 @@ class Heartbeat:
         self.on_exit = on_exit
         self.on_lost = on_lost
         self.on_stop = on_stop
+        self.on_overdue = on_overdue
+        self.on_kept = on_kept
+        self.grace = ttl if grace is None else grace
         # A renewal about to answer is worth a moment: release goes on from its version.
         self.stop_wait = min(1.0, ttl / 10) if stop_wait is None else stop_wait
         self.lost: list[Lease] = []
         self.renewals = 0
         self._gone: set[int] = set()  # where in `held` the leases taken for lost are
+        self._overdue: set[int] = set()  # those past their expiry, their renewal not answered
+        self.kept = 0  # overdue leases whose late renewal landed, and their holder went on
         # Between the renewing thread taking a renewal and the watch taking the lease for lost.
         self._lock = threading.Lock()
-        # Held while `on_lost` runs: stop() takes it once, so that none runs after it returns.
-        self._reporting = threading.Lock()
+        # Held while `on_lost`, `on_overdue` or `on_kept` runs: one at a time, and none after
+        # stop() (which takes it) returns. Reentrant: a lease not kept is lost under it.
+        self._reporting = threading.RLock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
         self._watcher = threading.Thread(target=self._watch, name="lease-watch", daemon=True)
+
+    @property
+    def overdue(self) -> list[Lease]:
+        """The leases past their expiry whose renewal has not answered yet."""
+        with self._lock:
+            return [self.held[i] for i in sorted(self._overdue)]
 
     def start(self) -> Heartbeat:
         self._thread.start()
@@ -86,9 +114,10 @@ class Heartbeat:
         return self
 
     def stop(self) -> list[Lease]:
-        self._stop.set()
-        with self._reporting:
-            pass  # an `on_lost` under way has finished; none starts from now on
+        with self._reporting:  # an `on_lost` under way has finished; none starts from now on
+            for i in sorted(self._overdue):
+                self._lose(i, "its holder stopped before its late renewal answered")
+            self._stop.set()
         if self._watcher.is_alive():
             self._watcher.join()  # it reads no journal: it ends at once
         if self._thread.is_alive():
@@ -132,6 +161,15 @@ class Heartbeat:
     def _expiries(self) -> list[float]:
         return [lease.expires for i, lease in enumerate(self.held) if i not in self._gone]
 
+    def _deadlines(self) -> list[float]:
+        """When the watch acts on each lease still held: at its expiry, and an overdue one's
+        `grace` later."""
+        return [
+            lease.expires + (self.grace if i in self._overdue else 0.0)
+            for i, lease in enumerate(self.held)
+            if i not in self._gone
+        ]
+
     def beat(self) -> None:
         """Renew every lease still held, once."""
         for i, lease in enumerate(self.held):
@@ -153,25 +191,69 @@ class Heartbeat:
                 # (at a renewal or an append that lands). Ended now, as if taken over.
                 self._lose(i, f"not renewed before it expired: {exc}")
                 continue
+            self._landed(i, renewed)
+
+    def _landed(self, i: int, renewed: Lease) -> None:
+        """`held[i]`'s renewal landed: held again, unless it was lost meanwhile (the watch gave
+        up on it, and its holder ended what it ran), or was overdue and its holder cannot go
+        on."""
+        with self._reporting:
             with self._lock:
-                if i not in self._gone:  # else the watch took it for lost while this hung
-                    self.held[i] = renewed
-                    self.renewals += 1
+                if i in self._gone:  # the watch took it for lost while this hung
+                    return
+                self.held[i] = renewed
+                self.renewals += 1
+                late = i in self._overdue
+                self._overdue.discard(i)
+            if not late or self._stop.is_set():
+                return
+            if self.on_kept is not None and self.on_kept(renewed):
+                self.kept += 1
+                log.warning(
+                    "lease %s of %s renewed after its expiry, nobody having taken it: kept",
+                    renewed.resource,
+                    renewed.holder,
+                )
+                return
+            self._lose(i, "renewed after its expiry, when its holder had ended what it ran")
 
     def _watch(self) -> None:
-        """Take each lease for lost once its expiry has passed with no renewal landed, whatever
-        the renewing thread is doing (waiting inside a renewal the journal has not answered).
-        Reads no journal: this thread must not wait on what the other one waits on."""
+        """Take each lease for lost (with `on_overdue`: for overdue, and lost `grace` later)
+        once its expiry has passed with no renewal landed, whatever the renewing thread is
+        doing (waiting inside a renewal the journal has not answered). Reads no journal: this
+        thread must not wait on what the other one waits on."""
         while not self._stop.wait(self._until_expiry()):
             now = self.leases.clock()
             for i in range(len(self.held)):
-                self._lose(i, "its expiry passed and no renewal landed", expired_at=now)
+                if self.on_overdue is not None and i not in self._overdue:
+                    self._fall_overdue(i, now)
+                elif self.on_overdue is None or now >= self.held[i].expires + self.grace:
+                    self._lose(i, "its expiry passed and no renewal landed", expired_at=now)
+
+    def _fall_overdue(self, i: int, now: float) -> None:
+        """`held[i]` expired by `now` with no renewal landed: its holder is stopped where it is
+        until the renewal answers (under the lock: one that landed meanwhile keeps it)."""
+        with self._reporting:
+            if self._stop.is_set():
+                return
+            with self._lock:
+                lease = self.held[i]
+                if i in self._gone or i in self._overdue or lease.expires > now:
+                    return
+                self._overdue.add(i)
+            log.warning(
+                "lease %s of %s expired before its renewal answered: its holder waits",
+                lease.resource,
+                lease.holder,
+            )
+            if self.on_overdue is not None:
+                self.on_overdue(lease)
 
     def _until_expiry(self) -> float:
         """How long the watch sleeps: until the first expiry still held, and never more than a
         tenth of the ttl, since the leases' clock is read, not slept on (a wall clock stepped
         by NTP; a test's clock, moved without time passing)."""
-        live = self._expiries()
+        live = self._deadlines()
         if not live:
             return self.ttl / 3  # nothing left to watch: only stop() is awaited
         return min(max(min(live) - self.leases.clock(), 0.0), self.ttl / 10)
@@ -187,6 +269,7 @@ class Heartbeat:
                 if i in self._gone or (expired_at is not None and lease.expires > expired_at):
                     return
                 self._gone.add(i)
+                self._overdue.discard(i)
                 self.lost.append(lease)
             log.warning("lease %s of %s lost: %s", lease.resource, lease.holder, why)
             if self.on_lost is not None:

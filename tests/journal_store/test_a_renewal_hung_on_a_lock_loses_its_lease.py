@@ -5,6 +5,10 @@ step's children then, not once the database answers. Until then the heartbeat th
 the renewal, and the step's git and tool runs went on after another worker could have taken
 the run over.
 
+At the expiry the lease is overdue (the step's writer waits, its children are ended): a
+renewal that lands after all keeps the step (test_a_late_renewal_keeps_its_step.py); one that
+has not answered another lease later loses it, the lock still held.
+
 A real lock on every backend: another transaction in the middle of its append."""
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ def test_a_renewal_hung_on_another_writers_lock_loses_the_lease_at_its_expiry(al
     beat = heartbeat(leases, lease)
     try:
         deadline = time.monotonic() + 10 * TTL
+        while not beat.overdue and not beat.lost and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert beat.overdue == [lease] and beat.lost == []  # its holder waits, its children end
         while not beat.lost and time.monotonic() < deadline:
             time.sleep(0.01)
         assert beat.lost == [lease]  # while the lock is still held: not once it is let go

@@ -194,6 +194,7 @@ def test_a_renewal_that_hangs_past_the_expiry_loses_the_lease_while_it_hangs():
     finally:
         journal.gate.set()
         [held] = beat.stop()
+    beat._thread.join(10)  # stop() waits for the renewal only a moment
     assert leases.last("x").event.kind == "LeaseRenewed"  # it landed in the end
     assert held == lease and beat.renewals == 0  # lost it stays: its holder has stopped
     assert leases.release(held) is True  # still the holder's to give back: nobody took it

@@ -175,8 +175,11 @@ def test_a_commit_in_flight_is_killed_when_the_lease_runs_out_unrenewed(repo, tm
         assert journal.refused.wait(30)  # a renewal failed, within the lease: tried again
         assert said == [] and members(group) and beat.lost == []
         clock.now = 1000.0 + TTL  # its expiry, and the renewals still failing
-        ended_and_refused(thread, said, group, repo)
-        assert beat.lost == [lease]
+        ended_and_refused(thread, said, group, repo)  # overdue: ended at once
+        deadline = time.monotonic() + 30  # a guard against hanging, not a measure
+        while not beat.lost and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert beat.lost == [lease]  # the next renewal failed too, past the expiry
     finally:
         beat.stop()
     journal.down = False

@@ -42,9 +42,9 @@ class Heartbeat:
     ended) until the renewal answers. One that lands at the same epoch proves nobody took the
     lease meanwhile (a grant would have moved the stream under its compare-and-swap), and
     `on_kept` says whether the holder may go on: yes unless the wait already cost it something
-    (a child ended, whose caller took it for its own failure). It did cost the whole step, the
-    renewal's lateness alone (a commit that answered late, a lock let go a moment after the
-    expiry), where nobody else held the lease. A renewal that is refused (a higher epoch: taken
+    (a child ended, whose caller took it for its own failure). Before, the lateness alone (a
+    commit that answered late, a lock let go a moment after the expiry) cost the whole step,
+    though nobody else held the lease. A renewal that is refused (a higher epoch: taken
     over), fails, or has not answered `grace` seconds past the expiry (one more ttl, unless
     given) loses the lease as before, as does `stop()` with a lease still overdue (the holder's
     work is over; nothing may stay waiting on it). `on_overdue` and `on_kept` run on either

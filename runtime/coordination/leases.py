@@ -41,7 +41,8 @@ Built before, a renewal that waited on another writer (SQLite's write lock held 
 transaction, PostgreSQL's append lock by a slow session) for more than the time its lease had
 left landed already expired, and the reconciler handed a run whose holder was alive and
 renewing to another worker. One still waiting when the lease's expiry passes is too late all
-the same: anybody may take the lease from then on, and the heartbeat takes it for lost (see
+the same: anybody may take the lease from then on, and the heartbeat stops the holder where it
+is until the renewal answers, and takes the lease for lost unless it lands at the epoch (see
 runtime/coordination/heartbeat.py). The heartbeat schedules its next beat by the time left on its
 leases, so a beat that was slow or failed is followed by another at once. Expiry is judged by
 the reader's clock against the writer's: the workers' clocks must agree to well within a

@@ -80,13 +80,20 @@ def escaped(text: str) -> str:
     return "".join(out)
 
 
+def for_record(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` fit to be journalled: each of `secrets` blanked (longest first, so a value is
+    blanked whole before a part of it) and the user name and password of each URL in it. Its
+    line breaks stay: the journal keeps what was said, and the pages escape it."""
+    worth = {v for v in secrets if v is not None and secret(v)}
+    for value in sorted(worth, key=len, reverse=True):
+        text = blanked(text, value, HIDDEN)
+    return URL_USERINFO.sub(lambda m: f"{m.group(1)}{USERINFO}@", text)
+
+
 def for_log(text: str, secrets: Iterable[str | None] = ()) -> str:
     """`text` fit for a log line: each of `secrets` blanked (longest first, so a value is
     blanked whole before a part of it), the user name and password of each URL in it
     blanked, and its control characters escaped. For text the process did not write itself:
     an exception's message, which a model client or a tool may have filled with a header it
     echoed, a URL it was given, or an agent's words."""
-    worth = {v for v in secrets if v is not None and secret(v)}
-    for value in sorted(worth, key=len, reverse=True):
-        text = blanked(text, value, HIDDEN)
-    return escaped(URL_USERINFO.sub(lambda m: f"{m.group(1)}{USERINFO}@", text))
+    return escaped(for_record(text, secrets))

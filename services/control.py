@@ -45,6 +45,7 @@ from runtime.faults import Faults
 from runtime.journal import Fence, Fenced, Recorded, StaleEpoch, WrongExpectedVersion
 from runtime.model import EndpointDown
 from runtime.stops import StopRequest
+from services import redacted
 
 
 class Control:
@@ -128,7 +129,9 @@ class Control:
         drives the run (often made by the takeover: the workspace or the stream changed under
         it) is not the run's: recorded, it made the run read as failing while another worker
         drove it."""
-        error = ErrorInfo(type=type(exc).__name__, message=str(exc)[:2000])
+        # What a model client or a tool put in the exception (an echoed header, a URL's
+        # password) would be shown on the run page, in its dead letter and in its export.
+        error = ErrorInfo(type=type(exc).__name__, message=redacted.recorded(str(exc))[:2000])
         failed = StepFailed(run_id=self.run_id, at_version=at_version, error=error)
         try:
             self.journal.append(self.stream, [failed], self.journal.version(self.stream), fence)

@@ -33,6 +33,12 @@ def line(text: str) -> str:
     return redact.for_log(text, secrets())
 
 
+def recorded(text: str) -> str:
+    """`text` fit for the journal (a step's failure, which the run page, its dead letter and
+    its export show), this host's secrets blanked; its line breaks kept."""
+    return redact.for_record(text, secrets())
+
+
 def said(exc: BaseException) -> str:
     """`Type: message` of `exc`, fit for one log line."""
     return line(f"{type(exc).__name__}: {exc}")

@@ -44,7 +44,7 @@ from runtime.fanout.contracts import Handoff
 from runtime.journal import Fenced, Recorded, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.model import EndpointDown
 from runtime.session import Session
-from services import queue
+from services import queue, redacted
 from services.control import faults, heartbeat, lasts
 from teams.triage.belt import Belt
 from teams.triage.settings import TriageSettings
@@ -246,8 +246,8 @@ def run_specialist(run_id: str, sub_id: str, holder: str) -> str:
         # and not counted, for as long as the run's own step would wait (OUTAGE_SECONDS); a
         # sub-task given up after that says since when the endpoint has not answered
         # (runtime/fanout/restarts.py).
-        log.warning("run %s: specialist %s: %s", run_id, sub_id, exc)
-        outcome = f"{restarts.DOWN}: {exc}"[:OUTCOME_CHARS]
+        log.warning("run %s: specialist %s: %s", run_id, sub_id, redacted.said(exc))
+        outcome = f"{restarts.DOWN}: {redacted.recorded(str(exc))}"[:OUTCOME_CHARS]
         # Its Retry-After, journalled: the next start comes no sooner (restarts.tally). Only
         # a number the release can hold: nothing a server says may keep the lease from going.
         said = exc.retry_after

@@ -110,7 +110,7 @@ def drive_step(
         try:
             config = flight.recorded_config([first.event] if first else [], run_id)
         except flight.FlightError as exc:
-            log.error("run %s: not driven: %s", run_id, exc)
+            log.error("run %s: not driven: %s", run_id, redacted.line(str(exc)))
             return "refused"  # settings that name another place on disk: nothing is touched
     try:
         if control.open_letter() is not None or isinstance(last, DeadLettered):

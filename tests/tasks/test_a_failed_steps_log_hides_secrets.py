@@ -10,6 +10,8 @@ import logging
 
 import pytest
 
+from journal_store.journal import DjangoJournal
+from runtime import streams
 from runtime.model import EndpointDown
 from runtime.warm import WarmFlight
 from services import runs, steps
@@ -81,3 +83,20 @@ def test_an_endpoint_down_is_logged_redacted(failing_with, caplog):
     with caplog.at_level(logging.WARNING, logger="services.steps"):
         assert steps.drive_step(run_id, "test") == "failed-step"
     assert_redacted(caplog)
+
+
+def test_the_failure_journalled_for_the_run_page_hides_them_too(failing_with):
+    # The StepFailed is what the run page, its dead letter and its export show.
+    failing_with["exc"] = RuntimeError(message())
+    run_id = runs.start_run("repo-fix", "first-flight")
+    assert steps.drive_step(run_id, "test") == "failed-step"
+    failed = [
+        r.event
+        for r in DjangoJournal().read(streams.control(run_id))
+        if r.event.kind == "StepFailed"
+    ]
+    assert len(failed) == 1 and failed[0].error.type == "RuntimeError"
+    said = failed[0].error.message
+    assert KEY not in said and KEY[:8] not in said and "hunter22" not in said
+    assert "https://***@models.example/v1" in said and "Bearer [secret]" in said
+    assert f"\n{FORGED}" in said  # kept as it was said: the pages escape it

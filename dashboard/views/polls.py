@@ -6,17 +6,15 @@ polls from is worked out here too; what a poll answers is dashboard/arrived.py.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Page
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from dashboard import arrived, asked, listing, queries
+from dashboard import arrived, asked, listing, queries, queue_pages
 from dashboard.access import HtmxHttpRequest
 from dashboard.asked import BadQuery
 from journal_store import queues
@@ -67,13 +65,15 @@ def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-def newer_poll(queue: queues.Queue, status: str, page: Page[Any], kept: dict[str, str]) -> str:
-    """The address the queue's first page polls for items opened since it was drawn, counted
-    from the newest item it shows (its first: newest first); "" where new items would not be
-    shown (a later page, the decided ones)."""
-    if page.number != 1 or status not in (queues.OPEN, "all"):
+def newer_poll(
+    queue: queues.Queue, status: str, page: queue_pages.Page, kept: dict[str, str]
+) -> str:
+    """The address a queue's page of its newest items polls for items opened since it was
+    drawn, counted from the newest item it shows (its first: newest first); "" where new
+    items would not be shown (a page with newer items above it, the decided ones)."""
+    if not page.top or status not in (queues.OPEN, "all"):
         return ""
-    after = page[0].position if len(page) else 0
+    after = page.items[0].position if page.items else 0
     return f"{reverse(f'{queue.name}_newer')}?{urlencode(kept | {'after': after})}"
 
 

@@ -11,7 +11,6 @@ from urllib.parse import urlencode, urlsplit
 
 from django.contrib import messages as djmessages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
@@ -20,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import reswap, retarget
 
-from dashboard import actions, asked, errors, queries
+from dashboard import actions, asked, errors, queries, queue_pages
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.asked import BadQuery
 from dashboard.forms import DecisionForm, LettersForm, ResolveForm
@@ -47,7 +46,7 @@ def queue_page(
     what an item's card needs beyond its row. A status or a run it cannot take: 400, naming
     it, and no items. `refused`: a decision on several that could not be taken, drawn with
     what was typed and ticked, answered 400."""
-    # Every value it cannot take, the page's number with the filters: a bad page was named
+    # Every value it cannot take, the page's place with the filters: a bad page was named
     # only once the filters had been mended.
     problems: dict[str, str] = {}
     try:
@@ -57,7 +56,7 @@ def queue_page(
     except BadQuery as exc:
         problems |= exc.problems
     try:
-        number = asked.page_of(request.GET)
+        place = queue_pages.place_of(queue, request.GET)
     except BadQuery as exc:
         problems |= exc.problems
     if problems:
@@ -78,13 +77,13 @@ def queue_page(
         }
         return render(request, template, context, status=400)
     items = queries.queue_items(queue, status, run, runs, words=words)
-    page = Paginator(items, PAGE).get_page(number)
+    page = queue_pages.page(items, place, PAGE)
     if shown is not None:
-        for item in page.object_list:
+        for item in page.items:
             shown(item)
     kept = asked.queue_kept(run, words, runs)
     oldest = oldest_of(queue, page, run, runs, words) if status == queues.OPEN else None
-    open_here = [item for item in page.object_list if item.status == queues.OPEN]
+    open_here = [item for item in page.items if item.status == queues.OPEN]
     decides = can_decide(request.user)
     context = {
         # The queue's own address for its links: a refused decision on several is answered
@@ -111,30 +110,39 @@ def queue_page(
         # A run named that this store does not hold: said, where the page said only that it
         # had no items (a mistyped id looked like a run with nothing to decide).
         "no_such_run": bool(run)
-        and not page.object_list
+        and not page.items
         and not RunSummary.objects.filter(run_id=run).exists(),
     }
     return render(request, template, context, status=400 if refused else 200)
 
 
 def oldest_of(
-    queue: queues.Queue, page: Page[Any], run: str, runs: metrics.MetricsFilter, words: str
+    queue: queues.Queue, page: queue_pages.Page, run: str, runs: metrics.MetricsFilter, words: str
 ) -> dict[str, Any] | None:
-    """The open item that has waited longest, of those the filters choose, and the page of
-    the open items that holds it (None: this one). A reviewer working through the queue sees
-    how long the oldest has waited, where the newest come first. Not for one item alone,
-    whose card says as much."""
-    if page.paginator.count < 2:
-        return None
+    """The open item that has waited longest, of those the filters choose, and the query of
+    the page of the open items that holds it (None: this one). A reviewer working through the
+    queue sees how long the oldest has waited, where the newest come first. Not for one item
+    alone, whose card says as much."""
     rows = queries.queue_rows(queue, run, runs, words)
+    if len(rows.filter(status=queues.OPEN)[:2]) < 2:
+        return None
     oldest = queues.oldest_open(queue, rows)
     if oldest is None:
         return None
-    if oldest in page.object_list:
-        return {"item": oldest, "page": None}
-    # Listed newest first: the open items opened after it in the journal come before it.
-    before = rows.filter(status=queues.OPEN, position__gt=oldest.position).count()
-    return {"item": oldest, "page": before // PAGE + 1}
+    if oldest in page.items:
+        return {"item": oldest, "query": None}
+    # Oldest by its time, not by its position: it may be on an older page or a newer one.
+    # The page that holds it goes on before the open item opened next after it in the
+    # journal (a seek in the status's index): it is that page's first. None opened after
+    # it: the newest open items' page, the first.
+    after = rows.filter(status=queues.OPEN, position__gt=oldest.position).order_by("position")
+    following = after.values_list("position", flat=True).first()
+    place = {} if following is None else {"before": following}
+    query = urlencode({"status": queues.OPEN} | asked.queue_kept(run, words, runs) | place)
+    where = "another"
+    if page.items:
+        where = "an older" if oldest.position < page.items[-1].position else "a newer"
+    return {"item": oldest, "query": query, "where": where}
 
 
 def with_open(
@@ -151,7 +159,7 @@ def with_open(
 
 def oldest_again(request: HtmxHttpRequest, queue: queues.Queue) -> str:
     """The queue's line naming its oldest open item, drawn as the page would be now, under
-    the filters and the page number of the address htmx says the page is at. Nothing where
+    the filters and at the place of the address htmx says the page is at. Nothing where
     that is no page of this queue's open items: only those have the line."""
     where = urlsplit(request.htmx.current_url_abs_path or "")
     if where.path not in [reverse(name) for name in PAGES[queue.name]]:
@@ -159,7 +167,7 @@ def oldest_again(request: HtmxHttpRequest, queue: queues.Queue) -> str:
     params = QueryDict(where.query)
     try:
         status, run, runs, words = asked.queue_filter(queue, params)
-        number = asked.page_of(params)
+        place = queue_pages.place_of(queue, params)
     except BadQuery:
         return ""  # the page listed nothing, and has no line
     if status != queues.OPEN:
@@ -167,12 +175,11 @@ def oldest_again(request: HtmxHttpRequest, queue: queues.Queue) -> str:
     # The rows as queries.queue_items has them, without its catch-up: the decision's was
     # the last.
     items = queries.queue_rows(queue, run, runs, words).filter(status=queues.OPEN)
-    page = Paginator(items.order_by("-position"), PAGE).get_page(number)
+    page = queue_pages.page(items.order_by("-position"), place, PAGE)
     context = {
         "oldest": oldest_of(queue, page, run, runs, words),
         "noun": polls.NOUNS[queue.name],
         "here": reverse(queue.name),
-        "kept": urlencode(asked.queue_kept(run, words, runs)),
         "oob": True,
     }
     return render_to_string("dashboard/_oldest_open.html", context, request)
@@ -200,7 +207,7 @@ QUEUES = {"dead_letters": "the dead letters", "conflicts": "the conflicts"}
 
 def back_to(request: HtmxHttpRequest, queue: str) -> str:
     """The page of the queue named `queue` a decision's form was on: the queue's own path
-    with the query the form's address carries (the page's filters and its page number), so
+    with the query the form's address carries (the page's filters and its place), so
     never another host's or another page's address."""
     return reverse(queue) + (f"?{request.GET.urlencode()}" if request.GET else "")
 

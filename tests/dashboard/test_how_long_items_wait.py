@@ -171,8 +171,10 @@ def test_a_wait_reads_in_words_and_never_as_no_time():
 
 
 def test_the_oldest_on_a_later_page_is_linked_on_that_page(as_owner, owner):
-    """Twenty-five items a page, newest first: the oldest of 27 is on the second, and the line
-    links there (under the page's filters), where it linked to a page that did not hold it."""
+    """Twenty-five items a page, newest first: the oldest of 27 is on an older page, and the
+    line links there (under the page's filters), where it linked to a page that did not hold
+    it. The page is the one going on before the open item opened after it (it is that page's
+    first), not a page by number."""
     from journal_store.journal import DjangoJournal
     from runtime.events import DeadLettered
 
@@ -183,13 +185,26 @@ def test_the_oldest_on_a_later_page_is_linked_on_that_page(as_owner, owner):
     DjangoJournal().append("run-r-q", opened, 0)
     projection.catch_up()
     aged(DeadLetter, "r-q:1", days=1)
+    following = DeadLetter.objects.get(letter_id="r-q:2").position
     line = oldest_line(as_owner.get("/review/dead-letters").content.decode())
-    assert 'href="/review/dead-letters?status=open&amp;page=2#r-q:1">r-q:1</a>' in line
-    assert line.endswith(", on page 2.")
-    line = oldest_line(as_owner.get("/review/dead-letters?run=r-q&page=2").content.decode())
-    assert 'href="#r-q:1"' in line and "on page" not in line
+    link = f"/review/dead-letters?status=open&amp;before={following}#r-q:1"
+    assert f'href="{link}">r-q:1</a>' in line
+    assert line.endswith(", on an older page.")
+    page = as_owner.get(unescape(link)).content.decode()
+    assert 'id="r-q:1"' in page
+    line = oldest_line(page)
+    assert 'href="#r-q:1"' in line and "page" not in line
     line = oldest_line(as_owner.get("/review/dead-letters?run=r-q").content.decode())
-    assert 'href="/review/dead-letters?status=open&amp;run=r-q&amp;page=2#r-q:1"' in line
+    link = f"/review/dead-letters?status=open&amp;run=r-q&amp;before={following}#r-q:1"
+    assert f'href="{link}"' in line
+    # The oldest by its time is the newest by its place: on the first page, linked from a
+    # later one, which says it is newer.
+    aged(DeadLetter, "r-q:1", seconds=0)
+    aged(DeadLetter, "r-q:27", days=2)
+    older = DeadLetter.objects.get(letter_id="r-q:3").position
+    line = oldest_line(as_owner.get(f"/review/dead-letters?before={older}").content.decode())
+    assert 'href="/review/dead-letters?status=open#r-q:27"' in line
+    assert line.endswith(", on a newer page.")
 
 
 def test_a_queue_of_a_run_this_store_does_not_hold_says_so(as_owner, waiting):

@@ -71,7 +71,7 @@ def test_the_page_the_api_and_the_query_list_the_same_items(queue, as_reviewer, 
 
     def shown(status: str) -> list[str]:
         page = as_reviewer.get(f"/review/{path}", {"status": status}).context["page"]
-        return [getattr(item, queue.key) for item in page.object_list]
+        return [getattr(item, queue.key) for item in page.items]
 
     def built(status: str) -> list[str]:
         return [getattr(item, queue.key) for item in queries.queue_items(queue, status)]
@@ -115,17 +115,23 @@ def test_an_item_opened_again_is_open_again_and_a_rebuild_agrees(queue):
 def test_a_queue_longer_than_a_page_links_to_its_next_page(queue, as_reviewer):
     """Twenty-five items a page, newest first, with links between the pages that keep the
     status shown; the queues had no links (their pager was the run tabs' one, which draws
-    nothing here), so the 26th oldest open item could not be reached from the page."""
+    nothing here), so the 26th oldest open item could not be reached from the page. The links
+    go on from a position (dashboard/queue_pages.py), not to a page by number."""
     path = CASES[queue.name][0]
     opened = [letter(n) if queue.name == "dead_letters" else parked(n) for n in range(1, 28)]
     DjangoJournal().append(f"queue-test-{queue.name}", opened, 0)
-    first = as_reviewer.get(f"/review/{path}", {"status": "all"}).content.decode()
-    assert "Page 1 of 2" in first
-    assert f'href="/review/{path}?status=all&amp;page=2"' in first and "Older →" in first
-    second = as_reviewer.get(f"/review/{path}", {"status": "all", "page": 2}).content.decode()
-    assert "Page 2 of 2" in second and f'href="/review/{path}?status=all&amp;page=1"' in second
+    first = as_reviewer.get(f"/review/{path}", {"status": "all"})
+    body = first.content.decode()
+    older = first.context["page"].items[-1].position  # the 25th newest: the 3rd item opened
+    assert f'href="/review/{path}?status=all&amp;before={older}" rel="next">Older →' in body
+    assert "Newer" not in body and "Page " not in body
+    second = as_reviewer.get(f"/review/{path}", {"status": "all", "before": older})
+    body = second.content.decode()
+    newer = second.context["page"].items[0].position
+    assert f'href="/review/{path}?status=all&amp;after={newer}" rel="prev">← Newer' in body
+    assert "Older" not in body
     oldest = f'id="{getattr(opened[0], queue.key)}"'  # its card's anchor
-    assert oldest in second and oldest not in first
+    assert oldest in body and oldest not in first.content.decode()
 
 
 @pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)
@@ -171,5 +177,5 @@ def test_the_api_lists_one_runs_items_as_the_page_does(queue, as_reviewer, token
     page = as_reviewer.get(f"/review/{path}", {"status": "all", "run": "r-q"}).context["page"]
     key = getattr(mine, queue.key)
     assert [item[queue.key] for item in answer["items"]] == [key]
-    assert [getattr(item, queue.key) for item in page.object_list] == [key]
+    assert [getattr(item, queue.key) for item in page.items] == [key]
     assert answer["next"] is None  # no page after it

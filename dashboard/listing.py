@@ -11,8 +11,6 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from django.db.models import (
-    DurationField,
-    ExpressionWrapper,
     F,
     Max,
     OrderBy,
@@ -20,7 +18,6 @@ from django.db.models import (
     QuerySet,
     Subquery,
 )
-from django.db.models.functions import Coalesce, Now
 
 from dashboard.asked import BadQuery, parse_date, shown
 from dashboard.queries import loose_scan
@@ -41,23 +38,17 @@ FINDINGS = tuple(sorted(s.name for s in SIGNATURES))
 
 @dataclass(frozen=True)
 class Sort:
-    """One of the runs list's orders: by a column (or `duration`, worked out per row), then by
-    run id in the same direction, so that the order is total (a run id is unique) and a page
-    goes on after a (value, run id) pair (dashboard/run_pages.py). The run id goes the
-    column's way, so that one index of (column DESC, run_id DESC) serves the order read
-    forwards or backwards (migration 0034). Runs without the value (no known start, cost or
-    duration) come last in either direction, on both databases (PostgreSQL puts NULLs first in
-    a descending order, SQLite in an ascending one)."""
+    """One of the runs list's orders: by a column, then by run id in the same direction, so
+    that the order is total (a run id is unique) and a page goes on after a (value, run id)
+    pair (dashboard/run_pages.py). The run id goes the column's way, so that one index of
+    (column DESC, run_id DESC) serves the order read forwards or backwards (migrations 0035,
+    0038). Runs without the value (no known start or cost; no duration: still running, or
+    without a start) come last in either direction, by run id, on both databases (PostgreSQL
+    puts NULLs first in a descending order, SQLite in an ascending one)."""
 
     column: str
     descending: bool = True
     nullable: bool = False
-    # Whether an index serves the order (a page then seeks in it: run_pages.page). A duration,
-    # worked out from the clock, has none: a page of it sorts every run the filter selects.
-    indexed: bool = True
-    # The column whose NULL leaves a run without a value ("": this one): a duration has one
-    # exactly when the run has a start, which a row says without working the duration out.
-    known: str = ""
 
     def order(self, nulls_last: bool = True) -> list[OrderBy]:
         """The ORDER BY, run id after. A page reads the runs with a value and those without
@@ -78,7 +69,9 @@ SORTS: dict[str, Sort] = {
     "tokens": Sort("tokens"),
     "cost": Sort("cost", nullable=True),
     "findings": Sort("findings_count"),
-    "duration": Sort("duration", nullable=True, indexed=False, known="started_at"),
+    # The duration kept once a run's clock has stopped (journal_store/run_columns.py
+    # stopped_after, migration 0038): a run still running has none yet, and comes last.
+    "duration": Sort("duration", nullable=True),
 }
 
 
@@ -177,24 +170,10 @@ def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
 
 
 def matching(chosen: RunFilter) -> QuerySet[RunSummary]:
-    """The runs the filter selects, in no order, with what its sort needs worked out, from the
-    read model once it is caught up (without queueing behind somebody else's catch-up: a
-    moment old is fine for a list)."""
+    """The runs the filter selects, in no order, from the read model once it is caught up
+    (without queueing behind somebody else's catch-up: a moment old is fine for a list)."""
     projection.catch_up(wait=False)
-    return sortable(selected(chosen), chosen.sort)
-
-
-def sortable(runs: QuerySet[RunSummary], sort: str) -> QuerySet[RunSummary]:
-    """`runs` with the column `sort` orders by: a duration is computed per row (SQLite has no
-    interval type), only when sorting needs it."""
-    if sort != "duration":
-        return runs
-    return runs.annotate(
-        duration=ExpressionWrapper(
-            Coalesce(F("finished_at"), Now()) - F("started_at") - F("waited"),
-            output_field=DurationField(),
-        )
-    )
+    return selected(chosen)
 
 
 def selected(chosen: RunFilter) -> QuerySet[RunSummary]:
@@ -238,8 +217,8 @@ def started_since(chosen: RunFilter, mark: datetime | None) -> int:
 
 
 def runs_started(chosen: RunFilter) -> QuerySet[RunSummary]:
-    # Without the list's order or its computed duration, which a count or a maximum does not
-    # need; and without a catch-up of its own (the list has just caught up).
+    # Without the list's order, which a count or a maximum does not need; and without a
+    # catch-up of its own (the list has just caught up).
     return selected(chosen).filter(started_at__isnull=False)
 
 

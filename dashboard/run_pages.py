@@ -5,7 +5,7 @@ An offset read and threw away every run before the page (the 400th page of 50 re
 to show 50), so a page cost more the further into the list it was and the more runs the store
 held. A cursor is that last run's value in the sort's column and its run id: the list is
 ordered by both (listing.Sort), and the next page is the runs after that pair, a seek in the
-index of the column and the run id (migration 0034) and a read of the rows it shows, however
+index of the column and the run id (migrations 0035, 0038) and a read of the rows it shows, however
 far in. It carries the sort's name too, since a place in one order is no place in another.
 
 Why no run is shown twice or skipped. The pages follow one total order (a run id is unique, so
@@ -17,16 +17,16 @@ others, where under an offset a run new at the top pushed every run one place do
 next page began with the last run of the one before; newest first, a new run comes before
 every cursor and is not shown (the list's poll for newer runs announces it). As far as the
 sort allows: a run's start never changes, so newest and oldest first are exact; tokens, cost,
-findings, status and duration change while a run flies (its duration for as long as it runs,
-worked out from the clock), and a run whose value moves across a cursor between two pages is
-shown on both or on neither, as under an offset.
+findings and status change while a run flies, and a run whose value moves across a cursor
+between two pages is shown on both or on neither, as under an offset. A duration is kept once
+a run's clock stops (journal_store/run_columns.py stopped_after): a run that finishes while
+somebody pages leaves the runs without one, at the end, for its place among the others.
 
-Runs without a value (no known start, cost or duration) come last in either direction: they
-are read apart once those with one are exhausted, by run id, each part a range of the same
-index. The condition `value <= v AND (value < v OR run_id < id)` is written with its first
-half alone as well, which both databases seek by; the OR alone they would not. A duration has
-no index (it is worked out from the clock): a page of the runs by duration sorts every run the
-filter selects, as it did under an offset, and its cost still grows with their number.
+Runs without a value (no known start or cost; no duration: still running, or without a start)
+come last in either direction: they are read apart once those with one are exhausted, by run
+id, each part a range of the same index. The condition `value <= v AND (value < v OR run_id <
+id)` is written with its first half alone as well, which both databases seek by; the OR alone
+they would not.
 """
 
 from __future__ import annotations
@@ -155,26 +155,22 @@ def page(runs: QuerySet[RunSummary], sort: str, after: Cursor | None, limit: int
     by `sort`, after the cursor (from the start without one), and the cursor of the next page
     when more follow. At most two range reads of limit + 1 rows each."""
     key = listing.SORTS[sort]
-    column, way, known = key.column, "lt" if key.descending else "gt", key.known or key.column
+    column, way = key.column, "lt" if key.descending else "gt"
     order = key.order(nulls_last=False)
     found: list[RunSummary] = []
     if after is None or after.value is not None:
-        valued = runs.filter(**{f"{known}__isnull": False}) if key.nullable else runs
+        valued = runs.filter(**{f"{column}__isnull": False}) if key.nullable else runs
         if after is not None:
+            # v <= x AND (v < x OR id < y): the first half is an index range
             beyond = Q(**{f"{column}__{way}": after.value})
-            if key.indexed:  # v <= x AND (v < x OR id < y): the first half is an index range
-                seek = Q(**{f"{column}__{way}e": after.value})
-                valued = valued.filter(seek, beyond | Q(**{f"run_id__{way}": after.run_id}))
-            else:  # v < x OR (v = x AND id < y): a duration, which SQLite works out at every
-                # mention, twice here rather than three times
-                tied = Q(**{column: after.value, f"run_id__{way}": after.run_id})
-                valued = valued.filter(beyond | tied)
+            seek = Q(**{f"{column}__{way}e": after.value})
+            valued = valued.filter(seek, beyond | Q(**{f"run_id__{way}": after.run_id}))
         found = list(valued.order_by(*order)[: limit + 1])
     if key.nullable and len(found) <= limit:
         # The runs with a value are exhausted: those without one follow, by run id. Ordered
         # by the column too (NULL in each), as the index is: PostgreSQL takes `IS NULL` for no
         # equality, and ordered by the run id alone it walked the primary key for them.
-        blank = runs.filter(**{f"{known}__isnull": True})
+        blank = runs.filter(**{f"{column}__isnull": True})
         if after is not None and after.value is None:
             blank = blank.filter(**{f"run_id__{way}": after.run_id})
         found += blank.order_by(*order)[: limit + 1 - len(found)]

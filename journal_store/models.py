@@ -128,6 +128,10 @@ class RunSummary(models.Model):
     # How long the run stood waiting for a person (an interrupt, a dead letter) before it
     # went on: its duration leaves it out (runtime/views.py, Summary.goes_on).
     waited = models.DurationField(default=timedelta(0))
+    # Its duration once its clock has stopped (finished_at less started_at less waited: what
+    # its page says), kept so that the runs list's sort by duration reads an index; None while
+    # it runs (a duration that grows with the clock cannot be kept) and without a start.
+    duration = models.DurationField(null=True)
     tokens = models.BigIntegerField(default=0)
     calls = models.IntegerField(default=0)
     allowance = models.BigIntegerField(null=True)
@@ -217,6 +221,7 @@ class RunSummary(models.Model):
             models.Index(fields=["-tokens", "-run_id"], name="run_tokens_id"),
             models.Index(fields=["-cost", "-run_id"], name="run_cost_id"),
             models.Index(fields=["-findings_count", "-run_id"], name="run_findings_id"),
+            models.Index(fields=["-duration", "-run_id"], name="run_duration_id"),  # 0038
         ]
 
 

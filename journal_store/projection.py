@@ -81,9 +81,12 @@ class Projector:
 compact = json.JSONEncoder(separators=(",", ":")).encode  # a state as the text stored
 
 
-# The one duration column, put in the upsert's rows as the backend keeps durations (SQLite:
+# The duration columns, put in the upsert's rows as the backend keeps durations (SQLite:
 # microseconds in an integer; PostgreSQL: an interval).
-WAITED = RunSummary._meta.get_field("waited")
+DURATIONS = {
+    "waited": RunSummary._meta.get_field("waited"),
+    "duration": RunSummary._meta.get_field("duration"),
+}
 STARTS = {f.name: compact(f.start()) for f in RUN_FOLDS}
 FIRST_SUMMARY: dict[str, Any] = {"findings_count": 0}  # a new run's row, before its batch
 for _fold in RUN_FOLDS:
@@ -228,7 +231,8 @@ class Runs(Projector):
             row = {**FIRST_SUMMARY, **changed, "findings_count": delta.get(run_id, 0)}
             for name in ("started_at", "finished_at"):
                 row[name] = ops.adapt_datetimefield_value(row[name])
-            row["waited"] = WAITED.get_db_prep_value(row["waited"], cursor.db)
+            for name, field in DURATIONS.items():
+                row[name] = field.get_db_prep_value(row[name], cursor.db)
             row["started_on"] = ops.adapt_datefield_value(row["started_on"])
             for name in ("copied_figures", "lineage", "lineage_cost"):
                 row[name] = ops.adapt_json_value(row[name], None)

@@ -30,6 +30,16 @@ def day(t: float | None) -> date | None:
     return datetime.fromtimestamp(t, tz=UTC).date() if t else None
 
 
+def stopped_after(s: dict[str, Any]) -> timedelta | None:
+    """The run's duration once its clock has stopped (the summary's `finished`: a verdict, a
+    dead letter, an interrupt, an import), less the time it stood waiting for a person, as
+    its page says it (present.duration); None while it runs, or without a start."""
+    started, finished = when(s["started"]), when(s["finished"])
+    if started is None or finished is None:
+        return None
+    return finished - started - timedelta(seconds=s.get("waited") or 0.0)
+
+
 # The summary's columns, from the folds that give them (their results need no rows).
 def summary_columns(s: dict[str, Any]) -> dict[str, Any]:
     return {
@@ -45,6 +55,7 @@ def summary_columns(s: dict[str, Any]) -> dict[str, Any]:
         "started_on": day(s["started"]),
         "finished_at": when(s["finished"]),
         "waited": timedelta(seconds=s.get("waited") or 0.0),
+        "duration": stopped_after(s),
         "event_count": s["events"],
         "last_position": s["last_position"],
         "parent_id": s.get("parent") or "",

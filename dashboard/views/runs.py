@@ -49,7 +49,6 @@ PARTIAL_FOR_HTMX = vary_on_headers("HX-Request")
 def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """One row of the list, polled while the run is active; stops the polling once it is not."""
     run = get_run_for_user(request.user, run_id)
-    run.duration = None  # type: ignore[attr-defined]
     listing.mark_stalled([run])
     listing.mark_failing([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})

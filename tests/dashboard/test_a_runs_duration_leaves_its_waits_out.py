@@ -108,3 +108,52 @@ def test_the_migration_fills_the_wait_of_runs_projected_before_it():
     assert json.loads(waited.state)["waited"] == 3_600.0
     projection.rebuild(["runs"])
     assert list(RunSummary.objects.order_by("run_id").values_list("run_id", "waited")) == projected
+
+
+def test_the_duration_is_kept_once_the_clock_stops_and_none_while_it_runs():
+    """The list sorts by a duration kept in the run's row (migration 0038: an index of it
+    serves a page), the figure its page says; a run still running has none yet, and a rebuild
+    gives the same."""
+    waited_and_not()
+    run("r-running")  # started, not finished
+    projection.catch_up()
+
+    def kept() -> dict[str, timedelta | None]:
+        return dict(RunSummary.objects.values_list("run_id", "duration"))
+
+    assert kept() == {
+        "r-waited": timedelta(seconds=25),
+        "r-minute": timedelta(seconds=60),
+        "r-running": None,
+    }
+    projection.rebuild(["runs"])
+    assert kept()["r-waited"] == timedelta(seconds=25) and kept()["r-running"] is None
+    # Finished, it has one: the projector moves it as the run's clock stops.
+    DjangoJournal().append(
+        "run-r-running",
+        [TeamFinished(run_id="r-running", status="done", reason="ok", t=T0 + 5)],
+        1,
+    )
+    projection.catch_up()
+    assert kept()["r-running"] == timedelta(seconds=5)
+
+
+def test_migration_0038_fills_the_duration_of_runs_projected_before_it():
+    """As the projector now keeps it: the runs stored before get theirs from their columns."""
+    import importlib
+    from types import SimpleNamespace
+
+    from django.apps import apps
+    from django.db import connection
+
+    migration = importlib.import_module("journal_store.migrations.0038_run_duration")
+    waited_and_not()
+    run("r-running")
+    projection.catch_up()
+    projected = list(RunSummary.objects.order_by("run_id").values_list("run_id", "duration"))
+    assert [d for _, d in projected].count(None) == 1
+    RunSummary.objects.update(duration=None)  # as the store held them before 0038
+    migration.fill(apps, SimpleNamespace(connection=connection))
+    assert (
+        list(RunSummary.objects.order_by("run_id").values_list("run_id", "duration")) == projected
+    )

@@ -377,10 +377,16 @@ class QueueItem(models.Model):
         abstract = True
         # A queue is listed newest first, of one status or all, a page at a time after the
         # position of the last item shown (dashboard/api/review.py): each index a seek to the
-        # page and a read of its rows, where every page sorted every item (migration 0035).
+        # page and a read of its rows, where every page sorted every item (migration 0036).
+        # The open item that has waited longest (queues.oldest_open, named above a queue's
+        # open items and on the metrics page) is the first of the open ones by time: a seek in
+        # the third, where the open items were sorted at every page (migration 0039).
         indexes = [
             models.Index(fields=["status", "position"], name="%(class)s_status_position"),
             models.Index(fields=["position"], name="%(class)s_position"),
+            models.Index(
+                fields=["status", "created_at", "position"], name="%(class)s_status_created"
+            ),
         ]
 
 

@@ -171,3 +171,24 @@ def test_a_page_of_a_queue_is_read_from_an_index_in_its_order(alias, status):
         plan = "\n".join(str(row[-1]) for row in cursor.fetchall())
     assert "TEMP B-TREE" not in plan and " Sort " not in f" {plan} ", plan
     assert "deadletter_" in plan and "position" in plan, plan
+
+
+@on_every_backend()
+@pytest.mark.parametrize("queue", queues.QUEUES, ids=lambda q: q.name)
+def test_the_oldest_open_item_is_a_seek_not_a_sort_of_the_open_ones(alias, queue):
+    """Named above a queue's page of its open items at every page (and on the metrics page):
+    it was found by a sort of every open item, which grew the page with them (migration
+    0039)."""
+    connection = connections[alias]
+    with CaptureQueriesContext(connection) as asked:
+        queues.oldest_open(queue, queue.model._default_manager.using(alias).all())
+    [query] = asked.captured_queries
+    explain = "EXPLAIN QUERY PLAN " if connection.vendor == "sqlite" else "EXPLAIN "
+    with transaction.atomic(using=alias), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute(explain + query["sql"])
+        plan = "\n".join(str(row[-1]) for row in cursor.fetchall())
+    assert "TEMP B-TREE" not in plan and " Sort " not in f" {plan} ", plan
+    assert "_status_created" in plan, plan

@@ -4,12 +4,12 @@ beside paged by an offset (before), in the same process.
 
     cursor    run_pages.page: up to --limit runs after the cursor of the run before the page,
               on a store migrated to the end (the index of each sort's column and the run id,
-              migration 0035).
+              migrations 0035 and 0038).
     offset    the query GET /api/runs and the list's page ran before: the same filter and
               order (ties by run id descending) sliced at the offset, and the count of every
               run it selects (django-ninja's LimitOffsetPagination and Django's Paginator
-              both ask it at every page), on a store migrated to 0033, with the indexes it
-              had then.
+              both ask it at every page), on a store migrated to 0033, with the indexes (and
+              columns) it had then.
     API, page GET /api/runs and the list's page (/, HTML) in-process (Django's test client,
               signed in), on the store of now: the whole request, rows' stall and fork point
               and the template included.
@@ -18,14 +18,19 @@ beside paged by an offset (before), in the same process.
               position of the one before the page (`position`, migration 0036's index; `API`,
               the whole request) beside the slice at the offset and the count (`offset`,
               before). One letter per run, 85% decided.
+    queue page
+              /review/dead-letters (HTML, 25 a page) showing every letter or the open ones:
+              the first page, and the late one asked `before` the position of the letter above
+              it, as its Older link asks (dashboard/queue_pages.py); its page by number (a
+              count and an OFFSET) is gone, the `offset` figure above is its query.
 
 Each at the first page and a late page (the one that starts 90% of the way in, or the last
 whole page when that is nearer the end: runs without the value, last, fill the very end), newest
-first (the default) and by tokens, cost and duration (duration has no index: it is
-worked out from the clock, so it sorts every run). The runs are summaries written as the
-projector writes them (no journal: the list reads none), their starts spread over 30 days
-with some tied, 0.5% without a start (journals that recorded no times), 5% with no known
-cost, 2% running.
+first (the default) and by tokens, cost and duration (a duration kept once a run's clock
+stops, migration 0038; before, worked out per row from the clock, which sorted every run). The
+runs are summaries written as the projector writes them (no journal: the list reads none),
+their starts spread over 30 days with some tied, 0.5% without a start (journals that recorded
+no times), 5% with no known cost, 2% running.
 
 Medians of --repeats rounds, the sizes and stores taking turns, each round's figure the best
 of --calls calls in a row (other processes on the machine preempt one now and then), ms; and
@@ -84,7 +89,8 @@ django.setup()
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
-from django.db.models import F, QuerySet  # noqa: E402
+from django.db.models import DurationField, ExpressionWrapper, F, QuerySet  # noqa: E402
+from django.db.models.functions import Coalesce, Now  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
@@ -95,13 +101,18 @@ from journal_store.models import DeadLetter, RunSummary  # noqa: E402
 STORES = ("before", "now")
 SORTS = ("started", "tokens", "cost", "duration")
 # The orders as the list had them before the cursor (dashboard/listing.py at 0033): NULLs
-# last, ties by run id descending.
+# last, ties by run id descending; the duration worked out per row from the clock.
 OLD_ORDER: dict[str, list[Any]] = {
     "started": [F("started_at").desc(nulls_last=True), "-run_id"],
     "tokens": ["-tokens", "-run_id"],
     "cost": [F("cost").desc(nulls_last=True), "-run_id"],
-    "duration": [F("duration").desc(nulls_last=True), "-run_id"],
+    "duration": [F("clock_duration").desc(nulls_last=True), "-run_id"],
 }
+CLOCK_DURATION = ExpressionWrapper(
+    Coalesce(F("finished_at"), Now()) - F("started_at") - F("waited"),
+    output_field=DurationField(),
+)
+QUEUE_PAGE = 25  # the queues' pages' (dashboard/views/review.py PAGE)
 
 
 def store_name(size: int, store: str) -> str:
@@ -142,12 +153,16 @@ def runs_of(size: int, rng: random.Random) -> list[RunSummary]:
                 finished_at=None
                 if running or not timed
                 else started + timedelta(seconds=rng.uniform(20, 900)),
+                duration=None,  # as the projector keeps it: below
                 tokens=rng.randrange(0, 200_000),
                 cost=None if rng.random() < 0.05 else round(rng.uniform(0, 3), 6),
                 findings_count=rng.choice([0, 0, 0, 1, 1, 2, 3]),
                 event_count=rng.randrange(20, 200),
             )
         )
+        last = runs[-1]
+        if last.started_at and last.finished_at:
+            last.duration = last.finished_at - last.started_at
     return runs
 
 
@@ -177,10 +192,10 @@ def seed(rng: random.Random) -> None:
         for store in STORES:
             use(size, store)
             call_command("migrate", verbosity=0)
-            if store == "before":  # the indexes the offset had: back to 0033
-                call_command("migrate", "journal_store", "0033", verbosity=0)
             RunSummary.objects.bulk_create(runs, batch_size=2_000)
             DeadLetter.objects.bulk_create(letters_of(runs, rng), batch_size=2_000)
+            if store == "before":  # the indexes (and columns) the offset had: back to 0033
+                call_command("migrate", "journal_store", "0033", verbosity=0)
             get_user_model().objects.create(username="bench")
             if PG_URL:
                 with connection.cursor() as cursor:
@@ -196,7 +211,10 @@ def offset_page(size: int, sort: str, later: bool) -> Callable[[], Any]:
     """The page as it was read before: a slice at the offset and a count of every run."""
 
     def read() -> Any:
-        runs = listing.sortable(RunSummary.objects.all(), sort)
+        # Without the duration column, which the store of before has not (migration 0038).
+        runs = RunSummary.objects.defer("duration")
+        if sort == "duration":
+            runs = runs.annotate(clock_duration=CLOCK_DURATION)
         ordered: QuerySet[RunSummary] = runs.order_by(*OLD_ORDER[sort])
         start = late(size) if later else 0
         return list(ordered[start : start + ARGS.limit]), ordered.count()
@@ -209,7 +227,7 @@ def cursor_of(size: int, sort: str, later: bool) -> run_pages.Cursor | None:
     if not later:
         return None
     key = listing.SORTS[sort]
-    runs = listing.sortable(RunSummary.objects.all(), sort).order_by(*key.order())
+    runs = RunSummary.objects.order_by(*key.order())
     before = runs[late(size) - 1]
     return run_pages.Cursor(sort, getattr(before, key.column), before.run_id)
 
@@ -285,6 +303,32 @@ def letters_request(size: int, sort: str, later: bool) -> Callable[[], Any]:
     return read
 
 
+def queue_page(status: str) -> Callable[[int, str, bool], Callable[[], Any]]:
+    """The dead letters' own page (/review/dead-letters, HTML) showing `status`: its first
+    page, or the one 90% of the way in, asked `before` the position of the letter above it,
+    as its Older link asks (dashboard/queue_pages.py)."""
+
+    def make(size: int, sort: str, later: bool) -> Callable[[], Any]:
+        params = {"status": status}
+        if later:
+            letters = DeadLetter.objects.order_by("-position")
+            letters = letters.filter(status=status) if status != "all" else letters
+            count = letters.count()
+            above = letters[max(min(count * 9 // 10, count - QUEUE_PAGE), 1) - 1]
+            params["before"] = str(above.position)
+        client = Client(HTTP_HOST="127.0.0.1")
+        client.force_login(get_user_model().objects.get(username="bench"))
+
+        def read() -> Any:
+            answer = client.get("/review/dead-letters", params)
+            assert answer.status_code == 200, (params, answer.content[:300])
+            return answer
+
+        return read
+
+    return make
+
+
 # figure name -> (store, sort, late, what makes the work at a size)
 Figure = tuple[str, str, bool, Callable[[int, str, bool], Callable[[], Any]]]
 FIGURES: dict[str, Figure] = {}
@@ -295,7 +339,7 @@ for _sort in SORTS:
         _at = f"{_sort}, {'late' if _late else 'first'} page"
         FIGURES[f"offset (before), {_at}"] = ("before", _sort, _late, offset_page)
         FIGURES[f"cursor, {_at}"] = ("now", _sort, _late, cursor_page)
-        if _sort in ("started", "tokens"):
+        if _sort in ("started", "tokens", "duration"):
             FIGURES[f"API, {_at}"] = ("now", _sort, _late, lambda *a: request("/api/runs", *a))
             FIGURES[f"page /, {_at}"] = ("now", _sort, _late, lambda *a: request("/", *a))
 for _late in (False, True):
@@ -303,6 +347,9 @@ for _late in (False, True):
     FIGURES[f"offset (before), {_at}"] = ("before", "letters", _late, letters_offset)
     FIGURES[f"position, {_at}"] = ("now", "letters", _late, letters_page)
     FIGURES[f"API, {_at}"] = ("now", "letters", _late, letters_request)
+    for _status in ("all", "open"):
+        _page = f"queue page ({_status}), {'late' if _late else 'first'} page"
+        FIGURES[_page] = ("now", "letters", _late, queue_page(_status))
 
 
 def plans(size: int) -> None:

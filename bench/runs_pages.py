@@ -4,7 +4,7 @@ beside paged by an offset (before), in the same process.
 
     cursor    run_pages.page: up to --limit runs after the cursor of the run before the page,
               on a store migrated to the end (the index of each sort's column and the run id,
-              migrations 0035 and 0038).
+              migrations 0035 and 0040).
     offset    the query GET /api/runs and the list's page ran before: the same filter and
               order (ties by run id descending) sliced at the offset, and the count of every
               run it selects (django-ninja's LimitOffsetPagination and Django's Paginator
@@ -27,7 +27,7 @@ beside paged by an offset (before), in the same process.
 Each at the first page and a late page (the one that starts 90% of the way in, or the last
 whole page when that is nearer the end: runs without the value, last, fill the very end), newest
 first (the default) and by tokens, cost and duration (a duration kept once a run's clock
-stops, migration 0038; before, worked out per row from the clock, which sorted every run). The
+stops, migration 0040; before, worked out per row from the clock, which sorted every run). The
 runs are summaries written as the projector writes them (no journal: the list reads none),
 their starts spread over 30 days with some tied, 0.5% without a start (journals that recorded
 no times), 5% with no known cost, 2% running.
@@ -211,7 +211,7 @@ def offset_page(size: int, sort: str, later: bool) -> Callable[[], Any]:
     """The page as it was read before: a slice at the offset and a count of every run."""
 
     def read() -> Any:
-        # Without the duration column, which the store of before has not (migration 0038).
+        # Without the duration column, which the store of before has not (migration 0040).
         runs = RunSummary.objects.defer("duration")
         if sort == "duration":
             runs = runs.annotate(clock_duration=CLOCK_DURATION)

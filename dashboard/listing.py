@@ -42,7 +42,7 @@ class Sort:
     that the order is total (a run id is unique) and a page goes on after a (value, run id)
     pair (dashboard/run_pages.py). The run id goes the column's way, so that one index of
     (column DESC, run_id DESC) serves the order read forwards or backwards (migrations 0035,
-    0038). Runs without the value (no known start or cost; no duration: still running, or
+    0040). Runs without the value (no known start or cost; no duration: still running, or
     without a start) come last in either direction, by run id, on both databases (PostgreSQL
     puts NULLs first in a descending order, SQLite in an ascending one)."""
 
@@ -70,7 +70,7 @@ SORTS: dict[str, Sort] = {
     "cost": Sort("cost", nullable=True),
     "findings": Sort("findings_count"),
     # The duration kept once a run's clock has stopped (journal_store/run_columns.py
-    # stopped_after, migration 0038): a run still running has none yet, and comes last.
+    # stopped_after, migration 0040): a run still running has none yet, and comes last.
     "duration": Sort("duration", nullable=True),
 }
 

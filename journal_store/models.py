@@ -221,7 +221,7 @@ class RunSummary(models.Model):
             models.Index(fields=["-tokens", "-run_id"], name="run_tokens_id"),
             models.Index(fields=["-cost", "-run_id"], name="run_cost_id"),
             models.Index(fields=["-findings_count", "-run_id"], name="run_findings_id"),
-            models.Index(fields=["-duration", "-run_id"], name="run_duration_id"),  # 0038
+            models.Index(fields=["-duration", "-run_id"], name="run_duration_id"),  # 0040
         ]
 
 
@@ -380,7 +380,7 @@ class QueueItem(models.Model):
         # page and a read of its rows, where every page sorted every item (migration 0036).
         # The open item that has waited longest (queues.oldest_open, named above a queue's
         # open items and on the metrics page) is the first of the open ones by time: a seek in
-        # the third, where the open items were sorted at every page (migration 0039).
+        # the third, where the open items were sorted at every page (migration 0041).
         indexes = [
             models.Index(fields=["status", "position"], name="%(class)s_status_position"),
             models.Index(fields=["position"], name="%(class)s_position"),

@@ -105,7 +105,7 @@ def oldest_open(queue: Queue, items: QuerySet[Any] | None = None) -> QueueItem |
     """The open item of `items` (a queue's rows narrowed to a run or to runs; the whole queue
     when None) that has waited longest for a person: opened first, by its event's time.
 
-    A seek in the index of the status, the time and the position (migration 0039), where the
+    A seek in the index of the status, the time and the position (migration 0041), where the
     open items were sorted at every page: few as people decide them, but 3,000 of 20,000 in
     the runs list's bench made the queue's page of its open items grow with them."""
     rows = queue.model._default_manager.all() if items is None else items

@@ -111,7 +111,7 @@ def test_the_migration_fills_the_wait_of_runs_projected_before_it():
 
 
 def test_the_duration_is_kept_once_the_clock_stops_and_none_while_it_runs():
-    """The list sorts by a duration kept in the run's row (migration 0038: an index of it
+    """The list sorts by a duration kept in the run's row (migration 0040: an index of it
     serves a page), the figure its page says; a run still running has none yet, and a rebuild
     gives the same."""
     waited_and_not()
@@ -146,7 +146,7 @@ def test_migration_0038_fills_the_duration_of_runs_projected_before_it():
     from django.apps import apps
     from django.db import connection
 
-    migration = importlib.import_module("journal_store.migrations.0038_run_duration")
+    migration = importlib.import_module("journal_store.migrations.0040_run_duration")
     waited_and_not()
     run("r-running")
     projection.catch_up()

@@ -178,7 +178,7 @@ def test_a_page_of_a_queue_is_read_from_an_index_in_its_order(alias, status):
 def test_the_oldest_open_item_is_a_seek_not_a_sort_of_the_open_ones(alias, queue):
     """Named above a queue's page of its open items at every page (and on the metrics page):
     it was found by a sort of every open item, which grew the page with them (migration
-    0039)."""
+    0041)."""
     connection = connections[alias]
     with CaptureQueriesContext(connection) as asked:
         queues.oldest_open(queue, queue.model._default_manager.using(alias).all())

@@ -28,7 +28,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0037_bill_estimated"),
+        ("journal_store", "0039_paid_failures_in_metrics"),
     ]
 
     operations = [

@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0038_run_duration"),
+        ("journal_store", "0040_run_duration"),
     ]
 
     operations = [

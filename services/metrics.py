@@ -12,6 +12,7 @@ metrics page, the API and the bench all read `across`.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,7 @@ from teams import TEAMS
 # The longest value each text filter takes: the read model's column widths.
 TEXT_FIELDS = {"team": 64, "scenario": 64, "model": 100}
 DATE_FIELDS = ("since", "until")
+DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # The sums each group of runs needs, as the rollup keeps them (journal_store/metrics_days.py).
 SUMS = metrics_days.SUMS
@@ -141,9 +143,11 @@ class MetricsFilter:
         for name in DATE_FIELDS:
             value = str(params.get(name) or "").strip()
             try:
-                dates[name] = date.fromisoformat(value) if value else None
-                if value and len(value) != 10:
+                # The form alone, then the calendar: date.fromisoformat also reads a week's day
+                # (2020-W01-1 is 2019-12-30) and a basic date with a time (20200101T0).
+                if value and not DAY.fullmatch(value):
                     raise ValueError(value)
+                dates[name] = date.fromisoformat(value) if value else None
             except ValueError:
                 problems[name] = f"{shown(value)} is not a date (YYYY-MM-DD)"
         since, until = dates.get("since"), dates.get("until")

@@ -144,6 +144,10 @@ def test_when_no_run_matches_the_page_says_what_to_widen(as_owner, stored):
     [
         ("since=2026-13-45", "since", "is not a date (YYYY-MM-DD)"),
         ("until=yesterday", "until", "is not a date (YYYY-MM-DD)"),
+        # Dates Python reads in its other ISO forms, each of ten characters: a week's day
+        # (2019-12-30) and a basic date with a time. Summed as days nobody typed.
+        ("since=2020-W01-1", "since", "'2020-W01-1' is not a date (YYYY-MM-DD)"),
+        ("until=20200101T0", "until", "'20200101T0' is not a date (YYYY-MM-DD)"),
         ("since=2026-12-01&until=2026-11-01", "until", "is before since"),
         ("team=no-such-team", "team", "no run or team knows team 'no-such-team'"),
         ("scenario=nothing-like-it", "scenario", "no run or team knows scenario"),

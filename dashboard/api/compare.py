@@ -8,8 +8,11 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
 
 from dashboard.access import get_run_for_user
+from dashboard.api.errors import invalid
 from dashboard.api.schemas import Error
+from runtime import streams
 from services import compare
+from services.asked import shown
 
 router = Router(tags=["runs"])
 
@@ -25,6 +28,15 @@ def compare_runs(request: HttpRequest, pair: Query[Pair]) -> Any:
     divergence (the step of each run that differs, by agent and turn) and the threads of both
     runs from there. `identical` is true when the runs took the same steps alike. A run longer
     than a request compares is a 409 saying how to compare it (as a replay too long is)."""
+    # An id that is none is refused at its side before it is looked up (a 10 KB one was
+    # quoted whole in the 404).
+    wrong = {
+        side: f"{shown(run_id)} is not a run id ({streams.RUN_ID_RULE})"
+        for side, run_id in (("a", pair.a), ("b", pair.b))
+        if not streams.is_run_id(run_id)
+    }
+    if wrong:
+        raise invalid("query", wrong)
     for run_id in (pair.a, pair.b):
         get_run_for_user(request.user, run_id)
     try:

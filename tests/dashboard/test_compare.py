@@ -160,3 +160,14 @@ def test_a_run_too_long_to_compare_is_a_409_as_a_replay_too_long_is(as_owner, pa
     schema = as_owner.get("/api/openapi.json").json()
     answers = schema["paths"]["/api/runs/compare"]["get"]["responses"]
     assert "409" in answers and "413" not in answers
+
+
+def test_an_id_that_is_no_run_id_is_a_422_naming_its_side(as_owner, pair):
+    a, _ = pair
+    # A 10 KB id was looked up and quoted whole in a 404 ("no run xxxx…", every character).
+    answer = as_owner.get(f"/api/runs/compare?a={a}&b={'x' * 10_000}")
+    assert answer.status_code == 422 and len(answer.content) < 1_000
+    [problem] = answer.json()["detail"]
+    assert problem["loc"] == ["query", "b"] and "is not a run id" in problem["msg"]
+    both = as_owner.get("/api/runs/compare?a=r%3Cb%3E&b=..%2Fetc")
+    assert {tuple(p["loc"]) for p in both.json()["detail"]} == {("query", "a"), ("query", "b")}

@@ -174,10 +174,13 @@ def search(
     limit = max(1, min(limit, HITS_MAX))
     vendor = connections[using].vendor
     opened, closed = markers()
+    span = None if run_id is None else span_of(run_id, using)
+    if run_id is not None and span is None:
+        return []  # the journal holds no event of the run
     if vendor == "postgresql":
         sql, params = postgres_query(terms, run_id, limit, (opened, closed))
     else:
-        sql, params = sqlite_query(terms, run_id, limit, (opened, closed))
+        sql, params = sqlite_query(terms, run_id, limit, (opened, closed), span)
     with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         return [
@@ -186,14 +189,34 @@ def search(
         ]
 
 
+def span_of(run_id: str, using: str) -> tuple[int, int] | None:
+    """The first and last positions of the run's events (None: it has none), from the
+    journal's index of run and position."""
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT MIN(position), MAX(position) FROM journal_event WHERE run_id = %s", [run_id]
+        )
+        first, last = cursor.fetchone()
+    return None if first is None else (first, last)
+
+
 def sqlite_query(
-    terms: list[str], run_id: str | None, limit: int, marks: tuple[str, str]
+    terms: list[str],
+    run_id: str | None,
+    limit: int,
+    marks: tuple[str, str],
+    span: tuple[int, int] | None = None,
 ) -> tuple[str, list[Any]]:
     where = f"{TABLE} MATCH %s"
     params: list[Any] = [fts_match(terms)]
     if run_id is not None:
         where += " AND run_id = %s"
         params.append(run_id)
+    if span is not None:
+        # FTS5 cannot narrow by run_id (not indexed): every match of a word all runs use was
+        # read, newest first, to find one run's few. Its rowids (positions) bound the read.
+        where += " AND rowid BETWEEN %s AND %s"
+        params.extend(span)
     sql = (
         f"SELECT run_id, rowid, kind, snippet({TABLE}, 2, %s, %s, '…', 16) "
         f"FROM {TABLE} WHERE {where} ORDER BY rowid DESC LIMIT %s"

@@ -228,6 +228,9 @@ class Across:
     # False: the runs span more than PERIODS_FILLED periods, and only those runs started in
     # are listed (the periods between, without runs, are left out).
     every_period: bool = True
+    # Of the runs, those with no start time (a journal written without times): on no day, so
+    # in no period, though in the totals and the teams.
+    undated: int = 0
 
 
 def oldest_open(chosen: MetricsFilter, using: str = "default") -> dict[str, Any] | None:
@@ -358,7 +361,8 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
         by_team = shared_past.lacking(family, team_of)
         for team, sums in teams.items():
             add(sums, by_team.get(team, {}))
-    found = Across(chosen, figures(total))
+    undated = total.get("sum_runs", 0) - sum(d["sum_runs"] for d in days.values())
+    found = Across(chosen, figures(total), undated=undated)
     if found.totals["conflicts_open"] or found.totals["letters_open"]:
         found.oldest_open = oldest_open(chosen, using)
     found.teams = [{"team": team, **figures(teams[team])} for team in sorted(teams)]

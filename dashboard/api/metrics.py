@@ -118,6 +118,10 @@ class AcrossOut(Schema):
         "without runs too; false: more than 120 of them, so only those runs started in"
     )
     teams: list[TeamOut]
+    undated: int = Field(
+        description="of the runs, those with no start time (a journal written without times): "
+        "in the totals and the teams, in no period"
+    )
 
 
 def waited(since: datetime) -> float:
@@ -153,4 +157,5 @@ def across_runs(
         "periods": found.periods,
         "every_period": found.every_period,
         "teams": found.teams,
+        "undated": found.undated,
     }

@@ -159,5 +159,6 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         # The review queues choose runs as this page does: its undecided items link to those.
         "chosen_query": urlencode(chosen.params()),
         "periods_filled": metrics.PERIODS_FILLED,
+        "dated": found.totals["runs"] - found.undated,
     }
     return render(request, TEMPLATE, context)

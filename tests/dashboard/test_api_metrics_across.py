@@ -26,6 +26,7 @@ def test_the_api_sums_the_chosen_runs_in_all_per_period_and_per_team(as_owner):
         "periods",
         "every_period",
         "teams",
+        "undated",
     }
     totals = body["totals"]
     assert totals["runs"] == 2

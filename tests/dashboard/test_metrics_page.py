@@ -256,3 +256,29 @@ def test_a_page_with_filters_it_cannot_take_still_says_what_each_figure_means(as
     assert page.status_code == 400
     assert 'href="#definitions"' in page.content.decode()
     assert 'id="definitions"' in page.content.decode()
+
+
+def test_runs_without_a_start_time_are_said_beside_the_periods_that_leave_them_out(
+    as_owner, stored
+):
+    """The sum said "Runs 3" over a table of days whose runs added up to 2, and nothing said
+    where the third was: a run with no start time (a journal written without times) is on no
+    day."""
+    from tests.dashboard.test_escaping import hostile_run
+
+    hostile_run()
+    page = as_owner.get("/metrics").content.decode()
+    assert "<div><dt>Runs</dt><dd>3</dd></div>" in page
+    said = re.search(r'<p class="muted" id="undated">(.*?)</p>', page, flags=re.S)
+    assert said is not None, "the page does not say where the third run went"
+    assert said.group(1) == (
+        "1 of these 3 runs has no start time (imported reference journals have none), so no "
+        "day holds it: the days above hold the other 2."
+    )
+    body = as_owner.get("/api/metrics").json()
+    assert body["undated"] == 1
+    assert sum(p["runs"] for p in body["periods"]) + body["undated"] == body["totals"]["runs"]
+    # A date range leaves such runs out, as it says; nothing then is undated.
+    dated = as_owner.get("/metrics?since=2000-01-01").content.decode()
+    assert 'id="undated"' not in dated
+    assert as_owner.get("/api/metrics?since=2000-01-01").json()["undated"] == 0

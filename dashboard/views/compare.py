@@ -29,7 +29,9 @@ def compare_page(request: HtmxHttpRequest) -> HttpResponse:
         # A fork compares with its parent by default: the parent as A, the fork as B; a team run
         # with its newest single-agent baseline, and a baseline with its team run, likewise.
         parent = RunSummary.objects.filter(run_id=a).values_list("parent_id", flat=True).first()
-        if parent:
+        # A fork imported on its own names a parent this store does not hold: paired with
+        # it, the page refused a run the person never named. It opens on the form instead.
+        if parent and RunSummary.objects.filter(run_id=parent).exists():
             a, b = parent, a
         elif team_run := baselines.team_run_of(a):
             a, b = team_run, a

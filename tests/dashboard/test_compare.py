@@ -171,3 +171,33 @@ def test_an_id_that_is_no_run_id_is_a_422_naming_its_side(as_owner, pair):
     assert problem["loc"] == ["query", "b"] and "is not a run id" in problem["msg"]
     both = as_owner.get("/api/runs/compare?a=r%3Cb%3E&b=..%2Fetc")
     assert {tuple(p["loc"]) for p in both.json()["detail"]} == {("query", "a"), ("query", "b")}
+
+
+def test_a_fork_whose_parent_is_not_here_opens_on_the_form_not_a_refusal(as_owner):
+    """A fork imported on its own: "Compare with…" paired it with its parent, which this store
+    does not hold, and answered 400 "Run A: there is no run …", a run the person never named."""
+    import io
+
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from journal_store.models import RunSummary
+    from journal_store.transfer import import_journal
+    from services import forks
+    from tests.dashboard.conftest import drive
+    from tests.dashboard.test_metrics_fork_without_its_parent import exported, first_verdict
+
+    parent = run_of("first-flight")
+    child = forks.fork_run(parent, first_verdict(parent), forks.Changes(), "owner")
+    assert drive(child) != "stepped"
+    projection.catch_up()
+    journal = exported(child)
+    StoredEvent.objects.all().delete()
+    projection.rebuild()
+    import_journal(io.BytesIO(journal))
+    projection.catch_up()
+    assert RunSummary.objects.get(run_id=child).parent_id == parent
+    assert DjangoJournal().version(f"run-{parent}") == 0
+    page = as_owner.get(f"/runs/compare?a={child}")
+    assert page.status_code == 200, page.content.decode()
+    html = page.content.decode()
+    assert f'name="a" value="{child}"' in html and "there is no run" not in html

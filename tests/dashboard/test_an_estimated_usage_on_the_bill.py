@@ -71,3 +71,17 @@ def test_the_bill_marks_an_estimate_and_prices_it_apart(settings, as_owner):
     assert page.count('class="badge estimated"') == 3  # its agent row, its line, the legend
     assert "≈ 0.0015" in page and "if the estimated usage is right" in page
     assert "0.0045 USD" not in page  # the reported calls' cost is not given as the run's
+
+
+def test_the_metrics_page_names_an_estimate_as_why_a_run_has_no_known_cost(settings, as_owner):
+    """It said only "a model the price table does not name has none", of a run whose model
+    the table names and whose usage Minutes estimated."""
+    settings.PRICES = TABLE
+    imported("r-guess", ("coder", REPORTED), ("reviewer", GUESSED))
+    imported("r-known", ("coder", REPORTED))
+    body = as_owner.get("/api/metrics").json()["totals"]
+    assert (body["runs"], body["priced"]) == (2, 1)
+    assert body["cost"] == pytest.approx((1_000 * 3.0 + 100 * 15.0) / 1e6)
+    page = as_owner.get("/metrics").content.decode()
+    assert "1 of 2 runs have a known cost" in page
+    assert "usage Minutes estimated" in page

@@ -201,3 +201,38 @@ def test_a_fork_whose_parent_is_not_here_opens_on_the_form_not_a_refusal(as_owne
     assert page.status_code == 200, page.content.decode()
     html = page.content.decode()
     assert f'name="a" value="{child}"' in html and "there is no run" not in html
+
+
+def test_the_calls_table_says_answers_where_the_bill_counts_a_paid_failure_as_a_call(as_owner):
+    """Two columns headed "A calls" on one page: the bill's 2 (a reply that could not be used
+    was paid for, ModelFailed v2) beside the latency table's 1 (answers alone)."""
+    import io
+    import json
+
+    from journal_store import projection
+    from journal_store.transfer import import_journal
+
+    def journal(run_id: str, failed: bool) -> str:
+        r = {"run_id": run_id, "agent": "coder", "task_id": "T1"}
+        start = {"team": "solo", "scenario": "s", "task": "t"}
+        lines = [{"kind": "TeamStarted", "run_id": run_id, **start}]
+        usage = {"total": 30, "prompt": 20, "completion": 10}
+        if failed:
+            error = {"type": "ReplyUnusable", "message": "cut off"}
+            lines.append({"kind": "ModelFailed", "v": 3, **r, "error": error, "usage": usage})
+        lines.append(
+            {"kind": "ModelResponded", "v": 3, **r, "text": "x", "tool_calls": [], "usage": usage}
+        )
+        body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        import_journal(io.BytesIO(body))
+        return run_id
+
+    a, b = journal("r-paid-failure", True), journal("r-answered", False)
+    projection.catch_up()
+    body = as_owner.get(f"/api/runs/compare?a={a}&b={b}").json()
+    coder = next(r for r in body["bill"] if r["agent"] == "coder")
+    assert (coder["a"]["calls"], coder["b"]["calls"]) == (2, 1)
+    page = as_owner.get(f"/runs/compare?a={a}&b={b}").content.decode()
+    latency = page.split("<h2>Model answers and latency</h2>")[1].split("</table>")[0]
+    assert ">A answers</th>" in latency and ">A calls</th>" not in latency
+    assert "a failed call that was paid for" in page

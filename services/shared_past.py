@@ -83,7 +83,9 @@ def family(chosen_runs: QuerySet[RunSummary]) -> Family:
     parent's groups lack: it is not read (unless a fork below it needs it). With no filter and
     forks made the day their parent started, that is most forks."""
     same = kin(chosen_runs)
-    forks = chosen_runs.exclude(parent_id="").exclude(
+    # `> ''`, not `<> ''`: the same runs (a parent id is never NULL), but a range the index
+    # of parent_id serves, where `<> ''` read every run of the store on every page.
+    forks = chosen_runs.filter(parent_id__gt="").exclude(
         Exists(same.filter(verified=True)) | (Q(verified=False) & Exists(same))
     )
     runs = family_runs(chosen_runs, forks)

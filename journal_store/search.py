@@ -171,7 +171,8 @@ def search(
 ) -> list[Hit]:
     """The events whose text holds every word of `query`, newest first (in one run, or all)."""
     terms = words(query)
-    limit = max(1, min(limit, HITS_MAX))
+    # HITS_MAX shown, and one more asked by a caller that says whether there are more.
+    limit = max(1, min(limit, HITS_MAX + 1))
     vendor = connections[using].vendor
     opened, closed = markers()
     span = None if run_id is None else span_of(run_id, using)

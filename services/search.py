@@ -18,6 +18,7 @@ class Found:
     query: str
     runs: list[tuple[RunSummary, int]]
     hits: list[search.Hit]
+    more: bool = False  # more events hold the words than `hits` shows
 
 
 def find(query: str, run_id: str | None = None, limit: int = 50) -> Found:
@@ -25,11 +26,14 @@ def find(query: str, run_id: str | None = None, limit: int = 50) -> Found:
     query = query.strip()
     search.words(query)  # refuse a bad query before catching up
     projection.catch_up(["search"], wait=False)
-    hits = search.search(query, run_id, limit)
+    # One more than is shown, to say whether there are more: the runs table counts a run's
+    # matching events, and its link showed the newest `limit` of them as if they were all.
+    hits = search.search(query, run_id, limit + 1)
     mentioned = [] if run_id else search.runs_mentioning(query, limit)
     summaries = RunSummary.objects.in_bulk([r for r, _ in mentioned])
     return Found(
         query,
         [(summaries[r], n) for r, n in mentioned if r in summaries],
-        hits,
+        hits[:limit],
+        more=len(hits) > limit,
     )

@@ -43,6 +43,7 @@ class SearchOut(Schema):
     query: str
     runs: list[RunHits]
     hits: list[HitOut]
+    more: bool = Field(description="more events hold every word than `hits` lists (`limit`)")
 
 
 @router.get("", response={200: SearchOut, 404: Error})
@@ -69,4 +70,5 @@ def search_events(request: HttpRequest, params: Query[SearchIn]) -> Any:
             for r, n in found.runs
         ],
         "hits": [{**h.__dict__, "snippet": h.bracketed} for h in found.hits],
+        "more": found.more,
     }

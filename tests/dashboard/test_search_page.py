@@ -163,3 +163,30 @@ def test_a_run_a_store_already_holds_as_compare_is_still_named_by_it(as_owner):
     assert as_owner.get("/search?q=alert&run=compare").status_code == 200
     assert as_owner.get("/api/runs?parent=compare").status_code == 200
     assert as_owner.get("/review/conflicts?run=compare").status_code == 200
+
+
+def test_a_run_with_more_matching_events_than_a_page_shows_says_so(as_owner):
+    """The runs table said a run held 60 matching events; its link showed 50 cards and
+    nothing said there were more (nor did the API)."""
+    from journal_store import projection
+    from journal_store.journal import DjangoJournal
+    from runtime.events import MessageSent, TeamStarted
+
+    r = {"run_id": "r-talkative"}
+    said = [
+        MessageSent(**r, performative="inform", sender="a", recipient="b", payload={"n": "zebra"})
+        for _ in range(60)
+    ]
+    started = TeamStarted(**r, team="solo", scenario="", task="t")
+    DjangoJournal().append("run-r-talkative", [started, *said], 0)
+    projection.catch_up()
+    listed = as_owner.get("/api/search?q=zebra").json()
+    assert listed["runs"][0]["events"] == 60 and len(listed["hits"]) == 50
+    assert listed["more"] is True
+    page = as_owner.get("/search?q=zebra&run=r-talkative").content.decode()
+    assert page.count('<div class="card">') == 50
+    assert "The newest 50 events that hold every word are shown; more do." in page
+    every = as_owner.get("/api/search?q=zebra&limit=60").json()
+    assert len(every["hits"]) == 60 and every["more"] is False
+    few = as_owner.get("/search?q=zebra&run=r-talkative&limit=60").content.decode()
+    assert "more do" in few  # the page shows 50, whatever the address asks

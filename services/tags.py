@@ -48,11 +48,10 @@ def checked(tags: list[str], field: str) -> list[str]:
     for sent in tags:
         tag = sent.strip().lower()
         if not TAG.fullmatch(tag):
+            # Quoted as sent, not lowered: the page and the runs list's filter quote it so.
+            shown = sent.strip()[:40]
             raise BadTag(
-                field,
-                [sent.strip()[:40]],
-                f"a tag is {RULE}",
-                f"{field}: {tag[:40]!r} is not a tag ({RULE})",
+                field, [shown], f"a tag is {RULE}", f"{field}: {shown!r} is not a tag ({RULE})"
             )
         if tag not in found:
             found.append(tag)

@@ -53,6 +53,8 @@ def test_tags_are_journalled_and_filter_the_list(as_owner, owner):
         ({"add": ["<script>"]}, ["add"], "is not a tag"),
         ({"add": ["x" * 33]}, ["add"], "is not a tag"),
         ({"remove": ["a b"]}, ["remove"], "'a b' is not a tag"),
+        # Quoted as sent, as the page and the runs list's filter quote it (it said 'bad tag!').
+        ({"add": ["Bad Tag!"]}, ["add"], "'Bad Tag!' is not a tag"),
         ({"add": ["a"], "remove": ["a"]}, ["add", "remove"], "'a' is in both"),
         ({"add": [f"t{i}" for i in range(21)]}, ["add"], ""),
         ({"add": "not-a-list"}, ["add"], ""),

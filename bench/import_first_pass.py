@@ -81,7 +81,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from journal_store import transfer  # noqa: E402
+from journal_store import import_reading, transfer  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from runtime.events import RunStarted  # noqa: E402
 from runtime.journal import Batch  # noqa: E402
@@ -112,7 +112,7 @@ def store(count: int) -> None:
 TRACE = False  # the memory of a reading, not its time
 
 
-def first_reading(path: Path) -> tuple[transfer._Importer, tuple[float, float]]:
+def first_reading(path: Path) -> tuple[import_reading.Importer, tuple[float, float]]:
     """import_journal's first reading of the file, alone (its fingerprint taken before), and
     the (CPU, wall) seconds it took."""
     with path.open("rb") as source:
@@ -120,15 +120,15 @@ def first_reading(path: Path) -> tuple[transfer._Importer, tuple[float, float]]:
         if TRACE:
             tracemalloc.start()
         cpu, wall = time.process_time(), time.perf_counter()
-        reading = transfer._Importer(DjangoJournal(), fingerprint, None, None, dry=True)
+        reading = import_reading.Importer(DjangoJournal(), fingerprint, None, None, dry=True)
         reading.read(source, False)
         return reading, (time.process_time() - cpu, time.perf_counter() - wall)
 
 
-SHIPPED_FLUSH = transfer._Importer.flush
+SHIPPED_FLUSH = import_reading.Importer.flush
 
 
-def flush_before(self: transfer._Importer) -> None:
+def flush_before(self: import_reading.Importer) -> None:
     """_Importer.flush before e3f96a1: a first reading dropped what it would append."""
     if self.dry:
         self.pending = []
@@ -143,11 +143,11 @@ def checked(path: Path) -> tuple[float, float]:
 
 
 def unchecked(path: Path) -> tuple[float, float]:
-    transfer._Importer.flush = flush_before  # type: ignore[method-assign]
+    import_reading.Importer.flush = flush_before  # type: ignore[method-assign]
     try:
         return checked(path)
     finally:
-        transfer._Importer.flush = SHIPPED_FLUSH  # type: ignore[method-assign]
+        import_reading.Importer.flush = SHIPPED_FLUSH  # type: ignore[method-assign]
 
 
 def plain_json(path: Path) -> tuple[float, float]:
@@ -179,7 +179,7 @@ def peak(reading: Callable[[Path], object], path: Path) -> int:
         tracemalloc.stop()
 
 
-def kept(reading: transfer._Importer) -> int:
+def kept(reading: import_reading.Importer) -> int:
     """The bytes of what a first reading keeps for each line it would append: its FileIds (the
     ids and their index) and each stream's line numbers."""
     file = reading.ids.file

@@ -23,7 +23,7 @@ Batch = list[tuple[int, Event]]  # consecutive lines of one stream (line, event)
 
 
 class Appended(Protocol):
-    """A stream being imported (transfer._Stream): its version before the import, and the line
+    """A stream being imported (import_reading._Stream): its version before the import, and the line
     of each event appended since, by place."""
 
     stored: int

@@ -17,6 +17,7 @@ from django.core.management import CommandError, call_command
 
 from config.commandline import BAD_INPUT
 from journal_store import transfer
+from journal_store.models import StoredEvent
 from services import local_model
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +69,7 @@ def test_a_disk_that_fails_an_export_is_no_bad_input_and_exits_1(tmp_path, monke
         yield  # a generator, as export_lines is
 
     monkeypatch.setattr(transfer, "export_lines", fail)
-    [run_id] = transfer.StoredEvent.objects.values_list("run_id", flat=True).distinct()
+    [run_id] = StoredEvent.objects.values_list("run_id", flat=True).distinct()
     refused = refusal("export_journal", run_id, "-o", str(tmp_path / "out.jsonl"))
     assert "No space left on device" in str(refused) and refused.returncode == 1
 

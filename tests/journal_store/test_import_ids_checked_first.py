@@ -14,9 +14,10 @@ import pytest
 from django.db import transaction
 
 from journal_store.import_ids import FileIds
+from journal_store.import_reading import Importer
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
-from journal_store.transfer import CHUNK, ImportRefused, _fingerprint, _Importer, import_journal
+from journal_store.transfer import CHUNK, ImportRefused, _fingerprint, import_journal
 from runtime.events import BudgetDebited
 from tests.journal_store.conftest import on_every_backend
 
@@ -79,9 +80,9 @@ def store_before(alias: str) -> None:
         journal.append("run-r-stored", [event], n)
 
 
-def reading(alias: str, data: bytes, dry: bool) -> _Importer:
+def reading(alias: str, data: bytes, dry: bool) -> Importer:
     source = io.BytesIO(data)
-    importer = _Importer(DjangoJournal(alias), _fingerprint(source, 1 << 30, "f"), None, None, dry)
+    importer = Importer(DjangoJournal(alias), _fingerprint(source, 1 << 30, "f"), None, None, dry)
     if dry:
         importer.read(source, False)
         return importer
@@ -103,7 +104,7 @@ def test_the_first_reading_refuses_an_id_as_the_second_says_it(alias, name):
 
 def test_an_id_stored_after_the_first_reading_is_refused_by_the_second(alias, monkeypatch):
     data = "".join(json.dumps(r) + "\n" for r in lines(LATE + 5)).encode()
-    first_reading = _Importer.read
+    first_reading = Importer.read
 
     def then_another_writer(self, source, allow_torn):
         first_reading(self, source, allow_torn)
@@ -111,7 +112,7 @@ def test_an_id_stored_after_the_first_reading_is_refused_by_the_second(alias, mo
             late = BudgetDebited(id=f"{LATE:032x}", run_id="r-other", amount=1)
             DjangoJournal(alias).append("run-r-other", [late], 0)
 
-    monkeypatch.setattr(_Importer, "read", then_another_writer)
+    monkeypatch.setattr(Importer, "read", then_another_writer)
     stored = StoredEvent.objects.using(alias)
     with pytest.raises(ImportRefused) as refused:
         import_journal(io.BytesIO(data), using=alias)

@@ -23,8 +23,12 @@ runtime/events/traces.py, on the run's `traces-<id>` stream) are the exporting s
 collector. Imported, the run's page said "Trace pushed" of a store that never pushed it, a
 queued push counted against this store's bound of waiting pushes (journal_store/pending_pushes)
 with no worker here to send it, and a batch or live push another collector took was left out
-of every push this store made of the run. Export leaves them out; an older export, or a file
-written by hand, that carries them is refused, whatever the kind of the line on that stream.
+of every push this store made of the run. Export leaves them out since 2026-12-03; an export
+from before carries them, and its store may be gone, so that it cannot be exported again. So a
+line of those kinds on its own run's traces stream is left out (`trace_push`: not written,
+counted, and said in the import's report), and any other line that touches them is refused
+(`trace_problem`): such a kind on another stream, another kind on a traces stream, or a run's
+pushes on another run's traces stream. No export ever wrote those.
 
 A person's stop and resume of the run itself (StopRequested, ResumeRequested in its control
 stream; RunInterrupted, RunResumed where the run honoured them) are taken, as the file's word,
@@ -98,10 +102,10 @@ TRACE_PUSHES = frozenset(
     )
 )
 REFUSED_KINDS = DECISIONS | REVIEW_ITEMS | PROVENANCE | TRACE_PUSHES
-# How to import such a file all the same: the run's record without them.
-WITHOUT_PUSHES = (
-    "export the run again with this version (which leaves them out), or take the lines of "
-    "its traces-<run> stream out of the file"
+# Where an export may carry them, and what becomes of them there.
+PUSHES_PLACE = (
+    "a push of a run's trace stands only on that run's own traces-<run> stream, where an "
+    "import leaves it out (this store pushes the run's trace itself)"
 )
 
 
@@ -129,11 +133,6 @@ def kind_problem(event: Event) -> str | None:
         )
     if event.kind in PROVENANCE:
         return f"{event.kind} is this server's note of an import it did; a file cannot carry it"
-    if event.kind in TRACE_PUSHES:
-        return (
-            f"{event.kind} records a push of the run's trace to the collector of the store "
-            f"that exported it, not this one's; {WITHOUT_PUSHES}"
-        )
     if event.kind in REVIEW_ITEMS:
         return (
             f"{event.kind} opens an item in a review queue; a file cannot put work before this "
@@ -237,10 +236,33 @@ def stream_problem(stream: str) -> str | None:
         return "field 'stream': empty"
     if len(stream) > MAX_STREAM:
         return f"field 'stream': longer than {MAX_STREAM} characters"
-    if stream.startswith(streams.traces("")):
+    return None
+
+
+def trace_push(event: Event, stream: str) -> bool:
+    """Whether the line is one of its run's pushes of the run's trace, where an export from
+    before 2026-12-03 put them (the run's own traces stream): an import leaves it out."""
+    return event.kind in TRACE_PUSHES and stream == streams.traces(event.run_id)
+
+
+def trace_problem(event: Event, stream: str) -> str | None:
+    """A line that touches the pushes of a trace and is not one of its run's own (trace_push),
+    which no export wrote: refused, not left out, as a forged line is."""
+    on_traces = stream.startswith(streams.traces(""))
+    if event.kind in TRACE_PUSHES and on_traces:
         return (
-            f"field 'stream': {shown(stream)} holds the pushes of a run's trace to the "
-            f"collector of the store that wrote them, not this one's; {WITHOUT_PUSHES}"
+            f"field 'stream': {shown(stream)} is not the traces stream of the line's run "
+            f"{shown(event.run_id)} ({streams.traces(event.run_id)}), and {PUSHES_PLACE}"
+        )
+    if event.kind in TRACE_PUSHES:
+        return (
+            f"field 'stream': {shown(stream)} holds no pushes of a trace, and {event.kind} "
+            f"records one, to the collector of the store that exported it; {PUSHES_PLACE}"
+        )
+    if on_traces:
+        return (
+            f"field 'kind': {event.kind} on stream {shown(stream)}, which holds only the "
+            f"pushes of a run's trace ({', '.join(sorted(TRACE_PUSHES))})"
         )
     return None
 

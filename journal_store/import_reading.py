@@ -47,12 +47,28 @@ class ImportReport:
     events: int = 0
     added: int = 0
     torn: str | None = None
+    # Lines left out, by stream: a run's pushes of its trace to the exporting store's
+    # collector, as exports before 2026-12-03 carried them (admission.trace_push). Not events
+    # of the file's: `events` and `already_here` do not count them.
+    left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def already_here(self) -> int:
         """The file's events this store held before: each stored where the file puts it (an
         export of a run flown here, or a file imported before), so not added again."""
         return self.events - self.added
+
+    @property
+    def left_out_said(self) -> list[str]:
+        """What was left out, a sentence a stream, as the page, the API and the command say it."""
+        return [left_out_said(stream, lines) for stream, lines in self.left_out.items()]
+
+
+def left_out_said(stream: str, lines: int) -> str:
+    return (
+        f"left out {lines} line{'' if lines == 1 else 's'} of the run's trace pushes to the "
+        f"exporting store's collector ({stream}): this store pushes the run's trace itself"
+    )
 
 
 def _lines(source: IO[bytes], max_line: int) -> Iterator[tuple[int, bytes, bool]]:
@@ -186,7 +202,8 @@ class Importer:
                     "allow_torn=true in the API, --allow-torn to manage.py import_journal)"
                 )
         if not self.problems and self.report.events == 0:
-            self.problem("the file holds no events")
+            but = " but pushes of a run's trace, which an import leaves out"
+            self.problem(f"the file holds no events{but if self.report.left_out else ''}")
         if not self.problems:
             self.flush()
 
@@ -300,6 +317,14 @@ class Importer:
             event = event.model_copy(
                 update={"run_id": owners[0] if len(owners) == 1 else self.fallback_run}
             )
+        # Before any new run id: the report names the stream as the file has it.
+        where = name or streams.journal(event.run_id)
+        if admission.trace_push(event, where):
+            self.leave_out(number, event.run_id, where)
+            return None
+        if problem := admission.trace_problem(event, where):
+            self.problem(f"line {number}: {problem}")
+            return None
         if self.rename is not None:
             # One new id for two runs would splice them into one stream, refused later as a
             # broken version sequence at a line that says nothing of why.
@@ -319,6 +344,18 @@ class Importer:
                 name = streams.renamed(name, event.run_id, self.rename)
             event = _renamed(event, self.rename)
         return event, name or streams.journal(event.run_id), named
+
+    def leave_out(self, number: int, run_id: str, name: str) -> None:
+        """Count a push of the run's trace on its own traces stream, which is not written: the
+        exporting store's dealings with its collector, not the run's (admission.py)."""
+        if problem := admission.run_id_problem(run_id):
+            self.problem(f"line {number}: {problem}")
+            return
+        left = self.report.left_out
+        if name not in left and len(left) >= MAX_RUNS:
+            self.problem(f"line {number}: the file holds pushes of more than {MAX_RUNS} runs")
+            return
+        left[name] = left.get(name, 0) + 1
 
     def forbidden(self, event: Event, name: str, named: bool) -> str | None:
         """Why the line may not be written to this store (admission.py: its kind, envelope,

@@ -11,11 +11,13 @@ belongs to a run the store does not hold yet and writes to one of that run's own
 runtime/streams.py), never to a stream that exists, nor to one a stored run could own. A line
 that is already stored, the same id at the same place, is the one exception: it writes nothing
 (that is what makes a second import of a file a no-op). Ids, kinds and the envelope are held to
-admission.py; the run's starter is whoever imports it. The file is bounded too: its size, each
-line's length and nesting, the number of lines, runs, streams and problems (reading stops at a
-thousand); what is kept of its problems does not grow with the file (twenty and a count;
-nothing pending once a problem means nothing will be written), and of its events, a few bytes
-each (the line of each, and in the first reading its id: import_ids.py).
+admission.py; the run's starter is whoever imports it. The one line left out rather than
+refused is a run's push of its trace on its own traces stream, as exports before 2026-12-03
+carried them (admission.trace_push; counted in ImportReport.left_out). The file is bounded
+too: its size, each line's length and nesting, the number of lines, runs, streams and problems
+(reading stops at a thousand); what is kept of its problems does not grow with the file
+(twenty and a count; nothing pending once a problem means nothing will be written), and of its
+events, a few bytes each (the line of each, and in the first reading its id: import_ids.py).
 """
 
 from __future__ import annotations

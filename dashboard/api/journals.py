@@ -11,6 +11,7 @@ from ninja.files import UploadedFile
 from dashboard.api.auth import user_name
 from dashboard.api.schemas import ImportOut, ImportRefusedOut
 from journal_store import after_import
+from journal_store.import_reading import left_out_said
 from journal_store.transfer import import_journal
 
 router = Router(tags=["journals"])
@@ -27,7 +28,8 @@ def import_(
 ) -> Any:
     """Import a journal, all or nothing: a refused file (400) lists its problems by line. 201
     when events were added; 200 when the store held every one already (`added` 0); `note`
-    says when the read models could not be brought up to date after the import.
+    says when the read models could not be brought up to date after the import; `left_out`
+    what of the file was not written (a run's trace pushes, as older exports carried them)
     `allow_torn` may be given in the query or as a form field beside the file."""
     report = import_journal(
         journal.open("rb"),
@@ -44,6 +46,10 @@ def import_(
             "events": report.events,
             "added": report.added,
             "torn": report.torn,
+            "left_out": [
+                {"stream": stream, "lines": lines, "said": left_out_said(stream, lines)}
+                for stream, lines in report.left_out.items()
+            ],
             "note": note,
         },
     )

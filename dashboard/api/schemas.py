@@ -259,11 +259,23 @@ class ReplayOut(Schema):
 # --- journals -----------------------------------------------------------------------------------
 
 
+class LeftOutOut(Schema):
+    stream: str
+    lines: int
+    said: str
+
+
 class ImportOut(Schema):
     run_ids: list[str]
     events: int
     added: int
     torn: str | None
+    left_out: list[LeftOutOut] = Field(
+        default_factory=list,
+        description="lines of the file not written, by stream: a run's pushes of its trace to "
+        "the exporting store's collector, which exports before 2026-12-03 carried; not counted "
+        "in `events`",
+    )
     note: str | None = Field(
         default=None,
         description="set when the file was imported but the pages' read models could not be "

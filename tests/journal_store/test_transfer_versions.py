@@ -1,7 +1,8 @@
 """A run moved between two stores by its export, with the event versions and kinds added since
 the last review of import (usage marked estimated, a budget's ledger, a refusal's call, a
 trace's batches): the read models come back the same, and a file that carries what only this
-store may say (its pushes of a trace) or figures no run records is refused whole."""
+store may say (pushes of a trace, but where an older export put the run's own) or figures no
+run records is refused whole."""
 
 from __future__ import annotations
 
@@ -229,27 +230,61 @@ def test_a_hostile_line_is_refused_naming_it_and_writes_nothing(settings, bad, s
     assert said in refused(file_with(bad))
 
 
-PUSHES = "records a push of the run's trace to the collector of the store that exported it"
-ON_TRACES = "holds the pushes of a run's trace to the collector of the store that wrote them"
+ELSEWHERE = "holds no pushes of a trace, and {} records one, to the collector of the store"
+PLACE = "a push of a run's trace stands only on that run's own traces-<run> stream"
+NOT_ITS_OWN = "is not the traces stream of the line's run 'r-moved' (traces-r-moved)"
+ONLY_PUSHES = "which holds only the pushes of a run's trace (TraceBatchPushed, TracePushFailed"
 
 
 @pytest.mark.parametrize(
     "bad, said",
     [
-        (line(trace_pushes()[0], J, 11), f"line 11: TracePushQueued {PUSHES}"),
-        (line(trace_pushes()[1], J, 11), f"line 11: TraceBatchPushed {PUSHES}"),
-        (line(trace_pushes()[0], f"traces-{RUN}", 1), f"'traces-r-moved' {ON_TRACES}"),
-        # another run's, which the file would introduce with it
-        (line(trace_pushes("r-other")[1], "traces-r-other", 1), f"'traces-r-other' {ON_TRACES}"),
-        # whatever the kind: the stream is the pushes'
-        (line(ev.BudgetDebited(run_id=RUN, amount=1), f"traces-{RUN}", 1), ON_TRACES),
+        (
+            line(trace_pushes()[0], J, 11),
+            f"line 11: field 'stream': 'run-r-moved' {ELSEWHERE.format('TracePushQueued')}",
+        ),
+        (line(trace_pushes()[1], J, 11), ELSEWHERE.format("TraceBatchPushed")),
+        (line(trace_pushes()[1], J, 11), PLACE),
+        # on a traces stream, but another run's than the line's
+        (line(trace_pushes()[0], "traces-r-other", 1), f"'traces-r-other' {NOT_ITS_OWN}"),
+        (line(trace_pushes()[0], f"traces-{RUN}-2", 1), f"'traces-r-moved-2' {NOT_ITS_OWN}"),
+        # another kind on the run's own traces stream: the stream is the pushes'
+        (
+            line(ev.BudgetDebited(run_id=RUN, amount=1), f"traces-{RUN}", 1),
+            f"field 'kind': BudgetDebited on stream 'traces-r-moved', {ONLY_PUSHES}",
+        ),
+        # a run no import may make, on its own traces stream
+        (
+            line(trace_pushes("compare")[0], "traces-compare", 1),
+            "field 'run_id': 'compare' is not a run id",
+        ),
     ],
 )
-def test_the_pushes_of_a_runs_trace_are_not_imported(bad, said):
-    """A push is the exporting store's, to its collector: imported, the page said "Trace
-    pushed" of a store that never pushed it, a queued one counted among this store's waiting
-    pushes, and the spans another collector took were left out of this store's push."""
+def test_a_line_of_trace_pushes_no_export_wrote_is_refused(bad, said):
+    """A push is the exporting store's, to its collector. An export from before 2026-12-03
+    carried the run's own, on its traces stream, which an import leaves out
+    (test_importing_an_old_export.py); a line anywhere else is none an export wrote: imported,
+    the page said "Trace pushed" of a store that never pushed it, a queued one counted among
+    this store's waiting pushes, and the spans another collector took were left out of this
+    store's push."""
     assert "line 11: " in (problem := refused(file_with(bad))) and said in problem
+
+
+def test_the_pushes_of_another_run_on_its_own_traces_stream_are_left_out():
+    """As an export of two runs before 2026-12-03 carried them: the other run's pushes are
+    no more this store's than the run's own, and that run is not made by them."""
+    before = counts()
+    data = file_with(line(trace_pushes("r-other")[1], "traces-r-other", 1))
+    report = import_journal(io.BytesIO(data))
+    assert report.run_ids == [RUN] and report.added == report.events == 10
+    assert report.left_out == {"traces-r-other": 1}
+    assert report.left_out_said == [
+        "left out 1 line of the run's trace pushes to the exporting store's collector "
+        "(traces-r-other): this store pushes the run's trace itself"
+    ]
+    after = counts()
+    assert after["journal_event"] == before["journal_event"] + 11  # and the import's note
+    assert not DjangoJournal().read_prefix("traces-") and traces.state("r-other") is None
 
 
 def test_a_file_valid_to_its_torn_last_line_writes_nothing_unless_asked():

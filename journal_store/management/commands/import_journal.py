@@ -55,6 +55,8 @@ class Command(BaseCommand):
             raise refused(f"{path}: {exc}") from None
         if report.torn:
             self.stderr.write(f"warning: {path}: {report.torn}; the rest was imported")
+        for said in report.left_out_said:
+            self.stderr.write(f"{path}: {said}")
         if note := after_import.catch_up():
             self.stderr.write(f"warning: {path}: {note}")
         for run_id in report.run_ids:

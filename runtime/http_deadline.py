@@ -8,9 +8,11 @@ byte every 50 ms never lets one read wait 2 s, and held a call with a 2 s timeou
 a 2 s timeout for 37 s, and one dripping its body held it for good. Here the whole call
 (connecting, sending, reading the status line, the headers and the body, an error's body too)
 ends by one instant on the monotonic clock: every read and write waits at most what is left of
-it, and one begun after it raises TimeoutError, as a silent server's timeout does. (Looking the
-host's name up is the one step no timeout reaches: the system's resolver has its own.) Only
-the start of a body is read (`limit`), so a server cannot fill the worker's memory either.
+it, and one begun after it raises TimeoutError, as a silent server's timeout does. Looking the
+host's name up is within it too (`addresses`): the system's resolver has only its own timeouts
+(resolv.conf's 5 s a try, a try for each name server, or none for a broken NSS module), which
+held a worker past any deadline. Only the start of a body is read (`limit`), so a server cannot
+fill the worker's memory either.
 
 No redirect is followed. urllib's default follows 301, 302 and 303 anywhere, to another host or
 to plain http, with the request's credentials in its headers, and turns the POST into a GET
@@ -18,7 +20,8 @@ whose answer was taken for the server's: neither a model API nor a collector has
 send one.
 
 `exchange` answers the status and the body's start of a 2xx (`post`, the body), or raises:
-Redirected (a 3xx), Refused (any other status), TimeoutError, Untrusted (the server's
+Redirected (a 3xx), Refused (any other status), TimeoutError (Unresolved, a TimeoutError, when
+the host's name was not looked up in time), Untrusted (the server's
 certificate did not verify), Unreachable (the connection failed or broke), or Unsendable (the
 request could not be made as given: nothing was sent). The caller says what each means; this
 module only speaks HTTP, with the standard library.
@@ -29,9 +32,11 @@ from __future__ import annotations
 import functools
 import http.client
 import io
+import ipaddress
 import math
 import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -49,6 +54,11 @@ USERINFO = (
     "up as part of the host's name"
 )
 ERROR_BODY_BYTES = 64 * 1024  # of a refusal, only its start is quoted
+# Look-ups of a host's name under way at once, each in a thread of its own. A thread stuck in a
+# resolver that never answers cannot be stopped, only left: this many at most are ever left,
+# and a call that finds them all taken waits for one within its deadline, as for its answer.
+LOOKUPS = 8
+_lookups = threading.BoundedSemaphore(LOOKUPS)
 
 
 class Refused(Exception):
@@ -81,6 +91,16 @@ class Untrusted(Exception):
         super().__init__(f"{host}: {reason}")
         self.host = host
         self.reason = reason
+
+
+class Unresolved(TimeoutError):
+    """The address of `host` was not looked up by the call's deadline: the system's name
+    resolver did not answer in time. A TimeoutError, as a connect that times out is: an
+    outage to wait out, not a setting."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__(f"looking up the address of {host} did not finish in time")
+        self.host = host
 
 
 class Unreachable(Exception):
@@ -175,6 +195,8 @@ def exchange(
             body = _read(error.fp, ERROR_BODY_BYTES, quietly=True)
         raise Refused(error.code, body, retry_after(error.headers)) from None
     except urllib.error.URLError as error:
+        if isinstance(error.reason, Unresolved):
+            raise error.reason from None
         if isinstance(error.reason, TimeoutError):
             raise TimeoutError(str(error.reason)) from None
         if isinstance(error.reason, ssl.SSLCertVerificationError):
@@ -257,6 +279,45 @@ def _read(response: Any, limit: int, quietly: bool = False) -> bytes:
 # --- the deadline, down to the socket ----------------------------------------------------------
 
 
+def addresses(host: str, port: int, ends: float) -> list[Any]:
+    """getaddrinfo's answer for `host` (stream sockets), by `ends`; Unresolved when the
+    resolver has not answered by then.
+
+    The look-up runs in a thread of its own, which the call waits for no longer than its time
+    left: a resolver that hangs keeps that thread, not the worker. The thread ends when the
+    resolver answers at last; until then it holds one of LOOKUPS places. An address written
+    as one (127.0.0.1, ::1) is no look-up: it is read here, at once."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    places = _lookups  # the one released, whatever the module holds by then
+    if not places.acquire(timeout=max(ends - time.monotonic(), 0)):
+        raise Unresolved(host)
+    answer: list[Any] = []
+    failed: list[BaseException] = []
+    done = threading.Event()
+
+    def look_up() -> None:
+        try:
+            answer.extend(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except BaseException as error:  # handed to the caller, who says it
+            failed.append(error)
+        finally:
+            places.release()
+            done.set()
+
+    # A daemon: one the resolver never lets go of must not hold the process at its exit.
+    threading.Thread(target=look_up, name=f"look up {host}", daemon=True).start()
+    if not done.wait(max(ends - time.monotonic(), 0)):
+        raise Unresolved(host)
+    if failed:
+        raise failed[0]
+    return answer
+
+
 def _left(ends: float) -> float:
     """Seconds until `ends`; TimeoutError when it has passed (a timeout of 0 would not wait
     at all, but turn the socket non-blocking)."""
@@ -311,15 +372,31 @@ class _Timed(http.client.HTTPConnection):
     def _connect_in_time(
         self, address: tuple[str, int], timeout: Any = None, source: Any = None
     ) -> socket.socket:
-        sock = socket.create_connection(address, _left(self.ends), source)
-        try:
-            # What is left now, not at the start: a TLS handshake takes the socket's timeout
-            # as its whole budget.
-            sock.settimeout(_left(self.ends))
-        except TimeoutError:
-            sock.close()
-            raise
-        return sock
+        """A socket connected to one of the addresses of `address`'s host, tried in the order
+        the resolver gave them (as socket.create_connection does), each by the deadline.
+        Only the socket is made here: the request's Host header and, over TLS, the name the
+        certificate is checked against (and sent as SNI) are still the connection's host,
+        the name, never the address it was found at."""
+        host, port = address
+        failures: list[OSError] = []
+        for family, kind, protocol, _, where in addresses(host, port, self.ends):
+            left = _left(self.ends)  # raised as it is: the time is up, not this address
+            sock = socket.socket(family, kind, protocol)
+            try:
+                sock.settimeout(left)
+                if source:
+                    sock.bind(source)
+                sock.connect(where)
+                # What is left now, not at the start: a TLS handshake takes the socket's
+                # timeout as its whole budget.
+                sock.settimeout(_left(self.ends))
+            except OSError as failure:
+                sock.close()
+                failures.append(failure)
+                continue
+            return sock
+        # The first address's failure, as socket.create_connection says it.
+        raise failures[0] if failures else OSError(f"no address found for {host}")
 
     def send(self, data: Any) -> None:
         if not isinstance(data, bytes | bytearray):

@@ -431,6 +431,13 @@ class OpenAIClient(ModelClient):
                 f"{said}",
                 refused.status,
             ) from None
+        except http_deadline.Unresolved as unresolved:
+            # Within the same deadline as the connect: a hanging resolver is an outage too.
+            raise _Retryable(
+                f"a timeout (the address of {unresolved.host} was not looked up within "
+                f"{timeout:.3g} s: the name resolver did not answer)",
+                timed_out=True,
+            ) from None
         except TimeoutError:
             # The whole call, not one read: a server writing a byte at a time runs out too.
             raise _Retryable(

@@ -93,6 +93,12 @@ def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> A
         return Answer(refused.status, detail, refused.retry_after)
     except http_deadline.Redirected as moved:
         return Answer(moved.status, redirected(moved))
+    except http_deadline.Unresolved as unresolved:
+        said = (
+            f"the address of the collector's host {unresolved.host} was not looked up within "
+            f"{timeout:g} s: the name resolver did not answer"
+        )
+        return Answer(None, said)
     except TimeoutError:
         return Answer(None, f"the collector did not answer within {timeout:g} s")
     except http_deadline.Untrusted as untrusted:

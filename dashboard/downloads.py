@@ -7,6 +7,7 @@ see the run first.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from django.http import JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
@@ -15,6 +16,7 @@ from django.utils.http import content_disposition_header
 from journal_store import traces
 from journal_store.transfer import export_lines
 from runtime import otel
+from runtime.journal import Recorded
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -53,8 +55,8 @@ def untimed() -> JsonResponse:
 
 def otlp_json(run_id: str) -> HttpResponseBase:
     """The trace as OTLP/JSON, streamed as its spans end (runtime/otel/encode.py)."""
-    records = traces.records(run_id)
-    if otel.untimed(records):
+    records = traced(run_id)
+    if records is None:
         return untimed()
     chunks = otel.otlp_json_chunks(records, traces.options())
     response = StreamingHttpResponse(chunks, content_type="application/json")
@@ -65,10 +67,22 @@ def otlp_json(run_id: str) -> HttpResponseBase:
 def otlp_protobuf(run_id: str) -> HttpResponseBase:
     """The trace as OTLP/protobuf, streamed a ResourceSpans at a time as its spans end
     (runtime/otel/protobuf.py)."""
-    records = traces.records(run_id)
-    if otel.untimed(records):
+    records = traced(run_id)
+    if records is None:
         return untimed()
     chunks = otel.otlp_protobuf_chunks(records, traces.options())
     response = StreamingHttpResponse(chunks, content_type=otel.PROTOBUF_TYPE)
     response["Content-Disposition"] = attachment(run_id, ".otlp.pb")
     return response
+
+
+def traced(run_id: str) -> Iterator[Recorded] | None:
+    """The run's traced records, read a page at a time as the file is written (`traces.paged`,
+    what the push folds), up to the journal's last position now: a record added while the file
+    streams (a late decision) is not half in it. None when the journal records no times, which
+    the first timed record settles (a journal a runtime wrote has one at its start): a page
+    read, not the run, where the download held the run's every record in a list first."""
+    upto = traces.last_position()
+    if otel.untimed(traces.paged(run_id, upto)):
+        return None
+    return traces.paged(run_id, upto)

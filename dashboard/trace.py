@@ -1,11 +1,14 @@
 """What the trace tab reads: one window of a run's records, and one call's.
 
-A window is WINDOW events of the run's own and its specialists' streams (the streams the OTLP
-export reads), found by position, with a margin either side so that calls crossing its edges
-start and end where they did (runtime/trace_view.py): MARGIN events, and more MARGINs (up to
-EXTEND) while a call opened in the window has no answer yet, or an answer in it no call. Every
-read is a seek on the index on (run_id, position) and a bounded number of rows, so a page of a
-20,000-event run costs what a page of a 100-event run does.
+A window is WINDOW events of the run's own and its specialists' streams, found by position,
+with a margin either side so that calls crossing its edges start and end where they did
+(runtime/trace_view.py): MARGIN events, and more MARGINs (up to EXTEND) while a call opened in
+the window has no answer yet, or an answer in it no call. The run's waits for a person in the
+window are read beside them, to be drawn as marks. Both go through the one definition of what
+a run's trace reads (journal_store/traces.py: `own` and `waits`, which `traced` joins for the
+push and the download), so the tab and the exports cannot drift apart. Every read is a seek on
+the index on (run_id, position) and a bounded number of rows, so a page of a 20,000-event run
+costs what a page of a 100-event run does.
 
 A call is read the same way: the run's TeamStarted (its settings name the model), the agent's
 RunStarted (its task opens the prompt), the agent's events before the call that the prompt
@@ -15,11 +18,12 @@ window can hold, and those after it up to the answer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from dashboard import present
 from journal_store import traces
 from journal_store.journal import DjangoJournal
-from runtime import streams, trace_view
+from runtime import trace_view
 from runtime.events import (
     ModelCalled,
     ModelFailed,
@@ -38,15 +42,6 @@ EXTEND = 5  # ...and up to this many more MARGINs while a call there still lacks
 SCAN = 100  # rows looked at a time for one agent's events around a call
 CALL_KINDS = (ModelCalled.kind, ModelResponded.kind, ModelFailed.kind, ToolReturned.kind)
 AGENT_KINDS = (*CALL_KINDS, ToolDispatched.kind, RunStarted.kind)
-
-
-def traced(run_id: str) -> tuple[str, list[str]]:
-    """The WHERE clause of the run's traced streams: its own, and its specialists'."""
-    prefix = f"worker-{run_id}-".replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return (
-        "run_id = %s AND (stream = %s OR stream LIKE %s ESCAPE '\\')",
-        [run_id, streams.journal(run_id), prefix + "%"],
-    )
 
 
 @dataclass
@@ -80,7 +75,7 @@ class Window:
 def window(run_id: str, after: int = 0, latest: bool = False, size: int = WINDOW) -> Window:
     """The window of `size` events after position `after` (the last ones with `latest`)."""
     journal = DjangoJournal()
-    where, params = traced(run_id)
+    where, params = traces.own(run_id)
     if latest:
         last_window = position_before(where, params, None, size - 1)
         after = last_window - 1 if last_window is not None else 0
@@ -129,7 +124,7 @@ def window(run_id: str, after: int = 0, latest: bool = False, size: int = WINDOW
     )
 
 
-def position_before(where: str, params: list[str], before: int | None, skip: int) -> int | None:
+def position_before(where: str, params: list[Any], before: int | None, skip: int) -> int | None:
     """The position of the traced event `skip` events before the last one before `before`
     (before the run's end when None); None when there are not that many."""
     bound = "" if before is None else " AND position < %s"
@@ -189,7 +184,7 @@ def first_team_started(run_id: str) -> Recorded | None:
 
 def around(run_id: str, position: int) -> int:
     """The `after` of a window that shows the event at `position` a quarter of the way in."""
-    where, params = traced(run_id)
+    where, params = traces.own(run_id)
     start = position_before(where, params, position, WINDOW // 4 - 1)
     return start - 1 if start is not None else 0
 
@@ -198,7 +193,7 @@ def call(run_id: str, position: int, options: TraceOptions | None = None) -> tra
     """The call opened by the run's event at `position`, with its prompt window and answer (or
     its arguments and result); None when no call of this run opens there."""
     journal = DjangoJournal()
-    where, params = traced(run_id)
+    where, params = traces.own(run_id)
     found = journal.select(f"WHERE {where} AND position = %s", [*params, position])
     if not found or found[0].event.kind not in (*CALL_KINDS, ToolDispatched.kind):
         return None

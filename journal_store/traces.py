@@ -66,45 +66,51 @@ def waits_for_people(run_id: str, after: int = 0, upto: int | None = None) -> li
     after position `after` and up to `upto` (None: to the end, where a decision taken after
     the run's last event lands). They are on streams the run's own reads do not cover, so a
     run that waited days for a person showed no wait at all (the trace tab, the OTLP trace)."""
-    marks = ", ".join(["%s"] * len(WAIT_KINDS))
+    where, params = waits(run_id)
     bound = "" if upto is None else " AND position <= %s"
     return DjangoJournal().select(
-        f"WHERE run_id = %s AND kind IN ({marks}) AND (stream LIKE %s OR stream = %s)"
-        f" AND position > %s{bound} ORDER BY position",
-        [
-            run_id,
-            *WAIT_KINDS,
-            "conflict-%",
-            streams.control(run_id),
-            after,
-            *([] if upto is None else [upto]),
-        ],
+        f"WHERE run_id = %s AND {where} AND position > %s{bound} ORDER BY position",
+        [run_id, *params, after, *([] if upto is None else [upto])],
     )
 
 
 PAGE = 250  # of the run's records the whole push holds at a time (a few KB each, with content)
 
 
-def traced(run_id: str) -> tuple[str, list[Any]]:
-    """The WHERE clause of what the run's trace reads, the push and the download alike: its
-    own stream, its specialists' (worker-<id>-...), and its waits for a person on a conflict's
-    or its control stream (`waits_for_people`). Each row is the run's by its run_id too, as
-    the trace tab's window reads them (dashboard/trace.py): a run named as another's id and a
-    dash ("r-1-b" beside "r-1") has specialists' streams that begin with the other's prefix."""
+def own(run_id: str) -> tuple[str, list[Any]]:
+    """The WHERE clause of the run's own streams in its trace: its stream and its
+    specialists' (worker-<id>-...). What the trace tab folds as calls (dashboard/trace.py);
+    `traced` adds the run's waits for a person to it."""
+    streams_of, params = own_streams(run_id)
+    return f"run_id = %s AND ({streams_of})", [run_id, *params]
+
+
+def own_streams(run_id: str) -> tuple[str, list[Any]]:
+    """`own` but the run_id: each row must be the run's by its run_id too, as a run named as
+    another's id and a dash ("r-1-b" beside "r-1") has specialists' streams that begin with
+    the other's prefix."""
     workers = f"worker-{run_id}-".replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return "stream = %s OR stream LIKE %s ESCAPE '\\'", [streams.journal(run_id), workers + "%"]
+
+
+def waits(run_id: str) -> tuple[str, list[Any]]:
+    """The clause of the records that open or end a wait for a person on a conflict's or the
+    run's control stream (WAIT_KINDS), to go beside a run_id = %s."""
     marks = ", ".join(["%s"] * len(WAIT_KINDS))
     return (
-        "run_id = %s AND (stream = %s OR stream LIKE %s ESCAPE '\\'"
-        f" OR (kind IN ({marks}) AND (stream LIKE %s OR stream = %s)))",
-        [
-            run_id,
-            streams.journal(run_id),
-            workers + "%",
-            *WAIT_KINDS,
-            "conflict-%",
-            streams.control(run_id),
-        ],
+        f"kind IN ({marks}) AND (stream LIKE %s OR stream = %s)",
+        [*WAIT_KINDS, "conflict-%", streams.control(run_id)],
     )
+
+
+def traced(run_id: str) -> tuple[str, list[Any]]:
+    """The WHERE clause of what the run's trace reads, the push, the download and the trace
+    tab alike: its own streams (`own`) and its waits for a person (`waits`). The one
+    definition: the tab reads the two apart, through these same clauses (a wait is drawn
+    as a mark, never folded as a call; its window counts the run's own events)."""
+    streams_of, params = own_streams(run_id)
+    wait, wait_params = waits(run_id)
+    return f"run_id = %s AND ({streams_of} OR ({wait}))", [run_id, *params, *wait_params]
 
 
 def last_position() -> int:
@@ -135,8 +141,8 @@ def paged(run_id: str, upto: int | None = None) -> Iterator[Recorded]:
 
 
 def records(run_id: str) -> list[Recorded]:
-    """What the run's OTLP trace reads, as a list: `paged` to the journal's end, so the trace
-    a person downloads and the one the push sends are folded from the same records."""
+    """What the run's OTLP trace reads, as a list: `paged` to the journal's end. For tests and
+    benches that want them at once; the push and the download stream `paged` instead."""
     return list(paged(run_id))
 
 

@@ -76,3 +76,28 @@ def test_the_pushed_trace_is_the_downloaded_one_with_specialists_and_a_wait(
         DeadLettered.kind,
         DeadLetterDiscarded.kind,
     ]
+
+
+def test_the_download_reads_the_run_a_page_at_a_time_as_it_streams(as_owner, fly_team, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    flown = fly_team("broken-policy", team="support-triage")
+    import_journal(io.BytesIO(flown.path.read_bytes()), run_id="r-tri")
+    projection.catch_up()
+    monkeypatch.setattr(journal_traces, "PAGE", 5)
+    pages = len(journal_traces.records("r-tri")) // 5
+    assert pages >= 4
+
+    def pages_read(queries: CaptureQueriesContext) -> int:
+        return sum(" LIMIT " in q["sql"] and "journal_event" in q["sql"] for q in queries)
+
+    for name in ("export_otlp", "export_otlp_pb"):
+        with CaptureQueriesContext(connection) as answered:
+            response = as_owner.get(reverse(name, args=["r-tri"]))
+        # Before the file is written: the first page, where the journal's times are found.
+        assert pages_read(answered) == 1
+        with CaptureQueriesContext(connection) as written:
+            body = b"".join(response.streaming_content)
+        assert pages_read(written) >= pages  # each page as its spans are written
+        assert body

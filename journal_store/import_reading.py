@@ -506,13 +506,10 @@ def _renamed(event: Event, run_id: str) -> Event:
     The run's workspace moves with it: a renamed copy never works in its original's directory.
     """
     new_id = uuid.uuid5(uuid.UUID(hex=event.id), run_id).hex
-    # Its resources and task intent named after it (a parallel writer's leases), as its
-    # harness names them: the renamed copy replays as the original did.
+    # Its resources, task intent and tool calls named after it (a parallel writer's leases),
+    # as its harness names them: the renamed copy replays as the original did.
     event = renaming.moved(event, event.run_id, run_id)
     update: dict[str, object] = {"run_id": run_id, "id": new_id}
-    if isinstance(call := getattr(event, "call", None), str):  # a tool call of the run's own
-        stream, at, version = call.rpartition("@")
-        update["call"] = f"{streams.renamed(stream, event.run_id, run_id)}{at}{version}"
     old, new = workspace_name(event.run_id), workspace_name(run_id)
     if isinstance(event, TeamStarted) and event.config.get("workspace") == old:
         update["config"] = {**event.config, "workspace": new}

@@ -50,8 +50,23 @@ ENVELOPE = frozenset({"id", "t", "run_id", "agent", "turn", "task_id"})
 
 
 def moved(event: Event, old: str, new: str) -> Event:
-    """`event` of run `old` as run `new`'s: its resources and its task intent renamed."""
-    return intent_renamed(resources_renamed(event, old, new), old, new)
+    """`event` of run `old` as run `new`'s: its resources, its task intent and the tool call it
+    names renamed. The one renaming a fork's copied prefix and an import under another id
+    share: each had its own, and only the import's renamed the call."""
+    return call_renamed(intent_renamed(resources_renamed(event, old, new), old, new), old, new)
+
+
+def call_renamed(event: Event, old: str, new: str) -> Event:
+    """The tool call the event names (`call`, a `Call.ref`: `<stream>@<version>`, kept by
+    MutationRefused v2, FactChanged, ClaimAsserted v2 and EffectStarted v3) as run `new`'s,
+    when the call was one of run `old`'s streams: the moved run's call run again (a resumed
+    step's) asks by its own stream's name, and would not find the record under the old one."""
+    call = getattr(event, "call", None)
+    if not isinstance(call, str) or "@" not in call:
+        return event
+    stream, _, version = call.rpartition("@")
+    renamed = streams.renamed(stream, old, new)
+    return event if renamed == stream else event.model_copy(update={"call": f"{renamed}@{version}"})
 
 
 def resources_renamed(event: Event, old: str, new: str) -> Event:

@@ -187,7 +187,7 @@ def plan(
     prefix = own[: where + 1]
     leases = carried(records, prefix, parent)
     prefix = sorted([*prefix, *declared, *leases], key=lambda r: r.position)
-    agents = {r.event.agent for r in records if r.event.agent}
+    agents = cast({r.event.agent for r in records if r.event.agent}, main[0].event.team)
     check(changes, at, agents, parent)
     config = configured(main[0].event, child, changes, by)
     forked = RunForked(
@@ -405,6 +405,16 @@ def check(changes: Changes, at: Recorded, agents: set[str], run_id: str) -> None
                 "holds half a UTF-16 surrogate pair (such as \\ud800 alone), which is not text",
                 "tool_result",
             )
+
+
+def cast(agents: Iterable[str], team: str) -> set[str]:
+    """Of the names a run's events give as their agent, those its team flies (Team.agents):
+    a message and a backend are for them. Not the operator who hands repo-fix's orchestrator
+    its task, nor a harness (triage-lead): a message for one was written and read by nobody."""
+    from runtime import plugins  # the installed teams import this package's modules
+
+    found = plugins.teams().get(team)
+    return {a for a in agents if found is None or a in found.agents}
 
 
 def known(agents: set[str]) -> str:

@@ -20,7 +20,7 @@ from services import forks, runs
 def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     # Read value by value off the index, not from every event of the run (queries.distinct).
-    agents = queries.event_agents(run_id)
+    agents = sorted(fork.cast(queries.event_agents(run_id), run.team))
     data = request.POST if request.method == "POST" else None
     at = request.POST.get("at") or request.GET.get("at")
     form = ForkForm(data, agents=agents, initial={"at": at})

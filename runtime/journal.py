@@ -197,6 +197,17 @@ def read_of_kind(
     return found if limit is None else found[:limit]
 
 
+def read_run_of_kind(journal: Journal, run_id: str, stream: str, kind: str) -> list[Recorded]:
+    """The stream's events of `kind` that run `run_id` wrote (their envelope's run_id), in
+    order: by the journal's own read where it has one (a database seeks its (run, kind,
+    position) index, whatever other runs wrote to a stream they share), else picked out of a
+    read of the whole stream."""
+    own = getattr(journal, "of_kind", None)
+    if own is not None:
+        return cast(list[Recorded], own(run_id, stream, kind))
+    return [r for r in journal.read(stream) if r.event.kind == kind and r.event.run_id == run_id]
+
+
 class ScanningJournal(Journal, Protocol):
     def read_prefix(self, prefix: str) -> list[Recorded]:
         """Every event of the streams whose names start with `prefix`, in position order."""
@@ -358,6 +369,9 @@ class Fenced:
         self, stream: str, kind: str, after: int = 0, limit: int | None = None
     ) -> list[Recorded]:
         return read_of_kind(self.journal, stream, kind, after, limit)
+
+    def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
+        return read_run_of_kind(self.journal, run_id, stream, kind)
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         return self.journal.read_all(after, limit)

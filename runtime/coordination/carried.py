@@ -34,9 +34,9 @@ def carry(session: Session, statement: str, intent_id: str | None = None) -> tup
         return None
     intent_id = intent_id or task_intent(session.run_id)
     version = 1  # its first version, unless a person declared it already
-    declared = Intents(session.journal).history(intent_id)
-    if declared:
-        version, statement = declared[-1].intent_version, declared[-1].statement
+    latest = Intents(session.journal).latest(intent_id)
+    if latest is not None:
+        version, statement = latest.intent_version, latest.statement
     session.emit(
         session.new(IntentCarried, intent_id=intent_id, intent_version=version, statement=statement)
     )

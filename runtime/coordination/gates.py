@@ -19,7 +19,13 @@ from runtime import streams
 from runtime.coordination import leases
 from runtime.coordination.leases import Lease
 from runtime.events import IntentCarried, IntentDeclared
-from runtime.journal import Journal, WrongExpectedVersion
+from runtime.journal import (
+    Journal,
+    WrongExpectedVersion,
+    last_record,
+    read_between,
+    read_run_of_kind,
+)
 
 __all__ = ["TASK", "Intent", "Intents", "Lease", "Leases"]
 
@@ -53,6 +59,60 @@ class Intents:
             raise KeyError(f"no intent {intent_id}")
         return Intent(intent_id, declared[-1].intent_version, declared[-1].statement)
 
+    def latest(self, intent_id: str) -> IntentDeclared | None:
+        """The intent's current version (`history`'s last), None where it has none."""
+        return self.latest_at(intent_id)[0]
+
+    def latest_at(self, intent_id: str) -> tuple[IntentDeclared | None, int]:
+        """The intent's current version and the version of its stream it was read at, as `read`
+        gives them, from the stream's last record alone (one row by the index, where `read`
+        cost every version a person ever declared, on every check of every mutation made
+        under the intent): only IntentDeclared is written to an intent's stream (`declare`, a
+        fork's copy of its parent's), so its last record is the latest; an empty stream
+        leaves the run's carried version. A stream whose last record is anything else was
+        not written here, and is read whole, as before."""
+        last = last_record(self.journal, self.stream(intent_id))
+        if last is None:
+            carried = self.carried(intent_id)
+            return (carried[-1] if carried else None), 0
+        if isinstance(last.event, IntentDeclared):
+            return last.event, last.version
+        declared, at = self.read(intent_id)
+        return (declared[-1] if declared else None), at
+
+    def declared_at(self, intent_id: str, version: int) -> int:
+        """The version of the intent's stream holding the IntentDeclared of intent version
+        `version`; 0 where the stream holds none (a run's carried version 1, or one never
+        declared). Each declaration is the version before it plus one, appended at the
+        stream's version it read (`declare`), and a fork copies its parent's declarations in
+        order, so the stream's intent versions run on by one: `version` sits as many records
+        before the last as it is versions behind the latest. That record alone is read, and
+        checked; a stream where it is not what was declared (not written by `declare`) is
+        read whole, as before."""
+        stream = self.stream(intent_id)
+        last = last_record(self.journal, stream)
+        if last is None:
+            return 0
+        if isinstance(last.event, IntentDeclared):
+            latest = last.event.intent_version
+            if version > latest:
+                return 0  # not declared yet
+            at = last.version - (latest - version)
+            if at < 1:
+                return 0  # before the stream's first: carried by the run
+            found = [last] if at == last.version else read_between(self.journal, stream, at - 1, at)
+            e = found[0].event if found else None
+            if isinstance(e, IntentDeclared) and e.intent_version == version:
+                return at
+        return next(
+            (
+                r.version
+                for r in self.journal.read(stream)
+                if isinstance(r.event, IntentDeclared) and r.event.intent_version == version
+            ),
+            0,
+        )
+
     def history(self, intent_id: str) -> list[IntentDeclared]:
         """Every version of the intent, oldest first (a run's carried one as its first)."""
         return self.read(intent_id)[0]
@@ -70,7 +130,11 @@ class Intents:
         if not intent_id.startswith(TASK):
             return []
         run_id = intent_id.removeprefix(TASK)
-        for r in self.journal.read(streams.journal(run_id)):
+        # The run's IntentCarried alone (by the run's index of kinds), not the run's whole
+        # stream, which grows with every call of the run and was read at every check of its
+        # mutations while nobody superseded its intent.
+        run = streams.journal(run_id)
+        for r in read_run_of_kind(self.journal, run_id, run, IntentCarried.kind):
             e = r.event
             if isinstance(e, IntentCarried) and e.intent_id == intent_id:
                 return [

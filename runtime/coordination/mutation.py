@@ -36,7 +36,7 @@ from typing import Any, NoReturn
 from runtime import errors
 from runtime.coordination.calls import written_since
 from runtime.coordination.gates import Intents
-from runtime.events import EffectStarted, IntentDeclared, MutationRefused
+from runtime.events import EffectStarted, MutationRefused
 from runtime.events.mutation import GateCheck
 from runtime.journal import (
     Guard,
@@ -211,16 +211,8 @@ class MutationGate:
         if m.intent is None:
             return ()
         intent_id, held = m.intent
-        stream = Intents.stream(intent_id)
-        at = next(
-            (
-                r.version
-                for r in self.journal.read(stream)
-                if isinstance(r.event, IntentDeclared) and r.event.intent_version == held
-            ),
-            0,
-        )
-        return ((stream, at),)
+        # The record that declared it alone, not the intent's stream (Intents.declared_at).
+        return ((Intents.stream(intent_id), Intents(self.journal).declared_at(intent_id, held)),)
 
     def refused_before(self, m: Mutation) -> None:
         """Raise again the refusal the tool call `m.call` was given already, if any, as `check`
@@ -276,10 +268,11 @@ class MutationGate:
                 return None
             return None, None, f"{m.what} names no intent: no work is done for nobody's intent"
         intent_id, held = m.intent
-        declared = Intents(self.journal).history(intent_id)
-        if not declared:
+        # The latest version alone (its stream's last record: Intents.latest_at), not every
+        # version a person ever declared, which this check read for every mutation.
+        latest = Intents(self.journal).latest(intent_id)
+        if latest is None:
             return held, None, f"{m.what} serves intent {intent_id}, which was never declared"
-        latest = declared[-1]
         current = latest.intent_version
         if held != current:
             # Who changed it and why: the intent's stream is no run's, so the run's audit and

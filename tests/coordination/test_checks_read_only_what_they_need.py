@@ -1,0 +1,156 @@
+"""The checks a mutation passes on every call read what they decide on, not the streams they
+decide from: an agent's last live claim (what its next status change supersedes) from its run's
+own claims, the intent check's latest version from its stream's last record, a call past the
+gate its version's record, and a run's carried intent its IntentCarried. Each read its stream
+whole (the subject's claims, every version a person declared, the run's every event), at every
+status change and every check (bench/call_checks.py has the figures). Each answer is also
+compared with the whole read it replaces."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from journal_store.journal import DjangoJournal
+from runtime.coordination.claims import Claims
+from runtime.coordination.gates import Intents
+from runtime.coordination.mutation import Authority, Mutation, MutationGate
+from runtime.events import (
+    IntentCarried,
+    IntentDeclared,
+    ToolDispatched,
+)
+from runtime.journal import Recorded
+from tests.conftest import on_every_backend
+
+EARLIER = 300  # other runs' claims, versions declared before, a run's other events
+SUBJECT = "order:o-reads"
+RUN = "r-reads"
+AGENT = "support-agent"
+
+
+class Counting:
+    """The journal, counting the records of each stream it hands out, however asked."""
+
+    def __init__(self, journal: Any) -> None:
+        self.journal = journal
+        self.handed: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.journal, name)
+
+    def count(self, found: list[Recorded]) -> list[Recorded]:
+        self.handed.update(r.stream for r in found)
+        return found
+
+    def read(self, stream: str, after: int = 0) -> list[Recorded]:
+        return self.count(self.journal.read(stream, after))
+
+    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
+        return self.count(self.journal.read_range(stream, after, until))
+
+    def read_kind(self, stream: str, kind: str, after: int = 0, limit: int | None = None):
+        return self.count(self.journal.read_kind(stream, kind, after, limit))
+
+    def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
+        return self.count(self.journal.of_kind(run_id, stream, kind))
+
+    def last(self, stream: str) -> Recorded | None:
+        found = self.journal.last(stream)
+        self.count([found] if found is not None else [])
+        return found
+
+
+def declared(intent_id: str, version: int) -> IntentDeclared:
+    return IntentDeclared(
+        intent_id=intent_id, intent_version=version, statement=f"v{version}", by="p", reason="r"
+    )
+
+
+def mutation(intent: tuple[str, int], call: str | None = None) -> Mutation:
+    return Mutation(
+        what="a refund",
+        actor=AGENT,
+        capability="refund",
+        intent=intent,
+        key="fx-1",
+        request="h",
+        evidence=(),
+        call=call,
+    )
+
+
+def whole_guard(journal: DjangoJournal, intent_id: str, held: int) -> int:
+    """The version `passed` guarded, as it read it: the intent's stream whole."""
+    records = journal.read(Intents.stream(intent_id))
+    return next((r.version for r in records if r.event.intent_version == held), 0)
+
+
+@on_every_backend()
+def test_the_intent_check_reads_the_intents_last_record_alone(alias):
+    journal = DjangoJournal(alias)
+    stream = Intents.stream("ticket-o-reads")
+    journal.append(stream, [declared("ticket-o-reads", n) for n in range(1, EARLIER + 1)], 0)
+    counting = Counting(journal)
+    gate = MutationGate(counting, Authority.of({"refund": {AGENT}}), "gate-r-reads")
+
+    refused = gate.judge(mutation(("ticket-o-reads", EARLIER - 1)))
+    assert (refused.check, refused.held, refused.current) == ("intent", EARLIER - 1, EARLIER)
+    assert f"p has since superseded with version {EARLIER} (r)" in refused.reason
+    assert counting.handed[stream] == 1
+    assert gate.judge(mutation(("ticket-o-reads", EARLIER))).check == "evidence"  # intent passed
+    assert counting.handed[stream] == 2
+
+    # A call past the gate is given its version's record as its guard: that record alone.
+    for held, read in [(EARLIER, 1), (EARLIER - 7, 2), (1, 2), (EARLIER + 1, 1)]:
+        counting.handed.clear()
+        guards = gate.passed(mutation(("ticket-o-reads", held), call="run-r-reads@1"))
+        assert guards == ((stream, whole_guard(journal, "ticket-o-reads", held)),)
+        assert counting.handed[stream] == read, held
+
+
+@on_every_backend()
+def test_a_runs_carried_intent_is_read_without_the_rest_of_the_run(alias):
+    journal = DjangoJournal(alias)
+    run, intent_id = "run-r-carried", "task-r-carried"
+    carried = IntentCarried(run_id="r-carried", intent_id=intent_id, intent_version=1)
+    dispatched = [ToolDispatched(run_id="r-carried", tool="t", args={}) for _ in range(EARLIER)]
+    journal.append(run, [dispatched[0], carried, *dispatched[1:]], 0)
+    counting = Counting(journal)
+    gate = MutationGate(counting, Authority.of({"refund": {AGENT}}), "gate-r-carried")
+
+    assert gate.judge(mutation((intent_id, 1))).check == "evidence"  # the intent passed
+    # A new event each time it is read (its id): the same otherwise.
+    [was] = [e.model_dump(exclude={"id"}) for e in Intents(journal).history(intent_id)]
+    assert Intents(counting).latest(intent_id).model_dump(exclude={"id"}) == was
+    counting.handed.clear()
+    assert Intents(counting).latest(intent_id).intent_version == 1
+    assert counting.handed[run] == 1  # the IntentCarried, of the run's 301 events
+    assert gate.passed(mutation((intent_id, 1), call=f"{run}@1")) == (
+        (Intents.stream(intent_id), 0),
+    )
+    assert counting.handed[run] == 2  # and the call's dispatch (whether it was refused)
+
+    Intents(journal).declare(intent_id, "another way", "p", "changed")
+    counting.handed.clear()
+    assert gate.judge(mutation((intent_id, 1))).current == 2
+    assert counting.handed[run] == 0
+
+
+@on_every_backend()
+def test_a_runs_events_of_a_kind_are_a_seek_in_the_runs_index_of_kinds(alias):
+    """What a run wrote of a kind to a stream others share (its claims, its IntentCarried):
+    SQLite's plan is asserted, as in test_a_call_reads_only_what_came_after_it.py."""
+    journal = DjangoJournal(alias)
+    if journal.connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL plans by statistics an empty test table lacks")
+    with journal.connection.cursor() as cursor:
+        cursor.execute(
+            "EXPLAIN QUERY PLAN SELECT position FROM journal_event"
+            " WHERE run_id = %s AND kind = %s AND stream = %s ORDER BY position",
+            [RUN, "ClaimAsserted", Claims.stream(SUBJECT)],
+        )
+        plan = " ".join(str(part) for row in cursor.fetchall() for part in row)
+    assert "journal_run_kind" in plan and "TEMP B-TREE" not in plan, plan

@@ -26,7 +26,14 @@ from runtime.coordination.calls import written_since
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
 from runtime.coordination.effects import canonical
 from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked
-from runtime.journal import Journal, Recorded, WrongExpectedVersion, append_next, read_of_kind
+from runtime.journal import (
+    Journal,
+    Recorded,
+    WrongExpectedVersion,
+    append_next,
+    read_of_kind,
+    read_run_of_kind,
+)
 
 __all__ = ["SOURCE_RANK", "Claims", "ConflictType", "Outcome", "Rules", "conflict_type"]
 
@@ -127,7 +134,8 @@ class Claims:
             # The same claim asserted again (one agent, run, value and version: one id), as an
             # agent setting a status twice from one version does. Superseding itself would
             # take it out of the live claims altogether; it stands as it was first asserted.
-            for rec in reversed(self.journal.read(stream)):
+            # Among the run's claims alone: the id names the run (`claim_id`).
+            for rec in reversed(read_run_of_kind(self.journal, run_id, stream, event.kind)):
                 if isinstance(rec.event, ClaimAsserted) and rec.event.claim_id == supersedes:
                     return rec.event
         if call is None:
@@ -159,6 +167,34 @@ class Claims:
     def live(self, subject: str, predicate: str) -> list[ClaimAsserted]:
         """Claims nobody superseded and no decision settled, newest last."""
         return self.live_at(subject, predicate)[0]
+
+    def last_live(self, subject: str, predicate: str, by: str, run_id: str) -> ClaimAsserted | None:
+        """The last of `live`'s claims that `by` asserted in run `run_id` (what an agent's next
+        claim supersedes), read from the run's own claims and the decisions since the first of
+        them, not the subject's whole stream, which every run on it adds to and which `live`
+        read at every status change.
+
+        The same answer, because of who writes what: a claim supersedes only a claim of its own
+        run (the desk supersedes the agent's last claim in its run, found here), and a claim's
+        id names its run (`claim_id`), so whether one of the run's claims was superseded is
+        in the run's claims alone; a decision names only claims asserted before it (the live
+        claims a rule decided between, or a parked conflict's), so those that settled one of
+        them come after the first of them."""
+        stream = self.stream(subject)
+        own = [  # (position, claim) of the run's claims on the fact, in order
+            (r.position, r.event)
+            for r in read_run_of_kind(self.journal, run_id, stream, ClaimAsserted.kind)
+            if isinstance(r.event, ClaimAsserted) and r.event.predicate == predicate
+        ]
+        superseded = {c.supersedes for _, c in own if c.supersedes}
+        mine = [c for _, c in own if c.by == by and c.claim_id not in superseded]
+        if not mine:
+            return None
+        ids = {c.claim_id for c in mine}
+        first = next(at for at, c in own if c.claim_id in ids)
+        settled = self.settled(subject, predicate, first - 1, ids)
+        live = [c for c in mine if c.claim_id not in settled]
+        return live[-1] if live else None
 
     def live_at(self, subject: str, predicate: str) -> tuple[list[ClaimAsserted], int]:
         """The live claims (as `live`) and the claims stream's version they were read at: a

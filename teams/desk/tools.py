@@ -199,11 +199,9 @@ class DeskTools:
         """The agent's claim on the order's status, superseding its last live one in this run;
         under a call (`ref`) once: run again, the call is answered the claim it made."""
         about = subject(self.order_id)
-        mine = [
-            c
-            for c in self.claims.live(about, "status")
-            if c.by == self.agent and c.run_id == self.session.run_id
-        ]
+        # The agent's own last live claim alone (Claims.last_live), not every run's live claims
+        # on the order, read whole at every status change.
+        mine = self.claims.last_live(about, "status", self.agent, self.session.run_id)
         return self.claims.claim(
             about,
             "status",
@@ -212,7 +210,7 @@ class DeskTools:
             self.agent,
             "model",
             {"text": evidence, "task": self.task_id},
-            supersedes=mine[-1].claim_id if mine else None,
+            supersedes=mine.claim_id if mine is not None else None,
             run_id=self.session.run_id,
             call=ref,
         )

@@ -18,12 +18,18 @@ from runtime.coordination.claims import Claims
 from runtime.coordination.gates import Intents
 from runtime.coordination.mutation import Authority, Mutation, MutationGate
 from runtime.events import (
+    ClaimAsserted,
+    ClaimsReconciled,
     IntentCarried,
     IntentDeclared,
     ToolDispatched,
 )
 from runtime.journal import Recorded
+from runtime.tools import Call
+from teams.desk.services import subject
+from teams.desk.tools import SUPPORT_AGENT
 from tests.conftest import on_every_backend
+from tests.coordination.desk_tools import desk_tools
 
 EARLIER = 300  # other runs' claims, versions declared before, a run's other events
 SUBJECT = "order:o-reads"
@@ -61,6 +67,72 @@ class Counting:
         found = self.journal.last(stream)
         self.count([found] if found is not None else [])
         return found
+
+
+def claim(run: str, n: int, by: str = AGENT, supersedes: str | None = None) -> ClaimAsserted:
+    return ClaimAsserted(
+        run_id=run,
+        claim_id=f"cl-{run}-{by}-{n}",
+        subject=SUBJECT,
+        predicate="status",
+        value=f"value {n}",
+        based_on=1,
+        source="model",
+        by=by,
+        supersedes=supersedes,
+    )
+
+
+def whole(journal: DjangoJournal, by: str, run: str) -> ClaimAsserted | None:
+    """The answer as the desk read it: every live claim on the subject, then the agent's."""
+    mine = [c for c in Claims(journal).live(SUBJECT, "status") if c.by == by and c.run_id == run]
+    return mine[-1] if mine else None
+
+
+@on_every_backend()
+def test_an_agents_last_live_claim_is_read_from_its_runs_claims_alone(alias):
+    journal = DjangoJournal(alias)
+    stream = Claims.stream(SUBJECT)
+    others = [claim(f"r-other{n}", n) for n in range(EARLIER)]
+    journal.append(stream, others, 0)
+    ruled = ClaimsReconciled(
+        subject=SUBJECT, predicate="status", winner=others[0].claim_id, losers=[], rule="r"
+    )
+    journal.append(stream, [ruled], EARLIER)
+
+    def answer(by: str = AGENT) -> tuple[ClaimAsserted | None, int]:
+        counting = Counting(journal)
+        found = Claims(counting).last_live(SUBJECT, "status", by, RUN)
+        assert found == whole(journal, by, RUN)
+        return found, counting.handed[stream]
+
+    assert answer() == (None, 0)
+    first, second = claim(RUN, 1), claim(RUN, 2, supersedes=f"cl-{RUN}-{AGENT}-1")
+    for c in (first, claim(RUN, 1, by="order-agent"), claim("r-other", EARLIER), second):
+        journal.append(stream, [c], journal.version(stream))
+    # The run's three claims (the order agent's too), nothing decided since: no other run's.
+    assert answer() == (second, 3)
+    assert answer("order-agent")[0].by == "order-agent"
+
+    # A ruling since settles the agent's claim: its superseded one is not live either.
+    settled = ClaimsReconciled(
+        subject=SUBJECT, predicate="status", winner="cl-x", losers=[second.claim_id], rule="r"
+    )
+    journal.append(stream, [settled], journal.version(stream))
+    assert answer() == (None, 4)
+    third = claim(RUN, 3)
+    journal.append(stream, [third], journal.version(stream))
+    assert answer() == (third, 5)
+    # The same claim asserted again, superseding itself, stands as it was: found among the
+    # run's claims.
+    made = Claims(journal).claim(SUBJECT, "status", "refunded", 4, AGENT, "model", run_id=RUN)
+    at = journal.version(stream)
+    counting = Counting(journal)
+    again = Claims(counting).claim(
+        SUBJECT, "status", "refunded", 4, AGENT, "model", supersedes=made.claim_id, run_id=RUN
+    )
+    assert (again, journal.version(stream)) == (made, at)
+    assert counting.handed[stream] == 5  # the run's claims
 
 
 def declared(intent_id: str, version: int) -> IntentDeclared:
@@ -137,6 +209,32 @@ def test_a_runs_carried_intent_is_read_without_the_rest_of_the_run(alias):
     counting.handed.clear()
     assert gate.judge(mutation((intent_id, 1))).current == 2
     assert counting.handed[run] == 0
+
+
+@on_every_backend(transaction=True)
+def test_a_status_change_reads_none_of_the_other_runs_claims(alias):
+    journal, run_id, tools = desk_tools(alias, "o-reads")
+    about = subject("o-reads")
+    stream = Claims.stream(about)
+    journal.append(stream, [claim(f"r-other{n}", n) for n in range(EARLIER)], 0)
+    counting = Counting(journal)
+    tools.claims = Claims(counting)
+    tools.gate = MutationGate(counting, tools.gate.authority, tools.gate.log)
+    run = f"run-{run_id}"
+
+    def call() -> Call:
+        at = journal.version(run)
+        journal.append(run, [ToolDispatched(run_id=run_id, tool="set_order_status", args={})], at)
+        return Call(run, at + 1)
+
+    first = tools.set_order_status("refunded", 1, "refunded in full", call=call())
+    assert counting.handed[stream] == 0
+    second = tools.set_order_status("cancelled", 2, "changed her mind", call=call())
+    # Its last claim (to supersede) and the call's own, made since its dispatch.
+    assert counting.handed[stream] == 1
+    [mine] = [c for c in Claims(journal).live(about, "status") if c.run_id == run_id]
+    assert (mine.claim_id, mine.by) == (second["claim_id"], SUPPORT_AGENT)
+    assert mine.supersedes == first["claim_id"]
 
 
 @on_every_backend()

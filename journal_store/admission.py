@@ -55,18 +55,12 @@ from runtime.events import (
     BudgetExhausted,
     Event,
     TeamStarted,
-    TraceBatchPushed,
-    TracePushed,
-    TracePushFailed,
-    TracePushQueued,
-    TraceSpansClaimed,
-    TraceSpansPushed,
-    TraceSpansPushFailed,
     Usage,
     float_problem,
     integer_problem,
     shown,
 )
+from runtime.events.traces import PUSH_KINDS
 from runtime.team import FlightConfig
 
 EVENT_ID = re.compile(
@@ -89,18 +83,7 @@ REVIEW_ITEMS = frozenset({"DeadLettered", "ConflictParked"})
 # This server's own note of where a run came from: a file cannot say it was imported here.
 PROVENANCE = frozenset({"JournalImported"})
 # The exporting store's pushes of the run's trace to its collector (see above).
-TRACE_PUSHES = frozenset(
-    kind.kind
-    for kind in (
-        TracePushQueued,
-        TracePushed,
-        TracePushFailed,
-        TraceSpansClaimed,
-        TraceSpansPushed,
-        TraceSpansPushFailed,
-        TraceBatchPushed,
-    )
-)
+TRACE_PUSHES = frozenset(kind.kind for kind in PUSH_KINDS)
 REFUSED_KINDS = DECISIONS | REVIEW_ITEMS | PROVENANCE | TRACE_PUSHES
 # Where an export may carry them, and what becomes of them there.
 PUSHES_PLACE = (

@@ -112,3 +112,17 @@ class TraceBatchPushed(Event):
     bytes: int = Field(ge=0)
     attempts: int = Field(ge=1)
     upto: int = Field(ge=0)
+
+
+# Every kind a push of a run's trace journals, on the run's traces stream and nowhere else:
+# the store's own dealings with its collector, which an export leaves out and an import
+# does not take (journal_store/admission.py).
+PUSH_KINDS: tuple[type[Event], ...] = (
+    TracePushQueued,
+    TracePushed,
+    TracePushFailed,
+    TraceSpansClaimed,
+    TraceSpansPushed,
+    TraceSpansPushFailed,
+    TraceBatchPushed,
+)

@@ -9,7 +9,7 @@ from django import forms
 
 from dashboard import actions
 from dashboard.forms import Form, draw_token, sent_again_key, sent_from_field
-from runtime import flat, fork
+from runtime import flat, fork, fork_checks
 from services import forks
 from services.runs import ModelUnavailable, RunError
 
@@ -49,13 +49,13 @@ class ForkForm(Form):
     to = forms.ChoiceField(required=False, label="Message for")
     message = forms.CharField(
         required=False,
-        max_length=fork.MESSAGE_MAX,
+        max_length=fork_checks.MESSAGE_MAX,
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Read by the agent as new mail at its next turn.",
     )
     tool_result = forms.CharField(
         required=False,
-        max_length=fork.RESULT_MAX,
+        max_length=fork_checks.RESULT_MAX,
         widget=forms.Textarea(attrs={"rows": 4}),
         label="Replace the tool result (JSON)",
         help_text="Only when forking at a tool result; empty keeps it.",

@@ -1,0 +1,124 @@
+"""What a person asks of a fork (Changes) and its checks: the changes themselves, whichever
+door they came in by (the command line, the API's body, the fork page's form), and against the
+run at the fork point (its agents, the event forked at). runtime/fork.py plans and writes the
+fork; it names these as its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime import flat, streams
+from runtime.events import ToolReturned, shown
+from runtime.events.base import VALUE_DEPTH
+from runtime.journal import Recorded
+from runtime.team import split_models
+
+BACKENDS = ("scripted", "endpoint", "local", "zi", "rules")
+MESSAGE_MAX = 8_000
+RESULT_MAX = 200_000  # characters of a replacement tool result, as JSON
+RESULT_DEPTH = VALUE_DEPTH  # levels of nesting in it: its line within what a line may be
+
+
+class ForkRefused(ValueError):
+    """The fork cannot be made as asked; the message says what and where.
+
+    `field` names the change at fault (models, message, tool_result) when one is, and the
+    message opens with it; `why` is the rest, for a form that shows it beside that change."""
+
+    def __init__(self, why: str, field: str = "") -> None:
+        super().__init__(f"{field}: {why}" if field else why)
+        self.why, self.field = why, field
+
+
+@dataclass(frozen=True)
+class Changes:
+    models: dict[str, str] = field(default_factory=dict)
+    message: tuple[str, str] | None = None  # (agent, text)
+    tool_result: Any = None
+    replace_result: bool = False
+    max_turns: int | None = None
+    allowance: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.models:
+            out["models"] = dict(self.models)
+        if self.message is not None:
+            out["message"] = {"agent": self.message[0], "text": self.message[1]}
+        if self.replace_result:
+            out["tool_result"] = self.tool_result
+        if self.max_turns is not None:
+            out["max_turns"] = self.max_turns
+        if self.allowance is not None:
+            out["allowance"] = self.allowance
+        return out
+
+
+def cited(at: Recorded, run_id: str) -> str:
+    """The event as a refusal names it: by its position (what the API's `at` is) and, for the
+    run's own journal, by its number there (what the run's pages show: "#29")."""
+    if at.stream == streams.journal(run_id):
+        return f"the event at position {at.position} (#{at.version})"
+    return f"the event at position {at.position}"
+
+
+def check(changes: Changes, at: Recorded, agents: set[str], run_id: str) -> None:
+    backends, names = split_models(changes.models)
+    for agent, backend in backends.items():
+        if agent not in agents:
+            # Quoted short: the agent is whatever the body's key was (50,000 characters came
+            # back whole).
+            raise ForkRefused(
+                f"the run has no agent {shown(agent)} (it has {known(agents)})", "models"
+            )
+        if backend not in BACKENDS:
+            raise ForkRefused(
+                f"{shown(backend)} is not a backend ({', '.join(BACKENDS)})", "models"
+            )
+        if agent in names and backend != "endpoint":
+            raise ForkRefused(f"{agent}: a model name is for the endpoint, not {backend}", "models")
+    if changes.message is not None:
+        agent, text = changes.message
+        if agent not in agents:
+            raise ForkRefused(
+                f"the run has no agent {shown(agent)} (it has {known(agents)})", "message"
+            )
+        if not text.strip() or len(text) > MESSAGE_MAX:
+            raise ForkRefused(f"say something, in at most {MESSAGE_MAX:,} characters", "message")
+    if changes.replace_result:
+        if not isinstance(at.event, ToolReturned):
+            raise ForkRefused(
+                f"{cited(at, run_id)} is a {at.event.kind}; "
+                "fork at a ToolReturned to replace its result",
+                "tool_result",
+            )
+        if flat.deeper_than(changes.tool_result, RESULT_DEPTH):
+            # Deeper, it could not be stored (the event's JSON stops at 200 levels: a 500), or
+            # stored in a fork whose export no import takes (64 levels to a line).
+            raise ForkRefused(
+                f"nested deeper than {RESULT_DEPTH} levels of arrays and objects", "tool_result"
+            )
+        try:
+            size = len(json.dumps(changes.tool_result, default=str, allow_nan=False))
+        except ValueError:
+            # Python's JSON reads them; the journal would have stored null in their place.
+            raise ForkRefused(
+                "NaN and Infinity are not numbers JSON allows", "tool_result"
+            ) from None
+        if size > RESULT_MAX:
+            raise ForkRefused(
+                f"at most {RESULT_MAX:,} characters of JSON ({size:,})", "tool_result"
+            )
+        if flat.holds_surrogates(changes.tool_result):
+            # JSON's escapes say it ("\ud800" alone) and Python's reads it; no event holds it.
+            raise ForkRefused(
+                "holds half a UTF-16 surrogate pair (such as \\ud800 alone), which is not text",
+                "tool_result",
+            )
+
+
+def known(agents: set[str]) -> str:
+    return ", ".join(sorted(a for a in agents if a)) or "none"

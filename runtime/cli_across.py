@@ -9,7 +9,17 @@ import signal
 import sys
 from pathlib import Path
 
-from runtime import compare, flight, fork, fork_workspace, keys, plugins, streams, zero
+from runtime import (
+    compare,
+    flight,
+    fork,
+    fork_checks,
+    fork_workspace,
+    keys,
+    plugins,
+    streams,
+    zero,
+)
 from runtime.cli import (
     EXIT_DIFFERS,
     EXIT_OK,
@@ -43,6 +53,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     else:
         print(compare.text(result))
     return EXIT_OK if result.identical else EXIT_DIFFERS
+
+
+# The options a fork's changes are given by, as its refusals name them.
+FLAGS = {"message": "--say", "tool_result": "--tool-result"}
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
@@ -85,6 +99,11 @@ def cmd_fork(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         allowance=args.allowance,
     )
+    try:
+        # Before anything is read or written: the page and the API refuse them as they come.
+        fork_checks.asked(changes)
+    except fork.ForkRefused as exc:
+        raise flight.FlightError(f"{FLAGS[exc.field]}: {exc.why}") from None
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     # The host the fork goes on live on, asked before it is written whether its team can
     # (fork.ready); --no-sandbox is warned of where the fork flies now.

@@ -7,6 +7,7 @@ fork; it names these as its own.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,43 +82,110 @@ def check(changes: Changes, at: Recorded, agents: set[str], run_id: str) -> None
         if agent in names and backend != "endpoint":
             raise ForkRefused(f"{agent}: a model name is for the endpoint, not {backend}", "models")
     if changes.message is not None:
-        agent, text = changes.message
+        agent = changes.message[0]
         if agent not in agents:
             raise ForkRefused(
                 f"the run has no agent {shown(agent)} (it has {known(agents)})", "message"
             )
-        if not text.strip() or len(text) > MESSAGE_MAX:
-            raise ForkRefused(f"say something, in at most {MESSAGE_MAX:,} characters", "message")
-    if changes.replace_result:
-        if not isinstance(at.event, ToolReturned):
-            raise ForkRefused(
-                f"{cited(at, run_id)} is a {at.event.kind}; "
-                "fork at a ToolReturned to replace its result",
-                "tool_result",
-            )
-        if flat.deeper_than(changes.tool_result, RESULT_DEPTH):
-            # Deeper, it could not be stored (the event's JSON stops at 200 levels: a 500), or
-            # stored in a fork whose export no import takes (64 levels to a line).
-            raise ForkRefused(
-                f"nested deeper than {RESULT_DEPTH} levels of arrays and objects", "tool_result"
-            )
-        try:
-            size = len(json.dumps(changes.tool_result, default=str, allow_nan=False))
-        except ValueError:
-            # Python's JSON reads them; the journal would have stored null in their place.
-            raise ForkRefused(
-                "NaN and Infinity are not numbers JSON allows", "tool_result"
-            ) from None
-        if size > RESULT_MAX:
-            raise ForkRefused(
-                f"at most {RESULT_MAX:,} characters of JSON ({size:,})", "tool_result"
-            )
-        if flat.holds_surrogates(changes.tool_result):
-            # JSON's escapes say it ("\ud800" alone) and Python's reads it; no event holds it.
-            raise ForkRefused(
-                "holds half a UTF-16 surrogate pair (such as \\ud800 alone), which is not text",
-                "tool_result",
-            )
+    if changes.replace_result and not isinstance(at.event, ToolReturned):
+        raise ForkRefused(
+            f"{cited(at, run_id)} is a {at.event.kind}; "
+            "fork at a ToolReturned to replace its result",
+            "tool_result",
+        )
+    asked(changes)
+
+
+def asked(changes: Changes) -> None:
+    """The changes as given, before any run is read: the message's text and the replacement
+    tool result, ForkRefused naming the one at fault and what is wrong with it. The command
+    line asks it as it reads its arguments; check() asks it of every fork planned."""
+    if changes.message is not None and (why := message_refusal(changes.message[1])):
+        raise ForkRefused(why, "message")
+    if changes.replace_result and (why := result_refusal(changes.tool_result)):
+        raise ForkRefused(why, "tool_result")
+
+
+def message_refusal(text: str) -> str | None:
+    """Why `text` cannot be a person's message to an agent; None when it can. The fork page's
+    box and the API's `message.text` ask it too."""
+    if not text.strip() or len(text) > MESSAGE_MAX:
+        return f"say something, in at most {MESSAGE_MAX:,} characters"
+    return unwritable(text)
+
+
+def result_refusal(value: Any) -> str | None:
+    """Why `value` (read from JSON) cannot replace a tool's result; None when it can."""
+    if flat.deeper_than(value, RESULT_DEPTH):
+        # Deeper, it could not be stored (the event's JSON stops at 200 levels: a 500), or
+        # stored in a fork whose export no import takes (64 levels to a line).
+        return f"nested deeper than {RESULT_DEPTH} levels of arrays and objects"
+    try:
+        size = len(json.dumps(value, default=str, allow_nan=False))
+    except ValueError:
+        # Python's JSON reads them; the journal would have stored null in their place.
+        return "NaN and Infinity are not numbers JSON allows"
+    if size > RESULT_MAX:
+        return f"at most {RESULT_MAX:,} characters of JSON ({size:,})"
+    return unwritable(value)
+
+
+# What no text given to an agent here may hold: a control character other than the tab and the
+# line breaks (a browser's text box sends CRLF), and half a UTF-16 surrogate pair. A NUL ends
+# PostgreSQL's text (the API's bodies refuse it anywhere); ESC and the rest are no one's words,
+# and steer a terminal that shows them; a lone half is not text, and no event holds it (JSON's
+# escapes say it, "\ud800", and so do the bytes of an argument that is not UTF-8).
+UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+PATH_SHOWN = 8  # steps of a tool result's path a refusal names, the first and the last
+
+
+def unwritable(value: Any) -> str | None:
+    """What the first string in `value` (a text, or JSON read: its keys too, at any depth)
+    holds that no text here may, and where; None when nothing. Walked without recursion, its
+    path kept as links and written out only for the string at fault."""
+    stack: list[tuple[Any, tuple[Any, ...] | None, bool]] = [(value, None, False)]
+    while stack:
+        item, path, is_key = stack.pop()
+        if isinstance(item, str):
+            if found := UNWRITABLE.search(item):
+                return described(found.group(), found.start(), path, is_key)
+        elif isinstance(item, dict):
+            for key, inner in reversed(item.items()):
+                step = (path, key)
+                stack.append((inner, step, False))
+                stack.append((key, step, True))
+        elif isinstance(item, list):
+            stack.extend((inner, (path, i), False) for i, inner in reversed(list(enumerate(item))))
+    return None
+
+
+def described(ch: str, offset: int, path: tuple[Any, ...] | None, is_key: bool) -> str:
+    """`ch`, found at `offset` of the string at `path` (a key there, when `is_key`), as a
+    refusal says it: what it is, where, and why it may not be."""
+    if "\ud800" <= ch <= "\udfff":
+        what, why = f"half a UTF-16 surrogate pair (U+{ord(ch):04X} alone)", ", which is not text"
+    elif ch == "\x00":
+        what, why = "a NUL character (U+0000)", ", which no text here may hold"
+    else:
+        what = f"a control character (U+{ord(ch):04X})"
+        why = "; tabs and line breaks are the only ones text here may hold"
+    steps: list[str] = []
+    while path is not None:
+        path, step = path
+        steps.append(f"[{step}]" if isinstance(step, int) else f"[{quoted(step)}]")
+    steps.reverse()
+    if len(steps) > PATH_SHOWN:
+        steps = [*steps[: PATH_SHOWN // 2], "…", *steps[-PATH_SHOWN // 2 :]]
+    where = f"character {offset + 1}"
+    if steps:
+        where = f"{'the key ' if is_key else ''}{''.join(steps)}, {where}"
+    return f"holds {what} at {where}{why}"
+
+
+def quoted(key: str) -> str:
+    """A key as JSON writes it (its controls escaped), and short: a key is whatever was sent."""
+    text = json.dumps(key)
+    return text if len(text) <= 40 else text[:36] + '..."'
 
 
 def known(agents: set[str]) -> str:

@@ -110,6 +110,12 @@ class ForkForm(Form):
             self.add_error(
                 "message", f"write the message for {data['to']}, or leave 'Message for' at none"
             )
+        # The command line's and the API's check of the text an agent is given (runtime's one):
+        # a control character typed as JSON's escape ("\u001b", "\u0000") passed the box's.
+        if data.get("message", "").strip() and (
+            why := fork_checks.message_refusal(data["message"])
+        ):
+            self.add_error("message", why)
         if data.get("tool_result", "").strip():
             try:
                 data["result_value"] = json.loads(data["tool_result"])
@@ -120,6 +126,9 @@ class ForkForm(Form):
                 self.add_error("tool_result", "nested too deeply for JSON to read")
             except ValueError:
                 self.add_error("tool_result", f"not JSON we can read: {flat.NUMBER_TOO_LONG}")
+            else:
+                if why := fork_checks.result_refusal(data["result_value"]):
+                    self.add_error("tool_result", why)
         return data
 
     def refused(self, exc: RunError) -> None:

@@ -20,6 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, listing, queries
 from journal_store.models import Conflict, RunSummary
+from runtime import fork_checks
 from runtime.flat import field_holding
 from runtime.unseen import unseen_reason
 from services import intents, letters, review
@@ -473,10 +474,21 @@ class SupersedeIn(In):
 AGENT_MAX = 64  # characters of an agent's name a fork's body may give
 
 
+def writable(value: Any) -> Any:
+    """Text for an agent (a fork's message, its tool result) holds no control character but
+    tabs and line breaks, as the fork page and the command line refuse it (runtime's one
+    check: fork_checks.unwritable); a NUL or half a pair is refused before, as in any body."""
+    if why := fork_checks.unwritable(value):
+        raise PydanticCustomError("text", "{why}", {"why": why})
+    return value
+
+
 class InjectedIn(In):
     agent: str = Field(max_length=AGENT_MAX)
     # Something to read: a message of spaces would fork a run whose agent reads nothing new.
-    text: str = Field(min_length=1, max_length=8_000, pattern=r"\S")
+    text: Annotated[str, AfterValidator(writable)] = Field(
+        min_length=1, max_length=fork_checks.MESSAGE_MAX, pattern=r"\S"
+    )
 
 
 class ForkIn(In):
@@ -502,7 +514,7 @@ class ForkIn(In):
         "local, zi or rules; `endpoint:NAME` asks the endpoint for another model",
     )
     message: InjectedIn | None = Field(None, description="a message for an agent's next turn")
-    tool_result: Any = Field(
+    tool_result: Annotated[Any, AfterValidator(writable)] = Field(
         None, description="replace the result of the tool call at `at` (a ToolReturned)"
     )
     # The new run's bounds (dashboard/actions.py), as on the fork page.

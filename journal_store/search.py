@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
 
 from journal_store.journal import Row
+from runtime.unseen import code_point
 
 TABLE = "search_event"
 # A document keeps this many characters of an event's text (a tool that read a large file
@@ -53,7 +55,10 @@ WORD = re.compile(r"[^\s\x00-\x1f\x7f\"'()*:^+\-]+(?:[-.:/][^\s\x00-\x1f\x7f\"'(
 # `simple` parser split on everything else). A "word" without one (`%`, `_`, `...`) would be
 # searched for as nothing and find nothing, where `*` or `^` is refused as no word.
 INDEXED = re.compile(r"[^\W_]")
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# The joiners shape the letters beside them (Persian writes U+200C inside words, an emoji's
+# sequence U+200D) and the indexes split words at them as they split the text's own: searched.
+JOINERS = "\u200c\u200d"
 
 
 class BadQuery(ValueError):
@@ -133,12 +138,24 @@ def words(query: str) -> list[str]:
     # was read as a word break and the answer echoed it back as the query searched for.
     if CONTROL.search(query):
         raise BadQuery("the search holds a control character")
+    # A format character draws nothing, or shows text in another order than it is written
+    # (U+202E): a word break to the indexes, and "alert\u202e" echoed back as the query
+    # searched read otherwise. Refused naming it, as the metrics filter refuses its kin.
+    if unseen := next((ch for ch in query if format_character(ch)), None):
+        raise BadQuery(
+            f"the search holds {code_point(unseen)}, a character that is not shown or that "
+            "changes the order text is shown in: type the words without it"
+        )
     found = [word for word in WORD.findall(query) if INDEXED.search(word)]
     if not found:
         raise BadQuery("type a word to search for (letters or digits)")
     if len(found) > WORDS_MAX:
         raise BadQuery(f"search for at most {WORDS_MAX} words (this has {len(found)})")
     return found
+
+
+def format_character(ch: str) -> bool:
+    return ch not in JOINERS and unicodedata.category(ch) == "Cf"
 
 
 def index(rows: list[Row], using: str) -> None:

@@ -190,3 +190,34 @@ def test_a_run_with_more_matching_events_than_a_page_shows_says_so(as_owner):
     assert len(every["hits"]) == 60 and every["more"] is False
     few = as_owner.get("/search?q=zebra&run=r-talkative&limit=60").content.decode()
     assert "more do" in few  # the page shows 50, whatever the address asks
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("alert%E2%80%AE", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+        ("%E2%81%A7alert%E2%81%A9", "U+2067 (RIGHT-TO-LEFT ISOLATE)"),
+        ("alert%E2%80%8F", "U+200F (RIGHT-TO-LEFT MARK)"),
+        ("al%E2%80%8Bert", "U+200B (ZERO WIDTH SPACE)"),
+        ("al%C2%85ert", "a control character"),  # C1: NEXT LINE, a control as NUL is
+    ],
+)
+def test_a_bidi_control_or_an_unseen_format_character_is_refused_naming_it(as_owner, query, named):
+    """It was searched for as a word break, and the API's `query` and the page's heading
+    echoed it back: "alert\u202e" shown as the query reads otherwise than it is written."""
+    hostile_run()
+    api = as_owner.get(f"/api/search?q={query}")
+    [problem] = api.json()["detail"]
+    assert api.status_code == 422 and problem["loc"] == ["query", "q"]
+    assert named in problem["msg"]
+    page = as_owner.get(f"/search?q={query}")
+    assert page.status_code == 400 and named in page.content.decode()
+
+
+def test_a_joiner_between_letters_is_still_searched_for(as_owner):
+    """Persian writes U+200C (ZERO WIDTH NON-JOINER) inside words, and an emoji's sequence
+    U+200D: they shape what is shown rather than reorder or hide it, and the indexes split
+    words at them as the text's own were split."""
+    hostile_run()
+    assert as_owner.get("/api/search?q=al%E2%80%8Cert").status_code == 200
+    assert as_owner.get("/search?q=al%E2%80%8Dert").status_code == 200

@@ -13,6 +13,7 @@ teams' (`runtime.plugins.parse_settings` picks the model by the tag).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,10 @@ Backend = Annotated[
     BeforeValidator(lambda value: OLD_BACKEND_NAMES.get(value, value)),
 ]
 # A model's name as an endpoint knows it ("small-model", "org/model-8b:free"): printable, no spaces.
+# A team's name: what the read models keep (64 characters) and a URL carries as typed. The
+# metrics filter chooses runs with no team as "(none)", which no team's name can be.
+TEAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+TEAM_NAME_RULE = "1 to 64 letters, digits, '_', '.' or '-', the first a letter or a digit"
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[!-~]+$")]
 S = TypeVar("S", bound="TeamSettings")
 MAX_SECONDS = 366 * 86_400  # a wall-clock ceiling of more than a year is no ceiling
@@ -290,6 +295,8 @@ class Team:
     single_agent: bool = False
 
     def __post_init__(self) -> None:
+        if not TEAM_NAME.fullmatch(self.name):
+            raise ValueError(f"team name {self.name!r}: {TEAM_NAME_RULE}")
         if not self.scenarios:
             raise ValueError(f"team {self.name!r} has no scenario")
         declared = self.settings.model_fields["team"].annotation

@@ -31,6 +31,10 @@ from teams import TEAMS
 TEXT_FIELDS = {"team": 64, "scenario": 64, "model": 100}
 DATE_FIELDS = ("since", "until")
 DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# The runs with no team (a journal written without TeamStarted): their row in the teams table,
+# and the `team` that chooses them. No team can be named so: a team's name begins with a
+# letter or a digit and holds no parenthesis (runtime/team.py TEAM_NAME).
+NO_TEAM = "(none)"
 
 # The sums each group of runs needs, as the rollup keeps them (journal_store/metrics_days.py).
 SUMS = metrics_days.SUMS
@@ -79,11 +83,13 @@ class Choices:
             return {v for v in found if v}
 
         of = {name: set(team.scenarios) for name, team in TEAMS.items()}
+        teams = set(TEAMS)
         for team, scenario in groups.values_list("team", "scenario").distinct():
-            if team and scenario:
-                of.setdefault(team, set()).add(scenario)
+            teams.add(team or NO_TEAM)  # runs with no team are chosen as NO_TEAM
+            if scenario:
+                of.setdefault(team or NO_TEAM, set()).add(scenario)
         return cls(
-            team=sorted(set(TEAMS) | stored("team")),
+            team=sorted(teams),
             scenario=sorted({s for t in TEAMS.values() for s in t.scenarios} | stored("scenario")),
             model=sorted(stored("model")),
             scenarios_of={team: sorted(scenarios) for team, scenarios in of.items()},
@@ -170,7 +176,8 @@ class MetricsFilter:
 
     def said(self) -> str:
         """The filter in words, as a list of the runs it chooses goes on ("" for every run)."""
-        parts = [f"of team {self.team}"] if self.team else []
+        parts = ["with no team"] if self.team == NO_TEAM else []
+        parts += [f"of team {self.team}"] if self.team and self.team != NO_TEAM else []
         parts += [f"of scenario {self.scenario}"] if self.scenario else []
         parts += [f"on model {self.model}"] if self.model else []
         if self.since and self.until:
@@ -206,7 +213,8 @@ class MetricsFilter:
     def narrowed(self, qs: QuerySet[Any], day: str) -> QuerySet[Any]:
         for name in TEXT_FIELDS:
             if value := getattr(self, name):
-                qs = qs.filter(**{name: value})
+                # The read models keep a run's missing team as "".
+                qs = qs.filter(**{name: "" if name == "team" and value == NO_TEAM else value})
         if self.since:
             qs = qs.filter(**{f"{day}__gte": self.since})
         if self.until:
@@ -319,8 +327,8 @@ def after(start: date, period: str) -> date:
 
 
 def team_of(run: shared_past.Run) -> str:
-    """The team row a run is in (its runs with no team: "(none)")."""
-    return run.team or "(none)"
+    """The team row a run is in (its runs with no team: NO_TEAM)."""
+    return run.team or NO_TEAM
 
 
 def period_of_run(period: str) -> Callable[[shared_past.Run], date | None]:
@@ -351,7 +359,7 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
     days: dict[date, dict[str, Any]] = {}
     for row in rows:
         add(total, row)
-        add(teams.setdefault(row["team"] or "(none)", {}), row)
+        add(teams.setdefault(row["team"] or NO_TEAM, {}), row)
         if row["day"] != metrics_days.NO_DAY:
             add(days.setdefault(row["day"], {}), row)
     # A fork chosen without the run it was forked from: the past it copied is in no share.
@@ -383,4 +391,4 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
     return found
 
 
-__all__ = ["Across", "BadFilter", "Choices", "MetricsFilter", "across"]
+__all__ = ["NO_TEAM", "Across", "BadFilter", "Choices", "MetricsFilter", "across"]

@@ -158,6 +158,12 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         "filtered": bool(chosen.params()),
         # The review queues choose runs as this page does: its undecided items link to those.
         "chosen_query": urlencode(chosen.params()),
+        # Each team's row links to its runs, the other filters kept; the runs with no team
+        # are chosen by the name their row shows (metrics.NO_TEAM).
+        "teams": [
+            {**row, "query": urlencode(chosen.params() | {"team": row["team"]})}
+            for row in found.teams
+        ],
         "periods_filled": metrics.PERIODS_FILLED,
         "dated": found.totals["runs"] - found.undated,
     }

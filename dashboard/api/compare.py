@@ -26,7 +26,8 @@ class Pair(Schema):
 def compare_runs(request: HttpRequest, pair: Query[Pair]) -> Any:
     """Outcome and why, bill per agent with deltas, model calls and latency, findings, the first
     divergence (the step of each run that differs, by agent and turn) and the threads of both
-    runs from there. `identical` is true when the runs took the same steps alike. A run longer
+    runs from there. `identical` is true when the runs took the same steps alike; `same_run`
+    when A and B are one run (compared with itself, identical as a matter of course). A run longer
     than a request compares is a 409 saying how to compare it (as a replay too long is)."""
     # An id that is none is refused at its side before it is looked up (a 10 KB one was
     # quoted whole in the 404).
@@ -40,7 +41,7 @@ def compare_runs(request: HttpRequest, pair: Query[Pair]) -> Any:
     for run_id in (pair.a, pair.b):
         get_run_for_user(request.user, run_id)
     try:
-        return compare.runs(pair.a, pair.b).as_dict()
+        return {**compare.runs(pair.a, pair.b).as_dict(), "same_run": pair.a == pair.b}
     except compare.TooLong as exc:
         # What the run has become (too long), as replay's ReplayTooLong; 413 would say the
         # request's body was too large, and this request has none.

@@ -48,6 +48,15 @@ def compare_page(request: HtmxHttpRequest) -> HttpResponse:
         # The run page's "Compare with…": the form, A filled in, B to choose. It answered 400
         # with "Run B: choose a run to compare." as if the person had got something wrong.
         return render(request, "dashboard/compare.html", context)
+    if not b and len(ticked) == 1 and known and a == ticked[0]:
+        # One ordinary run ticked in the list (a fork, a team run or a baseline found its
+        # counterpart above): the form with it as A, asking for B, where it was a 400 with
+        # "Run B: choose a run to compare." for a tick that is half of what is asked.
+        context["ask_b"] = (
+            f"One run was ticked, {a}: it is run A. Choose run B to compare it with (its id "
+            "here, or tick two runs in the list)."
+        )
+        return render(request, "dashboard/compare.html", context)
     errors: list[str] = []
     projection.catch_up(wait=False)
     for field, run_id in (("A", a), ("B", b)):
@@ -77,6 +86,8 @@ def shown(c: Comparison, a: str, b: str) -> dict[str, object]:
     parted = c.divergence
     return {
         "c": c,
+        # Nothing can part from itself: "No divergence" alone read as two runs alike.
+        "same_run": a == b,
         "sides": [
             {"name": name, "run": summaries[run_id], "outcome": c.outcome[key]}
             for name, key, run_id in (("A", "a", a), ("B", "b", b))

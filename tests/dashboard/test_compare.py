@@ -124,7 +124,7 @@ def test_compare_with_from_a_run_page_offers_the_form_or_the_runs_counterpart(as
     choose a run to compare." as if the person had got something wrong."""
     from services import baseline as baselines
 
-    a, other = pair
+    a, _ = pair
     page = as_owner.get(f"/runs/compare?a={a}")
     assert page.status_code == 200
     html = page.content.decode()
@@ -134,8 +134,8 @@ def test_compare_with_from_a_run_page_offers_the_form_or_the_runs_counterpart(as
     for asked in (a, solo):
         html = as_owner.get(f"/runs/compare?a={asked}").content.decode()
         assert f'name="a" value="{a}"' in html and f'name="b" value="{solo}"' in html
-    # One ticked run in the list is still a mistake, and so is a run that is not there.
-    assert as_owner.get(f"/runs/compare?run={other}").status_code == 400
+    # A run that is not there is still a mistake.
+    assert as_owner.get("/runs/compare?from=list&run=r-nope").status_code == 400
     # None ticked: the list's button said nothing, opening an empty form.
     none = as_owner.get("/runs/compare?from=list")
     assert none.status_code == 400
@@ -143,6 +143,44 @@ def test_compare_with_from_a_run_page_offers_the_form_or_the_runs_counterpart(as
     assert 'name="from" value="list"' in as_owner.get("/").content.decode()
     nowhere = as_owner.get("/runs/compare?a=r-nope")
     assert nowhere.status_code == 400 and "there is no run r-nope" in nowhere.content.decode()
+
+
+def test_one_ticked_run_opens_the_form_with_it_as_a_and_asks_for_b(as_owner, pair):
+    """A fork ticked alone opened beside its parent, but an ordinary run ticked alone was a
+    400 ("Run B: choose a run to compare."): the form with it as A asks for B instead."""
+    from journal_store import projection
+    from services import forks
+    from tests.dashboard.conftest import drive
+    from tests.dashboard.test_metrics_fork_without_its_parent import first_verdict
+
+    a, other = pair
+    for asked in (f"from=list&run={other}", f"run={other}"):
+        page = as_owner.get(f"/runs/compare?{asked}")
+        assert page.status_code == 200, page.content.decode()
+        html = page.content.decode()
+        assert f'name="a" value="{other}"' in html and 'name="b" value=""' in html
+        assert f"One run was ticked, {other}: it is run A. Choose run B" in html
+        assert "message error" not in html
+    # A ticked fork still opens beside its parent.
+    child = forks.fork_run(a, first_verdict(a), forks.Changes(), "owner")
+    assert drive(child) != "stepped"
+    projection.catch_up()
+    html = as_owner.get(f"/runs/compare?from=list&run={child}").content.decode()
+    assert f'name="a" value="{a}"' in html and f'name="b" value="{child}"' in html
+    assert "One run was ticked" not in html and 'id="divergence"' in html
+
+
+def test_a_run_beside_itself_is_said_to_be_the_same_run(as_owner, pair):
+    """It read "No divergence: the runs took the same steps alike", as if two runs had."""
+    a, b = pair
+    same = as_owner.get(f"/api/runs/compare?a={a}&b={a}").json()
+    assert same["same_run"] is True and same["identical"] is True
+    assert as_owner.get(f"/api/runs/compare?a={a}&b={b}").json()["same_run"] is False
+    page = as_owner.get(f"/runs/compare?a={a}&b={a}")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f"A and B are the same run, {a}" in html and "The runs took the same" not in html
+    assert "A and B are the same run" not in as_owner.get(f"/runs/compare?a={a}&b={b}").text
 
 
 def test_a_run_too_long_to_compare_is_a_409_as_a_replay_too_long_is(as_owner, pair, monkeypatch):

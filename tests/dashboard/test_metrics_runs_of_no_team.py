@@ -46,6 +46,9 @@ def test_the_none_rows_link_chooses_the_runs_with_no_team(as_owner, stored):
     body = api.json()
     assert body["totals"]["runs"] == 2 and [t["team"] for t in body["teams"]] == ["(none)"]
     assert body["filters"]["team"] == NO_TEAM
+    # The undecided items' links carry the filter to the review queues, which read it alike.
+    queue = as_owner.get("/review/conflicts", {"team": NO_TEAM})
+    assert queue.status_code == 200 and "with no team" in queue.content.decode()
     everyone = as_owner.get("/api/metrics").json()
     assert {t["team"]: t["runs"] for t in everyone["teams"]} == {"(none)": 2, "repo-fix": 1}
 

@@ -52,8 +52,10 @@ def children() -> dict[int, tuple[str, str]]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+            # Any process's, whatever bytes it was given (another test's argv may not be UTF-8).
+            stat = (entry / "stat").read_bytes().decode(errors="replace")
+            raw = (entry / "cmdline").read_bytes()
+            cmdline = raw.replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # it exited while we looked
             continue
         state, ppid = stat.rsplit(")", 1)[1].split()[:2]

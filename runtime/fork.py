@@ -3,7 +3,13 @@
 The fork's journal is exactly what a crash right after that event would have left of the
 parent, under the fork's id: resuming it replays the parent's prefix from the record (every
 model answer, tool result and side effect is read back, never asked for or done again) and
-goes live after it. What a person changes applies from the fork point on:
+goes live after it. One difference is deliberate: an outside effect (a refund, an order's
+status) that the parent dispatched but whose outcome is not in the prefix stays the parent's.
+A crash there would have its run take the effect over under the same key; the fork asks again
+under its own id, and the gate judges that as a new call against the world as the parent left
+it (a refund already given is refused as too much, a status already moved parks a conflict).
+Taking the parent's effect over would let two runs claim one outcome, and nothing is done
+twice either way. What a person changes applies from the fork point on:
 
 - `models`: another backend for some agents (the record still serves their past answers);
 - `message`: a person's word for one agent, read as new mail at its next turn;

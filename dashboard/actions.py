@@ -9,6 +9,7 @@ each is answered). Whether this person may do it is the caller's to check first
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -169,8 +170,39 @@ STEERING: dict[str, Steering] = {
 }
 
 
+class ReasonRefused(runs.RunError):
+    """A steering's reason cannot be recorded as given (a 400, naming what is wrong with it);
+    nothing is written."""
+
+
+# What no reason recorded here may hold: a NUL (PostgreSQL's text has none; journalled, it
+# stopped every projector that read it) or half a UTF-16 pair (no event can hold it; a command
+# line's argument that is not UTF-8 arrives as such halves).
+UNRECORDABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def steering_reason(reason: str) -> str:
+    """The reason as recorded (its ends' whitespace trimmed), or ReasonRefused saying why it
+    cannot be: longer than REASON_MAX, or holding a character no text here may. The page's
+    stop and resume post it unchecked, and the command line takes any text: where the API's
+    body refused both, the page journalled a NUL and cut a long reason in silence."""
+    said = reason.strip()
+    if len(said) > REASON_MAX:
+        raise ReasonRefused(f"the reason is {len(said):,} characters; at most {REASON_MAX:,}")
+    if found := UNRECORDABLE.search(said):
+        ch = found.group()
+        what = "a NUL character" if ch == "\x00" else "half a UTF-16 surrogate pair"
+        raise ReasonRefused(
+            f"the reason holds {what} (U+{ord(ch):04X}) at character {found.start() + 1}, "
+            "which no text here may hold"
+        )
+    return said
+
+
 def steer(run_id: str, action: str, by: str, reason: str = "") -> str:
     """Interrupt or resume the run for `by`, recording why; what happens next, in words.
-    RunNotFound, RunFinished, NothingToChange or RunNotResumable when it cannot be done."""
-    STEERING[action].act(run_id, by, reason.strip()[:REASON_MAX])
+    ReasonRefused (before anything is read or written), RunNotFound, RunFinished,
+    NothingToChange or RunNotResumable when it cannot be done."""
+    said = steering_reason(reason)
+    STEERING[action].act(run_id, by, said)
     return f"{run_id} {STEERING[action].outcome}"

@@ -311,11 +311,12 @@ def resolve(
     request = requested(conflict_id, choice, value, reason)
     decided = decision_of(events[1:])
     if decided is not None:
-        if decided.ruling_id == key and ruled(decided) == request:
+        if same_ruling(decided, key, by, request):
             return decided  # the same ruling again: it was applied once, here it is
-        if decided.ruling_id != key or ruling_id is None:
-            # Another person's ruling, or the same person's derived key with another reason:
-            # either would be dropped in silence if answered with the decision taken.
+        if decided.ruling_id != key or ruling_id is None or decided.by != by:
+            # Another person's ruling (under its key too: a key is the client's to choose),
+            # or the same person's derived key with another reason: either would be dropped
+            # in silence if answered with the decision taken.
             raise ConflictAlreadyDecided(conflict_id, decided)
         # the form's ruling id for another choice or reason: the gate's idempotency check
         # refuses it (journalled in the gate log), saying what was decided
@@ -379,11 +380,19 @@ def resolve(
         now = decision_of(r.event for r in journal.read(f"conflict-{conflict_id}", after=1))
         if now is None:
             raise  # still open: the refusal is this ruling's own
-        if now.ruling_id == key and ruled(now) == request:
+        if same_ruling(now, key, by, request):
             return now  # the same ruling, posted twice at once: applied once
         raise ConflictAlreadyDecided(conflict_id, now) from None
     projection.catch_up(["conflicts", "runs"], using=using)
     return decision
+
+
+def same_ruling(decided: ConflictResolved, key: str, by: str, request: str) -> bool:
+    """Whether `decided` is this person's ruling under `key` asking `request`, posted again.
+    Its person too: another reviewer sending the same ruling id (a script's, a form's id
+    copied) with the same choice and reason was answered the decision as their own, though
+    the record names the first."""
+    return decided.ruling_id == key and decided.by == by and ruled(decided) == request
 
 
 def unsettled(

@@ -19,6 +19,7 @@ that has ended is refused (LetterOfAnEndedRun).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -29,6 +30,7 @@ from runtime import streams
 from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried, TeamFinished
 from runtime.journal import Batch, WrongExpectedVersion
 from services import ended, queue
+from services.asked import shown
 from services.runs import RunError
 
 E = TypeVar("E", DeadLettered, DeadLetterRetried, DeadLetterDiscarded, TeamFinished)
@@ -88,6 +90,9 @@ def decide_letter(
     if decision not in DECISIONS:
         # Checked before anything is read: anything else would be taken as a discard.
         raise LetterError(f"a dead letter is retried or discarded, not {decision!r}")
+    if not re.fullmatch(LETTER_ID, letter_id):
+        # Before it is looked up: a 5,000-character id was quoted whole in "no dead letter".
+        raise LetterError(f"{shown(letter_id)} is not a dead letter's id ({LETTER_ID_RULE})")
     run_id = letter_id.split(":", 1)[0]
     journal = DjangoJournal()
     control = ":control:" in letter_id
@@ -184,6 +189,7 @@ AT_ONCE = 100  # letters one request may decide: a queue's page shows 25
 DECISIONS = ("retry", "discard")
 # A letter's id: its run's id, then ":N" or ":control:N".
 LETTER_ID = rf"{streams.RUN_ID.pattern}(?::[A-Za-z0-9_-]{{1,32}}){{1,2}}"
+LETTER_ID_RULE = "its run's id, then ':' and a number, as in r-0123456789ab:2 or :control:1"
 
 
 @dataclass

@@ -75,6 +75,7 @@ from services.commit_targets import current_value as current_value
 from services.commit_targets import register_commit_target as register_commit_target
 
 NONE = "none"  # the choice that rejects every claim
+ID_MAX = 64  # characters of a conflict's id (the queue's column)
 RECHECKS = 20  # checks again of a ruling whose claims stream moved before its decision
 REVIEWER = "reviewer"  # the role that rules on conflicts (the dashboard's reviewer permission)
 RULINGS = Authority.of({"rule": {REVIEWER}})
@@ -294,6 +295,8 @@ def resolve(
 ) -> ConflictResolved:
     """Decide a parked conflict (see the module docstring); `role` is the signed-in person's
     (the gate's authority), `ruling_id` the ruling's idempotency key."""
+    if len(conflict_id) > ID_MAX:  # before it is looked up: a 5,000-character one was quoted
+        raise ConflictError(f"{shown(conflict_id)} is no conflict's id: at most {ID_MAX} long")
     journal = DjangoJournal(using)
     records = journal.read(f"conflict-{conflict_id}")
     events: list[Event] = [r.event for r in records]

@@ -160,7 +160,7 @@ def decide_letters(request: HttpRequest, body: LettersIn) -> Any:
 
 @router.post(
     "/dead-letters/{letter_id}/{decision}",
-    response={200: LetterOut, 403: Error, 404: Error, 409: Error},
+    response={200: LetterOut, 400: Error, 403: Error, 404: Error, 409: Error},
 )
 def decide_letter(
     request: HttpRequest, letter_id: str, decision: Literal["retry", "discard"], body: DecisionIn

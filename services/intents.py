@@ -69,6 +69,20 @@ def history(intent_id: str, using: str = "default") -> list[IntentDeclared]:
     return found
 
 
+def posted_again(
+    latest: IntentDeclared, statement: str, by: str, reason: str, based_on: int | None
+) -> bool:
+    """Whether superseding with `statement` and `reason` by `by`, on `based_on` (None: on any
+    version), is the latest version's supersession asked again: the same person's same words
+    and reason, on the version that one superseded when a version is given. A run's own first
+    version is its harness's statement, which no person wrote."""
+    return (
+        latest.intent_version > 1
+        and (latest.by, latest.statement, latest.reason) == (by, statement, reason)
+        and based_on in (None, latest.intent_version - 1)
+    )
+
+
 def supersede(
     intent_id: str,
     statement: str,
@@ -92,7 +106,15 @@ def supersede(
             raise IntentError(
                 f"the {name} is {len(text.strip()):,} characters; at most {STATEMENT_MAX:,}"
             )
-    current = len(history(intent_id, using))
+    versions = history(intent_id, using)
+    current = len(versions)
+    if posted_again(versions[-1], statement.strip(), by, reason.strip(), based_on):
+        # The same person's same supersession, sent again (a retried request, a second click):
+        # answered with the version it wrote. Written again it made another version that
+        # changed nothing, and refused the runs that had taken the first at their next change;
+        # sent again with the version it was based on, it was told somebody superseded it.
+        latest = versions[-1]
+        return Intent(intent_id, latest.intent_version, latest.statement)
     if intent_id.startswith(TASK):
         run_id = intent_id.removeprefix(TASK)
         projection.catch_up(["runs"], using=using)  # its verdict, if it was just written

@@ -48,7 +48,9 @@ def get_intent(request: HttpRequest, intent_id: str) -> Any:
 def supersede_intent(request: HttpRequest, intent_id: str, body: SupersedeIn) -> Any:
     """Supersede an intent: runs that hold an older version are refused at their next change.
     A run's own task intent (`task-<run>`) of a run that is over is a 409: fork the run, and
-    supersede the fork's `task-<fork>`, to take it another way."""
+    supersede the fork's `task-<fork>`, to take it another way. The same supersession sent
+    again by the same person (its statement, reason and `version`) is answered with the
+    version it wrote, and writes nothing."""
     require_decide(request.user, "superseding an intent")  # it stops runs: a reviewer's say
     intents.supersede(intent_id, body.statement, user_name(request), body.reason, body.version)
     return Status(200, intent_out(intent_id, intents.history(intent_id)))

@@ -216,8 +216,13 @@ def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refuse
     done = api.post("/api/intents/ticket-C-7", change, content_type="application/json")
     assert done.status_code == 200, done.content
     assert done.json()["version"] == 2 and done.json()["history"][-1]["by"] == "reviewer"
+    # The same supersession sent again is the one decision (tests/dashboard/
+    # test_a_supersession_sent_again.py); another on version 1 is refused as moved since.
     again = api.post("/api/intents/ticket-C-7", change, content_type="application/json")
-    assert again.status_code == 409 and "at version 2, not 1" in again.json()["detail"]
+    assert again.status_code == 200 and again.json() == done.json()
+    other = {**change, "reason": "customer called again"}
+    moved = api.post("/api/intents/ticket-C-7", other, content_type="application/json")
+    assert moved.status_code == 409 and "at version 2, not 1" in moved.json()["detail"]
     blank = api.post(
         "/api/intents/ticket-C-7",
         {**change, "version": 2, "reason": "  "},

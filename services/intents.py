@@ -19,7 +19,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import status
 from runtime.coordination.gates import TASK, Intent, Intents
-from runtime.events import IntentDeclared
+from runtime.events import IntentDeclared, shown
 from runtime.journal import WrongExpectedVersion
 from runtime.unseen import unseen_reason
 
@@ -36,14 +36,22 @@ class IntentMissing(IntentError):
 
 
 class IntentMoved(IntentError):
-    def __init__(self, intent_id: str, based_on: int, current: int) -> None:
+    def __init__(
+        self, intent_id: str, based_on: int, current: int, latest: IntentDeclared | None = None
+    ) -> None:
         # Only a version it has had can have been superseded since: one past it was never
-        # read by anybody, and was said to have been.
+        # read by anybody, and was said to have been. Who did, and to what, when it is known
+        # (the person who came second was told only "somebody").
         since = (
             "somebody superseded it since you looked"
             if based_on < current
             else f"it has had no version {based_on}"
         )
+        if based_on < current and latest is not None:
+            since += (
+                f" ({latest.by}, whose version {latest.intent_version} reads "
+                f"{shown(latest.statement)}, for the reason {shown(latest.reason)})"
+            )
         super().__init__(
             f"intent {intent_id} is at version {current}, not {based_on}: {since}; read it again"
         )
@@ -123,10 +131,11 @@ def supersede(
         if state is not None and status.is_terminal(str(state)):
             raise IntentOfAFinishedRun(intent_id, run_id, str(state))
     if based_on is not None and based_on != current:
-        raise IntentMoved(intent_id, based_on, current)
+        raise IntentMoved(intent_id, based_on, current, versions[-1])
     try:
         return Intents(DjangoJournal(using)).declare(
             intent_id, statement.strip(), by, reason.strip(), based_on=current
         )
     except WrongExpectedVersion as exc:
-        raise IntentMoved(intent_id, current, exc.actual) from None
+        now = Intents(DjangoJournal(using)).latest(intent_id)
+        raise IntentMoved(intent_id, current, exc.actual, now) from None

@@ -54,3 +54,23 @@ def test_another_reason_or_a_version_read_since_is_another_supersession(api):
     stale = api.post(url, {**WANTED, "version": 1}, "application/json")
     assert stale.status_code == 409 and "is at version 4, not 1" in stale.json()["detail"]
     assert [v for v, _, _ in declared(run_id)] == [2, 3, 4]
+
+
+def test_who_comes_second_is_told_who_superseded_it_and_to_what(api):
+    """The second of two people superseding one version was told "somebody superseded it"."""
+    from dashboard.models import ApiToken
+    from tests.dashboard.conftest import make_user
+
+    ann = Client(HTTP_AUTHORIZATION=f"Bearer {ApiToken.issue(make_user('ann', True), 't')[1]}")
+    run_id = run_of("first-flight", steps=1)
+    url = f"/api/intents/task-{run_id}"
+    assert ann.post(url, {**WANTED, "version": 1}, "application/json").status_code == 200
+    mine = {"statement": "rewrite the lexer", "reason": "it is the real bug", "version": 1}
+    second = api.post(url, mine, "application/json")
+    assert second.status_code == 409
+    assert second.json()["detail"] == (
+        f"intent task-{run_id} is at version 2, not 1: somebody superseded it since you looked "
+        "(ann, whose version 2 reads 'fix only the parser', for the reason 'the owner asked'); "
+        "read it again"
+    )
+    assert declared(run_id) == [(2, "fix only the parser", "ann")]

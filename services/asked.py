@@ -19,3 +19,9 @@ class BadQuery(ValueError):
 def shown(value: str) -> str:
     """A refused value as its message repeats it: quoted, a long one cut short."""
     return repr(value if len(value) <= SHOWN else value[:SHOWN] + "…")
+
+
+def named(value: str) -> str:
+    """An id a "no such ..." answer names: as it is when it is short and plain, else as
+    `shown` gives it. A request's path may hold thousands of characters, all said back."""
+    return value if len(value) <= SHOWN and value.isprintable() else shown(value)

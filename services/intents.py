@@ -22,6 +22,7 @@ from runtime.coordination.gates import TASK, Intent, Intents
 from runtime.events import IntentDeclared, shown
 from runtime.journal import WrongExpectedVersion
 from runtime.unseen import unseen_reason
+from services.asked import named
 
 STATEMENT_MAX = 2_000  # characters of what is wanted, and of why: as a task and a reason
 
@@ -32,7 +33,9 @@ class IntentError(Exception):
 
 class IntentMissing(IntentError):
     def __init__(self, intent_id: str) -> None:
-        super().__init__(f"no intent {intent_id}: intents are declared by the runs that hold them")
+        super().__init__(
+            f"no intent {named(intent_id)}: intents are declared by the runs that hold them"
+        )
 
 
 class IntentMoved(IntentError):

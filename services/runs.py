@@ -26,6 +26,7 @@ from runtime.openai_client import OpenAIClient
 from runtime.openai_settings import ModelConfigError
 from runtime.team import FlightConfig
 from services import local_model, queue, verdicts
+from services.asked import named
 from services.control import Control, stalled
 from services.steps import sandbox
 
@@ -62,7 +63,7 @@ class RunNotFound(RunError, Http404):
     """No run has this id (a page or an endpoint answers 404)."""
 
     def __init__(self, run_id: str) -> None:
-        super().__init__(f"no run {run_id}")
+        super().__init__(f"no run {named(run_id)}")
 
 
 class RunFinished(RunError):

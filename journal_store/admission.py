@@ -33,7 +33,7 @@ pushes on another run's traces stream. No export ever wrote those.
 A person's stop and resume of the run itself (StopRequested, ResumeRequested in its control
 stream; RunInterrupted, RunResumed where the run honoured them) are taken, as the file's word,
 as a fork's RunForked, the message a person put into it (MessageInjected) and its tags
-(RunTagged) are: they are the run's own minutes, and its replay needs them (Session.boundary
+(RunTagged) are: they are the run's own minutes, and its replay needs them (turn_boundary.boundary
 reads the interruption and the resume back where they stand; without them a stopped and
 resumed run's record would not replay), while they decide nothing here: they name no other
 run (a line writes only the run the file creates), and nothing here drives an imported run, so

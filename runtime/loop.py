@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
-from runtime import errors, overspent
+from runtime import errors, overspent, session_snapshots
 from runtime.backoff import Backoff
 from runtime.budget import Budget
 from runtime.context import (
@@ -59,6 +59,7 @@ from runtime.fanout.breakers import LoopBreaker
 from runtime.model import ChatMessage, EndpointDown, ModelClient, ModelError, ToolCall
 from runtime.session import Session
 from runtime.tools import Outcome, Tool, Toolbox, ToolFailure, failure
+from runtime.turn_boundary import boundary
 
 DONE = "done"
 
@@ -215,7 +216,9 @@ def turns(
     started = (start, session.record.stored(start).id) if keeps else (start, "")  # as journalled
     settings = fingerprint(agent, task, task_id, specs, budget, sorted(callbacks)) if keeps else ""
     taken = (
-        session.restore(agent.name, settings, accept=lambda state: fitting(callbacks, state))
+        session_snapshots.restore(
+            session, agent.name, settings, accept=lambda state: fitting(callbacks, state)
+        )
         if keeps
         else None
     )
@@ -248,8 +251,8 @@ def turns(
                 "breaker": breaker.state() if breaker is not None else None,
             }
             if all(kept is not None for kept in hooks.values()):
-                session.checkpoint(agent.name, started, settings, state)
-        session.boundary()
+                session_snapshots.checkpoint(session, agent.name, started, settings, state)
+        boundary(session)
         session.resize(budget)
         at = {**envelope, "turn": turn}
         if overspent.halts(session, budget):  # spent before this turn: no call is made

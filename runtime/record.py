@@ -4,7 +4,7 @@ range of places not held in memory, read back from the journal when anything loo
 
 The range (`gap`) is left by a loop snapshot (runtime/snapshots.py: the turns it lets a resume
 skip, never read) and grown by `trim` (the events a flight parked between steps lets go of:
-runtime/session.py `Session.boundary`). Both are in the journal, so a look at them costs one
+runtime/turn_boundary.py). Both are in the journal, so a look at them costs one
 ranged read, never a wrong answer: the events read back are the journal's own.
 """
 

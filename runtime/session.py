@@ -22,27 +22,23 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from runtime import errors, streams
+from runtime import errors, session_snapshots, streams
 from runtime.budget import Budget, SubBudget
 from runtime.events import (
     BudgetAllocated,
-    CeilingReached,
     DeadLetterDiscarded,
     DeadLettered,
     DeadLetterRetried,
     Event,
     MessageInjected,
     ModelFailed,
-    ModelResponded,
     RunForked,
-    RunInterrupted,
-    RunResumed,
     TeamStarted,
     ToolReturned,
 )
 from runtime.faults import Faults
 from runtime.fork_gaps import fork_gaps
-from runtime.journal import Journal, check_standing, read_between
+from runtime.journal import Journal, check_standing
 from runtime.limits import Limits
 from runtime.model import (
     ChatMessage,
@@ -55,16 +51,14 @@ from runtime.model import (
 )
 from runtime.record import Record
 from runtime.served import ReplayedModelError, replayed_outcome
-from runtime.snapshots import EVERY, LoopSnapshot, Snapshots, fits
+from runtime.session_snapshots import read_record
+from runtime.snapshots import EVERY, LoopSnapshot, Snapshots
 from runtime.step_start import StepStart
 from runtime.stops import (
-    CeilingBreached,
     Ceilings,
-    Interrupted,
     Parked,
     ReplayDivergence,
     ReplayEnded,
-    StepComplete,
     StopRequest,
 )
 from runtime.tools import Call, Outcome, Tool, execute
@@ -109,11 +103,16 @@ class Session:
         # re-runs every turn against the record.
         self.snapshots = None if replay else snapshots
         self.snapshot_every = snapshot_every
-        self._snapshot: LoopSnapshot | None = None  # found when reading, not yet taken up
-        self._snapshot_due: LoopSnapshot | None = None  # taken, kept once what it covers is
+        # Found when reading, not yet taken up; and taken, kept once what it covers is written
+        # (runtime/session_snapshots.py).
+        self.snapshot_found: LoopSnapshot | None = None
+        self.snapshot_due: LoopSnapshot | None = None
         # The record and what this session emitted (runtime/record.py), with the places a
         # snapshot lets it skip, or a parked flight let go of, read back when looked at.
-        found, gap = self._read() if recorded is None else (list[Event | None](recorded), None)
+        if recorded is None:
+            found, gap, self.snapshot_found = read_record(self.journal, self.stream, self.snapshots)
+        else:
+            found, gap = list[Event | None](recorded), None
         self.record = Record(self.source, self.stream, found, gap, on_fill=self._filled)
         self.skipped = 0  # events a snapshot let this session neither read nor replay
         self.cursor = 0
@@ -172,6 +171,11 @@ class Session:
         return len(self.record.recorded)
 
     @property
+    def held(self) -> int:
+        """How many events are held for the next batch (`hold`)."""
+        return len(self._held)
+
+    @property
     def position(self) -> int:
         """The stream version of the last event emitted (or gone through)."""
         return len(self.record.emitted)
@@ -181,27 +185,10 @@ class Session:
         at = self.cursor + places
         return self.record.at(at) if at < len(self.record.recorded) else None
 
-    def _read(self) -> tuple[list[Event | None], tuple[int, int] | None]:
-        """The stream's record, and the gap a snapshot covers in it when one fits the journal
-        (None in its places: they are not read)."""
-        snap = self.snapshots.load(self.stream) if self.snapshots is not None else None
-        if snap is not None and snap.start < snap.version:
-            head = read_between(self.journal, self.stream, 0, snap.start)
-            tail = self.journal.read(self.stream, snap.version - 1)
-            if fits(snap, head, tail):
-                self._snapshot = snap
-                found: list[Event | None] = [
-                    *(r.event for r in head),
-                    *([None] * (snap.version - 1 - snap.start)),
-                    *(r.event for r in tail),
-                ]
-                return found, (snap.start, snap.version - 1)
-        return [r.event for r in self.journal.read(self.stream)], None
-
     def _filled(self) -> None:
         """The record was read back whole: a snapshot not taken up by now never will be, and
         the replay clients given a record with a gap get the whole of it."""
-        self._snapshot = None
+        self.snapshot_found = None
         for client in self.clients.values():
             client.refill(self.record.whole_record())
 
@@ -215,87 +202,6 @@ class Session:
         if self.replay or not self.live or self._held:
             return
         self.record.trim(KEEP)
-
-    # --- loop snapshots (runtime/snapshots.py) ------------------------------------------------
-
-    def restore(
-        self,
-        agent: str,
-        fingerprint: str,
-        accept: Callable[[dict[str, Any]], bool] | None = None,
-    ) -> dict[str, Any] | None:
-        """Called by an agent loop right after its RunStarted: the loop's state from the
-        snapshot this session found, with the session moved past the turns it covers; None
-        when there is none for this place and loop (the turns are then read and replayed).
-        `accept` is asked last, before anything moves: the loop's callbacks say whether the
-        state they kept fits theirs now."""
-        snap = self._snapshot
-        if snap is None or self.cursor != snap.start or self.position != snap.start:
-            # Not this loop's: the harness runs loops before the one the snapshot is of (the
-            # planner's before the coder's). Once the cursor is past its place it is never
-            # taken up, and reaching the events it covers reads them back (Record.fill).
-            return None
-        self._snapshot = None  # this loop's place: taken up now or never
-        if snap.agent != agent or snap.fingerprint != fingerprint:
-            return None
-        client = self.clients.get(agent)
-        before = sum(
-            1
-            for e in self.record.recorded[: snap.start]
-            if isinstance(e, ModelResponded) and e.agent == agent
-        )
-        if client is None or client.served != before:
-            return None
-        if accept is not None and not accept(snap.loop):
-            return None
-        self.counts = Counter(snap.session["counts"])
-        self.record.emitted.extend(self.record.recorded[snap.start : snap.version])
-        self.cursor = snap.version
-        self.skipped = snap.version - snap.start - 1
-        client.rebase(snap.session["mark"])
-        return snap.loop
-
-    def checkpoint(
-        self, agent: str, start: tuple[int, str], fingerprint: str, loop: dict[str, Any]
-    ) -> None:
-        """Keep an agent loop's state at a turn boundary, live, as its stream's snapshot.
-
-        Not taken where the session holds state the snapshot would not carry: a fork's limits
-        or a person's messages not yet read, or a model client that cannot tell its place.
-
-        `start` is the stream version of the loop's RunStarted and that event's id, as the
-        journal holds it (the loop reads it once: a parked flight may have let go of it).
-        The snapshot stands after the events held for the next batch (the last tool's
-        result), and is kept once they are written: it never names a version the journal
-        does not hold, and it costs no commit of its own."""
-        if self.snapshots is None or not self.live:
-            return
-        if self.inbox or self.limits.max_turns is not None or self.limits.allowance is not None:
-            return
-        client = self.clients.get(agent)
-        mark = client.place() if client is not None else None
-        if mark is None:
-            return
-        at = self.version + len(self._held)
-        self._snapshot_due = LoopSnapshot(
-            stream=self.stream,
-            start=start[0],
-            start_id=start[1],
-            version=at,
-            version_id=self.record.stored(at).id,
-            agent=agent,
-            fingerprint=fingerprint,
-            loop=loop,
-            session={"counts": dict(self.counts), "mark": mark},
-        )
-        if not self._held:
-            self._keep_snapshot()
-
-    def _keep_snapshot(self) -> None:
-        """Save the snapshot taken, now that every event it stands after is written."""
-        snapshot, self._snapshot_due = self._snapshot_due, None
-        if snapshot is not None and self.snapshots is not None:
-            self.snapshots.save(snapshot)
 
     # --- where we are ----------------------------------------------------------------------
 
@@ -392,7 +298,7 @@ class Session:
                 self.cursor += 1
                 replayed += 1
             else:
-                self._require_live()
+                self.require_live()
             fresh.append(event)
         written = fresh if self.replay else fresh[replayed:]
         if hold:
@@ -404,8 +310,8 @@ class Session:
                 self.journal.append(self.stream, batch, self.version)
                 self.version += len(batch)
                 self._held = []  # only once written: a refused batch is still held
-                if self._snapshot_due is not None:
-                    self._keep_snapshot()
+                if self.snapshot_due is not None:
+                    session_snapshots.keep(self)
             noted, self._held_faults = self._held_faults, []
         for i, event in enumerate(events):
             self.counts[event.kind] += 1
@@ -459,7 +365,7 @@ class Session:
             if not isinstance(recorded, ToolReturned) or recorded.tool != tool.name:
                 raise ReplayDivergence(self.cursor + 1, recorded, f"a call of {tool.name}")
             return replayed_outcome(recorded)
-        self._require_live()
+        self.require_live()
         check_standing(self.journal)  # a writer whose lease was taken over runs nothing
         self.start.ready()
         if self.faults.armed:
@@ -506,63 +412,12 @@ class Session:
                 raise ReplayDivergence(self.cursor + 1, recorded, f"a {cls.kind}")
             self.emit(recorded)
             return recorded
-        self._require_live()
+        self.require_live()
         check_standing(self.journal)  # nor commits, merges or prepares a workspace
         self.start.ready()
         event = self.new(cls, **envelope, **work())
         self.emit(event)
         return event
-
-    def boundary(self) -> None:
-        """A turn boundary: where a step ends, ceilings are checked, and an operator's stop is
-        honoured (and resumed past). Each decision taken here live is journalled, so a resumed
-        or replayed run takes it again at the same place."""
-        recorded = self.peek()
-        if isinstance(recorded, RunInterrupted):
-            self.emit(recorded)
-            after = self.peek()
-            if isinstance(after, RunResumed):
-                self.emit(after)
-            else:
-                self._require_live()
-                self.emit(self.new(RunResumed, by=self.resumed_by))
-            return
-        if isinstance(recorded, CeilingReached):
-            self.emit(recorded)
-            raise CeilingBreached(recorded)
-        if not self.live:
-            return
-        if self.step_used():
-            self.flush()  # the step ends here: what it did is written before it
-            if self.pause is None:
-                raise StepComplete()
-            self.trim()  # what a parked flight holds does not grow with the run
-            self.pause()  # a warm flight waits here for its next step (runtime/warm.py)
-        self.live_turns += 1
-        self.check_ceilings()
-        request = self.stop() if self.stop is not None else None
-        if request is not None:
-            self.emit(self.new(RunInterrupted, by=request.by, reason=request.reason))
-            raise Interrupted(request)
-
-    def step_used(self) -> bool:
-        """Whether this step's live turns are used up (one always starts)."""
-        if self.steps is not None and self.live_turns >= self.steps:
-            return True
-        return self.until is not None and self.live_turns > 0 and time.monotonic() >= self.until
-
-    def check_ceilings(self) -> None:
-        breach: tuple[str, float, float] | None = None
-        elapsed = time.time() - self.started
-        if self.ceilings.seconds is not None and elapsed > self.ceilings.seconds:
-            breach = ("seconds", self.ceilings.seconds, round(elapsed, 3))
-        turns = self.counts["ModelCalled"]
-        if self.ceilings.turns is not None and turns >= self.ceilings.turns:
-            breach = ("turns", self.ceilings.turns, turns)
-        if breach is not None:
-            event = self.new(CeilingReached, ceiling=breach[0], limit=breach[1], value=breach[2])
-            self.emit(event)
-            raise CeilingBreached(event)
 
     def dead_letter(self, reason: str, attempts: int, last_error: str, **envelope: Any) -> str:
         """Park work for a person; returns their decision, "retry" or "discard".
@@ -591,9 +446,9 @@ class Session:
             return "discard"
         if decision is not None:
             raise ReplayDivergence(self.cursor + 1, decision, f"a decision on {letter_id}")
-        self._require_live()
+        self.require_live()
         raise Parked(letter_id, reason)
 
-    def _require_live(self) -> None:
+    def require_live(self) -> None:
         if self.replay and self.live:
             raise ReplayEnded("the journal ends here and a replay does not go on live")

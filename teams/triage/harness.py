@@ -13,6 +13,7 @@ from runtime.fanout.settle import Answer, settle
 from runtime.model import ModelClient
 from runtime.session import Session
 from runtime.team import FlightConfig, Services, start
+from runtime.turn_boundary import boundary
 from teams.triage.answer import compose
 from teams.triage.belt import Belt
 from teams.triage.onward import Onward
@@ -50,10 +51,10 @@ def delegated(
             answers[sub_id] = (report, chains.noted(sub_id, note), cached)
         if not parts:
             break
-        session.boundary()
+        boundary(session)
         for sub_id, handoff in parts:
             hand_off(session, sub_id, handoff, crew)
-        session.boundary()
+        boundary(session)
         seen = len(belt.events)
         reports = fan_out(session, parts, crew)
         replayed(session, (BreakerTripped, BreakerReset), belt.events[seen:])
@@ -104,10 +105,10 @@ def fly(
         # The flight's boundaries, where an operator's stop is honoured (and resumed past):
         # before any specialist is sent, on every look at their reports (a step waiting on
         # them elsewhere comes back here), and before money moves.
-        session.boundary()
+        boundary(session)
         for sub_id, handoff in sent:
             hand_off(session, sub_id, handoff, crew)
-        session.boundary()
+        boundary(session)
         reports = {**skipped, **fan_out(session, sent, crew)}
         replayed(session, (BreakerTripped, BreakerReset), list(belt.events))
         if settings.delegate:
@@ -120,7 +121,7 @@ def fly(
                 for sub_id, handoff in planned
             }
         order = ORDER_ID.search(config.task)
-        session.boundary()
+        boundary(session)
         refunded = (
             refund(session, belt, order.group(0), intent) if settings.refund and order else None
         )

@@ -209,7 +209,7 @@ def step_figures(run_id: str, repeats: int) -> dict[str, float]:
     settings.WARM_RUNS = 4
     step()  # the first step this process drives of the run replays it and parks the flight
     # The warm step, and beside it, in turns, the same without the read of the lease before
-    # each tool (runtime/journal.check_standing): what that fence costs a step.
+    # each tool (runtime/fenced.check_standing): what that fence costs a step.
     from runtime import session
 
     fenced, unfenced = [], []

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from runtime import flat
 from runtime.events import BY_KIND, Event, EventFormatError, parse_event, payload_json
+from runtime.fenced import Fenced as Fenced  # it lives in the runtime now; old imports still work
 from runtime.journal import (
     Batch,
     DuplicateEventId,
@@ -45,7 +46,6 @@ from runtime.journal import (
     landed,
     replayed_batch,
 )
-from runtime.journal import Fenced as Fenced  # it lives in the runtime now; old imports still work
 
 APPEND_LOCK = 0x4D696E75746573  # "Minutes": the advisory lock that serializes appends
 SELECT = (

@@ -37,8 +37,9 @@ from runtime.events import (
     ToolReturned,
 )
 from runtime.faults import Faults
+from runtime.fenced import check_standing
 from runtime.fork_gaps import fork_gaps
-from runtime.journal import Journal, check_standing
+from runtime.journal import Journal
 from runtime.limits import Limits
 from runtime.model import (
     ChatMessage,

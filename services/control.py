@@ -42,7 +42,8 @@ from runtime.events import (
     StopRequested,
 )
 from runtime.faults import Faults
-from runtime.journal import Fence, Fenced, Recorded, StaleEpoch, WrongExpectedVersion
+from runtime.fenced import Fenced
+from runtime.journal import Fence, Recorded, StaleEpoch, WrongExpectedVersion
 from runtime.model import EndpointDown
 from runtime.stops import StopRequest
 from services import redacted

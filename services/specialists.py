@@ -41,7 +41,8 @@ from runtime.events import (
 )
 from runtime.fanout import engine, restarts
 from runtime.fanout.contracts import Handoff
-from runtime.journal import Fenced, Recorded, StaleEpoch, WrongExpectedVersion, append_next
+from runtime.fenced import Fenced
+from runtime.journal import Recorded, StaleEpoch, WrongExpectedVersion, append_next
 from runtime.model import EndpointDown
 from runtime.session import Session
 from services import queue, redacted

@@ -43,7 +43,8 @@ from runtime.backoff import doubling
 from runtime.coordination.leases import Lease, taken_since
 from runtime.events import DeadLettered, RunInterrupted, TeamFinished
 from runtime.fanout.restarts import Outages
-from runtime.journal import Fenced, JournalError, StaleEpoch, WrongExpectedVersion
+from runtime.fenced import Fenced
+from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
 from runtime.model import EndpointDown
 from runtime.sandbox import Sandbox
 from runtime.session import Session

@@ -68,11 +68,11 @@ from runtime.events import (
     ErrorInfo,
     Event,
 )
+from runtime.fenced import Fenced
 from runtime.journal import (
     Batch,
     BatchJournal,
     Fence,
-    Fenced,
     Guard,
     Journal,
     ScanningJournal,

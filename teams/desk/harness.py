@@ -34,8 +34,9 @@ from runtime.events import (
     ToolDispatched,
     ToolReturned,
 )
+from runtime.fenced import Fenced
 from runtime.flight import FlightError
-from runtime.journal import Fenced, Guard, Journal, WrongExpectedVersion
+from runtime.journal import Guard, Journal, WrongExpectedVersion
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
 from runtime.status import Verdict

@@ -26,7 +26,8 @@ from runtime.coordination.claims import Claims
 from runtime.coordination.effects import Ledger, effect_key, request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import ClaimAsserted, OrderPrepared, ToolReturned
-from runtime.journal import Batch, Fence, Fenced, WrongExpectedVersion
+from runtime.fenced import Fenced
+from runtime.journal import Batch, Fence, WrongExpectedVersion
 from runtime.session import Session
 from runtime.tools import Call, Tool, ToolFailure, schema
 from teams.desk.services import STATUSES, Desk, OrderMoved, RefundRefused, subject

@@ -32,7 +32,8 @@ from runtime.events import (
     ToolReturned,
     VoteTaken,
 )
-from runtime.journal import Fence, Fenced
+from runtime.fenced import Fenced
+from runtime.journal import Fence
 from runtime.messages import Message, Performative, PostOffice
 from runtime.model import ModelClient, ModelError
 from runtime.sandbox import Sandbox

@@ -19,7 +19,7 @@ from runtime.events import (
     TeamFinished,
     WorkspacePrepared,
 )
-from runtime.journal import Fenced
+from runtime.fenced import Fenced
 from runtime.model import ModelClient, ModelError
 from runtime.session import Session
 from runtime.status import Verdict

@@ -9,7 +9,7 @@ from runtime.coordination.effects import Ledger
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import SagaSettled
 from runtime.fanout.saga import Saga
-from runtime.journal import Fenced
+from runtime.fenced import Fenced
 from runtime.session import Session
 from teams.triage.belt import Belt
 

@@ -12,7 +12,7 @@ from journal_store.journal import DjangoJournal
 from runtime.coordination.effects import EffectDisputed, Ledger, ProviderStatus
 from runtime.coordination.leases import Leases
 from runtime.events import EffectFailed, EffectStarted, EffectSucceeded, parse_event
-from runtime.journal import Fenced
+from runtime.fenced import Fenced
 from tests.conftest import on_every_backend
 
 KEY = "fx-flight"

@@ -18,7 +18,8 @@ from runtime.coordination.effects import (
 )
 from runtime.coordination.leases import Leases
 from runtime.events import EffectResumed
-from runtime.journal import Fenced, Journal, MemoryJournal, Recorded
+from runtime.fenced import Fenced
+from runtime.journal import Journal, MemoryJournal, Recorded
 from tests.conftest import on_every_backend
 
 KEY = "fx-several"

@@ -13,7 +13,7 @@ from journal_store.journal import DjangoJournal
 from runtime.coordination.effects import EffectInProgress, Ledger, ProviderStatus
 from runtime.coordination.leases import Leases
 from runtime.events import EffectResumed, EffectStarted, EffectSucceeded
-from runtime.journal import Fenced
+from runtime.fenced import Fenced
 from tests.conftest import on_every_backend
 
 KEY = "fx-again"

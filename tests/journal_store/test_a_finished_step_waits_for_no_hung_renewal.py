@@ -15,7 +15,7 @@ from journal_store.journal import DjangoJournal
 from runtime import children
 from runtime.coordination.leases import Leases
 from runtime.events import LeaseReleased
-from runtime.journal import Fenced
+from runtime.fenced import Fenced
 from services.control import heartbeat
 from tests.journal_store.conftest import on_every_backend
 from tests.journal_store.test_a_renewal_hung_on_a_lock_loses_its_lease import (

@@ -19,7 +19,8 @@ from django.db import connections
 from journal_store.journal import DjangoJournal
 from runtime.coordination.leases import Leases
 from runtime.events import BudgetDebited, LeaseGranted, LeaseReleased, LeaseRenewed
-from runtime.journal import Fenced, LeaseLost
+from runtime.fenced import Fenced
+from runtime.journal import LeaseLost
 from services import control, runs, steps
 from tests.journal_store.conftest import on_every_backend
 from tests.journal_store.test_a_renewal_hung_on_a_lock_loses_its_lease import (

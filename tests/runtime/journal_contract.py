@@ -31,9 +31,9 @@ from runtime.events import (
     ToolReturned,
     Usage,
 )
+from runtime.fenced import Fenced
 from runtime.journal import (
     DuplicateEventId,
-    Fenced,
     OutOfRange,
     StaleEpoch,
     WrongExpectedVersion,

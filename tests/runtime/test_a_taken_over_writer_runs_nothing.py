@@ -17,7 +17,8 @@ from runtime.budget import Budget
 from runtime.coordination.leases import Lease, Leases
 from runtime.events import BudgetDebited, WorkspacePrepared
 from runtime.faults import Faults
-from runtime.journal import Fenced, LeaseLost, MemoryJournal, StaleEpoch
+from runtime.fenced import Fenced
+from runtime.journal import LeaseLost, MemoryJournal, StaleEpoch
 from runtime.model import ScriptedClient, call
 from runtime.session import Session
 from runtime.tools import Tool, Toolbox, schema

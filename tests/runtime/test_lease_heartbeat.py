@@ -8,7 +8,8 @@ import time
 from runtime.coordination.heartbeat import Heartbeat
 from runtime.coordination.leases import Leases
 from runtime.events import BudgetDebited, LeaseGranted, LeaseRenewed
-from runtime.journal import Fenced, MemoryJournal, append_next
+from runtime.fenced import Fenced
+from runtime.journal import MemoryJournal, append_next
 
 
 def until(check, timeout: float = 10.0) -> None:

@@ -13,7 +13,8 @@ import threading
 from runtime import children
 from runtime.coordination.leases import Leases
 from runtime.events import BudgetDebited
-from runtime.journal import Fenced, LeaseLost
+from runtime.fenced import Fenced
+from runtime.journal import LeaseLost
 from runtime.tools import Outcome, execute
 from services.control import heartbeat
 from tests.runtime.test_a_renewal_counts_from_its_landing import Clock, Gated

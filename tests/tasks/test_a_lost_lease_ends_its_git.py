@@ -20,8 +20,9 @@ from django.db import OperationalError
 from runtime import children
 from runtime.coordination.leases import Leases
 from runtime.events import BudgetDebited, LeaseGranted
+from runtime.fenced import Fenced
 from runtime.git_run import git
-from runtime.journal import Fenced, LeaseLost, MemoryJournal, StaleEpoch, append_next
+from runtime.journal import LeaseLost, MemoryJournal, StaleEpoch, append_next
 from services.control import heartbeat
 
 TTL = 0.3  # seconds: the test's own short lease

@@ -31,7 +31,7 @@ from runtime.events import (
     ToolDispatched,
     ToolReturned,
 )
-from runtime.journal import Fenced
+from runtime.fenced import Fenced
 from runtime.jsonl import JsonlJournal
 from runtime.team import Services
 from runtime.tools import Call

@@ -19,7 +19,7 @@ from runtime import flight
 from runtime.coordination.leases import Leases
 from runtime.events import EffectResumed
 from runtime.faults import Faults
-from runtime.journal import Fenced
+from runtime.fenced import Fenced
 from runtime.team import Services
 from teams.desk.services import Desk, DeskServices
 from tests.conftest import on_every_backend

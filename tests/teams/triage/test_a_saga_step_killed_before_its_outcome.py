@@ -23,7 +23,7 @@ from journal_store.journal import DjangoJournal
 from runtime import flight
 from runtime.coordination.leases import Leases
 from runtime.events import EffectResumed
-from runtime.journal import Fenced
+from runtime.fenced import Fenced
 from runtime.team import Services
 from teams.triage.services import TriageServices
 from teams.triage.surface import default_surface

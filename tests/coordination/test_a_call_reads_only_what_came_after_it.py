@@ -5,17 +5,15 @@ every run's history of them, on every check (bench/call_checks.py has the figure
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims
 from runtime.coordination.mutation import Authority, GateRefused, Mutation, MutationGate
 from runtime.events import ClaimAsserted, MutationRefused, ToolDispatched
-from runtime.journal import Recorded
 from runtime.tools import Call
 from tests.conftest import on_every_backend
+from tests.coordination.counting import Counting
 
 SUBJECT = "order:o-calls"
 LOG = "gate-r-calls"
@@ -49,28 +47,9 @@ def claim(call: str, n: int) -> ClaimAsserted:
     )
 
 
-class Counting:
-    """The journal, counting the records of the log and the claims stream it hands out."""
-
-    def __init__(self, journal: Any) -> None:
-        self.journal = journal
-        self.handed = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.journal, name)
-
-    def count(self, found: list[Recorded]) -> list[Recorded]:
-        self.handed += sum(1 for r in found if r.stream in (LOG, Claims.stream(SUBJECT)))
-        return found
-
-    def read(self, stream: str, after: int = 0) -> list[Recorded]:
-        return self.count(self.journal.read(stream, after))
-
-    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
-        return self.count(self.journal.read_range(stream, after, until))
-
-    def read_kind(self, stream: str, kind: str, after: int = 0, limit: int | None = None):
-        return self.count(self.journal.read_kind(stream, kind, after, limit))
+def handed(counting: Counting) -> int:
+    """The records of the gate's log and the subject's claims stream the journal handed out."""
+    return counting.handed[LOG] + counting.handed[Claims.stream(SUBJECT)]
 
 
 def dispatched(journal: DjangoJournal) -> Call:
@@ -98,7 +77,7 @@ def test_a_call_run_again_reads_only_the_refusals_and_claims_after_its_dispatch(
     with pytest.raises(GateRefused):
         gate.refused_before(Mutation("a refund", "support-agent", "refund", None, call=earlier[7]))
     assert Claims(journal).made_by(SUBJECT, earlier[7]).claim_id == "cl-7"
-    counting.handed = 0
+    counting.handed.clear()
 
     # Refused since, and its claim made: each check reads those records alone.
     journal.append(LOG, [refusal(mine.ref)], EARLIER)
@@ -107,12 +86,12 @@ def test_a_call_run_again_reads_only_the_refusals_and_claims_after_its_dispatch(
         gate.refused_before(asking)
     assert given.value.refused.call == mine.ref
     assert Claims(counting).made_by(SUBJECT, mine.ref).claim_id == f"cl-{EARLIER}"
-    assert counting.handed == 2
+    assert handed(counting) == 2
     # Judged by `check` (once), it is answered that refusal, and journals nothing more.
     with pytest.raises(GateRefused):
         gate.check(asking)
     assert journal.version(LOG) == EARLIER + 1
-    assert counting.handed == 3
+    assert handed(counting) == 3
 
 
 @on_every_backend()

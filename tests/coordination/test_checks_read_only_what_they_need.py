@@ -8,9 +8,6 @@ compared with the whole read it replaces."""
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any
-
 import pytest
 
 from journal_store.journal import DjangoJournal
@@ -24,49 +21,17 @@ from runtime.events import (
     IntentDeclared,
     ToolDispatched,
 )
-from runtime.journal import Recorded
 from runtime.tools import Call
 from teams.desk.services import subject
 from teams.desk.tools import SUPPORT_AGENT
 from tests.conftest import on_every_backend
+from tests.coordination.counting import Counting
 from tests.coordination.desk_tools import desk_tools
 
 EARLIER = 300  # other runs' claims, versions declared before, a run's other events
 SUBJECT = "order:o-reads"
 RUN = "r-reads"
 AGENT = "support-agent"
-
-
-class Counting:
-    """The journal, counting the records of each stream it hands out, however asked."""
-
-    def __init__(self, journal: Any) -> None:
-        self.journal = journal
-        self.handed: Counter[str] = Counter()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.journal, name)
-
-    def count(self, found: list[Recorded]) -> list[Recorded]:
-        self.handed.update(r.stream for r in found)
-        return found
-
-    def read(self, stream: str, after: int = 0) -> list[Recorded]:
-        return self.count(self.journal.read(stream, after))
-
-    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
-        return self.count(self.journal.read_range(stream, after, until))
-
-    def read_kind(self, stream: str, kind: str, after: int = 0, limit: int | None = None):
-        return self.count(self.journal.read_kind(stream, kind, after, limit))
-
-    def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
-        return self.count(self.journal.of_kind(run_id, stream, kind))
-
-    def last(self, stream: str) -> Recorded | None:
-        found = self.journal.last(stream)
-        self.count([found] if found is not None else [])
-        return found
 
 
 def claim(run: str, n: int, by: str = AGENT, supersedes: str | None = None) -> ClaimAsserted:

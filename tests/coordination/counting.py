@@ -1,0 +1,42 @@
+"""A journal that counts the records of each stream it hands out, however asked: what the
+tests of what a check reads (test_a_call_reads_only_what_came_after_it.py,
+test_checks_read_only_what_they_need.py) hold a check's reads to."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from runtime.journal import Recorded
+
+
+class Counting:
+    """The journal, counting the records of each stream it hands out (`handed`)."""
+
+    def __init__(self, journal: Any) -> None:
+        self.journal = journal
+        self.handed: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.journal, name)
+
+    def count(self, found: list[Recorded]) -> list[Recorded]:
+        self.handed.update(r.stream for r in found)
+        return found
+
+    def read(self, stream: str, after: int = 0) -> list[Recorded]:
+        return self.count(self.journal.read(stream, after))
+
+    def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
+        return self.count(self.journal.read_range(stream, after, until))
+
+    def read_kind(self, stream: str, kind: str, after: int = 0, limit: int | None = None):
+        return self.count(self.journal.read_kind(stream, kind, after, limit))
+
+    def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
+        return self.count(self.journal.of_kind(run_id, stream, kind))
+
+    def last(self, stream: str) -> Recorded | None:
+        found = self.journal.last(stream)
+        self.count([found] if found is not None else [])
+        return found

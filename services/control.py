@@ -28,7 +28,7 @@ from django.db import OperationalError, connections
 
 from journal_store.journal import DjangoJournal
 from runtime import children, streams
-from runtime.coordination.heartbeat import Heartbeat
+from runtime.coordination.heartbeat import Heartbeat, HeartbeatTiming
 from runtime.coordination.leases import Lease, Leases, standing
 from runtime.events import (
     DeadLetterDiscarded,
@@ -371,7 +371,7 @@ def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Hea
     beat = Heartbeat(
         leases,
         held,
-        ttl,
+        HeartbeatTiming(ttl),
         transient=(OperationalError,),  # the database busy for a moment: renew again soon
         on_exit=ended,
         on_lost=lost,

@@ -7,12 +7,25 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 
 from runtime.coordination.leases import Lease, Leases
 from runtime.journal import StaleEpoch
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatTiming:
+    """How long a holder's leases last, and how long the heartbeat waits on them (see
+    `Heartbeat`): `ttl`, each grant's and renewal's; `stop_wait`, what `stop()` gives a renewal
+    in flight (None: a tenth of the ttl, at most 1 s); `grace`, how long past a lease's expiry
+    an overdue renewal may still answer (None: one more ttl)."""
+
+    ttl: float
+    stop_wait: float | None = None
+    grace: float | None = None
 
 
 class Heartbeat:
@@ -44,28 +57,28 @@ class Heartbeat:
     `on_kept` says whether the holder may go on: yes unless the wait already cost it something
     (a child ended, whose caller took it for its own failure). Before, the lateness alone (a
     commit that answered late, a lock let go a moment after the expiry) cost the whole step,
-    though nobody else held the lease. A renewal that is refused (a higher epoch: taken
-    over), fails, or has not answered `grace` seconds past the expiry (one more ttl, unless
-    given) loses the lease as before, as does `stop()` with a lease still overdue (the holder's
-    work is over; nothing may stay waiting on it). `on_overdue` and `on_kept` run on either
-    thread, one at a time with `on_lost`.
+    though nobody else held the lease. A renewal that is refused (a higher epoch: taken over),
+    fails, or has not answered `timing.grace` seconds past the expiry loses the lease as before,
+    as does `stop()` with a lease still overdue (the holder's work is over; nothing may stay
+    waiting on it). `on_overdue` and `on_kept` run on either thread, one at a time with
+    `on_lost`.
 
-    `stop()` waits for a renewal in flight for `stop_wait` seconds at most, not for as long as
-    the journal keeps it (a lock another writer holds, a connection that does not answer): the
-    holder's work is over and its outcome decided, and it would wait on a renewal it no longer
-    needs before it could give the lease back. A renewal still in flight then writes nothing
-    that matters: the holder's release moves the lease stream, so the renewal's compare-and-swap
-    fails and it finds the lease given back (or, landing first, the release finds it ours and
-    goes on from it); nothing is reported after `stop()` (no `on_lost` for a lease whose holder
-    has let go, which would end the children and give up the writer of whatever the holder's
-    thread does next), and no further lease is renewed.
+    `stop()` waits for a renewal in flight for `timing.stop_wait` seconds at most, not for as
+    long as the journal keeps it (a lock another writer holds, a connection that does not
+    answer): the holder's work is over and its outcome decided, and it would wait on a renewal
+    it no longer needs before it could give the lease back. A renewal still in flight then
+    writes nothing that matters: the holder's release moves the lease stream, so the renewal's
+    compare-and-swap fails and it finds the lease given back (or, landing first, the release
+    finds it ours and goes on from it); nothing is reported after `stop()` (no `on_lost` for a
+    lease whose holder has let go, which would end the children and give up the writer of
+    whatever the holder's thread does next), and no further lease is renewed.
     """
 
     def __init__(
         self,
         leases: Leases,
         held: Sequence[Lease],
-        ttl: float,
+        timing: HeartbeatTiming,
         *,
         transient: tuple[type[BaseException], ...] = (),
         on_exit: Callable[[], object] | None = None,
@@ -73,21 +86,19 @@ class Heartbeat:
         on_stop: Callable[[], object] | None = None,
         on_overdue: Callable[[Lease], object] | None = None,
         on_kept: Callable[[Lease], bool] | None = None,
-        stop_wait: float | None = None,
-        grace: float | None = None,
     ) -> None:
         self.leases = leases
         self.held = list(held)
-        self.ttl = ttl
+        self.ttl = ttl = timing.ttl
         self.transient = transient
         self.on_exit = on_exit
         self.on_lost = on_lost
         self.on_stop = on_stop
         self.on_overdue = on_overdue
         self.on_kept = on_kept
-        self.grace = ttl if grace is None else grace
+        self.grace = ttl if timing.grace is None else timing.grace
         # A renewal about to answer is worth a moment: release goes on from its version.
-        self.stop_wait = min(1.0, ttl / 10) if stop_wait is None else stop_wait
+        self.stop_wait = min(1.0, ttl / 10) if timing.stop_wait is None else timing.stop_wait
         self.lost: list[Lease] = []
         self.renewals = 0
         self._gone: set[int] = set()  # where in `held` the leases taken for lost are

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from runtime.coordination.heartbeat import Heartbeat
+from runtime.coordination.heartbeat import Heartbeat, HeartbeatTiming
 from runtime.coordination.leases import Leases, landing, standing
 from runtime.events import LeaseGranted, LeaseRenewed
 from runtime.journal import MemoryJournal, append_next
@@ -98,7 +98,7 @@ def test_the_next_beat_comes_a_third_of_the_ttl_after_a_renewal_that_landed():
     clock = Clock(1000.0)
     leases = Leases(MemoryJournal(), clock=clock)
     lease = leases.acquire("x", "w1", ttl=6)
-    beat = Heartbeat(leases, [lease], 6)
+    beat = Heartbeat(leases, [lease], HeartbeatTiming(6))
     clock.now += 2
     beat.beat()
     assert beat.held[0].expires == 1008.0
@@ -116,7 +116,7 @@ def test_after_a_slow_beat_that_did_not_renew_the_next_comes_at_once():
         clock.now += 1.5  # waited on the database this long, then was told it is busy
         raise Busy("database is locked")
 
-    beat = Heartbeat(leases, held, 6, transient=(Busy,))
+    beat = Heartbeat(leases, held, HeartbeatTiming(6), transient=(Busy,))
     clock.now += 2
     journal.append = stalled
     beat.beat()  # both renewals fail after 1.5 s each: 5 s of a 6 s lease, and nothing renewed
@@ -137,7 +137,9 @@ def test_renewals_that_fail_until_the_lease_expires_lose_it():
     leases = Leases(journal, clock=clock)
     lease = leases.acquire("x", "w1", ttl=6)
     lost = []
-    beat = Heartbeat(leases, [lease], 6, transient=(Busy,), on_lost=lost.append, stop_wait=0.0)
+    beat = Heartbeat(
+        leases, [lease], HeartbeatTiming(6, stop_wait=0.0), transient=(Busy,), on_lost=lost.append
+    )
     real = journal.append
 
     def busy(*args, **kw):
@@ -161,7 +163,12 @@ def test_a_lost_lease_is_reported_on_the_heartbeats_thread_at_once():
     lease = leases.acquire("x", "w1", ttl=0.3)
     lost = []
     found = threading.Event()
-    beat = Heartbeat(leases, [lease], 0.3, on_lost=lambda lease: (lost.append(lease), found.set()))
+    beat = Heartbeat(
+        leases,
+        [lease],
+        HeartbeatTiming(0.3),
+        on_lost=lambda lease: (lost.append(lease), found.set()),
+    )
     append_next(journal, "lease-x", [LeaseGranted(resource="x", holder="w2", expires=9e9)])
     beat.start()
     assert found.wait(10)
@@ -182,7 +189,7 @@ def test_a_renewal_that_hangs_past_the_expiry_loses_the_lease_while_it_hangs():
     journal.gate.clear()
     journal.waiting.clear()
     lost = threading.Event()
-    beat = Heartbeat(leases, [lease], 6, on_lost=lambda lease: lost.set())
+    beat = Heartbeat(leases, [lease], HeartbeatTiming(6), on_lost=lambda lease: lost.set())
     clock.now = 1004.0  # two thirds of the lease have run: the first beat is due at once
     beat.start()
     try:
@@ -213,7 +220,7 @@ def test_a_renewal_that_answers_after_the_stop_reports_nothing():
     journal.gate.clear()
     journal.waiting.clear()
     lost = []
-    beat = Heartbeat(leases, [lease], 6, on_lost=lost.append, stop_wait=0.0)
+    beat = Heartbeat(leases, [lease], HeartbeatTiming(6, stop_wait=0.0), on_lost=lost.append)
     clock.now = 1004.0  # the first beat is due at once
     beat.start()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from runtime.coordination.heartbeat import Heartbeat
+from runtime.coordination.heartbeat import Heartbeat, HeartbeatTiming
 from runtime.coordination.leases import Leases
 from runtime.events import BudgetDebited, LeaseGranted, LeaseRenewed
 from runtime.fenced import Fenced
@@ -25,7 +25,7 @@ def test_a_heartbeat_keeps_a_lease_past_its_ttl_and_the_holder_writes_all_along(
     ttl = 0.3
     lease = leases.acquire("x", "w1", ttl=ttl)
     fenced = Fenced(journal, lease.stream, lease.epoch)
-    with Heartbeat(leases, [lease], ttl) as beat:
+    with Heartbeat(leases, [lease], HeartbeatTiming(ttl)) as beat:
         for n in range(1, 6):  # the holder appends while its lease is renewed under it
             fenced.append("run-a", [BudgetDebited(amount=n)], n - 1)
             until(lambda n=n: beat.renewals >= n)
@@ -43,7 +43,7 @@ def test_a_heartbeat_that_finds_its_lease_taken_over_stops_renewing_it():
     journal = MemoryJournal()
     leases = Leases(journal)
     lease = leases.acquire("x", "w1", ttl=0.3)
-    beat = Heartbeat(leases, [lease], 0.3).start()
+    beat = Heartbeat(leases, [lease], HeartbeatTiming(0.3)).start()
     until(lambda: beat.renewals >= 1)
     # Somebody is granted the lease (as after an expiry the holder did not see coming).
     intruder = LeaseGranted(resource="x", holder="w2", expires=9e9)
@@ -62,7 +62,7 @@ def test_a_heartbeat_renews_every_lease_it_holds():
     journal = MemoryJournal()
     leases = Leases(journal)
     held = [leases.acquire(name, "w1", ttl=0.3) for name in ("worker-1", "slots-1")]
-    with Heartbeat(leases, held, 0.3) as beat:
+    with Heartbeat(leases, held, HeartbeatTiming(0.3)) as beat:
         until(lambda: beat.renewals >= 4)
     renewed = beat.stop()
     assert [lease.resource for lease in renewed] == ["worker-1", "slots-1"]

@@ -36,11 +36,7 @@ fsync on, ANALYZEd after the load.
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -49,37 +45,29 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.production_env import production_env  # noqa: E402
-from tests.services import start_postgres  # noqa: E402
-
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+from bench.streams_setup import (  # noqa: E402
+    analyze,
+    append,
+    others,
+    parser,
+    setup,
+    sizes_of,
+    table,
 )
-PARSER.add_argument("--sizes", default="100,20000", help="stream lengths, comma separated")
-PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+
+PARSER = parser(__doc__, "100,20000", "stream lengths")
 PARSER.add_argument(
     "--others", type=int, default=200_000, help="other runs' events in the journal (100 a run)"
 )
 ARGS = PARSER.parse_args()
-SIZES = [int(s) for s in ARGS.sizes.split(",")]
-
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-call-checks-"))
-PG_URL = start_postgres(durable=True) if ARGS.postgres else None
-if ARGS.postgres and not PG_URL:
-    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+SIZES = sizes_of(ARGS.sizes)
+setup("call-checks", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
-import journal_store.journal as stored  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from runtime.coordination.claims import Claims, made_by  # noqa: E402
 from runtime.coordination.gates import Intents  # noqa: E402
@@ -91,14 +79,11 @@ from runtime.coordination.mutation import (  # noqa: E402
 )
 from runtime.events import (  # noqa: E402
     ClaimAsserted,
-    Event,
     IntentCarried,
     IntentDeclared,
     MutationRefused,
-    RunStarted,
     ToolDispatched,
 )
-from runtime.journal import Batch  # noqa: E402
 from runtime.tools import Call  # noqa: E402
 
 ACTOR = "support-agent"
@@ -132,11 +117,6 @@ def claim(
         call=call,
         supersedes=supersedes,
     )
-
-
-def append(journal: DjangoJournal, stream: str, events: list[Event]) -> None:
-    for start in range(0, len(events), 1_000):
-        journal.append(stream, events[start : start + 1_000], journal.version(stream))
 
 
 def seed(journal: DjangoJournal, size: int) -> tuple[str, str, str]:
@@ -194,34 +174,6 @@ def history_before(journal: DjangoJournal, intent_id: str) -> list[IntentDeclare
     return declared
 
 
-def others(journal: DjangoJournal, count: int) -> None:
-    """`count` events of other runs, 100 a run: what a store holds beside these streams (as
-    bench/conflict_cards.py, whose planner note on PostgreSQL holds here too)."""
-    runs = [f"r-other{n:05d}" for n in range(count // 100)]
-    for start in range(0, len(runs), 50):
-        batches: list[Batch] = [
-            (f"run-{run}", [RunStarted(run_id=run, agent="coder", task="t") for _ in range(100)], 0)
-            for run in runs[start : start + 50]
-        ]
-        journal.append_batches(batches)
-
-
-def rows_read(work: Callable[[], Any]) -> int:
-    """The journal rows `work` turned into records."""
-    real, counted = stored.from_row, [0]
-
-    def counting(row: Any) -> Any:
-        counted[0] += 1
-        return real(row)
-
-    stored.from_row = counting
-    try:
-        work()
-    finally:
-        stored.from_row = real
-    return counted[0]
-
-
 def main() -> None:
     call_command("migrate", verbosity=0)
     journal = DjangoJournal()
@@ -238,9 +190,7 @@ def main() -> None:
     started = time.perf_counter()
     others(journal, ARGS.others)
     print(f"appended {ARGS.others:,} events of other runs in {time.perf_counter() - started:.1f} s")
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+    analyze()
 
     def gate(size: int) -> MutationGate:
         return MutationGate(journal, AUTHORITY, f"gate-{seeded[size][0]}")
@@ -334,24 +284,8 @@ def main() -> None:
         f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds, the sizes in "
         "turns; ms, and the journal rows one check turns into records"
     )
-    head = "".join(f"{size:>10,}" for size in SIZES)
-    print(f"{'stream events':<40}{head}{'ratio':>8}{'rows':>16}")
-    for name, work in figures.items():
-        for size in SIZES:
-            work(size)  # warm
-        times: dict[int, list[float]] = {size: [] for size in SIZES}
-        for _ in range(ARGS.repeats):
-            for size in SIZES:
-                started = time.perf_counter()
-                work(size)
-                times[size].append((time.perf_counter() - started) * 1000)
-        medians = {size: statistics.median(times[size]) for size in SIZES}
-        rows = "/".join(str(rows_read(partial(work, size))) for size in SIZES)
-        print(
-            f"{name:<40}"
-            + "".join(f"{medians[size]:>10.2f}" for size in SIZES)
-            + f"{medians[SIZES[-1]] / medians[SIZES[0]]:>8.2f}{rows:>16}"
-        )
+    made = {name: (lambda size, w=work: partial(w, size)) for name, work in figures.items()}
+    table(made, SIZES, ARGS.repeats, "stream events", 40)
 
 
 if __name__ == "__main__":

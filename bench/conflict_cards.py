@@ -32,11 +32,7 @@ fsync on, ANALYZEd after the load.
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
@@ -44,32 +40,25 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.production_env import production_env  # noqa: E402
-from tests.services import start_postgres  # noqa: E402
-
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+from bench.streams_setup import (  # noqa: E402
+    analyze,
+    append,
+    others,
+    parser,
+    setup,
+    sizes_of,
+    table,
 )
-PARSER.add_argument("--sizes", default="100,20000", help="claims stream lengths, comma separated")
-PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+
+PARSER = parser(__doc__, "100,20000", "claims stream lengths")
 PARSER.add_argument(
     "--others", type=int, default=200_000, help="other runs' events in the journal (100 a run)"
 )
 ARGS = PARSER.parse_args()
-SIZES = [int(s) for s in ARGS.sizes.split(",")]
-
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-conflict-cards-"))
-PG_URL = start_postgres(durable=True) if ARGS.postgres else None
-if ARGS.postgres and not PG_URL:
-    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+SIZES = sizes_of(ARGS.sizes)
+setup("conflict-cards", ARGS.postgres)
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.contrib.auth.models import Permission  # noqa: E402
@@ -77,13 +66,11 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
-import journal_store.journal as stored  # noqa: E402
 from journal_store import projection  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from journal_store.models import Conflict  # noqa: E402
 from runtime.coordination.claims import Claims, claim_id  # noqa: E402
-from runtime.events import ClaimAsserted, ClaimsReconciled, Event, RunStarted  # noqa: E402
-from runtime.journal import Batch  # noqa: E402
+from runtime.events import ClaimAsserted, ClaimsReconciled, Event  # noqa: E402
 from services import review  # noqa: E402
 
 CARDS = 25  # a page's
@@ -125,11 +112,6 @@ def history(subject: str, predicate: str, count: int, start: int = 0) -> list[Ev
     return events[:count]
 
 
-def append(journal: DjangoJournal, stream: str, events: list[Event]) -> None:
-    for start in range(0, len(events), 1_000):
-        journal.append(stream, events[start : start + 1_000], journal.version(stream))
-
-
 def park(journal: DjangoJournal, subject: str, n: int) -> list[ClaimAsserted]:
     """A conflict of two fresh claims on the subject's status, parked now; its claims."""
     run = f"r-c{n:03d}-{subject.rsplit('-', 1)[-1]}"
@@ -163,21 +145,6 @@ def seed(journal: DjangoJournal, size: int) -> dict[str, str]:
 SETTLED = {"card": 1, "since, settled": 2, "since, another fact": 1}  # the claims each finds
 
 
-def others(journal: DjangoJournal, count: int) -> None:
-    """`count` events of other runs, 100 a run, after the conflicts were parked: what a store
-    holds beside its claims (a desk run writes two claims among its events). Without them the
-    claims streams are most of the journal, and PostgreSQL's planner, from those statistics,
-    walked the journal after the conflict by its primary key rather than the decisions' index
-    (23.7 ms a card at 20,000 events, where the index takes under a millisecond)."""
-    runs = [f"r-other{n:05d}" for n in range(count // 100)]
-    for start in range(0, len(runs), 50):
-        batches: list[Batch] = [
-            (f"run-{run}", [RunStarted(run_id=run, agent="coder", task="t") for _ in range(100)], 0)
-            for run in runs[start : start + 50]
-        ]
-        journal.append_batches(batches)
-
-
 def whole_stream(conflict: Conflict) -> dict[str, ClaimsReconciled]:
     """Claims.settled as it was before 2026-12-06: every event of the stream read, the
     decisions after the conflict's position picked out in Python (the baseline)."""
@@ -194,22 +161,6 @@ def whole_stream(conflict: Conflict) -> dict[str, ClaimsReconciled]:
     return found
 
 
-def rows_read(work: Callable[[], Any]) -> int:
-    """The journal rows `work` turned into records."""
-    real, counted = stored.from_row, [0]
-
-    def counting(row: Any) -> Any:
-        counted[0] += 1
-        return real(row)
-
-    stored.from_row = counting
-    try:
-        work()
-    finally:
-        stored.from_row = real
-    return counted[0]
-
-
 def main() -> None:
     call_command("migrate", verbosity=0)
     journal = DjangoJournal()
@@ -222,9 +173,7 @@ def main() -> None:
     others(journal, ARGS.others)
     print(f"appended {ARGS.others:,} events of other runs in {time.perf_counter() - started:.1f} s")
     projection.catch_up(["conflicts"])
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+    analyze()
     user, _ = get_user_model().objects.get_or_create(username="bench")
     user.user_permissions.add(Permission.objects.get(codename="decide"))  # a reviewer's page
     client = Client(HTTP_HOST="127.0.0.1")
@@ -255,25 +204,7 @@ def main() -> None:
         f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds, the sizes in "
         "turns; ms, and the journal rows one read turns into records"
     )
-    head = "".join(f"{size:>10,}" for size in SIZES)
-    print(f"{'claims stream events':<44}{head}{'ratio':>8}{'rows':>16}")
-    for name, make in figures.items():
-        works = {size: make(size) for size in SIZES}
-        for work in works.values():
-            work()  # warm
-        times: dict[int, list[float]] = {size: [] for size in SIZES}
-        for _ in range(ARGS.repeats):
-            for size in SIZES:
-                started = time.perf_counter()
-                works[size]()
-                times[size].append((time.perf_counter() - started) * 1000)
-        medians = {size: statistics.median(times[size]) for size in SIZES}
-        rows = "/".join(str(rows_read(works[size])) for size in SIZES)
-        print(
-            f"{name:<44}"
-            + "".join(f"{medians[size]:>10.2f}" for size in SIZES)
-            + f"{medians[SIZES[-1]] / medians[SIZES[0]]:>8.2f}{rows:>16}"
-        )
+    table(figures, SIZES, ARGS.repeats, "claims stream events", 44)
 
 
 if __name__ == "__main__":

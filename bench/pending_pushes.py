@@ -33,42 +33,26 @@ private PostgreSQL cluster with fsync on (a database a size), ANALYZEd after the
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.production_env import production_env  # noqa: E402
-from tests.services import start_postgres  # noqa: E402
+from bench.streams_setup import parser, setup, sizes_of  # noqa: E402
 
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-)
-PARSER.add_argument("--sizes", default="200,2000,20000", help="runs a store, comma separated")
+PARSER = parser(__doc__, "200,2000,20000", "runs a store", repeats=None)
 PARSER.add_argument("--events", type=int, default=20, help="each run's own events")
 PARSER.add_argument("--waiting", type=int, default=10, help="pushes queued and not sent")
 PARSER.add_argument("--rounds", type=int, default=31, help="rounds (medians)")
 PARSER.add_argument("--far-rounds", type=int, default=7, help="rounds of the last line")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
 ARGS = PARSER.parse_args()
-SIZES = [int(s) for s in ARGS.sizes.split(",")]
-
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-pending-pushes-"))
-PG_URL = start_postgres(durable=True) if ARGS.postgres else None
-if ARGS.postgres and not PG_URL:
-    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+SIZES = sizes_of(ARGS.sizes)
+STORE = setup("pending-pushes", ARGS.postgres)
+WORK, PG_URL = STORE.work, STORE.postgres_url
 
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402

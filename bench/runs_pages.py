@@ -45,13 +45,10 @@ private PostgreSQL cluster with fsync on, ANALYZEd after the load as autovacuum 
 
 from __future__ import annotations
 
-import argparse
-import os
 import random
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -59,32 +56,18 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.production_env import production_env  # noqa: E402
-from tests.services import start_postgres  # noqa: E402
+from bench.streams_setup import parser, setup, sizes_of  # noqa: E402
 
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-)
-PARSER.add_argument("--sizes", default="200,20000", help="runs in each store, comma separated")
+PARSER = parser(__doc__, "200,20000", "runs in each store")
 PARSER.add_argument("--limit", type=int, default=50, help="runs a page shows (the page's 50)")
-PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
 PARSER.add_argument("--calls", type=int, default=3, help="calls a round (its best)")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
 PARSER.add_argument("--seed", type=int, default=1, help="random seed")
 ARGS = PARSER.parse_args()
-SIZES = [int(s) for s in ARGS.sizes.split(",")]
-
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-runs-pages-"))
-PG_URL = start_postgres(durable=True) if ARGS.postgres else None
-if ARGS.postgres and not PG_URL:
-    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'unused.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+SIZES = sizes_of(ARGS.sizes)
+STORE = setup("runs-pages", ARGS.postgres, database="unused.sqlite3")
+WORK, PG_URL = STORE.work, STORE.postgres_url
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402

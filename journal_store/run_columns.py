@@ -13,11 +13,10 @@ from typing import Any
 
 from django.conf import settings
 
-from runtime import folds, prices
+from runtime import folds, metric_values, prices
 from runtime.bill import ancestors_of, model_for
 from runtime.folds import Fold
 from runtime.metric_sums import summed
-from runtime.metrics import Metrics
 from runtime.views import STORED as RUN_FOLDS
 
 
@@ -133,7 +132,7 @@ def lineage(metrics: folds.State) -> dict[str, Any]:
     sums across runs count that past once even when such a fork is not in this store
     (services/shared_past.py). [] for a run that is no fork of a fork."""
     forks = metrics.get("forks") or []
-    coordinating = set(Metrics.coordinating(metrics)) if forks else set()
+    coordinating = set(metric_values.coordinating(metrics)) if forks else set()
     found = []
     for fork, child in pairwise(forks):
         tokens = fork["inherited"]

@@ -62,7 +62,6 @@ from runtime.events import (
     RunInterrupted,
     RunResumed,
     RunStarted,
-    Served,
     TaskEscalated,
     TeamFinished,
     TeamStarted,
@@ -73,27 +72,22 @@ from runtime.events import (
     WorkerTimedOut,
 )
 from runtime.journal import Recorded
-from runtime.model import EndpointDown
-from runtime.otel import content, conversation, notes
+from runtime.otel import content, notes
+from runtime.otel.calls import Calls
 from runtime.otel.options import TraceOptions
 from runtime.otel.spans import (
     DEGRADED,
-    KIND_CLIENT,
     KIND_INTERNAL,
     UNFINISHED,
     AgentRun,
     Span,
-    ToolCall,
     agent_id,
     agent_name,
-    call_key,
-    finish_reasons,
     model_attributes,
     nanos,
     reported_failure,
     span_id_of,
     trace_id_of,
-    usage_attributes,
 )
 from runtime.otel.waits import Waits
 
@@ -140,6 +134,7 @@ class Trace:
         self.stopped: dict[tuple[str, str | None], Span] = {}
         self.models: dict[str, dict[str, Any]] = {}  # model_attributes, by agent
         self.waits = Waits(self)  # waits for a person, open until decided
+        self.calls = Calls(self)  # the model calls and tool calls of its agents
         # What each kind of event does to the spans, by kind: one lookup an event.
         stopped = lambda rec, e, root: self.on_agent_stopped(e)  # noqa: E731
         noted = lambda rec, e, root: notes.note(self, root, e)  # noqa: E731
@@ -149,12 +144,12 @@ class Trace:
             TeamFinished.kind: lambda rec, e, root: self.on_team_finished(root, e),
             RunForked.kind: lambda rec, e, root: notes.forked(self, root, e),
             RunStarted.kind: lambda rec, e, root: self.on_run_started(rec, e),
-            ModelCalled.kind: lambda rec, e, root: self.on_model_called(rec, e),
-            ModelResponded.kind: lambda rec, e, root: self.on_model_responded(rec, e),
-            ModelFailed.kind: lambda rec, e, root: self.on_model_failed(rec, e),
-            AgentNudged.kind: lambda rec, e, root: self.on_nudged(e),
-            ToolDispatched.kind: lambda rec, e, root: self.on_tool_dispatched(rec, e),
-            ToolReturned.kind: lambda rec, e, root: self.on_tool_returned(rec, e),
+            ModelCalled.kind: lambda rec, e, root: self.calls.on_model_called(rec, e),
+            ModelResponded.kind: lambda rec, e, root: self.calls.on_model_responded(rec, e),
+            ModelFailed.kind: lambda rec, e, root: self.calls.on_model_failed(rec, e),
+            AgentNudged.kind: lambda rec, e, root: self.calls.on_nudged(e),
+            ToolDispatched.kind: lambda rec, e, root: self.calls.on_tool_dispatched(rec, e),
+            ToolReturned.kind: lambda rec, e, root: self.calls.on_tool_returned(rec, e),
             AgentFinished.kind: stopped,
             BudgetExhausted.kind: stopped,
             TurnCapReached.kind: stopped,
@@ -353,7 +348,7 @@ class Trace:
             self.final(run.model_call)
         for call in run.tools.values():
             if call.attempts == 0:
-                self.dangling_tool(run, call, at, why)
+                self.calls.dangling_tool(run, call, at, why)
         run.span.attributes["minutes.agent.outcome"] = outcome or error_type
         run.span.close(at, error_type, message)
         if run.span.supervised:
@@ -391,159 +386,6 @@ class Trace:
         if cached is None:
             cached = self.models[agent] = model_attributes(self.config, agent)
         return cached
-
-    # --- model calls ---------------------------------------------------------------------------
-
-    def on_model_called(self, rec: Recorded, e: ModelCalled) -> None:
-        run = self.agent_of(rec)
-        if run.model_call is not None:
-            run.model_call.close(run.last, UNFINISHED, "asked again before an answer was recorded")
-            self.final(run.model_call)
-        run.model_call = self.open_model_call(rec, run, self.now)
-        run.model_call.attributes["minutes.window.messages"] = e.messages
-        run.model_call.attributes["minutes.window.chars"] = e.window_chars
-        if self.options.content and run.history:
-            # The window held the system prompt (not journalled), the task, and the newest
-            # turns that fit: as many as the recorded count says, less those two.
-            said, left_out = conversation.window(run, e.messages, self.limit)
-            run.model_call.attributes["gen_ai.input.messages"] = said
-            if left_out:
-                run.model_call.attributes["minutes.window.left_out"] = left_out
-
-    def open_model_call(self, rec: Recorded, run: AgentRun, start: int) -> Span:
-        e = rec.event
-        name = agent_name(e)
-        model = self.model_attributes(name)
-        label = model.get("gen_ai.request.model") or model.get("minutes.model.backend") or "model"
-        span = self.open(rec, "chat", run.span.span_id, f"chat {label}", KIND_CLIENT, start)
-        span.attributes.update(
-            {
-                "gen_ai.operation.name": "chat",
-                **model,
-                "gen_ai.agent.name": name,
-                "gen_ai.agent.id": agent_id(self.run_id, name),
-                "minutes.task_id": e.task_id,
-                "minutes.turn": e.turn,
-            }
-        )
-        return span
-
-    def take_model_call(self, rec: Recorded) -> Span:
-        """The open call this answer belongs to; without ModelCalled (reference journals) the
-        call is taken to start at the agent's previous event."""
-        run = self.agent_of(rec)
-        span = run.model_call or self.open_model_call(rec, run, run.last)
-        run.model_call = None
-        return span
-
-    def on_model_responded(self, rec: Recorded, e: ModelResponded) -> None:
-        span = self.take_model_call(rec)
-        served = e.served or Served()
-        span.attributes.update(
-            {
-                **usage_attributes(e.usage),
-                "minutes.tool_calls": None if e.tool_calls is None else len(e.tool_calls),
-                "gen_ai.response.finish_reasons": finish_reasons(e),
-                "gen_ai.response.model": served.model,
-                "gen_ai.response.id": served.response_id,
-                "server.address": served.server_address,
-                "server.port": served.server_port,
-            }
-        )
-        if served.asked:  # what this call asked for, where the settings name no model
-            span.attributes["gen_ai.request.model"] = served.asked
-        span.close(self.now)
-        if self.options.content and e.text is not None:
-            run = self.agents.get(agent_name(e))
-            said = conversation.answered(run, e, self.limit)
-            span.attributes["gen_ai.output.messages"] = said
-        self.final(span)
-
-    def on_nudged(self, e: AgentNudged) -> None:
-        """The loop's word to the agent is a user message of its next window."""
-        run = self.agents.get(agent_name(e))
-        if self.options.content and run is not None:
-            conversation.nudged(run, content.clean(e.text, self.limit))
-
-    def on_model_failed(self, rec: Recorded, e: ModelFailed) -> None:
-        call = self.take_model_call(rec)
-        if e.usage is not None:  # paid for all the same: billed, so counted on its span too
-            call.attributes.update(usage_attributes(e.usage))
-        call.close(self.now, e.error.type, self.status_text(e.error.message, e.error.type))
-        self.final(call)
-        if e.error.type == EndpointDown.__name__ and e.usage is not None:
-            return  # an outage after a paid part of the call: it asks again (runtime/loop.py)
-        # A model error propagates out of the agent loop: the agent's run ends with it.
-        why = self.status_text(e.error.message, e.error.type, "the model failed: ")
-        self.close_agent(agent_name(e), self.now, e.error.type, why)
-
-    # --- tool calls ----------------------------------------------------------------------------
-
-    def on_tool_dispatched(self, rec: Recorded, e: ToolDispatched) -> None:
-        run = self.agent_of(rec)
-        key = call_key(e)
-        earlier = run.tools.get(key)
-        if earlier is not None and earlier.attempts == 0:
-            self.dangling_tool(run, earlier, run.last, "the call was dispatched again")
-        run.tools[key] = ToolCall(rec, self.now)
-
-    def on_tool_returned(self, rec: Recorded, e: ToolReturned) -> None:
-        run = self.agent_of(rec)
-        key = call_key(e)
-        call = run.tools.get(key) or ToolCall(rec, run.last)  # a return with no dispatch
-        span = self.open_tool_span(rec, run, e, call.since)
-        span.attributes["minutes.tool.attempt"] = e.attempt
-        if self.options.content:
-            asked = call.dispatched.event
-            if isinstance(asked, ToolDispatched) and asked.args is not None:
-                known = run.asked.get(asked.call_id) if asked.call_id else None
-                if known is not None and known[0] == asked.args:
-                    span.attributes["gen_ai.tool.call.arguments"] = known[1]  # cleaned already
-                else:
-                    self.put(span, "gen_ai.tool.call.arguments", asked.args)
-            answer = e.result if e.error is None else str(e.error)
-            said = content.clean(answer, self.limit)  # once, for the span and the history
-            if answer is not None:
-                span.attributes["gen_ai.tool.call.result"] = said
-            run.history.append(content.message_json(content.tool_response(e.call_id, said)))
-        if e.error is not None:
-            span.close(self.now, e.error.type, self.status_text(e.error.message, e.error.type))
-            call.attempts += 1
-            call.since = self.now
-            run.tools[key] = call  # the loop may try again
-        else:
-            span.close(self.now)
-            run.tools.pop(key, None)
-        self.final(span)
-
-    def dangling_tool(self, run: AgentRun, call: ToolCall, at: int, why: str) -> None:
-        """The span of a dispatched call that never came back."""
-        e = call.dispatched.event
-        assert isinstance(e, ToolDispatched)
-        span = self.open_tool_span(call.dispatched, run, e, call.since)
-        message = f"no ToolReturned was recorded for {e.tool} (call {e.call_id}): {why}"
-        span.close(max(at, call.since), UNFINISHED, message)
-        self.final(span)
-
-    def open_tool_span(
-        self, rec: Recorded, run: AgentRun, e: ToolDispatched | ToolReturned, start: int
-    ) -> Span:
-        span = self.open(
-            rec, "tool", run.span.span_id, f"execute_tool {e.tool}", KIND_INTERNAL, start
-        )
-        span.attributes.update(
-            {
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": e.tool,
-                "gen_ai.tool.call.id": e.call_id,
-                "gen_ai.tool.type": "function",
-                "gen_ai.agent.name": agent_name(e),
-                "gen_ai.agent.id": agent_id(self.run_id, agent_name(e)),
-                "minutes.task_id": e.task_id,
-                "minutes.turn": e.turn,
-            }
-        )
-        return span
 
     # --- content ---------------------------------------------------------------------------------
 

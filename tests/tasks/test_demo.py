@@ -201,7 +201,7 @@ def test_a_demo_running_from_the_same_home_is_named_and_nothing_starts(settings,
 
     from django.core.management import CommandError, call_command
 
-    from dashboard.management.commands.demo import LOCK
+    from dashboard.management.demo_checks import LOCK
 
     settings.DEBUG = True
     settings.HOME = tmp_path / "home"

@@ -12,7 +12,6 @@ stops every process it started.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import secrets
 import signal
@@ -20,13 +19,12 @@ import socket
 import subprocess
 import sys
 import time
-from argparse import ArgumentParser, ArgumentTypeError
+from argparse import ArgumentParser
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -36,6 +34,17 @@ from django.core.management.base import BaseCommand, CommandError
 from config.broker import BrokerError, EmbeddedRedis
 from config.celery import worker_command
 from config.commandline import refused
+from dashboard.management.demo_checks import (
+    hold_the_home,
+    port,
+    refuse_a_busy_port,
+    refuse_a_second_demo,
+    refuse_a_silent_broker,
+    refuse_the_local_models_port,
+    sanitized,
+    shown_path,
+    workers,
+)
 from journal_store.models import RunSummary, StoredEvent
 from runtime import redact
 from services import local_model, runs
@@ -55,9 +64,6 @@ SAMPLE: dict[str, dict[str, Any]] = {
 # in a tight loop.
 RESTARTS = 5
 RESTART_WINDOW = 60.0
-# Held by the demo running from a MINUTES_HOME for as long as it runs (the kernel lets it go
-# when the process ends, however it ends): says which one, to a second.
-LOCK = "demo.lock"
 # Ctrl-C, a closed terminal or a polite kill: each stops the demo.
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -104,30 +110,6 @@ class Child:
         self.proc.wait()
 
 
-def refused_credentials(exc: BaseException) -> bool:
-    """Whether kombu's connection error is Redis refusing the password (or asking for one)."""
-    from redis.exceptions import AuthenticationError
-
-    return isinstance(exc.__cause__ or exc.__context__, AuthenticationError)
-
-
-def sanitized(url: str) -> str:
-    """A broker URL without its password; as_uri() would show ":**@" where the URL has none."""
-    from kombu.utils.url import maybe_sanitize_url
-
-    return str(maybe_sanitize_url(url))
-
-
-def shown_path(path: Path) -> str:
-    """A path as short as it can be said: relative to where the command runs, if under it."""
-    # absolute(), not resolve(): the virtualenv's python is a link to the system's, and
-    # `.venv/bin/python` is the one to type.
-    try:
-        return str(Path(path).absolute().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
 def database_shown(database: dict[str, Any]) -> str:
     """Which database, without its password: SQLite's file, or PostgreSQL's user@host:port/name."""
     if database["ENGINE"].endswith("sqlite3"):
@@ -152,29 +134,6 @@ def endpoint_lines() -> list[str]:
     else:
         said = f"model {model}, for the endpoint backend"
     return [f"  endpoint:    {shown} ({said})"]
-
-
-def port(text: str) -> int:
-    """--port: a TCP port a web server can listen on (the probe raised on one past 65535)."""
-    number = int(text)  # not a number: argparse says "invalid port value"
-    if not 1 <= number <= 65535:
-        raise ArgumentTypeError(f"{number} is not a port (1 to 65535)")
-    return number
-
-
-WORKERS_MAX = 32  # each is a process of its own (some 100 MB): a typo's 10,000 took the machine
-
-
-def workers(text: str) -> int:
-    """--workers: with none, the sample run and every run started would wait for nobody."""
-    number = int(text)
-    if number < 1:
-        raise ArgumentTypeError(f"{number}: at least one worker drives the runs")
-    if number > WORKERS_MAX:
-        raise ArgumentTypeError(
-            f"{number}: at most {WORKERS_MAX} (each worker is a process of its own)"
-        )
-    return number
 
 
 class Command(BaseCommand):
@@ -237,12 +196,12 @@ class Command(BaseCommand):
             if why := local_model.missing():
                 raise CommandError(f"--model local: {why}")
         self.port: int = options["port"]
-        self.refuse_the_local_models_port()
-        self.refuse_a_second_demo()
-        self.refuse_a_busy_port()
-        self.refuse_a_silent_broker()
+        refuse_the_local_models_port(self.port)
+        refuse_a_second_demo()
+        refuse_a_busy_port(self.port)
+        refuse_a_silent_broker()
         settings.HOME.mkdir(parents=True, exist_ok=True)
-        self.hold_the_home()
+        self.lock = hold_the_home(self.port)  # for as long as this command runs
         self.logs = settings.HOME / "logs"
         self.logs.mkdir(exist_ok=True)
         self.say("preparing the database ...")
@@ -356,108 +315,6 @@ class Command(BaseCommand):
         if StoredEvent.objects.exists():
             return None
         return runs.start_run(TEAM, options["scenario"], by=USER, **SAMPLE[options["model"]])
-
-    def refuse_a_second_demo(self) -> None:
-        """Another demo running from this home (a second `make run` in the same checkout, on
-        another port): refused before anything starts. Both would use one database, broker and
-        logs, a second beat would revive the same runs, and stopping the second stopped the
-        broker the first was using."""
-        path = settings.HOME / LOCK
-        if not path.exists():
-            return  # no home yet, so nothing runs from it (and nothing is made here to say so)
-        with path.open("r") as lock:
-            if not self.locked(lock):
-                raise refused(self.second_demo(lock.read()))
-
-    def hold_the_home(self) -> None:
-        """Take the home's lock for as long as this command runs, and say who holds it."""
-        self.lock = (settings.HOME / LOCK).open("a+")
-        if not self.locked(self.lock):
-            # Taken between the check and here by a demo started at the same moment.
-            self.lock.seek(0)
-            raise refused(self.second_demo(self.lock.read()))
-        self.lock.seek(0)
-        self.lock.truncate()
-        self.lock.write(f"{os.getpid()} {self.port}\n")
-        self.lock.flush()
-
-    @staticmethod
-    def locked(file: Any) -> bool:
-        """Whether this process now holds `file`'s lock (False: another one does)."""
-        try:
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def second_demo(self, held: str) -> str:
-        pid, _, port = held.strip().partition(" ")
-        where = f"http://127.0.0.1:{port}/, " if port.isdigit() else ""
-        return (
-            f"Minutes is already running from {shown_path(settings.HOME)}/ ({where}process "
-            f"{pid or 'unknown'}): open that one, or stop it first (Ctrl-C where it runs). A "
-            "second one here would share its database, broker and logs, and stopping it would "
-            "stop the broker the first one uses; another Minutes needs a clone of its own"
-        )
-
-    def refuse_the_local_models_port(self) -> None:
-        """The port the local model's server listens on (MINUTES_LOCAL_MODEL_URL, 8765 unless
-        set) is not Minutes' own: on it, a run on the local backend asked Minutes for answers,
-        and the new-run form said the local model was not answering at Minutes' address."""
-        model = urlsplit(local_model.url())
-        if model.port == self.port and model.hostname in ("127.0.0.1", "localhost"):
-            raise refused(
-                f"port {self.port} is where the local model's server listens "
-                f"(MINUTES_LOCAL_MODEL_URL={local_model.url()}): choose another port for "
-                f"Minutes: {self.next_port()}, or set MINUTES_LOCAL_MODEL_URL to another port"
-            )
-
-    def next_port(self) -> str:
-        """How to start on the port after this one, as a refusal of this one says it."""
-        other = self.port + 1
-        return f"make run PORT={other} (or manage.py demo --port {other})"
-
-    def refuse_a_busy_port(self) -> None:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                raise refused(
-                    f"port {self.port} is in use (another Minutes?): stop it, or choose another "
-                    f"port: {self.next_port()}"
-                )
-
-    def refuse_a_silent_broker(self) -> None:
-        """A broker of the person's own (CELERY_BROKER_URL) that does not answer: said before
-        anything starts. Otherwise the first screen said Minutes was running while the workers
-        retried in their logs and the sample run waited for a step nobody could queue.
-        Exit status 1, as for a database that does not answer or refuses its password
-        (config/commandline.NO_DATABASE): no argument of the command was wrong."""
-        if settings.EMBEDDED_BROKER:
-            return
-        from kombu.exceptions import OperationalError
-
-        from config.celery import app
-
-        shown = sanitized(settings.CELERY_BROKER_URL)
-        with app.connection_for_write() as connection:
-            try:
-                connection.ensure_connection(
-                    max_retries=1, interval_start=0, interval_step=0, timeout=5
-                )
-            except OperationalError as exc:
-                if refused_credentials(exc):
-                    # It runs: "start it" sent people to start a second Redis.
-                    raise CommandError(
-                        f"the broker at CELERY_BROKER_URL ({shown}) answers but refused its "
-                        f"authentication ({str(exc).rstrip('.')}): put the password it expects "
-                        "in CELERY_BROKER_URL (redis://:PASSWORD@HOST:PORT/DB, percent-encoded), "
-                        "or unset CELERY_BROKER_URL for the embedded one"
-                    ) from None
-                raise CommandError(
-                    f"the broker at CELERY_BROKER_URL ({shown}) does not answer "
-                    f"({str(exc).rstrip('.')}): start "
-                    "it (a Redis server: redis-server --port PORT), or unset CELERY_BROKER_URL "
-                    "for the embedded one, which needs no server"
-                ) from None
 
     # --- the processes -----------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from runtime.team import FlightConfig, Scenario, Services, start
 from teams.repo_fix import parallel, verifying
 from teams.repo_fix.harness import Harness, Stop
 from teams.repo_fix.roles import PARALLEL_ORCHESTRATOR
+from teams.repo_fix.rounds import fix_rounds
 from teams.repo_fix.scenarios import SCENARIOS
 from teams.repo_fix.settings import RepoFixSettings
 from teams.repos import suite_check, template
@@ -77,7 +78,7 @@ def ship(harness: Harness, summary: dict[str, Any]) -> tuple[Verdict, str]:
         shipped = []
         for fix in (t for t in tasks if t["kind"] == "fix"):
             coder = harness.award(fix) if harness.settings.bidding else "coder"
-            shipped.append(harness.fix(fix, coder))
+            shipped.append(fix_rounds(harness, fix, coder))
             verify(harness, tasks, shipped[-1])
     # On main as integrated: nothing left in the working tree beside it (never reviewed: the
     # tester's files, in a journal from before it verified in a worktree of its own) has a say

@@ -53,6 +53,7 @@ from runtime.events import (
     LeaseTaken,
 )
 from teams.repo_fix.harness import REPLY_ATTEMPTS, Harness, NoReply, Stop
+from teams.repo_fix.rounds import fix_rounds
 
 WRITERS = ("coder-a", "coder-b")
 # A writer's lease is lost by revocation when it misses its deadline (decided from the journal),
@@ -284,7 +285,7 @@ class Parallel:
         """Review and merge the share's draft through the gate; then its commitment is kept
         and its leases given back."""
         self.work_in(share)
-        integrated = self.h.fix(share.fix, share.writer, share.drafted)
+        integrated = fix_rounds(self.h, share.fix, share.writer, share.drafted)
         self.commitments.release(
             share.commitment,
             share.writer,

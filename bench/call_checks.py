@@ -47,23 +47,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.streams_setup import (  # noqa: E402
-    analyze,
-    append,
-    others,
-    parser,
-    setup,
-    sizes_of,
-    table,
-)
+from bench import streams_setup  # noqa: E402
 
-PARSER = parser(__doc__, "100,20000", "stream lengths")
-PARSER.add_argument(
-    "--others", type=int, default=200_000, help="other runs' events in the journal (100 a run)"
-)
-ARGS = PARSER.parse_args()
-SIZES = sizes_of(ARGS.sizes)
-setup("call-checks", ARGS.postgres)
+ARGS = streams_setup.parser(__doc__, "100,20000", "stream lengths", others=True).parse_args()
+SIZES = streams_setup.sizes_of(ARGS.sizes)
+streams_setup.setup("call-checks", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
@@ -124,11 +112,15 @@ def seed(journal: DjangoJournal, size: int) -> tuple[str, str, str]:
     its subject, then one call more, dispatched last: (run, subject, that call's ref)."""
     run, subject = f"r-calls-{size}", f"order:o-calls-{size}"
     dispatched = [ToolDispatched(run_id=run, tool="issue_refund", args={}) for _ in range(size)]
-    append(journal, f"run-{run}", dispatched)
+    streams_setup.append(journal, f"run-{run}", dispatched)
     refs = [Call(f"run-{run}", n).ref for n in range(1, size + 1)]
-    append(journal, f"gate-{run}", [refusal(run, ref) for ref in refs])
-    append(journal, Claims.stream(subject), [claim(run, subject, r, n) for n, r in enumerate(refs)])
-    append(journal, f"run-{run}", [ToolDispatched(run_id=run, tool="issue_refund", args={})])
+    streams_setup.append(journal, f"gate-{run}", [refusal(run, ref) for ref in refs])
+    streams_setup.append(
+        journal, Claims.stream(subject), [claim(run, subject, r, n) for n, r in enumerate(refs)]
+    )
+    streams_setup.append(
+        journal, f"run-{run}", [ToolDispatched(run_id=run, tool="issue_refund", args={})]
+    )
     return run, subject, Call(f"run-{run}", size + 1).ref
 
 
@@ -138,20 +130,22 @@ def seed_shared(journal: DjangoJournal, size: int) -> tuple[str, str, str]:
     IntentCarried and `size` events more: (the run, the subject, the intent)."""
     run, about, intent = f"r-shared-{size}", f"order:o-shared-{size}", f"ticket-o-shared-{size}"
     stream = Claims.stream(about)
-    append(
+    streams_setup.append(
         journal, stream, [claim(f"r-other-{size}-{n // 10}", about, None, n) for n in range(size)]
     )
     first = claim(run, about, None, 1)
-    append(journal, stream, [first, claim(run, about, None, 2, supersedes=first.claim_id)])
+    streams_setup.append(
+        journal, stream, [first, claim(run, about, None, 2, supersedes=first.claim_id)]
+    )
     declared = [
         IntentDeclared(intent_id=intent, intent_version=n, statement=f"v{n}", by="p", reason="r")
         for n in range(1, size + 1)
     ]
-    append(journal, Intents.stream(intent), list(declared))
+    streams_setup.append(journal, Intents.stream(intent), list(declared))
     carried = f"r-carried-{size}"
     task = IntentCarried(run_id=carried, intent_id=f"task-{carried}", intent_version=1)
     dispatched = [ToolDispatched(run_id=carried, tool="t", args={}) for _ in range(size)]
-    append(journal, f"run-{carried}", [task, *dispatched])
+    streams_setup.append(journal, f"run-{carried}", [task, *dispatched])
     return run, about, intent
 
 
@@ -188,9 +182,9 @@ def main() -> None:
             f"run's events in {time.perf_counter() - started:.1f} s"
         )
     started = time.perf_counter()
-    others(journal, ARGS.others)
+    streams_setup.others(journal, ARGS.others)
     print(f"appended {ARGS.others:,} events of other runs in {time.perf_counter() - started:.1f} s")
-    analyze()
+    streams_setup.analyze()
 
     def gate(size: int) -> MutationGate:
         return MutationGate(journal, AUTHORITY, f"gate-{seeded[size][0]}")
@@ -285,7 +279,7 @@ def main() -> None:
         "turns; ms, and the journal rows one check turns into records"
     )
     made = {name: (lambda size, w=work: partial(w, size)) for name, work in figures.items()}
-    table(made, SIZES, ARGS.repeats, "stream events", 40)
+    streams_setup.table(made, SIZES, ARGS.repeats, "stream events", 40)
 
 
 if __name__ == "__main__":

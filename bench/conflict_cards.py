@@ -42,23 +42,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.streams_setup import (  # noqa: E402
-    analyze,
-    append,
-    others,
-    parser,
-    setup,
-    sizes_of,
-    table,
-)
+from bench import streams_setup  # noqa: E402
 
-PARSER = parser(__doc__, "100,20000", "claims stream lengths")
-PARSER.add_argument(
-    "--others", type=int, default=200_000, help="other runs' events in the journal (100 a run)"
-)
-ARGS = PARSER.parse_args()
-SIZES = sizes_of(ARGS.sizes)
-setup("conflict-cards", ARGS.postgres)
+ARGS = streams_setup.parser(__doc__, "100,20000", "claims stream lengths", others=True).parse_args()
+SIZES = streams_setup.sizes_of(ARGS.sizes)
+streams_setup.setup("conflict-cards", ARGS.postgres)
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.contrib.auth.models import Permission  # noqa: E402
@@ -119,7 +107,7 @@ def park(journal: DjangoJournal, subject: str, n: int) -> list[ClaimAsserted]:
         claim(subject, "status", "shipped", 10_000_000 + n, "order-agent", run),
         claim(subject, "status", "cancelled", 10_000_000 + n, "support-agent", run),
     ]
-    append(journal, Claims.stream(subject), pair)
+    streams_setup.append(journal, Claims.stream(subject), pair)
     Claims(journal).park(subject, "status", pair, run)
     return pair
 
@@ -128,16 +116,16 @@ def seed(journal: DjangoJournal, size: int) -> dict[str, str]:
     """The subject of each shape at one size (see the module's doc)."""
     claims = Claims(journal)
     late, settled, other = (f"order:{shape}-{size}" for shape in ("late", "settled", "other"))
-    append(journal, Claims.stream(late), history(late, "status", size))
+    streams_setup.append(journal, Claims.stream(late), history(late, "status", size))
     first = park(journal, late, 0)
     for n in range(1, CARDS):
         park(journal, late, n)
     claims.settle(late, "status", "none", [first[1].claim_id], "reviewer bea", None, "r-ruling")
     a, b = park(journal, settled, 0)
     claims.settle(settled, "status", a.claim_id, [b.claim_id], "reviewer ann", a.value, "r-ruling")
-    append(journal, Claims.stream(settled), history(settled, "status", size, start=1))
+    streams_setup.append(journal, Claims.stream(settled), history(settled, "status", size, start=1))
     first = park(journal, other, 0)
-    append(journal, Claims.stream(other), history(other, "refund", size))
+    streams_setup.append(journal, Claims.stream(other), history(other, "refund", size))
     claims.settle(other, "status", "none", [first[1].claim_id], "reviewer bea", None, "r-ruling")
     return {"card": late, "since, settled": settled, "since, another fact": other}
 
@@ -170,10 +158,10 @@ def main() -> None:
         subjects[size] = seed(journal, size)
         print(f"seeded {size:,} claims events in {time.perf_counter() - started:.1f} s")
     started = time.perf_counter()
-    others(journal, ARGS.others)
+    streams_setup.others(journal, ARGS.others)
     print(f"appended {ARGS.others:,} events of other runs in {time.perf_counter() - started:.1f} s")
     projection.catch_up(["conflicts"])
-    analyze()
+    streams_setup.analyze()
     user, _ = get_user_model().objects.get_or_create(username="bench")
     user.user_permissions.add(Permission.objects.get(codename="decide"))  # a reviewer's page
     client = Client(HTTP_HOST="127.0.0.1")
@@ -204,7 +192,7 @@ def main() -> None:
         f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds, the sizes in "
         "turns; ms, and the journal rows one read turns into records"
     )
-    table(figures, SIZES, ARGS.repeats, "claims stream events", 44)
+    streams_setup.table(figures, SIZES, ARGS.repeats, "claims stream events", 44)
 
 
 if __name__ == "__main__":

@@ -35,9 +35,11 @@ class Store:
     postgres_url: str | None  # the private cluster's, with --postgres
 
 
-def parser(doc: str | None, sizes: str, sizes_help: str, repeats: int | None = 15) -> Any:
-    """--sizes (comma separated), --postgres and, unless None, --repeats (rounds of medians);
-    the bench adds its own."""
+def parser(
+    doc: str | None, sizes: str, sizes_help: str, repeats: int | None = 15, others: bool = False
+) -> Any:
+    """--sizes (comma separated), --postgres, unless None --repeats (rounds of medians), with
+    `others` --others (the other runs' events `others` appends); the bench adds its own."""
     found = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -45,6 +47,13 @@ def parser(doc: str | None, sizes: str, sizes_help: str, repeats: int | None = 1
     if repeats is not None:
         found.add_argument("--repeats", type=int, default=repeats, help="rounds (medians)")
     found.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+    if others:
+        found.add_argument(
+            "--others",
+            type=int,
+            default=200_000,
+            help="other runs' events in the journal (100 a run)",
+        )
     return found
 
 

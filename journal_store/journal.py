@@ -302,6 +302,18 @@ class DjangoJournal:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return self.select("WHERE stream LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
 
+    def read_owned(self, run_id: str, prefix: str) -> list[Recorded]:
+        """Every event of the streams named `prefix`... that run `run_id` wrote to, in position
+        order (runtime/fork.py owned): the streams found by the (run, position) index, then
+        read by the (stream, version) one. A LIKE on the stream alone is a scan of the table
+        (the index's collation is not the LIKE's), so read_prefix costs the whole store."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return self.select(
+            "WHERE stream IN (SELECT DISTINCT stream FROM journal_event WHERE run_id = %s "
+            "AND stream LIKE %s ESCAPE '\\') ORDER BY position",
+            [run_id, escaped + "%"],
+        )
+
     def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
         """The stream's events of one kind, in order: a seek by the (run, kind, position)
         index, where reading the stream to pick them out would cost what the run has grown

@@ -440,19 +440,32 @@ def write(journal: BatchJournal, fork: Fork) -> None:
 
 def records_of(journal: ScanningJournal, run_id: str) -> list[Recorded]:
     """Every stream a fork may copy or carry of run `run_id`, in position order, and the
-    versions people declared of its task intent."""
+    versions people declared of its task intent. Read by names that hold the run's id, and of
+    them the streams the run wrote to (`owned`): a read of every `worker-` or `saga-` stream
+    filtered afterwards cost what every run in the store had written there, at every fork."""
     found: list[Recorded] = list(journal.read(Intents.stream(TASK + run_id)))
-    for prefix in COPIED:
-        if prefix == "run-":
-            found += journal.read(streams.journal(run_id))
-        elif prefix == "breakers-":
-            found += journal.read(streams.breakers(run_id))
-        else:
-            found += [
-                r for r in journal.read_prefix(f"{prefix}") if streams.owned_by(r.stream, run_id)
-            ]
-    found += journal.read_prefix("lease-" + streams.resource(run_id, ""))  # plan() carries them
+    found += journal.read(streams.journal(run_id))
+    found += journal.read(streams.breakers(run_id))
+    for prefix in (f"worker-{run_id}-", "saga-"):  # COPIED's nested and saga streams
+        found += [r for r in owned(journal, run_id, prefix) if streams.owned_by(r.stream, run_id)]
+    found += owned(journal, run_id, "lease-" + streams.resource(run_id, ""))  # plan() carries them
     return sorted(found, key=lambda r: r.position)
+
+
+def owned(journal: ScanningJournal, run_id: str, prefix: str) -> list[Recorded]:
+    """The events of the streams named `prefix`... that run `run_id` wrote to (an event with
+    its id on the envelope), in position order: by the journal's own read where it has one
+    (the store seeks its index of runs; the file journal keeps the streams each run wrote),
+    else picked out of a read of every stream so named. Whoever writes a run's own streams
+    stamps its id (a session, its leases, a fork's copy; an import is held to it), so a
+    stream the run never wrote to is another's: `worker-r-a-b-S1-w` of a run `r-a-b`, whose
+    name run `r-a` could own too."""
+    reader = getattr(journal, "read_owned", None)
+    if reader is not None:
+        return list(reader(run_id, prefix))
+    found = journal.read_prefix(prefix)
+    written = {r.stream for r in found if r.event.run_id == run_id}
+    return [r for r in found if r.stream in written]
 
 
 def own_forked(records: Sequence[Recorded], run_id: str) -> RunForked | None:

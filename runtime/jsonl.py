@@ -87,6 +87,7 @@ class JsonlJournal:
         self._all: list[Recorded] = []
         self._streams: dict[str, list[Recorded]] = {}
         self._by_id: dict[str, Recorded] = {}
+        self._written: dict[str, dict[str, None]] = {}  # run id -> the streams it wrote to
         self._offset = 0  # bytes of complete lines already read
         self._lines = 0
         self._unterminated = False  # the last complete event has no newline after it
@@ -169,6 +170,7 @@ class JsonlJournal:
         records.append(rec)
         self._all.append(rec)
         self._by_id[event.id] = rec
+        self._written.setdefault(event.run_id, {})[stream] = None
 
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         with self._lock:
@@ -193,6 +195,15 @@ class JsonlJournal:
         with self._lock:
             self._catch_up()
             return [r for r in self._all if r.stream.startswith(prefix)]
+
+    def read_owned(self, run_id: str, prefix: str) -> list[Recorded]:
+        """Every event of the streams named `prefix`... that run `run_id` wrote to, in position
+        order (runtime/fork.py owned): from the streams the run wrote to, not every event of
+        the file, which read_prefix goes through."""
+        with self._lock:
+            self._catch_up()
+            names = [s for s in self._written.get(run_id, {}) if s.startswith(prefix)]
+            return sorted((r for s in names for r in self._streams[s]), key=lambda r: r.position)
 
     def streams(self) -> list[str]:
         with self._lock:

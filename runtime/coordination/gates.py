@@ -54,10 +54,12 @@ class Intents:
         return f"intent-{intent_id}"
 
     def current(self, intent_id: str) -> Intent:
-        declared = self.history(intent_id)
-        if not declared:
+        """The intent's current version (`latest`: its stream's last record, not every
+        version a person declared); KeyError where it has none."""
+        latest = self.latest(intent_id)
+        if latest is None:
             raise KeyError(f"no intent {intent_id}")
-        return Intent(intent_id, declared[-1].intent_version, declared[-1].statement)
+        return Intent(intent_id, latest.intent_version, latest.statement)
 
     def latest(self, intent_id: str) -> IntentDeclared | None:
         """The intent's current version (`history`'s last), None where it has none."""
@@ -113,6 +115,40 @@ class Intents:
             0,
         )
 
+    def page(
+        self, intent_id: str, after: int = 0, limit: int = 100
+    ) -> tuple[IntentDeclared | None, list[IntentDeclared]]:
+        """The intent's current version, and its versions after version `after`, oldest first,
+        the first `limit` of them: `history` a page at a time, which reads those records
+        alone (and the stream's last), where `history` reads every version ever declared.
+        As `declared_at` finds one version's record: the stream's intent versions run on by
+        one (`declare`), so the page's sit at known stream versions; a stream where they are
+        not what was declared there (not written by `declare`) is read whole, as before."""
+        if after < 0 or limit < 1:
+            raise ValueError(f"after must be 0 or more and limit 1 or more: {after}, {limit}")
+        latest, at = self.latest_at(intent_id)
+        if latest is None or latest.intent_version <= after:
+            return latest, []
+        offset = latest.intent_version - at  # the versions before the stream's: a run's carried
+        carried = self.carried(intent_id) if after < offset else []
+        head = [d for d in carried if d.intent_version > after]
+        start, until = max(0, after - offset), min(at, after - offset + limit)
+        records = read_between(self.journal, self.stream(intent_id), start, until)
+        declared = [r.event for r in records if isinstance(r.event, IntentDeclared)]
+        carried_whole = [d.intent_version for d in head] == list(range(after + 1, offset + 1))
+        if (
+            carried_whole
+            and len(declared) == len(records) == max(0, until - start)
+            and all(
+                d.intent_version == offset + r.version
+                for d, r in zip(declared, records, strict=True)
+            )
+        ):
+            return latest, [*head, *declared][:limit]
+        whole = self.history(intent_id)
+        found = [d for d in whole if d.intent_version > after]
+        return (whole[-1] if whole else None), found[:limit]
+
     def history(self, intent_id: str) -> list[IntentDeclared]:
         """Every version of the intent, oldest first (a run's carried one as its first)."""
         return self.read(intent_id)[0]
@@ -166,12 +202,14 @@ class Intents:
         superseded, and a version declared between that read and the write is refused the
         same way: two declarations never both follow one version."""
         stream = self.stream(intent_id)
-        # The versions and the stream's version from one read, and the new version appended
+        # The version and the stream's version from one read, and the new version appended
         # at it: reading the stream's version again for the append let a declaration that
         # landed between the two reads pass unseen, and two people who both superseded
         # version 1 both succeeded (versions 1, 2, 2).
-        history, at = self.read(intent_id)
-        current = history[-1].intent_version if history else 0
+        # The last record alone gives both (latest_at), as the whole read did: the versions
+        # people declared are not read to append the next.
+        latest, at = self.latest_at(intent_id)
+        current = latest.intent_version if latest is not None else 0
         version = current if based_on is None else based_on
         if version != current:
             raise WrongExpectedVersion(stream, version, current)

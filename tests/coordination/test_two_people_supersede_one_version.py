@@ -2,7 +2,7 @@
 other is told somebody superseded it since, and the intent's versions stay 1, 2.
 
 The interleaving is made to happen every time: the other person's version lands right after a
-read of the intent's stream. Declaring read the versions, then read the stream's version again
+read of the intent's stream (its last record, which declaring reads now). Declaring read the versions, then read the stream's version again
 for its append, so a version landing between the two was never seen, and both people won
 (versions 1, 2, 2)."""
 
@@ -25,22 +25,28 @@ TICKET = "ticket-4471"
 
 
 class Meanwhile:
-    """A journal on which `land` runs right after the `nth` read of the intent's stream."""
+    """A journal on which `land` runs right after the `nth` read of the intent's stream,
+    however it is read: whole, a range of it, or its last record (what declaring reads now)."""
 
     def __init__(self, journal, land, nth: int = 1) -> None:
         self.journal, self.land, self.nth = journal, land, nth
         self.reads = 0
 
-    def read(self, stream: str, after: int = 0):
-        found = self.journal.read(stream, after)
+    def looked(self, stream: str, found):
         if stream == Intents.stream(TICKET):
             self.reads += 1
             if self.reads == self.nth:
                 self.land()
         return found
 
+    def read(self, stream: str, after: int = 0):
+        return self.looked(stream, self.journal.read(stream, after))
+
     def __getattr__(self, name: str):
-        return getattr(self.journal, name)
+        found = getattr(self.journal, name)
+        if name in ("read_range", "last"):  # where the journal has them
+            return lambda stream, *args: self.looked(stream, found(stream, *args))
+        return found
 
 
 def bob_supersedes(journal):

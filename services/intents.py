@@ -25,6 +25,7 @@ from runtime.unseen import unseen_reason
 from services.asked import named
 
 STATEMENT_MAX = 2_000  # characters of what is wanted, and of why: as a task and a reason
+PAGE_MAX = 1_000  # versions in one page of an intent's history (the API's limit)
 
 
 class IntentError(Exception):
@@ -94,6 +95,17 @@ def posted_again(
     )
 
 
+def page(
+    intent_id: str, after: int = 0, limit: int = PAGE_MAX, using: str = "default"
+) -> tuple[IntentDeclared, list[IntentDeclared]]:
+    """The intent's current version and a page of its versions after version `after`
+    (Intents.page: those records alone, not every version people declared)."""
+    latest, found = Intents(DjangoJournal(using)).page(intent_id, after, limit)
+    if latest is None:
+        raise IntentMissing(intent_id)
+    return latest, found
+
+
 def supersede(
     intent_id: str,
     statement: str,
@@ -117,14 +129,17 @@ def supersede(
             raise IntentError(
                 f"the {name} is {len(text.strip()):,} characters; at most {STATEMENT_MAX:,}"
             )
-    versions = history(intent_id, using)
-    current = len(versions)
-    if posted_again(versions[-1], statement.strip(), by, reason.strip(), based_on):
+    # The current version from the stream's last record (Intents.latest), not the count of
+    # every version declared: a person superseding pays for one record, however many came.
+    latest = Intents(DjangoJournal(using)).latest(intent_id)
+    if latest is None:
+        raise IntentMissing(intent_id)
+    current = latest.intent_version
+    if posted_again(latest, statement.strip(), by, reason.strip(), based_on):
         # The same person's same supersession, sent again (a retried request, a second click):
         # answered with the version it wrote. Written again it made another version that
         # changed nothing, and refused the runs that had taken the first at their next change;
         # sent again with the version it was based on, it was told somebody superseded it.
-        latest = versions[-1]
         return Intent(intent_id, latest.intent_version, latest.statement)
     if intent_id.startswith(TASK):
         run_id = intent_id.removeprefix(TASK)
@@ -134,7 +149,7 @@ def supersede(
         if state is not None and status.is_terminal(str(state)):
             raise IntentOfAFinishedRun(intent_id, run_id, str(state))
     if based_on is not None and based_on != current:
-        raise IntentMoved(intent_id, based_on, current, versions[-1])
+        raise IntentMoved(intent_id, based_on, current, latest)
     try:
         return Intents(DjangoJournal(using)).declare(
             intent_id, statement.strip(), by, reason.strip(), based_on=current

@@ -451,7 +451,12 @@ class IntentOut(Schema):
     intent_id: str
     version: int = Field(description="the current version; work held under an older one is stale")
     statement: str
-    history: list[IntentVersionOut]
+    history: list[IntentVersionOut] = Field(
+        description="a page of its versions, oldest first (`after`, `limit`)"
+    )
+    next: int | None = Field(
+        None, description="the next page's `after`: the last version shown; null on the last page"
+    )
 
 
 def seen_statement(text: str) -> str:

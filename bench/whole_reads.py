@@ -1,0 +1,288 @@
+"""What the reads that took a whole stream, or the whole store, cost now, at 100 and 20,000
+events (issue #15: no cost may grow with a run's length or a store's size).
+
+    records_of        what a fork reads of its parent (runtime/fork.py), a run of 60 events
+                      in its own streams, beside --sizes records of other runs in `worker-`,
+                      `saga-` and `lease-` streams (10 a run)
+    declare           a person's new version of an intent with --sizes versions declared
+    current           the intent's current version
+    history page      services.intents.page: GET /api/intents/{id}'s first page (100)
+    live_at           the reconciler's read of a subject's live claims, --sizes claims of
+                      other runs on it (left whole: see docs/benchmarks.md)
+
+Each beside the same read as it was before 2026-12-06 (every such stream of every run read
+and picked out in Python; the intent's stream read whole: "(before)"), in the same process,
+with the journal rows each turns into records. The other runs' records are added as the
+sizes go up (a store that grows), the intents' and claims' streams are one per size; medians
+of --repeats rounds, and the ratio of the largest size's figure to the smallest's.
+Production settings (DEBUG off); SQLite by default (WAL, synchronous=FULL, a file in a temp
+dir), --postgres for a private PostgreSQL cluster with fsync on, VACUUM ANALYZEd after each
+load.
+
+    PYTHONPATH=. .venv/bin/python bench/whole_reads.py [--sizes 100,20000] [--postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+
+from bench.production_env import production_env  # noqa: E402
+from tests.services import start_postgres  # noqa: E402
+
+PARSER = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+)
+PARSER.add_argument("--sizes", default="100,20000", help="records, comma separated, ascending")
+PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
+PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+ARGS = PARSER.parse_args()
+SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
+
+WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-whole-reads-"))
+PG_URL = start_postgres(durable=True) if ARGS.postgres else None
+if ARGS.postgres and not PG_URL:
+    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
+os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+import journal_store.journal as stored  # noqa: E402
+from journal_store.journal import DjangoJournal  # noqa: E402
+from runtime import fork, streams  # noqa: E402
+from runtime.coordination.claims import Claims  # noqa: E402
+from runtime.coordination.gates import TASK, Intents  # noqa: E402
+from runtime.events import (  # noqa: E402
+    ClaimAsserted,
+    Event,
+    IntentDeclared,
+    LeaseGranted,
+    SagaStepCompleted,
+    TeamStarted,
+    ToolDispatched,
+)
+from runtime.journal import Batch, Recorded  # noqa: E402
+from services import intents as service  # noqa: E402
+
+RUN = "r-forked"
+
+
+def own(run: str, stream: str) -> Event:
+    if stream.startswith("saga-"):
+        return SagaStepCompleted(run_id=run, saga_id=f"refund-{run}", step="s", key="k")
+    if stream.startswith("lease-"):
+        return LeaseGranted(run_id=run, resource=stream[6:], holder="h", expires=1.0)
+    return ToolDispatched(run_id=run, tool="t", args={})
+
+
+def run_streams(run: str, each: int) -> list[Batch]:
+    """A run's `worker-`, `saga-` and `lease-` streams, `each` records apiece."""
+    names = (
+        streams.worker(run, "S1", "w1"),
+        f"saga-{streams.saga_id('refund', run)}",
+        "lease-" + streams.resource(run, "fix", "T1"),
+    )
+    return [(name, [own(run, name) for _ in range(each)], 0) for name in names]
+
+
+def seed_run(journal: DjangoJournal) -> None:
+    """The run a fork is made of: its journal (a TeamStarted and 29 calls), and 10 records in
+    each of its worker, saga and lease streams."""
+    started = TeamStarted(run_id=RUN, team="repo-fix", scenario="s", task="t")
+    calls = [ToolDispatched(run_id=RUN, tool="t", args={}) for _ in range(29)]
+    journal.append_batches([(streams.journal(RUN), [started, *calls], 0), *run_streams(RUN, 10)])
+
+
+def grow_others(journal: DjangoJournal, have: int, want: int) -> None:
+    """Other runs' records in such streams, 10 a run (4, 3 and 3), up to `want`."""
+    runs = [f"r-other{n:05d}" for n in range(have // 10, want // 10)]
+    for start in range(0, len(runs), 50):
+        batches: list[Batch] = []
+        for run in runs[start : start + 50]:
+            worker, saga, lease = run_streams(run, 3)
+            batches += [(worker[0], [*worker[1], own(run, worker[0])], 0), saga, lease]
+        journal.append_batches(batches)
+
+
+def seed_streams(journal: DjangoJournal, size: int) -> None:
+    """An intent with `size` versions declared; a subject with `size` claims of other runs."""
+    intent = f"ticket-long-{size}"
+    versions = [
+        IntentDeclared(intent_id=intent, intent_version=n, statement=f"v{n}", by="p")
+        for n in range(1, size + 1)
+    ]
+    subject = f"order:o-long-{size}"
+    claims = [
+        ClaimAsserted(
+            run_id=f"r-c{n // 10}",
+            claim_id=f"cl-{size}-{n}",
+            subject=subject,
+            predicate="status",
+            value="refunded",
+            based_on=n,
+            source="model",
+            by="support-agent",
+        )
+        for n in range(size)
+    ]
+    for stream, events in ((Intents.stream(intent), versions), (Claims.stream(subject), claims)):
+        for start in range(0, len(events), 1_000):
+            journal.append(stream, events[start : start + 1_000], journal.version(stream))
+
+
+def records_before(journal: DjangoJournal, run_id: str) -> list[Recorded]:
+    """fork.records_of as it was before 2026-12-06: every `worker-` and `saga-` stream of
+    every run, and every lease on the run's resources, read by prefix and picked out."""
+    found: list[Recorded] = list(journal.read(Intents.stream(TASK + run_id)))
+    found += journal.read(streams.journal(run_id)) + journal.read(streams.breakers(run_id))
+    for prefix in ("worker-", "saga-"):
+        found += [r for r in journal.read_prefix(prefix) if streams.owned_by(r.stream, run_id)]
+    found += journal.read_prefix("lease-" + streams.resource(run_id, ""))
+    return sorted(found, key=lambda r: r.position)
+
+
+def rows_read(work: Callable[[], Any]) -> int:
+    """The journal rows `work` turned into records."""
+    real, counted = stored.from_row, [0]
+
+    def counting(row: Any) -> Any:
+        counted[0] += 1
+        return real(row)
+
+    stored.from_row = counting
+    try:
+        work()
+    finally:
+        stored.from_row = real
+    return counted[0]
+
+
+def settle() -> None:
+    """PostgreSQL: statistics and the visibility map brought up to date after a load, so that
+    autovacuum does not do it during the rounds that follow."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+
+
+def main() -> None:
+    call_command("migrate", verbosity=0)
+    journal = DjangoJournal()
+    seed_run(journal)
+    expected = [(r.stream, r.position) for r in fork.records_of(journal, RUN)]
+    assert len(expected) == 60, len(expected)
+
+    def records(size: int) -> None:
+        assert len(fork.records_of(journal, RUN)) == 60
+
+    def records_whole(size: int) -> None:
+        assert len(records_before(journal, RUN)) == 60
+
+    def declare(size: int) -> None:
+        Intents(journal).declare(f"ticket-long-{size}", "now this", "ana", "bench")
+
+    def declare_before(size: int) -> None:
+        """Intents.declare as it was: the stream read whole, the next version appended."""
+        intent = f"ticket-long-{size}"
+        history, at = Intents(journal).read(intent)
+        event = IntentDeclared(
+            intent_id=intent,
+            intent_version=history[-1].intent_version + 1,
+            statement="now this",
+            by="ana",
+        )
+        journal.append(Intents.stream(intent), [event], at)
+
+    def current(size: int) -> None:
+        assert Intents(journal).current(f"ticket-long-{size}").version >= size
+
+    def current_before(size: int) -> None:
+        assert Intents(journal).history(f"ticket-long-{size}")[-1].intent_version >= size
+
+    def page(size: int) -> None:
+        assert len(service.page(f"ticket-long-{size}", 0, 100)[1]) == 100
+
+    def page_before(size: int) -> None:
+        assert len(service.history(f"ticket-long-{size}")) >= size
+
+    def live_at(size: int) -> None:
+        assert len(Claims(journal).live_at(f"order:o-long-{size}", "status")[0]) == size
+
+    staged: dict[str, Callable[[int], Any]] = {
+        "records_of": records,
+        "records_of (before)": records_whole,
+    }
+    in_turns: dict[str, Callable[[int], Any]] = {
+        "declare": declare,
+        "declare (before)": declare_before,
+        "current": current,
+        "current (before)": current_before,
+        "history page of 100": page,
+        "history, every version (before)": page_before,
+        "live_at (left whole)": live_at,
+    }
+    medians: dict[str, dict[int, float]] = {name: {} for name in [*staged, *in_turns]}
+    rows: dict[str, dict[int, int]] = {name: {} for name in medians}
+
+    def measure(works: dict[str, Callable[[int], Any]], sizes: list[int]) -> None:
+        for name, work in works.items():
+            for size in sizes:
+                work(size)  # warm
+            times: dict[int, list[float]] = {size: [] for size in sizes}
+            for _ in range(ARGS.repeats):
+                for size in sizes:
+                    started = time.perf_counter()
+                    work(size)
+                    times[size].append((time.perf_counter() - started) * 1000)
+            for size in sizes:
+                medians[name][size] = statistics.median(times[size])
+                rows[name][size] = rows_read(lambda work=work, size=size: work(size))  # type: ignore[misc]
+
+    # The other runs' records are the store's: grown between the sizes, records_of measured
+    # at each. The intents' and claims' streams are one per size, measured in turns.
+    have = 0
+    for size in SIZES:
+        started = time.perf_counter()
+        grow_others(journal, have, size)
+        have = size
+        seed_streams(journal, size)
+        settle()
+        print(f"grew to {size:,} other runs' records, and streams of {size:,} in", end=" ")
+        print(f"{time.perf_counter() - started:.1f} s")
+        assert [(r.stream, r.position) for r in fork.records_of(journal, RUN)] == expected
+        assert [(r.stream, r.position) for r in records_before(journal, RUN)] == expected
+        measure(staged, [size])
+    measure(in_turns, SIZES)
+    print(
+        f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds; ms, and the "
+        "journal rows one read turns into records"
+    )
+    head = "".join(f"{size:>10,}" for size in SIZES)
+    print(f"{'records':<36}{head}{'ratio':>8}{'rows':>16}")
+    for name in medians:
+        m = medians[name]
+        print(
+            f"{name:<36}"
+            + "".join(f"{m[size]:>10.2f}" for size in SIZES)
+            + f"{m[SIZES[-1]] / m[SIZES[0]]:>8.2f}"
+            + f"{'/'.join(str(rows[name][size]) for size in SIZES):>16}"
+        )
+
+
+if __name__ == "__main__":
+    main()

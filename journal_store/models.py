@@ -79,6 +79,25 @@ class Checkpoint(models.Model):
         db_table = "projection_checkpoint"
 
 
+class StoppedView(models.Model):
+    """A run one projector stopped applying (journal_store/stopped.py): the event whose fold
+    raised, and the error. The projector goes on with every other run; this run's rows are
+    skipped by it until a rebuild, which clears the row and tries the run again."""
+
+    projector = models.CharField(max_length=64)
+    run_id = models.CharField(max_length=64)
+    position = models.BigIntegerField()
+    kind = models.CharField(max_length=64)
+    error = models.TextField()
+
+    class Meta:
+        db_table = "projection_stopped"
+        constraints = [
+            models.UniqueConstraint(fields=["projector", "run_id"], name="stopped_projector_run")
+        ]
+        indexes = [models.Index(fields=["run_id"], name="stopped_run")]
+
+
 class RunState(models.Model):
     """One fold's state for one run (runtime.folds): what later events still need, as JSON
     text. A batch loads and writes only the folds its kinds concern; a fold still at its start

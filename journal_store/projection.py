@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 
 from django.db import connections, transaction
 
-from journal_store import metrics_days, pending_pushes, queues, search
+from journal_store import metrics_days, pending_pushes, queues, search, stopped
 from journal_store.fold_rows import Batch, upsert
 from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
@@ -409,6 +409,7 @@ def advance(projectors: list[Projector], using: str, batch: int, wait: bool = Tr
     Projectors at the same checkpoint share each read; one that reads only some kinds asks
     the database for those alone when it reads by itself. A checkpoint moves over everything
     up to that end: positions commit in order, so nothing at or below it can still appear.
+    A run whose event makes a projector raise is set aside for it (journal_store/stopped.py).
     """
     marks = lock(projectors, using, wait)
     if not marks:
@@ -416,6 +417,7 @@ def advance(projectors: list[Projector], using: str, batch: int, wait: bool = Tr
     journal = DjangoJournal(using)
     top = journal.last_position()
     start = dict(marks)
+    aside = stopped.stopped(marks, using)  # the runs each projector set aside
     applied = 0
     while True:
         behind = [p for p in projectors if p.name in marks and marks[p.name] < top]
@@ -433,7 +435,10 @@ def advance(projectors: list[Projector], using: str, batch: int, wait: bool = Tr
             wanted = projector.kinds
             mine = rows if wanted is None else [r for r in rows if r[KIND] in wanted]
             if mine:
-                projector.apply(mine, using)
+                # In a savepoint: a run whose event raises is set aside for this projector,
+                # and the others go on (journal_store/stopped.py). Every projector's rows
+                # carry their run; those of no run's streams raise as before.
+                stopped.apply(projector, mine, using, aside[projector.name])
             applied += len(mine)
             marks[projector.name] = rows[-1][POSITION] if len(rows) == batch else top
     moved = [(position, name) for name, position in marks.items() if position != start[name]]
@@ -466,6 +471,7 @@ def lock(projectors: list[Projector], using: str, wait: bool) -> dict[str, int]:
         # rows then lost them for good (its checkpoint stood past them). One skipped above,
         # held by another, exists too, and is left to the holder.
         created = create(missing, using)
+        stopped.forget(created, using)  # applied from 0 again: every run is tried again
         for projector in projectors:
             if projector.name in created and projector.clear_when_new:
                 projector.clear(using)
@@ -510,9 +516,11 @@ def without_nul(row: Row) -> Row:
 
 def rebuild(names: Iterable[str] | None = None, using: str = "default", batch: int = BATCH) -> int:
     """Throw the read models away and apply the journal from position 0, in one transaction:
-    readers see the old read models until the new ones are complete."""
+    readers see the old read models until the new ones are complete. The runs they set aside
+    are tried again (and set aside again if they still raise)."""
     projectors = named(names)
     with transaction.atomic(using=using):
+        stopped.forget([p.name for p in projectors], using)
         for projector in projectors:
             projector.clear(using)
             Checkpoint.objects.using(using).update_or_create(

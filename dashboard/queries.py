@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from dashboard import present
-from journal_store import projection, queues
+from journal_store import projection, queues, stopped
 from journal_store.journal import DjangoJournal
 from journal_store.models import (
     AuditEntry,
@@ -355,6 +355,24 @@ def answer(run_id: str) -> AnswerComposed | None:
     """The answer a run composed (fan-out teams), as journalled: text, degraded, sources."""
     found = latest(run_id, AnswerComposed)
     return found if isinstance(found, AnswerComposed) else None
+
+
+@dataclass(frozen=True)
+class ViewStopped:
+    """A read model that stopped applying the run at one of its events (journal_store/stopped)."""
+
+    view: str  # the projector's name
+    position: int  # the event whose fold raised; the view shows the run as before it
+    kind: str
+    error: str  # 'Type: message', shortened; it may quote the event (agent output)
+
+
+def views_stopped(run_id: str) -> list[ViewStopped]:
+    """The run's read models that stopped at one of its events, until a rebuild."""
+    return [
+        ViewStopped(view=s.projector, position=s.position, kind=s.kind, error=s.error)
+        for s in stopped.of_run(run_id)
+    ]
 
 
 def origin(run_id: str) -> JournalImported | None:

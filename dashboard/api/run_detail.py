@@ -67,6 +67,16 @@ class ForkOut(Schema):
     )
 
 
+class ViewStoppedOut(Schema):
+    view: str = Field(description="the read model (projector) that stopped applying the run")
+    position: int = Field(
+        description="the event whose fold raised: the view shows the run as "
+        "it stood before it, and skips the rest of it"
+    )
+    kind: str = Field(description="that event's kind")
+    error: str = Field(description="what the fold raised, as 'Type: message', shortened")
+
+
 class RunDetailOut(RunOut):
     """One run, as the list gives it, and what only its own page shows."""
 
@@ -108,6 +118,17 @@ class RunDetailOut(RunOut):
             ForkOut(run_id=child, fork_at=at, imported=imported)
             for child, at, imported in queries.forks_of(run.run_id).listed
         ]
+
+    views_stopped: list[ViewStoppedOut] = Field(
+        default_factory=list,
+        description="its read models that stopped at one of its events (a fold raised on it); "
+        "`python manage.py rebuild_projections` folds the run again once the cause is fixed. "
+        "Empty: every view holds the whole run",
+    )
+
+    @staticmethod
+    def resolve_views_stopped(run: RunSummary) -> list[ViewStoppedOut]:
+        return [ViewStoppedOut(**vars(s)) for s in queries.views_stopped(run.run_id)]
 
     stop_requested: StopOut | None = Field(
         None,

@@ -77,6 +77,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     parent_here = bool(run.parent_id) and (
         fork_at is not None or RunSummary.objects.filter(run_id=run.parent_id).exists()
     )
+    views_stopped = queries.views_stopped(run.run_id)
     return {
         "run": run,
         "answer": queries.answer(run.run_id),
@@ -91,6 +92,10 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "trouble": queries.trouble(run.run_id) if run.status == status.RUNNING else None,
         # And its specialists on other workers whose model endpoint is down, waited out.
         "down": queries.specialists_down(run.run_id) if run.status == status.RUNNING else [],
+        # Its read models that stopped at one of its events (a fold raised on it): the page
+        # shows the run as it stood before that event, and says so.
+        "stopped": views_stopped,
+        "stopped_at": queries.numbers(s.position for s in views_stopped),
         # How far apart their steps (starts) are tried again: min(60, 0.75 x STALL_SECONDS).
         "retry_apart": f"{longest_wait():g} s",
         "awaiting": status.is_awaiting(run.status),

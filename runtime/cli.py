@@ -315,10 +315,15 @@ def cmd_resume(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     journal = open_journal(path)
     run_id = run_of(journal, args.run)
+    root = Path(args.workspaces) if args.workspaces else path.resolve().parent
+    here = services(args)
+    # Before its stop is lifted: a run that cannot go on here is refused, and one that
+    # finished is said to have, each writing nothing.
+    if not flight.unfinished(journal, run_id, root, here):
+        return report(flight.resume(journal, run_id, root, services=here), journal, path, args.json)
     stop = StopSignal(path, run_id)
     stop.clear()  # resuming is the operator lifting the stop
     previous = stop.install()
-    root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     try:
         outcome = flight.resume(
             journal,
@@ -326,7 +331,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             root,
             stop=stop,
             by=operator(),
-            services=services(args),
+            services=here,
             faults=faults(),
             snapshots=snapshots_of(path),
         )

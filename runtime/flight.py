@@ -260,7 +260,45 @@ def resume(
     last = session.ahead(session.record_length - 1)
     if isinstance(last, TeamFinished):
         return FlightOutcome(run_id, last.status, f"already finished: {last.reason}", last)
+    refuse_unready(journal, run_id, config, root, services)
     return drive(session, config, root, services=services)
+
+
+def unfinished(journal: Journal, run_id: str, root: Path, services: Services | None = None) -> bool:
+    """Whether a resume of the run has anything to drive (False: it finished, and its resume
+    says so, writing nothing), asked before anything of the resume is written or taken (its
+    lease, its stop lifted); FlightError when it could not go on here (`refuse_unready`, of
+    the settings its journal starts with)."""
+    records = journal.read(streams.journal(run_id))
+    config = recorded_config([records[0].event] if records else [], run_id)
+    if records and isinstance(records[-1].event, TeamFinished):
+        return False
+    refuse_unready(journal, run_id, config, root, services)
+    return True
+
+
+def refuse_unready(
+    journal: Journal,
+    run_id: str,
+    config: FlightConfig,
+    root: Path,
+    services: Services | None = None,
+) -> None:
+    """FlightError, in the run's team's words (Team.ready), when what the run works on is not
+    in this journal or on this host. A support-desk run exported from a store carries its own
+    writes to its order, not the order's opening (no run's): its resume was accepted, each of
+    its agents' tool calls then failed on the missing order, a turn after another, all written
+    down, and the harness stopped at its own check of the order with a traceback."""
+    team = team_named(config.team)
+    if team.ready is None:
+        return
+    why = team.ready(journal, run_id, config, root, services or Services())
+    if why:
+        raise FlightError(
+            f"run {run_id} cannot go on here: {why}. Nothing of the resume was written: resume "
+            "it where what it works on is (a run exported from a store, in that store: "
+            f"python manage.py resume_run {run_id})"
+        )
 
 
 @dataclass(frozen=True)

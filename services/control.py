@@ -27,8 +27,9 @@ from django.conf import settings
 from django.db import OperationalError, connections
 
 from journal_store.journal import DjangoJournal
-from runtime import children, streams
-from runtime.coordination.heartbeat import Heartbeat, HeartbeatTiming
+from runtime import streams
+from runtime.coordination import holding
+from runtime.coordination.heartbeat import Heartbeat
 from runtime.coordination.leases import Lease, Leases, standing
 from runtime.events import (
     DeadLetterDiscarded,
@@ -302,84 +303,18 @@ def _parsed(spec: str, log: str | None) -> Faults:
 
 def heartbeat(leases: Leases, *held: Lease, writer: Fenced | None = None) -> Heartbeat:
     """Renew these leases whenever a third of STEP_LEASE_SECONDS has run, from a thread of this
-    process until `stop()`: a step (or a specialist) that takes ten minutes keeps them, and a
-    worker that dies stops renewing, so its leases run out within STEP_LEASE_SECONDS. A lease
-    found taken over, or run out while the database would not take (or answer) its renewal,
-    gives up the holder's `writer` (it writes nothing more, and runs no tool, model call or git
-    that `check_standing` guards: the step stops where it is), and ends the children its
-    holder has going, its tool runs (their pytest, in the sandbox) and its git, and none of
-    its own starts again until this heartbeat is stopped: another worker may now drive the
-    run, and replays what this one was doing.
-
-    A lease whose expiry passes while its renewal has not answered (the database slow to take
-    or to commit it) is overdue first: the writer waits, the children are ended, and a renewal
-    that lands after all (so nobody took the lease) lets the step go on where it waited, as
-    long as no child of its was ended or refused meanwhile. One that is refused, fails, or
-    does not answer within another STEP_LEASE_SECONDS loses the lease as above.
-
-    Its holder's children are those started, until `stop()`, from the thread that calls this
-    and from the threads its work starts (runtime/children.py). Another step on a thread of
-    the same process (a pool of threads) holds a lease of its own and keeps its children. Call
-    `stop()` on the same thread."""
-    # What a lost lease of these closes, until the holder stops the beat: nested in the holding
-    # current here (a step's, where an eager worker runs a specialist inline), whose lost lease
-    # ends this one's children too.
-    holding = children.nested()
-    # What the thread held before (a step's, where an eager worker runs a specialist inline),
-    # put back at stop().
-    before = children.enter(holding)
-    # The fence the writer writes under now: a warm flight's writer moves on to the next step's.
-    fence = writer.fence if writer is not None else None
-
-    ttl = settings.STEP_LEASE_SECONDS
-    overdue: set[str] = set()  # the leases past their expiry whose renewal has not answered
-
-    def lost(lease: Lease) -> None:
-        # The writer first: a tool whose run is killed next answers with children.Ended,
-        # which the agent loop would take for the tool's own failure and write down.
-        if writer is not None:
-            writer.give_up(fence)
-        children.end(holding)
-
-    def late(lease: Lease) -> None:
-        # Until the renewal answers, nobody can tell whether another worker took the lease:
-        # the writer waits where it is (a model's answer is written once it is known), and
-        # the children are ended as for a lost lease, since they would change the workspace
-        # meanwhile. The writer's own bound backs the heartbeat's (its grace, then lost).
-        overdue.add(lease.resource)
-        if writer is not None:
-            writer.hold(2 * ttl, fence)
-        children.end(holding)
-
-    def kept(lease: Lease) -> bool:
-        # The renewal landed at the epoch: nobody took the lease. The holder goes on unless a
-        # child was ended or refused meanwhile: its caller was told Ended, and would write
-        # that down as the tool's own failure.
-        overdue.discard(lease.resource)
-        if overdue:
-            return True  # another lease is still overdue: the holder waits on for it
-        if children.reopen(holding):
-            return False
-        if writer is not None:
-            writer.resume(fence)
-        return True
-
-    def ended() -> None:
-        children.reopen(holding)
-        connections.close_all()  # the thread's own connection
-
-    beat = Heartbeat(
+    process until `stop()` (runtime/coordination/holding.py: a lease lost gives up `writer` and
+    ends the holder's children; one overdue holds them until its renewal answers). The
+    database busy for a moment is renewed again soon; the renewing thread closes its own
+    database connection as it ends."""
+    return holding.heartbeat(
         leases,
-        held,
-        HeartbeatTiming(ttl),
-        transient=(OperationalError,),  # the database busy for a moment: renew again soon
-        on_exit=ended,
-        on_lost=lost,
-        on_overdue=late,
-        on_kept=kept,
-        on_stop=lambda: children.enter(before),
+        *held,
+        ttl=settings.STEP_LEASE_SECONDS,
+        writer=writer,
+        transient=(OperationalError,),
+        on_exit=connections.close_all,
     )
-    return beat.start()
 
 
 # --- runs nobody is driving ---------------------------------------------------------------------

@@ -14,8 +14,9 @@
                       the run as an OpenTelemetry trace: OTLP/JSON, or OTLP/protobuf
 
 Exit status: 0 done (or identical), 1 a replay differs, 2 bad input, 3 the run ended with
-another verdict (failed, halted, out_of_turns, inconclusive, escalated), 4 interrupted, 5 a
-fork the journal did not take (nothing of it written: try again).
+another verdict (failed, halted, out_of_turns, inconclusive, escalated), 4 interrupted (or
+its lease lost mid-run), 5 a fork the journal did not take, or a run whose lease somebody
+else holds (nothing of it written: try again).
 
 The teams are the installed ones (`runtime.plugins`); a team's own flags (`--order`,
 `--bidding`, ...) are the options it declares.
@@ -35,6 +36,7 @@ from typing import Any
 
 from runtime import baseline, flight, fork, plugins, status, streams, terminal, views
 from runtime.cli_args import WORKSPACES, folder_arg, kind_of, run_id_arg, setting, team_flag
+from runtime.cli_lease import Driving, LeaseHeld, LeaseTaken, driving
 from runtime.cli_stop import QuitAtOnce, StopSignal, operator, stop_path
 from runtime.diagnose import diagnose
 from runtime.events import RunForked
@@ -192,20 +194,24 @@ def cmd_fly(args: argparse.Namespace) -> int:
     )
     if args.baseline and (why := baseline.refusal(config)):
         raise flight.FlightError(f"--baseline: {why}")
+    here = services(args)
+    flight.preflight(config, here)  # before the run's lease is taken
     stop = StopSignal(path, run_id)
     previous = stop.install()
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     try:
-        outcome = flight.fly(
-            journal,
-            config,
-            run_id,
-            root,
-            stop=stop,
-            services=services(args),
-            faults=faults(),
-            snapshots=snapshots_of(path),
-        )
+        with leased(journal, run_id, fresh=True) as held:
+            outcome = flight.fly(
+                held.journal,
+                config,
+                run_id,
+                root,
+                stop=stop,
+                services=here,
+                faults=faults(),
+                snapshots=snapshots_of(path),
+            )
+            held.outcome = outcome.status
     finally:
         signal.signal(signal.SIGINT, previous)
     forget_snapshots(path, outcome)
@@ -233,7 +239,10 @@ def fly_baseline(
         team_config, team_run_id, run_id, sandbox=False if args.no_sandbox else None
     )
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
-    outcome = flight.fly(journal, config, run_id, root, services=services(args), faults=faults())
+    with leased(journal, run_id, fresh=True) as held:
+        here = services(args)
+        outcome = flight.fly(held.journal, config, run_id, root, services=here, faults=faults())
+        held.outcome = outcome.status
     compared = baseline.compare(
         baseline.of_records(team_run_id, flight.figured_records(journal, team_run_id)),
         baseline.of_records(run_id, flight.figured_records(journal, run_id)),
@@ -267,6 +276,14 @@ def faults() -> Faults:
     """The crash-test seams this command was started with (MINUTES_FAULT, MINUTES_EXEC_LOG):
     the command line is a host, and reads its environment here, once."""
     return Faults.from_env(os.environ)
+
+
+def leased(
+    journal: JsonlJournal, run_id: str, fresh: bool = False
+) -> contextlib.AbstractContextManager[Driving]:
+    """The run's lease while this command drives it (runtime/cli_lease.py), as long as the
+    workers' own (MINUTES_STEP_LEASE_SECONDS, read here: the command line is a host)."""
+    return driving(journal, run_id, os.environ, fresh)
 
 
 def options() -> list[Option]:
@@ -317,26 +334,28 @@ def cmd_resume(args: argparse.Namespace) -> int:
     run_id = run_of(journal, args.run)
     root = Path(args.workspaces) if args.workspaces else path.resolve().parent
     here = services(args)
-    # Before its stop is lifted: a run that cannot go on here is refused, and one that
-    # finished is said to have, each writing nothing.
+    # Before its lease is taken or its stop lifted: a run that cannot go on here is refused,
+    # and one that finished is said to have, each writing nothing.
     if not flight.unfinished(journal, run_id, root, here):
         return report(flight.resume(journal, run_id, root, services=here), journal, path, args.json)
     stop = StopSignal(path, run_id)
-    stop.clear()  # resuming is the operator lifting the stop
-    previous = stop.install()
-    try:
-        outcome = flight.resume(
-            journal,
-            run_id,
-            root,
-            stop=stop,
-            by=operator(),
-            services=here,
-            faults=faults(),
-            snapshots=snapshots_of(path),
-        )
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with leased(journal, run_id) as held:  # nothing is lifted for a run not ours
+        stop.clear()  # resuming is the operator lifting the stop
+        previous = stop.install()
+        try:
+            outcome = flight.resume(
+                held.journal,
+                run_id,
+                root,
+                stop=stop,
+                by=operator(),
+                services=here,
+                faults=faults(),
+                snapshots=snapshots_of(path),
+            )
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        held.outcome = outcome.status
     forget_snapshots(path, outcome)
     return report(outcome, journal, path, args.json)
 
@@ -555,9 +574,12 @@ def run_command(argv: Sequence[str] | None) -> int:
         kept = f"; {where} keeps every event written before it" if where else ""
         print(f"interrupted (Ctrl-C){kept}", file=sys.stderr)
         return EXIT_CTRL_C
-    except fork.ForkNotWritten as exc:
+    except (fork.ForkNotWritten, LeaseHeld) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_NOT_WRITTEN
+    except LeaseTaken as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except EndpointDown as exc:
         return endpoint_down(exc, getattr(args, "journal", None))
     except BrokenPipeError:

@@ -25,6 +25,7 @@ from runtime.cli import (
     EXIT_OK,
     NO_SANDBOX,
     endpoint_down,
+    leased,
     open_journal,
     per_agent,
     report,
@@ -122,7 +123,11 @@ def cmd_fork(args: argparse.Namespace) -> int:
     stop = StopSignal(path, child)
     previous = stop.install()
     try:
-        outcome = flight.resume(journal, child, root, stop=stop, by=operator(), services=here)
+        with leased(journal, child) as held:  # as `resume` drives it: leased
+            outcome = flight.resume(
+                held.journal, child, root, stop=stop, by=operator(), services=here
+            )
+            held.outcome = outcome.status
     finally:
         signal.signal(signal.SIGINT, previous)
     return report(outcome, journal, path, args.json)

@@ -264,6 +264,13 @@ def resume(
     return drive(session, config, root, services=services)
 
 
+def preflight(config: FlightConfig, services: Services | None = None) -> None:
+    """FlightError for what `drive` would refuse before the run's first event (its models'
+    settings: an endpoint's URL that is no URL), asked before the command line takes the run's
+    lease: a refused flight wrote the lease's grant and release, and nothing else."""
+    clients_for(config, team_named(config.team), True, (services or Services()).models)
+
+
 def unfinished(journal: Journal, run_id: str, root: Path, services: Services | None = None) -> bool:
     """Whether a resume of the run has anything to drive (False: it finished, and its resume
     says so, writing nothing), asked before anything of the resume is written or taken (its
@@ -273,6 +280,7 @@ def unfinished(journal: Journal, run_id: str, root: Path, services: Services | N
     config = recorded_config([records[0].event] if records else [], run_id)
     if records and isinstance(records[-1].event, TeamFinished):
         return False
+    preflight(config, services)
     refuse_unready(journal, run_id, config, root, services)
     return True
 

@@ -30,7 +30,8 @@ def test_a_teams_own_flag_sets_its_setting(tmp_path, capsys):
     argv = ["fly", "--team", "support-desk", "--order", "Z-9", "--journal", str(path), "--json"]
     code, _, err = run(capsys, *argv)
     assert code == 0, err
-    first = json.loads(path.read_text().splitlines()[0])
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    first = next(e for e in lines if e["kind"] == "TeamStarted")  # after the run's lease
     assert first["config"]["settings"]["desk"]["order_id"] == "Z-9"
 
 

@@ -22,8 +22,9 @@ from runtime import streams
 from runtime.cli_stop import operator
 from runtime.coordination import holding
 from runtime.coordination.leases import Leases, standing
+from runtime.fenced import Fenced
 from runtime.flight import FlightError
-from runtime.journal import Fenced, Journal, StaleEpoch
+from runtime.journal import Journal, StaleEpoch
 
 # The workers' lease on a step (config/settings.py STEP_LEASE_SECONDS), from the same variable:
 # renewed every third of it, so a command killed mid-run lets others take the run within it.

@@ -20,13 +20,17 @@ the files it writes, and the harness has them written at the same time (seed 02 
     lost lease  a writer asked twice without a report (each miss a DeadlinePassed) has let its
                 lease lapse: the harness revokes it, the other writer takes it over, and
                 `reclaim` moves the commitment with the lease (CommitmentTransferred); the new
-                owner acknowledges it and does the fix in a worktree of its own
+                owner acknowledges it and does the fix in a worktree of its own, and the silent
+                writer's is taken away (WorktreeRemoved, naming what it left uncommitted)
     merge       one after the other, in the plan's order: each candidate reviewed (the usual
                 reject/redo rounds), merged into main through the mutation gate, fenced by the
                 writer's lease on the fix (a writer that lost it is refused), and then the
                 commitment is released (`fulfilled`) and the writer's leases given back; a
                 merge that conflicts with main (both changed a file under tests/, say) is
-                aborted and the candidate goes back to its coder
+                aborted and the candidate goes back to its coder. Merged, the writer's
+                worktree is taken away (its branch stays); so is every one still given out
+                when the run stops. They were kept: a worker made two for every such run, and
+                a long-lived one kept them all, checked-out trees and git's entries for them
 
 Everything outside the run is recorded in it and read back on resume and replay, never done
 again: the worktrees and candidates are activities, the leases taken and given back LeaseTaken
@@ -51,6 +55,7 @@ from runtime.events import (
     Integrated,
     LeaseGivenBack,
     LeaseTaken,
+    WorktreeRemoved,
 )
 from teams.repo_fix.harness import REPLY_ATTEMPTS, Harness, NoReply, Stop
 from teams.repo_fix.rounds import fix_rounds
@@ -104,6 +109,7 @@ class Parallel:
         self.commitments = Commitments(session, self.leases)
         self.graph = WaitForGraph(session, self.leases)
         self.lost: set[str] = set()  # writers that let their lease lapse
+        self.given: dict[str, tuple[str, str]] = {}  # worktrees given out: name -> writer, task
 
     def resource(self, *what: str) -> str:
         # The run's own (a fork's replay takes its parent's as its own: runtime/fork.py
@@ -239,6 +245,7 @@ class Parallel:
             self.commitments.acknowledge(share.commitment, share.writer)
         self.work_in(share)
         given(h.session, h.path, share.worktree, agent=share.writer, task_id=share.task)
+        self.given[share.worktree] = (share.writer, share.task)
         request, reply = h.request(share.writer, share.task, {"brief": share.fix["brief"]})
         share.drafted = h.submit(share.task, share.writer, request, reply, "round 1")
 
@@ -271,6 +278,7 @@ class Parallel:
         revoked = f"revoked: {silent} let its reply deadline pass twice on {share.task}"
         self.give(share.lease, revoked, share.task, counted=False)
         self.give_back(share, revoked, counted=False)
+        self.take_away(share.worktree)  # never merged: what it holds goes, named
         heir = heirs[0]
         lease = self.take(share.lease.resource, heir, share.task)
         if lease is None:
@@ -294,7 +302,31 @@ class Parallel:
         )
         self.give_back(share, f"merged {share.task}")
         self.give(share.lease, f"merged {share.task}", share.task)
+        self.take_away(share.worktree)
         return integrated
+
+    def take_away(self, name: str) -> None:
+        """The worktree `name` given out is taken away (WorktreeRemoved: done once, read back on
+        resume and replay) with git's entry for it; its branch, and so its commits, stay."""
+        h = self.h
+        if name not in self.given:
+            return
+        writer, task = self.given.pop(name)
+        s = h.session
+        if not s.live and not isinstance(s.peek(), WorktreeRemoved):
+            return  # a journal from before the writers' worktrees were taken away
+        s.activity(
+            WorktreeRemoved,
+            lambda: workspace.discard_checkout(h.path, name),
+            agent=writer,
+            task_id=task,
+        )
+        if h.where.get(writer) == workspace.worktree_path(h.path, name):
+            h.where.pop(writer)  # back to the workspace, where it works when not a writer
+
+    def take_all_away(self) -> None:
+        for name in list(self.given):
+            self.take_away(name)
 
 
 def write(harness: Harness, tasks: list[dict[str, Any]]) -> list[Integrated]:
@@ -306,6 +338,16 @@ def write(harness: Harness, tasks: list[dict[str, Any]]) -> list[Integrated]:
             f"the plan has {len(fixes)} fixes; {len(WRITERS)} writers take one each",
         )
     writers = Parallel(harness)
+    try:
+        return written(writers, fixes)
+    except Stop:
+        # The run ends here: nothing of a worktree still given out will be merged. (A crash is
+        # no end: the resumed run goes on in them.)
+        writers.take_all_away()
+        raise
+
+
+def written(writers: Parallel, fixes: list[dict[str, Any]]) -> list[Integrated]:
     shares = [writers.award(fix, writer) for fix, writer in zip(fixes, WRITERS, strict=False)]
     later = writers.take_files(shares)
     now = [s for s in shares if s not in later]

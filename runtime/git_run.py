@@ -16,6 +16,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,8 +24,15 @@ from runtime import children
 from runtime.tools import ToolExit
 
 # The most of a candidate's diff its event carries (diff_of): it reaches the journal, the
-# reviewer's prompt and the run's pages whole.
+# reviewer's prompt and the run's pages whole. Counted as the journal writes it, in JSON, where
+# a control character is six bytes (\u0001): 200,000 bytes of them in a file an agent's test
+# wrote made a CandidateCommitted line of 1.2 MB, past what an import reads (LINE_BYTES).
 MAX_DIFF = 200_000
+# The most of the whole change's `--stat` a cut diff ends with, and of a list of paths an event
+# carries (a candidate's files, what a worktree taken away held): a test that made 40,000 files
+# made each run to several megabytes.
+MAX_STAT = 20_000
+MAX_NAMES = 100_000
 
 log = logging.getLogger(__name__)
 
@@ -114,14 +122,52 @@ def diff_of(root: Path, *args: str) -> str:
         out.seek(0)
         head = out.read(MAX_DIFF)
     text = head.decode("utf-8", "replace")  # a text in other bytes is shown, not refused
-    if size <= MAX_DIFF:
+    if size <= MAX_DIFF and journal_bytes(text) <= MAX_DIFF:
         return text.strip()
-    text = text[: text.rfind("\n") + 1]  # whole lines only
-    stat = git(root, "diff", "--stat", *args).encode("utf-8", "surrogateescape")
+    text = whole_lines(text, MAX_DIFF)
+    stat = _mended(git(root, "diff", "--stat", *args))
+    shown = whole_lines(stat + "\n", MAX_STAT)
+    if shown != stat + "\n":  # cut: what git sums up at its end says the rest
+        shown += "[...]\n" + _mended(git(root, "diff", "--shortstat", *args)) + "\n"
     return (
         f"{text}[the diff is cut here: {size:,} bytes in all, more than the {MAX_DIFF:,} "
-        f"kept; the whole change:]\n{stat.decode('utf-8', 'replace')}"
+        f"kept; the whole change:]\n{shown.rstrip()}"
     )
+
+
+def _mended(said: str) -> str:
+    # git's words in the bytes it gave them (a path that is not UTF-8), as an event holds them
+    return said.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def journal_bytes(text: str) -> int:
+    """The bytes `text` takes in a journal line: JSON's string, its escapes counted."""
+    return len(encode_basestring(text).encode("utf-8", "surrogatepass")) - 2
+
+
+def whole_lines(text: str, limit: int) -> str:
+    """The first lines of `text` (each ending in a newline) that take at most `limit` bytes in
+    a journal line."""
+    kept, used = [], 0
+    for line in text.splitlines(keepends=True):
+        used += journal_bytes(line)
+        if used > limit or not line.endswith("\n"):
+            break
+        kept.append(line)
+    return "".join(kept)
+
+
+def names_kept(names: list[str], limit: int = MAX_NAMES) -> list[str]:
+    """`names` (paths an event lists) as far as `limit` bytes of a journal line take them; a
+    last entry says how many more there were."""
+    kept: list[str] = []
+    used = 0
+    for name in names:
+        used += journal_bytes(name) + 3  # its quotes and comma
+        if used > limit:
+            return [*kept, f"[{len(names) - len(kept):,} more paths not listed]"]
+        kept.append(name)
+    return kept
 
 
 def clear_stale_locks(root: Path, began: float) -> list[str]:

@@ -29,7 +29,7 @@ from runtime.agent_files import (
     refuse_nested_repositories,
     write_regular,
 )
-from runtime.git_run import diff_of
+from runtime.git_run import diff_of, names_kept
 from runtime.git_run import git as git  # the harness's git, as callers have long imported it
 from runtime.jurisdiction import OutsideJurisdiction as OutsideJurisdiction
 from runtime.jurisdiction import countdown, within_jurisdiction
@@ -378,7 +378,7 @@ def commit_candidate(root: Path, branch: str, message: str) -> dict[str, Any]:
     git(root, "add", "-A")
     if git(root, "status", "--porcelain", "--ignore-submodules=all"):
         git(root, "commit", "-q", "-m", message)
-    files = git(root, "diff", "--name-only", "main", branch).splitlines()
+    files = names_kept(git(root, "diff", "--name-only", "main", branch).splitlines())
     return {
         "branch": branch,
         "commit": git(root, "rev-parse", "HEAD"),
@@ -478,7 +478,7 @@ def commit_worktree(root: Path, writer: str, message: str) -> dict[str, Any]:
         "branch": branch,
         "commit": git(path, "rev-parse", "HEAD"),
         "diff": diff_of(root, since),
-        "files": git(root, "diff", "--name-only", since).splitlines(),
+        "files": names_kept(git(root, "diff", "--name-only", since).splitlines()),
     }
 
 
@@ -519,6 +519,6 @@ def discard_checkout(root: Path, name: str) -> dict[str, Any]:
         added = git(path, "ls-files", "-z", "--others", "--exclude-standard")
         # Names as git gives them (not UTF-8 kept as it was): mended for the event.
         names = {p for p in (changed + "\0" + added).split("\0") if p}
-        discarded = sorted(flat.mended(p) for p in names)
+        discarded = names_kept(sorted(flat.mended(p) for p in names))
         remove_worktree(root, name)
     return {"writer": name, "path": path.name, "discarded": discarded}

@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from runtime import flight, git_run, workspace
-from runtime.events import ToolReturned, payload_json
+from runtime import flat, flight, git_run, workspace
+from runtime.events import CandidateCommitted, ToolReturned, WorktreeRemoved, payload_json
+from runtime.events.base import LINE_BYTES
 from runtime.jsonl import JsonlJournal
 from runtime.model import ScriptedClient, ToolCall, call
 from runtime.session import Session
@@ -181,3 +182,45 @@ def test_a_checkout_discarded_with_a_name_not_utf8_is_said_in_an_event(tmp_path)
     removed = workspace.discard_checkout(root, "tester-T3")
     assert removed["discarded"] == ["tests/t\ufffd.py"]
     payload_json(WorktreeRemoved(**removed))
+
+
+def line_bytes(event):
+    return len(flat.dumps(event, "s", 1).encode())
+
+
+def test_a_diff_of_control_characters_is_cut_as_the_journal_writes_it(repo):
+    """190,000 control characters an agent's test wrote are 1.14 MB of JSON: the candidate's
+    diff was kept whole, and its CandidateCommitted line was past what an import reads."""
+    (repo / "controls.txt").write_bytes((b"\x01" * 999 + b"\n") * 190)
+    made = workspace.commit_candidate(repo, "candidate/T1", "controls")
+    kept, said = made["diff"].split("[the diff is cut here: ")
+    assert git_run.journal_bytes(kept) <= git_run.MAX_DIFF and kept.endswith("\n")
+    assert "controls.txt | 190 +" in said
+    event = CandidateCommitted(run_id=RUN, agent="coder", task_id="T1", **made)
+    assert line_bytes(event) < LINE_BYTES
+
+
+def test_a_candidate_of_40000_files_lists_what_a_line_holds_and_counts_the_rest(repo):
+    """Each of its events (the candidate's files, the diff's --stat) was several megabytes."""
+    many = repo / "many"
+    many.mkdir()
+    for n in range(40_000):
+        (many / f"file_with_a_rather_long_name_{n:06d}.txt").write_text("")
+    made = workspace.commit_candidate(repo, "candidate/T1", "many")
+    *listed, more = made["files"]
+    assert listed == [f"many/file_with_a_rather_long_name_{n:06d}.txt" for n in range(len(listed))]
+    assert more == f"[{40_000 - len(listed):,} more paths not listed]"
+    assert made["diff"].endswith("[...]\n40000 files changed, 0 insertions(+), 0 deletions(-)")
+    event = CandidateCommitted(run_id=RUN, agent="coder", task_id="T1", **made)
+    assert line_bytes(event) < LINE_BYTES
+
+
+def test_a_worktree_taken_away_lists_what_a_line_holds_of_what_it_discarded(repo):
+    made = workspace.add_checkout(repo, "tester-T3", workspace.git(repo, "rev-parse", "HEAD"))
+    where = repo.parent / f"{repo.name}.tester-T3"
+    for n in range(40_000):
+        (where / f"never_reviewed_{n:06d}_with_a_longer_name.py").write_text("")
+    gone = workspace.discard_checkout(repo, "tester-T3")
+    assert gone["discarded"][-1].endswith("more paths not listed]") and not where.exists()
+    event = WorktreeRemoved(run_id=RUN, agent="tester", **gone)
+    assert line_bytes(event) < LINE_BYTES and made["writer"] == "tester-T3"

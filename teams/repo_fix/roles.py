@@ -76,13 +76,30 @@ ORCHESTRATOR = Role(
 
 # With parallel writers each fix names the files it writes: the harness leases them to the fix's
 # writer before it starts, and two fixes that need each other's files wait for each other.
+# A file's name is part of its lease's stream (`lease-<run>:file:<path>`), which the store holds
+# in 200 characters and an import reads no longer: so a path inside the workspace of at most
+# MAX_LEASED_PATH characters, none of them a control character. A path of 300 characters was
+# leased under a stream past the column (PostgreSQL's refuses such a write; SQLite kept it, and the
+# run's export did not import again).
+MAX_LEASED_PATH = 120  # "lease-", a run id of 64, ":file:", and this: under 200
+# No control character anywhere (a trailing newline too), not absolute, no `.` or `..` part.
+LEASED_PATH = r"^(?![\s\S]*[\x00-\x1f\x7f-\x9f])(?!/)(?!(.*/)?\.\.?(/|$))"
 PARALLEL_PLAN_SCHEMA: dict[str, Any] = {
     **PLAN_SCHEMA,
     "items": {
         **PLAN_SCHEMA["items"],
         "properties": {
             **PLAN_SCHEMA["items"]["properties"],
-            "files": {"type": "array", "items": {"type": "string", "minLength": 1}},
+            "files": {
+                "type": "array",
+                "items": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_LEASED_PATH,
+                    "pattern": LEASED_PATH,
+                    "description": "a file's path relative to the workspace root",
+                },
+            },
         },
     },
 }

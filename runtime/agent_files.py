@@ -10,6 +10,7 @@ and the harness's git adds and commits the whole tree. So:
   every call), and a link would have it read or write a file of the host's choosing;
 - nothing is written through a hard link: it is a regular file, but also a file under another
   name, perhaps one the writing agent may not edit (a source file, for the tester);
+- what agent code made is removed whatever permissions it left on it (`remove_tree`);
 - no git repository but the workspace's own is ever added: git runs commands named in a
   repository's config (core.fsmonitor, for one) when it looks inside it, and `git status` looks
   inside every repository the index holds, so a repository planted under the workspace would
@@ -19,8 +20,10 @@ and the harness's git adds and commits the whole tree. So:
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
+from typing import Any
 
 from runtime.tools import ToolFailure
 
@@ -94,6 +97,34 @@ def write_regular(path: Path, data: bytes, label: str) -> None:
             )
         f.truncate(0)
         f.write(data)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the directory `path` and everything in it, whatever permissions agent code left
+    there: a directory it made with mode 000 (`os.chmod(d, 0)` in a test) cannot be listed,
+    and one of mode 500 cannot have its entries removed, by a worker that is not root, and
+    shutil.rmtree failed on it; the worktree, workspace or copy could then never be taken away,
+    and the step doing it failed on every retry. Links are never followed: a directory's own
+    permissions are given back only once it is known to be no link."""
+
+    def again(function: Any, failed: str, exc: Any) -> None:
+        if function is os.path.islink:  # the tree itself is a link: never followed
+            raise exc[1]
+        mended = False
+        for where in (os.path.dirname(failed), failed):
+            info = os.lstat(where)
+            mode = stat.S_IMODE(info.st_mode)
+            if stat.S_ISDIR(info.st_mode) and mode & stat.S_IRWXU != stat.S_IRWXU:
+                os.chmod(where, mode | stat.S_IRWXU)
+                mended = True
+        if not mended:
+            raise exc[1]  # not the permissions: what went wrong is said as it was
+        if stat.S_ISDIR(os.lstat(failed).st_mode):
+            shutil.rmtree(failed, onerror=again)  # listed now: its entries, then itself
+        else:
+            os.unlink(failed)
+
+    shutil.rmtree(path, onerror=again)
 
 
 def nested_repositories(root: Path) -> list[str]:

@@ -5,10 +5,10 @@ once the fork's events are written, so two makings of one fork never touch each 
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from pathlib import Path
 
+from runtime.agent_files import remove_tree
 from runtime.events import (
     CandidateCommitted,
     Integrated,
@@ -76,7 +76,7 @@ def place_workspace(fork: Fork, root: Path, staged: Path | None) -> None:
     if own.is_symlink():
         own.unlink()
     elif own.exists():
-        shutil.rmtree(own)  # left by nobody's run: the fork's id was free until its write
+        remove_tree(own)  # left by nobody's run: the fork's id was free until its write
     staged.rename(own)
     # Git keeps a worktree's path in both repositories: made beside the clone only once it is
     # where it stays (the tester's, mid-verify).
@@ -89,7 +89,7 @@ def discard_workspace(staged: Path | None) -> bool:
     failed, or another request wrote the same fork first), so no run works in it. False when
     there is none to remove."""
     if staged is not None and staged.is_dir() and not staged.is_symlink():
-        shutil.rmtree(staged)
+        remove_tree(staged)
         return True
     return False
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runtime.agent_files import NotAFile, kind_of
+from runtime.agent_files import NotAFile, kind_of, remove_tree
 from runtime.tools import ToolFailure
 
 CHUNK = 1 << 20
@@ -167,11 +167,29 @@ def modes_put_back(base: Path, dirs: Dirs) -> list[str]:
     return moved
 
 
+def opened(base: Path, dirs: Dirs) -> None:
+    """Give the owner back the use of each directory the run made and locked (`os.chmod(d, 0)`
+    in a test): one nobody can list hid what the run left in it from the walk that looks for
+    changes, and a worker not running as root failed on it at the end of every run after
+    (PermissionError), and could not take the worktree away. What the run made is the run's:
+    its bits are not put back, only opened to the worker."""
+    for dirpath, dirnames, _ in os.walk(base):
+        here = Path(dirpath)
+        for name in dirnames:
+            path = here / name
+            rel = path.relative_to(base).as_posix()
+            info = path.lstat()
+            locked = info.st_mode & stat.S_IRWXU != stat.S_IRWXU
+            if rel != ".git" and rel not in dirs and stat.S_ISDIR(info.st_mode) and locked:
+                path.chmod(stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
+
+
 def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: Dirs) -> list[str]:
     """Put every kept path back as it was in `before`; the paths that had changed (a
     directory outside the jurisdiction whose permission bits the run changed among them)."""
     base = root.resolve()
     moved = [rel for rel in modes_put_back(base, dirs) if rel == "." or keep(rel)]
+    opened(base, dirs)
     found, after_dirs = walk(base, keep)
     after = {rel: _entry(base / rel, info) for rel, info in found.items()}
     changed = sorted(
@@ -182,7 +200,7 @@ def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: Dir
     for rel in changed:
         path = base / rel
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+            remove_tree(path)
         elif os.path.lexists(path):
             path.unlink()  # a file, a link, or a FIFO or socket nothing may open: never read
         if rel in before:

@@ -27,6 +27,7 @@ from runtime.agent_files import (
     checked_worktree,
     read_regular,
     refuse_nested_repositories,
+    remove_tree,
     write_regular,
 )
 from runtime.git_run import diff_of, names_kept
@@ -98,7 +99,7 @@ def prepare(root: Path, template: Path, workspaces: Path | None = None) -> str:
     if root.is_symlink():
         raise ValueError(f"{str(root)!r} is a symbolic link, not a workspace")
     if root.exists():
-        shutil.rmtree(root)
+        remove_tree(root)
     shutil.copytree(source, root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
@@ -116,7 +117,7 @@ def clone_at(
     if root.is_symlink():
         raise ValueError(f"{str(root)!r} is a symbolic link, not a workspace")
     if root.exists():
-        shutil.rmtree(root)
+        remove_tree(root)
     git(workspaces, "clone", "-q", "--no-checkout", "--no-hardlinks", str(source), str(root))
     git(root, "remote", "remove", "origin")
     for name, commit in branches.items():
@@ -452,7 +453,7 @@ def taken_away(root: Path, path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         # By hand, not by `git worktree remove`, which refuses a worktree without its pointer
         # and would run git on what a pointer names.
-        shutil.rmtree(path)
+        remove_tree(path)
     elif os.path.lexists(path):
         path.unlink()
     listed = git(root, "worktree", "list", "--porcelain").splitlines()

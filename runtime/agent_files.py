@@ -19,11 +19,12 @@ and the harness's git adds and commits the whole tree. So:
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from runtime.tools import ToolFailure
 
@@ -99,32 +100,75 @@ def write_regular(path: Path, data: bytes, label: str) -> None:
         f.write(data)
 
 
+def walk(top: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """What os.walk(top) gives (top-down, the caller may prune `dirnames`, links to directories
+    listed among them and never followed, a directory that cannot be read passed over), without
+    its recursion: a test that made a tree 1,200 directories deep (2,400 characters of path) had
+    every os.walk of the workspace raise RecursionError, and with it the candidate's commit
+    (refuse_nested_repositories) at every retry, list_files, and the jurisdiction's restore,
+    before it had put back what the run changed outside it."""
+    stack = [os.fspath(top)]
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        dirnames: list[str] = []
+        filenames: list[str] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(entry.name)
+        yield here, dirnames, filenames
+        for name in reversed(dirnames):  # in the caller's order, each subtree before the next
+            below = os.path.join(here, name)
+            if not os.path.islink(below):
+                stack.append(below)
+
+
 def remove_tree(path: Path) -> None:
-    """Remove the directory `path` and everything in it, whatever permissions agent code left
-    there: a directory it made with mode 000 (`os.chmod(d, 0)` in a test) cannot be listed,
-    and one of mode 500 cannot have its entries removed, by a worker that is not root, and
-    shutil.rmtree failed on it; the worktree, workspace or copy could then never be taken away,
-    and the step doing it failed on every retry. Links are never followed: a directory's own
-    permissions are given back only once it is known to be no link."""
+    """Remove the directory `path` and everything in it, whatever agent code left there: a
+    directory it made with mode 000 (`os.chmod(d, 0)` in a test) cannot be listed, and one of
+    mode 500 cannot have its entries removed, by a worker that is not root, and a tree 1,200
+    deep took shutil.rmtree past Python's recursion limit; either way the worktree, workspace or
+    copy could never be taken away, and the step doing it failed on every retry. Each directory
+    is opened to its owner before it is listed; links are removed, never followed."""
+    if os.path.islink(path):
+        raise NotAFile(f"{path} is a symbolic link, not a directory to remove")
+    emptied: list[str] = []
+    stack = [os.fspath(path)]
+    while stack:
+        here = stack.pop()
+        mode = stat.S_IMODE(os.lstat(here).st_mode)
+        if mode & stat.S_IRWXU != stat.S_IRWXU:
+            os.chmod(here, mode | stat.S_IRWXU)  # a directory (lstat): no link is followed
+        emptied.append(here)
+        with os.scandir(here) as listing:
+            for entry in listing:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for here in reversed(emptied):  # every directory after those below it
+        os.rmdir(here)
 
-    def again(function: Any, failed: str, exc: Any) -> None:
-        if function is os.path.islink:  # the tree itself is a link: never followed
-            raise exc[1]
-        mended = False
-        for where in (os.path.dirname(failed), failed):
-            info = os.lstat(where)
-            mode = stat.S_IMODE(info.st_mode)
-            if stat.S_ISDIR(info.st_mode) and mode & stat.S_IRWXU != stat.S_IRWXU:
-                os.chmod(where, mode | stat.S_IRWXU)
-                mended = True
-        if not mended:
-            raise exc[1]  # not the permissions: what went wrong is said as it was
-        if stat.S_ISDIR(os.lstat(failed).st_mode):
-            shutil.rmtree(failed, onerror=again)  # listed now: its entries, then itself
-        else:
-            os.unlink(failed)
 
-    shutil.rmtree(path, onerror=again)
+@contextlib.contextmanager
+def scratch(prefix: str, quiet: bool = False) -> Iterator[Path]:
+    """A temporary directory agent code may fill, taken away after by `remove_tree`: the
+    cleanup of tempfile.TemporaryDirectory is shutil.rmtree's (a tree 1,200 deep raised
+    RecursionError out of the pytest run, or of the suite check at every retry, and left the
+    tree in the system's temporary directory). `quiet`: a failure to remove it is not said."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
+            remove_tree(path)
 
 
 def nested_repositories(root: Path) -> list[str]:
@@ -132,7 +176,7 @@ def nested_repositories(root: Path) -> list[str]:
     what `git add -A` would take in as another repository. Links are not followed."""
     found = []
     base = Path(root)
-    for dirpath, dirnames, filenames in os.walk(base):
+    for dirpath, dirnames, filenames in walk(base):
         here = Path(dirpath)
         if here == base:
             dirnames[:] = [d for d in dirnames if d != ".git"]

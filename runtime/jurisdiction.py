@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runtime.agent_files import NotAFile, kind_of, remove_tree
+from runtime.agent_files import NotAFile, kind_of, remove_tree, walk
 from runtime.tools import ToolFailure
 
 CHUNK = 1 << 20
@@ -108,13 +108,13 @@ def _entry(path: Path, info: os.stat_result) -> Entry:
 Dirs = dict[str, int]  # every directory (the workspace's own as "."), by its permission bits
 
 
-def walk(root: Path, keep: Callable[[str], bool]) -> tuple[dict[str, os.stat_result], Dirs]:
+def walked(root: Path, keep: Callable[[str], bool]) -> tuple[dict[str, os.stat_result], Dirs]:
     """The lstat of every path (not directory) for which `keep(path)` holds, and every
     directory with its permission bits, outside .git."""
     found: dict[str, os.stat_result] = {}
     base = root.resolve()
     dirs: Dirs = {".": base.stat().st_mode & 0o7777}
-    for dirpath, dirnames, filenames in os.walk(base):
+    for dirpath, dirnames, filenames in walk(base):
         dirnames[:] = [d for d in dirnames if not (dirpath == str(base) and d == ".git")]
         here = Path(dirpath)
         for d in dirnames:
@@ -130,7 +130,7 @@ def walk(root: Path, keep: Callable[[str], bool]) -> tuple[dict[str, os.stat_res
 def snapshot(root: Path, keep: Callable[[str], bool], aside: Path) -> tuple[Snapshot, Dirs]:
     """The paths for which `keep(path)` holds, each file's content copied into `aside`."""
     base = root.resolve()
-    found, dirs = walk(base, keep)
+    found, dirs = walked(base, keep)
     files: Snapshot = {}
     for number, (rel, info) in enumerate(sorted(found.items())):
         if stat.S_ISREG(info.st_mode):
@@ -173,7 +173,7 @@ def opened(base: Path, dirs: Dirs) -> None:
     changes, and a worker not running as root failed on it at the end of every run after
     (PermissionError), and could not take the worktree away. What the run made is the run's:
     its bits are not put back, only opened to the worker."""
-    for dirpath, dirnames, _ in os.walk(base):
+    for dirpath, dirnames, _ in walk(base):
         here = Path(dirpath)
         for name in dirnames:
             path = here / name
@@ -190,7 +190,7 @@ def restore(root: Path, keep: Callable[[str], bool], before: Snapshot, dirs: Dir
     base = root.resolve()
     moved = [rel for rel in modes_put_back(base, dirs) if rel == "." or keep(rel)]
     opened(base, dirs)
-    found, after_dirs = walk(base, keep)
+    found, after_dirs = walked(base, keep)
     after = {rel: _entry(base / rel, info) for rel, info in found.items()}
     changed = sorted(
         rel

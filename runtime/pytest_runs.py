@@ -26,12 +26,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runtime import agent_files
 from runtime import sandbox as sandboxing
 from runtime.agent_files import read_regular
 from runtime.sandbox import Sandbox
@@ -64,8 +64,7 @@ def run(root: Path, targets: list[str], timeout: float, sandbox: Sandbox) -> lis
     pytest's own report and temporary files go to a scratch directory of this run; the targets
     come after `--`, so they can only ever be paths.
     """
-    with tempfile.TemporaryDirectory(prefix="minutes-pytest-") as tmp:
-        scratch = Path(tmp)
+    with agent_files.scratch("minutes-pytest-") as scratch:
         report = scratch / "report.xml"
         command = [
             sys.executable,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -28,6 +27,8 @@ from runtime.agent_files import (
     read_regular,
     refuse_nested_repositories,
     remove_tree,
+    scratch,
+    walk,
     write_regular,
 )
 from runtime.git_run import diff_of, names_kept
@@ -136,8 +137,8 @@ def checkout(root: Path, commit: str | None = None) -> Iterator[Path]:
     Through an index of its own (read-tree, checkout-index), not `git archive`, whose
     `export-ignore` attribute would let a committed .gitattributes leave files out."""
     root = Path(root)
-    with tempfile.TemporaryDirectory(prefix="minutes-checkout-", ignore_cleanup_errors=True) as tmp:
-        index, tree = Path(tmp) / "index", Path(tmp) / "tree"
+    with scratch("minutes-checkout-", quiet=True) as tmp:
+        index, tree = tmp / "index", tmp / "tree"
         git(root, "read-tree", commit or "HEAD", index=index)
         if commit is None:  # from HEAD, so a tracked file a .gitignore names stays, as in a commit
             refuse_nested_repositories(root)  # git add looks inside any repository it meets
@@ -222,7 +223,7 @@ def toolset(
             raise FileNotFoundError(f"no directory {directory!r} in the workspace")
         found: list[str] = []
         more = 0
-        for dirpath, dirnames, filenames in os.walk(base):
+        for dirpath, dirnames, filenames in walk(base):
             dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__"))
             for name in sorted(filenames):
                 if name == ".git" and Path(dirpath) == root.resolve():

@@ -133,28 +133,44 @@ def walk(top: Path) -> Iterator[tuple[str, list[str], list[str]]]:
 def remove_tree(path: Path) -> None:
     """Remove the directory `path` and everything in it, whatever agent code left there: a
     directory it made with mode 000 (`os.chmod(d, 0)` in a test) cannot be listed, and one of
-    mode 500 cannot have its entries removed, by a worker that is not root, and a tree 1,200
-    deep took shutil.rmtree past Python's recursion limit; either way the worktree, workspace or
-    copy could never be taken away, and the step doing it failed on every retry. Each directory
-    is opened to its owner before it is listed; links are removed, never followed."""
-    if os.path.islink(path):
-        raise NotAFile(f"{path} is a symbolic link, not a directory to remove")
-    emptied: list[str] = []
-    stack = [os.fspath(path)]
-    while stack:
-        here = stack.pop()
-        mode = stat.S_IMODE(os.lstat(here).st_mode)
-        if mode & stat.S_IRWXU != stat.S_IRWXU:
-            os.chmod(here, mode | stat.S_IRWXU)  # a directory (lstat): no link is followed
-        emptied.append(here)
+    mode 500 cannot have its entries removed, by a worker that is not root; a tree 1,200 deep
+    took shutil.rmtree past Python's recursion limit, and one deeper than PATH_MAX (4,096
+    bytes of path, made a directory at a time) is out of reach of any call given its whole
+    path. Either way the worktree, workspace or copy could never be taken away, and the step
+    doing it failed on every retry. So each directory below is first moved up to lie directly
+    in `path` (every path used stays short), opened to its owner, emptied, and removed at the
+    end; links are removed, never followed."""
+    top = os.fspath(path)
+    if os.path.islink(top):
+        raise NotAFile(f"{top} is a symbolic link, not a directory to remove")
+    _opened(top)
+    emptied, queue, moved = [top], [top], 0
+    while queue:
+        here = queue.pop()
         with os.scandir(here) as listing:
-            for entry in listing:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                else:
-                    os.unlink(entry.path)
-    for here in reversed(emptied):  # every directory after those below it
+            entries = list(listing)
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+                continue
+            _opened(entry.path)  # moving a directory rewrites its `..`: it must be writable
+            if here == top:
+                below = entry.path
+            else:
+                while os.path.lexists(below := os.path.join(top, f".removing-{moved}")):
+                    moved += 1
+                os.rename(entry.path, below)
+            emptied.append(below)
+            queue.append(below)
+    for here in reversed(emptied):  # empty now: their directories were moved up
         os.rmdir(here)
+
+
+def _opened(directory: str) -> None:
+    """The directory (never a link: lstat) readable, writable and searchable by its owner."""
+    mode = stat.S_IMODE(os.lstat(directory).st_mode)
+    if mode & stat.S_IRWXU != stat.S_IRWXU:
+        os.chmod(directory, mode | stat.S_IRWXU)
 
 
 @contextlib.contextmanager

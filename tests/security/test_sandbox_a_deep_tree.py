@@ -89,3 +89,16 @@ def test_a_writers_worktree_holding_a_deep_tree_is_taken_away(tmp_path):
     workspace.remove_worktree(root, "coder-a-T1")
     assert not where.exists()
     assert workspace.git(root, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_tree_deeper_than_any_whole_path_is_taken_away_with_its_worktree(tmp_path):
+    """1,100 directories of 4 letters: 5,500 characters of path, past PATH_MAX (4,096), which
+    no call given the whole path reaches (shutil.rmtree's ENAMETOOLONG, at every retry)."""
+    _, root = fresh_workspace(tmp_path)
+    workspace.add_worktree(root, "coder-a-T1")
+    where = workspace.worktree_path(root, "coder-a-T1")
+    deeper = DEEP.replace("'d'", "'dddd'").replace(f"range({DEPTH})", "range(1100)")
+    (where / "tests" / "test_deeper.py").write_text(deeper)
+    assert tool(where, "run_tests", target="tests/test_deeper.py")["result"]["passed"] == 1
+    workspace.remove_worktree(root, "coder-a-T1")
+    assert not where.exists() and sorted(p.name for p in root.parent.iterdir()) == [root.name]

@@ -28,6 +28,7 @@ from runtime.diagnose import SIGNATURES
 from runtime.model import EndpointDown
 from services import tags
 from services.control import failing_steps, stalled
+from services.metrics import NO_TEAM, team_column
 from services.specialists import endpoints_down
 from teams import TEAMS
 
@@ -156,11 +157,13 @@ def choices(chosen: RunFilter) -> dict[str, Any]:
 
 def team_choices(chosen: str = "") -> list[str]:
     """The Team box's choices: the teams installed here, the teams of stored runs (an imported
-    run's team may be none of those), and the one asked for, so the box says what the list is
-    filtered by, even a team no run has."""
+    run's team may be none of those), NO_TEAM when some runs have no team (as the metrics page
+    offers it), and the one asked for, so the box says what the list is filtered by, even a
+    team no run has."""
     # A seek per team in the team index, not a read of every run's (a list view asks each time).
     stored = loose_scan("projection_run", "team", "", [], "default")
-    return sorted({*TEAMS, *stored, *([chosen] if chosen else [])})
+    teamless = [NO_TEAM] if RunSummary.objects.filter(team="").exists() else []
+    return sorted({*TEAMS, *stored, *teamless, *([chosen] if chosen else [])})
 
 
 def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
@@ -182,7 +185,8 @@ def selected(chosen: RunFilter) -> QuerySet[RunSummary]:
     if chosen.status:
         qs = qs.filter(status=chosen.status)
     if chosen.team:
-        qs = qs.filter(team=chosen.team)
+        # team=(none): the runs with no team, as the metrics page's row of them links here.
+        qs = qs.filter(team=team_column(chosen.team))
     if chosen.since:
         qs = qs.filter(started_at__date__gte=chosen.since)
     if chosen.until:

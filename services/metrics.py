@@ -36,6 +36,13 @@ DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # letter or a digit and holds no parenthesis (runtime/team.py TEAM_NAME).
 NO_TEAM = "(none)"
 
+
+def team_column(team: str) -> str:
+    """The read models' team column for a chosen team: they keep a run's missing team as "",
+    which NO_TEAM chooses (the runs list reads it so too, dashboard/listing.py)."""
+    return "" if team == NO_TEAM else team
+
+
 # The sums each group of runs needs, as the rollup keeps them (journal_store/metrics_days.py).
 SUMS = metrics_days.SUMS
 # The rates across runs, each as (numerator, denominator) of the sums above.
@@ -213,8 +220,7 @@ class MetricsFilter:
     def narrowed(self, qs: QuerySet[Any], day: str) -> QuerySet[Any]:
         for name in TEXT_FIELDS:
             if value := getattr(self, name):
-                # The read models keep a run's missing team as "".
-                qs = qs.filter(**{name: "" if name == "team" and value == NO_TEAM else value})
+                qs = qs.filter(**{name: team_column(value) if name == "team" else value})
         if self.since:
             qs = qs.filter(**{f"{day}__gte": self.since})
         if self.until:
@@ -391,4 +397,12 @@ def across(chosen: MetricsFilter, using: str = "default") -> Across:
     return found
 
 
-__all__ = ["NO_TEAM", "Across", "BadFilter", "Choices", "MetricsFilter", "across"]
+__all__ = [
+    "NO_TEAM",
+    "Across",
+    "BadFilter",
+    "Choices",
+    "MetricsFilter",
+    "across",
+    "team_column",
+]

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from journal_store import projection
+from journal_store.models import RunSummary
 from services.metrics import NO_TEAM
 from teams import TEAMS
 from tests.coordination import drills
@@ -72,3 +73,26 @@ def test_a_scenario_beside_no_team_is_refused_as_another_teams_is(as_owner, stor
 def test_no_team_may_be_named_as_the_runs_with_no_team_are():
     with pytest.raises(ValueError, match=r"team name '\(none\)'"):
         dataclasses.replace(TEAMS["solo"], name=NO_TEAM)
+
+
+def test_the_runs_list_chooses_the_runs_with_no_team_as_the_metrics_page_does(as_owner, stored):
+    teamless = sorted(RunSummary.objects.filter(team="").values_list("run_id", flat=True))
+    assert len(teamless) == 2
+    api = as_owner.get("/api/runs", {"team": NO_TEAM})
+    assert api.status_code == 200, api.content
+    assert sorted(r["run_id"] for r in api.json()["items"]) == teamless
+    page = as_owner.get("/", {"team": NO_TEAM})
+    assert page.status_code == 200, page.content
+    shown = set(re.findall(r'<tr id="row-([^"]+)"', page.content.decode()))
+    assert shown == set(teamless)
+    # The team menu offers them, chosen, as the metrics page's does.
+    assert '<option value="(none)" selected>' in page.content.decode()
+    # A team's own runs are not among them, nor the teamless among a team's.
+    team_runs = as_owner.get("/api/runs", {"team": "repo-fix"}).json()["items"]
+    assert len(team_runs) == 1 and team_runs[0]["run_id"] not in teamless
+
+
+def test_the_runs_list_offers_no_team_only_when_some_run_has_none(as_owner):
+    imported("repo-fix.v1.jsonl")
+    page = as_owner.get("/").content.decode()
+    assert 'value="(none)"' not in page

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-from journal_store import queues
+from journal_store import queues, search
 from runtime import streams
 from runtime.events import BY_KIND
 from services import metrics
@@ -191,8 +191,9 @@ def queue_filter(
     words = str(params.get("q") or "").strip()
     if len(words) > WORDS_MAX:
         wrong["q"] = f"{shown(words)} is longer than {WORDS_MAX} characters"
-    elif any(ch < " " or ch == "\x7f" for ch in words):
-        wrong["q"] = f"{shown(words)} holds a control character"
+    elif why := search.unsearchable(words):
+        # The search page's check: a bidi control or another unseen format character named.
+        wrong["q"] = f"the search {why}"
     runs = metrics.MetricsFilter()
     try:
         runs = metrics.MetricsFilter.parse(params)

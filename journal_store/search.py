@@ -134,24 +134,32 @@ def words(query: str) -> list[str]:
     """The words of what a person typed; BadQuery when there is none to search for."""
     if len(query) > QUERY_MAX:
         raise BadQuery(f"search for at most {QUERY_MAX} characters (this has {len(query)})")
-    # Refused as a review queue's search refuses one (dashboard/asked.queue_filter), where it
-    # was read as a word break and the answer echoed it back as the query searched for.
-    if CONTROL.search(query):
-        raise BadQuery("the search holds a control character")
-    # A format character draws nothing, or shows text in another order than it is written
-    # (U+202E): a word break to the indexes, and "alert\u202e" echoed back as the query
-    # searched read otherwise. Refused naming it, as the metrics filter refuses its kin.
-    if unseen := next((ch for ch in query if format_character(ch)), None):
-        raise BadQuery(
-            f"the search holds {code_point(unseen)}, a character that is not shown or that "
-            "changes the order text is shown in: type the words without it"
-        )
+    if why := unsearchable(query):
+        raise BadQuery(f"the search {why}")
     found = [word for word in WORD.findall(query) if INDEXED.search(word)]
     if not found:
         raise BadQuery("type a word to search for (letters or digits)")
     if len(found) > WORDS_MAX:
         raise BadQuery(f"search for at most {WORDS_MAX} words (this has {len(found)})")
     return found
+
+
+def unsearchable(text: str) -> str | None:
+    """Why `text` cannot be searched for as typed ("holds ..."), or None: the search page's
+    words and a review queue's `q` (dashboard/asked.queue_filter) are held to this one check."""
+    # A control character was read as a word break and the answer echoed it back as the
+    # query searched for.
+    if CONTROL.search(text):
+        return "holds a control character"
+    # A format character draws nothing, or shows text in another order than it is written
+    # (U+202E): a word break to the indexes, and "alert\u202e" echoed back as the query
+    # searched read otherwise. Refused naming it, as the metrics filter refuses its kin.
+    if unseen := next((ch for ch in text if format_character(ch)), None):
+        return (
+            f"holds {code_point(unseen)}, a character that is not shown or that changes the "
+            "order text is shown in: type the words without it"
+        )
+    return None
 
 
 def format_character(ch: str) -> bool:

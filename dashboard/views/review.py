@@ -71,9 +71,13 @@ def queue_page(
             "here": reverse(queue.name),
             "problems": problems,
             "lead": "Nothing is listed: these filters cannot be used.",
-            "status": "",
+            "status": "" if "status" in problems else str(request.GET.get("status") or ""),
             "run": good.get("run", ""),
             "kept": urlencode({k: v for k, v in good.items() if v}),
+            # The search box holds the words as typed, refused or not, to be mended there (as
+            # the search page's does); its form keeps the rest that could be taken.
+            "words": asked.typed(request.GET, ("q",))["q"],
+            "kept_fields": {k: v for k, v in good.items() if v and k != "q"},
         }
         return render(request, template, context, status=400)
     items = queries.queue_items(queue, status, run, runs, words=words)

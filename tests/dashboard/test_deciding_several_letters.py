@@ -13,7 +13,7 @@ from html import unescape
 import pytest
 from django.test import Client
 
-from journal_store import projection
+from journal_store import projection, search
 from journal_store.journal import DjangoJournal
 from journal_store.models import DeadLetter
 from services import letters
@@ -309,3 +309,38 @@ def test_a_search_the_queue_cannot_take_is_refused_naming_it(as_reviewer, token,
     answer = api.get("/api/review/dead-letters", {"q": words})
     assert answer.status_code == 422
     assert [e["loc"] for e in answer.json()["detail"]] == [["query", "q"]]
+
+
+@pytest.mark.parametrize("path", ["dead-letters", "conflicts"])
+@pytest.mark.parametrize(
+    ("words", "named"),
+    [
+        ("alert\u202e", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+        ("\u2067alert\u2069", "U+2067 (RIGHT-TO-LEFT ISOLATE)"),
+        ("al\u200bert", "U+200B (ZERO WIDTH SPACE)"),
+        ("al\x85ert", "a control character"),  # C1, as the search page refuses it
+    ],
+)
+def test_a_queues_search_refuses_an_unseen_character_naming_it_as_search_does(
+    as_reviewer, token, path, words, named
+):
+    """The search page's check (journal_store/search.py unsearchable), its message too: the
+    queue took a bidi override and echoed it back in its search box."""
+    said = f"the search {search.unsearchable(words)}"
+    assert named in said
+    with pytest.raises(search.BadQuery, match=re.escape(said)):
+        search.words(words)
+    page = as_reviewer.get(f"/review/{path}", {"q": words})
+    assert page.status_code == 400
+    assert unescape(page.content.decode()).count(said) == 1
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    answer = api.get(f"/api/review/{path}", {"q": words})
+    assert answer.status_code == 422
+    assert [(e["loc"], e["msg"]) for e in answer.json()["detail"]] == [(["query", "q"], said)]
+
+
+@pytest.mark.parametrize("words", ["al\u200cert", "al\u200dert"])
+def test_a_queues_search_keeps_the_joiners_as_search_does(as_reviewer, token, words):
+    assert as_reviewer.get(QUEUE, {"q": words}).status_code == 200
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get("/api/review/dead-letters", {"q": words}).status_code == 200

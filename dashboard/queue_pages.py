@@ -96,6 +96,12 @@ class Page:
     place: Place
 
     @property
+    def past_end(self) -> bool:
+        """Whether it is an Older page with nothing on it: the items older than its place
+        (the last a page showed) have left the status shown since (an open one decided)."""
+        return self.place.before is not None and not self.items
+
+    @property
     def top(self) -> bool:
         """Whether nothing is newer than its first item: where items opened since it was
         drawn would be listed, so where the page polls for them."""
@@ -111,10 +117,14 @@ def page(items: QuerySet[Any], place: Place, size: int) -> Page:
     if place.after is not None:
         # Oldest first from the place, the nearest `size`, shown newest first.
         found = list(items.filter(position__gt=place.after).order_by("position")[: size + 1])
+        if len(found) <= size:
+            # Newer reaches the top: the newest full page, as the first page shows it, where
+            # it showed the few items left above the place (1 of 25, the rest just seen).
+            return page(items, Place(), size)
         shown = found[:size][::-1]
-        newer = shown[0].position if len(found) > size else None
-        last = shown[-1].position if shown else None
-        older = last if last is not None and _any(items, position__lt=last) else None
+        newer = shown[0].position
+        last = shown[-1].position
+        older = last if _any(items, position__lt=last) else None
         return Page(shown, older, newer, place)
     chosen = items.filter(position__lt=place.before) if place.before is not None else items
     found = list(chosen[: size + 1])

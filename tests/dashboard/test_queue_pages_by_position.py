@@ -66,12 +66,14 @@ def test_paged_by_its_links_every_item_once_whatever_opens_or_is_decided_meanwhi
         answer = as_reviewer.get(older)
     assert seen == every
     # Back again by the Newer links, a page at a time, up to the newest open items: each page
-    # as it now stands (r-q:60 decided, r-q:61 and r-q:62 opened).
-    back: list[str] = []
+    # as it now stands (r-q:60 decided, r-q:61 and r-q:62 opened), and the last the newest
+    # full page, as the first page shows it.
+    pages: list[list[str]] = []
     while (newer := link(answer.content.decode(), "← Newer")) is not None:
         answer = as_reviewer.get(newer)
-        back = shown(answer) + back
-    assert back == ["r-q:62", "r-q:61", *every[1:-10]]
+        pages.insert(0, shown(answer))
+    assert pages[0] == shown(as_reviewer.get(QUEUE)) == ["r-q:62", "r-q:61", *every[1:24]]
+    assert [item for page in pages[1:] for item in page] == ["r-q:61", *every[1:-10]]
     assert 'id="newer-items"' in answer.content.decode()  # the top polls for what opens
 
 
@@ -84,6 +86,44 @@ def test_a_later_page_does_not_poll_and_links_to_the_newest(as_reviewer):
     assert 'id="newer-items"' not in body
     assert link(body, "« Newest") == f"{QUEUE}?status=open"
     assert "Page 2" not in body and link(body, "Older →") is None
+
+
+def test_newer_reaching_the_top_shows_the_newest_full_page(as_reviewer):
+    """Three of the items above the place decided meanwhile: Newer showed the 22 left above
+    it, a short page the first page never is."""
+    opened(*(letter(n) for n in range(1, 31)))
+    older = as_reviewer.get(link(as_reviewer.get(QUEUE).content.decode(), "Older →"))
+    assert shown(older) == [f"r-q:{n}" for n in range(5, 0, -1)]
+    for n in (28, 29, 30):
+        opened(DeadLetterRetried(run_id="r-q", letter_id=f"r-q:{n}", by="ann", reason="x"))
+    answer = as_reviewer.get(link(older.content.decode(), "← Newer"))
+    body = answer.content.decode()
+    assert shown(answer) == [f"r-q:{n}" for n in range(27, 2, -1)]
+    assert shown(answer) == shown(as_reviewer.get(QUEUE))
+    # As the first page: it polls for what opens, and has no Newer or Newest link.
+    assert 'id="newer-items"' in body
+    assert link(body, "← Newer") is None and link(body, "« Newest") is None
+    assert link(body, "Older →") is not None
+
+
+def test_an_older_page_whose_items_were_all_decided_says_nothing_older_is_open(as_reviewer):
+    opened(*(letter(n) for n in range(1, 31)))
+    older = link(as_reviewer.get(QUEUE).content.decode(), "Older →")
+    for n in range(1, 6):
+        opened(DeadLetterRetried(run_id="r-q", letter_id=f"r-q:{n}", by="ann", reason="x"))
+    answer = as_reviewer.get(older)
+    body = answer.content.decode()
+    assert answer.status_code == 200 and shown(answer) == []
+    assert "Nothing older is open: the dead letters that were have been decided since." in said(
+        body
+    )
+    assert link(body, "See the newest open dead letters") == f"{QUEUE}?status=open"
+    assert "No open dead letters" not in said(body)
+    # The first page says as before that there are none, when there are none.
+    for n in range(6, 31):
+        opened(DeadLetterRetried(run_id="r-q", letter_id=f"r-q:{n}", by="ann", reason="x"))
+    first = said(as_reviewer.get(QUEUE).content.decode())
+    assert "No open dead letters" in first and "Nothing older" not in first
 
 
 @pytest.mark.parametrize(

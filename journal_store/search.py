@@ -127,7 +127,17 @@ def text_of(data: str) -> str:
                 walk(item)
 
     walk(json.loads(data))
-    return "\n".join(found)[:DOC_MAX]
+    return folded("\n".join(found))[:DOC_MAX]
+
+
+def folded(text: str) -> str:
+    """`text` as both indexes keep it and a search's words are read: in NFKC, so that a
+    full-width letter, a ligature or another compatibility character finds its plain letters
+    and is found by them (neither SQLite's unicode61 nor PostgreSQL's `simple` folds them:
+    "foo" in full-width letters and "ﬁle" were words of their own). The case is folded by the
+    indexes, as before."""
+    # The quick check first: most text (ASCII) is NFKC already and is not copied.
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
 
 def words(query: str) -> list[str]:
@@ -136,7 +146,8 @@ def words(query: str) -> list[str]:
         raise BadQuery(f"search for at most {QUERY_MAX} characters (this has {len(query)})")
     if why := unsearchable(query):
         raise BadQuery(f"the search {why}")
-    found = [word for word in WORD.findall(query) if INDEXED.search(word)]
+    # Folded as the text was indexed (after the checks: NFKC keeps a control, and makes none).
+    found = [word for word in WORD.findall(folded(query)) if INDEXED.search(word)]
     if not found:
         raise BadQuery("type a word to search for (letters or digits)")
     if len(found) > WORDS_MAX:

@@ -267,3 +267,23 @@ def test_a_search_in_one_run_costs_what_that_run_holds_not_every_runs_matches():
     many = steps_of(lambda: search.search("carrier", "r-small"))
     assert [h.run_id for h in search.search("carrier", "r-small")] == ["r-small"] * 2
     assert many < 2 * few, (few, many)
+
+
+@on_every_backend(transaction=True)
+def test_full_width_letters_and_ligatures_find_their_plain_letters_and_are_found_by_them(alias):
+    """Folded with NFKC on both sides: neither index folds them, and "\uff46\uff4f\uff4f" or "ﬁle" was a word
+    of its own that nobody typing "foo" or "file" found, nor the other way round."""
+    a_run(alias, "r-wide", "the ﬁle \uff46\uff4f\uff4f was read")
+    a_run(alias, "r-plain", "the file foo was read")
+    projection.catch_up(using=alias)
+    for typed in (
+        "file foo",
+        "ﬁle \uff46\uff4f\uff4f",
+        "\uff26\uff29\uff2c\uff25",
+        "FILE Foo",
+        "ﬁle foo",
+    ):
+        found = {h.run_id for h in search.search(typed, using=alias)}
+        assert found == {"r-wide", "r-plain"}, typed
+        assert search.runs_mentioning(typed, using=alias) == [("r-plain", 1), ("r-wide", 1)]
+    assert search.words("\uff46\uff4f\uff4f ﬁle") == ["foo", "file"]

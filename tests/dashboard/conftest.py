@@ -15,6 +15,9 @@ from dashboard.models import ApiToken
 from journal_store.models import Conflict
 from services import runs
 from services.steps import drive_step
+from tests.dashboard.recorded import Recorder
+
+RECORDER: list[Recorder] = []  # the process's, while a test that opted in runs
 
 
 @pytest.fixture(autouse=True)
@@ -86,8 +89,28 @@ def drive(run_id: str) -> str:
     raise AssertionError("the run never settled")
 
 
+@pytest.fixture(scope="session")
+def recorder(tmp_path_factory):
+    return Recorder(tmp_path_factory.mktemp("recorded-runs"))
+
+
+@pytest.fixture
+def recorded_runs(recorder):
+    """run_of's finished runs are written again from the first flown in this process
+    (tests/dashboard/recorded.py): for the modules whose tests each need a run standing."""
+    RECORDER.append(recorder)
+    yield
+    RECORDER.remove(recorder)
+
+
 def run_of(scenario: str, by: str = "owner", steps: int | None = None) -> str:
     """Start a run and drive it to its end (or `steps` steps)."""
+    if RECORDER and steps is None:
+        return RECORDER[0].run(scenario, by, lambda: flown(scenario, by))
+    return flown(scenario, by, steps)
+
+
+def flown(scenario: str, by: str, steps: int | None = None) -> str:
     run_id = runs.start_run("repo-fix", scenario, by=by)
     if steps is None:
         drive(run_id)

@@ -13,7 +13,11 @@ from services import baseline as baselines
 from services import runs
 from tests.dashboard.conftest import drive, run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.usefixtures("recorded_runs"),
+]
 
 FORM = {"model": "scripted", "allowance": 5000, "max_turns": 12}
 

@@ -19,7 +19,11 @@ from runtime import flight
 from services import forks
 from tests.dashboard.conftest import drive, run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.usefixtures("recorded_runs"),
+]
 
 BEFORE = [("journal_store", "0017_run_baseline_of")]
 

@@ -21,7 +21,7 @@ from runtime import fork
 from services import forks
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
 
 
 def read_file_at(run_id: str) -> int:

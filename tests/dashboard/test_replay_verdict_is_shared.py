@@ -23,7 +23,7 @@ from runtime import flight
 from services import verdicts
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
 ROOT = Path(__file__).resolve().parents[2]
 
 # Another process, with the shipped settings on the suite's database: it checks the replay

@@ -23,7 +23,7 @@ from services import review
 from tests.dashboard.conftest import make_user
 from tests.dashboard.test_api import parked_conflict
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
 
 DECIDED = (
     "conflict c-1 has already been decided by reviewer, who chose 'refunded' (claim k1) "

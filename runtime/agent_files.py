@@ -10,7 +10,8 @@ and the harness's git adds and commits the whole tree. So:
   every call), and a link would have it read or write a file of the host's choosing;
 - nothing is written through a hard link: it is a regular file, but also a file under another
   name, perhaps one the writing agent may not edit (a source file, for the tester);
-- what agent code made is removed whatever permissions it left on it (`remove_tree`);
+- what agent code made is removed whatever permissions it left on it (`remove_tree`), and
+  opened to its owner before git adds it, which passes over what it cannot open (`opened_for_git`);
 - no git repository but the workspace's own is ever added: git runs commands named in a
   repository's config (core.fsmonitor, for one) when it looks inside it, and `git status` looks
   inside every repository the index holds, so a repository planted under the workspace would
@@ -185,6 +186,41 @@ def scratch(prefix: str, quiet: bool = False) -> Iterator[Path]:
     finally:
         with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
             remove_tree(path)
+
+
+def opened_for_git(root: Path) -> None:
+    """Give the owner back the use of everything agent code left under `root` (the workspace's
+    own `.git` aside) before the harness's git adds it: `git add -A` passes over a directory
+    it cannot open with a warning and status 0, so a test that made one and locked it
+    (`os.chmod(d, 0)`) had the candidate committed without what it wrote there, unlike the
+    tree that was tested; and a file it cannot read fails the whole add. Directories get the
+    owner's rwx, files the owner's read (git records neither: only the owner's x of a file).
+    Links are left as they are. What cannot be opened (not the worker's to change)
+    refuses the commit (WorkspaceTampered), naming it."""
+    base, shut = Path(root), []
+    for dirpath, dirnames, filenames in walk(base):
+        here = Path(dirpath)
+        if here == base:
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            filenames = [f for f in filenames if f != ".git"]
+        for name, wanted in [(d, stat.S_IRWXU) for d in dirnames] + [
+            (f, stat.S_IRUSR) for f in filenames
+        ]:
+            path = here / name
+            try:
+                info = path.lstat()
+                kind = stat.S_IFMT(info.st_mode)
+                if kind in (stat.S_IFDIR, stat.S_IFREG) and info.st_mode & wanted != wanted:
+                    # lstat said no link, and no agent code runs while the harness commits
+                    os.chmod(path, stat.S_IMODE(info.st_mode) | wanted)
+            except OSError as exc:
+                shut.append(f"{path.relative_to(base).as_posix()} ({exc.strerror})")
+    if shut:
+        raise WorkspaceTampered(
+            f"agent code left {len(shut)} paths the harness cannot open for its commit: "
+            f"{', '.join(shut[:5])}{', ...' if len(shut) > 5 else ''}; git would leave them "
+            "out of the candidate, which would then differ from the tree that was tested"
+        )
 
 
 def nested_repositories(root: Path) -> list[str]:

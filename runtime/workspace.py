@@ -24,6 +24,7 @@ from runtime import edits, flat, pytest_runs
 from runtime.agent_files import (
     WorkspaceTampered,
     checked_worktree,
+    opened_for_git,
     read_regular,
     refuse_nested_repositories,
     remove_tree,
@@ -141,6 +142,7 @@ def checkout(root: Path, commit: str | None = None) -> Iterator[Path]:
         index, tree = tmp / "index", tmp / "tree"
         git(root, "read-tree", commit or "HEAD", index=index)
         if commit is None:  # from HEAD, so a tracked file a .gitignore names stays, as in a commit
+            opened_for_git(root)  # a locked directory's files too, as the commit takes them
             refuse_nested_repositories(root)  # git add looks inside any repository it meets
             git(root, "add", "-A", index=index)
         tree.mkdir()
@@ -376,6 +378,7 @@ def commit_candidate(root: Path, branch: str, message: str) -> dict[str, Any]:
     main, the files it touches, and the commit id."""
     if git(root, "rev-parse", "--abbrev-ref", "HEAD") != branch:
         git(root, "checkout", "-q", "-B", branch)
+    opened_for_git(root)  # before the look for repositories: a locked directory hid them too
     refuse_nested_repositories(root)
     git(root, "add", "-A")
     if git(root, "status", "--porcelain", "--ignore-submodules=all"):
@@ -469,6 +472,7 @@ def commit_worktree(root: Path, writer: str, message: str) -> dict[str, Any]:
     the files it touches (what a reviewer and the gate look at)."""
     path, branch = worktree_path(root, writer), writer_branch(writer)
     checked_worktree(root, path)
+    opened_for_git(path)
     refuse_nested_repositories(path)
     git(path, "add", "-A")
     if git(path, "status", "--porcelain", "--ignore-submodules=all"):

@@ -29,15 +29,16 @@ LOCKING = (
 )
 
 
-def as_owner(code: str, where: Path) -> str:
+def as_owner(code: str, where: Path, also: str = "") -> str:
     """Run `code` in a Python of its own with only the rights an owner has (the worker's, when
-    it is not root); what it printed last."""
+    it is not root); what it printed last. `also`: more capabilities root gives up (",-fowner":
+    to chmod only what it owns)."""
     command = [sys.executable, "-c", textwrap.dedent(code), str(where)]
     if os.getuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             pytest.skip("setpriv (util-linux) is needed to run as root without its rights")
-        command = [setpriv, "--bounding-set=-dac_override,-dac_read_search", *command]
+        command = [setpriv, f"--bounding-set=-dac_override,-dac_read_search{also}", *command]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -102,3 +103,56 @@ def test_a_writers_worktree_whose_test_locked_a_directory_is_taken_away(tmp_path
         tmp_path,
     )
     assert eval(said) == ({"passed": 1, "failed": 0}, False, 1)
+
+
+SHUTTING = LOCKING + "    open('tests/shut', 'w').write('y')\n    os.chmod('tests/shut', 0)\n"
+
+
+def test_what_a_test_made_and_locked_is_in_the_candidate_committed(tmp_path):
+    # git add -A passes over a directory it cannot open (a warning, status 0): the candidate
+    # committed would have lacked what the test wrote there, unlike the tree that was tested
+    # (and a file it cannot read failed the whole add).
+    said = as_owner(
+        SETUP
+        + f"""
+    workspace.add_worktree(ws, "coder-a-T1")
+    where = base / "w.coder-a-T1"
+    (where / "tests/test_lock.py").write_text({SHUTTING!r})
+    ran = run_tests(where, None)
+    written = workspace.commit_worktree(ws, "coder-a-T1", "T1 round 1")
+    (ws / "tests/test_lock.py").write_text({SHUTTING!r})
+    run_tests(ws, None)
+    with workspace.checkout(ws) as copy:
+        copied = (copy / "tests/locked/deeper/f").read_text()
+    candidate = workspace.commit_candidate(ws, "candidate/T2", "T2 round 1")
+    shown = workspace.git(ws, "show", "candidate/T2:tests/locked/deeper/f")
+    print(repr((ran["result"], written["files"], candidate["files"], copied, shown)))
+    """,
+        tmp_path,
+    )
+    committed = ["tests/locked/deeper/f", "tests/shut", "tests/test_lock.py"]
+    assert eval(said) == ({"passed": 1, "failed": 0}, committed, committed, "x", "x")
+
+
+def test_a_locked_file_the_worker_cannot_open_refuses_the_candidate_by_name(tmp_path):
+    if os.getuid() != 0:
+        pytest.skip("a directory of another user's is made as root")
+    said = as_owner(
+        SETUP
+        + """
+    import os
+    from runtime.agent_files import WorkspaceTampered
+    (ws / "tests/theirs").mkdir()
+    os.chmod(ws / "tests/theirs", 0)
+    os.chown(ws / "tests/theirs", 4321, 4321)  # another user's (root keeps CAP_CHOWN)
+    try:
+        workspace.commit_candidate(ws, "candidate/T1", "T1 round 1")
+    except WorkspaceTampered as refused:
+        print(repr(str(refused)))
+    """,
+        tmp_path,
+        also=",-fowner",  # root may chmod only what it owns: a worker that is not root
+    )
+    refused = eval(said)
+    assert "tests/theirs (Operation not permitted)" in refused
+    assert "differ from the tree that was tested" in refused

@@ -411,7 +411,9 @@ def worktree_path(root: Path, writer: str) -> Path:
 
 
 def add_worktree(root: Path, writer: str, base: str = "main") -> dict[str, Any]:
-    """`writer`'s own worktree on its own branch from `base`: its path, branch and base commit.
+    """`writer`'s own worktree on its own branch from `base`: its directory's name beside the
+    workspace (as add_checkout names it: never where the server keeps it, which a journal's
+    export would carry), branch and base commit.
 
     One there already is kept if `git worktree add` finished it (a crash after the add, before
     its event was written, or a second call), and nothing in it changed since. Anything else is
@@ -426,7 +428,7 @@ def add_worktree(root: Path, writer: str, base: str = "main") -> dict[str, Any]:
         "writer": writer,
         "branch": branch,
         "base": git(root, "merge-base", branch, base),
-        "path": str(path),
+        "path": path.name,
     }
 
 

@@ -67,6 +67,9 @@ class WorktreeAdded(Event):
     writer: str
     branch: str
     base: str
+    # Its directory's name beside the workspace (`<workspace>.<writer>`). A writer's worktree
+    # recorded before it was named so holds the absolute path on the server that made it: read
+    # as it is, nothing replays from it (where a worktree lives is workspace.worktree_path's).
     path: str
 
 

@@ -48,6 +48,9 @@ def test_each_writers_worktree_is_taken_away_once_its_work_is_merged(fly_team):
         assert flown.events.index(e) > merged[e.task_id]
     for e in written:
         assert git(root, "rev-parse", "--verify", e.branch)
+    # named beside the workspace, never where this server keeps it (exports carry events)
+    assert [e.path for e in written] == [f"{root.name}.coder-a-T1", f"{root.name}.coder-b-T2"]
+    assert not [e.kind for e in written + removed if str(root.parent) in e.model_dump_json()]
     assert flight.replay(JsonlJournal(flown.path), flown.run_id).identical
 
 

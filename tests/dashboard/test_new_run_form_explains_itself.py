@@ -83,7 +83,7 @@ def test_a_task_typed_for_the_scripted_backend_is_refused_and_nothing_starts(as_
 
 
 def test_the_form_and_the_command_lines_help_describe_each_scenario_in_the_same_words(as_owner):
-    from runtime.cli import scenarios_help
+    from runtime.cli_fly import scenarios_help
 
     helped = scenarios_help()
     for team in TEAMS.values():

@@ -8,7 +8,7 @@ from urllib.error import URLError
 
 import pytest
 
-from runtime import cli
+from runtime import cli, cli_fly
 from runtime.cli import main
 from runtime.cli_stop import stop_path
 
@@ -311,7 +311,7 @@ def test_ctrl_c_while_a_finished_flight_prints_its_report_stops_in_a_line(
     def pressed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "report", pressed)
+    monkeypatch.setattr(cli_fly, "report", pressed)
     code, out, err = run(
         capsys, "fly", "--team", "solo", "--scenario", "solo-fix", "--journal", str(path)
     )

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runtime import cli, plugins, scenario_table
+from runtime import cli_fly, plugins, scenario_table
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = "python -m runtime.scenario_table --write README.md"
@@ -23,7 +23,7 @@ def test_the_readmes_scenario_table_is_the_one_the_scenarios_definitions_make():
 
 
 def test_every_scenario_is_a_row_with_the_words_the_cli_help_shows():
-    help_text = cli.scenarios_help()
+    help_text = cli_fly.scenarios_help()
     table = scenario_table.table()
     for team_name, team in plugins.teams().items():
         for name, scenario in team.scenarios.items():

@@ -11,14 +11,14 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import CommandError
 
 from config.commandline import refused, said
-from services import baseline, forks, intents, letters, review, runs, tags
+from services import baseline, conflict_errors, forks, intents, letters, runs, tags
 
 REFUSALS: dict[type[Exception], int] = {
     # Asked of something that is not there.
     runs.RunNotFound: 404,
     baseline.BaselineNotFound: 404,
     letters.LetterNotFound: 404,
-    review.ConflictNotFound: 404,
+    conflict_errors.ConflictNotFound: 404,
     intents.IntentMissing: 404,
     # There, but what it has become says no (decided, finished, moved since it was read).
     runs.RunFinished: 409,
@@ -29,12 +29,13 @@ REFUSALS: dict[type[Exception], int] = {
     letters.LetterAlreadyDecided: 409,
     letters.LetterMoved: 409,  # its stream changed before each write; nothing decided
     letters.LetterOfAnEndedRun: 409,  # nothing drives its run any more; a fork is the way
-    review.ConflictAlreadyDecided: 409,
-    review.ConflictMoved: 409,
-    review.ClaimSettled: 409,  # another conflict's ruling settled the claim since
-    review.ClaimsMoved: 409,  # the claims kept changing at every check; nothing decided
-    review.RulingRefused: 409,  # the mutation gate said no (a stale ruling is ConflictMoved too)
-    review.UnknownCommitTarget: 409,  # its target's app is not installed here
+    conflict_errors.ConflictAlreadyDecided: 409,
+    conflict_errors.ConflictMoved: 409,
+    conflict_errors.ClaimSettled: 409,  # another conflict's ruling settled the claim since
+    conflict_errors.ClaimsMoved: 409,  # the claims kept changing at every check; nothing decided
+    # the mutation gate said no (a stale ruling is ConflictMoved too)
+    conflict_errors.RulingRefused: 409,
+    conflict_errors.UnknownCommitTarget: 409,  # its target's app is not installed here
     intents.IntentMoved: 409,
     intents.IntentOfAFinishedRun: 409,  # a fork is how a finished run's course changes
     forks.ForkCollided: 409,  # another writer took the new fork's stream; nothing written
@@ -49,10 +50,10 @@ REFUSALS: dict[type[Exception], int] = {
     forks.ForkNotWritten: 503,
     # Not for this person.
     PermissionDenied: 403,
-    review.RulingNotAllowed: 403,
+    conflict_errors.RulingNotAllowed: 403,
     # Asked wrongly: the settings, the choice or the statement do not hold.
     runs.RunError: 400,
-    review.ConflictError: 400,
+    conflict_errors.ConflictError: 400,
     intents.IntentError: 400,
 }
 

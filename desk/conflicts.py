@@ -13,7 +13,8 @@ from typing import Any
 from desk.services import TableOrders
 from journal_store.journal import DjangoJournal
 from runtime.events import ConflictParked
-from services.review import ConflictError, ConflictMoved, Current
+from services.conflict_errors import ConflictError, ConflictMoved
+from services.review import Current
 from teams.desk.services import STATUSES, OrderMissing, OrderMoved
 
 KIND = "orders"

@@ -28,11 +28,11 @@ from dashboard.views import polls
 from dashboard.waiting import with_counts
 from journal_store import projection, queues
 from journal_store.models import Conflict, DeadLetter, RunSummary
-from services import letters, metrics, review
+from services import conflict_errors, letters, metrics, review
 
 PAGE = 25
 # How a refusal on this page names rejecting every claim: by its button, not the API's choice.
-WORDS = review.Words("choosing “reject both”", "“reject both”")
+WORDS = conflict_errors.Words("choosing “reject both”", "“reject both”")
 
 
 def queue_page(
@@ -363,7 +363,7 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
             ruling_id=data["ruling_id"] or None,
             role=role_of(request.user),
         )
-    except review.ConflictError as exc:
+    except conflict_errors.ConflictError as exc:
         return message(request, exc.said(WORDS), "conflicts", status=errors.status_for(exc))
     text = f"resolution recorded for {conflict_id}"
     if not request.htmx:

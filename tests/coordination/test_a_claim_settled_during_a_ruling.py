@@ -21,7 +21,7 @@ from desk.models import Order
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims
 from runtime.events import ClaimsReconciled, ConflictParked, ConflictResolved
-from services import review
+from services import conflict_errors, review
 from tests.conftest import on_every_backend
 from tests.coordination.test_desk_db import fly
 
@@ -89,7 +89,7 @@ def test_a_claim_rejected_while_it_was_being_chosen_is_refused_and_nothing_is_wr
         monkeypatch,
         lambda: review.resolve(second.conflict_id, review.NONE, "bea", "neither", using=alias),
     )
-    with pytest.raises(review.ClaimSettled) as refused:
+    with pytest.raises(conflict_errors.ClaimSettled) as refused:
         review.resolve(first.conflict_id, chosen, "ann", "she asked first", using=alias)
 
     assert f"claim {chosen} ('cancelled' by support" in str(refused.value)
@@ -152,7 +152,7 @@ def test_a_ruling_whose_claims_move_at_every_check_gives_up_and_writes_nothing(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(review, "decide", decide)
-    with pytest.raises(review.ClaimsMoved, match="kept changing"):
+    with pytest.raises(conflict_errors.ClaimsMoved, match="kept changing"):
         review.resolve(first.conflict_id, chosen, "ann", "she asked first", using=alias)
     assert len(asserted) == review.RECHECKS + 1
     assert journal.version(f"conflict-{first.conflict_id}") == 1

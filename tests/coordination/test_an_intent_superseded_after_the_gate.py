@@ -23,7 +23,7 @@ from runtime.events import (
     MutationRefused,
 )
 from runtime.jsonl import JsonlJournal
-from services import review
+from services import conflict_errors, review
 from teams import TEAMS
 from teams.desk import harness
 from tests.conftest import on_every_backend
@@ -57,7 +57,7 @@ def test_a_ruling_whose_intent_is_superseded_before_its_decision_is_refused(
         return decide(*args, **kwargs)
 
     monkeypatch.setattr(review, "decide", person_first)
-    with pytest.raises(review.StaleRuling) as caught:
+    with pytest.raises(conflict_errors.StaleRuling) as caught:
         review.resolve(parked.conflict_id, shipped, "ann", "carrier scan", using=alias)
     refused = caught.value.refused
     assert (refused.check, refused.held, refused.current) == ("intent", 1, 2)

@@ -10,7 +10,7 @@ from desk import conflicts
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims
 from runtime.events import ClaimsReconciled, ConflictParked, ConflictResolved
-from services import review
+from services import conflict_errors, review
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,11 +32,13 @@ def parked_on(kind: str, conflict_id: str = "cf-1") -> ConflictParked:
 def test_a_conflict_whose_target_nobody_registered_is_refused_and_nothing_is_decided():
     parked_on("warehouse")
     journal = DjangoJournal()
-    with pytest.raises(review.UnknownCommitTarget, match="'warehouse'") as refused:
+    with pytest.raises(conflict_errors.UnknownCommitTarget, match="'warehouse'") as refused:
         review.resolve("cf-1", "c1", "ann", "three were counted")
     assert refused.value.kind == "warehouse"
     assert "registered: facts, orders" in str(refused.value)
-    assert isinstance(refused.value, review.ConflictError)  # answered as a refusal, not a crash
+    assert isinstance(
+        refused.value, conflict_errors.ConflictError
+    )  # answered as a refusal, not a crash
     assert journal.version("conflict-cf-1") == 1  # no decision
     assert not any(
         isinstance(r.event, ClaimsReconciled) for r in journal.read(Claims.stream("bin:7"))

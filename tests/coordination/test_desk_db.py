@@ -13,7 +13,7 @@ from runtime import flight
 from runtime.coordination.claims import Claims
 from runtime.events import ClaimsReconciled, ConflictResolved, EffectStarted, EffectSucceeded
 from runtime.team import Services
-from services import effects, review
+from services import conflict_errors, effects, review
 from teams.desk.services import DeskServices
 from teams.desk.tools import SUPPORT_AGENT
 from tests.conftest import on_every_backend
@@ -73,7 +73,7 @@ def test_a_parked_conflict_resolved_commits_the_choice_by_cas_and_audits_it(alia
     assert settled[-1].winner == cancel and len(settled[-1].losers) == 1  # the loser stays
     assert len(Claims(journal).all(f"order:{order_id}")) == 2
     assert Claims(journal).live(f"order:{order_id}", "status") == []
-    with pytest.raises(review.ConflictAlreadyDecided):
+    with pytest.raises(conflict_errors.ConflictAlreadyDecided):
         review.resolve(parked.conflict_id, cancel, "bob", "again", using=alias)
 
 
@@ -82,7 +82,7 @@ def test_a_resolution_is_refused_when_the_order_moved_since_it_was_parked(alias,
     [parked] = [r.event for r in journal.read_prefix("conflict-") if r.event.run_id == run_id]
     TableOrders(journal, alias).set_status(order_id, "delivered", 2, "order-agent")
     cancel = next(c["claim_id"] for c in parked.claims if c["value"] == "cancelled")
-    with pytest.raises(review.ConflictMoved, match="parked at version 2"):
+    with pytest.raises(conflict_errors.ConflictMoved, match="parked at version 2"):
         review.resolve(parked.conflict_id, cancel, "ann", "late", using=alias)
     assert journal.version(f"conflict-{parked.conflict_id}") == 1  # nothing decided
     row = Order.objects.using(alias).get(order_id=order_id)

@@ -12,7 +12,7 @@ from desk.services import TableOrders
 from journal_store.models import RunSummary, StoredEvent
 from runtime.coordination.gates import Intents
 from runtime.events import ConflictParked, FactChanged, MutationRefused
-from services import review
+from services import conflict_errors, review
 from tests.conftest import on_every_backend
 from tests.coordination.test_desk_db import fly
 
@@ -34,9 +34,11 @@ def test_a_ruling_on_an_order_that_moved_on_is_refused_at_the_gate(alias, tmp_pa
     journal, run_id, order_id, _ = fly(alias, tmp_path, "lost-update")
     parked, cancel = parked_of(journal, run_id)
     TableOrders(journal, alias).set_status(order_id, "delivered", 2, "order-agent")
-    with pytest.raises(review.StaleRuling, match="parked at version 2") as caught:
+    with pytest.raises(conflict_errors.StaleRuling, match="parked at version 2") as caught:
         review.resolve(parked.conflict_id, cancel, "ann", "late", using=alias)
-    assert isinstance(caught.value, review.ConflictMoved)  # still a 409 "moved" to the pages
+    assert isinstance(
+        caught.value, conflict_errors.ConflictMoved
+    )  # still a 409 "moved" to the pages
     assert (caught.value.refused.check, caught.value.refused.actor) == ("evidence", "reviewer")
     assert refusals(journal, run_id) == [caught.value.refused]
     assert journal.version(f"conflict-{parked.conflict_id}") == 1  # nothing decided
@@ -50,7 +52,7 @@ def test_a_ruling_under_a_superseded_intent_is_refused_and_nothing_is_committed(
     assert parked.commit["intent"] == {"id": f"ticket-{order_id}", "version": 1}
     Intents(journal).declare(f"ticket-{order_id}", "keep it", "bob", "the customer called back")
     before = StoredEvent.objects.using(alias).count()
-    with pytest.raises(review.StaleRuling) as caught:
+    with pytest.raises(conflict_errors.StaleRuling) as caught:
         review.resolve(parked.conflict_id, cancel, "ann", "she asked first", using=alias)
     refused = caught.value.refused
     assert (refused.check, refused.held, refused.current) == ("intent", 1, 2)
@@ -67,7 +69,7 @@ def test_a_ruling_under_a_superseded_intent_is_refused_and_nothing_is_committed(
 def test_a_role_that_may_not_rule_is_refused_at_the_gate(alias, tmp_path):
     journal, run_id, order_id, _ = fly(alias, tmp_path, "lost-update")
     parked, cancel = parked_of(journal, run_id)
-    with pytest.raises(review.RulingNotAllowed) as caught:
+    with pytest.raises(conflict_errors.RulingNotAllowed) as caught:
         review.resolve(parked.conflict_id, cancel, "eve", "me", using=alias, role="viewer")
     assert (caught.value.refused.check, caught.value.refused.held) == ("authority", "viewer")
     assert journal.version(f"conflict-{parked.conflict_id}") == 1
@@ -95,13 +97,13 @@ def test_the_same_ruling_posted_twice_is_applied_once(alias, tmp_path):
     assert len(by_reviewer) == 1
     # the same ruling's id for another choice: one key, one request
     shipped = next(c["claim_id"] for c in parked.claims if c["value"] == "shipped")
-    with pytest.raises(review.RulingRefused) as caught:
+    with pytest.raises(conflict_errors.RulingRefused) as caught:
         review.resolve(parked.conflict_id, shipped, "ann", "no", using=alias, ruling_id="rl-click")
     assert caught.value.refused.check == "idempotency"
     assert journal.version(f"conflict-{parked.conflict_id}") == 2
     assert Order.objects.using(alias).get(order_id=order_id).version == 3
     # another ruling on the decided conflict is "already decided", as before
-    with pytest.raises(review.ConflictAlreadyDecided):
+    with pytest.raises(conflict_errors.ConflictAlreadyDecided):
         review.resolve(parked.conflict_id, cancel, "bob", "again", using=alias)
 
 
@@ -111,7 +113,7 @@ def test_rejecting_both_claims_closes_a_conflict_whose_intent_was_superseded(ali
     journal, run_id, order_id, _ = fly(alias, tmp_path, "lost-update")
     parked, cancel = parked_of(journal, run_id)
     Intents(journal).declare(f"ticket-{order_id}", "keep it", "bob", "the customer called back")
-    with pytest.raises(review.StaleRuling, match="rejecting both claims"):
+    with pytest.raises(conflict_errors.StaleRuling, match="rejecting both claims"):
         review.resolve(parked.conflict_id, cancel, "ann", "she asked first", using=alias)
     decision = review.resolve(
         parked.conflict_id, review.NONE, "ann", "the ticket changed", using=alias

@@ -15,7 +15,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from journal_store.transfer import ImportRefused, import_journal
 from runtime.coordination.gates import Intents
-from services import intents, review, runs
+from services import conflict_errors, intents, review, runs
 from tests.dashboard.conftest import client_for
 from tests.dashboard.test_api import parked_conflict
 
@@ -63,7 +63,7 @@ def test_runs_refusals_are_answered_by_type(api, done_run):
 def test_review_refusals_are_answered_by_type(api, outsider, done_run):
     conflict = parked_conflict(done_run)
     before = StoredEvent.objects.count()
-    with pytest.raises(review.ConflictNotFound):
+    with pytest.raises(conflict_errors.ConflictNotFound):
         review.resolve("c-nope", "k1", "reviewer", "why")
     missing = post(api, "/api/review/conflicts/c-nope/resolve", {"choice": "k1", "reason": "x"})
     assert missing.status_code == 404

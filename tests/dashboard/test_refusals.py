@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from journal_store.models import StoredEvent
-from services import letters, review, runs
+from services import conflict_errors, letters, review, runs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
 
 
 def test_a_conflict_nobody_parked_is_not_found_on_the_page_and_nothing_is_written(as_reviewer):
-    with pytest.raises(review.ConflictNotFound):
+    with pytest.raises(conflict_errors.ConflictNotFound):
         review.resolve("c-nope", "k1", "reviewer", "x")
     response = as_reviewer.post("/review/conflicts/c-nope/resolve", {"choice": "k1", "reason": "x"})
     assert response.status_code == 404 and b"no parked conflict c-nope" in response.content

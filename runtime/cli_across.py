@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from runtime import (
     compare,
@@ -22,6 +23,8 @@ from runtime import (
 )
 from runtime.cli import (
     EXIT_DIFFERS,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_WRITTEN,
     EXIT_OK,
     NO_SANDBOX,
     endpoint_down,
@@ -33,6 +36,7 @@ from runtime.cli import (
     services,
 )
 from runtime.cli_args import folder_arg, run_id_arg, setting
+from runtime.cli_lease import LeaseHeld, LeaseTaken
 from runtime.cli_stop import StopSignal, operator
 from runtime.flat import NUMBER_TOO_LONG
 from runtime.journal import DuplicateEventId, WrongExpectedVersion
@@ -216,11 +220,17 @@ def cmd_zi(args: argparse.Namespace) -> int:
     cells = []
     for n, each in enumerate(planned):
         try:
-            cells.append(zero.fly_planned(each, root, here))
-        except EndpointDown as exc:
-            # The cell rests at the call nobody answered; the cells after it never flew. Said
-            # so, with how to go on: the same command again refuses the folder.
-            code = endpoint_down(exc, each.path, "the cell")
+            cells.append(fly_leased(each, root, here))
+        except (EndpointDown, LeaseHeld, LeaseTaken) as exc:
+            # The cell rests at the call nobody answered, or was not flown for a lease
+            # somebody else holds, or stopped where its lease was taken from it; the cells
+            # after it never flew. Said so, with how to go on: the same command again
+            # refuses the folder.
+            if isinstance(exc, EndpointDown):
+                code = endpoint_down(exc, each.path, "the cell")
+            else:
+                print(f"error: {exc}", file=sys.stderr)
+                code = EXIT_NOT_WRITTEN if isinstance(exc, LeaseHeld) else EXIT_INTERRUPTED
             if rest := [str(p.path) for p in planned[n + 1 :]]:
                 print(
                     f"not flown: {', '.join(rest)}; run zi again with another --dir for the "
@@ -234,6 +244,17 @@ def cmd_zi(args: argparse.Namespace) -> int:
         print(zero.table(cells))
         print(f"\njournals: {root}/zi-*.jsonl")
     return EXIT_OK
+
+
+def fly_leased(planned: zero.PlannedCell, root: Path, here: Services) -> dict[str, Any]:
+    """Fly a cell under its run's lease, as `fly` flies a run (runtime/cli_lease.py): while
+    it flies, a `resume` of its journal (or a worker) is refused; a cell whose lease somebody
+    else holds is refused (LeaseHeld) before anything of it is written."""
+    journal = open_journal(planned.path, must_exist=False)
+    with leased(journal, planned.run_id, fresh=True) as held:
+        outcome = flight.fly(held.journal, planned.config, planned.run_id, root, services=here)
+        held.outcome = outcome.status
+    return zero.read_planned(journal, planned)
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -160,12 +160,20 @@ def plan_cell(
 
 
 def fly_planned(planned: PlannedCell, root: Path, services: Any = None) -> dict[str, Any]:
-    """Fly a planned cell into its journal and read it."""
+    """Fly a planned cell into its journal and read it (the command line flies it under its
+    run's lease, then reads it with `read_planned`)."""
     from runtime import flight
     from runtime.jsonl import JsonlJournal
 
     journal = JsonlJournal(planned.path)
     flight.fly(journal, planned.config, planned.run_id, root, services=services)
+    return read_planned(journal, planned)
+
+
+def read_planned(journal: Any, planned: PlannedCell) -> dict[str, Any]:
+    """What a flown cell's journal shows (`cell`), with its run's id."""
+    from runtime import flight
+
     records = flight.run_records(journal, planned.run_id)
     return {
         "run": planned.run_id,

@@ -1,0 +1,122 @@
+"""`python -m runtime zi` flies each cell under its run's lease (lease-<run>), as `fly`,
+`resume` and `fork --go` drive theirs. It took none: a `resume` of a cell's journal while the
+2x2 flew that cell drove the same run too. Now the resume is refused, naming the 2x2 as the
+holder, and writes nothing; each cell's run is written between its lease's grant and its
+release, which says how the cell ended."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runtime.cli import EXIT_NOT_WRITTEN
+from tests.fakellm import Reply, completion, wire_call
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = '    fields = line.split(",")'
+GUARDED = "    if not line.strip():\n        return []\n" + FIX
+USAGE = {"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320}
+WAIT = 120  # seconds: a bound on waiting for the other process, never a measurement
+
+
+def answer(name: str, stall: float = 0.0, **args: object) -> Reply:
+    call = wire_call(name, json.dumps(args), f"call_{name}")
+    return Reply(completion(None, [call], USAGE), stall=stall)
+
+
+def coder(stall: float = 0.0) -> list[Reply]:
+    return [
+        answer("read_file", stall, path="textparse/parser.py"),
+        answer("edit_file", path="textparse/parser.py", old=FIX, new=GUARDED),
+        answer("run_tests"),
+        answer("done", summary="parse('') returns []; the suite is green"),
+    ]
+
+
+ACCEPT = answer("done", verdict="accept", reasons="the guard is right and the tests pass")
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "runtime", *args],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def events(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+def test_a_resume_of_a_cell_the_two_by_two_is_flying_is_refused(server, tmp_path):
+    # The first cell's first model call is held back until the test lets it go: the 2x2 is
+    # then flying that cell, its run's lease held.
+    server.queue(*coder(stall=WAIT), ACCEPT, *coder(), ACCEPT)
+    endpoint = {
+        "MINUTES_MODEL_BASE_URL": server.url,
+        "MINUTES_MODEL": "m-zi",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+    argv = ["zi", "--team", "repo-fix", "--dir", str(tmp_path), "--model", "endpoint"]
+    zi = cli(endpoint, *argv, "--json")
+    try:
+        deadline = time.monotonic() + WAIT
+        while not server.requests and zi.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.requests, zi.communicate(timeout=WAIT) if zi.poll() is not None else ""
+        first = tmp_path / "zi-endpoint-endpoint.jsonl"
+        before = events(first)
+        run = next(e["run_id"] for e in before if e["kind"] == "TeamStarted")
+        granted = [e for e in before if e["stream"] == f"lease-{run}"]
+        assert [e["kind"] for e in granted[:1]] == ["LeaseGranted"], before[:3]
+        holder = granted[0]["holder"]
+        assert holder.endswith(f":{zi.pid} (command line)")
+
+        # Another command resumes the cell's run while the 2x2 flies it (with no endpoint:
+        # it must not get as far as asking one).
+        nowhere = {**endpoint, "MINUTES_MODEL_BASE_URL": "http://127.0.0.1:9/v1"}
+        resume = cli(nowhere, "resume", str(first))
+        out, err = resume.communicate(timeout=WAIT)
+        assert resume.returncode == EXIT_NOT_WRITTEN, err
+        assert err.startswith(f"error: run {run} is being driven by {holder}: its lease "), err
+        assert err.endswith(
+            "Nothing was written: try again once it has let the run go (or its lease has run out)\n"
+        )
+        assert out == ""
+        after = events(first)
+        # Nothing of the resume's: only the 2x2's own lease renewals may have come since.
+        assert after[: len(before)] == before
+        assert {(e["kind"], e.get("holder")) for e in after[len(before) :]} <= {
+            ("LeaseRenewed", holder)
+        }
+    finally:
+        server.release.set()
+        out, err = zi.communicate(timeout=WAIT * 5)
+    assert zi.returncode == 0, err
+    cells = {(c["coder"], c["reviewer"]): c for c in json.loads(out)}
+    assert cells[("endpoint", "endpoint")]["status"] == "done"
+
+    # Each cell's run was written under its own lease, given back saying how the cell ended.
+    for (c, r), flown in cells.items():
+        lines = events(tmp_path / f"zi-{c}-{r}.jsonl")
+        run = flown["run"]
+        leased = [e for e in lines if e["stream"] == f"lease-{run}"]
+        kinds = [e["kind"] for e in leased]
+        assert (kinds[0], kinds[-1]) == ("LeaseGranted", "LeaseReleased"), (c, r, kinds)
+        assert set(kinds[1:-1]) <= {"LeaseRenewed"}
+        assert leased[0]["holder"] == leased[-1]["holder"] == holder  # the one process
+        assert leased[-1]["outcome"] == flown["status"]
+        start, end = lines.index(leased[0]), lines.index(leased[-1])
+        of_run = [n for n, e in enumerate(lines) if e["stream"] == f"run-{run}"]
+        assert of_run and start < of_run[0] and of_run[-1] < end

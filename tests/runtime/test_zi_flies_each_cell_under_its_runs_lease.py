@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.cli import EXIT_NOT_WRITTEN
+from runtime.cli import EXIT_INTERRUPTED, EXIT_NOT_WRITTEN
+from runtime.coordination.leases import Leases
+from runtime.jsonl import JsonlJournal
 from tests.fakellm import Reply, completion, wire_call
 
 pytestmark = pytest.mark.slow
@@ -24,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIX = '    fields = line.split(",")'
 GUARDED = "    if not line.strip():\n        return []\n" + FIX
 USAGE = {"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320}
+OTHER = "worker-7:4242:step"
 WAIT = 120  # seconds: a bound on waiting for the other process, never a measurement
 
 
@@ -59,9 +62,9 @@ def events(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
 
 
-def test_a_resume_of_a_cell_the_two_by_two_is_flying_is_refused(server, tmp_path):
-    # The first cell's first model call is held back until the test lets it go: the 2x2 is
-    # then flying that cell, its run's lease held.
+def stalled_two_by_two(server, tmp_path: Path) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """The 2x2 on the endpoint, its first cell's first model call held back until the test
+    lets it go: the 2x2 is then flying that cell, its run's lease held."""
     server.queue(*coder(stall=WAIT), ACCEPT, *coder(), ACCEPT)
     endpoint = {
         "MINUTES_MODEL_BASE_URL": server.url,
@@ -69,19 +72,30 @@ def test_a_resume_of_a_cell_the_two_by_two_is_flying_is_refused(server, tmp_path
         "NO_PROXY": "127.0.0.1,localhost",
     }
     argv = ["zi", "--team", "repo-fix", "--dir", str(tmp_path), "--model", "endpoint"]
-    zi = cli(endpoint, *argv, "--json")
+    return cli(endpoint, *argv, "--json"), endpoint
+
+
+def flying_first_cell(server, zi: subprocess.Popen[str], tmp_path: Path) -> tuple[Path, str, str]:
+    """Once the first cell asks the endpoint: its journal, its run and its lease's holder."""
+    deadline = time.monotonic() + WAIT
+    while not server.requests and zi.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.requests, zi.communicate(timeout=WAIT) if zi.poll() is not None else ""
+    first = tmp_path / "zi-endpoint-endpoint.jsonl"
+    before = events(first)
+    run = next(e["run_id"] for e in before if e["kind"] == "TeamStarted")
+    granted = [e for e in before if e["stream"] == f"lease-{run}"]
+    assert [e["kind"] for e in granted[:1]] == ["LeaseGranted"], before[:3]
+    holder = granted[0]["holder"]
+    assert holder.endswith(f":{zi.pid} (command line)")
+    return first, run, holder
+
+
+def test_a_resume_of_a_cell_the_two_by_two_is_flying_is_refused(server, tmp_path):
+    zi, endpoint = stalled_two_by_two(server, tmp_path)
     try:
-        deadline = time.monotonic() + WAIT
-        while not server.requests and zi.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert server.requests, zi.communicate(timeout=WAIT) if zi.poll() is not None else ""
-        first = tmp_path / "zi-endpoint-endpoint.jsonl"
+        first, run, holder = flying_first_cell(server, zi, tmp_path)
         before = events(first)
-        run = next(e["run_id"] for e in before if e["kind"] == "TeamStarted")
-        granted = [e for e in before if e["stream"] == f"lease-{run}"]
-        assert [e["kind"] for e in granted[:1]] == ["LeaseGranted"], before[:3]
-        holder = granted[0]["holder"]
-        assert holder.endswith(f":{zi.pid} (command line)")
 
         # Another command resumes the cell's run while the 2x2 flies it (with no endpoint:
         # it must not get as far as asking one).
@@ -120,3 +134,35 @@ def test_a_resume_of_a_cell_the_two_by_two_is_flying_is_refused(server, tmp_path
         start, end = lines.index(leased[0]), lines.index(leased[-1])
         of_run = [n for n, e in enumerate(lines) if e["stream"] == f"run-{run}"]
         assert of_run and start < of_run[0] and of_run[-1] < end
+
+
+def test_a_cell_whose_lease_is_taken_mid_flight_stops_and_names_the_cells_not_flown(
+    server, tmp_path
+):
+    """Its lease let go for it and taken by another holder while the cell waits on the
+    endpoint: the cell stops at its next write (exit 4), saying so and which cells never
+    flew; the other holder's lease stands."""
+    zi, _ = stalled_two_by_two(server, tmp_path)
+    try:
+        first, run, holder = flying_first_cell(server, zi, tmp_path)
+        leases = Leases(JsonlJournal(first), run)
+        current = leases.current(run)
+        assert current is not None and current.holder == holder
+        assert leases.release(current, "taken by the test")
+        assert leases.acquire(run, OTHER, 600) is not None
+    finally:
+        server.release.set()
+        out, err = zi.communicate(timeout=WAIT * 5)
+    assert zi.returncode == EXIT_INTERRUPTED, err
+    assert out == ""
+    said = err.splitlines()
+    assert said[0].startswith(f"error: run {run}: its lease (lease-{run}) was lost by {OTHER} "), (
+        err
+    )
+    rest = ", ".join(
+        str(tmp_path / f"zi-{c}.jsonl") for c in ("endpoint-rules", "zi-endpoint", "zi-rules")
+    )
+    assert said[1] == f"not flown: {rest}; run zi again with another --dir for the whole 2x2"
+    # Nothing of the cell's after the other's grant: not a turn, not a release of its own.
+    last = events(first)[-1]
+    assert (last["kind"], last["holder"]) == ("LeaseGranted", OTHER)

@@ -20,7 +20,7 @@ from django.db.models import Q, QuerySet
 
 from dashboard import present
 from journal_store import projection, queues, stopped
-from journal_store.journal import DjangoJournal
+from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
     AuditEntry,
     BillLine,
@@ -221,10 +221,44 @@ class EventRow:
     turn: int | None
     t: float
     data: dict[str, Any]
+    # Why no event model reads the row (a row rewritten in the table, say): its fields are
+    # left empty and this is said in their place; "" for every readable event.
+    unreadable: str = ""
 
     @property
     def at(self) -> datetime:
         return datetime.fromtimestamp(self.t, UTC)
+
+
+UNREADABLE_CHARS = 500  # of why a row is unreadable: a validation error can quote the whole row
+
+
+def event_row(row: Row) -> EventRow:
+    """The row as an EventRow, or, when no event model reads it, its columns and why not:
+    one unreadable row must not take the rest of the run's timeline with it."""
+    try:
+        r = from_row(row)
+    except ValueError as exc:  # EventFormatError, and JSON the row's text is not
+        position, _, stream, version, _, kind, v, agent, task_id, turn, _, t = row
+        # from_row's own words name the position and kind, which the reader's line says
+        why = str(exc).removeprefix(f"the event at position {position} ({kind}) is unreadable: ")
+        if len(why) > UNREADABLE_CHARS:
+            why = why[: UNREADABLE_CHARS - 1] + "…"
+        return EventRow(
+            position, stream, version, kind, v, agent, task_id, turn, float(t), {}, why or "?"
+        )
+    return EventRow(
+        position=r.position,
+        stream=r.stream,
+        version=r.version,
+        kind=r.event.kind,
+        v=r.event.v,
+        agent=r.event.agent,
+        task_id=r.event.task_id,
+        turn=r.event.turn,
+        t=r.event.t,
+        data=json.loads(payload_json(r.event)),
+    )
 
 
 # Streams that hold how a run was driven (leases of its driver, its specialists and their
@@ -249,24 +283,12 @@ def events(
     where, params = where + " AND position > %s", [*params, after]
     limit = max(0, min(limit, EVENTS_MAX))
     order = "DESC" if newest else ""
-    found = DjangoJournal().select(f"{where} ORDER BY position {order} LIMIT %s", [*params, limit])
+    with DjangoJournal().connection.cursor() as cursor:
+        cursor.execute(f"{SELECT} {where} ORDER BY position {order} LIMIT %s", [*params, limit])
+        found = cursor.fetchall()
     if newest:
         found.reverse()
-    return [
-        EventRow(
-            position=r.position,
-            stream=r.stream,
-            version=r.version,
-            kind=r.event.kind,
-            v=r.event.v,
-            agent=r.event.agent,
-            task_id=r.event.task_id,
-            turn=r.event.turn,
-            t=r.event.t,
-            data=json.loads(payload_json(r.event)),
-        )
-        for r in found
-    ]
+    return [event_row(row) for row in found]
 
 
 def events_where(

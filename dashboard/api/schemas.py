@@ -233,6 +233,11 @@ class EventOut(Schema):
     turn: int | None
     t: float
     data: dict[str, Any] = Field(description="the event's own fields, by its kind")
+    unreadable: str = Field(
+        "",
+        description="why no event model reads this row (a row rewritten in the table): its "
+        "data is then empty; empty for every readable event",
+    )
 
 
 class ReasonIn(In):

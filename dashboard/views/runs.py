@@ -341,7 +341,9 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         more = len(rows) > EVENTS_PAGE
     letter = None if (first := forks.first_letter(run.run_id)) is None else first.position
     events = [
-        {
+        unreadable(e, run.run_id)
+        if e.unreadable
+        else {
             "position": e.position,
             "number": present.number(e.stream, e.version, run.run_id),
             "stream": e.stream,
@@ -387,6 +389,20 @@ def timeline_rows(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         # Followed while a person's decision may move it on too: resumed from its page, it was
         # drawn again before a step took the resume up, and its timeline stood still.
         "tail": status.is_followed(run.status) and not more,
+    }
+
+
+def unreadable(e: queries.EventRow, run_id: str) -> dict[str, Any]:
+    """A row no event model reads, as the timeline says it: where, its kind, and why; none of
+    its fields (they are what could not be read), no fork from it."""
+    return {
+        "position": e.position,
+        "number": present.number(e.stream, e.version, run_id),
+        "stream": e.stream,
+        "version": e.version,
+        "kind": e.kind,
+        "unreadable": e.unreadable,
+        "driving": not e.stream.startswith("run-"),
     }
 
 

@@ -1,7 +1,7 @@
 """A run whose event a fold could not take (journal_store/stopped.py): its page and the API
 say which views stopped at which event and why, escaped, and how to fold it again; the other
-run's page is whole. (The run's timeline tab reads the journal itself, and still fails on a row
-written into the table that no event's model reads.)"""
+run's page is whole. (Its timeline tab reads the journal itself and says the row it cannot
+read: tests/dashboard/test_an_unreadable_row_in_the_timeline.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_the_page_and_the_api_say_where_and_why(as_owner, token):
     bad = two_runs("default")
-    # The bill's tab: the timeline reads the journal's rows itself, and the row is unreadable.
     page = as_owner.get("/runs/a/?tab=bill").content.decode()  # the page catches up
     assert texts("default", "b") == ["before", "after"]
     assert 'Some of this run\'s views stopped: <span class="mono">runs</span> at event' in page

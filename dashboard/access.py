@@ -6,6 +6,7 @@ anyone may fork a run, since a fork is a new run of their own."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -13,8 +14,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
-from journal_store import projection
-from journal_store.models import RunSummary
+from journal_store import projection, stopped
+from journal_store.models import RunSummary, StoredEvent
 from services.runs import RunNotFound
 
 DECIDE = "dashboard.decide"
@@ -49,6 +50,26 @@ def get_run_for_user(user: Any, run_id: str, fresh: bool = True) -> RunSummary:
         return RunSummary.objects.get(run_id=run_id)
     except RunSummary.DoesNotExist:
         raise RunNotFound(run_id) from None
+
+
+# The status of a run its summary's fold stopped at its first event: nothing of it is folded.
+UNFOLDED = "unknown"
+
+
+def run_or_unfolded(user: Any, run_id: str) -> RunSummary:
+    """get_run_for_user, and for a run with no summary because the runs' fold stopped at its
+    first event (journal_store/stopped.py), a summary not saved that says only that: status
+    UNFOLDED, its start as its first row says; its page and the API's detail say why, where
+    they answered 404 and nothing said why."""
+    try:
+        return get_run_for_user(user, run_id)
+    except RunNotFound:
+        if not stopped.of_run(run_id):
+            raise
+    first = StoredEvent.objects.filter(run_id=run_id).order_by("position").values("t").first()
+    t = first["t"] if first else 0.0
+    start = datetime.fromtimestamp(t, UTC) if t > 0 else None
+    return RunSummary(run_id=run_id, status=UNFOLDED, stage="", started_at=start)
 
 
 def can_steer(user: Any, run: RunSummary) -> bool:

@@ -365,11 +365,17 @@ def event_agents(run_id: str) -> list[str]:
 
 
 def latest(run_id: str, kind: type[Event], first: bool = False) -> Event | None:
-    """The run's newest event of this kind (its oldest with `first`), decoded, or None."""
+    """The run's newest event of this kind (its oldest with `first`), decoded, or None; None
+    too when no event model reads that row: the header leaves out what it would have said of
+    it, and the timeline says the row could not be read, where every tab answered 500."""
     order = "" if first else " DESC"
-    found = DjangoJournal().select(
-        f"WHERE run_id = %s AND kind = %s ORDER BY position{order} LIMIT 1", [run_id, kind.kind]
-    )
+    try:
+        found = DjangoJournal().select(
+            f"WHERE run_id = %s AND kind = %s ORDER BY position{order} LIMIT 1",
+            [run_id, kind.kind],
+        )
+    except ValueError:  # EventFormatError
+        return None
     return found[0].event if found else None
 
 

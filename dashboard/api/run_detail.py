@@ -123,7 +123,8 @@ class RunDetailOut(RunOut):
         default_factory=list,
         description="its read models that stopped at one of its events (a fold raised on it); "
         "`python manage.py rebuild_projections` folds the run again once the cause is fixed. "
-        "Empty: every view holds the whole run",
+        "Empty: every view holds the whole run. A run whose views stopped at its first "
+        "event has no summary: its status is `unknown`, its figures zero",
     )
 
     @staticmethod

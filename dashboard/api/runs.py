@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Header, Query, Router, Status
 
 from dashboard import actions, asked, downloads, listing, queries, run_pages
-from dashboard.access import get_run_for_user, require_steer
+from dashboard.access import get_run_for_user, require_steer, run_or_unfolded
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
 from dashboard.api.minutes import (
@@ -162,7 +162,9 @@ def start_run(
 
 @router.get("/{run_id}", response={200: RunDetailOut, 404: Error})
 def get_run(request: HttpRequest, run_id: str) -> Any:
-    return run_for(request, run_id)
+    # A run whose summary stopped at its first event has none: its detail says so (status
+    # unknown, views_stopped), where it answered 404.
+    return run_or_unfolded(request.user, run_id)
 
 
 @router.get("/{run_id}/events", response={200: list[EventOut], 404: Error})
@@ -174,7 +176,7 @@ def events(
     agent: str = Query("", max_length=64, description="one agent's events, as the page's filter"),  # type: ignore[type-arg]
     limit: int = Query(100, ge=1, le=queries.EVENTS_MAX),  # type: ignore[type-arg]
 ) -> Any:
-    run_for(request, run_id)
+    run_or_unfolded(request.user, run_id)  # its events are read from the journal
     try:  # a kind no event has: named, where the answer was an empty list
         kinds = asked.kinds_of([kind])
     except BadQuery as exc:

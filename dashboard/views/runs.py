@@ -22,7 +22,15 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
 from dashboard import actions, asked, downloads, errors, listing, present, queries
-from dashboard.access import HtmxHttpRequest, can_decide, can_steer, get_run_for_user, require_steer
+from dashboard.access import (
+    UNFOLDED,
+    HtmxHttpRequest,
+    can_decide,
+    can_steer,
+    get_run_for_user,
+    require_steer,
+    run_or_unfolded,
+)
 from dashboard.asked import BadQuery
 from dashboard.tell import tell
 from dashboard.views import trace, trace_push
@@ -95,6 +103,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         # Its read models that stopped at one of its events (a fold raised on it): the page
         # shows the run as it stood before that event, and says so.
         "stopped": views_stopped,
+        "unfolded": run.status == UNFOLDED,  # stopped at its first event: it has no summary
         "stopped_at": queries.numbers(s.position for s in views_stopped),
         # How far apart their steps (starts) are tried again: min(60, 0.75 x STALL_SECONDS).
         "retry_apart": f"{longest_wait():g} s",
@@ -123,7 +132,7 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
 @login_required
 @require_safe
 def run_detail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_run_for_user(request.user, run_id)
+    run = run_or_unfolded(request.user, run_id)
     tab = request.GET.get("tab") or "timeline"
     context = run_context(request, run)
     try:
@@ -164,7 +173,7 @@ def run_header(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 @PARTIAL_FOR_HTMX
 def run_tab(request: HtmxHttpRequest, run_id: str, tab: str) -> HttpResponse:
     """A tab's content: a partial for htmx, the whole page for a plain link."""
-    run = get_run_for_user(request.user, run_id)
+    run = run_or_unfolded(request.user, run_id)
     if tab not in TABS:
         # Plain text, and the name is not repeated: whatever was asked for stays out of the page.
         return HttpResponseNotFound(
@@ -430,7 +439,7 @@ def timeline_tail(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """New events after `after`, polled while the run is active (a live tail). Nothing new
     while the run goes on: 204, so htmx swaps nothing and asks again; the poll costs one
     indexed lookup however long the run."""
-    run = get_run_for_user(request.user, run_id)
+    run = run_or_unfolded(request.user, run_id)
     try:
         news = TimelineFilter.of(request.GET, run).events(run.run_id, position_after(request), 1)
     except BadQuery as exc:

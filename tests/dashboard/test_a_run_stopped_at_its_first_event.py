@@ -1,0 +1,61 @@
+"""A run whose first event the runs' fold cannot take has no summary (journal_store/stopped.py
+sets it aside before one is made): its page and the API's detail answered 404, and nothing
+said why. Now they say its views stopped at its first event, with the error, and its timeline
+shows its journal."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from journal_store.journal import DjangoJournal
+from journal_store.models import RunSummary, StoredEvent
+from runtime import events as ev
+from tests.journal_store.test_a_run_whose_event_raises_stops_alone import said
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def unfolded_run() -> int:
+    """Run c, its TeamStarted rewritten in the table (its team a mapping): its position."""
+    started = ev.TeamStarted(run_id="c", team="solo", scenario="solo-fix", task="t")
+    DjangoJournal().append("run-c", [started, said("c", "hello")], 0)
+    row = StoredEvent.objects.get(run_id="c", kind="TeamStarted")
+    row.data = row.data.replace('"team":"solo"', '"team":{"<i>y</i>":1}')
+    assert '"team":{' in row.data
+    row.save()
+    return row.position
+
+
+def test_its_page_says_why_and_shows_its_journal(as_owner):
+    first = unfolded_run()
+    response = as_owner.get("/runs/c/")
+    assert response.status_code == 200
+    assert not RunSummary.objects.filter(run_id="c").exists()  # the page caught up: none
+    page = response.content.decode()
+    assert "This run's views stopped at its first event" in page
+    assert f'#e{first}"' in page and "(TeamStarted)" in page
+    assert "EventFormatError: the event at position" in page
+    assert "&lt;i&gt;y&lt;/i&gt;" in page and "<i>y</i>" not in page
+    # The timeline: the first row said unreadable, the message after it shown.
+    assert f"The event at position {first} (kind" in page and "hello" in page
+    # (The trace tab reads the journal itself too, and still fails on the row: not yet.)
+    for tab in ("threads", "bill", "audit", "findings", "metrics"):
+        assert as_owner.get(f"/runs/c/?tab={tab}").status_code == 200, tab
+    assert as_owner.get("/runs/nothing-here/").status_code == 404
+
+
+def test_the_api_detail_says_it(token):
+    first = unfolded_run()
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    response = api.get("/api/runs/c")
+    assert response.status_code == 200
+    found = response.json()
+    assert found["run_id"] == "c" and found["status"] == "unknown"
+    (stop,) = found["views_stopped"]
+    assert (stop["view"], stop["position"], stop["kind"]) == ("runs", first, "TeamStarted")
+    assert stop["error"].startswith(f"EventFormatError: the event at position {first}")
+    events = api.get("/api/runs/c/events").json()
+    assert [e["kind"] for e in events] == ["TeamStarted", "MessageSent"]
+    assert events[0]["unreadable"] and not events[1]["unreadable"]
+    assert api.get("/api/runs/nothing-here").status_code == 404

@@ -36,7 +36,7 @@ from django.db import InterfaceError, OperationalError, connections
 from desk.services import database_desk, release
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from journal_store.models import RunSummary
+from journal_store.models import RunSummary, StoppedView, StoredEvent
 from journal_store.snapshots import DatabaseSnapshots
 from runtime import flight, status, streams
 from runtime.backoff import doubling
@@ -310,6 +310,7 @@ def revive_stalled() -> list[str]:
             "run_id", "started_at"
         )
     }
+    starts = with_set_aside(starts)
     revived = []
     for run_id, since in stalled(starts).items():
         control = Control(run_id)
@@ -322,3 +323,50 @@ def revive_stalled() -> list[str]:
         projection.catch_up()  # their RunStalled into the runs' findings
         log.warning("re-enqueued stalled runs: %s", ", ".join(revived))
     return revived
+
+
+def with_set_aside(starts: dict[str, float]) -> dict[str, float]:
+    """`starts` (the runs whose summary says running) with the runs the summaries' projector
+    set aside (journal_store/stopped.py) as their journal says. Such a run's summary is the one
+    it had before the event its fold stopped at, so its status may be stale: a run finished
+    since was queued again at every beat (a step that found its verdict and did nothing), and
+    one resumed since was never revived. Each set aside is few, and read one at a time."""
+    aside = StoppedView.objects.filter(projector=projection.Runs.name)
+    stops = dict(aside.values_list("run_id", "position"))
+    if not stops:
+        return starts
+    starts = {run_id: t for run_id, t in starts.items() if run_id not in stops}
+    summaries = dict(
+        RunSummary.objects.filter(run_id__in=stops).values_list("run_id", "started_at")
+    )
+    for run_id, position in sorted(stops.items()):
+        if not going(run_id, position):
+            continue
+        started = summaries.get(run_id)
+        if started is None:  # no summary (it stopped at the first event): the journal's start
+            first = StoredEvent.objects.filter(run_id=run_id).order_by("position").first()
+            starts[run_id] = first.t if first else 0.0
+        else:
+            starts[run_id] = started.timestamp()
+    return starts
+
+
+def going(run_id: str, stopped_at: int) -> bool:
+    """Whether the journal says a step would drive the run, as drive_step decides, from the
+    rows' kinds (a row a fold could not take may be one no event model reads): a verdict
+    (TeamFinished) ends it; a stop it reached (RunInterrupted last, the stop standing) parks
+    it. A dead letter is the sweep's own check. Nor is a run whose row the fold stopped at
+    (`stopped_at`) no event model reads: a step could not read the run back either, and
+    raises before it takes the lease, so the run stayed stalled and was queued at every beat;
+    mended and rebuilt (rebuild_projections), it is swept by its summary again."""
+    try:
+        DjangoJournal().select("WHERE position = %s", [stopped_at])
+    except ValueError:  # EventFormatError
+        return False
+    rows = StoredEvent.objects.filter(run_id=run_id, stream=streams.journal(run_id))
+    if rows.filter(kind=TeamFinished.kind).exists():
+        return False
+    last = rows.order_by("-version").values_list("kind", flat=True).first()
+    if last is None:
+        return False
+    return not (last == RunInterrupted.kind and Control(run_id).stop_request() is not None)

@@ -233,6 +233,16 @@ class EventRow:
 UNREADABLE_CHARS = 500  # of why a row is unreadable: a validation error can quote the whole row
 
 
+def unreadable_why(row: Row, exc: Exception) -> str:
+    """Why no event model reads the row, shortened, without from_row's own words naming its
+    position and kind, which the line saying it names."""
+    position, kind = row[0], row[5]
+    why = str(exc).removeprefix(f"the event at position {position} ({kind}) is unreadable: ")
+    if len(why) > UNREADABLE_CHARS:
+        why = why[: UNREADABLE_CHARS - 1] + "…"
+    return why or "?"
+
+
 def event_row(row: Row) -> EventRow:
     """The row as an EventRow, or, when no event model reads it, its columns and why not:
     one unreadable row must not take the rest of the run's timeline with it."""
@@ -240,13 +250,8 @@ def event_row(row: Row) -> EventRow:
         r = from_row(row)
     except ValueError as exc:  # EventFormatError, and JSON the row's text is not
         position, _, stream, version, _, kind, v, agent, task_id, turn, _, t = row
-        # from_row's own words name the position and kind, which the reader's line says
-        why = str(exc).removeprefix(f"the event at position {position} ({kind}) is unreadable: ")
-        if len(why) > UNREADABLE_CHARS:
-            why = why[: UNREADABLE_CHARS - 1] + "…"
-        return EventRow(
-            position, stream, version, kind, v, agent, task_id, turn, float(t), {}, why or "?"
-        )
+        why = unreadable_why(row, exc)
+        return EventRow(position, stream, version, kind, v, agent, task_id, turn, float(t), {}, why)
     return EventRow(
         position=r.position,
         stream=r.stream,

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashboard import present
+from dashboard import present, queries
 from journal_store import traces
-from journal_store.journal import DjangoJournal
+from journal_store.journal import SELECT, DjangoJournal, from_row
 from runtime import trace_view
 from runtime.events import (
     ModelCalled,
@@ -44,6 +44,27 @@ CALL_KINDS = (ModelCalled.kind, ModelResponded.kind, ModelFailed.kind, ToolRetur
 AGENT_KINDS = (*CALL_KINDS, ToolDispatched.kind, RunStarted.kind)
 
 
+class Readable:
+    """The journal's select, leaving out the rows no event model reads and noting them: one
+    such row (rewritten in the table) made the whole tab a server error."""
+
+    def __init__(self) -> None:
+        self.journal = DjangoJournal()
+        self.unreadable: dict[int, tuple[str, str]] = {}
+
+    def select(self, where: str, params: list[Any]) -> list[Recorded]:
+        with self.journal.connection.cursor() as cursor:
+            cursor.execute(f"{SELECT} {where}", params)
+            rows = cursor.fetchall()
+        found = []
+        for row in rows:
+            try:
+                found.append(from_row(row))
+            except ValueError as exc:  # EventFormatError
+                self.unreadable[row[0]] = (row[5], queries.unreadable_why(row, exc))
+        return found
+
+
 @dataclass
 class Window:
     """The records of one window, with its margins, and where its neighbours start."""
@@ -55,6 +76,8 @@ class Window:
     later: int | None  # the `after` of the window after this one; None: this is the last
     read: int  # rows read to draw it
     waits: list[Recorded] = field(default_factory=list)  # see traces.waits_for_people
+    # Rows read that no event model reads (position, kind, why): left out of the drawing
+    unreadable: list[tuple[int, str, str]] = field(default_factory=list)
 
     def numbers(self, run_id: str) -> tuple[str, str]:
         """The window's first and last events by their number in the run's minutes."""
@@ -74,7 +97,7 @@ class Window:
 
 def window(run_id: str, after: int = 0, latest: bool = False, size: int = WINDOW) -> Window:
     """The window of `size` events after position `after` (the last ones with `latest`)."""
-    journal = DjangoJournal()
+    journal = Readable()
     where, params = traces.own(run_id)
     if latest:
         last_window = position_before(where, params, None, size - 1)
@@ -121,6 +144,7 @@ def window(run_id: str, after: int = 0, latest: bool = False, size: int = WINDOW
         later=later,
         read=len(records) + len(waits),
         waits=waits,
+        unreadable=[(at, kind, why) for at, (kind, why) in sorted(journal.unreadable.items())],
     )
 
 
@@ -176,7 +200,8 @@ def unasked(inside: list[Recorded], behind: list[Recorded]) -> bool:
 
 
 def first_team_started(run_id: str) -> Recorded | None:
-    found = DjangoJournal().select(
+    """The run's TeamStarted; None without one, or when no event model reads its row."""
+    found = Readable().select(
         "WHERE run_id = %s AND kind = %s ORDER BY position LIMIT 1", [run_id, TeamStarted.kind]
     )
     return found[0] if found else None

@@ -39,8 +39,7 @@ def test_its_page_says_why_and_shows_its_journal(as_owner):
     assert "&lt;i&gt;y&lt;/i&gt;" in page and "<i>y</i>" not in page
     # The timeline: the first row said unreadable, the message after it shown.
     assert f"The event at position {first} (kind" in page and "hello" in page
-    # (The trace tab reads the journal itself too, and still fails on the row: not yet.)
-    for tab in ("threads", "bill", "audit", "findings", "metrics"):
+    for tab in ("trace", "threads", "bill", "audit", "findings", "metrics"):
         assert as_owner.get(f"/runs/c/?tab={tab}").status_code == 200, tab
     assert as_owner.get("/runs/nothing-here/").status_code == 404
 

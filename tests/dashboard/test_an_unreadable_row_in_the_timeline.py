@@ -51,3 +51,14 @@ def test_the_api_gives_the_row_as_unreadable(token):
     assert row["unreadable"].startswith("1 validation error") and "tool" in row["unreadable"]
     assert all(e["unreadable"] == "" for e in found if e["position"] != bad)
     assert found[3]["data"]["payload"] == {"text": "after"}
+
+
+def test_the_trace_tab_leaves_the_row_out_and_says_so(as_owner):
+    """The trace tab reads the journal too: the drawing is of the events it reads."""
+    bad = two_runs("default")
+    response = as_owner.get("/runs/a/?tab=trace")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f"Left out of the drawing: the event at position {bad} (kind" in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
+    assert "Left out" not in as_owner.get("/runs/b/?tab=trace").content.decode()

@@ -36,12 +36,13 @@ def run(run_id: str, *, set_aside: bool = False, then: list[ev.Event] | None = N
     bad.save()
 
 
-def fold_raises_on(run_id: str, monkeypatch) -> None:
-    """The summaries' fold raises on the run's message "after" (a fold's bug: the row reads)."""
+def fold_raises_on(run_id: str, monkeypatch, marker: str = '"text":"after"') -> None:
+    """The summaries' fold raises on the run's message "after" (a fold's bug: the row reads),
+    or on its row holding `marker`."""
     original = projection.Runs.apply
 
     def raises(self, rows, using):
-        if any(row[4] == run_id and '"text":"after"' in row[10] for row in rows):
+        if any(row[4] == run_id and marker in row[10] for row in rows):
             raise RuntimeError("the fold met the marker")
         original(self, rows, using)
 
@@ -83,3 +84,18 @@ def test_a_set_aside_run_interrupted_since_is_not_swept(settings, monkeypatch):
     settings.STALL_SECONDS = 0
     time.sleep(0.01)
     assert steps.revive_stalled() == []
+
+
+def test_a_run_set_aside_at_its_first_event_is_swept_from_its_journals_start(settings, monkeypatch):
+    """No summary at all: the sweep takes its start from its first row."""
+    run("unfolded")
+    fold_raises_on("unfolded", monkeypatch, marker='"team":"solo"')
+    projection.catch_up()
+    monkeypatch.undo()
+    assert not RunSummary.objects.filter(run_id="unfolded").exists()
+    assert StoppedView.objects.get().run_id == "unfolded"
+    settings.STALL_SECONDS = 3600
+    assert steps.revive_stalled() == []  # not an hour since it started
+    settings.STALL_SECONDS = 0
+    time.sleep(0.01)
+    assert steps.revive_stalled() == ["unfolded"]

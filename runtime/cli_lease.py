@@ -5,8 +5,9 @@ writes, fences every append by the lease's epoch, and renews it from a heartbeat
 works (services/steps.py). `fly`, `resume`, `fork --go` and `zi` took none, so a resume of a
 run another process was driving at that moment (a worker, another `resume` of the same journal)
 drove it too, the two writing one run's turns between them. They now take the same lease, at
-the run's version, and hold it the same way (runtime/coordination/holding.py); one that finds it held by
-somebody else is refused before anything is written, naming the holder and until when.
+the run's version, and hold it the same way (runtime/coordination/holding.py); one that finds
+it held by somebody else is refused before anything is written, naming the holder and until
+when.
 """
 
 from __future__ import annotations

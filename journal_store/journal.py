@@ -338,6 +338,27 @@ class DjangoJournal:
             return self.select(where, [stream, after])
         return self.select(where + " LIMIT %s", [stream, after, limit])
 
+    def last_kind(self, stream: str, kind: str) -> Recorded | None:
+        """The stream's last event of one kind (one row): LiveClaimsNoted's index
+        (journal_claims_noted) makes it a seek; the kind is written into the statement as
+        read_kind's is, for the planner to use it."""
+        if kind not in BY_KIND:
+            raise ValueError(f"no event kind {kind!r}")
+        where = f"WHERE stream = %s AND kind = '{kind}' ORDER BY position DESC LIMIT 1"
+        found = self.select(where, [stream])
+        return found[0] if found else None
+
+    def at_versions(self, stream: str, versions: Sequence[int]) -> list[Recorded]:
+        """The stream's events at these versions, in version order (by the (stream, version)
+        index, one statement)."""
+        wanted = sorted({int(v) for v in versions})
+        if not wanted:
+            return []
+        marks = ", ".join(["%s"] * len(wanted))
+        return self.select(
+            f"WHERE stream = %s AND version IN ({marks}) ORDER BY version", [stream, *wanted]
+        )
+
     def first(self, stream: str) -> Recorded | None:
         """The stream's first event (a run's TeamStarted, its settings), or None."""
         found = self.select("WHERE stream = %s AND version = 1", [stream])

@@ -49,6 +49,13 @@ class StoredEvent(models.Model):
                 name="journal_claims_decided",
                 condition=models.Q(kind="ClaimsReconciled"),
             ),
+            # A fact's last note of its live claims (Claims.live_at reads from it on, not the
+            # subject's whole claims stream): a seek to the stream's last such row.
+            models.Index(
+                fields=["stream", "position"],
+                name="journal_claims_noted",
+                condition=models.Q(kind="LiveClaimsNoted"),
+            ),
             # What a tool call wrote since it was dispatched, which the same call run again
             # looks for (runtime/coordination/calls.py): the gate's refusals in its log, the
             # claims on a subject. A seek to the rows after the call's dispatch, where reading

@@ -25,7 +25,9 @@ from runtime.journal import (
     ScanningJournal,
     Stamp,
     check_fence,
+    last_of_kind,
     last_record,
+    read_at_versions,
     read_between,
     read_of_kind,
     read_run_of_kind,
@@ -145,6 +147,12 @@ class Fenced:
 
     def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
         return read_run_of_kind(self.journal, run_id, stream, kind)
+
+    def last_kind(self, stream: str, kind: str) -> Recorded | None:
+        return last_of_kind(self.journal, stream, kind)
+
+    def at_versions(self, stream: str, versions: Sequence[int]) -> list[Recorded]:
+        return read_at_versions(self.journal, stream, versions)
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         return self.journal.read_all(after, limit)

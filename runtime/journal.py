@@ -207,6 +207,24 @@ def read_run_of_kind(journal: Journal, run_id: str, stream: str, kind: str) -> l
     return [r for r in journal.read(stream) if r.event.kind == kind and r.event.run_id == run_id]
 
 
+def last_of_kind(journal: Journal, stream: str, kind: str) -> Recorded | None:
+    """The stream's last event of `kind`: by the journal's own read where it has one (a
+    database seeks it by an index kept for the kind), else from the end of a whole read."""
+    own = getattr(journal, "last_kind", None)
+    if own is not None:
+        return cast(Recorded | None, own(stream, kind))
+    return next((r for r in reversed(journal.read(stream)) if r.event.kind == kind), None)
+
+
+def read_at_versions(journal: Journal, stream: str, versions: Sequence[int]) -> list[Recorded]:
+    """The stream's events at these versions, in version order: in one read by the journal's
+    own where it has one, else a ranged read of each."""
+    own = getattr(journal, "at_versions", None)
+    if own is not None:
+        return cast(list[Recorded], own(stream, versions))
+    return [r for v in sorted(set(versions)) for r in read_between(journal, stream, v - 1, v)]
+
+
 class ScanningJournal(Journal, Protocol):
     def read_prefix(self, prefix: str) -> list[Recorded]:
         """Every event of the streams whose names start with `prefix`, in position order."""

@@ -25,7 +25,8 @@ from typing import Any, Literal
 from runtime.coordination.calls import written_since
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
 from runtime.coordination.effects import canonical
-from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked
+from runtime.coordination.noted import claim, note_after, read_live
+from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked, Event, LiveClaimsNoted
 from runtime.journal import (
     Journal,
     Recorded,
@@ -198,18 +199,11 @@ class Claims:
 
     def live_at(self, subject: str, predicate: str) -> tuple[list[ClaimAsserted], int]:
         """The live claims (as `live`) and the claims stream's version they were read at: a
-        decision taken on them is appended at that version (`reconcile`)."""
-        claims: list[ClaimAsserted] = []
-        settled: set[str] = set()
-        version = 0
-        for rec in self.journal.read(self.stream(subject)):
-            e, version = rec.event, rec.version
-            if isinstance(e, ClaimAsserted) and e.predicate == predicate:
-                claims.append(e)
-            elif isinstance(e, ClaimsReconciled) and e.predicate == predicate:
-                settled.update([e.winner, *e.losers])
-        settled.update(c.supersedes for c in claims if c.supersedes)
-        return [c for c in claims if c.claim_id not in settled], version
+        decision taken on them is appended at that version (`reconcile`). Read from the fact's
+        last note of its live claims on (runtime/coordination/noted.py), not the subject's
+        whole stream, where the reconciler has noted them."""
+        read = read_live(self.journal, self.stream(subject), predicate)
+        return [claim(r) for r in read.claims], read.version
 
     def settled(
         self,
@@ -261,11 +255,13 @@ class Claims:
         value: Any,
         run_id: str = "",
         expected: int | None = None,
+        note: LiveClaimsNoted | None = None,
     ) -> None:
         """Record a decision between claims: the winner and the losers stop being live (and
         stay in the record). With `expected`, only while the claims stream is at that version
         (WrongExpectedVersion otherwise): a decision taken on what the stream held when it was
-        read, which another decision since may have changed."""
+        read, which another decision since may have changed. With `note`, the fact's live
+        claims after it, in the same append."""
         decided = ClaimsReconciled(
             run_id=run_id,
             subject=subject,
@@ -275,10 +271,11 @@ class Claims:
             rule=rule,
             value=value,
         )
+        events: list[Event] = [decided] if note is None else [decided, note]
         if expected is None:
-            append_next(self.journal, self.stream(subject), [decided])
+            append_next(self.journal, self.stream(subject), events)
         else:
-            self.journal.append(self.stream(subject), [decided], expected)
+            self.journal.append(self.stream(subject), events, expected)
 
     def conflicts(self, subject: str, predicate: str) -> list[tuple[ClaimAsserted, ClaimAsserted]]:
         """Pairs of live claims from the same version that disagree."""
@@ -303,7 +300,8 @@ class Claims:
         before parking: a conflict whose claims a ruling settled meanwhile would wait in the
         queue for a person only to be refused when ruled on."""
         for attempt in range(RECHECKS + 1):
-            live, at = self.live_at(subject, predicate)
+            read = read_live(self.journal, self.stream(subject), predicate)
+            live, at = [claim(r) for r in read.claims], read.version
             if not live:
                 return Outcome("nothing")
             pairs = disagreeing(live)
@@ -328,6 +326,7 @@ class Claims:
                     first.value,
                     run_id,
                     expected=at,
+                    note=note_after(read, subject, predicate, {first.claim_id, *losers}, run_id),
                 )
             except WrongExpectedVersion:
                 if attempt == RECHECKS:

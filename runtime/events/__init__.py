@@ -53,6 +53,7 @@ from runtime.events.coordination import (
     LeaseGranted,
     LeaseReleased,
     LeaseRenewed,
+    LiveClaimsNoted,
     OrderPrepared,
     StaleWorkRejected,
 )
@@ -212,6 +213,7 @@ ALL_KINDS: tuple[type[Event], ...] = (
     JournalImported,
     ClaimAsserted,
     ClaimsReconciled,
+    LiveClaimsNoted,
     EffectFailed,
     EffectReserved,
     EffectResumed,
@@ -381,6 +383,7 @@ __all__ = [
     "LeaseReleased",
     "LeaseRenewed",
     "LeaseTaken",
+    "LiveClaimsNoted",
     "LivelockDetected",
     "MessageDelivered",
     "MessageInjected",

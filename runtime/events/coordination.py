@@ -143,6 +143,31 @@ class ClaimsReconciled(Event):
     value: Any = None
 
 
+# How many live claims a note may list: a fact with more (claims nobody decided between) is
+# read whole, and its reading costs its answer anyway.
+MAX_NOTED = 64
+
+
+class LiveClaimsNoted(Event):
+    """The reconciler's note, appended with its decision (same append, same expected version),
+    of the fact's claims that are live after it: `live` their ids and `at` their versions in
+    the claims stream, in order, through the stream's version `through`. A claim stays live
+    until a later claim supersedes it or a decision names it, and a decision names only the
+    claims it chose between, so without this nothing said "what came before is settled" and
+    the live claims were read from the subject's whole stream (runtime/coordination/noted.py).
+
+    `others` are the versions of the other predicates' last notes on the subject, carried
+    forward, so that the stream's last note of any predicate leads to this predicate's."""
+
+    kind: ClassVar[str] = "LiveClaimsNoted"
+    subject: str
+    predicate: str
+    live: list[str] = Field(max_length=MAX_NOTED)
+    at: list[int] = Field(max_length=MAX_NOTED)
+    through: int = Field(ge=0)
+    others: dict[str, int] = Field(default_factory=dict, max_length=MAX_NOTED)
+
+
 # --- intents and leases ------------------------------------------------------------------------
 
 

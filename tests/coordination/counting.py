@@ -40,3 +40,11 @@ class Counting:
         found = self.journal.last(stream)
         self.count([found] if found is not None else [])
         return found
+
+    def last_kind(self, stream: str, kind: str) -> Recorded | None:
+        found = self.journal.last_kind(stream, kind)
+        self.count([found] if found is not None else [])
+        return found
+
+    def at_versions(self, stream: str, versions: Any) -> list[Recorded]:
+        return self.count(self.journal.at_versions(stream, versions))

@@ -180,6 +180,9 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.ClaimsReconciled(
                     **r, subject="order:1", predicate="status", winner="a", losers=["b"], rule="x"
                 ),
+                ev.LiveClaimsNoted(
+                    **r, subject="order:1", predicate="status", live=["a"], at=[3], through=4
+                ),
             ],
         )
     )

@@ -329,6 +329,14 @@ def test_every_kind_survives_the_flat_round_trip():
             "rule": "authority",
             "value": "shipped",
         },
+        "LiveClaimsNoted": {
+            "subject": "order:1",
+            "predicate": "status",
+            "live": ["cl-1", "cl-3"],
+            "at": [2, 5],
+            "through": 6,
+            "others": {"owner": 4},
+        },
         "IntentDeclared": {"intent_id": "i-1", "intent_version": 2, "statement": "s", "by": "ann"},
         "StaleWorkRejected": {
             "what": "refund",

@@ -168,3 +168,26 @@ def test_the_refusal_of_a_desk_runs_shared_stream_says_it_cannot_be_imported(tmp
         f"line 2: stream 'claims-order:o-dc83adfb80d9' is not one of run {run}"
     )
     assert "a support-desk run, a saga's effects) cannot be imported" in problem
+
+
+@pytest.mark.parametrize(
+    "kind, fields",
+    [
+        ("ClaimsReconciled", {"winner": "cl-1", "losers": [], "rule": "forged"}),
+        ("LiveClaimsNoted", {"live": [], "at": [], "through": 1}),
+    ],
+)
+def test_a_note_of_live_claims_is_refused_on_a_claims_stream_as_a_decision_is(
+    kind, fields, tmp_path
+):
+    """A note that no claim is live would hide the claims before it from the reconciler: a file
+    cannot write one where a stored run claims, by the shared stream's rule, as it cannot
+    write the decisions it stands beside (neither kind is refused as such, off those streams)."""
+    importer = an_importer()
+    stream = "claims-order:o-1"
+    forged = line(kind, "r-new", subject="order:o-1", predicate="status", stream=stream, **fields)
+    before = snapshot()
+    answer = import_via("api", importer, jsonl(team_started("r-new"), forged), tmp_path)
+    assert answer.status == 400
+    assert f"line 2: stream '{stream}' is not one of run r-new's own streams" in answer.text
+    assert snapshot() == before

@@ -218,10 +218,13 @@ def last_of_kind(journal: Journal, stream: str, kind: str) -> Recorded | None:
 
 def read_at_versions(journal: Journal, stream: str, versions: Sequence[int]) -> list[Recorded]:
     """The stream's events at these versions, in version order: in one read by the journal's
-    own where it has one, else a ranged read of each."""
+    own where it has one, else a ranged read of each, else picked out of one whole read."""
     own = getattr(journal, "at_versions", None)
     if own is not None:
         return cast(list[Recorded], own(stream, versions))
+    if getattr(journal, "read_range", None) is None:
+        wanted = set(versions)
+        return [r for r in journal.read(stream) if r.version in wanted]
     return [r for v in sorted(set(versions)) for r in read_between(journal, stream, v - 1, v)]
 
 

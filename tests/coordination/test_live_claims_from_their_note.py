@@ -19,6 +19,7 @@ from runtime.coordination.claims import Claims, Rules
 from runtime.events import ClaimAsserted, ClaimsReconciled, LiveClaimsNoted
 from runtime.events.coordination import MAX_NOTED
 from runtime.journal import Journal, MemoryJournal
+from runtime.jsonl import JsonlJournal
 from tests.conftest import on_every_backend
 from tests.coordination.counting import Counting
 
@@ -168,3 +169,21 @@ def test_a_claim_asserted_again_after_its_decision_stays_settled():
     again = claims.claim(subject, "status", "y", 1, "a", "model", run_id="r-1")
     assert again.claim_id == first.claim_id
     assert claims.live_at(subject, "status") == whole(journal, subject, "status") == ([], 5)
+
+
+def test_a_file_journal_reads_the_live_claims_from_the_note_too(tmp_path):
+    """The command line's journal (a file, read into memory) has no reads by kind or version
+    of its own: the note is found and read from by picking out of its streams."""
+    journal = JsonlJournal(tmp_path / "journal.jsonl")
+    subject = "order:o-file"
+    claims = Claims(journal)
+    claims.claim(subject, "status", "z", 0, "a", "model", run_id="r-0")
+    claims.claim(subject, "status", "y", 1, "a", "model", run_id="r-1")
+    claims.claim(subject, "status", "x", 1, "b", "model", run_id="r-1")
+    assert claims.reconcile(subject, "status", RULES).status == "decided"
+    claims.claim(subject, "status", "w", 2, "b", "model", run_id="r-2")
+    noted = journal.read(Claims.stream(subject))[-2].event
+    assert isinstance(noted, LiveClaimsNoted) and noted.at == [1]
+    live, at = claims.live_at(subject, "status")
+    assert (live, at) == whole(journal, subject, "status")
+    assert [c.value for c in live] == ["z", "w"]

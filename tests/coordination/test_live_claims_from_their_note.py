@@ -23,7 +23,7 @@ from runtime.jsonl import JsonlJournal
 from tests.conftest import on_every_backend
 from tests.coordination.counting import Counting
 
-PREDICATES = ("status", "owner")
+PREDICATES = ("status", "carrier")
 RULES = Rules(authority={"status": {"a": 2, "b": 1}})
 SUBJECTS = itertools.count()
 
@@ -187,3 +187,26 @@ def test_a_file_journal_reads_the_live_claims_from_the_note_too(tmp_path):
     live, at = claims.live_at(subject, "status")
     assert (live, at) == whole(journal, subject, "status")
     assert [c.value for c in live] == ["z", "w"]
+
+
+@pytest.mark.django_db
+def test_a_facts_note_is_found_past_another_facts_later_note():
+    """The stream's last note is of another fact: it names this fact's last note's version."""
+    journal = DjangoJournal()
+    subject = "order:o-two-facts"
+    stream = Claims.stream(subject)
+    claims = Claims(journal)
+    journal.append(stream, [claim(subject, f"r-{n}", "z", based_on=0) for n in range(50)], 0)
+    journal.append(stream, [claim(subject, "r-1", "x"), claim(subject, "r-1", "y", by="a")], 50)
+    assert claims.reconcile(subject, "status", RULES).status == "decided"
+    for who, source in (("ann", "state"), ("bob", "model")):
+        claims.claim(subject, "carrier", who, 1, who, source, run_id="r-2")
+    assert claims.reconcile(subject, "carrier", RULES).status == "decided"  # state over model
+    last = journal.read(stream)[-1].event
+    assert isinstance(last, LiveClaimsNoted) and last.predicate == "carrier"
+    assert last.others == {"status": 54}
+    counting = Counting(journal)
+    assert Claims(counting).live_at(subject, "status") == whole(journal, subject, "status")
+    # The carrier's note, the status's note, the 50 claims it lists, and what the kind reads
+    # give since, passed over: the carrier's two claims and its decision.
+    assert counting.handed[stream] == 1 + 1 + 50 + 3

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
 
 from bench.production_env import production_env  # noqa: E402
+from bench.streams_setup import rows_read  # noqa: E402
 from tests.services import start_postgres  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
@@ -64,7 +65,6 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
-import journal_store.journal as stored  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from runtime import fork, streams  # noqa: E402
 from runtime.coordination.claims import Claims, Rules  # noqa: E402
@@ -205,22 +205,6 @@ def records_before(journal: DjangoJournal, run_id: str) -> list[Recorded]:
         found += [r for r in journal.read_prefix(prefix) if streams.owned_by(r.stream, run_id)]
     found += journal.read_prefix("lease-" + streams.resource(run_id, ""))
     return sorted(found, key=lambda r: r.position)
-
-
-def rows_read(work: Callable[[], Any]) -> int:
-    """The journal rows `work` turned into records."""
-    real, counted = stored.from_row, [0]
-
-    def counting(row: Any) -> Any:
-        counted[0] += 1
-        return real(row)
-
-    stored.from_row = counting
-    try:
-        work()
-    finally:
-        stored.from_row = real
-    return counted[0]
 
 
 def settle() -> None:

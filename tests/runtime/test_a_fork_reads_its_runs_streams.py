@@ -6,7 +6,6 @@ store, the file journal and the in-memory one."""
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from journal_store.journal import DjangoJournal
@@ -16,27 +15,15 @@ from runtime.events import IntentDeclared, LeaseGranted, SagaStepCompleted, Tool
 from runtime.journal import MemoryJournal, Recorded
 from runtime.jsonl import JsonlJournal
 from tests.conftest import on_every_backend
+from tests.coordination.counting import Counting as Counted
 
 OTHERS = 40  # other runs, each with streams of every sort a fork reads
 RUN = "r-a"
 
 
-class Counting:
-    """The journal, counting the records it hands out, however asked."""
-
-    def __init__(self, journal: Any) -> None:
-        self.journal = journal
-        self.handed: Counter[str] = Counter()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.journal, name)
-
-    def count(self, found: list[Recorded]) -> list[Recorded]:
-        self.handed.update(r.stream for r in found)
-        return found
-
-    def read(self, stream: str, after: int = 0) -> list[Recorded]:
-        return self.count(self.journal.read(stream, after))
+class Counting(Counted):
+    """The journal, counting the records it hands out, however asked: also by prefix and by
+    the runs' index, as a fork reads."""
 
     def read_prefix(self, prefix: str) -> list[Recorded]:
         return self.count(self.journal.read_prefix(prefix))

@@ -90,7 +90,8 @@ def test_the_attack_is_real_and_the_harness_git_holds_even_before_the_refusal(tm
 def a_writer(tmp_path: Path) -> tuple[Path, Path]:
     """The workspace, and a parallel writer's worktree of it (whose .git is a file)."""
     _, root = fresh_workspace(tmp_path)
-    path = Path(workspace.add_worktree(root, "coder-a")["path"])
+    workspace.add_worktree(root, "coder-a")
+    path = workspace.worktree_path(root, "coder-a")
     assert (path / ".git").is_file()
     return root, path
 

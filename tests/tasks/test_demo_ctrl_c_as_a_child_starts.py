@@ -79,8 +79,10 @@ def test_ctrl_c_as_popen_returns_leaves_nothing_running_and_the_port_free(
 
 
 def test_every_child_names_the_home_so_what_is_left_running_is_found(command, settings):
-    # runserver's command line names no home: only its environment can say whose it is.
-    command.start_child("web server", [sys.executable, "-c", SERVER, str(free_port())])
+    # runserver's command line names no home: only its environment can say whose it is. Port
+    # 0, any free one: a port chosen first could be taken by another test before the child
+    # bound it, and a child that exited at once was a zombie, whose environment says nothing.
+    command.start_child("web server", [sys.executable, "-c", SERVER, "0"])
     (child,) = command.children
     assert child.proc is not None
     found = left_running(str(settings.HOME), patience=0)

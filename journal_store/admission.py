@@ -84,9 +84,6 @@ REVIEW_ITEMS = frozenset({"DeadLettered", "ConflictParked"})
 PROVENANCE = frozenset({"JournalImported"})
 # The exporting store's pushes of the run's trace to its collector (see above).
 TRACE_PUSHES = frozenset(kind.kind for kind in PUSH_KINDS)
-# What `kind_problem` refuses wherever it stands. The trace pushes are not among them:
-# `trace_problem` leaves them out or refuses them by the stream they stand on.
-REFUSED_KINDS = DECISIONS | REVIEW_ITEMS | PROVENANCE
 # Where an export may carry them, and what becomes of them there.
 PUSHES_PLACE = (
     "a push of a run's trace stands only on that run's own traces-<run> stream, where an "

@@ -74,13 +74,6 @@ class IntentOfAFinishedRun(IntentError):
         )
 
 
-def history(intent_id: str, using: str = "default") -> list[IntentDeclared]:
-    found = Intents(DjangoJournal(using)).history(intent_id)
-    if not found:
-        raise IntentMissing(intent_id)
-    return found
-
-
 def posted_again(
     latest: IntentDeclared, statement: str, by: str, reason: str, based_on: int | None
 ) -> bool:

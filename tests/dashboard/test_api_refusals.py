@@ -115,7 +115,7 @@ def test_intent_refusals_are_answered_by_type(api):
     Intents(DjangoJournal()).declare("ticket-9", "refund it", "desk", "the customer asked")
     before = StoredEvent.objects.count()
     with pytest.raises(intents.IntentMissing):
-        intents.history("ticket-nobody")
+        intents.page("ticket-nobody")
     missing = api.get("/api/intents/ticket-nobody")
     assert missing.status_code == 404 and "no intent ticket-nobody" in missing.json()["detail"]
     change = {"statement": "replace it", "reason": "they called", "version": 5}

@@ -9,12 +9,11 @@ each is answered). Whether this person may do it is the caller's to check first
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runtime import baseline
+from runtime import baseline, written
 from runtime.openai_client import OLD_BACKEND_NAMES
 from services import baseline as baselines
 from services import keys, runs
@@ -175,27 +174,17 @@ class ReasonRefused(runs.RunError):
     nothing is written."""
 
 
-# What no reason recorded here may hold: a NUL (PostgreSQL's text has none; journalled, it
-# stopped every projector that read it) or half a UTF-16 pair (no event can hold it; a command
-# line's argument that is not UTF-8 arrives as such halves).
-UNRECORDABLE = re.compile("[\x00\ud800-\udfff]")
-
-
 def steering_reason(reason: str) -> str:
     """The reason as recorded (its ends' whitespace trimmed), or ReasonRefused saying why it
-    cannot be: longer than REASON_MAX, or holding a character no text here may. The page's
-    stop and resume post it unchecked, and the command line takes any text: where the API's
-    body refused both, the page journalled a NUL and cut a long reason in silence."""
+    cannot be: longer than REASON_MAX, or holding a character no text here may
+    (runtime/written.py). The page's stop and resume post it unchecked, and the command line
+    takes any text: where the API's body refused both, the page journalled a NUL and cut a long
+    reason in silence."""
     said = reason.strip()
     if len(said) > REASON_MAX:
         raise ReasonRefused(f"the reason is {len(said):,} characters; at most {REASON_MAX:,}")
-    if found := UNRECORDABLE.search(said):
-        ch = found.group()
-        what = "a NUL character" if ch == "\x00" else "half a UTF-16 surrogate pair"
-        raise ReasonRefused(
-            f"the reason holds {what} (U+{ord(ch):04X}) at character {found.start() + 1}, "
-            "which no text here may hold"
-        )
+    if why := written.unwritten_reason(said):
+        raise ReasonRefused(why)
     return said
 
 

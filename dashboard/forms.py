@@ -14,7 +14,7 @@ from django.forms.boundfield import BoundField
 from django.urls import reverse
 
 from dashboard import actions
-from runtime import baseline, flight
+from runtime import baseline, flight, written
 from runtime.terminal import BIDI
 from runtime.unseen import unseen_reason
 from services import letters, local_model
@@ -323,8 +323,9 @@ class NewRunForm(Form):
 
 
 def seen_reason(text: str) -> None:
-    """A decision's reason shows something (runtime/unseen.py)."""
-    if why := unseen_reason(text):
+    """A decision's reason shows something and holds no control character but tabs and line
+    breaks (runtime/unseen.py, runtime/written.py)."""
+    if why := unseen_reason(text) or written.unwritten_reason(text):
         raise forms.ValidationError(why, code="unseen")
 
 

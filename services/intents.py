@@ -17,7 +17,7 @@ from __future__ import annotations
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
-from runtime import status
+from runtime import status, written
 from runtime.coordination.gates import TASK, Intent, Intents
 from runtime.events import IntentDeclared, shown
 from runtime.journal import WrongExpectedVersion
@@ -117,6 +117,9 @@ def supersede(
         raise IntentError(why)
     if why := unseen_reason(reason.strip()):
         raise IntentError(why)
+    for name, text in (("statement", statement), ("reason", reason)):
+        if why := written.unwritten_reason(text, name):
+            raise IntentError(why)
     for name, text in (("statement", statement), ("reason", reason)):
         if len(text.strip()) > STATEMENT_MAX:
             raise IntentError(

@@ -20,7 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, listing, queries
 from journal_store.models import Conflict, RunSummary
-from runtime import fork_checks
+from runtime import fork_checks, written
 from runtime.flat import field_holding
 from runtime.unseen import unseen_reason
 from services import intents, letters, review
@@ -299,8 +299,9 @@ class ImportRefusedOut(Schema):
 
 
 def seen_reason(text: str) -> str:
-    """A decision's reason shows something, as the pages ask (runtime/unseen.py)."""
-    if why := unseen_reason(text):
+    """A decision's reason shows something and holds no control character, as the pages ask
+    (runtime/unseen.py, runtime/written.py)."""
+    if why := unseen_reason(text) or written.unwritten_reason(text):
         raise PydanticCustomError("reason", "{why}", {"why": why})
     return text
 
@@ -465,8 +466,11 @@ class IntentOut(Schema):
 
 
 def seen_statement(text: str) -> str:
-    """An intent's statement shows something, as its reason must (runtime/unseen.py)."""
-    if why := unseen_reason(text, "statement", "say what is wanted now in words"):
+    """An intent's statement shows something and holds no control character, as its reason
+    must (runtime/unseen.py, runtime/written.py)."""
+    if why := unseen_reason(
+        text, "statement", "say what is wanted now in words"
+    ) or written.unwritten_reason(text, "statement"):
         raise PydanticCustomError("statement", "{why}", {"why": why})
     return text
 
@@ -487,8 +491,8 @@ AGENT_MAX = 64  # characters of an agent's name a fork's body may give
 def writable(value: Any) -> Any:
     """Text for an agent (a fork's message, its tool result) holds no control character but
     tabs and line breaks, as the fork page and the command line refuse it (runtime's one
-    check: fork_checks.unwritable); a NUL or half a pair is refused before, as in any body."""
-    if why := fork_checks.unwritable(value):
+    check: runtime/written.py); a NUL or half a pair is refused before, as in any body."""
+    if why := written.unwritable(value):
         raise PydanticCustomError("text", "{why}", {"why": why})
     return value
 

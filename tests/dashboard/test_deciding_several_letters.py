@@ -129,7 +129,10 @@ def test_posted_twice_each_letter_is_decided_once(as_reviewer, three):
         ({"letter": "X", "decision": "redo", "reason": "r"}, "decision: Select a valid choice"),
         ({"letter": "<script>:1", "decision": "retry", "reason": "r"}, "'<script>:1' is not a"),
         ({"letter": "X", "decision": "retry", "reason": "r" * 5000}, "reason: Ensure this"),
-        ({"letter": "X", "decision": "retry", "reason": "a\x00b"}, "reason: Null characters"),
+        (
+            {"letter": "X", "decision": "retry", "reason": "a\x00b"},
+            "reason: the reason holds a NUL character (U+0000) at character 2",
+        ),
     ],
 )
 def test_a_form_that_cannot_be_used_decides_nothing_and_says_why(as_reviewer, three, form, why):

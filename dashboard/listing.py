@@ -21,7 +21,7 @@ from django.db.models import (
 
 from dashboard.asked import BadQuery, parse_date, shown
 from dashboard.queries import loose_scan
-from journal_store import projection
+from journal_store import projection, search
 from journal_store.models import Finding, RunSummary, RunTag
 from runtime import instants, status
 from runtime.diagnose import SIGNATURES
@@ -192,7 +192,11 @@ def selected(chosen: RunFilter) -> QuerySet[RunSummary]:
     if chosen.until:
         qs = qs.filter(started_at__date__lte=chosen.until)
     if chosen.q:
-        qs = qs.filter(Q(task__icontains=chosen.q) | Q(run_id__icontains=chosen.q))
+        # As typed and in NFKC, as the review queues read their words (dashboard/queries.py).
+        held = Q()
+        for said in dict.fromkeys((chosen.q, search.folded(chosen.q))):
+            held |= Q(task__icontains=said) | Q(run_id__icontains=said)
+        qs = qs.filter(held)
     if chosen.tag:
         tagged = RunTag.objects.filter(tag=chosen.tag).values("run_id")
         qs = qs.filter(run_id__in=Subquery(tagged))

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from dashboard import present
-from journal_store import projection, queues, stopped
+from journal_store import projection, queues, search, stopped
 from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
     AuditEntry,
@@ -531,8 +531,11 @@ def queue_rows(
         items = items.filter(run_id=run)
     if words:
         held = Q()
-        for column in queue.words:
-            held |= Q(**{f"{column}__icontains": words})
+        # As typed and in NFKC: full-width letters typed by an input method find the text an
+        # agent wrote in ASCII, as the search page's index (journal_store/search.py) finds it.
+        for said in dict.fromkeys((words, search.folded(words))):
+            for column in queue.words:
+                held |= Q(**{f"{column}__icontains": said})
         items = items.filter(held)
     return items if runs is None else runs.items(items)
 

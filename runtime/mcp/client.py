@@ -56,7 +56,7 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpTool
 
-from runtime.mcp import listing
+from runtime.mcp import lines, listing
 from runtime.mcp.server import (
     McpFailure,
     McpServer,
@@ -100,6 +100,7 @@ class _Link:
     left_out: dict[str, str] = field(default_factory=dict)  # qualified tool name -> why
     task: asyncio.Task[None] | None = None
     stop: asyncio.Event | None = None
+    handshake: anyio.CancelScope | None = None  # while the handshake and listing are awaited
     degraded: str | None = None
     failures: int = 0
     calls: int = 0
@@ -264,10 +265,13 @@ class McpSurface:
         """Classify an exception from a call and update the server's health accordingly."""
         server = link.server.name
         if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
-            reason = "connection closed (the server process is gone)" + self._stderr_tail(
-                link, settle=1.0
+            self._degrade(
+                link,
+                "connection closed (the server process is gone)"
+                + self._stderr_tail(link, settle=1.0),
             )
-            self._degrade(link, reason)
+            # the first reason: ours, when we ended the connection (a line past its bound)
+            reason = link.degraded
             return ServerUnreachable(f"{name}: server {server!r} is unreachable: {reason}")
         if isinstance(exc, TimeoutError) or (
             isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT
@@ -293,6 +297,19 @@ class McpSurface:
                 return
             link.degraded = reason
         log.warning("MCP server %r is degraded: %s", link.server.name, reason)
+
+    def _line_too_long(self, link: _Link, limit: int) -> None:
+        """A line of the server's stdout passed its bound (runtime/mcp/lines.py): degrade it
+        and end its connection, so that a call waiting on it fails now, naming why."""
+        self._degrade(
+            link,
+            f"it wrote a line on stdout longer than {limit:,} bytes (lines.MAX_LINE_BYTES); "
+            "its connection was ended",
+        )
+        if link.handshake is not None:
+            link.handshake.cancel()
+        if link.stop is not None:
+            link.stop.set()
 
     def _health_of(self, link: _Link) -> ServerHealth:
         with self._lock:
@@ -384,11 +401,13 @@ class McpSurface:
     async def _hold(self, link: _Link, ready: asyncio.Future[None]) -> None:
         """The life of one connection: open, initialize, list tools, wait for stop, close."""
         server = link.server
+        watch = lines.Watch(lambda limit: self._line_too_long(link, limit))
         params = StdioServerParameters(
             command=server.command[0],
             args=list(server.command[1:]),
             env=dict(server.env),
             cwd=server.cwd,
+            encoding=watch.encoding,
         )
         try:
             async with (
@@ -401,8 +420,12 @@ class McpSurface:
             ):
                 link.stderr.release()  # the process has its own end: the pipe ends with it
                 with anyio.fail_after(self.start_timeout):
-                    await session.initialize()
-                    link.tools = await _list_tools(session)
+                    with anyio.CancelScope() as link.handshake:
+                        await session.initialize()
+                        link.tools = await _list_tools(session)
+                link.handshake = None
+                if link.degraded is not None:  # a line past its bound ended the handshake
+                    raise RuntimeError(link.degraded)
                 link.session = session
                 ready.set_result(None)
                 assert link.stop is not None
@@ -414,6 +437,8 @@ class McpSurface:
                 self._degrade(link, f"connection failed: {_describe(exc)}")
         finally:
             link.session = None
+            link.handshake = None
+            watch.forget()
             link.stderr.release()  # if it could not be started
             if not ready.done():  # cancelled before it was ready
                 ready.set_exception(RuntimeError("the connection was cancelled while starting"))

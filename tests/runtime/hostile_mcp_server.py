@@ -6,7 +6,8 @@ can list what the SDK's own server would never send.
 LISTING.json holds {"tools": [...]} (each with name, description, inputSchema) and optionally
 "page" (tools per page, with a next cursor after every page, for ever: a server that never
 stops paging) and "stderr_mib" (a call writes that many MiB to stderr, then "the last words",
-and the process exits). Otherwise a call answers "called NAME".
+and the process exits) and "stdout_mib" (a call writes that many MiB to stdout on one line,
+never ended, and the process waits for more input). Otherwise a call answers "called NAME".
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def main() -> None:
                 listed = [dict(tools[0], name=f"t{at + i}") for i in range(page)]
                 result = {"tools": listed, "nextCursor": str(at + page)}
         elif method == "tools/call":
+            if told.get("stdout_mib"):
+                chunk = f'{{"jsonrpc": "2.0", "id": {ident}, "result": "' + "x" * (1 << 20)
+                for _ in range(told["stdout_mib"]):
+                    sys.stdout.write(chunk)
+                sys.stdout.flush()
+                continue
             if told.get("stderr_mib"):
                 chunk = "E" * ((1 << 20) - 1) + "\n"
                 for _ in range(told["stderr_mib"]):

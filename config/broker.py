@@ -60,9 +60,12 @@ class EmbeddedRedis:
         self.pidfile = folder / "redis.pid"
         self.logfile = folder / "redis.log"
         self.lockfile = folder / "broker.lock"
-        if len(str(self.socket)) > MAX_SOCKET_PATH:
+        # In bytes, as the kernel counts: a path of fewer characters but more bytes (non-ASCII
+        # letters) was cut short by redis-server, which listened elsewhere, and the start
+        # failed 15 s later saying only that the broker did not start.
+        if (size := len(os.fsencode(self.socket))) > MAX_SOCKET_PATH:
             raise BrokerError(
-                f"the broker's socket path is longer than {MAX_SOCKET_PATH} bytes "
+                f"the broker's socket path is {size} bytes, longer than {MAX_SOCKET_PATH} bytes "
                 f"({self.socket}); set MINUTES_HOME to a shorter folder"
             )
 
@@ -105,6 +108,10 @@ class EmbeddedRedis:
         decide it; waited for while another process starts or stops the server (each bounded
         by its timeouts), and let go by the kernel should the holder die."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        # Its owner's alone: the append-only file holds every queued step's message, and
+        # redis-server makes it (and its log) readable by all; the folder was made with the
+        # umask (0755 under the usual 022), so every local user could read it.
+        self.folder.chmod(0o700)
         with open(self.lockfile, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # closing the file lets it go
             yield

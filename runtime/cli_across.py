@@ -4,7 +4,9 @@ event of another), zi (the zero-intelligence 2 x 2). `runtime.cli` registers the
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -217,10 +219,26 @@ def cmd_zi(args: argparse.Namespace) -> int:
         for (coder, reviewer), path in paths.items()
     ]
     root.mkdir(parents=True, exist_ok=True)
+    held = claim_folder(root, [each.path for each in planned])
+    try:
+        return fly_cells(args, root, planned, here)
+    finally:
+        os.close(held)
+
+
+def fly_cells(
+    args: argparse.Namespace, root: Path, planned: list[zero.PlannedCell], here: Services
+) -> int:
+    """Fly the 2x2's cells one after another and print what held in each."""
     cells = []
     for n, each in enumerate(planned):
+        # Ctrl-C (or the cell journal's .stop file) stops the cell at its next turn boundary,
+        # as `fly` stops a run, and the 2x2 with it: it went on to the next cell, or, pressed
+        # twice, left a traceback.
+        stop = StopSignal(each.path, each.run_id)
+        previous = stop.install()
         try:
-            cells.append(fly_leased(each, root, here))
+            flown, ended = fly_leased(each, root, here, stop)
         except (EndpointDown, LeaseHeld, LeaseTaken) as exc:
             # The cell rests at the call nobody answered, or was not flown for a lease
             # somebody else holds, or stopped where its lease was taken from it; the cells
@@ -238,6 +256,22 @@ def cmd_zi(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             return code
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        cells.append(flown)
+        if ended == "interrupted":
+            print(
+                f"the cell {each.path} stopped at a turn boundary, as asked; go on with: "
+                f"python -m runtime resume {each.path} --run {each.run_id}",
+                file=sys.stderr,
+            )
+            if rest := [str(p.path) for p in planned[n + 1 :]]:
+                print(
+                    f"not flown: {', '.join(rest)}; run zi again with another --dir for the "
+                    "whole 2x2",
+                    file=sys.stderr,
+                )
+            return EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(cells, indent=2))
     else:
@@ -246,15 +280,37 @@ def cmd_zi(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def fly_leased(planned: zero.PlannedCell, root: Path, here: Services) -> dict[str, Any]:
+def claim_folder(root: Path, paths: list[Path]) -> int:
+    """Hold `root` for this 2x2 (a lock on the folder, let go when the process ends however it
+    ends) and check again that no cell's journal is there: two 2x2s given the same --dir at
+    once both found it free (plan_cell's check) and flew their cells into the same journals.
+    The folder's descriptor, for the caller to close; FlightError when another holds it."""
+    held = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(held)
+        raise flight.FlightError(f"another zi is flying into {root}: give another --dir") from None
+    if taken := next((p for p in paths if p.exists()), None):
+        os.close(held)
+        raise flight.FlightError(f"{taken} exists: give another --dir")
+    return held
+
+
+def fly_leased(
+    planned: zero.PlannedCell, root: Path, here: Services, stop: StopSignal | None = None
+) -> tuple[dict[str, Any], str]:
     """Fly a cell under its run's lease, as `fly` flies a run (runtime/cli_lease.py): while
     it flies, a `resume` of its journal (or a worker) is refused; a cell whose lease somebody
-    else holds is refused (LeaseHeld) before anything of it is written."""
+    else holds is refused (LeaseHeld) before anything of it is written. The cell as read, and
+    how its run ended (`interrupted` when `stop` stopped it)."""
     journal = open_journal(planned.path, must_exist=False)
     with leased(journal, planned.run_id, fresh=True) as held:
-        outcome = flight.fly(held.journal, planned.config, planned.run_id, root, services=here)
+        outcome = flight.fly(
+            held.journal, planned.config, planned.run_id, root, stop=stop, services=here
+        )
         held.outcome = outcome.status
-    return zero.read_planned(journal, planned)
+    return zero.read_planned(journal, planned), outcome.status
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

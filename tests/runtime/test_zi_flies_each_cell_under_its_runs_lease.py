@@ -6,8 +6,10 @@ release, which says how the cell ended."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -166,3 +168,50 @@ def test_a_cell_whose_lease_is_taken_mid_flight_stops_and_names_the_cells_not_fl
     # Nothing of the cell's after the other's grant: not a turn, not a release of its own.
     last = events(first)[-1]
     assert (last["kind"], last["holder"]) == ("LeaseGranted", OTHER)
+
+
+def test_ctrl_c_stops_the_cell_at_a_turn_boundary_and_the_two_by_two_with_it(server, tmp_path):
+    """Ctrl-C stopped nothing gracefully: the 2x2 had no stop of its own (a second press left
+    a traceback and the cell mid-turn). Now the cell flying stops at its next turn boundary,
+    as `fly` stops a run, its lease given back saying so; the 2x2 says how to go on, which
+    cells never flew, and exits 4."""
+    zi, _ = stalled_two_by_two(server, tmp_path)
+    try:
+        first, run, holder = flying_first_cell(server, zi, tmp_path)
+        zi.send_signal(signal.SIGINT)
+        time.sleep(0.5)  # the handler has the press before the answer comes back
+    finally:
+        server.release.set()
+        out, err = zi.communicate(timeout=WAIT * 5)
+    assert zi.returncode == EXIT_INTERRUPTED, err
+    assert out == ""
+    said = err.splitlines()
+    assert said[0] == "stopping at the next turn boundary (Ctrl-C again to quit at once)"
+    assert said[1] == (
+        f"the cell {first} stopped at a turn boundary, as asked; go on with: "
+        f"python -m runtime resume {first} --run {run}"
+    )
+    assert said[2].startswith("not flown: ")
+    lines = events(first)
+    kinds = [e["kind"] for e in lines if e["stream"] == f"run-{run}"]
+    assert kinds[-1] == "RunInterrupted", kinds
+    released = lines[-1]
+    assert (released["kind"], released["holder"]) == ("LeaseReleased", holder)
+    assert released["outcome"] == "interrupted"
+    assert sorted(p.name for p in tmp_path.glob("zi-*.jsonl")) == [first.name]
+
+
+def test_a_two_by_two_into_a_folder_another_holds_is_refused_and_writes_nothing(tmp_path):
+    """Two 2x2s given the same --dir at once both found it free (no cell's journal there yet)
+    and flew their cells into the same journals. The folder is held while a 2x2 flies: the
+    other is refused, naming it, before it writes anything."""
+    held = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a 2x2 flying there holds it
+        zi = cli({}, "zi", "--team", "repo-fix", "--dir", str(tmp_path))
+        out, err = zi.communicate(timeout=WAIT)
+    finally:
+        os.close(held)
+    assert zi.returncode == 2, err
+    assert err == f"error: another zi is flying into {tmp_path}: give another --dir\n"
+    assert out == "" and list(tmp_path.iterdir()) == []

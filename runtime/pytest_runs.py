@@ -128,7 +128,8 @@ def read_report(report: Path) -> list[Case]:
 
 def counts(cases: list[Case], root: Path) -> dict[str, Any]:
     """What an agent's run_tests answers: passed and failed (errors count as failed), skipped
-    if any, and the failures' traces with the workspace's path taken out."""
+    if any, the failures' traces with the workspace's path taken out, and a limit of the
+    sandbox's not enforced on this host if one is not."""
     passed = sum(c.outcome == "passed" for c in cases)
     failed = sum(c.outcome == "failed" for c in cases)
     skipped = sum(c.outcome == "skipped" for c in cases)
@@ -138,6 +139,9 @@ def counts(cases: list[Case], root: Path) -> dict[str, Any]:
     traces = [c.trace for c in cases if c.outcome == "failed"]
     if traces:
         result["trace"] = scrub("\n\n".join(traces), root)[:MAX_TRACE]
+    if sandboxing.unenforced():
+        # Said where the agent and the operator read the run: a limit not applied is not one.
+        result["not_enforced"] = sandboxing.unenforced()
     return result
 
 

@@ -2,7 +2,8 @@
 
 Agent-written tests are untrusted programs. They run with an allow-listed environment (no model
 keys, no database URL, nothing of the worker's), under resource limits (CPU time, address
-space, file size, processes, captured output) and, unless the operator opted out explicitly,
+space, file size, processes, bytes added to the directories it may write, captured output)
+and, unless the operator opted out explicitly,
 inside a bubblewrap sandbox: no network, only the Python installation and the system's /usr
 readable, write access to the workspace (its .git read-only), the run's scratch directory
 (pytest's report and temporary files, HOME and TMPDIR) and a small /dev/shm only.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import selectors
 import shutil
@@ -28,8 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime import children
+from runtime import children, sandbox_cgroup
+from runtime.sandbox_disk import TICK, DiskWatch
 from runtime.tools import ToolFailure, ToolTimeout
+
+log = logging.getLogger("minutes.sandbox")
 
 INSTALL_HINT = (
     "install it (Debian/Ubuntu: apt-get install bubblewrap), or, knowing that agent code then "
@@ -40,19 +45,32 @@ INSTALL_HINT = (
 # (no /etc, /home, /root, /var, no other workspaces) is visible inside.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+# The sandbox's /tmp is read-only (see `confinement`): its size bounds what it could hold in
+# memory should that change; mount points bwrap makes in it take a few inodes, no data.
+TMP_BYTES = 1 << 20
 
 
 class SandboxUnavailable(ToolFailure):
     """The sandbox is required and cannot run here; the message says how to fix that."""
 
 
+class LimitReached(ToolFailure):
+    """The run went past one of its limits (processes, disk) and was ended for it."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits for one run of agent code.
 
-    `processes` is the kernel's RLIMIT_NPROC, which counts every thread of the user, so it is
-    applied as headroom over what the user already runs; the kernel does not apply it to root
-    (the sandbox's pid namespace still ends every process with the run).
+    `processes` is the pids.max of a cgroup of the run's own (runtime/sandbox_cgroup.py) where
+    one can be made: every process and thread of the run counts, root's too, and a run that
+    reaches it is ended (`LimitReached`). Elsewhere it is the kernel's RLIMIT_NPROC, which
+    counts every thread of the user, so it is applied as headroom over what the user already
+    runs; the kernel does not apply that to root, and a run as root with no cgroup has no
+    process limit (`unenforced` says so).
+
+    `disk_bytes` bounds what the run adds to the workspace and the scratch directory together
+    (runtime/sandbox_disk.py), measured while it runs: one past it is ended (`LimitReached`).
     """
 
     cpu_seconds: int = 120
@@ -62,6 +80,7 @@ class Limits:
     # multiprocessing's semaphores and a test's small shared arrays.
     shm_bytes: int = 16 << 20
     processes: int = 256
+    disk_bytes: int = 512 << 20
     output_bytes: int = 1 << 20  # captured stdout and stderr; the rest is read and dropped
 
 
@@ -91,9 +110,9 @@ def run(
     sandbox: Sandbox,
     label: str = "the run",
 ) -> Finished:
-    """Run `argv` in `workspace` as agent code; its output, capped. Raises ToolTimeout (after
-    killing everything it started), SandboxUnavailable, or children.Ended (its holder's lease
-    was lost: it was killed, or not started)."""
+    """Run `argv` in `workspace` as agent code; its output, capped. Raises ToolTimeout or
+    LimitReached (after killing everything it started), SandboxUnavailable, or children.Ended
+    (its holder's lease was lost: it was killed, or not started)."""
     workspace, scratch = workspace.resolve(), scratch.resolve()
     inner = confinement(sandbox, workspace, scratch) if sandbox.required else []
     limits = _limits(sandbox.limits)
@@ -103,6 +122,10 @@ def run(
         # to be gone, and with it everything in its pid namespace (see `_kill`).
         inner = [inner[0], "--info-fd", str(told), *inner[1:]]
     command = [*limits, *inner, *argv]
+    group = _pids_group(sandbox.limits)
+    if group is not None:
+        command = group.joined(command)
+    watch = _watch(sandbox.limits, label, group, workspace, scratch)
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -121,7 +144,7 @@ def run(
 
     try:
         with children.started(label, start) as proc:
-            return _outcome(proc, timeout, sandbox.limits.output_bytes, label, first)
+            return _outcome(proc, timeout, sandbox.limits.output_bytes, label, first, watch)
     except children.Ended:
         # Killed with its process group (children.end): a sandboxed run's pid namespace
         # dies with bwrap, its group leader; as after a timeout, not told before it is gone.
@@ -130,6 +153,8 @@ def run(
             _gone(pid)
         raise
     finally:
+        if group is not None:
+            group.end()  # what a run left (one without the sandbox may have left its session)
         if inner:
             os.close(info)
             os.close(told)
@@ -141,8 +166,10 @@ def _outcome(
     cap: int,
     label: str,
     first: Callable[[], int | None],
+    watch: Callable[[bool], str | None],
 ) -> Finished:
-    """What the run said (its first `cap` bytes) and how it ended."""
+    """What the run said (its first `cap` bytes) and how it ended. `watch` is asked at least
+    every TICK while it runs, and once after, whether it went past a limit (what to say)."""
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     kept = bytearray()
@@ -152,24 +179,41 @@ def _outcome(
             selector.register(proc.stdout, selectors.EVENT_READ)
             while True:
                 left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
+                if left <= 0:
                     raise TimeoutError
+                _stop_if(watch(False))
+                if not selector.select(min(left, TICK)):
+                    continue
                 chunk = os.read(proc.stdout.fileno(), 65536)
                 if not chunk:
                     break
                 room = cap - len(kept)
                 truncated = truncated or len(chunk) > room
                 kept += chunk[: max(room, 0)]  # the rest is read and dropped: no blocked writer
-        code = proc.wait(max(deadline - time.monotonic(), 0.1))
-    except (TimeoutError, subprocess.TimeoutExpired):
+        while (code := proc.poll()) is None:  # its output closed; it may not have ended yet
+            if time.monotonic() >= deadline:
+                raise TimeoutError
+            _stop_if(watch(False))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(TICK)
+        _stop_if(watch(True))
+    except TimeoutError:
         _kill(proc, first())
         raise ToolTimeout(f"{label} gave no answer within {timeout:g} s") from None
+    except LimitReached:
+        _kill(proc, first())
+        raise
     finally:
         proc.stdout.close()
     text = kept.decode("utf-8", errors="replace")
     if truncated:
         text += f"\n[output cut at {cap} bytes]"
     return Finished(code if code >= 0 else 128 - code, text, truncated)
+
+
+def _stop_if(said: str | None) -> None:
+    if said is not None:
+        raise LimitReached(said)
 
 
 def _kill(proc: subprocess.Popen[bytes], first: int | None = None) -> None:
@@ -207,6 +251,61 @@ def _gone(pid: int, patience: float = 5.0) -> None:
         if state in ("Z", "X"):
             return  # ended, and waiting for a reaper that is not us
         time.sleep(0.01)
+
+
+# --- the limits watched while it runs ---------------------------------------------------------
+
+NO_PROCESS_LIMIT = (
+    "the process limit (Limits.processes) is not enforced here: agent code runs as root, which "
+    "RLIMIT_NPROC does not bind, and no pids cgroup could be made (cgroup v1's "
+    "/sys/fs/cgroup/pids, or v2's with the pids controller, writable by this process)"
+)
+_said: list[str] = []  # what was logged once already
+
+
+def _pids_group(limits: Limits) -> sandbox_cgroup.PidsGroup | None:
+    group = sandbox_cgroup.create(limits.processes)
+    if group is None and os.getuid() == 0 and not _said:
+        _said.append(NO_PROCESS_LIMIT)
+        log.warning(
+            "%s; a fork bomb in an agent's test can take every pid of the host", NO_PROCESS_LIMIT
+        )
+    return group
+
+
+def unenforced() -> str:
+    """What limit of agent code is not enforced on this host ("" if all are), as the last run
+    found: the tool results say it, beside what the run answered."""
+    return _said[0] if _said else ""
+
+
+def _watch(
+    limits: Limits,
+    label: str,
+    group: sandbox_cgroup.PidsGroup | None,
+    workspace: Path,
+    scratch: Path,
+) -> Callable[[bool], str | None]:
+    """What ends the run early: a fork its pids group refused, or more than `disk_bytes` added
+    to the directories it may write (runtime/sandbox_disk.py)."""
+    places = {"its workspace": workspace, "its scratch directory (HOME, TMPDIR)": scratch}
+    disk = DiskWatch(places, limits.disk_bytes, frozenset({workspace / ".git"}))
+
+    def watch(last: bool) -> str | None:
+        if group is not None and group.reached():
+            return (
+                f"{label} was ended: it reached its limit of {limits.processes} processes and "
+                "threads (Limits.processes; a fork bomb?)"
+            )
+        place = disk.over(last)
+        if place is not None:
+            return (
+                f"{label} was ended: it wrote more than {limits.disk_bytes:,} bytes "
+                f"(Limits.disk_bytes) into {place}"
+            )
+        return None
+
+    return watch
 
 
 # --- the pieces of the command -----------------------------------------------------------------
@@ -282,7 +381,7 @@ def confinement(sandbox: Sandbox, workspace: Path, scratch: Path) -> list[str]:
     # are one tmpfs sized at half the host's RAM, whose pages no rlimit counts: /dev is made
     # read-only below, and /dev/shm a tmpfs of its own with a size.
     command += ["--dev", "/dev", "--size", str(sandbox.limits.shm_bytes), "--tmpfs", "/dev/shm"]
-    command += ["--proc", "/proc", "--tmpfs", "/tmp"]
+    command += ["--proc", "/proc", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     for root in python_roots():
         command += ["--ro-bind", root, root]
     command += ["--bind", str(scratch), str(scratch), "--bind", str(workspace), str(workspace)]

@@ -59,7 +59,11 @@ SETUP = f"""
     def run_tests(where, writable):
         box = Toolbox(workspace.toolset(where, writable))
         call = ToolCall(id="c", name="run_tests", args={{"target": "tests/test_lock.py"}})
-        return execute(box.check(call, "agent"), call.args).observation()
+        seen = execute(box.check(call, "agent"), call.args).observation()
+        # Root without its rights can make no pids cgroup, and the answer says the process
+        # limit is not enforced (tests/security/test_sandbox_fork_bomb.py): not what is read here.
+        seen.get("result", {{}}).pop("not_enforced", None)
+        return seen
 """
 
 

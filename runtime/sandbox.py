@@ -116,16 +116,18 @@ def run(
     workspace, scratch = workspace.resolve(), scratch.resolve()
     inner = confinement(sandbox, workspace, scratch) if sandbox.required else []
     limits = _limits(sandbox.limits)
+    places = {"its workspace": workspace, "its scratch directory (HOME, TMPDIR)": scratch}
+    disk = DiskWatch(places, sandbox.limits.disk_bytes, frozenset({workspace / ".git"}))
     info, told = os.pipe() if inner else (-1, -1)
     if inner:
         # bubblewrap says there the pid of the sandbox's first process: a kill waits for it
         # to be gone, and with it everything in its pid namespace (see `_kill`).
         inner = [inner[0], "--info-fd", str(told), *inner[1:]]
     command = [*limits, *inner, *argv]
-    group = _pids_group(sandbox.limits)
+    group = _pids_group(sandbox.limits)  # nothing raises between it and the `try`
     if group is not None:
         command = group.joined(command)
-    watch = _watch(sandbox.limits, label, group, workspace, scratch)
+    watch = _watch(sandbox.limits, label, group, disk)
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -283,13 +285,10 @@ def _watch(
     limits: Limits,
     label: str,
     group: sandbox_cgroup.PidsGroup | None,
-    workspace: Path,
-    scratch: Path,
+    disk: DiskWatch,
 ) -> Callable[[bool], str | None]:
     """What ends the run early: a fork its pids group refused, or more than `disk_bytes` added
     to the directories it may write (runtime/sandbox_disk.py)."""
-    places = {"its workspace": workspace, "its scratch directory (HOME, TMPDIR)": scratch}
-    disk = DiskWatch(places, limits.disk_bytes, frozenset({workspace / ".git"}))
 
     def watch(last: bool) -> str | None:
         if group is not None and group.reached():

@@ -59,7 +59,7 @@ def signed_in_docs(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     """The docs page and the schema are for people signed in (the schema also for a token).
 
     Signed out, the page sends the browser to the login page; the schema answers 401 as the
-    rest of the API does.
+    rest of the API does, and 429 to an address locked out for too many failures.
     """
 
     @wraps(view)
@@ -72,6 +72,10 @@ def signed_in_docs(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
             user = TokenAuth()(request)
         except HttpError as exc:
             return JsonResponse({"detail": exc.message}, status=exc.status_code)
+        except signin.LockedOut:
+            # Outside the API's own handlers (errors.py): the schema's answer to an address
+            # locked out is theirs, a 429 with Retry-After, where it was a server error.
+            return signin.lockout_response(request, None)
         if user is None:
             return JsonResponse({"detail": "Unauthorized"}, status=401)
         return view(request, *args, **kwargs)

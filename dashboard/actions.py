@@ -15,6 +15,7 @@ from typing import Any
 
 from runtime import baseline, written
 from runtime.openai_client import OLD_BACKEND_NAMES
+from runtime.unseen import code_point, unseen_reason
 from services import baseline as baselines
 from services import keys, runs
 from services.asked import shown
@@ -32,6 +33,11 @@ ORDER_REFUSAL = (
     "an order id is letters, digits, '.', '_' and '-', starting with a letter or digit, at most "
     "40 characters"
 )
+# What a task may not hold: a control character but the tab and the line breaks (an escape
+# sequence reached the journal, the agents' prompts and the terminals that print a run, and a
+# bell or a C1 control drew nothing on the page), nor half a UTF-16 pair (a command line's
+# argument that is not UTF-8 arrives as such halves, which no event can hold).
+TASK_UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 SCRIPTED_TASK = (
     "With the scripted backend the agents say what the scenario scripts, whatever the task: "
     "a task of your own needs a model backend."
@@ -51,6 +57,23 @@ def team_refusal(team: str) -> str | None:
     if team not in TEAMS:
         return f"{shown(team)} is no team here: name one of {', '.join(sorted(TEAMS))}"
     return None
+
+
+def task_refusal(task: str) -> str | None:
+    """Why a task cannot be given as written, naming the character and where it is: a control
+    character (not a tab or a line break) or half a UTF-16 pair, or nothing that can be seen
+    (only spaces and U+200B passed "not blank" and the run's task read as empty); None when
+    it can."""
+    if found := TASK_UNWRITABLE.search(task):
+        ch = found.group()
+        what = (
+            "half a UTF-16 surrogate pair" if "\ud800" <= ch <= "\udfff" else "a control character"
+        )
+        return (
+            f"the task holds {code_point(ch)}, {what}, at character {found.start() + 1}: "
+            "write it without"
+        )
+    return unseen_reason(task, "task", "say what to do in words, or leave it out")
 
 
 @dataclass(frozen=True)
@@ -92,6 +115,8 @@ class NewRun:
         # The form and the API's body hold it to this length themselves; the command does not.
         if "task" not in found and len(self.task or "") > TASK_MAX:
             found["task"] = f"the task is {len(self.task or ''):,} characters; at most {TASK_MAX:,}"
+        if "task" not in found and (why := task_refusal(self.task or "")):
+            found["task"] = why
         backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
         if backend == "endpoint" and (why := runs.endpoint_unusable()):
             found["model"] = why

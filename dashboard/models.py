@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
@@ -19,6 +20,11 @@ class ApiToken(models.Model):
     digest = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True)
+    # Refused from this moment on (None: never, as every token made before expiry was kept).
+    expires_at = models.DateTimeField(null=True)
+    # Reads only: a script that watches runs needs no power to decide, start or import, and a
+    # leak of its token should not give that power away.
+    read_only = models.BooleanField(default=False)
 
     class Meta:
         permissions = [
@@ -33,6 +39,19 @@ class ApiToken(models.Model):
         return hashlib.sha256(token.encode()).hexdigest()
 
     @classmethod
-    def issue(cls, user: object, name: str) -> tuple[ApiToken, str]:
+    def issue(
+        cls,
+        user: object,
+        name: str,
+        expires_at: datetime | None = None,
+        read_only: bool = False,
+    ) -> tuple[ApiToken, str]:
         token = "mt_" + secrets.token_urlsafe(32)
-        return cls.objects.create(user=user, name=name, digest=cls.hash(token)), token
+        made = cls.objects.create(
+            user=user,
+            name=name,
+            digest=cls.hash(token),
+            expires_at=expires_at,
+            read_only=read_only,
+        )
+        return made, token

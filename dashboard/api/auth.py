@@ -19,22 +19,39 @@ from ninja.security import HttpBearer, SessionAuth
 from dashboard import signin
 from dashboard.models import ApiToken
 
+# What a read-only token may ask: the methods that change nothing.
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+AGAIN = "`manage.py api_token USER` makes another (--help for its expiry and --read-only)"
+
 
 class TokenAuth(HttpBearer):
     """`Authorization: Bearer mt_…`: a script's token (stored hashed).
 
     A wrong token counts as a failed sign-in from its address, and an address locked out for
-    too many failures (passwords or tokens) is answered 429 before any token is looked at.
+    too many failures (passwords or tokens) is answered 429 before any token is looked at. A
+    token past its expiry is refused (401) and one made read-only is refused any method but a
+    read (403), each saying so, from the moment it is so.
     """
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         if signin.token_locked_out(request):
             raise signin.LockedOut  # a 429 with Retry-After, as the sign-in form's (errors.py)
         found = ApiToken.objects.select_related("user").filter(digest=ApiToken.hash(token)).first()
+        now = timezone.now()
         if found is None or not found.user.is_active:
             signin.token_refused(request)
             return None
-        ApiToken.objects.filter(pk=found.pk).update(last_used_at=timezone.now())
+        if found.expires_at is not None and found.expires_at <= now:
+            # Said, since only its holder has it: a guess cannot land on a token, expired or
+            # not. Counted all the same, as a token that opens nothing.
+            signin.token_refused(request)
+            raise HttpError(
+                401, f"this token expired at {found.expires_at:%Y-%m-%d %H:%M} UTC; {AGAIN}"
+            )
+        if found.read_only and request.method not in SAFE_METHODS:
+            # The method is not said back: it is the client's to write, whatever it holds.
+            raise HttpError(403, f"this token is read-only: it may read, not change; {AGAIN}")
+        ApiToken.objects.filter(pk=found.pk).update(last_used_at=now)
         request.user = found.user
         return found.user
 

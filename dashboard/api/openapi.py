@@ -49,7 +49,7 @@ REFUSED_BODY = detail(
 # What any operation may answer before its view runs (api/auth.py, dashboard/signin.py,
 # dashboard/unavailable.py, api/errors.py): written down for each, where the schema named none.
 EVERY = (
-    (401, detail("no valid bearer token and no session")),
+    (401, detail("no valid bearer token (or one past its expiry) and no session")),
     (429, detail("too many failed sign-ins from this address; Retry-After says when to retry")),
     (
         503,
@@ -57,6 +57,8 @@ EVERY = (
     ),
 )
 WITH_BODY = ((413, detail("the request body is larger than the most one may be")),)
+# And to any operation that changes something, from a token made read-only (api/auth.py).
+CHANGING = ((403, detail("a read-only token, which may only read")),)
 
 
 class MinutesAPI(NinjaAPI):
@@ -65,11 +67,14 @@ class MinutesAPI(NinjaAPI):
         for each: the 422 django-ninja gives a request whose parameters or body fail
         validation, and the 400 given before any view to an address holding a NUL character
         (dashboard/security.py), or to a request with too many parameters (api/errors.py);
-        and to every operation what it may answer before its view runs (EVERY, WITH_BODY)."""
+        and to every operation what it may answer before its view runs (EVERY, WITH_BODY,
+        CHANGING)."""
         schema = super().get_openapi_schema(*args, **kwargs)
         for methods in schema["paths"].values():
-            for operation in methods.values():
+            for method, operation in methods.items():
                 answers: list[tuple[int, dict[str, Any]]] = list(EVERY)
+                if method not in ("get", "head", "options"):
+                    answers += CHANGING
                 if "application/json" in operation.get("requestBody", {}).get("content", {}):
                     answers += [(422, UNVALIDATED), (400, REFUSED_BODY)]
                 elif operation.get("parameters") or operation.get("requestBody"):

@@ -1,4 +1,6 @@
-"""python manage.py api_token USER [--name NAME]: a bearer token for scripts (shown once).
+"""python manage.py api_token USER [--name NAME] [--days N] [--read-only]: a bearer token for
+scripts (shown once), refused after N days (90 unless told) and, made --read-only, refused
+anything but a read.
 
 `--list` shows USER's tokens (number, name, made, last used; never the token, which is not
 kept), and `--revoke N` (or a name that only one of them has) takes one back: the scripts
@@ -8,16 +10,29 @@ person.
 
 from __future__ import annotations
 
-from argparse import ArgumentParser
+from argparse import ArgumentParser, ArgumentTypeError
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from config.commandline import refused, said
 from dashboard.models import ApiToken
 
 NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
+# A token is refused this many days after it is made unless told otherwise: a leaked one,
+# forgotten in a script or a log, stops opening anything by itself.
+DAYS = 90
+DAYS_MAX = 3_650
+
+
+def days(text: str) -> int:
+    """--days: a whole number of days, 1 to DAYS_MAX, refused naming the flag."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 5 and 1 <= int(text) <= DAYS_MAX):
+        raise ArgumentTypeError(f"{text[:20]!r} is not a number of days from 1 to {DAYS_MAX:,}")
+    return int(text)
 
 
 class Command(BaseCommand):
@@ -29,6 +44,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("user")
         parser.add_argument("--name", default="script", help="what the token is for")
+        parser.add_argument(
+            "--days", type=days, default=DAYS, help=f"refused after this many days ({DAYS})"
+        )
+        parser.add_argument(
+            "--read-only",
+            action="store_true",
+            help="it may read (GET) but not start, decide, steer or import anything",
+        )
         what = parser.add_mutually_exclusive_group()
         what.add_argument("--list", action="store_true", help="list the user's tokens")
         what.add_argument("--revoke", metavar="N", help="revoke token N (or the one so named)")
@@ -47,8 +70,11 @@ class Command(BaseCommand):
             name = options["name"].strip()
             if not name or len(name) > NAME_MAX:
                 raise refused(f"--name: say what the token is for, in 1 to {NAME_MAX} chars")
-            _, token = ApiToken.issue(user, name)
+            expires = timezone.now() + timedelta(days=options["days"])
+            made, token = ApiToken.issue(user, name, expires, options["read_only"])
             self.stdout.write(token)
+            # Beside it, not with it: stdout is the token alone, for scripts.
+            self.stderr.write(f"{self.what(made)}; {self.until(made)}")
 
     def list(self, user: Any, tokens: Any) -> None:
         if not tokens:
@@ -57,7 +83,19 @@ class Command(BaseCommand):
         for t in tokens:
             used = f"last used {t.last_used_at:%Y-%m-%d %H:%M} UTC" if t.last_used_at else "unused"
             name = said(t.name)  # typed by whoever made it, through the API too
-            self.stdout.write(f"{t.pk}\t{name}\tmade {t.created_at:%Y-%m-%d %H:%M} UTC\t{used}")
+            made = f"made {t.created_at:%Y-%m-%d %H:%M} UTC"
+            self.stdout.write(f"{t.pk}\t{name}\t{made}\t{used}\t{self.until(t)}\t{self.what(t)}")
+
+    @staticmethod
+    def until(token: ApiToken) -> str:
+        if token.expires_at is None:
+            return "never expires"
+        past = "expired" if token.expires_at <= timezone.now() else "expires"
+        return f"{past} {token.expires_at:%Y-%m-%d %H:%M} UTC"
+
+    @staticmethod
+    def what(token: ApiToken) -> str:
+        return "read-only" if token.read_only else "reads and writes"
 
     def revoke(self, user: Any, tokens: Any, which: str) -> None:
         number = which.isdigit() and len(which) < 19  # a column's integer, not an overflow

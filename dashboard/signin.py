@@ -10,13 +10,17 @@ cannot lock every script out by sending bad tokens from elsewhere.
 from __future__ import annotations
 
 import ipaddress
+import math
+from datetime import datetime
 from typing import Any
 
+from axes.handlers.database import AxesDatabaseHandler
 from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
 from django.contrib.auth.signals import user_login_failed
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
 
 LOCKED = "too many failed sign-ins from here; try again later"
 
@@ -56,18 +60,52 @@ def cool_off_seconds() -> int:
     return int(settings.AXES_COOLOFF_TIME.total_seconds())
 
 
+def lifts_at(request: HttpRequest, credentials: Any = None) -> datetime:
+    """When the lockout on this request lifts: a cool-off after the failure that still makes
+    the limit, for each count that has reached it (the name's, the address's). Attempts
+    during a lockout are not recorded, so the answer is fixed from the failure that caused
+    it; a cool-off from now when the counts cannot be read (another axes handler)."""
+    now = timezone.now()
+    cool_off = settings.AXES_COOLOFF_TIME
+    handler = AxesProxyHandler.get_implementation()
+    if not isinstance(handler, AxesDatabaseHandler):
+        return now + cool_off
+    AxesProxyHandler.update_request(request)
+    limit = settings.AXES_FAILURE_LIMIT
+    lifts = None
+    for attempts in handler.get_user_attempts(request, credentials or {"username": None}):
+        counted = 0
+        # Newest first: the count stays at the limit until the row that reaches it ages out.
+        for failures, at in attempts.order_by("-attempt_time").values_list(
+            "failures_since_start", "attempt_time"
+        ):
+            counted += failures
+            if counted >= limit:
+                lifts = at + cool_off if lifts is None else max(lifts, at + cool_off)
+                break
+    return lifts if lifts is not None and lifts > now else now + cool_off
+
+
 def lockout_response(
     request: HttpRequest, original_response: HttpResponse | None, credentials: Any = None
 ) -> HttpResponse:
-    """429 with a Retry-After: the API's JSON error shape, or the login page's own message."""
+    """429 with a Retry-After: the API's JSON error shape, or the login page's own message.
+    Both say when the lockout lifts, counted from the failure that caused it, where they said
+    a whole cool-off however much of it had passed."""
     response: HttpResponse
+    lifts = lifts_at(request, credentials)
+    seconds = max(1, math.ceil((lifts - timezone.now()).total_seconds()))
     if request.path.startswith("/api/"):
-        response = JsonResponse({"detail": LOCKED}, status=429)
+        response = JsonResponse({"detail": f"{LOCKED} ({lifted(lifts)})"}, status=429)
     else:
-        minutes = max(1, cool_off_seconds() // 60)
-        response = render(request, "registration/locked_out.html", {"minutes": minutes}, status=429)
-    response["Retry-After"] = str(cool_off_seconds())
+        said = {"minutes": math.ceil(seconds / 60), "lifts": lifted(lifts)}
+        response = render(request, "registration/locked_out.html", said, status=429)
+    response["Retry-After"] = str(seconds)
     return response
+
+
+def lifted(at: datetime) -> str:
+    return f"it lifts at {at:%H:%M:%S} UTC"
 
 
 class LockedOut(Exception):

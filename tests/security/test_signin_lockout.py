@@ -35,7 +35,7 @@ def test_ten_wrong_passwords_lock_the_name_out_even_for_the_right_password(db):
     assert answers[-1] == 429
 
     right = sign_in(attacker, "rosa", PASSWORD)
-    assert right.status_code == 429 and right["Retry-After"] == str(15 * 60)
+    assert right.status_code == 429 and 890 <= int(right["Retry-After"]) <= 15 * 60
     assert "Signing in is paused" in right.content.decode()
     assert "<code>manage.py axes_reset_username NAME</code>" in right.content.decode()
     assert not is_signed_in(attacker)
@@ -107,7 +107,7 @@ def test_wrong_bearer_tokens_lock_their_address_out_of_the_api(db):
 
     right = Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {token}", REMOTE_ADDR="10.0.3.1")
     assert right.status_code == 429 and "too many failed sign-ins" in right.json()["detail"]
-    assert right["Retry-After"] == str(15 * 60)  # as the form's lockout says it
+    assert 890 <= int(right["Retry-After"]) <= 15 * 60  # as the form's lockout says it
     issued.refresh_from_db()
     assert issued.last_used_at is None  # the token was not even looked at
     # A token has no name to lock: wrong ones spread over many addresses lock none of them,

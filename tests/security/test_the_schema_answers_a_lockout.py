@@ -31,6 +31,6 @@ def test_wrong_tokens_on_the_schema_lock_the_address_out_with_a_429():
     right = schema(token)
     assert right.status_code == 429
     assert "too many failed sign-ins" in right.json()["detail"]
-    assert right["Retry-After"] == str(15 * 60)
+    assert 890 <= int(right["Retry-After"]) <= 15 * 60
     assert token not in right.content.decode()
     assert schema(token, address="10.0.5.2").status_code == 200  # another address is not locked

@@ -117,6 +117,10 @@ class NewRun:
             found["task"] = f"the task is {len(self.task or ''):,} characters; at most {TASK_MAX:,}"
         if "task" not in found and (why := task_refusal(self.task or "")):
             found["task"] = why
+        # The form and the API's body hold it to the pattern themselves; the command did not,
+        # and its refusal named "settings.desk.order_id" in pydantic's words.
+        if self.order and not re.fullmatch(ORDER, self.order):
+            found["order"] = ORDER_REFUSAL
         backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
         if backend == "endpoint" and (why := runs.endpoint_unusable()):
             found["model"] = why

@@ -1,7 +1,8 @@
 """A new run's task is refused at entry, naming the character and where it is, when it holds a
 control character (an escape sequence, a bell, a C1 control; a tab and line breaks are text) or
 half a UTF-16 pair, or nothing that can be seen: on the form, in the API's body and on the
-command line alike, and nothing is recorded. Each was taken, and the run's task journalled."""
+command line alike, and nothing is recorded. Each was taken, and the run's task journalled.
+And the command line refuses an order id that is none in the form's words."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from dashboard import actions
 from dashboard.forms import NewRunForm
 from journal_store.models import StoredEvent
 
@@ -66,3 +68,13 @@ def test_the_command_refuses_the_task_naming_it(task, named):
 
 def test_a_tab_and_line_breaks_are_text():
     assert NewRunForm(asked("fix it:\tfirst\r\nthen the tests\nand U+200B\u200bhere")).is_valid()
+
+
+@pytest.mark.parametrize("order", ["../../etc/passwd", "x" * 500, "a b", "\u202eabc", "-lead"])
+def test_the_command_refuses_an_order_that_is_none_in_the_forms_words(order):
+    """As the form and the API refuse it, where the command named 'settings.desk.order_id' in
+    pydantic's words."""
+    with pytest.raises(CommandError) as refused:
+        call_command("start_run", "--team", "support-desk", f"--order={order}")
+    assert str(refused.value) == f"--order: {actions.ORDER_REFUSAL}"
+    assert StoredEvent.objects.count() == 0

@@ -64,16 +64,24 @@ def task_refusal(task: str) -> str | None:
     character (not a tab or a line break) or half a UTF-16 pair, or nothing that can be seen
     (only spaces and U+200B passed "not blank" and the run's task read as empty); None when
     it can."""
-    if found := TASK_UNWRITABLE.search(task):
+    return unwritable(task, "task") or unseen_reason(
+        task, "task", "say what to do in words, or leave it out"
+    )
+
+
+def unwritable(text: str, what: str) -> str | None:
+    """Why `text` (the `what`) holds a character no text given here may (TASK_UNWRITABLE),
+    naming it and where it is; None when it holds none."""
+    if found := TASK_UNWRITABLE.search(text):
         ch = found.group()
-        what = (
+        kind = (
             "half a UTF-16 surrogate pair" if "\ud800" <= ch <= "\udfff" else "a control character"
         )
         return (
-            f"the task holds {code_point(ch)}, {what}, at character {found.start() + 1}: "
+            f"the {what} holds {code_point(ch)}, {kind}, at character {found.start() + 1}: "
             "write it without"
         )
-    return unseen_reason(task, "task", "say what to do in words, or leave it out")
+    return None
 
 
 @dataclass(frozen=True)

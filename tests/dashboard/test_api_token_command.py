@@ -49,6 +49,9 @@ def test_made_listed_used_and_revoked():
         (("rosa", "--revoke", "twin"), "2 tokens are named 'twin'"),
         (("rosa", "--name", " "), "--name: say what the token is for"),
         (("rosa", "--name", "x" * 101), "--name: say what the token is for"),
+        (("rosa", "--name", "ci\x1b[2J"), "--name: the name holds U\\+001B, a control character"),
+        (("rosa", "--name", "a\udcffb"), "--name: the name holds U\\+DCFF, half a UTF-16"),
+        (("rosa", "--name", "\u200b"), "--name: the name holds no character that can be seen"),
     ],
 )
 def test_mistakes_are_named_and_change_nothing(args, says):

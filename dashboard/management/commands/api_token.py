@@ -19,7 +19,9 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from config.commandline import refused, said
+from dashboard import actions
 from dashboard.models import ApiToken
+from runtime.unseen import unseen_reason
 
 NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
 # A token is refused this many days after it is made unless told otherwise: a leaked one,
@@ -70,6 +72,11 @@ class Command(BaseCommand):
             name = options["name"].strip()
             if not name or len(name) > NAME_MAX:
                 raise refused(f"--name: say what the token is for, in 1 to {NAME_MAX} chars")
+            # A name --list shows and --revoke takes back by: one holding half a UTF-16 pair (an
+            # argument that is not UTF-8) could not be stored, and one of nothing that can be
+            # seen could not be told apart, nor typed to revoke.
+            if why := actions.unwritable(name, "name") or unseen_reason(name, "name", "name it"):
+                raise refused(f"--name: {why}")
             expires = timezone.now() + timedelta(days=options["days"])
             made, token = ApiToken.issue(user, name, expires, options["read_only"])
             self.stdout.write(token)

@@ -9,13 +9,14 @@ each is answered). Whether this person may do it is the caller's to check first
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from runtime import baseline, written
 from runtime.openai_client import OLD_BACKEND_NAMES
-from runtime.unseen import code_point, unseen_reason
+from runtime.unseen import unseen_reason
 from services import baseline as baselines
 from services import keys, runs
 from services.asked import shown
@@ -33,11 +34,6 @@ ORDER_REFUSAL = (
     "an order id is letters, digits, '.', '_' and '-', starting with a letter or digit, at most "
     "40 characters"
 )
-# What a task may not hold: a control character but the tab and the line breaks (an escape
-# sequence reached the journal, the agents' prompts and the terminals that print a run, and a
-# bell or a C1 control drew nothing on the page), nor half a UTF-16 pair (a command line's
-# argument that is not UTF-8 arrives as such halves, which no event can hold).
-TASK_UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 SCRIPTED_TASK = (
     "With the scripted backend the agents say what the scenario scripts, whatever the task: "
     "a task of your own needs a model backend."
@@ -64,24 +60,9 @@ def task_refusal(task: str) -> str | None:
     character (not a tab or a line break) or half a UTF-16 pair, or nothing that can be seen
     (only spaces and U+200B passed "not blank" and the run's task read as empty); None when
     it can."""
-    return unwritable(task, "task") or unseen_reason(
+    return written.unwritten_reason(task, "task") or unseen_reason(
         task, "task", "say what to do in words, or leave it out"
     )
-
-
-def unwritable(text: str, what: str) -> str | None:
-    """Why `text` (the `what`) holds a character no text given here may (TASK_UNWRITABLE),
-    naming it and where it is; None when it holds none."""
-    if found := TASK_UNWRITABLE.search(text):
-        ch = found.group()
-        kind = (
-            "half a UTF-16 surrogate pair" if "\ud800" <= ch <= "\udfff" else "a control character"
-        )
-        return (
-            f"the {what} holds {code_point(ch)}, {kind}, at character {found.start() + 1}: "
-            "write it without"
-        )
-    return None
 
 
 @dataclass(frozen=True)

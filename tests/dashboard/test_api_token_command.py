@@ -49,8 +49,14 @@ def test_made_listed_used_and_revoked():
         (("rosa", "--revoke", "twin"), "2 tokens are named 'twin'"),
         (("rosa", "--name", " "), "--name: say what the token is for"),
         (("rosa", "--name", "x" * 101), "--name: say what the token is for"),
-        (("rosa", "--name", "ci\x1b[2J"), "--name: the name holds U\\+001B, a control character"),
-        (("rosa", "--name", "a\udcffb"), "--name: the name holds U\\+DCFF, half a UTF-16"),
+        (
+            ("rosa", "--name", "ci\x1b[2J"),
+            "--name: the name holds a control character \\(U\\+001B\\)",
+        ),
+        (
+            ("rosa", "--name", "a\udcffb"),
+            "--name: the name holds half a UTF-16 surrogate pair \\(U\\+DCFF",
+        ),
         (("rosa", "--name", "\u200b"), "--name: the name holds no character that can be seen"),
     ],
 )

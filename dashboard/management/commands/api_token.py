@@ -19,8 +19,8 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from config.commandline import refused, said
-from dashboard import actions
 from dashboard.models import ApiToken
+from runtime import written
 from runtime.unseen import unseen_reason
 
 NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
@@ -75,7 +75,9 @@ class Command(BaseCommand):
             # A name --list shows and --revoke takes back by: one holding half a UTF-16 pair (an
             # argument that is not UTF-8) could not be stored, and one of nothing that can be
             # seen could not be told apart, nor typed to revoke.
-            if why := actions.unwritable(name, "name") or unseen_reason(name, "name", "name it"):
+            if why := written.unwritten_reason(name, "name") or unseen_reason(
+                name, "name", "name it"
+            ):
                 raise refused(f"--name: {why}")
             expires = timezone.now() + timedelta(days=options["days"])
             made, token = ApiToken.issue(user, name, expires, options["read_only"])

@@ -105,9 +105,9 @@ def from_row(row: Row) -> Recorded:
             body = json.loads(flat.splice(row_envelope(row), data))
             event = parse_event({"kind": kind, "v": v, **body})
     except ValidationError as exc:
-        raise EventFormatError(
-            f"the event at position {position} ({kind}) is unreadable: {exc}"
-        ) from None
+        error = EventFormatError(f"the event at position {position} ({kind}) is unreadable: {exc}")
+        error.row = (position, stream, version, kind)
+        raise error from None
     return Recorded(stream, version, position, event)
 
 

@@ -41,7 +41,7 @@ from journal_store.snapshots import DatabaseSnapshots
 from runtime import flight, status, streams
 from runtime.backoff import doubling
 from runtime.coordination.leases import Lease, taken_since
-from runtime.events import DeadLettered, RunInterrupted, TeamFinished
+from runtime.events import DeadLettered, EventFormatError, RunInterrupted, TeamFinished
 from runtime.fanout.restarts import Outages
 from runtime.fenced import Fenced
 from runtime.journal import JournalError, StaleEpoch, WrongExpectedVersion
@@ -94,7 +94,10 @@ def drive_step(
     journal = DjangoJournal()
     control = Control(run_id, journal)
     stream = streams.journal(run_id)
-    head = journal.last(stream)  # one row, however long the run
+    try:
+        head = journal.last(stream)  # one row, however long the run
+    except EventFormatError as exc:
+        return unreadable(control, exc)
     if head is None:
         return "missing"
     at, last = head.version, head.event
@@ -107,7 +110,10 @@ def drive_step(
     if warm is None:
         # Only the settings: the cold flight's session reads the rest, around its agent loop's
         # latest snapshot when one fits (runtime/snapshots.py).
-        first = journal.first(stream)
+        try:
+            first = journal.first(stream)
+        except EventFormatError as exc:
+            return unreadable(control, exc)
         try:
             config = flight.recorded_config([first.event] if first else [], run_id)
         except flight.FlightError as exc:
@@ -134,7 +140,10 @@ def drive_step(
             return "busy"  # somebody else is driving this run: we do not write
         if warm is None:
             assert config is not None
-            warm = cold_flight(run_id, config, control, lease)
+            try:
+                warm = cold_flight(run_id, config, control, lease)
+            except EventFormatError as exc:
+                return unreadable(control, exc, lease)
             cold = warm.session
         else:
             fenced = warm.session.journal
@@ -201,6 +210,35 @@ def cold_flight(run_id: str, config: FlightConfig, control: Control, lease: Leas
         on_exit=connections.close_all,  # the flight's thread has a database connection of its own
         threaded=WARM.size > 0,
     )
+
+
+def unreadable(control: Control, exc: EventFormatError, lease: Lease | None = None) -> str:
+    """A step that cannot read its run back (a row of its journal no event model reads) parks
+    it in a dead letter naming the row, under `lease` if it took one (then given back), and
+    writes nothing else. It raised out of the task: Celery retries only database trouble, so
+    the work vanished, or the stall sweep sent it again at every beat to fail the same way."""
+    run_id = control.run_id
+    try:
+        if control.open_letter() is not None:
+            return "dead-lettered"  # a delivery again, or the sweep: the letter stands
+        row = "an event of its journal"
+        if exc.row is not None:
+            position, stream, version, kind = exc.row
+            row = f"its event at position {position} (version {version} of {stream}, kind {kind})"
+        why = (
+            f"run {run_id} cannot be read back: {row} is unreadable, so no step can replay it; "
+            "mend the row and retry, or discard"
+        )
+        error = redacted.recorded(f"{type(exc).__name__}: {exc}")[:2000]
+        control.dead_letter(why, 0, error, lease.fence if lease else None)
+    except (StaleEpoch, WrongExpectedVersion):
+        return "lost"  # another driver took the run, or wrote its letter, meanwhile
+    finally:
+        if lease is not None:
+            control.release(lease, "dead-lettered")
+    log.warning("run %s: %s", run_id, redacted.line(why))
+    projection.catch_up()  # the letter onto the queue's page
+    return "dead-lettered"
 
 
 def step_under(
@@ -332,15 +370,15 @@ def with_set_aside(starts: dict[str, float]) -> dict[str, float]:
     since was queued again at every beat (a step that found its verdict and did nothing), and
     one resumed since was never revived. Each set aside is few, and read one at a time."""
     aside = StoppedView.objects.filter(projector=projection.Runs.name)
-    stops = dict(aside.values_list("run_id", "position"))
+    stops = set(aside.values_list("run_id", flat=True))
     if not stops:
         return starts
     starts = {run_id: t for run_id, t in starts.items() if run_id not in stops}
     summaries = dict(
         RunSummary.objects.filter(run_id__in=stops).values_list("run_id", "started_at")
     )
-    for run_id, position in sorted(stops.items()):
-        if not going(run_id, position):
+    for run_id in sorted(stops):
+        if not going(run_id):
             continue
         started = summaries.get(run_id)
         if started is None:  # no summary (it stopped at the first event): the journal's start
@@ -351,18 +389,13 @@ def with_set_aside(starts: dict[str, float]) -> dict[str, float]:
     return starts
 
 
-def going(run_id: str, stopped_at: int) -> bool:
+def going(run_id: str) -> bool:
     """Whether the journal says a step would drive the run, as drive_step decides, from the
     rows' kinds (a row a fold could not take may be one no event model reads): a verdict
     (TeamFinished) ends it; a stop it reached (RunInterrupted last, the stop standing) parks
-    it. A dead letter is the sweep's own check. Nor is a run whose row the fold stopped at
-    (`stopped_at`) no event model reads: a step could not read the run back either, and
-    raises before it takes the lease, so the run stayed stalled and was queued at every beat;
-    mended and rebuilt (rebuild_projections), it is swept by its summary again."""
-    try:
-        DjangoJournal().select("WHERE position = %s", [stopped_at])
-    except ValueError:  # EventFormatError
-        return False
+    it. A dead letter is the sweep's own check. A run whose row the fold stopped at no event
+    model reads is swept too: the step cannot read it back either, and parks it in a dead
+    letter naming the row (unreadable), which the sweep then passes over."""
     rows = StoredEvent.objects.filter(run_id=run_id, stream=streams.journal(run_id))
     if rows.filter(kind=TeamFinished.kind).exists():
         return False

@@ -129,6 +129,10 @@ class ErrorInfo(BaseModel):
 class EventFormatError(ValueError):
     """A stored event that cannot be read; the message says what is wrong with it."""
 
+    # The stored row, where a journal knows it (position, stream, version, kind): what a dead
+    # letter names, so that a person finds the row to mend.
+    row: tuple[int, str, int, str] | None = None
+
 
 # The largest whole number an event may carry, at its top level or in a payload piece (usage,
 # served): tokens, amounts, versions, positions, epochs. The read models copy them into 64-bit

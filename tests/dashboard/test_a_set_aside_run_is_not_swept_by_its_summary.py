@@ -2,8 +2,9 @@
 summary's status. A run the summaries' projector set aside (journal_store/stopped.py) keeps the
 summary it had before the event its fold stopped at: one finished since still said running,
 and was queued again at every beat. Its journal decides now; a normal stalled run, and a set
-aside run its journal says is going, are queued as before; one whose row no event model reads
-is not (a step could not read it back)."""
+aside run its journal says is going, are queued as before; so is one whose row no event model
+reads, once: the step that cannot read it back parks it in a dead letter, which the sweep passes
+over (it was left out, and so nobody heard of it)."""
 
 from __future__ import annotations
 
@@ -66,10 +67,11 @@ def test_a_run_set_aside_is_swept_as_its_journal_says(settings, monkeypatch):
 
     settings.STALL_SECONDS = 0  # as if a minute had passed with nobody driving them
     time.sleep(0.01)
-    # "over" finished; a step could not read "unreadable" back; "going" is driven by a step
-    # whatever its summary's fold made of it.
-    assert sorted(steps.revive_stalled()) == ["going", "plain"]
-    assert sorted(steps.revive_stalled()) == ["going", "plain"]  # and at every beat
+    # "over" finished; "going" is driven by a step whatever its summary's fold made of it, and
+    # so is "unreadable", whose step parks it in a dead letter (it cannot read it back; that
+    # step is tests/dashboard/test_a_run_that_cannot_be_read_back.py's).
+    assert sorted(steps.revive_stalled()) == ["going", "plain", "unreadable"]
+    assert sorted(steps.revive_stalled()) == ["going", "plain", "unreadable"]  # at every beat
 
 
 def test_a_set_aside_run_interrupted_since_is_not_swept(settings, monkeypatch):

@@ -53,7 +53,7 @@ def get_run_for_user(user: Any, run_id: str, fresh: bool = True) -> RunSummary:
 
 
 # The status of a run its summary's fold stopped at its first event: nothing of it is folded.
-UNFOLDED = "unknown"
+UNFOLDED = stopped.UNFOLDED
 
 
 def run_or_unfolded(user: Any, run_id: str) -> RunSummary:

@@ -22,7 +22,8 @@ from django.db.models import (
 from dashboard.asked import BadQuery, parse_date, shown
 from dashboard.queries import loose_scan
 from journal_store import projection, search
-from journal_store.models import Finding, RunSummary, RunTag
+from journal_store.models import Finding, RunSummary, RunTag, StoppedView
+from journal_store.stopped import UNFOLDED
 from runtime import instants, status
 from runtime.diagnose import SIGNATURES
 from runtime.model import EndpointDown
@@ -35,6 +36,9 @@ from teams import TEAMS
 # The findings a run can have, by their code names (runtime/diagnose.py), in the list's Finding
 # box as words.
 FINDINGS = tuple(sorted(s.name for s in SIGNATURES))
+# The statuses the list's Status box offers: a run's, and that of a run whose views stopped at
+# its first event (journal_store/stopped.py), listed with what is known of it.
+STATUSES = (*status.STATUSES, UNFOLDED)
 
 
 @dataclass(frozen=True)
@@ -132,8 +136,8 @@ class RunFilter:
         until = parse_date(str(params.get("until") or ""))
         if since and until and until < since:
             wrong["until"] = f"{until} is before since ({since})"
-        if (asked := str(params.get("status") or "")) and asked not in status.STATUSES:
-            wrong["status"] = f"{shown(asked)} is no status; one of {', '.join(status.STATUSES)}"
+        if (asked := str(params.get("status") or "")) and asked not in STATUSES:
+            wrong["status"] = f"{shown(asked)} is no status; one of {', '.join(STATUSES)}"
         if (sort := str(params.get("sort") or "")) and sort not in SORTS:
             wrong["sort"] = f"{shown(sort)} is no sort; one of {', '.join(SORTS)}"
         # Cut to 32 characters, a longer one listed the runs of another tag.
@@ -148,7 +152,7 @@ class RunFilter:
 def choices(chosen: RunFilter) -> dict[str, Any]:
     """What the filter form offers, for the list and for the list refused: its boxes' choices."""
     return {
-        "statuses": status.STATUSES,
+        "statuses": STATUSES,
         "teams": team_choices(chosen.team),
         "sorts": list(SORTS),
         "findings": FINDINGS,
@@ -245,6 +249,20 @@ def mark_stalled(rows: Iterable[RunSummary]) -> None:
         # `at` may be a lease's expiry as an event said it: one stored before times were
         # bounded may be no time at all (instants.moment puts it at an end of the range).
         run.stalled_since = instants.moment(at) if at is not None else None  # type: ignore[attr-defined]
+
+
+def mark_stopped(rows: Iterable[RunSummary]) -> None:
+    """Set `views_stopped` on each run of the list: the names of its read models that stopped
+    at one of its events (journal_store/stopped.py), in one look-up by the page's run ids."""
+    rows = list(rows)
+    found: dict[str, list[str]] = {}
+    ids = [r.run_id for r in rows]
+    for run_id, name in StoppedView.objects.filter(run_id__in=ids).values_list(
+        "run_id", "projector"
+    ):
+        found.setdefault(run_id, []).append(name)
+    for run in rows:
+        run.views_stopped = sorted(found.get(run.run_id, []))  # type: ignore[attr-defined]
 
 
 def mark_failing(rows: Iterable[RunSummary]) -> None:

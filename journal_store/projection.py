@@ -51,7 +51,7 @@ from runtime.views import STORED as RUN_FOLDS
 
 BATCH = 2_000
 Step = Callable[[folds.State, Recorded, Out], None]
-POSITION, RUN_ID, KIND, DATA = 0, 4, 5, 10  # columns of journal.SELECT
+POSITION, RUN_ID, KIND, DATA, T = 0, 4, 5, 10, 11  # columns of journal.SELECT
 # A NUL character's escape in an event's JSON text: not one preceded by an odd number of
 # backslashes, which is a backslash followed by the text "u0000".
 NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
@@ -76,6 +76,10 @@ class Projector:
     def clear(self, using: str) -> None:
         for model in self.models:
             model.objects.using(using).all().delete()
+
+    def set_aside(self, row: Row, using: str) -> None:
+        """A run was set aside at `row` (journal_store/stopped.py), the rest of its batch
+        applied: what the projector keeps of such a run (nothing, but for the summaries)."""
 
 
 compact = json.JSONEncoder(separators=(",", ":")).encode  # a state as the text stored
@@ -120,6 +124,20 @@ class Runs(Projector):
                 f for f in RUN_FOLDS if f.kinds is None or kind in f.kinds
             )
         return found
+
+    def set_aside(self, row: Row, using: str) -> None:
+        """A run set aside before it had a summary (its first event) gets one saying what is
+        known: its id, its start as that row's time, status stopped.UNFOLDED; it had a page
+        but no row in the runs list (which reads the summaries), so nobody could find it. Its
+        rows are skipped from then on, and a rebuild folds it afresh."""
+        run_id = row[RUN_ID]
+        if RunSummary.objects.using(using).filter(run_id=run_id).exists():
+            return  # it stands as it was before the event, as every set aside run does
+        start = datetime.fromtimestamp(row[T], UTC) if row[T] and row[T] > 0 else None
+        day = start.date() if start else None
+        known = {"status": stopped.UNFOLDED, "stage": "", "started_at": start, "started_on": day}
+        with connections[using].cursor() as cursor:
+            self.summarize(cursor, {run_id: known}, {})  # the metrics rollup counts it too
 
     def apply(self, rows: list[Row], using: str) -> None:
         by_run: dict[str, list[Row]] = {}

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 POSITION, RUN_ID, KIND = 0, 4, 5  # columns of journal.SELECT
+# The status of a run the summaries' fold set aside at its first event: nothing of it folded.
+UNFOLDED = "unknown"
 ERROR_CHARS = 500  # an error's type and message as kept: an agent's output can be long
 NOT_AN_EVENTS_FAULT = (OperationalError, InterfaceError)
 
@@ -66,11 +68,12 @@ def apply(projector: Projector, rows: list[Row], using: str, aside: dict[str, in
     `aside` is the projector's runs set aside, updated with those set aside here."""
     if aside:
         rows = [row for row in rows if row[RUN_ID] not in aside]
+    culprits: list[Row] = []
     while rows:
         try:
             with transaction.atomic(using=using):
                 projector.apply(rows, using)
-            return
+            break
         except NOT_AN_EVENTS_FAULT:
             raise
         except Exception as exc:
@@ -82,7 +85,10 @@ def apply(projector: Projector, rows: list[Row], using: str, aside: dict[str, in
                 raise  # an event of no run: there is no run to set aside (see above)
             record(projector.name, culprit, error, using)
             aside[run_id] = position
+            culprits.append(culprit)
             rows = [row for row in rows if row[RUN_ID] != run_id or row[POSITION] < position]
+    for culprit in culprits:  # once the rest of the batch is applied (its rows before it too)
+        projector.set_aside(culprit, using)
 
 
 def first_failing(

@@ -56,6 +56,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     found = run_pages.page(listing.matching(chosen), chosen.sort, after, PAGE)
     listing.mark_stalled(found.runs)
     listing.mark_failing(found.runs)
+    listing.mark_stopped(found.runs)
     query = request.GET.copy()
     for name in ("page", "after"):
         query.pop(name, None)

@@ -59,6 +59,7 @@ def run_row(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_run_for_user(request.user, run_id)
     listing.mark_stalled([run])
     listing.mark_failing([run])
+    listing.mark_stopped([run])
     response = render(request, "dashboard/_run_row.html", {"run": run})
     if not status.is_followed(run.status):
         response.status_code = HttpResponseStopPolling.status_code

@@ -1,7 +1,8 @@
-"""A run whose first event the runs' fold cannot take has no summary (journal_store/stopped.py
-sets it aside before one is made): its page and the API's detail answered 404, and nothing
-said why. Now they say its views stopped at its first event, with the error, and its timeline
-shows its journal."""
+"""A run whose first event the runs' fold cannot take had no summary (journal_store/stopped.py
+set it aside before one was made): its page and the API's detail answered 404, and nothing
+said why, and the runs list never had it. Now they say its views stopped at its first event,
+with the error, and its timeline shows its journal; its summary says what is known (status
+unknown), so the list has it."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def test_its_page_says_why_and_shows_its_journal(as_owner):
     first = unfolded_run()
     response = as_owner.get("/runs/c/")
     assert response.status_code == 200
-    assert not RunSummary.objects.filter(run_id="c").exists()  # the page caught up: none
+    # The page caught up: a summary of what is known, for the runs list (status unknown).
+    assert RunSummary.objects.get(run_id="c").status == "unknown"
     page = response.content.decode()
     assert "This run's views stopped at its first event" in page
     assert f'#e{first}"' in page and "(TeamStarted)" in page
@@ -58,3 +60,43 @@ def test_the_api_detail_says_it(token):
     assert [e["kind"] for e in events] == ["TeamStarted", "MessageSent"]
     assert events[0]["unreadable"] and not events[1]["unreadable"]
     assert api.get("/api/runs/nothing-here").status_code == 404
+
+
+def test_it_is_listed_and_filtered_as_others(as_owner, token):
+    """It had a page but no row in the runs list (the list reads the summaries), so nobody
+    found it: it is listed with what is known (its id, its start, that its views stopped) and
+    chosen by the filters as any run is, page and API."""
+    unfolded_run()
+    other = ev.TeamStarted(run_id="d", team="solo", scenario="solo-fix", task="t")
+    DjangoJournal().append("run-d", [other], 0)
+    page = as_owner.get("/").content.decode()
+    assert 'id="row-c"' in page and 'id="row-d"' in page
+    row = page[page.index('id="row-c"') :]
+    row = row[: row.index("</tr>")]
+    assert "views stopped" in row and "unknown" in row
+    today = str(RunSummary.objects.get(run_id="d").started_at.date())
+    for asked in (
+        "q=c",
+        "status=unknown",
+        "team=(none)",
+        f"since={today}&until={today}",
+        "sort=oldest",
+        "sort=duration",
+    ):
+        assert 'id="row-c"' in as_owner.get(f"/?{asked}").content.decode(), asked
+    assert 'id="row-c"' not in as_owner.get("/?status=running").content.decode()
+    assert 'id="row-c"' not in as_owner.get("/?team=solo").content.decode()
+
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    listed = api.get("/api/runs").json()["items"]
+    assert {r["run_id"]: r["status"] for r in listed} == {"c": "unknown", "d": "running"}
+    assert [r["run_id"] for r in api.get("/api/runs?status=unknown").json()["items"]] == ["c"]
+    # Paged one at a time by the keyset, each is listed once.
+    seen, after = [], ""
+    for _ in range(3):
+        found = api.get(f"/api/runs?limit=1&after={after}").json()
+        seen += [r["run_id"] for r in found["items"]]
+        if not found["next"]:
+            break
+        after = found["next"]
+    assert sorted(seen) == ["c", "d"]

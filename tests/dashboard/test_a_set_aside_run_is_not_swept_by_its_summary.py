@@ -89,12 +89,13 @@ def test_a_set_aside_run_interrupted_since_is_not_swept(settings, monkeypatch):
 
 
 def test_a_run_set_aside_at_its_first_event_is_swept_from_its_journals_start(settings, monkeypatch):
-    """No summary at all: the sweep takes its start from its first row."""
+    """Nothing of it folded (its summary says only what is known, status unknown): the sweep
+    takes its start from its first row."""
     run("unfolded")
     fold_raises_on("unfolded", monkeypatch, marker='"team":"solo"')
     projection.catch_up()
     monkeypatch.undo()
-    assert not RunSummary.objects.filter(run_id="unfolded").exists()
+    assert RunSummary.objects.get(run_id="unfolded").status == "unknown"
     assert StoppedView.objects.get().run_id == "unfolded"
     settings.STALL_SECONDS = 3600
     assert steps.revive_stalled() == []  # not an hour since it started

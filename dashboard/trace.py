@@ -64,6 +64,10 @@ class Readable:
                 self.unreadable[row[0]] = (row[5], queries.unreadable_why(row, exc))
         return found
 
+    def said(self) -> list[tuple[int, str, str]]:
+        """The rows left out, in order: (position, kind, why)."""
+        return [(at, kind, why) for at, (kind, why) in sorted(self.unreadable.items())]
+
 
 @dataclass
 class Window:
@@ -144,7 +148,7 @@ def window(run_id: str, after: int = 0, latest: bool = False, size: int = WINDOW
         later=later,
         read=len(records) + len(waits),
         waits=waits,
-        unreadable=[(at, kind, why) for at, (kind, why) in sorted(journal.unreadable.items())],
+        unreadable=journal.said(),
     )
 
 
@@ -214,10 +218,17 @@ def around(run_id: str, position: int) -> int:
     return start - 1 if start is not None else 0
 
 
-def call(run_id: str, position: int, options: TraceOptions | None = None) -> trace_view.Call | None:
+def call(
+    run_id: str,
+    position: int,
+    options: TraceOptions | None = None,
+    journal: Readable | None = None,
+) -> trace_view.Call | None:
     """The call opened by the run's event at `position`, with its prompt window and answer (or
-    its arguments and result); None when no call of this run opens there."""
-    journal = DjangoJournal()
+    its arguments and result); None when no call of this run opens there. The rows no event
+    model reads are left out (a row beside the call made the tab a server error), and noted
+    in `journal`'s `unreadable`, which the tab says."""
+    journal = journal or Readable()
     where, params = traces.own(run_id)
     found = journal.select(f"WHERE {where} AND position = %s", [*params, position])
     if not found or found[0].event.kind not in (*CALL_KINDS, ToolDispatched.kind):

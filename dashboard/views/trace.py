@@ -45,7 +45,8 @@ def context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         return {"href": f"{page}?tab=trace&{query}", "hx": f"{tab}?{query}"}
 
     call_href = f"{page}?tab=trace&after={shown_after}&call={{}}#call"
-    opened_call = trace.call(run_id, opened) if opened is not None else None
+    read = trace.Readable()  # the call's rows no event model reads: said beside it
+    opened_call = trace.call(run_id, opened, journal=read) if opened is not None else None
     return {
         "drawing": trace_draw.drawing(view, call_href),
         "window": found,
@@ -56,6 +57,7 @@ def context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "latest_link": link(latest=1),
         "call": opened_call,
         "call_asked": opened,
+        "call_unreadable": read.said(),
         "call_latency": trace_draw.latency_text(opened_call.end - opened_call.start)
         if opened_call
         else "",

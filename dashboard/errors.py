@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import CommandError
 
 from config.commandline import refused, said
+from runtime.events import EventFormatError
 from services import baseline, conflict_errors, forks, intents, letters, runs, tags
 
 REFUSALS: dict[type[Exception], int] = {
@@ -42,6 +43,9 @@ REFUSALS: dict[type[Exception], int] = {
     forks.ForkOfUnreadable: 409,  # its settings do not validate, as replay and baseline say
     runs.KeyTaken: 409,  # the key names a run not this person's (imported, another's)
     tags.TagsMoved: 409,  # the run's tags changed before each write; nothing changed
+    # A row of the run's journal no event model reads (rewritten in the table): what reads it
+    # whole (an export, a replay, a fork's copy, a resume) cannot; the message names the row.
+    EventFormatError: 409,
     # Asked rightly, of something this installation cannot serve now (the local model's
     # server is not running; the message says how to start it).
     runs.ModelUnavailable: 503,
@@ -56,6 +60,11 @@ REFUSALS: dict[type[Exception], int] = {
     conflict_errors.ConflictError: 400,
     intents.IntentError: 400,
 }
+
+
+def unreadable(exc: EventFormatError) -> str:
+    """What a page says when the run's journal cannot be read whole."""
+    return f"this run's journal cannot be read whole, so it cannot be done: {exc}"
 
 
 def status_for(exc: Exception) -> int:

@@ -12,6 +12,7 @@ from dashboard.access import HtmxHttpRequest, get_run_for_user
 from dashboard.asked import shown
 from dashboard.forking import ForkForm
 from runtime import fork
+from runtime.events import EventFormatError
 from services import forks, runs
 
 
@@ -25,7 +26,15 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     at = request.POST.get("at") or request.GET.get("at")
     form = ForkForm(data, agents=agents, initial={"at": at})
     event, number, why = None, "", None
-    found = None if (position := asked.position(at)) is None else forks.event_at(run_id, position)
+    unreadable = None
+    try:
+        position = asked.position(at)
+        found = None if position is None else forks.event_at(run_id, position)
+    except EventFormatError as exc:  # the event asked for is a row no event model reads
+        found, unreadable = None, errors.unreadable(exc)
+    if unreadable is not None:
+        said = {"run": run, "form": None, "at": at, "error": unreadable}
+        return render(request, "dashboard/fork.html", said, status=409)
     if found is not None:
         event = found.event
         number = present.number(found.stream, found.version, run_id)
@@ -61,6 +70,9 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
                 request.user.get_username(),
                 form.key(),
             )
+        except EventFormatError as exc:  # a row of the past it copies reads as no event
+            context |= {"error": errors.unreadable(exc), "form": None}
+            status = 409
         except runs.RunError as exc:
             form.refused(exc)
             if isinstance(exc, forks.ForkNotWritten | forks.ForkCollided | forks.ForkOfUnreadable):

@@ -37,6 +37,7 @@ from dashboard.views import trace, trace_push
 from dashboard.waiting import with_counts
 from journal_store.models import RunSummary
 from runtime import fork, status
+from runtime.events import EventFormatError
 from runtime.metrics import DEFINITIONS
 from services import baseline as baselines
 from services import forks, runs, tags, traces
@@ -475,6 +476,8 @@ def steer(request: HtmxHttpRequest, run_id: str, action: str) -> HttpResponse:
     except runs.RunError as exc:
         refused = errors.status_for(exc)
         return tell(request, str(exc), "error", refused, run_url(run_id), "the run")
+    except EventFormatError as exc:  # a resume reads the run back
+        return tell(request, errors.unreadable(exc), "error", 409, run_url(run_id), "the run")
     if request.htmx:
         return HttpResponseClientRefresh()
     return redirect("run", run_id=run_id)
@@ -507,14 +510,20 @@ def export(request: HtmxHttpRequest, run_id: str) -> StreamingHttpResponse:
 @require_safe
 def export_otlp(request: HtmxHttpRequest, run_id: str) -> HttpResponseBase:
     get_run_for_user(request.user, run_id, fresh=False)
-    return downloads.otlp_json(run_id)
+    try:
+        return downloads.otlp_json(run_id)
+    except EventFormatError as exc:  # a trace of every event, or none: not one left out
+        return tell(request, errors.unreadable(exc), "error", 409, run_url(run_id), "the run")
 
 
 @login_required
 @require_safe
 def export_otlp_protobuf(request: HtmxHttpRequest, run_id: str) -> HttpResponseBase:
     get_run_for_user(request.user, run_id, fresh=False)
-    return downloads.otlp_protobuf(run_id)
+    try:
+        return downloads.otlp_protobuf(run_id)
+    except EventFormatError as exc:
+        return tell(request, errors.unreadable(exc), "error", 409, run_url(run_id), "the run")
 
 
 @login_required
@@ -547,6 +556,8 @@ def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         report = runs.replay(run_id)
     except (runs.RunNotResumable, runs.ReplayTooLong) as exc:
         return tell(request, str(exc), "error", 200, run_url(run_id), "the run")
+    except EventFormatError as exc:
+        return tell(request, errors.unreadable(exc), "error", 409, run_url(run_id), "the run")
     if report.identical:
         message = f"identical: all {report.events} events reproduced from the journal alone"
         message += report.specialists()

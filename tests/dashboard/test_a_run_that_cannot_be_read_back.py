@@ -17,7 +17,9 @@ import pytest
 from journal_store import projection
 from journal_store.models import StoppedView, StoredEvent
 from runtime import streams
-from services import runs, steps
+from runtime.events import DeadLettered
+from services import letters, runs, steps
+from services.control import Control
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -79,3 +81,20 @@ def test_a_run_set_aside_at_the_row_is_swept_once_into_its_letter(settings):
     assert steps.revive_stalled() == [run_id]
     assert steps.drive_step(run_id, "test") == "dead-lettered"
     assert steps.revive_stalled() == []
+
+
+@pytest.mark.parametrize("where", ["middle", "latest"])
+def test_its_letter_is_retried_to_the_same_letter_or_discarded_to_an_end(where, settings):
+    """What the letter offers a person works: a retry with the row still there parks the run
+    again (a new letter, naming the row); a discard ends it (escalated) without reading it."""
+    run_id, row = spoiled(where)
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    first = Control(run_id).open_letter()
+    assert isinstance(first, DeadLettered)
+    letters.decide_letter(first.letter_id, "retry", "owner", "try again")
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    second = Control(run_id).open_letter()
+    assert second is not None and second.letter_id != first.letter_id
+    assert f"position {row.position}" in second.reason
+    letters.decide_letter(second.letter_id, "discard", "owner", "the row is lost")
+    assert steps.drive_step(run_id, "test") == "escalated"

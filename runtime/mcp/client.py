@@ -50,13 +50,10 @@ from mcp.client.stdio import stdio_client
 from mcp.types import (
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
-    CallToolResult,
-    PaginatedRequestParams,
-    TextContent,
 )
 from mcp.types import Tool as McpTool
 
-from runtime.mcp import lines, listing
+from runtime.mcp import lines, listing, replies
 from runtime.mcp.server import (
     McpFailure,
     McpServer,
@@ -180,12 +177,12 @@ class McpSurface:
         except Exception as exc:
             raise self._call_failed(link, name, exc) from exc
         if result.is_error:
-            message = f"{name} returned an error: {_text(result) or '(no message)'}"
+            message = f"{name} returned an error: {replies.text(result) or '(no message)'}"
             self._count_failure(link, message)
             raise McpToolError(message)
         with self._lock:
             link.failures = 0
-        return _value(result)
+        return replies.value(result)
 
     def health(self) -> dict[str, ServerHealth]:
         """Ping every server not yet degraded, degrade those that fail, and report on all."""
@@ -279,7 +276,7 @@ class McpSurface:
             message = f"{name}: server {server!r} gave no answer within {self.call_timeout:g} s"
             self._count_failure(link, message)
             return McpTimeout(message)
-        message = f"{name} failed: {_describe(exc)}"
+        message = f"{name} failed: {replies.describe(exc)}"
         self._count_failure(link, message)
         return McpToolError(message)
 
@@ -386,7 +383,7 @@ class McpSurface:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         link.task = asyncio.create_task(self._hold(link, ready), name=f"mcp-{link.server.name}")
         try:
-            await _unwrapped(ready)
+            await replies.unwrapped(ready)
         except TimeoutError:
             why = f"no MCP handshake within {self.start_timeout:g} s"
             self._degrade(link, f"could not start: {why}{self._stderr_tail(link)}")
@@ -396,7 +393,8 @@ class McpSurface:
                 why = "the process exited during the MCP handshake"
             self._degrade(link, f"could not start: {why}{self._stderr_tail(link, settle=1.0)}")
         except Exception as exc:
-            self._degrade(link, f"could not start: {_describe(exc)}{self._stderr_tail(link)}")
+            why = replies.describe(exc)
+            self._degrade(link, f"could not start: {why}{self._stderr_tail(link)}")
 
     async def _hold(self, link: _Link, ready: asyncio.Future[None]) -> None:
         """The life of one connection: open, initialize, list tools, wait for stop, close."""
@@ -422,7 +420,7 @@ class McpSurface:
                 with anyio.fail_after(self.start_timeout):
                     with anyio.CancelScope() as link.handshake:
                         await session.initialize()
-                        link.tools = await _list_tools(session)
+                        link.tools = await replies.list_tools(session)
                 link.handshake = None
                 if link.degraded is not None:  # a line past its bound ended the handshake
                     raise RuntimeError(link.degraded)
@@ -434,7 +432,7 @@ class McpSurface:
             if not ready.done():
                 ready.set_exception(exc)
             else:
-                self._degrade(link, f"connection failed: {_describe(exc)}")
+                self._degrade(link, f"connection failed: {replies.describe(exc)}")
         finally:
             link.session = None
             link.handshake = None
@@ -461,7 +459,7 @@ class McpSurface:
                 return "ping failed: connection closed (the server process is gone)"
             return f"ping failed: {exc.message}"
         except Exception as exc:
-            return f"ping failed: {_describe(exc)}"
+            return f"ping failed: {replies.describe(exc)}"
         return None
 
     async def _stop_all(self) -> None:
@@ -494,54 +492,3 @@ class McpSurface:
             log.warning("the MCP event loop thread did not stop; leaving it (it is a daemon)")
             return
         self._loop.close()
-
-
-async def _list_tools(session: ClientSession) -> list[McpTool]:
-    """All of a server's tools, following pagination; once past listing.MAX_TOOLS, no more
-    pages are asked for (the listing is refused anyway)."""
-    page = await session.list_tools()
-    tools = list(page.tools)
-    while page.next_cursor is not None and len(tools) <= listing.MAX_TOOLS:
-        page = await session.list_tools(params=PaginatedRequestParams(cursor=page.next_cursor))
-        tools.extend(page.tools)
-    return tools
-
-
-def _text(result: CallToolResult) -> str:
-    parts = [
-        block.text if isinstance(block, TextContent) else f"[{block.type} content omitted]"
-        for block in result.content
-    ]
-    return "\n".join(parts).strip()
-
-
-def _value(result: CallToolResult) -> Any:
-    """A result as the model should see it: the structured value if the server sent one."""
-    if result.structured_content is not None:
-        return result.structured_content
-    return _text(result)
-
-
-async def _unwrapped(future: asyncio.Future[T]) -> T:
-    """Await a future, re-raising the first real exception inside anyio's exception groups."""
-    try:
-        return await future
-    except BaseExceptionGroup as group:
-        raise _leaf(group) from group
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    """A one-line account of an exception, looking through anyio's exception groups."""
-    exc = _leaf(exc)
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    if isinstance(exc, MCPError):
-        return exc.message
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

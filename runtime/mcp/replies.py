@@ -1,0 +1,67 @@
+"""What a server's answers become on the client's side: its whole tool listing, a call's result
+as the model sees it, and a one-line account of a failure (looking through anyio's exception
+groups). Plain functions, kept apart from the surface's machinery in `client`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, TypeVar
+
+from mcp import ClientSession, MCPError
+from mcp.types import CallToolResult, PaginatedRequestParams, TextContent
+from mcp.types import Tool as McpTool
+
+from runtime.mcp import listing
+
+T = TypeVar("T")
+
+
+async def list_tools(session: ClientSession) -> list[McpTool]:
+    """All of a server's tools, following pagination; once past listing.MAX_TOOLS, no more
+    pages are asked for (the listing is refused anyway)."""
+    page = await session.list_tools()
+    tools = list(page.tools)
+    while page.next_cursor is not None and len(tools) <= listing.MAX_TOOLS:
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=page.next_cursor))
+        tools.extend(page.tools)
+    return tools
+
+
+def text(result: CallToolResult) -> str:
+    parts = [
+        block.text if isinstance(block, TextContent) else f"[{block.type} content omitted]"
+        for block in result.content
+    ]
+    return "\n".join(parts).strip()
+
+
+def value(result: CallToolResult) -> Any:
+    """A result as the model should see it: the structured value if the server sent one."""
+    if result.structured_content is not None:
+        return result.structured_content
+    return text(result)
+
+
+async def unwrapped(future: asyncio.Future[T]) -> T:
+    """Await a future, re-raising the first real exception inside anyio's exception groups."""
+    try:
+        return await future
+    except BaseExceptionGroup as group:
+        raise leaf(group) from group
+
+
+def leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line account of an exception, looking through anyio's exception groups."""
+    exc = leaf(exc)
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    if isinstance(exc, MCPError):
+        return exc.message
+    said = str(exc)
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__

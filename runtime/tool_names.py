@@ -13,6 +13,11 @@ import re
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 NAME_CHARS = 80  # how much of a name that is not one to quote
 
+# Built-in tools named in a namespace, as an MCP server's tools are (`server.tool`): a server
+# named for one of these namespaces would offer a tool named as the built-in, and a call meant
+# for one would reach the other, so runtime/mcp/server.py refuses such a server's name.
+BUILT_IN_NAMESPACED = ("team.delegate",)  # teams/triage/onward.py, the hand-off's tool
+
 
 def wire_name(name: str) -> str:
     """A tool name the protocol accepts (letters, digits, _ and -): namespaced tools

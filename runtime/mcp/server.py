@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runtime import errors
+from runtime.tool_names import BUILT_IN_NAMESPACED
 from runtime.tools import ToolFailure, ToolTimeout
 
 
@@ -69,6 +70,15 @@ class McpServer:
                 "a server name is letters, digits, '-' and '_', with no '__' and no '_' at its "
                 f"start or end: {self.name!r}"
             )
+        for built_in in BUILT_IN_NAMESPACED:
+            namespace, _, tool = built_in.partition(".")
+            # Alike whatever the case: a model that read one may well write the other.
+            if self.name.casefold() == namespace.casefold():
+                raise ValueError(
+                    f"server name {self.name!r} is the namespace of the built-in tool "
+                    f"{built_in}: a tool {tool!r} it listed would be named as that tool; "
+                    "give the server another name"
+                )
         if not self.command:
             raise ValueError(f"server {self.name!r} has an empty command")
         object.__setattr__(self, "command", tuple(self.command))

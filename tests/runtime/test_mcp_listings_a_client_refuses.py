@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime import loop
+from runtime import loop, tool_names
 from runtime.budget import Budget
 from runtime.journal import MemoryJournal
 from runtime.mcp import listing
@@ -19,6 +19,7 @@ from runtime.mcp.client import McpSurface
 from runtime.mcp.server import McpServer
 from runtime.model import ScriptedClient, call
 from runtime.session import Session
+from teams.triage import onward
 
 pytestmark = pytest.mark.slow
 
@@ -176,3 +177,13 @@ def test_a_server_name_that_could_make_two_tools_alike_on_the_wire_is_refused():
         with pytest.raises(ValueError, match="a server name is letters, digits"):
             McpServer(name, ("true",))
     assert McpServer("my-kb_2", ("true",)).name == "my-kb_2"
+
+
+def test_a_server_named_for_a_built_in_tools_namespace_is_refused_where_it_is_configured():
+    # a server 'team' listing 'delegate' gave 'team.delegate', the hand-off's own tool
+    # (teams/triage/onward.py): a call meant for one reached the other
+    for name in ("team", "Team"):
+        with pytest.raises(ValueError, match=rf"server name {name!r}.*team\.delegate"):
+            McpServer(name, ("true",))
+    assert onward.TOOL in tool_names.BUILT_IN_NAMESPACED
+    assert McpServer("teams", ("true",)).name == "teams"

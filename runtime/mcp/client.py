@@ -296,13 +296,26 @@ class McpSurface:
         log.warning("MCP server %r is degraded: %s", link.server.name, reason)
 
     def _line_too_long(self, link: _Link, limit: int) -> None:
-        """A line of the server's stdout passed its bound (runtime/mcp/lines.py): degrade it
-        and end its connection, so that a call waiting on it fails now, naming why."""
-        self._degrade(
+        """A line of the server's stdout passed its bound (runtime/mcp/lines.py)."""
+        self._broken(
             link,
             f"it wrote a line on stdout longer than {limit:,} bytes (lines.MAX_LINE_BYTES); "
             "its connection was ended",
         )
+
+    async def _unreadable(self, link: _Link, message: object) -> None:
+        """What the session passes on beside the server's notifications: a line of its stdout
+        that the SDK could not read as a JSON-RPC message (it logged it and went on, and the
+        call waiting for an answer waited out its timeout). Every line of a server's stdout is
+        one message, so one that is not breaks the protocol: whatever else it wrote is noise
+        too, and its answer may never come."""
+        if isinstance(message, Exception):
+            self._broken(link, replies.unreadable(message) + "; its connection was ended")
+
+    def _broken(self, link: _Link, reason: str) -> None:
+        """Degrade the server and end its connection, so that a call waiting on it (or its
+        handshake) fails now, naming why."""
+        self._degrade(link, reason)
         if link.handshake is not None:
             link.handshake.cancel()
         if link.stop is not None:
@@ -414,7 +427,9 @@ class McpSurface:
                 # too, so a server slow to import on a busy machine was degraded at 5 s where
                 # start_timeout gives it 20. Each request carries its own bound instead (the
                 # handshake and listing here, a call's in call_tool, a ping's in _ping).
-                ClientSession(read, write) as session,
+                ClientSession(
+                    read, write, message_handler=lambda m: self._unreadable(link, m)
+                ) as session,
             ):
                 link.stderr.release()  # the process has its own end: the pipe ends with it
                 with anyio.fail_after(self.start_timeout):
@@ -422,7 +437,7 @@ class McpSurface:
                         await session.initialize()
                         link.tools = await replies.list_tools(session)
                 link.handshake = None
-                if link.degraded is not None:  # a line past its bound ended the handshake
+                if link.degraded is not None:  # a line past its bound, or unreadable, ended it
                     raise RuntimeError(link.degraded)
                 link.session = session
                 ready.set_result(None)

@@ -5,15 +5,20 @@ groups). Plain functions, kept apart from the surface's machinery in `client`.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from typing import Any, TypeVar
 
 from mcp import ClientSession, MCPError
 from mcp.types import CallToolResult, PaginatedRequestParams, TextContent
 from mcp.types import Tool as McpTool
+from pydantic import ValidationError
 
 from runtime.mcp import listing
 
 T = TypeVar("T")
+
+QUOTED_CHARS = 120  # how much of an unreadable line a reason quotes
 
 
 async def list_tools(session: ClientSession) -> list[McpTool]:
@@ -65,3 +70,24 @@ def describe(exc: BaseException) -> str:
         return exc.message
     said = str(exc)
     return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
+def unreadable(exc: Exception) -> str:
+    """Why the SDK could not read a line of a server's stdout (`exc`, what it passed on), with
+    the line quoted, escaped and cut short: it may hold anything (terminal controls, a secret
+    the server printed), and the reason is logged and journalled."""
+    if not isinstance(exc, ValidationError):
+        return f"its stdout could not be read: {describe(exc)}"
+    found = exc.errors(include_url=False)
+    said: object = found[0].get("input", "") if found else ""
+    if found and found[0]["type"] == "json_invalid":
+        what = "not JSON"
+    else:
+        what = "no JSON-RPC message"
+        with contextlib.suppress(TypeError, ValueError):
+            said = json.dumps(said)
+    line = said if isinstance(said, str) else str(said)
+    quoted = repr(line[:QUOTED_CHARS])
+    if len(line) > QUOTED_CHARS:
+        quoted += f" (cut short; {len(line):,} characters)"
+    return f"it wrote a line on stdout that is {what}: {quoted}"

@@ -7,7 +7,8 @@ LISTING.json holds {"tools": [...]} (each with name, description, inputSchema) a
 "page" (tools per page, with a next cursor after every page, for ever: a server that never
 stops paging) and "stderr_mib" (a call writes that many MiB to stderr, then "the last words",
 and the process exits) and "stdout_mib" (a call writes that many MiB to stdout on one line,
-never ended, and the process waits for more input). Otherwise a call answers "called NAME".
+never ended, and the process waits for more input) and "stdout_junk" (a call writes that line,
+which is not JSON, on stdout, and answers nothing). Otherwise a call answers "called NAME".
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ def main() -> None:
                 chunk = f'{{"jsonrpc": "2.0", "id": {ident}, "result": "' + "x" * (1 << 20)
                 for _ in range(told["stdout_mib"]):
                     sys.stdout.write(chunk)
+                sys.stdout.flush()
+                continue
+            if "stdout_junk" in told:
+                sys.stdout.write(told["stdout_junk"] + "\n")
                 sys.stdout.flush()
                 continue
             if told.get("stderr_mib"):

@@ -53,7 +53,7 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpTool
 
-from runtime.mcp import lines, listing, replies
+from runtime.mcp import lines, listing, process, replies
 from runtime.mcp.server import (
     McpFailure,
     McpServer,
@@ -98,6 +98,7 @@ class _Link:
     task: asyncio.Task[None] | None = None
     stop: asyncio.Event | None = None
     handshake: anyio.CancelScope | None = None  # while the handshake and listing are awaited
+    owner: process.Owner | None = None  # its process (runtime/mcp/process.py)
     degraded: str | None = None
     failures: int = 0
     calls: int = 0
@@ -237,9 +238,11 @@ class McpSurface:
         try:
             self._submit(self._start_all(), self.start_timeout + GRACE)
         except TimeoutError:  # each start is bounded; this only backs those bounds up
-            for link in self._links.values():
-                if link.session is None:
-                    self._degrade(link, f"could not start within {self.start_timeout:g} s")
+            failed = [link for link in self._links.values() if link.session is None]
+            for link in failed:
+                self._degrade(link, f"could not start within {self.start_timeout:g} s")
+            with contextlib.suppress(TimeoutError):  # a loop that stuck: the kill was sent
+                self._submit(self._abandon(failed), CLOSE_TIMEOUT + GRACE)
         except BaseException:
             self.close()
             raise
@@ -420,29 +423,19 @@ class McpSurface:
             cwd=server.cwd,
             encoding=watch.encoding,
         )
+        link.owner = owner = process.Owner(f"MCP server {server.name!r}")
+        process.owner.set(owner)
         try:
-            async with (
-                stdio_client(params, errlog=link.stderr.writer) as (read, write),
-                # No session-wide read timeout: it bounded the handshake by the call timeout
-                # too, so a server slow to import on a busy machine was degraded at 5 s where
-                # start_timeout gives it 20. Each request carries its own bound instead (the
-                # handshake and listing here, a call's in call_tool, a ping's in _ping).
-                ClientSession(
-                    read, write, message_handler=lambda m: self._unreadable(link, m)
-                ) as session,
-            ):
+            async with stdio_client(params, errlog=link.stderr.writer) as (read, write):
                 link.stderr.release()  # the process has its own end: the pipe ends with it
-                with anyio.fail_after(self.start_timeout):
-                    with anyio.CancelScope() as link.handshake:
-                        await session.initialize()
-                        link.tools = await replies.list_tools(session)
-                link.handshake = None
-                if link.degraded is not None:  # a line past its bound, or unreadable, ended it
-                    raise RuntimeError(link.degraded)
-                link.session = session
-                ready.set_result(None)
-                assert link.stop is not None
-                await link.stop.wait()
+                try:
+                    await self._serve(link, read, write, ready)
+                except BaseException:
+                    # A start that failed ends the process now, so that it is gone (and
+                    # reaped, by the SDK's shutdown) when the surface says so, not 4 s later.
+                    if not ready.done():
+                        owner.kill()
+                    raise
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(exc)
@@ -455,6 +448,26 @@ class McpSurface:
             link.stderr.release()  # if it could not be started
             if not ready.done():  # cancelled before it was ready
                 ready.set_exception(RuntimeError("the connection was cancelled while starting"))
+
+    async def _serve(self, link: _Link, read: Any, write: Any, ready: asyncio.Future[None]) -> None:
+        """Initialize, list tools, say it is ready, and wait for the stop."""
+        # No session-wide read timeout: it bounded the handshake by the call timeout too, so
+        # a server slow to import on a busy machine was degraded at 5 s where start_timeout
+        # gives it 20. Each request carries its own bound instead (the handshake and listing
+        # here, a call's in call_tool, a ping's in _ping).
+        handler = lambda message: self._unreadable(link, message)  # noqa: E731
+        async with ClientSession(read, write, message_handler=handler) as session:
+            with anyio.fail_after(self.start_timeout):
+                with anyio.CancelScope() as link.handshake:
+                    await session.initialize()
+                    link.tools = await replies.list_tools(session)
+            link.handshake = None
+            if link.degraded is not None:  # a line past its bound, or unreadable, ended it
+                raise RuntimeError(link.degraded)
+            link.session = session
+            ready.set_result(None)
+            assert link.stop is not None
+            await link.stop.wait()
 
     async def _ping_all(self, links: list[_Link]) -> list[str | None]:
         return list(await asyncio.gather(*(self._ping(link) for link in links)))
@@ -477,8 +490,22 @@ class McpSurface:
             return f"ping failed: {replies.describe(exc)}"
         return None
 
+    async def _abandon(self, links: list[_Link]) -> None:
+        """End the starts of `links` now, their processes killed, and wait for them to be
+        reaped (the SDK's shutdown waits for that)."""
+        for link in links:
+            if link.handshake is not None:
+                link.handshake.cancel()
+            if link.owner is not None:
+                link.owner.kill()
+        tasks = [link.task for link in links if link.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=CLOSE_TIMEOUT)
+
     async def _stop_all(self) -> None:
         for link in self._links.values():
+            if link.handshake is not None:  # a start still under way: it fails, and is ended
+                link.handshake.cancel()
             if link.stop is not None:
                 link.stop.set()
         tasks = [link.task for link in self._links.values() if link.task is not None]

@@ -35,9 +35,17 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 P = TypeVar("P", bound="subprocess.Popen[Any]")
+
+
+class Child(Protocol):
+    """What is kept of a child: its pid, which is its process group's too."""
+
+    @property
+    def pid(self) -> int: ...
+
 
 WHY = (
     "this worker no longer holds the lease its work runs under (taken over, or run out while "
@@ -47,8 +55,8 @@ WHY = (
 # The holding whose work runs here (None: none). Each holding is its own token, so that one
 # ending (a specialist run inline by an eager worker) does not reopen what another's closed.
 _holding: ContextVar[object | None] = ContextVar("children_holding", default=None)
-_running: dict[subprocess.Popen[Any], object | None] = {}  # each child, and its holding
-_ended: set[subprocess.Popen[Any]] = set()  # killed by end; their callers not told yet
+_running: dict[Child, object | None] = {}  # each child, and its holding
+_ended: set[Child] = set()  # killed by end; their callers not told yet
 # The holdings whose lease was lost (or is overdue) and that are not over, each with how many
 # of its children were ended or refused since: what `reopen` says.
 _closed_by: dict[object, int] = {}
@@ -109,11 +117,7 @@ def started(what: str, start: Callable[[], P]) -> Iterator[P]:
     it end as killed), over what the block raised."""
     by = _holding.get()
     with _lock:
-        closing = [h for h in _within(by) if h in _closed_by] if by is not None else [*_closed_by]
-        if closing:
-            for h in closing:
-                _closed_by[h] += 1
-            raise Ended(f"{what} was not started: {WHY}")
+        _refuse(what, by)
         # Under the lock: `end` either finds it running, or comes first and it is refused.
         proc = start()
         _running[proc] = by
@@ -130,7 +134,42 @@ def started(what: str, start: Callable[[], P]) -> Iterator[P]:
         raise Ended(f"{what} was ended: {WHY}")
 
 
-def _forget(proc: subprocess.Popen[Any]) -> bool:
+def _refuse(what: str, by: object | None) -> None:
+    """Under the lock: Ended, if holding `by`'s lease is lost (outside any holding: any is)."""
+    closing = [h for h in _within(by) if h in _closed_by] if by is not None else [*_closed_by]
+    if closing:
+        for h in closing:
+            _closed_by[h] += 1
+        raise Ended(f"{what} was not started: {WHY}")
+
+
+def check(what: str) -> None:
+    """Raises Ended, naming `what`, where `started` would refuse to start it: for a child that
+    code of another's starts (the MCP SDK starts its servers itself), before it does."""
+    with _lock:
+        _refuse(what, _holding.get())
+
+
+def join(what: str, child: Child) -> None:
+    """Count `child`, started (in a process group of its own) by code of another's, among the
+    children of the holding current here, until `leave(child)`. Where that holding's lease was
+    lost since `check`, its group is killed and Ended raised: the caller is to reap it."""
+    with _lock:
+        try:
+            _refuse(what, _holding.get())
+        except Ended:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            raise
+        _running[child] = _holding.get()
+
+
+def leave(child: Child) -> bool:
+    """No longer counted (it ended, or is ending); whether `end` killed it."""
+    return _forget(child)
+
+
+def _forget(proc: Child) -> bool:
     """No longer counted; whether `end` killed it."""
     with _lock:
         _running.pop(proc, None)

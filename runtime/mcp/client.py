@@ -53,6 +53,7 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpTool
 
+from runtime import children
 from runtime.mcp import lines, listing, process, replies
 from runtime.mcp.server import (
     McpFailure,
@@ -80,6 +81,7 @@ CLOSE_TIMEOUT = 10.0
 # How much longer the calling thread waits than the request timeout the SDK enforces, so the
 # SDK's own, clearer timeout normally fires first.
 GRACE = 2.0
+EXIT_POLL = 0.2  # how often a connection looks whether its server's process has ended
 
 
 @dataclass
@@ -126,6 +128,9 @@ class McpSurface:
         self.max_failures = max_failures
         self._lock = threading.Lock()
         self._closed = False
+        # The servers are children of the holding current here (runtime/children.py): a lost
+        # lease ends them. They are started on the loop's thread, which is in none.
+        self._holding = children.holding()
         self._links = {s.name: _Link(s, stderr=StderrTail(s.name)) for s in servers}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -423,6 +428,7 @@ class McpSurface:
             cwd=server.cwd,
             encoding=watch.encoding,
         )
+        children.adopt(self._holding)  # this task's context alone
         link.owner = owner = process.Owner(f"MCP server {server.name!r}")
         process.owner.set(owner)
         try:
@@ -446,6 +452,8 @@ class McpSurface:
             link.handshake = None
             watch.forget()
             link.stderr.release()  # if it could not be started
+            if owner.release():
+                self._degrade(link, f"its process was ended: {children.WHY}")
             if not ready.done():  # cancelled before it was ready
                 ready.set_exception(RuntimeError("the connection was cancelled while starting"))
 
@@ -466,8 +474,20 @@ class McpSurface:
                 raise RuntimeError(link.degraded)
             link.session = session
             ready.set_result(None)
-            assert link.stop is not None
-            await link.stop.wait()
+            await self._until_stopped(link)
+
+    async def _until_stopped(self, link: _Link) -> None:
+        """Wait for the stop. A process that ends meanwhile is no longer counted among the
+        holding's children (its pid may soon be another's), and one that a lost lease ended
+        degrades the server saying so."""
+        assert link.stop is not None and link.owner is not None
+        while not link.owner.exited():
+            with anyio.move_on_after(EXIT_POLL):
+                await link.stop.wait()
+                return
+        if link.owner.release():
+            self._degrade(link, f"its process was ended: {children.WHY}")
+        await link.stop.wait()
 
     async def _ping_all(self, links: list[_Link]) -> list[str | None]:
         return list(await asyncio.gather(*(self._ping(link) for link in links)))

@@ -1,9 +1,14 @@
 """An MCP server's process ends with what started it: a start that fails ends it at once (and
-reaps it) before the surface says so, where the SDK's gentle shutdown left a server that
-ignores the end of its stdin and SIGTERM running 4 s after (runtime/mcp/process.py)."""
+reaps it) before the surface says so; a lost lease ends it (runtime/children.py), as it ends
+git and the sandbox's runs; and the kernel ends it when the worker dies, SIGKILL included
+(PR_SET_PDEATHSIG, runtime/mcp/process.py). Each was left running: the SDK starts a server in
+a session of its own, and one that ignores the end of its stdin outlived its worker."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -11,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from runtime import children
 from runtime.mcp.client import McpSurface
-from runtime.mcp.server import McpServer
+from runtime.mcp.server import McpServer, ServerDegraded
+from teams.triage.surface import support_servers
 from tests.runtime.test_mcp import children as our_children
 from tests.runtime.test_mcp import wait_until_gone
 
@@ -64,3 +71,66 @@ def test_a_server_that_fails_its_start_is_ended_and_reaped_before_the_surface_sa
         assert said.exists()  # it did start
         assert wait_until_gone(set(our_children()) - before, timeout=0) == {}
         assert "no MCP handshake within 1 s" in surface.degraded()["mute"]
+
+
+def test_a_lost_lease_ends_the_servers_started_under_it():
+    holding = children.nested()
+    outside = set(our_children())
+    before = children.enter(holding)
+    try:
+        surface = McpSurface(support_servers(["kb"]))
+    finally:
+        children.enter(before)
+    try:
+        assert surface.degraded() == {}
+        assert children.running(holding) == 1
+        assert children.end(holding) == 1
+        assert wait_until_gone(set(our_children()) - outside, timeout=5) == {}
+        assert wait_for(lambda: children.running(holding) == 0, timeout=5)  # not its pid now
+        with pytest.raises(ServerDegraded, match=r"kb\.search: .*its process was ended: this"):
+            surface.call("kb.search", {"query": "refund"})
+    finally:
+        children.reopen(holding)
+        surface.close()
+
+
+def test_a_server_is_not_started_under_a_lease_already_lost():
+    holding = children.nested()
+    children.end(holding)
+    before = children.enter(holding)
+    try:
+        with McpSurface(support_servers(["kb"])) as surface:
+            assert "was not started" in surface.degraded()["kb"]
+    finally:
+        children.enter(before)
+        children.reopen(holding)
+
+
+OWNER = textwrap.dedent(
+    """
+    import sys
+    from runtime.mcp.client import McpSurface
+    from runtime.mcp.server import McpServer
+    McpSurface([McpServer("stubborn", (sys.executable, "-c", sys.argv[1], sys.argv[2]))],
+               start_timeout=120)
+    """
+)
+
+
+def test_a_worker_killed_with_sigkill_takes_its_servers_with_it(tmp_path):
+    said = tmp_path / "pid"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, STUBBORN, str(said)], env=env)
+    server = None
+    try:
+        assert wait_for(said.exists), "the server never started"
+        server = int(said.read_text())
+        assert alive(server)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        assert wait_for(lambda: not alive(server), timeout=10), "the server outlived its worker"
+    finally:
+        owner.kill()
+        owner.wait()
+        if server is not None and alive(server):
+            os.kill(server, signal.SIGKILL)

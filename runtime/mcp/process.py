@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import shutil
 import signal
@@ -77,7 +78,11 @@ class Owner:
 
 
 owner: ContextVar[Owner | None] = ContextVar("mcp_process_owner", default=None)
-_sdk_spawn = stdio._create_platform_compatible_process
+# The SDK's private spawning function. Another SDK release may name it otherwise: then servers
+# start as the SDK starts them (not tied to their owner), said once in the log, rather than no
+# worker importing this; tests/runtime/test_mcp_servers_end_with_their_owner.py asks HOOKED.
+_sdk_spawn = getattr(stdio, "_create_platform_compatible_process", None)
+HOOKED = _sdk_spawn is not None
 
 
 async def _spawn(
@@ -87,6 +92,7 @@ async def _spawn(
     errlog: TextIO = sys.stderr,
     cwd: Path | str | None = None,
 ) -> Any:
+    assert _sdk_spawn is not None  # installed only where found
     own = owner.get()
     if own is None:
         return await _sdk_spawn(command, args, env, errlog, cwd)
@@ -117,4 +123,11 @@ def _found(command: str, env: dict[str, str] | None, cwd: Path | str | None) -> 
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
 
 
-stdio._create_platform_compatible_process = _spawn
+if HOOKED:
+    stdio._create_platform_compatible_process = _spawn
+else:
+    logging.getLogger(__name__).warning(
+        "this MCP SDK has no mcp.client.stdio._create_platform_compatible_process: its "
+        "servers start as the SDK starts them, and a lost lease or a killed worker does not "
+        "end them"
+    )

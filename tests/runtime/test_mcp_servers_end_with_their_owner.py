@@ -64,6 +64,16 @@ def wait_for(predicate, timeout: float = 20.0) -> bool:
     return True
 
 
+def test_the_sdks_spawning_function_is_ours_on_the_sdk_we_install():
+    """On another SDK the hook is left out (said in the log) rather than every import failing:
+    here, on the one pyproject.toml installs, it must be in place for the tests below."""
+    from mcp.client import stdio
+
+    from runtime.mcp import process
+
+    assert process.HOOKED and stdio._create_platform_compatible_process is process._spawn
+
+
 def test_a_server_that_fails_its_start_is_ended_and_reaped_before_the_surface_says_so(tmp_path):
     said = tmp_path / "pid"
     before = set(our_children())

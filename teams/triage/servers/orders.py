@@ -18,9 +18,11 @@ import os
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 ORDERS: tuple[dict[str, Any], ...] = (
     {
@@ -134,32 +136,77 @@ def book() -> sqlite3.Connection:
     return db
 
 
-def once(kind: str, key: str, ref: str, answer: dict[str, Any]) -> dict[str, Any]:
+def once(
+    kind: str,
+    key: str,
+    ref: str,
+    answer: dict[str, Any],
+    allowed: Callable[[sqlite3.Connection], None] | None = None,
+) -> dict[str, Any]:
     """Do an operation under `key` once: a repeated key gets the first answer back, exactly,
     as an idempotent API answers a retry. Nothing is added to say it was repeated: a caller
     that asks again, not knowing whether its first call went through (it died before it
     recorded the answer), must get what the first call would have given it, or what it
-    records then differs from what an uninterrupted caller recorded."""
+    records then differs from what an uninterrupted caller recorded.
+
+    `allowed` checks a new key's operation against the book (it raises to refuse), in the
+    same transaction as its row is written: two servers on one book cannot both find room
+    for a credit. A repeated key is not checked again: its own first operation is in the book."""
     if not key.strip():
-        raise ValueError("an idempotency key is required")
+        raise ToolError("an idempotency key is required")
     db = book()
     try:
         db.execute("BEGIN IMMEDIATE")
-        row = db.execute("SELECT kind, answer FROM operation WHERE key = ?", (key,)).fetchone()
-        if row is not None:
-            db.execute("COMMIT")
-            if row[0] != kind:
-                raise ValueError(f"key {key} was used for a {row[0]}, not a {kind}")
-            first: dict[str, Any] = json.loads(row[1])
-            return first
-        db.execute(
-            "INSERT INTO operation VALUES (?, ?, ?, ?, ?)",
-            (key, kind, ref, json.dumps(answer), time.time()),
-        )
-        db.execute("COMMIT")
+        try:
+            row = db.execute("SELECT kind, answer FROM operation WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                if row[0] != kind:
+                    raise ToolError(f"key {key} was used for a {row[0]}, not a {kind}")
+                first: dict[str, Any] = json.loads(row[1])
+                return first
+            if allowed is not None:
+                allowed(db)
+            db.execute(
+                "INSERT INTO operation VALUES (?, ?, ?, ?, ?)",
+                (key, kind, ref, json.dumps(answer), time.time()),
+            )
+        finally:
+            db.execute("COMMIT")  # nothing written when refused: the read alone is committed
         return answer
     finally:
         db.close()
+
+
+def credited(db: sqlite3.Connection, order_id: str) -> int:
+    """What the book holds credited on an order: its credits not reversed."""
+    (cents,) = db.execute(
+        "SELECT COALESCE(SUM(json_extract(answer, '$.amount_cents')), 0) FROM operation "
+        "WHERE kind = 'credit' AND json_extract(answer, '$.order_id') = ? AND ref NOT IN "
+        "(SELECT ref FROM operation WHERE kind = 'reversal')",
+        (order_id,),
+    ).fetchone()
+    return int(cents)
+
+
+def undone_once(kind: str, made: str, what: str, ref: str) -> Callable[[sqlite3.Connection], None]:
+    """The check of an undo (`kind`) of `what` `ref`: it was made (an operation of kind `made`
+    under that id) and is not undone already under another key. Undone twice, a customer's
+    credit would be taken back twice; undoing what was never made is a caller's mistake."""
+
+    def allowed(db: sqlite3.Connection) -> None:
+        if (
+            db.execute("SELECT 1 FROM operation WHERE kind = ? AND ref = ?", (made, ref)).fetchone()
+            is None
+        ):
+            raise ToolError(f"no {what} {ref} was {'issued' if made == 'credit' else 'created'}")
+        done = db.execute(
+            "SELECT key FROM operation WHERE kind = ? AND ref = ?", (kind, ref)
+        ).fetchone()
+        if done is not None:
+            past = "reversed" if kind == "reversal" else "voided"
+            raise ToolError(f"{what} {ref} was {past} already, under key {done[0]}")
+
+    return allowed
 
 
 def known(order_id: str) -> dict[str, Any]:
@@ -167,7 +214,7 @@ def known(order_id: str) -> dict[str, Any]:
     for order in ORDERS:
         if order["order_id"] == wanted:
             return order
-    raise ValueError(f"no order with id {wanted}")
+    raise ToolError(f"no order with id {wanted}")
 
 
 @server.tool()
@@ -180,25 +227,42 @@ def create_return_label(order_id: str, key: str) -> dict[str, Any]:
 
 @server.tool()
 def void_return_label(label_id: str, key: str) -> dict[str, Any]:
-    """Void a return label (idempotent on `key`)."""
-    return once("void", key, label_id, {"voided": label_id})
+    """Void a return label that was created, once (idempotent on `key`)."""
+    check = undone_once("void", "label", "return label", label_id)
+    return once("void", key, label_id, {"voided": label_id}, check)
 
 
 @server.tool()
 def issue_credit(order_id: str, amount_cents: int, key: str) -> dict[str, Any]:
-    """Issue a store credit on an order, at most its total (idempotent on `key`)."""
+    """Issue a store credit on an order: its credits not reversed come to at most its total
+    (idempotent on `key`)."""
     order = known(order_id)
-    if not 0 < amount_cents <= order["total_cents"]:
-        raise ValueError(f"a credit must be between 1 and {order['total_cents']} cents")
-    credit = f"CR-{order['order_id']}-{key[-6:]}"
-    answer = {"credit_id": credit, "order_id": order["order_id"], "amount_cents": amount_cents}
-    return once("credit", key, credit, answer)
+    wanted, total = order["order_id"], order["total_cents"]
+    if not 0 < amount_cents <= total:
+        raise ToolError(f"a credit must be between 1 and {total} cents")
+    if "refunded_on" in order:
+        raise ToolError(f"order {wanted} was refunded on {order['refunded_on']}: no credit")
+
+    def room(db: sqlite3.Connection) -> None:
+        # Every caller's key is its own (two runs, a fork, a dead letter retried): what the
+        # order can take is the book's to say, across them all.
+        already = credited(db, wanted)
+        if already + amount_cents > total:
+            raise ToolError(
+                f"order {wanted} was paid {total} cents, {already} are credited already: "
+                f"{amount_cents} more is too much"
+            )
+
+    credit = f"CR-{wanted}-{key[-6:]}"
+    answer = {"credit_id": credit, "order_id": wanted, "amount_cents": amount_cents}
+    return once("credit", key, credit, answer, room)
 
 
 @server.tool()
 def reverse_credit(credit_id: str, key: str) -> dict[str, Any]:
-    """Reverse a store credit (idempotent on `key`)."""
-    return once("reversal", key, credit_id, {"reversed": credit_id})
+    """Reverse a store credit that was issued, once (idempotent on `key`)."""
+    check = undone_once("reversal", "credit", "credit", credit_id)
+    return once("reversal", key, credit_id, {"reversed": credit_id}, check)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,104 @@
+"""The orders server's book is the money's last word: whatever its callers send, an order is
+never credited more than it was paid (two runs on one order, a fork that runs the refund again,
+a dead letter retried under a new key each send a key of their own), an order refunded already
+takes no credit, and a credit is reversed (a label voided) only if it was made, and only once.
+Before, every new key was a new operation: two keys credited an order twice its total, and a
+reversal of a credit never issued, or reversed already, went through. Over the real server."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from runtime.mcp.client import McpSurface
+from runtime.mcp.server import McpToolError
+from teams.triage.surface import support_servers
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def orders(tmp_path):
+    book = tmp_path / "orders-book.sqlite3"
+    with McpSurface(support_servers(["orders"], book=book), call_timeout=10) as surface:
+        yield surface, book
+
+
+def kinds(book):
+    if not book.exists():  # the server opens its book at its first operation
+        return []
+    rows = sqlite3.connect(book).execute("SELECT kind FROM operation ORDER BY at")
+    return [kind for (kind,) in rows]
+
+
+def credit(surface, key, cents, order_id="B2001"):
+    args = {"order_id": order_id, "amount_cents": cents, "key": key}
+    return surface.call("orders.issue_credit", args)
+
+
+def test_two_keys_do_not_credit_an_order_more_than_its_total(orders):
+    surface, book = orders
+    credit(surface, "fx-run-1", 3900)
+    with pytest.raises(McpToolError, match="B2001 was paid 3900 cents, 3900 are credited"):
+        credit(surface, "fx-run-2", 3900)
+    assert kinds(book) == ["credit"]
+
+
+def test_credits_add_up_to_the_total_and_no_further(orders):
+    surface, book = orders
+    credit(surface, "fx-1", 2000)
+    credit(surface, "fx-2", 1900)
+    with pytest.raises(McpToolError, match="1 more is too much"):
+        credit(surface, "fx-3", 1)
+    assert kinds(book) == ["credit", "credit"]
+
+
+def test_a_reversed_credit_frees_its_amount(orders):
+    surface, book = orders
+    first = credit(surface, "fx-1", 3900)
+    surface.call("orders.reverse_credit", {"credit_id": first["credit_id"], "key": "fx-undo-1"})
+    credit(surface, "fx-2", 3900)
+    assert kinds(book) == ["credit", "reversal", "credit"]
+
+
+def test_an_order_refunded_already_takes_no_credit(orders):
+    surface, book = orders
+    with pytest.raises(McpToolError, match="C3002 was refunded on 2025-03-20"):
+        credit(surface, "fx-1", 100, order_id="C3002")
+    assert kinds(book) == []
+
+
+def test_the_same_key_still_answers_its_first_answer(orders):
+    surface, _ = orders
+    first = credit(surface, "fx-1", 3900)
+    assert credit(surface, "fx-1", 3900) == first  # a retry is not a second credit
+
+
+def test_a_credit_never_issued_is_not_reversed(orders):
+    surface, book = orders
+    with pytest.raises(McpToolError, match="no credit CR-B2001-000001 was issued"):
+        surface.call("orders.reverse_credit", {"credit_id": "CR-B2001-000001", "key": "fx-1"})
+    assert kinds(book) == []
+
+
+def test_a_credit_is_reversed_once_whatever_the_key(orders):
+    surface, book = orders
+    made = credit(surface, "fx-1", 3900)
+    undo = {"credit_id": made["credit_id"], "key": "fx-undo-1"}
+    first = surface.call("orders.reverse_credit", undo)
+    assert surface.call("orders.reverse_credit", undo) == first  # its retry: the same answer
+    with pytest.raises(McpToolError, match="reversed already, under key fx-undo-1"):
+        surface.call("orders.reverse_credit", {**undo, "key": "fx-undo-2"})
+    assert kinds(book) == ["credit", "reversal"]
+
+
+def test_a_label_is_voided_only_if_made_and_only_once(orders):
+    surface, book = orders
+    with pytest.raises(McpToolError, match="no return label RL-B2001-000001 was created"):
+        surface.call("orders.void_return_label", {"label_id": "RL-B2001-000001", "key": "fx-1"})
+    made = surface.call("orders.create_return_label", {"order_id": "B2001", "key": "fx-2"})
+    surface.call("orders.void_return_label", {"label_id": made["label_id"], "key": "fx-3"})
+    with pytest.raises(McpToolError, match="voided already, under key fx-3"):
+        surface.call("orders.void_return_label", {"label_id": made["label_id"], "key": "fx-4"})
+    assert kinds(book) == ["label", "void"]

@@ -17,7 +17,15 @@ from runtime.turn_boundary import boundary
 from teams.triage.answer import compose
 from teams.triage.belt import Belt
 from teams.triage.onward import Onward
-from teams.triage.plan import BELTS, ORDER_ID, POLICY_RULES, handoffs, order_of, unavailable
+from teams.triage.plan import (
+    BELTS,
+    ORDER_ID,
+    POLICY_RULES,
+    customer_of,
+    handoffs,
+    order_of,
+    unavailable,
+)
 from teams.triage.saga import refund
 from teams.triage.services import TriageServices
 from teams.triage.settings import TriageSettings
@@ -123,7 +131,9 @@ def fly(
         order = ORDER_ID.search(config.task)
         boundary(session)
         refunded = (
-            refund(session, belt, order.group(0), intent) if settings.refund and order else None
+            refund(session, belt, order.group(0), intent, customer_of(config.task))
+            if settings.refund and order
+            else None
         )
         return compose(session, planned, answers, refunded)
     finally:

@@ -52,6 +52,8 @@ POLICY_SNAPSHOT = Cached(
     "original payment method; no return is needed when a photo shows the damage.",
 )
 ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
+# Who wrote the ticket, as the desk's tickets begin: "From grace@example.com: ...".
+CUSTOMER = re.compile(r"\A\s*From\s+([^\s:@]+@[^\s:]+)\s*:", re.IGNORECASE)
 POLICY_RULES = RecoveryPolicy(fallbacks={POLICY: POLICY_SNAPSHOT}, budget_retries=1)
 
 
@@ -59,6 +61,12 @@ def order_of(task: str) -> dict[str, str]:
     """The ticket's order, as a resolved input (empty: the ticket names none)."""
     found = ORDER_ID.search(task)
     return {"order_id": found.group(0)} if found else {}
+
+
+def customer_of(task: str) -> str | None:
+    """The ticket's writer's address (None: the ticket does not say who wrote it)."""
+    found = CUSTOMER.match(task)
+    return found.group(1).lower() if found else None
 
 
 def handoffs(

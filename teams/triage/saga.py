@@ -18,32 +18,49 @@ AUTHORITY = Authority.of({"refund": {"refund-saga"}})
 
 
 def refund(
-    session: Session, belt: Belt, order_id: str, intent: tuple[str, int] | None = None
+    session: Session,
+    belt: Belt,
+    order_id: str,
+    intent: tuple[str, int] | None = None,
+    customer: str | None = None,
 ) -> SagaSettled:
     """Carry out the refund as a saga: a return label, a store credit, and the decision on
     record with the policy service. If a step fails, the steps before it are undone, last
     first, each once (the saga's ledger keys survive a crash and a replay). Each step passes
     the mutation gate: the run's intent (a person may have superseded it), the driver's lease,
     the saga's authority, the order looked up (evidence) and the step's derived key; a refused
-    step turns the saga back like any other failure."""
+    step turns the saga back like any other failure.
+
+    The order's id is read from the ticket, which anyone may write: money moves only on an
+    order that exists and is `customer`'s (the ticket's writer; None: the ticket names nobody,
+    and nothing moves)."""
 
     def work() -> dict[str, Any]:
         journal = session.journal
         gate = MutationGate(journal, AUTHORITY, f"gate-{session.run_id}")
-        order = belt.call("orders.lookup_order", {"order_id": order_id})["order"]
+        found = belt.call("orders.lookup_order", {"order_id": order_id})
+        order = found.get("order") or {}
+        owner = order.get("customer")
+        looked_up = Evidence(
+            f"order {order_id} looked up",
+            "total_cents" in order,
+            found.get("message") or f"orders.lookup_order found no total for {order_id}",
+        )
+        whose = Evidence(
+            f"order {order_id} is the ticket writer's",
+            customer is not None and owner == customer,
+            f"order {order_id} is {owner}'s, not {customer}'s"
+            if customer
+            else f"the ticket names no customer (From <address>:) whose order {order_id} is",
+        )
         mutation = Mutation(
             what=f"refunding order {order_id}",
             actor="refund-saga",
             capability="refund",
             intent=intent,
             lease=journal.fence if isinstance(journal, Fenced) else None,
-            evidence=(
-                Evidence(
-                    f"order {order_id} looked up",
-                    bool(order) and "total_cents" in order,
-                    f"orders.lookup_order found no total for {order_id}",
-                ),
-            ),
+            # An order not found has no owner to compare: its refusal says it was not found.
+            evidence=(looked_up, whose) if order else (looked_up,),
             run_id=session.run_id,
         )
         saga = Saga(

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from runtime.events import describe_validation
 from runtime.flat import NUMBER_TOO_LONG
 from runtime.tools import Tool, Toolbox
+from runtime.written import unwritable
 
 Reason = Literal["budget", "tool_error", "ambiguous", "refused", "breaker"]
 """Why a worker failed: it ran out of budget, a tool failed it, it could not tell what was
@@ -44,6 +45,14 @@ class Contract(BaseModel):
 def _not_blank(value: str, what: str) -> str:
     if not value.strip():
         raise ValueError(f"{what} must not be blank")
+    return value
+
+
+def _words(value: str | None) -> str | None:
+    """A worker's words, as the answer and the pages carry them: no control character but
+    tabs and line breaks (runtime/written.py), which steer the terminal that shows them."""
+    if value is not None and (problem := unwritable(value)):
+        raise ValueError(problem)
     return value
 
 
@@ -87,16 +96,24 @@ class Handoff(Contract):
         return Handoff.model_validate({**self.model_dump(), **changes})
 
 
+# A report's words reach the customer's answer and the pages: bounded, so a worker whose
+# claim's one checked fact is the order's id cannot fill the answer with 200,000 characters.
+CLAIM_CHARS = 2000
+FINDINGS = 50
+DEGRADED_CHARS = 2000
+
+
 class Finding(Contract):
     """One claim and the tool call whose result supports it."""
 
-    claim: str
-    source_call_id: str = Field(min_length=1)
-    source_tool: str = Field(min_length=1)
+    claim: str = Field(max_length=CLAIM_CHARS)
+    source_call_id: str = Field(min_length=1, max_length=200)
+    source_tool: str = Field(min_length=1, max_length=200)
 
     @field_validator("claim")
     @classmethod
     def _says_something(cls, value: str) -> str:
+        _words(value)
         return _not_blank(value, "claim")
 
 
@@ -105,12 +122,17 @@ class Report(Contract):
 
     worker_id: str = Field(min_length=1)
     status: Literal["ok", "failed"]
-    findings: list[Finding] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list, max_length=FINDINGS)
     # validate_default so that a failed report which leaves `reason` out is refused too.
     reason: Reason | None = Field(default=None, validate_default=True)
     steps: int = Field(default=0, ge=0)
     tokens: int = Field(default=0, ge=0)
-    degraded: str | None = None
+    degraded: str | None = Field(default=None, max_length=DEGRADED_CHARS)
+
+    @field_validator("degraded")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        return _words(value)
 
     @field_validator("reason")
     @classmethod

@@ -337,16 +337,29 @@ def decide(
         ids = [i for i in choices if i not in (settled or set())]
         if not ids:  # other rulings settled them all since: a decision on none says nothing
             return decision
+        losers = [i for i in ids if i != choice]
+        claims = Claims(journal)
+        # The fact's live claims after the ruling, noted in its append (as a rule's decision
+        # is): the next read of them starts there, not at the last rule's note or the stream's
+        # start.
+        note = (
+            None
+            if claims_at is None
+            else claims.noted_after(
+                parked.subject, parked.predicate, {choice, *losers}, parked.run_id, claims_at
+            )
+        )
         try:
-            Claims(journal).settle(
+            claims.settle(
                 parked.subject,
                 parked.predicate,
                 choice,
-                [i for i in ids if i != choice],
+                losers,
                 f"reviewer {by}: {reason}",
                 value,
                 run_id=parked.run_id,
                 expected=claims_at,
+                note=note,
             )
         except WrongExpectedVersion as exc:
             raise ClaimsMoved(conflict_id, exc) from None

@@ -205,6 +205,18 @@ class Claims:
         read = read_live(self.journal, self.stream(subject), predicate)
         return [claim(r) for r in read.claims], read.version
 
+    def noted_after(
+        self, subject: str, predicate: str, decided: set[str], run_id: str, at: int
+    ) -> LiveClaimsNoted | None:
+        """The note of the fact's live claims after a decision on `decided` appended at the
+        claims stream's version `at` (a person's ruling: services/review.py), to go in the
+        same append; None when the stream has moved from `at` (that append is refused anyway)
+        or the live claims are more than a note lists."""
+        read = read_live(self.journal, self.stream(subject), predicate)
+        if read.version != at:
+            return None
+        return note_after(read, subject, predicate, decided, run_id)
+
     def settled(
         self,
         subject: str,

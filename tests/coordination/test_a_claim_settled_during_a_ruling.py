@@ -100,7 +100,12 @@ def test_a_claim_rejected_while_it_was_being_chosen_is_refused_and_nothing_is_wr
     after = Order.objects.using(alias).get(order_id="R-1")
     assert (after.status, after.version) == (row.status, row.version)  # nothing committed
     written = journal.read_all(after=0)[events:]
-    assert [r.event.kind for r in written] == ["ConflictResolved", "ClaimsReconciled"]
+    # B's ruling, with its note of the claims live after it
+    assert [r.event.kind for r in written] == [
+        "ConflictResolved",
+        "ClaimsReconciled",
+        "LiveClaimsNoted",
+    ]
     assert {r.stream for r in written} == {
         f"conflict-{second.conflict_id}",
         "claims-order:R-1",

@@ -1,9 +1,10 @@
 """The reconciler's read of a fact's live claims starts at its last note of them
 (LiveClaimsNoted, appended with each of its decisions), not at the start of the subject's claims
 stream, which every run on the subject adds to (issue #15). Its answer is the whole read's, over
-random claims, supersessions, the reconciler's decisions and people's rulings on two facts of
-one subject, on the memory journal and the store; and it reads what came after the note, not
-what came before (bench/whole_reads.py has the figures)."""
+random claims, supersessions, the reconciler's decisions and people's rulings (with their
+notes or without) on two facts of one subject, on the memory journal and
+the store; and it reads what came after the note, not what came before (bench/whole_reads.py
+has the figures)."""
 
 from __future__ import annotations
 
@@ -54,9 +55,14 @@ claim_steps = st.tuples(
     st.none() | st.integers(0, 30),  # which earlier claim of the run on the fact it supersedes
 )
 decide_steps = st.tuples(st.just("reconcile"), st.sampled_from(PREDICATES))
-# A person's ruling (no note with it): the claims it names, as indexes into the fact's claims.
+# A person's ruling: the claims it names, as indexes into the fact's claims, and whether it is
+# appended with the note of the live claims after it (services/review.py) or without (as
+# rulings were before 2026-12-06).
 rule_steps = st.tuples(
-    st.just("ruling"), st.sampled_from(PREDICATES), st.lists(st.integers(0, 60), max_size=3)
+    st.just("ruling"),
+    st.sampled_from(PREDICATES),
+    st.lists(st.integers(0, 60), max_size=3),
+    st.booleans(),
 )
 STEPS = st.lists(st.one_of(claim_steps, decide_steps, rule_steps), max_size=40)
 
@@ -76,11 +82,23 @@ def play(journal: Journal, steps: list[tuple[Any, ...]]) -> None:
         elif step[0] == "reconcile":
             claims.reconcile(subject, step[1], RULES, run_id="r-reconciler")
         else:
-            _, predicate, picks = step
+            _, predicate, picks, noted = step
             fact = made[predicate]
             named = [fact[i % len(fact)].claim_id for i in picks] if fact else []
+            at = journal.version(Claims.stream(subject))
+            note = claims.noted_after(subject, predicate, set(named), "r-person", at)
             if named:
-                claims.settle(subject, predicate, named[0], named[1:], "ruled", None, "r-person")
+                claims.settle(
+                    subject,
+                    predicate,
+                    named[0],
+                    named[1:],
+                    "ruled",
+                    None,
+                    "r-person",
+                    at,
+                    note if noted else None,
+                )
         for predicate in PREDICATES:
             assert claims.live_at(subject, predicate) == whole(journal, subject, predicate)
 

@@ -122,8 +122,9 @@ def test_a_ruling_decided_by_another_while_under_way_names_that_decision(
     assert second.json() == {"detail": DECIDED}
     [decided] = decisions(conflict)
     assert decided.reason == "the bank confirms the refund"
-    # the first ruling's decision and its claims' settlement; nothing of the second's
-    assert StoredEvent.objects.count() == written + 2
+    # the first ruling's decision, its claims' settlement and the note of the live claims
+    # after it; nothing of the second's
+    assert StoredEvent.objects.count() == written + 3
 
 
 def test_the_pages_form_sent_again_with_another_reason_says_what_was_taken(as_reviewer, done_run):

@@ -124,6 +124,14 @@ def recorded_at(t: float, vendor: str) -> Any:
     return moment.replace(tzinfo=None).isoformat(" ") if vendor == "sqlite" else moment
 
 
+# A claim's id in its row's payload, as the claims' id index (migration 0045) is on it: the
+# statement spells it as the index does, for the planner to use the index.
+CLAIM_ID = {
+    "sqlite": "json_extract(data, '$.claim_id')",
+    "postgresql": "((data::jsonb) ->> 'claim_id')",
+}
+
+
 class DjangoJournal:
     """A Journal on one of Django's database connections (`using`)."""
 
@@ -357,6 +365,31 @@ class DjangoJournal:
         marks = ", ".join(["%s"] * len(wanted))
         return self.select(
             f"WHERE stream = %s AND version IN ({marks}) ORDER BY version", [stream, *wanted]
+        )
+
+    def claims_named(self, stream: str, ids: Sequence[str], before: int) -> list[Recorded]:
+        """The stream's claims (ClaimAsserted) under these ids at journal positions below
+        `before`: a seek by the claims' id index (migration 0045), where picking them out of
+        their runs' claims read every claim those runs made on the subject."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return []
+        named = CLAIM_ID.get(self.connection.vendor)
+        marks = ", ".join(["%s"] * len(wanted))
+        if named is None:  # no such index here: the claims' rows are picked out in Python
+            found = self.select(
+                "WHERE stream = %s AND kind = 'ClaimAsserted' AND position < %s ORDER BY position",
+                [stream, before],
+            )
+            return [r for r in found if getattr(r.event, "claim_id", None) in wanted]
+        # A seek by the id, never a range of positions: without statistics SQLite took the
+        # (stream, position) index and read every claim before `before` (so the index is named
+        # to it), and `+position` is a bound no planner takes to an index.
+        indexed = "INDEXED BY journal_claims_by_id " if self.connection.vendor == "sqlite" else ""
+        return self.select(
+            f"{indexed}WHERE stream = %s AND kind = 'ClaimAsserted' AND {named} IN ({marks}) "
+            "AND +position < %s ORDER BY position",
+            [stream, *wanted, before],
         )
 
     def first(self, stream: str) -> Recorded | None:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from runtime.coordination.calls import written_since
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
 from runtime.coordination.effects import canonical
-from runtime.coordination.noted import claim, note_after, read_live
+from runtime.coordination.noted import claim, note_after, note_claimed, read_live, read_to_note
 from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked, Event, LiveClaimsNoted
 from runtime.journal import (
     Journal,
@@ -139,22 +139,33 @@ class Claims:
             for rec in reversed(read_run_of_kind(self.journal, run_id, stream, event.kind)):
                 if isinstance(rec.event, ClaimAsserted) and rec.event.claim_id == supersedes:
                     return rec.event
-        if call is None:
+        if call is None and supersedes is None:
             append_next(self.journal, stream, [event])
             return event
         for attempt in range(RECHECKS + 1):
-            # The version first: a claim of the same call landing after it moves it.
-            at = self.journal.version(stream)
-            made = self.made_by(subject, call)
-            if made is not None:
-                return made
+            # The version first: a claim of the same call landing after it moves it. A claim
+            # superseding another is appended with the note of the fact's live claims after it
+            # (read here, at that version, when the fact has a note or a short stream), so that
+            # a claim superseded again and again is read from its last note, not from every
+            # supersession since the fact's last decision.
+            read = None if supersedes is None else read_to_note(self.journal, stream, predicate)
+            at = self.journal.version(stream) if read is None else read.version
+            if call is not None:
+                made = self.made_by(subject, call)
+                if made is not None:
+                    return made
+            note = None if read is None else note_claimed(self.journal, stream, read, event)
             try:
                 # At the version read: a claim of the same call landing in between is found.
-                self.journal.append(stream, [event], at)
+                self.journal.append(stream, [event] if note is None else [event, note], at)
             except WrongExpectedVersion:
-                if attempt == RECHECKS:
+                if attempt < RECHECKS:
+                    continue
+                if call is not None:
                     raise
-                continue
+                # Contended every time: the claim goes in without its note (the note is
+                # what makes the read short, not what makes it right).
+                append_next(self.journal, stream, [event])
             return event
         raise AssertionError("unreachable: the last attempt returns or raises")
 

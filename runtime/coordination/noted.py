@@ -34,6 +34,11 @@ from runtime.journal import (
     read_run_of_kind,
 )
 
+EVER = 2**62  # a journal position past any the stream will reach: every claim before it
+# The longest claims stream a superseding claim reads whole to note a fact never noted: after
+# that first note it reads from the note, as the reconciler does (read_to_note).
+SHORT = 2 * MAX_NOTED
+
 
 @dataclass(frozen=True)
 class LiveRead:
@@ -79,9 +84,27 @@ def read_whole(journal: Journal, stream: str, predicate: str, last: Recorded | N
 
 def read_live(journal: Journal, stream: str, predicate: str) -> LiveRead:
     """The fact's live claims from its last note on; the whole stream when it has none."""
+    read = read_live_within(journal, stream, predicate, None)
+    assert read is not None  # with no bound, always read
+    return read
+
+
+def read_to_note(journal: Journal, stream: str, predicate: str) -> LiveRead | None:
+    """The fact's live claims, for the note a claim superseding another appends with it: read
+    from the fact's last note, or whole while the stream is at most SHORT records long. None
+    when the fact has no note and its stream is longer: a status change on a subject that
+    many runs claimed would read them all, where it appended its claim and read nothing."""
+    return read_live_within(journal, stream, predicate, SHORT)
+
+
+def read_live_within(
+    journal: Journal, stream: str, predicate: str, whole_at_most: int | None
+) -> LiveRead | None:
     last, note = notes(journal, stream, predicate)
     # After the note: every record at or below it is there, and nothing read below is past it.
     version = journal.version(stream)
+    if note is None and whole_at_most is not None and version > whole_at_most:
+        return None
     if note is None or not isinstance(note.event, LiveClaimsNoted):
         return read_whole(journal, stream, predicate, last)
     noted = read_at_versions(journal, stream, note.event.at)
@@ -109,21 +132,29 @@ def read_live(journal: Journal, stream: str, predicate: str) -> LiveRead:
 def asserted_before(
     journal: Journal,
     stream: str,
-    position: int,
+    position: int | None,
     claims: list[ClaimAsserted],
     listed: set[str],
 ) -> set[str]:
     """The ids of these claims, not among the note's, that a claim before the note (journal
-    `position`) already had: settled then, since not live at the note. Looked for among each
-    run's own claims (a claim's id names its run), not the stream's."""
+    `position`; None: any claim the stream holds) already had: settled then, since not live at
+    the note. Asked of the claims' id index where the journal has one (`claims_named`), else
+    looked for among each run's own claims (a claim's id names its run), not the stream's."""
     wanted: dict[str, set[str]] = {}
     for c in claims:
         if c.claim_id not in listed:
             wanted.setdefault(c.run_id, set()).add(c.claim_id)
+    if not wanted:
+        return set()
+    named = getattr(journal, "claims_named", None)
+    if named is not None:
+        ids = sorted(set().union(*wanted.values()))
+        found_named: list[Recorded] = named(stream, ids, EVER if position is None else position)
+        return {claim(rec).claim_id for rec in found_named}
     found: set[str] = set()
-    for run_id, ids in wanted.items():
+    for run_id, ids_of_run in wanted.items():
         for rec in read_run_of_kind(journal, run_id, stream, ClaimAsserted.kind):
-            if rec.position < position and claim(rec).claim_id in ids:
+            if (position is None or rec.position < position) and claim(rec).claim_id in ids_of_run:
                 found.add(claim(rec).claim_id)
     return found
 
@@ -133,7 +164,33 @@ def note_after(
 ) -> LiveClaimsNoted | None:
     """The note to append after a decision on `decided` taken on `read` (the decision lands at
     read.version + 1): the claims still live, or None when they are more than a note lists."""
-    live = [r for r in read.claims if claim(r).claim_id not in decided]
+    live = [(claim(r).claim_id, r.version) for r in read.claims if claim(r).claim_id not in decided]
+    return note_of(read, subject, predicate, live, run_id)
+
+
+def note_claimed(
+    journal: Journal, stream: str, read: LiveRead, made: ClaimAsserted
+) -> LiveClaimsNoted | None:
+    """The note to append after the claim `made`, asserted on `read` (it lands at read.version
+    + 1): read's claims but the one it supersedes, and itself unless it is settled as it lands.
+    It is when it supersedes itself, or when a claim under its id (the same run, agent, value
+    and version) was asserted before and is not live: settled then, as the whole read says."""
+    live = [
+        (claim(r).claim_id, r.version) for r in read.claims if claim(r).claim_id != made.supersedes
+    ]
+    if made.claim_id != made.supersedes and (
+        made.claim_id in {claim(r).claim_id for r in read.claims}
+        or not asserted_before(journal, stream, None, [made], set())
+    ):
+        live.append((made.claim_id, read.version + 1))
+    return note_of(read, made.subject, made.predicate, live, made.run_id)
+
+
+def note_of(
+    read: LiveRead, subject: str, predicate: str, live: list[tuple[str, int]], run_id: str
+) -> LiveClaimsNoted | None:
+    """The note of the fact's live claims (id and version, in order) after the event appended
+    at read.version + 1 with it; None when they are more than a note lists."""
     if len(live) > MAX_NOTED:
         return None
     others: dict[str, int] = {}
@@ -148,8 +205,8 @@ def note_after(
         run_id=run_id,
         subject=subject,
         predicate=predicate,
-        live=[claim(r).claim_id for r in live],
-        at=[r.version for r in live],
+        live=[i for i, _ in live],
+        at=[v for _, v in live],
         through=read.version + 1,
         others=others,
     )

@@ -48,3 +48,6 @@ class Counting:
 
     def at_versions(self, stream: str, versions: Any) -> list[Recorded]:
         return self.count(self.journal.at_versions(stream, versions))
+
+    def claims_named(self, stream: str, ids: Any, before: int) -> list[Recorded]:
+        return self.count(self.journal.claims_named(stream, ids, before))

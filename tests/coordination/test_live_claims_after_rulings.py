@@ -1,10 +1,12 @@
-"""The live claims are read from the fact's last note after a person's ruling too: what is
-read does not grow with the subject's history.
+"""The live claims are read from the fact's last note after a person's ruling too, and after a
+claim superseded again and again: what is read does not grow with the subject's history.
 
 A ruling's decision (services/review.py) was appended with no note of the live claims after
 it, so the read that followed started at the last note a rule's decision left, and read every
 claim and decision since, with each claim's run's own claims; on a subject where no rule ever
-decided (every conflict a person's) there was no note, and the whole stream was read."""
+decided (every conflict a person's) there was no note, and the whole stream was read. A claim
+superseding another likewise left no note: each one added itself and its run's claims to the
+read."""
 
 from __future__ import annotations
 
@@ -51,3 +53,68 @@ def test_the_read_after_a_ruling_starts_at_its_note(alias, earlier):
     assert Claims(counting).live_at(subject, "status") == whole(journal, subject, "status")
     # The ruling's note and the claim it lists, whatever was ruled before.
     assert counting.handed[stream] == 1 + 1
+
+
+@pytest.mark.parametrize("times", [3, 60])
+def test_a_claim_superseded_again_and_again_is_read_from_its_last_note(alias, times):
+    journal = DjangoJournal(alias)
+    subject = f"order:o-superseded-{times}"
+    stream = Claims.stream(subject)
+    claims = Claims(journal)
+    other = claims.claim(subject, "status", "z", 0, "b", "model", run_id="r-other")
+    last = claims.claim(subject, "status", "v0", 1, "a", "model", run_id="r-1")
+    for n in range(1, times + 1):  # the agent changes its mind; nothing decides between
+        last = claims.claim(
+            subject, "status", f"v{n}", 1, "a", "model", supersedes=last.claim_id, run_id="r-1"
+        )
+    counting = Counting(journal)
+    live, at = Claims(counting).live_at(subject, "status")
+    assert (live, at) == whole(journal, subject, "status")
+    assert [c.claim_id for c in live] == [other.claim_id, last.claim_id]
+    # The last supersession's note and the two claims it lists.
+    assert counting.handed[stream] == 1 + 2
+
+
+def test_a_claim_asserted_again_superseding_another_stays_settled(alias):
+    """The run's agent goes back to a value it claimed from the same version: the same id
+    (claim_id), settled when the first was superseded, so the note after it lists neither."""
+    journal = DjangoJournal(alias)
+    subject = "order:o-back-again"
+    claims = Claims(journal)
+    first = claims.claim(subject, "status", "x", 1, "a", "model", run_id="r-1")
+    then = claims.claim(
+        subject, "status", "y", 1, "a", "model", supersedes=first.claim_id, run_id="r-1"
+    )
+    back = claims.claim(
+        subject, "status", "x", 1, "a", "model", supersedes=then.claim_id, run_id="r-1"
+    )
+    assert back.claim_id == first.claim_id
+    noted = journal.read(Claims.stream(subject))[-1].event
+    assert isinstance(noted, LiveClaimsNoted) and noted.live == []
+    assert (
+        Claims(journal).live_at(subject, "status") == whole(journal, subject, "status") == ([], 5)
+    )
+
+
+def test_a_claim_under_an_id_is_a_seek_in_the_claims_id_index(alias):
+    """SQLite's plan is asserted (PostgreSQL's planner chooses by statistics that a test's
+    near-empty table lacks: tests/dashboard/test_filter_lists.py); PostgreSQL's answer is."""
+    journal = DjangoJournal(alias)
+    subject = "order:o-named"
+    claims = Claims(journal)
+    made = [claims.claim(subject, "status", v, 1, "a", "model", run_id="r-1") for v in "xyz"]
+    stream = Claims.stream(subject)
+    third = journal.read(stream)[2].position
+    found = journal.claims_named(stream, [made[1].claim_id, "cl-none"], third)
+    assert [r.event for r in found] == [made[1]]
+    assert journal.claims_named(stream, [made[2].claim_id], third) == []  # not before it
+    if journal.connection.vendor != "sqlite":
+        return
+    with journal.connection.cursor() as cursor:
+        cursor.execute(
+            "EXPLAIN QUERY PLAN SELECT position FROM journal_event WHERE stream = %s AND kind ="
+            " 'ClaimAsserted' AND json_extract(data, '$.claim_id') IN (%s) AND +position < %s",
+            ["claims-x", "cl-1", 5],
+        )
+        plan = " ".join(str(part) for row in cursor.fetchall() for part in row)
+    assert "journal_claims_by_id" in plan, plan

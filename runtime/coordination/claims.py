@@ -63,6 +63,9 @@ class Outcome:
     value: Any = None
     rule: str = ""
     conflict_id: str | None = None
+    # Decided: the claims the rule decided between, in journal order (no longer live): what
+    # a person is given when the winner cannot be committed, without reading them again.
+    decided: tuple[ClaimAsserted, ...] = ()
 
 
 def claim_id(
@@ -355,7 +358,7 @@ class Claims:
                 if attempt == RECHECKS:
                     raise
                 continue
-            return Outcome("decided", first.value, decision.rule)
+            return Outcome("decided", first.value, decision.rule, decided=tuple(ordered))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def park(

@@ -21,6 +21,7 @@ from runtime.coordination.gates import Intents
 from runtime.coordination.livelock import Watch
 from runtime.coordination.mutation import Evidence, GateRefused, Mutation, MutationGate
 from runtime.events import (
+    ClaimAsserted,
     DeskChecked,
     EffectFailed,
     EffectSucceeded,
@@ -205,7 +206,8 @@ def reconcile_status(
     version = current.version
     if outcome.status == "decided" and outcome.value != current.status:
         value = str(outcome.value)
-        refused, guards = gate_commit(session, prepared, about, value, current.version, claims)
+        decided = list(outcome.decided)
+        refused, guards = gate_commit(session, prepared, about, value, current.version, decided)
         why: str | None = None
         if refused is None:
             try:
@@ -217,13 +219,15 @@ def reconcile_status(
             except WrongExpectedVersion:
                 # The ticket's intent was superseded after the gate's check (its guard): the
                 # gate is asked again, and refuses it as it would have a moment later.
-                refused, _ = gate_commit(session, prepared, about, value, current.version, claims)
+                refused, _ = gate_commit(session, prepared, about, value, current.version, decided)
                 why = "the ticket's intent moved while the rule's winner was committed"
         if refused is not None:
             why = f"the gate refused the reconciler's commit ({refused.check}): {refused.reason}"
         if why is not None:
-            # What was decided does not apply as is: a person decides.
-            live = claims.live(about, "status") or claims.all(about)
+            # What was decided does not apply as is: a person decides, between the claims
+            # still live, or else those the rule decided between (in hand: the subject's
+            # whole claims stream, every run's, was read for them).
+            live = claims.live(about, "status") or decided
             parked = claims.park(about, "status", live[-2:], session.run_id, commit)
             return {
                 "subject": about,
@@ -250,14 +254,16 @@ def gate_commit(
     about: str,
     value: str,
     based_on: int,
-    claims: Claims,
+    decided: list[ClaimAsserted],
 ) -> tuple[MutationRefused | None, tuple[Guard, ...]]:
     """The gate's refusal of the reconciler's commit (journalled in the run's gate log, as the
-    tools' are), or None and the guards its write carries: it may go ahead."""
+    tools' are), or None and the guards its write carries: it may go ahead. Its evidence is
+    the claim of the value among those the rule `decided` between (the winner), not among
+    every claim ever made about the order."""
     journal = session.journal
     payload = {"status": value, "based_on": based_on}
     key = effect_key(session.run_id, "reconcile", about, payload)
-    claimed = [c for c in claims.all(about) if c.predicate == "status" and c.value == value]
+    claimed = [c for c in decided if c.predicate == "status" and c.value == value]
     mutation = Mutation(
         what=f"the reconciler setting order {prepared.order_id} to {value}",
         actor=RECONCILER,

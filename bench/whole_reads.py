@@ -11,6 +11,21 @@ events (issue #15: no cost may grow with a run's length or a store's size).
                       other runs on it, each pair decided between (its ClaimsReconciled and
                       LiveClaimsNoted), the last pair by the reconciler itself, then three
                       claims since
+    live_at after a ruling
+                      the same read on a subject whose --sizes claims are pairs of other runs
+                      a person ruled between (ClaimsReconciled alone, as rulings were written
+                      before 2026-12-06: no note), then one conflict parked and ruled on
+                      through services.review (its note)
+    live_at after supersessions
+                      the same read on a subject of --sizes claims: a pair the reconciler
+                      decided, then one run's claim superseded again and again, each with its
+                      note; "(no notes)" the same read of the same history without the
+                      supersessions' notes (as claims were written before)
+    park's claims     the desk reconciler's reads when the gate refuses its commit
+                      (teams/desk/harness.py), on live_at's subject: the live claims (those the
+                      rule decided between, the evidence's and the fallback's, are in hand);
+                      "(before)" the live claims, and every claim ever made about the order
+                      twice (the gate's evidence, and the claims to park when none is live)
 
 Each beside the same read as it was before 2026-12-06 (every such stream of every run read
 and picked out in Python; the intent's and the claims' streams read whole: "(before)"), in the
@@ -68,6 +83,7 @@ from django.db import connection  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from runtime import fork, streams  # noqa: E402
 from runtime.coordination.claims import Claims, Rules  # noqa: E402
+from runtime.coordination.claims import claim_id as made_id  # noqa: E402
 from runtime.coordination.gates import TASK, Intents  # noqa: E402
 from runtime.coordination.noted import read_whole  # noqa: E402
 from runtime.events import (  # noqa: E402
@@ -83,6 +99,7 @@ from runtime.events import (  # noqa: E402
 )
 from runtime.journal import Batch, Recorded  # noqa: E402
 from services import intents as service  # noqa: E402
+from services import review  # noqa: E402
 
 RUN = "r-forked"
 
@@ -175,6 +192,93 @@ def seed_streams(journal: DjangoJournal, size: int) -> None:
 
 
 RULES = Rules(authority={"status": {"order-agent": 2, "support-agent": 1}})
+NO_RULE = Rules()  # nobody outranks anybody: a person rules
+
+
+def in_thousands(journal: DjangoJournal, stream: str, events: list[Event]) -> None:
+    for start in range(0, len(events), 1_000):
+        journal.append(stream, events[start : start + 1_000], journal.version(stream))
+
+
+def seed_ruled(journal: DjangoJournal, size: int) -> None:
+    """A subject whose claims are pairs a person ruled between (no note, as before), then one
+    conflict parked and ruled on through the review service, which notes the live claims."""
+    subject = f"order:o-ruled-{size}"
+    stream = Claims.stream(subject)
+    events: list[Event] = [claim(subject, "r-older", "refunded", 0, "order-agent")]
+    for n in range(size // 3 - 1):
+        run = f"r-c{n // 5}"
+        pair = [
+            claim(subject, run, "refunded", n + 1, "support-agent"),
+            claim(subject, run, "cancelled", n + 1, "order-agent"),
+        ]
+        ruled = ClaimsReconciled(
+            subject=subject,
+            predicate="status",
+            winner=pair[1].claim_id,
+            losers=[pair[0].claim_id],
+            rule="reviewer ann: she asked",
+            value="cancelled",
+        )
+        events += [*pair, ruled]
+    in_thousands(journal, stream, events)
+    claims = Claims(journal)
+    chosen = claims.claim(subject, "status", "cancelled", size, "a", "model", run_id="r-ruled")
+    claims.claim(subject, "status", "refunded", size, "b", "model", run_id="r-ruled")
+    outcome = claims.reconcile(subject, "status", NO_RULE, run_id="r-ruled")
+    assert outcome.status == "parked" and outcome.conflict_id
+    review.resolve(outcome.conflict_id, chosen.claim_id, "ann", "she asked first")
+    assert isinstance(journal.read(stream)[-1].event, LiveClaimsNoted)
+    assert Claims(journal).live_at(subject, "status") == live_whole(journal, subject)
+
+
+def seed_superseded(journal: DjangoJournal, size: int, noted: bool) -> None:
+    """A subject of `size` claims: a pair the reconciler decided (its note), then one run's
+    claim superseded again and again, each with its note of the two live claims (the older
+    one and itself), as Claims.claim writes them; without those notes when not `noted`."""
+    subject = f"order:o-superseded-{size}{'' if noted else '-before'}"
+    stream = Claims.stream(subject)
+    older = claim(subject, "r-older", "refunded", 0, "order-agent")
+    pair = [
+        claim(subject, "r-pair", "refunded", 1, "support-agent"),
+        claim(subject, "r-pair", "cancelled", 1, "order-agent"),
+    ]
+    journal.append(stream, [older, *pair], 0)
+    assert Claims(journal).reconcile(subject, "status", RULES).status == "decided"
+    events: list[Event] = []
+    last: str | None = None
+    at = journal.version(stream)
+    for n in range(size - 5):
+        value = f"v{n}"
+        made = ClaimAsserted(
+            run_id="r-mind",
+            claim_id=made_id(subject, "status", "support-agent", value, 2, "r-mind"),
+            subject=subject,
+            predicate="status",
+            value=value,
+            based_on=2,
+            source="model",
+            by="support-agent",
+            supersedes=last,
+        )
+        events.append(made)
+        at += 1
+        last = made.claim_id
+        if noted and n > 0:  # the first supersedes nothing: no note with it
+            events.append(
+                LiveClaimsNoted(
+                    run_id="r-mind",
+                    subject=subject,
+                    predicate="status",
+                    live=[older.claim_id, made.claim_id],
+                    at=[1, at],
+                    through=at,
+                    others={},
+                )
+            )
+            at += 1
+    in_thousands(journal, stream, events)
+    assert Claims(journal).live_at(subject, "status") == live_whole(journal, subject)
 
 
 def claim(subject: str, run: str, value: str, based_on: int, by: str) -> ClaimAsserted:
@@ -253,13 +357,40 @@ def main() -> None:
         assert len(service.page(f"ticket-long-{size}", 0, 100)[1]) == 100
 
     def page_before(size: int) -> None:
-        assert len(service.history(f"ticket-long-{size}")) >= size
+        assert len(Intents(journal).history(f"ticket-long-{size}")) >= size
 
     def live_at(size: int) -> None:
         assert len(Claims(journal).live_at(f"order:o-long-{size}", "status")[0]) == 4
 
     def live_at_before(size: int) -> None:
         assert len(live_whole(journal, f"order:o-long-{size}")[0]) == 4
+
+    def ruled(size: int) -> None:
+        assert len(Claims(journal).live_at(f"order:o-ruled-{size}", "status")[0]) == 1
+
+    def ruled_before(size: int) -> None:
+        """After a ruling that wrote no note, on a subject no rule decided on: the whole read."""
+        assert len(live_whole(journal, f"order:o-ruled-{size}")[0]) == 1
+
+    def superseded(size: int) -> None:
+        assert len(Claims(journal).live_at(f"order:o-superseded-{size}", "status")[0]) == 2
+
+    def superseded_before(size: int) -> None:
+        subject = f"order:o-superseded-{size}-before"
+        assert len(Claims(journal).live_at(subject, "status")[0]) == 2
+
+    def parked(size: int) -> None:
+        """The desk's reads when the gate refuses its commit: the live claims (the ones the rule
+        decided between, and the gate's evidence among them, are in hand)."""
+        assert len(Claims(journal).live(f"order:o-long-{size}", "status")) == 4
+
+    def parked_before(size: int) -> None:
+        """As they were, where no claim is live after the decision: the live claims, then every
+        claim about the order for the gate's evidence and again for the claims to park."""
+        about = f"order:o-long-{size}"
+        claims = Claims(journal)
+        assert [c for c in claims.all(about) if c.value == "cancelled"]
+        assert len(claims.live(about, "status")) == 4 and len(claims.all(about)) >= size
 
     staged: dict[str, Callable[[int], Any]] = {
         "records_of": records,
@@ -274,6 +405,12 @@ def main() -> None:
         "history, every version (before)": page_before,
         "live_at": live_at,
         "live_at, the whole stream (before)": live_at_before,
+        "live_at after a ruling": ruled,
+        "live_at after a ruling (before)": ruled_before,
+        "live_at after supersessions": superseded,
+        "live_at after supersessions (no notes)": superseded_before,
+        "park's claims": parked,
+        "park's claims (before)": parked_before,
     }
     medians: dict[str, dict[int, float]] = {name: {} for name in [*staged, *in_turns]}
     rows: dict[str, dict[int, int]] = {name: {} for name in medians}
@@ -300,6 +437,9 @@ def main() -> None:
         grow_others(journal, have, size)
         have = size
         seed_streams(journal, size)
+        seed_ruled(journal, size)
+        seed_superseded(journal, size, True)
+        seed_superseded(journal, size, False)
         settle()
         print(f"grew to {size:,} other runs' records, and streams of {size:,} in", end=" ")
         print(f"{time.perf_counter() - started:.1f} s")

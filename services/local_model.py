@@ -95,7 +95,13 @@ def healthy(base: str | None = None, timeout: float = 2.0) -> bool:
 class LocalModelServer:
     """One llama.cpp server process on 127.0.0.1, as a child of this process."""
 
-    def __init__(self, base: str | None = None, threads: int = 2, context: int = 8192) -> None:
+    def __init__(
+        self,
+        base: str | None = None,
+        threads: int = 2,
+        context: int = 8192,
+        batch_threads: int | None = None,
+    ) -> None:
         self.base = base or url()
         parts = urlsplit(self.base)
         if parts.hostname not in ("127.0.0.1", "localhost") or parts.port is None:
@@ -105,11 +111,16 @@ class LocalModelServer:
             )
         self.port = parts.port
         self.threads = threads
+        # The threads that read a prompt in: None leaves llama.cpp's default, every core. A
+        # server sharing its cores with other busy processes (the test suite's) reads faster
+        # on one, as its threads wait for each other at every layer.
+        self.batch_threads = batch_threads
         self.context = context
         self.process: subprocess.Popen[bytes] | None = None
         self.log = settings.HOME / "local-model.log"
 
     def command(self) -> list[str]:
+        batch = [] if self.batch_threads is None else ["--n_threads_batch", str(self.batch_threads)]
         return [
             sys.executable,
             "-m",
@@ -126,6 +137,7 @@ class LocalModelServer:
             "127.0.0.1",
             "--port",
             str(self.port),
+            *batch,
         ]
 
     def start(self, wait: float = 120.0) -> None:

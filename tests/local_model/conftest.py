@@ -25,8 +25,11 @@ def local_server(tmp_path_factory):
     base = f"http://127.0.0.1:{free_port()}/v1"
     # One thread: the suite runs on two workers, so the server's second thread would fight
     # the other worker for a core (the reflection test, next to one busy process: 114 s and
-    # 114 s with one thread, 124 s and 130 s with two, taken in turns).
-    server = local_model.LocalModelServer(base, threads=1)
+    # 114 s with one thread, 124 s and 130 s with two, taken in turns). Reading prompts in too:
+    # llama.cpp's default there is every core, and its threads wait for each other at every
+    # layer, so one taken by the other worker stalls both (six prompts of 700 tokens on this
+    # loaded machine: 131 s and 158 s on two, 46 s and 104 s on one, taken in turns).
+    server = local_model.LocalModelServer(base, threads=1, batch_threads=1)
     server.log = tmp_path_factory.mktemp("local-model") / "server.log"
     server.start()
     previous = os.environ.get("MINUTES_LOCAL_MODEL_URL")

@@ -403,9 +403,16 @@ class DjangoJournal:
         return found[0] if found else None
 
     def version(self, stream: str) -> int:
+        # Written as the index's last entry, not MAX(version): PostgreSQL's planner chose
+        # between the two by its statistics, and with a stream grown since they were taken
+        # (rows=1 guessed) it aggregated over the whole stream: 40,004 index entries, 41 ms
+        # at 20,000 claims where the backward scan takes 0.04 ms (bench/whole_reads.py).
         with self.connection.cursor() as cursor:
-            cursor.execute("SELECT MAX(version) FROM journal_event WHERE stream = %s", [stream])
-            (found,) = cursor.fetchone()
+            cursor.execute(
+                "SELECT version FROM journal_event WHERE stream = %s ORDER BY version DESC LIMIT 1",
+                [stream],
+            )
+            found = (cursor.fetchone() or (0,))[0]
         return int(found or 0)
 
     def last_position(self) -> int:

@@ -7,7 +7,7 @@ version 0 wins; everybody else reads what happened instead of doing it again:
 
     finished       the recorded result (or the recorded failure, which is not retried under the
                    same key: deciding to try again is the agent's call, and a new decision is a
-                   new key)
+                   new key; but see "Sending again after a failure")
     in flight      EffectInProgress
     other payload  EffectKeyReused: one key, one request
 
@@ -38,6 +38,18 @@ outcome goes at the next version. Not sent again, as before: an effect whose lea
 performer may be waiting on the provider), one started unfenced (nothing says its performer is
 gone; the reconciler settles it by age), and any effect not declared `resend` (a provider that
 does not deduplicate would do it twice).
+
+Sending again after a failure (`perform(..., resend=True, again=...)`). A call that never got
+the provider's answer (it was down or unreachable, or did not answer in time) is recorded as
+failed like any other, but the provider may not have seen it, or may have done it and answers
+its first answer to the key: where it deduplicates, sending the same key again is safe, and is
+the only way to learn which. The caller says which recorded failures are of that sort
+(`again(error)`, never the provider's own refusal, which is its answer to the key); such an
+effect is taken over as an orphan is (an EffectResumed after the EffectFailed, at the version
+read, fenced) and sent again, its new outcome recorded after. So a compensation that could not
+reach its provider (a saga's undo of a credit) is tried again when its run is, rather than
+answered its old failure for ever. Never an effect holding part of a total (its hold was given
+back when it failed), nor without a fence of the caller's (nothing to stop two senders).
 
 Effects that share a limited total (the refunds of one order, which may not come to more than
 it was paid) hold their amount before they start: EffectReserved on `reserved-<target>`,
@@ -172,8 +184,9 @@ class Seen:
     """What the ledger reads of an effect's stream to learn its state: two records, never the
     whole stream. The first is the EffectStarted, whose request hash says which request the key
     is for; the last is the outcome when settled, else the latest taking. A stream holds its
-    start, then any EffectResumed, then at most one outcome, and nothing follows the outcome
-    (every append goes at the version read), so the last record says all the rest would."""
+    start, then any EffectResumed, then at most one outcome, and only a failure sent again is
+    followed (by an EffectResumed, then as before: every append goes at the version read), so
+    the last record says all the rest would."""
 
     first: Event
     last: Event
@@ -249,6 +262,7 @@ class Ledger:
         mutation: Mutation | None = None,
         reserve: Callable[[], Batch] | None = None,
         resend: bool = False,
+        again: Callable[[ErrorInfo], bool] | None = None,
     ) -> Any:
         """Do the effect once for this key: `call(key)` runs only for the first caller.
 
@@ -260,7 +274,9 @@ class Ledger:
 
         `resend`: the provider deduplicates on the key (one effect per key, the first answer
         to every call), so an effect found started and unsettled whose performer's lease no
-        longer stands is taken over and sent again (see the module docstring)."""
+        longer stands is taken over and sent again (see the module docstring); and, with
+        `again`, one recorded as failed with an error `again` says never got the provider's
+        answer (not with `reserve`)."""
         digest = request_hash(effect_type, target, payload)
         gated: Mutation | None = None
         guards: tuple[Guard, ...] = ()
@@ -300,9 +316,12 @@ class Ledger:
             found = seen(self.journal, stream)
             try:
                 if found is not None:
-                    if not (resend and self.orphaned(digest, found, fence)):
+                    retry = again if resend and reserve is None else None
+                    if not (resend and self.orphaned(digest, found, fence)) and not self.unreached(
+                        digest, found, fence, retry
+                    ):
                         return self.answer(key, digest, found)
-                    assert fence is not None  # (orphaned says so)
+                    assert fence is not None  # (orphaned and unreached say so)
                     self.take_over(key, found, fence, guards, run_id)
                     at = found.version + 1
                     break
@@ -372,6 +391,23 @@ class Ledger:
         if holder.lease is None or holder.epoch is None:
             return False  # started unfenced: nothing says its performer is gone
         return not self.standing(holder)
+
+    @staticmethod
+    def unreached(
+        digest: str, found: Seen, fence: Fence | None, again: Callable[[ErrorInfo], bool] | None
+    ) -> bool:
+        """Whether the effect `found`, recorded as failed, may be sent again under its key: the
+        same request, its error one `again` says never got the provider's answer, and the
+        taker has a fence (its EffectResumed holds the effect while it is sent)."""
+        started, outcome = found.first, found.outcome
+        return (
+            again is not None
+            and fence is not None
+            and isinstance(started, EffectStarted)
+            and started.request_hash == digest
+            and isinstance(outcome, EffectFailed)
+            and again(outcome.error)
+        )
 
     def take_over(
         self,
@@ -487,13 +523,15 @@ class Ledger:
         """Effects with no outcome recorded, last taken (started, or taken over) more than
         `older_than` seconds ago."""
         found: dict[str, Unsettled] = {}
+        starts: dict[str, EffectStarted] = {}  # a failure sent again is unsettled once more
         scan = cast(ScanningJournal, self.outcomes)
         for rec in scan.read_prefix("effect-"):
             e = rec.event
             if isinstance(e, EffectStarted):
+                starts[e.key] = e
                 found[e.key] = Unsettled(e, e, rec.version)
-            elif isinstance(e, EffectResumed) and e.key in found:
-                found[e.key] = replace(found[e.key], holder=e, version=rec.version)
+            elif isinstance(e, EffectResumed) and e.key in starts:
+                found[e.key] = Unsettled(starts[e.key], e, rec.version)
             elif isinstance(e, EffectSucceeded | EffectFailed):
                 found.pop(e.key, None)
         cutoff = time.time() - older_than

@@ -32,6 +32,7 @@ from runtime.events import (
     SagaAborted,
     SagaCompensated,
     SagaStepCompleted,
+    SagaUndoFailed,
     StatusNormalised,
     StopRequested,
     SuiteChecked,
@@ -69,6 +70,7 @@ class Audit(Fold):
             "SagaStepCompleted",
             "SagaAborted",
             "SagaCompensated",
+            "SagaUndoFailed",
             "BreakerTripped",
             "MutationRefused",
             "StatusNormalised",
@@ -154,6 +156,9 @@ class Audit(Fold):
             )
         elif isinstance(e, SagaAborted):
             entry.update(who="harness", saga=e.saga_id, step=e.failed_step, why=e.reason)
+        elif isinstance(e, SagaUndoFailed):
+            # An undo that did not go through: what is still done, for a person to settle.
+            entry.update(who="harness", saga=e.saga_id, step=e.step, key=e.key, why=e.outstanding)
         elif isinstance(e, BreakerTripped):
             entry.update(who="harness", breaker=e.breaker, why=e.reason, rates=e.rates)
         elif isinstance(e, MutationRefused):

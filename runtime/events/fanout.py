@@ -141,6 +141,38 @@ class SagaSettled(Event):
         return self.failed_step is not None or bool(self.compensated)
 
 
+class SagaUndoFailed(Event):
+    """A saga's undo failed, for the run's own stream: the saga turned back (`failed_step`,
+    `reason`) and undoing `step` (under the idempotency key `key`) failed with `error`, so the
+    steps in `standing` are done and not undone: money may still be moved. `refused`: the
+    provider answered with a refusal, which is its answer for that key (not sent again); else
+    the call never got the provider's answer (it was down, unreachable, or did not answer in
+    time), and the same key is sent again when the run is retried or resumed (the provider
+    deduplicates on it: one that did act answers its first answer). `compensated`: the steps
+    undone before it. The run is parked for a person until the undo goes through."""
+
+    kind: ClassVar[str] = "SagaUndoFailed"
+    saga_id: str
+    step: str
+    key: str
+    error: str
+    refused: bool = False
+    standing: list[str] = Field(default_factory=list)
+    compensated: list[str] = Field(default_factory=list)
+    failed_step: str | None = None
+    reason: str = ""
+
+    @property
+    def outstanding(self) -> str:
+        """What a person must know, in one sentence."""
+        how = "the provider refused it" if self.refused else "the provider was not reached"
+        done = ", ".join(self.standing) or self.step
+        return (
+            f"the undo of {self.step} failed ({how}: {self.error}); still done at the "
+            f"provider: {done}; money may still be moved"
+        )
+
+
 # --- verification and the answer ---------------------------------------------------------------
 
 

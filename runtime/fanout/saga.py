@@ -24,7 +24,10 @@ A step whose provider deduplicates on the key declares it (`resend=True`, for th
 its compensation): a step or undo left started and unsettled by a performer that is gone (its
 lease no longer stands) is then sent again under its key, and the provider's first answer is
 what the saga records, rather than EffectInProgress turning the saga back with that step's
-effect at the provider and no undo owed for it (`Ledger.perform`).
+effect at the provider and no undo owed for it (`Ledger.perform`). And an undo of such a step
+that failed without the provider's answer (it was down) is sent again under its key by a later
+`compensate(again=...)`, the caller saying which failures are of that sort: the provider's own
+refusal is its answer, and stands.
 
 Callables are not journalled. A resumed driver re-runs its `step` calls, which return recorded
 results without acting and register the compensations again; or it registers them with `undo`.
@@ -37,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from runtime import errors
 from runtime.coordination.effects import (
     EffectInProgress,
     EffectPreviouslyFailed,
@@ -44,7 +48,7 @@ from runtime.coordination.effects import (
     effect_key,
 )
 from runtime.coordination.mutation import Mutation
-from runtime.events import Event, SagaAborted, SagaCompensated, SagaStepCompleted
+from runtime.events import ErrorInfo, Event, SagaAborted, SagaCompensated, SagaStepCompleted
 from runtime.journal import Journal, WrongExpectedVersion
 
 Action = Callable[[str], Any]
@@ -70,13 +74,17 @@ class MissingCompensation(SagaError):
 
 
 class CompensationFailed(SagaError):
-    """An undo failed. It is not retried under the same key: what to do now is a person's call
-    (dead-letter it), and a new decision is a new key."""
+    """An undo failed (`key` its idempotency key, `info` its error as recorded). The steps
+    before it stay done: what now is a person's call (dead-letter it). A later `compensate`
+    sends the same key again only where the caller says the failure never got the provider's
+    answer (`compensate(again=...)`); a provider's refusal is its answer to the key."""
 
-    def __init__(self, step: str, error: str) -> None:
+    def __init__(self, step: str, error: str, key: str = "", info: ErrorInfo | None = None):
         super().__init__(f"compensating step {step!r} failed: {error}")
         self.step = step
         self.error = error
+        self.key = key
+        self.info = info or ErrorInfo(type="CompensationFailed", message=error)
 
 
 @dataclass
@@ -205,7 +213,12 @@ class Saga:
 
     # --- going backward -------------------------------------------------------------------
 
-    def compensate(self, reason: str = "", failed_step: str | None = None) -> list[str]:
+    def compensate(
+        self,
+        reason: str = "",
+        failed_step: str | None = None,
+        again: Callable[[ErrorInfo], bool] | None = None,
+    ) -> list[str]:
         """Undo every completed step, last first, each exactly once across calls and crashes.
 
         Returns the steps this call recorded as compensated, in the order it undid them (an
@@ -213,6 +226,9 @@ class Saga:
         fails, with CompensationFailed, or is in doubt, with EffectInProgress: undoing an
         earlier step while a later one still stands could leave a state no forward run ever
         produced.
+
+        `again`: which recorded failures of an undo never got the provider's answer, so that
+        its key is sent again here (a step declared `resend` only: its provider deduplicates).
         """
         self._record(
             SagaAborted(
@@ -226,9 +242,11 @@ class Saga:
         if missing:
             # Checked before undoing anything: half a compensation is worse than none yet.
             raise MissingCompensation(f"no compensation registered for steps {missing}")
-        return [done.step for done in owed if self._compensate_one(done)]
+        return [done.step for done in owed if self._compensate_one(done, again)]
 
-    def _compensate_one(self, done: SagaStepCompleted) -> bool:
+    def _compensate_one(
+        self, done: SagaStepCompleted, again: Callable[[ErrorInfo], bool] | None = None
+    ) -> bool:
         undo = self._undo[done.step]
         key = self.undo_key(done.step, done.key)
         try:
@@ -240,6 +258,7 @@ class Saga:
                 lambda k: undo(k, done.result),
                 run_id=self.run_id,
                 resend=self._resend.get(done.step, False),
+                again=again,
             )
         except EffectInProgress:
             # Started and never settled (a crash, or another driver right now): in doubt, not
@@ -247,9 +266,10 @@ class Saga:
             # performer is gone) the next compensate sends it again; then compensate again.
             raise
         except EffectPreviouslyFailed as exc:
-            raise CompensationFailed(done.step, str(exc.error)) from exc
+            raise CompensationFailed(done.step, str(exc.error), key, exc.error) from exc
         except Exception as exc:
-            raise CompensationFailed(done.step, f"{type(exc).__name__}: {exc}") from exc
+            error = errors.describe(exc)
+            raise CompensationFailed(done.step, str(error), key, error) from exc
         return self._record(
             SagaCompensated(
                 run_id=self.run_id, saga_id=self.saga_id, step=done.step, key=key, result=result

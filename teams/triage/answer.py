@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runtime.events import AnswerComposed, SagaSettled, TeamFinished
+from runtime.events import AnswerComposed, SagaSettled, SagaUndoFailed, TeamFinished
 from runtime.fanout.contracts import Handoff
 from runtime.fanout.settle import Answer
 from runtime.session import Session
@@ -12,9 +12,11 @@ def compose(
     session: Session,
     planned: list[tuple[str, Handoff]],
     answers: dict[str, Answer],
-    refunded: SagaSettled | None = None,
+    refunded: SagaSettled | SagaUndoFailed | None = None,
 ) -> TeamFinished:
-    """The answer, from verified findings and named fallbacks only; DEGRADED says what gave."""
+    """The answer, from verified findings and named fallbacks only; DEGRADED says what gave.
+    A refund whose undo is outstanding (a person discarded its letter) ends the run escalated:
+    money may still be moved, and the run says so."""
     lines: list[str] = []
     sources: list[str] = []
     notes: list[str] = []
@@ -31,7 +33,13 @@ def compose(
             answered += 1
             lines.append(f"- {cached.text} [{cached.source}]")
             sources.append(cached.source)
-    if refunded is not None and refunded.failed_step is None:
+    outstanding = refunded.outstanding if isinstance(refunded, SagaUndoFailed) else None
+    if isinstance(refunded, SagaUndoFailed):
+        notes.append(
+            f"the refund did not go through ({refunded.failed_step} failed: {refunded.reason}) "
+            f"and is not undone: {outstanding}"
+        )
+    elif refunded is not None and refunded.failed_step is None:
         lines.append(f"- Refunded: {', '.join(refunded.completed)} done [{refunded.saga_id}]")
     elif refunded is not None:
         undone = ", ".join(refunded.compensated) or "nothing"
@@ -44,7 +52,9 @@ def compose(
     if degraded:
         text = f"DEGRADED: {degraded}\n{text}"
     session.emit(session.new(AnswerComposed, text=text, degraded=degraded, sources=sources))
-    if answered == 0:
+    if outstanding is not None:
+        status, reason = "escalated", f"HUMAN_REQUIRED: the refund's {outstanding}"
+    elif answered == 0:
         status, reason = (
             "failed",
             "no sub-task was answered" + (f": {degraded}" if degraded else ""),

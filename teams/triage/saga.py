@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from runtime import streams
+from runtime import errors, streams
 from runtime.coordination.effects import Ledger
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
-from runtime.events import SagaSettled
-from runtime.fanout.saga import Saga
+from runtime.events import ErrorInfo, SagaSettled, SagaUndoFailed
+from runtime.fanout.saga import CompensationFailed, Saga
 from runtime.fenced import Fenced
+from runtime.mcp.server import McpToolError
 from runtime.session import Session
 from teams.triage.belt import Belt
 
 # Who moves money for the triage team: the harness's refund saga, nobody's specialist.
 AUTHORITY = Authority.of({"refund": {"refund-saga"}})
+TASK = "refund"  # the dead letter's task, when an undo is outstanding
 
 
 def refund(
@@ -23,7 +26,7 @@ def refund(
     order_id: str,
     intent: tuple[str, int] | None = None,
     customer: str | None = None,
-) -> SagaSettled:
+) -> SagaSettled | SagaUndoFailed:
     """Carry out the refund as a saga: a return label, a store credit, and the decision on
     record with the policy service. If a step fails, the steps before it are undone, last
     first, each once (the saga's ledger keys survive a crash and a replay). Each step passes
@@ -33,7 +36,11 @@ def refund(
 
     The order's id is read from the ticket, which anyone may write: money moves only on an
     order that exists and is `customer`'s (the ticket's writer; None: the ticket names nobody,
-    and nothing moves)."""
+    and nothing moves).
+
+    An undo that fails leaves the run parked on a dead letter saying what is still done (a
+    SagaUndoFailed first): retried, the saga is tried again and the undo sent again; discarded,
+    the SagaUndoFailed is returned and the run ends escalated (teams/triage/answer.py)."""
 
     def work() -> dict[str, Any]:
         journal = session.journal
@@ -117,7 +124,22 @@ def refund(
                 aborted = saga.state().aborted
                 error = aborted.reason if aborted else f"{type(exc).__name__}: {exc}"
                 failed = aborted.failed_step if aborted and aborted.failed_step else name
-                saga.compensate(reason=error, failed_step=failed)
+                try:
+                    saga.compensate(reason=error, failed_step=failed, again=unreached)
+                except CompensationFailed as undo:
+                    state = saga.state()
+                    standing = [s for s in reversed(state.completed) if s not in state.compensated]
+                    raise UndoOutstanding(
+                        saga_id=saga.saga_id,
+                        step=undo.step,
+                        key=undo.key,
+                        error=undo.error,
+                        refused=not unreached(undo.info),
+                        standing=standing,
+                        compensated=list(state.compensated),
+                        failed_step=failed,
+                        reason=error,
+                    ) from undo
                 return {
                     "saga_id": saga.saga_id,
                     "completed": saga.completed,
@@ -127,4 +149,51 @@ def refund(
                 }
         return {"saga_id": saga.saga_id, "completed": saga.completed}
 
-    return session.activity(SagaSettled, work)
+    attempts = 0
+    while True:
+        settled = attempt(session, work)
+        if isinstance(settled, SagaSettled):
+            return settled
+        # An undo failed: steps are still done at the orders server (money may be moved), and
+        # only a person can say when to try again (the server is back) or take it from here.
+        attempts += 1
+        decided = session.dead_letter(
+            f"refund of order {order_id}: {settled.outstanding}",
+            attempts,
+            settled.error,
+            task_id=TASK,
+        )
+        if decided == "discard":
+            return settled
+
+
+class UndoOutstanding(Exception):
+    """A refund's undo failed: the fields of its SagaUndoFailed."""
+
+    def __init__(self, **fields: Any) -> None:
+        super().__init__(fields["error"])
+        self.fields = fields
+
+
+def attempt(session: Session, work: Callable[[], dict[str, Any]]) -> SagaSettled | SagaUndoFailed:
+    """One try at the saga, as one activity whose outcome is either event: settled, or turned
+    back with an undo outstanding (read back as recorded, as an activity is). Tried again (a
+    person's retry of its letter), the saga's steps answer their recorded results, and each
+    undo not yet done is sent: one that never reached the server under its same key."""
+    session.flush()
+    if isinstance(session.peek(), SagaUndoFailed):
+        return session.activity(SagaUndoFailed, dict)  # the record's: `work` is not run
+    try:
+        return session.activity(SagaSettled, work)
+    except UndoOutstanding as exc:
+        fields = exc.fields
+    return session.activity(SagaUndoFailed, lambda: fields)
+
+
+def unreached(error: ErrorInfo) -> bool:
+    """Whether a failed call to a server never got its answer (it was down, unreachable,
+    degraded, its breaker open, or it did not answer in time): sent again under the same key,
+    which the orders server deduplicates (if it did act, it answers its first answer). A
+    McpToolError is the server's own answer (it refused: nothing to undo, undone already),
+    which sending the key again would not change: a person settles it."""
+    return not errors.recorded_as(error, McpToolError)

@@ -198,6 +198,9 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
                 ev.SagaStepCompleted(**r, saga_id="s-1", step="hold", key="fx-1", result={}),
                 ev.SagaAborted(**r, saga_id="s-1", reason="refund declined", failed_step="pay"),
                 ev.SagaCompensated(**r, saga_id="s-1", step="hold", key="fx-2", result={}),
+                ev.SagaUndoFailed(
+                    **r, saga_id="s-1", step="hold", key="fx-3", error="ServerUnreachable: gone"
+                ),
                 ev.BreakerReset(**r, breaker="tools:policy", reason="probe succeeded"),
                 ev.WorkerTimedOut(**r, worker_id="kb-worker", deadline_seconds=1.0, elapsed=1.2),
                 ev.SubtaskDegraded(**r, worker_id="kb-worker", objective="o", why="timed out"),

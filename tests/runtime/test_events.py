@@ -398,6 +398,17 @@ def test_every_kind_survives_the_flat_round_trip():
             "failed_step": "record",
             "error": "BreakerOpen: tools:policy is open",
         },
+        "SagaUndoFailed": {
+            "saga_id": "refund-r-1",
+            "step": "credit",
+            "key": "fx-9",
+            "error": "ServerUnreachable: orders.reverse_credit: server 'orders' is unreachable",
+            "refused": False,
+            "standing": ["credit", "label"],
+            "compensated": [],
+            "failed_step": "record",
+            "reason": "BreakerOpen: tools:policy is open",
+        },
         "ToolsListed": {
             "tools": [{"name": "kb.search", "description": "d", "parameters": {"type": "object"}}],
             "degraded": {"policy": "3 calls failed in a row"},

@@ -107,18 +107,6 @@ def drive_step(
     warm = WARM.take(run_id, at)
     config = None
     cold: Session | None = None  # the session of a flight this step started cold
-    if warm is None:
-        # Only the settings: the cold flight's session reads the rest, around its agent loop's
-        # latest snapshot when one fits (runtime/snapshots.py).
-        try:
-            first = journal.first(stream)
-        except EventFormatError as exc:
-            return unreadable(control, exc)
-        try:
-            config = flight.recorded_config([first.event] if first else [], run_id)
-        except flight.FlightError as exc:
-            log.error("run %s: not driven: %s", run_id, redacted.line(str(exc)))
-            return "refused"  # settings that name another place on disk: nothing is touched
     try:
         if control.open_letter() is not None or isinstance(last, DeadLettered):
             # Parked on a letter (the driver's, or the harness's: the run's last event until a
@@ -133,6 +121,17 @@ def drive_step(
             # same step. Driving here, between two steps, started a second chain of next steps
             # beside the one that step sent.
             return "moved"
+        if warm is None:
+            # Only the settings: the cold flight's session reads the rest, around its agent
+            # loop's latest snapshot when one fits (runtime/snapshots.py). Before the lease:
+            # settings that name another place on disk touch nothing.
+            try:
+                first = journal.first(stream)
+                config = flight.recorded_config([first.event] if first else [], run_id)
+            except EventFormatError as exc:
+                return unreadable(control, exc)
+            except flight.FlightError as exc:
+                return unstartable(control, exc)
         # What the step finds older than this was left by an earlier one (git's lock files).
         began = time.monotonic()
         lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at, sent)
@@ -217,18 +216,35 @@ def unreadable(control: Control, exc: EventFormatError, lease: Lease | None = No
     it in a dead letter naming the row, under `lease` if it took one (then given back), and
     writes nothing else. It raised out of the task: Celery retries only database trouble, so
     the work vanished, or the stall sweep sent it again at every beat to fail the same way."""
+    row = "an event of its journal"
+    if exc.row is not None:
+        position, stream, version, kind = exc.row
+        row = f"its event at position {position} (version {version} of {stream}, kind {kind})"
+    why = (
+        f"run {control.run_id} cannot be read back: {row} is unreadable, so no step can replay "
+        "it; mend the row and retry, or discard"
+    )
+    return parked(control, why, exc, lease)
+
+
+def unstartable(control: Control, exc: flight.FlightError) -> str:
+    """A step whose run's settings (its TeamStarted) do not make a flight parks it in a dead
+    letter saying what is wrong with them, and writes nothing else. It answered "refused" and
+    only logged it: the work vanished, nothing on the queue page, and the stall sweep sent it
+    again at every beat to be refused the same way."""
+    why = f"{exc}; no step can drive it so: mend its settings and retry, or discard"
+    return parked(control, why, exc)
+
+
+def parked(control: Control, why: str, exc: Exception, lease: Lease | None = None) -> str:
+    """The run parked in a dead letter saying `why` (the letter's last error: `exc`), under
+    `lease` if the step took one (then given back); nothing else is written. A letter already
+    open stands: a delivery again, or the sweep."""
     run_id = control.run_id
+    why = redacted.recorded(why)[:2000]
     try:
         if control.open_letter() is not None:
-            return "dead-lettered"  # a delivery again, or the sweep: the letter stands
-        row = "an event of its journal"
-        if exc.row is not None:
-            position, stream, version, kind = exc.row
-            row = f"its event at position {position} (version {version} of {stream}, kind {kind})"
-        why = (
-            f"run {run_id} cannot be read back: {row} is unreadable, so no step can replay it; "
-            "mend the row and retry, or discard"
-        )
+            return "dead-lettered"
         error = redacted.recorded(f"{type(exc).__name__}: {exc}")[:2000]
         control.dead_letter(why, 0, error, lease.fence if lease else None)
     except (StaleEpoch, WrongExpectedVersion):

@@ -95,6 +95,10 @@ def test_a_stored_run_naming_another_runs_workspace_is_neither_resumed_nor_drive
     assert response.status_code == 409
     assert "field 'workspace'" in response.json()["detail"]
     assert "not this run's workspace" in response.json()["detail"]
-    assert steps.drive_step("r-evil", "test") == "refused"
-    assert StoredEvent.objects.count() == stored
+    # The step parks it for a person, naming the field, and writes nothing else.
+    assert steps.drive_step("r-evil", "test") == "dead-lettered"
+    assert StoredEvent.objects.count() == stored + 1
+    [letter] = StoredEvent.objects.filter(stream="control-r-evil")
+    assert letter.kind == "DeadLettered"
+    assert "field 'workspace'" in letter.data
     assert files_under(theirs) == {"precious.txt": b"not yours\n"}

@@ -1,0 +1,77 @@
+"""A step that cannot start its run parks it in a dead letter naming what is wrong, and writes
+nothing else.
+
+Its settings (TeamStarted's config) that do not validate: the step logged "not driven" and
+answered "refused", so the work vanished (no letter, nothing on the queue page) and the
+stall sweep sent it again at every beat to be refused the same way."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from journal_store.models import StoredEvent
+from runtime import streams
+from services import letters, runs, steps
+from services.control import Control
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def started() -> str:
+    """A repo-fix run one step in, parked nowhere (a cold step next)."""
+    run_id = runs.start_run("repo-fix", "first-flight", by="owner")
+    assert steps.drive_step(run_id, "test") == "stepped"
+    steps.WARM.take(run_id, 2**40)  # what the next step finds parked: nothing
+    return run_id
+
+
+def written(run_id: str) -> list[tuple[str, int, str]]:
+    rows = StoredEvent.objects.filter(run_id=run_id).exclude(stream__startswith="lease-")
+    return sorted(rows.values_list("stream", "version", "kind"))
+
+
+def new_rows(before: list, after: list) -> list[tuple[str, int, str]]:
+    return [w for w in after if w not in before]
+
+
+def letter_of(run_id: str) -> dict:
+    rows = StoredEvent.objects.filter(stream=streams.control(run_id), kind="DeadLettered")
+    return json.loads(rows.order_by("-version").first().data)
+
+
+def with_bad_settings() -> str:
+    run_id = started()
+    row = StoredEvent.objects.get(stream=streams.journal(run_id), version=1)
+    data = json.loads(row.data)
+    data["config"] = {**data["config"], "max_turns": "many"}
+    row.data = json.dumps(data)
+    row.save()
+    return run_id
+
+
+def test_settings_that_do_not_validate_park_the_run_naming_them(as_owner):
+    run_id = with_bad_settings()
+    before = written(run_id)
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    control = streams.control(run_id)
+    assert new_rows(before, written(run_id)) == [(control, 1, "DeadLettered")]
+    letter = letter_of(run_id)
+    assert run_id in letter["reason"] and "max_turns" in letter["reason"]
+
+    # Delivered again, or swept: parked on the one letter.
+    after = written(run_id)
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    assert steps.revive_stalled() == []
+    assert written(run_id) == after
+    page = as_owner.get("/review/dead-letters").content.decode()
+    assert run_id in page and "max_turns" in page
+
+    # A retry with the settings still wrong parks it again; a discard ends it.
+    letters.decide_letter(letter["letter_id"], "retry", "owner", "try again")
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    second = Control(run_id).open_letter()
+    assert second is not None and second.letter_id != letter["letter_id"]
+    letters.decide_letter(second.letter_id, "discard", "owner", "the settings are lost")
+    assert steps.drive_step(run_id, "test") == "escalated"

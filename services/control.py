@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import OperationalError, connections
 
-from journal_store.journal import DjangoJournal
+from journal_store.journal import DjangoJournal, from_row
 from runtime import streams
 from runtime.coordination import holding
 from runtime.coordination.heartbeat import Heartbeat
@@ -37,6 +37,7 @@ from runtime.events import (
     DeadLetterRetried,
     ErrorInfo,
     Event,
+    EventFormatError,
     ResumeRequested,
     RunStalled,
     StepFailed,
@@ -236,14 +237,34 @@ class Control:
     # --- dead letters outside the harness ------------------------------------------------------
 
     def open_letter(self) -> DeadLettered | None:
-        """The control stream's dead letter nobody has decided on yet."""
-        open_: dict[str, DeadLettered] = {}
-        for e in self.events():
+        """The control stream's dead letter nobody has decided on yet (of the rows that read:
+        see `parked_on`)."""
+        return self.parked_on()[0]
+
+    def parked_on(self) -> tuple[DeadLettered | None, EventFormatError | None]:
+        """What parks the run in its control stream: the dead letter nobody has decided on yet,
+        read from the rows that read, and the error of the latest row no event model reads
+        written after that letter (with none open, anywhere in the stream); None for either
+        when there is none. Such a row may be a stop, or a decision on a letter: what decides
+        whether the run is driven at all, so no step reads past it."""
+        open_: dict[str, Recorded] = {}
+        unread: EventFormatError | None = None
+        for row in self.journal.rows("WHERE stream = %s ORDER BY version", [self.stream]):
+            try:
+                record = from_row(row)
+            except EventFormatError as exc:
+                unread = exc
+                continue
+            e = record.event
             if isinstance(e, DeadLettered):
-                open_[e.letter_id] = e
+                open_[e.letter_id] = record
             elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
                 open_.pop(e.letter_id, None)
-        return next(iter(open_.values()), None)
+        letters = list(open_.values())
+        if unread is not None and unread.row and letters and letters[-1].position > unread.row[0]:
+            unread = None  # parked since: a person decides the letter naming it
+        letter = letters[0].event if letters else None
+        return (letter if isinstance(letter, DeadLettered) else None), unread
 
     def discarded(self) -> DeadLetterDiscarded | None:
         for e in reversed(self.events()):
@@ -258,7 +279,14 @@ class Control:
     ) -> DeadLettered:
         """Park the run's step for a person; with `fence`, only while that lease stands
         (StaleEpoch otherwise)."""
-        count = sum(1 for e in self.events() if isinstance(e, DeadLettered))
+        # Counted by the rows' kind, not read: a row of the stream no event model reads must
+        # not stop the letter that names it (services/steps.py parked).
+        with self.journal.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM journal_event WHERE stream = %s AND kind = %s",
+                [self.stream, DeadLettered.kind],
+            )
+            (count,) = cursor.fetchone()
         letter = DeadLettered(
             run_id=self.run_id,
             letter_id=f"{self.run_id}:control:{count + 1}",

@@ -108,7 +108,12 @@ def drive_step(
     config = None
     cold: Session | None = None  # the session of a flight this step started cold
     try:
-        if control.open_letter() is not None or isinstance(last, DeadLettered):
+        letter, unread = control.parked_on()
+        if unread is not None:
+            # A row of its control stream no event model reads: it may be a stop or a
+            # letter's decision, so the run is parked for a person, not driven past it.
+            return unreadable(control, unread)
+        if letter is not None or isinstance(last, DeadLettered):
             # Parked on a letter (the driver's, or the harness's: the run's last event until a
             # person decides it): a step delivered again stops here, taking no lease, where its
             # starts were counted as a dying step's and dead-lettered it a second time.
@@ -216,13 +221,15 @@ def unreadable(control: Control, exc: EventFormatError, lease: Lease | None = No
     it in a dead letter naming the row, under `lease` if it took one (then given back), and
     writes nothing else. It raised out of the task: Celery retries only database trouble, so
     the work vanished, or the stall sweep sent it again at every beat to fail the same way."""
-    row = "an event of its journal"
+    row, cannot = "an event of its journal", "replay it"
     if exc.row is not None:
         position, stream, version, kind = exc.row
         row = f"its event at position {position} (version {version} of {stream}, kind {kind})"
+        if stream == control.stream:
+            cannot = "tell what was asked of it (a stop, a decision on a letter)"
     why = (
-        f"run {control.run_id} cannot be read back: {row} is unreadable, so no step can replay "
-        "it; mend the row and retry, or discard"
+        f"run {control.run_id} cannot be read back: {row} is unreadable, so no step can "
+        f"{cannot}; mend the row and retry, or discard"
     )
     return parked(control, why, exc, lease)
 
@@ -243,7 +250,8 @@ def parked(control: Control, why: str, exc: Exception, lease: Lease | None = Non
     run_id = control.run_id
     why = redacted.recorded(why)[:2000]
     try:
-        if control.open_letter() is not None:
+        letter, unread = control.parked_on()
+        if letter is not None and unread is None:
             return "dead-lettered"
         error = redacted.recorded(f"{type(exc).__name__}: {exc}")[:2000]
         control.dead_letter(why, 0, error, lease.fence if lease else None)
@@ -368,9 +376,13 @@ def revive_stalled() -> list[str]:
     revived = []
     for run_id, since in stalled(starts).items():
         control = Control(run_id)
-        if control.open_letter() is not None:
+        letter, unread = control.parked_on()
+        if letter is not None and unread is None:
             continue
-        control.note_stall(since)  # the run's findings say it stalled, since when and why
+        if unread is None:
+            control.note_stall(since)  # the run's findings say it stalled, since when and why
+        # else its control stream has a row no event model reads (noting the stall reads the
+        # stream whole, and raised out of the round): the step parks the run naming the row.
         queue.advance(run_id)
         revived.append(run_id)
     if revived:

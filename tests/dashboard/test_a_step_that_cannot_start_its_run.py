@@ -3,16 +3,24 @@ nothing else.
 
 Its settings (TeamStarted's config) that do not validate: the step logged "not driven" and
 answered "refused", so the work vanished (no letter, nothing on the queue page) and the
-stall sweep sent it again at every beat to be refused the same way."""
+stall sweep sent it again at every beat to be refused the same way. A row of the run's
+control stream no event model reads: the step's look for an open letter read the stream
+whole and raised out of the task (Celery retries only database trouble), and the sweep's own
+look raised out of its round, so no run after it in that round was revived either. The
+control stream says whether to drive the run at all (a stop, a letter and its decision), so
+the step does not read past the row: it parks the run for a person, naming the row."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
+from journal_store import projection
 from journal_store.models import StoredEvent
 from runtime import streams
+from runtime.events import DeadLettered
 from services import letters, runs, steps
 from services.control import Control
 
@@ -51,6 +59,16 @@ def with_bad_settings() -> str:
     return run_id
 
 
+def with_bad_control_row() -> tuple[str, StoredEvent]:
+    run_id = started()
+    Control(run_id).request_resume("owner", "carry on")  # a row of its control stream
+    projection.catch_up()  # folded as it was written; rewritten since, behind the journal
+    row = StoredEvent.objects.get(stream=streams.control(run_id), kind="ResumeRequested")
+    row.data = json.dumps({**json.loads(row.data), "by": {"<b>x</b>": 1}})
+    row.save()
+    return run_id, row
+
+
 def test_settings_that_do_not_validate_park_the_run_naming_them(as_owner):
     run_id = with_bad_settings()
     before = written(run_id)
@@ -75,3 +93,42 @@ def test_settings_that_do_not_validate_park_the_run_naming_them(as_owner):
     assert second is not None and second.letter_id != letter["letter_id"]
     letters.decide_letter(second.letter_id, "discard", "owner", "the settings are lost")
     assert steps.drive_step(run_id, "test") == "escalated"
+
+
+def test_a_control_row_no_event_model_reads_parks_the_run_naming_it(as_owner):
+    run_id, row = with_bad_control_row()
+    before = written(run_id)
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    control = streams.control(run_id)
+    assert new_rows(before, written(run_id)) == [(control, row.version + 1, "DeadLettered")]
+    letter = letter_of(run_id)
+    assert f"position {row.position}" in letter["reason"]
+    assert f"version {row.version} of {control}" in letter["reason"]
+    assert "ResumeRequested" in letter["reason"]
+
+    after = written(run_id)
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    assert written(run_id) == after
+    page = as_owner.get("/review/dead-letters").content.decode()
+    assert run_id in page and f"position {row.position}" in page
+    assert "<b>x</b>" not in page
+
+    letters.decide_letter(letter["letter_id"], "retry", "owner", "try again")
+    assert steps.drive_step(run_id, "test") == "dead-lettered"
+    second = Control(run_id).open_letter()
+    assert isinstance(second, DeadLettered) and second.letter_id != letter["letter_id"]
+    letters.decide_letter(second.letter_id, "discard", "owner", "the row is lost")
+    assert steps.drive_step(run_id, "test") == "escalated"
+
+
+def test_the_sweep_goes_past_a_run_whose_control_row_does_not_read(settings):
+    """Two runs nobody drives, one with such a row: both are sent (the step parks that one),
+    and the sweep passes over it once parked."""
+    spoiled, _ = with_bad_control_row()
+    other = started()
+    settings.STALL_SECONDS = 0
+    time.sleep(0.01)
+    assert sorted(steps.revive_stalled()) == sorted([spoiled, other])
+    assert steps.drive_step(spoiled, "test") == "dead-lettered"
+    time.sleep(0.01)
+    assert steps.revive_stalled() == [other]

@@ -430,4 +430,13 @@ def going(run_id: str) -> bool:
     last = rows.order_by("-version").values_list("kind", flat=True).first()
     if last is None:
         return False
-    return not (last == RunInterrupted.kind and Control(run_id).stop_request() is not None)
+    if last != RunInterrupted.kind:
+        return True
+    control = Control(run_id)
+    letter, unread = control.parked_on()
+    if letter is not None or unread is not None:
+        # Parked (the sweep's own check passes over it), or to be parked naming a row of its
+        # control stream no event model reads: the stop's look reads that stream whole, and
+        # raised out of the sweep's round, so no run was revived at any beat.
+        return True
+    return control.stop_request() is None

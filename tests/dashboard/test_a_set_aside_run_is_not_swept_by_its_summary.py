@@ -102,3 +102,27 @@ def test_a_run_set_aside_at_its_first_event_is_swept_from_its_journals_start(set
     settings.STALL_SECONDS = 0
     time.sleep(0.01)
     assert steps.revive_stalled() == ["unfolded"]
+
+
+def test_a_set_aside_interrupted_run_whose_stop_does_not_read_is_swept_once(settings):
+    """Its stop's row rewritten so no event model reads it (the summaries' fold set the run
+    aside there): the sweep's look at whether the stop stands read the control stream whole
+    and raised out of its round, so no run was revived at any beat. It sends the run once, to
+    be parked naming the row, and passes over it after."""
+    run("parked")
+    stop = ev.RunInterrupted(run_id="parked", by="owner", reason="enough")
+    DjangoJournal().append("run-parked", [said("parked", "after"), stop], 2)
+    Control("parked").request_stop("owner", "enough")
+    bad = StoredEvent.objects.get(run_id="parked", kind="StopRequested")
+    bad.data = bad.data.replace('"by":"owner"', '"by":{"x":1}')
+    bad.save()
+    run("plain")
+    projection.catch_up()
+    assert StoppedView.objects.get().position == bad.position
+    settings.STALL_SECONDS = 0
+    time.sleep(0.01)
+    assert sorted(steps.revive_stalled()) == ["parked", "plain"]
+    assert steps.drive_step("parked", "test") == "dead-lettered"
+    letter = Control("parked").open_letter()
+    assert letter is not None and f"position {bad.position}" in letter.reason
+    assert steps.revive_stalled() == ["plain"]

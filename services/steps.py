@@ -26,6 +26,7 @@ person's retry asks the model again where it was.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from datetime import UTC, datetime
@@ -120,12 +121,15 @@ def drive_step(
             return "dead-lettered"
         if isinstance(last, RunInterrupted) and control.stop_request() is not None:
             return "interrupted"
-        if sent is not None and taken_since(control.leases.last(run_id), sent):
-            # A message older than the step that took the run since: delivered again by Redis
-            # after the visibility timeout (its worker died mid-step), or a second one for the
-            # same step. Driving here, between two steps, started a second chain of next steps
-            # beside the one that step sent.
-            return "moved"
+        try:
+            if sent is not None and taken_since(control.leases.last(run_id), sent):
+                # A message older than the step that took the run since: delivered again by
+                # Redis after the visibility timeout (its worker died mid-step), or a second
+                # one for the same step. Driving here, between two steps, started a second
+                # chain of next steps beside the one that step sent.
+                return "moved"
+        except EventFormatError as exc:
+            return unreadable(control, exc)  # a row of its lease stream: who drives it?
         if warm is None:
             # Only the settings: the cold flight's session reads the rest, around its agent
             # loop's latest snapshot when one fits (runtime/snapshots.py). Before the lease:
@@ -139,7 +143,10 @@ def drive_step(
                 return unstartable(control, exc)
         # What the step finds older than this was left by an earlier one (git's lock files).
         began = time.monotonic()
-        lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at, sent)
+        try:
+            lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at, sent)
+        except EventFormatError as exc:
+            return unreadable(control, exc)
         if lease is None:
             return "busy"  # somebody else is driving this run: we do not write
         if warm is None:
@@ -227,6 +234,8 @@ def unreadable(control: Control, exc: EventFormatError, lease: Lease | None = No
         row = f"its event at position {position} (version {version} of {stream}, kind {kind})"
         if stream == control.stream:
             cannot = "tell what was asked of it (a stop, a decision on a letter)"
+        elif stream == control.lease_stream:
+            cannot = "tell who drives it"
     why = (
         f"run {control.run_id} cannot be read back: {row} is unreadable, so no step can "
         f"{cannot}; mend the row and retry, or discard"
@@ -379,10 +388,11 @@ def revive_stalled() -> list[str]:
         letter, unread = control.parked_on()
         if letter is not None and unread is None:
             continue
-        if unread is None:
-            control.note_stall(since)  # the run's findings say it stalled, since when and why
-        # else its control stream has a row no event model reads (noting the stall reads the
-        # stream whole, and raised out of the round): the step parks the run naming the row.
+        # Its findings say it stalled, since when and why; unless a row of its control or
+        # lease stream, which noting it reads, is one no event model reads (it raised out of
+        # the round: no run after it was revived). The step sent parks it naming the row.
+        with contextlib.suppress(EventFormatError):
+            control.note_stall(since)
         queue.advance(run_id)
         revived.append(run_id)
     if revived:

@@ -132,3 +132,28 @@ def test_the_sweep_goes_past_a_run_whose_control_row_does_not_read(settings):
     assert steps.drive_step(spoiled, "test") == "dead-lettered"
     time.sleep(0.01)
     assert steps.revive_stalled() == [other]
+
+
+def test_a_lease_row_no_event_model_reads_parks_the_run_and_the_sweep_goes_on(settings):
+    """The latest row of the run's lease stream rewritten so no event model reads it: the
+    sweep's look at who drives its runs raised out of its round (no run was revived at any
+    beat), and a step's look raised out of the task. The run is sent once, parked naming the
+    row, and passed over after; the other run is revived at every beat."""
+    spoiled = started()
+    other = started()
+    lease = streams.driver_lease(spoiled)
+    row = StoredEvent.objects.filter(stream=lease).order_by("-version").first()
+    row.data = json.dumps({**json.loads(row.data), "holder": {"<b>x</b>": 1}})
+    row.save()
+    settings.STALL_SECONDS = 0
+    time.sleep(0.01)
+    assert sorted(steps.revive_stalled()) == sorted([spoiled, other])
+    before = written(spoiled)
+    assert steps.drive_step(spoiled, "test") == "dead-lettered"
+    control = streams.control(spoiled)
+    [(stream, _, kind)] = new_rows(before, written(spoiled))
+    assert (stream, kind) == (control, "DeadLettered")
+    reason = letter_of(spoiled)["reason"]
+    assert f"position {row.position}" in reason and f"of {lease}" in reason
+    time.sleep(0.01)
+    assert steps.revive_stalled() == [other]

@@ -194,6 +194,15 @@ def drive_step(
     return outcome
 
 
+def sent_again(run_id: str, sent: int | None) -> int | None:
+    """What a step retried after the database's trouble carries (tasks/runs.py advance): the
+    run's lease stream's version now, or `sent` while the database still does not answer."""
+    try:
+        return Control(run_id).sent_at()
+    except TRANSIENT:
+        return sent
+
+
 def cold_flight(run_id: str, config: FlightConfig, control: Control, lease: Lease) -> WarmFlight:
     """A flight that starts by replaying the run's history (from its agent loop's latest
     snapshot, where one fits), on a thread of its own."""

@@ -18,10 +18,6 @@ from services.control import holder
     reject_on_worker_lost=True,
     # Only a briefly unavailable database is Celery's to retry; a step that raises anything
     # else is recorded and retried by the step itself, counted by its lease (services/steps.py).
-    autoretry_for=steps.TRANSIENT,
-    retry_backoff=2,
-    retry_backoff_max=60,
-    retry_jitter=True,
     max_retries=5,
 )
 def advance(self: Any, run_id: str, sent: int | None = None) -> str:
@@ -30,7 +26,17 @@ def advance(self: Any, run_id: str, sent: int | None = None) -> str:
     queued before messages carried it)."""
     # Its hostname: the run's next step is sent back to this worker, where its flight is parked.
     worker = f"{holder()}:{self.request.id}"
-    return steps.drive_step(run_id, worker, self.request.hostname, sent=sent)
+    try:
+        return steps.drive_step(run_id, worker, self.request.hostname, sent=sent)
+    except steps.TRANSIENT as exc:
+        # Retried carrying the lease's version as it stands now, as a next step's message
+        # does: the step may have taken the lease before the database went, and a retry
+        # carrying the first `sent` found the run taken since and did nothing ("moved"), so
+        # the run waited for the stall sweep (a minute) and was noted stalled.
+        again = steps.backoff(self.request.retries + 1)
+        raise self.retry(
+            args=(run_id, steps.sent_again(run_id, sent)), exc=exc, countdown=again
+        ) from exc
 
 
 @shared_task(name="tasks.runs.reconcile")

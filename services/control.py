@@ -22,11 +22,12 @@ import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import OperationalError, connections
 
-from journal_store.journal import DjangoJournal, from_row
+from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from runtime import streams
 from runtime.coordination import holding
 from runtime.coordination.heartbeat import Heartbeat
@@ -249,7 +250,7 @@ class Control:
         whether the run is driven at all, so no step reads past it."""
         open_: dict[str, Recorded] = {}
         unread: EventFormatError | None = None
-        for row in self.journal.rows("WHERE stream = %s ORDER BY version", [self.stream]):
+        for row in fetched(self.journal, "WHERE stream = %s ORDER BY version", [self.stream]):
             try:
                 record = from_row(row)
             except EventFormatError as exc:
@@ -399,7 +400,7 @@ def lasts(names: list[str]) -> dict[str, Recorded]:
     where = " OR ".join(["(stream = %s AND version = %s)"] * len(latest))
     params = [value for pair in latest for value in pair]
     found = {}
-    for row in journal.rows(f"WHERE {where}", params):
+    for row in fetched(journal, f"WHERE {where}", params):
         try:
             record = from_row(row)
         except EventFormatError:
@@ -409,6 +410,14 @@ def lasts(names: list[str]) -> dict[str, Recorded]:
             continue
         found[record.stream] = record
     return found
+
+
+def fetched(journal: DjangoJournal, where: str, params: list[Any]) -> list[Row]:
+    """The rows, not yet read into events, so that one no event model reads is told apart
+    from the rest (a plain cursor: the few rows a step looks at before it drives)."""
+    with journal.connection.cursor() as cursor:
+        cursor.execute(f"{SELECT} {where}", params)
+        return list(cursor.fetchall())
 
 
 def failing_steps(run_ids: list[str]) -> dict[str, StepFailed]:

@@ -100,6 +100,13 @@ def drive_step(
     except EventFormatError as exc:
         return unreadable(control, exc)
     if head is None:
+        # A message naming no run, or this worker pointed at another database than the
+        # server that started it: then every run waits, and only this line says why.
+        log.warning(
+            "a step of run %r was asked for, but it has no journal in %s: nothing done",
+            run_id,
+            database(),
+        )
         return "missing"
     at, last = head.version, head.event
     if isinstance(last, TeamFinished):
@@ -192,6 +199,13 @@ def drive_step(
     elif status.is_terminal(outcome):
         ended.run_ended(run_id, outcome)  # its trace pushed from a worker, later; no snapshot
     return outcome
+
+
+def database() -> str:
+    """The database this process reads, as a log line names it (never its password)."""
+    found = connections["default"].settings_dict
+    where = f" on {found['HOST']}" if found.get("HOST") else ""
+    return f"the {connections['default'].vendor} database {str(found['NAME'])!r}{where}"
 
 
 def sent_again(run_id: str, sent: int | None) -> int | None:

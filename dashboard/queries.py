@@ -35,6 +35,7 @@ from runtime import baseline, prices, streams
 from runtime.events import (
     AnswerComposed,
     Event,
+    EventFormatError,
     JournalImported,
     RunForked,
     TeamStarted,
@@ -54,8 +55,14 @@ PAGE_MAX = 1_000  # messages or audit entries in one answer: a long run's are re
 
 def pending_stop(run_id: str) -> StopRequest | None:
     """The stop a person asked of the running run that it has not reached yet (who, why), or
-    None: its control stream, a few events however long the run."""
-    return Control(run_id).stop_request()
+    None: its control stream, a few events however long the run. None too while a row of it
+    no event model reads stands unparked: the header cannot say a stop it cannot read, and the
+    run's next step parks the run in a letter naming the row (services/steps.py), where the
+    page answered a server error until then."""
+    try:
+        return Control(run_id).stop_request()
+    except EventFormatError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,10 @@ class Trouble:
 def trouble(run_id: str) -> Trouble | None:
     """Why the running run has not moved, if its steps have been failing (services/control.py
     Failing): its control stream and one seek, however long the run."""
-    failing = Control(run_id).failing()
+    try:
+        failing = Control(run_id).failing()
+    except EventFormatError:  # as pending_stop: the next step parks the run naming the row
+        return None
     if failing is None:
         return None
     waits_out = failing.outage and settings.OUTAGE_SECONDS > 0

@@ -157,3 +157,16 @@ def test_a_lease_row_no_event_model_reads_parks_the_run_and_the_sweep_goes_on(se
     assert f"position {row.position}" in reason and f"of {lease}" in reason
     time.sleep(0.01)
     assert steps.revive_stalled() == [other]
+
+
+def test_the_runs_page_answers_before_a_step_has_parked_it(as_owner, token):
+    """Between the row going bad and the next step parking the run, its page, trace tab and
+    API answered a server error: the header's look for a pending stop read the control stream
+    whole. They answer, the header saying nothing of a stop it cannot read."""
+    from django.test import Client
+
+    run_id, _ = with_bad_control_row()
+    for url in (f"/runs/{run_id}/", f"/runs/{run_id}/?tab=trace", f"/runs/{run_id}/header"):
+        assert as_owner.get(url).status_code == 200, url
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get(f"/api/runs/{run_id}").status_code == 200

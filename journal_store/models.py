@@ -248,6 +248,8 @@ class RunSummary(models.Model):
             models.Index(fields=["-cost", "-run_id"], name="run_cost_id"),
             models.Index(fields=["-findings_count", "-run_id"], name="run_findings_id"),
             models.Index(fields=["-duration", "-run_id"], name="run_duration_id"),  # 0040
+            # One person's live runs, counted at each start (services/run_cap.py): 0046
+            models.Index(fields=["started_by", "status"], name="run_started_by_status"),
         ]
 
 

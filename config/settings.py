@@ -8,6 +8,7 @@ MINUTES_HOME             where journals, workspaces and the embedded broker live
 MINUTES_ALLOWED_HOSTS    comma-separated, for production
 MINUTES_SANDBOX          required (default): agent code runs in bubblewrap or not at all;
                          off: the operator's explicit opt-out (warned at start, shown on runs)
+MINUTES_RUNS_PER_PERSON  live runs one person may have at once (5; 0: no cap)
 """
 
 from __future__ import annotations
@@ -220,6 +221,12 @@ IMPORT_MAX_DEPTH = env.number("MINUTES_IMPORT_MAX_DEPTH", LINE_DEPTH, 1, LINE_DE
 # "Check replay" flies the whole run again inside the web request: a run longer than this many
 # events is refused there with the command that replays it off the web server (0: no bound).
 REPLAY_MAX_EVENTS = env.number("MINUTES_REPLAY_MAX_EVENTS", 2000, minimum=0)
+# How many of one person's runs may be live at once (0: no cap): running (stalled included),
+# interrupted or dead-lettered, since each may spend on a model again without a new start (a
+# step on its way, a resume, a letter's retry). Counted where a person asks for a run (the
+# new-run form, POST /api/runs, `manage.py start_run`, as "operator"), staff included: a run
+# costs the same whoever starts it (services/run_cap.py).
+RUNS_PER_PERSON = env.number("MINUTES_RUNS_PER_PERSON", 5, minimum=0)
 # The cache, shared by every process that shares the database (gunicorn's workers, several
 # containers) and kept across restarts: Django's database cache, in the table `migrate` makes
 # (journal_store.models.CacheEntry), on SQLite and PostgreSQL alike with no server to run.

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from runtime import baseline, written
 from runtime.openai_client import OLD_BACKEND_NAMES
 from runtime.unseen import unseen_reason
@@ -142,7 +144,9 @@ class NewRun:
         and whether this call began it. RunError says why not. With an idempotency key
         (services/keys.py), a start sent again answers the run the first began, and begins
         the baseline it asked for if the first was cut short before that. `keyed_as`: whom
-        the key is worked out for, where not `by` (the command line's, keys.command_line)."""
+        the key is worked out for, where not `by` (the command line's, keys.command_line).
+        A person's ask: AtCapacity when `by` has settings.RUNS_PER_PERSON live runs (the
+        run and its baseline take two places)."""
         if self.baseline and (why := baseline.team_refusal(self.team)):
             raise baselines.NoBaseline(why)  # refused before anything is recorded
         owner = keyed_as or by
@@ -160,6 +164,8 @@ class NewRun:
             desk={"order_id": self.order} if self.order else None,
             reflect=self.reflect or None,  # unticked: no setting, so any team takes it
             votes=self.votes,
+            cap=settings.RUNS_PER_PERSON,
+            places=2 if self.baseline else 1,
         )
         if self.baseline:
             solo = baseline_key(key, owner, begun.run_id) if key else ""

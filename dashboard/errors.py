@@ -52,6 +52,8 @@ REFUSALS: dict[type[Exception], int] = {
     # The database did not take a write (busy past its timeout, read-only, full); nothing of
     # it was written, and the same request may go through later.
     forks.ForkNotWritten: 503,
+    # Asked too often: the person has as many live runs as one may (settings.RUNS_PER_PERSON).
+    runs.AtCapacity: 429,
     # Not for this person.
     PermissionDenied: 403,
     conflict_errors.RulingNotAllowed: 403,

@@ -9,6 +9,7 @@ status). The steps themselves are driven on the workers (services/steps.py).
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +26,7 @@ from runtime.journal import Recorded, WrongExpectedVersion
 from runtime.openai_client import OpenAIClient
 from runtime.openai_settings import ModelConfigError
 from runtime.team import FlightConfig
-from services import local_model, queue, verdicts
+from services import local_model, queue, run_cap, verdicts
 from services.asked import named
 from services.control import Control, stalled
 from services.steps import sandbox
@@ -147,6 +148,25 @@ class ModelUnavailable(RunError):
     not installed); the message says how to start it. Nothing was recorded."""
 
 
+class AtCapacity(RunError):
+    """The person has as many live runs as settings.RUNS_PER_PERSON lets one have at once
+    (services/run_cap.py): nothing is written (a 429). The message names the cap, how many
+    live runs they have and the oldest few, and how to go on."""
+
+    def __init__(self, by: str, cap: int, live: run_cap.Live, places: int = 1) -> None:
+        more = live.count - len(live.oldest)
+        ids = ", ".join(live.oldest) + (f" and {more} more" if more > 0 else "")
+        needs = f"; this start needs {places} places (the run and its baseline)" * (places > 1)
+        super().__init__(
+            f"{named(by)} has {live.count} live run{'s' * (live.count != 1)} (running, "
+            f"interrupted or dead-lettered: {ids}), and one person may have at most {cap} at "
+            f"once (MINUTES_RUNS_PER_PERSON){needs}. Nothing was started. To go on: wait for "
+            "one to finish, end a dead-lettered one (discard its letter in the dead-letter "
+            "queue), or resume an interrupted one to its end (a stopped run keeps its place); "
+            "or ask an operator to raise MINUTES_RUNS_PER_PERSON (0: no cap)"
+        )
+
+
 def start_run(team: str, scenario: str | None, *, by: str = "operator", **settings_: Any) -> str:
     """Record the run's TeamStarted and enqueue its first step; returns the run id. No
     scenario: the team's own first one."""
@@ -160,11 +180,15 @@ def start(
     by: str,
     run_id: str = "",
     asked: dict[str, Any] | None = None,
+    cap: int = 0,
+    places: int = 1,
     **settings_: Any,
 ) -> Begun:
     """start_run's work: the run's id, and whether this call began it. `run_id` given (a
     key's, services/keys.py), with `asked` (what the request itself asked for): a run begun
-    under it already is answered (begun_before) before anything is planned or checked."""
+    under it already is answered (begun_before) before anything is planned or checked.
+    `cap` (a person's ask: settings.RUNS_PER_PERSON; 0 none): AtCapacity when `by` has so many
+    live runs that `places` more would pass it (begin)."""
     if run_id and (found := begun_before(run_id, by, asked)) is not None:
         return found
     run_id = run_id or flight.new_run_id()
@@ -180,7 +204,7 @@ def start(
         )
     except flight.FlightError as exc:
         raise RunError(str(exc)) from None
-    return Begun(run_id, begin(run_id, config, asked))
+    return Begun(run_id, begin(run_id, config, asked, cap=cap, places=places))
 
 
 @dataclass(frozen=True)
@@ -189,11 +213,18 @@ class Begun:
     new: bool  # False: begun before under this id (a keyed start sent again)
 
 
-def begin(run_id: str, config: FlightConfig, asked: dict[str, Any] | None = None) -> bool:
+def begin(
+    run_id: str,
+    config: FlightConfig,
+    asked: dict[str, Any] | None = None,
+    cap: int = 0,
+    places: int = 1,
+) -> bool:
     """Record a planned run's TeamStarted (with `asked`, a keyed start's request) and enqueue
     its first step: True. False, with nothing written, when a keyed start asked the same
     began it first (two sent at once); KeyReused or KeyTaken when the run there is not to be
-    answered (begun_before)."""
+    answered (begun_before). With a `cap`, AtCapacity and nothing written when its starter
+    has too many live runs: counted under their lock, with the append (services/run_cap.py)."""
     if "local" in (config.model, *config.models.values()):
         # Checked, never started, here: a request must not wait minutes on a model server
         # (the demo command or a worker starts it), and no run is recorded that no model serves.
@@ -209,10 +240,17 @@ def begin(run_id: str, config: FlightConfig, asked: dict[str, Any] | None = None
         asked=as_recorded(asked),
     )
     journal = DjangoJournal()
+    by = config.started_by or ""
     try:
-        journal.append(streams.journal(run_id), [started], 0)
+        with run_cap.one_start_at_a_time(by) if cap > 0 else nullcontext():
+            # A keyed start whose run is begun already is answered that run below: no place.
+            if cap > 0 and not journal.version(streams.journal(run_id)):
+                projection.catch_up()  # a start committed before this one is counted
+                if (live := run_cap.full(by, cap, places)) is not None:
+                    raise AtCapacity(by, cap, live, places)
+            journal.append(streams.journal(run_id), [started], 0)
     except WrongExpectedVersion:
-        if begun_before(run_id, config.started_by or "", asked) is None:
+        if begun_before(run_id, by, asked) is None:
             raise KeyTaken(run_id) from None  # (its stream holds no first event to read)
         return False  # its first step was enqueued by the start that began it
     projection.catch_up()

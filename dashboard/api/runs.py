@@ -121,6 +121,15 @@ KEY = Header(  # type: ignore[type-arg]
 )
 
 
+# The 429 a start may answer: the person's cap, or (as any operation) a sign-in lockout.
+AT_CAPACITY = (
+    "you have as many live runs (running, interrupted or dead-lettered) as one person may "
+    "(MINUTES_RUNS_PER_PERSON): the detail names the cap, your live runs and how to go on, and "
+    "nothing was started; or too many failed sign-ins from this address (Retry-After says "
+    "when to retry)"
+)
+
+
 def key_of(key: str) -> str:
     """The request's idempotency key ("" when it sends none); a 422 at the header when it
     cannot be one."""
@@ -137,7 +146,11 @@ def started(request: HttpRequest, response: HttpResponse, begun: runs.Begun) -> 
     return Status(201 if begun.new else 200, run_for(request, begun.run_id))
 
 
-@router.post("", response={200: RunOut, 201: RunOut, 400: Error, 409: Error, 503: Error})
+@router.post(
+    "",
+    response={200: RunOut, 201: RunOut, 400: Error, 409: Error, 429: Error, 503: Error},
+    openapi_extra={"responses": {429: {"description": AT_CAPACITY}}},
+)
 def start_run(
     request: HttpRequest, response: HttpResponse, body: RunIn, idempotency_key: str = KEY
 ) -> Any:
@@ -145,7 +158,9 @@ def start_run(
     answered the run the first began (200), not begun again, whatever changed on the server
     since (its model endpoint, the local model server, its settings); the same key with
     another body is a 422 naming the fields that differ, and a key that names a run you did
-    not begin (imported, or someone else's) a 409."""
+    not begin (imported, or someone else's) a 409. A 429 when you have as many live runs
+    (running, interrupted or dead-lettered) as one person may (MINUTES_RUNS_PER_PERSON): its
+    detail names the cap, your live runs and how to go on; nothing is written."""
     key = key_of(idempotency_key)
     asked = actions.NewRun(**body.model_dump())
     by = user_name(request)

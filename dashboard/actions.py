@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from runtime import baseline, written
 from runtime.openai_client import OLD_BACKEND_NAMES
 from runtime.unseen import unseen_reason
 from services import baseline as baselines
-from services import keys, runs
+from services import keys, run_cap, runs
 from services.asked import shown
 from teams import TEAMS
 
@@ -150,6 +151,14 @@ class NewRun:
         if self.baseline and (why := baseline.team_refusal(self.team)):
             raise baselines.NoBaseline(why)  # refused before anything is recorded
         owner = keyed_as or by
+        cap = settings.RUNS_PER_PERSON
+        # The baseline's place is counted with the run's: held under the person's lock until
+        # both are begun, so no other start of theirs is counted between the two.
+        with run_cap.one_start_at_a_time(by) if cap > 0 and self.baseline else nullcontext():
+            return self.begin(by, key, owner, cap)
+
+    def begin(self, by: str, key: str, owner: str, cap: int) -> runs.Begun:
+        """start's work, once the baseline's team is known to take one."""
         begun = runs.start(
             self.team,
             self.scenario,
@@ -164,7 +173,7 @@ class NewRun:
             desk={"order_id": self.order} if self.order else None,
             reflect=self.reflect or None,  # unticked: no setting, so any team takes it
             votes=self.votes,
-            cap=settings.RUNS_PER_PERSON,
+            cap=cap,
             places=2 if self.baseline else 1,
         )
         if self.baseline:

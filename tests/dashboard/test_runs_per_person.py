@@ -17,6 +17,7 @@ from dashboard.models import ApiToken
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
+from services import baseline as baselines
 from services import run_cap, runs
 from tests.dashboard.conftest import drive, make_user
 from tests.startup import refused
@@ -211,3 +212,36 @@ def test_the_cap_is_5_unless_set_and_0_is_no_cap():
     assert started("RUNS_PER_PERSON", MINUTES_DEBUG="1", MINUTES_RUNS_PER_PERSON="0") == {
         "RUNS_PER_PERSON": 0
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_start_is_counted_between_a_run_and_its_baseline(settings, owner, monkeypatch):
+    """A single start sent while a run's baseline is on its way is counted after both: the
+    run and its baseline took the last two places, so it is refused, where it took the
+    baseline's place and the baseline then went past the cap."""
+    settings.RUNS_PER_PERSON = 4
+    fill("owner", 2)
+    single, said = actions.NewRun(team="repo-fix", scenario="first-flight"), []
+
+    def start_single() -> None:
+        try:
+            said.append(single.start("owner").run_id)
+        except runs.AtCapacity as exc:
+            said.append(str(exc))
+        finally:
+            connections.close_all()
+
+    real, other = baselines.start_baseline, threading.Thread(target=start_single)
+
+    def baseline_once_another_start_had_its_chance(*args, **kwargs):
+        other.start()
+        other.join(3)  # held back by the person's lock: it goes on once both are begun
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(baselines, "start_baseline", baseline_once_another_start_had_its_chance)
+    pair = actions.NewRun(team="repo-fix", scenario="first-flight", baseline=True)
+    pair.start("owner")
+    other.join(120)
+    assert len(live("owner")) == 4
+    [refusal] = said
+    assert "owner has 4 live runs" in refusal

@@ -9,7 +9,9 @@ it offers the pids controller. The run's first process joins the group before it
 (`joined`), so everything it starts is in it; `end` kills what is left in it and removes it.
 
 Where no group can be made (no such hierarchy, not writable, v2 refusing a child's controllers),
-`create` answers None and the caller says what is not enforced.
+`create` answers None and the caller says what is not enforced. The hierarchy's mount root and
+the file naming this process's groups are arguments (by default the host's), so the v2 path
+can be tried against a tree of a test's making on a host that has v1.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 
 CGROUPS = Path("/sys/fs/cgroup")
+MEMBERSHIP = Path("/proc/self/cgroup")  # this process's group in each hierarchy
 _numbers = itertools.count(1)
 
 
@@ -72,9 +75,13 @@ class PidsGroup:
             time.sleep(0.01)
 
 
-def create(limit: int) -> PidsGroup | None:
-    """A new pids group with `limit` as its pids.max, or None where none can be made here."""
-    parent = _parent()
+def create(
+    limit: int, root: Path | None = None, membership: Path | None = None
+) -> PidsGroup | None:
+    """A new pids group with `limit` as its pids.max, or None where none can be made here.
+    `root`: where the cgroup hierarchies are mounted; `membership`: what names this process's
+    groups in them (/proc/self/cgroup's format)."""
+    parent = _parent(root or CGROUPS, membership or MEMBERSHIP)
     if parent is None:
         return None
     path = parent / f"minutes-sandbox-{os.getpid()}-{next(_numbers)}"
@@ -91,20 +98,20 @@ def create(limit: int) -> PidsGroup | None:
     return PidsGroup(path)
 
 
-def _parent() -> Path | None:
+def _parent(root: Path, membership: Path) -> Path | None:
     """The pids group this process is in, where children of it can be made."""
-    own = _own_groups()
-    v1 = CGROUPS / "pids"
+    own = _own_groups(membership)
+    v1 = root / "pids"
     if "pids" in own and (v1 / "cgroup.procs").exists():
         place = v1 / own["pids"].lstrip("/")
         return place if os.access(place, os.W_OK) else None
-    controllers = CGROUPS / "cgroup.controllers"
+    controllers = root / "cgroup.controllers"
     if "" not in own or not controllers.exists():
         return None
     with contextlib.suppress(OSError):
         if "pids" not in controllers.read_text().split():
             return None
-        place = CGROUPS / own[""].lstrip("/")
+        place = root / own[""].lstrip("/")
         enabled = place / "cgroup.subtree_control"
         if "pids" not in enabled.read_text().split():
             # Refused (EBUSY) for a group with processes of its own other than the root: v2
@@ -114,11 +121,11 @@ def _parent() -> Path | None:
     return None
 
 
-def _own_groups() -> dict[str, str]:
+def _own_groups(membership: Path) -> dict[str, str]:
     """This process's group in each hierarchy: controller (v2's: "") -> path."""
     groups: dict[str, str] = {}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
+    with contextlib.suppress(OSError, ValueError):
+        for line in membership.read_text().splitlines():
             _, controllers, path = line.split(":", 2)
             for name in controllers.split(","):
                 groups[name] = path

@@ -49,8 +49,11 @@ def processes_naming(text: str) -> list[int]:
 
 
 def groups_left() -> list[str]:
-    parent = sandbox_cgroup._parent()
-    return [p.name for p in parent.iterdir() if p.name.startswith("minutes-sandbox-")]
+    """This process's run groups: other test runs on the host make and remove their own."""
+    parent = sandbox_cgroup._parent(sandbox_cgroup.CGROUPS, sandbox_cgroup.MEMBERSHIP)
+    assert parent is not None
+    mine = f"minutes-sandbox-{os.getpid()}-"
+    return [p.name for p in parent.iterdir() if p.name.startswith(mine)]
 
 
 @needs_pids_groups

@@ -2,11 +2,11 @@
 
 Agent-written tests are untrusted programs. They run with an allow-listed environment (no model
 keys, no database URL, nothing of the worker's), under resource limits (CPU time, address
-space, file size, processes, bytes added to the directories it may write, captured output)
-and, unless the operator opted out explicitly,
-inside a bubblewrap sandbox: no network, only the Python installation and the system's /usr
-readable, write access to the workspace (its .git read-only), the run's scratch directory
-(pytest's report and temporary files, HOME and TMPDIR) and a small /dev/shm only.
+space, file size, processes, bytes and files added to the directories it may write, captured
+output) and, unless the operator opted out explicitly, inside a bubblewrap sandbox: no network,
+only the Python installation and the system's /usr readable, write access to the workspace (its
+.git read-only), the run's scratch directory (pytest's report and temporary files, HOME and
+TMPDIR) and a small /dev/shm only.
 
 A sandbox that is required but cannot start is a refusal (`SandboxUnavailable`, a tool
 failure the agent and the operator both see), never a quiet run without it. This module takes
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime import children, sandbox_cgroup
-from runtime.sandbox_disk import TICK, DiskWatch
+from runtime.sandbox_disk import FILES, TICK, DiskWatch
 from runtime.tools import ToolFailure, ToolTimeout
 
 log = logging.getLogger("minutes.sandbox")
@@ -71,6 +71,8 @@ class Limits:
 
     `disk_bytes` bounds what the run adds to the workspace and the scratch directory together
     (runtime/sandbox_disk.py), measured while it runs: one past it is ended (`LimitReached`).
+    `files` bounds how many files (directories and links too: inodes) it adds there, the same
+    way: empty files take no bytes, and millions of them take every inode of the filesystem.
     """
 
     cpu_seconds: int = 120
@@ -81,6 +83,7 @@ class Limits:
     shm_bytes: int = 16 << 20
     processes: int = 256
     disk_bytes: int = 512 << 20
+    files: int = 100_000  # a big worktree's worth; a run of tests makes far fewer
     output_bytes: int = 1 << 20  # captured stdout and stderr; the rest is read and dropped
 
 
@@ -117,7 +120,8 @@ def run(
     inner = confinement(sandbox, workspace, scratch) if sandbox.required else []
     limits = _limits(sandbox.limits)
     places = {"its workspace": workspace, "its scratch directory (HOME, TMPDIR)": scratch}
-    disk = DiskWatch(places, sandbox.limits.disk_bytes, frozenset({workspace / ".git"}))
+    bound = sandbox.limits
+    disk = DiskWatch(places, bound.disk_bytes, bound.files, frozenset({workspace / ".git"}))
     info, told = os.pipe() if inner else (-1, -1)
     if inner:
         # bubblewrap says there the pid of the sandbox's first process: a kill waits for it
@@ -287,8 +291,8 @@ def _watch(
     group: sandbox_cgroup.PidsGroup | None,
     disk: DiskWatch,
 ) -> Callable[[bool], str | None]:
-    """What ends the run early: a fork its pids group refused, or more than `disk_bytes` added
-    to the directories it may write (runtime/sandbox_disk.py)."""
+    """What ends the run early: a fork its pids group refused, or more than `disk_bytes` or
+    `files` added to the directories it may write (runtime/sandbox_disk.py)."""
 
     def watch(last: bool) -> str | None:
         if group is not None and group.reached():
@@ -296,13 +300,19 @@ def _watch(
                 f"{label} was ended: it reached its limit of {limits.processes} processes and "
                 "threads (Limits.processes; a fork bomb?)"
             )
-        place = disk.over(last)
-        if place is not None:
+        past = disk.over(last)
+        if past is None:
+            return None
+        limit, place = past
+        if limit == FILES:
             return (
-                f"{label} was ended: it wrote more than {limits.disk_bytes:,} bytes "
-                f"(Limits.disk_bytes) into {place}"
+                f"{label} was ended: it made more than {limits.files:,} files and directories "
+                f"(Limits.files) in {place}"
             )
-        return None
+        return (
+            f"{label} was ended: it wrote more than {limits.disk_bytes:,} bytes "
+            f"(Limits.disk_bytes) into {place}"
+        )
 
     return watch
 

@@ -1,18 +1,23 @@
-"""How many bytes a run of agent code has added to the host directories it may write.
+"""How much a run of agent code has added to the host directories it may write: bytes, and
+files (inodes).
 
 `Limits.file_bytes` bounds one file; nothing else bounded the total, and a test could write
-thousands of big files into its workspace or scratch directory. The run's wait loop asks
-`DiskWatch.over` at each tick; it answers which directory is past `Limits.disk_bytes`, if one is.
+thousands of big files into its workspace or scratch directory, or millions of empty ones, which
+take no bytes to speak of and every inode of the filesystem. The run's wait loop asks
+`DiskWatch.over` at each tick; it answers which limit (`Limits.disk_bytes`, `Limits.files`) a
+directory is past, and which directory, if one is.
 
 Measuring a worktree means walking it, which at 100,000 files costs a good part of a second:
-not something to do every tick. So the watch looks first at what is cheap, the used space of
-the filesystems the directories are on (one statvfs each), and walks the directories only when
-that has grown by the limit or more since the run started: a run that writes little is never
-walked. The used space counts everybody's writes, so it only says when to look; the walk counts
-what this run made or changed (entries whose ctime is after its start, their allocated blocks,
-a hard-linked file once), and walks are spaced by ten times the last one's cost, so however busy
-the filesystem is, the watch takes a tenth of a core at most. A modified file older than the run
-counts whole, as if new: an over-count towards the limit, never an under-count.
+not something to do every tick. So the watch looks first at what is cheap, the used space and
+used inodes of the filesystems the directories are on (one statvfs each), and walks the
+directories only when either has grown by its limit or more since the run started: a run that
+writes little is never walked. The filesystems count everybody's writes, so they only say when to
+look; the walk counts what this run made or changed (entries whose ctime is after its start:
+their number, and their allocated blocks; a hard-linked file once), and walks are spaced by ten
+times the last one's cost, so however busy the filesystem is, the watch takes a tenth of a core
+at most. A modified file older than the run counts whole, as if new: an over-count towards the
+limits, never an under-count. A filesystem that counts no inodes (f_files 0, as btrfs answers)
+gives no cheap look at them: its directories are walked at that spacing whatever they hold.
 """
 
 from __future__ import annotations
@@ -25,16 +30,24 @@ from pathlib import Path
 TICK = 0.1  # seconds between looks at the filesystems' used space (a statvfs each: microseconds)
 
 
-def _used(path: Path) -> int:
+BYTES, FILES = "bytes", "files"  # the two limits, as `over` names them
+
+
+def _used(path: Path) -> tuple[int, int | None]:
+    """The filesystem's used bytes and used inodes (None: it counts none)."""
     fs = os.statvfs(path)
-    return (fs.f_blocks - fs.f_bfree) * fs.f_frsize
+    inodes = fs.f_files - fs.f_ffree if fs.f_files else None
+    return (fs.f_blocks - fs.f_bfree) * fs.f_frsize, inodes
 
 
 class DiskWatch:
-    """`places`: each writable directory by the words that name it ("its workspace")."""
+    """`places`: each writable directory by the words that name it ("its workspace");
+    `limit`: the bytes they may gain, `files`: the files (and directories, links) they may."""
 
-    def __init__(self, places: dict[str, Path], limit: int, skip: frozenset[Path]) -> None:
-        self.places, self.limit, self.skip = places, limit, skip
+    def __init__(
+        self, places: dict[str, Path], limit: int, files: int, skip: frozenset[Path]
+    ) -> None:
+        self.places, self.limit, self.files, self.skip = places, limit, files, skip
         self.since = time.time()
         self.devices: dict[int, Path] = {}
         for path in places.values():
@@ -43,37 +56,53 @@ class DiskWatch:
         self.next_look = time.monotonic() + TICK
         self.next_walk = 0.0
 
-    def grown(self) -> int:
-        """What the filesystems' used space has grown by since the start, everybody's writes."""
-        return sum(max(_used(p) - self.before[dev], 0) for dev, p in self.devices.items())
+    def grown(self) -> tuple[int, int | None]:
+        """What the filesystems' used space and used inodes have grown by since the start,
+        everybody's writes; inodes None where a filesystem counts none."""
+        space, inodes = 0, 0
+        for dev, path in self.devices.items():
+            (bytes_before, inodes_before), (bytes_now, inodes_now) = self.before[dev], _used(path)
+            space += max(bytes_now - bytes_before, 0)
+            if inodes_before is None or inodes_now is None:
+                return space, None
+            inodes += max(inodes_now - inodes_before, 0)
+        return space, inodes
 
-    def over(self, last: bool = False) -> str | None:
-        """The words naming the directory the run filled most, if it is past the limit.
-        `last`: the run has ended; look now, whatever the spacing."""
+    def over(self, last: bool = False) -> tuple[str, str] | None:
+        """The limit a directory is past (BYTES or FILES) and the words naming the directory
+        the run filled most, if one is. `last`: the run has ended; look now, whatever the
+        spacing."""
         now = time.monotonic()
         if now < self.next_look and not last:
             return None
         self.next_look = now + TICK
-        grown = self.grown()
-        if grown < self.limit or (now < self.next_walk and not last):
+        grown, made = self.grown()
+        if grown < self.limit and made is not None and made < self.files:
             return None
-        added, hidden = self.walk()
+        if now < self.next_walk and not last:
+            return None
+        added, counted, hidden = self.walk()
         self.next_walk = time.monotonic() + 10 * (time.monotonic() - now)
-        total = sum(added.values())
+        total, files = sum(added.values()), sum(counted.values())
         if hidden:
             # A directory the run locked (chmod 0, a worker not root) hides what is in it from
             # the walk: the filesystems' growth is then the measure, an over-count if anything.
-            total = max(total, grown)
-        if total <= self.limit:
-            return None
-        return max(added, key=lambda name: added[name])
+            total, files = max(total, grown), max(files, made or 0)
+        if total > self.limit:
+            return BYTES, max(added, key=lambda name: added[name])
+        if files > self.files:
+            return FILES, max(counted, key=lambda name: counted[name])
+        return None
 
-    def walk(self) -> tuple[dict[str, int], bool]:
-        """Bytes made or changed since the start in each place, and whether any was hidden."""
+    def walk(self) -> tuple[dict[str, int], dict[str, int], bool]:
+        """Bytes and files made or changed since the start in each place, and whether any
+        was hidden."""
         seen: set[tuple[int, int]] = set()
-        added, hidden = {}, False
+        added: dict[str, int] = {}
+        counted: dict[str, int] = {}
+        hidden = False
         for name, top in self.places.items():
-            total, stack = 0, [top]
+            total, files, stack = 0, 0, [top]
             while stack:
                 try:
                     entries = list(os.scandir(stack.pop()))
@@ -94,5 +123,6 @@ class DiskWatch:
                             continue
                         seen.add((info.st_dev, info.st_ino))
                     total += info.st_blocks * 512
-            added[name] = total
-        return added, hidden
+                    files += 1
+            added[name], counted[name] = total, files
+        return added, counted, hidden

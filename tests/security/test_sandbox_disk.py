@@ -1,6 +1,7 @@
 """Agent code cannot fill the host's disk: what a run adds to its workspace and its scratch
-directory together is bounded (Limits.disk_bytes), and a run past it is ended naming the limit
-and the directory; the sandbox's /tmp takes nothing; nothing of a run is left in the host's
+directory together is bounded, in bytes (Limits.disk_bytes) and in files (Limits.files: empty
+files take no bytes and every inode), and a run past either is ended naming the limit and the
+directory; the sandbox's /tmp takes nothing; nothing of a run is left in the host's
 temporary directory."""
 
 from __future__ import annotations
@@ -26,6 +27,19 @@ def test_fill():
     for i in range(1000):  # 1 GB in files of 1 MB, each under the file limit
         with open(os.path.join(where, f"fill{{i}}.bin"), "wb") as f:
             f.write(b"x" * (1 << 20))
+"""
+
+
+FILES = 5_000
+EMPTY = """\
+import os
+
+
+def test_empty_files():
+    where = {where}
+    os.makedirs(where, exist_ok=True)
+    for i in range(300_000):  # empty files: no bytes to speak of, an inode each
+        open(os.path.join(where, f"empty{{i}}"), "w").close()
 """
 
 
@@ -91,4 +105,46 @@ def test_a_run_under_the_limit_is_not_ended(tmp_path):
     )
     limited = Sandbox(limits=Limits(disk_bytes=LIMIT))
     observation = tool(root, "run_tests", sandbox=limited, target="tests/test_small.py")
+    assert observation["result"] == {"passed": 1, "failed": 0}
+
+
+def emptied(tmp_path: Path, where: str, files: int = FILES) -> tuple[Path, dict]:
+    _, root = fresh_workspace(tmp_path)
+    (root / "tests" / "test_empty.py").write_text(EMPTY.format(where=where))
+    limited = Sandbox(limits=Limits(files=files))
+    return root, tool(root, "run_tests", sandbox=limited, target="tests/test_empty.py")
+
+
+def test_making_empty_files_in_the_workspace_ends_the_run_naming_the_limit_and_the_workspace(
+    tmp_path, host_tmp
+):
+    root, observation = emptied(tmp_path, "'emptied'")
+    assert observation["error"] == {
+        "type": "LimitReached",
+        "message": "pytest was ended: it made more than 5,000 files and directories "
+        "(Limits.files) in its workspace",
+    }
+    # Ended on the way: it overshoots by what it makes between two looks and during a walk.
+    assert FILES < len(list((root / "emptied").iterdir())) < 150_000
+    assert list(host_tmp.iterdir()) == []
+
+
+def test_making_empty_files_in_the_scratch_directory_ends_the_run(tmp_path, host_tmp):
+    root, observation = emptied(tmp_path, "os.environ['TMPDIR']")
+    assert observation["error"] == {
+        "type": "LimitReached",
+        "message": "pytest was ended: it made more than 5,000 files and directories "
+        "(Limits.files) in its scratch directory (HOME, TMPDIR)",
+    }
+    assert list(host_tmp.iterdir()) == []  # the scratch directory is gone, and what it held
+    assert list(root.rglob("empty*")) == []
+
+
+def test_a_run_making_files_under_the_limit_is_not_ended(tmp_path):
+    _, root = fresh_workspace(tmp_path)
+    (root / "tests" / "test_some.py").write_text(
+        "def test_some():\n    for i in range(1000):\n        open(f'some{i}', 'w').close()\n"
+    )
+    limited = Sandbox(limits=Limits(files=FILES))
+    observation = tool(root, "run_tests", sandbox=limited, target="tests/test_some.py")
     assert observation["result"] == {"passed": 1, "failed": 0}

@@ -33,6 +33,9 @@
                               driver's lease ran out, or no step came after one gave it back
     suite_not_run             the harness's own run of the suite ran no test, and says why (the
                               sandbox could not start, the run timed out)
+    limit_not_enforced        a limit of the sandbox was not enforced where agent code ran (the
+                              process limit, for a worker as root with no pids cgroup), once
+                              per run, with what to do about it
 
 Each signature is a fold (see `folds`), so a projector can keep findings current event by event:
 a finding is a row, added when the signature shows, replaced as it grows, dropped when later
@@ -68,6 +71,7 @@ from runtime.signatures.guards import (
     MissedDeadlines,
     SagaCompensations,
 )
+from runtime.signatures.limits import LimitNotEnforced
 from runtime.signatures.obligations import (
     Deadlocks,
     DelegationLimits,
@@ -102,6 +106,7 @@ SIGNATURES: tuple[Fold, ...] = (
     Livelocks(),
     Stalls(),
     SuiteNotRun(),
+    LimitNotEnforced(),
 )
 
 

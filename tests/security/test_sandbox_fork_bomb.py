@@ -1,7 +1,8 @@
 """A fork bomb in an agent's test is ended at the run's process limit, root's run too: the
 kernel does not apply RLIMIT_NPROC to uid 0, so each run has a pids cgroup of its own
 (runtime/sandbox_cgroup.py). Where none can be made and the worker is root, the limit is said
-to be unenforced, in the log and in the tool's answer, rather than pretended."""
+to be unenforced, in the log and in the tool's answer (and once in the run's findings), rather
+than pretended."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ from pathlib import Path
 import pytest
 
 from runtime import sandbox, sandbox_cgroup
+from runtime.diagnose import diagnose
+from runtime.events import ToolReturned
+from runtime.journal import Recorded
 from runtime.sandbox import Limits, Sandbox
+from runtime.signatures.limits import PROCESSES
 from tests.security.sandboxing import fresh_workspace, needs_bwrap, tool
 
 pytestmark = [needs_bwrap, pytest.mark.slow]  # real processes run to their limits
@@ -103,3 +108,12 @@ def test_as_root_with_no_pids_group_the_limit_is_said_unenforced_once(
         assert said.startswith("the process limit (Limits.processes) is not enforced here")
     warnings = [r.getMessage() for r in caplog.records if "not enforced" in r.getMessage()]
     assert len(warnings) == 1 and "fork bomb" in warnings[0]
+    # The run's findings say it once, with what to do, however many answers said it.
+    answers = [
+        ToolReturned(run_id="r-1", tool="run_tests", call_id=f"c{i}", result=o["result"])
+        for i, o in enumerate((first, second))
+    ]
+    found = diagnose([Recorded("run-r-1", i + 1, i + 1, e) for i, e in enumerate(answers)])
+    assert [(f["kind"], f["summary"], f["positions"]) for f in found] == [
+        ("limit_not_enforced", PROCESSES, [1, 2])
+    ]

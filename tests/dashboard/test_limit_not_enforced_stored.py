@@ -1,6 +1,6 @@
 """limit_not_enforced in the store: projected as the run_tests answers arrive, shown once on
 the run's Findings tab with what to do, and counted in its summary; and filled in by migration
-0046 for runs projected before the finding existed, exactly as a rebuild gives them (and
+0047 for runs projected before the finding existed, exactly as a rebuild gives them (and
 nothing twice)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tests.dashboard.test_stopped_agent_findings_stored import migrate
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-BEFORE = "0045_claims_by_id_index"
+BEFORE = "0046_run_started_by_status"
 
 
 def stored() -> dict[str, object]:
@@ -47,7 +47,7 @@ def ran_tests(run_id: str, *results: dict) -> None:
     DjangoJournal().append(f"run-{run_id}", [started, *answers], 0)
 
 
-def test_an_unenforced_limit_is_one_finding_on_the_page_and_migration_0046_fills_it_in(as_owner):
+def test_an_unenforced_limit_is_one_finding_on_the_page_and_migration_0047_fills_it_in(as_owner):
     unbounded = {"passed": 1, "failed": 0, "not_enforced": NO_PROCESS_LIMIT}
     ran_tests("r-00000unbounded", unbounded, {"passed": 1, "failed": 1}, unbounded)
     ran_tests("r-0000000bounded", {"passed": 1, "failed": 0})

@@ -26,7 +26,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0045_claims_by_id_index"),
+        ("journal_store", "0046_run_started_by_status"),
     ]
 
     operations = [

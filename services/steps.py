@@ -29,7 +29,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
@@ -405,23 +407,44 @@ def revive_stalled() -> list[str]:
         )
     }
     starts = with_set_aside(starts)
-    revived = []
-    for run_id, since in stalled(starts).items():
-        control = Control(run_id)
-        letter, unread = control.parked_on()
-        if letter is not None and unread is None:
-            continue
-        # Its findings say it stalled, since when and why; unless a row of its control or
-        # lease stream, which noting it reads, is one no event model reads (it raised out of
-        # the round: no run after it was revived). The step sent parks it naming the row.
-        with contextlib.suppress(EventFormatError):
-            control.note_stall(since)
-        queue.advance(run_id)
-        revived.append(run_id)
+    revived = [run_id for run_id, since in stalled(starts).items() if alone(run_id, revive, since)]
     if revived:
         projection.catch_up()  # their RunStalled into the runs' findings
         log.warning("re-enqueued stalled runs: %s", ", ".join(revived))
     return revived
+
+
+def revive(run_id: str, since: float) -> bool:
+    """Send a step for the stalled run unless a letter parks it; whether one was sent."""
+    control = Control(run_id)
+    letter, unread = control.parked_on()
+    if letter is not None and unread is None:
+        return False
+    # Its findings say it stalled, since when and why; unless a row of its control or lease
+    # stream, which noting it reads, is one no event model reads (it raised out of the round:
+    # no run after it was revived). The step sent parks it naming the row.
+    with contextlib.suppress(EventFormatError):
+        control.note_stall(since)
+    queue.advance(run_id)
+    return True
+
+
+def alone(run_id: str, look: Callable[..., bool], *args: Any) -> bool:
+    """`look(run_id, *args)`, one run's part of the sweep's round, or False (logged once, naming
+    the run) when it raises what nobody foresaw: it raised out of the round, so no run after it
+    was revived at any beat. The database's trouble still ends the round (services/beat.py)."""
+    try:
+        return look(run_id, *args)
+    except TRANSIENT:
+        raise
+    except Exception as exc:
+        # Not log.exception: the message may quote a row's words, or a secret.
+        log.error(
+            "stall sweep: run %r passed over this round, its look raised\n%s",
+            run_id,
+            redacted.traced(exc),
+        )
+        return False
 
 
 def with_set_aside(starts: dict[str, float]) -> dict[str, float]:
@@ -439,7 +462,7 @@ def with_set_aside(starts: dict[str, float]) -> dict[str, float]:
         RunSummary.objects.filter(run_id__in=stops).values_list("run_id", "started_at")
     )
     for run_id in sorted(stops):
-        if not going(run_id):
+        if not alone(run_id, going):
             continue
         started = summaries.get(run_id)
         if started is None:  # no summary (it stopped at the first event): the journal's start

@@ -30,6 +30,7 @@ REFUSALS: dict[type[Exception], int] = {
     letters.LetterAlreadyDecided: 409,
     letters.LetterMoved: 409,  # its stream changed before each write; nothing decided
     letters.LetterOfAnEndedRun: 409,  # nothing drives its run any more; a fork is the way
+    letters.LetterUnreadable: 409,  # a row of its stream no event model reads; named
     conflict_errors.ConflictAlreadyDecided: 409,
     conflict_errors.ConflictMoved: 409,
     conflict_errors.ClaimSettled: 409,  # another conflict's ruling settled the claim since

@@ -27,7 +27,13 @@ from typing import TypeVar
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime import streams
-from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried, TeamFinished
+from runtime.events import (
+    DeadLetterDiscarded,
+    DeadLettered,
+    DeadLetterRetried,
+    EventFormatError,
+    TeamFinished,
+)
 from runtime.journal import Batch, WrongExpectedVersion
 from services import ended, queue
 from services.asked import shown
@@ -80,13 +86,26 @@ class LetterMoved(LetterError):
         )
 
 
+class LetterUnreadable(LetterError):
+    """A row among the letter's stream's letters and decisions (or its run's verdicts) is one
+    no event model reads (rewritten in the table): whether the letter is open cannot be told,
+    so nothing is decided. The message names the row; the step has parked the run on a letter
+    naming it too."""
+
+    def __init__(self, letter_id: str, exc: EventFormatError) -> None:
+        super().__init__(
+            f"dead letter {letter_id} cannot be decided: whether it is still open cannot be "
+            f"read ({exc}); mend the row first"
+        )
+
+
 def decide_letter(
     letter_id: str, decision: str, by: str, reason: str, catch_up: bool = True
 ) -> None:
     """Retry or discard a dead letter, as a journalled human decision. Raises LetterNotFound,
-    LetterAlreadyDecided, LetterOfAnEndedRun or LetterMoved, or LetterError for a decision
-    that is neither. The read models are caught up after it unless `catch_up` is false (a
-    decision on several catches up once, after the last)."""
+    LetterAlreadyDecided, LetterOfAnEndedRun, LetterMoved or LetterUnreadable, or LetterError
+    for a decision that is neither. The read models are caught up after it unless `catch_up`
+    is false (a decision on several catches up once, after the last)."""
     if decision not in DECISIONS:
         # Checked before anything is read: anything else would be taken as a discard.
         raise LetterError(f"a dead letter is retried or discarded, not {decision!r}")
@@ -100,7 +119,12 @@ def decide_letter(
     cls = DeadLetterRetried if decision == "retry" else DeadLetterDiscarded
     decided = cls(run_id=run_id, letter_id=letter_id, by=by, reason=reason)
     ends = decision == "discard" and control
-    append_decision(journal, stream, decided, ends)
+    try:
+        append_decision(journal, stream, decided, ends)
+    except EventFormatError as exc:
+        # Read before anything is written: it raised out of the request (a server error on
+        # the queue's page) and stopped a decision on several at this letter.
+        raise LetterUnreadable(letter_id, exc) from None
     if ends:
         # No step will end this run (the next one finds it finished and stops): what follows a
         # run's end happens here, as after a run's last step.

@@ -104,7 +104,10 @@ def from_row(row: Row) -> Recorded:
         else:
             body = json.loads(flat.splice(row_envelope(row), data))
             event = parse_event({"kind": kind, "v": v, **body})
-    except ValidationError as exc:
+    except (ValidationError, ValueError) as exc:
+        # ValueError: parse_event's EventFormatError (a kind or version no model here reads)
+        # and text that is no JSON; it carried no row, so a letter said "an event of its
+        # journal" and nobody knew which row to mend.
         error = EventFormatError(f"the event at position {position} ({kind}) is unreadable: {exc}")
         error.row = (position, stream, version, kind)
         raise error from None

@@ -1,4 +1,4 @@
-"""Migration 0046 gives a run the summaries' fold set aside at its first event before the
+"""Migration 0048 gives a run the summaries' fold set aside at its first event before the
 projector wrote such a run a summary (projection.Runs.set_aside) the summary a rebuild would:
 it had none until the next rebuild_projections, so the runs list never had it. A run set
 aside later in its journal, and every other run, is left as it stands; run again, it writes
@@ -22,9 +22,9 @@ from tests.dashboard.test_a_set_aside_run_is_not_swept_by_its_summary import run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("journal_store", "0045_claims_by_id_index")]
+BEFORE = [("journal_store", "0047_limit_not_enforced_findings")]
 SUMMARIZE = importlib.import_module(
-    "journal_store.migrations.0046_summaries_of_runs_set_aside_at_their_first_event"
+    "journal_store.migrations.0048_summaries_of_runs_set_aside_at_their_first_event"
 )
 
 
@@ -57,7 +57,7 @@ def stored_before_the_change(monkeypatch) -> tuple[dict, list]:
     return rebuilt
 
 
-def test_0046_writes_the_summary_a_rebuild_would(monkeypatch):
+def test_0048_writes_the_summary_a_rebuild_would(monkeypatch):
     rebuilt = stored_before_the_change(monkeypatch)
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
@@ -67,7 +67,7 @@ def test_0046_writes_the_summary_a_rebuild_would(monkeypatch):
     assert read_models() == rebuilt
 
 
-def test_0046_run_again_writes_nothing(monkeypatch):
+def test_0048_run_again_writes_nothing(monkeypatch):
     rebuilt = stored_before_the_change(monkeypatch)
     editor = SimpleNamespace(connection=connection)
     SUMMARIZE.summarize(apps, editor)

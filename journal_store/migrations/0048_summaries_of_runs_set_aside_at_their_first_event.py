@@ -40,7 +40,7 @@ def summarize(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0045_claims_by_id_index"),
+        ("journal_store", "0047_limit_not_enforced_findings"),
     ]
 
     operations = [migrations.RunPython(summarize, migrations.RunPython.noop)]

@@ -13,6 +13,7 @@ the same operation, done once, answered twice alike.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sqlite3
@@ -209,6 +210,28 @@ def undone_once(kind: str, made: str, what: str, ref: str) -> Callable[[sqlite3.
     return allowed
 
 
+def made_id(prefix: str, order_id: str, key: str) -> str:
+    """A label's or credit's id: its order's and 16 hex characters of a hash of its key. The
+    key's last 6 characters were too few: two keys alike at their end (keys derived alike, or
+    a caller's own) made one id for two credits, and the undo-once rule then refused the
+    second's reversal as done already, leaving it impossible to undo."""
+    return f"{prefix}-{order_id}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def unused(kind: str, what: str, ref: str) -> Callable[[sqlite3.Connection], None]:
+    """The check of a new label or credit (`kind`): its id names no other key's, whose undo
+    would then undo both. 64 bits of a hash make this a refusal nobody should ever see."""
+
+    def allowed(db: sqlite3.Connection) -> None:
+        taken = db.execute(
+            "SELECT key FROM operation WHERE kind = ? AND ref = ?", (kind, ref)
+        ).fetchone()
+        if taken is not None:
+            raise ToolError(f"{what} id {ref} is taken by key {taken[0]}: use another key")
+
+    return allowed
+
+
 def known(order_id: str) -> dict[str, Any]:
     wanted = normalise(order_id)
     for order in ORDERS:
@@ -221,8 +244,9 @@ def known(order_id: str) -> dict[str, Any]:
 def create_return_label(order_id: str, key: str) -> dict[str, Any]:
     """Create a prepaid return label for an order (idempotent on `key`)."""
     order = known(order_id)
-    label = f"RL-{order['order_id']}-{key[-6:]}"
-    return once("label", key, label, {"label_id": label, "order_id": order["order_id"]})
+    label = made_id("RL", order["order_id"], key)
+    answer = {"label_id": label, "order_id": order["order_id"]}
+    return once("label", key, label, answer, unused("label", "return label", label))
 
 
 @server.tool()
@@ -243,7 +267,10 @@ def issue_credit(order_id: str, amount_cents: int, key: str) -> dict[str, Any]:
     if "refunded_on" in order:
         raise ToolError(f"order {wanted} was refunded on {order['refunded_on']}: no credit")
 
+    credit = made_id("CR", wanted, key)
+
     def room(db: sqlite3.Connection) -> None:
+        unused("credit", "credit", credit)(db)
         # Every caller's key is its own (two runs, a fork, a dead letter retried): what the
         # order can take is the book's to say, across them all.
         already = credited(db, wanted)
@@ -253,7 +280,6 @@ def issue_credit(order_id: str, amount_cents: int, key: str) -> dict[str, Any]:
                 f"{amount_cents} more is too much"
             )
 
-    credit = f"CR-{wanted}-{key[-6:]}"
     answer = {"credit_id": credit, "order_id": wanted, "amount_cents": amount_cents}
     return once("credit", key, credit, answer, room)
 

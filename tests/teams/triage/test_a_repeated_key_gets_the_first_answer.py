@@ -12,6 +12,7 @@ import pytest
 
 from runtime.mcp.client import McpSurface
 from runtime.mcp.server import McpToolError
+from teams.triage.servers.orders import made_id
 from teams.triage.surface import support_servers
 
 pytestmark = pytest.mark.slow
@@ -45,9 +46,9 @@ MADE = {
     ("tool", "args", "kind"),
     [
         ("orders.create_return_label", {"order_id": "B2001"}, "label"),
-        ("orders.void_return_label", {"label_id": "RL-B2001-000001"}, "void"),
+        ("orders.void_return_label", {"label_id": made_id("RL", "B2001", "fx-000001")}, "void"),
         ("orders.issue_credit", {"order_id": "B2001", "amount_cents": 3900}, "credit"),
-        ("orders.reverse_credit", {"credit_id": "CR-B2001-000001"}, "reversal"),
+        ("orders.reverse_credit", {"credit_id": made_id("CR", "B2001", "fx-000001")}, "reversal"),
     ],
 )
 def test_an_operation_asked_again_under_its_key_answers_as_the_first_time(orders, tool, args, kind):

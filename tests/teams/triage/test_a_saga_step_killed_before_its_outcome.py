@@ -25,6 +25,7 @@ from runtime.coordination.leases import Leases
 from runtime.events import EffectResumed
 from runtime.fenced import Fenced
 from runtime.team import Services
+from teams.triage.servers.orders import made_id
 from teams.triage.services import TriageServices
 from teams.triage.surface import default_surface
 from tests.conftest import on_every_backend
@@ -78,10 +79,10 @@ def normalised(journal, run_id):
     """The run's streams (not its lease's: the resumed run was driven under two grants), each
     in its own order (parallel specialists interleave across streams), as an uninterrupted run
     of another id has them: the run's id, the keys hashed from it (numbered in the order the
-    effects started) and the server's ids made from those replaced by placeholders, and the
-    fence each effect was started under (which grant of the run's lease drove it) and its
-    request's hash (of a target named by the run's id) left out. EffectResumed, the record of
-    a takeover, is returned aside.
+    effects started) and the server's ids made from those (the order's and the key's hash)
+    replaced by placeholders, and the fence each effect was started under (which grant of the
+    run's lease drove it) and its request's hash (of a target named by the run's id) left out.
+    EffectResumed, the record of a takeover, is returned aside.
 
     And the policy step's failure, whose words are not the saga's to keep: the uninterrupted
     run finds policy's breaker open (it tripped during the fan-out) and is refused "for 29.9 s
@@ -110,7 +111,11 @@ def normalised(journal, run_id):
         sort_keys=True,
     ).replace(run_id.removeprefix("r-"), "ID")
     for key, placeholder in keys.items():
-        text = text.replace(key, placeholder).replace(key[-6:], placeholder)
+        # The server's ids of what it made under the key (a label's, a credit's): the order's
+        # and a hash of the key, which differs between runs as the key does.
+        for prefix in ("RL", "CR"):
+            text = text.replace(made_id(prefix, "B2001", key), f"{prefix}-B2001-{placeholder}")
+        text = text.replace(key, placeholder)
     for words in POLICY_DOWN:
         text = re.sub(words, "POLICY DOWN", text)
     text = re.sub(r'"message": "POLICY DOWN", "type": "\w+"', '"message": "POLICY DOWN"', text)

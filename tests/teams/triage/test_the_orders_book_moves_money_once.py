@@ -102,3 +102,26 @@ def test_a_label_is_voided_only_if_made_and_only_once(orders):
     with pytest.raises(McpToolError, match="voided already, under key fx-3"):
         surface.call("orders.void_return_label", {"label_id": made["label_id"], "key": "fx-4"})
     assert kinds(book) == ["label", "void"]
+
+
+def test_two_credits_whose_keys_end_alike_are_each_reversed(orders):
+    # Two callers' keys sharing their last 6 characters: their credits' ids were those 6
+    # characters, one id for both, and the second reversal was refused as done already.
+    surface, book = orders
+    first = credit(surface, "fx-run-a-000001", 1900)
+    second = credit(surface, "fx-run-b-000001", 1900)
+    assert first["credit_id"] != second["credit_id"]
+    for key, made in (("fx-undo-a", first), ("fx-undo-b", second)):
+        surface.call("orders.reverse_credit", {"credit_id": made["credit_id"], "key": key})
+    assert kinds(book) == ["credit", "credit", "reversal", "reversal"]
+
+
+def test_two_labels_whose_keys_end_alike_are_each_voided(orders):
+    surface, book = orders
+    made = [
+        surface.call("orders.create_return_label", {"order_id": "B2001", "key": key})
+        for key in ("fx-run-a-000001", "fx-run-b-000001")
+    ]
+    for n, label in enumerate(made):
+        surface.call("orders.void_return_label", {"label_id": label["label_id"], "key": f"v{n}"})
+    assert kinds(book) == ["label", "label", "void", "void"]

@@ -6,24 +6,27 @@ from pathlib import Path
 
 from runtime import workspace
 from runtime.coordination.carried import carry
-from runtime.events import BreakerReset, BreakerTripped, TeamFinished, ToolsListed
+from runtime.coordination.mutation import Evidence
+from runtime.events import BreakerReset, BreakerTripped, TeamFinished, TeamStarted, ToolsListed
 from runtime.fanout.contracts import Handoff, Report
-from runtime.fanout.engine import Crew, failed, fan_out, hand_off, replayed
+from runtime.fanout.engine import Crew, failed, fan_out, hand_off, replayed, worker_stream
 from runtime.fanout.settle import Answer, settle
 from runtime.model import ModelClient
 from runtime.session import Session
 from runtime.team import FlightConfig, Services, start
 from runtime.turn_boundary import boundary
+from teams.triage import eligible
 from teams.triage.answer import compose
 from teams.triage.belt import Belt
 from teams.triage.onward import Onward
 from teams.triage.plan import (
     BELTS,
-    ORDER_ID,
+    POLICY,
     POLICY_RULES,
     customer_of,
     handoffs,
     order_of,
+    orders_of,
     unavailable,
 )
 from teams.triage.saga import refund
@@ -80,6 +83,10 @@ def fly(
 ) -> TeamFinished:
     settings = TriageSettings.of(config)
     start(session, config)
+    # The day the ticket came, which the refund's return window is judged on: the setting's,
+    # or the day the run started by its journal (a resume or a replay reads the same day).
+    begun = next(e for e in reversed(session.emitted) if isinstance(e, TeamStarted))
+    received_on = settings.received_on or eligible.day_of(begun.t)
     intent = carry(session, config.task)
     book = workspace.located(root, f"{config.workspace}.orders-book.sqlite3")
     belt = Belt(services.of(TriageServices).mcp or (lambda: default_surface(book)), session.run_id)
@@ -128,13 +135,41 @@ def fly(
                 )
                 for sub_id, handoff in planned
             }
-        order = ORDER_ID.search(config.task)
+        orders = orders_of(config.task)
         boundary(session)
         refunded = (
-            refund(session, belt, order.group(0), intent, customer_of(config.task))
-            if settings.refund and order
+            refund(
+                session,
+                belt,
+                orders,
+                intent,
+                customer_of(config.task),
+                received_on,
+                verdict(session, orders, planned, answers),
+            )
+            if settings.refund and orders
             else None
         )
         return compose(session, planned, answers, refunded)
     finally:
         belt.close()  # after the answer: stopping the servers takes a few hundred ms
+
+
+def verdict(
+    session: Session,
+    orders: list[str],
+    planned: list[tuple[str, Handoff]],
+    answers: dict[str, Answer],
+) -> Evidence:
+    """The policy specialist's verdict on the refund, from its settled part and its own tool
+    results (its stream, and a retry's, whose calls its findings may cite)."""
+    part = next(((sub_id, h) for sub_id, h in planned if h.worker_id == POLICY), None)
+    if part is None:
+        return eligible.policy_verdict(" or ".join(orders), None, None, [])
+    sub_id, handoff = part
+    events = [
+        record.event
+        for run_as in (sub_id, f"{sub_id}r", f"{sub_id}p")  # settle's retry and a person's
+        for record in session.source.read(worker_stream(session.run_id, run_as, POLICY))
+    ]
+    return eligible.policy_verdict(" or ".join(orders), handoff, answers.get(sub_id), events)

@@ -57,10 +57,16 @@ CUSTOMER = re.compile(r"\A\s*From\s+([^\s:@]+@[^\s:]+)\s*:", re.IGNORECASE)
 POLICY_RULES = RecoveryPolicy(fallbacks={POLICY: POLICY_SNAPSHOT}, budget_retries=1)
 
 
+def orders_of(task: str) -> list[str]:
+    """The orders the ticket names, each once, in the order it names them."""
+    return list(dict.fromkeys(ORDER_ID.findall(task)))
+
+
 def order_of(task: str) -> dict[str, str]:
-    """The ticket's order, as a resolved input (empty: the ticket names none)."""
-    found = ORDER_ID.search(task)
-    return {"order_id": found.group(0)} if found else {}
+    """The ticket's order, as a resolved input (empty: the ticket names none, or more than
+    one, and which it is about is not resolved: "not A1001 but B2002" is about the second)."""
+    named = orders_of(task)
+    return {"order_id": named[0]} if len(named) == 1 else {}
 
 
 def customer_of(task: str) -> str | None:

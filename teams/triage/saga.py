@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from runtime import errors, streams
@@ -13,6 +14,7 @@ from runtime.fanout.saga import CompensationFailed, Saga
 from runtime.fenced import Fenced
 from runtime.mcp.server import McpToolError
 from runtime.session import Session
+from teams.triage import eligible
 from teams.triage.belt import Belt
 
 # Who moves money for the triage team: the harness's refund saga, nobody's specialist.
@@ -23,9 +25,11 @@ TASK = "refund"  # the dead letter's task, when an undo is outstanding
 def refund(
     session: Session,
     belt: Belt,
-    order_id: str,
-    intent: tuple[str, int] | None = None,
-    customer: str | None = None,
+    orders: list[str],
+    intent: tuple[str, int] | None,
+    customer: str | None,
+    received_on: date,
+    verdict: Evidence,
 ) -> SagaSettled | SagaUndoFailed:
     """Carry out the refund as a saga: a return label, a store credit, and the decision on
     record with the policy service. If a step fails, the steps before it are undone, last
@@ -34,18 +38,25 @@ def refund(
     the saga's authority, the order looked up (evidence) and the step's derived key; a refused
     step turns the saga back like any other failure.
 
-    The order's id is read from the ticket, which anyone may write: money moves only on an
-    order that exists and is `customer`'s (the ticket's writer; None: the ticket names nobody,
-    and nothing moves).
+    The order's id is read from the ticket, which anyone may write: money moves only when the
+    ticket names one order (`orders`, as named), which exists, is `customer`'s (the ticket's
+    writer; None: the ticket names nobody, and nothing moves), was delivered, and was within
+    its return window on `received_on`, the day the ticket came; and on the policy
+    specialist's `verdict` (teams/triage/eligible.py). A refusal says each piece that failed,
+    and the answer carries it to the customer.
 
     An undo that fails leaves the run parked on a dead letter saying what is still done (a
     SagaUndoFailed first): retried, the saga is tried again and the undo sent again; discarded,
     the SagaUndoFailed is returned and the run ends escalated (teams/triage/answer.py)."""
 
+    order_id = " or ".join(orders)  # one, unless the ticket names more (refused)
+
     def work() -> dict[str, Any]:
         journal = session.journal
         gate = MutationGate(journal, AUTHORITY, f"gate-{session.run_id}")
-        found = belt.call("orders.lookup_order", {"order_id": order_id})
+        named = eligible.one_order(orders)
+        # Two orders named: neither is looked up, and the one piece refused says which.
+        found = belt.call("orders.lookup_order", {"order_id": order_id}) if named.holds else {}
         order = found.get("order") or {}
         owner = order.get("customer")
         looked_up = Evidence(
@@ -66,8 +77,22 @@ def refund(
             capability="refund",
             intent=intent,
             lease=journal.fence if isinstance(journal, Fenced) else None,
-            # An order not found has no owner to compare: its refusal says it was not found.
-            evidence=(looked_up, whose) if order else (looked_up,),
+            # An order not found has no owner, status or date to compare: its refusal says it
+            # was not found.
+            evidence=(
+                (
+                    named,
+                    looked_up,
+                    whose,
+                    eligible.delivered(order_id, order),
+                    eligible.within_window(order_id, order, received_on),
+                    verdict,
+                )
+                if order
+                else (named, looked_up)
+                if named.holds
+                else (named,)
+            ),
             run_id=session.run_id,
         )
         saga = Saga(

@@ -88,12 +88,14 @@ TRIAGE = Scenario(
 
 REFUND_SAGA = Scenario(
     name="refund-saga",
-    description="As broken-policy, then the refund as a saga: label and credit go through, "
-    "recording the decision at policy fails, so the credit and the label are undone, in "
-    "reverse, once each.",
+    description="As broken-policy, then the refund as a saga (the ticket came a week after "
+    "the lamp's delivery, within the return window; the refund rests on the cached policy): "
+    "label and credit go through, recording the decision at policy fails, so the credit and "
+    "the label are undone, in reverse, once each.",
     task=TICKET,
     scripts=SCRIPTS,
-    settings={"refund": True},
+    # The orders book's world is in 2025: the ticket's day is set, not the machine's.
+    settings={"refund": True, "received_on": "2025-04-25"},
 )
 
 RUNAWAY_SPEND = Scenario(

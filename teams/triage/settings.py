@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from pydantic import Field
@@ -12,11 +13,16 @@ from runtime.team import TeamSettings
 
 class TriageSettings(TeamSettings):
     """How many specialists at once, how long each has, what spending trips the breaker,
-    whether the refund is carried out after the answer, and whether (and how deep) the
-    specialists may hand parts of their sub-tasks on."""
+    whether the refund is carried out after the answer (and the day it is judged on), and
+    whether (and how deep) the specialists may hand parts of their sub-tasks on."""
 
     team: Literal["support-triage"] = "support-triage"
     refund: bool = Field(default=False, description="after answering, carry out the refund")
+    received_on: date | None = Field(
+        default=None,
+        description="the day the ticket came, which the refund's return window is judged on "
+        "(none: the day the run started)",
+    )
     spend_rate: float | None = Field(
         default=None, gt=0, description="tokens per second before spending is stopped"
     )

@@ -22,6 +22,9 @@ server = MCPServer(
 )
 
 
+# Up, it would answer {"order_id", "eligible": true or false, "why"}: the refund saga reads
+# `eligible` from the policy specialist's cited call (teams/triage/eligible.py). The docstring
+# is the tool's description, which the models read, so it is said here.
 @server.tool()
 def check_refund_policy(order_id: str, amount_cents: int) -> dict[str, Any]:
     """Say whether a refund of `amount_cents` on an order is within policy, and why."""

@@ -7,29 +7,12 @@ reversal of a credit never issued, or reversed already, went through. Over the r
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
-from runtime.mcp.client import McpSurface
 from runtime.mcp.server import McpToolError
-from teams.triage.surface import support_servers
+from tests.teams.triage.test_a_repeated_key_gets_the_first_answer import kinds
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def orders(tmp_path):
-    book = tmp_path / "orders-book.sqlite3"
-    with McpSurface(support_servers(["orders"], book=book), call_timeout=10) as surface:
-        yield surface, book
-
-
-def kinds(book):
-    if not book.exists():  # the server opens its book at its first operation
-        return []
-    rows = sqlite3.connect(book).execute("SELECT kind FROM operation ORDER BY at")
-    return [kind for (kind,) in rows]
 
 
 def credit(surface, key, cents, order_id="B2001"):

@@ -249,12 +249,7 @@ def fly_cells(
             else:
                 print(f"error: {exc}", file=sys.stderr)
                 code = EXIT_NOT_WRITTEN if isinstance(exc, LeaseHeld) else EXIT_INTERRUPTED
-            if rest := [str(p.path) for p in planned[n + 1 :]]:
-                print(
-                    f"not flown: {', '.join(rest)}; run zi again with another --dir for the "
-                    "whole 2x2",
-                    file=sys.stderr,
-                )
+            say_not_flown(planned[n + 1 :])
             return code
         finally:
             signal.signal(signal.SIGINT, previous)
@@ -265,12 +260,7 @@ def fly_cells(
                 f"python -m runtime resume {each.path} --run {each.run_id}",
                 file=sys.stderr,
             )
-            if rest := [str(p.path) for p in planned[n + 1 :]]:
-                print(
-                    f"not flown: {', '.join(rest)}; run zi again with another --dir for the "
-                    "whole 2x2",
-                    file=sys.stderr,
-                )
+            say_not_flown(planned[n + 1 :])
             return EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(cells, indent=2))
@@ -295,6 +285,16 @@ def claim_folder(root: Path, paths: list[Path]) -> int:
         os.close(held)
         raise flight.FlightError(f"{taken} exists: give another --dir")
     return held
+
+
+def say_not_flown(rest: list[zero.PlannedCell]) -> None:
+    """Which cells a 2x2 that stopped early never flew, and how to fly the whole of it."""
+    if rest:
+        print(
+            f"not flown: {', '.join(str(p.path) for p in rest)}; run zi again with another "
+            "--dir for the whole 2x2",
+            file=sys.stderr,
+        )
 
 
 def fly_leased(

@@ -135,6 +135,20 @@ CLAIM_ID = {
 }
 
 
+# On PostgreSQL, a stream's rows after a position, as two bounds on the row (stream,
+# position), in that order (read_kind, last_kind): only a (stream, position) index can seek by
+# them, never the primary key, and with no `stream = %s` the planner does not take the stream
+# for a constant, so the order (stream, position) is that index's alone. Written `stream = %s
+# AND position > %s ORDER BY position`, the planner walked the primary key from `after` (or
+# back from the journal's end) filtering the stream out of every row: with stale statistics
+# (the rows after `after` guessed few) and with fresh ones (the stream guessed spread evenly
+# over the table): 80,000 rows, 35 ms at 20,000 claims, where the seek takes 0.03 ms.
+# `stream = %s` beside the bounds is worse: the btree starts at the stream's first entry.
+IN_STREAM = (
+    "(stream, position) > (%s, %s::bigint) AND (stream, position) < (%s, 9223372036854775807)"
+)
+
+
 class DjangoJournal:
     """A Journal on one of Django's database connections (`using`)."""
 
@@ -344,10 +358,15 @@ class DjangoJournal:
         kind is read by the (stream, version) index, its other rows skipped in the database."""
         if kind not in BY_KIND:
             raise ValueError(f"no event kind {kind!r}")
-        where = f"WHERE stream = %s AND kind = '{kind}' AND position > %s ORDER BY position"
+        if self.connection.vendor == "postgresql":
+            where = f"WHERE kind = '{kind}' AND {IN_STREAM} ORDER BY stream, position"
+            params: list[Any] = [stream, after, stream]
+        else:
+            where = f"WHERE stream = %s AND kind = '{kind}' AND position > %s ORDER BY position"
+            params = [stream, after]
         if limit is None:
-            return self.select(where, [stream, after])
-        return self.select(where + " LIMIT %s", [stream, after, limit])
+            return self.select(where, params)
+        return self.select(where + " LIMIT %s", [*params, limit])
 
     def last_kind(self, stream: str, kind: str) -> Recorded | None:
         """The stream's last event of one kind (one row): LiveClaimsNoted's index
@@ -355,8 +374,12 @@ class DjangoJournal:
         read_kind's is, for the planner to use it."""
         if kind not in BY_KIND:
             raise ValueError(f"no event kind {kind!r}")
-        where = f"WHERE stream = %s AND kind = '{kind}' ORDER BY position DESC LIMIT 1"
-        found = self.select(where, [stream])
+        if self.connection.vendor == "postgresql":
+            where = f"WHERE kind = '{kind}' AND {IN_STREAM} ORDER BY stream DESC, position DESC"
+            found = self.select(where + " LIMIT 1", [stream, 0, stream])
+        else:
+            where = f"WHERE stream = %s AND kind = '{kind}' ORDER BY position DESC LIMIT 1"
+            found = self.select(where, [stream])
         return found[0] if found else None
 
     def at_versions(self, stream: str, versions: Sequence[int]) -> list[Recorded]:
@@ -365,6 +388,21 @@ class DjangoJournal:
         wanted = sorted({int(v) for v in versions})
         if not wanted:
             return []
+        if self.connection.vendor == "postgresql":
+            # One seek per version, each the whole key of the unique (stream, version) index,
+            # which the planner knows is one row whatever its statistics say. `version IN
+            # (...)` was estimated from the column's values across all streams (version 1 is
+            # every stream's), so at 20,000 claims PostgreSQL read the stream whole by its
+            # stream alone, or the table (13-80 ms where the seeks take 0.04). OFFSET 0 keeps
+            # the subquery apart, so the versions drive the seeks and not the other way round.
+            with self.connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT e.* FROM unnest(%s::integer[]) AS wanted(v) CROSS JOIN LATERAL "
+                    f"({SELECT} WHERE stream = %s AND version = wanted.v OFFSET 0) AS e "
+                    "ORDER BY e.version",
+                    [wanted, stream],
+                )
+                return [from_row(row) for row in cursor.fetchall()]
         marks = ", ".join(["%s"] * len(wanted))
         return self.select(
             f"WHERE stream = %s AND version IN ({marks}) ORDER BY version", [stream, *wanted]

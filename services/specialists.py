@@ -69,7 +69,10 @@ def shared_surface() -> Any:
         if _surface is None:
             # One book of credits and labels for the process's runs, where the workspaces are.
             settings.WORKSPACES.mkdir(parents=True, exist_ok=True)
-            _surface = default_surface(book=settings.WORKSPACES / "orders-book.sqlite3")
+            # Shared by the process's runs: no one step's lost lease ends its servers.
+            _surface = default_surface(
+                book=settings.WORKSPACES / "orders-book.sqlite3", shared=True
+            )
         return _surface
 
 

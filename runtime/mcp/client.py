@@ -117,6 +117,7 @@ class McpSurface:
         start_timeout: float = START_TIMEOUT,
         ping_timeout: float = PING_TIMEOUT,
         max_failures: int = MAX_FAILURES,
+        shared: bool = False,
     ) -> None:
         servers = list(servers)
         names = [s.name for s in servers]
@@ -129,8 +130,12 @@ class McpSurface:
         self._lock = threading.Lock()
         self._closed = False
         # The servers are children of the holding current here (runtime/children.py): a lost
-        # lease ends them. They are started on the loop's thread, which is in none.
-        self._holding = children.holding()
+        # lease ends them. They are started on the loop's thread, which is in none. A surface
+        # `shared` by a worker's runs (services/specialists.py) is no one step's: one run's
+        # lost lease killed every run's servers, and they stayed counted under the step that
+        # happened to start them after it was over.
+        self.shared = shared
+        self._holding = None if shared else children.holding()
         self._links = {s.name: _Link(s, stderr=StderrTail(s.name)) for s in servers}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -429,7 +434,7 @@ class McpSurface:
             encoding=watch.encoding,
         )
         children.adopt(self._holding)  # this task's context alone
-        link.owner = owner = process.Owner(f"MCP server {server.name!r}")
+        link.owner = owner = process.Owner(f"MCP server {server.name!r}", counted=not self.shared)
         process.owner.set(owner)
         try:
             async with stdio_client(params, errlog=link.stderr.writer) as (read, write):

@@ -9,7 +9,8 @@ as it starts each server; it is replaced here, once, by one that does as the SDK
 no surface asked for more (`Owner`, a context variable of the connection's task):
 
 - the server is counted among the children of the surface's holding (`children.join`), so a
-  lost lease kills its process group, and it is not started at all under a lease already lost;
+  lost lease kills its process group, and it is not started at all under a lease already lost
+  (not a surface a worker's runs share: no one step's lease is its);
 - on Linux it is started through a few lines of Python that ask the kernel to SIGKILL it when
   its parent thread ends (prctl PR_SET_PDEATHSIG) and then exec the server, which keeps the
   setting. The SDK spawns on the surface's event loop thread, which lives until the surface has
@@ -58,8 +59,9 @@ REAP_TIMEOUT = 5.0
 class Owner:
     """One connection's server process, as the surface keeps it: `what` names it in a refusal."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, counted: bool = True) -> None:
         self.what = what
+        self.counted = counted  # among the children of the holding (not a shared surface's)
         self.process: Any = None  # the SDK's (anyio's) process, once started
 
     def kill(self) -> None:
@@ -74,7 +76,7 @@ class Owner:
 
     def release(self) -> bool:
         """No longer counted among the holding's children; whether a lost lease killed it."""
-        return self.process is not None and children.leave(self.process)
+        return self.counted and self.process is not None and children.leave(self.process)
 
 
 owner: ContextVar[Owner | None] = ContextVar("mcp_process_owner", default=None)
@@ -96,14 +98,16 @@ async def _spawn(
     own = owner.get()
     if own is None:
         return await _sdk_spawn(command, args, env, errlog, cwd)
-    children.check(own.what)
+    if own.counted:
+        children.check(own.what)
     if PDEATHSIG:
         _found(command, env, cwd)  # the wrapper always starts: say what the SDK would have
         args = ["-I", "-S", "-c", WATCHED, str(os.getpid()), command, *args]
         command = sys.executable
     process: Any = await _sdk_spawn(command, args, env, errlog, cwd)  # anyio's, on POSIX
     try:
-        children.join(own.what, process)
+        if own.counted:
+            children.join(own.what, process)
     except children.Ended:  # killed by join: reaped here, as the SDK never had it
         with anyio.move_on_after(REAP_TIMEOUT), anyio.CancelScope(shield=True):
             await process.aclose()

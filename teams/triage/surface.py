@@ -40,6 +40,6 @@ def support_servers(names: Iterable[str] = NAMES, book: Path | None = None) -> l
     ]
 
 
-def default_surface(book: Path | None = None) -> McpSurface:
-    """The three servers, started together."""
-    return McpSurface(support_servers(book=book))
+def default_surface(book: Path | None = None, shared: bool = False) -> McpSurface:
+    """The three servers, started together (`shared` by a worker process's runs: McpSurface)."""
+    return McpSurface(support_servers(book=book), shared=shared)

@@ -104,6 +104,26 @@ def test_a_lost_lease_ends_the_servers_started_under_it():
         surface.close()
 
 
+def test_a_surface_a_workers_runs_share_is_no_one_steps():
+    """The worker's shared surface (services/specialists.py) is made in the first step that
+    needs it: counted as that step's, one run's lost lease killed the servers every run on
+    the worker calls, and they stayed counted under that step once it was over."""
+    holding = children.nested()
+    before = children.enter(holding)
+    try:
+        surface = McpSurface(support_servers(["kb"]), shared=True)
+    finally:
+        children.enter(before)
+    try:
+        assert surface.degraded() == {}
+        assert children.running(holding) == 0 and children.end(holding) == 0
+        assert surface.call("kb.search", {"query": "refund"})
+        assert surface.degraded() == {}
+    finally:
+        children.reopen(holding)
+        surface.close()
+
+
 def test_a_server_is_not_started_under_a_lease_already_lost():
     holding = children.nested()
     children.end(holding)

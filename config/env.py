@@ -127,6 +127,13 @@ def secret_key(name: str, required: bool) -> str:
 # ours waits between two statements of a transaction for more than a moment (a model call or
 # a tool run happens outside any). A URL's own `?options=` replaces it.
 IDLE_IN_TRANSACTION = "-c idle_in_transaction_session_timeout=30s"
+# No parallel plans: every statement of ours is a seek of a few rows, and where PostgreSQL
+# guessed thousands (the claims since a stream's last note, 0 to 3 there) it planned a
+# parallel bitmap scan and spent 8 to 14 ms starting two workers for no row; without them the
+# claims' reads are flat from 100 to 20,000 (bench/whole_reads.py --postgres: after a ruling
+# 1.81 -> 1.83 ms where it was 2.16 -> 15.5, after supersessions 1.58 -> 1.46 where 2.59 ->
+# 10.8). A URL's own `?options=` replaces both.
+SESSION_OPTIONS = IDLE_IN_TRANSACTION + " -c max_parallel_workers_per_gather=0"
 
 
 def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]:
@@ -198,7 +205,7 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             "PORT": port,
             # Server-side binding: psycopg's client-side binding formats every parameter into
             # the SQL text in Python, which made a 100-event append 3x slower.
-            "OPTIONS": {"server_side_binding": True, "options": IDLE_IN_TRANSACTION, **options},
+            "OPTIONS": {"server_side_binding": True, "options": SESSION_OPTIONS, **options},
             "CONN_MAX_AGE": 60,
         }
     raise ImproperlyConfigured(

@@ -163,3 +163,6 @@ def test_a_postgres_session_idle_in_a_transaction_is_ended():
     with connections["postgres"].cursor() as cursor:
         cursor.execute("SHOW idle_in_transaction_session_timeout")
         assert cursor.fetchone()[0] == "30s"
+        # And no parallel plans (config/env.py: SESSION_OPTIONS), set by the same option.
+        cursor.execute("SHOW max_parallel_workers_per_gather")
+        assert cursor.fetchone()[0] == "0"

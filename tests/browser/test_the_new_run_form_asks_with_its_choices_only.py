@@ -55,6 +55,12 @@ def test_what_the_redraw_draws_again_waits_for_it(signed_in, watch):
         expect(page.get_by_label(box)).to_be_disabled()
     expect(page.get_by_role("button", name="Start the run")).to_be_disabled()
     expect(page.get_by_label("Task")).to_be_editable()
+    # The boxes are disabled as the redraw is sent; the route sees it a moment later (on a
+    # loaded machine, after the checks above: CI found it not there yet).
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(50)
     [redraw] = held
     assert "scenario=vague-subtask" in redraw.request.url
     redraw.continue_()

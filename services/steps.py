@@ -117,58 +117,56 @@ def drive_step(
     warm = WARM.take(run_id, at)
     config = None
     cold: Session | None = None  # the session of a flight this step started cold
+    lease: Lease | None = None
     try:
-        letter, unread = control.parked_on()
-        if unread is not None:
-            # A row of its control stream no event model reads: it may be a stop or a
-            # letter's decision, so the run is parked for a person, not driven past it.
-            return unreadable(control, unread)
-        if letter is not None or isinstance(last, DeadLettered):
-            # Parked on a letter (the driver's, or the harness's: the run's last event until a
-            # person decides it): a step delivered again stops here, taking no lease, where its
-            # starts were counted as a dying step's and dead-lettered it a second time.
-            return "dead-lettered"
-        if isinstance(last, RunInterrupted) and control.stop_request() is not None:
-            return "interrupted"
         try:
+            letter, unread = control.parked_on()
+            if unread is not None:
+                # A row of its control stream no event model reads: it may be a stop or a
+                # letter's decision, so the run is parked for a person, not driven past it.
+                return unreadable(control, unread)
+            if letter is not None or isinstance(last, DeadLettered):
+                # Parked on a letter (the driver's, or the harness's: the run's last event
+                # until a person decides it): a step delivered again stops here, taking no
+                # lease, where its starts were counted as a dying step's and dead-lettered it
+                # a second time.
+                return "dead-lettered"
+            if isinstance(last, RunInterrupted) and control.stop_request() is not None:
+                return "interrupted"
             if sent is not None and taken_since(control.leases.last(run_id), sent):
                 # A message older than the step that took the run since: delivered again by
                 # Redis after the visibility timeout (its worker died mid-step), or a second
                 # one for the same step. Driving here, between two steps, started a second
                 # chain of next steps beside the one that step sent.
                 return "moved"
-        except EventFormatError as exc:
-            return unreadable(control, exc)  # a row of its lease stream: who drives it?
-        if warm is None:
-            # Only the settings: the cold flight's session reads the rest, around its agent
-            # loop's latest snapshot when one fits (runtime/snapshots.py). Before the lease:
-            # settings that name another place on disk touch nothing.
-            try:
+            if warm is None:
+                # Only the settings: the cold flight's session reads the rest, around its
+                # agent loop's latest snapshot when one fits (runtime/snapshots.py). Before
+                # the lease: settings that name another place on disk touch nothing.
                 first = journal.first(stream)
-                config = flight.recorded_config([first.event] if first else [], run_id)
-            except EventFormatError as exc:
-                return unreadable(control, exc)
-            except flight.FlightError as exc:
-                return unstartable(control, exc)
-        # What the step finds older than this was left by an earlier one (git's lock files).
-        began = time.monotonic()
-        try:
+                try:
+                    config = flight.recorded_config([first.event] if first else [], run_id)
+                except flight.FlightError as exc:
+                    return unstartable(control, exc)
+            # What the step finds older than this was left by an earlier one (git's lock
+            # files).
+            began = time.monotonic()
             lease = control.acquire(worker or holder(), settings.STEP_LEASE_SECONDS, at, sent)
-        except EventFormatError as exc:
-            return unreadable(control, exc)
-        if lease is None:
-            return "busy"  # somebody else is driving this run: we do not write
-        if warm is None:
-            assert config is not None
-            try:
+            if lease is None:
+                return "busy"  # somebody else is driving this run: we do not write
+            if warm is None:
+                assert config is not None
                 warm = cold_flight(run_id, config, control, lease)
-            except EventFormatError as exc:
-                return unreadable(control, exc, lease)
-            cold = warm.session
-        else:
-            fenced = warm.session.journal
-            assert isinstance(fenced, Fenced)
-            fenced.fence = lease.fence  # the flight's writes now carry this step's fence
+                cold = warm.session
+            else:
+                fenced = warm.session.journal
+                assert isinstance(fenced, Fenced)
+                fenced.fence = lease.fence  # the flight's writes now carry this step's fence
+        except EventFormatError as exc:
+            # A row of its journal (the settings', the cold flight's read), its lease stream
+            # (who drives it?) or its control stream no event model reads: parked naming it,
+            # under the lease if this step took it.
+            return unreadable(control, exc, lease)
         outcome, retry_in = step_under(lease, warm, control, at, began)
     finally:
         if warm is not None and warm.parked:

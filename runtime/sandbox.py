@@ -267,22 +267,23 @@ NO_PROCESS_LIMIT = (
     "/sys/fs/cgroup/pids, or v2's with the pids controller, writable by this process)"
 )
 _said: list[str] = []  # what was logged once already
+_last = [""]  # what the last run's limits lacked ("" none): a group not made once may be later
 
 
 def _pids_group(limits: Limits) -> sandbox_cgroup.PidsGroup | None:
     group = sandbox_cgroup.create(limits.processes)
-    if group is None and os.getuid() == 0 and not _said:
-        _said.append(NO_PROCESS_LIMIT)
-        log.warning(
-            "%s; a fork bomb in an agent's test can take every pid of the host", NO_PROCESS_LIMIT
-        )
+    _last[0] = NO_PROCESS_LIMIT if group is None and os.getuid() == 0 else ""
+    if _last[0] and not _said:
+        _said.append(_last[0])
+        log.warning("%s; a fork bomb in an agent's test can take every pid of the host", _last[0])
     return group
 
 
 def unenforced() -> str:
-    """What limit of agent code is not enforced on this host ("" if all are), as the last run
-    found: the tool results say it, beside what the run answered."""
-    return _said[0] if _said else ""
+    """What limit of agent code was not enforced on this host ("" if all were), as the last run
+    found: the tool results say it, beside what the run answered. It was the first run's that
+    found one missing, said after every run since, however many had their group."""
+    return _last[0]
 
 
 def _watch(

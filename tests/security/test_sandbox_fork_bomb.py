@@ -117,3 +117,22 @@ def test_as_root_with_no_pids_group_the_limit_is_said_unenforced_once(
     assert [(f["kind"], f["summary"], f["positions"]) for f in found] == [
         ("limit_not_enforced", PROCESSES, [1, 2])
     ]
+
+
+@needs_pids_groups
+@pytest.mark.skipif(os.getuid() != 0, reason="RLIMIT_NPROC binds a worker that is not root")
+def test_a_run_that_had_its_group_says_nothing_unenforced_after_one_that_had_none(
+    tmp_path, monkeypatch
+):
+    """What a run answers is its own: once a group could not be made, every later run said the
+    limit was not enforced, though each had its group."""
+    monkeypatch.setattr(sandbox, "_said", [])
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    bare = Sandbox(required=False)
+    with monkeypatch.context() as without:
+        without.setattr(sandbox_cgroup, "CGROUPS", tmp_path / "no-cgroups")
+        sandbox.run(["true"], workspace=tmp_path, scratch=scratch, timeout=30, sandbox=bare)
+        assert sandbox.unenforced().startswith("the process limit (Limits.processes)")
+    sandbox.run(["true"], workspace=tmp_path, scratch=scratch, timeout=30, sandbox=bare)
+    assert sandbox.unenforced() == ""

@@ -47,7 +47,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,19 +153,7 @@ def seed_streams(journal: DjangoJournal, size: int) -> None:
     older = claim(subject, "r-older", "refunded", 0, "order-agent")
     claims: list[Event] = [older]
     for n in range(size // 2 - 1):  # a pair that disagrees, decided, as the reconciler writes
-        run = f"r-c{n // 5}"
-        pair = [
-            claim(subject, run, "refunded", n + 1, "support-agent"),
-            claim(subject, run, "cancelled", n + 1, "order-agent"),
-        ]
-        decided = ClaimsReconciled(
-            subject=subject,
-            predicate="status",
-            winner=pair[1].claim_id,
-            losers=[pair[0].claim_id],
-            rule="authority",
-            value="cancelled",
-        )
+        pair, decided = decided_pair(subject, n, "authority")
         noted = LiveClaimsNoted(
             subject=subject,
             predicate="status",
@@ -176,9 +164,7 @@ def seed_streams(journal: DjangoJournal, size: int) -> None:
         )
         claims += [*pair, decided, noted]
     for stream_name, events in ((Intents.stream(intent), versions), (stream, claims)):
-        for start in range(0, len(events), 1_000):
-            at = journal.version(stream_name)
-            journal.append(stream_name, events[start : start + 1_000], at)
+        in_thousands(journal, stream_name, events)
     # The last pair decided by the reconciler itself, then three claims since its note.
     last = [
         claim(subject, "r-last", "refunded", size, "support-agent"),
@@ -195,7 +181,26 @@ RULES = Rules(authority={"status": {"order-agent": 2, "support-agent": 1}})
 NO_RULE = Rules()  # nobody outranks anybody: a person rules
 
 
-def in_thousands(journal: DjangoJournal, stream: str, events: list[Event]) -> None:
+def decided_pair(subject: str, n: int, rule: str) -> tuple[list[ClaimAsserted], ClaimsReconciled]:
+    """The `n`th pair of claims that disagree (a run's support agent and its order agent), and
+    the decision for the order agent's by `rule`."""
+    run = f"r-c{n // 5}"
+    pair = [
+        claim(subject, run, "refunded", n + 1, "support-agent"),
+        claim(subject, run, "cancelled", n + 1, "order-agent"),
+    ]
+    decided = ClaimsReconciled(
+        subject=subject,
+        predicate="status",
+        winner=pair[1].claim_id,
+        losers=[pair[0].claim_id],
+        rule=rule,
+        value="cancelled",
+    )
+    return pair, decided
+
+
+def in_thousands(journal: DjangoJournal, stream: str, events: Sequence[Event]) -> None:
     for start in range(0, len(events), 1_000):
         journal.append(stream, events[start : start + 1_000], journal.version(stream))
 
@@ -207,19 +212,7 @@ def seed_ruled(journal: DjangoJournal, size: int) -> None:
     stream = Claims.stream(subject)
     events: list[Event] = [claim(subject, "r-older", "refunded", 0, "order-agent")]
     for n in range(size // 3 - 1):
-        run = f"r-c{n // 5}"
-        pair = [
-            claim(subject, run, "refunded", n + 1, "support-agent"),
-            claim(subject, run, "cancelled", n + 1, "order-agent"),
-        ]
-        ruled = ClaimsReconciled(
-            subject=subject,
-            predicate="status",
-            winner=pair[1].claim_id,
-            losers=[pair[0].claim_id],
-            rule="reviewer ann: she asked",
-            value="cancelled",
-        )
+        pair, ruled = decided_pair(subject, n, "reviewer ann: she asked")
         events += [*pair, ruled]
     in_thousands(journal, stream, events)
     claims = Claims(journal)

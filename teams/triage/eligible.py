@@ -96,11 +96,11 @@ def policy_verdict(
     results = verify.tool_results(worker_events, handoff.worker_id)
     verdicts = [read(results[c].result) for c in cited if c in results]
     mine = [v for v in verdicts if str(v.get("order_id", "")).upper() == order_id]
-    if (not report.ok or not mine) and cached is not None:
-        return Evidence(
-            f"the refund rules of {cached.source}, the policy service giving none", True
-        )
     if not report.ok or not mine:
+        if cached is not None:
+            return Evidence(
+                f"the refund rules of {cached.source}, the policy service giving none", True
+            )
         return Evidence(
             ref,
             False,

@@ -81,7 +81,6 @@ CLOSE_TIMEOUT = 10.0
 # How much longer the calling thread waits than the request timeout the SDK enforces, so the
 # SDK's own, clearer timeout normally fires first.
 GRACE = 2.0
-EXIT_POLL = 0.2  # how often a connection looks whether its server's process has ended
 
 
 @dataclass
@@ -484,11 +483,16 @@ class McpSurface:
     async def _until_stopped(self, link: _Link) -> None:
         """Wait for the stop. A process that ends meanwhile is no longer counted among the
         holding's children (its pid may soon be another's), and one that a lost lease ended
-        degrades the server saying so."""
+        degrades the server saying so. Its end is awaited (asyncio's child watcher sets it),
+        not looked for on a timer: a connection costs nothing while its server is idle."""
         assert link.stop is not None and link.owner is not None
-        while not link.owner.exited():
-            with anyio.move_on_after(EXIT_POLL):
+        started = link.owner.process
+        if started is not None:  # None: started as the SDK starts them (process.HOOKED)
+            async with anyio.create_task_group() as group:
+                group.start_soon(_cancel_when_ended, started, group.cancel_scope)
                 await link.stop.wait()
+                group.cancel_scope.cancel()
+            if link.stop.is_set():
                 return
         if link.owner.release():
             self._degrade(link, f"its process was ended: {children.WHY}")
@@ -559,3 +563,8 @@ class McpSurface:
             log.warning("the MCP event loop thread did not stop; leaving it (it is a daemon)")
             return
         self._loop.close()
+
+
+async def _cancel_when_ended(started: Any, scope: anyio.CancelScope) -> None:
+    await started.wait()
+    scope.cancel()

@@ -21,6 +21,7 @@ from dashboard.models import ApiToken
 
 # What a read-only token may ask: the methods that change nothing.
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+REVOKED = "this token was revoked: its account's password was changed after it was made"
 AGAIN = "`manage.py api_token USER` makes another (--help for its expiry and --read-only)"
 
 
@@ -29,8 +30,10 @@ class TokenAuth(HttpBearer):
 
     A wrong token counts as a failed sign-in from its address, and an address locked out for
     too many failures (passwords or tokens) is answered 429 before any token is looked at. A
-    token past its expiry is refused (401) and one made read-only is refused any method but a
-    read (403), each saying so, from the moment it is so.
+    token whose person is deactivated (or deleted, and their tokens with them) opens nothing;
+    one whose person's password changed after it was made, or past its expiry, is refused
+    (401), and one made read-only is refused any method but a read (403), each saying so, from
+    the moment it is so.
     """
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
@@ -41,6 +44,12 @@ class TokenAuth(HttpBearer):
         if found is None or not found.user.is_active:
             signin.token_refused(request)
             return None
+        if found.password_mark != ApiToken.mark(found.user.password):
+            # Revoked by a change of its person's password since it was made, however the
+            # password was changed (dashboard/passwords.py). Said, as an expiry is, to its
+            # holder alone; it names no account. Counted as a token that opens nothing.
+            signin.token_refused(request)
+            raise HttpError(401, f"{REVOKED}; {AGAIN}")
         if found.expires_at is not None and found.expires_at <= now:
             # Said, since only its holder has it: a guess cannot land on a token, expired or
             # not. Counted all the same, as a token that opens nothing.

@@ -2,10 +2,10 @@
 scripts (shown once), refused after N days (90 unless told) and, made --read-only, refused
 anything but a read.
 
-`--list` shows USER's tokens (number, name, made, last used; never the token, which is not
-kept), and `--revoke N` (or a name that only one of them has) takes one back: the scripts
-holding it get 401 from then on. A leaked token is revoked here without deactivating its
-person.
+`--list` shows USER's tokens (number, name, made, last used, its expiry or that a change of
+USER's password since revoked it; never the token, which is not kept), and `--revoke N` (or a
+name that only one of them has) takes one back: the scripts holding it get 401 from then on.
+A leaked token is revoked here without deactivating its person.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
 # forgotten in a script or a log, stops opening anything by itself.
 DAYS = 90
 DAYS_MAX = 3_650
+REVOKED = "revoked: password changed since it was made"
 
 
 def days(text: str) -> int:
@@ -93,7 +94,10 @@ class Command(BaseCommand):
             used = f"last used {t.last_used_at:%Y-%m-%d %H:%M} UTC" if t.last_used_at else "unused"
             name = said(t.name)  # typed by whoever made it, through the API too
             made = f"made {t.created_at:%Y-%m-%d %H:%M} UTC"
-            self.stdout.write(f"{t.pk}\t{name}\t{made}\t{used}\t{self.until(t)}\t{self.what(t)}")
+            # A token its person's password change revoked is listed so, to be revoked here too.
+            revoked = t.password_mark != ApiToken.mark(user.password)
+            until = REVOKED if revoked else self.until(t)
+            self.stdout.write(f"{t.pk}\t{name}\t{made}\t{used}\t{until}\t{self.what(t)}")
 
     @staticmethod
     def until(token: ApiToken) -> str:

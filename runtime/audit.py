@@ -31,6 +31,7 @@ from runtime.events import (
     RunResumed,
     SagaAborted,
     SagaCompensated,
+    SagaCompensating,
     SagaStepCompleted,
     SagaUndoFailed,
     StatusNormalised,
@@ -69,6 +70,7 @@ class Audit(Fold):
             "ResumeRequested",
             "SagaStepCompleted",
             "SagaAborted",
+            "SagaCompensating",
             "SagaCompensated",
             "SagaUndoFailed",
             "BreakerTripped",
@@ -154,6 +156,12 @@ class Audit(Fold):
                 amount_cents=audit_effects.amount_of(e.result),
                 ledger=audit_effects.ledger_entry(e.result),
             )
+        elif isinstance(e, SagaCompensating):
+            # An undo begun: with no SagaCompensated after it for the step, it is not known to
+            # have gone through (its effect stream says how far it got).
+            why = f"undo of {e.step} begun under key {e.key}; until its reversal is recorded, "
+            why += "money may still be moved, and the undo is sent again under this key"
+            entry.update(who="harness", saga=e.saga_id, step=e.step, key=e.key, why=why)
         elif isinstance(e, SagaAborted):
             entry.update(who="harness", saga=e.saga_id, step=e.failed_step, why=e.reason)
         elif isinstance(e, SagaUndoFailed):

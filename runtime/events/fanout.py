@@ -113,6 +113,21 @@ class SagaAborted(Event):
     failed_step: str | None = None
 
 
+class SagaCompensating(Event):
+    """Undoing a completed step was begun under its own effect key `key`, written before the
+    call goes out. Until a SagaCompensated for the step follows, the undo is in flight: its
+    driver died mid-call, or the call never got the provider's answer, and whether the money
+    moved back is the provider's to say. The next driver sends the undo again under this same
+    key (the provider deduplicates on it: one that did act answers its first answer), and the
+    audit shows the undo begun and not finished meanwhile. Written once per step, however
+    often the undo is sent."""
+
+    kind: ClassVar[str] = "SagaCompensating"
+    saga_id: str
+    step: str
+    key: str
+
+
 class SagaCompensated(Event):
     """A completed step was undone, under its own effect key `key`."""
 

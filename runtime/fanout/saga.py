@@ -7,7 +7,8 @@ through the effect `Ledger`, and keeps its own account in the stream `saga-<id>`
     effect-<key>   (the Ledger's)  who performs an action or an undo, and its outcome: exactly
                                    once per key, whoever asks and however often
     saga-<id>      (the saga's)    SagaStepCompleted per step done, in order; SagaAborted once;
-                                   SagaCompensated per step undone
+                                   SagaCompensating per step whose undo was begun, before its
+                                   call; SagaCompensated per step undone
 
 Why both, rather than the effect streams alone: the effect streams say what happened to one
 key, but not which keys make up this saga, in which order, or that it was abandoned. The saga
@@ -29,6 +30,11 @@ that failed without the provider's answer (it was down) is sent again under its 
 `compensate(again=...)`, the caller saying which failures are of that sort: the provider's own
 refusal is its answer, and stands.
 
+An undo is on the saga's stream before its call goes out (SagaCompensating, with its key), so
+an undo begun and not finished (its driver died mid-call, or its provider was not reached) is
+there to see beside the steps it undoes, not only in its effect stream: the audit shows it
+until its SagaCompensated, and the next `compensate` sends it again under that same key.
+
 Callables are not journalled. A resumed driver re-runs its `step` calls, which return recorded
 results without acting and register the compensations again; or it registers them with `undo`.
 Step results are journalled, so they must be JSON data (a JsonlJournal hands them back parsed).
@@ -48,7 +54,14 @@ from runtime.coordination.effects import (
     effect_key,
 )
 from runtime.coordination.mutation import Mutation
-from runtime.events import ErrorInfo, Event, SagaAborted, SagaCompensated, SagaStepCompleted
+from runtime.events import (
+    ErrorInfo,
+    Event,
+    SagaAborted,
+    SagaCompensated,
+    SagaCompensating,
+    SagaStepCompleted,
+)
 from runtime.journal import Journal, WrongExpectedVersion
 
 Action = Callable[[str], Any]
@@ -94,7 +107,14 @@ class SagaState:
     version: int = 0
     completed: dict[str, SagaStepCompleted] = field(default_factory=dict)  # in completion order
     compensated: dict[str, SagaCompensated] = field(default_factory=dict)
+    begun: dict[str, SagaCompensating] = field(default_factory=dict)  # undos begun, by step
     aborted: SagaAborted | None = None
+
+    @property
+    def undoing(self) -> list[str]:
+        """The steps whose undo was begun and is not recorded done: in flight, or failed
+        without the provider's answer (sent again under its key by the next `compensate`)."""
+        return [step for step in self.begun if step not in self.compensated]
 
 
 def fold(events: list[Event]) -> SagaState:
@@ -104,6 +124,8 @@ def fold(events: list[Event]) -> SagaState:
             state.completed.setdefault(event.step, event)
         elif isinstance(event, SagaCompensated):
             state.compensated.setdefault(event.step, event)
+        elif isinstance(event, SagaCompensating):
+            state.begun.setdefault(event.step, event)
         elif isinstance(event, SagaAborted) and state.aborted is None:
             state.aborted = event
     return state
@@ -249,6 +271,12 @@ class Saga:
     ) -> bool:
         undo = self._undo[done.step]
         key = self.undo_key(done.step, done.key)
+        # Before the call: a driver that dies in it leaves the undo begun on the saga's
+        # stream, under the key the next one sends again (once per step: a resend adds none).
+        self._record(
+            SagaCompensating(run_id=self.run_id, saga_id=self.saga_id, step=done.step, key=key),
+            lambda state: done.step in state.begun,
+        )
         try:
             result = self.undoing.perform(
                 key,

@@ -84,7 +84,9 @@ def test_a_refund_saga_that_was_undone_ends_compensated_with_its_steps_in_the_au
         ("SagaStepCompleted", "label"),
         ("SagaStepCompleted", "credit"),
         ("SagaAborted", "record"),
+        ("SagaCompensating", "credit"),
         ("SagaCompensated", "credit"),
+        ("SagaCompensating", "label"),
         ("SagaCompensated", "label"),
     ]
     kinds = [f["kind"] for f in api.get(f"/api/runs/{run_id}/findings").json()]

@@ -197,6 +197,7 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
             [
                 ev.SagaStepCompleted(**r, saga_id="s-1", step="hold", key="fx-1", result={}),
                 ev.SagaAborted(**r, saga_id="s-1", reason="refund declined", failed_step="pay"),
+                ev.SagaCompensating(**r, saga_id="s-1", step="hold", key="fx-2"),
                 ev.SagaCompensated(**r, saga_id="s-1", step="hold", key="fx-2", result={}),
                 ev.SagaUndoFailed(
                     **r, saga_id="s-1", step="hold", key="fx-3", error="ServerUnreachable: gone"

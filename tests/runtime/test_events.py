@@ -434,6 +434,7 @@ def test_every_kind_survives_the_flat_round_trip():
         "BreakerReset": {"breaker": "orders", "reason": "probe succeeded", "rates": {}},
         "SagaStepCompleted": {"saga_id": "s1", "step": "hold", "key": "fx-1", "result": {"h": 1}},
         "SagaAborted": {"saga_id": "s1", "reason": "declined", "failed_step": "charge"},
+        "SagaCompensating": {"saga_id": "s1", "step": "hold", "key": "fx-2"},
         "SagaCompensated": {"saga_id": "s1", "step": "hold", "key": "fx-2", "result": None},
         "FindingUnsupported": {
             "worker_id": "billing",

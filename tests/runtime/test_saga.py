@@ -99,7 +99,9 @@ def test_a_failure_at_step_three_compensates_two_then_one_exactly_once(journal):
         ("SagaStepCompleted", "hold"),
         ("SagaStepCompleted", "charge"),
         ("SagaAborted", None),
+        ("SagaCompensating", "charge"),  # begun, before its call
         ("SagaCompensated", "charge"),
+        ("SagaCompensating", "hold"),
         ("SagaCompensated", "hold"),
     ]
     aborted = saga_stream(journal)[2]

@@ -223,9 +223,9 @@ IMPORT_MAX_DEPTH = env.number("MINUTES_IMPORT_MAX_DEPTH", LINE_DEPTH, 1, LINE_DE
 REPLAY_MAX_EVENTS = env.number("MINUTES_REPLAY_MAX_EVENTS", 2000, minimum=0)
 # How many of one person's runs may be live at once (0: no cap): running (stalled included),
 # interrupted or dead-lettered, since each may spend on a model again without a new start (a
-# step on its way, a resume, a letter's retry). Counted where a person asks for a run (the
-# new-run form, POST /api/runs, `manage.py start_run`, as "operator"), staff included: a run
-# costs the same whoever starts it (services/run_cap.py).
+# step on its way, a resume, a letter's retry). Counted where a person asks for a new run (the
+# new-run form, POST /api/runs, `manage.py start_run`, as "operator"; a fork; a baseline),
+# staff included: a run costs the same whoever starts it (services/run_cap.py).
 RUNS_PER_PERSON = env.number("MINUTES_RUNS_PER_PERSON", 5, minimum=0)
 # The cache, shared by every process that shares the database (gunicorn's workers, several
 # containers) and kept across restarts: Django's database cache, in the table `migrate` makes

@@ -137,7 +137,10 @@ class NewRun:
         owner = keyed_as or by
         found = runs.begun_before(keys.run_id(key, owner, "run"), by, self.asked())
         if found is not None and self.baseline:
-            baselines.start_baseline(found.run_id, by, baseline_key(key, owner, found.run_id))
+            # The baseline the first start was cut short before is a run begun now: it takes
+            # a place (the run took its own when it began).
+            solo = baseline_key(key, owner, found.run_id)
+            baselines.start_baseline(found.run_id, by, solo, cap=settings.RUNS_PER_PERSON)
         return found
 
     def start(self, by: str, key: str = "", keyed_as: str = "") -> runs.Begun:

@@ -30,11 +30,12 @@ class BaselineNotFound(runs.RunError):
         super().__init__(f"run {run_id} has no single-agent baseline yet")
 
 
-def start_baseline(team_run_id: str, by: str, run_id: str = "") -> runs.Begun:
+def start_baseline(team_run_id: str, by: str, run_id: str = "", cap: int = 0) -> runs.Begun:
     """Record the baseline run of this team run and enqueue its first step: its id, and
     whether this call began it. `run_id` given (a key's, services/keys.py): a baseline begun
     under it already is answered (runs.begun_before), before anything is planned or checked,
-    not begun again."""
+    not begun again. `cap` (a person's ask: settings.RUNS_PER_PERSON; 0 none): a baseline is
+    a run of its own, so AtCapacity, nothing written, when `by` has no place left for it."""
     asked = {"baseline_of": team_run_id} if run_id else None  # all a baseline is asked
     if run_id and (begun := runs.begun_before(run_id, by, asked)) is not None:
         return begun
@@ -59,7 +60,7 @@ def start_baseline(team_run_id: str, by: str, run_id: str = "") -> runs.Begun:
         )
     except flight.FlightError as exc:
         raise NoBaseline(str(exc)) from None
-    return runs.Begun(run_id, runs.begin(run_id, config, asked))
+    return runs.Begun(run_id, runs.begin(run_id, config, asked, cap=cap))
 
 
 def baselines_of(team_run_id: str) -> list[str]:

@@ -4,6 +4,7 @@ an idempotency key (services/keys.py), a fork asked again answers the fork the f
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 
 from django.conf import settings
 from django.db import InterfaceError, InternalError, OperationalError
@@ -15,7 +16,7 @@ from runtime import flight, fork, fork_workspace, streams
 from runtime.events import RunForked
 from runtime.journal import DuplicateEventId, Recorded, WrongExpectedVersion
 from runtime.team import Services, split_models
-from services import keys, local_model, queue, specialists
+from services import keys, local_model, queue, run_cap, specialists
 from services.runs import (
     Begun,
     KeyReused,
@@ -24,6 +25,7 @@ from services.runs import (
     RunError,
     RunNotFound,
     endpoint_unusable,
+    make_room,
 )
 from services.steps import provided, sandbox
 
@@ -110,7 +112,9 @@ def fork_run(parent: str, at: int, changes: Changes, by: str) -> str:
     return begin_fork(parent, at, changes, by).run_id
 
 
-def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -> Begun:
+def begin_fork(
+    parent: str, at: int, changes: Changes, by: str, key: str = "", cap: int = 0
+) -> Begun:
     """Start a fork of run `parent` after its event at position `at`: its id, and whether this
     call made it. Checked by replaying it before anything is written; written whole or not at
     all (a write the database refuses is ForkNotWritten or ForkCollided, and leaves no
@@ -122,7 +126,12 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
     KeyTaken when it is not this person's fork), and nothing is written, restored or enqueued
     again. Two asked at once each restore a workspace of their own (fork_workspace.stage_workspace):
     the one whose write wins puts its workspace in place; the other removes its own and
-    answers the fork the first wrote."""
+    answers the fork the first wrote.
+
+    `cap` (a person's ask: settings.RUNS_PER_PERSON; 0 none): a fork is a new run of `by`'s,
+    so AtCapacity when they have no place left for it, counted under their lock with the
+    write (runs.make_room); nothing is written and the workspace restored for it is removed.
+    A keyed fork made already is answered, as it takes no new place."""
     journal = DjangoJournal()
     child = keys.fork_id(key, by, parent) if key else flight.new_run_id()
     if key and (answered := made_before(journal, child, parent, at, changes, by)) is not None:
@@ -130,6 +139,7 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
     records = fork.records_of(journal, parent)
     if not records:
         raise RunNotFound(parent)
+    make_room(by, cap)  # before a replay and a workspace are made for nothing; again below
     try:
         # An event of the run that no fork copies (a tag, a stop, a lease) is named as what it
         # is: the records the fork plans from do not hold it.
@@ -158,7 +168,11 @@ def begin_fork(parent: str, at: int, changes: Changes, by: str, key: str = "") -
     except fork.ForkRefused as exc:
         raise ForkRefused(exc.why, exc.field) from None
     try:
-        fork.write(journal, planned)  # one transaction for all its streams
+        with run_cap.one_start_at_a_time(by) if cap > 0 else nullcontext():
+            # A keyed fork written meanwhile is answered below (made_before): no place.
+            if cap > 0 and not (key and journal.version(streams.journal(child))):
+                make_room(by, cap)
+            fork.write(journal, planned)  # one transaction for all its streams
     except BaseException as exc:
         # Nothing of this fork was written: the workspace restored for it belongs to no run.
         made = fork_workspace.discard_workspace(staged)

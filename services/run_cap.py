@@ -7,6 +7,14 @@ may resume it, a letter's retry drives it on. A run over (any verdict, one waiti
 decision on its conflict, one imported) holds no place. An interrupted run keeps its place: if
 a stop freed it, a person could start, stop, start again and resume them all at once.
 
+What takes a place: every new run a person begins, each asked under their lock with its first
+events' append (services.runs.make_room): a start (a run asked with its baseline takes two), a
+fork (services/forks.py), a baseline asked on its own or begun by a keyed start sent again
+(services/baseline.py). What does not: a resume and a dead letter's retry (or a discard that
+drives the run on without that work) begin no run; the run they drive on is interrupted or
+dead-lettered, live already and counted, so they go at the cap, which says to resume or end
+one to go on. A keyed start or fork sent again is answered the run it began: no place.
+
 The cap is the same for staff and superusers: a run costs the same whoever starts it, and a
 signed-in session or token that is not its owner's spends the most under the largest rights.
 An operator who needs more raises the setting (or sets 0: no cap).

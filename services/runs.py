@@ -245,9 +245,7 @@ def begin(
         with run_cap.one_start_at_a_time(by) if cap > 0 else nullcontext():
             # A keyed start whose run is begun already is answered that run below: no place.
             if cap > 0 and not journal.version(streams.journal(run_id)):
-                projection.catch_up()  # a start committed before this one is counted
-                if (live := run_cap.full(by, cap, places)) is not None:
-                    raise AtCapacity(by, cap, live, places)
+                make_room(by, cap, places)
             journal.append(streams.journal(run_id), [started], 0)
     except WrongExpectedVersion:
         if begun_before(run_id, by, asked) is None:
@@ -256,6 +254,20 @@ def begin(
     projection.catch_up()
     queue.advance(run_id)
     return True
+
+
+def make_room(by: str, cap: int, places: int = 1) -> None:
+    """AtCapacity, with nothing written, when `by` has so many live runs that `places` new
+    ones would take them past `cap` (0: no cap). Every way a new run is begun for a person
+    asks it (a start, a fork, a baseline), under run_cap.one_start_at_a_time(by) and just
+    before the run's first events are appended, so two at once are counted one after the
+    other. A resume or a letter's retry does not: the run it drives on is live already
+    (services/run_cap.py)."""
+    if cap <= 0:
+        return
+    projection.catch_up()  # a start committed before this one is counted
+    if (live := run_cap.full(by, cap, places)) is not None:
+        raise AtCapacity(by, cap, live, places)
 
 
 def begun_before(run_id: str, by: str, asked: dict[str, Any] | None) -> Begun | None:

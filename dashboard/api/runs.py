@@ -4,6 +4,7 @@
 
 from typing import Annotated, Any, Literal
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Query, Router, Status
 
@@ -252,7 +253,9 @@ def detail(metric: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.post(
-    "/{run_id}/baseline", response={200: RunOut, 201: RunOut, 404: Error, 409: Error, 503: Error}
+    "/{run_id}/baseline",
+    response={200: RunOut, 201: RunOut, 404: Error, 409: Error, 429: Error, 503: Error},
+    openapi_extra={"responses": {429: {"description": AT_CAPACITY}}},
 )
 def start_baseline(
     request: HttpRequest, response: HttpResponse, run_id: str, idempotency_key: str = KEY
@@ -262,13 +265,14 @@ def start_baseline(
     real model's runs differ), unless it sends the `Idempotency-Key` of one before: then it
     is answered that baseline (200), the one a new run's start with `baseline` and the same
     key began too, before anything is checked again (a 409 when the key names a run you did
-    not begin)."""
+    not begin). A baseline is a run of yours: a 429 when you have as many live runs as one
+    person may (MINUTES_RUNS_PER_PERSON), as a start's; nothing is written."""
     key = key_of(idempotency_key)
     run_for(request, run_id)
     by = user_name(request)
     solo = actions.baseline_key(key, by, run_id) if key else ""
     try:
-        begun = baselines.start_baseline(run_id, by, solo)
+        begun = baselines.start_baseline(run_id, by, solo, cap=settings.RUNS_PER_PERSON)
     except runs.KeyReused as exc:  # as a start's: at the header, where it was a 400
         raise invalid("header", {"Idempotency-Key": str(exc)}) from None
     return started(request, response, begun)
@@ -383,7 +387,8 @@ def replay(request: HttpRequest, run_id: str) -> Any:
 
 @router.post(
     "/{run_id}/fork",
-    response={200: RunOut, 201: RunOut, 400: Error, 404: Error, 409: Error, 503: Error},
+    response={200: RunOut, 201: RunOut, 400: Error, 404: Error, 409: Error, 429: Error, 503: Error},
+    openapi_extra={"responses": {429: {"description": AT_CAPACITY}}},
 )
 def fork(
     request: HttpRequest,
@@ -404,7 +409,9 @@ def fork(
     may be sent again. With an `Idempotency-Key`, a fork sent again (its answer lost, a
     second click) is answered the fork the first made (200), whose journal and workspace
     are left as they are; the same key with another body is a 422 naming what differs, and
-    a key that names a run you did not fork (imported, or someone else's) a 409."""
+    a key that names a run you did not fork (imported, or someone else's) a 409. A fork is
+    a run of yours: a 429 when you have as many live runs as one person may
+    (MINUTES_RUNS_PER_PERSON), as a start's; nothing is written."""
     key = key_of(idempotency_key)
     run_for(request, run_id)
     if body.at > asked.POSITION_MAX or forks.event_at(run_id, body.at) is None:
@@ -421,7 +428,9 @@ def fork(
         allowance=body.allowance,
     )
     try:
-        begun = forks.begin_fork(run_id, body.at, changes, user_name(request), key)
+        begun = forks.begin_fork(
+            run_id, body.at, changes, user_name(request), key, settings.RUNS_PER_PERSON
+        )
     except runs.KeyReused as exc:
         raise invalid("header", {"Idempotency-Key": str(exc)}) from None
     return started(request, response, begun)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
@@ -69,6 +70,7 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
                 form.changes(),
                 request.user.get_username(),
                 form.key(),
+                settings.RUNS_PER_PERSON,  # a fork is a new run of this person's
             )
         except EventFormatError as exc:  # a row of the past it copies reads as no event
             context |= {"error": errors.unreadable(exc), "form": None}

@@ -1,0 +1,165 @@
+"""MINUTES_RUNS_PER_PERSON counts every new run a person begins, not only a start: a fork (the
+API and the page) and a baseline asked on its own (the API, and one a keyed start sent again
+begins) each take a place, refused at the cap as a start is (the same words, a 429 from the
+API) with nothing written, and counted under the person's lock (two forks at once at one below
+the cap begin one)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connections
+
+from journal_store.journal import DjangoJournal
+from journal_store.models import StoredEvent
+from services import forks, runs
+from tests.dashboard.conftest import client_for, run_of
+from tests.dashboard.test_runs_per_person import BODY, api_of, fill, live
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+KEY = {"Idempotency-Key": "nightly"}
+PAIR = {**BODY, "baseline": True}
+
+
+def read_file_at(run_id: str) -> int:
+    """Where a fork of a finished first-flight run may be made: its first read_file's answer."""
+    return next(
+        r.position
+        for r in DjangoJournal().read(f"run-{run_id}")
+        if r.event.kind == "ToolReturned" and getattr(r.event, "tool", None) == "read_file"
+    )
+
+
+def rows() -> int:
+    return StoredEvent.objects.count()
+
+
+def capped(said: str, count: int, cap: int) -> None:
+    """The start's refusal (runs.AtCapacity), reused: the cap, the live runs, what to do."""
+    assert f"owner has {count} live run{'s' * (count != 1)}" in said
+    assert f"at most {cap} at once (MINUTES_RUNS_PER_PERSON)" in said
+    assert "Nothing was started" in said and "wait for one to finish" in said
+
+
+def test_a_fork_from_the_api_takes_a_place(settings, owner):
+    parent = run_of("first-flight")  # finished: holds no place
+    at = read_file_at(parent)
+    settings.RUNS_PER_PERSON = 2
+    fill("owner", 2)
+    api, before = api_of(owner), rows()
+
+    answer = api.post(f"/api/runs/{parent}/fork", {"at": at}, content_type="application/json")
+
+    assert answer.status_code == 429, answer.content
+    capped(answer.json()["detail"], 2, 2)
+    assert rows() == before
+    settings.RUNS_PER_PERSON = 3
+    answer = api.post(f"/api/runs/{parent}/fork", {"at": at}, content_type="application/json")
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["run_id"] in live("owner")
+
+
+def test_a_fork_from_the_page_takes_a_place(settings, owner):
+    parent = run_of("first-flight")
+    at = read_file_at(parent)
+    settings.RUNS_PER_PERSON = 1
+    fill("owner", 1)
+    page, before = client_for(owner), rows()
+
+    answer = page.post(f"/runs/{parent}/fork", {"at": at})
+
+    assert answer.status_code == 400
+    capped(answer.content.decode(), 1, 1)
+    assert rows() == before
+    settings.RUNS_PER_PERSON = 2
+    assert page.post(f"/runs/{parent}/fork", {"at": at}).status_code == 302
+    assert len(live("owner")) == 2
+
+
+def test_a_keyed_fork_sent_again_at_the_cap_is_answered_its_fork(settings, owner):
+    parent = run_of("first-flight")
+    body = {"at": read_file_at(parent)}
+    settings.RUNS_PER_PERSON = 1
+    api = api_of(owner)
+    first = api.post(f"/api/runs/{parent}/fork", body, content_type="application/json", headers=KEY)
+    assert first.status_code == 201, first.content
+    before = rows()
+    again = api.post(f"/api/runs/{parent}/fork", body, content_type="application/json", headers=KEY)
+    assert again.status_code == 200, again.content
+    assert again.json()["run_id"] == first.json()["run_id"] and rows() == before
+
+
+def test_forks_at_once_at_one_below_the_cap_leave_the_cap(settings, owner):
+    """Each passes the early count; the one under the person's lock, with the write, lets one."""
+    parent = run_of("first-flight")
+    at = read_file_at(parent)
+    settings.RUNS_PER_PERSON = 2
+    fill("owner", 1)
+    workspaces = len(list(settings.WORKSPACES.iterdir()))
+    at_once = 3
+    barrier, made, capped_ = threading.Barrier(at_once), [], []
+
+    def fork() -> None:
+        try:
+            barrier.wait()
+            made.append(forks.begin_fork(parent, at, forks.Changes(), "owner", cap=2).run_id)
+        except runs.AtCapacity:
+            capped_.append(True)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=fork) for _ in range(at_once)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert (len(made), len(capped_)) == (1, at_once - 1)
+    assert len(live("owner")) == 2
+    # The workspaces restored for the refused ones are removed: the one made is left.
+    assert len(list(settings.WORKSPACES.iterdir())) == workspaces + 1
+
+
+def test_a_baseline_asked_on_its_own_takes_a_place(settings, owner):
+    team_run = run_of("first-flight")
+    settings.RUNS_PER_PERSON = 1
+    fill("owner", 1)
+    api, before = api_of(owner), rows()
+
+    answer = api.post(f"/api/runs/{team_run}/baseline")
+
+    assert answer.status_code == 429, answer.content
+    capped(answer.json()["detail"], 1, 1)
+    assert rows() == before
+    settings.RUNS_PER_PERSON = 2
+    answer = api.post(f"/api/runs/{team_run}/baseline")
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["run_id"] in live("owner")
+
+
+def test_the_baseline_a_keyed_start_sent_again_begins_takes_a_place(settings, owner):
+    """The first start with the key began the run, not the baseline (it did not ask for one,
+    or was cut short before it): sent again asking for it, the baseline is a run begun now."""
+    settings.RUNS_PER_PERSON = 2
+    api = api_of(owner)
+    first = api.post("/api/runs", BODY, content_type="application/json", headers=KEY)
+    assert first.status_code == 201
+    fill("owner", 1)
+    before = rows()
+
+    again = api.post("/api/runs", PAIR, content_type="application/json", headers=KEY)
+
+    assert again.status_code == 429, again.content
+    capped(again.json()["detail"], 2, 2)
+    assert rows() == before
+    settings.RUNS_PER_PERSON = 3
+    again = api.post("/api/runs", PAIR, content_type="application/json", headers=KEY)
+    assert again.status_code == 200, again.content
+    assert len(live("owner")) == 3
+
+
+def test_the_429_is_in_the_fork_and_baseline_schemas(as_owner):
+    paths = as_owner.get("/api/openapi.json").json()["paths"]
+    for path in ("/api/runs/{run_id}/fork", "/api/runs/{run_id}/baseline"):
+        answers = paths[path]["post"]["responses"]
+        assert "MINUTES_RUNS_PER_PERSON" in answers["429"]["description"], path

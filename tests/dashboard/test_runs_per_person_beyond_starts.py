@@ -2,7 +2,8 @@
 API and the page) and a baseline asked on its own (the API, and one a keyed start sent again
 begins) each take a place, refused at the cap as a start is (the same words, a 429 from the
 API) with nothing written, and counted under the person's lock (two forks at once at one below
-the cap begin one)."""
+the cap begin one). A resume and a letter's retry begin no run: the run they drive on is live
+already, counted, so they go at the cap."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import threading
 import pytest
 from django.db import connections
 
+from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from services import forks, runs
-from tests.dashboard.conftest import client_for, run_of
+from services.control import Control
+from tests.dashboard.conftest import client_for, drive, run_of
 from tests.dashboard.test_runs_per_person import BODY, api_of, fill, live
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
@@ -156,6 +159,39 @@ def test_the_baseline_a_keyed_start_sent_again_begins_takes_a_place(settings, ow
     again = api.post("/api/runs", PAIR, content_type="application/json", headers=KEY)
     assert again.status_code == 200, again.content
     assert len(live("owner")) == 3
+
+
+def test_a_resume_at_the_cap_goes(settings, owner):
+    """The interrupted run holds its place: resuming it takes none more."""
+    settings.RUNS_PER_PERSON = 2
+    stopped, _ = fill("owner", 2)
+    runs.interrupt(stopped, "owner")
+    drive(stopped)
+    assert runs.status_of(stopped) == "interrupted"
+
+    answer = api_of(owner).post(f"/api/runs/{stopped}/resume", content_type="application/json")
+
+    assert answer.status_code == 202, answer.content
+    assert drive(stopped) == "done"
+
+
+def test_a_letters_retry_at_the_cap_goes(settings, owner, reviewer):
+    """The dead-lettered run holds its place: its retry takes none more."""
+    settings.RUNS_PER_PERSON = 2
+    parked, _ = fill("owner", 2)
+    letter = Control(parked).dead_letter("a step kept failing", 4, "Boom").letter_id
+    projection.catch_up()
+    assert runs.status_of(parked) == "dead-lettered"
+
+    answer = api_of(reviewer).post(
+        f"/api/review/dead-letters/{letter}/retry",
+        {"reason": "back"},
+        content_type="application/json",
+    )
+
+    assert answer.status_code == 200, answer.content
+    assert runs.status_of(parked) == "running"
+    assert len(live("owner")) == 2
 
 
 def test_the_429_is_in_the_fork_and_baseline_schemas(as_owner):

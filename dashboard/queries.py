@@ -20,7 +20,7 @@ from django.db.models import Q, QuerySet
 
 from dashboard import present
 from journal_store import projection, queues, search, stopped
-from journal_store.journal import SELECT, DjangoJournal, Row, from_row
+from journal_store.journal import DjangoJournal, Row
 from journal_store.models import (
     AuditEntry,
     BillLine,
@@ -42,6 +42,7 @@ from runtime.events import (
     payload_json,
 )
 from runtime.folds import Fold, Rows
+from runtime.journal import Recorded
 from runtime.stops import StopRequest
 from runtime.views import STORED as RUN_FOLDS
 from services import baseline as baselines
@@ -253,15 +254,15 @@ def unreadable_why(row: Row, exc: Exception) -> str:
     return why or "?"
 
 
-def event_row(row: Row) -> EventRow:
-    """The row as an EventRow, or, when no event model reads it, its columns and why not:
-    one unreadable row must not take the rest of the run's timeline with it."""
-    try:
-        r = from_row(row)
-    except ValueError as exc:  # EventFormatError, and JSON the row's text is not
-        position, _, stream, version, _, kind, v, agent, task_id, turn, _, t = row
-        why = unreadable_why(row, exc)
-        return EventRow(position, stream, version, kind, v, agent, task_id, turn, float(t), {}, why)
+def unreadable_row(row: Row, exc: Exception) -> EventRow:
+    """A row no event model reads as an EventRow: its columns, and why not in place of its
+    fields. One unreadable row must not take the rest of the run's timeline with it."""
+    position, _, stream, version, _, kind, v, agent, task_id, turn, _, t = row
+    why = unreadable_why(row, exc)
+    return EventRow(position, stream, version, kind, v, agent, task_id, turn, float(t), {}, why)
+
+
+def event_row(r: Recorded) -> EventRow:
     return EventRow(
         position=r.position,
         stream=r.stream,
@@ -298,12 +299,10 @@ def events(
     where, params = where + " AND position > %s", [*params, after]
     limit = max(0, min(limit, EVENTS_MAX))
     order = "DESC" if newest else ""
-    with DjangoJournal().connection.cursor() as cursor:
-        cursor.execute(f"{SELECT} {where} ORDER BY position {order} LIMIT %s", [*params, limit])
-        found = cursor.fetchall()
-    if newest:
-        found.reverse()
-    return [event_row(row) for row in found]
+    read = DjangoJournal().readings(f"{where} ORDER BY position {order} LIMIT %s", [*params, limit])
+    found = [event_row(r) for r in read.records]
+    found += [unreadable_row(u.row, u.error) for u in read.unreadable]
+    return sorted(found, key=lambda e: e.position)  # oldest first, `newest` or not
 
 
 def events_where(

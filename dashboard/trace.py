@@ -22,7 +22,7 @@ from typing import Any
 
 from dashboard import present, queries
 from journal_store import traces
-from journal_store.journal import SELECT, DjangoJournal, from_row
+from journal_store.journal import DjangoJournal
 from runtime import trace_view
 from runtime.events import (
     ModelCalled,
@@ -53,16 +53,10 @@ class Readable:
         self.unreadable: dict[int, tuple[str, str]] = {}
 
     def select(self, where: str, params: list[Any]) -> list[Recorded]:
-        with self.journal.connection.cursor() as cursor:
-            cursor.execute(f"{SELECT} {where}", params)
-            rows = cursor.fetchall()
-        found = []
-        for row in rows:
-            try:
-                found.append(from_row(row))
-            except ValueError as exc:  # EventFormatError
-                self.unreadable[row[0]] = (row[5], queries.unreadable_why(row, exc))
-        return found
+        read = self.journal.readings(where, params)
+        for row, exc in read.unreadable:
+            self.unreadable[row[0]] = (row[5], queries.unreadable_why(row, exc))
+        return read.records
 
     def said(self) -> list[tuple[int, str, str]]:
         """The rows left out, in order: (position, kind, why)."""

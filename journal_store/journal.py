@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import IntegrityError, connections, transaction
 from pydantic import ValidationError
@@ -64,6 +64,26 @@ CHUNK = 500  # rows per INSERT statement on SQLite: well under its parameter lim
 INSERT_ONE = INSERT + ROW + " RETURNING position"
 
 Row = tuple[Any, ...]
+
+
+class Unreadable(NamedTuple):
+    """A row no event model reads (rewritten in the table, or of a kind or version this
+    Minutes does not know), with from_row's error naming it."""
+
+    row: Row
+    error: EventFormatError
+
+    @property
+    def position(self) -> int:
+        return int(self.row[0])
+
+
+class Readings(NamedTuple):
+    """A select's rows read one at a time: the records, and the rows no event model reads, each
+    in the select's order."""
+
+    records: list[Recorded]
+    unreadable: list[Unreadable]
 
 
 def hex_id(value: Any) -> str:
@@ -294,6 +314,21 @@ class DjangoJournal:
         with self.connection.cursor() as cursor:
             cursor.execute(f"{SELECT} {where}", params)
             return [from_row(row) for row in cursor.fetchall()]
+
+    def readings(self, where: str, params: Sequence[Any]) -> Readings:
+        """As select, but a row no event model reads is set beside the records, where select
+        raises at it: for the readers that go on past such a row and say it (the control
+        stream's look before a step drives, the trace tab, the timeline)."""
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"{SELECT} {where}", params)
+            rows = cursor.fetchall()
+        found = Readings([], [])
+        for row in rows:
+            try:
+                found.records.append(from_row(row))
+            except EventFormatError as exc:
+                found.unreadable.append(Unreadable(row, exc))
+        return found
 
     def rows(self, where: str, params: Sequence[Any], chunk: int = 2_000) -> Iterator[Row]:
         """Rows in `chunk`s through a server-side cursor where the backend has one: a reader of

@@ -22,12 +22,11 @@ import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.db import OperationalError, connections
 
-from journal_store.journal import SELECT, DjangoJournal, Row, from_row
+from journal_store.journal import DjangoJournal
 from runtime import streams
 from runtime.coordination import holding
 from runtime.coordination.heartbeat import Heartbeat
@@ -248,14 +247,10 @@ class Control:
         written after that letter (with none open, anywhere in the stream); None for either
         when there is none. Such a row may be a stop, or a decision on a letter: what decides
         whether the run is driven at all, so no step reads past it."""
+        read = self.journal.readings("WHERE stream = %s ORDER BY version", [self.stream])
+        unread = read.unreadable[-1].error if read.unreadable else None
         open_: dict[str, Recorded] = {}
-        unread: EventFormatError | None = None
-        for row in fetched(self.journal, "WHERE stream = %s ORDER BY version", [self.stream]):
-            try:
-                record = from_row(row)
-            except EventFormatError as exc:
-                unread = exc
-                continue
+        for record in read.records:
             e = record.event
             if isinstance(e, DeadLettered):
                 open_[e.letter_id] = record
@@ -400,24 +395,12 @@ def lasts(names: list[str]) -> dict[str, Recorded]:
     where = " OR ".join(["(stream = %s AND version = %s)"] * len(latest))
     params = [value for pair in latest for value in pair]
     found = {}
-    for row in fetched(journal, f"WHERE {where}", params):
-        try:
-            record = from_row(row)
-        except EventFormatError:
-            # Left out, as a stream with no record: one run's row no event model reads raised
-            # out of the stall sweep's round for every run. The step sent for it parks it in a
-            # dead letter naming the row (services/steps.py).
-            continue
+    # A row no event model reads is left out, as a stream with no record: one run's such row
+    # raised out of the stall sweep's round for every run. The step sent for it parks it in a
+    # dead letter naming the row (services/steps.py).
+    for record in journal.readings(f"WHERE {where}", params).records:
         found[record.stream] = record
     return found
-
-
-def fetched(journal: DjangoJournal, where: str, params: list[Any]) -> list[Row]:
-    """The rows, not yet read into events, so that one no event model reads is told apart
-    from the rest (a plain cursor: the few rows a step looks at before it drives)."""
-    with journal.connection.cursor() as cursor:
-        cursor.execute(f"{SELECT} {where}", params)
-        return list(cursor.fetchall())
 
 
 def failing_steps(run_ids: list[str]) -> dict[str, StepFailed]:

@@ -54,8 +54,9 @@ from django.core.management import call_command  # noqa: E402
 from django.db import OperationalError, connections  # noqa: E402
 
 from journal_store.journal import DjangoJournal  # noqa: E402
-from runtime.coordination.effects import Ledger, effect_key  # noqa: E402
+from runtime.coordination.effects import Ledger  # noqa: E402
 from runtime.coordination.facts import Facts  # noqa: E402
+from runtime.coordination.keys import effect_key  # noqa: E402
 from runtime.events import ToolReturned  # noqa: E402
 from runtime.journal import WrongExpectedVersion  # noqa: E402
 

@@ -19,8 +19,8 @@ from django.db.models import F
 
 from desk.models import Order as OrderRow
 from desk.models import Refund
-from runtime.coordination.effects import ProviderStatus
 from runtime.coordination.facts import Facts
+from runtime.coordination.reconciler import ProviderStatus
 from runtime.events import EffectStarted, FactChanged
 from runtime.journal import Guard, Journal, WrongExpectedVersion
 from teams.desk.services import (

@@ -17,6 +17,7 @@ from django.conf import settings
 from desk.services import effect_status
 from journal_store import projection
 from journal_store.journal import DjangoJournal
+from runtime.coordination import reconciler
 from runtime.coordination.effects import Ledger
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ def reconcile(older_than: float | None = None, using: str = "default") -> list[t
     """Settle effects pending longer than `older_than` seconds; returns (key, status) pairs."""
     ledger = Ledger(DjangoJournal(using))
     wait = settings.EFFECT_PENDING_SECONDS if older_than is None else older_than
-    settled = ledger.reconcile(lambda started: effect_status(started, using), wait)
+    settled = reconciler.reconcile(ledger, lambda started: effect_status(started, using), wait)
     for key, status in settled:
         log.warning("effect %s was in flight past %s s: the provider says %s", key, wait, status)
     if settled:

@@ -53,8 +53,8 @@ from django.db import transaction
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims
-from runtime.coordination.effects import request_hash
 from runtime.coordination.facts import Facts
+from runtime.coordination.keys import request_hash
 from runtime.coordination.mutation import Authority, Evidence, GateRefused, Mutation, MutationGate
 from runtime.events import (
     ClaimsReconciled,

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from runtime.coordination.calls import written_since
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
-from runtime.coordination.effects import canonical
+from runtime.coordination.keys import canonical
 from runtime.coordination.noted import claim, note_after, note_claimed, read_live, read_to_note
 from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked, Event, LiveClaimsNoted
 from runtime.journal import (

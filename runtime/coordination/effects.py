@@ -13,11 +13,12 @@ version 0 wins; everybody else reads what happened instead of doing it again:
 
 The key also goes downstream, so a provider that deduplicates on it (as payment APIs do)
 covers the window where we crash after it accepted the request and before we wrote that down.
-`reconcile` settles such effects later by asking the provider what became of the key. A
-provider that does not know the key may simply not have answered yet: the reconciler records
-such an effect as failed only once the lease its performer started it under (EffectStarted's
-fence) no longer stands, and only after a wait longer than any provider takes. Should it still
-lose that race, the performer answers by the record, not by its call (`settled_first`).
+The reconciler (runtime/coordination/reconciler.py) settles such effects later by asking the
+provider what became of the key. A provider that does not know the key may simply not have
+answered yet: it records such an effect as failed only once the lease its performer started
+it under (EffectStarted's fence) no longer stands, and only after a wait longer than any
+provider takes. Should it still lose that race, the performer answers by the record, not by its
+call (`settled_first`).
 
 Sending again (`perform(..., resend=True)`). A performer that dies after the provider made an
 effect and before its outcome was written leaves the key started and unsettled; answered
@@ -52,28 +53,22 @@ answered its old failure for ever. Never an effect holding part of a total (its 
 back when it failed), nor without a fence of the caller's (nothing to stop two senders).
 
 Effects that share a limited total (the refunds of one order, which may not come to more than
-it was paid) hold their amount before they start: EffectReserved on `reserved-<target>`,
-appended at the version the caller read the holds at, in the same write as the EffectStarted.
-Two effects checking the total at once cannot both pass on the same reading (the second append
-finds the stream moved, reads again, and checks again), and an effect in flight counts as
-much as one done. A hold lasts until its effect is recorded as failed; since the hold and the
-start are one write, a crash leaves either both (an effect in flight, settled by `reconcile`)
-or neither.
+it was paid) hold their amount before they start, in the same write as their EffectStarted
+(`reserve`): runtime/coordination/holds.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
 
 from runtime import errors
+from runtime.coordination.effect_records import Seen, Taking, outcome_of, seen
+from runtime.coordination.keys import request_hash
 from runtime.events import (
     EffectFailed,
-    EffectReserved,
     EffectResumed,
     EffectStarted,
     EffectSucceeded,
@@ -87,7 +82,6 @@ from runtime.journal import (
     Fence,
     Guard,
     Journal,
-    ScanningJournal,
     WrongExpectedVersion,
     last_record,
     read_between,
@@ -144,90 +138,7 @@ class EffectPreviouslyFailed(EffectError):
         self.error = error
 
 
-def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def effect_key(run_id: str, step: str, target: str, payload: Any) -> str:
-    """The idempotency key of an intent: the same run, step, target and payload, the same key."""
-    digest = hashlib.sha256(canonical([run_id, step, target, payload]).encode()).hexdigest()
-    return "fx-" + digest[:40]
-
-
-def request_hash(effect_type: str, target: str, payload: Any) -> str:
-    return hashlib.sha256(canonical([effect_type, target, payload]).encode()).hexdigest()[:32]
-
-
-Status = Literal["succeeded", "failed", "unknown"]
 RACES = 20  # holds on a total lost to other writers before an effect gives up
-Outcome = EffectSucceeded | EffectFailed
-Taking = EffectStarted | EffectResumed  # who holds an effect unsettled, under which fence
-
-
-def outcome_of(recorded: list[Event]) -> Outcome | None:
-    """An effect's outcome: the last of its records when settled (EffectStarted, then any
-    EffectResumed, then at most one outcome), else None."""
-    last = recorded[-1] if recorded else None
-    return last if isinstance(last, EffectSucceeded | EffectFailed) else None
-
-
-def holder_of(recorded: list[Event]) -> Taking | None:
-    """The latest taking of an unsettled effect: its EffectStarted or last EffectResumed."""
-    for event in reversed(recorded):
-        if isinstance(event, EffectStarted | EffectResumed):
-            return event
-    return None
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What the ledger reads of an effect's stream to learn its state: two records, never the
-    whole stream. The first is the EffectStarted, whose request hash says which request the key
-    is for; the last is the outcome when settled, else the latest taking. A stream holds its
-    start, then any EffectResumed, then at most one outcome, and only a failure sent again is
-    followed (by an EffectResumed, then as before: every append goes at the version read), so
-    the last record says all the rest would."""
-
-    first: Event
-    last: Event
-    version: int  # the last record's: a taking over goes after it
-
-    @property
-    def outcome(self) -> Outcome | None:
-        return outcome_of([self.last])
-
-    @property
-    def holder(self) -> Taking | None:
-        return holder_of([self.last])
-
-
-def seen(journal: Journal, stream: str) -> Seen | None:
-    """The first and last records of an effect's stream (None: never started). The last is
-    read first: the first record never changes, so the two are what one read would have said."""
-    last = last_record(journal, stream)
-    if last is None:
-        return None
-    first = last if last.version == 1 else read_between(journal, stream, 0, 1)[0]
-    return Seen(first.event, last.event, last.version)
-
-
-@dataclass(frozen=True)
-class Unsettled:
-    """An effect in flight: its start, its latest taking, and its stream's version (where its
-    outcome goes)."""
-
-    started: EffectStarted
-    holder: Taking
-    version: int
-
-
-@dataclass(frozen=True)
-class ProviderStatus:
-    """What a provider says became of a key: its result, its error, or that it never saw it."""
-
-    status: Status
-    result: Any = None
-    error: ErrorInfo | None = None
 
 
 class Ledger:
@@ -268,7 +179,7 @@ class Ledger:
 
         `reserve`, for an effect that takes part of a limited total (a refund, of what the
         order was paid): called before the effect starts, it reads what is held already and
-        returns the hold to append (`hold`), or raises to refuse the effect. The hold and the
+        returns the hold to append (holds.hold), or raises to refuse the effect. The hold and the
         EffectStarted are one write, so no crash leaves one without the other; a writer that
         lost the race for the holds calls it again, to check again.
 
@@ -448,31 +359,6 @@ class Ledger:
             )
         cast(BatchJournal, self.journal).append_batches([first, reserve()], guards=guards)
 
-    @staticmethod
-    def reserved(target: str) -> str:
-        """The stream of the holds on a target's total (EffectReserved)."""
-        return f"reserved-{target}"
-
-    def holds(self, target: str) -> tuple[int, dict[str, int]]:
-        """What the effects on `target` hold of its total (key -> amount), but for those
-        recorded as failed, and the version of the holds' stream that was read: a hold is
-        appended at it (`hold`), so a hold taken since makes the caller read and check again."""
-        records = self.journal.read(self.reserved(target))
-        held: dict[str, int] = {}
-        for rec in records:
-            e = rec.event
-            if isinstance(e, EffectReserved) and not self.failed(e.key):
-                held[e.key] = e.amount
-        return (records[-1].version if records else 0), held
-
-    def hold(
-        self, target: str, key: str, amount: int, limit: int, at: int, run_id: str = ""
-    ) -> Batch:
-        """The hold `reserve` returns: `amount` of `target`'s total of `limit`, for effect `key`,
-        appended at version `at` of the holds' stream (the version `holds` read)."""
-        reserved = EffectReserved(run_id=run_id, key=key, target=target, amount=amount, limit=limit)
-        return (self.reserved(target), [reserved], at)
-
     def failed(self, key: str) -> bool:
         last = last_record(self.outcomes, self.stream(key))  # the outcome is the last record
         return last is not None and isinstance(last.event, EffectFailed)
@@ -519,28 +405,6 @@ class Ledger:
             raise EffectPreviouslyFailed(key, outcome.error)
         return outcome.result
 
-    def unsettled(self, older_than: float) -> list[Unsettled]:
-        """Effects with no outcome recorded, last taken (started, or taken over) more than
-        `older_than` seconds ago."""
-        found: dict[str, Unsettled] = {}
-        starts: dict[str, EffectStarted] = {}  # a failure sent again is unsettled once more
-        scan = cast(ScanningJournal, self.outcomes)
-        for rec in scan.read_prefix("effect-"):
-            e = rec.event
-            if isinstance(e, EffectStarted):
-                starts[e.key] = e
-                found[e.key] = Unsettled(e, e, rec.version)
-            elif isinstance(e, EffectResumed) and e.key in starts:
-                found[e.key] = Unsettled(starts[e.key], e, rec.version)
-            elif isinstance(e, EffectSucceeded | EffectFailed):
-                found.pop(e.key, None)
-        cutoff = time.time() - older_than
-        return [u for u in found.values() if u.holder.t < cutoff]
-
-    def pending(self, older_than: float) -> list[EffectStarted]:
-        """Effects started (or taken over) more than `older_than` seconds ago, unsettled."""
-        return [u.started for u in self.unsettled(older_than)]
-
     def standing(self, started: Taking) -> bool:
         """Whether the lease the effect was started (or last taken over) under still stands at
         its epoch (False for
@@ -549,37 +413,3 @@ class Ledger:
         if started.lease is None or started.epoch is None:
             return False
         return standing_epoch(last_record(self.outcomes, started.lease)) == started.epoch
-
-    def reconcile(
-        self, status_of: Callable[[EffectStarted], ProviderStatus], older_than: float = 60.0
-    ) -> list[tuple[str, Status]]:
-        """Settle effects stuck in flight by asking the provider what became of each key. An
-        effect the provider does not know is recorded as failed only once its performer's
-        lease no longer stands (`standing`): `older_than` must outlast any provider's answer
-        after its caller stopped waiting, for a step's lease ends with the step."""
-        settled: list[tuple[str, Status]] = []
-        for pending in self.unsettled(older_than):
-            started = pending.started
-            answer = status_of(started)
-            if answer.status == "succeeded":
-                outcome: Event = EffectSucceeded(
-                    run_id=started.run_id, key=started.key, result=answer.result, reconciled=True
-                )
-            elif answer.status == "unknown" and self.standing(pending.holder):
-                # Its performer still holds the lease it started (or took over) it under, so
-                # may still be waiting on the provider: "unknown" says "not yet", not "never".
-                # It is asked again next round, once the performer settled it or lost its
-                # lease. At the version read: a performer that takes it over meanwhile (an
-                # EffectResumed) makes this settle fail, and the effect is its own.
-                continue
-            elif answer.status == "failed" or answer.status == "unknown":
-                # The provider never saw it (or refused it): the effect did not happen.
-                error = answer.error or ErrorInfo(
-                    type="NeverReached", message="the provider has no record of this key"
-                )
-                outcome = EffectFailed(
-                    run_id=started.run_id, key=started.key, error=error, reconciled=True
-                )
-            if self.settle(started.key, outcome, pending.version):
-                settled.append((started.key, answer.status))
-        return settled

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from runtime import merges, workspace
-from runtime.coordination.effects import Ledger, effect_key
+from runtime.coordination.effects import Ledger
+from runtime.coordination.keys import effect_key
 from runtime.coordination.mutation import Mutation, MutationGate
 from runtime.events import WorktreeAdded
 from runtime.journal import append_next

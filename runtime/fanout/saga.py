@@ -47,12 +47,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from runtime import errors
-from runtime.coordination.effects import (
-    EffectInProgress,
-    EffectPreviouslyFailed,
-    Ledger,
-    effect_key,
-)
+from runtime.coordination.effects import EffectInProgress, EffectPreviouslyFailed, Ledger
+from runtime.coordination.keys import effect_key
 from runtime.coordination.mutation import Mutation
 from runtime.events import (
     ErrorInfo,
@@ -290,7 +286,7 @@ class Saga:
             )
         except EffectInProgress:
             # Started and never settled (a crash, or another driver right now): in doubt, not
-            # failed. `Ledger.reconcile` settles it, or (a deduplicating provider's, once its
+            # failed. `reconciler.reconcile` settles it, or (a deduplicating provider's, once its
             # performer is gone) the next compensate sends it again; then compensate again.
             raise
         except EffectPreviouslyFailed as exc:

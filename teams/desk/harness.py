@@ -15,9 +15,11 @@ from pydantic import BaseModel, ConfigDict
 from runtime import loop, streams
 from runtime.budget import Budget
 from runtime.coordination.claims import Claims, Rules
-from runtime.coordination.effects import Ledger, effect_key, outcome_of, request_hash
+from runtime.coordination.effect_records import outcome_of
+from runtime.coordination.effects import Ledger
 from runtime.coordination.facts import Facts
 from runtime.coordination.gates import Intents
+from runtime.coordination.keys import effect_key, request_hash
 from runtime.coordination.livelock import Watch
 from runtime.coordination.mutation import Evidence, GateRefused, Mutation, MutationGate
 from runtime.events import (

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime.coordination.effects import ProviderStatus
 from runtime.coordination.facts import Facts
+from runtime.coordination.reconciler import ProviderStatus
 from runtime.events import FactChanged
 from runtime.flight import FlightError
 from runtime.journal import Guard, Journal, WrongExpectedVersion

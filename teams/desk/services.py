@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from runtime import errors
-from runtime.coordination.effects import ProviderStatus
 from runtime.coordination.facts import Facts
+from runtime.coordination.reconciler import ProviderStatus
 from runtime.events import EffectStarted, ErrorInfo, FactChanged
 from runtime.journal import Guard, Journal
 from runtime.tools import ToolFailure

@@ -23,7 +23,9 @@ from typing import Any
 
 from runtime import errors
 from runtime.coordination.claims import Claims
-from runtime.coordination.effects import Ledger, effect_key, request_hash
+from runtime.coordination.effects import Ledger
+from runtime.coordination.holds import hold, holds
+from runtime.coordination.keys import effect_key, request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import ClaimAsserted, OrderPrepared, ToolReturned
 from runtime.fenced import Fenced
@@ -264,7 +266,7 @@ class DeskTools:
         under a key of their own. The holds are read first: a refund the provider makes after
         that read is one of theirs, and a hold taken after it makes the ledger ask again."""
         target = subject(self.order_id)
-        at, held = self.ledger.holds(target)
+        at, held = holds(self.ledger, target)
         done = {r["key"]: r["amount_cents"] for r in self.desk.payments.refunds(self.order_id)}
         refunded = sum(done.values())
         in_flight = sum(amount for k, amount in held.items() if k not in done)
@@ -275,7 +277,7 @@ class DeskTools:
                 f"order {self.order_id} was paid {paid} cents, {refunded} are refunded "
                 f"already{flight}: {amount_cents} more is too much"
             )
-        return self.ledger.hold(target, key, amount_cents, paid, at, self.session.run_id)
+        return hold(target, key, amount_cents, paid, at, self.session.run_id)
 
     def tools(self) -> list[Tool]:
         status = {"type": "string", "enum": list(STATUSES)}

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime import merges
-from runtime.coordination.effects import request_hash
+from runtime.coordination.keys import request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import CandidateCommitted, Integrated, IntegrationRefused
 from runtime.journal import Fence

@@ -11,7 +11,7 @@ from pathlib import Path
 from runtime import loop, workspace
 from runtime.budget import Budget
 from runtime.coordination.carried import carry
-from runtime.coordination.effects import request_hash
+from runtime.coordination.keys import request_hash
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate, decide
 from runtime.events import (
     SuiteChecked,

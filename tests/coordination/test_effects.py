@@ -11,15 +11,15 @@ import pytest
 from django.db import connections
 
 from journal_store.journal import DjangoJournal
+from runtime.coordination.effect_records import seen
 from runtime.coordination.effects import (
     EffectInProgress,
     EffectKeyReused,
     EffectPreviouslyFailed,
     Ledger,
-    ProviderStatus,
-    effect_key,
-    seen,
 )
+from runtime.coordination.keys import effect_key
+from runtime.coordination.reconciler import ProviderStatus, reconcile
 from runtime.events import EffectStarted
 from tests.coordination import child
 from tests.journal_store import child as journal_child
@@ -166,12 +166,12 @@ def test_a_crash_after_the_provider_accepted_still_makes_one_effect(alias, tmp_p
             else ProviderStatus("unknown")
         )
 
-    assert ledger.reconcile(status_of, older_than=0) == [("fx-crash", "succeeded")]
+    assert reconcile(ledger, status_of, older_than=0) == [("fx-crash", "succeeded")]
     assert ledger.perform("fx-crash", "refund", "order:1", {"amount": 5}, calls.refund) == {
         "refund_id": "rf-crash"
     }
     assert provider.read_text().split() == ["fx-crash"] and calls.calls == Counter()
-    assert ledger.reconcile(status_of, older_than=0) == []  # settled once
+    assert reconcile(ledger, status_of, older_than=0) == []  # settled once
 
 
 @on_every_backend()
@@ -183,7 +183,7 @@ def test_reconciliation_fails_an_effect_the_provider_never_saw(alias):
         0,
     )
     ledger = Ledger(journal)
-    assert ledger.reconcile(lambda s: ProviderStatus("unknown"), older_than=0) == [
+    assert reconcile(ledger, lambda s: ProviderStatus("unknown"), older_than=0) == [
         ("fx-lost", "unknown")
     ]
     with pytest.raises(EffectPreviouslyFailed, match="NeverReached"):

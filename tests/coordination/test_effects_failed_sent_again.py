@@ -13,6 +13,7 @@ import pytest
 from journal_store.journal import DjangoJournal
 from runtime.coordination.effects import EffectPreviouslyFailed, Ledger
 from runtime.coordination.leases import Leases
+from runtime.coordination.reconciler import unsettled
 from runtime.events import ErrorInfo
 from runtime.fenced import Fenced
 
@@ -116,7 +117,7 @@ def test_a_sending_again_that_dies_is_unsettled_and_sent_again_by_the_next_taker
 
     with pytest.raises(Died):
         perform(ledger_of(journal, "worker-2", ttl=0), dies)
-    [pending] = Ledger(journal).unsettled(older_than=-1)
+    [pending] = unsettled(Ledger(journal), older_than=-1)
     assert pending.started.key == KEY and pending.holder.kind == "EffectResumed"
     assert perform(ledger_of(journal, "worker-3"), provider) == {"reversed": "CR-1"}
     assert kinds(journal)[-3:] == ["EffectResumed", "EffectResumed", "EffectSucceeded"]

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from journal_store.journal import DjangoJournal
-from runtime.coordination.effects import EffectDisputed, Ledger, ProviderStatus
+from runtime.coordination.effects import EffectDisputed, Ledger
 from runtime.coordination.leases import Leases
+from runtime.coordination.reconciler import ProviderStatus, reconcile
 from runtime.events import EffectFailed, EffectStarted, EffectSucceeded, parse_event
 from runtime.fenced import Fenced
 from tests.conftest import on_every_backend
@@ -35,7 +36,7 @@ def test_a_fenced_performer_s_refund_in_flight_is_left_to_it_by_the_reconciler(a
     rounds = []
 
     def provider(key):
-        rounds.append(Ledger(DjangoJournal(alias)).reconcile(unknown, older_than=0))
+        rounds.append(reconcile(Ledger(DjangoJournal(alias)), unknown, older_than=0))
         return RECEIPT
 
     assert ledger.perform(KEY, "refund", "order:o-1", {"n": 100}, provider) == RECEIPT
@@ -57,9 +58,9 @@ def test_an_effect_whose_performer_lost_its_lease_is_failed_when_the_provider_ne
     )
     journal.append(Ledger.stream(KEY), [started.model_copy(update={"epoch": lease.epoch})], 0)
     ledger = Ledger(journal)
-    assert ledger.reconcile(unknown, older_than=0) == []  # its performer may still be at it
+    assert reconcile(ledger, unknown, older_than=0) == []  # its performer may still be at it
     leases.release(lease, outcome="crashed")
-    assert ledger.reconcile(unknown, older_than=0) == [(KEY, "unknown")]
+    assert reconcile(ledger, unknown, older_than=0) == [(KEY, "unknown")]
     [_, failed] = ledger.recorded(KEY)
     assert isinstance(failed, EffectFailed) and failed.error.type == "NeverReached"
 
@@ -71,7 +72,7 @@ def test_a_call_that_comes_back_after_the_reconciler_failed_it_is_said_to_be_dis
     ledger = Ledger(DjangoJournal(alias))
 
     def provider(key):
-        assert ledger.reconcile(unknown, older_than=0) == [(KEY, "unknown")]
+        assert reconcile(ledger, unknown, older_than=0) == [(KEY, "unknown")]
         return RECEIPT
 
     with pytest.raises(EffectDisputed, match="a person must settle it") as caught:
@@ -88,7 +89,7 @@ def test_a_call_that_failed_after_the_reconciler_found_it_made_answers_the_recor
 
     def provider(key):  # the provider made it; our client gave up before its answer came back
         made = ProviderStatus("succeeded", RECEIPT)
-        assert ledger.reconcile(lambda s: made, older_than=0) == [(KEY, "succeeded")]
+        assert reconcile(ledger, lambda s: made, older_than=0) == [(KEY, "succeeded")]
         raise TimeoutError("the provider did not answer in time")
 
     assert ledger.perform(KEY, "refund", "order:o-1", {"n": 100}, provider) == RECEIPT

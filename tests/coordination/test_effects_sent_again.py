@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from journal_store.journal import DjangoJournal
-from runtime.coordination.effects import EffectInProgress, Ledger, ProviderStatus
+from runtime.coordination.effects import EffectInProgress, Ledger
 from runtime.coordination.leases import Leases
+from runtime.coordination.reconciler import ProviderStatus, reconcile
 from runtime.events import EffectResumed, EffectStarted, EffectSucceeded
 from runtime.fenced import Fenced
 from tests.conftest import on_every_backend
@@ -134,7 +135,7 @@ def test_the_reconciler_leaves_an_effect_taken_over_to_its_new_performer(alias):
     def provider_slow(key):
         # The reconciler's round while the new performer waits: the provider does not know
         # the key yet (`unknown`), and the new performer's lease stands.
-        rounds.append(Ledger(DjangoJournal(alias)).reconcile(unknown, older_than=0))
+        rounds.append(reconcile(Ledger(DjangoJournal(alias)), unknown, older_than=0))
         return provider(key)
 
     ledger.perform(KEY, "refund", "order:o-1", PAYLOAD, provider_slow, resend=True)
@@ -159,7 +160,7 @@ def test_a_resumer_taking_over_while_the_reconciler_decides_leaves_one_outcome(a
         results.append(ledger.perform(KEY, "refund", "order:o-1", PAYLOAD, provider, resend=True))
         return ProviderStatus("unknown")  # stale: what the reconciler read before
 
-    assert Ledger(DjangoJournal(alias)).reconcile(status_of, older_than=0) == []
+    assert reconcile(Ledger(DjangoJournal(alias)), status_of, older_than=0) == []
     assert kinds(ledger) == ["EffectStarted", "EffectResumed", "EffectSucceeded"]
     assert results == [provider.book[KEY]]
 
@@ -168,7 +169,7 @@ def test_a_resumer_taking_over_while_the_reconciler_decides_leaves_one_outcome(a
 def test_a_reconciler_settling_first_leaves_the_resumer_nothing_to_send(alias):
     provider = Provider()
     journal = crashed(alias, provider)
-    assert Ledger(DjangoJournal(alias)).reconcile(provider.status, older_than=0) == [
+    assert reconcile(Ledger(DjangoJournal(alias)), provider.status, older_than=0) == [
         (KEY, "succeeded")
     ]
     ledger, _ = taker(journal)

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from runtime.coordination.effects import Ledger, effect_key
+from runtime.coordination.effects import Ledger
 from runtime.coordination.gates import Intents
+from runtime.coordination.keys import effect_key
 from runtime.coordination.leases import Leases
 from runtime.coordination.mutation import (
     Authority,

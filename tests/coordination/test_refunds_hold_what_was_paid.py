@@ -15,6 +15,7 @@ from desk.services import TableRefunds
 from journal_store.journal import DjangoJournal
 from runtime.coordination.effects import Ledger
 from runtime.coordination.gates import Intents
+from runtime.coordination.holds import hold, holds, reserved
 from runtime.coordination.mutation import Authority, Evidence, Mutation, MutationGate
 from runtime.events import EffectReserved, EffectStarted
 from runtime.journal import MemoryJournal
@@ -33,12 +34,12 @@ def holding(ledger, key, amount, limit=100, meanwhile=None):
     """A `reserve` for the ledger: the holds read, then (once) `meanwhile` run, then the check."""
 
     def reserve():
-        at, held = ledger.holds(TOTAL)
+        at, held = holds(ledger, TOTAL)
         if meanwhile:
             meanwhile.pop()()
         if sum(held.values()) + amount > limit:
             raise Refused(f"{sum(held.values())} held of {limit}: {amount} more is too much")
-        return ledger.hold(TOTAL, key, amount, limit, at)
+        return hold(TOTAL, key, amount, limit, at)
 
     return reserve
 
@@ -83,7 +84,7 @@ def test_a_hold_taken_between_the_check_and_the_start_makes_the_effect_check_aga
         refund("fx-a", 60, meanwhile=[lambda: refund("fx-b", 100)])
     assert calls == ["fx-b"]  # the first effect's provider was never asked
     assert ledger.recorded("fx-a") == []
-    holds = [r.event for r in journal.read(Ledger.reserved(TOTAL))]
+    holds = [r.event for r in journal.read(reserved(TOTAL))]
     assert [(e.key, e.amount, e.limit) for e in holds] == [("fx-b", 100, 100)]
 
 
@@ -98,7 +99,7 @@ def test_a_failed_effect_gives_back_its_hold_and_a_hold_is_never_without_its_sta
         ledger.perform(
             "fx-a", "refund", TOTAL, {"n": 100}, declined, reserve=holding(ledger, "fx-a", 100)
         )
-    assert ledger.holds(TOTAL) == (1, {})
+    assert holds(ledger, TOTAL) == (1, {})
     assert (
         ledger.perform(
             "fx-b",
@@ -114,9 +115,7 @@ def test_a_failed_effect_gives_back_its_hold_and_a_hold_is_never_without_its_sta
         r.event.key for r in journal.read_prefix("effect-") if isinstance(r.event, EffectStarted)
     }
     held = {
-        r.event.key
-        for r in journal.read(Ledger.reserved(TOTAL))
-        if isinstance(r.event, EffectReserved)
+        r.event.key for r in journal.read(reserved(TOTAL)) if isinstance(r.event, EffectReserved)
     }
     assert started == held == {"fx-a", "fx-b"}
 

@@ -11,7 +11,8 @@ from ninja import Query, Router, Status
 from dashboard import asked
 from dashboard.access import require_decide
 from dashboard.api.auth import user_name
-from dashboard.api.schemas import Error, IntentOut, SupersedeIn
+from dashboard.api.review_schemas import IntentOut, SupersedeIn
+from dashboard.api.schemas import Error
 from runtime.events import IntentDeclared
 from services import intents
 

@@ -12,7 +12,7 @@ from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
 from dashboard import asked, listing, queries
-from dashboard.api.schemas import RunOut
+from dashboard.api.run_schemas import RunOut
 from journal_store.models import RunSummary
 
 

@@ -17,15 +17,15 @@ from dashboard.access import require_decide, role_of
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
 from dashboard.api.paging import READ_AS_POSITION, after_position
-from dashboard.api.schemas import (
+from dashboard.api.review_schemas import (
     ConflictOut,
     DecisionIn,
-    Error,
     LetterOut,
     LettersIn,
     LettersOut,
     ResolveIn,
 )
+from dashboard.api.schemas import Error
 from dashboard.asked import BadQuery
 from journal_store import queues
 from journal_store.models import Conflict, DeadLetter

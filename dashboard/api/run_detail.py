@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from ninja import Field, Schema
 
 from dashboard import queries
-from dashboard.api.schemas import RunOut
+from dashboard.api.run_schemas import RunOut
 from journal_store.models import RunSummary
 from runtime import status
 

@@ -23,9 +23,7 @@ from dashboard.api.minutes import (
 )
 from dashboard.api.paging import READ_AS_POSITION, RunsOut, after_position, shown_in_api
 from dashboard.api.run_detail import RunDetailOut
-from dashboard.api.schemas import (
-    Accepted,
-    Error,
+from dashboard.api.run_schemas import (
     EventOut,
     ForkIn,
     ReasonIn,
@@ -36,6 +34,7 @@ from dashboard.api.schemas import (
     TagsIn,
     TagsOut,
 )
+from dashboard.api.schemas import Accepted, Error
 from dashboard.asked import BadQuery, shown
 from journal_store.models import RunSummary
 from runtime import status, streams

@@ -102,7 +102,7 @@ def test_the_api_body_takes_the_fields_the_form_asks_for():
     # The README says POST /api/runs takes the form's fields: a field added to one and not the
     # other fails here (presets_of and sent_from are the form's own bookkeeping, not choices:
     # the API's key is its Idempotency-Key header).
-    from dashboard.api.schemas import RunIn
+    from dashboard.api.run_schemas import RunIn
     from dashboard.forms import NewRunForm
 
     asked = set(NewRunForm.base_fields) - {"presets_of", "sent_from"}

@@ -1,0 +1,315 @@
+"""What the runs' endpoints take and give (dashboard/api/runs.py, run_detail.py, paging.py):
+a run, its events, its replay, a fork of it and its tags. The bodies shared by every endpoint
+(`In`, `Error`) are in schemas.py."""
+
+# No `from __future__ import annotations` here: django-ninja reads the annotations at runtime
+# to build its models, and a Literal left as a string makes them unusable.
+
+import json
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from ninja import Field, Schema
+from pydantic import AfterValidator, ConfigDict, StringConstraints, field_validator
+from pydantic_core import PydanticCustomError
+
+from dashboard import actions, asked, listing, queries
+from dashboard.api.schemas import In
+from journal_store.models import RunSummary
+from runtime import fork_checks, written
+
+# --- runs ---------------------------------------------------------------------------------------
+
+
+class RunOut(Schema):
+    run_id: str
+    team: str
+    scenario: str
+    task: str
+    status: str = Field(
+        description="see runtime/status.py: running, interrupted, "
+        "dead-lettered, or the harness's verdict"
+    )
+    stage: str = Field(
+        description="plan, fix, review, verify, complete, waiting (for a person's decision), or "
+        "finishing (a person discarded the work it stopped on: it goes on to its end without it)"
+    )
+    waiting_for: str = Field(
+        "", description="at stage waiting: conflict, dead letter, or both (comma-separated)"
+    )
+    started_by: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    waited_seconds: float = Field(
+        0.0,
+        description="how long the run stood still (interrupted, dead-lettered) before it "
+        "went on; its duration is finished_at less started_at less this",
+    )
+    tokens: int
+    allowance: int | None
+    spent: int
+    event_count: int
+    findings_count: int
+    reason: str
+    cost: float | None = Field(None, description="in the price table's currency; None: unknown")
+    parent_id: str = Field("", description="the run this one was forked from (empty: none)")
+    fork_at: int | None = Field(
+        None, description="the position of the parent's event it was forked after"
+    )
+    stalled_since: datetime | None = Field(
+        None,
+        description="set while a running run has nobody driving it and no step on its way "
+        "(its worker died, or no worker is running); it is queued again automatically",
+    )
+
+    @staticmethod
+    def resolve_fork_at(run: RunSummary) -> int | None:
+        # As the run's page cites it: a fork imported from elsewhere names a position of the
+        # journal it was made in, which here is another run's event (queries.fork_points).
+        if not run.parent_id:
+            return None
+        if hasattr(run, "fork_point"):  # worked out for the page (dashboard/api/paging.py)
+            return run.fork_point  # type: ignore[no-any-return]
+        return queries.fork_points([(run.run_id, run.parent_id, run.fork_at)]).get(run.run_id)
+
+    @staticmethod
+    def resolve_waited_seconds(run: RunSummary) -> float:
+        return run.waited.total_seconds()
+
+    @staticmethod
+    def resolve_stalled_since(run: RunSummary) -> datetime | None:
+        if not hasattr(run, "stalled_since"):
+            listing.mark_stalled([run])
+        return run.stalled_since  # type: ignore[attr-defined,no-any-return]
+
+
+class RunIn(In):
+    # The body the API docs' "Try it out" offers: drawn from the types alone it was
+    # {"scenario": "string", "task": "string", ...}, which the endpoint refuses.
+    model_config = ConfigDict(
+        json_schema_extra={"example": {"team": "repo-fix", "scenario": "first-flight"}}
+    )
+
+    team: str = Field("repo-fix", max_length=64)
+    scenario: str | None = Field(
+        None, max_length=64, description="None: the team's own first scenario"
+    )
+    task: str | None = Field(
+        None,
+        max_length=actions.TASK_MAX,
+        description="a task of your own (a model backend only: scripted agents say what the "
+        "scenario scripts); None: the scenario's own",
+    )
+    model: Literal["scripted", "endpoint", "local", "openai"] = Field(
+        "scripted",
+        description="scripted; endpoint: the OpenAI-compatible server at MINUTES_MODEL_BASE_URL "
+        "(openai is its old name); local: the local model server, which must be running "
+        "(503 when it is not: the API never starts it)",
+    )
+    allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX, strict=True)
+    max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX, strict=True)
+    # NaN passes no bound and fails none the way a person would read: refused as not finite.
+    max_seconds: float | None = Field(
+        None, ge=1, le=actions.SECONDS_MAX, allow_inf_nan=False, strict=True
+    )
+    order: str | None = Field(
+        default=None,
+        pattern=actions.ORDER,
+        description="support-desk: the order the ticket is about (default: fresh)",
+    )
+    baseline: bool = Field(
+        default=False,
+        description="also fly the single-agent baseline (the solo coder on the same task, "
+        "template and model), linked to this run; see /api/runs/{id}/comparison",
+    )
+    reflect: bool = Field(
+        default=False,
+        description="repo-fix: a critic reads the coder's first draft before review; a "
+        "'revise' gets one revision, and the reviewer sees only the revision (billed on "
+        "<task>:reflect)",
+    )
+    votes: Literal[1, 3, 5] | None = Field(
+        default=None,
+        description="samples of the team's critical decision and their majority: repo-fix's "
+        "review (extra samples billed on <task>:vote), support-desk's refund (on T2:vote); "
+        "None: the scenario's own (the only number a scripted deciding agent takes)",
+    )
+
+    @field_validator("team", mode="before")
+    @classmethod
+    def team_named(cls, value: Any) -> Any:
+        """A blank team, or one not here, is a 422 naming the field in the new-run form's
+        words, as other body problems are, where it went on to the service's 400 "unknown
+        team 'nope'"."""
+        if isinstance(value, str) and (why := actions.team_refusal(value)):
+            raise PydanticCustomError("team", "{why}", {"why": why})
+        return value
+
+    @field_validator("order", mode="before")
+    @classmethod
+    def order_as_the_page_reads_it(cls, value: Any) -> Any:
+        """The order as the new-run form reads it: stripped, blank as not given (a fresh
+        order), and an id that is none refused in the form's sentence, where the 422 said
+        pydantic's "String should match pattern '^[A-Za-z0-9]...'"."""
+        if not isinstance(value, str):
+            return value
+        value = value.strip()
+        if not value:
+            return None
+        if not re.match(actions.ORDER, value):
+            raise PydanticCustomError("order", "{why}", {"why": actions.ORDER_REFUSAL})
+        return value
+
+    @field_validator("votes", mode="before")
+    @classmethod
+    def no_loose_choice(cls, value: Any) -> Any:
+        """A number of votes is a whole number: a Literal, strict or not, took true for 1 and
+        3.0 for 3."""
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise PydanticCustomError(
+                "literal_error", "Input should be 1, 3 or 5, a whole number", {}
+            )
+        return value
+
+
+class EventOut(Schema):
+    position: int
+    stream: str
+    version: int
+    kind: str
+    v: int = Field(description="the schema version the event is given in (older ones upcast)")
+    agent: str | None
+    task_id: str | None
+    turn: int | None
+    t: float
+    data: dict[str, Any] = Field(description="the event's own fields, by its kind")
+    unreadable: str = Field(
+        "",
+        description="why no event model reads this row (a row rewritten in the table): its "
+        "data is then empty; empty for every readable event",
+    )
+
+
+class ReasonIn(In):
+    reason: str = Field("", max_length=actions.REASON_MAX)
+
+
+class ReplayOut(Schema):
+    identical: bool
+    events: int
+    complete: bool
+    difference: str
+    ended_by: str = Field(
+        "",
+        description="the reason of the verdict a person wrote from outside the harness (the "
+        "run's dead letter discarded), which a replay cannot write; empty when none",
+    )
+    read_back: int = Field(
+        0,
+        description="the events of the run's parallel specialists, which the replay reads back "
+        "from the record (their reports, as the run's journal holds them) and does not run "
+        "again; `events` does not count them",
+    )
+
+
+# --- forks and tags -----------------------------------------------------------------------------
+
+
+AGENT_MAX = 64  # characters of an agent's name a fork's body may give
+
+
+def writable(value: Any) -> Any:
+    """Text for an agent (a fork's message, its tool result) holds no control character but
+    tabs and line breaks, as the fork page and the command line refuse it (runtime's one
+    check: runtime/written.py); a NUL or half a pair is refused before, as in any body."""
+    if why := written.unwritable(value):
+        raise PydanticCustomError("text", "{why}", {"why": why})
+    return value
+
+
+class InjectedIn(In):
+    agent: str = Field(max_length=AGENT_MAX)
+    # Something to read: a message of spaces would fork a run whose agent reads nothing new.
+    text: Annotated[str, AfterValidator(writable)] = Field(
+        min_length=1, max_length=fork_checks.MESSAGE_MAX, pattern=r"\S"
+    )
+
+
+class ForkIn(In):
+    """A fork of the run after its event at position `at`; each change is optional."""
+
+    at: int = Field(
+        strict=True,
+        description="the position of the event to fork after",
+        json_schema_extra={"minimum": 1, "maximum": asked.POSITION_MAX},
+    )
+    models: dict[
+        str,
+        Annotated[
+            str,
+            StringConstraints(
+                max_length=210, pattern=r"^(scripted|endpoint|local|zi|rules)(:[!-~]{1,200})?$"
+            ),
+        ],
+    ] = Field(
+        default_factory=dict,
+        max_length=32,
+        description="another backend for some agents, from the fork on: scripted, endpoint, "
+        "local, zi or rules; `endpoint:NAME` asks the endpoint for another model",
+    )
+    message: InjectedIn | None = Field(None, description="a message for an agent's next turn")
+    tool_result: Annotated[Any, AfterValidator(writable)] = Field(
+        None, description="replace the result of the tool call at `at` (a ToolReturned)"
+    )
+    # The new run's bounds (dashboard/actions.py), as on the fork page.
+    max_turns: int | None = Field(None, ge=1, le=actions.TURNS_MAX, strict=True)
+    allowance: int | None = Field(None, ge=1, le=actions.ALLOWANCE_MAX, strict=True)
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def agents_named_shortly(cls, value: Any) -> Any:
+        """An agent's name no longer than a message's agent's: a longer key came back whole in
+        the refusal, 50,000 characters of it (in the 422's `loc`, or "the run has no agent")."""
+        for agent in value if isinstance(value, dict) else ():
+            if isinstance(agent, str) and len(agent) > AGENT_MAX:
+                why = f"{asked.shown(agent)}: an agent's name is at most {AGENT_MAX} characters"
+                raise PydanticCustomError("agent", "{why}", {"why": why})
+        return value
+
+    @field_validator("at", mode="before")
+    @classmethod
+    def at_a_position(cls, value: Any) -> Any:
+        """A position as the fork page reads its `at`, refused in its words, where the 422
+        said pydantic's "Input should be a valid integer", "greater than or equal to 1" or
+        "less than or equal to 4611686018427387904". A whole number no event of the run is
+        at (0, or one past every position, among them) is the endpoint's to refuse, naming
+        the run."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                why = asked.not_a_position(str(value))
+                raise PydanticCustomError("position", "{why}", {"why": why})
+            return value
+        # Not a whole number, as JSON has it: a string "5" is shown with its quotes.
+        why = f"{asked.shown(json.dumps(value))} {asked.NOT_A_POSITION}"
+        raise PydanticCustomError("position", "{why}", {"why": why})
+
+
+class TagsIn(In):
+    add: list[Annotated[str, StringConstraints(max_length=64)]] = Field(
+        default_factory=list, max_length=20
+    )
+    remove: list[Annotated[str, StringConstraints(max_length=64)]] = Field(
+        default_factory=list, max_length=20
+    )
+
+
+class TagsOut(Schema):
+    tags: list[str]
+
+
+class TaggedOut(TagsOut):
+    unchanged: list[str] = Field(
+        description="what of the request was so already, nothing journalled for it: "
+        "'already tagged nightly' (capitals are lowered), 'not tagged x'"
+    )

@@ -41,7 +41,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Protocol, cast, runtime_checkable
 
 from runtime.events import (
     DriverLeased,
@@ -226,6 +226,18 @@ def read_at_versions(journal: Journal, stream: str, versions: Sequence[int]) -> 
         wanted = set(versions)
         return [r for r in journal.read(stream) if r.version in wanted]
     return [r for v in sorted(set(versions)) for r in read_between(journal, stream, v - 1, v)]
+
+
+@runtime_checkable
+class ClaimsJournal(Journal, Protocol):
+    """A journal that finds a stream's claims by their ids (the database's, by its claims' id
+    index): runtime/coordination/noted.py asks for it by type, and reads each run's claims on
+    any other journal."""
+
+    def claims_named(self, stream: str, ids: Sequence[str], before: int) -> list[Recorded]:
+        """The stream's claims (ClaimAsserted) under these ids at journal positions below
+        `before`, in position order."""
+        ...
 
 
 class ScanningJournal(Journal, Protocol):

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from runtime.events import ClaimAsserted, ClaimsReconciled, LiveClaimsNoted
 from runtime.events.coordination import MAX_NOTED
 from runtime.journal import (
+    ClaimsJournal,
     Journal,
     Recorded,
     last_of_kind,
@@ -138,7 +139,7 @@ def asserted_before(
 ) -> set[str]:
     """The ids of these claims, not among the note's, that a claim before the note (journal
     `position`; None: any claim the stream holds) already had: settled then, since not live at
-    the note. Asked of the claims' id index where the journal has one (`claims_named`), else
+    the note. Asked of the claims' id index where the journal has one (a ClaimsJournal), else
     looked for among each run's own claims (a claim's id names its run), not the stream's."""
     wanted: dict[str, set[str]] = {}
     for c in claims:
@@ -146,11 +147,10 @@ def asserted_before(
             wanted.setdefault(c.run_id, set()).add(c.claim_id)
     if not wanted:
         return set()
-    named = getattr(journal, "claims_named", None)
-    if named is not None:
+    if isinstance(journal, ClaimsJournal):
         ids = sorted(set().union(*wanted.values()))
-        found_named: list[Recorded] = named(stream, ids, EVER if position is None else position)
-        return {claim(rec).claim_id for rec in found_named}
+        named = journal.claims_named(stream, ids, EVER if position is None else position)
+        return {claim(rec).claim_id for rec in named}
     found: set[str] = set()
     for run_id, ids_of_run in wanted.items():
         for rec in read_run_of_kind(journal, run_id, stream, ClaimAsserted.kind):

@@ -15,6 +15,7 @@ import pytest
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims, Rules
 from runtime.events import ConflictParked, LiveClaimsNoted
+from runtime.journal import ClaimsJournal, MemoryJournal
 from services import review
 from tests.conftest import on_every_backend
 from tests.coordination.counting import Counting
@@ -94,6 +95,39 @@ def test_a_claim_asserted_again_superseding_another_stays_settled(alias):
     assert (
         Claims(journal).live_at(subject, "status") == whole(journal, subject, "status") == ([], 5)
     )
+
+
+class Asked(DjangoJournal):
+    """The database's journal, noting the ids it is asked for claims by."""
+
+    def __init__(self, alias: str) -> None:
+        super().__init__(alias)
+        self.named: list[list[str]] = []
+
+    def claims_named(self, stream, ids, before):
+        self.named.append(list(ids))
+        return super().claims_named(stream, ids, before)
+
+
+def test_the_claims_are_asked_of_the_journal_by_their_ids_where_it_names_them(alias):
+    """The database's journal is a ClaimsJournal (runtime/journal.py), asked by type: a claim
+    superseding another is looked for among the claims before it by its id; a journal that
+    names no claims (the memory's) is read run by run, to the same note."""
+    subject = "order:o-asked"
+    notes = []
+    for journal in (Asked(alias), MemoryJournal()):
+        claims = Claims(journal)
+        first = claims.claim(subject, "status", "x", 1, "a", "model", run_id="r-1")
+        then = claims.claim(subject, "status", "y", 1, "a", "model", None, first.claim_id, "r-1")
+        notes.append(journal.read(Claims.stream(subject))[-1].event)
+    assert isinstance(notes[0], LiveClaimsNoted) and notes[0].live == notes[1].live
+    assert notes[0].live == [then.claim_id]
+    assert journal is not None and not isinstance(journal, ClaimsJournal)
+    asked = Asked(alias)
+    assert isinstance(asked, ClaimsJournal) and isinstance(Counting(asked), ClaimsJournal)
+    claims = Claims(asked)
+    again = claims.claim(subject, "status", "z", 1, "a", "model", None, then.claim_id, "r-2")
+    assert asked.named == [[again.claim_id]]
 
 
 def test_a_claim_under_an_id_is_a_seek_in_the_claims_id_index(alias):

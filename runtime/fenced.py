@@ -17,6 +17,7 @@ from runtime.events import Event
 from runtime.journal import (
     Batch,
     BatchJournal,
+    ClaimsJournal,
     Fence,
     Guard,
     Journal,
@@ -162,6 +163,15 @@ class Fenced:
 
     def read_prefix(self, prefix: str) -> list[Recorded]:
         return cast(ScanningJournal, self.journal).read_prefix(prefix)
+
+
+def claims_index(journal: Journal) -> ClaimsJournal | None:
+    """What finds claims by their ids for `journal`: itself where it does, or the journal a
+    fenced writer reads through (a read needs no fence; the workers' sessions and specialists
+    are fenced writers, and were read run by run past the index); None where neither does."""
+    if isinstance(journal, Fenced):
+        journal = journal.journal
+    return journal if isinstance(journal, ClaimsJournal) else None
 
 
 def check_standing(journal: Journal) -> None:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from runtime.events import ClaimAsserted, ClaimsReconciled, LiveClaimsNoted
 from runtime.events.coordination import MAX_NOTED
+from runtime.fenced import claims_index
 from runtime.journal import (
-    ClaimsJournal,
     Journal,
     Recorded,
     last_of_kind,
@@ -139,7 +139,8 @@ def asserted_before(
 ) -> set[str]:
     """The ids of these claims, not among the note's, that a claim before the note (journal
     `position`; None: any claim the stream holds) already had: settled then, since not live at
-    the note. Asked of the claims' id index where the journal has one (a ClaimsJournal), else
+    the note. Asked of the claims' id index where the journal has one (a ClaimsJournal, or a
+    fenced writer's over one: runtime/fenced.py), else
     looked for among each run's own claims (a claim's id names its run), not the stream's."""
     wanted: dict[str, set[str]] = {}
     for c in claims:
@@ -147,9 +148,9 @@ def asserted_before(
             wanted.setdefault(c.run_id, set()).add(c.claim_id)
     if not wanted:
         return set()
-    if isinstance(journal, ClaimsJournal):
+    if (indexed := claims_index(journal)) is not None:
         ids = sorted(set().union(*wanted.values()))
-        named = journal.claims_named(stream, ids, EVER if position is None else position)
+        named = indexed.claims_named(stream, ids, EVER if position is None else position)
         return {claim(rec).claim_id for rec in named}
     found: set[str] = set()
     for run_id, ids_of_run in wanted.items():

@@ -14,7 +14,9 @@ import pytest
 
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims, Rules
+from runtime.coordination.leases import Leases
 from runtime.events import ConflictParked, LiveClaimsNoted
+from runtime.fenced import Fenced, claims_index
 from runtime.journal import ClaimsJournal, MemoryJournal
 from services import review
 from tests.conftest import on_every_backend
@@ -127,6 +129,22 @@ def test_the_claims_are_asked_of_the_journal_by_their_ids_where_it_names_them(al
     assert isinstance(asked, ClaimsJournal) and isinstance(Counting(asked), ClaimsJournal)
     claims = Claims(asked)
     again = claims.claim(subject, "status", "z", 1, "a", "model", None, then.claim_id, "r-2")
+    assert asked.named == [[again.claim_id]]
+
+
+def test_a_fenced_writer_asks_the_index_its_journal_has(alias):
+    """The workers' sessions and specialists write through Fenced (runtime/fenced.py): their
+    claims are looked for by id in the journal it writes to, not read run by run."""
+    subject = "order:o-fenced"
+    asked = Asked(alias)
+    lease = Leases(asked).acquire("r-1", "worker-1", ttl=60)
+    assert lease is not None
+    writer = Fenced(asked, lease.stream, lease.epoch)
+    assert claims_index(writer) is asked and claims_index(MemoryJournal()) is None
+    claims = Claims(DjangoJournal(alias))
+    first = claims.claim(subject, "status", "x", 1, "a", "model", run_id="r-1")
+    then = claims.claim(subject, "status", "y", 1, "a", "model", None, first.claim_id, "r-1")
+    again = Claims(writer).claim(subject, "status", "z", 1, "a", "model", None, then.claim_id)
     assert asked.named == [[again.claim_id]]
 
 

@@ -323,6 +323,9 @@ class FindingDetailOut(Schema):
     breaker: str | None = Field(None, description="a breaker that tripped")
     saga: str | None = Field(None, description="a saga that was turned back")
     undone: list[str] | None = Field(None, description="a saga's steps undone, in that order")
+    undoing: list[str] | None = Field(
+        None, description="a saga's steps whose undo was begun and not finished: money may move"
+    )
     actor: str | None = Field(None, description="a refused mutation: whose it was")
     capability: str | None = Field(None, description="a refused mutation: what it would do")
     check: str | None = Field(None, description="a refused mutation: the gate's check that failed")

@@ -12,6 +12,7 @@ from runtime.events import (
     ReplyOverdue,
     SagaAborted,
     SagaCompensated,
+    SagaCompensating,
     SubtaskDegraded,
     ToolDispatched,
     ToolReturned,
@@ -268,10 +269,13 @@ class DegradedSubtasks(Fold):
 
 
 class SagaCompensations(Fold):
-    """Keeps, per aborted saga, the step that failed and the steps undone so far."""
+    """Keeps, per aborted saga, the step that failed, the steps undone so far and those whose
+    undo was begun and not finished (its driver died mid-call: money may still be moved)."""
 
     name: ClassVar[str] = "saga_compensated"
-    kinds: ClassVar[frozenset[str] | None] = frozenset(("SagaAborted", "SagaCompensated"))
+    kinds: ClassVar[frozenset[str] | None] = frozenset(
+        ("SagaAborted", "SagaCompensating", "SagaCompensated")
+    )
 
     def start(self) -> State:
         return {"sagas": {}}
@@ -283,21 +287,31 @@ class SagaCompensations(Fold):
             saga = {"failed": e.failed_step, "why": e.reason, "undone": [], "at": [rec.position]}
             state["sagas"][e.saga_id] = saga
             fresh = True
-        elif isinstance(e, SagaCompensated) and e.saga_id in state["sagas"]:
+        elif isinstance(e, SagaCompensating | SagaCompensated) and e.saga_id in state["sagas"]:
             saga = state["sagas"][e.saga_id]
-            saga["undone"].append(e.step)
+            undoing = saga.setdefault("undoing", [])  # a state stored before undos were begun
+            if isinstance(e, SagaCompensated):
+                saga["undone"].append(e.step)
+                if e.step in undoing:
+                    undoing.remove(e.step)
+            elif e.step not in undoing:
+                undoing.append(e.step)
             saga["at"].append(rec.position)
             fresh = False
         else:
             return
         undone = ", ".join(saga["undone"]) or "nothing yet"
         failed = saga["failed"] or "a step"
+        summary = f"saga {e.saga_id}: {failed} failed ({saga['why']}); undone: {undone}"
+        if begun := saga.get("undoing"):
+            summary += f"; begun and not finished: {', '.join(begun)} (money may still be moved)"
         found = finding(
             "saga_compensated",
-            f"saga {e.saga_id}: {failed} failed ({saga['why']}); undone: {undone}",
+            summary,
             saga["at"],
             saga=e.saga_id,
             undone=list(saga["undone"]),
+            undoing=list(saga.get("undoing", [])),
         )
         (out.add if fresh else out.put)(e.saga_id, found)
 

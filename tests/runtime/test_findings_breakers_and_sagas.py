@@ -4,7 +4,13 @@ nothing after undoing its steps does not read "no failure signature"."""
 from __future__ import annotations
 
 from runtime.diagnose import diagnose
-from runtime.events import BreakerReset, BreakerTripped, SagaAborted, SagaCompensated
+from runtime.events import (
+    BreakerReset,
+    BreakerTripped,
+    SagaAborted,
+    SagaCompensated,
+    SagaCompensating,
+)
 from runtime.journal import Recorded
 
 R = {"run_id": "r-1"}
@@ -50,3 +56,23 @@ def test_a_saga_turned_back_is_a_finding_naming_the_failed_step_and_what_was_und
             ["credit", "label"],
         )
     ]
+
+
+def test_an_undo_begun_and_not_finished_is_named_until_it_is_finished():
+    """A driver that died inside an undo's call left the step being undone: the finding says
+    so (the money may still be moved) until its SagaCompensated, and then no more."""
+    saga = "refund-r-1"
+    placed = [
+        ("saga-refund-r-1", SagaAborted(**R, saga_id=saga, reason="db down", failed_step="record")),
+        ("saga-refund-r-1", SagaCompensating(**R, saga_id=saga, step="credit", key="k2")),
+    ]
+    (found,) = diagnose(records(*placed))
+    assert found["summary"] == (
+        "saga refund-r-1: record failed (db down); undone: nothing yet; begun and not finished:"
+        " credit (money may still be moved)"
+    )
+    assert (found["positions"], found["undoing"]) == ([1, 2], ["credit"])
+    placed.append(("saga-refund-r-1", SagaCompensated(**R, saga_id=saga, step="credit", key="k2")))
+    (found,) = diagnose(records(*placed))
+    assert found["summary"] == "saga refund-r-1: record failed (db down); undone: credit"
+    assert (found["positions"], found["undoing"]) == ([1, 2, 3], [])

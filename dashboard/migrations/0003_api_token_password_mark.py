@@ -11,10 +11,11 @@ def marked(apps: Any, schema_editor: Any) -> None:
     hash as it is now: they go on working until it changes, where a blank mark would have
     revoked every one of them, saying the password had changed."""
     ApiToken = apps.get_model("dashboard", "ApiToken")
-    for token in ApiToken.objects.filter(password_mark="").select_related("user"):
+    alias = schema_editor.connection.alias  # the database migrated, not always the default
+    for token in ApiToken.objects.using(alias).filter(password_mark="").select_related("user"):
         # ApiToken.mark as it is at this migration, kept here as the migration's own.
         token.password_mark = hashlib.sha256(token.user.password.encode()).hexdigest()
-        token.save(update_fields=["password_mark"])
+        token.save(update_fields=["password_mark"], using=alias)
 
 
 class Migration(migrations.Migration):

@@ -475,6 +475,18 @@ class PendingPush(models.Model):
         db_table = "projection_pending_push"
 
 
+class OpenEffect(models.Model):
+    """An effect stream whose last record is a taking (started, or taken over), not yet an
+    outcome (journal_store/open_effects.py): the effect reconciler's candidates."""
+
+    stream = models.CharField(max_length=200, primary_key=True)
+    run_id = models.CharField(max_length=64)
+    position = models.BigIntegerField()  # the latest taking's
+
+    class Meta:
+        db_table = "projection_open_effect"
+
+
 class LoopSnapshot(models.Model):
     """A stream's latest agent-loop snapshot (runtime/snapshots.py), encoded as the file store
     keeps it (a header with its digest, then the body), so that every worker that drives the

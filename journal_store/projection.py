@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 
 from django.db import connections, transaction
 
-from journal_store import metrics_days, pending_pushes, queues, search, stopped
+from journal_store import metrics_days, open_effects, pending_pushes, queues, search, stopped
 from journal_store.fold_rows import Batch, upsert
 from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
@@ -35,6 +35,7 @@ from journal_store.models import (
     Finding,
     FoldNote,
     MetricsDay,
+    OpenEffect,
     PendingPush,
     RunState,
     RunSummary,
@@ -345,6 +346,17 @@ class PendingPushes(Projector):
         pending_pushes.apply(rows, using)
 
 
+class OpenEffects(Projector):
+    """The effects in flight, the effect reconciler's candidates (journal_store/open_effects.py)."""
+
+    name = open_effects.NAME
+    models = (OpenEffect,)
+    kinds = open_effects.KINDS
+
+    def apply(self, rows: list[Row], using: str) -> None:
+        open_effects.apply(rows, using)
+
+
 class Decided(Protocol):
     """What every deciding event records: who decided, when and why."""
 
@@ -360,6 +372,7 @@ PROJECTORS: dict[str, Projector] = {
         Search(),
         Tags(),
         PendingPushes(),
+        OpenEffects(),
         *(QueueProjector(q) for q in queues.QUEUES),
     )
 }

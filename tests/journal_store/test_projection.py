@@ -17,6 +17,8 @@ from journal_store.models import (
     DeadLetter,
     Finding,
     FoldNote,
+    OpenEffect,
+    PendingPush,
     RunState,
     RunSummary,
     RunTag,
@@ -186,6 +188,29 @@ def every_kind_journal(fly_team) -> list[tuple[str, list[ev.Event]]]:
             ],
         )
     )
+    # effects left in flight (the open effects' read model): one started, one failed and sent
+    # again, one taken over by another performer
+    fx = {"effect_type": "refund", "target": "order:1", "request_hash": "h"}
+    batches.append(("effect-fx-open", [ev.EffectStarted(**r, key="fx-open", **fx)]))
+    batches.append(
+        (
+            "effect-fx-again",
+            [
+                ev.EffectStarted(**r, key="fx-again", **fx),
+                ev.EffectFailed(**r, key="fx-again", error={"type": "Declined", "message": "no"}),
+                ev.EffectResumed(**r, key="fx-again", lease="lease-r-extras", epoch=3),
+            ],
+        )
+    )
+    batches.append(
+        (
+            "effect-fx-taken",
+            [
+                ev.EffectStarted(**r, key="fx-taken", **fx),
+                ev.EffectResumed(**r, key="fx-taken", lease="lease-r-extras", epoch=4),
+            ],
+        )
+    )
     flown = fly_team("refund-saga", team="support-triage")
     streams = {}
     for rec in JsonlJournal(flown.path).read_all():
@@ -263,6 +288,8 @@ def snapshot(alias: str) -> dict[str, list]:
         "conflicts": rows(Conflict, "conflict_id"),
         "search": search_rows(alias),
         "tags": rows(RunTag, "run_id", "tag"),
+        "pending_pushes": rows(PendingPush, "stream"),
+        "open_effects": rows(OpenEffect, "stream"),
     }
 
 
@@ -282,6 +309,8 @@ def test_rebuild_equals_the_incremental_path_on_a_journal_with_every_kind(fly_te
             projection.catch_up(using=alias, batch=5)
     incremental = snapshot(alias)
     assert len(incremental["summary"]) == len(SCENARIOS) + 4  # r-extras, two desk runs, triage
+    in_flight = [stream for stream, *_ in incremental["open_effects"]]
+    assert in_flight == ["effect-fx-again", "effect-fx-open", "effect-fx-taken"]
     projection.rebuild(using=alias)
     assert snapshot(alias) == incremental
     projection.rebuild(["conflicts"], using=alias)

@@ -2,16 +2,22 @@
 provider accepted its call and before the outcome was written leaves its effect started and
 unsettled (runtime/coordination/effects.py). The effect reconciler (services/effects.py, on the
 beat) finds such effects by their streams (`unsettled`) and asks the provider what became of
-each key (`reconcile`): a provider that deduplicates on the key knows whether it made it."""
+each key (`reconcile`): a provider that deduplicates on the key knows whether it made it.
+
+Given `candidates` (the keys that may be in flight: on the database, its table of open effects,
+journal_store/open_effects.py), each candidate's own stream is read, its first and last records,
+and that stream decides: a candidate settled meanwhile, or never started, is left alone. So a
+round costs what is in flight, not every effect stream ever written; the candidates only narrow
+the search. Without them (the memory's and the file's journals) every effect stream is read."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from runtime.coordination.effect_records import Taking
+from runtime.coordination.effect_records import Taking, seen
 from runtime.events import (
     EffectFailed,
     EffectResumed,
@@ -47,13 +53,37 @@ class ProviderStatus:
     error: ErrorInfo | None = None
 
 
-def unsettled(ledger: Ledger, older_than: float) -> list[Unsettled]:
+def unsettled(
+    ledger: Ledger, older_than: float, candidates: Iterable[str] | None = None
+) -> list[Unsettled]:
     """Effects with no outcome recorded, last taken (started, or taken over) more than
-    `older_than` seconds ago."""
+    `older_than` seconds ago: among `candidates` (effect keys), each read from its own stream,
+    or, without them, from every effect stream."""
+    found = every_stream(ledger) if candidates is None else of_streams(ledger, candidates)
+    cutoff = time.time() - older_than
+    return [u for u in found if u.holder.t < cutoff]
+
+
+def of_streams(ledger: Ledger, keys: Iterable[str]) -> list[Unsettled]:
+    """The effects among `keys` unsettled as their streams say now: each stream's first and
+    last records (two reads by the stream's own index, never the whole stream)."""
+    found: list[Unsettled] = []
+    for key in dict.fromkeys(keys):  # once each, in the order given
+        records = seen(ledger.outcomes, ledger.stream(key))
+        if records is None or records.outcome is not None or records.holder is None:
+            continue  # never started, or settled: the journal says so, whatever the candidates
+        if isinstance(records.first, EffectStarted):
+            found.append(Unsettled(records.first, records.holder, records.version))
+    return found
+
+
+def every_stream(ledger: Ledger) -> list[Unsettled]:
+    """The unsettled effects of every effect stream ever written: it costs the whole store's
+    history, so only a journal that cannot name the candidates reads it."""
     found: dict[str, Unsettled] = {}
     starts: dict[str, EffectStarted] = {}  # a failure sent again is unsettled once more
     scan = cast(ScanningJournal, ledger.outcomes)
-    for rec in scan.read_prefix("effect-"):
+    for rec in scan.read_prefix(ledger.stream("")):
         e = rec.event
         if isinstance(e, EffectStarted):
             starts[e.key] = e
@@ -62,26 +92,22 @@ def unsettled(ledger: Ledger, older_than: float) -> list[Unsettled]:
             found[e.key] = Unsettled(starts[e.key], e, rec.version)
         elif isinstance(e, EffectSucceeded | EffectFailed):
             found.pop(e.key, None)
-    cutoff = time.time() - older_than
-    return [u for u in found.values() if u.holder.t < cutoff]
-
-
-def pending(ledger: Ledger, older_than: float) -> list[EffectStarted]:
-    """Effects started (or taken over) more than `older_than` seconds ago, unsettled."""
-    return [u.started for u in unsettled(ledger, older_than)]
+    return list(found.values())
 
 
 def reconcile(
     ledger: Ledger,
     status_of: Callable[[EffectStarted], ProviderStatus],
     older_than: float = 60.0,
+    candidates: Iterable[str] | None = None,
 ) -> list[tuple[str, Status]]:
-    """Settle effects stuck in flight by asking the provider what became of each key. An
+    """Settle effects stuck in flight (among `candidates`, when given: see `unsettled`) by
+    asking the provider what became of each key. An
     effect the provider does not know is recorded as failed only once its performer's
     lease no longer stands (`Ledger.standing`): `older_than` must outlast any provider's answer
     after its caller stopped waiting, for a step's lease ends with the step."""
     settled: list[tuple[str, Status]] = []
-    for in_flight in unsettled(ledger, older_than):
+    for in_flight in unsettled(ledger, older_than, candidates):
         started = in_flight.started
         answer = status_of(started)
         if answer.status == "succeeded":

@@ -24,6 +24,9 @@ class Counting:
         self.handed.update(r.stream for r in found)
         return found
 
+    def read_prefix(self, prefix: str) -> list[Recorded]:
+        return self.count(self.journal.read_prefix(prefix))
+
     def read(self, stream: str, after: int = 0) -> list[Recorded]:
         return self.count(self.journal.read(stream, after))
 

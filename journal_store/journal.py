@@ -169,6 +169,37 @@ IN_STREAM = (
     "(stream, position) > (%s, %s::bigint) AND (stream, position) < (%s, 9223372036854775807)"
 )
 
+# A stream's name as an index in byte order holds it: SQLite's (stream, version) index is in
+# its BINARY collation, which is that order; on PostgreSQL the database's collation may be
+# any locale's, so the name is compared under COLLATE "C", as the index of migration 0049
+# (journal_stream_prefix) holds it. A LIKE on the name was a scan of the whole table on both:
+# SQLite's LIKE is case-blind and PostgreSQL's cannot use a btree in a locale's order.
+STREAM_BYTES = {"postgresql": 'stream COLLATE "C"'}
+
+
+def prefix_range(vendor: str, prefix: str) -> tuple[str, list[Any]]:
+    """The condition, and its parameters, of the streams whose names start with `prefix`:
+    from the prefix up to (not with) its successor. In code point order, which is UTF-8's
+    byte order, the names that start with it are exactly those; '%' and '_' are characters
+    like any other."""
+    name = STREAM_BYTES.get(vendor, "stream")
+    upper = successor(prefix)
+    if upper is None:  # nothing sorts after every name that starts with it: no upper bound
+        return f"{name} >= %s", [prefix]
+    return f"{name} >= %s AND {name} < %s", [prefix, upper]
+
+
+def successor(prefix: str) -> str | None:
+    """The least string greater than every string that starts with `prefix` (None if there is
+    none: the prefix is empty or all U+10FFFF): its last character made the next one."""
+    kept = prefix.rstrip(chr(0x10FFFF))
+    if not kept:
+        return None
+    following = ord(kept[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates are no characters of a UTF-8 name
+        following = 0xE000
+    return kept[:-1] + chr(following)
+
 
 class DjangoJournal:
     """A Journal on one of Django's database connections (`using`)."""
@@ -360,14 +391,17 @@ class DjangoJournal:
         return self.select("WHERE run_id = %s AND position > %s ORDER BY position", [run_id, after])
 
     def read_prefix(self, prefix: str) -> list[Recorded]:
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return self.select("WHERE stream LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
+        """Every event of the streams whose names start with `prefix`, in position order: the
+        names between the prefix and the next string that does not start with it, a seek of
+        an index in byte order (`prefix_range`), never a LIKE (see STREAM_BYTES)."""
+        where, params = prefix_range(self.connection.vendor, prefix)
+        return self.select(f"WHERE {where} ORDER BY position", params)
 
     def read_owned(self, run_id: str, prefix: str) -> list[Recorded]:
         """Every event of the streams named `prefix`... that run `run_id` wrote to, in position
         order (runtime/fork.py owned): the streams found by the (run, position) index, then
-        read by the (stream, version) one. A LIKE on the stream alone is a scan of the table
-        (the index's collation is not the LIKE's), so read_prefix costs the whole store."""
+        read by the (stream, version) one: what the run wrote, where read_prefix costs every
+        stream so named, whichever run's."""
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return self.select(
             "WHERE stream IN (SELECT DISTINCT stream FROM journal_event WHERE run_id = %s "

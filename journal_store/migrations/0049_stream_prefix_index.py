@@ -1,0 +1,34 @@
+"""An index of the journal's stream names in byte order on PostgreSQL, for the reads of every
+stream whose name starts with a prefix (DjangoJournal.read_prefix: a run's specialists'
+`worker-<run>-...` streams, which a replay, a trace, a start and a refill read): a seek to
+those names, where a LIKE read the whole table, its cost the store's and not the run's.
+
+The (stream, version) index is in the database's collation, which may be a locale's, whose
+order is not the names' bytes: a range of names that start with a prefix is no range in it.
+Under COLLATE "C" it is, so the index is on that expression, which the read spells the same
+way (journal_store/journal.py STREAM_BYTES). SQLite needs none: its (stream, version) index is
+in byte order already. Not in the model's Meta: SQLite has no collation "C"."""
+
+from typing import Any
+
+from django.db import migrations
+
+NAME = "journal_stream_prefix"
+
+
+def create(apps: Any, schema_editor: Any) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(f'CREATE INDEX {NAME} ON journal_event ((stream COLLATE "C"))')
+
+
+def drop(apps: Any, schema_editor: Any) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(f"DROP INDEX IF EXISTS {NAME}")
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("journal_store", "0048_summaries_of_runs_set_aside_at_their_first_event"),
+    ]
+
+    operations = [migrations.RunPython(create, drop)]

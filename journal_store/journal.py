@@ -402,11 +402,11 @@ class DjangoJournal:
         order (runtime/fork.py owned): the streams found by the (run, position) index, then
         read by the (stream, version) one: what the run wrote, where read_prefix costs every
         stream so named, whichever run's."""
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        named, params = prefix_range(self.connection.vendor, prefix)
         return self.select(
             "WHERE stream IN (SELECT DISTINCT stream FROM journal_event WHERE run_id = %s "
-            "AND stream LIKE %s ESCAPE '\\') ORDER BY position",
-            [run_id, escaped + "%"],
+            f"AND {named}) ORDER BY position",
+            [run_id, *params],
         )
 
     def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from runtime import git_run, plugins, streams
+from runtime import fork, git_run, plugins, streams
 from runtime.events import DeadLetterDiscarded, TeamFinished, TeamStarted, describe_validation
 from runtime.faults import Faults
 from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
@@ -348,14 +348,15 @@ def figured_records(journal: Journal, run_id: str) -> list[Recorded]:
     journal's) is the run's when it is on one of the run's own streams, as an import gives it
     that run (journal_store/transfer.py) and `run_records` read it.
 
-    Not what a replay or a resume reads (`run_records`): they drive the run's own streams."""
+    Not what a replay or a resume reads (`run_records`): they drive the run's own streams.
+    A journal that reads a run by its index (the database's read_run) is read so, and the
+    run's own streams by their names for the records that name no run: what the run holds,
+    where a read of every record cost the store's."""
     own = streams.journal(run_id)
     workers = f"worker-{run_id}-"
-    return [
-        r
-        for r in journal.read_all()
-        if r.event.run_id == run_id
-        or (
+
+    def figured(r: Recorded) -> bool:
+        return r.event.run_id == run_id or (
             not r.event.run_id
             and (
                 r.stream == own
@@ -363,7 +364,25 @@ def figured_records(journal: Journal, run_id: str) -> list[Recorded]:
                 or streams.owners(r.stream) == [run_id]
             )
         )
-    ]
+
+    by_run = getattr(journal, "read_run", None)
+    if by_run is None:
+        return [r for r in journal.read_all() if figured(r)]
+    found = {r.position: r for r in cast(list[Recorded], by_run(run_id))}
+    found.update((r.position, r) for r in own_streams(journal, run_id) if figured(r))
+    return [found[p] for p in sorted(found)]
+
+
+def own_streams(journal: Journal, run_id: str) -> list[Recorded]:
+    """Every record of the streams named as the run's own (streams.owners), found by their
+    names: each of OWN's by its name, the nested ones and the leases on the run's resources
+    by their prefixes, and the sagas the run wrote to (a saga's name ends with the run's id,
+    which no prefix reads; a run's sagas are written under its id: runtime/fanout/saga.py)."""
+    scanning = cast(ScanningJournal, journal)
+    found = [r for prefix in streams.OWN for r in journal.read(prefix + run_id)]
+    prefixes = [f"{p}{run_id}-" for p in streams.NESTED] + ["lease-" + streams.resource(run_id, "")]
+    found += [r for prefix in prefixes for r in scanning.read_prefix(prefix)]
+    return found + fork.owned(scanning, run_id, "saga-")
 
 
 def traced_records(journal: Journal, run_id: str) -> list[Recorded]:
@@ -375,9 +394,11 @@ def traced_records(journal: Journal, run_id: str) -> list[Recorded]:
     # and runtime.otel brings the OTLP protobuf definitions with it.
     from runtime.otel.waits import waits_on
 
-    scanning = cast(ScanningJournal, journal)
     control = journal.read(streams.control(run_id))
-    waits = [r for r in [*control, *scanning.read_prefix("conflict-")] if waits_on(run_id, r)]
+    # The conflicts the run parked name it (waits_on): those of the streams it wrote to, by
+    # the journal's index of runs where it has one, not every conflict ever parked.
+    conflicts = fork.owned(cast(ScanningJournal, journal), run_id, "conflict-")
+    waits = [r for r in [*control, *conflicts] if waits_on(run_id, r)]
     records = run_records(journal, run_id)
     return sorted([*records, *waits], key=lambda r: r.position) if waits else records
 

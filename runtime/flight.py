@@ -379,9 +379,14 @@ def own_streams(journal: Journal, run_id: str) -> list[Recorded]:
     by their prefixes, and the sagas the run wrote to (a saga's name ends with the run's id,
     which no prefix reads; a run's sagas are written under its id: runtime/fanout/saga.py)."""
     scanning = cast(ScanningJournal, journal)
-    found = [r for prefix in streams.OWN for r in journal.read(prefix + run_id)]
+    names = [prefix + run_id for prefix in streams.OWN]
     prefixes = [f"{p}{run_id}-" for p in streams.NESTED] + ["lease-" + streams.resource(run_id, "")]
-    found += [r for prefix in prefixes for r in scanning.read_prefix(prefix)]
+    together = getattr(journal, "read_streams", None)  # the database's: one statement
+    if together is not None:
+        found = cast(list[Recorded], together(names, prefixes))
+    else:
+        found = [r for name in names for r in journal.read(name)]
+        found += [r for prefix in prefixes for r in scanning.read_prefix(prefix)]
     return found + fork.owned(scanning, run_id, "saga-")
 
 

@@ -1,0 +1,255 @@
+"""What a run's reads by its streams' names cost in a store of other runs: one run of a fixed
+size (its journal of 30 events, two specialists' streams of 10, a conflict it parked and its
+decision, a lease of its own), in a store holding --sizes other events (10 a run: 4 in a
+specialist's stream, 3 in the run's journal, a conflict parked and decided, a claim).
+
+    read_prefix       the run's specialists' streams (read_prefix("worker-<run>-"))
+    run_records       what a replay, a refill and start_run read of the run (its journal and
+                      its specialists'); a replay's count of the specialists' events is the
+                      read_prefix above
+    traced_records    what a trace reads (runtime/flight.py): run_records, the control
+                      stream and the conflicts the run parked
+    figured_records   what the run's figures are folded from (a comparison's side)
+
+Each beside the same read as it was before 2026-12-06 ("(before)": the names matched by a
+LIKE, a scan of the table; every conflict's stream read for a trace, the whole journal for
+the figures), in the same process, with the journal rows each turns into records. The other
+runs' events are added as the sizes go up (a store that grows); at each size the reads are
+timed in turns, round after round (--repeats), and the medians given, with the ratio of the
+largest size's figure to the smallest's. Production settings (DEBUG off); SQLite by default
+(WAL, synchronous=FULL, a file in a temp dir), --postgres for a private PostgreSQL cluster
+with fsync on, VACUUM ANALYZEd after each load.
+
+    PYTHONPATH=. .venv/bin/python bench/store_scans.py [--sizes 100,20000] [--postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+
+from bench.production_env import production_env  # noqa: E402
+from bench.streams_setup import rows_read  # noqa: E402
+from tests.services import start_postgres  # noqa: E402
+
+PARSER = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+)
+PARSER.add_argument("--sizes", default="100,20000", help="other events, ascending")
+PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
+PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
+ARGS = PARSER.parse_args()
+SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
+
+WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-store-scans-"))
+PG_URL = start_postgres(durable=True) if ARGS.postgres else None
+if ARGS.postgres and not PG_URL:
+    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
+os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+from journal_store.journal import DjangoJournal  # noqa: E402
+from runtime import flight, streams  # noqa: E402
+from runtime.events import (  # noqa: E402
+    ClaimAsserted,
+    ConflictParked,
+    ConflictResolved,
+    Event,
+    LeaseGranted,
+    TeamStarted,
+    ToolDispatched,
+)
+from runtime.journal import Batch, Recorded  # noqa: E402
+from runtime.otel.waits import waits_on  # noqa: E402
+
+RUN = "r-measured"
+
+
+def call(run: str) -> ToolDispatched:
+    return ToolDispatched(run_id=run, tool="t", args={})
+
+
+def conflict(run: str) -> list[Event]:
+    parked = ConflictParked(
+        run_id=run,
+        conflict_id=f"c-{run}",
+        subject=f"order:{run}",
+        predicate="status",
+        conflict_type="value",
+        claims=[],
+    )
+    return [
+        parked,
+        ConflictResolved(run_id=run, conflict_id=f"c-{run}", by="p", reason="r", choice="c"),
+    ]
+
+
+def seed_run(journal: DjangoJournal) -> None:
+    started = TeamStarted(run_id=RUN, team="repo-fix", scenario="s", task="t")
+    lease = LeaseGranted(run_id=RUN, resource=RUN, holder="h", expires=1.0)
+    journal.append_batches(
+        [
+            (streams.journal(RUN), [started, *[call(RUN) for _ in range(29)]], 0),
+            (streams.worker(RUN, "S1", "w1"), [call(RUN) for _ in range(10)], 0),
+            (streams.worker(RUN, "S1", "w2"), [call(RUN) for _ in range(10)], 0),
+            (f"conflict-c-{RUN}", conflict(RUN), 0),
+            (streams.driver_lease(RUN), [lease], 0),
+        ]
+    )
+
+
+def grow_others(journal: DjangoJournal, have: int, want: int) -> None:
+    """Other runs, 10 events a run, up to `want` events."""
+    runs = [f"r-other{n:06d}" for n in range(have // 10, want // 10)]
+    for start in range(0, len(runs), 200):
+        batches: list[Batch] = []
+        for run in runs[start : start + 200]:
+            claim = ClaimAsserted(
+                run_id=run,
+                claim_id=f"cl-{run}",
+                subject=f"order:{run}",
+                predicate="status",
+                value="v",
+                based_on=0,
+                source="model",
+                by="a",
+            )
+            batches += [
+                (streams.worker(run, "S1", "w1"), [call(run) for _ in range(4)], 0),
+                (streams.journal(run), [call(run) for _ in range(3)], 0),
+                (f"conflict-c-{run}", conflict(run), 0),
+                (f"claims-order:{run}", [claim], 0),
+            ]
+        journal.append_batches(batches)
+
+
+def like_prefix(journal: DjangoJournal, prefix: str) -> list[Recorded]:
+    """read_prefix as it was before 2026-12-06: a LIKE on the stream's name. On PostgreSQL
+    the LIKE is on `stream || ''`, as no index can serve it: the planner would otherwise seek
+    migration 0049's index in byte order with it, which the store did not have before."""
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    name = "stream || ''" if connection.vendor == "postgresql" else "stream"
+    return journal.select(f"WHERE {name} LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
+
+
+def run_records_before(journal: DjangoJournal) -> list[Recorded]:
+    own = journal.read(streams.journal(RUN))
+    return sorted([*own, *like_prefix(journal, f"worker-{RUN}-")], key=lambda r: r.position)
+
+
+def traced_before(journal: DjangoJournal) -> list[Recorded]:
+    """traced_records as it was: every conflict's stream, and the run's records by LIKE."""
+    control = journal.read(streams.control(RUN))
+    waits = [r for r in [*control, *like_prefix(journal, "conflict-")] if waits_on(RUN, r)]
+    return sorted([*run_records_before(journal), *waits], key=lambda r: r.position)
+
+
+def figured_before(journal: DjangoJournal) -> list[Recorded]:
+    """figured_records as it was: the whole journal, picked out."""
+    own, workers = streams.journal(RUN), f"worker-{RUN}-"
+    return [
+        r
+        for r in journal.read_all()
+        if r.event.run_id == RUN
+        or (
+            not r.event.run_id
+            and (
+                r.stream == own or r.stream.startswith(workers) or streams.owners(r.stream) == [RUN]
+            )
+        )
+    ]
+
+
+def settle() -> None:
+    """PostgreSQL: statistics and the visibility map brought up to date after a load (as
+    bench/whole_reads.py does), and checked. SQLite: the load's write-ahead log moved into
+    the database, as a checkpoint leaves it between a store's writes."""
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+            cursor.execute(
+                "SELECT reltuples, (SELECT count(*) FROM journal_event) FROM pg_class "
+                "WHERE relname = 'journal_event'"
+            )
+            planned, rows = cursor.fetchone()
+        if abs(planned - rows) > rows / 100:
+            sys.exit(f"stale statistics: the planner has {planned:,.0f} journal rows of {rows:,}")
+
+
+def main() -> None:
+    call_command("migrate", verbosity=0)
+    journal = DjangoJournal()
+    seed_run(journal)
+    reads: dict[str, Callable[[], list[Recorded]]] = {
+        "read_prefix": lambda: journal.read_prefix(f"worker-{RUN}-"),
+        "read_prefix (before)": lambda: like_prefix(journal, f"worker-{RUN}-"),
+        "run_records": lambda: flight.run_records(journal, RUN),
+        "run_records (before)": lambda: run_records_before(journal),
+        "traced_records": lambda: flight.traced_records(journal, RUN),
+        "traced_records (before)": lambda: traced_before(journal),
+        "figured_records": lambda: flight.figured_records(journal, RUN),
+        "figured_records (before)": lambda: figured_before(journal),
+    }
+    expected = {"read_prefix": 20, "run_records": 50, "traced_records": 52, "figured_records": 53}
+    medians: dict[str, dict[int, float]] = {name: {} for name in reads}
+    rows: dict[str, dict[int, int]] = {name: {} for name in reads}
+    have = 0
+    for size in SIZES:
+        started = time.perf_counter()
+        grow_others(journal, have, size)
+        have = size
+        settle()
+        print(f"grew to {size:,} other events in {time.perf_counter() - started:.1f} s")
+        for name, read in reads.items():  # the same records, before and now
+            found = [(r.stream, r.version) for r in read()]
+            assert len(found) == expected[name.removesuffix(" (before)")], (name, len(found))
+            assert found == [(r.stream, r.version) for r in reads[name.split(" ")[0]]()], name
+            rows[name][size] = rows_read(read)
+        times: dict[str, list[float]] = {name: [] for name in reads}
+        for _ in range(ARGS.repeats):  # in turns: a round times each read once
+            for name, read in reads.items():
+                # The garbage of a read before, made of a whole store's records, is collected
+                # here, not during the next read timed.
+                gc.collect()
+                began = time.perf_counter()
+                read()
+                times[name].append((time.perf_counter() - began) * 1000)
+        for name in reads:
+            medians[name][size] = statistics.median(times[name])
+    print(
+        f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds; ms, and the "
+        "journal rows one read turns into records"
+    )
+    head = "".join(f"{size:>10,}" for size in SIZES)
+    print(f"{'other events':<28}{head}{'ratio':>8}{'rows':>20}")
+    for name in reads:
+        m = medians[name]
+        print(
+            f"{name:<28}"
+            + "".join(f"{m[size]:>10.2f}" for size in SIZES)
+            + f"{m[SIZES[-1]] / m[SIZES[0]]:>8.2f}"
+            + f"{'/'.join(str(rows[name][size]) for size in SIZES):>20}"
+        )
+
+
+if __name__ == "__main__":
+    main()

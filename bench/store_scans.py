@@ -142,7 +142,7 @@ def grow_others(journal: DjangoJournal, have: int, want: int) -> None:
 def like_prefix(journal: DjangoJournal, prefix: str) -> list[Recorded]:
     """read_prefix as it was before 2026-12-06: a LIKE on the stream's name. On PostgreSQL
     the LIKE is on `stream || ''`, as no index can serve it: the planner would otherwise seek
-    migration 0049's index in byte order with it, which the store did not have before."""
+    migration 0050's index in byte order with it, which the store did not have before."""
     escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     name = "stream || ''" if connection.vendor == "postgresql" else "stream"
     return journal.select(f"WHERE {name} LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])

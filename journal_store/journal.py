@@ -171,7 +171,7 @@ IN_STREAM = (
 
 # A stream's name as an index in byte order holds it: SQLite's (stream, version) index is in
 # its BINARY collation, which is that order; on PostgreSQL the database's collation may be
-# any locale's, so the name is compared under COLLATE "C", as the index of migration 0049
+# any locale's, so the name is compared under COLLATE "C", as the index of migration 0050
 # (journal_stream_prefix) holds it. A LIKE on the name was a scan of the whole table on both:
 # SQLite's LIKE is case-blind and PostgreSQL's cannot use a btree in a locale's order.
 STREAM_BYTES = {"postgresql": 'stream COLLATE "C"'}

@@ -28,7 +28,7 @@ def drop(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("journal_store", "0048_summaries_of_runs_set_aside_at_their_first_event"),
+        ("journal_store", "0049_open_effects"),
     ]
 
     operations = [migrations.RunPython(create, drop)]

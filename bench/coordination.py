@@ -41,8 +41,9 @@ from tests.services import start_postgres  # noqa: E402
 PG_URL = start_postgres(durable=True)
 os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
 if PG_URL:
-    os.environ["MINUTES_TEST_POSTGRES_URL"] = PG_URL
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ["MINUTES_BENCH_POSTGRES_URL"] = PG_URL
+# Its own settings: the production ones have no second database (bench/two_databases.py).
+os.environ["DJANGO_SETTINGS_MODULE"] = "bench.two_databases"
 os.environ["MINUTES_DEBUG"] = "0"  # with DEBUG on, Django records every query
 os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
 

@@ -282,10 +282,13 @@ def test_many_short_streams_are_not_held_in_memory():
     appended together once enough is waiting, so memory does not grow with the file."""
 
     def peak_for(streams: int, run_id: str) -> int:
+        # Twenty lines of 8 kB a stream, each stream well short of a chunk (CHUNK lines): the
+        # time goes on each new stream's look-ups and each line read under tracemalloc, so
+        # fewer, larger lines show the same bound sooner than thousands of 1 kB streams did.
         rows = [team_started(run_id)] + [
-            line("RunInconclusive", run_id, reason="p" * 1_000, stream=f"worker-{run_id}-S{n}-w")
+            line("RunInconclusive", run_id, reason="p" * 8_000, stream=f"worker-{run_id}-S{n}-w")
             for n in range(streams)
-            for _ in range(3)
+            for _ in range(20)
         ]
         data = jsonl(*rows)
         tracemalloc.start()
@@ -297,8 +300,9 @@ def test_many_short_streams_are_not_held_in_memory():
         assert report.added == len(rows)
         return peak
 
-    small, large = peak_for(300, "r-few"), peak_for(3_000, "r-many")
-    # Ten times the lines, not ten times the memory (holding them all would add some 12 MB).
+    # Both past a chunk's lines, so each holds at most a chunk waiting at its peak.
+    small, large = peak_for(30, "r-few"), peak_for(120, "r-many")
+    # Four times the lines, not four times the memory (holding them all would add some 15 MB).
     assert large < small + 5 * 1024 * 1024, (small, large)
 
 

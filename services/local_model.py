@@ -101,6 +101,7 @@ class LocalModelServer:
         threads: int = 2,
         context: int = 8192,
         batch_threads: int | None = None,
+        flash_attn: bool = False,
     ) -> None:
         self.base = base or url()
         parts = urlsplit(self.base)
@@ -116,11 +117,16 @@ class LocalModelServer:
         # on one, as its threads wait for each other at every layer.
         self.batch_threads = batch_threads
         self.context = context
+        # Flash attention: the same model read with fused attention kernels, about a third less
+        # time to read a prompt in on one thread (four prompts of 900 tokens: 52.9 s and 43.3 s
+        # without, 31.4 s and 30.4 s with, taken in turns), which is most of a local call's cost.
+        self.flash_attn = flash_attn
         self.process: subprocess.Popen[bytes] | None = None
         self.log = settings.HOME / "local-model.log"
 
     def command(self) -> list[str]:
         batch = [] if self.batch_threads is None else ["--n_threads_batch", str(self.batch_threads)]
+        flash = ["--flash_attn", "True"] if self.flash_attn else []
         return [
             sys.executable,
             "-m",
@@ -138,6 +144,7 @@ class LocalModelServer:
             "--port",
             str(self.port),
             *batch,
+            *flash,
         ]
 
     def start(self, wait: float = 120.0) -> None:

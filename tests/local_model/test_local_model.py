@@ -34,6 +34,11 @@ LOOKUP = {
         "additionalProperties": False,
     },
 }
+# The most tokens one reply of a flight may hold here (MINUTES_MODEL_MAX_TOKENS, as a host would
+# set it). The client's default, 512, lets the 135M model ramble: asked for a tool's name only,
+# it wrote 511 tokens (some 10 s) where the name was in the first few. Its tool calls here held
+# at most 130 tokens (an orchestrator's plan), so 256 cuts the rambling and no call.
+REPLY_TOKENS = "256"
 TYPED = {"done", "failed", "halted", "inconclusive", "out_of_turns", "escalated"}
 
 
@@ -82,10 +87,19 @@ def fly(tmp_path, team: str, scenario: str, **settings):
     path = tmp_path / f"{team}.jsonl"
     settings.setdefault("model", "local")
     config = flight.plan(team, scenario, run_id, **settings)
-    # The server the local_server fixture started, as a host's settings would name it.
-    here = Services(models={"MINUTES_LOCAL_MODEL_URL": os.environ["MINUTES_LOCAL_MODEL_URL"]})
+    here = local_services()
     outcome = flight.fly(JsonlJournal(path), config, run_id, tmp_path / "ws", services=here)
     return outcome, path, run_id
+
+
+def local_services() -> Services:
+    """The server the local_server fixture started, as a host's settings would name it."""
+    return Services(
+        models={
+            "MINUTES_LOCAL_MODEL_URL": os.environ["MINUTES_LOCAL_MODEL_URL"],
+            "MINUTES_MODEL_MAX_TOKENS": REPLY_TOKENS,
+        }
+    )
 
 
 def assert_guarantees(outcome, path, run_id) -> list:

@@ -9,15 +9,13 @@ journal is complete, balanced and replays with no model at all.
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 import pytest
 
 from runtime import zero
 from runtime.events import Integrated, MessageSent, ModelResponded
-from runtime.team import Services
-from tests.local_model.test_local_model import assert_guarantees
+from tests.local_model.test_local_model import assert_guarantees, local_services
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +23,7 @@ pytestmark = pytest.mark.slow
 def test_a_local_coder_against_the_rule_reviewer_keeps_the_harness_guarantees(
     local_server, tmp_path
 ):
-    here = Services(models={"MINUTES_LOCAL_MODEL_URL": os.environ["MINUTES_LOCAL_MODEL_URL"]})
+    here = local_services()
     path = tmp_path / "zi-local-rules.jsonl"
     cell = zero.fly_cell(
         "repo-fix", None, "local", "rules", path, tmp_path, here, allowance=60_000, max_turns=2

@@ -40,25 +40,11 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench.typical_event import event  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
-from runtime.events import ModelResponded, Usage  # noqa: E402
 
 INDEX = "journal_stream_prefix"
 MAKE = f'CREATE INDEX {INDEX} ON journal_event ((stream COLLATE "C"))'
-
-
-def event(run: str, n: int) -> ModelResponded:
-    """bench/store.py's typical event: a model response with one tool call (~300 bytes)."""
-    call = {"path": "textparse/parser.py", "old": "x" * 40, "new": "y" * 60}
-    return ModelResponded(
-        run_id=run,
-        agent="coder",
-        turn=n,
-        task_id="T1",
-        text="",
-        tool_calls=[{"id": f"c{n}", "name": "edit_file", "args": call}],
-        usage=Usage(total=120, prompt=100, completion=20),
-    )
 
 
 def appends(total: int, batch: int) -> float:

@@ -54,34 +54,15 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402
 
+from bench.typical_event import event  # noqa: E402
 from journal_store import projection  # noqa: E402
 from journal_store.journal import DjangoJournal, from_row  # noqa: E402
 from journal_store.models import StoredEvent  # noqa: E402
 from journal_store.transfer import export  # noqa: E402
 from runtime import flight  # noqa: E402
-from runtime.events import Event, ModelResponded, Usage  # noqa: E402
 from runtime.journal import MemoryJournal  # noqa: E402
 
 ALIASES = ["default"] + (["postgres"] if PG_URL else [])
-
-
-def event(run: str, n: int) -> Event:
-    """A typical event: a model response with one tool call (~300 bytes of JSON)."""
-    return ModelResponded(
-        run_id=run,
-        agent="coder",
-        turn=n,
-        task_id="T1",
-        text="",
-        tool_calls=[
-            {
-                "id": f"c{n}",
-                "name": "edit_file",
-                "args": {"path": "textparse/parser.py", "old": "x" * 40, "new": "y" * 60},
-            }
-        ],
-        usage=Usage(total=120, prompt=100, completion=20),
-    )
 
 
 def rate(count: int, seconds: float) -> float:

@@ -22,6 +22,7 @@ from dashboard.models import ApiToken
 # What a read-only token may ask: the methods that change nothing.
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 REVOKED = "this token was revoked: its account's password was changed after it was made"
+DEACTIVATED = "this token opens nothing: its account is deactivated"
 AGAIN = "`manage.py api_token USER` makes another (--help for its expiry and --read-only)"
 
 
@@ -41,9 +42,14 @@ class TokenAuth(HttpBearer):
             raise signin.LockedOut  # a 429 with Retry-After, as the sign-in form's (errors.py)
         found = ApiToken.objects.select_related("user").filter(digest=ApiToken.hash(token)).first()
         now = timezone.now()
-        if found is None or not found.user.is_active:
+        if found is None:
             signin.token_refused(request)
             return None
+        if not found.user.is_active:
+            # Said to its holder alone, as a revocation is: a script whose person was
+            # deactivated learns why it stopped, where a bare 401 read as a mistyped token.
+            signin.token_refused(request)
+            raise HttpError(401, f"{DEACTIVATED}; {AGAIN}")
         if found.password_mark != ApiToken.mark(found.user.password):
             # Revoked by a change of its person's password since it was made, however the
             # password was changed (dashboard/passwords.py). Said, as an expiry is, to its

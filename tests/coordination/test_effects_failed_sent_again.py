@@ -16,6 +16,7 @@ from runtime.coordination.leases import Leases
 from runtime.coordination.reconciler import unsettled
 from runtime.events import ErrorInfo
 from runtime.fenced import Fenced
+from tests.coordination.dying import Died, dies
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -108,15 +109,8 @@ def test_a_sending_again_that_dies_is_unsettled_and_sent_again_by_the_next_taker
     provider = Provider()
     journal = failed_once(provider)
 
-    class Died(BaseException):
-        pass
-
-    def dies(key):
-        provider(key)
-        raise Died()
-
     with pytest.raises(Died):
-        perform(ledger_of(journal, "worker-2", ttl=0), dies)
+        perform(ledger_of(journal, "worker-2", ttl=0), dies(provider))
     [pending] = unsettled(Ledger(journal), older_than=-1)
     assert pending.started.key == KEY and pending.holder.kind == "EffectResumed"
     assert perform(ledger_of(journal, "worker-3"), provider) == {"reversed": "CR-1"}

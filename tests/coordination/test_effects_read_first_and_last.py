@@ -21,14 +21,11 @@ from runtime.events import EffectResumed
 from runtime.fenced import Fenced
 from runtime.journal import Journal, MemoryJournal, Recorded
 from tests.conftest import on_every_backend
+from tests.coordination.dying import Died, dies
 
 KEY = "fx-several"
 TARGET = "order:o-1"
 PAYLOAD = {"amount_cents": 100}
-
-
-class Died(BaseException):
-    pass
 
 
 class Provider:
@@ -66,14 +63,6 @@ def performer(journal: Journal, holder: str, ttl: float) -> Ledger:
     lease = Leases(journal).acquire("r-1", holder, ttl=ttl)
     assert lease is not None
     return Ledger(Fenced(journal, *lease.fence))
-
-
-def dies(provider: Provider):
-    def call(key: str) -> dict:
-        provider(key)
-        raise Died()
-
-    return call
 
 
 def taken_over_twice(journal: Journal, provider: Provider) -> None:

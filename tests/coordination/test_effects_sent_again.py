@@ -16,6 +16,7 @@ from runtime.coordination.reconciler import ProviderStatus, reconcile
 from runtime.events import EffectResumed, EffectStarted, EffectSucceeded
 from runtime.fenced import Fenced
 from tests.conftest import on_every_backend
+from tests.coordination.dying import Died, dies
 
 KEY = "fx-again"
 PAYLOAD = {"amount_cents": 100}
@@ -52,15 +53,8 @@ def crashed(alias, provider: Provider, fenced: bool = True):
     lease = Leases(journal).acquire("r-1", "worker-1", ttl=0)
     first = Ledger(Fenced(journal, *lease.fence) if fenced else journal)
 
-    class Died(BaseException):
-        pass
-
-    def dies(key):
-        provider(key)
-        raise Died()
-
     with pytest.raises(Died):
-        first.perform(KEY, "refund", "order:o-1", PAYLOAD, dies, resend=True)
+        first.perform(KEY, "refund", "order:o-1", PAYLOAD, dies(provider), resend=True)
     return journal
 
 

@@ -102,10 +102,10 @@ def reconcile(
     candidates: Iterable[str] | None = None,
 ) -> list[tuple[str, Status]]:
     """Settle effects stuck in flight (among `candidates`, when given: see `unsettled`) by
-    asking the provider what became of each key. An
-    effect the provider does not know is recorded as failed only once its performer's
-    lease no longer stands (`Ledger.standing`): `older_than` must outlast any provider's answer
-    after its caller stopped waiting, for a step's lease ends with the step."""
+    asking the provider what became of each key. An effect the provider does not know is
+    recorded as failed only once its performer's lease no longer stands (`Ledger.standing`):
+    `older_than` must outlast any provider's answer after its caller stopped waiting, for a
+    step's lease ends with the step."""
     settled: list[tuple[str, Status]] = []
     for in_flight in unsettled(ledger, older_than, candidates):
         started = in_flight.started

@@ -121,13 +121,21 @@ KEY = Header(  # type: ignore[type-arg]
 )
 
 
-# The 429 a start may answer: the person's cap, or (as any operation) a sign-in lockout.
-AT_CAPACITY = (
-    "you have as many live runs (running, interrupted or dead-lettered) as one person may "
-    "(MINUTES_RUNS_PER_PERSON): the detail names the cap, your live runs and how to go on, and "
-    "nothing was started; or too many failed sign-ins from this address (Retry-After says "
-    "when to retry)"
-)
+def at_capacity(refused: str) -> str:
+    """The 429 of an operation that begins a run: what the person's cap refused, first; then
+    the sign-in lockout, which answers any operation 429 (api/openapi.py's EVERY) and which
+    this description, the operation's own, stands in for."""
+    return (
+        f"{refused}: you have as many live runs (running, interrupted or dead-lettered) as one "
+        "person may (MINUTES_RUNS_PER_PERSON); the detail names the cap, your live runs and how "
+        "to go on, and nothing was written. A 429 with Retry-After is another refusal, of any "
+        "request: too many failed sign-ins from this address"
+    )
+
+
+STARTS_AT_CAPACITY = at_capacity("no run was started (nor its baseline, when asked)")
+FORKS_AT_CAPACITY = at_capacity("no fork was made: a fork is a new run of yours")
+BASELINES_AT_CAPACITY = at_capacity("no baseline was started: a baseline is a new run of yours")
 
 
 def key_of(key: str) -> str:
@@ -149,7 +157,7 @@ def started(request: HttpRequest, response: HttpResponse, begun: runs.Begun) -> 
 @router.post(
     "",
     response={200: RunOut, 201: RunOut, 400: Error, 409: Error, 429: Error, 503: Error},
-    openapi_extra={"responses": {429: {"description": AT_CAPACITY}}},
+    openapi_extra={"responses": {429: {"description": STARTS_AT_CAPACITY}}},
 )
 def start_run(
     request: HttpRequest, response: HttpResponse, body: RunIn, idempotency_key: str = KEY
@@ -254,7 +262,7 @@ def detail(metric: dict[str, Any]) -> dict[str, Any]:
 @router.post(
     "/{run_id}/baseline",
     response={200: RunOut, 201: RunOut, 404: Error, 409: Error, 429: Error, 503: Error},
-    openapi_extra={"responses": {429: {"description": AT_CAPACITY}}},
+    openapi_extra={"responses": {429: {"description": BASELINES_AT_CAPACITY}}},
 )
 def start_baseline(
     request: HttpRequest, response: HttpResponse, run_id: str, idempotency_key: str = KEY
@@ -387,7 +395,7 @@ def replay(request: HttpRequest, run_id: str) -> Any:
 @router.post(
     "/{run_id}/fork",
     response={200: RunOut, 201: RunOut, 400: Error, 404: Error, 409: Error, 429: Error, 503: Error},
-    openapi_extra={"responses": {429: {"description": AT_CAPACITY}}},
+    openapi_extra={"responses": {429: {"description": FORKS_AT_CAPACITY}}},
 )
 def fork(
     request: HttpRequest,

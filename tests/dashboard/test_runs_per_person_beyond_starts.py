@@ -194,8 +194,20 @@ def test_a_letters_retry_at_the_cap_goes(settings, owner, reviewer):
     assert len(live("owner")) == 2
 
 
-def test_the_429_is_in_the_fork_and_baseline_schemas(as_owner):
+def test_the_fork_and_baseline_429s_say_what_the_cap_refused(as_owner):
+    """Each its own, naming what was not begun; not the start's (which said "nothing was
+    started" and led with nothing a fork's client would know for its own)."""
     paths = as_owner.get("/api/openapi.json").json()["paths"]
-    for path in ("/api/runs/{run_id}/fork", "/api/runs/{run_id}/baseline"):
-        answers = paths[path]["post"]["responses"]
-        assert "MINUTES_RUNS_PER_PERSON" in answers["429"]["description"], path
+    said = {
+        path: paths[path]["post"]["responses"]["429"]["description"]
+        for path in ("/api/runs", "/api/runs/{run_id}/fork", "/api/runs/{run_id}/baseline")
+    }
+    assert said["/api/runs/{run_id}/fork"].startswith("no fork was made: a fork is a new run")
+    assert said["/api/runs/{run_id}/baseline"].startswith("no baseline was started: a baseline")
+    assert said["/api/runs"].startswith("no run was started")
+    assert len(set(said.values())) == 3
+    for path, description in said.items():
+        # The cap first; the lockout, which may answer any request 429, told apart after.
+        cap, lockout = description.split(". A 429 with Retry-After")
+        assert "MINUTES_RUNS_PER_PERSON" in cap and "sign-in" not in cap, path
+        assert "too many failed sign-ins" in lockout, path

@@ -6,6 +6,13 @@ anything but a read.
 USER's password since revoked it; never the token, which is not kept), and `--revoke N` (or a
 name that only one of them has) takes one back: the scripts holding it get 401 from then on.
 A leaked token is revoked here without deactivating its person.
+
+`--purge-revoked` deletes USER's tokens that a change of their password revoked, naming each.
+They are kept until then, not deleted when refused: a refused request would have to write (on
+a read, on a database that may be read-only), the script holding one would be told why it was
+refused once and then only that its token is unknown, and one never sent again would stay
+anyway. And a revoked token is refused only while the password hash is another: a user's row
+restored from a backup made before the change would open it again. Purged, it cannot.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+from django.db import transaction
 from django.utils import timezone
 
 from config.commandline import refused, said
@@ -41,7 +49,8 @@ def days(text: str) -> int:
 class Command(BaseCommand):
     help = (
         "Make an API token for a user (printed once, stored only as a hash); --list shows "
-        "the user's tokens, --revoke N takes one back."
+        "the user's tokens, --revoke N takes one back, --purge-revoked deletes those a change "
+        "of the user's password revoked."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -58,6 +67,11 @@ class Command(BaseCommand):
         what = parser.add_mutually_exclusive_group()
         what.add_argument("--list", action="store_true", help="list the user's tokens")
         what.add_argument("--revoke", metavar="N", help="revoke token N (or the one so named)")
+        what.add_argument(
+            "--purge-revoked",
+            action="store_true",
+            help="delete the user's tokens that a change of their password revoked",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -69,6 +83,8 @@ class Command(BaseCommand):
             self.list(user, tokens)
         elif options["revoke"] is not None:
             self.revoke(user, tokens, options["revoke"])
+        elif options["purge_revoked"]:
+            self.purge_revoked(user)
         else:
             name = options["name"].strip()
             if not name or len(name) > NAME_MAX:
@@ -90,6 +106,7 @@ class Command(BaseCommand):
         if not tokens:
             self.stdout.write(f"{user.username} has no API token")
             return
+        revoked_count = 0
         for t in tokens:
             used = f"last used {t.last_used_at:%Y-%m-%d %H:%M} UTC" if t.last_used_at else "unused"
             name = said(t.name)  # typed by whoever made it, through the API too
@@ -97,7 +114,14 @@ class Command(BaseCommand):
             # A token its person's password change revoked is listed so, to be revoked here too.
             revoked = t.password_mark != ApiToken.mark(user.password)
             until = REVOKED if revoked else self.until(t)
+            revoked_count += revoked
             self.stdout.write(f"{t.pk}\t{name}\t{made}\t{used}\t{until}\t{self.what(t)}")
+        if revoked_count:
+            # Beside the list, not in it: stdout stays one line a token, for scripts.
+            self.stderr.write(
+                f"{revoked_count} of them revoked; `api_token {said(user.username)} "
+                "--purge-revoked` deletes them"
+            )
 
     @staticmethod
     def until(token: ApiToken) -> str:
@@ -126,3 +150,25 @@ class Command(BaseCommand):
         revoked = said(f"revoked token {token.pk} ({token.name}) of {user.username}")
         token.delete()
         self.stdout.write(revoked)
+
+    def purge_revoked(self, user: Any) -> None:
+        """Delete the tokens whose mark is not the password hash's as it stands, read under a
+        lock of the user's row: a token made just after a change of the password holds the new
+        hash's mark, and a hash read before that change would call it revoked."""
+        with transaction.atomic():
+            model = get_user_model()
+            password = (
+                model.objects.select_for_update()
+                .filter(pk=user.pk)
+                .values_list("password", flat=True)
+            )
+            stale = ApiToken.objects.filter(user_id=user.pk).exclude(
+                password_mark=ApiToken.mark(password.get())
+            )
+            gone = list(stale.order_by("pk").values_list("pk", "name"))
+            ApiToken.objects.filter(pk__in=[number for number, _ in gone]).delete()
+        if not gone:
+            self.stdout.write(said(f"{user.username} has no revoked token"))
+            return
+        for number, name in gone:
+            self.stdout.write(said(f"deleted revoked token {number} ({name}) of {user.username}"))

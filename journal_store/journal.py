@@ -37,7 +37,9 @@ from runtime.journal import (
     DuplicateEventId,
     Fence,
     Guard,
+    OwnedJournal,
     Recorded,
+    RunIndexedJournal,
     Stamp,
     WrongExpectedVersion,
     check_batch,
@@ -550,5 +552,7 @@ class DjangoJournal:
         return int(found or 0)
 
 
-if TYPE_CHECKING:  # the claims' reads ask for this protocol by type: mypy holds the journal to it
+if TYPE_CHECKING:  # the reads that ask for these protocols by type: mypy holds the journal to them
     claims_journal: type[ClaimsJournal] = DjangoJournal
+    owned_journal: type[OwnedJournal] = DjangoJournal
+    run_indexed_journal: type[RunIndexedJournal] = DjangoJournal

@@ -165,12 +165,21 @@ class Fenced:
         return cast(ScanningJournal, self.journal).read_prefix(prefix)
 
 
+def unfenced(journal: Journal) -> Journal:
+    """The journal a fenced writer reads through (`journal` itself where it is none): what a
+    read that asks for a journal's own index by type (ClaimsJournal, OwnedJournal,
+    RunIndexedJournal) asks. A read needs no fence, and `Fenced` forwards none of those reads:
+    asked of the wrapper, the workers' sessions and specialists (fenced writers) were read
+    past the index, run by run or the whole journal."""
+    while isinstance(journal, Fenced):
+        journal = journal.journal
+    return journal
+
+
 def claims_index(journal: Journal) -> ClaimsJournal | None:
     """What finds claims by their ids for `journal`: itself where it does, or the journal a
-    fenced writer reads through (a read needs no fence; the workers' sessions and specialists
-    are fenced writers, and were read run by run past the index); None where neither does."""
-    if isinstance(journal, Fenced):
-        journal = journal.journal
+    fenced writer reads through (`unfenced`); None where neither does."""
+    journal = unfenced(journal)
     return journal if isinstance(journal, ClaimsJournal) else None
 
 

@@ -13,7 +13,8 @@ from pydantic import ValidationError
 from runtime import fork, git_run, plugins, streams
 from runtime.events import DeadLetterDiscarded, TeamFinished, TeamStarted, describe_validation
 from runtime.faults import Faults
-from runtime.journal import Journal, MemoryJournal, Recorded, ScanningJournal
+from runtime.fenced import unfenced
+from runtime.journal import Journal, MemoryJournal, Recorded, RunIndexedJournal, ScanningJournal
 from runtime.model import ModelClient, ScriptedClient
 from runtime.session import Session
 from runtime.snapshots import Snapshots
@@ -365,11 +366,11 @@ def figured_records(journal: Journal, run_id: str) -> list[Recorded]:
             )
         )
 
-    by_run = getattr(journal, "read_run", None)
-    if by_run is None:
+    indexed = unfenced(journal)
+    if not isinstance(indexed, RunIndexedJournal):
         return [r for r in journal.read_all() if figured(r)]
-    found = {r.position: r for r in cast(list[Recorded], by_run(run_id))}
-    found.update((r.position, r) for r in own_streams(journal, run_id) if figured(r))
+    found = {r.position: r for r in indexed.read_run(run_id)}
+    found.update((r.position, r) for r in own_streams(indexed, run_id) if figured(r))
     return [found[p] for p in sorted(found)]
 
 
@@ -381,9 +382,9 @@ def own_streams(journal: Journal, run_id: str) -> list[Recorded]:
     scanning = cast(ScanningJournal, journal)
     names = [prefix + run_id for prefix in streams.OWN]
     prefixes = [f"{p}{run_id}-" for p in streams.NESTED] + ["lease-" + streams.resource(run_id, "")]
-    together = getattr(journal, "read_streams", None)  # the database's: one statement
-    if together is not None:
-        found = cast(list[Recorded], together(names, prefixes))
+    indexed = unfenced(journal)
+    if isinstance(indexed, RunIndexedJournal):  # the database's: one statement
+        found = indexed.read_streams(names, prefixes)
     else:
         found = [r for name in names for r in journal.read(name)]
         found += [r for prefix in prefixes for r in scanning.read_prefix(prefix)]

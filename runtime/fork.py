@@ -64,10 +64,18 @@ from runtime.events import (
 )
 from runtime.events.base import describe_validation
 from runtime.events.lineage import ModelSettings
+from runtime.fenced import unfenced
 from runtime.fork_checks import Changes as Changes
 from runtime.fork_checks import ForkRefused as ForkRefused
 from runtime.fork_checks import check, cited
-from runtime.journal import BatchJournal, Journal, MemoryJournal, Recorded, ScanningJournal
+from runtime.journal import (
+    BatchJournal,
+    Journal,
+    MemoryJournal,
+    OwnedJournal,
+    Recorded,
+    ScanningJournal,
+)
 from runtime.team import FlightConfig, Services, split_models, workspace_name
 
 # The streams a fork copies: what the run did. Not its control (people's stop and resume) nor
@@ -382,8 +390,7 @@ class Overlay:
         return sorted([*own, *theirs], key=lambda r: (r.stream not in self.names, r.position))
 
     def base_prefix(self, prefix: str) -> list[Recorded]:
-        reader = getattr(self.base, "read_prefix", None)
-        return [] if reader is None else list(reader(prefix))
+        return self.base.read_prefix(prefix) if isinstance(self.base, ScanningJournal) else []
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[Recorded]:
         return self.base.read_all(after, limit)
@@ -460,9 +467,9 @@ def owned(journal: ScanningJournal, run_id: str, prefix: str) -> list[Recorded]:
     stamps its id (a session, its leases, a fork's copy; an import is held to it), so a
     stream the run never wrote to is another's: `worker-r-a-b-S1-w` of a run `r-a-b`, whose
     name run `r-a` could own too."""
-    reader = getattr(journal, "read_owned", None)
-    if reader is not None:
-        return list(reader(run_id, prefix))
+    indexed = unfenced(journal)
+    if isinstance(indexed, OwnedJournal):
+        return indexed.read_owned(run_id, prefix)
     found = journal.read_prefix(prefix)
     written = {r.stream for r in found if r.event.run_id == run_id}
     return [r for r in found if r.stream in written]

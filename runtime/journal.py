@@ -240,9 +240,40 @@ class ClaimsJournal(Journal, Protocol):
         ...
 
 
+@runtime_checkable
 class ScanningJournal(Journal, Protocol):
     def read_prefix(self, prefix: str) -> list[Recorded]:
         """Every event of the streams whose names start with `prefix`, in position order."""
+        ...
+
+
+@runtime_checkable
+class OwnedJournal(ScanningJournal, Protocol):
+    """A journal that knows which streams each run wrote to (the database's, by its index of
+    runs; the file journal's, kept as it reads the file): runtime/fork.py `owned` asks for it
+    by type, and picks a run's streams out of a read by prefix on any other journal."""
+
+    def read_owned(self, run_id: str, prefix: str) -> list[Recorded]:
+        """Every event of the streams whose names start with `prefix` that run `run_id` wrote
+        to (an event of that stream names the run), the other runs' events on them too, in
+        position order."""
+        ...
+
+
+@runtime_checkable
+class RunIndexedJournal(ScanningJournal, Protocol):
+    """A journal that reads a run by its index of runs, and several streams in one read (the
+    database's): runtime/flight.py `figured_records` asks for it by type, and reads the whole
+    journal on any other."""
+
+    def read_run(self, run_id: str, after: int = 0) -> list[Recorded]:
+        """Every event whose envelope names run `run_id`, on whichever stream, with position >
+        `after`, in position order."""
+        ...
+
+    def read_streams(self, names: Sequence[str], prefixes: Sequence[str]) -> list[Recorded]:
+        """Every event of the streams `names` and of those whose names start with one of
+        `prefixes`, each once (a stream two of them name too), in position order."""
         ...
 
 

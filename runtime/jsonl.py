@@ -19,6 +19,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime import flat, streams
 from runtime.events import Event, EventFormatError
@@ -26,6 +27,7 @@ from runtime.journal import (
     Batch,
     Fence,
     Guard,
+    OwnedJournal,
     Recorded,
     Stamp,
     WrongExpectedVersion,
@@ -314,3 +316,7 @@ class JsonlJournal:
         self._lines = line_no
         self._offset += len(payload)
         return out
+
+
+if TYPE_CHECKING:  # fork.owned asks for this protocol by type: mypy holds the journal to it
+    owned_journal: type[OwnedJournal] = JsonlJournal

@@ -19,7 +19,7 @@ from typing import Any, cast
 from django.conf import settings
 
 from journal_store import pending_pushes
-from journal_store.journal import DjangoJournal
+from journal_store.journal import DjangoJournal, prefix_range
 from runtime import streams
 from runtime.events import (
     ConflictParked,
@@ -89,18 +89,29 @@ def own_streams(run_id: str) -> tuple[str, list[Any]]:
     """`own` but the run_id: each row must be the run's by its run_id too, as a run named as
     another's id and a dash ("r-1-b" beside "r-1") has specialists' streams that begin with
     the other's prefix."""
-    workers = f"worker-{run_id}-".replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return "stream = %s OR stream LIKE %s ESCAPE '\\'", [streams.journal(run_id), workers + "%"]
+    workers, params = named_from("worker-" + run_id + "-")
+    return f"stream = %s OR ({workers})", [streams.journal(run_id), *params]
 
 
 def waits(run_id: str) -> tuple[str, list[Any]]:
     """The clause of the records that open or end a wait for a person on a conflict's or the
     run's control stream (WAIT_KINDS), to go beside a run_id = %s."""
     marks = ", ".join(["%s"] * len(WAIT_KINDS))
+    conflicts, params = named_from("conflict-")
     return (
-        f"kind IN ({marks}) AND (stream LIKE %s OR stream = %s)",
-        [*WAIT_KINDS, "conflict-%", streams.control(run_id)],
+        f"kind IN ({marks}) AND (({conflicts}) OR stream = %s)",
+        [*WAIT_KINDS, *params, streams.control(run_id)],
     )
+
+
+def named_from(prefix: str) -> tuple[str, list[Any]]:
+    """The clause of the streams whose names start with `prefix`, as the journal's read_prefix
+    and the runtime's reads of a run (flight.traced_records) take them: a range in byte order
+    (journal.prefix_range), where a LIKE needed the prefix's %, _ and \\ escaped, and on
+    SQLite, whose LIKE ignores the case of ASCII letters, took a `WORKER-<run>-...` stream
+    into the run's trace that no other read of the run holds. Narrowed by the run's id first,
+    it filters the run's rows either way."""
+    return prefix_range(DjangoJournal().connection.vendor, prefix)
 
 
 def traced(run_id: str) -> tuple[str, list[Any]]:

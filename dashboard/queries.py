@@ -20,7 +20,7 @@ from django.db.models import Q, QuerySet
 
 from dashboard import present
 from journal_store import projection, queues, search, stopped
-from journal_store.journal import DjangoJournal, Row
+from journal_store.journal import DjangoJournal, Row, prefix_range
 from journal_store.models import (
     AuditEntry,
     BillLine,
@@ -319,8 +319,12 @@ def events_where(
     if agent:
         where, params = where + " AND agent = %s", [*params, agent]
     if not infra:
+        # A range in byte order, as the journal's prefix reads take streams: SQLite's LIKE is
+        # blind to ASCII case and would hide a `LEASE-...` stream no other read counts as one.
+        vendor = DjangoJournal().connection.vendor
         for prefix in INFRASTRUCTURE:
-            where, params = where + " AND stream NOT LIKE %s", [*params, prefix + "%"]
+            clause, bounds = prefix_range(vendor, prefix)
+            where, params = where + f" AND NOT ({clause})", [*params, *bounds]
     return where, params
 
 

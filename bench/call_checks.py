@@ -48,10 +48,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
 from bench import streams_setup  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
 ARGS = streams_setup.parser(__doc__, "100,20000", "stream lengths", others=True).parse_args()
 SIZES = streams_setup.sizes_of(ARGS.sizes)
-streams_setup.setup("call-checks", ARGS.postgres)
+setup("call-checks", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402

@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter
@@ -44,8 +42,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-catch-up-"))
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
+
+from bench.production_env import setup  # noqa: E402
 
 parser = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -69,23 +68,7 @@ parser.add_argument(
 ARGS = parser.parse_args()
 clock = time.process_time if ARGS.cpu else time.perf_counter
 
-if ARGS.postgres:
-    from tests.services import start_postgres
-
-    url = start_postgres(durable=True)
-    if url is None:
-        sys.exit("PostgreSQL is not installed here (no initdb/pg_ctl)")
-    os.environ["DATABASE_URL"] = url
-else:
-    os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-# Production settings: with DEBUG on, Django records every query and its parameters.
-os.environ["MINUTES_DEBUG"] = "0"
-os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
-
-import django  # noqa: E402
-
-django.setup()
+WORK = setup("catch-up", ARGS.postgres).work
 
 from django.core.management import call_command  # noqa: E402
 

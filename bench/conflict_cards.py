@@ -43,10 +43,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
 from bench import streams_setup  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
 ARGS = streams_setup.parser(__doc__, "100,20000", "claims stream lengths", others=True).parse_args()
 SIZES = streams_setup.sizes_of(ARGS.sizes)
-streams_setup.setup("conflict-cards", ARGS.postgres)
+setup("conflict-cards", ARGS.postgres)
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.contrib.auth.models import Permission  # noqa: E402

@@ -22,34 +22,21 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-coordination-"))
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from tests.services import start_postgres  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
-PG_URL = start_postgres(durable=True)
-os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
-if PG_URL:
-    os.environ["MINUTES_BENCH_POSTGRES_URL"] = PG_URL
-# Its own settings: the production ones have no second database (bench/two_databases.py).
-os.environ["DJANGO_SETTINGS_MODULE"] = "bench.two_databases"
-os.environ["MINUTES_DEBUG"] = "0"  # with DEBUG on, Django records every query
-os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
-
-import django  # noqa: E402
-
-django.setup()
+# SQLite, and the private PostgreSQL cluster beside it where it is installed.
+PG_URL = setup("coordination", beside=True).postgres_url
 
 from django.core.management import call_command  # noqa: E402
 from django.db import OperationalError, connections  # noqa: E402

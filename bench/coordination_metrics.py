@@ -37,7 +37,6 @@ import random
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.production_env import production_env  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -62,14 +61,9 @@ PARSER.add_argument("--workers", type=int, default=4, help="gunicorn worker proc
 PARSER.add_argument("--requests", type=int, default=200, help="requests per page and repeat")
 ARGS = PARSER.parse_args()
 
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-metrics-"))
-ENV = production_env(f"sqlite:///{WORK / 'metrics.sqlite3'}", WORK / "home")
-os.environ.update(ENV)
-os.environ["MINUTES_EAGER"] = "1"  # the templates are flown in-process (not in gunicorn)
-
-import django  # noqa: E402
-
-django.setup()
+# The templates are flown in-process (not in gunicorn).
+STORE = setup("metrics", sqlite="metrics.sqlite3", env={"MINUTES_EAGER": "1"})
+WORK, ENV = STORE.work, STORE.env
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth import (  # noqa: E402

@@ -56,7 +56,6 @@ import random
 import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -68,8 +67,8 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
 
-from bench.production_env import production_env  # noqa: E402
-from tests.services import free_port, start_postgres  # noqa: E402
+from bench.production_env import setup  # noqa: E402
+from tests.services import free_port  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -101,18 +100,15 @@ if ARGS.reuse and ARGS.postgres:
 if ARGS.reuse and ARGS.flying:
     sys.exit("--flying needs a fresh seed: what the flying runs append is not kept")
 
-WORK = ARGS.reuse or Path(tempfile.mkdtemp(prefix="minutes-bench-dashboard-"))
-PG_URL = start_postgres(durable=True) if ARGS.postgres else None
-if ARGS.postgres and not PG_URL:
-    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-ENV = production_env(PG_URL or f"sqlite:///{WORK / 'dashboard.sqlite3'}", WORK / "home")
-os.environ.update(ENV)
 # The templates are flown here, each step run in-process as soon as it is enqueued.
-os.environ["MINUTES_EAGER"] = "1"
-
-import django  # noqa: E402
-
-django.setup()
+STORE = setup(
+    "dashboard",
+    ARGS.postgres,
+    sqlite="dashboard.sqlite3",
+    work=ARGS.reuse,
+    env={"MINUTES_EAGER": "1"},
+)
+WORK, PG_URL, ENV = STORE.work, STORE.postgres_url, STORE.env
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth import (  # noqa: E402

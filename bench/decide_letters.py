@@ -15,14 +15,13 @@ of a letter alone and of a letter in a batch, and their ratio.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from bench.production_env import production_env
+from bench.production_env import setup
 
 PARSER = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 PARSER.add_argument("--reuse", type=Path, required=True, help="a --keep dashboard bench's dir")
@@ -34,12 +33,8 @@ if not SOURCE.exists():
     PARSER.error(f"--reuse: no dashboard.sqlite3 in {ARGS.reuse} (run bench/dashboard.py --keep)")
 WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-letters-"))
 shutil.copy(SOURCE, WORK / "dashboard.sqlite3")
-os.environ.update(production_env(f"sqlite:///{WORK / 'dashboard.sqlite3'}", WORK / "home"))
-os.environ["CELERY_BROKER_URL"] = "memory://"  # the runs' next steps go where nobody reads
-
-import django  # noqa: E402
-
-django.setup()
+# The runs' next steps go where nobody reads.
+setup("letters", sqlite="dashboard.sqlite3", work=WORK, env={"CELERY_BROKER_URL": "memory://"})
 
 from journal_store import projection, queues  # noqa: E402
 from journal_store.models import DeadLetter, RunSummary  # noqa: E402

@@ -36,17 +36,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.streams_setup import parser, rows_read, setup, sizes_of  # noqa: E402
+from bench.production_env import setup  # noqa: E402
+from bench.streams_setup import analyze, parser, rows_read, sizes_of, stores  # noqa: E402
 
 PARSER = parser(__doc__, "100,20000", "settled effects a store", repeats=None)
 PARSER.add_argument("--rounds", type=int, default=21, help="rounds (medians)")
 ARGS = PARSER.parse_args()
 SIZES = sizes_of(ARGS.sizes)
 STORE = setup("effects-reconcile", ARGS.postgres)
-WORK, PG_URL = STORE.work, STORE.postgres_url
 
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402
 
 from desk.services import effect_status  # noqa: E402
@@ -79,9 +77,7 @@ def seed(alias: str, size: int) -> None:
             batches.append((Ledger.stream(key), [started(key, run_id, LONG_AGO), done], 0))
         journal.append_batches(batches)
     projection.catch_up(using=alias)
-    if connections[alias].vendor == "postgresql":
-        with connections[alias].cursor() as cursor:
-            cursor.execute("ANALYZE")
+    analyze(alias)
 
 
 def before(alias: str) -> list[tuple[str, str]]:
@@ -95,25 +91,6 @@ def before(alias: str) -> list[tuple[str, str]]:
     return [(key, str(status)) for key, status in settled]
 
 
-def stores() -> dict[int, str]:
-    """A database of its own for each size (before any connection is made: Django reads the
-    aliases once), migrated: their aliases."""
-    base = settings.DATABASES["default"]
-    aliases = {size: f"s{size}" for size in SIZES}
-    for alias in aliases.values():
-        name = alias if PG_URL else str(WORK / f"{alias}.sqlite3")
-        settings.DATABASES[alias] = {**base, "NAME": name}
-    # The default database first: dashboard's migration 0003 reads its tokens there, whichever
-    # database is being migrated.
-    call_command("migrate", verbosity=0)
-    for alias in aliases.values():
-        if PG_URL:
-            with connections["default"].cursor() as cursor:
-                cursor.execute(f"CREATE DATABASE {alias}")
-        call_command("migrate", database=alias, verbosity=0)
-    return aliases
-
-
 CASES: dict[str, Callable[[str], list[tuple[str, str]]]] = {
     "before": before,
     "after": lambda alias: effects.reconcile(WAIT, alias),
@@ -122,7 +99,7 @@ CASES: dict[str, Callable[[str], list[tuple[str, str]]]] = {
 
 def main() -> None:
     logging.getLogger("services.effects").setLevel(logging.ERROR)  # a line each pass settles
-    aliases = stores()
+    aliases = stores(STORE, SIZES)
     for size in SIZES:
         began = time.perf_counter()
         seed(aliases[size], size)

@@ -26,12 +26,10 @@ SQLite (a file in a temp dir), production settings. Run from the worktree:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -42,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.production_env import production_env  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -54,12 +52,7 @@ PARSER.add_argument("--repeats", type=int, default=9, help="measurements (median
 PARSER.add_argument("--seed", type=int, default=1, help="random seed")
 ARGS = PARSER.parse_args()
 
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-forks-"))
-os.environ.update(production_env(f"sqlite:///{WORK / 'forks.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+WORK = setup("forks", sqlite="forks.sqlite3").work
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402

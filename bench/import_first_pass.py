@@ -45,11 +45,9 @@ from __future__ import annotations
 import argparse
 import atexit
 import json
-import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -58,7 +56,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.production_env import production_env  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -70,13 +68,8 @@ PARSER.add_argument("--max-repeats", type=int, default=3, help="rounds at --max'
 PARSER.add_argument("--stored", type=int, default=20_000, help="events stored before (100 a run)")
 ARGS = PARSER.parse_args()
 
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-import-first-pass-"))
+WORK = setup("import-first-pass").work
 atexit.register(shutil.rmtree, WORK, True)  # its files: 52 MB with --max
-os.environ.update(production_env(f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402

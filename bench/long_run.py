@@ -47,15 +47,14 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from tests.services import start_postgres  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -86,28 +85,23 @@ def sized_parser(doc: str | None) -> argparse.ArgumentParser:
 
 
 def configure(postgres: bool) -> Path:
-    home = Path(tempfile.mkdtemp(prefix="minutes-long-"))
-    os.environ.update(
-        MINUTES_HOME=str(home),
-        MINUTES_DEBUG="1",
-        CELERY_BROKER_URL="memory://",  # the next steps are enqueued to nobody: we drive them
-        DJANGO_SETTINGS_MODULE="config.settings",
-        MINUTES_SANDBOX="off",
+    """Django on a store of the bench's own, migrated: its temp dir. On development settings
+    (MINUTES_DEBUG=1), as these benches have always been measured."""
+    store = setup(
+        "long",
+        postgres,
+        sqlite="minutes.sqlite3",
+        env={
+            "MINUTES_DEBUG": "1",
+            # The next steps are enqueued to nobody: the bench drives them.
+            "CELERY_BROKER_URL": "memory://",
+            "MINUTES_SANDBOX": "off",
+        },
     )
-    if postgres:
-        url = start_postgres(durable=True)
-        if url is None:
-            sys.exit("PostgreSQL is not installed (apt-get install postgresql)")
-        os.environ["DATABASE_URL"] = url
-    else:
-        os.environ["DATABASE_URL"] = f"sqlite:///{home / 'minutes.sqlite3'}"
-    import django
-
-    django.setup()
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    return home
+    return store.work
 
 
 def register_scenario(turns: int) -> None:

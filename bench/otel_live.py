@@ -41,34 +41,33 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import queue
 import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from bench.production_env import setup
 
 if TYPE_CHECKING:
     from runtime.events import Event
 
 
 def configure() -> None:
-    home = Path(tempfile.mkdtemp(prefix="minutes-otel-live-"))
-    os.environ.update(
-        MINUTES_HOME=str(home),
-        MINUTES_DEBUG="1",
-        CELERY_BROKER_URL="memory://",  # steps and pushes are enqueued to nobody: we run them
-        DJANGO_SETTINGS_MODULE="config.settings",
-        MINUTES_SANDBOX="off",
-        DATABASE_URL=f"sqlite:///{home / 'minutes.sqlite3'}",
+    """Django on SQLite of the bench's own, migrated, on development settings
+    (MINUTES_DEBUG=1), as this bench has always been measured."""
+    setup(
+        "otel-live",
+        sqlite="minutes.sqlite3",
+        env={
+            "MINUTES_DEBUG": "1",
+            # Steps and pushes are enqueued to nobody: the bench runs them.
+            "CELERY_BROKER_URL": "memory://",
+            "MINUTES_SANDBOX": "off",
+        },
     )
-    import django
-
-    django.setup()
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)

@@ -39,19 +39,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import operator
-import os
-import secrets
 import shutil
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.production_env import setup  # noqa: E402
 
 ARGS = {"path": "src/textparse/parser.py", "note": "x" * 150}  # ~200 bytes as JSON
 RESULT = "r" * 300
@@ -244,17 +243,9 @@ def main() -> None:
         from runtime.snapshots import EVERY
 
         args.every = EVERY
-    home = Path(tempfile.mkdtemp(prefix="minutes-peer-"))
-    os.environ.update(  # as a deployed worker runs: MINUTES_DEBUG=0 (no query log)
-        MINUTES_HOME=str(home),
-        MINUTES_DEBUG="0",
-        MINUTES_SECRET_KEY=secrets.token_urlsafe(50),  # required with DEBUG off; unused here
-        DATABASE_URL=f"sqlite:///{home / 'unused.sqlite3'}",
-        DJANGO_SETTINGS_MODULE="config.settings",
-    )
-    import django
-
-    django.setup()
+    # As a deployed worker runs: MINUTES_DEBUG=0 (no query log). Each run gets a database
+    # of its own (use_database); the one set up here is not used.
+    work = setup("peer", sqlite="unused.sqlite3").work
     print(f"medians of {args.repeats}; each run in a fresh SQLite database")
     header = f"{'':<26}{'turns':>7}{'per turn (ms)':>15}{'storage (MB)':>14}{'resume + 1 (s)':>16}"
     print(header)
@@ -269,7 +260,7 @@ def main() -> None:
             contenders["LangGraph, conversation"] = langgraph_figures
         samples: dict[str, dict[str, list[float]]] = {name: {} for name in contenders}
         for i in range(args.repeats):
-            tmp = home / f"{turns}-{i}"
+            tmp = work / f"{turns}-{i}"
             tmp.mkdir()
             for name, measure in contenders.items():
                 for key, value in measure(turns, tmp).items():

@@ -42,7 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.streams_setup import parser, setup, sizes_of  # noqa: E402
+from bench.production_env import setup  # noqa: E402
+from bench.streams_setup import analyze, parser, sizes_of, stores  # noqa: E402
 
 PARSER = parser(__doc__, "200,2000,20000", "runs a store", repeats=None)
 PARSER.add_argument("--events", type=int, default=20, help="each run's own events")
@@ -52,10 +53,7 @@ PARSER.add_argument("--far-rounds", type=int, default=7, help="rounds of the las
 ARGS = PARSER.parse_args()
 SIZES = sizes_of(ARGS.sizes)
 STORE = setup("pending-pushes", ARGS.postgres)
-WORK, PG_URL = STORE.work, STORE.postgres_url
 
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402
 
 from journal_store import pending_pushes, projection, traces  # noqa: E402
@@ -117,25 +115,7 @@ def seed(alias: str, size: int) -> None:
             batches += [(f"run-{run_id}", own, 0), (f"traces-{run_id}", pushes(n, run_id), 0)]
         journal.append_batches(batches)
     projection.catch_up([pending_pushes.NAME], using=alias)
-    if connections[alias].vendor == "postgresql":
-        with connections[alias].cursor() as cursor:
-            cursor.execute("ANALYZE")
-
-
-def stores() -> dict[int, str]:
-    """A database of its own for each size (before any connection is made: Django reads the
-    aliases once), migrated: their aliases."""
-    base = settings.DATABASES["default"]
-    aliases = {size: f"s{size}" for size in SIZES}
-    for alias in aliases.values():
-        name = alias if PG_URL else str(WORK / f"{alias}.sqlite3")
-        settings.DATABASES[alias] = {**base, "NAME": name}
-    for alias in aliases.values():
-        if PG_URL:
-            with connections["default"].cursor() as cursor:
-                cursor.execute(f"CREATE DATABASE {alias}")
-        call_command("migrate", database=alias, verbosity=0)
-    return aliases
+    analyze(alias)
 
 
 CASES = ("before", "after, queued", "after, its outcome", "after, caught up")
@@ -144,7 +124,7 @@ FAR_CASE = f"after, {BEHIND:,} behind"
 
 
 def main() -> None:
-    aliases = stores()
+    aliases = stores(STORE, SIZES)
     for size in SIZES:
         started = time.perf_counter()
         seed(aliases[size], size)

@@ -13,10 +13,8 @@ transaction, the same ~300-byte event as bench/store.py. Medians of --repeats ro
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -24,18 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.production_env import production_env  # noqa: E402
-from tests.services import start_postgres  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
-PG_URL = start_postgres(durable=True)
-if not PG_URL:
-    sys.exit("PostgreSQL's initdb and pg_ctl are not installed: nothing to measure")
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-prefix-index-"))
-os.environ.update(production_env(PG_URL, WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+setup("prefix-index", postgres=True)  # the index measured is PostgreSQL's alone
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402

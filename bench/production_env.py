@@ -1,11 +1,23 @@
-"""The environment a bench runs Minutes in: production's settings (DEBUG off: with it on,
-Django records every query and its parameters, which the figures would then include), over
-plain HTTP on 127.0.0.1, with a throwaway secret key and a home of its own. Imports nothing
-of Django: it is read before Django is set up."""
+"""The environment a bench runs Minutes in, and the database it runs it on.
+
+production_env: production's settings (DEBUG off: with it on, Django records every query and
+its parameters, which the figures would then include), over plain HTTP on 127.0.0.1, with a
+throwaway secret key and a home of its own.
+
+setup: what every bench that stores events does first, before its own imports of Django: a
+temp dir of its own, SQLite in it or a private PostgreSQL cluster started from the installed
+binaries (tests/services.py's, with fsync on), those settings, and Django set up on them.
+Migrating is the bench's: some migrate a database a size, or to an older migration.
+
+Imports nothing of Django at import: it is read before Django is set up."""
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -19,3 +31,57 @@ def production_env(database_url: str, home: Path) -> dict[str, str]:
         "MINUTES_ALLOWED_HOSTS": "127.0.0.1",
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }
+
+
+@dataclass(frozen=True)
+class Store:
+    work: Path  # the bench's temp dir: its SQLite files, and the store's home below it
+    postgres_url: str | None  # the private cluster's, where one was started
+    env: dict[str, str]  # production_env as set, without the bench's own variables: what a
+    # server the bench starts is given
+
+    @property
+    def home(self) -> Path:
+        return self.work / "home"
+
+
+def setup(
+    name: str,
+    postgres: bool = False,
+    *,
+    sqlite: str = "bench.sqlite3",
+    beside: bool = False,
+    work: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Store:
+    """Django set up on a store of the bench's own, and what the bench needs of it.
+
+    name       the temp dir's: minutes-bench-<name>-...
+    postgres   the database is a private PostgreSQL cluster (exits saying so where PostgreSQL
+               is not installed); else SQLite's file `sqlite` in the temp dir
+    beside     SQLite the default database and the cluster, where it is installed, the
+               second one, "postgres" (bench/two_databases.py's settings): for the benches
+               that measure both in one process
+    work       a kept dir instead of a new one (a kept SQLite database)
+    env        the bench's own variables, set over production's (MINUTES_EAGER, a broker)
+    """
+    from tests.services import start_postgres  # the private PostgreSQL cluster
+
+    if postgres and beside:
+        raise ValueError("setup: postgres and beside are two ways to measure PostgreSQL; one")
+    work = work or Path(tempfile.mkdtemp(prefix=f"minutes-bench-{name}-"))
+    url = start_postgres(durable=True) if postgres or beside else None
+    if postgres and not url:
+        sys.exit("PostgreSQL's initdb and pg_ctl are not installed: no PostgreSQL to measure on")
+    found = production_env(url if postgres and url else f"sqlite:///{work / sqlite}", work / "home")
+    if beside:
+        # Production settings have one database; these add the cluster as the second.
+        found["DJANGO_SETTINGS_MODULE"] = "bench.two_databases"
+        if url:
+            found["MINUTES_BENCH_POSTGRES_URL"] = url
+    os.environ.update(found)
+    os.environ.update(env or {})
+    import django
+
+    django.setup()
+    return Store(work, url, found)

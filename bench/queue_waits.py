@@ -15,13 +15,12 @@ hold every dead letter, and one scenario's runs that hold none.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.production_env import production_env
+from bench.production_env import setup
 
 PARSER = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 PARSER.add_argument("--reuse", type=Path, required=True, help="a --keep dashboard bench's dir")
@@ -30,11 +29,7 @@ ARGS = PARSER.parse_args()
 DB = ARGS.reuse / "dashboard.sqlite3"
 if not DB.exists():
     PARSER.error(f"--reuse: no dashboard.sqlite3 in {ARGS.reuse} (run bench/dashboard.py --keep)")
-os.environ.update(production_env(f"sqlite:///{DB}", ARGS.reuse / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+setup("queue-waits", sqlite="dashboard.sqlite3", work=ARGS.reuse)
 
 from django.db.models import QuerySet  # noqa: E402
 

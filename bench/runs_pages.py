@@ -58,7 +58,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.streams_setup import parser, setup, sizes_of  # noqa: E402
+from bench.production_env import setup  # noqa: E402
+from bench.streams_setup import parser, sizes_of  # noqa: E402
 
 PARSER = parser(__doc__, "200,20000", "runs in each store")
 PARSER.add_argument("--limit", type=int, default=50, help="runs a page shows (the page's 50)")
@@ -66,7 +67,7 @@ PARSER.add_argument("--calls", type=int, default=3, help="calls a round (its bes
 PARSER.add_argument("--seed", type=int, default=1, help="random seed")
 ARGS = PARSER.parse_args()
 SIZES = sizes_of(ARGS.sizes)
-STORE = setup("runs-pages", ARGS.postgres, database="unused.sqlite3")
+STORE = setup("runs-pages", ARGS.postgres, sqlite="unused.sqlite3")
 WORK, PG_URL = STORE.work, STORE.postgres_url
 
 from django.contrib.auth import get_user_model  # noqa: E402

@@ -16,16 +16,14 @@ Production settings (MINUTES_DEBUG=0), SQLite (WAL, a file in a temp dir).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-search-"))
 sys.path.insert(0, str(ROOT))
+
+from bench.production_env import setup  # noqa: E402
 
 parser = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -39,14 +37,7 @@ parser.add_argument(
 ARGS = parser.parse_args()
 clock = time.process_time if ARGS.cpu else time.perf_counter
 
-os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-os.environ["MINUTES_DEBUG"] = "0"
-os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
-
-import django  # noqa: E402
-
-django.setup()
+setup("search")
 
 from django.core.management import call_command  # noqa: E402
 

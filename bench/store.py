@@ -19,11 +19,9 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 import tracemalloc
 import uuid
@@ -32,24 +30,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-store-"))
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from tests.services import start_postgres  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 
-PG_URL = start_postgres(durable=True)
-os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
-if PG_URL:
-    os.environ["MINUTES_BENCH_POSTGRES_URL"] = PG_URL
-# Its own settings: the production ones have no second database (bench/two_databases.py).
-os.environ["DJANGO_SETTINGS_MODULE"] = "bench.two_databases"
-# Production settings: with DEBUG on, Django records every query and its parameters.
-os.environ["MINUTES_DEBUG"] = "0"
-os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
-
-import django  # noqa: E402
-
-django.setup()
+# SQLite, and the private PostgreSQL cluster beside it where it is installed.
+STORE = setup("store", beside=True)
+WORK, PG_URL = STORE.work, STORE.postgres_url
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402

@@ -25,41 +25,22 @@ with fsync on, VACUUM ANALYZEd after each load.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.production_env import production_env  # noqa: E402
-from bench.streams_setup import rows_read  # noqa: E402
-from tests.services import start_postgres  # noqa: E402
+from bench.production_env import setup  # noqa: E402
+from bench.streams_setup import like_prefix, parser, rows_read, settle  # noqa: E402
 
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-)
-PARSER.add_argument("--sizes", default="100,20000", help="other events, ascending")
-PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
-ARGS = PARSER.parse_args()
+ARGS = parser(__doc__, "100,20000", "other events, ascending").parse_args()
 SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
-
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-store-scans-"))
-PG_URL = start_postgres(durable=True) if ARGS.postgres else None
-if ARGS.postgres and not PG_URL:
-    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+setup("store-scans", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
@@ -139,15 +120,6 @@ def grow_others(journal: DjangoJournal, have: int, want: int) -> None:
         journal.append_batches(batches)
 
 
-def like_prefix(journal: DjangoJournal, prefix: str) -> list[Recorded]:
-    """read_prefix as it was before 2026-12-06: a LIKE on the stream's name. On PostgreSQL
-    the LIKE is on `stream || ''`, as no index can serve it: the planner would otherwise seek
-    migration 0050's index in byte order with it, which the store did not have before."""
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    name = "stream || ''" if connection.vendor == "postgresql" else "stream"
-    return journal.select(f"WHERE {name} LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
-
-
 def run_records_before(journal: DjangoJournal) -> list[Recorded]:
     own = journal.read(streams.journal(RUN))
     return sorted([*own, *like_prefix(journal, f"worker-{RUN}-")], key=lambda r: r.position)
@@ -176,25 +148,6 @@ def figured_before(journal: DjangoJournal) -> list[Recorded]:
     ]
 
 
-def settle() -> None:
-    """PostgreSQL: statistics and the visibility map brought up to date after a load (as
-    bench/whole_reads.py does), and checked. SQLite: the load's write-ahead log moved into
-    the database, as a checkpoint leaves it between a store's writes."""
-    if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE")
-            cursor.execute(
-                "SELECT reltuples, (SELECT count(*) FROM journal_event) FROM pg_class "
-                "WHERE relname = 'journal_event'"
-            )
-            planned, rows = cursor.fetchone()
-        if abs(planned - rows) > rows / 100:
-            sys.exit(f"stale statistics: the planner has {planned:,.0f} journal rows of {rows:,}")
-
-
 def main() -> None:
     call_command("migrate", verbosity=0)
     journal = DjangoJournal()
@@ -217,7 +170,7 @@ def main() -> None:
         started = time.perf_counter()
         grow_others(journal, have, size)
         have = size
-        settle()
+        settle(checkpoint=True)
         print(f"grew to {size:,} other events in {time.perf_counter() - started:.1f} s")
         for name, read in reads.items():  # the same records, before and now
             found = [(r.stream, r.version) for r in read()]

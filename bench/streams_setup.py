@@ -1,38 +1,28 @@
-"""What the benches of a read's cost as its streams grow share (call_checks.py,
-conflict_cards.py, pending_pushes.py, runs_pages.py): their common arguments, a store of their
-own under production settings (SQLite in a temp dir, or a private PostgreSQL cluster with fsync
-on), and the loads and the table of medians they make on it.
+"""What the benches of a read's cost as its store grows share (call_checks.py,
+conflict_cards.py, effects_reconcile.py, pending_pushes.py, runs_pages.py, store_scans.py,
+whole_reads.py): their common arguments, a database a size, the loads, the statistics after
+them, the reads as they were and the table of medians. Their store is
+bench/production_env.py's `setup`.
 
-Nothing happens at import, and nothing of Django is imported here before `setup` has run: a
-bench calls it before its own imports of Django, and the helpers import what they use when
-called.
+Nothing happens at import, and nothing of Django is imported here: a bench imports this before
+`setup` has set Django up, and the helpers import what they use when called.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.production_env import production_env
 from runtime.events import Event, RunStarted
-from runtime.journal import Batch
+from runtime.journal import Batch, Recorded
 
 if TYPE_CHECKING:
+    from bench.production_env import Store
     from journal_store.journal import DjangoJournal
-
-
-@dataclass(frozen=True)
-class Store:
-    work: Path  # the bench's temp dir: its SQLite files and the store's home
-    postgres_url: str | None  # the private cluster's, with --postgres
 
 
 def parser(
@@ -61,21 +51,27 @@ def sizes_of(text: str) -> list[int]:
     return [int(s) for s in text.split(",")]
 
 
-def setup(name: str, postgres: bool, database: str = "bench.sqlite3") -> Store:
-    """A temp dir of the bench's own, production's settings over SQLite's `database` in it or
-    a private PostgreSQL cluster (exits saying so where PostgreSQL is not installed), and
-    Django set up on them."""
-    from tests.services import start_postgres  # the private PostgreSQL cluster
+def stores(store: Store, sizes: list[int]) -> dict[int, str]:
+    """A database of its own for each size, migrated: their aliases. Called before any
+    connection to them is made: Django reads the aliases once."""
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connections
 
-    work = Path(tempfile.mkdtemp(prefix=f"minutes-bench-{name}-"))
-    url = start_postgres(durable=True) if postgres else None
-    if postgres and not url:
-        sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-    os.environ.update(production_env(url or f"sqlite:///{work / database}", work / "home"))
-    import django
-
-    django.setup()
-    return Store(work, url)
+    base = settings.DATABASES["default"]
+    aliases = {size: f"s{size}" for size in sizes}
+    for alias in aliases.values():
+        name = alias if store.postgres_url else str(store.work / f"{alias}.sqlite3")
+        settings.DATABASES[alias] = {**base, "NAME": name}
+    # The default database first: dashboard's migration 0003 reads its tokens there, whichever
+    # database is being migrated.
+    call_command("migrate", verbosity=0)
+    for alias in aliases.values():
+        if store.postgres_url:
+            with connections["default"].cursor() as cursor:
+                cursor.execute(f"CREATE DATABASE {alias}")
+        call_command("migrate", database=alias, verbosity=0)
+    return aliases
 
 
 def append(journal: DjangoJournal, stream: str, events: list[Event]) -> None:
@@ -99,13 +95,48 @@ def others(journal: DjangoJournal, count: int) -> None:
         journal.append_batches(batches)
 
 
-def analyze() -> None:
+def analyze(alias: str = "default") -> None:
     """PostgreSQL's statistics after the load, as autovacuum would gather them."""
+    from django.db import connections
+
+    if connections[alias].vendor == "postgresql":
+        with connections[alias].cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+
+def settle(checkpoint: bool = False) -> None:
+    """PostgreSQL: statistics and the visibility map brought up to date after a load, so that
+    autovacuum does not do it during the rounds that follow; and checked, since the figures
+    are only worth what the plans were made from (the journal's rows as the planner has them,
+    against its count; n_mod_since_analyze is no check: this session's inserts reach the
+    counters up to a second late, after the ANALYZE). SQLite, with `checkpoint`: the load's
+    write-ahead log moved into the database, as a checkpoint leaves it between a store's
+    writes."""
     from django.db import connection
 
+    if checkpoint and connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+            cursor.execute("VACUUM ANALYZE")
+            cursor.execute(
+                "SELECT reltuples, (SELECT count(*) FROM journal_event) FROM pg_class "
+                "WHERE relname = 'journal_event'"
+            )
+            planned, rows = cursor.fetchone()
+        if abs(planned - rows) > rows / 100:
+            sys.exit(f"stale statistics: the planner has {planned:,.0f} journal rows of {rows:,}")
+
+
+def like_prefix(journal: DjangoJournal, prefix: str) -> list[Recorded]:
+    """read_prefix as it was before 2026-12-06: a LIKE on the stream's name, a scan of the
+    table. On PostgreSQL the LIKE is on `stream || ''`, as no index can serve it: the planner
+    would otherwise seek migration 0050's index in byte order with it, which the store did not
+    have before."""
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    name = "stream || ''" if journal.connection.vendor == "postgresql" else "stream"
+    return journal.select(f"WHERE {name} LIKE %s ESCAPE '\\' ORDER BY position", [escaped + "%"])
 
 
 def rows_read(work: Callable[[], Any]) -> int:

@@ -17,13 +17,10 @@ a private PostgreSQL cluster, VACUUM ANALYZEd after each load as autovacuum woul
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
-import tempfile
 import time
-import uuid
-from pathlib import Path
+
+from bench.production_env import setup
 
 parser = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -32,25 +29,7 @@ parser.add_argument("--postgres", action="store_true", help="on PostgreSQL inste
 parser.add_argument("--repeats", type=int, default=301, help="calls timed per figure")
 parser.add_argument("--sizes", default="100,20000", help="runs stored, comma-separated")
 ARGS = parser.parse_args()
-WORK = Path(tempfile.mkdtemp(prefix="minutes-team-box-"))
-
-if ARGS.postgres:
-    from tests.services import start_postgres
-
-    url = start_postgres(durable=True)
-    if url is None:
-        sys.exit("PostgreSQL is not installed here (no initdb/pg_ctl)")
-    os.environ["DATABASE_URL"] = url
-else:
-    os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-os.environ["MINUTES_DEBUG"] = "0"
-os.environ.setdefault("MINUTES_SECRET_KEY", "bench-" + uuid.uuid4().hex + uuid.uuid4().hex)
-os.environ.setdefault("MINUTES_HOME", str(WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+setup("team-box", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402

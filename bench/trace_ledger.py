@@ -25,13 +25,12 @@ Figures: medians in ms and each one's ratio to the first length's, measured in t
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from bench.production_env import setup
 
 if TYPE_CHECKING:
     from runtime.events import Event
@@ -40,18 +39,7 @@ URL = "http://collector:4318"
 
 
 def configure() -> None:
-    home = Path(tempfile.mkdtemp(prefix="minutes-trace-ledger-"))
-    os.environ.update(
-        MINUTES_HOME=str(home),
-        MINUTES_DEBUG="0",
-        MINUTES_SECRET_KEY="bench-" + "x" * 50,
-        CELERY_BROKER_URL="memory://",
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DATABASE_URL=f"sqlite:///{home / 'minutes.sqlite3'}",
-    )
-    import django
-
-    django.setup()
+    setup("trace-ledger", sqlite="minutes.sqlite3", env={"CELERY_BROKER_URL": "memory://"})
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)

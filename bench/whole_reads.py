@@ -41,41 +41,22 @@ load.
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
+sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
-from bench.production_env import production_env  # noqa: E402
-from bench.streams_setup import rows_read  # noqa: E402
-from tests.services import start_postgres  # noqa: E402
+from bench.production_env import setup  # noqa: E402
+from bench.streams_setup import parser, rows_read, settle  # noqa: E402
 
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-)
-PARSER.add_argument("--sizes", default="100,20000", help="records, comma separated, ascending")
-PARSER.add_argument("--repeats", type=int, default=15, help="rounds (medians)")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
-ARGS = PARSER.parse_args()
+ARGS = parser(__doc__, "100,20000", "records, ascending").parse_args()
 SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
-
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-whole-reads-"))
-PG_URL = start_postgres(durable=True) if ARGS.postgres else None
-if ARGS.postgres and not PG_URL:
-    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+setup("whole-reads", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
@@ -302,24 +283,6 @@ def records_before(journal: DjangoJournal, run_id: str) -> list[Recorded]:
         found += [r for r in journal.read_prefix(prefix) if streams.owned_by(r.stream, run_id)]
     found += journal.read_prefix("lease-" + streams.resource(run_id, ""))
     return sorted(found, key=lambda r: r.position)
-
-
-def settle() -> None:
-    """PostgreSQL: statistics and the visibility map brought up to date after a load, so that
-    autovacuum does not do it during the rounds that follow; and checked, since the figures
-    are only worth what the plans were made from (the journal's rows as the planner has them,
-    against its count; n_mod_since_analyze is no check: this session's inserts reach the
-    counters up to a second late, after the ANALYZE)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE")
-            cursor.execute(
-                "SELECT reltuples, (SELECT count(*) FROM journal_event) FROM pg_class "
-                "WHERE relname = 'journal_event'"
-            )
-            planned, rows = cursor.fetchone()
-        if abs(planned - rows) > rows / 100:
-            sys.exit(f"stale statistics: the planner has {planned:,.0f} journal rows of {rows:,}")
 
 
 def main() -> None:

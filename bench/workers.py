@@ -28,25 +28,15 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-workers-"))
 sys.path.insert(0, str(ROOT))
 
+from bench.production_env import setup  # noqa: E402
 from config.broker import EmbeddedRedis  # noqa: E402
 from tests.services import start_redis  # noqa: E402
 
 REDIS = start_redis()
 EMBEDDED = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="minutes-bench-broker-")))
-os.environ.update(
-    DATABASE_URL=f"sqlite:///{WORK / 'bench.sqlite3'}",
-    MINUTES_HOME=str(WORK / "home"),
-    MINUTES_DEBUG="0",
-    MINUTES_SECRET_KEY="bench-" + uuid.uuid4().hex + uuid.uuid4().hex,
-    DJANGO_SETTINGS_MODULE="config.settings",
-)
-
-import django  # noqa: E402
-
-django.setup()
+WORK = setup("workers").work
 
 from django.core.management import call_command  # noqa: E402
 

@@ -1,0 +1,113 @@
+"""The benches' store (bench/production_env.py's setup) and the read they keep as it was
+(bench/streams_setup.py's like_prefix, the baseline of store_scans.py and whole_reads.py).
+
+setup sets Django up, so each case runs it in a process of its own, with an environment that
+knows nothing of the suite's, and reports what Django was set up on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.production_env import setup
+from bench.streams_setup import like_prefix
+from journal_store.journal import DjangoJournal
+from runtime.events import RunStarted
+from tests.conftest import on_every_backend
+from tests.services import find
+
+ROOT = Path(__file__).resolve().parent.parent
+
+REPORT = """
+import json, sys
+from bench.production_env import setup
+store = setup("test", **json.loads(sys.argv[1]))
+from django.conf import settings
+from django.db import connections
+print(json.dumps({
+    "work": str(store.work),
+    "postgres_url": store.postgres_url,
+    "debug": settings.DEBUG,
+    "home": str(settings.HOME),
+    "env_settings": store.env["DJANGO_SETTINGS_MODULE"],
+    "databases": {
+        alias: [connections[alias].vendor, str(settings.DATABASES[alias]["NAME"])]
+        for alias in settings.DATABASES
+    },
+}))
+"""
+
+
+def report(**kwargs: object) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
+    env |= {"PYTHONPATH": str(ROOT), "DATABASE_URL": ""}
+    done = subprocess.run(
+        [sys.executable, "-c", REPORT, json.dumps(kwargs)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_sqlite_is_a_file_in_the_benchs_own_dir_under_production_settings():
+    found = report(sqlite="named.sqlite3")
+    work = Path(found["work"])
+    assert work.name.startswith("minutes-bench-test-")
+    assert found["databases"] == {"default": ["sqlite", str(work / "named.sqlite3")]}
+    assert found["debug"] is False
+    assert found["home"] == str(work / "home")
+    assert found["postgres_url"] is None
+
+
+needs_postgres = pytest.mark.skipif(
+    not (find("initdb") and find("pg_ctl")), reason="PostgreSQL's binaries are not installed"
+)
+
+
+@needs_postgres
+def test_postgres_is_a_private_cluster():
+    found = report(postgres=True)
+    assert found["postgres_url"].startswith("postgres://minutes@127.0.0.1:")
+    assert found["databases"] == {"default": ["postgresql", "minutes"]}
+    assert found["debug"] is False
+
+
+@needs_postgres
+def test_beside_is_sqlite_and_the_cluster_as_the_second_database():
+    found = report(beside=True)
+    work = Path(found["work"])
+    assert found["env_settings"] == "bench.two_databases"
+    assert found["databases"] == {
+        "default": ["sqlite", str(work / "bench.sqlite3")],
+        "postgres": ["postgresql", "minutes"],
+    }
+
+
+def test_postgres_and_beside_together_are_refused_before_anything_starts(tmp_path):
+    with pytest.raises(ValueError, match="postgres and beside"):
+        setup("test", postgres=True, beside=True, work=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@on_every_backend()
+def test_like_prefix_reads_what_read_prefix_reads(alias):
+    """The baseline reads the same records as the read it is set beside: the names that start
+    with the prefix exactly, '%' and '_' being characters, in the order they were written. (On
+    SQLite the LIKE is blind to case, as the read was: no two names here differ by case.)"""
+    journal = DjangoJournal(alias)
+    names = ["worker-r1-a", "worker-r1_b", "worker-r10-c", "worker-r1%d", "worker-r2-e", "w-r1"]
+    for n, name in enumerate(names):
+        journal.append(name, [RunStarted(run_id=f"r{n}", agent="a", task="t")], 0)
+    for prefix in ("worker-r1-", "worker-r1_", "worker-r1%", "worker-r1", "w"):
+        expected = [(r.stream, r.position) for r in journal.read_prefix(prefix)]
+        assert [(r.stream, r.position) for r in like_prefix(journal, prefix)] == expected, prefix
+    assert [r.stream for r in like_prefix(journal, "worker-r1-")] == ["worker-r1-a"]

@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import parser, rows_read, settle  # noqa: E402
+from bench.streams_setup import like_prefix, parser, rows_read, settle  # noqa: E402
 
 ARGS = parser(__doc__, "100,20000", "records, ascending").parse_args()
 SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
@@ -276,12 +276,14 @@ def live_whole(journal: DjangoJournal, subject: str) -> tuple[list[ClaimAsserted
 
 def records_before(journal: DjangoJournal, run_id: str) -> list[Recorded]:
     """fork.records_of as it was before 2026-12-06: every `worker-` and `saga-` stream of
-    every run, and every lease on the run's resources, read by prefix and picked out."""
+    every run, and every lease on the run's resources, read by prefix and picked out; each
+    prefix read by the LIKE read_prefix was then (like_prefix), where read_prefix is now a
+    range of names in byte order, a seek of an index."""
     found: list[Recorded] = list(journal.read(Intents.stream(TASK + run_id)))
     found += journal.read(streams.journal(run_id)) + journal.read(streams.breakers(run_id))
     for prefix in ("worker-", "saga-"):
-        found += [r for r in journal.read_prefix(prefix) if streams.owned_by(r.stream, run_id)]
-    found += journal.read_prefix("lease-" + streams.resource(run_id, ""))
+        found += [r for r in like_prefix(journal, prefix) if streams.owned_by(r.stream, run_id)]
+    found += like_prefix(journal, "lease-" + streams.resource(run_id, ""))
     return sorted(found, key=lambda r: r.position)
 
 

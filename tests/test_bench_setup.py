@@ -61,6 +61,7 @@ def report(**kwargs: object) -> dict:
     return found
 
 
+@pytest.mark.slow  # a process of its own, which sets Django up
 def test_sqlite_is_a_file_in_the_benchs_own_dir_under_production_settings():
     found = report(sqlite="named.sqlite3")
     work = Path(found["work"])
@@ -76,6 +77,7 @@ needs_postgres = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow  # a process of its own, which sets Django up
 @needs_postgres
 def test_postgres_is_a_private_cluster():
     found = report(postgres=True)
@@ -84,6 +86,7 @@ def test_postgres_is_a_private_cluster():
     assert found["debug"] is False
 
 
+@pytest.mark.slow  # a process of its own, which sets Django up
 @needs_postgres
 def test_beside_is_sqlite_and_the_cluster_as_the_second_database():
     found = report(beside=True)

@@ -40,6 +40,7 @@ from runtime.journal import (
     OwnedJournal,
     Recorded,
     RunIndexedJournal,
+    SeekingJournal,
     Stamp,
     WrongExpectedVersion,
     check_batch,
@@ -556,3 +557,4 @@ if TYPE_CHECKING:  # the reads that ask for these protocols by type: mypy holds 
     claims_journal: type[ClaimsJournal] = DjangoJournal
     owned_journal: type[OwnedJournal] = DjangoJournal
     run_indexed_journal: type[RunIndexedJournal] = DjangoJournal
+    seeking_journal: type[SeekingJournal] = DjangoJournal

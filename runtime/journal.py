@@ -41,7 +41,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from runtime.events import (
     DriverLeased,
@@ -159,28 +159,56 @@ class BatchJournal(Journal, Protocol):
         ...
 
 
+@runtime_checkable
 class RangeJournal(Journal, Protocol):
+    """A journal that reads a stream between two versions (the database's, by its (stream,
+    version) index; the memory journal's, a slice of its list): `read_between` asks for it by
+    type, and slices a read of the stream from `after` on any other."""
+
     def read_range(self, stream: str, after: int, until: int) -> list[Recorded]:
         """The stream's events with after < version <= until, in version order."""
+        ...
+
+
+@runtime_checkable
+class SeekingJournal(RangeJournal, Protocol):
+    """A journal that seeks a stream's rows by its indexes (the database's): `read_of_kind`,
+    `read_run_of_kind`, `last_of_kind`, `read_at_versions` and `last_record` ask for it by
+    type, and pick the rows out of a read of the whole stream on any other. `Fenced`
+    (runtime/fenced.py) has these reads too, each by the journal it wraps."""
+
+    def read_kind(
+        self, stream: str, kind: str, after: int = 0, limit: int | None = None
+    ) -> list[Recorded]:
+        """The stream's events of `kind` with journal position > `after` (a position, not a
+        version), in position order: the first `limit` of them."""
+        ...
+
+    def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
+        """The stream's events of `kind` whose envelope names run `run_id`, in position
+        order."""
+        ...
+
+    def last_kind(self, stream: str, kind: str) -> Recorded | None:
+        """The stream's last event of `kind`; None when it has none."""
+        ...
+
+    def at_versions(self, stream: str, versions: Sequence[int]) -> list[Recorded]:
+        """The stream's events at these versions, each once, in version order (a version the
+        stream has not reached is left out)."""
+        ...
+
+    def last(self, stream: str) -> Recorded | None:
+        """The stream's last event (at its version); None when the stream does not exist."""
         ...
 
 
 def read_between(journal: Journal, stream: str, after: int, until: int) -> list[Recorded]:
     """The stream's events with after < version <= until: by the journal's own ranged read
     where it has one (a database reads only those rows), else by slicing a read."""
-    ranged = getattr(journal, "read_range", None)
-    if ranged is not None:
-        return cast(RangeJournal, journal).read_range(stream, after, until)
+    if isinstance(journal, RangeJournal):
+        return journal.read_range(stream, after, until)
     return journal.read(stream, after)[: max(0, until - after)]
-
-
-class KindJournal(Journal, Protocol):
-    def read_kind(
-        self, stream: str, kind: str, after: int = 0, limit: int | None = None
-    ) -> list[Recorded]:
-        """The stream's events of one kind with journal position > after, in order (the
-        first `limit` of them)."""
-        ...
 
 
 def read_of_kind(
@@ -189,9 +217,8 @@ def read_of_kind(
     """The stream's events of `kind` with journal position > `after` (a position, not a
     version), the first `limit` of them: by the journal's own read where it has one (a
     database reads only those rows), else by picking them out of a read of the whole stream."""
-    own = getattr(journal, "read_kind", None)
-    if own is not None:
-        return cast(KindJournal, journal).read_kind(stream, kind, after, limit)
+    if isinstance(journal, SeekingJournal):
+        return journal.read_kind(stream, kind, after, limit)
     found = [r for r in journal.read(stream) if r.position > after and r.event.kind == kind]
     return found if limit is None else found[:limit]
 
@@ -201,31 +228,28 @@ def read_run_of_kind(journal: Journal, run_id: str, stream: str, kind: str) -> l
     order: by the journal's own read where it has one (a database seeks its (run, kind,
     position) index, whatever other runs wrote to a stream they share), else picked out of a
     read of the whole stream."""
-    own = getattr(journal, "of_kind", None)
-    if own is not None:
-        return cast(list[Recorded], own(run_id, stream, kind))
+    if isinstance(journal, SeekingJournal):
+        return journal.of_kind(run_id, stream, kind)
     return [r for r in journal.read(stream) if r.event.kind == kind and r.event.run_id == run_id]
 
 
 def last_of_kind(journal: Journal, stream: str, kind: str) -> Recorded | None:
     """The stream's last event of `kind`: by the journal's own read where it has one (a
     database seeks it by an index kept for the kind), else from the end of a whole read."""
-    own = getattr(journal, "last_kind", None)
-    if own is not None:
-        return cast(Recorded | None, own(stream, kind))
+    if isinstance(journal, SeekingJournal):
+        return journal.last_kind(stream, kind)
     return next((r for r in reversed(journal.read(stream)) if r.event.kind == kind), None)
 
 
 def read_at_versions(journal: Journal, stream: str, versions: Sequence[int]) -> list[Recorded]:
     """The stream's events at these versions, in version order: in one read by the journal's
     own where it has one, else a ranged read of each, else picked out of one whole read."""
-    own = getattr(journal, "at_versions", None)
-    if own is not None:
-        return cast(list[Recorded], own(stream, versions))
-    if getattr(journal, "read_range", None) is None:
+    if isinstance(journal, SeekingJournal):
+        return journal.at_versions(stream, versions)
+    if not isinstance(journal, RangeJournal):
         wanted = set(versions)
         return [r for r in journal.read(stream) if r.version in wanted]
-    return [r for v in sorted(set(versions)) for r in read_between(journal, stream, v - 1, v)]
+    return [r for v in sorted(set(versions)) for r in journal.read_range(stream, v - 1, v)]
 
 
 @runtime_checkable
@@ -325,9 +349,8 @@ def check_fence(fence: Fence | None, last: Recorded | None) -> None:
 def last_record(journal: Journal, stream: str) -> Recorded | None:
     """The stream's last record, never the whole stream: by the journal's one-row read where
     it has one (the database's `last`), else its version and the record at it."""
-    last = getattr(journal, "last", None)
-    if callable(last):
-        return cast(Recorded | None, last(stream))
+    if isinstance(journal, SeekingJournal):
+        return journal.last(stream)
     version = journal.version(stream)
     found = read_between(journal, stream, version - 1, version) if version else []
     return found[-1] if found else None
@@ -508,3 +531,7 @@ class MemoryJournal:
     def read_prefix(self, prefix: str) -> list[Recorded]:
         with self._lock:
             return [r for r in self._all if r.stream.startswith(prefix)]
+
+
+if TYPE_CHECKING:  # read_between asks for this protocol by type: mypy holds the journal to it
+    range_journal: type[RangeJournal] = MemoryJournal

@@ -30,6 +30,7 @@ from runtime.events import ClaimAsserted, ClaimsReconciled, ConflictParked, Even
 from runtime.journal import (
     Journal,
     Recorded,
+    SeekingJournal,
     WrongExpectedVersion,
     append_next,
     read_of_kind,
@@ -256,7 +257,7 @@ class Claims:
         stream = self.stream(subject)
         # A journal that reads by kind reads a page at a time; one that would read the whole
         # stream for every page (a file, a list) reads it once.
-        page: int | None = FIRST_PAGE if hasattr(self.journal, "read_kind") else None
+        page: int | None = FIRST_PAGE if isinstance(self.journal, SeekingJournal) else None
         while True:
             records = read_of_kind(self.journal, stream, ClaimsReconciled.kind, after, page)
             for rec in records:

@@ -48,7 +48,7 @@ from runtime.fenced import Fenced
 from runtime.journal import Fence, Recorded, StaleEpoch, WrongExpectedVersion
 from runtime.model import EndpointDown
 from runtime.stops import StopRequest
-from services import redacted
+from services import parking, redacted
 
 
 class Control:
@@ -61,6 +61,30 @@ class Control:
 
     def events(self) -> list[Event]:
         return [r.event for r in self.journal.read(self.stream)]
+
+    # Each question a step asks is one of these seeks by the (run, kind, position) index: the
+    # stream grows by every failure, stall, request and letter the run has had, and read
+    # whole, a step of a long run with a flaky endpoint paid for all of them.
+
+    def latest(self, kind: type[Event]) -> Recorded | None:
+        """The control stream's last event of `kind`, or None."""
+        found = self.journal.select(
+            "WHERE run_id = %s AND kind = %s AND stream = %s ORDER BY position DESC LIMIT 1",
+            [self.run_id, kind.__name__, self.stream],
+        )
+        return found[0] if found else None
+
+    def since(self, kind: type[Event], after: int) -> list[Recorded]:
+        """The control stream's events of `kind` at positions after `after`, in order."""
+        return self.journal.select(
+            "WHERE run_id = %s AND kind = %s AND stream = %s AND position > %s ORDER BY position",
+            [self.run_id, kind.__name__, self.stream, after],
+        )
+
+    def latest_of(self, *kinds: type[Event]) -> Recorded | None:
+        """The latest of the control stream's events of these kinds, or None."""
+        found = [r for r in (self.latest(k) for k in kinds) if r is not None]
+        return max(found, key=lambda r: r.position) if found else None
 
     def append(self, event: Event) -> None:
         self.journal.append(self.stream, [event], self.journal.version(self.stream))
@@ -90,16 +114,20 @@ class Control:
 
     def retried_at(self) -> int:
         """The position of the last dead-letter retry a person ordered here (0: none)."""
-        retried = [
-            r.position
-            for r in self.journal.read(self.stream)
-            if isinstance(r.event, DeadLetterRetried)
-        ]
-        return retried[-1] if retried else 0
+        retried = self.latest(DeadLetterRetried)
+        return retried.position if retried else 0
 
     def last_error(self, at_version: int) -> str:
+        # A step at `at_version` fails after the run's stream reached that version: read the
+        # failures since, not every one the run has had.
+        reached = self.journal.select(
+            "WHERE stream = %s AND version = %s", [streams.journal(self.run_id), at_version]
+        )
+        after = reached[0].position if reached else 0
         failures = [
-            e for e in self.events() if isinstance(e, StepFailed) and e.at_version == at_version
+            r.event
+            for r in self.since(StepFailed, after)
+            if isinstance(r.event, StepFailed) and r.event.at_version == at_version
         ]
         if not failures:
             return ""
@@ -108,14 +136,10 @@ class Control:
     def failing(self) -> Failing | None:
         """The failed steps since the run last moved (its stream's latest event) or a person
         last retried its dead letter; None when a step has gone through since. Two seeks and
-        the control stream, which holds requests and failures, not the run's turns."""
+        the failures since the later of them."""
         head = self.journal.last(streams.journal(self.run_id))
-        records = self.journal.read(self.stream)
-        retried = [r.position for r in records if isinstance(r.event, DeadLetterRetried)]
-        moved = max([head.position if head else 0, *retried])
-        failed = [
-            r.event for r in records if r.position > moved and isinstance(r.event, StepFailed)
-        ]
+        moved = max(head.position if head else 0, self.retried_at())
+        failed = [r.event for r in self.since(StepFailed, moved) if isinstance(r.event, StepFailed)]
         if not failed:
             return None
         last = failed[-1].error
@@ -146,18 +170,15 @@ class Control:
 
     def stop_request(self) -> StopRequest | None:
         """The pending stop, if the latest request is a stop (a resume cancels it)."""
-        for e in reversed(self.events()):
-            if isinstance(e, StopRequested):
-                return StopRequest(by=e.by, reason=e.reason)
-            if isinstance(e, ResumeRequested):
-                return None
-        return None
+        latest = self.latest_of(StopRequested, ResumeRequested)
+        e = latest.event if latest else None
+        return StopRequest(by=e.by, reason=e.reason) if isinstance(e, StopRequested) else None
 
     def resumed_by(self) -> str:
-        for e in reversed(self.events()):
-            if isinstance(e, ResumeRequested):
-                return e.by
-        return "operator"
+        latest = self.latest(ResumeRequested)
+        return (
+            latest.event.by if latest and isinstance(latest.event, ResumeRequested) else "operator"
+        )
 
     def request_stop(self, by: str, reason: str, at: int | None = None) -> None:
         self.ask(StopRequested(run_id=self.run_id, by=by, reason=reason), at)
@@ -177,12 +198,13 @@ class Control:
     def requests(self) -> tuple[Recorded | None, int]:
         """The latest stop or resume asked of the run (None: none), and the control stream's
         version it was read at."""
-        records = self.journal.read(self.stream)
-        version = records[-1].version if records else 0
-        for r in reversed(records):
-            if isinstance(r.event, StopRequested | ResumeRequested):
-                return r, version
-        return None, version
+        # The version first, then the request: one appended between the two is read again,
+        # never taken as the latest at a version from before it.
+        while True:
+            version = self.journal.version(self.stream)
+            latest = self.latest_of(StopRequested, ResumeRequested)
+            if latest is None or latest.version <= version:
+                return latest, version
 
     def resume_on_its_way(self, request: Recorded, interrupted: bool) -> bool:
         """Whether the resume asked in `request` is still to be taken up: no step has taken
@@ -219,16 +241,16 @@ class Control:
             outcome=(state.outcome or "") if state is not None and state.released else "",
         )
         for _ in range(attempts):
-            records = self.journal.read(self.stream)
-            for e in reversed([r.event for r in records]):
-                if isinstance(e, RunStalled):
-                    if e.since == since:
-                        return None
-                    break
+            # The version before the last stall: a stall noted between the two reads makes
+            # the append below fail and be read again, never noted twice.
+            version = self.journal.version(self.stream)
+            noted = self.latest(RunStalled)
+            if noted and isinstance(noted.event, RunStalled) and noted.event.since == since:
+                return None
             try:
                 # At the version just read: a stop or a failed step appended meanwhile is read
                 # again before this stall is noted, never overwritten nor noted twice.
-                self.journal.append(self.stream, [stall], records[-1].version if records else 0)
+                self.journal.append(self.stream, [stall], version)
             except WrongExpectedVersion:
                 continue
             return stall
@@ -247,28 +269,12 @@ class Control:
         written after that letter (with none open, anywhere in the stream); None for either
         when there is none. Such a row may be a stop, or a decision on a letter: what decides
         whether the run is driven at all, so no step reads past it."""
-        read = self.journal.readings("WHERE stream = %s ORDER BY version", [self.stream])
-        unread = read.unreadable[-1].error if read.unreadable else None
-        open_: dict[str, Recorded] = {}
-        for record in read.records:
-            e = record.event
-            if isinstance(e, DeadLettered):
-                open_[e.letter_id] = record
-            elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
-                open_.pop(e.letter_id, None)
-        letters = list(open_.values())
-        if unread is not None and unread.row and letters and letters[-1].position > unread.row[0]:
-            unread = None  # parked since: a person decides the letter naming it
-        letter = letters[0].event if letters else None
-        return (letter if isinstance(letter, DeadLettered) else None), unread
+        return parking.parked_on(self.journal, self.stream)  # folded as the stream grows
 
     def discarded(self) -> DeadLetterDiscarded | None:
-        for e in reversed(self.events()):
-            if isinstance(e, DeadLetterDiscarded):
-                return e
-            if isinstance(e, DeadLetterRetried):
-                return None
-        return None
+        latest = self.latest_of(DeadLetterDiscarded, DeadLetterRetried)
+        e = latest.event if latest else None
+        return e if isinstance(e, DeadLetterDiscarded) else None
 
     def dead_letter(
         self, reason: str, attempts: int, last_error: str, fence: Fence | None = None

@@ -57,6 +57,8 @@ from runtime.openai_wire import (
 from runtime.tool_names import wire_name
 
 CHAT_PATH = "/chat/completions"
+# The system message a pick then force step opens with when its window has none.
+TOOLS_OPENING = "You can call the tools listed."
 OLD_BACKEND_NAMES = {"openai": "endpoint"}  # what journals recorded before the rename
 # How the GenAI semantic conventions name the provider of a server that speaks this protocol
 # (`gen_ai.provider.name`), whoever runs it: a trace names the protocol, not our backend.
@@ -105,6 +107,21 @@ class _Retryable(Exception):
         self.status = status
         self.retry_after = retry_after
         self.timed_out = timed_out
+
+
+def opened(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """A pick then force step's window, opening with a system message (TOOLS_OPENING where it
+    has none), as both of its requests send it.
+
+    Some local chat templates put the tool list into the system message, and drop it when there
+    is none: the model would be asked to call tools it never saw. The pick is sent it too, so
+    that the two requests open alike: a server that reuses the prefix its last prompt shares
+    (llama.cpp's) read the window again from the first token, where the forced request alone
+    had one.
+    """
+    if any(m.role == "system" for m in messages):
+        return list(messages)
+    return [ChatMessage(role="system", content=TOOLS_OPENING), *messages]
 
 
 class OpenAIClient(ModelClient):
@@ -254,10 +271,6 @@ class OpenAIClient(ModelClient):
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], tool_choice: Any
     ) -> ModelResponse:
         wire = [wire_message(m) for m in messages]
-        if tools and self.pick_then_force and not any(m["role"] == "system" for m in wire):
-            # Some local chat templates put the tool list into the system message, and drop
-            # it when there is none: the model would be asked to call tools it never saw.
-            wire.insert(0, {"role": "system", "content": "You can call the tools listed."})
         body: dict[str, Any] = {"model": self.model, "messages": wire, "stream": False}
         if tools:
             # Some servers reject an empty "tools" array, so none means no key at all.
@@ -281,6 +294,7 @@ class OpenAIClient(ModelClient):
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
     ) -> ModelResponse:
         names = [t["name"] for t in tools]
+        messages = opened(messages)
         question = ChatMessage(
             role="user",
             content="Which one tool do you call next? Answer with its name only, one of: "

@@ -19,7 +19,7 @@ from runtime import flat, flight, views
 from runtime.events import Integrated, MessageSent, ModelResponded
 from runtime.jsonl import JsonlJournal
 from runtime.model import ChatMessage
-from runtime.openai_client import OpenAIClient
+from runtime.openai_client import OpenAIClient, opened
 from runtime.team import Services
 
 pytestmark = pytest.mark.slow
@@ -63,8 +63,10 @@ def test_a_plain_completion_reports_its_usage(client):
 def test_a_forced_tool_call_validates_and_a_tool_result_comes_back(client):
     window = [ChatMessage(role="user", content="Where is my order A-4471?")]
     forced = OpenAIClient(client.base_url, "local", tool_choice=None, pick_then_force=True)
-    # The forced request alone, as the client's second step sends it:
-    call = forced._ask(window, [LOOKUP], {"type": "function", "function": {"name": "lookup_order"}})
+    # The forced request alone, as the client's second step sends it (a system message first):
+    call = forced._ask(
+        opened(window), [LOOKUP], {"type": "function", "function": {"name": "lookup_order"}}
+    )
     [made] = call.tool_calls
     assert made.name == "lookup_order"
     jsonschema.validate(made.args, LOOKUP["parameters"])

@@ -32,6 +32,9 @@ from runtime.openai_settings import local_url_of
 
 WEIGHTS = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "run `make local-model` (builds the server once, about 7 minutes on 2 cores)"
+# What the server's prompt cache may hold: a saved state is some 30 kB a token of its prompt
+# (SmolLM2-135M's keys and values), so about 8 MB for a step's 600 tokens.
+PROMPT_CACHE_BYTES = 256 * 1024 * 1024
 START = (
     "start it with `python manage.py demo --model local`, or start the workers with "
     "MINUTES_LOCAL_MODEL_START=1 (a web request never starts it)"
@@ -102,6 +105,7 @@ class LocalModelServer:
         context: int = 8192,
         batch_threads: int | None = None,
         flash_attn: bool = False,
+        prompt_cache: int | None = PROMPT_CACHE_BYTES,
     ) -> None:
         self.base = base or url()
         parts = urlsplit(self.base)
@@ -121,12 +125,25 @@ class LocalModelServer:
         # time to read a prompt in on one thread (four prompts of 900 tokens: 52.9 s and 43.3 s
         # without, 31.4 s and 30.4 s with, taken in turns), which is most of a local call's cost.
         self.flash_attn = flash_attn
+        # The prompt cache (bytes; None: none): the server keeps its state after each reply and
+        # starts a prompt from the saved one sharing its longest beginning. Without it the
+        # server remembers only its last prompt, and a step's two requests take turns: the
+        # pick's prompt has no tool list, the forced call's has some 450 tokens of one inside
+        # the system message (chatml-function-calling writes it there), so each request parted
+        # from the other at the end of the system text and read the whole window again.
+        self.prompt_cache = prompt_cache
         self.process: subprocess.Popen[bytes] | None = None
         self.log = settings.HOME / "local-model.log"
 
     def command(self) -> list[str]:
         batch = [] if self.batch_threads is None else ["--n_threads_batch", str(self.batch_threads)]
         flash = ["--flash_attn", "True"] if self.flash_attn else []
+        cache = [] if self.prompt_cache is None else ["--cache", "True"]
+        cache += [] if self.prompt_cache is None else ["--cache_size", str(self.prompt_cache)]
+        # Logits for the last token only (the server's default keeps every prompt token's, some
+        # 200 kB each, which no request of ours reads: we ask no logprobs). Each saved state
+        # copied them, and a restored one swept the whole context's (8,192 x 49,152 floats):
+        # one to three seconds a request, most of what the cache saved.
         return [
             sys.executable,
             "-m",
@@ -144,7 +161,10 @@ class LocalModelServer:
             "--port",
             str(self.port),
             *batch,
+            "--logits_all",
+            "False",
             *flash,
+            *cache,
         ]
 
     def start(self, wait: float = 120.0) -> None:

@@ -1,10 +1,7 @@
 """The product's Celery app as bench/workers.py's workers run it: with the benchmark's own
-no-op task, and transport options from the environment.
-
-Minutes' settings support only Redis (embedded or not); kombu's filesystem and SQLAlchemy
-transports are measured for the record (docs/broker.md), so their workers need options that
-the settings no longer give: BENCH_BROKER_OPTIONS, a JSON object. The no-op task lives here,
-not in tasks/, so production workers never register a task that appends to any path sent.
+no-op task, and transport options from the environment (BENCH_BROKER_OPTIONS, a JSON object).
+The no-op task lives here, not in tasks/, so production workers never register a task that
+appends to any path sent.
 """
 
 from __future__ import annotations

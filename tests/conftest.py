@@ -93,7 +93,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 @pytest.hookimpl(trylast=True)  # after pytest-django's own ordering, which would undo this
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The shares that spawn processes and servers (the slow ones) go first, the local model's
-    first of all, so that the suite's last minutes are quick files on both processes rather
+    first of all, so that the suite's last minutes are quick files on every process rather
     than one long file started late on one."""
     slow = {share(i.nodeid) for i in items if i.get_closest_marker("slow") is not None}
     first = {"local-model": 0}  # the longest share of all

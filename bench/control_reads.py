@@ -27,10 +27,8 @@ PostgreSQL cluster with fsync on, VACUUM ANALYZEd after the load.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,10 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
 
-from bench.production_env import production_env  # noqa: E402
+from bench.production_env import setup  # noqa: E402
 from bench.streams_setup import rows_read  # noqa: E402
 from bench.typical_event import event as typical  # noqa: E402
-from tests.services import start_postgres  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -53,19 +50,19 @@ PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQ
 ARGS = PARSER.parse_args()
 SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
 
-WORK = Path(tempfile.mkdtemp(prefix="minutes-bench-control-reads-"))
-PG_URL = start_postgres(durable=True) if ARGS.postgres else None
-if ARGS.postgres and not PG_URL:
-    sys.exit("--postgres: PostgreSQL's initdb and pg_ctl are not installed")
-os.environ.update(production_env(PG_URL or f"sqlite:///{WORK / 'bench.sqlite3'}", WORK / "home"))
-
-import django  # noqa: E402
-
-django.setup()
+setup("control-reads", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench.control_before import (  # noqa: E402
+    failing_before,
+    parked_on_before,
+    requests_before,
+    resumed_by_before,
+    retried_at_before,
+    stop_request_before,
+)
 from journal_store.journal import DjangoJournal  # noqa: E402
 from runtime import streams  # noqa: E402
 from runtime.events import (  # noqa: E402
@@ -74,16 +71,13 @@ from runtime.events import (  # noqa: E402
     DeadLetterRetried,
     ErrorInfo,
     Event,
-    EventFormatError,
     ResumeRequested,
     RunStalled,
     StepFailed,
     StopRequested,
 )
-from runtime.journal import Recorded  # noqa: E402
-from runtime.stops import StopRequest  # noqa: E402
 from services import parking  # noqa: E402
-from services.control import Control, Failing  # noqa: E402
+from services.control import Control  # noqa: E402
 
 
 def control_events(run: str, size: int) -> list[Event]:
@@ -116,69 +110,6 @@ def seed(journal: DjangoJournal, run: str, size: int) -> None:
     events, stream = control_events(run, size), streams.control(run)
     for start in range(0, len(events), 1000):
         journal.append(stream, events[start : start + 1000], start)
-
-
-# --- the reads as they were before 2026-12-06: the control stream read whole --------------------
-
-
-def parked_on_before(control: Control) -> tuple[DeadLettered | None, EventFormatError | None]:
-    read = control.journal.readings("WHERE stream = %s ORDER BY version", [control.stream])
-    unread = read.unreadable[-1].error if read.unreadable else None
-    open_: dict[str, Recorded] = {}
-    for record in read.records:
-        e = record.event
-        if isinstance(e, DeadLettered):
-            open_[e.letter_id] = record
-        elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
-            open_.pop(e.letter_id, None)
-    letters = list(open_.values())
-    if unread is not None and unread.row and letters and letters[-1].position > unread.row[0]:
-        unread = None
-    letter = letters[0].event if letters else None
-    return (letter if isinstance(letter, DeadLettered) else None), unread
-
-
-def retried_at_before(control: Control) -> int:
-    retried = [
-        r.position
-        for r in control.journal.read(control.stream)
-        if isinstance(r.event, DeadLetterRetried)
-    ]
-    return retried[-1] if retried else 0
-
-
-def stop_request_before(control: Control) -> StopRequest | None:
-    for e in reversed(control.events()):
-        if isinstance(e, StopRequested):
-            return StopRequest(by=e.by, reason=e.reason)
-        if isinstance(e, ResumeRequested):
-            return None
-    return None
-
-
-def resumed_by_before(control: Control) -> str:
-    for e in reversed(control.events()):
-        if isinstance(e, ResumeRequested):
-            return e.by
-    return "operator"
-
-
-def failing_before(control: Control) -> Failing | None:
-    head = control.journal.last(streams.journal(control.run_id))
-    records = control.journal.read(control.stream)
-    retried = [r.position for r in records if isinstance(r.event, DeadLetterRetried)]
-    moved = max([head.position if head else 0, *retried])
-    failed = [r.event for r in records if r.position > moved and isinstance(r.event, StepFailed)]
-    return Failing(since=failed[0].t, tries=len(failed), last_error="", outage=True)
-
-
-def requests_before(control: Control) -> tuple[Recorded | None, int]:
-    records = control.journal.read(control.stream)
-    version = records[-1].version if records else 0
-    for r in reversed(records):
-        if isinstance(r.event, StopRequested | ResumeRequested):
-            return r, version
-    return None, version
 
 
 def main() -> None:

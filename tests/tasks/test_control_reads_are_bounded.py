@@ -2,7 +2,7 @@
 needs, not the stream: it grows by every failed step, stall, request and letter a run has had,
 and read whole several times a step, a long run with a flaky endpoint paid for all of them at
 every step (bench/control_reads.py has the figures). Each answer is held to the whole read's
-(the reads as they were, kept here), on SQLite and PostgreSQL, as the stream grows and as its
+(the reads as they were, kept in bench/control_before.py), on SQLite and PostgreSQL, as the stream grows and as its
 rows are rewritten behind the journal's back."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import journal_store.journal as stored
+from bench.control_before import parked_on_before
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime import streams
@@ -30,32 +31,11 @@ from runtime.events import (
     StopRequested,
     Usage,
 )
-from runtime.journal import Recorded
 from services import parking
 from services.control import Control
 from tests.conftest import on_every_backend
 
 pytestmark = on_every_backend()
-
-
-# --- the reads as they were: the control stream read whole -------------------------------------
-
-
-def parked_whole(control: Control) -> tuple[Any, Any]:
-    read = control.journal.readings("WHERE stream = %s ORDER BY version", [control.stream])
-    unread = read.unreadable[-1].error if read.unreadable else None
-    open_: dict[str, Recorded] = {}
-    for record in read.records:
-        e = record.event
-        if isinstance(e, DeadLettered):
-            open_[e.letter_id] = record
-        elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
-            open_.pop(e.letter_id, None)
-    letters = list(open_.values())
-    if unread is not None and unread.row and letters and letters[-1].position > unread.row[0]:
-        unread = None
-    letter = letters[0].event if letters else None
-    return letter, unread
 
 
 def said(answer: tuple[Any, Any]) -> tuple[Any, Any]:
@@ -103,10 +83,10 @@ def asked(control: Control) -> dict[str, Any]:
 def same(control: Control) -> None:
     """Every answer is the whole read's: in this process (its fold of the stream brought up to
     date) and in a process that never looked at the run (the fold made anew)."""
-    assert said(control.parked_on()) == said(parked_whole(control))
+    assert said(control.parked_on()) == said(parked_on_before(control))
     kept = dict(parking._folds)
     parking._folds.clear()
-    assert said(control.parked_on()) == said(parked_whole(control))
+    assert said(control.parked_on()) == said(parked_on_before(control))
     parking._folds.update(kept)
     read = control.journal.readings("WHERE stream = %s", [control.stream])
     if not read.unreadable:  # with one, the whole read raised; the step is parked on it first

@@ -13,6 +13,8 @@
     beat.py         a beat round skipped in one line while the database does not answer
     local_model.py  the local llama.cpp server: is it up (the web asks), start it (the demo
                     command and a worker started with MINUTES_LOCAL_MODEL_START do)
+    local_chat.py   the chat format that server runs with: llama-cpp-python's, shown what the
+                    tools answered (run as a process only: it needs llama_cpp)
     queue.py        the one way a service enqueues work: a task by name, once the transaction
                     commits
     asked.py        a query value that cannot be taken (BadQuery: why, per field)

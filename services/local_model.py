@@ -29,7 +29,10 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from runtime.openai_settings import local_url_of
+from services import local_chat
 
+# Where `python -m services.local_chat` finds this checkout's module, wherever it is started.
+ROOT = Path(__file__).resolve().parent.parent
 WEIGHTS = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "run `make local-model` (builds the server once, about 7 minutes on 2 cores)"
 # What the server's prompt cache may hold: a saved state is some 30 kB a token of its prompt
@@ -147,11 +150,11 @@ class LocalModelServer:
         return [
             sys.executable,
             "-m",
-            "llama_cpp.server",
+            "services.local_chat",  # llama_cpp.server, shown what the tools answered
             "--model",
             str(weights()),
             "--chat_format",
-            "chatml-function-calling",
+            local_chat.FORMAT,
             "--n_threads",
             str(self.threads),
             "--n_ctx",
@@ -176,7 +179,11 @@ class LocalModelServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=ROOT,
             )
         atexit.register(self.stop)
         deadline = time.monotonic() + wait

@@ -65,31 +65,6 @@ def start_postgres(durable: bool = False) -> str | None:
     if os.geteuid() == 0:
         shutil.chown(base, "postgres")
     prefix = as_postgres_user()
-    subprocess.run(
-        [
-            *prefix,
-            initdb,
-            "-D",
-            str(data),
-            "-U",
-            "minutes",
-            "--auth=trust",
-            "-E",
-            "UTF8",
-            "--no-instructions",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    port = free_port()
-    options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200"
-    if not durable:
-        options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-    subprocess.run(
-        [*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(base / "log"), "-w", "start"],
-        check=True,
-        capture_output=True,
-    )
 
     def stop() -> None:
         subprocess.run(
@@ -97,6 +72,48 @@ def start_postgres(durable: bool = False) -> str | None:
         )
         shutil.rmtree(base, ignore_errors=True)
 
+    # A cluster that cannot start (initdb refused, its port taken since free_port) leaves
+    # nothing: its data dir and log were left in the temp dir, a server started late ran on.
+    try:
+        subprocess.run(
+            [
+                *prefix,
+                initdb,
+                "-D",
+                str(data),
+                "-U",
+                "minutes",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-instructions",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        port = free_port()
+        options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        if not durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        subprocess.run(
+            [
+                *prefix,
+                pg_ctl,
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-l",
+                str(base / "log"),
+                "-w",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+        )
+    except BaseException:
+        stop()
+        raise
     atexit.register(stop)
     createdb = find("createdb")
     if createdb:

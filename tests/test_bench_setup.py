@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from bench.production_env import setup
 from bench.streams_setup import like_prefix
 from journal_store.journal import DjangoJournal
 from runtime.events import RunStarted
+from tests import services
 from tests.conftest import on_every_backend
 from tests.services import find
 
@@ -117,3 +120,28 @@ def test_like_prefix_reads_what_read_prefix_reads(alias):
         expected = [(r.stream, r.position) for r in journal.read_prefix(prefix)]
         assert [(r.stream, r.position) for r in like_prefix(journal, prefix)] == expected, prefix
     assert [r.stream for r in like_prefix(journal, "worker-r1-")] == ["worker-r1-a"]
+
+
+@pytest.fixture
+def temp_dirs(monkeypatch):
+    """The temp dir a process's mkdtemp makes its dirs in: one of this test's own, beside the
+    system's rather than in pytest's (0700 under root), for a cluster run as the `postgres`
+    account (the suite under root) to reach."""
+    found = Path(tempfile.mkdtemp(prefix="minutes-test-tmp-"))
+    found.chmod(0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(found))
+    yield found
+    shutil.rmtree(found, ignore_errors=True)
+
+
+@pytest.mark.slow  # initdb and pg_ctl
+@needs_postgres
+def test_a_cluster_that_cannot_start_leaves_nothing(temp_dirs, monkeypatch):
+    """initdb done, pg_ctl's start refused: the data dir and the log were left."""
+    with socket.socket() as taken:  # the port it is given is another's
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        monkeypatch.setattr(services, "free_port", lambda: taken.getsockname()[1])
+        with pytest.raises(subprocess.CalledProcessError):
+            services.start_postgres(durable=True)
+    assert list(temp_dirs.iterdir()) == []  # neither its data nor its log

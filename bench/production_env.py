@@ -14,8 +14,11 @@ Imports nothing of Django at import: it is read before Django is set up."""
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import sys
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,19 +72,48 @@ def setup(
 
     if postgres and beside:
         raise ValueError("setup: postgres and beside are two ways to measure PostgreSQL; one")
+    made = work is None
     work = work or Path(tempfile.mkdtemp(prefix=f"minutes-bench-{name}-"))
-    url = start_postgres(durable=True) if postgres or beside else None
-    if postgres and not url:
-        sys.exit("PostgreSQL's initdb and pg_ctl are not installed: no PostgreSQL to measure on")
-    found = production_env(url if postgres and url else f"sqlite:///{work / sqlite}", work / "home")
-    if beside:
-        # Production settings have one database; these add the cluster as the second.
-        found["DJANGO_SETTINGS_MODULE"] = "bench.two_databases"
+    try:
+        url = start_postgres(durable=True) if postgres or beside else None
+        if postgres and not url:
+            sys.exit(
+                "PostgreSQL's initdb and pg_ctl are not installed: no PostgreSQL to measure on"
+            )
         if url:
-            found["MINUTES_BENCH_POSTGRES_URL"] = url
-    os.environ.update(found)
-    os.environ.update(env or {})
-    import django
+            stop_at_exit_on_sigterm()
+        found = production_env(
+            url if postgres and url else f"sqlite:///{work / sqlite}", work / "home"
+        )
+        if beside:
+            # Production settings have one database; these add the cluster as the second.
+            found["DJANGO_SETTINGS_MODULE"] = "bench.two_databases"
+            if url:
+                found["MINUTES_BENCH_POSTGRES_URL"] = url
+        os.environ.update(found)
+        os.environ.update(env or {})
+        import django
 
-    django.setup()
+        django.setup()
+    except BaseException:
+        # A bench that never ran keeps nothing: the dir it was given, were it told one.
+        if made:
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     return Store(work, url, found)
+
+
+def stop_at_exit_on_sigterm() -> None:
+    """SIGTERM (`timeout`, a CI's cancel) ends the process as an exit does, so that atexit
+    stops the cluster and removes its files: by default the signal ends it at once, and the
+    cluster ran on after the bench, its data in the temp dir. Left alone where the bench has
+    a handler of its own, or runs setup off the main thread (where none can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def exit_on(signum: int, frame: object) -> None:
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, exit_on)

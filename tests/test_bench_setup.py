@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -134,6 +135,13 @@ def temp_dirs(monkeypatch):
     shutil.rmtree(found, ignore_errors=True)
 
 
+def test_setup_leaves_no_temp_dir_when_there_is_no_postgresql(temp_dirs, monkeypatch):
+    monkeypatch.setattr(services, "find", lambda binary: None)
+    with pytest.raises(SystemExit, match="no PostgreSQL to measure on"):
+        setup("no-postgres", postgres=True)
+    assert list(temp_dirs.iterdir()) == []
+
+
 @pytest.mark.slow  # initdb and pg_ctl
 @needs_postgres
 def test_a_cluster_that_cannot_start_leaves_nothing(temp_dirs, monkeypatch):
@@ -145,3 +153,73 @@ def test_a_cluster_that_cannot_start_leaves_nothing(temp_dirs, monkeypatch):
         with pytest.raises(subprocess.CalledProcessError):
             services.start_postgres(durable=True)
     assert list(temp_dirs.iterdir()) == []  # neither its data nor its log
+
+
+@pytest.mark.slow  # a process of its own, which sets Django up
+@needs_postgres
+def test_a_bench_that_fails_to_set_django_up_leaves_no_cluster_nor_temp_dir(temp_dirs):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
+    env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(temp_dirs)}
+    done = subprocess.run(
+        [sys.executable, "-c", FAILS, json.dumps({"beside": True, "env": {"MINUTES_DEBUG": "x"}})],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0 and "MINUTES_DEBUG" in done.stderr, done.stderr
+    assert list(temp_dirs.iterdir()) == []
+
+
+@pytest.mark.slow  # a process of its own, and a cluster
+@needs_postgres
+def test_a_bench_stopped_by_sigterm_stops_its_cluster(temp_dirs):
+    """`timeout` and a CI's cancel stop a bench with SIGTERM, which runs no atexit: the cluster
+    went on running, its files in the temp dir, after the bench was gone."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
+    env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(temp_dirs), "DATABASE_URL": ""}
+    bench = subprocess.Popen(
+        [sys.executable, "-c", WAITS, json.dumps({"postgres": True})],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert bench.stdout is not None
+        url = bench.stdout.readline().strip()
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        bench.send_signal(signal.SIGTERM)
+        assert bench.wait(60) == 128 + signal.SIGTERM
+        assert [p.name for p in temp_dirs.iterdir() if p.name.startswith("minutes-pg-")] == []
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    finally:
+        bench.kill()
+        for left in temp_dirs.glob("minutes-pg-*"):  # without the fix: stop what was left
+            subprocess.run(
+                [
+                    *services.as_postgres_user(),
+                    str(find("pg_ctl")),
+                    "-D",
+                    str(left / "data"),
+                    "stop",
+                ],
+                capture_output=True,
+            )
+
+
+FAILS = """
+import json, sys
+from bench.production_env import setup
+setup("fails", **json.loads(sys.argv[1]))
+"""
+
+WAITS = """
+import json, sys, time
+from bench.production_env import setup
+store = setup("waits", **json.loads(sys.argv[1]))
+print(store.postgres_url, flush=True)
+time.sleep(120)
+"""

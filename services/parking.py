@@ -36,7 +36,13 @@ class Fold:
     version: int = 0  # the last version folded
     ident: str = ""  # its row's event id: the same stream, not one of the same name since
     open: dict[str, Recorded] = field(default_factory=dict)  # letter id -> its DeadLettered
-    unread: dict[int, EventFormatError] = field(default_factory=dict)  # position -> error
+    # The unreadable rows' positions, and the newest one's error: the answer says that one
+    # alone, and the re-check needs only where the others are. An error as raised holds the
+    # raw rows (its traceback's frames: from_row's row, readings' every row read; the parser's
+    # error it was raised from, with its input): each kept, the fold of a run with spoilt rows
+    # held as much as the read that found them, for as long as the process kept the fold.
+    unread: set[int] = field(default_factory=set)
+    newest: tuple[int, EventFormatError] | None = None
 
     def take(self, read: Readings) -> None:
         """Fold these rows (all after `version`, in version order) in."""
@@ -52,13 +58,18 @@ class Fold:
                 elif isinstance(e, DeadLetterRetried | DeadLetterDiscarded):
                     self.open.pop(e.letter_id, None)
             else:
-                self.unread[position] = row.error
+                self.unread.add(position)
+                if self.newest is None or position > self.newest[0]:
+                    # Its message and row say all a letter needs; the rest held the raw row.
+                    error = row.error.with_traceback(None)
+                    error.__context__ = None
+                    self.newest = position, error
 
     def answer(self) -> tuple[DeadLettered | None, EventFormatError | None]:
         """As Control.parked_on says."""
-        unread = self.unread[max(self.unread)] if self.unread else None
+        at, unread = self.newest if self.newest is not None else (0, None)
         letters = list(self.open.values())
-        if unread is not None and letters and letters[-1].position > max(self.unread):
+        if unread is not None and letters and letters[-1].position > at:
             unread = None  # parked since: a person decides the letter naming it
         letter = letters[0].event if letters else None
         return (letter if isinstance(letter, DeadLettered) else None), unread
@@ -104,7 +115,7 @@ def looked_again(journal: DjangoJournal, stream: str, kept: Fold) -> Fold | None
         [r for r in read.records if r.version > kept.version],
         [u for u in read.unreadable if int(u.row[3]) > kept.version],
     )
-    fold = Fold(kept.version, kept.ident, dict(kept.open), dict(kept.unread))
+    fold = Fold(kept.version, kept.ident, dict(kept.open), set(kept.unread), kept.newest)
     fold.take(fresh)
     return fold
 

@@ -188,6 +188,53 @@ def test_an_unreadable_row_before_and_after_a_letter(control):
     assert control.parked_on() == (None, None)
 
 
+def held(found: Any, depth: int = 0) -> list[Any]:
+    """What `found` holds through its containers, its dataclass fields, an error's cause and
+    context and its traceback's frames' locals: where a raw row kept alive would be."""
+    out = [found]
+    if depth > 8:
+        return out
+    inner: list[Any] = []
+    if isinstance(found, dict):
+        inner = [*found.keys(), *found.values()]
+    elif isinstance(found, list | tuple | set):
+        inner = list(found)
+    elif isinstance(found, parking.Fold):
+        inner = list(vars(found).values())
+    elif isinstance(found, BaseException):
+        inner = [found.__cause__, found.__context__]
+        tb = found.__traceback__
+        while tb is not None:
+            inner.append(dict(tb.tb_frame.f_locals))
+            tb = tb.tb_next
+    for x in inner:
+        if x is not None and not isinstance(x, str | int | float | bytes):
+            out += held(x, depth + 1)
+    return out
+
+
+def test_a_fold_keeps_the_newest_unreadable_rows_error_and_no_raw_row(control):
+    """The answer says the newest unreadable row's error, and the re-check needs the others'
+    positions only: the fold keeps no other error, and none that holds a row as read (a
+    traceback's frames held the read's every row)."""
+    for _ in range(4):
+        failed(control)
+    spoilt = [spoil(control, version) for version in (1, 2, 3)]
+    raw = {row.position for row in spoilt}
+    for _ in range(2):  # the first fold, then one brought up to date
+        same(control)
+        [fold] = [f for key, f in parking._folds.items() if key[2] == control.stream]
+        kept = held(fold)
+        errors = [x for x in kept if isinstance(x, EventFormatError)]
+        assert [e.row[0] for e in errors] == [spoilt[-1].position]
+        rows = [x for x in kept if isinstance(x, tuple) and len(x) == 12 and x[0] in raw]
+        assert rows == [], f"the fold holds {len(rows)} raw rows"
+        failed(control)
+    mend(control, spoilt[-1])
+    same(control)  # the others' positions kept: the one before parks it now
+    assert control.parked_on()[1].row[0] == spoilt[-2].position
+
+
 def test_a_letter_or_its_decision_rewritten_after_it_was_read(control):
     letter_id = letter(control, 1)
     same(control)

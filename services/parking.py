@@ -29,6 +29,9 @@ from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried,
 from runtime.journal import Recorded
 
 KEPT = 4096  # streams whose fold a process keeps; each holds its open letters and spoilt rows
+# Positions a statement of the re-check (`still`) asks for: PostgreSQL refuses a statement of
+# more than 65,535 parameters, and a run may have more open letters and spoilt rows than that.
+CHUNK = 500
 
 
 @dataclass
@@ -83,7 +86,8 @@ def parked_on(
     journal: DjangoJournal, stream: str
 ) -> tuple[DeadLettered | None, EventFormatError | None]:
     """The open letter and the unreadable row that park the run of control stream `stream`
-    (Control.parked_on): one or two statements, however long the stream."""
+    (Control.parked_on): one or two statements, however long the stream (and one more for
+    each CHUNK of open letters and unreadable rows past the first)."""
     key = (journal.using, str(journal.connection.settings_dict.get("NAME")), stream)
     with _lock:
         kept = _folds.pop(key, None)
@@ -126,10 +130,15 @@ def ident(row: Recorded | Unreadable) -> str:
 
 def still(journal: DjangoJournal, kept: Fold, positions: list[int]) -> bool:
     """Whether the rows the answer stands on read as they did when folded."""
-    marks = ", ".join(["%s"] * len(positions))
-    read = journal.readings(f"WHERE position IN ({marks})", positions)
-    letters: dict[int, Any] = {r.position: r.event for r in read.records}
-    spoilt = {u.position for u in read.unreadable}
+    letters: dict[int, Any] = {}
+    spoilt: set[int] = set()
+    ordered = sorted(positions)
+    for start in range(0, len(ordered), CHUNK):
+        chunk = ordered[start : start + CHUNK]
+        marks = ", ".join(["%s"] * len(chunk))
+        read = journal.readings(f"WHERE position IN ({marks})", chunk)
+        letters.update((r.position, r.event) for r in read.records)
+        spoilt.update(u.position for u in read.unreadable)
     for letter_id, r in kept.open.items():
         now = letters.get(r.position)
         if not isinstance(now, DeadLettered) or now.letter_id != letter_id:

@@ -235,6 +235,43 @@ def test_a_fold_keeps_the_newest_unreadable_rows_error_and_no_raw_row(control):
     assert control.parked_on()[1].row[0] == spoilt[-2].position
 
 
+def test_the_rows_an_answer_stands_on_are_read_again_a_chunk_at_a_time(control, monkeypatch):
+    """The re-check of the open letters and unreadable rows asks for them CHUNK positions a
+    statement, where one statement asked for all: PostgreSQL refuses one of more than 65,535
+    parameters. Here a chunk is 2 positions, and a change in the last chunk is seen."""
+    failed(control)
+    failed(control)
+    spoilt = [spoil(control, 1), spoil(control, 2)]
+    letters = [letter(control, n) for n in range(1, 6)]
+    same(control)  # folded: 2 unreadable rows and 5 open letters stand
+    read = control.journal.readings("WHERE stream = %s", [control.stream])
+    standing = {row.position for row in spoilt} | {
+        r.position for r in read.records if isinstance(r.event, DeadLettered)
+    }
+    assert len(standing) == 7
+    monkeypatch.setattr(parking, "CHUNK", 2, raising=False)
+    asked: list[list[int]] = []
+    readings = DjangoJournal.readings
+
+    def noting(journal: DjangoJournal, where: str, params: Any) -> Any:
+        if where.startswith("WHERE position IN"):
+            asked.append(list(params))
+        return readings(journal, where, params)
+
+    monkeypatch.setattr(DjangoJournal, "readings", noting)
+    failed(control)
+    assert control.parked_on()[0].letter_id == letters[0]
+    assert [len(chunk) for chunk in asked] == [2, 2, 2, 1]
+    assert {p for chunk in asked for p in chunk} == standing
+    same(control)
+    last = spoil(control, control.journal.version(control.stream) - 1)  # the 5th letter
+    assert last.position == max(standing)  # in the last chunk
+    asked.clear()
+    assert control.parked_on()[1].row[0] == last.position  # seen: folded anew
+    assert len(asked) == 4
+    same(control)
+
+
 def test_a_letter_or_its_decision_rewritten_after_it_was_read(control):
     letter_id = letter(control, 1)
     same(control)

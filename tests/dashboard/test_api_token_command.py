@@ -40,6 +40,26 @@ def test_made_listed_used_and_revoked():
     assert run("rosa", "--list").strip() == "rosa has no API token"
 
 
+def test_a_deactivated_persons_list_says_their_tokens_are_refused():
+    rosa = get_user_model().objects.create_user("rosa", password="a long pass phrase 7")
+    token = run("rosa", "--name", "nightly").strip()
+    run("rosa", "--name", "laptop")
+    rosa.is_active = False
+    rosa.save(update_fields=["is_active"])
+    assert Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 401
+    out, err = StringIO(), StringIO()
+    call_command("api_token", "rosa", "--list", stdout=out, stderr=err)
+    assert len(out.getvalue().splitlines()) == 2  # one line a token, as ever
+    assert "rosa is deactivated: the API refuses all of these tokens" in err.getvalue()
+
+    rosa.is_active = True
+    rosa.save(update_fields=["is_active"])
+    assert Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
+    err = StringIO()
+    call_command("api_token", "rosa", "--list", stdout=StringIO(), stderr=err)
+    assert "deactivated" not in err.getvalue()
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -3,9 +3,10 @@ scripts (shown once), refused after N days (90 unless told) and, made --read-onl
 anything but a read.
 
 `--list` shows USER's tokens (number, name, made, last used, its expiry or that a change of
-USER's password since revoked it; never the token, which is not kept), and `--revoke N` (or a
-name that only one of them has) takes one back: the scripts holding it get 401 from then on.
-A leaked token is revoked here without deactivating its person.
+USER's password since revoked it; never the token, which is not kept), and says so when USER
+is deactivated (the API refuses their every token until they are active again); `--revoke N`
+(or a name that only one of them has) takes one back: the scripts holding it get 401 from then
+on. A leaked token is revoked here without deactivating its person.
 
 `--purge-revoked` deletes USER's tokens that a change of their password revoked, naming each.
 They are kept until then, not deleted when refused: a refused request would have to write (on
@@ -106,6 +107,13 @@ class Command(BaseCommand):
         if not tokens:
             self.stdout.write(f"{user.username} has no API token")
             return
+        if not user.is_active:
+            # Said first, beside the list (stdout stays one line a token): the API refuses
+            # every token of a deactivated person, and the list alone read as tokens that work.
+            self.stderr.write(
+                f"{said(user.username)} is deactivated: the API refuses all of these tokens "
+                "until they are active again"
+            )
         revoked_count = 0
         for t in tokens:
             used = f"last used {t.last_used_at:%Y-%m-%d %H:%M} UTC" if t.last_used_at else "unused"

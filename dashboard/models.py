@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 
 
 class ApiToken(models.Model):
@@ -63,13 +63,19 @@ class ApiToken(models.Model):
         token = "mt_" + secrets.token_urlsafe(32)
         # The hash as stored, not as this object holds it: one read before a password change
         # elsewhere would mark the token with the old hash, and it would be refused at once.
-        stored = type(user)._default_manager.filter(pk=user.pk).values_list("password", flat=True)
-        made = cls.objects.create(
-            user=user,
-            name=name,
-            digest=cls.hash(token),
-            expires_at=expires_at,
-            read_only=read_only,
-            password_mark=cls.mark(stored.get()),
-        )
+        # Read under a lock of the user's row, held until the token is stored (as
+        # --purge-revoked reads it): a change committed between the read and the insert gave a
+        # token made after it the old hash's mark, revoked from the start. Now a change waits
+        # for the token, and revokes it as any made before it.
+        people = type(user)._default_manager.select_for_update()
+        with transaction.atomic():
+            stored = people.filter(pk=user.pk).values_list("password", flat=True)
+            made = cls.objects.create(
+                user=user,
+                name=name,
+                digest=cls.hash(token),
+                expires_at=expires_at,
+                read_only=read_only,
+                password_mark=cls.mark(stored.get()),
+            )
         return made, token

@@ -60,6 +60,24 @@ def test_a_deactivated_persons_list_says_their_tokens_are_refused():
     assert "deactivated" not in err.getvalue()
 
 
+def test_a_token_made_for_a_deactivated_person_says_it_opens_nothing_yet():
+    rosa = get_user_model().objects.create_user("rosa", password="a long pass phrase 7")
+    rosa.is_active = False
+    rosa.save(update_fields=["is_active"])
+    out, err = StringIO(), StringIO()
+    call_command("api_token", "rosa", "--name", "nightly", stdout=out, stderr=err)
+    token = out.getvalue().strip()  # stdout is the token alone, as ever
+    assert "rosa is deactivated: the API refuses this token" in err.getvalue()
+    assert Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 401
+
+    rosa.is_active = True
+    rosa.save(update_fields=["is_active"])
+    assert Client().get("/api/runs", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
+    err = StringIO()
+    call_command("api_token", "rosa", "--name", "laptop", stdout=StringIO(), stderr=err)
+    assert "deactivated" not in err.getvalue()
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -4,7 +4,8 @@ anything but a read.
 
 `--list` shows USER's tokens (number, name, made, last used, its expiry or that a change of
 USER's password since revoked it; never the token, which is not kept), and says so when USER
-is deactivated (the API refuses their every token until they are active again); `--revoke N`
+is deactivated (the API refuses their every token until they are active again: a token made
+for them says so too); `--revoke N`
 (or a name that only one of them has) takes one back: the scripts holding it get 401 from then
 on. A leaked token is revoked here without deactivating its person.
 
@@ -102,6 +103,11 @@ class Command(BaseCommand):
             self.stdout.write(token)
             # Beside it, not with it: stdout is the token alone, for scripts.
             self.stderr.write(f"{self.what(made)}; {self.until(made)}")
+            if not user.is_active:  # made all the same: it opens once they are active again
+                self.stderr.write(
+                    f"{said(user.username)} is deactivated: the API refuses this token until "
+                    "they are active again"
+                )
 
     def list(self, user: Any, tokens: Any) -> None:
         if not tokens:

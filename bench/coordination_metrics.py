@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.production_env import setup  # noqa: E402
+from bench.production_env import require, setup  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -60,6 +60,7 @@ PARSER.add_argument("--clients", type=int, default=8, help="concurrent clients (
 PARSER.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (page)")
 PARSER.add_argument("--requests", type=int, default=200, help="requests per page and repeat")
 ARGS = PARSER.parse_args()
+require("gunicorn", "serve", "the metrics page is measured against it")
 
 # The templates are flown in-process (not in gunicorn).
 STORE = setup("metrics", sqlite="metrics.sqlite3", env={"MINUTES_EAGER": "1"})

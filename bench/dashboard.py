@@ -67,7 +67,7 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
 
-from bench.production_env import setup  # noqa: E402
+from bench.production_env import require, setup  # noqa: E402
 from tests.services import free_port  # noqa: E402
 
 PARSER = argparse.ArgumentParser(
@@ -95,6 +95,8 @@ PARSER.add_argument(
     "--trace", action="store_true", help="only the trace tab at 100 and 20,000 events"
 )
 ARGS = PARSER.parse_args()
+if not ARGS.trace:
+    require("gunicorn", "serve", "the pages are measured against it")
 if ARGS.reuse and ARGS.postgres:
     sys.exit("--reuse is for a kept SQLite database; PostgreSQL is stopped at exit")
 if ARGS.reuse and ARGS.flying:

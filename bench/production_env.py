@@ -24,6 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+def require(module: str, extra: str, why: str) -> None:
+    """Stop the bench at its start, saying what to install, when `module` is missing: a bench
+    that needs it late (gunicorn, after a seed of minutes) would otherwise lose the seed."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        sys.exit(f"{module} is not installed ({why}): .venv/bin/pip install -e '.[{extra}]'")
+
+
 def production_env(database_url: str, home: Path) -> dict[str, str]:
     return {
         "DATABASE_URL": database_url,

@@ -14,11 +14,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
-from bench.production_env import setup
+from bench.production_env import require, setup
 from bench.streams_setup import like_prefix
 from journal_store.journal import DjangoJournal
 from runtime.events import RunStarted
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 REPORT = """
 import json, sys
-from bench.production_env import setup
+from bench.production_env import require, setup
 store = setup("test", **json.loads(sys.argv[1]))
 from django.conf import settings
 from django.db import connections
@@ -212,14 +213,43 @@ def test_a_bench_stopped_by_sigterm_stops_its_cluster(temp_dirs):
 
 FAILS = """
 import json, sys
-from bench.production_env import setup
+from bench.production_env import require, setup
 setup("fails", **json.loads(sys.argv[1]))
 """
 
 WAITS = """
 import json, sys, time
-from bench.production_env import setup
+from bench.production_env import require, setup
 store = setup("waits", **json.loads(sys.argv[1]))
 print(store.postgres_url, flush=True)
 time.sleep(120)
 """
+
+
+def test_require_names_the_missing_module_and_the_extra_that_brings_it():
+    with pytest.raises(
+        SystemExit, match=r"no_such_module_x is not installed \(to test\): .*'\.\[serve\]'"
+    ):
+        require("no_such_module_x", "serve", "to test")
+    require("json", "serve", "present")  # a module that is there: nothing said
+
+
+@pytest.mark.skipif(find_spec("gunicorn") is not None, reason="gunicorn is installed here")
+@pytest.mark.parametrize("bench", ["dashboard.py", "coordination_metrics.py"])
+def test_a_bench_measured_against_gunicorn_stops_before_its_seed_without_it(bench, temp_dirs):
+    """The dashboard bench seeded its runs (ten minutes at its default 10,000) and only then
+    found gunicorn missing, in a traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
+    env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(temp_dirs)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / bench), "--runs", "5"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "gunicorn is not installed" in done.stderr and "'.[serve]'" in done.stderr
+    assert "seeding" not in done.stdout and "Traceback" not in done.stderr
+    assert list(temp_dirs.iterdir()) == []  # no store was set up

@@ -30,7 +30,7 @@ ASKED = [
 OPENING = (
     "<|im_start|>system\nYou answer briefly.<|im_end|>\n"
     "<|im_start|>user\nWhere is my order A-4471?<|im_end|>\n"
-    '<|im_start|>assistant\nfunctions.lookup_order:\n{"order_id": "A-4471"}<|im_end|>\n'
+    '<|im_start|>assistant\nfunctions.lookup_order:\n{"order_id": "A-4471"}\n<|im_end|>\n'
 )
 ANSWER = "<|im_start|>assistant\n"
 
@@ -75,3 +75,41 @@ def test_the_model_reads_markup_and_quotes_unescaped(local_server) -> None:
     )
     assert tokens(base, meant) != tokens(base, escaped)  # the two are told apart
     assert read_in(base, asked) == tokens(base, meant)
+
+
+class Prompted:
+    """Stands in for llama_cpp.Llama: keeps the prompt it is asked to complete."""
+
+    verbose = False
+    prompt = ""
+
+    def create_completion(self, prompt: str, **rest: object) -> dict:
+        self.prompt = prompt
+        choice = {"text": "{}", "index": 0, "logprobs": None, "finish_reason": "stop"}
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        return {"id": "c", "created": 0, "model": "m", "choices": [choice], "usage": usage}
+
+
+def test_the_server_reads_the_tool_list_unescaped(local_server) -> None:
+    """A forced call's prompt, as the server reads it, is the one our format writes without a
+    server: its tool list as json.dumps writes it, `<` and `&` where tojson wrote \\u003c."""
+    from llama_cpp import llama_chat_format
+
+    from services import local_chat
+
+    parameters = {
+        "type": "object",
+        "properties": {"order_id": {"type": "string", "description": "like <A-4471> & co"}},
+    }
+    tools = [{"type": "function", "function": {"name": "lookup_order", "parameters": parameters}}]
+    forced = {"type": "function", "function": {"name": "lookup_order"}}
+    local_chat.register()
+    model = Prompted()
+    handler = llama_chat_format.get_chat_completion_handler(local_chat.FORMAT)
+    handler(llama=model, messages=ASKED, tools=tools, tool_choice=forced)
+    assert "like <A-4471> & co" in model.prompt
+    body = {"model": "local", "messages": ASKED, "tools": tools, "tool_choice": forced}
+    read = post(local_server.base + "/chat/completions", {**body, "max_tokens": 1})
+    escaped = model.prompt.replace("<A-4471> & co", "\\u003cA-4471\\u003e \\u0026 co")
+    assert tokens(local_server.base, model.prompt) != tokens(local_server.base, escaped)
+    assert read["usage"]["prompt_tokens"] == tokens(local_server.base, model.prompt)

@@ -139,7 +139,6 @@ def main() -> None:
             f"http://127.0.0.1:{PORTS['after']}/v1",
             threads=args.threads,
             batch_threads=args.threads,
-            flash_attn=True,
         ),
     }
     for name, server in servers.items():

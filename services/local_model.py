@@ -107,7 +107,7 @@ class LocalModelServer:
         threads: int = 2,
         context: int = 8192,
         batch_threads: int | None = None,
-        flash_attn: bool = False,
+        flash_attn: bool = True,
         prompt_cache: int | None = PROMPT_CACHE_BYTES,
     ) -> None:
         self.base = base or url()
@@ -127,6 +127,8 @@ class LocalModelServer:
         # Flash attention: the same model read with fused attention kernels, about a third less
         # time to read a prompt in on one thread (four prompts of 900 tokens: 52.9 s and 43.3 s
         # without, 31.4 s and 30.4 s with, taken in turns), which is most of a local call's cost.
+        # On for every server started here (the demo's, a worker's, the suite's, the benches'):
+        # False is for a bench that measures the server without it.
         self.flash_attn = flash_attn
         # The prompt cache (bytes; None: none): the server keeps its state after each reply and
         # starts a prompt from the saved one sharing its longest beginning. Without it the

@@ -29,10 +29,10 @@ def local_server(tmp_path_factory):
     # llama.cpp's default there is every core, and its threads wait for each other at every
     # layer, so one taken by the other worker stalls both (six prompts of 700 tokens on this
     # loaded machine: 131 s and 158 s on two, 46 s and 104 s on one, taken in turns).
-    # Flash attention: a prompt read in about a third faster (services/local_model.py), and
-    # reading prompts in is where these tests' time goes (some 10 ms a token on one thread,
-    # against 20 ms for each token written, and the prompts are ten times longer than replies).
-    server = local_model.LocalModelServer(base, threads=1, batch_threads=1, flash_attn=True)
+    # Flash attention is on, as on every server LocalModelServer starts: reading prompts in is
+    # where these tests' time goes (some 10 ms a token on one thread, against 20 ms for each
+    # token written, and the prompts are ten times longer than replies).
+    server = local_model.LocalModelServer(base, threads=1, batch_threads=1)
     server.log = tmp_path_factory.mktemp("local-model") / "server.log"
     server.start()
     previous = os.environ.get("MINUTES_LOCAL_MODEL_URL")

@@ -37,3 +37,9 @@ def test_a_worker_with_the_setting_starts_the_model_server_before_taking_work(ad
     start_local_model()  # connected to worker_init: what `celery worker` runs as it starts
     assert local_model.healthy(address)
     assert (settings.HOME / "local-model.log").is_file()
+    # It reads prompts in with flash attention, as the demo's server and the suite's do.
+    started = local_model._started
+    assert started is not None and started.process is not None
+    arguments = list(started.process.args)
+    assert "--flash_attn" in arguments
+    assert arguments[arguments.index("--flash_attn") + 1] == "True"

@@ -190,8 +190,7 @@ class Command(BaseCommand):
             # database was migrated and the login made (an address it cannot serve on, with a
             # traceback).
             try:
-                # Flash attention reads prompts in faster on a CPU too (services/local_model.py).
-                model = local_model.LocalModelServer(flash_attn=True)
+                model = local_model.LocalModelServer()
             except local_model.LocalModelError as exc:
                 raise CommandError(f"--model local: {exc}") from None
             if why := local_model.missing():

@@ -6,7 +6,7 @@ with one more chat format registered, FORMAT, which services/local_model.py name
 --chat_format. It hands every request to the vendor's `chatml_function_calling` (tools,
 tool_choice, the grammar of a forced call: all its own) after `readable` has rewritten the
 messages around four defects of its template, and gives it the model behind `PlainToolList`
-for a fifth:
+for two more:
 
 - A message of role `tool` (a tool's result, as every OpenAI-compatible client sends it) renders
   as `<|im_start|>tool` and nothing else: the template writes the body of system, user and
@@ -33,6 +33,9 @@ for a fifth:
   from its opening sentence to the instructions after it) with the same list written by
   json.dumps. Nothing else in the prompt is touched: a message holding the text `\u003c` keeps
   it, as it would have to hold that whole list, escapes and all, to be mistaken for it.
+- The same list wrote each function's name and parameters, never its description: the model
+  read what arguments a tool takes but not what it does. The list PlainToolList writes gives
+  each function's description as its parameters' own (`described`).
 
 Every change is a function of one message (and the calls before it) or of the request's tools,
 so a window that grows renders its beginning alike and the server's prompt cache reuses it.
@@ -163,6 +166,28 @@ def tool_list(tools: Sequence[Any], name: Callable[[str], str], dumps: Callable[
     return TOOL_LIST_OPENS + lines + TOOL_LIST_CLOSES
 
 
+def plain_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def described(tools: Sequence[Any]) -> list[Any]:
+    """The tools with each function's description written into its parameters' own (where
+    they have none): the template writes a function's name and parameters only, so the model
+    never read what a tool is for. JSON Schema's `description` of the arguments object is
+    where a reader of the list looks for it, and the list stays the JSON it was."""
+    shown = []
+    for tool in tools:
+        function = tool["function"]
+        about = function.get("description")
+        parameters = function["parameters"]
+        has_own = not isinstance(parameters, Mapping) or "description" in parameters
+        if isinstance(about, str) and about.strip() and not has_own:
+            parameters = {"description": about.strip(), **parameters}
+            tool = {**tool, "function": {**function, "parameters": parameters}}
+        shown.append(tool)
+    return shown
+
+
 def request_tools(rest: Mapping[str, Any]) -> list[Any] | None:
     """The request's tools as the vendor's handler reads them (legacy `functions` win), or
     None when any is not one it can write (it then reports them itself, or writes no list)."""
@@ -215,14 +240,11 @@ def register() -> None:
         # told to below, so the two lists differ in the escapes only.
         return str(jinja_utils.htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))
 
-    def plain_json(value: Any) -> str:
-        return json.dumps(value, sort_keys=True)
-
     def handler(*, llama: Any, messages: Sequence[Mapping[str, Any]], **rest: Any) -> Any:
         tools = request_tools(rest)
         if tools:
             escaped = tool_list(tools, lambda name: str(markupsafe.escape(name)), tojson)
-            plain = tool_list(tools, str, plain_json)
+            plain = tool_list(described(tools), str, plain_json)
             if escaped != plain:
                 llama = PlainToolList(llama, escaped, plain)
         return vendor(llama=llama, messages=readable(messages, markupsafe.Markup), **rest)

@@ -264,3 +264,33 @@ def test_a_message_keeps_the_escapes_it_was_written_with(prompt):
     text, _ = prompt(window, tools=MARKED_TOOLS, tool_choice=FORCED)
     assert f"<|im_start|>user\n{quoted}<|im_end|>\n" in text
     assert text.count("\\u003c") == quoted.count("\\u003c")
+
+
+def test_the_tool_list_says_what_each_function_is_for(prompt):
+    """The template wrote a function's name and parameters only: the model never read a
+    tool's description. It now stands in the parameters' own, where they have none."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "lookup_order",
+                "description": "Look an order up by its id (<A-4471> & kin).",
+                "parameters": ORDER,
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "refund",
+                "description": "ignored",
+                "parameters": {**REFUND, "description": "the parameters' own"},
+            },
+        },
+        {"type": "function", "function": {"name": "ping", "description": " ", "parameters": {}}},
+    ]
+    forced, _ = prompt(WINDOW, tools=tools, tool_choice=FORCED)
+    order = {"description": "Look an order up by its id (<A-4471> & kin).", **ORDER}
+    assert "\nfunctions.lookup_order:\n" + json.dumps(order, sort_keys=True) + "\n" in forced
+    assert '"description": "the parameters\' own"' in forced and "ignored" not in forced
+    assert "\nfunctions.ping:\n{}\n" in forced  # a blank description adds nothing
+    assert tools[0]["function"]["parameters"] is ORDER and "description" not in ORDER

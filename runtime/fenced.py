@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from runtime.events import Event
 from runtime.journal import (
@@ -114,11 +114,9 @@ class Fenced:
     ) -> list[Recorded]:
         self.same_fence(fence)
         self.refuse_if_given_up()
-        if not hasattr(self.journal, "append_batches"):
+        if not isinstance(self.journal, BatchJournal):
             raise TypeError(f"{type(self.journal).__name__} cannot append several streams at once")
-        return cast(BatchJournal, self.journal).append_batches(
-            batches, fence=self.fence, guards=guards
-        )
+        return self.journal.append_batches(batches, fence=self.fence, guards=guards)
 
     def same_fence(self, fence: Fence | None) -> None:
         if fence is not None and fence != self.fence:
@@ -163,7 +161,9 @@ class Fenced:
         return self.journal.version(stream)
 
     def read_prefix(self, prefix: str) -> list[Recorded]:
-        return cast(ScanningJournal, self.journal).read_prefix(prefix)
+        if not isinstance(self.journal, ScanningJournal):
+            raise TypeError(f"{type(self.journal).__name__} cannot read streams by prefix")
+        return self.journal.read_prefix(prefix)
 
 
 def unfenced(journal: Journal) -> Journal:

@@ -145,6 +145,7 @@ class Journal(Protocol):
         ...
 
 
+@runtime_checkable
 class BatchJournal(Journal, Protocol):
     def append_batches(
         self,

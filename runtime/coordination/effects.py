@@ -62,7 +62,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from runtime import errors
 from runtime.coordination.effect_records import Seen, Taking, outcome_of, seen
@@ -352,12 +352,12 @@ class Ledger:
         if reserve is None:
             self.journal.append(*first, guards=guards)
             return
-        if not hasattr(self.journal, "append_batches"):
+        if not isinstance(self.journal, BatchJournal):
             raise TypeError(
                 f"effect {started.key} holds part of a total: its journal "
                 "must write several streams at once (append_batches)"
             )
-        cast(BatchJournal, self.journal).append_batches([first, reserve()], guards=guards)
+        self.journal.append_batches([first, reserve()], guards=guards)
 
     def failed(self, key: str) -> bool:
         last = last_record(self.outcomes, self.stream(key))  # the outcome is the last record

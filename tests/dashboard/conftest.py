@@ -8,7 +8,10 @@ tests see real journals, real read models and real workspaces.
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Permission, User
+from django.db import connections
+from django.db.utils import load_backend
 from django.test import Client
 
 from dashboard.models import ApiToken
@@ -58,6 +61,31 @@ def reviewer(db):
 @pytest.fixture
 def outsider(db):
     return make_user("outsider")
+
+
+def on_postgresql() -> None:
+    """This thread's "default" connection: a new one to the suite's PostgreSQL database."""
+    found = connections.settings["postgres"]  # its NAME the test database's, once made
+    connections["default"] = load_backend(found["ENGINE"]).DatabaseWrapper(found, "default")
+
+
+@pytest.fixture
+def postgresql():
+    """The suite's PostgreSQL database (tests/settings.py) is "default", which the services
+    read and write, for the test, so the same code runs on it as on a PostgreSQL deployment.
+    The test's django_db mark must take the "postgres" database (tests/conftest.py's ALIASES)."""
+    if "postgres" not in settings.DATABASES:
+        pytest.skip(
+            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
+        )
+    sqlite = connections["default"]
+    on_postgresql()
+    assert connections["default"].vendor == "postgresql"
+    try:
+        yield
+    finally:
+        connections["default"].close()
+        connections["default"] = sqlite
 
 
 def client_for(user: User, **kwargs) -> Client:

@@ -19,12 +19,10 @@ from django.db import connections
 
 from dashboard.models import ApiToken
 from tests.conftest import ALIASES
-from tests.dashboard.conftest import make_user
+from tests.dashboard.conftest import make_user, on_postgresql
 from tests.dashboard.test_a_password_change_revokes_api_tokens import NEW, api
-from tests.dashboard.test_runs_per_person_on_postgresql import on_postgresql, postgresql
 
 pytestmark = pytest.mark.django_db(databases=ALIASES, transaction=True)
-__all__ = ["postgresql"]  # the fixture, taken from the run cap's races
 WAIT = 2.0  # how long the maker, the hash read, waits for the change to commit
 
 

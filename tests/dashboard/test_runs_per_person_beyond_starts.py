@@ -3,7 +3,11 @@ API and the page) and a baseline asked on its own (the API, and one a keyed star
 begins) each take a place, refused at the cap as a start is (the same words, a 429 from the
 API) with nothing written, and counted under the person's lock (two forks at once at one below
 the cap begin one). A resume and a letter's retry begin no run: the run they drive on is live
-already, counted, so they go at the cap."""
+already, counted, so they go at the cap.
+
+A fork and a baseline are refused on SQLite and on PostgreSQL, where the person's lock is an
+advisory lock (owner_on); the races for a last place on PostgreSQL are
+test_runs_per_person_on_postgresql.py's."""
 
 from __future__ import annotations
 
@@ -14,10 +18,11 @@ from django.db import connections
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from journal_store.models import StoredEvent
+from journal_store.models import RunSummary, StoredEvent
 from services import forks, runs
 from services.control import Control
-from tests.dashboard.conftest import client_for, drive, run_of
+from tests.conftest import on_every_backend
+from tests.dashboard.conftest import client_for, drive, make_user, run_of
 from tests.dashboard.test_runs_per_person import BODY, api_of, fill, live
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
@@ -45,30 +50,43 @@ def capped(said: str, count: int, cap: int) -> None:
     assert "Nothing was started" in said and "wait for one to finish" in said
 
 
-def test_a_fork_from_the_api_takes_a_place(settings, owner):
+@pytest.fixture
+def owner_on(alias, request):
+    """The owner, and "default" the `alias`'s database for the test: SQLite, then the suite's
+    PostgreSQL (tests/dashboard/conftest.py's postgresql), where the person's lock is an
+    advisory lock (services/run_cap.py) and not SQLite's one writer."""
+    if alias == "postgres":
+        request.getfixturevalue("postgresql")
+    return make_user("owner")
+
+
+@on_every_backend(transaction=True)
+def test_a_fork_from_the_api_takes_a_place(settings, owner_on):
     parent = run_of("first-flight")  # finished: holds no place
     at = read_file_at(parent)
     settings.RUNS_PER_PERSON = 2
     fill("owner", 2)
-    api, before = api_of(owner), rows()
+    api, before, summaries = api_of(owner_on), rows(), RunSummary.objects.count()
 
     answer = api.post(f"/api/runs/{parent}/fork", {"at": at}, content_type="application/json")
 
     assert answer.status_code == 429, answer.content
     capped(answer.json()["detail"], 2, 2)
-    assert rows() == before
+    assert (rows(), RunSummary.objects.count()) == (before, summaries)
+    assert not [p for p in settings.WORKSPACES.iterdir() if p.name.endswith(".staged")]
     settings.RUNS_PER_PERSON = 3
     answer = api.post(f"/api/runs/{parent}/fork", {"at": at}, content_type="application/json")
     assert answer.status_code == 201, answer.content
     assert answer.json()["run_id"] in live("owner")
 
 
-def test_a_fork_from_the_page_takes_a_place(settings, owner):
+@on_every_backend(transaction=True)
+def test_a_fork_from_the_page_takes_a_place(settings, owner_on):
     parent = run_of("first-flight")
     at = read_file_at(parent)
     settings.RUNS_PER_PERSON = 1
     fill("owner", 1)
-    page, before = client_for(owner), rows()
+    page, before = client_for(owner_on), rows()
 
     answer = page.post(f"/runs/{parent}/fork", {"at": at})
 
@@ -123,17 +141,18 @@ def test_forks_at_once_at_one_below_the_cap_leave_the_cap(settings, owner):
     assert len(list(settings.WORKSPACES.iterdir())) == workspaces + 1
 
 
-def test_a_baseline_asked_on_its_own_takes_a_place(settings, owner):
+@on_every_backend(transaction=True)
+def test_a_baseline_asked_on_its_own_takes_a_place(settings, owner_on):
     team_run = run_of("first-flight")
     settings.RUNS_PER_PERSON = 1
     fill("owner", 1)
-    api, before = api_of(owner), rows()
+    api, before, summaries = api_of(owner_on), rows(), RunSummary.objects.count()
 
     answer = api.post(f"/api/runs/{team_run}/baseline")
 
     assert answer.status_code == 429, answer.content
     capped(answer.json()["detail"], 1, 1)
-    assert rows() == before
+    assert (rows(), RunSummary.objects.count()) == (before, summaries)
     settings.RUNS_PER_PERSON = 2
     answer = api.post(f"/api/runs/{team_run}/baseline")
     assert answer.status_code == 201, answer.content

@@ -1,13 +1,14 @@
 """MINUTES_RUNS_PER_PERSON on PostgreSQL, where the person's lock is an advisory lock
-(services/run_cap.py) and not SQLite's one writer: a fork (the API and the page) and a baseline
-asked on its own are refused at the cap with nothing written, and two new runs (a start and a
-fork, two forks, a baseline and a start) racing from threads of their own, each on its own
-connection, for a person's last place begin one; the other is refused and leaves no run, no
-event and no workspace.
+(services/run_cap.py) and not SQLite's one writer: two new runs (a start and a fork, two forks,
+a baseline and a start) racing from threads of their own, each on its own connection, for a
+person's last place begin one; the other is refused and leaves no run, no event and no
+workspace. (A fork and a baseline refused at the cap, on each database:
+test_runs_per_person_beyond_starts.py.)
 
 The services read and write the "default" database; here that name is given, in each thread,
-a connection to the suite's PostgreSQL database (tests/settings.py), so the same code runs on
-it as on a PostgreSQL deployment."""
+a connection to the suite's PostgreSQL database (tests/settings.py: the postgresql fixture and
+on_postgresql of tests/dashboard/conftest.py), so the same code runs on it as on a PostgreSQL
+deployment."""
 
 from __future__ import annotations
 
@@ -16,20 +17,16 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
-from django.conf import settings
 from django.db import connections
-from django.db.utils import load_backend
-from django.test import Client
 
-from dashboard.models import ApiToken
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
 from services import baseline as baselines
 from services import forks, run_cap, runs
 from tests.conftest import ALIASES
-from tests.dashboard.conftest import client_for, make_user, run_of
+from tests.dashboard.conftest import make_user, on_postgresql, run_of
 from tests.dashboard.test_runs_per_person import fill, live
-from tests.dashboard.test_runs_per_person_beyond_starts import capped, read_file_at
+from tests.dashboard.test_runs_per_person_beyond_starts import read_file_at
 
 pytestmark = [
     pytest.mark.django_db(databases=ALIASES, transaction=True),
@@ -41,92 +38,9 @@ pytestmark = [
 BOTH_COUNTED = 2.0
 
 
-def on_postgresql() -> None:
-    """This thread's "default" connection: a new one to the suite's PostgreSQL database."""
-    found = connections.settings["postgres"]  # its NAME the test database's, once made
-    connections["default"] = load_backend(found["ENGINE"]).DatabaseWrapper(found, "default")
-
-
-@pytest.fixture
-def postgresql():
-    if "postgres" not in settings.DATABASES:
-        pytest.skip(
-            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
-        )
-    sqlite = connections["default"]
-    on_postgresql()
-    assert connections["default"].vendor == "postgresql"
-    try:
-        yield
-    finally:
-        connections["default"].close()
-        connections["default"] = sqlite
-
-
 @pytest.fixture
 def owner(postgresql):
     return make_user("owner")
-
-
-def api_of(user) -> Client:
-    return Client(headers={"Authorization": f"Bearer {ApiToken.issue(user, 'tests')[1]}"})
-
-
-def rows() -> int:
-    return StoredEvent.objects.count()
-
-
-def test_a_fork_from_the_api_is_refused_at_the_cap(settings, owner):
-    parent = run_of("first-flight")  # finished: holds no place
-    at = read_file_at(parent)
-    settings.RUNS_PER_PERSON = 2
-    fill("owner", 2)
-    api, before, summaries = api_of(owner), rows(), RunSummary.objects.count()
-
-    answer = api.post(f"/api/runs/{parent}/fork", {"at": at}, content_type="application/json")
-
-    assert answer.status_code == 429, answer.content
-    capped(answer.json()["detail"], 2, 2)
-    assert (rows(), RunSummary.objects.count()) == (before, summaries)
-    assert not [p for p in settings.WORKSPACES.iterdir() if p.name.endswith(".staged")]
-    settings.RUNS_PER_PERSON = 3
-    answer = api.post(f"/api/runs/{parent}/fork", {"at": at}, content_type="application/json")
-    assert answer.status_code == 201, answer.content
-    assert answer.json()["run_id"] in live("owner")
-
-
-def test_a_fork_from_the_page_is_refused_at_the_cap(settings, owner):
-    parent = run_of("first-flight")
-    at = read_file_at(parent)
-    settings.RUNS_PER_PERSON = 1
-    fill("owner", 1)
-    page, before = client_for(owner), rows()
-
-    answer = page.post(f"/runs/{parent}/fork", {"at": at})
-
-    assert answer.status_code == 400
-    capped(answer.content.decode(), 1, 1)
-    assert rows() == before
-    settings.RUNS_PER_PERSON = 2
-    assert page.post(f"/runs/{parent}/fork", {"at": at}).status_code == 302
-    assert len(live("owner")) == 2
-
-
-def test_a_baseline_asked_on_its_own_is_refused_at_the_cap(settings, owner):
-    team_run = run_of("first-flight")
-    settings.RUNS_PER_PERSON = 1
-    fill("owner", 1)
-    api, before, summaries = api_of(owner), rows(), RunSummary.objects.count()
-
-    answer = api.post(f"/api/runs/{team_run}/baseline")
-
-    assert answer.status_code == 429, answer.content
-    capped(answer.json()["detail"], 1, 1)
-    assert (rows(), RunSummary.objects.count()) == (before, summaries)
-    settings.RUNS_PER_PERSON = 2
-    answer = api.post(f"/api/runs/{team_run}/baseline")
-    assert answer.status_code == 201, answer.content
-    assert answer.json()["run_id"] in live("owner")
 
 
 @pytest.fixture

@@ -1,13 +1,30 @@
 """A journal that counts the records of each stream it hands out, however asked: what the
 tests of what a check reads (test_a_call_reads_only_what_came_after_it.py,
-test_checks_read_only_what_they_need.py) hold a check's reads to."""
+test_checks_read_only_what_they_need.py) hold a check's reads to. And counting_rows, the
+database journal's rows turned into records, whichever read asked (a card's, a step's)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
+import pytest
+
+import journal_store.journal as stored
 from runtime.journal import Recorded
+
+
+def counting_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many journal rows the database reads turn into records from now on."""
+    counted = [0]
+    real = stored.from_row
+
+    def from_row(row: Any) -> Any:
+        counted[0] += 1
+        return real(row)
+
+    monkeypatch.setattr(stored, "from_row", from_row)
+    return counted
 
 
 class Counting:

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-import journal_store.journal as stored
 from journal_store.journal import DjangoJournal
 from runtime.coordination.claims import Claims
 from runtime.events import ClaimAsserted, ClaimsReconciled, Event
 from runtime.journal import MemoryJournal, read_of_kind
 from tests.conftest import on_every_backend
+from tests.coordination.counting import counting_rows
 
 SUBJECT = "order:77"
 
@@ -58,19 +58,6 @@ def stream_of(journal: Any, events: list[Event]) -> None:
     for start in range(0, len(events), 200):
         stream = Claims.stream(SUBJECT)
         journal.append(stream, events[start : start + 200], journal.version(stream))
-
-
-def counting_rows(monkeypatch) -> list[int]:
-    """How many journal rows the database reads turn into records from now on."""
-    counted = [0]
-    real = stored.from_row
-
-    def from_row(row: Any) -> Any:
-        counted[0] += 1
-        return real(row)
-
-    monkeypatch.setattr(stored, "from_row", from_row)
-    return counted
 
 
 def parked_history(journal: Any) -> tuple[int, list[str]]:

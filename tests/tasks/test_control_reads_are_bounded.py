@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-import journal_store.journal as stored
 from bench.control_before import parked_on_before
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
@@ -34,6 +33,7 @@ from runtime.events import (
 from services import parking
 from services.control import Control
 from tests.conftest import on_every_backend
+from tests.coordination.counting import counting_rows
 
 pytestmark = on_every_backend()
 
@@ -357,14 +357,7 @@ def test_a_steps_reads_take_a_few_rows_of_a_long_stream(control, monkeypatch):
     control.parked_on()  # this process's first look folds the stream once
     failed(control)
 
-    read = [0]
-    real = stored.from_row
-
-    def counting(row: Any) -> Any:
-        read[0] += 1
-        return real(row)
-
-    monkeypatch.setattr(stored, "from_row", counting)
+    read = counting_rows(monkeypatch)
     assert control.parked_on() == (None, None)
     assert control.retried_at() > 0
     assert control.stop_request() is None and control.resumed_by() == "bob"

@@ -26,8 +26,6 @@ PostgreSQL cluster with fsync on, VACUUM ANALYZEd after the load.
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -38,17 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.services: the private PostgreSQL cluster
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import rows_read  # noqa: E402
+from bench.streams_setup import caption, parser, sizes_of, table  # noqa: E402
 from bench.typical_event import event as typical  # noqa: E402
 
-PARSER = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-)
-PARSER.add_argument("--sizes", default="100,20000", help="control events, comma separated")
-PARSER.add_argument("--repeats", type=int, default=25, help="rounds (medians)")
-PARSER.add_argument("--postgres", action="store_true", help="a private PostgreSQL, not SQLite")
-ARGS = PARSER.parse_args()
-SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
+ARGS = parser(__doc__, "100,20000", "control events", repeats=25).parse_args()
+SIZES = sorted(sizes_of(ARGS.sizes))
 
 setup("control-reads", ARGS.postgres)
 
@@ -162,34 +154,11 @@ def main() -> None:
         "requests (before)": requests_old,
     }
     controls = {size: Control(run, journal) for size, run in runs.items()}
-    medians: dict[str, dict[int, float]] = {name: {} for name in reads}
-    rows: dict[str, dict[int, int]] = {name: {} for name in reads}
-    for name, read in reads.items():
-        for size in SIZES:
-            read(controls[size])  # warm
-        times: dict[int, list[float]] = {size: [] for size in SIZES}
-        for _ in range(ARGS.repeats):
-            for size in SIZES:
-                began = time.perf_counter()
-                read(controls[size])
-                times[size].append((time.perf_counter() - began) * 1000)
-        for size in SIZES:
-            medians[name][size] = statistics.median(times[size])
-            rows[name][size] = rows_read(lambda read=read, size=size: read(controls[size]))  # type: ignore[misc]
-    print(
-        f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds; ms, and the "
-        "journal rows one read turns into records"
-    )
-    head = "".join(f"{size:>10,}" for size in SIZES)
-    print(f"{'control events':<32}{head}{'ratio':>8}{'rows':>16}")
-    for name in medians:
-        m = medians[name]
-        print(
-            f"{name:<32}"
-            + "".join(f"{m[size]:>10.2f}" for size in SIZES)
-            + f"{m[SIZES[-1]] / m[SIZES[0]]:>8.2f}"
-            + f"{'/'.join(str(rows[name][size]) for size in SIZES):>16}"
-        )
+    caption(ARGS.repeats)
+    figures = {
+        name: lambda size, read=read: lambda: read(controls[size]) for name, read in reads.items()
+    }
+    table(figures, SIZES, ARGS.repeats, "control events", 32)
 
 
 if __name__ == "__main__":

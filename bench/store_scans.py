@@ -36,14 +36,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import like_prefix, parser, rows_read, settle  # noqa: E402
+from bench.streams_setup import (  # noqa: E402
+    caption,
+    head,
+    like_prefix,
+    line,
+    parser,
+    rows_read,
+    settle,
+    sizes_of,
+)
 
 ARGS = parser(__doc__, "100,20000", "other events, ascending").parse_args()
-SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
+SIZES = sorted(sizes_of(ARGS.sizes))
 setup("store-scans", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
 
 from journal_store.journal import DjangoJournal  # noqa: E402
 from runtime import flight, streams  # noqa: E402
@@ -188,20 +196,10 @@ def main() -> None:
                 times[name].append((time.perf_counter() - began) * 1000)
         for name in reads:
             medians[name][size] = statistics.median(times[name])
-    print(
-        f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds; ms, and the "
-        "journal rows one read turns into records"
-    )
-    head = "".join(f"{size:>10,}" for size in SIZES)
-    print(f"{'other events':<28}{head}{'ratio':>8}{'rows':>20}")
+    caption(ARGS.repeats)
+    head("other events", SIZES, 28, rows_width=20)
     for name in reads:
-        m = medians[name]
-        print(
-            f"{name:<28}"
-            + "".join(f"{m[size]:>10.2f}" for size in SIZES)
-            + f"{m[SIZES[-1]] / m[SIZES[0]]:>8.2f}"
-            + f"{'/'.join(str(rows[name][size]) for size in SIZES):>20}"
-        )
+        line(name, medians[name], rows[name], 28, rows_width=20)
 
 
 if __name__ == "__main__":

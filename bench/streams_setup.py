@@ -1,8 +1,8 @@
 """What the benches of a read's cost as its store grows share (call_checks.py,
-conflict_cards.py, effects_reconcile.py, pending_pushes.py, runs_pages.py, store_scans.py,
-whole_reads.py): their common arguments, a database a size, the loads, the statistics after
-them, the reads as they were and the table of medians. Their store is
-bench/production_env.py's `setup`.
+conflict_cards.py, control_reads.py, effects_reconcile.py, pending_pushes.py, runs_pages.py,
+store_scans.py, whole_reads.py): their common arguments, a database a size, the loads, the
+statistics after them, the reads as they were, the timing of a read at each size and the table
+of its medians, ratio and rows. Their store is bench/production_env.py's `setup`.
 
 Nothing happens at import, and nothing of Django is imported here: a bench imports this before
 `setup` has set Django up, and the helpers import what they use when called.
@@ -157,6 +157,53 @@ def rows_read(work: Callable[[], Any]) -> int:
     return counted[0]
 
 
+def timed(
+    work: Callable[[int], Any], sizes: list[int], repeats: int
+) -> tuple[dict[int, float], dict[int, int]]:
+    """`work(size)` warmed at each size, then timed in `repeats` rounds, the sizes in turns: its
+    medians in ms, and the journal rows one call turns into records, at each size."""
+    for size in sizes:
+        work(size)  # warm
+    times: dict[int, list[float]] = {size: [] for size in sizes}
+    for _ in range(repeats):
+        for size in sizes:
+            started = time.perf_counter()
+            work(size)
+            times[size].append((time.perf_counter() - started) * 1000)
+    medians = {size: statistics.median(times[size]) for size in sizes}
+    return medians, {size: rows_read(lambda size=size: work(size)) for size in sizes}  # type: ignore[misc]
+
+
+def caption(repeats: int) -> None:
+    """What the table below it gives, on which database."""
+    from django.db import connection
+
+    print(
+        f"\n{connection.vendor}, in-process, medians of {repeats} rounds; ms, and the "
+        "journal rows one read turns into records"
+    )
+
+
+def head(label: str, sizes: list[int], width: int, rows_width: int = 16) -> None:
+    """The table's head: `label` and the sizes, the ratio, the rows."""
+    sized = "".join(f"{size:>10,}" for size in sizes)
+    print(f"{label:<{width}}{sized}{'ratio':>8}{'rows':>{rows_width}}")
+
+
+def line(
+    name: str, medians: dict[int, float], rows: dict[int, int], width: int, rows_width: int = 16
+) -> None:
+    """A figure's line: its median at each size, the largest size's ratio to the smallest's (the
+    sizes ascending), and its rows at each size."""
+    sizes = list(medians)
+    print(
+        f"{name:<{width}}"
+        + "".join(f"{medians[size]:>10.2f}" for size in sizes)
+        + f"{medians[sizes[-1]] / medians[sizes[0]]:>8.2f}"
+        + f"{'/'.join(str(rows[size]) for size in sizes):>{rows_width}}"
+    )
+
+
 def table(
     figures: dict[str, Callable[[int], Callable[[], Any]]],
     sizes: list[int],
@@ -164,25 +211,9 @@ def table(
     label: str,
     width: int,
 ) -> None:
-    """Each figure's medians in ms at each size (its work made once a size, warmed, then timed
-    in `repeats` rounds, the sizes in turns), the largest size's ratio to the smallest's, and
-    the journal rows one call turns into records at each size."""
-    head = "".join(f"{size:>10,}" for size in sizes)
-    print(f"{label:<{width}}{head}{'ratio':>8}{'rows':>16}")
+    """Each figure's line (its work made once a size, then `timed`), below the head, printed as
+    each is measured."""
+    head(label, sizes, width)
     for name, make in figures.items():
         works = {size: make(size) for size in sizes}
-        for work in works.values():
-            work()  # warm
-        times: dict[int, list[float]] = {size: [] for size in sizes}
-        for _ in range(repeats):
-            for size in sizes:
-                started = time.perf_counter()
-                works[size]()
-                times[size].append((time.perf_counter() - started) * 1000)
-        medians = {size: statistics.median(times[size]) for size in sizes}
-        rows = "/".join(str(rows_read(works[size])) for size in sizes)
-        print(
-            f"{name:<{width}}"
-            + "".join(f"{medians[size]:>10.2f}" for size in sizes)
-            + f"{medians[sizes[-1]] / medians[sizes[0]]:>8.2f}{rows:>16}"
-        )
+        line(name, *timed(lambda size, works=works: works[size](), sizes, repeats), width)  # type: ignore[misc]

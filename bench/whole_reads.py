@@ -41,7 +41,6 @@ load.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -52,14 +51,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import like_prefix, parser, rows_read, settle  # noqa: E402
+from bench.streams_setup import (  # noqa: E402
+    caption,
+    head,
+    like_prefix,
+    line,
+    parser,
+    settle,
+    sizes_of,
+    timed,
+)
 
 ARGS = parser(__doc__, "100,20000", "records, ascending").parse_args()
-SIZES = sorted(int(s) for s in ARGS.sizes.split(","))
+SIZES = sorted(sizes_of(ARGS.sizes))
 setup("whole-reads", ARGS.postgres)
 
 from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
 
 from journal_store.journal import DjangoJournal  # noqa: E402
 from runtime import fork, streams  # noqa: E402
@@ -385,17 +392,9 @@ def main() -> None:
 
     def measure(works: dict[str, Callable[[int], Any]], sizes: list[int]) -> None:
         for name, work in works.items():
-            for size in sizes:
-                work(size)  # warm
-            times: dict[int, list[float]] = {size: [] for size in sizes}
-            for _ in range(ARGS.repeats):
-                for size in sizes:
-                    started = time.perf_counter()
-                    work(size)
-                    times[size].append((time.perf_counter() - started) * 1000)
-            for size in sizes:
-                medians[name][size] = statistics.median(times[size])
-                rows[name][size] = rows_read(lambda work=work, size=size: work(size))  # type: ignore[misc]
+            found, counted = timed(work, sizes, ARGS.repeats)
+            medians[name].update(found)
+            rows[name].update(counted)
 
     # The other runs' records are the store's: grown between the sizes, records_of measured
     # at each. The intents' and claims' streams are one per size, measured in turns.
@@ -415,20 +414,10 @@ def main() -> None:
         assert [(r.stream, r.position) for r in records_before(journal, RUN)] == expected
         measure(staged, [size])
     measure(in_turns, SIZES)
-    print(
-        f"\n{connection.vendor}, in-process, medians of {ARGS.repeats} rounds; ms, and the "
-        "journal rows one read turns into records"
-    )
-    head = "".join(f"{size:>10,}" for size in SIZES)
-    print(f"{'records':<36}{head}{'ratio':>8}{'rows':>16}")
+    caption(ARGS.repeats)
+    head("records", SIZES, 36)
     for name in medians:
-        m = medians[name]
-        print(
-            f"{name:<36}"
-            + "".join(f"{m[size]:>10.2f}" for size in SIZES)
-            + f"{m[SIZES[-1]] / m[SIZES[0]]:>8.2f}"
-            + f"{'/'.join(str(rows[name][size]) for size in SIZES):>16}"
-        )
+        line(name, medians[name], rows[name], 36)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ that ends frees its place; two starts at once at cap-1 leave the cap, not one mo
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -43,6 +44,31 @@ def live(person: str) -> list[str]:
 
 def fill(person: str, count: int) -> list[str]:
     return [runs.start_run("repo-fix", "first-flight", by=person) for _ in range(count)]
+
+
+def at_once(count: int, begin: Callable[[], str]) -> tuple[list[str], int]:
+    """`count` threads, each on a connection of its own, calling `begin` together: the runs
+    begun, and how many were refused at the cap."""
+    barrier = threading.Barrier(count)
+    began: list[str] = []
+    capped: list[bool] = []
+
+    def go() -> None:
+        try:
+            barrier.wait()
+            began.append(begin())
+        except runs.AtCapacity:
+            capped.append(True)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=go) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    return began, len(capped)
 
 
 @pytest.mark.django_db
@@ -174,24 +200,10 @@ def test_starts_at_once_at_one_below_the_cap_leave_the_cap(settings, owner):
     settings.RUNS_PER_PERSON = 3
     fill("owner", 2)
     asked = actions.NewRun(team="repo-fix", scenario="first-flight")
-    at_once = 6
-    barrier, began, capped = threading.Barrier(at_once), [], []
 
-    def start() -> None:
-        try:
-            barrier.wait()
-            began.append(asked.start("owner").run_id)
-        except runs.AtCapacity:
-            capped.append(True)
-        finally:
-            connections.close_all()
+    began, capped = at_once(6, lambda: asked.start("owner").run_id)
 
-    threads = [threading.Thread(target=start) for _ in range(at_once)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    assert (len(began), len(capped)) == (1, at_once - 1)
+    assert (len(began), capped) == (1, 5)
     assert len(live("owner")) == 3
 
 

@@ -11,10 +11,7 @@ test_runs_per_person_on_postgresql.py's."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connections
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
@@ -23,7 +20,7 @@ from services import forks, runs
 from services.control import Control
 from tests.conftest import on_every_backend
 from tests.dashboard.conftest import client_for, drive, make_user, run_of
-from tests.dashboard.test_runs_per_person import BODY, api_of, fill, live
+from tests.dashboard.test_runs_per_person import BODY, api_of, at_once, fill, live
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
 KEY = {"Idempotency-Key": "nightly"}
@@ -118,24 +115,12 @@ def test_forks_at_once_at_one_below_the_cap_leave_the_cap(settings, owner):
     settings.RUNS_PER_PERSON = 2
     fill("owner", 1)
     workspaces = len(list(settings.WORKSPACES.iterdir()))
-    at_once = 3
-    barrier, made, capped_ = threading.Barrier(at_once), [], []
 
-    def fork() -> None:
-        try:
-            barrier.wait()
-            made.append(forks.begin_fork(parent, at, forks.Changes(), "owner", cap=2).run_id)
-        except runs.AtCapacity:
-            capped_.append(True)
-        finally:
-            connections.close_all()
+    made, capped = at_once(
+        3, lambda: forks.begin_fork(parent, at, forks.Changes(), "owner", cap=2).run_id
+    )
 
-    threads = [threading.Thread(target=fork) for _ in range(at_once)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    assert (len(made), len(capped_)) == (1, at_once - 1)
+    assert (len(made), capped) == (1, 2)
     assert len(live("owner")) == 2
     # The workspaces restored for the refused ones are removed: the one made is left.
     assert len(list(settings.WORKSPACES.iterdir())) == workspaces + 1

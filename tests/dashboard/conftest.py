@@ -16,7 +16,7 @@ from django.test import Client
 
 from dashboard.models import ApiToken
 from journal_store.models import Conflict
-from services import runs
+from services import queue, runs
 from services.steps import drive_step
 from tests.dashboard.recorded import Recorder
 
@@ -86,6 +86,20 @@ def postgresql():
     finally:
         connections["default"].close()
         connections["default"] = sqlite
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The runs a step was sent for, in order (services.queue.advance, still sending)."""
+    ids: list[str] = []
+    advance = queue.advance
+
+    def noting(run_id: str, **kwargs):
+        ids.append(run_id)
+        advance(run_id, **kwargs)
+
+    monkeypatch.setattr(queue, "advance", noting)
+    return ids
 
 
 def client_for(user: User, **kwargs) -> Client:

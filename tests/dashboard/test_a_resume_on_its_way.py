@@ -15,7 +15,7 @@ from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
-from services import queue, runs
+from services import runs
 from services.steps import drive_step
 from tests.dashboard.conftest import run_of
 
@@ -25,20 +25,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def api(token):
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """The runs a step was sent for, in order."""
-    ids: list[str] = []
-    advance = queue.advance
-
-    def noting(run_id: str, **kwargs):
-        ids.append(run_id)
-        advance(run_id, **kwargs)
-
-    monkeypatch.setattr(queue, "advance", noting)
-    return ids
 
 
 def requests(run_id: str) -> list[str]:

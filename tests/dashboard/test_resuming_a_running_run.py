@@ -12,7 +12,7 @@ from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
-from services import queue, runs
+from services import runs
 from tests.dashboard.conftest import run_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,20 +21,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def api(token):
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """The runs a step was sent for, in order."""
-    ids: list[str] = []
-    advance = queue.advance
-
-    def noting(run_id: str, **kwargs):
-        ids.append(run_id)
-        advance(run_id, **kwargs)
-
-    monkeypatch.setattr(queue, "advance", noting)
-    return ids
 
 
 def resume(api, run_id: str):

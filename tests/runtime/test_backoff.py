@@ -12,18 +12,7 @@ from runtime.journal import MemoryJournal
 from runtime.model import ScriptedClient, call
 from runtime.session import Session
 from runtime.tools import Tool, Toolbox, schema
-
-
-class Flaky:
-    def __init__(self, failures: int) -> None:
-        self.failures = failures
-        self.runs = 0
-
-    def __call__(self) -> dict:
-        self.runs += 1
-        if self.runs <= self.failures:
-            raise RuntimeError("runner exited 137")
-        return {"passed": 2, "failed": 0}
+from tests.runtime.test_loop import Flaky
 
 
 def agent(tool, backoff, retries=2):

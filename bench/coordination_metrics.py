@@ -66,19 +66,18 @@ require("gunicorn", "serve", "the metrics page is measured against it")
 STORE = setup("metrics", sqlite="metrics.sqlite3", env={"MINUTES_EAGER": "1"})
 WORK, ENV = STORE.work, STORE.env
 
-from django.conf import settings  # noqa: E402
-from django.contrib.auth import (  # noqa: E402
-    BACKEND_SESSION_KEY,
-    HASH_SESSION_KEY,
-    SESSION_KEY,
-    get_user_model,
-)
-from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from bench.dashboard_load import Result, cpu_seconds, load, start_gunicorn, stop  # noqa: E402
+from bench.dashboard_load import (  # noqa: E402
+    Result,
+    cpu_seconds,
+    load,
+    session_cookie,
+    start_gunicorn,
+    stop,
+)
 from bench.dashboard_seed import seed  # noqa: E402
 from dashboard import queries  # noqa: E402
 from journal_store import metrics_days, projection  # noqa: E402
@@ -166,17 +165,6 @@ def sums_in_sql() -> None:
         runs = across(chosen).totals["runs"]
         total = median_of(ARGS.repeats, lambda c=chosen: across(c))
         print(f"  sums in SQL, {label:<15} {total * 1e3:8.1f} ms for {runs:,} runs")
-
-
-def session_cookie() -> tuple[Any, str]:
-    """A user and a signed-in session, as the login view would leave them."""
-    user, _ = get_user_model().objects.get_or_create(username="bench")
-    store = SessionStore()
-    store[SESSION_KEY] = str(user.pk)
-    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    store.create()
-    return user, f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
 
 
 def filters(rng: random.Random) -> str:

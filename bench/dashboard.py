@@ -112,37 +112,25 @@ STORE = setup(
 )
 WORK, PG_URL, ENV = STORE.work, STORE.postgres_url, STORE.env
 
-from django.conf import settings  # noqa: E402
-from django.contrib.auth import (  # noqa: E402
-    BACKEND_SESSION_KEY,
-    HASH_SESSION_KEY,
-    SESSION_KEY,
-    get_user_model,
-)
-from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Max  # noqa: E402
 from django.test import Client  # noqa: E402
 
 # What the bench does is in its parts: the seeding, and the server and the load.
-from bench.dashboard_load import Result, cpu_seconds, load, start_gunicorn, stop  # noqa: E402
+from bench.dashboard_load import (  # noqa: E402
+    Result,
+    cpu_seconds,
+    load,
+    session_cookie,
+    start_gunicorn,
+    stop,
+)
 from bench.dashboard_seed import SLICE, Stored, keep_flying, seed  # noqa: E402
 from journal_store import projection  # noqa: E402
 from journal_store.models import DeadLetter, RunSummary, StoredEvent  # noqa: E402
 
 TARGET_MS = 150.0
-
-
-def session_cookie() -> tuple[Any, str]:
-    """A user and a signed-in session, as the login view would leave them."""
-    user, _ = get_user_model().objects.get_or_create(username="bench")
-    store = SessionStore()
-    store[SESSION_KEY] = str(user.pk)
-    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    store.create()
-    return user, f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
 
 
 # --- pages --------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""The dashboard bench's server and load: gunicorn, the concurrent clients, the CPU accounting.
+"""The dashboard bench's server and load: gunicorn, the concurrent clients, the signed-in
+session they carry, the CPU accounting (bench/dashboard.py, bench/coordination_metrics.py).
 
-Imported by bench/dashboard.py once Django is set up (the PostgreSQL CPU figure asks the
+Imported by each once Django is set up (the PostgreSQL CPU figure asks the
 database where its cluster lives); it reads no arguments: what it needs is passed in.
 """
 
@@ -17,10 +18,25 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def session_cookie() -> tuple[Any, str]:
+    """A user and a signed-in session, as the login view would leave them."""
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    store = SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.create()
+    return user, f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
 
 
 def start_gunicorn(

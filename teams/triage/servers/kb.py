@@ -1,6 +1,6 @@
 """MCP server `kb`: keyword search over a small built-in knowledge base of support articles.
 
-Run with `python -m teams.triage.servers.kb`. Scoring is deliberately simple and predictable (a
+Run with `python -P teams/triage/servers/kb.py`. Scoring is deliberately simple and predictable (a
 title hit outweighs a tag hit, which outweighs a body hit), so a test or a scripted model can
 know which article comes first.
 """

@@ -1,7 +1,7 @@
 """MCP server `orders`: look up one order, or list a customer's orders, from built-in data;
 and the two operations a refund takes (a return label, a store credit), each with its undo.
 
-Run with `python -m teams.triage.servers.orders [--book PATH]`; it speaks MCP over stdin/stdout.
+Run with `python -P teams/triage/servers/orders.py [--book PATH]`; it speaks MCP over stdin/stdout.
 An unknown order is an answer (`found: false`), not an error: the caller asked a fair question,
 and an error would count against the server's health.
 
@@ -292,7 +292,7 @@ def reverse_credit(credit_id: str, key: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m teams.triage.servers.orders")
+    parser = argparse.ArgumentParser(prog="orders.py")
     parser.add_argument("--book", default=BOOK, help="the SQLite file of credits and labels")
     BOOK = parser.parse_args().book
     server.run("stdio")

@@ -1,6 +1,6 @@
 """MCP server `policy`: up, advertising its tools, and failing every call.
 
-Run with `python -m teams.triage.servers.policy`. A backend that is down is found at connect
+Run with `python -P teams/triage/servers/policy.py`. A backend that is down is found at connect
 time; one that is up and broken is the realistic case, and the one that shows whether a team
 degrades or falls over. Each call raises `ToolError`, which the SDK turns into a tool result
 with `isError: true` (the MCP way to say "the tool ran and failed").

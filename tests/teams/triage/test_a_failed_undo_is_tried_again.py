@@ -57,7 +57,7 @@ class ServerDiesBefore:
             [pid] = [
                 pid
                 for pid, (_, cmd) in children().items()
-                if pid not in self.before and "teams.triage.servers.orders" in cmd
+                if pid not in self.before and "teams/triage/servers/orders.py" in cmd
             ]
             os.kill(pid, signal.SIGKILL)
             assert not wait_until_gone({pid})

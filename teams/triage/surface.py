@@ -9,9 +9,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from runtime.mcp.client import McpSurface
 from runtime.mcp.server import McpServer
+
+if TYPE_CHECKING:
+    from runtime.mcp.client import McpSurface
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -48,4 +51,9 @@ def support_servers(names: Iterable[str] = NAMES, book: Path | None = None) -> l
 
 def default_surface(book: Path | None = None, shared: bool = False) -> McpSurface:
     """The three servers, started together (`shared` by a worker process's runs: McpSurface)."""
+    # Imported here, where servers are started: the client imports the MCP SDK (~0.5 s), and
+    # the teams' registry imports this module, so every `python -m runtime` (a solo flight, a
+    # replay, --help) and every process that reads the registry paid for it at its start.
+    from runtime.mcp.client import McpSurface
+
     return McpSurface(support_servers(book=book), shared=shared)

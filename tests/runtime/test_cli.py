@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import io
 import json
+import shutil
 from urllib.error import URLError
 
 import pytest
@@ -19,18 +22,31 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.fixture(scope="module")
+def flight(tmp_path_factory):
+    """One solo flight for the module, flown as a test's was: its journal's path, its output."""
+    path = tmp_path_factory.mktemp("flight") / "j.jsonl"
+    argv = ["fly", "--team", "solo", "--scenario", "solo-fix", "--journal", str(path), "--json"]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    assert code == 0, err.getvalue()
+    return path, json.loads(out.getvalue())
+
+
 @pytest.fixture
-def flown(tmp_path, capsys):
-    path = tmp_path / "j.jsonl"
-    code, out, _ = run(
-        capsys, "fly", "--team", "solo", "--scenario", "solo-fix", "--journal", str(path), "--json"
-    )
-    assert code == 0
-    return path, json.loads(out)
+def flown(flight, tmp_path):
+    """The module's flight, its folder (the journal, the run's workspace) copied into the
+    test's own: each test had one flown for it (~3 s, 30 of them), to read or to spoil alone.
+    The journal names no path of its folder, so the copy is the flight a test would have flown
+    there; its output names the journal where it was flown."""
+    path, out = flight
+    shutil.copytree(path.parent, tmp_path, symlinks=True, dirs_exist_ok=True)
+    return tmp_path / path.name, out
 
 
-def test_fly_prints_the_outcome_bill_and_journal_path(flown):
-    path, out = flown
+def test_fly_prints_the_outcome_bill_and_journal_path(flight):
+    path, out = flight
     assert out["status"] == "done" and out["journal"] == str(path)
     coder = out["bill"]["agents"]["coder"]
     assert (coder["tokens"], coder["calls"], coder["share"], coder["model"]) == (
@@ -42,10 +58,10 @@ def test_fly_prints_the_outcome_bill_and_journal_path(flown):
     assert out["bill"]["remaining"] == 5_000 - 520
 
 
-def test_a_finished_flight_leaves_no_snapshot_beside_its_journal(flown):
+def test_a_finished_flight_leaves_no_snapshot_beside_its_journal(flight):
     """The solo coder keeps snapshots as it goes (runtime/snapshots.py); a run that ended with
     a verdict is not resumed, so they go, and their directory with them."""
-    path, out = flown
+    path, out = flight
     assert out["status"] == "done"
     assert not (path.parent / f"{path.name}.snapshots").exists()
 

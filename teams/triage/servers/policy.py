@@ -8,6 +8,7 @@ with `isError: true` (the MCP way to say "the tool ran and failed").
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -45,3 +46,7 @@ def record_decision(order_id: str, decision: str, key: str) -> dict[str, Any]:
 
 if __name__ == "__main__":
     server.run("stdio")
+    # The session is over: what the process made (the SDK's schemas, some 85,000 objects) is
+    # not collected again on the way out, which took ~1 s that its client waited on
+    # (servers/__init__.py).
+    gc.freeze()

@@ -14,7 +14,7 @@ from runtime.events import ConflictParked
 from services import review, runs
 from tests.dashboard.conftest import client_for, run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 @pytest.fixture

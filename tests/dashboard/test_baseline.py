@@ -14,7 +14,7 @@ from services import runs
 from tests.dashboard.conftest import drive, run_of
 
 pytestmark = [
-    pytest.mark.django_db(transaction=True),
+    pytest.mark.django_db,
     pytest.mark.slow,
     pytest.mark.usefixtures("recorded_runs"),
 ]

@@ -10,7 +10,7 @@ from journal_store.models import StoredEvent
 from tests.dashboard.conftest import run_of
 from tests.dashboard.test_escaping import Elements, hostile_run
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 @pytest.fixture

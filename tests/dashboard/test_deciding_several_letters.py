@@ -20,7 +20,7 @@ from services import letters
 from services.control import Control
 from tests.dashboard.conftest import client_for, run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 QUEUE = "/review/dead-letters"
 

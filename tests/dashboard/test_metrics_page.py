@@ -21,7 +21,7 @@ from runtime.journal import append_next
 from runtime.metrics import DEFINITIONS
 from tests.dashboard.test_escaping import Elements
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
 
 

@@ -12,7 +12,7 @@ from django.test import Client
 from dashboard import actions
 from journal_store.models import RunSummary, StoredEvent
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from journal_store.journal import DjangoJournal
 from services import runs
 from tests.dashboard.conftest import client_for, run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def versions(run_id):

@@ -11,7 +11,7 @@ from services import runs
 from tests.dashboard.conftest import drive
 from tests.dashboard.test_escaping import Elements, hostile_run
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_api_finds_the_run_and_event_that_mention_a_scan(as_owner):

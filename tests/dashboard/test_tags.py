@@ -12,7 +12,7 @@ from runtime.events import RunTagged
 from runtime.journal import append_next
 from tests.dashboard.conftest import run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def post(client, run_id, **body):

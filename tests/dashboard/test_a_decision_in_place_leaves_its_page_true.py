@@ -19,7 +19,7 @@ from services.control import Control
 from tests.dashboard.conftest import run_of
 from tests.dashboard.polls import park
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 QUEUE = "/review/dead-letters"
 

@@ -14,7 +14,7 @@ from journal_store.models import RunSummary, StoredEvent
 from services import tags
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SAYS = "is not part of what the run did"
 

@@ -22,7 +22,7 @@ from runtime.events import (
     TeamStarted,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 T0 = 1_790_000_000.0
 

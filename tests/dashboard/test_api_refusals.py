@@ -19,7 +19,7 @@ from services import conflict_errors, intents, review, runs
 from tests.dashboard.conftest import client_for
 from tests.dashboard.test_api import parked_conflict
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 @pytest.fixture

@@ -165,7 +165,7 @@ def test_the_search_boxes_send_the_words_as_typed(as_owner, spoofed):
     assert sent(queue.content, "/review/dead-letters") == {"q": [words], "status": ["open"]}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_reason_refused_is_drawn_again_as_typed(as_reviewer, three):  # noqa: F811
     reason = f"the tool is back \u2067{SHALOM}\u2069"
     answer = as_reviewer.post(
@@ -175,7 +175,7 @@ def test_a_reason_refused_is_drawn_again_as_typed(as_reviewer, three):  # noqa: 
     assert sent(answer.content, "/review/dead-letters/decide")["reason"] == [reason]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_fork_refused_keeps_the_message_as_typed(as_owner, owner):
     parent = run_of("premature-done")
     where = at(parent, "ToolReturned")

@@ -18,7 +18,7 @@ from services import review, runs
 from tests.dashboard.conftest import drive
 from tests.dashboard.polls import park
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def card_of(client, subject: str) -> str:

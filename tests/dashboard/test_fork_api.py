@@ -13,7 +13,7 @@ from runtime import compare, flight
 from tests.dashboard.conftest import drive, run_of
 from tests.dashboard.test_metrics_page import FIXTURES
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def position(run_id: str, kind: str, tool: str | None = None) -> int:

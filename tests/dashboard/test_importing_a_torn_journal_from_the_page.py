@@ -12,7 +12,7 @@ from django.test import Client
 from journal_store.models import RunSummary, StoredEvent
 from tests.dashboard.test_run_status_pages import journal_file
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

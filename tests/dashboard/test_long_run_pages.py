@@ -14,7 +14,7 @@ from journal_store import projection
 from services.steps import drive_step
 from tests.dashboard.conftest import run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 HTMX = {"HX-Request": "true", "HX-Target": "tab"}
 # The link each row carries to the timeline just before it (its position - 1).
 ROW_LINK = {

@@ -19,7 +19,7 @@ from tests.coordination import drills
 from tests.dashboard.test_metrics_page import imported
 from tests.journal_store.test_projection_matches_views import store
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

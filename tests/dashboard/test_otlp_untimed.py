@@ -19,7 +19,7 @@ from services import traces
 from tasks import traces as trace_tasks
 from tests.dashboard.test_trace_push import collector  # noqa: F401  (a fixture)
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 LINES = [
     {"kind": "RunStarted", "agent": "coder", "task": "Make the failing parser test pass."},

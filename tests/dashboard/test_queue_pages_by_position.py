@@ -17,7 +17,7 @@ from runtime.events import ConflictParked, DeadLettered, DeadLetterRetried
 from services.control import Control
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 QUEUE = "/review/dead-letters"
 

@@ -10,7 +10,7 @@ from django.test import Client
 from services import runs
 from tests.dashboard.conftest import client_for, run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": "http://testserver/review/dead-letters"}
 

@@ -13,7 +13,7 @@ from dashboard.models import ApiToken
 from journal_store.models import RunSummary
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

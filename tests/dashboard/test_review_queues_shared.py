@@ -12,7 +12,7 @@ from journal_store import projection, queues
 from journal_store.journal import DjangoJournal
 from runtime.events import ConflictParked, ConflictResolved, DeadLettered, DeadLetterRetried
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 R = {"run_id": "r-q"}
 
 

@@ -17,7 +17,7 @@ from journal_store.models import RunSummary, StoredEvent
 from journal_store.transfer import import_journal
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from services import forks, letters, review, runs
 from services.control import Control
 from tests.dashboard.conftest import drive, run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def trace_tab(client, run_id: str):

@@ -20,7 +20,7 @@ from runtime.otel.spans import span_id_of
 from tests.dashboard.conftest import run_of
 from tests.dashboard.test_escaping import hostile_run
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def export_spans(run_id: str) -> dict[str, dict]:

@@ -26,7 +26,7 @@ from tests.dashboard.test_trace_push_batches import (  # noqa: F401  (a fixture)
     whole,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from tasks import traces as trace_tasks
 from tests.dashboard.conftest import run_of
 from tests.hostile_collector import Collector, ok, status
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 SECRET = "Bearer team-secret-0123456789"
 
 

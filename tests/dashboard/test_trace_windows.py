@@ -12,7 +12,7 @@ from runtime import flight
 from runtime.otel import otlp_trace
 from tests.dashboard.conftest import run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 SIZE, MARGIN = 20, 5
 

@@ -22,7 +22,7 @@ from runtime.events import ClaimsReconciled
 from services import review
 from tests.dashboard.conftest import claim_of, two_runs
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def card(client, conflict_id: str) -> str:

@@ -11,7 +11,7 @@ import os
 
 from config import env
 from config.settings import *  # noqa: F403
-from config.settings import BASE_DIR, DATABASES
+from config.settings import BASE_DIR, DATABASES, INSTALLED_APPS
 
 # One turn per step: every turn boundary is then also a cold resume from the journal, the
 # strictest check that driving in steps writes what one session would. Tests of multi-turn
@@ -32,6 +32,11 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["OPTIONS"]["init_command"] = (
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     )
+
+# A transactional test's flush keeps the content types and permissions migrate made, and makes
+# none again (tests/suite_flush/management/commands/flush.py says when and why that is the
+# same to a test): a flush on SQLite took 0.031 s, 0.026 s of it remaking them.
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.suite_flush"]
 
 if os.environ.get("MINUTES_TEST_POSTGRES_URL"):
     DATABASES["postgres"] = env.database(

@@ -36,7 +36,7 @@ def test_a_flush_empties_tables_tied_by_a_foreign_key_and_keeps_the_sequence(pos
     call_command("flush", database=postgres, interactive=False, verbosity=0, reset_sequences=False)
     assert not User.objects.using(postgres).exists()
     assert not User.user_permissions.through.objects.using(postgres).exists()
-    # Every app's permissions are made again after a flush, as Django's own does.
+    # Every app's permissions are there after a flush (the suite's keeps them: tests/suite_flush).
     assert Permission.objects.using(postgres).filter(codename="decide").exists()
     second = User.objects.db_manager(postgres).create_user("second")
     assert second.pk > first.pk

@@ -8,6 +8,10 @@ indexes) a new file and drops the old at commit. What a test finds after is the 
 Django table empty, the sequences where they were (TRUNCATE without RESTART IDENTITY does not
 reset them either). Django's foreign keys on PostgreSQL are DEFERRABLE INITIALLY DEFERRED, and
 the flush runs in one transaction, so the order of the deletes does not matter.
+
+The tables a flush is given are the suite's flush command's to choose, on both databases: it
+leaves out django_content_type and auth_permission, which keep the rows migrate made, and sends
+no post_migrate to make them again (tests/suite_flush/management/commands/flush.py).
 """
 
 from __future__ import annotations

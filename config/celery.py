@@ -142,6 +142,15 @@ def warn_a_clock_off(sender: str, **_: object) -> None:
 
 
 @worker_init.connect
+def import_the_mcp_client(**_: object) -> None:
+    """A worker has the MCP client (and its SDK) before it forks its pool: each pool process's
+    first specialist starts the surface at once (teams/triage/surface.py imports it where a
+    surface starts). Not services/specialists.py, which every manage.py command and the web
+    server import through services.runs and would pay ~1 s a start for."""
+    from runtime.mcp import client  # noqa: F401
+
+
+@worker_init.connect
 def start_local_model(**_: object) -> None:
     """A worker started with MINUTES_LOCAL_MODEL_START starts the local model server before it
     takes any work (unless one answers already), and stops it when it stops: where no `demo`

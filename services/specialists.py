@@ -43,10 +43,6 @@ from runtime.fanout import engine, restarts
 from runtime.fanout.contracts import Handoff
 from runtime.fenced import Fenced
 from runtime.journal import Recorded, StaleEpoch, WrongExpectedVersion, append_next
-
-# The MCP client (and its SDK, ~0.5 s) before a worker forks its pool, as when the teams'
-# registry imported it: each pool process's first specialist starts the surface at once.
-from runtime.mcp import client as _mcp_client  # noqa: F401
 from runtime.model import EndpointDown
 from runtime.session import Session
 from services import queue, redacted

@@ -21,7 +21,7 @@ from services import runs
 from services.steps import drive_step
 from tests.dashboard.conftest import drive, run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 @pytest.fixture

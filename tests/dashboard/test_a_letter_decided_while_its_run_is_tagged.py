@@ -16,7 +16,7 @@ from services import letters, tags
 from services.control import Control
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

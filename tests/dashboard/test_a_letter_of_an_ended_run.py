@@ -24,7 +24,7 @@ from services import letters, runs
 from services.control import Control
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

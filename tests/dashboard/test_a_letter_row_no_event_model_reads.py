@@ -21,7 +21,7 @@ from services import letters, steps
 from services.control import Control
 from tests.dashboard.test_a_step_that_cannot_start_its_run import letter_of, with_bad_settings
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from services import runs
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def header(client, run_id: str) -> str:

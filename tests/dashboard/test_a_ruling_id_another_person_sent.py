@@ -18,7 +18,7 @@ from runtime.events import ConflictResolved
 from tests.dashboard.conftest import client_for, make_user
 from tests.dashboard.test_api import parked_conflict
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 RULING = {"choice": "k1", "reason": "the bank confirms the refund", "ruling_id": "order-4471"}
 SAID = (

@@ -13,7 +13,7 @@ from journal_store.models import StoredEvent
 from runtime.events import ConflictResolved, MutationRefused
 from tests.dashboard.test_api import parked_conflict
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def decisions(conflict):

@@ -14,7 +14,7 @@ from journal_store.models import RunSummary, StoredEvent
 from runtime import events as ev
 from tests.journal_store.test_a_run_whose_event_raises_stops_alone import said
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def unfolded_run() -> int:

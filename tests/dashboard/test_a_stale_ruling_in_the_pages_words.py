@@ -11,7 +11,7 @@ import pytest
 
 from tests.dashboard.conftest import claim_of, two_runs
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_a_stale_ruling_on_the_page_says_reject_both_in_the_pages_words(as_reviewer):

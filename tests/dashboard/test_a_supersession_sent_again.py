@@ -13,7 +13,7 @@ from journal_store.journal import DjangoJournal
 from runtime.events import IntentDeclared
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 WANTED = {"statement": "fix only the parser", "reason": "the owner asked"}
 

@@ -9,7 +9,7 @@ import pytest
 from journal_store.journal import DjangoJournal
 from tests.dashboard.conftest import drive, run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def test_a_forks_page_and_its_parents_link_each_other_and_their_comparison(as_owner, owner):

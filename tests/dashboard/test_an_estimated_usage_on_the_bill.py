@@ -15,7 +15,7 @@ from journal_store.models import BillLine, RunSummary
 from journal_store.transfer import import_journal
 from runtime import prices
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 TABLE = prices.parse({"currency": "USD", "models": {"m": {"input": 3.0, "output": 15.0}}})
 GUESSED = {"total": 426, "prompt": 407, "completion": 19, "estimated": "implausible"}

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from dashboard.api import review_schemas, run_schemas, schemas
 from journal_store.models import StoredEvent
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 # What each JSON type must not be taken for.
 LOOSE = {

@@ -12,7 +12,7 @@ from journal_store import projection
 from journal_store.transfer import import_journal
 from tests.dashboard.test_metrics_page import FIXTURES, imported
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_api_sums_the_chosen_runs_in_all_per_period_and_per_team(as_owner):

@@ -12,7 +12,7 @@ from journal_store import projection
 from journal_store.models import DeadLetter
 from tests.dashboard.conftest import run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 

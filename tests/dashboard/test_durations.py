@@ -34,7 +34,7 @@ def test_an_unknown_start_says_so():
     assert present.duration(None, START) == "unknown"
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_run_within_a_second_shows_less_than_a_second(as_owner):
     lines = [
         {

@@ -16,7 +16,7 @@ from journal_store.models import AuditEntry, StoredEvent, ThreadMessage
 from tests.dashboard.conftest import run_of
 from tests.dashboard.test_obligation_events_read_plainly import imported
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 HTMX = {"HX-Request": "true", "HX-Target": "tab"}
 # A citation: a link to the timeline at the event, and the number it shows.
 CITED = re.compile(r'after=(\d+)#e(\d+)"[^>]*>(#[^<]+)</a>')

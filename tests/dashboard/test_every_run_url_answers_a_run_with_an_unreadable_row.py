@@ -17,7 +17,7 @@ from runtime import streams
 from tests.dashboard.conftest import client_for, run_of
 from tests.dashboard.test_a_run_stopped_at_its_first_event import unfolded_run
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 TABS = ("timeline", "trace", "threads", "bill", "audit", "findings", "metrics")
 

@@ -15,7 +15,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
 from tests.dashboard.conftest import run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def returned_at(run_id: str) -> int:

@@ -19,7 +19,7 @@ from services import intents
 from tests.dashboard.conftest import run_of
 from tests.security.test_small_decision_reasons import conflict, letter
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 # A terminal's title set and screen cleared; a C1 CSI; DEL; a bell alone.
 CONTROLS = ["x\x1b]0;pwned\x07\x1b[2Jy", "a\x9b31mb", "rub\x7fout", "\x07ring"]

@@ -13,7 +13,7 @@ from journal_store.journal import DjangoJournal
 from runtime.otel import otlp_trace
 from tests.runtime.test_otel import root_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_run_page_links_the_trace_and_the_api_serves_the_same_file(as_owner, done_run):

@@ -14,7 +14,7 @@ from journal_store.journal import DjangoJournal
 from runtime import flight
 from runtime.otel import otlp_protobuf
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_run_page_links_the_protobuf_trace_and_the_api_serves_the_same_bytes(

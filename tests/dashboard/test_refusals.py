@@ -8,7 +8,7 @@ import pytest
 from journal_store.models import StoredEvent
 from services import conflict_errors, letters, review, runs
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def test_a_conflict_nobody_parked_is_not_found_on_the_page_and_nothing_is_written(as_reviewer):

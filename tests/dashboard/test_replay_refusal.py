@@ -11,7 +11,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
 from runtime.events import ModelCalled, RunStarted
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from journal_store.models import StoredEvent
 from services import runs
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from journal_store.models import StoredEvent
 from services import runs
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 SAID = "waits for a person's decision on its parked conflict (decide it in the conflict queue)"
 
 

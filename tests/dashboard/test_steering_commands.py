@@ -14,7 +14,7 @@ from runtime.events import ResumeRequested, StopRequested
 from services import runs
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def said(command: str, *args: str, **options: str) -> str:

@@ -8,7 +8,7 @@ import pytest
 from journal_store.models import StoredEvent
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from services import traces
 from tasks import traces as trace_tasks
 from tests.dashboard.test_trace_push_batches import as_sent, collector, whole  # noqa: F401
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_pushed_trace_is_the_downloaded_one_with_specialists_and_a_wait(

@@ -16,7 +16,7 @@ from runtime import flight
 from runtime.events import ModelCalled, ModelResponded
 from tests.dashboard.conftest import run_of
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_runs")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 
 
 def spoiled(run_id: str) -> tuple[int, int, int]:

@@ -12,7 +12,7 @@ from services import letters
 from services.control import Control
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

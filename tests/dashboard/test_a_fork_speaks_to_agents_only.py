@@ -12,7 +12,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def read_at(run_id: str) -> int:

@@ -22,7 +22,7 @@ from tests.dashboard.conftest import drive
 from tests.fakellm import Reply, completion, wire_call
 
 pytestmark = [
-    pytest.mark.django_db(transaction=True),
+    pytest.mark.django_db,
     pytest.mark.usefixtures("nowhere"),  # tests/conftest.py: the test drives each step
 ]
 

@@ -11,7 +11,7 @@ from runtime.events import IntentCarried, MutationRefused
 from services import runs, steps
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

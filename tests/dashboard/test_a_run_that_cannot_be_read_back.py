@@ -21,7 +21,7 @@ from runtime.events import DeadLettered
 from services import letters, runs, steps
 from services.control import Control
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def spoiled(where: str) -> tuple[str, StoredEvent]:

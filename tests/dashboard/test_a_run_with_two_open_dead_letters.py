@@ -25,7 +25,7 @@ from services import letters, runs, steps
 from services.control import Control
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def said(client, run_id: str) -> dict:

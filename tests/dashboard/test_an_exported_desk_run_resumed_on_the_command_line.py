@@ -17,7 +17,7 @@ from runtime.cli_stop import stop_path
 from services import runs
 from services.steps import drive_step
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def exported_mid_flight(settings, tmp_path, order: str):
@@ -53,6 +53,9 @@ def test_the_resume_is_refused_naming_the_order_and_writes_nothing(settings, tmp
     assert not (tmp_path / "ws").exists()
 
 
+# Its refund is issued in the tool's own thread, on a connection of its own, which sees
+# only what is committed: rolled back, it finds no order.
+@pytest.mark.django_db(transaction=True)
 def test_one_whose_order_changed_in_it_says_the_opening_is_missing(settings, tmp_path, capsys):
     """Its own writes to the order are in the file, the opening is not: said as such."""
     settings.STEP_TURNS = 1

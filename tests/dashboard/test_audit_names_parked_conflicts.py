@@ -16,7 +16,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import AuditEntry
 from runtime.events import ConflictParked, TeamStarted
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 RUN = "r-0a0d17c0ffee"
 MIGRATION = importlib.import_module("journal_store.migrations.0026_conflicts_parked_in_the_audit")

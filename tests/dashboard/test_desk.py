@@ -15,7 +15,7 @@ from journal_store.journal import DjangoJournal
 from runtime import cli
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
@@ -136,6 +136,9 @@ def test_a_resolution_after_the_order_moved_is_a_409_and_changes_nothing(api):
     assert Order.objects.get(order_id="B-1").status == "delivered"
 
 
+# Its refund is issued in the tool's own thread, on a connection of its own, which sees
+# only what is committed: rolled back, it finds no order.
+@pytest.mark.django_db(transaction=True)
 def test_a_double_refund_started_from_the_form_refunds_once(as_owner):
     response = as_owner.post(
         "/runs/new",
@@ -191,6 +194,9 @@ def test_the_api_refuses_an_order_for_a_team_without_orders(api):
     assert response.status_code == 400 and "works on no orders" in response.json()["detail"]
 
 
+# Its refund is issued in the tool's own thread, on a connection of its own, which sees
+# only what is committed: rolled back, it finds no order.
+@pytest.mark.django_db(transaction=True)
 def test_a_person_supersedes_the_ticket_through_the_api_and_the_refund_is_refused(api, as_owner):
     from runtime.events import MutationRefused, OrderPrepared
     from services import steps

@@ -12,7 +12,7 @@ import pytest
 from journal_store import projection
 from journal_store.transfer import import_journal
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 HOSTILE = [
     "<script>alert(1)</script>",

@@ -18,7 +18,7 @@ from runtime.session import Session
 from services import forks, runs
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from journal_store.models import StoredEvent
 from runtime.team import workspace_name
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SAYS = "run {}'s workspace is not on this server"
 

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from journal_store.models import StoredEvent
 from tests.dashboard.test_run_status_pages import journal_file
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def upload(body: bytes, name: str) -> io.BytesIO:

@@ -23,7 +23,7 @@ from journal_store.models import RunSummary
 from runtime.jsonl import JsonlJournal
 from tests.journal_store.test_projection_matches_views import store
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 FLOWN = [
     ("support-desk", "flip-flop"),  # livelocks, nothing reviewed
     ("repo-fix", "reject-loop"),  # livelocks at the REJECT cap, reviewed

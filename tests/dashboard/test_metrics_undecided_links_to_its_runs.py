@@ -16,7 +16,7 @@ from journal_store.models import RunSummary
 from services.control import Control
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

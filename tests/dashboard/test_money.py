@@ -15,7 +15,7 @@ from journal_store.transfer import import_journal
 from runtime import prices
 from tests.startup import refused
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 TABLE = prices.parse({"currency": "USD", "models": {"m-big": {"input": 2.0, "output": 8.0}}})
 

@@ -20,7 +20,7 @@ from services import letters, runs
 from services.control import Control
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SAYS = "fork at an event before the letter"
 

@@ -14,7 +14,7 @@ from journal_store.journal import DjangoJournal
 from runtime.events import DeadLettered
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def reason_boxes(html: str) -> list[str]:

@@ -15,7 +15,7 @@ from journal_store.transfer import import_journal
 from runtime.cli import main
 from runtime.jsonl import JsonlJournal
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def worker_events(path) -> int:

@@ -8,7 +8,7 @@ import pytest
 from journal_store.journal import DjangoJournal
 from runtime.events import ConflictParked
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_a_parked_conflict_shows_its_type_and_policy(as_reviewer):

@@ -12,7 +12,7 @@ from runtime import flight
 from runtime.otel import otlp_trace
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def spans_of(run_id: str) -> list[dict]:

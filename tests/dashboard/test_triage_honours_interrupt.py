@@ -11,7 +11,7 @@ from runtime.events import RunInterrupted, RunResumed, TeamFinished
 from services import runs
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ from services import letters, runs
 from services.control import Control
 from tests.dashboard.conftest import drive, run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

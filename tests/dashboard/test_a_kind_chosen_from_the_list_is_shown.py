@@ -13,7 +13,7 @@ from journal_store import projection
 from journal_store.models import StoredEvent
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true", "HX-Target": "tab"}
 
 

@@ -21,7 +21,7 @@ from tests.dashboard.test_a_step_that_cannot_start_its_run import (
     with_bad_control_row,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def a_newer_version(row: StoredEvent) -> None:

@@ -12,7 +12,7 @@ from journal_store.models import Conflict
 from services import review, runs
 from tests.dashboard.conftest import drive
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def rate(client, run_id: str) -> tuple[float, int, int]:

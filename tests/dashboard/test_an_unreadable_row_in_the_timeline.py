@@ -10,7 +10,7 @@ from django.test import Client
 
 from tests.journal_store.test_a_run_whose_event_raises_stops_alone import two_runs
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def said_unreadable(page: str, bad: int) -> None:

@@ -12,7 +12,7 @@ from journal_store.transfer import import_journal
 from runtime.jsonl import JsonlJournal
 from runtime.metrics import NAMES, metrics
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
 
 

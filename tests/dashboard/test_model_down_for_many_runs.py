@@ -13,7 +13,7 @@ from runtime.coordination.leases import Leases
 from runtime.events import LeaseGranted, LeaseReleased, WorkerHandedOff, WorkerReported
 from services.specialists import endpoints_down
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def fan_out(run_id: str, subs: dict[str, str]) -> None:

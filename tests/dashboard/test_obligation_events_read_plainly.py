@@ -13,7 +13,7 @@ from journal_store.transfer import import_journal
 from runtime import flat
 from tests.coordination.drills import flown
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def imported(name: str) -> str:

@@ -10,7 +10,7 @@ from django.test import RequestFactory
 from dashboard.api.head import HeadAsGetMiddleware
 from tests.dashboard.conftest import run_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_pages_answer_head_as_get_without_the_body(as_owner):

@@ -16,7 +16,7 @@ from journal_store.models import StoredEvent
 from runtime.events import ModelResponded, TeamFinished, TeamStarted
 from runtime.events.base import Usage
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "runs"}
 

@@ -22,7 +22,7 @@ from tasks import traces as trace_tasks
 from tests.dashboard.test_trace_live_push import live, received  # noqa: F401  (a fixture)
 from tests.dashboard.test_trace_push import collector  # noqa: F401  (a fixture)
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def full_export(run_id: str) -> list[bytes]:

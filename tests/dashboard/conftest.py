@@ -172,6 +172,12 @@ def token(reviewer):
     return ApiToken.issue(reviewer, "tests")[1]
 
 
+@pytest.fixture
+def api(token):
+    """The API as the reviewer's token sees it (a module may sign in otherwise: its own api)."""
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
 def two_runs(order: str) -> tuple[Conflict, Conflict]:
     """Two support-desk lost-update runs on one order, driven: the first run's conflict and
     the second's, both parked on `order` (their claims share its stream)."""

@@ -9,14 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.mark.parametrize(

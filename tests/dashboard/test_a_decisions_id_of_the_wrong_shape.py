@@ -5,18 +5,12 @@ the pages and in the API: each was answered 404 "no dead letter ..." quoting the
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from journal_store.models import StoredEvent
 
 pytestmark = pytest.mark.django_db
 
 LONG = "r-1:" + "9" * 5_000
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.mark.parametrize("letter_id", [LONG, "r-1:a b", "r-1", "r-1:1:control:2"])

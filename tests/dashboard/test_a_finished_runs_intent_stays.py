@@ -9,7 +9,6 @@ and a fork from after a supersession made while the parent ran is refused where 
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
@@ -22,11 +21,6 @@ from services.steps import drive_step
 from tests.dashboard.conftest import drive, run_of
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def fork(api, parent: str, at: int) -> str:

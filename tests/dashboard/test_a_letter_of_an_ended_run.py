@@ -12,7 +12,6 @@ and how to try the work again."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from journal_store import projection
@@ -34,11 +33,6 @@ def two_letters(owner) -> tuple[str, str, str]:
     assert drive(run_id) == "dead-lettered"
     control = Control(run_id).dead_letter("the step kept dying", 3, "").letter_id
     return run_id, f"{run_id}:1", control
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def kinds(stream: str) -> list[str]:

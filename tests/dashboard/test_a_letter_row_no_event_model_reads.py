@@ -11,7 +11,6 @@ import json
 import time
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from journal_store.journal import DjangoJournal
@@ -22,11 +21,6 @@ from services.control import Control
 from tests.dashboard.test_a_step_that_cannot_start_its_run import letter_of, with_bad_settings
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def spoil(run_id: str, kind: str) -> StoredEvent:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
 from journal_store.models import RunSummary, StoredEvent
 from tests.startup import refused
@@ -17,13 +16,6 @@ from tests.startup import refused
 pytestmark = pytest.mark.django_db
 
 URLS = ["http://[::1/v1", "http://", "http:///v1", "http://127.0.0.1:notaport/v1", "http://a b/v1"]
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 def test_the_server_refuses_to_start_on_one() -> None:

@@ -5,16 +5,10 @@ A short plain id is still named as it is."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 pytestmark = pytest.mark.django_db
 
 LONG = "r-" + "9" * 5_000
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.mark.parametrize("path", [f"/api/runs/{LONG}", f"/api/runs/{LONG}/bill"])

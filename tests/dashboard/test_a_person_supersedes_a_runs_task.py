@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from runtime.events import IntentCarried, MutationRefused
@@ -12,13 +11,6 @@ from services import runs, steps
 from tests.dashboard.conftest import drive
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 def test_a_reviewer_supersedes_a_solo_runs_task_and_its_delivery_is_refused(api):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 
 import pytest
-from django.test import Client
 
 from dashboard.query_string import problems
 from journal_store import projection
@@ -28,11 +27,6 @@ def listed(db) -> str:
     DjangoJournal().append(f"run-{RUN}", [started, AgentFinished(run_id=RUN, agent="coder")], 0)
     projection.catch_up()
     return RUN
-
-
-@pytest.fixture
-def api(token) -> Client:
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.mark.parametrize(

@@ -22,11 +22,6 @@ from tests.dashboard.conftest import run_of
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-
 def requests(run_id: str) -> list[str]:
     return [r.event.kind for r in DjangoJournal().read(f"control-{run_id}")]
 

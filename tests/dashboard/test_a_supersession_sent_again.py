@@ -18,11 +18,6 @@ pytestmark = pytest.mark.django_db
 WANTED = {"statement": "fix only the parser", "reason": "the owner asked"}
 
 
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-
 def declared(run_id: str) -> list[tuple[int, str, str]]:
     records = DjangoJournal().read(f"intent-task-{run_id}")
     return [

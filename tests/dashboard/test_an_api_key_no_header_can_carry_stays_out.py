@@ -11,7 +11,6 @@ import json
 import logging
 
 import pytest
-from django.test import Client
 
 from journal_store.models import RunSummary, StoredEvent
 from services import runs
@@ -23,13 +22,6 @@ pytestmark = pytest.mark.django_db
 KEY = "sk-SECRETKEY-0123456789abcdefghijklmnopqrstuvwxyz"
 BAD = f"{KEY}\nsecond-line-of-file"
 URL = "http://127.0.0.1:9/v1"
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 @pytest.fixture

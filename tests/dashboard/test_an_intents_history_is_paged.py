@@ -5,7 +5,6 @@ whole at every look. Limits out of range are a 422 naming the field."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from runtime.coordination.gates import Intents
@@ -14,11 +13,6 @@ from runtime.events import IntentDeclared
 pytestmark = pytest.mark.django_db
 
 VERSIONS = 25
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import io
 import json
 
 import pytest
-from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
@@ -15,13 +14,6 @@ from services import review, runs
 from tests.dashboard.conftest import client_for, run_of
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 def test_runs_list_pages_and_filters(api, owner):

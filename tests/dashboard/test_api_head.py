@@ -4,18 +4,12 @@ one (django-ninja routes no HEAD), where a monitor or a proxy asks HEAD."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from runtime.events import TeamStarted
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def test_head_is_answered_as_get_without_the_body(api, client):

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.test import Client
 
 from journal_store.transfer import import_journal
 from runtime.jsonl import JsonlJournal
@@ -14,11 +13,6 @@ from runtime.metrics import NAMES, metrics
 
 pytestmark = pytest.mark.django_db
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def test_the_api_returns_the_metrics_of_an_imported_old_journal(api):

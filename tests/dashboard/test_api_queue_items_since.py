@@ -9,7 +9,6 @@ from datetime import datetime
 
 import pytest
 from django.db import connections, transaction
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from dashboard.queries import queue_rows
@@ -21,11 +20,6 @@ from tests.conftest import on_every_backend
 from tests.dashboard.polls import park
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def lettered(run_id: str) -> None:

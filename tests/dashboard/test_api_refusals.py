@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from django.test import Client, RequestFactory
+from django.test import RequestFactory
 
 from dashboard import errors
 from dashboard.api import api as minutes_api
@@ -20,11 +20,6 @@ from tests.dashboard.conftest import client_for
 from tests.dashboard.test_api import parked_conflict
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def post(client, url, body):

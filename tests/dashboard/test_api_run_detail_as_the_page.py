@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.test import Client
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
@@ -20,11 +19,6 @@ from tests.journal_store.test_projection_matches_views import store
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def test_an_imported_run_says_where_it_came_from(api):

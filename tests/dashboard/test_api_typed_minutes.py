@@ -4,7 +4,6 @@ audit, resume point and findings, and the typed answers drop nothing the read mo
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from dashboard import queries
 from journal_store import projection
@@ -34,11 +33,6 @@ def free_form(node, components, path="") -> list[str]:
         if key != "additionalProperties" or isinstance(value, dict):
             found += free_form(value, components, f"{path}.{key}")
     return found
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def test_the_schema_names_every_field_of_a_runs_minutes(api):

@@ -6,7 +6,6 @@ operation takes is what its schema lists, so the two cannot disagree."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
@@ -14,11 +13,6 @@ from journal_store.models import RunSummary, StoredEvent
 from runtime.events import ModelCalled, TeamStarted
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def a_run() -> str:

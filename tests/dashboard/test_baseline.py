@@ -4,7 +4,6 @@ TeamStarted says `baseline_of`), and compared with the figures of the two bills.
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from dashboard import queries
 from journal_store.journal import DjangoJournal
@@ -20,11 +19,6 @@ pytestmark = [
 ]
 
 FORM = {"model": "scripted", "allowance": 5000, "max_turns": 12}
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def started(run_id):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
 from journal_store.models import RunSummary, StoredEvent
 from tests.startup import refused
@@ -20,13 +19,6 @@ pytestmark = pytest.mark.django_db
 
 PASSWORD = "hunter2-pass-word"
 URLS = [f"http://alice:{PASSWORD}@127.0.0.1:9/v1", f"ftp://bob:{PASSWORD}@10.0.0.1/v1"]
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 def test_the_server_refuses_to_start_on_one_without_saying_the_password() -> None:

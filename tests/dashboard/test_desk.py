@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
 from desk.models import Order, Refund
 from desk.services import TableOrders
@@ -16,13 +15,6 @@ from runtime import cli
 from tests.dashboard.conftest import drive
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 def start(api, scenario, **body):

@@ -20,11 +20,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_runs")]
 HUGE = "99999999999999999999"  # past a 64-bit column
 
 
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-
 def post(client: Client, url: str, body: object) -> object:
     text = body if isinstance(body, str) else json.dumps(body)
     return client.post(url, text, content_type="application/json")

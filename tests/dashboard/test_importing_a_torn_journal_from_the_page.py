@@ -7,17 +7,11 @@ from __future__ import annotations
 import io
 
 import pytest
-from django.test import Client
 
 from journal_store.models import RunSummary, StoredEvent
 from tests.dashboard.test_run_status_pages import journal_file
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def torn(run_id: str) -> io.BytesIO:

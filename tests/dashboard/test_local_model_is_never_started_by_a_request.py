@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 
 import pytest
-from django.test import Client
 
 from journal_store.models import RunSummary, StoredEvent
 from services import local_model
@@ -14,13 +13,6 @@ from services import local_model
 pytestmark = pytest.mark.django_db
 
 WHAT_TO_DO = ("manage.py demo --model local", "make local-model")
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import Client
 
 from dashboard import queries
 from dashboard.views import runs as pages
@@ -21,13 +20,6 @@ ROW_LINK = {
     "threads": r'class="muted mono" href="[^"]*after=(\d+)#e\d+"',
     "audit": r'<td class="num mono"><a href="[^"]*after=(\d+)#e\d+"',
 }
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 def follow(client, run_id, tab):

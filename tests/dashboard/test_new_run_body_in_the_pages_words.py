@@ -7,17 +7,11 @@ Django's "Select a valid choice"), and a bad order got pydantic's "String should
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from dashboard import actions
 from journal_store.models import RunSummary, StoredEvent
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def refused(api, body) -> dict:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary, StoredEvent
@@ -18,11 +17,6 @@ from tests.dashboard.conftest import drive
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 FORM = {"model": "scripted", "allowance": 5000, "max_turns": 12}
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def settings_of(run_id):

@@ -4,7 +4,6 @@ and in the API: not a server error, and nothing is written."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
@@ -12,13 +11,6 @@ from journal_store.models import StoredEvent
 from runtime.events import ModelCalled, RunStarted
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 @pytest.fixture

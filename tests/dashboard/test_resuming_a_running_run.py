@@ -8,7 +8,6 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
@@ -16,11 +15,6 @@ from services import runs
 from tests.dashboard.conftest import run_of
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def resume(api, run_id: str):

@@ -9,7 +9,6 @@ import json
 import re
 
 import pytest
-from django.test import Client
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
@@ -18,13 +17,6 @@ from journal_store.transfer import import_journal
 from tests.dashboard.conftest import drive
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 def test_a_conflicts_run_waits_for_a_person_and_says_so_no_more_once_it_is_decided(

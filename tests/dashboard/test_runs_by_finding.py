@@ -5,7 +5,6 @@ call, or ran out of budget, was a click into every run's Findings tab."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
@@ -17,11 +16,6 @@ pytestmark = pytest.mark.django_db
 def stored(run_id: str, *stops) -> None:
     started = TeamStarted(run_id=run_id, team="solo", scenario="solo-fix", task=f"task of {run_id}")
     DjangoJournal().append(f"run-{run_id}", [started, *stops], 0)
-
-
-@pytest.fixture
-def api(token):
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.fixture

@@ -123,11 +123,6 @@ def test_a_page_boundary_inside_a_tie_splits_it_without_losing_a_run(alias):
         assert shown == (ids if sort == "oldest" else ids[::-1]), sort
 
 
-@pytest.fixture
-def api(token) -> Client:
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-
 def listed(api: Client, limit: int, **params) -> list[list[str]]:
     """Every page of GET /api/runs, following `next`."""
     pages, after = [], ""

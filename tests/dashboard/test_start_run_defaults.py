@@ -7,19 +7,11 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
 
 from journal_store.journal import DjangoJournal
 from teams import TEAMS
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(token):
-    client = Client()
-    client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
 
 
 @pytest.mark.parametrize("team", sorted(TEAMS))

@@ -13,6 +13,8 @@ Imports nothing of Django at import: it is read before Django is set up."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import shutil
 import signal
@@ -89,8 +91,9 @@ def setup(
             sys.exit(
                 "PostgreSQL's initdb and pg_ctl are not installed: no PostgreSQL to measure on"
             )
-        if url:
-            stop_at_exit_on_sigterm()
+        # Always: a bench that enqueues a step starts the embedded broker, a daemon in its home.
+        stop_at_exit_on_sigterm()
+        atexit.register(stop_embedded_broker, work / "home" / "broker" / "redis.sock")
         found = production_env(
             url if postgres and url else f"sqlite:///{work / sqlite}", work / "home"
         )
@@ -110,6 +113,28 @@ def setup(
             shutil.rmtree(work, ignore_errors=True)
         raise
     return Store(work, url, found)
+
+
+def stop_embedded_broker(socket: Path) -> None:
+    """Stop the embedded broker on `socket`, found by its process title, where one runs.
+
+    Whoever first enqueues a step starts it as a daemon that outlives them (config/broker.py),
+    so every bench on the embedded broker left one running, bound to a socket in a temp dir the
+    bench had by then removed. Found by title, not by its pid file: that file is in the same
+    removed dir, and redis-server names its socket in its title."""
+    # Its title, written over its arguments: "<binary> unixsocket:<socket>" (NULs after).
+    title = f" unixsocket:{socket}".encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            name = (proc / "comm").read_bytes().strip()
+            shown = (proc / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if name == b"redis-server" and shown.endswith(title):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(proc.name), signal.SIGTERM)
 
 
 def stop_at_exit_on_sigterm() -> None:

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 REPORT = """
 import json, sys
-from bench.production_env import require, setup
+from bench.production_env import setup
 store = setup("test", **json.loads(sys.argv[1]))
 from django.conf import settings
 from django.db import connections
@@ -213,13 +213,13 @@ def test_a_bench_stopped_by_sigterm_stops_its_cluster(temp_dirs):
 
 FAILS = """
 import json, sys
-from bench.production_env import require, setup
+from bench.production_env import setup
 setup("fails", **json.loads(sys.argv[1]))
 """
 
 WAITS = """
 import json, sys, time
-from bench.production_env import require, setup
+from bench.production_env import setup
 store = setup("waits", **json.loads(sys.argv[1]))
 print(store.postgres_url, flush=True)
 time.sleep(120)
@@ -253,3 +253,46 @@ def test_a_bench_measured_against_gunicorn_stops_before_its_seed_without_it(benc
     assert "gunicorn is not installed" in done.stderr and "'.[serve]'" in done.stderr
     assert "seeding" not in done.stdout and "Traceback" not in done.stderr
     assert list(temp_dirs.iterdir()) == []  # no store was set up
+
+
+BROKES = """
+import json, shutil, sys
+from bench.production_env import setup
+store = setup("brokes", **json.loads(sys.argv[1]))
+from config.celery import app
+app.connection_for_write().ensure_connection(max_retries=3)  # as an enqueue: starts it
+print(store.work / "home" / "broker" / "redis.sock", flush=True)
+shutil.rmtree(store.work)  # as the benches do, before they exit
+"""
+
+
+@pytest.mark.slow  # a process of its own, which sets Django up and starts the broker
+def test_a_bench_on_the_embedded_broker_leaves_no_broker_running(temp_dirs):
+    """The first enqueue starts the embedded broker as a daemon that outlives its starter:
+    each bench on it left a redis-server running on a socket in its removed temp dir."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
+    env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(temp_dirs), "DATABASE_URL": ""}
+    env.pop("CELERY_BROKER_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", BROKES, "{}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    title = f" unixsocket:{done.stdout.strip()}"
+    assert done.stdout.strip().startswith(str(temp_dirs))
+    running = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                shown = (proc / "cmdline").read_bytes().split(b"\0")[0].decode()
+            except OSError:
+                continue
+            if shown.endswith(title):
+                running.append(int(proc.name))
+    for pid in running:  # without the fix: stop what was left
+        os.kill(pid, signal.SIGTERM)
+    assert running == []

@@ -49,17 +49,27 @@ print(json.dumps({
 """
 
 
-def report(**kwargs: object) -> dict:
+def bench_env(**more: str) -> dict[str, str]:
+    """The environment of a bench process: the suite's less its own settings, and `more`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
-    env |= {"PYTHONPATH": str(ROOT), "DATABASE_URL": ""}
-    done = subprocess.run(
-        [sys.executable, "-c", REPORT, json.dumps(kwargs)],
+    env.pop("CELERY_BROKER_URL", None)
+    return env | {"PYTHONPATH": str(ROOT)} | more
+
+
+def run_bench(argv: list[str], **more: str) -> subprocess.CompletedProcess[str]:
+    """A bench (or a script as one) run to its end in a process of its own."""
+    return subprocess.run(
+        [sys.executable, *argv],
         cwd=ROOT,
-        env=env,
+        env=bench_env(**more),
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def report(**kwargs: object) -> dict:
+    done = run_bench(["-c", REPORT, json.dumps(kwargs)], DATABASE_URL="")
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     shutil.rmtree(found["work"])  # the benches keep theirs; the suite leaves none
@@ -159,16 +169,8 @@ def test_a_cluster_that_cannot_start_leaves_nothing(temp_dirs, monkeypatch):
 @pytest.mark.slow  # a process of its own, which sets Django up
 @needs_postgres
 def test_a_bench_that_fails_to_set_django_up_leaves_no_cluster_nor_temp_dir(temp_dirs):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
-    env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(temp_dirs)}
-    done = subprocess.run(
-        [sys.executable, "-c", FAILS, json.dumps({"beside": True, "env": {"MINUTES_DEBUG": "x"}})],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    fails = json.dumps({"beside": True, "env": {"MINUTES_DEBUG": "x"}})
+    done = run_bench(["-c", FAILS, fails], TMPDIR=str(temp_dirs))
     assert done.returncode != 0 and "MINUTES_DEBUG" in done.stderr, done.stderr
     assert list(temp_dirs.iterdir()) == []
 
@@ -178,12 +180,10 @@ def test_a_bench_that_fails_to_set_django_up_leaves_no_cluster_nor_temp_dir(temp
 def test_a_bench_stopped_by_sigterm_stops_its_cluster(temp_dirs):
     """`timeout` and a CI's cancel stop a bench with SIGTERM, which runs no atexit: the cluster
     went on running, its files in the temp dir, after the bench was gone."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
-    env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(temp_dirs), "DATABASE_URL": ""}
     bench = subprocess.Popen(
         [sys.executable, "-c", WAITS, json.dumps({"postgres": True})],
         cwd=ROOT,
-        env=env,
+        env=bench_env(TMPDIR=str(temp_dirs), DATABASE_URL=""),
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -239,16 +239,7 @@ def test_require_names_the_missing_module_and_the_extra_that_brings_it():
 def test_a_bench_measured_against_gunicorn_stops_before_its_seed_without_it(bench, temp_dirs):
     """The dashboard bench seeded its runs (ten minutes at its default 10,000) and only then
     found gunicorn missing, in a traceback."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
-    env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(temp_dirs)}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / bench), "--runs", "5"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_bench([str(ROOT / "bench" / bench), "--runs", "5"], TMPDIR=str(temp_dirs))
     assert done.returncode == 1
     assert "gunicorn is not installed" in done.stderr and "'.[serve]'" in done.stderr
     assert "seeding" not in done.stdout and "Traceback" not in done.stderr
@@ -270,17 +261,7 @@ shutil.rmtree(store.work)  # as the benches do, before they exit
 def test_a_bench_on_the_embedded_broker_leaves_no_broker_running(temp_dirs):
     """The first enqueue starts the embedded broker as a daemon that outlives its starter:
     each bench on it left a redis-server running on a socket in its removed temp dir."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINUTES_", "DJANGO_"))}
-    env |= {"PYTHONPATH": str(ROOT), "TMPDIR": str(temp_dirs), "DATABASE_URL": ""}
-    env.pop("CELERY_BROKER_URL", None)
-    done = subprocess.run(
-        [sys.executable, "-c", BROKES, "{}"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_bench(["-c", BROKES, "{}"], TMPDIR=str(temp_dirs), DATABASE_URL="")
     assert done.returncode == 0, done.stderr
     title = f" unixsocket:{done.stdout.strip()}"
     assert done.stdout.strip().startswith(str(temp_dirs))

@@ -63,7 +63,7 @@ ARGS = PARSER.parse_args()
 require("gunicorn", "serve", "the metrics page is measured against it")
 
 # The templates are flown in-process (not in gunicorn).
-STORE = setup("metrics", sqlite="metrics.sqlite3", env={"MINUTES_EAGER": "1"})
+STORE = setup("metrics", sqlite="metrics.sqlite3", env={"MINUTES_EAGER": "1"}, keep=ARGS.keep)
 WORK, ENV = STORE.work, STORE.env
 
 from django.core.management import call_command  # noqa: E402

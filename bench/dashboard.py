@@ -109,6 +109,7 @@ STORE = setup(
     sqlite="dashboard.sqlite3",
     work=ARGS.reuse,
     env={"MINUTES_EAGER": "1"},
+    keep=ARGS.keep,
 )
 WORK, PG_URL, ENV = STORE.work, STORE.postgres_url, STORE.env
 

@@ -67,6 +67,7 @@ def setup(
     beside: bool = False,
     work: Path | None = None,
     env: dict[str, str] | None = None,
+    keep: bool = False,
 ) -> Store:
     """Django set up on a store of the bench's own, and what the bench needs of it.
 
@@ -78,6 +79,8 @@ def setup(
                that measure both in one process
     work       a kept dir instead of a new one (a kept SQLite database)
     env        the bench's own variables, set over production's (MINUTES_EAGER, a broker)
+    keep       the temp dir this makes outlives the bench (its --keep); else it is removed at
+               exit, SIGTERM's too (a dir given as `work` is never removed)
     """
     from tests.services import start_postgres  # the private PostgreSQL cluster
 
@@ -93,6 +96,10 @@ def setup(
             )
         # Always: a bench that enqueues a step starts the embedded broker, a daemon in its home.
         stop_at_exit_on_sigterm()
+        if made and not keep:
+            # Registered first, so run last (atexit's order): each run left its dir, a
+            # database of up to ~100 MB, in the temp dir.
+            atexit.register(shutil.rmtree, work, ignore_errors=True)
         atexit.register(stop_embedded_broker, work / "home" / "broker" / "redis.sock")
         found = production_env(
             url if postgres and url else f"sqlite:///{work / sqlite}", work / "home"

@@ -72,7 +72,7 @@ def report(**kwargs: object) -> dict:
     done = run_bench(["-c", REPORT, json.dumps(kwargs)], DATABASE_URL="")
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
-    shutil.rmtree(found["work"])  # the benches keep theirs; the suite leaves none
+    assert not Path(found["work"]).exists()  # removed at the bench's exit
     return found
 
 
@@ -277,3 +277,14 @@ def test_a_bench_on_the_embedded_broker_leaves_no_broker_running(temp_dirs):
     for pid in running:  # without the fix: stop what was left
         os.kill(pid, signal.SIGTERM)
     assert running == []
+
+
+def test_a_bench_told_to_keep_its_dir_keeps_it():
+    """Each bench left its temp dir, a database of up to ~100 MB; one run with --keep must."""
+    done = run_bench(["-c", REPORT, json.dumps({"keep": True})], DATABASE_URL="")
+    assert done.returncode == 0, done.stderr
+    work = Path(json.loads(done.stdout)["work"])
+    try:
+        assert work.is_dir()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -122,6 +122,9 @@ def setup(
     return Store(work, url, found)
 
 
+PROCS = Path("/proc")
+
+
 def stop_embedded_broker(socket: Path) -> None:
     """Stop the embedded broker on `socket`, found by its process title, where one runs.
 
@@ -129,9 +132,11 @@ def stop_embedded_broker(socket: Path) -> None:
     so every bench on the embedded broker left one running, bound to a socket in a temp dir the
     bench had by then removed. Found by title, not by its pid file: that file is in the same
     removed dir, and redis-server names its socket in its title."""
+    if not PROCS.is_dir():  # no procfs (macOS): nothing to scan; Linux is the target today
+        return
     # Its title, written over its arguments: "<binary> unixsocket:<socket>" (NULs after).
     title = f" unixsocket:{socket}".encode()
-    for proc in Path("/proc").iterdir():
+    for proc in PROCS.iterdir():
         if not proc.name.isdigit():
             continue
         try:

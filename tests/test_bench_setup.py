@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import production_env
 from bench.production_env import require, setup
 from bench.streams_setup import like_prefix
 from journal_store.journal import DjangoJournal
@@ -277,6 +278,12 @@ def test_a_bench_on_the_embedded_broker_leaves_no_broker_running(temp_dirs):
     for pid in running:  # without the fix: stop what was left
         os.kill(pid, signal.SIGTERM)
     assert running == []
+
+
+def test_stopping_the_embedded_broker_where_there_is_no_procfs_does_nothing(tmp_path, monkeypatch):
+    """macOS has no /proc: the exit handler raised there, printed after a bench's figures."""
+    monkeypatch.setattr(production_env, "PROCS", tmp_path / "no-proc")
+    production_env.stop_embedded_broker(tmp_path / "redis.sock")  # no FileNotFoundError
 
 
 def test_a_bench_told_to_keep_its_dir_keeps_it():

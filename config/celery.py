@@ -11,11 +11,15 @@ from celery import Celery
 from celery.beat import PersistentScheduler
 from celery.signals import celeryd_after_setup, worker_init, worker_process_init
 
+from config.consumer_watch import ConsumerWatch
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("minutes")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.imports = ["tasks.runs", "tasks.effects", "tasks.fanout", "tasks.traces"]
+# Each worker's consumer checks that it still takes what waits for it.
+app.steps["consumer"].add(ConsumerWatch)
 
 
 # Where this process says that it falls back to the embedded broker; nowhere unless

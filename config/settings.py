@@ -395,6 +395,10 @@ EXEC_LOG = env.text("MINUTES_EXEC_LOG")
 # enqueues its next step again. Longer than a step waits in a busy queue, or runs are re-queued
 # for nothing (harmless: the lease lets one delivery drive, but wasteful).
 STALL_SECONDS = env.number("MINUTES_STALL_SECONDS", 60, minimum=1)
+# A worker's consumer that received no task while messages waited for it and it had room, at
+# two checks this many seconds apart, connects to the broker again (config/consumer_watch.py: a
+# consumer Celery's Redis transport left with no reader after a reconnect). 0: never checked.
+CONSUMER_WATCH_SECONDS = env.number("MINUTES_CONSUMER_WATCH_SECONDS", 15, minimum=0)
 
 # Traces (runtime/otel, docs/traces.md). The project names the service a consumer files runs
 # under; content (prompts, answers, tool arguments and results) can be left out, and is cut to

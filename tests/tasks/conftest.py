@@ -47,6 +47,7 @@ class Workers:
     # Short leases and a reconciler every second, for tests that are not about how long
     # recovery takes; False leaves the settings' defaults, for those that are.
     quick: bool = True
+    app: str = "config"  # the Celery app the workers run (-A)
 
     @property
     def exec_log(self) -> Path:
@@ -74,13 +75,15 @@ class Workers:
 
     def start(self, concurrency: int = 2, **extra: str) -> subprocess.Popen:
         self.env_extra.update(extra)
+        command = worker_command(
+            concurrency,
+            beat=True,
+            schedule=self.tmp / f"beat-{len(self.procs)}",
+            hostname=f"test{len(self.procs)}@%h",
+        )
+        command[command.index("-A") + 1] = self.app
         proc = subprocess.Popen(
-            worker_command(
-                concurrency,
-                beat=True,
-                schedule=self.tmp / f"beat-{len(self.procs)}",
-                hostname=f"test{len(self.procs)}@%h",
-            ),
+            command,
             cwd=ROOT,
             env=self.env(),
             start_new_session=True,

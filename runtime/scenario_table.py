@@ -1,9 +1,9 @@
-"""The README's table of teams and scenarios, made from the scenarios' own definitions.
+"""The table of teams and scenarios in docs/teams.md, made from the scenarios' own definitions.
 
 Each row is a scenario's one-line `description`: the words the dashboard's new-run form and
-`python -m runtime fly --help` show too, so the three cannot disagree. The table sits in README.md
-between two markers; `python -m runtime.scenario_table --write README.md` rewrites it there,
-and a test fails while the README's copy and the definitions differ.
+`python -m runtime fly --help` show too, so the three cannot disagree. The table sits in
+docs/teams.md (TARGET) between two markers; `python -m runtime.scenario_table --write
+docs/teams.md` rewrites it there, and a test fails while that copy and the definitions differ.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ from pathlib import Path
 
 from runtime import plugins
 
+# Where the table lives, from the repository's root: the README held it until its reference
+# sections moved into docs/, and the marker names the command that writes it there.
+TARGET = "docs/teams.md"
 BEGIN = (
     "<!-- scenarios: made from each scenario's description by "
-    "`python -m runtime.scenario_table --write README.md`; edit the descriptions, not this -->"
+    f"`python -m runtime.scenario_table --write {TARGET}`; edit the descriptions, not this -->"
 )
 END = "<!-- /scenarios -->"
 
@@ -59,7 +62,7 @@ def rewritten(text: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m runtime.scenario_table", description=__doc__)
-    parser.add_argument("--write", type=Path, help="rewrite the table in this file (README.md)")
+    parser.add_argument("--write", type=Path, help=f"rewrite the table in this file ({TARGET})")
     args = parser.parse_args(argv)
     if args.write is None:
         print(table())

@@ -1,6 +1,7 @@
-"""The README's table of teams and scenarios is made from the scenarios' own descriptions (the
-words the new-run form and the CLI's help show): it fails here the moment the two disagree,
-and `python -m runtime.scenario_table --write README.md` makes it again."""
+"""The table of teams and scenarios in docs/teams.md (the README's, before its reference sections
+moved there) is made from the scenarios' own descriptions (the words the new-run form and the
+CLI's help show): it fails here the moment the two disagree, and `python -m
+runtime.scenario_table --write docs/teams.md` makes it again."""
 
 from __future__ import annotations
 
@@ -12,14 +13,21 @@ from pathlib import Path
 from runtime import cli_fly, plugins, scenario_table
 
 ROOT = Path(__file__).resolve().parents[2]
-FIX = "python -m runtime.scenario_table --write README.md"
+TABLE = ROOT / scenario_table.TARGET
+FIX = f"python -m runtime.scenario_table --write {scenario_table.TARGET}"
 
 
-def test_the_readmes_scenario_table_is_the_one_the_scenarios_definitions_make():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert scenario_table.current(readme) == scenario_table.block(), (
-        f"README.md's scenario table and the scenarios' descriptions differ: run `{FIX}`"
+def test_the_docs_scenario_table_is_the_one_the_scenarios_definitions_make():
+    written = TABLE.read_text(encoding="utf-8")
+    assert scenario_table.current(written) == scenario_table.block(), (
+        f"{scenario_table.TARGET}'s scenario table and the scenarios' descriptions differ: run `{FIX}`"
     )
+
+
+def test_the_marker_names_the_file_the_table_lives_in_and_no_other_copy_is_left():
+    assert f"--write {scenario_table.TARGET}`" in scenario_table.BEGIN
+    # A copy left in the README would go stale with nothing checking it.
+    assert "<!-- scenarios" not in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_scenario_is_a_row_with_the_words_the_cli_help_shows():
@@ -31,22 +39,22 @@ def test_every_scenario_is_a_row_with_the_words_the_cli_help_shows():
             assert f"    {name}: {scenario.description}" in help_text
 
 
-def test_a_changed_description_makes_the_readme_disagree_until_it_is_written_again(
+def test_a_changed_description_makes_the_table_disagree_until_it_is_written_again(
     monkeypatch, tmp_path
 ):
     team = plugins.teams()["support-desk"]
     changed = dataclasses.replace(team.scenarios["lost-update"], description="Two | agents.")
     monkeypatch.setitem(team.scenarios, "lost-update", changed)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert scenario_table.current(readme) != scenario_table.block()
+    text = TABLE.read_text(encoding="utf-8")
+    assert scenario_table.current(text) != scenario_table.block()
 
-    copy = tmp_path / "README.md"
-    copy.write_text(readme, encoding="utf-8")
+    copy = tmp_path / "teams.md"
+    copy.write_text(text, encoding="utf-8")
     assert scenario_table.main(["--write", str(copy)]) == 0
     written = copy.read_text(encoding="utf-8")
     assert "| `support-desk` | `lost-update` | Two \\| agents. |" in written
-    assert written.replace(scenario_table.current(written), "") == readme.replace(
-        scenario_table.current(readme), ""
+    assert written.replace(scenario_table.current(written), "") == text.replace(
+        scenario_table.current(text), ""
     )  # nothing else in the file moved
 
 

@@ -92,7 +92,7 @@ def database_trouble(exc: Exception) -> str | None:
     except OperationalError as again:
         return (
             f"cannot reach the database, {where}: {first_lines(again)}\n"
-            "Check that it is running and that DATABASE_URL names it (README: The journal store)."
+            "Check that it is running and that DATABASE_URL names it (docs/journal.md)."
         )
     if busy(exc):
         from django.conf import settings

@@ -1,4 +1,4 @@
-"""Where a spent allowance ends an agent's run: the hard ceiling on tokens (README, "Hard
+"""Where a spent allowance ends an agent's run: the hard ceiling on tokens (docs/workers.md, "Hard
 ceilings"), held at every turn boundary, before any further model call or effect.
 
 The agent loop (runtime/loop.py) looks at its budget at four places: after a turn's calls (as

@@ -60,7 +60,7 @@ def _advance(run_id: str, countdown: float | None, node: str | None) -> None:
         # answering an error here would have a caller start the same run again.
         log.warning(
             "the broker did not take run %s's next step (%s); a worker's beat queues it again "
-            "once the broker is back (README, Runs on workers)",
+            "once the broker is back (docs/workers.md, Runs on workers)",
             run_id,
             exc,
         )

@@ -2,7 +2,7 @@
 whole trace, and (MINUTES_OTLP_LIVE) the spans of a run that goes on as they end.
 
 Each task has a time limit, from the settings as the worker read them at its start: a push
-holds a worker (one, in the README's and the demo's setup) while it lasts, and other runs'
+holds a worker (one, in docs/broker.md's and the demo's setup) while it lasts, and other runs'
 steps wait behind it. Each POST is over by its own deadline (runtime/otel/push.py); the limit is
 what is left to stop when something else hangs. The end's push sends its batches for a while
 (services/traces.SEND_WINDOW), then leaves the rest to a new message. Past the soft limit the

@@ -1,5 +1,5 @@
-"""docker-compose.yml is a valid Compose file (checked by docker-compose itself), run as the
-README says: beside a .env copied from .env.example, whose settings reach the containers."""
+"""docker-compose.yml is a valid Compose file (checked by docker-compose itself), run as
+docs/workers.md says: beside a .env copied from .env.example, whose settings reach the containers."""
 
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ def test_the_settings_refuse_a_broker_without_a_scheme_at_start():
 
 
 def test_the_beat_keeps_its_schedule_in_minutes_home(tmp_path):
-    """`celery -A config worker --beat`, as the README says, wrote celerybeat-schedule* into
+    """`celery -A config worker --beat`, as docs/broker.md says, wrote celerybeat-schedule* into
     whichever folder it was started from."""
     found = started("CELERY_BEAT_SCHEDULE_FILENAME", MINUTES_HOME=str(tmp_path))
     assert found["CELERY_BEAT_SCHEDULE_FILENAME"] == str(tmp_path / "celerybeat-schedule")

@@ -166,8 +166,9 @@ def shoot(page: sync_api.Page, name: str) -> None:
 
 
 def readme_shot(page: sync_api.Page, name: str, full_page: bool = False) -> None:
-    """A picture for the README's tour: var/screenshots/readme-<name>.png, of the window only
-    unless the caption needs the whole page (docs/screenshots/<name>.png is its copy)."""
+    """A picture for the README's tour or a docs/ page: var/screenshots/readme-<name>.png, of
+    the window only unless the caption needs the whole page (docs/screenshots/<name>.png is its
+    copy)."""
     page.screenshot(path=SHOTS / f"readme-{name}.png", full_page=full_page, caret="initial")
 
 

@@ -5,9 +5,10 @@ var/screenshots/readme-<name>.png (copied over docs/screenshots/<name>.png by ha
 The runs here are started and driven to their end in this process, as a worker would drive
 them (an in-memory broker nobody reads), so their pages are those of runs flown here, not
 imported. Other README pictures are taken where a test already reaches their state: the runs
-list, the 390 px pair and a desk run's refund (test_small_screens.py), a triage run's answer
-(test_run_page.py), a conflict by its values, two runs compared, a fork, the metrics page and
-a run whose model is down (the tests of each).
+list, the 390 px pair and a desk run's refund (test_small_screens.py), a conflict by its
+values, two runs compared, a fork and the metrics page (the tests of each); so are docs/'s, a
+triage run's answer (test_run_page.py, for docs/specialists.md) and a run whose model is down
+(for docs/models.md).
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def test_a_bad_tag_is_a_422_naming_its_field_and_nothing_is_written(
     as_owner, owner, body, fields, says
 ):
     """A tag that is none was a 400 with only a `detail` string, where every other value a
-    body cannot take is a 422 naming its field (README, "The API")."""
+    body cannot take is a 422 naming its field (docs/api.md)."""
     run_id = run_of("premature-done")
     before = (StoredEvent.objects.count(), RunTag.objects.count())
     response = as_owner.post(f"/api/runs/{run_id}/tags", body, content_type="application/json")

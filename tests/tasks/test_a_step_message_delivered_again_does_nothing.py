@@ -5,8 +5,9 @@ Redis gives a message out again when the worker that took it dies before acknowl
 (after the visibility timeout, 900 s). By then the reconciler has queued the run again and its
 steps are under way; the old message, arriving between two of them, found the lease free,
 drove a step and sent its own next one, so two chains of next-step messages drove the run
-(README said such a delivery does nothing). A message now carries the run's lease stream's
-version as it was sent, and a step granted after that makes it "moved".
+(the README, whose text on workers is docs/workers.md's now, said such a delivery does
+nothing). A message now carries the run's lease stream's version as it was sent, and a step
+granted after that makes it "moved".
 
 The test delivers each message itself, in this process."""
 

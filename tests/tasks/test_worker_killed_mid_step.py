@@ -95,7 +95,7 @@ def test_a_run_whose_worker_was_killed_mid_step_completes_within_a_minute(
     assert held[0].kind == "LeaseGranted"  # renewed, then never given back: its worker died
     assert {e.kind for e in held[1:]} == {"LeaseRenewed"}
     assert again.t >= held[-1].expires
-    print(  # the figures behind README's "Runs on workers" (pytest -s shows them)
+    print(  # the figures behind docs/workers.md's table (pytest -s shows them)
         f"\n{broker.split(':')[0]}: driven again {again.t - killed:.1f} s after the kill, "
         f"done {done - killed:.1f} s after it"
     )

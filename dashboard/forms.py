@@ -339,6 +339,9 @@ class DecisionForm(Form):
 
 
 class ResolveForm(DecisionForm):
+    # As the page asks: the decision, then why (and so its refusals name them in that order).
+    field_order = ["choice", "reason"]
+
     choice = forms.CharField(
         max_length=64, help_text="The claim to commit, or none to reject both."
     )

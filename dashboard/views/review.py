@@ -228,15 +228,16 @@ def message(
     return response
 
 
-def refused(form: DecisionForm, ask: str) -> str:
-    """Why a decision's form was refused: `ask` when what is missing is only what it asks
-    for (a blank reason, no choice), else each field's own error (a reason too long...)."""
-    errors = form.errors.as_data()
-    if all(e.code == "required" for found in errors.values() for e in found):
-        return ask
+def refused(form: DecisionForm, asks: dict[str, str]) -> str:
+    """Why a decision's form was refused, field by field: for a field left blank, what `asks`
+    asks of it in the form's own words (no choice made, a blank reason), so that a reason of
+    spaces is not answered as if nothing had been chosen either; else the field's own error (a
+    reason too long...)."""
     return "; ".join(
-        f"{name}: {' '.join(m for e in found for m in e.messages)}"
-        for name, found in errors.items()
+        asks[name]
+        if name in asks and all(e.code == "required" for e in found)
+        else f"{name}: {' '.join(m for e in found for m in e.messages)}"
+        for name, found in form.errors.as_data().items()
     )
 
 
@@ -254,7 +255,7 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
     require_decide(request.user)
     form = DecisionForm(request.POST)
     if not form.is_valid():
-        ask = "say why: the reason is recorded in the audit trail"
+        ask = {"reason": "say why: the reason is recorded in the audit trail"}
         return message(request, refused(form, ask), "dead_letters", status=400)
     try:
         letters.decide_letter(
@@ -293,7 +294,7 @@ def decide_letters(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         # The page again, under its filters, with why beside the form and what was typed and
         # ticked kept: a reason typed before noticing no box was ticked is not lost.
-        ask = "say why: the reason is recorded in each letter's audit trail"
+        ask = {"reason": "say why: the reason is recorded in each letter's audit trail"}
         again = {
             "why": refused(form, ask),
             "reason": request.POST.get("reason", "")[: actions.REASON_MAX],
@@ -345,13 +346,21 @@ def with_current(item: Conflict) -> None:
     item.ruling_id = f"rl-{uuid.uuid4().hex[:24]}"  # type: ignore[attr-defined]
 
 
+# What a conflict's form asks of each box left blank, in its labels' words (a claim to
+# commit, "reject both", Why): the reason is stripped, so one of spaces is blank too.
+RESOLVE_ASKS = {
+    "choice": "choose a decision: a claim to commit, or reject both",
+    "reason": "say why: the Why box is blank",
+}
+
+
 @login_required
 @require_POST
 def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse:
     require_decide(request.user)
     form = ResolveForm(request.POST)
     if not form.is_valid():
-        why = refused(form, "choose a claim (or none) and say why")
+        why = refused(form, RESOLVE_ASKS)
         return message(request, why, "conflicts", status=400)
     data = form.cleaned_data
     try:

@@ -14,4 +14,6 @@ class DeskConfig(AppConfig):
         from desk import conflicts
         from services.review import register_commit_target
 
-        register_commit_target(conflicts.KIND, conflicts.commit_status, conflicts.current_status)
+        register_commit_target(
+            conflicts.KIND, conflicts.commit_status, conflicts.current_status, name="order"
+        )

@@ -39,17 +39,31 @@ CurrentValue = Callable[[dict[str, Any], str, str], Current]
 READERS: dict[str, CurrentValue] = {}
 
 
+# What one key of a kind is, in a reviewer's words ("order" for "orders"): the pages say "the
+# status of order o-1a2b", where the kind's own name read as a word out of place.
+NAMES: dict[str, str] = {}
+
+
 def register_commit_target(
-    kind: str, commit: CommitTarget, current: CurrentValue | None = None
+    kind: str, commit: CommitTarget, current: CurrentValue | None = None, name: str = ""
 ) -> None:
     """Let decisions on conflicts whose `commit["service"]` is `kind` write through `commit`,
-    and show what the target holds now through `current`. Registering the same functions again
-    is harmless (ready() may run more than once)."""
+    show what the target holds now through `current`, and call one of its keys a `name`.
+    Registering the same functions again is harmless (ready() may run more than once)."""
     if TARGETS.get(kind, commit) is not commit:
         raise ValueError(f"a commit target {kind!r} is registered already")
     TARGETS[kind] = commit
     if current is not None:
         READERS[kind] = current
+    if name:
+        NAMES[kind] = name
+
+
+def target_named(commit: dict[str, Any]) -> str:
+    """The key a conflict's `commit` writes, named as its kind registered it ("order o-1a2b");
+    a kind registered without a name (or not here) by the kind itself."""
+    kind = str(commit.get("service") or "facts")
+    return f"{NAMES.get(kind, kind)} {commit.get('key', '')}".rstrip()
 
 
 def current_value(commit: dict[str, Any] | None, subject: str, predicate: str) -> Current | None:

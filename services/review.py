@@ -472,4 +472,4 @@ def read_fact(commit: dict[str, Any], subject: str, predicate: str) -> Current:
     return Current(value, records[-1].version if records else 0, by, known)
 
 
-register_commit_target("facts", commit_fact, read_fact)
+register_commit_target("facts", commit_fact, read_fact, name="subject")  # keyed by subject

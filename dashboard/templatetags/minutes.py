@@ -16,6 +16,7 @@ from journal_store import search
 from runtime import status
 from runtime.coordination.conflicts import POLICIES, nobody
 from runtime.views import FINISHING
+from services.commit_targets import target_named
 
 register = template.Library()
 
@@ -133,6 +134,13 @@ def gist(payload: Any) -> str:
         if payload.get(key) not in (None, ""):
             return present.clip(payload[key], 110)
     return ""
+
+
+@register.filter
+def commit_target(commit: dict[str, Any]) -> str:
+    """The key a ruling on a conflict writes, as its kind names one: "order o-1a2b", where the
+    card said "orders o-1a2b" and the kind read as a typo."""
+    return target_named(commit)
 
 
 @register.filter

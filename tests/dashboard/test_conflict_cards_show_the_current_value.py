@@ -51,7 +51,7 @@ def test_a_decided_conflict_no_longer_says_what_committing_would_do(as_reviewer)
     would do (from version 2, refused if it moved) stayed under it, of a choice gone by."""
     run_id = runs.start_run("support-desk", "lost-update", by="owner", desk={"order_id": "M-2"})
     assert drive(run_id) == "escalated"
-    assert "Committing a claim sets orders M-2" in card_of(as_reviewer, "order:M-2")
+    assert "Committing a claim sets the status of order M-2" in card_of(as_reviewer, "order:M-2")
     (conflict,) = Conflict.objects.filter(run_id=run_id)
     review.resolve(conflict.conflict_id, "none", "reviewer", "neither is known yet")
     page = html.unescape(as_reviewer.get("/review/conflicts?status=all").content.decode())

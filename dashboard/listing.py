@@ -80,6 +80,12 @@ SORTS: dict[str, Sort] = {
 }
 
 
+# The filters the list's form labels in other words than their names (run_list.html): what
+# its pages call a field they refuse, where they said "since" of the box "Started from". The
+# others are named as asked (the box "Status" is status); the API names its own parameters.
+LABELS = {"q": "Search", "since": "Started from", "until": "to"}
+
+
 @dataclass(frozen=True)
 class RunFilter:
     """The runs list's filters as understood. The page's form and the API's query parameters
@@ -97,10 +103,11 @@ class RunFilter:
     finding: str = ""
 
     @classmethod
-    def of(cls, params: Mapping[str, Any]) -> RunFilter:
+    def of(cls, params: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> RunFilter:
         """The filter the parameters ask for; BadQuery names every field it cannot take (a
-        team no run has is taken: the list says no run matches it)."""
-        if wrong := cls.problems(params):
+        team no run has is taken: the list says no run matches it), in `labels`' words where
+        its reason names another field."""
+        if wrong := cls.problems(params, labels):
             raise BadQuery(wrong)
         return cls.understood(params)
 
@@ -124,8 +131,12 @@ class RunFilter:
         )
 
     @staticmethod
-    def problems(params: Mapping[str, Any]) -> dict[str, str]:
-        """Why each field the list cannot take cannot be taken, by its name."""
+    def problems(
+        params: Mapping[str, Any], labels: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """Why each field the list cannot take cannot be taken, by its name; a reason that
+        names another field names it as `labels` does (the page's LABELS), else as asked."""
+        named = labels or {}
         wrong: dict[str, str] = {}
         for name in ("since", "until"):
             value = str(params.get(name) or "")
@@ -135,7 +146,7 @@ class RunFilter:
         since = parse_date(str(params.get("since") or ""))
         until = parse_date(str(params.get("until") or ""))
         if since and until and until < since:
-            wrong["until"] = f"{until} is before since ({since})"
+            wrong["until"] = f"{until} is before {named.get('since', 'since')} ({since})"
         if (asked := str(params.get("status") or "")) and asked not in STATUSES:
             wrong["status"] = f"{shown(asked)} is no status; one of {', '.join(STATUSES)}"
         if (sort := str(params.get("sort") or "")) and sort not in SORTS:

@@ -122,8 +122,15 @@ class MetricsFilter:
     until: date | None = None
 
     @classmethod
-    def parse(cls, params: Mapping[str, Any], choices: Choices | None = None) -> MetricsFilter:
-        """The filter the parameters ask for; BadFilter names every field it cannot take."""
+    def parse(
+        cls,
+        params: Mapping[str, Any],
+        choices: Choices | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> MetricsFilter:
+        """The filter the parameters ask for; BadFilter names every field it cannot take (a
+        reason that names another field names it as `labels` does: a page's form's words)."""
+        named = labels or {}
         problems: dict[str, str] = {}
         texts: dict[str, str] = {}
         for name, longest in TEXT_FIELDS.items():
@@ -165,7 +172,7 @@ class MetricsFilter:
                 problems[name] = f"{shown(value)} is not a date (YYYY-MM-DD)"
         since, until = dates.get("since"), dates.get("until")
         if since and until and until < since:
-            problems["until"] = f"{until} is before since ({since})"
+            problems["until"] = f"{until} is before {named.get('since', 'since')} ({since})"
         if problems:
             raise BadFilter(problems)
         return cls(since=since, until=until, **texts)

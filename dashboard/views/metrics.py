@@ -26,6 +26,9 @@ from services import metrics
 
 TEMPLATE = "dashboard/metrics.html"
 LABELS = {"day": "%m-%d", "week": "%m-%d", "month": "%Y-%m"}
+# The filters the page's form labels in other words than their names: what a refusal on the
+# page calls them, as the runs list does (dashboard/listing.py LABELS; the API says "since").
+FILTER_LABELS = {"since": "Started from", "until": "to"}
 
 
 def ratio(value: float) -> str:
@@ -137,6 +140,7 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         "choices": choices,
         "asked": asked | {name: request.GET.get(name, "")[:40] for name in metrics.DATE_FIELDS},
         "problems": {},
+        "labels": FILTER_LABELS,
         "selects": [
             ("team", "Team", choices.team),
             ("scenario", "Scenario", offered.scenario),
@@ -144,7 +148,7 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         ],
     }
     try:
-        chosen = metrics.MetricsFilter.parse(request.GET, choices)
+        chosen = metrics.MetricsFilter.parse(request.GET, choices, FILTER_LABELS)
     except metrics.BadFilter as exc:
         # Each field as it was typed, and why it cannot be used beside it; nothing summed.
         context["problems"] = exc.problems

@@ -37,14 +37,18 @@ def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
     it showed (`newer_than`), with a link that shows them (dashboard/arrived.py: 204 while
     the count is what the list says). A run started from the API, a command or another tab
     was not in the list until somebody loaded it again."""
-    problems = listing.RunFilter.problems(request.GET)
+    problems = listing.RunFilter.problems(request.GET, listing.LABELS)
     shown = arrived.shown_of(request.GET, problems)
     try:
         mark = asked.moment_of(request.GET, "newer_than")
     except BadQuery as exc:
         problems |= exc.problems
     if problems:
-        said = {"problems": problems, "lead": "Cannot tell whether newer runs started:"}
+        said = {
+            "problems": problems,
+            "labels": listing.LABELS,  # said in the runs list, beside its form
+            "lead": "Cannot tell whether newer runs started:",
+        }
         return render(request, "dashboard/_bad_query.html", said, status=400)
     chosen = listing.RunFilter.of(request.GET)
     query = request.GET.copy()

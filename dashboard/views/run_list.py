@@ -32,7 +32,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
     # named only once the filters had been mended.
     problems: dict[str, str] = {}
     try:
-        chosen = listing.RunFilter.of(request.GET)
+        chosen = listing.RunFilter.of(request.GET, listing.LABELS)
     except BadQuery as exc:
         problems |= exc.problems
     try:
@@ -78,7 +78,11 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
 
 def refuse(request: HtmxHttpRequest, part: bool, problems: dict[str, str]) -> HttpResponse:
     """The runs list asked with filters it cannot take: 400, the list's part or its page."""
-    said = {"problems": problems, "lead": "No runs are listed: these filters cannot be used."}
+    said = {
+        "problems": problems,
+        "labels": listing.LABELS,
+        "lead": "No runs are listed: these filters cannot be used.",
+    }
     if part:
         return render(request, "dashboard/_bad_query.html", said, status=400)
     chosen = listing.RunFilter.understood(request.GET)

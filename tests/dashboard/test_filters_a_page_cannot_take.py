@@ -13,7 +13,7 @@ import re
 import pytest
 from django.test import Client
 
-from dashboard import asked
+from dashboard import asked, listing
 from journal_store import projection, queues
 from journal_store.journal import DjangoJournal
 from journal_store.models import Checkpoint, StoredEvent
@@ -48,20 +48,20 @@ def written() -> tuple[int, list[object]]:
         (
             "since=yesterday",
             "since",
-            "since: 'yesterday' is not a date (YYYY-MM-DD)",
+            "Started from: 'yesterday' is not a date (YYYY-MM-DD)",
             '<input type="text" id="since" name="since" value="yesterday" aria-invalid="true"',
         ),
         (
             "until=2026-02-30",
             "until",
-            "until: '2026-02-30' is not a date (YYYY-MM-DD)",
+            "to: '2026-02-30' is not a date (YYYY-MM-DD)",
             '<input type="text" id="until" name="until" value="2026-02-30" aria-invalid="true"',
         ),
         (
             # The metrics page refused it; the list said "No runs match. Start one."
             "since=2026-12-05&until=2026-12-01",
             "until",
-            "until: 2026-12-01 is before since (2026-12-05)",
+            "to: 2026-12-01 is before Started from (2026-12-05)",
             '<input type="text" id="until" name="until" value="2026-12-01" aria-invalid="true"',
         ),
         (
@@ -102,7 +102,7 @@ def test_the_runs_list_names_a_value_it_cannot_take(as_owner, listed, query, fie
     body = answer.content.decode()
     assert answer.status_code == 400
     assert message in said(body)
-    assert f'<li id="{field}-error"><strong>{field}</strong>: ' in body
+    assert f'<li id="{field}-error"><strong>{listing.LABELS.get(field, field)}</strong>: ' in body
     assert kept in body  # the form, with what was typed
     assert f'aria-describedby="{field}-error"' in body
     assert "No runs are listed: these filters cannot be used." in body
@@ -126,16 +126,16 @@ def test_the_good_filters_beside_a_bad_one_stay_as_typed(as_owner, listed):
     assert '<option value="solo" selected>' in page
     assert '<option value="tokens" selected>' in page
     assert 'name="q" value="parser"' in page
-    assert 'value="soon"' in page and said(page).count("since: 'soon' is not a date") == 1
+    assert 'value="soon"' in page and said(page).count("Started from: 'soon' is not a date") == 1
     # Each refused value is named once, all of them at once.
     both = said(as_owner.get("/?since=soon&sort=up").content.decode())
-    assert "since: 'soon' is not a date" in both and "sort: 'up' is no sort" in both
+    assert "Started from: 'soon' is not a date" in both and "sort: 'up' is no sort" in both
 
 
 def test_a_huge_value_is_not_repeated_whole(as_owner, listed):
     body = as_owner.get("/?since=" + "9" * 5000).content.decode()
     assert 'value="' + "9" * 64 + '"' in body and "9" * 65 not in body
-    assert "since: '" + "9" * 40 + "…' is not a date" in said(body)
+    assert "Started from: '" + "9" * 40 + "…' is not a date" in said(body)
 
 
 def test_a_hostile_value_comes_back_as_text(as_owner, listed):
@@ -170,7 +170,9 @@ def test_the_api_refuses_what_the_page_refuses_in_the_same_words(as_owner, liste
         assert answer.status_code == 422
         [error] = answer.json()["detail"]
         assert error["loc"] == ["query", field]
-        assert f"{field}: {error['msg']}" in said(as_owner.get(f"/?{query}").content.decode())
+        # The page names the field as its form labels it; the API by its parameter's name.
+        page = said(as_owner.get(f"/?{query}").content.decode())
+        assert f"{listing.LABELS.get(field, field)}: {error['msg']}" in page
     assert api.get("/api/runs?tag=Nightly").status_code == 200
 
 
@@ -202,7 +204,7 @@ def test_a_list_names_a_page_that_is_no_page(as_reviewer, queued, path, page, me
     ("path", "query", "filter_said"),
     [
         ("/", "status=finished", "status: 'finished' is no status"),
-        ("/", "since=soon", "since: 'soon' is not a date"),
+        ("/", "since=soon", "Started from: 'soon' is not a date"),
         ("/review/dead-letters", "status=closed", "status: 'closed' is no status of the "),
         ("/review/conflicts", "run=a/b", "run: 'a/b' is not a run id"),
     ],

@@ -12,6 +12,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from dashboard import charts
+from dashboard.views.metrics import FILTER_LABELS
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import Checkpoint, RunSummary, StoredEvent
@@ -148,7 +149,8 @@ def test_when_no_run_matches_the_page_says_what_to_widen(as_owner, stored):
         # (2019-12-30) and a basic date with a time. Summed as days nobody typed.
         ("since=2020-W01-1", "since", "'2020-W01-1' is not a date (YYYY-MM-DD)"),
         ("until=20200101T0", "until", "'20200101T0' is not a date (YYYY-MM-DD)"),
-        ("since=2026-12-01&until=2026-11-01", "until", "is before since"),
+        # The page says "before Started from", the API "before since": each names it its way.
+        ("since=2026-12-01&until=2026-11-01", "until", "2026-11-01 is before "),
         ("team=no-such-team", "team", "no run or team knows team 'no-such-team'"),
         ("scenario=nothing-like-it", "scenario", "no run or team knows scenario"),
         (
@@ -168,7 +170,7 @@ def test_a_filter_value_it_cannot_take_is_named_and_nothing_summed(
     page = as_owner.get(f"/metrics?{query}")
     body = page.content.decode()
     assert page.status_code == 400
-    assert f'<li id="m-{field}-error"><strong>{field}</strong>: ' in body
+    assert f'<li id="m-{field}-error"><strong>{FILTER_LABELS.get(field, field)}</strong>: ' in body
     assert said.replace("'", "&#x27;") in body
     assert "Nothing was summed" in body and svgs(body) == []
     assert "x" * 100 not in body  # a huge value is not repeated whole

@@ -1,0 +1,51 @@
+"""A page that cannot take a filter names it as its form labels it, where it said the query's
+name: the runs list's box "Started from" was refused as "since: 'yesterday' is not a date".
+The API names its own parameters, and says "since" still."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def said(body: bytes) -> str:
+    """The text as a person reads it: tags out, entities read."""
+    return unescape(re.sub(r"<[^>]+>", "", body.decode()))
+
+
+@pytest.mark.parametrize("headers", [{}, {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "runs"}])
+def test_the_runs_list_names_its_date_boxes_as_labelled(as_owner, headers):
+    answer = as_owner.get("/?since=yesterday", **headers)
+    assert answer.status_code == 400
+    assert "Started from: 'yesterday' is not a date (YYYY-MM-DD)" in said(answer.content)
+    assert "since:" not in said(answer.content)
+    assert 'id="since-error"' in answer.content.decode()  # the box still points at it
+    answer = as_owner.get("/?since=2026-12-05&until=2026-12-01", **headers)
+    assert "to: 2026-12-01 is before Started from (2026-12-05)" in said(answer.content)
+
+
+def test_the_runs_lists_poll_names_them_as_the_list_does(as_owner):
+    answer = as_owner.get("/runs/newer?newer_than=2026-01-01T00:00:00%2B00:00&since=soon")
+    assert answer.status_code == 400
+    assert "Started from: 'soon' is not a date" in said(answer.content)
+
+
+def test_the_metrics_page_names_them_as_labelled(as_owner):
+    answer = as_owner.get("/metrics?since=2026-12-05&until=2026-12-01")
+    assert answer.status_code == 400
+    assert "to: 2026-12-01 is before Started from (2026-12-05)" in said(answer.content)
+
+
+@pytest.mark.parametrize("path", ["/api/runs", "/api/metrics"])
+def test_the_api_names_its_parameters(api, path):
+    answer = api.get(f"{path}?since=yesterday&until=2026-12-01")
+    [error] = answer.json()["detail"]
+    assert error["loc"] == ["query", "since"] and "is not a date" in error["msg"]
+    answer = api.get(f"{path}?since=2026-12-05&until=2026-12-01")
+    [error] = answer.json()["detail"]
+    assert error["loc"] == ["query", "until"]
+    assert error["msg"] == "2026-12-01 is before since (2026-12-05)"

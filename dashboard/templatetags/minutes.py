@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
@@ -19,6 +20,13 @@ from runtime.views import FINISHING
 from services.commit_targets import target_named
 
 register = template.Library()
+
+
+@register.simple_tag
+def currency() -> str:
+    """The currency of the price table (MINUTES_PRICES), which every cost is in: the runs
+    list's Cost said "0.0000" with no unit, where the Bill tab says "USD"."""
+    return settings.PRICES.currency
 
 
 @register.simple_tag

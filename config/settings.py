@@ -440,4 +440,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
+    # Django's logger without the console handler Django gives it (written in debug only): its
+    # records go up to the root's as everyone's do, where in debug each was written by both,
+    # every 4xx twice in the demo's web.log ("Bad Request: /import"). Its INFO (the reloader's
+    # "Watching for file changes") is still written in debug only, as Django's handler did.
+    # django.server (runserver's request lines) keeps its own handler, and stays out of the root.
+    "loggers": {"django": {"handlers": [], "level": "INFO" if DEBUG else "WARNING"}},
 }

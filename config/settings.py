@@ -322,7 +322,18 @@ SNAPSHOT_TURNS = env.number("MINUTES_SNAPSHOT_TURNS", snapshots.EVERY, minimum=0
 # transports are not supported: the filesystem one lost messages under concurrent use
 # (docs/broker.md).
 VISIBILITY_TIMEOUT = env.number("MINUTES_VISIBILITY_TIMEOUT", 900, minimum=1)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
+# A broker that does not answer within this many seconds (a connection a proxy, a NAT or a load
+# balancer dropped without a reset) is given up on, and a send tried again on a new connection
+# (CELERY_TASK_PUBLISH_RETRY_POLICY, below): without it, a web request that starts a run on such
+# a connection waited for TCP to give up (Linux's retransmissions: about fifteen minutes), or
+# for ever where something between still acknowledged the bytes. Redis answers in milliseconds;
+# a step sent twice is harmless (its lease lets one delivery through).
+BROKER_SOCKET_TIMEOUT = 10
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": VISIBILITY_TIMEOUT,
+    "socket_timeout": BROKER_SOCKET_TIMEOUT,
+    "socket_connect_timeout": BROKER_SOCKET_TIMEOUT,
+}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

@@ -364,11 +364,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(HOME / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULER = "config.celery:HomeScheduler"  # which makes MINUTES_HOME if need be
 # Each at least a second: MINUTES_RECONCILE_SECONDS=0 had a beat queue stalled runs again
 # hundreds of times a second.
+RECONCILE_SECONDS = env.number("MINUTES_RECONCILE_SECONDS", 15, minimum=1)
 CELERY_BEAT_SCHEDULE = {
-    "reconcile": {
-        "task": "tasks.runs.reconcile",
-        "schedule": float(env.number("MINUTES_RECONCILE_SECONDS", 15, minimum=1)),
-    },
+    "reconcile": {"task": "tasks.runs.reconcile", "schedule": float(RECONCILE_SECONDS)},
     "reconcile-effects": {
         "task": "tasks.effects.reconcile_effects",
         "schedule": float(env.number("MINUTES_EFFECT_RECONCILE_SECONDS", 60, minimum=1)),

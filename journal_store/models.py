@@ -515,3 +515,15 @@ class CacheEntry(models.Model):
 
     class Meta:
         db_table = "minutes_cache"
+
+
+class BeatRound(models.Model):
+    """When each of the beat's rounds (services/beat.py) last ended without error, on whichever
+    worker: the pages say from it whether stalled runs are being queued again at all, where a
+    run that stalled with no beat anywhere only ever said "stalled since"."""
+
+    what = models.CharField(max_length=64, primary_key=True)
+    at = models.DateTimeField()
+
+    class Meta:
+        db_table = "beat_round"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from celery import shared_task
 
 from services import effects
-from services.beat import round_of
+from services.beat import SETTLING, round_of
 
 
 @shared_task(name="tasks.effects.reconcile_effects")
 def reconcile_effects() -> list[tuple[str, str]]:
     """Ask the provider about effects in flight too long, and record its answers."""
-    return round_of("settling effects in flight", effects.reconcile)
+    return round_of(SETTLING, effects.reconcile)

@@ -7,7 +7,7 @@ from typing import Any
 from celery import shared_task
 
 from services import steps
-from services.beat import round_of
+from services.beat import REVIVING, round_of
 from services.control import holder
 
 
@@ -42,4 +42,4 @@ def advance(self: Any, run_id: str, sent: int | None = None) -> str:
 @shared_task(name="tasks.runs.reconcile")
 def reconcile() -> list[str]:
     """On the beat: re-enqueue running runs that nobody is driving."""
-    return round_of("reviving stalled runs", steps.revive_stalled)
+    return round_of(REVIVING, steps.revive_stalled)

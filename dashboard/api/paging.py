@@ -45,6 +45,11 @@ class RunsOut(Schema):
     next: str | None = Field(
         description="the next page's `after` (as given: opaque); null on the last page"
     )
+    beat_silence: str | None = Field(
+        None,
+        description="why a run that stalls now would wait: no beat has queued stalled runs "
+        "again for a while (or ever) while a run is active; null while one does",
+    )
 
 
 def shown_in_api(runs: list[RunSummary]) -> list[RunSummary]:

@@ -39,7 +39,7 @@ from dashboard.asked import BadQuery, shown
 from journal_store.models import RunSummary
 from runtime import status, streams
 from services import baseline as baselines
-from services import forks, keys, runs, tags, traces
+from services import beat, forks, keys, runs, tags, traces
 
 router = Router(tags=["runs"])
 
@@ -110,7 +110,7 @@ def list_runs(
     # The API's own: the run's page lists its forks (its newest) in its header.
     found = found.filter(parent_id=parent) if parent else found
     page = run_pages.page(found, chosen.sort, cursor, limit)
-    return {"items": shown_in_api(page.runs), "next": page.next}
+    return {"items": shown_in_api(page.runs), "next": page.next, "beat_silence": beat.silence()}
 
 
 KEY = Header(  # type: ignore[type-arg]

@@ -13,6 +13,7 @@ from dashboard.access import HtmxHttpRequest
 from dashboard.asked import BadQuery
 from dashboard.views import polls
 from dashboard.views.runs import PARTIAL_FOR_HTMX
+from services import beat
 
 PAGE = 50
 # An address of the list as it was paged by number (a bookmark, a link kept): the first page
@@ -70,6 +71,9 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         "chosen": chosen,
         "query": query.urlencode(),
         "newer_query": newer.urlencode(),
+        # Said above the list (not in its part, redrawn by each filter): runs that stall now
+        # would wait, with no beat queuing them again.
+        "beat_silence": None if part else beat.silence(),
         **listing.choices(chosen),
     }
     template = "dashboard/_run_table.html" if part else "dashboard/run_list.html"

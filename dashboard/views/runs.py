@@ -40,7 +40,7 @@ from runtime import fork, status
 from runtime.events import EventFormatError
 from runtime.metrics import DEFINITIONS
 from services import baseline as baselines
-from services import forks, runs, tags, traces
+from services import beat, forks, runs, tags, traces
 from services.steps import longest_wait
 
 EVENTS_PAGE = 50
@@ -109,6 +109,9 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         "stopped_at": queries.numbers(s.position for s in views_stopped),
         # How far apart their steps (starts) are tried again: min(60, 0.75 x STALL_SECONDS).
         "retry_apart": f"{longest_wait():g} s",
+        # A stalled run is queued again by the beat: whether one has lately, and when.
+        "beat_silence": beat.silence() if run.stalled_since else None,  # type: ignore[attr-defined]
+        "beat_last": beat.last_round() if run.stalled_since else None,  # type: ignore[attr-defined]
         "awaiting": status.is_awaiting(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at, run.waited),

@@ -25,7 +25,7 @@ import pytest
 from config.broker import EmbeddedRedis
 from journal_store.journal import DjangoJournal
 from runtime.events import LeaseGranted
-from services import runs
+from services import beat, runs
 from tests.tasks.conftest import Workers, settled, use_broker, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -82,6 +82,8 @@ def test_a_run_whose_worker_was_killed_mid_step_completes_within_a_minute(
         workers.stop_all()
     assert runs.status_of(run_id) == "done"
     assert done - killed < DEADLINE  # the behaviour asked for, not a performance figure
+    # The worker's beat revived it, and its round is recorded for the pages to read.
+    assert beat.last_round() is not None
 
     lease = journal.read(f"lease-{run_id}")
     grants = [r for r in lease if isinstance(r.event, LeaseGranted)]

@@ -87,7 +87,8 @@ def test_at_390_px_a_runs_bill_audit_and_tabs_fit_without_scrolling_sideways(
     assert page.evaluate(SCROLLING_TABLES) == []
     # Every column of the bill per agent is on screen, labelled: none is cut off.
     coder = bill.locator("table.cards tbody tr", has=page.locator("th", has_text="coder")).first
-    for label in ("Model", "Tokens", "In", "Out", "Calls", "Share", "Cost", "Budget", "Remaining"):
+    labels = ("Model", "Tokens", "In", "Out", "Calls", "Share", "Cost (USD)", "Budget", "Remaining")
+    for label in labels:
         cell = coder.locator(f"td[data-label='{label}']")
         expect(cell).to_be_visible()
         assert box(cell)["x"] >= 0 and box(cell)["x"] + box(cell)["width"] <= NARROW["width"]

@@ -102,7 +102,9 @@ class WaitingCount:
             return sum(pipe.execute())
 
     def close(self) -> None:
-        self.client.close()
+        # The pool is ours (given to the client, which closes only a pool it made itself): each
+        # reconnect of the consumer makes a new count, and the old one's socket stayed open.
+        self.client.connection_pool.disconnect()
 
 
 class ConsumerWatch(bootsteps.StartStopStep):  # type: ignore[misc]  # Celery is untyped

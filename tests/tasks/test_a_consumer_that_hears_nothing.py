@@ -85,6 +85,10 @@ def test_the_count_reads_every_priority_of_each_queue_and_the_key_prefix():
             assert count(["watch-a", "watch-b"]) == sum(range(1, len(keys) + 1))
             assert count(["watch-a"]) == 1 + 2 + 3
             assert count(["watch-c"]) == 0
+            clients = lambda: len(raw.client_list())  # noqa: E731
+            before = clients()
+            count.close()  # its connection goes with it: a reconnect makes a count anew
+            assert clients() == before - 1
         finally:
             raw.delete(*keys, "watch-a")
             count.close()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TypeVar
 
 from django.conf import settings
@@ -27,6 +27,7 @@ from django.utils import timezone
 from config.commandline import first_line
 from journal_store.models import BeatRound, RunSummary
 from runtime import status
+from runtime.signatures.stalls import lasted
 from services.steps import TRANSIENT
 
 log = logging.getLogger(__name__)
@@ -64,9 +65,14 @@ def silence(now: datetime | None = None) -> str | None:
     """Why a run that stalls now would not be queued again (no round of the reconciler for
     longer than `patience`, or none ever, while a run has been active that long), in a
     sentence for the runs list and the API; None while rounds come, or no run is active."""
+    return silence_after(last_round(), now)
+
+
+def silence_after(last: datetime | None, now: datetime | None = None) -> str | None:
+    """`silence`, for a caller that has read the last round already (a stalled run's page,
+    which also says when it ended)."""
     now = now or timezone.now()
     wait = patience()
-    last = last_round()
     if last is not None and (now - last).total_seconds() <= wait:
         return None
     oldest = (
@@ -86,12 +92,9 @@ def silence(now: datetime | None = None) -> str | None:
             "No beat has queued a stalled run again on this database yet: a run that stalls "
             f"waits until one does; {start}"
         )
+    # Said as the run's findings say how long a stall lasted.
+    ago = lasted((now - last).total_seconds())
     return (
         f"No beat has queued stalled runs again since {last:%Y-%m-%d %H:%M:%S} UTC "
-        f"({ago(now - last)} ago): a run that stalls waits until one does; {start}"
+        f"({ago} ago): a run that stalls waits until one does; {start}"
     )
-
-
-def ago(delta: timedelta) -> str:
-    minutes = int(delta.total_seconds() // 60)
-    return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60} min"

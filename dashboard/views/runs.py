@@ -77,6 +77,8 @@ def origin_of(run_id: str) -> dict[str, Any] | None:
 
 def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
     listing.mark_stalled([run])
+    stalled = run.stalled_since is not None  # type: ignore[attr-defined]
+    last = beat.last_round() if stalled else None
     # Each fork point as a position of this store (a fork imported from elsewhere names one of
     # the journal it was made in); None when the parent's event is not found here. A fork read
     # from a file says so beside its link: a file can name any run here as its parent (what it
@@ -110,8 +112,8 @@ def run_context(request: HtmxHttpRequest, run: RunSummary) -> dict[str, Any]:
         # How far apart their steps (starts) are tried again: min(60, 0.75 x STALL_SECONDS).
         "retry_apart": f"{longest_wait():g} s",
         # A stalled run is queued again by the beat: whether one has lately, and when.
-        "beat_silence": beat.silence() if run.stalled_since else None,  # type: ignore[attr-defined]
-        "beat_last": beat.last_round() if run.stalled_since else None,  # type: ignore[attr-defined]
+        "beat_silence": beat.silence_after(last) if stalled else None,
+        "beat_last": last,
         "awaiting": status.is_awaiting(run.status),
         "spend": present.share(run.spent, run.allowance),
         "duration": present.duration(run.started_at, run.finished_at, run.waited),

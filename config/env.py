@@ -135,6 +135,33 @@ IDLE_IN_TRANSACTION = "-c idle_in_transaction_session_timeout=30s"
 # 10.8). A URL's own `?options=` replaces both.
 SESSION_OPTIONS = IDLE_IN_TRANSACTION + " -c max_parallel_workers_per_gather=0"
 
+# A connection that goes silent (the server's host gone, a NAT or a load balancer in between
+# that forgot it, packets dropped without a reset) left its query waiting until TCP gave up:
+# about 15 minutes for a query the server never acknowledged (tcp_retries2), and for good for
+# one it had acknowledged before it went, since an idle socket sends nothing. A worker's step,
+# a page, the beat's round waited that long. libpq's keepalives probe a connection quiet for
+# 30 s, and TCP_USER_TIMEOUT gives one up when neither its data nor a probe is acknowledged
+# for 60 s: the query fails with OperationalError (a page answers 503, a step is retried) a
+# minute after the server was last heard (tests/test_a_silent_database_connection.py). A
+# server that is only slow answers the probes from its kernel, so a long query is not cut.
+# A URL's own values win (`?keepalives_idle=10&tcp_user_timeout=20000`).
+SILENCE_BOUND = {
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "60000",
+}
+# The URL's options libpq reads as whole numbers, and what each counts, to refuse anything else.
+WHOLE_NUMBERS = {
+    "connect_timeout": "a whole number of seconds",
+    "keepalives": "1 (on) or 0 (off)",
+    "keepalives_idle": "a whole number of seconds",
+    "keepalives_interval": "a whole number of seconds",
+    "keepalives_count": "a whole number of probes",
+    "tcp_user_timeout": "a whole number of milliseconds",
+}
+
 
 def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]:
     """Django's DATABASES entry for `sqlite:///relative/path`, `sqlite:////absolute/path` or
@@ -182,15 +209,17 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             raise ImproperlyConfigured(
                 f"{name}: the port is not a number between 0 and 65535, in {shown!r}"
             ) from None
+        options = dict(parse_qsl(parts.query))
+        # libpq takes whole numbers; anything else ended in a traceback at the first query.
+        for key, what in WHOLE_NUMBERS.items():
+            value = options.get(key)
+            if value is None:
+                continue
+            whole = value.isascii() and value.isdigit()
+            if not (value in ("0", "1") if key == "keepalives" else whole):
+                raise ImproperlyConfigured(f"{name}: {key} must be {what}, got {value!r}")
         # Django says only "Error loading psycopg2 or psycopg module", at the first query: the
         # driver is an extra that `make run` does not install, so say which.
-        options = dict(parse_qsl(parts.query))
-        # libpq takes whole seconds; anything else ended in a traceback at the first query.
-        timeout = options.get("connect_timeout")
-        if timeout is not None and not (timeout.isascii() and timeout.isdigit()):
-            raise ImproperlyConfigured(
-                f"{name}: connect_timeout must be a whole number of seconds, got {timeout!r}"
-            )
         if not driver_installed():
             raise ImproperlyConfigured(
                 f"{name} names PostgreSQL ({shown!r}), but its driver is not installed: "
@@ -205,7 +234,12 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
             "PORT": port,
             # Server-side binding: psycopg's client-side binding formats every parameter into
             # the SQL text in Python, which made a 100-event append 3x slower.
-            "OPTIONS": {"server_side_binding": True, "options": SESSION_OPTIONS, **options},
+            "OPTIONS": {
+                "server_side_binding": True,
+                "options": SESSION_OPTIONS,
+                **SILENCE_BOUND,
+                **options,
+            },
             "CONN_MAX_AGE": 60,
         }
     raise ImproperlyConfigured(

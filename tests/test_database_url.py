@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,40 @@ def test_a_connect_timeout_that_is_no_number_is_refused_at_start():
         env.database("postgres://u:p@h/minutes?connect_timeout=abc", Path("/tmp"))
     found = env.database("postgres://u:p@h/minutes?connect_timeout=5", Path("/tmp"))
     assert found["OPTIONS"]["connect_timeout"] == "5"
+
+
+def test_a_connection_that_goes_silent_is_given_up_unless_the_url_says_otherwise():
+    # Without them a query on a silent connection waited until TCP gave up, or for good
+    # (tests/test_a_silent_database_connection.py shows them acting).
+    found = env.database("postgres://u:p@h/minutes", Path("/tmp"))["OPTIONS"]
+    assert {key: found[key] for key in env.SILENCE_BOUND} == {
+        "keepalives": "1",
+        "keepalives_idle": "30",
+        "keepalives_interval": "10",
+        "keepalives_count": "3",
+        "tcp_user_timeout": "60000",
+    }
+    url = "postgres://u:p@h/minutes?keepalives_idle=5&tcp_user_timeout=0&keepalives=0"
+    mine = env.database(url, Path("/tmp"))["OPTIONS"]
+    assert (mine["keepalives_idle"], mine["tcp_user_timeout"], mine["keepalives"]) == (
+        "5",
+        "0",
+        "0",
+    )
+    assert mine["keepalives_count"] == "3"
+
+
+@pytest.mark.parametrize(
+    "option, said",
+    [
+        ("keepalives_idle=30s", "keepalives_idle must be a whole number of seconds, got '30s'"),
+        ("keepalives=yes", "keepalives must be 1 (on) or 0 (off), got 'yes'"),
+        ("keepalives=2", "keepalives must be 1 (on) or 0 (off), got '2'"),
+        ("keepalives_count=-1", "keepalives_count must be a whole number of probes, got '-1'"),
+        ("tcp_user_timeout=1.5", "tcp_user_timeout must be a whole number of milliseconds"),
+    ],
+)
+def test_a_bound_the_url_gives_that_libpq_cannot_read_is_refused_at_start(option, said):
+    # libpq refused it at the first query, in a traceback.
+    with pytest.raises(ImproperlyConfigured, match="^DATABASE_URL: " + re.escape(said)):
+        env.database(f"postgres://u:p@h/minutes?{option}", Path("/tmp"))

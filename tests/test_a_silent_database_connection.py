@@ -1,0 +1,48 @@
+"""A query on a PostgreSQL connection that has gone silent fails, where it waited until TCP
+gave up (about 15 minutes) or, the query once acknowledged, for good: a worker's step, a page
+or the beat's round held that long. The connection is Django's, its settings config/env.py's;
+the silence is a network namespace's loopback taken down (tests/silent_database.py)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+
+from tests import silent_database
+
+pytestmark = pytest.mark.slow
+
+# Minutes' bounds are 30 s of quiet before a probe and a minute unheard
+# (test_database_url.py); these are the same settings, shorter, so the test takes seconds.
+SHORT = {
+    "keepalives": "1",
+    "keepalives_idle": "1",
+    "keepalives_interval": "1",
+    "keepalives_count": "2",
+    "tcp_user_timeout": "3000",
+}
+
+
+@pytest.fixture
+def server_url() -> str:
+    if "postgres" not in settings.DATABASES:
+        pytest.skip(
+            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
+        )
+    if not silent_database.namespaces_work():
+        pytest.skip("this machine does not let a process make a network namespace (unshare -n)")
+    db = settings.DATABASES["postgres"]
+    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
+    who = f"{quote(db['USER'], safe='')}{password}@" if db.get("USER") else ""
+    return f"postgres://{who}{db['HOST']}:{db['PORT']}/{quote(db['NAME'])}"
+
+
+@pytest.mark.parametrize("case", silent_database.CASES)
+def test_a_query_on_a_connection_gone_silent_fails_and_says_so(server_url, case):
+    # Without config/env.py's bound on the connection, the query is still waiting when the
+    # test gives up on it (SILENCE_BOUND left out of OPTIONS: {"raised": None}).
+    found = silent_database.run(server_url, case, wait=60, bound=SHORT)
+    assert found["raised"] == "OperationalError", found
+    assert "timed out" in found["said"], found

@@ -89,34 +89,46 @@ class NewRun:
     reflect: bool = False  # repo-fix: a critic reads the draft before review
     votes: int | None = None  # samples of the team's critical decision (1, 3 or 5)
 
-    def refusals(self) -> dict[str, str]:
-        """What is wrong with the request as a whole, by field: the form shows each beside
-        its box, the API answers 422 naming them. (Settings a team lacks (an order, a vote, a
-        critic to reflect with) are the service's to refuse, as a 400 saying which.)"""
-        found = {}
+    def refusals(self) -> dict[str, list[str]]:
+        """What is wrong with the request as a whole, by field, every refusal of a field at
+        once: the form shows each beside its box, the API answers 422 naming them. (Settings
+        a team lacks (an order, a vote, a critic to reflect with) are the service's to
+        refuse, as a 400 saying which.)"""
+        found: dict[str, list[str]] = {}
         if why := team_refusal(self.team):
-            found["team"] = why
+            found["team"] = [why]
         elif self.scenario and self.scenario not in (scenarios := TEAMS[self.team].scenarios):
             # Named beside its field, where the plan's refusal was a 400 about the whole.
             known = ", ".join(sorted(scenarios))
-            found["scenario"] = f"{shown(self.scenario)} is no scenario of {self.team}: {known}"
-        if (self.model or "scripted") == "scripted" and (self.task or "").strip():
-            found["task"] = SCRIPTED_TASK
-        if self.task is not None and self.model not in (None, "scripted") and not self.task.strip():
-            found["task"] = "the task is blank: leave it out for the scenario's own"
-        # The form and the API's body hold it to this length themselves; the command does not.
-        if "task" not in found and len(self.task or "") > TASK_MAX:
-            found["task"] = f"the task is {len(self.task or ''):,} characters; at most {TASK_MAX:,}"
-        if "task" not in found and (why := task_refusal(self.task or "")):
-            found["task"] = why
+            found["scenario"] = [f"{shown(self.scenario)} is no scenario of {self.team}: {known}"]
+        if said := self.task_refusals():
+            found["task"] = said
         # The form and the API's body hold it to the pattern themselves; the command did not,
         # and its refusal named "settings.desk.order_id" in pydantic's words.
         if self.order and not re.fullmatch(ORDER, self.order):
-            found["order"] = ORDER_REFUSAL
+            found["order"] = [ORDER_REFUSAL]
         backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
         if backend == "endpoint" and (why := runs.endpoint_unusable()):
-            found["model"] = why
+            found["model"] = [why]
         return found
+
+    def task_refusals(self) -> list[str]:
+        """Every refusal of the task, in the order they are said: the backend's (a scripted
+        run takes none; a model's is not blank), then the text's own (its length, what it
+        holds). All are said at once, where each was said only once the one before it was
+        mended: a long task typed for the scripted backend was refused its length, and once
+        shortened, refused again for the backend."""
+        task = self.task or ""
+        if self.task is not None and self.model not in (None, "scripted") and not task.strip():
+            return ["the task is blank: leave it out for the scenario's own"]  # nothing else
+        said = [SCRIPTED_TASK] if (self.model or "scripted") == "scripted" and task.strip() else []
+        # The form and the API's body leave the length to this (said in these words, beside
+        # the rest), as the command line does.
+        if len(task) > TASK_MAX:
+            said.append(f"the task is {len(task):,} characters; at most {TASK_MAX:,}")
+        if why := task_refusal(task):
+            said.append(why)
+        return said
 
     def asked(self) -> dict[str, Any]:
         """What the request itself asks of the run, as its TeamStarted keeps it under a key

@@ -149,10 +149,13 @@ class NewRunForm(Form):
         initial=default_scenario("repo-fix"),
         help_text="What the scripted agents say. The outcome is the harness's to decide.",
     )
+    # Its length is refused with its other refusals (NewRun.task_refusals, in clean()): a
+    # max_length here refused it first, in Django's words, and kept the task from clean(),
+    # which then could not say that the scripted backend takes none. The box still stops
+    # typing at the limit (maxlength).
     task = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3}),
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": actions.TASK_MAX}),
         required=False,
-        max_length=actions.TASK_MAX,
         help_text="Leave empty for the scenario's own task.",
     )
     model = forms.ChoiceField(choices=BACKENDS, initial="scripted", label="Model backend")
@@ -314,9 +317,10 @@ class NewRunForm(Form):
             model=data.get("model") or "scripted",
             order=data.get("order") or None,
         )
-        for name, why in asked.refusals().items():
+        for name, said in asked.refusals().items():
             if name not in self.errors:
-                self.add_error(name, why)
+                for why in said:
+                    self.add_error(name, why)
         if data.get("model") == "local" and (unavailable := local_model.unavailable()):
             self.add_error("model", unavailable)
         return data

@@ -7,7 +7,7 @@ No handler looks at the message to choose a status.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
@@ -20,15 +20,16 @@ from dashboard.api.body import Unreadable
 from journal_store.transfer import ImportRefused
 
 
-def invalid(where: str, problems: dict[str, str]) -> ValidationError:
-    """A 422 in the shape of the API's own validation errors, one per field at [where, name]
-    (where: "query", or "body" for a body's field, as api/openapi.py has them), so that a
-    script reads one format: a value the schema let through but the service cannot take is
-    answered as one the schema refused."""
+def invalid(where: str, problems: Mapping[str, str | list[str]]) -> ValidationError:
+    """A 422 in the shape of the API's own validation errors, one per refusal at [where, name]
+    (where: "query", or "body" for a body's field, as api/openapi.py has them; a field refused
+    for several reasons has one for each), so that a script reads one format: a value the
+    schema let through but the service cannot take is answered as one the schema refused."""
     return ValidationError(
         [
             {"type": "value_error", "loc": [where, name], "msg": why}
-            for name, why in problems.items()
+            for name, said in problems.items()
+            for why in ([said] if isinstance(said, str) else said)
         ]
     )
 

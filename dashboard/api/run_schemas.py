@@ -95,9 +95,11 @@ class RunIn(In):
     scenario: str | None = Field(
         None, max_length=64, description="None: the team's own first scenario"
     )
-    task: str | None = Field(
+    # Its length is refused with its other refusals (actions.NewRun.task_refusals): a
+    # max_length here answered it alone, and a long task for the scripted backend was then
+    # refused a second time. The schema still shows the limit.
+    task: Annotated[str, Field(json_schema_extra={"maxLength": actions.TASK_MAX})] | None = Field(
         None,
-        max_length=actions.TASK_MAX,
         description="a task of your own (a model backend only: scripted agents say what the "
         "scenario scripts); None: the scenario's own",
     )

@@ -147,7 +147,11 @@ class Command(BaseCommand):
             if begun is None:
                 if refusals := asked.refusals():
                     raise refused(
-                        "; ".join(f"--{k.replace('_', '-')}: {v}" for k, v in refusals.items())
+                        "; ".join(
+                            f"--{k.replace('_', '-')}: {why}"
+                            for k, said in refusals.items()
+                            for why in said
+                        )
                     )
                 begun = asked.start(by=OPERATOR, key=key, keyed_as=owner)
         except runs.RunError as exc:

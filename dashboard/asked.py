@@ -171,7 +171,7 @@ WORDS_MAX = 200  # characters of a queue's search
 
 
 def queue_filter(
-    queue: queues.Queue, params: Mapping[str, Any]
+    queue: queues.Queue, params: Mapping[str, Any], labels: Mapping[str, str] | None = None
 ) -> tuple[str, str, metrics.MetricsFilter, str]:
     """The status, the run and the runs a queue's page or the API asks for (open, every
     run's, when not asked); BadQuery names what it cannot take, where the page showed an
@@ -179,7 +179,9 @@ def queue_filter(
     is none) as an empty queue. The runs are chosen as the metrics page chooses them (a team,
     a scenario, a model, the days they started in), so that its count of undecided items
     links to those very items. Last, the words (`q`) its items are searched for: a
-    reviewer deciding several at once takes those of one cause."""
+    reviewer deciding several at once takes those of one cause. A reason that names another
+    field names it as `labels` does (the page's, queue_pages.LABELS; the API's are its
+    parameters)."""
     wrong: dict[str, str] = {}
     status = str(params.get("status") or queues.OPEN)
     if status not in (known := queue_statuses(queue)):
@@ -196,7 +198,7 @@ def queue_filter(
         wrong["q"] = f"the search {why}"
     runs = metrics.MetricsFilter()
     try:
-        runs = metrics.MetricsFilter.parse(params)
+        runs = metrics.MetricsFilter.parse(params, labels=labels)
     except BadQuery as exc:
         wrong |= exc.problems
     if wrong:

@@ -89,7 +89,7 @@ def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
     problems: dict[str, str] = {}
     shown = arrived.shown_of(request.GET, problems)
     try:
-        _, run, runs, words = asked.queue_filter(queue, request.GET)
+        _, run, runs, words = asked.queue_filter(queue, request.GET, queue_pages.LABELS)
     except BadQuery as exc:
         problems |= exc.problems
     try:
@@ -97,7 +97,11 @@ def newer_items(request: HtmxHttpRequest, queue: queues.Queue) -> HttpResponse:
     except BadQuery as exc:
         problems |= exc.problems
     if problems:
-        said = {"problems": problems, "lead": "Cannot tell whether new items arrived:"}
+        said = {
+            "problems": problems,
+            "labels": queue_pages.LABELS,  # said in the queue's page, beside its form
+            "lead": "Cannot tell whether new items arrived:",
+        }
         return render(request, "dashboard/_bad_query.html", said, status=400)
     items = queries.queue_items(queue, queues.OPEN, run, runs, wait=False, words=words)
     kept = asked.queue_kept(run, words, runs)

@@ -52,7 +52,7 @@ def queue_page(
     try:
         # One run's items (what its page links to): past a page of newer ones, the queue's
         # first page would not hold them.
-        status, run, runs, words = asked.queue_filter(queue, request.GET)
+        status, run, runs, words = asked.queue_filter(queue, request.GET, queue_pages.LABELS)
     except BadQuery as exc:
         problems |= exc.problems
     try:
@@ -70,6 +70,7 @@ def queue_page(
         context: dict[str, Any] = {
             "here": reverse(queue.name),
             "problems": problems,
+            "labels": queue_pages.LABELS,
             "lead": "Nothing is listed: these filters cannot be used.",
             "status": "" if "status" in problems else str(request.GET.get("status") or ""),
             "run": good.get("run", ""),

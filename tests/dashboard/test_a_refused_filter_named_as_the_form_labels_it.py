@@ -1,6 +1,7 @@
 """A page that cannot take a filter names it as its form labels it, where it said the query's
-name: the runs list's box "Started from" was refused as "since: 'yesterday' is not a date".
-The API names its own parameters, and says "since" still."""
+name: the runs list's box "Started from" was refused as "since: 'yesterday' is not a date", a
+review queue's "Holding the words" as "q: ...". The API names its own parameters, and says
+"since" still."""
 
 from __future__ import annotations
 
@@ -49,3 +50,48 @@ def test_the_api_names_its_parameters(api, path):
     [error] = answer.json()["detail"]
     assert error["loc"] == ["query", "until"]
     assert error["msg"] == "2026-12-01 is before since (2026-12-05)"
+
+
+QUEUES = ["/review/conflicts", "/review/dead-letters"]
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_a_review_queue_names_its_search_box_as_labelled(as_owner, queue):
+    """The queue's one box, "Holding the words", was refused as "q: ..."."""
+    assert '<label for="queue-q">Holding the words</label>' in as_owner.get(queue).content.decode()
+    answer = as_owner.get(f"{queue}?q={'w' * 201}")
+    assert answer.status_code == 400
+    assert re.search(
+        r"Holding the words: 'w+…' is longer than 200 characters", said(answer.content)
+    )
+    assert "q:" not in said(answer.content)
+    assert 'id="q-error"' in answer.content.decode()
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_a_review_queue_names_the_metrics_dates_as_the_metrics_page_labels_them(as_owner, queue):
+    """The runs a queue shows may be the metrics page's choice (its link): its dates are
+    named as that page's boxes are, where they were "since" and "until"."""
+    answer = as_owner.get(f"{queue}?since=yesterday")
+    assert answer.status_code == 400
+    assert "Started from: 'yesterday' is not a date (YYYY-MM-DD)" in said(answer.content)
+    answer = as_owner.get(f"{queue}?since=2026-12-05&until=2026-12-01")
+    assert "to: 2026-12-01 is before Started from (2026-12-05)" in said(answer.content)
+    assert "since" not in said(answer.content)
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_a_review_queues_poll_names_them_as_its_page_does(as_owner, queue):
+    answer = as_owner.get(f"{queue}/newer?after=0&since=soon&q={'w' * 201}")
+    assert answer.status_code == 400
+    assert "Started from: 'soon' is not a date" in said(answer.content)
+    assert "Holding the words: 'w" in said(answer.content)
+
+
+@pytest.mark.parametrize("path", ["/api/review/conflicts", "/api/review/dead-letters"])
+def test_the_queues_api_names_its_parameters(api, path):
+    answer = api.get(f"{path}?q={'w' * 201}&since=2026-12-05&until=2026-12-01")
+    assert answer.status_code == 422
+    said_of = {tuple(e["loc"]): e["msg"] for e in answer.json()["detail"]}
+    assert set(said_of) == {("query", "q"), ("query", "until")}
+    assert said_of[("query", "until")] == "2026-12-01 is before since (2026-12-05)"

@@ -307,7 +307,7 @@ def test_a_queue_searched_for_a_cause_lists_its_letters_and_decides_them_togethe
 def test_a_search_the_queue_cannot_take_is_refused_naming_it(as_reviewer, token, words):
     answer = as_reviewer.get(QUEUE, {"q": words})
     assert answer.status_code == 400
-    assert '<li id="q-error"><strong>q</strong>: ' in answer.content.decode()
+    assert '<li id="q-error"><strong>Holding the words</strong>: ' in answer.content.decode()
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     answer = api.get("/api/review/dead-letters", {"q": words})
     assert answer.status_code == 422

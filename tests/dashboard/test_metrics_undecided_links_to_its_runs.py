@@ -68,7 +68,7 @@ def test_a_queue_refuses_a_runs_filter_it_cannot_take_naming_the_field(as_owner,
     response = as_owner.get("/review/dead-letters?since=yesterday&team=nobody")
     assert response.status_code == 400
     body = html.unescape(response.content.decode())
-    assert "<strong>since</strong>: 'yesterday' is not a date (YYYY-MM-DD)" in body
+    assert "<strong>Started from</strong>: 'yesterday' is not a date (YYYY-MM-DD)" in body
     assert "<strong>team</strong>: no run or team knows team 'nobody'" in body
     assert "Nothing is listed" in body
     api = as_owner.get("/api/review/conflicts?until=2026-13-01")

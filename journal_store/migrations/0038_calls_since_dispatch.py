@@ -5,14 +5,20 @@ Partial (only MutationRefused rows, only ClaimAsserted rows), so no other append
 
 from django.db import migrations, models
 
+from journal_store.index_build import BuildIndex
+
 
 class Migration(migrations.Migration):
+    # Built concurrently on PostgreSQL, where writers would wait out a plain build
+    # (journal_store/index_build.py); a concurrent build cannot run in a transaction.
+    atomic = False
+
     dependencies = [
         ("journal_store", "0037_bill_estimated"),
     ]
 
     operations = [
-        migrations.AddIndex(
+        BuildIndex(
             model_name="storedevent",
             index=models.Index(
                 condition=models.Q(kind="MutationRefused"),
@@ -20,7 +26,7 @@ class Migration(migrations.Migration):
                 name="journal_refusals_since",
             ),
         ),
-        migrations.AddIndex(
+        BuildIndex(
             model_name="storedevent",
             index=models.Index(
                 condition=models.Q(kind="ClaimAsserted"),

@@ -6,20 +6,26 @@ page of the open items costs what it shows (bench/runs_pages.py, `queue page (op
 
 from django.db import migrations, models
 
+from journal_store.index_build import BuildIndex
+
 
 class Migration(migrations.Migration):
+    # Built concurrently on PostgreSQL, where writers would wait out a plain build
+    # (journal_store/index_build.py); a concurrent build cannot run in a transaction.
+    atomic = False
+
     dependencies = [
         ("journal_store", "0040_run_duration"),
     ]
 
     operations = [
-        migrations.AddIndex(
+        BuildIndex(
             model_name="conflict",
             index=models.Index(
                 fields=["status", "created_at", "position"], name="conflict_status_created"
             ),
         ),
-        migrations.AddIndex(
+        BuildIndex(
             model_name="deadletter",
             index=models.Index(
                 fields=["status", "created_at", "position"], name="deadletter_status_created"

@@ -8,9 +8,9 @@ which each database spells its own way (JournalStore.claims_named uses the same)
 in the model's Meta, which has no portable spelling of it. Partial (only those rows), so no
 other append pays for it."""
 
-from typing import Any
-
 from django.db import migrations
+
+from journal_store.index_build import BuildIndexFromSQL
 
 NAME = "journal_claims_by_id"
 EXPRESSION = {
@@ -19,23 +19,23 @@ EXPRESSION = {
 }
 
 
-def create(apps: Any, schema_editor: Any) -> None:
-    expression = EXPRESSION.get(schema_editor.connection.vendor)
-    if expression is None:  # another database reads the run's claims as before
-        return
-    schema_editor.execute(
-        f"CREATE INDEX {NAME} ON journal_event (stream, {expression}) WHERE kind = 'ClaimAsserted'"
-    )
-
-
-def drop(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor in EXPRESSION:
-        schema_editor.execute(f"DROP INDEX IF EXISTS {NAME}")
-
-
 class Migration(migrations.Migration):
+    # Built concurrently on PostgreSQL, where writers would wait out a plain build
+    # (journal_store/index_build.py); a concurrent build cannot run in a transaction. Another
+    # database reads the run's claims as before, with no index.
+    atomic = False
+
     dependencies = [
         ("journal_store", "0044_claims_noted_index"),
     ]
 
-    operations = [migrations.RunPython(create, drop)]
+    operations = [
+        BuildIndexFromSQL(
+            NAME,
+            "journal_event",
+            {
+                vendor: f"(stream, {expression}) WHERE kind = 'ClaimAsserted'"
+                for vendor, expression in EXPRESSION.items()
+            },
+        )
+    ]

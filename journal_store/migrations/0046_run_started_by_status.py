@@ -4,14 +4,20 @@ many runs the store holds, where the count read every run's row."""
 
 from django.db import migrations, models
 
+from journal_store.index_build import BuildIndex
+
 
 class Migration(migrations.Migration):
+    # Built concurrently on PostgreSQL, where writers would wait out a plain build
+    # (journal_store/index_build.py); a concurrent build cannot run in a transaction.
+    atomic = False
+
     dependencies = [
         ("journal_store", "0045_claims_by_id_index"),
     ]
 
     operations = [
-        migrations.AddIndex(
+        BuildIndex(
             model_name="runsummary",
             index=models.Index(fields=["started_by", "status"], name="run_started_by_status"),
         ),

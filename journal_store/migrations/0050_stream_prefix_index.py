@@ -9,26 +9,22 @@ Under COLLATE "C" it is, so the index is on that expression, which the read spel
 way (journal_store/journal.py STREAM_BYTES). SQLite needs none: its (stream, version) index is
 in byte order already. Not in the model's Meta: SQLite has no collation "C"."""
 
-from typing import Any
-
 from django.db import migrations
+
+from journal_store.index_build import BuildIndexFromSQL
 
 NAME = "journal_stream_prefix"
 
 
-def create(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f'CREATE INDEX {NAME} ON journal_event ((stream COLLATE "C"))')
-
-
-def drop(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"DROP INDEX IF EXISTS {NAME}")
-
-
 class Migration(migrations.Migration):
+    # Built concurrently on PostgreSQL, where writers would wait out a plain build
+    # (journal_store/index_build.py); a concurrent build cannot run in a transaction.
+    atomic = False
+
     dependencies = [
         ("journal_store", "0049_open_effects"),
     ]
 
-    operations = [migrations.RunPython(create, drop)]
+    operations = [
+        BuildIndexFromSQL(NAME, "journal_event", {"postgresql": '((stream COLLATE "C"))'}),
+    ]

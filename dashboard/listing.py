@@ -83,7 +83,10 @@ SORTS: dict[str, Sort] = {
 # The filters the list's form labels in other words than their names (run_list.html): what
 # its pages call a field they refuse, where they said "since" of the box "Started from". The
 # others are named as asked (the box "Status" is status); the API names its own parameters.
-LABELS = {"q": "Search", "since": "Started from", "until": "to"}
+# DATES: the boxes of the days runs started in, labelled alike wherever a form has them (the
+# metrics page's; the review queues take its dates from its links).
+DATES = {"since": "Started from", "until": "to"}
+LABELS = {"q": "Search", **DATES}
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from dashboard import asked
+from dashboard import asked, listing
 from dashboard.asked import BadQuery
 from journal_store import queues
 
@@ -40,7 +40,7 @@ BOTH = "a page goes on from one place: `before` (older items) or `after` (newer)
 # "q: ..." of the box labelled "Holding the words" (queue.html). The dates are the metrics
 # page's, which chose the runs (its link), named as its form labels them (views/metrics.py
 # FILTER_LABELS). The API names its parameters.
-LABELS = {"q": "Holding the words", "since": "Started from", "until": "to"}
+LABELS = {"q": "Holding the words", **listing.DATES}
 
 
 @dataclass(frozen=True)

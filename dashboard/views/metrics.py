@@ -17,7 +17,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from dashboard import charts
+from dashboard import charts, listing
 from dashboard.access import HtmxHttpRequest
 from dashboard.asked import typed
 from journal_store.models import RunSummary
@@ -28,7 +28,7 @@ TEMPLATE = "dashboard/metrics.html"
 LABELS = {"day": "%m-%d", "week": "%m-%d", "month": "%Y-%m"}
 # The filters the page's form labels in other words than their names: what a refusal on the
 # page calls them, as the runs list does (dashboard/listing.py LABELS; the API says "since").
-FILTER_LABELS = {"since": "Started from", "until": "to"}
+FILTER_LABELS = listing.DATES
 
 
 def ratio(value: float) -> str:

@@ -58,7 +58,8 @@ QUEUES = ["/review/conflicts", "/review/dead-letters"]
 @pytest.mark.parametrize("queue", QUEUES)
 def test_a_review_queue_names_its_search_box_as_labelled(as_owner, queue):
     """The queue's one box, "Holding the words", was refused as "q: ..."."""
-    assert '<label for="queue-q">Holding the words</label>' in as_owner.get(queue).content.decode()
+    page = as_owner.get(queue).content.decode()
+    assert '<label for="queue-q">Holding the words</label>' in page
     answer = as_owner.get(f"{queue}?q={'w' * 201}")
     assert answer.status_code == 400
     assert re.search(
@@ -66,6 +67,10 @@ def test_a_review_queue_names_its_search_box_as_labelled(as_owner, queue):
     )
     assert "q:" not in said(answer.content)
     assert 'id="q-error"' in answer.content.decode()
+    # The box itself says it was refused, and where the reason is (as the runs list's do).
+    box = re.search(r'<input id="queue-q"[^>]*>', answer.content.decode())
+    assert box and 'aria-invalid="true"' in box[0] and 'aria-describedby="q-error"' in box[0]
+    assert "aria-invalid" not in re.search(r'<input id="queue-q"[^>]*>', page)[0]
 
 
 @pytest.mark.parametrize("queue", QUEUES)

@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.core.validators import ProhibitNullCharactersValidator
 from django.forms.boundfield import BoundField
 from django.urls import reverse
 
@@ -259,6 +260,13 @@ class NewRunForm(Form):
                 else (key, label)
                 for key, label in BACKENDS
             ]
+        # A NUL is refused with the task's other refusals (NewRun.task_refusals, naming where
+        # it is), where Django's own "Null characters are not allowed." came first and kept
+        # the task from clean(): the scripted backend's refusal was then not said.
+        task = self.fields["task"]
+        task.validators = [
+            v for v in task.validators if not isinstance(v, ProhibitNullCharactersValidator)
+        ]
         self.scripted = (source.get("model") or "scripted") == "scripted"
         if self.scripted:
             self.fields["task"].help_text = actions.SCRIPTED_TASK

@@ -37,6 +37,20 @@ def test_the_form_says_a_long_task_for_the_scripted_backend_is_refused_for_both(
     assert StoredEvent.objects.count() == 0
 
 
+def test_the_form_says_a_nul_in_a_task_for_the_scripted_backend_with_the_backends_refusal(
+    as_owner,
+):
+    # Django's "Null characters are not allowed." came alone, and kept the task from clean().
+    body = {"team": "repo-fix", "scenario": "first-flight", "model": "scripted", "task": "a\x00b"}
+    page = as_owner.post("/runs/new", body)
+    assert page.status_code == 400
+    said = under_the_task_box(page.content.decode())
+    assert said[0] == actions.SCRIPTED_TASK and len(said) == 2
+    assert said[1].startswith("the task holds") and "U+0000" in said[1]
+    assert "Null characters" not in page.content.decode()
+    assert StoredEvent.objects.count() == 0
+
+
 def test_the_forms_task_box_still_stops_typing_at_the_limit(as_owner):
     page = as_owner.get("/runs/new").content.decode()
     assert re.search(r'<textarea name="task"[^>]*maxlength="2000"', page)

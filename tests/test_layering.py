@@ -179,6 +179,7 @@ ENVIRONMENT_READERS = {
     "runtime/cli_stop.py",  # the command line's: who pressed Ctrl-C ($USER)
     "runtime/git_run.py",
     "dashboard/management/commands/demo.py",
+    "journal_store/backup.py",  # hands it on to pg_dump, the database's password added
 }
 
 

@@ -108,7 +108,8 @@ def test_a_backup_taken_while_a_writer_appends_is_one_consistent_moment(
     assert before <= events <= after_backup
     assert StoredEvent.objects.count() == writer.committed  # the writer went on, undisturbed
     assert f"{out}: " in said
-    assert f"{events:,} events of {runs:,} runs (counted in the copy)" in said
+    runs_said = f"{runs} run" if runs == 1 else f"{runs:,} runs"
+    assert f"{events:,} events of {runs_said} (counted in the copy)" in said
 
 
 @pytest.mark.slow

@@ -61,7 +61,7 @@ def test_a_dump_restores_into_a_fresh_database_with_the_same_events_and_runs(
     out = tmp_path / "minutes.dump"
     call_command("backup", str(out), "--database", "postgres")
     said = capsys.readouterr().err
-    assert "3 events of 1 runs (counted in the snapshot pg_dump copied)" in said
+    assert "3 events of 1 run (counted in the snapshot pg_dump copied)" in said
     assert sorted(p.name for p in tmp_path.iterdir()) == ["minutes.dump"]
     assert out.read_bytes().startswith(b"PGDMP")  # the custom format
 

@@ -104,7 +104,7 @@ def test_another_backup_is_not_replaced_without_force(live, tmp_path, capsys):
     call_command("backup", str(earlier), "--force")
     assert earlier.read_bytes().startswith(b"SQLite format 3\x00")
     assert listing(tmp_path) == ["monday.sqlite3"]
-    assert "2 events of 1 runs (counted in the copy)" in capsys.readouterr().err
+    assert "2 events of 1 run (counted in the copy)" in capsys.readouterr().err
 
 
 def test_a_pipe_is_refused_even_with_force(live, tmp_path):

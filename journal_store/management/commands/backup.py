@@ -47,8 +47,9 @@ class Command(BaseCommand):
         except OSError as exc:  # no permission, a full disk: named, not a traceback
             raise unusable(path, exc) from None
         self.stderr.write(
-            f"{path}: {size_of(written.size)}, {written.events:,} events of {written.runs:,} "
-            f"runs ({written.counted}), written in {time.monotonic() - began:.1f} s"
+            f"{path}: {size_of(written.size)}, {many(written.events, 'event')} of "
+            f"{many(written.runs, 'run')} ({written.counted}), written in "
+            f"{time.monotonic() - began:.1f} s"
         )
 
 
@@ -58,3 +59,8 @@ def size_of(count: int) -> str:
         if count >= scale:
             return f"{count / scale:.1f} {unit}"
     return f"{count} bytes"
+
+
+def many(count: int, noun: str) -> str:
+    """ "1 run", "2 runs", "1,200 events"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -18,14 +18,21 @@ incremental path gave.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from django.db import connections, transaction
 
-from journal_store import metrics_days, open_effects, pending_pushes, queues, search, stopped
+from journal_store import (
+    metrics_days,
+    nul,
+    open_effects,
+    pending_pushes,
+    queues,
+    search,
+    stopped,
+)
 from journal_store.fold_rows import Batch, upsert
 from journal_store.journal import SELECT, DjangoJournal, Row, from_row
 from journal_store.models import (
@@ -53,9 +60,6 @@ from runtime.views import STORED as RUN_FOLDS
 BATCH = 2_000
 Step = Callable[[folds.State, Recorded, Out], None]
 POSITION, RUN_ID, KIND, DATA, T = 0, 4, 5, 10, 11  # columns of journal.SELECT
-# A NUL character's escape in an event's JSON text: not one preceded by an odd number of
-# backslashes, which is a backslash followed by the text "u0000".
-NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
 
 
 def at(t: float) -> datetime:
@@ -540,9 +544,8 @@ def without_nul(row: Row) -> Row:
     """The row with U+FFFD for each NUL character in its event's strings (a tool that printed
     a binary file's bytes). The journal keeps what was written; the read models cannot:
     PostgreSQL's text has no NUL, and a projector that met one would fail on it at every
-    catch-up after, for every run."""
-    data = NUL_ESCAPE.sub(r"\1\\ufffd", row[DATA])
-    return (*row[:DATA], data, *row[DATA + 1 :])
+    catch-up after, for every run (journal_store/nul.py)."""
+    return (*row[:DATA], nul.json_text(row[DATA]), *row[DATA + 1 :])
 
 
 def rebuild(names: Iterable[str] | None = None, using: str = "default", batch: int = BATCH) -> int:

@@ -166,3 +166,27 @@ class BuildIndexFromSQL(Operation):
     @property
     def migration_name_fragment(self) -> str:
         return self.name.lower()
+
+
+class DropIndexFromSQL(BuildIndexFromSQL):
+    """BuildIndexFromSQL the other way round: drop index `name` (concurrently on PostgreSQL,
+    if it exists) on each database named in `definitions`, and build it again from its
+    definition going back, as `build` does. For an index replaced by one built beside it
+    first, so that the reads it served never go without one."""
+
+    def database_forwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        super().database_backwards(app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+    def describe(self) -> str:
+        return f"Drop index {self.name} on {self.table}, without stopping writers on PostgreSQL"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return f"drop_{self.name.lower()}"

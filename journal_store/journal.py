@@ -151,11 +151,13 @@ def recorded_at(t: float, vendor: str) -> Any:
     return moment.replace(tzinfo=None).isoformat(" ") if vendor == "sqlite" else moment
 
 
-# A claim's id in its row's payload, as the claims' id index (migration 0045) is on it: the
-# statement spells it as the index does, for the planner to use the index.
+# A claim's id in its row's payload, as the claims' id index (migrations 0045, and 0052 on
+# PostgreSQL) is on it: the statement spells it as the index does, for the planner to use the
+# index. PostgreSQL's casts the text with each NUL's escape replaced by a space's first: jsonb
+# refuses the escape, and the cast failed every append of a claim holding one.
 CLAIM_ID = {
     "sqlite": "json_extract(data, '$.claim_id')",
-    "postgresql": "((data::jsonb) ->> 'claim_id')",
+    "postgresql": "(replace(data, E'\\\\u0000', E'\\\\u0020')::jsonb ->> 'claim_id')",
 }
 
 

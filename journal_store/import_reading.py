@@ -28,7 +28,7 @@ from runtime.events import (
     WorkspacePrepared,
     shown,
 )
-from runtime.journal import JournalError
+from runtime.journal import JournalError, claim_id_problem
 from runtime.team import place_problems, workspace_name
 
 CHUNK = 500
@@ -368,6 +368,7 @@ class Importer:
             or admission.amount_problem(event)
             or admission.figures_problem(event)
             or admission.call_problem(event)
+            or claim_id_problem(event)
             or admission.settings_problem(event)
             or admission.stream_problem(name)
         )

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from runtime.events import (
+    ClaimAsserted,
     DriverLeased,
     Event,
     LeaseGranted,
@@ -113,6 +114,19 @@ class DuplicateEventId(JournalError):
 
 class OutOfRange(JournalError, ValueError):
     """An event carries a number the journal's readers cannot hold (events.MAX_INT)."""
+
+
+class UnfindableClaim(JournalError, ValueError):
+    """A claim under an id no read could find it by (claim_id_problem)."""
+
+
+def claim_id_problem(event: Event) -> str | None:
+    """A claim whose id holds a NUL character: claims are found by their id (the database's
+    index on it, which reads the id with each NUL as a space, and whose read models hold
+    U+FFFD for it), and the runtime's ids are hashes, which never hold one."""
+    if isinstance(event, ClaimAsserted) and "\x00" in event.claim_id:
+        return "field 'claim_id' holds a NUL character (U+0000), which no claim's id does"
+    return None
 
 
 class Journal(Protocol):
@@ -406,6 +420,8 @@ def check_batch(stream: str, events: Sequence[Event], expected_version: int) -> 
         # reader of the journal would stop on it), nor exported and imported.
         if problem := depth_problem(event):
             raise OutOfRange(f"{event.kind}: {problem}")
+        if problem := claim_id_problem(event):
+            raise UnfindableClaim(f"{event.kind}: {problem}")
 
 
 def check_batches(batches: Sequence[Batch]) -> None:

@@ -1,7 +1,8 @@
 """A claim whose value or evidence holds a NUL character (an agent's output, a binary file's
 bytes) appends and is found by its id on every database. On PostgreSQL the claims' id index
 (migration 0052) cast each claim's whole payload to jsonb, which refuses the escape of U+0000:
-the append failed ("unsupported Unicode escape sequence")."""
+the append failed ("unsupported Unicode escape sequence"). A claim under an id holding NUL,
+which the runtime's hashes never make, is refused before anything is written."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from django.db import transaction
 
 from journal_store.journal import CLAIM_ID, DjangoJournal
 from runtime.coordination.claims import Claims
+from runtime.events import ClaimAsserted
+from runtime.journal import UnfindableClaim
 from tests.conftest import on_every_backend
 
 pytestmark = on_every_backend()
@@ -48,3 +51,20 @@ def test_the_claims_read_by_id_use_the_index(alias):
         )
         plan = " ".join(row[0] for row in cursor.fetchall())
     assert "journal_claims_by_id_text" in plan, plan
+
+
+def test_a_claim_under_an_id_holding_a_nul_is_refused(alias):
+    journal = DjangoJournal(alias)
+    claim = ClaimAsserted(
+        run_id="r-1",
+        claim_id="cl-\x00",
+        subject="order:o-nul",
+        predicate="status",
+        value="x",
+        based_on=1,
+        source="model",
+        by="a",
+    )
+    with pytest.raises(UnfindableClaim, match="NUL"):
+        journal.append(Claims.stream("order:o-nul"), [claim], 0)
+    assert journal.last_position() == 0

@@ -43,7 +43,8 @@ SCENARIOS = [
 
 
 def extras() -> list[ev.Event]:
-    """A small run with the kinds no scripted scenario produces."""
+    """A small run with the kinds no scripted scenario produces, some of its agents' text
+    holding NUL characters (journal_store/nul.py)."""
     r = {"run_id": "r-extras"}
     return [
         ev.TeamStarted(**r, team="solo", scenario="solo-fix", task="t", config={"allowance": 100}),
@@ -57,11 +58,11 @@ def extras() -> list[ev.Event]:
             **r,
             agent="coder",
             turn=0,
-            error={"type": "ModelProtocolError", "message": "the reply was cut off"},
+            error={"type": "ModelProtocolError", "message": "the reply was cut off\x00"},
             usage={"total": 120, "prompt": 100, "completion": 20, "estimated": "missing"},
         ),
         ev.BudgetDebited(**r, agent="coder", turn=0, amount=120),
-        ev.AgentNudged(**r, agent="coder", turn=1, text="use a tool"),
+        ev.AgentNudged(**r, agent="coder", turn=1, text="use a\x00 tool"),
         ev.RunInconclusive(**r, agent="coder", turn=2, reason="drift"),
         ev.TurnCapReached(**r, agent="coder", max_turns=3),
         ev.RunInterrupted(**r, by="ann", reason="lunch"),
@@ -81,7 +82,7 @@ def extras() -> list[ev.Event]:
         ev.CeilingReached(**r, ceiling="turns", limit=3, value=3),
         ev.RunStalled(**r, since=1.0, why="lease expired", holder="w1"),
         ev.DeadLettered(
-            **r, task_id="T1", letter_id="dl-1", reason="poison", attempts=3, last_error="boom"
+            **r, task_id="T1", letter_id="dl-1", reason="poison", attempts=3, last_error="bo\x00om"
         ),
         ev.DeadLetterRetried(**r, letter_id="dl-1", by="ann", reason="fixed the runner"),
         ev.DeadLettered(**r, task_id="T1", letter_id="dl-2", reason="deadline", attempts=1),
@@ -92,7 +93,7 @@ def extras() -> list[ev.Event]:
             subject="order:1",
             predicate="status",
             conflict_type="state",
-            claims=[{"value": "paid"}, {"value": "refunded"}],
+            claims=[{"value": "paid"}, {"value": "refunded\x00", "\x00": "\\u0000"}],
         ),
         ev.ConflictResolved(
             **r, conflict_id="c-1", by="ann", reason="the bank says so", choice="0", value="paid"
@@ -311,6 +312,8 @@ def test_rebuild_equals_the_incremental_path_on_a_journal_with_every_kind(fly_te
     assert len(incremental["summary"]) == len(SCENARIOS) + 4  # r-extras, two desk runs, triage
     in_flight = [stream for stream, *_ in incremental["open_effects"]]
     assert in_flight == ["effect-fx-again", "effect-fx-open", "effect-fx-taken"]
+    shown = repr(incremental)  # the extras' NULs: U+FFFD on both databases
+    assert "\x00" not in shown and "bo\ufffdom" in shown and "'\ufffd': '\\\\u0000'" in shown
     projection.rebuild(using=alias)
     assert snapshot(alias) == incremental
     projection.rebuild(["conflicts"], using=alias)

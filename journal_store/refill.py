@@ -36,6 +36,7 @@ def findings(
     the runs that cannot have the finding are not read at all."""
     from django.db.models import F
 
+    from journal_store import nul
     from journal_store.fold_rows import finding_columns
     from journal_store.journal import DjangoJournal
     from journal_store.projection import compact
@@ -65,10 +66,14 @@ def findings(
                 continue  # folded by the projector already
             state, rows = fold.start(), Rows()
             feed(fold, state, records, rows)
+            # As the projector would have: it reads each NUL as U+FFFD (journal_store/nul.py),
+            # and PostgreSQL's jsonb refuses a NUL in a finding's detail.
+            state = nul.value(state)
             if compact(state) != compact(fold.start()):
                 states.create(run_id=run_id, fold=fold.name, state=compact(state))
             for key, row in rows.rows.items():
-                found.create(run_id=run_id, **finding_columns(fold.name, key, row))
+                columns = finding_columns(fold.name, nul.value(key), nul.value(row))
+                found.create(run_id=run_id, **columns)
                 added += 1
         if added:
             runs.filter(run_id=run_id).update(findings_count=F("findings_count") + added)

@@ -130,6 +130,11 @@ def envelope_problem(event: Event) -> str | None:
         value = getattr(event, name)
         if value is not None and len(value) > MAX_NAME:
             return f"field {name!r}: longer than {MAX_NAME} characters"
+        # Columns of their own, outside the JSON whose NUL the read models show as U+FFFD:
+        # PostgreSQL's text refused the line as the store's error, SQLite kept it raw. The
+        # runtime's names never hold one (a task's id is "T" and digits: repo_fix/roles.py).
+        if value is not None and "\x00" in value:
+            return f"field {name!r} holds a NUL character (U+0000), which no name does"
     return None
 
 

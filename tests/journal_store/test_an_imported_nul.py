@@ -72,3 +72,17 @@ def test_a_claim_under_an_id_holding_a_nul_is_refused_naming_its_line(alias):
         "line 2: field 'claim_id' holds a NUL character (U+0000), which no claim's id does"
     ]
     assert StoredEvent.objects.using(alias).count() == 0
+
+
+@on_every_backend(transaction=True)
+@pytest.mark.parametrize("field", ["agent", "task_id"])
+def test_a_name_holding_a_nul_is_refused_naming_its_line_on_either_database(alias, field):
+    # PostgreSQL refused it as the store's error; SQLite stored it raw, beside the read
+    # models' U+FFFD for the same character in the JSON.
+    data = jsonl([LINES[0], {**LINES[1], field: "co\u0000der"}])
+    with pytest.raises(ImportRefused) as info:
+        import_journal(io.BytesIO(data), using=alias)
+    assert info.value.problems == [
+        f"line 2: field {field!r} holds a NUL character (U+0000), which no name does"
+    ]
+    assert StoredEvent.objects.using(alias).count() == 0

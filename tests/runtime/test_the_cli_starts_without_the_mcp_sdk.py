@@ -65,5 +65,11 @@ def test_a_manage_py_command_starts_without_the_mcp_sdk(tmp_path):
             "DATABASE_URL": f"sqlite:///{tmp_path / 'never.sqlite3'}",
         },
     )
-    assert "services.specialists" in names and "dashboard.api" in names
+    # A module imported first by importlib.import_module (Django's import_string: a
+    # middleware, axes' callables) gets no line of -X importtime, only the modules its own
+    # import statements bring; whether the URLs' `import` or a middleware's import_string
+    # comes first is the order Django's system checks run in, which is a set's. So the API is
+    # known imported by any module of it.
+    assert "services.specialists" in names
+    assert any(name == "dashboard.api" or name.startswith("dashboard.api.") for name in names)
     assert [name for name in names if name == "mcp" or name.startswith("mcp.")] == []

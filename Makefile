@@ -67,6 +67,9 @@ fly: $(STAMP) sandbox
 # on real workers, servers and browsers, so three processes keep CI's two cores busier than two
 # did (a whole .ci/run on a quiet 2-core machine: 22m03s on two, 17m32s on three; on three the
 # cores were busy 1.29 of the time; 16m04s on three once its tests were made cheaper, d7c43c6).
+# Four are slower: the same commit (ed9a57f) on the same quiet machine, pytest 13m10s on three
+# and 14m08s on four, the cores busy 1.23 and 1.27 of the time: past three, the processes
+# wait for the cores more than their tests wait for servers.
 # `make test TEST_WORKERS=0` runs it in this one process.
 TEST_WORKERS ?= 3
 

@@ -10,15 +10,14 @@ from django.core.management import call_command
 from django.core.management.color import no_style
 from django.db import connections
 
-from tests.conftest import ALIASES
+from tests.conftest import ALIASES, need_postgres
 
 pytestmark = pytest.mark.django_db(databases=ALIASES, transaction=True)
 
 
 @pytest.fixture
 def postgres():
-    if "postgres" not in connections.settings:
-        pytest.skip("PostgreSQL is not available here")
+    need_postgres()
     return "postgres"
 
 

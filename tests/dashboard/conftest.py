@@ -8,7 +8,6 @@ tests see real journals, real read models and real workspaces.
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import Permission, User
 from django.db import connections
 from django.db.utils import load_backend
@@ -18,6 +17,7 @@ from dashboard.models import ApiToken
 from journal_store.models import Conflict
 from services import queue, runs
 from services.steps import drive_step
+from tests.conftest import need_postgres
 from tests.dashboard.recorded import Recorder
 
 RECORDER: list[Recorder] = []  # the process's, while a test that opted in runs
@@ -74,10 +74,7 @@ def postgresql():
     """The suite's PostgreSQL database (tests/settings.py) is "default", which the services
     read and write, for the test, so the same code runs on it as on a PostgreSQL deployment.
     The test's django_db mark must take the "postgres" database (tests/conftest.py's ALIASES)."""
-    if "postgres" not in settings.DATABASES:
-        pytest.skip(
-            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
-        )
+    need_postgres()
     sqlite = connections["default"]
     on_postgresql()
     assert connections["default"].vendor == "postgresql"

@@ -15,6 +15,7 @@ from django.db import connections
 
 from journal_store import backup
 from journal_store.journal import DjangoJournal
+from tests.conftest import need_postgres
 from tests.runtime.journal_contract import debit
 from tests.services import find
 
@@ -25,8 +26,7 @@ SECRET = "s3cret-Pa55word"
 
 @pytest.fixture
 def postgres():
-    if "postgres" not in connections:
-        pytest.skip("PostgreSQL is not available here")
+    need_postgres()
     journal = DjangoJournal("postgres")
     journal.append("run-a", [debit(), debit()], 0)
     journal.append("run-b", [debit()], 0)

@@ -24,6 +24,7 @@ from django.test import Client
 from journal_store.journal import APPEND_LOCK, DjangoJournal
 from journal_store.transfer import CHUNK, ImportRefused, import_journal
 from runtime.events import BudgetDebited
+from tests.conftest import need_postgres
 from tests.journal_store.conftest import on_every_backend
 from tests.security.import_helpers import CHANNELS, an_importer
 
@@ -156,10 +157,7 @@ def test_a_good_file_still_imports_once_the_writer_is_done(alias):
 def test_a_postgres_session_idle_in_a_transaction_is_ended():
     """A process stopped inside a transaction holds the lock every append waits on; the
     server ends its session after 30 s idle there (config/env.py), and the lock goes with it."""
-    if "postgres" not in connections:
-        pytest.skip(
-            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
-        )
+    need_postgres()
     with connections["postgres"].cursor() as cursor:
         cursor.execute("SHOW idle_in_transaction_session_timeout")
         assert cursor.fetchone()[0] == "30s"

@@ -14,13 +14,12 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
-from django.conf import settings
 from django.db import NotSupportedError, connections, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 
 from journal_store import index_build
-from tests.conftest import on_every_backend
+from tests.conftest import need_postgres, on_every_backend
 
 pytestmark = on_every_backend(transaction=True)  # the postgres fixture below skips without it
 
@@ -30,10 +29,7 @@ PLAIN = f'CREATE INDEX {NAME} ON journal_event ((stream COLLATE "C"))'
 
 @pytest.fixture
 def postgres():
-    if "postgres" not in settings.DATABASES:
-        pytest.skip(
-            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
-        )
+    need_postgres()
     connection = connections["postgres"]
     connection.ensure_connection()
     yield connection

@@ -6,11 +6,10 @@ drops the new one."""
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
 from django.db import connections
 from django.db.migrations.executor import MigrationExecutor
 
-from tests.conftest import on_every_backend
+from tests.conftest import need_postgres, on_every_backend
 
 pytestmark = on_every_backend(transaction=True)  # the postgres fixture below skips without it
 
@@ -19,10 +18,7 @@ NEW, OLD = "journal_claims_by_id_text", "journal_claims_by_id"
 
 @pytest.fixture
 def postgres():
-    if "postgres" not in settings.DATABASES:
-        pytest.skip(
-            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
-        )
+    need_postgres()
     connection = connections["postgres"]
     connection.ensure_connection()
     yield connection

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import re
 
-import pytest
-from django.conf import settings
 from django.db import connections, models
 from django.db.migrations import operations as ops
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 
 from journal_store.index_build import BuildIndex, BuildIndexFromSQL
-from tests.conftest import on_every_backend
+from tests.conftest import need_postgres, on_every_backend
 
 APP = "journal_store"
 
@@ -181,10 +179,7 @@ def test_the_latest_migrations_issue_no_plain_build_on_postgresql():
     """What the operations above cannot show, a RunPython's own SQL: the migrations from 0044
     on (the first of the journal's that index_build.py built, and every one after) are
     migrated back and forwards on PostgreSQL, and their statements read."""
-    if "postgres" not in settings.DATABASES:
-        pytest.skip(
-            "PostgreSQL is not available here (install it, or set MINUTES_TEST_POSTGRES_URL)"
-        )
+    need_postgres()
     connection = connections["postgres"]
     executor = MigrationExecutor(connection)
     executor.migrate([(APP, "0043_search_folded")])

@@ -38,8 +38,8 @@ BOTH = "a page goes on from one place: `before` (older items) or `after` (newer)
 # The filters a queue's page names in other words than their query's (as the runs list's,
 # dashboard/listing.LABELS): what a refusal on the page or its poll calls them, where it said
 # "q: ..." of the box labelled "Holding the words" (queue.html). The dates are the metrics
-# page's, which chose the runs (its link), named as its form labels them (views/metrics.py
-# FILTER_LABELS). The API names its parameters.
+# page's, which chose the runs (its link), named as its form labels them (listing.DATES).
+# The API names its parameters.
 LABELS = {"q": "Holding the words", **listing.DATES}
 
 

@@ -26,9 +26,6 @@ from services import metrics
 
 TEMPLATE = "dashboard/metrics.html"
 LABELS = {"day": "%m-%d", "week": "%m-%d", "month": "%Y-%m"}
-# The filters the page's form labels in other words than their names: what a refusal on the
-# page calls them, as the runs list does (dashboard/listing.py LABELS; the API says "since").
-FILTER_LABELS = listing.DATES
 
 
 def ratio(value: float) -> str:
@@ -140,7 +137,9 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         "choices": choices,
         "asked": asked | {name: request.GET.get(name, "")[:40] for name in metrics.DATE_FIELDS},
         "problems": {},
-        "labels": FILTER_LABELS,
+        # The date boxes, named as the form labels them in a refusal, as the runs list does
+        # (listing.DATES; the API says "since").
+        "labels": listing.DATES,
         "selects": [
             ("team", "Team", choices.team),
             ("scenario", "Scenario", offered.scenario),
@@ -148,7 +147,7 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
         ],
     }
     try:
-        chosen = metrics.MetricsFilter.parse(request.GET, choices, FILTER_LABELS)
+        chosen = metrics.MetricsFilter.parse(request.GET, choices, listing.DATES)
     except metrics.BadFilter as exc:
         # Each field as it was typed, and why it cannot be used beside it; nothing summed.
         context["problems"] = exc.problems

@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from dashboard import charts
-from dashboard.views.metrics import FILTER_LABELS
+from dashboard.listing import DATES
 from journal_store import projection
 from journal_store.journal import DjangoJournal
 from journal_store.models import Checkpoint, RunSummary, StoredEvent
@@ -170,7 +170,7 @@ def test_a_filter_value_it_cannot_take_is_named_and_nothing_summed(
     page = as_owner.get(f"/metrics?{query}")
     body = page.content.decode()
     assert page.status_code == 400
-    assert f'<li id="m-{field}-error"><strong>{FILTER_LABELS.get(field, field)}</strong>: ' in body
+    assert f'<li id="m-{field}-error"><strong>{DATES.get(field, field)}</strong>: ' in body
     assert said.replace("'", "&#x27;") in body
     assert "Nothing was summed" in body and svgs(body) == []
     assert "x" * 100 not in body  # a huge value is not repeated whole

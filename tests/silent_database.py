@@ -11,6 +11,8 @@ Two silences:
 - `unacknowledged`: the host goes, then the query is sent. Its bytes are never acknowledged.
 - `acknowledged`: the proxy takes the query (its kernel acknowledges it) and passes nothing on,
   then the host goes: the client waits on a connection that looks idle.
+And no silence, `slow`: the host stays, and its query takes longer than the bounds
+(`SELECT pg_sleep(SLOW)`): its probes are answered, so it is not cut short.
 
 `run()` is the test's side; `python -m tests.silent_database URL` measures Minutes' own bounds
 (config/env.py SILENCE_BOUND) on both, and takes about two minutes."""
@@ -30,6 +32,7 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ("unacknowledged", "acknowledged")
+SLOW = 5  # seconds a `slow` query takes
 
 
 def namespace_command() -> list[str]:
@@ -137,13 +140,13 @@ def child(upstream_fd: int, url: str, bound: dict[str, str] | None, case: str) -
         cursor.execute("SELECT 1")  # connected, and heard from
     if case == "unacknowledged":
         loopback_down()
-    else:
+    elif case == "acknowledged":
         hold.set()
         threading.Timer(0.5, loopback_down).start()
     began = time.monotonic()
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+            cursor.execute(f"SELECT pg_sleep({SLOW})" if case == "slow" else "SELECT 1")
         found = {"raised": "nothing", "said": ""}
     except Exception as exc:  # what it raised is the finding
         found = {"raised": type(exc).__name__, "said": str(exc)[:300]}
@@ -159,7 +162,7 @@ def main() -> None:
     parser.add_argument("--upstream", type=int)
     parser.add_argument("--url", dest="child_url")
     parser.add_argument("--bound", type=json.loads, default=None)
-    parser.add_argument("--case", choices=CASES)
+    parser.add_argument("--case", choices=[*CASES, "slow"])
     args = parser.parse_args()
     if args.child:
         child(args.upstream, args.child_url, args.bound, args.case)

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.template.defaultfilters import pluralize
 
 from config.commandline import refused, said, unusable
 from journal_store import backup
@@ -47,9 +48,9 @@ class Command(BaseCommand):
         except OSError as exc:  # no permission, a full disk: named, not a traceback
             raise unusable(path, exc) from None
         self.stderr.write(
-            f"{path}: {size_of(written.size)}, {many(written.events, 'event')} of "
-            f"{many(written.runs, 'run')} ({written.counted}), written in "
-            f"{time.monotonic() - began:.1f} s"
+            f"{path}: {size_of(written.size)}, {written.events:,} "
+            f"event{pluralize(written.events)} of {written.runs:,} run{pluralize(written.runs)} "
+            f"({written.counted}), written in {time.monotonic() - began:.1f} s"
         )
 
 
@@ -59,8 +60,3 @@ def size_of(count: int) -> str:
         if count >= scale:
             return f"{count / scale:.1f} {unit}"
     return f"{count} bytes"
-
-
-def many(count: int, noun: str) -> str:
-    """ "1 run", "2 runs", "1,200 events"."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"

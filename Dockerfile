@@ -17,7 +17,7 @@ COPY dashboard dashboard
 COPY desk desk
 COPY templates templates
 COPY static static
-COPY manage.py ./
+COPY manage.py gunicorn.conf.py ./
 RUN pip install --no-cache-dir '.[postgres,serve]'
 ENV MINUTES_HOME=/data MINUTES_DEBUG=0 PYTHONUNBUFFERED=1
 RUN mkdir -p /data && chown minutes /data

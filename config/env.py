@@ -144,14 +144,42 @@ SESSION_OPTIONS = IDLE_IN_TRANSACTION + " -c max_parallel_workers_per_gather=0"
 # for 60 s: the query fails with OperationalError (a page answers 503, a step is retried) a
 # minute after the server was last heard (tests/test_a_silent_database_connection.py). A
 # server that is only slow answers the probes from its kernel, so a long query is not cut.
+# The next connection, to a host still gone, is given up after 10 s (connect_timeout), where
+# TCP's user timeout alone took the minute and TCP without it about two (its SYN retries): a
+# server that answers at all answers a connection in far less.
 # A URL's own values win (`?keepalives_idle=10&tcp_user_timeout=20000`).
 SILENCE_BOUND = {
+    "connect_timeout": "10",
     "keepalives": "1",
     "keepalives_idle": "30",
     "keepalives_interval": "10",
     "keepalives_count": "3",
     "tcp_user_timeout": "60000",
 }
+# How long a SQLite connection waits for another's write before it says the database is busy.
+BUSY_SECONDS = 30
+DATABASE_URL = "sqlite:///var/minutes.sqlite3"  # the embedded default
+
+
+def longest_wait(url: str) -> int | None:
+    """The seconds a query may wait on the database `url` names before it is told the database
+    did not answer (and a page answers 503): SQLite's busy timeout, or PostgreSQL's silence
+    bound as the URL leaves it. None where nothing bounds it, or where the URL is one
+    `database` refuses, which says why as Minutes starts."""
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        return BUSY_SECONDS
+    if parts.scheme not in ("postgres", "postgresql"):
+        return None
+    options = {**SILENCE_BOUND, **dict(parse_qsl(parts.query))}
+    # Keepalives alone bound only a connection that looks idle: a query still unacknowledged
+    # waits for TCP's retries (about 15 minutes) unless TCP's user timeout is set.
+    unheard = options["tcp_user_timeout"]
+    if not (unheard.isascii() and unheard.isdigit()) or unheard == "0":
+        return None
+    return -(-int(unheard) // 1000)
+
+
 # The URL's options libpq reads as whole numbers, and what each counts, to refuse anything else.
 WHOLE_NUMBERS = {
     "connect_timeout": "a whole number of seconds",
@@ -191,7 +219,7 @@ def database(url: str, base: Path, name: str = "DATABASE_URL") -> dict[str, Any]
                 # reader never sees positions commit out of order; WAL lets readers go on
                 # while the writer writes; FULL sync because a journal is evidence.
                 "transaction_mode": "IMMEDIATE",
-                "timeout": 30,
+                "timeout": BUSY_SECONDS,
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
             },
         }

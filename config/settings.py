@@ -127,7 +127,7 @@ TEMPLATES = [
 ]
 
 DATABASES = {
-    "default": env.database(env.text("DATABASE_URL", "sqlite:///var/minutes.sqlite3"), BASE_DIR),
+    "default": env.database(env.text("DATABASE_URL", env.DATABASE_URL), BASE_DIR),
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

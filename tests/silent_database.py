@@ -7,15 +7,18 @@ connection is made in a network namespace of its own (`unshare -n`), through a p
 a connection to the server made outside it, and the namespace's loopback is then taken down:
 from then on nothing the client sends is acknowledged, and nothing comes back.
 
-Two silences:
+Three silences:
 - `unacknowledged`: the host goes, then the query is sent. Its bytes are never acknowledged.
 - `acknowledged`: the proxy takes the query (its kernel acknowledges it) and passes nothing on,
   then the host goes: the client waits on a connection that looks idle.
+- `unreachable`: the host is gone before the connection is made (the next page's or step's
+  new connection, once the old one was given up). The namespace sends to an address on a veth
+  link whose neighbour is set by hand, so nothing asks who has it and nothing answers.
 And no silence, `slow`: the host stays, and its query takes longer than the bounds
 (`SELECT pg_sleep(SLOW)`): its probes are answered, so it is not cut short.
 
 `run()` is the test's side; `python -m tests.silent_database URL` measures Minutes' own bounds
-(config/env.py SILENCE_BOUND) on both, and takes about two minutes."""
+(config/env.py SILENCE_BOUND) on all three, and takes about two minutes and a half."""
 
 from __future__ import annotations
 
@@ -31,7 +34,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ("unacknowledged", "acknowledged")
+CASES = ("unacknowledged", "acknowledged", "unreachable")
+GONE = "10.9.9.2"  # the unreachable host, on a link of the namespace's own
 SLOW = 5  # seconds a `slow` query takes
 
 
@@ -114,6 +118,22 @@ def loopback_down() -> None:
     subprocess.run(["ip", "link", "set", "lo", "down"], check=True)
 
 
+def link_to_nobody() -> str | None:
+    """A link whose other end drops what it is sent, with GONE's neighbour entry set by hand:
+    a connection to GONE is sent, and never heard from. Why it cannot be made, if it cannot."""
+    for command in (
+        "ip link add silent type veth peer name nobody",
+        "ip addr add 10.9.9.1/24 dev silent",
+        "ip link set silent up",
+        "ip link set nobody up",
+        f"ip neigh add {GONE} lladdr 02:00:00:00:00:02 dev silent",
+    ):
+        done = subprocess.run(command.split(), capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"`{command}` failed: {done.stderr.strip()}"
+    return None
+
+
 def child(upstream_fd: int, url: str, bound: dict[str, str] | None, case: str) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     upstream = socket.socket(fileno=upstream_fd)
@@ -129,15 +149,21 @@ def child(upstream_fd: int, url: str, bound: dict[str, str] | None, case: str) -
     if bound is not None:
         env.SILENCE_BOUND = bound
     parts = urlsplit(url)
-    port = listener.getsockname()[1]
+    host = f"127.0.0.1:{listener.getsockname()[1]}"
+    if case == "unreachable":
+        if why := link_to_nobody():
+            print(json.dumps({"raised": "skipped", "said": why}), flush=True)
+            os._exit(0)
+        host = f"{GONE}:5432"
     user = parts.netloc.rpartition("@")[0]
-    local = f"postgres://{user}{'@' if user else ''}127.0.0.1:{port}{parts.path}"
+    local = f"postgres://{user}{'@' if user else ''}{host}{parts.path}"
     settings.configure(DATABASES={"default": env.database(local, ROOT)}, USE_TZ=True)
     django.setup()
     from django.db import connection
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")  # connected, and heard from
+    if case != "unreachable":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")  # connected, and heard from
     if case == "unacknowledged":
         loopback_down()
     elif case == "acknowledged":

@@ -96,6 +96,7 @@ def test_a_connection_that_goes_silent_is_given_up_unless_the_url_says_otherwise
     # (tests/test_a_silent_database_connection.py shows them acting).
     found = env.database("postgres://u:p@h/minutes", Path("/tmp"))["OPTIONS"]
     assert {key: found[key] for key in env.SILENCE_BOUND} == {
+        "connect_timeout": "10",
         "keepalives": "1",
         "keepalives_idle": "30",
         "keepalives_interval": "10",

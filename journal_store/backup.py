@@ -226,9 +226,26 @@ def dump_postgres(alias: str, program: str, out: IO[bytes]) -> tuple[int, int]:
         argv, env = pg_dump_call(connections[alias].settings_dict, program, snapshot)
         done = subprocess.run(argv, env=env, stdout=out, stderr=subprocess.PIPE, check=False)
     if done.returncode != 0:
-        words = done.stderr.decode("utf-8", "replace").strip()
-        # libpq does not quote a password back, but a message is no place to find out.
-        if env.get("PGPASSWORD"):
-            words = words.replace(env["PGPASSWORD"], "***")
+        words = masked(done.stderr.decode("utf-8", "replace").strip(), env.get("PGPASSWORD", ""))
         raise Failed(f"pg_dump failed (exit status {done.returncode}): {words}")
     return events, runs
+
+
+# A password as a connection string gives it: `password=VALUE` (or quoted, 'VAL\'UE') in a
+# conninfo, `scheme://user:VALUE@` in a URL.
+CONNINFO_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.I)
+URL_PASSWORD = re.compile(r"(://[^\s:/@]*:)[^\s/@]*(@)")
+# Where a word of a message starts and ends: a space, a quote, a bracket, punctuation after it.
+WORD_BEFORE, WORD_AFTER = r"(?<![^\s\"'(=:])", r"(?![^\s\"'),.;:@])"
+
+
+def masked(words: str, password: str) -> str:
+    """pg_dump's message with passwords starred: any a conninfo or URL in it gives, and the
+    connection's where it stands whole, a word of its own. libpq does not quote a password
+    back, but a message is no place to find out. Never inside a longer word: a password "a"
+    or "1" would star every such letter or digit (`port 5***32`) where nothing was said of it."""
+    words = CONNINFO_PASSWORD.sub(r"\1***", words)
+    words = URL_PASSWORD.sub(r"\1***\2", words)
+    if not password:
+        return words
+    return re.sub(WORD_BEFORE + re.escape(password) + WORD_AFTER, "***", words)

@@ -162,3 +162,51 @@ def test_the_newest_installed_pg_dump_is_taken_when_none_is_on_path(monkeypatch)
     installed = [f"/usr/lib/postgresql/{v}/bin/pg_dump" for v in ("9", "16", "15")]
     monkeypatch.setattr(backup.glob, "glob", lambda pattern: installed)
     assert backup.pg_dump() == "/usr/lib/postgresql/16/bin/pg_dump"
+
+
+FAILED_TO_CONNECT = (
+    'pg_dump: error: connection to server at "127.0.0.1", port 5432 failed: FATAL:  '
+    'password authentication failed for user "minutes"'
+)
+
+
+@pytest.mark.parametrize("password", ["a", "1", "e", "0", "32", "ail"])
+def test_a_short_password_inside_the_words_of_the_message_stars_nothing(password):
+    """Replaced wherever it occurred, "a" starred every a of the message, "1" the address."""
+    assert backup.masked(FAILED_TO_CONNECT, password) == FAILED_TO_CONNECT
+
+
+def test_the_password_is_starred_where_it_stands_whole():
+    assert backup.masked(FAILED_TO_CONNECT, "minutes").endswith('for user "***"')
+    assert backup.masked(FAILED_TO_CONNECT, "5432").count("***") == 1
+    assert backup.masked(f"refused for {SECRET}.", SECRET) == "refused for ***."
+    assert backup.masked(f"x{SECRET}x stays", SECRET) == f"x{SECRET}x stays"
+    assert backup.masked("pass word: here", "pass word") == "***: here"
+
+
+def test_a_password_a_connection_string_gives_is_starred_whatever_its_length():
+    said = backup.masked(
+        'pg_dump: error: bad "host=db password=a user=x", '
+        r"password='it\'s' and postgres://minutes:a@db:5432/minutes",
+        "a",
+    )
+    assert said == (
+        'pg_dump: error: bad "host=db password=*** user=x", '
+        "password=*** and postgres://minutes:***@db:5432/minutes"
+    )
+
+
+@pytest.mark.slow
+def test_a_one_letter_password_leaves_pg_dumps_message_as_it_was(postgres, tmp_path, monkeypatch):
+    """Every "a" of the message was starred: `p***ssword ***uthentic***tion f***iled`."""
+    monkeypatch.setitem(postgres, "PASSWORD", "a")
+    fake = tmp_path / "pg_dump"
+    fake.write_text(f"#!/bin/sh\necho '{FAILED_TO_CONNECT}' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(backup, "pg_dump", lambda: str(fake))
+    out = tmp_path / "minutes.dump"
+    with pytest.raises(CommandError) as info:
+        call_command("backup", str(out), "--database", "postgres")
+    assert str(info.value) == (
+        f"pg_dump failed (exit status 1): {FAILED_TO_CONNECT}; nothing was written to {out}"
+    )

@@ -68,6 +68,20 @@ def task_refusal(task: str) -> str | None:
     )
 
 
+def written_task_refusals(task: str) -> list[str]:
+    """The refusals of a task whatever backend is to run it: its length, then what it holds.
+    NewRun.task_refusals says them after the backend's; the API alone where the backend asked
+    for is none (api/run_schemas.RunIn)."""
+    said = []
+    # The form and the API's body leave the length to this (said in these words, beside the
+    # rest), as the command line does.
+    if len(task) > TASK_MAX:
+        said.append(f"the task is {len(task):,} characters; at most {TASK_MAX:,}")
+    if why := task_refusal(task):
+        said.append(why)
+    return said
+
+
 @dataclass(frozen=True)
 class NewRun:
     """What a person asks for when starting a run: the page's form, the API's body, the
@@ -94,6 +108,16 @@ class NewRun:
         once: the form shows each beside its box, the API answers 422 naming them. (Settings
         a team lacks (an order, a vote, a critic to reflect with) are the service's to
         refuse, as a 400 saying which.)"""
+        found = self.asked_refusals()
+        backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
+        if backend == "endpoint" and (why := runs.endpoint_unusable()):
+            found["model"] = [why]
+        return found
+
+    def asked_refusals(self) -> dict[str, list[str]]:
+        """What the request itself asks that cannot be: refusals() but for what this server's
+        state refuses (a model endpoint it cannot use). The API says these with its schema's
+        faults (api/run_schemas.RunIn), before its body is sound enough to ask the server."""
         found: dict[str, list[str]] = {}
         if why := team_refusal(self.team):
             found["team"] = [why]
@@ -107,9 +131,6 @@ class NewRun:
         # and its refusal named "settings.desk.order_id" in pydantic's words.
         if self.order and not re.fullmatch(ORDER, self.order):
             found["order"] = [ORDER_REFUSAL]
-        backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
-        if backend == "endpoint" and (why := runs.endpoint_unusable()):
-            found["model"] = [why]
         return found
 
     def task_refusals(self) -> list[str]:
@@ -122,13 +143,7 @@ class NewRun:
         if self.task is not None and self.model not in (None, "scripted") and not task.strip():
             return ["the task is blank: leave it out for the scenario's own"]  # nothing else
         said = [SCRIPTED_TASK] if (self.model or "scripted") == "scripted" and task.strip() else []
-        # The form and the API's body leave the length to this (said in these words, beside
-        # the rest), as the command line does.
-        if len(task) > TASK_MAX:
-            said.append(f"the task is {len(task):,} characters; at most {TASK_MAX:,}")
-        if why := task_refusal(task):
-            said.append(why)
-        return said
+        return said + written_task_refusals(task)
 
     def asked(self) -> dict[str, Any]:
         """What the request itself asks of the run, as its TeamStarted keeps it under a key

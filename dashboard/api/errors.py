@@ -8,12 +8,15 @@ No handler looks at the message to choose a status.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any, Literal, cast
 
+import pydantic
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
+from pydantic_core import PydanticCustomError
 
 from dashboard import errors, signin, unavailable
 from dashboard.api.body import Unreadable
@@ -32,6 +35,28 @@ def invalid(where: str, problems: Mapping[str, str | list[str]]) -> ValidationEr
             for why in ([said] if isinstance(said, str) else said)
         ]
     )
+
+
+# What ValidationError.__reduce__ gives: from_exception_data, and what to call it with.
+Reduced = tuple[object, tuple[str, list[Any], Literal["python", "json"], bool]]
+
+
+def refused_also(
+    schemas: pydantic.ValidationError, problems: Mapping[str, list[str]]
+) -> pydantic.ValidationError:
+    """The schema's refusal of a body with `problems` added, each an error at its field in
+    invalid()'s format (a value_error, the refusal as its msg, no ctx): raised by the body's
+    validator, django-ninja answers one 422 naming both, where the problems waited for the
+    schema's faults to be mended. The schema's errors are kept as they were raised, in the
+    form pydantic rebuilds a ValidationError from (its `__reduce__`, which pickling uses:
+    `errors()` has lost the template of a custom error)."""
+    _, (title, errors, input_type, hide_input) = cast(Reduced, schemas.__reduce__())
+    errors += [
+        {"type": PydanticCustomError("value_error", why), "loc": (name,), "input": None}
+        for name, said in problems.items()
+        for why in said
+    ]
+    return pydantic.ValidationError.from_exception_data(title, errors, input_type, hide_input)
 
 
 def register(api: NinjaAPI) -> None:

@@ -11,10 +11,19 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import AfterValidator, ConfigDict, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    ModelWrapValidatorHandler,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, listing, queries
+from dashboard.api.errors import refused_also
 from dashboard.api.schemas import In
 from journal_store.models import RunSummary
 from runtime import fork_checks, written
@@ -163,6 +172,23 @@ class RunIn(In):
             raise PydanticCustomError("order", "{why}", {"why": actions.ORDER_REFUSAL})
         return value
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def every_fault_at_once(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        """A body the schema refuses is refused in the same 422 for what the run's request
+        refuses of the fields it let through (actions.NewRun.asked_refusals: the task's
+        refusals, a scenario the team has not), where those were said once the schema's faults
+        were mended: an allowance of 0 with a long task for the scripted backend took two
+        rounds. A sound body is the endpoint's to judge, after a keyed start sent again is
+        answered (api/runs.start_run)."""
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            refused = {error["loc"][0] for error in exc.errors() if error["loc"]}
+            if not isinstance(data, dict) or not (also := beside_the_schema(data, refused)):
+                raise
+            raise refused_also(exc, also) from None
+
     @field_validator("votes", mode="before")
     @classmethod
     def no_loose_choice(cls, value: Any) -> Any:
@@ -173,6 +199,23 @@ class RunIn(In):
                 "literal_error", "Input should be 1, 3 or 5, a whole number", {}
             )
         return value
+
+
+def beside_the_schema(body: dict[str, Any], refused: set[Any]) -> dict[str, list[str]]:
+    """What NewRun refuses of the body's fields the schema did not `refuse`, as sent (the schema
+    changes none of these). Not the order, which the schema judges itself in NewRun's words
+    (read stripped, as the form reads it). Where the model is refused, the backend that is to
+    run the task is not known: the task is refused only for what it is, whatever runs it."""
+    sent = {
+        name: body.get(name, RunIn.model_fields[name].default)
+        for name in ("team", "scenario", "task", "model")
+        if name not in refused
+    }
+    new_run = actions.NewRun(**{"team": "", "scenario": None, **sent})
+    found = new_run.asked_refusals()
+    if "model" in refused and new_run.task is not None:
+        found["task"] = actions.written_task_refusals(new_run.task)
+    return {name: said for name, said in found.items() if said and name not in refused}
 
 
 class EventOut(Schema):

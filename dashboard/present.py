@@ -30,8 +30,9 @@ def clip(value: Any, limit: int = 90) -> str:
 
 # Ids as the runtime makes them (claims, conflicts, letters, effect keys, event ids): a short
 # word and a dash, then a long run of hex digits. Shown as their first digits; the whole line,
-# ids and all, is the summary's title.
-LONG_ID = re.compile(r"\b((?:[a-z]{1,12}-)*)([0-9a-f]{8})[0-9a-f]{6,}\b")
+# ids and all, is the summary's title. An id that clip() already cut ends in its "…", taken
+# with it: the line read "commit aa16a833……".
+LONG_ID = re.compile(r"\b((?:[a-z]{1,12}-)*)([0-9a-f]{8})[0-9a-f]{6,}\b…?")
 # Payload fields that hold an instant (seconds since the epoch).
 INSTANTS = frozenset({"expires", "t", "at", "since", "until", "deadline", "started", "finished"})
 

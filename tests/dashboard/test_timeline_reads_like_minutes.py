@@ -69,6 +69,14 @@ def test_values_read_as_a_person_reads_them():
     assert present.summary_title("ConflictParked", said) == said["reason"]
 
 
+def test_an_id_cut_short_by_the_line_ends_in_one_ellipsis():
+    # A workspace's commit (40 digits) is the line's third field, cut where the line ends.
+    commit = "aa16a83367522b9817fe2762bfc27cef6aa2bde8"
+    said = {"path": "r-4543c7d58db8.workspace", "template": "parse-empty", "commit": commit}
+    line = present.summary("WorkspacePrepared", said)
+    assert line == "path r-4543c7d58db8.workspace; template parse-empty; commit aa16a833…"
+
+
 def test_an_effects_number_shows_the_first_digits_of_its_key(as_owner):
     # The desk's refund goes through the effect ledger: stream effect-fx-<40 hex digits>.
     run_id = runs.start_run("support-desk", "double-refund", by="owner")

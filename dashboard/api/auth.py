@@ -24,6 +24,22 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 REVOKED = "this token was revoked: its account's password was changed after it was made"
 DEACTIVATED = "this token opens nothing: its account is deactivated"
 AGAIN = "`manage.py api_token USER` makes another (--help for its expiry and --read-only)"
+MAKE = "`manage.py api_token USER` makes one"
+
+
+def why_unauthorized(request: HttpRequest) -> str:
+    """The detail of a 401 for a request that opened nothing: what it sent wrong, where a bare
+    "Unauthorized" told a script with no header, another scheme (`Token ...`) or a mistyped
+    token the same nothing. The token itself is never said back."""
+    sent = request.headers.get("Authorization", "").strip()
+    if not sent:
+        return f"no Authorization header: sign in, or send `Authorization: Bearer <token>`; {MAKE}"
+    scheme, _, token = sent.partition(" ")
+    if scheme.lower() != "bearer":
+        return f"the Authorization header is not `Bearer <token>`; {MAKE}"
+    if not token.strip():
+        return f"the Authorization header holds no token after Bearer; {MAKE}"
+    return f"no token here is the one sent (mistyped, or made for another store?); {AGAIN}"
 
 
 class TokenAuth(HttpBearer):
@@ -109,7 +125,7 @@ def signed_in_docs(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
             # locked out is theirs, a 429 with Retry-After, where it was a server error.
             return signin.lockout_response(request, None)
         if user is None:
-            return JsonResponse({"detail": "Unauthorized"}, status=401)
+            return JsonResponse({"detail": why_unauthorized(request)}, status=401)
         return view(request, *args, **kwargs)
 
     return guarded

@@ -15,10 +15,11 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
-from ninja.errors import HttpError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, ValidationError
 from pydantic_core import PydanticCustomError
 
 from dashboard import errors, signin, unavailable
+from dashboard.api.auth import why_unauthorized
 from dashboard.api.body import Unreadable
 from journal_store.transfer import ImportRefused
 
@@ -83,6 +84,11 @@ def register(api: NinjaAPI) -> None:
         # django-ninja's answer to a body its parser refused names nothing: ours says why.
         said = str(exc.__cause__) if isinstance(exc.__cause__, Unreadable) else str(exc)
         return api.create_response(request, {"detail": said}, status=exc.status_code)
+
+    @api.exception_handler(AuthenticationError)
+    def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+        # Neither a token nor a session opened the door: say which was missing or wrong.
+        return api.create_response(request, {"detail": why_unauthorized(request)}, status=401)
 
     @api.exception_handler(signin.LockedOut)
     def locked_out(request: HttpRequest, exc: signin.LockedOut) -> HttpResponse:

@@ -41,8 +41,10 @@ def fork_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         number = present.number(found.stream, found.version, run_id)
         why = fork.unforkable(found, run_id, forks.first_letter(run_id))
     context = {"run": run, "form": form, "event": event, "at": at, "number": number}
-    if event is not None:
-        context["gist"] = present.summary(event.kind, event.model_dump(mode="json"))
+    if found is not None:
+        # The line the timeline gives this event, from its payload: the whole event (its id,
+        # instant and run) read "id bd330b9a…; t 03:30:36 UTC; run_id r-…", which said nothing.
+        context["gist"] = present.summary(found.event.kind, queries.event_row(found).data)
     if why is not None:
         # No form to fill in for a fork that no change could make: why, before anyone types.
         context |= {"error": why, "form": None}

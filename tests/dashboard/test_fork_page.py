@@ -46,6 +46,13 @@ def test_a_fork_from_the_page_starts_a_run_with_its_parent_named(as_owner, owner
     assert drive(child) != "stepped"
 
 
+def test_the_event_forked_at_reads_as_its_line_on_the_timeline(as_owner, owner):
+    parent = run_of("first-flight")
+    where = at(parent, "MessageDelivered")  # a kind whose line is its first fields
+    page = as_owner.get(f"/runs/{parent}/fork?at={where}").content.decode()
+    assert "orchestrator message_id m-001; recipient orchestrator; duplicate no</p>" in page
+
+
 @pytest.mark.parametrize(
     ("form", "says"),
     [

@@ -173,13 +173,13 @@ class Importer:
                 self.problem(f"line 1: {why}")
                 return
             if number > max_lines:
-                self.problem(f"line {number}: the file is over the limit of {max_lines} lines")
+                self.problem(f"line {number}: the file is over the limit of {max_lines:,} lines")
                 break
             if self.problems.count >= STOP_AFTER:
                 self.problem(f"line {number}: not read, after {STOP_AFTER} problems")
                 return
             if len(raw) > max_line:
-                self.problem(f"line {number}: longer than the limit of {max_line} bytes")
+                self.problem(f"line {number}: longer than the limit of {max_line:,} bytes")
                 continue
             if not raw.strip():
                 self.problem(f"line {number}: empty line")

@@ -217,7 +217,7 @@ USAGE = {"total": 120, "prompt": 100, "completion": 20}
             line(RESPONDED, J, 11, usage={**USAGE, "estimated": "yes"}),
             "line 11: ModelResponded: field 'usage.estimated'",
         ),
-        (line(RESPONDED, J, 11, text="x" * 3000), "line 11: longer than the limit of 2000 bytes"),
+        (line(RESPONDED, J, 11, text="x" * 3000), "line 11: longer than the limit of 2,000 bytes"),
         (
             line(RESPONDED, J, 11, text="DEEP").replace('"DEEP"', "[" * 70 + "]" * 70),
             "line 11: nested deeper than the limit",

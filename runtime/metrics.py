@@ -18,7 +18,7 @@ so are orphaned commitments, deadlocks and livelock (runtime/signatures/obligati
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from runtime import folds, metric_values, roles, streams
 from runtime.diagnose import DuplicateWork, team_roles
@@ -101,6 +101,42 @@ DEFINITIONS = {
     "coordination_cost_per_verified_success": "Coordination tokens of a run the harness "
     "verified done (null when it did not end done, or a saga undid its work: compensated).",
 }
+
+
+class Named(NamedTuple):
+    """A metric as a person reads it: its full name, and a short one for a narrow column."""
+
+    full: str
+    short: str
+
+
+# Each metric's name on the pages: the run's Metrics tab heads its row with the full name (the
+# key beneath it, which docs/metrics.md and the API use) and /metrics heads its columns with the
+# short one (the full in its title). Kept here, beside the definitions, so both pages say one.
+TITLES = {
+    "duplicate_work_rate": Named("Duplicate work", "Duplicate"),
+    "coordination_overhead_ratio": Named("Coordination overhead ratio", "Overhead ratio"),
+    "assignment_handoff_count": Named("Assignments and hand-offs", "Hand-offs"),
+    "ownership_conflict_rate": Named("Contested ownership", "Contested"),
+    "stale_message_rate": Named("Stale messages", "Stale"),
+    "conflict_resolution_latency": Named("Mean time to resolve a conflict", "To resolve"),
+    "deadlock_rate": Named("Deadlocks", "Deadlock"),
+    "livelock_rate": Named("Livelocked tasks", "Livelock"),
+    "verification_independence_rate": Named("Independent checks", "Independent"),
+    "commitment_orphan_rate": Named("Orphaned commitments", "Orphaned"),
+    "handoff_failure_rate": Named("Failed hand-offs", "Hand-offs failed"),
+    "coordination_cost_per_verified_success": Named(
+        "Coordination cost per verified success", "Coord. per success"
+    ),
+}
+
+
+def title(key: str) -> Named:
+    """The metric's names; its key for both when it has none (a state stored by a later
+    version, read by this one, may hold a metric this one does not know)."""
+    return TITLES.get(key) or Named(key, key)
+
+
 VERIFY_TOOL = "run_tests"
 
 
@@ -394,4 +430,4 @@ def metrics(records: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
     return out
 
 
-__all__ = ["DEFINITIONS", "NAMES", "Metrics", "metrics"]
+__all__ = ["DEFINITIONS", "NAMES", "TITLES", "Metrics", "Named", "metrics", "title"]

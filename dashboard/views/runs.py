@@ -38,7 +38,7 @@ from dashboard.waiting import with_counts
 from journal_store.models import RunSummary
 from runtime import fork, status
 from runtime.events import EventFormatError
-from runtime.metrics import DEFINITIONS
+from runtime.metrics import DEFINITIONS, title
 from services import baseline as baselines
 from services import beat, forks, runs, tags, traces
 from services.steps import longest_wait
@@ -249,7 +249,8 @@ def tab_context(request: HtmxHttpRequest, run: RunSummary, tab: str) -> dict[str
         measured = queries.metrics(run.run_id)
         return {
             "metrics": [
-                (name, DEFINITIONS.get(name, ""), m, said(m)) for name, m in measured.items()
+                (name, title(name).full, DEFINITIONS.get(name, ""), m, said(m))
+                for name, m in measured.items()
             ]
         }
     findings = list(queries.findings(run.run_id))

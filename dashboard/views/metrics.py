@@ -21,10 +21,21 @@ from dashboard import charts, listing
 from dashboard.access import HtmxHttpRequest
 from dashboard.asked import typed
 from journal_store.models import RunSummary
-from runtime.metrics import DEFINITIONS
+from runtime.metrics import DEFINITIONS, TITLES, Named, title
 from services import metrics
 
 TEMPLATE = "dashboard/metrics.html"
+# The last table's columns, in order: every rate per team (each headed by its short name).
+RATE_COLUMNS = (
+    "duplicate_work_rate",
+    "stale_message_rate",
+    "handoff_failure_rate",
+    "livelock_rate",
+    "deadlock_rate",
+    "commitment_orphan_rate",
+    "verification_independence_rate",
+    "coordination_cost_per_verified_success",
+)
 LABELS = {"day": "%m-%d", "week": "%m-%d", "month": "%Y-%m"}
 
 
@@ -119,8 +130,9 @@ def plots(found: metrics.Across) -> dict[str, Any]:
     }
 
 
-def definitions() -> list[tuple[str, str]]:
-    return [(name.replace("_", " ").capitalize(), said) for name, said in DEFINITIONS.items()]
+def definitions() -> list[tuple[str, Named, str]]:
+    """Each metric's key, names and definition, for the list at the foot of the page."""
+    return [(name, title(name), said) for name, said in DEFINITIONS.items()]
 
 
 @login_required
@@ -134,6 +146,9 @@ def metrics_page(request: HtmxHttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         # Said on the page, where a person reading it can open them (docs/ is the repo's).
         "definitions": definitions(),
+        # The headings name the metrics as the run's Metrics tab does (runtime.metrics).
+        "names": TITLES,
+        "rate_columns": [(key, title(key)) for key in RATE_COLUMNS],
         "choices": choices,
         "asked": asked | {name: request.GET.get(name, "")[:40] for name in metrics.DATE_FIELDS},
         "problems": {},

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from dashboard.views.metrics import RATE_COLUMNS
 from journal_store import projection
 from journal_store.models import RunSummary
 from journal_store.transfer import import_journal
@@ -64,3 +65,24 @@ def test_the_tab_heads_each_row_with_its_name_and_shows_its_key_beneath(as_owner
         assert name == TITLES[key].full and shown == key
     assert page.count('<tr id="metric-') == len(NAMES)  # none left out of the pattern above
 
+
+def test_the_metrics_page_names_the_metrics_as_the_tab_does(as_owner, run_id):
+    tab = tab_headings(as_owner.get(f"/runs/{run_id}/?tab=metrics").content.decode())
+    page = as_owner.get("/metrics").content.decode()
+    # The definitions at the foot: every metric, by the name its row on the tab has.
+    defined = re.findall(
+        r'<dt id="definition-([a-z_]+)">(.*?) <code[^>]*>(.*?)</code></dt>', page, flags=re.S
+    )
+    assert {key: (text(name), text(shown)) for key, name, shown in defined} == tab
+    # The rates' columns: the short name, the full one (the tab's) in its title.
+    columns = re.findall(
+        r'<th scope="col" class="num" id="rate-([a-z_]+)"><abbr title="([^"]*)">(.*?)</abbr>',
+        page,
+    )
+    assert [key for key, _, _ in columns] == list(RATE_COLUMNS)
+    for key, full, short in columns:
+        assert html.unescape(full) == tab[key][0] and text(short) == TITLES[key].short
+    # The other headings that name a metric read from the same place.
+    overhead = TITLES["coordination_overhead_ratio"].short
+    assert f"<dt>{html.escape(overhead)}</dt>" in page
+    assert f'title="{html.escape(TITLES["ownership_conflict_rate"].full)}: ' in page

@@ -8,6 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from runtime.metrics import TITLES
 from tests.browser.conftest import import_text, readme_shot, shoot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -49,5 +50,10 @@ def test_the_metrics_page_shows_its_plots_and_keeps_its_filters_in_the_url(
     expect(page.locator("svg.chart")).to_have_count(0)
     page.goto(f"/runs/{flown_run}/")
     page.get_by_role("tab", name="Metrics").click()
-    expect(page.locator("#metric-conflict_resolution_latency")).to_contain_text("Not known")
+    latency = page.locator("#metric-conflict_resolution_latency")
+    expect(latency).to_contain_text("Not known")
+    # Headed by its name in words, its key beneath it (as /metrics and the API call it).
+    heading = latency.get_by_role("rowheader")
+    expect(heading).to_contain_text(TITLES["conflict_resolution_latency"].full)
+    expect(heading.locator("code")).to_have_text("conflict_resolution_latency")
     shoot(page, "run-metrics-tab")

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from journal_store import projection
 from runtime.jsonl import JsonlJournal
+from runtime.metrics import TITLES
 from tests.browser.conftest import WIDE, shoot
 from tests.journal_store.test_projection_matches_views import store
 
@@ -36,6 +37,8 @@ def test_every_metrics_table_fits_its_box_at_1280_px(signed_in, flown_run):
     wider = [s for s in sizes if s[1] > s[2] or s[3] > s[4]]
     shoot(page, "metrics-tables-1280")
     assert not wider, wider
-    # A short heading keeps its full name, for the pointer and the screen reader.
-    heading = page.get_by_role("columnheader", name="Deadlock")
-    expect(heading.locator("abbr")).to_have_attribute("title", "deadlocks over waits")
+    # A short heading keeps its full name, for the pointer and the screen reader: the name
+    # the run's Metrics tab heads its row with.
+    deadlock = TITLES["deadlock_rate"]
+    heading = page.get_by_role("columnheader", name=deadlock.short, exact=True)
+    expect(heading.locator("abbr")).to_have_attribute("title", deadlock.full)

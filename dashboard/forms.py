@@ -341,8 +341,12 @@ def seen_reason(text: str) -> None:
         raise forms.ValidationError(why, code="unseen")
 
 
+# The decision forms' labels are their templates' (_letter_card.html, _conflict_card.html,
+# dead_letters.html): a refusal names a field by its label (views/review.refused), where it
+# said "reason: ..." of the box labelled "Why". The API names its body's fields.
 class DecisionForm(Form):
     reason = forms.CharField(
+        label="Why",  # a letter's card says which decision: "Why retry" (views/review.py)
         max_length=actions.REASON_MAX,
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Recorded in the audit trail with your name.",
@@ -355,12 +359,19 @@ class ResolveForm(DecisionForm):
     field_order = ["choice", "reason"]
 
     choice = forms.CharField(
-        max_length=64, help_text="The claim to commit, or none to reject both."
+        label="Decision", max_length=64, help_text="The claim to commit, or none to reject both."
     )
     # Given to the form when it is shown: the ruling's idempotency key (a double-click posts
-    # the same ruling twice, and it is applied once).
+    # the same ruling twice, and it is applied once). Hidden, it has no label of its own.
     ruling_id = forms.RegexField(
-        regex=r"^[A-Za-z0-9_-]{1,64}$", required=False, widget=forms.HiddenInput
+        regex=r"^[A-Za-z0-9_-]{1,64}$",
+        required=False,
+        widget=forms.HiddenInput,
+        label="The form's hidden ruling_id",
+        error_messages={
+            "invalid": "it was changed (it is drawn with the form: 1 to 64 letters, digits, "
+            "'-' or '_'); load the conflicts again and decide there"
+        },
     )
 
 
@@ -383,21 +394,32 @@ class LetterIdsField(forms.Field):
             raise forms.ValidationError(f"{quoted(bad[0])} is not a dead letter's id")
 
 
+# What the decision on several says when no letter was chosen (a box left blank).
+NONE_TICKED = "tick the letters to decide, or choose every letter on this page"
+
+
 class LettersForm(DecisionForm):
     """One decision, with one reason, on several dead letters: those ticked (`letter`), or
     every open letter the page listed (`every`, with the page's `listed`)."""
 
-    decision = forms.ChoiceField(choices=[(d, d) for d in letters.DECISIONS])
-    letter = LetterIdsField(required=False)
-    every = forms.BooleanField(required=False)
-    listed = LetterIdsField(required=False)
+    # Sent by the button pressed; the letters by the boxes ticked on the cards below the form,
+    # or (`every`) by the hidden fields listing the page's open letters.
+    decision = forms.ChoiceField(
+        choices=[(d, d) for d in letters.DECISIONS],
+        label="Retry the chosen or Discard the chosen",
+    )
+    letter = LetterIdsField(required=False, label="The letters ticked")
+    every = forms.BooleanField(required=False, label="every open letter on this page")
+    listed = LetterIdsField(required=False, label="every open letter on this page")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         chosen = data.get("listed") if data.get("every") else data.get("letter")
         if not chosen and not {"letter", "listed"} & set(self.errors):
+            # Asked as of a box left blank (views/review.refused): nothing was chosen.
             self.add_error(
-                "letter", "tick the letters to decide, or choose every letter on this page"
+                "letter",
+                forms.ValidationError(NONE_TICKED, code="required"),
             )
         data["chosen"] = chosen or []
         return data

@@ -22,7 +22,7 @@ from django_htmx.http import reswap, retarget
 from dashboard import actions, asked, errors, queries, queue_pages
 from dashboard.access import HtmxHttpRequest, can_decide, require_decide, role_of
 from dashboard.asked import BadQuery
-from dashboard.forms import DecisionForm, LettersForm, ResolveForm
+from dashboard.forms import NONE_TICKED, DecisionForm, LettersForm, ResolveForm
 from dashboard.tell import tell
 from dashboard.views import polls
 from dashboard.waiting import with_counts
@@ -233,13 +233,21 @@ def refused(form: DecisionForm, asks: dict[str, str]) -> str:
     """Why a decision's form was refused, field by field: for a field left blank, what `asks`
     asks of it in the form's own words (no choice made, a blank reason), so that a reason of
     spaces is not answered as if nothing had been chosen either; else the field's own error (a
-    reason too long...)."""
+    reason too long...), after the field's label on the page (dashboard/forms.py), where it
+    said "reason: ..." of the box labelled "Why"."""
     return "; ".join(
         asks[name]
         if name in asks and all(e.code == "required" for e in found)
-        else f"{name}: {' '.join(m for e in found for m in e.messages)}"
+        else f"{label_of(form, name)}{' '.join(m for e in found for m in e.messages)}"
         for name, found in form.errors.as_data().items()
     )
+
+
+def label_of(form: DecisionForm, name: str) -> str:
+    """What a refusal of the field `name` starts with: its label and a colon; nothing for
+    the form's own refusals, which no field holds."""
+    field = form.fields.get(name)
+    return f"{field.label or name}: " if field is not None else ""
 
 
 @login_required
@@ -255,6 +263,7 @@ def decide_letter(request: HtmxHttpRequest, letter_id: str, decision: str) -> Ht
         raise Http404("a dead letter is retried or discarded")
     require_decide(request.user)
     form = DecisionForm(request.POST)
+    form.fields["reason"].label = f"Why {decision}"  # as the card labels each form's box
     if not form.is_valid():
         ask = {"reason": "say why: the reason is recorded in the audit trail"}
         return message(request, refused(form, ask), "dead_letters", status=400)
@@ -295,7 +304,10 @@ def decide_letters(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         # The page again, under its filters, with why beside the form and what was typed and
         # ticked kept: a reason typed before noticing no box was ticked is not lost.
-        ask = {"reason": "say why: the reason is recorded in each letter's audit trail"}
+        ask = {
+            "reason": "say why: the reason is recorded in each letter's audit trail",
+            "letter": NONE_TICKED,
+        }
         again = {
             "why": refused(form, ask),
             "reason": request.POST.get("reason", "")[: actions.REASON_MAX],

@@ -39,16 +39,17 @@ def test_a_page_refuses_a_decision_whose_reason_shows_nothing(as_reviewer, reaso
         )
         assert refused.status_code == 400
         said = unescape(refused.content.decode())
-        assert "reason: the reason holds no character that can be seen (only U+" in said
+        # The box as its card labels it, not the field's code name ("reason: ...").
+        assert "Why retry: the reason holds no character that can be seen (only U+" in said
         refused = as_reviewer.post(
             f"/review/conflicts/{conflict_id}/resolve",
             {"choice": "k1", "reason": reason},
             **headers,
         )
         assert refused.status_code == 400
-        assert "the reason holds no character that can be seen" in unescape(
-            refused.content.decode()
-        )
+        said = unescape(refused.content.decode())
+        assert "Why: the reason holds no character that can be seen (only U+" in said
+        assert "reason:" not in said
     assert StoredEvent.objects.count() == events
     assert DeadLetter.objects.get(letter_id=letter_id).status == "open"
     assert Conflict.objects.get(conflict_id=conflict_id).status == "open"

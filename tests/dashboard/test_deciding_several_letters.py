@@ -124,14 +124,17 @@ def test_posted_twice_each_letter_is_decided_once(as_reviewer, three):
     ("form", "why"),
     [
         ({"letter": "X", "decision": "retry"}, "say why"),
-        ({"decision": "retry", "reason": "r"}, "letter: tick the letters to decide"),
-        ({"every": "1", "decision": "retry", "reason": "r"}, "letter: tick the letters"),
-        ({"letter": "X", "decision": "redo", "reason": "r"}, "decision: Select a valid choice"),
+        ({"decision": "retry", "reason": "r"}, ">tick the letters to decide"),
+        ({"every": "1", "decision": "retry", "reason": "r"}, ">tick the letters"),
+        (
+            {"letter": "X", "decision": "redo", "reason": "r"},
+            "Retry the chosen or Discard the chosen: Select a valid choice",
+        ),
         ({"letter": "<script>:1", "decision": "retry", "reason": "r"}, "'<script>:1' is not a"),
-        ({"letter": "X", "decision": "retry", "reason": "r" * 5000}, "reason: Ensure this"),
+        ({"letter": "X", "decision": "retry", "reason": "r" * 5000}, "Why: Ensure this"),
         (
             {"letter": "X", "decision": "retry", "reason": "a\x00b"},
-            "reason: the reason holds a NUL character (U+0000) at character 2",
+            "Why: the reason holds a NUL character (U+0000) at character 2",
         ),
     ],
 )
@@ -156,7 +159,7 @@ def test_a_refused_form_keeps_what_was_typed_and_ticked_and_the_pages_filters(as
     )
     assert answer.status_code == 400
     page = answer.content.decode()
-    assert '<p class="message error" role="alert">letter: tick the letters to decide' in page
+    assert '<p class="message error" role="alert">tick the letters to decide' in page
     assert 'value="the tool is back" autofocus' in page
     # Its links lead to the queue, not to the address the form was posted to.
     assert f'href="{QUEUE}?status=decided&amp;team=repo-fix"' in page

@@ -200,7 +200,7 @@ def test_a_decision_reason_too_long_is_said_to_be_too_long(reviewer, done_run):
     )
     assert page.status_code == 400
     text = page.content.decode()
-    assert "reason: Ensure this value has at most 2000 characters (it has 2001)." in text
+    assert "Why retry: Ensure this value has at most 2000 characters (it has 2001)." in text
     blank = client_for(reviewer).post("/review/dead-letters/r-letters:1/retry", {"reason": ""})
     assert "say why: the reason is recorded in the audit trail" in blank.content.decode()
     assert StoredEvent.objects.count() == before

@@ -46,12 +46,13 @@ def test_the_pages_refuse_a_decision_reason_with_a_control(as_reviewer, reason):
     events = StoredEvent.objects.count()
     refused = as_reviewer.post(f"/review/dead-letters/{letter_id}/retry", {"reason": reason})
     assert refused.status_code == 400
-    assert "reason: the reason holds a control character (U+" in unescape(refused.content.decode())
+    said = unescape(refused.content.decode())
+    assert "Why retry: the reason holds a control character (U+" in said
     refused = as_reviewer.post(
         f"/review/conflicts/{conflict_id}/resolve", {"choice": "k1", "reason": reason}
     )
     assert refused.status_code == 400
-    assert "the reason holds a control character" in unescape(refused.content.decode())
+    assert "Why: the reason holds a control character" in unescape(refused.content.decode())
     assert StoredEvent.objects.count() == events
     assert DeadLetter.objects.get(letter_id=letter_id).status == "open"
     assert Conflict.objects.get(conflict_id=conflict_id).status == "open"

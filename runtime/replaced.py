@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,6 +55,34 @@ def replaced(path: Path, mode: str = "wb") -> Iterator[IO[Any]]:
         if part is not None:
             part.unlink(missing_ok=True)
         raise
+
+
+def unwritable(path: Path, noun: str) -> str | None:
+    """Why `replaced` could not write `path`, in a sentence naming what is written (`noun`:
+    "export", "backup"); None when nothing is seen in the way. Asked before anything is
+    written, so that a command names what to mend: its write said only "No such file or
+    directory" of a folder that is not there, or "Permission denied" of a part file it never
+    asked for. A regular file is written beside `path` and moved over it, so its folder must
+    take a new file; a device or a pipe is written as it stands, and only it is asked."""
+    try:
+        mode: int | None = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except PermissionError:
+        return f"{path}: a folder on its way is closed to this user (no permission to look in it)"
+    if mode is not None and stat.S_ISDIR(mode):
+        return f"{path} is a folder: name the {noun}'s file in it"
+    if mode is not None and not os.access(path, os.W_OK):
+        return f"{path} is read-only to this user: name another file, or make it writable"
+    if mode is not None and not stat.S_ISREG(mode):
+        return None
+    # Not there, or a regular file: it reached its folder, if it is one (an ENOENT or ENOTDIR
+    # before it means a folder on the way is not there or is a file).
+    if not path.parent.is_dir():
+        return f"{path}: there is no folder {path.parent} to write it in"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return f"{path}: this user may not write in the folder {path.parent}"
+    return None
 
 
 def same_file(a: Path, b: Path) -> bool:

@@ -51,10 +51,10 @@ def test_exporting_into_a_folder_that_is_not_there_names_it(run_id, tmp_path):
     out = tmp_path / "no" / "such" / "out.jsonl"
     with pytest.raises(CommandError) as info:
         call_command("export_journal", run_id, "-o", str(out))
-    assert str(info.value) == f"{out}: No such file or directory"
+    assert str(info.value) == f"{out}: there is no folder {out.parent} to write it in"
     with pytest.raises(CommandError) as info:
         call_command("export_journal", run_id, "-o", str(tmp_path))
-    assert str(info.value) == f"{tmp_path}: Is a directory"
+    assert str(info.value) == f"{tmp_path} is a folder: name the export's file in it"
 
 
 def test_an_export_that_fails_midway_leaves_the_file_as_it_was(run_id, tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand
 from config.commandline import refused, unusable
 from journal_store.models import StoredEvent
 from journal_store.transfer import export
-from runtime.replaced import replaced
+from runtime.replaced import replaced, unwritable
 
 
 class Command(BaseCommand):
@@ -24,7 +24,12 @@ class Command(BaseCommand):
 
     def export_to(self, run_id: str, path: Path) -> int:
         """Write the export beside `path` and move it into place when whole: a failure part
-        way leaves the file as it was (no half journal), and no part file behind."""
+        way leaves the file as it was (no half journal), and no part file behind. A path it
+        cannot write is refused first, naming why (a folder, none to write it in, read-only)."""
+        # Said before anything is written, in the words `backup` has for them: the write
+        # said only "No such file or directory" of a folder that is not there.
+        if why := unwritable(path, "export"):
+            raise refused(why)
         try:
             with replaced(path, "w") as out:
                 return export(run_id, out)

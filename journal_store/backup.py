@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from runtime.cli_args import kind_of
-from runtime.replaced import replaced, same_file
+from runtime.replaced import replaced, same_file, unwritable
 
 
 class Refused(Exception):
@@ -88,10 +88,8 @@ def check_target(path: Path, live: list[Path], force: bool) -> None:
                 f"{path} is {which}: a backup written there would destroy the store, even "
                 "with --force; name another file"
             )
-    if path.is_dir():
-        raise Refused(f"{path} is a folder: name the backup's file in it")
-    if not path.parent.is_dir():
-        raise Refused(f"{path}: there is no folder {path.parent} to write it in")
+    if why := unwritable(path, "backup"):  # a folder, none to write it in, or read-only
+        raise Refused(why)
     if path.exists() and not path.is_file():
         raise Refused(f"{path} is {kind_of(path)}: a backup is written to a regular file")
     if path.exists() and not force:

@@ -1,7 +1,7 @@
 """`manage.py backup FILE` refuses, exit status 2 and a sentence naming what is wrong, a FILE it
 must not write: the live database itself or its -wal/-shm (by any path, a link included, even
-with --force), a folder, a folder that is not there, another backup without --force, and an
-unknown --database. Each writes nothing (no part file left in the folder) and leaves the live
+with --force), a folder, a folder that is not there, a file or a folder read-only to the user,
+another backup without --force, and an unknown --database. Each writes nothing (no part file left in the folder) and leaves the live
 database as it was."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from django.db import connection
 
 from journal_store.journal import DjangoJournal
 from journal_store.models import StoredEvent
+from tests.read_only import read_only
 from tests.runtime.journal_contract import debit
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -89,6 +90,27 @@ def test_a_folder_that_is_not_there_is_refused(live, tmp_path):
     before = state_of(live)
     target = tmp_path / "no" / "such" / "backup.sqlite3"
     assert refusal(str(target)) == f"{target}: there is no folder {target.parent} to write it in"
+    assert state_of(live) == before and listing(tmp_path) == []
+
+
+def test_a_read_only_backup_is_not_replaced_even_with_force(live, tmp_path):
+    """Written beside it and moved over it, a backup replaced a file its user may not write,
+    or, for root, said only "Operation not permitted"."""
+    earlier = tmp_path / "monday.sqlite3"
+    earlier.write_bytes(b"Monday's backup")
+    with read_only(earlier):
+        said = refusal(str(earlier), "--force")
+    assert said == f"{earlier} is read-only to this user: name another file, or make it writable"
+    assert earlier.read_bytes() == b"Monday's backup" and listing(tmp_path) == ["monday.sqlite3"]
+
+
+def test_a_read_only_folder_is_refused(live, tmp_path):
+    """It said "Permission denied" (or, for root, "Operation not permitted") of FILE, though
+    what could not be written was the folder, where the copy is made before it is moved."""
+    before = state_of(live)
+    with read_only(tmp_path):
+        said = refusal(str(tmp_path / "b.sqlite3"))
+    assert said == f"{tmp_path / 'b.sqlite3'}: this user may not write in the folder {tmp_path}"
     assert state_of(live) == before and listing(tmp_path) == []
 
 

@@ -101,9 +101,18 @@ def event_id(value: str) -> str | None:
 
 
 def run_id_problem(run_id: str) -> str | None:
+    """What is wrong with a line's run id, naming its field."""
+    if why := run_id_refusal(run_id):
+        return f"field 'run_id': {why}"
+    return None
+
+
+def run_id_refusal(run_id: str) -> str | None:
+    """Why a run cannot be made under `run_id`, naming no field: the import's new run id is
+    no line's field, but the command's --run-id."""
     if streams.is_new_run_id(run_id):
         return None
-    return f"field 'run_id': {shown(run_id)} is not a run id ({streams.NEW_RUN_ID_RULE})"
+    return f"{shown(run_id)} is not a run id ({streams.NEW_RUN_ID_RULE})"
 
 
 def kind_problem(event: Event) -> str | None:

@@ -117,7 +117,7 @@ def import_journal(
     if size is not None and size > max_bytes:
         raise ImportRefused([f"{name}: {size} bytes is over the limit of {max_bytes} bytes"])
     fingerprint = _fingerprint(source, max_bytes, name)
-    if run_id is not None and (problem := admission.run_id_problem(run_id)):
+    if run_id is not None and (problem := admission.run_id_refusal(run_id)):
         raise ImportRefused([f"the new run id: {problem}"])
     # A first reading writes nothing and takes no lock: a file refused for what it holds is
     # refused before the lock every append of every run waits on (journal.serialize_appends)

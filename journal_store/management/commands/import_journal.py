@@ -11,7 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from config.commandline import refused, unusable
-from journal_store import after_import
+from journal_store import admission, after_import
 from journal_store.transfer import ImportRefused, import_journal
 from runtime.cli_args import kind_of
 
@@ -33,6 +33,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
+        # Named by its flag, before the file is read: the import's refusal named it "the new
+        # run id: field 'run_id'", a line's field, after "nothing was imported".
+        if options["run_id"] is not None and (why := admission.run_id_refusal(options["run_id"])):
+            raise refused(f"--run-id: {why}")
         if os.path.exists(path) and not os.path.isdir(path) and not os.path.isfile(path):
             # A pipe or a device: opened, it waited for a writer for ever.
             raise refused(f"{path} is not a journal file: {kind_of(Path(path))}")

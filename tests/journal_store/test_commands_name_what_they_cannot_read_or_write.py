@@ -86,3 +86,14 @@ def test_diff_with_a_corrupt_journal_names_its_line(run_id, tmp_path):
         call_command("diff", str(bad), run_id)
     assert str(info.value).startswith(f"{bad}, line 2: not JSON")
     assert StoredEvent.objects.count() == before
+
+
+@pytest.mark.parametrize("option", ["--run-a", "--run-b"])
+def test_diff_names_the_run_option_given_with_a_stored_run(run_id, option):
+    """It said "--run-… names a run inside a journal file" whichever of the two was given."""
+    with pytest.raises(CommandError) as info:
+        call_command("diff", run_id, run_id, option, "r-1")
+    assert str(info.value) == (
+        f"{option} names a run inside a journal file; there is no file {run_id}"
+    )
+    assert info.value.returncode == 2

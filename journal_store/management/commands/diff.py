@@ -46,7 +46,7 @@ def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
             raise unusable(name, exc) from None
         return f"{name} ({run_id})", records
     if run:
-        raise refused(f"--run-… names a run inside a journal file; there is no file {name}")
+        raise refused(f"{option} names a run inside a journal file; there is no file {name}")
     if not StoredEvent.objects.filter(run_id=name).exists():
         raise refused(f"{name}: neither a journal file nor a run in the journal store")
     return name, DjangoJournal().read_run(name)  # every event of the run, as projected

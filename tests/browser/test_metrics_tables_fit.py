@@ -14,6 +14,7 @@ from runtime.metrics import TITLES
 from tests.browser.conftest import WIDE, shoot
 from tests.journal_store.test_projection_matches_views import store
 
+LAPTOP = {"width": 1024, "height": 768}
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "journals"
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -42,3 +43,18 @@ def test_every_metrics_table_fits_its_box_at_1280_px(signed_in, flown_run):
     deadlock = TITLES["deadlock_rate"]
     heading = page.get_by_role("columnheader", name=deadlock.short, exact=True)
     expect(heading.locator("abbr")).to_have_attribute("title", deadlock.full)
+
+
+def test_a_runs_metrics_tab_fits_its_box_on_a_laptop(signed_in, flown_run):
+    # The "From" column's lines are monospace and did not wrap: at 1,024 px the first
+    # flight's `coordinating_agents operator, orchestrator, reviewer, tester` made the table
+    # scroll sideways inside its card (at 1,280 it fitted, by a few pixels).
+    page = signed_in
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"/runs/{flown_run}/")
+    page.get_by_role("tab", name="Metrics").click()
+    wrap = page.locator("main .table-wrap", has=page.locator("table.metrics"))
+    expect(wrap).to_contain_text("coordinating_agents operator, orchestrator, reviewer, tester")
+    width = wrap.evaluate("e => [e.scrollWidth, e.clientWidth]")
+    shoot(page, "run-metrics-tab-1024")
+    assert width[0] <= width[1], width

@@ -253,3 +253,17 @@ def test_at_390_px_a_runs_timeline_reads_as_cards_with_what_happened_on_screen(
         "pre",
     )
     watch.assert_clean()
+
+
+def test_at_390_px_the_metrics_page_fits_the_window(signed_in, flown_run, watch):
+    # Its definitions sat beside their names, and the longest name's key
+    # (`coordination_cost_per_verified_success`) made the page 158 px wider than the window.
+    page = signed_in
+    page.set_viewport_size(NARROW)
+    page.goto("/metrics")
+    definitions = page.locator("#definitions dl")
+    expect(definitions).to_contain_text("coordination_cost_per_verified_success")
+    shoot(page, "metrics-390")
+    assert overflow(page) <= 1
+    assert page.evaluate(PAST_THE_EDGE, "#definitions dt, #definitions dd") == []
+    watch.assert_clean()

@@ -125,15 +125,21 @@ def test_the_argv_holds_the_connection_but_not_its_password():
     assert env["PGPASSWORD"] == SECRET
 
 
+def failing_pg_dump(tmp_path, monkeypatch, said: str) -> None:
+    """The backup's pg_dump is a script in tmp_path that says `said` (shell words) on stderr
+    and fails."""
+    fake = tmp_path / "pg_dump"
+    fake.write_text(f"#!/bin/sh\necho {said} >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(backup, "pg_dump", lambda: str(fake))
+
+
 @pytest.mark.slow
 def test_pg_dump_failing_is_said_without_the_password(postgres, tmp_path, monkeypatch):
     """What pg_dump says goes to the person; a password in it (it quotes none that we know
     of) is masked."""
     monkeypatch.setitem(postgres, "PASSWORD", SECRET)
-    fake = tmp_path / "pg_dump"
-    fake.write_text('#!/bin/sh\necho "pg_dump: error: refused for $PGPASSWORD" >&2\nexit 1\n')
-    fake.chmod(0o755)
-    monkeypatch.setattr(backup, "pg_dump", lambda: str(fake))
+    failing_pg_dump(tmp_path, monkeypatch, '"pg_dump: error: refused for $PGPASSWORD"')
     out = tmp_path / "minutes.dump"
     with pytest.raises(CommandError) as info:
         call_command("backup", str(out), "--database", "postgres")
@@ -200,10 +206,7 @@ def test_a_password_a_connection_string_gives_is_starred_whatever_its_length():
 def test_a_one_letter_password_leaves_pg_dumps_message_as_it_was(postgres, tmp_path, monkeypatch):
     """Every "a" of the message was starred: `p***ssword ***uthentic***tion f***iled`."""
     monkeypatch.setitem(postgres, "PASSWORD", "a")
-    fake = tmp_path / "pg_dump"
-    fake.write_text(f"#!/bin/sh\necho '{FAILED_TO_CONNECT}' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setattr(backup, "pg_dump", lambda: str(fake))
+    failing_pg_dump(tmp_path, monkeypatch, f"'{FAILED_TO_CONNECT}'")
     out = tmp_path / "minutes.dump"
     with pytest.raises(CommandError) as info:
         call_command("backup", str(out), "--database", "postgres")

@@ -28,9 +28,9 @@ Each at the first page and a late page (the one that starts 90% of the way in, o
 whole page when that is nearer the end: runs without the value, last, fill the very end), newest
 first (the default) and by tokens, cost and duration (a duration kept once a run's clock
 stops, migration 0040; before, worked out per row from the clock, which sorted every run). The
-runs are summaries written as the projector writes them (no journal: the list reads none),
-their starts spread over 30 days with some tied, 0.5% without a start (journals that recorded
-no times), 5% with no known cost, 2% running.
+runs are summaries written as the projector writes them (bench/store_rows.py; no journal: the
+list reads none), their starts spread over 30 days with some tied, 0.5% without a start
+(journals that recorded no times), 5% with no known cost, 2% running.
 
 Medians of --repeats rounds, the sizes and stores taking turns, each round's figure the best
 of --calls calls in a row (other processes on the machine preempt one now and then), ms; and
@@ -51,7 +51,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +77,8 @@ from django.db.models.functions import Coalesce, Now  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
+from bench import store_rows  # noqa: E402
+from bench.store_rows import letters_of, runs_of  # noqa: E402
 from dashboard import listing, run_pages  # noqa: E402
 from journal_store import queues  # noqa: E402
 from journal_store.models import DeadLetter, RunSummary  # noqa: E402
@@ -113,58 +114,6 @@ def use(size: int, store: str) -> None:
     connection.ensure_connection()
 
 
-def runs_of(size: int, rng: random.Random) -> list[RunSummary]:
-    """`size` summaries: starts over 30 days to the microsecond, one in 20 sharing its start
-    with the run before (runs started together), some without a start or a cost, some running."""
-    now = datetime(2026, 12, 1, tzinfo=UTC)
-    runs, started = [], now
-    for n in range(size):
-        if rng.random() >= 0.05:
-            started = now - timedelta(seconds=rng.uniform(0, 30 * 86_400))
-        running = rng.random() < 0.02
-        timed = rng.random() >= 0.005
-        runs.append(
-            RunSummary(
-                run_id=f"r-{rng.getrandbits(48):012x}",
-                team=rng.choices(["repo-fix", "support-desk", "solo"], [80, 15, 5])[0],
-                scenario="first-flight",
-                task=f"task {n}",
-                status="running"
-                if running
-                else rng.choices(["done", "failed", "dead-lettered"], [80, 15, 5])[0],
-                stage="fix" if running else "complete",
-                started_at=started if timed else None,
-                finished_at=None
-                if running or not timed
-                else started + timedelta(seconds=rng.uniform(20, 900)),
-                duration=None,  # as the projector keeps it: below
-                tokens=rng.randrange(0, 200_000),
-                cost=None if rng.random() < 0.05 else round(rng.uniform(0, 3), 6),
-                findings_count=rng.choice([0, 0, 0, 1, 1, 2, 3]),
-                event_count=rng.randrange(20, 200),
-            )
-        )
-        last = runs[-1]
-        if last.started_at and last.finished_at:
-            last.duration = last.finished_at - last.started_at
-    return runs
-
-
-def letters_of(runs: list[RunSummary], rng: random.Random) -> list[DeadLetter]:
-    """A dead letter per run, 85% of them decided: what a queue holds after as many runs."""
-    return [
-        DeadLetter(
-            letter_id=f"{run.run_id}:1",
-            run_id=run.run_id,
-            status="open" if rng.random() < 0.15 else rng.choice(["retried", "discarded"]),
-            position=(n + 1) * 100,
-            created_at=run.started_at or datetime(2026, 11, 1, tzinfo=UTC),
-            reason="no reply by turn 9",
-        )
-        for n, run in enumerate(runs)
-    ]
-
-
 def seed(rng: random.Random) -> None:
     if PG_URL:
         with connection.cursor() as cursor:
@@ -188,7 +137,7 @@ def seed(rng: random.Random) -> None:
 
 def late(size: int) -> int:
     """Where the late page starts: 90% of the way in, or the last whole page."""
-    return min(size * 9 // 10, size - ARGS.limit)
+    return store_rows.late(size, ARGS.limit)
 
 
 def offset_page(size: int, sort: str, later: bool) -> Callable[[], Any]:
@@ -208,12 +157,7 @@ def offset_page(size: int, sort: str, later: bool) -> Callable[[], Any]:
 
 def cursor_of(size: int, sort: str, later: bool) -> run_pages.Cursor | None:
     """The cursor a late page is asked after: the run before its first."""
-    if not later:
-        return None
-    key = listing.SORTS[sort]
-    runs = RunSummary.objects.order_by(*key.order())
-    before = runs[late(size) - 1]
-    return run_pages.Cursor(sort, getattr(before, key.column), before.run_id)
+    return store_rows.cursor_of(size, sort, ARGS.limit) if later else None
 
 
 def cursor_page(size: int, sort: str, later: bool) -> Callable[[], Any]:
@@ -295,11 +239,9 @@ def queue_page(status: str) -> Callable[[int, str, bool], Callable[[], Any]]:
     def make(size: int, sort: str, later: bool) -> Callable[[], Any]:
         params = {"status": status}
         if later:
-            letters = DeadLetter.objects.order_by("-position")
+            letters = DeadLetter.objects.all()
             letters = letters.filter(status=status) if status != "all" else letters
-            count = letters.count()
-            above = letters[max(min(count * 9 // 10, count - QUEUE_PAGE), 1) - 1]
-            params["before"] = str(above.position)
+            params["before"] = str(store_rows.before_of(letters, QUEUE_PAGE))
         client = Client(HTTP_HOST="127.0.0.1")
         client.force_login(get_user_model().objects.get(username="bench"))
 

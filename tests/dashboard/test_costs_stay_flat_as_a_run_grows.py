@@ -14,7 +14,6 @@ on each timeline page and poll (92da0212)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -24,6 +23,7 @@ from django.test import Client
 from bench import long_run
 from journal_store.models import StoredEvent
 from runtime import flight, snapshots
+from tests.work import work_of
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -32,31 +32,6 @@ pytestmark = [
 SIZES = (200, 3_000)
 SNAPSHOT_TURNS = snapshots.EVERY  # as shipped
 BOUND = 1.5
-
-
-def work_of(work: Callable[[], object]) -> tuple[int, int]:
-    """What `work` asks of SQLite (its virtual machine's steps, on this thread's connection)
-    and of Python (the functions it calls, ours and the interpreter's)."""
-    steps, calls = [0], [0]
-
-    def tick() -> int:
-        steps[0] += 1
-        return 0
-
-    def called(frame: object, event: str, arg: object) -> None:
-        if event in ("call", "c_call"):
-            calls[0] += 1
-
-    work()  # as a person's second look finds it: Django's and SQLite's caches warm
-    connection.ensure_connection()
-    connection.connection.set_progress_handler(tick, 1)
-    sys.setprofile(called)
-    try:
-        work()
-    finally:
-        sys.setprofile(None)
-        connection.connection.set_progress_handler(None, 1)
-    return steps[0], calls[0]
 
 
 def step_work(settings, run_id: str) -> dict[str, Callable[[], object]]:

@@ -4,14 +4,18 @@ every page that draws it; the htmx parts and polls, which do not draw it, do not
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from html import unescape
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from dashboard import waiting
 from journal_store import projection
 from journal_store.journal import DjangoJournal
+from journal_store.models import DeadLetter
+from journal_store.queues import OPEN
 from runtime.events import DeadLettered, TeamStarted
 from services import letters
 from tests.dashboard.polls import park
@@ -102,3 +106,28 @@ def test_a_conflict_resolved_in_place_sends_the_counts_again(as_reviewer):
     )
     assert counted and "(open: </span>1<" in counted.group(0)
     assert '<span id="waiting-letters" hx-swap-oob="true"></span>' in answer  # none wait
+
+
+def test_past_99_open_items_the_link_says_99_plus_and_counts_no_further(as_reviewer):
+    # Every open item's index entry was counted on every page: the more left open, the more
+    # every page cost (tests/dashboard/test_store_pages_cost_the_same_at_any_size.py).
+    when = datetime(2026, 12, 7, tzinfo=UTC)
+    DeadLetter.objects.bulk_create(
+        DeadLetter(
+            letter_id=f"r-{n:012x}:1",
+            run_id=f"r-{n:012x}",
+            status=OPEN,
+            position=n + 1,
+            created_at=when,
+            reason="no reply",
+        )
+        for n in range(150)
+    )
+    for open_now, said in ((99, "Dead letters (open: 99)"), (100, "Dead letters (open: 99+)")):
+        DeadLetter.objects.filter(position__gt=open_now).update(status="discarded")
+        DeadLetter.objects.filter(position__lte=open_now).update(status=OPEN)
+        assert said in nav_of(as_reviewer.get("/").content.decode())
+    with CaptureQueriesContext(connection) as queries:
+        waiting.open_items()
+    [count] = queries.captured_queries
+    assert f"LIMIT {waiting.CAP + 1}" in count["sql"]

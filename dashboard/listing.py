@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db.models import (
@@ -197,6 +197,11 @@ def matching(chosen: RunFilter) -> QuerySet[RunSummary]:
     return selected(chosen)
 
 
+def midnight(day: date) -> datetime:
+    """The start of `day` in UTC, the days the filters name."""
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
 def selected(chosen: RunFilter) -> QuerySet[RunSummary]:
     """The runs the filter selects, in no order, from the read model as it stands."""
     qs = RunSummary.objects.all()
@@ -205,10 +210,16 @@ def selected(chosen: RunFilter) -> QuerySet[RunSummary]:
     if chosen.team:
         # team=(none): the runs with no team, as the metrics page's row of them links here.
         qs = qs.filter(team=team_column(chosen.team))
+    # Days in UTC (TIME_ZONE), as bounds of the start itself: the start's index seeks to them,
+    # where `started_at__date` wrapped the column in a function, and a list narrowed to
+    # "until a fortnight ago" read every run started since (5,547 SQLite steps at 200 runs,
+    # 16,593 at 3,000: tests/dashboard/test_store_pages_cost_the_same_at_any_size.py).
     if chosen.since:
-        qs = qs.filter(started_at__date__gte=chosen.since)
-    if chosen.until:
-        qs = qs.filter(started_at__date__lte=chosen.until)
+        qs = qs.filter(started_at__gte=midnight(chosen.since))
+    if chosen.until == date.max:  # the last day there is: no day after it to stop before
+        qs = qs.filter(started_at__isnull=False)
+    elif chosen.until:
+        qs = qs.filter(started_at__lt=midnight(chosen.until + timedelta(days=1)))
     if chosen.q:
         # As typed and in NFKC, as the review queues read their words (dashboard/queries.py).
         held = Q()

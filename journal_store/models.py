@@ -250,6 +250,11 @@ class RunSummary(models.Model):
             models.Index(fields=["-duration", "-run_id"], name="run_duration_id"),  # 0040
             # One person's live runs, counted at each start (services/run_cap.py): 0046
             models.Index(fields=["started_by", "status"], name="run_started_by_status"),
+            # The list filtered by a status or a team, newest first (its default order): a seek
+            # to the filter's runs in the page's order, where the filter's index alone gave
+            # every run it selects to a sort (0053).
+            models.Index(fields=["status", "-started_at", "-run_id"], name="run_status_started"),
+            models.Index(fields=["team", "-started_at", "-run_id"], name="run_team_started"),
         ]
 
 

@@ -50,11 +50,11 @@ SORTS = ("started", "tokens", "cost", "duration")
 # to fix, held apart so that any other read that grows fails the guard; the test fails too
 # when one no longer grows, and its entry goes.
 KNOWN = {
-    # A filter by status, team or tag: SQLite takes the filter's index (run_status_id, the team
-    # index, the tag's) and sorts every run it selects (TEMP B-TREE FOR ORDER BY), where the
-    # sort's index with the filter checked per row would read about a page.
-    "/ failed": "sorts every run the filter selects",
-    "/ support-desk": "sorts every run the filter selects",
+    # A filter under another order than the newest first, and a tag's under any: SQLite takes
+    # the filter's index and sorts every run it selects (TEMP B-TREE FOR ORDER BY). Newest
+    # first, a status's or a team's runs are a seek (0053: 5,936 -> 23,258 steps before).
+    "/ failed, by": "sorts every run the filter selects",
+    "/ support-desk, by": "sorts every run the filter selects",
     "/ tagged": "sorts every run the filter selects",
     # Not yet traced (+400 to +1,100 steps on 600 to 1,400).
     "API dead-letters": "not yet traced",

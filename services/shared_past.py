@@ -83,10 +83,16 @@ def family(chosen_runs: QuerySet[RunSummary]) -> Family:
     parent's groups lack: it is not read (unless a fork below it needs it). With no filter and
     forks made the day their parent started, that is most forks."""
     same = kin(chosen_runs)
-    # `> ''`, not `<> ''`: the same runs (a parent id is never NULL), but a range the index
-    # of parent_id serves, where `<> ''` read every run of the store on every page.
-    forks = chosen_runs.filter(parent_id__gt="").exclude(
-        Exists(same.filter(verified=True)) | (Q(verified=False) & Exists(same))
+    # The store's forks, through the index of parent_id (`> ''`, not `<> ''`: the same runs, a
+    # parent id is never NULL, but a range the index serves), each looked up by its key among
+    # the chosen runs. Asked of the chosen runs, a filter's own index won (the team's, the
+    # day's), and every run it chose was read to find the few forks among them: /metrics of
+    # one team went from 161 SQLite steps to 2,306 here from 200 runs to 3,000.
+    forks = (
+        RunSummary.objects.using(chosen_runs.db)
+        .filter(parent_id__gt="")
+        .filter(Exists(chosen_runs.filter(run_id=OuterRef("run_id"))))
+        .exclude(Exists(same.filter(verified=True)) | (Q(verified=False) & Exists(same)))
     )
     runs = family_runs(chosen_runs, forks)
     return Family(runs, holds(runs))

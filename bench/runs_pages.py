@@ -18,6 +18,14 @@ beside paged by an offset (before), in the same process.
               position of the one before the page (`position`, migration 0036's index; `API`,
               the whole request) beside the slice at the offset and the count (`offset`,
               before). One letter per run, 85% decided.
+    API (status)
+              GET /api/review/dead-letters showing the open letters, /api/review/conflicts
+              the open conflicts or every one, pages of --limit: the first page, and the
+              late one (the last whole page or the one 90% in) asked `before` the item above
+              it, as a script paging with `next` would ask. Each page read once before it is
+              timed, and refused unless it shows --limit items: a page of fewer costs less
+              and is no comparison. A conflict a run (bench/store_rows.py), 85% resolved, on
+              the store of now.
     queue page
               /review/dead-letters (HTML, 25 a page) showing every letter or the open ones:
               the first page, and the late one asked `before` the position of the letter above
@@ -30,7 +38,10 @@ first (the default) and by tokens, cost and duration (a duration kept once a run
 stops, migration 0040; before, worked out per row from the clock, which sorted every run). The
 runs are summaries written as the projector writes them (bench/store_rows.py; no journal: the
 list reads none), their starts spread over 30 days with some tied, 0.5% without a start
-(journals that recorded no times), 5% with no known cost, 2% running.
+(journals that recorded no times), 5% with no known cost, 2% running. On the store of now the
+101 oldest letters and conflicts are open whatever the draw made them (store_rows.open_oldest:
+200 runs open about 30 of each, fewer than a page), as the store guard's stores
+(tests/dashboard/test_store_pages_cost_the_same_at_any_size.py).
 
 Medians of --repeats rounds, the sizes and stores taking turns, each round's figure the best
 of --calls calls in a row (other processes on the machine preempt one now and then), ms; and
@@ -78,10 +89,10 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from bench import store_rows  # noqa: E402
-from bench.store_rows import letters_of, runs_of  # noqa: E402
+from bench.store_rows import conflicts_of, letters_of, runs_of  # noqa: E402
 from dashboard import listing, run_pages  # noqa: E402
 from journal_store import queues  # noqa: E402
-from journal_store.models import DeadLetter, RunSummary  # noqa: E402
+from journal_store.models import Conflict, DeadLetter, RunSummary  # noqa: E402
 
 STORES = ("before", "now")
 SORTS = ("started", "tokens", "cost", "duration")
@@ -98,6 +109,8 @@ CLOCK_DURATION = ExpressionWrapper(
     output_field=DurationField(),
 )
 QUEUE_PAGE = 25  # the queues' pages' (dashboard/views/review.py PAGE)
+OPEN_AT_LEAST = 101  # past the navigation's count (dashboard/waiting.py CAP) and a page
+QUEUES = {"dead letters": ("dead-letters", DeadLetter), "conflicts": ("conflicts", Conflict)}
 
 
 def store_name(size: int, store: str) -> str:
@@ -127,6 +140,11 @@ def seed(rng: random.Random) -> None:
             call_command("migrate", verbosity=0)
             RunSummary.objects.bulk_create(runs, batch_size=2_000)
             DeadLetter.objects.bulk_create(letters_of(runs, rng), batch_size=2_000)
+            if store == "now":
+                # Their own draw: the letters and runs drawn as before they were added.
+                drawn = random.Random(ARGS.seed + size)
+                Conflict.objects.bulk_create(conflicts_of(runs, drawn), batch_size=2_000)
+                store_rows.open_oldest(OPEN_AT_LEAST)
             if store == "before":  # the indexes (and columns) the offset had: back to 0033
                 call_command("migrate", "journal_store", "0033", verbosity=0)
             get_user_model().objects.create(username="bench")
@@ -231,6 +249,32 @@ def letters_request(size: int, sort: str, later: bool) -> Callable[[], Any]:
     return read
 
 
+def queue_request(queue: str, status: str) -> Callable[[int, str, bool], Callable[[], Any]]:
+    """GET /api/review/<queue> showing `status`, newest first: its first page, or a late one,
+    asked `before` the item above it as its `next` would be, each showing --limit items."""
+    path, model = QUEUES[queue]
+
+    def make(size: int, sort: str, later: bool) -> Callable[[], Any]:
+        params = {"status": status, "limit": str(ARGS.limit)}
+        if later:
+            items = model.objects.all()
+            items = items.filter(status=status) if status != "all" else items
+            params["before"] = str(store_rows.before_of(items, ARGS.limit))
+        client = Client(HTTP_HOST="127.0.0.1")
+        client.force_login(get_user_model().objects.get(username="bench"))
+
+        def read() -> Any:
+            answer = client.get(f"/api/review/{path}", params)
+            assert answer.status_code == 200, (path, params, answer.content[:300])
+            return answer
+
+        shown = len(read().json()["items"])
+        assert shown == ARGS.limit, f"{queue} ({status}) at {size:,} shows {shown} items"
+        return read
+
+    return make
+
+
 def queue_page(status: str) -> Callable[[int, str, bool], Callable[[], Any]]:
     """The dead letters' own page (/review/dead-letters, HTML) showing `status`: its first
     page, or the one 90% of the way in, asked `before` the position of the letter above it,
@@ -276,6 +320,12 @@ for _late in (False, True):
     for _status in ("all", "open"):
         _page = f"queue page ({_status}), {'late' if _late else 'first'} page"
         FIGURES[_page] = ("now", "letters", _late, queue_page(_status))
+for _queue in QUEUES:
+    # Every dead letter's: the `API, dead letters` lines above.
+    for _status in ("open", "all") if _queue == "conflicts" else ("open",):
+        for _late in (False, True):
+            _api = f"API, {_queue} ({_status}), {'late' if _late else 'first'} page"
+            FIGURES[_api] = ("now", "letters", _late, queue_request(_queue, _status))
 
 
 def plans(size: int) -> None:

@@ -104,6 +104,15 @@ def store(runs: list[RunSummary], rng: random.Random) -> None:
     metrics_days.refill(RunSummary.objects, MetricsDay.objects)
 
 
+def open_oldest(count: int) -> None:
+    """The `count` oldest dead letters and conflicts open, whatever the draw made them: a store
+    of 200 runs opens about 30 of each, fewer than a page of the API's 50 or the navigation's
+    count to 100, so that its open pages showed fewer items than a larger store's."""
+    for model in (DeadLetter, Conflict):
+        oldest = model.objects.order_by("position").values("pk")[:count]
+        model.objects.filter(pk__in=oldest).update(status="open")
+
+
 def late(size: int, limit: int) -> int:
     """Where a late page of `limit` starts among `size` items: 90% of the way in, or the last
     whole page when that is nearer the end."""

@@ -88,9 +88,7 @@ def build(size: int) -> None:
     store_rows.store(runs, rng)
     # Past the navigation's cap in both stores (dashboard/waiting.py counts to 100 and says
     # "99+"): with 200 runs 15% open is 30, and the count's cost then still grew to the cap.
-    for model in (DeadLetter, Conflict):
-        first = model.objects.order_by("position").values("pk")[: waiting.CAP + 1]
-        model.objects.filter(pk__in=first).update(status="open")
+    store_rows.open_oldest(waiting.CAP + 1)
     # The runs' open items in their columns and the rollup, as the projectors keep them: /metrics
     # seeks the oldest open item only when its sums say one waits.
     for model, column in ((DeadLetter, "letters_open"), (Conflict, "conflicts_open")):

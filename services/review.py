@@ -459,17 +459,26 @@ def commit_fact(
     return {"service": "facts", "key": parked.subject, "version": new}
 
 
+# How many of a subject's facts read_fact reads at a time, newest first.
+FACT_WINDOW = 64
+
+
 def read_fact(commit: dict[str, Any], subject: str, predicate: str) -> Current:
-    """The "facts" target's current value: the subject's fact in the journal."""
+    """The "facts" target's current value: the subject's fact in the journal, its last change
+    of `predicate`, at the subject's stream's version. Read back from the newest a window at a
+    time, so that it costs the changes since the predicate last changed, where reading the
+    stream whole cost the subject's history: each open conflict on the queue's page and API
+    asks it of the order its claims are about."""
     journal = DjangoJournal()
     stream = Facts.stream(str(commit.get("key") or subject))
-    records = journal.read(stream)
-    value: Any = None
-    by, known = "", False
-    for rec in records:
-        if isinstance(rec.event, FactChanged) and rec.event.predicate == predicate:
-            value, by, known = rec.event.value, rec.event.by, True
-    return Current(value, records[-1].version if records else 0, by, known)
+    top = until = journal.version(stream)
+    while until > 0:
+        after = max(0, until - FACT_WINDOW)
+        for rec in reversed(journal.read_range(stream, after, until)):
+            if isinstance(rec.event, FactChanged) and rec.event.predicate == predicate:
+                return Current(rec.event.value, top, rec.event.by, True)
+        until = after
+    return Current(None, top, "", False)
 
 
 register_commit_target("facts", commit_fact, read_fact, name="subject")  # keyed by subject

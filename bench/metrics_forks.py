@@ -13,7 +13,6 @@ production settings; the plans at the last size follow.
 
 from __future__ import annotations
 
-import random
 import shutil
 import statistics
 import sys
@@ -56,16 +55,7 @@ def use(size: int) -> None:
 
 
 def seed(size: int) -> None:
-    """As tests/dashboard/test_metrics_finds_forks_by_their_index.py's store."""
-    runs = store_rows.runs_of(size, random.Random(size))
-    parent = runs[0]
-    parent.started_at = store_rows.NOW - timedelta(days=20)
-    parent.started_on = parent.started_at.date()
-    for n, fork in enumerate(runs[1 : FORKS + 1]):
-        fork.parent_id, fork.team = parent.run_id, "support-desk"
-        fork.started_at = store_rows.NOW - timedelta(days=2, hours=n)
-        fork.started_on = fork.started_at.date()
-    RunSummary.objects.bulk_create(runs, batch_size=2_000)
+    store_rows.with_forks(size, FORKS)
 
 
 def before(chosen_runs: QuerySet[RunSummary]) -> shared_past.Family:

@@ -133,3 +133,20 @@ def before_of(items: QuerySet[Any], limit: int) -> int:
     ordered = items.order_by("-position")
     count = ordered.count()
     return int(ordered[max(late(count, limit), 1) - 1].position)
+
+
+def with_forks(size: int, forks: int) -> set[str]:
+    """`size` runs stored, `forks` of them forks of the support desk made in the last week,
+    each of a run started 20 days before (so that no filter of a team or a week keeps a fork
+    in its parent's groups); the forks' ids. What /metrics's look-up of the chosen forks is
+    measured on (bench/metrics_forks.py, and the test that holds it to its index)."""
+    runs = runs_of(size, random.Random(size))
+    parent = runs[0]
+    parent.started_at = NOW - timedelta(days=20)
+    parent.started_on = parent.started_at.date()
+    for n, fork in enumerate(runs[1 : forks + 1]):
+        fork.parent_id, fork.team = parent.run_id, "support-desk"
+        fork.started_at = NOW - timedelta(days=2, hours=n)
+        fork.started_on = fork.started_at.date()
+    RunSummary.objects.bulk_create(runs, batch_size=2_000)
+    return {fork.run_id for fork in runs[1 : forks + 1]}

@@ -13,7 +13,6 @@ is counted alone (tests/work.py).
 
 from __future__ import annotations
 
-import random
 from datetime import timedelta
 
 import pytest
@@ -40,17 +39,7 @@ FILTERS = {
 def store(size: int) -> set[str]:
     """`size` runs, FORKS of them forks of the support desk made in the last week, each of a
     run started before it (so no filter here keeps a fork in its parent's groups); their ids."""
-    rng = random.Random(size)
-    runs = store_rows.runs_of(size, rng)
-    parent = runs[0]
-    parent.started_at = store_rows.NOW - timedelta(days=20)
-    parent.started_on = parent.started_at.date()
-    for n, fork in enumerate(runs[1 : FORKS + 1]):
-        fork.parent_id, fork.team = parent.run_id, "support-desk"
-        fork.started_at = store_rows.NOW - timedelta(days=2, hours=n)
-        fork.started_on = fork.started_at.date()
-    RunSummary.objects.bulk_create(runs, batch_size=2_000)
-    return {fork.run_id for fork in runs[1 : FORKS + 1]}
+    return store_rows.with_forks(size, FORKS)
 
 
 def test_the_chosen_forks_are_found_with_as_much_work_at_3000_runs_as_at_200():

@@ -115,7 +115,7 @@ def import_journal(
     """
     max_bytes = settings.IMPORT_MAX_BYTES
     if size is not None and size > max_bytes:
-        raise ImportRefused([f"{name}: {size} bytes is over the limit of {max_bytes} bytes"])
+        raise ImportRefused([f"{name}: {size:,} bytes is over the limit of {max_bytes:,} bytes"])
     fingerprint = _fingerprint(source, max_bytes, name)
     if run_id is not None and (problem := admission.run_id_refusal(run_id)):
         raise ImportRefused([f"the new run id: {problem}"])
@@ -151,7 +151,7 @@ def _fingerprint(source: IO[bytes], max_bytes: int, name: str) -> str:
     while chunk := source.read(1 << 20):
         read += len(chunk)
         if read > max_bytes:
-            raise ImportRefused([f"{name}: the file is over the limit of {max_bytes} bytes"])
+            raise ImportRefused([f"{name}: the file is over the limit of {max_bytes:,} bytes"])
         digest.update(chunk)
     source.seek(0)
     return digest.hexdigest()

@@ -253,6 +253,10 @@ def test_a_file_over_the_size_limit_is_refused_before_parsing(alias, settings):
         load(b"x" * 101, alias, size=101)
     with pytest.raises(ImportRefused, match="over the limit of 100 bytes"):
         load(jsonl(REFERENCE), alias)  # no size given: found while fingerprinting
+    # In thousands, as the import's other limits and sizes are said.
+    settings.IMPORT_MAX_BYTES = 1_000
+    with pytest.raises(ImportRefused, match="1,001 bytes is over the limit of 1,000 bytes"):
+        load(b"x" * 1_001, alias, size=1_001)
     assert StoredEvent.objects.using(alias).count() == 0
 
 

@@ -109,7 +109,9 @@ def list_runs(
     found = listing.matching(chosen)
     # The API's own: the run's page lists its forks (its newest) in its header.
     found = found.filter(parent_id=parent) if parent else found
-    page = run_pages.page(found, chosen.sort, cursor, limit)
+    # A parent's forks are few, read by its index: no walk of the order for them.
+    walk = None if parent else listing.walked(chosen)
+    page = run_pages.page(found, chosen.sort, cursor, limit, walk)
     return {"items": shown_in_api(page.runs), "next": page.next, "beat_silence": beat.silence()}
 
 

@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from dashboard import arrived, asked, listing, queries, queue_pages
+from dashboard import arrived, asked, listing, queries, queue_pages, run_pages
 from dashboard.access import HtmxHttpRequest
 from dashboard.asked import BadQuery
 from journal_store import queues
@@ -27,7 +27,7 @@ def newest_shown(runs: list[RunSummary], first: bool, chosen: listing.RunFilter)
     the filter selects (2.4 ms on 10,000 runs filtered by team)."""
     if first and chosen.sort == "started":
         return runs[0].started_at if runs else None
-    return listing.newest_start(chosen)
+    return run_pages.newest_start(chosen)
 
 
 @login_required

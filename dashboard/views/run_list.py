@@ -54,7 +54,9 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         # it swaps a 400 in (templates/base.html) and pushes its address, so a reload says
         # the same.
         return refuse(request, part, problems)
-    found = run_pages.page(listing.matching(chosen), chosen.sort, after, PAGE)
+    found = run_pages.page(
+        listing.matching(chosen), chosen.sort, after, PAGE, listing.walked(chosen)
+    )
     listing.mark_stalled(found.runs)
     listing.mark_failing(found.runs)
     listing.mark_stopped(found.runs)

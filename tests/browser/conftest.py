@@ -186,6 +186,36 @@ def overflow(page: sync_api.Page) -> int:
     return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
 
 
+# Every element shown that is wider inside than it shows (a box that scrolls sideways, or content
+# spilling out of it), and the document when it is wider than the window, each named with its
+# overflow in pixels. An SVG's parts are left out: they have no box of their own to scroll.
+SIDEWAYS = """
+() => {
+  const name = (e) => {
+    const label = e.getAttribute('aria-label') || e.querySelector('caption')?.textContent;
+    return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+      [...e.classList].map((c) => '.' + c).join('') +
+      (label ? ` (${label.trim().slice(0, 50)})` : '');
+  };
+  const found = [];
+  const page = document.documentElement.scrollWidth - window.innerWidth;
+  if (page > 1) found.push(`the document: ${page} px`);
+  for (const e of document.querySelectorAll('body *')) {
+    if (!e.getClientRects().length || !e.clientWidth || e.closest('svg')) continue;
+    const over = e.scrollWidth - e.clientWidth;
+    if (over > 1) found.push(`${name(e)}: ${over} px`);
+  }
+  return found;
+}
+"""
+
+
+def sideways(page: sync_api.Page) -> list[str]:
+    """What scrolls sideways on the page: the document, or any element inside it (a table in
+    its box), named with by how many pixels; [] when everything fits."""
+    return list(page.evaluate(SIDEWAYS))
+
+
 # --- people -----------------------------------------------------------------------------------
 
 

@@ -94,3 +94,25 @@ def test_at_768_px_a_run_card_shows_every_value_of_the_wide_table(signed_in, flo
     status, task = row.locator("td.status").bounding_box(), row.locator("td.task").bounding_box()
     assert status and task and task["y"] >= status["y"] + status["height"] - 1, "task below"
     assert task["width"] > 0.8 * (row.bounding_box()["width"] - 24), "the task spans the card"
+
+
+def test_at_768_px_a_runs_header_reads_across_the_card_with_its_buttons_under_it(
+    signed_in, flown_run
+):
+    """Beside the buttons (32rem of the card) the title, status and facts had some 200 px: the
+    imported-from line was six lines high."""
+    page = signed_in
+    page.set_viewport_size(UPRIGHT[0])
+    page.goto(f"/runs/{flown_run}/")
+    head = page.locator("#run-header .run-head")
+    buttons = head.locator(".actions").first
+    expect(buttons.get_by_role("link", name="Export JSONL")).to_be_visible()
+    card, title, under = (
+        head.bounding_box(),
+        head.locator("h1").bounding_box(),
+        buttons.bounding_box(),
+    )
+    assert card and title and under
+    assert under["y"] >= title["y"] + title["height"], "the buttons are under the title"
+    facts = head.locator("dl").first.bounding_box()
+    assert facts and facts["width"] > 0.8 * card["width"], "the facts read across the card"

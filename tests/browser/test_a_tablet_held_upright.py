@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from journal_store import projection
+from journal_store.models import StoredEvent
 from runtime.events import ConflictParked
 from runtime.jsonl import JsonlJournal
 from services import review
@@ -50,16 +51,18 @@ def test_no_page_nor_tab_scrolls_sideways_on_a_tablet_held_upright(
     signed_in, flown_run, journal_of, watch
 ):
     fill_the_store(flown_run, journal_of)
+    # A fork after the run's third event (positions are the store's, counted across runs).
+    at = StoredEvent.objects.filter(run_id=flown_run).order_by("position")[2].position
     pages = {
         "the runs list": ("/", f"#row-{flown_run}"),
-        "the new-run form": ("/runs/new", "form"),
+        "the new-run form": ("/runs/new", "main form"),
         "the dead letters": ("/review/dead-letters", "section.card"),
         "the conflicts": ("/review/conflicts", "section.card"),
-        "the import page": ("/import", "form"),
+        "the import page": ("/import", "main form"),
         "search": ("/search?q=parser", "table.cards"),
         "the metrics": ("/metrics", "#definitions"),
         "the comparison": (f"/runs/compare?a={flown_run}&b=r-changed", "#divergence"),
-        "the fork form": (f"/runs/{flown_run}/fork?at=3", "form"),
+        "the fork form": (f"/runs/{flown_run}/fork?at={at}", "main form"),
     } | {
         f"the {tab} tab": (f"/runs/{flown_run}/?tab={tab}", shown)
         for tab, shown in TABS_SHOWN.items()

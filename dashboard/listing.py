@@ -291,21 +291,6 @@ def selected(
     return qs
 
 
-def started_since(chosen: RunFilter, mark: datetime | None) -> int:
-    """How many runs the filter selects that started after `mark` (with no mark, the list had
-    no run with a start: every one that has one). A seek in the start's index, not a read of
-    the list again."""
-    projection.catch_up(wait=False)
-    found = runs_started(chosen)
-    return found.filter(started_at__gt=mark).count() if mark else found.count()
-
-
-def runs_started(chosen: RunFilter) -> QuerySet[RunSummary]:
-    # Without the list's order, which a count or a maximum does not need; and without a
-    # catch-up of its own (the list has just caught up).
-    return selected(chosen).filter(started_at__isnull=False)
-
-
 def mark_stalled(rows: Iterable[RunSummary]) -> None:
     """Set `stalled_since` (a datetime, or None) on each run: an active run that nobody drives
     and no step is on its way to. It depends on the clock, so it is worked out when shown."""

@@ -45,6 +45,7 @@ from typing import Any
 from django.db.models import Max, Q, QuerySet
 
 from dashboard import listing
+from journal_store import projection
 from journal_store.models import RunSummary
 from services.asked import BadQuery, shown
 
@@ -287,3 +288,27 @@ def newest_start(chosen: listing.RunFilter) -> datetime | None:
     # filter's own runs where the window had none.
     newest: datetime | None = runs.aggregate(newest=Max("started_at"))["newest"]
     return newest
+
+
+def started_since(chosen: listing.RunFilter, mark: datetime | None) -> int:
+    """How many runs the filter selects that started after `mark` (with no mark, the list had
+    no run with a start: every one that has one): what the list's poll announces. A seek in
+    the start's index, not a read of the list again.
+
+    Where no index of the filter's serves the start, the runs started since the mark are
+    walked, each checked, when no more than NEWEST_WINDOW of them started (a poll of a list
+    drawn a moment ago: none or a few): counted by the filter's index, the runs since of a
+    tag read every run the tag selects, at every poll."""
+    projection.catch_up(wait=False)
+    by_start = dataclasses.replace(chosen, sort="started")
+    runs = listing.selected(by_start).filter(started_at__isnull=False)
+    if mark is None:
+        return runs.count()
+    walk = listing.walked(by_start)
+    if walk is not None:
+        since = RunSummary.objects.using(runs.db).filter(started_at__gt=mark)
+        order = listing.SORTS["oldest"].order(nulls_last=False)
+        many = since.order_by(*order).values_list("run_id")[NEWEST_WINDOW : NEWEST_WINDOW + 1]
+        if many.first() is None:
+            return walk.filter(started_at__gt=mark).count()
+    return runs.filter(started_at__gt=mark).count()

@@ -54,7 +54,7 @@ def newer_runs(request: HtmxHttpRequest) -> HttpResponse:
     query = request.GET.copy()
     for name in ("newer_than", "page", "after", arrived.SHOWN):
         query.pop(name, None)
-    count = listing.started_since(chosen, mark)
+    count = run_pages.started_since(chosen, mark)
     link = reverse("runs") + (f"?{query.urlencode()}" if query else "")
     return arrived.answer(
         request,

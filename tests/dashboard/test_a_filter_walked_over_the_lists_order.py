@@ -145,3 +145,29 @@ def test_the_newest_start_the_poll_counts_from_is_the_latest_the_filter_selects(
     assert (
         run_pages.newest_start(chosen) == selected.aggregate(Max("started_at"))["started_at__max"]
     ), name
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("window", [4, run_pages.NEWEST_WINDOW])
+def test_the_poll_counts_the_runs_started_since_its_mark_that_the_filter_selects(
+    window, monkeypatch
+):
+    """Walked where at most `window` runs started since the mark, by the filter's index where
+    more did: the count is the filter's either way, from every mark."""
+    monkeypatch.setattr(run_pages, "NEWEST_WINDOW", window)
+    seeded("default")
+    starts = sorted(
+        set(RunSummary.objects.exclude(started_at=None).values_list("started_at", flat=True))
+    )
+    for name, asked in [*FILTERS.items(), ("none", {})]:
+        chosen = listing.RunFilter(sort="tokens", **asked)
+        selected = listing.selected(chosen).exclude(started_at=None)
+        assert run_pages.started_since(chosen, None) == selected.count(), name
+        for mark in (
+            starts[0] - timedelta(days=1),
+            starts[len(starts) // 2],
+            starts[-3],
+            starts[-1],
+        ):
+            expected = selected.filter(started_at__gt=mark).count()
+            assert run_pages.started_since(chosen, mark) == expected, (name, mark)

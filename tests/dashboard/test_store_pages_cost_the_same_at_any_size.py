@@ -163,6 +163,12 @@ def reads(size: int) -> dict[str, str]:
     mark = quote(newest.isoformat())
     found["/ poll for newer runs"] = f"/runs/newer?newer_than={mark}"
     found["/ poll for newer runs, by tokens"] = f"/runs/newer?sort=tokens&newer_than={mark}"
+    # From the newest tagged run's start, as a list of the tag's runs polls.
+    tagged = RunSummary.objects.filter(run_id__in=RunTag.objects.values("run_id"))
+    newest_tagged = tagged.exclude(started_at=None).order_by("-started_at")[0].started_at
+    found["/ poll for newer runs, tagged"] = (
+        f"/runs/newer?tag=nightly&newer_than={quote(newest_tagged.isoformat())}"
+    )
     for queue, model in (("dead-letters", DeadLetter), ("conflicts", Conflict)):
         for status in ("open", "all"):
             items = model.objects.all() if status == "all" else model.objects.filter(status=status)

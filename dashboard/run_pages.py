@@ -22,6 +22,11 @@ between two pages is shown on both or on neither, as under an offset. A duration
 a run's clock stops (journal_store/run_columns.py stopped_after): a run that finishes while
 somebody pages leaves the runs without one, at the end, for its place among the others.
 
+A filter no index of its own serves in the order (a status by tokens, a tag) is checked on
+windows of the order's index first (`walked`), where the filter's index and a sort of every
+run it selected grew with the store; the poll's reads (`newest_start`, `started_since`) walk
+the latest starts alike.
+
 Runs without a value (no known start or cost; no duration: still running, or without a start)
 come last in either direction: they are read apart once those with one are exhausted, by run
 id, each part a range of the same index. The condition `value <= v AND (value < v OR run_id <
@@ -228,7 +233,7 @@ def walked(
             return found  # the order ends in the window, or the page is full
         mark, walked_over = last, walked_over + size
         if not found:
-            break  # none in a window of four pages' worth: a rare filter
+            break  # none in the first window, eight pages' worth: a rare filter
         # Twice what the filter, as common as it was so far, needs: a window that falls short
         # costs two more queries, and each costs Django more than SQLite a hundred rows.
         size = max(wanted, math.ceil(2 * (wanted - len(found)) * walked_over / len(found)))

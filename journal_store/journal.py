@@ -50,6 +50,7 @@ from runtime.journal import (
     landed,
     replayed_batch,
 )
+from runtime.page_reads import BackSeek, KindSeek, ManyStreamsJournal
 
 APPEND_LOCK = 0x4D696E75746573  # "Minutes": the advisory lock that serializes appends
 SELECT = (
@@ -460,6 +461,20 @@ class DjangoJournal:
             return self.select(where, params)
         return self.select(where + " LIMIT %s", [*params, limit])
 
+    def read_kinds(self, kind: str, seeks: Sequence[KindSeek]) -> list[list[Recorded]]:
+        """read_kind of several streams (stream, after, limit), in one statement: a page of
+        conflict cards reads the decisions on each card's claims at once."""
+        from journal_store import many_streams  # it builds on this module's reads
+
+        return many_streams.read_kinds(self, kind, seeks)
+
+    def read_backs(self, seeks: Sequence[BackSeek]) -> list[list[Recorded]]:
+        """Several streams' last events (stream, until, limit), newest first, in one
+        statement: a page of conflict cards reads what each card's fact holds at once."""
+        from journal_store import many_streams
+
+        return many_streams.read_backs(self, seeks)
+
     def last_kind(self, stream: str, kind: str) -> Recorded | None:
         """The stream's last event of one kind (one row): LiveClaimsNoted's index
         (journal_claims_noted) makes it a seek; the kind is written into the statement as
@@ -560,3 +575,4 @@ if TYPE_CHECKING:  # the reads that ask for these protocols by type: mypy holds 
     owned_journal: type[OwnedJournal] = DjangoJournal
     run_indexed_journal: type[RunIndexedJournal] = DjangoJournal
     seeking_journal: type[SeekingJournal] = DjangoJournal
+    many_streams_journal: type[ManyStreamsJournal] = DjangoJournal

@@ -12,6 +12,7 @@ import pytest
 
 import journal_store.journal as stored
 from runtime.journal import Recorded
+from runtime.page_reads import read_back, read_of_kinds
 
 
 def counting_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -52,6 +53,12 @@ class Counting:
 
     def read_kind(self, stream: str, kind: str, after: int = 0, limit: int | None = None):
         return self.count(self.journal.read_kind(stream, kind, after, limit))
+
+    def read_kinds(self, kind: str, seeks: Any) -> list[list[Recorded]]:
+        return [self.count(found) for found in read_of_kinds(self.journal, kind, seeks)]
+
+    def read_backs(self, seeks: Any) -> list[list[Recorded]]:
+        return [self.count(found) for found in read_back(self.journal, seeks)]
 
     def of_kind(self, run_id: str, stream: str, kind: str) -> list[Recorded]:
         return self.count(self.journal.of_kind(run_id, stream, kind))

@@ -36,6 +36,7 @@ from runtime.journal import (
     read_run_of_kind,
 )
 from runtime.jsonl import JsonlJournal
+from runtime.page_reads import ManyStreamsJournal
 from tests.conftest import on_every_backend
 from tests.coordination.counting import Counting
 
@@ -47,6 +48,7 @@ PROTOCOLS = (
     OwnedJournal,
     RunIndexedJournal,
     ClaimsJournal,
+    ManyStreamsJournal,
 )
 
 

@@ -15,5 +15,9 @@ class DeskConfig(AppConfig):
         from services.review import register_commit_target
 
         register_commit_target(
-            conflicts.KIND, conflicts.commit_status, conflicts.current_status, name="order"
+            conflicts.KIND,
+            conflicts.commit_status,
+            conflicts.current_status,
+            name="order",
+            currents=conflicts.current_statuses,
         )

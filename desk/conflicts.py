@@ -8,14 +8,16 @@ The review service knows no orders: DeskConfig.ready() registers `commit_status`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from desk.services import TableOrders
+from desk.models import Order as OrderRow
+from desk.services import TableOrders, as_order
 from journal_store.journal import DjangoJournal
 from runtime.events import ConflictParked
 from services.conflict_errors import ConflictError, ConflictMoved
 from services.review import Current
-from teams.desk.services import STATUSES, OrderMissing, OrderMoved
+from teams.desk.services import STATUSES, OrderMoved
 
 KIND = "orders"
 
@@ -41,9 +43,18 @@ def commit_status(
 
 def current_status(commit: dict[str, Any], subject: str, predicate: str) -> Current:
     """The order's status and version now (version 0: no such order here)."""
-    journal = DjangoJournal()
-    try:
-        order = TableOrders(journal, journal.using).get(str(commit.get("key")))
-    except OrderMissing:
-        return Current(None, 0, known=False)
-    return Current(order.status, order.version, order.updated_by)
+    return current_statuses([(commit, subject, predicate)])[0]
+
+
+def current_statuses(asked: Sequence[tuple[dict[str, Any], str, str]]) -> list[Current]:
+    """`current_status` of each (commit, subject, predicate), the orders read in one query: a
+    page of conflict cards asks for each card's order."""
+    keys = [str(commit.get("key")) for commit, _, _ in asked]
+    rows = OrderRow.objects.in_bulk(set(keys))  # by the primary key, the order's id
+    orders = {key: as_order(row) for key, row in rows.items()}
+    return [
+        Current(orders[key].status, orders[key].version, orders[key].updated_by)
+        if key in orders
+        else Current(None, 0, known=False)
+        for key in keys
+    ]

@@ -8,7 +8,7 @@ AppConfig.ready() (the support desk's orders: desk/apps.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,12 @@ class Current:
 # The fact's current value where a conflict's `commit` says (commit, subject, predicate).
 CurrentValue = Callable[[dict[str, Any], str, str], Current]
 READERS: dict[str, CurrentValue] = {}
+# A fact to read where a conflict's `commit` says: (commit, subject, predicate).
+Asked = tuple[dict[str, Any], str, str]
+# The current values of several, in one read where the kind can: a page of conflict cards asks
+# for each card's, and read one by one each card cost its own round trips.
+CurrentValues = Callable[[Sequence[Asked]], list[Current]]
+MANY_READERS: dict[str, CurrentValues] = {}
 
 
 # What one key of a kind is, in a reviewer's words ("order" for "orders"): the pages say "the
@@ -45,16 +51,24 @@ NAMES: dict[str, str] = {}
 
 
 def register_commit_target(
-    kind: str, commit: CommitTarget, current: CurrentValue | None = None, name: str = ""
+    kind: str,
+    commit: CommitTarget,
+    current: CurrentValue | None = None,
+    name: str = "",
+    currents: CurrentValues | None = None,
 ) -> None:
     """Let decisions on conflicts whose `commit["service"]` is `kind` write through `commit`,
-    show what the target holds now through `current`, and call one of its keys a `name`.
-    Registering the same functions again is harmless (ready() may run more than once)."""
+    show what the target holds now through `current` (through `currents` for a page of
+    conflicts at once, where the kind can read them together), and call one of its keys a
+    `name`. Registering the same functions again is harmless (ready() may run more than once)."""
     if TARGETS.get(kind, commit) is not commit:
         raise ValueError(f"a commit target {kind!r} is registered already")
     TARGETS[kind] = commit
     if current is not None:
         READERS[kind] = current
+        MANY_READERS.pop(kind, None)  # another reader: the many reader no longer reads as it
+    if currents is not None:
+        MANY_READERS[kind] = currents
     if name:
         NAMES[kind] = name
 
@@ -69,9 +83,29 @@ def target_named(commit: dict[str, Any]) -> str:
 def current_value(commit: dict[str, Any] | None, subject: str, predicate: str) -> Current | None:
     """What the conflict's fact holds now, read from its commit target (from the journal's
     fact `subject-<subject>` when it commits nowhere); None when nothing holds it."""
-    kind = str((commit or {}).get("service") or "facts")
-    reader = READERS.get(kind)
-    if reader is None:
-        return None
-    found = reader(commit or {"service": "facts", "key": subject}, subject, predicate)
-    return found if found.version > 0 else None
+    return current_values([(commit, subject, predicate)])[0]
+
+
+def current_values(
+    asked: Sequence[tuple[dict[str, Any] | None, str, str]],
+) -> list[Current | None]:
+    """`current_value` of each (commit, subject, predicate), in order: those of one kind of
+    target read together where it registered how (`currents`), else one by one."""
+    found: list[Current | None] = [None] * len(asked)
+    by_kind: dict[str, list[tuple[int, Asked]]] = {}
+    for n, (commit, subject, predicate) in enumerate(asked):
+        kind = str((commit or {}).get("service") or "facts")
+        target = commit or {"service": "facts", "key": subject}
+        by_kind.setdefault(kind, []).append((n, (target, subject, predicate)))
+    for kind, items in by_kind.items():
+        reader = READERS.get(kind)
+        if reader is None:
+            continue
+        many = MANY_READERS.get(kind)
+        if many is not None:
+            currents = many([a for _, a in items])
+        else:
+            currents = [reader(*a) for _, a in items]
+        for (n, _), current in zip(items, currents, strict=True):
+            found[n] = current if current.version > 0 else None
+    return found

@@ -46,13 +46,13 @@ this one check again, and be refused, where both went in (the claim lost, then w
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import transaction
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from runtime.coordination.claims import Claims
+from runtime.coordination.claims import Claims, Settled
 from runtime.coordination.facts import Facts
 from runtime.coordination.keys import request_hash
 from runtime.coordination.mutation import Authority, Evidence, GateRefused, Mutation, MutationGate
@@ -65,11 +65,13 @@ from runtime.events import (
     shown,
 )
 from runtime.journal import Guard, WrongExpectedVersion
+from runtime.page_reads import read_back
 from services.commit_targets import READERS as READERS
 from services.commit_targets import TARGETS as TARGETS
 from services.commit_targets import CommitTarget as CommitTarget
 from services.commit_targets import Current as Current
 from services.commit_targets import current_value as current_value
+from services.commit_targets import current_values as current_values
 from services.commit_targets import register_commit_target as register_commit_target
 from services.conflict_errors import NONE as NONE  # the choice the callers send and test
 from services.conflict_errors import (
@@ -119,25 +121,57 @@ def claims_now(conflict: Any, using: str = "default") -> tuple[list[dict[str, An
     and, while the conflict is open, `settled`: None, or the ruling on another conflict that
     settled it since (its run, its rule, whether the claim won); a settled claim is not among
     the choices. A decided conflict offers nothing."""
-    is_open = conflict.status == "open"
-    gone = (
-        settled_since(
-            conflict.subject, conflict.predicate, conflict.claims, conflict.position, using
-        )
-        if is_open
-        else {}
-    )
-    shown_claims, choices = [], []
-    for key, claim in zip(claim_choices_of(conflict.claims), conflict.claims, strict=True):
-        by = gone.get(key)
-        settled = None
-        if by is not None:
-            settled = {"run_id": by.run_id, "rule": by.rule, "won": by.winner == key}
-        elif is_open:
-            choices.append(key)
-        run = claim.get("run_id") or conflict.run_id
-        shown_claims.append({**claim, "run_id": run, "settled": settled})
-    return shown_claims, [*choices, NONE] if is_open else []
+    return claims_now_of([conflict], using)[0]
+
+
+def claims_now_of(
+    conflicts: Sequence[Any], using: str = "default"
+) -> list[tuple[list[dict[str, Any]], list[str]]]:
+    """`claims_now` of each conflict, the rulings since each open one was parked read for all
+    of them at once (Claims.settled_each): a page of cards costs a read, not one a card."""
+    asks = [
+        Settled(c.subject, c.predicate, c.position, claim_choices_of(c.claims))
+        for c in conflicts
+        if c.status == "open"
+    ]
+    settled = iter(Claims(DjangoJournal(using)).settled_each(asks))
+    found = []
+    for conflict in conflicts:
+        is_open = conflict.status == "open"
+        gone = next(settled) if is_open else {}
+        shown_claims, choices = [], []
+        for key, claim in zip(claim_choices_of(conflict.claims), conflict.claims, strict=True):
+            by = gone.get(key)
+            ruled_by = None
+            if by is not None:
+                ruled_by = {"run_id": by.run_id, "rule": by.rule, "won": by.winner == key}
+            elif is_open:
+                choices.append(key)
+            run = claim.get("run_id") or conflict.run_id
+            shown_claims.append({**claim, "run_id": run, "settled": ruled_by})
+        found.append((shown_claims, [*choices, NONE] if is_open else []))
+    return found
+
+
+class Card(NamedTuple):
+    """What a conflict's card shows beyond its row (the queue's page and the API's items):
+    its claims now and the choices left (`claims_now`), and what its fact holds now (None:
+    nothing holds it here)."""
+
+    claims: list[dict[str, Any]]
+    choices: list[str]
+    current: Current | None
+
+
+def cards_of(conflicts: Sequence[Any]) -> list[Card]:
+    """The cards of a page of conflicts, in order: each card's reads made for the whole page
+    at once (the rulings since each was parked, what each fact holds now), so that a page
+    costs the same few reads however many conflicts it shows."""
+    currents = current_values([(c.commit, c.subject, c.predicate) for c in conflicts])
+    return [
+        Card(claims, choices, current)
+        for (claims, choices), current in zip(claims_now_of(conflicts), currents, strict=True)
+    ]
 
 
 def claim_choices_of(claims: list[dict[str, Any]]) -> list[str]:
@@ -469,16 +503,40 @@ def read_fact(commit: dict[str, Any], subject: str, predicate: str) -> Current:
     time, so that it costs the changes since the predicate last changed, where reading the
     stream whole cost the subject's history: each open conflict on the queue's page and API
     asks it of the order its claims are about."""
+    return read_facts([(commit, subject, predicate)])[0]
+
+
+def read_facts(asked: Sequence[tuple[dict[str, Any], str, str]]) -> list[Current]:
+    """`read_fact` of each (commit, subject, predicate): each round reads the next window of
+    every subject whose predicate's last change is not found yet, in one read of the journal
+    (runtime/page_reads.py). Still a window at a time per subject, back to its last change:
+    bounded by what changed since, never the subject's whole history."""
     journal = DjangoJournal()
-    stream = Facts.stream(str(commit.get("key") or subject))
-    top = until = journal.version(stream)
-    while until > 0:
-        after = max(0, until - FACT_WINDOW)
-        for rec in reversed(journal.read_range(stream, after, until)):
-            if isinstance(rec.event, FactChanged) and rec.event.predicate == predicate:
-                return Current(rec.event.value, top, rec.event.by, True)
-        until = after
-    return Current(None, top, "", False)
+    found: list[Current | None] = [None] * len(asked)
+    tops: list[int] = [0] * len(asked)
+    # (the asked fact, the version its next window is read back from: None, the stream's last)
+    going: list[tuple[int, int | None]] = [(n, None) for n in range(len(asked))]
+    while going:
+        seeks = [
+            (Facts.stream(str(asked[n][0].get("key") or asked[n][1])), until, FACT_WINDOW)
+            for n, until in going
+        ]
+        more: list[tuple[int, int | None]] = []
+        for (n, until), window in zip(going, read_back(journal, seeks), strict=True):
+            if until is None:
+                tops[n] = window[0].version if window else 0
+            predicate = asked[n][2]
+            for rec in window:  # newest first
+                if isinstance(rec.event, FactChanged) and rec.event.predicate == predicate:
+                    found[n] = Current(rec.event.value, tops[n], rec.event.by, True)
+                    break
+            else:
+                lowest = window[-1].version if window else 0
+                if lowest > 1:
+                    more.append((n, lowest - 1))
+        going = more
+    return [f if f is not None else Current(None, tops[n], "", False) for n, f in enumerate(found)]
 
 
-register_commit_target("facts", commit_fact, read_fact, name="subject")  # keyed by subject
+# keyed by subject
+register_commit_target("facts", commit_fact, read_fact, name="subject", currents=read_facts)

@@ -6,6 +6,7 @@ journal_store/queues.py; the decisions differ (a choice among claims; retry or d
 
 # No `from __future__ import annotations`: django-ninja reads the annotations at runtime.
 
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest
@@ -24,6 +25,7 @@ from dashboard.api.review_schemas import (
     LettersIn,
     LettersOut,
     ResolveIn,
+    with_cards,
 )
 from dashboard.api.schemas import Error
 from dashboard.asked import BadQuery
@@ -45,12 +47,18 @@ OFFSET_GONE = (
 )
 
 
-def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
-    """GET /api/review/<path>: the queue's items, newest first, open ones unless asked; a page
-    at a time, each going on from the position of the last item of the one before (`next`):
-    an item's position is its opening event's, which no other item has, so no item is shown
-    twice or skipped, whatever opens meanwhile (an offset read every item before the page,
-    and one opened at the top pushed the others down a place)."""
+def listing(
+    path: str,
+    queue: queues.Queue,
+    out: type[Schema],
+    adds: Callable[[Sequence[Any]], None] | None = None,
+) -> None:
+    """GET /api/review/<path>: the queue's items, newest first, open ones unless asked (with what
+    `adds` adds to the page's items at once, beyond their rows); a page at a time, each going on
+    from the position of the last item of the one before (`next`): an item's position is its opening
+    event's, which no other item has, so no item is shown twice or skipped, whatever opens meanwhile
+    (an offset read every item before the page, and one opened at the top pushed the others down a
+    place)."""
     # The schema lists this queue's statuses (asked.queue_statuses: its outcomes, "decided"
     # for any of them, as the page's filter says it); what to take is the page's to decide
     # (asked.queue_filter): a blank status is the open items, and one it cannot take is
@@ -110,6 +118,8 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
             items = items.filter(position__lt=before)  # newest first, as the page lists them
         found = list(items[: limit + 1])
         more = len(found) > limit
+        if adds is not None:
+            adds(found[:limit])
         return {"items": found[:limit], "next": found[limit - 1].position if more else None}
 
     list_items.__name__ = f"list_{queue.name}"  # its operation id: dashboard_api_list_<name>
@@ -123,7 +133,7 @@ def listing(path: str, queue: queues.Queue, out: type[Schema]) -> None:
     router.get(path, response=page)(list_items)
 
 
-listing("/conflicts", queues.CONFLICTS, ConflictOut)
+listing("/conflicts", queues.CONFLICTS, ConflictOut, with_cards)
 listing("/dead-letters", queues.DEAD_LETTERS, LetterOut)
 
 

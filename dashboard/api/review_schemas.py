@@ -6,6 +6,7 @@ endpoint (`In`, `Error`) are in schemas.py."""
 # No `from __future__ import annotations` here: django-ninja reads the annotations at runtime
 # to build its models, and a Literal left as a string makes them unusable.
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -147,24 +148,32 @@ class ConflictOut(QueueTimes):
 
     @staticmethod
     def resolve_claims(item: Conflict) -> list[dict[str, Any]]:
-        return claims_now(item)[0]
+        return card_of(item).claims
 
     @staticmethod
     def resolve_choices(item: Conflict) -> list[str]:
-        return claims_now(item)[1]
+        return card_of(item).choices
 
     @staticmethod
     def resolve_current(item: Conflict) -> CurrentOut | None:
-        found = review.current_value(item.commit, item.subject, item.predicate)
+        found = card_of(item).current
         return None if found is None else CurrentOut(**vars(found))
 
 
-def claims_now(item: Conflict) -> tuple[list[dict[str, Any]], list[str]]:
-    """review.claims_now, read once for the item's two fields (it reads the claims stream)."""
-    found = item.__dict__.get("_claims_now")
-    if found is None:
-        found = item.__dict__["_claims_now"] = review.claims_now(item)
-    return found
+def with_cards(items: Sequence[Conflict]) -> None:
+    """The cards of a page of conflicts (review.cards_of), read for all of them at once and
+    kept on each item for its fields, as the queue's page reads them."""
+    for item, card in zip(items, review.cards_of(items), strict=True):
+        item.__dict__["_card"] = card
+
+
+def card_of(item: Conflict) -> review.Card:
+    """The item's card, read once for its three fields: the page's (`with_cards`), or its
+    own for a conflict answered alone (a ruling's answer)."""
+    if "_card" not in item.__dict__:
+        with_cards([item])
+    card: review.Card = item.__dict__["_card"]
+    return card
 
 
 # --- intents ------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ a clear "already decided" (409) and writes nothing."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -39,13 +39,13 @@ def queue_page(
     request: HtmxHttpRequest,
     queue: queues.Queue,
     template: str,
-    shown: Callable[[Any], None] | None = None,
+    shown: Callable[[Sequence[Any]], None] | None = None,
     refused: dict[str, Any] | None = None,
 ) -> HttpResponse:
-    """A review queue's page: its items, newest first, open or decided (or all); `shown` adds
-    what an item's card needs beyond its row. A status or a run it cannot take: 400, naming
-    it, and no items. `refused`: a decision on several that could not be taken, drawn with
-    what was typed and ticked, answered 400."""
+    """A review queue's page: its items, newest first, open or decided (or all); `shown` adds what
+    the items' cards need beyond their rows, for the page's items at once. A status or a run it
+    cannot take: 400, naming it, and no items. `refused`: a decision on several that could not be
+    taken, drawn with what was typed and ticked, answered 400."""
     # Every value it cannot take, the page's place with the filters: a bad page was named
     # only once the filters had been mended.
     problems: dict[str, str] = {}
@@ -84,8 +84,7 @@ def queue_page(
     items = queries.queue_items(queue, status, run, runs, words=words)
     page = queue_pages.page(items, place, PAGE)
     if shown is not None:
-        for item in page.items:
-            shown(item)
+        shown(page.items)
     kept = asked.queue_kept(run, words, runs)
     oldest = oldest_of(queue, page, run, runs, words) if status == queues.OPEN else None
     open_here = [item for item in page.items if item.status == queues.OPEN]
@@ -349,14 +348,15 @@ def conflicts(request: HtmxHttpRequest) -> HttpResponse:
     return queue_page(request, queues.CONFLICTS, "dashboard/conflicts.html", with_current)
 
 
-def with_current(item: Conflict) -> None:
-    """The fact's value and version now, beside the claims (None: nothing holds it here), and
-    the id of the ruling its form would post (posted twice, it is applied once); its claims
-    with their runs, each settled since by another conflict's ruling marked, and the choices
-    left (review.claims_now)."""
-    item.current = review.current_value(item.commit, item.subject, item.predicate)  # type: ignore[attr-defined]
-    item.claims, item.choices = review.claims_now(item)  # type: ignore[attr-defined]
-    item.ruling_id = f"rl-{uuid.uuid4().hex[:24]}"  # type: ignore[attr-defined]
+def with_current(items: Sequence[Conflict]) -> None:
+    """Each conflict's fact's value and version now, beside the claims (None: nothing holds it
+    here), and the id of the ruling its form would post (posted twice, it is applied once);
+    its claims with their runs, each settled since by another conflict's ruling marked, and
+    the choices left: review.cards_of, read for the page's conflicts at once."""
+    for item, card in zip(items, review.cards_of(items), strict=True):
+        item.current = card.current  # type: ignore[attr-defined]
+        item.claims, item.choices = card.claims, card.choices  # type: ignore[attr-defined]
+        item.ruling_id = f"rl-{uuid.uuid4().hex[:24]}"  # type: ignore[attr-defined]
 
 
 # What a conflict's form asks of each box left blank, in its labels' words (a claim to
@@ -395,7 +395,7 @@ def resolve_conflict(request: HtmxHttpRequest, conflict_id: str) -> HttpResponse
     # claim marked, who decided and why, without reloading the queue.
     projection.catch_up()
     item = Conflict.objects.get(conflict_id=conflict_id)
-    with_current(item)
+    with_current([item])
     context = {"item": item, "n": conflict_id, "message": text, "can_decide": True}
     response = with_counts(request, render(request, "dashboard/_conflict_card.html", context))
     response = with_open(request, response, queues.CONFLICTS)

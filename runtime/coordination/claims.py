@@ -17,10 +17,10 @@ authority, verification, plan, intent, resource), and the parked conflict carrie
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from runtime.coordination.calls import written_since
 from runtime.coordination.conflicts import SOURCE_RANK, ConflictType, classify, resolve
@@ -33,9 +33,9 @@ from runtime.journal import (
     SeekingJournal,
     WrongExpectedVersion,
     append_next,
-    read_of_kind,
     read_run_of_kind,
 )
+from runtime.page_reads import read_of_kinds
 
 __all__ = ["SOURCE_RANK", "Claims", "ConflictType", "Outcome", "Rules", "conflict_type"]
 
@@ -87,6 +87,36 @@ def made_by(records: list[Recorded], call: str) -> ClaimAsserted | None:
         if isinstance(rec.event, ClaimAsserted) and rec.event.call == call:
             return rec.event
     return None
+
+
+class Settled(NamedTuple):
+    """What `Claims.settled` is asked: the decisions on a fact after a journal position, by the
+    claim each settled; with `claims`, those claims' alone."""
+
+    subject: str
+    predicate: str
+    after: int = 0
+    claims: Collection[str] | None = None
+
+
+def gather(
+    records: list[Recorded],
+    predicate: str,
+    wanted: set[str] | None,
+    found: dict[str, ClaimsReconciled],
+) -> bool:
+    """Add a page of the decisions on a subject to `found`, the first to settle each claim of
+    `predicate` (of `wanted` alone, unless None); whether every wanted claim is found, after
+    which nothing read later can change what was found."""
+    for rec in records:
+        e = rec.event
+        if isinstance(e, ClaimsReconciled) and e.predicate == predicate:
+            for claim in (e.winner, *e.losers):
+                if wanted is None or claim in wanted:
+                    found.setdefault(claim, e)
+        if wanted is not None and wanted <= found.keys():
+            return True
+    return False
 
 
 class Claims:
@@ -250,27 +280,29 @@ class Claims:
         reading stops at the decision that settled the last of them: what comes after cannot
         change what was found. A page of conflict cards then costs what was decided since each
         was parked, not the subject's whole history."""
-        wanted = None if claims is None else set(claims)
-        found: dict[str, ClaimsReconciled] = {}
-        if wanted is not None and not wanted:
-            return found
-        stream = self.stream(subject)
+        return self.settled_each([Settled(subject, predicate, after, claims)])[0]
+
+    def settled_each(self, asks: Sequence[Settled]) -> list[dict[str, ClaimsReconciled]]:
+        """`settled` of each ask, read together: each round reads the next page of every ask
+        still going in one read of the journal where it can (runtime/page_reads.py), so a
+        page of conflict cards costs a read or two, not one a card."""
+        found: list[dict[str, ClaimsReconciled]] = [{} for _ in asks]
+        wanted = [None if a.claims is None else set(a.claims) for a in asks]
         # A journal that reads by kind reads a page at a time; one that would read the whole
         # stream for every page (a file, a list) reads it once.
-        page: int | None = FIRST_PAGE if isinstance(self.journal, SeekingJournal) else None
-        while True:
-            records = read_of_kind(self.journal, stream, ClaimsReconciled.kind, after, page)
-            for rec in records:
-                e = rec.event
-                if isinstance(e, ClaimsReconciled) and e.predicate == predicate:
-                    for claim in (e.winner, *e.losers):
-                        if wanted is None or claim in wanted:
-                            found.setdefault(claim, e)
-                if wanted is not None and wanted <= found.keys():
-                    return found
-            if page is None or len(records) < page:
-                return found
-            after, page = records[-1].position, min(page * 2, LAST_PAGE)
+        first: int | None = FIRST_PAGE if isinstance(self.journal, SeekingJournal) else None
+        # (the ask, the position its next page is read after, the page's size)
+        going = [(n, a.after, first) for n, a in enumerate(asks) if wanted[n] != set()]
+        while going:
+            seeks = [(self.stream(asks[n].subject), after, page) for n, after, page in going]
+            pages = read_of_kinds(self.journal, ClaimsReconciled.kind, seeks)
+            more: list[tuple[int, int, int | None]] = []
+            for (n, _, page), records in zip(going, pages, strict=True):
+                done = gather(records, asks[n].predicate, wanted[n], found[n])
+                if not done and page is not None and len(records) == page:
+                    more.append((n, records[-1].position, min(page * 2, LAST_PAGE)))
+            going = more
+        return found
 
     def settle(
         self,

@@ -31,8 +31,9 @@ were listed as growing (614 -> 1,054 steps for the open letters' late page, 1,38
 for the open conflicts') because the late page was asked `before` the HTML page's Older
 cursor, a page of 25 from the end: with 200 runs it showed those 25, with 3,000 a whole 50.
 Their plans are the same seek at both sizes (the status and position's index, or the
-position's), reading 51 rows; the work is per item shown (about 18 steps a letter, 48 an
-open conflict: its claims and its fact read). Each API queue read is now asked where a whole
+position's), reading 51 rows; the work is per item shown (an open conflict's card, its claims'
+rulings and its fact, read with the page's others: services/review.py cards_of). Each API
+queue read is now asked where a whole
 page of 50 lies beyond it, and the test checks it shows that many.
 """
 

@@ -33,8 +33,8 @@ cursor, a page of 25 from the end: with 200 runs it showed those 25, with 3,000 
 Their plans are the same seek at both sizes (the status and position's index, or the
 position's), reading 51 rows; the work is per item shown (an open conflict's card, its claims'
 rulings and its fact, read with the page's others: services/review.py cards_of). Each API
-queue read is now asked where a whole
-page of 50 lies beyond it, and the test checks it shows that many.
+queue read is now asked where a whole page of 50 lies beyond it, and the test checks it shows
+that many.
 """
 
 from __future__ import annotations

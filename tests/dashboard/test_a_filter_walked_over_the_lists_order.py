@@ -106,6 +106,8 @@ def test_a_walk_is_asked_only_where_no_index_of_the_filters_serves_the_order():
     assert listing.walked(listing.RunFilter()) is None
     assert listing.walked(listing.RunFilter(status="failed")) is None  # migration 0053
     assert listing.walked(listing.RunFilter(team="solo", sort="oldest")) is None
+    assert listing.walked(listing.RunFilter(status="failed", sort="status")) is None
+    assert listing.walked(listing.RunFilter(team="solo", sort="status")) is not None
     assert listing.walked(listing.RunFilter(status="failed", sort="tokens")) is not None
     assert listing.walked(listing.RunFilter(tag="nightly")) is not None
     assert listing.walked(listing.RunFilter(status="failed", team="solo")) is not None

@@ -188,9 +188,10 @@ def overflow(page: sync_api.Page) -> int:
 
 # Every element shown that is wider inside than it shows (a box that scrolls sideways, or content
 # spilling out of it), and the document when it is wider than the window, each named with its
-# overflow in pixels. An SVG's parts are left out: they have no box of their own to scroll.
+# overflow in pixels. An SVG's parts are left out: they have no box of their own to scroll; and
+# so are the boxes `meant` selects (those made to scroll, on a phone) and what is inside them.
 SIDEWAYS = """
-() => {
+(meant) => {
   const name = (e) => {
     const label = e.getAttribute('aria-label') || e.querySelector('caption')?.textContent;
     return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
@@ -202,6 +203,7 @@ SIDEWAYS = """
   if (page > 1) found.push(`the document: ${page} px`);
   for (const e of document.querySelectorAll('body *')) {
     if (!e.getClientRects().length || !e.clientWidth || e.closest('svg')) continue;
+    if (meant && e.closest(meant)) continue;
     const over = e.scrollWidth - e.clientWidth;
     if (over > 1) found.push(`${name(e)}: ${over} px`);
   }
@@ -210,10 +212,11 @@ SIDEWAYS = """
 """
 
 
-def sideways(page: sync_api.Page) -> list[str]:
+def sideways(page: sync_api.Page, meant: str = "") -> list[str]:
     """What scrolls sideways on the page: the document, or any element inside it (a table in
-    its box), named with by how many pixels; [] when everything fits."""
-    return list(page.evaluate(SIDEWAYS))
+    its box), named with by how many pixels; [] when everything fits. `meant`: a CSS selector
+    of the boxes made to scroll sideways (a wide drawing in its box on a phone), left out."""
+    return list(page.evaluate(SIDEWAYS, meant))
 
 
 # --- people -----------------------------------------------------------------------------------

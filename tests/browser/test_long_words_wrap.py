@@ -16,6 +16,7 @@ from tests.browser.conftest import (
     overflow,
     settled,
     shoot,
+    sideways,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -48,20 +49,12 @@ def parked_letter(run_id: str) -> str:
     return letter_id
 
 
-# Every table box on the page wider inside than it shows (it would scroll sideways in itself).
-SCROLLING_TABLES = """
-[...document.querySelectorAll('.table-wrap')]
-  .filter((w) => w.scrollWidth - w.clientWidth > 1)
-  .map((w) => w.scrollWidth - w.clientWidth)
-"""
-
-
-def fits(page, where: str, tables: bool = True) -> None:
-    """Nothing of the page scrolls sideways; nor, with `tables`, a table inside its box."""
+def fits(page, where: str, meant: str = "") -> None:
+    """Nothing of the page scrolls sideways, the page nor anything in it, but the boxes made to
+    scroll that `meant` selects."""
     settled(page)
     assert overflow(page) <= 1, f"{where} scrolls sideways by {overflow(page)} px"
-    if tables:
-        assert page.evaluate(SCROLLING_TABLES) == [], f"a table of {where} scrolls sideways"
+    assert sideways(page, meant) == [], f"something of {where} scrolls sideways"
 
 
 def test_a_long_word_wraps_on_every_page_that_shows_it(signed_in, journal_of, flown_run, watch):
@@ -81,12 +74,13 @@ def test_a_long_word_wraps_on_every_page_that_shows_it(signed_in, journal_of, fl
         for tab in TABS_SHOWN:
             page.get_by_role("tab", name=tab.capitalize()).click()
             expect(page.locator(TABS_SHOWN[tab]).first).to_be_visible()
-            # (The metrics' table of figures scrolls in its box on a phone, long word or not.)
-            narrow_metrics = tab == "metrics" and size is NARROW
-            fits(page, f"the {tab} tab at {size['width']} px", tables=not narrow_metrics)
+            # On a phone the trace's drawing and the metrics' table of figures scroll in their
+            # boxes, long word or not.
+            meant = {"trace": ".trace-wrap", "metrics": ".table-wrap"}.get(tab, "")
+            fits(page, f"the {tab} tab at {size['width']} px", meant if size is NARROW else "")
         page.goto(f"/runs/compare?a={RUN}&b={flown_run}")
         # (Its tables of figures scroll in their boxes on a phone, long word or not.)
-        fits(page, f"the comparison at {size['width']} px", tables=size is WIDE)
+        fits(page, f"the comparison at {size['width']} px", "" if size is WIDE else ".table-wrap")
     shoot(page, "long-word-compare-390")
 
     # A letter of a run still going: one of a run that has ended is not decided (409).

@@ -8,17 +8,10 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import NARROW, WIDE, overflow, shoot
+from tests.browser.conftest import NARROW, WIDE, overflow, shoot, sideways
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-# Every table box on the page that is wider inside than it shows (it would scroll sideways).
-SCROLLING_TABLES = """
-[...document.querySelectorAll('.table-wrap')]
-  .filter((w) => w.scrollWidth - w.clientWidth > 1)
-  .map((w) => (w.querySelector('caption') || w).textContent.trim() + ': ' +
-               (w.scrollWidth - w.clientWidth) + ' px')
-"""
 # Every visible element of `selector` that reaches past the window's right edge.
 PAST_THE_EDGE = """
 (selector) => [...document.querySelectorAll(selector)]
@@ -44,7 +37,7 @@ def test_at_390_px_the_runs_list_is_one_card_per_run_that_fits_the_window(
     shoot(page, "runs-cards-390")
 
     assert overflow(page) <= 1
-    assert page.evaluate(SCROLLING_TABLES) == []
+    assert sideways(page) == []
     # A card: the column headings are gone from view and each value carries its own label;
     # the status, the id and the findings lead, the task reads below them across the card.
     expect(page.locator("table.runs thead")).not_to_be_in_viewport()
@@ -84,7 +77,7 @@ def test_at_390_px_a_runs_bill_audit_and_tabs_fit_without_scrolling_sideways(
     expect(bill.locator("svg.chart")).to_be_visible()
     shoot(page, "run-bill-cards-390")
     assert overflow(page) <= 1
-    assert page.evaluate(SCROLLING_TABLES) == []
+    assert sideways(page) == []
     # Every column of the bill per agent is on screen, labelled: none is cut off.
     coder = bill.locator("table.cards tbody tr", has=page.locator("th", has_text="coder")).first
     labels = ("Model", "Tokens", "In", "Out", "Calls", "Share", "Cost (USD)", "Budget", "Remaining")
@@ -104,7 +97,7 @@ def test_at_390_px_a_runs_bill_audit_and_tabs_fit_without_scrolling_sideways(
     expect(page.locator("#tab tbody tr").first).to_be_visible()
     shoot(page, "run-audit-cards-390")
     assert overflow(page) <= 1
-    assert page.evaluate(SCROLLING_TABLES) == []
+    assert sideways(page) == []
     watch.assert_clean()
 
 
@@ -166,14 +159,14 @@ def test_runs_of_every_team_read_as_cards_at_390_px_and_the_desks_refund_is_in_i
     page.goto("/")
     expect(page.locator("table.runs tbody tr")).to_have_count(4)
     assert overflow(page) <= 1
-    assert page.evaluate(SCROLLING_TABLES) == []
+    assert sideways(page) == []
     assert page.evaluate(PAST_THE_EDGE, "table.runs td") == []
     page.locator("table.runs").scroll_into_view_if_needed()
     page.screenshot(path=SHOTS / "readme-runs-390.png", caret="initial")
     page.goto(f"/runs/{refund}/?tab=bill")
     expect(page.locator("#tab svg.chart")).to_be_visible()
     assert overflow(page) <= 1
-    assert page.evaluate(SCROLLING_TABLES) == []
+    assert sideways(page) == []
     page.locator("#tab table.cards").first.scroll_into_view_if_needed()
     page.screenshot(path=SHOTS / "readme-run-bill-390.png", caret="initial")
 
@@ -206,7 +199,7 @@ def test_at_390_px_search_and_the_dead_letters_fit_the_window(signed_in, flown_r
     expect(page.get_by_role("link", name=flown_run).first).to_be_visible()
     shoot(page, "search-390")
     assert overflow(page) <= 1
-    assert page.evaluate(SCROLLING_TABLES) == []
+    assert sideways(page) == []
     page.goto("/review/dead-letters")
     expect(page.get_by_role("button", name="Discard")).to_be_visible()
     shoot(page, "dead-letters-390")
@@ -230,7 +223,7 @@ def test_at_390_px_a_runs_timeline_reads_as_cards_with_what_happened_on_screen(
     expect(beside.first).to_be_visible()
     shoot(page, "run-timeline-cards-390")
     assert overflow(page) <= 1
-    assert page.evaluate(SCROLLING_TABLES) == []
+    assert sideways(page) == []
     assert page.evaluate(PAST_THE_EDGE, "#events td") == []
     what = box(beside.first.locator("td.full"))
     assert what["width"] > 0.8 * (box(beside.first)["width"] - 24), "what happened spans the card"

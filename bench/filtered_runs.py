@@ -19,7 +19,6 @@ import random
 import shutil
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import parser, sizes_of  # noqa: E402
+from bench.streams_setup import best_of, parser, sizes_of  # noqa: E402
 
 PARSER = parser(__doc__, "200,20000", "runs in each store")
 ARGS = PARSER.parse_args()
@@ -124,12 +123,7 @@ def main() -> None:
                 use(size)
                 for name, ways in figures.items():
                     for way, read in ways.items():
-                        best = float("inf")
-                        for _ in range(3):
-                            begun = time.perf_counter()
-                            read()
-                            best = min(best, time.perf_counter() - begun)
-                        times.setdefault((name, way, size), []).append(best * 1000)
+                        times.setdefault((name, way, size), []).append(best_of(read))
         backend = "PostgreSQL" if PG_URL else "SQLite"
         print(f"{backend}; medians of {ARGS.repeats} rounds, each the best of 3 calls; ms")
         head = "".join(f"{size:>10,}" for size in SIZES)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import shutil
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -26,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import parser, sizes_of  # noqa: E402
+from bench.streams_setup import best_of, parser, sizes_of  # noqa: E402
 
 PARSER = parser(__doc__, "200,20000", "runs in each store")
 ARGS = PARSER.parse_args()
@@ -86,12 +85,8 @@ def main() -> None:
                 use(size)
                 for name, chosen in FILTERS.items():
                     for way, work in WAYS.items():
-                        best = float("inf")
-                        for _ in range(3):
-                            begun = time.perf_counter()
-                            work(chosen.runs())
-                            best = min(best, time.perf_counter() - begun)
-                        times.setdefault((name, way, size), []).append(best * 1000)
+                        took = best_of(lambda work=work, chosen=chosen: work(chosen.runs()))
+                        times.setdefault((name, way, size), []).append(took)
         print(f"SQLite, medians of {ARGS.repeats} rounds (each the best of 3 calls); ms")
         print(f"{'':<24}" + "".join(f"{size:>10,}" for size in SIZES) + f"{'ratio':>8}")
         for name in FILTERS:

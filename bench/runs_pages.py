@@ -69,7 +69,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench and tests.services, run as a script
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import parser, sizes_of  # noqa: E402
+from bench.streams_setup import best_of, parser, sizes_of  # noqa: E402
 
 PARSER = parser(__doc__, "200,20000", "runs in each store")
 PARSER.add_argument("--limit", type=int, default=50, help="runs a page shows (the page's 50)")
@@ -376,12 +376,7 @@ def main() -> None:
                     for name, (at, *_) in FIGURES.items():
                         if at != store:
                             continue
-                        best = float("inf")
-                        for _ in range(ARGS.calls):
-                            begun = time.perf_counter()
-                            works[name, size]()
-                            best = min(best, time.perf_counter() - begun)
-                        times[name, size].append(best * 1000)
+                        times[name, size].append(best_of(works[name, size], ARGS.calls))
         print(
             f"\n{backend}, in-process, pages of {ARGS.limit}; medians of {ARGS.repeats} rounds "
             f"(each the best of {ARGS.calls} calls), the sizes and stores in turns; ms"

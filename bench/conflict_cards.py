@@ -55,6 +55,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
+from bench import conflict_store  # noqa: E402
 from journal_store import projection  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
 from journal_store.models import Conflict  # noqa: E402
@@ -134,22 +135,6 @@ def seed(journal: DjangoJournal, size: int) -> dict[str, str]:
 SETTLED = {"card": 1, "since, settled": 2, "since, another fact": 1}  # the claims each finds
 
 
-def whole_stream(conflict: Conflict) -> dict[str, ClaimsReconciled]:
-    """Claims.settled as it was before 2026-12-06: every event of the stream read, the
-    decisions after the conflict's position picked out in Python (the baseline)."""
-    found: dict[str, ClaimsReconciled] = {}
-    ids = set(review.claim_choices_of(conflict.claims))
-    for rec in DjangoJournal().read(Claims.stream(conflict.subject)):
-        e = rec.event
-        if rec.position <= conflict.position or not isinstance(e, ClaimsReconciled):
-            continue
-        if e.predicate == conflict.predicate:
-            for c in (e.winner, *e.losers):
-                if c in ids:
-                    found.setdefault(c, e)
-    return found
-
-
 def main() -> None:
     call_command("migrate", verbosity=0)
     journal = DjangoJournal()
@@ -180,12 +165,13 @@ def main() -> None:
         for shape, expected in SETTLED.items():
             c = card(subjects[size][shape])
             found = review.settled_since(c.subject, c.predicate, c.claims, c.position, "default")
-            assert len(found) == expected and whole_stream(c) == found, (shape, size)
+            wholly = conflict_store.settled_wholly(c)
+            assert len(found) == expected and wholly == found, (shape, size)
     figures: dict[str, Callable[[int], Callable[[], Any]]] = {}
     for shape in SETTLED:
         figures[shape] = lambda size, s=shape: partial(review.claims_now, card(subjects[size][s]))
         figures[f"{shape}: whole stream (before)"] = lambda size, s=shape: partial(
-            whole_stream, card(subjects[size][s])
+            conflict_store.settled_wholly, card(subjects[size][s])
         )
         if shape == "card":
             figures["page of 25 cards"] = lambda size: partial(page, subjects[size]["card"])

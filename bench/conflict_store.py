@@ -17,9 +17,10 @@ from typing import Any
 
 from desk.services import TableOrders
 from journal_store.journal import DjangoJournal
+from journal_store.models import Conflict
 from runtime.coordination.claims import Claims
 from runtime.coordination.facts import Facts
-from runtime.events import ConflictParked
+from runtime.events import ClaimsReconciled, ConflictParked
 from services import commit_targets, review
 
 PREDICATES = ("status", "amount_cents", "note")
@@ -122,3 +123,21 @@ def one_at_a_time() -> Iterator[None]:
     finally:
         review.DjangoJournal = kept_journal
         commit_targets.MANY_READERS.update(kept_many)
+
+
+def settled_wholly(conflict: Conflict) -> dict[str, ClaimsReconciled]:
+    """The first decision after the conflict's parking to settle each of its claims, from the
+    subject's whole claims stream: Claims.settled as it was before 2026-12-06, every event of
+    the stream read and the decisions after the conflict's position picked out in Python (the
+    baseline bench/conflict_cards.py times, the oracle the cards are tested against)."""
+    found: dict[str, ClaimsReconciled] = {}
+    keys = review.claim_choices_of(conflict.claims)
+    for rec in DjangoJournal().read(Claims.stream(conflict.subject)):
+        e = rec.event
+        if not isinstance(e, ClaimsReconciled) or rec.position <= conflict.position:
+            continue
+        if e.predicate == conflict.predicate:
+            for key in (e.winner, *e.losers):
+                if key in keys:
+                    found.setdefault(key, e)
+    return found

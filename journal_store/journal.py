@@ -449,17 +449,8 @@ class DjangoJournal:
         caller's text) so that the planner can use an index kept for that kind alone:
         ClaimsReconciled's (journal_claims_decided) makes it a seek to just those rows; another
         kind is read by the (stream, version) index, its other rows skipped in the database."""
-        if kind not in BY_KIND:
-            raise ValueError(f"no event kind {kind!r}")
-        if self.connection.vendor == "postgresql":
-            where = f"WHERE kind = '{kind}' AND {IN_STREAM} ORDER BY stream, position"
-            params: list[Any] = [stream, after, stream]
-        else:
-            where = f"WHERE stream = %s AND kind = '{kind}' AND position > %s ORDER BY position"
-            params = [stream, after]
-        if limit is None:
-            return self.select(where, params)
-        return self.select(where + " LIMIT %s", [*params, limit])
+        where, params = kind_seek(self.connection.vendor, stream, kind, after, limit)
+        return self.select(where, params)
 
     def read_kinds(self, kind: str, seeks: Sequence[KindSeek]) -> list[list[Recorded]]:
         """read_kind of several streams (stream, after, limit), in one statement: a page of
@@ -576,3 +567,22 @@ if TYPE_CHECKING:  # the reads that ask for these protocols by type: mypy holds 
     run_indexed_journal: type[RunIndexedJournal] = DjangoJournal
     seeking_journal: type[SeekingJournal] = DjangoJournal
     many_streams_journal: type[ManyStreamsJournal] = DjangoJournal
+
+
+def kind_seek(
+    vendor: str, stream: str, kind: str, after: int, limit: int | None
+) -> tuple[str, list[Any]]:
+    """The WHERE, ORDER BY and LIMIT of a read of the stream's events of `kind` after a
+    journal position (DjangoJournal.read_kind's, and each stream's part of many_streams'), and
+    its parameters. The kind is written in, checked to be a kind's name."""
+    if kind not in BY_KIND:
+        raise ValueError(f"no event kind {kind!r}")
+    if vendor == "postgresql":
+        where = f"WHERE kind = '{kind}' AND {IN_STREAM} ORDER BY stream, position"
+        params: list[Any] = [stream, after, stream]
+    else:
+        where = f"WHERE stream = %s AND kind = '{kind}' AND position > %s ORDER BY position"
+        params = [stream, after]
+    if limit is None:
+        return where, params
+    return f"{where} LIMIT %s", [*params, limit]

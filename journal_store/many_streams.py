@@ -14,8 +14,7 @@ from typing import Any
 
 # from_row looked up at each read, as journal.py's own reads do: a test counts the rows read
 from journal_store import journal as stored
-from journal_store.journal import IN_STREAM, SELECT, DjangoJournal
-from runtime.events import BY_KIND
+from journal_store.journal import SELECT, DjangoJournal, kind_seek
 from runtime.journal import Recorded
 from runtime.page_reads import BackSeek, KindSeek
 
@@ -30,19 +29,8 @@ def read_kinds(
 ) -> list[list[Recorded]]:
     """For each (stream, after, limit): the stream's events of `kind` with position > after, in
     position order, the first `limit` (as DjangoJournal.read_kind reads one stream)."""
-    if kind not in BY_KIND:  # written into the statement, as read_kind does: a known name
-        raise ValueError(f"no event kind {kind!r}")
-    parts = []
-    for stream, after, limit in seeks:
-        if journal.connection.vendor == "postgresql":
-            where = f"WHERE kind = '{kind}' AND {IN_STREAM} ORDER BY stream, position"
-            params: list[Any] = [stream, after, stream]
-        else:
-            where = f"WHERE stream = %s AND kind = '{kind}' AND position > %s ORDER BY position"
-            params = [stream, after]
-        if limit is not None:
-            where, params = f"{where} LIMIT %s", [*params, limit]
-        parts.append((where, params))
+    vendor = journal.connection.vendor
+    parts = [kind_seek(vendor, stream, kind, after, limit) for stream, after, limit in seeks]
     return read_parts(journal, parts, lambda rec: rec.position)
 
 

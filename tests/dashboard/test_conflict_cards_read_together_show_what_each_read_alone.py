@@ -23,7 +23,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import Conflict
 from runtime.coordination.claims import Claims
 from runtime.coordination.facts import Facts
-from runtime.events import ClaimsReconciled, FactChanged
+from runtime.events import FactChanged
 from services import review
 
 pytestmark = pytest.mark.django_db
@@ -56,22 +56,6 @@ def varied() -> list[Conflict]:
     return list(Conflict.objects.order_by("-position"))
 
 
-def settled_wholly(conflict: Conflict) -> dict[str, ClaimsReconciled]:
-    """The first decision after the conflict's parking to settle each of its claims, from the
-    subject's whole claims stream."""
-    found: dict[str, ClaimsReconciled] = {}
-    keys = review.claim_choices_of(conflict.claims)
-    for rec in DjangoJournal().read(Claims.stream(conflict.subject)):
-        e = rec.event
-        if not isinstance(e, ClaimsReconciled) or rec.position <= conflict.position:
-            continue
-        if e.predicate == conflict.predicate:
-            for key in (e.winner, *e.losers):
-                if key in keys:
-                    found.setdefault(key, e)
-    return found
-
-
 def current_wholly(conflict: Conflict) -> review.Current | None:
     """What the fact or order holds now, from the order's row or the fact's whole stream."""
     commit = conflict.commit or {}
@@ -90,7 +74,7 @@ def current_wholly(conflict: Conflict) -> review.Current | None:
 
 def card_wholly(conflict: Conflict) -> review.Card:
     is_open = conflict.status == "open"
-    gone = settled_wholly(conflict) if is_open else {}
+    gone = conflict_store.settled_wholly(conflict) if is_open else {}
     claims, choices = [], []
     for key, claim in zip(review.claim_choices_of(conflict.claims), conflict.claims, strict=True):
         by = gone.get(key)

@@ -45,6 +45,7 @@ CHROMIUM_ARGS = [
 ]
 WIDE = {"width": 1280, "height": 900}
 NARROW = {"width": 390, "height": 844}
+TABLET = {"width": 768, "height": 1024}  # an iPad held upright
 PASSWORD = "correct horse battery staple"
 ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
 # Each tab of a run's page, and what shows that its content arrived.

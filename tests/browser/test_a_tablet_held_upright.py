@@ -14,13 +14,21 @@ from journal_store.models import StoredEvent
 from runtime.events import ConflictParked
 from runtime.jsonl import JsonlJournal
 from services import review
-from tests.browser.conftest import TABS_SHOWN, import_text, parked_letter, settled, shoot, sideways
+from tests.browser.conftest import (
+    TABLET,
+    TABS_SHOWN,
+    import_text,
+    parked_letter,
+    settled,
+    shoot,
+    sideways,
+)
 from tests.browser.test_metrics_tables_fit import FIXTURES
 from tests.journal_store.test_projection_matches_views import store
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-UPRIGHT = ({"width": 768, "height": 1024}, {"width": 834, "height": 1194})
+UPRIGHT = (TABLET, {"width": 834, "height": 1194})
 
 
 def fill_the_store(run_id: str, journal_of) -> None:

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import (
     NARROW,
+    TABLET,
     TABS_SHOWN,
     WIDE,
     import_text,
@@ -60,7 +61,7 @@ def fits(page, where: str, meant: str = "") -> None:
 def test_a_long_word_wraps_on_every_page_that_shows_it(signed_in, journal_of, flown_run, watch):
     import_text(journal_of(RUN, lengthen), name="long.jsonl")
     page = signed_in
-    for size in (WIDE, NARROW):
+    for size in (WIDE, TABLET, NARROW):
         page.set_viewport_size(size)
         page.goto("/")
         expect(page.locator(f"#row-{RUN}")).to_be_visible()
@@ -80,7 +81,7 @@ def test_a_long_word_wraps_on_every_page_that_shows_it(signed_in, journal_of, fl
             fits(page, f"the {tab} tab at {size['width']} px", meant if size is NARROW else "")
         page.goto(f"/runs/compare?a={RUN}&b={flown_run}")
         # (Its tables of figures scroll in their boxes on a phone, long word or not.)
-        fits(page, f"the comparison at {size['width']} px", "" if size is WIDE else ".table-wrap")
+        fits(page, f"the comparison at {size['width']} px", ".table-wrap" if size is NARROW else "")
     shoot(page, "long-word-compare-390")
 
     # A letter of a run still going: one of a run that has ended is not decided (409).
@@ -92,7 +93,7 @@ def test_a_long_word_wraps_on_every_page_that_shows_it(signed_in, journal_of, fl
     card.get_by_label("Why discard").fill(WORD[:1900])
     card.get_by_role("button", name="Discard").click()
     expect(card.get_by_role("status")).to_contain_text(f"discard recorded for {letter}")
-    for size in (WIDE, NARROW):
+    for size in (WIDE, TABLET, NARROW):
         page.set_viewport_size(size)
         page.goto("/review/dead-letters?status=decided")
         fits(page, f"the decided letters at {size['width']} px")

@@ -83,15 +83,22 @@ def paged(alias: str, chosen: listing.RunFilter, limit: int) -> list[list[str]]:
     raise AssertionError("the pages went on for ever")
 
 
+# (the first window, the most in all), in pages' worth: one window, then the filter's index;
+# a first window and the ones the filter needs after it; the list's own.
+WINDOWS = [(1, 1), (1, 4), (run_pages.FIRST_WINDOW, run_pages.WINDOW)]
+
+
 @pytest.mark.django_db
-@pytest.mark.parametrize("window", [1, run_pages.WINDOW])
+@pytest.mark.parametrize(("first", "most"), WINDOWS)
 @pytest.mark.parametrize("sort", list(listing.SORTS))
-def test_walked_pages_are_the_pages_of_the_filters_index(sort, window, monkeypatch):
-    """Through every page of each filter, in every order: with windows of a page's worth (the
-    page filled in one only where the filter is common, ends inside ties) and of WINDOW's
-    (the whole store in one for pages of 3, the window's end found for pages of 50). SQLite's
-    alone: PostgreSQL is not walked (listing.walked), its planner weighs the two."""
-    monkeypatch.setattr(run_pages, "WINDOW", window)
+def test_walked_pages_are_the_pages_of_the_filters_index(sort, first, most, monkeypatch):
+    """Through every page of each filter, in every order, pages of 3 and of 50: windows of a
+    page's worth whose ends fall inside ties, the page filled in the first only where the
+    filter is common, in later ones, or by the filter's index after them; and the list's own
+    windows (the whole store in one for pages of 50). SQLite's alone: PostgreSQL is not walked
+    (listing.walked), its planner weighs the two."""
+    monkeypatch.setattr(run_pages, "FIRST_WINDOW", first)
+    monkeypatch.setattr(run_pages, "WINDOW", most)
     seeded(ALIAS)
     for name, asked in FILTERS.items():
         chosen = listing.RunFilter(sort=sort, **asked)

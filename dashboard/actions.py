@@ -105,19 +105,9 @@ class NewRun:
 
     def refusals(self) -> dict[str, list[str]]:
         """What is wrong with the request as a whole, by field, every refusal of a field at
-        once: the form shows each beside its box, the API answers 422 naming them. (Settings
-        a team lacks (an order, a vote, a critic to reflect with) are the service's to
-        refuse, as a 400 saying which.)"""
-        found = self.asked_refusals()
-        backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
-        if backend == "endpoint" and (why := runs.endpoint_unusable()):
-            found["model"] = [why]
-        return found
-
-    def asked_refusals(self) -> dict[str, list[str]]:
-        """What the request itself asks that cannot be: refusals() but for what this server's
-        state refuses (a model endpoint it cannot use). The API says these with its schema's
-        faults (api/run_schemas.RunIn), before its body is sound enough to ask the server."""
+        once: the form shows each beside its box, the API answers 422 naming them (with its
+        schema's faults: api/run_schemas.RunIn). (Settings a team lacks (an order, a vote, a
+        critic to reflect with) are the service's to refuse, as a 400 saying which.)"""
         found: dict[str, list[str]] = {}
         if why := team_refusal(self.team):
             found["team"] = [why]
@@ -131,6 +121,9 @@ class NewRun:
         # and its refusal named "settings.desk.order_id" in pydantic's words.
         if self.order and not re.fullmatch(ORDER, self.order):
             found["order"] = [ORDER_REFUSAL]
+        backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
+        if backend == "endpoint" and (why := runs.endpoint_unusable()):
+            found["model"] = [why]
         return found
 
     def task_refusals(self) -> list[str]:

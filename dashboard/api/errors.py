@@ -52,12 +52,25 @@ def refused_also(
     form pydantic rebuilds a ValidationError from (its `__reduce__`, which pickling uses:
     `errors()` has lost the template of a custom error)."""
     _, (title, errors, input_type, hide_input) = cast(Reduced, schemas.__reduce__())
-    errors += [
+    return pydantic.ValidationError.from_exception_data(
+        title, errors + entries(problems), input_type, hide_input
+    )
+
+
+def refused_as(title: str, problems: Mapping[str, list[str]]) -> pydantic.ValidationError:
+    """A refusal of a body the schema let through, for `problems` alone, raised by its
+    validator as refused_also's are: where the request is refused for something else in the
+    same 422 (its Idempotency-Key header), so that it says every fault at once."""
+    return pydantic.ValidationError.from_exception_data(title, entries(problems))
+
+
+def entries(problems: Mapping[str, list[str]]) -> list[Any]:
+    """`problems` as pydantic's errors in invalid()'s format, each at its field."""
+    return [
         {"type": PydanticCustomError("value_error", why), "loc": (name,), "input": None}
         for name, said in problems.items()
         for why in said
     ]
-    return pydantic.ValidationError.from_exception_data(title, errors, input_type, hide_input)
 
 
 def register(api: NinjaAPI) -> None:

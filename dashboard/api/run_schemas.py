@@ -8,7 +8,7 @@ a run, its events, its replay, a fork of it and its tags. The bodies shared by e
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from ninja import Field, Schema
 from pydantic import (
@@ -17,16 +17,17 @@ from pydantic import (
     ModelWrapValidatorHandler,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, listing, queries
-from dashboard.api.errors import refused_also
+from dashboard.api.errors import refused_also, refused_as
 from dashboard.api.schemas import In
 from journal_store.models import RunSummary
-from runtime import fork_checks, written
+from runtime import fork_checks, keys, written
 
 # --- runs ---------------------------------------------------------------------------------------
 
@@ -99,6 +100,9 @@ class RunIn(In):
     model_config = ConfigDict(
         json_schema_extra={"example": {"team": "repo-fix", "scenario": "first-flight"}}
     )
+    # A NUL in the task is refused by NewRun.task_refusals with the task's other refusals (a
+    # scripted backend's, its length), where In's refusal of it alone hid them until mended.
+    judged_whole: ClassVar[frozenset[str]] = frozenset({"task"})
 
     team: str = Field("repo-fix", max_length=64)
     scenario: str | None = Field(
@@ -174,20 +178,27 @@ class RunIn(In):
 
     @model_validator(mode="wrap")
     @classmethod
-    def every_fault_at_once(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+    def every_fault_at_once(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Any], info: ValidationInfo
+    ) -> Any:
         """A body the schema refuses is refused in the same 422 for what the run's request
-        refuses of the fields it let through (actions.NewRun.asked_refusals: the task's
-        refusals, a scenario the team has not), where those were said once the schema's faults
-        were mended: an allowance of 0 with a long task for the scripted backend took two
-        rounds. A sound body is the endpoint's to judge, after a keyed start sent again is
-        answered (api/runs.start_run)."""
+        refuses of the fields it let through (actions.NewRun.refusals: the task's refusals, a
+        scenario the team has not, a model endpoint this server cannot use), where those were
+        said once the schema's faults were mended: an allowance of 0 with a long task for the
+        scripted backend took two rounds. A sound body is the endpoint's to judge, after a
+        keyed start sent again is answered (api/runs.start_run); but where its key is refused
+        (the header's entry in this 422, `usable_key`) there is none to answer, and the body
+        is judged here, so that its faults are said with the key's."""
         try:
-            return handler(data)
+            body = handler(data)
         except ValidationError as exc:
             refused = {error["loc"][0] for error in exc.errors() if error["loc"]}
             if not isinstance(data, dict) or not (also := beside_the_schema(data, refused)):
                 raise
             raise refused_also(exc, also) from None
+        if key_refused(info.context) and (found := actions.NewRun(**body.model_dump()).refusals()):
+            raise refused_as(cls.__name__, found)
+        return body
 
     @field_validator("votes", mode="before")
     @classmethod
@@ -212,10 +223,32 @@ def beside_the_schema(body: dict[str, Any], refused: set[Any]) -> dict[str, list
         if name not in refused
     }
     new_run = actions.NewRun(**{"team": "", "scenario": None, **sent})
-    found = new_run.asked_refusals()
+    found = new_run.refusals()
     if "model" in refused and new_run.task is not None:
         found["task"] = actions.written_task_refusals(new_run.task)
     return {name: said for name, said in found.items() if said and name not in refused}
+
+
+# --- the Idempotency-Key header of a start or a fork ---------------------------------------------
+
+KEY_HEADER = "Idempotency-Key"
+
+
+def usable_key(key: str) -> str:
+    """The request's idempotency key ("" when it sends none), refused at the header when it
+    cannot be one: django-ninja reads the header with the body, and answers their faults in
+    one 422, where the endpoint refused the key once the body's were mended."""
+    if key and (why := keys.refusal(key)):
+        raise PydanticCustomError("value_error", why)  # invalid()'s entry: no ctx
+    return key
+
+
+def key_refused(context: Any) -> bool:
+    """Whether the request being read (django-ninja's validation context holds it) sends an
+    Idempotency-Key that usable_key refuses."""
+    request = context.get("request") if isinstance(context, dict) else None
+    key = request.headers.get(KEY_HEADER, "") if request is not None else ""
+    return bool(key and keys.refusal(key))
 
 
 class EventOut(Schema):

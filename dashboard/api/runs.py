@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Query, Router, Status
+from pydantic import AfterValidator
 
 from dashboard import actions, asked, downloads, listing, queries, run_pages
 from dashboard.access import get_run_for_user, require_steer, run_or_unfolded
@@ -24,6 +25,7 @@ from dashboard.api.minutes import (
 from dashboard.api.paging import READ_AS_POSITION, RunsOut, after_position, shown_in_api
 from dashboard.api.run_detail import RunDetailOut
 from dashboard.api.run_schemas import (
+    KEY_HEADER,
     EventOut,
     ForkIn,
     ReasonIn,
@@ -33,6 +35,7 @@ from dashboard.api.run_schemas import (
     TaggedOut,
     TagsIn,
     TagsOut,
+    usable_key,
 )
 from dashboard.api.schemas import Accepted, Error
 from dashboard.asked import BadQuery, shown
@@ -115,9 +118,11 @@ def list_runs(
     return {"items": shown_in_api(page.runs), "next": page.next, "beat_silence": beat.silence()}
 
 
+# A key that cannot be one is a 422 at the header, in the one naming the body's faults.
+Key = Annotated[str, AfterValidator(usable_key)]
 KEY = Header(  # type: ignore[type-arg]
     "",
-    alias="Idempotency-Key",
+    alias=KEY_HEADER,
     description="sent again with the same key, the start (or fork) answers the run it made "
     f"(200, header Idempotent-Replayed), where it would make another; {keys.KEY_RULE}",
 )
@@ -140,14 +145,6 @@ FORKS_AT_CAPACITY = at_capacity("no fork was made: a fork is a new run of yours"
 BASELINES_AT_CAPACITY = at_capacity("no baseline was started: a baseline is a new run of yours")
 
 
-def key_of(key: str) -> str:
-    """The request's idempotency key ("" when it sends none); a 422 at the header when it
-    cannot be one."""
-    if key and (why := keys.refusal(key)):
-        raise invalid("header", {"Idempotency-Key": why})
-    return key
-
-
 def started(request: HttpRequest, response: HttpResponse, begun: runs.Begun) -> Any:
     """The run a start (or fork) began (201) or, a keyed one sent again, found begun already
     (200)."""
@@ -161,9 +158,7 @@ def started(request: HttpRequest, response: HttpResponse, begun: runs.Begun) -> 
     response={200: RunOut, 201: RunOut, 400: Error, 409: Error, 429: Error, 503: Error},
     openapi_extra={"responses": {429: {"description": STARTS_AT_CAPACITY}}},
 )
-def start_run(
-    request: HttpRequest, response: HttpResponse, body: RunIn, idempotency_key: str = KEY
-) -> Any:
+def start_run(request: HttpRequest, response: HttpResponse, body: RunIn, key: Key = KEY) -> Any:
     """Start a team run. With an `Idempotency-Key`, a start sent again (its answer lost) is
     answered the run the first began (200), not begun again, whatever changed on the server
     since (its model endpoint, the local model server, its settings); the same key with
@@ -171,7 +166,6 @@ def start_run(
     not begin (imported, or someone else's) a 409. A 429 when you have as many live runs
     (running, interrupted or dead-lettered) as one person may (MINUTES_RUNS_PER_PERSON): its
     detail names the cap, your live runs and how to go on; nothing is written."""
-    key = key_of(idempotency_key)
     asked = actions.NewRun(**body.model_dump())
     by = user_name(request)
     try:
@@ -267,7 +261,7 @@ def detail(metric: dict[str, Any]) -> dict[str, Any]:
     openapi_extra={"responses": {429: {"description": BASELINES_AT_CAPACITY}}},
 )
 def start_baseline(
-    request: HttpRequest, response: HttpResponse, run_id: str, idempotency_key: str = KEY
+    request: HttpRequest, response: HttpResponse, run_id: str, key: Key = KEY
 ) -> Any:
     """Start the run's single-agent baseline (the solo coder on the same task, template and
     model), linked to it by its TeamStarted's `baseline_of`. Each call starts another (a
@@ -276,7 +270,6 @@ def start_baseline(
     key began too, before anything is checked again (a 409 when the key names a run you did
     not begin). A baseline is a run of yours: a 429 when you have as many live runs as one
     person may (MINUTES_RUNS_PER_PERSON), as a start's; nothing is written."""
-    key = key_of(idempotency_key)
     run_for(request, run_id)
     by = user_name(request)
     solo = actions.baseline_key(key, by, run_id) if key else ""
@@ -404,7 +397,7 @@ def fork(
     response: HttpResponse,
     run_id: str,
     body: ForkIn,
-    idempotency_key: str = KEY,
+    key: Key = KEY,
 ) -> Any:
     """A new run whose past is this run's up to the event at position `at` (read back from the
     record: no model asked, no tool run, no side effect made again), going on live after it
@@ -421,7 +414,6 @@ def fork(
     a key that names a run you did not fork (imported, or someone else's) a 409. A fork is
     a run of yours: a 429 when you have as many live runs as one person may
     (MINUTES_RUNS_PER_PERSON), as a start's; nothing is written."""
-    key = key_of(idempotency_key)
     run_for(request, run_id)
     if body.at > asked.POSITION_MAX or forks.event_at(run_id, body.at) is None:
         # The fork page's sentence, at the field, where it was the service's 400 (past any

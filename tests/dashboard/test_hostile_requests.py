@@ -225,7 +225,9 @@ def test_a_nul_character_in_a_body_is_a_422_naming_its_field(api, done_run):
     assert field_of(answer) == ["reason"]
     assert "NUL character" in answer.json()["detail"][0]["msg"]
     task = post(api, "/api/runs", {"team": "solo", "model": "endpoint", "task": "fix\u0000"})
-    assert field_of(task) == ["task"]
+    # The endpoint this test's server has none of is named in the same 422.
+    assert field_of(task) == ["task", "model"]
+    assert "NUL character" in task.json()["detail"][0]["msg"]
     assert StoredEvent.objects.count() == before
 
 

@@ -115,8 +115,9 @@ def open_oldest(count: int) -> None:
 
 def late(size: int, limit: int) -> int:
     """Where a late page of `limit` starts among `size` items: 90% of the way in, or the last
-    whole page when that is nearer the end."""
-    return min(size * 9 // 10, size - limit)
+    whole page when that is nearer the end; after the first item where there are fewer than
+    a page and one (bench/runs_pages.py --sizes 50,100 asked for the item at -1)."""
+    return max(1, min(size * 9 // 10, size - limit))
 
 
 def cursor_of(size: int, sort: str, limit: int) -> run_pages.Cursor:
@@ -132,7 +133,7 @@ def before_of(items: QuerySet[Any], limit: int) -> int:
     link asks: the position of the item above its first."""
     ordered = items.order_by("-position")
     count = ordered.count()
-    return int(ordered[max(late(count, limit), 1) - 1].position)
+    return int(ordered[late(count, limit) - 1].position)
 
 
 def with_forks(size: int, forks: int) -> set[str]:

@@ -167,7 +167,7 @@ class Page:
 # hundred rows: the first window is long enough that one in eight runs fills the page in it.
 FIRST_WINDOW = 8
 WINDOW = 20
-NEWEST_WINDOW = 1024  # runs walked for the poll's mark (newest_start)
+NEWEST_WINDOW = 256  # the latest started runs the poll walks (newest_start, started_since)
 
 
 def page(

@@ -101,7 +101,20 @@ def store(runs: list[RunSummary], rng: random.Random) -> None:
     RunSummary.objects.bulk_create(runs, batch_size=2_000)
     DeadLetter.objects.bulk_create(letters_of(runs, rng), batch_size=2_000)
     Conflict.objects.bulk_create(conflicts_of(runs, rng), batch_size=2_000)
+    waiting_since()
     metrics_days.refill(RunSummary.objects, MetricsDay.objects)
+
+
+def waiting_since() -> None:
+    """Each run's `waiting_since` from its open items, as the runs projector keeps it (the
+    time its oldest open item was opened; None: none open): a bulk insert writes none."""
+    oldest: dict[str, datetime] = {}
+    for model in (DeadLetter, Conflict):
+        for run_id, at in model.objects.filter(status="open").values_list("run_id", "created_at"):
+            oldest[run_id] = min(at, oldest.get(run_id, at))
+    RunSummary.objects.update(waiting_since=None)
+    runs = [RunSummary(run_id=run_id, waiting_since=at) for run_id, at in oldest.items()]
+    RunSummary.objects.bulk_update(runs, ["waiting_since"], batch_size=2_000)
 
 
 def open_oldest(count: int) -> None:
@@ -111,6 +124,7 @@ def open_oldest(count: int) -> None:
     for model in (DeadLetter, Conflict):
         oldest = model.objects.order_by("position").values("pk")[:count]
         model.objects.filter(pk__in=oldest).update(status="open")
+    waiting_since()
 
 
 def late(size: int, limit: int) -> int:

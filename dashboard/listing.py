@@ -14,7 +14,6 @@ from django.db import connection
 from django.db.models import (
     Exists,
     F,
-    Func,
     OrderBy,
     OuterRef,
     Q,
@@ -27,6 +26,7 @@ from dashboard.queries import loose_scan
 from journal_store import projection, search
 from journal_store.models import Finding, RunSummary, RunTag, StoppedView
 from journal_store.stopped import UNFOLDED
+from journal_store.unindexed import Unindexed
 from runtime import instants, status
 from runtime.diagnose import SIGNATURES
 from runtime.model import EndpointDown
@@ -203,17 +203,6 @@ def matching(chosen: RunFilter) -> QuerySet[RunSummary]:
 def midnight(day: date) -> datetime:
     """The start of `day` in UTC, the days the filters name."""
     return datetime.combine(day, time.min, tzinfo=UTC)
-
-
-class Unindexed(Func):
-    """A column as a value no index serves: on SQLite its unary +, SQLite's own way of keeping
-    a term from choosing the index. Elsewhere the column as it is: PostgreSQL weighs a walk of
-    the order's index against the filter's by the table's statistics."""
-
-    template = "%(expressions)s"
-
-    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_sql(compiler, connection, template="+%(expressions)s", **extra)
 
 
 def walked(chosen: RunFilter) -> QuerySet[RunSummary] | None:

@@ -206,6 +206,12 @@ class RunSummary(models.Model):
     human_wait = models.FloatField(default=0.0)  # seconds conflicts and dead letters waited
     dead_letters = models.IntegerField(default=0)
     letters_open = models.IntegerField(default=0)  # of those, still waiting for a person
+    # When the oldest of its conflicts and dead letters still waiting for a person was opened
+    # (its event's time; None: none waits). Earlier than the start for a fork whose copied past
+    # holds an item left open, or a journal whose times run backwards: services/metrics.py
+    # oldest_open finds such runs by the index below, where it walked every open item opened
+    # before a date filter's first day to find one of the runs the filter chose (0054).
+    waiting_since = models.DateTimeField(null=True)
     waits = models.IntegerField(default=0)  # waits for another agent: deadlock_rate's whole
     deadlocks = models.IntegerField(default=0)  # cycles of open waits among them
     # commitment_orphan_rate's whole: commitments made, or in a run that made none, requests
@@ -255,6 +261,12 @@ class RunSummary(models.Model):
             # every run it selects to a sort (0053).
             models.Index(fields=["status", "-started_at", "-run_id"], name="run_status_started"),
             models.Index(fields=["team", "-started_at", "-run_id"], name="run_team_started"),
+            # The runs an item of which has waited since before they started (0055): few.
+            models.Index(
+                fields=["started_on"],
+                condition=models.Q(waiting_since__lt=models.F("started_at")),
+                name="run_waiting_before_start",
+            ),
         ]
 
 

@@ -8,13 +8,14 @@ model beside the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from journal_store.models import Conflict, DeadLetter, QueueItem
+from journal_store.unindexed import Unindexed
 from runtime.events import (
     ConflictParked,
     ConflictResolved,
@@ -110,3 +111,13 @@ def oldest_open(queue: Queue, items: QuerySet[Any] | None = None) -> QueueItem |
     the runs list's bench made the queue's page of its open items grow with them."""
     rows = queue.model._default_manager.all() if items is None else items
     return rows.filter(status=OPEN).order_by("created_at", "position").first()
+
+
+def oldest_open_of(items: QuerySet[Any], runs: Sequence[str] | QuerySet[Any]) -> QueueItem | None:
+    """The open item of `items` whose run is one of `runs` (run ids, or a query of them) that has
+    waited longest, as `oldest_open`, for a few runs: each run's items read by the index of
+    the run id, where SQLite took the index of the status and the time, which gives the order,
+    and walked every open item oldest first to find one of them."""
+    rows = items.filter(run_id__in=runs).alias(open_=Unindexed(F("status"))).filter(open_=OPEN)
+    found: QueueItem | None = rows.order_by("created_at", "position").first()
+    return found

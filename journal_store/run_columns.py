@@ -118,6 +118,15 @@ def metrics_columns(m: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def waiting_since(metrics: folds.State) -> dict[str, Any]:
+    """When the run's oldest conflict or dead letter still waiting for a person was opened,
+    from the metrics fold's open items (id -> their event's time): the time the review queues
+    keep as the item's (projection.at, so a journal without times reads 1970); None when none
+    waits."""
+    opened = [*(metrics.get("parked") or {}).values(), *(metrics.get("letters") or {}).values()]
+    return {"waiting_since": datetime.fromtimestamp(min(opened), tz=UTC) if opened else None}
+
+
 def copied_figures(metrics: folds.State) -> dict[str, Any]:
     """What a fork's copied prefix held of each figure the sums add up (runtime.metric_sums.SUMMED;
     empty for a run that is no fork, or a state stored before the fold kept it): the metrics
@@ -176,7 +185,7 @@ COLUMNS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 # Columns read from a fold's state where its result does not hold them.
 STATE_COLUMNS: dict[str, Callable[[folds.State], dict[str, Any]]] = {
     "bill": lambda state: run_model(state) | lineage_cost(state),
-    "metrics": lambda state: copied_figures(state) | lineage(state),
+    "metrics": lambda state: copied_figures(state) | lineage(state) | waiting_since(state),
 }
 FOLDS: dict[str, Fold] = {f.name: f for f in RUN_FOLDS}
 

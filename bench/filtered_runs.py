@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import best_of, parser, sizes_of  # noqa: E402
+from bench.streams_setup import parser, sized_stores, sizes_of, ways_by_size  # noqa: E402
 
 PARSER = parser(__doc__, "200,20000", "runs in each store")
 ARGS = PARSER.parse_args()
@@ -35,7 +34,6 @@ SIZES = sizes_of(ARGS.sizes)
 STORE = setup("filtered-runs", ARGS.postgres, sqlite="unused.sqlite3")
 WORK, PG_URL = STORE.work, STORE.postgres_url
 
-from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Max  # noqa: E402
 
@@ -54,23 +52,10 @@ FILTERS = {
 }
 
 
-def use(size: int) -> None:
-    connection.close()
-    if PG_URL:
-        connection.settings_dict["NAME"] = f"filtered_{size}"
-    else:
-        connection.settings_dict["NAME"] = str(WORK / f"filtered_{size}.sqlite3")
-    connection.ensure_connection()
-
-
-def seed() -> None:
-    if PG_URL:
-        with connection.cursor() as cursor:
-            for size in SIZES:
-                cursor.execute(f"CREATE DATABASE filtered_{size}")
+def seed() -> Callable[[int], None]:
+    use = sized_stores("filtered", WORK, PG_URL, SIZES)
     for size in SIZES:
         use(size)
-        call_command("migrate", verbosity=0)
         rng = random.Random(size)
         runs = store_rows.runs_of(size, rng)
         store_rows.store(runs, rng)
@@ -80,6 +65,7 @@ def seed() -> None:
         if PG_URL:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
+    return use
 
 
 def page(chosen: listing.RunFilter, walk: bool) -> Callable[[], Any]:
@@ -102,7 +88,7 @@ def mark(chosen: listing.RunFilter, walk: bool) -> Callable[[], Any]:
 
 def main() -> None:
     try:
-        seed()
+        use = seed()
         figures: dict[str, dict[str, Callable[[], Any]]] = {}
         for name, chosen in FILTERS.items():
             for what, make in (("page", page), ("poll's mark", mark)):
@@ -117,22 +103,8 @@ def main() -> None:
                 if name.endswith("page"):
                     before, now = [r.run_id for r in before.runs], [r.run_id for r in now.runs]
                 assert before == now, (size, name)
-        times: dict[tuple[str, str, int], list[float]] = {}
-        for _ in range(ARGS.repeats):
-            for size in SIZES:
-                use(size)
-                for name, ways in figures.items():
-                    for way, read in ways.items():
-                        times.setdefault((name, way, size), []).append(best_of(read))
         backend = "PostgreSQL" if PG_URL else "SQLite"
-        print(f"{backend}; medians of {ARGS.repeats} rounds, each the best of 3 calls; ms")
-        head = "".join(f"{size:>10,}" for size in SIZES)
-        print(f"{'runs in the store':<46}{head}{'ratio':>8}")
-        for name in figures:
-            for way in ("before", "now"):
-                med = {s: statistics.median(times[name, way, s]) for s in SIZES}
-                row = "".join(f"{med[s]:>10.2f}" for s in SIZES)
-                print(f"{name + ', ' + way:<46}{row}{med[SIZES[-1]] / med[SIZES[0]]:>8.2f}")
+        ways_by_size(figures, SIZES, use, ARGS.repeats, backend)
     finally:
         connection.close()
         shutil.rmtree(WORK, ignore_errors=True)

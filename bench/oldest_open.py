@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import statistics
 import sys
 from collections.abc import Callable
 from datetime import timedelta
@@ -29,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import best_of, parser, sizes_of  # noqa: E402
+from bench.streams_setup import parser, sized_stores, sizes_of, ways_by_size  # noqa: E402
 
 PARSER = parser(__doc__, "200,20000", "runs in each store")
 ARGS = PARSER.parse_args()
@@ -37,7 +36,6 @@ SIZES = sizes_of(ARGS.sizes)
 STORE = setup("oldest-open", ARGS.postgres, sqlite="unused.sqlite3")
 WORK, PG_URL = STORE.work, STORE.postgres_url
 
-from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from bench import store_rows  # noqa: E402
@@ -48,23 +46,10 @@ from services import metrics  # noqa: E402
 DAYS = {"the last day": 1, "the last week": 7, "the last fortnight": 14}
 
 
-def use(size: int) -> None:
-    connection.close()
-    if PG_URL:
-        connection.settings_dict["NAME"] = f"oldest_{size}"
-    else:
-        connection.settings_dict["NAME"] = str(WORK / f"oldest_{size}.sqlite3")
-    connection.ensure_connection()
-
-
-def seed() -> None:
-    if PG_URL:
-        with connection.cursor() as cursor:
-            for size in SIZES:
-                cursor.execute(f"CREATE DATABASE oldest_{size}")
+def seed() -> Callable[[int], None]:
+    use = sized_stores("oldest", WORK, PG_URL, SIZES)
     for size in SIZES:
         use(size)
-        call_command("migrate", verbosity=0)
         rng = random.Random(size)
         runs = store_rows.runs_of(size, rng)
         store_rows.store(runs, rng)
@@ -85,6 +70,7 @@ def seed() -> None:
         if PG_URL:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
+    return use
 
 
 def walked(chosen: metrics.MetricsFilter) -> Any:
@@ -114,7 +100,7 @@ def filters() -> dict[str, metrics.MetricsFilter]:
 
 def main() -> None:
     try:
-        seed()
+        use = seed()
         figures: dict[str, dict[str, Callable[[], Any]]] = {
             name: {"before": lambda c=chosen: walked(c), "now": lambda c=chosen: now(c)}
             for name, chosen in filters().items()
@@ -123,22 +109,8 @@ def main() -> None:
             use(size)
             for name, ways in figures.items():
                 assert ways["before"]() == ways["now"](), (size, name)
-        times: dict[tuple[str, str, int], list[float]] = {}
-        for _ in range(ARGS.repeats):
-            for size in SIZES:
-                use(size)
-                for name, ways in figures.items():
-                    for way, read in ways.items():
-                        times.setdefault((name, way, size), []).append(best_of(read))
         backend = "PostgreSQL" if PG_URL else "SQLite"
-        print(f"{backend}; medians of {ARGS.repeats} rounds, each the best of 3 calls; ms")
-        head = "".join(f"{size:>10,}" for size in SIZES)
-        print(f"{'runs in the store':<46}{head}{'ratio':>8}")
-        for name in figures:
-            for way in ("before", "now"):
-                med = {s: statistics.median(times[name, way, s]) for s in SIZES}
-                row = "".join(f"{med[s]:>10.3f}" for s in SIZES)
-                print(f"{name + ', ' + way:<46}{row}{med[SIZES[-1]] / med[SIZES[0]]:>8.2f}")
+        ways_by_size(figures, SIZES, use, ARGS.repeats, backend, digits=3)
     finally:
         connection.close()
         shutil.rmtree(WORK, ignore_errors=True)

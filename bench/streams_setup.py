@@ -15,6 +15,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runtime.events import Event, RunStarted
@@ -183,6 +184,61 @@ def best_of(work: Callable[[], Any], calls: int = 3) -> float:
         work()
         best = min(best, time.perf_counter() - begun)
     return best * 1000
+
+
+def sized_stores(
+    prefix: str, work: Path, postgres_url: str | None, sizes: list[int]
+) -> Callable[[int], None]:
+    """A database of its own for each size, created and migrated (`prefix_<size>`: a file in
+    `work` on SQLite, a database of the private cluster on PostgreSQL); the function that
+    makes a size's the connection's, which the bench calls before it seeds or reads one."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    def use(size: int) -> None:
+        connection.close()
+        if postgres_url:
+            connection.settings_dict["NAME"] = f"{prefix}_{size}"
+        else:
+            connection.settings_dict["NAME"] = str(work / f"{prefix}_{size}.sqlite3")
+        connection.ensure_connection()
+
+    if postgres_url:
+        with connection.cursor() as cursor:
+            for size in sizes:
+                cursor.execute(f"CREATE DATABASE {prefix}_{size}")
+    for size in sizes:
+        use(size)
+        call_command("migrate", verbosity=0)
+    return use
+
+
+def ways_by_size(
+    figures: dict[str, dict[str, Callable[[], Any]]],
+    sizes: list[int],
+    use: Callable[[int], None],
+    repeats: int,
+    backend: str,
+    digits: int = 2,
+) -> None:
+    """Each figure's ways ("before", "now": a call each) timed on each store in turns (`use`
+    makes a size's the connection's), `repeats` rounds, each the best of 3 calls; the medians
+    printed in ms, with the ratio of the last size's to the first's."""
+    times: dict[tuple[str, str, int], list[float]] = {}
+    for _ in range(repeats):
+        for size in sizes:
+            use(size)
+            for name, ways in figures.items():
+                for way, read in ways.items():
+                    times.setdefault((name, way, size), []).append(best_of(read))
+    print(f"{backend}; medians of {repeats} rounds, each the best of 3 calls; ms")
+    head = "".join(f"{size:>10,}" for size in sizes)
+    print(f"{'runs in the store':<46}{head}{'ratio':>8}")
+    for name, ways in figures.items():
+        for way in ways:
+            med = {s: statistics.median(times[name, way, s]) for s in sizes}
+            row = "".join(f"{med[s]:>10.{digits}f}" for s in sizes)
+            print(f"{name + ', ' + way:<46}{row}{med[sizes[-1]] / med[sizes[0]]:>8.2f}")
 
 
 def caption(repeats: int) -> None:

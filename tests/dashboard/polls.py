@@ -18,9 +18,12 @@ def poll_of(page: str, element_id: str) -> str:
     return unescape(found.group(1))
 
 
-def park(run_id: str, conflict_id: str, claims: list[dict[str, Any]] | None = None) -> None:
+def park(
+    run_id: str, conflict_id: str, claims: list[dict[str, Any]] | None = None, **at: float
+) -> None:
     """A conflict on an order's status (`order:CONFLICT_ID`), two agents' claims or `claims`,
-    parked in its own stream as runtime/coordination/claims.py parks one (not caught up)."""
+    parked in its own stream as runtime/coordination/claims.py parks one (not caught up);
+    recorded at `t` if given, now otherwise."""
     claims = claims or [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
     event = ConflictParked(
         run_id=run_id,
@@ -29,6 +32,7 @@ def park(run_id: str, conflict_id: str, claims: list[dict[str, Any]] | None = No
         predicate="status",
         conflict_type="value",
         claims=claims,
+        **at,
     )
     DjangoJournal().append(f"conflict-{conflict_id}", [event], 0)  # where claims.py parks one
 

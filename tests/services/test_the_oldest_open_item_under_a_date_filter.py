@@ -23,6 +23,7 @@ from journal_store.journal import DjangoJournal
 from journal_store.models import RunSummary
 from runtime import events as ev
 from services import metrics
+from tests.dashboard.polls import park
 
 pytestmark = pytest.mark.django_db
 
@@ -46,17 +47,7 @@ def lettered(run_id: str, letter: str, at: float) -> None:
 
 
 def parked(run_id: str, conflict: str, at: float) -> None:
-    claims = [{"agent": "a", "value": "shipped"}, {"agent": "b", "value": "cancelled"}]
-    event = ev.ConflictParked(
-        run_id=run_id,
-        conflict_id=conflict,
-        subject=f"order:{conflict}",
-        predicate="status",
-        conflict_type="value",
-        claims=claims,
-        t=at,
-    )
-    DjangoJournal().append(f"conflict-{conflict}", [event], 0)
+    park(run_id, conflict, t=at)
 
 
 def resolved(run_id: str, conflict: str, at: float) -> None:

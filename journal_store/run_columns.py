@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
-from runtime import folds, metric_values, prices
+from runtime import folds, instants, metric_values, prices
 from runtime.bill import ancestors_of, model_for
 from runtime.folds import Fold
 from runtime.metric_sums import summed
@@ -122,9 +122,10 @@ def waiting_since(metrics: folds.State) -> dict[str, Any]:
     """When the run's oldest conflict or dead letter still waiting for a person was opened,
     from the metrics fold's open items (id -> their event's time): the time the review queues
     keep as the item's (projection.at, so a journal without times reads 1970); None when none
-    waits."""
+    waits. A time stored before events' times were bounded is brought within them (instants.
+    moment), where it would have stopped the run's summary."""
     opened = [*(metrics.get("parked") or {}).values(), *(metrics.get("letters") or {}).values()]
-    return {"waiting_since": datetime.fromtimestamp(min(opened), tz=UTC) if opened else None}
+    return {"waiting_since": min(instants.moment(t) for t in opened) if opened else None}
 
 
 def copied_figures(metrics: folds.State) -> dict[str, Any]:

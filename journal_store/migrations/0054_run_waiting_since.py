@@ -15,6 +15,8 @@ from typing import Any
 from django.db import migrations, models
 from django.db.models import Q
 
+LATEST_T = 32503680000.0  # 3000-01-01, runtime/events/times.py's as 0054 was written
+
 
 def fill(apps: Any, schema_editor: Any) -> None:
     alias = schema_editor.connection.alias
@@ -24,11 +26,22 @@ def fill(apps: Any, schema_editor: Any) -> None:
     chosen = states.filter(fold="metrics", run_id__in=waiting.values("run_id"))
     for run_id, text in chosen.values_list("run_id", "state").iterator(chunk_size=2_000):
         state = json.loads(text)
-        # Frozen copy of run_columns.waiting_since as 0054 was written.
+        # Frozen copy of run_columns.waiting_since as 0054 was written (and of instants.moment:
+        # a time stored before times were bounded is brought within them, not raised on).
         opened = [*(state.get("parked") or {}).values(), *(state.get("letters") or {}).values()]
         if opened:
-            since = datetime.fromtimestamp(min(opened), tz=UTC)
+            since = min(moment(t) for t in opened)
             runs.filter(run_id=run_id).update(waiting_since=since)
+
+
+def moment(t: float) -> datetime:
+    try:
+        t = float(t)
+    except (OverflowError, TypeError, ValueError):
+        t = 0.0
+    if not 0 <= t < LATEST_T:
+        t = LATEST_T - 1 if t >= LATEST_T else 0.0  # NaN compares False: the start
+    return datetime.fromtimestamp(t, UTC)
 
 
 class Migration(migrations.Migration):

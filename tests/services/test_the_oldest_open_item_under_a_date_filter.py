@@ -9,6 +9,7 @@ and migration 0054 all say."""
 from __future__ import annotations
 
 import importlib
+import json
 import random
 import time
 from datetime import UTC, date, datetime
@@ -18,9 +19,9 @@ import pytest
 from django.apps import apps
 from django.db import connection
 
-from journal_store import projection, queues
+from journal_store import projection, queues, run_columns
 from journal_store.journal import DjangoJournal
-from journal_store.models import RunSummary
+from journal_store.models import RunState, RunSummary
 from runtime import events as ev
 from services import metrics
 from tests.dashboard.polls import park
@@ -159,3 +160,22 @@ def test_a_rebuild_and_migration_0054_say_what_the_projector_said():
     assert dict(RunSummary.objects.values_list("run_id", "waiting_since")) == said
     FILL.fill(apps, SimpleNamespace(connection=connection))  # run again: the same
     assert dict(RunSummary.objects.values_list("run_id", "waiting_since")) == said
+    # A time stored before times were bounded is brought within them, not raised on.
+    stored = RunState.objects.get(run_id="r-b", fold="metrics")
+    state = json.loads(stored.state)
+    state["letters"]["l-b"] = 1e20
+    stored.state = json.dumps(state)
+    stored.save()
+    FILL.fill(apps, SimpleNamespace(connection=connection))
+    assert RunSummary.objects.get(run_id="r-b").waiting_since.year == 2999
+
+
+def test_a_time_stored_before_times_were_bounded_does_not_stop_the_summary():
+    # An event stored before its times were bounded still reads (runtime/events/times.py):
+    # its run's summary takes the bound, where formatting the time raised for the run.
+    state = {"parked": {"c-far": 1e20}, "letters": {"l-nan": float("nan"), "l-ok": 5.0}}
+    assert run_columns.waiting_since(state) == {
+        "waiting_since": datetime.fromtimestamp(0.0, UTC)  # NaN reads as 1970, the earliest
+    }
+    far = run_columns.waiting_since({"parked": {"c-far": 1e20}, "letters": {}})["waiting_since"]
+    assert far.year == 2999

@@ -207,10 +207,12 @@ class RunSummary(models.Model):
     dead_letters = models.IntegerField(default=0)
     letters_open = models.IntegerField(default=0)  # of those, still waiting for a person
     # When the oldest of its conflicts and dead letters still waiting for a person was opened
-    # (its event's time; None: none waits). Earlier than the start for a fork whose copied past
-    # holds an item left open, or a journal whose times run backwards: services/metrics.py
-    # oldest_open finds such runs by the index below, where it walked every open item opened
-    # before a date filter's first day to find one of the runs the filter chose (0054).
+    # (its event's time; None: none waits). Earlier than the start in a journal whose times run
+    # backwards (an imported one; a worker's clock behind the one that started the run):
+    # services/metrics.py oldest_open finds such runs by the index below, where it walked every
+    # open item opened before a date filter's first day to find one of the runs the filter
+    # chose (0054). A fork copies no item: conflicts are parked in streams of their own, and no
+    # fork starts after a dead letter of its parent's.
     waiting_since = models.DateTimeField(null=True)
     waits = models.IntegerField(default=0)  # waits for another agent: deadlock_rate's whole
     deadlocks = models.IntegerField(default=0)  # cycles of open waits among them

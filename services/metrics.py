@@ -227,15 +227,18 @@ class MetricsFilter:
         # runs, all chosen, took 15.4 ms that way and 3.4 this (bench/queue_waits.py).
         return qs.filter(Exists(self.runs(using).filter(run_id=OuterRef("run_id"))))
 
-    def early_runs(self, using: str = "default") -> Sequence[str] | QuerySet[Any]:
+    def early_runs(self, using: str = "default") -> Sequence[str] | QuerySet[Any] | None:
         """The runs of this filter's dates one of whose review items, still open, was opened
-        before the run started (a fork's copied past, a journal whose times run backwards): by
-        the partial index of them (migration 0055), the dates alone, since with a team too
-        SQLite took the team's index and read every run of the team (bench/oldest_open.py).
-        Their ids, or past EARLY of them the query of their ids."""
+        before the run started (a journal whose times run backwards: an imported one, clocks
+        that disagree), by the partial index of them (migration 0055): the dates alone, since
+        with a team too SQLite took the team's index and read every run of the team
+        (bench/oldest_open.py). Their ids, or past EARLY of them the query of their ids; None
+        when there are none, the usual case."""
         dates = replace(MetricsFilter(), since=self.since, until=self.until)
         found = dates.runs(using).filter(waiting_since__lt=F("started_at")).values("run_id")
         ids = [row["run_id"] for row in found[: EARLY + 1]]
+        if not ids:
+            return None
         return found if len(ids) > EARLY else ids
 
     def narrowed(self, qs: QuerySet[Any], day: str) -> QuerySet[Any]:
@@ -281,12 +284,12 @@ def oldest_open(chosen: MetricsFilter, using: str = "default") -> dict[str, Any]
     # runs are the runs projector's word: an item opened before its run's start, in a batch
     # the queues have applied and the runs not yet, is named once the runs catch up.
     first = datetime.combine(chosen.since, time(), tzinfo=UTC) if chosen.since else None
-    early = chosen.early_runs(using) if first else []
+    early = chosen.early_runs(using) if first else None
     for queue in queues.QUEUES:
         rows = chosen.items(queue.model._default_manager.using(using), using)
         opened = rows if first is None else rows.filter(created_at__gte=first)
         items = [queues.oldest_open(queue, opened)]
-        if early:
+        if early is not None:  # (a query's truth would read its rows)
             items.append(queues.oldest_open_of(rows, early))
         found += [(i.created_at, i.position, queue.name, i) for i in items if i is not None]
     if not found:

@@ -1,8 +1,8 @@
 """When each run's oldest conflict or dead letter still waiting for a person was opened
 (`waiting_since`), so that the metrics' oldest open item of the runs a date filter chose finds
-the runs whose items opened before they started (a fork's copied past, a journal whose times
-run backwards) by an index (0055), where it walked every open item opened before the filter's
-first day (services/metrics.py oldest_open).
+the runs whose items opened before they started (a journal whose times run backwards: an
+imported one, clocks that disagree) by an index (0055), where it walked every open item
+opened before the filter's first day (services/metrics.py oldest_open).
 
 The runs already projected are filled in from their stored metrics state (the conflicts and
 letters it keeps open, each with its event's time): only those whose summary counts one open.

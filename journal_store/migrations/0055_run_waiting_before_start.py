@@ -1,9 +1,9 @@
 """An index of the runs one of whose conflicts or dead letters, still waiting for a person, was
-opened before the run started (a fork's copied past, a journal whose times run backwards), by
-the day they started: the metrics' oldest open item under a date filter reads these runs of
-the filter's days, and the open items opened on or after its first day, where it walked every
-open item opened before that day (services/metrics.py oldest_open). Partial: few runs are in
-it."""
+opened before the run started (a journal whose times run backwards: an imported one, clocks
+that disagree), by the day they started: the metrics' oldest open item under a date filter
+reads these runs of the filter's days, and the open items opened on or after its first day,
+where it walked every open item opened before that day (services/metrics.py oldest_open).
+Partial: few runs are in it."""
 
 from django.db import migrations, models
 

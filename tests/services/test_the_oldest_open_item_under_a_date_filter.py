@@ -1,8 +1,8 @@
 """The metrics' oldest open item of the runs a date filter chose (services/metrics.py
 oldest_open) is the oldest of the items opened from the filter's first day on and of the items
-of the runs that waited since before they started (a fork's copied past, a journal whose times
-run backwards), found by the runs' `waiting_since` (migration 0055): never the walk of every
-open item opened before the first day it was. The same item the walk names, on stores whose
+of the runs that waited since before they started (a journal whose times run backwards: an
+imported one, clocks that disagree), found by the runs' `waiting_since` (migration 0055):
+never the walk of every open item opened before the first day it was. The same item the walk names, on stores whose
 times run backwards, under every filter; and `waiting_since` is what the projector, a rebuild
 and migration 0054 all say."""
 

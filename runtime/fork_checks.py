@@ -67,43 +67,67 @@ def cited(at: Recorded, run_id: str) -> str:
 
 
 def check(changes: Changes, at: Recorded, agents: set[str], run_id: str) -> None:
+    """ForkRefused for the first of refusals(), naming its change; nothing when there are
+    none."""
+    for field_, said in refusals(changes, at, agents, run_id).items():
+        raise ForkRefused(said[0], field_)
+
+
+def refusals(
+    changes: Changes, at: Recorded | None, agents: set[str], run_id: str
+) -> dict[str, list[str]]:
+    """Every refusal of the changes against the run (its `agents`; `at`, the event forked
+    after, None when it is not known, and a replaced result is then not judged against it)
+    and of the changes as given (asked()), by the change at fault (models, message,
+    tool_result), in the order check() says the first: the API's 422 names them all at once,
+    with the body's other faults."""
+    found: dict[str, list[str]] = {}
+
+    def refuse(why: str, change: str) -> None:
+        found.setdefault(change, []).append(why)
+
     backends, names = split_models(changes.models)
     for agent, backend in backends.items():
         if agent not in agents:
             # Quoted short: the agent is whatever the body's key was (50,000 characters came
             # back whole).
-            raise ForkRefused(
-                f"the run has no agent {shown(agent)} (it has {known(agents)})", "models"
-            )
+            refuse(f"the run has no agent {shown(agent)} (it has {known(agents)})", "models")
         if backend not in BACKENDS:
-            raise ForkRefused(
-                f"{shown(backend)} is not a backend ({', '.join(BACKENDS)})", "models"
-            )
+            refuse(f"{shown(backend)} is not a backend ({', '.join(BACKENDS)})", "models")
         if agent in names and backend != "endpoint":
-            raise ForkRefused(f"{agent}: a model name is for the endpoint, not {backend}", "models")
+            refuse(f"{agent}: a model name is for the endpoint, not {backend}", "models")
     if changes.message is not None:
         agent = changes.message[0]
         if agent not in agents:
-            raise ForkRefused(
-                f"the run has no agent {shown(agent)} (it has {known(agents)})", "message"
-            )
-    if changes.replace_result and not isinstance(at.event, ToolReturned):
-        raise ForkRefused(
+            refuse(f"the run has no agent {shown(agent)} (it has {known(agents)})", "message")
+    if changes.replace_result and at is not None and not isinstance(at.event, ToolReturned):
+        refuse(
             f"{cited(at, run_id)} is a {at.event.kind}; "
             "fork at a ToolReturned to replace its result",
             "tool_result",
         )
-    asked(changes)
+    for field_, why in given_refusals(changes):
+        refuse(why, field_)
+    return found
 
 
 def asked(changes: Changes) -> None:
     """The changes as given, before any run is read: the message's text and the replacement
     tool result, ForkRefused naming the one at fault and what is wrong with it. The command
     line asks it as it reads its arguments; check() asks it of every fork planned."""
+    for field_, why in given_refusals(changes):
+        raise ForkRefused(why, field_)
+
+
+def given_refusals(changes: Changes) -> list[tuple[str, str]]:
+    """asked()'s refusals, each with the change it is of, in the order asked() says the
+    first."""
+    found = []
     if changes.message is not None and (why := message_refusal(changes.message[1])):
-        raise ForkRefused(why, "message")
+        found.append(("message", why))
     if changes.replace_result and (why := result_refusal(changes.tool_result)):
-        raise ForkRefused(why, "tool_result")
+        found.append(("tool_result", why))
+    return found
 
 
 def message_refusal(text: str) -> str | None:

@@ -3,7 +3,8 @@
 What lives here, one module each: `auth` (bearer tokens, the session, the docs' guard),
 `openapi` (the API class and what it adds to the schema), `schemas` (every body in and out;
 `minutes` those of a run's bill, threads, audit, metrics and findings),
-`errors` (a handler per typed refusal), `paging`, `head` (HEAD answered as GET, a
+`errors` (a handler per typed refusal), `fork_refusals` (a fork's checks that need the run,
+said in the body's 422), `paging`, `head` (HEAD answered as GET, a
 middleware), and a router per area: `runs`, `journals`,
 `review`, `intents`, `search`, `metrics`. This module builds `api` from them; config/urls.py
 mounts it.

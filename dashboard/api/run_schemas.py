@@ -24,10 +24,12 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from dashboard import actions, asked, listing, queries
+from dashboard.api import fork_refusals
 from dashboard.api.errors import refused_also, refused_as
 from dashboard.api.schemas import In
 from journal_store.models import RunSummary
 from runtime import fork_checks, keys, written
+from runtime.events import EventFormatError
 
 # --- runs ---------------------------------------------------------------------------------------
 
@@ -361,8 +363,8 @@ class ForkIn(In):
         """A position as the fork page reads its `at`, refused in its words, where the 422
         said pydantic's "Input should be a valid integer", "greater than or equal to 1" or
         "less than or equal to 4611686018427387904". A whole number no event of the run is
-        at (0, or one past every position, among them) is the endpoint's to refuse, naming
-        the run."""
+        at (0, or one past every position, among them) is refused naming the run, with the
+        run's other checks (`every_fault_at_once`, or the endpoint)."""
         if isinstance(value, int) and not isinstance(value, bool):
             if value < 0:
                 why = asked.not_a_position(str(value))
@@ -371,6 +373,75 @@ class ForkIn(In):
         # Not a whole number, as JSON has it: a string "5" is shown with its quotes.
         why = f"{asked.shown(json.dumps(value))} {asked.NOT_A_POSITION}"
         raise PydanticCustomError("position", "{why}", {"why": why})
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def every_fault_at_once(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Any], info: ValidationInfo
+    ) -> Any:
+        """A body the schema refuses is refused in the same 422 for what the fork's checks
+        that need the run refuse of the fields it let through (api/fork_refusals.of_run: an
+        `at` no event is at, an agent the run has not, an endpoint this server cannot use),
+        where those were said once the schema's faults were mended: `{"at": 999999,
+        "max_turns": 0}` took two rounds. A sound body is the endpoint's to judge; but where
+        its Idempotency-Key is refused (`usable_key`), it is judged here, so that its faults
+        are said with the key's."""
+        try:
+            body = handler(data)
+        except ValidationError as exc:
+            refused = {error["loc"][0] for error in exc.errors() if error["loc"]}
+            if not isinstance(data, dict):
+                raise
+            also = of_the_run(info.context, *sent_changes(data, refused))
+            if not (also := {k: v for k, v in also.items() if k not in refused}):
+                raise
+            raise refused_also(exc, also) from None
+        if key_refused(info.context) and (
+            found := of_the_run(info.context, body.at, body.changes())
+        ):
+            raise refused_as(cls.__name__, found)
+        return body
+
+    def changes(self) -> fork_checks.Changes:
+        """What the fork is to change, as the service takes it."""
+        return fork_checks.Changes(
+            models=dict(self.models),
+            message=(self.message.agent, self.message.text) if self.message else None,
+            tool_result=self.tool_result,
+            replace_result="tool_result" in self.model_fields_set,
+            max_turns=self.max_turns,
+            allowance=self.allowance,
+        )
+
+
+def sent_changes(body: dict[str, Any], refused: set[Any]) -> tuple[int | None, fork_checks.Changes]:
+    """The fork's `at` and changes as sent, of the fields the schema did not `refuse` (which
+    it took as sent: it changes none of them); a refused one as if not sent."""
+    at = body.get("at") if "at" not in refused else None
+    message = body.get("message") if "message" not in refused else None
+    replaced = "tool_result" in body and "tool_result" not in refused
+    return at, fork_checks.Changes(
+        models=dict(body.get("models") or {}) if "models" not in refused else {},
+        message=(message["agent"], message["text"]) if message else None,
+        tool_result=body.get("tool_result") if replaced else None,
+        replace_result=replaced,
+    )
+
+
+def of_the_run(context: Any, at: int | None, changes: fork_checks.Changes) -> dict[str, list[str]]:
+    """What the fork's checks that need the run refuse (api/fork_refusals.of_run) of the run
+    the request's address names, as the person asking sees it (django-ninja's validation
+    context holds the request). Nothing where a row of the run reads as no event: the
+    endpoint's 409 says so, once the body's other faults are mended."""
+    request = context.get("request") if isinstance(context, dict) else None
+    match = getattr(request, "resolver_match", None)
+    run_id = match.kwargs.get("run_id") if match is not None else None
+    if not isinstance(run_id, str):
+        return {}
+    try:
+        return fork_refusals.of_run(request.user, run_id, at, changes)  # type: ignore[union-attr]
+    except EventFormatError:
+        return {}
 
 
 class TagsIn(In):

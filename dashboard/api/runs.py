@@ -11,6 +11,7 @@ from pydantic import AfterValidator
 
 from dashboard import actions, asked, downloads, listing, queries, run_pages
 from dashboard.access import get_run_for_user, require_steer, run_or_unfolded
+from dashboard.api import fork_refusals
 from dashboard.api.auth import user_name
 from dashboard.api.errors import invalid
 from dashboard.api.minutes import (
@@ -405,7 +406,10 @@ def fork(
     naming the event when the run's past would not replay under the fork's settings, at or
     after a dead letter in the run's journal, or when its team cannot go on live here, (409)
     when the run's own settings do not validate here, as its replay says, and (422 at `at`)
-    when no event of the run is at `at`. Written whole or not at all: when the
+    when no event of the run is at `at`. Every fault in one 422: the schema's, the key's and,
+    with them or with such an `at`, the checks that need the run (an agent it has not, an
+    endpoint this server cannot use, a result replaced at no tool's; api/fork_refusals.py),
+    each at its field; alone, those are the 400s above. Written whole or not at all: when the
     database does not take it (busy, read-only, full) the answer is a 503 saying so (409
     when another writer took its stream), nothing of it is written, and the same request
     may be sent again. With an `Idempotency-Key`, a fork sent again (its answer lost, a
@@ -415,19 +419,13 @@ def fork(
     a run of yours: a 429 when you have as many live runs as one person may
     (MINUTES_RUNS_PER_PERSON), as a start's; nothing is written."""
     run_for(request, run_id)
-    if body.at > asked.POSITION_MAX or forks.event_at(run_id, body.at) is None:
-        # The fork page's sentence, at the field, where it was the service's 400 (past any
-        # position a column holds, pydantic's "less than or equal to ...").
-        typed = str(body.at) if body.at <= asked.POSITION_MAX else asked.shown(str(body.at))
-        raise invalid("body", {"at": asked.no_event_at(run_id, typed)})
-    changes = forks.Changes(
-        models=dict(body.models),
-        message=(body.message.agent, body.message.text) if body.message else None,
-        tool_result=body.tool_result,
-        replace_result="tool_result" in body.model_fields_set,
-        max_turns=body.max_turns,
-        allowance=body.allowance,
-    )
+    changes = body.changes()
+    if fork_refusals.no_event(run_id, body.at):
+        # The fork page's sentence, at the field, where it was the service's 400; with the
+        # run's other checks of the changes (an agent it has not, an unusable endpoint), which
+        # were said once `at` was mended. Where `at` names an event, those are the service's
+        # (400), after a keyed fork sent again is answered.
+        raise invalid("body", fork_refusals.of_run(request.user, run_id, body.at, changes))
     try:
         begun = forks.begin_fork(
             run_id, body.at, changes, user_name(request), key, settings.RUNS_PER_PERSON

@@ -29,6 +29,7 @@ REASON_MAX = 2_000  # characters of a stated reason that are kept
 
 # What a person may ask of a new run, the same on the page and in the API.
 TASK_MAX = 2_000  # characters
+SCENARIO_MAX = 64  # characters of a scenario's name
 ALLOWANCE_MAX = 10_000_000  # tokens
 TURNS_MAX = 5_000  # model calls per agent run
 SECONDS_MAX = 86_400  # the wall-clock ceiling
@@ -111,10 +112,8 @@ class NewRun:
         found: dict[str, list[str]] = {}
         if why := team_refusal(self.team):
             found["team"] = [why]
-        elif self.scenario and self.scenario not in (scenarios := TEAMS[self.team].scenarios):
-            # Named beside its field, where the plan's refusal was a 400 about the whole.
-            known = ", ".join(sorted(scenarios))
-            found["scenario"] = [f"{shown(self.scenario)} is no scenario of {self.team}: {known}"]
+        if said := self.scenario_refusals():
+            found["scenario"] = said
         if said := self.task_refusals():
             found["task"] = said
         # The form and the API's body hold it to the pattern themselves; the command did not,
@@ -125,6 +124,27 @@ class NewRun:
         if backend == "endpoint" and (why := runs.endpoint_unusable()):
             found["model"] = [why]
         return found
+
+    def scenario_refusals(self) -> list[str]:
+        """Every refusal of the scenario: one the team has not (named beside its field, where
+        the plan's refusal was a 400 about the whole), then what it holds (a NUL, half a
+        UTF-16 pair, a control character). The API's body leaves the NUL to this (RunIn's
+        judged_whole): refused by the body's guard, it was said alone, without the rest."""
+        if not self.scenario:
+            return []
+        said = []
+        if len(self.scenario) > SCENARIO_MAX:
+            # Said whatever the team: the API's body leaves the length to this (its half a
+            # pair came back from the schema's length check as "not a unicode string").
+            said.append(
+                f"the scenario is {len(self.scenario):,} characters; at most {SCENARIO_MAX}"
+            )
+        elif not team_refusal(self.team) and self.scenario not in TEAMS[self.team].scenarios:
+            known = ", ".join(sorted(TEAMS[self.team].scenarios))
+            said.append(f"{shown(self.scenario)} is no scenario of {self.team}: {known}")
+        if why := written.unwritten_reason(self.scenario, "scenario"):
+            said.append(why)
+        return said
 
     def task_refusals(self) -> list[str]:
         """Every refusal of the task, in the order they are said: the backend's (a scripted

@@ -103,13 +103,16 @@ class RunIn(In):
         json_schema_extra={"example": {"team": "repo-fix", "scenario": "first-flight"}}
     )
     # A NUL in the task is refused by NewRun.task_refusals with the task's other refusals (a
-    # scripted backend's, its length), where In's refusal of it alone hid them until mended.
-    judged_whole: ClassVar[frozenset[str]] = frozenset({"task"})
+    # scripted backend's, its length), where In's refusal of it alone hid them until mended;
+    # in the scenario by NewRun.scenario_refusals, with "no scenario of the team".
+    judged_whole: ClassVar[frozenset[str]] = frozenset({"task", "scenario"})
 
     team: str = Field("repo-fix", max_length=64)
-    scenario: str | None = Field(
-        None, max_length=64, description="None: the team's own first scenario"
-    )
+    # Its length too is refused with its other refusals (NewRun.scenario_refusals): with a
+    # max_length here, half a UTF-16 pair in it was pydantic's "not a unicode string".
+    scenario: (
+        Annotated[str, Field(json_schema_extra={"maxLength": actions.SCENARIO_MAX})] | None
+    ) = Field(None, description="None: the team's own first scenario")
     # Its length is refused with its other refusals (actions.NewRun.task_refusals): a
     # max_length here answered it alone, and a long task for the scripted backend was then
     # refused a second time. The schema still shows the limit.

@@ -40,8 +40,8 @@ class In(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     # Fields a body's own checks judge whole, a NUL and half a pair among the rest, in their
-    # words (RunIn's task, which NewRun judges): refused here, the field's other faults were
-    # said only once the NUL was mended.
+    # words (RunIn's task and scenario, which NewRun judges): refused here, the field's other
+    # faults were said only once the NUL was mended.
     judged_whole: ClassVar[frozenset[str]] = frozenset()
 
     @field_validator("*", mode="before")

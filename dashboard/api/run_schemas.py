@@ -50,6 +50,11 @@ class RunOut(Schema):
     waiting_for: str = Field(
         "", description="at stage waiting: conflict, dead letter, or both (comma-separated)"
     )
+    waiting_since: datetime | None = Field(
+        None,
+        description="when the oldest of its conflicts and dead letters still waiting for a "
+        "person was opened (the time its event was recorded); null when none waits",
+    )
     started_by: str
     started_at: datetime | None
     finished_at: datetime | None

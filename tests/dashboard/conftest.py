@@ -12,6 +12,7 @@ from django.contrib.auth.models import Permission, User
 from django.db import connections
 from django.db.utils import load_backend
 from django.test import Client
+from ninja.responses import NinjaJSONEncoder
 
 from dashboard.models import ApiToken
 from journal_store.models import Conflict
@@ -193,3 +194,17 @@ def claim_of(conflict: Conflict, value: str) -> str:
         if c["value"] == value and c["run_id"] == conflict.run_id
     ]
     return found
+
+
+def stage_waiting(what: str, since) -> str:
+    """A waiting run's stage as its header says it: what a person is to decide, and since when
+    the oldest item it waits on was opened (a time, which a page left open keeps true)."""
+    return (
+        f'<dd>waiting for a person: {what}<br><span class="muted small">since <time '
+        f'datetime="{since.isoformat()}">{since:%Y-%m-%d %H:%M}</time> UTC</span></dd>'
+    )
+
+
+def api_time(at) -> str:
+    """A time as the API writes it (django-ninja's JSON encoder's)."""
+    return NinjaJSONEncoder().default(at)

@@ -13,10 +13,10 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from journal_store import projection
-from journal_store.models import Conflict, RunState, RunSummary
+from journal_store.models import Conflict, DeadLetter, RunState, RunSummary
 from services import letters, review, runs
 from services.control import Control
-from tests.dashboard.conftest import drive, run_of
+from tests.dashboard.conftest import api_time, drive, run_of, stage_waiting
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,14 +55,20 @@ def test_a_run_parked_on_a_conflict_waits_for_a_person_until_one_decides(as_revi
     assert found["point"] == ("waiting", ["conflict"])
     point = as_reviewer.get(f"/api/runs/{run_id}/resume-point").json()
     assert point["waiting_for"] == [{"what": "conflict", "id": conflict_id}]
-    assert "waiting for a person: conflict" in found["page"]
-    assert "<dd>waiting for a person: conflict</dd>" in found["header"]
+    opened = Conflict.objects.get(pk=conflict_id).created_at
+    assert (
+        stage_waiting("conflict", opened).removeprefix("<dd>").removesuffix("</dd>")
+        in (found["page"])
+    )
+    assert stage_waiting("conflict", opened) in found["header"]
+    assert as_reviewer.get(f"/api/runs/{run_id}").json()["waiting_since"] == api_time(opened)
 
     review.resolve(conflict_id, "none", "reviewer", "neither is known yet")
     found = said(as_reviewer, run_id)
     assert found["column"] == found["api"] == found["listed"] == ("complete", "")
     assert found["point"] == ("complete", [])
     assert "<dd>complete</dd>" in found["header"]
+    assert as_reviewer.get(f"/api/runs/{run_id}").json()["waiting_since"] is None
     # A rebuild gives what the incremental path gave.
     projection.rebuild(["runs"])
     assert (RunSummary.objects.get(run_id=run_id).stage) == "complete"
@@ -76,7 +82,8 @@ def test_a_dead_letter_waits_and_a_retry_goes_on_from_the_stage_it_stood_at(as_r
     found = said(as_reviewer, run_id)
     assert found["column"] == found["api"] == found["listed"] == ("waiting", "dead letter")
     assert found["point"] == ("waiting", ["dead letter"])
-    assert "<dd>waiting for a person: dead letter</dd>" in found["header"]
+    opened = DeadLetter.objects.get(pk=letter.letter_id).created_at
+    assert stage_waiting("dead letter", opened) in found["header"]
     projection.rebuild(["runs"])
     assert RunSummary.objects.get(run_id=run_id).waiting_for == "dead letter"
 

@@ -19,11 +19,11 @@ from django.urls import reverse
 
 from journal_store import projection
 from journal_store.journal import DjangoJournal
-from journal_store.models import RunSummary
+from journal_store.models import DeadLetter, RunSummary
 from runtime import views
 from services import letters, runs, steps
 from services.control import Control
-from tests.dashboard.conftest import drive
+from tests.dashboard.conftest import api_time, drive, stage_waiting
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +80,10 @@ def test_a_retry_of_one_letter_leaves_the_run_waiting_on_the_other(
     assert found["column"] == found["api"] == found["listed"] == waiting
     assert found["point"] == [harness]
     assert "dead-lettered: waiting for a person" in found["header"]
-    assert "<dd>waiting for a person: dead letter</dd>" in found["header"]
+    # Since the letter it still waits on was opened, not the decided one.
+    opened = DeadLetter.objects.get(pk=harness).created_at
+    assert stage_waiting("dead letter", opened) in found["header"]
+    assert as_reviewer.get(f"/api/runs/{run_id}").json()["waiting_since"] == api_time(opened)
     # Its reason is the open letter's, not the decided one's.
     assert "rejected" in RunSummary.objects.get(run_id=run_id).reason
 

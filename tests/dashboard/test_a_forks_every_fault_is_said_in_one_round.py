@@ -3,9 +3,7 @@ need the run among them: an `at` no event of the run is at (or one no fork start
 agent the run has not, a tool result replaced where the event is no tool's, an endpoint this
 server cannot use. Those were said once the body's schema faults were mended (`{"at": 999999,
 "max_turns": 0}` took two rounds), once `at` was mended, or, beside an Idempotency-Key that
-cannot be one, not at all (the key was said alone). A new run's `scenario` holding a NUL is
-refused with "no scenario of the team" and the request's other faults, in the API's words,
-where the body's NUL guard said it alone.
+cannot be one, not at all (the key was said alone).
 
 Nothing is written in any of them; a run that is not here is still a 404 once the body is
 sound, and says nothing of itself beside its faults; someone who may not fork (a read-only
@@ -16,12 +14,11 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from dashboard import actions, asked, queries
+from dashboard import asked, queries
 from dashboard.models import ApiToken
 from journal_store.journal import DjangoJournal
-from runtime import fork, fork_checks, keys, written
+from runtime import fork, fork_checks, keys
 from services import forks, runs
-from teams import TEAMS
 from tests.dashboard.conftest import run_of
 from tests.dashboard.test_a_new_runs_every_fault_is_said_in_one_round import (
     LONG_KEY,
@@ -215,75 +212,6 @@ def test_a_fork_is_refused_for_every_fault_in_one_422(api, settings, parent, cas
     endpoint_at(settings, url)
     said = post(api, f"/api/runs/{parent}/fork", at_marked(sent, parent), sent_key)
     assert shown(said) == expected(parent)
-
-
-NUL_SCENARIO = "first\x00flight"
-HALF_SCENARIO = "first\ud800flight"
-
-
-def no_scenario(name: str) -> str:
-    """The refusal of a scenario repo-fix has not, naming it."""
-    known = ", ".join(sorted(TEAMS["repo-fix"].scenarios))
-    return f"{asked.shown(name)} is no scenario of repo-fix: {known}"
-
-
-STARTS = {
-    "a NUL in the scenario, which is none of the team's": (
-        {"scenario": NUL_SCENARIO},
-        USABLE,
-        None,
-        lambda: [
-            body("scenario", no_scenario(NUL_SCENARIO)),
-            body("scenario", written.unwritten_reason(NUL_SCENARIO, "scenario")),
-        ],
-    ),
-    "a NUL in the scenario beside a schema fault and an endpoint the settings refuse": (
-        {"scenario": NUL_SCENARIO, "allowance": 0, "model": "endpoint"},
-        REFUSED_URL,
-        None,
-        lambda: [
-            schemas("allowance", "greater_than_equal"),
-            body("scenario", no_scenario(NUL_SCENARIO)),
-            body("scenario", written.unwritten_reason(NUL_SCENARIO, "scenario")),
-            body("model", runs.endpoint_unusable()),
-        ],
-    ),
-    "half a pair in the scenario of a team that is none": (
-        {"team": "nope", "scenario": HALF_SCENARIO},
-        USABLE,
-        None,
-        lambda: [
-            schemas("team", "team"),
-            body("scenario", written.unwritten_reason(HALF_SCENARIO, "scenario")),
-        ],
-    ),
-    "a NUL in the scenario beside the task's refusal and a key with a space": (
-        {"scenario": NUL_SCENARIO, "task": "fix it"},
-        USABLE,
-        SPACED_KEY,
-        lambda: [
-            body("scenario", no_scenario(NUL_SCENARIO)),
-            body("scenario", written.unwritten_reason(NUL_SCENARIO, "scenario")),
-            body("task", actions.SCRIPTED_TASK),
-            key(keys.refusal(SPACED_KEY)),
-        ],
-    ),
-}
-
-
-@pytest.mark.parametrize("case", STARTS.values(), ids=STARTS.keys())
-def test_a_new_runs_scenario_is_refused_with_every_other_fault(api, settings, case):
-    sent, url, sent_key, expected = case
-    endpoint_at(settings, url)
-    assert shown(post(api, "/api/runs", sent, sent_key)) == expected()
-
-
-def test_the_scenario_refusal_names_no_scenario_and_the_nul():
-    said = actions.NewRun(team="repo-fix", scenario=NUL_SCENARIO).scenario_refusals()
-    assert said[0].startswith("'first\\x00flight' is no scenario of repo-fix: ")
-    assert said[1] == "the scenario holds a NUL character (U+0000) at character 6, which no " + (
-        "text here may hold"
-    )
 
 
 # --- what stays as it was ------------------------------------------------------------------------

@@ -2,19 +2,23 @@
 that took a second round with the rest: a NUL (or half a UTF-16 pair) in the task, which the
 body's NUL guard refused alone, hiding the task's other refusals (the scripted backend's);
 a model endpoint this server cannot use, said only once the schema's faults were mended; and
-an Idempotency-Key the server refuses, said alone before the body was judged. Each entry at
-its place (["body", <field>], ["header", "Idempotency-Key"]); nothing is written or started;
-a body that cannot be read at all is still refused at once, as before."""
+an Idempotency-Key the server refuses, said alone before the body was judged. And a
+`scenario` holding a NUL (or half a pair), refused with "no scenario of the team" and the
+request's other faults in the API's words, where the body's NUL guard said it alone. Each
+entry at its place (["body", <field>], ["header", "Idempotency-Key"]); nothing is written or
+started; a body that cannot be read at all is still refused at once, as before. A fork's
+request: test_a_forks_every_fault_is_said_in_one_round.py."""
 
 from __future__ import annotations
 
 import pytest
 from django.test import Client
 
-from dashboard import actions
+from dashboard import actions, asked
 from journal_store.journal import DjangoJournal
-from runtime import keys
+from runtime import keys, written
 from services import runs
+from teams import TEAMS
 
 pytestmark = pytest.mark.django_db
 
@@ -46,6 +50,7 @@ def schemas(name: str) -> tuple[str, str]:
         "max_turns": "int_type",
         "votes": "literal_error",
         "model": "literal_error",
+        "team": "team",
     }[name]
 
 
@@ -153,7 +158,69 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+NUL_SCENARIO = "first\x00flight"
+HALF_SCENARIO = "first\ud800flight"
+
+
+def no_scenario(name: str) -> str:
+    """The refusal of a scenario repo-fix has not, naming it."""
+    known = ", ".join(sorted(TEAMS["repo-fix"].scenarios))
+    return f"{asked.shown(name)} is no scenario of repo-fix: {known}"
+
+
+SCENARIOS = {
+    "a NUL in the scenario, which is none of the team's": (
+        {"scenario": NUL_SCENARIO},
+        USABLE,
+        None,
+        lambda: [
+            body("scenario", no_scenario(NUL_SCENARIO)),
+            body("scenario", written.unwritten_reason(NUL_SCENARIO, "scenario")),
+        ],
+    ),
+    "a NUL in the scenario beside a schema fault and an endpoint the settings refuse": (
+        {"scenario": NUL_SCENARIO, "allowance": 0, "model": "endpoint"},
+        REFUSED_URL,
+        None,
+        lambda: [
+            schemas("allowance"),
+            body("scenario", no_scenario(NUL_SCENARIO)),
+            body("scenario", written.unwritten_reason(NUL_SCENARIO, "scenario")),
+            body("model", runs.endpoint_unusable()),
+        ],
+    ),
+    "half a pair in the scenario of a team that is none": (
+        {"team": "nope", "scenario": HALF_SCENARIO},
+        USABLE,
+        None,
+        lambda: [
+            schemas("team"),
+            body("scenario", written.unwritten_reason(HALF_SCENARIO, "scenario")),
+        ],
+    ),
+    "a NUL in the scenario beside the task's refusal and a key with a space": (
+        {"scenario": NUL_SCENARIO, "task": "fix it"},
+        USABLE,
+        SPACED_KEY,
+        lambda: [
+            body("scenario", no_scenario(NUL_SCENARIO)),
+            body("scenario", written.unwritten_reason(NUL_SCENARIO, "scenario")),
+            body("task", actions.SCRIPTED_TASK),
+            key(keys.refusal(SPACED_KEY)),
+        ],
+    ),
+}
+
+
+def test_the_scenario_refusal_names_no_scenario_and_the_nul():
+    said = actions.NewRun(team="repo-fix", scenario=NUL_SCENARIO).scenario_refusals()
+    assert said[0].startswith("'first\\x00flight' is no scenario of repo-fix: ")
+    assert said[1] == "the scenario holds a NUL character (U+0000) at character 6, which no " + (
+        "text here may hold"
+    )
+
+
+@pytest.mark.parametrize("case", [*CASES.values(), *SCENARIOS.values()], ids=[*CASES, *SCENARIOS])
 def test_a_new_run_is_refused_for_every_fault_in_one_422(api, settings, case):
     sent, url, sent_key, expected = case
     endpoint_at(settings, url)

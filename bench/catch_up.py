@@ -73,14 +73,15 @@ WORK = setup("catch-up", ARGS.postgres).work
 from django.core.management import call_command  # noqa: E402
 
 from journal_store import projection  # noqa: E402
-from journal_store.journal import DjangoJournal, from_row  # noqa: E402
+from journal_store.journal import DjangoJournal  # noqa: E402
+from journal_store.journal_rows import from_row  # noqa: E402
 from journal_store.models import StoredEvent  # noqa: E402
 from runtime import events as ev  # noqa: E402
 from runtime import flight  # noqa: E402
 from runtime.events import Usage  # noqa: E402
 from runtime.journal import MemoryJournal  # noqa: E402
 
-PAYLOAD = 10  # the payload's column in journal.SELECT
+PAYLOAD = 10  # the payload's column in journal_rows.SELECT
 CONTENT = "def parse(text):\n    return [line.split(',') for line in text.splitlines()]\n" * 4
 
 

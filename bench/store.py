@@ -43,7 +43,8 @@ from django.db import connections  # noqa: E402
 
 from bench.typical_event import event  # noqa: E402
 from journal_store import projection  # noqa: E402
-from journal_store.journal import DjangoJournal, from_row  # noqa: E402
+from journal_store.journal import DjangoJournal  # noqa: E402
+from journal_store.journal_rows import from_row  # noqa: E402
 from journal_store.models import StoredEvent  # noqa: E402
 from journal_store.transfer import export  # noqa: E402
 from runtime import flight  # noqa: E402

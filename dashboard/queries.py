@@ -20,7 +20,8 @@ from django.db.models import Q, QuerySet
 
 from dashboard import present
 from journal_store import projection, queues, search, stopped
-from journal_store.journal import DjangoJournal, Row, prefix_range
+from journal_store.journal import DjangoJournal, prefix_range
+from journal_store.journal_rows import Row
 from journal_store.models import (
     AuditEntry,
     BillLine,

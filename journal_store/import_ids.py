@@ -15,7 +15,8 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Protocol
 
-from journal_store.journal import DjangoJournal, hex_id
+from journal_store.journal import DjangoJournal
+from journal_store.journal_rows import hex_id
 from runtime.events import Event
 
 ID = 16  # bytes an event id takes (a UUID's)

@@ -14,7 +14,8 @@ from typing import Any
 
 # from_row looked up at each read, as journal.py's own reads do: a test counts the rows read
 from journal_store import journal as stored
-from journal_store.journal import SELECT, DjangoJournal, kind_seek
+from journal_store.journal import DjangoJournal, kind_seek
+from journal_store.journal_rows import SELECT
 from runtime.journal import Recorded
 from runtime.page_reads import BackSeek, KindSeek
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from django.db import connections
 
 from journal_store.fold_rows import upsert
-from journal_store.journal import Row
+from journal_store.journal_rows import Row
 from journal_store.models import Checkpoint, OpenEffect
 from runtime.coordination.effects import Ledger
 from runtime.events import EffectFailed, EffectResumed, EffectStarted, EffectSucceeded
@@ -28,7 +28,7 @@ from runtime.events import EffectFailed, EffectResumed, EffectStarted, EffectSuc
 NAME = "open_effects"
 TAKINGS = (EffectStarted.kind, EffectResumed.kind)
 KINDS = (*TAKINGS, EffectSucceeded.kind, EffectFailed.kind)
-POSITION, STREAM, RUN_ID, KIND = 0, 2, 4, 5  # columns of journal.SELECT
+POSITION, STREAM, RUN_ID, KIND = 0, 2, 4, 5  # columns of journal_rows.SELECT
 PREFIX = Ledger.stream("")
 TABLE = OpenEffect._meta.db_table
 

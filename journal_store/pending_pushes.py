@@ -24,14 +24,14 @@ from collections.abc import Iterable
 from django.db import connections
 
 from journal_store.fold_rows import upsert
-from journal_store.journal import Row
+from journal_store.journal_rows import Row
 from journal_store.models import Checkpoint, PendingPush
 from runtime import streams
 from runtime.events import TracePushed, TracePushFailed, TracePushQueued
 
 NAME = "pending_pushes"
 KINDS = (TracePushQueued.kind, TracePushed.kind, TracePushFailed.kind)
-POSITION, STREAM, RUN_ID, KIND = 0, 2, 4, 5  # columns of journal.SELECT
+POSITION, STREAM, RUN_ID, KIND = 0, 2, 4, 5  # columns of journal_rows.SELECT
 PREFIX = streams.traces("")
 TABLE = PendingPush._meta.db_table
 

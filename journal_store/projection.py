@@ -34,7 +34,8 @@ from journal_store import (
     stopped,
 )
 from journal_store.fold_rows import Batch, upsert
-from journal_store.journal import SELECT, DjangoJournal, Row, from_row
+from journal_store.journal import DjangoJournal
+from journal_store.journal_rows import SELECT, Row, from_row
 from journal_store.models import (
     AuditEntry,
     BillLine,
@@ -59,7 +60,7 @@ from runtime.views import STORED as RUN_FOLDS
 
 BATCH = 2_000
 Step = Callable[[folds.State, Recorded, Out], None]
-POSITION, RUN_ID, KIND, DATA, T = 0, 4, 5, 10, 11  # columns of journal.SELECT
+POSITION, RUN_ID, KIND, DATA, T = 0, 4, 5, 10, 11  # columns of journal_rows.SELECT
 
 
 def at(t: float) -> datetime:
@@ -73,7 +74,7 @@ class Projector:
     clear_when_new = False  # emptied when its checkpoint is created (tables flush misses)
 
     def apply(self, rows: list[Row], using: str) -> None:
-        """Apply a batch of the journal's rows (journal.SELECT's columns), in order. Each row
+        """Apply a batch of the journal's rows (journal_rows.SELECT's columns), in order. Each row
         is decoded as it is applied and dropped after: a batch of typed events held at once
         cost twice as much to build (the allocator and the garbage collector)."""
         raise NotImplementedError

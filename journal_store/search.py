@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db import connections
 
-from journal_store.journal import Row
+from journal_store.journal_rows import Row
 from runtime.unseen import code_point
 
 TABLE = "search_event"
@@ -47,7 +47,7 @@ SKIPPED = frozenset(
         "RunResumed",
     }
 )
-POSITION, RUN_ID, KIND, DATA = 0, 4, 5, 10  # columns of journal.SELECT
+POSITION, RUN_ID, KIND, DATA = 0, 4, 5, 10  # columns of journal_rows.SELECT
 # A word: no space, no control character (a NUL would end SQLite's query text, and
 # PostgreSQL refuses it), none of the query syntax's characters.
 WORD = re.compile(r"[^\s\x00-\x1f\x7f\"'()*:^+\-]+(?:[-.:/][^\s\x00-\x1f\x7f\"'()*:^+\-]+)*")
@@ -178,7 +178,7 @@ def format_character(ch: str) -> bool:
 
 
 def index(rows: list[Row], using: str) -> None:
-    """Add the documents of a batch of journal rows (journal.SELECT's columns)."""
+    """Add the documents of a batch of journal rows (journal_rows.SELECT's columns)."""
     docs = []
     for row in rows:
         # Shared streams' events (a desk order's facts, a customer's intent) belong to no run:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from django.db import InterfaceError, OperationalError, transaction
 
-from journal_store.journal import Row
+from journal_store.journal_rows import Row
 from journal_store.models import StoppedView
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-POSITION, RUN_ID, KIND = 0, 4, 5  # columns of journal.SELECT
+POSITION, RUN_ID, KIND = 0, 4, 5  # columns of journal_rows.SELECT
 # The status of a run the summaries' fold set aside at its first event: nothing of it folded.
 UNFOLDED = "unknown"
 ERROR_CHARS = 500  # an error's type and message as kept: an agent's output can be long

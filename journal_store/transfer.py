@@ -41,7 +41,8 @@ from journal_store.import_reading import (
     Importer,
     ImportReport,
 )
-from journal_store.journal import DjangoJournal, flat_line
+from journal_store.journal import DjangoJournal
+from journal_store.journal_rows import flat_line
 from runtime import streams
 from runtime.events import JournalImported
 

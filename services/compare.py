@@ -14,7 +14,8 @@ from typing import Any
 
 from django.db.models import Sum
 
-from journal_store.journal import DjangoJournal, from_row
+from journal_store.journal import DjangoJournal
+from journal_store.journal_rows import from_row
 from journal_store.models import BillLine, Finding, RunState, RunSummary, ThreadMessage
 from runtime import compare
 from runtime.events import BY_KIND

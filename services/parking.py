@@ -24,7 +24,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal_store.journal import DjangoJournal, Readings, Unreadable, hex_id
+from journal_store.journal import DjangoJournal
+from journal_store.journal_rows import Readings, Unreadable, hex_id
 from runtime.events import DeadLetterDiscarded, DeadLettered, DeadLetterRetried, EventFormatError
 from runtime.journal import Recorded
 

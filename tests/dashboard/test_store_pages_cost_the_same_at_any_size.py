@@ -98,7 +98,7 @@ def build(size: int) -> None:
     metrics_days.refill(RunSummary.objects, MetricsDay.objects)
     # One run in three tagged "nightly", for the list's tag filter.
     RunTag.objects.bulk_create(RunTag(run_id=r.run_id, tag="nightly") for r in runs[2::3])
-    # As journal.SELECT's columns: what search.index reads of them (position, run, kind, data).
+    # As journal_rows.SELECT's columns: what search.index reads of them (position, run, kind, data).
     rows = []
     for n, run in enumerate(runs):
         data = f'{{"text": "refund for order {n} of {run.task}"}}'

@@ -427,13 +427,18 @@ class QueueItem(models.Model):
         # page and a read of its rows, where every page sorted every item (migration 0036).
         # The open item that has waited longest (queues.oldest_open, named above a queue's
         # open items and on the metrics page) is the first of the open ones by time: a seek in
-        # the third, where the open items were sorted at every page (migration 0041).
+        # the third, where the open items were sorted at every page (migration 0041). One
+        # run's items of a status (a queue's page filtered to a run, as a run's page links to
+        # it; its oldest; the API's `run`) are a seek in the fourth: SQLite took the first or
+        # the third, which give the order, and walked every item of the status until the
+        # run's (migration 0056).
         indexes = [
             models.Index(fields=["status", "position"], name="%(class)s_status_position"),
             models.Index(fields=["position"], name="%(class)s_position"),
             models.Index(
                 fields=["status", "created_at", "position"], name="%(class)s_status_created"
             ),
+            models.Index(fields=["run_id", "status", "position"], name="%(class)s_run_status"),
         ]
 
 

@@ -130,7 +130,9 @@ def oldest_of(
     rows = queries.queue_rows(queue, run, runs, words)
     if len(rows.filter(status=queues.OPEN)[:2]) < 2:
         return None
-    oldest = queues.oldest_open(queue, rows)
+    # One run's: read by its items' index, where the order's index walked every open item
+    # opened before the run's (queues.oldest_open_of).
+    oldest = queues.oldest_open_of(rows, [run]) if run else queues.oldest_open(queue, rows)
     if oldest is None:
         return None
     if oldest in page.items:

@@ -90,6 +90,32 @@ def build(size: int) -> None:
     # Past the navigation's cap in both stores (dashboard/waiting.py counts to 100 and says
     # "99+"): with 200 runs 15% open is 30, and the count's cost then still grew to the cap.
     store_rows.open_oldest(waiting.CAP + 1)
+    # One run with several items open in each queue (BUSY), whose queue pages name their
+    # oldest: the pages a run's page links to, filtered to it.
+    busy = runs[-1]
+    for k in range(3):
+        at = (busy.started_at or store_rows.NOW) + timedelta(minutes=k + 1)
+        spot = (size + 10 + k) * 100
+        DeadLetter.objects.create(
+            letter_id=f"{busy.run_id}:more-{k}",
+            run_id=busy.run_id,
+            position=spot,
+            created_at=at,
+            reason="no reply by turn 9",
+        )
+        Conflict.objects.create(
+            conflict_id=f"c-{busy.run_id}-more-{k}",
+            run_id=busy.run_id,
+            position=spot + 50,
+            created_at=at,
+            subject=f"order:more-{k}",
+            predicate="status",
+            conflict_type="value",
+            claims=[{"agent": "a", "value": "shipped"}],
+        )
+    for model in (DeadLetter, Conflict):  # its own too, whatever the draw made them: 4 each
+        model.objects.filter(run_id=busy.run_id).update(status="open")
+    store_rows.waiting_since()
     # The runs' open items in their columns and the rollup, as the projectors keep them: /metrics
     # seeks the oldest open item only when its sums say one waits.
     for model, column in ((DeadLetter, "letters_open"), (Conflict, "conflicts_open")):
@@ -186,6 +212,12 @@ def reads(size: int) -> dict[str, str]:
             )
         top = model.objects.order_by("-position")[0].position
         found[f"{queue}, poll"] = f"/review/{queue}/newer?after={top}"
+        # One run's open items (several, so the page names its oldest), as its page links.
+        busy = model.objects.filter(pk__contains="more-").values_list("run_id", flat=True)[0]
+        found[f"{queue} of one run (open)"] = f"/review/{queue}?status=open&run={busy}"
+        found[f"API {queue} of one run (open)"] = (
+            f"/api/review/{queue}?status=open&run={busy}&limit={API_PAGE}"
+        )
         found[f"{queue} of team support-desk"] = f"/review/{queue}?team=support-desk"
     found["search"] = "/search?q=refund+order"
     found["API search"] = "/api/search?q=refund+order"
@@ -218,8 +250,9 @@ def stores(django_user_model) -> Iterator[dict[int, dict[str, tuple[int, int]]]]
             counted[size][name] = work_of(get)
             if url.startswith("/api/review/"):
                 # Compared at as many items shown at either size: a page of fewer is cheaper.
+                # One run's: its four open items, at either size.
                 shown = len(client.get(url).json()["items"])
-                assert shown == API_PAGE, (size, name, shown)
+                assert shown == (4 if "run=" in url else API_PAGE), (size, name, shown)
         clear()
     yield counted
 

@@ -263,6 +263,17 @@ class RunSummary(models.Model):
             # every run it selects to a sort (0053).
             models.Index(fields=["status", "-started_at", "-run_id"], name="run_status_started"),
             models.Index(fields=["team", "-started_at", "-run_id"], name="run_team_started"),
+            # The runs waiting for a person, by team, scenario and model, each the time its
+            # oldest item was opened: the metrics' oldest open item of a team's runs (or a
+            # scenario's, a model's) starts at the least of those (0057). Partial: few wait.
+            *(
+                models.Index(
+                    fields=[column, "waiting_since"],
+                    condition=models.Q(waiting_since__isnull=False),
+                    name=f"run_waiting_{column}",
+                )
+                for column in ("team", "scenario", "model")
+            ),
             # The runs an item of which has waited since before they started (0055): few.
             models.Index(
                 fields=["started_on"],

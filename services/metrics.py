@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from django.db.models import Exists, F, OuterRef, QuerySet, Sum
+from django.db.models import Exists, F, Min, OuterRef, QuerySet, Sum
 
 from journal_store import metrics_days, projection, queues
 from journal_store.models import MetricsDay, RunSummary
@@ -241,6 +241,17 @@ class MetricsFilter:
             return None
         return found if len(ids) > EARLY else ids
 
+    def least_waiting(self, using: str = "default") -> datetime | None:
+        """Of a filter by team, scenario or model alone, the least time any of its runs has
+        waited for a person since (`waiting_since`): none of their open items was opened
+        before it (the runs projector's word, as the early runs are). None for any other
+        filter, or where none of its runs waits."""
+        if self.since or self.until or not self.params():
+            return None
+        runs = self.runs(using).filter(waiting_since__isnull=False)
+        least: datetime | None = runs.aggregate(least=Min("waiting_since"))["least"]
+        return least
+
     def narrowed(self, qs: QuerySet[Any], day: str) -> QuerySet[Any]:
         for name in TEXT_FIELDS:
             if value := getattr(self, name):
@@ -285,9 +296,13 @@ def oldest_open(chosen: MetricsFilter, using: str = "default") -> dict[str, Any]
     # the queues have applied and the runs not yet, is named once the runs catch up.
     first = datetime.combine(chosen.since, time(), tzinfo=UTC) if chosen.since else None
     early = chosen.early_runs(using) if first else None
+    # A team's (a scenario's, a model's) alone: from the least time any of its runs has
+    # waited since (an index of it per column, migration 0057), where the walk read every
+    # open item opened before the team's first, a team that began late in a large store.
+    since = first or chosen.least_waiting(using)
     for queue in queues.QUEUES:
         rows = chosen.items(queue.model._default_manager.using(using), using)
-        opened = rows if first is None else rows.filter(created_at__gte=first)
+        opened = rows if since is None else rows.filter(created_at__gte=since)
         items = [queues.oldest_open(queue, opened)]
         if early is not None:  # (a query's truth would read its rows)
             items.append(queues.oldest_open_of(rows, early))

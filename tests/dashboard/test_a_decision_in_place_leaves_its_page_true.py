@@ -8,16 +8,15 @@ the page is at), and without them when nothing more is to be said."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 
 import pytest
-from django.utils.timezone import now
 
 from journal_store import projection
 from journal_store.models import Conflict, DeadLetter
 from services.control import Control
 from tests.dashboard.conftest import run_of
 from tests.dashboard.polls import park
+from tests.dashboard.test_how_long_items_wait import aged
 
 pytestmark = pytest.mark.django_db
 
@@ -27,10 +26,6 @@ QUEUE = "/review/dead-letters"
 def in_place(page: str) -> dict[str, str]:
     """The headers htmx sends with a card's form posted from `page` (an address on the site)."""
     return {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": f"http://testserver{page}"}
-
-
-def aged(model, pk: str, **ago: float) -> None:
-    model.objects.filter(pk=pk).update(created_at=now() - timedelta(**ago))
 
 
 def out_of_band(answer, element_id: str) -> str:

@@ -14,6 +14,7 @@ from urllib.parse import quote
 import pytest
 from django.utils.timezone import now
 
+from bench import store_rows
 from journal_store import projection
 from journal_store.models import Conflict, DeadLetter
 from services import letters, review
@@ -26,8 +27,10 @@ pytestmark = pytest.mark.django_db
 
 def aged(model, pk: str, **ago: float) -> None:
     """The item opened `ago` before now (the time its event was recorded, as the projector
-    keeps it): the tests cannot wait days."""
+    keeps it): the tests cannot wait days. Its run's `waiting_since` follows, as the runs
+    projector keeps it from the same event's time."""
     model.objects.filter(pk=pk).update(created_at=now() - timedelta(**ago))
+    store_rows.waiting_since()
 
 
 def oldest_line(page: str) -> str:

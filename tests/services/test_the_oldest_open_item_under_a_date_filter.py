@@ -106,7 +106,10 @@ def test_the_oldest_is_the_walks_under_every_filter_on_stores_whose_times_run_ba
     rng = random.Random(15)
     for n in range(60):
         run, start = f"r{n:02}", NOW - rng.uniform(0, 30) * DAY
-        started(run, start, team=rng.choice(["support-desk", "repo-fix"]))
+        team = rng.choice(["support-desk", "repo-fix"])
+        if n >= 55:  # the last five a team begun two days ago: its items opened after most
+            team, start = "solo", NOW - rng.uniform(0, 2) * DAY
+        started(run, start, team=team)
         for k in range(rng.choice([0, 1, 1, 2])):
             # Mostly after the start; a fifth before it, by up to ten days.
             at = (
@@ -123,7 +126,11 @@ def test_the_oldest_is_the_walks_under_every_filter_on_stores_whose_times_run_ba
     projection.catch_up()
     early = RunSummary.objects.exclude(waiting_since=None)
     assert any(r.waiting_since < r.started_at for r in early), "no run waited before its start"
-    filters = [metrics.MetricsFilter()]
+    # Alone, a team's, a scenario's or a model's runs start from the least time they waited
+    # since (least_waiting); with a date, from the first day (and the early runs).
+    filters = [metrics.MetricsFilter(), metrics.MetricsFilter(scenario="lost-update")]
+    filters += [metrics.MetricsFilter(team=t) for t in ("solo", "repo-fix", "support-desk")]
+    filters += [metrics.MetricsFilter(model="nothing-asked"), metrics.MetricsFilter(team="none")]
     for back in (1, 3, 7, 12, 20, 29, 31):
         since = day_of(NOW - back * DAY)
         filters += [

@@ -1,7 +1,7 @@
 """The metrics' oldest open item of the runs a date filter chose, at 200 and 20,000 runs: the
 walk of every open item oldest first, each one's run looked up (before), beside the items
 opened from the filter's first day on and those of the few runs that waited since before they
-started (now: services/metrics.py MetricsFilter.oldest_open_parts, migration 0055).
+started (now: services/metrics.py oldest_open, MetricsFilter.early_runs, migration 0055).
 
     PYTHONPATH=. .venv/bin/python bench/oldest_open.py [--sizes 200,20000] [--postgres]
 

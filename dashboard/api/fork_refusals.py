@@ -18,6 +18,7 @@ from django.core.exceptions import PermissionDenied
 from dashboard import asked, queries
 from dashboard.access import get_run_for_user
 from runtime import fork, fork_checks
+from runtime.journal import Recorded
 from runtime.team import split_models
 from services import forks
 from services.runs import RunNotFound, endpoint_unusable
@@ -26,8 +27,15 @@ from services.runs import RunNotFound, endpoint_unusable
 def no_event(run_id: str, at: int) -> str | None:
     """Why `at` names no event of run `run_id` (the fork page's sentence), past any position a
     column holds among them; None when an event is there. The endpoint's 422 at `at`."""
-    if at <= asked.POSITION_MAX and forks.event_at(run_id, at) is not None:
-        return None
+    return None if event_at(run_id, at) is not None else no_event_said(run_id, at)
+
+
+def event_at(run_id: str, at: int) -> Recorded | None:
+    """The run's event at `at`; None where there is none, or `at` is past any position."""
+    return forks.event_at(run_id, at) if at <= asked.POSITION_MAX else None
+
+
+def no_event_said(run_id: str, at: int) -> str:
     # Past any position, as typed and quoted short (pydantic said "less than or equal to ...").
     typed = str(at) if at <= asked.POSITION_MAX else asked.shown(str(at))
     return asked.no_event_at(run_id, typed)
@@ -46,13 +54,11 @@ def of_run(user: Any, run_id: str, at: int | None, changes: fork.Changes) -> dic
     found: dict[str, list[str]] = {}
     event = None
     if at is not None:
-        if why := no_event(run_id, at):
+        # The event read once, where the check that it is there read it a second time.
+        if (event := event_at(run_id, at)) is None:
+            found["at"] = [no_event_said(run_id, at)]
+        elif why := fork.unforkable(event, run_id, forks.first_letter(run_id)):
             found["at"] = [why]
-        else:
-            event = forks.event_at(run_id, at)
-            letter = forks.first_letter(run_id)
-            if event is not None and (why := fork.unforkable(event, run_id, letter)):
-                found["at"] = [why]
     # The agents the fork page offers (read off the index), as the plan's check reads them.
     agents = fork.cast(queries.event_agents(run_id), run.team)
     for name, said in fork_checks.refusals(changes, event, agents, run_id).items():

@@ -68,6 +68,13 @@ def stage_label(run: Any) -> str:
 
 
 @register.filter
+def waits_since(run: Any) -> datetime | None:
+    """When the oldest conflict or dead letter a run at stage "waiting" waits on was opened
+    (the summary's `waiting_since`); None at any other stage."""
+    return getattr(run, "waiting_since", None) if run.stage == status.WAITING else None
+
+
+@register.filter
 def marked(snippet: str) -> str:
     """A search hit's snippet, escaped, its matched words in <mark>: each START opens one and
     the STOP after it closes it. The text's own are dropped by the search (search.own_marks);

@@ -21,9 +21,9 @@ from django.db.models import (
     Subquery,
 )
 
-from dashboard.asked import BadQuery, parse_date, shown
+from dashboard.asked import WORDS_MAX, BadQuery, parse_date, shown
 from dashboard.queries import loose_scan
-from journal_store import projection, search
+from journal_store import projection, search, substrings
 from journal_store.models import Finding, RunSummary, RunTag, StoppedView
 from journal_store.stopped import UNFOLDED
 from journal_store.unindexed import Unindexed
@@ -161,6 +161,13 @@ class RunFilter:
         tag = str(params.get("tag") or "").strip()
         if tag and not tags.TAG.fullmatch(tag.lower()):
             wrong["tag"] = f"{shown(tag)} is not a tag ({tags.RULE})"
+        # A queue's words are held to the same (dashboard/asked.py queue_filter): a search as
+        # long as an address could carry was a phrase of thousands of trigrams.
+        q = str(params.get("q") or "").strip()
+        if len(q) > WORDS_MAX:
+            wrong["q"] = f"{shown(q)} is longer than {WORDS_MAX} characters"
+        elif why := search.unsearchable(q):
+            wrong["q"] = f"the search {why}"
         if (finding := str(params.get("finding") or "")) and finding not in FINDINGS:
             wrong["finding"] = f"{shown(finding)} is no finding; one of {', '.join(FINDINGS)}"
         return wrong
@@ -220,12 +227,28 @@ def walked(chosen: RunFilter) -> QuerySet[RunSummary] | None:
         # (bench/filtered_runs.py).
         return None
     started = SORTS[chosen.sort].column == "started_at"
-    served = started and not (chosen.tag or chosen.finding) and not (chosen.status and chosen.team)
+    # Searched words: a common one fills the page from the first window (the trigram index
+    # would name every run holding it), a rare one is found by the index after it.
+    unserved = chosen.tag or chosen.finding or common(chosen.q)
+    served = started and not unserved and not (chosen.status and chosen.team)
     # By status, a status's runs are a range of the order's own index (status, run id).
-    served |= chosen.sort == "status" and not (chosen.team or chosen.tag or chosen.finding)
-    if not (chosen.status or chosen.team or chosen.tag or chosen.finding) or served:
+    served |= chosen.sort == "status" and not (chosen.team or unserved)
+    if not (chosen.status or chosen.team or unserved) or served:
         return None
     return selected(chosen, walk=True, dates_too=not started)
+
+
+def said(q: str) -> list[str]:
+    """What a search looks for: the words as typed and in NFKC, as the review queues read
+    theirs (dashboard/queries.py)."""
+    return list(dict.fromkeys((q, search.folded(q))))
+
+
+def common(q: str) -> bool:
+    """Whether the runs list's Search for `q` is to be walked (a text many runs may hold,
+    or one the trigram index cannot look up): the rows of a rare one are looked up by the
+    index (journal_store/substrings.py `few`)."""
+    return bool(q) and substrings.RUNS.few(said(q), connection.vendor) is None
 
 
 def selected(
@@ -261,11 +284,8 @@ def selected(
     elif chosen.until:
         qs = qs.filter(is_("started_at", midnight(chosen.until + timedelta(days=1)), "lt"))
     if chosen.q:
-        # As typed and in NFKC, as the review queues read their words (dashboard/queries.py).
-        held = Q()
-        for said in dict.fromkeys((chosen.q, search.folded(chosen.q))):
-            held |= Q(task__icontains=said) | Q(run_id__icontains=said)
-        qs = qs.filter(held)
+        # Walked, the match is checked on each run read; else the trigram index finds them.
+        qs = qs.filter(substrings.RUNS.holding(said(chosen.q), "" if walk else connection.vendor))
     if chosen.tag:
         tagged = RunTag.objects.filter(tag=chosen.tag)
         if walk:  # each run's tags looked up by its id as the walk reads it

@@ -70,7 +70,14 @@ TEAMS = ("repo-fix", "support-desk", "solo")  # bench/store_rows.py's
 # filter, walked the open items opened before the filter's first day (services/metrics.py
 # oldest_open: the API's last week 6,593 -> 14,252 SQLite steps, 200 runs to 3,000; the
 # oldest itself 146 at both now).
-KNOWN: dict[str, str] = {}
+KNOWN: dict[str, str] = {
+    # Their words are a substring match (`icontains`) over the items' columns, which no index
+    # serves: words no item holds read every item (4,063 -> 34,863 SQLite steps, any status).
+    # The runs list's Search is served by a trigram index (journal_store/substrings.py); the
+    # queues could be served alike, and are not yet.
+    "dead-letters searched": "the queue's words read every item",
+    "conflicts searched": "the queue's words read every item",
+}
 LATE = "late-scenario"  # the busy run's scenario, its only run's (build)
 
 
@@ -193,6 +200,22 @@ def reads(size: int) -> dict[str, str]:
         found[f"/ {name}"] = f"/?{query}"
         found[f"/ {name}, by tokens"] = f"/?{query}&sort=tokens"
     mark = quote(newest.isoformat())
+    # The Search box: a text no run holds read every run to say so (20,000 runs: 23 ms a
+    # page, 21 ms more a poll), where a trigram index now names none (journal_store/
+    # substrings.py); a run's id, found by the index; a text most runs hold, by a walk.
+    one = RunSummary.objects.order_by("run_id")[0].run_id
+    for name, words in {
+        "no run holds": "wombat",
+        "one run's id": one,
+        "most hold": "task 1",
+    }.items():
+        found[f"/ searched, {name}"] = f"/?q={quote(words)}"
+        found[f"/ searched, {name}, by tokens"] = f"/?q={quote(words)}&sort=tokens"
+        found[f"API runs searched, {name}"] = f"/api/runs?q={quote(words)}&limit=50"
+        found[f"/ poll for newer runs, searched, {name}"] = (
+            f"/runs/newer?q={quote(words)}&newer_than={mark}"
+        )
+    found["/ failed, searched, no run holds"] = "/?status=failed&q=wombat"
     found["/ poll for newer runs"] = f"/runs/newer?newer_than={mark}"
     found["/ poll for newer runs, by tokens"] = f"/runs/newer?sort=tokens&newer_than={mark}"
     # From the newest tagged run's start, as a list of the tag's runs polls.
@@ -228,6 +251,7 @@ def reads(size: int) -> dict[str, str]:
             f"/api/review/{queue}?status=open&run={busy}&limit={API_PAGE}"
         )
         found[f"{queue} of team support-desk"] = f"/review/{queue}?team=support-desk"
+        found[f"{queue} searched, no item holds"] = f"/review/{queue}?status=all&q=wombat"
     found["search"] = "/search?q=refund+order"
     found["API search"] = "/api/search?q=refund+order"
     for name, query in {

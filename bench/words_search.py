@@ -1,0 +1,130 @@
+"""The runs list's Search at 200 and 20,000 runs: the substring match read on every run the
+page's order walks (before) beside the same match on the runs the trigram index names
+(journal_store/substrings.py), after a first window of the order (now).
+
+    PYTHONPATH=. .venv/bin/python bench/words_search.py [--sizes 200,20000] [--postgres]
+
+The runs are bench/store_rows.py's (30 days; 15% failed), their tasks a sentence each of a
+few hundred words' vocabulary, one run in a thousand holding "quokka". Each figure is the
+first page of 50 newest first (run_pages.page, as the list and GET /api/runs read it) and the
+poll's mark (run_pages.newest_start), of a word no run holds, of the rare word, and of a word
+most runs hold, alone and among the failed runs. Medians of --repeats rounds, the sizes in
+turns, each the best of 3 calls; ms, and the ratio of the last size's to the first's. SQLite (a
+file in a temp dir, not ANALYZEd), or --postgres (a private cluster, ANALYZEd after the load).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.production_env import setup  # noqa: E402
+from bench.streams_setup import parser, sized_stores, sizes_of, ways_by_size  # noqa: E402
+
+PARSER = parser(__doc__, "200,20000", "runs in each store")
+ARGS = PARSER.parse_args()
+SIZES = sizes_of(ARGS.sizes)
+STORE = setup("words-search", ARGS.postgres, sqlite="unused.sqlite3")
+WORK, PG_URL = STORE.work, STORE.postgres_url
+
+from django.db import connection  # noqa: E402
+from django.db.models import Max  # noqa: E402
+
+from bench import store_rows  # noqa: E402
+from dashboard import listing, run_pages  # noqa: E402
+from journal_store import search, substrings  # noqa: E402
+
+LIMIT = 50  # the list's page
+VERBS = ("fix", "make", "write", "read", "check", "merge", "review", "refund", "ship")
+THINGS = ("parser", "test", "suite", "order", "invoice", "customer", "branch", "build")
+FILTERS = {
+    "no run holds it": listing.RunFilter(q="wombat"),
+    "one in a thousand": listing.RunFilter(q="quokka"),
+    "most runs": listing.RunFilter(q="the"),
+    "no run holds it, failed": listing.RunFilter(q="wombat", status="failed"),
+    "one in a thousand, failed": listing.RunFilter(q="quokka", status="failed"),
+}
+
+
+def task(rng: random.Random, n: int) -> str:
+    words = [f"{rng.choice(VERBS)} the {rng.choice(THINGS)} {rng.randrange(10_000)}"]
+    words += [rng.choice(THINGS) for _ in range(rng.randrange(3, 20))]
+    if n % 1000 == 7:
+        words.append("for the quokka account")
+    return " ".join(words)
+
+
+def seed() -> Callable[[int], None]:
+    use = sized_stores("words", WORK, PG_URL, SIZES)
+    for size in SIZES:
+        use(size)
+        rng = random.Random(size)
+        runs = store_rows.runs_of(size, rng)
+        for n, run in enumerate(runs):
+            run.task = task(rng, n)
+        store_rows.store(runs, rng)
+        if PG_URL:
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+    return use
+
+
+def before(chosen: listing.RunFilter) -> tuple[Any, Any]:
+    """The runs and the walk as the list read them before the index: the match checked on
+    every run the filter's other terms select, walked only where those would be."""
+    said = list(dict.fromkeys((chosen.q, search.folded(chosen.q))))
+    match = substrings.RUNS.holding(said, "")
+    rest = dataclasses.replace(chosen, q="")
+    walk = listing.walked(rest)
+    return listing.selected(rest).filter(match), None if walk is None else walk.filter(match)
+
+
+def page(chosen: listing.RunFilter, now: bool) -> Callable[[], Any]:
+    def read() -> Any:
+        runs, walk = (listing.selected(chosen), listing.walked(chosen)) if now else before(chosen)
+        return [r.run_id for r in run_pages.page(runs, chosen.sort, None, LIMIT, walk).runs]
+
+    return read
+
+
+def mark(chosen: listing.RunFilter, now: bool) -> Callable[[], Any]:
+    def read() -> Any:
+        if now:
+            return run_pages.newest_start(chosen)
+        runs, _ = before(chosen)
+        return runs.filter(started_at__isnull=False).aggregate(newest=Max("started_at"))["newest"]
+
+    return read
+
+
+def main() -> None:
+    try:
+        use = seed()
+        figures: dict[str, dict[str, Callable[[], Any]]] = {}
+        for name, chosen in FILTERS.items():
+            for what, make in (("page", page), ("poll's mark", mark)):
+                figures[f"{name}, {what}"] = {
+                    "before": make(chosen, False),
+                    "now": make(chosen, True),
+                }
+        for size in SIZES:  # the same answer both ways, and warm
+            use(size)
+            for name, ways in figures.items():
+                assert ways["before"]() == ways["now"](), (size, name)
+        backend = "PostgreSQL" if PG_URL else "SQLite"
+        ways_by_size(figures, SIZES, use, ARGS.repeats, backend)
+    finally:
+        connection.close()
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

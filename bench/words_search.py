@@ -1,6 +1,7 @@
 """The runs list's Search at 200 and 20,000 runs: the substring match read on every run the
 page's order walks (before) beside the same match on the runs the trigram index names
-(journal_store/substrings.py), after a first window of the order (now).
+(journal_store/substrings.py), or a walk of the order where the text is common (now); and a
+review queue's words alike.
 
     PYTHONPATH=. .venv/bin/python bench/words_search.py [--sizes 200,20000] [--postgres]
 
@@ -8,7 +9,9 @@ The runs are bench/store_rows.py's (30 days; 15% failed), their tasks a sentence
 few hundred words' vocabulary, one run in a thousand holding "quokka". Each figure is the
 first page of 50 newest first (run_pages.page, as the list and GET /api/runs read it) and the
 poll's mark (run_pages.newest_start), of a word no run holds, of the rare word, and of a word
-most runs hold, alone and among the failed runs. Medians of --repeats rounds, the sizes in
+most runs hold, alone and among the failed runs; and each queue's first page of 25 (a dead
+letter and a conflict per run, bench/store_rows.py's) of words no item holds, of one item's id,
+and of words every item holds. Medians of --repeats rounds, the sizes in
 turns, each the best of 3 calls; ms, and the ratio of the last size's to the first's. SQLite (a
 file in a temp dir, not ANALYZEd), or --postgres (a private cluster, ANALYZEd after the load).
 """
@@ -39,8 +42,8 @@ from django.db import connection  # noqa: E402
 from django.db.models import Max  # noqa: E402
 
 from bench import store_rows  # noqa: E402
-from dashboard import listing, run_pages  # noqa: E402
-from journal_store import search, substrings  # noqa: E402
+from dashboard import listing, queries, run_pages  # noqa: E402
+from journal_store import queues, substrings  # noqa: E402
 
 LIMIT = 50  # the list's page
 VERBS = ("fix", "make", "write", "read", "check", "merge", "review", "refund", "ship")
@@ -80,7 +83,7 @@ def seed() -> Callable[[int], None]:
 def before(chosen: listing.RunFilter) -> tuple[Any, Any]:
     """The runs and the walk as the list read them before the index: the match checked on
     every run the filter's other terms select, walked only where those would be."""
-    said = list(dict.fromkeys((chosen.q, search.folded(chosen.q))))
+    said = substrings.variants(chosen.q)
     match = substrings.RUNS.holding(said, "")
     rest = dataclasses.replace(chosen, q="")
     walk = listing.walked(rest)
@@ -105,6 +108,28 @@ def mark(chosen: listing.RunFilter, now: bool) -> Callable[[], Any]:
     return read
 
 
+def queue_page(queue: queues.Queue, words: Callable[[], str], now: bool) -> Callable[[], Any]:
+    """A queue's first page of 25 of every status holding the words, newest first."""
+
+    def read() -> Any:
+        said = words()
+        if now:
+            items = queries.queue_rows(queue, words=said)
+        else:
+            holding = queue.searched.holding(substrings.variants(said), "")
+            items = queue.model._default_manager.filter(holding)
+        return list(items.order_by("-position").values_list("pk", flat=True)[:25])
+
+    return read
+
+
+COMMON = {"dead_letters": "reply", "conflicts": "order"}  # in every item's reason, subject
+
+
+def an_id(queue: queues.Queue) -> str:
+    return queue.model._default_manager.order_by("position").values_list("pk", flat=True)[0]
+
+
 def main() -> None:
     try:
         use = seed()
@@ -114,6 +139,16 @@ def main() -> None:
                 figures[f"{name}, {what}"] = {
                     "before": make(chosen, False),
                     "now": make(chosen, True),
+                }
+        for queue in queues.QUEUES:
+            for name, words in {
+                "no item holds it": lambda: "wombat",
+                "one item's id": lambda queue=queue: an_id(queue),
+                "every item": lambda queue=queue: COMMON[queue.name],
+            }.items():
+                figures[f"{queue.name}, {name}"] = {
+                    "before": queue_page(queue, words, False),
+                    "now": queue_page(queue, words, True),
                 }
         for size in SIZES:  # the same answer both ways, and warm
             use(size)

@@ -216,7 +216,8 @@ def walked(chosen: RunFilter) -> QuerySet[RunSummary] | None:
     """The runs `selected` selects, written for a walk of the list's order: the filter is
     checked on each run the order's index reads, not looked up in an index of its own; None
     when an index serves the filter in this order already (no filter; a status's or a
-    team's runs by their start, migration 0053; a status's by status).
+    team's runs by their start, migration 0053; a status's by status; a searched text few
+    runs hold, whose runs the trigram index names: journal_store/substrings.py).
 
     A status by tokens, or a tag, took the filter's index and sorted every run it selected:
     15% of the runs failed, 3,000 of 20,000, sorted for a page of 25 (4.4 ms, where the list
@@ -226,29 +227,17 @@ def walked(chosen: RunFilter) -> QuerySet[RunSummary] | None:
         # PostgreSQL weighs the two by its statistics: walked, the pages took longer there
         # (bench/filtered_runs.py).
         return None
+    if chosen.q and substrings.RUNS.few(substrings.variants(chosen.q), "sqlite") is not None:
+        return None  # a rare text: its few runs are looked up by the trigram index
     started = SORTS[chosen.sort].column == "started_at"
-    # Searched words: a common one fills the page from the first window (the trigram index
-    # would name every run holding it), a rare one is found by the index after it.
-    unserved = chosen.tag or chosen.finding or common(chosen.q)
+    # A searched text many runs hold (or one too short for a trigram) fills a page soon.
+    unserved = chosen.tag or chosen.finding or chosen.q
     served = started and not unserved and not (chosen.status and chosen.team)
     # By status, a status's runs are a range of the order's own index (status, run id).
     served |= chosen.sort == "status" and not (chosen.team or unserved)
     if not (chosen.status or chosen.team or unserved) or served:
         return None
     return selected(chosen, walk=True, dates_too=not started)
-
-
-def said(q: str) -> list[str]:
-    """What a search looks for: the words as typed and in NFKC, as the review queues read
-    theirs (dashboard/queries.py)."""
-    return list(dict.fromkeys((q, search.folded(q))))
-
-
-def common(q: str) -> bool:
-    """Whether the runs list's Search for `q` is to be walked (a text many runs may hold,
-    or one the trigram index cannot look up): the rows of a rare one are looked up by the
-    index (journal_store/substrings.py `few`)."""
-    return bool(q) and substrings.RUNS.few(said(q), connection.vendor) is None
 
 
 def selected(
@@ -285,7 +274,8 @@ def selected(
         qs = qs.filter(is_("started_at", midnight(chosen.until + timedelta(days=1)), "lt"))
     if chosen.q:
         # Walked, the match is checked on each run read; else the trigram index finds them.
-        qs = qs.filter(substrings.RUNS.holding(said(chosen.q), "" if walk else connection.vendor))
+        said = substrings.variants(chosen.q)
+        qs = qs.filter(substrings.RUNS.holding(said, "" if walk else connection.vendor))
     if chosen.tag:
         tagged = RunTag.objects.filter(tag=chosen.tag)
         if walk:  # each run's tags looked up by its id as the walk reads it

@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db import connections
+from django.db.models import QuerySet
 
 from dashboard import present
-from journal_store import projection, queues, search, stopped
+from journal_store import projection, queues, stopped, substrings
 from journal_store.journal import DjangoJournal, prefix_range
 from journal_store.journal_rows import Row
 from journal_store.models import (
@@ -544,13 +545,10 @@ def queue_rows(
     if run:
         items = items.filter(run_id=run)
     if words:
-        held = Q()
-        # As typed and in NFKC: full-width letters typed by an input method find the text an
-        # agent wrote in ASCII, as the search page's index (journal_store/search.py) finds it.
-        for said in dict.fromkeys((words, search.folded(words))):
-            for column in queue.words:
-                held |= Q(**{f"{column}__icontains": said})
-        items = items.filter(held)
+        # The items a trigram index names when the words are rare (journal_store/
+        # substrings.py), where words no item held read every item to say so.
+        said = substrings.variants(words)
+        items = items.filter(queue.searched.holding(said, connections[items.db].vendor, items.db))
     return items if runs is None else runs.items(items)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from django.db.models import F, QuerySet
 
 from journal_store.models import Conflict, DeadLetter, QueueItem
+from journal_store.substrings import Searched
 from journal_store.unindexed import Unindexed
 from runtime.events import (
     ConflictParked,
@@ -46,6 +47,11 @@ class Queue:
     def kinds(self) -> tuple[str, ...]:
         """The kinds of event the queue reads."""
         return (self.opens.kind, *(cls.kind for cls in self.decisions))
+
+    @property
+    def searched(self) -> Searched:
+        """Its searched columns, served by an index of their trigrams (substrings.py)."""
+        return Searched(self.model._meta.db_table, self.key, self.words)
 
     @property
     def outcomes(self) -> tuple[str, ...]:

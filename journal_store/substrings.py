@@ -1,7 +1,9 @@
 """Searches for a piece of text anywhere in a few columns, served by an index of their
-trigrams: the runs list's Search (a task, a run id). It is a substring match in any case
-(`icontains`), which no b-tree index serves: a search that matched no run read every run to
-say so (at 20,000 runs: 23 ms a page, and 21 ms more at each poll of the list while open).
+trigrams: the runs list's Search (a task, a run id) and a review queue's words (a dead letter's
+reason, error and id; a conflict's subject, predicate and id: queues.Queue.searched). Each is a
+substring match in any case (`icontains`), which no b-tree index serves: a search that matched
+nothing read every row to say so (the runs list at 20,000 runs: 23 ms a page, and 21 ms more
+at each poll of the list while open).
 
 An index of the columns' three-character pieces finds the few rows that can hold the text, and
 the substring match is checked on those rows alone, as before: the index finds, the match
@@ -33,11 +35,12 @@ from dataclasses import dataclass
 
 from django.db import connections
 from django.db.models import Q
-from django.db.models.expressions import RawSQL
+
+from journal_store.search import folded
 
 SHORTEST = 3  # characters: a trigram
-# Rows a text may be in for it to be rare: they are looked up by their keys (the runs the
-# list shows of it, sorted), where a more common text is found by walking the page's order.
+# Rows a text may be in for it to be rare: they are looked up by their keys, and sorted for a
+# page, where a more common text is found by walking the page's order.
 FEW = 128
 TRIGGERS = ("insert", "delete", "update", "truncate")  # SQLite has no TRUNCATE
 
@@ -52,7 +55,7 @@ class Searched:
 
     @property
     def words(self) -> str:
-        """The SQLite FTS5 table of its trigrams."""
+        """The table of the copy and its trigrams (on SQLite an FTS5 table)."""
         return f"{self.table}_words"
 
     def sqlite(self) -> list[str]:
@@ -87,10 +90,7 @@ class Searched:
 
     def sqlite_drop(self) -> list[str]:
         return [
-            *(
-                f"DROP TRIGGER IF EXISTS {self.words}_{what}"
-                for what in ("insert", "delete", "update")
-            ),
+            *(f"DROP TRIGGER IF EXISTS {self.words}_{what}" for what in TRIGGERS[:3]),
             f"DROP TABLE IF EXISTS {self.words}",
         ]
 
@@ -142,24 +142,16 @@ class Searched:
 
     def holding(self, said: Sequence[str], vendor: str, using: str = "default") -> Q:
         """The rows holding any of `said` (any case) in one of the columns: the match itself,
-        and where the text is rare, the rows the index names by their keys (`few`). A common
-        text on SQLite is a walk first (dashboard/listing.py walked), after which the FTS5
-        table names its rows; on PostgreSQL the match alone, which its planner reads by a
-        walk of the page's order as before. Without a vendor (a walk, which checks each row
-        it reads), the match alone."""
+        and where the text is rare, the rows the index names, by their keys (`few`). A common
+        text is the match alone, found in a walk of the page's order, where it soon fills a
+        page (the runs list on SQLite walks windows of it: dashboard/run_pages.py walked).
+        Without a vendor (a walk, which checks each row it reads), the match alone."""
         matched = Q()
         for text in said:
             for column in self.columns:
                 matched |= Q(**{f"{column}__icontains": text})
         keys = self.few(said, vendor, using)
-        if keys is not None:
-            return matched & Q(**{f"{self.key}__in": keys})
-        if vendor != "sqlite" or not self.indexed(said, vendor):
-            return matched
-        found = RawSQL(
-            f"SELECT {self.key} FROM {self.words} WHERE {self.words} MATCH %s", [match(said)]
-        )
-        return matched & Q(**{f"{self.key}__in": found})
+        return matched if keys is None else matched & Q(**{f"{self.key}__in": keys})
 
     def indexed(self, said: Sequence[str], vendor: str) -> bool:
         """Whether the index can name the rows holding `said`."""
@@ -208,6 +200,13 @@ class Searched:
         ]
         where = " OR ".join(f"UPPER({c}) LIKE UPPER(%s)" for _ in patterns for c in self.columns)
         return where, [pattern for pattern in patterns for _ in self.columns]
+
+
+def variants(text: str) -> list[str]:
+    """What a search looks for: the text as typed and in NFKC (journal_store/search.py
+    `folded`), so that full-width letters typed by an input method find the text an agent
+    wrote in ASCII, as the search page's index finds it."""
+    return list(dict.fromkeys((text, folded(text))))
 
 
 def match(said: Sequence[str]) -> str:

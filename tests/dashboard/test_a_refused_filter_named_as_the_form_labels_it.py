@@ -35,6 +35,20 @@ def test_the_runs_lists_poll_names_them_as_the_list_does(as_owner):
     assert "Started from: 'soon' is not a date" in said(answer.content)
 
 
+def test_the_runs_lists_search_too_long_or_unseen_is_refused_by_its_label(as_owner, api):
+    """The Search box is held to what a queue's words are: 200 characters, no control or
+    format character (a phrase of thousands of trigrams, a word break nobody sees)."""
+    for asked, why in (("w" * 201, "is longer than 200 characters"), ("fix%E2%80%AEit", "U+202E")):
+        answer = as_owner.get(f"/?q={asked}")
+        assert answer.status_code == 400 and why in said(answer.content)
+        assert re.search(r"Search: .*" + re.escape(why), said(answer.content))
+        poll = as_owner.get(f"/runs/newer?newer_than=2026-01-01T00:00:00%2B00:00&q={asked}")
+        assert poll.status_code == 400 and why in said(poll.content)
+        [error] = api.get(f"/api/runs?q={asked}").json()["detail"]
+        assert error["loc"] == ["query", "q"] and why in error["msg"]
+    assert as_owner.get(f"/?q={'w' * 200}").status_code == 200
+
+
 def test_the_metrics_page_names_them_as_labelled(as_owner):
     answer = as_owner.get("/metrics?since=2026-12-05&until=2026-12-01")
     assert answer.status_code == 400

@@ -91,7 +91,7 @@ def matched(using: str, chosen: listing.RunFilter) -> list[str]:
     them before the index."""
     rest = listing.RunFilter(status=chosen.status, sort=chosen.sort)
     runs = listing.selected(rest).using(using)
-    runs = runs.filter(substrings.RUNS.holding(listing.said(chosen.q), ""))
+    runs = runs.filter(substrings.RUNS.holding(substrings.variants(chosen.q), ""))
     return list(runs.order_by(*listing.SORTS[chosen.sort].order()).values_list("run_id", flat=True))
 
 
@@ -190,7 +190,7 @@ def test_postgresqls_query_finds_what_the_substring_match_finds(alias):
     runs = RunSummary.objects.using(alias)
     vendor = connections[alias].vendor
     for q in SEARCHES:
-        said = listing.said(q)
+        said = substrings.variants(q)
         want = set(runs.filter(substrings.RUNS.holding(said, "")).values_list("run_id", flat=True))
         found = runs.filter(substrings.RUNS.holding(said, vendor, alias))
         assert set(found.values_list("run_id", flat=True)) == want, q

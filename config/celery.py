@@ -17,7 +17,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("minutes")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.imports = ["tasks.runs", "tasks.effects", "tasks.fanout", "tasks.traces"]
+app.conf.imports = ["tasks.runs", "tasks.effects", "tasks.fanout", "tasks.traces", "tasks.indexes"]
 # Each worker's consumer checks that it still takes what waits for it.
 app.steps["consumer"].add(ConsumerWatch)
 

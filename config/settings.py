@@ -371,6 +371,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "tasks.effects.reconcile_effects",
         "schedule": float(env.number("MINUTES_EFFECT_RECONCILE_SECONDS", 60, minimum=1)),
     },
+    # The search indexes' segments merged (services/indexes.py): a look-up reads each one.
+    "tidy-indexes": {
+        "task": "tasks.indexes.tidy",
+        "schedule": float(env.number("MINUTES_INDEX_TIDY_SECONDS", 300, minimum=1)),
+    },
 }
 # Effects in flight longer than this are settled by asking the provider what became of them. It
 # must be longer than any provider takes to answer: an effect still in flight is not "unknown".

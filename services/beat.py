@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 REVIVING = "reviving stalled runs"
 SETTLING = "settling effects in flight"
+TIDYING = "merging the search indexes"
 
 
 def round_of(what: str, work: Callable[[], list[T]]) -> list[T]:

@@ -4,6 +4,7 @@
                 revival of stalled runs)
     fanout.py   tasks.fanout.specialist (one specialist of a fan-out run)
     effects.py  tasks.effects.reconcile_effects (the beat's settling of effects in flight)
+    indexes.py  tasks.indexes.tidy (the beat's merging of the search indexes' segments)
 
 A task's name is its module path and function, given with `name=` because queued messages
 and the beat schedule carry it: moving a task must keep its name. Retries are Celery's only

@@ -15,8 +15,10 @@ from django.db.migrations.executor import MigrationExecutor
 from dashboard import queries
 from journal_store import queues, substrings
 from journal_store.models import Conflict, DeadLetter
+from services import indexes
 from tests.conftest import on_every_backend
 from tests.dashboard.test_the_runs_search_reads_an_index import SEARCHES, TASKS
+from tests.work import work_of
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -119,3 +121,27 @@ def test_0059_fills_each_queues_copy_from_the_items_stored_before_it():
         assert copies(queue, "default") == rows(queue, "default") != []
     found = queries.queue_items(queues.DEAD_LETTERS, "all", words="DHL-7731")
     assert [letter.pk for letter in found] == ["r-0002:1"]
+
+
+@on_every_backend()
+def test_a_round_of_the_beat_merges_the_indexes_segments(alias):
+    """FTS5 leaves an index written row by row in segments, and a look-up reads each: a round
+    merges them, the answers the same and the look-up's work less. PostgreSQL's indexes keep
+    none (no pending list): nothing to do there."""
+    searched = queues.DEAD_LETTERS.searched
+    store(alias, many=2_000)
+    if connections[alias].vendor == "postgresql":
+        assert substrings.tidy(indexes.SEARCHED, alias) == []
+        return
+
+    def probe() -> list[str] | None:
+        return searched.few(["r-0002:1"], "sqlite", alias)
+
+    before, found = work_of(probe)[0], probe()
+    assert indexes.tidy() == [s.words for s in indexes.SEARCHED]
+    for _ in range(4):
+        indexes.tidy()
+    after = work_of(probe)[0]
+    assert probe() == found == ["r-0002:1"]
+    assert after < before / 2, (before, after)
+    assert copies(queues.DEAD_LETTERS, alias) == rows(queues.DEAD_LETTERS, alias)

@@ -17,8 +17,9 @@ logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
 import django
 django.setup()
 from tasks.effects import reconcile_effects
+from tasks.indexes import tidy
 from tasks.runs import reconcile
-print(reconcile(), reconcile_effects())
+print(reconcile(), reconcile_effects(), tidy())
 """
 
 
@@ -26,12 +27,13 @@ print(reconcile(), reconcile_effects())
 def test_a_round_of_the_beat_with_the_database_down_says_so_in_a_line_and_does_nothing(tmp_path):
     done = without_a_database(ROUNDS, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[] []"
+    assert done.stdout.strip() == "[] [] []"
     lines = done.stderr.strip().splitlines()
     assert "Traceback" not in done.stderr
-    assert len(lines) == 2, done.stderr
+    assert len(lines) == 3, done.stderr
     assert lines[0].startswith(
         "reviving stalled runs skipped this round: the database does not answer ("
     )
     assert lines[1].startswith("settling effects in flight skipped this round")
+    assert lines[2].startswith("merging the search indexes skipped this round")
     assert "Connection refused" in lines[0]  # the database's own words, its first line

@@ -15,6 +15,7 @@ NAMES = {
     "tasks.runs.reconcile",
     "tasks.fanout.specialist",
     "tasks.effects.reconcile_effects",
+    "tasks.indexes.tidy",
     "tasks.traces.push",
     "tasks.traces.push_live",
 }

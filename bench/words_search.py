@@ -6,14 +6,15 @@ review queue's words alike.
     PYTHONPATH=. .venv/bin/python bench/words_search.py [--sizes 200,20000] [--postgres]
 
 The runs are bench/store_rows.py's (30 days; 15% failed), their tasks a sentence each of a
-few hundred words' vocabulary, one run in a thousand holding "quokka". Each figure is the
-first page of 50 newest first (run_pages.page, as the list and GET /api/runs read it) and the
-poll's mark (run_pages.newest_start), of a word no run holds, of the rare word, and of a word
-most runs hold, alone and among the failed runs; and each queue's first page of 25 (a dead
-letter and a conflict per run, bench/store_rows.py's) of words no item holds, of one item's id,
-and of words every item holds. Medians of --repeats rounds, the sizes in
-turns, each the best of 3 calls; ms, and the ratio of the last size's to the first's. SQLite (a
-file in a temp dir, not ANALYZEd), or --postgres (a private cluster, ANALYZEd after the load).
+small vocabulary, one run in a thousand holding "quokka" and one in fifty "wallaby". Each
+figure is the first page of 50 newest first (run_pages.page, as the list and GET /api/runs read
+it) and the poll's mark (run_pages.newest_start), of a word no run holds, of the rare words, and
+of a word most runs hold, alone and among the failed runs; and each queue's first page of 25 (a
+dead letter and a conflict per run, bench/store_rows.py's) of words no item holds, of one item's
+id, and of words every item holds. The search indexes are read as the beat's rounds leave them
+(merged). Medians of --repeats rounds, the sizes in turns, each the best of 3 calls; ms, and
+the ratio of the last size's to the first's. SQLite (a file in a temp dir, not ANALYZEd), or
+--postgres (a private cluster, ANALYZEd after the load).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from django.db.models import Max  # noqa: E402
 from bench import store_rows  # noqa: E402
 from dashboard import listing, queries, run_pages  # noqa: E402
 from journal_store import queues, substrings  # noqa: E402
+from services import indexes  # noqa: E402
 
 LIMIT = 50  # the list's page
 VERBS = ("fix", "make", "write", "read", "check", "merge", "review", "refund", "ship")
@@ -51,6 +53,7 @@ THINGS = ("parser", "test", "suite", "order", "invoice", "customer", "branch", "
 FILTERS = {
     "no run holds it": listing.RunFilter(q="wombat"),
     "one in a thousand": listing.RunFilter(q="quokka"),
+    "one in fifty": listing.RunFilter(q="wallaby"),
     "most runs": listing.RunFilter(q="the"),
     "no run holds it, failed": listing.RunFilter(q="wombat", status="failed"),
     "one in a thousand, failed": listing.RunFilter(q="quokka", status="failed"),
@@ -62,6 +65,8 @@ def task(rng: random.Random, n: int) -> str:
     words += [rng.choice(THINGS) for _ in range(rng.randrange(3, 20))]
     if n % 1000 == 7:
         words.append("for the quokka account")
+    if n % 50 == 3:
+        words.append("for the wallaby account")
     return " ".join(words)
 
 
@@ -74,10 +79,23 @@ def seed() -> Callable[[int], None]:
         for n, run in enumerate(runs):
             run.task = task(rng, n)
         store_rows.store(runs, rng)
+        merged()
         if PG_URL:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
     return use
+
+
+def merged() -> None:
+    """The search indexes' segments merged, as the beat's rounds leave them (on SQLite: a round
+    that merges nothing writes one change a table, its note of having looked)."""
+    if connection.vendor != "sqlite":
+        return
+    while True:
+        changes = connection.connection.total_changes
+        indexes.tidy()
+        if connection.connection.total_changes - changes <= len(indexes.SEARCHED):
+            return
 
 
 def before(chosen: listing.RunFilter) -> tuple[Any, Any]:

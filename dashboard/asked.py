@@ -167,7 +167,18 @@ def queue_statuses(queue: queues.Queue) -> tuple[str, ...]:
     return (queues.OPEN, *queue.outcomes, "decided", "all")
 
 
-WORDS_MAX = 200  # characters of a queue's search
+WORDS_MAX = 200  # characters of a queue's search, and of the runs list's
+
+
+def words_refused(words: str) -> str | None:
+    """Why a search's words (a queue's, the runs list's Search) cannot be taken, or None: too
+    long (a phrase of as many trigrams: journal_store/substrings.py), or holding what the search
+    page refuses (a control, a bidi control or another unseen format character, named)."""
+    if len(words) > WORDS_MAX:
+        return f"{shown(words)} is longer than {WORDS_MAX} characters"
+    if why := search.unsearchable(words):
+        return f"the search {why}"
+    return None
 
 
 def queue_filter(
@@ -191,11 +202,8 @@ def queue_filter(
     if run and not streams.is_run_id(run):
         wrong["run"] = f"{shown(run)} is not a run id ({streams.RUN_ID_RULE})"
     words = str(params.get("q") or "").strip()
-    if len(words) > WORDS_MAX:
-        wrong["q"] = f"{shown(words)} is longer than {WORDS_MAX} characters"
-    elif why := search.unsearchable(words):
-        # The search page's check: a bidi control or another unseen format character named.
-        wrong["q"] = f"the search {why}"
+    if why := words_refused(words):
+        wrong["q"] = why
     runs = metrics.MetricsFilter()
     try:
         runs = metrics.MetricsFilter.parse(params, labels=labels)

@@ -21,9 +21,9 @@ from django.db.models import (
     Subquery,
 )
 
-from dashboard.asked import WORDS_MAX, BadQuery, parse_date, shown
+from dashboard.asked import BadQuery, parse_date, shown, words_refused
 from dashboard.queries import loose_scan
-from journal_store import projection, search, substrings
+from journal_store import projection, substrings
 from journal_store.models import Finding, RunSummary, RunTag, StoppedView
 from journal_store.stopped import UNFOLDED
 from journal_store.unindexed import Unindexed
@@ -161,13 +161,10 @@ class RunFilter:
         tag = str(params.get("tag") or "").strip()
         if tag and not tags.TAG.fullmatch(tag.lower()):
             wrong["tag"] = f"{shown(tag)} is not a tag ({tags.RULE})"
-        # A queue's words are held to the same (dashboard/asked.py queue_filter): a search as
-        # long as an address could carry was a phrase of thousands of trigrams.
-        q = str(params.get("q") or "").strip()
-        if len(q) > WORDS_MAX:
-            wrong["q"] = f"{shown(q)} is longer than {WORDS_MAX} characters"
-        elif why := search.unsearchable(q):
-            wrong["q"] = f"the search {why}"
+        # Held to what a queue's words are: a search as long as an address could carry was a
+        # phrase of thousands of trigrams.
+        if why := words_refused(str(params.get("q") or "").strip()):
+            wrong["q"] = why
         if (finding := str(params.get("finding") or "")) and finding not in FINDINGS:
             wrong["finding"] = f"{shown(finding)} is no finding; one of {', '.join(FINDINGS)}"
         return wrong

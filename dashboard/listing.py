@@ -5,6 +5,7 @@ stall, failing steps). Moved out of dashboard/queries.py, which reads a run's ow
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -191,6 +192,39 @@ def team_choices(chosen: str = "") -> list[str]:
     return sorted({*TEAMS, *stored, *teamless, *([chosen] if chosen else [])})
 
 
+class Probe(enum.Enum):
+    ASK = "ask"  # the search's index not asked yet: `few` asks it
+
+
+Few = list[str] | None | Probe
+
+
+def few(chosen: RunFilter) -> list[str] | None:
+    """The ids of the runs that may hold the searched text where few do (a rare text, looked
+    up by them: journal_store/substrings.py); None for a common text, or no search."""
+    if not chosen.q:
+        return None
+    return substrings.RUNS.few(substrings.variants(chosen.q), connection.vendor)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The runs a filter selects, in no order, and the same runs written for a walk of the
+    list's order where one serves them (`walked`), the search's index asked once for both."""
+
+    runs: QuerySet[RunSummary]
+    walk: QuerySet[RunSummary] | None
+
+
+def selection(chosen: RunFilter, caught_up: bool = True) -> Selection:
+    """The filter's runs and walk (`caught_up`: from the read model once it is caught up, as
+    `matching`)."""
+    if caught_up:
+        projection.catch_up(wait=False)
+    rare = few(chosen)
+    return Selection(selected(chosen, rare=rare), walked(chosen, rare=rare))
+
+
 def runs(chosen: RunFilter) -> QuerySet[RunSummary]:
     """The runs the filter selects, in its order (every one of them: a page of them is
     dashboard/run_pages.py's)."""
@@ -209,7 +243,7 @@ def midnight(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-def walked(chosen: RunFilter) -> QuerySet[RunSummary] | None:
+def walked(chosen: RunFilter, rare: Few = Probe.ASK) -> QuerySet[RunSummary] | None:
     """The runs `selected` selects, written for a walk of the list's order: the filter is
     checked on each run the order's index reads, not looked up in an index of its own; None
     when an index serves the filter in this order already (no filter; a status's or a
@@ -224,25 +258,29 @@ def walked(chosen: RunFilter) -> QuerySet[RunSummary] | None:
         # PostgreSQL weighs the two by its statistics: walked, the pages took longer there
         # (bench/filtered_runs.py).
         return None
-    if chosen.q and substrings.RUNS.few(substrings.variants(chosen.q), "sqlite") is not None:
+    rare = few(chosen) if rare is Probe.ASK else rare
+    if rare is not None:
         return None  # a rare text: its few runs are looked up by the trigram index
     started = SORTS[chosen.sort].column == "started_at"
-    # A searched text many runs hold (or one too short for a trigram) fills a page soon.
-    unserved = chosen.tag or chosen.finding or chosen.q
+    # A searched text many runs hold (or one too short for a trigram) is no reason for a walk:
+    # no index serves it, and the one that serves the rest of the filter and the order is the
+    # one read, the text checked on each run; alone, the order's own. Walked in windows, a
+    # text alone cost more (one run in fifty at 20,000 runs: 4.9 ms a page, 6.9 walked).
+    unserved = chosen.tag or chosen.finding
     served = started and not unserved and not (chosen.status and chosen.team)
     # By status, a status's runs are a range of the order's own index (status, run id).
     served |= chosen.sort == "status" and not (chosen.team or unserved)
     if not (chosen.status or chosen.team or unserved) or served:
         return None
-    return selected(chosen, walk=True, dates_too=not started)
+    return selected(chosen, walk=True, dates_too=not started, rare=None)
 
 
 def selected(
-    chosen: RunFilter, walk: bool = False, dates_too: bool = False
+    chosen: RunFilter, walk: bool = False, dates_too: bool = False, rare: Few = Probe.ASK
 ) -> QuerySet[RunSummary]:
     """The runs the filter selects, in no order, from the read model as it stands. With
     `walk`, written so that no index of its own serves the filter (`walked`); `dates_too`, the
-    bounds of the start as well."""
+    bounds of the start as well; `rare`, `few`'s answer where it was asked already."""
     qs = RunSummary.objects.all()
 
     def is_(name: str, value: Any, lookup: str = "exact") -> Q:
@@ -272,7 +310,11 @@ def selected(
     if chosen.q:
         # Walked, the match is checked on each run read; else the trigram index finds them.
         said = substrings.variants(chosen.q)
-        qs = qs.filter(substrings.RUNS.holding(said, "" if walk else connection.vendor))
+        if walk:
+            qs = qs.filter(substrings.RUNS.matched(said))
+        else:
+            rare = few(chosen) if rare is Probe.ASK else rare
+            qs = qs.filter(substrings.RUNS.found(said, rare, connection.vendor))
     if chosen.tag:
         tagged = RunTag.objects.filter(tag=chosen.tag)
         if walk:  # each run's tags looked up by its id as the walk reads it

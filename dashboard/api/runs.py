@@ -110,11 +110,11 @@ def list_runs(
         problems |= exc.problems
     if problems:
         raise invalid("query", problems)
-    found = listing.matching(chosen)
+    chose = listing.selection(chosen)
     # The API's own: the run's page lists its forks (its newest) in its header.
-    found = found.filter(parent_id=parent) if parent else found
+    found = chose.runs.filter(parent_id=parent) if parent else chose.runs
     # A parent's forks are few, read by its index: no walk of the order for them.
-    walk = None if parent else listing.walked(chosen)
+    walk = None if parent else chose.walk
     page = run_pages.page(found, chosen.sort, cursor, limit, walk)
     return {"items": shown_in_api(page.runs), "next": page.next, "beat_silence": beat.silence()}
 

@@ -54,9 +54,8 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         # it swaps a 400 in (templates/base.html) and pushes its address, so a reload says
         # the same.
         return refuse(request, part, problems)
-    found = run_pages.page(
-        listing.matching(chosen), chosen.sort, after, PAGE, listing.walked(chosen)
-    )
+    chose = listing.selection(chosen)
+    found = run_pages.page(chose.runs, chosen.sort, after, PAGE, chose.walk)
     listing.mark_stalled(found.runs)
     listing.mark_failing(found.runs)
     listing.mark_stopped(found.runs)

@@ -5,15 +5,15 @@ review queue's words alike.
 
     PYTHONPATH=. .venv/bin/python bench/words_search.py [--sizes 200,20000] [--postgres]
 
-The runs are bench/store_rows.py's (30 days; 15% failed), their tasks a sentence each of a
-small vocabulary, one run in a thousand holding "quokka" and one in fifty "wallaby". Each
-figure is the first page of 50 newest first (run_pages.page, as the list and GET /api/runs read
-it) and the poll's mark (run_pages.newest_start), of a word no run holds, of the rare words, and
-of a word most runs hold, alone and among the failed runs; and each queue's first page of 25 (a
-dead letter and a conflict per run, bench/store_rows.py's) of words no item holds, of one item's
-id, and of words every item holds. The search indexes are read as the beat's rounds leave them
-(merged). Medians of --repeats rounds, the sizes in turns, each the best of 3 calls; ms, and
-the ratio of the last size's to the first's. SQLite (a file in a temp dir, not ANALYZEd), or
+The runs are bench/store_rows.py's (30 days; 15% failed), their tasks a sentence each of a small
+vocabulary, one run in a thousand holding "quokka", one in fifty "wallaby" and one in twenty
+"numbat". Each figure is the first page of 50 newest first (run_pages.page, as the list and GET
+/api/runs read it) and the poll's mark (run_pages.newest_start), of a word no run holds, of the
+rare words, and of a word most runs hold, alone and among the failed runs; and each queue's first
+page of 25 (a dead letter and a conflict per run, bench/store_rows.py's) of words no item holds, of
+one item's id, and of words every item holds. The search indexes are read as the beat's rounds
+leave them (merged). Medians of --repeats rounds, the sizes in turns, each the best of 3 calls; ms,
+and the ratio of the last size's to the first's. SQLite (a file in a temp dir, not ANALYZEd), or
 --postgres (a private cluster, ANALYZEd after the load).
 """
 
@@ -54,6 +54,7 @@ FILTERS = {
     "no run holds it": listing.RunFilter(q="wombat"),
     "one in a thousand": listing.RunFilter(q="quokka"),
     "one in fifty": listing.RunFilter(q="wallaby"),
+    "one in twenty": listing.RunFilter(q="numbat"),
     "most runs": listing.RunFilter(q="the"),
     "no run holds it, failed": listing.RunFilter(q="wombat", status="failed"),
     "one in a thousand, failed": listing.RunFilter(q="quokka", status="failed"),
@@ -67,6 +68,8 @@ def task(rng: random.Random, n: int) -> str:
         words.append("for the quokka account")
     if n % 50 == 3:
         words.append("for the wallaby account")
+    if n % 20 == 11:
+        words.append("for the numbat account")
     return " ".join(words)
 
 

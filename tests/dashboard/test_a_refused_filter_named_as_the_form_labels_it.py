@@ -10,6 +10,8 @@ from html import unescape
 
 import pytest
 
+from dashboard.asked import KEPT
+
 pytestmark = pytest.mark.django_db
 
 
@@ -46,7 +48,14 @@ def test_the_runs_lists_search_too_long_or_unseen_is_refused_by_its_label(as_own
         assert poll.status_code == 400 and why in said(poll.content)
         [error] = api.get(f"/api/runs?q={asked}").json()["detail"]
         assert error["loc"] == ["query", "q"] and why in error["msg"]
-    assert as_owner.get(f"/?q={'w' * 200}").status_code == 200
+    # The box keeps what was typed (its head, asked.KEPT) and says where the reason is;
+    # unrefused, it takes 200 characters.
+    box = re.search(r'<input type="search" id="q"[^>]*>', as_owner.get(f"/?q={'w' * 201}").text)
+    assert box and f'value="{"w" * KEPT}"' in box[0] and 'aria-describedby="q-error"' in box[0]
+    answer = as_owner.get(f"/?q={'w' * 200}")
+    assert answer.status_code == 200
+    box = re.search(r'<input type="search" id="q"[^>]*>', answer.text)
+    assert box and 'maxlength="200"' in box[0] and "aria-invalid" not in box[0]
 
 
 def test_the_metrics_page_names_them_as_labelled(as_owner):

@@ -45,3 +45,15 @@ def test_the_focus_ring_stands_out_on_the_page_and_on_the_dark_bar():
     assert contrast(ring.group(1), bar) < 3  # the page's ring alone would not do on the bar
     on_bar = re.search(r"outline-color:\s*(#[0-9a-fA-F]{6})", rule("header.top :focus-visible"))
     assert contrast(on_bar.group(1), bar) >= 3
+
+
+def test_a_refused_box_stands_out_from_the_page_and_from_a_box_taken():
+    """A box its form refused (aria-invalid) is drawn in the colour of the reason below it, at
+    least 3:1 on the page and on a card, where every box had the same grey border."""
+    refused = rule('[aria-invalid="true"]')
+    border = re.search(r"border-color:\s*(var\([^)]+\)|#[0-9a-fA-F]{6})", refused).group(1)
+    assert colour(border) == colour("var(--bad)")
+    for ground in ("var(--wash)", "var(--paper)"):
+        assert contrast(border, ground) >= 3
+    taken = re.search(r"border:\s*1px solid (#[0-9a-fA-F]{6})", rule("input, select, textarea"))
+    assert contrast(taken.group(1), "var(--paper)") < 3  # the grey alone says nothing

@@ -199,12 +199,23 @@ class Probe(enum.Enum):
 Few = list[str] | None | Probe
 
 
-def few(chosen: RunFilter) -> list[str] | None:
-    """The ids of the runs that may hold the searched text where few do (a rare text, looked
-    up by them: journal_store/substrings.py); None for a common text, or no search."""
+# Runs a searched text may be in for a page of the list to look them up by their ids (the
+# poll's mark and count: fewer than substrings.FEW, 128). A page of a text in k runs of N
+# either looks up k runs or reads about 50 x N / k in its order: on SQLite at 20,000 runs the
+# two cost the same near 400 (a run looked up and sorted about 10 us, one read 1.5 to 2), and
+# a text in 270 runs read 5,000 for a page (9.7 ms). The poll's mark stops at the first run
+# read, where a maximum over the runs looked up reads them all.
+PAGE_FEW = 384
+
+
+def few(chosen: RunFilter, fewer_than: int = 0) -> list[str] | None:
+    """The ids of the runs that may hold the searched text where fewer than `fewer_than` do
+    (substrings.FEW without one: a rare text, looked up by them, journal_store/
+    substrings.py); None for a more common text, or no search."""
     if not chosen.q:
         return None
-    return substrings.RUNS.few(substrings.variants(chosen.q), connection.vendor)
+    said = substrings.variants(chosen.q)
+    return substrings.RUNS.few(said, connection.vendor, fewer_than=fewer_than)
 
 
 @dataclass(frozen=True)
@@ -216,12 +227,12 @@ class Selection:
     walk: QuerySet[RunSummary] | None
 
 
-def selection(chosen: RunFilter, caught_up: bool = True) -> Selection:
+def selection(chosen: RunFilter, caught_up: bool = True, fewer_than: int = 0) -> Selection:
     """The filter's runs and walk (`caught_up`: from the read model once it is caught up, as
-    `matching`)."""
+    `matching`; `fewer_than`: `few`'s, PAGE_FEW for a page)."""
     if caught_up:
         projection.catch_up(wait=False)
-    rare = few(chosen)
+    rare = few(chosen, fewer_than)
     return Selection(selected(chosen, rare=rare), walked(chosen, rare=rare))
 
 

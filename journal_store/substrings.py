@@ -179,16 +179,19 @@ class Searched:
         known = vendor in ("sqlite", "postgresql")
         return known and bool(said) and all(len(t) >= SHORTEST for t in said)
 
-    def few(self, said: Sequence[str], vendor: str, using: str = "default") -> list[str] | None:
-        """The keys of the rows that may hold `said` when fewer than FEW do (a rare text: the
-        rows are looked up by their keys, not found in a walk of a page's order); None when
-        as many do, or where the index cannot tell.
+    def few(
+        self, said: Sequence[str], vendor: str, using: str = "default", fewer_than: int = 0
+    ) -> list[str] | None:
+        """The keys of the rows that may hold `said` when fewer than `fewer_than` (FEW) do (a
+        rare text: the rows are looked up by their keys, not found in a walk of a page's
+        order); None when as many do, or where the index cannot tell.
 
         PostgreSQL is asked too, where its planner could weigh a subquery of the table against
         a walk: it misjudged how many rows a common text is in, and read every one (the
         newest start of the runs holding "the", 44 ms at 20,000 runs, where a walk took 0.8)."""
         if not self.indexed(said, vendor):
             return None
+        bound = fewer_than or FEW
         with connections[using].cursor() as cursor:
             if vendor == "postgresql":
                 # The rows as a query of their own, read only as far as the LIMIT: weighed
@@ -199,19 +202,19 @@ class Searched:
                 cursor.execute(
                     f"WITH held AS MATERIALIZED (SELECT {self.key} FROM {self.words} "
                     f"WHERE {where}) SELECT {self.key} FROM held LIMIT %s",
-                    [*params, FEW],
+                    [*params, bound],
                 )
                 keys = [key for (key,) in cursor.fetchall()]
-                return keys if len(keys) < FEW else None
+                return keys if len(keys) < bound else None
             # Their row ids first: the FTS5 table reads its copy of a row for its columns
             # (0.42 ms for 256 rows of 20,000, the row ids alone 0.12), which a common text
             # needs none of.
             cursor.execute(
                 f"SELECT rowid FROM {self.words} WHERE {self.words} MATCH %s LIMIT %s",
-                [match(said), FEW],
+                [match(said), bound],
             )
             rows = [row for (row,) in cursor.fetchall()]
-            if len(rows) >= FEW or not rows:
+            if len(rows) >= bound or not rows:
                 return None if rows else []
             marks = ", ".join(["%s"] * len(rows))
             cursor.execute(f"SELECT {self.key} FROM {self.words} WHERE rowid IN ({marks})", rows)

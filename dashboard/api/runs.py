@@ -110,7 +110,7 @@ def list_runs(
         problems |= exc.problems
     if problems:
         raise invalid("query", problems)
-    chose = listing.selection(chosen)
+    chose = listing.selection(chosen, fewer_than=listing.PAGE_FEW)
     # The API's own: the run's page lists its forks (its newest) in its header.
     found = chose.runs.filter(parent_id=parent) if parent else chose.runs
     # A parent's forks are few, read by its index: no walk of the order for them.

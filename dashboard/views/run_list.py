@@ -54,7 +54,7 @@ def run_list(request: HtmxHttpRequest) -> HttpResponse:
         # it swaps a 400 in (templates/base.html) and pushes its address, so a reload says
         # the same.
         return refuse(request, part, problems)
-    chose = listing.selection(chosen)
+    chose = listing.selection(chosen, fewer_than=listing.PAGE_FEW)
     found = run_pages.page(chose.runs, chosen.sort, after, PAGE, chose.walk)
     listing.mark_stalled(found.runs)
     listing.mark_failing(found.runs)

@@ -163,6 +163,29 @@ def test_a_read_of_the_list_asks_the_index_once(q, asked):
 
 
 @pytest.mark.django_db
+def test_a_page_looks_up_more_runs_by_their_ids_than_a_poll():
+    """A text in 200 runs: a page looks them up (fewer than listing.PAGE_FEW), where reading
+    the order reads about 50 x runs / 200 for a page; the poll's mark walks the order, and
+    stops at the first."""
+    store("default", many=200)
+    chosen = listing.RunFilter(q="common")
+    assert substrings.FEW <= 200 < listing.PAGE_FEW
+    assert listing.few(chosen) is None and len(listing.few(chosen, listing.PAGE_FEW)) == 200
+    page = listing.selection(chosen, fewer_than=listing.PAGE_FEW)
+    looked_up = '"run_id" IN ('
+    assert page.walk is None and looked_up in str(page.runs.query)
+    assert looked_up not in str(listing.selection(chosen).runs.query)
+    found, after = [], None
+    while True:
+        shown = run_pages.page(page.runs, "started", after, 50, page.walk)
+        found += [r.run_id for r in shown.runs]
+        if shown.next is None:
+            break
+        after = run_pages.Cursor.read(shown.next, "started")
+    assert found == matched("default", chosen) and len(found) == 200
+
+
+@pytest.mark.django_db
 def test_the_oracle_is_no_echo():
     """What the test above compares with is the substring match, not the index's answer."""
     oracle = str(substrings.RUNS.holding(["wombat"], ""))

@@ -283,7 +283,7 @@ def walked(chosen: RunFilter, rare: Few = Probe.ASK) -> QuerySet[RunSummary] | N
     served |= chosen.sort == "status" and not (chosen.team or unserved)
     if not (chosen.status or chosen.team or unserved) or served:
         return None
-    return selected(chosen, walk=True, dates_too=not started, rare=None)
+    return selected(chosen, walk=True, dates_too=not started)
 
 
 def selected(

@@ -39,11 +39,13 @@ class CuttingServer:
                 return  # closed: the test is over
             with conn:
                 self.read_request(conn)
+                # Counted before a byte is sent: counted after, the client could read the cut
+                # reply, give up and be asked how many were answered before this line ran.
+                self.answered += 1
                 head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 head += b"Content-Length: %d\r\n\r\n" % len(self.body)
                 conn.sendall(head + self.body[: self.sent])
                 conn.shutdown(socket.SHUT_WR)  # a FIN, not a reset
-                self.answered += 1
 
     @staticmethod
     def read_request(conn: socket.socket) -> None:

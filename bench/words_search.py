@@ -44,13 +44,11 @@ from django.db import connection  # noqa: E402
 from django.db.models import Max  # noqa: E402
 
 from bench import store_rows  # noqa: E402
+from bench.words_tasks import merged, task  # noqa: E402
 from dashboard import listing, queries, run_pages  # noqa: E402
 from journal_store import queues, substrings  # noqa: E402
-from services import indexes  # noqa: E402
 
 LIMIT = 50  # the list's page
-VERBS = ("fix", "make", "write", "read", "check", "merge", "review", "refund", "ship")
-THINGS = ("parser", "test", "suite", "order", "invoice", "customer", "branch", "build")
 FILTERS = {
     "no run holds it": listing.RunFilter(q="wombat"),
     "one in a thousand": listing.RunFilter(q="quokka"),
@@ -61,20 +59,6 @@ FILTERS = {
     "no run holds it, failed": listing.RunFilter(q="wombat", status="failed"),
     "one in a thousand, failed": listing.RunFilter(q="quokka", status="failed"),
 }
-
-
-def task(rng: random.Random, n: int) -> str:
-    words = [f"{rng.choice(VERBS)} the {rng.choice(THINGS)} {rng.randrange(10_000)}"]
-    words += [rng.choice(THINGS) for _ in range(rng.randrange(3, 20))]
-    if n % 1000 == 7:
-        words.append("for the quokka account")
-    if n % 100 == 57:
-        words.append("for the koala account")
-    if n % 50 == 3:
-        words.append("for the wallaby account")
-    if n % 20 == 11:
-        words.append("for the numbat account")
-    return " ".join(words)
 
 
 def seed() -> Callable[[int], None]:
@@ -91,18 +75,6 @@ def seed() -> Callable[[int], None]:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
     return use
-
-
-def merged() -> None:
-    """The search indexes' segments merged, as the beat's rounds leave them (on SQLite: a round
-    that merges nothing writes one change a table, its note of having looked)."""
-    if connection.vendor != "sqlite":
-        return
-    while True:
-        changes = connection.connection.total_changes
-        indexes.tidy()
-        if connection.connection.total_changes - changes <= len(indexes.SEARCHED):
-            return
 
 
 def before(chosen: listing.RunFilter) -> tuple[Any, Any]:

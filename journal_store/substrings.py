@@ -1,9 +1,9 @@
 """Searches for a piece of text anywhere in a few columns, served by an index of their
 trigrams: the runs list's Search (a task, a run id) and a review queue's words (a dead letter's
 reason, error and id; a conflict's subject, predicate and id: queues.Queue.searched). Each is a
-substring match in any case (`icontains`), which no b-tree index serves: a search that matched
-nothing read every row to say so (the runs list at 20,000 runs: 23 ms a page, and 21 ms more
-at each poll of the list while open).
+substring match in any case (`icontains`; in every alphabet on SQLite too: anycase.py), which no
+b-tree index serves: a search that matched nothing read every row to say so (the runs list at
+20,000 runs: 23 ms a page, and 21 ms more at each poll of the list while open).
 
 An index of the columns' three-character pieces finds the few rows that can hold the text, and
 the substring match is checked on those rows alone, as before: the index finds, the match
@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import connections
-from django.db.models import Q
+from django.db.models import F, Q
 
+from journal_store.anycase import AnyCase
 from journal_store.search import folded
 from journal_store.unindexed import Unweighed
 
@@ -171,7 +172,7 @@ class Searched:
         found = Q()
         for text in said:
             for column in self.columns:
-                found |= Q(**{f"{column}__icontains": text})
+                found |= Q(AnyCase(F(column), text))
         return found
 
     def indexed(self, said: Sequence[str], vendor: str) -> bool:

@@ -99,6 +99,7 @@ def test_demo_flies_a_sample_run_survives_a_dead_worker_and_stops_cleanly(tmp_pa
         assert re.search(r"log in:\s+user 'demo', password '\S{16}' \(shown once\)", screen)
         assert f"http://127.0.0.1:{port}/" in screen
         assert "database:    SQLite, " in screen
+        assert "searches fold ASCII case only" not in screen  # SQLite folds every letter
         assert "broker:      the embedded Redis (" in screen
         assert "endpoint:" not in screen  # none set
         assert "Ctrl-C stops everything it started (web server, workers, broker)." in screen

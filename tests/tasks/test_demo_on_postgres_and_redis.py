@@ -31,13 +31,14 @@ pytestmark = [
 
 @pytest.fixture
 def database():
-    """A database of its own on the suite's PostgreSQL server, which demo migrates from empty."""
+    """A database of its own on the suite's PostgreSQL server, which demo migrates from empty:
+    made with the C locale, whose searches fold ASCII letters only (the first screen says so)."""
     import psycopg
 
     server = os.environ[PG_ENV]
     name = f"demo_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f"CREATE DATABASE \"{name}\" TEMPLATE template0 LOCALE 'C'")
     parts = urlsplit(server)
     yield parts._replace(path=f"/{name}").geturl(), name
     with psycopg.connect(server, autocommit=True) as admin:
@@ -74,6 +75,7 @@ def test_demo_on_postgres_and_a_redis_of_ones_own_names_both_and_leaves_redis_ru
         screen = demo.output
         host = urlsplit(url)
         assert f"database:    PostgreSQL, minutes@127.0.0.1:{host.port}/{name}" in screen
+        assert "(searches fold ASCII case only here: manage.py check --database default)" in screen
         assert f"broker:      {broker} (yours: left running)" in screen
         assert "Ctrl-C stops everything it started (web server, workers)." in screen
         assert (

@@ -45,6 +45,7 @@ from dashboard.management.demo_checks import (
     shown_path,
     workers,
 )
+from journal_store.checks import folds_ascii_only
 from journal_store.models import RunSummary, StoredEvent
 from runtime import redact
 from services import local_model, runs
@@ -283,6 +284,11 @@ class Command(BaseCommand):
             stops = "web server, workers"
         lines += [
             f"  database:    {database_shown(settings.DATABASES['default'])}",
+            *(
+                ["  (searches fold ASCII case only here: manage.py check --database default)"]
+                if folds_ascii_only("default")
+                else []
+            ),
             f"  broker:      {broker}",
             *endpoint_lines(),
             f"  logs:        {shown_path(self.logs)}/ (web.log, worker-1.log, ...)",

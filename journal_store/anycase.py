@@ -1,0 +1,46 @@
+"""A substring match in any case, in every alphabet, on SQLite too.
+
+Django's `icontains` is a LIKE on SQLite, and SQLite's LIKE folds the case of ASCII letters
+only: "émile" did not find "Émile", nor "привет" "ПРИВЕТ", in the runs list's Search or a
+review queue's words, though the trigram index (FTS5 folds the case of every letter) had
+named the rows. A text with a letter beyond ASCII is matched by a function of ours instead,
+registered on each SQLite connection as it opens: each side lowered as Python lowers it, a
+letter at a time, as PostgreSQL's UPPER does under a UTF-8 locale. An ASCII text keeps the
+LIKE, which SQLite runs without calling back into Python for each row it checks.
+
+PostgreSQL's match is its own UPPER ... LIKE UPPER, which folds as the database's locale
+does: every letter under a UTF-8 locale (the usual one), ASCII alone under the C locale.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.lookups import IContains
+
+FUNCTION = "minutes_holds"
+
+
+def holds(text: str | None, part: str | None) -> bool | None:
+    """Whether `text` holds `part`, in any case (SQL's NULL for a NULL)."""
+    if text is None or part is None:
+        return None
+    return part.lower() in text.lower()
+
+
+def register(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """`connection_created`'s receiver: the function on each new SQLite connection."""
+    if connection.vendor == "sqlite":
+        connection.connection.create_function(FUNCTION, 2, holds, deterministic=True)
+
+
+class AnyCase(IContains):
+    """`icontains`, whose case is folded in every alphabet on SQLite too: used as a condition
+    of its own (`Q(AnyCase(F(column), text))`)."""
+
+    def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, Any]:
+        if not isinstance(self.rhs, str) or self.rhs.isascii():
+            return self.as_sql(compiler, connection)
+        lhs, params = self.process_lhs(compiler, connection)
+        # The text itself, not a pattern: LIKE's wildcards in it are its own characters.
+        return f"{FUNCTION}({lhs}, %s)", [*params, self.rhs]

@@ -1,0 +1,130 @@
+"""The runs list's Search and a review queue's words find a text in any case in every
+alphabet on SQLite, the embedded default (journal_store/anycase.py): SQLite's LIKE folds ASCII
+letters only, so "émile" did not find "Émile" though the trigram index had named its run. Each
+path of a search is read: a rare text looked up by its runs' ids, a common one read in the
+list's order, a text too short for a trigram, and the poll's mark and count. Expected runs are
+written out here, not asked of the match the code uses."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+
+from dashboard import listing, queries, run_pages
+from journal_store import anycase, queues, substrings
+from journal_store.models import DeadLetter, RunSummary
+
+START = datetime(2026, 12, 1, tzinfo=UTC)
+TASKS = {
+    "r-one": "Ask Émile about the café",
+    "r-two": "émile said so",
+    "r-three": "ПРИВЕТ мир: a greeting",
+    "r-four": "Σίσυφος rolls the stone",
+    "r-five": "é_x is literal",
+    "r-six": "emile without an accent",
+}
+FOUND = [
+    ("émile", {"r-one", "r-two"}),
+    ("ÉMILE", {"r-one", "r-two"}),
+    ("CAFÉ", {"r-one"}),
+    ("привет", {"r-three"}),
+    ("Мир", {"r-three"}),
+    ("ΣΊΣΥΦΟΣ", {"r-four"}),
+    ("é_", {"r-five"}),  # "_" is the character, not LIKE's any-one
+    ("é%", set()),
+    ("ЙЙЙ", set()),
+    ("é", {"r-one", "r-two", "r-five"}),  # too short for a trigram
+    ("ÉM", {"r-one", "r-two"}),
+    ("R-ON", {"r-one"}),  # an id, ASCII: the LIKE
+    ("emile", {"r-six"}),  # an accent is a letter of its own, as before
+]
+
+
+def store(many: int = 0) -> None:
+    """The runs above, a minute apart, and `many` more holding "common"."""
+    tasks = [*TASKS.items(), *((f"r-common-{n:04d}", f"common task {n}") for n in range(many))]
+    RunSummary.objects.bulk_create(
+        RunSummary(
+            run_id=run_id,
+            task=task,
+            status="done",
+            stage="complete",
+            started_at=START + timedelta(minutes=n),
+        )
+        for n, (run_id, task) in enumerate(tasks)
+    )
+
+
+def listed(chosen: listing.RunFilter) -> set[str]:
+    chose = listing.selection(chosen, fewer_than=listing.PAGE_FEW)
+    page = run_pages.page(chose.runs, "started", None, 50, chose.walk)
+    assert page.next is None
+    return {r.run_id for r in page.runs}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("few", [1, substrings.FEW])
+def test_the_runs_list_finds_a_text_in_any_case_in_every_alphabet(few, monkeypatch):
+    """`few` 1: every text is common (read in the list's order); FEW: each is rare (looked
+    up by the ids the index names)."""
+    monkeypatch.setattr(substrings, "FEW", few)
+    monkeypatch.setattr(listing, "PAGE_FEW", few)
+    store()
+    for q, want in FOUND:
+        chosen = listing.RunFilter(q=q)
+        assert listed(chosen) == want, q
+        newest = max((START + timedelta(minutes=list(TASKS).index(r)) for r in want), default=None)
+        assert run_pages.newest_start(chosen) == newest, q
+        assert run_pages.started_since(chosen, START - timedelta(minutes=1)) == len(want), q
+
+
+@pytest.mark.django_db
+def test_the_api_finds_a_text_in_any_case(client, django_user_model):
+    store(many=3)
+    client.force_login(django_user_model.objects.create_user("ann", password="x"))
+    answer = client.get("/api/runs", {"q": "ÉMILE"})
+    assert answer.status_code == 200, answer.content
+    assert {r["run_id"] for r in answer.json()["items"]} == {"r-one", "r-two"}
+
+
+@pytest.mark.django_db
+def test_a_queues_words_find_a_reason_in_any_case():
+    DeadLetter.objects.bulk_create(
+        DeadLetter(
+            letter_id=f"{run_id}:1",
+            run_id=run_id,
+            status="open",
+            position=n + 1,
+            created_at=START + timedelta(minutes=n),
+            reason=task,
+            last_error="",
+        )
+        for n, (run_id, task) in enumerate(TASKS.items())
+    )
+    for q, want in FOUND:
+        shown = queries.queue_items(queues.DEAD_LETTERS, "all", words=q)
+        assert {letter.run_id for letter in shown} == want, q
+
+
+@pytest.mark.django_db
+def test_an_ascii_text_keeps_sqlites_like():
+    """Only a text beyond ASCII calls back into Python for each row it checks."""
+    ascii_only = str(RunSummary.objects.filter(substrings.RUNS.matched(["emile"])).query)
+    accented = str(RunSummary.objects.filter(substrings.RUNS.matched(["émile"])).query)
+    assert "LIKE" in ascii_only and anycase.FUNCTION not in ascii_only
+    assert anycase.FUNCTION in accented and "LIKE" not in accented
+
+
+def test_the_function_lowers_each_side():
+    assert anycase.holds("Ask ÉMILE", "émile") and anycase.holds("ß", "ß")
+    assert not anycase.holds("emile", "émile")
+    assert anycase.holds(None, "x") is None and anycase.holds("x", None) is None
+
+
+@pytest.mark.django_db
+def test_every_sqlite_connection_has_the_function():
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {anycase.FUNCTION}(%s, %s)", ["ПРИВЕТ", "привет"])
+        assert cursor.fetchone() == (1,)

@@ -34,6 +34,21 @@ def register(sender: Any, connection: Any, **kwargs: Any) -> None:
         connection.connection.create_function(FUNCTION, 2, holds, deterministic=True)
 
 
+def shape(text: str) -> str:
+    """A LIKE pattern every row holding `text` in any case matches (SQLite's LIKE folds the
+    case of ASCII letters): each of its letters beyond ASCII is any one letter (`_`), as are
+    "i" and "k", which the dotted capital I and the Kelvin sign lower to; the rest is itself.
+    SQLite checks it without calling into Python, so the function is called only on the rows
+    that have the text's shape. Exact, since every other letter lowers to one letter, and
+    none beyond ASCII to an ASCII one (every code point checked), but for a text holding the
+    combining dot above (U+0307) after an i, in a row holding the dotted capital I (U+0130),
+    which lowers to the two."""
+    return "%" + "".join(LOOSE.get(c, c) if c.isascii() else "_" for c in text) + "%"
+
+
+LOOSE = {"%": "\\%", "_": "\\_", "\\": "\\\\", "i": "_", "I": "_", "k": "_", "K": "_"}
+
+
 class AnyCase(IContains):
     """`icontains`, whose case is folded in every alphabet on SQLite too: used as a condition
     of its own (`Q(AnyCase(F(column), text))`)."""
@@ -42,5 +57,8 @@ class AnyCase(IContains):
         if not isinstance(self.rhs, str) or self.rhs.isascii():
             return self.as_sql(compiler, connection)
         lhs, params = self.process_lhs(compiler, connection)
-        # The text itself, not a pattern: LIKE's wildcards in it are its own characters.
-        return f"{FUNCTION}({lhs}, %s)", [*params, self.rhs]
+        # The text itself to the function, not a pattern: LIKE's wildcards in it are its own.
+        return (
+            f"({lhs} LIKE %s ESCAPE '\\' AND {FUNCTION}({lhs}, %s))",
+            [*params, shape(self.rhs), *params, self.rhs],
+        )

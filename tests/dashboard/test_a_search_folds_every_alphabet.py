@@ -7,6 +7,9 @@ written out here, not asked of the match the code uses."""
 
 from __future__ import annotations
 
+import random
+import sqlite3
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -110,11 +113,37 @@ def test_a_queues_words_find_a_reason_in_any_case():
 
 @pytest.mark.django_db
 def test_an_ascii_text_keeps_sqlites_like():
-    """Only a text beyond ASCII calls back into Python for each row it checks."""
+    """Only a text beyond ASCII calls back into Python, and only for the rows its shape's LIKE
+    lets through."""
     ascii_only = str(RunSummary.objects.filter(substrings.RUNS.matched(["emile"])).query)
     accented = str(RunSummary.objects.filter(substrings.RUNS.matched(["émile"])).query)
     assert "LIKE" in ascii_only and anycase.FUNCTION not in ascii_only
-    assert anycase.FUNCTION in accented and "LIKE" not in accented
+    assert "LIKE %_m_le% ESCAPE" in accented and f"{anycase.FUNCTION}(" in accented
+
+
+def test_every_letter_lowers_to_one_and_none_beyond_ascii_to_ascii():
+    """What the shape's exactness rests on, for every code point of this Python's Unicode."""
+    points = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    assert [c for c in points if len(c.lower()) != 1] == ["\u0130"]
+    beyond = [c for c in points if not c.isascii() and any(x.isascii() for x in c.lower())]
+    assert beyond == ["\u0130", "\u212a"]
+
+
+def test_a_shape_lets_through_every_row_the_function_accepts():
+    """Rows and texts of letters whose cases are odd (final sigma, the Kelvin sign, dotted and
+    dotless i, sharp s) and LIKE's own characters: whatever the function finds, SQLite's LIKE
+    of the text's shape lets through."""
+    letters = "aiIkKzZ%_\\ éÉßẞσςΣıİ\u212aøØж"
+    rng = random.Random(7)
+    like = sqlite3.connect(":memory:")
+    for _ in range(20_000):
+        row = "".join(rng.choice(letters) for _ in range(rng.randrange(0, 9)))
+        text = "".join(rng.choice(letters) for _ in range(rng.randrange(1, 4)))
+        if anycase.holds(row, text):
+            (shaped,) = like.execute(
+                "SELECT ? LIKE ? ESCAPE '\\'", (row, anycase.shape(text))
+            ).fetchone()
+            assert shaped == 1, (row, text)
 
 
 def test_the_function_lowers_each_side():

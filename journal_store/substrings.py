@@ -24,14 +24,21 @@ of the projectors' updates of a run (a new row version, since other columns are 
 A text in fewer than FEW rows is rare: the rows are looked up by the keys the index names. A
 more common one is found by walking the page's order, where it soon fills a page.
 
-Text shorter than three characters has no trigram: it is matched by reading the rows, as before
-(a short text is found often, and a page of it soon).
+Text shorter than three characters has no trigram of its own, and one that few rows held read
+every row to say so (25 ms a page at 20,000 runs on SQLite, 42 on PostgreSQL). It is looked up
+too: on SQLite by the trigrams it starts, read by range in FTS5's vocabulary (every occurrence
+starts one, since the copy keeps each column's last two characters again, followed by a control
+character no search holds: TAIL); on PostgreSQL by a GIN index of each column's pieces of one
+and two characters. SQLite reads one beyond ASCII, as before: FTS5 folds its case in its own
+way, which a range must match exactly.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connections
 from django.db.models import F, Q
@@ -41,6 +48,46 @@ from journal_store.search import folded
 from journal_store.unindexed import Unweighed
 
 SHORTEST = 3  # characters: a trigram
+# SQLite: the copy's column of each searched column's last two characters, each followed by
+# two SEPs (a control character, which no search holds), so that a text of one or two
+# characters that ends a column starts a trigram too (`starting`).
+TAIL = "tail"
+SEP = "\x1f"
+# PostgreSQL: every piece of one and of two characters of a text, which a GIN index of each
+# column keeps (in upper case) for a text too short for a trigram.
+PIECES = "minutes_pieces"
+PIECES_FUNCTION = (
+    f"CREATE OR REPLACE FUNCTION {PIECES}(t text) RETURNS text[] "
+    "LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ "
+    "SELECT coalesce(array_agg(DISTINCT piece), '{}') FROM ("
+    "SELECT substr(t, n, 1) AS piece FROM generate_series(1, length(t)) AS n UNION ALL "
+    "SELECT substr(t, n, 2) FROM generate_series(1, length(t) - 1) AS n) AS pieces $$"
+)
+# PostgreSQL: the probe of a copy (`few`). Once VACUUM had counted a trigram index's pages,
+# the planner weighed the probe of a text whose words are short (a letter's id,
+# "r-f43e26ee84c5:1": "r" and "1" are in every row) dearer than reading the copy, though it
+# guessed the text in two rows: 0.26 ms became 14 at 20,000 letters. So the planner guesses how
+# many rows hold the texts; a text it guesses in COMMON times the bound is common (NULL: found
+# by walking a page's order, where reading the copy for keys would be wasted), and any other is
+# looked up with sequential scans off. Forced, a common text's probe read every row of the
+# index (3 ms at 20,000 letters, where reading the copy stopped at the bound in 0.6).
+# PL/pgSQL plans a dynamic query at each call, for the texts it is given.
+PROBE = "minutes_held"
+COMMON = 10
+PROBE_FUNCTION = (
+    f"CREATE OR REPLACE FUNCTION {PROBE}(probe text, texts text[], bound integer) "
+    "RETURNS text[] LANGUAGE plpgsql VOLATILE SET enable_seqscan = on AS $$ "
+    "DECLARE plan json; keys text[]; "
+    "BEGIN "
+    "EXECUTE 'EXPLAIN (FORMAT JSON) ' || probe USING texts INTO plan; "
+    f"IF (plan->0->'Plan'->>'Plan Rows')::float >= {COMMON} * bound THEN RETURN NULL; END IF; "
+    "PERFORM set_config('enable_seqscan', 'off', true); "
+    "EXECUTE 'SELECT array_agg(key) FROM (' || probe || ' LIMIT $2) AS held (key)' "
+    "USING texts, bound INTO keys; "
+    "RETURN coalesce(keys, '{}'); "
+    "END $$"
+)
+LIKED = re.compile(r"[\\%_]")  # LIKE's wildcards and escape, escaped in a text
 # Rows a text may be in for it to be rare: they are looked up by their keys, and sorted for a
 # page, where a more common text is found by walking the page's order.
 FEW = 128
@@ -63,22 +110,35 @@ class Searched:
         """The table of the copy and its trigrams (on SQLite an FTS5 table)."""
         return f"{self.table}_words"
 
+    @property
+    def terms(self) -> str:
+        """SQLite's view of the FTS5 table's trigrams (fts5vocab), read by range (`starting`)."""
+        return f"{self.words}_terms"
+
+    def tail(self, row: str = "") -> str:
+        """SQLite's expression of the copy's TAIL column of `row` (`new.`, or the table's own
+        row): each searched column's last two characters, each followed by two SEPs."""
+        return " || ".join(f"substr({row}{c}, -2) || char(31, 31)" for c in self.columns)
+
     def sqlite(self) -> list[str]:
-        """The FTS5 table, and the triggers that keep it, filled from the table as it stands."""
+        """The FTS5 table, its vocabulary, and the triggers that keep it, filled from the
+        table as it stands."""
         words, columns = self.words, ", ".join(self.columns)
         new = ", ".join(f"new.{c}" for c in self.columns)
         # Only when a searched column changed: the projectors rewrite a row's every column.
         changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in self.columns)
         return [
-            f"CREATE VIRTUAL TABLE {words} USING fts5({columns}, tokenize = 'trigram')",
-            f"INSERT INTO {words} ({columns}) SELECT {columns} FROM {self.table}",
+            f"CREATE VIRTUAL TABLE {words} USING fts5({columns}, {TAIL}, tokenize = 'trigram')",
+            f"CREATE VIRTUAL TABLE {self.terms} USING fts5vocab({words}, 'row')",
+            f"INSERT INTO {words} ({columns}, {TAIL}) SELECT {columns}, {self.tail()} "
+            f"FROM {self.table}",
             f"CREATE TRIGGER {words}_insert AFTER INSERT ON {self.table} BEGIN "
-            f"INSERT INTO {words} ({columns}) VALUES ({new}); END",
+            f"INSERT INTO {words} ({columns}, {TAIL}) VALUES ({new}, {self.tail('new.')}); END",
             f"CREATE TRIGGER {words}_delete AFTER DELETE ON {self.table} BEGIN "
             f"{self.forget_old()} END",
             f"CREATE TRIGGER {words}_update AFTER UPDATE OF {columns} ON {self.table} "
             f"WHEN {changed} BEGIN {self.forget_old()} "
-            f"INSERT INTO {words} ({columns}) VALUES ({new}); END",
+            f"INSERT INTO {words} ({columns}, {TAIL}) VALUES ({new}, {self.tail('new.')}); END",
         ]
 
     def forget_old(self) -> str:
@@ -96,6 +156,7 @@ class Searched:
     def sqlite_drop(self) -> list[str]:
         return [
             *(f"DROP TRIGGER IF EXISTS {self.words}_{what}" for what in TRIGGERS[:3]),
+            f"DROP TABLE IF EXISTS {self.terms}",
             f"DROP TABLE IF EXISTS {self.words}",
         ]
 
@@ -115,6 +176,13 @@ class Searched:
             f"INSERT INTO {words} ({columns}) SELECT {columns} FROM {table}",
             *(
                 f"CREATE INDEX {words}_{c} ON {words} USING gin (UPPER({c}) gin_trgm_ops) "
+                "WITH (fastupdate = off)"
+                for c in self.columns
+            ),
+            PIECES_FUNCTION,
+            PROBE_FUNCTION,
+            *(
+                f"CREATE INDEX {words}_{c}_pieces ON {words} USING gin ({PIECES}(UPPER({c}))) "
                 "WITH (fastupdate = off)"
                 for c in self.columns
             ),
@@ -176,9 +244,14 @@ class Searched:
         return found
 
     def indexed(self, said: Sequence[str], vendor: str) -> bool:
-        """Whether the index can name the rows holding `said`."""
-        known = vendor in ("sqlite", "postgresql")
-        return known and bool(said) and all(len(t) >= SHORTEST for t in said)
+        """Whether the index can name the rows holding `said`: a text of three characters or
+        more by its trigrams; a shorter one by the trigrams it starts (SQLite: an ASCII text,
+        whose case FTS5 folds as Python does) or by its pieces (PostgreSQL)."""
+        if vendor not in ("sqlite", "postgresql") or not said:
+            return False
+        return all(
+            len(t) >= SHORTEST or (t and (vendor == "postgresql" or t.isascii())) for t in said
+        )
 
     def few(
         self, said: Sequence[str], vendor: str, using: str = "default", fewer_than: int = 0
@@ -196,14 +269,22 @@ class Searched:
         with connections[using].cursor() as cursor:
             if vendor == "postgresql":
                 cursor.execute(*self.held(said, bound))
-                keys = [key for (key,) in cursor.fetchall()]
-                return keys if len(keys) < bound else None
+                (keys,) = cursor.fetchone()
+                return None if keys is None or len(keys) >= bound else keys
+            phrases: list[str] = []
+            for text in said:
+                starts = [text] if len(text) >= SHORTEST else self.starting(cursor, text, bound)
+                if starts is None:
+                    return None
+                phrases += starts
+            if not phrases:
+                return []
             # Their row ids first: the FTS5 table reads its copy of a row for its columns
             # (0.42 ms for 256 rows of 20,000, the row ids alone 0.12), which a common text
             # needs none of.
             cursor.execute(
                 f"SELECT rowid FROM {self.words} WHERE {self.words} MATCH %s LIMIT %s",
-                [match(said), bound],
+                [match(phrases), bound],
             )
             rows = [row for (row,) in cursor.fetchall()]
             if len(rows) >= bound or not rows:
@@ -212,29 +293,51 @@ class Searched:
             cursor.execute(f"SELECT {self.key} FROM {self.words} WHERE rowid IN ({marks})", rows)
             return [key for (key,) in cursor.fetchall()]
 
-    def held(self, said: Sequence[str], bound: int) -> tuple[str, list[str | int]]:
-        """PostgreSQL's query of the keys of up to `bound` rows holding any of `said`: the
-        rows as a query of their own, read only as far as the LIMIT. Weighed with the LIMIT,
-        the planner read the copy from its start for a text in a thousand rows of 20,000
-        until it had found 128 (2.5 ms, where the trigram index took 0.5: EXPLAIN ANALYZE,
-        bench/words_search.py's store; the bench's poll of that text 3.54 -> 1.48 ms)."""
-        where, params = self.liked(said)
-        return (
-            f"WITH held AS MATERIALIZED (SELECT {self.key} FROM {self.words} WHERE {where}) "
-            f"SELECT {self.key} FROM held LIMIT %s",
-            [*params, bound],
+    def starting(self, cursor: Any, text: str, bound: int) -> list[str] | None:
+        """SQLite's trigrams that start with `text` (an ASCII text of one or two characters),
+        which every row holding it holds: in a column, or, where it ends a column, in TAIL.
+        None once the rows holding them, counted a trigram at a time (a row holding two of
+        them twice), are `bound`: a text that common is found in a walk of a page's order.
+        Read by range in FTS5's vocabulary, whose terms are folded as `lower` folds ASCII."""
+        low = text.lower()
+        high = low[:-1] + chr(ord(low[-1]) + 1)
+        cursor.execute(
+            f"SELECT term, doc FROM {self.terms} WHERE term >= %s AND term < %s", [low, high]
         )
+        terms, rows = [], 0
+        for term, doc in cursor:  # read only as far as needed: a common text's are many
+            terms.append(term)
+            rows += doc
+            if rows >= bound:
+                return None
+        return terms
+
+    def held(self, said: Sequence[str], bound: int) -> tuple[str, list[Any]]:
+        """PostgreSQL's query of the keys of up to `bound` rows holding any of `said`, or NULL
+        where the planner guesses the texts common: `probe`, run by PROBE."""
+        return f"SELECT {PROBE}(%s, %s::text[], %s)", [*self.probe(said), bound]
+
+    def probe(self, said: Sequence[str]) -> tuple[str, list[str]]:
+        """PostgreSQL's query of the copy's rows holding any of `said`, and its texts ($1, an
+        array)."""
+        where, texts = self.liked(said)
+        return f"SELECT {self.key} FROM {self.words} WHERE {where}", texts
 
     def liked(self, said: Sequence[str]) -> tuple[str, list[str]]:
         """PostgreSQL's condition of the rows holding any of `said` (any case), as its indexes
-        hold the columns (UPPER): LIKE's wildcards and its escape in a text are the text's own,
-        as `icontains` has them."""
-        patterns = [
-            "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            for t in said
-        ]
-        where = " OR ".join(f"UPPER({c}) LIKE UPPER(%s)" for _ in patterns for c in self.columns)
-        return where, [pattern for pattern in patterns for _ in self.columns]
+        hold the columns (UPPER), its texts ($1[1], $1[2], ...): a LIKE, where LIKE's
+        wildcards and its escape in a text are the text's own, as `icontains` has them; or
+        for a text too short for a trigram, its being one of the column's pieces."""
+        found, texts = [], []
+        for text in said:
+            for c in self.columns:
+                texts.append(text if len(text) < SHORTEST else LIKED.sub(r"\\\g<0>", text))
+                n = len(texts)
+                if len(text) < SHORTEST:
+                    found.append(f"{PIECES}(UPPER({c})) @> ARRAY[UPPER($1[{n}])]")
+                else:
+                    found.append(f"UPPER({c}) LIKE UPPER('%' || $1[{n}] || '%')")
+        return " OR ".join(found), texts
 
 
 def tidy(tables: Sequence[Searched], using: str = "default") -> list[str]:

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import parser, sized_stores, sizes_of, ways_by_size  # noqa: E402
+from bench.streams_setup import parser, sizes_of, ways_by_size  # noqa: E402
 
 PARSER = parser(__doc__, "200,20000", "runs in each store", repeats=11)
 ARGS = PARSER.parse_args()
@@ -39,8 +39,7 @@ WORK = STORE.work
 
 from django.db import connection  # noqa: E402
 
-from bench import store_rows  # noqa: E402
-from bench.words_tasks import merged, task  # noqa: E402
+from bench.words_tasks import seed, task  # noqa: E402
 from dashboard import listing, run_pages  # noqa: E402
 
 LIMIT = 50  # the list's page
@@ -54,19 +53,6 @@ TEXTS = {  # what is searched: (ASCII, beyond ASCII), found in as many runs
 def marked(rng: random.Random, n: int) -> str:
     found = task(rng, n)
     return found + " for the wålläby account" if n % 50 == 29 else found
-
-
-def seed() -> Callable[[int], None]:
-    use = sized_stores("anycase", WORK, None, SIZES)
-    for size in SIZES:
-        use(size)
-        rng = random.Random(size)
-        runs = store_rows.runs_of(size, rng)
-        for n, run in enumerate(runs):
-            run.task = marked(rng, n)
-        store_rows.store(runs, rng)
-        merged()
-    return use
 
 
 def page(q: str) -> Callable[[], Any]:
@@ -84,7 +70,7 @@ def mark(q: str) -> Callable[[], Any]:
 
 def main() -> None:
     try:
-        use = seed()
+        use = seed("anycase", WORK, None, SIZES, marked)
         figures: dict[str, dict[str, Callable[[], Any]]] = {}
         for name, (ascii_text, beyond) in TEXTS.items():
             for what, make in (("page", page), ("poll's mark", mark)):

@@ -21,7 +21,6 @@ dir, not ANALYZEd), or --postgres (a private cluster, VACUUMed and ANALYZEd afte
 from __future__ import annotations
 
 import dataclasses
-import random
 import shutil
 import sys
 from collections.abc import Callable
@@ -32,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.production_env import setup  # noqa: E402
-from bench.streams_setup import parser, sized_stores, sizes_of, ways_by_size  # noqa: E402
+from bench.streams_setup import parser, sizes_of, ways_by_size  # noqa: E402
 
 PARSER = parser(__doc__, "200,20000", "runs in each store")
 ARGS = PARSER.parse_args()
@@ -43,8 +42,7 @@ WORK, PG_URL = STORE.work, STORE.postgres_url
 from django.db import connection  # noqa: E402
 from django.db.models import Max  # noqa: E402
 
-from bench import store_rows  # noqa: E402
-from bench.words_tasks import merged, task  # noqa: E402
+from bench.words_tasks import seed  # noqa: E402
 from dashboard import listing, queries, run_pages  # noqa: E402
 from journal_store import queues, substrings  # noqa: E402
 
@@ -61,22 +59,6 @@ FILTERS = {
     "no run holds it, failed": listing.RunFilter(q="wombat", status="failed"),
     "one in a thousand, failed": listing.RunFilter(q="quokka", status="failed"),
 }
-
-
-def seed() -> Callable[[int], None]:
-    use = sized_stores("words", WORK, PG_URL, SIZES)
-    for size in SIZES:
-        use(size)
-        rng = random.Random(size)
-        runs = store_rows.runs_of(size, rng)
-        for n, run in enumerate(runs):
-            run.task = task(rng, n)
-        store_rows.store(runs, rng)
-        merged()
-        if PG_URL:  # as autovacuum leaves a store: its indexes' pages counted (substrings.PROBE)
-            with connection.cursor() as cursor:
-                cursor.execute("VACUUM ANALYZE")
-    return use
 
 
 def before(chosen: listing.RunFilter) -> tuple[Any, Any]:
@@ -135,7 +117,7 @@ def an_id(queue: queues.Queue) -> str:
 
 def main() -> None:
     try:
-        use = seed()
+        use = seed("words", WORK, PG_URL, SIZES)
         figures: dict[str, dict[str, Callable[[], Any]]] = {}
         for name, chosen in FILTERS.items():
             for what, make in (("page", page), ("poll's mark", mark)):

@@ -6,6 +6,8 @@ the beat's rounds leave them. Nothing of Django is imported until called."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from pathlib import Path
 
 VERBS = ("fix", "make", "write", "read", "check", "merge", "review", "refund", "ship")
 THINGS = ("parser", "test", "suite", "order", "invoice", "customer", "branch", "build")
@@ -39,3 +41,34 @@ def merged() -> None:
         indexes.tidy()
         if connection.connection.total_changes - changes <= len(indexes.SEARCHED):
             return
+
+
+def seed(
+    prefix: str,
+    work: Path,
+    postgres_url: str | None,
+    sizes: list[int],
+    task_of: Callable[[random.Random, int], str] = task,
+) -> Callable[[int], None]:
+    """A store of bench/store_rows.py's runs for each size, their tasks `task_of`'s, its
+    indexes as the beat's rounds leave them (SQLite) or as autovacuum does (PostgreSQL: its
+    indexes' pages counted, substrings.PROBE); the function that makes a size's the
+    connection's."""
+    from django.db import connection
+
+    from bench import store_rows
+    from bench.streams_setup import sized_stores
+
+    use = sized_stores(prefix, work, postgres_url, sizes)
+    for size in sizes:
+        use(size)
+        rng = random.Random(size)
+        runs = store_rows.runs_of(size, rng)
+        for n, run in enumerate(runs):
+            run.task = task_of(rng, n)
+        store_rows.store(runs, rng)
+        merged()
+        if postgres_url:
+            with connection.cursor() as cursor:
+                cursor.execute("VACUUM ANALYZE")
+    return use

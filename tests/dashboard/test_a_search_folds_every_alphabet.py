@@ -47,8 +47,12 @@ FOUND = [
 
 def store(many: int = 0) -> None:
     """The runs above, a minute apart, and `many` more holding "common"."""
-    tasks = [*TASKS.items(), *((f"r-common-{n:04d}", f"common task {n}") for n in range(many))]
-    RunSummary.objects.bulk_create(
+    stored([*TASKS.items(), *((f"r-common-{n:04d}", f"common task {n}") for n in range(many))])
+
+
+def stored(tasks: list[tuple[str, str]], using: str = "default") -> None:
+    """Runs of these ids and tasks, done, each a minute after the one before, from START."""
+    RunSummary.objects.using(using).bulk_create(
         RunSummary(
             run_id=run_id,
             task=task,
@@ -92,9 +96,10 @@ def test_the_api_finds_a_text_in_any_case(client, django_user_model):
     assert {r["run_id"] for r in answer.json()["items"]} == {"r-one", "r-two"}
 
 
-@pytest.mark.django_db
-def test_a_queues_words_find_a_reason_in_any_case():
-    DeadLetter.objects.bulk_create(
+def letters(tasks: dict[str, str], using: str = "default", errors: bool = False) -> None:
+    """An open dead letter of each run, its task the reason (and with `errors`, every other
+    one's last error too)."""
+    DeadLetter.objects.using(using).bulk_create(
         DeadLetter(
             letter_id=f"{run_id}:1",
             run_id=run_id,
@@ -102,10 +107,15 @@ def test_a_queues_words_find_a_reason_in_any_case():
             position=n + 1,
             created_at=START + timedelta(minutes=n),
             reason=task,
-            last_error="",
+            last_error=f"ValueError: {task}" if errors and n % 2 == 0 else "",
         )
-        for n, (run_id, task) in enumerate(TASKS.items())
+        for n, (run_id, task) in enumerate(tasks.items())
     )
+
+
+@pytest.mark.django_db
+def test_a_queues_words_find_a_reason_in_any_case():
+    letters(TASKS)
     for q, want in FOUND:
         shown = queries.queue_items(queues.DEAD_LETTERS, "all", words=q)
         assert {letter.run_id for letter in shown} == want, q

@@ -7,8 +7,6 @@ short text beyond ASCII is read on SQLite, whose FTS5 folds its case in its own 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 from django.db import connection, connections
 from django.db.migrations.executor import MigrationExecutor
@@ -16,8 +14,8 @@ from django.db.migrations.executor import MigrationExecutor
 from journal_store import queues, substrings
 from journal_store.models import DeadLetter, RunSummary
 from tests.conftest import on_every_backend
+from tests.dashboard.test_a_search_folds_every_alphabet import letters, stored
 
-START = datetime(2026, 12, 1, tzinfo=UTC)
 TASKS = {
     "r-aa01": "ends in zq",
     "r-aa02": "ZQ starts it",
@@ -32,16 +30,8 @@ SHORT = ["zq", "ZQ", "q", "Q", "%", "_", "\\", "d ", " t", "e", "0", "8", "-a", 
 
 
 def store(using: str, many: int = 0) -> None:
-    tasks = [*TASKS.items(), *((f"r-bb{n:04d}", f"the common task {n}") for n in range(many))]
-    RunSummary.objects.using(using).bulk_create(
-        RunSummary(
-            run_id=run_id,
-            task=task,
-            status="done",
-            stage="complete",
-            started_at=START + timedelta(minutes=n),
-        )
-        for n, (run_id, task) in enumerate(tasks)
+    stored(
+        [*TASKS.items(), *((f"r-bb{n:04d}", f"the common task {n}") for n in range(many))], using
     )
 
 
@@ -83,23 +73,12 @@ def test_a_short_text_beyond_ascii_is_read_on_sqlite():
 
 @on_every_backend()
 def test_a_queues_short_words_are_looked_up(alias):
-    DeadLetter.objects.using(alias).bulk_create(
-        DeadLetter(
-            letter_id=f"{run_id}:1",
-            run_id=run_id,
-            status="open",
-            position=n + 1,
-            created_at=START + timedelta(minutes=n),
-            reason=task,
-            last_error="" if n % 2 else f"ValueError: {task}",
-        )
-        for n, (run_id, task) in enumerate(TASKS.items())
-    )
+    letters(TASKS, alias, errors=True)
     vendor = connections[alias].vendor
-    letters = DeadLetter.objects.using(alias)
+    items = DeadLetter.objects.using(alias)
     searched = queues.DEAD_LETTERS.searched
     for text in SHORT:
-        want = set(letters.filter(searched.matched([text])).values_list("pk", flat=True))
+        want = set(items.filter(searched.matched([text])).values_list("pk", flat=True))
         named = searched.few([text], vendor, alias)
         assert named is not None and want <= set(named), (text, want, named)
 

@@ -243,6 +243,10 @@ class Command(BaseCommand):
             if model is not None:
                 model.stop()
             self.say("stopped.")
+            # Nothing is left to stop: a Ctrl-C pressed now would find Python's handler gone as
+            # it exits (it restores the default) and end a clean stop with status -2.
+            for signum in STOPPING_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
 
     # --- what a newcomer sees ----------------------------------------------------------------
 

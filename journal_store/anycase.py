@@ -14,6 +14,7 @@ does: every letter under a UTF-8 locale (the usual one), ASCII alone under the C
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db.models.lookups import IContains
@@ -43,10 +44,17 @@ def shape(text: str) -> str:
     none beyond ASCII to an ASCII one (every code point checked), but for a text holding the
     combining dot above (U+0307) after an i, in a row holding the dotted capital I (U+0130),
     which lowers to the two."""
-    return "%" + "".join(LOOSE.get(c, c) if c.isascii() else "_" for c in text) + "%"
+    return "%" + "".join("_" if c in LOOSE or not c.isascii() else escaped(c) for c in text) + "%"
 
 
-LOOSE = {"%": "\\%", "_": "\\_", "\\": "\\\\", "i": "_", "I": "_", "k": "_", "K": "_"}
+LOOSE = frozenset("iIkK")
+WILD = re.compile(r"[\\%_]")  # LIKE's wildcards and its escape
+
+
+def escaped(text: str) -> str:
+    """`text` as a LIKE pattern (ESCAPE '\\') that matches itself alone: its wildcards and
+    escape are its own letters, as `icontains` has them."""
+    return WILD.sub(r"\\\g<0>", text)
 
 
 class AnyCase(IContains):

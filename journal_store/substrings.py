@@ -35,7 +35,6 @@ way, which a range must match exactly.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +42,7 @@ from typing import Any
 from django.db import connections
 from django.db.models import F, Q
 
-from journal_store.anycase import AnyCase
+from journal_store.anycase import AnyCase, escaped
 from journal_store.search import folded
 from journal_store.unindexed import Unweighed
 
@@ -71,7 +70,9 @@ PIECES_FUNCTION = (
 # by walking a page's order, where reading the copy for keys would be wasted), and any other is
 # looked up with sequential scans off. Forced, a common text's probe read every row of the
 # index (3 ms at 20,000 letters, where reading the copy stopped at the bound in 0.6).
-# PL/pgSQL plans a dynamic query at each call, for the texts it is given.
+# PL/pgSQL plans a dynamic query at each call, for the texts it is given. With sequential
+# scans off, the LIMIT no longer tempts the planner to read the copy from its start until it
+# has the bound's rows, which a MATERIALIZED query used to stop.
 PROBE = "minutes_held"
 COMMON = 10
 PROBE_FUNCTION = (
@@ -87,7 +88,6 @@ PROBE_FUNCTION = (
     "RETURN coalesce(keys, '{}'); "
     "END $$"
 )
-LIKED = re.compile(r"[\\%_]")  # LIKE's wildcards and escape, escaped in a text
 # Rows a text may be in for it to be rare: they are looked up by their keys, and sorted for a
 # page, where a more common text is found by walking the page's order.
 FEW = 128
@@ -118,7 +118,8 @@ class Searched:
     def tail(self, row: str = "") -> str:
         """SQLite's expression of the copy's TAIL column of `row` (`new.`, or the table's own
         row): each searched column's last two characters, each followed by two SEPs."""
-        return " || ".join(f"substr({row}{c}, -2) || char(31, 31)" for c in self.columns)
+        seps = f"char({ord(SEP)}, {ord(SEP)})"
+        return " || ".join(f"substr({row}{c}, -2) || {seps}" for c in self.columns)
 
     def sqlite(self) -> list[str]:
         """The FTS5 table, its vocabulary, and the triggers that keep it, filled from the
@@ -331,7 +332,7 @@ class Searched:
         found, texts = [], []
         for text in said:
             for c in self.columns:
-                texts.append(text if len(text) < SHORTEST else LIKED.sub(r"\\\g<0>", text))
+                texts.append(text if len(text) < SHORTEST else escaped(text))
                 n = len(texts)
                 if len(text) < SHORTEST:
                     found.append(f"{PIECES}(UPPER({c})) @> ARRAY[UPPER($1[{n}])]")

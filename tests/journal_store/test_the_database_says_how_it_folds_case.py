@@ -6,15 +6,19 @@ by a system check (minutes.W001, run by `migrate` and `manage.py check --databas
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from django.core import checks
-from django.db import connections
 
 from journal_store.checks import ASCII_CASE, ascii_case_only, folds_ascii_only
 from tests.services import PG_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get(PG_ENV), reason="needs the suite's PostgreSQL server"
@@ -23,42 +27,58 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def made_with():
-    """A database of its own on the suite's server, made with the locale given; its
-    connection, dropped after."""
+    """A database of its own on the suite's server, made with the locale given; its address,
+    dropped after."""
     import psycopg
 
     server = os.environ[PG_ENV]
-    made: list[tuple[object, str]] = []
+    made: list[str] = []
 
-    def make(locale: str):
+    def make(locale: str) -> str:
         name = f"case_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(server, autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE \"{name}\" TEMPLATE template0 LOCALE '{locale}'")
-        connection = psycopg.connect(urlsplit(server)._replace(path=f"/{name}").geturl())
-        made.append((connection, name))
-        return connection
+        made.append(name)
+        return urlsplit(server)._replace(path=f"/{name}").geturl()
 
     yield make
-    for connection, name in made:
-        connection.close()
+    for name in made:
         with psycopg.connect(server, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_a_c_locale_folds_ascii_only_and_a_utf8_one_every_letter(made_with):
-    assert ascii_case_only(made_with("C").cursor())
-    assert not ascii_case_only(made_with("C.UTF-8").cursor())
+    import psycopg
+
+    with (
+        psycopg.connect(made_with("C")) as ascii_only,
+        psycopg.connect(made_with("C.UTF-8")) as utf8,
+    ):
+        assert ascii_case_only(ascii_only.cursor())
+        assert not ascii_case_only(utf8.cursor())
 
 
-@pytest.mark.django_db(databases=["default", "postgres"])
-def test_the_check_names_a_database_that_folds_ascii_only():
-    """The suite's database, whichever locale its server was made with (the environment's)."""
-    with connections["postgres"].cursor() as cursor:
-        cursor.execute("SELECT UPPER('émile')")
-        (upper,) = cursor.fetchone()
-    found = checks.run_checks(databases=["postgres"], tags=[checks.Tags.database])
-    named = [c for c in found if c.id == ASCII_CASE.id]
-    assert named == ([] if upper == "ÉMILE" else [ASCII_CASE]), upper
+def test_migrate_names_a_database_that_folds_ascii_only(made_with, tmp_path):
+    """What someone pointing Minutes at their PostgreSQL runs first: `migrate` (its plan, which
+    runs the database's checks as migrating does, and writes nothing)."""
+
+    def migrate(url: str) -> str:
+        env = {**os.environ, "DATABASE_URL": url, "MINUTES_HOME": str(tmp_path / "home")}
+        done = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--plan"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    said = migrate(made_with("C"))
+    assert f"({ASCII_CASE.id}) {ASCII_CASE.msg}" in said, said
+    assert ASCII_CASE.hint in said
+    assert ASCII_CASE.id not in migrate(made_with("C.UTF-8"))
     assert "ASCII letters only" in ASCII_CASE.msg and "UTF-8 locale" in ASCII_CASE.hint
 
 

@@ -341,6 +341,15 @@ class Searched:
         return " OR ".join(found), texts
 
 
+def postgres_shared_drop() -> list[str]:
+    """The functions every copy on PostgreSQL shares (PIECES, PROBE), dropped once the last
+    copy is (0058's way back): `postgres_drop` leaves them to the copies still standing."""
+    return [
+        f"DROP FUNCTION IF EXISTS {PIECES}(text)",
+        f"DROP FUNCTION IF EXISTS {PROBE}(text, text[], integer)",
+    ]
+
+
 def tidy(tables: Sequence[Searched], using: str = "default") -> list[str]:
     """Merge some of the segments each FTS5 table's writes left (up to TIDY_PAGES pages of
     each), on SQLite; nothing on PostgreSQL, whose indexes keep no pending list. The tables

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import migrations
 
-from journal_store.substrings import RUNS
+from journal_store.substrings import RUNS, postgres_shared_drop
 
 
 def create(apps: Any, schema_editor: Any) -> None:
@@ -25,7 +25,9 @@ def create(apps: Any, schema_editor: Any) -> None:
 
 def drop(apps: Any, schema_editor: Any) -> None:
     postgres = schema_editor.connection.vendor == "postgresql"
-    for statement in RUNS.postgres_drop() if postgres else RUNS.sqlite_drop():
+    # The last copy gone (0059's went before): the functions the copies shared go too.
+    dropped = [*RUNS.postgres_drop(), *postgres_shared_drop()] if postgres else RUNS.sqlite_drop()
+    for statement in dropped:
         schema_editor.execute(statement)
 
 

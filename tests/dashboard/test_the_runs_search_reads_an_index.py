@@ -429,3 +429,34 @@ def test_the_probe_reads_the_indexes_whatever_the_planner_weighs(settings):
     with connections["postgres"].cursor() as cursor:
         cursor.execute("SHOW enable_seqscan")  # the probe's setting went with it
         assert cursor.fetchone() == ("on",)
+
+
+@pytest.mark.django_db(databases=["default", "postgres"], transaction=True)
+def test_postgresql_unmigrated_past_the_copies_keeps_none_of_their_functions(settings):
+    """Back past 0058, nothing of the copies is left: their tables, triggers and the functions
+    they share (PIECES, PROBE), which each copy's own drop left to the others."""
+    if "postgres" not in settings.DATABASES:
+        pytest.skip("no PostgreSQL")
+    postgres = connections["postgres"]
+
+    def ours() -> list[str]:
+        with postgres.cursor() as cursor:
+            cursor.execute(
+                "SELECT proname FROM pg_proc WHERE proname IN (%s, %s) "
+                "OR proname LIKE %s UNION ALL "
+                "SELECT tablename FROM pg_tables WHERE tablename LIKE %s ORDER BY 1",
+                [substrings.PIECES, substrings.PROBE, "%\\_words\\_kept", "%\\_words"],
+            )
+            return [name for (name,) in cursor.fetchall()]
+
+    made = ours()
+    assert substrings.PIECES in made and substrings.PROBE in made
+    executor = MigrationExecutor(postgres)
+    try:
+        executor.migrate([("journal_store", "0057_runs_waiting_by_team")])
+        assert ours() == []
+    finally:
+        executor = MigrationExecutor(postgres)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+    assert ours() == made

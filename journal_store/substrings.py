@@ -35,6 +35,7 @@ way, which a range must match exactly.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,7 @@ from typing import Any
 from django.db import connections
 from django.db.models import F, Q
 
-from journal_store.anycase import AnyCase, escaped
+from journal_store.anycase import TOKENIZER, AnyCase, escaped, fold
 from journal_store.search import folded
 from journal_store.unindexed import Unweighed
 
@@ -129,7 +130,7 @@ class Searched:
         # Only when a searched column changed: the projectors rewrite a row's every column.
         changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in self.columns)
         return [
-            f"CREATE VIRTUAL TABLE {words} USING fts5({columns}, {TAIL}, tokenize = 'trigram')",
+            f"CREATE VIRTUAL TABLE {words} USING fts5({columns}, {TAIL}, {TOKENIZER})",
             f"CREATE VIRTUAL TABLE {self.terms} USING fts5vocab({words}, 'row')",
             f"INSERT INTO {words} ({columns}, {TAIL}) SELECT {columns}, {self.tail()} "
             f"FROM {self.table}",
@@ -246,13 +247,11 @@ class Searched:
 
     def indexed(self, said: Sequence[str], vendor: str) -> bool:
         """Whether the index can name the rows holding `said`: a text of three characters or
-        more by its trigrams; a shorter one by the trigrams it starts (SQLite: an ASCII text,
-        whose case FTS5 folds as Python does) or by its pieces (PostgreSQL)."""
+        more by its trigrams; a shorter one by the trigrams it starts (SQLite) or by its pieces
+        (PostgreSQL)."""
         if vendor not in ("sqlite", "postgresql") or not said:
             return False
-        return all(
-            len(t) >= SHORTEST or (t and (vendor == "postgresql" or t.isascii())) for t in said
-        )
+        return all(said)
 
     def few(
         self, said: Sequence[str], vendor: str, using: str = "default", fewer_than: int = 0
@@ -295,16 +294,23 @@ class Searched:
             return [key for (key,) in cursor.fetchall()]
 
     def starting(self, cursor: Any, text: str, bound: int) -> list[str] | None:
-        """SQLite's trigrams that start with `text` (an ASCII text of one or two characters),
-        which every row holding it holds: in a column, or, where it ends a column, in TAIL.
-        None once the rows holding them, counted a trigram at a time (a row holding two of
-        them twice), are `bound`: a text that common is found in a walk of a page's order.
-        Read by range in FTS5's vocabulary, whose terms are folded as `lower` folds ASCII."""
-        low = text.lower()
-        high = low[:-1] + chr(ord(low[-1]) + 1)
-        cursor.execute(
-            f"SELECT term, doc FROM {self.terms} WHERE term >= %s AND term < %s", [low, high]
-        )
+        """SQLite's trigrams that start with `text` (of one or two characters), which every
+        row holding it holds: in a column, or, where it ends a column, in TAIL. None once the
+        rows holding them, counted a trigram at a time (a row holding two of them twice), are
+        `bound`: a text that common is found in a walk of a page's order. Read by range in
+        FTS5's vocabulary, whose terms are folded as `fold` folds the text (its code points'
+        order is their UTF-8's, which SQLite compares)."""
+        low = fold(text)
+        after = ord(low[-1]) + 1
+        if after == 0xD800:  # no text holds a surrogate
+            after = 0xE000
+        if after > sys.maxunicode:
+            cursor.execute(f"SELECT term, doc FROM {self.terms} WHERE term >= %s", [low])
+        else:
+            high = low[:-1] + chr(after)
+            cursor.execute(
+                f"SELECT term, doc FROM {self.terms} WHERE term >= %s AND term < %s", [low, high]
+            )
         terms, rows = [], 0
         for term, doc in cursor:  # read only as far as needed: a common text's are many
             terms.append(term)

@@ -2,8 +2,8 @@
 too (journal_store/substrings.py), where one that few rows held read every row to say so: on
 SQLite by the trigrams it starts (a text that ends a column starts one in the copy's TAIL),
 on PostgreSQL by an index of each column's pieces. The rows named are every row the match
-finds, on both databases, in the runs list and a queue; a common text is still walked, and a
-short text beyond ASCII is read on SQLite, whose FTS5 folds its case in its own way."""
+finds, on both databases, in the runs list and a queue, in every alphabet; a common text is
+still walked."""
 
 from __future__ import annotations
 
@@ -25,8 +25,11 @@ TASKS = {
     "r-aa06": "a % and _ too",
     "r-aa07": "back\\",
     "r-aa08": "",
+    "r-aa09": "Émile ΟΔΟΣΗ straẞe",
+    "r-aa10": "ends in ς",
 }
 SHORT = ["zq", "ZQ", "q", "Q", "%", "_", "\\", "d ", " t", "e", "0", "8", "-a", "y", "ry"]
+SHORT += ["é", "É", "\u03c3", "ς", "Σ", "ΣΗ", "ß", "ẞe", "aẞ"]  # folded as FTS5 folds them
 
 
 def store(using: str, many: int = 0) -> None:
@@ -64,11 +67,24 @@ def test_a_common_short_text_is_walked(alias):
 
 
 @pytest.mark.django_db
-def test_a_short_text_beyond_ascii_is_read_on_sqlite():
-    assert not substrings.RUNS.indexed(["é"], "sqlite")
-    assert substrings.RUNS.indexed(["é"], "postgresql")
-    assert substrings.RUNS.indexed(["e", "ab", "abc"], "sqlite")
-    assert not substrings.RUNS.indexed([""], "sqlite")
+def test_every_text_but_an_empty_one_is_looked_up():
+    for vendor in ("sqlite", "postgresql"):
+        assert substrings.RUNS.indexed(["é", "e", "ab", "abc", "\U0010ffff"], vendor)
+        assert not substrings.RUNS.indexed([""], vendor)
+    assert not substrings.RUNS.indexed(["é"], "mysql")
+
+
+@pytest.mark.django_db
+def test_a_short_text_of_the_last_code_points_is_looked_up_on_sqlite():
+    """The range of trigrams a text starts ends after its last character: past the last code
+    point there is none, and past U+D7FF the next is U+E000."""
+    stored([("r-last", "ends in \U0010ffff"), ("r-d7ff", "holds \ud7ff\ue000 and \ud7ff")])
+    for text, want in (
+        ("\U0010ffff", ["r-last"]),
+        ("\ud7ff", ["r-d7ff"]),
+        ("s \ud7ff", ["r-d7ff"]),
+    ):
+        assert substrings.RUNS.few([text], "sqlite") == want, text
 
 
 @on_every_backend()

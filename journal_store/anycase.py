@@ -40,7 +40,7 @@ def holds(text: str | None, part: str | None) -> bool | None:
 
 def fold(text: str) -> str:
     """`text` folded a letter at a time as FTS5's trigram index folds the rows it keeps: as
-    `lower` folds it (in C: a twentieth of the time of a translation), but for a text holding
+    `lower` folds it (in C: a tenth of the time of a translation), but for a text holding
     one of the few letters `lower` folds otherwise (`unlike_lower`)."""
     if text.isascii() or unlike_lower().isdisjoint(text):
         return text.lower()

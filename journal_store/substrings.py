@@ -29,8 +29,8 @@ every row to say so (25 ms a page at 20,000 runs on SQLite, 42 on PostgreSQL). I
 too: on SQLite by the trigrams it starts, read by range in FTS5's vocabulary (every occurrence
 starts one, since the copy keeps each column's last two characters again, followed by a control
 character no search holds: TAIL); on PostgreSQL by a GIN index of each column's pieces of one
-and two characters. SQLite reads one beyond ASCII, as before: FTS5 folds its case in its own
-way, which a range must match exactly.
+and two characters. The range is of the text as FTS5 folds it, which the match on SQLite
+folds as too (anycase.fold), so the rows it names are every row the match finds.
 """
 
 from __future__ import annotations

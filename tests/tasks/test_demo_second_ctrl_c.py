@@ -32,13 +32,18 @@ def test_a_second_ctrl_c_while_stopping_stops_everything_without_a_traceback(tmp
         broker = EmbeddedRedis(home / "broker").server_pid()
         assert broker is not None and len(started) >= 2, demo.output
         started.append(psutil.Process(broker))
-        # The web server frozen: it cannot hear the SIGTERM, so the stopping lasts until the
-        # second Ctrl-C (or 10 s). Sent 20 ms after the first, the second could come after a
-        # quick stop, as the process exited, where Python's handler was gone (status -2, in CI).
-        server = next(p for p in started if "runserver" in p.cmdline())
-        server.suspend()
+        # The worker frozen: its SIGTERM waits for it to run again, so the stopping lasts
+        # until the second Ctrl-C (or 10 s). Sent 20 ms after the first, the second could come
+        # after a quick stop, as the process exited, where Python's handler was gone (status
+        # -2, in CI). Not the web server: it has no handler of its own, and the kernel ends a
+        # frozen process at once for a signal whose default is to end it.
+        worker = next(
+            p for p in psutil.Process(demo.proc.pid).children() if "worker" in p.cmdline()
+        )
+        worker.suspend()
         demo.proc.send_signal(signal.SIGINT)
         demo.wait_for(r"stopping \.\.\.")
+        assert worker.is_running() and not zombie(worker)  # so demo is still stopping
         demo.proc.send_signal(signal.SIGINT)
         status = demo.proc.wait(30)
         time.sleep(0.2)  # the reader thread's last lines

@@ -6,10 +6,7 @@ by a system check (minutes.W001, run by `migrate` and `manage.py check --databas
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -17,8 +14,7 @@ from django.core import checks
 
 from journal_store.checks import ASCII_CASE, ascii_case_only, folds_ascii_only
 from tests.services import PG_ENV
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.test_manage_says_what_is_wrong import manage
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get(PG_ENV), reason="needs the suite's PostgreSQL server"
@@ -63,15 +59,7 @@ def test_migrate_names_a_database_that_folds_ascii_only(made_with, tmp_path):
     runs the database's checks as migrating does, and writes nothing)."""
 
     def migrate(url: str) -> str:
-        env = {**os.environ, "DATABASE_URL": url, "MINUTES_HOME": str(tmp_path / "home")}
-        done = subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--plan"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = manage("migrate", "--plan", DATABASE_URL=url, MINUTES_HOME=str(tmp_path / "home"))
         assert done.returncode == 0, done.stderr
         return done.stderr
 

@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import F, QuerySet
 
 from journal_store.models import Conflict, DeadLetter, QueueItem
-from journal_store.substrings import Searched
+from journal_store.substrings import RUNS, Searched
 from journal_store.unindexed import Unindexed
 from runtime.events import (
     ConflictParked,
@@ -106,6 +106,9 @@ CONFLICTS = Queue(
 )
 
 QUEUES: tuple[Queue, ...] = (DEAD_LETTERS, CONFLICTS)
+# Every table a search looks in: the runs and each queue, whose copies the beat tidies
+# (services/indexes.py) and a rebuild of the views makes compact (substrings.compact).
+SEARCHED: tuple[Searched, ...] = (RUNS, *(queue.searched for queue in QUEUES))
 
 
 def oldest_open(queue: Queue, items: QuerySet[Any] | None = None) -> QueueItem | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from journal_store import queues, substrings
 
-SEARCHED = (substrings.RUNS, *(queue.searched for queue in queues.QUEUES))
+SEARCHED = queues.SEARCHED
 
 
 def tidy() -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from config.commandline import refused
-from journal_store import projection
+from journal_store import projection, queues, substrings
 
 
 class Command(BaseCommand):
@@ -29,3 +29,8 @@ class Command(BaseCommand):
             raise refused(str(exc)) from None
         names = ", ".join(options["only"] or projection.PROJECTORS)
         self.stdout.write(f"rebuilt {names} from {applied} events")
+        # The search copies of the tables written again (their indexes kept both writings).
+        written = {m._meta.db_table for p in projection.named(options["only"]) for m in p.models}
+        made = substrings.compact([s for s in queues.SEARCHED if s.table in written])
+        if made:
+            self.stdout.write(f"made the search indexes of {', '.join(made)} again")

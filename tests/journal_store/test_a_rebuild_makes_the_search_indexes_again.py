@@ -90,3 +90,25 @@ def test_rebuild_projections_makes_the_rebuilt_copies_indexes_again(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == f"made the search indexes of {SEARCHED.words} again"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_indexes_that_cannot_be_made_again_are_said_and_the_rebuild_stands(monkeypatch):
+    """A user that does not own the tables may not REINDEX them: the rebuild, committed, stands,
+    and the command says what is left and how to do it, where it ended in a traceback."""
+    from io import StringIO
+
+    from django.db import DatabaseError
+
+    def refused(tables, using="default"):
+        raise DatabaseError("must be owner of table projection_run_words\n")
+
+    monkeypatch.setattr(substrings, "compact", refused)
+    out, err = StringIO(), StringIO()
+    call_command("rebuild_projections", "--only", "runs", stdout=out, stderr=err)
+    assert out.getvalue().startswith("rebuilt runs from ")
+    assert err.getvalue() == (
+        "the search indexes were not made again (must be owner of table projection_run_words): "
+        "searches work, somewhat slower, until the tables' owner runs "
+        f"REINDEX TABLE CONCURRENTLY {substrings.RUNS.words}\n"
+    )

@@ -6,8 +6,9 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.db import DatabaseError
 
-from config.commandline import refused
+from config.commandline import refused, said
 from journal_store import projection, queues, substrings
 
 
@@ -31,6 +32,17 @@ class Command(BaseCommand):
         self.stdout.write(f"rebuilt {names} from {applied} events")
         # The search copies of the tables written again (their indexes kept both writings).
         written = {m._meta.db_table for p in projection.named(options["only"]) for m in p.models}
-        made = substrings.compact([s for s in queues.SEARCHED if s.table in written])
+        copies = [s for s in queues.SEARCHED if s.table in written]
+        try:
+            made = substrings.compact(copies)
+        except DatabaseError as exc:
+            # The rebuild stands (committed); only its indexes' size is left, which a user
+            # that does not own the tables may not mend (REINDEX is the owner's).
+            by_hand = "; ".join(f"REINDEX TABLE CONCURRENTLY {s.words}" for s in copies)
+            self.stderr.write(
+                f"the search indexes were not made again ({said(str(exc).strip())}): searches "
+                f"work, somewhat slower, until the tables' owner runs {by_hand}"
+            )
+            return
         if made:
             self.stdout.write(f"made the search indexes of {', '.join(made)} again")

@@ -52,8 +52,6 @@ def written_again(using: str) -> None:
     letters = list(DeadLetter.objects.using(using).all())
     DeadLetter.objects.using(using).all().delete()
     DeadLetter.objects.using(using).bulk_create(letters)
-    with connections[using].cursor() as cursor:
-        cursor.execute(f"VACUUM {SEARCHED.words}")
 
 
 @pytest.mark.django_db(databases=["default", "postgres"], transaction=True)
@@ -61,11 +59,16 @@ def test_the_copies_indexes_made_again_give_back_what_a_second_writing_took():
     need_postgres()
     written("postgres")
     once = size("postgres")
-    written_again("postgres")
-    twice = size("postgres")
-    assert twice > once, (once, twice)
+    for _ in range(3):  # three rebuilds before a VACUUM: well above a few pages of noise
+        written_again("postgres")
+    with connections["postgres"].cursor() as cursor:
+        cursor.execute(f"VACUUM {SEARCHED.words}")  # which gives none of it back
+    grown = size("postgres")
+    assert grown > once, (once, grown)
     assert substrings.compact([SEARCHED], "postgres") == [SEARCHED.words]
-    assert size("postgres") <= once, (once, twice, size("postgres"))
+    # Made in one go, it is about the first writing's size (a few pages either way): most of
+    # what the writings after took is given back.
+    assert size("postgres") - once < (grown - once) / 2, (once, grown, size("postgres"))
     few = SEARCHED.few(["r-0000000000ff:1"], "postgresql", "postgres")
     assert few == ["r-0000000000ff:1"]  # the index made again still names the letter
 

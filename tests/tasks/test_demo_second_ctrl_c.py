@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -14,6 +15,7 @@ from django.db import connections
 
 from config.broker import EmbeddedRedis
 from tests.services import free_port, left_running
+from tests.tasks.conftest import wait_until
 from tests.tasks.test_demo import Demo, demo_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -40,6 +42,9 @@ def test_a_second_ctrl_c_while_stopping_stops_everything_without_a_traceback(tmp
         worker = next(
             p for p in psutil.Process(demo.proc.pid).children() if "worker" in p.cmdline()
         )
+        # Once it catches SIGTERM: a worker still starting up has the default, which ends even
+        # a frozen process at once (CI, once).
+        wait_until(lambda: catches_sigterm(worker.pid), 60, "the worker's SIGTERM handler")
         worker.suspend()
         demo.proc.send_signal(signal.SIGINT)
         demo.wait_for(r"stopping \.\.\.")
@@ -67,3 +72,10 @@ def zombie(process: psutil.Process) -> bool:
         return process.status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
+
+
+def catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler of its own for SIGTERM (Linux's SigCgt mask)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught.split()[1], 16) >> (signal.SIGTERM - 1) & 1)

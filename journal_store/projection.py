@@ -386,10 +386,12 @@ PROJECTORS: dict[str, Projector] = {
 def named(names: Iterable[str] | None) -> list[Projector]:
     if names is None:
         return list(PROJECTORS.values())
-    unknown = [n for n in names if n not in PROJECTORS]
+    # Each once, however often named: a projector twice in a batch's group applies it twice.
+    wanted = list(dict.fromkeys(names))
+    unknown = [n for n in wanted if n not in PROJECTORS]
     if unknown:
         raise ValueError(f"no projector named {', '.join(unknown)}; known: {', '.join(PROJECTORS)}")
-    return [PROJECTORS[n] for n in names]
+    return [PROJECTORS[n] for n in wanted]
 
 
 def stale(projectors: list[Projector], using: str = "default") -> bool:

@@ -318,6 +318,9 @@ def test_rebuild_equals_the_incremental_path_on_a_journal_with_every_kind(fly_te
     assert snapshot(alias) == incremental
     projection.rebuild(["conflicts"], using=alias)
     assert snapshot(alias) == incremental
+    # A name said twice (`--only runs --only runs`) is one projector, applied once.
+    projection.rebuild(["runs", "search", "runs"], using=alias)
+    assert snapshot(alias) == incremental
 
 
 @on_every_backend(transaction=True)

@@ -25,13 +25,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            applied = projection.rebuild(options["only"])
+            projectors = projection.named(options["only"])
         except ValueError as exc:
             raise refused(str(exc)) from None
-        names = ", ".join(options["only"] or projection.PROJECTORS)
-        self.stdout.write(f"rebuilt {names} from {applied} events")
+        names = [p.name for p in projectors]
+        applied = projection.rebuild(names)
+        self.stdout.write(f"rebuilt {', '.join(names)} from {applied} events")
         # The search copies of the tables written again (their indexes kept both writings).
-        written = {m._meta.db_table for p in projection.named(options["only"]) for m in p.models}
+        written = {m._meta.db_table for p in projectors for m in p.models}
         copies = [s for s in queues.SEARCHED if s.table in written]
         try:
             made = substrings.compact(copies)

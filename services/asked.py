@@ -23,5 +23,7 @@ def shown(value: str) -> str:
 
 def named(value: str) -> str:
     """An id a "no such ..." answer names: as it is when it is short and plain, else as
-    `shown` gives it. A request's path may hold thousands of characters, all said back."""
-    return value if len(value) <= SHOWN and value.isprintable() else shown(value)
+    `shown` gives it. A request's path may hold thousands of characters, all said back; an
+    empty id, or one with spaces at an end, read as no id at all ("no run ")."""
+    plain = value and value == value.strip() and len(value) <= SHOWN and value.isprintable()
+    return value if plain else shown(value)

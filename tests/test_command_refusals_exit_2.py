@@ -47,6 +47,8 @@ def refusal(*argv: str) -> CommandError:
         (["start_run", "--team", "solo", "--order", "Z-9"], "works on no orders"),
         (["interrupt_run", "nope"], "nope"),
         (["resume_run", "nope"], "nope"),
+        (["resume_run", ""], "no run ''"),  # where it said "no run ", as if cut short
+        (["interrupt_run", " r-1"], "no run ' r-1'"),
         (["reviewer", "nope"], "no user 'nope'"),
         (["api_token", "nope"], "no user 'nope'"),
         (["supersede_intent", "nope", "--statement", "x", "--reason", "y"], "nope"),

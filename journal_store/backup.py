@@ -75,19 +75,37 @@ def sqlite_files(database: Path) -> list[Path]:
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
-def check_target(path: Path, live: list[Path], force: bool) -> None:
-    """Refuse a FILE that cannot take a backup, before anything is written."""
+def live_files(alias: str = "default") -> list[Path]:
+    """The files of Django's database `alias` that a file written over would destroy: SQLite's,
+    the database first; none of PostgreSQL's, which are its server's to write."""
+    from django.db import connections
+
+    connection = connections[alias]
+    if connection.vendor != "sqlite":
+        return []
+    return sqlite_files(Path(connection.settings_dict["NAME"]))
+
+
+def on_live(path: Path, live: list[Path]) -> str | None:
+    """Which of the live database's files `path` names, as a sentence says it ("the live
+    database (var/minutes.sqlite3)"), or None. Resolved, so a symbolic link to the database
+    (or a path through one) is seen, and compared as files too, for a hard link."""
     for file in live:
-        # Resolved, so a symbolic link to the database (or a path through one) is seen, and
-        # compared as files too, for a hard link. Refused even with --force.
         if path.resolve() == file.resolve() or same_file(path, file):
             which = "the live database" if file == live[0] else f"the live database's {file}"
             if file == live[0] and str(path) != str(file):
                 which += f" ({file})"
-            raise Refused(
-                f"{path} is {which}: a backup written there would destroy the store, even "
-                "with --force; name another file"
-            )
+            return which
+    return None
+
+
+def check_target(path: Path, live: list[Path], force: bool) -> None:
+    """Refuse a FILE that cannot take a backup, before anything is written."""
+    if which := on_live(path, live):  # refused even with --force
+        raise Refused(
+            f"{path} is {which}: a backup written there would destroy the store, even "
+            "with --force; name another file"
+        )
     if why := unwritable(path, "backup"):  # a folder, none to write it in, or read-only
         raise Refused(why)
     if path.exists() and not path.is_file():

@@ -13,7 +13,7 @@ from pathlib import Path
 from runtime import flight, otel
 from runtime.cli import EXIT_BAD_INPUT, EXIT_OK, open_journal, run_of
 from runtime.cli_args import whole
-from runtime.replaced import replaced, same_file
+from runtime.replaced import holds_a_database, replaced, same_file
 
 
 def cmd_otlp(args: argparse.Namespace) -> int:
@@ -42,6 +42,13 @@ def cmd_otlp(args: argparse.Namespace) -> int:
         if same_file(output, Path(args.journal)):
             # Written over, the journal was gone: the one record of the run.
             print(f"error: {output} is the journal itself: name another file", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if holds_a_database(output):  # Minutes' store, or a backup of it: lost as well
+            print(
+                f"error: {output} is an SQLite database: a trace written there would replace "
+                "it; name another file",
+                file=sys.stderr,
+            )
             return EXIT_BAD_INPUT
         try:
             with replaced(output) as out:

@@ -85,6 +85,22 @@ def unwritable(path: Path, noun: str) -> str | None:
     return None
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+
+
+def holds_a_database(path: Path) -> bool:
+    """Whether `path` is a regular file that starts as an SQLite database does: a store, a
+    backup of one. An export or a trace written there would replace it whole, so the commands
+    that write one refuse it (a backup may replace another backup: it says --force)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False  # a pipe is never opened here to look: it would wait for a writer
+        with path.open("rb") as file:
+            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:  # not there, or not readable: the write's own checks say what is wrong
+        return False
+
+
 def same_file(a: Path, b: Path) -> bool:
     """Whether the two paths name one file (a link, another spelling of the path)."""
     try:

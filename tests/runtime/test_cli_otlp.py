@@ -74,6 +74,29 @@ def test_the_journal_itself_is_refused_as_the_output_and_left_as_it_was(fly_team
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".part")) == []
 
 
+def test_an_sqlite_database_is_refused_as_the_output_and_left_as_it_was(fly_team, tmp_path):
+    """`-o var/minutes.sqlite3` (or a backup) replaced Minutes' whole store with the trace."""
+    import sqlite3
+
+    flown = fly_team("first-flight")
+    store = tmp_path / "minutes.sqlite3"
+    with sqlite3.connect(store) as made:
+        made.execute("CREATE TABLE journal_event (position INTEGER PRIMARY KEY)")
+    made.close()
+    kept = store.read_bytes()
+    refused = cli(str(flown.path), "-o", str(store))
+    assert refused.returncode == 2
+    assert refused.stderr.decode() == (
+        f"error: {store} is an SQLite database: a trace written there would replace it; "
+        "name another file\n"
+    )
+    assert store.read_bytes() == kept and [p.name for p in tmp_path.iterdir()] == [store.name]
+    text = tmp_path / "notes.txt"  # any other file is replaced, as before
+    text.write_text("SQLite format 3 is what this note is about\n")
+    assert cli(str(flown.path), "-o", str(text)).returncode == 0
+    assert json.loads(text.read_text())["resourceSpans"]
+
+
 def test_an_output_that_cannot_be_written_is_named_and_nothing_is_left_half_written(
     fly_team, tmp_path
 ):

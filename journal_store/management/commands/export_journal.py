@@ -10,9 +10,10 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from config.commandline import refused, unusable
+from journal_store import backup
 from journal_store.models import StoredEvent
 from journal_store.transfer import export
-from runtime.replaced import replaced, unwritable
+from runtime.replaced import holds_a_database, replaced, unwritable
 
 
 class Command(BaseCommand):
@@ -27,7 +28,15 @@ class Command(BaseCommand):
         way leaves the file as it was (no half journal), and no part file behind. A path it
         cannot write is refused first, naming why (a folder, none to write it in, read-only)."""
         # Said before anything is written, in the words `backup` has for them: the write
-        # said only "No such file or directory" of a folder that is not there.
+        # said only "No such file or directory" of a folder that is not there; and a path
+        # that is the live database was replaced by the export, the whole store lost.
+        if which := backup.on_live(path, backup.live_files()):
+            raise refused(f"{path} is {which}: an export written there would destroy the store")
+        if holds_a_database(path):  # another store, a backup: as much lost
+            raise refused(
+                f"{path} is an SQLite database: an export written there would replace it; "
+                "name another file"
+            )
         if why := unwritable(path, "export"):
             raise refused(why)
         try:

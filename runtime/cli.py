@@ -147,11 +147,17 @@ def format_findings(found: list[dict[str, Any]]) -> str:
 
 
 def per_agent(pairs: list[str]) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for pair in pairs:
         agent, sep, backend = pair.partition("=")
         if not sep or not agent or not backend:
             raise flight.FlightError(f"--model-for wants AGENT=BACKEND, got {pair!r}")
+        if out.get(agent, backend) != backend:
+            # The last one won, so a run flew on a backend the line also said it would not.
+            raise flight.FlightError(
+                f"--model-for names {agent} twice ({out[agent]}, then {backend}): say each "
+                "agent once"
+            )
         out[agent] = backend
     return out
 

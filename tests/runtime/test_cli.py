@@ -142,6 +142,20 @@ def test_resuming_a_finished_run_does_nothing(flown, capsys):
             "team 'solo' has no scenario 'nope'; known: solo-fix",
         ),
         (["replay", "{tmp}/missing.jsonl"], "no journal at"),
+        (
+            [
+                "fly",
+                "--team",
+                "solo",
+                "--journal",
+                "{tmp}/j.jsonl",
+                "--model-for",
+                "coder=scripted",
+                "--model-for",
+                "coder=endpoint",
+            ],
+            "--model-for names coder twice (scripted, then endpoint): say each agent once",
+        ),
     ],
 )
 def test_bad_input_is_a_clear_error_and_exit_2(tmp_path, capsys, argv, message):

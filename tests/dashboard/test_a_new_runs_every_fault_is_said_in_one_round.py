@@ -271,6 +271,17 @@ UNREADABLE = {
     "not JSON": (b'{"allowance": 0,}', 400, "the body is not JSON: "),
     "nested too deeply": (b"[" * 100_000 + b"]" * 100_000, 400, "the body is nested too deeply"),
     "too large": (b'{"task": "' + b"t" * 3_000_000 + b'"}', 413, "the request body is more than"),
+    # Python kept the last, where a proxy or a log that read the body may have kept the first.
+    "a key twice": (
+        b'{"team": "solo", "allowance": 100, "team": "repo-fix"}',
+        400,
+        "the body names 'team' twice in one object: give each key once",
+    ),
+    "a key twice, nested": (
+        b'{"team": "repo-fix", "models": {"coder": "scripted", "coder": "endpoint"}}',
+        400,
+        "the body names 'coder' twice in one object",
+    ),
 }
 
 

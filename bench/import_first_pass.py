@@ -23,6 +23,9 @@ at the largest size), the file read from disk each time:
     ids unchecked   the same reading with its flush as it was before e3f96a1 (the pending
                     events dropped, no id looked up or kept): what the first reading cost
                     before.
+    keys twice unchecked
+                    the same reading with each line's objects read as they were before a key
+                    given twice was refused (2026-12-08): what that check costs a line.
     json.loads      json.loads of every line of the same file, nothing else: the floor under
                     any reading of it (the baseline).
 
@@ -76,6 +79,7 @@ from django.core.management import call_command  # noqa: E402
 
 from journal_store import import_reading, transfer  # noqa: E402
 from journal_store.journal import DjangoJournal  # noqa: E402
+from runtime import flat  # noqa: E402
 from runtime.events import RunStarted  # noqa: E402
 from runtime.journal import Batch  # noqa: E402
 
@@ -143,6 +147,17 @@ def unchecked(path: Path) -> tuple[float, float]:
         import_reading.Importer.flush = SHIPPED_FLUSH  # type: ignore[method-assign]
 
 
+def keys_unchecked(path: Path) -> tuple[float, float]:
+    """The first reading as it was before an object naming a key twice was refused: each line
+    read by the decoder that keeps the last of two (flat._DECODER)."""
+    once = flat._ONCE
+    flat._ONCE = flat._DECODER
+    try:
+        return checked(path)
+    finally:
+        flat._ONCE = once
+
+
 def plain_json(path: Path) -> tuple[float, float]:
     with path.open("rb") as source:
         if TRACE:
@@ -156,6 +171,7 @@ def plain_json(path: Path) -> tuple[float, float]:
 READINGS: dict[str, Callable[[Path], tuple[float, float]]] = {
     "first reading": checked,
     "ids unchecked (before)": unchecked,
+    "keys twice unchecked (before)": keys_unchecked,
     "json.loads": plain_json,
 }
 

@@ -185,7 +185,7 @@ class Importer:
                 self.problem(f"line {number}: empty line")
                 continue
             try:
-                parsed = flat.loads(raw, number, self.fingerprint, max_depth)
+                parsed = flat.loads(raw, number, self.fingerprint, max_depth, keys_once=True)
             except EventFormatError as exc:
                 if complete:
                     self.problem(f"line {number}: {exc}")

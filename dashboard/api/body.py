@@ -8,37 +8,21 @@ parser raises `Unreadable` with the reason, and api/errors.py answers the 400 wi
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any, cast
 
 from django.http import HttpRequest
 from ninja.parser import Parser
 
-from runtime.flat import NUMBER_TOO_LONG
+from runtime.flat import NUMBER_TOO_LONG, KeyTwice, keys_once
 
 
 class Unreadable(Exception):
     """A body that is not JSON the API reads; the message says why, and where."""
 
 
-class Twice(ValueError):
-    """An object of the body names a key twice."""
-
-
-def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose keys are each given once. JSON leaves a key given twice to the reader:
-    Python keeps the last, other readers the first, so a body `{"decision": "discard",
-    "decision": "retry"}` said one thing to a proxy or a log that read it and did another here."""
-    found = dict(pairs)
-    if len(found) < len(pairs):
-        twice = next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
-        raise Twice(f"the body names {twice!r} twice in one object: give each key once")
-    return found
-
-
 # NaN and Infinity are read (JSON has neither): each field that takes a number refuses them by
 # name, where a refusal here could only say "the body".
-_DECODER = json.JSONDecoder(object_pairs_hook=once_each)
+_DECODER = json.JSONDecoder(object_pairs_hook=keys_once)
 
 
 class BodyParser(Parser):
@@ -54,7 +38,11 @@ class BodyParser(Parser):
             raise Unreadable(f"the body is not JSON: {exc.msg} at {where}") from None
         except RecursionError:
             raise Unreadable("the body is nested too deeply for JSON to read") from None
-        except Twice as exc:
-            raise Unreadable(str(exc)) from None
+        except KeyTwice as exc:
+            # JSON leaves a key given twice to each reader: a proxy or a log that read the
+            # body may have kept the first, where Python keeps the last.
+            raise Unreadable(
+                f"the body names {exc.key!r} twice in one object: give each key once"
+            ) from None
         except ValueError:
             raise Unreadable(f"the body is not JSON we can read: {NUMBER_TOO_LONG}") from None

@@ -52,6 +52,24 @@ def test_a_number_too_long_for_python_to_read_is_a_problem_not_a_500(tmp_path):
     assert snapshot() == before
 
 
+def test_a_key_given_twice_is_a_problem_naming_its_line(tmp_path):
+    """JSON leaves a key given twice to its reader: Python kept the last, so a line whose
+    `run_id` another tool read as the first ("r-shown") was imported as another's run."""
+    importer = an_importer()
+    before = snapshot()
+    shown = json.dumps(team_started("r-shown"))
+    twice = shown[:-1] + ', "run_id": "r-taken"}'
+    nested = json.dumps(team_started("r-nested"))
+    nested = nested.replace('"config": {', '"config": {"team": "solo", ')  # its config's
+    data = jsonl(twice, nested)
+    for via in ("api", "page", "command"):
+        answer = import_via(via, importer, data, tmp_path)
+        assert answer.status == refused(via), via
+        assert "line 1: the key 'run_id' is given twice in one object" in answer.text, via
+        assert "line 2: the key 'team' is given twice in one object" in answer.text, via
+    assert snapshot() == before
+
+
 def test_nesting_past_the_limit_is_refused_inside_a_good_event(tmp_path):
     importer = an_importer()
     deep: object = "bottom"

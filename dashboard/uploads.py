@@ -16,6 +16,8 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from journal_store.transfer import ImportRefused
+
 # What a multipart body adds to its file: boundaries, part headers, the other fields.
 OVERHEAD = 64 * 1024
 
@@ -83,3 +85,13 @@ def form_too_large(
         "changed"
     )
     return too_large(request, text)
+
+
+def one_journal(request: HttpRequest) -> None:
+    """Refuse a request that sends more than one file as the journal: the import read only the
+    last one (Django's choice among a field's values) and said nothing of the others."""
+    sent = request.FILES.getlist("journal")
+    if len(sent) > 1:
+        raise ImportRefused(
+            [f"{len(sent)} files were sent as the journal: an import takes one file a request"]
+        )

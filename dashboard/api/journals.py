@@ -10,6 +10,7 @@ from ninja.files import UploadedFile
 
 from dashboard.api.auth import user_name
 from dashboard.api.schemas import ImportOut, ImportRefusedOut
+from dashboard.uploads import one_journal
 from journal_store import after_import
 from journal_store.import_reading import left_out_said
 from journal_store.transfer import import_journal
@@ -31,6 +32,7 @@ def import_(
     says when the read models could not be brought up to date after the import; `left_out`
     what of the file was not written (a run's trace pushes, as older exports carried them)
     `allow_torn` may be given in the query or as a form field beside the file."""
+    one_journal(request)
     report = import_journal(
         journal.open("rb"),
         name=journal.name or "upload",

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from dashboard.access import HtmxHttpRequest
 from dashboard.forms import ImportForm
+from dashboard.uploads import one_journal
 from journal_store import after_import
 from journal_store.transfer import ImportRefused, import_journal
 
@@ -28,6 +29,7 @@ def import_view(request: HtmxHttpRequest) -> HttpResponse:
         if form.is_valid():
             upload = form.cleaned_data["journal"]
             try:
+                one_journal(request)
                 report = import_journal(
                     upload.file,
                     name=upload.name,

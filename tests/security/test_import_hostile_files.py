@@ -70,6 +70,24 @@ def test_a_key_given_twice_is_a_problem_naming_its_line(tmp_path):
     assert snapshot() == before
 
 
+@pytest.mark.parametrize("url", ["/api/journals", "/import"])
+def test_two_files_sent_as_the_journal_are_refused_and_neither_is_imported(url):
+    """The import read the last file alone and said it was done: the first was never read."""
+    client = Client()
+    client.force_login(an_importer())
+    before = snapshot()
+    files = []
+    for run_id in ("r-first", "r-second"):
+        upload = io.BytesIO(jsonl(team_started(run_id)))
+        upload.name = f"{run_id}.jsonl"
+        files.append(upload)
+    answer = client.post(url, {"journal": files})
+    assert answer.status_code == 400
+    said = "2 files were sent as the journal: an import takes one file a request"
+    assert said in answer.content.decode()
+    assert snapshot() == before
+
+
 def test_nesting_past_the_limit_is_refused_inside_a_good_event(tmp_path):
     importer = an_importer()
     deep: object = "bottom"

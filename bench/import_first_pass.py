@@ -23,7 +23,7 @@ at the largest size), the file read from disk each time:
     ids unchecked   the same reading with its flush as it was before e3f96a1 (the pending
                     events dropped, no id looked up or kept): what the first reading cost
                     before.
-    keys twice unchecked
+    keys unchecked
                     the same reading with each line's objects read as they were before a key
                     given twice was refused (2026-12-08): what that check costs a line.
     json.loads      json.loads of every line of the same file, nothing else: the floor under
@@ -171,7 +171,7 @@ def plain_json(path: Path) -> tuple[float, float]:
 READINGS: dict[str, Callable[[Path], tuple[float, float]]] = {
     "first reading": checked,
     "ids unchecked (before)": unchecked,
-    "keys twice unchecked (before)": keys_unchecked,
+    "keys unchecked (before)": keys_unchecked,
     "json.loads": plain_json,
 }
 

@@ -4,8 +4,9 @@ the one that matters at the bottom.
 
 Only the two failures a newcomer's environment causes are turned into sentences: a setting
 that config/settings.py refuses (ImproperlyConfigured while it loads), and a database that
-does not answer, has no tables yet, or stayed locked by another writer past the wait (SQLite's
-"database is locked": an import of a large journal holds the lock while it writes).
+does not answer, has no tables yet, stayed locked by another writer past the wait (SQLite's
+"database is locked": an import of a large journal holds the lock while it writes), or is a
+file that holds no SQLite database.
 Everything else is a bug and keeps its traceback, and so does this with `--traceback`.
 """
 
@@ -65,11 +66,11 @@ def run(argv: list[str], stderr: TextIO) -> int:
         return BAD_SETTING
 
     from django.core.management import execute_from_command_line
-    from django.db import OperationalError
+    from django.db import DatabaseError
 
     try:
         execute_from_command_line(argv)
-    except OperationalError as exc:
+    except DatabaseError as exc:  # OperationalError, and SQLite's "file is not a database"
         trouble = database_trouble(exc)
         if trouble is None or "--traceback" in argv:
             raise
@@ -84,6 +85,12 @@ def database_trouble(exc: Exception) -> str | None:
     from django.db import OperationalError, connection
 
     where = described()
+    if not_a_database(exc):  # asked first: connecting again would raise it again
+        return (
+            f"the database, {where}, is not an SQLite database ({first_lines(exc)}): "
+            "DATABASE_URL names a file that holds something else. Name the store's file, or "
+            "put a backup in its place (docs/journal.md, Backups)"
+        )
     # Whether the database answers is asked again, not guessed from the error's wording,
     # which differs between drivers, versions and languages.
     try:
@@ -118,6 +125,13 @@ def busy(exc: BaseException) -> bool:
     wait. Known by the driver's error code (Django raises its own error from sqlite3's)."""
     cause = exc.__cause__ or exc
     return getattr(cause, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")
+
+
+def not_a_database(exc: BaseException) -> bool:
+    """SQLite's "file is not a database": the file is there and holds something else (a
+    journal exported over it, a file named by mistake). Known by the driver's error code."""
+    cause = exc.__cause__ or exc
+    return getattr(cause, "sqlite_errorname", "") == "SQLITE_NOTADB"
 
 
 def described() -> str:

@@ -83,6 +83,23 @@ def test_a_database_with_no_tables_says_to_migrate(tmp_path):
     assert "manage.py migrate` first" in done.stderr
 
 
+@pytest.mark.parametrize("command", [["migrate"], ["api_token", "alice", "--list"]])
+def test_a_file_that_holds_no_database_is_named_and_left_as_it_was(tmp_path, command):
+    """A journal exported over it, or a file named by mistake: Django's traceback ended in
+    "file is not a database", thirty lines down."""
+    file = tmp_path / "minutes.sqlite3"
+    file.write_text('{"kind": "RunStarted", "agent": "coder", "task": "Fix."}\n' * 200)
+    kept = file.read_bytes()
+    done = manage(*command, DATABASE_URL=f"sqlite:///{file}")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr == (
+        f"the database, the SQLite file {file}, is not an SQLite database (file is not a "
+        "database): DATABASE_URL names a file that holds something else. Name the store's "
+        "file, or put a backup in its place (docs/journal.md, Backups)\n"
+    )
+    assert file.read_bytes() == kept
+
+
 def test_traceback_still_gives_the_traceback():
     """A developer who asks for it gets what Django would have shown."""
     done = manage("check", "--traceback", MINUTES_STEP_TURNS="x")

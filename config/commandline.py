@@ -51,6 +51,29 @@ def unusable(path: object, exc: OSError) -> CommandError:
     return CommandError(said(words)) if exc.filename is None else refused(words)
 
 
+NAME_MAX = 150  # characters of a person's name: Django's, for the users who sign in
+
+
+def person(text: str) -> str:
+    """`--by`, as argparse's type: who did it, as the audit trail and the run's page will name
+    them. Refused blank (a stop "by" nobody), past NAME_MAX characters, or holding a control
+    character; spaces at its ends are dropped."""
+    from argparse import ArgumentTypeError
+
+    from runtime.written import unwritable
+
+    name = text.strip()
+    if not name:
+        raise ArgumentTypeError("say who: the audit trail names whoever did it")
+    if len(name) > NAME_MAX:
+        raise ArgumentTypeError(f"{len(name):,} characters; a name is at most {NAME_MAX}")
+    if why := unwritable(name):
+        raise ArgumentTypeError(f"the name {why}")
+    if not name.isprintable():  # what unwritable lets through: a tab, a line break
+        raise ArgumentTypeError("a name is one line, without tabs")
+    return name
+
+
 def run(argv: list[str], stderr: TextIO) -> int:
     """Run the management command in `argv`; a refused setting or an absent database is said
     on `stderr` and gives a non-zero status."""

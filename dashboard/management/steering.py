@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from django.core.management.base import BaseCommand
 
-from config.commandline import said
+from config.commandline import person, said
 from dashboard import actions
 from dashboard.errors import for_command
 from services import runs
@@ -22,7 +22,7 @@ class SteerCommand(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("run")
         parser.add_argument("--reason", default="")
-        parser.add_argument("--by", default=getpass.getuser())
+        parser.add_argument("--by", type=person, default=getpass.getuser())
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:

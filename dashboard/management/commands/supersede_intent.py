@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from config.commandline import person
 from dashboard.errors import for_command
 from services import intents
 
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--based-on", type=int, help="the version you read: refused if it has moved since"
         )
-        parser.add_argument("--by", default=getpass.getuser())
+        parser.add_argument("--by", type=person, default=getpass.getuser())
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from config.commandline import refused, unusable
+from config.commandline import person, refused, unusable
 from journal_store import admission, after_import
 from journal_store.transfer import ImportRefused, import_journal
 from runtime.cli_args import kind_of
@@ -27,6 +27,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--by",
+            type=person,
             default=getpass.getuser(),
             help="who imports: the starter of the runs the file introduces (default: you)",
         )

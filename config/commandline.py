@@ -51,16 +51,13 @@ def unusable(path: object, exc: OSError) -> CommandError:
     return CommandError(said(words)) if exc.filename is None else refused(words)
 
 
-NAME_MAX = 150  # characters of a person's name: Django's, for the users who sign in
-
-
 def person(text: str) -> str:
     """`--by`, as argparse's type: who did it, as the audit trail and the run's page will name
     them. Refused blank (a stop "by" nobody), past NAME_MAX characters, or holding a control
     character; spaces at its ends are dropped."""
     from argparse import ArgumentTypeError
 
-    from runtime.written import unwritable
+    from runtime.written import NAME_MAX, unwritable
 
     name = text.strip()
     if not name:

@@ -25,7 +25,7 @@ from services import keys, run_cap, runs
 from services.asked import shown
 from teams import TEAMS
 
-REASON_MAX = 2_000  # characters of a stated reason that are kept
+REASON_MAX = written.REASON_MAX  # characters of a stated reason that are kept
 
 # What a person may ask of a new run, the same on the page and in the API.
 TASK_MAX = 2_000  # characters
@@ -257,9 +257,7 @@ def steering_reason(reason: str) -> str:
     takes any text: where the API's body refused both, the page journalled a NUL and cut a long
     reason in silence."""
     said = reason.strip()
-    if len(said) > REASON_MAX:
-        raise ReasonRefused(f"the reason is {len(said):,} characters; at most {REASON_MAX:,}")
-    if why := written.unwritten_reason(said):
+    if why := written.reason_refusal(said):
         raise ReasonRefused(why)
     return said
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime import flight, fork, plugins, status, terminal, views
+from runtime import flight, fork, plugins, status, terminal, views, written
 from runtime.cli_args import kind_of
 from runtime.cli_lease import Driving, LeaseHeld, LeaseTaken, driving
 from runtime.cli_stop import QuitAtOnce, operator, stop_path
@@ -229,8 +229,11 @@ def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     if path.exists() and not path.is_file():  # a folder was asked to stop, and said yes
         raise flight.FlightError(f"{path} is not a journal file: {kind_of(path)}")
+    reason = args.reason.strip()
+    if why := written.reason_refusal(reason):  # journalled as the stop's: as the pages refuse it
+        raise flight.FlightError(f"--reason: {why}")
     stop = stop_path(path)
-    stop.write_text(json.dumps({"by": operator(), "reason": args.reason}))
+    stop.write_text(json.dumps({"by": operator(), "reason": reason}))
     if path.is_file():
         print(f"asked the run journalled at {path} to stop at its next turn boundary")
     else:

@@ -13,6 +13,7 @@ from types import FrameType
 from typing import Any
 
 from runtime.stops import StopRequest
+from runtime.written import NAME_MAX, reason_refusal
 
 
 class QuitAtOnce(KeyboardInterrupt):
@@ -43,9 +44,16 @@ class StopSignal:
             return None
         except (ValueError, RecursionError):  # half written, or not ours: no name, no reason
             data = {}
-        return StopRequest(
-            by=str(data.get("by") or operator()), reason=str(data.get("reason") or "")
-        )
+        if not isinstance(data, dict):
+            data = {}
+        by, reason = str(data.get("by") or "").strip(), str(data.get("reason") or "").strip()
+        # Another terminal may write the file: what it says is journalled only where the
+        # command's own checks would have let it through.
+        if not by or len(by) > NAME_MAX or not by.isprintable():
+            by = operator()
+        if why := reason_refusal(reason):
+            reason = f"(the stop file's reason was not kept: {why})"
+        return StopRequest(by=by, reason=reason)
 
     def install(self) -> Any:
         """Take over Ctrl-C; returns the previous handler for `signal.signal` to restore."""

@@ -70,6 +70,19 @@ def quoted(key: str) -> str:
     return text if len(text) <= 40 else text[:36] + '..."'
 
 
+REASON_MAX = 2_000  # characters of a stated reason that are kept
+NAME_MAX = 150  # characters of a person's name (who stopped, imported): Django's, for users
+
+
+def reason_refusal(said: str) -> str | None:
+    """Why a person's stated reason (a stop's, a resume's, a decision's) cannot be recorded:
+    longer than REASON_MAX, or holding what no text here may; None when it can. The same rule
+    at every door: the pages, the API, both command lines and a flight's stop file."""
+    if len(said) > REASON_MAX:
+        return f"the reason is {len(said):,} characters; at most {REASON_MAX:,}"
+    return unwritten_reason(said)
+
+
 def unwritten_reason(text: str, what: str = "reason") -> str | None:
     """Why `text`, a person's words (`what` names them), cannot be recorded; None when it can."""
     if why := unwritable(text):

@@ -11,7 +11,7 @@ from urllib.error import URLError
 
 import pytest
 
-from runtime import cli, cli_fly
+from runtime import cli, cli_fly, cli_stop
 from runtime.cli import main
 from runtime.cli_stop import stop_path
 
@@ -125,6 +125,43 @@ def test_an_interrupt_of_a_journal_that_is_there_asks_its_run_to_stop(flown, cap
         f"asked the run journalled at {path} to stop at its next turn boundary\n",
     )
     assert stop_path(path).exists()
+
+
+@pytest.mark.parametrize(
+    "reason, said",
+    [
+        ("stop\x1b[2J now", "the reason holds a control character (U+001B) at character 5"),
+        ("x" * 2_001, "the reason is 2,001 characters; at most 2,000"),
+    ],
+)
+def test_an_interrupt_whose_reason_could_not_be_journalled_is_refused(
+    tmp_path, capsys, reason, said
+):
+    """The reason is journalled as the stop's: an escape sequence went into the journal (and
+    steered the terminal of whoever read it raw), as the pages and the API refuse it."""
+    path = tmp_path / "j.jsonl"
+    code, _, err = run(capsys, "interrupt", str(path), "--reason", reason)
+    assert code == 2 and f"error: --reason: {said}" in err
+    assert not stop_path(path).exists()
+
+
+def test_a_stop_file_from_elsewhere_is_journalled_only_as_the_command_would_write_it(
+    tmp_path, capsys
+):
+    """Another terminal may write the stop file: a name or a reason the command refuses is
+    not journalled as it stands (the run is stopped all the same)."""
+    path = tmp_path / "j.jsonl"
+    stop_path(path).write_text(json.dumps({"by": "ann\x1b]0;owned\x07", "reason": "x\x00y"}))
+    code, _, _ = run(capsys, "fly", "--team", "solo", "--journal", str(path))
+    assert code == 4
+    [stopped] = [
+        json.loads(line) for line in path.read_text().splitlines() if "Interrupted" in line
+    ]
+    assert stopped["by"] == cli_stop.operator()
+    assert stopped["reason"] == (
+        "(the stop file's reason was not kept: the reason holds a NUL character (U+0000) at "
+        "character 2, which no text here may hold)"
+    )
 
 
 def test_resuming_a_finished_run_does_nothing(flown, capsys):

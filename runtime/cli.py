@@ -38,6 +38,7 @@ from runtime.cli_args import kind_of
 from runtime.cli_lease import Driving, LeaseHeld, LeaseTaken, driving
 from runtime.cli_stop import QuitAtOnce, operator, stop_path
 from runtime.diagnose import diagnose
+from runtime.events import TeamFinished
 from runtime.faults import Faults
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
@@ -225,6 +226,20 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def all_finished(journal: JsonlJournal) -> str:
+    """How each run of the journal ended ("r-1 done, r-2 failed"), when every one has; ""
+    when one has not (or none is there yet)."""
+    runs = [s.removeprefix("run-") for s in journal.streams() if s.startswith("run-")]
+    ended = []
+    for run_id in runs:
+        records = journal.read(f"run-{run_id}")
+        last = records[-1].event if records else None
+        if not isinstance(last, TeamFinished):
+            return ""
+        ended.append(f"{run_id} {last.status}")
+    return flight.some(ended)
+
+
 def cmd_interrupt(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     if path.exists() and not path.is_file():  # a folder was asked to stop, and said yes
@@ -232,6 +247,12 @@ def cmd_interrupt(args: argparse.Namespace) -> int:
     reason = args.reason.strip()
     if why := written.reason_refusal(reason):  # journalled as the stop's: as the pages refuse it
         raise flight.FlightError(f"--reason: {why}")
+    if path.is_file() and (ended := all_finished(open_journal(path))):
+        # Asked of a journal whose runs are over, the stop stayed on file and stopped the next
+        # flight into that journal at its first turn boundary.
+        raise flight.FlightError(
+            f"the run journalled at {path} has finished ({ended}): there is nothing to stop"
+        )
     stop = stop_path(path)
     stop.write_text(json.dumps({"by": operator(), "reason": reason}))
     if path.is_file():

@@ -117,14 +117,28 @@ def test_an_interrupted_flight_stops_at_a_boundary_and_resumes(tmp_path, capsys)
     assert run(capsys, "replay", str(path))[:2] == (0, "identical\n")
 
 
-def test_an_interrupt_of_a_journal_that_is_there_asks_its_run_to_stop(flown, capsys):
-    path, _ = flown
+def test_an_interrupt_of_a_journal_that_is_there_asks_its_run_to_stop(tmp_path, capsys):
+    path = tmp_path / "j.jsonl"
+    run(capsys, "interrupt", str(path))  # stopped at its first boundary: not finished
+    assert run(capsys, "fly", "--team", "solo", "--journal", str(path))[0] == 4
     code, said, _ = run(capsys, "interrupt", str(path))
     assert (code, said) == (
         0,
         f"asked the run journalled at {path} to stop at its next turn boundary\n",
     )
     assert stop_path(path).exists()
+
+
+def test_an_interrupt_of_a_journal_whose_runs_have_finished_is_refused(flown, capsys):
+    """The stop stayed on file, said it had asked the run to stop, and stopped the next flight
+    into that journal at its first turn boundary."""
+    path, out = flown
+    code, _, err = run(capsys, "interrupt", str(path))
+    assert code == 2 and err == (
+        f"error: the run journalled at {path} has finished ({out['run_id']} done): there is "
+        "nothing to stop\n"
+    )
+    assert not stop_path(path).exists()
 
 
 @pytest.mark.parametrize(

@@ -280,7 +280,11 @@ class EventOut(Schema):
 
 
 class ReasonIn(In):
-    reason: str = Field("", max_length=actions.REASON_MAX)
+    # Measured once its ends are trimmed, as the page's forms and the decisions' reasons are:
+    # a reason of 2,000 characters pasted with a line break was refused here alone.
+    reason: Annotated[
+        str, StringConstraints(strip_whitespace=True, max_length=actions.REASON_MAX)
+    ] = Field("")
 
 
 class ReplayOut(Schema):

@@ -561,7 +561,10 @@ def check_replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     try:
         report = runs.replay(run_id)
     except (runs.RunNotResumable, runs.ReplayTooLong) as exc:
-        return tell(request, str(exc), "error", 200, run_url(run_id), "the run")
+        # Refused, as the API says it (409), where the page answered 200: a script or a
+        # monitor reading the status took the refusal for a replay checked.
+        status_code = errors.status_for(exc)
+        return tell(request, str(exc), "error", status_code, run_url(run_id), "the run")
     except EventFormatError as exc:
         return tell(request, errors.unreadable(exc), "error", 409, run_url(run_id), "the run")
     if report.identical:

@@ -44,9 +44,19 @@ def test_the_command_refuses_a_reason_that_is_not_text(owner):
     assert StoredEvent.objects.count() == before
 
 
-def test_a_reason_within_bounds_is_recorded_trimmed(as_owner):
+def test_a_reason_within_bounds_is_recorded_trimmed(as_owner, api):
+    """By the page and by the API alike: the API measured the reason before trimming it, and
+    refused (422) the one the page took."""
+    padded = "  " + "r" * 2_000 + " \n"
     run_id = run_of("first-flight", steps=1)
-    answer = as_owner.post(f"/runs/{run_id}/interrupt", {"reason": "  " + "r" * 2_000 + " \n"})
+    answer = as_owner.post(f"/runs/{run_id}/interrupt", {"reason": padded})
     assert answer.status_code == 302
     [stop] = [r.event for r in DjangoJournal().read(f"control-{run_id}")]
+    assert stop.reason == "r" * 2_000
+    other = run_of("first-flight", steps=1)
+    answer = api.post(
+        f"/api/runs/{other}/interrupt", {"reason": padded}, content_type="application/json"
+    )
+    assert answer.status_code == 202, answer.content
+    [stop] = [r.event for r in DjangoJournal().read(f"control-{other}")]
     assert stop.reason == "r" * 2_000

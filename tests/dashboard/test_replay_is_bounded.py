@@ -43,7 +43,9 @@ def test_a_run_past_the_bound_is_refused_with_the_command_line_way(
 ):
     events = RunSummary.objects.get(run_id=flown).event_count
     settings.REPLAY_MAX_EVENTS = events - 1
-    page = as_owner.post(f"/runs/{flown}/replay", HTTP_HX_REQUEST="true").content.decode()
+    answered = as_owner.post(f"/runs/{flown}/replay", HTTP_HX_REQUEST="true")
+    assert answered.status_code == 409  # refused, as the API says it (it answered 200)
+    page = answered.content.decode()
     assert f"has {events} events, more than the {events - 1}" in page
     assert "python -m runtime replay" in page and "identical" not in page
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")

@@ -37,5 +37,7 @@ def test_the_api_refuses_to_replay_a_run_it_cannot_fly_with_409_and_the_reason(a
 
 
 def test_the_page_says_why_a_run_cannot_be_replayed(as_reviewer, headless):
-    page = as_reviewer.post(f"/runs/{headless}/replay").content.decode()
+    answered = as_reviewer.post(f"/runs/{headless}/replay")
+    assert answered.status_code == 409  # as the API's (the page answered 200)
+    page = answered.content.decode()
     assert "does not start with TeamStarted" in page and "error" in page

@@ -124,3 +124,27 @@ def test_a_tokens_name_is_listed_and_revoked_plain():
     assert "\x1b" not in listed and "ci\\x1b[2J" in listed
     revoked = run("rosa", "--revoke", "ci\x1b[2J")
     assert "\x1b" not in revoked and "(ci\\x1b[2J)" in revoked
+
+
+def test_a_number_that_is_one_tokens_and_anothers_name_is_refused():
+    """Token 2 and a token named "2": `--revoke 2` revoked token 2 in silence, and the scripts
+    holding it were refused, where its person meant the one named so."""
+    rosa = get_user_model().objects.create_user("rosa", password="a long pass phrase 7")
+    named, _ = ApiToken.issue(rosa, "x")
+    numbered, _ = ApiToken.issue(rosa, "deploy")
+    named.name = str(numbered.pk)
+    named.save()
+    with pytest.raises(CommandError) as refused:
+        run("rosa", "--revoke", str(numbered.pk))
+    assert str(refused.value) == (
+        f"'{numbered.pk}' is token {numbered.pk} (deploy) and the name of token {named.pk}: "
+        "rename one, or revoke the one so named by its number"
+    )
+    assert ApiToken.objects.count() == 2
+    assert "revoked token" in run("rosa", "--revoke", str(named.pk))  # its number: one token
+
+
+def test_a_digit_that_is_no_ascii_number_is_a_name_not_a_traceback():
+    get_user_model().objects.create_user("rosa", password="a long pass phrase 7")
+    with pytest.raises(CommandError, match=r"rosa has no token '²'"):
+        run("rosa", "--revoke", "²")

@@ -149,9 +149,18 @@ class Command(BaseCommand):
         return "read-only" if token.read_only else "reads and writes"
 
     def revoke(self, user: Any, tokens: Any, which: str) -> None:
-        number = which.isdigit() and len(which) < 19  # a column's integer, not an overflow
-        found = list(tokens.filter(pk=int(which))) if number else []
-        found = found or list(tokens.filter(name=which))
+        # An ASCII number: '²' is a digit to isdigit() and no number to int().
+        number = which.isascii() and which.isdigit() and len(which) < 19  # not an overflow
+        by_number = list(tokens.filter(pk=int(which))) if number else []
+        by_name = list(tokens.filter(name=which))
+        if by_number and by_name and by_number != by_name:
+            # Token 2 and a token named "2": the number won, and revoked the other in silence.
+            [numbered], named = by_number, ", ".join(str(t.pk) for t in by_name)
+            raise refused(
+                f"{which!r} is token {numbered.pk} ({numbered.name}) and the name of token "
+                f"{named}: rename one, or revoke the one so named by its number"
+            )
+        found = by_number or by_name
         if not found:
             raise refused(
                 f"{user.username} has no token {which!r}; `api_token {user.username} --list` "

@@ -38,7 +38,7 @@ from runtime.cli_args import kind_of
 from runtime.cli_lease import Driving, LeaseHeld, LeaseTaken, driving
 from runtime.cli_stop import QuitAtOnce, operator, stop_path
 from runtime.diagnose import diagnose
-from runtime.events import TeamFinished
+from runtime.events import RunInterrupted, TeamFinished
 from runtime.faults import Faults
 from runtime.journal import JournalError
 from runtime.jsonl import JournalCorrupt, JsonlJournal
@@ -226,18 +226,21 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def all_finished(journal: JsonlJournal) -> str:
-    """How each run of the journal ended ("r-1 done, r-2 failed"), when every one has; ""
-    when one has not (or none is there yet)."""
+def none_running(journal: JsonlJournal) -> str:
+    """How each run of the journal stands ("r-1 done, r-2 interrupted"), when none is flying
+    or could be: each finished or interrupted. "" when one may be, or none is there yet."""
     runs = [s.removeprefix("run-") for s in journal.streams() if s.startswith("run-")]
-    ended = []
+    stood = []
     for run_id in runs:
         records = journal.read(f"run-{run_id}")
         last = records[-1].event if records else None
-        if not isinstance(last, TeamFinished):
+        if isinstance(last, TeamFinished):
+            stood.append(f"{run_id} {last.status}")
+        elif isinstance(last, RunInterrupted):
+            stood.append(f"{run_id} interrupted: `resume` goes on")
+        else:
             return ""
-        ended.append(f"{run_id} {last.status}")
-    return flight.some(ended)
+    return flight.some(stood)
 
 
 def cmd_interrupt(args: argparse.Namespace) -> int:
@@ -247,13 +250,21 @@ def cmd_interrupt(args: argparse.Namespace) -> int:
     reason = args.reason.strip()
     if why := written.reason_refusal(reason):  # journalled as the stop's: as the pages refuse it
         raise flight.FlightError(f"--reason: {why}")
-    if path.is_file() and (ended := all_finished(open_journal(path))):
+    if path.is_file() and (stood := none_running(open_journal(path))):
         # Asked of a journal whose runs are over, the stop stayed on file and stopped the next
-        # flight into that journal at its first turn boundary.
+        # flight into that journal at its first turn boundary; of an interrupted run, `resume`
+        # took the stop file away and went on to the end, as if it had not been asked.
         raise flight.FlightError(
-            f"the run journalled at {path} has finished ({ended}): there is nothing to stop"
+            f"the run journalled at {path} is not running ({stood}): there is nothing to stop"
         )
     stop = stop_path(path)
+    if stop.exists():
+        # A second stop wrote over the first one's reason, and said it had asked: as
+        # `manage.py interrupt_run` refuses a run asked to stop already.
+        raise flight.FlightError(
+            f"the run journalled at {path} was asked to stop already ({stop} is there; "
+            "remove it to take that stop back)"
+        )
     stop.write_text(json.dumps({"by": operator(), "reason": reason}))
     if path.is_file():
         print(f"asked the run journalled at {path} to stop at its next turn boundary")

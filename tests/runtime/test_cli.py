@@ -117,10 +117,10 @@ def test_an_interrupted_flight_stops_at_a_boundary_and_resumes(tmp_path, capsys)
     assert run(capsys, "replay", str(path))[:2] == (0, "identical\n")
 
 
-def test_an_interrupt_of_a_journal_that_is_there_asks_its_run_to_stop(tmp_path, capsys):
-    path = tmp_path / "j.jsonl"
-    run(capsys, "interrupt", str(path))  # stopped at its first boundary: not finished
-    assert run(capsys, "fly", "--team", "solo", "--journal", str(path))[0] == 4
+def test_an_interrupt_of_a_journal_that_is_there_asks_its_run_to_stop(flown, capsys):
+    path, _ = flown
+    # The journal of a flight still at work (or killed mid-run): its first lines.
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:8]))
     code, said, _ = run(capsys, "interrupt", str(path))
     assert (code, said) == (
         0,
@@ -135,8 +135,27 @@ def test_an_interrupt_of_a_journal_whose_runs_have_finished_is_refused(flown, ca
     path, out = flown
     code, _, err = run(capsys, "interrupt", str(path))
     assert code == 2 and err == (
-        f"error: the run journalled at {path} has finished ({out['run_id']} done): there is "
+        f"error: the run journalled at {path} is not running ({out['run_id']} done): there is "
         "nothing to stop\n"
+    )
+    assert not stop_path(path).exists()
+
+
+def test_an_interrupt_of_an_interrupted_run_or_one_asked_already_is_refused(tmp_path, capsys):
+    """Of an interrupted run, the stop said yes and `resume` took it away and went on to the
+    end; asked twice, the second reason wrote over the first."""
+    path = tmp_path / "j.jsonl"
+    assert run(capsys, "interrupt", str(path), "--reason", "first")[0] == 0
+    code, _, err = run(capsys, "interrupt", str(path), "--reason", "second")
+    assert code == 2 and "was asked to stop already" in err
+    assert json.loads(stop_path(path).read_text())["reason"] == "first"
+    assert run(capsys, "fly", "--team", "solo", "--journal", str(path))[0] == 4
+    stop_path(path).unlink()  # as after Ctrl-C, which leaves no stop file
+    code, _, err = run(capsys, "interrupt", str(path), "--reason", "stay stopped")
+    run_id = path.read_text().split('"run_id":"', 1)[1].split('"', 1)[0]
+    assert code == 2 and err == (
+        f"error: the run journalled at {path} is not running ({run_id} interrupted: `resume` "
+        "goes on): there is nothing to stop\n"
     )
     assert not stop_path(path).exists()
 

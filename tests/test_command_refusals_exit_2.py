@@ -43,6 +43,7 @@ def refusal(*argv: str) -> CommandError:
         (["diff", "{tmp}/notjson.jsonl", "nope2"], "{tmp}/notjson.jsonl, line 1: not JSON"),
         (["start_run", "--team", "nope"], "--team: 'nope' is no team here"),
         (["start_run", "--json"], "--json says how the run ended, so it goes with --wait"),
+        (["start_run", "--timeout", "5"], "--timeout is how long --wait waits, so it goes with"),
         (["start_run", "--key", " "], "--key: "),
         (["start_run", "--team", "solo", "--order", "Z-9"], "works on no orders"),
         (["interrupt_run", "nope"], "nope"),

@@ -27,6 +27,7 @@ from services import keys, runs
 from teams import TEAMS
 
 OPERATOR = "operator"  # who the command line's runs are started by
+WAITED = 600.0  # seconds --wait waits unless --timeout says
 
 
 def seconds(text: str) -> float:
@@ -107,7 +108,9 @@ class Command(BaseCommand):
             action="store_true",
             help="block until the run ends; exit 0 done, 3 another verdict, 4 interrupted",
         )
-        parser.add_argument("--timeout", type=seconds, default=600, help="seconds --wait waits")
+        parser.add_argument(
+            "--timeout", type=seconds, help=f"seconds --wait waits (default {WAITED:g})"
+        )
         parser.add_argument(
             "--json",
             action="store_true",
@@ -121,6 +124,9 @@ class Command(BaseCommand):
             return
         if options["json"] and not options["wait"]:
             raise refused("--json says how the run ended, so it goes with --wait")
+        if options["timeout"] is not None and not options["wait"]:
+            # It was taken and did nothing: the run went on for as long as it ran.
+            raise refused("--timeout is how long --wait waits, so it goes with --wait")
         asked = actions.NewRun(
             team=options["team"],
             scenario=options["scenario"],
@@ -165,10 +171,11 @@ class Command(BaseCommand):
             self.stderr.write(f"single-agent baseline: {solo} (manage.py diff {run_id} {solo})")
         if not options["wait"]:
             return
-        deadline = time.monotonic() + options["timeout"]
+        waited = WAITED if options["timeout"] is None else options["timeout"]
+        deadline = time.monotonic() + waited
         while status.is_active(state := runs.status_of(run_id)):
             if time.monotonic() > deadline:
-                raise CommandError(f"run {run_id} is still {state} after {options['timeout']:g} s")
+                raise CommandError(f"run {run_id} is still {state} after {waited:g} s")
             time.sleep(0.2)
         projection.catch_up()
         records = flight.run_records(DjangoJournal(), run_id)

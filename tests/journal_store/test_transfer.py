@@ -353,6 +353,11 @@ def test_the_commands_import_export_and_rebuild(tmp_path, capsys):
     call_command("rebuild_projections", "--only", "runs")
     # The run's events, and this server's note that it imported them (JournalImported).
     assert f"from {len(REFERENCE) + 1} events" in capsys.readouterr().out
+    # The journal's events, whichever projectors: it said the sum of what each applied (twice
+    # the journal for two that read every kind, none for one that reads only its own kinds).
+    for only in ([], ["--only", "tags"], ["--only", "runs", "--only", "search"]):
+        call_command("rebuild_projections", *only)
+        assert f"from {len(REFERENCE) + 1} events" in capsys.readouterr().out, only
     with pytest.raises(CommandError, match="no run 'r-nope'"):
         call_command("export_journal", "r-nope")
     bad = tmp_path / "bad.jsonl"

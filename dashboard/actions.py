@@ -24,6 +24,7 @@ from services import baseline as baselines
 from services import keys, run_cap, runs
 from services.asked import shown
 from teams import TEAMS
+from teams.desk.settings import ORDER_ID, ORDER_ID_RULE
 
 REASON_MAX = written.REASON_MAX  # characters of a stated reason that are kept
 
@@ -33,11 +34,8 @@ SCENARIO_MAX = 64  # characters of a scenario's name
 ALLOWANCE_MAX = 10_000_000  # tokens
 TURNS_MAX = 5_000  # model calls per agent run
 SECONDS_MAX = 86_400  # the wall-clock ceiling
-ORDER = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
-ORDER_REFUSAL = (
-    "an order id is letters, digits, '.', '_' and '-', starting with a letter or digit, at most "
-    "40 characters"
-)
+ORDER = ORDER_ID  # the support desk's rule (teams/desk/settings.py)
+ORDER_REFUSAL = ORDER_ID_RULE
 SCRIPTED_TASK = (
     "With the scripted backend the agents say what the scenario scripts, whatever the task: "
     "a task of your own needs a model backend."
@@ -118,7 +116,8 @@ class NewRun:
             found["task"] = said
         # The form and the API's body hold it to the pattern themselves; the command did not,
         # and its refusal named "settings.desk.order_id" in pydantic's words.
-        if self.order and not re.fullmatch(ORDER, self.order):
+        # `--order ''` too, which started a run on a fresh order as if none were given.
+        if self.order is not None and not re.fullmatch(ORDER, self.order):
             found["order"] = [ORDER_REFUSAL]
         backend = OLD_BACKEND_NAMES.get(self.model or "", self.model)
         if backend == "endpoint" and (why := runs.endpoint_unusable()):

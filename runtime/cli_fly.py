@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import json
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,17 @@ def dest(option: Option) -> str:
     return "team_" + option.flag.lstrip("-").replace("-", "_")
 
 
+def checked(option: Option) -> Callable[[str], str]:
+    """The argparse type of a team's text flag: its own check, said naming the flag."""
+
+    def parse(text: str) -> str:
+        if option.check is not None and (why := option.check(text)):
+            raise argparse.ArgumentTypeError(why)
+        return text
+
+    return parse
+
+
 def team_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The team flags given, as settings (a flag not given sets nothing)."""
     given = {}
@@ -248,7 +260,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         if option.kind == "switch":
             fly.add_argument(option.flag, dest=dest(option), action="store_true", help=option.help)
         else:
-            kind = team_flag(option.flag) if option.kind == "int" else str
+            kind = team_flag(option.flag) if option.kind == "int" else checked(option)
             fly.add_argument(option.flag, dest=dest(option), type=kind, help=option.help)
     fly.add_argument("--workspaces", type=folder_arg, help=WORKSPACES)
     fly.add_argument("--no-sandbox", action="store_true", help=NO_SANDBOX)

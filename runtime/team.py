@@ -208,7 +208,9 @@ class Option:
     """A team setting the command line offers as a flag (`python -m runtime fly`).
 
     `into` sets one key inside a dict setting (`--order X` is `desk={"order_id": X}`);
-    `refusal` is what a team without the setting is said to lack when given it.
+    `refusal` is what a team without the setting is said to lack when given it; `check`, for
+    a text, says why a value is none the setting takes (refused naming the flag, where the
+    settings' check named a field, 'settings.desk.order_id', in pydantic's words).
     """
 
     flag: str
@@ -217,6 +219,7 @@ class Option:
     kind: Literal["switch", "int", "text"] = "text"
     into: str | None = None
     refusal: str = ""
+    check: Callable[[str], str | None] | None = None
 
     def value(self, given: Any) -> Any:
         return {self.into: given} if self.into else given

@@ -46,6 +46,8 @@ def refusal(*argv: str) -> CommandError:
         (["start_run", "--timeout", "5"], "--timeout is how long --wait waits, so it goes with"),
         (["start_run", "--key", " "], "--key: "),
         (["start_run", "--team", "solo", "--order", "Z-9"], "works on no orders"),
+        # It started a run on a fresh order, as if no order were given.
+        (["start_run", "--team", "support-desk", "--order", ""], "--order: an order id is"),
         (["interrupt_run", "nope"], "nope"),
         (["resume_run", "nope"], "nope"),
         (["resume_run", ""], "no run ''"),  # where it said "no run ", as if cut short

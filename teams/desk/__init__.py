@@ -25,7 +25,7 @@ from runtime.scripted_votes import refuse_unscripted_votes
 from runtime.team import FlightConfig, Option, Scenario, Team, TeamSettings
 from teams.desk.harness import fly, ready
 from teams.desk.scenarios import SCENARIOS
-from teams.desk.settings import DeskSettings, SupportDeskSettings
+from teams.desk.settings import DeskSettings, SupportDeskSettings, order_refusal
 from teams.desk.tools import ORDER_AGENT, SUPPORT_AGENT
 
 
@@ -59,6 +59,7 @@ TEAM = Team(
             "support-desk: the order the ticket is about (default: a fresh one)",
             into="order_id",
             refusal="works on no orders (only support-desk does)",
+            check=order_refusal,
         ),
         Option(
             "--votes",

@@ -3,12 +3,26 @@ provider is, what the warehouse reports, who outranks whom)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runtime.team import TeamSettings
 from teams.desk.services import OrderStatus
+
+# What an order id is: the page's form, the API's body, start_run's and fly's --order, and
+# these settings all hold it to this, and say it in these words.
+ORDER_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
+ORDER_ID_RULE = (
+    "an order id is letters, digits, '.', '_' and '-', starting with a letter or digit, at most "
+    "40 characters"
+)
+
+
+def order_refusal(text: str) -> str | None:
+    """Why `text` is no order id (ORDER_ID_RULE), or None."""
+    return None if re.fullmatch(ORDER_ID, text) else ORDER_ID_RULE
 
 
 class DeskSettings(BaseModel):
@@ -19,7 +33,7 @@ class DeskSettings(BaseModel):
 
     order_id: str | None = Field(
         default=None,
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$",
+        pattern=ORDER_ID,
         description="the order the ticket is about (default: a fresh order for this run)",
     )
     amount_cents: int = Field(default=4999, ge=1, le=100_000_000)

@@ -313,6 +313,18 @@ def test_a_run_id_the_store_would_refuse_is_refused_naming_run_id(
     assert not (tmp_path / "new.jsonl").exists()
 
 
+@pytest.mark.parametrize("order", ["a/b", ""])
+def test_an_order_that_is_no_order_id_is_refused_naming_order(tmp_path, capsys, order):
+    """As start_run and the page say it: the settings' check said "bad settings: field
+    'settings.desk.order_id': String should match pattern ...", which is no flag."""
+    argv = ["fly", "--team", "support-desk", "--journal", str(tmp_path / "new.jsonl")]
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--order", order])
+    assert exited.value.code == 2
+    assert "argument --order: an order id is letters, digits" in capsys.readouterr().err
+    assert not (tmp_path / "new.jsonl").exists()
+
+
 @pytest.mark.parametrize(
     "argv, said",
     [

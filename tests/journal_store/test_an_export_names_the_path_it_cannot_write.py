@@ -83,3 +83,21 @@ def test_a_path_it_can_write_is_written(run_id, tmp_path, capsys):
     assert json.loads(out.read_text())["kind"] == "RunStarted"
     assert "1 events written to" in capsys.readouterr().err
     call_command("export_journal", run_id, "--out", "/dev/null")  # written as it stands
+
+
+def test_a_standard_output_that_cannot_be_written_is_said(run_id, monkeypatch):
+    """`export_journal RUN > file` on a full disk ended in a traceback, where `-o file` said
+    the same failure in a sentence."""
+    import errno
+    import io
+    import sys
+
+    class Full(io.TextIOBase):
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sys, "stdout", Full())
+    with pytest.raises(CommandError) as info:
+        call_command("export_journal", run_id)
+    assert str(info.value) == "standard output: No space left on device"
+    assert info.value.returncode == 1  # the machine's failure, not the person's input

@@ -7,7 +7,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from config.commandline import refused, unusable
 from journal_store import backup
@@ -58,3 +58,5 @@ class Command(BaseCommand):
             except BrokenPipeError:
                 # The reader went away (`| head`): not an error of ours.
                 sys.stderr.close()
+            except OSError as exc:  # a full disk behind `> file`: said, as -o says it (exit 1)
+                raise CommandError(f"standard output: {exc.strerror or exc}") from None

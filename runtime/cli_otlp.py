@@ -74,10 +74,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     trace.add_argument(
         "--project", default=otel.DEFAULT_PROJECT, help="service.name and project of the spans"
     )
-    trace.add_argument(
+    # One or the other: a length given with --no-content was taken and did nothing.
+    content = trace.add_mutually_exclusive_group()
+    content.add_argument(
         "--no-content", action="store_true", help="leave prompts, answers and tool data out"
     )
-    trace.add_argument(
+    content.add_argument(
         "--content-chars",
         type=whole(1, name="content_chars"),
         default=otel.DEFAULT_CONTENT_CHARS,

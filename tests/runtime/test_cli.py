@@ -313,6 +313,15 @@ def test_a_run_id_the_store_would_refuse_is_refused_naming_run_id(
     assert not (tmp_path / "new.jsonl").exists()
 
 
+def test_a_content_length_with_no_content_is_refused(flown, capsys):
+    path, _ = flown
+    with pytest.raises(SystemExit) as exited:
+        main(["otlp", str(path), "--no-content", "--content-chars", "5"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --content-chars: not allowed with argument --no-content" in err
+
+
 @pytest.mark.parametrize("order", ["a/b", ""])
 def test_an_order_that_is_no_order_id_is_refused_naming_order(tmp_path, capsys, order):
     """As start_run and the page say it: the settings' check said "bad settings: field

@@ -66,3 +66,23 @@ def test_names_from_a_journal_are_printed_plain(fly_team, tmp_path, capsys):
     assert exit_.value.code == 1
     out = capsys.readouterr().out
     assert "co\\x1b[31mder" in out and "\x1b" not in out
+
+
+def test_a_name_that_is_both_a_file_here_and_a_stored_run_is_refused(
+    fly_team, tmp_path, capsys, monkeypatch
+):
+    """The file was read in silence, and the stored run of that name never compared."""
+    flown = fly_team("first-flight")
+    a = stored(flown.path, capsys)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / a).write_bytes(fly_team("reject-loop").path.read_bytes())
+    with pytest.raises(CommandError) as refused:
+        call_command("diff", a, str(flown.path))
+    assert refused.value.returncode == 2
+    assert str(refused.value) == (
+        f"{a} is both a file in this folder and a run in the journal store: name the file as "
+        f"./{a}, or run the command from another folder for the stored run"
+    )
+    with pytest.raises(SystemExit) as exit_:  # the file, named so: reject-loop's, which differs
+        call_command("diff", f"./{a}", str(flown.path))
+    assert exit_.value.code == 1

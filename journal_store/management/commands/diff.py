@@ -12,6 +12,7 @@ be read or is no journal): a script tells "they differ" from "it could not compa
 from __future__ import annotations
 
 import json
+import os
 import sys
 from argparse import ArgumentParser
 from pathlib import Path
@@ -33,6 +34,12 @@ def side(name: str, run: str | None, option: str) -> tuple[str, list[Recorded]]:
     """The run `name` names: a journal file (its one run, or `run`, given as `option`) or a
     stored run's id."""
     path = Path(name)
+    if path.is_file() and os.sep not in name and StoredEvent.objects.filter(run_id=name).exists():
+        # Both a file here and a stored run: the file was read, in silence.
+        raise refused(
+            f"{name} is both a file in this folder and a run in the journal store: name the "
+            f"file as ./{name}, or run the command from another folder for the stored run"
+        )
     if path.is_file():
         try:
             journal = JsonlJournal(path)

@@ -11,7 +11,13 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from runtime import fork, git_run, plugins, streams
-from runtime.events import DeadLetterDiscarded, TeamFinished, TeamStarted, describe_validation
+from runtime.events import (
+    DeadLetterDiscarded,
+    TeamFinished,
+    TeamStarted,
+    WorkspacePrepared,
+    describe_validation,
+)
 from runtime.faults import Faults
 from runtime.fenced import unfenced
 from runtime.journal import Journal, MemoryJournal, Recorded, RunIndexedJournal, ScanningJournal
@@ -283,7 +289,31 @@ def unfinished(journal: Journal, run_id: str, root: Path, services: Services | N
         return False
     preflight(config, services)
     refuse_unready(journal, run_id, config, root, services)
+    if why := workspace_gone(records, root):
+        # Resumed without it (a journal copied or exported elsewhere), every tool call of the
+        # run failed on the missing folder, each written down, and the suite's check ended it.
+        raise FlightError(
+            f"run {run_id} cannot go on here: {why}. Nothing of the resume was written: resume "
+            "it where its workspace is (--workspaces names the folder that holds it)"
+        )
     return True
+
+
+def workspace_gone(records: list[Recorded], root: Path) -> str | None:
+    """Why the repository the run works in is not under `root`, or None (it is, or the run
+    has none). The command line's resume asks, having read the run's record whole."""
+    from runtime import workspace  # git and files: only a run with a workspace needs it
+
+    prepared = next((r.event for r in records if isinstance(r.event, WorkspacePrepared)), None)
+    if prepared is None:
+        return None
+    try:
+        where = workspace.located(root, prepared.path)
+    except ValueError:
+        return f"its workspace {prepared.path!r} is no folder under {root}"
+    if not (where / ".git").is_dir():
+        return f"its workspace {prepared.path} is not in {root}"
+    return None
 
 
 def refuse_unready(

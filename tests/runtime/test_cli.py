@@ -197,6 +197,27 @@ def test_a_stop_file_from_elsewhere_is_journalled_only_as_the_command_would_writ
     )
 
 
+def test_a_resume_without_the_runs_workspace_is_refused_writing_nothing(flown, tmp_path, capsys):
+    """A journal cut by a crash and resumed in another folder: every tool call failed on the
+    missing workspace, each written down, and the suite's check ended it (exit 2, 20 lines
+    become 42)."""
+    path, out = flown
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cut = elsewhere / path.name
+    cut.write_text("".join(path.read_text().splitlines(keepends=True)[:20]))
+    before = cut.read_text()
+    code, _, err = run(capsys, "resume", str(cut))
+    assert code == 2 and err == (
+        f"error: run {out['run_id']} cannot go on here: its workspace "
+        f"{out['run_id']}.workspace is not in {elsewhere}. Nothing of the resume was written: "
+        "resume it where its workspace is (--workspaces names the folder that holds it)\n"
+    )
+    assert cut.read_text() == before
+    code, said, _ = run(capsys, "resume", str(cut), "--workspaces", str(path.parent))
+    assert code == 0 and "done" in said
+
+
 def test_resuming_a_finished_run_does_nothing(flown, capsys):
     path, _ = flown
     before = path.read_text()

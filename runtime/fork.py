@@ -149,6 +149,14 @@ def plan(
     if not main or not isinstance(main[0].event, TeamStarted):
         raise ForkRefused(f"run {parent} has no TeamStarted: there is nothing to fork")
     where = next((i for i, r in enumerate(own) if r.position == position), None)
+    if where is None and own[0].position < position < own[-1].position:
+        # Said as a range, "positions 1 to 85" read as holding 48 (a lease's, say).
+        other = next((r for r in records if r.position == position), None)
+        what = f"a {other.event.kind} of stream {other.stream}" if other else "another stream's"
+        raise ForkRefused(
+            f"position {position} lies among run {parent}'s events but is {what}, not one "
+            "of them: fork at one of the run's events"
+        )
     if where is None:
         raise ForkRefused(
             f"position {position} is not an event of run {parent}'s journal "

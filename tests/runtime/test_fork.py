@@ -459,3 +459,25 @@ def test_no_fork_starts_at_or_after_a_dead_letter(fly_team, tmp_path, capsys):
     assert outcome.status == "dead-lettered"
     own = [r.event for r in journal.read("run-r-again") if isinstance(r.event, DeadLettered)]
     assert own[-1].letter_id == "r-again:1"
+
+
+def test_a_position_among_the_runs_events_that_is_none_of_them_is_said_so(tmp_path, capsys):
+    """A lease granted mid-run (its resume's): "not an event of the run (its events are at
+    positions 2 to 47)" read as a range that held it."""
+    import json
+
+    from runtime.cli import main
+
+    path = tmp_path / "j.jsonl"
+    main(["interrupt", str(path)])
+    assert main(["fly", "--team", "solo", "--journal", str(path)]) == 4
+    assert main(["resume", str(path)]) == 0
+    lines = path.read_text().splitlines()
+    granted = [n for n, line in enumerate(lines, 1) if '"kind":"LeaseGranted"' in line][1]
+    run_id = json.loads(lines[0])["run_id"]
+    capsys.readouterr()
+    assert main(["fork", str(path), "--at", str(granted)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: position {granted} lies among run {run_id}'s events but is another stream's, "
+        "not one of them: fork at one of the run's events\n"
+    )

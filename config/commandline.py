@@ -57,11 +57,17 @@ def person(text: str) -> str:
     character; spaces at its ends are dropped."""
     from argparse import ArgumentTypeError
 
-    from runtime.written import name_refusal
+    from runtime.written import NAME_MAX, unwritable
 
     name = text.strip()
-    if why := name_refusal(name):
-        raise ArgumentTypeError(why)
+    if not name:
+        raise ArgumentTypeError("say who: the audit trail names whoever did it")
+    if len(name) > NAME_MAX:
+        raise ArgumentTypeError(f"{len(name):,} characters; a name is at most {NAME_MAX}")
+    if why := unwritable(name):
+        raise ArgumentTypeError(f"the name {why}")
+    if not name.isprintable():  # what unwritable lets through: a tab, a line break
+        raise ArgumentTypeError("a name is one line, without tabs")
     return name
 
 

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any
 
 from runtime.stops import StopRequest
-from runtime.written import name_refusal, reason_refusal
+from runtime.written import NAME_MAX, reason_refusal
 
 
 class QuitAtOnce(KeyboardInterrupt):
@@ -49,7 +49,7 @@ class StopSignal:
         by, reason = str(data.get("by") or "").strip(), str(data.get("reason") or "").strip()
         # Another terminal may write the file: what it says is journalled only where the
         # command's own checks would have let it through.
-        if name_refusal(by):
+        if not by or len(by) > NAME_MAX or not by.isprintable():
             by = operator()
         if why := reason_refusal(reason):
             reason = f"(the stop file's reason was not kept: {why})"

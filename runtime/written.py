@@ -83,20 +83,6 @@ def reason_refusal(said: str) -> str | None:
     return unwritten_reason(said)
 
 
-def name_refusal(name: str) -> str | None:
-    """Why `name` (its ends trimmed) cannot name a person in the audit trail (who stopped a
-    run, who imported it); None when it can. One rule for `--by` and a flight's stop file."""
-    if not name:
-        return "say who: the audit trail names whoever did it"
-    if len(name) > NAME_MAX:
-        return f"{len(name):,} characters; a name is at most {NAME_MAX}"
-    if why := unwritable(name):
-        return f"the name {why}"
-    if not name.isprintable():  # what unwritable lets through: a tab, a line break
-        return "a name is one line, without tabs"
-    return None
-
-
 def unwritten_reason(text: str, what: str = "reason") -> str | None:
     """Why `text`, a person's words (`what` names them), cannot be recorded; None when it can."""
     if why := unwritable(text):
